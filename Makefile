@@ -1,0 +1,59 @@
+# proxmops build and test entry points. The README's two commands are
+# `make demo` and `make test`; everything else here serves them.
+
+GO        ?= go
+BIN       := bin/proxmops
+PKG       := github.com/proxmops/proxmops
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
+             -X $(PKG)/internal/buildinfo.Commit=$(COMMIT) \
+             -X $(PKG)/internal/buildinfo.Date=$(DATE)
+HAVE_WEB  := $(wildcard web/package.json)
+FUZZTIME  ?= 10s
+
+.PHONY: all build web demo test test-go test-fuzz test-web lint clean
+
+all: build
+
+## web: install the UI's packages and build web/dist (embedded by go:embed).
+web:
+ifneq ($(HAVE_WEB),)
+	cd web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build
+endif
+
+## build: the static binary, UI included.
+build: web
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/proxmops
+
+## demo: build everything and start the demo (simulated cluster + example repository + daemon + UI).
+demo: build
+	$(BIN) validate examples
+
+## test: every test: vet and formatting, Go tests with the race detector, a short fuzz run, the UI's tests.
+test: lint test-go test-fuzz test-web
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './web/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+# Each fuzz target runs briefly from its committed corpus (testdata/fuzz).
+test-fuzz:
+	@for spec in $$(grep -rl --include='*_test.go' '^func Fuzz' . 2>/dev/null | xargs -r grep -Ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/:func /:/'); do \
+	  dir=$$(dirname $${spec%%:*}); name=$${spec##*:}; \
+	  echo "fuzz $$dir $$name ($(FUZZTIME))"; \
+	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) ./$$dir || exit 1; \
+	done
+
+test-web:
+ifneq ($(HAVE_WEB),)
+	cd web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
+endif
+
+clean:
+	rm -rf bin web/dist
