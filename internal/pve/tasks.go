@@ -1,0 +1,123 @@
+package pve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// UPID is a parsed Proxmox task id:
+// UPID:<node>:<pid>:<pstart>:<starttime>:<type>:<id>:<user>:
+type UPID struct {
+	Raw  string
+	Node string
+	Type string
+	ID   string
+	User string
+}
+
+// ParseUPID parses a task id.
+func ParseUPID(s string) (UPID, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 9 || parts[0] != "UPID" || parts[1] == "" {
+		return UPID{}, fmt.Errorf("pve: malformed task id %q", s)
+	}
+	// The user may itself contain ':'? It does not (user@realm!token), but
+	// the trailing colon leaves an empty last element.
+	return UPID{Raw: s, Node: parts[1], Type: parts[5], ID: parts[6], User: strings.Join(parts[7:len(parts)-1], ":")}, nil
+}
+
+// TaskStatus reads the status of a task.
+func (c *Client) TaskStatus(ctx context.Context, upid string) (TaskStatus, error) {
+	u, err := ParseUPID(upid)
+	if err != nil {
+		return TaskStatus{}, err
+	}
+	var st TaskStatus
+	err = c.Get(ctx, "nodes/"+PathEscape(u.Node)+"/tasks/"+PathEscape(upid)+"/status", nil, &st)
+	return st, err
+}
+
+// TaskLog reads log lines of a task, from line start (0-based), at most limit
+// lines (0: the server's default).
+func (c *Client) TaskLog(ctx context.Context, upid string, start, limit int) ([]TaskLogLine, error) {
+	u, err := ParseUPID(upid)
+	if err != nil {
+		return nil, err
+	}
+	q := NewParams()
+	if start > 0 {
+		q.SetInt("start", start)
+	}
+	if limit > 0 {
+		q.SetInt("limit", limit)
+	}
+	var lines []TaskLogLine
+	err = c.Get(ctx, "nodes/"+PathEscape(u.Node)+"/tasks/"+PathEscape(upid)+"/log", q, &lines)
+	return lines, err
+}
+
+// TaskObserver is told about each poll of a running task.
+type TaskObserver func(TaskStatus)
+
+// WaitTask polls a task until it stops, with a growing interval, and returns
+// its final status. A task that stopped with anything but OK or
+// "WARNINGS: N" yields a *TaskError carrying the exit status and the last
+// log lines. An empty upid (an operation that finished synchronously) returns
+// at once.
+func (c *Client) WaitTask(ctx context.Context, upid string, observe TaskObserver) (TaskStatus, error) {
+	if upid == "" {
+		return TaskStatus{Status: "stopped", ExitStatus: "OK"}, nil
+	}
+	u, err := ParseUPID(upid)
+	if err != nil {
+		return TaskStatus{}, err
+	}
+	interval := c.cfg.TaskPollMin
+	for {
+		st, err := c.TaskStatus(ctx, upid)
+		if err != nil {
+			return st, fmt.Errorf("waiting for task %s on %s: %w", u.Type, u.Node, err)
+		}
+		if observe != nil {
+			observe(st)
+		}
+		if !st.Running() && st.Status != "" {
+			if st.Succeeded() {
+				return st, nil
+			}
+			te := &TaskError{UPID: upid, Type: u.Type, ExitStatus: st.ExitStatus}
+			te.Log = c.lastLogLines(ctx, upid, 10)
+			return st, te
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return st, ctx.Err()
+		case <-t.C:
+		}
+		interval = interval * 3 / 2
+		if interval > c.cfg.TaskPollMax {
+			interval = c.cfg.TaskPollMax
+		}
+	}
+}
+
+// lastLogLines fetches the tail of a task log; failures leave it empty since
+// the exit status already says what went wrong.
+func (c *Client) lastLogLines(ctx context.Context, upid string, n int) []string {
+	lines, err := c.TaskLog(ctx, upid, 0, 5000)
+	if err != nil {
+		return nil
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, l.T)
+	}
+	return out
+}
