@@ -1,0 +1,164 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Config is the whole configuration. Field tags name the keys of the YAML
+// file; the same names (upper-cased) make the PROXMOPS_<SECTION>_<KEY>
+// environment variables.
+type Config struct {
+	Cluster   Cluster   `yaml:"cluster" json:"cluster"`
+	Source    Source    `yaml:"source" json:"source"`
+	Reconcile Reconcile `yaml:"reconcile" json:"reconcile"`
+	Server    Server    `yaml:"server" json:"server"`
+	Log       Log       `yaml:"log" json:"log"`
+}
+
+// Cluster says how to reach the Proxmox VE API.
+type Cluster struct {
+	// Endpoint is the API base URL, always ending in /api2/json after Load.
+	Endpoint string `yaml:"endpoint" json:"endpoint"`
+	// TokenID is USER@REALM!TOKENID.
+	TokenID string `yaml:"tokenId" json:"tokenId"`
+	// TokenSecret is the token's secret UUID; after Load it holds the
+	// secret whichever way it was given (inline, environment or file).
+	TokenSecret     string `yaml:"tokenSecret" json:"tokenSecret" secret:"true"`
+	TokenSecretFile string `yaml:"tokenSecretFile" json:"tokenSecretFile" path:"true"`
+	// InsecureSkipVerify turns off TLS certificate verification entirely.
+	InsecureSkipVerify bool `yaml:"insecureSkipVerify" json:"insecureSkipVerify"`
+	// Fingerprint pins the server certificate by its SHA-256 fingerprint,
+	// normalised by Load to upper-case hex pairs separated by colons.
+	Fingerprint string `yaml:"fingerprint" json:"fingerprint"`
+	// CAFile is a PEM bundle of CAs to trust for the cluster.
+	CAFile string `yaml:"caFile" json:"caFile" path:"true"`
+}
+
+// Source says where the manifests live.
+type Source struct {
+	// RepoURL is an https://, http://, ssh://, scp-like (git@host:path),
+	// git://, file:// URL, or a local directory read in place.
+	RepoURL string `yaml:"repoURL" json:"repoURL"`
+	// Path is the directory of manifests inside the repository ("" or "."
+	// for its root).
+	Path string `yaml:"path" json:"path"`
+	// Revision is a branch, a tag or a commit hash; empty means the
+	// remote's default branch.
+	Revision string `yaml:"revision" json:"revision"`
+	// Username goes with Token for HTTPS; default "x-access-token".
+	Username string `yaml:"username" json:"username"`
+	// Token is the HTTPS password or access token; after Load it holds the
+	// token whichever way it was given (settings, PROXMOPS_GIT_TOKEN,
+	// PROXMOPS_SOURCE_TOKEN or tokenFile).
+	Token     string `yaml:"token" json:"token" secret:"true"`
+	TokenFile string `yaml:"tokenFile" json:"tokenFile" path:"true"`
+	// SSHKey is a PEM private key; after Load it holds the key whichever way
+	// it was given (settings, environment or sshKeyFile).
+	SSHKey     string `yaml:"sshKey" json:"sshKey" secret:"true"`
+	SSHKeyFile string `yaml:"sshKeyFile" json:"sshKeyFile" path:"true"`
+	// KnownHostsFile lists the SSH host keys to accept; empty means
+	// $SSH_KNOWN_HOSTS, ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts.
+	KnownHostsFile string `yaml:"knownHostsFile" json:"knownHostsFile" path:"true"`
+	// InsecureIgnoreHostKey accepts any SSH host key (not recommended).
+	InsecureIgnoreHostKey bool `yaml:"insecureIgnoreHostKey" json:"insecureIgnoreHostKey"`
+	// Submodules checks out Git submodules recursively.
+	Submodules bool `yaml:"submodules" json:"submodules"`
+	// CacheDir holds the clones; one subdirectory per repository URL and
+	// revision.
+	CacheDir string `yaml:"cacheDir" json:"cacheDir" path:"true"`
+}
+
+// Reconcile tunes the control loop.
+type Reconcile struct {
+	Interval    time.Duration `yaml:"interval" json:"interval"`
+	AutoSync    bool          `yaml:"autoSync" json:"autoSync"`
+	Prune       bool          `yaml:"prune" json:"prune"`
+	Concurrency int           `yaml:"concurrency" json:"concurrency"`
+	DryRun      bool          `yaml:"dryRun" json:"dryRun"`
+	// HistoryPerResource and HistoryTotal cap the stored history events.
+	HistoryPerResource int `yaml:"historyPerResource" json:"historyPerResource"`
+	HistoryTotal       int `yaml:"historyTotal" json:"historyTotal"`
+}
+
+// Server configures the daemon's HTTP side and its database.
+type Server struct {
+	Addr         string `yaml:"addr" json:"addr"`
+	DatabasePath string `yaml:"databasePath" json:"databasePath" path:"true"`
+	TLSCertFile  string `yaml:"tlsCertFile" json:"tlsCertFile" path:"true"`
+	TLSKeyFile   string `yaml:"tlsKeyFile" json:"tlsKeyFile" path:"true"`
+	// TrustProxy makes the server believe X-Forwarded-For/-Proto.
+	TrustProxy bool `yaml:"trustProxy" json:"trustProxy"`
+	// WebhookSecret verifies forge webhooks (GitHub HMAC, Gitea HMAC,
+	// GitLab token); after Load it holds the secret however it was given.
+	WebhookSecret     string `yaml:"webhookSecret" json:"webhookSecret" secret:"true"`
+	WebhookSecretFile string `yaml:"webhookSecretFile" json:"webhookSecretFile" path:"true"`
+}
+
+// Log configures log/slog output.
+type Log struct {
+	Format string `yaml:"format" json:"format"` // text or json
+	Level  string `yaml:"level" json:"level"`   // debug, info, warn, error
+}
+
+// Default values, also listed in docs/configuration.md.
+const (
+	DefaultInterval           = 60 * time.Second
+	DefaultConcurrency        = 4
+	DefaultAddr               = ":8080"
+	DefaultDatabasePath       = "proxmops.db"
+	DefaultGitUsername        = "x-access-token"
+	DefaultHistoryPerResource = 100
+	DefaultHistoryTotal       = 10000
+)
+
+// Defaults returns the configuration used when nothing is set.
+func Defaults() *Config {
+	return &Config{
+		Source: Source{
+			Username:   DefaultGitUsername,
+			Submodules: true,
+			CacheDir:   DefaultCacheDir(),
+		},
+		Reconcile: Reconcile{
+			Interval:           DefaultInterval,
+			AutoSync:           true,
+			Concurrency:        DefaultConcurrency,
+			HistoryPerResource: DefaultHistoryPerResource,
+			HistoryTotal:       DefaultHistoryTotal,
+		},
+		Server: Server{
+			Addr:         DefaultAddr,
+			DatabasePath: DefaultDatabasePath,
+		},
+		Log: Log{Format: "text", Level: "info"},
+	}
+}
+
+// DefaultCacheDir is $XDG_CACHE_HOME/proxmops/git (~/.cache/proxmops/git),
+// or proxmops-git-cache in the temporary directory when there is no home.
+func DefaultCacheDir() string {
+	if dir, err := os.UserCacheDir(); err == nil && dir != "" {
+		return filepath.Join(dir, "proxmops", "git")
+	}
+	return filepath.Join(os.TempDir(), "proxmops-git-cache")
+}
+
+// Clone returns a deep copy (Config holds only values).
+func (c *Config) Clone() *Config {
+	cp := *c
+	return &cp
+}
+
+// Redacted returns a copy with every secret replaced by "(set)" when it is
+// set, fit for logs and for showing settings.
+func (c *Config) Redacted() *Config {
+	cp := c.Clone()
+	for _, s := range []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret} {
+		if *s != "" {
+			*s = "(set)"
+		}
+	}
+	return cp
+}

@@ -1,0 +1,64 @@
+package config
+
+// Privilege is one Proxmox VE privilege proxmops uses, with the reason.
+type Privilege struct {
+	Name string
+	Why  string
+}
+
+// RequiredPrivileges are the privileges the API token needs on "/" (with
+// propagation) for proxmops to manage everything its manifests can
+// declare. The names exist on Proxmox VE 8.4 and 9.x alike. The settings
+// "test connection" check compares the token's privileges with this list;
+// docs/configuration.md shows the pveum commands that grant them.
+var RequiredPrivileges = []Privilege{
+	{"VM.Allocate", "create and delete guests (VMs, templates, containers)"},
+	{"VM.Clone", "clone VMs from templates"},
+	{"VM.Audit", "read guest configuration and status"},
+	{"VM.PowerMgmt", "start, stop, shut down and reboot guests"},
+	{"VM.Config.CPU", "set cores, sockets and CPU type"},
+	{"VM.Config.Memory", "set memory and balloon"},
+	{"VM.Config.Disk", "add and resize disks and mount points"},
+	{"VM.Config.Network", "set NICs (VMs) and network interfaces (containers)"},
+	{"VM.Config.HWType", "set machine, BIOS, SCSI controller and other hardware types"},
+	{"VM.Config.Options", "set name, tags, description, onboot, startup order and other options"},
+	{"VM.Config.Cloudinit", "set cloud-init user, keys and IP configuration"},
+	{"VM.Config.CDROM", "attach ISOs and the cloud-init CIDATA ISO"},
+	{"Datastore.Audit", "list storages and their content"},
+	{"Datastore.AllocateSpace", "allocate disk space for guests"},
+	{"Datastore.AllocateTemplate", "download and upload ISOs, cloud images and container templates"},
+	{"Datastore.Allocate", "delete ISOs and templates that proxmops downloaded (prune)"},
+	{"Sys.Audit", "read nodes, tasks and cluster status"},
+	{"Sys.Modify", "create and change node network interfaces (bridges, VLANs)"},
+	{"Sys.AccessNetwork", "let Proxmox VE download from a URL (download-url)"},
+	{"SDN.Audit", "read SDN zones and VNets"},
+	{"SDN.Allocate", "create and change SDN zones, VNets and subnets"},
+	{"SDN.Use", "attach guest NICs to bridges and VNets"},
+}
+
+// OptionalPrivileges improve what proxmops shows but are not needed to
+// reconcile. Their names depend on the Proxmox VE version.
+var OptionalPrivileges = []Privilege{
+	{"VM.GuestAgent.Audit", "read guest IP addresses from the QEMU guest agent (Proxmox VE 9; on 8.4 the privilege is VM.Monitor)"},
+}
+
+// RequiredPrivilegeNames returns the names of RequiredPrivileges.
+func RequiredPrivilegeNames() []string {
+	names := make([]string, len(RequiredPrivileges))
+	for i, p := range RequiredPrivileges {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// MissingPrivileges returns the required privileges absent from granted
+// (as returned by GET /access/permissions for "/": privilege name to 1).
+func MissingPrivileges(granted map[string]bool) []Privilege {
+	var missing []Privilege
+	for _, p := range RequiredPrivileges {
+		if !granted[p.Name] {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}

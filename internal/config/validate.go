@@ -1,0 +1,278 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// tokenIDPattern is USER@REALM!TOKENID as Proxmox VE accepts it: a user name
+// without whitespace, colon or slash, a realm starting with a letter, and a
+// token name starting with a letter.
+var tokenIDPattern = regexp.MustCompile(`^[^\s:/@!]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$`)
+
+// validate normalises c and reports every problem; it returns warnings.
+func (c *Config) validate(probs *problems) []string {
+	var warnings []string
+
+	// cluster
+	if c.Cluster.Endpoint != "" {
+		ep, w, err := NormalizeEndpoint(c.Cluster.Endpoint)
+		if err != nil {
+			probs.addf("cluster.endpoint", "%v", err)
+		} else {
+			c.Cluster.Endpoint = ep
+			warnings = append(warnings, w...)
+		}
+	}
+	if c.Cluster.TokenID != "" && !tokenIDPattern.MatchString(c.Cluster.TokenID) {
+		probs.addf("cluster.tokenId", "%q is not an API token id; the form is USER@REALM!TOKENID, e.g. proxmops@pve!gitops", c.Cluster.TokenID)
+	}
+	if c.Cluster.Fingerprint != "" {
+		fp, err := NormalizeFingerprint(c.Cluster.Fingerprint)
+		if err != nil {
+			probs.addf("cluster.fingerprint", "%v", err)
+		} else {
+			c.Cluster.Fingerprint = fp
+		}
+	}
+	if c.Cluster.CAFile != "" {
+		if _, err := os.Stat(c.Cluster.CAFile); err != nil {
+			probs.addf("cluster.caFile", "%v", err)
+		}
+	}
+	if c.Cluster.InsecureSkipVerify && c.Cluster.Fingerprint == "" {
+		warnings = append(warnings, "cluster.insecureSkipVerify is on: the cluster's certificate is not verified; pin it with cluster.fingerprint instead")
+	}
+
+	// source
+	if c.Source.RepoURL != "" {
+		if err := checkRepoURL(c.Source.RepoURL); err != nil {
+			probs.addf("source.repoURL", "%v", err)
+		} else if strings.HasPrefix(strings.ToLower(c.Source.RepoURL), "http://") && c.Source.Token != "" {
+			warnings = append(warnings, "source.repoURL uses plain http: the Git token is sent unencrypted")
+		}
+	}
+	if p, err := CleanSourcePath(c.Source.Path); err != nil {
+		probs.addf("source.path", "%v", err)
+	} else {
+		c.Source.Path = p
+	}
+	if c.Source.Username == "" {
+		c.Source.Username = DefaultGitUsername
+	}
+	if c.Source.KnownHostsFile != "" {
+		if _, err := os.Stat(c.Source.KnownHostsFile); err != nil {
+			probs.addf("source.knownHostsFile", "%v", err)
+		}
+	}
+	if c.Source.CacheDir == "" {
+		c.Source.CacheDir = DefaultCacheDir()
+	}
+
+	// reconcile
+	if c.Reconcile.Interval <= 0 {
+		probs.addf("reconcile.interval", "must be greater than zero, got %s", c.Reconcile.Interval)
+	}
+	if c.Reconcile.Concurrency < 1 {
+		probs.addf("reconcile.concurrency", "must be at least 1, got %d", c.Reconcile.Concurrency)
+	}
+	if c.Reconcile.HistoryPerResource < 1 {
+		probs.addf("reconcile.historyPerResource", "must be at least 1, got %d", c.Reconcile.HistoryPerResource)
+	}
+	if c.Reconcile.HistoryTotal < 1 {
+		probs.addf("reconcile.historyTotal", "must be at least 1, got %d", c.Reconcile.HistoryTotal)
+	}
+
+	// server
+	if _, port, err := net.SplitHostPort(c.Server.Addr); err != nil {
+		probs.addf("server.addr", "%q is not host:port (e.g. :8080 or 127.0.0.1:8080)", c.Server.Addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		probs.addf("server.addr", "port %q of %q is not a number from 0 to 65535", port, c.Server.Addr)
+	}
+	if c.Server.DatabasePath == "" {
+		probs.addf("server.databasePath", "must not be empty")
+	}
+	if (c.Server.TLSCertFile == "") != (c.Server.TLSKeyFile == "") {
+		probs.addf("server.tlsCertFile", "tlsCertFile and tlsKeyFile go together: set both or neither")
+	}
+	for _, f := range []struct{ key, file string }{{"server.tlsCertFile", c.Server.TLSCertFile}, {"server.tlsKeyFile", c.Server.TLSKeyFile}} {
+		if f.file != "" {
+			if _, err := os.Stat(f.file); err != nil {
+				probs.addf(f.key, "%v", err)
+			}
+		}
+	}
+
+	// log
+	c.Log.Format = strings.ToLower(c.Log.Format)
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		probs.addf("log.format", "%q is not text or json", c.Log.Format)
+	}
+	c.Log.Level = strings.ToLower(c.Log.Level)
+	if c.Log.Level == "warning" {
+		c.Log.Level = "warn"
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		probs.addf("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+	}
+	return warnings
+}
+
+// NormalizeEndpoint checks a Proxmox VE API URL and returns it ending in
+// /api2/json, which is appended when missing ("https://pve:8006" becomes
+// "https://pve:8006/api2/json"). Warnings mention plain http.
+func NormalizeEndpoint(raw string) (string, []string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", nil, fmt.Errorf("%q is not a URL: %v", raw, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return "", nil, fmt.Errorf("%q must start with https:// (e.g. https://pve.example.com:8006/api2/json)", raw)
+	}
+	if u.Host == "" {
+		return "", nil, fmt.Errorf("%q has no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", nil, fmt.Errorf("%q must not carry a query, fragment or user name", raw)
+	}
+	p := strings.TrimRight(u.Path, "/")
+	if !strings.HasSuffix(p, "/api2/json") {
+		p += "/api2/json"
+	}
+	u.Path = p
+	u.RawPath = ""
+	var warnings []string
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		warnings = append(warnings, fmt.Sprintf("cluster.endpoint %s uses plain http: the API token is sent unencrypted", u.String()))
+	}
+	return u.String(), warnings, nil
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// NormalizeFingerprint accepts a SHA-256 certificate fingerprint as hex
+// with or without colons (as `pvenode cert info` or openssl print it) and
+// returns it upper-case with colons.
+func NormalizeFingerprint(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if i := strings.Index(s, "="); i >= 0 { // "SHA256 Fingerprint=AB:CD..."
+		s = s[i+1:]
+	}
+	s = strings.NewReplacer(":", "", " ", "").Replace(s)
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 32 {
+		return "", fmt.Errorf("%q is not a SHA-256 fingerprint (32 hex bytes, e.g. AB:CD:...)", raw)
+	}
+	parts := make([]string, len(b))
+	for i, x := range b {
+		parts[i] = fmt.Sprintf("%02X", x)
+	}
+	return strings.Join(parts, ":"), nil
+}
+
+// CleanSourcePath normalises source.path: slash-separated, relative, inside
+// the repository; "" and "." both mean the repository's root and become "".
+func CleanSourcePath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	q := strings.ReplaceAll(p, "\\", "/")
+	if strings.HasPrefix(q, "/") {
+		return "", fmt.Errorf("%q must be relative to the repository root", p)
+	}
+	q = path.Clean(q)
+	if q == "." {
+		return "", nil
+	}
+	if q == ".." || strings.HasPrefix(q, "../") {
+		return "", fmt.Errorf("%q points outside the repository", p)
+	}
+	return q, nil
+}
+
+// isLocalPath reports whether a repoURL is a local directory rather than a
+// URL or scp-like address.
+func isLocalPath(s string) bool {
+	if strings.Contains(s, "://") {
+		return false
+	}
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, ".") || strings.HasPrefix(s, "~") {
+		return true
+	}
+	// Git's rule: a colon before the first slash makes it scp-like.
+	colon := strings.IndexByte(s, ':')
+	slash := strings.IndexByte(s, '/')
+	return colon < 0 || (slash >= 0 && slash < colon)
+}
+
+func checkRepoURL(s string) error {
+	if strings.TrimSpace(s) != s {
+		return fmt.Errorf("%q has leading or trailing spaces", s)
+	}
+	if isLocalPath(s) {
+		return nil
+	}
+	if !strings.Contains(s, "://") {
+		return nil // scp-like user@host:path
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v", s, err)
+	}
+	switch u.Scheme {
+	case "https", "http", "ssh", "git":
+		if u.Host == "" {
+			return fmt.Errorf("%q has no host", s)
+		}
+	case "file":
+		if u.Path == "" {
+			return fmt.Errorf("%q has no path", s)
+		}
+	default:
+		return fmt.Errorf("scheme %q is not supported; use https, http, ssh, git, file or a local directory", u.Scheme)
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		return fmt.Errorf("the URL must not hold a password; use source.tokenFile or %s", EnvGitToken)
+	}
+	return nil
+}
+
+// RequireCluster reports what is missing to talk to the cluster; commands
+// that need the cluster (serve, plan, apply) call it after Load.
+func (c *Config) RequireCluster() error {
+	var probs problems
+	if c.Cluster.Endpoint == "" {
+		probs.addf("cluster.endpoint", "is required (or %s)", EnvName("cluster.endpoint"))
+	}
+	if c.Cluster.TokenID == "" {
+		probs.addf("cluster.tokenId", "is required (or %s)", EnvName("cluster.tokenId"))
+	}
+	if c.Cluster.TokenSecret == "" {
+		probs.addf("cluster.tokenSecret", "is required: set cluster.tokenSecretFile or %s", EnvName("cluster.tokenSecret"))
+	}
+	return probs.err()
+}
+
+// RequireSource reports what is missing to read the repository.
+func (c *Config) RequireSource() error {
+	var probs problems
+	if c.Source.RepoURL == "" {
+		probs.addf("source.repoURL", "is required (or %s)", EnvName("source.repoURL"))
+	}
+	return probs.err()
+}
