@@ -70,8 +70,8 @@ func (s *Syncer) syncRemote(ctx context.Context, revision string) (*Result, erro
 // again.
 type damaged struct{ err error }
 
-func (d damaged) Error() string { return d.err.Error() }
-func (d damaged) Unwrap() error { return d.err }
+func (d damaged) Error() string   { return d.err.Error() }
+func (d damaged) Unwrap() error   { return d.err }
 func (d damaged) Is(t error) bool { return t == errRetryFresh }
 
 func (s *Syncer) syncLocked(ctx context.Context, revision string) (*Result, error) {

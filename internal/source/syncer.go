@@ -100,8 +100,8 @@ type Result struct {
 	Local bool `json:"local"`
 	// HistoryRewritten is true when the branch moved to a commit that does
 	// not descend from PreviousCommit (a force push).
-	HistoryRewritten bool   `json:"historyRewritten"`
-	PreviousCommit   string `json:"previousCommit,omitempty"`
+	HistoryRewritten bool      `json:"historyRewritten"`
+	PreviousCommit   string    `json:"previousCommit,omitempty"`
 	SyncedAt         time.Time `json:"syncedAt"`
 }
 
