@@ -1,0 +1,164 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// format is a named string format: a check used by the loader and the
+// closest JSON Schema pattern for editors (empty when a pattern cannot say it).
+type format struct {
+	pattern string
+	check   func(string) error
+}
+
+func regexFormat(pattern, what string, maxLen int) format {
+	re := regexp.MustCompile(pattern)
+	return format{pattern: pattern, check: func(s string) error {
+		if maxLen > 0 && len(s) > maxLen {
+			return fmt.Errorf("%q is not a valid %s: longer than %d characters", s, what, maxLen)
+		}
+		if !re.MatchString(s) {
+			return fmt.Errorf("%q is not a valid %s", s, what)
+		}
+		return nil
+	}}
+}
+
+// Patterns follow Proxmox VE's own formats (PVE::JSONSchema and friends).
+const (
+	dnsLabelPattern  = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	nodePattern      = `^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$`
+	storagePattern   = `^[a-z][a-z0-9\-_.]*[a-z0-9]$`
+	tagPattern       = `^[a-zA-Z0-9_][a-zA-Z0-9_\-+.]*$`
+	bridgePattern    = `^[-_.a-zA-Z0-9]+$`
+	ifacePattern     = `^[a-zA-Z][a-zA-Z0-9_]{1,20}([:.][0-9]+)?$`
+	sdnIDPattern     = `^[a-z][a-z0-9]*[a-z0-9]$`
+	macPattern       = `^[0-9a-fA-F][02468aceACE](:[0-9a-fA-F]{2}){5}$`
+	volumePattern    = `^[a-z][a-z0-9\-_.]*[a-z0-9]:[^\s]+$`
+	dnsNamePattern   = `^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?\.)*[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$`
+	envNamePattern   = `^[A-Za-z_][A-Za-z0-9_]*$`
+	sshKeyPattern    = `^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+={0,3}( .*)?$`
+	httpURLPattern   = `^https?://[^\s]+$`
+	absPathPattern   = `^/[^\x00]*$`
+	filenamePattern  = `^[^/\x00]+$`
+	cpuTypePattern   = `^([A-Za-z0-9][A-Za-z0-9_.-]*|custom-[A-Za-z0-9_.-]+)$`
+	hexPattern       = `^[0-9a-fA-F]+$`
+	mountTypePattern = `^[a-zA-Z0-9_]+$`
+	machinePattern   = `^(pc|pc(-i440fx)?-[0-9]+(\.[0-9]+)+(\+pve[0-9]+)?(\.pxe)?|q35|pc-q35-[0-9]+(\.[0-9]+)+(\+pve[0-9]+)?(\.pxe)?|virt(-[0-9]+(\.[0-9]+)+)?(\+pve[0-9]+)?)$`
+	vlanListPattern  = `^[0-9]{1,4}(-[0-9]{1,4})?([ ,;][0-9]{1,4}(-[0-9]{1,4})?)*$`
+	diskSlotPattern  = `^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|sata[0-5])$`
+	netSlotPattern   = `^net([0-9]|[12][0-9]|3[01])$`
+	mpSlotPattern    = `^mp([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$`
+	packagePattern   = `^[a-zA-Z0-9][a-zA-Z0-9+._:@/=~-]*$`
+	fileModePattern  = `^0?[0-7]{3,4}$`
+	ownerPattern     = `^[a-z_][a-z0-9_-]*[$]?(:[a-z_][a-z0-9_-]*[$]?)?$|^[0-9]+(:[0-9]+)?$`
+)
+
+var formats = map[string]format{
+	"dns-label":  regexFormat(dnsLabelPattern, "name (lower-case letters, digits and '-', starting and ending with a letter or digit)", 63),
+	"node":       regexFormat(nodePattern, "node name", 63),
+	"storage-id": regexFormat(storagePattern, "storage ID (lower-case, e.g. local-lvm)", 0),
+	"tag":        regexFormat(tagPattern, "Proxmox tag (letters, digits, _ - + .)", 0),
+	"bridge":     regexFormat(bridgePattern, "bridge name", 15),
+	"iface":      regexFormat(ifacePattern, "network interface name (e.g. vmbr1, bond0, vmbr0.20)", 20),
+	"sdn-id":     regexFormat(sdnIDPattern, "SDN ID (lower-case letters and digits, starting with a letter, at most 8 characters)", 8),
+	"mac":        regexFormat(macPattern, "unicast MAC address (XX:XX:XX:XX:XX:XX)", 0),
+	"volume-id":  regexFormat(volumePattern, "volume ID (storage:path, e.g. local:iso/debian.iso)", 0),
+	"dns-name":   regexFormat(dnsNamePattern, "DNS name", 253),
+	"env-name":   regexFormat(envNamePattern, "environment variable name", 0),
+	"ssh-key":    regexFormat(sshKeyPattern, "OpenSSH public key (type, base64 key, optional comment)", 16384),
+	"abs-path":   regexFormat(absPathPattern, "absolute path", 4096),
+	"filename":   regexFormat(filenamePattern, "file name (no '/')", 255),
+	"cpu-type":   regexFormat(cpuTypePattern, "CPU type", 64),
+	"hex":        regexFormat(hexPattern, "hexadecimal string", 256),
+	"mount-type": regexFormat(mountTypePattern, "file system type", 32),
+	"machine":    regexFormat(machinePattern, "QEMU machine type (e.g. q35, pc-i440fx-9.0)", 40),
+	"vlan-list":  regexFormat(vlanListPattern, "VLAN ID list (e.g. 2-4094 or \"10 20 30-40\")", 0),
+	"disk-slot":  regexFormat(diskSlotPattern, "disk slot (scsi0-30, virtio0-15, sata0-5)", 0),
+	"net-slot":   regexFormat(netSlotPattern, "NIC slot (net0-net31)", 0),
+	"mp-slot":    regexFormat(mpSlotPattern, "mount point slot (mp0-mp255)", 0),
+	"package":    regexFormat(packagePattern, "package name", 200),
+	"file-mode":  regexFormat(fileModePattern, "octal file mode (e.g. \"0644\")", 0),
+	"owner":      regexFormat(ownerPattern, "owner (user or user:group)", 65),
+	"http-url": {pattern: httpURLPattern, check: func(s string) error {
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s, " \t\n") {
+			return fmt.Errorf("%q is not an http or https URL", s)
+		}
+		return nil
+	}},
+	"ipv4": {pattern: `^[0-9.]+$`, check: func(s string) error {
+		a, err := netip.ParseAddr(s)
+		if err != nil || !a.Is4() {
+			return fmt.Errorf("%q is not an IPv4 address", s)
+		}
+		return nil
+	}},
+	"ipv6": {pattern: `^[0-9a-fA-F:.]+$`, check: func(s string) error {
+		a, err := netip.ParseAddr(s)
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return fmt.Errorf("%q is not an IPv6 address", s)
+		}
+		return nil
+	}},
+	"ip": {pattern: `^[0-9a-fA-F:.]+$`, check: func(s string) error {
+		if a, err := netip.ParseAddr(s); err != nil || a.Zone() != "" {
+			return fmt.Errorf("%q is not an IP address", s)
+		}
+		return nil
+	}},
+	"cidr4": {pattern: `^[0-9.]+/[0-9]{1,2}$`, check: func(s string) error {
+		p, err := netip.ParsePrefix(s)
+		if err != nil || !p.Addr().Is4() {
+			return fmt.Errorf("%q is not an IPv4 address with prefix length (e.g. 10.0.0.5/24)", s)
+		}
+		return nil
+	}},
+	"cidr6": {pattern: `^[0-9a-fA-F:.]+/[0-9]{1,3}$`, check: func(s string) error {
+		p, err := netip.ParsePrefix(s)
+		if err != nil || !p.Addr().Is6() {
+			return fmt.Errorf("%q is not an IPv6 address with prefix length (e.g. fd00::5/64)", s)
+		}
+		return nil
+	}},
+	"cidr": {pattern: `^[0-9a-fA-F:.]+/[0-9]{1,3}$`, check: func(s string) error {
+		if _, err := netip.ParsePrefix(s); err != nil {
+			return fmt.Errorf("%q is not an IP address with prefix length (e.g. 10.0.0.0/24)", s)
+		}
+		return nil
+	}},
+	"ip4-config": {pattern: `^(dhcp|manual|[0-9.]+/[0-9]{1,2})$`, check: func(s string) error {
+		if s == "dhcp" || s == "manual" {
+			return nil
+		}
+		if p, err := netip.ParsePrefix(s); err == nil && p.Addr().Is4() {
+			return nil
+		}
+		return fmt.Errorf("%q is not dhcp, manual or an IPv4 address with prefix length (e.g. 10.0.0.5/24)", s)
+	}},
+	"ip6-config": {pattern: `^(dhcp|auto|manual|[0-9a-fA-F:.]+/[0-9]{1,3})$`, check: func(s string) error {
+		if s == "dhcp" || s == "auto" || s == "manual" {
+			return nil
+		}
+		if p, err := netip.ParsePrefix(s); err == nil && p.Addr().Is6() {
+			return nil
+		}
+		return fmt.Errorf("%q is not dhcp, auto, manual or an IPv6 address with prefix length", s)
+	}},
+	"not-empty": {pattern: `\S`, check: func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return errors.New("must not be empty")
+		}
+		return nil
+	}},
+}
+
+// checkFormat runs a named format's check.
+func checkFormat(name, value string) error {
+	return formats[name].check(value)
+}

@@ -1,0 +1,395 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// IsManifestFile reports whether a file name is loaded as manifests
+// (*.yaml or *.yml, not hidden).
+func IsManifestFile(name string) bool {
+	base := path.Base(name)
+	if strings.HasPrefix(base, ".") {
+		return false
+	}
+	ext := strings.ToLower(path.Ext(base))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// LoadDir loads every manifest under the directory root (see LoadFS). File
+// names in errors and origins are relative to root. Symbolic links are
+// never followed.
+func LoadDir(root string) (*Set, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("open manifest directory: %w", err)
+	}
+	defer r.Close()
+	return LoadFS(r.FS(), ".")
+}
+
+// LoadFS loads every *.yaml and *.yml file under dir in fsys, recursively
+// (hidden files and directories, such as .git, are skipped), decodes each
+// document strictly and runs the cross-document checks.
+//
+// The error, when not nil, is an ErrorList with every problem found, sorted
+// by file and line. The Set is returned even then, holding the resources
+// that decoded, so that callers can show them; it must not be applied.
+func LoadFS(fsys fs.FS, dir string) (*Set, error) {
+	var all []Resource
+	var errs ErrorList
+	files := 0
+	walkErr := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		rel := relPath(dir, p)
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			errs = append(errs, Error{File: rel, Message: "cannot read: " + errText(err)})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			if e, ok := checkSymlink(fsys, dir, p); !ok {
+				errs = append(errs, Error{File: rel, Message: e})
+			}
+			return nil
+		case d.IsDir():
+			return nil
+		case !IsManifestFile(p):
+			return nil
+		case !d.Type().IsRegular():
+			errs = append(errs, Error{File: rel, Message: "not a regular file; skipped"})
+			return nil
+		}
+		files++
+		data, e := readLimited(fsys, p)
+		if e != "" {
+			errs = append(errs, Error{File: rel, Message: e})
+			return nil
+		}
+		res, ferrs := ParseFile(rel, data)
+		all = append(all, res...)
+		errs = append(errs, ferrs...)
+		return nil
+	})
+	if walkErr != nil {
+		return nil, fmt.Errorf("read manifests: %w", walkErr)
+	}
+	set, serrs := NewSet(all)
+	set.Files = files
+	errs = append(errs, serrs...)
+	if err := errs.Err(); err != nil {
+		return set, err
+	}
+	return set, nil
+}
+
+func relPath(dir, p string) string {
+	if dir == "." || dir == "" {
+		return p
+	}
+	if r, ok := strings.CutPrefix(p, dir+"/"); ok {
+		return r
+	}
+	return p
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// checkSymlink decides what to say about a symbolic link. Links are never
+// followed: one inside the tree is skipped silently (its target is loaded on
+// its own), one leaving the tree is an error.
+func checkSymlink(fsys fs.FS, dir, p string) (string, bool) {
+	target, err := fs.ReadLink(fsys, p)
+	if err != nil {
+		return "symbolic link not followed (its target cannot be read: " + errText(err) + ")", false
+	}
+	if path.IsAbs(target) || strings.HasPrefix(target, "/") {
+		return fmt.Sprintf("symbolic link to %s leaves the source tree; not followed", target), false
+	}
+	resolved := path.Join(path.Dir(p), target)
+	base := path.Clean(dir)
+	if base == "." {
+		if resolved == ".." || strings.HasPrefix(resolved, "../") {
+			return fmt.Sprintf("symbolic link to %s leaves the source tree; not followed", target), false
+		}
+		return "", true
+	}
+	if resolved != base && !strings.HasPrefix(resolved, base+"/") {
+		return fmt.Sprintf("symbolic link to %s leaves the source tree; not followed", target), false
+	}
+	return "", true
+}
+
+// readLimited reads a file of at most MaxFileSize bytes without ever holding
+// more than that in memory.
+func readLimited(fsys fs.FS, p string) ([]byte, string) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, "cannot read: " + errText(err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileSize {
+		return nil, fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest; not read", st.Size(), MaxFileSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, "cannot read: " + errText(err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Sprintf("file is larger than the %d-byte limit for a manifest; not read", MaxFileSize)
+	}
+	return data, ""
+}
+
+// ParseFile decodes and checks every document of one file, without the
+// cross-document checks of NewSet. name is used in errors and origins.
+func ParseFile(name string, data []byte) ([]Resource, ErrorList) {
+	docs, perrs := parseYAML(data)
+	var errs ErrorList
+	for _, pe := range perrs {
+		errs = append(errs, Error{File: name, Line: pe.line, Column: pe.col, Path: pe.path, Message: pe.msg})
+	}
+	var out []Resource
+	for _, doc := range docs {
+		r, derrs := decodeDocument(name, doc)
+		errs = append(errs, derrs...)
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, errs
+}
+
+type envelope[S any] struct {
+	APIVersion string   `json:"apiVersion" pm:"required"`
+	Kind       string   `json:"kind" pm:"required"`
+	Metadata   Metadata `json:"metadata" pm:"required"`
+	Spec       S        `json:"spec" pm:"required"`
+}
+
+// kindDecoders build a resource of each kind from a document.
+var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
+	KindVirtualMachine:    decodeKind[VirtualMachineSpec](func(o Object, s VirtualMachineSpec) Resource { return &VirtualMachine{o, s} }),
+	KindTemplate:          decodeKind[TemplateSpec](func(o Object, s TemplateSpec) Resource { return &Template{o, s} }),
+	KindIso:               decodeKind[IsoSpec](func(o Object, s IsoSpec) Resource { return &Iso{o, s} }),
+	KindContainer:         decodeKind[ContainerSpec](func(o Object, s ContainerSpec) Resource { return &Container{o, s} }),
+	KindNetwork:           decodeKind[NetworkSpec](func(o Object, s NetworkSpec) Resource { return &Network{o, s} }),
+	KindContainerTemplate: decodeKind[ContainerTemplateSpec](func(o Object, s ContainerTemplateSpec) Resource { return &ContainerTemplate{o, s} }),
+	KindSdnZone:           decodeKind[SdnZoneSpec](func(o Object, s SdnZoneSpec) Resource { return &SdnZone{o, s} }),
+	KindSdnVnet:           decodeKind[SdnVnetSpec](func(o Object, s SdnVnetSpec) Resource { return &SdnVnet{o, s} }),
+}
+
+func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode) Resource {
+	return func(d *decoder, n *yNode) Resource {
+		var env envelope[S]
+		d.decodeStruct(n, reflect.ValueOf(&env).Elem(), "")
+		return build(Object{Metadata: env.Metadata}, env.Spec)
+	}
+}
+
+func kindNames() []string {
+	ks := Kinds()
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// decodeDocument decodes one document into a resource and checks it on its
+// own. It returns nil when the document is too broken to be a resource.
+func decodeDocument(file string, doc yDoc) (Resource, ErrorList) {
+	d := &decoder{}
+	root := doc.root
+	var res Resource
+	if root.kind != mapNode {
+		d.errorf(root, "", "a manifest must be a mapping with apiVersion, kind, metadata and spec; got %s", root.describe())
+	} else {
+		kindNode := root.get("kind")
+		switch {
+		case kindNode == nil:
+			d.errorf(root, "", "missing required field `kind` (one of %s)", strings.Join(kindNames(), ", "))
+		case kindNode.kind != scalarNode || kindNode.typ != tString:
+			d.errorf(kindNode, "kind", "expected a kind name, got %s", kindNode.describe())
+		default:
+			build, ok := kindDecoders[Kind(kindNode.text)]
+			if !ok {
+				d.errorf(kindNode, "kind", "unknown kind %q%s", kindNode.text, kindSuggestion(kindNode.text))
+				break
+			}
+			res = build(d, root)
+			if av := root.get("apiVersion"); av != nil && av.kind == scalarNode && av.text != APIVersion {
+				d.errorf(av, "apiVersion", "apiVersion must be %s, got %q", APIVersion, av.text)
+			}
+		}
+	}
+	errs := make(ErrorList, 0, len(d.errs))
+	decodeFailed := len(d.errs) > 0
+	if res != nil {
+		o := objectOf(res)
+		o.Origin = Origin{File: file, Line: root.line, Column: root.col, Document: doc.index}
+		v := &checker{root: root}
+		checkResource(res, v, decodeFailed)
+		o.locs = v.keepLocs(res)
+		d.errs = append(d.errs, v.errs...)
+	}
+	for _, pe := range d.errs {
+		errs = append(errs, Error{File: file, Line: pe.line, Column: pe.col, Path: pe.path, Message: pe.msg})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return res, nil
+}
+
+func kindSuggestion(k string) string {
+	if s := didYouMean(k, kindNames()); s != "" {
+		return s
+	}
+	return "; kinds: " + strings.Join(kindNames(), ", ")
+}
+
+func (n *yNode) get(key string) *yNode {
+	for i, k := range n.keys {
+		if k.text == key {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+// at finds the node at a field path such as `spec.disks[1].size` or
+// `metadata.annotations["proxmops.dev/sync"]`; when the path goes further
+// than the document, it returns the deepest node found.
+func (n *yNode) at(p string) *yNode {
+	found, _ := n.find(p)
+	return found
+}
+
+// find walks a field path and reports whether it reached its end.
+func (n *yNode) find(p string) (*yNode, bool) {
+	cur := n
+	for p != "" && cur != nil {
+		var seg string
+		switch {
+		case strings.HasPrefix(p, "[\""):
+			end := strings.Index(p, "\"]")
+			if end < 0 {
+				return cur, false
+			}
+			s, err := strconv.Unquote(p[1 : end+1])
+			if err != nil {
+				return cur, false
+			}
+			seg, p = s, p[end+2:]
+		case strings.HasPrefix(p, "["):
+			end := strings.IndexByte(p, ']')
+			if end < 0 {
+				return cur, false
+			}
+			i, err := strconv.Atoi(p[1:end])
+			if err != nil || cur.kind != seqNode || i < 0 || i >= len(cur.items) {
+				return cur, false
+			}
+			cur, p = cur.items[i], p[end+1:]
+			p = strings.TrimPrefix(p, ".")
+			continue
+		default:
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				end = len(p)
+			}
+			seg, p = p[:end], p[end:]
+		}
+		p = strings.TrimPrefix(p, ".")
+		if cur.kind != mapNode {
+			return cur, false
+		}
+		next := cur.get(seg)
+		if next == nil {
+			// point at the key when the value is missing
+			return cur, false
+		}
+		cur = next
+	}
+	return cur, true
+}
+
+func objectOf(r Resource) *Object {
+	switch v := r.(type) {
+	case *VirtualMachine:
+		return &v.Object
+	case *Template:
+		return &v.Object
+	case *Iso:
+		return &v.Object
+	case *Container:
+		return &v.Object
+	case *Network:
+		return &v.Object
+	case *ContainerTemplate:
+		return &v.Object
+	case *SdnZone:
+		return &v.Object
+	case *SdnVnet:
+		return &v.Object
+	}
+	panic("manifest: unknown resource type")
+}
+
+// loc is a remembered position of a field, for the cross-document checks
+// that run after the YAML tree is gone.
+type loc struct {
+	path      string
+	line, col int
+}
+
+func (o *Object) locate(p string) (int, int) {
+	best := -1
+	for i, l := range o.locs {
+		if l.path == p {
+			return l.line, l.col
+		}
+		if strings.HasPrefix(p, l.path) && (best < 0 || len(l.path) > len(o.locs[best].path)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return o.locs[best].line, o.locs[best].col
+	}
+	return o.Origin.Line, o.Origin.Column
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,517 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// Limits that keep hostile input cheap. The YAML parser underneath is
+// quadratic in the number of tokens of a document and in its nesting depth,
+// so both are bounded before it runs; alias expansion is bounded while the
+// tree is built, before anything walks it.
+const (
+	// MaxFileSize is the largest manifest file read, in bytes.
+	MaxFileSize = 1 << 20
+	// MaxDocumentTokens bounds the YAML tokens of one document (a manifest
+	// has a few hundred; a block scalar such as userData is one token).
+	MaxDocumentTokens = 5000
+	// MaxDepth bounds the nesting of mappings and sequences in a document.
+	MaxDepth = 32
+	// MaxNodes bounds the nodes of one document after alias expansion.
+	MaxNodes = 20000
+)
+
+type nodeKind uint8
+
+const (
+	nullNode nodeKind = iota
+	scalarNode
+	mapNode
+	seqNode
+)
+
+// scalar types, as YAML 1.2 resolves plain scalars.
+const (
+	tString = "string"
+	tInt    = "integer"
+	tFloat  = "number"
+	tBool   = "boolean"
+	tNull   = "null"
+)
+
+// yNode is the decoded YAML tree the typed decoder walks: positions kept,
+// aliases resolved (shared, never copied), merge keys applied.
+type yNode struct {
+	kind  nodeKind
+	line  int
+	col   int
+	typ   string // scalar type (tString, tInt, ...)
+	text  string // scalar text (the value for strings)
+	ival  int64
+	fval  float64
+	bval  bool
+	keys  []*yNode // mapping keys (scalars), in order
+	vals  []*yNode // mapping values
+	items []*yNode // sequence items
+	size  int      // nodes in this subtree, aliases expanded
+}
+
+// describe names the node's type for error messages ("a mapping", "integer 20").
+func (n *yNode) describe() string {
+	switch n.kind {
+	case nullNode:
+		return "null"
+	case mapNode:
+		return "a mapping"
+	case seqNode:
+		return "a list"
+	}
+	switch n.typ {
+	case tString:
+		t := n.text
+		if len(t) > 40 {
+			t = t[:37] + "..."
+		}
+		return fmt.Sprintf("string %q", t)
+	default:
+		return n.typ + " " + n.text
+	}
+}
+
+// yDoc is one YAML document of a file.
+type yDoc struct {
+	index int // 0-based document index in the file
+	line  int // line of its first line in the file
+	root  *yNode
+}
+
+// posError is an error at a position in a file, before the path is known.
+type posError struct {
+	line, col int
+	path      string
+	msg       string
+}
+
+// parseYAML splits data into documents and parses each one, returning the
+// non-empty documents and every problem found. It never panics and bounds its
+// work as described at MaxDocumentTokens.
+func parseYAML(data []byte) (docs []yDoc, errs []posError) {
+	if len(data) > MaxFileSize {
+		return nil, []posError{{msg: fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest", len(data), MaxFileSize)}}
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line, col := lineCol(data, i)
+		return nil, []posError{{line: line, col: col, msg: "binary file: contains a NUL byte, not YAML text"}}
+	}
+	if !utf8.Valid(data) {
+		i := firstInvalidUTF8(data)
+		line, col := lineCol(data, i)
+		return nil, []posError{{line: line, col: col, msg: "not valid UTF-8 text"}}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	for i, chunk := range splitDocuments(data) {
+		root, perrs := parseDocument(chunk.text, chunk.line)
+		for k := range perrs {
+			perrs[k].line += chunk.line - 1
+		}
+		errs = append(errs, perrs...)
+		if root != nil && root.kind != nullNode {
+			docs = append(docs, yDoc{index: i, line: chunk.line, root: root})
+		}
+	}
+	return docs, errs
+}
+
+type chunk struct {
+	text string
+	line int
+}
+
+// splitDocuments cuts the text at document markers ("---" at the start of a
+// line), which YAML recognises even inside block scalars. Each chunk keeps its
+// marker line, so line numbers inside it are offset by chunk.line-1.
+func splitDocuments(data []byte) []chunk {
+	var chunks []chunk
+	start, startLine, line := 0, 1, 1
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		l := data[off:next]
+		if off > start && bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\n' || l[3] == '\r') {
+			chunks = append(chunks, chunk{text: string(data[start:off]), line: startLine})
+			start, startLine = off, line
+		}
+		off = next
+		line++
+	}
+	chunks = append(chunks, chunk{text: string(data[start:]), line: startLine})
+	return chunks
+}
+
+func lineCol(data []byte, off int) (int, int) {
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return 0
+}
+
+// parseDocument parses one document chunk. Positions in the returned errors
+// are relative to the chunk.
+func parseDocument(text string, _ int) (root *yNode, errs []posError) {
+	defer func() {
+		// The parser is third-party code fed hostile input: a panic there
+		// must become an error for this document, never a crash.
+		if r := recover(); r != nil {
+			root = nil
+			errs = append(errs, posError{line: 1, col: 1, msg: fmt.Sprintf("YAML parser failed on this document: %v", r)})
+		}
+	}()
+	tokens := lexTokens(text)
+	if len(tokens) > MaxDocumentTokens {
+		tk := tokens[MaxDocumentTokens]
+		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column,
+			msg: fmt.Sprintf("document has more than %d YAML tokens; a manifest is far smaller, split it", MaxDocumentTokens)}}
+	}
+	if tk := tokens.InvalidToken(); tk != nil {
+		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column, msg: "YAML syntax error: " + tk.Error}}
+	}
+	if tk, depth := tooDeep(tokens); tk != nil {
+		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column,
+			msg: fmt.Sprintf("nesting deeper than %d levels (%d)", MaxDepth, depth)}}
+	}
+	file, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, []posError{syntaxError(err)}
+	}
+	if len(file.Docs) == 0 {
+		return nil, nil
+	}
+	if len(file.Docs) > 1 {
+		// splitDocuments gives one document per chunk; a second one here comes
+		// from a "..." end marker followed by content.
+		for _, d := range file.Docs[1:] {
+			if d.Body != nil {
+				tk := d.Body.GetToken()
+				return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column, msg: "content after a document end marker (...); start a new document with ---"}}
+			}
+		}
+	}
+	c := &converter{anchors: map[string]*yNode{}}
+	root = c.convert(file.Docs[0].Body, 0)
+	return root, c.errs
+}
+
+func lexTokens(text string) token.Tokens {
+	return lexer.Tokenize(text)
+}
+
+// tooDeep estimates the nesting depth from the tokens: flow collections
+// opened and not closed, plus block levels from the indentation stack and
+// sequence entries. It returns the token where the limit is passed.
+func tooDeep(tokens token.Tokens) (*token.Token, int) {
+	flow := 0
+	var indents []int
+	lastLine := -1
+	for _, tk := range tokens {
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			if flow > 0 {
+				flow--
+			}
+		case token.CommentType:
+			continue
+		}
+		if flow == 0 && (tk.Position.Line != lastLine || tk.Type == token.SequenceEntryType) {
+			col := tk.Position.Column
+			for len(indents) > 0 && indents[len(indents)-1] >= col {
+				indents = indents[:len(indents)-1]
+			}
+			indents = append(indents, col)
+		}
+		lastLine = tk.Position.Line
+		if d := flow + len(indents); d > MaxDepth {
+			return tk, d
+		}
+	}
+	return nil, 0
+}
+
+func syntaxError(err error) posError {
+	type tokenError interface {
+		GetToken() *token.Token
+		GetMessage() string
+	}
+	if te, ok := err.(tokenError); ok && te.GetToken() != nil {
+		tk := te.GetToken()
+		return posError{line: tk.Position.Line, col: tk.Position.Column, msg: "YAML syntax error: " + te.GetMessage()}
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return posError{line: 1, col: 1, msg: "YAML syntax error: " + msg}
+}
+
+// converter builds the yNode tree from the parser's AST.
+type converter struct {
+	anchors map[string]*yNode
+	errs    []posError
+	total   int  // nodes produced, aliases expanded
+	blown   bool // alias budget exceeded (reported once)
+}
+
+func (c *converter) fail(tk *token.Token, format string, args ...any) {
+	pe := posError{line: 1, col: 1, msg: fmt.Sprintf(format, args...)}
+	if tk != nil {
+		pe.line, pe.col = tk.Position.Line, tk.Position.Column
+	}
+	c.errs = append(c.errs, pe)
+}
+
+func (c *converter) count(tk *token.Token, n int) bool {
+	if c.blown {
+		return false
+	}
+	c.total += n
+	if c.total > MaxNodes {
+		c.blown = true
+		c.fail(tk, "document expands to more than %d nodes (YAML aliases?); refusing to expand it", MaxNodes)
+		return false
+	}
+	return true
+}
+
+func pos(tk *token.Token) (int, int) {
+	if tk == nil {
+		return 1, 1
+	}
+	return tk.Position.Line, tk.Position.Column
+}
+
+func (c *converter) convert(n ast.Node, depth int) *yNode {
+	if n == nil || c.blown {
+		return &yNode{kind: nullNode, typ: tNull, size: 1}
+	}
+	if depth > MaxDepth*2 {
+		c.fail(n.GetToken(), "nesting too deep")
+		c.blown = true
+		return &yNode{kind: nullNode, typ: tNull, size: 1}
+	}
+	line, col := pos(n.GetToken())
+	switch v := n.(type) {
+	case *ast.DocumentNode:
+		return c.convert(v.Body, depth)
+	case *ast.CommentGroupNode, *ast.CommentNode:
+		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
+	case *ast.NullNode:
+		c.count(v.GetToken(), 1)
+		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, text: "null", size: 1}
+	case *ast.StringNode:
+		c.count(v.GetToken(), 1)
+		return &yNode{kind: scalarNode, typ: tString, text: v.Value, line: line, col: col, size: 1}
+	case *ast.LiteralNode:
+		c.count(v.GetToken(), 1)
+		text := ""
+		if v.Value != nil {
+			text = v.Value.Value
+		}
+		return &yNode{kind: scalarNode, typ: tString, text: text, line: line, col: col, size: 1}
+	case *ast.IntegerNode:
+		c.count(v.GetToken(), 1)
+		y := &yNode{kind: scalarNode, typ: tInt, text: v.GetToken().Value, line: line, col: col, size: 1}
+		switch iv := v.Value.(type) {
+		case int64:
+			y.ival = iv
+		case uint64:
+			if iv > math.MaxInt64 {
+				y.typ, y.fval = tFloat, float64(iv)
+			} else {
+				y.ival = int64(iv)
+			}
+		default:
+			y.typ = tFloat
+			y.fval, _ = strconv.ParseFloat(y.text, 64)
+		}
+		return y
+	case *ast.FloatNode:
+		c.count(v.GetToken(), 1)
+		return &yNode{kind: scalarNode, typ: tFloat, text: v.GetToken().Value, fval: v.Value, line: line, col: col, size: 1}
+	case *ast.InfinityNode:
+		c.count(v.GetToken(), 1)
+		return &yNode{kind: scalarNode, typ: tFloat, text: v.GetToken().Value, fval: v.Value, line: line, col: col, size: 1}
+	case *ast.NanNode:
+		c.count(v.GetToken(), 1)
+		return &yNode{kind: scalarNode, typ: tFloat, text: v.GetToken().Value, fval: math.NaN(), line: line, col: col, size: 1}
+	case *ast.BoolNode:
+		c.count(v.GetToken(), 1)
+		return &yNode{kind: scalarNode, typ: tBool, text: v.GetToken().Value, bval: v.Value, line: line, col: col, size: 1}
+	case *ast.TagNode:
+		return c.convertTag(v, depth)
+	case *ast.AnchorNode:
+		name := ""
+		if v.Name != nil {
+			name = v.Name.GetToken().Value
+		}
+		y := c.convert(v.Value, depth)
+		c.anchors[name] = y
+		return y
+	case *ast.AliasNode:
+		name := ""
+		if v.Value != nil {
+			name = v.Value.GetToken().Value
+		}
+		target, ok := c.anchors[name]
+		if !ok {
+			c.fail(v.GetToken(), "alias *%s names no anchor defined before it", name)
+			return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
+		}
+		if !c.count(v.GetToken(), target.size) {
+			return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
+		}
+		return target
+	case *ast.MappingNode:
+		return c.convertMapping(v.Values, line, col, depth)
+	case *ast.MappingValueNode:
+		return c.convertMapping([]*ast.MappingValueNode{v}, line, col, depth)
+	case *ast.SequenceNode:
+		c.count(v.GetToken(), 1)
+		y := &yNode{kind: seqNode, line: line, col: col, size: 1}
+		for _, item := range v.Values {
+			child := c.convert(item, depth+1)
+			y.items = append(y.items, child)
+			y.size = satAdd(y.size, child.size)
+		}
+		return y
+	case *ast.MergeKeyNode:
+		c.fail(v.GetToken(), "merge key << is only allowed as a mapping key")
+		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
+	default:
+		c.fail(n.GetToken(), "unsupported YAML construct (%s)", n.Type())
+		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
+	}
+}
+
+func satAdd(a, b int) int {
+	if a > math.MaxInt32 || b > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return a + b
+}
+
+func (c *converter) convertTag(v *ast.TagNode, depth int) *yNode {
+	tag := v.Start.Value
+	y := c.convert(v.Value, depth)
+	switch tag {
+	case "!!str":
+		if y.kind == scalarNode || y.kind == nullNode {
+			cp := *y
+			cp.kind, cp.typ = scalarNode, tString
+			if y.kind == nullNode && v.Value == nil {
+				cp.text = ""
+			}
+			return &cp
+		}
+		c.fail(v.Start, "!!str applies to a scalar, not %s", y.describe())
+	case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
+		// The parser already resolved the value; accept the tag when it agrees.
+		want := map[string]string{"!!int": tInt, "!!float": tFloat, "!!bool": tBool, "!!null": tNull}[tag]
+		switch {
+		case tag == "!!map" && y.kind != mapNode, tag == "!!seq" && y.kind != seqNode,
+			want != "" && y.typ != want && !(want == tFloat && y.typ == tInt):
+			c.fail(v.Start, "value does not match its tag %s", tag)
+		}
+	default:
+		c.fail(v.Start, "unsupported YAML tag %s", tag)
+	}
+	return y
+}
+
+func (c *converter) convertMapping(values []*ast.MappingValueNode, line, col, depth int) *yNode {
+	c.count(nil, 1)
+	y := &yNode{kind: mapNode, line: line, col: col, size: 1}
+	var merges []*yNode
+	for _, mv := range values {
+		if mv == nil {
+			continue
+		}
+		if mv.Key != nil && mv.Key.IsMergeKey() {
+			merges = append(merges, c.convert(mv.Value, depth+1))
+			continue
+		}
+		var key *yNode
+		if mv.Key == nil {
+			key = &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
+		} else {
+			key = c.convert(mv.Key, depth+1)
+		}
+		if key.kind == mapNode || key.kind == seqNode {
+			c.errs = append(c.errs, posError{line: key.line, col: key.col, msg: "mapping keys must be scalars"})
+			continue
+		}
+		val := c.convert(mv.Value, depth+1)
+		y.keys = append(y.keys, key)
+		y.vals = append(y.vals, val)
+		y.size = satAdd(y.size, val.size+1)
+	}
+	for _, m := range merges {
+		var sources []*yNode
+		switch m.kind {
+		case mapNode:
+			sources = []*yNode{m}
+		case seqNode:
+			sources = m.items
+		}
+		if len(sources) == 0 && m.kind != seqNode {
+			c.errs = append(c.errs, posError{line: m.line, col: m.col, msg: "merge key << needs a mapping or a list of mappings"})
+			continue
+		}
+		for _, src := range sources {
+			if src.kind != mapNode {
+				c.errs = append(c.errs, posError{line: src.line, col: src.col, msg: "merge key << needs a mapping or a list of mappings"})
+				continue
+			}
+			for i, k := range src.keys {
+				if y.hasKey(k.text) {
+					continue // explicit keys win over merged ones
+				}
+				y.keys = append(y.keys, k)
+				y.vals = append(y.vals, src.vals[i])
+				y.size = satAdd(y.size, src.vals[i].size+1)
+			}
+		}
+	}
+	return y
+}
+
+func (n *yNode) hasKey(k string) bool {
+	for _, key := range n.keys {
+		if key.text == k {
+			return true
+		}
+	}
+	return false
+}
