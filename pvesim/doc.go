@@ -1,0 +1,67 @@
+// Package pvesim is a simulated Proxmox VE cluster that speaks the Proxmox
+// VE HTTP API (/api2/json) as version 9.1 does: the same envelope, status
+// lines, parameter verification messages, tasks (UPIDs), locks and
+// read-back normalisation. Tests, benchmarks and `proxmops sim` run against
+// it instead of a real cluster.
+//
+// # Using it from a Go test
+//
+//	srv := pvesim.New(pvesim.Options{Nodes: 3, TokenID: "root@pam!proxmops", TokenSecret: "s"})
+//	if err := srv.Start("127.0.0.1:0"); err != nil { ... }   // or StartTLS
+//	defer srv.Close()
+//	// talk to srv.APIURL() with "Authorization: PVEAPIToken=root@pam!proxmops=s"
+//
+// TaskSpeed 0 (the default) finishes every task before its UPID is
+// returned; set TaskSpeed and a FakeClock to observe running tasks and lock
+// waits deterministically. Faults (ParseFaults, SetFaults, InjectOnce)
+// inject 500s, dropped connections, latency, failing tasks, lock timeouts
+// and offline nodes. Requests() counts calls per method and path template;
+// StateJSON/SaveState/LoadState snapshot the cluster; MutateGuest and
+// AddGuest make hand-made drift and unowned guests.
+//
+// # Adding an endpoint
+//
+// Each file serving a part of the API registers its routes from an init
+// function:
+//
+//	func init() {
+//		registerRoutes(func(s *Server) {
+//			s.Handle(&Route{
+//				Method:  "GET",
+//				Path:    "/nodes/{node}/lxc/{vmid}/config",  // path parameters in braces
+//				ProxyTo: "node",                              // the call runs on that node
+//				Params: NewParams(pNode(), pVMID(),           // path parameters are parameters too
+//					Bool("current").Opt().Default("0"),
+//					Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid"),
+//				),
+//				Handler: s.lxcGetConfig,
+//			})
+//		})
+//	}
+//
+// Write every parameter the official schema lists for the method, with its
+// rules: Str/Int/Num/Bool/Arr, then Opt, Enum, Min, Max, MinLen, MaxLen,
+// Pattern (Go syntax; Proxmox anchors it), Fmt (a named format such as
+// "pve-vmid", "pve-storage-id", "pve-tag-list"; "-list" and "-opt" suffixes
+// work for check formats), Props (a property string: Props(keys...) with
+// DefaultKey, Alias and KeyAlias keys), Indexed(max) for families such as
+// scsi[n], and Requires. RegisterFormat and RegisterPropFormat add named
+// formats. The framework then refuses bad input exactly as Proxmox does
+// (400 "Parameter verification failed." with per-parameter messages), so a
+// handler only sees valid parameters, as strings, in r.Params (r.Int,
+// r.Bool, r.Has help).
+//
+// A handler runs with the server's state lock held and returns the value
+// for "data" (use Result for "total"), or an error: Fail for a 500 with
+// Proxmox's message, ParamErr/ParamError for a 400, Failf for another
+// status. Asynchronous calls return s.startTask(r, node, "qmstart", id,
+// body): the body runs as the task (instantly with TaskSpeed 0, otherwise
+// in the background), uses tc.Sleep for realistic durations, tc.LockGuest
+// to take the guest's config lock (waiting, then failing with "can't lock
+// file ... got timeout"), tc.Log for the task log, and returns an error to
+// fail the task with that exit status. Synchronous calls that need the lock
+// use s.withGuestLock.
+//
+// Read-back typing follows the parameter definitions: typedValue turns
+// config strings into JSON numbers for integer, number and boolean keys.
+package pvesim

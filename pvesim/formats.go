@@ -1,0 +1,382 @@
+package pvesim
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// A named format is either a check function (Proxmox's code formats) or a
+// property-string format (its hash formats).
+type formatDef struct {
+	check func(string) error
+	props *PropFormat
+}
+
+var namedFormats = map[string]formatDef{}
+
+// RegisterFormat adds a named format checked by a function. The error text
+// should be Proxmox's, with its trailing newline.
+func RegisterFormat(name string, check func(string) error) {
+	namedFormats[name] = formatDef{check: check}
+}
+
+// RegisterPropFormat adds a named format that is a property string.
+func RegisterPropFormat(name string, f *PropFormat) {
+	namedFormats[name] = formatDef{props: f}
+}
+
+// lookupFormat resolves "name", "name-list" and "name-opt".
+func lookupFormat(name string) (formatDef, string, bool) {
+	if d, ok := namedFormats[name]; ok {
+		return d, "", true
+	}
+	for _, suffix := range []string{"-list", "-opt"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok {
+			if d, ok := namedFormats[base]; ok && d.check != nil {
+				return d, suffix[1:], true
+			}
+		}
+	}
+	return formatDef{}, "", false
+}
+
+// splitList is PVE::Tools::split_list.
+func splitList(s string) []string {
+	if strings.Contains(s, "\x00") {
+		return strings.Split(s, "\x00")
+	}
+	s = strings.NewReplacer(",", " ", ";", " ").Replace(s)
+	return strings.Fields(s)
+}
+
+// checkFormat is PVE::JSONSchema::check_format.
+func checkFormat(name, value, path string) error {
+	d, kind, ok := lookupFormat(name)
+	if !ok {
+		return fmt.Errorf("undefined format '%s'\n", name)
+	}
+	if d.props != nil {
+		_, err := parsePropString(d.props, value, path)
+		return err
+	}
+	switch kind {
+	case "list":
+		for _, item := range splitList(value) {
+			if err := d.check(item); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "opt":
+		if value == "" || value == "0" {
+			return nil
+		}
+	}
+	return d.check(value)
+}
+
+func matchOr(re *regexp.Regexp, msg string) func(string) error {
+	return func(s string) error {
+		if !re.MatchString(s) {
+			return errors.New(msg + "\n")
+		}
+		return nil
+	}
+}
+
+var (
+	reConfigID   = regexp.MustCompile(`^[a-z][a-z0-9_]+$`)
+	reID         = regexp.MustCompile(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
+	reVMID       = regexp.MustCompile(`^[1-9][0-9]{2,8}$`)
+	reNodeName   = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`)
+	reMAC        = regexp.MustCompile(`(?i)^[a-f0-9][02468ace](?::[a-f0-9]{2}){5}$`)
+	reDNSName    = regexp.MustCompile(`^(([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)\.)*([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)$`)
+	reTag        = regexp.MustCompile(`(?i)^[a-z0-9_][a-z0-9_\-+.]*$`)
+	reURLEncoded = regexp.MustCompile(`^[-%a-zA-Z0-9_.!~*'()]*$`)
+	reVolumeID   = regexp.MustCompile(`(?i)^([a-z][a-z0-9\-_.]*[a-z0-9]):(.+)$`)
+	reBridgeID   = regexp.MustCompile(`^[-_.\w\d]+$`)
+	rePoolID     = regexp.MustCompile(`^[A-Za-z0-9.\-_]+(?:/[A-Za-z0-9.\-_]+){0,2}$`)
+	reSize       = regexp.MustCompile(`^(\d+(\.\d+)?)([KMGT](?:iB)?)?$`)
+	reStartup    = regexp.MustCompile(`^(order=)?(\d+)$|^up=(\d+)$|^down=(\d+)$`)
+	reCPUSet     = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
+	reUserID     = regexp.MustCompile(`^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+$`)
+	reRealm      = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+	reBootdisk   = regexp.MustCompile(`^(ide[0-3]|sata[0-5]|scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|efidisk0|tpmstate0)$`)
+)
+
+func parseIDFormat(kind string) func(string) error {
+	return func(s string) error {
+		if len(s) < 2 {
+			return fmt.Errorf("%s ID '%s' cannot be shorter than 2 characters\n", kind, s)
+		}
+		if !reID.MatchString(s) {
+			return fmt.Errorf("%s ID '%s' contains illegal characters\n", kind, s)
+		}
+		return nil
+	}
+}
+
+func isIPv4(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is4()
+}
+
+func isIPv6(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is6() && !a.Is4In6()
+}
+
+func cidrCheck(s string, want4, want6 bool, msg string) error {
+	pf, err := netip.ParsePrefix(s)
+	if err != nil || (pf.Addr().Is4() && !want4) || (pf.Addr().Is6() && !want6) {
+		return errors.New(msg + "\n")
+	}
+	return nil
+}
+
+// ParseSize is PVE::JSONSchema::parse_size: "20G", "512M", "1.5T", bytes.
+func ParseSize(s string) (int64, bool) {
+	m := reSize.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, false
+	}
+	switch strings.TrimSuffix(m[3], "iB") {
+	case "K":
+		f *= 1 << 10
+	case "M":
+		f *= 1 << 20
+	case "G":
+		f *= 1 << 30
+	case "T":
+		f *= 1 << 40
+	}
+	return int64(f), true
+}
+
+// FormatSize is PVE::JSONSchema::format_size: the largest exact unit.
+func FormatSize(size int64) string {
+	kb := size / 1024
+	if kb*1024 != size {
+		return strconv.FormatInt(size, 10)
+	}
+	mb := kb / 1024
+	if mb*1024 != kb {
+		return strconv.FormatInt(kb, 10) + "K"
+	}
+	gb := mb / 1024
+	if gb*1024 != mb {
+		return strconv.FormatInt(mb, 10) + "M"
+	}
+	tb := gb / 1024
+	if tb*1024 != gb {
+		return strconv.FormatInt(gb, 10) + "G"
+	}
+	return strconv.FormatInt(tb, 10) + "T"
+}
+
+func init() {
+	RegisterFormat("string", func(string) error { return nil })
+	RegisterFormat("urlencoded", func(s string) error {
+		if !reURLEncoded.MatchString(s) {
+			return fmt.Errorf("invalid urlencoded string: %s\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-configid", func(s string) error {
+		if !reConfigID.MatchString(s) {
+			return fmt.Errorf("invalid configuration ID '%s'\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-storage-id", parseIDFormat("storage"))
+	RegisterFormat("pve-sdn-zone-id", parseIDFormat("zone"))
+	RegisterFormat("pve-bridge-id", func(s string) error {
+		if !reBridgeID.MatchString(s) {
+			return fmt.Errorf("invalid bridge ID '%s'\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-vmid", matchOr(reVMID, "value does not look like a valid VM ID"))
+	RegisterFormat("pve-node", matchOr(reNodeName, "value does not look like a valid node name"))
+	RegisterFormat("mac-addr", matchOr(reMAC, "value does not look like a valid unicast MAC address"))
+	RegisterFormat("dns-name", matchOr(reDNSName, "value does not look like a valid DNS name"))
+	RegisterFormat("ipv4", func(s string) error {
+		if !isIPv4(s) {
+			return errors.New("value does not look like a valid IPv4 address\n")
+		}
+		return nil
+	})
+	RegisterFormat("ipv6", func(s string) error {
+		if !isIPv6(s) {
+			return errors.New("value does not look like a valid IPv6 address\n")
+		}
+		return nil
+	})
+	RegisterFormat("ip", func(s string) error {
+		if _, err := netip.ParseAddr(s); err != nil {
+			return errors.New("value does not look like a valid IP address\n")
+		}
+		return nil
+	})
+	RegisterFormat("address", func(s string) error {
+		if _, err := netip.ParseAddr(s); err != nil && !reDNSName.MatchString(s) {
+			return fmt.Errorf("value does not look like a valid address: %s\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("CIDR", func(s string) error {
+		return cidrCheck(s, true, true, "value does not look like a valid CIDR network")
+	})
+	RegisterFormat("CIDRv4", func(s string) error {
+		return cidrCheck(s, true, false, "value does not look like a valid IPv4 CIDR network")
+	})
+	RegisterFormat("CIDRv6", func(s string) error {
+		return cidrCheck(s, false, true, "value does not look like a valid IPv6 CIDR network")
+	})
+	RegisterFormat("pve-ipv4-config", func(s string) error {
+		if s == "dhcp" || s == "manual" || cidrCheck(s, true, false, "") == nil {
+			return nil
+		}
+		return errors.New("value does not look like a valid ipv4 network configuration\n")
+	})
+	RegisterFormat("pve-ipv6-config", func(s string) error {
+		if s == "dhcp" || s == "auto" || s == "manual" || cidrCheck(s, false, true, "") == nil {
+			return nil
+		}
+		return errors.New("value does not look like a valid ipv6 network configuration\n")
+	})
+	RegisterFormat("disk-size", func(s string) error {
+		if _, ok := ParseSize(s); !ok {
+			return fmt.Errorf("value does not look like a valid disk size: %s\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-startup-order", func(s string) error {
+		ok := false
+		for _, part := range strings.Split(s, ",") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			if !reStartup.MatchString(part) {
+				return errors.New("unable to parse startup options\n")
+			}
+			ok = true
+		}
+		if !ok {
+			return errors.New("unable to parse startup options\n")
+		}
+		return nil
+	})
+	RegisterFormat("pve-tag", matchOr(reTag, "invalid characters in tag"))
+	RegisterFormat("pve-poolid", func(s string) error {
+		if strings.Count(s, "/") > 2 {
+			return fmt.Errorf("pool name '%s' nested too deeply (max levels = 3)\n", s)
+		}
+		if !rePoolID.MatchString(s) {
+			return fmt.Errorf("pool name '%s' contains invalid characters\n", s)
+		}
+		return nil
+	})
+	volumeID := func(s string) error {
+		if !reVolumeID.MatchString(s) {
+			return fmt.Errorf("unable to parse volume ID '%s'\n", s)
+		}
+		return nil
+	}
+	RegisterFormat("pve-volume-id", volumeID)
+	RegisterFormat("pve-volume-id-or-absolute-path", func(s string) error {
+		if strings.HasPrefix(s, "/") {
+			return nil
+		}
+		return volumeID(s)
+	})
+	RegisterFormat("pve-volume-id-or-qm-path", func(s string) error {
+		if s == "none" || s == "cdrom" || strings.HasPrefix(s, "/") {
+			return nil
+		}
+		return volumeID(s)
+	})
+	RegisterFormat("pve-cpuset", matchOr(reCPUSet, "unable to parse cpuset option"))
+	RegisterFormat("pve-hotplug-features", func(s string) error {
+		if s == "0" || s == "1" {
+			return nil
+		}
+		for _, f := range splitList(s) {
+			switch f {
+			case "network", "disk", "cpu", "memory", "usb", "cloudinit":
+			default:
+				return fmt.Errorf("invalid hotplug feature '%s'\n", f)
+			}
+		}
+		return nil
+	})
+	RegisterFormat("pve-qm-bootdisk", func(s string) error {
+		if !reBootdisk.MatchString(s) {
+			return fmt.Errorf("invalid drive name '%s'\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-qm-bootdev", func(s string) error {
+		if !reBootdisk.MatchString(s) && !regexp.MustCompile(`^(net\d+|hostpci\d+|usb\d+)$`).MatchString(s) {
+			return fmt.Errorf("invalid boot device '%s'\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-userid", func(s string) error {
+		if len(s) > 64 {
+			return errors.New("user ID is too long (> 64 chars)\n")
+		}
+		if !reUserID.MatchString(s) {
+			return fmt.Errorf("value '%s' does not look like a valid user name\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-realm", matchOr(reRealm, "value does not look like a valid realm"))
+	RegisterFormat("pve-priv", func(s string) error {
+		if !regexp.MustCompile(`^[A-Za-z][A-Za-z.]+$`).MatchString(s) {
+			return fmt.Errorf("invalid privilege '%s'\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-storage-content", func(s string) error {
+		switch s {
+		case "images", "rootdir", "vztmpl", "iso", "backup", "snippets", "import", "none":
+			return nil
+		}
+		return fmt.Errorf("invalid content type '%s'\n", s)
+	})
+	RegisterFormat("pve-storage-format", func(s string) error {
+		switch s {
+		case "raw", "qcow2", "vmdk", "subvol":
+			return nil
+		}
+		return fmt.Errorf("invalid format '%s'\n", s)
+	})
+	RegisterFormat("pve-task-status-type", func(s string) error {
+		switch strings.ToLower(s) {
+		case "ok", "error", "warning", "unknown":
+			return nil
+		}
+		return fmt.Errorf("invalid status '%s'\n", s)
+	})
+	RegisterFormat("pve-iface", func(s string) error {
+		if len(s) < 2 || len(s) > 20 || !regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.\-]*[a-zA-Z0-9]$`).MatchString(s) {
+			return fmt.Errorf("invalid network interface name '%s'\n", s)
+		}
+		return nil
+	})
+	// Formats whose inner rules the simulator does not model: any string is
+	// accepted, as a real node would accept every well-formed value.
+	for _, name := range []string{"pve-qm-hostpci", "pve-qemu-sev-fmt", "pve-qemu-tdx-fmt", "pve-qm-usb", "pve-qm-numanode", "pve-qm-virtiofs", "pve-phys-bits", "storage-pair"} {
+		RegisterFormat(name, func(string) error { return nil })
+	}
+	registerQemuFormats()
+}

@@ -1,0 +1,115 @@
+package pvesim
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Guest is a QEMU virtual machine or an LXC container. Conf holds the
+// config file's values as Proxmox stores them (strings); the read-back
+// typing comes from the parameter definitions.
+type Guest struct {
+	VMID          int                  `json:"vmid"`
+	Node          string               `json:"node"`
+	Type          string               `json:"type"` // "qemu" or "lxc"
+	Conf          map[string]string    `json:"conf"`
+	Pending       map[string]string    `json:"pending,omitempty"`
+	PendingDelete map[string]bool      `json:"pendingDelete,omitempty"` // value: force
+	Snapshots     map[string]*Snapshot `json:"snapshots,omitempty"`
+	Running       bool                 `json:"running"`
+	StartedAt     time.Time            `json:"startedAt,omitempty"`
+	// CloudinitPassword is the real cipassword (Conf keeps it too; reads mask it).
+	MemUsed int64 `json:"memUsed,omitempty"`
+}
+
+// Snapshot is a named copy of a guest's config.
+type Snapshot struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Parent      string            `json:"parent,omitempty"`
+	SnapTime    int64             `json:"snaptime"`
+	VMState     bool              `json:"vmstate,omitempty"`
+	Conf        map[string]string `json:"conf"`
+}
+
+func (g *Guest) ensureMaps() {
+	if g.Conf == nil {
+		g.Conf = map[string]string{}
+	}
+	if g.Pending == nil {
+		g.Pending = map[string]string{}
+	}
+	if g.PendingDelete == nil {
+		g.PendingDelete = map[string]bool{}
+	}
+	if g.Snapshots == nil {
+		g.Snapshots = map[string]*Snapshot{}
+	}
+}
+
+// IsTemplate says whether the guest is a template.
+func (g *Guest) IsTemplate() bool { return g.Conf["template"] == "1" }
+
+// Name is the VM name or the container hostname.
+func (g *Guest) Name() string {
+	if g.Type == "lxc" {
+		return g.Conf["hostname"]
+	}
+	return g.Conf["name"]
+}
+
+// configFile renders the guest as Proxmox's config file: the current
+// section, the [PENDING] section, then the snapshots. Its SHA-1 is the digest.
+func (g *Guest) configFile() string {
+	var b strings.Builder
+	writeSection := func(conf map[string]string) {
+		if d, ok := conf["description"]; ok {
+			for _, line := range strings.Split(d, "\n") {
+				b.WriteString("#" + line + "\n")
+			}
+		}
+		for _, k := range sortedKeys(conf) {
+			if k == "description" {
+				continue
+			}
+			fmt.Fprintf(&b, "%s: %s\n", k, conf[k])
+		}
+	}
+	writeSection(g.Conf)
+	if len(g.Pending) > 0 || len(g.PendingDelete) > 0 {
+		b.WriteString("\n[PENDING]\n")
+		writeSection(g.Pending)
+		if len(g.PendingDelete) > 0 {
+			var del []string
+			for _, k := range sortedKeys(g.PendingDelete) {
+				if g.PendingDelete[k] {
+					k = "!" + k
+				}
+				del = append(del, k)
+			}
+			fmt.Fprintf(&b, "delete: %s\n", strings.Join(del, ","))
+		}
+	}
+	for _, name := range sortedKeys(g.Snapshots) {
+		fmt.Fprintf(&b, "\n[%s]\n", name)
+		writeSection(g.Snapshots[name].Conf)
+	}
+	return b.String()
+}
+
+// Digest is the SHA-1 of the config file, as Proxmox computes it.
+func (g *Guest) Digest() string {
+	sum := sha1.Sum([]byte(g.configFile()))
+	return hex.EncodeToString(sum[:])
+}
+
+func copyConf(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

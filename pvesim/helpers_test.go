@@ -1,0 +1,166 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	testTokenID     = "root@pam!proxmops"
+	testTokenSecret = "s3cret"
+)
+
+// startSim starts a simulator on loopback for one test.
+func startSim(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.TokenID == "" {
+		opts.TokenID, opts.TokenSecret = testTokenID, testTokenSecret
+	}
+	srv := New(opts)
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// apiResp is a decoded answer.
+type apiResp struct {
+	Status  int
+	Reason  string
+	Body    []byte
+	Data    json.RawMessage
+	Errors  map[string]string
+	Message string
+	Total   *int
+}
+
+func (r apiResp) str(t testing.TB) string {
+	t.Helper()
+	var s string
+	if err := json.Unmarshal(r.Data, &s); err != nil {
+		t.Fatalf("data is not a string: %s", r.Data)
+	}
+	return s
+}
+
+func (r apiResp) obj(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Data, &m); err != nil {
+		t.Fatalf("data is not an object: %s", r.Data)
+	}
+	return m
+}
+
+func (r apiResp) list(t testing.TB) []map[string]any {
+	t.Helper()
+	var m []map[string]any
+	if err := json.Unmarshal(r.Data, &m); err != nil {
+		t.Fatalf("data is not a list: %s", r.Data)
+	}
+	return m
+}
+
+type client struct {
+	t      testing.TB
+	srv    *Server
+	hc     *http.Client
+	header http.Header
+}
+
+func newClient(t testing.TB, srv *Server) *client {
+	h := http.Header{}
+	h.Set("Authorization", "PVEAPIToken="+testTokenID+"="+testTokenSecret)
+	return &client{t: t, srv: srv, hc: &http.Client{Timeout: 30 * time.Second}, header: h}
+}
+
+// do sends a request; params go in the query for GET/DELETE and as a form body otherwise.
+func (c *client) do(method, path string, params url.Values) apiResp {
+	c.t.Helper()
+	u := c.srv.APIURL() + path
+	var body io.Reader
+	if params != nil && (method == "GET" || method == "DELETE") {
+		u += "?" + params.Encode()
+	} else if params != nil {
+		body = strings.NewReader(params.Encode())
+	}
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	return c.send(req)
+}
+
+func (c *client) send(req *http.Request) apiResp {
+	c.t.Helper()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	r := apiResp{Status: resp.StatusCode, Reason: strings.TrimPrefix(resp.Status, resp.Status[:4]), Body: b}
+	var env struct {
+		Data    json.RawMessage   `json:"data"`
+		Errors  map[string]string `json:"errors"`
+		Message string            `json:"message"`
+		Total   *int              `json:"total"`
+	}
+	if json.Unmarshal(b, &env) == nil {
+		r.Data, r.Errors, r.Message, r.Total = env.Data, env.Errors, env.Message, env.Total
+	}
+	return r
+}
+
+func (c *client) mustOK(method, path string, params url.Values) apiResp {
+	c.t.Helper()
+	r := c.do(method, path, params)
+	if r.Status != 200 {
+		c.t.Fatalf("%s %s %v: %d %s %s", method, path, params, r.Status, r.Reason, r.Body)
+	}
+	return r
+}
+
+// waitTask waits for a UPID's task and returns its exit status.
+func (c *client) waitTask(upid string) string {
+	c.t.Helper()
+	info, ok := ParseUPID(upid)
+	if !ok {
+		c.t.Fatalf("bad UPID %q", upid)
+	}
+	for i := 0; i < 2000; i++ {
+		st := c.mustOK("GET", "/nodes/"+info.Node+"/tasks/"+url.PathEscape(upid)+"/status", nil).obj(c.t)
+		if st["status"] == "stopped" {
+			return st["exitstatus"].(string)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.t.Fatalf("task %s did not finish", upid)
+	return ""
+}
+
+// task runs an asynchronous call and waits for it.
+func (c *client) task(method, path string, params url.Values) string {
+	c.t.Helper()
+	return c.waitTask(c.mustOK(method, path, params).str(c.t))
+}
+
+func vals(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	return v
+}

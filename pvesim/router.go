@@ -1,0 +1,138 @@
+package pvesim
+
+import (
+	"strings"
+)
+
+// HandlerFunc serves one endpoint. It runs after authentication and
+// parameter validation, with the server's state lock held; it returns the
+// value for the "data" envelope or an error (see Fail and ParamError).
+type HandlerFunc func(r *Request) (any, error)
+
+// Route is one method on one path of the API.
+type Route struct {
+	Method string
+	// Path is the template below /api2/json, e.g. "/nodes/{node}/qemu/{vmid}/config".
+	// A final "{name*}" segment takes the rest of the path (storage volume ids contain '/').
+	Path string
+	// Params are all parameters of the method, path parameters included,
+	// exactly as the official schema lists them.
+	Params *Params
+	// ProxyTo names the path parameter holding the node that executes the
+	// call ("node"); an unknown node fails and an offline node does not answer.
+	ProxyTo string
+	// NoToken marks methods Proxmox refuses for API tokens.
+	NoToken bool
+	// Unauthenticated marks methods callable without a ticket or token.
+	Unauthenticated bool
+	// Class is the fault-injection class ("read", "write", "task", "auth");
+	// empty means "read" for GET and "write" otherwise.
+	Class   string
+	Handler HandlerFunc
+}
+
+func (rt *Route) faultClass() string {
+	if rt.Class != "" {
+		return rt.Class
+	}
+	if rt.Method == "GET" {
+		return "read"
+	}
+	return "write"
+}
+
+// router is a tree of path segments: at each level either literal folders
+// or one parameter, like Proxmox's RESTHandler.
+type router struct {
+	root *routeNode
+	all  []*Route
+}
+
+type routeNode struct {
+	folders   map[string]*routeNode
+	param     *routeNode
+	paramName string
+	rest      bool // the parameter takes the rest of the path
+	methods   map[string]*Route
+	template  string
+}
+
+func newRouter() *router { return &router{root: &routeNode{}} }
+
+func splitPath(p string) []string {
+	parts := strings.Split(p, "/")
+	out := parts[:0]
+	for _, s := range parts {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (rt *router) add(r *Route) {
+	n := rt.root
+	for _, seg := range splitPath(r.Path) {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			name := seg[1 : len(seg)-1]
+			rest := strings.HasSuffix(name, "*")
+			name = strings.TrimSuffix(name, "*")
+			if n.param == nil {
+				n.param = &routeNode{}
+				n.paramName = name
+				n.rest = rest
+			} else if n.paramName != name {
+				panic("pvesim: conflicting path parameter names at " + r.Path)
+			}
+			n = n.param
+			continue
+		}
+		if n.folders == nil {
+			n.folders = map[string]*routeNode{}
+		}
+		c := n.folders[seg]
+		if c == nil {
+			c = &routeNode{}
+			n.folders[seg] = c
+		}
+		n = c
+	}
+	if n.methods == nil {
+		n.methods = map[string]*Route{}
+	}
+	if _, dup := n.methods[r.Method]; dup {
+		panic("pvesim: duplicate route " + r.Method + " " + r.Path)
+	}
+	n.methods[r.Method] = r
+	n.template = r.Path
+	rt.all = append(rt.all, r)
+}
+
+// match finds the route of a method and path, filling path parameters.
+// The template is returned even when the method is missing, for counting.
+func (rt *router) match(method, path string) (*Route, map[string]string, string) {
+	segs := splitPath(path)
+	n := rt.root
+	params := map[string]string{}
+	for i := 0; i < len(segs); i++ {
+		seg := segs[i]
+		if c, ok := n.folders[seg]; ok {
+			n = c
+			continue
+		}
+		if n.param == nil {
+			return nil, nil, ""
+		}
+		if n.rest {
+			seg = strings.Join(segs[i:], "/")
+			i = len(segs)
+		}
+		params[n.paramName] = seg
+		n = n.param
+	}
+	if n.methods == nil {
+		return nil, nil, ""
+	}
+	r := n.methods[method]
+	return r, params, n.template
+}

@@ -1,0 +1,192 @@
+package pvesim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// clusterState is everything the simulated cluster knows. It is guarded by
+// Server.mu and serialisable as JSON (see /_sim/state and --state).
+type clusterState struct {
+	Nodes    []*Node            `json:"nodes"`
+	Storages []*Storage         `json:"storages"`
+	Volumes  []*Volume          `json:"volumes"`
+	Guests   map[int]*Guest     `json:"guests"`
+	Extra    map[string]any     `json:"extra,omitempty"` // room for later parts (network, SDN)
+	vols     map[string]*Volume // key: volumeKey
+}
+
+// Node is one cluster member.
+type Node struct {
+	Name     string    `json:"name"`
+	ID       int       `json:"id"`
+	IP       string    `json:"ip"`
+	BootTime time.Time `json:"boottime"`
+	MaxCPU   int       `json:"maxcpu"`
+	MaxMem   int64     `json:"maxmem"`
+	MaxDisk  int64     `json:"maxdisk"`
+	nextPID  int
+}
+
+// Storage is a storage definition; a non-shared storage exists on every
+// node separately, with its own content.
+type Storage struct {
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Content []string `json:"content"`
+	Shared  bool     `json:"shared"`
+	Path    string   `json:"path,omitempty"`
+	Total   int64    `json:"total"`
+}
+
+func (st *Storage) allows(content string) bool {
+	for _, c := range st.Content {
+		if c == content {
+			return true
+		}
+	}
+	return false
+}
+
+// Volume is one item of storage content.
+type Volume struct {
+	Node      string `json:"node,omitempty"` // empty on shared storage
+	Storage   string `json:"storage"`
+	Name      string `json:"name"` // the part after "storage:", e.g. "iso/x.iso" or "vm-100-disk-0"
+	Content   string `json:"content"`
+	Format    string `json:"format"`
+	Size      int64  `json:"size"`
+	VMID      int    `json:"vmid,omitempty"`
+	Notes     string `json:"notes,omitempty"`
+	CTime     int64  `json:"ctime"`
+	Parent    string `json:"parent,omitempty"` // base volume of a linked clone
+	Protected bool   `json:"protected,omitempty"`
+}
+
+// VolID is "storage:name".
+func (v *Volume) VolID() string { return v.Storage + ":" + v.Name }
+
+const gib = int64(1) << 30
+
+func newClusterState(nodes int, now time.Time) *clusterState {
+	cs := &clusterState{Guests: map[int]*Guest{}, vols: map[string]*Volume{}, Extra: map[string]any{}}
+	for i := 1; i <= nodes; i++ {
+		cs.Nodes = append(cs.Nodes, &Node{
+			Name: fmt.Sprintf("pve%d", i), ID: i, IP: fmt.Sprintf("192.0.2.%d", 10+i),
+			BootTime: now.Add(-72 * time.Hour), MaxCPU: 16, MaxMem: 64 * gib, MaxDisk: 100 * gib,
+			nextPID: 10000 + 1000*i,
+		})
+	}
+	cs.Storages = []*Storage{
+		{ID: "local", Type: "dir", Content: []string{"iso", "vztmpl", "import", "snippets", "backup"}, Path: "/var/lib/vz", Total: 100 * gib},
+		{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Total: 500 * gib},
+		{ID: "nfs-shared", Type: "nfs", Content: []string{"images", "rootdir", "iso", "vztmpl", "import"}, Shared: true, Path: "/mnt/pve/nfs-shared", Total: 2048 * gib},
+	}
+	return cs
+}
+
+func (cs *clusterState) node(name string) *Node {
+	for _, n := range cs.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func (cs *clusterState) storage(id string) *Storage {
+	for _, st := range cs.Storages {
+		if st.ID == id {
+			return st
+		}
+	}
+	return nil
+}
+
+// volumeKey identifies a volume: shared storage has one namespace for the
+// cluster, local storage one per node.
+func (cs *clusterState) volumeKey(node, storage, name string) string {
+	if st := cs.storage(storage); st != nil && st.Shared {
+		node = ""
+	}
+	return node + "|" + storage + ":" + name
+}
+
+func (cs *clusterState) volume(node, volid string) *Volume {
+	storage, name, ok := strings.Cut(volid, ":")
+	if !ok {
+		return nil
+	}
+	return cs.vols[cs.volumeKey(node, storage, name)]
+}
+
+func (cs *clusterState) addVolume(v *Volume) {
+	if st := cs.storage(v.Storage); st != nil && st.Shared {
+		v.Node = ""
+	}
+	key := cs.volumeKey(v.Node, v.Storage, v.Name)
+	if old, ok := cs.vols[key]; ok {
+		*old = *v
+		return
+	}
+	cs.vols[key] = v
+	cs.Volumes = append(cs.Volumes, v)
+}
+
+func (cs *clusterState) removeVolume(node, volid string) {
+	storage, name, _ := strings.Cut(volid, ":")
+	key := cs.volumeKey(node, storage, name)
+	v, ok := cs.vols[key]
+	if !ok {
+		return
+	}
+	delete(cs.vols, key)
+	for i, x := range cs.Volumes {
+		if x == v {
+			cs.Volumes = append(cs.Volumes[:i], cs.Volumes[i+1:]...)
+			break
+		}
+	}
+}
+
+// volumesOn lists the content of a storage as seen from a node, sorted by volid.
+func (cs *clusterState) volumesOn(node, storage string) []*Volume {
+	st := cs.storage(storage)
+	if st == nil {
+		return nil
+	}
+	var out []*Volume
+	for _, v := range cs.Volumes {
+		if v.Storage == storage && (st.Shared || v.Node == node) {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// reindex rebuilds lookup maps after loading state from JSON.
+func (cs *clusterState) reindex() {
+	cs.vols = map[string]*Volume{}
+	for _, v := range cs.Volumes {
+		cs.vols[cs.volumeKey(v.Node, v.Storage, v.Name)] = v
+	}
+	if cs.Guests == nil {
+		cs.Guests = map[int]*Guest{}
+	}
+	for id, g := range cs.Guests {
+		g.VMID = id
+		g.ensureMaps()
+	}
+}
+
+// usedBytes sums the volumes of a storage on a node.
+func (cs *clusterState) usedBytes(node, storage string) int64 {
+	var n int64
+	for _, v := range cs.volumesOn(node, storage) {
+		n += v.Size
+	}
+	return n
+}

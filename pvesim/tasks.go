@@ -1,0 +1,443 @@
+package pvesim
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Task is one worker task, as /nodes/{node}/tasks shows it.
+type Task struct {
+	UPID       string    `json:"upid"`
+	Node       string    `json:"node"`
+	PID        int       `json:"pid"`
+	PStart     int64     `json:"pstart"`
+	StartTime  time.Time `json:"starttime"`
+	Type       string    `json:"type"`
+	ID         string    `json:"id"`
+	User       string    `json:"user"`
+	Running    bool      `json:"running"`
+	ExitStatus string    `json:"exitstatus,omitempty"`
+	EndTime    time.Time `json:"endtime,omitempty"`
+	Log        []string  `json:"log"`
+	done       chan struct{}
+	heldLocks  []int
+}
+
+type taskTable struct {
+	byUPID map[string]*Task
+	order  []*Task
+}
+
+func newTaskTable() *taskTable { return &taskTable{byUPID: map[string]*Task{}} }
+
+func (tt *taskTable) add(t *Task) {
+	tt.byUPID[t.UPID] = t
+	tt.order = append(tt.order, t)
+	// Keep the archive bounded, like Proxmox's task index.
+	if len(tt.order) > 20000 {
+		drop := tt.order[:len(tt.order)-20000]
+		for _, old := range drop {
+			if !old.Running {
+				delete(tt.byUPID, old.UPID)
+			}
+		}
+		tt.order = append([]*Task(nil), tt.order[len(tt.order)-20000:]...)
+	}
+}
+
+// UPIDInfo is a parsed UPID.
+type UPIDInfo struct {
+	Node      string
+	PID       int
+	PStart    int64
+	StartTime int64
+	Type      string
+	ID        string
+	User      string
+}
+
+// ParseUPID splits "UPID:node:pid:pstart:starttime:type:id:user:".
+func ParseUPID(upid string) (UPIDInfo, bool) {
+	parts := strings.Split(upid, ":")
+	if len(parts) != 9 || parts[0] != "UPID" || parts[8] != "" {
+		// The id part can hold no colon; the user can hold none either.
+		return UPIDInfo{}, false
+	}
+	pid, e1 := strconv.ParseInt(parts[2], 16, 64)
+	pstart, e2 := strconv.ParseInt(parts[3], 16, 64)
+	st, e3 := strconv.ParseInt(parts[4], 16, 64)
+	if e1 != nil || e2 != nil || e3 != nil || len(parts[2]) != 8 || len(parts[3]) < 8 || len(parts[4]) != 8 {
+		return UPIDInfo{}, false
+	}
+	return UPIDInfo{Node: parts[1], PID: int(pid), PStart: pstart, StartTime: st, Type: parts[5], ID: parts[6], User: parts[7]}, true
+}
+
+// taskCtx is what a task body works with. The body runs with Server.mu
+// held; sleep and lock waits release it meanwhile.
+type taskCtx struct {
+	s     *Server
+	t     *Task
+	async bool
+}
+
+// Log appends a line to the task log.
+func (tc *taskCtx) Log(format string, args ...any) {
+	tc.t.Log = append(tc.t.Log, fmt.Sprintf(format, args...))
+}
+
+// Sleep waits d (scaled by TaskSpeed) without holding the state lock.
+func (tc *taskCtx) Sleep(d time.Duration) error {
+	scaled := tc.s.scale(d)
+	if scaled <= 0 || !tc.async {
+		return nil
+	}
+	tc.s.mu.Unlock()
+	defer tc.s.mu.Lock()
+	select {
+	case <-tc.s.clock.After(scaled):
+		return nil
+	case <-tc.s.closed:
+		return fmt.Errorf("interrupted by signal")
+	}
+}
+
+// LockGuest takes the guest's config lock for the rest of the task.
+func (tc *taskCtx) LockGuest(vmid int, kind string) error {
+	if err := tc.s.acquireGuestLock(vmid, kind); err != nil {
+		return err
+	}
+	tc.t.heldLocks = append(tc.t.heldLocks, vmid)
+	return nil
+}
+
+func (s *Server) scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * s.opts.TaskSpeed)
+}
+
+// startTask creates a task on node and runs body as its worker. With
+// TaskSpeed 0 the task has finished when startTask returns; otherwise it
+// runs in the background. Must be called with s.mu held.
+func (s *Server) startTask(r *Request, node, typ, id string, body func(tc *taskCtx) error) string {
+	n := s.state.node(node)
+	now := s.clock.Now()
+	n.nextPID++
+	t := &Task{
+		Node: node, PID: n.nextPID, PStart: int64(now.Sub(n.BootTime) / (10 * time.Millisecond)),
+		StartTime: now, Type: typ, ID: id, User: r.User, Running: true, done: make(chan struct{}),
+	}
+	t.UPID = fmt.Sprintf("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", node, t.PID, t.PStart, now.Unix(), typ, id, t.User)
+	s.tasks.add(t)
+	async := s.opts.TaskSpeed > 0
+	tc := &taskCtx{s: s, t: t, async: async}
+	run := func() {
+		var err error
+		if s.faults.taskFails(typ) {
+			err = fmt.Errorf("simulated task failure (fault injection)")
+		} else {
+			err = body(tc)
+		}
+		s.finishTask(t, err)
+	}
+	if !async {
+		run()
+		return t.UPID
+	}
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		run()
+	}()
+	return t.UPID
+}
+
+func (s *Server) finishTask(t *Task, err error) {
+	for _, vmid := range t.heldLocks {
+		s.releaseGuestLock(vmid)
+	}
+	t.heldLocks = nil
+	t.Running = false
+	t.EndTime = s.clock.Now()
+	if err != nil {
+		msg := strings.TrimRight(asAPIError(err).Message, "\n")
+		t.ExitStatus = msg
+		t.Log = append(t.Log, "TASK ERROR: "+msg)
+	} else {
+		t.ExitStatus = "OK"
+		t.Log = append(t.Log, "TASK OK")
+	}
+	close(t.done)
+}
+
+// WaitTask blocks until the task has finished (for Go tests).
+func (s *Server) WaitTask(upid string) (*Task, bool) {
+	s.mu.Lock()
+	t := s.tasks.byUPID[upid]
+	s.mu.Unlock()
+	if t == nil {
+		return nil, false
+	}
+	<-t.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := *t
+	c.Log = append([]string(nil), t.Log...)
+	return &c, true
+}
+
+// guestLock is the flock Proxmox takes on a guest's config.
+type guestLock struct {
+	held     bool
+	released chan struct{}
+}
+
+// lockTimeout is Proxmox's default wait for a config lock (10 seconds).
+const lockTimeout = 10 * time.Second
+
+func lockFilePath(vmid int, kind string) string {
+	if kind == "lxc" {
+		return fmt.Sprintf("/run/lock/lxc/pve-config-%d.lock", vmid)
+	}
+	return fmt.Sprintf("/var/lock/qemu-server/lock-%d.conf", vmid)
+}
+
+// acquireGuestLock takes a guest's lock, waiting up to the scaled lock
+// timeout for a holder to let go. Called with s.mu held; the wait releases it.
+func (s *Server) acquireGuestLock(vmid int, kind string) error {
+	timeoutErr := Fail("can't lock file '%s' - got timeout", lockFilePath(vmid, kind))
+	if s.faults.lockTimesOut() {
+		return timeoutErr
+	}
+	var timer <-chan time.Time
+	for {
+		lk := s.locks[vmid]
+		if lk == nil {
+			lk = &guestLock{released: make(chan struct{})}
+			s.locks[vmid] = lk
+		}
+		if !lk.held {
+			lk.held = true
+			lk.released = make(chan struct{})
+			return nil
+		}
+		wait := s.scale(lockTimeout)
+		if wait <= 0 {
+			return timeoutErr
+		}
+		if timer == nil {
+			timer = s.clock.After(wait)
+		}
+		ch := lk.released
+		s.mu.Unlock()
+		select {
+		case <-ch:
+			s.mu.Lock()
+		case <-timer:
+			s.mu.Lock()
+			if l := s.locks[vmid]; l != nil && !l.held {
+				continue
+			}
+			return timeoutErr
+		case <-s.closed:
+			s.mu.Lock()
+			return timeoutErr
+		}
+	}
+}
+
+func (s *Server) releaseGuestLock(vmid int) {
+	if lk := s.locks[vmid]; lk != nil && lk.held {
+		lk.held = false
+		close(lk.released)
+	}
+}
+
+// withGuestLock runs f holding the guest's lock (for synchronous calls).
+func (s *Server) withGuestLock(vmid int, kind string, f func() (any, error)) (any, error) {
+	if err := s.acquireGuestLock(vmid, kind); err != nil {
+		return nil, err
+	}
+	defer s.releaseGuestLock(vmid)
+	return f()
+}
+
+// HoldGuestLock takes a guest's lock from a Go test, as a long-running
+// operation would; call the returned function to let go.
+func (s *Server) HoldGuestLock(vmid int) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lk := s.locks[vmid]
+	if lk == nil {
+		lk = &guestLock{released: make(chan struct{})}
+		s.locks[vmid] = lk
+	}
+	if lk.held {
+		panic(fmt.Sprintf("pvesim: lock of %d already held", vmid))
+	}
+	lk.held = true
+	lk.released = make(chan struct{})
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.releaseGuestLock(vmid)
+	}
+}
+
+func taskJSON(t *Task) map[string]any {
+	m := map[string]any{
+		"upid": t.UPID, "node": t.Node, "pid": t.PID, "pstart": t.PStart,
+		"starttime": t.StartTime.Unix(), "type": t.Type, "id": t.ID, "user": t.User,
+	}
+	if t.Running {
+		m["status"] = "running"
+	} else {
+		m["status"] = t.ExitStatus
+		m["endtime"] = t.EndTime.Unix()
+	}
+	return m
+}
+
+func init() {
+	registerRoutes(func(s *Server) {
+		node := Str("node").Fmt("pve-node")
+		upid := Str("upid")
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks", ProxyTo: "node",
+			Params: NewParams(node,
+				Int("start").Opt().Min(0).Default("0"),
+				Int("limit").Opt().Min(0).Default("50"),
+				Str("userfilter").Opt(),
+				Str("typefilter").Opt(),
+				Int("vmid").Opt().Fmt("pve-vmid").Min(100).Max(999999999),
+				Bool("errors").Opt().Default("0"),
+				Str("source").Opt().Enum("archive", "active", "all").Default("archive"),
+				Int("since").Opt(),
+				Int("until").Opt(),
+				Str("statusfilter").Opt().Fmt("pve-task-status-type-list"),
+			),
+			Handler: s.listTasks})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}", ProxyTo: "node",
+			Params: NewParams(node, upid),
+			Handler: func(r *Request) (any, error) {
+				if _, err := s.findTask(r); err != nil {
+					return nil, err
+				}
+				return []map[string]any{{"name": "log"}, {"name": "status"}}, nil
+			}})
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/tasks/{upid}", ProxyTo: "node",
+			Params: NewParams(node, upid),
+			Handler: func(r *Request) (any, error) {
+				t, err := s.findTask(r)
+				if err != nil {
+					return nil, err
+				}
+				if t.Running {
+					t.Log = append(t.Log, "received interrupt")
+				}
+				return nil, nil
+			}})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/status", ProxyTo: "node",
+			Params: NewParams(node, upid),
+			Handler: func(r *Request) (any, error) {
+				t, err := s.findTask(r)
+				if err != nil {
+					return nil, err
+				}
+				m := taskJSON(t)
+				if t.Running {
+					m["status"] = "running"
+				} else {
+					m["status"] = "stopped"
+					m["exitstatus"] = t.ExitStatus
+				}
+				delete(m, "endtime")
+				return m, nil
+			}})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/log", ProxyTo: "node",
+			Params: NewParams(node, upid,
+				Int("start").Opt().Min(0).Default("0"),
+				Int("limit").Opt().Min(0).Default("50"),
+				Bool("download").Opt(),
+			),
+			Handler: func(r *Request) (any, error) {
+				t, err := s.findTask(r)
+				if err != nil {
+					return nil, err
+				}
+				start := r.IntOr("start", 0)
+				limit := r.IntOr("limit", 50)
+				out := []map[string]any{}
+				for i := start; i < len(t.Log) && (limit == 0 || i < start+limit); i++ {
+					out = append(out, map[string]any{"n": i + 1, "t": t.Log[i]})
+				}
+				total := len(t.Log)
+				return Result{Data: out, Total: &total}, nil
+			}})
+	})
+}
+
+func (s *Server) findTask(r *Request) (*Task, error) {
+	upid := r.Str("upid")
+	info, ok := ParseUPID(upid)
+	if !ok {
+		return nil, Fail("unable to parse worker upid '%s'", upid)
+	}
+	if info.Node != r.Str("node") {
+		return nil, Fail("no such task")
+	}
+	t := s.tasks.byUPID[upid]
+	if t == nil {
+		return nil, Fail("no such task")
+	}
+	return t, nil
+}
+
+func (s *Server) listTasks(r *Request) (any, error) {
+	node := r.Str("node")
+	source := r.Str("source")
+	if source == "" {
+		source = "archive"
+	}
+	vmid, hasVMID := r.Int("vmid")
+	var list []*Task
+	for i := len(s.tasks.order) - 1; i >= 0; i-- {
+		t := s.tasks.order[i]
+		if t.Node != node {
+			continue
+		}
+		if (source == "active" && !t.Running) || (source == "archive" && t.Running) {
+			continue
+		}
+		if uf := r.Str("userfilter"); uf != "" && !strings.Contains(t.User, uf) {
+			continue
+		}
+		if tf := r.Str("typefilter"); tf != "" && t.Type != tf {
+			continue
+		}
+		if hasVMID && t.ID != strconv.Itoa(vmid) {
+			continue
+		}
+		if r.Bool("errors") && (t.Running || t.ExitStatus == "OK") {
+			continue
+		}
+		if since, ok := r.Int("since"); ok && t.StartTime.Unix() < int64(since) {
+			continue
+		}
+		if until, ok := r.Int("until"); ok && t.StartTime.Unix() > int64(until) {
+			continue
+		}
+		list = append(list, t)
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].StartTime.After(list[j].StartTime) })
+	total := len(list)
+	start := r.IntOr("start", 0)
+	limit := r.IntOr("limit", 50)
+	out := []map[string]any{}
+	for i := start; i < len(list) && (limit == 0 || i < start+limit); i++ {
+		out = append(out, taskJSON(list[i]))
+	}
+	return Result{Data: out, Total: &total}, nil
+}

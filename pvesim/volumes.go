@@ -1,0 +1,146 @@
+package pvesim
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Disk images: naming follows the storage type, as Proxmox's plugins do:
+// LVM-thin volumes are "vm-100-disk-0" (raw), file storages
+// "100/vm-100-disk-0.qcow2".
+
+func (st *Storage) fileBased() bool { return st.Type == "dir" || st.Type == "nfs" }
+
+// defaultFormat is the storage's default image format.
+func (st *Storage) defaultFormat() string {
+	if st.fileBased() {
+		return "qcow2"
+	}
+	return "raw"
+}
+
+var reDiskName = regexp.MustCompile(`(?:^|/)(?:vm|base)-(\d+)-disk-(\d+)(?:\.[a-z0-9]+)?$`)
+
+// storageConfig is PVE::Storage::storage_config.
+func (s *Server) storageConfig(id string) (*Storage, error) {
+	st := s.state.storage(id)
+	if st == nil {
+		return nil, Fail("storage '%s' does not exist", id)
+	}
+	return st, nil
+}
+
+// freeDiskName finds the next unused "vm-<vmid>-disk-<n>" on a storage.
+func (s *Server) freeDiskName(node string, st *Storage, vmid int, prefix string) string {
+	used := map[int]bool{}
+	for _, v := range s.state.volumesOn(node, st.ID) {
+		if m := reDiskName.FindStringSubmatch(v.Name); m != nil && m[1] == strconv.Itoa(vmid) {
+			n, _ := strconv.Atoi(m[2])
+			used[n] = true
+		}
+	}
+	n := 0
+	for used[n] {
+		n++
+	}
+	return fmt.Sprintf("%s-%d-disk-%d", prefix, vmid, n)
+}
+
+// allocImage creates a disk image volume of size bytes for a guest.
+func (s *Server) allocImage(node, storage string, vmid int, size int64, format, name string) (*Volume, error) {
+	st, err := s.storageConfig(storage)
+	if err != nil {
+		return nil, err
+	}
+	if !st.allows("images") && !st.allows("rootdir") {
+		return nil, Fail("storage '%s' does not support vm images", storage)
+	}
+	if format == "" {
+		format = st.defaultFormat()
+	}
+	if !st.fileBased() && format != "raw" {
+		return nil, Fail("unsupported format '%s'", format)
+	}
+	if name == "" {
+		name = s.freeDiskName(node, st, vmid, "vm")
+	}
+	volname := name
+	if st.fileBased() {
+		if !strings.Contains(name, ".") {
+			volname = fmt.Sprintf("%d/%s.%s", vmid, name, format)
+		} else {
+			volname = fmt.Sprintf("%d/%s", vmid, name)
+		}
+	}
+	if s.state.volume(node, storage+":"+volname) != nil {
+		return nil, Fail("disk image '%s' already exists", volname)
+	}
+	v := &Volume{Node: node, Storage: storage, Name: volname, Content: "images", Format: format, Size: size, VMID: vmid, CTime: s.clock.Now().Unix()}
+	s.state.addVolume(v)
+	return v, nil
+}
+
+// volumeVMID is the owner vmid encoded in an image's name (0 for none).
+func volumeVMID(volname string) int {
+	if m := reDiskName.FindStringSubmatch(volname); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	if m := regexp.MustCompile(`(?:^|/)vm-(\d+)-cloudinit`).FindStringSubmatch(volname); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+// volumeContentType is the "vtype" of parse_volname: images, iso, vztmpl, import, ...
+func (s *Server) volumeContentType(node, volid string) (string, *Volume, error) {
+	storage, name, ok := strings.Cut(volid, ":")
+	if !ok {
+		return "", nil, Fail("unable to parse volume ID '%s'", volid)
+	}
+	if _, err := s.storageConfig(storage); err != nil {
+		return "", nil, err
+	}
+	v := s.state.volume(node, volid)
+	if v != nil {
+		return v.Content, v, nil
+	}
+	switch {
+	case strings.HasPrefix(name, "iso/"):
+		return "iso", nil, nil
+	case strings.HasPrefix(name, "vztmpl/"):
+		return "vztmpl", nil, nil
+	case strings.HasPrefix(name, "import/"):
+		return "import", nil, nil
+	case strings.HasPrefix(name, "snippets/"):
+		return "snippets", nil, nil
+	case strings.HasPrefix(name, "dump/"):
+		return "backup", nil, nil
+	}
+	return "images", nil, nil
+}
+
+// renameToBase turns a guest image into a template's base image.
+func (s *Server) renameToBase(node string, v *Volume) string {
+	oldID := v.VolID()
+	key := s.state.volumeKey(v.Node, v.Storage, v.Name)
+	delete(s.state.vols, key)
+	v.Name = strings.Replace(v.Name, "vm-", "base-", 1)
+	s.state.vols[s.state.volumeKey(v.Node, v.Storage, v.Name)] = v
+	_ = oldID
+	return v.VolID()
+}
+
+// linkedChildren counts volumes whose parent is the given base volume.
+func (s *Server) linkedChildren(volid string) int {
+	n := 0
+	for _, v := range s.state.Volumes {
+		if v.Parent == volid {
+			n++
+		}
+	}
+	return n
+}
