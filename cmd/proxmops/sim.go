@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/proxmops/proxmops/pvesim"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	var (
+		listen, tokenID, tokenSecret, faults, stateFile, rootPassword string
+		nodes                                                         int
+		plainHTTP                                                     bool
+		taskSpeed                                                     float64
+		seed                                                          int64
+	)
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run a simulated Proxmox VE API server",
+		Long: "sim serves a simulated Proxmox VE cluster under /api2/json, for trying automation offline.\n" +
+			"It prints one line with its URL and certificate fingerprint once it is ready.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tokenID == "" || tokenSecret == "" {
+				return fmt.Errorf("--token-id and --token-secret are required")
+			}
+			f, err := pvesim.ParseFaults(faults)
+			if err != nil {
+				return fmt.Errorf("--faults: %w", err)
+			}
+			srv := pvesim.New(pvesim.Options{
+				Nodes: nodes, TokenID: tokenID, TokenSecret: tokenSecret, RootPassword: rootPassword,
+				TaskSpeed: taskSpeed, Seed: seed, Faults: f,
+				AuthFailureDelay: time.Duration(3 * float64(time.Second) * taskSpeed),
+			})
+			if stateFile != "" {
+				if err := srv.LoadState(stateFile); err != nil && !os.IsNotExist(err) {
+					return err
+				}
+			}
+			if plainHTTP {
+				err = srv.Start(listen)
+			} else {
+				err = srv.StartTLS(listen)
+			}
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if plainHTTP {
+				fmt.Fprintf(out, "pvesim listening on %s\n", srv.APIURL())
+			} else {
+				fmt.Fprintf(out, "pvesim listening on %s fingerprint %s\n", srv.APIURL(), srv.Fingerprint())
+			}
+			stop := make(chan os.Signal, 1)
+			signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+			<-stop
+			signal.Stop(stop)
+			err = srv.Close()
+			if stateFile != "" {
+				if serr := srv.SaveState(stateFile); serr != nil {
+					return serr
+				}
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&listen, "listen", "127.0.0.1:8006", "address to listen on")
+	fl.StringVar(&tokenID, "token-id", "", "API token id accepted, e.g. root@pam!proxmops")
+	fl.StringVar(&tokenSecret, "token-secret", "", "secret of the API token")
+	fl.StringVar(&rootPassword, "root-password", "", "password for ticket login as root@pam (disabled when empty)")
+	fl.IntVar(&nodes, "nodes", 3, "number of cluster nodes (pve1..pveN)")
+	fl.BoolVar(&plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")
+	fl.Float64Var(&taskSpeed, "task-speed", 1.0, "scale of task durations (0 = instant)")
+	fl.StringVar(&faults, "faults", "", "faults to inject, e.g. error-rate=0.1,drop-rate=0.05,latency=20ms,task-fail-rate=0.1,lock-timeout-rate=0.05,offline=pve2")
+	fl.Int64Var(&seed, "seed", 1, "seed for generated values and injected faults")
+	fl.StringVar(&stateFile, "state", "", "file to restore the state from at start and save it to at exit")
+	rootCmd.AddCommand(cmd)
+}
