@@ -1,0 +1,312 @@
+package api
+
+import (
+	"errors"
+	"time"
+)
+
+// Status is the sync status of one resource.
+type Status string
+
+// Statuses, as in PRODUCT.md.
+const (
+	StatusSynced      Status = "Synced"
+	StatusOutOfSync   Status = "OutOfSync"
+	StatusProgressing Status = "Progressing"
+	StatusFailed      Status = "Failed"
+	StatusConflict    Status = "Conflict"
+	StatusUnknown     Status = "Unknown"
+)
+
+// Health is the health of one resource, ordered from best to worst as listed.
+type Health string
+
+// Healths, best first.
+const (
+	HealthHealthy     Health = "Healthy"
+	HealthProgressing Health = "Progressing"
+	HealthSuspended   Health = "Suspended"
+	HealthMissing     Health = "Missing"
+	HealthDegraded    Health = "Degraded"
+	HealthUnknown     Health = "Unknown"
+)
+
+// Action is what a pass would do, or does, to a resource.
+type Action string
+
+// Actions.
+const (
+	ActionCreate Action = "create"
+	ActionUpdate Action = "update"
+	ActionReboot Action = "reboot"
+	ActionDelete Action = "delete"
+	ActionNone   Action = "none"
+)
+
+// HistoryEvent names what happened to a resource.
+type HistoryEvent string
+
+// History events.
+const (
+	EventCreated HistoryEvent = "created"
+	EventDrifted HistoryEvent = "drifted"
+	EventSynced  HistoryEvent = "synced"
+	EventApplied HistoryEvent = "applied"
+	EventFailed  HistoryEvent = "failed"
+	EventDeleted HistoryEvent = "deleted"
+)
+
+// Sync policies, from the annotation proxmops.dev/sync.
+const (
+	SyncAuto     = "auto"
+	SyncManual   = "manual"
+	SyncDisabled = "disabled"
+)
+
+// Roles of accounts and API tokens.
+const (
+	RoleAdmin  = "admin"
+	RoleViewer = "viewer"
+)
+
+// Errors a Backend returns so that the server answers with the right status:
+// ErrNotFound 404, ErrNotOwned 409, ErrConflict 409, ErrNotReady 503,
+// ErrInvalid 400. Wrap them (fmt.Errorf("...: %w", api.ErrNotOwned)) to
+// give the words the user reads.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrNotOwned = errors.New("not owned by proxmops")
+	ErrConflict = errors.New("conflict")
+	ErrNotReady = errors.New("not ready")
+	ErrInvalid  = errors.New("invalid request")
+)
+
+// Change is one field that differs between the manifest and the cluster.
+type Change struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+// Progress describes an action that is running. Percent is absent when unknown.
+type Progress struct {
+	Task    string `json:"task,omitempty"`
+	Message string `json:"message"`
+	Percent *int   `json:"percent,omitempty"`
+}
+
+// ResourceSummary is one entry of GET /api/v1/resources and the data of the
+// SSE event "resource".
+type ResourceSummary struct {
+	Kind        string    `json:"kind"`
+	Name        string    `json:"name"`
+	Node        string    `json:"node,omitempty"`
+	VMID        int       `json:"vmid,omitempty"`
+	Tags        []string  `json:"tags"`
+	Status      Status    `json:"status"`
+	Health      Health    `json:"health"`
+	Action      Action    `json:"action"`
+	Reason      string    `json:"reason"`
+	NeedsReboot bool      `json:"needsReboot"`
+	Changes     []Change  `json:"changes"`
+	Owned       bool      `json:"owned"`
+	SyncPolicy  string    `json:"syncPolicy"`
+	File        string    `json:"file"`
+	Progress    *Progress `json:"progress,omitempty"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// ResourceList is the document of GET /api/v1/resources and the data of the
+// SSE event "snapshot". LastPass is null before the first pass.
+type ResourceList struct {
+	Revision        string            `json:"revision"`
+	RevisionMessage string            `json:"revisionMessage"`
+	LastPass        *time.Time        `json:"lastPass"`
+	PassDurationMs  int64             `json:"passDurationMs"`
+	SourceError     string            `json:"sourceError"`
+	Counts          map[Status]int    `json:"counts"`
+	Resources       []ResourceSummary `json:"resources"`
+}
+
+// ResourceDetail is the document of GET /api/v1/resources/{kind}/{name}.
+// Desired is null for a resource found only on the cluster; Observed is null
+// when the resource does not exist on the cluster. The server fills History
+// from the store; a backend leaves it nil.
+type ResourceDetail struct {
+	ResourceSummary
+	Desired  any            `json:"desired"`
+	Observed any            `json:"observed"`
+	History  []HistoryEntry `json:"history"`
+}
+
+// HistoryEntry is one recorded event of a resource.
+type HistoryEntry struct {
+	ID      int64        `json:"id"`
+	Event   HistoryEvent `json:"event"`
+	Commit  string       `json:"commit"`
+	Time    time.Time    `json:"time"`
+	Message string       `json:"message"`
+}
+
+// Plan is the plan document of GET /api/v1/plan and `proxmops plan --output json`.
+type Plan struct {
+	Revision string       `json:"revision"`
+	Summary  PlanSummary  `json:"summary"`
+	Actions  []PlanAction `json:"actions"`
+}
+
+// PlanSummary counts the actions of a plan by action; conflicts count apart.
+type PlanSummary struct {
+	Create   int `json:"create"`
+	Update   int `json:"update"`
+	Reboot   int `json:"reboot"`
+	Delete   int `json:"delete"`
+	Conflict int `json:"conflict"`
+	None     int `json:"none"`
+}
+
+// PlanAction is one resource's entry in a plan. A conflict has Action "none"
+// and Conflict true.
+type PlanAction struct {
+	Kind        string   `json:"kind"`
+	Name        string   `json:"name"`
+	Node        string   `json:"node,omitempty"`
+	VMID        int      `json:"vmid,omitempty"`
+	Action      Action   `json:"action"`
+	Reason      string   `json:"reason"`
+	Changes     []Change `json:"changes"`
+	NeedsReboot bool     `json:"needsReboot"`
+	BlockedBy   string   `json:"blockedBy"`
+	Conflict    bool     `json:"conflict,omitempty"`
+}
+
+// SSE event types of GET /api/v1/events and GET /api/v1/logs/stream.
+const (
+	SSEResource = "resource" // data: ResourceSummary
+	SSEPass     = "pass"     // data: PassEvent
+	SSEDeleted  = "deleted"  // data: DeletedEvent
+	SSESnapshot = "snapshot" // data: ResourceList
+	SSELog      = "log"      // data: LogLine
+)
+
+// PassEvent is the data of the SSE event "pass", sent after every pass.
+type PassEvent struct {
+	Revision    string         `json:"revision"`
+	LastPass    time.Time      `json:"lastPass"`
+	Counts      map[Status]int `json:"counts"`
+	SourceError string         `json:"sourceError"`
+}
+
+// DeletedEvent is the data of the SSE event "deleted".
+type DeletedEvent struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// LogLine is one line of the daemon's log as served by /api/v1/logs.
+type LogLine struct {
+	ID    int64          `json:"id"`
+	Time  time.Time      `json:"time"`
+	Level string         `json:"level"`
+	Msg   string         `json:"msg"`
+	Attrs map[string]any `json:"attrs,omitempty"`
+}
+
+// LogLines is the document of GET /api/v1/logs.
+type LogLines struct {
+	Lines []LogLine `json:"lines"`
+}
+
+// Me is the document of GET /api/v1/me, POST /api/v1/login and POST /api/v1/setup.
+type Me struct {
+	Username  string `json:"username"`
+	Role      string `json:"role"`
+	CSRFToken string `json:"csrfToken"`
+}
+
+// User is one account as listed by GET /api/v1/users.
+type User struct {
+	Username  string    `json:"username"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Token is one API token as listed by GET /api/v1/tokens (never the secret).
+type Token struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Role       string     `json:"role"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+}
+
+// NewToken is the answer of POST /api/v1/tokens: the only time Token is shown.
+type NewToken struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+	Token string `json:"token"`
+}
+
+// Check is one named check of POST /api/v1/settings/test.
+type Check struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+}
+
+// TestResult is the answer of POST /api/v1/settings/test.
+type TestResult struct {
+	OK     bool    `json:"ok"`
+	Checks []Check `json:"checks"`
+}
+
+// Error is the body of every error answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Secret markers of the settings document: the API never returns a secret.
+const (
+	SecretSet    = "set"
+	SecretNotSet = "not set"
+)
+
+// SettingsDocument is the document of GET and PUT /api/v1/settings. Secret
+// fields (tokenSecret, token, sshKey, webhookSecret) read "set" or "not set".
+type SettingsDocument struct {
+	Cluster   ClusterSettings   `json:"cluster"`
+	Source    SourceSettings    `json:"source"`
+	Reconcile ReconcileSettings `json:"reconcile"`
+}
+
+// ClusterSettings is the "cluster" section of the settings document.
+type ClusterSettings struct {
+	Endpoint           string `json:"endpoint"`
+	TokenID            string `json:"tokenId"`
+	TokenSecret        string `json:"tokenSecret"`
+	InsecureSkipVerify bool   `json:"insecureSkipVerify"`
+	Fingerprint        string `json:"fingerprint"`
+	CAFile             string `json:"caFile"`
+}
+
+// SourceSettings is the "source" section of the settings document.
+type SourceSettings struct {
+	RepoURL       string `json:"repoURL"`
+	Path          string `json:"path"`
+	Revision      string `json:"revision"`
+	Username      string `json:"username"`
+	Token         string `json:"token"`
+	SSHKey        string `json:"sshKey"`
+	Submodules    bool   `json:"submodules"`
+	WebhookSecret string `json:"webhookSecret"`
+}
+
+// ReconcileSettings is the "reconcile" section of the settings document.
+type ReconcileSettings struct {
+	Interval    string `json:"interval"`
+	AutoSync    bool   `json:"autoSync"`
+	Prune       bool   `json:"prune"`
+	Concurrency int    `json:"concurrency"`
+	DryRun      bool   `json:"dryRun"`
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/settings"
+)
+
+// The settings saved from the UI: one encrypted record per section, so each
+// ciphertext is bound to its section.
+const (
+	recCluster   = "settings/cluster"
+	recSource    = "settings/source"
+	recReconcile = "settings/reconcile"
+)
+
+// Overrides reads the settings saved from the UI. A record that does not
+// decrypt (tampered, or sealed with another key) is an error, never a silent
+// fallback.
+func (s *Store) Overrides(ctx context.Context) (settings.Overrides, error) {
+	var o settings.Overrides
+	for _, r := range []struct {
+		name string
+		dst  any
+	}{{recCluster, &o.Cluster}, {recSource, &o.Source}, {recReconcile, &o.Reconcile}} {
+		pt, err := s.readEncrypted(ctx, r.name)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return settings.Overrides{}, fmt.Errorf("saved settings cannot be read: %w", err)
+		}
+		if err := json.Unmarshal(pt, r.dst); err != nil {
+			return settings.Overrides{}, fmt.Errorf("saved settings %s: %w", r.name, err)
+		}
+	}
+	return o, nil
+}
+
+// SaveOverrides replaces the settings saved from the UI.
+func (s *Store) SaveOverrides(ctx context.Context, o settings.Overrides) error {
+	for _, r := range []struct {
+		name string
+		v    any
+	}{{recCluster, o.Cluster}, {recSource, o.Source}, {recReconcile, o.Reconcile}} {
+		b, err := json.Marshal(r.v)
+		if err != nil {
+			return err
+		}
+		if err := s.writeEncrypted(ctx, r.name, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddHistory records an event of a resource and applies the retention caps.
+// A zero Time means now. It returns the entry's id.
+func (s *Store) AddHistory(ctx context.Context, kind, name string, e api.HistoryEntry) (int64, error) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message) VALUES (?, ?, ?, ?, ?, ?)`,
+		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message)
+	if err != nil {
+		return 0, err
+	}
+	id, _ := res.LastInsertId()
+	if s.perResource > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM history WHERE kind = ? AND name = ? AND id <=
+			(SELECT id FROM history WHERE kind = ? AND name = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+			kind, name, kind, name, s.perResource); err != nil {
+			return 0, err
+		}
+	}
+	if s.total > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM history WHERE id <=
+			(SELECT id FROM history ORDER BY id DESC LIMIT 1 OFFSET ?)`, s.total); err != nil {
+			return 0, err
+		}
+	}
+	return id, tx.Commit()
+}
+
+// History lists a resource's events, newest first, at most limit (<= 0: all).
+func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]api.HistoryEntry, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, event, commit_sha, time, message FROM history
+		WHERE kind = ? AND name = ? ORDER BY id DESC LIMIT ?`, kind, name, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []api.HistoryEntry{}
+	for rows.Next() {
+		var e api.HistoryEntry
+		var event string
+		var t int64
+		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message); err != nil {
+			return nil, err
+		}
+		e.Event, e.Time = api.HistoryEvent(event), fromMS(t)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// CountHistory is the number of history entries kept.
+func (s *Store) CountHistory(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM history`).Scan(&n)
+	return n, err
+}
+
+// State reads a value the controller saved (ok false when none).
+func (s *Store) State(ctx context.Context, key string) (value []byte, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	return value, err == nil, err
+}
+
+// PutState saves a value for the controller (not encrypted: no secrets).
+func (s *Store) PutState(ctx context.Context, key string, value []byte) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+		key, value, ms(time.Now()))
+	return err
+}

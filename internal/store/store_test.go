@@ -1,0 +1,283 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/secrets"
+	"github.com/proxmops/proxmops/internal/settings"
+)
+
+func open(t *testing.T, opt Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), opt)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestMigrationsAreVersionedAndRerunnable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "db", "proxmops.db")
+	s := open(t, Options{Path: path})
+	if _, err := s.CreateUser(ctx, "alice", "hash", api.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Version(ctx)
+	if err != nil || v != SchemaVersion() {
+		t.Fatalf("version %d, %v; want %d", v, err, SchemaVersion())
+	}
+	s.Close()
+
+	// Re-opening applies nothing twice and keeps the data.
+	s2 := open(t, Options{Path: path})
+	var rows int
+	if err := s2.db.QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&rows); err != nil || rows != len(migrations) {
+		t.Fatalf("schema_migrations has %d rows (%v), want %d", rows, err, len(migrations))
+	}
+	if n, _ := s2.CountUsers(ctx); n != 1 {
+		t.Fatalf("users after reopen: %d", n)
+	}
+	// A database from the first release only gets the later steps.
+	if _, err := s2.db.Exec(`DELETE FROM schema_migrations WHERE version = 2; DROP TABLE state`); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	s3 := open(t, Options{Path: path})
+	if err := s3.PutState(ctx, "k", []byte("v")); err != nil {
+		t.Fatalf("state table not recreated: %v", err)
+	}
+	// A newer schema is refused.
+	if _, err := s3.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s3.Close()
+	if _, err := Open(ctx, Options{Path: path}); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("newer schema: %v", err)
+	}
+	for _, p := range []string{path, path + ".key"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: mode %v, %v", p, fi.Mode().Perm(), err)
+		}
+	}
+}
+
+func TestHistoryRetention(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db"), HistoryPerResource: 3, HistoryTotal: 5})
+	for i := range 5 {
+		if _, err := s.AddHistory(ctx, "VirtualMachine", "a", api.HistoryEntry{Event: api.EventDrifted, Message: string(rune('0' + i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.History(ctx, "VirtualMachine", "a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 3 || h[0].Message != "4" || h[2].Message != "2" {
+		t.Fatalf("per-resource cap: %+v", h)
+	}
+	for i := range 4 {
+		if _, err := s.AddHistory(ctx, "Container", "b", api.HistoryEntry{Event: api.EventApplied, Commit: "c", Message: string(rune('0' + i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := s.CountHistory(ctx); n != 5 {
+		t.Fatalf("total cap: %d entries, want 5", n)
+	}
+	// The overall cap removes the oldest entries, whichever resource.
+	h, _ = s.History(ctx, "VirtualMachine", "a", 0)
+	b, _ := s.History(ctx, "Container", "b", 0)
+	if len(h) != 2 || len(b) != 3 || h[0].Message != "4" {
+		t.Fatalf("after total cap: a=%+v b=%+v", h, b)
+	}
+	if one, _ := s.History(ctx, "Container", "b", 1); len(one) != 1 || one[0].Message != "3" {
+		t.Fatalf("limit: %+v", one)
+	}
+}
+
+func TestTamperedCiphertextIsRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "p.db")
+	s := open(t, Options{Path: path})
+	o := settings.Overrides{Cluster: settings.ClusterOverrides{TokenSecret: ptr("s3cret-cluster")},
+		Source: settings.SourceOverrides{Token: ptr("s3cret-git")}}
+	if err := s.SaveOverrides(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Overrides(ctx)
+	if err != nil || *got.Cluster.TokenSecret != "s3cret-cluster" {
+		t.Fatalf("read back: %+v %v", got, err)
+	}
+	// One flipped bit.
+	var v []byte
+	if err := s.db.QueryRow(`SELECT value FROM encrypted WHERE name = ?`, recCluster).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	v[len(v)-20] ^= 1
+	if _, err := s.db.Exec(`UPDATE encrypted SET value = ? WHERE name = ?`, v, recCluster); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Overrides(ctx); !errors.Is(err, secrets.ErrTampered) {
+		t.Fatalf("flipped bit: %v", err)
+	}
+	// A valid ciphertext moved onto another record.
+	if err := s.SaveOverrides(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE encrypted SET value = (SELECT value FROM encrypted WHERE name = ?) WHERE name = ?`, recSource, recCluster); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Overrides(ctx); !errors.Is(err, secrets.ErrTampered) {
+		t.Fatalf("swapped records: %v", err)
+	}
+}
+
+func TestWrongOrMissingKeyIsRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.db")
+	s := open(t, Options{Path: path})
+	s.Close()
+	other, _ := secrets.GenerateKey()
+	if _, err := Open(ctx, Options{Path: path, EncryptionKey: other.String()}); !errors.Is(err, secrets.ErrWrongKey) {
+		t.Fatalf("wrong key: %v", err)
+	}
+	os.Remove(path + ".key")
+	if _, err := Open(ctx, Options{Path: path}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("missing key file: %v", err)
+	}
+	if err := os.WriteFile(path+".key", []byte(other.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, Options{Path: path}); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("readable key file: %v", err)
+	}
+}
+
+func TestRotationKeepsEverythingReadable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "p.db")
+	s := open(t, Options{Path: path})
+	o := settings.Overrides{Cluster: settings.ClusterOverrides{TokenSecret: ptr("pve-secret")},
+		Source: settings.SourceOverrides{SSHKey: ptr("-----BEGIN KEY-----"), RepoURL: ptr("file:///r")}}
+	if err := s.SaveOverrides(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	oldKey, _ := os.ReadFile(path + ".key")
+	oldID := s.KeyID()
+	newID, err := s.RotateKey(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newKey, _ := os.ReadFile(path + ".key")
+	if newID == oldID || string(newKey) == string(oldKey) || s.KeyID() != newID {
+		t.Fatalf("key not rotated: %s -> %s", oldID, newID)
+	}
+	var ids []string
+	rows, _ := s.db.Query(`SELECT value FROM encrypted`)
+	for rows.Next() {
+		var v []byte
+		rows.Scan(&v)
+		ids = append(ids, secrets.SealedKeyID(v))
+	}
+	rows.Close()
+	for _, id := range ids {
+		if id != newID {
+			t.Fatalf("record still sealed with %s", id)
+		}
+	}
+	got, err := s.Overrides(ctx)
+	if err != nil || *got.Source.SSHKey != "-----BEGIN KEY-----" || *got.Cluster.TokenSecret != "pve-secret" {
+		t.Fatalf("after rotation: %+v %v", got, err)
+	}
+	s.Close()
+	s2 := open(t, Options{Path: path})
+	if got, err := s2.Overrides(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
+		t.Fatalf("after reopen: %+v %v", got, err)
+	}
+	// With the key in the environment, the new key is given.
+	s2.Close()
+	envKey, _ := secrets.ParseKey(string(newKey))
+	os.Remove(path + ".key")
+	s3 := open(t, Options{Path: path, EncryptionKey: envKey.String()})
+	if _, err := s3.RotateKey(ctx, ""); err == nil {
+		t.Fatal("env rotation without a new key succeeded")
+	}
+	next, _ := secrets.GenerateKey()
+	if _, err := s3.RotateKey(ctx, next.String()); err != nil {
+		t.Fatal(err)
+	}
+	s3.Close()
+	s4 := open(t, Options{Path: path, EncryptionKey: next.String()})
+	if got, err := s4.Overrides(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
+		t.Fatalf("after env rotation: %+v %v", got, err)
+	}
+}
+
+func TestInterruptedRotationIsFinishedOnOpen(t *testing.T) {
+	ctx := context.Background()
+	for _, committed := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "p.db")
+		s := open(t, Options{Path: path})
+		if err := s.SaveOverrides(ctx, settings.Overrides{Source: settings.SourceOverrides{Token: ptr("git-token")}}); err != nil {
+			t.Fatal(err)
+		}
+		next, _ := secrets.GenerateKey()
+		if err := secrets.WriteKeyFile(path+".key.new", next); err != nil {
+			t.Fatal(err)
+		}
+		if committed { // crashed after the transaction, before the rename
+			s.mu.RLock()
+			old := s.key
+			s.mu.RUnlock()
+			if err := s.reencrypt(ctx, old, next); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		s2 := open(t, Options{Path: path})
+		if s2.KeyID() != next.ID() {
+			t.Fatalf("committed=%v: key %s, want %s", committed, s2.KeyID(), next.ID())
+		}
+		if _, err := os.Stat(path + ".key.new"); !os.IsNotExist(err) {
+			t.Fatalf("pending key file left: %v", err)
+		}
+		if got, err := s2.Overrides(ctx); err != nil || *got.Source.Token != "git-token" {
+			t.Fatalf("committed=%v: %+v %v", committed, got, err)
+		}
+	}
+}
+
+func TestSetupTokenIsSingleUse(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db")})
+	if err := s.SetSetupToken(ctx, []byte("hash-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompleteSetup(ctx, []byte("wrong"), "admin", "h"); !errors.Is(err, ErrSetupToken) {
+		t.Fatalf("wrong token: %v", err)
+	}
+	if _, err := s.CompleteSetup(ctx, []byte("hash-1"), "admin", "h"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompleteSetup(ctx, []byte("hash-1"), "admin2", "h"); !errors.Is(err, ErrSetupDone) {
+		t.Fatalf("second use: %v", err)
+	}
+	if err := s.SetSetupToken(ctx, []byte("hash-2")); !errors.Is(err, ErrSetupDone) {
+		t.Fatalf("new token after setup: %v", err)
+	}
+	if err := s.DeleteUser(ctx, "ADMIN"); !errors.Is(err, ErrLastAdmin) {
+		t.Fatalf("deleting the last admin: %v", err)
+	}
+}
