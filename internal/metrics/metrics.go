@@ -1,0 +1,71 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the daemon's collectors, registered in Registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	// Controller.
+	PassDuration prometheus.Histogram   // one reconcile pass
+	Resources    *prometheus.GaugeVec   // labels: status
+	Actions      *prometheus.CounterVec // labels: kind, action, result (ok, failed)
+
+	// Proxmox VE client.
+	PVERequests *prometheus.CounterVec // labels: method, code ("error" when no answer)
+	PVEErrors   *prometheus.CounterVec // labels: reason (timeout, connection, status, task)
+
+	// Git source.
+	GitFetchDuration prometheus.Histogram
+	GitFetchErrors   prometheus.Counter
+
+	// HTTP server.
+	HTTPRequests  *prometheus.CounterVec   // labels: route, method, code
+	HTTPDuration  *prometheus.HistogramVec // labels: route
+	Webhooks      *prometheus.CounterVec   // labels: forge, result (accepted, rejected)
+	LoginFailures prometheus.Counter
+	SSEClients    *prometheus.GaugeVec // labels: stream (events, logs)
+}
+
+// New creates the collectors in a new registry, with the Go runtime and
+// process collectors.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: r,
+		PassDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "proxmops_pass_duration_seconds", Help: "Duration of one reconcile pass.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}),
+		Resources: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "proxmops_resources", Help: "Managed resources by sync status."}, []string{"status"}),
+		Actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "proxmops_actions_total", Help: "Actions run, by resource kind, action and result."}, []string{"kind", "action", "result"}),
+		PVERequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "proxmops_pve_requests_total", Help: "Proxmox VE API requests by method and HTTP status."}, []string{"method", "code"}),
+		PVEErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "proxmops_pve_errors_total", Help: "Proxmox VE API errors by reason."}, []string{"reason"}),
+		GitFetchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "proxmops_git_fetch_duration_seconds", Help: "Duration of Git fetches.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}),
+		GitFetchErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "proxmops_git_fetch_errors_total", Help: "Failed Git fetches."}),
+		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "proxmops_http_requests_total", Help: "HTTP requests served, by route, method and status."}, []string{"route", "method", "code"}),
+		HTTPDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "proxmops_http_request_duration_seconds", Help: "HTTP request duration by route (streams excluded).",
+			Buckets: prometheus.DefBuckets}, []string{"route"}),
+		Webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "proxmops_webhooks_total", Help: "Webhook deliveries by forge and result."}, []string{"forge", "result"}),
+		LoginFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "proxmops_login_failures_total", Help: "Failed or rate-limited logins."}),
+		SSEClients: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "proxmops_sse_clients", Help: "Connected Server-Sent Events clients by stream."}, []string{"stream"}),
+	}
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.PassDuration, m.Resources, m.Actions, m.PVERequests, m.PVEErrors, m.GitFetchDuration, m.GitFetchErrors,
+		m.HTTPRequests, m.HTTPDuration, m.Webhooks, m.LoginFailures, m.SSEClients)
+	return m
+}
