@@ -37,9 +37,12 @@ type Hub struct {
 // Unsubscribe or when the subscriber fell too far behind (Lagged true): the
 // client then reconnects with the last id it got and is replayed the rest.
 type Subscription struct {
-	C      <-chan Event
-	c      chan Event
-	lagged bool
+	// StartID is the id of the latest event when the subscription began: the
+	// id to give a snapshot taken right after subscribing.
+	StartID string
+	C       <-chan Event
+	c       chan Event
+	lagged  bool
 }
 
 // Lagged tells whether the hub dropped this subscriber for being too slow.
@@ -98,7 +101,7 @@ func (h *Hub) Subscribe(lastID string) (sub *Subscription, replay []Event, resum
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := make(chan Event, h.subBuf)
-	sub = &Subscription{C: c, c: c}
+	sub = &Subscription{StartID: h.id(h.seq), C: c, c: c}
 	h.subs[sub] = struct{}{}
 	seq, ok := h.parse(lastID)
 	if !ok {

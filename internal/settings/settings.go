@@ -252,3 +252,34 @@ func (o Overrides) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Fields lists the keys ("cluster.endpoint", ...) present in o, for logs
+// that must not show values.
+func (o Overrides) Fields() []string {
+	var out []string
+	add := func(name string, present bool) {
+		if present {
+			out = append(out, name)
+		}
+	}
+	add("cluster.endpoint", o.Cluster.Endpoint != nil)
+	add("cluster.tokenId", o.Cluster.TokenID != nil)
+	add("cluster.tokenSecret", o.Cluster.TokenSecret != nil)
+	add("cluster.insecureSkipVerify", o.Cluster.InsecureSkipVerify != nil)
+	add("cluster.fingerprint", o.Cluster.Fingerprint != nil)
+	add("cluster.caFile", o.Cluster.CAFile != nil)
+	add("source.repoURL", o.Source.RepoURL != nil)
+	add("source.path", o.Source.Path != nil)
+	add("source.revision", o.Source.Revision != nil)
+	add("source.username", o.Source.Username != nil)
+	add("source.token", o.Source.Token != nil)
+	add("source.sshKey", o.Source.SSHKey != nil)
+	add("source.submodules", o.Source.Submodules != nil)
+	add("source.webhookSecret", o.Source.WebhookSecret != nil)
+	add("reconcile.interval", o.Reconcile.Interval != nil)
+	add("reconcile.autoSync", o.Reconcile.AutoSync != nil)
+	add("reconcile.prune", o.Reconcile.Prune != nil)
+	add("reconcile.concurrency", o.Reconcile.Concurrency != nil)
+	add("reconcile.dryRun", o.Reconcile.DryRun != nil)
+	return out
+}

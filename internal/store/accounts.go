@@ -355,3 +355,10 @@ func (s *Store) DeleteAPIToken(ctx context.Context, id int64) error {
 	}
 	return nil
 }
+
+// APITokenExists tells whether the API token id is still valid.
+func (s *Store) APITokenExists(ctx context.Context, id int64) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_tokens WHERE id = ?`, id).Scan(&n)
+	return n > 0, err
+}

@@ -1,0 +1,36 @@
+// Package server is the daemon's HTTP layer: the /api/v1 routes of
+// PRODUCT.md (JSON shapes in docs/api.md and internal/api), first-run setup,
+// sessions and API tokens, CSRF, security headers, SSE streams, forge
+// webhooks, /healthz, /readyz, /metrics and the embedded UI.
+//
+// How `proxmops serve` wires it:
+//
+//	ring := logring.New(1000)
+//	logger := slog.New(ring.Handler(slog.NewJSONHandler(os.Stderr,
+//		&slog.HandlerOptions{ReplaceAttr: logring.Redact}), slog.LevelInfo))
+//	st, err := store.Open(ctx, store.Options{Path: cfg.Server.DatabasePath,
+//		EncryptionKey: os.Getenv("PROXMOPS_ENCRYPTION_KEY"), Logger: logger})
+//	stored, err := st.Overrides(ctx)
+//	effective := settings.Merge(fileValues, stored) // what the controller starts with
+//	hub := events.NewHub(1024)
+//	m := metrics.New()
+//	ctrl := controller.New(..., hub, st, m)         // implements server.Backend
+//	srv, err := server.New(ctx, server.Options{
+//		Store: st, Backend: ctrl, Hub: hub, Logs: ring, Logger: logger, Metrics: m,
+//		FileSettings: fileValues, OnSettingsChanged: ctrl.ApplySettings,
+//		UI: webFS, TLSCertFile: ..., TLSKeyFile: ..., TrustedProxies: ...,
+//	})
+//	err = srv.ListenAndServe(ctx, cfg.Server.Addr) // returns after ctx ends
+//
+// The controller publishes to the hub: hub.Publish(api.SSEResource,
+// summary), hub.Publish(api.SSEPass, api.PassEvent{...}),
+// hub.Publish(api.SSEDeleted, api.DeletedEvent{...}); records history with
+// st.AddHistory; may keep its own state with st.State/st.PutState; and
+// returns errors wrapping api.ErrNotFound, api.ErrNotOwned, api.ErrNotReady
+// and the like so the server answers with the right status.
+//
+// Roles: viewers read; admins also act (sync, delete, refresh), change
+// settings and manage users and tokens. Writes authenticated by the session
+// cookie need the X-CSRF-Token header from GET /api/v1/me; requests with
+// Authorization: Bearer <API token> need none.
+package server

@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/settings"
+)
+
+// historyLimit is how many history entries a resource's detail shows.
+const historyLimit = 100
+
+func resourceRef(r *http.Request) (kind, name string, ok bool) {
+	kind, name = chi.URLParam(r, "kind"), chi.URLParam(r, "name")
+	return kind, name, kind != "" && name != "" && len(kind) <= 64 && len(name) <= 253
+}
+
+func (s *Server) handleResources(w http.ResponseWriter, r *http.Request) {
+	list, err := s.backend.Resources(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if list.Resources == nil {
+		list.Resources = []api.ResourceSummary{}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	d, err := s.backend.Resource(r.Context(), kind, name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if d.History == nil {
+		h, err := s.store.History(r.Context(), kind, name, historyLimit)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		d.History = h
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
+	rev := r.URL.Query().Get("revision")
+	if len(rev) > 256 || strings.ContainsAny(rev, " \t\n") {
+		writeError(w, http.StatusBadRequest, "revision must be a branch, tag or commit")
+		return
+	}
+	p, err := s.backend.Plan(r.Context(), rev)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func accepted(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": msg})
+}
+
+func (s *Server) handleSyncOne(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	if err := s.backend.SyncOne(r.Context(), kind, name); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("sync requested", "resource", kind+"/"+name, "by", principalFrom(r.Context()).username)
+	accepted(w, "sync of "+kind+"/"+name+" started")
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	if err := s.backend.Delete(r.Context(), kind, name); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("delete requested", "resource", kind+"/"+name, "by", principalFrom(r.Context()).username)
+	accepted(w, "delete of "+kind+"/"+name+" started")
+}
+
+func (s *Server) handleSyncAll(w http.ResponseWriter, r *http.Request) {
+	if err := s.backend.SyncAll(r.Context()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("full sync requested", "by", principalFrom(r.Context()).username)
+	accepted(w, "a full pass started")
+}
+
+func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
+	if err := s.backend.Refresh(r.Context()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("Git refresh requested", "by", principalFrom(r.Context()).username)
+	accepted(w, "Git pull and pass started")
+}
+
+// currentSettings reads the saved settings afresh, so a record that no
+// longer decrypts is reported instead of a stale copy being shown.
+func (s *Server) currentSettings(ctx context.Context) (settings.Values, settings.Overrides, error) {
+	stored, err := s.store.Overrides(ctx)
+	if err != nil {
+		return settings.Values{}, settings.Overrides{}, err
+	}
+	return settings.Merge(s.opt.FileSettings, stored), stored, nil
+}
+
+func (s *Server) handleGetSettings(w http.ResponseWriter, r *http.Request) {
+	eff, _, err := s.currentSettings(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, settings.Document(eff))
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "the request body is too large")
+		return nil, false
+	}
+	if ct := r.Header.Get("Content-Type"); len(b) > 0 && ct != "" && !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "send the body as Content-Type: application/json")
+		return nil, false
+	}
+	return b, true
+}
+
+func (s *Server) handlePutSettings(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	patch, err := settings.ParsePatch(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	_, stored, err := s.currentSettings(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	next := stored.Update(patch)
+	if err := s.store.SaveOverrides(r.Context(), next); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	eff := settings.Merge(s.opt.FileSettings, next)
+	s.effective.Store(&eff)
+	// Field names only: values may be secrets.
+	s.log.Info("settings saved", "fields", strings.Join(patch.Fields(), ","), "by", principalFrom(r.Context()).username)
+	if s.opt.OnSettingsChanged != nil {
+		s.opt.OnSettingsChanged(eff)
+	}
+	writeJSON(w, http.StatusOK, settings.Document(eff))
+}
+
+func (s *Server) handleTestSettings(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	eff, _, err := s.currentSettings(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if strings.TrimSpace(string(body)) != "" {
+		patch, err := settings.ParsePatch(body)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		eff = settings.Merge(eff, patch)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
+	defer cancel()
+	res, err := s.backend.TestSettings(ctx, eff)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if res.Checks == nil {
+		res.Checks = []api.Check{}
+	}
+	writeJSON(w, http.StatusOK, res)
+}

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/proxmops/proxmops/internal/api"
+)
+
+// routes builds the router. Every route under /api/v1 except setup, login,
+// logout and the webhooks requires a session or an API token; the groups
+// below fix the role each route needs.
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(s.recoverPanics, s.securityHeaders, s.observe)
+
+	r.Get("/healthz", s.handleHealthz)
+	r.Get("/readyz", s.handleReadyz)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Use(noStore)
+		// Forges are not browsers: they get a larger body limit and no
+		// session handling; the signature is their authentication.
+		r.With(limitBody(maxWebhookBody)).Post("/webhooks/{forge}", s.handleWebhook)
+
+		r.Group(func(r chi.Router) {
+			r.Use(limitBody(maxBody), s.crossOriginCheck, s.authenticate)
+
+			r.Get("/setup", s.handleSetupNeeded)
+			r.Post("/setup", s.handleSetup)
+			r.Post("/login", s.handleLogin)
+			r.With(s.checkCSRF).Post("/logout", s.handleLogout)
+
+			r.Group(func(r chi.Router) {
+				r.Use(s.requireRole(api.RoleViewer), s.checkCSRF)
+				r.Get("/me", s.handleMe)
+				r.Get("/resources", s.handleResources)
+				r.Get("/resources/{kind}/{name}", s.handleResource)
+				r.Get("/plan", s.handlePlan)
+				r.Get("/events", s.handleEvents)
+				r.Get("/logs", s.handleLogs)
+				r.Get("/logs/stream", s.handleLogStream)
+			})
+
+			r.Group(func(r chi.Router) {
+				r.Use(s.requireRole(api.RoleAdmin), s.checkCSRF)
+				r.Post("/resources/{kind}/{name}/sync", s.handleSyncOne)
+				r.Delete("/resources/{kind}/{name}", s.handleDelete)
+				r.Post("/sync", s.handleSyncAll)
+				r.Post("/refresh", s.handleRefresh)
+				r.Get("/settings", s.handleGetSettings)
+				r.Put("/settings", s.handlePutSettings)
+				r.Post("/settings/test", s.handleTestSettings)
+				r.Get("/users", s.handleUsers)
+				r.Post("/users", s.handleCreateUser)
+				r.Delete("/users/{name}", s.handleDeleteUser)
+				r.Get("/tokens", s.handleTokens)
+				r.Post("/tokens", s.handleCreateToken)
+				r.Delete("/tokens/{id}", s.handleDeleteToken)
+			})
+		})
+		r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
+		})
+		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path)
+		})
+	})
+
+	r.NotFound(s.handleUI)
+	return r
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	if err := s.store.Ping(r.Context()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "database: " + err.Error()})
+		return
+	}
+	if !s.backend.Ready() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "the first reconcile pass has not finished"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

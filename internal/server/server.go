@@ -1,0 +1,286 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/logring"
+	"github.com/proxmops/proxmops/internal/metrics"
+	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/store"
+)
+
+// Backend is what the server needs of the controller. SyncAll, SyncOne,
+// Refresh and Delete start work and return without waiting for it; progress
+// reaches clients through the event hub. Errors wrapping api.ErrNotFound,
+// api.ErrNotOwned, api.ErrConflict, api.ErrNotReady and api.ErrInvalid are
+// answered 404, 409, 409, 503 and 400 with the error's words.
+type Backend interface {
+	// Resources is the status list (GET /api/v1/resources, SSE snapshots).
+	Resources(ctx context.Context) (api.ResourceList, error)
+	// Resource is one resource; the server adds its history from the store.
+	Resource(ctx context.Context, kind, name string) (api.ResourceDetail, error)
+	// SyncAll starts a full pass now.
+	SyncAll(ctx context.Context) error
+	// SyncOne syncs one resource now.
+	SyncOne(ctx context.Context, kind, name string) error
+	// Refresh pulls Git now, then runs a pass.
+	Refresh(ctx context.Context) error
+	// Delete deletes one resource from the cluster once; the backend checks
+	// ownership exactly as prune does.
+	Delete(ctx context.Context, kind, name string) error
+	// Plan is the plan document for a revision ("" = the watched one).
+	Plan(ctx context.Context, revision string) (api.Plan, error)
+	// Ready tells whether the first pass is done.
+	Ready() bool
+	// TestSettings checks a cluster connection and Git source and reports
+	// each problem in words.
+	TestSettings(ctx context.Context, v settings.Values) (api.TestResult, error)
+}
+
+// Options configure New. Store and Backend are required.
+type Options struct {
+	Store   *store.Store
+	Backend Backend
+	// Hub carries the controller's events to SSE clients; New makes one
+	// when nil (read it back with Server.Hub).
+	Hub *events.Hub
+	// Logs is the ring the daemon's slog handler feeds (logring.Ring.Handler);
+	// New makes an empty one when nil.
+	Logs *logring.Ring
+	// Logger is the daemon's logger (normally the one writing into Logs).
+	Logger *slog.Logger
+	// Metrics are served at /metrics; New makes a set when nil.
+	Metrics *metrics.Metrics
+	// FileSettings are the settings from the configuration file, environment
+	// and flags; settings saved from the UI override them field by field.
+	FileSettings settings.Values
+	// OnSettingsChanged is called with the new effective settings after the
+	// UI saved some, so they apply without a restart. It should not block.
+	OnSettingsChanged func(settings.Values)
+	// UI is the built web UI (web/dist); nil serves a notice instead.
+	UI fs.FS
+	// SetupOutput receives the one-time setup token on first run (never the
+	// log); default os.Stdout. SetupTokenFile defaults to
+	// <databasePath>.setup-token.
+	SetupOutput    io.Writer
+	SetupTokenFile string
+	// TrustedProxies may set X-Forwarded-Proto and X-Forwarded-For.
+	TrustedProxies []netip.Prefix
+	// SessionTTL (default 24h) is a session's absolute lifetime;
+	// SessionIdle (default 2h) ends it after that long without a request.
+	SessionTTL, SessionIdle time.Duration
+	// PasswordParams are the argon2id costs of new hashes (default
+	// auth.DefaultParams).
+	PasswordParams auth.Params
+	// KeepAlive is the SSE keep-alive period (default 15s).
+	KeepAlive time.Duration
+	// TLSCertFile and TLSKeyFile make Serve speak HTTPS.
+	TLSCertFile, TLSKeyFile string
+}
+
+// Server is the daemon's HTTP layer.
+type Server struct {
+	opt            Options
+	store          *store.Store
+	backend        Backend
+	hub            *events.Hub
+	logs           *logring.Ring
+	log            *slog.Logger
+	metrics        *metrics.Metrics
+	router         chi.Router
+	hasher         *auth.Hasher
+	clientLimiter  *auth.Limiter
+	accountLimiter *auth.Limiter
+	crossOrigin    *http.CrossOriginProtection
+	trusted        []netip.Prefix
+
+	settingsMu sync.Mutex // serialises settings writes
+	effective  atomic.Pointer[settings.Values]
+
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+const (
+	cookieName      = "proxmops_session"
+	csrfHeader      = "X-CSRF-Token"
+	maxBody         = 1 << 20
+	maxWebhookBody  = 10 << 20
+	sseWriteTimeout = 30 * time.Second
+)
+
+// New builds the server: it loads the saved settings (refusing ones that do
+// not decrypt) and, when no account exists, creates the one-time setup token,
+// prints it to SetupOutput and writes it to SetupTokenFile (0600).
+func New(ctx context.Context, opt Options) (*Server, error) {
+	if opt.Store == nil || opt.Backend == nil {
+		return nil, errors.New("server: Store and Backend are required")
+	}
+	if opt.Hub == nil {
+		opt.Hub = events.NewHub(1024)
+	}
+	if opt.Logs == nil {
+		opt.Logs = logring.New(1000)
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.Metrics == nil {
+		opt.Metrics = metrics.New()
+	}
+	if opt.SetupOutput == nil {
+		opt.SetupOutput = os.Stdout
+	}
+	if opt.SetupTokenFile == "" {
+		opt.SetupTokenFile = opt.Store.Path() + ".setup-token"
+	}
+	if opt.SessionTTL <= 0 {
+		opt.SessionTTL = 24 * time.Hour
+	}
+	if opt.SessionIdle <= 0 {
+		opt.SessionIdle = 2 * time.Hour
+	}
+	if opt.PasswordParams == (auth.Params{}) {
+		opt.PasswordParams = auth.DefaultParams
+	}
+	if opt.KeepAlive <= 0 {
+		opt.KeepAlive = 15 * time.Second
+	}
+	hasher, err := auth.NewHasher(opt.PasswordParams, 2)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opt: opt, store: opt.Store, backend: opt.Backend, hub: opt.Hub, logs: opt.Logs,
+		log: opt.Logger, metrics: opt.Metrics, hasher: hasher, trusted: opt.TrustedProxies,
+		// Per client: 10 free failures, then 1s doubling to 15 min.
+		clientLimiter: auth.NewLimiter(10, time.Second, 15*time.Minute, time.Hour),
+		// Per account: 5 free failures, then 1s doubling to 5 min, so an
+		// attacker can slow the real admin down but never lock them out.
+		accountLimiter: auth.NewLimiter(5, time.Second, 5*time.Minute, time.Hour),
+		crossOrigin:    http.NewCrossOriginProtection(),
+		closing:        make(chan struct{}),
+	}
+	stored, err := s.store.Overrides(ctx)
+	if err != nil {
+		return nil, err
+	}
+	eff := settings.Merge(opt.FileSettings, stored)
+	s.effective.Store(&eff)
+	if err := s.prepareSetup(ctx); err != nil {
+		return nil, err
+	}
+	s.router = s.routes()
+	return s, nil
+}
+
+// Handler is the whole HTTP handler (API, probes, metrics, UI).
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Router is the chi router, for tests that walk the routes.
+func (s *Server) Router() chi.Routes { return s.router }
+
+// Hub is the event hub the controller publishes to.
+func (s *Server) Hub() *events.Hub { return s.hub }
+
+// Logs is the log ring.
+func (s *Server) Logs() *logring.Ring { return s.logs }
+
+// Metrics are the collectors served at /metrics.
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// Settings are the effective settings: the file's, overridden by the UI's.
+func (s *Server) Settings() settings.Values { return *s.effective.Load() }
+
+// Close ends the live streams (SSE); Serve calls it on shutdown.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+// ListenAndServe listens on addr and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln (HTTPS when TLSCertFile and TLSKeyFile are set) until
+// ctx ends, then shuts down gracefully: streams end, requests in flight get
+// up to 10 seconds.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.router,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second, // SSE handlers lift it per stream
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if s.opt.TLSCertFile != "" || s.opt.TLSKeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(s.opt.TLSCertFile, s.opt.TLSKeyFile)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("TLS certificate: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	}
+	go s.sweepSessions(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	s.log.Info("HTTP server listening", "addr", ln.Addr().String(), "tls", srv.TLSConfig != nil)
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	s.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	<-errc
+	return err
+}
+
+func (s *Server) sweepSessions(ctx context.Context) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.store.DeleteStaleSessions(ctx, time.Now(), s.opt.SessionIdle); err != nil {
+				s.log.Warn("removing expired sessions failed", "err", err)
+			} else if n > 0 {
+				s.log.Debug("removed expired sessions", "count", n)
+			}
+		}
+	}
+}
