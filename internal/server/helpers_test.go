@@ -27,12 +27,12 @@ import (
 // fakeBackend is the controller as the server sees it: it records every
 // call so tests can tell whether an action reached it.
 type fakeBackend struct {
-	mu       sync.Mutex
-	calls    []string
-	ready    bool
-	list     api.ResourceList
-	tested   []settings.Values
-	owned    map[string]bool // kind/name -> owned
+	mu     sync.Mutex
+	calls  []string
+	ready  bool
+	list   api.ResourceList
+	tested []settings.Values
+	owned  map[string]bool // kind/name -> owned
 }
 
 func newFakeBackend() *fakeBackend {
