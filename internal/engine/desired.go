@@ -1,0 +1,141 @@
+package engine
+
+import "time"
+
+// OwnerTag marks guests proxmops owns.
+const OwnerTag = "managed-by-proxmops"
+
+// OwnerNote starts the notes of storage volumes proxmops downloaded.
+const OwnerNote = "managed-by-proxmops"
+
+// Meta is what every desired resource carries.
+type Meta struct {
+	Kind string
+	Name string
+	Node string
+	Tags []string
+	Sync SyncPolicy
+	File string // manifest file, for reports
+}
+
+// Desired is the state the repository asks for, already validated and
+// normalised (sizes in bytes, NIC and disk slots assigned).
+type Desired struct {
+	VMs       []*VMSpec
+	Templates []*TemplateSpec
+	Isos      []*IsoSpec
+	// Others are resources of kinds this engine does not reconcile yet
+	// (Container, Network, ...): reported as Unknown, never touched.
+	Others []Meta
+}
+
+// ImageSpec says where a boot disk comes from: a URL downloaded to an
+// import-capable storage, or a volume already on a storage.
+type ImageSpec struct {
+	URL    string // http(s) URL, or "" when Volume is set
+	Volume string // "local:import/debian.qcow2"
+	// Storage receives the download (must allow "import"); "" picks one.
+	Storage string
+	// FileName overrides the name under which the image is stored.
+	FileName string
+	// Checksum of the download, "algo:value" ("" for none).
+	ChecksumAlgo  string
+	ChecksumValue string
+}
+
+// DiskSpec is one disk, keyed by slot.
+type DiskSpec struct {
+	Slot    string // scsi0, virtio1, ...
+	Storage string
+	Size    int64 // bytes; 0 keeps what the image or template brings
+	// Options are extra property-string keys (discard=on, ssd=1, ...),
+	// compared only when declared.
+	Options map[string]string
+}
+
+// NICSpec is one network device, keyed by slot.
+type NICSpec struct {
+	Slot     string // net0, net1, ...
+	Model    string // virtio (default), e1000, ...
+	Bridge   string
+	Tag      *int
+	Firewall *bool
+	MAC      string // compared only when declared
+	MTU      *int
+	Rate     string
+	// IPConfig is this NIC's cloud-init ipconfig ("ip=dhcp",
+	// "ip=10.0.0.5/24,gw=10.0.0.1"), "" when not declared.
+	IPConfig string
+}
+
+// CloudInitSpec are Proxmox's native cloud-init settings.
+type CloudInitSpec struct {
+	User     string
+	Password string // resolved secret; "" when not declared
+	// PasswordSet says a password is declared even if it resolved empty.
+	PasswordSet  bool
+	SSHKeys      []string
+	Nameserver   string
+	Searchdomain string
+	// Storage holds the cloud-init drive ("" uses the first disk's).
+	Storage string
+	// Upgrade maps to ciupgrade when set.
+	Upgrade *bool
+}
+
+// TemplateRef names the template a VM is cloned from.
+type TemplateRef struct {
+	Name   string
+	Linked bool
+}
+
+// VMSpec is a desired VirtualMachine.
+type VMSpec struct {
+	Meta
+	VMID         int
+	Cores        int
+	Sockets      int
+	Memory       int // MiB
+	CPU          string
+	Description  string
+	OnBoot       *bool
+	Startup      string
+	Agent        *bool
+	Image        *ImageSpec
+	FromTemplate *TemplateRef
+	Disks        []DiskSpec
+	NICs         []NICSpec
+	CloudInit    *CloudInitSpec
+	UserData     string
+	// Iso names a declared Iso resource (or a volume id) attached as cdrom.
+	Iso             string
+	ApplyMode       string // "" or "reboot"
+	State           string // "", "running", "stopped"
+	ShutdownTimeout time.Duration
+}
+
+// TemplateSpec is a desired Template: a VM built from an image and
+// converted.
+type TemplateSpec struct {
+	Meta
+	VMID        int
+	Cores       int
+	Sockets     int
+	Memory      int
+	CPU         string
+	Description string
+	Image       *ImageSpec
+	Disks       []DiskSpec
+	NICs        []NICSpec
+	CloudInit   *CloudInitSpec
+}
+
+// IsoSpec is a desired ISO image on a storage.
+type IsoSpec struct {
+	Meta
+	URL           string
+	Storage       string
+	FileName      string // "" derives it from the URL
+	ChecksumAlgo  string
+	ChecksumValue string
+}

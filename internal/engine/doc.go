@@ -1,0 +1,25 @@
+// Package engine is proxmops' reconciliation core: it observes a Proxmox VE
+// cluster cheaply, pairs every desired resource with what the cluster has,
+// diffs them in Proxmox's own normalised form, plans actions that each carry
+// a reason and field changes, and applies them with bounded concurrency.
+//
+// The flow of one pass:
+//
+//	desired (Desired, from manifests) ─┐
+//	                                   ├─▶ Plan ─▶ Apply ─▶ Report
+//	observed (one Snapshot) ───────────┘
+//
+// Observation is one GET /cluster/resources, one configuration read per
+// owned guest or declared VMID, and one content listing per storage that
+// matters: never a walk over the whole cluster.
+//
+// Each kind has its reconciler (VirtualMachine, Template, Iso); a reconciler
+// says what it needs observed and turns desired/observed pairs into actions.
+// Actions depend on one another (an Iso or a Template before the VMs that use
+// them); Apply runs independent actions in parallel under overall, per-node
+// and per-storage limits, waits for every Proxmox task, and marks the
+// dependents of a failed action as blocked with that reason.
+//
+// The engine knows nothing of HTTP servers or of the daemon's loop: the CLI
+// and the daemon drive it and follow progress through a Progress observer.
+package engine

@@ -1,0 +1,425 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/dispatch"
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// Options tune an Engine.
+type Options struct {
+	// Prune deletes owned resources that are no longer declared.
+	Prune bool
+	// Concurrency bounds actions running at once (reconcile.concurrency,
+	// default 4); PerNode and PerStorage bound them per Proxmox node and per
+	// storage (default 2 each), which keeps Proxmox's lock timeouts away.
+	Concurrency int
+	PerNode     int
+	PerStorage  int
+	// ShutdownTimeout is how long a graceful shutdown may take before the
+	// VM is stopped hard (default 2 minutes); a VM's own setting wins.
+	ShutdownTimeout time.Duration
+	// Limiter, when set, replaces the limits above (the daemon shares its
+	// dispatcher's limiter between passes).
+	Limiter *dispatch.Limiter
+	// Logger receives debug lines (default: discard).
+	Logger *slog.Logger
+}
+
+// Engine plans and applies desired state against one cluster.
+type Engine struct {
+	client  *pve.Client
+	opts    Options
+	limiter *dispatch.Limiter
+	log     *slog.Logger
+}
+
+// New returns an engine using client.
+func New(client *pve.Client, opts Options) *Engine {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.PerNode <= 0 {
+		opts.PerNode = 2
+	}
+	if opts.PerStorage <= 0 {
+		opts.PerStorage = 2
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 2 * time.Minute
+	}
+	lim := opts.Limiter
+	if lim == nil {
+		lim = dispatch.NewLimiter(dispatch.Limits{Total: opts.Concurrency, PerNode: opts.PerNode, PerStorage: opts.PerStorage})
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Engine{client: client, opts: opts, limiter: lim, log: log}
+}
+
+// Client is the engine's Proxmox client.
+func (e *Engine) Client() *pve.Client { return e.client }
+
+// reconciler is one kind's planning logic.
+type reconciler interface {
+	kind() string
+	// scope adds what must be read for the desired resources of the kind.
+	scope(pc *planContext, sc *scope)
+	// plan returns one action per desired resource, plus prune candidates.
+	plan(pc *planContext) []*Action
+}
+
+// planContext is what reconcilers see while planning.
+type planContext struct {
+	e        *Engine
+	d        *Desired
+	snap     *Snapshot
+	declared map[int]string // vmid -> Kind/name
+	isos     map[string]*IsoSpec
+	tpls     map[string]*TemplateSpec
+}
+
+func (e *Engine) reconcilers() []reconciler {
+	return []reconciler{&isoReconciler{}, &templateReconciler{}, &vmReconciler{}}
+}
+
+// Plan observes the cluster and computes the actions that would bring it to
+// d. It changes nothing.
+func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, error) {
+	if d == nil {
+		d = &Desired{}
+	}
+	pc := &planContext{e: e, d: d, declared: map[int]string{}, isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
+	for _, s := range d.Isos {
+		pc.isos[s.Name] = s
+	}
+	for _, s := range d.Templates {
+		pc.tpls[s.Name] = s
+		if s.VMID > 0 {
+			pc.declared[s.VMID] = KindTemplate + "/" + s.Name
+		}
+	}
+	for _, s := range d.VMs {
+		if s.VMID > 0 {
+			pc.declared[s.VMID] = KindVirtualMachine + "/" + s.Name
+		}
+	}
+	recs := e.reconcilers()
+	snap, err := e.observe(ctx, func(snap *Snapshot) *scope {
+		pc.snap = snap
+		sc := &scope{vmids: map[int]bool{}, storages: map[[2]string]bool{}}
+		for _, g := range snap.Guests {
+			if g.Owned {
+				sc.guest(g.VMID)
+			}
+		}
+		for _, r := range recs {
+			r.scope(pc, sc)
+		}
+		return sc
+	})
+	if err != nil {
+		return nil, err
+	}
+	pc.snap = snap
+	p := &Plan{Revision: revision, Stats: snap.Stats, pass: &passState{snap: snap}}
+	for _, r := range recs {
+		p.Actions = append(p.Actions, r.plan(pc)...)
+	}
+	for _, m := range d.Others {
+		p.Actions = append(p.Actions, &Action{Kind: m.Kind, Name: m.Name, Node: m.Node, Action: ActionNone,
+			Status: StatusUnknown, Sync: m.Sync, File: m.File,
+			Reason: fmt.Sprintf("%s resources are validated but not reconciled by this version", m.Kind)})
+	}
+	if err := resolveDependencies(p); err != nil {
+		return nil, err
+	}
+	p.finish()
+	return p, nil
+}
+
+// resolveDependencies drops dependencies on actions that have nothing to
+// do, blocks actions whose prerequisites cannot succeed, and refuses cycles.
+func resolveDependencies(p *Plan) error {
+	byKey := map[string]*Action{}
+	for _, a := range p.Actions {
+		byKey[a.Key()] = a
+	}
+	for _, a := range p.Actions {
+		var deps []string
+		for _, k := range a.DependsOn {
+			dep := byKey[k]
+			if dep == nil {
+				continue
+			}
+			switch {
+			case dep.Conflict || dep.Status == StatusFailed && dep.run == nil:
+				if a.Action != ActionNone && a.BlockedBy == "" {
+					a.BlockedBy = k
+					a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("blocked: %s is %s (%s)", k, dep.Status, dep.Reason)})
+				}
+			case dep.Action != ActionNone && dep.run != nil:
+				deps = append(deps, k)
+			}
+		}
+		a.DependsOn = deps
+	}
+	// Cycle check (Kahn): the kinds of today cannot form one, but a clear
+	// error beats a pass that hangs if a future kind does.
+	indeg := map[string]int{}
+	users := map[string][]string{}
+	for _, a := range p.Actions {
+		indeg[a.Key()] += 0
+		for _, d := range a.DependsOn {
+			indeg[a.Key()]++
+			users[d] = append(users[d], a.Key())
+		}
+	}
+	var queue []string
+	for k, n := range indeg {
+		if n == 0 {
+			queue = append(queue, k)
+		}
+	}
+	seen := 0
+	for len(queue) > 0 {
+		k := queue[0]
+		queue = queue[1:]
+		seen++
+		for _, u := range users[k] {
+			if indeg[u]--; indeg[u] == 0 {
+				queue = append(queue, u)
+			}
+		}
+	}
+	if seen != len(indeg) {
+		var cyc []string
+		for k, n := range indeg {
+			if n > 0 {
+				cyc = append(cyc, k)
+			}
+		}
+		sort.Strings(cyc)
+		return fmt.Errorf("dependency cycle between %s", strings.Join(cyc, ", "))
+	}
+	return nil
+}
+
+// ProgressEvent is one step of a running action.
+type ProgressEvent struct {
+	Message string
+	Task    string // UPID, when a Proxmox task runs
+	Percent int    // -1 when unknown
+}
+
+// Progress follows Apply. Calls may come from several goroutines at once.
+type Progress interface {
+	ActionStarted(a *Action)
+	ActionProgress(a *Action, ev ProgressEvent)
+	ActionFinished(a *Action, r Result)
+}
+
+// ProgressFuncs adapts functions to Progress; nil members are skipped.
+type ProgressFuncs struct {
+	Started  func(a *Action)
+	Progress func(a *Action, ev ProgressEvent)
+	Finished func(a *Action, r Result)
+}
+
+// ActionStarted implements Progress.
+func (f ProgressFuncs) ActionStarted(a *Action) {
+	if f.Started != nil {
+		f.Started(a)
+	}
+}
+
+// ActionProgress implements Progress.
+func (f ProgressFuncs) ActionProgress(a *Action, ev ProgressEvent) {
+	if f.Progress != nil {
+		f.Progress(a, ev)
+	}
+}
+
+// ActionFinished implements Progress.
+func (f ProgressFuncs) ActionFinished(a *Action, r Result) {
+	if f.Finished != nil {
+		f.Finished(a, r)
+	}
+}
+
+// Result is the outcome of one applied action.
+type Result struct {
+	Kind     string        `json:"kind"`
+	Name     string        `json:"name"`
+	Action   ActionType    `json:"action"`
+	Status   Status        `json:"status"` // Synced, Failed, OutOfSync (skipped)
+	Error    string        `json:"error,omitempty"`
+	Blocked  string        `json:"blockedBy,omitempty"`
+	Duration time.Duration `json:"durationNs"`
+	// Retry says the failure is transient (lock timeout, unknown outcome,
+	// unreachable): the next pass is expected to absorb it.
+	Retry bool  `json:"retry,omitempty"`
+	Err   error `json:"-"`
+}
+
+// Report is the outcome of Apply.
+type Report struct {
+	Revision string        `json:"revision"`
+	Results  []Result      `json:"results"`
+	Applied  int           `json:"applied"`
+	Failed   int           `json:"failed"`
+	Skipped  int           `json:"skipped"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// stepFunc carries out an action.
+type stepFunc func(ctx context.Context, x *execCtx) error
+
+// claim is what an action occupies while it runs.
+type claim struct {
+	nodes    []string
+	storages []string
+}
+
+// execCtx is handed to a running action.
+type execCtx struct {
+	e    *Engine
+	a    *Action
+	pass *passState
+	prog Progress
+}
+
+func (x *execCtx) progress(msg, task string, pct int) {
+	if x.prog != nil {
+		x.prog.ActionProgress(x.a, ProgressEvent{Message: msg, Task: task, Percent: pct})
+	}
+}
+
+// wait waits for a task, reporting it as progress.
+func (x *execCtx) wait(ctx context.Context, upid, msg string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", msg, err)
+	}
+	x.progress(msg, upid, -1)
+	if _, err := x.e.client.WaitTask(ctx, upid, nil); err != nil {
+		return fmt.Errorf("%s: %w", msg, err)
+	}
+	return nil
+}
+
+// Apply carries out the runnable actions of p, in dependency order, under
+// the engine's concurrency limits, waiting for every task. An action whose
+// dependency failed is not run and reported blocked. The returned error is
+// only for a plan that cannot be applied at all; failed actions are in the
+// report.
+func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, error) {
+	start := time.Now()
+	rep := &Report{Revision: p.Revision}
+	if p.pass == nil {
+		return nil, errors.New("engine: plan was not made by this engine")
+	}
+	type node struct {
+		a    *Action
+		done chan struct{}
+		res  Result
+	}
+	nodes := map[string]*node{}
+	var order []*node
+	for _, a := range p.Actions {
+		if a.Action == ActionNone {
+			continue
+		}
+		n := &node{a: a, done: make(chan struct{})}
+		nodes[a.Key()] = n
+		order = append(order, n)
+	}
+	for _, n := range order {
+		go func(n *node) {
+			defer close(n.done)
+			a := n.a
+			n.res = Result{Kind: a.Kind, Name: a.Name, Action: a.Action}
+			finish := func() {
+				if prog != nil {
+					prog.ActionFinished(a, n.res)
+				}
+			}
+			switch {
+			case a.Sync != SyncAuto:
+				n.res.Status, n.res.Error = StatusOutOfSync, fmt.Sprintf("not applied: sync policy is %s", a.Sync)
+				finish()
+				return
+			case a.BlockedBy != "":
+				n.res.Status, n.res.Blocked, n.res.Error = StatusFailed, a.BlockedBy, a.Reason
+				finish()
+				return
+			case a.run == nil:
+				n.res.Status, n.res.Error = StatusFailed, a.Reason
+				finish()
+				return
+			}
+			for _, k := range a.DependsOn {
+				dep := nodes[k]
+				if dep == nil {
+					continue
+				}
+				select {
+				case <-dep.done:
+				case <-ctx.Done():
+					n.res.Status, n.res.Error = StatusFailed, ctx.Err().Error()
+					finish()
+					return
+				}
+				if dep.res.Status != StatusSynced {
+					n.res.Status, n.res.Blocked = StatusFailed, k
+					n.res.Error = fmt.Sprintf("blocked: %s failed: %s", k, dep.res.Error)
+					finish()
+					return
+				}
+			}
+			release, err := e.limiter.Acquire(ctx, dispatch.Claim{Nodes: a.claim.nodes, Storages: a.claim.storages})
+			if err != nil {
+				n.res.Status, n.res.Error = StatusFailed, err.Error()
+				finish()
+				return
+			}
+			defer release()
+			if prog != nil {
+				prog.ActionStarted(a)
+			}
+			t0 := time.Now()
+			err = a.run(ctx, &execCtx{e: e, a: a, pass: p.pass, prog: prog})
+			n.res.Duration = time.Since(t0)
+			if err != nil {
+				n.res.Status, n.res.Error, n.res.Err = StatusFailed, err.Error(), err
+				n.res.Retry = pve.IsTransient(err)
+			} else {
+				n.res.Status = StatusSynced
+			}
+			e.log.Debug("action finished", "resource", a.Key(), "action", a.Action, "status", n.res.Status, "error", n.res.Error)
+			finish()
+		}(n)
+	}
+	for _, n := range order {
+		<-n.done
+		rep.Results = append(rep.Results, n.res)
+		switch {
+		case n.res.Status == StatusSynced:
+			rep.Applied++
+		case n.res.Status == StatusFailed:
+			rep.Failed++
+		default:
+			rep.Skipped++
+		}
+	}
+	rep.Duration = time.Since(start)
+	return rep, nil
+}

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"github.com/proxmops/proxmops/internal/pve"
+	"sort"
+	"strings"
+)
+
+// isoReconciler downloads ISO images, marks them as owned in their notes,
+// replaces them when their source or checksum changes and prunes owned ones
+// no longer declared.
+type isoReconciler struct{}
+
+func (isoReconciler) kind() string { return KindIso }
+
+// isoVolume is the volume id an Iso lands as.
+func isoVolume(s *IsoSpec) (string, error) {
+	if s.Storage == "" {
+		return "", fmt.Errorf("Iso %s: storage is missing", s.Name)
+	}
+	name, err := isoFileName(s.URL, s.FileName, s.Name)
+	if err != nil {
+		return "", err
+	}
+	return s.Storage + ":iso/" + name, nil
+}
+
+func (s *IsoSpec) checksum() string {
+	if s.ChecksumAlgo == "" || s.ChecksumValue == "" {
+		return ""
+	}
+	return strings.ToLower(s.ChecksumAlgo) + ":" + strings.ToLower(s.ChecksumValue)
+}
+
+func (isoReconciler) scope(pc *planContext, sc *scope) {
+	for _, s := range pc.d.Isos {
+		if s.Sync != SyncDisabled {
+			sc.storage(nodeFor(pc, s.Node), s.Storage)
+		}
+	}
+}
+
+func (r isoReconciler) plan(pc *planContext) []*Action {
+	var out []*Action
+	declared := map[string]bool{}
+	for _, s := range pc.d.Isos {
+		a := r.planOne(pc, s)
+		if vol, err := isoVolume(s); err == nil {
+			declared[vol] = true
+		}
+		out = append(out, a)
+	}
+	return append(out, r.prune(pc, declared)...)
+}
+
+func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
+	node := nodeFor(pc, s.Node)
+	a := baseAction(s.Meta, node, 0)
+	if a.Sync == SyncDisabled {
+		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+		return a
+	}
+	volid, err := isoVolume(s)
+	if err != nil {
+		a.Status, a.Reason = StatusFailed, err.Error()
+		return a
+	}
+	ref := pc.snap.Storage(node, s.Storage)
+	switch {
+	case ref == nil:
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s does not exist on node %s", s.Storage, node)
+		return a
+	case !ref.Accepts("iso"):
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s on node %s does not accept iso content", s.Storage, node)
+		return a
+	}
+	vols, listed, lerr := pc.snap.Volumes(node, s.Storage)
+	if lerr != nil || !listed {
+		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
+		return a
+	}
+	fileName := strings.TrimPrefix(volid, s.Storage+":iso/")
+	wantSum := s.checksum()
+	download := func(ctx context.Context, x *execCtx) error {
+		o := downloadISO(s, fileName)
+		upid, err := x.e.client.DownloadURL(ctx, node, s.Storage, o)
+		if err := x.wait(ctx, upid, "downloading "+fileName+" to "+s.Storage, err); err != nil {
+			return err
+		}
+		return x.setNotes(ctx, node, s.Storage, volid, ownerNote(s.URL, wantSum))
+	}
+	a.claim = claim{nodes: []string{node}, storages: []string{storageKey(ref)}}
+	for _, v := range vols {
+		if v.VolID != volid {
+			continue
+		}
+		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "notes": v.Notes, "node": node}
+		owned, src, sum := parseOwnerNote(v.Notes)
+		a.Owned = owned
+		if !owned {
+			a.Conflict, a.Status = true, StatusConflict
+			a.Reason = fmt.Sprintf("%s exists on %s but was not downloaded by proxmops (no %q in its notes): left untouched", volid, node, OwnerNote)
+			return a
+		}
+		var changes []Change
+		if src != s.URL {
+			changes = append(changes, Change{Field: "source", From: src, To: s.URL})
+		}
+		if sum != wantSum {
+			changes = append(changes, Change{Field: "checksum", From: sum, To: wantSum})
+		}
+		if len(changes) == 0 {
+			a.Status, a.Reason = StatusSynced, "in sync"
+			return a
+		}
+		fields := make([]string, 0, len(changes))
+		for _, c := range changes {
+			fields = append(fields, c.Field)
+		}
+		a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+		a.Reason = fmt.Sprintf("%s changed: the ISO is downloaded again", strings.Join(fields, " and "))
+		a.run = func(ctx context.Context, x *execCtx) error {
+			upid, err := x.e.client.DeleteVolume(ctx, node, s.Storage, volid)
+			if err := x.wait(ctx, upid, "deleting the previous "+fileName, err); err != nil {
+				return err
+			}
+			return download(ctx, x)
+		}
+		return a
+	}
+	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Reason = fmt.Sprintf("%s is not on %s", volid, node)
+	a.Changes = []Change{{Field: "volume", To: volid}, {Field: "source", To: s.URL}}
+	if wantSum != "" {
+		a.Changes = append(a.Changes, Change{Field: "checksum", To: wantSum})
+	}
+	a.run = download
+	return a
+}
+
+// prune plans the deletion of owned ISOs no manifest declares, on the
+// storages listed this pass.
+func (isoReconciler) prune(pc *planContext, declared map[string]bool) []*Action {
+	var out []*Action
+	var keys []string
+	for k := range pc.snap.volumes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range pc.snap.volumes[k] {
+			if v.Content != "iso" || declared[v.VolID] {
+				continue
+			}
+			owned, src, _ := parseOwnerNote(v.Notes)
+			if !owned {
+				continue
+			}
+			node, storage := volumeLocation(pc.snap, k, v.VolID)
+			name := strings.TrimSuffix(v.FileName(), ".iso")
+			a := &Action{Kind: KindIso, Name: name, Node: node, Action: ActionNone, Owned: true, Sync: SyncAuto,
+				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "notes": v.Notes, "source": src}}
+			if !pc.e.opts.Prune {
+				a.Status = StatusOutOfSync
+				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
+				out = append(out, a)
+				continue
+			}
+			a.Action, a.Status = ActionDelete, StatusOutOfSync
+			a.Reason = "owned by proxmops and no longer in the repository (prune)"
+			a.Changes = []Change{{Field: "volume", From: v.VolID}}
+			volid := v.VolID
+			a.claim = claim{nodes: []string{node}, storages: []string{k}}
+			a.run = func(ctx context.Context, x *execCtx) error {
+				upid, err := x.e.client.DeleteVolume(ctx, node, storage, volid)
+				return x.wait(ctx, upid, "deleting "+volid, err)
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// volumeLocation turns a storage key back into a node and storage.
+func volumeLocation(snap *Snapshot, key, volid string) (node, storage string) {
+	if n, s, ok := strings.Cut(key, "/"); ok {
+		return n, s
+	}
+	storage = storageOf(volid)
+	for _, n := range snap.Nodes {
+		if snap.Storage(n, storage) != nil {
+			return n, storage
+		}
+	}
+	return "", storage
+}
+
+func downloadISO(s *IsoSpec, fileName string) pve.DownloadOptions {
+	o := pve.DownloadOptions{Content: "iso", Filename: fileName, URL: s.URL}
+	if s.ChecksumAlgo != "" && s.ChecksumValue != "" {
+		o.Checksum, o.ChecksumAlgorithm = strings.ToLower(s.ChecksumValue), strings.ToLower(s.ChecksumAlgo)
+	}
+	return o
+}
+

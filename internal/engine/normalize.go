@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+const (
+	kib = int64(1) << 10
+	mib = kib << 10
+	gib = mib << 10
+	tib = gib << 10
+)
+
+// ParseSize reads a size as Proxmox and manifests write it: "20G", "512M",
+// "1T", "20GiB", "10240K", or a plain number of bytes.
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	upper := strings.ToUpper(s)
+	upper = strings.TrimSuffix(strings.TrimSuffix(upper, "IB"), "B")
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(upper, "K"):
+		mult = kib
+	case strings.HasSuffix(upper, "M"):
+		mult = mib
+	case strings.HasSuffix(upper, "G"):
+		mult = gib
+	case strings.HasSuffix(upper, "T"):
+		mult = tib
+	}
+	if mult != 1 {
+		upper = upper[:len(upper)-1]
+	}
+	f, err := strconv.ParseFloat(upper, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// FormatSize renders bytes in the largest unit that divides them, as
+// Proxmox writes sizes ("20G", "512M").
+func FormatSize(b int64) string {
+	switch {
+	case b == 0:
+		return "0"
+	case b%tib == 0:
+		return fmt.Sprintf("%dT", b/tib)
+	case b%gib == 0:
+		return fmt.Sprintf("%dG", b/gib)
+	case b%mib == 0:
+		return fmt.Sprintf("%dM", b/mib)
+	case b%kib == 0:
+		return fmt.Sprintf("%dK", b/kib)
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// nicModels are the NIC models Proxmox writes as "model=MAC".
+var nicModels = map[string]bool{"virtio": true, "e1000": true, "e1000e": true, "rtl8139": true, "vmxnet3": true,
+	"e1000-82540em": true, "e1000-82544gc": true, "e1000-82545em": true, "i82551": true, "i82557b": true,
+	"i82559er": true, "ne2k_isa": true, "ne2k_pci": true, "pcnet": true}
+
+// parsedNIC is a net[n] value read back.
+type parsedNIC struct {
+	Model string
+	MAC   string
+	props pve.PropertyString
+}
+
+func parseNIC(v string) parsedNIC {
+	ps := pve.ParsePropertyString(v, "model")
+	n := parsedNIC{props: ps}
+	for _, k := range ps.Keys {
+		if nicModels[k] {
+			n.Model, n.MAC = k, ps.Values[k]
+			break
+		}
+	}
+	if n.Model == "" {
+		n.Model = ps.Values["model"]
+		n.MAC = ps.Values["macaddr"]
+	}
+	return n
+}
+
+func (n parsedNIC) get(k string) string { return n.props.Values[k] }
+
+// isDiskKey reports whether a config key is a disk slot.
+func isDiskKey(k string) bool {
+	for _, p := range []string{"scsi", "virtio", "sata", "ide", "efidisk", "tpmstate"} {
+		if rest, ok := strings.CutPrefix(k, p); ok && rest != "" {
+			if _, err := strconv.Atoi(rest); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parsedDisk is a disk slot value read back.
+type parsedDisk struct {
+	File  string // local-lvm:vm-120-disk-0, local-lvm:vm-120-cloudinit, none
+	Size  int64
+	Media string
+	props pve.PropertyString
+}
+
+func parseDisk(v string) parsedDisk {
+	ps := pve.ParsePropertyString(v, "file")
+	d := parsedDisk{File: ps.Values["file"], Media: ps.Values["media"], props: ps}
+	if s, ok := ps.Values["size"]; ok {
+		d.Size, _ = ParseSize(s)
+	}
+	return d
+}
+
+func (d parsedDisk) isCloudInit() bool { return strings.Contains(d.File, "cloudinit") }
+func (d parsedDisk) isCdrom() bool     { return d.Media == "cdrom" }
+
+// storageOf returns the storage part of a volume id.
+func storageOf(volid string) string {
+	s, _, _ := strings.Cut(volid, ":")
+	return s
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// truthy reads a Proxmox boolean ("1", "on", "yes", "true").
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "on", "yes", "true":
+		return true
+	}
+	return false
+}
+
+// normalTags lower-cases, de-duplicates and sorts tags.
+func normalTags(tags []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// normalIPConfig parses "ip=dhcp,gw=..." into a canonical string for
+// comparison.
+func normalIPConfig(v string) string {
+	ps := pve.ParsePropertyString(v, "ip")
+	keys := append([]string(nil), ps.Keys...)
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+strings.ToLower(ps.Values[k]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// importFileName picks the file name a downloaded cloud image gets on an
+// import storage: Proxmox accepts only .qcow2, .raw, .vmdk and .ova there,
+// and the usual ".img" cloud images are qcow2.
+func importFileName(rawURL, override string) (string, error) {
+	name := override
+	if name == "" {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return "", fmt.Errorf("invalid image URL %q: %w", rawURL, err)
+		}
+		name = path.Base(u.Path)
+	}
+	name = sanitizeFileName(name)
+	if name == "" || name == "." || name == "/" {
+		return "", fmt.Errorf("cannot derive a file name from %q", rawURL)
+	}
+	ext := strings.ToLower(path.Ext(name))
+	switch ext {
+	case ".qcow2", ".raw", ".vmdk", ".ova":
+		return name, nil
+	case ".img", ".qcow", ".qcow2c":
+		return strings.TrimSuffix(name, path.Ext(name)) + ".qcow2", nil
+	}
+	return name + ".qcow2", nil
+}
+
+// isoFileName picks the file name of an ISO volume: .iso and .img are what
+// Proxmox accepts for iso content.
+func isoFileName(rawURL, override, fallback string) (string, error) {
+	name := override
+	if name == "" {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return "", fmt.Errorf("invalid ISO URL %q: %w", rawURL, err)
+		}
+		name = path.Base(u.Path)
+	}
+	name = sanitizeFileName(name)
+	ext := strings.ToLower(path.Ext(name))
+	if ext == ".iso" || ext == ".img" {
+		return name, nil
+	}
+	if name == "" || name == "." || name == "/" {
+		name = fallback
+	}
+	return name + ".iso", nil
+}
+
+// sanitizeFileName keeps the characters Proxmox keeps in volume names.
+func sanitizeFileName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteRune('_')
+		}
+	}
+	return b.String()
+}
+
+// ownerNote renders the first line of an owned volume's notes (Proxmox
+// lists only the first line of notes in content listings).
+func ownerNote(source, checksum string) string {
+	n := OwnerNote + " source=" + source
+	if checksum != "" {
+		n += " checksum=" + checksum
+	}
+	return n
+}
+
+// parseOwnerNote reads ownerNote back.
+func parseOwnerNote(notes string) (owned bool, source, checksum string) {
+	line, _, _ := strings.Cut(notes, "\n")
+	fields := strings.Fields(line)
+	if len(fields) == 0 || fields[0] != OwnerNote {
+		return false, "", ""
+	}
+	for _, f := range fields[1:] {
+		if v, ok := strings.CutPrefix(f, "source="); ok {
+			source = v
+		} else if v, ok := strings.CutPrefix(f, "checksum="); ok {
+			checksum = v
+		}
+	}
+	return true, source, checksum
+}

@@ -1,0 +1,360 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// Guest is a VM or container as observed.
+type Guest struct {
+	VMID     int
+	Type     string // qemu or lxc
+	Node     string
+	Name     string
+	Status   string // running, stopped, ...
+	Lock     string
+	Tags     []string
+	Template bool
+	Owned    bool
+
+	// Read says whether the configuration below was read this pass (only
+	// for owned guests and declared VMIDs).
+	Read bool
+	// Current is the running configuration; Effective is what it becomes
+	// after pending changes; Pending lists keys whose change waits for a
+	// reboot (value "" with PendingDelete for a pending removal).
+	Current       map[string]string
+	Effective     map[string]string
+	Pending       map[string]string
+	PendingDelete map[string]bool
+}
+
+// Running reports whether the guest runs.
+func (g *Guest) Running() bool { return g.Status == "running" }
+
+// StorageRef is a storage as /cluster/resources lists it on one node.
+type StorageRef struct {
+	Node    string
+	Storage string
+	Content []string
+	Shared  bool
+	Type    string
+	Status  string
+}
+
+// Accepts reports whether the storage takes a content type.
+func (s *StorageRef) Accepts(content string) bool { return slices.Contains(s.Content, content) }
+
+// ObserveStats says what observing cost.
+type ObserveStats struct {
+	Requests       int64         `json:"requests"`
+	Guests         int           `json:"guests"`
+	ConfigsRead    int           `json:"configsRead"`
+	StoragesListed int           `json:"storagesListed"`
+	Duration       time.Duration `json:"duration"`
+}
+
+// Snapshot is everything one pass knows about the cluster.
+type Snapshot struct {
+	Nodes    []string
+	Guests   map[int]*Guest
+	storages map[string]map[string]*StorageRef // node -> storage -> ref
+	volumes  map[string][]pve.Volume           // storage key -> content
+	listErr  map[string]error
+	Stats    ObserveStats
+}
+
+// Guest returns the guest holding vmid, or nil.
+func (s *Snapshot) Guest(vmid int) *Guest { return s.Guests[vmid] }
+
+// TemplateByName finds a template guest by name (VMs only).
+func (s *Snapshot) TemplateByName(name string) *Guest {
+	var found *Guest
+	for _, g := range s.Guests {
+		if g.Type == "qemu" && g.Template && g.Name == name {
+			if found == nil || g.VMID < found.VMID {
+				found = g
+			}
+		}
+	}
+	return found
+}
+
+// Storage returns a storage on a node, or nil.
+func (s *Snapshot) Storage(node, storage string) *StorageRef {
+	return s.storages[node][storage]
+}
+
+// StoragesOn lists a node's storages, sorted by name.
+func (s *Snapshot) StoragesOn(node string) []*StorageRef {
+	var out []*StorageRef
+	for _, ref := range s.storages[node] {
+		out = append(out, ref)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Storage < out[j].Storage })
+	return out
+}
+
+// storageKey identifies a storage's content: shared storages once for the
+// cluster, local ones per node.
+func storageKey(ref *StorageRef) string {
+	if ref.Shared {
+		return ref.Storage
+	}
+	return ref.Node + "/" + ref.Storage
+}
+
+// Volumes returns the listed content of a storage and whether it was
+// listed this pass.
+func (s *Snapshot) Volumes(node, storage string) ([]pve.Volume, bool, error) {
+	ref := s.Storage(node, storage)
+	if ref == nil {
+		return nil, false, nil
+	}
+	k := storageKey(ref)
+	if err := s.listErr[k]; err != nil {
+		return nil, false, err
+	}
+	v, ok := s.volumes[k]
+	return v, ok, nil
+}
+
+// Volume finds a volume by id on a storage.
+func (s *Snapshot) Volume(node, storage, volid string) (pve.Volume, bool) {
+	vols, _, _ := s.Volumes(node, storage)
+	for _, v := range vols {
+		if v.VolID == volid {
+			return v, true
+		}
+	}
+	return pve.Volume{}, false
+}
+
+// scope is what reconcilers ask to be read besides /cluster/resources.
+type scope struct {
+	vmids    map[int]bool
+	storages map[[2]string]bool // node, storage
+}
+
+func (sc *scope) guest(vmid int) {
+	if vmid > 0 {
+		sc.vmids[vmid] = true
+	}
+}
+
+func (sc *scope) storage(node, storage string) {
+	if node != "" && storage != "" {
+		sc.storages[[2]string{node, storage}] = true
+	}
+}
+
+// observeWorkers bounds parallel reads during observation.
+const observeWorkers = 8
+
+// observe reads the cluster: resources first, then the configurations and
+// storage contents that the reconcilers need.
+func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Snapshot, error) {
+	start := time.Now()
+	before := e.client.Stats()
+	res, err := e.client.ClusterResources(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster resources: %w", err)
+	}
+	snap := &Snapshot{Guests: map[int]*Guest{}, storages: map[string]map[string]*StorageRef{},
+		volumes: map[string][]pve.Volume{}, listErr: map[string]error{}}
+	for _, r := range res {
+		switch r.Type {
+		case "node":
+			if r.Node != "" {
+				snap.Nodes = append(snap.Nodes, r.Node)
+			}
+		case "qemu", "lxc":
+			tags := r.TagList()
+			snap.Guests[int(r.VMID)] = &Guest{VMID: int(r.VMID), Type: r.Type, Node: r.Node, Name: r.Name,
+				Status: r.Status, Lock: r.Lock, Tags: tags, Template: r.IsTemplate(), Owned: hasTag(tags, OwnerTag)}
+		case "storage":
+			if snap.storages[r.Node] == nil {
+				snap.storages[r.Node] = map[string]*StorageRef{}
+			}
+			snap.storages[r.Node][r.Storage] = &StorageRef{Node: r.Node, Storage: r.Storage,
+				Content: r.ContentTypes(), Shared: r.Shared != 0, Type: r.PluginType, Status: r.Status}
+		}
+	}
+	sort.Strings(snap.Nodes)
+	sc := need(snap)
+
+	var jobs []func(context.Context) error
+	var mu sync.Mutex
+	vmids := make([]int, 0, len(sc.vmids))
+	for id := range sc.vmids {
+		if g := snap.Guests[id]; g != nil && g.Type == "qemu" {
+			vmids = append(vmids, id)
+		}
+	}
+	sort.Ints(vmids)
+	for _, id := range vmids {
+		g := snap.Guests[id]
+		jobs = append(jobs, func(ctx context.Context) error {
+			err := e.readGuest(ctx, g)
+			if pve.IsNotFound(err) {
+				// Gone between the two reads: treat as absent.
+				mu.Lock()
+				delete(snap.Guests, g.VMID)
+				mu.Unlock()
+				return nil
+			}
+			return err
+		})
+	}
+	listed := map[string]bool{}
+	var keys [][2]string
+	for k := range sc.storages {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	for _, k := range keys {
+		ref := snap.Storage(k[0], k[1])
+		if ref == nil || listed[storageKey(ref)] {
+			continue
+		}
+		key := storageKey(ref)
+		listed[key] = true
+		jobs = append(jobs, func(ctx context.Context) error {
+			vols, err := e.client.StorageContent(ctx, ref.Node, ref.Storage, "")
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				// A storage that cannot be listed fails only the resources
+				// that need it.
+				snap.listErr[key] = err
+				return nil
+			}
+			snap.volumes[key] = vols
+			return nil
+		})
+	}
+	if err := runParallel(ctx, observeWorkers, jobs); err != nil {
+		return nil, err
+	}
+	snap.Stats = ObserveStats{Requests: e.client.Stats().Sub(before).Total(), Guests: len(snap.Guests),
+		ConfigsRead: len(vmids), StoragesListed: len(listed), Duration: time.Since(start)}
+	return snap, nil
+}
+
+// readGuest reads a VM's current and pending configuration in one request.
+func (e *Engine) readGuest(ctx context.Context, g *Guest) error {
+	entries, err := e.client.QemuPending(ctx, g.Node, g.VMID)
+	if err != nil {
+		var api *pve.APIError
+		if errors.As(err, &api) && api.StatusCode == 501 {
+			return e.readGuestConfig(ctx, g)
+		}
+		return fmt.Errorf("reading configuration of VM %d: %w", g.VMID, err)
+	}
+	cur, eff := map[string]string{}, map[string]string{}
+	pend, del := map[string]string{}, map[string]bool{}
+	for _, en := range entries {
+		if en.Value != nil {
+			cur[en.Key] = anyString(en.Value)
+			eff[en.Key] = cur[en.Key]
+		}
+		if en.Pending != nil {
+			pend[en.Key] = anyString(en.Pending)
+			eff[en.Key] = pend[en.Key]
+		}
+		if en.Delete != 0 {
+			del[en.Key] = true
+			delete(eff, en.Key)
+		}
+	}
+	g.Current, g.Effective, g.Pending, g.PendingDelete, g.Read = cur, eff, pend, del, true
+	return nil
+}
+
+// readGuestConfig is the fallback for servers without the pending endpoint.
+func (e *Engine) readGuestConfig(ctx context.Context, g *Guest) error {
+	cfg, err := e.client.QemuConfig(ctx, g.Node, g.VMID, false)
+	if err != nil {
+		return fmt.Errorf("reading configuration of VM %d: %w", g.VMID, err)
+	}
+	g.Current, g.Effective = map[string]string(cfg), map[string]string(cfg)
+	g.Pending, g.PendingDelete, g.Read = map[string]string{}, map[string]bool{}, true
+	return nil
+}
+
+func anyString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		if x == float64(int64(x)) {
+			return fmt.Sprintf("%d", int64(x))
+		}
+		return fmt.Sprintf("%g", x)
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+func hasTag(tags []string, t string) bool {
+	for _, x := range tags {
+		if strings.EqualFold(x, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// runParallel runs jobs on n workers; the first error cancels the rest.
+func runParallel(ctx context.Context, n int, jobs []func(context.Context) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan func(context.Context) error)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := 0; i < min(n, len(jobs)); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				if err := j(ctx); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		select {
+		case ch <- j:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(ch)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Kinds reconciled by this package.
+const (
+	KindVirtualMachine = "VirtualMachine"
+	KindTemplate       = "Template"
+	KindIso            = "Iso"
+)
+
+// ActionType is what a pass does to a resource.
+type ActionType string
+
+// The action vocabulary of PRODUCT.md.
+const (
+	ActionCreate ActionType = "create"
+	ActionUpdate ActionType = "update"
+	ActionReboot ActionType = "reboot"
+	ActionDelete ActionType = "delete"
+	ActionNone   ActionType = "none"
+)
+
+// Status is a resource's sync status.
+type Status string
+
+// The status vocabulary of PRODUCT.md.
+const (
+	StatusSynced      Status = "Synced"
+	StatusOutOfSync   Status = "OutOfSync"
+	StatusProgressing Status = "Progressing"
+	StatusFailed      Status = "Failed"
+	StatusConflict    Status = "Conflict"
+	StatusUnknown     Status = "Unknown"
+)
+
+// SyncPolicy comes from the annotation proxmops.dev/sync.
+type SyncPolicy string
+
+// Sync policies.
+const (
+	SyncAuto     SyncPolicy = "auto"
+	SyncManual   SyncPolicy = "manual"
+	SyncDisabled SyncPolicy = "disabled"
+)
+
+// Change is one field that differs: "cores: 2 -> 4".
+type Change struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+func (c Change) String() string {
+	from, to := c.From, c.To
+	if from == "" {
+		from = "(unset)"
+	}
+	if to == "" {
+		to = "(unset)"
+	}
+	return fmt.Sprintf("%s: %s -> %s", c.Field, from, to)
+}
+
+// Action is the plan for one resource. Every resource of the pass gets one,
+// in sync or not; Action is ActionNone when nothing is to be done.
+type Action struct {
+	Kind        string     `json:"kind"`
+	Name        string     `json:"name"`
+	Node        string     `json:"node,omitempty"`
+	VMID        int        `json:"vmid,omitempty"`
+	Action      ActionType `json:"action"`
+	Reason      string     `json:"reason"`
+	Changes     []Change   `json:"changes"`
+	NeedsReboot bool       `json:"needsReboot"`
+	BlockedBy   string     `json:"blockedBy"`
+	Conflict    bool       `json:"conflict,omitempty"`
+
+	// Status is the resource's status as planned (before any apply).
+	Status Status `json:"-"`
+	// Owned says whether proxmops owns what exists on the cluster (false
+	// when nothing exists yet).
+	Owned bool `json:"-"`
+	// Sync is the resource's sync policy; manual actions are planned but not
+	// applied.
+	Sync SyncPolicy `json:"-"`
+	// File is the manifest the resource came from ("" for a resource only on
+	// the cluster).
+	File string `json:"-"`
+	// DependsOn lists keys ("Kind/name") of actions that must succeed first.
+	DependsOn []string `json:"-"`
+	// Observed is a summary of what the cluster has (config keys, status),
+	// nil when nothing exists.
+	Observed map[string]any `json:"-"`
+
+	run   stepFunc
+	claim claim
+}
+
+// Key is "Kind/name".
+func (a *Action) Key() string { return a.Kind + "/" + a.Name }
+
+// Runnable reports whether Apply would execute this action.
+func (a *Action) Runnable() bool {
+	return a.Action != ActionNone && a.run != nil && a.Sync == SyncAuto && a.BlockedBy == ""
+}
+
+// Summary counts actions per type; conflicts are counted apart.
+type Summary struct {
+	Create   int `json:"create"`
+	Update   int `json:"update"`
+	Reboot   int `json:"reboot"`
+	Delete   int `json:"delete"`
+	Conflict int `json:"conflict"`
+	None     int `json:"none"`
+}
+
+// Changed is the number of actions that would change the cluster.
+func (s Summary) Changed() int { return s.Create + s.Update + s.Reboot + s.Delete }
+
+// Plan is the outcome of one observation and diff.
+type Plan struct {
+	Revision string    `json:"revision"`
+	Summary  Summary   `json:"summary"`
+	Actions  []*Action `json:"actions"`
+
+	// Stats counts the API requests that observing took.
+	Stats ObserveStats `json:"-"`
+
+	pass *passState
+}
+
+// HasChanges reports whether applying would change anything, including
+// conflicts (which need a person).
+func (p *Plan) HasChanges() bool {
+	return p.Summary.Changed() > 0 || p.Summary.Conflict > 0 || p.outOfSync()
+}
+
+func (p *Plan) outOfSync() bool {
+	for _, a := range p.Actions {
+		if a.Status == StatusOutOfSync || a.Status == StatusFailed {
+			return true
+		}
+	}
+	return false
+}
+
+// Find returns the action for kind/name, or nil.
+func (p *Plan) Find(kind, name string) *Action {
+	for _, a := range p.Actions {
+		if a.Kind == kind && a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// JSON renders the plan document of docs/api.md.
+func (p *Plan) JSON() ([]byte, error) {
+	doc := *p
+	if doc.Actions == nil {
+		doc.Actions = []*Action{}
+	}
+	for _, a := range doc.Actions {
+		if a.Changes == nil {
+			a.Changes = []Change{}
+		}
+	}
+	return json.MarshalIndent(&doc, "", "  ")
+}
+
+func (p *Plan) finish() {
+	kindOrder := map[string]int{KindIso: 0, KindTemplate: 1, KindVirtualMachine: 2}
+	sort.SliceStable(p.Actions, func(i, j int) bool {
+		a, b := p.Actions[i], p.Actions[j]
+		oa, ok := kindOrder[a.Kind]
+		if !ok {
+			oa = 9
+		}
+		ob, ok := kindOrder[b.Kind]
+		if !ok {
+			ob = 9
+		}
+		if oa != ob {
+			return oa < ob
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+	p.Summary = Summary{}
+	for _, a := range p.Actions {
+		if a.Changes == nil {
+			a.Changes = []Change{}
+		}
+		if a.Conflict {
+			p.Summary.Conflict++
+			continue
+		}
+		switch a.Action {
+		case ActionCreate:
+			p.Summary.Create++
+		case ActionUpdate:
+			p.Summary.Update++
+		case ActionReboot:
+			p.Summary.Reboot++
+		case ActionDelete:
+			p.Summary.Delete++
+		default:
+			p.Summary.None++
+		}
+	}
+}
+
+// joinReasons makes one sentence out of several reasons.
+func joinReasons(rs []string) string {
+	out := make([]string, 0, len(rs))
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if r != "" && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// passState is shared by the actions of one plan while they run: volumes
+// being fetched once for all, and the snapshot they were planned from.
+type passState struct {
+	snap    *Snapshot
+	mu      sync.Mutex
+	volumes map[string]*volumeOnce
+}
+
+type volumeOnce struct {
+	once sync.Once
+	err  error
+}
+
+// ensureOnce runs f once per key for the whole pass; later callers wait for
+// the first and get its result.
+func (ps *passState) ensureOnce(key string, f func() error) error {
+	ps.mu.Lock()
+	if ps.volumes == nil {
+		ps.volumes = map[string]*volumeOnce{}
+	}
+	v, ok := ps.volumes[key]
+	if !ok {
+		v = &volumeOnce{}
+		ps.volumes[key] = v
+	}
+	ps.mu.Unlock()
+	v.once.Do(func() { v.err = f() })
+	return v.err
+}

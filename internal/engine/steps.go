@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/cloudinit"
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// createParams renders a guestSpec as the parameters of POST /qemu. boot is
+// the boot disk's import source ("" for a blank boot disk).
+func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
+	p := pve.NewParams()
+	p.Set("name", gs.name)
+	p.Set("tags", strings.Join(gs.wantTags(), ";"))
+	if gs.cores > 0 {
+		p.SetInt("cores", gs.cores)
+	}
+	if gs.sockets > 0 {
+		p.SetInt("sockets", gs.sockets)
+	}
+	if gs.memory > 0 {
+		p.SetInt("memory", gs.memory)
+	}
+	if gs.cpu != "" {
+		p.Set("cpu", gs.cpu)
+	}
+	if gs.desc != "" {
+		p.Set("description", gs.desc)
+	}
+	if gs.onboot != nil {
+		p.SetBool("onboot", *gs.onboot)
+	}
+	if gs.startup != "" {
+		p.Set("startup", gs.startup)
+	}
+	if gs.agent != nil {
+		p.SetBool("agent", *gs.agent)
+	}
+	p.Set("ostype", "l26")
+	p.Set("scsihw", "virtio-scsi-single")
+	disks := resolveDiskSlots(gs.disks, nil)
+	if len(disks) > 0 {
+		p.Set("boot", "order="+disks[0].Slot)
+	}
+	if importFrom != "" {
+		// Cloud images expect a serial console.
+		p.Set("serial0", "socket")
+		p.Set("vga", "serial0")
+	}
+	for i, d := range disks {
+		if i == 0 && importFrom != "" {
+			p.Set(d.Slot, fmt.Sprintf("%s:0,import-from=%s%s", d.Storage, importFrom, diskOptions(d.Options)))
+			continue
+		}
+		size := gibCeil(d.Size)
+		if size == 0 {
+			size = 1
+		}
+		p.Set(d.Slot, fmt.Sprintf("%s:%d%s", d.Storage, size, diskOptions(d.Options)))
+	}
+	for _, n := range gs.nics {
+		p.Set(n.Slot, nicValue(n, nil))
+	}
+	if gs.ci != nil {
+		stor := gs.ci.Storage
+		if stor == "" && len(disks) > 0 {
+			stor = disks[0].Storage
+		}
+		if stor != "" {
+			p.Set(cloudInitSlot, stor+":cloudinit")
+		}
+		if gs.ci.User != "" {
+			p.Set("ciuser", gs.ci.User)
+		}
+		if gs.ci.PasswordSet {
+			p.Set("cipassword", gs.ci.Password)
+		}
+		if len(gs.ci.SSHKeys) > 0 {
+			p.Set("sshkeys", pve.EncodeSSHKeys(gs.ci.SSHKeys))
+		}
+		if gs.ci.Nameserver != "" {
+			p.Set("nameserver", strings.Join(strings.Fields(gs.ci.Nameserver), " "))
+		}
+		if gs.ci.Searchdomain != "" {
+			p.Set("searchdomain", strings.Join(strings.Fields(gs.ci.Searchdomain), " "))
+		}
+		if gs.ci.Upgrade != nil {
+			p.SetBool("ciupgrade", *gs.ci.Upgrade)
+		}
+		for _, n := range gs.nics {
+			if n.IPConfig != "" {
+				p.Set("ipconfig"+strings.TrimPrefix(n.Slot, "net"), n.IPConfig)
+			}
+		}
+	}
+	if gs.isoVolume != "" {
+		p.Set(cdromSlot, gs.isoVolume+",media=cdrom")
+	}
+	return p
+}
+
+// ensureImage makes sure a cloud image is on the import storage, downloading
+// it once per pass however many actions need it.
+func (x *execCtx) ensureImage(ctx context.Context, node string, img *resolvedImage) error {
+	if img == nil || img.url == "" {
+		return nil
+	}
+	return x.pass.ensureOnce("volume "+img.volid+" on "+node, func() error {
+		if img.present {
+			return nil
+		}
+		// Someone (another pass, a person) may have fetched it meanwhile.
+		if vols, err := x.e.client.StorageContent(ctx, node, img.storage, "import"); err == nil {
+			for _, v := range vols {
+				if v.VolID == img.volid {
+					return nil
+				}
+			}
+		}
+		o := pve.DownloadOptions{Content: "import", Filename: img.fileName, URL: img.url}
+		if img.checksumAlgo != "" {
+			o.Checksum, o.ChecksumAlgorithm = img.checksumValue, img.checksumAlgo
+		}
+		upid, err := x.e.client.DownloadURL(ctx, node, img.storage, o)
+		if err := x.wait(ctx, upid, "downloading "+img.fileName+" to "+img.storage, err); err != nil {
+			return err
+		}
+		checksum := ""
+		if img.checksumAlgo != "" {
+			checksum = img.checksumAlgo + ":" + strings.ToLower(img.checksumValue)
+		}
+		return x.setNotes(ctx, node, img.storage, img.volid, ownerNote(img.url, checksum))
+	})
+}
+
+// setNotes marks a volume, retrying a few times: a volume left without its
+// mark would look unowned on the next pass.
+func (x *execCtx) setNotes(ctx context.Context, node, storage, volid, notes string) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = x.e.client.SetVolumeNotes(ctx, node, storage, volid, notes); err == nil {
+			return nil
+		}
+		var pe *pve.PermissionError
+		if errors.As(err, &pe) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("marking %s as owned: %w", volid, err)
+}
+
+// rereadGuest reads a guest again after a create or a clone.
+func (x *execCtx) rereadGuest(ctx context.Context, node string, vmid int) (*Guest, error) {
+	g := &Guest{VMID: vmid, Type: "qemu", Node: node}
+	st, err := x.e.client.QemuStatus(ctx, node, vmid)
+	if err != nil {
+		return nil, fmt.Errorf("reading VM %d: %w", vmid, err)
+	}
+	g.Status, g.Name, g.Template = st.Status, st.Name, st.Template != 0
+	if err := x.e.readGuest(ctx, g); err != nil {
+		return nil, err
+	}
+	g.Tags = pve.SplitTags(g.Effective["tags"])
+	g.Owned = hasTag(g.Tags, OwnerTag)
+	return g, nil
+}
+
+// updateOptions say how to finish an update.
+type updateOptions struct {
+	state           string // "", running, stopped
+	rebootIfNeeded  bool
+	shutdownTimeout time.Duration
+}
+
+// applyDiff carries out a guestDiff on a guest.
+func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *guestDiff, uo updateOptions) error {
+	node, vmid := g.Node, g.VMID
+	c := x.e.client
+	sync, async := pve.NewParams(), pve.NewParams()
+	var deletes []string
+	for _, ch := range d.config {
+		switch {
+		case ch.key == "":
+		case ch.del:
+			deletes = append(deletes, ch.key)
+		case ch.async:
+			async.Set(ch.key, ch.value)
+		default:
+			sync.Set(ch.key, ch.value)
+		}
+	}
+	if len(deletes) > 0 {
+		sync.Set("delete", strings.Join(deletes, ","))
+	}
+	if sync.Len() > 0 {
+		x.progress("updating configuration", "", -1)
+		if err := c.QemuSetConfig(ctx, node, vmid, sync); err != nil {
+			return fmt.Errorf("updating configuration of VM %d: %w", vmid, err)
+		}
+	}
+	if async.Len() > 0 {
+		upid, err := c.QemuSetConfigAsync(ctx, node, vmid, async)
+		if err := x.wait(ctx, upid, "adding drives", err); err != nil {
+			return err
+		}
+	}
+	if d.cidata != nil {
+		if err := x.provisionCidata(ctx, gs, g, d.cidata); err != nil {
+			return err
+		}
+	}
+	for _, r := range d.resizes {
+		upid, err := c.QemuResize(ctx, node, vmid, r.slot, FormatSize(r.to))
+		if err := x.wait(ctx, upid, fmt.Sprintf("growing %s to %s", r.slot, FormatSize(r.to)), err); err != nil {
+			return err
+		}
+	}
+	running := g.Running()
+	switch {
+	case uo.state == "stopped" && running:
+		if err := x.shutdown(ctx, node, vmid, uo.shutdownTimeout); err != nil {
+			return err
+		}
+	case uo.state == "running" && !running:
+		upid, err := c.QemuStart(ctx, node, vmid)
+		if err := x.wait(ctx, upid, "starting", err); err != nil {
+			return err
+		}
+	case running && uo.state != "stopped" && uo.rebootIfNeeded && d.needsReboot():
+		upid, err := c.QemuReboot(ctx, node, vmid)
+		if err := x.wait(ctx, upid, "rebooting to apply pending changes", err); err != nil {
+			return err
+		}
+	}
+	if len(d.refused) > 0 {
+		return errors.New(strings.Join(d.refused, "; "))
+	}
+	return nil
+}
+
+// shutdown asks the guest to shut down and stops it hard after the timeout.
+func (x *execCtx) shutdown(ctx context.Context, node string, vmid int, timeout time.Duration) error {
+	c := x.e.client
+	if timeout <= 0 {
+		timeout = x.e.opts.ShutdownTimeout
+	}
+	secs := int(timeout / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	upid, err := c.QemuShutdown(ctx, node, vmid, secs, false)
+	werr := x.wait(ctx, upid, fmt.Sprintf("shutting down (up to %ds)", secs), err)
+	if werr == nil {
+		if st, err := c.QemuStatus(ctx, node, vmid); err == nil && st.Status != "running" {
+			return nil
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	upid, err = c.QemuStop(ctx, node, vmid)
+	if err := x.wait(ctx, upid, "stopping after the graceful shutdown timed out", err); err != nil {
+		return err
+	}
+	return nil
+}
+
+// provisionCidata builds and uploads the userData seed and attaches it.
+func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, ch *cidataChange) error {
+	c := x.e.client
+	stor := storageOf(ch.newVolume)
+	fileName := strings.TrimPrefix(ch.newVolume, stor+":iso/")
+	err := x.pass.ensureOnce("volume "+ch.newVolume+" on "+g.Node, func() error {
+		if _, ok := x.pass.snap.Volume(g.Node, stor, ch.newVolume); ok {
+			return nil
+		}
+		var buf bytes.Buffer
+		if err := cloudinit.BuildISO(&buf, gs.seed()); err != nil {
+			return err
+		}
+		upid, err := c.Upload(ctx, g.Node, stor, "iso", fileName, &buf)
+		return x.wait(ctx, upid, "uploading the cloud-init seed "+fileName, err)
+	})
+	if err != nil {
+		return err
+	}
+	p := pve.NewParams().Set(ch.slot, ch.newVolume+",media=cdrom")
+	if err := c.QemuSetConfig(ctx, g.Node, g.VMID, p); err != nil {
+		return fmt.Errorf("attaching the cloud-init seed: %w", err)
+	}
+	if ch.oldVolume != "" && ch.oldVolume != ch.newVolume {
+		if _, file, _ := strings.Cut(ch.oldVolume, "/"); strings.HasPrefix(file, "proxmops-cidata-"+strconv.Itoa(g.VMID)+"-") {
+			upid, err := c.DeleteVolume(ctx, g.Node, storageOf(ch.oldVolume), ch.oldVolume)
+			if err == nil && upid != "" {
+				_, err = c.WaitTask(ctx, upid, nil)
+			}
+			if err != nil {
+				x.e.log.Warn("could not delete the previous cloud-init seed", "volume", ch.oldVolume, "error", err)
+			}
+		}
+	}
+	return nil
+}
+
+// destroyGuest stops an owned VM and deletes it.
+func (x *execCtx) destroyGuest(ctx context.Context, node string, vmid int) error {
+	c := x.e.client
+	st, err := c.QemuStatus(ctx, node, vmid)
+	if pve.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading VM %d: %w", vmid, err)
+	}
+	cfg, err := c.QemuConfig(ctx, node, vmid, true)
+	if err != nil {
+		return fmt.Errorf("reading VM %d: %w", vmid, err)
+	}
+	if !hasTag(pve.SplitTags(cfg["tags"]), OwnerTag) {
+		return fmt.Errorf("VM %d is not owned by proxmops (tag %s missing): not deleted", vmid, OwnerTag)
+	}
+	if st.Status == "running" {
+		upid, err := c.QemuStop(ctx, node, vmid)
+		if err := x.wait(ctx, upid, "stopping before delete", err); err != nil {
+			return err
+		}
+	}
+	upid, err := c.QemuDelete(ctx, node, vmid)
+	return x.wait(ctx, upid, "deleting", err)
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// templateReconciler builds Templates from images and reports (never
+// changes) drift on existing ones: a template cannot be changed in place,
+// and rebuilding it silently would break its linked clones.
+type templateReconciler struct{}
+
+func (templateReconciler) kind() string { return KindTemplate }
+
+func (templateReconciler) scope(pc *planContext, sc *scope) {
+	for _, s := range pc.d.Templates {
+		if s.Sync == SyncDisabled {
+			continue
+		}
+		sc.guest(s.VMID)
+		if pc.snap.Guest(s.VMID) == nil && s.Image != nil {
+			node := nodeFor(pc, s.Node)
+			if s.Image.Volume != "" {
+				sc.storage(node, storageOf(s.Image.Volume))
+			} else if s.Image.Storage != "" {
+				sc.storage(node, s.Image.Storage)
+			} else {
+				sc.storage(node, importStorage(pc.snap, node))
+			}
+		}
+	}
+}
+
+func templateGuestSpec(s *TemplateSpec, node string) *guestSpec {
+	return &guestSpec{kind: KindTemplate, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
+		cores: s.Cores, sockets: s.Sockets, memory: s.Memory, cpu: s.CPU, desc: s.Description,
+		disks: s.Disks, nics: s.NICs, ci: s.CloudInit}
+}
+
+func (r templateReconciler) plan(pc *planContext) []*Action {
+	var out []*Action
+	for _, s := range pc.d.Templates {
+		out = append(out, r.planOne(pc, s))
+	}
+	out = append(out, prune(pc, KindTemplate, func(g *Guest) bool { return g.Template })...)
+	return out
+}
+
+func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
+	node := nodeFor(pc, s.Node)
+	a := baseAction(s.Meta, node, s.VMID)
+	g := pc.snap.Guest(s.VMID)
+	if s.VMID <= 0 && a.Sync != SyncDisabled {
+		a.Status, a.Reason = StatusFailed, "a Template needs a vmid"
+		return a
+	}
+	if done := guestGate(a, KindTemplate, g, true); done != nil {
+		return done
+	}
+	a.Conflict, a.Reason = false, ""
+	gs := templateGuestSpec(s, node)
+	if g == nil {
+		a.Action, a.Status = ActionCreate, StatusOutOfSync
+		if kind, ok := pc.declared[s.VMID]; ok && kind != KindTemplate+"/"+s.Name {
+			a.Status, a.Reason = StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+			return a
+		}
+		if s.Image == nil {
+			a.Status, a.Reason = StatusFailed, "a Template is built from an image: image.source is missing"
+			return a
+		}
+		img, err := resolveImage(pc.snap, node, s.Image)
+		if err != nil {
+			a.Status, a.Reason = StatusFailed, err.Error()
+			return a
+		}
+		a.Reason = "the template does not exist"
+		a.Changes = createChanges(gs, img.volid)
+		storages := []string{claimStorage(pc.snap, node, img.storage)}
+		for _, d := range gs.disks {
+			storages = append(storages, claimStorage(pc.snap, node, d.Storage))
+		}
+		a.claim = claim{nodes: []string{node}, storages: storages}
+		a.run = func(ctx context.Context, x *execCtx) error {
+			if err := x.ensureImage(ctx, node, img); err != nil {
+				return err
+			}
+			upid, err := x.e.client.QemuCreate(ctx, node, s.VMID, createParams(gs, s.VMID, img.volid))
+			if err := x.wait(ctx, upid, fmt.Sprintf("creating VM %d from %s", s.VMID, img.volid), err); err != nil {
+				return err
+			}
+			return x.finishTemplate(ctx, gs, node, s.VMID)
+		}
+		return a
+	}
+	a.Observed = observedSummary(g)
+	if !g.Read {
+		a.Status, a.Reason = StatusUnknown, "configuration not read"
+		return a
+	}
+	if !g.Template {
+		// An owned VM at the template's VMID: a build that stopped before
+		// the conversion. Finish it.
+		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Reason = "the build stopped before the conversion to a template: finishing it"
+		a.Changes = []Change{{Field: "template", From: "0", To: "1"}}
+		a.claim = claim{nodes: []string{g.Node}}
+		a.run = func(ctx context.Context, x *execCtx) error { return x.finishTemplate(ctx, gs, g.Node, g.VMID) }
+		return a
+	}
+	d := diffGuest(gs, g)
+	a.Changes = d.changes()
+	if d.empty() {
+		a.Status, a.Reason = StatusSynced, "in sync"
+		return a
+	}
+	fields := make([]string, 0, len(a.Changes))
+	for _, c := range a.Changes {
+		fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
+	}
+	a.Status = StatusOutOfSync
+	a.Reason = fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place and existing clones keep their copy: delete the template to rebuild it, or give the new version another name and vmid",
+		strings.Join(uniqStrings(fields), ", "))
+	return a
+}
+
+// finishTemplate converges a freshly built VM (disk growth, cloud-init),
+// stops it if it runs, and converts it.
+func (x *execCtx) finishTemplate(ctx context.Context, gs *guestSpec, node string, vmid int) error {
+	g, err := x.rereadGuest(ctx, node, vmid)
+	if err != nil {
+		return err
+	}
+	if err := x.applyDiff(ctx, gs, g, diffGuest(gs, g), updateOptions{state: "stopped"}); err != nil {
+		return err
+	}
+	upid, err := x.e.client.QemuTemplate(ctx, node, vmid)
+	return x.wait(ctx, upid, fmt.Sprintf("converting VM %d to a template", vmid), err)
+}

@@ -1,0 +1,568 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// vmReconciler plans VirtualMachine resources and prunes owned VMs that are
+// no longer declared.
+type vmReconciler struct{}
+
+func (vmReconciler) kind() string { return KindVirtualMachine }
+
+// nodeFor picks a resource's node: the declared one, else the first node.
+func nodeFor(pc *planContext, node string) string {
+	if node != "" {
+		return node
+	}
+	if len(pc.snap.Nodes) > 0 {
+		return pc.snap.Nodes[0]
+	}
+	return ""
+}
+
+// findVM locates the guest of a VM spec: by VMID, or by name among owned
+// VMs when no VMID is declared.
+func findVM(pc *planContext, s *VMSpec) *Guest {
+	if s.VMID > 0 {
+		return pc.snap.Guest(s.VMID)
+	}
+	var found *Guest
+	for _, g := range pc.snap.Guests {
+		if g.Type == "qemu" && g.Owned && !g.Template && g.Name == s.Name {
+			if found == nil || g.VMID < found.VMID {
+				found = g
+			}
+		}
+	}
+	return found
+}
+
+func (vmReconciler) scope(pc *planContext, sc *scope) {
+	for _, s := range pc.d.VMs {
+		if s.Sync == SyncDisabled {
+			continue
+		}
+		node := nodeFor(pc, s.Node)
+		g := findVM(pc, s)
+		if g != nil {
+			sc.guest(g.VMID)
+		}
+		if g == nil && s.Image != nil {
+			if s.Image.Volume != "" {
+				sc.storage(node, storageOf(s.Image.Volume))
+			} else if st := s.Image.Storage; st != "" {
+				sc.storage(node, st)
+			} else {
+				sc.storage(node, importStorage(pc.snap, node))
+			}
+		}
+		if s.UserData != "" {
+			sc.storage(node, isoStorage(pc.snap, node))
+		}
+	}
+}
+
+// vmGuestSpec turns a VMSpec into the shared guest shape.
+func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
+	gs := &guestSpec{kind: KindVirtualMachine, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
+		cores: s.Cores, sockets: s.Sockets, memory: s.Memory, cpu: s.CPU, desc: s.Description,
+		onboot: s.OnBoot, startup: s.Startup, agent: s.Agent, disks: s.Disks, nics: s.NICs,
+		ci: s.CloudInit, userData: s.UserData}
+	if s.Iso != "" {
+		if iso, ok := pc.isos[s.Iso]; ok {
+			vol, err := isoVolume(iso)
+			if err != nil {
+				return nil, err
+			}
+			gs.isoVolume = vol
+		} else if strings.Contains(s.Iso, ":") {
+			gs.isoVolume = s.Iso
+		} else {
+			return nil, fmt.Errorf("iso %q is neither a declared Iso nor a volume id", s.Iso)
+		}
+	}
+	if s.UserData != "" {
+		gs.cidataStor = isoStorage(pc.snap, node)
+		if gs.cidataStor == "" {
+			return nil, fmt.Errorf("no storage on node %s accepts iso content for the cloud-init seed", node)
+		}
+	}
+	return gs, nil
+}
+
+func (r vmReconciler) plan(pc *planContext) []*Action {
+	var out []*Action
+	declaredNames := map[string]bool{}
+	for _, s := range pc.d.VMs {
+		declaredNames[s.Name] = true
+		out = append(out, r.planOne(pc, s))
+	}
+	out = append(out, prune(pc, KindVirtualMachine, func(g *Guest) bool { return !g.Template })...)
+	return out
+}
+
+// baseAction fills what every action of a declared resource carries.
+func baseAction(m Meta, node string, vmid int) *Action {
+	sync := m.Sync
+	if sync == "" {
+		sync = SyncAuto
+	}
+	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: ActionNone, Sync: sync, File: m.File}
+}
+
+func observedSummary(g *Guest) map[string]any {
+	if g == nil {
+		return nil
+	}
+	cfg := map[string]any{}
+	for k, v := range g.Effective {
+		if k == "digest" || k == "cipassword" {
+			continue
+		}
+		cfg[k] = v
+	}
+	obs := map[string]any{"config": cfg, "status": g.Status, "node": g.Node, "vmid": g.VMID}
+	if len(g.Pending) > 0 {
+		obs["pending"] = g.Pending
+	}
+	return obs
+}
+
+// guestGate handles what every guest kind checks first: sync disabled,
+// conflicts, locks. It returns a finished action, or nil to go on.
+func guestGate(a *Action, kind string, g *Guest, wantTemplate bool) *Action {
+	if a.Sync == SyncDisabled {
+		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+		return a
+	}
+	if g == nil {
+		return nil
+	}
+	a.Node, a.VMID, a.Owned = g.Node, g.VMID, g.Owned
+	if !g.Owned {
+		what := "VM"
+		if g.Type == "lxc" {
+			what = "container"
+		} else if g.Template {
+			what = "template"
+		}
+		a.Conflict, a.Status = true, StatusConflict
+		a.Reason = fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, what, g.Name, g.Node, OwnerTag)
+		return a
+	}
+	if g.Type != "qemu" || g.Template != wantTemplate {
+		a.Conflict, a.Status = true, StatusConflict
+		have := "a VM"
+		if g.Type == "lxc" {
+			have = "a container"
+		} else if g.Template {
+			have = "a template"
+		}
+		a.Reason = fmt.Sprintf("VMID %d holds %s, but the manifest declares a %s", g.VMID, have, kind)
+		if kind == KindTemplate && g.Type == "qemu" && !g.Template {
+			return nil // an owned VM at a template's VMID is an unfinished build
+		}
+		return a
+	}
+	if g.Lock != "" {
+		a.Status = StatusProgressing
+		a.Reason = fmt.Sprintf("locked by a running %s operation; looked at again next pass", g.Lock)
+		return a
+	}
+	return nil
+}
+
+func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
+	node := nodeFor(pc, s.Node)
+	a := baseAction(s.Meta, node, s.VMID)
+	g := findVM(pc, s)
+	if done := guestGate(a, KindVirtualMachine, g, false); done != nil {
+		return done
+	}
+	gs, err := vmGuestSpec(pc, s, node)
+	if err != nil {
+		a.Status, a.Reason = StatusFailed, err.Error()
+		if g == nil {
+			a.Action = ActionCreate
+		}
+		return a
+	}
+	if s.Iso != "" {
+		if _, ok := pc.isos[s.Iso]; ok {
+			a.DependsOn = append(a.DependsOn, KindIso+"/"+s.Iso)
+		}
+	}
+	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
+	if g == nil {
+		return r.planCreate(pc, s, gs, a, uo)
+	}
+	a.Observed = observedSummary(g)
+	a.Owned = true
+	if !g.Read {
+		a.Status, a.Reason = StatusUnknown, "configuration not read"
+		return a
+	}
+	d := diffGuest(gs, g)
+	planUpdate(a, g, d, uo, s.ApplyMode)
+	if a.Action != ActionNone {
+		a.claim = claim{nodes: []string{g.Node}, storages: diffStorages(pc, g, gs, d)}
+		a.run = func(ctx context.Context, x *execCtx) error {
+			return x.applyDiff(ctx, gs, g, d, uo)
+		}
+	}
+	return a
+}
+
+// planUpdate fills an action from a diff of an existing guest.
+func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions, applyMode string) {
+	a.Changes = d.changes()
+	var reasons []string
+	if len(d.config) > 0 || len(d.resizes) > 0 || d.cidata != nil {
+		fields := make([]string, 0, len(a.Changes))
+		for _, c := range a.Changes {
+			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
+		}
+		reasons = append(reasons, fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", ")))
+	}
+	reasons = append(reasons, d.refused...)
+	power := ""
+	running := g.Running()
+	switch {
+	case uo.state == "running" && !running:
+		power = "start"
+		a.Changes = append(a.Changes, Change{Field: "state", From: g.Status, To: "running"})
+		reasons = append(reasons, "the VM is "+g.Status+", the manifest wants it running")
+	case uo.state == "stopped" && running:
+		power = "stop"
+		a.Changes = append(a.Changes, Change{Field: "state", From: "running", To: "stopped"})
+		reasons = append(reasons, "the VM runs, the manifest wants it stopped")
+	}
+	reboot := running && power == "" && d.needsReboot()
+	if reboot {
+		a.NeedsReboot = true
+		if applyMode == "reboot" {
+			reasons = append(reasons, "applied by a reboot (applyMode: reboot)")
+		} else {
+			reasons = append(reasons, "takes effect after a reboot (set applyMode: reboot to reboot automatically)")
+		}
+	}
+	for _, p := range d.pending {
+		a.Changes = append(a.Changes, Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
+	}
+	if len(d.pending) > 0 {
+		fields := make([]string, 0, len(d.pending))
+		for _, p := range d.pending {
+			fields = append(fields, p.Field)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s pending until the VM reboots", strings.Join(fields, ", ")))
+	}
+	switch {
+	case !d.empty() || power != "":
+		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+	case reboot && applyMode == "reboot":
+		a.Action, a.Status = ActionReboot, StatusOutOfSync
+	case reboot:
+		a.Status = StatusOutOfSync
+	default:
+		a.Status, a.Reason = StatusSynced, "in sync"
+		return
+	}
+	a.Reason = joinReasons(reasons)
+}
+
+func uniqStrings(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// diffStorages names the storages an update touches.
+func diffStorages(pc *planContext, g *Guest, gs *guestSpec, d *guestDiff) []string {
+	node := g.Node
+	var out []string
+	for _, c := range d.config {
+		if c.async {
+			out = append(out, claimStorage(pc.snap, node, storageOf(c.value)))
+		}
+	}
+	for _, r := range d.resizes {
+		out = append(out, claimStorage(pc.snap, node, storageOf(parseDisk(g.Effective[r.slot]).File)))
+	}
+	if d.cidata != nil {
+		out = append(out, claimStorage(pc.snap, node, gs.cidataStor))
+	}
+	return out
+}
+
+// createChanges lists the declared fields of a new guest.
+func createChanges(gs *guestSpec, source string) []Change {
+	ch := []Change{}
+	add := func(f, v string) {
+		if v != "" && v != "0" {
+			ch = append(ch, Change{Field: f, To: v})
+		}
+	}
+	if gs.vmid > 0 {
+		add("vmid", strconv.Itoa(gs.vmid))
+	}
+	add("source", source)
+	add("cores", strconv.Itoa(gs.cores))
+	add("sockets", strconv.Itoa(gs.sockets))
+	add("memory", strconv.Itoa(gs.memory))
+	add("cpu", gs.cpu)
+	for _, d := range resolveDiskSlots(gs.disks, nil) {
+		v := d.Storage
+		if d.Size > 0 {
+			v += ", " + FormatSize(d.Size)
+		}
+		add(d.Slot, v)
+	}
+	for _, n := range gs.nics {
+		add(n.Slot, nicValue(n, nil))
+	}
+	if gs.ci != nil {
+		add("ciuser", gs.ci.User)
+		if len(gs.ci.SSHKeys) > 0 {
+			add("sshkeys", keysSummary(normalKeys(gs.ci.SSHKeys)))
+		}
+		for _, n := range gs.nics {
+			add("ipconfig"+strings.TrimPrefix(n.Slot, "net"), n.IPConfig)
+		}
+		add("nameserver", gs.ci.Nameserver)
+	}
+	if gs.userData != "" {
+		add("userData", "seed "+gs.seed().Hash())
+	}
+	add("tags", strings.Join(gs.wantTags(), ";"))
+	return ch
+}
+
+func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *Action, uo updateOptions) *Action {
+	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	if s.VMID > 0 {
+		if kind, ok := pc.declared[s.VMID]; ok && kind != KindVirtualMachine+"/"+s.Name {
+			a.Status, a.Reason = StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+			return a
+		}
+	}
+	switch {
+	case s.FromTemplate != nil:
+		return r.planClone(pc, s, gs, a, uo)
+	case s.Image != nil:
+		img, err := resolveImage(pc.snap, a.Node, s.Image)
+		if err != nil {
+			a.Status, a.Reason = StatusFailed, err.Error()
+			return a
+		}
+		src := img.volid
+		if img.url != "" && !img.present {
+			src = img.url + " (downloaded to " + img.volid + ")"
+		}
+		a.Reason = "the VM does not exist"
+		a.Changes = createChanges(gs, src)
+		storages := []string{claimStorage(pc.snap, a.Node, img.storage)}
+		for _, d := range gs.disks {
+			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
+		}
+		a.claim = claim{nodes: []string{a.Node}, storages: storages}
+		node := a.Node
+		a.run = func(ctx context.Context, x *execCtx) error {
+			if err := x.ensureImage(ctx, node, img); err != nil {
+				return err
+			}
+			vmid, err := x.allocateVMID(ctx, s.VMID)
+			if err != nil {
+				return err
+			}
+			upid, err := x.e.client.QemuCreate(ctx, node, vmid, createParams(gs, vmid, img.volid))
+			if err := x.wait(ctx, upid, fmt.Sprintf("creating VM %d from %s", vmid, img.volid), err); err != nil {
+				return err
+			}
+			return x.converge(ctx, gs, node, vmid, uo)
+		}
+		return a
+	default:
+		a.Reason = "the VM does not exist"
+		a.Changes = createChanges(gs, "blank disks")
+		storages := []string{}
+		for _, d := range gs.disks {
+			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
+		}
+		a.claim = claim{nodes: []string{a.Node}, storages: storages}
+		node := a.Node
+		a.run = func(ctx context.Context, x *execCtx) error {
+			vmid, err := x.allocateVMID(ctx, s.VMID)
+			if err != nil {
+				return err
+			}
+			upid, err := x.e.client.QemuCreate(ctx, node, vmid, createParams(gs, vmid, ""))
+			if err := x.wait(ctx, upid, fmt.Sprintf("creating VM %d", vmid), err); err != nil {
+				return err
+			}
+			return x.converge(ctx, gs, node, vmid, uo)
+		}
+		return a
+	}
+}
+
+func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Action, uo updateOptions) *Action {
+	ref := s.FromTemplate
+	tplNode, tplVMID := "", 0
+	if tpl, ok := pc.tpls[ref.Name]; ok {
+		a.DependsOn = append(a.DependsOn, KindTemplate+"/"+ref.Name)
+		tplNode, tplVMID = nodeFor(pc, tpl.Node), tpl.VMID
+		if g := pc.snap.Guest(tpl.VMID); g != nil {
+			tplNode = g.Node
+		}
+	} else if g := pc.snap.TemplateByName(ref.Name); g != nil {
+		tplNode, tplVMID = g.Node, g.VMID
+	} else {
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("template %q is neither declared nor on the cluster", ref.Name)
+		return a
+	}
+	if tplVMID == 0 {
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("template %q has no VMID", ref.Name)
+		return a
+	}
+	kind := "full"
+	if ref.Linked {
+		kind = "linked"
+	}
+	a.Reason = "the VM does not exist"
+	a.Changes = createChanges(gs, fmt.Sprintf("%s clone of template %s (%d)", kind, ref.Name, tplVMID))
+	node := a.Node
+	storages := []string{}
+	if len(gs.disks) > 0 && !ref.Linked {
+		storages = append(storages, claimStorage(pc.snap, node, gs.disks[0].Storage))
+	}
+	a.claim = claim{nodes: []string{tplNode, node}, storages: storages}
+	a.run = func(ctx context.Context, x *execCtx) error {
+		vmid, err := x.allocateVMID(ctx, s.VMID)
+		if err != nil {
+			return err
+		}
+		full := !ref.Linked
+		o := pve.CloneOptions{NewID: vmid, Name: s.Name, Full: &full}
+		if full && len(gs.disks) > 0 && gs.disks[0].Storage != "" {
+			o.Storage = gs.disks[0].Storage
+		}
+		if node != tplNode {
+			o.Target = node
+		}
+		upid, err := x.e.client.QemuClone(ctx, tplNode, tplVMID, o)
+		if err := x.wait(ctx, upid, fmt.Sprintf("cloning template %s (%d) to VM %d", ref.Name, tplVMID, vmid), err); err != nil {
+			return err
+		}
+		// Own the clone at once: a template proxmops did not build carries
+		// no ownership tag, and a clone without it would be a Conflict.
+		if err := x.e.client.QemuSetConfig(ctx, node, vmid, pve.NewParams().Set("tags", strings.Join(gs.wantTags(), ";"))); err != nil {
+			return fmt.Errorf("tagging VM %d as owned: %w", vmid, err)
+		}
+		return x.converge(ctx, gs, node, vmid, uo)
+	}
+	return a
+}
+
+// allocateVMID returns the declared VMID, or asks the cluster for one.
+func (x *execCtx) allocateVMID(ctx context.Context, declared int) (int, error) {
+	if declared > 0 {
+		return declared, nil
+	}
+	id, err := x.e.client.NextID(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("allocating a VMID: %w", err)
+	}
+	return id, nil
+}
+
+// converge re-reads a guest just created or cloned and applies what still
+// differs (disk growth, cloud-init, seed, power state).
+func (x *execCtx) converge(ctx context.Context, gs *guestSpec, node string, vmid int, uo updateOptions) error {
+	g, err := x.rereadGuest(ctx, node, vmid)
+	if err != nil {
+		return err
+	}
+	d := diffGuest(gs, g)
+	return x.applyDiff(ctx, gs, g, d, uo)
+}
+
+// prune plans the deletion of owned guests of a kind that no manifest
+// declares.
+func prune(pc *planContext, kind string, match func(*Guest) bool) []*Action {
+	var ids []int
+	for id, g := range pc.snap.Guests {
+		if g.Type != "qemu" || !g.Owned || !match(g) {
+			continue
+		}
+		if _, ok := pc.declared[id]; ok {
+			continue
+		}
+		if declaredByName(pc, kind, g.Name) {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	var out []*Action
+	for _, id := range ids {
+		g := pc.snap.Guests[id]
+		name := g.Name
+		if name == "" {
+			name = "vm-" + strconv.Itoa(id)
+		}
+		a := &Action{Kind: kind, Name: name, Node: g.Node, VMID: id, Owned: true, Sync: SyncAuto,
+			Observed: observedSummary(g), Changes: []Change{}}
+		if g.Lock != "" {
+			a.Status, a.Reason = StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
+			out = append(out, a)
+			continue
+		}
+		if !pc.e.opts.Prune {
+			a.Status = StatusOutOfSync
+			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
+			out = append(out, a)
+			continue
+		}
+		a.Action, a.Status = ActionDelete, StatusOutOfSync
+		a.Reason = "owned by proxmops and no longer in the repository (prune)"
+		a.Changes = []Change{{Field: "vmid", From: strconv.Itoa(id), To: ""}}
+		node := g.Node
+		a.claim = claim{nodes: []string{node}}
+		a.run = func(ctx context.Context, x *execCtx) error { return x.destroyGuest(ctx, node, id) }
+		out = append(out, a)
+	}
+	return out
+}
+
+// declaredByName reports whether a resource of kind with this name is
+// declared without a VMID (it then owns the guest of that name).
+func declaredByName(pc *planContext, kind, name string) bool {
+	switch kind {
+	case KindVirtualMachine:
+		for _, s := range pc.d.VMs {
+			if s.VMID == 0 && s.Name == name {
+				return true
+			}
+		}
+	case KindTemplate:
+		for _, s := range pc.d.Templates {
+			if s.VMID == 0 && s.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
