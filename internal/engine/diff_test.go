@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func guestWith(cfg map[string]string, status string) *Guest {
+	eff := map[string]string{}
+	for k, v := range cfg {
+		eff[k] = v
+	}
+	return &Guest{VMID: 120, Type: "qemu", Node: "pve1", Status: status, Owned: true, Read: true,
+		Current: cfg, Effective: eff, Pending: map[string]string{}, PendingDelete: map[string]bool{}}
+}
+
+func baseSpec() *guestSpec {
+	return &guestSpec{kind: KindVirtualMachine, name: "app-01", vmid: 120, node: "pve1", tags: []string{"prod", "app"},
+		cores: 2, memory: 2048, cpu: "x86-64-v2",
+		disks: []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}},
+		nics:  []NICSpec{{Slot: "net0", Bridge: "vmbr0", IPConfig: "ip=dhcp"}},
+		ci:    &CloudInitSpec{User: "debian", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}, Nameserver: "1.1.1.1"}}
+}
+
+// readBack is what Proxmox returns for baseSpec after create, import and resize.
+func readBack() map[string]string {
+	return map[string]string{
+		"name": "app-01", "cores": "2", "memory": "2048", "cpu": "x86-64-v2",
+		"tags":       "app;managed-by-proxmops;prod",
+		"scsi0":      "local-lvm:vm-120-disk-0,size=20G",
+		"ide2":       "local-lvm:vm-120-cloudinit,media=cdrom",
+		"net0":       "virtio=BC:24:11:2A:3B:4C,bridge=vmbr0",
+		"ipconfig0":  "ip=dhcp",
+		"ciuser":     "debian",
+		"sshkeys":    pve.EncodeSSHKeys([]string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}),
+		"nameserver": "1.1.1.1",
+		"boot":       "order=scsi0",
+		"scsihw":     "virtio-scsi-single",
+		"smbios1":    "uuid=5b0f0000-0000-0000-0000-000000000000",
+		"vmgenid":    "00000000-0000-0000-0000-000000000000",
+		"digest":     "abc",
+	}
+}
+
+func TestNoPerpetualDiffAfterCreate(t *testing.T) {
+	d := diffGuest(baseSpec(), guestWith(readBack(), "running"))
+	if !d.empty() || len(d.pending) > 0 {
+		t.Fatalf("diff on the read-back form: %+v", d.changes())
+	}
+	// Memory as a property string (8.x/9.x) and a clone's extra keys.
+	cfg := readBack()
+	cfg["memory"] = "current=2048"
+	cfg["cpu"] = "cputype=x86-64-v2,flags=+aes"
+	cfg["net0"] = "virtio=bc:24:11:2a:3b:4c,bridge=vmbr0,firewall=0"
+	cfg["sshkeys"] = "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIExample%20user%40host%0A"
+	cfg["tags"] = "prod;app;managed-by-proxmops"
+	cfg["ipconfig0"] = "ip=DHCP"
+	if d := diffGuest(baseSpec(), guestWith(cfg, "running")); !d.empty() {
+		t.Fatalf("diff on equivalent forms: %+v", d.changes())
+	}
+}
+
+func TestDriftDetected(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(map[string]string)
+		field   string
+		reboot  bool
+		refused bool
+		resize  bool
+	}{
+		{"cores", func(c map[string]string) { c["cores"] = "4" }, "cores", true, false, false},
+		{"memory", func(c map[string]string) { c["memory"] = "4096" }, "memory", true, false, false},
+		{"cpu", func(c map[string]string) { c["cpu"] = "host" }, "cpu", true, false, false},
+		{"tags", func(c map[string]string) { c["tags"] = "managed-by-proxmops;prod" }, "tags", false, false, false},
+		{"bridge", func(c map[string]string) { c["net0"] = "virtio=BC:24:11:2A:3B:4C,bridge=vmbr1" }, "net0.bridge", false, false, false},
+		{"nic removed", func(c map[string]string) { delete(c, "net0") }, "net0", false, false, false},
+		{"extra nic", func(c map[string]string) { c["net1"] = "e1000=BC:24:11:00:00:01,bridge=vmbr0" }, "net1", false, false, false},
+		{"ciuser", func(c map[string]string) { c["ciuser"] = "root" }, "ciuser", false, false, false},
+		{"sshkeys", func(c map[string]string) { c["sshkeys"] = "" }, "sshkeys", false, false, false},
+		{"ipconfig", func(c map[string]string) { c["ipconfig0"] = "ip=10.0.0.5/24,gw=10.0.0.1" }, "ipconfig0", false, false, false},
+		{"shrunk", func(c map[string]string) { c["scsi0"] = "local-lvm:vm-120-disk-0,size=10G" }, "", false, false, true},
+		{"grown", func(c map[string]string) { c["scsi0"] = "local-lvm:vm-120-disk-0,size=30G" }, "", false, true, false},
+		{"cloudinit drive gone", func(c map[string]string) { delete(c, "ide2") }, "cloudinit drive", false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := readBack()
+			tt.mutate(cfg)
+			d := diffGuest(baseSpec(), guestWith(cfg, "running"))
+			if tt.refused {
+				if len(d.refused) != 1 || !strings.Contains(d.refused[0], "shrinking disks is not supported") {
+					t.Fatalf("refused %v", d.refused)
+				}
+				return
+			}
+			if tt.resize {
+				if len(d.resizes) != 1 || d.resizes[0].to != 20*gib {
+					t.Fatalf("resizes %+v", d.resizes)
+				}
+				return
+			}
+			var found *configChange
+			for i := range d.config {
+				if d.config[i].Field == tt.field {
+					found = &d.config[i]
+				}
+			}
+			if found == nil {
+				t.Fatalf("no change on %s: %+v", tt.field, d.changes())
+			}
+			if found.reboot != tt.reboot {
+				t.Errorf("reboot = %v, want %v", found.reboot, tt.reboot)
+			}
+		})
+	}
+}
+
+func TestGrownDiskIsNotShrunk(t *testing.T) {
+	// The manifest says 20G, someone grew the disk to 30G by hand: refused, never shrunk.
+	cfg := readBack()
+	cfg["scsi0"] = "local-lvm:vm-120-disk-0,size=30G"
+	d := diffGuest(baseSpec(), guestWith(cfg, "running"))
+	if len(d.refused) != 1 || len(d.resizes) != 0 {
+		t.Fatalf("%+v", d)
+	}
+}
+
+func TestNICChangeKeepsMAC(t *testing.T) {
+	cfg := readBack()
+	cfg["net0"] = "virtio=BC:24:11:2A:3B:4C,bridge=vmbr1,firewall=1"
+	gs := baseSpec()
+	gs.nics[0].Tag = ptr(10)
+	d := diffGuest(gs, guestWith(cfg, "stopped"))
+	var v string
+	for _, c := range d.config {
+		if c.key == "net0" {
+			v = c.value
+		}
+	}
+	if v != "virtio=BC:24:11:2A:3B:4C,bridge=vmbr0,firewall=1,tag=10" {
+		t.Fatalf("net0 set to %q", v)
+	}
+}
+
+func TestPendingReported(t *testing.T) {
+	cfg := readBack()
+	g := guestWith(cfg, "running")
+	g.Effective["cores"] = "4"
+	g.Pending["cores"] = "4"
+	gs := baseSpec()
+	gs.cores = 4
+	d := diffGuest(gs, g)
+	if !d.empty() || len(d.pending) != 1 || d.pending[0].Field != "cores" || d.pending[0].From != "2" || d.pending[0].To != "4" {
+		t.Fatalf("%+v", d)
+	}
+	a := &Action{Action: ActionNone}
+	planUpdate(a, g, d, updateOptions{}, "")
+	if a.Action != ActionNone || !a.NeedsReboot || a.Status != StatusOutOfSync {
+		t.Fatalf("without applyMode: %+v", a)
+	}
+	a = &Action{Action: ActionNone}
+	planUpdate(a, g, d, updateOptions{rebootIfNeeded: true}, "reboot")
+	if a.Action != ActionReboot || !a.NeedsReboot {
+		t.Fatalf("with applyMode reboot: %+v", a)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	for in, want := range map[string]int64{"20G": 20 * gib, "20GiB": 20 * gib, "512M": 512 * mib, "1T": tib, "10240K": 10 * mib, "1.5G": 1536 * mib, "4096": 4096} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "abc", "-1G"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
+		}
+	}
+	if FormatSize(20*gib) != "20G" || FormatSize(1536*mib) != "1536M" {
+		t.Fatal("FormatSize")
+	}
+}
+
+func TestFileNames(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"https://cloud-images.example/jammy-server-cloudimg-amd64.img", "jammy-server-cloudimg-amd64.qcow2"},
+		{"http://127.0.0.1:8080/debian-12-genericcloud-amd64.qcow2", "debian-12-genericcloud-amd64.qcow2"},
+		{"http://127.0.0.1/disk.raw?token=x", "disk.raw"},
+		{"http://127.0.0.1/image", "image.qcow2"},
+	}
+	for _, tt := range tests {
+		got, err := importFileName(tt.url, "")
+		if err != nil || got != tt.want {
+			t.Errorf("importFileName(%s) = %s, %v; want %s", tt.url, got, err, tt.want)
+		}
+	}
+	if got, _ := isoFileName("http://127.0.0.1/x/debian-12-amd64-netinst.iso", "", "debian-12"); got != "debian-12-amd64-netinst.iso" {
+		t.Errorf("iso name %s", got)
+	}
+	if got, _ := isoFileName("http://127.0.0.1/download?id=3", "", "debian-12"); got != "download.iso" {
+		t.Errorf("iso name %s", got)
+	}
+}
+
+func TestOwnerNoteRoundTrip(t *testing.T) {
+	n := ownerNote("http://127.0.0.1/x.iso", "sha256:abcd")
+	owned, src, sum := parseOwnerNote(n + "\nmore lines")
+	if !owned || src != "http://127.0.0.1/x.iso" || sum != "sha256:abcd" {
+		t.Fatalf("%v %s %s", owned, src, sum)
+	}
+	if owned, _, _ := parseOwnerNote("uploaded by bob"); owned {
+		t.Fatal("foreign notes seen as owned")
+	}
+}
+
+func TestResolveDiskSlotsFollowsBootDisk(t *testing.T) {
+	disks := []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}, {Storage: "local-lvm", Size: 50 * gib}}
+	got := resolveDiskSlots(disks, map[string]string{"virtio0": "local-lvm:base-9000-disk-0/vm-130-disk-0,size=10G", "boot": "order=virtio0;net0"})
+	if got[0].Slot != "virtio0" || got[1].Slot != "scsi1" {
+		t.Fatalf("%+v", got)
+	}
+	got = resolveDiskSlots(disks, nil)
+	if got[0].Slot != "scsi0" || got[1].Slot != "scsi1" {
+		t.Fatalf("%+v", got)
+	}
+}
