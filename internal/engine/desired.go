@@ -13,9 +13,13 @@ type Meta struct {
 	Kind string
 	Name string
 	Node string
+	VMID int // guests only
 	Tags []string
 	Sync SyncPolicy
 	File string // manifest file, for reports
+	// Invalid, when set, says why the resource cannot be planned (an
+	// unreadable secret, say): it is reported Failed and not touched.
+	Invalid string
 }
 
 // Desired is the state the repository asks for, already validated and
@@ -63,9 +67,9 @@ type NICSpec struct {
 	MAC      string // compared only when declared
 	MTU      *int
 	Rate     string
-	// IPConfig is this NIC's cloud-init ipconfig ("ip=dhcp",
-	// "ip=10.0.0.5/24,gw=10.0.0.1"), "" when not declared.
-	IPConfig string
+	// Extra are further property-string keys (queues, link_down), compared
+	// only when declared.
+	Extra map[string]string
 }
 
 // CloudInitSpec are Proxmox's native cloud-init settings.
@@ -81,6 +85,9 @@ type CloudInitSpec struct {
 	Storage string
 	// Upgrade maps to ciupgrade when set.
 	Upgrade *bool
+	// IPConfigs maps a NIC slot (net0) to its ipconfig value ("ip=dhcp",
+	// "gw=10.0.0.1,ip=10.0.0.5/24").
+	IPConfigs map[string]string
 }
 
 // TemplateRef names the template a VM is cloned from.
@@ -101,6 +108,11 @@ type VMSpec struct {
 	OnBoot       *bool
 	Startup      string
 	Agent        *bool
+	Balloon      *int
+	OSType       string
+	BIOS         string
+	Machine      string
+	SCSIHW       string
 	Image        *ImageSpec
 	FromTemplate *TemplateRef
 	Disks        []DiskSpec
@@ -124,6 +136,11 @@ type TemplateSpec struct {
 	Memory      int
 	CPU         string
 	Description string
+	Agent       *bool
+	OSType      string
+	BIOS        string
+	Machine     string
+	SCSIHW      string
 	Image       *ImageSpec
 	Disks       []DiskSpec
 	NICs        []NICSpec

@@ -22,8 +22,9 @@ func baseSpec() *guestSpec {
 	return &guestSpec{kind: KindVirtualMachine, name: "app-01", vmid: 120, node: "pve1", tags: []string{"prod", "app"},
 		cores: 2, memory: 2048, cpu: "x86-64-v2",
 		disks: []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}},
-		nics:  []NICSpec{{Slot: "net0", Bridge: "vmbr0", IPConfig: "ip=dhcp"}},
-		ci:    &CloudInitSpec{User: "debian", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}, Nameserver: "1.1.1.1"}}
+		nics:  []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
+		ci: &CloudInitSpec{User: "debian", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}, Nameserver: "1.1.1.1",
+			IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
 }
 
 // readBack is what Proxmox returns for baseSpec after create, import and resize.

@@ -113,6 +113,11 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 			pc.declared[s.VMID] = KindVirtualMachine + "/" + s.Name
 		}
 	}
+	for _, m := range d.Others {
+		if m.VMID > 0 {
+			pc.declared[m.VMID] = m.Kind + "/" + m.Name
+		}
+	}
 	recs := e.reconcilers()
 	snap, err := e.observe(ctx, func(snap *Snapshot) *scope {
 		pc.snap = snap

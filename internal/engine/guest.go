@@ -30,6 +30,11 @@ type guestSpec struct {
 	onboot     *bool
 	startup    string
 	agent      *bool
+	balloon    *int
+	ostype     string
+	bios       string
+	machine    string
+	scsihw     string
 	disks      []DiskSpec
 	nics       []NICSpec
 	ci         *CloudInitSpec
@@ -279,6 +284,9 @@ func nicValue(n NICSpec, existing *parsedNIC) string {
 	if n.Rate != "" {
 		props.Set("rate", n.Rate)
 	}
+	for _, k := range sortedKeys(n.Extra) {
+		props.Set(k, n.Extra[k])
+	}
 	rest := props.String("")
 	if rest == "" {
 		return first
@@ -385,6 +393,21 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 	if gs.startup != "" {
 		scalar("startup", gs.startup, false, nil)
 	}
+	if gs.balloon != nil {
+		scalar("balloon", strconv.Itoa(*gs.balloon), false, withDefault("", strconv.Itoa(*gs.balloon)))
+	}
+	if gs.ostype != "" {
+		scalar("ostype", gs.ostype, false, withDefault("other", gs.ostype))
+	}
+	if gs.bios != "" {
+		scalar("bios", gs.bios, true, withDefault("seabios", gs.bios))
+	}
+	if gs.machine != "" {
+		scalar("machine", gs.machine, true, nil)
+	}
+	if gs.scsihw != "" {
+		scalar("scsihw", gs.scsihw, true, withDefault("lsi", gs.scsihw))
+	}
 	if gs.agent != nil {
 		want := boolStr(*gs.agent)
 		scalar("agent", want, true, func(v string, ok bool) bool {
@@ -431,6 +454,11 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		}
 		if n.Rate != "" && n.Rate != p.get("rate") {
 			fields = append(fields, Change{Field: n.Slot + ".rate", From: p.get("rate"), To: n.Rate})
+		}
+		for _, k := range sortedKeys(n.Extra) {
+			if n.Extra[k] != p.get(k) {
+				fields = append(fields, Change{Field: n.Slot + "." + k, From: p.get(k), To: n.Extra[k]})
+			}
 		}
 		if len(fields) > 0 {
 			v := nicValue(n, &p)
@@ -570,12 +598,9 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 				return boolStr(truthy(v)) == want
 			})
 		}
-		for _, n := range gs.nics {
-			if n.IPConfig == "" {
-				continue
-			}
-			key := "ipconfig" + strings.TrimPrefix(n.Slot, "net")
-			want := n.IPConfig
+		for _, slot := range sortedKeys(gs.ci.IPConfigs) {
+			key := "ipconfig" + strings.TrimPrefix(slot, "net")
+			want := gs.ci.IPConfigs[slot]
 			ci(key, want, func(v string) bool { return normalIPConfig(v) == normalIPConfig(want) })
 		}
 	}
@@ -669,4 +694,13 @@ func abbreviate(s string) string {
 		return s[:57] + "..."
 	}
 	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -204,4 +204,3 @@ func downloadISO(s *IsoSpec, fileName string) pve.DownloadOptions {
 	}
 	return o
 }
-

@@ -43,8 +43,24 @@ func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
 	if gs.agent != nil {
 		p.SetBool("agent", *gs.agent)
 	}
-	p.Set("ostype", "l26")
-	p.Set("scsihw", "virtio-scsi-single")
+	ostype, scsihw := "l26", "virtio-scsi-single"
+	if gs.ostype != "" {
+		ostype = gs.ostype
+	}
+	if gs.scsihw != "" {
+		scsihw = gs.scsihw
+	}
+	p.Set("ostype", ostype)
+	p.Set("scsihw", scsihw)
+	if gs.bios != "" {
+		p.Set("bios", gs.bios)
+	}
+	if gs.machine != "" {
+		p.Set("machine", gs.machine)
+	}
+	if gs.balloon != nil {
+		p.SetInt("balloon", *gs.balloon)
+	}
 	disks := resolveDiskSlots(gs.disks, nil)
 	if len(disks) > 0 {
 		p.Set("boot", "order="+disks[0].Slot)
@@ -94,10 +110,8 @@ func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
 		if gs.ci.Upgrade != nil {
 			p.SetBool("ciupgrade", *gs.ci.Upgrade)
 		}
-		for _, n := range gs.nics {
-			if n.IPConfig != "" {
-				p.Set("ipconfig"+strings.TrimPrefix(n.Slot, "net"), n.IPConfig)
-			}
+		for _, slot := range sortedKeys(gs.ci.IPConfigs) {
+			p.Set("ipconfig"+strings.TrimPrefix(slot, "net"), gs.ci.IPConfigs[slot])
 		}
 	}
 	if gs.isoVolume != "" {

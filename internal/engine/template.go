@@ -35,6 +35,7 @@ func (templateReconciler) scope(pc *planContext, sc *scope) {
 func templateGuestSpec(s *TemplateSpec, node string) *guestSpec {
 	return &guestSpec{kind: KindTemplate, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
 		cores: s.Cores, sockets: s.Sockets, memory: s.Memory, cpu: s.CPU, desc: s.Description,
+		agent: s.Agent, ostype: s.OSType, bios: s.BIOS, machine: s.Machine, scsihw: s.SCSIHW,
 		disks: s.Disks, nics: s.NICs, ci: s.CloudInit}
 }
 
@@ -59,6 +60,10 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		return done
 	}
 	a.Conflict, a.Reason = false, ""
+	if s.Invalid != "" {
+		a.Status, a.Reason = StatusFailed, s.Invalid
+		return a
+	}
 	gs := templateGuestSpec(s, node)
 	if g == nil {
 		a.Action, a.Status = ActionCreate, StatusOutOfSync

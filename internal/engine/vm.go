@@ -73,7 +73,8 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 	gs := &guestSpec{kind: KindVirtualMachine, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
 		cores: s.Cores, sockets: s.Sockets, memory: s.Memory, cpu: s.CPU, desc: s.Description,
-		onboot: s.OnBoot, startup: s.Startup, agent: s.Agent, disks: s.Disks, nics: s.NICs,
+		onboot: s.OnBoot, startup: s.Startup, agent: s.Agent, balloon: s.Balloon, ostype: s.OSType,
+		bios: s.BIOS, machine: s.Machine, scsihw: s.SCSIHW, disks: s.Disks, nics: s.NICs,
 		ci: s.CloudInit, userData: s.UserData}
 	if s.Iso != "" {
 		if iso, ok := pc.isos[s.Iso]; ok {
@@ -185,6 +186,10 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	g := findVM(pc, s)
 	if done := guestGate(a, KindVirtualMachine, g, false); done != nil {
 		return done
+	}
+	if s.Invalid != "" {
+		a.Status, a.Reason = StatusFailed, s.Invalid
+		return a
 	}
 	gs, err := vmGuestSpec(pc, s, node)
 	if err != nil {
@@ -338,8 +343,8 @@ func createChanges(gs *guestSpec, source string) []Change {
 		if len(gs.ci.SSHKeys) > 0 {
 			add("sshkeys", keysSummary(normalKeys(gs.ci.SSHKeys)))
 		}
-		for _, n := range gs.nics {
-			add("ipconfig"+strings.TrimPrefix(n.Slot, "net"), n.IPConfig)
+		for _, slot := range sortedKeys(gs.ci.IPConfigs) {
+			add("ipconfig"+strings.TrimPrefix(slot, "net"), gs.ci.IPConfigs[slot])
 		}
 		add("nameserver", gs.ci.Nameserver)
 	}

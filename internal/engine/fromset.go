@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+)
+
+// SecretReader resolves a manifest's secret reference (passwordFrom).
+type SecretReader func(ref *manifest.SecretRef) (string, error)
+
+// ReadSecret is the default SecretReader: an environment variable of this
+// process, or a file with its trailing newline removed.
+func ReadSecret(ref *manifest.SecretRef) (string, error) {
+	switch {
+	case ref == nil:
+		return "", nil
+	case ref.Env != "":
+		v, ok := os.LookupEnv(ref.Env)
+		if !ok {
+			return "", fmt.Errorf("environment variable %s is not set", ref.Env)
+		}
+		return v, nil
+	case ref.File != "":
+		b, err := os.ReadFile(ref.File)
+		if err != nil {
+			return "", fmt.Errorf("reading secret file: %w", err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	return "", fmt.Errorf("secret reference names neither env nor file")
+}
+
+// DesiredFromSet turns a loaded, validated manifest set into the engine's
+// desired state. secrets may be nil (ReadSecret is used). A secret that
+// cannot be read makes its resource Invalid, not the whole set.
+func DesiredFromSet(set *manifest.Set, secrets SecretReader) *Desired {
+	if secrets == nil {
+		secrets = ReadSecret
+	}
+	d := &Desired{}
+	if set == nil {
+		return d
+	}
+	for _, v := range set.VirtualMachines() {
+		d.VMs = append(d.VMs, vmFromManifest(v, secrets))
+	}
+	for _, t := range set.Templates() {
+		d.Templates = append(d.Templates, templateFromManifest(t, secrets))
+	}
+	for _, i := range set.Isos() {
+		d.Isos = append(d.Isos, isoFromManifest(i))
+	}
+	for _, k := range manifest.Kinds() {
+		switch k {
+		case manifest.KindVirtualMachine, manifest.KindTemplate, manifest.KindIso:
+			continue
+		}
+		for _, r := range set.OfKind(k) {
+			m := metaOf(r)
+			m.VMID = r.VMID()
+			d.Others = append(d.Others, m)
+		}
+	}
+	return d
+}
+
+func metaOf(r manifest.Resource) Meta {
+	md := r.Meta()
+	return Meta{Kind: string(r.Kind()), Name: r.Name(), Node: r.Node(), Tags: md.Tags,
+		Sync: SyncPolicy(md.Sync()), File: r.Source().File}
+}
+
+func imageFromManifest(img *manifest.Image) *ImageSpec {
+	if img == nil {
+		return nil
+	}
+	out := &ImageSpec{Storage: img.Storage, FileName: img.Filename}
+	if img.IsURL() || strings.HasPrefix(img.Source, "http://") || strings.HasPrefix(img.Source, "https://") {
+		out.URL = img.Source
+	} else {
+		out.Volume = img.Source
+	}
+	if img.Checksum != nil {
+		out.ChecksumAlgo, out.ChecksumValue = strings.ToLower(img.Checksum.Algo), strings.ToLower(img.Checksum.Value)
+	}
+	return out
+}
+
+func disksFromManifest(disks []manifest.Disk) []DiskSpec {
+	var out []DiskSpec
+	for _, d := range disks {
+		opts := map[string]string{}
+		if d.Cache != "" {
+			opts["cache"] = d.Cache
+		}
+		if d.Discard {
+			opts["discard"] = "on"
+		}
+		if d.SSD {
+			opts["ssd"] = "1"
+		}
+		if d.IOThread {
+			opts["iothread"] = "1"
+		}
+		if d.Backup != nil {
+			opts["backup"] = boolStr(*d.Backup)
+		}
+		if len(opts) == 0 {
+			opts = nil
+		}
+		out = append(out, DiskSpec{Slot: d.Slot, Storage: d.Storage, Size: d.Size.Bytes, Options: opts})
+	}
+	return out
+}
+
+func nicsFromManifest(nics []manifest.NIC) []NICSpec {
+	var out []NICSpec
+	for _, n := range nics {
+		s := NICSpec{Slot: n.Slot, Model: n.Model, Bridge: n.Bridge, MAC: n.MACAddr}
+		if s.Model == "" {
+			s.Model = manifest.DefaultNICModel
+		}
+		tag := n.Tag
+		s.Tag = &tag
+		fw := n.Firewall
+		s.Firewall = &fw
+		if n.MTU > 0 {
+			mtu := n.MTU
+			s.MTU = &mtu
+		}
+		if n.Rate > 0 {
+			s.Rate = strconv.FormatFloat(n.Rate, 'f', -1, 64)
+		}
+		extra := map[string]string{}
+		if n.Queues > 0 {
+			extra["queues"] = strconv.Itoa(n.Queues)
+		}
+		if n.LinkDown {
+			extra["link_down"] = "1"
+		}
+		if len(extra) > 0 {
+			s.Extra = extra
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func cloudInitFromManifest(ci *manifest.CloudInit, secrets SecretReader) (*CloudInitSpec, error) {
+	if ci == nil {
+		return nil, nil
+	}
+	out := &CloudInitSpec{User: ci.User, SSHKeys: ci.SSHKeys, Nameserver: ci.Nameserver,
+		Searchdomain: ci.SearchDomain, Upgrade: ci.Upgrade}
+	if ipc := ci.EffectiveIPConfigs(); len(ipc) > 0 {
+		out.IPConfigs = map[string]string{}
+		for slot, c := range ipc {
+			out.IPConfigs[slot] = c.String()
+		}
+	}
+	if ci.PasswordFrom != nil {
+		pw, err := secrets(ci.PasswordFrom)
+		if err != nil {
+			return out, fmt.Errorf("cloudInit.passwordFrom: %w", err)
+		}
+		out.Password, out.PasswordSet = pw, true
+	}
+	return out, nil
+}
+
+func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
+	sp := v.Spec
+	s := &VMSpec{Meta: metaOf(v), VMID: sp.VMID, Cores: sp.Cores, Sockets: sp.Sockets, Memory: sp.Memory,
+		CPU: sp.CPU, Description: sp.Description, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
+		OSType: sp.OSType, BIOS: sp.BIOS, Machine: sp.Machine, SCSIHW: sp.SCSIHW,
+		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
+		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State)}
+	s.Meta.VMID = sp.VMID
+	if sp.Startup != nil {
+		s.Startup = sp.Startup.String()
+	}
+	if sp.FromTemplate != nil {
+		s.FromTemplate = &TemplateRef{Name: sp.FromTemplate.Name, Linked: sp.FromTemplate.Linked}
+		// The loader numbers an unslotted first disk scsi0 (and leaves no trace
+		// of whether the manifest wrote it); on a clone the first disk means
+		// "the template's boot disk", matched through the boot order, which
+		// is scsi0 itself whenever the template boots from scsi0.
+		if len(s.Disks) > 0 && s.Disks[0].Slot == "scsi0" {
+			s.Disks[0].Slot = ""
+		}
+	}
+	if sp.ApplyMode == manifest.ApplyReboot {
+		s.ApplyMode = "reboot"
+	}
+	if s.State == "" {
+		s.State = string(manifest.StateRunning)
+	}
+	ci, err := cloudInitFromManifest(sp.CloudInit, secrets)
+	s.CloudInit = ci
+	if err != nil {
+		s.Invalid = err.Error()
+	}
+	return s
+}
+
+func templateFromManifest(t *manifest.Template, secrets SecretReader) *TemplateSpec {
+	sp := t.Spec
+	s := &TemplateSpec{Meta: metaOf(t), VMID: sp.VMID, Cores: sp.Cores, Sockets: sp.Sockets, Memory: sp.Memory,
+		CPU: sp.CPU, Description: sp.Description, Agent: sp.Agent, OSType: sp.OSType, BIOS: sp.BIOS,
+		Machine: sp.Machine, SCSIHW: sp.SCSIHW, Image: imageFromManifest(sp.Image),
+		Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net)}
+	s.Meta.VMID = sp.VMID
+	ci, err := cloudInitFromManifest(sp.CloudInit, secrets)
+	s.CloudInit = ci
+	if err != nil {
+		s.Invalid = err.Error()
+	}
+	return s
+}
+
+func isoFromManifest(i *manifest.Iso) *IsoSpec {
+	s := &IsoSpec{Meta: metaOf(i), URL: i.Spec.Source, Storage: i.Spec.Storage, FileName: i.Spec.Filename}
+	if s.Node == "" {
+		s.Node = i.Spec.Node
+	}
+	if i.Spec.Checksum != nil {
+		s.ChecksumAlgo, s.ChecksumValue = strings.ToLower(i.Spec.Checksum.Algo), strings.ToLower(i.Spec.Checksum.Value)
+	}
+	return s
+}
