@@ -17,13 +17,13 @@ import (
 // testRepo is a real Git repository on disk, driven with go-git so the
 // tests need no git program.
 type testRepo struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	repo *git.Repository
 	when time.Time
 }
 
-func newTestRepo(t *testing.T) *testRepo {
+func newTestRepo(t testing.TB) *testRepo {
 	t.Helper()
 	dir := t.TempDir()
 	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{

@@ -142,10 +142,8 @@ func (s *Syncer) syncLocked(ctx context.Context, revision string) (*Result, erro
 	} else if prev != nil {
 		st.PreviousTree = prev.PreviousTree
 	}
-	if s.purpose == "sync" || revision == s.opts.Revision {
-		if err := s.saveState(st); err != nil {
-			return nil, &Error{Kind: ErrCheckout, URL: redactURL(s.url), Revision: revision, Err: err}
-		}
+	if err := s.saveState(st); err != nil {
+		return nil, &Error{Kind: ErrCheckout, URL: redactURL(s.url), Revision: revision, Err: err}
 	}
 	s.gcTrees(st.Tree, st.PreviousTree)
 	res := &Result{

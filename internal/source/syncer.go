@@ -125,6 +125,18 @@ type previewEntry struct {
 	lastUsed time.Time
 }
 
+// DefaultTimeout bounds a sync whose context has no deadline, so a Git
+// server that accepts the connection and then hangs cannot stall the
+// caller forever.
+const DefaultTimeout = 5 * time.Minute
+
+func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultTimeout)
+}
+
 // maxPreviews bounds the preview clones kept for ReadAt.
 const maxPreviews = 8
 
@@ -190,6 +202,8 @@ func (s *Syncer) Last() *Result {
 // error is an *Error (test with errors.Is(err, ErrAuth) etc.) and Last()
 // still returns the previous good checkout, whose tree is kept on disk.
 func (s *Syncer) Sync(ctx context.Context) (*Result, error) {
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
 	var res *Result
 	var err error
 	if s.kind == localDir {
@@ -212,6 +226,8 @@ func (s *Syncer) Sync(ctx context.Context) (*Result, error) {
 // the main checkout or Last(). Previews are cached; the least recently
 // used beyond a few are deleted.
 func (s *Syncer) ReadAt(ctx context.Context, revision string) (*Result, error) {
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
 	if s.kind == localDir {
 		return s.readLocalAt(ctx, revision)
 	}

@@ -1,0 +1,56 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkSyncNewCommit measures one sync that finds a new commit in a
+// repository of 500 manifests (fetch over file:// and a fresh tree).
+func BenchmarkSyncNewCommit(b *testing.B) {
+	r := newTestRepo(b)
+	files := map[string]*string{}
+	for i := range 500 {
+		files[fmt.Sprintf("proxmox/vm-%03d.yaml", i)] = str(fmt.Sprintf("apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: vm-%03d\n", i))
+	}
+	r.commit("many", files)
+	s, err := New(Options{URL: r.url(), Path: "proxmox", CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		r.commit(fmt.Sprintf("change %d", i), map[string]*string{"proxmox/vm-000.yaml": str(fmt.Sprintf("# %d\n", i))})
+		b.StartTimer()
+		if _, err := s.Sync(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSyncUnchanged measures the idle case of every reconcile pass:
+// ask the server for its refs and find nothing new.
+func BenchmarkSyncUnchanged(b *testing.B) {
+	r := newTestRepo(b)
+	r.commit("one", map[string]*string{"proxmox/a.yaml": str("a: 1\n")})
+	s, err := New(Options{URL: r.url(), Path: "proxmox", CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Sync(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
