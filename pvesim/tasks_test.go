@@ -1,0 +1,156 @@
+package pvesim
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestUPIDShapeAndTaskEndpoints(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	upid := c.mustOK("POST", "/nodes/pve2/qemu", vals("vmid", "100")).str(t)
+	re := regexp.MustCompile(`^UPID:pve2:[0-9A-F]{8}:[0-9A-F]{8}:[0-9A-F]{8}:qmcreate:100:root@pam!proxmops:$`)
+	if !re.MatchString(upid) {
+		t.Fatalf("UPID %q", upid)
+	}
+	st := c.mustOK("GET", "/nodes/pve2/tasks/"+url.PathEscape(upid)+"/status", nil).obj(t)
+	if st["status"] != "stopped" || st["exitstatus"] != "OK" || st["type"] != "qmcreate" || st["id"] != "100" || st["node"] != "pve2" {
+		t.Fatalf("status %v", st)
+	}
+	log := c.mustOK("GET", "/nodes/pve2/tasks/"+url.PathEscape(upid)+"/log", nil)
+	lines := log.list(t)
+	if len(lines) == 0 || lines[len(lines)-1]["t"] != "TASK OK" || lines[0]["n"] != float64(1) {
+		t.Fatalf("log %v", lines)
+	}
+	list := c.mustOK("GET", "/nodes/pve2/tasks", vals("vmid", "100")).list(t)
+	if len(list) != 1 || list[0]["upid"] != upid || list[0]["status"] != "OK" {
+		t.Fatalf("task list %v", list)
+	}
+	if r := c.do("GET", "/nodes/pve2/tasks/UPID:bogus/status", nil); r.Status != 500 || r.Reason != "unable to parse worker upid 'UPID:bogus'" {
+		t.Fatalf("bad upid: %d %q", r.Status, r.Reason)
+	}
+	// A failing task: its exit status is the error, its last log line TASK ERROR.
+	upid = c.mustOK("PUT", "/nodes/pve2/qemu/100/resize", vals("disk", "scsi0", "size", "+1G")).str(t)
+	if st := c.waitTask(upid); st != "disk 'scsi0' does not exist" {
+		t.Fatalf("exitstatus %q", st)
+	}
+	lines = c.mustOK("GET", "/nodes/pve2/tasks/"+url.PathEscape(upid)+"/log", nil).list(t)
+	if lines[len(lines)-1]["t"] != "TASK ERROR: disk 'scsi0' does not exist" {
+		t.Fatalf("log %v", lines)
+	}
+}
+
+func TestTaskRunsOnClock(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "scsi0": "local-lvm:vm-100-disk-0,size=8G"}}); err != nil {
+		t.Fatal(err)
+	}
+	upid := c.mustOK("POST", "/nodes/pve1/qemu/100/status/start", nil).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("start task never slept")
+	}
+	st := c.mustOK("GET", "/nodes/pve1/tasks/"+url.PathEscape(upid)+"/status", nil).obj(t)
+	if st["status"] != "running" {
+		t.Fatalf("status %v", st)
+	}
+	clock.Advance(durStart)
+	if st := c.waitTask(upid); st != "OK" {
+		t.Fatal(st)
+	}
+	if g, _ := srv.Guest(100); !g.Running {
+		t.Fatal("guest not running")
+	}
+}
+
+func TestGuestLockTimeout(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "scsi0": "local-lvm:vm-100-disk-0,size=8G"}}); err != nil {
+		t.Fatal(err)
+	}
+	const lockErr = "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout"
+
+	// A synchronous call waits for the lock, then fails with 500.
+	release := srv.HoldGuestLock(100)
+	done := make(chan apiResp, 1)
+	go func() { done <- c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")) }()
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("PUT never waited for the lock")
+	}
+	clock.Advance(lockTimeout)
+	if r := <-done; r.Status != 500 || r.Reason != lockErr {
+		t.Fatalf("PUT: %d %q", r.Status, r.Reason)
+	}
+
+	// A task waits for the lock too and fails with the same text.
+	upid := c.mustOK("PUT", "/nodes/pve1/qemu/100/resize", vals("disk", "scsi0", "size", "+1G")).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("resize never waited for the lock")
+	}
+	clock.Advance(lockTimeout)
+	if st := c.waitTask(upid); st != lockErr {
+		t.Fatalf("resize: %q", st)
+	}
+
+	// Released in time, the waiting call goes through.
+	go func() { done <- c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")) }()
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("PUT never waited for the lock")
+	}
+	clock.Advance(3 * time.Second)
+	release()
+	if r := <-done; r.Status != 200 {
+		t.Fatalf("PUT after release: %d %q", r.Status, r.Reason)
+	}
+	if g, _ := srv.Guest(100); g.Config["cores"] != "2" {
+		t.Fatalf("config %v", g.Config)
+	}
+}
+
+func TestCreateWithImportHoldsLock(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	c := newClient(t, srv)
+	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:0,import-from=local:import/big.qcow2")).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("create never slept")
+	}
+	// While the create task runs, the config carries lock: create.
+	if r := c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")); r.Status != 500 || r.Reason != "VM is locked (create)" {
+		t.Fatalf("PUT during create: %d %q", r.Status, r.Reason)
+	}
+	resize := c.mustOK("PUT", "/nodes/pve1/qemu/100/resize", vals("disk", "scsi0", "size", "+1G")).str(t)
+	if !clock.WaitForWaiters(2, 5*time.Second) {
+		t.Fatal("resize never waited")
+	}
+	clock.Advance(lockTimeout)
+	if st := c.waitTask(resize); !strings.HasPrefix(st, "can't lock file '/var/lock/qemu-server/lock-100.conf'") {
+		t.Fatalf("resize during import: %q", st)
+	}
+	for i := 0; i < 10 && !isDone(srv, create); i++ {
+		clock.WaitForWaiters(1, time.Second)
+		clock.Advance(30 * time.Second)
+	}
+	if st := c.waitTask(create); st != "OK" {
+		t.Fatalf("create: %q", st)
+	}
+	if cfg := c.mustOK("GET", "/nodes/pve1/qemu/100/config", nil).obj(t); cfg["scsi0"] != "local-lvm:vm-100-disk-0,size=20G" || cfg["lock"] != nil {
+		t.Fatalf("config %v", cfg)
+	}
+}
+
+func isDone(srv *Server, upid string) bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	t := srv.tasks.byUPID[upid]
+	return t != nil && !t.Running
+}
