@@ -63,6 +63,9 @@ type Volume struct {
 	CTime     int64  `json:"ctime"`
 	Parent    string `json:"parent,omitempty"` // base volume of a linked clone
 	Protected bool   `json:"protected,omitempty"`
+	Used      int64  `json:"used,omitempty"` // bytes on disk when they differ from Size (qcow2)
+	// Checksums of downloaded or uploaded files, by algorithm (lower-case hex).
+	Checksums map[string]string `json:"checksums,omitempty"`
 }
 
 // VolID is "storage:name".

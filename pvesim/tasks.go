@@ -104,6 +104,13 @@ func (tc *taskCtx) Sleep(d time.Duration) error {
 	}
 }
 
+// unlocked runs f without the state lock (network transfers).
+func (tc *taskCtx) unlocked(f func()) {
+	tc.s.mu.Unlock()
+	defer tc.s.mu.Lock()
+	f()
+}
+
 // LockGuest takes the guest's config lock for the rest of the task.
 func (tc *taskCtx) LockGuest(vmid int, kind string) error {
 	if err := tc.s.acquireGuestLock(vmid, kind); err != nil {

@@ -1,0 +1,718 @@
+package pvesim
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Storage content: listing, info, notes, deletion, download-url and upload.
+
+var (
+	reISOExt       = regexp.MustCompile(`(?i)[^/]+\.(?:iso|img)$`)
+	reVztmplExt    = regexp.MustCompile(`(?i)[^/]+\.(?:tar|tar\.(?:gz|xz|zst|bz2))$`)
+	reUploadImport = regexp.MustCompile(`[a-zA-Z0-9\-.+=_]+\.(ova|qcow2|raw|vmdk)$`)
+	reUnsafeChars  = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+)
+
+// normalizeContentFilename is PVE::Storage::normalize_content_filename.
+func normalizeContentFilename(name string) string {
+	name = strings.TrimSuffix(name, "\n")
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	return reUnsafeChars.ReplaceAllString(name, "_")
+}
+
+// contentDir is where a storage keeps a content type.
+func (st *Storage) contentDir(content string) string {
+	switch content {
+	case "iso":
+		return st.Path + "/template/iso"
+	case "vztmpl":
+		return st.Path + "/template/cache"
+	case "import":
+		return st.Path + "/import"
+	case "snippets":
+		return st.Path + "/snippets"
+	case "backup":
+		return st.Path + "/dump"
+	}
+	return st.Path + "/images"
+}
+
+func contentPrefix(content string) string {
+	switch content {
+	case "iso":
+		return "iso/"
+	case "vztmpl":
+		return "vztmpl/"
+	case "import":
+		return "import/"
+	case "snippets":
+		return "snippets/"
+	case "backup":
+		return "dump/"
+	}
+	return ""
+}
+
+func (s *Server) volumePath(st *Storage, v *Volume) string {
+	if !st.fileBased() {
+		return "/dev/pve/" + v.Name
+	}
+	if v.Content == "images" || v.Content == "rootdir" {
+		return st.Path + "/images/" + v.Name
+	}
+	return st.contentDir(v.Content) + "/" + strings.TrimPrefix(v.Name, contentPrefix(v.Content))
+}
+
+func init() {
+	registerRoutes(func(s *Server) {
+		ns := func(extra ...*Param) *Params {
+			return NewParams(append([]*Param{pNode(), Str("storage").Fmt("pve-storage-id")}, extra...)...)
+		}
+		volParams := func(extra ...*Param) *Params {
+			return NewParams(append([]*Param{pNode(), Str("storage").Opt().Fmt("pve-storage-id"), Str("volume")}, extra...)...)
+		}
+		checksum := []*Param{
+			Str("checksum").Opt().Requires("checksum-algorithm"),
+			Str("checksum-algorithm").Opt().Enum("md5", "sha1", "sha224", "sha256", "sha384", "sha512").Requires("checksum"),
+		}
+		s.Handle(&Route{Method: "GET", Path: "/storage", Params: NewParams(Str("type").Opt().Enum("btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool")),
+			Handler: s.storageConfigList})
+		s.Handle(&Route{Method: "GET", Path: "/storage/{storage}", Params: NewParams(Str("storage").Fmt("pve-storage-id")),
+			Handler: func(r *Request) (any, error) {
+				st, err := s.storageConfig(r.Str("storage"))
+				if err != nil {
+					return nil, err
+				}
+				return storageConfigJSON(st), nil
+			}})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage", ProxyTo: "node",
+			Params: NewParams(pNode(),
+				Str("content").Opt().Fmt("pve-storage-content-list"),
+				Bool("enabled").Opt().Default("0"),
+				Bool("format").Opt().Default("0"),
+				Str("storage").Opt().Fmt("pve-storage-id"),
+				Str("target").Opt().Fmt("pve-node"),
+			),
+			Handler: s.nodeStorageList})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}", ProxyTo: "node", Params: ns(),
+			Handler: func(r *Request) (any, error) {
+				if _, err := s.storageConfig(r.Str("storage")); err != nil {
+					return nil, err
+				}
+				return subdirs("content", "download-url", "file-restore", "import-metadata", "prunebackups", "rrd", "rrddata", "status", "upload"), nil
+			}})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/status", ProxyTo: "node", Params: ns(),
+			Handler: func(r *Request) (any, error) {
+				st, err := s.storageConfig(r.Str("storage"))
+				if err != nil {
+					return nil, err
+				}
+				return s.storageStatusJSON(r.Str("node"), st), nil
+			}})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content", ProxyTo: "node",
+			Params: ns(Str("content").Opt().Fmt("pve-storage-content"), pVMID().Opt()), Handler: s.contentList})
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/content", ProxyTo: "node",
+			Params: ns(Str("filename"), Str("format").Opt().Enum("raw", "qcow2", "subvol", "vmdk").Requires("size"),
+				Str("size").Pattern(`\d+[MG]?`), pVMID()),
+			Handler: s.contentAlloc})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", ProxyTo: "node",
+			Params: volParams(), Handler: s.contentInfo})
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", ProxyTo: "node",
+			Params: volParams(Str("notes").Opt(), Bool("protected").Opt()), Handler: s.contentUpdate})
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", ProxyTo: "node",
+			Params: volParams(Int("delay").Opt().Min(1).Max(30)), Handler: s.contentDelete})
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url", ProxyTo: "node",
+			Params: ns(append(checksum,
+				Str("compression").Opt(),
+				Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
+				Str("filename").MaxLen(255),
+				Str("url").Pattern(`https?://.*`),
+				Bool("verify-certificates").Opt().Default("1"),
+			)...),
+			Handler: s.downloadURL})
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/upload", ProxyTo: "node",
+			Params: ns(append(checksum,
+				Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
+				Str("filename").MaxLen(255),
+				Str("tmpfilename").Opt().Pattern(`/var/tmp/pveupload-[0-9a-f]+`),
+			)...),
+			Handler: s.upload})
+	})
+}
+
+func storageConfigJSON(st *Storage) map[string]any {
+	m := map[string]any{"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "digest": "0000000000000000000000000000000000000000"}
+	if st.Path != "" {
+		m["path"] = st.Path
+	}
+	if st.Shared {
+		m["shared"] = 1
+	}
+	if st.Type == "lvmthin" {
+		m["thinpool"] = "data"
+		m["vgname"] = "pve"
+	}
+	if st.Type == "nfs" {
+		m["server"] = "192.0.2.200"
+		m["export"] = "/export/pve"
+	}
+	return m
+}
+
+func (s *Server) storageConfigList(r *Request) (any, error) {
+	out := []map[string]any{}
+	for _, st := range s.state.Storages {
+		if t := r.Str("type"); t != "" && st.Type != t {
+			continue
+		}
+		out = append(out, storageConfigJSON(st))
+	}
+	return out, nil
+}
+
+func (s *Server) storageStatusJSON(node string, st *Storage) map[string]any {
+	used := s.state.usedBytes(node, st.ID)
+	shared := 0
+	if st.Shared {
+		shared = 1
+	}
+	return map[string]any{
+		"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "active": 1, "enabled": 1,
+		"shared": shared, "total": st.Total, "used": used, "avail": st.Total - used,
+		"used_fraction": float64(used) / float64(st.Total),
+	}
+}
+
+func (s *Server) nodeStorageList(r *Request) (any, error) {
+	node := r.Str("node")
+	want := splitList(r.Str("content"))
+	out := []map[string]any{}
+	for _, st := range s.state.Storages {
+		if id := r.Str("storage"); id != "" && st.ID != id {
+			continue
+		}
+		ok := len(want) == 0
+		for _, c := range want {
+			ok = ok || st.allows(c)
+		}
+		if !ok {
+			continue
+		}
+		out = append(out, s.storageStatusJSON(node, st))
+	}
+	return out, nil
+}
+
+func (s *Server) volumeJSON(v *Volume) map[string]any {
+	m := map[string]any{"volid": v.VolID(), "content": v.Content, "format": v.Format, "size": v.Size, "ctime": v.CTime}
+	if v.VMID != 0 {
+		m["vmid"] = v.VMID
+	}
+	if v.Notes != "" {
+		m["notes"] = v.Notes
+	}
+	if v.Protected {
+		m["protected"] = 1
+	}
+	if v.Used > 0 {
+		m["used"] = v.Used
+	} else if v.Content == "images" || v.Content == "rootdir" {
+		m["used"] = v.Size
+	}
+	if v.Parent != "" {
+		m["parent"] = v.Parent
+	}
+	return m
+}
+
+func (s *Server) contentList(r *Request) (any, error) {
+	st, err := s.storageConfig(r.Str("storage"))
+	if err != nil {
+		return nil, err
+	}
+	content := r.Str("content")
+	vmid, hasVMID := r.Int("vmid")
+	out := []map[string]any{}
+	for _, v := range s.state.volumesOn(r.Str("node"), st.ID) {
+		if content != "" && v.Content != content {
+			continue
+		}
+		if hasVMID && v.VMID != vmid {
+			continue
+		}
+		out = append(out, s.volumeJSON(v))
+	}
+	return out, nil
+}
+
+// realVolumeID is Content.pm's real_volume_id: "storage:name" or a name
+// relative to the storage in the path.
+func realVolumeID(storage, volume string) (string, string, error) {
+	if strings.Contains(volume, ":") {
+		sid, _, _ := strings.Cut(volume, ":")
+		if !reVolumeID.MatchString(volume) {
+			return "", "", ParamErr("volume", fmt.Sprintf("unable to parse volume ID '%s'\n", volume))
+		}
+		if storage != "" && sid != storage {
+			return "", "", ParamErr("volume", fmt.Sprintf("storage ID mismatch (%s != %s)\n", sid, storage))
+		}
+		return volume, sid, nil
+	}
+	if storage == "" {
+		return "", "", ParamErr("volume", "no storage specified - incomplete volume ID")
+	}
+	return storage + ":" + volume, storage, nil
+}
+
+func (s *Server) findVolume(r *Request) (*Storage, *Volume, error) {
+	volid, sid, err := realVolumeID(r.Str("storage"), r.Str("volume"))
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := s.storageConfig(sid)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := s.state.volume(r.Str("node"), volid)
+	if v == nil {
+		_, name, _ := strings.Cut(volid, ":")
+		if st.fileBased() {
+			return st, nil, Fail("volume '%s' does not exist", volid)
+		}
+		return st, nil, Fail("no such logical volume pve/%s", name)
+	}
+	return st, v, nil
+}
+
+func (s *Server) contentInfo(r *Request) (any, error) {
+	st, v, err := s.findVolume(r)
+	if err != nil {
+		return nil, err
+	}
+	used := v.Used
+	if used == 0 {
+		used = v.Size
+	}
+	m := map[string]any{"path": s.volumePath(st, v), "size": v.Size, "used": used, "format": v.Format}
+	if v.Notes != "" {
+		m["notes"] = v.Notes
+	}
+	m["protected"] = 0
+	if v.Protected {
+		m["protected"] = 1
+	}
+	return m, nil
+}
+
+func (s *Server) contentUpdate(r *Request) (any, error) {
+	st, v, err := s.findVolume(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.Has("notes") {
+		if !st.fileBased() {
+			return nil, Fail("notes are not supported for '%s' volumes", st.Type)
+		}
+		v.Notes = r.Str("notes")
+	}
+	if r.Has("protected") {
+		v.Protected = r.Bool("protected")
+	}
+	return nil, nil
+}
+
+func (s *Server) contentDelete(r *Request) (any, error) {
+	st, v, err := s.findVolume(r)
+	if err != nil {
+		return nil, err
+	}
+	node := r.Str("node")
+	id := st.ID
+	if v.VMID != 0 {
+		id = strconv.Itoa(v.VMID) + "@" + st.ID
+	}
+	volid := v.VolID()
+	return s.startTask(r, node, "imgdel", id, func(tc *taskCtx) error {
+		cur := s.state.volume(node, volid)
+		if cur == nil {
+			return Fail("volume '%s' does not exist", volid)
+		}
+		if cur.Protected {
+			return Fail("volume '%s' is protected", volid)
+		}
+		if n := s.linkedChildren(volid); n > 0 {
+			return Fail("base volume '%s' is still in use by linked cloned", strings.SplitN(volid, ":", 2)[1])
+		}
+		s.state.removeVolume(node, volid)
+		tc.Log("Removed volume '%s'", volid)
+		return nil
+	}), nil
+}
+
+func (s *Server) contentAlloc(r *Request) (any, error) {
+	st, err := s.storageConfig(r.Str("storage"))
+	if err != nil {
+		return nil, err
+	}
+	vmid, _ := r.Int("vmid")
+	sizeStr := r.Str("size")
+	size, _ := ParseSize(sizeStr)
+	if !strings.HasSuffix(sizeStr, "M") && !strings.HasSuffix(sizeStr, "G") {
+		size *= 1024 // KiB by default
+	}
+	name := r.Str("filename")
+	if m := reDiskName.FindStringSubmatch(name); m == nil || m[1] != strconv.Itoa(vmid) {
+		return nil, Fail("illegal name '%s' - should be 'vm-%d-*'", name, vmid)
+	}
+	v, err := s.allocImage(r.Str("node"), st.ID, vmid, size, r.Str("format"), strings.TrimSuffix(name, "."+r.Str("format")))
+	if err != nil {
+		return nil, err
+	}
+	return v.VolID(), nil
+}
+
+// checkContentFilename applies download-url's and upload's extension rules.
+func checkContentFilename(content, filename string) (string, error) {
+	switch content {
+	case "iso":
+		if !reISOExt.MatchString(filename) {
+			return "", ParamErr("filename", "wrong file extension")
+		}
+		return "", nil
+	case "vztmpl":
+		if !reVztmplExt.MatchString(filename) {
+			return "", ParamErr("filename", "wrong file extension")
+		}
+		return "", nil
+	case "import":
+		m := reUploadImport.FindStringSubmatch(filename)
+		if m == nil {
+			return "", ParamErr("filename", "invalid filename or wrong extension")
+		}
+		return m[1], nil
+	}
+	return "", ParamErr("content", fmt.Sprintf("upload content-type '%s' is not allowed", content))
+}
+
+func newHash(alg string) hash.Hash {
+	switch alg {
+	case "md5":
+		return md5.New()
+	case "sha1":
+		return sha1.New()
+	case "sha224":
+		return sha256.New224()
+	case "sha256":
+		return sha256.New()
+	case "sha384":
+		return sha512.New384()
+	case "sha512":
+		return sha512.New()
+	}
+	return nil
+}
+
+// fileCheck inspects the start of a downloaded file the way file_size_info
+// does: a qcow2 must be one (and gives its virtual size).
+type fileCheck struct {
+	head []byte
+}
+
+func (f *fileCheck) Write(p []byte) (int, error) {
+	if need := 512 - len(f.head); need > 0 {
+		if len(p) < need {
+			need = len(p)
+		}
+		f.head = append(f.head, p[:need]...)
+	}
+	return len(p), nil
+}
+
+// qcow2VirtualSize reads the size field of a qcow2 header (8 bytes at offset 24, big-endian).
+func qcow2VirtualSize(head []byte) (int64, bool) {
+	if len(head) < 32 || string(head[:4]) != "QFI\xfb" {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(head[24:32])), true
+}
+
+func (f *fileCheck) verify(format string, fileSize int64) (virtual int64, err error) {
+	if format == "qcow2" {
+		size, ok := qcow2VirtualSize(f.head)
+		if !ok {
+			return 0, fmt.Errorf("failed to verify file: failed to query file information with qemu-img")
+		}
+		return size, nil
+	}
+	return fileSize, nil
+}
+
+// storedFile describes where a download or upload lands.
+type storedFile struct {
+	st       *Storage
+	node     string
+	content  string
+	filename string
+	format   string // image format for import content
+}
+
+func (f storedFile) volname() string { return contentPrefix(f.content) + f.filename }
+func (f storedFile) dest() string    { return f.st.contentDir(f.content) + "/" + f.filename }
+
+func (s *Server) prepareStoredFile(r *Request, allowed func(*Storage) error) (storedFile, error) {
+	st, err := s.storageConfig(r.Str("storage"))
+	if err != nil {
+		return storedFile{}, err
+	}
+	if st.Path == "" {
+		return storedFile{}, Fail("can't upload to storage type '%s', not a file based storage!", st.Type)
+	}
+	content := r.Str("content")
+	if err := allowed(st); err != nil {
+		return storedFile{}, err
+	}
+	filename := normalizeContentFilename(r.Str("filename"))
+	imgFormat, err := checkContentFilename(content, filename)
+	if err != nil {
+		return storedFile{}, err
+	}
+	return storedFile{st: st, node: r.Str("node"), content: content, filename: filename, format: imgFormat}, nil
+}
+
+func (s *Server) storeVolume(f storedFile, size, used int64) {
+	format := f.format
+	if format == "" {
+		format = formatFromName(f.filename)
+		if f.content == "vztmpl" {
+			format = strings.TrimPrefix(f.filename[strings.Index(strings.ToLower(f.filename), ".tar"):], ".")
+		}
+	}
+	s.state.addVolume(&Volume{Node: f.node, Storage: f.st.ID, Name: f.volname(), Content: f.content, Format: format,
+		Size: size, Used: used, CTime: s.clock.Now().Unix()})
+}
+
+func (s *Server) downloadURL(r *Request) (any, error) {
+	f, err := s.prepareStoredFile(r, func(st *Storage) error {
+		if !st.allows(r.Str("content")) {
+			return Fail("storage '%s' is not configured for content-type '%s'", st.ID, r.Str("content"))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c := r.Str("compression"); c != "" && f.content != "iso" {
+		// Proxmox fails this inside the worker.
+		return s.startTask(r, f.node, "download", encodeText(f.filename), func(*taskCtx) error {
+			return Fail("decompression not supported for %s", f.content)
+		}), nil
+	}
+	url, alg, want := r.Str("url"), r.Str("checksum-algorithm"), strings.ToLower(r.Str("checksum"))
+	verify := r.BoolOr("verify-certificates", true)
+	return s.startTask(r, f.node, "download", encodeText(f.filename), func(tc *taskCtx) error {
+		dest := f.dest()
+		tc.Log("downloading %s to %s", url, dest)
+		if existing := s.state.volume(f.node, f.st.ID+":"+f.volname()); existing != nil {
+			if alg == "" {
+				return Fail("refusing to override existing file '%s'", dest)
+			}
+			tc.Log("calculating checksum of existing file...")
+			if existing.Checksums[alg] == want {
+				tc.Log("OK, got correct file already, no need to download")
+				return nil
+			}
+			return Fail("checksum mismatch: got '%s' != expect '%s', aborting", existing.Checksums[alg], want)
+		}
+		var (
+			n       int64
+			sums    map[string]string
+			check   fileCheck
+			dlErr   error
+			started = time.Now()
+		)
+		tc.unlocked(func() {
+			n, sums, dlErr = fetchURL(url, verify, &check, func(done, total int64) {
+				s.mu.Lock()
+				tc.Log("%s", wgetProgress(done, total, time.Since(started)))
+				s.mu.Unlock()
+			})
+		})
+		if dlErr != nil {
+			return Fail("download failed: %v", dlErr)
+		}
+		if alg != "" {
+			got := sums[alg]
+			if got != want {
+				tc.Log("calculating checksum...")
+				return Fail("checksum mismatch: got '%s' != expect '%s'", got, want)
+			}
+			tc.Log("calculating checksum...OK, checksum verified")
+		}
+		virtual, err := check.verify(f.format, n)
+		if err != nil {
+			return err
+		}
+		s.storeVolume(f, virtual, n)
+		if v := s.state.volume(f.node, f.st.ID+":"+f.volname()); v != nil {
+			v.Checksums = sums
+		}
+		tc.Log("download of '%s' to '%s' finished", url, dest)
+		return nil
+	}), nil
+}
+
+// fetchURL downloads url, hashing with every algorithm and reporting
+// progress; the content itself is not kept.
+func fetchURL(url string, verify bool, check io.Writer, progress func(done, total int64)) (int64, map[string]string, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: !verify} //nolint:gosec // the API's verify-certificates=0
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Minute}
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, nil, fmt.Errorf("command 'wget --progress=dot:giga -O <tmpfile> %s' failed: exit code 4", url)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return 0, nil, fmt.Errorf("command 'wget --progress=dot:giga -O <tmpfile> %s' failed: exit code 8", url)
+	}
+	algs := []string{"md5", "sha1", "sha224", "sha256", "sha384", "sha512"}
+	hashes := map[string]hash.Hash{}
+	writers := []io.Writer{check}
+	for _, a := range algs {
+		hashes[a] = newHash(a)
+		writers = append(writers, hashes[a])
+	}
+	w := io.MultiWriter(writers...)
+	buf := make([]byte, 256<<10)
+	var n, lastReport int64
+	const step = 32 << 20
+	for {
+		k, rerr := resp.Body.Read(buf)
+		if k > 0 {
+			w.Write(buf[:k])
+			n += int64(k)
+			if n-lastReport >= step {
+				lastReport = n
+				progress(n, resp.ContentLength)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return n, nil, fmt.Errorf("command 'wget --progress=dot:giga -O <tmpfile> %s' failed: exit code 4", url)
+		}
+	}
+	progress(n, resp.ContentLength)
+	sums := map[string]string{}
+	for a, h := range hashes {
+		sums[a] = hex.EncodeToString(h.Sum(nil))
+	}
+	return n, sums, nil
+}
+
+// wgetProgress is one line of wget --progress=dot:giga.
+func wgetProgress(done, total int64, elapsed time.Duration) string {
+	pct := ""
+	if total > 0 {
+		pct = fmt.Sprintf("%3d%%", done*100/total)
+	}
+	rate := float64(done) / (1 << 20) / max(elapsed.Seconds(), 0.001)
+	return fmt.Sprintf("%8dK ........ ........ ........ ........ %s %.1fM", done>>10, pct, rate)
+}
+
+// encodeText is PVE::Tools::encode_text, used for task ids.
+func encodeText(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if c < 0x20 || c > 0x7e || c == ':' || c == '%' {
+			fmt.Fprintf(&b, "%%%02x", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func (s *Server) upload(r *Request) (any, error) {
+	if r.upload == nil {
+		return nil, Fail("upload without file")
+	}
+	content := r.Str("content")
+	if content != "iso" && content != "vztmpl" && content != "import" {
+		return nil, ParamErr("content", fmt.Sprintf("upload content type '%s' not allowed", content))
+	}
+	f, err := s.prepareStoredFile(r, func(st *Storage) error {
+		if !st.allows(content) {
+			return Fail("storage '%s' does not support '%s' content", st.ID, content)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	alg, want := r.Str("checksum-algorithm"), strings.ToLower(r.Str("checksum"))
+	// The request's temporary file goes away when the request ends: read it now.
+	tmp, err := os.Open(r.upload.path)
+	if err != nil {
+		return nil, err
+	}
+	var check fileCheck
+	hashes := map[string]hash.Hash{}
+	ws := []io.Writer{&check}
+	for _, a := range []string{"md5", "sha1", "sha224", "sha256", "sha384", "sha512"} {
+		hashes[a] = newHash(a)
+		ws = append(ws, hashes[a])
+	}
+	n, err := io.Copy(io.MultiWriter(ws...), tmp)
+	tmp.Close()
+	if err != nil {
+		return nil, err
+	}
+	sums := map[string]string{}
+	for a, h := range hashes {
+		sums[a] = hex.EncodeToString(h.Sum(nil))
+	}
+	tmpName := fmt.Sprintf("/var/tmp/pveupload-%x", sums["md5"][:16])
+	return s.startTask(r, f.node, "imgcopy", "", func(tc *taskCtx) error {
+		tc.Log("starting file import from: %s", tmpName)
+		if alg != "" {
+			if sums[alg] != want {
+				tc.Log("calculating checksum...")
+				return Fail("checksum mismatch: got '%s' != expect '%s'", sums[alg], want)
+			}
+			tc.Log("calculating checksum...OK, checksum verified")
+		}
+		virtual, err := check.verify(f.format, n)
+		if err != nil {
+			return err
+		}
+		tc.Log("target node: %s", f.node)
+		tc.Log("target file: %s", f.dest())
+		tc.Log("file size is: %d", n)
+		tc.Log("command: cp -- %s %s", tmpName, f.dest())
+		s.storeVolume(f, virtual, n)
+		if v := s.state.volume(f.node, f.st.ID+":"+f.volname()); v != nil {
+			v.Checksums = sums
+		}
+		tc.Log("finished file import successfully")
+		return nil
+	}), nil
+}

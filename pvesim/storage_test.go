@@ -1,0 +1,171 @@
+package pvesim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func qcow2Image(virtual int64, pad int) []byte {
+	b := make([]byte, 512+pad)
+	copy(b, "QFI\xfb")
+	binary.BigEndian.PutUint32(b[4:], 3)
+	binary.BigEndian.PutUint64(b[24:], uint64(virtual))
+	return b
+}
+
+func fileServer(t *testing.T, files map[string][]byte) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+func TestDownloadURL(t *testing.T) {
+	iso := bytes.Repeat([]byte("iso!"), 40<<10)
+	img := qcow2Image(10<<30, 4096)
+	files := map[string][]byte{"/debian.iso": iso, "/noble.img": img, "/fake.qcow2": []byte("not an image"), "/ct.tar.zst": []byte("tar")}
+	hs := fileServer(t, files)
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	dl := func(extra ...string) url.Values { return vals(extra...) }
+
+	st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso", "checksum", sha(iso), "checksum-algorithm", "sha256"))
+	if st != "OK" {
+		t.Fatalf("iso download: %s", st)
+	}
+	list := c.mustOK("GET", "/nodes/pve1/storage/local/content", vals("content", "iso")).list(t)
+	if len(list) != 1 || list[0]["volid"] != "local:iso/debian.iso" || list[0]["size"] != float64(len(iso)) || list[0]["format"] != "iso" {
+		t.Fatalf("content %v", list)
+	}
+	// Local storage is per node.
+	if other := c.mustOK("GET", "/nodes/pve2/storage/local/content", nil).list(t); len(other) != 0 {
+		t.Fatalf("pve2 sees pve1's local content: %v", other)
+	}
+	c.mustOK("PUT", "/nodes/pve1/storage/local/content/local:iso/debian.iso", vals("notes", "owned by proxmops"))
+	info := c.mustOK("GET", "/nodes/pve1/storage/local/content/"+url.PathEscape("local:iso/debian.iso"), nil).obj(t)
+	if info["notes"] != "owned by proxmops" || info["path"] != "/var/lib/vz/template/iso/debian.iso" {
+		t.Fatalf("info %v", info)
+	}
+	if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso")); st != "refusing to override existing file '/var/lib/vz/template/iso/debian.iso'" {
+		t.Fatalf("overwrite: %s", st)
+	}
+	if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso", "checksum", sha(iso), "checksum-algorithm", "sha256")); st != "OK" {
+		t.Fatalf("same checksum again: %s", st)
+	}
+
+	// A cloud image stored for import, sized from its qcow2 header, then imported.
+	if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "import", "filename", "noble.qcow2", "url", hs.URL+"/noble.img")); st != "OK" {
+		t.Fatalf("import download: %s", st)
+	}
+	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "200", "scsi0", "local-lvm:0,import-from=local:import/noble.qcow2")); st != "OK" {
+		t.Fatalf("create from import: %s", st)
+	}
+	if cfg := c.mustOK("GET", "/nodes/pve1/qemu/200/config", nil).obj(t); cfg["scsi0"] != "local-lvm:vm-200-disk-0,size=10G" {
+		t.Fatalf("imported disk %v", cfg["scsi0"])
+	}
+
+	upid := c.mustOK("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "bad.iso", "url", hs.URL+"/debian.iso", "checksum", strings.Repeat("0", 64), "checksum-algorithm", "sha256")).str(t)
+	if st := c.waitTask(upid); st != "checksum mismatch: got '"+sha(iso)+"' != expect '"+strings.Repeat("0", 64)+"'" {
+		t.Fatalf("checksum mismatch: %s", st)
+	}
+	info2, _ := ParseUPID(upid)
+	if info2.Type != "download" || info2.ID != "bad.iso" {
+		t.Fatalf("upid %v", info2)
+	}
+
+	tests := []struct {
+		name    string
+		storage string
+		params  url.Values
+		status  int
+		key     string
+		msg     string
+	}{
+		{"img not accepted for import", "local", dl("content", "import", "filename", "noble.img", "url", hs.URL+"/noble.img"), 400, "filename", "invalid filename or wrong extension"},
+		{"iso extension", "local", dl("content", "iso", "filename", "debian.qcow2", "url", hs.URL+"/debian.iso"), 400, "filename", "wrong file extension"},
+		{"vztmpl extension", "local", dl("content", "vztmpl", "filename", "ct.zip", "url", hs.URL+"/ct.tar.zst"), 400, "filename", "wrong file extension"},
+		{"checksum needs algorithm", "local", dl("content", "iso", "filename", "a.iso", "url", hs.URL+"/debian.iso", "checksum", "abc"), 400, "checksum-algorithm", "missing property required by 'checksum'"},
+		{"algorithm needs checksum", "local", dl("content", "iso", "filename", "a.iso", "url", hs.URL+"/debian.iso", "checksum-algorithm", "sha256"), 400, "checksum", "missing property required by 'checksum-algorithm'"},
+		{"url scheme", "local", dl("content", "iso", "filename", "a.iso", "url", "ftp://127.0.0.1/a.iso"), 400, "url", "value does not match the regex pattern"},
+		{"content enum", "local", dl("content", "snippets", "filename", "a.yaml", "url", hs.URL+"/a"), 400, "content", "value 'snippets' does not have a value in the enumeration 'iso, vztmpl, import'"},
+		{"not file based", "local-lvm", dl("content", "iso", "filename", "a.iso", "url", hs.URL+"/debian.iso"), 500, "", "can't upload to storage type 'lvmthin', not a file based storage!\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.do("POST", "/nodes/pve1/storage/"+tt.storage+"/download-url", tt.params)
+			if r.Status != tt.status {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			if tt.key != "" && r.Errors[tt.key] != tt.msg || tt.key == "" && r.Message != tt.msg {
+				t.Fatalf("%s", r.Body)
+			}
+		})
+	}
+
+	taskFailures := []struct{ name, content, filename, path, want string }{
+		{"not found", "iso", "missing.iso", "/missing.iso", "download failed: command 'wget --progress=dot:giga -O <tmpfile> " + hs.URL + "/missing.iso' failed: exit code 8"},
+		{"not a qcow2", "import", "fake.qcow2", "/fake.qcow2", "failed to verify file: failed to query file information with qemu-img"},
+	}
+	for _, tt := range taskFailures {
+		t.Run(tt.name, func(t *testing.T) {
+			if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", tt.content, "filename", tt.filename, "url", hs.URL+tt.path)); st != tt.want {
+				t.Fatalf("%q", st)
+			}
+		})
+	}
+
+	if st := c.task("DELETE", "/nodes/pve1/storage/local/content/local:iso/debian.iso", nil); st != "OK" {
+		t.Fatalf("delete: %s", st)
+	}
+	if r := c.do("GET", "/nodes/pve1/storage/local/content/local:iso/debian.iso", nil); r.Status != 500 {
+		t.Fatalf("deleted volume still there: %s", r.Body)
+	}
+}
+
+func TestUpload(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	upload := func(content, filename string, data []byte) apiResp {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("content", content)
+		fw, _ := mw.CreateFormFile("filename", filename)
+		fw.Write(data)
+		mw.Close()
+		req, _ := http.NewRequest("POST", srv.APIURL()+"/nodes/pve1/storage/nfs-shared/upload", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.Header.Set("Authorization", "PVEAPIToken="+testTokenID+"="+testTokenSecret)
+		return c.send(req)
+	}
+	r := upload("iso", "tiny.iso", []byte("data"))
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	if st := c.waitTask(r.str(t)); st != "OK" {
+		t.Fatal(st)
+	}
+	// Shared storage: every node sees the file.
+	if list := c.mustOK("GET", "/nodes/pve3/storage/nfs-shared/content", nil).list(t); len(list) != 1 || list[0]["volid"] != "nfs-shared:iso/tiny.iso" {
+		t.Fatalf("content %v", list)
+	}
+	if r := upload("snippets", "user.yaml", []byte("#cloud-config")); r.Status != 400 || !strings.Contains(r.Errors["content"], "enumeration") {
+		t.Fatalf("snippets upload: %d %s", r.Status, r.Body)
+	}
+}
