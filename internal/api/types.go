@@ -272,12 +272,15 @@ const (
 	SecretNotSet = "not set"
 )
 
-// SettingsDocument is the document of GET and PUT /api/v1/settings. Secret
-// fields (tokenSecret, token, sshKey, webhookSecret) read "set" or "not set".
+// SettingsDocument is the document of GET and PUT /api/v1/settings, with
+// the configuration file's keys. Secret fields (tokenSecret, token, sshKey)
+// read "set" or "not set". Warnings, in answers only, are the configuration's
+// advice (an insecure option, a plain-http Git URL with a token).
 type SettingsDocument struct {
 	Cluster   ClusterSettings   `json:"cluster"`
 	Source    SourceSettings    `json:"source"`
 	Reconcile ReconcileSettings `json:"reconcile"`
+	Warnings  []string          `json:"warnings,omitempty"`
 }
 
 // ClusterSettings is the "cluster" section of the settings document.
@@ -292,21 +295,24 @@ type ClusterSettings struct {
 
 // SourceSettings is the "source" section of the settings document.
 type SourceSettings struct {
-	RepoURL       string `json:"repoURL"`
-	Path          string `json:"path"`
-	Revision      string `json:"revision"`
-	Username      string `json:"username"`
-	Token         string `json:"token"`
-	SSHKey        string `json:"sshKey"`
-	Submodules    bool   `json:"submodules"`
-	WebhookSecret string `json:"webhookSecret"`
+	RepoURL               string `json:"repoURL"`
+	Path                  string `json:"path"`
+	Revision              string `json:"revision"`
+	Username              string `json:"username"`
+	Token                 string `json:"token"`
+	SSHKey                string `json:"sshKey"`
+	KnownHostsFile        string `json:"knownHostsFile"`
+	InsecureIgnoreHostKey bool   `json:"insecureIgnoreHostKey"`
+	Submodules            bool   `json:"submodules"`
 }
 
 // ReconcileSettings is the "reconcile" section of the settings document.
 type ReconcileSettings struct {
-	Interval    string `json:"interval"`
-	AutoSync    bool   `json:"autoSync"`
-	Prune       bool   `json:"prune"`
-	Concurrency int    `json:"concurrency"`
-	DryRun      bool   `json:"dryRun"`
+	Interval           string `json:"interval"`
+	AutoSync           bool   `json:"autoSync"`
+	Prune              bool   `json:"prune"`
+	Concurrency        int    `json:"concurrency"`
+	DryRun             bool   `json:"dryRun"`
+	HistoryPerResource int    `json:"historyPerResource"`
+	HistoryTotal       int    `json:"historyTotal"`
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/logring"
-	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
@@ -31,7 +31,7 @@ type fakeBackend struct {
 	calls  []string
 	ready  bool
 	list   api.ResourceList
-	tested []settings.Values
+	tested []*config.Config
 	owned  map[string]bool // kind/name -> owned
 }
 
@@ -105,7 +105,7 @@ func (b *fakeBackend) Ready() bool {
 	return b.ready
 }
 
-func (b *fakeBackend) TestSettings(_ context.Context, v settings.Values) (api.TestResult, error) {
+func (b *fakeBackend) TestSettings(_ context.Context, v *config.Config) (api.TestResult, error) {
 	b.mu.Lock()
 	b.tested = append(b.tested, v)
 	b.mu.Unlock()
@@ -123,7 +123,7 @@ type env struct {
 	setupOut   *bytes.Buffer
 	dbPath     string
 	setupToken string
-	changed    chan settings.Values
+	changed    chan *config.Config
 }
 
 var testParams = auth.Params{Memory: 1024, Time: 1, Threads: 1}
@@ -133,7 +133,7 @@ func newEnv(t *testing.T, mod ...func(*Options)) *env {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := &env{t: t, dbPath: filepath.Join(dir, "proxmops.db"), backend: newFakeBackend(), ring: logring.New(500),
-		setupOut: &bytes.Buffer{}, changed: make(chan settings.Values, 10)}
+		setupOut: &bytes.Buffer{}, changed: make(chan *config.Config, 10)}
 	logger := slogFor(e.ring)
 	st, err := store.Open(ctx, store.Options{Path: e.dbPath, Logger: logger, HistoryPerResource: 3})
 	if err != nil {
@@ -142,8 +142,8 @@ func newEnv(t *testing.T, mod ...func(*Options)) *env {
 	e.st = st
 	opt := Options{Store: st, Backend: e.backend, Logs: e.ring, Logger: logger, SetupOutput: e.setupOut,
 		PasswordParams: testParams, KeepAlive: 50 * time.Millisecond,
-		FileSettings:      settings.Values{Reconcile: settings.Reconcile{Interval: time.Minute, Concurrency: 4}},
-		OnSettingsChanged: func(v settings.Values) { e.changed <- v }}
+		Config:            config.Defaults(),
+		OnSettingsChanged: func(c *config.Config) { e.changed <- c }}
 	for _, m := range mod {
 		m(&opt)
 	}

@@ -290,6 +290,12 @@ func (s *Server) clientIP(r *http.Request) string {
 		return a.String()
 	}
 	hops := strings.Split(r.Header.Get("X-Forwarded-For"), ",")
+	if s.opt.TrustProxy { // every peer is a proxy: the hop it appended
+		if h, err := netip.ParseAddr(strings.TrimSpace(hops[len(hops)-1])); err == nil {
+			return h.Unmap().String()
+		}
+		return a.String()
+	}
 	for i := len(hops) - 1; i >= 0; i-- {
 		h, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
 		if err != nil {

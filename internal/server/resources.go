@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/settings"
 )
 
@@ -119,23 +120,27 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	accepted(w, "Git pull and pass started")
 }
 
-// currentSettings reads the saved settings afresh, so a record that no
-// longer decrypts is reported instead of a stale copy being shown.
-func (s *Server) currentSettings(ctx context.Context) (settings.Values, settings.Overrides, error) {
-	stored, err := s.store.Overrides(ctx)
+// currentSettings reads the saved settings afresh (a record that no longer
+// decrypts is reported instead of a stale copy shown) and applies them.
+func (s *Server) currentSettings(ctx context.Context) (*config.Config, config.Overlay, []string, error) {
+	stored, err := s.store.Overlay(ctx)
 	if err != nil {
-		return settings.Values{}, settings.Overrides{}, err
+		return nil, config.Overlay{}, nil, err
 	}
-	return settings.Merge(s.opt.FileSettings, stored), stored, nil
+	eff, warnings, err := s.opt.Config.WithOverlay(stored)
+	if err != nil {
+		return s.opt.Config, stored, []string{"the saved settings are not in force: " + err.Error()}, nil
+	}
+	return eff, stored, warnings, nil
 }
 
 func (s *Server) handleGetSettings(w http.ResponseWriter, r *http.Request) {
-	eff, _, err := s.currentSettings(r.Context())
+	eff, _, warnings, err := s.currentSettings(r.Context())
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, settings.Document(eff))
+	writeJSON(w, http.StatusOK, settings.Document(eff, warnings))
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
@@ -151,36 +156,55 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return b, true
 }
 
+// withPatch parses a settings body and applies it over the saved settings;
+// it answers 400 itself when the body or the result is invalid.
+func (s *Server) withPatch(w http.ResponseWriter, r *http.Request, body []byte) (eff *config.Config, merged, patch config.Overlay, warnings []string, ok bool) {
+	_, stored, _, err := s.currentSettings(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return nil, merged, patch, nil, false
+	}
+	merged = stored
+	if strings.TrimSpace(string(body)) != "" {
+		if patch, err = settings.ParsePatch(body); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return nil, merged, patch, nil, false
+		}
+		if merged, err = settings.Update(stored, patch); err != nil {
+			s.internal(w, r, err)
+			return nil, merged, patch, nil, false
+		}
+	}
+	eff, warnings, err = s.opt.Config.WithOverlay(merged)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, merged, patch, nil, false
+	}
+	return eff, merged, patch, warnings, true
+}
+
 func (s *Server) handlePutSettings(w http.ResponseWriter, r *http.Request) {
 	body, ok := readBody(w, r)
 	if !ok {
 		return
 	}
-	patch, err := settings.ParsePatch(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
 	s.settingsMu.Lock()
 	defer s.settingsMu.Unlock()
-	_, stored, err := s.currentSettings(r.Context())
-	if err != nil {
+	eff, merged, patch, warnings, ok := s.withPatch(w, r, body)
+	if !ok {
+		return
+	}
+	if err := s.store.SaveOverlay(r.Context(), merged); err != nil {
 		s.internal(w, r, err)
 		return
 	}
-	next := stored.Update(patch)
-	if err := s.store.SaveOverrides(r.Context(), next); err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	eff := settings.Merge(s.opt.FileSettings, next)
-	s.effective.Store(&eff)
-	// Field names only: values may be secrets.
-	s.log.Info("settings saved", "fields", strings.Join(patch.Fields(), ","), "by", principalFrom(r.Context()).username)
+	s.effective.Store(eff)
+	// Key names only: values may be secrets.
+	s.log.Info("settings saved", "fields", strings.Join(settings.Fields(patch), ","), "by", principalFrom(r.Context()).username)
 	if s.opt.OnSettingsChanged != nil {
 		s.opt.OnSettingsChanged(eff)
 	}
-	writeJSON(w, http.StatusOK, settings.Document(eff))
+	writeJSON(w, http.StatusOK, settings.Document(eff, warnings))
 }
 
 func (s *Server) handleTestSettings(w http.ResponseWriter, r *http.Request) {
@@ -188,18 +212,9 @@ func (s *Server) handleTestSettings(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	eff, _, err := s.currentSettings(r.Context())
-	if err != nil {
-		s.internal(w, r, err)
+	eff, _, _, _, ok := s.withPatch(w, r, body)
+	if !ok {
 		return
-	}
-	if strings.TrimSpace(string(body)) != "" {
-		patch, err := settings.ParsePatch(body)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		eff = settings.Merge(eff, patch)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
 	defer cancel()

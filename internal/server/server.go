@@ -23,7 +23,7 @@ import (
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/metrics"
-	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
@@ -50,9 +50,10 @@ type Backend interface {
 	Plan(ctx context.Context, revision string) (api.Plan, error)
 	// Ready tells whether the first pass is done.
 	Ready() bool
-	// TestSettings checks a cluster connection and Git source and reports
-	// each problem in words.
-	TestSettings(ctx context.Context, v settings.Values) (api.TestResult, error)
+	// TestSettings checks the cluster connection (version, the privileges
+	// proxmops needs and which are missing) and the Git source of c, and
+	// reports each problem in words.
+	TestSettings(ctx context.Context, c *config.Config) (api.TestResult, error)
 }
 
 // Options configure New. Store and Backend are required.
@@ -69,12 +70,15 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics are served at /metrics; New makes a set when nil.
 	Metrics *metrics.Metrics
-	// FileSettings are the settings from the configuration file, environment
-	// and flags; settings saved from the UI override them field by field.
-	FileSettings settings.Values
-	// OnSettingsChanged is called with the new effective settings after the
-	// UI saved some, so they apply without a restart. It should not block.
-	OnSettingsChanged func(settings.Values)
+	// Config is the configuration from file, environment and flags
+	// (config.Load); settings saved from the UI are applied over it with
+	// Config.WithOverlay. Default config.Defaults(). Its Server.WebhookSecret
+	// verifies webhooks.
+	Config *config.Config
+	// OnSettingsChanged is called with the new effective configuration after
+	// the UI saved settings, so they apply without a restart. It should not
+	// block and must not modify it.
+	OnSettingsChanged func(*config.Config)
 	// UI is the built web UI (web/dist); nil serves a notice instead.
 	UI fs.FS
 	// SetupOutput receives the one-time setup token on first run (never the
@@ -82,8 +86,10 @@ type Options struct {
 	// <databasePath>.setup-token.
 	SetupOutput    io.Writer
 	SetupTokenFile string
-	// TrustedProxies may set X-Forwarded-Proto and X-Forwarded-For.
+	// TrustedProxies may set X-Forwarded-Proto and X-Forwarded-For;
+	// TrustProxy (config server.trustProxy) believes them from any peer.
 	TrustedProxies []netip.Prefix
+	TrustProxy     bool
 	// SessionTTL (default 24h) is a session's absolute lifetime;
 	// SessionIdle (default 2h) ends it after that long without a request.
 	SessionTTL, SessionIdle time.Duration
@@ -113,7 +119,7 @@ type Server struct {
 	trusted        []netip.Prefix
 
 	settingsMu sync.Mutex // serialises settings writes
-	effective  atomic.Pointer[settings.Values]
+	effective  atomic.Pointer[config.Config]
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -133,6 +139,9 @@ const (
 func New(ctx context.Context, opt Options) (*Server, error) {
 	if opt.Store == nil || opt.Backend == nil {
 		return nil, errors.New("server: Store and Backend are required")
+	}
+	if opt.Config == nil {
+		opt.Config = config.Defaults()
 	}
 	if opt.Hub == nil {
 		opt.Hub = events.NewHub(1024)
@@ -179,12 +188,23 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		crossOrigin:    http.NewCrossOriginProtection(),
 		closing:        make(chan struct{}),
 	}
-	stored, err := s.store.Overrides(ctx)
+	if opt.TrustProxy {
+		s.trusted = append(s.trusted, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))
+	}
+	stored, err := s.store.Overlay(ctx)
 	if err != nil {
 		return nil, err
 	}
-	eff := settings.Merge(opt.FileSettings, stored)
-	s.effective.Store(&eff)
+	eff, warnings, err := opt.Config.WithOverlay(stored)
+	if err != nil {
+		// Start anyway, so an admin can fix them from the UI.
+		s.log.Error("the settings saved from the UI are not valid; using the configuration file's until they are fixed", "err", err)
+		eff = opt.Config
+	}
+	for _, w := range warnings {
+		s.log.Warn("settings: " + w)
+	}
+	s.effective.Store(eff)
 	if err := s.prepareSetup(ctx); err != nil {
 		return nil, err
 	}
@@ -207,8 +227,9 @@ func (s *Server) Logs() *logring.Ring { return s.logs }
 // Metrics are the collectors served at /metrics.
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 
-// Settings are the effective settings: the file's, overridden by the UI's.
-func (s *Server) Settings() settings.Values { return *s.effective.Load() }
+// Config is the effective configuration: the file's, environment's and
+// flags', overridden by the settings saved from the UI. Do not modify it.
+func (s *Server) Config() *config.Config { return s.effective.Load() }
 
 // Close ends the live streams (SSE); Serve calls it on shutdown.
 func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/settings"
 )
 
@@ -305,11 +306,10 @@ func TestNoSecretInTheDatabaseFile(t *testing.T) {
 		"cluster token secret": "c1u5ter-t0ken-5ecret-9f8e7d",
 		"git token":            "glpat-g1t-t0ken-5ecret-abcd",
 		"ssh key":              "-----BEGIN OPENSSH PRIVATE KEY-----b3BlbnNzaC1rZXktdjEAAAA",
-		"webhook secret":       "w3bh00k-5ecret-1234",
 	}
 	b := a.expect(200, "PUT", "/api/v1/settings", map[string]any{
 		"cluster": map[string]any{"endpoint": "https://pve.example.com:8006/api2/json", "tokenId": "proxmops@pve!gitops", "tokenSecret": secrets["cluster token secret"]},
-		"source":  map[string]any{"repoURL": "https://git.example.com/r.git", "token": secrets["git token"], "sshKey": secrets["ssh key"], "webhookSecret": secrets["webhook secret"]},
+		"source":  map[string]any{"repoURL": "https://git.example.com/r.git", "token": secrets["git token"], "sshKey": secrets["ssh key"]},
 	})
 	var doc api.SettingsDocument
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -360,6 +360,10 @@ func TestNoSecretInTheDatabaseFile(t *testing.T) {
 	}
 	a.expect(400, "PUT", "/api/v1/settings", map[string]any{"reconcile": map[string]any{"interval": "soon"}})
 	a.expect(400, "PUT", "/api/v1/settings", map[string]any{"clusterr": map[string]any{}})
+	a.expect(400, "PUT", "/api/v1/settings", map[string]any{"cluster": map[string]any{"tokenId": "no-bang"}})
+	if b := a.expect(200, "GET", "/api/v1/settings", nil); strings.Contains(string(b), "no-bang") {
+		t.Fatal("an invalid setting was saved")
+	}
 }
 
 func TestTamperedCiphertextIsRefused(t *testing.T) {
@@ -481,14 +485,14 @@ func TestSecurityHeadersLimitsAndProbes(t *testing.T) {
 
 func TestSettingsDocumentShapeMatchesDocs(t *testing.T) {
 	// docs/api.md lists these keys; the UI relies on them.
-	doc := settings.Document(settings.Values{})
+	doc := settings.Document(config.Defaults(), nil)
 	b, _ := json.Marshal(doc)
 	var m map[string]map[string]any
 	json.Unmarshal(b, &m)
 	want := map[string][]string{
 		"cluster":   {"endpoint", "tokenId", "tokenSecret", "insecureSkipVerify", "fingerprint", "caFile"},
-		"source":    {"repoURL", "path", "revision", "username", "token", "sshKey", "submodules"},
-		"reconcile": {"interval", "autoSync", "prune", "concurrency", "dryRun"},
+		"source":    {"repoURL", "path", "revision", "username", "token", "sshKey", "submodules", "knownHostsFile", "insecureIgnoreHostKey"},
+		"reconcile": {"interval", "autoSync", "prune", "concurrency", "dryRun", "historyPerResource", "historyTotal"},
 	}
 	for sec, keys := range want {
 		for _, k := range keys {

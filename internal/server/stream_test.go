@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
 )
 
 type sseEvent struct {
@@ -228,13 +229,18 @@ func sign(secret, body string) string {
 }
 
 func TestWebhookSignatures(t *testing.T) {
-	e := newEnv(t)
-	c := e.client()
 	body := `{"ref":"refs/heads/main"}`
 	// No secret configured: every delivery is refused.
-	c.expect(401, "POST", "/api/v1/webhooks/github", body, "X-Hub-Signature-256", "sha256="+sign("", body))
-	a := e.admin()
-	a.expect(200, "PUT", "/api/v1/settings", map[string]any{"source": map[string]any{"webhookSecret": "hook-secret"}})
+	none := newEnv(t)
+	none.client().expect(401, "POST", "/api/v1/webhooks/github", body, "X-Hub-Signature-256", "sha256="+sign("", body))
+	if none.backend.Calls() != nil {
+		t.Fatal("refresh without a secret")
+	}
+	e := newEnv(t, func(o *Options) {
+		o.Config = config.Defaults()
+		o.Config.Server.WebhookSecret = "hook-secret"
+	})
+	c := e.client()
 	cases := []struct {
 		name, forge string
 		hdr         []string
@@ -269,8 +275,11 @@ func TestWebhookSignatures(t *testing.T) {
 	if refreshes != 3 {
 		t.Fatalf("refreshes: %d", refreshes)
 	}
-	if n := strings.Count(e.logText(), "webhook rejected"); n != 8 {
-		t.Fatalf("%d rejections logged, want 8", n)
+	if n := strings.Count(e.logText(), "webhook rejected"); n != 7 {
+		t.Fatalf("%d rejections logged, want 7", n)
+	}
+	if !strings.Contains(none.logText(), "no webhook secret is configured") {
+		t.Fatal("the refusal without a secret is not logged")
 	}
 	if strings.Contains(e.logText(), "hook-secret") {
 		t.Fatal("webhook secret in the log")

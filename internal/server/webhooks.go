@@ -19,7 +19,7 @@ import (
 //   - gitlab: X-Gitlab-Token: <the secret itself>
 func verifyWebhook(forge, secret string, h http.Header, body []byte) error {
 	if secret == "" {
-		return errors.New("no webhook secret is configured (source.webhookSecret)")
+		return errors.New("no webhook secret is configured (server.webhookSecret or PROXMOPS_SERVER_WEBHOOKSECRET)")
 	}
 	mac := func() []byte {
 		m := hmac.New(sha256.New, []byte(secret))
@@ -64,7 +64,7 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "the webhook body is too large")
 		return
 	}
-	if err := verifyWebhook(forge, s.Settings().Source.WebhookSecret, r.Header, body); err != nil {
+	if err := verifyWebhook(forge, s.Config().Server.WebhookSecret, r.Header, body); err != nil {
 		s.metrics.Webhooks.WithLabelValues(forge, "rejected").Inc()
 		s.log.Warn("webhook rejected", "forge", forge, "reason", err.Error(), "client", s.clientIP(r))
 		writeError(w, http.StatusUnauthorized, "webhook rejected: "+err.Error())

@@ -1,10 +1,8 @@
-// Package settings holds the daemon's effective settings (Values), the
-// settings saved from the UI (Overrides, stored encrypted by internal/store),
-// and how the two combine: Merge(file, stored) lets every field saved from
-// the UI win over the configuration file, environment and flags.
-//
-// The keys are those of PRODUCT.md's configuration file (cluster.*, source.*,
-// reconcile.*), plus source.webhookSecret for forge webhooks. Secrets hold
-// their content (the Git token, the SSH private key), not a file name: the
-// configuration loader reads tokenFile/sshKeyFile before handing Values over.
+// Package settings is the bridge between the settings saved from the UI and
+// the configuration: the saved settings are a config.Overlay (the
+// configuration file's keys, nil meaning "not saved"), stored encrypted by
+// internal/store and applied over the file, environment and flags with
+// config.Config.WithOverlay. This package turns a configuration into the
+// API's settings document (secrets only as "set" or "not set"), parses a
+// PUT body into an overlay, and folds one overlay into another.
 package settings

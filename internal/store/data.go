@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/config"
 )
 
 // The settings saved from the UI: one encrypted record per section, so each
@@ -20,11 +20,11 @@ const (
 	recReconcile = "settings/reconcile"
 )
 
-// Overrides reads the settings saved from the UI. A record that does not
+// Overlay reads the settings saved from the UI. A record that does not
 // decrypt (tampered, or sealed with another key) is an error, never a silent
 // fallback.
-func (s *Store) Overrides(ctx context.Context) (settings.Overrides, error) {
-	var o settings.Overrides
+func (s *Store) Overlay(ctx context.Context) (config.Overlay, error) {
+	var o config.Overlay
 	for _, r := range []struct {
 		name string
 		dst  any
@@ -34,21 +34,26 @@ func (s *Store) Overrides(ctx context.Context) (settings.Overrides, error) {
 			continue
 		}
 		if err != nil {
-			return settings.Overrides{}, fmt.Errorf("saved settings cannot be read: %w", err)
+			return config.Overlay{}, fmt.Errorf("saved settings cannot be read: %w", err)
 		}
 		if err := json.Unmarshal(pt, r.dst); err != nil {
-			return settings.Overrides{}, fmt.Errorf("saved settings %s: %w", r.name, err)
+			return config.Overlay{}, fmt.Errorf("saved settings %s: %w", r.name, err)
 		}
 	}
 	return o, nil
 }
 
-// SaveOverrides replaces the settings saved from the UI.
-func (s *Store) SaveOverrides(ctx context.Context, o settings.Overrides) error {
+// SaveOverlay stores the settings saved from the UI, one encrypted record
+// per section present.
+func (s *Store) SaveOverlay(ctx context.Context, o config.Overlay) error {
 	for _, r := range []struct {
 		name string
 		v    any
-	}{{recCluster, o.Cluster}, {recSource, o.Source}, {recReconcile, o.Reconcile}} {
+		set  bool
+	}{{recCluster, o.Cluster, o.Cluster != nil}, {recSource, o.Source, o.Source != nil}, {recReconcile, o.Reconcile, o.Reconcile != nil}} {
+		if !r.set {
+			continue
+		}
 		b, err := json.Marshal(r.v)
 		if err != nil {
 			return err

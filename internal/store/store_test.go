@@ -10,7 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/secrets"
-	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/config"
 )
 
 func open(t *testing.T, opt Options) *Store {
@@ -110,12 +110,12 @@ func TestTamperedCiphertextIsRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "p.db")
 	s := open(t, Options{Path: path})
-	o := settings.Overrides{Cluster: settings.ClusterOverrides{TokenSecret: ptr("s3cret-cluster")},
-		Source: settings.SourceOverrides{Token: ptr("s3cret-git")}}
-	if err := s.SaveOverrides(ctx, o); err != nil {
+	o := config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: ptr("s3cret-cluster")},
+		Source: &config.SourceOverlay{Token: ptr("s3cret-git")}}
+	if err := s.SaveOverlay(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Overrides(ctx)
+	got, err := s.Overlay(ctx)
 	if err != nil || *got.Cluster.TokenSecret != "s3cret-cluster" {
 		t.Fatalf("read back: %+v %v", got, err)
 	}
@@ -128,17 +128,17 @@ func TestTamperedCiphertextIsRefused(t *testing.T) {
 	if _, err := s.db.Exec(`UPDATE encrypted SET value = ? WHERE name = ?`, v, recCluster); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Overrides(ctx); !errors.Is(err, secrets.ErrTampered) {
+	if _, err := s.Overlay(ctx); !errors.Is(err, secrets.ErrTampered) {
 		t.Fatalf("flipped bit: %v", err)
 	}
 	// A valid ciphertext moved onto another record.
-	if err := s.SaveOverrides(ctx, o); err != nil {
+	if err := s.SaveOverlay(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.db.Exec(`UPDATE encrypted SET value = (SELECT value FROM encrypted WHERE name = ?) WHERE name = ?`, recSource, recCluster); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Overrides(ctx); !errors.Is(err, secrets.ErrTampered) {
+	if _, err := s.Overlay(ctx); !errors.Is(err, secrets.ErrTampered) {
 		t.Fatalf("swapped records: %v", err)
 	}
 }
@@ -169,9 +169,9 @@ func TestRotationKeepsEverythingReadable(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "p.db")
 	s := open(t, Options{Path: path})
-	o := settings.Overrides{Cluster: settings.ClusterOverrides{TokenSecret: ptr("pve-secret")},
-		Source: settings.SourceOverrides{SSHKey: ptr("-----BEGIN KEY-----"), RepoURL: ptr("file:///r")}}
-	if err := s.SaveOverrides(ctx, o); err != nil {
+	o := config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: ptr("pve-secret")},
+		Source: &config.SourceOverlay{SSHKey: ptr("-----BEGIN KEY-----"), RepoURL: ptr("file:///r")}}
+	if err := s.SaveOverlay(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	oldKey, _ := os.ReadFile(path + ".key")
@@ -197,13 +197,13 @@ func TestRotationKeepsEverythingReadable(t *testing.T) {
 			t.Fatalf("record still sealed with %s", id)
 		}
 	}
-	got, err := s.Overrides(ctx)
+	got, err := s.Overlay(ctx)
 	if err != nil || *got.Source.SSHKey != "-----BEGIN KEY-----" || *got.Cluster.TokenSecret != "pve-secret" {
 		t.Fatalf("after rotation: %+v %v", got, err)
 	}
 	s.Close()
 	s2 := open(t, Options{Path: path})
-	if got, err := s2.Overrides(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
+	if got, err := s2.Overlay(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
 		t.Fatalf("after reopen: %+v %v", got, err)
 	}
 	// With the key in the environment, the new key is given.
@@ -220,7 +220,7 @@ func TestRotationKeepsEverythingReadable(t *testing.T) {
 	}
 	s3.Close()
 	s4 := open(t, Options{Path: path, EncryptionKey: next.String()})
-	if got, err := s4.Overrides(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
+	if got, err := s4.Overlay(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
 		t.Fatalf("after env rotation: %+v %v", got, err)
 	}
 }
@@ -230,7 +230,7 @@ func TestInterruptedRotationIsFinishedOnOpen(t *testing.T) {
 	for _, committed := range []bool{false, true} {
 		path := filepath.Join(t.TempDir(), "p.db")
 		s := open(t, Options{Path: path})
-		if err := s.SaveOverrides(ctx, settings.Overrides{Source: settings.SourceOverrides{Token: ptr("git-token")}}); err != nil {
+		if err := s.SaveOverlay(ctx, config.Overlay{Source: &config.SourceOverlay{Token: ptr("git-token")}}); err != nil {
 			t.Fatal(err)
 		}
 		next, _ := secrets.GenerateKey()
@@ -253,7 +253,7 @@ func TestInterruptedRotationIsFinishedOnOpen(t *testing.T) {
 		if _, err := os.Stat(path + ".key.new"); !os.IsNotExist(err) {
 			t.Fatalf("pending key file left: %v", err)
 		}
-		if got, err := s2.Overrides(ctx); err != nil || *got.Source.Token != "git-token" {
+		if got, err := s2.Overlay(ctx); err != nil || *got.Source.Token != "git-token" {
 			t.Fatalf("committed=%v: %+v %v", committed, got, err)
 		}
 	}
