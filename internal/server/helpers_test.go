@@ -19,8 +19,8 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
-	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/store"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/secrets"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/secrets"
 )
 
 func open(t *testing.T, opt Options) *Store {
