@@ -9,18 +9,24 @@
 //	logger := slog.New(ring.Handler(slog.NewJSONHandler(os.Stderr,
 //		&slog.HandlerOptions{ReplaceAttr: logring.Redact}), slog.LevelInfo))
 //	st, err := store.Open(ctx, store.Options{Path: cfg.Server.DatabasePath,
-//		EncryptionKey: os.Getenv("PROXMOPS_ENCRYPTION_KEY"), Logger: logger})
-//	stored, err := st.Overrides(ctx)
-//	effective := settings.Merge(fileValues, stored) // what the controller starts with
+//		EncryptionKey: os.Getenv("PROXMOPS_ENCRYPTION_KEY"), Logger: logger,
+//		HistoryPerResource: cfg.Reconcile.HistoryPerResource,
+//		HistoryTotal: cfg.Reconcile.HistoryTotal})
+//	overlay, err := st.Overlay(ctx)
+//	effective, warnings, err := cfg.WithOverlay(overlay) // what the controller starts with
 //	hub := events.NewHub(1024)
 //	m := metrics.New()
-//	ctrl := controller.New(..., hub, st, m)         // implements server.Backend
+//	ctrl := controller.New(effective, hub, st, m, ...)    // implements server.Backend
 //	srv, err := server.New(ctx, server.Options{
 //		Store: st, Backend: ctrl, Hub: hub, Logs: ring, Logger: logger, Metrics: m,
-//		FileSettings: fileValues, OnSettingsChanged: ctrl.ApplySettings,
-//		UI: webFS, TLSCertFile: ..., TLSKeyFile: ..., TrustedProxies: ...,
+//		Config: cfg, OnSettingsChanged: ctrl.ApplyConfig, UI: webFS,
+//		TLSCertFile: cfg.Server.TLSCertFile, TLSKeyFile: cfg.Server.TLSKeyFile,
+//		TrustProxy: cfg.Server.TrustProxy,
 //	})
 //	err = srv.ListenAndServe(ctx, cfg.Server.Addr) // returns after ctx ends
+//
+// server.New prints the one-time setup token to Options.SetupOutput
+// (os.Stdout) when no account exists yet.
 //
 // The controller publishes to the hub: hub.Publish(api.SSEResource,
 // summary), hub.Publish(api.SSEPass, api.PassEvent{...}),

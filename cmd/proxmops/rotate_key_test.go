@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/store"
+)
+
+func TestRotateKeyCommand(t *testing.T) {
+	t.Setenv(envEncryptionKey, "")
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "proxmops.db")
+	st, err := store.Open(ctx, store.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "pve-token-secret"
+	if err := st.SaveOverlay(ctx, config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: &secret}}); err != nil {
+		t.Fatal(err)
+	}
+	oldID := st.KeyID()
+	st.Close()
+	oldKey, _ := os.ReadFile(path + ".key")
+
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	defer rootCmd.SetOut(nil)
+	if code := run([]string{"rotate-key", "--database", path}); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	newKey, _ := os.ReadFile(path + ".key")
+	if bytes.Equal(oldKey, newKey) || !strings.Contains(out.String(), "was "+oldID) {
+		t.Fatalf("key not rotated: %s", out.String())
+	}
+	st, err = store.Open(ctx, store.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o, err := st.Overlay(ctx)
+	if err != nil || *o.Cluster.TokenSecret != secret {
+		t.Fatalf("after rotate-key: %+v %v", o, err)
+	}
+	if code := run([]string{"rotate-key", "--database", filepath.Join(t.TempDir(), "missing.db")}); code != 1 {
+		t.Fatalf("missing database: exit %d", code)
+	}
+}
