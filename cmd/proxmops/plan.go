@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/source"
+	"github.com/spf13/cobra"
+)
+
+// clusterKeys are the configuration keys plan and apply take as flags
+// (secrets come from the file or the environment only).
+var clusterKeys = []string{"cluster.endpoint", "cluster.tokenId", "cluster.insecureSkipVerify",
+	"cluster.fingerprint", "cluster.caFile", "source.repoURL", "source.path", "source.revision",
+	"reconcile.concurrency"}
+
+func init() {
+	var output string
+	var detailed, noColor bool
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what apply would change, without changing anything",
+		Long: "plan reads the repository and the cluster and prints the difference, in the style of terraform plan:\n" +
+			"+ create, ~ update, ↻ reboot, - delete, ! conflict, each with its reason and field changes.\n" +
+			"With --detailed-exitcode it exits 0 when in sync, 2 when there are changes, 1 on error.",
+		Args: cobra.NoArgs,
+	}
+	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when in sync")
+	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if output != "text" && output != "json" {
+			return fmt.Errorf("--output must be text or json, not %q", output)
+		}
+		ctx := cmd.Context()
+		s, err := openSession(ctx, flags, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		p, err := s.plan(ctx)
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		if output == "json" {
+			b, err := p.JSON()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, string(b))
+		} else {
+			engine.WritePlanText(out, p, useColor(out, noColor))
+		}
+		if detailed && p.HasChanges() {
+			return &exitError{code: 2}
+		}
+		return nil
+	}
+	rootCmd.AddCommand(cmd)
+}
+
+// session is what plan and apply share: configuration, the manifests of the
+// chosen revision, and an engine on the cluster.
+type session struct {
+	cfg      *config.Config
+	engine   *engine.Engine
+	client   *pve.Client
+	desired  *engine.Desired
+	revision string
+}
+
+// openSession loads the configuration (file, environment, flags), reads the
+// repository and connects the engine. It contacts the cluster only later.
+func openSession(ctx context.Context, flags *config.Flags, stderr io.Writer) (*session, error) {
+	cfg, warnings, err := flags.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "Warning:", w)
+	}
+	if cfg.Source.RepoURL == "" {
+		return nil, errors.New("no repository: set source.repoURL (or --repo) to a Git URL or a local directory")
+	}
+	if cfg.Cluster.Endpoint == "" {
+		return nil, errors.New("no cluster: set cluster.endpoint (or --endpoint) and the API token")
+	}
+	syncer, err := source.New(source.FromConfig(cfg.Source))
+	if err != nil {
+		return nil, err
+	}
+	res, err := syncer.Sync(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the repository: %w", err)
+	}
+	set, err := manifest.LoadDir(res.Dir)
+	if err != nil {
+		var list manifest.ErrorList
+		if errors.As(err, &list) {
+			return nil, fmt.Errorf("invalid manifests (%d problem(s)):\n%s", len(list), list.Error())
+		}
+		return nil, err
+	}
+	client, err := pve.New(pve.Config{Endpoint: cfg.Cluster.Endpoint, TokenID: cfg.Cluster.TokenID,
+		TokenSecret: cfg.Cluster.TokenSecret, CAFile: cfg.Cluster.CAFile, Fingerprint: cfg.Cluster.Fingerprint,
+		InsecureSkipVerify: cfg.Cluster.InsecureSkipVerify})
+	if err != nil {
+		return nil, err
+	}
+	eng := engine.New(client, engine.Options{Prune: cfg.Reconcile.Prune, Concurrency: cfg.Reconcile.Concurrency})
+	return &session{cfg: cfg, engine: eng, client: client, desired: engine.DesiredFromSet(set, nil),
+		revision: res.Commit.Hash}, nil
+}
+
+func (s *session) plan(ctx context.Context) (*engine.Plan, error) {
+	p, err := s.engine.Plan(ctx, s.desired, s.revision)
+	if err != nil {
+		return nil, fmt.Errorf("planning against %s: %w", s.client.Endpoint(), err)
+	}
+	return p, nil
+}
+
+func (s *session) close() { s.client.Close() }
+
+// useColor colours text for a terminal, unless NO_COLOR or --no-color.
+func useColor(w io.Writer, noColor bool) bool {
+	if noColor || os.Getenv("NO_COLOR") != "" || strings.EqualFold(os.Getenv("TERM"), "dumb") {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// ANSI colours for the text plan.
+const (
+	ansiReset   = "\x1b[0m"
+	ansiBold    = "\x1b[1m"
+	ansiRed     = "\x1b[31m"
+	ansiGreen   = "\x1b[32m"
+	ansiYellow  = "\x1b[33m"
+	ansiMagenta = "\x1b[35m"
+	ansiCyan    = "\x1b[36m"
+	ansiDim     = "\x1b[2m"
+)
+
+type painter bool
+
+func (p painter) paint(color, s string) string {
+	if !p || s == "" {
+		return s
+	}
+	return color + s + ansiReset
+}
+
+// symbol returns the leading sign and colour of an action, terraform-style.
+func symbol(a *Action) (string, string) {
+	switch {
+	case a.Conflict:
+		return "!", ansiMagenta
+	case a.Action == ActionCreate && a.run != nil && a.BlockedBy == "":
+		return "+", ansiGreen
+	case a.Action == ActionUpdate && a.run != nil && a.BlockedBy == "":
+		return "~", ansiYellow
+	case a.Action == ActionReboot && a.run != nil && a.BlockedBy == "":
+		return "↻", ansiCyan
+	case a.Action == ActionDelete && a.run != nil && a.BlockedBy == "":
+		return "-", ansiRed
+	case a.Status == StatusFailed || a.BlockedBy != "":
+		return "x", ansiRed
+	case a.Status == StatusOutOfSync:
+		return "~", ansiDim
+	}
+	return " ", ""
+}
+
+// WritePlanText writes a plan the way `terraform plan` reads: one block per
+// resource that is not in sync, with its reason and field changes, and a
+// summary line. color adds ANSI colours.
+func WritePlanText(w io.Writer, p *Plan, color bool) {
+	pt := painter(color)
+	rev := p.Revision
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		rev = "(unknown revision)"
+	}
+	fmt.Fprintf(w, "proxmops plan for revision %s: %d resources\n\n", rev, len(p.Actions))
+	shown := 0
+	for _, a := range p.Actions {
+		if a.Status == StatusSynced || (a.Status == StatusUnknown && a.Action == ActionNone && a.Sync == SyncDisabled) {
+			continue
+		}
+		shown++
+		sign, col := symbol(a)
+		verb := string(a.Action)
+		switch {
+		case a.Conflict:
+			verb = "conflict"
+		case a.BlockedBy != "":
+			verb += ", blocked by " + a.BlockedBy
+		case a.Status == StatusFailed:
+			verb += " (cannot be planned)"
+		case a.Action == ActionNone && a.Status == StatusOutOfSync:
+			verb = "out of sync, no action"
+		case a.Action == ActionNone && a.Status == StatusProgressing:
+			verb = "in progress"
+		case a.Action == ActionNone:
+			verb = strings.ToLower(string(a.Status))
+		}
+		if a.Sync == SyncManual && a.Action != ActionNone {
+			verb += " (sync: manual, not applied)"
+		}
+		if a.NeedsReboot {
+			verb += " (needs reboot)"
+		}
+		where := ""
+		switch {
+		case a.Node != "" && a.VMID > 0:
+			where = fmt.Sprintf(" (%s, vmid %d)", a.Node, a.VMID)
+		case a.Node != "":
+			where = fmt.Sprintf(" (%s)", a.Node)
+		}
+		fmt.Fprintf(w, "  %s %s%s: %s\n", pt.paint(col+ansiBold, sign), pt.paint(ansiBold, a.Key()), where, pt.paint(col, verb))
+		if a.Reason != "" {
+			fmt.Fprintf(w, "      %s\n", a.Reason)
+		}
+		for _, c := range a.Changes {
+			csign, ccol := "~", ansiYellow
+			switch {
+			case a.Action == ActionCreate || c.From == "" && c.To != "":
+				csign, ccol = "+", ansiGreen
+			case a.Action == ActionDelete || c.To == "" && c.From != "":
+				csign, ccol = "-", ansiRed
+			}
+			fmt.Fprintf(w, "      %s %s\n", pt.paint(ccol, csign), c.String())
+		}
+		fmt.Fprintln(w)
+	}
+	if shown == 0 {
+		fmt.Fprintln(w, pt.paint(ansiGreen, "No changes. The cluster matches the repository."))
+		fmt.Fprintln(w)
+	}
+	s := p.Summary
+	fmt.Fprintf(w, "Plan: %s to create, %s to update, %s to reboot, %s to delete, %s conflict(s), %d in sync.\n",
+		pt.paint(ansiGreen, fmt.Sprint(s.Create)), pt.paint(ansiYellow, fmt.Sprint(s.Update)),
+		pt.paint(ansiCyan, fmt.Sprint(s.Reboot)), pt.paint(ansiRed, fmt.Sprint(s.Delete)),
+		pt.paint(ansiMagenta, fmt.Sprint(s.Conflict)), s.None)
+}
+
+// WriteResultLine writes one progress or result line of an apply.
+func WriteResultLine(w io.Writer, a *Action, r Result, color bool) {
+	pt := painter(color)
+	switch r.Status {
+	case StatusSynced:
+		fmt.Fprintf(w, "%s %s: %s done in %s\n", pt.paint(ansiGreen, "✓"), a.Key(), a.Action, r.Duration.Round(10*time.Millisecond))
+	case StatusFailed:
+		fmt.Fprintf(w, "%s %s: %s failed: %s\n", pt.paint(ansiRed, "✗"), a.Key(), a.Action, r.Error)
+	default:
+		fmt.Fprintf(w, "%s %s: %s skipped: %s\n", pt.paint(ansiDim, "-"), a.Key(), a.Action, r.Error)
+	}
+}
