@@ -378,8 +378,8 @@ func TestSeedExamplesConverge(t *testing.T) {
 	if app02 := e.guest(130); !strings.Contains(app02.Config["scsi0"], "size=20G") || app02.Config["ciuser"] != "app" {
 		t.Errorf("app-02 %v", app02.Config)
 	}
-	if app03 := e.guest(131); !strings.Contains(app03.Config["scsi0"], "base-9000") {
-		t.Errorf("app-03 is not a linked clone: %v", app03.Config)
+	if app03 := e.guest(131); !strings.Contains(app03.Config["ide2"], "cloudinit") || app03.Config["ciuser"] != "app" {
+		t.Errorf("app-03 has no cloud-init drive: %v", app03.Config)
 	}
 	web := e.guest(140)
 	if !strings.Contains(web.Config["ide0"], "proxmops-cidata-140-") || !web.Running {

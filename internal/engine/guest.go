@@ -549,6 +549,12 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 			if stor == "" && len(gs.disks) > 0 {
 				stor = gs.disks[0].Storage
 			}
+			if stor == "" {
+				// A clone declaring no disk: next to its boot disk.
+				if boot := bootDiskSlot(eff); boot != "" {
+					stor = storageOf(parseDisk(eff[boot]).File)
+				}
+			}
 			if stor != "" {
 				d.managed[cloudInitSlot] = true
 				set(configChange{Change: Change{Field: "cloudinit drive", From: "", To: cloudInitSlot + " on " + stor},
