@@ -133,7 +133,7 @@ func (s *Server) nodeStatus(r *Request) (any, error) {
 // guestMaxMem is the configured memory in bytes.
 func guestMaxMem(g *Guest) int64 {
 	mem := g.Conf["memory"]
-	if g.Type == "qemu" {
+	if g.Type == "qemu" && strings.ContainsAny(mem, ",=") {
 		if f, err := parsePropString(qemuMemoryFormat, mem, ""); err == nil {
 			mem = f["current"]
 		}
@@ -158,10 +158,9 @@ func (s *Server) guestMaxDisk(g *Guest) int64 {
 			}
 		}
 		if key == "" {
-			for _, k := range sortedKeys(g.Conf) {
-				if isQemuDiskKey(k) && !strings.Contains(g.Conf[k], "media=cdrom") && !strings.Contains(g.Conf[k], "cloudinit") {
+			for k, v := range g.Conf {
+				if (key == "" || k < key) && isQemuDiskKey(k) && !strings.Contains(v, "media=cdrom") && !strings.Contains(v, "cloudinit") {
 					key = k
-					break
 				}
 			}
 		}
@@ -178,20 +177,35 @@ func (s *Server) guestMaxDisk(g *Guest) int64 {
 	return 0
 }
 
-func (s *Server) guestResource(g *Guest, now int64) map[string]any {
-	m := map[string]any{
-		"id": g.Type + "/" + strconv.Itoa(g.VMID), "type": g.Type, "vmid": g.VMID, "node": g.Node,
-		"name": g.Name(), "template": 0, "maxmem": guestMaxMem(g), "maxdisk": s.guestMaxDisk(g),
-		"disk": 0, "diskread": 0, "diskwrite": 0, "netin": 0, "netout": 0,
-	}
+// guestRes is one guest in /cluster/resources.
+type guestRes struct {
+	ID        string  `json:"id"`
+	Type      string  `json:"type"`
+	VMID      int     `json:"vmid"`
+	Node      string  `json:"node"`
+	Name      string  `json:"name"`
+	Status    string  `json:"status"`
+	Template  int     `json:"template"`
+	Tags      string  `json:"tags,omitempty"`
+	Lock      string  `json:"lock,omitempty"`
+	MaxCPU    int     `json:"maxcpu"`
+	CPU       float64 `json:"cpu"`
+	MaxMem    int64   `json:"maxmem"`
+	Mem       int64   `json:"mem"`
+	MaxDisk   int64   `json:"maxdisk"`
+	Disk      int64   `json:"disk"`
+	Uptime    int64   `json:"uptime"`
+	DiskRead  int64   `json:"diskread"`
+	DiskWrite int64   `json:"diskwrite"`
+	NetIn     int64   `json:"netin"`
+	NetOut    int64   `json:"netout"`
+}
+
+func (s *Server) guestRes(g *Guest, now int64) guestRes {
+	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: g.Name(),
+		MaxMem: guestMaxMem(g), MaxDisk: s.guestMaxDisk(g), Tags: g.Conf["tags"], Lock: g.Conf["lock"], Status: "stopped"}
 	if g.IsTemplate() {
-		m["template"] = 1
-	}
-	if tags := g.Conf["tags"]; tags != "" {
-		m["tags"] = tags
-	}
-	if lock := g.Conf["lock"]; lock != "" {
-		m["lock"] = lock
+		r.Template = 1
 	}
 	cores, _ := strconv.Atoi(g.Conf["cores"])
 	if cores == 0 {
@@ -201,17 +215,29 @@ func (s *Server) guestResource(g *Guest, now int64) map[string]any {
 	if sockets == 0 {
 		sockets = 1
 	}
-	m["maxcpu"] = cores * sockets
+	r.MaxCPU = cores * sockets
 	if g.Running {
-		m["status"] = "running"
-		m["uptime"] = now - g.StartedAt.Unix()
-		m["cpu"] = 0.01
-		m["mem"] = guestMaxMem(g) / 2
-	} else {
-		m["status"] = "stopped"
-		m["uptime"] = 0
-		m["cpu"] = 0
-		m["mem"] = 0
+		r.Status = "running"
+		r.Uptime = now - g.StartedAt.Unix()
+		r.CPU = 0.01
+		r.Mem = r.MaxMem / 2
+	}
+	return r
+}
+
+// guestResource is guestRes as a map, for the endpoints that add fields.
+func (s *Server) guestResource(g *Guest, now int64) map[string]any {
+	r := s.guestRes(g, now)
+	m := map[string]any{
+		"id": r.ID, "type": r.Type, "vmid": r.VMID, "node": r.Node, "name": r.Name, "status": r.Status,
+		"template": r.Template, "maxcpu": r.MaxCPU, "cpu": r.CPU, "maxmem": r.MaxMem, "mem": r.Mem,
+		"maxdisk": r.MaxDisk, "disk": 0, "uptime": r.Uptime, "diskread": 0, "diskwrite": 0, "netin": 0, "netout": 0,
+	}
+	if r.Tags != "" {
+		m["tags"] = r.Tags
+	}
+	if r.Lock != "" {
+		m["lock"] = r.Lock
 	}
 	return m
 }
@@ -219,7 +245,7 @@ func (s *Server) guestResource(g *Guest, now int64) map[string]any {
 func (s *Server) clusterResources(r *Request) (any, error) {
 	typ := r.Str("type")
 	now := s.clock.Now().Unix()
-	out := []map[string]any{}
+	out := []any{}
 	if typ == "" || typ == "vm" {
 		ids := make([]int, 0, len(s.state.Guests))
 		for id := range s.state.Guests {
@@ -227,12 +253,14 @@ func (s *Server) clusterResources(r *Request) (any, error) {
 		}
 		sort.Ints(ids)
 		for _, id := range ids {
-			out = append(out, s.guestResource(s.state.Guests[id], now))
+			out = append(out, s.guestRes(s.state.Guests[id], now))
 		}
 	}
 	if typ == "" || typ == "node" {
 		nodes, _ := s.listNodes(r)
-		out = append(out, nodes.([]map[string]any)...)
+		for _, n := range nodes.([]map[string]any) {
+			out = append(out, n)
+		}
 	}
 	if typ == "" || typ == "storage" {
 		for _, n := range s.state.Nodes {

@@ -164,3 +164,5 @@ func vals(kv ...string) url.Values {
 	}
 	return v
 }
+
+func newRawRequest(method, u string) (*http.Request, error) { return http.NewRequest(method, u, nil) }

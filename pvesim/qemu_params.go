@@ -1,17 +1,28 @@
 package pvesim
 
 import (
-	"regexp"
 	"strings"
 )
 
 // Parameter definitions of the QEMU endpoints, written from the official
 // schema of Proxmox VE 9.1 (qemu-server's $confdesc and its formats).
 
-var reQemuDiskKey = regexp.MustCompile(`^(ide[0-3]|sata[0-5]|scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|efidisk0|tpmstate0)$`)
-
-// isQemuDiskKey says whether a config key is a drive.
-func isQemuDiskKey(k string) bool { return reQemuDiskKey.MatchString(k) }
+// isQemuDiskKey says whether a config key is a drive (ide0-3, sata0-5,
+// scsi0-30, virtio0-15, efidisk0, tpmstate0).
+func isQemuDiskKey(k string) bool {
+	if k == "efidisk0" || k == "tpmstate0" {
+		return true
+	}
+	for _, fam := range []struct {
+		prefix string
+		max    int
+	}{{"ide", 3}, {"sata", 5}, {"scsi", 30}, {"virtio", 15}} {
+		if n, ok := indexOf(k, fam.prefix); ok {
+			return n <= fam.max
+		}
+	}
+	return false
+}
 
 // qemuDiskSlots lists the drive keys in Proxmox's order (the resize/template enum).
 func qemuDiskSlots() []string {

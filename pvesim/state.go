@@ -187,9 +187,15 @@ func (cs *clusterState) reindex() {
 
 // usedBytes sums the volumes of a storage on a node.
 func (cs *clusterState) usedBytes(node, storage string) int64 {
+	st := cs.storage(storage)
+	if st == nil {
+		return 0
+	}
 	var n int64
-	for _, v := range cs.volumesOn(node, storage) {
-		n += v.Size
+	for _, v := range cs.Volumes {
+		if v.Storage == storage && (st.Shared || v.Node == node) {
+			n += v.Size
+		}
 	}
 	return n
 }
