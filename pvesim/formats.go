@@ -375,7 +375,7 @@ func init() {
 	})
 	// Formats whose inner rules the simulator does not model: any string is
 	// accepted, as a real node would accept every well-formed value.
-	for _, name := range []string{"pve-qm-hostpci", "pve-qemu-sev-fmt", "pve-qemu-tdx-fmt", "pve-qm-usb", "pve-qm-numanode", "pve-qm-virtiofs", "pve-phys-bits", "storage-pair"} {
+	for _, name := range []string{"pve-qm-hostpci", "pve-qemu-sev-fmt", "pve-qemu-tdx-fmt", "pve-phys-bits", "storage-pair"} {
 		RegisterFormat(name, func(string) error { return nil })
 	}
 	registerQemuFormats()
