@@ -17,11 +17,6 @@ type Set struct {
 	byVMID map[int]Resource
 }
 
-type key struct {
-	kind Kind
-	name string
-}
-
 // NewSet runs the cross-document checks on resources that each passed
 // ParseFile: unique (kind, name), unique VMIDs across guests, unique network
 // interfaces per node and volumes per storage, references resolved (or
