@@ -13,12 +13,13 @@ import (
 // closest JSON Schema pattern for editors (empty when a pattern cannot say it).
 type format struct {
 	pattern string
+	maxLen  int
 	check   func(string) error
 }
 
 func regexFormat(pattern, what string, maxLen int) format {
 	re := regexp.MustCompile(pattern)
-	return format{pattern: pattern, check: func(s string) error {
+	return format{pattern: pattern, maxLen: maxLen, check: func(s string) error {
 		if maxLen > 0 && len(s) > maxLen {
 			return fmt.Errorf("%q is not a valid %s: longer than %d characters", s, what, maxLen)
 		}

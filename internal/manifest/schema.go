@@ -49,6 +49,12 @@ var specRules = map[reflect.Type][]any{
 			map[string]any{"required": []string{"source"}, "not": map[string]any{"required": []string{"appliance"}}},
 		}},
 	},
+	reflect.TypeFor[SdnZoneSpec](): {
+		zoneRequires("vlan", "bridge"),
+		zoneRequires("qinq", "bridge", "tag"),
+		zoneRequires("vxlan", "peers"),
+		zoneRequires("evpn", "controller", "vrfVxlan"),
+	},
 	reflect.TypeFor[SecretRef](): {
 		map[string]any{"oneOf": []any{
 			map[string]any{"required": []string{"env"}, "not": map[string]any{"required": []string{"file"}}},
@@ -59,6 +65,13 @@ var specRules = map[reflect.Type][]any{
 		map[string]any{"not": map[string]any{"required": []string{"storage", "bind"}}},
 		map[string]any{"anyOf": []any{map[string]any{"required": []string{"storage", "size"}}, map[string]any{"required": []string{"bind"}}}},
 	},
+}
+
+func zoneRequires(typ string, fields ...string) map[string]any {
+	return map[string]any{
+		"if":   map[string]any{"properties": map[string]any{"type": map[string]any{"const": typ}}},
+		"then": map[string]any{"required": fields},
+	}
 }
 
 var schemaerType = reflect.TypeFor[schemaer]()
@@ -129,6 +142,9 @@ func applyRules(s map[string]any, f *fieldInfo) {
 	}
 	if f.format != "" && formats[f.format].pattern != "" && target["type"] == "string" {
 		target["pattern"] = formats[f.format].pattern
+		if n := formats[f.format].maxLen; n > 0 {
+			target["maxLength"] = n
+		}
 	}
 	if f.format == "not-empty" {
 		target["minLength"] = 1

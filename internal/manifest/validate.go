@@ -29,7 +29,7 @@ func (c *checker) has(path string) bool {
 
 // keepLocs remembers the positions the cross-document checks need.
 func (c *checker) keepLocs(r Resource) []loc {
-	paths := []string{"metadata.name", "metadata", "spec.vmid", "spec"}
+	paths := []string{"metadata.name", "metadata", "spec.vmid", "spec.tag", "spec"}
 	for _, ref := range r.References() {
 		paths = append(paths, ref.Path)
 	}

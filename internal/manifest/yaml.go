@@ -119,10 +119,7 @@ func parseYAML(data []byte) (docs []yDoc, errs []posError) {
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	for i, chunk := range splitDocuments(data) {
-		root, perrs := parseDocument(chunk.text, chunk.line)
-		for k := range perrs {
-			perrs[k].line += chunk.line - 1
-		}
+		root, perrs := parseDocument(chunk.text, chunk.line-1)
 		errs = append(errs, perrs...)
 		if root != nil && root.kind != nullNode {
 			docs = append(docs, yDoc{index: i, line: chunk.line, root: root})
@@ -177,15 +174,20 @@ func firstInvalidUTF8(data []byte) int {
 	return 0
 }
 
-// parseDocument parses one document chunk. Positions in the returned errors
-// are relative to the chunk.
-func parseDocument(text string, _ int) (root *yNode, errs []posError) {
+// parseDocument parses one document chunk whose first line is line lineOff+1
+// of the file; every position it returns is a position in the file.
+func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
 	defer func() {
 		// The parser is third-party code fed hostile input: a panic there
 		// must become an error for this document, never a crash.
 		if r := recover(); r != nil {
 			root = nil
-			errs = append(errs, posError{line: 1, col: 1, msg: fmt.Sprintf("YAML parser failed on this document: %v", r)})
+			errs = append(errs, posError{line: lineOff + 1, col: 1, msg: fmt.Sprintf("YAML parser failed on this document: %v", r)})
+		}
+	}()
+	defer func() {
+		for i := range errs {
+			errs[i].line += lineOff
 		}
 	}()
 	tokens := lexTokens(text)
@@ -218,8 +220,11 @@ func parseDocument(text string, _ int) (root *yNode, errs []posError) {
 			}
 		}
 	}
-	c := &converter{anchors: map[string]*yNode{}}
+	c := &converter{anchors: map[string]*yNode{}, lineOff: lineOff}
 	root = c.convert(file.Docs[0].Body, 0)
+	for i := range c.errs {
+		c.errs[i].line -= lineOff // the deferred shift adds it back
+	}
 	return root, c.errs
 }
 
@@ -282,14 +287,12 @@ type converter struct {
 	errs    []posError
 	total   int  // nodes produced, aliases expanded
 	blown   bool // alias budget exceeded (reported once)
+	lineOff int  // added to every line: the document's offset in its file
 }
 
 func (c *converter) fail(tk *token.Token, format string, args ...any) {
-	pe := posError{line: 1, col: 1, msg: fmt.Sprintf(format, args...)}
-	if tk != nil {
-		pe.line, pe.col = tk.Position.Line, tk.Position.Column
-	}
-	c.errs = append(c.errs, pe)
+	line, col := c.pos(tk)
+	c.errs = append(c.errs, posError{line: line, col: col, msg: fmt.Sprintf(format, args...)})
 }
 
 func (c *converter) count(tk *token.Token, n int) bool {
@@ -305,11 +308,11 @@ func (c *converter) count(tk *token.Token, n int) bool {
 	return true
 }
 
-func pos(tk *token.Token) (int, int) {
+func (c *converter) pos(tk *token.Token) (int, int) {
 	if tk == nil {
-		return 1, 1
+		return c.lineOff + 1, 1
 	}
-	return tk.Position.Line, tk.Position.Column
+	return tk.Position.Line + c.lineOff, tk.Position.Column
 }
 
 func (c *converter) convert(n ast.Node, depth int) *yNode {
@@ -321,7 +324,7 @@ func (c *converter) convert(n ast.Node, depth int) *yNode {
 		c.blown = true
 		return &yNode{kind: nullNode, typ: tNull, size: 1}
 	}
-	line, col := pos(n.GetToken())
+	line, col := c.pos(n.GetToken())
 	switch v := n.(type) {
 	case *ast.DocumentNode:
 		return c.convert(v.Body, depth)
