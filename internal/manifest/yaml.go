@@ -28,6 +28,9 @@ const (
 	MaxDepth = 32
 	// MaxNodes bounds the nodes of one document after alias expansion.
 	MaxNodes = 20000
+	// MaxDocumentSize bounds one document in bytes, so that lexing it stays
+	// cheap whatever it holds.
+	MaxDocumentSize = 256 << 10
 )
 
 type nodeKind uint8
@@ -190,7 +193,17 @@ func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
 			errs[i].line += lineOff
 		}
 	}()
+	if len(text) > MaxDocumentSize {
+		return nil, []posError{{line: 1, col: 1, msg: fmt.Sprintf("document is %d bytes, larger than the %d-byte limit for one manifest", len(text), MaxDocumentSize)}}
+	}
+	if line, col, depth := flowDepth(text); depth > MaxDepth {
+		return nil, []posError{{line: line, col: col, msg: fmt.Sprintf("nesting deeper than %d levels", MaxDepth)}}
+	}
 	tokens := lexTokens(text)
+	if tk, depth := tooDeep(tokens); tk != nil {
+		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column,
+			msg: fmt.Sprintf("nesting deeper than %d levels (%d)", MaxDepth, depth)}}
+	}
 	if len(tokens) > MaxDocumentTokens {
 		tk := tokens[MaxDocumentTokens]
 		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column,
@@ -198,10 +211,6 @@ func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
 	}
 	if tk := tokens.InvalidToken(); tk != nil {
 		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column, msg: "YAML syntax error: " + tk.Error}}
-	}
-	if tk, depth := tooDeep(tokens); tk != nil {
-		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column,
-			msg: fmt.Sprintf("nesting deeper than %d levels (%d)", MaxDepth, depth)}}
 	}
 	file, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
@@ -226,6 +235,57 @@ func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
 		c.errs[i].line -= lineOff // the deferred shift adds it back
 	}
 	return root, c.errs
+}
+
+// flowDepth scans the bytes for the deepest nesting of flow collections
+// ([ and {) outside quotes and comments, stopping once it passes MaxDepth.
+// It runs before the lexer, which is slow on such input.
+func flowDepth(text string) (line, col, depth int) {
+	line, lineStart := 1, 0
+	var quote byte
+	comment := false
+	for i := 0; i < len(text); i++ {
+		ch := text[i]
+		if ch == '\n' {
+			line, lineStart, comment = line+1, i+1, false
+			continue
+		}
+		if comment {
+			continue
+		}
+		if quote != 0 {
+			switch {
+			case quote == '"' && ch == '\\':
+				i++
+			case ch == quote:
+				quote = 0
+			}
+			continue
+		}
+		prev := byte(' ')
+		if i > lineStart {
+			prev = text[i-1]
+		}
+		startsToken := prev == ' ' || prev == '\t' || prev == '[' || prev == '{' || prev == ',' || prev == ':'
+		switch ch {
+		case '#':
+			comment = prev == ' ' || prev == '\t' || i == lineStart
+		case '"', '\'':
+			if startsToken || i == lineStart {
+				quote = ch
+			}
+		case '[', '{':
+			depth++
+			if depth > MaxDepth {
+				return line, i - lineStart + 1, depth
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return 0, 0, 0
 }
 
 func lexTokens(text string) token.Tokens {
