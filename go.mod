@@ -8,6 +8,7 @@ require (
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/goccy/go-yaml v1.19.2
 	github.com/prometheus/client_golang v1.25.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/crypto v0.59.0
@@ -51,4 +52,7 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
-require github.com/djherbis/times v1.6.0 // indirect
+require (
+	github.com/djherbis/times v1.6.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+)
