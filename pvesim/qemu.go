@@ -1197,7 +1197,13 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 		} else {
 			tc.Log("create linked clone of drives")
 		}
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+		// Proxmox locks the source shared (exclusive if it runs) and the
+		// target exclusively, each with a 1 second timeout.
+		if err := tc.lock(g.VMID, "qemu", !g.Running, time.Second); err != nil {
+			delete(s.state.Guests, newid)
+			return err
+		}
+		if err := tc.lock(newid, "qemu", false, time.Second); err != nil {
 			delete(s.state.Guests, newid)
 			return err
 		}

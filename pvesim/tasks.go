@@ -23,7 +23,12 @@ type Task struct {
 	EndTime    time.Time `json:"endtime,omitempty"`
 	Log        []string  `json:"log"`
 	done       chan struct{}
-	heldLocks  []int
+	heldLocks  []heldLock
+}
+
+type heldLock struct {
+	vmid   int
+	shared bool
 }
 
 type taskTable struct {
@@ -113,10 +118,14 @@ func (tc *taskCtx) unlocked(f func()) {
 
 // LockGuest takes the guest's config lock for the rest of the task.
 func (tc *taskCtx) LockGuest(vmid int, kind string) error {
-	if err := tc.s.acquireGuestLock(vmid, kind); err != nil {
+	return tc.lock(vmid, kind, false, lockTimeout)
+}
+
+func (tc *taskCtx) lock(vmid int, kind string, shared bool, timeout time.Duration) error {
+	if err := tc.s.acquireLock(vmid, kind, shared, timeout); err != nil {
 		return err
 	}
-	tc.t.heldLocks = append(tc.t.heldLocks, vmid)
+	tc.t.heldLocks = append(tc.t.heldLocks, heldLock{vmid, shared})
 	return nil
 }
 
@@ -163,8 +172,8 @@ func (s *Server) startTask(r *Request, node, typ, id string, body func(tc *taskC
 }
 
 func (s *Server) finishTask(t *Task, err error) {
-	for _, vmid := range t.heldLocks {
-		s.releaseGuestLock(vmid)
+	for _, l := range t.heldLocks {
+		s.releaseLock(l.vmid, l.shared)
 	}
 	t.heldLocks = nil
 	t.Running = false
@@ -196,10 +205,12 @@ func (s *Server) WaitTask(upid string) (*Task, bool) {
 	return &c, true
 }
 
-// guestLock is the flock Proxmox takes on a guest's config.
+// guestLock is the flock Proxmox takes on a guest's config: exclusive,
+// or shared (a clone of a stopped guest only needs its source not to change).
 type guestLock struct {
-	held     bool
-	released chan struct{}
+	held     bool // exclusively
+	shared   int
+	released chan struct{} // closed (and replaced) whenever the lock loosens
 }
 
 // lockTimeout is Proxmox's default wait for a config lock (10 seconds).
@@ -212,26 +223,39 @@ func lockFilePath(vmid int, kind string) string {
 	return fmt.Sprintf("/var/lock/qemu-server/lock-%d.conf", vmid)
 }
 
-// acquireGuestLock takes a guest's lock, waiting up to the scaled lock
-// timeout for a holder to let go. Called with s.mu held; the wait releases it.
+func (s *Server) lockOf(vmid int) *guestLock {
+	lk := s.locks[vmid]
+	if lk == nil {
+		lk = &guestLock{released: make(chan struct{})}
+		s.locks[vmid] = lk
+	}
+	return lk
+}
+
+// acquireGuestLock takes a guest's lock exclusively, waiting up to the
+// scaled 10 s for a holder to let go. Called with s.mu held; the wait releases it.
 func (s *Server) acquireGuestLock(vmid int, kind string) error {
+	return s.acquireLock(vmid, kind, false, lockTimeout)
+}
+
+// acquireLock takes a guest's lock, shared or exclusive, waiting up to timeout (scaled).
+func (s *Server) acquireLock(vmid int, kind string, shared bool, timeout time.Duration) error {
 	timeoutErr := Fail("can't lock file '%s' - got timeout", lockFilePath(vmid, kind))
 	if s.faults.lockTimesOut() {
 		return timeoutErr
 	}
 	var timer <-chan time.Time
 	for {
-		lk := s.locks[vmid]
-		if lk == nil {
-			lk = &guestLock{released: make(chan struct{})}
-			s.locks[vmid] = lk
-		}
-		if !lk.held {
-			lk.held = true
-			lk.released = make(chan struct{})
+		lk := s.lockOf(vmid)
+		if !lk.held && (shared || lk.shared == 0) {
+			if shared {
+				lk.shared++
+			} else {
+				lk.held = true
+			}
 			return nil
 		}
-		wait := s.scale(lockTimeout)
+		wait := s.scale(timeout)
 		if wait <= 0 {
 			return timeoutErr
 		}
@@ -245,7 +269,7 @@ func (s *Server) acquireGuestLock(vmid int, kind string) error {
 			s.mu.Lock()
 		case <-timer:
 			s.mu.Lock()
-			if l := s.locks[vmid]; l != nil && !l.held {
+			if l := s.lockOf(vmid); !l.held && (shared || l.shared == 0) {
 				continue
 			}
 			return timeoutErr
@@ -256,12 +280,23 @@ func (s *Server) acquireGuestLock(vmid int, kind string) error {
 	}
 }
 
-func (s *Server) releaseGuestLock(vmid int) {
-	if lk := s.locks[vmid]; lk != nil && lk.held {
-		lk.held = false
-		close(lk.released)
+func (s *Server) releaseLock(vmid int, shared bool) {
+	lk := s.locks[vmid]
+	if lk == nil {
+		return
 	}
+	if shared {
+		if lk.shared > 0 {
+			lk.shared--
+		}
+	} else {
+		lk.held = false
+	}
+	close(lk.released)
+	lk.released = make(chan struct{})
 }
+
+func (s *Server) releaseGuestLock(vmid int) { s.releaseLock(vmid, false) }
 
 // withGuestLock runs f holding the guest's lock (for synchronous calls).
 func (s *Server) withGuestLock(vmid int, kind string, f func() (any, error)) (any, error) {
@@ -277,16 +312,11 @@ func (s *Server) withGuestLock(vmid int, kind string, f func() (any, error)) (an
 func (s *Server) HoldGuestLock(vmid int) (release func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lk := s.locks[vmid]
-	if lk == nil {
-		lk = &guestLock{released: make(chan struct{})}
-		s.locks[vmid] = lk
-	}
-	if lk.held {
+	lk := s.lockOf(vmid)
+	if lk.held || lk.shared > 0 {
 		panic(fmt.Sprintf("pvesim: lock of %d already held", vmid))
 	}
 	lk.held = true
-	lk.released = make(chan struct{})
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
