@@ -17,7 +17,7 @@ FUZZTIME  ?= 10s
 
 all: build
 
-## web: install the UI's packages and build web/dist (embedded by go:embed).
+## web: install the UI's packages and build web/embedded/dist (embedded by go:embed).
 web:
 ifneq ($(HAVE_WEB),)
 	cd web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build
@@ -56,4 +56,4 @@ ifneq ($(HAVE_WEB),)
 endif
 
 clean:
-	rm -rf bin web/dist
+	rm -rf bin web/embedded/dist

@@ -1,0 +1,222 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, ApiError, errorMessage, setCsrfToken } from './api/client';
+import type { Me } from './api/types';
+import { Link, navigate, useLocation } from './lib/router';
+import { Login, Logo, Setup } from './pages/Auth';
+import Logs from './pages/Logs';
+import Overview from './pages/Overview';
+import Plan from './pages/Plan';
+import Settings from './pages/Settings';
+import { SessionContext, type Session } from './state/session';
+import { useTheme, type ThemeChoice } from './state/theme';
+import { ResourcesProvider } from './state/useResources';
+
+type Boot = { phase: 'loading' } | { phase: 'setup' } | { phase: 'login' } | { phase: 'ready'; me: Me } | { phase: 'down'; error: string };
+
+// A hint, not a secret: whether this browser signed in before. Without it the app
+// shows the sign-in page at once instead of asking /me and getting a 401.
+const SIGNED_IN_HINT = 'proxmops.signedIn';
+function hint(on?: boolean): boolean {
+  try {
+    if (on === true) localStorage.setItem(SIGNED_IN_HINT, '1');
+    if (on === false) localStorage.removeItem(SIGNED_IN_HINT);
+    return localStorage.getItem(SIGNED_IN_HINT) === '1';
+  } catch {
+    return true;
+  }
+}
+
+function UserMenu({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void; theme: ThemeChoice; setTheme: (c: ThemeChoice) => void }) {
+  const ref = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    const onDoc = (e: MouseEvent) => {
+      if (ref.current?.open && !ref.current.contains(e.target as Node)) ref.current.open = false;
+    };
+    document.addEventListener('mousedown', onDoc);
+    return () => document.removeEventListener('mousedown', onDoc);
+  }, []);
+  return (
+    <details
+      className="menu user-menu"
+      ref={ref}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && ref.current?.open) {
+          ref.current.open = false;
+          ref.current.querySelector('summary')?.focus();
+        }
+      }}
+    >
+      <summary aria-label={`User menu for ${me.username}`}>
+        <span className="avatar" aria-hidden="true">
+          {me.username.slice(0, 1).toUpperCase()}
+        </span>
+        {me.username}
+      </summary>
+      <div className="menu-pop right">
+        <div className="menu-head">
+          <strong>{me.username}</strong>
+          <div className="muted small">{me.role === 'admin' ? 'administrator' : 'viewer (read only)'}</div>
+        </div>
+        <div className="menu-section" role="radiogroup" aria-label="Theme">
+          <div className="muted small">Theme</div>
+          <div className="seg">
+            {(['system', 'light', 'dark'] as ThemeChoice[]).map((c) => (
+              <button type="button" key={c} role="radio" aria-checked={theme === c} aria-pressed={theme === c} onClick={() => setTheme(c)}>
+                {c}
+              </button>
+            ))}
+          </div>
+        </div>
+        <button type="button" className="btn block" onClick={onLogout}>
+          Sign out
+        </button>
+      </div>
+    </details>
+  );
+}
+
+function ThemeToggle({ resolved, setTheme }: { resolved: 'light' | 'dark'; setTheme: (c: ThemeChoice) => void }) {
+  const next = resolved === 'dark' ? 'light' : 'dark';
+  return (
+    <button type="button" className="btn icon" onClick={() => setTheme(next)} aria-label={`Switch to the ${next} theme`} title={`Switch to the ${next} theme`}>
+      {resolved === 'dark' ? '☀' : '☾'}
+    </button>
+  );
+}
+
+const PAGES = [
+  { path: '/', label: 'Overview' },
+  { path: '/plan', label: 'Plan' },
+  { path: '/logs', label: 'Logs' },
+  { path: '/settings', label: 'Settings', admin: true },
+];
+
+function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof useTheme> }) {
+  const loc = useLocation();
+  let page;
+  switch (loc.pathname) {
+    case '/':
+      page = <Overview theme={theme.resolved} />;
+      break;
+    case '/plan':
+      page = <Plan />;
+      break;
+    case '/logs':
+      page = <Logs />;
+      break;
+    case '/settings':
+      page = <Settings />;
+      break;
+    default:
+      page = (
+        <div className="page">
+          <h1>Not found</h1>
+          <p>
+            There is no page at <code>{loc.pathname}</code>. <Link href="/">Go to the overview</Link>.
+          </p>
+        </div>
+      );
+  }
+  useEffect(() => {
+    const label = PAGES.find((p) => p.path === loc.pathname)?.label ?? 'proxmops';
+    document.title = `${label} · proxmops`;
+  }, [loc.pathname]);
+  return (
+    <SessionContext.Provider value={session}>
+      <ResourcesProvider>
+        <a href="#main" className="skip">
+          Skip to content
+        </a>
+        <header className="topbar">
+          <Link href="/" className="brand">
+            <Logo /> proxmops
+          </Link>
+          <nav aria-label="Pages">
+            {PAGES.filter((p) => !p.admin || session.isAdmin).map((p) => (
+              <Link key={p.path} href={p.path} aria-current={loc.pathname === p.path ? 'page' : undefined}>
+                {p.label}
+              </Link>
+            ))}
+          </nav>
+          <span className="spacer" />
+          <ThemeToggle resolved={theme.resolved} setTheme={theme.setChoice} />
+          <UserMenu me={session.me} onLogout={session.logout} theme={theme.choice} setTheme={theme.setChoice} />
+        </header>
+        <main id="main" className="main">
+          {page}
+        </main>
+      </ResourcesProvider>
+    </SessionContext.Provider>
+  );
+}
+
+export default function App() {
+  const theme = useTheme();
+  const [boot, setBoot] = useState<Boot>({ phase: 'loading' });
+
+  const start = useCallback(async () => {
+    try {
+      const setup = await api.get<{ needed: boolean }>('/api/v1/setup');
+      if (setup.needed) {
+        setBoot({ phase: 'setup' });
+        return;
+      }
+      if (!hint()) {
+        setBoot({ phase: 'login' });
+        return;
+      }
+      const me = await api.get<Me>('/api/v1/me');
+      setCsrfToken(me.csrfToken);
+      setBoot({ phase: 'ready', me });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        hint(false);
+        setBoot({ phase: 'login' });
+      } else setBoot({ phase: 'down', error: errorMessage(err) });
+    }
+  }, []);
+
+  useEffect(() => {
+    start();
+  }, [start]);
+
+  const signedIn = useCallback(() => {
+    hint(true);
+    start();
+  }, [start]);
+
+  const logout = useCallback(async () => {
+    try {
+      await api.post('/api/v1/logout');
+    } catch {
+      /* the session is dropped on this side either way */
+    }
+    hint(false);
+    setCsrfToken('');
+    navigate('/', { replace: true });
+    setBoot({ phase: 'login' });
+  }, []);
+
+  switch (boot.phase) {
+    case 'loading':
+      return <div className="boot muted">Loading…</div>;
+    case 'down':
+      return (
+        <main className="auth">
+          <div className="auth-card">
+            <h1>Cannot reach proxmops</h1>
+            <p className="alert error">{boot.error}</p>
+            <button type="button" className="btn primary" onClick={start}>
+              Try again
+            </button>
+          </div>
+        </main>
+      );
+    case 'setup':
+      return <Setup onDone={signedIn} />;
+    case 'login':
+      return <Login onDone={signedIn} />;
+    case 'ready':
+      return <Shell theme={theme} session={{ me: boot.me, isAdmin: boot.me.role === 'admin', logout }} />;
+  }
+}

@@ -1,0 +1,193 @@
+// JSON shapes of the daemon's API, as fixed by docs/api.md.
+
+export const STATUSES = ['Synced', 'OutOfSync', 'Progressing', 'Failed', 'Conflict', 'Unknown'] as const;
+export type Status = (typeof STATUSES)[number];
+
+export const HEALTHS = ['Healthy', 'Progressing', 'Suspended', 'Missing', 'Degraded', 'Unknown'] as const;
+export type Health = (typeof HEALTHS)[number];
+
+export type Action = 'create' | 'update' | 'reboot' | 'delete' | 'none';
+export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted';
+export type SyncPolicy = 'auto' | 'manual' | 'disabled';
+export type Role = 'admin' | 'viewer';
+
+export interface Change {
+  field: string;
+  from: string;
+  to: string;
+}
+
+export interface Progress {
+  task?: string;
+  message?: string;
+  percent?: number;
+}
+
+export interface Resource {
+  kind: string;
+  name: string;
+  node?: string;
+  vmid?: number;
+  tags?: string[] | null;
+  status: Status;
+  health?: Health;
+  action?: Action;
+  reason?: string;
+  needsReboot?: boolean;
+  changes?: Change[] | null;
+  owned?: boolean;
+  syncPolicy?: SyncPolicy;
+  file?: string;
+  progress?: Progress | null;
+  updatedAt?: string;
+}
+
+export type Counts = Partial<Record<Status, number>>;
+
+export interface Summary {
+  revision: string;
+  revisionMessage?: string;
+  lastPass?: string;
+  passDurationMs?: number;
+  sourceError?: string;
+  counts?: Counts;
+  resources: Resource[];
+}
+
+export interface PassEvent {
+  revision: string;
+  lastPass?: string;
+  counts?: Counts;
+  sourceError?: string;
+}
+
+export interface HistoryEntry {
+  id: number;
+  event: HistoryEvent;
+  commit?: string;
+  time: string;
+  message?: string;
+}
+
+export interface Manifest {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Record<string, unknown>;
+  spec?: Record<string, unknown>;
+}
+
+export interface Observed {
+  config?: Record<string, unknown> | null;
+  status?: string;
+  [key: string]: unknown;
+}
+
+export interface ResourceDetail extends Resource {
+  desired: Manifest | null;
+  observed: Observed | null;
+  history?: HistoryEntry[] | null;
+}
+
+export interface PlanAction {
+  kind: string;
+  name: string;
+  node?: string;
+  vmid?: number;
+  action: Action;
+  reason?: string;
+  changes?: Change[] | null;
+  needsReboot?: boolean;
+  blockedBy?: string;
+  conflict?: boolean;
+}
+
+export interface PlanDocument {
+  revision: string;
+  summary: Partial<Record<Action | 'conflict', number>>;
+  actions: PlanAction[] | null;
+}
+
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+
+export interface LogLine {
+  id: number;
+  time: string;
+  level: LogLevel | string;
+  msg: string;
+  attrs?: Record<string, unknown> | null;
+}
+
+export interface Me {
+  username: string;
+  role: Role;
+  csrfToken: string;
+}
+
+export interface User {
+  username: string;
+  role: Role;
+  createdAt?: string;
+}
+
+export interface ApiToken {
+  id: string | number;
+  name: string;
+  role: Role;
+  createdAt?: string;
+  lastUsedAt?: string | null;
+}
+
+export interface NewToken {
+  id: string | number;
+  name: string;
+  role: Role;
+  token: string;
+}
+
+export interface ClusterSettings {
+  endpoint: string;
+  tokenId: string;
+  tokenSecret: string;
+  insecureSkipVerify: boolean;
+  fingerprint: string;
+  caFile: string;
+}
+
+export interface SourceSettings {
+  repoURL: string;
+  path: string;
+  revision: string;
+  username: string;
+  token: string;
+  sshKey: string;
+  submodules: boolean;
+}
+
+export interface ReconcileSettings {
+  interval: string;
+  autoSync: boolean;
+  prune: boolean;
+  concurrency: number;
+  dryRun: boolean;
+}
+
+export interface Settings {
+  cluster: ClusterSettings;
+  source: SourceSettings;
+  reconcile: ReconcileSettings;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  message?: string;
+}
+
+export interface TestResult {
+  ok: boolean;
+  checks: Check[];
+}
+
+export function resourceKey(r: { kind: string; name: string }): string {
+  return `${r.kind}/${r.name}`;
+}

@@ -1,0 +1,326 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { api, ApiError, errorMessage, resourcePath } from '../api/client';
+import type { HistoryEntry, ResourceDetail } from '../api/types';
+import { flatten, leafName, markRows, unmatchedChanges, type MarkedRow } from '../lib/diff';
+import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { useSession } from '../state/session';
+import { useResources } from '../state/useResources';
+import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
+
+function DocView({ title, rows, empty, side }: { title: string; rows: MarkedRow[]; empty: string; side: 'desired' | 'observed' }) {
+  return (
+    <section className="doc" aria-label={title}>
+      <h4>{title}</h4>
+      {rows.length === 0 ? (
+        <p className="muted">{empty}</p>
+      ) : (
+        <table className="doc-table">
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.path} className={row.mark === 'changed' && !row.isParent ? 'changed' : row.mark === 'changed' ? 'changed-parent' : ''}>
+                <th scope="row" style={{ paddingLeft: `${0.4 + row.depth * 0.9}rem` }} title={row.path}>
+                  {leafName(row.path)}
+                </th>
+                <td>
+                  {row.isParent ? '' : row.value}
+                  {row.mark === 'changed' && !row.isParent && row.change && (
+                    <span className="diff-note">
+                      {side === 'desired' ? `cluster has ${row.change.from || '—'}` : `manifest wants ${row.change.to || '—'}`}
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const EVENT_ICON: Record<string, string> = {
+  created: '+',
+  drifted: '≠',
+  synced: '✓',
+  applied: '→',
+  failed: '✕',
+  deleted: '−',
+};
+
+function Timeline({ history }: { history: HistoryEntry[] }) {
+  if (history.length === 0) return <p className="muted">No history yet.</p>;
+  const sorted = [...history].sort((a, b) => Date.parse(b.time) - Date.parse(a.time) || b.id - a.id);
+  return (
+    <ol className="timeline">
+      {sorted.map((h) => (
+        <li key={h.id} className={`tl-${h.event}`}>
+          <span className="tl-icon" aria-hidden="true">
+            {EVENT_ICON[h.event] ?? '•'}
+          </span>
+          <div>
+            <div>
+              <strong>{h.event}</strong> <span className="muted" title={formatTime(h.time)}>{timeAgo(h.time)}</span>
+              {h.commit && (
+                <>
+                  {' '}
+                  at <code title={h.commit}>{shortRev(h.commit)}</code>
+                </>
+              )}
+            </div>
+            {h.message && <div className="tl-msg">{h.message}</div>}
+          </div>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function DeleteConfirm({ name, onCancel, onConfirm, busy }: { name: string; onCancel: () => void; onConfirm: () => void; busy: boolean }) {
+  const [typed, setTyped] = useState('');
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+  return (
+    <form
+      className="confirm"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (typed === name) onConfirm();
+      }}
+    >
+      <p>
+        This deletes <strong>{name}</strong> from the cluster. It cannot be undone. If its manifest is still in Git, the
+        next pass creates it again. Type the resource's name to confirm.
+      </p>
+      <label>
+        <span className="sr-only">Name of the resource</span>
+        <input ref={input} value={typed} onChange={(e) => setTyped(e.target.value)} placeholder={name} autoComplete="off" aria-label="Type the resource's name to confirm" />
+      </label>
+      <div className="row">
+        <button type="submit" className="btn danger" disabled={typed !== name || busy}>
+          {busy ? 'Deleting…' : 'Delete'}
+        </button>
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export default function Drawer({ resourceKey, onClose }: { resourceKey: string; onClose: () => void }) {
+  const { isAdmin } = useSession();
+  const { onEvent } = useResources();
+  const slash = resourceKey.indexOf('/');
+  const kind = resourceKey.slice(0, slash);
+  const name = resourceKey.slice(slash + 1);
+  const [detail, setDetail] = useState<ResourceDetail | null>(null);
+  const [error, setError] = useState('');
+  const [gone, setGone] = useState(false);
+  const [tick, setTick] = useState(0);
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState<'' | 'sync' | 'delete'>('');
+  const [notice, setNotice] = useState('');
+  const panel = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    setDetail(null);
+    setGone(false);
+    setError('');
+    setConfirming(false);
+    setNotice('');
+  }, [resourceKey]);
+
+  useEffect(() => {
+    const ctrl = new AbortController();
+    api
+      .get<ResourceDetail>(resourcePath(kind, name), ctrl.signal)
+      .then((d) => {
+        setDetail(d);
+        setGone(false);
+        setError('');
+      })
+      .catch((err) => {
+        if ((err as Error).name === 'AbortError') return;
+        if (err instanceof ApiError && err.status === 404) setGone(true);
+        else setError(errorMessage(err));
+      });
+    return () => ctrl.abort();
+  }, [kind, name, tick]);
+
+  // Refetch when the stream says this resource changed, at most every 400 ms.
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const off = onEvent((ev) => {
+      const hit =
+        (ev.type === 'resource' && ev.resource.kind === kind && ev.resource.name === name) ||
+        (ev.type === 'deleted' && ev.kind === kind && ev.name === name) ||
+        ev.type === 'snapshot';
+      if (hit && timer === undefined) {
+        timer = setTimeout(() => {
+          timer = undefined;
+          setTick((t) => t + 1);
+        }, 400);
+      }
+    });
+    return () => {
+      off();
+      clearTimeout(timer);
+    };
+  }, [onEvent, kind, name]);
+
+  useEffect(() => {
+    const prev = document.activeElement as HTMLElement | null;
+    panel.current?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        onClose();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      prev?.focus?.();
+    };
+  }, [onClose]);
+
+  const desiredRows = useMemo(() => (detail?.desired ? flatten(detail.desired.spec ?? {}) : []), [detail]);
+  const observedRows = useMemo(() => {
+    if (!detail?.observed) return [];
+    const { config, ...rest } = detail.observed;
+    return flatten({ ...rest, ...(config ?? {}) });
+  }, [detail]);
+  const markedDesired = useMemo(() => markRows(desiredRows, detail?.changes), [desiredRows, detail]);
+  const markedObserved = useMemo(() => markRows(observedRows, detail?.changes), [observedRows, detail]);
+  const unmatched = useMemo(
+    () => unmatchedChanges(detail?.changes, desiredRows, observedRows),
+    [detail, desiredRows, observedRows],
+  );
+
+  const syncNow = async () => {
+    setBusy('sync');
+    setNotice('');
+    try {
+      await api.post(`${resourcePath(kind, name)}/sync`);
+      setNotice('Sync requested.');
+      setTick((t) => t + 1);
+    } catch (err) {
+      setNotice(errorMessage(err));
+    } finally {
+      setBusy('');
+    }
+  };
+  const doDelete = async () => {
+    setBusy('delete');
+    setNotice('');
+    try {
+      await api.del(resourcePath(kind, name));
+      setConfirming(false);
+      setNotice('Deletion requested.');
+      setTick((t) => t + 1);
+    } catch (err) {
+      setNotice(errorMessage(err));
+    } finally {
+      setBusy('');
+    }
+  };
+
+  const d = detail;
+  return (
+    <>
+      <div className="scrim" onClick={onClose} aria-hidden="true" />
+      <aside className="drawer" role="dialog" aria-modal="true" aria-label={`${kind} ${name}`} ref={panel} tabIndex={-1}>
+        <header className="drawer-head">
+          <div>
+            <div className="muted small">{kind}</div>
+            <h2>{name}</h2>
+          </div>
+          <button type="button" className="btn icon" onClick={onClose} aria-label="Close (Esc)" title="Close (Esc)">
+            ✕
+          </button>
+        </header>
+        <div className="drawer-body">
+          {error && <div className="alert error">{error}</div>}
+          {gone && <div className="alert">This resource is no longer known to proxmops (deleted, or its manifest was removed).</div>}
+          {!d && !error && !gone && <p className="muted">Loading…</p>}
+          {d && (
+            <>
+              <div className="facts">
+                <StatusBadge status={d.status} />
+                <HealthBadge health={d.health} />
+                {d.node && <span className="pill">node {d.node}</span>}
+                {d.vmid !== undefined && d.vmid !== null && <span className="pill">VMID {d.vmid}</span>}
+                <span className={`pill ${d.owned === false ? 'warn' : ''}`}>{d.owned === false ? 'not owned by proxmops' : 'owned by proxmops'}</span>
+                {d.syncPolicy && <span className="pill">sync {d.syncPolicy}</span>}
+                {d.file && <span className="pill mono" title="Manifest file">{d.file}</span>}
+              </div>
+              {d.progress && <ProgressBar progress={d.progress} />}
+
+              <section className="plan-box" aria-label="Planned action">
+                <h4>Planned action</h4>
+                <div className="row">
+                  <ActionBadge action={d.action} />
+                  {d.needsReboot && <span className="pill warn">needs a reboot</span>}
+                  <span>{d.reason || (d.action === 'none' || !d.action ? 'Nothing to do: the cluster matches the manifest.' : '')}</span>
+                </div>
+                {d.changes && d.changes.length > 0 && (
+                  <table className="changes">
+                    <thead>
+                      <tr>
+                        <th scope="col">field</th>
+                        <th scope="col">on the cluster</th>
+                        <th scope="col">in the manifest</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {d.changes.map((c) => (
+                        <tr key={c.field}>
+                          <td className="mono">{c.field}</td>
+                          <td className="del mono">{c.from || '—'}</td>
+                          <td className="add mono">{c.to || '—'}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )}
+                {unmatched.length > 0 && (
+                  <p className="muted small">Fields only one side has: {unmatched.map((c) => c.field).join(', ')}</p>
+                )}
+              </section>
+
+              {isAdmin && (
+                <section className="actions" aria-label="Actions">
+                  <button type="button" className="btn primary" onClick={syncNow} disabled={busy !== '' || d.desired === null}>
+                    {busy === 'sync' ? 'Syncing…' : 'Sync now'}
+                  </button>
+                  {d.owned !== false ? (
+                    <button type="button" className="btn danger" onClick={() => setConfirming(true)} disabled={busy !== '' || d.observed === null}>
+                      Delete…
+                    </button>
+                  ) : (
+                    <span className="muted small">proxmops does not own this resource, so it cannot delete it.</span>
+                  )}
+                  {notice && <span className="notice" role="status">{notice}</span>}
+                </section>
+              )}
+              {isAdmin && confirming && (
+                <DeleteConfirm name={d.name} busy={busy === 'delete'} onCancel={() => setConfirming(false)} onConfirm={doDelete} />
+              )}
+
+              <div className="docs">
+                <DocView title="Desired (manifest)" side="desired" rows={markedDesired} empty="No manifest: this resource exists only on the cluster." />
+                <DocView title="Observed (cluster)" side="observed" rows={markedObserved} empty="Not on the cluster." />
+              </div>
+
+              <section aria-label="History">
+                <h4>History</h4>
+                <Timeline history={d.history ?? []} />
+              </section>
+              <p className="muted small">Updated {formatTime(d.updatedAt)}</p>
+            </>
+          )}
+        </div>
+      </aside>
+    </>
+  );
+}

@@ -1,0 +1,152 @@
+// Layout of the topology graph: source → group (kind or node) → resource, left to
+// right. The layout depends only on which resources are shown and how they are
+// grouped, never on their status, so live status updates re-colour nodes without
+// moving them. A group with many resources wraps them into columns so that 1,000
+// resources fit on a screen instead of a 40,000-pixel column.
+
+import type { Resource } from '../api/types';
+import { resourceKey } from '../api/types';
+
+export type GraphGroupBy = 'kind' | 'node';
+
+export const SIZES = {
+  source: { width: 230, height: 64 },
+  group: { width: 200, height: 56 },
+  resource: { width: 220, height: 52 },
+  columnGap: 90,
+  resourceColumnGap: 24,
+  rowGap: 12,
+  groupGap: 36,
+  // A group with at most this many resources stays one column.
+  singleColumnMax: 12,
+};
+
+export interface LayoutNode {
+  id: string;
+  type: 'source' | 'group' | 'resource';
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  // The resource's key (kind/name) or the group's key.
+  ref: string;
+}
+
+export interface LayoutEdge {
+  id: string;
+  source: string;
+  target: string;
+}
+
+export interface GraphLayout {
+  nodes: LayoutNode[];
+  edges: LayoutEdge[];
+  width: number;
+  height: number;
+}
+
+export interface LayoutGroup {
+  key: string;
+  resourceKeys: string[];
+}
+
+export const SOURCE_ID = 'source';
+export const groupNodeId = (key: string) => `group:${key}`;
+export const resourceNodeId = (key: string) => `res:${key}`;
+
+export function graphGroups(resources: Resource[], by: GraphGroupBy): LayoutGroup[] {
+  const map = new Map<string, string[]>();
+  for (const r of resources) {
+    const k = by === 'node' ? r.node || '(no node)' : r.kind;
+    let keys = map.get(k);
+    if (!keys) map.set(k, (keys = []));
+    keys.push(resourceKey(r));
+  }
+  return [...map.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, keys]) => ({ key, resourceKeys: [...keys].sort((a, b) => a.localeCompare(b)) }));
+}
+
+// rowsPerColumn picks how many resources one column holds for a group of n.
+export function rowsPerColumn(n: number): number {
+  if (n <= SIZES.singleColumnMax) return Math.max(n, 1);
+  return Math.max(SIZES.singleColumnMax, Math.ceil(Math.sqrt(n * 2.5)));
+}
+
+export function layoutGraph(groups: LayoutGroup[]): GraphLayout {
+  const S = SIZES;
+  const nodes: LayoutNode[] = [];
+  const edges: LayoutEdge[] = [];
+  const groupX = S.source.width + S.columnGap;
+  const resX = groupX + S.group.width + S.columnGap;
+  const rowH = S.resource.height + S.rowGap;
+  const colW = S.resource.width + S.resourceColumnGap;
+
+  let y = 0;
+  let width = resX;
+  for (const g of groups) {
+    const n = g.resourceKeys.length;
+    const rows = rowsPerColumn(n);
+    const cols = Math.max(1, Math.ceil(n / rows));
+    const blockH = Math.max(S.group.height, Math.min(n, rows) * rowH - S.rowGap);
+    const gid = groupNodeId(g.key);
+    nodes.push({
+      id: gid,
+      type: 'group',
+      x: groupX,
+      y: y + blockH / 2 - S.group.height / 2,
+      width: S.group.width,
+      height: S.group.height,
+      ref: g.key,
+    });
+    edges.push({ id: `e:${SOURCE_ID}->${gid}`, source: SOURCE_ID, target: gid });
+    g.resourceKeys.forEach((key, i) => {
+      const col = Math.floor(i / rows);
+      const row = i % rows;
+      const rid = resourceNodeId(key);
+      nodes.push({
+        id: rid,
+        type: 'resource',
+        x: resX + col * colW,
+        y: y + row * rowH,
+        width: S.resource.width,
+        height: S.resource.height,
+        ref: key,
+      });
+      edges.push({ id: `e:${gid}->${rid}`, source: gid, target: rid });
+    });
+    width = Math.max(width, resX + cols * colW - S.resourceColumnGap);
+    y += blockH + S.groupGap;
+  }
+  const height = Math.max(S.source.height, y - (groups.length ? S.groupGap : 0));
+  nodes.unshift({
+    id: SOURCE_ID,
+    type: 'source',
+    x: 0,
+    y: height / 2 - S.source.height / 2,
+    width: S.source.width,
+    height: S.source.height,
+    ref: '',
+  });
+  return { nodes, edges, width, height };
+}
+
+// layoutSignature identifies a layout: equal signatures give equal layouts, so the
+// caller can keep the previous one.
+export function layoutSignature(groups: LayoutGroup[]): string {
+  return groups.map((g) => `${g.key}\u0000${g.resourceKeys.join('\u0001')}`).join('\u0002');
+}
+
+// createLayoutCache returns a function that lays out only when the signature changed.
+export function createLayoutCache(): (groups: LayoutGroup[]) => GraphLayout {
+  let lastSig: string | null = null;
+  let last: GraphLayout | null = null;
+  return (groups) => {
+    const sig = layoutSignature(groups);
+    if (sig !== lastSig || !last) {
+      last = layoutGraph(groups);
+      lastSig = sig;
+    }
+    return last;
+  };
+}

@@ -1,0 +1,134 @@
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { api, errorMessage } from '../api/client';
+
+function AuthCard({ title, intro, children }: { title: string; intro?: ReactNode; children: ReactNode }) {
+  return (
+    <main className="auth">
+      <div className="auth-card">
+        <div className="brand big">
+          <Logo /> proxmops
+        </div>
+        <h1>{title}</h1>
+        {intro && <p className="muted">{intro}</p>}
+        {children}
+      </div>
+    </main>
+  );
+}
+
+export function Logo() {
+  return (
+    <svg className="logo" viewBox="0 0 32 32" width="22" height="22" aria-hidden="true">
+      <rect x="2" y="2" width="28" height="28" rx="7" fill="var(--accent)" />
+      <path d="M9 22V10h7a4 4 0 0 1 0 8h-7" fill="none" stroke="#fff" strokeWidth="3" strokeLinecap="round" strokeLinejoin="round" />
+      <circle cx="23" cy="22" r="2.5" fill="#fff" />
+    </svg>
+  );
+}
+
+export function Login({ onDone }: { onDone: () => void }) {
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      await api.post('/api/v1/login', { username, password });
+      onDone();
+    } catch (err) {
+      setError(errorMessage(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <AuthCard title="Sign in">
+      <form onSubmit={submit} className="stack">
+        <label className="field">
+          <span className="field-label">Username</span>
+          <input autoFocus autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} required />
+        </label>
+        <label className="field">
+          <span className="field-label">Password</span>
+          <input type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required />
+        </label>
+        {error && (
+          <div className="alert error" role="alert">
+            {error}
+          </div>
+        )}
+        <button type="submit" className="btn primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </AuthCard>
+  );
+}
+
+export function Setup({ onDone }: { onDone: () => void }) {
+  const [token, setToken] = useState('');
+  const [username, setUsername] = useState('admin');
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (password !== confirm) {
+      setError('The two passwords differ.');
+      return;
+    }
+    setBusy(true);
+    setError('');
+    try {
+      await api.post('/api/v1/setup', { token: token.trim(), username, password });
+      // The setup may or may not open a session; signing in makes sure it does.
+      await api.post('/api/v1/login', { username, password }).catch(() => undefined);
+      onDone();
+    } catch (err) {
+      setError(errorMessage(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <AuthCard
+      title="Welcome: create the first administrator"
+      intro={
+        <>
+          The daemon printed a one-time <strong>setup token</strong> in its log when it started. Paste it here to create the first
+          administrator account.
+        </>
+      }
+    >
+      <form onSubmit={submit} className="stack">
+        <label className="field">
+          <span className="field-label">Setup token</span>
+          <input className="mono" autoFocus autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} required />
+        </label>
+        <label className="field">
+          <span className="field-label">Administrator's username</span>
+          <input autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} required />
+        </label>
+        <label className="field">
+          <span className="field-label">Password</span>
+          <input type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={8} />
+          <span className="field-hint">At least 8 characters.</span>
+        </label>
+        <label className="field">
+          <span className="field-label">Password again</span>
+          <input type="password" autoComplete="new-password" value={confirm} onChange={(e) => setConfirm(e.target.value)} required />
+        </label>
+        {error && (
+          <div className="alert error" role="alert">
+            {error}
+          </div>
+        )}
+        <button type="submit" className="btn primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create administrator'}
+        </button>
+      </form>
+    </AuthCard>
+  );
+}

@@ -1,0 +1,137 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { api, errorMessage } from '../api/client';
+import type { LogLine } from '../api/types';
+import { VirtualList } from '../components/VirtualList';
+import { clockTime } from '../lib/format';
+import { openSSE, type ConnState } from '../lib/sse';
+import { appendLines, attrsText, filterLines, LEVELS } from '../state/logs';
+
+const LINE_HEIGHT = 22;
+
+export default function Logs() {
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const [paused, setPaused] = useState(false);
+  const [pending, setPending] = useState(0);
+  const [level, setLevel] = useState('INFO');
+  const [search, setSearch] = useState('');
+  const [conn, setConn] = useState<ConnState>('connecting');
+  const [error, setError] = useState('');
+  const buffer = useRef<LogLine[]>([]);
+  const pausedRef = useRef(false);
+  pausedRef.current = paused;
+
+  useEffect(() => {
+    let cancelled = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const flush = () => {
+      timer = undefined;
+      if (pausedRef.current) {
+        setPending(buffer.current.length);
+        return;
+      }
+      const batch = buffer.current;
+      buffer.current = [];
+      setLines((held) => appendLines(held, batch));
+    };
+    const load = () =>
+      api
+        .get<{ lines: LogLine[] | null }>('/api/v1/logs?limit=1000')
+        .then((r) => !cancelled && setLines((held) => appendLines(held, r.lines ?? [])))
+        .catch((err) => !cancelled && setError(errorMessage(err)));
+    load();
+    const close = openSSE('/api/v1/logs/stream', {
+      events: ['log'],
+      onEvent: (_type, data) => {
+        try {
+          buffer.current.push(JSON.parse(data) as LogLine);
+        } catch {
+          return;
+        }
+        if (timer === undefined) timer = setTimeout(flush, 100);
+      },
+      onState: (s) => !cancelled && setConn(s),
+      onReopen: load,
+    });
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+      close();
+    };
+  }, []);
+
+  const resume = () => {
+    const batch = buffer.current;
+    buffer.current = [];
+    setLines((held) => appendLines(held, batch));
+    setPending(0);
+    setPaused(false);
+  };
+
+  const shown = useMemo(() => filterLines(lines, level, search), [lines, level, search]);
+  const rowHeight = useCallback(() => LINE_HEIGHT, []);
+
+  return (
+    <div className="page logs-page">
+      <header className="page-head row">
+        <h1>Logs</h1>
+        <span className={`conn conn-${conn}`} role="status">
+          {conn === 'live' ? (paused ? 'paused' : 'live') : conn === 'connecting' ? 'connecting…' : 'reconnecting…'}
+        </span>
+      </header>
+      <div className="filters">
+        <input
+          type="search"
+          className="search"
+          placeholder="Search messages and attributes"
+          aria-label="Search logs"
+          value={search}
+          onChange={(e) => setSearch(e.target.value)}
+        />
+        <label className="select">
+          Level
+          <select value={level} onChange={(e) => setLevel(e.target.value)} aria-label="Minimum level">
+            {LEVELS.map((l) => (
+              <option key={l} value={l}>
+                {l} and above
+              </option>
+            ))}
+          </select>
+        </label>
+        {paused ? (
+          <button type="button" className="btn primary small" onClick={resume}>
+            Resume{pending > 0 ? ` (${pending} new)` : ''}
+          </button>
+        ) : (
+          <button type="button" className="btn small" onClick={() => setPaused(true)}>
+            Pause
+          </button>
+        )}
+        <span className="spacer" />
+        <span className="muted small">
+          {shown.length} of {lines.length} lines
+        </span>
+      </div>
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+      <VirtualList
+        className="log-view"
+        label="Log lines"
+        items={shown}
+        rowHeight={rowHeight}
+        stickToBottom={!paused}
+        rowKey={(l) => String(l.id)}
+        renderRow={(l) => (
+          <div className={`log-line lv-${String(l.level).toLowerCase()}`}>
+            <span className="log-time">{clockTime(l.time)}</span>
+            <span className="log-level">{l.level}</span>
+            <span className="log-msg">{l.msg}</span>
+            <span className="log-attrs">{attrsText(l.attrs)}</span>
+          </div>
+        )}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,234 @@
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
+import { api, errorMessage } from '../api/client';
+import { STATUSES, type Status } from '../api/types';
+import Cards from '../components/Cards';
+import Drawer from '../components/Drawer';
+import MultiSelect from '../components/MultiSelect';
+import { STATUS_LABEL, statusClass } from '../components/Status';
+import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { setQuery, useLocation } from '../lib/router';
+import { applyFilters, facetValues, parseFilters, writeFilters, type Filters } from '../state/filters';
+import { countByStatus } from '../state/resources';
+import { useSession } from '../state/session';
+import { useResources } from '../state/useResources';
+
+const Graph = lazy(() => import('../components/Graph'));
+
+function useNow(ms: number): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const id = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(id);
+  }, [ms]);
+  return now;
+}
+
+export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
+  const { state, conn, error } = useResources();
+  const { isAdmin } = useSession();
+  const loc = useLocation();
+  const filters = useMemo(() => parseFilters(loc.search), [loc.search]);
+  const openKey = new URLSearchParams(loc.search).get('r');
+  const [search, setSearch] = useState(filters.q);
+  const [notice, setNotice] = useState('');
+  const now = useNow(5000);
+
+  // The box follows the URL when it changes from outside (back button, shared link).
+  useEffect(() => setSearch(filters.q), [filters.q]);
+
+  const update = useCallback(
+    (patch: Partial<Filters>, replace = false) => {
+      const cur = parseFilters(window.location.search);
+      setQuery(writeFilters({ ...cur, ...patch }, window.location.search), { replace });
+    },
+    [],
+  );
+  const open = useCallback((key: string) => {
+    const p = new URLSearchParams(window.location.search);
+    p.set('r', key);
+    setQuery(p);
+  }, []);
+  const close = useCallback(() => {
+    const p = new URLSearchParams(window.location.search);
+    p.delete('r');
+    setQuery(p);
+  }, []);
+
+  const all = useMemo(() => [...state.byKey.values()], [state.byKey]);
+  const facets = useMemo(() => facetValues(all), [all]);
+  const counts = useMemo(() => countByStatus(all), [all]);
+  const shown = useMemo(() => applyFilters(all, filters), [all, filters]);
+
+  const post = async (path: string, done: string) => {
+    setNotice('');
+    try {
+      await api.post(path);
+      setNotice(done);
+    } catch (err) {
+      setNotice(errorMessage(err));
+    }
+  };
+
+  const filtered =
+    filters.kind.length + filters.status.length + filters.node.length + filters.tag.length > 0 || filters.q !== '' || filters.driftOnly;
+
+  return (
+    <div className="overview">
+      <section className="summary" aria-label="Reconciliation">
+        <div className="summary-rev">
+          <div className="muted small">revision being reconciled</div>
+          <div>
+            <code title={state.revision}>{shortRev(state.revision)}</code>{' '}
+            <span className="rev-msg" title={state.revisionMessage}>
+              {state.revisionMessage}
+            </span>
+          </div>
+        </div>
+        <div className="summary-pass">
+          <div className="muted small">last pass</div>
+          <div title={formatTime(state.lastPass)}>
+            {state.lastPass ? timeAgo(state.lastPass, now) : 'not yet'}
+            {state.passDurationMs !== null && <span className="muted"> · {state.passDurationMs} ms</span>}
+          </div>
+        </div>
+        <div className="summary-counts" role="group" aria-label="Counts by status">
+          {STATUSES.map((s) => (
+            <button
+              type="button"
+              key={s}
+              className={`count-chip ${statusClass(s)}${filters.status.includes(s) ? ' on' : ''}`}
+              aria-pressed={filters.status.includes(s)}
+              onClick={() => update({ status: filters.status.includes(s) ? filters.status.filter((x) => x !== s) : [...filters.status, s] })}
+              title={`Show only ${STATUS_LABEL[s]}`}
+            >
+              <span className="n">{counts[s]}</span> {STATUS_LABEL[s]}
+            </button>
+          ))}
+        </div>
+        <div className="summary-side">
+          <span className={`conn conn-${conn}`} role="status" title="Live updates from the daemon">
+            {conn === 'live' ? 'live' : conn === 'connecting' ? 'connecting…' : 'reconnecting…'}
+          </span>
+          {isAdmin && (
+            <>
+              <button type="button" className="btn small" onClick={() => post('/api/v1/refresh', 'Pulling Git now.')}>
+                Refresh
+              </button>
+              <button type="button" className="btn small primary" onClick={() => post('/api/v1/sync', 'A full pass was requested.')}>
+                Sync all
+              </button>
+            </>
+          )}
+        </div>
+      </section>
+      {state.sourceError && <div className="alert error" role="alert">Git source: {state.sourceError}</div>}
+      {error && <div className="alert error" role="alert">{error}</div>}
+      {notice && <div className="alert" role="status">{notice}</div>}
+
+      <section className="filters" aria-label="Filters">
+        <input
+          type="search"
+          className="search"
+          placeholder="Search name, node, tag, VMID…"
+          aria-label="Search resources"
+          value={search}
+          onChange={(e) => {
+            setSearch(e.target.value);
+            update({ q: e.target.value }, true);
+          }}
+        />
+        <MultiSelect label="Kind" options={facets.kind} selected={filters.kind} onChange={(kind) => update({ kind })} />
+        <MultiSelect
+          label="Status"
+          options={STATUSES}
+          selected={filters.status}
+          onChange={(status) => update({ status: status as Status[] })}
+          render={(s) => STATUS_LABEL[s as Status]}
+        />
+        <MultiSelect label="Node" options={facets.node} selected={filters.node} onChange={(node) => update({ node })} />
+        <MultiSelect label="Tag" options={facets.tag} selected={filters.tag} onChange={(tag) => update({ tag })} />
+        <label className="toggle">
+          <input type="checkbox" checked={filters.driftOnly} onChange={(e) => update({ driftOnly: e.target.checked })} />
+          Drift only
+        </label>
+        {filtered && (
+          <button type="button" className="btn small" onClick={() => update({ kind: [], status: [], node: [], tag: [], q: '', driftOnly: false })}>
+            Clear filters
+          </button>
+        )}
+        <span className="spacer" />
+        <label className="select">
+          Group by
+          <select value={filters.group} onChange={(e) => update({ group: e.target.value as Filters['group'] })}>
+            <option value="kind">kind</option>
+            <option value="node">node</option>
+            <option value="tag" disabled={filters.view === 'graph'}>
+              tag{filters.view === 'graph' ? ' (cards)' : ''}
+            </option>
+          </select>
+        </label>
+        {filters.view === 'graph' && (
+          <label className="select">
+            Highlight
+            <select value={filters.highlight} onChange={(e) => update({ highlight: e.target.value as Status | '' })}>
+              <option value="">none</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {STATUS_LABEL[s]}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <div className="seg" role="group" aria-label="View">
+          <button type="button" aria-pressed={filters.view === 'graph'} onClick={() => update({ view: 'graph' })}>
+            Graph
+          </button>
+          <button type="button" aria-pressed={filters.view === 'cards'} onClick={() => update({ view: 'cards' })}>
+            Cards
+          </button>
+        </div>
+      </section>
+
+      <div className="muted small shown-count" aria-live="polite">
+        {state.loaded ? `${shown.length} of ${all.length} resources` : 'Loading resources…'}
+      </div>
+
+      <div className="view">
+        {state.loaded && all.length === 0 && (
+          <div className="empty">
+            <h3>No resources yet</h3>
+            <p className="muted">
+              {state.sourceError
+                ? 'The Git source could not be read; see the message above.'
+                : 'Once the daemon has read the Git source and the cluster, every resource shows up here.'}
+            </p>
+          </div>
+        )}
+        {state.loaded && all.length > 0 && shown.length === 0 && (
+          <div className="empty">
+            <h3>Nothing matches these filters</h3>
+          </div>
+        )}
+        {shown.length > 0 &&
+          (filters.view === 'graph' ? (
+            <Suspense fallback={<div className="muted">Loading graph…</div>}>
+              <Graph
+                resources={shown}
+                groupBy={filters.group === 'node' ? 'node' : 'kind'}
+                highlight={filters.highlight}
+                revision={state.revision}
+                revisionMessage={state.revisionMessage}
+                lastPass={state.lastPass}
+                onOpen={open}
+                colorMode={theme}
+              />
+            </Suspense>
+          ) : (
+            <Cards resources={shown} groupBy={filters.group} onOpen={open} />
+          ))}
+      </div>
+      {openKey && <Drawer resourceKey={openKey} onClose={close} />}
+    </div>
+  );
+}

@@ -1,0 +1,158 @@
+import { useEffect, useMemo, useState } from 'react';
+import { api, errorMessage } from '../api/client';
+import type { Action, PlanAction, PlanDocument } from '../api/types';
+import { ActionBadge } from '../components/Status';
+import { shortRev } from '../lib/format';
+import { setQuery, useLocation } from '../lib/router';
+
+const ORDER: (Action | 'conflict')[] = ['create', 'update', 'reboot', 'delete', 'conflict', 'none'];
+
+export function planCategory(a: PlanAction): Action | 'conflict' {
+  return a.conflict ? 'conflict' : a.action;
+}
+
+// sortPlan puts what changes the cluster first (creates, updates, reboots, deletes),
+// then conflicts, then the resources left alone.
+export function sortPlan(actions: PlanAction[]): PlanAction[] {
+  return [...actions].sort(
+    (a, b) =>
+      ORDER.indexOf(planCategory(a)) - ORDER.indexOf(planCategory(b)) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name),
+  );
+}
+
+export default function Plan() {
+  const loc = useLocation();
+  const revision = new URLSearchParams(loc.search).get('revision') ?? '';
+  const [typed, setTyped] = useState(revision);
+  const [plan, setPlan] = useState<PlanDocument | null>(null);
+  const [error, setError] = useState('');
+  const [loading, setLoading] = useState(false);
+  const [showNone, setShowNone] = useState(false);
+
+  useEffect(() => setTyped(revision), [revision]);
+  useEffect(() => {
+    const ctrl = new AbortController();
+    setLoading(true);
+    setError('');
+    const q = revision ? `?revision=${encodeURIComponent(revision)}` : '';
+    api
+      .get<PlanDocument>(`/api/v1/plan${q}`, ctrl.signal)
+      .then((p) => {
+        setPlan(p);
+        setLoading(false);
+      })
+      .catch((err) => {
+        if ((err as Error).name === 'AbortError') return;
+        setPlan(null);
+        setError(errorMessage(err));
+        setLoading(false);
+      });
+    return () => ctrl.abort();
+  }, [revision]);
+
+  const actions = useMemo(() => sortPlan(plan?.actions ?? []), [plan]);
+  const visible = showNone ? actions : actions.filter((a) => planCategory(a) !== 'none');
+  const noneCount = actions.length - actions.filter((a) => planCategory(a) !== 'none').length;
+
+  return (
+    <div className="page plan-page">
+      <header className="page-head">
+        <h1>Plan preview</h1>
+        <p className="muted">
+          What merging a revision would do to the cluster. Type a branch (a pull request's), a tag or a commit; leave it empty for
+          the revision being reconciled.
+        </p>
+      </header>
+      <form
+        className="row plan-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const p = new URLSearchParams();
+          if (typed.trim()) p.set('revision', typed.trim());
+          setQuery(p);
+        }}
+      >
+        <input
+          value={typed}
+          onChange={(e) => setTyped(e.target.value)}
+          placeholder="branch, tag or commit (empty: current)"
+          aria-label="Revision"
+          className="grow mono"
+        />
+        <button type="submit" className="btn primary" disabled={loading}>
+          {loading ? 'Planning…' : 'Preview'}
+        </button>
+      </form>
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+      {plan && (
+        <>
+          <div className="plan-summary" aria-label="Summary">
+            <span>
+              revision <code title={plan.revision}>{shortRev(plan.revision)}</code>
+            </span>
+            {ORDER.map((k) => (
+              <span key={k} className={`plan-count act-${k}`}>
+                <strong>{plan.summary?.[k] ?? 0}</strong> {k}
+              </span>
+            ))}
+          </div>
+          {visible.length === 0 ? (
+            <div className="empty">
+              <h3>No changes</h3>
+              <p className="muted">Merging this revision would leave the cluster as it is.</p>
+            </div>
+          ) : (
+            <table className="plan-table">
+              <thead>
+                <tr>
+                  <th scope="col">action</th>
+                  <th scope="col">resource</th>
+                  <th scope="col">node</th>
+                  <th scope="col">why</th>
+                  <th scope="col">changes</th>
+                </tr>
+              </thead>
+              <tbody>
+                {visible.map((a) => (
+                  <tr key={`${a.kind}/${a.name}`} className={`plan-${planCategory(a)}`}>
+                    <td>
+                      <ActionBadge action={a.action} conflict={a.conflict} />
+                      {a.needsReboot && <span className="pill warn">reboot</span>}
+                    </td>
+                    <td>
+                      <div className="muted small">{a.kind}</div>
+                      <strong>{a.name}</strong>
+                      {a.vmid !== undefined && a.vmid !== null && <span className="muted"> #{a.vmid}</span>}
+                    </td>
+                    <td>{a.node || '—'}</td>
+                    <td>
+                      {a.reason}
+                      {a.blockedBy && <div className="muted small">waits for {a.blockedBy}</div>}
+                    </td>
+                    <td>
+                      {(a.changes ?? []).map((c) => (
+                        <div key={c.field} className="mono small">
+                          {c.field}: <span className="del">{c.from || '—'}</span> → <span className="add">{c.to || '—'}</span>
+                        </div>
+                      ))}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {noneCount > 0 && (
+            <label className="toggle">
+              <input type="checkbox" checked={showNone} onChange={(e) => setShowNone(e.target.checked)} /> Show the {noneCount}{' '}
+              unchanged resources
+            </label>
+          )}
+        </>
+      )}
+    </div>
+  );
+}

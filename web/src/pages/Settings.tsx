@@ -1,0 +1,456 @@
+import { useEffect, useState, type ReactNode } from 'react';
+import { api, errorMessage } from '../api/client';
+import type { ApiToken, NewToken, Role, Settings as SettingsDoc, TestResult, User } from '../api/types';
+import { formatTime } from '../lib/format';
+import { useSession } from '../state/session';
+import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
+
+function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+  return (
+    <label className="field">
+      <span className="field-label">{label}</span>
+      {children}
+      {hint && <span className="field-hint">{hint}</span>}
+    </label>
+  );
+}
+
+function SecretField({
+  label,
+  state,
+  edit,
+  onEdit,
+  multiline = false,
+}: {
+  label: string;
+  state: string;
+  edit: { value: string; clear: boolean } | undefined;
+  onEdit: (e: { value: string; clear: boolean }) => void;
+  multiline?: boolean;
+}) {
+  const set = isSet(state);
+  const e = edit ?? { value: '', clear: false };
+  const placeholder = set ? 'set (leave blank to keep)' : 'not set';
+  return (
+    <div className="field">
+      <span className="field-label">
+        {label} <span className={`pill ${set ? 'ok' : ''}`}>{set ? 'set' : 'not set'}</span>
+      </span>
+      {multiline ? (
+        <textarea
+          aria-label={label}
+          value={e.value}
+          placeholder={placeholder}
+          rows={3}
+          className="mono"
+          onChange={(ev) => onEdit({ value: ev.target.value, clear: false })}
+        />
+      ) : (
+        <input
+          type="password"
+          aria-label={label}
+          autoComplete="new-password"
+          value={e.value}
+          placeholder={placeholder}
+          onChange={(ev) => onEdit({ value: ev.target.value, clear: false })}
+        />
+      )}
+      {set && (
+        <label className="check small">
+          <input type="checkbox" checked={e.clear} onChange={(ev) => onEdit({ value: '', clear: ev.target.checked })} /> clear
+          it
+        </label>
+      )}
+    </div>
+  );
+}
+
+function ConnectionSettings() {
+  const [doc, setDoc] = useState<SettingsDoc | null>(null);
+  const [form, setForm] = useState<SettingsDoc | null>(null);
+  const [edits, setEdits] = useState<SecretEdits>({});
+  const [error, setError] = useState('');
+  const [saved, setSaved] = useState('');
+  const [busy, setBusy] = useState<'' | 'save' | 'test'>('');
+  const [result, setResult] = useState<TestResult | null>(null);
+
+  const load = () =>
+    api
+      .get<SettingsDoc>('/api/v1/settings')
+      .then((d) => {
+        setDoc(d);
+        setForm(structuredClone(d));
+        setEdits({});
+      })
+      .catch((err) => setError(errorMessage(err)));
+  useEffect(() => {
+    load();
+  }, []);
+
+  if (!form || !doc) return error ? <div className="alert error">{error}</div> : <p className="muted">Loading settings…</p>;
+
+  const set = <S extends keyof SettingsDoc>(section: S, field: keyof SettingsDoc[S], value: unknown) =>
+    setForm((f) => (f ? { ...f, [section]: { ...f[section], [field]: value } } : f));
+  const editSecret = (section: string, field: string) => (e: { value: string; clear: boolean }) =>
+    setEdits((m) => ({ ...m, [secretId(section, field)]: e }));
+  const text = <S extends keyof SettingsDoc>(section: S, field: keyof SettingsDoc[S], label: string, hint?: string, placeholder?: string) => (
+    <Field label={label} hint={hint}>
+      <input
+        value={String(form[section][field] ?? '')}
+        placeholder={placeholder}
+        onChange={(e) => set(section, field, e.target.value)}
+      />
+    </Field>
+  );
+  const bool = <S extends keyof SettingsDoc>(section: S, field: keyof SettingsDoc[S], label: string) => (
+    <label className="check">
+      <input type="checkbox" checked={Boolean(form[section][field])} onChange={(e) => set(section, field, e.target.checked)} /> {label}
+    </label>
+  );
+
+  const save = async () => {
+    setBusy('save');
+    setError('');
+    setSaved('');
+    try {
+      await api.put('/api/v1/settings', settingsPayload(form, edits));
+      setSaved('Saved. The daemon uses the new settings from its next pass.');
+      await load();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy('');
+    }
+  };
+  const test = async () => {
+    setBusy('test');
+    setError('');
+    setResult(null);
+    try {
+      setResult(await api.post<TestResult>('/api/v1/settings/test', settingsPayload(form, edits)));
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy('');
+    }
+  };
+
+  return (
+    <form
+      className="settings-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save();
+      }}
+    >
+      <fieldset>
+        <legend>Proxmox VE cluster</legend>
+        {text('cluster', 'endpoint', 'API endpoint', undefined, 'https://pve.example.com:8006/api2/json')}
+        {text('cluster', 'tokenId', 'API token ID', undefined, 'proxmops@pve!gitops')}
+        <SecretField label="API token secret" state={doc.cluster.tokenSecret} edit={edits['cluster.tokenSecret']} onEdit={editSecret('cluster', 'tokenSecret')} />
+        {text('cluster', 'fingerprint', 'Certificate fingerprint (SHA-256)', 'Pins a self-signed certificate.')}
+        {text('cluster', 'caFile', 'CA file', 'Path on the daemon’s machine.')}
+        {bool('cluster', 'insecureSkipVerify', 'Skip TLS verification (not recommended)')}
+      </fieldset>
+      <fieldset>
+        <legend>Git source</legend>
+        {text('source', 'repoURL', 'Repository URL', 'https, ssh, file:// or a local directory.')}
+        {text('source', 'path', 'Path in the repository')}
+        {text('source', 'revision', 'Revision', 'Branch, tag or commit.')}
+        {text('source', 'username', 'Username (https)')}
+        <SecretField label="Access token (https)" state={doc.source.token} edit={edits['source.token']} onEdit={editSecret('source', 'token')} />
+        <SecretField label="SSH private key" state={doc.source.sshKey} edit={edits['source.sshKey']} onEdit={editSecret('source', 'sshKey')} multiline />
+        {bool('source', 'submodules', 'Fetch submodules')}
+      </fieldset>
+      {form.reconcile && (
+        <fieldset>
+          <legend>Reconciliation</legend>
+          {text('reconcile', 'interval', 'Interval', 'How often a full pass runs, e.g. 60s or 5m.')}
+          <Field label="Concurrency">
+            <input type="number" min={1} value={form.reconcile.concurrency} onChange={(e) => set('reconcile', 'concurrency', e.target.value)} />
+          </Field>
+          {bool('reconcile', 'autoSync', 'Apply changes automatically')}
+          {bool('reconcile', 'prune', 'Prune: delete owned resources whose manifest is gone')}
+          {bool('reconcile', 'dryRun', 'Dry run: plan only, never change the cluster')}
+        </fieldset>
+      )}
+      <div className="row">
+        <button type="submit" className="btn primary" disabled={busy !== ''}>
+          {busy === 'save' ? 'Saving…' : 'Save'}
+        </button>
+        <button type="button" className="btn" onClick={test} disabled={busy !== ''}>
+          {busy === 'test' ? 'Testing…' : 'Test connection'}
+        </button>
+        {saved && <span className="notice" role="status">{saved}</span>}
+      </div>
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+      {result && (
+        <section className={`checks ${result.ok ? 'ok' : 'bad'}`} aria-label="Connection test">
+          <h4>{result.ok ? 'Every check passed' : 'Some checks failed'}</h4>
+          <ul>
+            {result.checks.map((c, i) => (
+              <li key={`${c.name}-${i}`} className={c.ok ? 'ok' : 'bad'}>
+                <span aria-hidden="true">{c.ok ? '✓' : '✕'}</span> <strong>{c.name}</strong>
+                {c.message && <span className="muted"> — {c.message}</span>}
+                <span className="sr-only">{c.ok ? 'passed' : 'failed'}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </form>
+  );
+}
+
+function Users() {
+  const { me } = useSession();
+  const [users, setUsers] = useState<User[]>([]);
+  const [error, setError] = useState('');
+  const [form, setForm] = useState({ username: '', password: '', role: 'viewer' as Role });
+  const load = () =>
+    api
+      .get<{ users: User[] | null }>('/api/v1/users')
+      .then((r) => setUsers(r.users ?? []))
+      .catch((err) => setError(errorMessage(err)));
+  useEffect(() => {
+    load();
+  }, []);
+  const add = async () => {
+    setError('');
+    try {
+      await api.post('/api/v1/users', form);
+      setForm({ username: '', password: '', role: 'viewer' });
+      await load();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  const remove = async (name: string) => {
+    if (!window.confirm(`Delete the user ${name}?`)) return;
+    setError('');
+    try {
+      await api.del(`/api/v1/users/${encodeURIComponent(name)}`);
+      await load();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <section className="panel" aria-label="Users">
+      <h2>Users</h2>
+      <table className="list">
+        <thead>
+          <tr>
+            <th scope="col">user</th>
+            <th scope="col">role</th>
+            <th scope="col">created</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {users.map((u) => (
+            <tr key={u.username}>
+              <td>
+                {u.username}
+                {u.username === me.username && <span className="muted"> (you)</span>}
+              </td>
+              <td>{u.role}</td>
+              <td>{formatTime(u.createdAt)}</td>
+              <td className="right">
+                {u.username !== me.username && (
+                  <button type="button" className="btn small danger" onClick={() => remove(u.username)}>
+                    Delete
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form
+        className="row inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          add();
+        }}
+      >
+        <input aria-label="New user's name" placeholder="username" value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} required />
+        <input
+          aria-label="New user's password"
+          placeholder="password"
+          type="password"
+          autoComplete="new-password"
+          value={form.password}
+          onChange={(e) => setForm({ ...form, password: e.target.value })}
+          required
+        />
+        <select aria-label="New user's role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
+          <option value="viewer">viewer</option>
+          <option value="admin">admin</option>
+        </select>
+        <button type="submit" className="btn">
+          Add user
+        </button>
+      </form>
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Tokens() {
+  const [tokens, setTokens] = useState<ApiToken[]>([]);
+  const [error, setError] = useState('');
+  const [form, setForm] = useState({ name: '', role: 'viewer' as Role });
+  const [created, setCreated] = useState<NewToken | null>(null);
+  const [copied, setCopied] = useState(false);
+  const load = () =>
+    api
+      .get<{ tokens: ApiToken[] | null }>('/api/v1/tokens')
+      .then((r) => setTokens(r.tokens ?? []))
+      .catch((err) => setError(errorMessage(err)));
+  useEffect(() => {
+    load();
+  }, []);
+  const add = async () => {
+    setError('');
+    setCopied(false);
+    try {
+      setCreated(await api.post<NewToken>('/api/v1/tokens', form));
+      setForm({ name: '', role: 'viewer' });
+      await load();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  const remove = async (t: ApiToken) => {
+    if (!window.confirm(`Revoke the token ${t.name}? Scripts using it stop working.`)) return;
+    setError('');
+    try {
+      await api.del(`/api/v1/tokens/${encodeURIComponent(String(t.id))}`);
+      await load();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <section className="panel" aria-label="API tokens">
+      <h2>API tokens</h2>
+      <p className="muted small">
+        For scripts and CI: send <code>Authorization: Bearer TOKEN</code>.
+      </p>
+      {created && (
+        <div className="alert token-once" role="status">
+          <div>
+            Token <strong>{created.name}</strong> created. Copy it now: it is shown only once.
+          </div>
+          <div className="row">
+            <code className="token-value" data-testid="new-token">
+              {created.token}
+            </code>
+            <button
+              type="button"
+              className="btn small"
+              onClick={() => navigator.clipboard?.writeText(created.token).then(() => setCopied(true), () => setCopied(false))}
+            >
+              {copied ? 'Copied' : 'Copy'}
+            </button>
+            <button type="button" className="btn small" onClick={() => setCreated(null)}>
+              Done
+            </button>
+          </div>
+        </div>
+      )}
+      <table className="list">
+        <thead>
+          <tr>
+            <th scope="col">name</th>
+            <th scope="col">role</th>
+            <th scope="col">created</th>
+            <th scope="col">last used</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {tokens.length === 0 && (
+            <tr>
+              <td colSpan={5} className="muted">
+                No tokens.
+              </td>
+            </tr>
+          )}
+          {tokens.map((t) => (
+            <tr key={String(t.id)}>
+              <td>{t.name}</td>
+              <td>{t.role}</td>
+              <td>{formatTime(t.createdAt)}</td>
+              <td>{t.lastUsedAt ? formatTime(t.lastUsedAt) : 'never'}</td>
+              <td className="right">
+                <button type="button" className="btn small danger" onClick={() => remove(t)}>
+                  Revoke
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form
+        className="row inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          add();
+        }}
+      >
+        <input aria-label="New token's name" placeholder="token name, e.g. ci" value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required />
+        <select aria-label="New token's role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
+          <option value="viewer">viewer</option>
+          <option value="admin">admin</option>
+        </select>
+        <button type="submit" className="btn">
+          Create token
+        </button>
+      </form>
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+    </section>
+  );
+}
+
+export default function Settings() {
+  const { isAdmin } = useSession();
+  if (!isAdmin) {
+    return (
+      <div className="page">
+        <h1>Settings</h1>
+        <p className="muted">Only administrators can see and change the settings.</p>
+      </div>
+    );
+  }
+  return (
+    <div className="page settings-page">
+      <header className="page-head">
+        <h1>Settings</h1>
+      </header>
+      <div className="settings-grid">
+        <section className="panel" aria-label="Connections">
+          <h2>Connections</h2>
+          <ConnectionSettings />
+        </section>
+        <div className="stack">
+          <Users />
+          <Tokens />
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,136 @@
+// Overview filters, kept in the URL query so that a view can be shared as a link.
+
+import type { Resource, Status } from '../api/types';
+import { STATUSES } from '../api/types';
+
+export type GroupBy = 'kind' | 'node' | 'tag';
+export type ViewMode = 'graph' | 'cards';
+
+export interface Filters {
+  kind: string[];
+  status: Status[];
+  node: string[];
+  tag: string[];
+  q: string;
+  group: GroupBy;
+  view: ViewMode;
+  driftOnly: boolean;
+  highlight: Status | '';
+}
+
+export const defaultFilters: Filters = {
+  kind: [],
+  status: [],
+  node: [],
+  tag: [],
+  q: '',
+  group: 'kind',
+  view: 'graph',
+  driftOnly: false,
+  highlight: '',
+};
+
+function list(params: URLSearchParams, key: string): string[] {
+  const out: string[] = [];
+  for (const v of params.getAll(key)) {
+    for (const part of v.split(',')) {
+      const t = part.trim();
+      if (t && !out.includes(t)) out.push(t);
+    }
+  }
+  return out;
+}
+
+function isStatus(s: string): s is Status {
+  return (STATUSES as readonly string[]).includes(s);
+}
+
+export function parseFilters(search: string | URLSearchParams): Filters {
+  const p = typeof search === 'string' ? new URLSearchParams(search) : search;
+  const group = p.get('group');
+  const view = p.get('view');
+  const hl = p.get('hl') ?? '';
+  return {
+    kind: list(p, 'kind'),
+    status: list(p, 'status').filter(isStatus),
+    node: list(p, 'node'),
+    tag: list(p, 'tag'),
+    q: p.get('q') ?? '',
+    group: group === 'node' || group === 'tag' ? group : 'kind',
+    view: view === 'cards' ? 'cards' : 'graph',
+    driftOnly: p.get('drift') === '1',
+    highlight: isStatus(hl) ? hl : '',
+  };
+}
+
+// writeFilters returns the query with the filters set, keeping parameters it does not
+// own (such as the open drawer's `r`). Defaults are left out so links stay short.
+export function writeFilters(f: Filters, base: string | URLSearchParams = ''): URLSearchParams {
+  const p = new URLSearchParams(base);
+  for (const k of ['kind', 'status', 'node', 'tag', 'q', 'group', 'view', 'drift', 'hl']) p.delete(k);
+  if (f.kind.length) p.set('kind', f.kind.join(','));
+  if (f.status.length) p.set('status', f.status.join(','));
+  if (f.node.length) p.set('node', f.node.join(','));
+  if (f.tag.length) p.set('tag', f.tag.join(','));
+  if (f.q) p.set('q', f.q);
+  if (f.group !== 'kind') p.set('group', f.group);
+  if (f.view !== 'graph') p.set('view', f.view);
+  if (f.driftOnly) p.set('drift', '1');
+  if (f.highlight) p.set('hl', f.highlight);
+  return p;
+}
+
+export function isDrifted(r: Resource): boolean {
+  return r.status !== 'Synced';
+}
+
+function haystack(r: Resource): string {
+  return [r.kind, r.name, r.node ?? '', r.vmid ?? '', ...(r.tags ?? []), r.reason ?? '', r.file ?? '', r.status, r.health ?? '']
+    .join(' ')
+    .toLowerCase();
+}
+
+// matchesFilters: every filter that is set must match; values within one filter are
+// alternatives. Search terms separated by spaces must all appear.
+export function matchesFilters(r: Resource, f: Filters): boolean {
+  if (f.kind.length && !f.kind.includes(r.kind)) return false;
+  if (f.status.length && !f.status.includes(r.status)) return false;
+  if (f.node.length && !f.node.includes(r.node ?? '')) return false;
+  if (f.tag.length && !(r.tags ?? []).some((t) => f.tag.includes(t))) return false;
+  if (f.driftOnly && !isDrifted(r)) return false;
+  const terms = f.q.toLowerCase().split(/\s+/).filter(Boolean);
+  if (terms.length) {
+    const h = haystack(r);
+    if (!terms.every((t) => h.includes(t))) return false;
+  }
+  return true;
+}
+
+export function applyFilters(resources: Iterable<Resource>, f: Filters): Resource[] {
+  const out: Resource[] = [];
+  for (const r of resources) if (matchesFilters(r, f)) out.push(r);
+  out.sort(compareResources);
+  return out;
+}
+
+export function compareResources(a: Resource, b: Resource): number {
+  return a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name);
+}
+
+// facetValues lists the values present, for the filter menus.
+export function facetValues(resources: Iterable<Resource>): { kind: string[]; node: string[]; tag: string[] } {
+  const kind = new Set<string>();
+  const node = new Set<string>();
+  const tag = new Set<string>();
+  for (const r of resources) {
+    kind.add(r.kind);
+    if (r.node) node.add(r.node);
+    for (const t of r.tags ?? []) tag.add(t);
+  }
+  const sorted = (s: Set<string>) => [...s].sort((a, b) => a.localeCompare(b));
+  return { kind: sorted(kind), node: sorted(node), tag: sorted(tag) };
+}
+
+export function toggle<T>(values: T[], v: T): T[] {
+  return values.includes(v) ? values.filter((x) => x !== v) : [...values, v];
+}

@@ -1,0 +1,147 @@
+// The resource store: the summary document, kept current by the SSE events of
+// /api/v1/events. Updates keep the identity of every resource they do not touch,
+// so memoised cards and graph nodes re-render only when their own resource changed.
+
+import type { PassEvent, Resource, Status, Summary } from '../api/types';
+import { STATUSES, resourceKey } from '../api/types';
+
+export interface ResourceState {
+  loaded: boolean;
+  revision: string;
+  revisionMessage: string;
+  lastPass: string;
+  passDurationMs: number | null;
+  sourceError: string;
+  byKey: Map<string, Resource>;
+  // Bumped when a resource is added or removed: the graph layout depends only on it.
+  structureVersion: number;
+}
+
+export type ResourceEvent =
+  | { type: 'snapshot'; summary: Summary }
+  | { type: 'resource'; resource: Resource }
+  | { type: 'pass'; pass: PassEvent & { revisionMessage?: string; passDurationMs?: number } }
+  | { type: 'deleted'; kind: string; name: string };
+
+export const initialResourceState: ResourceState = {
+  loaded: false,
+  revision: '',
+  revisionMessage: '',
+  lastPass: '',
+  passDurationMs: null,
+  sourceError: '',
+  byKey: new Map(),
+  structureVersion: 0,
+};
+
+function sameResource(a: Resource, b: Resource): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+// isOlder reports whether an incoming summary predates the one already held, so an
+// event that crossed the initial fetch cannot roll a resource back.
+function isOlder(incoming: Resource, held: Resource): boolean {
+  if (!incoming.updatedAt || !held.updatedAt) return false;
+  const a = Date.parse(incoming.updatedAt);
+  const b = Date.parse(held.updatedAt);
+  return !Number.isNaN(a) && !Number.isNaN(b) && a < b;
+}
+
+function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
+  switch (ev.type) {
+    case 'snapshot': {
+      const s = ev.summary;
+      const byKey = new Map<string, Resource>();
+      let structureChanged = s.resources.length !== state.byKey.size;
+      for (const r of s.resources ?? []) {
+        const key = resourceKey(r);
+        const prev = state.byKey.get(key);
+        if (!prev) structureChanged = true;
+        byKey.set(key, prev && sameResource(prev, r) ? prev : r);
+      }
+      return {
+        loaded: true,
+        revision: s.revision ?? '',
+        revisionMessage: s.revisionMessage ?? '',
+        lastPass: s.lastPass ?? '',
+        passDurationMs: s.passDurationMs ?? null,
+        sourceError: s.sourceError ?? '',
+        byKey,
+        structureVersion: structureChanged ? state.structureVersion + 1 : state.structureVersion,
+      };
+    }
+    case 'resource': {
+      const r = ev.resource;
+      const key = resourceKey(r);
+      const prev = state.byKey.get(key);
+      if (prev && (sameResource(prev, r) || isOlder(r, prev))) return state;
+      const byKey = new Map(state.byKey);
+      byKey.set(key, r);
+      return { ...state, byKey, structureVersion: prev ? state.structureVersion : state.structureVersion + 1 };
+    }
+    case 'deleted': {
+      const key = `${ev.kind}/${ev.name}`;
+      if (!state.byKey.has(key)) return state;
+      const byKey = new Map(state.byKey);
+      byKey.delete(key);
+      return { ...state, byKey, structureVersion: state.structureVersion + 1 };
+    }
+    case 'pass': {
+      const p = ev.pass;
+      return {
+        ...state,
+        revision: p.revision ?? state.revision,
+        revisionMessage: p.revisionMessage ?? (p.revision && p.revision !== state.revision ? '' : state.revisionMessage),
+        lastPass: p.lastPass ?? state.lastPass,
+        passDurationMs: p.passDurationMs ?? state.passDurationMs,
+        sourceError: p.sourceError ?? '',
+      };
+    }
+  }
+}
+
+// reduceResources applies a batch of events at once: SSE events are queued and
+// flushed once per animation frame, so a pass touching 1,000 resources costs one render.
+export function reduceResources(state: ResourceState, events: ResourceEvent[]): ResourceState {
+  let next = state;
+  for (const ev of events) next = applyOne(next, ev);
+  return next;
+}
+
+export function countByStatus(resources: Iterable<Resource>): Record<Status, number> {
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;
+  for (const r of resources) {
+    const s = (STATUSES as readonly string[]).includes(r.status) ? r.status : 'Unknown';
+    counts[s as Status]++;
+  }
+  return counts;
+}
+
+// parseEvent turns one SSE message of /api/v1/events into a store event, or null
+// for a message this UI does not know (a newer daemon may send more).
+export function parseEvent(type: string, data: string): ResourceEvent | null {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!payload || typeof payload !== 'object') return null;
+  const p = payload as Record<string, unknown>;
+  switch (type) {
+    case 'snapshot':
+      return Array.isArray(p.resources) ? { type: 'snapshot', summary: p as unknown as Summary } : null;
+    case 'resource':
+      return typeof p.kind === 'string' && typeof p.name === 'string'
+        ? { type: 'resource', resource: p as unknown as Resource }
+        : null;
+    case 'deleted':
+      return typeof p.kind === 'string' && typeof p.name === 'string'
+        ? { type: 'deleted', kind: p.kind, name: p.name }
+        : null;
+    case 'pass':
+      return { type: 'pass', pass: p as unknown as PassEvent };
+    default:
+      return null;
+  }
+}
