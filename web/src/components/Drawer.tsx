@@ -151,10 +151,12 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const off = onEvent((ev) => {
-      const hit =
-        (ev.type === 'resource' && ev.resource.kind === kind && ev.resource.name === name) ||
-        (ev.type === 'deleted' && ev.kind === kind && ev.name === name) ||
-        ev.type === 'snapshot';
+      if (ev.type === 'deleted' && ev.kind === kind && ev.name === name) {
+        // Asking for it again would only get a 404.
+        setGone(true);
+        return;
+      }
+      const hit = (ev.type === 'resource' && ev.resource.kind === kind && ev.resource.name === name) || ev.type === 'snapshot';
       if (hit && timer === undefined) {
         timer = setTimeout(() => {
           timer = undefined;
@@ -217,7 +219,6 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
       await api.del(resourcePath(kind, name));
       setConfirming(false);
       setNotice('Deletion requested.');
-      setTick((t) => t + 1);
     } catch (err) {
       setNotice(errorMessage(err));
     } finally {

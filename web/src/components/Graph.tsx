@@ -25,7 +25,7 @@ type GroupNodeData = { label: string; by: GraphGroupBy; counts: Record<Status, n
 type SourceNodeData = { revision: string; message: string; lastPass: string };
 
 type ResourceNode = Node<ResourceNodeData, 'resource'>;
-type GroupNode = Node<GroupNodeData, 'group'>;
+type GroupNode = Node<GroupNodeData, 'tier'>;
 type SourceNode = Node<SourceNodeData, 'source'>;
 type FlowNode = ResourceNode | GroupNode | SourceNode;
 
@@ -87,7 +87,8 @@ const SourceNodeView = memo(function SourceNodeView({ data }: NodeProps<SourceNo
   );
 });
 
-const nodeTypes = { resource: ResourceNodeView, group: GroupNodeView, source: SourceNodeView };
+// 'tier', not 'group': React Flow styles its own built-in 'group' type.
+const nodeTypes = { resource: ResourceNodeView, tier: GroupNodeView, source: SourceNodeView };
 
 const STATUS_COLOR: Record<string, string> = {
   Synced: 'var(--st-synced)',
@@ -165,7 +166,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
           ? o!
           : {
               id: ln.id,
-              type: 'group',
+              type: 'tier',
               position,
               width: ln.width,
               height: ln.height,

@@ -10,7 +10,7 @@ import { resourceKey } from '../api/types';
 export type GraphGroupBy = 'kind' | 'node';
 
 export const SIZES = {
-  source: { width: 230, height: 64 },
+  source: { width: 240, height: 78 },
   group: { width: 200, height: 56 },
   resource: { width: 220, height: 52 },
   columnGap: 90,

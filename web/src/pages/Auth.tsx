@@ -111,11 +111,15 @@ export function Setup({ onDone }: { onDone: () => void }) {
           <span className="field-label">Administrator's username</span>
           <input autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} required />
         </label>
-        <label className="field">
-          <span className="field-label">Password</span>
-          <input type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={8} />
-          <span className="field-hint">At least 8 characters.</span>
-        </label>
+        <div className="field">
+          <label className="field">
+            <span className="field-label">Password</span>
+            <input type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={8} aria-describedby="pw-hint" />
+          </label>
+          <span className="field-hint" id="pw-hint">
+            At least 8 characters.
+          </span>
+        </div>
         <label className="field">
           <span className="field-label">Password again</span>
           <input type="password" autoComplete="new-password" value={confirm} onChange={(e) => setConfirm(e.target.value)} required />

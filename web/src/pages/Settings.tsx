@@ -5,13 +5,16 @@ import { formatTime } from '../lib/format';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
 
+// The hint stays outside the <label> so that the control's accessible name is the label alone.
 function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
   return (
-    <label className="field">
-      <span className="field-label">{label}</span>
-      {children}
+    <div className="field">
+      <label className="field">
+        <span className="field-label">{label}</span>
+        {children}
+      </label>
       {hint && <span className="field-hint">{hint}</span>}
-    </label>
+    </div>
   );
 }
 

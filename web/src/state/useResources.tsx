@@ -13,7 +13,7 @@ export interface ResourcesValue {
   reload: () => void;
 }
 
-const ResourcesContext = createContext<ResourcesValue | null>(null);
+export const ResourcesContext = createContext<ResourcesValue | null>(null);
 
 export function useResources(): ResourcesValue {
   const v = useContext(ResourcesContext);

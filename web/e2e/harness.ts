@@ -1,0 +1,78 @@
+// Browser harness for the end-to-end tests: Debian's Chromium driven by
+// playwright-core (no browser download), a fresh profile per run, every console
+// error and uncaught exception collected so that a test fails on them, and
+// screenshots saved under web/screenshots/ (git-ignored) to be looked at.
+
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.PROXMOPS_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+export const SCREENSHOT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'screenshots');
+
+export interface BrowserSession {
+  context: BrowserContext;
+  page: Page;
+  // Problems seen so far: console errors, uncaught exceptions, failed requests.
+  problems: string[];
+  // Lets a console message matching `pattern` through once, for an error the test
+  // provokes on purpose (a wrong password answered with 401, for example).
+  expectProblem: (pattern: RegExp) => void;
+  takeProblems: () => string[];
+  shot: (name: string) => Promise<string>;
+  close: () => Promise<void>;
+}
+
+export async function openBrowser(opts: { colorScheme?: 'light' | 'dark'; width?: number; height?: number } = {}): Promise<BrowserSession> {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: opts.width ?? 1440, height: opts.height ?? 900 },
+    colorScheme: opts.colorScheme ?? 'light',
+    timeout: 60_000,
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(15_000);
+  const problems: string[] = [];
+  const expected: RegExp[] = [];
+  const note = (text: string) => {
+    const i = expected.findIndex((re) => re.test(text));
+    if (i >= 0) expected.splice(i, 1);
+    else problems.push(text);
+  };
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') note(`console error: ${msg.text()} (${msg.location().url})`);
+  });
+  page.on('pageerror', (err) => note(`uncaught exception: ${err.message}`));
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  let n = 0;
+  return {
+    context,
+    page,
+    problems,
+    expectProblem: (re) => expected.push(re),
+    takeProblems: () => problems.splice(0, problems.length),
+    shot: async (name) => {
+      const file = join(SCREENSHOT_DIR, `${String(++n).padStart(2, '0')}-${name}.png`);
+      await page.screenshot({ path: file });
+      return file;
+    },
+    close: async () => {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,208 @@
+// The end-to-end scenario of issue 7: setup → login → settings → the examples sync →
+// a drift made on the cluster shows as a diff in the drawer → delete → the logs show
+// it; plus filters kept in the URL, the plan preview and the dark theme. Screenshots
+// of each page land in web/screenshots/.
+
+import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import { openBrowser, type BrowserSession } from './harness';
+
+const backend = inject('backend');
+const ADMIN = { username: 'admin', password: 'correct horse battery' };
+
+let b: BrowserSession;
+let page: Page;
+
+async function countOf(status: string): Promise<number> {
+  const text = await page.locator(`.count-chip.st-${status.toLowerCase()} .n`).textContent();
+  return Number(text);
+}
+
+async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+describe(`dashboard against the ${backend.kind === 'stopgap' ? 'STOP-GAP fake daemon' : 'real daemon and simulator'}`, () => {
+  beforeAll(async () => {
+    b = await openBrowser();
+    page = b.page;
+  });
+  afterAll(async () => {
+    await b?.close();
+  });
+  afterEach(() => {
+    expect(b.takeProblems(), 'console errors or uncaught exceptions').toEqual([]);
+  });
+
+  test('first run: the setup page creates the first administrator', async () => {
+    await page.goto(backend.url);
+    await page.getByRole('heading', { name: /create the first administrator/i }).waitFor();
+    await b.shot('setup');
+    await page.getByLabel('Setup token').fill(backend.setupToken);
+    await page.getByLabel("Administrator's username").fill(ADMIN.username);
+    await page.getByLabel('Password', { exact: true }).fill(ADMIN.password);
+    await page.getByLabel('Password again').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Create administrator' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Settings' }).count()).toBe(1);
+  });
+
+  test('sign out, a wrong password is refused, sign in', async () => {
+    await page.locator('.user-menu summary').click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await b.shot('login');
+    await page.getByLabel('Username').fill(ADMIN.username);
+    await page.getByLabel('Password').fill('wrong password');
+    b.expectProblem(/status of 401/);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  });
+
+  test('settings: save the cluster and Git source, test the connection, create a token', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+    await page.getByLabel('API endpoint').fill('https://127.0.0.1:8006/api2/json');
+    await page.getByLabel('API token ID').fill('root@pam!proxmops');
+    await page.getByLabel('API token secret').fill('s3cret-token');
+    await page.getByLabel('Repository URL').fill('file:///srv/homelab.git');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(/^Saved\./).waitFor();
+    // The secret is never shown again, only that it is set.
+    await expect.poll(() => page.getByLabel('API token secret').getAttribute('placeholder')).toBe('set (leave blank to keep)');
+    expect(await page.getByLabel('API token secret').inputValue()).toBe('');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    const checks = page.getByRole('region', { name: 'Connection test' });
+    await checks.waitFor();
+    expect(await checks.getByRole('listitem').count()).toBeGreaterThan(0);
+    await page.getByLabel("New token's name").fill('ci');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await expect.poll(() => page.getByTestId('new-token').textContent()).toMatch(/\S{16,}/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await b.shot('settings');
+  });
+
+  test('overview: the examples sync, live, without a reload', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByTestId('graph').waitFor();
+    await until('every example is synced', async () => (await countOf('Synced')) >= 6 && (await countOf('Progressing')) === 0 && (await countOf('OutOfSync')) === 0, 45_000);
+    await page.locator('.react-flow__node-resource').first().waitFor();
+    await b.shot('overview-graph');
+  });
+
+  test('filters live in the URL, so a view can be shared', async () => {
+    await page.getByRole('button', { name: 'Cards' }).click();
+    await page.locator('summary', { hasText: 'Kind' }).click();
+    await page.getByRole('checkbox', { name: 'VirtualMachine' }).check();
+    await page.keyboard.press('Escape');
+    await page.getByRole('searchbox', { name: 'Search resources' }).fill('app');
+    await expect.poll(() => new URL(page.url()).searchParams.get('kind')).toBe('VirtualMachine');
+    expect(new URL(page.url()).searchParams.get('view')).toBe('cards');
+    expect(new URL(page.url()).searchParams.get('q')).toBe('app');
+    // A fresh load of the same link shows the same view.
+    await page.reload();
+    await page.locator('.card').first().waitFor();
+    const names = await page.locator('.card .card-name').allTextContents();
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.every((n) => n.includes('app'))).toBe(true);
+    await b.shot('overview-cards-filtered');
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('kind')).toBeNull();
+  });
+
+  test('a drift made on the cluster shows in the drawer, field by field; sync now fixes it', async () => {
+    // Automatic sync would repair the drift before anyone could look at it.
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Apply changes automatically').uncheck();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(/^Saved\./).waitFor();
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Cards' }).click();
+    const res = await fetch(backend.driftURL, { method: 'POST', body: JSON.stringify({ kind: 'VirtualMachine', name: 'app-01', cores: 2 }) });
+    expect(res.ok).toBe(true);
+    const card = page.locator('.card[data-key="VirtualMachine/app-01"]');
+    await until('app-01 is out of sync', async () => (await card.getAttribute('class'))?.includes('st-outofsync') ?? false);
+    await card.click();
+    const drawer = page.getByRole('dialog', { name: 'VirtualMachine app-01' });
+    await drawer.waitFor();
+    const row = drawer.locator('.changes tbody tr', { hasText: 'cores' });
+    await row.waitFor();
+    expect(await row.locator('td').allTextContents()).toEqual(['cores', '2', '4']);
+    expect(await drawer.locator('.doc-table tr.changed').count()).toBeGreaterThanOrEqual(2);
+    await drawer.getByRole('listitem').filter({ hasText: 'drifted' }).first().waitFor();
+    await b.shot('drawer-drift');
+    await drawer.getByRole('button', { name: 'Sync now' }).click();
+    await until('app-01 is synced again', async () => (await card.getAttribute('class'))?.includes('st-synced') ?? false);
+    await drawer.locator('.changes').waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+    await drawer.waitFor({ state: 'detached' });
+    expect(new URL(page.url()).searchParams.get('r')).toBeNull();
+  });
+
+  test('a resource proxmops does not own offers no delete', async () => {
+    await page.locator('.card[data-key="VirtualMachine/legacy-vm"]').click();
+    const drawer = page.getByRole('dialog', { name: 'VirtualMachine legacy-vm' });
+    await drawer.getByText('proxmops does not own this resource').waitFor();
+    expect(await drawer.getByRole('button', { name: /Delete/ }).count()).toBe(0);
+    await page.keyboard.press('Escape');
+  });
+
+  test('delete asks for the name typed, then the resource goes away', async () => {
+    await page.locator('.card[data-key="VirtualMachine/app-02"]').click();
+    const drawer = page.getByRole('dialog', { name: 'VirtualMachine app-02' });
+    await drawer.getByRole('button', { name: 'Delete…' }).click();
+    const confirm = drawer.getByRole('button', { name: 'Delete', exact: true });
+    expect(await confirm.isDisabled()).toBe(true);
+    await drawer.getByLabel("Type the resource's name to confirm").fill('app-0');
+    expect(await confirm.isDisabled()).toBe(true);
+    await drawer.getByLabel("Type the resource's name to confirm").fill('app-02');
+    await b.shot('drawer-delete-confirm');
+    await confirm.click();
+    await drawer.getByText(/no longer known|Deletion requested/).first().waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('.card[data-key="VirtualMachine/app-02"]').waitFor({ state: 'detached' });
+  });
+
+  test('the logs page shows the deletion, with level filter, search and pause', async () => {
+    await page.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('searchbox', { name: 'Search logs' }).fill('app-02');
+    await page.locator('.log-line', { hasText: 'deleted' }).first().waitFor();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: /Resume/ }).waitFor();
+    await b.shot('logs');
+    await page.getByRole('button', { name: /Resume/ }).click();
+    await page.getByLabel('Minimum level').selectOption('ERROR');
+    await expect.poll(() => page.locator('.log-line', { hasText: 'deleted' }).count()).toBe(0);
+  });
+
+  test('plan preview of another branch lists what merging it would do', async () => {
+    await page.getByRole('link', { name: 'Plan' }).click();
+    await page.getByRole('heading', { name: 'Plan preview' }).waitFor();
+    await page.locator('.plan-summary').waitFor();
+    await page.getByLabel('Revision').fill('feature/app-03');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('revision')).toBe('feature/app-03');
+    await page.locator('.plan-table tr', { hasText: 'app-03' }).waitFor();
+    await b.shot('plan');
+  });
+
+  test('dark theme, and the graph highlights one status', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Graph' }).click();
+    await page.getByRole('button', { name: /Switch to the dark theme/ }).click();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await page.getByLabel('Highlight').selectOption('Conflict');
+    await page.locator('.gres.hl').first().waitFor();
+    await b.shot('overview-graph-dark');
+    await page.getByRole('button', { name: 'Cards' }).click();
+    await b.shot('overview-cards-dark');
+  });
+});

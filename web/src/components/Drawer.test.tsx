@@ -1,0 +1,138 @@
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, expect, test, vi } from 'vitest';
+import { setCsrfToken } from '../api/client';
+import type { ResourceDetail } from '../api/types';
+import { mockFetch, Providers } from '../test/helpers';
+import Drawer from './Drawer';
+
+const detail = (over: Partial<ResourceDetail> = {}): ResourceDetail => ({
+  kind: 'VirtualMachine',
+  name: 'app-01',
+  node: 'pve1',
+  vmid: 120,
+  status: 'OutOfSync',
+  health: 'Healthy',
+  action: 'update',
+  reason: 'cores differ from the manifest',
+  needsReboot: true,
+  changes: [{ field: 'cores', from: '2', to: '4' }],
+  owned: true,
+  desired: { apiVersion: 'proxmops.dev/v1', kind: 'VirtualMachine', metadata: { name: 'app-01' }, spec: { cores: 4, memory: 4096 } },
+  observed: { config: { cores: 2, memory: 4096 }, status: 'running' },
+  history: [
+    { id: 1, event: 'created', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T09:00:00Z' },
+    { id: 2, event: 'drifted', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T10:00:00Z', message: 'cores: 4 -> 2' },
+  ],
+  ...over,
+});
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+test('shows the planned action, the changed fields on both sides and the history', async () => {
+  mockFetch(({ url }) => (url.endsWith('/resources/VirtualMachine/app-01') ? { body: detail() } : undefined));
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await screen.findByText('cores differ from the manifest');
+  expect(screen.getByText('needs a reboot')).toBeTruthy();
+  const changed = document.querySelectorAll('.doc-table tr.changed');
+  expect([...changed].map((tr) => tr.querySelector('th')?.textContent)).toEqual(['cores', 'cores']);
+  expect(screen.getByText('cluster has 2')).toBeTruthy();
+  expect(screen.getByText('manifest wants 4')).toBeTruthy();
+  const items = screen.getAllByRole('listitem').map((li) => li.textContent);
+  expect(items[0]).toMatch(/^.drifted/);
+  expect(items[1]).toMatch(/created/);
+});
+
+test('delete needs the exact name typed, and sends the CSRF token', async () => {
+  setCsrfToken('csrf-1');
+  const calls = mockFetch(({ url, method }) => {
+    if (method === 'DELETE') return { status: 202, body: {} };
+    if (url.endsWith('/app-01')) return { body: detail() };
+    return undefined;
+  });
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  fireEvent.click(await screen.findByRole('button', { name: 'Delete…' }));
+  const confirm = screen.getByRole('button', { name: 'Delete' }) as HTMLButtonElement;
+  const input = screen.getByLabelText("Type the resource's name to confirm");
+  fireEvent.change(input, { target: { value: 'app-0' } });
+  expect(confirm.disabled).toBe(true);
+  fireEvent.change(input, { target: { value: 'app-01' } });
+  expect(confirm.disabled).toBe(false);
+  fireEvent.click(confirm);
+  await screen.findByText('Deletion requested.');
+  const del = calls.find((c) => c.method === 'DELETE');
+  expect(del?.url).toBe('/api/v1/resources/VirtualMachine/app-01');
+  expect(del?.headers['X-CSRF-Token']).toBe('csrf-1');
+});
+
+test('a refused delete shows the daemon’s words', async () => {
+  mockFetch(({ url, method }) => {
+    if (method === 'DELETE') return { status: 409, body: { error: 'app-01 is locked by a running task' } };
+    if (url.endsWith('/app-01')) return { body: detail() };
+    return undefined;
+  });
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  fireEvent.click(await screen.findByRole('button', { name: 'Delete…' }));
+  fireEvent.change(screen.getByLabelText("Type the resource's name to confirm"), { target: { value: 'app-01' } });
+  fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
+  await screen.findByText('app-01 is locked by a running task');
+});
+
+test('no delete for a resource proxmops does not own', async () => {
+  mockFetch(() => ({ body: detail({ owned: false }) }));
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await screen.findByText(/does not own this resource/);
+  expect(screen.queryByRole('button', { name: /Delete/ })).toBeNull();
+  expect(screen.getByRole('button', { name: 'Sync now' })).toBeTruthy();
+});
+
+test('viewers see no action buttons', async () => {
+  mockFetch(() => ({ body: detail() }));
+  render(
+    <Providers role="viewer">
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await screen.findByText('cores differ from the manifest');
+  expect(screen.queryByRole('button', { name: /Sync now|Delete/ })).toBeNull();
+});
+
+test('Escape closes the drawer', async () => {
+  mockFetch(() => ({ body: detail() }));
+  const onClose = vi.fn();
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={onClose} />
+    </Providers>,
+  );
+  await screen.findByText('cores differ from the manifest');
+  fireEvent.keyDown(window, { key: 'Escape' });
+  expect(onClose).toHaveBeenCalled();
+});
+
+test('a resource that is gone says so', async () => {
+  mockFetch(() => ({ status: 404, body: { error: 'no such resource' } }));
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/gone" onClose={() => {}} />
+    </Providers>,
+  );
+  await waitFor(() => expect(screen.getByText(/no longer known/)).toBeTruthy());
+});

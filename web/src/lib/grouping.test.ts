@@ -1,0 +1,32 @@
+import { expect, test } from 'vitest';
+import type { Resource } from '../api/types';
+import { groupResources, NO_NODE, NO_TAG } from './grouping';
+
+const rs: Resource[] = [
+  { kind: 'VirtualMachine', name: 'a', status: 'Synced', node: 'pve2', tags: ['prod', 'db'] },
+  { kind: 'Iso', name: 'b', status: 'Failed', node: 'pve1' },
+  { kind: 'VirtualMachine', name: 'c', status: 'OutOfSync', tags: ['prod'] },
+];
+
+test('by kind', () => {
+  const g = groupResources(rs, 'kind');
+  expect(g.map((x) => [x.key, x.resources.map((r) => r.name)])).toEqual([
+    ['Iso', ['b']],
+    ['VirtualMachine', ['a', 'c']],
+  ]);
+  expect(g[1].counts.Synced).toBe(1);
+  expect(g[1].counts.OutOfSync).toBe(1);
+});
+
+test('by node, with the node-less group last', () => {
+  expect(groupResources(rs, 'node').map((x) => x.key)).toEqual(['pve1', 'pve2', NO_NODE]);
+});
+
+test('by tag, a resource is in each of its tags and untagged ones are last', () => {
+  const g = groupResources(rs, 'tag');
+  expect(g.map((x) => [x.key, x.resources.map((r) => r.name)])).toEqual([
+    ['db', ['a']],
+    ['prod', ['a', 'c']],
+    [NO_TAG, ['b']],
+  ]);
+});

@@ -1,0 +1,46 @@
+import { fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import type { PlanAction } from '../api/types';
+import { mockFetch } from '../test/helpers';
+import Plan, { sortPlan } from './Plan';
+
+const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => ({ kind: 'VirtualMachine', name, action, conflict });
+
+beforeEach(() => window.history.replaceState(null, '', '/plan'));
+afterEach(() => vi.unstubAllGlobals());
+
+test('changes first, then conflicts, then the rest', () => {
+  expect(sortPlan([a('n', 'none'), a('c', 'none', true), a('d', 'delete'), a('u', 'update'), a('k', 'create')]).map((x) => x.name)).toEqual(['k', 'u', 'd', 'c', 'n']);
+});
+
+test('a typed branch is planned and kept in the URL', async () => {
+  const calls = mockFetch(({ url }) => {
+    if (url === '/api/v1/plan') return { body: { revision: 'aaaaaaaaaaaaaaaa', summary: { none: 1 }, actions: [a('app-01', 'none')] } };
+    if (url === '/api/v1/plan?revision=feature%2Fx')
+      return {
+        body: {
+          revision: 'bbbbbbbbbbbbbbbb',
+          summary: { create: 1, none: 1 },
+          actions: [a('app-01', 'none'), { ...a('app-03', 'create'), reason: 'new manifest', changes: [{ field: 'cores', from: '', to: '2' }], needsReboot: false }],
+        },
+      };
+    return undefined;
+  });
+  render(<Plan />);
+  await screen.findByText('No changes');
+  fireEvent.change(screen.getByLabelText('Revision'), { target: { value: 'feature/x' } });
+  fireEvent.click(screen.getByRole('button', { name: 'Preview' }));
+  await screen.findByText('new manifest');
+  expect(window.location.search).toBe('?revision=feature%2Fx');
+  expect(screen.queryByText('app-01')).toBeNull();
+  fireEvent.click(screen.getByLabelText(/Show the 1 unchanged/));
+  expect(screen.getByText('app-01')).toBeTruthy();
+  expect(calls.map((c) => c.url)).toEqual(['/api/v1/plan', '/api/v1/plan?revision=feature%2Fx']);
+});
+
+test('an unknown revision shows the daemon’s error', async () => {
+  window.history.replaceState(null, '', '/plan?revision=nope');
+  mockFetch(() => ({ status: 404, body: { error: 'revision nope not found' } }));
+  render(<Plan />);
+  await screen.findByText('revision nope not found');
+});

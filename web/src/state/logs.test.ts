@@ -1,0 +1,29 @@
+import { expect, test } from 'vitest';
+import type { LogLine } from '../api/types';
+import { appendLines, filterLines, levelRank } from './logs';
+
+const line = (id: number, level = 'INFO', msg = `line ${id}`, attrs?: Record<string, unknown>): LogLine => ({ id, time: '2026-11-30T10:00:00Z', level, msg, attrs });
+
+test('lines already held are dropped, new ones kept in id order', () => {
+  const held = [line(1), line(2)];
+  expect(appendLines(held, [line(2), line(4), line(3)]).map((l) => l.id)).toEqual([1, 2, 3, 4]);
+  expect(appendLines(held, [line(1)])).toBe(held);
+});
+
+test('the buffer keeps only the newest lines', () => {
+  const out = appendLines([], Array.from({ length: 10 }, (_, i) => line(i + 1)), 4);
+  expect(out.map((l) => l.id)).toEqual([7, 8, 9, 10]);
+});
+
+test('level filter keeps that level and above; unknown levels count as INFO', () => {
+  const lines = [line(1, 'DEBUG'), line(2, 'INFO'), line(3, 'WARN'), line(4, 'ERROR'), line(5, 'NOTICE')];
+  expect(filterLines(lines, 'WARN', '').map((l) => l.id)).toEqual([3, 4]);
+  expect(filterLines(lines, 'DEBUG', '').length).toBe(5);
+  expect(levelRank('notice')).toBe(levelRank('INFO'));
+});
+
+test('search looks in messages and attributes, ignoring case', () => {
+  const lines = [line(1, 'INFO', 'deleted', { resource: 'VirtualMachine/app-02' }), line(2, 'INFO', 'Created app-01')];
+  expect(filterLines(lines, 'DEBUG', 'APP-02').map((l) => l.id)).toEqual([1]);
+  expect(filterLines(lines, 'DEBUG', 'created').map((l) => l.id)).toEqual([2]);
+});

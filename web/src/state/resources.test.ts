@@ -1,0 +1,115 @@
+import { describe, expect, test } from 'vitest';
+import type { Resource, Summary } from '../api/types';
+import { countByStatus, initialResourceState, parseEvent, reduceResources, type ResourceState } from './resources';
+
+const res = (name: string, over: Partial<Resource> = {}): Resource => ({
+  kind: 'VirtualMachine',
+  name,
+  status: 'Synced',
+  updatedAt: '2026-11-30T10:00:00Z',
+  ...over,
+});
+const summary = (resources: Resource[]): Summary => ({ revision: 'abc', revisionMessage: 'msg', lastPass: '2026-11-30T10:00:00Z', resources });
+
+function loaded(resources: Resource[]): ResourceState {
+  return reduceResources(initialResourceState, [{ type: 'snapshot', summary: summary(resources) }]);
+}
+
+describe('resource store', () => {
+  test('a snapshot loads everything', () => {
+    const s = loaded([res('a'), res('b')]);
+    expect(s.loaded).toBe(true);
+    expect([...s.byKey.keys()]).toEqual(['VirtualMachine/a', 'VirtualMachine/b']);
+    expect(s.revision).toBe('abc');
+  });
+
+  test('a resource event replaces only that resource and keeps the others identical', () => {
+    const s = loaded([res('a'), res('b')]);
+    const a = s.byKey.get('VirtualMachine/a');
+    const next = reduceResources(s, [{ type: 'resource', resource: res('b', { status: 'OutOfSync', updatedAt: '2026-11-30T10:00:05Z' }) }]);
+    expect(next.byKey.get('VirtualMachine/a')).toBe(a);
+    expect(next.byKey.get('VirtualMachine/b')?.status).toBe('OutOfSync');
+    // A status change does not change the structure: the graph keeps its layout.
+    expect(next.structureVersion).toBe(s.structureVersion);
+  });
+
+  test('an event older than what is held is ignored', () => {
+    const s = loaded([res('a', { status: 'OutOfSync', updatedAt: '2026-11-30T10:00:10Z' })]);
+    const next = reduceResources(s, [{ type: 'resource', resource: res('a', { status: 'Synced', updatedAt: '2026-11-30T10:00:05Z' }) }]);
+    expect(next).toBe(s);
+  });
+
+  test('an identical event changes nothing', () => {
+    const s = loaded([res('a')]);
+    expect(reduceResources(s, [{ type: 'resource', resource: res('a') }])).toBe(s);
+  });
+
+  test('a new resource and a deletion change the structure', () => {
+    const s = loaded([res('a')]);
+    const added = reduceResources(s, [{ type: 'resource', resource: res('c') }]);
+    expect(added.byKey.size).toBe(2);
+    expect(added.structureVersion).toBe(s.structureVersion + 1);
+    const deleted = reduceResources(added, [{ type: 'deleted', kind: 'VirtualMachine', name: 'a' }]);
+    expect([...deleted.byKey.keys()]).toEqual(['VirtualMachine/c']);
+    expect(deleted.structureVersion).toBe(added.structureVersion + 1);
+    expect(reduceResources(deleted, [{ type: 'deleted', kind: 'VirtualMachine', name: 'gone' }])).toBe(deleted);
+  });
+
+  test('a new snapshot keeps the identity of unchanged resources', () => {
+    const s = loaded([res('a'), res('b')]);
+    const next = reduceResources(s, [{ type: 'snapshot', summary: summary([res('a'), res('b', { status: 'Failed' })]) }]);
+    expect(next.byKey.get('VirtualMachine/a')).toBe(s.byKey.get('VirtualMachine/a'));
+    expect(next.byKey.get('VirtualMachine/b')?.status).toBe('Failed');
+    expect(next.structureVersion).toBe(s.structureVersion);
+  });
+
+  test('a pass updates the revision and clears a source error', () => {
+    const s = reduceResources(loaded([]), [{ type: 'pass', pass: { revision: 'abc', sourceError: 'clone failed' } }]);
+    expect(s.sourceError).toBe('clone failed');
+    const next = reduceResources(s, [{ type: 'pass', pass: { revision: 'def', lastPass: '2026-11-30T11:00:00Z' } }]);
+    expect(next.revision).toBe('def');
+    expect(next.sourceError).toBe('');
+    expect(next.lastPass).toBe('2026-11-30T11:00:00Z');
+    expect(next.revisionMessage).toBe('');
+  });
+
+  test('a batch applies in order', () => {
+    const s = reduceResources(loaded([]), [
+      { type: 'resource', resource: res('a', { status: 'Progressing' }) },
+      { type: 'resource', resource: res('a', { status: 'Synced', updatedAt: '2026-11-30T10:01:00Z' }) },
+    ]);
+    expect(s.byKey.get('VirtualMachine/a')?.status).toBe('Synced');
+  });
+
+  test('counts by status cover every status', () => {
+    expect(countByStatus([res('a'), res('b', { status: 'Failed' }), res('c', { status: 'Weird' as never })])).toEqual({
+      Synced: 1,
+      OutOfSync: 0,
+      Progressing: 0,
+      Failed: 1,
+      Conflict: 0,
+      Unknown: 1,
+    });
+  });
+});
+
+describe('SSE messages', () => {
+  test.each([
+    ['resource', '{"kind":"Iso","name":"x","status":"Synced"}', 'resource'],
+    ['deleted', '{"kind":"Iso","name":"x"}', 'deleted'],
+    ['pass', '{"revision":"abc"}', 'pass'],
+    ['snapshot', '{"revision":"abc","resources":[]}', 'snapshot'],
+  ])('%s is understood', (type, data, want) => {
+    expect(parseEvent(type, data)?.type).toBe(want);
+  });
+
+  test.each([
+    ['resource', 'not json'],
+    ['resource', '{"name":"x"}'],
+    ['snapshot', '{"revision":"abc"}'],
+    ['deleted', 'null'],
+    ['something-new', '{}'],
+  ])('%s %s is ignored', (type, data) => {
+    expect(parseEvent(type, data)).toBeNull();
+  });
+});

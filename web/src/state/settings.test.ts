@@ -1,0 +1,23 @@
+import { expect, test } from 'vitest';
+import type { Settings } from '../api/types';
+import { settingsPayload } from './settings';
+
+const form: Settings = {
+  cluster: { endpoint: 'https://pve:8006/api2/json', tokenId: 'a@pve!b', tokenSecret: 'set', insecureSkipVerify: false, fingerprint: '', caFile: '' },
+  source: { repoURL: 'file:///r', path: 'proxmox', revision: 'main', username: '', token: 'not set', sshKey: 'set', submodules: true },
+  reconcile: { interval: '60s', autoSync: true, prune: false, concurrency: '8' as unknown as number, dryRun: false },
+};
+
+test('untouched secrets are left out, typed ones sent, cleared ones sent empty', () => {
+  const p = settingsPayload(form, { 'source.token': { value: 'ghp_x', clear: false }, 'source.sshKey': { value: '', clear: true } });
+  expect('tokenSecret' in p.cluster).toBe(false);
+  expect(p.source.token).toBe('ghp_x');
+  expect(p.source.sshKey).toBe('');
+  expect(p.cluster.endpoint).toBe('https://pve:8006/api2/json');
+  expect(p.reconcile.concurrency).toBe(8);
+});
+
+test('a typed value wins over clear', () => {
+  const p = settingsPayload(form, { 'cluster.tokenSecret': { value: 'new', clear: true } });
+  expect(p.cluster.tokenSecret).toBe('new');
+});

@@ -1,0 +1,46 @@
+import type { ReactNode } from 'react';
+import { vi } from 'vitest';
+import type { Resource, Role } from '../api/types';
+import { reduceResources, initialResourceState } from '../state/resources';
+import { SessionContext } from '../state/session';
+import { ResourcesContext, type ResourcesValue } from '../state/useResources';
+
+export function resourcesValue(resources: Resource[], over: Partial<ResourcesValue> = {}): ResourcesValue {
+  return {
+    state: reduceResources(initialResourceState, [
+      { type: 'snapshot', summary: { revision: '3f2c1e0a9b8c7d6e', revisionMessage: 'vms: add app-03', lastPass: new Date().toISOString(), resources } },
+    ]),
+    conn: 'live',
+    error: '',
+    onEvent: () => () => {},
+    reload: () => {},
+    ...over,
+  };
+}
+
+export function Providers({ role = 'admin', resources = [], value, children }: { role?: Role; resources?: Resource[]; value?: ResourcesValue; children: ReactNode }) {
+  return (
+    <SessionContext.Provider value={{ me: { username: 'alice', role, csrfToken: 'csrf-1' }, isAdmin: role === 'admin', logout: async () => {} }}>
+      <ResourcesContext.Provider value={value ?? resourcesValue(resources)}>{children}</ResourcesContext.Provider>
+    </SessionContext.Provider>
+  );
+}
+
+type Route = (init: RequestInit & { url: string }) => { status?: number; body?: unknown } | undefined;
+
+// mockFetch answers fetch() from a route function and records every request.
+export function mockFetch(route: Route) {
+  const calls: { url: string; method: string; headers: Record<string, string>; body?: unknown }[] = [];
+  const fn = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
+    const url = String(input);
+    const method = init.method ?? 'GET';
+    const headers = (init.headers ?? {}) as Record<string, string>;
+    const body = typeof init.body === 'string' ? JSON.parse(init.body) : undefined;
+    calls.push({ url, method, headers, body });
+    const answer = route({ ...init, url, method }) ?? { status: 404, body: { error: `no route ${method} ${url}` } };
+    const status = answer.status ?? 200;
+    return new Response(answer.body === undefined ? '' : JSON.stringify(answer.body), { status, headers: { 'Content-Type': 'application/json' } });
+  });
+  vi.stubGlobal('fetch', fn);
+  return calls;
+}
