@@ -166,7 +166,7 @@ describe(`dashboard against the ${backend.kind === 'stopgap' ? 'STOP-GAP fake da
     await drawer.getByLabel("Type the resource's name to confirm").fill('app-02');
     await b.shot('drawer-delete-confirm');
     await confirm.click();
-    await drawer.getByText(/no longer known|Deletion requested/).first().waitFor();
+    await drawer.getByText(/no longer known|deleting app-02/).first().waitFor();
     await page.keyboard.press('Escape');
     await page.locator('.card[data-key="VirtualMachine/app-02"]').waitFor({ state: 'detached' });
   });

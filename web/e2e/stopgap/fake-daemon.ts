@@ -253,10 +253,13 @@ export async function startFakeDaemon(opts: { distDir: string; extraResources?: 
       const b = await body(req);
       if (users.size > 0) return send(res, 409, { error: 'setup is already done' });
       if (b.token !== setupToken) return send(res, 403, { error: 'wrong setup token' });
-      if (!b.username || String(b.password ?? '').length < 8) return send(res, 400, { error: 'a username and a password of at least 8 characters are needed' });
+      if (!b.username || String(b.password ?? '').length < 10) return send(res, 400, { error: 'a username and a password of 10 to 1024 characters are needed' });
       users.set(String(b.username), { password: String(b.password), role: 'admin', createdAt: now() });
       log('INFO', 'first administrator created', { user: b.username });
-      return send(res, 201, {});
+      const id = randomBytes(16).toString('hex');
+      const csrf = randomBytes(16).toString('hex');
+      sessions.set(id, { username: String(b.username), csrf });
+      return send(res, 201, { username: b.username, role: 'admin', csrfToken: csrf }, { 'Set-Cookie': `proxmops_session=${id}; Path=/; HttpOnly; SameSite=Strict` });
     }
     if (path === '/api/v1/login' && method === 'POST') {
       const b = await body(req);
@@ -279,7 +282,8 @@ export async function startFakeDaemon(opts: { distDir: string; extraResources?: 
     };
     if (path === '/api/v1/logout') {
       for (const [id, v] of sessions) if (v === s) sessions.delete(id);
-      return send(res, 200, {}, { 'Set-Cookie': 'proxmops_session=; Path=/; Max-Age=0' });
+      res.writeHead(204, { 'Set-Cookie': 'proxmops_session=; Path=/; Max-Age=0' });
+      return res.end();
     }
     if (path === '/api/v1/me') return send(res, 200, { username: s.username, role, csrfToken: s.csrf });
     if (path === '/api/v1/resources') {
@@ -304,14 +308,14 @@ export async function startFakeDaemon(opts: { distDir: string; extraResources?: 
       if (rm[3] && method === 'POST') {
         if (!r.owned) return send(res, 409, { error: 'proxmops does not own this resource' });
         apply(r);
-        return send(res, 202, {});
+        return send(res, 202, { status: `sync of ${r.name} started` });
       }
       if (method === 'DELETE') {
         if (!r.owned) return send(res, 409, { error: `${r.name} is not owned by proxmops: it was not deleted` });
         resources.delete(key(r.kind, r.name));
         emit('deleted', { kind: r.kind, name: r.name });
         log('INFO', 'deleted', { resource: key(r.kind, r.name), by: s.username });
-        return send(res, 202, {});
+        return send(res, 202, { status: `deleting ${r.name}` });
       }
     }
     if (path === '/api/v1/events') {
@@ -344,7 +348,7 @@ export async function startFakeDaemon(opts: { distDir: string; extraResources?: 
     if (path === '/api/v1/sync' || path === '/api/v1/refresh') {
       if (!admin()) return;
       later(10, pass);
-      return send(res, 202, {});
+      return send(res, 202, { status: 'a pass was started' });
     }
     if (path === '/api/v1/settings') {
       if (!admin()) return;

@@ -160,6 +160,8 @@ export interface SourceSettings {
   username: string;
   token: string;
   sshKey: string;
+  knownHostsFile?: string;
+  insecureIgnoreHostKey?: boolean;
   submodules: boolean;
 }
 
@@ -169,12 +171,21 @@ export interface ReconcileSettings {
   prune: boolean;
   concurrency: number;
   dryRun: boolean;
+  historyPerResource?: number;
+  historyTotal?: number;
 }
 
 export interface Settings {
   cluster: ClusterSettings;
   source: SourceSettings;
   reconcile: ReconcileSettings;
+  // Advice about the configuration; in answers only.
+  warnings?: string[] | null;
+}
+
+// What an action (sync, delete, refresh) answers: it starts work and does not wait.
+export interface ActionAccepted {
+  status?: string;
 }
 
 export interface Check {

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, resourcePath } from '../api/client';
-import type { HistoryEntry, ResourceDetail } from '../api/types';
+import type { ActionAccepted, HistoryEntry, ResourceDetail } from '../api/types';
 import { flatten, leafName, markRows, unmatchedChanges, type MarkedRow } from '../lib/diff';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { useSession } from '../state/session';
@@ -203,8 +203,8 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     setBusy('sync');
     setNotice('');
     try {
-      await api.post(`${resourcePath(kind, name)}/sync`);
-      setNotice('Sync requested.');
+      const r = await api.post<ActionAccepted | undefined>(`${resourcePath(kind, name)}/sync`);
+      setNotice(r?.status || 'Sync requested.');
       setTick((t) => t + 1);
     } catch (err) {
       setNotice(errorMessage(err));
@@ -216,9 +216,9 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     setBusy('delete');
     setNotice('');
     try {
-      await api.del(resourcePath(kind, name));
+      const r = await api.del<ActionAccepted | undefined>(resourcePath(kind, name));
       setConfirming(false);
-      setNotice('Deletion requested.');
+      setNotice(r?.status || 'Deletion requested.');
     } catch (err) {
       setNotice(errorMessage(err));
     } finally {

@@ -114,10 +114,10 @@ export function Setup({ onDone }: { onDone: () => void }) {
         <div className="field">
           <label className="field">
             <span className="field-label">Password</span>
-            <input type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={8} aria-describedby="pw-hint" />
+            <input type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={10} aria-describedby="pw-hint" />
           </label>
           <span className="field-hint" id="pw-hint">
-            At least 8 characters.
+            At least 10 characters.
           </span>
         </div>
         <label className="field">

@@ -1,6 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../api/client';
-import { STATUSES, type Status } from '../api/types';
+import { STATUSES, type ActionAccepted, type Status } from '../api/types';
 import Cards from '../components/Cards';
 import Drawer from '../components/Drawer';
 import MultiSelect from '../components/MultiSelect';
@@ -62,8 +62,8 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
   const post = async (path: string, done: string) => {
     setNotice('');
     try {
-      await api.post(path);
-      setNotice(done);
+      const r = await api.post<ActionAccepted | undefined>(path);
+      setNotice(r?.status || done);
     } catch (err) {
       setNotice(errorMessage(err));
     }

@@ -5,6 +5,8 @@ import { formatTime } from '../lib/format';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
 
+type Section = 'cluster' | 'source' | 'reconcile';
+
 // The hint stays outside the <label> so that the control's accessible name is the label alone.
 function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
   return (
@@ -92,11 +94,11 @@ function ConnectionSettings() {
 
   if (!form || !doc) return error ? <div className="alert error">{error}</div> : <p className="muted">Loading settings…</p>;
 
-  const set = <S extends keyof SettingsDoc>(section: S, field: keyof SettingsDoc[S], value: unknown) =>
+  const set = <S extends Section>(section: S, field: keyof SettingsDoc[S], value: unknown) =>
     setForm((f) => (f ? { ...f, [section]: { ...f[section], [field]: value } } : f));
   const editSecret = (section: string, field: string) => (e: { value: string; clear: boolean }) =>
     setEdits((m) => ({ ...m, [secretId(section, field)]: e }));
-  const text = <S extends keyof SettingsDoc>(section: S, field: keyof SettingsDoc[S], label: string, hint?: string, placeholder?: string) => (
+  const text = <S extends Section>(section: S, field: keyof SettingsDoc[S], label: string, hint?: string, placeholder?: string) => (
     <Field label={label} hint={hint}>
       <input
         value={String(form[section][field] ?? '')}
@@ -105,7 +107,7 @@ function ConnectionSettings() {
       />
     </Field>
   );
-  const bool = <S extends keyof SettingsDoc>(section: S, field: keyof SettingsDoc[S], label: string) => (
+  const bool = <S extends Section>(section: S, field: keyof SettingsDoc[S], label: string) => (
     <label className="check">
       <input type="checkbox" checked={Boolean(form[section][field])} onChange={(e) => set(section, field, e.target.checked)} /> {label}
     </label>
@@ -146,6 +148,16 @@ function ConnectionSettings() {
         save();
       }}
     >
+      {doc.warnings && doc.warnings.length > 0 && (
+        <div className="alert" role="status">
+          <strong>Advice about this configuration</strong>
+          <ul>
+            {doc.warnings.map((w) => (
+              <li key={w}>{w}</li>
+            ))}
+          </ul>
+        </div>
+      )}
       <fieldset>
         <legend>Proxmox VE cluster</legend>
         {text('cluster', 'endpoint', 'API endpoint', undefined, 'https://pve.example.com:8006/api2/json')}
@@ -163,6 +175,8 @@ function ConnectionSettings() {
         {text('source', 'username', 'Username (https)')}
         <SecretField label="Access token (https)" state={doc.source.token} edit={edits['source.token']} onEdit={editSecret('source', 'token')} />
         <SecretField label="SSH private key" state={doc.source.sshKey} edit={edits['source.sshKey']} onEdit={editSecret('source', 'sshKey')} multiline />
+        {'knownHostsFile' in form.source && text('source', 'knownHostsFile', 'SSH known_hosts file', 'Path on the daemon’s machine.')}
+        {'insecureIgnoreHostKey' in form.source && bool('source', 'insecureIgnoreHostKey', 'Skip the SSH host key check (not recommended)')}
         {bool('source', 'submodules', 'Fetch submodules')}
       </fieldset>
       {form.reconcile && (
@@ -172,6 +186,16 @@ function ConnectionSettings() {
           <Field label="Concurrency">
             <input type="number" min={1} value={form.reconcile.concurrency} onChange={(e) => set('reconcile', 'concurrency', e.target.value)} />
           </Field>
+          {form.reconcile.historyPerResource !== undefined && (
+            <Field label="History kept per resource">
+              <input type="number" min={1} value={form.reconcile.historyPerResource} onChange={(e) => set('reconcile', 'historyPerResource', e.target.value)} />
+            </Field>
+          )}
+          {form.reconcile.historyTotal !== undefined && (
+            <Field label="History kept in all">
+              <input type="number" min={1} value={form.reconcile.historyTotal} onChange={(e) => set('reconcile', 'historyTotal', e.target.value)} />
+            </Field>
+          )}
           {bool('reconcile', 'autoSync', 'Apply changes automatically')}
           {bool('reconcile', 'prune', 'Prune: delete owned resources whose manifest is gone')}
           {bool('reconcile', 'dryRun', 'Dry run: plan only, never change the cluster')}

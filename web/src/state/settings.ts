@@ -24,6 +24,9 @@ export function settingsPayload(form: Settings, edits: SecretEdits): Record<stri
     source: { ...form.source },
     reconcile: { ...form.reconcile, concurrency: Number(form.reconcile.concurrency) || 0 },
   };
+  for (const k of ['historyPerResource', 'historyTotal'] as const) {
+    if (out.reconcile[k] !== undefined) out.reconcile[k] = Number(out.reconcile[k]) || 0;
+  }
   for (const [section, fields] of Object.entries(SECRET_FIELDS)) {
     for (const field of fields) {
       const e = edits[secretId(section, field)];
