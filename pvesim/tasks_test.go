@@ -154,3 +154,43 @@ func isDone(srv *Server, upid string) bool {
 	t := srv.tasks.byUPID[upid]
 	return t != nil && !t.Running
 }
+
+func TestConcurrentClonesShareTheSourceLock(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}}); err != nil {
+		t.Fatal(err)
+	}
+	a := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "101")).str(t)
+	b := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "102", "full", "1")).str(t)
+	if !clock.WaitForWaiters(2, 5*time.Second) {
+		t.Fatal("clones did not run side by side")
+	}
+	clock.Advance(time.Minute)
+	for _, upid := range []string{a, b} {
+		if st := c.waitTask(upid); st != "OK" {
+			t.Fatalf("clone: %s", st)
+		}
+	}
+	// A running source is locked exclusively: a second clone waits 1 s, then fails.
+	if err := srv.AddGuest(GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-300-disk-0,size=8G"}}); err != nil {
+		t.Fatal(err)
+	}
+	first := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "301")).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("first clone did not start")
+	}
+	second := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "302")).str(t)
+	if !clock.WaitForWaiters(2, 5*time.Second) {
+		t.Fatal("second clone did not wait")
+	}
+	clock.Advance(time.Second)
+	if st := c.waitTask(second); st != "can't lock file '/var/lock/qemu-server/lock-300.conf' - got timeout" {
+		t.Fatalf("second clone: %q", st)
+	}
+	clock.Advance(time.Minute)
+	if st := c.waitTask(first); st != "OK" {
+		t.Fatalf("first clone: %q", st)
+	}
+}
