@@ -397,3 +397,8 @@ func TestSeedExamplesConverge(t *testing.T) {
 		t.Errorf("%d downloads, want 3 (two images, one ISO)", n)
 	}
 }
+
+func sha256hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

@@ -309,6 +309,31 @@ func (x *execCtx) progress(msg, task string, pct int) {
 	}
 }
 
+// task starts an operation with start and waits for its task. A lock
+// timeout (another operation held the guest) is a definite failure, so the
+// operation is started again a few times before giving up: Proxmox's locks
+// are short-lived.
+func (x *execCtx) task(ctx context.Context, msg string, start func() (string, error)) error {
+	backoff := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		upid, err := start()
+		err = x.wait(ctx, upid, msg, err)
+		if err == nil || !pve.IsLockTimeout(err) || pve.IsUnknownOutcome(err) || attempt >= lockRetries {
+			return err
+		}
+		x.progress(fmt.Sprintf("%s: lock busy, retrying (%d/%d)", msg, attempt, lockRetries-1), "", -1)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+}
+
+// lockRetries is how often an operation is tried when the guest is locked.
+const lockRetries = 4
+
 // wait waits for a task, reporting it as progress.
 func (x *execCtx) wait(ctx context.Context, upid, msg string, err error) error {
 	if err != nil {

@@ -142,8 +142,7 @@ func (x *execCtx) ensureImage(ctx context.Context, node string, img *resolvedIma
 		if img.checksumAlgo != "" {
 			o.Checksum, o.ChecksumAlgorithm = img.checksumValue, img.checksumAlgo
 		}
-		upid, err := x.e.client.DownloadURL(ctx, node, img.storage, o)
-		if err := x.wait(ctx, upid, "downloading "+img.fileName+" to "+img.storage, err); err != nil {
+		if err := x.task(ctx, "downloading "+img.fileName+" to "+img.storage, func() (string, error) { return x.e.client.DownloadURL(ctx, node, img.storage, o) }); err != nil {
 			return err
 		}
 		checksum := ""
@@ -225,8 +224,7 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 		}
 	}
 	if async.Len() > 0 {
-		upid, err := c.QemuSetConfigAsync(ctx, node, vmid, async)
-		if err := x.wait(ctx, upid, "adding drives", err); err != nil {
+		if err := x.task(ctx, "adding drives", func() (string, error) { return c.QemuSetConfigAsync(ctx, node, vmid, async) }); err != nil {
 			return err
 		}
 	}
@@ -236,8 +234,7 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 		}
 	}
 	for _, r := range d.resizes {
-		upid, err := c.QemuResize(ctx, node, vmid, r.slot, FormatSize(r.to))
-		if err := x.wait(ctx, upid, fmt.Sprintf("growing %s to %s", r.slot, FormatSize(r.to)), err); err != nil {
+		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, FormatSize(r.to)), func() (string, error) { return c.QemuResize(ctx, node, vmid, r.slot, FormatSize(r.to)) }); err != nil {
 			return err
 		}
 	}
@@ -248,13 +245,11 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 			return err
 		}
 	case uo.state == "running" && !running:
-		upid, err := c.QemuStart(ctx, node, vmid)
-		if err := x.wait(ctx, upid, "starting", err); err != nil {
+		if err := x.task(ctx, "starting", func() (string, error) { return c.QemuStart(ctx, node, vmid) }); err != nil {
 			return err
 		}
 	case running && uo.state != "stopped" && uo.rebootIfNeeded && d.needsReboot():
-		upid, err := c.QemuReboot(ctx, node, vmid)
-		if err := x.wait(ctx, upid, "rebooting to apply pending changes", err); err != nil {
+		if err := x.task(ctx, "rebooting to apply pending changes", func() (string, error) { return c.QemuReboot(ctx, node, vmid) }); err != nil {
 			return err
 		}
 	}
@@ -274,8 +269,7 @@ func (x *execCtx) shutdown(ctx context.Context, node string, vmid int, timeout t
 	if secs < 1 {
 		secs = 1
 	}
-	upid, err := c.QemuShutdown(ctx, node, vmid, secs, false)
-	werr := x.wait(ctx, upid, fmt.Sprintf("shutting down (up to %ds)", secs), err)
+	werr := x.task(ctx, fmt.Sprintf("shutting down (up to %ds)", secs), func() (string, error) { return c.QemuShutdown(ctx, node, vmid, secs, false) })
 	if werr == nil {
 		if st, err := c.QemuStatus(ctx, node, vmid); err == nil && st.Status != "running" {
 			return nil
@@ -284,8 +278,7 @@ func (x *execCtx) shutdown(ctx context.Context, node string, vmid int, timeout t
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	upid, err = c.QemuStop(ctx, node, vmid)
-	if err := x.wait(ctx, upid, "stopping after the graceful shutdown timed out", err); err != nil {
+	if err := x.task(ctx, "stopping after the graceful shutdown timed out", func() (string, error) { return c.QemuStop(ctx, node, vmid) }); err != nil {
 		return err
 	}
 	return nil
@@ -304,8 +297,9 @@ func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, 
 		if err := cloudinit.BuildISO(&buf, gs.seed()); err != nil {
 			return err
 		}
-		upid, err := c.Upload(ctx, g.Node, stor, "iso", fileName, &buf)
-		return x.wait(ctx, upid, "uploading the cloud-init seed "+fileName, err)
+		return x.task(ctx, "uploading the cloud-init seed "+fileName, func() (string, error) {
+			return c.Upload(ctx, g.Node, stor, "iso", fileName, bytes.NewReader(buf.Bytes()))
+		})
 	})
 	if err != nil {
 		return err
@@ -346,11 +340,9 @@ func (x *execCtx) destroyGuest(ctx context.Context, node string, vmid int) error
 		return fmt.Errorf("VM %d is not owned by proxmops (tag %s missing): not deleted", vmid, OwnerTag)
 	}
 	if st.Status == "running" {
-		upid, err := c.QemuStop(ctx, node, vmid)
-		if err := x.wait(ctx, upid, "stopping before delete", err); err != nil {
+		if err := x.task(ctx, "stopping before delete", func() (string, error) { return c.QemuStop(ctx, node, vmid) }); err != nil {
 			return err
 		}
 	}
-	upid, err := c.QemuDelete(ctx, node, vmid)
-	return x.wait(ctx, upid, "deleting", err)
+	return x.task(ctx, "deleting", func() (string, error) { return c.QemuDelete(ctx, node, vmid) })
 }

@@ -91,8 +91,9 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 			if err := x.ensureImage(ctx, node, img); err != nil {
 				return err
 			}
-			upid, err := x.e.client.QemuCreate(ctx, node, s.VMID, createParams(gs, s.VMID, img.volid))
-			if err := x.wait(ctx, upid, fmt.Sprintf("creating VM %d from %s", s.VMID, img.volid), err); err != nil {
+			if err := x.task(ctx, fmt.Sprintf("creating VM %d from %s", s.VMID, img.volid), func() (string, error) {
+				return x.e.client.QemuCreate(ctx, node, s.VMID, createParams(gs, s.VMID, img.volid))
+			}); err != nil {
 				return err
 			}
 			return x.finishTemplate(ctx, gs, node, s.VMID)
@@ -140,6 +141,5 @@ func (x *execCtx) finishTemplate(ctx context.Context, gs *guestSpec, node string
 	if err := x.applyDiff(ctx, gs, g, diffGuest(gs, g), updateOptions{state: "stopped"}); err != nil {
 		return err
 	}
-	upid, err := x.e.client.QemuTemplate(ctx, node, vmid)
-	return x.wait(ctx, upid, fmt.Sprintf("converting VM %d to a template", vmid), err)
+	return x.task(ctx, fmt.Sprintf("converting VM %d to a template", vmid), func() (string, error) { return x.e.client.QemuTemplate(ctx, node, vmid) })
 }

@@ -392,8 +392,9 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 			if err != nil {
 				return err
 			}
-			upid, err := x.e.client.QemuCreate(ctx, node, vmid, createParams(gs, vmid, img.volid))
-			if err := x.wait(ctx, upid, fmt.Sprintf("creating VM %d from %s", vmid, img.volid), err); err != nil {
+			if err := x.task(ctx, fmt.Sprintf("creating VM %d from %s", vmid, img.volid), func() (string, error) {
+				return x.e.client.QemuCreate(ctx, node, vmid, createParams(gs, vmid, img.volid))
+			}); err != nil {
 				return err
 			}
 			return x.converge(ctx, gs, node, vmid, uo)
@@ -413,8 +414,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 			if err != nil {
 				return err
 			}
-			upid, err := x.e.client.QemuCreate(ctx, node, vmid, createParams(gs, vmid, ""))
-			if err := x.wait(ctx, upid, fmt.Sprintf("creating VM %d", vmid), err); err != nil {
+			if err := x.task(ctx, fmt.Sprintf("creating VM %d", vmid), func() (string, error) { return x.e.client.QemuCreate(ctx, node, vmid, createParams(gs, vmid, "")) }); err != nil {
 				return err
 			}
 			return x.converge(ctx, gs, node, vmid, uo)
@@ -467,8 +467,7 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		if node != tplNode {
 			o.Target = node
 		}
-		upid, err := x.e.client.QemuClone(ctx, tplNode, tplVMID, o)
-		if err := x.wait(ctx, upid, fmt.Sprintf("cloning template %s (%d) to VM %d", ref.Name, tplVMID, vmid), err); err != nil {
+		if err := x.task(ctx, fmt.Sprintf("cloning template %s (%d) to VM %d", ref.Name, tplVMID, vmid), func() (string, error) { return x.e.client.QemuClone(ctx, tplNode, tplVMID, o) }); err != nil {
 			return err
 		}
 		// Own the clone at once: a template proxmops did not build carries
@@ -528,7 +527,7 @@ func prune(pc *planContext, kind string, match func(*Guest) bool) []*Action {
 		if name == "" {
 			name = "vm-" + strconv.Itoa(id)
 		}
-		a := &Action{Kind: kind, Name: name, Node: g.Node, VMID: id, Owned: true, Sync: SyncAuto,
+		a := &Action{Kind: kind, Name: name, Node: g.Node, VMID: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
 			Observed: observedSummary(g), Changes: []Change{}}
 		if g.Lock != "" {
 			a.Status, a.Reason = StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)

@@ -1,0 +1,414 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+func changeFields(a *engine.Action) []string {
+	var out []string
+	for _, c := range a.Changes {
+		out = append(out, c.Field)
+	}
+	return out
+}
+
+func TestHandMadeDriftIsCorrected(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+
+	if err := e.sim.MutateGuest(120, func(c map[string]string) {
+		c["cores"] = "4"
+		c["memory"] = "4096"
+		c["net0"] = strings.Replace(c["net0"], "bridge=vmbr0", "bridge=vmbr1", 1)
+		c["ciuser"] = "root"
+		c["tags"] = "managed-by-proxmops"
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.SetGuestRunning(120, false); err != nil {
+		t.Fatal(err)
+	}
+	p := e.plan(eng)
+	a := p.Find(engine.KindVirtualMachine, "app-01")
+	if a.Action != engine.ActionUpdate || a.Status != engine.StatusOutOfSync {
+		t.Fatalf("drift not detected: %+v", a)
+	}
+	got := strings.Join(changeFields(a), ",")
+	for _, f := range []string{"cores", "memory", "net0.bridge", "ciuser", "tags", "state"} {
+		if !strings.Contains(got, f) {
+			t.Errorf("change %s missing from %s", f, got)
+		}
+	}
+	for _, c := range a.Changes {
+		if c.Field == "cores" && (c.From != "4" || c.To != "2") {
+			t.Errorf("cores change %v", c)
+		}
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+	g := e.guest(120)
+	if g.Config["cores"] != "2" || !strings.Contains(g.Config["net0"], "bridge=vmbr0") || !g.Running {
+		t.Fatalf("not corrected: %v running=%v", g.Config, g.Running)
+	}
+	// The MAC survived the NIC correction.
+	if !strings.Contains(g.Config["net0"], "virtio=") {
+		t.Fatalf("net0 lost its MAC: %s", g.Config["net0"])
+	}
+}
+
+func TestDiskGrowthAndShrinkRefused(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	e.write("vms/app-01.yaml", strings.Replace(seedVMImage, "size: 20G", "size: 30G", 1))
+	e.converge(eng)
+	e.assertInSync(eng)
+	if g := e.guest(120); !strings.Contains(g.Config["scsi0"], "size=30G") {
+		t.Fatalf("disk not grown: %s", g.Config["scsi0"])
+	}
+	e.write("vms/app-01.yaml", seedVMImage) // back to 20G: a shrink
+	p, rep := e.apply(eng)
+	a := p.Find(engine.KindVirtualMachine, "app-01")
+	if !strings.Contains(a.Reason, "shrinking disks is not supported") {
+		t.Fatalf("shrink not refused in the plan: %+v", a)
+	}
+	if rep.Failed != 1 || !strings.Contains(rep.Results[0].Error, "shrinking disks is not supported") {
+		t.Fatalf("shrink not refused on apply: %+v", rep.Results)
+	}
+	if g := e.guest(120); !strings.Contains(g.Config["scsi0"], "size=30G") {
+		t.Fatalf("disk touched: %s", g.Config["scsi0"])
+	}
+}
+
+func TestExtraDisksAndNICs(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	e.write("vms/app-01.yaml", strings.Replace(strings.Replace(seedVMImage,
+		"      size: 20G\n", "      size: 20G\n    - storage: local-lvm\n      size: 5G\n      discard: true\n", 1),
+		"    - bridge: vmbr0\n", "    - bridge: vmbr0\n    - bridge: vmbr0\n      tag: 30\n      firewall: true\n", 1))
+	e.converge(eng)
+	e.assertInSync(eng)
+	g := e.guest(120)
+	if !strings.Contains(g.Config["scsi1"], "size=5G") || !strings.Contains(g.Config["scsi1"], "discard=on") {
+		t.Errorf("scsi1 %q", g.Config["scsi1"])
+	}
+	if !strings.Contains(g.Config["net1"], "tag=30") || !strings.Contains(g.Config["net1"], "firewall=1") {
+		t.Errorf("net1 %q", g.Config["net1"])
+	}
+}
+
+func TestRunningCoresChangeIsPendingUnlessApplyModeReboot(t *testing.T) {
+	e := newEnv(t)
+	withoutReboot := strings.Replace(strings.Replace(seedVMImage, "  applyMode: reboot\n", "", 1), "name: app-01", "name: app-05", 1)
+	withoutReboot = strings.Replace(withoutReboot, "vmid: 120", "vmid: 125", 1)
+	e.write("vms/app-01.yaml", seedVMImage)
+	e.write("vms/app-05.yaml", withoutReboot)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+
+	e.write("vms/app-01.yaml", strings.Replace(seedVMImage, "cores: 2", "cores: 4", 1))
+	e.write("vms/app-05.yaml", strings.Replace(withoutReboot, "cores: 2", "cores: 4", 1))
+	p := e.plan(eng)
+	for _, name := range []string{"app-01", "app-05"} {
+		a := p.Find(engine.KindVirtualMachine, name)
+		if a.Action != engine.ActionUpdate || !a.NeedsReboot {
+			t.Fatalf("%s: %+v", name, a)
+		}
+	}
+	e.converge(eng)
+
+	// app-05: the change waits for a reboot, and the plan says so.
+	if g := e.guest(125); g.Config["cores"] != "2" || g.Pending["cores"] != "4" {
+		t.Fatalf("app-05 cores current %s pending %s", g.Config["cores"], g.Pending["cores"])
+	}
+	p = e.plan(eng)
+	a := p.Find(engine.KindVirtualMachine, "app-05")
+	if a.Action != engine.ActionNone || !a.NeedsReboot || a.Status != engine.StatusOutOfSync || !strings.Contains(a.Reason, "pending") {
+		t.Fatalf("app-05 after apply: %+v", a)
+	}
+	// app-01 (applyMode: reboot) was rebooted: nothing pending.
+	if g := e.guest(120); g.Config["cores"] != "4" || len(g.Pending) != 0 || !g.Running {
+		t.Fatalf("app-01 cores %s pending %v running %v", g.Config["cores"], g.Pending, g.Running)
+	}
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Status != engine.StatusSynced {
+		t.Fatalf("app-01: %+v", a)
+	}
+	// Switching app-05 to applyMode: reboot turns the pending change into a reboot.
+	e.write("vms/app-05.yaml", strings.Replace(strings.Replace(withoutReboot, "cores: 2", "cores: 4", 1), "state: running", "applyMode: reboot\n  state: running", 1))
+	p = e.plan(eng)
+	if a := p.Find(engine.KindVirtualMachine, "app-05"); a.Action != engine.ActionReboot {
+		t.Fatalf("app-05 with applyMode reboot: %+v", a)
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+}
+
+func TestUnownedGuestIsConflictEvenWithPrune(t *testing.T) {
+	e := newEnv(t)
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Running: true,
+		Config: map[string]string{"name": "someone-elses", "cores": "8", "memory": "8192", "scsi0": "local-lvm:vm-120-disk-0,size=8G"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 300, Node: "pve2",
+		Config: map[string]string{"name": "bystander", "cores": "1", "tags": "prod"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{Prune: true})
+	p, rep := e.apply(eng)
+	a := p.Find(engine.KindVirtualMachine, "app-01")
+	if !a.Conflict || a.Status != engine.StatusConflict || a.Action != engine.ActionNone || p.Summary.Conflict != 1 {
+		t.Fatalf("not a conflict: %+v", a)
+	}
+	if !strings.Contains(a.Reason, "does not own") {
+		t.Fatalf("reason %q", a.Reason)
+	}
+	if p.Summary.Delete != 0 || len(rep.Results) != 0 {
+		t.Fatalf("something was to be done: %+v %+v", p.Summary, rep.Results)
+	}
+	g := e.guest(120)
+	if g.Config["name"] != "someone-elses" || g.Config["cores"] != "8" || !g.Running {
+		t.Fatalf("unowned guest touched: %v", g.Config)
+	}
+	if _, ok := e.sim.Guest(300); !ok {
+		t.Fatal("unowned guest pruned")
+	}
+	b, err := p.JSON()
+	if err != nil || !strings.Contains(string(b), `"conflict": true`) || !strings.Contains(string(b), `"conflict": 1`) {
+		t.Fatalf("plan JSON %s %v", b, err)
+	}
+}
+
+func TestPruneIsOptIn(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	e.write("isos/debian-12.yaml", seedIso)
+	e.converge(e.engine(engine.Options{}))
+	e.remove("vms/app-01.yaml")
+	e.remove("isos/debian-12.yaml")
+	e.write("isos/other.yaml", strings.Replace(strings.Replace(seedIso, "name: debian-12", "name: other", 1), "debian-12-amd64-netinst.iso", "other.iso", 1))
+
+	// Prune off: reported, left alone.
+	off := e.engine(engine.Options{})
+	p, _ := e.apply(off)
+	a := p.Find(engine.KindVirtualMachine, "app-01")
+	if a == nil || a.Action != engine.ActionNone || a.Status != engine.StatusOutOfSync || !strings.Contains(a.Reason, "prune is off") {
+		t.Fatalf("prune off: %+v", a)
+	}
+	if _, ok := e.sim.Guest(120); !ok {
+		t.Fatal("deleted with prune off")
+	}
+	// Prune on: the owned VM (running: stopped first) and ISO go.
+	on := e.engine(engine.Options{Prune: true})
+	p = e.plan(on)
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != engine.ActionDelete {
+		t.Fatalf("prune on: %+v", a)
+	}
+	if a := p.Find(engine.KindIso, "debian-12-amd64-netinst"); a == nil || a.Action != engine.ActionDelete {
+		t.Fatalf("owned ISO not pruned: %+v", p.Actions)
+	}
+	e.converge(on)
+	if _, ok := e.sim.Guest(120); ok {
+		t.Fatal("not deleted with prune on")
+	}
+	if vols := strings.Join(e.sim.Volumes("pve1", "local"), " "); strings.Contains(vols, "debian-12-amd64-netinst") || !strings.Contains(vols, "other.iso") {
+		t.Fatalf("volumes after prune: %s", vols)
+	}
+	e.assertInSync(on)
+}
+
+func TestIsoChecksumChangeAndForeignVolume(t *testing.T) {
+	e := newEnv(t)
+	e.write("isos/debian-12.yaml", seedIso)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	// A changed checksum: the ISO is fetched again (and verified).
+	old := e.isoData
+	e.isoData = append([]byte("v2"), old...)
+	e.write("isos/debian-12.yaml", strings.Replace(seedIso, "ISOSUM", sha256hex(e.isoData), 1))
+	p := e.plan(eng)
+	a := p.Find(engine.KindIso, "debian-12")
+	if a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "checksum") {
+		t.Fatalf("checksum change: %+v", a)
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+
+	// A wrong checksum fails the download with Proxmox's message.
+	e.write("isos/bad.yaml", strings.Replace(strings.Replace(strings.Replace(seedIso, "name: debian-12", "name: bad", 1),
+		"debian-12-amd64-netinst.iso", "bad.iso", 1), "ISOSUM", strings.Repeat("ab", 32), 1))
+	_, rep := e.apply(eng)
+	if rep.Failed != 1 || !strings.Contains(rep.Results[0].Error, "checksum") {
+		t.Fatalf("bad checksum: %+v", rep.Results)
+	}
+
+	// An ISO proxmops did not download is a conflict, never replaced.
+	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:iso/manual.iso", Size: 10}); err != nil {
+		t.Fatal(err)
+	}
+	e.remove("isos/bad.yaml")
+	e.write("isos/manual.yaml", strings.Replace(strings.Replace(seedIso, "name: debian-12", "name: manual", 1), "debian-12-amd64-netinst.iso", "manual.iso", 1))
+	p = e.plan(eng)
+	if a := p.Find(engine.KindIso, "manual"); !a.Conflict {
+		t.Fatalf("foreign ISO: %+v", a)
+	}
+}
+
+func TestFailingTaskSurfacesItsError(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.sim.SetFaults(pvesim.Faults{TaskFailRate: 1})
+	_, rep := e.apply(eng)
+	if rep.Failed != 1 {
+		t.Fatalf("%+v", rep.Results)
+	}
+	var te *pve.TaskError
+	if !errors.As(rep.Results[0].Err, &te) || te.ExitStatus == "" || te.ExitStatus == "OK" {
+		t.Fatalf("not a task error: %v", rep.Results[0].Err)
+	}
+	if !strings.Contains(rep.Results[0].Error, te.ExitStatus) {
+		t.Fatalf("error %q lacks the exit status %q", rep.Results[0].Error, te.ExitStatus)
+	}
+	e.sim.SetFaults(pvesim.Faults{})
+	e.converge(eng)
+	e.assertInSync(eng)
+}
+
+func TestLockTimeoutIsAbsorbedByTheNextPass(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	e.write("vms/app-01.yaml", strings.Replace(seedVMImage, "size: 20G", "size: 25G", 1))
+	e.sim.SetFaults(pvesim.Faults{LockTimeoutRate: 1})
+	_, rep := e.apply(eng)
+	if rep.Failed != 1 || !rep.Results[0].Retry || !pve.IsLockTimeout(rep.Results[0].Err) {
+		t.Fatalf("lock timeout not reported as transient: %+v", rep.Results)
+	}
+	e.sim.SetFaults(pvesim.Faults{})
+	e.converge(eng)
+	e.assertInSync(eng)
+}
+
+func TestDroppedCreateIsNotRepeated(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
+	_, rep := e.apply(eng)
+	if rep.Failed != 1 || !pve.IsUnknownOutcome(rep.Results[0].Err) {
+		t.Fatalf("want an unknown outcome, got %+v", rep.Results)
+	}
+	// The create the server received keeps running. Real Proxmox keeps
+	// "lock: create" in the config until it ends (the engine then reports
+	// the VM Progressing); the simulator drops that lock while it imports
+	// the disk, so wait for the task as the daemon's next pass would.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g, ok := e.sim.Guest(120)
+		if ok && g.Config["scsi0"] != "" && g.Config["lock"] == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dropped create never finished: %+v", g)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The next pass re-reads the cluster: the VM exists (owned, created
+	// from the request that got no answer), so it is updated, not created.
+	p := e.plan(eng)
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action == engine.ActionCreate {
+		t.Fatalf("planned a second create: %+v", a)
+	} else {
+		t.Logf("second pass: %s %s %s %v", a.Action, a.Status, a.Reason, a.Changes)
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
+		t.Fatalf("create sent %d times", n)
+	}
+}
+
+func TestBlockedDependents(t *testing.T) {
+	e := newEnv(t)
+	e.write("templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "debian-12-genericcloud-amd64.qcow2", "missing.raw", 1))
+	e.write("vms/app-02.yaml", seedClone)
+	eng := e.engine(engine.Options{})
+	_, rep := e.apply(eng)
+	var tpl, vm engine.Result
+	for _, r := range rep.Results {
+		switch r.Name {
+		case "debian-12-tpl":
+			tpl = r
+		case "app-02":
+			vm = r
+		}
+	}
+	if tpl.Status != engine.StatusFailed || vm.Status != engine.StatusFailed || vm.Blocked != "Template/debian-12-tpl" {
+		t.Fatalf("template %+v, vm %+v", tpl, vm)
+	}
+	if !strings.Contains(vm.Error, "blocked") {
+		t.Fatalf("vm error %q", vm.Error)
+	}
+	if _, ok := e.sim.Guest(130); ok {
+		t.Fatal("the clone ran although its template failed")
+	}
+}
+
+func TestSyncAnnotations(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	manual := strings.Replace(seedVMImage, "  tags: [prod, app]\n", "  tags: [prod, app]\n  annotations:\n    proxmops.dev/sync: manual\n", 1)
+	e.write("vms/app-01.yaml", strings.Replace(manual, "cores: 2", "cores: 3", 1))
+	p, rep := e.apply(eng)
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != engine.ActionUpdate || rep.Failed != 0 || rep.Skipped != 1 {
+		t.Fatalf("manual: %+v %+v", a, rep)
+	}
+	if g := e.guest(120); g.Config["cores"] != "2" {
+		t.Fatal("manual resource changed")
+	}
+	disabled := strings.Replace(manual, "sync: manual", "sync: disabled", 1)
+	e.write("vms/app-01.yaml", strings.Replace(disabled, "cores: 2", "cores: 3", 1))
+	p = e.plan(eng)
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != engine.ActionNone || a.Status != engine.StatusUnknown {
+		t.Fatalf("disabled: %+v", a)
+	}
+}
+
+func TestPlanRequestsPerPass(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	e.write("isos/debian-12.yaml", seedIso)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	for i := 0; i < 20; i++ {
+		if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 1000 + i, Node: "pve2", Config: map[string]string{"name": "other", "cores": "1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := e.client.Stats()
+	p, err := eng.Plan(context.Background(), e.desired(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 cluster/resources + 1 owned guest + 1 storage listing.
+	if got := e.client.Stats().Sub(before).Total(); got != 3 || p.Stats.Requests != 3 {
+		t.Fatalf("%d requests (stats %+v), want 3", got, p.Stats)
+	}
+}
