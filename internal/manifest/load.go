@@ -8,9 +8,12 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // IsManifestFile reports whether a file name is loaded as manifests
@@ -44,9 +47,12 @@ func LoadDir(root string) (*Set, error) {
 // by file and line. The Set is returned even then, holding the resources
 // that decoded, so that callers can show them; it must not be applied.
 func LoadFS(fsys fs.FS, dir string) (*Set, error) {
-	var all []Resource
 	var errs ErrorList
-	files := 0
+	type file struct {
+		rel  string
+		data []byte
+	}
+	var files []file
 	walkErr := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		rel := relPath(dir, p)
 		if err != nil {
@@ -79,22 +85,45 @@ func LoadFS(fsys fs.FS, dir string) (*Set, error) {
 			errs = append(errs, Error{File: rel, Message: "not a regular file; skipped"})
 			return nil
 		}
-		files++
 		data, e := readLimited(fsys, p)
 		if e != "" {
 			errs = append(errs, Error{File: rel, Message: e})
 			return nil
 		}
-		res, ferrs := ParseFile(rel, data)
-		all = append(all, res...)
-		errs = append(errs, ferrs...)
+		files = append(files, file{rel, data})
 		return nil
 	})
 	if walkErr != nil {
 		return nil, fmt.Errorf("read manifests: %w", walkErr)
 	}
+	// Files decode independently: spread them over the CPUs, keep the order.
+	type parsed struct {
+		res  []Resource
+		errs ErrorList
+	}
+	results := make([]parsed, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				res, ferrs := ParseFile(files[i].rel, files[i].data)
+				results[i] = parsed{res, ferrs}
+			}
+		})
+	}
+	wg.Wait()
+	var all []Resource
+	for _, r := range results {
+		all = append(all, r.res...)
+		errs = append(errs, r.errs...)
+	}
 	set, serrs := NewSet(all)
-	set.Files = files
+	set.Files = len(files)
 	errs = append(errs, serrs...)
 	if err := errs.Err(); err != nil {
 		return set, err

@@ -1,0 +1,110 @@
+package manifest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchTree writes files×perFile manifests (VMs, containers, templates and
+// ISOs in rotation, some cloning the templates) and returns the directory.
+func benchTree(b *testing.B, files, perFile int) string {
+	b.Helper()
+	dir := b.TempDir()
+	n := 0
+	for f := range files {
+		var sb strings.Builder
+		for range perFile {
+			if sb.Len() > 0 {
+				sb.WriteString("---\n")
+			}
+			id := 1000 + n
+			node := fmt.Sprintf("pve%d", n%3+1)
+			switch n % 10 {
+			case 0:
+				fmt.Fprintf(&sb, "apiVersion: proxmops.dev/v1\nkind: Template\nmetadata: {name: tpl-%d, node: %s}\nspec:\n  vmid: %d\n  image:\n    source: https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-genericcloud-amd64.qcow2\n  cores: 2\n  memory: 2048\n  disks: [{storage: local-lvm, size: 10G}]\n  net: [{bridge: vmbr0}]\n", n, node, id)
+			case 1:
+				fmt.Fprintf(&sb, "apiVersion: proxmops.dev/v1\nkind: Iso\nmetadata: {name: iso-%d}\nspec:\n  source: https://cdimage.debian.org/cdimage/archive/12.8.0/amd64/iso-cd/debian-%d.iso\n  node: %s\n  storage: local\n  checksum: {algo: sha256, value: 04396d12b0f377958a070c38a923c227832fa3b3e18ddc013936ecf492e9fbb3}\n", n, n, node)
+			case 2, 3:
+				fmt.Fprintf(&sb, "apiVersion: proxmops.dev/v1\nkind: Container\nmetadata: {name: ct-%d, node: %s, tags: [lab]}\nspec:\n  vmid: %d\n  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst\n  cores: 1\n  memory: 512\n  rootfs: {storage: local-lvm, size: 8G}\n  net:\n    - {bridge: vmbr0, ip: 10.0.%d.%d/16, gw: 10.0.0.1}\n  features: {nesting: true}\n", n, node, id, n/250, n%250+2)
+			default:
+				tpl := n - n%10 // the template of this group of ten
+				fmt.Fprintf(&sb, "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: vm-%d\n  node: pve%d\n  tags: [prod, app]\nspec:\n  vmid: %d\n  fromTemplate: {name: tpl-%d, linked: true}\n  cores: 2\n  memory: 2048\n  disks:\n    - {storage: local-lvm, size: 20G, discard: true}\n    - {slot: scsi1, storage: local-lvm, size: 50G}\n  net:\n    - {bridge: vmbr0, firewall: true}\n    - {bridge: vmbr1, tag: 40}\n  cloudInit:\n    user: debian\n    sshKeys: [ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAII9/UjT7L8VL54itcaiO2UWYIARFcav9TSUrKQks9xgm alice@laptop]\n    ipConfigs: [{ip: dhcp}, {ip: 10.40.%d.%d/16}]\n  state: running\n", n, tpl%3+1, id, tpl, n/250, n%250+2)
+			}
+			n++
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%04d.yaml", f)), []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakHeap samples the live heap every millisecond until stopped.
+func peakHeap() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		return peak.Load()
+	}
+}
+
+// BenchmarkLoad10k loads and validates 10,000 manifests in 1,000 files.
+func BenchmarkLoad10k(b *testing.B) {
+	dir := benchTree(b, 1000, 10)
+	runtime.GC()
+	b.ReportAllocs()
+	stop := peakHeap()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		set, err := LoadDir(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(set.Resources) != 10000 {
+			b.Fatalf("%d resources", len(set.Resources))
+		}
+	}
+	b.StopTimer()
+	// CPU time per load, a figure that does not depend on how busy the
+	// machine is (wall time on a shared 2-core machine does).
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(stop())/(1<<20), "peak-heap-MB")
+}
