@@ -42,7 +42,7 @@ func qcow2Image(virtual int64) []byte {
 // env is a simulated cluster, a file server for images and ISOs on
 // loopback, and an engine talking to the cluster over real HTTP.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	sim     *pvesim.Server
 	client  *pve.Client
 	files   *httptest.Server
@@ -52,7 +52,7 @@ type env struct {
 	fetches atomic.Int32
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: tokenID, TokenSecret: tokenSecret, TaskSpeed: taskSpeed, Seed: 7})
 	if err := sim.Start("127.0.0.1:0"); err != nil {
