@@ -22,8 +22,8 @@ func inSyncCluster(b *testing.B, e *env, n int) *engine.Desired {
 		cfg := map[string]string{
 			"name": name, "cores": "2", "memory": "2048", "tags": "app;managed-by-proxmops",
 			"scsi0": fmt.Sprintf("local-lvm:vm-%d-disk-0,size=20G", vmid), "boot": "order=scsi0",
-			"ide2":  fmt.Sprintf("local-lvm:vm-%d-cloudinit,media=cdrom", vmid),
-			"net0":  fmt.Sprintf("virtio=BC:24:11:%02X:%02X:%02X,bridge=vmbr0", i>>16&255, i>>8&255, i&255),
+			"ide2":   fmt.Sprintf("local-lvm:vm-%d-cloudinit,media=cdrom", vmid),
+			"net0":   fmt.Sprintf("virtio=BC:24:11:%02X:%02X:%02X,bridge=vmbr0", i>>16&255, i>>8&255, i&255),
 			"ciuser": "debian", "ipconfig0": "ip=dhcp", "scsihw": "virtio-scsi-single",
 		}
 		if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: vmid, Node: node, Config: cfg, Running: true}); err != nil {
@@ -33,9 +33,9 @@ func inSyncCluster(b *testing.B, e *env, n int) *engine.Desired {
 		d.VMs = append(d.VMs, &engine.VMSpec{
 			Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: name, Node: node, Tags: []string{"app"}, Sync: engine.SyncAuto},
 			VMID: vmid, Cores: 2, Memory: 2048, State: "running",
-			Image: &engine.ImageSpec{Volume: "local:import/debian.qcow2"},
-			Disks: []engine.DiskSpec{{Slot: "scsi0", Storage: "local-lvm", Size: 20 << 30}},
-			NICs:  []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
+			Image:     &engine.ImageSpec{Volume: "local:import/debian.qcow2"},
+			Disks:     []engine.DiskSpec{{Slot: "scsi0", Storage: "local-lvm", Size: 20 << 30}},
+			NICs:      []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
 			CloudInit: &engine.CloudInitSpec{User: "debian", IPConfigs: map[string]string{"net0": "ip=dhcp"}},
 		})
 		if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 5000 + i, Node: node, Running: i%2 == 0,

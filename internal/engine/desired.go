@@ -31,6 +31,10 @@ type Desired struct {
 	// Others are resources of kinds this engine does not reconcile yet
 	// (Container, Network, ...): reported as Unknown, never touched.
 	Others []Meta
+
+	// alsoList are storages (node, storage) to list besides those the
+	// resources need (Delete uses it to see a volume it is asked to remove).
+	alsoList [][2]string
 }
 
 // ImageSpec says where a boot disk comes from: a URL downloaded to an

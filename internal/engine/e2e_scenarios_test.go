@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -410,5 +411,95 @@ func TestPlanRequestsPerPass(t *testing.T) {
 	// 1 cluster/resources + 1 owned guest + 1 storage listing.
 	if got := e.client.Stats().Sub(before).Total(); got != 3 || p.Stats.Requests != 3 {
 		t.Fatalf("%d requests (stats %+v), want 3", got, p.Stats)
+	}
+}
+
+func TestOneShotDeleteChecksOwnership(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", strings.Replace(seedVMImage, "cloudInit:\n    user: debian\n    sshKeys:\n      - SSHKEY\n    ip: dhcp\n    nameserver: 1.1.1.1\n",
+		"userData: |\n    #cloud-config\n    hostname: app-01\n", 1))
+	e.write("isos/debian-12.yaml", seedIso)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	seed := e.guest(120).Config["ide0"]
+	if !strings.Contains(seed, "proxmops-cidata-120-") {
+		t.Fatalf("no seed attached: %v", e.guest(120).Config)
+	}
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 150, Node: "pve1", Config: map[string]string{"name": "db"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("vms/db.yaml", strings.Replace(strings.Replace(seedVMImage, "name: app-01", "name: db", 1), "vmid: 120", "vmid: 150", 1))
+	ctx := context.Background()
+	if _, err := eng.Delete(ctx, e.desired(), engine.KindVirtualMachine, "db", nil); !errors.Is(err, engine.ErrNotOwned) {
+		t.Fatalf("deleting an unowned guest: %v", err)
+	}
+	if _, ok := e.sim.Guest(150); !ok {
+		t.Fatal("unowned guest deleted")
+	}
+	rep, err := eng.Delete(ctx, e.desired(), engine.KindVirtualMachine, "app-01", nil)
+	if err != nil || rep.Applied != 1 {
+		t.Fatalf("delete app-01: %v %+v", err, rep)
+	}
+	if _, ok := e.sim.Guest(120); ok {
+		t.Fatal("app-01 still exists")
+	}
+	if strings.Contains(strings.Join(e.sim.Volumes("pve1", "local"), " "), "proxmops-cidata-120-") {
+		t.Fatal("the VM's cloud-init seed was left behind")
+	}
+	rep, err = eng.Delete(ctx, e.desired(), engine.KindIso, "debian-12", nil)
+	if err != nil || rep.Applied != 1 {
+		t.Fatalf("delete iso: %v %+v", err, rep)
+	}
+	if strings.Contains(strings.Join(e.sim.Volumes("pve1", "local"), " "), "debian-12-amd64-netinst.iso") {
+		t.Fatal("ISO still there")
+	}
+	if _, err := eng.Delete(ctx, e.desired(), engine.KindIso, "debian-12", nil); !errors.Is(err, engine.ErrNothingToDelete) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestUserDataChangeReprovisionsTheSeed(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/web01.yaml", seedUserData)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	first := e.guest(140).Config["ide0"]
+	e.write("vms/web01.yaml", strings.Replace(seedUserData, "web01.scm", "web02.scm", 1))
+	p := e.plan(eng)
+	a := p.Find(engine.KindVirtualMachine, "web01")
+	if a.Action != engine.ActionUpdate || !a.NeedsReboot || !strings.Contains(strings.Join(changeFields(a), ","), "userData") {
+		t.Fatalf("userData change: %+v", a)
+	}
+	before := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/reboot")
+	e.converge(eng)
+	e.assertInSync(eng)
+	second := e.guest(140).Config["ide0"]
+	if second == first || !strings.Contains(second, "proxmops-cidata-140-") {
+		t.Fatalf("seed not replaced: %s -> %s", first, second)
+	}
+	vols := strings.Join(e.sim.Volumes("pve1", "local"), " ")
+	if strings.Contains(vols, strings.Split(strings.TrimPrefix(first, "local:iso/"), ",")[0]) {
+		t.Fatalf("old seed left behind: %s", vols)
+	}
+	if e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/reboot") != before+1 {
+		t.Fatal("the VM was not rebooted to read the new seed (applyMode: reboot)")
+	}
+}
+
+func TestPasswordByReference(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("APP01_PASSWORD", "s3cret-pass")
+	e.write("vms/app-01.yaml", strings.Replace(seedVMImage, "    user: debian\n", "    user: debian\n    passwordFrom:\n      env: APP01_PASSWORD\n", 1))
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	if pw := e.guest(120).Config["cipassword"]; pw == "" || pw == "s3cret-pass" {
+		t.Fatalf("cipassword %q: want the stored (hashed) password", pw)
+	}
+	e.assertInSync(eng)
+	t.Setenv("APP01_PASSWORD", "")
+	os.Unsetenv("APP01_PASSWORD")
+	p := e.plan(eng)
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Status != engine.StatusFailed || !strings.Contains(a.Reason, "APP01_PASSWORD") {
+		t.Fatalf("missing secret: %+v", a)
 	}
 }

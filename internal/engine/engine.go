@@ -130,6 +130,9 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 		for _, r := range recs {
 			r.scope(pc, sc)
 		}
+		for _, st := range d.alsoList {
+			sc.storage(nodeFor(pc, st[0]), st[1])
+		}
 		return sc
 	})
 	if err != nil {

@@ -344,5 +344,21 @@ func (x *execCtx) destroyGuest(ctx context.Context, node string, vmid int) error
 			return err
 		}
 	}
-	return x.task(ctx, "deleting", func() (string, error) { return c.QemuDelete(ctx, node, vmid) })
+	if err := x.task(ctx, "deleting", func() (string, error) { return c.QemuDelete(ctx, node, vmid) }); err != nil {
+		return err
+	}
+	// The VM's cloud-init seeds are proxmops' own volumes: they go with it.
+	prefix := "proxmops-cidata-" + strconv.Itoa(vmid) + "-"
+	for k, v := range cfg {
+		if pd := parseDisk(v); isDiskKey(k) && pd.isCdrom() && strings.Contains(pd.File, "/"+prefix) {
+			upid, err := c.DeleteVolume(ctx, node, storageOf(pd.File), pd.File)
+			if err == nil && upid != "" {
+				_, err = c.WaitTask(ctx, upid, nil)
+			}
+			if err != nil && !pve.IsNotFound(err) {
+				x.e.log.Warn("could not delete a cloud-init seed", "volume", pd.File, "error", err)
+			}
+		}
+	}
+	return nil
 }
