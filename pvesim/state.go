@@ -16,6 +16,7 @@ type clusterState struct {
 	Guests   map[int]*Guest     `json:"guests"`
 	Extra    map[string]any     `json:"extra,omitempty"` // room for later parts (network, SDN)
 	vols     map[string]*Volume // key: volumeKey
+	extState
 }
 
 // Node is one cluster member.

@@ -1,0 +1,888 @@
+package pvesim
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Host network configuration (/nodes/{node}/network, pve-manager's
+// API2/Network.pm): every change is written to /etc/network/interfaces.new
+// and only takes effect when PUT /nodes/{node}/network reloads it; reads
+// show the staged file plus a unified diff in "changes"; DELETE drops the
+// staged file.
+
+// netIface is one interface stanza, with Proxmox's API keys as strings.
+type netIface map[string]string
+
+// HostNetwork is one node's network configuration: the running
+// /etc/network/interfaces and, when changes are staged, interfaces.new.
+type HostNetwork struct {
+	Running map[string]netIface `json:"running"`
+	Staged  map[string]netIface `json:"staged,omitempty"`
+	// NextPriority orders stanzas as the file does.
+	NextPriority int `json:"nextPriority"`
+}
+
+// physicalNICs are the network cards every simulated node has.
+var physicalNICs = []string{"eno1", "eno2", "eno3", "eno4"}
+
+const defaultGateway = "192.0.2.1"
+
+// hostNet returns a node's network, creating the installer's default
+// (eno1..eno4, vmbr0 on eno1 with the node's address) on first use.
+func (s *Server) hostNet(node string) *HostNetwork {
+	if s.state.HostNet == nil {
+		s.state.HostNet = map[string]*HostNetwork{}
+	}
+	hn := s.state.HostNet[node]
+	if hn != nil {
+		return hn
+	}
+	n := s.state.node(node)
+	hn = &HostNetwork{Running: map[string]netIface{}}
+	prio := 1
+	for _, nic := range physicalNICs {
+		hn.Running[nic] = netIface{"type": "eth", "method": "manual", "method6": "manual", "families": "inet", "priority": strconv.Itoa(prio)}
+		prio++
+	}
+	hn.Running["vmbr0"] = netIface{
+		"type": "bridge", "method": "static", "method6": "manual", "families": "inet", "autostart": "1",
+		"address": n.IP, "netmask": "24", "gateway": defaultGateway,
+		"bridge_ports": "eno1", "bridge_stp": "off", "bridge_fd": "0", "priority": strconv.Itoa(prio),
+	}
+	hn.NextPriority = prio + 1
+	s.state.HostNet[node] = hn
+	return hn
+}
+
+// current is what reads and writes see: the staged file when there is one.
+func (hn *HostNetwork) current() map[string]netIface {
+	if hn.Staged != nil {
+		return hn.Staged
+	}
+	return hn.Running
+}
+
+func copyIfaces(m map[string]netIface) map[string]netIface {
+	out := make(map[string]netIface, len(m))
+	for k, v := range m {
+		out[k] = netIface(copyConf(v))
+	}
+	return out
+}
+
+// bridgeExists says whether a guest NIC may plug into the named bridge:
+// an active Linux or OVS bridge of the node, or an applied SDN vnet.
+func (s *Server) bridgeExists(node, name string) bool {
+	if d, ok := s.hostNet(node).Running[name]; ok && (d["type"] == "bridge" || d["type"] == "OVSBridge") {
+		return true
+	}
+	return s.sdnVnetApplied(name)
+}
+
+// bridgeMTU is read_bridge_mtu for an active bridge (1500 by default).
+func (s *Server) bridgeMTU(node, name string) int {
+	if d, ok := s.hostNet(node).Running[name]; ok {
+		if m, err := strconv.Atoi(d["mtu"]); err == nil {
+			return m
+		}
+	}
+	return 1500
+}
+
+func init() {
+	RegisterFormat("ipv4mask", func(v string) error {
+		if _, ok := ipv4MaskBits(v); !ok {
+			return errors.New("value does not look like a valid IP netmask\n")
+		}
+		return nil
+	})
+	RegisterFormat("pve-vlan-id-or-range", func(v string) error {
+		m := regexp.MustCompile(`^(\d+)(?:-(\d+))?$`).FindStringSubmatch(v)
+		if m == nil {
+			return fmt.Errorf("invalid VLAN tag or range '%s'\n", v)
+		}
+		for _, n := range m[1:] {
+			if n == "" {
+				continue
+			}
+			if id, _ := strconv.Atoi(n); id < 1 || id > 4094 {
+				return fmt.Errorf("invalid VLAN tag '%s'\n", n)
+			}
+		}
+		return nil
+	})
+	registerRoutes(func(s *Server) {
+		iface := func() *Param { return Str("iface").Fmt("pve-iface").MinLen(2).MaxLen(20) }
+		types := []string{"bridge", "bond", "eth", "alias", "vlan", "fabric", "OVSBridge", "OVSBond", "OVSPort", "OVSIntPort", "vnet"}
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network", ProxyTo: "node",
+			Params:  NewParams(pNode(), Str("type").Opt().Enum(append(append([]string(nil), types...), "any_bridge", "any_local_bridge", "include_sdn")...)),
+			Handler: s.networkList})
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/network", ProxyTo: "node",
+			Params: networkConfigParams(types).With(pNode(), iface()), Handler: s.networkCreate})
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network", ProxyTo: "node",
+			Params: NewParams(pNode(), Bool("regenerate-frr").Opt().Default("0")), Handler: s.networkApply})
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network", ProxyTo: "node",
+			Params: NewParams(pNode()), Handler: func(r *Request) (any, error) {
+				s.hostNet(r.Str("node")).Staged = nil
+				return nil, nil
+			}})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network/{iface}", ProxyTo: "node",
+			Params: NewParams(pNode(), iface()), Handler: s.networkGet})
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network/{iface}", ProxyTo: "node",
+			Params: networkConfigParams(types).With(pNode(), iface(), Str("delete").Opt().Fmt("pve-configid-list")), Handler: s.networkUpdate})
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network/{iface}", ProxyTo: "node",
+			Params: NewParams(pNode(), iface()), Handler: s.networkDelete})
+	})
+}
+
+// networkConfigParams is $confdesc of API2/Network.pm.
+func networkConfigParams(types []string) *Params {
+	return NewParams(
+		Str("type").Enum(append(append([]string(nil), types...), "unknown")...),
+		Str("comments").Opt(),
+		Str("comments6").Opt(),
+		Bool("autostart").Opt(),
+		Bool("bridge_vlan_aware").Opt(),
+		Str("bridge_vids").Opt().Fmt("pve-vlan-id-or-range-list"),
+		Str("bridge_ports").Opt().Fmt("pve-iface-list"),
+		Str("ovs_ports").Opt().Fmt("pve-iface-list"),
+		Int("ovs_tag").Opt().Min(1).Max(4094),
+		Str("ovs_options").Opt().MaxLen(1024),
+		Str("ovs_bridge").Opt().Fmt("pve-iface"),
+		Str("slaves").Opt().Fmt("pve-iface-list"),
+		Str("ovs_bonds").Opt().Fmt("pve-iface-list"),
+		Str("bond_mode").Opt().Enum("balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb", "balance-slb", "lacp-balance-slb", "lacp-balance-tcp"),
+		Str("bond-primary").Opt().Fmt("pve-iface"),
+		Str("bond_xmit_hash_policy").Opt().Enum("layer2", "layer2+3", "layer3+4"),
+		Str("vlan-raw-device").Opt().Fmt("pve-iface"),
+		Int("vlan-id").Opt().Min(1).Max(4094),
+		Str("gateway").Opt().Fmt("ipv4"),
+		Str("netmask").Opt().Fmt("ipv4mask").Requires("address"),
+		Str("address").Opt().Fmt("ipv4").Requires("netmask"),
+		Str("cidr").Opt().Fmt("CIDRv4"),
+		Int("mtu").Opt().Min(1280).Max(65520),
+		Str("gateway6").Opt().Fmt("ipv6"),
+		Int("netmask6").Opt().Min(0).Max(128).Requires("address6"),
+		Str("address6").Opt().Fmt("ipv6").Requires("netmask6"),
+		Str("cidr6").Opt().Fmt("CIDRv6"),
+	)
+}
+
+// ipv4MaskBits turns a dotted netmask into its prefix length.
+func ipv4MaskBits(mask string) (int, bool) {
+	a, err := netip.ParseAddr(mask)
+	if err != nil || !a.Is4() {
+		return 0, false
+	}
+	b := a.As4()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	bits := 0
+	for v&0x80000000 != 0 {
+		bits++
+		v <<= 1
+	}
+	if v != 0 {
+		return 0, false
+	}
+	return bits, true
+}
+
+// networkIfaceJSON is one interface as the API lists it.
+func (s *Server) networkIfaceJSON(hn *HostNetwork, name string, d netIface) map[string]any {
+	m := map[string]any{"iface": name}
+	for k, v := range d {
+		switch k {
+		case "families":
+			m[k] = strings.Split(v, ",")
+		case "autostart", "priority", "bridge_vlan_aware":
+			n, _ := strconv.Atoi(v)
+			m[k] = n
+		default:
+			m[k] = v
+		}
+	}
+	if a, ok := d["address"]; ok {
+		m["cidr"] = a + "/" + d["netmask"]
+	}
+	if a, ok := d["address6"]; ok {
+		m["cidr6"] = a + "/" + d["netmask6"]
+	}
+	if d["type"] == "eth" {
+		m["exists"] = 1
+	}
+	if _, running := hn.Running[name]; running {
+		m["active"] = 1
+	}
+	return m
+}
+
+func (s *Server) networkList(r *Request) (any, error) {
+	hn := s.hostNet(r.Str("node"))
+	cur := hn.current()
+	filter := r.Str("type")
+	out := []map[string]any{}
+	for _, name := range sortedKeys(cur) {
+		d := cur[name]
+		if filter != "" && filter != "include_sdn" {
+			isBridge := d["type"] == "bridge" || d["type"] == "OVSBridge"
+			if !(filter == d["type"] || (isBridge && (filter == "any_bridge" || filter == "any_local_bridge"))) {
+				continue
+			}
+		}
+		out = append(out, s.networkIfaceJSON(hn, name, d))
+	}
+	if filter == "any_bridge" || filter == "include_sdn" || filter == "vnet" {
+		for _, id := range s.sdnAppliedVnets() {
+			out = append(out, map[string]any{"iface": id, "type": "vnet", "active": 1, "zone": s.sdnRunningZoneOf(id)})
+		}
+	}
+	return Result{Data: out, Changes: s.networkChanges(hn)}, nil
+}
+
+func (s *Server) networkGet(r *Request) (any, error) {
+	hn := s.hostNet(r.Str("node"))
+	d, ok := hn.current()[r.Str("iface")]
+	if !ok {
+		return nil, ParamErr("iface", "interface does not exist")
+	}
+	m := s.networkIfaceJSON(hn, r.Str("iface"), d)
+	delete(m, "iface")
+	return m, nil
+}
+
+// networkParams collects the interface options of a create or update.
+func networkParams(r *Request) map[string]string {
+	p := map[string]string{}
+	for k, v := range r.Params {
+		switch k {
+		case "node", "iface", "delete":
+			continue
+		}
+		p[k] = v
+	}
+	return p
+}
+
+// checkDuplicate is $check_duplicate (gateways).
+func checkDuplicate(ifaces map[string]netIface, newIface, key, what string) error {
+	for _, name := range sortedKeys(ifaces) {
+		if name != newIface && ifaces[name][key] != "" {
+			return ParamErr(key, fmt.Sprintf("%s already exists on interface '%s'.", what, name))
+		}
+	}
+	return nil
+}
+
+var portKeys = []string{"bridge_ports", "ovs_ports", "slaves", "ovs_bonds"}
+
+func portList(d map[string]string) (ports []string, param string) {
+	for _, k := range portKeys {
+		if d[k] != "" {
+			ports = append(ports, splitList(d[k])...)
+			if param == "" {
+				param = k
+			}
+		}
+	}
+	return ports, param
+}
+
+// checkDuplicatePorts is $check_duplicate_ports.
+func checkDuplicatePorts(ifaces map[string]netIface, newIface string, p map[string]string) error {
+	ports, param := portList(p)
+	want := map[string]bool{}
+	for _, x := range ports {
+		want[x] = true
+	}
+	for _, name := range sortedKeys(ifaces) {
+		if name == newIface {
+			continue
+		}
+		used, _ := portList(ifaces[name])
+		for _, x := range used {
+			if want[x] {
+				return ParamErr(param, fmt.Sprintf("%s is already used on interface '%s'.", x, name))
+			}
+		}
+	}
+	return nil
+}
+
+// mapCIDR is $map_cidr_to_address_netmask.
+func mapCIDR(p map[string]string) error {
+	for _, fam := range []string{"", "6"} {
+		c, ok := p["cidr"+fam]
+		if !ok {
+			continue
+		}
+		if p["address"+fam] != "" {
+			return ParamErr("address"+fam, "address"+fam+" conflicts with cidr"+fam)
+		}
+		if p["netmask"+fam] != "" {
+			return ParamErr("netmask"+fam, "netmask"+fam+" conflicts with cidr"+fam)
+		}
+		addr, bits, _ := strings.Cut(c, "/")
+		p["address"+fam], p["netmask"+fam] = addr, bits
+		delete(p, "cidr"+fam)
+	}
+	if m, ok := p["netmask"]; ok && strings.Contains(m, ".") {
+		bits, _ := ipv4MaskBits(m)
+		p["netmask"] = strconv.Itoa(bits)
+	}
+	return nil
+}
+
+// checkIPv6 is $check_ipv6_settings.
+func checkIPv6(address, netmask string) error {
+	a, err := netip.ParseAddr(address)
+	if err != nil || !a.Is6() {
+		return ParamErr("address", fmt.Sprintf("%s is not a valid host IPv6 address.", address))
+	}
+	if !(a.IsGlobalUnicast() || a.IsLinkLocalUnicast()) {
+		return ParamErr("address", fmt.Sprintf("%s with type '%s', cannot be used as host IPv6 address.", address, ipv6Type(a)))
+	}
+	return nil
+}
+
+func ipv6Type(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "LOOPBACK"
+	case a.IsMulticast():
+		return "MULTICAST"
+	case a.IsUnspecified():
+		return "UNSPECIFIED"
+	}
+	return "RESERVED"
+}
+
+// setFamilies records the address families and methods of an interface.
+func setFamilies(d netIface, p map[string]string) {
+	var fam []string
+	if p["address"] != "" {
+		fam = append(fam, "inet")
+	}
+	if p["address6"] != "" {
+		fam = append(fam, "inet6")
+	}
+	if len(fam) == 0 {
+		fam = []string{"inet"}
+	}
+	d["families"] = strings.Join(fam, ",")
+	d["method"], d["method6"] = "manual", "manual"
+	if p["address"] != "" {
+		d["method"] = "static"
+	}
+	if p["address6"] != "" {
+		d["method6"] = "static"
+	}
+}
+
+func (s *Server) networkCreate(r *Request) (any, error) {
+	hn := s.hostNet(r.Str("node"))
+	name := r.Str("iface")
+	p := networkParams(r)
+	work := copyIfaces(hn.current())
+	if _, ok := work[name]; ok {
+		return nil, ParamErr("iface", "interface already exists")
+	}
+	if p["gateway"] != "" {
+		if err := checkDuplicate(work, name, "gateway", "Default gateway"); err != nil {
+			return nil, err
+		}
+	}
+	if p["gateway6"] != "" {
+		if err := checkDuplicate(work, name, "gateway6", "Default ipv6 gateway"); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkDuplicatePorts(work, name, p); err != nil {
+		return nil, err
+	}
+	if err := mapCIDR(p); err != nil {
+		return nil, err
+	}
+	if p["address6"] != "" {
+		if err := checkIPv6(p["address6"], p["netmask6"]); err != nil {
+			return nil, err
+		}
+	}
+	if strings.HasPrefix(p["type"], "OVS") {
+		return nil, Fail("Open VSwitch is not installed (need package 'openvswitch-switch')")
+	}
+	if v, ok := p["bridge_vids"]; ok {
+		if len(splitList(v)) == 0 {
+			return nil, ParamErr("bridge_vids", "VLAN list items are empty")
+		}
+		p["bridge_vids"] = strings.Join(splitList(v), " ")
+	}
+	d := netIface{}
+	for k, v := range p {
+		d[k] = v
+	}
+	setFamilies(d, p)
+	d["priority"] = strconv.Itoa(hn.NextPriority)
+	work[name] = d
+	if err := validateInterfaces(work); err != nil {
+		return nil, err
+	}
+	hn.NextPriority++
+	hn.Staged = work
+	return nil, nil
+}
+
+func (s *Server) networkUpdate(r *Request) (any, error) {
+	hn := s.hostNet(r.Str("node"))
+	name := r.Str("iface")
+	p := networkParams(r)
+	work := copyIfaces(hn.current())
+	d, ok := work[name]
+	if !ok {
+		return nil, ParamErr("iface", "interface does not exist")
+	}
+	for _, k := range splitList(r.Str("delete")) {
+		delete(d, k)
+		switch k {
+		case "cidr":
+			delete(d, "netmask")
+			delete(d, "address")
+		case "cidr6":
+			delete(d, "netmask6")
+			delete(d, "address6")
+		}
+	}
+	if err := mapCIDR(p); err != nil {
+		return nil, err
+	}
+	if p["gateway"] != "" {
+		if err := checkDuplicate(work, name, "gateway", "Default gateway"); err != nil {
+			return nil, err
+		}
+	}
+	if p["gateway6"] != "" {
+		if err := checkDuplicate(work, name, "gateway6", "Default ipv6 gateway"); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkDuplicatePorts(work, name, p); err != nil {
+		return nil, err
+	}
+	if p["address6"] != "" {
+		if err := checkIPv6(p["address6"], p["netmask6"]); err != nil {
+			return nil, err
+		}
+	}
+	// Proxmox derives the methods from this request alone: an update
+	// without an address turns a static interface into a manual one.
+	setFamilies(d, p)
+	if v, ok := p["bridge_vids"]; ok {
+		if len(splitList(v)) == 0 {
+			return nil, ParamErr("bridge_vids", "VLAN list items are empty")
+		}
+		p["bridge_vids"] = strings.Join(splitList(v), " ")
+	}
+	for k, v := range p {
+		d[k] = v
+	}
+	if err := validateInterfaces(work); err != nil {
+		return nil, err
+	}
+	hn.Staged = work
+	return nil, nil
+}
+
+func (s *Server) networkDelete(r *Request) (any, error) {
+	hn := s.hostNet(r.Str("node"))
+	name := r.Str("iface")
+	work := copyIfaces(hn.current())
+	d, ok := work[name]
+	if !ok {
+		return nil, ParamErr("iface", "interface does not exist")
+	}
+	delete(work, name)
+	if d["type"] == "eth" {
+		// A physical port stays: the reader lists every NIC that exists.
+		for _, nic := range physicalNICs {
+			if nic == name {
+				work[name] = netIface{"type": "eth", "method": "manual", "method6": "manual", "families": "inet", "priority": d["priority"]}
+			}
+		}
+	}
+	if err := validateInterfaces(work); err != nil {
+		return nil, err
+	}
+	hn.Staged = work
+	return nil, nil
+}
+
+func (s *Server) networkApply(r *Request) (any, error) {
+	node := r.Str("node")
+	hn := s.hostNet(node)
+	return s.startTask(r, node, "srvreload", "networking", func(tc *taskCtx) error {
+		if err := tc.Sleep(2 * time.Second); err != nil {
+			return err
+		}
+		if hn.Staged != nil {
+			hn.Running = hn.Staged
+			hn.Staged = nil
+		}
+		return nil
+	}), nil
+}
+
+// checkMTU is $check_mtu: a child may not have a larger MTU than its parent.
+func checkMTU(ifaces map[string]netIface, parent, child string) error {
+	mtu := func(name string) int {
+		if m, err := strconv.Atoi(ifaces[name]["mtu"]); err == nil {
+			return m
+		}
+		return 1500
+	}
+	if p, c := mtu(parent), mtu(child); p < c {
+		return Fail("interface '%s' - mtu %d is lower than '%s' - mtu %d", parent, p, child, c)
+	}
+	return nil
+}
+
+// validateInterfaces runs the checks __write_etc_network_interfaces makes
+// before it writes the file.
+func validateInterfaces(ifaces map[string]netIface) error {
+	used := map[string]string{}
+	for _, name := range sortedKeys(ifaces) {
+		ports, _ := portList(ifaces[name])
+		for _, p := range ports {
+			if other, ok := used[p]; ok && other != name {
+				return Fail("port '%s' is already used on interface '%s'", p, other)
+			}
+			used[p] = name
+		}
+	}
+	for _, name := range sortedKeys(ifaces) {
+		d := ifaces[name]
+		if d["type"] != "bond" || d["slaves"] == "" {
+			continue
+		}
+		primaryIsSlave := false
+		for _, p := range splitList(d["slaves"]) {
+			n, ok := ifaces[p]
+			if !ok {
+				return Fail("bond '%s' - unable to find slave '%s'", name, p)
+			}
+			if n["type"] != "eth" && n["type"] != "bond" {
+				return Fail("bond '%s' - wrong interface type on slave '%s' ('%s' != 'eth or bond')", name, p, n["type"])
+			}
+			if err := checkMTU(ifaces, name, p); err != nil {
+				return err
+			}
+			if d["bond-primary"] == p {
+				primaryIsSlave = true
+			}
+		}
+		if d["bond-primary"] != "" && !primaryIsSlave {
+			return Fail("bond '%s' - bond-primary interface is not a slave", name)
+		}
+	}
+	reDotted := regexp.MustCompile(`^(\S+)\.(\d+)$`)
+	reVlanN := regexp.MustCompile(`^vlan(\d+)$`)
+	for _, name := range sortedKeys(ifaces) {
+		d := ifaces[name]
+		if d["type"] != "vlan" {
+			continue
+		}
+		var parent string
+		var id int
+		if m := reDotted.FindStringSubmatch(name); m != nil {
+			parent = m[1]
+			id, _ = strconv.Atoi(m[2])
+			delete(d, "vlan-raw-device")
+			delete(d, "vlan-id")
+		} else {
+			if d["vlan-raw-device"] == "" {
+				return Fail("missing vlan-raw-device option")
+			}
+			parent = d["vlan-raw-device"]
+			if m := reVlanN.FindStringSubmatch(name); m != nil {
+				id, _ = strconv.Atoi(m[1])
+				delete(d, "vlan-id")
+			} else {
+				if d["vlan-id"] == "" {
+					return Fail("missing vlan-id option")
+				}
+				id, _ = strconv.Atoi(d["vlan-id"])
+			}
+		}
+		if id > 4094 {
+			return Fail("vlan '%s' - vlan-id %d should be <= 4094", name, id)
+		}
+		n, ok := ifaces[parent]
+		if !ok {
+			return Fail("vlan '%s' - unable to find parent '%s'", name, parent)
+		}
+		switch n["type"] {
+		case "eth", "bridge", "bond", "vlan":
+		default:
+			return Fail("vlan '%s' - wrong interface type on parent '%s' ('%s' != 'eth|bond|bridge|vlan' )", name, parent, n["type"])
+		}
+		if err := checkMTU(ifaces, parent, name); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(ifaces) {
+		d := ifaces[name]
+		if d["type"] != "bridge" {
+			continue
+		}
+		for _, p := range splitList(d["bridge_ports"]) {
+			n, ok := ifaces[p]
+			if !ok {
+				if reDotted.MatchString(p) {
+					continue // an implicit VLAN sub-interface
+				}
+				return Fail("bridge '%s' - unable to find bridge port '%s'", name, p)
+			}
+			if (n["method"] == "static" && n["address"] != "0.0.0.0") || (n["method6"] == "static" && n["address6"] != "::") {
+				return Fail("iface %s - ip address can't be set on interface if bridged in %s", p, name)
+			}
+			if err := checkMTU(ifaces, p, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// typePriority orders stanzas like __write_etc_network_interfaces.
+var typePriority = map[string]int{"loopback": 100000, "eth": 200000, "bond": 400000, "bridge": 500000, "vlan": 600000, "vxlan": 600000}
+
+// renderInterfaces writes an interfaces file as Proxmox does.
+func renderInterfaces(ifaces map[string]netIface) string {
+	var b strings.Builder
+	b.WriteString("# network interface settings; autogenerated\n# Please do NOT modify this file directly, unless you know what\n# you're doing.\n#\n# If you want to manage parts of the network configuration manually,\n# please utilize the 'source' or 'source-directory' directives to do\n# so.\n# PVE will preserve these directives, but will NOT read its network\n# configuration from sourced files, so do not attempt to move any of\n# the PVE managed interfaces into external files!\n\nauto lo\niface lo inet loopback\n\n")
+	prio := func(name string) int {
+		root := strings.FieldsFunc(name, func(r rune) bool { return r == '.' || r == ':' })[0]
+		d := ifaces[name]
+		p, err := strconv.Atoi(d["priority"])
+		if err != nil {
+			p = 50000
+		}
+		return typePriority[ifaces[root]["type"]] + strings.Count(name, ".") + p
+	}
+	names := sortedKeys(ifaces)
+	sort.SliceStable(names, func(i, j int) bool {
+		pi, pj := prio(names[i]), prio(names[j])
+		if pi != pj {
+			return pi < pj
+		}
+		return names[i] < names[j]
+	})
+	for _, name := range names {
+		d := ifaces[name]
+		if d["autostart"] == "1" {
+			fmt.Fprintf(&b, "auto %s\n", name)
+		}
+		fmt.Fprintf(&b, "iface %s inet %s\n", name, d["method"])
+		if a := d["address"]; a != "" {
+			fmt.Fprintf(&b, "\taddress %s/%s\n", a, d["netmask"])
+		}
+		if g := d["gateway"]; g != "" {
+			fmt.Fprintf(&b, "\tgateway %s\n", g)
+		}
+		done := map[string]bool{"type": true, "priority": true, "method": true, "method6": true, "families": true, "comments": true,
+			"comments6": true, "autostart": true, "address": true, "netmask": true, "gateway": true, "address6": true, "netmask6": true, "gateway6": true}
+		switch d["type"] {
+		case "bridge":
+			ports := d["bridge_ports"]
+			if ports == "" {
+				ports = "none"
+			}
+			fmt.Fprintf(&b, "\tbridge-ports %s\n", strings.Join(splitList(ports), " "))
+			stp := d["bridge_stp"]
+			if stp == "" {
+				stp = "off"
+			}
+			fmt.Fprintf(&b, "\tbridge-stp %s\n", stp)
+			fd := d["bridge_fd"]
+			if fd == "" && stp == "off" {
+				fd = "0"
+			}
+			if fd != "" {
+				fmt.Fprintf(&b, "\tbridge-fd %s\n", fd)
+			}
+			if d["bridge_vlan_aware"] == "1" {
+				vids := d["bridge_vids"]
+				if vids == "" {
+					vids = "2-4094"
+				}
+				fmt.Fprintf(&b, "\tbridge-vlan-aware yes\n\tbridge-vids %s\n", vids)
+			}
+			for _, k := range []string{"bridge_ports", "bridge_stp", "bridge_fd", "bridge_vlan_aware", "bridge_vids"} {
+				done[k] = true
+			}
+		case "bond":
+			slaves := strings.Join(splitList(d["slaves"]), " ")
+			if slaves == "" {
+				slaves = "none"
+			}
+			mode := d["bond_mode"]
+			if mode == "" {
+				mode = "balance-rr"
+			}
+			fmt.Fprintf(&b, "\tbond-slaves %s\n\tbond-miimon 100\n\tbond-mode %s\n", slaves, mode)
+			if x := d["bond_xmit_hash_policy"]; x != "" && (mode == "balance-xor" || mode == "802.3ad") {
+				fmt.Fprintf(&b, "\tbond-xmit-hash-policy %s\n", x)
+			}
+			if p := d["bond-primary"]; p != "" && mode == "active-backup" {
+				fmt.Fprintf(&b, "\tbond-primary %s\n", p)
+			}
+			for _, k := range []string{"slaves", "bond_mode", "bond_xmit_hash_policy", "bond-primary"} {
+				done[k] = true
+			}
+		}
+		for _, k := range sortedKeys(d) {
+			if !done[k] && d[k] != "" && d[k] != "0" {
+				fmt.Fprintf(&b, "\t%s %s\n", k, d[k])
+			}
+		}
+		for _, line := range strings.Split(d["comments"], "\n") {
+			if line != "" {
+				fmt.Fprintf(&b, "#%s\n", line)
+			}
+		}
+		b.WriteString("\n")
+		if d["method6"] == "static" {
+			fmt.Fprintf(&b, "iface %s inet6 static\n\taddress %s/%s\n", name, d["address6"], d["netmask6"])
+			if g := d["gateway6"]; g != "" {
+				fmt.Fprintf(&b, "\tgateway %s\n", g)
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("source /etc/network/interfaces.d/*\n")
+	return b.String()
+}
+
+// networkChanges is the "changes" attribute: diff -u of the running and
+// the staged file, or nothing when no change is staged.
+func (s *Server) networkChanges(hn *HostNetwork) string {
+	if hn.Staged == nil {
+		return ""
+	}
+	ts := s.clock.Now().Format("2006-01-02 15:04:05.000000000 -0700")
+	return unifiedDiff("/etc/network/interfaces", "/etc/network/interfaces.new", ts,
+		renderInterfaces(hn.Running), renderInterfaces(hn.Staged))
+}
+
+// unifiedDiff is a small `diff -u` (three lines of context).
+func unifiedDiff(nameA, nameB, stamp, a, b string) string {
+	la := strings.SplitAfter(a, "\n")
+	lb := strings.SplitAfter(b, "\n")
+	if la[len(la)-1] == "" {
+		la = la[:len(la)-1]
+	}
+	if lb[len(lb)-1] == "" {
+		lb = lb[:len(lb)-1]
+	}
+	// Longest common subsequence table.
+	n, m := len(la), len(lb)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if la[i] == lb[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type op struct {
+		kind byte // ' ', '-', '+'
+		line string
+		ai   int
+		bi   int
+	}
+	var ops []op
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && la[i] == lb[j]:
+			ops = append(ops, op{' ', la[i], i, j})
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			ops = append(ops, op{'+', lb[j], i, j})
+			j++
+		default:
+			ops = append(ops, op{'-', la[i], i, j})
+			i++
+		}
+	}
+	var out strings.Builder
+	changed := false
+	for k := 0; k < len(ops); {
+		if ops[k].kind == ' ' {
+			k++
+			continue
+		}
+		changed = true
+		start := max(k-3, 0)
+		end := k
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 6 {
+				end = min(end+3, len(ops))
+				break
+			}
+			end = run
+		}
+		aStart, bStart := ops[start].ai, ops[start].bi
+		aLen, bLen := 0, 0
+		for _, o := range ops[start:end] {
+			if o.kind != '+' {
+				aLen++
+			}
+			if o.kind != '-' {
+				bLen++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
+		for _, o := range ops[start:end] {
+			out.WriteByte(o.kind)
+			out.WriteString(o.line)
+			if !strings.HasSuffix(o.line, "\n") {
+				out.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		k = end
+	}
+	if !changed {
+		return ""
+	}
+	return fmt.Sprintf("--- %s\t%s\n+++ %s\t%s\n", nameA, stamp, nameB, stamp) + out.String()
+}
+
+func hunkRange(start, length int) string {
+	if length == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	if length == 1 {
+		return strconv.Itoa(start + 1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, length)
+}

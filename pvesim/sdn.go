@@ -1,0 +1,934 @@
+package pvesim
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Software-defined networking (/cluster/sdn, pve-network): zones, vnets
+// and subnets are edited in the cluster-wide configuration; PUT
+// /cluster/sdn commits it as the running configuration and reloads the
+// network of every node. Reads with pending=1 compare both and show each
+// object's state (new, changed, deleted) and its pending values.
+
+// extState is the part of the cluster state added for host networks and
+// SDN; clusterState embeds it so the JSON snapshot includes it.
+type extState struct {
+	HostNet map[string]*HostNetwork `json:"hostnet,omitempty"`
+	SDN     *SDNState               `json:"sdn,omitempty"`
+}
+
+// sdnSection is one section config (zones.cfg, vnets.cfg, subnets.cfg):
+// object id to its keys, "type" included.
+type sdnSection map[string]map[string]string
+
+// SDNState is the SDN configuration and what was last applied.
+type SDNState struct {
+	Zones       sdnSection `json:"zones"`
+	Vnets       sdnSection `json:"vnets"`
+	Subnets     sdnSection `json:"subnets"`
+	Controllers sdnSection `json:"controllers"`
+	Running     *struct {
+		Zones   sdnSection `json:"zones"`
+		Vnets   sdnSection `json:"vnets"`
+		Subnets sdnSection `json:"subnets"`
+	} `json:"running,omitempty"`
+	Version int `json:"version"`
+}
+
+func (s *Server) sdn() *SDNState {
+	if s.state.SDN == nil {
+		s.state.SDN = &SDNState{Zones: sdnSection{}, Vnets: sdnSection{}, Subnets: sdnSection{}, Controllers: sdnSection{}}
+	}
+	st := s.state.SDN
+	for _, sec := range []*sdnSection{&st.Zones, &st.Vnets, &st.Subnets, &st.Controllers} {
+		if *sec == nil {
+			*sec = sdnSection{}
+		}
+	}
+	return st
+}
+
+func (sec sdnSection) clone() sdnSection {
+	out := sdnSection{}
+	for id, o := range sec {
+		out[id] = copyConf(o)
+	}
+	return out
+}
+
+// running returns the applied section of a kind (empty before the first apply).
+func (st *SDNState) running(kind string) sdnSection {
+	if st.Running == nil {
+		return sdnSection{}
+	}
+	switch kind {
+	case "zones":
+		return st.Running.Zones
+	case "vnets":
+		return st.Running.Vnets
+	}
+	return st.Running.Subnets
+}
+
+func (st *SDNState) config(kind string) sdnSection {
+	switch kind {
+	case "zones":
+		return st.Zones
+	case "vnets":
+		return st.Vnets
+	}
+	return st.Subnets
+}
+
+// digest is the SHA-1 of the section config file, as SectionConfig computes it.
+func (sec sdnSection) digest() string {
+	var b strings.Builder
+	for _, id := range sortedKeys(sec) {
+		o := sec[id]
+		fmt.Fprintf(&b, "%s: %s\n", o["type"], id)
+		for _, k := range sortedKeys(o) {
+			if k != "type" {
+				fmt.Fprintf(&b, "\t%s %s\n", k, o[k])
+			}
+		}
+		b.WriteString("\n")
+	}
+	sum := sha1.Sum([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
+}
+
+// sdnVnetApplied says whether a vnet exists in the running configuration,
+// so guests can plug into it.
+func (s *Server) sdnVnetApplied(name string) bool {
+	_, ok := s.sdn().running("vnets")[name]
+	return ok
+}
+
+func (s *Server) sdnAppliedVnets() []string { return sortedKeys(s.sdn().running("vnets")) }
+
+func (s *Server) sdnRunningZoneOf(vnet string) string { return s.sdn().running("vnets")[vnet]["zone"] }
+
+// AddSDNController defines an SDN controller (the simulator does not serve
+// /cluster/sdn/controllers); EVPN zones need an "evpn" one.
+func (s *Server) AddSDNController(id, typ string, opts map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := copyConf(opts)
+	o["type"] = typ
+	s.sdn().Controllers[id] = o
+}
+
+// Key types of SDN objects, for typed read-back.
+var sdnKeyTypes = func() map[string]Type {
+	m := map[string]Type{}
+	for _, p := range append(append(sdnZoneParams().All(), sdnVnetParams().All()...), sdnSubnetParams().All()...) {
+		m[p.Name] = p.Type
+	}
+	return m
+}()
+
+func sdnIDFormat(kind string) func(string) error {
+	re := regexp.MustCompile(`(?i)^[a-z][a-z0-9]*[a-z0-9]$`)
+	return func(s string) error {
+		if !re.MatchString(s) {
+			return fmt.Errorf("%s ID '%s' contains illegal characters\n", kind, s)
+		}
+		if len(s) > 8 {
+			return fmt.Errorf("%s ID '%s' can't be more length than 8 characters\n", kind, s)
+		}
+		return nil
+	}
+}
+
+func init() {
+	// pve-network's own ID rules (formats.go's generic definition of the
+	// zone format is replaced here; this file's init runs after it).
+	RegisterFormat("pve-sdn-zone-id", sdnIDFormat("zone"))
+	RegisterFormat("pve-sdn-vnet-id", sdnIDFormat("vnet"))
+	RegisterFormat("pve-sdn-subnet-id", func(s string) error {
+		cidr := s
+		if !strings.Contains(s, "/") {
+			parts := strings.Split(s, "-")
+			if len(parts) < 3 {
+				return fmt.Errorf("value does not look like a valid CIDR network\n")
+			}
+			cidr = parts[1] + "/" + parts[2]
+		}
+		if cidrCheck(cidr, true, true, "") != nil {
+			return fmt.Errorf("value does not look like a valid CIDR network\n")
+		}
+		return nil
+	})
+	RegisterFormat("pve-sdn-fabric-id", matchOr(regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9-]{0,6}[a-zA-Z0-9]?$`), "invalid fabric id"))
+	RegisterFormat("pve-sdn-bgp-rt", func(s string) error {
+		m := regexp.MustCompile(`^(\d+):(\d+)$`).FindStringSubmatch(s)
+		if m == nil {
+			return fmt.Errorf("value does not look like a valid bgp route-target\n")
+		}
+		for _, n := range m[1:] {
+			if v, err := strconv.ParseUint(n, 10, 64); err != nil || v > 4294967295 {
+				return fmt.Errorf("value does not look like a valid bgp route-target\n")
+			}
+		}
+		return nil
+	})
+	RegisterPropFormat("pve-sdn-dhcp-range", Props(
+		Str("start-address").Fmt("ip"),
+		Str("end-address").Fmt("ip"),
+	))
+	registerRoutes(func(s *Server) {
+		view := func() []*Param { return []*Param{Bool("pending").Opt(), Bool("running").Opt()} }
+		lock := func() *Param { return Str("lock-token").Opt() }
+		zoneTypes := []string{"evpn", "faucet", "qinq", "simple", "vlan", "vxlan"}
+		zoneID := func() *Param { return Str("zone").Fmt("pve-sdn-zone-id") }
+		vnetID := func() *Param { return Str("vnet").Fmt("pve-sdn-vnet-id") }
+		update := func() []*Param {
+			return []*Param{Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), Str("digest").Opt().MaxLen(64), lock()}
+		}
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn", Handler: func(*Request) (any, error) {
+			out := []map[string]any{}
+			for _, id := range []string{"vnets", "zones", "controllers", "ipams", "dns", "fabrics"} {
+				out = append(out, map[string]any{"id": id})
+			}
+			return out, nil
+		}})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn", Params: NewParams(lock(), Bool("release-lock").Opt().Default("1")), Handler: s.sdnApply})
+
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones",
+			Params: NewParams(append(view(), Str("type").Opt().Enum(zoneTypes...))...), Handler: s.sdnZoneList})
+		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/zones",
+			Params: sdnZoneParams().With(zoneID(), Str("type").Enum(zoneTypes...).Fmt("pve-configid"), lock()), Handler: s.sdnZoneCreate})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones/{zone}", Params: NewParams(append(view(), zoneID())...),
+			Handler: func(r *Request) (any, error) { return s.sdnRead(r, "zones", r.Str("zone")) }})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/zones/{zone}", Params: sdnZoneParams().With(append(update(), zoneID())...), Handler: s.sdnZoneUpdate})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/zones/{zone}", Params: NewParams(zoneID(), lock()), Handler: s.sdnZoneDelete})
+
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets", Params: NewParams(view()...),
+			Handler: func(r *Request) (any, error) { return s.sdnList(r, "vnets", nil) }})
+		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets",
+			Params: sdnVnetParams().With(vnetID(), Str("zone"), Str("type").Opt().Enum("vnet"), lock()), Handler: s.sdnVnetCreate})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}", Params: NewParams(append(view(), vnetID())...),
+			Handler: func(r *Request) (any, error) { return s.sdnRead(r, "vnets", r.Str("vnet")) }})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}",
+			Params: sdnVnetParams().With(append(update(), vnetID(), Str("zone").Opt())...), Handler: s.sdnVnetUpdate})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}", Params: NewParams(vnetID(), lock()), Handler: s.sdnVnetDelete})
+
+		subnetID := func() *Param { return Str("subnet").Fmt("pve-sdn-subnet-id") }
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets", Params: NewParams(append(view(), vnetID())...),
+			Handler: func(r *Request) (any, error) {
+				vnet := r.Str("vnet")
+				return s.sdnList(r, "subnets", func(o map[string]string) bool { return o["vnet"] == vnet })
+			}})
+		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets/{vnet}/subnets",
+			Params: sdnSubnetParams().With(subnetID(), Str("vnet"), Str("type").Enum("subnet"), lock()), Handler: s.sdnSubnetCreate})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Params: NewParams(append(view(), vnetID(), subnetID())...),
+			Handler: func(r *Request) (any, error) {
+				id, err := s.sdnSubnetID(r)
+				if err != nil {
+					return nil, err
+				}
+				return s.sdnRead(r, "subnets", id)
+			}})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}",
+			Params: sdnSubnetParams().With(append(update(), subnetID(), Str("vnet").Opt())...), Handler: s.sdnSubnetUpdate})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}",
+			Params: NewParams(vnetID(), subnetID(), lock()), Handler: s.sdnSubnetDelete})
+	})
+}
+
+// sdnZoneParams are the zone plugins' properties (all optional in the API;
+// each type requires its own, see sdnZoneOptions).
+func sdnZoneParams() *Params {
+	return NewParams(
+		Bool("advertise-subnets").Opt(),
+		Str("bridge").Opt(),
+		Bool("bridge-disable-mac-learning").Opt(),
+		Str("controller").Opt(),
+		Str("dhcp").Opt().Enum("dnsmasq"),
+		Bool("disable-arp-nd-suppression").Opt(),
+		Str("dns").Opt(),
+		Str("dnszone").Opt().Fmt("dns-name"),
+		Int("dp-id").Opt(),
+		Str("exitnodes").Opt().Fmt("pve-node-list"),
+		Bool("exitnodes-local-routing").Opt(),
+		Str("exitnodes-primary").Opt().Fmt("pve-node"),
+		Str("fabric").Opt().Fmt("pve-sdn-fabric-id"),
+		Str("ipam").Opt(),
+		Str("mac").Opt().Fmt("mac-addr"),
+		Int("mtu").Opt(),
+		Str("nodes").Opt().Fmt("pve-node-list"),
+		Str("peers").Opt().Fmt("ip-list"),
+		Str("reversedns").Opt(),
+		Str("rt-import").Opt().Fmt("pve-sdn-bgp-rt-list"),
+		Int("tag").Opt().Min(0),
+		Str("vlan-protocol").Opt().Enum("802.1q", "802.1ad").Default("802.1q"),
+		Int("vrf-vxlan").Opt().Min(1).Max(16777215),
+		Int("vxlan-port").Opt().Min(1).Max(65536).Default("4789"),
+	)
+}
+
+func sdnVnetParams() *Params {
+	return NewParams(
+		Str("alias").Opt().MaxLen(256).Pattern(`(?i:[\(\)-_.\w\d\s]{0,256})`),
+		Bool("isolate-ports").Opt(),
+		Int("tag").Opt().Min(1).Max(16777215),
+		Bool("vlanaware").Opt(),
+	)
+}
+
+func sdnSubnetParams() *Params {
+	return NewParams(
+		Str("dhcp-dns-server").Opt().Fmt("ip"),
+		Arr("dhcp-range").Opt(),
+		Str("dnszoneprefix").Opt().Fmt("dns-name"),
+		Str("gateway").Opt().Fmt("ip"),
+		Bool("snat").Opt(),
+	)
+}
+
+// sdnZoneOptions are the options of each zone type, true when required
+// (the plugins' options()).
+var sdnZoneOptions = map[string]map[string]bool{
+	"simple": {"nodes": false, "mtu": false, "dns": false, "reversedns": false, "dnszone": false, "ipam": false, "dhcp": false},
+	"vlan":   {"nodes": false, "bridge": true, "bridge-disable-mac-learning": false, "mtu": false, "dns": false, "reversedns": false, "dnszone": false, "ipam": false},
+	"qinq":   {"nodes": false, "tag": true, "bridge": true, "bridge-disable-mac-learning": false, "mtu": false, "vlan-protocol": false, "dns": false, "reversedns": false, "dnszone": false, "ipam": false},
+	"vxlan":  {"nodes": false, "peers": false, "vxlan-port": false, "mtu": false, "dns": false, "reversedns": false, "dnszone": false, "ipam": false, "fabric": false},
+	"evpn": {"nodes": false, "vrf-vxlan": true, "controller": true, "exitnodes": false, "exitnodes-local-routing": false, "exitnodes-primary": false,
+		"advertise-subnets": false, "disable-arp-nd-suppression": false, "bridge-disable-mac-learning": false, "rt-import": false,
+		"vxlan-port": false, "mtu": false, "mac": false, "dns": false, "reversedns": false, "dnszone": false, "ipam": false},
+	"faucet": {"nodes": false, "dp-id": true, "dns": false, "reversedns": false, "dnszone": false, "ipam": false},
+}
+
+// sdnParams are a request's object options, list values normalised.
+func sdnParams(r *Request, skip ...string) map[string]string {
+	out := map[string]string{}
+	drop := map[string]bool{"lock-token": true, "digest": true, "delete": true}
+	for _, k := range skip {
+		drop[k] = true
+	}
+	for k, v := range r.Params {
+		if drop[k] {
+			continue
+		}
+		switch k {
+		case "nodes", "exitnodes", "peers", "rt-import":
+			v = strings.Join(splitList(v), ",")
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// checkSectionOptions is SectionConfig::check_config for one plugin type.
+func checkSectionOptions(opts map[string]bool, params map[string]string, create bool) error {
+	for _, k := range sortedKeys(params) {
+		if _, ok := opts[k]; !ok && k != "type" {
+			return Fail("unexpected property '%s'", k)
+		}
+	}
+	if create {
+		for _, k := range sortedKeys(opts) {
+			if opts[k] && params[k] == "" {
+				return Fail("missing value for required option '%s'", k)
+			}
+		}
+	}
+	return nil
+}
+
+// sdnObjectJSON types an object's values for the API.
+func sdnObjectJSON(o map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range o {
+		out[k] = typedValue(sdnKeyTypes[k], v)
+	}
+	return out
+}
+
+// sdnView returns the section a read shows: the configuration, the
+// running one, or the pending comparison of both.
+func (s *Server) sdnView(r *Request, kind string) (map[string]map[string]any, string) {
+	st := s.sdn()
+	cfg := st.config(kind)
+	digest := cfg.digest()
+	out := map[string]map[string]any{}
+	switch {
+	case r.Bool("pending"):
+		return sdnPending(st.running(kind), cfg), digest
+	case r.Bool("running"):
+		for id, o := range st.running(kind) {
+			out[id] = sdnObjectJSON(o)
+		}
+	default:
+		for id, o := range cfg {
+			out[id] = sdnObjectJSON(o)
+		}
+	}
+	return out, digest
+}
+
+// sdnPending is PVE::Network::SDN::pending_config.
+func sdnPending(running, cfg sdnSection) map[string]map[string]any {
+	pending := map[string]map[string]any{}
+	get := func(id string) map[string]any {
+		if pending[id] == nil {
+			pending[id] = map[string]any{}
+		}
+		return pending[id]
+	}
+	pend := func(id string) map[string]any {
+		p := get(id)
+		if p["pending"] == nil {
+			p["pending"] = map[string]any{}
+		}
+		return p["pending"].(map[string]any)
+	}
+	for _, id := range sortedKeys(running) {
+		ro, co := running[id], cfg[id]
+		p := get(id)
+		for _, k := range sortedKeys(ro) {
+			p[k] = typedValue(sdnKeyTypes[k], ro[k])
+			switch {
+			case len(co) == 0:
+				p["state"] = "deleted"
+			case co[k] == "":
+				pend(id)[k] = "deleted"
+				p["state"] = "changed"
+			case co[k] != ro[k]:
+				p["state"] = "changed"
+			}
+		}
+		if p["state"] != nil {
+			pend(id)
+		}
+	}
+	for _, id := range sortedKeys(cfg) {
+		ro, co := running[id], cfg[id]
+		p := get(id)
+		for _, k := range sortedKeys(co) {
+			if k == "type" || k == "vnet" {
+				p[k] = co[k]
+			} else if rv, ok := ro[k]; !ok || rv != co[k] {
+				pend(id)[k] = typedValue(sdnKeyTypes[k], co[k])
+			}
+			if len(ro) == 0 {
+				p["state"] = "new"
+			} else if _, ok := ro[k]; !ok {
+				p["state"] = "changed"
+			}
+		}
+		if p["state"] != nil {
+			pend(id)
+		}
+	}
+	return pending
+}
+
+var sdnIDKey = map[string]string{"zones": "zone", "vnets": "vnet", "subnets": "subnet"}
+
+func (s *Server) sdnList(r *Request, kind string, filter func(map[string]string) bool) (any, error) {
+	view, digest := s.sdnView(r, kind)
+	out := []map[string]any{}
+	for _, id := range sortedKeys(view) {
+		o := view[id]
+		if filter != nil {
+			src := s.sdn().config(kind)[id]
+			if src == nil {
+				src = s.sdn().running(kind)[id]
+			}
+			if !filter(src) {
+				continue
+			}
+		}
+		out = append(out, s.sdnDecorate(kind, id, o, digest))
+	}
+	return out, nil
+}
+
+// sdnDecorate adds the id, digest and the derived keys of subnets.
+func (s *Server) sdnDecorate(kind, id string, o map[string]any, digest string) map[string]any {
+	o[sdnIDKey[kind]] = id
+	o["digest"] = digest
+	if kind == "subnets" {
+		parts := strings.Split(id, "-")
+		if len(parts) >= 3 {
+			o["id"] = id
+			o["zone"], o["network"], o["mask"] = parts[0], parts[1], parts[2]
+			o["cidr"] = parts[1] + "/" + parts[2]
+		}
+	}
+	return o
+}
+
+func (s *Server) sdnZoneList(r *Request) (any, error) {
+	typ := r.Str("type")
+	return s.sdnList(r, "zones", func(o map[string]string) bool { return typ == "" || o["type"] == typ })
+}
+
+func (s *Server) sdnRead(r *Request, kind, id string) (any, error) {
+	view, digest := s.sdnView(r, kind)
+	o, ok := view[id]
+	if !ok {
+		return nil, Fail("sdn %s '%s' does not exist", strings.TrimSuffix(kind, "s"), id)
+	}
+	return s.sdnDecorate(kind, id, o, digest), nil
+}
+
+// sdnCheckZone runs the zone plugins' on_update_hook and the API's checks.
+func (s *Server) sdnCheckZone(id string, z map[string]string, zones sdnSection) error {
+	if d := z["dns"]; d != "" {
+		return ParamErr("dns", d+" don't exist")
+	}
+	if d := z["reversedns"]; d != "" {
+		return ParamErr("reversedns", d+" don't exist")
+	}
+	if z["dnszone"] != "" {
+		return ParamErr("dnszone", "missing dns server")
+	}
+	if ip := z["ipam"]; ip != "" && ip != "pve" {
+		return ParamErr("ipam", ip+" not existing")
+	}
+	switch z["type"] {
+	case "simple":
+	case "vxlan":
+		if (z["peers"] != "") == (z["fabric"] != "") {
+			msg := "must have exactly one of peers / fabric defined"
+			return ParamError(map[string]string{"peers": msg, "fabric": msg})
+		}
+	case "evpn":
+		c := s.sdn().Controllers[z["controller"]]
+		if c == nil {
+			return Fail("controller %s don't exist", z["controller"])
+		}
+		if c["type"] != "evpn" {
+			return Fail("%s is not a evpn controller type", z["controller"])
+		}
+		for _, other := range sortedKeys(zones) {
+			if other != id && zones[other]["vrf-vxlan"] == z["vrf-vxlan"] {
+				return Fail("vrf-vxlan %s is already declared in %s", z["vrf-vxlan"], other)
+			}
+		}
+		if z["mac"] == "" {
+			z["mac"] = s.randomMAC()
+		}
+	}
+	return nil
+}
+
+func (s *Server) sdnZoneCreate(r *Request) (any, error) {
+	st := s.sdn()
+	id := r.Str("zone")
+	p := sdnParams(r, "zone")
+	typ := p["type"]
+	opts := sdnZoneOptions[typ]
+	if err := checkSectionOptions(opts, p, true); err != nil {
+		return nil, err
+	}
+	if _, exists := st.Zones[id]; exists {
+		return nil, Fail("create sdn zone object failed: sdn zone object ID '%s' already defined", id)
+	}
+	if typ == "faucet" {
+		return nil, Fail("create sdn zone object failed: faucet zones are not supported by the simulator")
+	}
+	work := st.Zones.clone()
+	work[id] = p
+	if err := s.sdnCheckZone(id, p, work); err != nil {
+		return nil, err
+	}
+	st.Zones = work
+	return nil, nil
+}
+
+func (s *Server) sdnCheckDigest(r *Request, sec sdnSection) error {
+	if d := r.Str("digest"); d != "" && d != sec.digest() {
+		return Fail("detected modified configuration - file changed by other user? Try again.")
+	}
+	return nil
+}
+
+// sdnApplyDelete is SectionConfig::delete_from_config.
+func sdnApplyDelete(o map[string]string, opts map[string]bool, params map[string]string, del string) error {
+	for _, k := range splitList(del) {
+		req, ok := opts[k]
+		if !ok {
+			return Fail("no such option '%s'", k)
+		}
+		if req {
+			return Fail("unable to delete required option '%s'", k)
+		}
+		if _, set := params[k]; set {
+			return Fail("cannot set and delete property '%s' at the same time!", k)
+		}
+		delete(o, k)
+	}
+	return nil
+}
+
+func (s *Server) sdnZoneUpdate(r *Request) (any, error) {
+	st := s.sdn()
+	id := r.Str("zone")
+	if err := s.sdnCheckDigest(r, st.Zones); err != nil {
+		return nil, err
+	}
+	cur, ok := st.Zones[id]
+	if !ok {
+		return nil, Fail("update sdn zone object failed: sdn zone '%s' does not exist", id)
+	}
+	p := sdnParams(r, "zone")
+	opts := sdnZoneOptions[cur["type"]]
+	if err := checkSectionOptions(opts, p, false); err != nil {
+		return nil, err
+	}
+	work := st.Zones.clone()
+	z := work[id]
+	if err := sdnApplyDelete(z, opts, p, r.Str("delete")); err != nil {
+		return nil, err
+	}
+	oldIpam := z["ipam"]
+	for k, v := range p {
+		z[k] = v
+	}
+	if z["ipam"] != oldIpam {
+		for _, sid := range sortedKeys(st.Subnets) {
+			if strings.HasPrefix(sid, id+"-") {
+				return nil, ParamErr("ipam", "can't change ipam if a subnet is already defined in this zone")
+			}
+		}
+	}
+	if err := s.sdnCheckZone(id, z, work); err != nil {
+		return nil, err
+	}
+	st.Zones = work
+	return nil, nil
+}
+
+func (s *Server) sdnZoneDelete(r *Request) (any, error) {
+	st := s.sdn()
+	id := r.Str("zone")
+	if _, ok := st.Zones[id]; !ok {
+		return nil, Fail("delete sdn zone object failed: sdn zone '%s' does not exist", id)
+	}
+	for _, vid := range sortedKeys(st.Vnets) {
+		if st.Vnets[vid]["zone"] == id {
+			return nil, Fail("delete sdn zone object failed: zone %s is used by vnet %s", id, vid)
+		}
+	}
+	delete(st.Zones, id)
+	return nil, nil
+}
+
+// sdnCheckVnet runs the zone plugin's vnet_update_hook and the vnet's own hook.
+func (s *Server) sdnCheckVnet(id string, vnets sdnSection) error {
+	st := s.sdn()
+	v := vnets[id]
+	z := st.Zones[v["zone"]]
+	if z == nil {
+		return Fail("unknown section type '%s'", "")
+	}
+	tag, hasTag := v["tag"], v["tag"] != ""
+	n, _ := strconv.Atoi(tag)
+	sameTag := func(scope func(other map[string]string) bool, msg func(other string) string) error {
+		for _, other := range sortedKeys(vnets) {
+			if other != id && scope(vnets[other]) && vnets[other]["tag"] == tag {
+				return ParamErr("tag", msg(other))
+			}
+		}
+		return nil
+	}
+	switch z["type"] {
+	case "simple":
+		if hasTag {
+			return ParamErr("tag", "vlan tag is not allowed on simple zone")
+		}
+	case "vlan":
+		if !hasTag {
+			return ParamErr("tag", "missing vlan tag")
+		}
+		if n > 4096 {
+			return ParamErr("tag", "vlan tag max value is 4096")
+		}
+		if err := sameTag(func(o map[string]string) bool { return o["zone"] == v["zone"] },
+			func(o string) string { return fmt.Sprintf("tag %s already exist in vnet %s", tag, o) }); err != nil {
+			return err
+		}
+	case "qinq":
+		if n > 4096 {
+			return ParamErr("tag", "VLAN tag maximal value is 4096")
+		}
+		if hasTag {
+			if err := sameTag(func(o map[string]string) bool { return o["zone"] == v["zone"] },
+				func(o string) string { return fmt.Sprintf("tag %s already exist in zone %s vnet %s", tag, v["zone"], o) }); err != nil {
+				return err
+			}
+		}
+	case "vxlan", "evpn":
+		if !hasTag {
+			return ParamErr("tag", "missing vxlan tag")
+		}
+		if n > 16777216 {
+			return ParamErr("tag", "vxlan tag max value is 16777216")
+		}
+		if err := sameTag(func(o map[string]string) bool {
+			t := st.Zones[o["zone"]]["type"]
+			return t == "vxlan" || t == "evpn"
+		}, func(o string) string { return fmt.Sprintf("tag %s already exist in vnet %s", tag, o) }); err != nil {
+			return err
+		}
+	}
+	if v["vlanaware"] == "1" && s.sdnVnetHasSubnets(id) {
+		return ParamErr("vlanaware", "vlanaware vnet is not compatible with subnets")
+	}
+	return nil
+}
+
+func (s *Server) sdnVnetHasSubnets(vnet string) bool {
+	for _, o := range s.sdn().Subnets {
+		if o["vnet"] == vnet {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) sdnVnetCreate(r *Request) (any, error) {
+	st := s.sdn()
+	id := r.Str("vnet")
+	p := sdnParams(r, "vnet")
+	p["type"] = "vnet"
+	if _, exists := st.Vnets[id]; exists {
+		return nil, Fail("create sdn vnet object failed: sdn vnet object ID '%s' already defined", id)
+	}
+	work := st.Vnets.clone()
+	work[id] = p
+	if err := s.sdnCheckVnet(id, work); err != nil {
+		return nil, err
+	}
+	st.Vnets = work
+	return nil, nil
+}
+
+func (s *Server) sdnVnetUpdate(r *Request) (any, error) {
+	st := s.sdn()
+	id := r.Str("vnet")
+	if err := s.sdnCheckDigest(r, st.Vnets); err != nil {
+		return nil, err
+	}
+	if _, ok := st.Vnets[id]; !ok {
+		return nil, Fail("update sdn vnet object failed: sdn vnet '%s' does not exist", id)
+	}
+	p := sdnParams(r, "vnet")
+	work := st.Vnets.clone()
+	v := work[id]
+	opts := map[string]bool{"zone": true, "tag": false, "alias": false, "vlanaware": false, "isolate-ports": false}
+	if err := sdnApplyDelete(v, opts, p, r.Str("delete")); err != nil {
+		if strings.Contains(err.Error(), "required option 'zone'") {
+			return nil, ParamErr("zone", "cannot delete zone")
+		}
+		return nil, err
+	}
+	if nz, ok := p["zone"]; ok && nz != v["zone"] && s.sdnVnetHasSubnets(id) {
+		return nil, ParamErr("zone", "can't change zone if subnets exist")
+	}
+	for k, val := range p {
+		v[k] = val
+	}
+	if err := s.sdnCheckVnet(id, work); err != nil {
+		return nil, err
+	}
+	st.Vnets = work
+	return nil, nil
+}
+
+func (s *Server) sdnVnetDelete(r *Request) (any, error) {
+	st := s.sdn()
+	id := r.Str("vnet")
+	if _, ok := st.Vnets[id]; !ok {
+		return nil, Fail("delete sdn vnet object failed: sdn vnet '%s' does not exist", id)
+	}
+	if s.sdnVnetHasSubnets(id) {
+		return nil, ParamErr("vnet", "Can't delete vnet if subnets exists")
+	}
+	delete(st.Vnets, id)
+	return nil, nil
+}
+
+// sdnSubnetID resolves the {subnet} of a path ("zone-10.0.0.0-24" or a CIDR).
+func (s *Server) sdnSubnetID(r *Request) (string, error) {
+	id := r.Str("subnet")
+	vnet := r.Str("vnet")
+	if strings.Contains(id, "/") {
+		v := s.sdn().Vnets[vnet]
+		if v == nil {
+			v = s.sdn().running("vnets")[vnet]
+		}
+		id = v["zone"] + "-" + strings.Replace(id, "/", "-", 1)
+	}
+	o := s.sdn().Subnets[id]
+	if o == nil {
+		o = s.sdn().running("subnets")[id]
+	}
+	if o == nil {
+		return "", Fail("sdn subnet '%s' does not exist", id)
+	}
+	if o["vnet"] != vnet {
+		return "", ParamErr("vnet", "wrong vnet")
+	}
+	return id, nil
+}
+
+// sdnCheckSubnet is the subnet plugin's on_update_hook.
+func (s *Server) sdnCheckSubnet(id string, o map[string]string) error {
+	parts := strings.Split(id, "-")
+	cidr := parts[1] + "/" + parts[2]
+	v := s.sdn().Vnets[o["vnet"]]
+	if v == nil {
+		return ParamErr("vnet", o["vnet"]+" don't exist")
+	}
+	if v["vlanaware"] == "1" {
+		return ParamErr("vnet", "you can't add a subnet on a vlanaware vnet")
+	}
+	pf, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return ParamErr("subnet", "value does not look like a valid CIDR network")
+	}
+	if gw := o["gateway"]; gw != "" {
+		a, err := netip.ParseAddr(gw)
+		pointToPoint := a.Is4() && pf.Bits() == 32
+		if err != nil || (!pf.Contains(a) && !pointToPoint) {
+			return ParamErr("gateway", fmt.Sprintf("%s is not in subnet %s", gw, cidr))
+		}
+	}
+	for _, rng := range splitRanges(o["dhcp-range"]) {
+		start, end := rng["start-address"], rng["end-address"]
+		sa, err1 := netip.ParseAddr(start)
+		ea, err2 := netip.ParseAddr(end)
+		if err1 != nil {
+			return ParamErr("dhcp-range", "start-address is not a valid IP "+start)
+		}
+		if err2 != nil {
+			return ParamErr("dhcp-range", "end-address is not a valid IP "+end)
+		}
+		if !pf.Contains(sa) {
+			return ParamErr("dhcp-range", fmt.Sprintf("start-address %s is not in subnet %s", start, cidr))
+		}
+		if !pf.Contains(ea) {
+			return ParamErr("dhcp-range", fmt.Sprintf("end-address %s is not in subnet %s", end, cidr))
+		}
+		if ea.Less(sa) {
+			return ParamErr("dhcp-range", "start-address must be before end-address")
+		}
+	}
+	return nil
+}
+
+// splitRanges parses the NUL-joined dhcp-range values.
+func splitRanges(v string) []map[string]string {
+	var out []map[string]string
+	if v == "" {
+		return nil
+	}
+	for _, item := range strings.Split(v, "\x00") {
+		m, err := parsePropString(namedFormats["pve-sdn-dhcp-range"].props, item, "dhcp-range")
+		if err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s *Server) sdnSubnetCreate(r *Request) (any, error) {
+	st := s.sdn()
+	vnet := r.Str("vnet")
+	cidr := r.Str("subnet")
+	if !strings.Contains(cidr, "/") {
+		return nil, ParamErr("subnet", "value does not look like a valid CIDR network")
+	}
+	v := st.Vnets[vnet]
+	zone := ""
+	if v != nil {
+		zone = v["zone"]
+	}
+	id := zone + "-" + strings.Replace(cidr, "/", "-", 1)
+	p := sdnParams(r, "subnet")
+	if _, exists := st.Subnets[id]; exists {
+		return nil, Fail("create sdn subnet object failed: sdn subnet object ID '%s' already defined", id)
+	}
+	if err := s.sdnCheckSubnet(id, p); err != nil {
+		return nil, err
+	}
+	work := st.Subnets.clone()
+	work[id] = p
+	st.Subnets = work
+	return nil, nil
+}
+
+func (s *Server) sdnSubnetUpdate(r *Request) (any, error) {
+	st := s.sdn()
+	id, err := s.sdnSubnetID(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sdnCheckDigest(r, st.Subnets); err != nil {
+		return nil, err
+	}
+	if st.Subnets[id] == nil {
+		return nil, Fail("sdn subnet '%s' does not exist", id)
+	}
+	p := sdnParams(r, "subnet")
+	work := st.Subnets.clone()
+	o := work[id]
+	opts := map[string]bool{"vnet": true, "gateway": false, "snat": false, "dnszoneprefix": false, "dhcp-range": false, "dhcp-dns-server": false}
+	if err := sdnApplyDelete(o, opts, p, r.Str("delete")); err != nil {
+		return nil, err
+	}
+	for k, v := range p {
+		o[k] = v
+	}
+	if err := s.sdnCheckSubnet(id, o); err != nil {
+		return nil, err
+	}
+	st.Subnets = work
+	return nil, nil
+}
+
+func (s *Server) sdnSubnetDelete(r *Request) (any, error) {
+	st := s.sdn()
+	id, err := s.sdnSubnetID(r)
+	if err != nil {
+		return nil, err
+	}
+	delete(st.Subnets, id)
+	return nil, nil
+}
+
+// sdnApply is PUT /cluster/sdn: commit the configuration as the running
+// one, then reload the network of every node (one srvreload task each).
+func (s *Server) sdnApply(r *Request) (any, error) {
+	st := s.sdn()
+	st.Version++
+	st.Running = &struct {
+		Zones   sdnSection `json:"zones"`
+		Vnets   sdnSection `json:"vnets"`
+		Subnets sdnSection `json:"subnets"`
+	}{Zones: st.Zones.clone(), Vnets: st.Vnets.clone(), Subnets: st.Subnets.clone()}
+	local := s.state.Nodes[0].Name
+	return s.startTask(r, local, "reloadnetworkall", "", func(tc *taskCtx) error {
+		for _, n := range s.state.Nodes {
+			if s.faults.nodeOffline(n.Name) {
+				tc.Log("%s: No route to host", n.Name)
+				continue
+			}
+			s.startTask(r, n.Name, "srvreload", "networking", func(tc *taskCtx) error {
+				return tc.Sleep(2 * time.Second)
+			})
+		}
+		return tc.Sleep(500 * time.Millisecond)
+	}), nil
+}
