@@ -713,7 +713,10 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 // writes the mount points into conf and returns the new volume ids.
 func (s *Server) lxcCreateDisks(g *Guest, mps map[string]string, conf map[string]string) ([]string, error) {
 	var created []string
-	for _, k := range sortedKeys(mps) {
+	for _, k := range lxcVolumeKeys() {
+		if _, ok := mps[k]; !ok {
+			continue
+		}
 		mp, err := parseLxcVolume(k, mps[k])
 		if err != nil {
 			return created, err
@@ -1051,6 +1054,18 @@ func (s *Server) lxcApplyPendingMountPoint(g *Guest, opt string) (string, error)
 	return printLxcVolume(opt, mp), nil
 }
 
+var reSubvol = regexp.MustCompile(`(?:^|/)subvol-(\d+)-disk-\d+`)
+
+// lxcVolumeOwner is the owner vmid parse_volname finds in a volume id.
+func lxcVolumeOwner(volid string) int {
+	_, name, _ := strings.Cut(volid, ":")
+	if m := reSubvol.FindStringSubmatch(name); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return volumeVMID(name)
+}
+
 // lxcVolumeInUse says whether a volume is mounted by the config or a snapshot.
 func lxcVolumeInUse(g *Guest, volid string) bool {
 	confs := []map[string]string{g.Conf}
@@ -1236,7 +1251,7 @@ func (s *Server) lxcResize(r *Request) (any, error) {
 		if err != nil || mountPointType(mp["volume"]) != "volume" {
 			return nil, nil, 0, Fail("unable to parse volume ID '%s'", mp["volume"])
 		}
-		if owner := volumeVMID(mp["volume"]); owner != g.VMID {
+		if owner := lxcVolumeOwner(mp["volume"]); owner != g.VMID {
 			return nil, nil, 0, Fail("can't resize mount point owned by another container (%d)", owner)
 		}
 		v := s.state.volume(g.Node, mp["volume"])
