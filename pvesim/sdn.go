@@ -664,7 +664,9 @@ func (s *Server) sdnCheckVnet(id string, vnets sdnSection) error {
 		}
 		if hasTag {
 			if err := sameTag(func(o map[string]string) bool { return o["zone"] == v["zone"] },
-				func(o string) string { return fmt.Sprintf("tag %s already exist in zone %s vnet %s", tag, v["zone"], o) }); err != nil {
+				func(o string) string {
+					return fmt.Sprintf("tag %s already exist in zone %s vnet %s", tag, v["zone"], o)
+				}); err != nil {
 				return err
 			}
 		}
