@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,20 +132,35 @@ func schemaNum(v any) (float64, bool) {
 	return 0, false
 }
 
-// normPattern turns a Perl pattern as the schema prints it into the form
-// the simulator writes (Go syntax): "(?^:x)" groups become "(?:x)".
+// normPattern turns a Perl pattern as the schema prints it into a
+// canonical form: "(?^:x)" groups become "(?:x)", Perl's "{,n}" and "\0"
+// are spelt out, and the parsed, simplified syntax tree is printed, so
+// redundant groups do not count as differences.
 func normPattern(p string) string {
 	p = strings.ReplaceAll(p, "(?^:", "(?:")
 	p = strings.ReplaceAll(p, "(?^i:", "(?i:")
-	// Perl (5.34 and later) reads "{,n}" as "{0,n}" and "\0" as NUL; Go
-	// needs them spelt out.
 	p = strings.ReplaceAll(p, "{,", "{0,")
 	p = strings.ReplaceAll(p, `\0`, `\x00`)
-	// A whole-pattern group is redundant once Proxmox anchors it.
-	for strings.HasPrefix(p, "(?:") && strings.HasSuffix(p, ")") && balancedGroup(p) {
-		p = p[3 : len(p)-1]
+	// Proxmox anchors the whole pattern: anchors and groups around all of
+	// it are redundant.
+	for {
+		q := strings.TrimSuffix(strings.TrimPrefix(p, "^"), "$")
+		if strings.HasPrefix(q, "(?:") && strings.HasSuffix(q, ")") && balancedGroup(q) {
+			q = q[3 : len(q)-1]
+		}
+		if q == p {
+			break
+		}
+		p = q
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(p, "^"), "$")
+	if p == "" {
+		return ""
+	}
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return p
+	}
+	return re.Simplify().String()
 }
 
 // balancedGroup says whether the first "(" of p closes at its last byte.
@@ -172,20 +188,11 @@ var reIndexRange = regexp.MustCompile(`\(n is 0 to (\d+)`)
 // accepted, each with the reason; the test reports them instead of failing.
 // Keys are prefixes of the difference lines.
 var knownDeviations = map[string]string{
-	"GET /nodes/{node}: proxies to":                                  "the simulator checks the node of every /nodes/{node} path; Proxmox answers the index locally",
-	"GET /nodes/{node}/tasks/{upid}: proxies to":                     "the simulator checks the node of every /nodes/{node} path; Proxmox answers the index locally",
-	"GET /nodes/{node}/qemu/{vmid}/snapshot/{snapname}: proxies to":  "the simulator checks the node of every /nodes/{node} path; Proxmox answers the index locally",
-	"POST /nodes/{node}/qemu: numa[n]: is not a property string":     "pvesim accepts any numa[n] value (named format pve-qm-numanode, not modelled)",
-	"POST /nodes/{node}/qemu: usb[n]: is not a property string":      "pvesim accepts any usb[n] value (named format pve-qm-usb, not modelled)",
-	"POST /nodes/{node}/qemu: virtiofs[n]: is not a property string": "pvesim accepts any virtiofs[n] value (named format pve-qm-virtiofs, not modelled)",
-	"POST /nodes/{node}/qemu/{vmid}/config: numa[n]: is not":         "pvesim accepts any numa[n] value",
-	"POST /nodes/{node}/qemu/{vmid}/config: usb[n]: is not":          "pvesim accepts any usb[n] value",
-	"POST /nodes/{node}/qemu/{vmid}/config: virtiofs[n]: is not":     "pvesim accepts any virtiofs[n] value",
-	"PUT /nodes/{node}/qemu/{vmid}/config: numa[n]: is not":          "pvesim accepts any numa[n] value",
-	"PUT /nodes/{node}/qemu/{vmid}/config: usb[n]: is not":           "pvesim accepts any usb[n] value",
-	"PUT /nodes/{node}/qemu/{vmid}/config: virtiofs[n]: is not":      "pvesim accepts any virtiofs[n] value",
-	"POST /nodes/{node}/qemu/{vmid}/config: force: requires":         "force without delete is accepted (Proxmox: 400 missing property required by 'force')",
-	"PUT /nodes/{node}/qemu/{vmid}/config: force: requires":          "force without delete is accepted (Proxmox: 400 missing property required by 'force')",
+	"GET /nodes/{node}: proxies to":                                 "the simulator checks the node of every /nodes/{node} path; Proxmox answers this index locally",
+	"GET /nodes/{node}/tasks/{upid}: proxies to":                    "the simulator checks the node of every /nodes/{node} path; Proxmox answers this index locally",
+	"GET /nodes/{node}/qemu/{vmid}/snapshot/{snapname}: proxies to": "the simulator checks the node of every /nodes/{node} path; Proxmox answers this index locally",
+	"GET /nodes/{node}/storage/{storage}: proxies to":               "the simulator checks the node of every /nodes/{node} path; Proxmox answers this index locally",
+	"POST /nodes/{node}/storage/{storage}/upload: proxies to":       "Proxmox streams uploads on the receiving node and proxies them itself; the simulator checks the node first",
 }
 
 func knownDeviation(line string) (string, bool) {
