@@ -231,3 +231,23 @@ func TestResolveDiskSlotsFollowsBootDisk(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+func TestHealth(t *testing.T) {
+	tests := []struct {
+		a    *Action
+		want Health
+	}{
+		{&Action{Kind: KindVirtualMachine, Action: ActionCreate, Status: StatusOutOfSync}, HealthMissing},
+		{&Action{Kind: KindVirtualMachine, Status: StatusProgressing, Observed: map[string]any{"status": "running"}}, HealthProgressing},
+		{&Action{Kind: KindVirtualMachine, Status: StatusSynced, Observed: map[string]any{"status": "running"}}, HealthHealthy},
+		{&Action{Kind: KindVirtualMachine, Status: StatusOutOfSync, Observed: map[string]any{"status": "stopped"}, wantRunning: true}, HealthDegraded},
+		{&Action{Kind: KindVirtualMachine, Status: StatusSynced, Observed: map[string]any{"status": "stopped"}}, HealthHealthy},
+		{&Action{Kind: KindVirtualMachine, Status: StatusConflict, Conflict: true, Observed: map[string]any{"status": "running"}}, HealthUnknown},
+		{&Action{Kind: KindVirtualMachine, Status: StatusSynced, Observed: map[string]any{"status": "paused"}}, HealthSuspended},
+	}
+	for i, tt := range tests {
+		if got := deriveHealth(tt.a); got != tt.want {
+			t.Errorf("%d: %s, want %s", i, got, tt.want)
+		}
+	}
+}

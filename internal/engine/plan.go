@@ -40,6 +40,20 @@ const (
 	StatusUnknown     Status = "Unknown"
 )
 
+// Health is a resource's health, ordered from best to worst as in
+// docs/api.md.
+type Health string
+
+// The health vocabulary of docs/api.md.
+const (
+	HealthHealthy     Health = "Healthy"
+	HealthProgressing Health = "Progressing"
+	HealthSuspended   Health = "Suspended"
+	HealthMissing     Health = "Missing"
+	HealthDegraded    Health = "Degraded"
+	HealthUnknown     Health = "Unknown"
+)
+
 // SyncPolicy comes from the annotation proxmops.dev/sync.
 type SyncPolicy string
 
@@ -84,6 +98,9 @@ type Action struct {
 
 	// Status is the resource's status as planned (before any apply).
 	Status Status `json:"-"`
+	// Health says how the thing on the cluster is doing, apart from
+	// whether it matches the manifest.
+	Health Health `json:"-"`
 	// Owned says whether proxmops owns what exists on the cluster (false
 	// when nothing exists yet).
 	Owned bool `json:"-"`
@@ -99,8 +116,9 @@ type Action struct {
 	// nil when nothing exists.
 	Observed map[string]any `json:"-"`
 
-	run   stepFunc
-	claim claim
+	run         stepFunc
+	claim       claim
+	wantRunning bool
 }
 
 // Key is "Kind/name".
@@ -197,6 +215,9 @@ func (p *Plan) finish() {
 	})
 	p.Summary = Summary{}
 	for _, a := range p.Actions {
+		if a.Health == "" {
+			a.Health = deriveHealth(a)
+		}
 		if a.Changes == nil {
 			a.Changes = []Change{}
 		}
@@ -260,4 +281,25 @@ func (ps *passState) ensureOnce(key string, f func() error) error {
 	ps.mu.Unlock()
 	v.once.Do(func() { v.err = f() })
 	return v.err
+}
+
+// deriveHealth judges health from what was observed.
+func deriveHealth(a *Action) Health {
+	switch {
+	case a.Status == StatusProgressing:
+		return HealthProgressing
+	case a.Observed == nil && (a.Action == ActionCreate || a.Status == StatusFailed && !a.Conflict):
+		return HealthMissing
+	case a.Observed == nil || a.Conflict:
+		return HealthUnknown
+	}
+	switch a.Observed["status"] {
+	case "paused", "suspended":
+		return HealthSuspended
+	case "stopped":
+		if a.Kind == KindVirtualMachine && a.wantRunning {
+			return HealthDegraded
+		}
+	}
+	return HealthHealthy
 }

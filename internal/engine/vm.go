@@ -210,6 +210,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	}
 	a.Observed = observedSummary(g)
 	a.Owned = true
+	a.wantRunning = s.State == "running"
 	if !g.Read {
 		a.Status, a.Reason = StatusUnknown, "configuration not read"
 		return a
