@@ -47,6 +47,11 @@ type Config struct {
 	// Transport replaces the HTTP transport (the TLS settings above are
 	// then ignored). Tests use it; nil builds one from the settings.
 	Transport http.RoundTripper
+
+	// WrapTransport, when set, wraps the transport in use (the one built
+	// from the settings, or Transport): the daemon counts requests and
+	// errors for its metrics this way.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Client talks to one Proxmox VE cluster. It is safe for concurrent use.
@@ -128,6 +133,9 @@ func New(cfg Config) (*Client, error) {
 			MaxIdleConnsPerHost: 32,
 			IdleConnTimeout:     90 * time.Second,
 		}
+	}
+	if cfg.WrapTransport != nil {
+		rt = cfg.WrapTransport(rt)
 	}
 	return &Client{
 		cfg:  cfg,

@@ -1,0 +1,193 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/dispatch"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// submitLocked hands one action to the dispatcher (caller holds mu). It
+// returns false when the resource already has work queued or running, or
+// when the controller is stopping.
+func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan *engine.Plan, a *engine.Action, commit string) bool {
+	if c.stopping.Load() {
+		return false
+	}
+	key := a.Key()
+	if a.Sync == engine.SyncManual {
+		a.Sync = engine.SyncAuto // a person asked for this one resource (sync one)
+	}
+	sub := plan.Only(key)
+	obs := &observer{c: c, commit: commit}
+	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
+		Key: key,
+		Run: func(jctx context.Context) error {
+			_, err := eng.Apply(jctx, sub, obs)
+			return err
+		},
+		Done: func(err error) {
+			if err != nil && !obs.finished.Load() {
+				c.finish(key, a.Action, commit, nil, err.Error(), 0)
+			}
+		},
+	})
+	if !ok {
+		return false
+	}
+	c.markInflightLocked(ctx, key, a.Action, commit)
+	return true
+}
+
+func (c *Controller) markInflightLocked(ctx context.Context, key string, action engine.ActionType, commit string) {
+	c.inflight[key] = inflightAction{Action: api.Action(action), Commit: commit, Started: c.clock.Now().UTC()}
+	c.saveInflightLocked(context.WithoutCancel(ctx))
+}
+
+// observer follows one submitted action through the engine's callbacks.
+type observer struct {
+	c        *Controller
+	commit   string
+	finished atomic.Bool
+}
+
+func (o *observer) ActionStarted(a *engine.Action) {
+	o.c.progress(a.Key(), &api.Progress{Message: string(a.Action) + " started"})
+}
+
+func (o *observer) ActionProgress(a *engine.Action, ev engine.ProgressEvent) {
+	p := &api.Progress{Task: ev.Task, Message: ev.Message}
+	if ev.Percent >= 0 {
+		pct := ev.Percent
+		p.Percent = &pct
+	}
+	o.c.progress(a.Key(), p)
+}
+
+func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
+	o.finished.Store(true)
+	if r.Status == engine.StatusSynced {
+		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", r.Duration)
+		return
+	}
+	msg := r.Error
+	if msg == "" {
+		msg = "not applied"
+	}
+	var te *pve.TaskError
+	if errors.As(r.Err, &te) {
+		o.c.m.PVEErrors.WithLabelValues("task").Inc()
+	}
+	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, r.Duration)
+}
+
+// progress publishes a running action's progress.
+func (c *Controller) progress(key string, p *api.Progress) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.resources[key]
+	if r == nil {
+		return
+	}
+	sum := r.sum
+	sum.Status, sum.Health, sum.Progress = api.StatusProgressing, api.HealthProgressing, p
+	c.setSummaryLocked(r, sum)
+}
+
+// finish records an action's outcome: history, metrics, status, and a
+// re-scan that confirms it (or picks up what waited for it). errMsg is ""
+// on success.
+func (c *Controller) finish(key string, action engine.ActionType, commit string, changes []engine.Change, errMsg string, dur time.Duration) {
+	kind, name := splitKey(key)
+	result := "ok"
+	if errMsg != "" {
+		result = "failed"
+	}
+	c.m.Actions.WithLabelValues(kind, string(action), result).Inc()
+	ctx := context.Background()
+	interval := c.currentRuntime().values.Reconcile.Interval
+
+	c.mu.Lock()
+	delete(c.inflight, key)
+	c.saveInflightLocked(ctx)
+	rec := c.records[key]
+	r := c.resources[key]
+	var sum api.ResourceSummary
+	if r != nil {
+		sum = r.sum
+	}
+	sum.Progress = nil
+	if errMsg == "" {
+		ev := api.EventApplied
+		switch action {
+		case engine.ActionCreate:
+			ev = api.EventCreated
+		case engine.ActionDelete:
+			ev = api.EventDeleted
+		}
+		msg := fmt.Sprintf("%s done in %s", action, dur.Round(time.Millisecond))
+		if len(changes) > 0 && action != engine.ActionDelete {
+			msg += ": " + changeList(changes)
+		}
+		c.addHistoryLocked(ctx, kind, name, ev, commit, msg)
+		rec = record{Status: api.StatusSynced, Event: ev}
+		sum.Status, sum.Health = api.StatusSynced, api.HealthHealthy
+		sum.Reason = string(action) + " done; confirmed by the next scan"
+		c.log.Info("action done", "resource", key, "action", string(action), "duration", dur.String())
+	} else {
+		msg := fmt.Sprintf("%s failed: %s", action, errMsg)
+		if c.stopping.Load() && c.workCtx.Err() != nil {
+			msg = fmt.Sprintf("%s interrupted: the daemon stopped while it ran; the next start re-reads the cluster and converges", action)
+		}
+		rec.Failures++
+		rec.RetryAt = c.clock.Now().Add(retryDelay(interval, rec.Failures))
+		if msg != rec.Failure {
+			c.addHistoryLocked(ctx, kind, name, api.EventFailed, commit, msg)
+			rec.Failure, rec.Event = msg, api.EventFailed
+		}
+		rec.Status = api.StatusFailed
+		sum.Status, sum.Health, sum.Reason = api.StatusFailed, api.HealthDegraded, msg
+		c.log.Warn("action failed", "resource", key, "action", string(action), "err", errMsg, "attempt", rec.Failures)
+	}
+	c.records[key] = rec
+	c.dirty = true
+	if r != nil {
+		c.setSummaryLocked(r, sum)
+	}
+	c.mu.Unlock()
+	c.saveState(ctx)
+	if !c.stopping.Load() {
+		c.askRescan()
+	}
+}
+
+// retryDelay is how long a failed action waits before it is tried again
+// automatically: half an interval first (so the next interval pass
+// retries, but not the re-scan right after the failure), doubling up to
+// 15 minutes or one interval, whichever is longer.
+func retryDelay(interval time.Duration, failures int) time.Duration {
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	d := interval / 2
+	limit := max(15*time.Minute, interval)
+	for i := 1; i < failures && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func changeList(changes []engine.Change) string {
+	parts := make([]string, 0, len(changes))
+	for _, ch := range changes {
+		parts = append(parts, ch.String())
+	}
+	return strings.Join(parts, ", ")
+}

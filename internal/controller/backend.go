@@ -1,0 +1,397 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/dispatch"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/source"
+)
+
+// Resources is the status list.
+func (c *Controller) Resources(ctx context.Context) (api.ResourceList, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := api.ResourceList{
+		LastPass:       c.lastPass,
+		PassDurationMs: c.passDur.Milliseconds(),
+		SourceError:    c.sourceErr,
+		Counts:         c.statusCounts(),
+		Resources:      c.sortedSummariesLocked(),
+	}
+	if c.lastPass == nil && c.sourceErr == "" {
+		list.SourceError = c.configProblems()
+	}
+	if c.desired != nil {
+		list.Revision, list.RevisionMessage = c.desired.commit, c.desired.message
+	}
+	return list, nil
+}
+
+// configProblems says what is missing before the first pass.
+func (c *Controller) configProblems() string {
+	rt := c.currentRuntime()
+	var p []string
+	if rt.sourceErr != "" {
+		p = append(p, rt.sourceErr)
+	}
+	if rt.clusterErr != "" {
+		p = append(p, rt.clusterErr)
+	}
+	return strings.Join(p, "; ")
+}
+
+// Resource is one resource with its desired manifest, what the cluster
+// has and the planned changes; the server adds the history.
+func (c *Controller) Resource(ctx context.Context, kind, name string) (api.ResourceDetail, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.resources[kind+"/"+name]
+	if r == nil {
+		return api.ResourceDetail{}, fmt.Errorf("no resource %s/%s: %w", kind, name, api.ErrNotFound)
+	}
+	d := api.ResourceDetail{ResourceSummary: r.sum}
+	if r.desired != nil {
+		d.Desired = r.desired
+	}
+	if r.observed != nil {
+		d.Observed = r.observed
+	}
+	return d, nil
+}
+
+// SyncAll starts a full pass now: Git is pulled and every runnable action
+// is applied, even when reconcile.autoSync is off.
+func (c *Controller) SyncAll(ctx context.Context) error {
+	if err := c.canAct(); err != nil {
+		return err
+	}
+	c.ask(request{pull: true, force: true})
+	return nil
+}
+
+// SyncOne syncs one resource now, also when its sync policy is manual.
+func (c *Controller) SyncOne(ctx context.Context, kind, name string) error {
+	key := kind + "/" + name
+	c.mu.Lock()
+	r := c.resources[key]
+	c.mu.Unlock()
+	if r == nil {
+		return fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
+	}
+	if r.sum.SyncPolicy == api.SyncDisabled {
+		return fmt.Errorf("%s has sync disabled (annotation proxmops.dev/sync: disabled): %w", key, api.ErrConflict)
+	}
+	if err := c.canAct(); err != nil {
+		return err
+	}
+	if c.dispatcher.Busy(key) {
+		return fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
+	}
+	c.ask(request{keys: map[string]bool{key: true}})
+	return nil
+}
+
+// Refresh pulls Git now, then runs a pass.
+func (c *Controller) Refresh(ctx context.Context) error {
+	if c.currentRuntime().syncer == nil {
+		return fmt.Errorf("%s: %w", c.currentRuntime().sourceErr, api.ErrNotReady)
+	}
+	c.ask(request{pull: true})
+	return nil
+}
+
+// canAct refuses actions when the daemon may not change the cluster.
+func (c *Controller) canAct() error {
+	rt := c.currentRuntime()
+	switch {
+	case rt.values.Reconcile.DryRun:
+		return fmt.Errorf("the daemon runs in dry-run mode (reconcile.dryRun): it plans but never changes the cluster: %w", api.ErrConflict)
+	case rt.client == nil:
+		return fmt.Errorf("%s: %w", rt.clusterErr, api.ErrNotReady)
+	case c.stopping.Load():
+		return fmt.Errorf("the daemon is stopping: %w", api.ErrNotReady)
+	}
+	return nil
+}
+
+// Delete deletes one resource from the cluster, once. Ownership is checked
+// exactly as prune checks it: the engine plans the deletion only for a
+// resource proxmops owns. A resource still declared in Git comes back on
+// the next pass unless its manifest goes or its sync policy is manual.
+func (c *Controller) Delete(ctx context.Context, kind, name string) error {
+	key := kind + "/" + name
+	c.mu.Lock()
+	r := c.resources[key]
+	var observed, owned bool
+	if r != nil {
+		observed, owned = r.observed != nil, r.sum.Owned
+	}
+	c.mu.Unlock()
+	switch {
+	case r == nil:
+		return fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
+	case !observed:
+		return fmt.Errorf("%s does not exist on the cluster: %w", key, api.ErrNotFound)
+	case !owned:
+		return fmt.Errorf("%s is not owned by proxmops (no managed-by-proxmops marker), so it is never deleted: %w", key, api.ErrNotOwned)
+	}
+	if err := c.canAct(); err != nil {
+		return err
+	}
+	rt := c.currentRuntime()
+	ds := c.currentDesired()
+	if ds == nil {
+		return fmt.Errorf("the repository was never loaded: %w", api.ErrNotReady)
+	}
+	commit := ds.commit
+	eng := rt.engine(true, c.opts.Logger)
+	obs := &observer{c: c, commit: commit}
+	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
+		Key: key,
+		Run: func(jctx context.Context) error {
+			plan, err := eng.Plan(jctx, withoutResource(ds.desired, kind, name), commit)
+			if err != nil {
+				return fmt.Errorf("observing the cluster: %w", err)
+			}
+			a := plan.Find(kind, name)
+			switch {
+			case a == nil:
+				return fmt.Errorf("%s is no longer on the cluster", key)
+			case a.Action != engine.ActionDelete:
+				return fmt.Errorf("not deleted: %s", a.Reason)
+			}
+			_, err = eng.Apply(jctx, plan.Only(key), obs)
+			return err
+		},
+		Done: func(err error) {
+			if err != nil && !obs.finished.Load() {
+				c.finish(key, engine.ActionDelete, commit, nil, err.Error(), 0)
+			}
+		},
+	})
+	if !ok {
+		return fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
+	}
+	c.mu.Lock()
+	c.markInflightLocked(ctx, key, engine.ActionDelete, commit)
+	if r := c.resources[key]; r != nil {
+		sum := r.sum
+		sum.Status, sum.Health, sum.Action = api.StatusProgressing, api.HealthProgressing, api.ActionDelete
+		sum.Progress = &api.Progress{Message: "delete queued"}
+		c.setSummaryLocked(r, sum)
+	}
+	c.mu.Unlock()
+	if _, declared := ds.byKey[key]; declared {
+		c.log.Info("deleting a resource still declared in Git: the next pass creates it again unless its manifest is removed or its sync policy is manual", "resource", key)
+	}
+	return nil
+}
+
+// withoutResource copies d without one resource.
+func withoutResource(d *engine.Desired, kind, name string) *engine.Desired {
+	out := &engine.Desired{}
+	for _, v := range d.VMs {
+		if !(kind == engine.KindVirtualMachine && v.Name == name) {
+			out.VMs = append(out.VMs, v)
+		}
+	}
+	for _, t := range d.Templates {
+		if !(kind == engine.KindTemplate && t.Name == name) {
+			out.Templates = append(out.Templates, t)
+		}
+	}
+	for _, i := range d.Isos {
+		if !(kind == engine.KindIso && i.Name == name) {
+			out.Isos = append(out.Isos, i)
+		}
+	}
+	for _, m := range d.Others {
+		if !(m.Kind == kind && m.Name == name) {
+			out.Others = append(out.Others, m)
+		}
+	}
+	return out
+}
+
+// Plan is the plan document for a revision: "" is the watched one (the
+// last good load); another branch, tag or commit is checked out on the
+// side, for a pull request's impact preview.
+func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error) {
+	rt := c.currentRuntime()
+	if rt.client == nil {
+		return api.Plan{}, fmt.Errorf("%s: %w", rt.clusterErr, api.ErrNotReady)
+	}
+	var desired *engine.Desired
+	var commit string
+	if revision == "" {
+		ds := c.currentDesired()
+		if ds == nil {
+			msg := "the repository was not loaded yet"
+			if rt.sourceErr != "" {
+				msg = rt.sourceErr
+			}
+			return api.Plan{}, fmt.Errorf("%s: %w", msg, api.ErrNotReady)
+		}
+		desired, commit = ds.desired, ds.commit
+	} else {
+		if rt.syncer == nil {
+			return api.Plan{}, fmt.Errorf("%s: %w", rt.sourceErr, api.ErrNotReady)
+		}
+		res, err := rt.syncer.ReadAt(ctx, revision)
+		if err != nil {
+			if errors.Is(err, source.ErrRevisionNotFound) || errors.Is(err, source.ErrPathNotFound) {
+				return api.Plan{}, fmt.Errorf("%v: %w", err, api.ErrNotFound)
+			}
+			return api.Plan{}, err
+		}
+		ds, err := c.load(res)
+		if err != nil {
+			return api.Plan{}, fmt.Errorf("%v: %w", err, api.ErrInvalid)
+		}
+		desired, commit = ds.desired, ds.commit
+	}
+	// Prune as the loop would, so the preview shows the deletions a merge causes.
+	eng := rt.engine(rt.values.Reconcile.Prune, c.opts.Logger)
+	p, err := eng.Plan(ctx, desired, commit)
+	if err != nil {
+		return api.Plan{}, fmt.Errorf("observing the cluster: %w", err)
+	}
+	return planDocument(p), nil
+}
+
+// planDocument converts an engine plan to the API's.
+func planDocument(p *engine.Plan) api.Plan {
+	out := api.Plan{Revision: p.Revision, Summary: api.PlanSummary(p.Summary), Actions: make([]api.PlanAction, 0, len(p.Actions))}
+	for _, a := range p.Actions {
+		pa := api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID, Action: api.Action(a.Action),
+			Reason: a.Reason, Changes: make([]api.Change, 0, len(a.Changes)), NeedsReboot: a.NeedsReboot,
+			BlockedBy: a.BlockedBy, Conflict: a.Conflict}
+		for _, ch := range a.Changes {
+			pa.Changes = append(pa.Changes, api.Change(ch))
+		}
+		out.Actions = append(out.Actions, pa)
+	}
+	return out
+}
+
+// TestSettings checks a cluster connection (version, token privileges) and
+// a Git source (reachability), and reports each problem in words.
+func (c *Controller) TestSettings(ctx context.Context, v settings.Values) (api.TestResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	defer cancel()
+	var checks []api.Check
+	add := func(name string, err error, okMsg string) {
+		if err != nil {
+			checks = append(checks, api.Check{Name: name, OK: false, Message: err.Error()})
+			return
+		}
+		checks = append(checks, api.Check{Name: name, OK: true, Message: okMsg})
+	}
+
+	client, err := newClient(v.Cluster, c.opts.PVE, nil)
+	if err != nil {
+		add("cluster: connection", err, "")
+	} else {
+		defer client.Close()
+		ver, err := client.Version(ctx)
+		if err != nil {
+			add("cluster: version", err, "")
+		} else {
+			add("cluster: version", nil, "Proxmox VE "+ver.Version)
+			missing, err := missingPrivileges(ctx, client)
+			switch {
+			case err != nil:
+				add("cluster: privileges", fmt.Errorf("the token's privileges could not be read (GET /access/permissions): %w", err), "")
+			case len(missing) > 0:
+				var parts []string
+				for _, p := range missing {
+					parts = append(parts, p.Name+" ("+p.Why+")")
+				}
+				add("cluster: privileges", fmt.Errorf("the token lacks %d privileges on /: %s", len(missing), strings.Join(parts, "; ")), "")
+			default:
+				add("cluster: privileges", nil, fmt.Sprintf("the token has all %d privileges proxmops needs", len(config.RequiredPrivileges)))
+			}
+		}
+	}
+
+	msg, err := c.testSource(ctx, v.Source)
+	add("source: repository", err, msg)
+
+	res := api.TestResult{OK: true, Checks: checks}
+	for _, ch := range checks {
+		res.OK = res.OK && ch.OK
+	}
+	return res, nil
+}
+
+// missingPrivileges compares the token's privileges on / with those
+// proxmops needs.
+func missingPrivileges(ctx context.Context, client *pve.Client) ([]config.Privilege, error) {
+	var perms map[string]map[string]any
+	if err := client.Get(ctx, "access/permissions", pve.NewParams().Set("path", "/"), &perms); err != nil {
+		return nil, err
+	}
+	granted := map[string]bool{}
+	for priv, v := range perms["/"] {
+		switch x := v.(type) {
+		case float64:
+			granted[priv] = x != 0
+		case bool:
+			granted[priv] = x
+		default:
+			granted[priv] = true
+		}
+	}
+	return config.MissingPrivileges(granted), nil
+}
+
+// testSource reads the repository into a throw-away cache and describes
+// what it found.
+func (c *Controller) testSource(ctx context.Context, s settings.Source) (string, error) {
+	if s.RepoURL == "" {
+		return "", errors.New("no repository URL (source.repoURL) is set")
+	}
+	tmp, err := os.MkdirTemp("", "proxmops-source-test-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	base := *c.opts.Config
+	base.Source.CacheDir = tmp
+	tc := &Controller{opts: c.opts, log: c.log}
+	tc.opts.Config = &base
+	syncer, err := tc.newSyncer(s)
+	if err != nil {
+		return "", err
+	}
+	res, err := syncer.Sync(ctx)
+	if err != nil {
+		return "", err
+	}
+	set, err := loadManifests(res.Dir)
+	if err != nil {
+		return "", fmt.Errorf("reachable at %s, but %w", short(res.Commit.Hash), err)
+	}
+	counts := set.Counts()
+	kinds := make([]string, 0, len(counts))
+	for k, n := range counts {
+		kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(kinds)
+	desc := "no manifests"
+	if len(kinds) > 0 {
+		desc = strings.Join(kinds, ", ")
+	}
+	return fmt.Sprintf("commit %s (%s): %s", short(res.Commit.Hash), res.Commit.Subject(), desc), nil
+}

@@ -1,0 +1,504 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/source"
+)
+
+// resource is the controller's view of one resource.
+type resource struct {
+	sum      api.ResourceSummary
+	desired  manifest.Resource // nil for a resource only on the cluster
+	observed map[string]any
+	action   *engine.Action // from the last plan
+}
+
+// maxListedErrors bounds the manifest errors quoted in the status.
+const maxListedErrors = 5
+
+// pass is one reconcile pass. It never waits for actions.
+func (c *Controller) pass(ctx context.Context, req request) {
+	start := time.Now()
+	clockStart := c.clock.Now()
+	rt := c.runtime()
+	log := c.log
+
+	var problems []string
+	if rt.sourceErr != "" {
+		problems = append(problems, rt.sourceErr)
+	}
+	sourceOK := rt.syncer != nil
+	if rt.syncer != nil && (req.pull || c.currentDesired() == nil) {
+		if err := c.pull(ctx, rt); err != nil {
+			sourceOK = false
+			problems = append(problems, err.Error())
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	ds := c.currentDesired()
+	if ds != nil && len(ds.set.Resources) == 0 {
+		problems = append(problems, fmt.Sprintf("the repository has no manifests at %s; nothing is pruned from an empty load", short(ds.commit)))
+	}
+	if rt.clusterErr != "" {
+		problems = append(problems, rt.clusterErr)
+	}
+
+	var plan *engine.Plan
+	var eng *engine.Engine
+	if rt.client != nil && ds != nil {
+		// Prune only from a good, non-empty load of this very pass.
+		prune := rt.values.Reconcile.Prune && sourceOK && len(ds.set.Resources) > 0
+		eng = rt.engine(prune, c.opts.Logger)
+		var err error
+		plan, err = eng.Plan(ctx, ds.desired, ds.commit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			problems = append(problems, "observing the cluster failed: "+err.Error())
+			log.Warn("observing the cluster failed", "err", err)
+		}
+	}
+
+	var submitted, deferred []string
+	c.mu.Lock()
+	if plan != nil {
+		submitted, deferred = c.applyPlanLocked(ctx, rt, eng, plan, ds, req)
+	}
+	c.sourceErr = strings.Join(problems, "; ")
+	now := c.clock.Now().UTC()
+	c.lastPass = &now
+	c.passDur = time.Since(start)
+	c.ready = true
+	counts := c.statusCounts()
+	var revision string
+	if ds != nil {
+		revision = ds.commit
+	}
+	passEv := api.PassEvent{Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr}
+	c.mu.Unlock()
+
+	c.saveState(context.WithoutCancel(ctx))
+	c.publish(api.SSEPass, passEv)
+	c.m.PassDuration.Observe(time.Since(start).Seconds())
+	c.m.Resources.Reset()
+	for st, n := range counts {
+		c.m.Resources.WithLabelValues(string(st)).Set(float64(n))
+	}
+	if len(deferred) > 0 {
+		log.Warn("actions deferred: the action queue is full; they are queued on a later pass",
+			"deferred", len(deferred), "queueLimit", c.opts.QueueLimit, "first", deferred[0])
+	}
+	log.Debug("pass done", "revision", short(revision), "duration", time.Since(start).String(),
+		"submitted", len(submitted), "problems", len(problems), "started", clockStart)
+	if req.pull {
+		c.schedulePull(rt.values.Reconcile.Interval)
+	} else {
+		c.markPassEnd()
+	}
+}
+
+// currentDesired is the last good desired state, or nil before the first.
+func (c *Controller) currentDesired() *desiredState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.desired
+}
+
+// pull fetches Git and, when the commit changed, loads the manifests. On
+// any failure the last good desired state stays in force.
+func (c *Controller) pull(ctx context.Context, rt *runtime) error {
+	t0 := time.Now()
+	res, err := rt.syncer.Sync(ctx)
+	c.m.GitFetchDuration.Observe(time.Since(t0).Seconds())
+	if err != nil {
+		c.m.GitFetchErrors.Inc()
+		if ctx.Err() == nil {
+			c.log.Warn("Git sync failed; keeping the last good desired state", "err", err)
+		}
+		return err
+	}
+	if res.HistoryRewritten {
+		c.log.Warn("the watched branch was force-pushed", "previous", short(res.PreviousCommit), "now", short(res.Commit.Hash))
+	}
+	cur := c.currentDesired()
+	if cur != nil && cur.commit == res.Commit.Hash && !res.Local {
+		return nil
+	}
+	ds, err := c.load(res)
+	if err != nil {
+		c.log.Warn("manifests cannot be loaded; keeping the last good desired state", "commit", short(res.Commit.Hash), "err", err)
+		return err
+	}
+	c.mu.Lock()
+	changed := c.desired == nil || c.desired.commit != ds.commit
+	c.desired = ds
+	c.mu.Unlock()
+	if changed {
+		c.log.Info("desired state loaded", "commit", short(ds.commit), "message", ds.message, "resources", len(ds.set.Resources))
+	}
+	return nil
+}
+
+// load reads the manifests of a checkout.
+func (c *Controller) load(res *source.Result) (*desiredState, error) {
+	set, err := loadManifests(res.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("manifests at %s are invalid: %w", short(res.Commit.Hash), err)
+	}
+	ds := &desiredState{set: set, desired: engine.DesiredFromSet(set, c.opts.Secrets), commit: res.Commit.Hash,
+		message: res.Commit.Subject(), byKey: map[string]manifest.Resource{}}
+	for _, r := range set.Resources {
+		ds.byKey[string(r.Kind())+"/"+r.Name()] = r
+	}
+	return ds, nil
+}
+
+// loadManifests loads a directory of manifests, or one file.
+func loadManifests(dir string) (*manifest.Set, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	var set *manifest.Set
+	if fi.IsDir() {
+		set, err = manifest.LoadDir(dir)
+	} else {
+		data, rerr := os.ReadFile(dir)
+		if rerr != nil {
+			return nil, rerr
+		}
+		rs, errs := manifest.ParseFile(filepath.Base(dir), data)
+		if len(errs) == 0 {
+			set, errs = manifest.NewSet(rs)
+		}
+		err = errs.Err()
+	}
+	if err != nil {
+		var list manifest.ErrorList
+		if errors.As(err, &list) && len(list) > maxListedErrors {
+			msgs := make([]string, 0, maxListedErrors)
+			for _, e := range list[:maxListedErrors] {
+				msgs = append(msgs, e.Error())
+			}
+			return nil, fmt.Errorf("%s; and %d more", strings.Join(msgs, "; "), len(list)-maxListedErrors)
+		}
+		return nil, err
+	}
+	return set, nil
+}
+
+// applyPlanLocked records the plan's statuses, hands runnable actions to
+// the dispatcher and publishes what changed (caller holds mu).
+func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engine.Engine, plan *engine.Plan, ds *desiredState, req request) (submitted, deferred []string) {
+	now := c.clock.Now()
+	autoSync := rt.values.Reconcile.AutoSync || req.force
+	dryRun := rt.values.Reconcile.DryRun
+	seen := map[string]bool{}
+	pendingDeps := map[string]bool{} // keys whose action is queued, running or about to be
+	for _, a := range plan.Actions {
+		if a.Runnable() || c.dispatcher.Busy(a.Key()) {
+			pendingDeps[a.Key()] = true
+		}
+	}
+	for _, a := range plan.Actions {
+		key := a.Key()
+		seen[key] = true
+		r := c.resources[key]
+		if r == nil {
+			r = &resource{}
+			c.resources[key] = r
+		}
+		prev := r.sum
+		r.action = a
+		r.desired = ds.byKey[key]
+		r.observed = a.Observed
+		sum := summaryOf(a, r.desired)
+		rec := c.records[key]
+		busy := c.dispatcher.Busy(key)
+
+		forced := req.keys[key]
+		wantRun := a.Action != engine.ActionNone && !a.Conflict && a.BlockedBy == "" && sumRunnable(a, forced)
+		switch {
+		case busy:
+			sum.Status, sum.Health = api.StatusProgressing, api.HealthProgressing
+			sum.Progress = prev.Progress
+			if prev.Status == api.StatusProgressing && prev.Reason != "" {
+				sum.Reason = prev.Reason
+			}
+		case wantRun && !dryRun && (autoSync || forced):
+			if waiting := waitingOn(a, pendingDeps); waiting != "" {
+				sum.Reason = joinReason(sum.Reason, "waiting for "+waiting+" first")
+				break
+			}
+			if !forced && !rec.RetryAt.IsZero() && now.Before(rec.RetryAt) {
+				sum.Status, sum.Health = api.StatusFailed, api.HealthDegraded
+				sum.Reason = joinReason(rec.Failure, "retried after "+rec.RetryAt.UTC().Format(time.RFC3339))
+				break
+			}
+			if len(c.dispatcher.Active()) >= c.opts.QueueLimit {
+				deferred = append(deferred, key)
+				sum.Reason = joinReason(sum.Reason, "deferred: the action queue is full")
+				break
+			}
+			if c.submitLocked(ctx, eng, plan, a, ds.commit) {
+				submitted = append(submitted, key)
+				sum.Status, sum.Health = api.StatusProgressing, api.HealthProgressing
+				sum.Progress = &api.Progress{Message: string(a.Action) + " queued"}
+			}
+		case rec.Status == api.StatusFailed && rec.Failure != "" && a.Action != engine.ActionNone && sum.Status == api.StatusOutOfSync:
+			// The last attempt failed and nothing retries it automatically.
+			sum.Status, sum.Health = api.StatusFailed, api.HealthDegraded
+			sum.Reason = joinReason(rec.Failure, sum.Reason)
+		}
+		if dryRun && a.Action != engine.ActionNone && sum.Status == api.StatusOutOfSync {
+			sum.Reason = joinReason(sum.Reason, "dry run: not applied")
+		}
+		c.noteTransitionLocked(ctx, key, sum, a, ds, rec)
+		c.setSummaryLocked(r, sum)
+	}
+	for key := range c.resources {
+		if !seen[key] && !c.dispatcher.Busy(key) {
+			delete(c.resources, key)
+			kind, name := splitKey(key)
+			c.publish(api.SSEDeleted, api.DeletedEvent{Kind: kind, Name: name})
+		}
+	}
+	for key := range c.records {
+		if _, ok := c.resources[key]; !ok {
+			delete(c.records, key)
+			c.dirty = true
+		}
+	}
+	return submitted, deferred
+}
+
+// sumRunnable: an action runs on its own when the engine says so; sync
+// policy manual runs only when a person asks for this resource.
+func sumRunnable(a *engine.Action, forced bool) bool {
+	if a.Runnable() {
+		return true
+	}
+	return forced && a.Sync == engine.SyncManual && runnableIfAuto(a)
+}
+
+// runnableIfAuto tells whether a would be runnable with policy auto.
+func runnableIfAuto(a *engine.Action) bool {
+	saved := a.Sync
+	a.Sync = engine.SyncAuto
+	ok := a.Runnable()
+	a.Sync = saved
+	return ok
+}
+
+// waitingOn names a prerequisite still to be done, or "".
+func waitingOn(a *engine.Action, pending map[string]bool) string {
+	for _, d := range a.DependsOn {
+		if pending[d] {
+			return d
+		}
+	}
+	return ""
+}
+
+// noteTransitionLocked writes history when a resource's status changes in
+// a way worth remembering, and keeps the record (caller holds mu).
+func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum api.ResourceSummary, a *engine.Action, ds *desiredState, rec record) {
+	kind, name := splitKey(key)
+	prevStatus := rec.Status
+	var ev api.HistoryEvent
+	var msg string
+	switch sum.Status {
+	case api.StatusOutOfSync:
+		if prevStatus != api.StatusOutOfSync && prevStatus != api.StatusProgressing {
+			ev, msg = api.EventDrifted, driftMessage(a, sum, ds)
+		}
+	case api.StatusSynced:
+		if prevStatus != api.StatusSynced && rec.Event != api.EventCreated && rec.Event != api.EventApplied {
+			ev, msg = api.EventSynced, "in sync with "+short(ds.commit)
+		}
+		rec.Failure, rec.Failures, rec.RetryAt = "", 0, time.Time{}
+	case api.StatusConflict:
+		if prevStatus != api.StatusConflict {
+			ev, msg = api.EventFailed, "conflict: "+sum.Reason
+		}
+	case api.StatusFailed:
+		if prevStatus != api.StatusFailed && rec.Failure == "" {
+			ev, msg = api.EventFailed, sum.Reason
+			rec.Failure = sum.Reason
+		}
+	}
+	if sum.Status == api.StatusProgressing && prevStatus == api.StatusSynced {
+		// A drift found and queued in the same pass.
+		ev, msg = api.EventDrifted, driftMessage(a, sum, ds)
+	}
+	if ev != "" {
+		c.addHistoryLocked(ctx, kind, name, ev, ds.commit, msg)
+		rec.Event = ev
+	}
+	if rec.Status != sum.Status || ev != "" {
+		rec.Status = sum.Status
+		c.dirty = true
+	}
+	c.records[key] = rec
+}
+
+func driftMessage(a *engine.Action, sum api.ResourceSummary, ds *desiredState) string {
+	var b strings.Builder
+	switch {
+	case a.Action == engine.ActionCreate:
+		fmt.Fprintf(&b, "declared at %s but missing on the cluster", short(ds.commit))
+	case a.Action == engine.ActionDelete || (sum.File == "" && a.Observed != nil):
+		b.WriteString(a.Reason)
+	default:
+		fmt.Fprintf(&b, "differs from the manifest at %s", short(ds.commit))
+	}
+	if len(a.Changes) > 0 && a.Action != engine.ActionCreate {
+		parts := make([]string, 0, len(a.Changes))
+		for _, ch := range a.Changes {
+			parts = append(parts, ch.String())
+		}
+		b.WriteString(": ")
+		b.WriteString(strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+// setSummaryLocked stores sum and publishes it when it changed.
+func (c *Controller) setSummaryLocked(r *resource, sum api.ResourceSummary) {
+	prev := r.sum
+	sum.UpdatedAt = prev.UpdatedAt
+	if prev.Kind == "" || !reflect.DeepEqual(stripTime(prev), stripTime(sum)) {
+		sum.UpdatedAt = c.clock.Now().UTC()
+		r.sum = sum
+		c.publish(api.SSEResource, sum)
+		return
+	}
+	r.sum = sum
+}
+
+func stripTime(s api.ResourceSummary) api.ResourceSummary {
+	s.UpdatedAt = time.Time{}
+	return s
+}
+
+// summaryOf maps a planned action to the API's summary.
+func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary {
+	sum := api.ResourceSummary{
+		Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
+		Tags:        []string{},
+		Status:      api.Status(a.Status),
+		Action:      api.Action(a.Action),
+		Reason:      a.Reason,
+		NeedsReboot: a.NeedsReboot,
+		Changes:     make([]api.Change, 0, len(a.Changes)),
+		Owned:       a.Owned,
+		SyncPolicy:  string(a.Sync),
+		File:        a.File,
+	}
+	if sum.Status == "" {
+		sum.Status = api.StatusUnknown
+	}
+	if a.Conflict {
+		sum.Status = api.StatusConflict
+	}
+	if sum.SyncPolicy == "" {
+		sum.SyncPolicy = api.SyncAuto
+	}
+	if desired != nil {
+		if md := desired.Meta(); md != nil && md.Tags != nil {
+			sum.Tags = append(sum.Tags, md.Tags...)
+		}
+	}
+	for _, ch := range a.Changes {
+		sum.Changes = append(sum.Changes, api.Change{Field: ch.Field, From: ch.From, To: ch.To})
+	}
+	sum.Health = healthOf(a, sum.Status)
+	return sum
+}
+
+// healthOf derives a resource's health from what the cluster has.
+func healthOf(a *engine.Action, st api.Status) api.Health {
+	switch {
+	case st == api.StatusProgressing:
+		return api.HealthProgressing
+	case st == api.StatusFailed:
+		return api.HealthDegraded
+	case st == api.StatusUnknown && a.Observed == nil:
+		return api.HealthUnknown
+	case a.Observed == nil:
+		return api.HealthMissing
+	}
+	status, _ := a.Observed["status"].(string)
+	switch status {
+	case "", "running":
+		return api.HealthHealthy
+	case "stopped":
+		if a.Kind == engine.KindTemplate || st == api.StatusSynced {
+			return api.HealthHealthy // a template, or a VM declared stopped
+		}
+		return api.HealthSuspended
+	case "paused", "suspended", "prelaunch":
+		return api.HealthSuspended
+	}
+	return api.HealthUnknown
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func splitKey(key string) (kind, name string) {
+	kind, name, _ = strings.Cut(key, "/")
+	return kind, name
+}
+
+// short abbreviates a commit hash for messages.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func (c *Controller) publish(typ string, payload any) {
+	if err := c.hub.Publish(typ, payload); err != nil {
+		c.log.Error("publishing event failed", "type", typ, "err", err)
+	}
+}
+
+// sortedSummaries lists the resources' summaries by kind then name
+// (caller holds mu).
+func (c *Controller) sortedSummariesLocked() []api.ResourceSummary {
+	out := make([]api.ResourceSummary, 0, len(c.resources))
+	for _, r := range c.resources {
+		out = append(out, r.sum)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}

@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/dispatch"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/metrics"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/source"
+)
+
+// runtime is what the settings build: the Proxmox client, the Git syncer
+// and the limits shared by every engine of a pass. ApplySettings replaces
+// it as a whole, between passes.
+type runtime struct {
+	values settings.Values
+	// client is nil when the cluster is not configured or its settings are
+	// wrong; clusterErr says why in words.
+	client     *pve.Client
+	clusterErr string
+	// syncer is nil when the source is not configured; sourceErr says why.
+	syncer    *source.Syncer
+	sourceErr string
+	limiter   *dispatch.Limiter
+}
+
+// engine returns an engine on the runtime's client sharing its limiter.
+func (rt *runtime) engine(prune bool, log *slog.Logger) *engine.Engine {
+	return engine.New(rt.client, engine.Options{
+		Prune:       prune,
+		Concurrency: rt.values.Reconcile.Concurrency,
+		Limiter:     rt.limiter,
+		Logger:      log,
+	})
+}
+
+func (rt *runtime) close() {
+	if rt != nil && rt.client != nil {
+		rt.client.Close()
+	}
+}
+
+// buildRuntime makes a runtime from base (the file's settings that the UI
+// does not carry: cache directory, known hosts) and the effective values.
+func (c *Controller) buildRuntime(v settings.Values) *runtime {
+	rt := &runtime{values: v}
+	conc := v.Reconcile.Concurrency
+	if conc <= 0 {
+		conc = config.DefaultConcurrency
+	}
+	rt.limiter = dispatch.NewLimiter(dispatch.Limits{Total: conc, PerNode: c.opts.PerNode, PerStorage: c.opts.PerStorage})
+
+	client, err := newClient(v.Cluster, c.opts.PVE, c.m)
+	if err != nil {
+		rt.clusterErr = err.Error()
+	} else {
+		rt.client = client
+	}
+
+	syncer, err := c.newSyncer(v.Source)
+	if err != nil {
+		rt.sourceErr = err.Error()
+	} else {
+		rt.syncer = syncer
+	}
+	return rt
+}
+
+// errNotConfigured prefixes the words shown when settings are missing.
+var errNotConfigured = errors.New("not configured")
+
+// newClient builds a Proxmox client from cluster settings, or says in words
+// what is missing.
+func newClient(cl settings.Cluster, adjust func(*pve.Config), m *metrics.Metrics) (*pve.Client, error) {
+	var missing []string
+	if cl.Endpoint == "" {
+		missing = append(missing, "endpoint")
+	}
+	if cl.TokenID == "" {
+		missing = append(missing, "tokenId")
+	}
+	if cl.TokenSecret == "" {
+		missing = append(missing, "tokenSecret")
+	}
+	if len(missing) > 0 {
+		return nil, &settingsError{what: "the Proxmox VE cluster", section: "cluster", missing: missing}
+	}
+	endpoint, _, err := config.NormalizeEndpoint(cl.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	pc := pve.Config{
+		Endpoint:           endpoint,
+		TokenID:            cl.TokenID,
+		TokenSecret:        cl.TokenSecret,
+		CAFile:             cl.CAFile,
+		Fingerprint:        cl.Fingerprint,
+		InsecureSkipVerify: cl.InsecureSkipVerify,
+	}
+	if m != nil {
+		pc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, m: m} }
+	}
+	if adjust != nil {
+		adjust(&pc)
+	}
+	return pve.New(pc)
+}
+
+// settingsError says which settings of a section are missing.
+type settingsError struct {
+	what, section string
+	missing       []string
+}
+
+func (e *settingsError) Error() string {
+	keys := make([]string, len(e.missing))
+	for i, k := range e.missing {
+		keys[i] = e.section + "." + k
+	}
+	return e.what + " is " + errNotConfigured.Error() + ": " + strings.Join(keys, ", ") +
+		" missing; set them on the Settings page or in the configuration file"
+}
+
+func (e *settingsError) Unwrap() error { return errNotConfigured }
+
+func (c *Controller) newSyncer(s settings.Source) (*source.Syncer, error) {
+	if s.RepoURL == "" {
+		return nil, &settingsError{what: "the Git source", section: "source", missing: []string{"repoURL"}}
+	}
+	base := c.opts.Config
+	opts := source.Options{
+		URL:        s.RepoURL,
+		Revision:   s.Revision,
+		Path:       s.Path,
+		Submodules: s.Submodules,
+		CacheDir:   base.Source.CacheDir,
+		Auth: source.Auth{
+			Username:              s.Username,
+			Token:                 s.Token,
+			SSHKey:                []byte(s.SSHKey),
+			KnownHostsFile:        base.Source.KnownHostsFile,
+			InsecureIgnoreHostKey: base.Source.InsecureIgnoreHostKey,
+		},
+		Logger: c.log.With("component", "source"),
+	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = config.DefaultCacheDir()
+	}
+	return source.New(opts)
+}
+
+// countingTransport feeds the Proxmox request and error metrics.
+type countingTransport struct {
+	next http.RoundTripper
+	m    *metrics.Metrics
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		t.m.PVERequests.WithLabelValues(r.Method, "error").Inc()
+		reason := "connection"
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			reason = "timeout"
+		}
+		t.m.PVEErrors.WithLabelValues(reason).Inc()
+		return nil, err
+	}
+	t.m.PVERequests.WithLabelValues(r.Method, strconv.Itoa(resp.StatusCode)).Inc()
+	if resp.StatusCode >= 400 {
+		t.m.PVEErrors.WithLabelValues("status").Inc()
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections lets pve.Client.Close reach the real transport.
+func (t *countingTransport) CloseIdleConnections() {
+	if ci, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}

@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+)
+
+// Keys of the controller's state in the store.
+const (
+	stateRecords  = "controller/records"
+	stateInflight = "controller/inflight"
+)
+
+// record is what the controller remembers of a resource across restarts,
+// so history is written on transitions only, not again after a restart.
+type record struct {
+	Status api.Status       `json:"status"`
+	Event  api.HistoryEvent `json:"event,omitempty"`
+	// Message of the last failure recorded, so a retry failing the same
+	// way is not written again.
+	Failure string `json:"failure,omitempty"`
+	// Failures counts consecutive failed attempts (for the retry backoff);
+	// RetryAt is when the next automatic attempt may start.
+	Failures int       `json:"failures,omitempty"`
+	RetryAt  time.Time `json:"retryAt,omitzero"`
+}
+
+// inflightAction is an action handed to the dispatcher and not finished.
+// It is persisted so that a daemon killed mid-apply records it as
+// interrupted on its next start.
+type inflightAction struct {
+	Action  api.Action `json:"action"`
+	Commit  string     `json:"commit"`
+	Started time.Time  `json:"started"`
+}
+
+func (c *Controller) loadState(ctx context.Context) error {
+	if b, ok, err := c.st.State(ctx, stateRecords); err != nil {
+		return fmt.Errorf("controller state: %w", err)
+	} else if ok {
+		if err := json.Unmarshal(b, &c.records); err != nil {
+			c.log.Warn("controller state unreadable; starting afresh", "err", err)
+			c.records = map[string]record{}
+		}
+	}
+	if b, ok, err := c.st.State(ctx, stateInflight); err != nil {
+		return fmt.Errorf("controller state: %w", err)
+	} else if ok {
+		if err := json.Unmarshal(b, &c.inflight); err != nil {
+			c.log.Warn("controller in-flight state unreadable", "err", err)
+			c.inflight = map[string]inflightAction{}
+		}
+	}
+	return nil
+}
+
+// saveState writes the records when they changed.
+func (c *Controller) saveState(ctx context.Context) {
+	c.mu.Lock()
+	if !c.dirty {
+		c.mu.Unlock()
+		return
+	}
+	b, err := json.Marshal(c.records)
+	c.dirty = false
+	c.mu.Unlock()
+	if err == nil {
+		err = c.st.PutState(ctx, stateRecords, b)
+	}
+	if err != nil {
+		c.log.Error("saving controller state failed", "err", err)
+	}
+}
+
+// saveInflight writes the actions in flight (caller holds mu).
+func (c *Controller) saveInflightLocked(ctx context.Context) {
+	b, err := json.Marshal(c.inflight)
+	if err == nil {
+		err = c.st.PutState(ctx, stateInflight, b)
+	}
+	if err != nil {
+		c.log.Error("saving in-flight actions failed", "err", err)
+	}
+}
+
+// recoverInterrupted records the actions a previous run left in flight
+// (the daemon was killed mid-apply) as failed with the reason, once. The
+// first pass then re-reads the cluster and converges.
+func (c *Controller) recoverInterrupted(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.inflight) == 0 {
+		return
+	}
+	for key, in := range c.inflight {
+		kind, name := splitKey(key)
+		msg := fmt.Sprintf("%s interrupted: the daemon stopped while it ran (started %s); the cluster is read again and the next pass converges",
+			in.Action, in.Started.UTC().Format(time.RFC3339))
+		c.addHistoryLocked(ctx, kind, name, api.EventFailed, in.Commit, msg)
+		rec := c.records[key]
+		rec.Status, rec.Event, rec.Failure = api.StatusFailed, api.EventFailed, msg
+		c.records[key] = rec
+		c.dirty = true
+		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", string(in.Action))
+	}
+	c.inflight = map[string]inflightAction{}
+	c.saveInflightLocked(ctx)
+}
+
+// addHistoryLocked writes one history entry (caller holds mu, which only
+// orders entries; the store has its own locking).
+func (c *Controller) addHistoryLocked(ctx context.Context, kind, name string, ev api.HistoryEvent, commit, msg string) {
+	if _, err := c.st.AddHistory(ctx, kind, name, api.HistoryEntry{Event: ev, Commit: commit, Time: c.clock.Now(), Message: msg}); err != nil {
+		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(ev), "err", err)
+	}
+}
