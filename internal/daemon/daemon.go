@@ -1,0 +1,197 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/controller"
+	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/logring"
+	"github.com/proxmops/proxmops/internal/metrics"
+	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/store"
+)
+
+// EnvEncryptionKey names the environment variable that can hold the
+// settings encryption key instead of the key file.
+const EnvEncryptionKey = "PROXMOPS_ENCRYPTION_KEY"
+
+// Options configure Run. Config and Logger are required.
+type Options struct {
+	Config *config.Config
+	Logger *slog.Logger
+	// Logs is the ring the logger feeds (see NewLogger); nil makes one.
+	Logs *logring.Ring
+	// SetupOutput receives the first-run setup token (default os.Stdout).
+	SetupOutput io.Writer
+	// UI is the built web UI; nil serves the server's notice.
+	UI fs.FS
+	// Listener, when set, is served instead of listening on
+	// Config.Server.Addr.
+	Listener net.Listener
+	// EncryptionKey overrides $PROXMOPS_ENCRYPTION_KEY.
+	EncryptionKey string
+	// Prepare runs once the store is open, before the server starts (the
+	// demo creates its admin account there).
+	Prepare func(ctx context.Context, st *store.Store) error
+	// Controller adjusts the controller's options (the demo and tests
+	// shorten delays).
+	Controller func(*controller.Options)
+	// Started is called with the address served, once listening.
+	Started func(addr net.Addr)
+}
+
+// NewLogger builds the daemon's logger: text or JSON on w, every line at
+// or above the level also kept in the returned ring for the UI.
+func NewLogger(c config.Log, w io.Writer) (*slog.Logger, *logring.Ring, error) {
+	var level slog.Level
+	if c.Level != "" {
+		if err := level.UnmarshalText([]byte(c.Level)); err != nil {
+			return nil, nil, fmt.Errorf("log.level %q: want debug, info, warn or error", c.Level)
+		}
+	}
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: logring.Redact}
+	var h slog.Handler
+	switch strings.ToLower(c.Format) {
+	case "", "text":
+		h = slog.NewTextHandler(w, hopts)
+	case "json":
+		h = slog.NewJSONHandler(w, hopts)
+	default:
+		return nil, nil, fmt.Errorf("log.format %q: want text or json", c.Format)
+	}
+	ring := logring.New(2000)
+	return slog.New(ring.Handler(h, level)), ring, nil
+}
+
+// SettingsFromConfig are the settings the configuration (file, environment,
+// flags) gives; those saved from the UI override them.
+func SettingsFromConfig(c *config.Config) settings.Values {
+	return settings.Values{
+		Cluster: settings.Cluster{
+			Endpoint:           c.Cluster.Endpoint,
+			TokenID:            c.Cluster.TokenID,
+			TokenSecret:        c.Cluster.TokenSecret,
+			InsecureSkipVerify: c.Cluster.InsecureSkipVerify,
+			Fingerprint:        c.Cluster.Fingerprint,
+			CAFile:             c.Cluster.CAFile,
+		},
+		Source: settings.Source{
+			RepoURL:       c.Source.RepoURL,
+			Path:          c.Source.Path,
+			Revision:      c.Source.Revision,
+			Username:      c.Source.Username,
+			Token:         c.Source.Token,
+			SSHKey:        c.Source.SSHKey,
+			Submodules:    c.Source.Submodules,
+			WebhookSecret: c.Server.WebhookSecret,
+		},
+		Reconcile: settings.Reconcile{
+			Interval:    c.Reconcile.Interval,
+			AutoSync:    c.Reconcile.AutoSync,
+			Prune:       c.Reconcile.Prune,
+			Concurrency: c.Reconcile.Concurrency,
+			DryRun:      c.Reconcile.DryRun,
+		},
+	}
+}
+
+// Run opens the store, starts the controller and serves HTTP until ctx
+// ends, then stops both gracefully (running actions get the controller's
+// grace period) and closes the store.
+func Run(ctx context.Context, o Options) error {
+	if o.Config == nil || o.Logger == nil {
+		return errors.New("daemon: Config and Logger are required")
+	}
+	cfg, log := o.Config, o.Logger
+	if o.Logs == nil {
+		o.Logs = logring.New(2000)
+	}
+	key := o.EncryptionKey
+	if key == "" {
+		key = os.Getenv(EnvEncryptionKey)
+	}
+	st, err := store.Open(ctx, store.Options{
+		Path: cfg.Server.DatabasePath, EncryptionKey: key,
+		HistoryPerResource: cfg.Reconcile.HistoryPerResource, HistoryTotal: cfg.Reconcile.HistoryTotal,
+		Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if o.Prepare != nil {
+		if err := o.Prepare(ctx, st); err != nil {
+			return err
+		}
+	}
+	fileValues := SettingsFromConfig(cfg)
+	stored, err := st.Overrides(ctx)
+	if err != nil {
+		return err
+	}
+	effective := settings.Merge(fileValues, stored)
+
+	hub := events.NewHub(1024)
+	m := metrics.New()
+	copts := controller.Options{Config: cfg, Settings: effective, Store: st, Hub: hub, Metrics: m, Logger: log}
+	if o.Controller != nil {
+		o.Controller(&copts)
+	}
+	ctrl, err := controller.New(ctx, copts)
+	if err != nil {
+		return err
+	}
+	var trusted []netip.Prefix
+	if cfg.Server.TrustProxy {
+		trusted = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
+	}
+	srv, err := server.New(ctx, server.Options{
+		Store: st, Backend: ctrl, Hub: hub, Logs: o.Logs, Logger: log, Metrics: m,
+		FileSettings: fileValues, OnSettingsChanged: ctrl.ApplySettings,
+		UI: o.UI, SetupOutput: o.SetupOutput,
+		TLSCertFile: cfg.Server.TLSCertFile, TLSKeyFile: cfg.Server.TLSKeyFile,
+		TrustedProxies: trusted,
+	})
+	if err != nil {
+		ctrl.Close()
+		return err
+	}
+	ln := o.Listener
+	if ln == nil {
+		ln, err = net.Listen("tcp", cfg.Server.Addr)
+		if err != nil {
+			ctrl.Close()
+			return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+		}
+	}
+	if list, _ := ctrl.Resources(ctx); list.SourceError != "" {
+		log.Warn("not fully configured yet: open the UI's Settings page", "status", list.SourceError)
+	}
+	if o.Started != nil {
+		o.Started(ln.Addr())
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ctrlDone := make(chan error, 1)
+	go func() { ctrlDone <- ctrl.Run(runCtx) }()
+	serveErr := srv.Serve(runCtx, ln)
+	if serveErr != nil && ctx.Err() == nil {
+		// The server failed on its own: stop the controller too.
+		log.Error("HTTP server stopped", "err", serveErr)
+	}
+	cancel()
+	ctrlErr := <-ctrlDone
+	log.Info("proxmops stopped")
+	return errors.Join(serveErr, ctrlErr)
+}
