@@ -1,0 +1,348 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+var _ server.Backend = (*Controller)(nil)
+
+const (
+	simTokenID     = "root@pam!proxmops"
+	simTokenSecret = "sim-secret"
+)
+
+// startSim serves a simulated three-node cluster over HTTP on loopback.
+func startSim(t *testing.T, taskSpeed float64) *pvesim.Server {
+	t.Helper()
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: taskSpeed, Seed: 1})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
+}
+
+// gitRepo is a real Git repository on disk, written with go-git.
+type gitRepo struct {
+	t    *testing.T
+	dir  string
+	repo *git.Repository
+	when time.Time
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gitRepo{t: t, dir: dir, repo: repo, when: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (r *gitRepo) url() string { return "file://" + filepath.ToSlash(r.dir) }
+
+// commit writes files ("" deletes one) and commits them.
+func (r *gitRepo) commit(msg string, files map[string]string) plumbing.Hash {
+	r.t.Helper()
+	wt, err := r.repo.Worktree()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for name, content := range files {
+		if content == "" {
+			if _, err := wt.Remove(name); err != nil {
+				r.t.Fatalf("remove %s: %v", name, err)
+			}
+			continue
+		}
+		p := filepath.Join(r.dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+		if _, err := wt.Add(name); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return r.commitIndex(msg)
+}
+
+func (r *gitRepo) commitIndex(msg string) plumbing.Hash {
+	r.t.Helper()
+	wt, _ := r.repo.Worktree()
+	r.when = r.when.Add(time.Minute)
+	h, err := wt.Commit(msg, &git.CommitOptions{
+		Author:            &object.Signature{Name: "Test", Email: "test@example.com", When: r.when},
+		AllowEmptyCommits: true,
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return h
+}
+
+// resetHard moves the branch back (the server side of a force push).
+func (r *gitRepo) resetHard(h plumbing.Hash) {
+	r.t.Helper()
+	wt, _ := r.repo.Worktree()
+	if err := wt.Reset(&git.ResetOptions{Commit: h, Mode: git.HardReset}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// addSubmodule pins a gitlink at path to commit of url, and commits.
+func (r *gitRepo) addSubmodule(path, url string, commit plumbing.Hash) plumbing.Hash {
+	r.t.Helper()
+	gm := filepath.Join(r.dir, ".gitmodules")
+	content := fmt.Sprintf("[submodule %q]\n\tpath = %s\n\turl = %s\n", path, path, url)
+	if err := os.WriteFile(gm, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	wt, _ := r.repo.Worktree()
+	if _, err := wt.Add(".gitmodules"); err != nil {
+		r.t.Fatal(err)
+	}
+	idx, err := r.repo.Storer.Index()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	e, err := idx.Entry(path)
+	if err != nil {
+		e = idx.Add(path)
+	}
+	e.Mode, e.Hash, e.ModifiedAt = filemode.Submodule, commit, r.when
+	if err := r.repo.Storer.SetIndex(idx); err != nil {
+		r.t.Fatal(err)
+	}
+	return r.commitIndex("add submodule " + path)
+}
+
+// vmManifest is a VirtualMachine without image or template: a blank disk.
+func vmManifest(name string, vmid, cores int, annotations ...string) string {
+	ann := ""
+	if len(annotations) > 0 {
+		ann = "  annotations:\n"
+		for _, a := range annotations {
+			k, v, _ := strings.Cut(a, "=")
+			ann += fmt.Sprintf("    %s: %s\n", k, v)
+		}
+	}
+	return fmt.Sprintf(`apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: %s
+  node: pve1
+  tags: [lab]
+%sspec:
+  vmid: %d
+  cores: %d
+  memory: 1024
+  disks:
+    - storage: local-lvm
+      size: 4G
+  net:
+    - bridge: vmbr0
+  applyMode: reboot
+  state: running
+`, name, ann, vmid, cores)
+}
+
+// env is a controller wired to a simulator, a Git repository and a store.
+type env struct {
+	t     *testing.T
+	sim   *pvesim.Server
+	repo  *gitRepo
+	st    *store.Store
+	hub   *events.Hub
+	c     *Controller
+	clock *FakeClock
+	dir   string
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type envOpt func(*Options)
+
+func values(sim *pvesim.Server, repoURL string) settings.Values {
+	return settings.Values{
+		Cluster:   settings.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret},
+		Source:    settings.Source{RepoURL: repoURL, Revision: "main", Submodules: true},
+		Reconcile: settings.Reconcile{Interval: time.Minute, AutoSync: true, Concurrency: 4},
+	}
+}
+
+func openStore(t *testing.T, dir string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{Path: filepath.Join(dir, "proxmops.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// newEnv builds (but does not run) a controller.
+func newEnv(t *testing.T, sim *pvesim.Server, repo *gitRepo, dir string, mods ...envOpt) *env {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	e := &env{t: t, sim: sim, repo: repo, dir: dir, hub: events.NewHub(4096), clock: NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))}
+	e.st = openStore(t, dir)
+	cfg := config.Defaults()
+	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
+	opts := Options{
+		Config: cfg, Settings: values(sim, repo.url()), Store: e.st, Hub: e.hub,
+		Clock: e.clock, Seed: 1, MinPassGap: -1, ShutdownGrace: 5 * time.Second,
+		PVE: func(c *pve.Config) { c.TaskPollMin, c.TaskPollMax = 5*time.Millisecond, 20*time.Millisecond },
+	}
+	for _, m := range mods {
+		m(&opts)
+	}
+	c, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c = c
+	return e
+}
+
+// start runs the loop until stop (or the test's end).
+func (e *env) start() *env {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan struct{})
+	go func() {
+		defer close(e.done)
+		e.c.Run(ctx)
+	}()
+	e.t.Cleanup(e.stop)
+	return e
+}
+
+// stop ends the loop gracefully and closes the store.
+func (e *env) stop() {
+	if e.cancel == nil {
+		return
+	}
+	e.cancel()
+	<-e.done
+	e.cancel = nil
+	e.st.Close()
+}
+
+// waitFor polls the status list until ok holds.
+func (e *env) waitFor(what string, ok func(api.ResourceList) bool) api.ResourceList {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list, _ := e.c.Resources(context.Background())
+		if ok(list) {
+			return list
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s; status: %s", what, dump(list))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitStatus waits until kind/name has status st.
+func (e *env) waitStatus(key string, st api.Status) api.ResourceSummary {
+	e.t.Helper()
+	var got api.ResourceSummary
+	e.waitFor(key+" "+string(st), func(l api.ResourceList) bool {
+		for _, r := range l.Resources {
+			if r.Kind+"/"+r.Name == key && r.Status == st && r.Progress == nil {
+				got = r
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func find(l api.ResourceList, key string) *api.ResourceSummary {
+	for i, r := range l.Resources {
+		if r.Kind+"/"+r.Name == key {
+			return &l.Resources[i]
+		}
+	}
+	return nil
+}
+
+func dump(l api.ResourceList) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "revision=%s sourceError=%q", short(l.Revision), l.SourceError)
+	for _, r := range l.Resources {
+		fmt.Fprintf(&b, "\n  %s/%s %s %s action=%s reason=%q", r.Kind, r.Name, r.Status, r.Health, r.Action, r.Reason)
+	}
+	return b.String()
+}
+
+// history lists the events of a resource, oldest first.
+func (e *env) history(key string) []api.HistoryEntry {
+	e.t.Helper()
+	kind, name := splitKey(key)
+	h, err := e.st.History(context.Background(), kind, name, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i, j := 0, len(h)-1; i < j; i, j = i+1, j-1 {
+		h[i], h[j] = h[j], h[i]
+	}
+	return h
+}
+
+func events_(h []api.HistoryEntry) []api.HistoryEvent {
+	out := make([]api.HistoryEvent, len(h))
+	for i, e := range h {
+		out[i] = e.Event
+	}
+	return out
+}
+
+// writes counts the requests that change the simulated cluster.
+func writes(sim *pvesim.Server) int64 {
+	var n int64
+	for _, r := range sim.Requests() {
+		if r.Method == "POST" || r.Method == "PUT" || r.Method == "DELETE" {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+func guestCores(t *testing.T, sim *pvesim.Server, vmid int) string {
+	t.Helper()
+	g, ok := sim.Guest(vmid)
+	if !ok {
+		return ""
+	}
+	return g.Config["cores"]
+}
