@@ -37,6 +37,7 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 			if err != nil && !obs.finished.Load() {
 				c.finish(key, a.Action, commit, nil, err.Error(), 0)
 			}
+			c.afterAction()
 		},
 	})
 	if !ok {
@@ -163,6 +164,11 @@ func (c *Controller) finish(key string, action engine.ActionType, commit string,
 	}
 	c.mu.Unlock()
 	c.saveState(ctx)
+}
+
+// afterAction asks for a re-scan once a job has left the dispatcher: it
+// confirms the outcome and picks up actions that waited for this one.
+func (c *Controller) afterAction() {
 	if !c.stopping.Load() {
 		c.askRescan()
 	}

@@ -133,18 +133,18 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 	key := kind + "/" + name
 	c.mu.Lock()
 	r := c.resources[key]
-	var observed, owned bool
+	var observed, owned, conflict bool
 	if r != nil {
-		observed, owned = r.observed != nil, r.sum.Owned
+		observed, owned, conflict = r.observed != nil, r.sum.Owned, r.sum.Status == api.StatusConflict
 	}
 	c.mu.Unlock()
 	switch {
 	case r == nil:
 		return fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
+	case conflict || (observed && !owned):
+		return fmt.Errorf("%s is not owned by proxmops (no managed-by-proxmops marker), so it is never deleted: %w", key, api.ErrNotOwned)
 	case !observed:
 		return fmt.Errorf("%s does not exist on the cluster: %w", key, api.ErrNotFound)
-	case !owned:
-		return fmt.Errorf("%s is not owned by proxmops (no managed-by-proxmops marker), so it is never deleted: %w", key, api.ErrNotOwned)
 	}
 	if err := c.canAct(); err != nil {
 		return err
@@ -178,6 +178,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 			if err != nil && !obs.finished.Load() {
 				c.finish(key, engine.ActionDelete, commit, nil, err.Error(), 0)
 			}
+			c.afterAction()
 		},
 	})
 	if !ok {

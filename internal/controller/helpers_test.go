@@ -346,3 +346,11 @@ func guestCores(t *testing.T, sim *pvesim.Server, vmid int) string {
 	}
 	return g.Config["cores"]
 }
+
+// pvesimGuest is a running VM someone else made (no ownership tag).
+func pvesimGuest(vmid int, name string) pvesim.GuestSpec {
+	return pvesim.GuestSpec{VMID: vmid, Node: "pve1", Running: true,
+		Config: map[string]string{"name": name, "cores": "1", "memory": "512", "scsi0": "local-lvm:vm-" + itoa(vmid) + "-disk-0,size=4G"}}
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }

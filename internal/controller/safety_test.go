@@ -1,0 +1,171 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+)
+
+func TestDetectOnlyAndDryRunTouchNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Options)
+	}{
+		{"autoSync false", func(o *Options) { o.Settings.Reconcile.AutoSync = false }},
+		{"dryRun", func(o *Options) { o.Settings.Reconcile.DryRun = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sim := startSim(t, 0)
+			repo := newGitRepo(t)
+			repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 330, 2)})
+			sim.ResetRequests()
+			e := newEnv(t, sim, repo, "", tc.mod).start()
+			r := e.waitStatus("VirtualMachine/a", api.StatusOutOfSync)
+			if r.Action != api.ActionCreate {
+				t.Errorf("action %s, want create", r.Action)
+			}
+			// More passes, including a refresh: still nothing written.
+			for range 3 {
+				e.c.Refresh(context.Background())
+				e.waitFor("a pass", func(l api.ResourceList) bool { return l.LastPass != nil })
+			}
+			time.Sleep(50 * time.Millisecond)
+			if n := writes(sim); n != 0 {
+				t.Fatalf("%d POST/PUT/DELETE requests reached the cluster: %+v", n, sim.Requests())
+			}
+			if got := events_(e.history("VirtualMachine/a")); len(got) != 1 || got[0] != api.EventDrifted {
+				t.Errorf("history %v, want one drifted", got)
+			}
+		})
+	}
+}
+
+func TestSyncAllAppliesInDetectOnlyMode(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 331, 2)})
+	e := newEnv(t, sim, repo, "", func(o *Options) { o.Settings.Reconcile.AutoSync = false }).start()
+	e.waitStatus("VirtualMachine/a", api.StatusOutOfSync)
+	if err := e.c.SyncAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	if _, ok := sim.Guest(331); !ok {
+		t.Fatal("sync all did not create the VM")
+	}
+}
+
+func TestDryRunRefusesActions(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 332, 2)})
+	e := newEnv(t, sim, repo, "", func(o *Options) { o.Settings.Reconcile.DryRun = true }).start()
+	e.waitStatus("VirtualMachine/a", api.StatusOutOfSync)
+	for name, err := range map[string]error{
+		"SyncAll": e.c.SyncAll(context.Background()),
+		"SyncOne": e.c.SyncOne(context.Background(), "VirtualMachine", "a"),
+	} {
+		if !errors.Is(err, api.ErrConflict) || !strings.Contains(err.Error(), "dry-run") {
+			t.Errorf("%s in dry-run mode: %v", name, err)
+		}
+	}
+}
+
+func TestSyncAnnotations(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("vms", map[string]string{
+		"vms/auto.yaml":     vmManifest("auto", 340, 1),
+		"vms/manual.yaml":   vmManifest("manual", 341, 1, "proxmops.dev/sync=manual"),
+		"vms/disabled.yaml": vmManifest("disabled", 342, 1, "proxmops.dev/sync=disabled"),
+	})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/auto", api.StatusSynced)
+	m := e.waitStatus("VirtualMachine/manual", api.StatusOutOfSync)
+	if m.SyncPolicy != api.SyncManual {
+		t.Errorf("sync policy %q", m.SyncPolicy)
+	}
+	d := e.waitStatus("VirtualMachine/disabled", api.StatusUnknown)
+	if d.SyncPolicy != api.SyncDisabled {
+		t.Errorf("sync policy %q", d.SyncPolicy)
+	}
+	if _, ok := sim.Guest(341); ok {
+		t.Fatal("a manual resource was applied automatically")
+	}
+	if _, ok := sim.Guest(342); ok {
+		t.Fatal("a disabled resource was applied")
+	}
+	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "disabled"); !errors.Is(err, api.ErrConflict) {
+		t.Errorf("sync one of a disabled resource: %v", err)
+	}
+	// A person syncing the manual resource applies it.
+	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "manual"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus("VirtualMachine/manual", api.StatusSynced)
+	if _, ok := sim.Guest(341); !ok {
+		t.Fatal("sync one did not apply the manual resource")
+	}
+	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "nope"); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("sync one of an unknown resource: %v", err)
+	}
+}
+
+func TestDeleteChecksOwnership(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("vms", map[string]string{
+		"vms/mine.yaml":  vmManifest("mine", 350, 1, "proxmops.dev/sync=manual"),
+		"vms/taken.yaml": vmManifest("taken", 351, 1),
+	})
+	// VMID 351 is held by a guest proxmops does not own.
+	if err := sim.AddGuest(pvesimGuest(351, "someone-elses")); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/mine", api.StatusOutOfSync)
+	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "mine"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("mine created", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/mine")
+		return r != nil && r.Status == api.StatusSynced && r.Owned
+	})
+	e.waitStatus("VirtualMachine/taken", api.StatusConflict)
+
+	if err := e.c.Delete(context.Background(), "VirtualMachine", "taken"); !errors.Is(err, api.ErrNotOwned) {
+		t.Fatalf("delete of an unowned guest: %v", err)
+	}
+	if err := e.c.Delete(context.Background(), "VirtualMachine", "ghost"); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("delete of an unknown resource: %v", err)
+	}
+	if err := e.c.Delete(context.Background(), "VirtualMachine", "mine"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("mine deleted", func(api.ResourceList) bool { _, ok := sim.Guest(350); return !ok })
+	if _, ok := sim.Guest(351); !ok {
+		t.Fatal("the unowned guest was deleted")
+	}
+	h := events_(e.history("VirtualMachine/mine"))
+	if h[len(h)-1] != api.EventDeleted && !containsEvent(h, api.EventDeleted) {
+		t.Errorf("history %v lacks deleted", h)
+	}
+	// Its manifest (sync: manual) is still there: reported missing, not re-created.
+	e.waitFor("mine reported missing", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/mine")
+		return r != nil && r.Status == api.StatusOutOfSync && r.Action == api.ActionCreate
+	})
+}
+
+func containsEvent(h []api.HistoryEvent, ev api.HistoryEvent) bool {
+	for _, x := range h {
+		if x == ev {
+			return true
+		}
+	}
+	return false
+}
