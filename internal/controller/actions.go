@@ -113,7 +113,7 @@ func (c *Controller) finish(key string, action engine.ActionType, commit string,
 	}
 	c.m.Actions.WithLabelValues(kind, string(action), result).Inc()
 	ctx := context.Background()
-	interval := c.currentRuntime().values.Reconcile.Interval
+	interval := c.currentRuntime().cfg.Reconcile.Interval
 
 	c.mu.Lock()
 	delete(c.inflight, key)

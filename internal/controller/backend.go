@@ -14,7 +14,6 @@ import (
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/settings"
 	"github.com/proxmops/proxmops/internal/source"
 )
 
@@ -115,7 +114,7 @@ func (c *Controller) Refresh(ctx context.Context) error {
 func (c *Controller) canAct() error {
 	rt := c.currentRuntime()
 	switch {
-	case rt.values.Reconcile.DryRun:
+	case rt.cfg.Reconcile.DryRun:
 		return fmt.Errorf("the daemon runs in dry-run mode (reconcile.dryRun): it plans but never changes the cluster: %w", api.ErrConflict)
 	case rt.client == nil:
 		return fmt.Errorf("%s: %w", rt.clusterErr, api.ErrNotReady)
@@ -263,7 +262,7 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 		desired, commit = ds.desired, ds.commit
 	}
 	// Prune as the loop would, so the preview shows the deletions a merge causes.
-	eng := rt.engine(rt.values.Reconcile.Prune, c.opts.Logger)
+	eng := rt.engine(rt.cfg.Reconcile.Prune, c.opts.Logger)
 	p, err := eng.Plan(ctx, desired, commit)
 	if err != nil {
 		return api.Plan{}, fmt.Errorf("observing the cluster: %w", err)
@@ -288,7 +287,7 @@ func planDocument(p *engine.Plan) api.Plan {
 
 // TestSettings checks a cluster connection (version, token privileges) and
 // a Git source (reachability), and reports each problem in words.
-func (c *Controller) TestSettings(ctx context.Context, v settings.Values) (api.TestResult, error) {
+func (c *Controller) TestSettings(ctx context.Context, v *config.Config) (api.TestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
 	var checks []api.Check
@@ -359,7 +358,7 @@ func missingPrivileges(ctx context.Context, client *pve.Client) ([]config.Privil
 
 // testSource reads the repository into a throw-away cache and describes
 // what it found.
-func (c *Controller) testSource(ctx context.Context, s settings.Source) (string, error) {
+func (c *Controller) testSource(ctx context.Context, s config.Source) (string, error) {
 	if s.RepoURL == "" {
 		return "", errors.New("no repository URL (source.repoURL) is set")
 	}
@@ -368,11 +367,8 @@ func (c *Controller) testSource(ctx context.Context, s settings.Source) (string,
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	base := *c.opts.Config
-	base.Source.CacheDir = tmp
-	tc := &Controller{opts: c.opts, log: c.log}
-	tc.opts.Config = &base
-	syncer, err := tc.newSyncer(s)
+	s.CacheDir = tmp
+	syncer, err := c.newSyncer(s)
 	if err != nil {
 		return "", err
 	}

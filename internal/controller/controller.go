@@ -17,20 +17,17 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/settings"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
 // Options configure New. Store is required.
 type Options struct {
-	// Config is the configuration from file, environment and flags; the
-	// controller takes from it what the UI's settings do not carry (the Git
-	// cache directory, SSH known hosts). Nil means the defaults.
+	// Config is the effective configuration at start: file, environment
+	// and flags, with the settings saved from the UI over them
+	// (config.WithOverlay). ApplyConfig replaces it later. Nil means the
+	// defaults.
 	Config *config.Config
-	// Settings are the effective settings at start (file overridden by the
-	// UI's); ApplySettings replaces them later.
-	Settings settings.Values
-	Store    *store.Store
+	Store  *store.Store
 	// Hub receives the SSE events; nil discards them.
 	Hub events.Publisher
 	// Metrics receive pass, action, Proxmox and Git figures; nil makes a set.
@@ -80,7 +77,7 @@ type Controller struct {
 
 	rtMu    sync.Mutex
 	rt      *runtime
-	pending *settings.Values // saved from the UI, applied before the next pass
+	pending *config.Config // saved from the UI, applied before the next pass
 
 	mu        sync.Mutex // guards what follows
 	desired   *desiredState
@@ -191,7 +188,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		wake:       make(chan struct{}, 1),
 	}
 	c.workCtx, c.workCancel = context.WithCancel(context.WithoutCancel(ctx))
-	c.rt = c.buildRuntime(opts.Settings)
+	c.rt = c.buildRuntime(opts.Config)
 	if err := c.loadState(ctx); err != nil {
 		return nil, err
 	}
@@ -329,7 +326,7 @@ func (c *Controller) runtime() *runtime {
 	defer c.rtMu.Unlock()
 	if c.pending != nil {
 		old := c.rt
-		c.rt = c.buildRuntime(*c.pending)
+		c.rt = c.buildRuntime(c.pending)
 		c.pending = nil
 		old.close()
 		c.log.Info("settings applied", "cluster", c.rt.clusterErr == "", "source", c.rt.sourceErr == "")
@@ -344,12 +341,13 @@ func (c *Controller) currentRuntime() *runtime {
 	return c.rt
 }
 
-// ApplySettings takes settings saved from the UI: the next pass, started at
-// once, uses a new Proxmox client and Git source built from them. It does
-// not block.
-func (c *Controller) ApplySettings(v settings.Values) {
+// ApplyConfig takes the effective configuration after settings were saved
+// from the UI: the next pass, started at once, uses a new Proxmox client
+// and Git source built from it. It does not block and keeps cfg as is.
+func (c *Controller) ApplyConfig(cfg *config.Config) {
+	cp := cfg.Clone()
 	c.rtMu.Lock()
-	c.pending = &v
+	c.pending = cp
 	c.rtMu.Unlock()
 	c.ask(request{pull: true})
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
-	"github.com/proxmops/proxmops/internal/settings"
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -189,12 +188,15 @@ type env struct {
 
 type envOpt func(*Options)
 
-func values(sim *pvesim.Server, repoURL string) settings.Values {
-	return settings.Values{
-		Cluster:   settings.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret},
-		Source:    settings.Source{RepoURL: repoURL, Revision: "main", Submodules: true},
-		Reconcile: settings.Reconcile{Interval: time.Minute, AutoSync: true, Concurrency: 4},
-	}
+// values is a configuration pointing at sim and a repository, with its Git
+// cache under dir.
+func values(sim *pvesim.Server, repoURL, dir string) *config.Config {
+	cfg := config.Defaults()
+	cfg.Cluster = config.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret}
+	cfg.Source.RepoURL, cfg.Source.Revision, cfg.Source.Submodules = repoURL, "main", true
+	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
+	cfg.Reconcile.Interval, cfg.Reconcile.AutoSync, cfg.Reconcile.Concurrency = time.Minute, true, 4
+	return cfg
 }
 
 func openStore(t *testing.T, dir string) *store.Store {
@@ -214,10 +216,8 @@ func newEnv(t *testing.T, sim *pvesim.Server, repo *gitRepo, dir string, mods ..
 	}
 	e := &env{t: t, sim: sim, repo: repo, dir: dir, hub: events.NewHub(4096), clock: NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))}
 	e.st = openStore(t, dir)
-	cfg := config.Defaults()
-	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
 	opts := Options{
-		Config: cfg, Settings: values(sim, repo.url()), Store: e.st, Hub: e.hub,
+		Config: values(sim, repo.url(), dir), Store: e.st, Hub: e.hub,
 		Clock: e.clock, Seed: 1, MinPassGap: -1, ShutdownGrace: 5 * time.Second,
 		PVE: func(c *pve.Config) { c.TaskPollMin, c.TaskPollMax = 5*time.Millisecond, 20*time.Millisecond },
 	}

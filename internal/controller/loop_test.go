@@ -83,9 +83,9 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 	}
 
 	// With prune, it is deleted, and the history says so.
-	v := values(sim, repo.url())
+	v := values(sim, repo.url(), e.dir)
 	v.Reconcile.Prune = true
-	e.c.ApplySettings(v)
+	e.c.ApplyConfig(v)
 	e.waitFor("b pruned", func(l api.ResourceList) bool {
 		_, exists := sim.Guest(311)
 		return find(l, "VirtualMachine/b") == nil && !exists
@@ -103,7 +103,7 @@ func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
 	sim := startSim(t, 0)
 	repo := newGitRepo(t)
 	repo.commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 320, 1)})
-	e := newEnv(t, sim, repo, "", func(o *Options) { o.Settings.Reconcile.Prune = true }).start()
+	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = true }).start()
 	e.waitStatus("VirtualMachine/a", api.StatusSynced)
 
 	// An empty load never prunes.
@@ -124,9 +124,9 @@ func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
 	})
 
 	// An unreachable repository keeps the last good desired state too.
-	v := values(sim, "file://"+t.TempDir()+"/missing")
+	v := values(sim, "file://"+t.TempDir()+"/missing", e.dir)
 	v.Reconcile.Prune = true
-	e.c.ApplySettings(v)
+	e.c.ApplyConfig(v)
 	l = e.waitFor("source error reported", func(l api.ResourceList) bool {
 		return strings.Contains(l.SourceError, "git:")
 	})

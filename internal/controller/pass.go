@@ -61,7 +61,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	var eng *engine.Engine
 	if rt.client != nil && ds != nil {
 		// Prune only from a good, non-empty load of this very pass.
-		prune := rt.values.Reconcile.Prune && sourceOK && len(ds.set.Resources) > 0
+		prune := rt.cfg.Reconcile.Prune && sourceOK && len(ds.set.Resources) > 0
 		eng = rt.engine(prune, c.opts.Logger)
 		var err error
 		plan, err = eng.Plan(ctx, ds.desired, ds.commit)
@@ -106,7 +106,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	log.Debug("pass done", "revision", short(revision), "duration", time.Since(start).String(),
 		"submitted", len(submitted), "problems", len(problems), "started", clockStart)
 	if req.pull {
-		c.schedulePull(rt.values.Reconcile.Interval)
+		c.schedulePull(rt.cfg.Reconcile.Interval)
 	} else {
 		c.markPassEnd()
 	}
@@ -206,8 +206,8 @@ func loadManifests(dir string) (*manifest.Set, error) {
 // the dispatcher and publishes what changed (caller holds mu).
 func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engine.Engine, plan *engine.Plan, ds *desiredState, req request) (submitted, deferred []string) {
 	now := c.clock.Now()
-	autoSync := rt.values.Reconcile.AutoSync || req.force
-	dryRun := rt.values.Reconcile.DryRun
+	autoSync := rt.cfg.Reconcile.AutoSync || req.force
+	dryRun := rt.cfg.Reconcile.DryRun
 	seen := map[string]bool{}
 	pendingDeps := map[string]bool{} // keys whose action is queued, running or about to be
 	for _, a := range plan.Actions {

@@ -13,7 +13,6 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/settings"
 	"github.com/proxmops/proxmops/internal/source"
 )
 
@@ -21,7 +20,7 @@ import (
 // and the limits shared by every engine of a pass. ApplySettings replaces
 // it as a whole, between passes.
 type runtime struct {
-	values settings.Values
+	cfg *config.Config
 	// client is nil when the cluster is not configured or its settings are
 	// wrong; clusterErr says why in words.
 	client     *pve.Client
@@ -36,7 +35,7 @@ type runtime struct {
 func (rt *runtime) engine(prune bool, log *slog.Logger) *engine.Engine {
 	return engine.New(rt.client, engine.Options{
 		Prune:       prune,
-		Concurrency: rt.values.Reconcile.Concurrency,
+		Concurrency: rt.cfg.Reconcile.Concurrency,
 		Limiter:     rt.limiter,
 		Logger:      log,
 	})
@@ -48,24 +47,23 @@ func (rt *runtime) close() {
 	}
 }
 
-// buildRuntime makes a runtime from base (the file's settings that the UI
-// does not carry: cache directory, known hosts) and the effective values.
-func (c *Controller) buildRuntime(v settings.Values) *runtime {
-	rt := &runtime{values: v}
-	conc := v.Reconcile.Concurrency
+// buildRuntime makes a runtime from the effective configuration.
+func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
+	rt := &runtime{cfg: cfg}
+	conc := cfg.Reconcile.Concurrency
 	if conc <= 0 {
 		conc = config.DefaultConcurrency
 	}
 	rt.limiter = dispatch.NewLimiter(dispatch.Limits{Total: conc, PerNode: c.opts.PerNode, PerStorage: c.opts.PerStorage})
 
-	client, err := newClient(v.Cluster, c.opts.PVE, c.m)
+	client, err := newClient(cfg.Cluster, c.opts.PVE, c.m)
 	if err != nil {
 		rt.clusterErr = err.Error()
 	} else {
 		rt.client = client
 	}
 
-	syncer, err := c.newSyncer(v.Source)
+	syncer, err := c.newSyncer(cfg.Source)
 	if err != nil {
 		rt.sourceErr = err.Error()
 	} else {
@@ -79,7 +77,7 @@ var errNotConfigured = errors.New("not configured")
 
 // newClient builds a Proxmox client from cluster settings, or says in words
 // what is missing.
-func newClient(cl settings.Cluster, adjust func(*pve.Config), m *metrics.Metrics) (*pve.Client, error) {
+func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics) (*pve.Client, error) {
 	var missing []string
 	if cl.Endpoint == "" {
 		missing = append(missing, "endpoint")
@@ -131,26 +129,12 @@ func (e *settingsError) Error() string {
 
 func (e *settingsError) Unwrap() error { return errNotConfigured }
 
-func (c *Controller) newSyncer(s settings.Source) (*source.Syncer, error) {
+func (c *Controller) newSyncer(s config.Source) (*source.Syncer, error) {
 	if s.RepoURL == "" {
 		return nil, &settingsError{what: "the Git source", section: "source", missing: []string{"repoURL"}}
 	}
-	base := c.opts.Config
-	opts := source.Options{
-		URL:        s.RepoURL,
-		Revision:   s.Revision,
-		Path:       s.Path,
-		Submodules: s.Submodules,
-		CacheDir:   base.Source.CacheDir,
-		Auth: source.Auth{
-			Username:              s.Username,
-			Token:                 s.Token,
-			SSHKey:                []byte(s.SSHKey),
-			KnownHostsFile:        base.Source.KnownHostsFile,
-			InsecureIgnoreHostKey: base.Source.InsecureIgnoreHostKey,
-		},
-		Logger: c.log.With("component", "source"),
-	}
+	opts := source.FromConfig(s)
+	opts.Logger = c.log.With("component", "source")
 	if opts.CacheDir == "" {
 		opts.CacheDir = config.DefaultCacheDir()
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"strings"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/server"
-	"github.com/proxmops/proxmops/internal/settings"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
@@ -74,38 +72,6 @@ func NewLogger(c config.Log, w io.Writer) (*slog.Logger, *logring.Ring, error) {
 	return slog.New(ring.Handler(h, level)), ring, nil
 }
 
-// SettingsFromConfig are the settings the configuration (file, environment,
-// flags) gives; those saved from the UI override them.
-func SettingsFromConfig(c *config.Config) settings.Values {
-	return settings.Values{
-		Cluster: settings.Cluster{
-			Endpoint:           c.Cluster.Endpoint,
-			TokenID:            c.Cluster.TokenID,
-			TokenSecret:        c.Cluster.TokenSecret,
-			InsecureSkipVerify: c.Cluster.InsecureSkipVerify,
-			Fingerprint:        c.Cluster.Fingerprint,
-			CAFile:             c.Cluster.CAFile,
-		},
-		Source: settings.Source{
-			RepoURL:       c.Source.RepoURL,
-			Path:          c.Source.Path,
-			Revision:      c.Source.Revision,
-			Username:      c.Source.Username,
-			Token:         c.Source.Token,
-			SSHKey:        c.Source.SSHKey,
-			Submodules:    c.Source.Submodules,
-			WebhookSecret: c.Server.WebhookSecret,
-		},
-		Reconcile: settings.Reconcile{
-			Interval:    c.Reconcile.Interval,
-			AutoSync:    c.Reconcile.AutoSync,
-			Prune:       c.Reconcile.Prune,
-			Concurrency: c.Reconcile.Concurrency,
-			DryRun:      c.Reconcile.DryRun,
-		},
-	}
-}
-
 // Run opens the store, starts the controller and serves HTTP until ctx
 // ends, then stops both gracefully (running actions get the controller's
 // grace period) and closes the store.
@@ -135,16 +101,21 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	fileValues := SettingsFromConfig(cfg)
-	stored, err := st.Overrides(ctx)
+	overlay, err := st.Overlay(ctx)
 	if err != nil {
 		return err
 	}
-	effective := settings.Merge(fileValues, stored)
+	effective, warnings, err := cfg.WithOverlay(overlay)
+	if err != nil {
+		return fmt.Errorf("settings saved from the UI: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
 
 	hub := events.NewHub(1024)
 	m := metrics.New()
-	copts := controller.Options{Config: cfg, Settings: effective, Store: st, Hub: hub, Metrics: m, Logger: log}
+	copts := controller.Options{Config: effective, Store: st, Hub: hub, Metrics: m, Logger: log}
 	if o.Controller != nil {
 		o.Controller(&copts)
 	}
@@ -152,16 +123,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	var trusted []netip.Prefix
-	if cfg.Server.TrustProxy {
-		trusted = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
-	}
 	srv, err := server.New(ctx, server.Options{
 		Store: st, Backend: ctrl, Hub: hub, Logs: o.Logs, Logger: log, Metrics: m,
-		FileSettings: fileValues, OnSettingsChanged: ctrl.ApplySettings,
+		Config: cfg, OnSettingsChanged: ctrl.ApplyConfig,
 		UI: o.UI, SetupOutput: o.SetupOutput,
 		TLSCertFile: cfg.Server.TLSCertFile, TLSKeyFile: cfg.Server.TLSKeyFile,
-		TrustedProxies: trusted,
+		TrustProxy: cfg.Server.TrustProxy,
 	})
 	if err != nil {
 		ctrl.Close()
