@@ -159,18 +159,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
 		Key: key,
 		Run: func(jctx context.Context) error {
-			plan, err := eng.Plan(jctx, withoutResource(ds.desired, kind, name), commit)
-			if err != nil {
-				return fmt.Errorf("observing the cluster: %w", err)
-			}
-			a := plan.Find(kind, name)
-			switch {
-			case a == nil:
-				return fmt.Errorf("%s is no longer on the cluster", key)
-			case a.Action != engine.ActionDelete:
-				return fmt.Errorf("not deleted: %s", a.Reason)
-			}
-			_, err = eng.Apply(jctx, plan.Only(key), obs)
+			_, err := eng.Delete(jctx, ds.desired, kind, name, obs)
 			return err
 		},
 		Done: func(err error) {
@@ -196,32 +185,6 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 		c.log.Info("deleting a resource still declared in Git: the next pass creates it again unless its manifest is removed or its sync policy is manual", "resource", key)
 	}
 	return nil
-}
-
-// withoutResource copies d without one resource.
-func withoutResource(d *engine.Desired, kind, name string) *engine.Desired {
-	out := &engine.Desired{}
-	for _, v := range d.VMs {
-		if !(kind == engine.KindVirtualMachine && v.Name == name) {
-			out.VMs = append(out.VMs, v)
-		}
-	}
-	for _, t := range d.Templates {
-		if !(kind == engine.KindTemplate && t.Name == name) {
-			out.Templates = append(out.Templates, t)
-		}
-	}
-	for _, i := range d.Isos {
-		if !(kind == engine.KindIso && i.Name == name) {
-			out.Isos = append(out.Isos, i)
-		}
-	}
-	for _, m := range d.Others {
-		if !(m.Kind == kind && m.Name == name) {
-			out.Others = append(out.Others, m)
-		}
-	}
-	return out
 }
 
 // Plan is the plan document for a revision: "" is the watched one (the
