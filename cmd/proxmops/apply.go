@@ -54,7 +54,9 @@ func init() {
 			fmt.Fprintln(progressOut, "reconcile.dryRun is set: nothing applied.")
 			return writeApplyJSON(out, output, p, &engine.Report{Revision: p.Revision})
 		}
-		rep, err := s.engine.Apply(ctx, p, progressPrinter(progressOut, color))
+		// Transient failures (lock timeouts, lost answers) are re-planned
+		// from a fresh read of the cluster, never retried blindly.
+		rep, err := s.engine.Converge(ctx, s.desired, p, progressPrinter(progressOut, color), engine.ConvergeOptions{})
 		if err != nil {
 			return err
 		}

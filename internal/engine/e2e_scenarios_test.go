@@ -503,3 +503,25 @@ func TestPasswordByReference(t *testing.T) {
 		t.Fatalf("missing secret: %+v", a)
 	}
 }
+
+func TestConvergeReplansAfterALostAnswer(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
+	p := e.plan(eng)
+	// The wait outlasts the lost create's task (about 120 ms here): the
+	// simulator drops "lock: create" while it imports the disk, where
+	// Proxmox keeps it and the engine would report the VM in progress.
+	rep, err := eng.Converge(context.Background(), e.desired(), p, nil, engine.ConvergeOptions{Passes: 5, Wait: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 || rep.Applied != 1 {
+		t.Fatalf("not converged: %+v", rep.Results)
+	}
+	e.assertInSync(eng)
+	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
+		t.Fatalf("create sent %d times", n)
+	}
+}

@@ -26,8 +26,10 @@ type Guest struct {
 	Owned    bool
 
 	// Read says whether the configuration below was read this pass (only
-	// for owned guests and declared VMIDs).
-	Read bool
+	// for owned guests and declared VMIDs); ReadErr says why a read failed
+	// (a node that does not answer, say): only that guest's plan suffers.
+	Read    bool
+	ReadErr error
 	// Current is the running configuration; Effective is what it becomes
 	// after pending changes; Pending lists keys whose change waits for a
 	// reboot (value "" with PendingDelete for a pending removal).
@@ -204,14 +206,19 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 		g := snap.Guests[id]
 		jobs = append(jobs, func(ctx context.Context) error {
 			err := e.readGuest(ctx, g)
-			if pve.IsNotFound(err) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+			case pve.IsNotFound(err):
 				// Gone between the two reads: treat as absent.
-				mu.Lock()
 				delete(snap.Guests, g.VMID)
-				mu.Unlock()
-				return nil
+			case ctx.Err() != nil:
+				return ctx.Err()
+			default:
+				g.ReadErr = err
 			}
-			return err
+			return nil
 		})
 	}
 	listed := map[string]bool{}

@@ -102,7 +102,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	}
 	a.Observed = observedSummary(g)
 	if !g.Read {
-		a.Status, a.Reason = StatusUnknown, "configuration not read"
+		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
 		return a
 	}
 	if !g.Template {

@@ -212,7 +212,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	a.Owned = true
 	a.wantRunning = s.State == "running"
 	if !g.Read {
-		a.Status, a.Reason = StatusUnknown, "configuration not read"
+		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
 		return a
 	}
 	d := diffGuest(gs, g)
