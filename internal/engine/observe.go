@@ -37,6 +37,8 @@ type Guest struct {
 	Effective     map[string]string
 	Pending       map[string]string
 	PendingDelete map[string]bool
+
+	fresh bool // read just before being acted on (after a create or clone)
 }
 
 // Running reports whether the guest runs.

@@ -176,7 +176,7 @@ func (x *execCtx) setNotes(ctx context.Context, node, storage, volid, notes stri
 
 // rereadGuest reads a guest again after a create or a clone.
 func (x *execCtx) rereadGuest(ctx context.Context, node string, vmid int) (*Guest, error) {
-	g := &Guest{VMID: vmid, Type: "qemu", Node: node}
+	g := &Guest{VMID: vmid, Type: "qemu", Node: node, fresh: true}
 	st, err := x.e.client.QemuStatus(ctx, node, vmid)
 	if err != nil {
 		return nil, fmt.Errorf("reading VM %d: %w", vmid, err)
@@ -239,6 +239,14 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 		}
 	}
 	running := g.Running()
+	if uo.state != "" && (uo.state == "running") != running && !g.fresh {
+		// The plan may be older than the guest's state (a daemon applies
+		// plans made while an earlier action ran): look again before
+		// starting or stopping.
+		if st, err := c.QemuStatus(ctx, node, vmid); err == nil {
+			running = st.Status == "running"
+		}
+	}
 	switch {
 	case uo.state == "stopped" && running:
 		if err := x.shutdown(ctx, node, vmid, uo.shutdownTimeout); err != nil {
