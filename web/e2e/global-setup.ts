@@ -11,7 +11,15 @@ const webDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export default async function setup(project: TestProject) {
   // Test the UI as it is in the source tree, built as `make build` embeds it.
-  await build({ root: webDir, logLevel: 'warn', configFile: join(webDir, 'vite.config.ts') });
+  // Vitest sets NODE_ENV=test, and Vite would then bundle React's slow development
+  // build; the test must see what users get.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({ root: webDir, logLevel: 'warn', configFile: join(webDir, 'vite.config.ts'), mode: 'production' });
+  } finally {
+    process.env.NODE_ENV = nodeEnv;
+  }
   rmSync(SCREENSHOT_DIR, { recursive: true, force: true });
 
   // STOP-GAP: until `proxmops serve` is on main, the tests run against a fake.

@@ -104,9 +104,11 @@ describe(`dashboard against the ${backend.kind === 'stopgap' ? 'STOP-GAP fake da
     await page.getByRole('checkbox', { name: 'VirtualMachine' }).check();
     await page.keyboard.press('Escape');
     await page.getByRole('searchbox', { name: 'Search resources' }).fill('app');
-    await expect.poll(() => new URL(page.url()).searchParams.get('kind')).toBe('VirtualMachine');
-    expect(new URL(page.url()).searchParams.get('view')).toBe('cards');
-    expect(new URL(page.url()).searchParams.get('q')).toBe('app');
+    // page.url() follows history.replaceState a moment later, hence the polls.
+    const param = (k: string) => () => new URL(page.url()).searchParams.get(k);
+    await expect.poll(param('kind')).toBe('VirtualMachine');
+    await expect.poll(param('view')).toBe('cards');
+    await expect.poll(param('q')).toBe('app');
     // A fresh load of the same link shows the same view.
     await page.reload();
     await page.locator('.card').first().waitFor();
@@ -144,7 +146,7 @@ describe(`dashboard against the ${backend.kind === 'stopgap' ? 'STOP-GAP fake da
     await drawer.locator('.changes').waitFor({ state: 'detached' });
     await page.keyboard.press('Escape');
     await drawer.waitFor({ state: 'detached' });
-    expect(new URL(page.url()).searchParams.get('r')).toBeNull();
+    await expect.poll(() => new URL(page.url()).searchParams.get('r')).toBeNull();
   });
 
   test('a resource proxmops does not own offers no delete', async () => {

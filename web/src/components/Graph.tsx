@@ -7,6 +7,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useStore,
   type Edge,
   type Node,
   type NodeProps,
@@ -27,10 +28,25 @@ type SourceNodeData = { revision: string; message: string; lastPass: string };
 type ResourceNode = Node<ResourceNodeData, 'resource'>;
 type GroupNode = Node<GroupNodeData, 'tier'>;
 type SourceNode = Node<SourceNodeData, 'source'>;
-type FlowNode = ResourceNode | GroupNode | SourceNode;
+type FrameNode = Node<{ count: number }, 'frame'>;
+type FlowNode = ResourceNode | GroupNode | SourceNode | FrameNode;
+
+// Below this zoom a resource node is too small to read: it is drawn as a plain
+// coloured box, which keeps a fitted view of 1,000 resources cheap to paint.
+const DETAIL_ZOOM = 0.45;
+const zoomedOut = (s: { transform: [number, number, number] }) => s.transform[2] < DETAIL_ZOOM;
 
 const ResourceNodeView = memo(function ResourceNodeView({ data }: NodeProps<ResourceNode>) {
   const r = data.resource;
+  const far = useStore(zoomedOut);
+  if (far) {
+    return (
+      <div className={`gnode gres gres-far ${statusClass(r.status)} ${data.emphasis}`} title={`${r.kind}/${r.name}: ${r.status}`}>
+        <Handle type="target" position={Position.Left} isConnectable={false} />
+        <span className="gres-name">{r.name}</span>
+      </div>
+    );
+  }
   return (
     <div className={`gnode gres ${statusClass(r.status)} ${data.emphasis}`} title={r.reason || `${r.kind}/${r.name}`}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
@@ -87,8 +103,17 @@ const SourceNodeView = memo(function SourceNodeView({ data }: NodeProps<SourceNo
   );
 });
 
+const FrameNodeView = memo(function FrameNodeView({ data }: NodeProps<FrameNode>) {
+  return (
+    <div className="gframe" aria-hidden="true">
+      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <span className="gframe-count">{data.count}</span>
+    </div>
+  );
+});
+
 // 'tier', not 'group': React Flow styles its own built-in 'group' type.
-const nodeTypes = { resource: ResourceNodeView, tier: GroupNodeView, source: SourceNodeView };
+const nodeTypes = { resource: ResourceNodeView, tier: GroupNodeView, source: SourceNodeView, frame: FrameNodeView };
 
 const STATUS_COLOR: Record<string, string> = {
   Synced: 'var(--st-synced)',
@@ -173,6 +198,23 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
               data: { label: ln.ref, by: props.groupBy, counts, total: rs.length },
               focusable: false,
             };
+      } else if (ln.type === 'frame') {
+        const count = groupCounts.get(ln.ref)?.length ?? 0;
+        const o = old as FrameNode | undefined;
+        node =
+          o && o.position.x === ln.x && o.position.y === ln.y && o.width === ln.width && o.height === ln.height && o.data.count === count
+            ? o
+            : {
+                id: ln.id,
+                type: 'frame',
+                position,
+                width: ln.width,
+                height: ln.height,
+                data: { count },
+                focusable: false,
+                selectable: false,
+                className: 'rf-frame',
+              };
       } else {
         const o = old as SourceNode | undefined;
         const same =
@@ -198,6 +240,8 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
     }
     cache.current = next;
 
+    let progressing = 0;
+    for (const n of nodes) if (n.type === 'resource' && n.data.resource.status === 'Progressing') progressing++;
     const prevEdges = edgeCache.current;
     const nextEdges = new Map<string, Edge>();
     const edges: Edge[] = [];
@@ -208,7 +252,8 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
       const className = `gedge ${status ? statusClass(status) : ''}${
         target.type === 'resource' && target.data.emphasis === 'dim' ? ' dim' : ''
       }`;
-      const animated = status === 'Progressing';
+      // Animated edges cost paint time on every frame: only while few resources run.
+      const animated = status === 'Progressing' && progressing <= 40;
       const old = prevEdges.get(le.id);
       const edge =
         old && old.className === className && old.animated === animated
@@ -270,7 +315,11 @@ function GraphInner(props: GraphProps) {
           zoomable
           ariaLabel="Overview of the graph"
           nodeColor={(n) =>
-            n.type === 'resource' ? STATUS_COLOR[(n.data as ResourceNodeData).resource.status] ?? 'var(--muted)' : 'var(--muted)'
+            n.type === 'resource'
+              ? STATUS_COLOR[(n.data as ResourceNodeData).resource.status] ?? 'var(--muted)'
+              : n.type === 'frame'
+                ? 'transparent'
+                : 'var(--muted)'
           }
           nodeStrokeWidth={0}
         />

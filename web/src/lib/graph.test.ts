@@ -39,7 +39,7 @@ describe('layout', () => {
 
   test('no two nodes overlap, even with 1,000 resources', () => {
     const l = layoutGraph(graphGroups([...many(700), ...many(250, 'Container'), ...many(50, 'Iso')], 'kind'));
-    const rs = l.nodes;
+    const rs = l.nodes.filter((n) => n.type !== 'frame');
     expect(rs).toHaveLength(1 + 3 + 1000);
     const clashes: string[] = [];
     for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) if (overlaps(rs[i], rs[j])) clashes.push(`${rs[i].id} ${rs[j].id}`);
@@ -50,9 +50,26 @@ describe('layout', () => {
     const l = layoutGraph(graphGroups(many(1000), 'kind'));
     const rows = rowsPerColumn(1000);
     expect(rows).toBeGreaterThan(SIZES.singleColumnMax);
-    expect(l.height).toBeLessThan(rows * (SIZES.resource.height + SIZES.rowGap) + SIZES.source.height);
+    expect(l.height).toBeLessThan(rows * (SIZES.resource.height + SIZES.rowGap) + SIZES.source.height + 2 * SIZES.framePadding);
     const columns = new Set(l.nodes.filter((n) => n.type === 'resource').map((n) => n.x));
     expect(columns.size).toBe(Math.ceil(1000 / rows));
+  });
+
+  test('a wrapped group sits in a frame, linked by one edge', () => {
+    const l = layoutGraph(graphGroups([...many(100), ...many(3, 'Iso')], 'kind'));
+    const frames = l.nodes.filter((n) => n.type === 'frame');
+    expect(frames.map((f) => f.ref)).toEqual(['VirtualMachine']);
+    const f = frames[0];
+    const inside = l.nodes.filter((n) => n.type === 'resource' && n.ref.startsWith('VirtualMachine/'));
+    expect(inside).toHaveLength(100);
+    for (const n of inside) {
+      expect(n.x >= f.x && n.y >= f.y && n.x + n.width <= f.x + f.width && n.y + n.height <= f.y + f.height).toBe(true);
+    }
+    // source → 2 groups, group → frame, Iso group → its 3 resources.
+    expect(l.edges).toHaveLength(2 + 1 + 3);
+    // Nothing outside the frame overlaps it.
+    const others = l.nodes.filter((n) => n !== f && !inside.includes(n));
+    expect(others.some((n) => overlaps(n, f))).toBe(false);
   });
 
   test('a small group stays one column', () => {

@@ -1,8 +1,9 @@
 // Layout of the topology graph: source → group (kind or node) → resource, left to
 // right. The layout depends only on which resources are shown and how they are
 // grouped, never on their status, so live status updates re-colour nodes without
-// moving them. A group with many resources wraps them into columns so that 1,000
-// resources fit on a screen instead of a 40,000-pixel column.
+// moving them. A group with many resources wraps them into columns inside a frame,
+// linked to the group by one edge instead of hundreds of crossing ones, so that
+// 1,000 resources fit on a screen instead of a 40,000-pixel column.
 
 import type { Resource } from '../api/types';
 import { resourceKey } from '../api/types';
@@ -19,11 +20,12 @@ export const SIZES = {
   groupGap: 36,
   // A group with at most this many resources stays one column.
   singleColumnMax: 12,
+  framePadding: 14,
 };
 
 export interface LayoutNode {
   id: string;
-  type: 'source' | 'group' | 'resource';
+  type: 'source' | 'group' | 'frame' | 'resource';
   x: number;
   y: number;
   width: number;
@@ -53,6 +55,7 @@ export interface LayoutGroup {
 export const SOURCE_ID = 'source';
 export const groupNodeId = (key: string) => `group:${key}`;
 export const resourceNodeId = (key: string) => `res:${key}`;
+export const frameNodeId = (key: string) => `frame:${key}`;
 
 export function graphGroups(resources: Resource[], by: GraphGroupBy): LayoutGroup[] {
   const map = new Map<string, string[]>();
@@ -90,6 +93,7 @@ export function layoutGraph(groups: LayoutGroup[]): GraphLayout {
     const cols = Math.max(1, Math.ceil(n / rows));
     const blockH = Math.max(S.group.height, Math.min(n, rows) * rowH - S.rowGap);
     const gid = groupNodeId(g.key);
+    if (cols > 1) y += S.framePadding;
     nodes.push({
       id: gid,
       type: 'group',
@@ -100,6 +104,21 @@ export function layoutGraph(groups: LayoutGroup[]): GraphLayout {
       ref: g.key,
     });
     edges.push({ id: `e:${SOURCE_ID}->${gid}`, source: SOURCE_ID, target: gid });
+    const framed = cols > 1;
+    if (framed) {
+      const fid = frameNodeId(g.key);
+      const pad = S.framePadding;
+      nodes.push({
+        id: fid,
+        type: 'frame',
+        x: resX - pad,
+        y: y - pad,
+        width: cols * colW - S.resourceColumnGap + 2 * pad,
+        height: blockH + 2 * pad,
+        ref: g.key,
+      });
+      edges.push({ id: `e:${gid}->${fid}`, source: gid, target: fid });
+    }
     g.resourceKeys.forEach((key, i) => {
       const col = Math.floor(i / rows);
       const row = i % rows;
@@ -113,10 +132,10 @@ export function layoutGraph(groups: LayoutGroup[]): GraphLayout {
         height: S.resource.height,
         ref: key,
       });
-      edges.push({ id: `e:${gid}->${rid}`, source: gid, target: rid });
+      if (!framed) edges.push({ id: `e:${gid}->${rid}`, source: gid, target: rid });
     });
-    width = Math.max(width, resX + cols * colW - S.resourceColumnGap);
-    y += blockH + S.groupGap;
+    width = Math.max(width, resX + cols * colW - S.resourceColumnGap + (framed ? S.framePadding : 0));
+    y += blockH + S.groupGap + (framed ? S.framePadding : 0);
   }
   const height = Math.max(S.source.height, y - (groups.length ? S.groupGap : 0));
   nodes.unshift({

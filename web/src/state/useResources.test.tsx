@@ -77,7 +77,7 @@ test('the snapshot loads, then stream events apply in batches, and earlier ones 
   // Nothing is rendered until the batch is flushed.
   expect(seen!.state.byKey.get('Iso/a')?.status).toBe('OutOfSync');
   act(() => {
-    vi.advanceTimersByTime(100);
+    vi.advanceTimersByTime(500);
   });
   expect(seen!.state.byKey.get('Iso/a')?.status).toBe('Synced');
   expect(seen!.state.byKey.has('Iso/b')).toBe(false);

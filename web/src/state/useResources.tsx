@@ -21,7 +21,8 @@ export function useResources(): ResourcesValue {
   return v;
 }
 
-const FLUSH_MS = 60;
+// Events are applied in batches: at most ~8 renders a second however busy the daemon is.
+const FLUSH_MS = 120;
 
 export function ResourcesProvider({ children }: { children: ReactNode }) {
   const [state, dispatch] = useReducer(reduceResources, initialResourceState);
