@@ -276,7 +276,12 @@ func nicValue(n NICSpec, existing *parsedNIC) string {
 		}
 	}
 	if n.Firewall != nil {
-		props.Set("firewall", boolStr(*n.Firewall))
+		// firewall=0 is Proxmox's default: write the key only to turn it on.
+		if *n.Firewall {
+			props.Set("firewall", "1")
+		} else {
+			props.Del("firewall")
+		}
 	}
 	if n.MTU != nil {
 		props.Set("mtu", strconv.Itoa(*n.MTU))

@@ -72,6 +72,9 @@ type Change struct {
 }
 
 func (c Change) String() string {
+	if c.From == "" && c.To != "" {
+		return c.Field + ": " + c.To
+	}
 	from, to := c.From, c.To
 	if from == "" {
 		from = "(unset)"
