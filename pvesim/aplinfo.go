@@ -60,7 +60,7 @@ func init() {
 	}
 	registerRoutes(func(s *Server) {
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/aplinfo", ProxyTo: "node", Params: NewParams(pNode()), Handler: s.aplinfoList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/aplinfo", ProxyTo: "node", Class: "task",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/aplinfo", ProxyTo: "node",
 			Params:  NewParams(pNode(), Str("storage").Fmt("pve-storage-id"), Str("template").MaxLen(255)),
 			Handler: s.aplinfoDownload})
 	})

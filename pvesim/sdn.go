@@ -347,9 +347,18 @@ func checkSectionOptions(opts map[string]bool, params map[string]string, create 
 func sdnObjectJSON(o map[string]string) map[string]any {
 	out := map[string]any{}
 	for k, v := range o {
-		out[k] = typedValue(sdnKeyTypes[k], v)
+		out[k] = sdnValue(k, v)
 	}
 	return out
+}
+
+// sdnValue types one value: numbers and booleans per the schema, DHCP
+// ranges as the list get_dhcp_ranges returns.
+func sdnValue(k, v string) any {
+	if k == "dhcp-range" {
+		return append([]map[string]string{}, splitRanges(v)...)
+	}
+	return typedValue(sdnKeyTypes[k], v)
 }
 
 // sdnView returns the section a read shows: the configuration, the
@@ -394,7 +403,7 @@ func sdnPending(running, cfg sdnSection) map[string]map[string]any {
 		ro, co := running[id], cfg[id]
 		p := get(id)
 		for _, k := range sortedKeys(ro) {
-			p[k] = typedValue(sdnKeyTypes[k], ro[k])
+			p[k] = sdnValue(k, ro[k])
 			switch {
 			case len(co) == 0:
 				p["state"] = "deleted"
@@ -416,7 +425,7 @@ func sdnPending(running, cfg sdnSection) map[string]map[string]any {
 			if k == "type" || k == "vnet" {
 				p[k] = co[k]
 			} else if rv, ok := ro[k]; !ok || rv != co[k] {
-				pend(id)[k] = typedValue(sdnKeyTypes[k], co[k])
+				pend(id)[k] = sdnValue(k, co[k])
 			}
 			if len(ro) == 0 {
 				p["state"] = "new"

@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -138,6 +139,26 @@ func TestSDNPendingAndApply(t *testing.T) {
 			t.Errorf("subnet %v: %d %s", tt.params, r.Status, r.Body)
 		}
 	}
+	// DHCP ranges are an array: sent as JSON.
+	postJSON := func(body string) apiResp {
+		req, _ := http.NewRequest("POST", srv.APIURL()+"/cluster/sdn/vnets/flat1/subnets", strings.NewReader(body))
+		for k, v := range c.header {
+			req.Header[k] = v
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return c.send(req)
+	}
+	if r := postJSON(`{"subnet":"10.30.0.0/24","type":"subnet","dhcp-range":["start-address=10.30.0.100,end-address=10.30.0.200"]}`); r.Status != 200 {
+		t.Errorf("subnet with a DHCP range: %d %s", r.Status, r.Body)
+	}
+	if r := postJSON(`{"subnet":"10.31.0.0/24","type":"subnet","dhcp-range":["start-address=10.32.0.100,end-address=10.31.0.200"]}`); r.Errors["dhcp-range"] != "start-address 10.32.0.100 is not in subnet 10.31.0.0/24" {
+		t.Errorf("DHCP range outside the subnet: %d %s", r.Status, r.Body)
+	}
+	if sub := c.mustOK("GET", "/cluster/sdn/vnets/flat1/subnets/flat-10.30.0.0-24", nil).obj(t); len(sub["dhcp-range"].([]any)) != 1 ||
+		sub["dhcp-range"].([]any)[0].(map[string]any)["end-address"] != "10.30.0.200" {
+		t.Errorf("dhcp-range read back: %v", sub)
+	}
+	c.mustOK("DELETE", "/cluster/sdn/vnets/flat1/subnets/flat-10.30.0.0-24", nil)
 	subs := c.mustOK("GET", "/cluster/sdn/vnets/vnet10/subnets", nil).list(t)
 	if len(subs) != 1 || subs[0]["subnet"] != "lab-10.10.0.0-24" || subs[0]["cidr"] != "10.10.0.0/24" || subs[0]["gateway"] != "10.10.0.1" ||
 		subs[0]["snat"] != float64(1) || subs[0]["zone"] != "lab" || subs[0]["mask"] != "24" || subs[0]["vnet"] != "vnet10" {
@@ -238,4 +259,35 @@ func TestSDNPendingAndApply(t *testing.T) {
 func lxcSimNodes(t *testing.T, nodes int) *Server {
 	srv, _ := lxcSim(t, Options{Nodes: nodes})
 	return srv
+}
+
+// TestNetworkAndSDNStatePersists saves and restores the state with
+// staged and applied host network changes and SDN objects.
+func TestNetworkAndSDNStatePersists(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr1", "type", "bridge", "autostart", "1"))
+	c.task("PUT", "/nodes/pve1/network", nil)
+	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr2", "type", "bridge"))
+	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "z1", "type", "simple"))
+	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "v1", "zone", "z1"))
+	c.task("PUT", "/cluster/sdn", nil)
+	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "v2", "zone", "z1"))
+	path := t.TempDir() + "/state.json"
+	if err := srv.SaveState(path); err != nil {
+		t.Fatal(err)
+	}
+	again := startSim(t, Options{})
+	if err := again.LoadState(path); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newClient(t, again)
+	ifaces, changes := networkList(t, c2, "pve1")
+	if ifaces["vmbr1"]["active"] != float64(1) || ifaces["vmbr2"] == nil || ifaces["vmbr2"]["active"] != nil || !strings.Contains(changes, "+iface vmbr2") {
+		t.Errorf("network after restore: %v %q", ifaces, changes)
+	}
+	pend := sdnByID(c2.mustOK("GET", "/cluster/sdn/vnets", vals("pending", "1")).list(t), "vnet")
+	if pend["v1"]["state"] != nil || pend["v2"]["state"] != "new" {
+		t.Errorf("sdn after restore: %v", pend)
+	}
 }
