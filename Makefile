@@ -29,7 +29,7 @@ build: web
 
 ## demo: build everything and start the demo (simulated cluster + example repository + daemon + UI).
 demo: build
-	$(BIN) validate examples
+	$(BIN) demo
 
 ## test: every test: vet and formatting, Go tests with the race detector, a short fuzz run, the UI's tests.
 test: lint test-go test-fuzz test-web

@@ -265,8 +265,15 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 			sum.Status, sum.Health = api.StatusFailed, api.HealthDegraded
 			sum.Reason = joinReason(rec.Failure, sum.Reason)
 		}
-		if dryRun && a.Action != engine.ActionNone && sum.Status == api.StatusOutOfSync {
-			sum.Reason = joinReason(sum.Reason, "dry run: not applied")
+		if a.Action != engine.ActionNone && sum.Status == api.StatusOutOfSync {
+			switch {
+			case dryRun:
+				sum.Reason = joinReason(sum.Reason, "dry run: not applied")
+			case a.Sync == engine.SyncManual && !forced:
+				sum.Reason = joinReason(sum.Reason, "sync policy manual: applied only when synced by hand")
+			case !autoSync:
+				sum.Reason = joinReason(sum.Reason, "auto-sync is off: applied only when synced by hand")
+			}
 		}
 		c.noteTransitionLocked(ctx, key, sum, a, ds, rec)
 		c.setSummaryLocked(r, sum)
@@ -442,6 +449,9 @@ func healthOf(a *engine.Action, st api.Status) api.Health {
 		return api.HealthUnknown
 	case a.Observed == nil:
 		return api.HealthMissing
+	}
+	if a.Health != "" {
+		return api.Health(a.Health)
 	}
 	status, _ := a.Observed["status"].(string)
 	switch status {

@@ -266,15 +266,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	}
 	go s.sweepSessions(ctx)
+	// Read before serving: http.Server.Serve sets TLSConfig for HTTP/2.
+	useTLS := srv.TLSConfig != nil
 	errc := make(chan error, 1)
 	go func() {
-		if srv.TLSConfig != nil {
+		if useTLS {
 			errc <- srv.ServeTLS(ln, "", "")
 			return
 		}
 		errc <- srv.Serve(ln)
 	}()
-	s.log.Info("HTTP server listening", "addr", ln.Addr().String(), "tls", srv.TLSConfig != nil)
+	s.log.Info("HTTP server listening", "addr", ln.Addr().String(), "tls", useTLS)
 	select {
 	case err := <-errc:
 		s.Close()

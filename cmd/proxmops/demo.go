@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/proxmops/proxmops/internal/demo"
+)
+
+func init() {
+	var (
+		addr, dir, logLevel string
+		taskSpeed           float64
+		interval            time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Try proxmops: a simulated cluster, an example Git repository and the daemon, in one process",
+		Long: "demo starts a simulated three-node Proxmox VE cluster, makes a Git repository from the examples\n" +
+			"and runs the daemon against both. It prints the UI's address, how to log in and where the\n" +
+			"repository is: commit a change there and the simulated cluster follows within seconds.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return demo.Run(ctx, demo.Options{
+				Addr: addr, Dir: dir, TaskSpeed: taskSpeed, Interval: interval, LogLevel: logLevel,
+				Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(), UI: uiFS(),
+			})
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the UI and API")
+	cmd.Flags().StringVar(&dir, "dir", "", "keep the demo's state (repository, database, cluster) in this directory; default: a temporary one, removed on exit")
+	cmd.Flags().Float64Var(&taskSpeed, "task-speed", 1, "simulated task durations: 1 is realistic, 0 is instant")
+	cmd.Flags().DurationVar(&interval, "interval", 5*time.Second, "time between reconcile passes")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	rootCmd.AddCommand(cmd)
+}

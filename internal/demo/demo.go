@@ -1,0 +1,329 @@
+// Package demo runs `proxmops demo`: a simulated three-node Proxmox VE
+// cluster, a loopback file server for the cloud images and ISOs the
+// examples download, a local Git repository made from the examples (their
+// URLs pointed at that file server, checksums recomputed), and the daemon
+// against both, all in one process.
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/proxmops/proxmops/examples"
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/controller"
+	"github.com/proxmops/proxmops/internal/daemon"
+	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// Admin is the demo's pre-created account.
+const Admin = "admin"
+
+const simTokenID = "root@pam!proxmops"
+
+// Options configure Run.
+type Options struct {
+	// Addr is where the UI and API listen (default 127.0.0.1:8080).
+	Addr string
+	// Dir keeps the demo's state (Git repository, database, simulated
+	// cluster); "" uses a temporary directory removed at the end.
+	Dir string
+	// TaskSpeed scales the simulator's task durations (default 1: realistic).
+	TaskSpeed float64
+	// Interval between reconcile passes (default 5s).
+	Interval time.Duration
+	// Out receives the banner (address, login, repository); Log the log.
+	Out io.Writer
+	Log io.Writer
+	// LogLevel is debug, info, warn or error (default info).
+	LogLevel string
+	// UI is the built web UI (nil: the server's notice).
+	UI fs.FS
+	// Started is called once everything is up.
+	Started func(Info)
+}
+
+// Info describes a running demo.
+type Info struct {
+	URL        string // the UI and API
+	Username   string
+	Password   string
+	RepoDir    string // the Git repository to commit into
+	ClusterURL string // the simulated Proxmox VE API
+}
+
+// Run starts everything and blocks until ctx ends, then stops it all.
+func Run(ctx context.Context, o Options) (err error) {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:8080"
+	}
+	if o.TaskSpeed == 0 {
+		o.TaskSpeed = 1
+	}
+	if o.Interval <= 0 {
+		o.Interval = 5 * time.Second
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "proxmops-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+
+	// Listen first, so a busy address fails before anything else starts.
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (choose another with --addr)", o.Addr, err)
+	}
+	defer ln.Close()
+
+	files, err := newFileServer()
+	if err != nil {
+		return err
+	}
+	defer files.close()
+
+	repoDir := filepath.Join(dir, "repo")
+	if err := prepareRepo(repoDir, files); err != nil {
+		return err
+	}
+
+	secret, err := persistentSecret(filepath.Join(dir, "sim-token"))
+	if err != nil {
+		return err
+	}
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: secret,
+		TaskSpeed: o.TaskSpeed, Seed: time.Now().UnixNano()})
+	simState := filepath.Join(dir, "cluster.json")
+	if err := sim.LoadState(simState); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("simulated cluster state: %w", err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	defer func() {
+		if serr := sim.SaveState(simState); serr != nil && err == nil {
+			err = serr
+		}
+		sim.Close()
+	}()
+
+	password, err := persistentSecret(filepath.Join(dir, "admin-password"))
+	if err != nil {
+		return err
+	}
+
+	cfg := config.Defaults()
+	cfg.Cluster = config.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: secret}
+	cfg.Source.RepoURL = "file://" + filepath.ToSlash(repoDir)
+	cfg.Source.Revision = "main"
+	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
+	cfg.Reconcile.Interval = o.Interval
+	cfg.Reconcile.Prune = true
+	cfg.Server.Addr = ln.Addr().String()
+	cfg.Server.DatabasePath = filepath.Join(dir, "proxmops.db")
+	if o.LogLevel != "" {
+		cfg.Log.Level = o.LogLevel
+	}
+
+	logger, ring, err := daemon.NewLogger(cfg.Log, o.Log)
+	if err != nil {
+		return err
+	}
+	info := Info{URL: "http://" + ln.Addr().String(), Username: Admin, Password: password,
+		RepoDir: repoDir, ClusterURL: sim.APIURL()}
+	return daemon.Run(ctx, daemon.Options{
+		Config: cfg, Logger: logger, Logs: ring, UI: o.UI, Listener: ln,
+		SetupOutput: io.Discard,
+		Prepare: func(ctx context.Context, st *store.Store) error {
+			return ensureAdmin(ctx, st, password)
+		},
+		Controller: func(co *controller.Options) {
+			co.MinPassGap = 500 * time.Millisecond
+			co.ShutdownGrace = 10 * time.Second // Ctrl-C should not keep a person waiting
+		},
+		Started: func(net.Addr) {
+			printBanner(o.Out, info)
+			if o.Started != nil {
+				o.Started(info)
+			}
+		},
+	})
+}
+
+// passwordParams hash the admin's password (tests make them cheaper).
+var passwordParams = auth.DefaultParams
+
+// ensureAdmin creates the demo's admin, or resets its password on a rerun.
+func ensureAdmin(ctx context.Context, st *store.Store, password string) error {
+	h, err := auth.NewHasher(passwordParams, 1)
+	if err != nil {
+		return err
+	}
+	hash, err := h.Hash(ctx, password)
+	if err != nil {
+		return err
+	}
+	if _, err := st.UserByName(ctx, Admin); err == nil {
+		return st.SetPassword(ctx, Admin, hash)
+	}
+	_, err = st.CreateUser(ctx, Admin, hash, api.RoleAdmin)
+	return err
+}
+
+// persistentSecret reads a secret kept in path, or makes and keeps one.
+func persistentSecret(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 12 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	buf := make([]byte, 12)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	s := base64.RawURLEncoding.EncodeToString(buf)
+	return s, os.WriteFile(path, []byte(s+"\n"), 0o600)
+}
+
+// prepareRepo makes the Git repository from the examples, unless an
+// earlier run of the demo left one (with the user's commits) in dir.
+func prepareRepo(dir string, files *fileServer) error {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		// Keep the user's repository, but point its URLs at this run's
+		// file server (its port changes between runs).
+		return rewriteExisting(dir, files)
+	}
+	if err := fs.WalkDir(examples.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := examples.FS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(p, ".yaml") {
+			data = files.rewrite(data)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	}); err != nil {
+		return fmt.Errorf("copy examples: %w", err)
+	}
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if err != nil {
+		return err
+	}
+	// A committer identity, so `git commit` works in the demo repository
+	// on a machine without a global Git configuration.
+	gc, err := repo.Config()
+	if err != nil {
+		return err
+	}
+	gc.User.Name, gc.User.Email = "proxmops demo", "demo@proxmops.invalid"
+	if err := repo.SetConfig(gc); err != nil {
+		return err
+	}
+	return commitAll(repo, "examples: the demo home lab")
+}
+
+// rewriteExisting updates the file server URLs of a kept repository and
+// commits when they changed.
+func rewriteExisting(dir string, files *fileServer) error {
+	changed := false
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out := files.rewrite(data)
+		if string(out) != string(data) {
+			changed = true
+			return os.WriteFile(p, out, 0o644)
+		}
+		return nil
+	})
+	if err != nil || !changed {
+		return err
+	}
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		return err
+	}
+	return commitAll(repo, "demo: point downloads at this run's file server")
+}
+
+func commitAll(repo *git.Repository, msg string) error {
+	wt, err := repo.Worktree()
+	if err != nil {
+		return err
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		return err
+	}
+	_, err = wt.Commit(msg, &git.CommitOptions{
+		Author: &object.Signature{Name: "proxmops demo", Email: "demo@proxmops.invalid", When: time.Now()},
+	})
+	return err
+}
+
+func printBanner(w io.Writer, in Info) {
+	fmt.Fprintf(w, `
+proxmops demo is running
+  UI:        %s
+  username:  %s
+  password:  %s
+
+  simulated Proxmox VE cluster (pve1, pve2, pve3): %s
+  Git repository the daemon watches:             %s
+
+Make a change and watch the cluster follow within seconds:
+  cd %s && sed -i 's/cores: 2/cores: 4/' vms/app-01.yaml && git commit -qam "app-01: 4 cores"
+
+Press Ctrl-C to stop.
+
+`, in.URL, in.Username, in.Password, in.ClusterURL, in.RepoDir, in.RepoDir)
+}

@@ -1,0 +1,144 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+)
+
+// TestDemoConvergesAndFollowsACommit runs the whole demo in process: the
+// examples reach the simulated cluster, and a commit in the demo's
+// repository changes it.
+func TestDemoConvergesAndFollowsACommit(t *testing.T) {
+	passwordParams = auth.Params{Memory: 1024, Time: 1, Threads: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan Info, 1)
+	var out, logs bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Addr: "127.0.0.1:0", Dir: t.TempDir(), TaskSpeed: 0.01, Interval: time.Hour,
+			Out: &out, Log: &logs, Started: func(i Info) { started <- i }})
+	}()
+	var info Info
+	select {
+	case info = <-started:
+	case err := <-done:
+		t.Fatalf("demo stopped: %v\n%s", err, logs.String())
+	case <-time.After(60 * time.Second):
+		t.Fatal("demo did not start")
+	}
+	for _, want := range []string{info.URL, "username:  admin", info.Password, info.RepoDir, "git commit"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	body, _ := json.Marshal(map[string]string{"username": info.Username, "password": info.Password})
+	resp, err := hc.Post(info.URL+"/api/v1/login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: %s", resp.Status)
+	}
+	getApp := func() api.ResourceDetail {
+		var d api.ResourceDetail
+		resp, err := hc.Get(info.URL + "/api/v1/resources/VirtualMachine/app-01")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&d)
+		return d
+	}
+	cores := func(d api.ResourceDetail) string {
+		obs, _ := d.Observed.(map[string]any)
+		cfg, _ := obs["config"].(map[string]any)
+		return fmt.Sprint(cfg["cores"])
+	}
+	waitApp := func(what string, ok func(api.ResourceDetail) bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			d := getApp()
+			if ok(d) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s: %+v\n%s", what, d.ResourceSummary, logs.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitApp("app-01 synced", func(d api.ResourceDetail) bool { return d.Status == api.StatusSynced && cores(d) == "2" })
+
+	// A commit in the demo repository, as a person would make it.
+	p := filepath.Join(info.RepoDir, "vms", "app-01.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.Replace(data, []byte("cores: 2"), []byte("cores: 4"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := git.PlainOpen(info.RepoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := repo.Worktree()
+	if _, err := wt.Add("vms/app-01.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Commit("app-01: 4 cores", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	// The interval is an hour: the refresh (what a webhook does) brings it in.
+	req, _ := http.NewRequest(http.MethodGet, info.URL+"/api/v1/me", nil)
+	resp, err = hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var me api.Me
+	json.NewDecoder(resp.Body).Decode(&me)
+	resp.Body.Close()
+	req, _ = http.NewRequest(http.MethodPost, info.URL+"/api/v1/refresh", nil)
+	req.Header.Set("X-CSRF-Token", me.CSRFToken)
+	req.Header.Set("Origin", info.URL)
+	resp, err = hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("refresh: %s", resp.Status)
+	}
+	waitApp("app-01 with 4 cores", func(d api.ResourceDetail) bool { return d.Status == api.StatusSynced && cores(d) == "4" })
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("demo stopped with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("demo did not stop")
+	}
+}
