@@ -525,3 +525,75 @@ func TestConvergeReplansAfterALostAnswer(t *testing.T) {
 		t.Fatalf("create sent %d times", n)
 	}
 }
+
+// TestPassesConvergeUnderFaults runs passes the way the daemon does while
+// the simulator answers 5% of requests with errors and drops 5% of
+// connections after processing them: every pass re-reads the cluster, so
+// the manifests converge and nothing is ever created twice.
+func TestPassesConvergeUnderFaults(t *testing.T) {
+	e := newEnv(t)
+	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	e.write("vms/app-01.yaml", seedVMImage)
+	e.write("vms/app-02.yaml", seedClone)
+	e.write("vms/app-03.yaml", seedLinkedClone)
+	e.write("isos/debian-12.yaml", seedIso)
+	eng := e.engine(engine.Options{})
+	rates := pvesim.FaultRates{ErrorRate: 0.05, DropRate: 0.05}
+	e.sim.SetFaults(pvesim.Faults{FaultRates: rates})
+	converged := false
+	for pass := 0; pass < 15 && !converged; pass++ {
+		p, err := eng.Plan(context.Background(), e.desired(), "faults")
+		if err != nil {
+			continue // the cluster read itself failed: the next pass tries again
+		}
+		if !p.HasChanges() {
+			converged = true
+			break
+		}
+		if _, err := eng.Apply(context.Background(), p, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond) // tasks of lost answers finish
+	}
+	e.sim.SetFaults(pvesim.Faults{})
+	if !converged {
+		e.converge(eng)
+	}
+	e.assertInSync(eng)
+	// Exactly the declared guests exist.
+	for _, id := range []int{9000, 120, 130, 131} {
+		e.guest(id)
+	}
+	res, err := e.client.ClusterResources(context.Background(), "vm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 4 {
+		t.Fatalf("%d guests on the cluster, want 4: %+v", len(res), res)
+	}
+}
+
+func TestLostIsoMarkIsRecovered(t *testing.T) {
+	e := newEnv(t)
+	e.write("isos/debian-12.yaml", seedIso)
+	eng := e.engine(engine.Options{})
+	// The notes update after the download loses its answer, and so do the
+	// setNotes retries: the volume is ours but unmarked.
+	for i := 0; i < 3; i++ {
+		e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/{node}/storage/{storage}/content/{volume*}"})
+	}
+	_, rep := e.apply(eng)
+	if rep.Failed != 1 || !strings.Contains(rep.Results[0].Error, "marking") {
+		t.Fatalf("%+v", rep.Results)
+	}
+	p := e.plan(eng)
+	a := p.Find(engine.KindIso, "debian-12")
+	if a.Conflict || a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "ownership mark is missing") {
+		t.Fatalf("unmarked own download: %+v", a)
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+	if e.fetches.Load() != 1 {
+		t.Fatalf("downloaded %d times", e.fetches.Load())
+	}
+}

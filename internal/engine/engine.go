@@ -80,6 +80,7 @@ type reconciler interface {
 
 // planContext is what reconcilers see while planning.
 type planContext struct {
+	ctx      context.Context
 	e        *Engine
 	d        *Desired
 	snap     *Snapshot
@@ -98,7 +99,7 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 	if d == nil {
 		d = &Desired{}
 	}
-	pc := &planContext{e: e, d: d, declared: map[int]string{}, isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
+	pc := &planContext{ctx: ctx, e: e, d: d, declared: map[int]string{}, isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
 	for _, s := range d.Isos {
 		pc.isos[s.Name] = s
 	}

@@ -100,6 +100,18 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		owned, src, sum := parseOwnerNote(v.Notes)
 		a.Owned = owned
 		if !owned {
+			if upid := downloadedByUs(pc, node, fileName); upid != "" {
+				// Our download whose mark was lost (the answer to the
+				// download or to the notes update never came back).
+				a.Owned = true
+				a.Action, a.Status = ActionUpdate, StatusOutOfSync
+				a.Reason = fmt.Sprintf("downloaded by proxmops (task %s) but its ownership mark is missing: marking it", upid)
+				a.Changes = []Change{{Field: "notes", From: v.Notes, To: ownerNote(s.URL, wantSum)}}
+				a.run = func(ctx context.Context, x *execCtx) error {
+					return x.setNotes(ctx, node, s.Storage, volid, ownerNote(s.URL, wantSum))
+				}
+				return a
+			}
 			a.Conflict, a.Status = true, StatusConflict
 			a.Reason = fmt.Sprintf("%s exists on %s but was not downloaded by proxmops (no %q in its notes): left untouched", volid, node, OwnerNote)
 			return a
@@ -203,4 +215,21 @@ func downloadISO(s *IsoSpec, fileName string) pve.DownloadOptions {
 		o.Checksum, o.ChecksumAlgorithm = strings.ToLower(s.ChecksumValue), strings.ToLower(s.ChecksumAlgo)
 	}
 	return o
+}
+
+// downloadedByUs looks for a successful download task of fileName started
+// with this engine's token on node: the proof that an unmarked volume is
+// ours. It costs one request, made only for an unmarked volume that a
+// manifest declares.
+func downloadedByUs(pc *planContext, node, fileName string) string {
+	tasks, err := pc.e.client.NodeTasks(pc.ctx, node, pve.TaskFilter{Type: "download", User: pc.e.client.TokenID(), Limit: 500})
+	if err != nil {
+		return ""
+	}
+	for _, t := range tasks {
+		if t.ID == fileName && t.User == pc.e.client.TokenID() && t.Succeeded() {
+			return t.UPID
+		}
+	}
+	return ""
 }

@@ -157,15 +157,16 @@ type Plan struct {
 	pass *passState
 }
 
-// HasChanges reports whether applying would change anything, including
-// conflicts (which need a person).
+// HasChanges reports whether the cluster differs from the repository:
+// actions to apply, conflicts (which need a person), drift reported without
+// an action, resources that failed to plan or are still in progress.
 func (p *Plan) HasChanges() bool {
 	return p.Summary.Changed() > 0 || p.Summary.Conflict > 0 || p.outOfSync()
 }
 
 func (p *Plan) outOfSync() bool {
 	for _, a := range p.Actions {
-		if a.Status == StatusOutOfSync || a.Status == StatusFailed {
+		if a.Status == StatusOutOfSync || a.Status == StatusFailed || a.Status == StatusProgressing {
 			return true
 		}
 	}

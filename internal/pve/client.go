@@ -145,6 +145,10 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
+// TokenID is the API token the client authenticates with; Proxmox records
+// it as the user of the tasks the client starts.
+func (c *Client) TokenID() string { return c.cfg.TokenID }
+
 // Endpoint is the API base URL in use.
 func (c *Client) Endpoint() string { return c.base.String() }
 

@@ -121,3 +121,51 @@ func (c *Client) lastLogLines(ctx context.Context, upid string, n int) []string 
 	}
 	return out
 }
+
+// TaskFilter narrows GET /nodes/{node}/tasks.
+type TaskFilter struct {
+	Type   string // typefilter, e.g. "download"
+	User   string // userfilter
+	VMID   int
+	Source string // archive (default), active, all
+	Limit  int
+}
+
+// NodeTasks lists a node's tasks, newest first.
+func (c *Client) NodeTasks(ctx context.Context, node string, f TaskFilter) ([]TaskStatus, error) {
+	q := NewParams()
+	if f.Type != "" {
+		q.Set("typefilter", f.Type)
+	}
+	if f.User != "" {
+		q.Set("userfilter", f.User)
+	}
+	if f.VMID > 0 {
+		q.SetInt("vmid", f.VMID)
+	}
+	if f.Source != "" {
+		q.Set("source", f.Source)
+	}
+	if f.Limit > 0 {
+		q.SetInt("limit", f.Limit)
+	}
+	var raw []struct {
+		TaskStatus
+		Status string `json:"status"`
+	}
+	if err := c.Get(ctx, "nodes/"+PathEscape(node)+"/tasks", q, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]TaskStatus, 0, len(raw))
+	for _, r := range raw {
+		t := r.TaskStatus
+		// The list gives the exit status in "status" for finished tasks.
+		if r.Status == "running" {
+			t.Status = "running"
+		} else {
+			t.Status, t.ExitStatus = "stopped", r.Status
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
