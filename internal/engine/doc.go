@@ -22,4 +22,20 @@
 //
 // The engine knows nothing of HTTP servers or of the daemon's loop: the CLI
 // and the daemon drive it and follow progress through a Progress observer.
+//
+// Entry points: DesiredFromSet (manifests to Desired), Engine.Plan,
+// Engine.Apply (one plan, or Plan.Only for one resource), Engine.Converge
+// (apply, then re-read and re-plan while failures are transient),
+// Engine.Delete (one-shot delete with the ownership check of prune),
+// WritePlanText and Plan.JSON (the document of docs/api.md).
+//
+// Adding a kind (Container, Network, SDN): give Desired a slice of its spec,
+// fill it in DesiredFromSet instead of Others, and add a reconciler (see
+// reconciler in engine.go) to Engine.reconcilers: its scope names the guest
+// configurations and storages it needs read (the snapshot already holds
+// every guest, node and storage of /cluster/resources), and its plan returns
+// one Action per resource with a run function built from the typed client
+// (internal/pve has the LXC, network and SDN calls). Dependencies are keys
+// ("Kind/name") in Action.DependsOn; the action's claim names the nodes and
+// storages it occupies for the concurrency limits.
 package engine
