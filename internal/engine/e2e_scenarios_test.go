@@ -597,3 +597,27 @@ func TestLostIsoMarkIsRecovered(t *testing.T) {
 		t.Fatalf("downloaded %d times", e.fetches.Load())
 	}
 }
+
+func TestTemplateDriftIsReportedNotChanged(t *testing.T) {
+	e := newEnv(t)
+	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	e.write("vms/app-03.yaml", seedLinkedClone)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	e.write("templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "cores: 2", "cores: 4", 1))
+	p, rep := e.apply(eng)
+	a := p.Find(engine.KindTemplate, "debian-12-tpl")
+	if a.Action != engine.ActionNone || a.Status != engine.StatusOutOfSync || !strings.Contains(a.Reason, "cannot be changed in place") {
+		t.Fatalf("template drift: %+v", a)
+	}
+	if len(a.Changes) != 1 || a.Changes[0].Field != "cores" || a.Changes[0].From != "2" || a.Changes[0].To != "4" {
+		t.Fatalf("changes %+v", a.Changes)
+	}
+	if len(rep.Results) != 0 || e.guest(9000).Config["cores"] != "2" {
+		t.Fatalf("template touched: %+v", rep.Results)
+	}
+	// The linked clone is untouched and still in sync.
+	if a := p.Find(engine.KindVirtualMachine, "app-03"); a.Status != engine.StatusSynced {
+		t.Fatalf("clone: %+v", a)
+	}
+}
