@@ -1,7 +1,11 @@
 package main
 
-import "io/fs"
+import (
+	"io/fs"
 
-// uiFS is the embedded web UI served by the daemon; nil until package web
-// is part of the build (the server then shows how to build the UI).
-func uiFS() fs.FS { return nil }
+	"github.com/proxmops/proxmops/web"
+)
+
+// uiFS is the embedded web UI the daemon serves: the built UI, or a page
+// that says how to build it when web/dist was absent at build time.
+func uiFS() fs.FS { return web.FS() }

@@ -354,3 +354,7 @@ func pvesimGuest(vmid int, name string) pvesim.GuestSpec {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+func branchRef(name string, at plumbing.Hash) *plumbing.Reference {
+	return plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), at)
+}

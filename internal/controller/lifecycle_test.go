@@ -1,0 +1,280 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
+)
+
+func TestRestartKeepsHistoryAndConverges(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
+	dir := t.TempDir()
+	e1 := newEnv(t, sim, repo, dir).start()
+	e1.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e1.waitFor("created recorded", func(api.ResourceList) bool {
+		return containsEvent(events_(e1.history("VirtualMachine/a")), api.EventCreated)
+	})
+	before := e1.history("VirtualMachine/a")
+	e1.stop()
+
+	// While the daemon is down, the repository changes.
+	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 360, 3)})
+	sim.ResetRequests()
+
+	e2 := newEnv(t, sim, repo, dir).start()
+	e2.waitFor("converged after restart", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/a")
+		return r != nil && r.Status == api.StatusSynced && guestCores(t, sim, 360) == "3"
+	})
+	after := e2.history("VirtualMachine/a")
+	if len(after) < len(before) {
+		t.Fatalf("history shrank across the restart: %v -> %v", events_(before), events_(after))
+	}
+	for i := range before {
+		if after[i].ID != before[i].ID || after[i].Event != before[i].Event {
+			t.Fatalf("history changed across the restart: %v -> %v", events_(before), events_(after))
+		}
+	}
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 0 {
+		t.Errorf("the VM was created again after the restart (%d creates)", n)
+	}
+	n := len(e2.history("VirtualMachine/a"))
+	e2.stop()
+
+	// A restart with nothing changed writes no history and touches nothing.
+	sim.ResetRequests()
+	e3 := newEnv(t, sim, repo, dir).start()
+	e3.waitFor("first pass", func(l api.ResourceList) bool { return l.LastPass != nil })
+	e3.waitStatus("VirtualMachine/a", api.StatusSynced)
+	if got := len(e3.history("VirtualMachine/a")); got != n {
+		t.Errorf("a quiet restart wrote %d history entries", got-n)
+	}
+	if w := writes(sim); w != 0 {
+		t.Errorf("a quiet restart sent %d writes", w)
+	}
+}
+
+func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
+	sim := startSim(t, 0.5) // a create takes a few seconds
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
+	dir := t.TempDir()
+	e1 := newEnv(t, sim, repo, dir).start()
+	e1.waitFor("create running", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/a")
+		return r != nil && r.Status == api.StatusProgressing && r.Progress != nil && r.Progress.Task != ""
+	})
+	// The process dies: nothing it does from now on reaches the database.
+	e1.st.Close()
+	e1.c.Close()
+	e1.cancel()
+	<-e1.done
+	e1.cancel = nil
+
+	e2 := newEnv(t, sim, repo, dir, func(o *Options) { o.Config.Reconcile.Interval = time.Minute }).start()
+	e2.waitFor("interrupted create recorded", func(api.ResourceList) bool {
+		for _, x := range e2.history("VirtualMachine/a") {
+			if x.Event == api.EventFailed && strings.Contains(x.Message, "interrupted") {
+				return true
+			}
+		}
+		return false
+	})
+	// The create task went on in the cluster; the new daemon finishes the
+	// job from what it observes (it may need a pass once the lock is gone).
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		l, _ := e2.c.Resources(context.Background())
+		r := find(l, "VirtualMachine/a")
+		if r != nil && r.Status == api.StatusSynced {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no convergence after the restart: %s", dump(l))
+		}
+		e2.c.SyncAll(context.Background())
+		time.Sleep(200 * time.Millisecond)
+	}
+	g, ok := sim.Guest(370)
+	if !ok || !g.Running || g.Config["cores"] != "2" {
+		t.Fatalf("guest after convergence: %+v (exists %v)", g, ok)
+	}
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
+		t.Errorf("%d creates: the interrupted create was repeated", n)
+	}
+}
+
+func TestGracefulStopRecordsInterruptedActions(t *testing.T) {
+	sim := startSim(t, 2) // slow enough to outlast the grace period
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 375, 2)})
+	e := newEnv(t, sim, repo, "", func(o *Options) { o.ShutdownGrace = 50 * time.Millisecond }).start()
+	e.waitFor("create running", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/a")
+		return r != nil && r.Status == api.StatusProgressing
+	})
+	e.cancel()
+	<-e.done
+	e.cancel = nil
+	h := e.history("VirtualMachine/a")
+	if len(h) == 0 || h[len(h)-1].Event != api.EventFailed || !strings.Contains(h[len(h)-1].Message, "interrupted") {
+		t.Fatalf("history after a stop mid-apply: %+v", h)
+	}
+	// Recorded once: the next start does not record it again.
+	b, ok, err := e.st.State(context.Background(), stateInflight)
+	if err != nil || !ok || strings.Contains(string(b), "VirtualMachine/a") {
+		t.Fatalf("in-flight state after a graceful stop: %s %v %v", b, ok, err)
+	}
+	e.st.Close()
+}
+
+func TestNoDoubleQueueAndQueueLimit(t *testing.T) {
+	sim := startSim(t, 0.3)
+	repo := newGitRepo(t)
+	repo.commit("vms", map[string]string{
+		"vms/a.yaml": vmManifest("a", 380, 1),
+		"vms/b.yaml": vmManifest("b", 381, 1),
+	})
+	e := newEnv(t, sim, repo, "", func(o *Options) { o.QueueLimit = 1 }).start()
+	l := e.waitFor("one queued, one deferred", func(l api.ResourceList) bool {
+		a, b := find(l, "VirtualMachine/a"), find(l, "VirtualMachine/b")
+		return a != nil && b != nil && (a.Status == api.StatusProgressing) != (b.Status == api.StatusProgressing)
+	})
+	deferred := find(l, "VirtualMachine/b")
+	if deferred.Status == api.StatusProgressing {
+		deferred = find(l, "VirtualMachine/a")
+	}
+	if !strings.Contains(deferred.Reason, "queue is full") {
+		t.Errorf("deferred resource's reason %q", deferred.Reason)
+	}
+	// Passes while the action runs never queue it again.
+	for range 5 {
+		e.c.SyncAll(context.Background())
+		e.c.Refresh(context.Background())
+		time.Sleep(20 * time.Millisecond)
+	}
+	busy := "VirtualMachine/a"
+	if deferred.Name == "a" {
+		busy = "VirtualMachine/b"
+	}
+	kind, name := splitKey(busy)
+	if err := e.c.SyncOne(context.Background(), kind, name); err != nil && !errors.Is(err, api.ErrConflict) {
+		t.Errorf("sync one of a busy resource: %v", err)
+	}
+	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e.waitStatus("VirtualMachine/b", api.StatusSynced)
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 2 {
+		t.Fatalf("%d VM creates for 2 VMs", n)
+	}
+}
+
+func TestSubmodulesArePartOfTheDesiredState(t *testing.T) {
+	sim := startSim(t, 0)
+	sub := newGitRepo(t)
+	s1 := sub.commit("lxc defs", map[string]string{"vms/sub.yaml": vmManifest("sub", 390, 1)})
+	top := newGitRepo(t)
+	top.commit("top", map[string]string{"vms/top.yaml": vmManifest("top", 391, 1)})
+	top.addSubmodule("shared", sub.url(), s1)
+	e := newEnv(t, sim, top, "").start()
+	e.waitStatus("VirtualMachine/sub", api.StatusSynced)
+	e.waitStatus("VirtualMachine/top", api.StatusSynced)
+
+	// Bumping the submodule changes the cluster.
+	s2 := sub.commit("more cores", map[string]string{"vms/sub.yaml": vmManifest("sub", 390, 2)})
+	top.addSubmodule("shared", sub.url(), s2)
+	e.c.Refresh(context.Background())
+	e.waitFor("submodule change applied", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/sub")
+		return r != nil && r.Status == api.StatusSynced && guestCores(t, sim, 390) == "2"
+	})
+}
+
+func TestPlanOfAnotherRevision(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 400, 1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+
+	// A pull request's branch: one more VM, one changed.
+	pr := repo.commit("pr", map[string]string{"vms/a.yaml": vmManifest("a", 400, 2), "vms/b.yaml": vmManifest("b", 401, 1)})
+	repo.resetHard(base)
+	if err := repo.repo.Storer.SetReference(branchRef("feature", pr)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.c.Plan(context.Background(), "feature")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Revision != pr.String() || p.Summary.Create != 1 || p.Summary.Update != 1 {
+		t.Fatalf("plan of the branch: %+v", p)
+	}
+	cur, err := e.c.Plan(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Summary.Create+cur.Summary.Update != 0 {
+		t.Errorf("plan of the watched revision: %+v", cur.Summary)
+	}
+	if _, err := e.c.Plan(context.Background(), "no-such-branch"); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("plan of a missing branch: %v", err)
+	}
+	if _, ok := sim.Guest(401); ok {
+		t.Error("a plan changed the cluster")
+	}
+}
+
+func TestTestSettingsReportsEachCheck(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
+	e := newEnv(t, sim, repo, "")
+	defer e.st.Close()
+	defer e.c.Close()
+
+	res, err := e.c.TestSettings(context.Background(), values(sim, repo.url(), e.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]api.Check{}
+	for _, c := range res.Checks {
+		byName[c.Name] = c
+	}
+	if c := byName["cluster: version"]; !c.OK || !strings.Contains(c.Message, "9.") {
+		t.Errorf("version check: %+v", c)
+	}
+	if c := byName["source: repository"]; !c.OK || !strings.Contains(c.Message, "1 VirtualMachine") {
+		t.Errorf("source check: %+v", c)
+	}
+	if _, ok := byName["cluster: privileges"]; !ok {
+		t.Errorf("no privileges check: %+v", res.Checks)
+	}
+
+	bad := values(sim, "file:///nonexistent/repo", e.dir)
+	bad.Cluster.TokenSecret = "wrong"
+	res, err = e.c.TestSettings(context.Background(), bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK {
+		t.Fatalf("bad settings passed: %+v", res)
+	}
+	for _, c := range res.Checks {
+		if c.OK || c.Message == "" {
+			t.Errorf("check %q should fail with words: %+v", c.Name, c)
+		}
+	}
+
+	empty := config.Defaults()
+	res, _ = e.c.TestSettings(context.Background(), empty)
+	if res.OK || len(res.Checks) < 2 || !strings.Contains(res.Checks[0].Message, "cluster.endpoint") {
+		t.Errorf("empty settings: %+v", res)
+	}
+}
