@@ -28,6 +28,13 @@ type Desired struct {
 	VMs       []*VMSpec
 	Templates []*TemplateSpec
 	Isos      []*IsoSpec
+	// Containers, ContainerTemplates, Networks, SdnZones and SdnVnets are
+	// reconciled by container.go, ctemplate.go, network.go and sdn.go.
+	Containers         []*ContainerSpec
+	ContainerTemplates []*CTemplateSpec
+	Networks           []*NetworkSpec
+	SdnZones           []*SdnZoneSpec
+	SdnVnets           []*SdnVnetSpec
 	// Others are resources of kinds this engine does not reconcile yet
 	// (Container, Network, ...): reported as Unknown, never touched.
 	Others []Meta

@@ -54,9 +54,11 @@ func DesiredFromSet(set *manifest.Set, secrets SecretReader) *Desired {
 	for _, i := range set.Isos() {
 		d.Isos = append(d.Isos, isoFromManifest(i))
 	}
+	kindsFromSet(set, secrets, d)
 	for _, k := range manifest.Kinds() {
 		switch k {
-		case manifest.KindVirtualMachine, manifest.KindTemplate, manifest.KindIso:
+		case manifest.KindVirtualMachine, manifest.KindTemplate, manifest.KindIso, manifest.KindContainer,
+			manifest.KindContainerTemplate, manifest.KindNetwork, manifest.KindSdnZone, manifest.KindSdnVnet:
 			continue
 		}
 		for _, r := range set.OfKind(k) {

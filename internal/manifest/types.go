@@ -285,7 +285,7 @@ type ContainerTemplate struct {
 // ContainerTemplateSpec is the desired vztmpl volume. Exactly one of
 // Appliance and Source is set.
 type ContainerTemplateSpec struct {
-	Appliance string    `json:"appliance,omitempty" pm:"format=filename" doc:"Proxmox appliance template file name as listed by pveam, e.g. debian-12-standard_12.7-1_amd64.tar.zst; excludes source."`
+	Appliance string    `json:"appliance,omitempty" pm:"format=filename" doc:"Proxmox appliance template as listed by pveam: a file name such as debian-12-standard_12.7-1_amd64.tar.zst, or a package name such as debian-12-standard for the newest version in the catalogue; excludes source."`
 	Source    string    `json:"source,omitempty" pm:"format=http-url" doc:"http or https URL of a template archive; excludes appliance."`
 	Node      string    `json:"node,omitempty" pm:"format=node" doc:"Node that downloads it (same as metadata.node, which it fills)."`
 	Storage   string    `json:"storage" pm:"required,format=storage-id" doc:"Storage with content type vztmpl."`
@@ -348,6 +348,7 @@ type ContainerSpec struct {
 	Description  string         `json:"description,omitempty" doc:"Notes shown in the Proxmox UI."`
 	Timezone     string         `json:"timezone,omitempty" doc:"Time zone, e.g. Europe/Berlin, or host."`
 	State        PowerState     `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
+	ApplyMode    ApplyMode      `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes Proxmox keeps pending on a running container are reported; reboot: the container is rebooted to apply them."`
 	Provision    *Provision     `json:"provision,omitempty" doc:"Configuration applied inside the container after creation and whenever it changes."`
 }
 

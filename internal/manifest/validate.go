@@ -407,6 +407,10 @@ func checkIso(i *Iso, c *checker) {
 
 var vztmplExt = regexp.MustCompile(`\.(tar\.(gz|xz|zst|bz2)|tgz)$`)
 
+// appliancePackage is an appliance's package name without version, e.g.
+// debian-12-standard: the newest version in the catalogue is meant.
+var appliancePackage = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]*$`)
+
 func checkContainerTemplate(t *ContainerTemplate, c *checker) {
 	s := &t.Spec
 	foldNode(t, s.Node, c)
@@ -417,8 +421,8 @@ func checkContainerTemplate(t *ContainerTemplate, c *checker) {
 	case s.Appliance == "" && s.Source == "":
 		c.errorf("spec", "set appliance (a Proxmox appliance template) or source (a URL)")
 	case s.Appliance != "":
-		if !vztmplExt.MatchString(s.Appliance) {
-			c.errorf("spec.appliance", "%q is not an appliance file name (e.g. debian-12-standard_12.7-1_amd64.tar.zst)", s.Appliance)
+		if !vztmplExt.MatchString(s.Appliance) && !appliancePackage.MatchString(s.Appliance) {
+			c.errorf("spec.appliance", "%q is not an appliance file name (e.g. debian-12-standard_12.7-1_amd64.tar.zst) or package name (e.g. debian-12-standard)", s.Appliance)
 		}
 		if s.Filename != "" {
 			c.errorf("spec.filename", "filename applies only to a source download")
@@ -515,6 +519,9 @@ func checkContainer(ct *Container, c *checker) {
 	}
 	if s.State == "" {
 		s.State = StateRunning
+	}
+	if s.ApplyMode == "" {
+		s.ApplyMode = ApplyPending
 	}
 	if s.Provision != nil {
 		files := map[string]int{}

@@ -304,6 +304,9 @@ func retryableAnswer(err error) bool {
 	return true
 }
 
+// envelopeDecoder is an answer type that decodes the whole envelope itself.
+type envelopeDecoder interface{ decodeEnvelope(raw []byte) error }
+
 type envelope struct {
 	Data    json.RawMessage   `json:"data"`
 	Errors  map[string]string `json:"errors"`
@@ -330,6 +333,10 @@ func (c *Client) decode(resp *http.Response, method, path string, out any) error
 	case resp.StatusCode == http.StatusOK:
 		if jsonErr != nil {
 			return fmt.Errorf("pve: %s %s: answer is not JSON: %w", method, path, jsonErr)
+		}
+		if er, ok := out.(envelopeDecoder); ok {
+			// The caller wants members beside "data" (a network listing's "changes").
+			return er.decodeEnvelope(raw)
 		}
 		if out == nil || len(env.Data) == 0 || string(env.Data) == "null" {
 			return nil

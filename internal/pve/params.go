@@ -12,6 +12,7 @@ import (
 type Params struct {
 	keys   []string
 	values map[string]string
+	more   map[string][]string // further values of array parameters, sent as repeated keys
 }
 
 // NewParams returns empty parameters.
@@ -22,10 +23,27 @@ func (p *Params) Set(key, value string) *Params {
 	if p.values == nil {
 		p.values = map[string]string{}
 	}
+	delete(p.more, key)
 	if _, ok := p.values[key]; !ok {
 		p.keys = append(p.keys, key)
 	}
 	p.values[key] = value
+	return p
+}
+
+// SetList sets an array parameter (dhcp-range): the key is repeated once
+// per value, which Proxmox reads as an array. An empty list sets nothing.
+func (p *Params) SetList(key string, values []string) *Params {
+	if len(values) == 0 {
+		return p
+	}
+	p.Set(key, values[0])
+	if len(values) > 1 {
+		if p.more == nil {
+			p.more = map[string][]string{}
+		}
+		p.more[key] = append([]string(nil), values[1:]...)
+	}
 	return p
 }
 
@@ -58,6 +76,7 @@ func (p *Params) Del(key string) {
 		return
 	}
 	delete(p.values, key)
+	delete(p.more, key)
 	for i, k := range p.keys {
 		if k == key {
 			p.keys = append(p.keys[:i], p.keys[i+1:]...)
@@ -96,6 +115,9 @@ func (p *Params) Encode() string {
 		b.WriteString(formEscape(k))
 		b.WriteByte('=')
 		b.WriteString(formEscape(p.values[k]))
+		for _, v := range p.more[k] {
+			b.WriteString("&" + formEscape(k) + "=" + formEscape(v))
+		}
 	}
 	return b.String()
 }
