@@ -87,10 +87,12 @@ type planContext struct {
 	declared map[int]string // vmid -> Kind/name
 	isos     map[string]*IsoSpec
 	tpls     map[string]*TemplateSpec
+	kinds    kindsPlan // what the container, network and SDN reconcilers share
 }
 
 func (e *Engine) reconcilers() []reconciler {
-	return []reconciler{&isoReconciler{}, &templateReconciler{}, &vmReconciler{}}
+	return []reconciler{&sdnReconciler{}, &networkReconciler{}, &isoReconciler{}, &ctemplateReconciler{},
+		&templateReconciler{}, &vmReconciler{}, &containerReconciler{}}
 }
 
 // Plan observes the cluster and computes the actions that would bring it to
@@ -114,6 +116,11 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 			pc.declared[s.VMID] = KindVirtualMachine + "/" + s.Name
 		}
 	}
+	for _, s := range d.Containers {
+		if s.VMID > 0 {
+			pc.declared[s.VMID] = KindContainer + "/" + s.Name
+		}
+	}
 	for _, m := range d.Others {
 		if m.VMID > 0 {
 			pc.declared[m.VMID] = m.Kind + "/" + m.Name
@@ -122,7 +129,7 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 	recs := e.reconcilers()
 	snap, err := e.observe(ctx, func(snap *Snapshot) *scope {
 		pc.snap = snap
-		sc := &scope{vmids: map[int]bool{}, storages: map[[2]string]bool{}}
+		sc := &scope{vmids: map[int]bool{}, storages: map[[2]string]bool{}, kinds: newKindsScope()}
 		for _, g := range snap.Guests {
 			if g.Owned {
 				sc.guest(g.VMID)

@@ -73,6 +73,7 @@ type Snapshot struct {
 	storages map[string]map[string]*StorageRef // node -> storage -> ref
 	volumes  map[string][]pve.Volume           // storage key -> content
 	listErr  map[string]error
+	kinds    kindsObserved // host networks, SDN, appliance catalogues
 	Stats    ObserveStats
 }
 
@@ -146,6 +147,7 @@ func (s *Snapshot) Volume(node, storage, volid string) (pve.Volume, bool) {
 type scope struct {
 	vmids    map[int]bool
 	storages map[[2]string]bool // node, storage
+	kinds    kindsScope
 }
 
 func (sc *scope) guest(vmid int) {
@@ -199,7 +201,7 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 	var mu sync.Mutex
 	vmids := make([]int, 0, len(sc.vmids))
 	for id := range sc.vmids {
-		if g := snap.Guests[id]; g != nil && g.Type == "qemu" {
+		if g := snap.Guests[id]; g != nil && (g.Type == "qemu" || g.Type == "lxc") {
 			vmids = append(vmids, id)
 		}
 	}
@@ -207,7 +209,11 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 	for _, id := range vmids {
 		g := snap.Guests[id]
 		jobs = append(jobs, func(ctx context.Context) error {
-			err := e.readGuest(ctx, g)
+			read := e.readGuest
+			if g.Type == "lxc" {
+				read = e.readLxc
+			}
+			err := read(ctx, g)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -250,6 +256,7 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 			return nil
 		})
 	}
+	jobs = append(jobs, e.kindsJobs(snap, sc.kinds, &mu)...)
 	if err := runParallel(ctx, observeWorkers, jobs); err != nil {
 		return nil, err
 	}

@@ -140,6 +140,9 @@ type Summary struct {
 	Delete   int `json:"delete"`
 	Conflict int `json:"conflict"`
 	None     int `json:"none"`
+	// Unknown counts resources that could not be evaluated (not read, sync
+	// disabled, not reconcilable): they are never counted as in sync.
+	Unknown int `json:"unknown"`
 }
 
 // Changed is the number of actions that would change the cluster.
@@ -198,7 +201,8 @@ func (p *Plan) JSON() ([]byte, error) {
 }
 
 func (p *Plan) finish() {
-	kindOrder := map[string]int{KindIso: 0, KindTemplate: 1, KindVirtualMachine: 2}
+	kindOrder := map[string]int{KindSdnZone: -3, KindSdnVnet: -2, KindNetwork: -1, KindIso: 0, KindContainerTemplate: 1,
+		KindTemplate: 2, KindVirtualMachine: 3, KindContainer: 4}
 	sort.SliceStable(p.Actions, func(i, j int) bool {
 		a, b := p.Actions[i], p.Actions[j]
 		oa, ok := kindOrder[a.Kind]
@@ -239,6 +243,10 @@ func (p *Plan) finish() {
 		case ActionDelete:
 			p.Summary.Delete++
 		default:
+			if a.Status == StatusUnknown {
+				p.Summary.Unknown++
+				continue
+			}
 			p.Summary.None++
 		}
 	}

@@ -118,10 +118,14 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		fmt.Fprintln(w)
 	}
 	s := p.Summary
-	fmt.Fprintf(w, "Plan: %s to create, %s to update, %s to reboot, %s to delete, %s conflict(s), %d in sync.\n",
+	unknown := ""
+	if s.Unknown > 0 {
+		unknown = fmt.Sprintf(", %d unknown", s.Unknown)
+	}
+	fmt.Fprintf(w, "Plan: %s to create, %s to update, %s to reboot, %s to delete, %s conflict(s), %d in sync%s.\n",
 		pt.paint(ansiGreen, fmt.Sprint(s.Create)), pt.paint(ansiYellow, fmt.Sprint(s.Update)),
 		pt.paint(ansiCyan, fmt.Sprint(s.Reboot)), pt.paint(ansiRed, fmt.Sprint(s.Delete)),
-		pt.paint(ansiMagenta, fmt.Sprint(s.Conflict)), s.None)
+		pt.paint(ansiMagenta, fmt.Sprint(s.Conflict)), s.None, unknown)
 }
 
 // WriteResultLine writes one progress or result line of an apply.

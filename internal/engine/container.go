@@ -1,0 +1,1080 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// containerReconciler plans Container resources (LXC): create from a vztmpl
+// volume, drift correction of what Proxmox changes on a running container
+// (hostname, cores, memory, swap, onboot, tags, description, NICs, new
+// mount points), pending changes reported or applied by a reboot, rootfs
+// and mount point growth, power state, and prune of owned containers.
+type containerReconciler struct{}
+
+func (containerReconciler) kind() string { return KindContainer }
+
+// ctLiveKeys are the keys a running container takes at once; the others
+// wait for a restart (pve-container's hotplug rules).
+var ctLiveKeys = map[string]bool{"hostname": true, "cores": true, "memory": true, "swap": true, "cpulimit": true,
+	"cpuunits": true, "onboot": true, "startup": true, "description": true, "tags": true, "protection": true}
+
+func ctLive(key string) bool {
+	return ctLiveKeys[key] || strings.HasPrefix(key, "net")
+}
+
+// rootOnlyNote explains Proxmox's root@pam restriction.
+const rootOnlyNote = "Proxmox reserves them for root@pam logged in with a password and refuses them to API tokens, which proxmops uses; remove them from the manifest, or set them by hand as root@pam (proxmops then leaves them as they are)"
+
+// readLxc reads a container's current and pending configuration in one
+// request.
+func (e *Engine) readLxc(ctx context.Context, g *Guest) error {
+	entries, err := e.client.LxcPending(ctx, g.Node, g.VMID)
+	if err != nil {
+		var api *pve.APIError
+		if errors.As(err, &api) && api.StatusCode == 501 {
+			cfg, cerr := e.client.LxcConfig(ctx, g.Node, g.VMID)
+			if cerr != nil {
+				return fmt.Errorf("reading configuration of container %d: %w", g.VMID, cerr)
+			}
+			g.Current, g.Effective = map[string]string(cfg), map[string]string(cfg)
+			g.Pending, g.PendingDelete, g.Read = map[string]string{}, map[string]bool{}, true
+			return nil
+		}
+		return fmt.Errorf("reading configuration of container %d: %w", g.VMID, err)
+	}
+	cur, eff := map[string]string{}, map[string]string{}
+	pend, del := map[string]string{}, map[string]bool{}
+	for _, en := range entries {
+		if en.Value != nil {
+			cur[en.Key] = anyString(en.Value)
+			eff[en.Key] = cur[en.Key]
+		}
+		if en.Pending != nil {
+			pend[en.Key] = anyString(en.Pending)
+			eff[en.Key] = pend[en.Key]
+		}
+		if en.Delete != 0 {
+			del[en.Key] = true
+			delete(eff, en.Key)
+		}
+	}
+	g.Current, g.Effective, g.Pending, g.PendingDelete, g.Read = cur, eff, pend, del, true
+	return nil
+}
+
+func (containerReconciler) scope(pc *planContext, sc *scope) {
+	for _, s := range pc.d.Containers {
+		if s.Sync == SyncDisabled {
+			continue
+		}
+		sc.guest(s.VMID)
+		if pc.snap.Guest(s.VMID) != nil {
+			continue
+		}
+		node := nodeFor(pc, s.Node)
+		switch {
+		case declaredCTemplate(pc, s.Template):
+		case strings.Contains(s.Template, ":"):
+			sc.storage(node, storageOf(s.Template))
+		default:
+			for _, st := range pc.snap.StoragesOn(node) {
+				if st.Accepts("vztmpl") {
+					sc.storage(node, st.Storage)
+				}
+			}
+		}
+	}
+}
+
+func declaredCTemplate(pc *planContext, name string) bool {
+	for _, t := range pc.d.ContainerTemplates {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r containerReconciler) plan(pc *planContext) []*Action {
+	var out []*Action
+	for _, s := range pc.d.Containers {
+		out = append(out, r.planOne(pc, s))
+	}
+	return append(out, r.prune(pc)...)
+}
+
+// rootOnly lists what of the spec an API token cannot set.
+func (s *ContainerSpec) rootOnly() []string {
+	var out []string
+	for _, m := range s.Mounts {
+		if m.Bind != "" {
+			out = append(out, fmt.Sprintf("bind mount %s (%s on %s)", m.Slot, m.Bind, m.Path))
+		}
+	}
+	if s.Features != nil {
+		if extra := nonNestingFeatures(*s.Features); len(extra) > 0 {
+			out = append(out, "features "+strings.Join(extra, ", "))
+		}
+	}
+	return out
+}
+
+// nonNestingFeatures lists the enabled features other than nesting.
+func nonNestingFeatures(v string) []string {
+	var out []string
+	ps := pve.ParsePropertyString(v, "")
+	for _, k := range ps.Keys {
+		val := ps.Values[k]
+		if k == "nesting" || val == "" || val == "0" {
+			continue
+		}
+		if k == "mount" {
+			out = append(out, "mount="+val)
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action {
+	node := nodeFor(pc, s.Node)
+	a := baseAction(s.Meta, node, s.VMID)
+	if a.Sync == SyncDisabled {
+		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+		return a
+	}
+	g := pc.snap.Guest(s.VMID)
+	if g != nil {
+		a.Node, a.Owned = g.Node, g.Owned
+		what := "VM"
+		switch {
+		case g.Type == "lxc" && g.Template:
+			what = "container template"
+		case g.Type == "lxc":
+			what = "container"
+		case g.Template:
+			what = "template"
+		}
+		if !g.Owned {
+			a.Conflict, a.Status = true, StatusConflict
+			a.Reason = fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, what, g.Name, g.Node, OwnerTag)
+			return a
+		}
+		if g.Type != "lxc" || g.Template {
+			a.Conflict, a.Status = true, StatusConflict
+			a.Reason = fmt.Sprintf("VMID %d holds a %s, but the manifest declares a Container", g.VMID, what)
+			return a
+		}
+		if g.Lock != "" {
+			a.Status = StatusProgressing
+			a.Reason = fmt.Sprintf("locked by a running %s operation; looked at again next pass", g.Lock)
+			return a
+		}
+	}
+	if s.Invalid != "" {
+		a.Status, a.Reason = StatusFailed, s.Invalid
+		return a
+	}
+	r.dependencies(pc, s, a, node)
+	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
+	if g == nil {
+		return r.planCreate(pc, s, a, node, uo)
+	}
+	a.Observed = observedSummary(g)
+	if !g.Read {
+		a.Status, a.Reason = StatusUnknown, "configuration not read"
+		return a
+	}
+	d := diffContainer(s, g)
+	ctPlanUpdate(a, s, g, d, uo)
+	if a.Action != ActionNone {
+		a.claim = claim{nodes: []string{g.Node}, storages: ctDiffStorages(pc, g, d)}
+		a.run = func(ctx context.Context, x *execCtx) error { return x.applyCTDiff(ctx, g, d, uo) }
+	}
+	return a
+}
+
+// dependencies orders a container after the template, networks and SDN
+// vnets it uses.
+func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Action, node string) {
+	for _, n := range s.NICs {
+		if k, ok := pc.kinds.netKeys[node+"/"+n.Bridge]; ok {
+			a.DependsOn = append(a.DependsOn, k)
+		}
+		for _, v := range pc.d.SdnVnets {
+			if v.Name == n.Bridge {
+				a.DependsOn = append(a.DependsOn, KindSdnVnet+"/"+v.Name)
+				if pc.kinds.sdnApplyKey != "" {
+					a.DependsOn = append(a.DependsOn, pc.kinds.sdnApplyKey)
+				}
+			}
+		}
+	}
+}
+
+// ctDiff is everything that differs between a ContainerSpec and a container.
+type ctDiff struct {
+	config       []configChange
+	resizes      []resize
+	refused      []string // shrinking, root-only settings: reported and failed
+	creationOnly []Change // cannot change on an existing container: reported
+	pending      []Change // managed keys whose desired value waits for a restart
+	running      bool
+}
+
+func (d *ctDiff) empty() bool { return len(d.config) == 0 && len(d.resizes) == 0 && len(d.refused) == 0 }
+
+func (d *ctDiff) needsReboot() bool {
+	if !d.running {
+		return false
+	}
+	if len(d.pending) > 0 {
+		return true
+	}
+	for _, c := range d.config {
+		if c.reboot {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *ctDiff) changes() []Change {
+	var out []Change
+	for _, c := range d.config {
+		out = append(out, c.Change)
+	}
+	for _, r := range d.resizes {
+		out = append(out, Change{Field: r.slot + ".size", From: FormatSize(r.from), To: FormatSize(r.to)})
+	}
+	for _, c := range d.creationOnly {
+		out = append(out, Change{Field: c.Field + " (creation-only)", From: c.From, To: c.To})
+	}
+	return out
+}
+
+// sizeGiB renders a size as the GiB number Proxmox allocates ("8", "0.5").
+func sizeGiB(b int64) string {
+	if b <= 0 {
+		return "1"
+	}
+	return strconv.FormatFloat(float64(b)/float64(gib), 'f', -1, 64)
+}
+
+// mountOptionsValue is Proxmox's mountoptions value ("noatime;nodev").
+func mountOptionsValue(opts []string) string {
+	o := sortedStrings(opts)
+	return strings.Join(o, ";")
+}
+
+func normalList(v string) string {
+	return strings.Join(sortedStrings(strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })), ";")
+}
+
+// volumeValue renders a new rootfs or mount point for a create or an add.
+func volumeValue(m MountSpec) string {
+	ps := pve.PropertyString{}
+	first := m.Storage + ":" + sizeGiB(m.Size)
+	if m.Bind != "" {
+		first = m.Bind
+	}
+	if m.Path != "" {
+		ps.Set("mp", m.Path)
+	}
+	applyMountOptions(&ps, m)
+	rest := ps.String("")
+	if rest == "" {
+		return first
+	}
+	return first + "," + rest
+}
+
+// applyMountOptions sets the option keys a MountSpec declares.
+func applyMountOptions(ps *pve.PropertyString, m MountSpec) {
+	set := func(k string, on bool) {
+		if on {
+			ps.Set(k, "1")
+		} else {
+			ps.Del(k)
+		}
+	}
+	if m.Slot != "rootfs" {
+		set("ro", m.ReadOnly)
+		if m.Bind == "" {
+			set("backup", m.Backup)
+		} else {
+			set("shared", m.Shared)
+		}
+	}
+	if len(m.MountOptions) > 0 {
+		ps.Set("mountoptions", mountOptionsValue(m.MountOptions))
+	}
+	if m.ACL != nil {
+		ps.Set("acl", boolStr(*m.ACL))
+	}
+	if m.Quota {
+		ps.Set("quota", "1")
+	}
+}
+
+// nicCTValue renders a container NIC, keeping what an existing one has
+// (hwaddr, type) unless declared otherwise.
+func nicCTValue(n CTNICSpec, existing *pve.PropertyString) string {
+	ps := pve.PropertyString{}
+	if existing != nil {
+		for _, k := range existing.Keys {
+			ps.Set(k, existing.Values[k])
+		}
+	}
+	ps.Set("name", n.Name)
+	ps.Set("bridge", n.Bridge)
+	opt := func(k, v string) {
+		if v != "" {
+			ps.Set(k, v)
+		}
+	}
+	opt("ip", n.IP)
+	opt("gw", n.Gw)
+	opt("ip6", n.IP6)
+	opt("gw6", n.Gw6)
+	opt("hwaddr", n.HWAddr)
+	if n.MTU > 0 {
+		ps.Set("mtu", strconv.Itoa(n.MTU))
+	}
+	opt("rate", n.Rate)
+	if n.Tag > 0 {
+		ps.Set("tag", strconv.Itoa(n.Tag))
+	} else {
+		ps.Del("tag")
+	}
+	if n.Firewall {
+		ps.Set("firewall", "1")
+	} else {
+		ps.Del("firewall")
+	}
+	// name first, as Proxmox requires for a new NIC.
+	out := "name=" + n.Name
+	for _, k := range ps.Keys {
+		if k != "name" {
+			out += "," + k + "=" + ps.Values[k]
+		}
+	}
+	return out
+}
+
+func (s *ContainerSpec) wantTags() []string {
+	return normalTags(append(append([]string(nil), s.Tags...), OwnerTag))
+}
+
+// diffContainer compares s with the container's effective configuration.
+func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
+	eff := g.Effective
+	d := &ctDiff{running: g.Running()}
+	managed := map[string]bool{}
+	set := func(key, from, to, value string) {
+		managed[key] = true
+		d.config = append(d.config, configChange{Change: Change{Field: key, From: from, To: to}, key: key, value: value,
+			reboot: d.running && !ctLive(key)})
+	}
+	scalar := func(key, want, def string, same func(have, want string) bool) {
+		managed[key] = true
+		have, ok := eff[key]
+		if !ok {
+			have = def
+		}
+		if same == nil {
+			same = func(a, b string) bool { return a == b }
+		}
+		if !same(have, want) {
+			set(key, have, want, want)
+		}
+	}
+	scalar("hostname", s.Hostname, "", nil)
+	if s.Cores > 0 {
+		scalar("cores", strconv.Itoa(s.Cores), "", nil)
+	}
+	if s.CPULimit != "" {
+		scalar("cpulimit", s.CPULimit, "0", func(a, b string) bool {
+			fa, _ := strconv.ParseFloat(a, 64)
+			fb, _ := strconv.ParseFloat(b, 64)
+			return fa == fb
+		})
+	}
+	if s.Memory > 0 {
+		scalar("memory", strconv.Itoa(s.Memory), "512", nil)
+	}
+	if s.Swap != nil {
+		scalar("swap", strconv.Itoa(*s.Swap), "512", nil)
+	}
+	if s.OnBoot != nil {
+		scalar("onboot", boolStr(*s.OnBoot), "0", func(a, b string) bool { return boolStr(truthy(a)) == b })
+	}
+	if s.Startup != "" {
+		scalar("startup", s.Startup, "", nil)
+	}
+	if s.Timezone != "" {
+		scalar("timezone", s.Timezone, "", nil)
+	}
+	if s.OSType != "" {
+		scalar("ostype", s.OSType, "", nil)
+	}
+	{
+		want := s.wantTags()
+		have := normalTags(pve.SplitTags(eff["tags"]))
+		managed["tags"] = true
+		if !sameStrings(want, have) {
+			set("tags", strings.Join(have, ";"), strings.Join(want, ";"), strings.Join(want, ";"))
+		}
+	}
+	if s.Description != "" {
+		managed["description"] = true
+		have := strings.TrimRight(eff["description"], " \n\r\t")
+		want := strings.TrimRight(s.Description, " \n\r\t")
+		if have != want {
+			set("description", abbreviate(have), abbreviate(want), s.Description)
+		}
+	}
+	spaced := func(v string) string { return strings.Join(strings.Fields(v), " ") }
+	if s.Nameserver != "" {
+		scalar("nameserver", s.Nameserver, "", func(a, b string) bool { return spaced(a) == spaced(b) })
+	}
+	if s.SearchDomain != "" {
+		scalar("searchdomain", s.SearchDomain, "", func(a, b string) bool { return spaced(a) == spaced(b) })
+	}
+	if s.Features != nil {
+		managed["features"] = true
+		have := eff["features"]
+		if normalFeatures(have) != normalFeatures(*s.Features) {
+			if changedRootOnly(have, *s.Features) {
+				d.refused = append(d.refused, fmt.Sprintf("features %s -> %s cannot be applied: features other than nesting need root@pam; %s",
+					orUnset(have), orUnset(*s.Features), rootOnlyNote))
+			} else if *s.Features == "" {
+				d.config = append(d.config, configChange{Change: Change{Field: "features", From: have}, key: "features", del: true, reboot: d.running})
+			} else {
+				set("features", have, *s.Features, *s.Features)
+			}
+		}
+	}
+	if have := truthy(eff["unprivileged"]); have != s.Unprivileged {
+		d.creationOnly = append(d.creationOnly, Change{Field: "unprivileged", From: boolStr(have), To: boolStr(s.Unprivileged)})
+	}
+	if s.Arch != "" {
+		have := eff["arch"]
+		if have == "" {
+			have = "amd64"
+		}
+		if have != s.Arch {
+			d.creationOnly = append(d.creationOnly, Change{Field: "arch", From: have, To: s.Arch})
+		}
+	}
+
+	// rootfs and mount points, keyed by slot.
+	for _, m := range append([]MountSpec{s.RootFS}, s.Mounts...) {
+		if m.Slot == "" {
+			continue
+		}
+		managed[m.Slot] = true
+		have, ok := eff[m.Slot]
+		if !ok {
+			if m.Bind != "" {
+				d.refused = append(d.refused, fmt.Sprintf("bind mount %s (%s on %s) cannot be added: %s", m.Slot, m.Bind, m.Path, rootOnlyNote))
+				continue
+			}
+			v := volumeValue(m)
+			d.config = append(d.config, configChange{Change: Change{Field: m.Slot, To: fmt.Sprintf("%s:%s on %s", m.Storage, FormatSize(m.Size), m.Path)},
+				key: m.Slot, value: v, async: true})
+			continue
+		}
+		ps := pve.ParsePropertyString(have, "volume")
+		vol := ps.Values["volume"]
+		isBind := strings.HasPrefix(vol, "/")
+		switch {
+		case m.Bind != "" && vol != m.Bind, m.Bind == "" && isBind:
+			d.creationOnly = append(d.creationOnly, Change{Field: m.Slot + ".volume", From: vol, To: orStr(m.Bind, m.Storage)})
+			continue
+		case m.Bind == "" && storageOf(vol) != m.Storage:
+			d.creationOnly = append(d.creationOnly, Change{Field: m.Slot + ".storage", From: storageOf(vol), To: m.Storage})
+		}
+		if m.Bind == "" && m.Size > 0 {
+			haveSize, _ := ParseSize(ps.Values["size"])
+			switch {
+			case haveSize > 0 && haveSize < m.Size:
+				d.resizes = append(d.resizes, resize{slot: m.Slot, from: haveSize, to: m.Size})
+			case haveSize > m.Size:
+				d.refused = append(d.refused, fmt.Sprintf("%s is %s on the cluster but %s in the manifest: shrinking is not supported, raise the size in the manifest",
+					m.Slot, FormatSize(haveSize), FormatSize(m.Size)))
+			}
+		}
+		want := ps
+		want.Keys = append([]string(nil), ps.Keys...)
+		want.Values = map[string]string{}
+		for k, v := range ps.Values {
+			want.Values[k] = v
+		}
+		if m.Path != "" {
+			want.Set("mp", m.Path)
+		}
+		applyMountOptions(&want, m)
+		var fields []Change
+		for _, k := range []string{"mp", "ro", "backup", "shared", "mountoptions", "acl", "quota"} {
+			a, b := ps.Values[k], want.Values[k]
+			if k == "mountoptions" {
+				a, b = normalList(a), normalList(b)
+			}
+			if k != "mp" && k != "mountoptions" {
+				a, b = boolStr(truthy(a)), boolStr(truthy(b))
+				if _, declared := want.Values[k]; !declared && k == "acl" {
+					continue
+				}
+			}
+			if a != b {
+				fields = append(fields, Change{Field: m.Slot + "." + k, From: ps.Values[k], To: want.Values[k]})
+			}
+		}
+		if len(fields) > 0 {
+			if isBind {
+				d.refused = append(d.refused, fmt.Sprintf("bind mount %s cannot be changed: %s", m.Slot, rootOnlyNote))
+				continue
+			}
+			v := want.String("volume")
+			for i, f := range fields {
+				c := configChange{Change: f, key: m.Slot, value: v, reboot: d.running}
+				if i > 0 {
+					c.key = ""
+				}
+				d.config = append(d.config, c)
+			}
+		}
+	}
+
+	// NICs, keyed by slot.
+	declaredNIC := map[string]bool{}
+	for _, n := range s.NICs {
+		declaredNIC[n.Slot] = true
+		managed[n.Slot] = true
+		have, ok := eff[n.Slot]
+		if !ok {
+			v := nicCTValue(n, nil)
+			set(n.Slot, "", v, v)
+			continue
+		}
+		ps := pve.ParsePropertyString(have, "name")
+		var fields []Change
+		cmp := func(k, want string, declared bool, same func(a, b string) bool) {
+			if !declared {
+				return
+			}
+			have := ps.Values[k]
+			if same == nil {
+				same = func(a, b string) bool { return a == b }
+			}
+			if !same(have, want) {
+				fields = append(fields, Change{Field: n.Slot + "." + k, From: have, To: want})
+			}
+		}
+		lower := func(a, b string) bool { return strings.EqualFold(a, b) }
+		tag := ""
+		if n.Tag > 0 {
+			tag = strconv.Itoa(n.Tag)
+		}
+		cmp("name", n.Name, true, nil)
+		cmp("bridge", n.Bridge, true, nil)
+		cmp("ip", n.IP, n.IP != "", lower)
+		cmp("gw", n.Gw, n.Gw != "", nil)
+		cmp("ip6", n.IP6, n.IP6 != "", lower)
+		cmp("gw6", n.Gw6, n.Gw6 != "", lower)
+		cmp("hwaddr", n.HWAddr, n.HWAddr != "", lower)
+		cmp("mtu", strconv.Itoa(n.MTU), n.MTU > 0, nil)
+		cmp("rate", n.Rate, n.Rate != "", func(a, b string) bool {
+			fa, _ := strconv.ParseFloat(a, 64)
+			fb, _ := strconv.ParseFloat(b, 64)
+			return fa == fb
+		})
+		cmp("tag", tag, true, nil)
+		cmp("firewall", boolStr(n.Firewall), true, func(a, b string) bool { return boolStr(truthy(a)) == b })
+		if len(fields) > 0 {
+			v := nicCTValue(n, &ps)
+			for i, f := range fields {
+				c := configChange{Change: f, key: n.Slot, value: v}
+				if i > 0 {
+					c.key = ""
+				}
+				d.config = append(d.config, c)
+			}
+		}
+	}
+	if len(s.NICs) > 0 {
+		for _, k := range sortedKeys(eff) {
+			if rest, ok := strings.CutPrefix(k, "net"); ok && !declaredNIC[k] {
+				if _, err := strconv.Atoi(rest); err == nil {
+					managed[k] = true
+					d.config = append(d.config, configChange{Change: Change{Field: k, From: eff[k]}, key: k, del: true})
+				}
+			}
+		}
+	}
+
+	// Managed keys whose desired value already waits for a restart.
+	changed := map[string]bool{}
+	for _, c := range d.config {
+		changed[c.key] = true
+	}
+	for _, k := range sortedKeys(managed) {
+		if changed[k] {
+			continue
+		}
+		if pv, ok := g.Pending[k]; ok {
+			d.pending = append(d.pending, Change{Field: k, From: g.Current[k], To: pv})
+		} else if g.PendingDelete[k] {
+			d.pending = append(d.pending, Change{Field: k, From: g.Current[k]})
+		}
+	}
+	return d
+}
+
+func orStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// normalFeatures is a features value in a canonical form.
+func normalFeatures(v string) string {
+	ps := pve.ParsePropertyString(v, "")
+	var parts []string
+	for _, k := range ps.Keys {
+		val := ps.Values[k]
+		if k == "mount" {
+			val = normalList(val)
+		} else {
+			val = boolStr(truthy(val))
+		}
+		if val == "0" || val == "" {
+			continue
+		}
+		parts = append(parts, k+"="+val)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// changedRootOnly reports whether going from one features value to another
+// changes a feature other than nesting.
+func changedRootOnly(from, to string) bool {
+	strip := func(v string) string {
+		var keep []string
+		for _, p := range strings.Split(normalFeatures(v), ",") {
+			if p != "" && !strings.HasPrefix(p, "nesting=") {
+				keep = append(keep, p)
+			}
+		}
+		return strings.Join(keep, ",")
+	}
+	return strip(from) != strip(to)
+}
+
+// ctPlanUpdate fills an action from a diff of an existing container.
+func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOptions) {
+	a.Changes = d.changes()
+	var reasons []string
+	if len(d.config) > 0 || len(d.resizes) > 0 {
+		var fields []string
+		for _, c := range d.config {
+			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
+		}
+		for _, r := range d.resizes {
+			fields = append(fields, r.slot)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", ")))
+	}
+	reasons = append(reasons, d.refused...)
+	if len(d.creationOnly) > 0 {
+		var fields []string
+		for _, c := range d.creationOnly {
+			fields = append(fields, c.Field)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s can only be set when the container is created: the change is not applied (recreate the container to get it)", strings.Join(fields, ", ")))
+	}
+	power := ""
+	running := g.Running()
+	switch {
+	case uo.state == "running" && !running:
+		power = "start"
+		a.Changes = append(a.Changes, Change{Field: "state", From: g.Status, To: "running"})
+		reasons = append(reasons, "the container is "+g.Status+", the manifest wants it running")
+	case uo.state == "stopped" && running:
+		power = "stop"
+		a.Changes = append(a.Changes, Change{Field: "state", From: "running", To: "stopped"})
+		reasons = append(reasons, "the container runs, the manifest wants it stopped")
+	}
+	reboot := power == "" && d.needsReboot()
+	if reboot {
+		a.NeedsReboot = true
+		if uo.rebootIfNeeded {
+			reasons = append(reasons, "applied by a reboot (applyMode: reboot)")
+		} else {
+			reasons = append(reasons, "takes effect after a restart (set applyMode: reboot to restart automatically)")
+		}
+	}
+	for _, p := range d.pending {
+		a.Changes = append(a.Changes, Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
+	}
+	if len(d.pending) > 0 {
+		var fields []string
+		for _, p := range d.pending {
+			fields = append(fields, p.Field)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s pending until the container restarts", strings.Join(fields, ", ")))
+	}
+	if s.Provision != "" {
+		reasons = append(reasons, provisionNote(s))
+	}
+	switch {
+	case !d.empty() || power != "":
+		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+	case reboot && uo.rebootIfNeeded:
+		a.Action, a.Status = ActionReboot, StatusOutOfSync
+	case reboot || len(d.creationOnly) > 0:
+		a.Status = StatusOutOfSync
+	case s.Provision != "":
+		// The configuration matches, but what provision asks for inside the
+		// container cannot be checked: never report that as in sync.
+		a.Status = StatusUnknown
+		reasons = append([]string{"configuration in sync"}, reasons...)
+	default:
+		a.Status, a.Reason = StatusSynced, "in sync"
+		return
+	}
+	a.Reason = joinReasons(reasons)
+}
+
+// provisionNote says why spec.provision is not applied.
+func provisionNote(s *ContainerSpec) string {
+	return fmt.Sprintf("provision (%s) is not applied: the Proxmox API cannot run commands or write files inside a container, so proxmops does not install packages, write files or run commands there; use a configuration tool (Ansible, a startup script baked into the template) for that", s.Provision)
+}
+
+// ctDiffStorages names the storages an update touches.
+func ctDiffStorages(pc *planContext, g *Guest, d *ctDiff) []string {
+	var out []string
+	for _, c := range d.config {
+		if c.async {
+			out = append(out, claimStorage(pc.snap, g.Node, storageOf(c.value)))
+		}
+	}
+	for _, r := range d.resizes {
+		vol := pve.ParsePropertyString(g.Effective[r.slot], "volume").Values["volume"]
+		out = append(out, claimStorage(pc.snap, g.Node, storageOf(vol)))
+	}
+	return out
+}
+
+// ctCreateParams renders a ContainerSpec as the parameters of POST /lxc.
+func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
+	p := pve.NewParams()
+	p.Set("ostemplate", ostemplate)
+	p.Set("hostname", s.Hostname)
+	p.Set("tags", strings.Join(s.wantTags(), ";"))
+	p.SetBool("unprivileged", s.Unprivileged)
+	p.Set("rootfs", volumeValue(s.RootFS))
+	for _, m := range s.Mounts {
+		p.Set(m.Slot, volumeValue(m))
+	}
+	for _, n := range s.NICs {
+		p.Set(n.Slot, nicCTValue(n, nil))
+	}
+	if s.Cores > 0 {
+		p.SetInt("cores", s.Cores)
+	}
+	if s.CPULimit != "" {
+		p.Set("cpulimit", s.CPULimit)
+	}
+	if s.Memory > 0 {
+		p.SetInt("memory", s.Memory)
+	}
+	if s.Swap != nil {
+		p.SetInt("swap", *s.Swap)
+	}
+	if s.OnBoot != nil {
+		p.SetBool("onboot", *s.OnBoot)
+	}
+	if s.Startup != "" {
+		p.Set("startup", s.Startup)
+	}
+	if s.Description != "" {
+		p.Set("description", s.Description)
+	}
+	if s.Nameserver != "" {
+		p.Set("nameserver", s.Nameserver)
+	}
+	if s.SearchDomain != "" {
+		p.Set("searchdomain", s.SearchDomain)
+	}
+	if len(s.SSHKeys) > 0 {
+		p.Set("ssh-public-keys", strings.Join(s.SSHKeys, "\n"))
+	}
+	if s.PasswordSet {
+		p.Set("password", s.Password)
+	}
+	if s.Features != nil && *s.Features != "" {
+		p.Set("features", *s.Features)
+	}
+	if s.Timezone != "" {
+		p.Set("timezone", s.Timezone)
+	}
+	if s.OSType != "" {
+		p.Set("ostype", s.OSType)
+	}
+	if s.Arch != "" {
+		p.Set("arch", s.Arch)
+	}
+	return p
+}
+
+func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Action, node string, uo updateOptions) *Action {
+	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	if kind, ok := pc.declared[s.VMID]; ok && kind != KindContainer+"/"+s.Name {
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+		return a
+	}
+	if ro := s.rootOnly(); len(ro) > 0 {
+		a.Status = StatusFailed
+		a.Reason = fmt.Sprintf("the container cannot be created with %s: %s", strings.Join(ro, " and "), rootOnlyNote)
+		return a
+	}
+	if s.RootFS.Storage == "" {
+		a.Status, a.Reason = StatusFailed, "rootfs.storage is missing"
+		return a
+	}
+	volid, dep, err := ctemplateVolume(pc, node, s.Template)
+	if err != nil {
+		a.Status, a.Reason = StatusFailed, err.Error()
+		return a
+	}
+	if dep != "" {
+		a.DependsOn = append(a.DependsOn, dep)
+	}
+	a.Reason = "the container does not exist"
+	ch := []Change{{Field: "vmid", To: strconv.Itoa(s.VMID)}, {Field: "template", To: volid}, {Field: "hostname", To: s.Hostname}}
+	add := func(f, v string) {
+		if v != "" && v != "0" {
+			ch = append(ch, Change{Field: f, To: v})
+		}
+	}
+	add("cores", strconv.Itoa(s.Cores))
+	add("memory", strconv.Itoa(s.Memory))
+	if s.Swap != nil {
+		ch = append(ch, Change{Field: "swap", To: strconv.Itoa(*s.Swap)})
+	}
+	add("rootfs", s.RootFS.Storage+", "+FormatSize(s.RootFS.Size))
+	for _, m := range s.Mounts {
+		add(m.Slot, fmt.Sprintf("%s, %s on %s", m.Storage, FormatSize(m.Size), m.Path))
+	}
+	for _, n := range s.NICs {
+		add(n.Slot, nicCTValue(n, nil))
+	}
+	add("unprivileged", boolStr(s.Unprivileged))
+	if s.Features != nil {
+		add("features", *s.Features)
+	}
+	if s.OnBoot != nil {
+		ch = append(ch, Change{Field: "onboot", To: boolStr(*s.OnBoot)})
+	}
+	add("tags", strings.Join(s.wantTags(), ";"))
+	add("state", s.State)
+	a.Changes = ch
+	if s.Provision != "" {
+		a.Reason = joinReasons([]string{a.Reason, provisionNote(s)})
+	}
+	storages := []string{claimStorage(pc.snap, node, s.RootFS.Storage)}
+	for _, m := range s.Mounts {
+		if m.Storage != "" {
+			storages = append(storages, claimStorage(pc.snap, node, m.Storage))
+		}
+	}
+	a.claim = claim{nodes: []string{node}, storages: storages}
+	a.run = func(ctx context.Context, x *execCtx) error {
+		if err := x.task(ctx, fmt.Sprintf("creating container %d from %s", s.VMID, volid), func() (string, error) {
+			return x.e.client.LxcCreate(ctx, node, s.VMID, ctCreateParams(s, volid))
+		}); err != nil {
+			return err
+		}
+		g, err := x.rereadContainer(ctx, node, s.VMID)
+		if err != nil {
+			return err
+		}
+		return x.applyCTDiff(ctx, g, diffContainer(s, g), uo)
+	}
+	return a
+}
+
+// rereadContainer reads a container again after a create.
+func (x *execCtx) rereadContainer(ctx context.Context, node string, vmid int) (*Guest, error) {
+	g := &Guest{VMID: vmid, Type: "lxc", Node: node}
+	st, err := x.e.client.LxcStatus(ctx, node, vmid)
+	if err != nil {
+		return nil, fmt.Errorf("reading container %d: %w", vmid, err)
+	}
+	g.Status, g.Name, g.Template = st.Status, st.Name, st.Template != 0
+	if err := x.e.readLxc(ctx, g); err != nil {
+		return nil, err
+	}
+	g.Tags = pve.SplitTags(g.Effective["tags"])
+	g.Owned = hasTag(g.Tags, OwnerTag)
+	return g, nil
+}
+
+// applyCTDiff carries out a ctDiff on a container.
+func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updateOptions) error {
+	node, vmid := g.Node, g.VMID
+	c := x.e.client
+	params := pve.NewParams()
+	var deletes []string
+	for _, ch := range d.config {
+		switch {
+		case ch.key == "":
+		case ch.del:
+			deletes = append(deletes, ch.key)
+		default:
+			params.Set(ch.key, ch.value)
+		}
+	}
+	if len(deletes) > 0 {
+		params.Set("delete", strings.Join(deletes, ","))
+	}
+	if params.Len() > 0 {
+		x.progress("updating configuration", "", -1)
+		if err := c.LxcSetConfig(ctx, node, vmid, params); err != nil {
+			return fmt.Errorf("updating configuration of container %d: %w", vmid, err)
+		}
+	}
+	for _, r := range d.resizes {
+		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, FormatSize(r.to)), func() (string, error) {
+			return c.LxcResize(ctx, node, vmid, r.slot, FormatSize(r.to))
+		}); err != nil {
+			return err
+		}
+	}
+	running := g.Running()
+	switch {
+	case uo.state == "stopped" && running:
+		if err := x.shutdownContainer(ctx, node, vmid, uo.shutdownTimeout); err != nil {
+			return err
+		}
+	case uo.state == "running" && !running:
+		if err := x.task(ctx, "starting", func() (string, error) { return c.LxcStart(ctx, node, vmid) }); err != nil {
+			return err
+		}
+	case running && uo.state != "stopped" && uo.rebootIfNeeded && d.needsReboot():
+		if err := x.task(ctx, "rebooting to apply pending changes", func() (string, error) { return c.LxcReboot(ctx, node, vmid) }); err != nil {
+			return err
+		}
+	}
+	if len(d.refused) > 0 {
+		return errors.New(strings.Join(d.refused, "; "))
+	}
+	return nil
+}
+
+// shutdownContainer shuts a container down, stopping it when the timeout
+// is over.
+func (x *execCtx) shutdownContainer(ctx context.Context, node string, vmid int, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = x.e.opts.ShutdownTimeout
+	}
+	secs := max(int(timeout/time.Second), 1)
+	c := x.e.client
+	err := x.task(ctx, fmt.Sprintf("shutting down (up to %ds)", secs), func() (string, error) { return c.LxcShutdown(ctx, node, vmid, secs, true) })
+	if err == nil {
+		if st, serr := c.LxcStatus(ctx, node, vmid); serr == nil && st.Status != "running" {
+			return nil
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return x.task(ctx, "stopping after the graceful shutdown", func() (string, error) { return c.LxcStop(ctx, node, vmid) })
+}
+
+// destroyContainer stops an owned container and deletes it, checking
+// ownership again on the cluster first.
+func (x *execCtx) destroyContainer(ctx context.Context, node string, vmid int) error {
+	c := x.e.client
+	st, err := c.LxcStatus(ctx, node, vmid)
+	if pve.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading container %d: %w", vmid, err)
+	}
+	cfg, err := c.LxcConfig(ctx, node, vmid)
+	if err != nil {
+		return fmt.Errorf("reading container %d: %w", vmid, err)
+	}
+	if !hasTag(pve.SplitTags(cfg["tags"]), OwnerTag) {
+		return fmt.Errorf("container %d is not owned by proxmops (tag %s missing): not deleted", vmid, OwnerTag)
+	}
+	if st.Status == "running" {
+		if err := x.task(ctx, "stopping before delete", func() (string, error) { return c.LxcStop(ctx, node, vmid) }); err != nil {
+			return err
+		}
+	}
+	return x.task(ctx, "deleting", func() (string, error) { return c.LxcDelete(ctx, node, vmid) })
+}
+
+// prune plans the deletion of owned containers no manifest declares.
+func (containerReconciler) prune(pc *planContext) []*Action {
+	var ids []int
+	for id, g := range pc.snap.Guests {
+		if g.Type != "lxc" || !g.Owned || g.Template {
+			continue
+		}
+		if _, ok := pc.declared[id]; ok {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	var out []*Action
+	for _, id := range ids {
+		g := pc.snap.Guests[id]
+		name := g.Name
+		if name == "" {
+			name = "ct-" + strconv.Itoa(id)
+		}
+		a := &Action{Kind: KindContainer, Name: name, Node: g.Node, VMID: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
+			Observed: observedSummary(g), Changes: []Change{}}
+		switch {
+		case g.Lock != "":
+			a.Status, a.Reason = StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
+		case !pc.e.opts.Prune:
+			a.Status = StatusOutOfSync
+			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
+		default:
+			a.Action, a.Status = ActionDelete, StatusOutOfSync
+			a.Reason = "owned by proxmops and no longer in the repository (prune)"
+			a.Changes = []Change{{Field: "vmid", From: strconv.Itoa(id)}}
+			node := g.Node
+			a.claim = claim{nodes: []string{node}}
+			a.run = func(ctx context.Context, x *execCtx) error { return x.destroyContainer(ctx, node, id) }
+		}
+		out = append(out, a)
+	}
+	return out
+}

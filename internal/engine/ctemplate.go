@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// ctemplateReconciler downloads LXC OS templates (vztmpl volumes) from the
+// appliance catalogue or a URL, marks them as owned in their notes,
+// replaces owned ones whose source changed and prunes owned ones no longer
+// declared. A catalogue template someone downloaded by hand is used as is.
+type ctemplateReconciler struct{}
+
+func (ctemplateReconciler) kind() string { return KindContainerTemplate }
+
+// vztmplName matches the file names Proxmox accepts for vztmpl content.
+var vztmplName = regexp.MustCompile(`\.(tar|tar\.gz|tar\.xz|tar\.zst|tar\.bz2|tgz)$`)
+
+// resolvedCTemplate is a ContainerTemplate placed on its node.
+type resolvedCTemplate struct {
+	node, storage string
+	volid         string
+	fileName      string
+	appliance     string // catalogue file name, for aplinfo downloads
+	source        string // what the owner note records
+	checksum      string
+	err           error // why it could not be resolved
+}
+
+func (ctemplateReconciler) scope(pc *planContext, sc *scope) {
+	for _, s := range pc.d.ContainerTemplates {
+		if s.Sync == SyncDisabled {
+			continue
+		}
+		node := nodeFor(pc, s.Node)
+		sc.storage(node, s.Storage)
+		if s.Appliance != "" && !vztmplName.MatchString(s.Appliance) {
+			sc.kinds.appliances[node] = true
+		}
+	}
+}
+
+// resolveCTemplate decides the volume a ContainerTemplate becomes.
+func resolveCTemplate(pc *planContext, s *CTemplateSpec) *resolvedCTemplate {
+	node := nodeFor(pc, s.Node)
+	r := &resolvedCTemplate{node: node, storage: s.Storage}
+	switch {
+	case s.Appliance != "" && vztmplName.MatchString(s.Appliance):
+		r.fileName, r.appliance = s.Appliance, s.Appliance
+	case s.Appliance != "":
+		if err := pc.snap.kinds.aplErr[node]; err != nil {
+			r.err = fmt.Errorf("could not read the appliance catalogue of %s: %w", node, err)
+			return r
+		}
+		best := newestAppliance(pc.snap.kinds.appliances[node], s.Appliance)
+		if best == nil {
+			r.err = fmt.Errorf("the appliance catalogue of %s has no package %q (see pveam available; run pveam update on the node if it is new)", node, s.Appliance)
+			return r
+		}
+		r.fileName, r.appliance = best.Template, best.Template
+	default:
+		name := s.FileName
+		if name == "" {
+			n, err := isoFileName(s.URL, "", s.Name)
+			if err != nil {
+				r.err = err
+				return r
+			}
+			name = n
+		}
+		if !vztmplName.MatchString(name) {
+			r.err = fmt.Errorf("file name %q must end in .tar.gz, .tar.xz or .tar.zst for container templates", name)
+			return r
+		}
+		r.fileName, r.source = name, s.URL
+		if s.ChecksumAlgo != "" && s.ChecksumValue != "" {
+			r.checksum = s.ChecksumAlgo + ":" + s.ChecksumValue
+		}
+	}
+	if r.appliance != "" {
+		r.source = "appliance:" + r.appliance
+	}
+	r.volid = s.Storage + ":vztmpl/" + r.fileName
+	return r
+}
+
+// newestAppliance picks the newest LXC template of a package.
+func newestAppliance(list []pve.Appliance, pkg string) *pve.Appliance {
+	var best *pve.Appliance
+	for i := range list {
+		a := &list[i]
+		if a.Package != pkg || (a.Type != "" && a.Type != "lxc") {
+			continue
+		}
+		if best == nil || pve.ApplianceVersionLess(best.Version, a.Version) {
+			best = a
+		}
+	}
+	return best
+}
+
+func (r ctemplateReconciler) plan(pc *planContext) []*Action {
+	if pc.kinds.ctemplates == nil {
+		pc.kinds.ctemplates = map[string]*resolvedCTemplate{}
+	}
+	var out []*Action
+	declared := map[string]bool{}
+	unresolved := map[string]bool{} // storages where a declared template could not be resolved
+	for _, s := range pc.d.ContainerTemplates {
+		rt := resolveCTemplate(pc, s)
+		pc.kinds.ctemplates[s.Name] = rt
+		if rt.err != nil {
+			unresolved[claimStorage(pc.snap, rt.node, s.Storage)] = true
+		} else {
+			declared[rt.volid] = true
+		}
+		out = append(out, r.planOne(pc, s, rt))
+	}
+	return append(out, r.prune(pc, declared, unresolved)...)
+}
+
+func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolvedCTemplate) *Action {
+	node := rt.node
+	a := baseAction(s.Meta, node, 0)
+	if a.Sync == SyncDisabled {
+		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+		return a
+	}
+	ref := pc.snap.Storage(node, s.Storage)
+	switch {
+	case ref == nil:
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s does not exist on node %s", s.Storage, node)
+		return a
+	case !ref.Accepts("vztmpl"):
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s on node %s does not accept container templates (vztmpl content)", s.Storage, node)
+		return a
+	}
+	if rt.err != nil {
+		a.Status, a.Reason = StatusUnknown, rt.err.Error()
+		if !strings.HasPrefix(rt.err.Error(), "could not read") {
+			a.Status = StatusFailed
+		}
+		return a
+	}
+	vols, listed, lerr := pc.snap.Volumes(node, s.Storage)
+	if lerr != nil || !listed {
+		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
+		return a
+	}
+	a.claim = claim{nodes: []string{node}, storages: []string{storageKey(ref)}}
+	download := func(ctx context.Context, x *execCtx) error {
+		what := "downloading " + rt.fileName + " to " + s.Storage
+		if rt.appliance != "" {
+			if err := x.task(ctx, what+" from the appliance catalogue", func() (string, error) {
+				return x.e.client.DownloadAppliance(ctx, node, s.Storage, rt.appliance)
+			}); err != nil {
+				return err
+			}
+		} else {
+			o := pve.DownloadOptions{Content: "vztmpl", Filename: rt.fileName, URL: s.URL}
+			if s.ChecksumAlgo != "" && s.ChecksumValue != "" {
+				o.Checksum, o.ChecksumAlgorithm = s.ChecksumValue, s.ChecksumAlgo
+			}
+			if err := x.task(ctx, what, func() (string, error) { return x.e.client.DownloadURL(ctx, node, s.Storage, o) }); err != nil {
+				return err
+			}
+		}
+		return x.setNotes(ctx, node, s.Storage, rt.volid, ownerNote(rt.source, rt.checksum))
+	}
+	for _, v := range vols {
+		if v.VolID != rt.volid {
+			continue
+		}
+		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "notes": v.Notes, "node": node}
+		owned, src, sum := parseOwnerNote(v.Notes)
+		a.Owned = owned
+		if !owned {
+			if rt.appliance != "" {
+				// The same catalogue file name is the same package version.
+				a.Status = StatusSynced
+				a.Reason = fmt.Sprintf("%s is on %s but was not downloaded by proxmops: used as is, never replaced or deleted", rt.volid, node)
+				return a
+			}
+			a.Conflict, a.Status = true, StatusConflict
+			a.Reason = fmt.Sprintf("%s exists on %s but was not downloaded by proxmops (no %q in its notes): left untouched", rt.volid, node, OwnerNote)
+			return a
+		}
+		var changes []Change
+		if src != rt.source {
+			changes = append(changes, Change{Field: "source", From: src, To: rt.source})
+		}
+		if sum != rt.checksum {
+			changes = append(changes, Change{Field: "checksum", From: sum, To: rt.checksum})
+		}
+		if len(changes) == 0 {
+			a.Status, a.Reason = StatusSynced, "in sync"
+			return a
+		}
+		a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+		a.Reason = "the source changed: the template is downloaded again (existing containers keep their root file system)"
+		a.run = func(ctx context.Context, x *execCtx) error {
+			upid, err := x.e.client.DeleteVolume(ctx, node, s.Storage, rt.volid)
+			if upid != "" || err != nil {
+				if err := x.wait(ctx, upid, "deleting the previous "+rt.fileName, err); err != nil {
+					return err
+				}
+			}
+			return download(ctx, x)
+		}
+		return a
+	}
+	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Reason = fmt.Sprintf("%s is not on %s", rt.volid, node)
+	a.Changes = []Change{{Field: "volume", To: rt.volid}, {Field: "source", To: rt.source}}
+	if rt.checksum != "" {
+		a.Changes = append(a.Changes, Change{Field: "checksum", To: rt.checksum})
+	}
+	a.run = download
+	return a
+}
+
+// prune plans the deletion of owned container templates no manifest
+// declares, on the storages listed this pass.
+func (ctemplateReconciler) prune(pc *planContext, declared, unresolved map[string]bool) []*Action {
+	var out []*Action
+	var keys []string
+	for k := range pc.snap.volumes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if unresolved[k] {
+			continue // a declared template of this storage is unknown: it could be any of them
+		}
+		for _, v := range pc.snap.volumes[k] {
+			if v.Content != "vztmpl" || declared[v.VolID] {
+				continue
+			}
+			owned, src, _ := parseOwnerNote(v.Notes)
+			if !owned {
+				continue
+			}
+			node, storage := volumeLocation(pc.snap, k, v.VolID)
+			name := ctemplateName(v.FileName())
+			a := &Action{Kind: KindContainerTemplate, Name: name, Node: node, Action: ActionNone, Owned: true, Sync: SyncAuto,
+				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "notes": v.Notes, "source": src}}
+			if !pc.e.opts.Prune {
+				a.Status = StatusOutOfSync
+				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
+				out = append(out, a)
+				continue
+			}
+			a.Action, a.Status = ActionDelete, StatusOutOfSync
+			a.Reason = "owned by proxmops and no longer in the repository (prune)"
+			a.Changes = []Change{{Field: "volume", From: v.VolID}}
+			volid := v.VolID
+			a.claim = claim{nodes: []string{node}, storages: []string{k}}
+			a.run = func(ctx context.Context, x *execCtx) error {
+				upid, err := x.e.client.DeleteVolume(ctx, node, storage, volid)
+				if upid == "" && err == nil {
+					return nil
+				}
+				return x.wait(ctx, upid, "deleting "+volid, err)
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ctemplateName turns a template file name into a resource name.
+func ctemplateName(file string) string {
+	name := vztmplName.ReplaceAllString(file, "")
+	name = strings.ToLower(name)
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteRune('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+// ctemplateVolume resolves a Container's template reference to a volume id
+// on its node: a declared ContainerTemplate, a volume id, or an appliance
+// package name found among the node's vztmpl volumes (the newest).
+func ctemplateVolume(pc *planContext, node, ref string) (volid, dependsOn string, err error) {
+	if rt, ok := pc.kinds.ctemplates[ref]; ok {
+		if rt.err != nil {
+			return "", "", fmt.Errorf("ContainerTemplate %s: %w", ref, rt.err)
+		}
+		if rt.node != node {
+			if st := pc.snap.Storage(node, rt.storage); st == nil || !st.Shared {
+				return "", "", fmt.Errorf("ContainerTemplate %s is on %s:%s of node %s, which node %s cannot read (declare it on %s or on a shared storage)", ref, rt.storage, rt.fileName, rt.node, node, node)
+			}
+		}
+		return rt.volid, KindContainerTemplate + "/" + ref, nil
+	}
+	if strings.Contains(ref, ":") {
+		stor := storageOf(ref)
+		if vols, listed, _ := pc.snap.Volumes(node, stor); listed {
+			for _, v := range vols {
+				if v.VolID == ref {
+					return ref, "", nil
+				}
+			}
+			return "", "", fmt.Errorf("template volume %s does not exist on node %s", ref, node)
+		}
+		return ref, "", nil
+	}
+	// An appliance package name expected on the cluster.
+	var best pve.Volume
+	bestVersion := ""
+	for _, st := range pc.snap.StoragesOn(node) {
+		if !st.Accepts("vztmpl") {
+			continue
+		}
+		vols, _, _ := pc.snap.Volumes(node, st.Storage)
+		for _, v := range vols {
+			file := v.FileName()
+			if v.Content != "vztmpl" || !strings.HasPrefix(file, ref+"_") {
+				continue
+			}
+			version, _, _ := strings.Cut(strings.TrimPrefix(file, ref+"_"), "_")
+			if best.VolID == "" || pve.ApplianceVersionLess(bestVersion, version) {
+				best, bestVersion = v, version
+			}
+		}
+	}
+	if best.VolID == "" {
+		return "", "", fmt.Errorf("no template %s_* on the storages of node %s: declare a ContainerTemplate named %s (appliance: %s) or download it with pveam", ref, node, ref, ref)
+	}
+	return best.VolID, "", nil
+}

@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// networkReconciler manages host network interfaces (bridges, bonds, VLAN
+// interfaces) on their nodes. Changes are staged in interfaces.new and
+// applied with PUT /nodes/{node}/network; an interface is owned when its
+// comments carry the ownership mark. proxmops never applies or reverts
+// changes someone else staged: a node with foreign staged changes is left
+// alone until a person applies or reverts them.
+type networkReconciler struct{}
+
+func (networkReconciler) kind() string { return KindNetwork }
+
+func (networkReconciler) scope(pc *planContext, sc *scope) {
+	any := false
+	for _, s := range pc.d.Networks {
+		if s.Sync != SyncDisabled {
+			any = true
+			sc.kinds.networks[nodeFor(pc, s.Node)] = true
+		}
+	}
+	if any || pc.e.opts.Prune {
+		// Owned interfaces no longer declared can be on any node.
+		for _, n := range pc.snap.Nodes {
+			sc.kinds.networks[n] = true
+		}
+	}
+}
+
+// netParam is one interface key as the API names it.
+type netParam struct {
+	key, want string
+	// same compares the read-back value with want ("" when absent).
+	same func(have, want string) bool
+}
+
+func sameSet(have, want string) bool {
+	return normalList(have) == normalList(want)
+}
+
+func sameBool(have, want string) bool { return boolStr(truthy(have)) == boolStr(truthy(want)) }
+
+// networkParams lists the keys a NetworkSpec manages, with their values.
+func networkParams(s *NetworkSpec, existing pve.ConfigValues) []netParam {
+	var ps []netParam
+	add := func(k, v string, same func(string, string) bool) {
+		ps = append(ps, netParam{key: k, want: v, same: same})
+	}
+	ports := strings.Join(s.Ports, " ")
+	switch s.Type {
+	case "bridge":
+		add("bridge_ports", ports, sameSet)
+		add("bridge_vlan_aware", boolStr(s.VLANAware), sameBool)
+		if s.VLANAware && s.VLANIDs != "" {
+			add("bridge_vids", strings.Join(strings.FieldsFunc(s.VLANIDs, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }), " "), sameSet)
+		}
+	case "bond":
+		add("slaves", ports, sameSet)
+		if s.BondMode != "" {
+			add("bond_mode", s.BondMode, nil)
+		}
+		if s.HashPolicy != "" {
+			add("bond_xmit_hash_policy", s.HashPolicy, nil)
+		}
+		if s.BondPrimary != "" {
+			add("bond-primary", s.BondPrimary, nil)
+		}
+	case "vlan":
+		if !strings.Contains(s.Iface, ".") {
+			if s.VLANID > 0 {
+				add("vlan-id", strconv.Itoa(s.VLANID), nil)
+			}
+			if s.VLANRawDevice != "" {
+				add("vlan-raw-device", s.VLANRawDevice, nil)
+			}
+		}
+	}
+	if s.CIDR != "" {
+		add("cidr", s.CIDR, nil)
+	}
+	if s.Gateway != "" {
+		add("gateway", s.Gateway, nil)
+	}
+	if s.CIDR6 != "" {
+		add("cidr6", s.CIDR6, func(a, b string) bool { return strings.EqualFold(a, b) })
+	}
+	if s.Gateway6 != "" {
+		add("gateway6", s.Gateway6, func(a, b string) bool { return strings.EqualFold(a, b) })
+	}
+	if s.MTU > 0 {
+		add("mtu", strconv.Itoa(s.MTU), nil)
+	}
+	add("autostart", boolStr(s.Autostart), sameBool)
+	return ps
+}
+
+// netParamsFor renders the parameters of a create or a staged update: the
+// whole desired interface (Proxmox recomputes an interface's address
+// method from each request, so a kept address is sent again).
+func netParamsFor(s *NetworkSpec, existing pve.ConfigValues) *pve.Params {
+	p := pve.NewParams().Set("type", s.Type)
+	for _, np := range networkParams(s, existing) {
+		if np.key == "bridge_ports" || np.key == "slaves" {
+			if np.want == "" {
+				continue
+			}
+		}
+		p.Set(np.key, np.want)
+	}
+	for _, k := range []string{"cidr", "gateway", "cidr6", "gateway6"} {
+		if _, set := p.Get(k); !set && existing != nil && existing[k] != "" {
+			p.Set(k, existing[k])
+		}
+	}
+	p.Set("comments", markOwned(s.Comments))
+	return p
+}
+
+func (r networkReconciler) plan(pc *planContext) []*Action {
+	if pc.kinds.netKeys == nil {
+		pc.kinds.netKeys = map[string]string{}
+	}
+	declared := map[string]bool{}
+	for _, s := range pc.d.Networks {
+		node := nodeFor(pc, s.Node)
+		declared[node+"/"+s.Iface] = true
+		pc.kinds.netKeys[node+"/"+s.Iface] = KindNetwork + "/" + s.Name
+	}
+	var out []*Action
+	for _, s := range pc.d.Networks {
+		out = append(out, r.planOne(pc, s))
+	}
+	return append(out, r.prune(pc, declared)...)
+}
+
+// stagedElsewhere says why a node's network cannot be changed this pass:
+// someone staged changes proxmops must neither apply nor revert.
+func stagedElsewhere(node string, st *pve.NetworkState) string {
+	if st == nil || strings.TrimSpace(st.Changes) == "" {
+		return ""
+	}
+	return fmt.Sprintf("node %s has network changes staged but not applied (/etc/network/interfaces.new); proxmops neither applies nor reverts changes it did not make: apply or revert them in Proxmox (System > Network), then the next pass continues", node)
+}
+
+func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
+	node := nodeFor(pc, s.Node)
+	a := baseAction(s.Meta, node, 0)
+	if a.Sync == SyncDisabled {
+		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+		return a
+	}
+	if err := pc.snap.kinds.netErr[node]; err != nil {
+		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not read the network of %s: %v", node, err)
+		return a
+	}
+	st := pc.snap.kinds.networks[node]
+	if st == nil {
+		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("the network of %s was not read (is the node online?)", node)
+		return a
+	}
+	// Interfaces this one stands on, when declared on the same node.
+	deps := append([]string(nil), s.Ports...)
+	if s.Type == "vlan" {
+		parent := s.VLANRawDevice
+		if base, _, ok := strings.Cut(s.Iface, "."); ok {
+			parent = base
+		}
+		deps = append(deps, parent)
+	}
+	for _, p := range deps {
+		if k, ok := pc.kinds.netKeys[node+"/"+p]; ok && k != a.Key() {
+			a.DependsOn = append(a.DependsOn, k)
+		}
+	}
+	have := st.Interface(s.Iface)
+	if have != nil {
+		owned, comment := parseOwned(have["comments"])
+		a.Owned = owned
+		a.Observed = map[string]any{"interface": map[string]string(have), "node": node}
+		if !owned {
+			a.Conflict, a.Status = true, StatusConflict
+			a.Reason = fmt.Sprintf("interface %s exists on %s but proxmops does not own it (no %q in its comments): left untouched", s.Iface, node, OwnerMark)
+			return a
+		}
+		if have["type"] != s.Type {
+			a.Status = StatusFailed
+			a.Reason = fmt.Sprintf("interface %s on %s is a %s, the manifest declares a %s: the type of an interface cannot change; delete it (prune) and create it again", s.Iface, node, have["type"], s.Type)
+			return a
+		}
+		var changes []Change
+		for _, np := range networkParams(s, have) {
+			same := np.same
+			if same == nil {
+				same = func(a, b string) bool { return a == b }
+			}
+			if !same(have[np.key], np.want) {
+				changes = append(changes, Change{Field: np.key, From: have[np.key], To: np.want})
+			}
+		}
+		if comment != s.Comments {
+			changes = append(changes, Change{Field: "comments", From: comment, To: s.Comments})
+		}
+		if len(changes) == 0 {
+			a.Status, a.Reason = StatusSynced, "in sync"
+			return a
+		}
+		a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+		fields := make([]string, 0, len(changes))
+		for _, c := range changes {
+			fields = append(fields, c.Field)
+		}
+		a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+		if why := stagedElsewhere(node, st); why != "" {
+			a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, why})
+			return a
+		}
+		iface := s.Iface
+		a.claim = claim{nodes: []string{node}}
+		a.run = func(ctx context.Context, x *execCtx) error {
+			x.progress("staging the change of "+iface, "", -1)
+			if err := x.e.client.NetworkSet(ctx, node, iface, netParamsFor(s, have), nil); err != nil {
+				return fmt.Errorf("staging the change of %s on %s: %w", iface, node, err)
+			}
+			return x.applyNetwork(ctx, node)
+		}
+		return a
+	}
+	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Reason = fmt.Sprintf("interface %s does not exist on %s", s.Iface, node)
+	a.Changes = []Change{{Field: "iface", To: s.Iface}, {Field: "type", To: s.Type}}
+	for _, np := range networkParams(s, nil) {
+		if np.want != "" && !(np.key == "bridge_vlan_aware" && np.want == "0") {
+			a.Changes = append(a.Changes, Change{Field: np.key, To: np.want})
+		}
+	}
+	if s.Comments != "" {
+		a.Changes = append(a.Changes, Change{Field: "comments", To: s.Comments})
+	}
+	if why := stagedElsewhere(node, st); why != "" {
+		a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, why})
+		return a
+	}
+	iface := s.Iface
+	a.claim = claim{nodes: []string{node}}
+	a.run = func(ctx context.Context, x *execCtx) error {
+		x.progress("staging "+iface, "", -1)
+		p := netParamsFor(s, nil).Set("iface", iface)
+		if err := x.e.client.NetworkCreate(ctx, node, p); err != nil {
+			return fmt.Errorf("staging interface %s on %s: %w", iface, node, err)
+		}
+		return x.applyNetwork(ctx, node)
+	}
+	return a
+}
+
+// applyNetwork applies a node's staged network configuration (a task).
+func (x *execCtx) applyNetwork(ctx context.Context, node string) error {
+	return x.task(ctx, "applying the network configuration of "+node, func() (string, error) {
+		return x.e.client.NetworkApply(ctx, node)
+	})
+}
+
+// prune plans the deletion of owned interfaces no manifest declares.
+func (networkReconciler) prune(pc *planContext, declared map[string]bool) []*Action {
+	var out []*Action
+	nodes := sortedKeys(pc.snap.kinds.networks)
+	for _, node := range nodes {
+		st := pc.snap.kinds.networks[node]
+		ifaces := append([]pve.ConfigValues(nil), st.Interfaces...)
+		sort.Slice(ifaces, func(i, j int) bool { return ifaces[i]["iface"] < ifaces[j]["iface"] })
+		for _, ifc := range ifaces {
+			name := ifc["iface"]
+			owned, _ := parseOwned(ifc["comments"])
+			if !owned || declared[node+"/"+name] {
+				continue
+			}
+			a := &Action{Kind: KindNetwork, Name: node + "-" + strings.ReplaceAll(name, ".", "-"), Node: node, Action: ActionNone,
+				Owned: true, Sync: SyncAuto, Changes: []Change{}, Observed: map[string]any{"interface": map[string]string(ifc), "node": node}}
+			switch {
+			case !pc.e.opts.Prune:
+				a.Status = StatusOutOfSync
+				a.Reason = fmt.Sprintf("interface %s is owned by proxmops but no longer in the repository; prune is off, so it is left in place", name)
+			case stagedElsewhere(node, st) != "":
+				a.Status, a.Reason = StatusFailed, stagedElsewhere(node, st)
+			default:
+				a.Action, a.Status = ActionDelete, StatusOutOfSync
+				a.Reason = fmt.Sprintf("interface %s is owned by proxmops and no longer in the repository (prune)", name)
+				a.Changes = []Change{{Field: "iface", From: name}}
+				iface := name
+				a.claim = claim{nodes: []string{node}}
+				a.run = func(ctx context.Context, x *execCtx) error {
+					if err := x.e.client.NetworkDelete(ctx, node, iface); err != nil {
+						return fmt.Errorf("staging the removal of %s on %s: %w", iface, node, err)
+					}
+					return x.applyNetwork(ctx, node)
+				}
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}

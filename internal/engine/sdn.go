@@ -1,0 +1,625 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// sdnReconciler manages SDN zones, vnets and their subnets under
+// /cluster/sdn. Changes are written to the pending SDN configuration and
+// applied once per pass with PUT /cluster/sdn, after all of them: the SDN
+// actions of a pass run one after the other (zones, vnets with their
+// subnets, then deletions) and the last one applies.
+//
+// Ownership: a vnet is owned when its alias carries the ownership mark; its
+// subnets are owned with it (Proxmox gives subnets no comment field). Zones
+// have no free-text field at all: a zone counts as proxmops' when it holds
+// at least one vnet and every vnet in it is owned. A declared zone that
+// exists and matches the manifest is in sync whoever made it; one that
+// differs is changed only when proxmops owns it, else it is a Conflict.
+type sdnReconciler struct{}
+
+func (sdnReconciler) kind() string { return KindSdnZone }
+
+func (sdnReconciler) scope(pc *planContext, sc *scope) {
+	for _, z := range pc.d.SdnZones {
+		if z.Sync != SyncDisabled {
+			sc.kinds.sdn = true
+		}
+	}
+	for _, v := range pc.d.SdnVnets {
+		if v.Sync != SyncDisabled {
+			sc.kinds.sdn = true
+			sc.kinds.sdnVnets[v.Name] = true
+		}
+	}
+	if pc.e.opts.Prune {
+		sc.kinds.sdn = true
+	}
+}
+
+// sdnState is the SDN configuration read this pass, indexed.
+type sdnState struct {
+	zones   map[string]pve.SDNEntry
+	vnets   map[string]pve.SDNEntry
+	subnets map[string][]pve.SDNEntry
+}
+
+// exists reports whether an entry is in the configuration (not only in the
+// running one with its deletion pending).
+func exists(e pve.SDNEntry, ok bool) bool { return ok && e.State != "deleted" }
+
+func vnetZone(v pve.SDNEntry) string {
+	if z := v.Config["zone"]; z != "" {
+		return z
+	}
+	return v.Running["zone"]
+}
+
+// zoneOwned reports whether a zone holds vnets and all of them are owned.
+func (st *sdnState) zoneOwned(zone string) (owned bool, vnets []string) {
+	owned = true
+	for _, id := range sortedKeys(st.vnets) {
+		v := st.vnets[id]
+		if vnetZone(v) != zone || v.State == "deleted" {
+			continue
+		}
+		vnets = append(vnets, id)
+		if o, _ := parseOwned(vnetAlias(v)); !o {
+			owned = false
+		}
+	}
+	return owned && len(vnets) > 0, vnets
+}
+
+// listKeys are zone options holding lists, compared as sets.
+var listKeys = map[string]bool{"peers": true, "nodes": true, "exitnodes": true, "rt-import": true}
+
+func sameSDNValue(key, have, want string) bool {
+	switch {
+	case listKeys[key]:
+		return normalList(have) == normalList(want)
+	case key == "dhcp-range":
+		return normalRanges(have) == normalRanges(want)
+	}
+	return have == want
+}
+
+// normalRanges puts DHCP ranges ("start-address=a,end-address=b", one per
+// line, or NUL-separated) in a canonical form.
+func normalRanges(v string) string {
+	var out []string
+	for _, r := range strings.FieldsFunc(v, func(c rune) bool { return c == '\n' || c == 0 }) {
+		ps := pve.ParsePropertyString(strings.TrimSpace(r), "")
+		out = append(out, ps.Values["start-address"]+"-"+ps.Values["end-address"])
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+// optionChanges compares desired options with an object's configuration.
+// boolKeys are managed even when not declared (absent means off).
+func optionChanges(prefix string, want map[string]string, have map[string]string, managed []string) ([]Change, *pve.Params, []string) {
+	p := pve.NewParams()
+	var del []string
+	var out []Change
+	keys := map[string]bool{}
+	for k := range want {
+		keys[k] = true
+	}
+	for _, k := range managed {
+		keys[k] = true
+	}
+	for _, k := range sortedKeys(keys) {
+		w, declared := want[k]
+		h := have[k]
+		if !declared {
+			if h != "" && h != "0" {
+				out = append(out, Change{Field: prefix + k, From: h})
+				del = append(del, k)
+			}
+			continue
+		}
+		if !sameSDNValue(k, h, w) {
+			out = append(out, Change{Field: prefix + k, From: h, To: w})
+			if k == "dhcp-range" {
+				p.SetList(k, strings.Split(w, "\n"))
+			} else {
+				p.Set(k, w)
+			}
+		}
+	}
+	return out, p, del
+}
+
+// sdnStep is one staged SDN change, run in the pass's SDN sequence.
+type sdnStep func(ctx context.Context, x *execCtx) error
+
+func (r sdnReconciler) plan(pc *planContext) []*Action {
+	k := pc.snap.kinds
+	var out []*Action
+	if !k.sdnRead {
+		reason := "the SDN configuration was not read"
+		if k.sdnErr != nil {
+			reason = fmt.Sprintf("could not read the SDN configuration: %v", k.sdnErr)
+		}
+		for _, z := range pc.d.SdnZones {
+			a := baseAction(z.Meta, "", 0)
+			a.Status, a.Reason = StatusUnknown, reason
+			out = append(out, a)
+		}
+		for _, v := range pc.d.SdnVnets {
+			a := baseAction(v.Meta, "", 0)
+			a.Status, a.Reason = StatusUnknown, reason
+			out = append(out, a)
+		}
+		return out
+	}
+	st := &sdnState{zones: sdnByID(k.zones), vnets: sdnByID(k.vnets), subnets: k.subnets}
+	declaredZone, declaredVnet := map[string]*SdnZoneSpec{}, map[string]*SdnVnetSpec{}
+	for _, z := range pc.d.SdnZones {
+		declaredZone[z.Name] = z
+	}
+	for _, v := range pc.d.SdnVnets {
+		declaredVnet[v.Name] = v
+	}
+	foreign := r.foreignPending(st, declaredZone, declaredVnet)
+
+	steps := map[string]sdnStep{} // action key -> staging
+	var zoneActs, vnetActs, delVnets, delZones []*Action
+	for _, z := range pc.d.SdnZones {
+		a, step := r.planZone(pc, st, z)
+		zoneActs = append(zoneActs, a)
+		if step != nil {
+			steps[a.Key()] = step
+		}
+	}
+	zoneAction := map[string]*Action{}
+	for _, a := range zoneActs {
+		zoneAction[a.Name] = a
+	}
+	for _, v := range pc.d.SdnVnets {
+		za := zoneAction[v.Zone]
+		a, step := r.planVnet(pc, st, v, za)
+		if za != nil && a.Action != ActionNone && (za.Conflict || za.Status == StatusFailed) {
+			// Blocked now rather than at apply time, so that it stays out of
+			// the pass's SDN sequence.
+			a.BlockedBy = za.Key()
+			a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("blocked: %s is %s (%s)", za.Key(), za.Status, za.Reason)})
+		}
+		vnetActs = append(vnetActs, a)
+		if step != nil {
+			steps[a.Key()] = step
+		}
+	}
+	delVnets, delZones = r.prune(pc, st, declaredZone, declaredVnet, steps)
+
+	// The sequence: zones, vnets, vnet deletions, zone deletions; the last
+	// runnable action applies.
+	var chain []*Action
+	for _, group := range [][]*Action{zoneActs, vnetActs, delVnets, delZones} {
+		for _, a := range group {
+			out = append(out, a)
+			if steps[a.Key()] == nil || a.Action == ActionNone || a.Sync != SyncAuto || a.BlockedBy != "" {
+				continue
+			}
+			if foreign != "" {
+				a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, foreign})
+				continue
+			}
+			chain = append(chain, a)
+		}
+	}
+	for i, a := range chain {
+		step := steps[a.Key()]
+		if i > 0 {
+			a.DependsOn = append(a.DependsOn, chain[i-1].Key())
+		}
+		last := i == len(chain)-1
+		a.run = func(ctx context.Context, x *execCtx) error {
+			if err := step(ctx, x); err != nil {
+				return err
+			}
+			if !last {
+				return nil
+			}
+			return x.task(ctx, "applying the SDN configuration", func() (string, error) { return x.e.client.SDNApply(ctx) })
+		}
+		if last {
+			pc.kinds.sdnApplyKey = a.Key()
+			a.Reason = joinReasons([]string{a.Reason, "the SDN configuration is applied after this change (PUT /cluster/sdn)"})
+		}
+	}
+	return out
+}
+
+// foreignPending says why SDN cannot be applied this pass: pending changes
+// proxmops did not make (an apply would apply them too).
+func (sdnReconciler) foreignPending(st *sdnState, zones map[string]*SdnZoneSpec, vnets map[string]*SdnVnetSpec) string {
+	var what []string
+	for _, id := range sortedKeys(st.zones) {
+		z := st.zones[id]
+		if !z.Pending() {
+			continue
+		}
+		if owned, _ := st.zoneOwned(id); owned || zones[id] != nil {
+			continue
+		}
+		what = append(what, fmt.Sprintf("zone %s (%s)", id, z.State))
+	}
+	for _, id := range sortedKeys(st.vnets) {
+		v := st.vnets[id]
+		owned, _ := parseOwned(vnetAlias(v))
+		if v.Pending() && !owned {
+			what = append(what, fmt.Sprintf("vnet %s (%s)", id, v.State))
+		}
+		if owned {
+			continue
+		}
+		for _, s := range st.subnets[id] {
+			if s.Pending() {
+				what = append(what, fmt.Sprintf("subnet %s (%s)", s.ID, s.State))
+			}
+		}
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the SDN configuration has pending changes proxmops did not make (%s); applying would apply them too, and proxmops neither applies nor reverts other people's changes: apply or revert them in Proxmox (Datacenter > SDN), then the next pass continues",
+		strings.Join(what, ", "))
+}
+
+func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*Action, sdnStep) {
+	a := baseAction(z.Meta, "", 0)
+	if a.Sync == SyncDisabled {
+		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+		return a, nil
+	}
+	have, ok := st.zones[z.Name]
+	if !exists(have, ok) {
+		a.Action, a.Status = ActionCreate, StatusOutOfSync
+		a.Reason = fmt.Sprintf("zone %s does not exist", z.Name)
+		a.Changes = []Change{{Field: "type", To: z.Type}}
+		for _, k := range sortedKeys(z.Options) {
+			a.Changes = append(a.Changes, Change{Field: k, To: z.Options[k]})
+		}
+		return a, func(ctx context.Context, x *execCtx) error {
+			p := pve.NewParams().Set("zone", z.Name).Set("type", z.Type)
+			for _, k := range sortedKeys(z.Options) {
+				p.Set(k, z.Options[k])
+			}
+			if err := x.e.client.SDNCreate(ctx, "zones", p); err != nil {
+				return fmt.Errorf("creating SDN zone %s: %w", z.Name, err)
+			}
+			return nil
+		}
+	}
+	a.Observed = map[string]any{"config": have.Config, "state": have.State}
+	owned, vnets := st.zoneOwned(z.Name)
+	a.Owned = owned
+	if t := have.Config["type"]; t != z.Type {
+		a.Status = StatusFailed
+		if !owned {
+			a.Conflict, a.Status = true, StatusConflict
+		}
+		a.Reason = fmt.Sprintf("zone %s is a %s zone, the manifest declares a %s zone: the type of a zone cannot change", z.Name, t, z.Type)
+		return a, nil
+	}
+	changes, params, _ := optionChanges("", z.Options, have.Config, nil)
+	if len(changes) == 0 {
+		if have.Pending() {
+			a.Action, a.Status = ActionUpdate, StatusOutOfSync
+			a.Reason = fmt.Sprintf("zone %s has a pending change (%s) not applied yet", z.Name, have.State)
+			return a, func(context.Context, *execCtx) error { return nil }
+		}
+		a.Status, a.Reason = StatusSynced, "in sync"
+		return a, nil
+	}
+	a.Changes = changes
+	fields := make([]string, 0, len(changes))
+	for _, c := range changes {
+		fields = append(fields, c.Field)
+	}
+	if !owned {
+		a.Conflict, a.Status = true, StatusConflict
+		held := "it holds no vnet"
+		if len(vnets) > 0 {
+			held = "it holds vnets proxmops does not own (" + strings.Join(vnets, ", ") + ")"
+		}
+		a.Reason = fmt.Sprintf("zone %s exists and differs from the manifest (%s), but proxmops cannot tell it made it: Proxmox zones have no comment field, so proxmops changes a zone only when every vnet in it is its own, and %s: left untouched",
+			z.Name, strings.Join(fields, ", "), held)
+		return a, nil
+	}
+	a.Action, a.Status = ActionUpdate, StatusOutOfSync
+	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+	return a, func(ctx context.Context, x *execCtx) error {
+		if err := x.e.client.SDNSet(ctx, "zones", z.Name, params, nil); err != nil {
+			return fmt.Errorf("updating SDN zone %s: %w", z.Name, err)
+		}
+		return nil
+	}
+}
+
+// vnetOptionKeys are the vnet options proxmops manages.
+var vnetOptionKeys = []string{"tag", "vlanaware", "isolate-ports"}
+
+// subnetOptionKeys are the subnet options proxmops manages.
+var subnetOptionKeys = []string{"gateway", "snat", "dhcp-range", "dhcp-dns-server", "dnszoneprefix"}
+
+// subnetCIDR is a subnet entry's network in CIDR form.
+func subnetCIDR(e pve.SDNEntry) string {
+	for _, m := range []map[string]string{e.Config, e.Running} {
+		if c := m["cidr"]; c != "" {
+			return c
+		}
+		if n, b := m["network"], m["mask"]; n != "" && b != "" {
+			return n + "/" + b
+		}
+	}
+	// zone-10.10.0.0-24
+	parts := strings.Split(e.ID, "-")
+	if len(parts) >= 3 {
+		return parts[len(parts)-2] + "/" + parts[len(parts)-1]
+	}
+	return e.ID
+}
+
+func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zoneAct *Action) (*Action, sdnStep) {
+	a := baseAction(v.Meta, "", 0)
+	if a.Sync == SyncDisabled {
+		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+		return a, nil
+	}
+	if zoneAct != nil {
+		a.DependsOn = append(a.DependsOn, zoneAct.Key())
+	} else if z, ok := st.zones[v.Zone]; !exists(z, ok) {
+		a.Status, a.Reason = StatusFailed, fmt.Sprintf("zone %s is neither declared nor on the cluster", v.Zone)
+		return a, nil
+	}
+	subnetSteps := func(existing []pve.SDNEntry) ([]Change, []func(ctx context.Context, x *execCtx) error) {
+		var changes []Change
+		var ops []func(ctx context.Context, x *execCtx) error
+		have := map[string]pve.SDNEntry{}
+		for _, e := range existing {
+			if e.State != "deleted" {
+				have[subnetCIDR(e)] = e
+			}
+		}
+		want := map[string]bool{}
+		for _, sub := range v.Subnets {
+			want[sub.CIDR] = true
+			e, ok := have[sub.CIDR]
+			if !ok {
+				changes = append(changes, Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
+				ops = append(ops, func(ctx context.Context, x *execCtx) error {
+					p := pve.NewParams()
+					for _, k := range sortedKeys(sub.Options) {
+						if k == "dhcp-range" {
+							p.SetList(k, strings.Split(sub.Options[k], "\n"))
+						} else {
+							p.Set(k, sub.Options[k])
+						}
+					}
+					if err := x.e.client.SDNSubnetCreate(ctx, v.Name, sub.CIDR, p); err != nil {
+						return fmt.Errorf("creating subnet %s of vnet %s: %w", sub.CIDR, v.Name, err)
+					}
+					return nil
+				})
+				continue
+			}
+			ch, params, del := optionChanges("subnet "+sub.CIDR+".", sub.Options, e.Config, subnetOptionKeys)
+			if len(ch) == 0 {
+				continue
+			}
+			changes = append(changes, ch...)
+			id := e.ID
+			ops = append(ops, func(ctx context.Context, x *execCtx) error {
+				if err := x.e.client.SDNSet(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id, params, del); err != nil {
+					return fmt.Errorf("updating subnet %s of vnet %s: %w", sub.CIDR, v.Name, err)
+				}
+				return nil
+			})
+		}
+		for _, cidr := range sortedKeys(have) {
+			if want[cidr] {
+				continue
+			}
+			id := have[cidr].ID
+			changes = append(changes, Change{Field: "subnet " + cidr, From: describeOptions(have[cidr].Config)})
+			ops = append(ops, func(ctx context.Context, x *execCtx) error {
+				if err := x.e.client.SDNDelete(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id); err != nil {
+					return fmt.Errorf("deleting subnet %s of vnet %s: %w", cidr, v.Name, err)
+				}
+				return nil
+			})
+		}
+		return changes, ops
+	}
+	runOps := func(ops []func(ctx context.Context, x *execCtx) error) sdnStep {
+		return func(ctx context.Context, x *execCtx) error {
+			for _, op := range ops {
+				if err := op(ctx, x); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+
+	have, ok := st.vnets[v.Name]
+	if !exists(have, ok) {
+		a.Action, a.Status = ActionCreate, StatusOutOfSync
+		a.Reason = fmt.Sprintf("vnet %s does not exist", v.Name)
+		a.Changes = []Change{{Field: "zone", To: v.Zone}}
+		if v.Alias != "" {
+			a.Changes = append(a.Changes, Change{Field: "alias", To: v.Alias})
+		}
+		for _, k := range sortedKeys(v.Options) {
+			a.Changes = append(a.Changes, Change{Field: k, To: v.Options[k]})
+		}
+		subChanges, subOps := subnetSteps(nil)
+		a.Changes = append(a.Changes, subChanges...)
+		create := func(ctx context.Context, x *execCtx) error {
+			p := pve.NewParams().Set("vnet", v.Name).Set("zone", v.Zone).Set("alias", markOwned(v.Alias))
+			for _, k := range sortedKeys(v.Options) {
+				p.Set(k, v.Options[k])
+			}
+			if err := x.e.client.SDNCreate(ctx, "vnets", p); err != nil {
+				return fmt.Errorf("creating SDN vnet %s: %w", v.Name, err)
+			}
+			return nil
+		}
+		return a, runOps(append([]func(ctx context.Context, x *execCtx) error{create}, subOps...))
+	}
+	a.Observed = map[string]any{"config": have.Config, "state": have.State}
+	owned, alias := parseOwned(vnetAlias(have))
+	a.Owned = owned
+	if !owned {
+		a.Conflict, a.Status = true, StatusConflict
+		a.Reason = fmt.Sprintf("vnet %s exists but proxmops does not own it (no %q in its alias): left untouched", v.Name, OwnerMark)
+		return a, nil
+	}
+	var changes []Change
+	params := pve.NewParams()
+	if z := vnetZone(have); z != v.Zone {
+		changes = append(changes, Change{Field: "zone", From: z, To: v.Zone})
+		params.Set("zone", v.Zone)
+	}
+	if alias != v.Alias {
+		changes = append(changes, Change{Field: "alias", From: alias, To: v.Alias})
+		params.Set("alias", markOwned(v.Alias))
+	}
+	optCh, optParams, del := optionChanges("", v.Options, have.Config, vnetOptionKeys)
+	changes = append(changes, optCh...)
+	for _, k := range optParams.Keys() {
+		val, _ := optParams.Get(k)
+		params.Set(k, val)
+	}
+	subChanges, subOps := subnetSteps(st.subnets[v.Name])
+	changes = append(changes, subChanges...)
+	pending := have.Pending()
+	for _, s := range st.subnets[v.Name] {
+		pending = pending || s.Pending()
+	}
+	if len(changes) == 0 {
+		if pending {
+			a.Action, a.Status = ActionUpdate, StatusOutOfSync
+			a.Reason = fmt.Sprintf("vnet %s has pending changes not applied yet", v.Name)
+			return a, func(context.Context, *execCtx) error { return nil }
+		}
+		a.Status, a.Reason = StatusSynced, "in sync"
+		return a, nil
+	}
+	a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+	fields := make([]string, 0, len(changes))
+	for _, c := range changes {
+		fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
+	}
+	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", "))
+	update := func(ctx context.Context, x *execCtx) error {
+		if params.Len() == 0 && len(del) == 0 {
+			return nil
+		}
+		if err := x.e.client.SDNSet(ctx, "vnets", v.Name, params, del); err != nil {
+			return fmt.Errorf("updating SDN vnet %s: %w", v.Name, err)
+		}
+		return nil
+	}
+	return a, runOps(append([]func(ctx context.Context, x *execCtx) error{update}, subOps...))
+}
+
+func describeOptions(o map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(o) {
+		switch k {
+		case "type", "vnet", "zone", "id", "network", "mask", "cidr", "subnet", "digest", "state":
+			continue
+		}
+		parts = append(parts, k+"="+strings.ReplaceAll(o[k], "\n", " "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prune plans the deletion of owned vnets (with their subnets) and of the
+// zones left holding only them, when no manifest declares them.
+func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZoneSpec, vnets map[string]*SdnVnetSpec, steps map[string]sdnStep) (delVnets, delZones []*Action) {
+	leaving := map[string]bool{}
+	for _, id := range sortedKeys(st.vnets) {
+		v := st.vnets[id]
+		owned, _ := parseOwned(vnetAlias(v))
+		if !owned || vnets[id] != nil || v.State == "deleted" {
+			continue
+		}
+		leaving[id] = true
+		a := &Action{Kind: KindSdnVnet, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto, Changes: []Change{},
+			Observed: map[string]any{"config": v.Config, "state": v.State}}
+		if !pc.e.opts.Prune {
+			a.Status = StatusOutOfSync
+			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
+			delVnets = append(delVnets, a)
+			continue
+		}
+		a.Action, a.Status = ActionDelete, StatusOutOfSync
+		a.Reason = "owned by proxmops and no longer in the repository (prune)"
+		a.Changes = []Change{{Field: "vnet", From: id}}
+		subs := st.subnets[id]
+		steps[a.Key()] = func(ctx context.Context, x *execCtx) error {
+			for _, s := range subs {
+				if s.State == "deleted" {
+					continue
+				}
+				if err := x.e.client.SDNDelete(ctx, "vnets/"+pve.PathEscape(id)+"/subnets", s.ID); err != nil {
+					return fmt.Errorf("deleting subnet %s of vnet %s: %w", s.ID, id, err)
+				}
+			}
+			if err := x.e.client.SDNDelete(ctx, "vnets", id); err != nil {
+				return fmt.Errorf("deleting SDN vnet %s: %w", id, err)
+			}
+			return nil
+		}
+		delVnets = append(delVnets, a)
+	}
+	for _, id := range sortedKeys(st.zones) {
+		z := st.zones[id]
+		if zones[id] != nil || z.State == "deleted" {
+			continue
+		}
+		owned, held := st.zoneOwned(id)
+		if !owned {
+			continue
+		}
+		allLeaving := true
+		for _, v := range held {
+			allLeaving = allLeaving && leaving[v]
+		}
+		if !allLeaving {
+			continue
+		}
+		a := &Action{Kind: KindSdnZone, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto, Changes: []Change{},
+			Observed: map[string]any{"config": z.Config, "state": z.State}}
+		if !pc.e.opts.Prune {
+			a.Status = StatusOutOfSync
+			a.Reason = "holds only vnets of proxmops that are no longer in the repository; prune is off, so it is left in place"
+			delZones = append(delZones, a)
+			continue
+		}
+		a.Action, a.Status = ActionDelete, StatusOutOfSync
+		a.Reason = "holds only vnets of proxmops that are no longer in the repository (prune)"
+		a.Changes = []Change{{Field: "zone", From: id}}
+		for _, v := range held {
+			a.DependsOn = append(a.DependsOn, KindSdnVnet+"/"+v)
+		}
+		steps[a.Key()] = func(ctx context.Context, x *execCtx) error {
+			if err := x.e.client.SDNDelete(ctx, "zones", id); err != nil {
+				return fmt.Errorf("deleting SDN zone %s: %w", id, err)
+			}
+			return nil
+		}
+		delZones = append(delZones, a)
+	}
+	return delVnets, delZones
+}
