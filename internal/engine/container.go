@@ -231,7 +231,9 @@ type ctDiff struct {
 	running      bool
 }
 
-func (d *ctDiff) empty() bool { return len(d.config) == 0 && len(d.resizes) == 0 && len(d.refused) == 0 }
+func (d *ctDiff) empty() bool {
+	return len(d.config) == 0 && len(d.resizes) == 0 && len(d.refused) == 0
+}
 
 func (d *ctDiff) needsReboot() bool {
 	if !d.running {
