@@ -73,6 +73,11 @@ func validateParams(set *Params, in map[string]rawValue) (map[string]string, val
 		if p := set.Lookup(k); p != nil && v.kind == vArray && p.Type == TString && strings.HasSuffix(p.Format, "-list") {
 			in[k] = rawValue{s: strings.Join(v.arr, ","), kind: vString}
 		}
+		// A form sends an array as repeated keys; one value is an array of
+		// one (the HTTP server splits form values of array parameters).
+		if p := set.Lookup(k); p != nil && v.kind == vString && p.Type == TArray {
+			in[k] = rawValue{kind: vArray, arr: strings.Split(v.s, "\x00")}
+		}
 	}
 	for _, p := range set.All() {
 		if p.IndexMax >= 0 {
