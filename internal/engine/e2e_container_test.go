@@ -315,3 +315,7 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 		t.Fatalf("media config %v", cfg)
 	}
 }
+
+func pvesimVolume(volid string) pvesim.VolumeSpec {
+	return pvesim.VolumeSpec{Node: "pve1", VolID: volid, Size: 1 << 20}
+}
