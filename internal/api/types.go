@@ -163,6 +163,8 @@ type PlanSummary struct {
 	Delete   int `json:"delete"`
 	Conflict int `json:"conflict"`
 	None     int `json:"none"`
+	// Unknown counts resources that could not be evaluated; never in sync.
+	Unknown int `json:"unknown"`
 }
 
 // PlanAction is one resource's entry in a plan. A conflict has Action "none"
