@@ -192,6 +192,9 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 	a.Observed = observedSummary(g)
 	if !g.Read {
 		a.Status, a.Reason = StatusUnknown, "configuration not read"
+		if g.ReadErr != nil {
+			a.Reason = fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
+		}
 		return a
 	}
 	d := diffContainer(s, g)
