@@ -265,7 +265,7 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 	if ap.Action != engine.ActionCreate || !strings.Contains(ap.Reason, "provision (1 package(s), 1 file(s), 1 command(s)) is not applied") {
 		t.Fatalf("apache: want a create that says provisioning is not applied:\n%s", text)
 	}
-	if !strings.Contains(text, "template: (unset) -> local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst") {
+	if !strings.Contains(text, "template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst") {
 		t.Fatalf("apache: the appliance name resolves to the volume on the node:\n%s", text)
 	}
 	md := p.Find(engine.KindContainer, "media")

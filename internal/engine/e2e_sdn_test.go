@@ -73,7 +73,7 @@ func TestSdnExamples(t *testing.T) {
 		t.Fatalf("vnet labnet = %+v", labnet)
 	}
 	sub := sdnEntry(t, e, "vnets/labnet/subnets", "lab-10.10.0.0-24")
-	if sub.Config["gateway"] != "10.10.0.1" || sub.Config["snat"] != "1" || !strings.Contains(sub.Config["dhcp-range"], "start-address=10.10.0.100") {
+	if sub.Config["gateway"] != "10.10.0.1" || sub.Config["snat"] != "1" || !strings.Contains(sub.Config["dhcp-range"], "10.10.0.100") {
 		t.Fatalf("subnet = %+v", sub)
 	}
 	if k8s := sdnEntry(t, e, "vnets", "k8s"); k8s.Config["tag"] != "100000" {
@@ -88,7 +88,7 @@ func TestSdnExamples(t *testing.T) {
 	applySDN(t, e)
 	p = e.plan(eng)
 	text := planText(p)
-	for _, want := range []string{"mtu: 1400 -> 1450", "tag: 31 -> 30", "subnet 10.10.0.0/24.gateway: 10.10.0.254 -> 10.10.0.1", "subnet 10.10.0.0/24.snat: (unset) -> 1"} {
+	for _, want := range []string{"mtu: 1400 -> 1450", "tag: 31 -> 30", "subnet 10.10.0.0/24.gateway: 10.10.0.254 -> 10.10.0.1", "subnet 10.10.0.0/24.snat: 1"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("plan lacks %q:\n%s", want, text)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -94,7 +95,14 @@ func sameSDNValue(key, have, want string) bool {
 func normalRanges(v string) string {
 	var out []string
 	for _, r := range strings.FieldsFunc(v, func(c rune) bool { return c == '\n' || c == 0 }) {
-		ps := pve.ParsePropertyString(strings.TrimSpace(r), "")
+		r = strings.TrimSpace(r)
+		var obj map[string]string
+		if strings.HasPrefix(r, "{") && json.Unmarshal([]byte(r), &obj) == nil {
+			// Read back as objects: {"start-address": ..., "end-address": ...}.
+			out = append(out, obj["start-address"]+"-"+obj["end-address"])
+			continue
+		}
+		ps := pve.ParsePropertyString(r, "")
 		out = append(out, ps.Values["start-address"]+"-"+ps.Values["end-address"])
 	}
 	sort.Strings(out)
@@ -517,7 +525,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
 	fields := make([]string, 0, len(changes))
 	for _, c := range changes {
-		fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
+		fields = append(fields, sdnFieldGroup(c.Field))
 	}
 	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", "))
 	update := func(ctx context.Context, x *execCtx) error {
@@ -622,4 +630,19 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		delZones = append(delZones, a)
 	}
 	return delVnets, delZones
+}
+
+// sdnFieldGroup is what a change's field belongs to, for reasons: "tag",
+// or "subnet 10.10.0.0/24" for "subnet 10.10.0.0/24.gateway".
+func sdnFieldGroup(field string) string {
+	rest, ok := strings.CutPrefix(field, "subnet ")
+	if !ok {
+		return strings.SplitN(field, ".", 2)[0]
+	}
+	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
+		if dot := strings.IndexByte(rest[slash:], '.'); dot >= 0 {
+			rest = rest[:slash+dot]
+		}
+	}
+	return "subnet " + rest
 }
