@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -568,5 +569,57 @@ func TestLxcPowerRefusalsAndBridges(t *testing.T) {
 	c.task("PUT", "/nodes/pve1/network", nil)
 	if st := c.task("POST", base+"/status/start", nil); st != "OK" {
 		t.Errorf("start after applying the bridge: %s", st)
+	}
+	// start=1 on create starts the container when it is made.
+	createCT(t, c, "201", "start", "1")
+	if st := c.mustOK("GET", "/nodes/pve1/lxc/201/status/current", nil).obj(t); st["status"] != "running" || st["pid"] == nil {
+		t.Errorf("created with start=1: %v", st)
+	}
+}
+
+// TestLxcTasksHoldTheConfigLock runs container tasks on a fake clock: a
+// start requested while the create task extracts the template waits for
+// the config lock and runs when the create is done; a config update that
+// cannot get the lock within the timeout fails as Proxmox's flock does.
+func TestLxcTasksHoldTheConfigLock(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv, c := lxcSim(t, Options{TaskSpeed: 1, Clock: clock})
+	create := c.mustOK("POST", "/nodes/pve1/lxc", vals("vmid", "200", "ostemplate", testTemplate, "rootfs", "local-lvm:2")).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("create never slept")
+	}
+	if l := c.mustOK("GET", "/nodes/pve1/lxc", nil).list(t); len(l) != 1 || l[0]["lock"] != "create" {
+		t.Errorf("during create: %v", l)
+	}
+	if cfg := c.mustOK("GET", "/nodes/pve1/lxc/200/config", nil).obj(t); cfg["lock"] != "create" {
+		t.Errorf("config during create: %v", cfg)
+	}
+	start := c.mustOK("POST", "/nodes/pve1/lxc/200/status/start", nil).str(t)
+	if !clock.WaitForWaiters(2, 5*time.Second) {
+		t.Fatal("start did not wait for the lock")
+	}
+	for i := 0; i < 3000 && !(isDone(srv, create) && isDone(srv, start)); i++ {
+		clock.Advance(100 * time.Millisecond)
+		time.Sleep(time.Millisecond)
+	}
+	if st := c.waitTask(create); st != "OK" {
+		t.Fatalf("create: %s", st)
+	}
+	if st := c.waitTask(start); st != "OK" {
+		t.Fatalf("start after create: %s", st)
+	}
+	// A long operation holds the lock: the update waits 10 s, then fails.
+	release := srv.HoldGuestLock(200)
+	done := make(chan apiResp, 1)
+	waiting := clock.Waiters()
+	go func() { done <- c.do("PUT", "/nodes/pve1/lxc/200/config", vals("swap", "256")) }()
+	if !clock.WaitForWaiters(waiting+1, 5*time.Second) {
+		t.Fatal("update did not wait for the lock")
+	}
+	clock.Advance(lockTimeout)
+	r := <-done
+	release()
+	if r.Status != 500 || r.Reason != "can't lock file '/run/lock/lxc/pve-config-200.lock' - got timeout" {
+		t.Errorf("update under a held lock: %d %q", r.Status, r.Reason)
 	}
 }
