@@ -43,6 +43,16 @@ func (ctemplateReconciler) scope(pc *planContext, sc *scope) {
 			sc.kinds.appliances[node] = true
 		}
 	}
+	if pc.e.opts.Prune {
+		// Owned templates no longer declared can be on any template storage.
+		for _, node := range pc.snap.Nodes {
+			for _, st := range pc.snap.StoragesOn(node) {
+				if st.Accepts("vztmpl") {
+					sc.storage(node, st.Storage)
+				}
+			}
+		}
+	}
 }
 
 // resolveCTemplate decides the volume a ContainerTemplate becomes.

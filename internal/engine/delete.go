@@ -22,6 +22,7 @@ func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog
 		d = &Desired{}
 	}
 	reduced := &Desired{Others: d.Others}
+	match := reduceKinds(d, reduced, kind, name) // containers, networks, SDN
 	targetVMID, targetVol := 0, ""
 	for _, s := range d.VMs {
 		if kind == KindVirtualMachine && s.Name == name {
@@ -61,6 +62,10 @@ func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog
 			continue
 		}
 		switch {
+		case match != nil:
+			if match(a) {
+				found = a
+			}
 		case kind == KindIso && targetVol != "" && a.Observed["volid"] == targetVol,
 			kind != KindIso && targetVMID > 0 && a.VMID == targetVMID,
 			targetVMID == 0 && targetVol == "" && a.Name == name:

@@ -349,3 +349,64 @@ func parseOwned(field string) (bool, string) {
 	}
 	return false, field
 }
+
+// reduceKinds copies the containers, container templates, networks and SDN
+// objects of d into reduced, leaving out the one to delete, and returns how
+// to recognise its prune action (nil when kind is not one of them).
+func reduceKinds(d, reduced *Desired, kind, name string) func(*Action) bool {
+	var match func(*Action) bool
+	for _, s := range d.Containers {
+		if kind == KindContainer && s.Name == name {
+			vmid := s.VMID
+			match = func(a *Action) bool { return a.VMID == vmid }
+			continue
+		}
+		reduced.Containers = append(reduced.Containers, s)
+	}
+	for _, s := range d.ContainerTemplates {
+		if kind == KindContainerTemplate && s.Name == name {
+			reduced.alsoList = append(reduced.alsoList, [2]string{s.Node, s.Storage})
+			file := s.FileName
+			if s.Appliance != "" {
+				file = s.Appliance
+			}
+			prefix := s.Storage + ":vztmpl/" + file
+			exact := s.Appliance == "" || vztmplName.MatchString(s.Appliance)
+			match = func(a *Action) bool {
+				v, _ := a.Observed["volid"].(string)
+				if exact {
+					return v == prefix
+				}
+				return strings.HasPrefix(v, prefix+"_") // a package name: any of its versions
+			}
+			continue
+		}
+		reduced.ContainerTemplates = append(reduced.ContainerTemplates, s)
+	}
+	for _, s := range d.Networks {
+		if kind == KindNetwork && s.Name == name {
+			node, iface := s.Node, s.Iface
+			match = func(a *Action) bool {
+				ifc, _ := a.Observed["interface"].(map[string]string)
+				return (node == "" || a.Node == node) && ifc["iface"] == iface
+			}
+			continue
+		}
+		reduced.Networks = append(reduced.Networks, s)
+	}
+	for _, s := range d.SdnZones {
+		if kind == KindSdnZone && s.Name == name {
+			match = func(a *Action) bool { return a.Name == name }
+			continue
+		}
+		reduced.SdnZones = append(reduced.SdnZones, s)
+	}
+	for _, s := range d.SdnVnets {
+		if kind == KindSdnVnet && s.Name == name {
+			match = func(a *Action) bool { return a.Name == name }
+			continue
+		}
+		reduced.SdnVnets = append(reduced.SdnVnets, s)
+	}
+	return match
+}
