@@ -3,9 +3,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 import type { TestProject } from 'vitest/node';
-import type { BackendInfo } from './backend';
+import { startRealBackend } from './daemon';
 import { SCREENSHOT_DIR } from './harness';
-import { startFakeDaemon } from './stopgap/fake-daemon';
 
 const webDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -22,12 +21,11 @@ export default async function setup(project: TestProject) {
   }
   rmSync(SCREENSHOT_DIR, { recursive: true, force: true });
 
-  // STOP-GAP: until `proxmops serve` is on main, the tests run against a fake.
-  const fake = await startFakeDaemon({ distDir: join(webDir, 'embedded', 'dist') });
-  const info: BackendInfo = { kind: 'stopgap', url: fake.url, setupToken: fake.setupToken, driftURL: `${fake.url}/__stopgap/drift` };
-  console.log(`e2e: running against the STOP-GAP fake daemon at ${fake.url} (proxmops serve is not available yet)`);
-  project.provide('backend', info);
+  // The binary is built after the UI, so it embeds this very build.
+  const backend = await startRealBackend(join(webDir, '..'));
+  console.log(`e2e: proxmops serve at ${backend.info.url}, simulator at ${backend.info.sim.apiURL}; output in ${backend.info.logDir}`);
+  project.provide('backend', backend.info);
   return async () => {
-    await fake.close();
+    await backend.close();
   };
 }

@@ -16,7 +16,7 @@ import '@xyflow/react/dist/style.css';
 import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { Resource, Status } from '../api/types';
 import { resourceKey, STATUSES } from '../api/types';
-import { createLayoutCache, graphGroups, type GraphGroupBy, type GraphLayout } from '../lib/graph';
+import { createLayoutCache, graphGroups, initialViewport, type GraphGroupBy, type GraphLayout } from '../lib/graph';
 import { shortRev, timeAgo } from '../lib/format';
 import { countByStatus } from '../state/resources';
 import { HealthBadge, ProgressBar, StatusBadge, statusClass } from './Status';
@@ -269,10 +269,18 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
 
 function FitOnLayout({ layout }: { layout: GraphLayout }) {
   const flow = useReactFlow();
+  const width = useStore((s) => s.width);
+  const height = useStore((s) => s.height);
   useEffect(() => {
-    const id = requestAnimationFrame(() => flow.fitView({ padding: 0.08, duration: 0, maxZoom: 1.2 }));
+    if (!width || !height) return;
+    const id = requestAnimationFrame(() => {
+      const v = initialViewport(layout, { width, height });
+      if (v.fit) flow.fitView({ padding: 0.08, duration: 0, maxZoom: 1.2 });
+      else flow.setViewport({ x: v.x, y: v.y, zoom: v.zoom });
+    });
     return () => cancelAnimationFrame(id);
-  }, [layout, flow]);
+    // Only a new layout (or a first size) moves the view; resizing keeps it.
+  }, [layout, flow, width > 0 && height > 0]);
   return null;
 }
 
@@ -304,6 +312,8 @@ function GraphInner(props: GraphProps) {
         onlyRenderVisibleElements={nodes.length > 200}
         minZoom={0.05}
         maxZoom={2}
+        panOnScroll
+        zoomOnPinch
         colorMode={props.colorMode}
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, node) => node.type === 'resource' && props.onOpen(node.id.slice(4))}

@@ -29,6 +29,7 @@ describe('marking the changed fields', () => {
     ['cores', 'cores'],
     ['spec.cores', 'cores'],
     ['config.cores', 'cores'],
+    ['pending.cores', 'cores'],
     ['disks.scsi0.size', 'disks.scsi0.size'],
     ['disks.scsi0', 'disks.scsi0.size'],
     ['disks', 'disks.scsi0.size'],

@@ -60,7 +60,7 @@ export function flatten(value: unknown, prefix = '', depth = 0, out: FlatRow[] =
 export function normalisePath(path: string): string {
   return path
     .replace(/\[(\d+)\]/g, '.$1')
-    .replace(/^(spec|config|metadata)\./, '')
+    .replace(/^(spec|config|metadata|pending)\./, '')
     .toLowerCase();
 }
 

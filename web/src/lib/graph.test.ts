@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
-import { createLayoutCache, graphGroups, layoutGraph, rowsPerColumn, SIZES, SOURCE_ID } from './graph';
+import { createLayoutCache, graphGroups, initialViewport, layoutGraph, rowsPerColumn, SIZES, SOURCE_ID } from './graph';
 
 const many = (n: number, kind = 'VirtualMachine'): Resource[] =>
   Array.from({ length: n }, (_, i) => ({ kind, name: `vm-${String(i).padStart(4, '0')}`, status: 'Synced', node: `pve${(i % 3) + 1}` }));
@@ -91,5 +91,24 @@ describe('layout', () => {
     const l = layoutGraph([]);
     expect(l.nodes.map((n) => n.type)).toEqual(['source']);
     expect(l.edges).toEqual([]);
+  });
+});
+
+describe('first view', () => {
+  const view = { width: 1400, height: 660 };
+  test('a small graph is shown whole', () => {
+    expect(initialViewport({ width: 900, height: 500 }, view)).toEqual({ fit: true });
+  });
+  test('a tall graph is shown at its full width from the top, readable', () => {
+    const v = initialViewport({ width: 1000, height: 2000 }, view);
+    expect(v.fit).toBe(false);
+    if (!v.fit) {
+      expect(v.zoom).toBe(1);
+      expect(v.y).toBe(24);
+      expect(v.x).toBe(200);
+    }
+  });
+  test('a graph too wide to read anyway is shown whole, as an overview', () => {
+    expect(initialViewport({ width: 6000, height: 8000 }, view)).toEqual({ fit: true });
   });
 });

@@ -169,3 +169,22 @@ export function createLayoutCache(): (groups: LayoutGroup[]) => GraphLayout {
     return last;
   };
 }
+
+// The smallest zoom a first view uses while the text is comfortably readable.
+export const READABLE_ZOOM = 0.6;
+
+// initialViewport picks how a new layout is shown: all of it when it is readable
+// that way; otherwise its full width at a readable zoom, from the top (scrolling pans
+// down); and when even the width does not fit, all of it as an overview.
+export function initialViewport(
+  layout: { width: number; height: number },
+  view: { width: number; height: number },
+  pad = 24,
+): { fit: true } | { fit: false; x: number; y: number; zoom: number } {
+  const zoomW = (view.width - 2 * pad) / Math.max(layout.width, 1);
+  const zoomH = (view.height - 2 * pad) / Math.max(layout.height, 1);
+  if (Math.min(zoomW, zoomH) >= READABLE_ZOOM || zoomW < READABLE_ZOOM) return { fit: true };
+  const zoom = Math.min(zoomW, 1);
+  return { fit: false, x: (view.width - layout.width * zoom) / 2, y: pad, zoom };
+}
+
