@@ -13,7 +13,8 @@
 // owned guest or declared VMID, and one content listing per storage that
 // matters: never a walk over the whole cluster.
 //
-// Each kind has its reconciler (VirtualMachine, Template, Iso); a reconciler
+// Each kind has its reconciler (VirtualMachine, Template, Iso, Container,
+// ContainerTemplate, Network, SdnZone with SdnVnet); a reconciler
 // says what it needs observed and turns desired/observed pairs into actions.
 // Actions depend on one another (an Iso or a Template before the VMs that use
 // them); Apply runs independent actions in parallel under overall, per-node

@@ -349,7 +349,7 @@ type ContainerSpec struct {
 	Timezone     string         `json:"timezone,omitempty" doc:"Time zone, e.g. Europe/Berlin, or host."`
 	State        PowerState     `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
 	ApplyMode    ApplyMode      `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes Proxmox keeps pending on a running container are reported; reboot: the container is rebooted to apply them."`
-	Provision    *Provision     `json:"provision,omitempty" doc:"Configuration applied inside the container after creation and whenever it changes."`
+	Provision    *Provision     `json:"provision,omitempty" doc:"Packages, files and commands for inside the container. Not applied: the Proxmox API cannot run anything inside a container, so the plan reports it and never counts the container as in sync."`
 }
 
 // Kind returns KindContainer.
