@@ -15,7 +15,7 @@ import (
 
 // benchTree writes files×perFile manifests (VMs, containers, templates and
 // ISOs in rotation, some cloning the templates) and returns the directory.
-func benchTree(b *testing.B, files, perFile int) string {
+func benchTree(b testing.TB, files, perFile int) string {
 	b.Helper()
 	dir := b.TempDir()
 	n := 0

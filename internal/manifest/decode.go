@@ -14,6 +14,32 @@ import (
 // instead of stopping at the first one.
 type decoder struct {
 	errs []posError
+	segs []pathSeg // the field path of the value being decoded
+}
+
+// pathSeg is one segment of the field path (spec.disks[0].size) of the
+// value being decoded. The path is kept as a stack of segments and spelled
+// out only when an error names it, so that decoding a valid document builds
+// no path strings.
+type pathSeg struct {
+	name  string // a field or map key, when index < 0
+	index int    // a list index, or -1
+}
+
+func (d *decoder) push(s pathSeg) { d.segs = append(d.segs, s) }
+func (d *decoder) pop()           { d.segs = d.segs[:len(d.segs)-1] }
+
+// here spells out the field path of the value being decoded.
+func (d *decoder) here() string {
+	p := ""
+	for _, s := range d.segs {
+		if s.index >= 0 {
+			p = indexPath(p, s.index)
+		} else {
+			p = joinPath(p, s.name)
+		}
+	}
+	return p
 }
 
 func (d *decoder) errorf(n *yNode, path, format string, args ...any) {
@@ -27,7 +53,7 @@ func (d *decoder) errorf(n *yNode, path, format string, args ...any) {
 // nodeDecoder is implemented by types with their own YAML shape (a size
 // string, a string-or-object reference, ...).
 type nodeDecoder interface {
-	decodeNode(d *decoder, n *yNode, path string)
+	decodeNode(d *decoder, n *yNode) // errors go to d.here()
 }
 
 // fieldHinter gives a tailored message for a field a struct refuses, e.g. an
@@ -48,11 +74,26 @@ type fieldInfo struct {
 	doc      string
 }
 
-var structCache sync.Map // reflect.Type -> []fieldInfo
+// structInfo is what the decoder needs to know about a struct type, worked
+// out once per type.
+type structInfo struct {
+	fields []fieldInfo
+	names  []string // the fields' manifest names, for suggestions
+}
+
+// maxStructFields bounds the fields of a decoded struct (see decodeStruct's
+// bit set of fields seen).
+const maxStructFields = 256
+
+var structCache sync.Map // reflect.Type -> *structInfo
 
 func structFields(t reflect.Type) []fieldInfo {
+	return structInfoOf(t).fields
+}
+
+func structInfoOf(t reflect.Type) *structInfo {
 	if v, ok := structCache.Load(t); ok {
-		return v.([]fieldInfo)
+		return v.(*structInfo)
 	}
 	var fields []fieldInfo
 	for i := range t.NumField() {
@@ -93,8 +134,15 @@ func structFields(t reflect.Type) []fieldInfo {
 		}
 		fields = append(fields, fi)
 	}
-	structCache.Store(t, fields)
-	return fields
+	if len(fields) > maxStructFields {
+		panic("manifest: too many fields in " + t.Name())
+	}
+	info := &structInfo{fields: fields, names: make([]string, len(fields))}
+	for i, f := range fields {
+		info.names[i] = f.name
+	}
+	v, _ := structCache.LoadOrStore(t, info)
+	return v.(*structInfo)
 }
 
 func joinPath(path, name string) string {
@@ -114,15 +162,27 @@ func indexPath(path string, i int) string {
 
 var nodeDecoderType = reflect.TypeFor[nodeDecoder]()
 
+var nodeDecoderCache sync.Map // reflect.Type -> bool
+
+// implementsNodeDecoder reports whether *t decodes itself.
+func implementsNodeDecoder(t reflect.Type) bool {
+	if v, ok := nodeDecoderCache.Load(t); ok {
+		return v.(bool)
+	}
+	impl := reflect.PointerTo(t).Implements(nodeDecoderType)
+	nodeDecoderCache.Store(t, impl)
+	return impl
+}
+
 // decode fills rv (addressable) from n. fi carries the field's rules; it may
 // be nil for list items and the document root.
-func (d *decoder) decode(n *yNode, rv reflect.Value, path string, fi *fieldInfo) {
+func (d *decoder) decode(n *yNode, rv reflect.Value, fi *fieldInfo) {
 	if n.kind == nullNode {
-		d.errorf(n, path, "no value given; remove the key or give it a value")
+		d.errorf(n, d.here(), "no value given; remove the key or give it a value")
 		return
 	}
-	if rv.CanAddr() && rv.Addr().Type().Implements(nodeDecoderType) {
-		rv.Addr().Interface().(nodeDecoder).decodeNode(d, n, path)
+	if rv.Kind() == reflect.Struct && rv.CanAddr() && implementsNodeDecoder(rv.Type()) {
+		rv.Addr().Interface().(nodeDecoder).decodeNode(d, n)
 		return
 	}
 	switch rv.Kind() {
@@ -130,23 +190,23 @@ func (d *decoder) decode(n *yNode, rv reflect.Value, path string, fi *fieldInfo)
 		if rv.IsNil() {
 			rv.Set(reflect.New(rv.Type().Elem()))
 		}
-		d.decode(n, rv.Elem(), path, fi)
+		d.decode(n, rv.Elem(), fi)
 	case reflect.Struct:
-		d.decodeStruct(n, rv, path)
+		d.decodeStruct(n, rv)
 	case reflect.String:
-		s, ok := d.expectString(n, path)
-		if !ok {
+		if n.kind != scalarNode || n.typ != tString {
+			d.expectString(n, d.here())
 			return
 		}
-		if d.checkString(n, path, s, fi) {
-			rv.SetString(s)
+		if d.checkString(n, n.text, fi) {
+			rv.SetString(n.text)
 		}
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		if n.typ != tInt {
-			d.errorf(n, path, "expected an integer, got %s", n.describe())
+			d.errorf(n, d.here(), "expected an integer, got %s", n.describe())
 			return
 		}
-		if d.checkRange(n, path, float64(n.ival), fi) {
+		if d.checkRange(n, float64(n.ival), fi) {
 			rv.SetInt(n.ival)
 		}
 	case reflect.Float64:
@@ -156,14 +216,14 @@ func (d *decoder) decode(n *yNode, rv reflect.Value, path string, fi *fieldInfo)
 			v = float64(n.ival)
 		case tFloat:
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				d.errorf(n, path, "expected a finite number, got %s", n.text)
+				d.errorf(n, d.here(), "expected a finite number, got %s", n.text)
 				return
 			}
 		default:
-			d.errorf(n, path, "expected a number, got %s", n.describe())
+			d.errorf(n, d.here(), "expected a number, got %s", n.describe())
 			return
 		}
-		if d.checkRange(n, path, v, fi) {
+		if d.checkRange(n, v, fi) {
 			rv.SetFloat(v)
 		}
 	case reflect.Bool:
@@ -177,22 +237,24 @@ func (d *decoder) decode(n *yNode, rv reflect.Value, path string, fi *fieldInfo)
 					hint = " (write false)"
 				}
 			}
-			d.errorf(n, path, "expected true or false, got %s%s", n.describe(), hint)
+			d.errorf(n, d.here(), "expected true or false, got %s%s", n.describe(), hint)
 			return
 		}
 		rv.SetBool(n.bval)
 	case reflect.Slice:
 		if n.kind != seqNode {
-			d.errorf(n, path, "expected a list, got %s", n.describe())
+			d.errorf(n, d.here(), "expected a list, got %s", n.describe())
 			return
 		}
 		s := reflect.MakeSlice(rv.Type(), len(n.items), len(n.items))
 		for i, item := range n.items {
-			d.decode(item, s.Index(i), indexPath(path, i), fi)
+			d.push(pathSeg{index: i})
+			d.decode(item, s.Index(i), fi)
+			d.pop()
 		}
 		rv.Set(s)
 	case reflect.Map:
-		d.decodeMap(n, rv, path, fi)
+		d.decodeMap(n, rv)
 	default:
 		panic("manifest: cannot decode into " + rv.Type().String())
 	}
@@ -210,118 +272,161 @@ func (d *decoder) expectString(n *yNode, path string) (string, bool) {
 	return n.text, true
 }
 
-func (d *decoder) checkString(n *yNode, path, s string, fi *fieldInfo) bool {
+// checkString checks s, the value at d.here(), against fi's enum and format.
+func (d *decoder) checkString(n *yNode, s string, fi *fieldInfo) bool {
 	if fi == nil {
 		return true
 	}
 	if len(fi.enum) > 0 && !slices.Contains(fi.enum, s) {
-		d.errorf(n, path, "%q is not one of %s%s", s, strings.Join(fi.enum, ", "), didYouMean(s, fi.enum))
+		d.errorf(n, d.here(), "%q is not one of %s%s", s, strings.Join(fi.enum, ", "), didYouMean(s, fi.enum))
 		return false
 	}
 	if fi.format != "" {
 		if err := formats[fi.format].check(s); err != nil {
-			d.errorf(n, path, "%v", err)
+			d.errorf(n, d.here(), "%v", err)
 			return false
 		}
 	}
 	return true
 }
 
-func (d *decoder) checkRange(n *yNode, path string, v float64, fi *fieldInfo) bool {
+func (d *decoder) checkRange(n *yNode, v float64, fi *fieldInfo) bool {
 	if fi == nil {
 		return true
 	}
 	if fi.min != nil && v < *fi.min {
-		d.errorf(n, path, "%s is below the minimum %s", n.text, strconv.FormatFloat(*fi.min, 'f', -1, 64))
+		d.errorf(n, d.here(), "%s is below the minimum %s", n.text, strconv.FormatFloat(*fi.min, 'f', -1, 64))
 		return false
 	}
 	if fi.max != nil && v > *fi.max {
-		d.errorf(n, path, "%s is above the maximum %s", n.text, strconv.FormatFloat(*fi.max, 'f', -1, 64))
+		d.errorf(n, d.here(), "%s is above the maximum %s", n.text, strconv.FormatFloat(*fi.max, 'f', -1, 64))
 		return false
 	}
 	return true
 }
 
-func (d *decoder) decodeMap(n *yNode, rv reflect.Value, path string, fi *fieldInfo) {
+func (d *decoder) decodeMap(n *yNode, rv reflect.Value) {
 	if n.kind != mapNode {
-		d.errorf(n, path, "expected a mapping, got %s", n.describe())
+		d.errorf(n, d.here(), "expected a mapping, got %s", n.describe())
 		return
 	}
 	if rv.Type().Key().Kind() != reflect.String {
 		panic("manifest: map keys must be strings")
 	}
 	m := reflect.MakeMapWithSize(rv.Type(), len(n.keys))
-	seen := make(map[string]*yNode, len(n.keys))
+	dups := newDupFinder(n)
 	for i, k := range n.keys {
 		if k.kind != scalarNode {
-			d.errorf(k, path, "mapping keys must be strings")
+			d.errorf(k, d.here(), "mapping keys must be strings")
 			continue
 		}
-		if first, dup := seen[k.text]; dup {
-			d.errorf(k, joinPath(path, k.text), "duplicate key %q (first at line %d)", k.text, first.line)
+		if first := dups.before(i); first != nil {
+			d.errorf(k, joinPath(d.here(), k.text), "duplicate key %q (first at line %d)", k.text, first.line)
 			continue
 		}
-		seen[k.text] = k
 		ev := reflect.New(rv.Type().Elem()).Elem()
-		d.decode(n.vals[i], ev, joinPath(path, k.text), nil)
+		d.push(pathSeg{name: k.text, index: -1})
+		d.decode(n.vals[i], ev, nil)
+		d.pop()
 		m.SetMapIndex(reflect.ValueOf(k.text).Convert(rv.Type().Key()), ev)
 	}
 	rv.Set(m)
 }
 
-func (d *decoder) decodeStruct(n *yNode, rv reflect.Value, path string) {
-	if n.kind != mapNode {
-		d.errorf(n, path, "expected a mapping, got %s", n.describe())
-		return
-	}
-	fields := structFields(rv.Type())
-	seen := make(map[string]*yNode, len(n.keys))
-	for i, k := range n.keys {
-		name := k.text
-		if k.kind != scalarNode {
-			d.errorf(k, path, "mapping keys must be strings")
-			continue
-		}
-		fpath := joinPath(path, name)
-		if first, dup := seen[name]; dup {
-			d.errorf(k, fpath, "duplicate key %q (first at line %d)", name, first.line)
-			continue
-		}
-		seen[name] = k
-		fi := findField(fields, name)
-		if fi == nil {
-			d.unknownField(k, rv, fields, path, name)
-			continue
-		}
-		d.decode(n.vals[i], rv.Field(fi.index), fpath, fi)
-	}
-	for i := range fields {
-		if fields[i].required && seen[fields[i].name] == nil {
-			d.errorf(n, path, "missing required field `%s`", fields[i].name)
-		}
-	}
+// dupFinder finds the first earlier scalar key with the same text as a
+// mapping's key. Mappings in manifests are small and get a linear scan; a
+// long one (hostile input) gets an index instead of quadratic work.
+type dupFinder struct {
+	n     *yNode
+	first map[string]int // position of each key text's first scalar key
 }
 
-func findField(fields []fieldInfo, name string) *fieldInfo {
-	for i := range fields {
-		if fields[i].name == name {
-			return &fields[i]
+func newDupFinder(n *yNode) dupFinder {
+	f := dupFinder{n: n}
+	if len(n.keys) > 32 {
+		f.first = make(map[string]int, len(n.keys))
+		for i, k := range n.keys {
+			if _, ok := f.first[k.text]; !ok && k.kind == scalarNode {
+				f.first[k.text] = i
+			}
+		}
+	}
+	return f
+}
+
+// before returns the first scalar key before position i with key i's text,
+// or nil.
+func (f dupFinder) before(i int) *yNode {
+	k := f.n.keys[i]
+	if f.first != nil {
+		if j := f.first[k.text]; j < i {
+			return f.n.keys[j]
+		}
+		return nil
+	}
+	for _, prev := range f.n.keys[:i] {
+		if prev.kind == scalarNode && prev.text == k.text {
+			return prev
 		}
 	}
 	return nil
 }
 
-func (d *decoder) unknownField(k *yNode, rv reflect.Value, fields []fieldInfo, path, name string) {
+// decodeStruct decodes n, the value at d.here(), into the struct rv.
+func (d *decoder) decodeStruct(n *yNode, rv reflect.Value) {
+	if n.kind != mapNode {
+		d.errorf(n, d.here(), "expected a mapping, got %s", n.describe())
+		return
+	}
+	info := structInfoOf(rv.Type())
+	fields := info.fields
+	var seen [maxStructFields / 64]uint64 // fields given, by index in fields
+	dups := newDupFinder(n)
+	for i, k := range n.keys {
+		name := k.text
+		if k.kind != scalarNode {
+			d.errorf(k, d.here(), "mapping keys must be strings")
+			continue
+		}
+		if first := dups.before(i); first != nil {
+			d.errorf(k, joinPath(d.here(), name), "duplicate key %q (first at line %d)", name, first.line)
+			continue
+		}
+		idx := findField(fields, name)
+		if idx < 0 {
+			d.unknownField(k, rv, info, d.here(), name)
+			continue
+		}
+		fi := &fields[idx]
+		seen[idx/64] |= 1 << (idx % 64)
+		d.push(pathSeg{name: name, index: -1})
+		d.decode(n.vals[i], rv.Field(fi.index), fi)
+		d.pop()
+	}
+	for i := range fields {
+		if fields[i].required && seen[i/64]&(1<<(i%64)) == 0 {
+			d.errorf(n, d.here(), "missing required field `%s`", fields[i].name)
+		}
+	}
+}
+
+func findField(fields []fieldInfo, name string) int {
+	for i := range fields {
+		if fields[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (d *decoder) unknownField(k *yNode, rv reflect.Value, info *structInfo, path, name string) {
 	if h, ok := rv.Addr().Interface().(fieldHinter); ok {
 		if hint := h.fieldHint(name); hint != "" {
 			d.errorf(k, joinPath(path, name), "%s", hint)
 			return
 		}
 	}
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.name
-	}
+	names := info.names
 	msg := fmt.Sprintf("unknown field `%s`", name)
 	if s := didYouMean(name, names); s != "" {
 		msg += s

@@ -236,7 +236,7 @@ var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
 func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode) Resource {
 	return func(d *decoder, n *yNode) Resource {
 		var env envelope[S]
-		d.decodeStruct(n, reflect.ValueOf(&env).Elem(), "")
+		d.decodeStruct(n, reflect.ValueOf(&env).Elem())
 		return build(Object{Metadata: env.Metadata}, env.Spec)
 	}
 }

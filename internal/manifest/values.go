@@ -62,23 +62,23 @@ func (s Size) String() string { return s.Text }
 // MarshalJSON writes the size as written in the manifest.
 func (s Size) MarshalJSON() ([]byte, error) { return json.Marshal(s.Text) }
 
-func (s *Size) decodeNode(d *decoder, n *yNode, p string) {
+func (s *Size) decodeNode(d *decoder, n *yNode) {
 	switch {
 	case n.kind == scalarNode && n.typ == tInt:
 		if n.ival < 1 || n.ival > 1<<20 {
-			d.errorf(n, p, "%s GiB is out of range (1 to 1048576)", n.text)
+			d.errorf(n, d.here(), "%s GiB is out of range (1 to 1048576)", n.text)
 			return
 		}
 		*s = Size{Bytes: n.ival << 30, Text: strconv.FormatInt(n.ival, 10) + "G"}
 	case n.kind == scalarNode && n.typ == tString:
 		v, err := ParseSize(n.text)
 		if err != nil {
-			d.errorf(n, p, "%v", err)
+			d.errorf(n, d.here(), "%v", err)
 			return
 		}
 		*s = v
 	default:
-		d.errorf(n, p, "expected a size such as 20G, got %s", n.describe())
+		d.errorf(n, d.here(), "expected a size such as 20G, got %s", n.describe())
 	}
 }
 
@@ -89,21 +89,21 @@ type FromTemplate struct {
 	Linked bool   `json:"linked,omitempty" doc:"Linked (copy-on-write) clone instead of a full clone."`
 }
 
-func (f *FromTemplate) decodeNode(d *decoder, n *yNode, p string) {
+func (f *FromTemplate) decodeNode(d *decoder, n *yNode) {
 	if n.kind == scalarNode && n.typ == tString {
 		fi := fieldInfo{format: "dns-name"}
-		if d.checkString(n, p, n.text, &fi) {
+		if d.checkString(n, n.text, &fi) {
 			*f = FromTemplate{Name: n.text}
 		}
 		return
 	}
 	if n.kind != mapNode {
-		d.errorf(n, p, "expected a template name or {name, linked}, got %s", n.describe())
+		d.errorf(n, d.here(), "expected a template name or {name, linked}, got %s", n.describe())
 		return
 	}
 	type plain FromTemplate
 	var v plain
-	d.decodeStruct(n, refValue(&v), p)
+	d.decodeStruct(n, refValue(&v))
 	*f = FromTemplate(v)
 }
 

@@ -121,8 +121,9 @@ func parseYAML(data []byte) (docs []yDoc, errs []posError) {
 		return nil, []posError{{line: line, col: col, msg: "not valid UTF-8 text"}}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	arena := &fastArena{}
 	for i, chunk := range splitDocuments(data) {
-		root, perrs := parseDocument(chunk.text, chunk.line-1)
+		root, perrs := parseDocument(chunk.text, chunk.line-1, arena)
 		errs = append(errs, perrs...)
 		if root != nil && root.kind != nullNode {
 			docs = append(docs, yDoc{index: i, line: chunk.line, root: root})
@@ -179,7 +180,19 @@ func firstInvalidUTF8(data []byte) int {
 
 // parseDocument parses one document chunk whose first line is line lineOff+1
 // of the file; every position it returns is a position in the file.
-func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
+func parseDocument(text string, lineOff int, arena *fastArena) (*yNode, []posError) {
+	if len(text) > MaxDocumentSize {
+		return nil, []posError{{line: lineOff + 1, col: 1, msg: fmt.Sprintf("document is %d bytes, larger than the %d-byte limit for one manifest", len(text), MaxDocumentSize)}}
+	}
+	if root, ok := fastParse(text, lineOff, arena); ok {
+		return root, nil
+	}
+	return parseDocumentGoccy(text, lineOff)
+}
+
+// parseDocumentGoccy parses one document chunk with goccy/go-yaml, within
+// the caps; it is the reference for whatever fastParse leaves to it.
+func parseDocumentGoccy(text string, lineOff int) (root *yNode, errs []posError) {
 	defer func() {
 		// The parser is third-party code fed hostile input: a panic there
 		// must become an error for this document, never a crash.
@@ -193,9 +206,6 @@ func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
 			errs[i].line += lineOff
 		}
 	}()
-	if len(text) > MaxDocumentSize {
-		return nil, []posError{{line: 1, col: 1, msg: fmt.Sprintf("document is %d bytes, larger than the %d-byte limit for one manifest", len(text), MaxDocumentSize)}}
-	}
 	if line, col, depth := flowDepth(text); depth > MaxDepth {
 		return nil, []posError{{line: line, col: col, msg: fmt.Sprintf("nesting deeper than %d levels", MaxDepth)}}
 	}
