@@ -176,3 +176,27 @@ func fmtInt(i int) string {
 	}
 	return string(b)
 }
+
+// TestLineBreakStyles checks that CR LF and lone CR line breaks count as
+// lines everywhere, as YAML counts them: the same manifest loads the same and
+// its errors name the same lines whatever the line breaks.
+func TestLineBreakStyles(t *testing.T) {
+	doc := vmHead + "  vmid: 100\n  coers: 2\n---\nkind: Nope\n"
+	want := []string{
+		"a.yaml:8:3: spec.coers: unknown field `coers`, did you mean `cores`?",
+		"a.yaml:10:7: kind: unknown kind \"Nope\"",
+	}
+	for name, lb := range map[string]string{"LF": "\n", "CR LF": "\r\n", "CR": "\r"} {
+		t.Run(name, func(t *testing.T) {
+			list := loadErrors(t, map[string]string{"a.yaml": strings.ReplaceAll(doc, "\n", lb)})
+			if len(list) != len(want) {
+				t.Fatalf("want %d errors, got:\n%v", len(want), list)
+			}
+			for i, w := range want {
+				if !strings.HasPrefix(list[i].Error(), w) {
+					t.Errorf("error %d = %q, want prefix %q", i, list[i].Error(), w)
+				}
+			}
+		})
+	}
+}

@@ -89,6 +89,9 @@ func fastParseUnguarded(text string, lineOff int, arena *fastArena) (root *yNode
 		p.nextLine()
 	}
 	if !p.skipBlank() {
+		if p.failed {
+			return nil, false
+		}
 		return &yNode{kind: nullNode, typ: tNull, size: 1}, true
 	}
 	if p.indent() != 0 {
@@ -188,7 +191,7 @@ func (p *fastParser) skipBlank() bool {
 		case t[0] == '#':
 			p.tokens++
 		default:
-			if hasMarker(l, "---") || hasMarker(l, "...") || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...") {
+			if strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...") {
 				p.failed = true
 				p.off = len(p.src)
 				return false
@@ -465,6 +468,11 @@ func (p *fastParser) plainValue(i, end int) *yNode {
 		}
 	}
 	text := strings.TrimRight(p.src[i:j], " ")
+	if j == end && len(text) < j-i {
+		// goccy shifts the column of a plain scalar by the spaces that
+		// trail it at the end of its line; leave those lines to goccy.
+		return p.fail()
+	}
 	n := p.plain(text, i)
 	p.nextLine()
 	return n

@@ -111,6 +111,7 @@ func parseYAML(data []byte) (docs []yDoc, errs []posError) {
 	if len(data) > MaxFileSize {
 		return nil, []posError{{msg: fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest", len(data), MaxFileSize)}}
 	}
+	data = normalizeLineBreaks(data)
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line, col := lineCol(data, i)
 		return nil, []posError{{line: line, col: col, msg: "binary file: contains a NUL byte, not YAML text"}}
@@ -130,6 +131,27 @@ func parseYAML(data []byte) (docs []yDoc, errs []posError) {
 		}
 	}
 	return docs, errs
+}
+
+// normalizeLineBreaks turns YAML's other line breaks, CR LF and a lone CR,
+// into LF (as YAML itself does inside scalars), so that every line count
+// agrees: the document splitter's, the YAML parsers' and an editor's.
+func normalizeLineBreaks(data []byte) []byte {
+	if bytes.IndexByte(data, '\r') < 0 {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\r' {
+			out = append(out, data[i])
+			continue
+		}
+		out = append(out, '\n')
+		if i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+	}
+	return out
 }
 
 type chunk struct {
