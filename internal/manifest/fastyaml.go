@@ -75,6 +75,14 @@ func fastParseUnguarded(text string, lineOff int, arena *fastArena) (root *yNode
 	if strings.IndexByte(text, '\t') >= 0 || strings.IndexByte(text, '\r') >= 0 {
 		return nil, false
 	}
+	// goccy's path refuses a document whose brackets, counted by flowDepth
+	// wherever they stand (even inside a plain scalar), nest too deep; so
+	// must this one. Few brackets cannot, and are counted fast.
+	if strings.Count(text, "[")+strings.Count(text, "{") > MaxDepth {
+		if _, _, depth := flowDepth(text); depth > MaxDepth {
+			return nil, false
+		}
+	}
 	if arena == nil {
 		arena = &fastArena{}
 	}
