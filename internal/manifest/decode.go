@@ -246,8 +246,8 @@ func (d *decoder) decode(n *yNode, rv reflect.Value, fi *fieldInfo) {
 			d.errorf(n, d.here(), "expected a list, got %s", n.describe())
 			return
 		}
-		s := reflect.MakeSlice(rv.Type(), len(n.items), len(n.items))
-		for i, item := range n.items {
+		s := reflect.MakeSlice(rv.Type(), len(n.vals), len(n.vals))
+		for i, item := range n.vals {
 			d.push(pathSeg{index: i})
 			d.decode(item, s.Index(i), fi)
 			d.pop()

@@ -309,7 +309,7 @@ func (p *fastParser) blockMap(indent, first int) *yNode {
 			return val
 		}
 		p.stack = append(p.stack, key, val)
-		m.size = satAdd(m.size, val.size+1)
+		m.size = satAdd(m.size, int64(val.size)+1)
 		if !p.skipBlank() {
 			return m
 		}
@@ -367,7 +367,7 @@ func (p *fastParser) blockSeq(indent, mapIndent int) *yNode {
 	mark := len(p.stack)
 	defer func() {
 		if s != nil && !p.failed {
-			s.items = p.children(mark)
+			s.vals = p.children(mark)
 		}
 	}()
 	for {
@@ -393,7 +393,7 @@ func (p *fastParser) blockSeq(indent, mapIndent int) *yNode {
 			return item
 		}
 		p.stack = append(p.stack, item)
-		s.size = satAdd(s.size, item.size)
+		s.size = satAdd(s.size, int64(item.size))
 		if !p.skipBlank() {
 			return s
 		}
@@ -643,7 +643,7 @@ func (p *fastParser) flow(i, end int) (*yNode, int) {
 		if isMap {
 			p.mapChildren(n, mark)
 		} else {
-			n.items = p.children(mark)
+			n.vals = p.children(mark)
 		}
 	}()
 	for {
@@ -663,7 +663,7 @@ func (p *fastParser) flow(i, end int) (*yNode, int) {
 				return val, end
 			}
 			p.stack = append(p.stack, key, val)
-			n.size = satAdd(n.size, val.size+1)
+			n.size = satAdd(n.size, int64(val.size)+1)
 		} else {
 			var item *yNode
 			item, j = p.flowValue(j, end)
@@ -671,7 +671,7 @@ func (p *fastParser) flow(i, end int) (*yNode, int) {
 				return item, end
 			}
 			p.stack = append(p.stack, item)
-			n.size = satAdd(n.size, item.size)
+			n.size = satAdd(n.size, int64(item.size))
 		}
 		j = p.skipSpaces(j, end)
 		if j >= end {
@@ -753,7 +753,7 @@ scan:
 func (p *fastParser) plain(text string, i int) *yNode {
 	col := p.col(i)
 	c := text[0]
-	typ := ""
+	typ := tNone
 	switch {
 	case text == "true" || text == "false":
 		typ = tBool
@@ -763,7 +763,7 @@ func (p *fastParser) plain(text string, i int) *yNode {
 	case isSmallDecimal(text):
 		typ = tInt
 	}
-	if typ != "" {
+	if typ != tNone {
 		n := p.alloc()
 		n.kind, n.typ, n.line, n.col, n.size, n.text = scalarNode, typ, p.line+p.lineOff, col, 1, text
 		switch typ {

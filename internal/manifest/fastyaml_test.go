@@ -23,21 +23,22 @@ func diffTree(a, b *yNode, path string) string {
 	sameFloat := a.fval == b.fval || math.IsNaN(a.fval) && math.IsNaN(b.fval)
 	if a.kind != b.kind || a.line != b.line || a.col != b.col || a.typ != b.typ || a.text != b.text ||
 		a.ival != b.ival || !sameFloat || a.bval != b.bval || a.size != b.size ||
-		len(a.keys) != len(b.keys) || len(a.items) != len(b.items) {
-		return fmt.Sprintf("%s: fast {kind %d %d:%d %s %q i=%d f=%g b=%v size %d keys %d items %d} != goccy {kind %d %d:%d %s %q i=%d f=%g b=%v size %d keys %d items %d}", path,
-			a.kind, a.line, a.col, a.typ, a.text, a.ival, a.fval, a.bval, a.size, len(a.keys), len(a.items),
-			b.kind, b.line, b.col, b.typ, b.text, b.ival, b.fval, b.bval, b.size, len(b.keys), len(b.items))
+		len(a.keys) != len(b.keys) || len(a.vals) != len(b.vals) {
+		return fmt.Sprintf("%s: fast {kind %d %d:%d %s %q i=%d f=%g b=%v size %d keys %d vals %d} != goccy {kind %d %d:%d %s %q i=%d f=%g b=%v size %d keys %d vals %d}", path,
+			a.kind, a.line, a.col, a.typ, a.text, a.ival, a.fval, a.bval, a.size, len(a.keys), len(a.vals),
+			b.kind, b.line, b.col, b.typ, b.text, b.ival, b.fval, b.bval, b.size, len(b.keys), len(b.vals))
 	}
 	for i := range a.keys {
 		if d := diffTree(a.keys[i], b.keys[i], fmt.Sprintf("%s.key%d", path, i)); d != "" {
 			return d
 		}
-		if d := diffTree(a.vals[i], b.vals[i], fmt.Sprintf("%s.%s", path, a.keys[i].text)); d != "" {
-			return d
-		}
 	}
-	for i := range a.items {
-		if d := diffTree(a.items[i], b.items[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
+	for i := range a.vals {
+		step := fmt.Sprintf("%s[%d]", path, i)
+		if a.kind == mapNode {
+			step = path + "." + a.keys[i].text
+		}
+		if d := diffTree(a.vals[i], b.vals[i], step); d != "" {
 			return d
 		}
 	}

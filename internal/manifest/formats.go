@@ -15,19 +15,151 @@ type format struct {
 	pattern string
 	maxLen  int
 	check   func(string) error
+	// For a regular-expression format: the expression, and, for the formats
+	// every manifest uses, a hand-written matcher that accepts exactly what
+	// it accepts (TestFastMatchersAgreeWithPatterns), a regular expression
+	// match being most of the cost of checking a value.
+	re    *regexp.Regexp
+	match func(string) bool
+	fast  bool // match is hand-written
 }
 
 func regexFormat(pattern, what string, maxLen int) format {
+	return matcherFormat(pattern, what, maxLen, nil)
+}
+
+// matcherFormat is a regexFormat checked by match instead of the pattern.
+func matcherFormat(pattern, what string, maxLen int, match func(string) bool) format {
 	re := regexp.MustCompile(pattern)
-	return format{pattern: pattern, maxLen: maxLen, check: func(s string) error {
+	fast := match != nil
+	if !fast {
+		match = re.MatchString
+	}
+	return format{pattern: pattern, maxLen: maxLen, re: re, match: match, fast: fast, check: func(s string) error {
 		if maxLen > 0 && len(s) > maxLen {
 			return fmt.Errorf("%q is not a valid %s: longer than %d characters", s, what, maxLen)
 		}
-		if !re.MatchString(s) {
+		if !match(s) {
 			return fmt.Errorf("%q is not a valid %s", s, what)
 		}
 		return nil
 	}}
+}
+
+// byteClass is a set of bytes, for the hand-written matchers.
+type byteClass [4]uint64
+
+// class builds a byteClass from ranges such as "a-z" and single bytes.
+func class(parts ...string) *byteClass {
+	var c byteClass
+	for _, p := range parts {
+		lo, hi := p[0], p[0]
+		if len(p) == 3 && p[1] == '-' {
+			hi = p[2]
+		} else if len(p) != 1 {
+			panic("manifest: bad byte class part " + p)
+		}
+		for b := int(lo); b <= int(hi); b++ {
+			c[b/64] |= 1 << (b % 64)
+		}
+	}
+	return &c
+}
+
+func (c *byteClass) has(b byte) bool { return c[b/64]&(1<<(b%64)) != 0 }
+
+// run matches a string of at least minLen bytes whose first byte is in
+// first, last byte in last and bytes between in mid: the shape of
+// ^[first]([mid]*[last])?$ (minLen 1) and ^[first][mid]*[last]$ (minLen 2).
+// A single byte must be in first only.
+func run(first, mid, last *byteClass, minLen int) func(string) bool {
+	return func(s string) bool {
+		if len(s) < minLen || len(s) == 0 || !first.has(s[0]) {
+			return false
+		}
+		if len(s) == 1 {
+			return true
+		}
+		for i := 1; i < len(s)-1; i++ {
+			if !mid.has(s[i]) {
+				return false
+			}
+		}
+		return last.has(s[len(s)-1])
+	}
+}
+
+var (
+	lowerDigit     = class("a-z", "0-9")
+	lowerDigitDash = class("a-z", "0-9", "-")
+	alnum          = class("a-z", "A-Z", "0-9")
+	alnumDash      = class("a-z", "A-Z", "0-9", "-")
+	storageMid     = class("a-z", "0-9", "-", "_", ".")
+	tagFirst       = class("a-z", "A-Z", "0-9", "_")
+	tagRest        = class("a-z", "A-Z", "0-9", "_", "-", "+", ".")
+	bridgeBytes    = class("a-z", "A-Z", "0-9", "-", "_", ".")
+	lowerLetter    = class("a-z")
+	hexDigit       = class("0-9", "a-f", "A-F")
+	base64Bytes    = class("a-z", "A-Z", "0-9", "+", "/")
+
+	matchDNSLabel = run(lowerDigit, lowerDigitDash, lowerDigit, 1)
+	matchNode     = run(alnum, alnumDash, alnum, 1)
+	matchStorage  = run(lowerLetter, storageMid, lowerDigit, 2)
+)
+
+// matchDNSName matches dnsNamePattern: node-style labels joined by dots.
+func matchDNSName(s string) bool {
+	for {
+		label, rest, more := strings.Cut(s, ".")
+		if !matchNode(label) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		s = rest
+	}
+}
+
+// matchVolume matches volumePattern: a storage ID, a colon, then at least
+// one byte that is not white space (RE2's \s: tab, LF, FF, CR, space).
+func matchVolume(s string) bool {
+	storage, path, ok := strings.Cut(s, ":")
+	if !ok || !matchStorage(storage) || path == "" {
+		return false
+	}
+	return !strings.ContainsAny(path, "\t\n\f\r ")
+}
+
+// matchSSHKey matches sshKeyPattern: a key type, a space, base64 with at
+// most three '=' of padding, and optionally a space and a comment without a
+// line break.
+func matchSSHKey(s string) bool {
+	typ, rest, ok := strings.Cut(s, " ")
+	if !ok {
+		return false
+	}
+	switch typ {
+	case "ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+		"sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com":
+	default:
+		return false
+	}
+	i := 0
+	for i < len(rest) && base64Bytes.has(rest[i]) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	pad := 0
+	for i < len(rest) && rest[i] == '=' && pad < 3 {
+		i, pad = i+1, pad+1
+	}
+	if i == len(rest) {
+		return true
+	}
+	return rest[i] == ' ' && !strings.Contains(rest[i:], "\n")
 }
 
 // Patterns follow Proxmox VE's own formats (PVE::JSONSchema and friends).
@@ -61,22 +193,22 @@ const (
 )
 
 var formats = map[string]format{
-	"dns-label":  regexFormat(dnsLabelPattern, "name (lower-case letters, digits and '-', starting and ending with a letter or digit)", 63),
-	"node":       regexFormat(nodePattern, "node name", 63),
-	"storage-id": regexFormat(storagePattern, "storage ID (lower-case, e.g. local-lvm)", 0),
-	"tag":        regexFormat(tagPattern, "Proxmox tag (letters, digits, _ - + .)", 0),
-	"bridge":     regexFormat(bridgePattern, "bridge name", 15),
+	"dns-label":  matcherFormat(dnsLabelPattern, "name (lower-case letters, digits and '-', starting and ending with a letter or digit)", 63, matchDNSLabel),
+	"node":       matcherFormat(nodePattern, "node name", 63, matchNode),
+	"storage-id": matcherFormat(storagePattern, "storage ID (lower-case, e.g. local-lvm)", 0, matchStorage),
+	"tag":        matcherFormat(tagPattern, "Proxmox tag (letters, digits, _ - + .)", 0, run(tagFirst, tagRest, tagRest, 1)),
+	"bridge":     matcherFormat(bridgePattern, "bridge name", 15, run(bridgeBytes, bridgeBytes, bridgeBytes, 1)),
 	"iface":      regexFormat(ifacePattern, "network interface name (e.g. vmbr1, bond0, vmbr0.20)", 20),
-	"sdn-id":     regexFormat(sdnIDPattern, "SDN ID (lower-case letters and digits, starting with a letter, at most 8 characters)", 8),
+	"sdn-id":     matcherFormat(sdnIDPattern, "SDN ID (lower-case letters and digits, starting with a letter, at most 8 characters)", 8, run(lowerLetter, lowerDigit, lowerDigit, 2)),
 	"mac":        regexFormat(macPattern, "unicast MAC address (XX:XX:XX:XX:XX:XX)", 0),
-	"volume-id":  regexFormat(volumePattern, "volume ID (storage:path, e.g. local:iso/debian.iso)", 0),
-	"dns-name":   regexFormat(dnsNamePattern, "DNS name", 253),
+	"volume-id":  matcherFormat(volumePattern, "volume ID (storage:path, e.g. local:iso/debian.iso)", 0, matchVolume),
+	"dns-name":   matcherFormat(dnsNamePattern, "DNS name", 253, matchDNSName),
 	"env-name":   regexFormat(envNamePattern, "environment variable name", 0),
-	"ssh-key":    regexFormat(sshKeyPattern, "OpenSSH public key (type, base64 key, optional comment)", 16384),
+	"ssh-key":    matcherFormat(sshKeyPattern, "OpenSSH public key (type, base64 key, optional comment)", 16384, matchSSHKey),
 	"abs-path":   regexFormat(absPathPattern, "absolute path", 4096),
 	"filename":   regexFormat(filenamePattern, "file name (no '/')", 255),
 	"cpu-type":   regexFormat(cpuTypePattern, "CPU type", 64),
-	"hex":        regexFormat(hexPattern, "hexadecimal string", 256),
+	"hex":        matcherFormat(hexPattern, "hexadecimal string", 256, run(hexDigit, hexDigit, hexDigit, 1)),
 	"mount-type": regexFormat(mountTypePattern, "file system type", 32),
 	"machine":    regexFormat(machinePattern, "QEMU machine type (e.g. q35, pc-i440fx-9.0)", 40),
 	"vlan-list":  regexFormat(vlanListPattern, "VLAN ID list (e.g. 2-4094 or \"10 20 30-40\")", 0),

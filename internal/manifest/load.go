@@ -49,8 +49,7 @@ func LoadDir(root string) (*Set, error) {
 func LoadFS(fsys fs.FS, dir string) (*Set, error) {
 	var errs ErrorList
 	type file struct {
-		rel  string
-		data []byte
+		path, rel string
 	}
 	var files []file
 	walkErr := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
@@ -85,19 +84,16 @@ func LoadFS(fsys fs.FS, dir string) (*Set, error) {
 			errs = append(errs, Error{File: rel, Message: "not a regular file; skipped"})
 			return nil
 		}
-		data, e := readLimited(fsys, p)
-		if e != "" {
-			errs = append(errs, Error{File: rel, Message: e})
-			return nil
-		}
-		files = append(files, file{rel, data})
+		files = append(files, file{p, rel})
 		return nil
 	})
 	if walkErr != nil {
 		return nil, fmt.Errorf("read manifests: %w", walkErr)
 	}
-	// Files decode independently: spread them over the CPUs, keep the order.
+	// Files are read and decoded independently: spread them over the CPUs,
+	// keep the order.
 	type parsed struct {
+		read bool
 		res  []Resource
 		errs ErrorList
 	}
@@ -111,19 +107,28 @@ func LoadFS(fsys fs.FS, dir string) (*Set, error) {
 				if i >= len(files) {
 					return
 				}
-				res, ferrs := ParseFile(files[i].rel, files[i].data)
-				results[i] = parsed{res, ferrs}
+				data, e := readLimited(fsys, files[i].path)
+				if e != "" {
+					results[i] = parsed{errs: ErrorList{{File: files[i].rel, Message: e}}}
+					continue
+				}
+				res, ferrs := ParseFile(files[i].rel, data)
+				results[i] = parsed{true, res, ferrs}
 			}
 		})
 	}
 	wg.Wait()
 	var all []Resource
+	read := 0
 	for _, r := range results {
 		all = append(all, r.res...)
 		errs = append(errs, r.errs...)
+		if r.read {
+			read++
+		}
 	}
 	set, serrs := NewSet(all)
-	set.Files = len(files)
+	set.Files = read
 	errs = append(errs, serrs...)
 	if err := errs.Err(); err != nil {
 		return set, err
@@ -175,22 +180,38 @@ func checkSymlink(fsys fs.FS, dir, p string) (string, bool) {
 }
 
 // readLimited reads a file of at most MaxFileSize bytes without ever holding
-// more than that in memory.
+// more than that in memory. The buffer is sized from the file's size, so a
+// file is read with two read calls (its bytes, then end of file).
 func readLimited(fsys fs.FS, p string) ([]byte, string) {
 	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, "cannot read: " + errText(err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > MaxFileSize {
-		return nil, fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest; not read", st.Size(), MaxFileSize)
+	size := int64(512)
+	if st, err := f.Stat(); err == nil {
+		if st.Size() > MaxFileSize {
+			return nil, fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest; not read", st.Size(), MaxFileSize)
+		}
+		size = max(size, st.Size()+1) // +1: end of file is seen without growing
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, "cannot read: " + errText(err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Sprintf("file is larger than the %d-byte limit for a manifest; not read", MaxFileSize)
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "cannot read: " + errText(err)
+		}
+		if len(data) > MaxFileSize {
+			return nil, fmt.Sprintf("file is larger than the %d-byte limit for a manifest; not read", MaxFileSize)
+		}
+		if len(data) == cap(data) {
+			// The file grew since its size was read: read on, within the limit.
+			data = slices.Grow(data, min(cap(data), MaxFileSize+1-len(data)))
+		}
 	}
 	return data, ""
 }
@@ -342,10 +363,10 @@ func (n *yNode) find(p string) (*yNode, bool) {
 				return cur, false
 			}
 			i, err := strconv.Atoi(p[1:end])
-			if err != nil || cur.kind != seqNode || i < 0 || i >= len(cur.items) {
+			if err != nil || cur.kind != seqNode || i < 0 || i >= len(cur.vals) {
 				return cur, false
 			}
-			cur, p = cur.items[i], p[end+1:]
+			cur, p = cur.vals[i], p[end+1:]
 			p = strings.TrimPrefix(p, ".")
 			continue
 		default:

@@ -42,30 +42,52 @@ const (
 	seqNode
 )
 
-// scalar types, as YAML 1.2 resolves plain scalars.
+// scalarType is a scalar's type, as YAML 1.2 resolves plain scalars.
+type scalarType uint8
+
 const (
-	tString = "string"
-	tInt    = "integer"
-	tFloat  = "number"
-	tBool   = "boolean"
-	tNull   = "null"
+	tNone scalarType = iota // not a scalar
+	tString
+	tInt
+	tFloat
+	tBool
+	tNull
 )
 
+// String names the type for error messages.
+func (t scalarType) String() string {
+	switch t {
+	case tString:
+		return "string"
+	case tInt:
+		return "integer"
+	case tFloat:
+		return "number"
+	case tBool:
+		return "boolean"
+	case tNull:
+		return "null"
+	}
+	return ""
+}
+
 // yNode is the decoded YAML tree the typed decoder walks: positions kept,
-// aliases resolved (shared, never copied), merge keys applied.
+// aliases resolved (shared, never copied), merge keys applied. A manifest
+// has tens of nodes per document, so the struct is kept small.
 type yNode struct {
-	kind  nodeKind
-	line  int
-	col   int
-	typ   string // scalar type (tString, tInt, ...)
-	text  string // scalar text (the value for strings)
-	ival  int64
-	fval  float64
-	bval  bool
-	keys  []*yNode // mapping keys (scalars), in order
-	vals  []*yNode // mapping values
-	items []*yNode // sequence items
-	size  int      // nodes in this subtree, aliases expanded
+	kind nodeKind
+	typ  scalarType // scalar type (tString, tInt, ...)
+	bval bool
+	size int32 // nodes in this subtree, aliases expanded (saturating)
+	line int
+	col  int
+	text string // scalar text (the value for strings)
+	ival int64
+	fval float64
+	keys []*yNode // mapping keys (scalars), in order
+	// vals holds a mapping's values (vals[i] belongs to keys[i]) or a
+	// sequence's items.
+	vals []*yNode
 }
 
 // describe names the node's type for error messages ("a mapping", "integer 20").
@@ -86,7 +108,7 @@ func (n *yNode) describe() string {
 		}
 		return fmt.Sprintf("string %q", t)
 	default:
-		return n.typ + " " + n.text
+		return n.typ.String() + " " + n.text
 	}
 }
 
@@ -484,7 +506,7 @@ func (c *converter) convert(n ast.Node, depth int) *yNode {
 			c.fail(v.GetToken(), "alias *%s names no anchor defined before it", name)
 			return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
 		}
-		if !c.count(v.GetToken(), target.size) {
+		if !c.count(v.GetToken(), int(target.size)) {
 			return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
 		}
 		return target
@@ -497,8 +519,8 @@ func (c *converter) convert(n ast.Node, depth int) *yNode {
 		y := &yNode{kind: seqNode, line: line, col: col, size: 1}
 		for _, item := range v.Values {
 			child := c.convert(item, depth+1)
-			y.items = append(y.items, child)
-			y.size = satAdd(y.size, child.size)
+			y.vals = append(y.vals, child)
+			y.size = satAdd(y.size, int64(child.size))
 		}
 		return y
 	case *ast.MergeKeyNode:
@@ -510,11 +532,12 @@ func (c *converter) convert(n ast.Node, depth int) *yNode {
 	}
 }
 
-func satAdd(a, b int) int {
-	if a > math.MaxInt32 || b > math.MaxInt32 {
-		return math.MaxInt32
+// satAdd adds b to a node count, saturating at MaxInt32.
+func satAdd(a int32, b int64) int32 {
+	if s := int64(a) + b; s < math.MaxInt32 {
+		return int32(s)
 	}
-	return a + b
+	return math.MaxInt32
 }
 
 func (c *converter) convertTag(v *ast.TagNode, depth int) *yNode {
@@ -533,10 +556,10 @@ func (c *converter) convertTag(v *ast.TagNode, depth int) *yNode {
 		c.fail(v.Start, "!!str applies to a scalar, not %s", y.describe())
 	case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
 		// The parser already resolved the value; accept the tag when it agrees.
-		want := map[string]string{"!!int": tInt, "!!float": tFloat, "!!bool": tBool, "!!null": tNull}[tag]
+		want := map[string]scalarType{"!!int": tInt, "!!float": tFloat, "!!bool": tBool, "!!null": tNull}[tag]
 		switch {
 		case tag == "!!map" && y.kind != mapNode, tag == "!!seq" && y.kind != seqNode,
-			want != "" && y.typ != want && !(want == tFloat && y.typ == tInt):
+			want != tNone && y.typ != want && !(want == tFloat && y.typ == tInt):
 			c.fail(v.Start, "value does not match its tag %s", tag)
 		}
 	default:
@@ -570,7 +593,7 @@ func (c *converter) convertMapping(values []*ast.MappingValueNode, line, col, de
 		val := c.convert(mv.Value, depth+1)
 		y.keys = append(y.keys, key)
 		y.vals = append(y.vals, val)
-		y.size = satAdd(y.size, val.size+1)
+		y.size = satAdd(y.size, int64(val.size)+1)
 	}
 	for _, m := range merges {
 		var sources []*yNode
@@ -578,7 +601,7 @@ func (c *converter) convertMapping(values []*ast.MappingValueNode, line, col, de
 		case mapNode:
 			sources = []*yNode{m}
 		case seqNode:
-			sources = m.items
+			sources = m.vals
 		}
 		if len(sources) == 0 && m.kind != seqNode {
 			c.errs = append(c.errs, posError{line: m.line, col: m.col, msg: "merge key << needs a mapping or a list of mappings"})
@@ -595,7 +618,7 @@ func (c *converter) convertMapping(values []*ast.MappingValueNode, line, col, de
 				}
 				y.keys = append(y.keys, k)
 				y.vals = append(y.vals, src.vals[i])
-				y.size = satAdd(y.size, src.vals[i].size+1)
+				y.size = satAdd(y.size, int64(src.vals[i].size)+1)
 			}
 		}
 	}
