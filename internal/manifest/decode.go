@@ -15,6 +15,13 @@ import (
 type decoder struct {
 	errs []posError
 	segs []pathSeg // the field path of the value being decoded
+	buf  [8]pathSeg
+}
+
+func newDecoder() *decoder {
+	d := &decoder{}
+	d.segs = d.buf[:0]
+	return d
 }
 
 // pathSeg is one segment of the field path (spec.disks[0].size) of the

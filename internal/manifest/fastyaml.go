@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
@@ -48,12 +49,69 @@ type fastParser struct {
 }
 
 // fastArena holds the slabs that nodes and child lists are carved from, so
-// that the trees of a file's documents take a few allocations instead of
-// one per node. It is shared by the documents of one file.
+// that the trees of a file's documents take no allocation per node. An
+// arena is reused from file to file (arenaPool): a tree lives only while
+// its file is decoded (resources keep values and positions, never nodes).
 type fastArena struct {
-	nodes []yNode
-	ptrs  []*yNode
-	stack []*yNode // children of the collections being parsed
+	nodeSlabs    [][]yNode
+	ptrSlabs     [][]*yNode
+	slab, used   int // the node slab in use and the nodes taken from it
+	pslab, pused int
+	stack        []*yNode // children of the collections being parsed
+}
+
+const (
+	nodeSlabSize = 256
+	ptrSlabSize  = 1024
+	// maxPooledNodes bounds the arena kept for reuse: one that hostile
+	// input grew past it is left to the garbage collector.
+	maxPooledNodes = 64 * nodeSlabSize
+)
+
+var arenaPool = sync.Pool{New: func() any { return &fastArena{} }}
+
+// getArena takes an emptied arena from the pool.
+func getArena() *fastArena {
+	a := arenaPool.Get().(*fastArena)
+	a.slab, a.used, a.pslab, a.pused = 0, 0, 0, 0
+	a.stack = a.stack[:0]
+	return a
+}
+
+// putArena returns an arena whose trees are no longer used.
+func putArena(a *fastArena) {
+	if len(a.nodeSlabs)*nodeSlabSize <= maxPooledNodes {
+		arenaPool.Put(a)
+	}
+}
+
+// alloc returns a zero node from the arena.
+func (a *fastArena) alloc() *yNode {
+	if a.slab < len(a.nodeSlabs) && a.used == nodeSlabSize {
+		a.slab, a.used = a.slab+1, 0
+	}
+	if a.slab == len(a.nodeSlabs) {
+		a.nodeSlabs = append(a.nodeSlabs, make([]yNode, nodeSlabSize))
+	}
+	n := &a.nodeSlabs[a.slab][a.used]
+	a.used++
+	*n = yNode{}
+	return n
+}
+
+// ptrs returns a slice of k node pointers from the arena.
+func (a *fastArena) ptrs(k int) []*yNode {
+	for {
+		if a.pslab == len(a.ptrSlabs) {
+			a.ptrSlabs = append(a.ptrSlabs, make([]*yNode, max(ptrSlabSize, k)))
+		}
+		if s := a.ptrSlabs[a.pslab]; len(s)-a.pused >= k {
+			out := s[a.pused : a.pused+k : a.pused+k]
+			a.pused += k
+			return out
+		}
+		a.pslab, a.pused = a.pslab+1, 0
+	}
 }
 
 // fastParse parses one document chunk (see parseDocument) if it is written
@@ -86,7 +144,6 @@ func fastParseUnguarded(text string, lineOff int, arena *fastArena) (root *yNode
 	if arena == nil {
 		arena = &fastArena{}
 	}
-	arena.stack = arena.stack[:0]
 	p := &fastParser{src: text, line: 1, lineOff: lineOff, fastArena: arena}
 	if hasMarker(text, "---") {
 		// The document start marker; only a comment may follow it.
@@ -123,16 +180,6 @@ func (p *fastParser) fail() *yNode {
 	return &yNode{kind: nullNode, typ: tNull, size: 1}
 }
 
-// alloc returns a zero node from the slab.
-func (p *fastParser) alloc() *yNode {
-	if len(p.nodes) == 0 {
-		p.nodes = make([]yNode, 128)
-	}
-	n := &p.nodes[0]
-	p.nodes = p.nodes[1:]
-	return n
-}
-
 // children moves the nodes pushed on the stack since mark into a slice of
 // their own, carved from the slab.
 func (p *fastParser) children(mark int) []*yNode {
@@ -140,11 +187,7 @@ func (p *fastParser) children(mark int) []*yNode {
 	if len(kids) == 0 {
 		return nil
 	}
-	if len(p.ptrs) < len(kids) {
-		p.ptrs = make([]*yNode, max(256, len(kids)))
-	}
-	out := p.ptrs[:len(kids):len(kids)]
-	p.ptrs = p.ptrs[len(kids):]
+	out := p.ptrs(len(kids))
 	copy(out, kids)
 	clear(kids)
 	p.stack = p.stack[:mark]
@@ -156,12 +199,8 @@ func (p *fastParser) children(mark int) []*yNode {
 func (p *fastParser) mapChildren(m *yNode, mark int) {
 	pairs := p.stack[mark:]
 	n := len(pairs) / 2
-	if len(p.ptrs) < 2*n {
-		p.ptrs = make([]*yNode, max(256, 2*n))
-	}
-	m.keys = p.ptrs[:n:n]
-	m.vals = p.ptrs[n : 2*n : 2*n]
-	p.ptrs = p.ptrs[2*n:]
+	all := p.ptrs(2 * n)
+	m.keys, m.vals = all[:n:n], all[n:]
 	for i := range n {
 		m.keys[i], m.vals[i] = pairs[2*i], pairs[2*i+1]
 	}

@@ -219,7 +219,9 @@ func readLimited(fsys fs.FS, p string) ([]byte, string) {
 // ParseFile decodes and checks every document of one file, without the
 // cross-document checks of NewSet. name is used in errors and origins.
 func ParseFile(name string, data []byte) ([]Resource, ErrorList) {
-	docs, perrs := parseYAML(data)
+	arena := getArena()
+	defer putArena(arena) // the documents' trees are not used past here
+	docs, perrs := parseYAML(data, arena)
 	var errs ErrorList
 	for _, pe := range perrs {
 		errs = append(errs, Error{File: name, Line: pe.line, Column: pe.col, Path: pe.path, Message: pe.msg})
@@ -274,7 +276,7 @@ func kindNames() []string {
 // decodeDocument decodes one document into a resource and checks it on its
 // own. It returns nil when the document is too broken to be a resource.
 func decodeDocument(file string, doc yDoc) (Resource, ErrorList) {
-	d := &decoder{}
+	d := newDecoder()
 	root := doc.root
 	var res Resource
 	if root.kind != mapNode {

@@ -129,7 +129,10 @@ type posError struct {
 // parseYAML splits data into documents and parses each one, returning the
 // non-empty documents and every problem found. It never panics and bounds its
 // work as described at MaxDocumentTokens.
-func parseYAML(data []byte) (docs []yDoc, errs []posError) {
+//
+// The trees of the documents read by the fast path live in arena: they must
+// not be used once the arena is reused.
+func parseYAML(data []byte, arena *fastArena) (docs []yDoc, errs []posError) {
 	if len(data) > MaxFileSize {
 		return nil, []posError{{msg: fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest", len(data), MaxFileSize)}}
 	}
@@ -144,7 +147,6 @@ func parseYAML(data []byte) (docs []yDoc, errs []posError) {
 		return nil, []posError{{line: line, col: col, msg: "not valid UTF-8 text"}}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	arena := &fastArena{}
 	for i, chunk := range splitDocuments(data) {
 		root, perrs := parseDocument(chunk.text, chunk.line-1, arena)
 		errs = append(errs, perrs...)
@@ -186,6 +188,7 @@ type chunk struct {
 // marker line, so line numbers inside it are offset by chunk.line-1.
 func splitDocuments(data []byte) []chunk {
 	var chunks []chunk
+	text := string(data) // one copy for the file; chunks are slices of it
 	start, startLine, line := 0, 1, 1
 	for off := 0; off < len(data); {
 		end := bytes.IndexByte(data[off:], '\n')
@@ -195,13 +198,13 @@ func splitDocuments(data []byte) []chunk {
 		}
 		l := data[off:next]
 		if off > start && bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\n' || l[3] == '\r') {
-			chunks = append(chunks, chunk{text: string(data[start:off]), line: startLine})
+			chunks = append(chunks, chunk{text: text[start:off], line: startLine})
 			start, startLine = off, line
 		}
 		off = next
 		line++
 	}
-	chunks = append(chunks, chunk{text: string(data[start:]), line: startLine})
+	chunks = append(chunks, chunk{text: text[start:], line: startLine})
 	return chunks
 }
 
