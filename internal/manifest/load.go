@@ -102,12 +102,16 @@ func LoadFS(fsys fs.FS, dir string) (*Set, error) {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(files)) {
 		wg.Go(func() {
+			buf := make([]byte, readBufferSize) // ParseFile keeps no reference to it
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(files) {
 					return
 				}
-				data, e := readLimited(fsys, files[i].path)
+				data, e := readLimited(fsys, files[i].path, buf)
+				if data != nil {
+					buf = data[:0] // keep a buffer a large file grew
+				}
 				if e != "" {
 					results[i] = parsed{errs: ErrorList{{File: files[i].rel, Message: e}}}
 					continue
@@ -179,28 +183,46 @@ func checkSymlink(fsys fs.FS, dir, p string) (string, bool) {
 	return "", true
 }
 
-// readLimited reads a file of at most MaxFileSize bytes without ever holding
-// more than that in memory. The buffer is sized from the file's size, so a
-// file is read with two read calls (its bytes, then end of file).
-func readLimited(fsys fs.FS, p string) ([]byte, string) {
+// readBufferSize is the read buffer each loading worker reuses from file to
+// file; a manifest file is a few KiB.
+const readBufferSize = 64 << 10
+
+// readLimited reads a file of at most MaxFileSize bytes into buf (grown if
+// needed) without ever holding more than that in memory, and returns the
+// bytes read, which alias buf. A file that fits buf is read with two read
+// calls (its bytes, then end of file) and no other; a larger one is sized
+// by a stat first, so that a file over the limit is refused unread.
+func readLimited(fsys fs.FS, p string, buf []byte) ([]byte, string) {
 	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, "cannot read: " + errText(err)
 	}
 	defer f.Close()
-	size := int64(512)
-	if st, err := f.Stat(); err == nil {
-		if st.Size() > MaxFileSize {
-			return nil, fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest; not read", st.Size(), MaxFileSize)
-		}
-		size = max(size, st.Size()+1) // +1: end of file is seen without growing
-	}
-	data := make([]byte, 0, size)
+	data := buf[:0]
+	statted := false
 	for {
+		if len(data) == cap(data) {
+			if !statted {
+				statted = true
+				if st, err := f.Stat(); err == nil {
+					if st.Size() > MaxFileSize {
+						return nil, fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest; not read", st.Size(), MaxFileSize)
+					}
+					// +1: end of file is seen without growing again.
+					if need := int(st.Size()) + 1 - len(data); need > 0 {
+						data = slices.Grow(data, need)
+					}
+				}
+			}
+			if len(data) == cap(data) {
+				// No size, or the file grew since: read on, within the limit.
+				data = slices.Grow(data, min(max(cap(data), 512), MaxFileSize+1-len(data)))
+			}
+		}
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
-			break
+			return data, ""
 		}
 		if err != nil {
 			return nil, "cannot read: " + errText(err)
@@ -208,16 +230,12 @@ func readLimited(fsys fs.FS, p string) ([]byte, string) {
 		if len(data) > MaxFileSize {
 			return nil, fmt.Sprintf("file is larger than the %d-byte limit for a manifest; not read", MaxFileSize)
 		}
-		if len(data) == cap(data) {
-			// The file grew since its size was read: read on, within the limit.
-			data = slices.Grow(data, min(cap(data), MaxFileSize+1-len(data)))
-		}
 	}
-	return data, ""
 }
 
 // ParseFile decodes and checks every document of one file, without the
 // cross-document checks of NewSet. name is used in errors and origins.
+// It keeps no reference to data.
 func ParseFile(name string, data []byte) ([]Resource, ErrorList) {
 	arena := getArena()
 	defer putArena(arena) // the documents' trees are not used past here
