@@ -517,13 +517,27 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 	start := r.Bool("start")
 
 	upid := s.startTask(r, node, "qmcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
-		if err := tc.LockGuest(vmid, "qemu"); err != nil {
-			delete(s.state.Guests, vmid)
+		// create_and_lock_config wrote a config holding only "lock: create"
+		// before the worker forked. The worker takes the config flock
+		// (waiting 1 s) and keeps both while it allocates disks and imports
+		// images; only the final write_config replaces the lock line with
+		// the whole config. On failure the volumes are freed and the config
+		// file is unlinked: the half-created guest is gone.
+		var created map[string]string
+		fail := func(err error) error {
+			for _, volid := range guestVolumes(created) {
+				s.state.removeVolume(node, volid)
+			}
+			if s.state.Guests[vmid] == g {
+				delete(s.state.Guests, vmid)
+			}
 			return err
 		}
+		if err := tc.lock(vmid, "qemu", false, time.Second); err != nil {
+			return fail(err)
+		}
 		if err := tc.Sleep(durCreate); err != nil {
-			delete(s.state.Guests, vmid)
-			return err
+			return fail(err)
 		}
 		conf := map[string]string{}
 		for k, v := range params {
@@ -531,19 +545,15 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 				conf[k] = v
 			}
 		}
-		g.Conf = conf
-		created, copied, err := s.createDisks(tc, g, plans, storage, conf["template"] == "1")
+		var copied int64
+		var err error
+		created, copied, err = s.createDisks(tc, g, plans, storage, conf["template"] == "1")
 		if err != nil {
-			delete(s.state.Guests, vmid)
-			return fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(err.Error(), "\n"))
+			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
 		}
 		if copied > 0 {
 			if err := tc.Sleep(time.Duration(float64(copied) / importRate * float64(time.Second))); err != nil {
-				for _, volid := range guestVolumes(created) {
-					s.state.removeVolume(node, volid)
-				}
-				delete(s.state.Guests, vmid)
-				return err
+				return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
 			}
 		}
 		for k, v := range created {
@@ -553,7 +563,6 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 			if b := defaultBootOrder(conf); b != "" {
 				conf["boot"] = b
 			} else {
-				conf["boot"] = " "
 				delete(conf, "boot")
 			}
 		}
@@ -570,11 +579,14 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 			conf["cipassword"] = s.hashPassword(pw)
 		}
 		conf["meta"] = fmt.Sprintf("creation-qemu=10.1.2,ctime=%d", s.clock.Now().Unix())
+		g.Conf = conf
+		tc.unlock(vmid)
 		if start {
+			// vm_start runs after the create lock is released; its errors
+			// are only warnings of the create task.
 			tc.Log("Execute autostart")
-			if conf["template"] != "1" {
-				g.Running = true
-				g.StartedAt = s.clock.Now()
+			if err := s.qemuStartGuest(tc, g, false); err != nil {
+				tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
 			}
 		}
 		return nil
@@ -897,31 +909,37 @@ func (s *Server) qemuStart(r *Request) (any, error) {
 	}
 	skiplock := r.Bool("skiplock")
 	return s.startTask(r, g.Node, "qmstart", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
-			return err
-		}
-		if s.state.Guests[g.VMID] != g {
-			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
-		}
-		if g.IsTemplate() {
-			return Fail("you can't start a vm if it's a template")
-		}
-		if !skiplock {
-			if err := checkLock(g); err != nil {
-				return err
-			}
-		}
-		if g.Running {
-			return Fail("VM %d already running", g.VMID)
-		}
-		if err := tc.Sleep(durStart); err != nil {
-			return err
-		}
-		s.applyPending(g)
-		g.Running = true
-		g.StartedAt = s.clock.Now()
-		return nil
+		return s.qemuStartGuest(tc, g, skiplock)
 	}), nil
+}
+
+// qemuStartGuest is vm_start: under the config lock, apply pending
+// changes and start QEMU.
+func (s *Server) qemuStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
+	if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+		return err
+	}
+	if s.state.Guests[g.VMID] != g {
+		return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+	}
+	if g.IsTemplate() {
+		return Fail("you can't start a vm if it's a template")
+	}
+	if !skiplock {
+		if err := checkLock(g); err != nil {
+			return err
+		}
+	}
+	if g.Running {
+		return Fail("VM %d already running", g.VMID)
+	}
+	if err := tc.Sleep(durStart); err != nil {
+		return err
+	}
+	s.applyPending(g)
+	g.Running = true
+	g.StartedAt = s.clock.Now()
+	return nil
 }
 
 func (s *Server) qemuStop(r *Request, typ string) (any, error) {

@@ -129,6 +129,18 @@ func (tc *taskCtx) lock(vmid int, kind string, shared bool, timeout time.Duratio
 	return nil
 }
 
+// unlock lets go of a lock the task took, before the task ends (create_vm
+// releases the config lock before its autostart).
+func (tc *taskCtx) unlock(vmid int) {
+	for i, l := range tc.t.heldLocks {
+		if l.vmid == vmid {
+			tc.s.releaseLock(l.vmid, l.shared)
+			tc.t.heldLocks = append(tc.t.heldLocks[:i], tc.t.heldLocks[i+1:]...)
+			return
+		}
+	}
+}
+
 func (s *Server) scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * s.opts.TaskSpeed)
 }
