@@ -47,7 +47,7 @@ export const ResourceCard = memo(function ResourceCard({ r, onOpen }: { r: Resou
         <span>{r.kind}</span>
         {r.node && <span>· {r.node}</span>}
         {r.vmid !== undefined && r.vmid !== null && <span>· #{r.vmid}</span>}
-        {r.owned === false && <span className="pill">not owned</span>}
+        {r.status === 'Conflict' && r.owned === false && <span className="pill warn">not owned</span>}
         {r.syncPolicy && r.syncPolicy !== 'auto' && <span className="pill">sync: {r.syncPolicy}</span>}
       </div>
       {r.progress ? (

@@ -91,8 +91,11 @@ test('a refused delete shows the daemon’s words', async () => {
   await screen.findByText('app-01 is locked by a running task');
 });
 
-test('no delete for a resource proxmops does not own', async () => {
-  mockFetch(() => ({ body: detail({ owned: false }) }));
+test.each([
+  ['a guest it does not own', { owned: false }],
+  ['a conflict: the VMID is held by a guest it does not own', { owned: false, status: 'Conflict' as const, observed: null }],
+])('no delete for %s', async (_name, over) => {
+  mockFetch(() => ({ body: detail(over) }));
   render(
     <Providers>
       <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
@@ -112,6 +115,22 @@ test('viewers see no action buttons', async () => {
   );
   await screen.findByText('cores differ from the manifest');
   expect(screen.queryByRole('button', { name: /Sync now|Delete/ })).toBeNull();
+});
+
+test('Tab stays inside the drawer', async () => {
+  mockFetch(() => ({ body: detail() }));
+  render(
+    <Providers>
+      <button type="button">outside</button>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  const del = await screen.findByRole('button', { name: 'Delete…' });
+  del.focus();
+  fireEvent.keyDown(window, { key: 'Tab' });
+  expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Close (Esc)' }));
+  fireEvent.keyDown(window, { key: 'Tab', shiftKey: true });
+  expect(document.activeElement).toBe(del);
 });
 
 test('Escape closes the drawer', async () => {
@@ -135,4 +154,19 @@ test('a resource that is gone says so', async () => {
     </Providers>,
   );
   await waitFor(() => expect(screen.getByText(/no longer known/)).toBeTruthy());
+});
+
+test('a resource not on the cluster yet: no delete, no ownership claim, no field marks', async () => {
+  mockFetch(() => ({ body: detail({ owned: false, observed: null, action: 'create', reason: 'the VM does not exist', changes: [{ field: 'cores', from: '', to: '4' }] }) }));
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await screen.findByText('the VM does not exist');
+  expect(screen.getByText('not on the cluster')).toBeTruthy();
+  expect(screen.queryByText(/not owned|does not own/)).toBeNull();
+  expect(screen.queryByRole('button', { name: /Delete/ })).toBeNull();
+  expect(document.querySelectorAll('.doc-table tr.changed')).toHaveLength(0);
+  expect(screen.getByText('Not on the cluster.')).toBeTruthy();
 });

@@ -177,6 +177,22 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
       if (e.key === 'Escape') {
         e.preventDefault();
         onClose();
+        return;
+      }
+      // Tab cycles inside the drawer while it is open, as in any modal dialog.
+      if (e.key === 'Tab' && panel.current) {
+        const focusable = [...panel.current.querySelectorAll<HTMLElement>('button:not([disabled]), input:not([disabled]), a[href], [tabindex="0"]')];
+        if (focusable.length === 0) return;
+        const first = focusable[0];
+        const last = focusable[focusable.length - 1];
+        const active = document.activeElement;
+        if (e.shiftKey && (active === first || active === panel.current)) {
+          e.preventDefault();
+          last.focus();
+        } else if (!e.shiftKey && (active === last || !panel.current.contains(active))) {
+          e.preventDefault();
+          first.focus();
+        }
       }
     };
     window.addEventListener('keydown', onKey);
@@ -192,12 +208,13 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     const { config, ...rest } = detail.observed;
     return flatten({ ...rest, ...(config ?? {}) });
   }, [detail]);
-  const markedDesired = useMemo(() => markRows(desiredRows, detail?.changes), [desiredRows, detail]);
-  const markedObserved = useMemo(() => markRows(observedRows, detail?.changes), [observedRows, detail]);
-  const unmatched = useMemo(
-    () => unmatchedChanges(detail?.changes, desiredRows, observedRows),
-    [detail, desiredRows, observedRows],
-  );
+  // Field marks compare two sides; with one side missing (a create, a guest only on
+  // the cluster) every field differs and the changes table says it all.
+  const bothSides = Boolean(detail?.desired && detail?.observed);
+  const changes = bothSides ? detail?.changes : null;
+  const markedDesired = useMemo(() => markRows(desiredRows, changes), [desiredRows, changes]);
+  const markedObserved = useMemo(() => markRows(observedRows, changes), [observedRows, changes]);
+  const unmatched = useMemo(() => unmatchedChanges(changes, desiredRows, observedRows), [changes, desiredRows, observedRows]);
 
   const syncNow = async () => {
     setBusy('sync');
@@ -251,7 +268,11 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <HealthBadge health={d.health} />
                 {d.node && <span className="pill">node {d.node}</span>}
                 {d.vmid !== undefined && d.vmid !== null && <span className="pill">VMID {d.vmid}</span>}
-                <span className={`pill ${d.owned === false ? 'warn' : ''}`}>{d.owned === false ? 'not owned by proxmops' : 'owned by proxmops'}</span>
+                {d.observed === null && d.status !== 'Conflict' ? (
+                  <span className="pill">not on the cluster</span>
+                ) : (
+                  <span className={`pill ${d.owned === false ? 'warn' : ''}`}>{d.owned === false ? 'not owned by proxmops' : 'owned by proxmops'}</span>
+                )}
                 {d.syncPolicy && <span className="pill">sync {d.syncPolicy}</span>}
                 {d.file && <span className="pill mono" title="Manifest file">{d.file}</span>}
               </div>
@@ -294,13 +315,13 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                   <button type="button" className="btn primary" onClick={syncNow} disabled={busy !== '' || d.desired === null}>
                     {busy === 'sync' ? 'Syncing…' : 'Sync now'}
                   </button>
-                  {d.owned !== false ? (
-                    <button type="button" className="btn danger" onClick={() => setConfirming(true)} disabled={busy !== '' || d.observed === null}>
+                  {d.owned === false && (d.observed !== null || d.status === 'Conflict') ? (
+                    <span className="muted small">proxmops does not own this resource, so it cannot delete it.</span>
+                  ) : d.observed !== null && d.owned !== false ? (
+                    <button type="button" className="btn danger" onClick={() => setConfirming(true)} disabled={busy !== ''}>
                       Delete…
                     </button>
-                  ) : (
-                    <span className="muted small">proxmops does not own this resource, so it cannot delete it.</span>
-                  )}
+                  ) : null}
                   {notice && <span className="notice" role="status">{notice}</span>}
                 </section>
               )}
