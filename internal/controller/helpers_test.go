@@ -43,13 +43,13 @@ func startSim(t *testing.T, taskSpeed float64) *pvesim.Server {
 
 // gitRepo is a real Git repository on disk, written with go-git.
 type gitRepo struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	repo *git.Repository
 	when time.Time
 }
 
-func newGitRepo(t *testing.T) *gitRepo {
+func newGitRepo(t testing.TB) *gitRepo {
 	t.Helper()
 	dir := t.TempDir()
 	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
@@ -173,7 +173,7 @@ metadata:
 
 // env is a controller wired to a simulator, a Git repository and a store.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	sim   *pvesim.Server
 	repo  *gitRepo
 	st    *store.Store
@@ -184,6 +184,8 @@ type env struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// timeout bounds waitFor (default 30s).
+	timeout time.Duration
 }
 
 type envOpt func(*Options)
@@ -199,7 +201,7 @@ func values(sim *pvesim.Server, repoURL, dir string) *config.Config {
 	return cfg
 }
 
-func openStore(t *testing.T, dir string) *store.Store {
+func openStore(t testing.TB, dir string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Options{Path: filepath.Join(dir, "proxmops.db")})
 	if err != nil {
@@ -209,7 +211,7 @@ func openStore(t *testing.T, dir string) *store.Store {
 }
 
 // newEnv builds (but does not run) a controller.
-func newEnv(t *testing.T, sim *pvesim.Server, repo *gitRepo, dir string, mods ...envOpt) *env {
+func newEnv(t testing.TB, sim *pvesim.Server, repo *gitRepo, dir string, mods ...envOpt) *env {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -258,7 +260,10 @@ func (e *env) stop() {
 // waitFor polls the status list until ok holds.
 func (e *env) waitFor(what string, ok func(api.ResourceList) bool) api.ResourceList {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	if e.timeout == 0 {
+		e.timeout = 30 * time.Second
+	}
+	deadline := time.Now().Add(e.timeout)
 	for {
 		list, _ := e.c.Resources(context.Background())
 		if ok(list) {
@@ -357,4 +362,24 @@ func itoa(n int) string { return fmt.Sprint(n) }
 
 func branchRef(name string, at plumbing.Hash) *plumbing.Reference {
 	return plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), at)
+}
+
+func newGitRepoB(b *testing.B) *gitRepo { return newGitRepo(b) }
+
+// newEnvB is newEnv on the wall clock, with the interval an hour: passes
+// happen when asked for.
+func newEnvB(b *testing.B, sim *pvesim.Server, repo *gitRepo, dir string, mods ...envOpt) *env {
+	mods = append([]envOpt{func(o *Options) { o.Clock = realClock{}; o.Config.Reconcile.Interval = time.Hour }}, mods...)
+	return newEnv(b, sim, repo, dir, mods...)
+}
+
+type eventsEvent = events.Event
+
+// lastPass is the time of the last pass (zero before the first).
+func (e *env) lastPass() time.Time {
+	l, _ := e.c.Resources(context.Background())
+	if l.LastPass == nil {
+		return time.Time{}
+	}
+	return *l.LastPass
 }
