@@ -698,8 +698,11 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		}
 		g.Conf = conf
 		if start {
-			if err := s.lxcCheckBridges(g); err != nil {
-				return err
+			// Proxmox starts the container through the start API, in a
+			// task of its own: the create itself succeeds.
+			if err := s.lxcCheckBridges(tc, g); err != nil {
+				tc.Log("%s", asAPIError(err).Message)
+				return nil
 			}
 			g.Running = true
 			g.StartedAt = s.clock.Now()
@@ -1101,14 +1104,19 @@ func lxcVolumes(conf map[string]string) []string {
 	return out
 }
 
-// lxcCheckBridges fails a start when a NIC's bridge is missing on the node.
-func (s *Server) lxcCheckBridges(g *Guest) error {
-	for _, k := range sortedKeys(g.Conf) {
-		if _, ok := indexOf(k, "net"); !ok {
+// lxcCheckBridges fails a start when a NIC's bridge is missing on the
+// node: the lxcnetaddbr hook dies with "bridge '...' does not exist", the
+// container stops during startup and vm_start reports that.
+func (s *Server) lxcCheckBridges(tc *taskCtx, g *Guest) error {
+	for i := 0; i < lxcMaxNetworks; i++ {
+		k := "net" + strconv.Itoa(i)
+		v, ok := g.Conf[k]
+		if !ok {
 			continue
 		}
-		if b := netBridge(g.Conf[k]); b != "" && !s.bridgeExists(g.Node, b) {
-			return Fail("bridge '%s' does not exist", b)
+		if b := netBridge(v); b != "" && !s.bridgeExists(g.Node, b) {
+			tc.Log("bridge '%s' does not exist", b)
+			return Fail("startup for container '%d' failed", g.VMID)
 		}
 	}
 	return nil
@@ -1149,7 +1157,7 @@ func (s *Server) lxcStart(r *Request) (any, error) {
 		}
 		errs := map[string]string{}
 		s.lxcApplyPending(g, nil, errs)
-		if err := s.lxcCheckBridges(g); err != nil {
+		if err := s.lxcCheckBridges(tc, g); err != nil {
 			return err
 		}
 		g.Running = true
@@ -1218,7 +1226,7 @@ func (s *Server) lxcReboot(r *Request) (any, error) {
 			return err
 		}
 		s.lxcApplyPending(g, nil, map[string]string{})
-		if err := s.lxcCheckBridges(g); err != nil {
+		if err := s.lxcCheckBridges(tc, g); err != nil {
 			g.Running = false
 			return err
 		}

@@ -558,12 +558,12 @@ func TestLxcPowerRefusalsAndBridges(t *testing.T) {
 		t.Errorf("start on the wrong node: %q", r.Reason)
 	}
 	// A NIC on a bridge the node does not have fails the start ...
-	if st := c.task("POST", base+"/status/start", nil); st != "bridge 'vmbr7' does not exist" {
+	if st := c.task("POST", base+"/status/start", nil); st != "startup for container '200' failed" {
 		t.Errorf("start with a missing bridge: %s", st)
 	}
 	// ... until the bridge is created and the network applied.
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr7", "type", "bridge", "autostart", "1"))
-	if st := c.task("POST", base+"/status/start", nil); st != "bridge 'vmbr7' does not exist" {
+	if st := c.task("POST", base+"/status/start", nil); st != "startup for container '200' failed" {
 		t.Errorf("start with a staged bridge: %s", st)
 	}
 	c.task("PUT", "/nodes/pve1/network", nil)

@@ -914,7 +914,7 @@ func (s *Server) qemuStart(r *Request) (any, error) {
 }
 
 // qemuStartGuest is vm_start: under the config lock, apply pending
-// changes and start QEMU.
+// changes and start QEMU, which fails when a NIC's bridge is missing.
 func (s *Server) qemuStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 	if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
 		return err
@@ -937,8 +937,40 @@ func (s *Server) qemuStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 		return err
 	}
 	s.applyPending(g)
+	if err := s.qemuCheckBridges(tc, g); err != nil {
+		return err
+	}
 	g.Running = true
 	g.StartedAt = s.clock.Now()
+	return nil
+}
+
+// maxQemuNets is MAX_NETS: net0 to net31.
+const maxQemuNets = 32
+
+// qemuCheckBridges is what happens when QEMU brings up its tap devices:
+// pve-bridge dies with "bridge '...' does not exist" for a bridge that is
+// neither an active host bridge nor an applied SDN vnet, QEMU logs the
+// failed network script and exits, and the start fails.
+func (s *Server) qemuCheckBridges(tc *taskCtx, g *Guest) error {
+	for i := 0; i < maxQemuNets; i++ {
+		key := "net" + strconv.Itoa(i)
+		v, ok := g.Conf[key]
+		if !ok {
+			continue
+		}
+		n, err := parsePropString(qemuNetFormat, v, "")
+		if err != nil || n["bridge"] == "" || s.bridgeExists(g.Node, n["bridge"]) {
+			continue
+		}
+		vhost := ""
+		if n["model"] == "virtio" {
+			vhost = ",vhost=on"
+		}
+		tc.Log("bridge '%s' does not exist", n["bridge"])
+		tc.Log("kvm: -netdev type=tap,id=%s,ifname=tap%di%d,script=/usr/libexec/qemu-server/pve-bridge,downscript=/usr/libexec/qemu-server/pve-bridgedown%s: network script /usr/libexec/qemu-server/pve-bridge failed with status 512", key, g.VMID, i, vhost)
+		return Fail("start failed: QEMU exited with code 1")
+	}
 	return nil
 }
 
@@ -997,7 +1029,15 @@ func (s *Server) qemuReboot(r *Request) (any, error) {
 		if err := tc.Sleep(durShutdown + durStart); err != nil {
 			return err
 		}
+		// The reboot task only stops the VM; qmeventd starts it again
+		// outside the task, so a failing start leaves it stopped and the
+		// reboot task still ends OK.
 		s.applyPending(g)
+		if err := s.qemuCheckBridges(&taskCtx{s: s, t: &Task{}}, g); err != nil {
+			g.Running = false
+			g.StartedAt = time.Time{}
+			return nil
+		}
 		g.Running = true
 		g.StartedAt = s.clock.Now()
 		return nil

@@ -185,7 +185,7 @@ func TestSDNPendingAndApply(t *testing.T) {
 	}
 	// A guest cannot use a vnet before it is applied.
 	createCT(t, c, "200", "net0", "name=eth0,bridge=vnet10")
-	if st := c.task("POST", "/nodes/pve1/lxc/200/status/start", nil); st != "bridge 'vnet10' does not exist" {
+	if st := c.task("POST", "/nodes/pve1/lxc/200/status/start", nil); st != "startup for container '200' failed" {
 		t.Errorf("start on an unapplied vnet: %s", st)
 	}
 
