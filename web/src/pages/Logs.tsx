@@ -74,7 +74,7 @@ export default function Logs() {
     <div className="page logs-page">
       <header className="page-head row">
         <h1>Logs</h1>
-        <span className={`conn conn-${conn}`} role="status">
+        <span className={`conn conn-${paused && conn === 'live' ? 'paused' : conn}`} role="status">
           {conn === 'live' ? (paused ? 'paused' : 'live') : conn === 'connecting' ? 'connecting…' : 'reconnecting…'}
         </span>
       </header>
@@ -127,8 +127,12 @@ export default function Logs() {
           <div className={`log-line lv-${String(l.level).toLowerCase()}`}>
             <span className="log-time">{clockTime(l.time)}</span>
             <span className="log-level">{l.level}</span>
-            <span className="log-msg">{l.msg}</span>
-            <span className="log-attrs">{attrsText(l.attrs)}</span>
+            <span className="log-msg" title={l.msg}>
+              {l.msg}
+            </span>
+            <span className="log-attrs" title={attrsText(l.attrs)}>
+              {attrsText(l.attrs)}
+            </span>
           </div>
         )}
       />

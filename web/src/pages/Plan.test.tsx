@@ -2,7 +2,7 @@ import { fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import type { PlanAction } from '../api/types';
 import { mockFetch } from '../test/helpers';
-import Plan, { sortPlan } from './Plan';
+import Plan, { planDelta, sortPlan } from './Plan';
 
 const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => ({ kind: 'VirtualMachine', name, action, conflict });
 
@@ -11,6 +11,12 @@ afterEach(() => vi.unstubAllGlobals());
 
 test('changes first, then conflicts, then the rest', () => {
   expect(sortPlan([a('n', 'none'), a('c', 'none', true), a('d', 'delete'), a('u', 'update'), a('k', 'create')]).map((x) => x.name)).toEqual(['k', 'u', 'd', 'c', 'n']);
+});
+
+test('the delta is what a revision plans differently from the current one', () => {
+  const cur = [a('same', 'none'), a('fix', 'update'), a('gone', 'none')];
+  const other = [a('same', 'none'), { ...a('fix', 'update'), changes: [{ field: 'cores', from: '2', to: '8' }] }, a('gone', 'delete'), a('new', 'create')];
+  expect([...planDelta(cur, other)].sort()).toEqual(['VirtualMachine/fix', 'VirtualMachine/gone', 'VirtualMachine/new']);
 });
 
 test('a typed branch is planned and kept in the URL', async () => {
@@ -33,9 +39,14 @@ test('a typed branch is planned and kept in the URL', async () => {
   await screen.findByText('new manifest');
   expect(window.location.search).toBe('?revision=feature%2Fx');
   expect(screen.queryByText('app-01')).toBeNull();
+  await screen.findByLabelText(/Only what differs from the current revision \(1\)/);
   fireEvent.click(screen.getByLabelText(/Show the 1 unchanged/));
+  // app-01 plans the same in both revisions: hidden while only the difference shows.
+  expect(screen.queryByText('app-01')).toBeNull();
+  fireEvent.click(screen.getByLabelText(/Only what differs/));
   expect(screen.getByText('app-01')).toBeTruthy();
-  expect(calls.map((c) => c.url)).toEqual(['/api/v1/plan', '/api/v1/plan?revision=feature%2Fx']);
+  expect(screen.getByText('this revision')).toBeTruthy();
+  expect(calls.map((c) => c.url).sort()).toEqual(['/api/v1/plan', '/api/v1/plan', '/api/v1/plan?revision=feature%2Fx']);
 });
 
 test('an unknown revision shows the daemon’s error', async () => {

@@ -20,6 +20,19 @@ export function sortPlan(actions: PlanAction[]): PlanAction[] {
   );
 }
 
+const actionKey = (a: PlanAction) => `${a.kind}/${a.name}`;
+const actionSig = (a: PlanAction) => JSON.stringify([planCategory(a), a.reason ?? '', a.changes ?? [], Boolean(a.needsReboot)]);
+
+// planDelta lists the resources whose planned action in `other` differs from the
+// plan of the current revision: what merging `other` would change, beyond what the
+// daemon is about to do anyway.
+export function planDelta(current: PlanAction[], other: PlanAction[]): Set<string> {
+  const cur = new Map(current.map((a) => [actionKey(a), actionSig(a)]));
+  const out = new Set<string>();
+  for (const a of other) if (cur.get(actionKey(a)) !== actionSig(a)) out.add(actionKey(a));
+  return out;
+}
+
 export default function Plan() {
   const loc = useLocation();
   const revision = new URLSearchParams(loc.search).get('revision') ?? '';
@@ -29,7 +42,21 @@ export default function Plan() {
   const [loading, setLoading] = useState(false);
   const [showNone, setShowNone] = useState(false);
 
+  const [current, setCurrent] = useState<PlanDocument | null>(null);
+  const [onlyDelta, setOnlyDelta] = useState(true);
+
   useEffect(() => setTyped(revision), [revision]);
+  // With a revision typed in, the current plan is the baseline it is compared to.
+  useEffect(() => {
+    setCurrent(null);
+    if (!revision) return;
+    const ctrl = new AbortController();
+    api
+      .get<PlanDocument>('/api/v1/plan', ctrl.signal)
+      .then(setCurrent)
+      .catch(() => undefined);
+    return () => ctrl.abort();
+  }, [revision]);
   useEffect(() => {
     const ctrl = new AbortController();
     setLoading(true);
@@ -51,7 +78,11 @@ export default function Plan() {
   }, [revision]);
 
   const actions = useMemo(() => sortPlan(plan?.actions ?? []), [plan]);
-  const visible = showNone ? actions : actions.filter((a) => planCategory(a) !== 'none');
+  const delta = useMemo(() => (current && plan ? planDelta(current.actions ?? [], plan.actions ?? []) : null), [current, plan]);
+  const comparing = delta !== null && Boolean(revision);
+  const visible = actions.filter(
+    (a) => (showNone || planCategory(a) !== 'none') && (!comparing || !onlyDelta || delta.has(actionKey(a))),
+  );
   const noneCount = actions.length - actions.filter((a) => planCategory(a) !== 'none').length;
 
   return (
@@ -100,10 +131,20 @@ export default function Plan() {
               </span>
             ))}
           </div>
+          {comparing && (
+            <label className="toggle compare">
+              <input type="checkbox" checked={onlyDelta} onChange={(e) => setOnlyDelta(e.target.checked)} /> Only what differs from the
+              current revision ({delta.size})
+            </label>
+          )}
           {visible.length === 0 ? (
             <div className="empty">
               <h3>No changes</h3>
-              <p className="muted">Merging this revision would leave the cluster as it is.</p>
+              <p className="muted">
+                {comparing && onlyDelta
+                  ? 'Merging this revision would do nothing beyond what the current revision does.'
+                  : 'Merging this revision would leave the cluster as it is.'}
+              </p>
             </div>
           ) : (
             <table className="plan-table">
@@ -122,6 +163,7 @@ export default function Plan() {
                     <td>
                       <ActionBadge action={a.action} conflict={a.conflict} />
                       {a.needsReboot && <span className="pill warn">reboot</span>}
+                      {comparing && !onlyDelta && delta.has(actionKey(a)) && <span className="pill ok">this revision</span>}
                     </td>
                     <td>
                       <div className="muted small">{a.kind}</div>
