@@ -1128,20 +1128,39 @@ func (s *Server) qemuTemplate(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.IsTemplate() {
-		return nil, Fail("you can't convert a template to a template")
-	}
-	if g.Running {
-		return nil, Fail("you can't convert a VM to template if VM is running")
-	}
 	only := r.Str("disk")
-	return s.startTask(r, g.Node, "qmtemplate", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
-			return err
+	// load_and_check runs before the worker forks and again under the
+	// config lock. qemu-server sets no "lock: template": it writes
+	// template: 1 first, then turns the disks into base volumes one by one.
+	loadAndCheck := func() error {
+		if s.state.Guests[g.VMID] != g {
+			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
 		}
 		if err := checkLock(g); err != nil {
 			return err
 		}
+		if len(g.Snapshots) > 0 {
+			return Fail("unable to create template, because VM contains snapshots")
+		}
+		if g.IsTemplate() && only == "" {
+			return Fail("you can't convert a template to a template")
+		}
+		if g.Running {
+			return Fail("you can't convert a VM to template if VM is running")
+		}
+		return nil
+	}
+	if err := loadAndCheck(); err != nil {
+		return nil, err
+	}
+	return s.startTask(r, g.Node, "qmtemplate", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+			return err
+		}
+		if err := loadAndCheck(); err != nil {
+			return err
+		}
+		g.Conf["template"] = "1"
 		if err := tc.Sleep(durTemplate); err != nil {
 			return err
 		}
@@ -1159,9 +1178,6 @@ func (s *Server) qemuTemplate(r *Request) (any, error) {
 			}
 			d["file"] = s.renameToBase(g.Node, v)
 			g.Conf[k] = printDrive(k, d)
-		}
-		if only == "" {
-			g.Conf["template"] = "1"
 		}
 		return nil
 	}), nil
@@ -1212,6 +1228,10 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 	if snapname != "" {
 		src = g.Snapshots[snapname].Conf
 	}
+	running := g.Running
+	if _, tpm := src["tpmstate0"]; tpm && full && running && snapname == "" {
+		return nil, Fail("cannot clone TPM state while VM is running")
+	}
 	shared := true
 	var diskKeys []string
 	for _, k := range sortedKeys(src) {
@@ -1255,13 +1275,33 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 		} else {
 			tc.Log("create linked clone of drives")
 		}
-		// Proxmox locks the source shared (exclusive if it runs) and the
-		// target exclusively, each with a 1 second timeout.
-		if err := tc.lock(g.VMID, "qemu", !g.Running, time.Second); err != nil {
+		// Proxmox locks the source shared (exclusive if it ran when the
+		// call came in) and the target exclusively, each waiting 1 second,
+		// then repeats the early checks under the locks.
+		if err := tc.lock(g.VMID, "qemu", !running, time.Second); err != nil {
 			delete(s.state.Guests, newid)
 			return err
 		}
 		if err := tc.lock(newid, "qemu", false, time.Second); err != nil {
+			delete(s.state.Guests, newid)
+			return err
+		}
+		recheck := func() error {
+			if s.state.Guests[g.VMID] != g {
+				return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+			}
+			if err := checkLock(g); err != nil {
+				return err
+			}
+			if g.Running != running {
+				return Fail("unexpected state change")
+			}
+			if snapname != "" && g.Snapshots[snapname] == nil {
+				return Fail("snapshot '%s' does not exist", snapname)
+			}
+			return nil
+		}
+		if err := recheck(); err != nil {
 			delete(s.state.Guests, newid)
 			return err
 		}
@@ -1351,7 +1391,7 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 				s.state.removeVolume(g.Node, volid)
 			}
 			delete(s.state.Guests, newid)
-			return err
+			return fmt.Errorf("clone failed: %s", strings.TrimRight(asAPIError(err).Message, "\n"))
 		}
 		delete(conf, "lock")
 		if newNode != g.Node {

@@ -150,3 +150,162 @@ func TestQemuCreateFailureRemovesGuest(t *testing.T) {
 		t.Fatalf("create again: %q", st)
 	}
 }
+
+// TestQemuCloneLocks checks clone_vm's locking: a stopped source is locked
+// shared, so clones run side by side while a config change of the source
+// waits and times out; each target carries lock: clone until its task ends.
+func TestQemuCloneLocks(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{
+		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}}); err != nil {
+		t.Fatal(err)
+	}
+	clones := []struct {
+		newid  int
+		params url.Values
+	}{
+		{101, vals("newid", "101", "name", "linked")},
+		{102, vals("newid", "102", "name", "full", "full", "1")},
+		{103, vals("newid", "103", "name", "linked2")},
+	}
+	var upids []string
+	for _, cl := range clones {
+		upids = append(upids, c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", cl.params).str(t))
+	}
+	if !clock.WaitForWaiters(len(clones), 5*time.Second) {
+		t.Fatal("clones did not run side by side")
+	}
+	for _, cl := range clones {
+		cfg := c.mustOK("GET", "/nodes/pve1/qemu/"+itoa(cl.newid)+"/config", nil).obj(t)
+		if cfg["lock"] != "clone" {
+			t.Errorf("target %d during the clone: %v", cl.newid, cfg)
+		}
+		if res := resourceOf(c, cl.newid); res == nil || res["lock"] != "clone" {
+			t.Errorf("target %d resource during the clone: %v", cl.newid, res)
+		}
+	}
+	// The source carries no config lock, only the shared flock.
+	if res := resourceOf(c, 9000); res["lock"] != nil {
+		t.Errorf("source resource during the clones: %v", res)
+	}
+	put := make(chan apiResp, 1)
+	go func() { put <- c.do("PUT", "/nodes/pve1/qemu/9000/config", vals("description", "x")) }()
+	if !clock.WaitForWaiters(len(clones)+1, 5*time.Second) {
+		t.Fatal("config change never waited for the source lock")
+	}
+	clock.Advance(lockTimeout)
+	if r := <-put; r.Status != 500 || r.Reason != "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout" {
+		t.Errorf("config change of a source being cloned: %d %q", r.Status, r.Reason)
+	}
+	for i := 0; i < 10; i++ {
+		clock.Advance(time.Minute)
+	}
+	for i, upid := range upids {
+		if st := c.waitTask(upid); st != "OK" {
+			t.Fatalf("clone %d: %q", clones[i].newid, st)
+		}
+		cfg := c.mustOK("GET", "/nodes/pve1/qemu/"+itoa(clones[i].newid)+"/config", nil).obj(t)
+		if cfg["lock"] != nil || cfg["name"] != clones[i].params.Get("name") {
+			t.Errorf("clone %d after the task: %v", clones[i].newid, cfg)
+		}
+	}
+	// The source lock is free again.
+	if r := c.do("PUT", "/nodes/pve1/qemu/9000/config", vals("description", "x")); r.Status != 200 {
+		t.Errorf("config change after the clones: %d %q", r.Status, r.Reason)
+	}
+
+	// A running source is locked exclusively: its config change waits too,
+	// and a full clone with a TPM state is refused.
+	if err := srv.AddGuest(GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{
+		"scsi0": "local-lvm:vm-300-disk-0,size=8G"}}); err != nil {
+		t.Fatal(err)
+	}
+	clone := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "301")).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("clone of a running VM did not start")
+	}
+	go func() { put <- c.do("PUT", "/nodes/pve1/qemu/300/config", vals("description", "x")) }()
+	if !clock.WaitForWaiters(2, 5*time.Second) {
+		t.Fatal("config change never waited")
+	}
+	clock.Advance(lockTimeout)
+	if r := <-put; r.Status != 500 || r.Reason != "can't lock file '/var/lock/qemu-server/lock-300.conf' - got timeout" {
+		t.Errorf("config change of a running source: %d %q", r.Status, r.Reason)
+	}
+	clock.Advance(time.Minute)
+	if st := c.waitTask(clone); st != "OK" {
+		t.Fatalf("clone of a running VM: %q", st)
+	}
+	if err := srv.AddGuest(GuestSpec{VMID: 310, Node: "pve1", Running: true, Config: map[string]string{
+		"scsi0": "local-lvm:vm-310-disk-0,size=8G", "tpmstate0": "local-lvm:vm-310-disk-1,size=4M,version=v2.0"}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.do("POST", "/nodes/pve1/qemu/310/clone", vals("newid", "311")); r.Status != 500 || r.Reason != "cannot clone TPM state while VM is running" {
+		t.Errorf("full clone of a running VM with TPM: %d %q", r.Status, r.Reason)
+	}
+}
+
+// TestQemuTemplate checks template's checks and that it takes no
+// "lock: template": template: 1 is written first, then the disks turn into
+// base volumes.
+func TestQemuTemplate(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	c := newClient(t, srv)
+	for _, g := range []GuestSpec{
+		{VMID: 100, Node: "pve1", Config: map[string]string{"scsi0": "local-lvm:vm-100-disk-0,size=8G", "scsi1": "local-lvm:vm-100-disk-1,size=2G"}},
+		{VMID: 101, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-101-disk-0,size=8G"}},
+		{VMID: 102, Node: "pve1", Config: map[string]string{"scsi0": "local-lvm:vm-102-disk-0,size=8G", "lock": "backup"}},
+		{VMID: 103, Node: "pve1", Config: map[string]string{"scsi0": "local-lvm:vm-103-disk-0,size=8G"}},
+	} {
+		if err := srv.AddGuest(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.mu.Lock()
+	srv.state.Guests[103].Snapshots["before"] = &Snapshot{Name: "before", Conf: copyConf(srv.state.Guests[103].Conf)}
+	srv.mu.Unlock()
+
+	upid := c.mustOK("POST", "/nodes/pve1/qemu/100/template", vals("disk", "scsi1")).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("template never slept")
+	}
+	cfg := c.mustOK("GET", "/nodes/pve1/qemu/100/config", nil).obj(t)
+	if cfg["lock"] != nil || cfg["template"] != float64(1) {
+		t.Fatalf("during the template task: %v", cfg)
+	}
+	clock.Advance(durTemplate)
+	if st := c.waitTask(upid); st != "OK" {
+		t.Fatalf("template: %q", st)
+	}
+	cfg = c.mustOK("GET", "/nodes/pve1/qemu/100/config", nil).obj(t)
+	if cfg["scsi1"] != "local-lvm:base-100-disk-1,size=2G" || cfg["scsi0"] != "local-lvm:vm-100-disk-0,size=8G" || cfg["template"] != float64(1) {
+		t.Fatalf("after converting one disk: %v", cfg)
+	}
+	// A template may convert its remaining disks one by one, but not itself again.
+	upid = c.mustOK("POST", "/nodes/pve1/qemu/100/template", vals("disk", "scsi0")).str(t)
+	clock.WaitForWaiters(1, 5*time.Second)
+	clock.Advance(durTemplate)
+	if st := c.waitTask(upid); st != "OK" {
+		t.Fatalf("template scsi0: %q", st)
+	}
+	if cfg := c.mustOK("GET", "/nodes/pve1/qemu/100/config", nil).obj(t); cfg["scsi0"] != "local-lvm:base-100-disk-0,size=8G" {
+		t.Fatalf("after converting scsi0: %v", cfg)
+	}
+	for _, tt := range []struct {
+		vmid   string
+		params url.Values
+		reason string
+	}{
+		{"100", nil, "you can't convert a template to a template"},
+		{"101", nil, "you can't convert a VM to template if VM is running"},
+		{"102", nil, "VM is locked (backup)"},
+		{"103", nil, "unable to create template, because VM contains snapshots"},
+	} {
+		if r := c.do("POST", "/nodes/pve1/qemu/"+tt.vmid+"/template", tt.params); r.Status != 500 || r.Reason != tt.reason {
+			t.Errorf("template %s: %d %q, want %q", tt.vmid, r.Status, r.Reason, tt.reason)
+		}
+	}
+}
