@@ -21,6 +21,9 @@ export const CHROMIUM_FLAGS = [
 ];
 export const SCREENSHOT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'screenshots');
 
+// One numbering for every browser of a run, so the files sort in the order taken.
+let shots = 0;
+
 export interface BrowserSession {
   context: BrowserContext;
   page: Page;
@@ -58,7 +61,6 @@ export async function openBrowser(opts: { colorScheme?: 'light' | 'dark'; width?
   });
   page.on('pageerror', (err) => note(`uncaught exception: ${err.message}`));
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  let n = 0;
   return {
     context,
     page,
@@ -66,7 +68,7 @@ export async function openBrowser(opts: { colorScheme?: 'light' | 'dark'; width?
     expectProblem: (re) => expected.push(re),
     takeProblems: () => problems.splice(0, problems.length),
     shot: async (name) => {
-      const file = join(SCREENSHOT_DIR, `${String(++n).padStart(2, '0')}-${name}.png`);
+      const file = join(SCREENSHOT_DIR, `${String(++shots).padStart(2, '0')}-${name}.png`);
       await page.screenshot({ path: file });
       return file;
     },
