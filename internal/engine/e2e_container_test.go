@@ -238,10 +238,24 @@ func TestContainerConflictUntouched(t *testing.T) {
 	}
 }
 
-// The second seed's container (apache): its provision section cannot be
-// applied through the API, so the plan says so and never counts it as in
-// sync. The media example needs root@pam for its bind mount and features:
-// the plan says so and nothing is created.
+// provision is the second seed's recipe for apache, which the example leaves
+// out because the Proxmox API cannot apply it.
+const provision = `  provision:
+    packages: [apache2]
+    files:
+      - path: /var/www/html/index.html
+        content: "<h1>Hello from apache</h1>\n"
+        mode: "0644"
+        owner: www-data:www-data
+    commands:
+      - systemctl enable --now apache2
+`
+
+// The second seed's container (apache) with its provision section: that
+// cannot be applied through the API, so the plan says so and never counts
+// it as in sync. The media example with a bind mount and features beyond
+// nesting needs root@pam: the plan says so and nothing is created. As the
+// example stands (an API token can do all of it), media is created.
 func TestContainerProvisionAndRootOnly(t *testing.T) {
 	e := newEnv(t)
 	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
@@ -254,10 +268,17 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("correct horse\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.write("apache.yaml", example(t, "containers/apache.yaml"))
-	media := strings.Replace(example(t, "containers/media.yaml"), "/run/secrets/media-root-password", secret, 1)
+	e.write("apache.yaml", example(t, "containers/apache.yaml")+provision)
+	media := strings.Replace(example(t, "containers/media.yaml"), "{ env: MEDIA_ROOT_PASSWORD }", "{ file: "+secret+" }", 1)
 	media = strings.Replace(media, "bridge: vmbr1", "bridge: vmbr0", 1)
-	e.write("media.yaml", media)
+	rootOnly := strings.Replace(media, "  net:\n", `    - path: /mnt/media
+      bind: /mnt/pve/nfs-shared/media
+      ro: true
+      shared: true
+  net:
+`, 1)
+	rootOnly = strings.Replace(rootOnly, "    nesting: true\n", "    nesting: true\n    keyctl: true\n    mount: [nfs, cifs]\n", 1)
+	e.write("media.yaml", rootOnly)
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	text := planText(p)
@@ -269,7 +290,7 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 		t.Fatalf("apache: the appliance name resolves to the volume on the node:\n%s", text)
 	}
 	md := p.Find(engine.KindContainer, "media")
-	if md.Status != engine.StatusFailed || !strings.Contains(md.Reason, "bind mount mp1 (/mnt/pve/nfs-shared/media on /mnt/media)") ||
+	if md.Status != engine.StatusFailed || !strings.Contains(md.Reason, "bind mount mp2 (/mnt/pve/nfs-shared/media on /mnt/media)") ||
 		!strings.Contains(md.Reason, "features keyctl, mount=nfs;cifs") || !strings.Contains(md.Reason, "root@pam") {
 		t.Fatalf("media: want a clear root@pam failure:\n%s", text)
 	}
@@ -296,21 +317,15 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 		t.Fatalf("summary %+v:\n%s", p.Summary, planText(p))
 	}
 
-	// Without the root-only settings media is created, with its storage
-	// mount point, and in sync afterwards.
-	media = strings.Replace(media, `    - path: /mnt/media
-      bind: /mnt/pve/nfs-shared/media
-      ro: true
-      shared: true
-`, "", 1)
-	media = strings.Replace(media, "    keyctl: true\n    mount: [nfs, cifs]\n", "", 1)
+	// The example as it stands is created, with its storage mount points,
+	// and in sync afterwards.
 	e.write("media.yaml", media)
 	e.remove("apache.yaml")
 	pruning := e.engine(engine.Options{Prune: true})
 	e.mustApply(pruning)
 	e.requireInSync(pruning)
 	cfg = lxcConfig(t, e, "pve3", 210)
-	if cfg["mp0"] != "local-lvm:vm-210-disk-1,mp=/srv/data,backup=1,size=200G" || cfg["features"] != "nesting=1" ||
+	if cfg["mp0"] != "local-lvm:vm-210-disk-1,mp=/srv/data,backup=1,size=200G" || cfg["mp1"] != "local-lvm:vm-210-disk-2,mp=/srv/cache,size=20G" || cfg["features"] != "nesting=1" ||
 		cfg["searchdomain"] != "home.arpa" || cfg["cpulimit"] != "2.5" || cfg["ostype"] != "alpine" {
 		t.Fatalf("media config %v", cfg)
 	}

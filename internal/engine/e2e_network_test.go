@@ -9,10 +9,6 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 )
 
-// simPorts maps the examples' network cards to the simulator's (every
-// simulated node has eno1..eno4, eno1 in vmbr0).
-var simPorts = strings.NewReplacer("enp2s0", "eno2", "enp3s0f0", "eno3", "enp3s0f1", "eno4")
-
 // The repository's Network examples: created and applied, in sync on the
 // next plan, drift corrected, unowned interfaces and other people's staged
 // changes left alone, prune removing only owned interfaces.
@@ -20,7 +16,7 @@ func TestNetworkExamples(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	for _, f := range []string{"vmbr1.yaml", "pve3-bond0.yaml", "pve1-storage-vlan.yaml"} {
-		e.write("net/"+f, simPorts.Replace(example(t, "network/"+f)))
+		e.write("net/"+f, example(t, "network/"+f))
 	}
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
@@ -95,7 +91,7 @@ spec:
 	if err := e.client.NetworkCreate(ctx, "pve2", pve.NewParams().Set("iface", "vmbr9").Set("type", "bridge")); err != nil {
 		t.Fatal(err)
 	}
-	e.write("net/vmbr1.yaml", strings.Replace(simPorts.Replace(example(t, "network/vmbr1.yaml")), "comments: guest VLAN trunk\n---", "comments: trunk\n---", 2))
+	e.write("net/vmbr1.yaml", strings.Replace(example(t, "network/vmbr1.yaml"), "comments: guest VLAN trunk\n---", "comments: trunk\n---", 2))
 	p = e.plan(eng)
 	a = p.Find(engine.KindNetwork, "pve2-vmbr1")
 	if a.Status != engine.StatusFailed || !strings.Contains(a.Reason, "node pve2 has network changes staged but not applied") {
