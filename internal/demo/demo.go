@@ -126,7 +126,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: secret,
 		TaskSpeed: o.TaskSpeed, Seed: time.Now().UnixNano()})
 	simState := filepath.Join(dir, "cluster.json")
-	if err := sim.LoadState(simState); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := sim.LoadState(simState); errors.Is(err, fs.ErrNotExist) {
+		// A new cluster: add what its admin made by hand before proxmops.
+		if err := addHandMade(sim); err != nil {
+			return fmt.Errorf("simulated cluster: %w", err)
+		}
+	} else if err != nil {
 		return fmt.Errorf("simulated cluster state: %w", err)
 	}
 	if err := sim.Start("127.0.0.1:0"); err != nil {
@@ -143,6 +148,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	restoreEnv, err := provideSecrets(dir)
+	if err != nil {
+		return err
+	}
+	defer restoreEnv()
 
 	cfg := config.Defaults()
 	cfg.Cluster = config.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: secret}
@@ -180,6 +190,60 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		},
 	})
+}
+
+// exampleSecrets are the environment variables the examples read passwords
+// from (passwordFrom: {env: ...}).
+var exampleSecrets = []string{"K3S_CONSOLE_PASSWORD", "MEDIA_ROOT_PASSWORD"}
+
+// provideSecrets sets each of exampleSecrets the user has not set to a
+// generated value kept in the demo directory (so a rerun with --dir keeps
+// it), as a user would export them before starting the daemon. It returns
+// a function that restores the environment.
+func provideSecrets(dir string) (restore func(), err error) {
+	var set []string
+	restore = func() {
+		for _, name := range set {
+			os.Unsetenv(name)
+		}
+	}
+	for _, name := range exampleSecrets {
+		if _, ok := os.LookupEnv(name); ok {
+			continue
+		}
+		value, err := persistentSecret(filepath.Join(dir, "secret-"+strings.ToLower(name)))
+		if err != nil {
+			restore()
+			return nil, err
+		}
+		if err := os.Setenv(name, value); err != nil {
+			restore()
+			return nil, err
+		}
+		set = append(set, name)
+	}
+	return restore, nil
+}
+
+// handMadeTemplate is the template web01 clones: not declared in the
+// examples, made by hand on the cluster, as a person's own golden image.
+var handMadeTemplate = pvesim.GuestSpec{VMID: 9100, Node: "pve2", Config: map[string]string{
+	"name":        "guix-homelab-template",
+	"template":    "1",
+	"ostype":      "l26",
+	"cores":       "2",
+	"memory":      "2048",
+	"scsihw":      "virtio-scsi-single",
+	"scsi0":       "local-lvm:base-9100-disk-0,size=8G",
+	"net0":        "virtio=BC:24:11:91:00:01,bridge=vmbr0",
+	"boot":        "order=scsi0",
+	"description": "Guix System, made by hand",
+}}
+
+// addHandMade puts on a new simulated cluster what the examples expect to
+// find there without declaring it.
+func addHandMade(sim *pvesim.Server) error {
+	return sim.AddGuest(handMadeTemplate)
 }
 
 // passwordParams hash the admin's password (tests make them cheaper).

@@ -43,8 +43,13 @@ func newFileServer() (*fileServer, error) {
 func (f *fileServer) close() { f.srv.Close() }
 
 func (f *fileServer) serve(w http.ResponseWriter, r *http.Request) {
+	// Paths are registered as the manifests spell them: look a request up
+	// by its escaped path (20241201_13%3A00) first.
 	f.mu.Lock()
-	data, ok := f.files[r.URL.Path]
+	data, ok := f.files[r.URL.EscapedPath()]
+	if !ok {
+		data, ok = f.files[r.URL.Path]
+	}
 	f.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
