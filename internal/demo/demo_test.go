@@ -25,6 +25,10 @@ import (
 // repository changes it.
 func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	passwordParams = auth.Params{Memory: 1024, Time: 1, Threads: 1}
+	preset := map[string]bool{} // the person running the tests set these
+	for _, name := range exampleSecrets {
+		_, preset[name] = os.LookupEnv(name)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := make(chan Info, 1)
@@ -132,6 +136,48 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	}
 	waitApp("app-01 with 4 cores", func(d api.ResourceDetail) bool { return d.Status == api.StatusSynced && cores(d) == "4" })
 
+	// The settings' "test connection" passes against the simulated cluster:
+	// its token holds every privilege proxmops needs.
+	req, _ = http.NewRequest(http.MethodPost, info.URL+"/api/v1/settings/test", nil)
+	req.Header.Set("X-CSRF-Token", me.CSRFToken)
+	req.Header.Set("Origin", info.URL)
+	resp, err = hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr api.TestResult
+	json.NewDecoder(resp.Body).Decode(&tr)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !tr.OK || len(tr.Checks) == 0 {
+		t.Fatalf("settings test: %s %+v", resp.Status, tr)
+	}
+	for _, c := range tr.Checks {
+		if !c.OK {
+			t.Errorf("settings test check %s: %s", c.Name, c.Message)
+		}
+	}
+
+	// What the demo provides: the examples' password variables, set but
+	// never printed, and the template web01 clones, made "by hand".
+	for _, name := range exampleSecrets {
+		v, ok := os.LookupEnv(name)
+		if !ok || len(v) < 12 {
+			t.Errorf("%s not provided", name)
+		} else if strings.Contains(out.String()+logs.String(), v) {
+			t.Errorf("%s printed", name)
+		}
+	}
+	resp, err = hc.Get(info.URL + "/api/v1/resources/VirtualMachine/web01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var web api.ResourceDetail
+	json.NewDecoder(resp.Body).Decode(&web)
+	resp.Body.Close()
+	if strings.Contains(web.Reason, "neither declared nor on the cluster") {
+		t.Errorf("web01: %s", web.Reason)
+	}
+
 	cancel()
 	select {
 	case err := <-done:
@@ -140,5 +186,10 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("demo did not stop")
+	}
+	for _, name := range exampleSecrets {
+		if _, ok := os.LookupEnv(name); ok && !preset[name] {
+			t.Errorf("%s still set after the demo stopped", name)
+		}
 	}
 }
