@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := make(chan Info, 1)
-	var out, logs bytes.Buffer
+	var out, logs syncBuffer // the daemon writes while the test reads
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, Options{Addr: "127.0.0.1:0", Dir: t.TempDir(), TaskSpeed: 0.01, Interval: time.Hour,
@@ -192,4 +193,22 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 			t.Errorf("%s still set after the demo stopped", name)
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
