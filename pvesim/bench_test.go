@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 )
 
@@ -28,13 +31,17 @@ func populate(tb testing.TB, srv *Server, n int) {
 	}
 }
 
-func benchGET(b *testing.B, srv *Server, path string) {
+// benchGET sends GETs in parallel; before, when set, runs before each request.
+func benchGET(b *testing.B, srv *Server, path string, before func()) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	url := srv.APIURL() + path
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
+			if before != nil {
+				before()
+			}
 			req, _ := http.NewRequest("GET", url, nil)
 			req.Header.Set("Authorization", "PVEAPIToken="+testTokenID+"="+testTokenSecret)
 			resp, err := client.Do(req)
@@ -50,31 +57,59 @@ func benchGET(b *testing.B, srv *Server, path string) {
 	})
 }
 
-// BenchmarkClusterResources5000 measures GET /cluster/resources with 5,000 guests.
+// BenchmarkClusterResources5000 measures GET /cluster/resources with 5,000
+// guests and no change between requests (answered from the cached encoding).
 func BenchmarkClusterResources5000(b *testing.B) {
 	srv := startSim(b, Options{})
 	populate(b, srv, 5000)
-	benchGET(b, srv, "/cluster/resources")
+	benchGET(b, srv, "/cluster/resources", nil)
+}
+
+// BenchmarkClusterResources5000Changing changes one guest before every
+// request, so every answer is built afresh.
+func BenchmarkClusterResources5000Changing(b *testing.B) {
+	srv := startSim(b, Options{})
+	populate(b, srv, 5000)
+	var n atomic.Int64
+	benchGET(b, srv, "/cluster/resources", func() {
+		i := n.Add(1)
+		if err := srv.MutateGuest(1000+int(i%5000), func(conf map[string]string) { conf["cores"] = strconv.Itoa(int(i%8) + 1) }); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // BenchmarkQemuConfig measures GET /nodes/{node}/qemu/{vmid}/config with 5,000 guests.
 func BenchmarkQemuConfig(b *testing.B) {
 	srv := startSim(b, Options{})
 	populate(b, srv, 5000)
-	benchGET(b, srv, "/nodes/pve2/qemu/1001/config")
+	benchGET(b, srv, "/nodes/pve2/qemu/1001/config", nil)
 }
 
-// BenchmarkMemory5000Guests reports the heap held by a simulator with 5,000 guests.
+// BenchmarkMemory5000Guests reports the heap held by a simulator with 5,000
+// guests, and again once it has answered /cluster/resources (which keeps
+// the encoded answer).
 func BenchmarkMemory5000Guests(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		var before, after runtime.MemStats
+		var before, after, cached runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		srv := New(Options{TokenID: testTokenID, TokenSecret: testTokenSecret})
 		populate(b, srv, 5000)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
+		req := httptest.NewRequest("GET", "/api2/json/cluster/resources", nil)
+		req.Header.Set("Authorization", "PVEAPIToken="+testTokenID+"="+testTokenSecret)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("status %d", rec.Code)
+		}
+		rec = nil
+		runtime.GC()
+		runtime.ReadMemStats(&cached)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-heap")
+		b.ReportMetric(float64(cached.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-heap-answered")
 		runtime.KeepAlive(srv)
 	}
 }

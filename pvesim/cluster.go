@@ -1,6 +1,8 @@
 package pvesim
 
 import (
+	"encoding/json"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,40 +73,65 @@ func (s *Server) getVersion(*Request) (any, error) {
 }
 
 func (s *Server) nodeUsage(n *Node) (cpu float64, mem int64) {
-	mem = 2 * gib
+	u := s.nodeUsages()[n.Name]
+	return u.cpu, u.mem
+}
+
+type nodeUse struct {
+	cpu float64
+	mem int64
+}
+
+// nodeUsages sums, in one pass, what the running guests use on each node.
+func (s *Server) nodeUsages() map[string]nodeUse {
+	out := make(map[string]nodeUse, len(s.state.Nodes))
+	for _, n := range s.state.Nodes {
+		out[n.Name] = nodeUse{mem: 2 * gib}
+	}
 	for _, g := range s.state.Guests {
-		if g.Node == n.Name && g.Running {
-			mem += guestMaxMem(g)
-			cpu += 0.01
+		if !g.Running {
+			continue
+		}
+		if u, ok := out[g.Node]; ok {
+			u.mem += guestMaxMem(g)
+			u.cpu += 0.01
+			out[g.Node] = u
 		}
 	}
-	if mem > n.MaxMem {
-		mem = n.MaxMem
+	for _, n := range s.state.Nodes {
+		if u := out[n.Name]; u.mem > n.MaxMem {
+			u.mem = n.MaxMem
+			out[n.Name] = u
+		}
 	}
-	return cpu, mem
+	return out
 }
 
 func (s *Server) listNodes(*Request) (any, error) {
-	now := s.clock.Now()
+	return s.nodeList(s.clock.Now().Unix()), nil
+}
+
+func (s *Server) nodeList(now int64) []map[string]any {
+	usage := s.nodeUsages()
 	out := []map[string]any{}
 	for _, n := range s.state.Nodes {
 		m := map[string]any{"node": n.Name, "id": "node/" + n.Name, "type": "node", "ssl_fingerprint": s.fingerprint, "level": ""}
 		if s.faults.nodeOffline(n.Name) {
 			m["status"] = "offline"
 		} else {
-			cpu, mem := s.nodeUsage(n)
+			u := usage[n.Name]
 			m["status"] = "online"
-			m["cpu"] = cpu
+			m["cpu"] = u.cpu
 			m["maxcpu"] = n.MaxCPU
-			m["mem"] = mem
+			m["mem"] = u.mem
 			m["maxmem"] = n.MaxMem
 			m["disk"] = 8 * gib
 			m["maxdisk"] = n.MaxDisk
-			m["uptime"] = int64(now.Sub(n.BootTime).Seconds())
+			m["uptime"] = now - n.BootTime.Unix()
 		}
 		out = append(out, m)
 	}
-	return out, nil
+	return out
 }
 
 func (s *Server) nodeStatus(r *Request) (any, error) {
@@ -131,9 +158,10 @@ func (s *Server) nodeStatus(r *Request) (any, error) {
 }
 
 // guestMaxMem is the configured memory in bytes.
-func guestMaxMem(g *Guest) int64 {
-	mem := g.Conf["memory"]
-	if g.Type == "qemu" && strings.ContainsAny(mem, ",=") {
+func guestMaxMem(g *Guest) int64 { return maxMemOf(g.Type == "qemu", g.Conf["memory"]) }
+
+func maxMemOf(qemu bool, mem string) int64 {
+	if qemu && strings.ContainsAny(mem, ",=") {
 		if f, err := parsePropString(qemuMemoryFormat, mem, ""); err == nil {
 			mem = f["current"]
 		}
@@ -141,40 +169,11 @@ func guestMaxMem(g *Guest) int64 {
 	n, err := strconv.ParseInt(mem, 10, 64)
 	if err != nil || n <= 0 {
 		n = 512
-		if g.Type == "qemu" {
+		if qemu {
 			n = 2048
 		}
 	}
 	return n << 20
-}
-
-func (s *Server) guestMaxDisk(g *Guest) int64 {
-	key := "rootfs"
-	if g.Type == "qemu" {
-		key = ""
-		for _, k := range []string{"bootdisk"} {
-			if v := g.Conf[k]; v != "" {
-				key = v
-			}
-		}
-		if key == "" {
-			for k, v := range g.Conf {
-				if (key == "" || k < key) && isQemuDiskKey(k) && !strings.Contains(v, "media=cdrom") && !strings.Contains(v, "cloudinit") {
-					key = k
-				}
-			}
-		}
-	}
-	if key == "" {
-		return 0
-	}
-	for _, part := range strings.Split(g.Conf[key], ",") {
-		if v, ok := strings.CutPrefix(part, "size="); ok {
-			n, _ := ParseSize(v)
-			return n
-		}
-	}
-	return 0
 }
 
 // guestRes is one guest in /cluster/resources.
@@ -201,21 +200,71 @@ type guestRes struct {
 	NetOut    int64   `json:"netout"`
 }
 
+// guestRes reads what /cluster/resources shows of a guest in one pass over
+// its config (this runs for every guest on every uncached answer).
 func (s *Server) guestRes(g *Guest, now int64) guestRes {
-	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: g.Name(),
-		MaxMem: guestMaxMem(g), MaxDisk: s.guestMaxDisk(g), Tags: g.Conf["tags"], Lock: g.Conf["lock"], Status: "stopped"}
-	if g.IsTemplate() {
+	var name, tags, lock, template, cores, sockets, memory, bootdisk, rootfs, firstDisk string
+	qemu := g.Type == "qemu"
+	for k, v := range g.Conf {
+		switch k {
+		case "name":
+			if qemu {
+				name = v
+			}
+		case "hostname":
+			if !qemu {
+				name = v
+			}
+		case "tags":
+			tags = v
+		case "lock":
+			lock = v
+		case "template":
+			template = v
+		case "cores":
+			cores = v
+		case "sockets":
+			sockets = v
+		case "memory":
+			memory = v
+		case "bootdisk":
+			bootdisk = v
+		case "rootfs":
+			rootfs = v
+		default:
+			// The lowest-named disk that is neither a CD-ROM nor cloud-init.
+			if qemu && (firstDisk == "" || k < firstDisk) && maybeQemuDiskKey(k) && isQemuDiskKey(k) &&
+				!strings.Contains(v, "media=cdrom") && !strings.Contains(v, "cloudinit") {
+				firstDisk = k
+			}
+		}
+	}
+	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: name,
+		MaxMem: maxMemOf(qemu, memory), Tags: tags, Lock: lock, Status: "stopped"}
+	diskVal := rootfs
+	if qemu {
+		key := bootdisk
+		if key == "" {
+			key = firstDisk
+		}
+		diskVal = ""
+		if key != "" {
+			diskVal = g.Conf[key]
+		}
+	}
+	r.MaxDisk = sizeOption(diskVal)
+	if template == "1" {
 		r.Template = 1
 	}
-	cores, _ := strconv.Atoi(g.Conf["cores"])
-	if cores == 0 {
-		cores = 1
+	c, _ := strconv.Atoi(cores)
+	if c == 0 {
+		c = 1
 	}
-	sockets, _ := strconv.Atoi(g.Conf["sockets"])
-	if sockets == 0 {
-		sockets = 1
+	so, _ := strconv.Atoi(sockets)
+	if so == 0 {
+		so = 1
 	}
-	r.MaxCPU = cores * sockets
+	r.MaxCPU = c * so
 	if g.Running {
 		r.Status = "running"
 		r.Uptime = now - g.StartedAt.Unix()
@@ -223,6 +272,32 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 		r.Mem = r.MaxMem / 2
 	}
 	return r
+}
+
+// maybeQemuDiskKey is a cheap first test before isQemuDiskKey.
+func maybeQemuDiskKey(k string) bool {
+	switch k[0] {
+	case 'e', 't', 'i', 's', 'v':
+		return true
+	}
+	return false
+}
+
+// sizeOption is the size= option of a volume property string (0 without).
+func sizeOption(v string) int64 {
+	for v != "" {
+		part := v
+		if i := strings.IndexByte(v, ','); i >= 0 {
+			part, v = v[:i], v[i+1:]
+		} else {
+			v = ""
+		}
+		if sz, ok := strings.CutPrefix(part, "size="); ok {
+			n, _ := ParseSize(sz)
+			return n
+		}
+	}
+	return 0
 }
 
 // guestResource is guestRes as a map, for the endpoints that add fields.
@@ -242,10 +317,51 @@ func (s *Server) guestResource(g *Guest, now int64) map[string]any {
 	return m
 }
 
+// clusterResources answers /cluster/resources. Proxmox serves it from
+// the status cached by pmxcfs and pvestatd; the simulator keeps the encoded
+// answer per type filter and reuses it while no state changed (see
+// Server.touch) within the same second (uptimes count seconds).
 func (s *Server) clusterResources(r *Request) (any, error) {
 	typ := r.Str("type")
 	now := s.clock.Now().Unix()
-	out := []any{}
+	gen := s.gen.Load()
+	c := &s.resCache
+	if c.gen != gen || c.now != now || c.bodies == nil {
+		c.gen, c.now = gen, now
+		c.bodies = map[string]encodedBody{}
+	}
+	if b, ok := c.bodies[typ]; ok {
+		return b, nil
+	}
+	b := s.encodeResources(typ, now, c.sizeHint)
+	if len(b) > c.sizeHint {
+		c.sizeHint = len(b)
+	}
+	c.bodies[typ] = b
+	return b, nil
+}
+
+// resourcesCache holds encoded /cluster/resources answers for one state
+// generation and second.
+type resourcesCache struct {
+	gen      uint64
+	now      int64
+	bodies   map[string]encodedBody // by type filter
+	sizeHint int
+}
+
+// encodeResources builds the whole answer, {"data":[...]}, in one pass
+// over guests and volumes, as encoding/json would write it.
+func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBody {
+	buf := make([]byte, 0, sizeHint+512)
+	buf = append(buf, `{"data":[`...)
+	first := true
+	sep := func() {
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+	}
 	if typ == "" || typ == "vm" {
 		ids := make([]int, 0, len(s.state.Guests))
 		for id := range s.state.Guests {
@@ -253,29 +369,37 @@ func (s *Server) clusterResources(r *Request) (any, error) {
 		}
 		sort.Ints(ids)
 		for _, id := range ids {
-			out = append(out, s.guestRes(s.state.Guests[id], now))
+			sep()
+			buf = appendGuestRes(buf, s.guestRes(s.state.Guests[id], now))
 		}
 	}
+	appendMap := func(m map[string]any) {
+		sep()
+		b, _ := json.Marshal(m)
+		buf = append(buf, b...)
+	}
 	if typ == "" || typ == "node" {
-		nodes, _ := s.listNodes(r)
-		for _, n := range nodes.([]map[string]any) {
-			out = append(out, n)
+		for _, m := range s.nodeList(now) {
+			appendMap(m)
 		}
 	}
 	if typ == "" || typ == "storage" {
+		used := s.state.usedBytesAll()
 		for _, n := range s.state.Nodes {
 			if s.faults.nodeOffline(n.Name) {
 				continue
 			}
 			for _, st := range s.state.Storages {
 				shared := 0
+				key := n.Name + "|" + st.ID
 				if st.Shared {
 					shared = 1
+					key = "|" + st.ID
 				}
-				out = append(out, map[string]any{
+				appendMap(map[string]any{
 					"id": "storage/" + n.Name + "/" + st.ID, "type": "storage", "node": n.Name, "storage": st.ID,
 					"status": "available", "content": strings.Join(st.Content, ","), "plugintype": st.Type,
-					"shared": shared, "disk": s.state.usedBytes(n.Name, st.ID), "maxdisk": st.Total,
+					"shared": shared, "disk": used[key], "maxdisk": st.Total,
 				})
 			}
 		}
@@ -285,10 +409,74 @@ func (s *Server) clusterResources(r *Request) (any, error) {
 			if s.faults.nodeOffline(n.Name) {
 				continue
 			}
-			out = append(out, map[string]any{"id": "sdn/" + n.Name + "/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": n.Name, "status": "ok"})
+			appendMap(map[string]any{"id": "sdn/" + n.Name + "/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": n.Name, "status": "ok"})
 		}
 	}
-	return out, nil
+	return append(buf, "]}"...)
+}
+
+// appendGuestRes writes a guestRes as encoding/json does (field order, omitempty).
+func appendGuestRes(b []byte, r guestRes) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, r.ID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, r.Type)
+	b = append(b, `,"vmid":`...)
+	b = strconv.AppendInt(b, int64(r.VMID), 10)
+	b = append(b, `,"node":`...)
+	b = appendJSONString(b, r.Node)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, r.Name)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, r.Status)
+	b = append(b, `,"template":`...)
+	b = strconv.AppendInt(b, int64(r.Template), 10)
+	if r.Tags != "" {
+		b = append(b, `,"tags":`...)
+		b = appendJSONString(b, r.Tags)
+	}
+	if r.Lock != "" {
+		b = append(b, `,"lock":`...)
+		b = appendJSONString(b, r.Lock)
+	}
+	b = append(b, `,"maxcpu":`...)
+	b = strconv.AppendInt(b, int64(r.MaxCPU), 10)
+	b = append(b, `,"cpu":`...)
+	b = appendJSONFloat(b, r.CPU)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{`,"maxmem":`, r.MaxMem}, {`,"mem":`, r.Mem}, {`,"maxdisk":`, r.MaxDisk}, {`,"disk":`, r.Disk},
+		{`,"uptime":`, r.Uptime}, {`,"diskread":`, r.DiskRead}, {`,"diskwrite":`, r.DiskWrite},
+		{`,"netin":`, r.NetIn}, {`,"netout":`, r.NetOut}} {
+		b = append(b, f.name...)
+		b = strconv.AppendInt(b, f.v, 10)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString writes s as encoding/json does; strings needing escapes
+// (quotes, controls, HTML characters, non-ASCII) go through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			enc, _ := json.Marshal(s)
+			return append(b, enc...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendJSONFloat writes f as encoding/json does.
+func appendJSONFloat(b []byte, f float64) []byte {
+	if f == 0 || (math.Abs(f) >= 1e-6 && math.Abs(f) < 1e21) {
+		return strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	enc, _ := json.Marshal(f)
+	return append(b, enc...)
 }
 
 func (s *Server) nextID(r *Request) (any, error) {

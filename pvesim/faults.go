@@ -286,7 +286,10 @@ func (fs *faultState) nodeOffline(node string) bool {
 }
 
 // SetFaults replaces the injected faults at run time.
-func (s *Server) SetFaults(f Faults) { s.faults.set(f, s.opts.Seed) }
+func (s *Server) SetFaults(f Faults) {
+	s.faults.set(f, s.opts.Seed)
+	s.touch()
+}
 
 // Faults returns the faults in effect.
 func (s *Server) Faults() Faults {
@@ -317,4 +320,5 @@ func (s *Server) SetNodeOnline(node string, online bool) {
 	}
 	sort.Strings(nodes)
 	s.faults.f.OfflineNodes = nodes
+	s.touch()
 }

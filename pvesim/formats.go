@@ -140,6 +140,9 @@ func cidrCheck(s string, want4, want6 bool, msg string) error {
 
 // ParseSize is PVE::JSONSchema::parse_size: "20G", "512M", "1.5T", bytes.
 func ParseSize(s string) (int64, bool) {
+	if n, ok := parsePlainSize(s); ok {
+		return n, true
+	}
 	m := reSize.FindStringSubmatch(s)
 	if m == nil {
 		return 0, false
@@ -159,6 +162,41 @@ func ParseSize(s string) (int64, bool) {
 		f *= 1 << 40
 	}
 	return int64(f), true
+}
+
+// parsePlainSize is ParseSize's fast path for the common forms: up to 15
+// digits and an optional unit letter, where the integer product equals
+// the floating-point one.
+func parsePlainSize(s string) (int64, bool) {
+	digits := s
+	shift := 0
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K':
+			shift = 10
+		case 'M':
+			shift = 20
+		case 'G':
+			shift = 30
+		case 'T':
+			shift = 40
+		}
+		if shift > 0 {
+			digits = s[:n-1]
+		}
+	}
+	if digits == "" || len(digits) > 15 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n << shift, true
 }
 
 // FormatSize is PVE::JSONSchema::format_size: the largest exact unit.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // StateJSON returns the whole cluster state as JSON.
@@ -52,9 +53,12 @@ func (s *Server) LoadState(path string) error {
 	cs.reindex()
 	for i, n := range cs.Nodes {
 		n.nextPID = 10000 + 1000*(i+1)
+		// Uptimes are whole seconds since a whole-second boot time.
+		n.BootTime = n.BootTime.Truncate(time.Second)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch()
 	s.state = &cs
 	return nil
 }

@@ -120,6 +120,7 @@ func (s *Server) sdnRunningZoneOf(vnet string) string { return s.sdn().running("
 func (s *Server) AddSDNController(id, typ string, opts map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch()
 	o := copyConf(opts)
 	o["type"] = typ
 	s.sdn().Controllers[id] = o

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,10 @@ type Server struct {
 	tickets  *ticketKeys
 	counters map[string]int64
 	faults   faultState
+	resCache resourcesCache
+
+	// gen counts state changes (see touch); cached answers are built for one generation.
+	gen atomic.Uint64
 
 	httpSrv     *http.Server
 	listener    net.Listener
@@ -338,6 +343,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req.Params = params
 
 	s.mu.Lock()
+	if hr.Method != "GET" {
+		s.touch()
+	}
 	data, err := route.Handler(req)
 	s.mu.Unlock()
 
@@ -359,7 +367,24 @@ type Result struct {
 	Changes string
 }
 
+// encodedBody is a whole answer, already encoded ({"data":...}).
+type encodedBody []byte
+
+// touch marks a change of the cluster state: everything that may change
+// what a GET answers calls it (writes, task steps, the Go API, faults), so
+// cached answers are rebuilt.
+func (s *Server) touch() { s.gen.Add(1) }
+
 func writeData(w http.ResponseWriter, data any) {
+	if b, ok := data.(encodedBody); ok {
+		h := w.Header()
+		setStdHeaders(h)
+		h.Set("Content-Type", "application/json;charset=UTF-8")
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(200)
+		_, _ = w.Write(b)
+		return
+	}
 	body := map[string]any{"data": data}
 	if r, ok := data.(Result); ok {
 		body["data"] = r.Data

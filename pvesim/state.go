@@ -79,7 +79,7 @@ func newClusterState(nodes int, now time.Time) *clusterState {
 	for i := 1; i <= nodes; i++ {
 		cs.Nodes = append(cs.Nodes, &Node{
 			Name: fmt.Sprintf("pve%d", i), ID: i, IP: fmt.Sprintf("192.0.2.%d", 10+i),
-			BootTime: now.Add(-72 * time.Hour), MaxCPU: 16, MaxMem: 64 * gib, MaxDisk: 100 * gib,
+			BootTime: now.Add(-72 * time.Hour).Truncate(time.Second), MaxCPU: 16, MaxMem: 64 * gib, MaxDisk: 100 * gib,
 			nextPID: 10000 + 1000*i,
 		})
 	}
@@ -184,6 +184,20 @@ func (cs *clusterState) reindex() {
 		g.VMID = id
 		g.ensureMaps()
 	}
+}
+
+// usedBytesAll sums the volumes of every storage in one pass, keyed
+// "node|storage" ("|storage" for shared storages).
+func (cs *clusterState) usedBytesAll() map[string]int64 {
+	out := map[string]int64{}
+	for _, v := range cs.Volumes {
+		node := v.Node
+		if st := cs.storage(v.Storage); st != nil && st.Shared {
+			node = ""
+		}
+		out[node+"|"+v.Storage] += v.Size
+	}
+	return out
 }
 
 // usedBytes sums the volumes of a storage on a node.

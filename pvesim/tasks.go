@@ -100,7 +100,7 @@ func (tc *taskCtx) Sleep(d time.Duration) error {
 		return nil
 	}
 	tc.s.mu.Unlock()
-	defer tc.s.mu.Lock()
+	defer tc.s.relock()
 	select {
 	case <-tc.s.clock.After(scaled):
 		return nil
@@ -112,7 +112,7 @@ func (tc *taskCtx) Sleep(d time.Duration) error {
 // unlocked runs f without the state lock (network transfers).
 func (tc *taskCtx) unlocked(f func()) {
 	tc.s.mu.Unlock()
-	defer tc.s.mu.Lock()
+	defer tc.s.relock()
 	f()
 }
 
@@ -176,14 +176,21 @@ func (s *Server) startTask(r *Request, node, typ, id string, body func(tc *taskC
 	s.bgWG.Add(1)
 	go func() {
 		defer s.bgWG.Done()
-		s.mu.Lock()
+		s.relock()
 		defer s.mu.Unlock()
 		run()
 	}()
 	return t.UPID
 }
 
+// relock takes the state lock back for a task step that changes state.
+func (s *Server) relock() {
+	s.mu.Lock()
+	s.touch()
+}
+
 func (s *Server) finishTask(t *Task, err error) {
+	s.touch()
 	for _, l := range t.heldLocks {
 		s.releaseLock(l.vmid, l.shared)
 	}
@@ -278,15 +285,15 @@ func (s *Server) acquireLock(vmid int, kind string, shared bool, timeout time.Du
 		s.mu.Unlock()
 		select {
 		case <-ch:
-			s.mu.Lock()
+			s.relock()
 		case <-timer:
-			s.mu.Lock()
+			s.relock()
 			if l := s.lockOf(vmid); !l.held && (shared || l.shared == 0) {
 				continue
 			}
 			return timeoutErr
 		case <-s.closed:
-			s.mu.Lock()
+			s.relock()
 			return timeoutErr
 		}
 	}

@@ -1,0 +1,240 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// referenceResources is /cluster/resources as the simulator first built it
+// (a list of structs and maps for encoding/json): the oracle the fast,
+// cached encoder must match byte for byte.
+func referenceResources(s *Server, typ string) []any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now().Unix()
+	out := []any{}
+	if typ == "" || typ == "vm" {
+		ids := make([]int, 0, len(s.state.Guests))
+		for id := range s.state.Guests {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			out = append(out, referenceGuestRes(s, s.state.Guests[id], now))
+		}
+	}
+	if typ == "" || typ == "node" {
+		for _, n := range s.state.Nodes {
+			m := map[string]any{"node": n.Name, "id": "node/" + n.Name, "type": "node", "ssl_fingerprint": s.fingerprint, "level": ""}
+			if s.faults.nodeOffline(n.Name) {
+				m["status"] = "offline"
+			} else {
+				var cpu float64
+				mem := 2 * gib
+				for _, g := range s.state.Guests {
+					if g.Node == n.Name && g.Running {
+						mem += guestMaxMem(g)
+						cpu += 0.01
+					}
+				}
+				if mem > n.MaxMem {
+					mem = n.MaxMem
+				}
+				m["status"] = "online"
+				m["cpu"] = cpu
+				m["maxcpu"] = n.MaxCPU
+				m["mem"] = mem
+				m["maxmem"] = n.MaxMem
+				m["disk"] = 8 * gib
+				m["maxdisk"] = n.MaxDisk
+				m["uptime"] = int64(s.clock.Now().Sub(n.BootTime).Seconds())
+			}
+			out = append(out, m)
+		}
+	}
+	if typ == "" || typ == "storage" {
+		for _, n := range s.state.Nodes {
+			if s.faults.nodeOffline(n.Name) {
+				continue
+			}
+			for _, st := range s.state.Storages {
+				shared := 0
+				if st.Shared {
+					shared = 1
+				}
+				out = append(out, map[string]any{
+					"id": "storage/" + n.Name + "/" + st.ID, "type": "storage", "node": n.Name, "storage": st.ID,
+					"status": "available", "content": strings.Join(st.Content, ","), "plugintype": st.Type,
+					"shared": shared, "disk": s.state.usedBytes(n.Name, st.ID), "maxdisk": st.Total,
+				})
+			}
+		}
+	}
+	if typ == "" || typ == "sdn" {
+		for _, n := range s.state.Nodes {
+			if s.faults.nodeOffline(n.Name) {
+				continue
+			}
+			out = append(out, map[string]any{"id": "sdn/" + n.Name + "/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": n.Name, "status": "ok"})
+		}
+	}
+	return out
+}
+
+// referenceGuestRes is the first guestRes, with separate lookups.
+func referenceGuestRes(s *Server, g *Guest, now int64) guestRes {
+	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: g.Name(),
+		MaxMem: guestMaxMem(g), MaxDisk: referenceMaxDisk(g), Tags: g.Conf["tags"], Lock: g.Conf["lock"], Status: "stopped"}
+	if g.IsTemplate() {
+		r.Template = 1
+	}
+	cores, _ := strconv.Atoi(g.Conf["cores"])
+	if cores == 0 {
+		cores = 1
+	}
+	sockets, _ := strconv.Atoi(g.Conf["sockets"])
+	if sockets == 0 {
+		sockets = 1
+	}
+	r.MaxCPU = cores * sockets
+	if g.Running {
+		r.Status = "running"
+		r.Uptime = now - g.StartedAt.Unix()
+		r.CPU = 0.01
+		r.Mem = r.MaxMem / 2
+	}
+	return r
+}
+
+func referenceMaxDisk(g *Guest) int64 {
+	key := "rootfs"
+	if g.Type == "qemu" {
+		key = ""
+		for _, k := range []string{"bootdisk"} {
+			if v := g.Conf[k]; v != "" {
+				key = v
+			}
+		}
+		if key == "" {
+			for k, v := range g.Conf {
+				if (key == "" || k < key) && isQemuDiskKey(k) && !strings.Contains(v, "media=cdrom") && !strings.Contains(v, "cloudinit") {
+					key = k
+				}
+			}
+		}
+	}
+	if key == "" {
+		return 0
+	}
+	for _, part := range strings.Split(g.Conf[key], ",") {
+		if v, ok := strings.CutPrefix(part, "size="); ok {
+			n, _ := ParseSize(v)
+			return n
+		}
+	}
+	return 0
+}
+
+func rawGET(t *testing.T, srv *Server, path string) []byte {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.APIURL()+path, nil)
+	req.Header.Set("Authorization", "PVEAPIToken="+testTokenID+"="+testTokenSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s %s", path, resp.Status, b)
+	}
+	return b
+}
+
+// checkResources compares every type filter's answer with the oracle.
+func checkResources(t *testing.T, srv *Server, stage string) {
+	t.Helper()
+	// Twice: the second round is answered from the cache.
+	for _, typ := range []string{"", "vm", "node", "storage", "sdn", "", "vm", "node", "storage", "sdn"} {
+		path := "/cluster/resources"
+		if typ != "" {
+			path += "?type=" + typ
+		}
+		got := rawGET(t, srv, path)
+		want, err := json.Marshal(map[string]any{"data": referenceResources(srv, typ)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			i := 0
+			for i < len(got) && i < len(want) && got[i] == want[i] {
+				i++
+			}
+			lo := max(0, i-80)
+			t.Fatalf("%s, type %q: answers differ at byte %d:\n got  ...%s\n want ...%s", stage, typ, i,
+				got[lo:min(len(got), i+80)], want[lo:min(len(want), i+80)])
+		}
+	}
+}
+
+// TestClusterResourcesMatchesReference checks the encoded, cached answer
+// against the reference through the changes that must invalidate it.
+func TestClusterResourcesMatchesReference(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 500_000_000))
+	srv := startSim(t, Options{Clock: clock})
+	c := newClient(t, srv)
+	populate(t, srv, 60)
+	for _, g := range []GuestSpec{
+		{VMID: 500, Node: "pve2", Type: "lxc", Running: true, Config: map[string]string{"hostname": "ct<1>&x", "rootfs": "local-lvm:vm-500-disk-0,size=8G", "memory": "1024", "cores": "3"}},
+		{VMID: 501, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "nfs-shared:base-501-disk-0,size=16G", "lock": "backup", "tags": "a;\"b\""}},
+		{VMID: 503, Node: "pve3", Config: map[string]string{"efidisk0": "local-lvm:vm-503-disk-1,efitype=4m,size=528K", "sata0": "local-lvm:vm-503-disk-0,size=10G"}},
+		{VMID: 504, Node: "pve3", Config: map[string]string{"bootdisk": "scsi9", "scsi0": "local-lvm:vm-504-disk-0,size=10G", "cores": "x"}},
+		{VMID: 505, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-505-disk-0,size=1.5T", "ide0": "local:iso/x.iso,media=cdrom", "memory": "0"}},
+		{VMID: 502, Node: "pve3", Running: true, Config: map[string]string{"name": "ünïcode", "memory": "current=4096", "sockets": "2", "cores": "4", "bootdisk": "virtio0", "virtio0": "local-lvm:vm-502-disk-0,size=33G"}},
+	} {
+		if err := srv.AddGuest(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkResources(t, srv, "populated")
+
+	// A write through the API.
+	c.mustOK("PUT", "/nodes/pve1/qemu/1000/config", vals("name", "renamed", "tags", "x;y"))
+	checkResources(t, srv, "after a config change")
+	// The Go API.
+	if err := srv.SetGuestRunning(1001, true); err != nil {
+		t.Fatal(err)
+	}
+	srv.MutateGuest(1002, func(conf map[string]string) { conf["cores"] = "7" })
+	checkResources(t, srv, "after Go API changes")
+	// Time: uptimes move on.
+	clock.Advance(90 * time.Second)
+	checkResources(t, srv, "after time passed")
+	// Faults: an offline node disappears from storage and sdn, shows offline.
+	srv.SetNodeOnline("pve2", false)
+	checkResources(t, srv, "with pve2 offline")
+	srv.SetNodeOnline("pve2", true)
+	// A task changing state in the background.
+	srv2 := startSim(t, Options{Clock: clock, TaskSpeed: 1})
+	c2 := newClient(t, srv2)
+	upid := c2.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:4", "tags", "t")).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("create never slept")
+	}
+	checkResources(t, srv2, "during a create")
+	clock.Advance(durCreate)
+	if st := c2.waitTask(upid); st != "OK" {
+		t.Fatal(st)
+	}
+	checkResources(t, srv2, "after the create")
+	if res := resourceOf(c2, 100); res["tags"] != "t" || res["maxdisk"] != float64(4<<30) {
+		t.Fatalf("created guest %v", res)
+	}
+	checkResources(t, srv, "finally")
+}
