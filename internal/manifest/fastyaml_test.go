@@ -65,7 +65,8 @@ func fastAgrees(data []byte) (accepted, total int, problem string) {
 			continue
 		}
 		accepted++
-		ref, errs := parseDocumentGoccy(c.text, c.line-1)
+		budget := maxFileParseCost
+		ref, errs := parseDocumentGoccy(c.text, c.line-1, &budget)
 		if len(errs) > 0 {
 			return accepted, total, fmt.Sprintf("document at line %d: fast path accepted what goccy rejects: %v", c.line, errs)
 		}

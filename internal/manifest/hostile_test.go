@@ -74,6 +74,7 @@ func TestHostileInput(t *testing.T) {
 		{"deep sequence on one line", strings.Repeat("- ", 100000) + "x\n", "nesting deeper than 32 levels"},
 		{"many keys in one document", manyKeys(), "larger than the 262144-byte limit for one manifest"},
 		{"many keys in a small document", manyKeys()[:MaxDocumentSize-1024], "more than 5000 YAML tokens"},
+		{"many documents at the token limit", manyMaxTokenDocuments(), "file holds more YAML than is parsed in one file"},
 		{"binary", "\x7fELF\x02\x01\x01\x00\x00\x00", "binary file: contains a NUL byte"},
 		{"not UTF-8", "kind: Virtual\xffMachine\n", "a.yaml:1:14: not valid UTF-8 text"},
 		{"unterminated quote", "kind: \"VirtualMachine\n", "YAML syntax error"},
@@ -195,5 +196,48 @@ func TestEmptyAndOddTrees(t *testing.T) {
 	}
 	if _, err := LoadDir(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing directory must be an error")
+	}
+}
+
+// manyMaxTokenDocuments is a file of about 1 MiB of documents just under
+// MaxDocumentTokens each, which goccy's quadratic parser took seconds over
+// (3.6 s measured) before maxFileParseCost.
+func manyMaxTokenDocuments() string {
+	doc := "---\n" + strings.Repeat("a: b\n", (MaxDocumentTokens-10)/3)
+	return strings.Repeat(doc, MaxFileSize/len(doc))
+}
+
+// TestParseCostBoundPerFile checks that the parser stops reading a file once
+// it has spent maxFileParseCost on it: a file of documents at the token
+// limit gets its first four documents parsed, one error at the fifth and
+// nothing about the rest.
+func TestParseCostBoundPerFile(t *testing.T) {
+	data := manyMaxTokenDocuments()
+	docLines := strings.Count(data, "\n") / strings.Count(data, "---\n")
+	_, errs := ParseFile("a.yaml", []byte(data))
+	errs.Sort()
+	if len(errs) != 5 {
+		t.Fatalf("want 4 documents' errors and the budget error, got %d:\n%.2000v", len(errs), errs)
+	}
+	last := errs[len(errs)-1]
+	if !strings.Contains(last.Message, "file holds more YAML than is parsed in one file") || last.Line != 4*docLines+1 {
+		t.Errorf("want the budget error at the fifth document (line %d), got %v", 4*docLines+1, last)
+	}
+}
+
+// TestParseCostBoundLeavesManifestsAlone checks that the per-file bound is
+// far above real files: hundreds of manifests that goccy must read (anchors
+// and merge keys are outside the fast path) load in one file.
+func TestParseCostBoundLeavesManifestsAlone(t *testing.T) {
+	var b strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&b, "---\napiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: vm-%d, node: pve1}\nspec:\n  vmid: %d\n  disks:\n    - &d {storage: local-lvm, size: 10G}\n    - <<: *d\n      size: 20G\n", i, 1000+i)
+	}
+	set, err := loadWithin(t, writeTree(t, map[string]string{"a.yaml": b.String()}))
+	if err != nil {
+		t.Fatalf("400 anchored manifests in one file: %v", err)
+	}
+	if len(set.Resources) != 400 {
+		t.Fatalf("got %d resources, want 400", len(set.Resources))
 	}
 }

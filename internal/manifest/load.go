@@ -282,14 +282,17 @@ func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode
 	}
 }
 
-func kindNames() []string {
+// kindNameList is every kind's name, for errors and suggestions.
+var kindNameList = func() []string {
 	ks := Kinds()
 	out := make([]string, len(ks))
 	for i, k := range ks {
 		out[i] = string(k)
 	}
 	return out
-}
+}()
+
+func kindNames() []string { return slices.Clone(kindNameList) }
 
 // decodeDocument decodes one document into a resource and checks it on its
 // own. It returns nil when the document is too broken to be a resource.
@@ -303,7 +306,7 @@ func decodeDocument(file string, doc yDoc) (Resource, ErrorList) {
 		kindNode := root.get("kind")
 		switch {
 		case kindNode == nil:
-			d.errorf(root, "", "missing required field `kind` (one of %s)", strings.Join(kindNames(), ", "))
+			d.errorf(root, "", "missing required field `kind` (one of %s)", strings.Join(kindNameList, ", "))
 		case kindNode.kind != scalarNode || kindNode.typ != tString:
 			d.errorf(kindNode, "kind", "expected a kind name, got %s", kindNode.describe())
 		default:
@@ -338,10 +341,10 @@ func decodeDocument(file string, doc yDoc) (Resource, ErrorList) {
 }
 
 func kindSuggestion(k string) string {
-	if s := didYouMean(k, kindNames()); s != "" {
+	if s := didYouMean(k, kindNameList); s != "" {
 		return s
 	}
-	return "; kinds: " + strings.Join(kindNames(), ", ")
+	return "; kinds: " + strings.Join(kindNameList, ", ")
 }
 
 func (n *yNode) get(key string) *yNode {

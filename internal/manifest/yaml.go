@@ -31,6 +31,13 @@ const (
 	// MaxDocumentSize bounds one document in bytes, so that lexing it stays
 	// cheap whatever it holds.
 	MaxDocumentSize = 256 << 10
+	// maxFileParseCost bounds the YAML parser's work on one file. The parser
+	// is quadratic in a document's tokens, so a file of many documents just
+	// under MaxDocumentTokens took seconds (a 1 MiB file of them, 3.6 s);
+	// each document it parses costs its token count squared, and a file may
+	// spend this much: four documents at the token limit, or a thousand
+	// manifests of a few hundred tokens that the fast path does not read.
+	maxFileParseCost = 4 * MaxDocumentTokens * MaxDocumentTokens
 )
 
 type nodeKind uint8
@@ -147,11 +154,15 @@ func parseYAML(data []byte, arena *fastArena) (docs []yDoc, errs []posError) {
 		return nil, []posError{{line: line, col: col, msg: "not valid UTF-8 text"}}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	budget := maxFileParseCost
 	for i, chunk := range splitDocuments(data) {
-		root, perrs := parseDocument(chunk.text, chunk.line-1, arena)
+		root, perrs := parseDocument(chunk.text, chunk.line-1, arena, &budget)
 		errs = append(errs, perrs...)
 		if root != nil && root.kind != nullNode {
 			docs = append(docs, yDoc{index: i, line: chunk.line, root: root})
+		}
+		if budget < 0 {
+			break // the rest of the file is not read (see maxFileParseCost)
 		}
 	}
 	return docs, errs
@@ -227,19 +238,23 @@ func firstInvalidUTF8(data []byte) int {
 
 // parseDocument parses one document chunk whose first line is line lineOff+1
 // of the file; every position it returns is a position in the file.
-func parseDocument(text string, lineOff int, arena *fastArena) (*yNode, []posError) {
+//
+// budget is what is left of the file's maxFileParseCost; parseDocument sets
+// it below zero when the document would exceed it, and the file's remaining
+// documents must then be left unread.
+func parseDocument(text string, lineOff int, arena *fastArena, budget *int) (*yNode, []posError) {
 	if len(text) > MaxDocumentSize {
 		return nil, []posError{{line: lineOff + 1, col: 1, msg: fmt.Sprintf("document is %d bytes, larger than the %d-byte limit for one manifest", len(text), MaxDocumentSize)}}
 	}
 	if root, ok := fastParse(text, lineOff, arena); ok {
 		return root, nil
 	}
-	return parseDocumentGoccy(text, lineOff)
+	return parseDocumentGoccy(text, lineOff, budget)
 }
 
 // parseDocumentGoccy parses one document chunk with goccy/go-yaml, within
 // the caps; it is the reference for whatever fastParse leaves to it.
-func parseDocumentGoccy(text string, lineOff int) (root *yNode, errs []posError) {
+func parseDocumentGoccy(text string, lineOff int, budget *int) (root *yNode, errs []posError) {
 	defer func() {
 		// The parser is third-party code fed hostile input: a panic there
 		// must become an error for this document, never a crash.
@@ -269,6 +284,12 @@ func parseDocumentGoccy(text string, lineOff int) (root *yNode, errs []posError)
 	if tk := tokens.InvalidToken(); tk != nil {
 		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column, msg: "YAML syntax error: " + tk.Error}}
 	}
+	cost := len(tokens) * len(tokens)
+	if cost > *budget {
+		*budget = -1
+		return nil, []posError{{line: 1, col: 1, msg: fmt.Sprintf("file holds more YAML than is parsed in one file (about four documents of %d tokens); split it into smaller files; the rest of this file is not read", MaxDocumentTokens)}}
+	}
+	*budget -= cost
 	file, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, []posError{syntaxError(err)}
