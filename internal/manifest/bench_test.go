@@ -7,10 +7,14 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // benchTree writes files×perFile manifests (VMs, containers, templates and
@@ -107,4 +111,59 @@ func BenchmarkLoad10k(b *testing.B) {
 	// machine is (wall time on a shared 2-core machine does).
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 	b.ReportMetric(float64(stop())/(1<<20), "peak-heap-MB")
+}
+
+// BenchmarkGoccyFloor10k measures goccy/go-yaml alone on the files of
+// BenchmarkLoad10k, read beforehand and spread over all CPUs as LoadDir
+// spreads them: its lexer on each whole file, and its lexer and parser
+// (parser.ParseBytes, every document of a file in one call, the cheapest way
+// to use it). Nothing is decoded or checked. This is the least a load costs
+// when goccy reads every document, and why the loader reads plain manifests
+// itself (fastyaml.go) and leaves only the rest to goccy.
+func BenchmarkGoccyFloor10k(b *testing.B) {
+	dir := benchTree(b, 1000, 10)
+	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(paths) != 1000 {
+		b.Fatalf("%d files: %v", len(paths), err)
+	}
+	files := make([][]byte, len(paths))
+	for i, p := range paths {
+		if files[i], err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	stages := []struct {
+		name string
+		run  func([]byte) error
+	}{
+		{"lex", func(data []byte) error { lexer.Tokenize(string(data)); return nil }},
+		{"lex+parse", func(data []byte) error { _, err := parser.ParseBytes(data, 0); return err }},
+	}
+	for _, stage := range stages {
+		b.Run(stage.name, func(b *testing.B) {
+			runtime.GC()
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				var failed atomic.Value
+				for range runtime.GOMAXPROCS(0) {
+					wg.Go(func() {
+						for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+							if err := stage.run(files[i]); err != nil {
+								failed.Store(err)
+							}
+						}
+					})
+				}
+				wg.Wait()
+				if err := failed.Load(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
 }
