@@ -45,6 +45,9 @@ type fastParser struct {
 	tokens  int // approximate goccy token count
 	depth   int
 	failed  bool
+	// The last column computed (see col): on the line starting at colLine,
+	// offset colOff is in column colNum.
+	colLine, colOff, colNum int
 	*fastArena
 }
 
@@ -144,7 +147,8 @@ func fastParseUnguarded(text string, lineOff int, arena *fastArena) (root *yNode
 	if arena == nil {
 		arena = &fastArena{}
 	}
-	p := &fastParser{src: text, line: 1, lineOff: lineOff, fastArena: arena}
+	arena.stack = arena.stack[:0]
+	p := &fastParser{src: text, line: 1, lineOff: lineOff, colLine: -1, fastArena: arena}
 	if hasMarker(text, "---") {
 		// The document start marker; only a comment may follow it.
 		end := p.lineEnd()
@@ -261,14 +265,24 @@ func (p *fastParser) indent() int {
 
 // col is the 1-based column of offset i on the current line, counted in
 // characters as goccy counts them.
+//
+// Columns asked for on a line go forward, so the count goes on from the last
+// one instead of from the line's start: a long line of many values costs
+// its length, not its length times its values.
 func (p *fastParser) col(i int) int {
-	s := p.src[p.off:i]
+	if p.colLine != p.off || i < p.colOff {
+		p.colLine, p.colOff, p.colNum = p.off, p.off, 1
+	}
+	s := p.src[p.colOff:i]
+	n := len(s)
 	for j := 0; j < len(s); j++ {
 		if s[j] >= utf8.RuneSelf {
-			return utf8.RuneCountInString(s) + 1
+			n = utf8.RuneCountInString(s)
+			break
 		}
 	}
-	return len(s) + 1
+	p.colOff, p.colNum = i, p.colNum+n
+	return p.colNum
 }
 
 func (p *fastParser) node(kind nodeKind, i int) *yNode {

@@ -251,6 +251,8 @@ var fastPathSnippets = []string{
 	"a: {b: c} # ok\n",
 	"a: {b: c}#no\n",
 	"a: é\nb: [é, {c: é}]\nc: {d: é, e: f}\n",
+	"a: [éé, x, 'é', {é: 1}, {b: é, c: d}, \"ü\", [ä, b]]\nb: ü # é\nc: [a, b]\n",
+	"- é: [ü, x]\n  b: [c, ä]\n",
 	"é: 1\n",
 	"a b: 1\n",
 	"a : 1\n",
