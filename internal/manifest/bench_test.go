@@ -167,3 +167,32 @@ func BenchmarkGoccyFloor10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHostileFile measures ParseFile on 1 MiB files built to be slow
+// to read: documents just under the token limit (goccy's parser is
+// quadratic in tokens; maxFileParseCost bounds it), documents at the size
+// limit packed with tokens (goccy's lexer reads each whole before the token
+// limit refuses it), and tens of thousands of tiny invalid documents (one
+// error each, with its did-you-mean).
+func BenchmarkHostileFile(b *testing.B) {
+	dense := "---\n" + strings.Repeat("- a\n", (MaxDocumentSize-8)/4) + "\n"
+	cases := []struct{ name, data string }{
+		{"max-token-documents", manyMaxTokenDocuments()},
+		{"max-size-documents", strings.Repeat(dense, MaxFileSize/len(dense))},
+		{"tiny-invalid-documents", strings.Repeat("---\nkind: Nope\n", MaxFileSize/15)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			data := []byte(c.data)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, errs := ParseFile("a.yaml", data); len(errs) == 0 {
+					b.Fatal("no error")
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}

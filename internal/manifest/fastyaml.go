@@ -316,20 +316,20 @@ func isKeyStart(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
-// keyAt returns the end of a plain key starting at i and the offset of its
-// colon, when the line holds "key:" followed by a space or the line's end.
-func (p *fastParser) keyAt(i, end int) (keyEnd, colon int, ok bool) {
+// keyAt returns the offset of the colon ending a plain key that starts at
+// i, when the line holds "key:" followed by a space or the line's end.
+func (p *fastParser) keyAt(i, end int) (colon int, ok bool) {
 	if i >= end || !isKeyStart(p.src[i]) {
-		return 0, 0, false
+		return 0, false
 	}
 	j := i + 1
 	for j < end && isKeyByte(p.src[j]) {
 		j++
 	}
 	if j >= end || p.src[j] != ':' || (j+1 < end && p.src[j+1] != ' ') {
-		return 0, 0, false
+		return 0, false
 	}
-	return j, j, true
+	return j, true
 }
 
 // blockMap parses a block mapping whose keys start in column indent+1; the
@@ -349,14 +349,14 @@ func (p *fastParser) blockMap(indent, first int) *yNode {
 	at := first
 	for {
 		end := p.lineEnd()
-		keyEnd, colon, ok := p.keyAt(at, end)
+		colon, ok := p.keyAt(at, end)
 		if !ok || !p.count(3) {
 			return p.fail()
 		}
 		if m == nil {
 			m = p.node(mapNode, colon)
 		}
-		key := p.plain(p.src[at:keyEnd], at)
+		key := p.plain(p.src[at:colon], at)
 		val := p.mapValue(indent, colon+1, end)
 		if p.failed {
 			return val
@@ -437,7 +437,7 @@ func (p *fastParser) blockSeq(indent, mapIndent int) *yNode {
 			return p.fail() // "-" alone, "- - x", "- # comment": rare, left to goccy
 		}
 		var item *yNode
-		if _, _, isKey := p.keyAt(i, end); isKey {
+		if _, isKey := p.keyAt(i, end); isKey {
 			item = p.blockMap(i-p.off, i)
 		} else {
 			item = p.inline(indent, i, end)
