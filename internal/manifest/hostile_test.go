@@ -201,7 +201,7 @@ func TestEmptyAndOddTrees(t *testing.T) {
 
 // manyMaxTokenDocuments is a file of about 1 MiB of documents just under
 // MaxDocumentTokens each, which goccy's quadratic parser took seconds over
-// (3.6 s measured) before maxFileParseCost.
+// before maxFileParseCost (BenchmarkHostileFile).
 func manyMaxTokenDocuments() string {
 	doc := "---\n" + strings.Repeat("a: b\n", (MaxDocumentTokens-10)/3)
 	return strings.Repeat(doc, MaxFileSize/len(doc))

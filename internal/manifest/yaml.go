@@ -33,10 +33,11 @@ const (
 	MaxDocumentSize = 256 << 10
 	// maxFileParseCost bounds the YAML parser's work on one file. The parser
 	// is quadratic in a document's tokens, so a file of many documents just
-	// under MaxDocumentTokens took seconds (a 1 MiB file of them, 3.6 s);
-	// each document it parses costs its token count squared, and a file may
-	// spend this much: four documents at the token limit, or a thousand
-	// manifests of a few hundred tokens that the fast path does not read.
+	// under MaxDocumentTokens took seconds (2 s of CPU for a 1 MiB file of
+	// them, BenchmarkHostileFile). Each document it parses costs its token
+	// count squared, and a file may spend this much: four documents at the
+	// token limit, or a thousand manifests of a few hundred tokens that the
+	// fast path does not read.
 	maxFileParseCost = 4 * MaxDocumentTokens * MaxDocumentTokens
 )
 
