@@ -65,7 +65,7 @@ func contentPrefix(content string) string {
 	case "snippets":
 		return "snippets/"
 	case "backup":
-		return "dump/"
+		return "backup/"
 	}
 	return ""
 }
@@ -333,37 +333,161 @@ func (s *Server) contentUpdate(r *Request) (any, error) {
 		v.Notes = r.Str("notes")
 	}
 	if r.Has("protected") {
+		// update_volume_attribute: the directory plugins protect backups
+		// only; the others know no protection.
+		if !st.fileBased() {
+			return nil, Fail("attribute 'protected' is not supported for storage type '%s'", st.Type)
+		}
+		if v.Content != "backup" {
+			return nil, Fail("only backups support attribute 'protected'")
+		}
 		v.Protected = r.Bool("protected")
 	}
 	return nil, nil
 }
 
+var (
+	reLvmVolname     = regexp.MustCompile(`^(vm|base)-(\d+)-\S+$`)
+	reDirLinkedImage = regexp.MustCompile(`^(\d+)/(\S+)/(\d+)/(\S+)$`)
+	reDirImage       = regexp.MustCompile(`^(\d+)/(\S+)$`)
+	reDirBackup      = regexp.MustCompile(`^backup/([^/]+)$`)
+	reVzdumpOwner    = regexp.MustCompile(`^vzdump-(?:openvz|lxc|qemu)-(\d+)-`)
+)
+
+// parseVolname is the storage plugin's parse_volname: the volume type and
+// the owning guest (0 for none), or Proxmox's error for a name it cannot read.
+func parseVolname(st *Storage, volname string) (vtype string, owner int, err error) {
+	if !st.fileBased() {
+		m := reLvmVolname.FindStringSubmatch(volname)
+		if m == nil {
+			return "", 0, Fail("unable to parse lvm volume name '%s'", volname)
+		}
+		owner, _ = strconv.Atoi(m[2])
+		return "images", owner, nil
+	}
+	if m := reDirLinkedImage.FindStringSubmatch(volname); m != nil {
+		owner, _ = strconv.Atoi(m[3])
+		return "images", owner, nil
+	}
+	if m := reDirImage.FindStringSubmatch(volname); m != nil {
+		owner, _ = strconv.Atoi(m[1])
+		return "images", owner, nil
+	}
+	switch {
+	case strings.HasPrefix(volname, "iso/") && !strings.Contains(volname[4:], "/") && reISOExt.MatchString(volname):
+		return "iso", 0, nil
+	case strings.HasPrefix(volname, "vztmpl/") && !strings.Contains(volname[7:], "/") && reVztmplExt.MatchString(volname):
+		return "vztmpl", 0, nil
+	case strings.HasPrefix(volname, "import/") && !strings.Contains(volname[7:], "/"):
+		return "import", 0, nil
+	case strings.HasPrefix(volname, "snippets/") && !strings.Contains(volname[9:], "/"):
+		return "snippets", 0, nil
+	}
+	if m := reDirBackup.FindStringSubmatch(volname); m != nil {
+		if o := reVzdumpOwner.FindStringSubmatch(m[1]); o != nil {
+			owner, _ = strconv.Atoi(o[1])
+		}
+		return "backup", owner, nil
+	}
+	return "", 0, Fail("unable to parse directory volume name '%s'", volname)
+}
+
+// volumeInUse names the running guest that has a volume open (attached),
+// for the LVM-thin plugin's lvremove, which refuses an open volume.
+func (s *Server) volumeInUse(node, volid string) bool {
+	for _, g := range s.state.Guests {
+		if !g.Running || g.Node != node {
+			continue
+		}
+		for k, v := range g.Conf {
+			switch {
+			case g.Type == "qemu" && isQemuDiskKey(k):
+				if d, err := parseDrive(k, v); err == nil && d["file"] == volid {
+					return true
+				}
+			case g.Type == "lxc" && isLxcVolumeKey(k):
+				if mp, err := parseLxcVolume(k, v); err == nil && mp["volume"] == volid {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// contentDelete is the storage content DELETE: the volume ID is checked at
+// once, the removal (vdisk_free) runs as an imgdel task. As in Proxmox, a
+// missing volume is no error, and a volume attached to a guest is removed
+// unless the storage refuses (an open LVM volume of a running guest).
 func (s *Server) contentDelete(r *Request) (any, error) {
-	st, v, err := s.findVolume(r)
+	volid, sid, err := realVolumeID(r.Str("storage"), r.Str("volume"))
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.storageConfig(sid)
+	if err != nil {
+		return nil, err
+	}
+	_, volname, _ := strings.Cut(volid, ":")
+	vtype, owner, err := parseVolname(st, volname)
 	if err != nil {
 		return nil, err
 	}
 	node := r.Str("node")
 	id := st.ID
-	if v.VMID != 0 {
-		id = strconv.Itoa(v.VMID) + "@" + st.ID
+	if owner != 0 {
+		id = strconv.Itoa(owner) + "@" + st.ID
 	}
-	volid := v.VolID()
-	return s.startTask(r, node, "imgdel", id, func(tc *taskCtx) error {
-		cur := s.state.volume(node, volid)
-		if cur == nil {
-			return Fail("volume '%s' does not exist", volid)
-		}
-		if cur.Protected {
-			return Fail("volume '%s' is protected", volid)
-		}
+	upid := s.startTask(r, node, "imgdel", id, func(tc *taskCtx) error {
 		if n := s.linkedChildren(volid); n > 0 {
-			return Fail("base volume '%s' is still in use by linked cloned", strings.SplitN(volid, ":", 2)[1])
+			return Fail("base volume '%s' is still in use by linked clones", volname)
 		}
-		s.state.removeVolume(node, volid)
+		v := s.state.volume(node, volid)
+		if st.fileBased() {
+			if v != nil && v.Protected {
+				return Fail("cannot remove protected volume '%s' on '%s'", volname, st.ID)
+			}
+			if v == nil {
+				// Plugin::free_image only warns (not counted as a task warning).
+				path := st.contentDir(vtype) + "/" + strings.TrimPrefix(volname, contentPrefix(vtype))
+				tc.Log("disk image '%s' does not exist", path)
+			}
+		} else if v != nil && s.volumeInUse(node, volid) {
+			lv := "pve/" + volname
+			return Fail("lvremove '%s' error:   Logical volume %s in use.", lv, lv)
+		}
+		if v != nil {
+			s.state.removeVolume(node, volid)
+		}
 		tc.Log("Removed volume '%s'", volid)
 		return nil
-	}), nil
+	})
+	delay, ok := r.Int("delay")
+	if !ok {
+		return upid, nil
+	}
+	// With delay, the call waits up to that many seconds for the task and
+	// answers null on success or fails with the task's exit status.
+	t := s.tasks.byUPID[upid]
+	if t.Running {
+		if wait := s.scale(time.Duration(delay) * time.Second); wait > 0 {
+			timer := s.clock.After(wait)
+			s.mu.Unlock()
+			select {
+			case <-t.done:
+			case <-timer:
+			case <-s.closed:
+			}
+			s.mu.Lock()
+		}
+	}
+	if t.Running {
+		return upid, nil
+	}
+	if t.ExitStatus == "OK" || strings.HasPrefix(t.ExitStatus, "WARNINGS: ") {
+		return nil, nil
+	}
+	return nil, Fail("%s", t.ExitStatus)
 }
 
 func (s *Server) contentAlloc(r *Request) (any, error) {

@@ -117,7 +117,7 @@ func (s *Server) volumeContentType(node, volid string) (string, *Volume, error) 
 		return "import", nil, nil
 	case strings.HasPrefix(name, "snippets/"):
 		return "snippets", nil, nil
-	case strings.HasPrefix(name, "dump/"):
+	case strings.HasPrefix(name, "backup/"):
 		return "backup", nil, nil
 	}
 	return "images", nil, nil
