@@ -47,7 +47,7 @@ test-fuzz:
 	@for spec in $$(grep -rl --include='*_test.go' '^func Fuzz' . 2>/dev/null | xargs -r grep -Ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/:func /:/'); do \
 	  dir=$$(dirname $${spec%%:*}); name=$${spec##*:}; \
 	  echo "fuzz $$dir $$name ($(FUZZTIME))"; \
-	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) ./$$dir || exit 1; \
+	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=10x ./$$dir || exit 1; \
 	done
 
 test-web:
