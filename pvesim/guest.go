@@ -23,6 +23,9 @@ type Guest struct {
 	StartedAt     time.Time            `json:"startedAt,omitempty"`
 	// CloudinitPassword is the real cipassword (Conf keeps it too; reads mask it).
 	MemUsed int64 `json:"memUsed,omitempty"`
+	// Creating lists the volumes an unfinished create has allocated; an
+	// interrupted create frees them (see LoadState).
+	Creating []string `json:"creating,omitempty"`
 }
 
 // Snapshot is a named copy of a guest's config.

@@ -665,6 +665,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		if err != nil {
 			return fail(err)
 		}
+		g.Creating = created
 		removeCreated := func() {
 			for _, volid := range created {
 				s.state.removeVolume(node, volid)
@@ -697,6 +698,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 			conf["swap"] = "512"
 		}
 		g.Conf = conf
+		g.Creating = nil
 		if start {
 			// Proxmox starts the container through the start API, in a
 			// task of its own: the create itself succeeds.
@@ -1451,7 +1453,7 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 	ng.ensureMaps()
 	s.state.Guests[newid] = ng
 	g.Conf["lock"] = "disk"
-	return s.startTask(r, g.Node, "vzclone", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+	upid := s.startTask(r, g.Node, "vzclone", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		tc.Log("creating a clone of container %d with ID %d", g.VMID, newid)
 		var created []string
 		cleanup := func(err error) error {
@@ -1503,7 +1505,9 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 			ng.Node = target
 		}
 		return nil
-	}), nil
+	})
+	s.setTaskTarget(upid, newid)
+	return upid, nil
 }
 
 func (s *Server) lxcDestroy(r *Request) (any, error) {

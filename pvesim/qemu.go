@@ -537,7 +537,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 			return fail(err)
 		}
 		if err := tc.Sleep(durCreate); err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
 		}
 		conf := map[string]string{}
 		for k, v := range params {
@@ -551,6 +551,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		if err != nil {
 			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
 		}
+		g.Creating = guestVolumes(created)
 		if copied > 0 {
 			if err := tc.Sleep(time.Duration(float64(copied) / importRate * float64(time.Second))); err != nil {
 				return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
@@ -580,6 +581,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		}
 		conf["meta"] = fmt.Sprintf("creation-qemu=10.1.2,ctime=%d", s.clock.Now().Unix())
 		g.Conf = conf
+		g.Creating = nil
 		tc.unlock(vmid)
 		if start {
 			// vm_start runs after the create lock is released; its errors
@@ -1269,7 +1271,7 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 	ng.ensureMaps()
 	s.state.Guests[newid] = ng
 	name, desc := r.Str("name"), r.Str("description")
-	return s.startTask(r, g.Node, "qmclone", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+	upid := s.startTask(r, g.Node, "qmclone", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if full {
 			tc.Log("create full clone of drives")
 		} else {
@@ -1391,6 +1393,10 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 				s.state.removeVolume(g.Node, volid)
 			}
 			delete(s.state.Guests, newid)
+			if err == errInterrupted {
+				// clone_vm's own signal handler.
+				return fmt.Errorf("clone failed: interrupted by signal")
+			}
 			return fmt.Errorf("clone failed: %s", strings.TrimRight(asAPIError(err).Message, "\n"))
 		}
 		delete(conf, "lock")
@@ -1398,7 +1404,9 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 			ng.Node = newNode
 		}
 		return nil
-	}), nil
+	})
+	s.setTaskTarget(upid, newid)
+	return upid, nil
 }
 
 func (s *Server) qemuDestroy(r *Request) (any, error) {

@@ -22,8 +22,10 @@ type Task struct {
 	ExitStatus string    `json:"exitstatus,omitempty"`
 	EndTime    time.Time `json:"endtime,omitempty"`
 	Log        []string  `json:"log"`
-	done       chan struct{}
-	heldLocks  []heldLock
+	// Target is the new guest of a clone (the task's ID is the source).
+	Target    int `json:"target,omitempty"`
+	done      chan struct{}
+	heldLocks []heldLock
 }
 
 type heldLock struct {
@@ -105,9 +107,13 @@ func (tc *taskCtx) Sleep(d time.Duration) error {
 	case <-tc.s.clock.After(scaled):
 		return nil
 	case <-tc.s.closed:
-		return fmt.Errorf("interrupted by signal")
+		return errInterrupted
 	}
 }
+
+// errInterrupted is how a worker ends when pvedaemon's signal handler
+// interrupts it (fork_worker: die "received interrupt").
+var errInterrupted = Fail("received interrupt")
 
 // unlocked runs f without the state lock (network transfers).
 func (tc *taskCtx) unlocked(f func()) {
@@ -206,6 +212,13 @@ func (s *Server) finishTask(t *Task, err error) {
 		t.Log = append(t.Log, "TASK OK")
 	}
 	close(t.done)
+}
+
+// setTaskTarget records the new guest of a clone task.
+func (s *Server) setTaskTarget(upid string, vmid int) {
+	if t := s.tasks.byUPID[upid]; t != nil {
+		t.Target = vmid
+	}
 }
 
 // WaitTask blocks until the task has finished (for Go tests).
