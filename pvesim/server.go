@@ -42,6 +42,10 @@ type Options struct {
 	AuthFailureDelay time.Duration
 	// Version is the reported Proxmox VE version (default "9.1.3").
 	Version string
+	// AllowRemoteDownloads lets download-url fetch from any address. By
+	// default the simulator downloads only from loopback addresses, so a
+	// test or a demo can never reach out to the network by accident.
+	AllowRemoteDownloads bool
 }
 
 // Server is a simulated Proxmox VE cluster speaking the HTTP API.

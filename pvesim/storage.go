@@ -8,14 +8,18 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -672,7 +676,7 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 			started = time.Now()
 		)
 		tc.unlocked(func() {
-			n, sums, dlErr = fetchURL(url, verify, &check, func(done, total int64) {
+			n, sums, dlErr = fetchURL(url, verify, s.opts.AllowRemoteDownloads, &check, func(done, total int64) {
 				s.mu.Lock()
 				tc.Log("%s", wgetProgress(done, total, time.Since(started)))
 				s.mu.Unlock()
@@ -704,12 +708,37 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 
 // fetchURL downloads url, hashing with every algorithm and reporting
 // progress; the content itself is not kept.
-func fetchURL(url string, verify bool, check io.Writer, progress func(done, total int64)) (int64, map[string]string, error) {
+func fetchURL(url string, verify, anyAddress bool, check io.Writer, progress func(done, total int64)) (int64, map[string]string, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: !verify} //nolint:gosec // the API's verify-certificates=0
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Minute}
+	if !anyAddress {
+		if err := loopbackOnly(url); err != nil {
+			return 0, nil, err
+		}
+		// Every connection, redirects included, must end on loopback.
+		dialer := &net.Dialer{Timeout: 30 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+				return fmt.Errorf("pvesim: refusing to connect to %s: downloads are limited to loopback addresses", address)
+			}
+			return nil
+		}}
+		tr.DialContext = dialer.DialContext
+		tr.Proxy = nil
+		client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return loopbackOnly(req.URL.String())
+		}
+	}
 	resp, err := client.Get(url)
 	if err != nil {
+		var refused *remoteDownloadError
+		if errors.As(err, &refused) {
+			return 0, nil, refused
+		}
 		return 0, nil, fmt.Errorf("command 'wget --progress=dot:giga -O <tmpfile> %s' failed: exit code 4", url)
 	}
 	defer resp.Body.Close()
@@ -750,6 +779,32 @@ func fetchURL(url string, verify bool, check io.Writer, progress func(done, tota
 		sums[a] = hex.EncodeToString(h.Sum(nil))
 	}
 	return n, sums, nil
+}
+
+// remoteDownloadError is a download the simulator refused to make because
+// its address is not on loopback (see Options.AllowRemoteDownloads).
+type remoteDownloadError struct{ url string }
+
+func (e *remoteDownloadError) Error() string {
+	return fmt.Sprintf("pvesim downloads only from loopback addresses (127.0.0.0/8, ::1, localhost), not %s; "+
+		"serve the file locally or start the simulator with --allow-remote-downloads", e.url)
+}
+
+// loopbackOnly refuses a URL whose host is not a loopback address, without
+// resolving any name: only IP literals and "localhost" pass.
+func loopbackOnly(raw string) error {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return &remoteDownloadError{url: raw}
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return &remoteDownloadError{url: raw}
 }
 
 // wgetProgress is one line of wget --progress=dot:giga.

@@ -169,3 +169,31 @@ func TestUpload(t *testing.T) {
 		t.Fatalf("snippets upload: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestDownloadsStayOnLoopback: by default the simulator fetches only from
+// loopback, so no test or demo reaches the network by accident. None of
+// these addresses is ever contacted: each is refused before any lookup or
+// connection.
+func TestDownloadsStayOnLoopback(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://192.0.2.1/elsewhere.iso", http.StatusFound)
+	}))
+	t.Cleanup(hs.Close)
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	for _, tt := range []struct{ name, url string }{
+		{"remote address", "http://192.0.2.1/a.iso"},
+		{"host name", "https://images.example.invalid/a.iso"},
+		{"redirect off loopback", hs.URL + "/a.iso"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := c.task("POST", "/nodes/pve1/storage/local/download-url", vals("content", "iso", "filename", "a.iso", "url", tt.url))
+			if !strings.Contains(st, "pvesim downloads only from loopback addresses") {
+				t.Fatalf("task ended %q, want a refusal", st)
+			}
+		})
+	}
+	if got := c.mustOK("GET", "/nodes/pve1/storage/local/content", vals("content", "iso")).list(t); len(got) != 0 {
+		t.Fatalf("refused downloads left volumes: %v", got)
+	}
+}

@@ -15,7 +15,7 @@ func init() {
 	var (
 		listen, tokenID, tokenSecret, faults, stateFile, rootPassword string
 		nodes                                                         int
-		plainHTTP                                                     bool
+		plainHTTP, allowRemote                                        bool
 		taskSpeed                                                     float64
 		seed                                                          int64
 	)
@@ -35,7 +35,7 @@ func init() {
 			}
 			srv := pvesim.New(pvesim.Options{
 				Nodes: nodes, TokenID: tokenID, TokenSecret: tokenSecret, RootPassword: rootPassword,
-				TaskSpeed: taskSpeed, Seed: seed, Faults: f,
+				TaskSpeed: taskSpeed, Seed: seed, Faults: f, AllowRemoteDownloads: allowRemote,
 				AuthFailureDelay: time.Duration(3 * float64(time.Second) * taskSpeed),
 			})
 			if stateFile != "" {
@@ -80,6 +80,7 @@ func init() {
 	fl.Float64Var(&taskSpeed, "task-speed", 1.0, "scale of task durations (0 = instant)")
 	fl.StringVar(&faults, "faults", "", "faults to inject, e.g. error-rate=0.1,drop-rate=0.05,latency=20ms,task-fail-rate=0.1,lock-timeout-rate=0.05,offline=pve2")
 	fl.Int64Var(&seed, "seed", 1, "seed for generated values and injected faults")
+	fl.BoolVar(&allowRemote, "allow-remote-downloads", false, "let download-url fetch from any address (by default only loopback addresses are fetched)")
 	fl.StringVar(&stateFile, "state", "", "file to restore the state from at start and save it to at exit")
 	rootCmd.AddCommand(cmd)
 }
