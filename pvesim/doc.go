@@ -62,6 +62,10 @@
 // fail the task with that exit status. Synchronous calls that need the lock
 // use s.withGuestLock.
 //
+// Cached answers (GET /cluster/resources) are rebuilt after any change of
+// state: non-GET requests, task steps and the exported Go API mark one
+// (Server.touch); new code that changes state elsewhere must call touch.
+//
 // Read-back typing follows the parameter definitions: typedValue turns
 // config strings into JSON numbers for integer, number and boolean keys.
 package pvesim
