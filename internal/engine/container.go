@@ -213,15 +213,8 @@ func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Ac
 		if k, ok := pc.kinds.netKeys[node+"/"+n.Bridge]; ok {
 			a.DependsOn = append(a.DependsOn, k)
 		}
-		for _, v := range pc.d.SdnVnets {
-			if v.Name == n.Bridge {
-				a.DependsOn = append(a.DependsOn, KindSdnVnet+"/"+v.Name)
-				if pc.kinds.sdnApplyKey != "" {
-					a.DependsOn = append(a.DependsOn, pc.kinds.sdnApplyKey)
-				}
-			}
-		}
 	}
+	a.DependsOn = append(a.DependsOn, sdnBridgeDeps(pc, ctBridges(s.NICs))...)
 }
 
 // ctDiff is everything that differs between a ContainerSpec and a container.

@@ -312,6 +312,9 @@ type execCtx struct {
 	a    *Action
 	pass *passState
 	prog Progress
+	// sdnApply is the key of the SDN action that applies the SDN
+	// configuration in this Apply call (see sdnApplier).
+	sdnApply string
 }
 
 func (x *execCtx) progress(msg, task string, pct int) {
@@ -383,6 +386,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 		nodes[a.Key()] = n
 		order = append(order, n)
 	}
+	sdnApply := sdnApplier(p)
 	for _, n := range order {
 		go func(n *node) {
 			defer close(n.done)
@@ -437,7 +441,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 				prog.ActionStarted(a)
 			}
 			t0 := time.Now()
-			err = a.run(ctx, &execCtx{e: e, a: a, pass: p.pass, prog: prog})
+			err = a.run(ctx, &execCtx{e: e, a: a, pass: p.pass, prog: prog, sdnApply: sdnApply})
 			n.res.Duration = time.Since(t0)
 			if err != nil {
 				n.res.Status, n.res.Error, n.res.Err = StatusFailed, err.Error(), err

@@ -119,8 +119,17 @@ type Action struct {
 	// nil when nothing exists.
 	Observed map[string]any `json:"-"`
 
-	run         stepFunc
-	claim       claim
+	run   stepFunc
+	claim claim
+	// sdnSeq is the action's place (from 1) in its pass's SDN sequence, 0
+	// for an action outside it.
+	sdnSeq int
+	// sdnDefer: the action never applies the SDN configuration itself (a
+	// vnet deletion whose zone's deletion follows).
+	sdnDefer bool
+	// sdnPending: an SDN object of proxmops whose only difference is a
+	// pending change not applied yet.
+	sdnPending  bool
 	wantRunning bool
 }
 

@@ -66,9 +66,11 @@ func (st *sdnState) zoneOwned(zone string) (owned bool, vnets []string) {
 	owned = true
 	for _, id := range sortedKeys(st.vnets) {
 		v := st.vnets[id]
-		if vnetZone(v) != zone || v.State == "deleted" {
+		if vnetZone(v) != zone {
 			continue
 		}
+		// A vnet whose deletion is pending still tells who made the zone
+		// (its alias is in the running configuration), until applied.
 		vnets = append(vnets, id)
 		if o, _ := parseOwned(vnetAlias(v)); !o {
 			owned = false
@@ -147,6 +149,21 @@ func optionChanges(prefix string, want map[string]string, have map[string]string
 // sdnStep is one staged SDN change, run in the pass's SDN sequence.
 type sdnStep func(ctx context.Context, x *execCtx) error
 
+// sdnApplier is the key of the action that applies the SDN configuration
+// when p is applied: the last runnable action of the SDN sequence among
+// p's actions. Whether the whole plan is applied or one action alone (the
+// daemon hands actions to its dispatcher one by one, via Plan.Only), the
+// SDN changes written by the call are applied once, by the last of them.
+func sdnApplier(p *Plan) string {
+	key, seq := "", 0
+	for _, a := range p.Actions {
+		if a.sdnSeq > seq && a.Runnable() {
+			key, seq = a.Key(), a.sdnSeq
+		}
+	}
+	return key
+}
+
 func (r sdnReconciler) plan(pc *planContext) []*Action {
 	k := pc.snap.kinds
 	var out []*Action
@@ -206,12 +223,29 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 	}
 	delVnets, delZones = r.prune(pc, st, declaredZone, declaredVnet, steps)
 
-	// The sequence: zones, vnets, vnet deletions, zone deletions; the last
-	// runnable action applies.
-	var chain []*Action
+	// The sequence: zones, vnets, vnet deletions, zone deletions. Objects
+	// whose only difference is a pending change wait for the apply of the
+	// sequence; when nothing else is to be written, the first of them
+	// carries the apply, so that a pending change of proxmops (left by an
+	// action that ran alone, failed or was interrupted) is always applied by
+	// this pass or the next.
+	var chain, waiting []*Action
 	for _, group := range [][]*Action{zoneActs, vnetActs, delVnets, delZones} {
 		for _, a := range group {
 			out = append(out, a)
+			if a.sdnPending {
+				switch {
+				case a.Sync != SyncAuto:
+					// Applied when a person syncs it.
+					a.Action = ActionUpdate
+					a.run = func(context.Context, *execCtx) error { return nil }
+				case foreign != "":
+					a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, foreign})
+				default:
+					waiting = append(waiting, a)
+				}
+				continue
+			}
 			if steps[a.Key()] == nil || a.Action == ActionNone || a.Sync != SyncAuto || a.BlockedBy != "" {
 				continue
 			}
@@ -222,24 +256,42 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 			chain = append(chain, a)
 		}
 	}
+	if len(chain) == 0 && len(waiting) > 0 {
+		a := waiting[0]
+		waiting = waiting[1:]
+		a.Action = ActionUpdate
+		if st, _ := a.Observed["state"].(string); st == "deleted" {
+			a.Action = ActionDelete
+		}
+		steps[a.Key()] = func(context.Context, *execCtx) error { return nil }
+		chain = append(chain, a)
+	}
 	for i, a := range chain {
-		step := steps[a.Key()]
+		step, key, deferApply := steps[a.Key()], a.Key(), a.sdnDefer
+		a.sdnSeq = i + 1
 		if i > 0 {
 			a.DependsOn = append(a.DependsOn, chain[i-1].Key())
 		}
-		last := i == len(chain)-1
+		// Applied by the last SDN action of each Apply call (sdnApplier):
+		// the last of the sequence when the whole plan is applied, this
+		// one when it runs alone.
 		a.run = func(ctx context.Context, x *execCtx) error {
 			if err := step(ctx, x); err != nil {
 				return err
 			}
-			if !last {
+			if x.sdnApply != key || deferApply {
 				return nil
 			}
 			return x.task(ctx, "applying the SDN configuration", func() (string, error) { return x.e.client.SDNApply(ctx) })
 		}
-		if last {
-			pc.kinds.sdnApplyKey = a.Key()
-			a.Reason = joinReasons([]string{a.Reason, "the SDN configuration is applied after this change (PUT /cluster/sdn)"})
+	}
+	if len(chain) > 0 {
+		last := chain[len(chain)-1]
+		pc.kinds.sdnApplyKey = last.Key()
+		last.Reason = joinReasons([]string{last.Reason, "the SDN configuration is applied after this change (PUT /cluster/sdn)"})
+		for _, a := range waiting {
+			a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("applied with %s (PUT /cluster/sdn)", last.Key())})
+			a.DependsOn = nil
 		}
 	}
 	return out
@@ -320,9 +372,9 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 	changes, params, _ := optionChanges("", z.Options, have.Config, nil)
 	if len(changes) == 0 {
 		if have.Pending() {
-			a.Action, a.Status = ActionUpdate, StatusOutOfSync
+			a.Status, a.sdnPending = StatusOutOfSync, true
 			a.Reason = fmt.Sprintf("zone %s has a pending change (%s) not applied yet", z.Name, have.State)
-			return a, func(context.Context, *execCtx) error { return nil }
+			return a, nil
 		}
 		a.Status, a.Reason = StatusSynced, "in sync"
 		return a, nil
@@ -515,9 +567,9 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	}
 	if len(changes) == 0 {
 		if pending {
-			a.Action, a.Status = ActionUpdate, StatusOutOfSync
+			a.Status, a.sdnPending = StatusOutOfSync, true
 			a.Reason = fmt.Sprintf("vnet %s has pending changes not applied yet", v.Name)
-			return a, func(context.Context, *execCtx) error { return nil }
+			return a, nil
 		}
 		a.Status, a.Reason = StatusSynced, "in sync"
 		return a, nil
@@ -559,10 +611,17 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 	for _, id := range sortedKeys(st.vnets) {
 		v := st.vnets[id]
 		owned, _ := parseOwned(vnetAlias(v))
-		if !owned || vnets[id] != nil || v.State == "deleted" {
+		if !owned || vnets[id] != nil {
 			continue
 		}
 		leaving[id] = true
+		if v.State == "deleted" {
+			// Deleted by proxmops, not applied yet: waits for the apply.
+			delVnets = append(delVnets, &Action{Kind: KindSdnVnet, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
+				Changes: []Change{}, Status: StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": v.Running, "state": v.State},
+				Reason: fmt.Sprintf("the deletion of vnet %s is pending, not applied yet", id)})
+			continue
+		}
 		a := &Action{Kind: KindSdnVnet, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto, Changes: []Change{},
 			Observed: map[string]any{"config": v.Config, "state": v.State}}
 		if !pc.e.opts.Prune {
@@ -593,11 +652,17 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 	}
 	for _, id := range sortedKeys(st.zones) {
 		z := st.zones[id]
-		if zones[id] != nil || z.State == "deleted" {
+		if zones[id] != nil {
 			continue
 		}
 		owned, held := st.zoneOwned(id)
 		if !owned {
+			continue
+		}
+		if z.State == "deleted" {
+			delZones = append(delZones, &Action{Kind: KindSdnZone, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
+				Changes: []Change{}, Status: StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": z.Running, "state": z.State},
+				Reason: fmt.Sprintf("the deletion of zone %s is pending, not applied yet", id)})
 			continue
 		}
 		allLeaving := true
@@ -620,6 +685,14 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		a.Changes = []Change{{Field: "zone", From: id}}
 		for _, v := range held {
 			a.DependsOn = append(a.DependsOn, KindSdnVnet+"/"+v)
+			// Applying the vnet's deletion alone would leave the zone
+			// without the vnets that tell it is proxmops': the zone's
+			// deletion applies both.
+			for _, d := range delVnets {
+				if d.Name == v {
+					d.sdnDefer = true
+				}
+			}
 		}
 		steps[a.Key()] = func(ctx context.Context, x *execCtx) error {
 			if err := x.e.client.SDNDelete(ctx, "zones", id); err != nil {
@@ -645,4 +718,38 @@ func sdnFieldGroup(field string) string {
 		}
 	}
 	return "subnet " + rest
+}
+
+// sdnBridgeDeps orders a guest after the declared vnets its NICs use as
+// bridge and after the action that applies the SDN configuration: a vnet
+// is a bridge on the nodes only once applied.
+func sdnBridgeDeps(pc *planContext, bridges []string) []string {
+	var deps []string
+	for _, b := range bridges {
+		for _, v := range pc.d.SdnVnets {
+			if v.Name == b {
+				deps = append(deps, KindSdnVnet+"/"+v.Name)
+				if pc.kinds.sdnApplyKey != "" {
+					deps = append(deps, pc.kinds.sdnApplyKey)
+				}
+			}
+		}
+	}
+	return deps
+}
+
+func nicBridges(nics []NICSpec) []string {
+	out := make([]string, 0, len(nics))
+	for _, n := range nics {
+		out = append(out, n.Bridge)
+	}
+	return out
+}
+
+func ctBridges(nics []CTNICSpec) []string {
+	out := make([]string, 0, len(nics))
+	for _, n := range nics {
+		out = append(out, n.Bridge)
+	}
+	return out
 }

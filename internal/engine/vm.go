@@ -204,6 +204,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 			a.DependsOn = append(a.DependsOn, KindIso+"/"+s.Iso)
 		}
 	}
+	a.DependsOn = append(a.DependsOn, sdnBridgeDeps(pc, nicBridges(s.NICs))...)
 	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
 	if g == nil {
 		return r.planCreate(pc, s, gs, a, uo)
