@@ -230,7 +230,7 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 	// action that ran alone, failed or was interrupted) is always applied by
 	// this pass or the next.
 	var chain, waiting []*Action
-	for _, group := range [][]*Action{zoneActs, vnetActs, delVnets, delZones} {
+	for _, group := range [][]*Action{zoneActs, vnetActs, deletionOrder(delVnets, delZones)} {
 		for _, a := range group {
 			out = append(out, a)
 			if a.sdnPending {
@@ -293,6 +293,30 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 			a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("applied with %s (PUT /cluster/sdn)", last.Key())})
 			a.DependsOn = nil
 		}
+	}
+	return out
+}
+
+// deletionOrder sequences deletions: vnets whose zone stays first, then
+// each zone right after its own vnets. A vnet's deletion in a zone that
+// goes is applied by the zone's deletion (sdnDefer), so no apply in
+// between removes the vnets that tell whose the zone is.
+func deletionOrder(delVnets, delZones []*Action) []*Action {
+	var out []*Action
+	byName := map[string]*Action{}
+	for _, v := range delVnets {
+		byName[v.Name] = v
+		if !v.sdnDefer {
+			out = append(out, v)
+		}
+	}
+	for _, z := range delZones {
+		for _, d := range z.DependsOn {
+			if v := byName[strings.TrimPrefix(d, KindSdnVnet+"/")]; v != nil && v.sdnDefer {
+				out = append(out, v)
+			}
+		}
+		out = append(out, z)
 	}
 	return out
 }
