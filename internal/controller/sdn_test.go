@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+func exampleFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The daemon hands SDN actions to its dispatcher one at a time: zones,
+// vnets with their subnets and a VM on a vnet converge to Synced through
+// the loop, every change applied (nothing left pending in /cluster/sdn),
+// and a removed repository prunes them again, zones with their vnets.
+func TestSdnConvergesThroughTheLoop(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	vm := strings.Replace(vmManifest("runner", 320, 1), "bridge: vmbr0", "bridge: labnet", 1)
+	repo.commit("sdn", map[string]string{
+		"sdn/zones.yaml":  exampleFile(t, "sdn/zones.yaml"),
+		"sdn/vnets.yaml":  exampleFile(t, "sdn/vnets.yaml"),
+		"vms/runner.yaml": vm,
+	})
+	prune := func(o *Options) { o.Config.Reconcile.Prune = true }
+	e := newEnv(t, sim, repo, "", prune).start()
+	keys := []string{"SdnZone/lab", "SdnZone/vlans", "SdnZone/overlay", "SdnVnet/labnet", "SdnVnet/iot", "SdnVnet/k8s", "VirtualMachine/runner"}
+	e.waitFor("SDN and the VM on a vnet synced", func(l api.ResourceList) bool {
+		for _, k := range keys {
+			if r := find(l, k); r == nil || r.Status != api.StatusSynced {
+				return false
+			}
+		}
+		return true
+	})
+	client := simClient(t, sim)
+	ctx := context.Background()
+	for _, kind := range []string{"zones", "vnets", "vnets/labnet/subnets"} {
+		list, err := client.SDNPending(ctx, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 0 {
+			t.Fatalf("no %s on the cluster", kind)
+		}
+		for _, x := range list {
+			if x.Pending() {
+				t.Errorf("%s %s left pending (%s)", kind, x.ID, x.State)
+			}
+		}
+	}
+	for _, k := range keys {
+		for _, h := range e.history(k) {
+			if h.Event == api.EventFailed {
+				t.Errorf("%s failed on the way: %s", k, h.Message)
+			}
+		}
+	}
+
+	// The repository drops the VM and the SDN: prune removes all of it.
+	repo.commit("drop", map[string]string{"sdn/zones.yaml": "", "sdn/vnets.yaml": "", "vms/runner.yaml": vmManifest("other", 321, 1)})
+	if err := e.c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("SDN pruned", func(l api.ResourceList) bool {
+		for _, k := range keys {
+			if find(l, k) != nil {
+				return false
+			}
+		}
+		r := find(l, "VirtualMachine/other")
+		return r != nil && r.Status == api.StatusSynced
+	})
+	for _, kind := range []string{"zones", "vnets"} {
+		list, err := client.SDNPending(ctx, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range list {
+			t.Errorf("%s %s left (%s)", kind, x.ID, x.State)
+		}
+	}
+}
+
+// simClient is a PVE client for checking what the simulator holds.
+func simClient(t *testing.T, sim *pvesim.Server) *pve.Client {
+	t.Helper()
+	c, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
