@@ -12,9 +12,13 @@ import (
 
 // sdnReconciler manages SDN zones, vnets and their subnets under
 // /cluster/sdn. Changes are written to the pending SDN configuration and
-// applied once per pass with PUT /cluster/sdn, after all of them: the SDN
-// actions of a pass run one after the other (zones, vnets with their
-// subnets, then deletions) and the last one applies.
+// applied with PUT /cluster/sdn once per Apply call, after all of them: the
+// SDN actions of a pass run one after the other (zones, vnets with their
+// subnets, then deletions zone by zone) and the last one of the call
+// applies, so an action the daemon runs alone applies its own change. A
+// pending change of proxmops (an apply that failed or was interrupted) is
+// applied by the next pass: such objects wait for the pass's apply, or one
+// of them carries it when nothing else is to be written.
 //
 // Ownership: a vnet is owned when its alias carries the ownership mark; its
 // subnets are owned with it (Proxmox gives subnets no comment field). Zones
