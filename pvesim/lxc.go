@@ -1643,32 +1643,11 @@ func (s *Server) lxcSnapshotDelete(r *Request) (any, error) {
 	}
 	name := r.Str("snapname")
 	return s.startTask(r, g.Node, "vzdelsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
+		sn, err := lockedSnapshot(tc, g, "lxc", name, durCTSnapshot)
+		if err != nil {
 			return err
 		}
-		sn := g.Snapshots[name]
-		if sn == nil {
-			return Fail("snapshot '%s' does not exist", name)
-		}
-		if err := checkLock(g); err != nil {
-			return err
-		}
-		if err := tc.Sleep(durCTSnapshot); err != nil {
-			return err
-		}
-		for _, other := range g.Snapshots {
-			if other.Parent == name {
-				other.Parent = sn.Parent
-			}
-		}
-		if g.Conf["parent"] == name {
-			if sn.Parent != "" {
-				g.Conf["parent"] = sn.Parent
-			} else {
-				delete(g.Conf, "parent")
-			}
-		}
-		delete(g.Snapshots, name)
+		removeSnapshot(g, sn)
 		return nil
 	}), nil
 }
@@ -1681,17 +1660,8 @@ func (s *Server) lxcSnapshotRollback(r *Request) (any, error) {
 	name := r.Str("snapname")
 	start := r.Bool("start")
 	return s.startTask(r, g.Node, "vzrollback", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
-			return err
-		}
-		sn := g.Snapshots[name]
-		if sn == nil {
-			return Fail("snapshot '%s' does not exist", name)
-		}
-		if err := checkLock(g); err != nil {
-			return err
-		}
-		if err := tc.Sleep(durCTSnapshot); err != nil {
+		sn, err := lockedSnapshot(tc, g, "lxc", name, durCTSnapshot)
+		if err != nil {
 			return err
 		}
 		g.Running = false

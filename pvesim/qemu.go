@@ -1553,32 +1553,11 @@ func (s *Server) qemuSnapshotDelete(r *Request) (any, error) {
 	}
 	name := r.Str("snapname")
 	return s.startTask(r, g.Node, "qmdelsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+		sn, err := lockedSnapshot(tc, g, "qemu", name, durSnapshot)
+		if err != nil {
 			return err
 		}
-		sn := g.Snapshots[name]
-		if sn == nil {
-			return Fail("snapshot '%s' does not exist", name)
-		}
-		if err := checkLock(g); err != nil {
-			return err
-		}
-		if err := tc.Sleep(durSnapshot); err != nil {
-			return err
-		}
-		for _, other := range g.Snapshots {
-			if other.Parent == name {
-				other.Parent = sn.Parent
-			}
-		}
-		if g.Conf["parent"] == name {
-			if sn.Parent != "" {
-				g.Conf["parent"] = sn.Parent
-			} else {
-				delete(g.Conf, "parent")
-			}
-		}
-		delete(g.Snapshots, name)
+		removeSnapshot(g, sn)
 		return nil
 	}), nil
 }
@@ -1591,17 +1570,8 @@ func (s *Server) qemuSnapshotRollback(r *Request) (any, error) {
 	name := r.Str("snapname")
 	start := r.Bool("start")
 	return s.startTask(r, g.Node, "qmrollback", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
-			return err
-		}
-		sn := g.Snapshots[name]
-		if sn == nil {
-			return Fail("snapshot '%s' does not exist", name)
-		}
-		if err := checkLock(g); err != nil {
-			return err
-		}
-		if err := tc.Sleep(durSnapshot); err != nil {
+		sn, err := lockedSnapshot(tc, g, "qemu", name, durSnapshot)
+		if err != nil {
 			return err
 		}
 		if g.Running && !sn.VMState {
