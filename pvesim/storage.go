@@ -539,7 +539,11 @@ func checkContentFilename(content, filename string) (string, error) {
 	return "", ParamErr("content", fmt.Sprintf("upload content-type '%s' is not allowed", content))
 }
 
-func newHash(alg string) hash.Hash {
+// ChecksumHash returns a new hash for one of Proxmox's checksum-algorithm
+// values (md5, sha1, sha224, sha256, sha384, sha512), or nil for another
+// name. Callers that serve files to the simulator use it to compute the
+// checksums download-url will verify.
+func ChecksumHash(alg string) hash.Hash {
 	switch alg {
 	case "md5":
 		return md5.New()
@@ -749,7 +753,7 @@ func fetchURL(url string, verify, anyAddress bool, check io.Writer, progress fun
 	hashes := map[string]hash.Hash{}
 	writers := []io.Writer{check}
 	for _, a := range algs {
-		hashes[a] = newHash(a)
+		hashes[a] = ChecksumHash(a)
 		writers = append(writers, hashes[a])
 	}
 	w := io.MultiWriter(writers...)
@@ -857,7 +861,7 @@ func (s *Server) upload(r *Request) (any, error) {
 	hashes := map[string]hash.Hash{}
 	ws := []io.Writer{&check}
 	for _, a := range []string{"md5", "sha1", "sha224", "sha256", "sha384", "sha512"} {
-		hashes[a] = newHash(a)
+		hashes[a] = ChecksumHash(a)
 		ws = append(ws, hashes[a])
 	}
 	n, err := io.Copy(io.MultiWriter(ws...), tmp)

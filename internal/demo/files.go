@@ -2,19 +2,16 @@ package demo
 
 import (
 	"bytes"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 	"net"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 // fileServer serves small stand-ins for the images, ISOs and container
@@ -97,7 +94,7 @@ func (f *fileServer) rewrite(manifest []byte) []byte {
 			continue
 		}
 		if m := valueKey.FindStringSubmatch(line); m != nil && current != nil && algo != "" {
-			if h := newHash(algo); h != nil {
+			if h := pvesim.ChecksumHash(algo); h != nil {
 				h.Write(current)
 				lines[i] = m[1] + hex.EncodeToString(h.Sum(nil)) + m[3]
 			}
@@ -114,24 +111,6 @@ func urlPath(u string) string {
 	}
 	rest := u[strings.Index(u, "://")+3:]
 	return "/" + rest
-}
-
-func newHash(algo string) hash.Hash {
-	switch algo {
-	case "md5":
-		return md5.New()
-	case "sha1":
-		return sha1.New()
-	case "sha224":
-		return sha256.New224()
-	case "sha256":
-		return sha256.New()
-	case "sha384":
-		return sha512.New384()
-	case "sha512":
-		return sha512.New()
-	}
-	return nil
 }
 
 const gib = 1 << 30
