@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
@@ -235,52 +234,10 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 }
 
 // prune plans the deletion of owned container templates no manifest
-// declares, on the storages listed this pass.
+// declares, on the storages listed this pass; a storage where a declared
+// template could not be resolved is passed over (it could be any of them).
 func (ctemplateReconciler) prune(pc *planContext, declared, unresolved map[string]bool) []*Action {
-	var out []*Action
-	var keys []string
-	for k := range pc.snap.volumes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if unresolved[k] {
-			continue // a declared template of this storage is unknown: it could be any of them
-		}
-		for _, v := range pc.snap.volumes[k] {
-			if v.Content != "vztmpl" || declared[v.VolID] {
-				continue
-			}
-			owned, src, _ := parseOwnerNote(v.Notes)
-			if !owned {
-				continue
-			}
-			node, storage := volumeLocation(pc.snap, k, v.VolID)
-			name := ctemplateName(v.FileName())
-			a := &Action{Kind: KindContainerTemplate, Name: name, Node: node, Action: ActionNone, Owned: true, Sync: SyncAuto,
-				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "notes": v.Notes, "source": src}}
-			if !pc.e.opts.Prune {
-				a.Status = StatusOutOfSync
-				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
-				out = append(out, a)
-				continue
-			}
-			a.Action, a.Status = ActionDelete, StatusOutOfSync
-			a.Reason = "owned by proxmops and no longer in the repository (prune)"
-			a.Changes = []Change{{Field: "volume", From: v.VolID}}
-			volid := v.VolID
-			a.claim = claim{nodes: []string{node}, storages: []string{k}}
-			a.run = func(ctx context.Context, x *execCtx) error {
-				upid, err := x.e.client.DeleteVolume(ctx, node, storage, volid)
-				if upid == "" && err == nil {
-					return nil
-				}
-				return x.wait(ctx, upid, "deleting "+volid, err)
-			}
-			out = append(out, a)
-		}
-	}
-	return out
+	return pruneOwnedVolumes(pc, KindContainerTemplate, "vztmpl", declared, unresolved, ctemplateName)
 }
 
 // ctemplateName turns a template file name into a resource name.

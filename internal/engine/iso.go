@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/proxmops/proxmops/internal/pve"
-	"sort"
 	"strings"
 )
 
@@ -155,44 +154,9 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 // prune plans the deletion of owned ISOs no manifest declares, on the
 // storages listed this pass.
 func (isoReconciler) prune(pc *planContext, declared map[string]bool) []*Action {
-	var out []*Action
-	var keys []string
-	for k := range pc.snap.volumes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, v := range pc.snap.volumes[k] {
-			if v.Content != "iso" || declared[v.VolID] {
-				continue
-			}
-			owned, src, _ := parseOwnerNote(v.Notes)
-			if !owned {
-				continue
-			}
-			node, storage := volumeLocation(pc.snap, k, v.VolID)
-			name := strings.TrimSuffix(v.FileName(), ".iso")
-			a := &Action{Kind: KindIso, Name: name, Node: node, Action: ActionNone, Owned: true, Sync: SyncAuto,
-				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "notes": v.Notes, "source": src}}
-			if !pc.e.opts.Prune {
-				a.Status = StatusOutOfSync
-				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
-				out = append(out, a)
-				continue
-			}
-			a.Action, a.Status = ActionDelete, StatusOutOfSync
-			a.Reason = "owned by proxmops and no longer in the repository (prune)"
-			a.Changes = []Change{{Field: "volume", From: v.VolID}}
-			volid := v.VolID
-			a.claim = claim{nodes: []string{node}, storages: []string{k}}
-			a.run = func(ctx context.Context, x *execCtx) error {
-				upid, err := x.e.client.DeleteVolume(ctx, node, storage, volid)
-				return x.wait(ctx, upid, "deleting "+volid, err)
-			}
-			out = append(out, a)
-		}
-	}
-	return out
+	return pruneOwnedVolumes(pc, KindIso, "iso", declared, nil, func(file string) string {
+		return strings.TrimSuffix(file, ".iso")
+	})
 }
 
 // volumeLocation turns a storage key back into a node and storage.

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"context"
+	"sort"
+)
+
+// pruneOwnedVolumes plans, for each volume of the given content type that
+// proxmops owns (by its notes) and no manifest declares, a delete when
+// prune is on, or an OutOfSync report when it is off. Storage keys in skip
+// are passed over. resourceName turns the volume's file name into the
+// resource name shown in the plan.
+func pruneOwnedVolumes(pc *planContext, kind, content string, declared, skip map[string]bool, resourceName func(file string) string) []*Action {
+	var out []*Action
+	var keys []string
+	for k := range pc.snap.volumes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if skip[k] {
+			continue
+		}
+		for _, v := range pc.snap.volumes[k] {
+			if v.Content != content || declared[v.VolID] {
+				continue
+			}
+			owned, src, _ := parseOwnerNote(v.Notes)
+			if !owned {
+				continue
+			}
+			node, storage := volumeLocation(pc.snap, k, v.VolID)
+			a := &Action{Kind: kind, Name: resourceName(v.FileName()), Node: node, Action: ActionNone, Owned: true, Sync: SyncAuto,
+				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "notes": v.Notes, "source": src}}
+			if !pc.e.opts.Prune {
+				a.Status = StatusOutOfSync
+				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
+				out = append(out, a)
+				continue
+			}
+			a.Action, a.Status = ActionDelete, StatusOutOfSync
+			a.Reason = "owned by proxmops and no longer in the repository (prune)"
+			a.Changes = []Change{{Field: "volume", From: v.VolID}}
+			volid := v.VolID
+			a.claim = claim{nodes: []string{node}, storages: []string{k}}
+			a.run = func(ctx context.Context, x *execCtx) error {
+				upid, err := x.e.client.DeleteVolume(ctx, node, storage, volid)
+				if upid == "" && err == nil {
+					return nil // removed synchronously (no task to wait for)
+				}
+				return x.wait(ctx, upid, "deleting "+volid, err)
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
