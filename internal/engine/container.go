@@ -970,24 +970,11 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 		}
 	}
 	running := g.Running()
-	switch {
-	case uo.state == "stopped" && running:
-		if err := x.shutdownContainer(ctx, node, vmid, uo.shutdownTimeout); err != nil {
-			return err
-		}
-	case uo.state == "running" && !running:
-		if err := x.task(ctx, "starting", func() (string, error) { return c.LxcStart(ctx, node, vmid) }); err != nil {
-			return err
-		}
-	case running && uo.state != "stopped" && uo.rebootIfNeeded && d.needsReboot():
-		if err := x.task(ctx, "rebooting to apply pending changes", func() (string, error) { return c.LxcReboot(ctx, node, vmid) }); err != nil {
-			return err
-		}
-	}
-	if len(d.refused) > 0 {
-		return errors.New(strings.Join(d.refused, "; "))
-	}
-	return nil
+	return x.convergePower(ctx, uo, running, d.needsReboot(), d.refused, guestPower{
+		shutdown: func() error { return x.shutdownContainer(ctx, node, vmid, uo.shutdownTimeout) },
+		start:    func() (string, error) { return c.LxcStart(ctx, node, vmid) },
+		reboot:   func() (string, error) { return c.LxcReboot(ctx, node, vmid) },
+	})
 }
 
 // shutdownContainer shuts a container down, stopping it when the timeout

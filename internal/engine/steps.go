@@ -247,24 +247,11 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 			running = st.Status == "running"
 		}
 	}
-	switch {
-	case uo.state == "stopped" && running:
-		if err := x.shutdown(ctx, node, vmid, uo.shutdownTimeout); err != nil {
-			return err
-		}
-	case uo.state == "running" && !running:
-		if err := x.task(ctx, "starting", func() (string, error) { return c.QemuStart(ctx, node, vmid) }); err != nil {
-			return err
-		}
-	case running && uo.state != "stopped" && uo.rebootIfNeeded && d.needsReboot():
-		if err := x.task(ctx, "rebooting to apply pending changes", func() (string, error) { return c.QemuReboot(ctx, node, vmid) }); err != nil {
-			return err
-		}
-	}
-	if len(d.refused) > 0 {
-		return errors.New(strings.Join(d.refused, "; "))
-	}
-	return nil
+	return x.convergePower(ctx, uo, running, d.needsReboot(), d.refused, guestPower{
+		shutdown: func() error { return x.shutdown(ctx, node, vmid, uo.shutdownTimeout) },
+		start:    func() (string, error) { return c.QemuStart(ctx, node, vmid) },
+		reboot:   func() (string, error) { return c.QemuReboot(ctx, node, vmid) },
+	})
 }
 
 // shutdown asks the guest to shut down and stops it hard after the timeout.
