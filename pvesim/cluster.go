@@ -518,7 +518,7 @@ func (s *Server) clusterStatus(*Request) (any, error) {
 func (s *Server) clusterTasks(*Request) (any, error) {
 	out := []map[string]any{}
 	for i := len(s.tasks.order) - 1; i >= 0 && len(out) < 50; i-- {
-		out = append(out, taskJSON(s.tasks.order[i]))
+		out = append(out, taskJSON(s.tasks.order[i], true))
 	}
 	return out, nil
 }

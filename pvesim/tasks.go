@@ -356,10 +356,19 @@ func (s *Server) HoldGuestLock(vmid int) (release func()) {
 	}
 }
 
-func taskJSON(t *Task) map[string]any {
+// taskJSON renders a task as the task lists and the status read do. With
+// splitToken, a token's task names the user in "user" and the token's name
+// in "tokenid", as pve-manager's API2/Tasks.pm ($convert_token_task) and
+// API2/Cluster.pm (tasks) do; only the UPID keeps the full token id.
+func taskJSON(t *Task, splitToken bool) map[string]any {
 	m := map[string]any{
 		"upid": t.UPID, "node": t.Node, "pid": t.PID, "pstart": t.PStart,
 		"starttime": t.StartTime.Unix(), "type": t.Type, "id": t.ID, "user": t.User,
+	}
+	if splitToken {
+		if user, token, ok := splitTokenID(t.User); ok {
+			m["user"], m["tokenid"] = user, token
+		}
 	}
 	if t.Running {
 		m["status"] = "running"
@@ -415,7 +424,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				m := taskJSON(t)
+				m := taskJSON(t, true)
 				if t.Running {
 					m["status"] = "running"
 				} else {
@@ -480,7 +489,7 @@ func (s *Server) listTasks(r *Request) (any, error) {
 		if (source == "active" && !t.Running) || (source == "archive" && t.Running) {
 			continue
 		}
-		if uf := r.Str("userfilter"); uf != "" && !strings.Contains(t.User, uf) {
+		if uf := r.Str("userfilter"); uf != "" && !userFilterMatches(t, uf) {
 			continue
 		}
 		if tf := r.Str("typefilter"); tf != "" && t.Type != tf {
@@ -506,7 +515,32 @@ func (s *Server) listTasks(r *Request) (any, error) {
 	limit := r.IntOr("limit", 50)
 	out := []map[string]any{}
 	for i := start; i < len(list) && (limit == 0 || i < start+limit); i++ {
-		out = append(out, taskJSON(list[i]))
+		out = append(out, taskJSON(list[i], !list[i].Running))
 	}
 	return Result{Data: out, Total: &total}, nil
+}
+
+// userFilterMatches is node_tasks' userfilter: a case-insensitive substring
+// match (m/\Q$userfilter\E/i) on the task's user. Archived tasks are
+// matched after $convert_token_task has cut the token's name off, so
+// "root@pam!proxmops" matches none of them; running tasks (read from the
+// active file) are matched unconverted.
+func userFilterMatches(t *Task, filter string) bool {
+	user := t.User
+	if !t.Running {
+		if u, _, ok := splitTokenID(user); ok {
+			user = u
+		}
+	}
+	return strings.Contains(strings.ToLower(user), strings.ToLower(filter))
+}
+
+// splitTokenID is pve-access-control's split_tokenid for a valid token id
+// (user@realm!name).
+func splitTokenID(id string) (user, token string, ok bool) {
+	user, token, ok = strings.Cut(id, "!")
+	if !ok || !strings.Contains(user, "@") || token == "" {
+		return "", "", false
+	}
+	return user, token, true
 }

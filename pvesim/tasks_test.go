@@ -194,3 +194,63 @@ func TestConcurrentClonesShareTheSourceLock(t *testing.T) {
 		t.Fatalf("first clone: %q", st)
 	}
 }
+
+// TestTaskListsSplitTheTokenUser checks pve-manager's $convert_token_task:
+// listed and read tasks of a token carry the user and the token's name
+// apart, userfilter is matched (case-insensitively, as a substring) against
+// the user alone, so the full token id matches no archived task, and only
+// the UPID keeps it. Running tasks come from the active file unconverted.
+func TestTaskListsSplitTheTokenUser(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	done := c.mustOK("POST", "/nodes/pve1/qemu/100/status/start", nil).str(t)
+	clock.WaitForWaiters(1, 5*time.Second)
+	clock.Advance(durStart)
+	if st := c.waitTask(done); st != "OK" {
+		t.Fatal(st)
+	}
+	running := c.mustOK("POST", "/nodes/pve1/qemu/100/status/stop", nil).str(t)
+	if !clock.WaitForWaiters(1, 5*time.Second) {
+		t.Fatal("stop task never slept")
+	}
+	upids := func(q url.Values) []string {
+		var out []string
+		for _, e := range c.mustOK("GET", "/nodes/pve1/tasks", q).list(t) {
+			out = append(out, e["upid"].(string))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		q    url.Values
+		want []string
+	}{
+		{"full token id matches no archived task", vals("userfilter", "root@pam!proxmops"), nil},
+		{"the user part matches", vals("userfilter", "root@pam"), []string{done}},
+		{"matched case-insensitively as a substring", vals("userfilter", "ROOT@"), []string{done}},
+		{"running tasks are matched unconverted", vals("source", "active", "userfilter", "root@pam!proxmops"), []string{running}},
+	} {
+		if got := upids(tc.q); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	listed := c.mustOK("GET", "/nodes/pve1/tasks", nil).list(t)
+	if len(listed) != 1 || listed[0]["user"] != "root@pam" || listed[0]["tokenid"] != "proxmops" {
+		t.Fatalf("node task list %v", listed)
+	}
+	st := c.mustOK("GET", "/nodes/pve1/tasks/"+url.PathEscape(done)+"/status", nil).obj(t)
+	if st["user"] != "root@pam" || st["tokenid"] != "proxmops" || !strings.HasSuffix(st["upid"].(string), ":root@pam!proxmops:") {
+		t.Fatalf("task status %v", st)
+	}
+	for _, e := range c.mustOK("GET", "/cluster/tasks", nil).list(t) {
+		if e["user"] != "root@pam" || e["tokenid"] != "proxmops" {
+			t.Fatalf("cluster task list entry %v", e)
+		}
+	}
+	clock.Advance(time.Minute)
+	c.waitTask(running)
+}

@@ -186,12 +186,12 @@ func downloadISO(s *IsoSpec, fileName string) pve.DownloadOptions {
 // ours. It costs one request, made only for an unmarked volume that a
 // manifest declares.
 func downloadedByUs(pc *planContext, node, fileName string) string {
-	tasks, err := pc.e.client.NodeTasks(pc.ctx, node, pve.TaskFilter{Type: "download", User: pc.e.client.TokenID(), Limit: 500})
+	tasks, err := pc.e.client.NodeTasks(pc.ctx, node, pve.TaskFilter{Type: "download", Issuer: pc.e.client.TokenID(), Limit: 500})
 	if err != nil {
 		return ""
 	}
 	for _, t := range tasks {
-		if t.ID == fileName && t.User == pc.e.client.TokenID() && t.Succeeded() {
+		if t.ID == fileName && t.Issuer() == pc.e.client.TokenID() && t.Succeeded() {
 			return t.UPID
 		}
 	}

@@ -124,8 +124,12 @@ func (c *Client) lastLogLines(ctx context.Context, upid string, n int) []string 
 
 // TaskFilter narrows GET /nodes/{node}/tasks.
 type TaskFilter struct {
-	Type   string // typefilter, e.g. "download"
-	User   string // userfilter
+	Type string // typefilter, e.g. "download"
+	User string // userfilter: a case-insensitive substring of the user, token name cut off
+	// Issuer keeps only the tasks whose UPID names exactly this user or
+	// full token id. The server filters on its user part (a token's tasks
+	// are filtered without the token's name), the rest is done here.
+	Issuer string
 	VMID   int
 	Source string // archive (default), active, all
 	Limit  int
@@ -137,8 +141,12 @@ func (c *Client) NodeTasks(ctx context.Context, node string, f TaskFilter) ([]Ta
 	if f.Type != "" {
 		q.Set("typefilter", f.Type)
 	}
-	if f.User != "" {
-		q.Set("userfilter", f.User)
+	userFilter := f.User
+	if f.Issuer != "" && userFilter == "" {
+		userFilter, _, _ = strings.Cut(f.Issuer, "!")
+	}
+	if userFilter != "" {
+		q.Set("userfilter", userFilter)
 	}
 	if f.VMID > 0 {
 		q.SetInt("vmid", f.VMID)
@@ -159,8 +167,12 @@ func (c *Client) NodeTasks(ctx context.Context, node string, f TaskFilter) ([]Ta
 	out := make([]TaskStatus, 0, len(raw))
 	for _, r := range raw {
 		t := r.TaskStatus
-		// The list gives the exit status in "status" for finished tasks.
-		if r.Status == "running" {
+		if f.Issuer != "" && t.Issuer() != f.Issuer {
+			continue
+		}
+		// The list gives the exit status in "status" for finished tasks
+		// (active ones may read RUNNING).
+		if strings.EqualFold(r.Status, "running") {
 			t.Status = "running"
 		} else {
 			t.Status, t.ExitStatus = "stopped", r.Status

@@ -194,11 +194,26 @@ type TaskStatus struct {
 	Node       string `json:"node"`
 	Type       string `json:"type"`
 	ID         string `json:"id"`
-	User       string `json:"user"`
-	Status     string `json:"status"` // running, stopped
+	User       string `json:"user"`    // for a token's task, the user alone
+	TokenID    string `json:"tokenid"` // for a token's task, the token's name
+	Status     string `json:"status"`  // running, stopped
 	ExitStatus string `json:"exitstatus"`
 	StartTime  Int    `json:"starttime"`
 	PID        Int    `json:"pid"`
+}
+
+// Issuer is who started the task, from the UPID: a user or a full token id
+// (user@realm!name). Proxmox lists and reads a token's task with the user
+// and the token's name apart (pve-manager API2/Tasks.pm
+// $convert_token_task); only the UPID holds the full token id.
+func (t TaskStatus) Issuer() string {
+	if u, err := ParseUPID(t.UPID); err == nil {
+		return u.User
+	}
+	if t.TokenID != "" {
+		return t.User + "!" + t.TokenID
+	}
+	return t.User
 }
 
 // Running reports whether the task is still running.

@@ -74,9 +74,9 @@ func TestWrappersHitTheDocumentedEndpoints(t *testing.T) {
 		{func() error { _, err := c.SDNVnets(ctx); return err }, "GET /cluster/sdn/vnets?pending=1"},
 		{func() error { _, err := c.SDNApply(ctx); return err }, "PUT /cluster/sdn"},
 		{func() error {
-			_, err := c.NodeTasks(ctx, "pve1", TaskFilter{Type: "download", User: "root@pam!proxmops", Limit: 5})
+			_, err := c.NodeTasks(ctx, "pve1", TaskFilter{Type: "download", Issuer: "root@pam!proxmops", Limit: 5})
 			return err
-		}, "GET /nodes/pve1/tasks?typefilter=download&userfilter=root%40pam%21proxmops&limit=5"},
+		}, "GET /nodes/pve1/tasks?typefilter=download&userfilter=root%40pam&limit=5"},
 	}
 	if _, err := c.DownloadURL(ctx, "pve1", "local", DownloadOptions{Content: "iso", Filename: "a.iso", URL: "http://x", Checksum: "ab"}); err == nil {
 		t.Fatal("a checksum without its algorithm was sent")
