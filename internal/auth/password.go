@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -29,19 +30,34 @@ const (
 )
 
 // Hasher hashes and verifies passwords. It bounds how many hashes run at
-// once, since each takes Params.Memory, so a burst of logins cannot exhaust
-// memory; and it verifies unknown accounts against a dummy hash so a login
+// once, since each takes Params.Memory, and how many wait for a turn, so a
+// burst of logins cannot exhaust memory (peak: concurrent x Params.Memory)
+// nor pile up goroutines: past the queue, Hash and Verify fail at once with
+// ErrBusy. It verifies unknown accounts against a dummy hash so a login
 // takes as long whether or not the account exists.
 type Hasher struct {
-	params Params
-	sem    chan struct{}
-	dummy  string
+	params  Params
+	sem     chan struct{}
+	queue   chan struct{} // tickets: running plus waiting
+	dummy   string
+	running atomic.Int32
+	peak    atomic.Int32
 }
 
+// ErrBusy means too many password checks are running or waiting; the
+// caller should answer "try again shortly".
+var ErrBusy = errors.New("too many password checks at once")
+
+// QueuePerSlot is how many callers may wait per running hash before the
+// Hasher answers ErrBusy.
+const QueuePerSlot = 8
+
 // NewHasher returns a Hasher with params, running at most concurrent hashes
-// at once (at least 1).
+// at once (at least 1) and letting QueuePerSlot times as many wait.
 func NewHasher(params Params, concurrent int) (*Hasher, error) {
-	h := &Hasher{params: params, sem: make(chan struct{}, max(concurrent, 1))}
+	concurrent = max(concurrent, 1)
+	h := &Hasher{params: params, sem: make(chan struct{}, concurrent),
+		queue: make(chan struct{}, concurrent*(1+QueuePerSlot))}
 	d, err := h.Hash(context.Background(), "proxmops dummy password")
 	if err != nil {
 		return nil, err
@@ -56,11 +72,12 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	if err := h.acquire(ctx); err != nil {
+	release, err := h.acquire(ctx)
+	if err != nil {
 		return "", err
 	}
 	key := argon2.IDKey([]byte(password), salt, h.params.Time, h.params.Memory, h.params.Threads, keyLen)
-	<-h.sem
+	release()
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version,
 		h.params.Memory, h.params.Time, h.params.Threads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
@@ -77,22 +94,42 @@ func (h *Hasher) Verify(ctx context.Context, password, phc string) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	if err := h.acquire(ctx); err != nil {
+	release, err := h.acquire(ctx)
+	if err != nil {
 		return false, err
 	}
 	got := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
-	<-h.sem
+	release()
 	return known && subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
-func (h *Hasher) acquire(ctx context.Context) error {
+// acquire takes a ticket in the queue (or fails with ErrBusy), then waits
+// for a running slot.
+func (h *Hasher) acquire(ctx context.Context) (func(), error) {
+	select {
+	case h.queue <- struct{}{}:
+	default:
+		return nil, ErrBusy
+	}
 	select {
 	case h.sem <- struct{}{}:
-		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		<-h.queue
+		return nil, ctx.Err()
 	}
+	n := h.running.Add(1)
+	for p := h.peak.Load(); n > p && !h.peak.CompareAndSwap(p, n); p = h.peak.Load() {
+	}
+	return func() {
+		h.running.Add(-1)
+		<-h.sem
+		<-h.queue
+	}, nil
 }
+
+// PeakRunning is the most hashes that ever ran at once (for tests and
+// benchmarks).
+func (h *Hasher) PeakRunning() int { return int(h.peak.Load()) }
 
 var errPHC = errors.New("password hash is not an argon2id PHC string")
 

@@ -88,11 +88,12 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &c) {
 		return
 	}
-	client := "setup:" + s.clientIP(r)
-	if ok, wait := s.clientLimiter.Allow(client); !ok {
+	attempt, _, wait := auth.Reserve(auth.Limit{Limiter: s.clientLimiter, Key: "setup:" + s.clientIP(r)})
+	if attempt == nil {
 		tooMany(w, wait, "too many wrong setup tokens from this address")
 		return
 	}
+	defer attempt.Cancel() // unless settled below
 	if err := auth.CheckUsername(c.Username); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -119,7 +120,7 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) {
 	u, err := s.store.CompleteSetup(ctx, auth.HashToken(strings.TrimSpace(c.Token)), c.Username, hash)
 	switch {
 	case errors.Is(err, store.ErrSetupToken):
-		s.clientLimiter.Fail(client)
+		attempt.Fail()
 		s.log.Warn("setup refused: wrong or used setup token", "client", s.clientIP(r))
 		writeError(w, http.StatusUnauthorized, "the setup token is wrong or was already used")
 		return
@@ -130,7 +131,7 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	s.clientLimiter.Succeed(client)
+	attempt.Succeed()
 	if err := os.Remove(s.opt.SetupTokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.log.Warn("removing the setup token file failed", "file", s.opt.SetupTokenFile, "err", err)
 	}
@@ -139,25 +140,32 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleLogin checks a password. Unknown accounts cost the same as known
-// ones (a dummy hash is verified), and failures back off per client and per
-// account with a 429 that says how long to wait.
+// ones (a dummy hash is verified). An attempt is reserved under the three
+// login limits (docs/configuration.md, "Login limits") before the hash, so
+// concurrent guesses count as much as sequential ones; a refusal is a 429
+// that says how long to wait.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	var c credentials
 	if !decodeJSON(w, r, &c) {
 		return
 	}
-	client := "login:" + s.clientIP(r)
-	account := "account:" + strings.ToLower(c.Username)
-	if ok, wait := s.clientLimiter.Allow(client); !ok {
+	ip := s.clientIP(r)
+	account := strings.ToLower(c.Username)
+	if len(account) > 64 { // no such account (auth.CheckUsername); bound the key
+		account = account[:64]
+	}
+	attempt, which, wait := auth.Reserve(
+		auth.Limit{Limiter: s.clientLimiter, Key: "login:" + ip, KeepOnSuccess: true},
+		auth.Limit{Limiter: s.pairLimiter, Key: ip + " " + account},
+		auth.Limit{Limiter: s.accountLimiter, Key: account})
+	if attempt == nil {
 		s.metrics.LoginFailures.Inc()
-		tooMany(w, wait, "too many failed logins from this address")
+		why := [...]string{"too many failed logins from this address",
+			"too many failed logins for this account from this address", "too many failed logins for this account"}[which]
+		tooMany(w, wait, why)
 		return
 	}
-	if ok, wait := s.accountLimiter.Allow(account); !ok {
-		s.metrics.LoginFailures.Inc()
-		tooMany(w, wait, "too many failed logins for this account")
-		return
-	}
+	defer attempt.Cancel() // unless settled below
 	ctx := r.Context()
 	u, err := s.store.UserByName(ctx, c.Username)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -165,20 +173,25 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ok, verr := s.hasher.Verify(ctx, c.Password, u.PasswordHash) // "" hash: dummy check
-	if verr != nil && err == nil {
+	switch {
+	case errors.Is(verr, auth.ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "too many logins at once: try again in a second")
+		return
+	case verr != nil && ctx.Err() != nil:
+		return // the client went away while waiting for its turn
+	case verr != nil && err == nil:
 		s.internal(w, r, fmt.Errorf("password hash of %s: %w", u.Username, verr))
 		return
 	}
 	if !ok {
-		s.clientLimiter.Fail(client)
-		s.accountLimiter.Fail(account)
+		attempt.Fail()
 		s.metrics.LoginFailures.Inc()
-		s.log.Warn("login failed", "user", c.Username, "client", s.clientIP(r))
+		s.log.Warn("login failed", "user", c.Username, "client", ip)
 		writeError(w, http.StatusUnauthorized, "wrong username or password")
 		return
 	}
-	s.clientLimiter.Succeed(client)
-	s.accountLimiter.Succeed(account)
+	attempt.Succeed()
 	// A session the request already carried is ended: login always issues
 	// a new token, so a planted cookie is never promoted.
 	if p := principalFrom(ctx); p != nil && p.sessionHash != nil {
@@ -187,7 +200,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.log.Info("login", "user", u.Username, "client", s.clientIP(r))
+	s.log.Info("login", "user", u.Username, "client", ip)
 	s.startSession(w, r, u, http.StatusOK)
 }
 

@@ -100,6 +100,9 @@ type Options struct {
 	KeepAlive time.Duration
 	// TLSCertFile and TLSKeyFile make Serve speak HTTPS.
 	TLSCertFile, TLSKeyFile string
+	// Now is the clock of the login limits and the webhook limits (default
+	// time.Now); tests move it instead of sleeping.
+	Now func() time.Time
 }
 
 // Server is the daemon's HTTP layer.
@@ -113,8 +116,9 @@ type Server struct {
 	metrics        *metrics.Metrics
 	router         chi.Router
 	hasher         *auth.Hasher
-	clientLimiter  *auth.Limiter
-	accountLimiter *auth.Limiter
+	clientLimiter  *auth.Limiter // per client address
+	pairLimiter    *auth.Limiter // per client address and account
+	accountLimiter *auth.Limiter // per account, from any address
 	crossOrigin    *http.CrossOriginProtection
 	trusted        []netip.Prefix
 
@@ -173,18 +177,19 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	if opt.KeepAlive <= 0 {
 		opt.KeepAlive = 15 * time.Second
 	}
-	hasher, err := auth.NewHasher(opt.PasswordParams, 2)
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	hasher, err := auth.NewHasher(opt.PasswordParams, passwordChecks)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
 		opt: opt, store: opt.Store, backend: opt.Backend, hub: opt.Hub, logs: opt.Logs,
 		log: opt.Logger, metrics: opt.Metrics, hasher: hasher, trusted: opt.TrustedProxies,
-		// Per client: 10 free failures, then 1s doubling to 15 min.
-		clientLimiter: auth.NewLimiter(10, time.Second, 15*time.Minute, time.Hour),
-		// Per account: 5 free failures, then 1s doubling to 5 min, so an
-		// attacker can slow the real admin down but never lock them out.
-		accountLimiter: auth.NewLimiter(5, time.Second, 5*time.Minute, time.Hour),
+		clientLimiter:  newLoginLimiter(LoginLimitPerClient, opt.Now),
+		pairLimiter:    newLoginLimiter(LoginLimitPerClientAccount, opt.Now),
+		accountLimiter: newLoginLimiter(LoginLimitPerAccount, opt.Now),
 		crossOrigin:    http.NewCrossOriginProtection(),
 		closing:        make(chan struct{}),
 	}
