@@ -21,6 +21,9 @@ type Guest struct {
 	Snapshots     map[string]*Snapshot `json:"snapshots,omitempty"`
 	Running       bool                 `json:"running"`
 	StartedAt     time.Time            `json:"startedAt,omitempty"`
+	// KVM is the command line the running VM was started with (QEMU
+	// only; stale once the VM stops).
+	KVM *KVMCommand `json:"kvm,omitempty"`
 	// CloudinitPassword is the real cipassword (Conf keeps it too; reads mask it).
 	MemUsed int64 `json:"memUsed,omitempty"`
 	// Creating lists the volumes an unfinished create has allocated; an

@@ -143,6 +143,8 @@ type GuestInfo struct {
 	Pending       map[string]string
 	PendingDelete []string
 	Snapshots     []string
+	// KVM is what the running VM was started with (nil when stopped).
+	KVM *KVMCommand
 }
 
 // Guest returns a copy of a guest's state.
@@ -154,7 +156,8 @@ func (s *Server) Guest(vmid int) (GuestInfo, bool) {
 		return GuestInfo{}, false
 	}
 	return GuestInfo{VMID: g.VMID, Node: g.Node, Type: g.Type, Running: g.Running, Config: copyConf(g.Conf),
-		Pending: copyConf(g.Pending), PendingDelete: sortedKeys(g.PendingDelete), Snapshots: sortedKeys(g.Snapshots)}, true
+		Pending: copyConf(g.Pending), PendingDelete: sortedKeys(g.PendingDelete), Snapshots: sortedKeys(g.Snapshots),
+		KVM: runningKVM(g)}, true
 }
 
 // SetGuestRunning powers a guest on or off without a task (drift in power state).
@@ -169,6 +172,9 @@ func (s *Server) SetGuestRunning(vmid int, running bool) error {
 	g.Running = running
 	if running {
 		g.StartedAt = s.clock.Now()
+		if g.Type == "qemu" {
+			g.KVM = kvmCommand(g.Conf)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -742,6 +743,9 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 			deletes = append(deletes, opt)
 		}
 	}
+	// update_vm_api reads the boot order once, from the current config:
+	// a deleted device leaves it, a new CD-ROM joins its end.
+	bootorder := bootOrderList(g.Conf["boot"])
 	for _, opt := range deletes {
 		val, ok := g.Conf[opt]
 		if !ok {
@@ -753,6 +757,12 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 		}
 		_, isPending := g.Pending[opt]
 		delete(g.Pending, opt)
+		if i := slices.Index(bootorder, opt); i >= 0 {
+			bootorder = slices.Delete(bootorder, i, i+1)
+			if b := printBootOrder(bootorder); b != "" {
+				g.Pending["boot"] = b
+			}
+		}
 		switch {
 		case strings.HasPrefix(opt, "unused"):
 			if g.Conf["protection"] == "1" {
@@ -795,6 +805,12 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 		if pv, ok := g.Pending[opt]; ok && pv == v {
 			continue
 		}
+		if isQemuDiskKey(opt) && len(bootorder) > 0 && !slices.Contains(bootorder, opt) {
+			if d, err := parseDrive(opt, v); err == nil && driveIsCdrom(d) && !driveIsCloudinit(d) {
+				bootorder = append(bootorder, opt)
+				g.Pending["boot"] = printBootOrder(bootorder)
+			}
+		}
 		switch {
 		case isQemuDiskKey(opt):
 			if pv, ok := g.Pending[opt]; ok {
@@ -829,9 +845,11 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 		case opt == "cipassword":
 			g.Conf[opt] = s.hashPassword(v)
 		case opt == "boot":
+			// update_vm_api: every device of the new order must exist
+			// (config, pending or this request) and not be deleted by it;
+			// the order is stored as print_bootorder writes it.
 			g.Pending[opt] = v
-			if b, err := parsePropString(namedFormats["pve-qm-boot"].props, v, "boot"); err == nil && b["order"] != "" {
-				devs := splitList(b["order"])
+			if devs := bootOrderList(v); len(devs) > 0 {
 				for _, dev := range devs {
 					_, inConf := g.Conf[dev]
 					_, inPending := g.Pending[dev]
@@ -844,7 +862,7 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 						return Fail("invalid bootorder: device '%s' does not exist'", dev)
 					}
 				}
-				g.Pending[opt] = "order=" + strings.Join(devs, ";")
+				g.Pending[opt] = printBootOrder(devs)
 				if _, ok := g.Conf["bootdisk"]; ok {
 					g.PendingDelete["bootdisk"] = false
 				}
@@ -944,6 +962,7 @@ func (s *Server) qemuStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 	}
 	g.Running = true
 	g.StartedAt = s.clock.Now()
+	g.KVM = kvmCommand(g.Conf)
 	return nil
 }
 
@@ -1042,6 +1061,7 @@ func (s *Server) qemuReboot(r *Request) (any, error) {
 		}
 		g.Running = true
 		g.StartedAt = s.clock.Now()
+		g.KVM = kvmCommand(g.Conf)
 		return nil
 	}), nil
 }
@@ -1585,6 +1605,7 @@ func (s *Server) qemuSnapshotRollback(r *Request) (any, error) {
 		if start && !g.Running {
 			g.Running = true
 			g.StartedAt = s.clock.Now()
+			g.KVM = kvmCommand(g.Conf)
 		}
 		return nil
 	}), nil

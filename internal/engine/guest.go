@@ -64,6 +64,7 @@ type configChange struct {
 	del    bool
 	reboot bool // waits for a reboot on a running VM
 	async  bool // allocates a volume: POST .../config
+	last   bool // sent alone after every other change (the boot order names devices they add)
 	ci     bool // cloud-init: the guest sees it at its next boot
 }
 
@@ -368,7 +369,9 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		ps := pve.ParsePropertyString(have, "cputype")
 		haveType := ps.Values["cputype"]
 		if !ok {
-			haveType = "x86-64-v2-AES"
+			// CPUConfig.pm get_default_cpu_type: no cpu key runs kvm64
+			// (x86-64-v2-AES is only what the web UI preselects).
+			haveType = "kvm64"
 		}
 		if haveType != gs.cpu {
 			ps.Set("cputype", gs.cpu)
@@ -619,7 +622,9 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 	// An ISO or the CIDATA seed as cdrom.
 	if gs.isoVolume != "" {
 		want := gs.isoVolume + ",media=cdrom"
-		scalar(cdromSlot, want, false, func(v string, ok bool) bool { return ok && parseDisk(v).File == gs.isoVolume })
+		// A new IDE drive waits for a restart; a media change is live.
+		_, present := eff[cdromSlot]
+		scalar(cdromSlot, want, !present, func(v string, ok bool) bool { return ok && parseDisk(v).File == gs.isoVolume })
 	}
 	if gs.userData != "" && gs.cidataStor != "" {
 		vmid := g.VMID
@@ -633,6 +638,14 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		d.managed[slot] = true
 		if have != want {
 			d.cidata = &cidataChange{slot: slot, oldVolume: have, newVolume: want}
+		}
+	}
+
+	if want := wantBootOrder(gs, eff); len(want) > 0 {
+		d.managed["boot"] = true
+		if bootDrift(want, eff) {
+			v := printBootOrder(want)
+			set(configChange{Change: Change{Field: "boot", From: bootDisplay(eff), To: v}, key: "boot", value: v, reboot: true, last: true})
 		}
 	}
 

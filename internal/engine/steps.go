@@ -62,8 +62,8 @@ func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
 		p.SetInt("balloon", *gs.balloon)
 	}
 	disks := resolveDiskSlots(gs.disks, nil)
-	if len(disks) > 0 {
-		p.Set("boot", "order="+disks[0].Slot)
+	if boot := wantBootOrder(gs, nil); len(boot) > 0 {
+		p.Set("boot", printBootOrder(boot))
 	}
 	if importFrom != "" {
 		// Cloud images expect a serial console.
@@ -201,11 +201,13 @@ type updateOptions struct {
 func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *guestDiff, uo updateOptions) error {
 	node, vmid := g.Node, g.VMID
 	c := x.e.client
-	sync, async := pve.NewParams(), pve.NewParams()
+	sync, async, last := pve.NewParams(), pve.NewParams(), pve.NewParams()
 	var deletes []string
 	for _, ch := range d.config {
 		switch {
 		case ch.key == "":
+		case ch.last:
+			last.Set(ch.key, ch.value)
 		case ch.del:
 			deletes = append(deletes, ch.key)
 		case ch.async:
@@ -236,6 +238,13 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 	for _, r := range d.resizes {
 		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, FormatSize(r.to)), func() (string, error) { return c.QemuResize(ctx, node, vmid, r.slot, FormatSize(r.to)) }); err != nil {
 			return err
+		}
+	}
+	if last.Len() > 0 {
+		// Alone and after the drives: Proxmox appends a CD-ROM added in the
+		// same call to the old order, in an order of its own choosing.
+		if err := c.QemuSetConfig(ctx, node, vmid, last); err != nil {
+			return fmt.Errorf("setting the boot order of VM %d: %w", vmid, err)
 		}
 	}
 	running := g.Running()

@@ -315,7 +315,7 @@ func diffStorages(pc *planContext, g *Guest, gs *guestSpec, d *guestDiff) []stri
 }
 
 // createChanges lists the declared fields of a new guest.
-func createChanges(gs *guestSpec, source string) []Change {
+func createChanges(gs *guestSpec, source string, clone bool) []Change {
 	ch := []Change{}
 	add := func(f, v string) {
 		if v != "" && v != "0" {
@@ -353,6 +353,16 @@ func createChanges(gs *guestSpec, source string) []Change {
 	if gs.userData != "" {
 		add("userData", "seed "+gs.seed().Hash())
 	}
+	if gs.isoVolume != "" {
+		add(cdromSlot, gs.isoVolume+",media=cdrom")
+	}
+	// A clone without declared disks boots from the template's disk: its
+	// order shows once the clone exists.
+	if !clone || len(gs.disks) > 0 && gs.disks[0].Slot != "" {
+		if boot := wantBootOrder(gs, nil); len(boot) > 0 {
+			add("boot", printBootOrder(boot))
+		}
+	}
 	add("tags", strings.Join(gs.wantTags(), ";"))
 	return ch
 }
@@ -379,7 +389,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 			src = img.url + " (downloaded to " + img.volid + ")"
 		}
 		a.Reason = "the VM does not exist"
-		a.Changes = createChanges(gs, src)
+		a.Changes = createChanges(gs, src, false)
 		storages := []string{claimStorage(pc.snap, a.Node, img.storage)}
 		for _, d := range gs.disks {
 			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
@@ -404,7 +414,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 		return a
 	default:
 		a.Reason = "the VM does not exist"
-		a.Changes = createChanges(gs, "blank disks")
+		a.Changes = createChanges(gs, "blank disks", false)
 		storages := []string{}
 		for _, d := range gs.disks {
 			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
@@ -449,7 +459,7 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		kind = "linked"
 	}
 	a.Reason = "the VM does not exist"
-	a.Changes = createChanges(gs, fmt.Sprintf("%s clone of template %s (%d)", kind, ref.Name, tplVMID))
+	a.Changes = createChanges(gs, fmt.Sprintf("%s clone of template %s (%d)", kind, ref.Name, tplVMID), true)
 	node := a.Node
 	storages := []string{}
 	if len(gs.disks) > 0 && !ref.Linked {
