@@ -187,6 +187,7 @@ type guestRes struct {
 	Template  int     `json:"template"`
 	Tags      string  `json:"tags,omitempty"`
 	Lock      string  `json:"lock,omitempty"`
+	Pool      string  `json:"pool,omitempty"`
 	MaxCPU    int     `json:"maxcpu"`
 	CPU       float64 `json:"cpu"`
 	MaxMem    int64   `json:"maxmem"`
@@ -362,21 +363,48 @@ func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBod
 		}
 		first = false
 	}
+	appendMap := func(m map[string]any) {
+		sep()
+		b, _ := json.Marshal(m)
+		buf = append(buf, b...)
+	}
+	// Pools come first (only without a type filter: the parameter's enum
+	// has no "pool"), with the sums of their running guests, which follow.
+	var pools map[string]*poolStats
+	if typ == "" && len(s.state.Pools) > 0 {
+		pools = map[string]*poolStats{}
+		for name := range s.state.Pools {
+			pools[name] = &poolStats{}
+		}
+	}
+	var vms []byte
 	if typ == "" || typ == "vm" {
 		ids := make([]int, 0, len(s.state.Guests))
 		for id := range s.state.Guests {
 			ids = append(ids, id)
 		}
 		sort.Ints(ids)
-		for _, id := range ids {
-			sep()
-			buf = appendGuestRes(buf, s.guestRes(s.state.Guests[id], now))
+		owners := s.state.vmPools()
+		for i, id := range ids {
+			r := s.guestRes(s.state.Guests[id], now)
+			r.Pool = owners[id]
+			if pe := pools[r.Pool]; pe != nil {
+				pe.add(r)
+			}
+			if i > 0 {
+				vms = append(vms, ',')
+			}
+			vms = appendGuestRes(vms, r)
 		}
 	}
-	appendMap := func(m map[string]any) {
+	for _, name := range s.state.poolNames() {
+		if pe := pools[name]; pe != nil {
+			appendMap(pe.entry(name))
+		}
+	}
+	if len(vms) > 0 {
 		sep()
-		b, _ := json.Marshal(m)
-		buf = append(buf, b...)
+		buf = append(buf, vms...)
 	}
 	if typ == "" || typ == "node" {
 		for _, m := range s.nodeList(now) {
@@ -415,6 +443,37 @@ func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBod
 	return append(buf, "]}"...)
 }
 
+// poolStats sums a pool's running guests as Cluster.pm "resources" does.
+type poolStats struct {
+	running          bool
+	uptime, mem, max int64
+	cpu              float64
+	maxcpu           int
+}
+
+func (pe *poolStats) add(r guestRes) {
+	if r.Uptime == 0 {
+		return
+	}
+	pe.running = true
+	pe.uptime = max(pe.uptime, r.Uptime)
+	pe.mem += r.Mem
+	pe.max += r.MaxMem
+	// The CPU share weighted by the CPUs counted so far.
+	if pe.maxcpu+r.MaxCPU > 0 {
+		pe.cpu = (pe.cpu*float64(pe.maxcpu) + r.CPU*float64(r.MaxCPU)) / float64(pe.maxcpu+r.MaxCPU)
+	}
+	pe.maxcpu += r.MaxCPU
+}
+
+func (pe *poolStats) entry(name string) map[string]any {
+	m := map[string]any{"id": "/pool/" + name, "pool": name, "type": "pool"}
+	if pe.running {
+		m["uptime"], m["mem"], m["maxmem"], m["cpu"], m["maxcpu"] = pe.uptime, pe.mem, pe.max, pe.cpu, pe.maxcpu
+	}
+	return m
+}
+
 // appendGuestRes writes a guestRes as encoding/json does (field order, omitempty).
 func appendGuestRes(b []byte, r guestRes) []byte {
 	b = append(b, `{"id":`...)
@@ -438,6 +497,10 @@ func appendGuestRes(b []byte, r guestRes) []byte {
 	if r.Lock != "" {
 		b = append(b, `,"lock":`...)
 		b = appendJSONString(b, r.Lock)
+	}
+	if r.Pool != "" {
+		b = append(b, `,"pool":`...)
+		b = appendJSONString(b, r.Pool)
 	}
 	b = append(b, `,"maxcpu":`...)
 	b = strconv.AppendInt(b, int64(r.MaxCPU), 10)

@@ -539,8 +539,9 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 			return nil, err
 		}
 	}
-	if r.Has("pool") {
-		return nil, Fail("pool '%s' does not exist", r.Str("pool"))
+	// pve-container API2/LXC.pm create_vm: check_pool_exist after the keys.
+	if err := s.checkPoolExist(r); err != nil {
+		return nil, err
 	}
 	ostemplate := r.Str("ostemplate")
 	storage := r.Str("storage")
@@ -646,7 +647,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 	g := &Guest{VMID: vmid, Node: node, Type: "lxc", Conf: map[string]string{"lock": "create"}}
 	g.ensureMaps()
 	s.state.Guests[vmid] = g
-	start := r.Bool("start")
+	start, pool := r.Bool("start"), r.Str("pool")
 	storageOnly := len(mpParams) == 0
 
 	return s.startTask(r, node, "vzcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
@@ -699,6 +700,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		}
 		g.Conf = conf
 		g.Creating = nil
+		s.state.addVMToPool(vmid, pool)
 		if start {
 			// Proxmox starts the container through the start API, in a
 			// task of its own: the create itself succeeds.
@@ -1358,15 +1360,17 @@ func (s *Server) lxcTemplate(r *Request) (any, error) {
 }
 
 func (s *Server) lxcClone(r *Request) (any, error) {
+	// pve-container API2/LXC.pm clone_vm checks the pool before reading
+	// the source's config.
+	if err := s.checkPoolExist(r); err != nil {
+		return nil, err
+	}
 	g, err := s.lxcGuest(r)
 	if err != nil {
 		return nil, err
 	}
 	newid, _ := r.Int("newid")
-	storage, target, snapname := r.Str("storage"), r.Str("target"), r.Str("snapname")
-	if r.Has("pool") {
-		return nil, Fail("pool '%s' does not exist", r.Str("pool"))
-	}
+	storage, target, snapname, pool := r.Str("storage"), r.Str("target"), r.Str("snapname"), r.Str("pool")
 	if target == g.Node || target == "localhost" {
 		target = ""
 	}
@@ -1499,6 +1503,7 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 		if err := tc.Sleep(durCTClone + time.Duration(float64(bytes)/importRate*float64(time.Second))); err != nil {
 			return cleanup(err)
 		}
+		s.state.addVMToPool(newid, pool)
 		delete(g.Conf, "lock")
 		delete(ng.Conf, "lock")
 		if target != "" {
@@ -1571,6 +1576,8 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 			}
 		}
 		delete(s.state.Guests, g.VMID)
+		// destroy_vm: remove_vm_access takes the container out of its pool.
+		s.state.removeVMAccess(g.VMID)
 		return nil
 	}), nil
 }

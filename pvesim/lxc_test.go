@@ -159,7 +159,7 @@ func TestLxcCreateRefusals(t *testing.T) {
 			"Permission check failed (configuring device passthrough is only allowed for root@pam)", nil},
 		{"invalid device path", vals("vmid", "300", "ostemplate", testTemplate, "dev0", "/tmp/x"), 400, "Parameter verification failed.",
 			map[string]string{"dev0": "invalid format - format error\ndev0.path: invalid format - /tmp/x is not a valid device path\n\n"}},
-		{"unknown pool", vals("vmid", "300", "ostemplate", testTemplate, "pool", "nope"), 500, "pool 'nope' does not exist", nil},
+		{"unknown pool", vals("vmid", "300", "ostemplate", testTemplate, "pool", "nope"), 403, "Permission check failed (pool 'nope' does not exist)", nil},
 		{"password given as boolean", vals("vmid", "300", "ostemplate", testTemplate, "unprivileged", "true"), 400, "Parameter verification failed.",
 			map[string]string{"unprivileged": "type check ('boolean') failed - got 'true'"}},
 	}

@@ -463,9 +463,6 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 	if r.Has("archive") {
 		return nil, Fail("unable to restore VM %d - restoring backups is not supported by the simulator", vmid)
 	}
-	if r.Has("pool") {
-		return nil, Fail("pool '%s' does not exist", r.Str("pool"))
-	}
 	storage := r.Str("storage")
 	if storage != "" {
 		if _, err := s.storageConfig(storage); err != nil {
@@ -488,6 +485,10 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		if err := validateSSHKeys(dec); err != nil {
 			return nil, err
 		}
+	}
+	// qemu-server API2/Qemu.pm create_vm: check_pool_exist after the keys.
+	if err := s.checkPoolExist(r); err != nil {
+		return nil, err
 	}
 	if cd, ok := params["cdrom"]; ok {
 		if !strings.Contains(cd, "media=") {
@@ -515,7 +516,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 	g := &Guest{VMID: vmid, Node: node, Type: "qemu", Conf: map[string]string{"lock": "create"}}
 	g.ensureMaps()
 	s.state.Guests[vmid] = g
-	start := r.Bool("start")
+	start, pool := r.Bool("start"), r.Str("pool")
 
 	upid := s.startTask(r, node, "qmcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
 		// create_and_lock_config wrote a config holding only "lock: create"
@@ -583,6 +584,8 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		conf["meta"] = fmt.Sprintf("creation-qemu=10.1.2,ctime=%d", s.clock.Now().Unix())
 		g.Conf = conf
 		g.Creating = nil
+		// create_vm adds the guest to its pool once the config is written.
+		s.state.addVMToPool(vmid, pool)
 		tc.unlock(vmid)
 		if start {
 			// vm_start runs after the create lock is released; its errors
@@ -1215,9 +1218,11 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 	if target == g.Node || target == "localhost" {
 		target = ""
 	}
-	if r.Has("pool") {
-		return nil, Fail("pool '%s' does not exist", r.Str("pool"))
+	// clone_vm's $load_and_check: the pool first.
+	if err := s.checkPoolExist(r); err != nil {
+		return nil, err
 	}
+	pool := r.Str("pool")
 	if target != "" && s.state.node(target) == nil {
 		return nil, Fail("no such cluster node '%s'", target)
 	}
@@ -1423,6 +1428,7 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 		if newNode != g.Node {
 			ng.Node = newNode
 		}
+		s.state.addVMToPool(newid, pool)
 		return nil
 	})
 	s.setTaskTarget(upid, newid)
@@ -1490,6 +1496,8 @@ func (s *Server) qemuDestroy(r *Request) (any, error) {
 			}
 		}
 		delete(s.state.Guests, g.VMID)
+		// destroy_vm: remove_vm_access takes the guest out of its pool.
+		s.state.removeVMAccess(g.VMID)
 		return nil
 	}), nil
 }

@@ -19,14 +19,50 @@ func referenceResources(s *Server, typ string) []any {
 	defer s.mu.Unlock()
 	now := s.clock.Now().Unix()
 	out := []any{}
-	if typ == "" || typ == "vm" {
-		ids := make([]int, 0, len(s.state.Guests))
-		for id := range s.state.Guests {
-			ids = append(ids, id)
+	ids := make([]int, 0, len(s.state.Guests))
+	for id := range s.state.Guests {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	poolOf := func(id int) string {
+		for name, p := range s.state.Pools {
+			if p.VMs[id] {
+				return name
+			}
 		}
-		sort.Ints(ids)
+		return ""
+	}
+	if typ == "" {
+		names := make([]string, 0, len(s.state.Pools))
+		for name := range s.state.Pools {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			m := map[string]any{"id": "/pool/" + name, "pool": name, "type": "pool"}
+			var uptime, mem, maxmem int64
+			var cpu float64
+			maxcpu := 0
+			for _, id := range ids {
+				r := referenceGuestRes(s, s.state.Guests[id], now)
+				if poolOf(id) != name || r.Uptime == 0 {
+					continue
+				}
+				uptime = max(uptime, r.Uptime)
+				mem += r.Mem
+				maxmem += r.MaxMem
+				cpu = (cpu*float64(maxcpu) + r.CPU*float64(r.MaxCPU)) / float64(maxcpu+r.MaxCPU)
+				maxcpu += r.MaxCPU
+				m["uptime"], m["mem"], m["maxmem"], m["cpu"], m["maxcpu"] = uptime, mem, maxmem, cpu, maxcpu
+			}
+			out = append(out, m)
+		}
+	}
+	if typ == "" || typ == "vm" {
 		for _, id := range ids {
-			out = append(out, referenceGuestRes(s, s.state.Guests[id], now))
+			r := referenceGuestRes(s, s.state.Guests[id], now)
+			r.Pool = poolOf(id)
+			out = append(out, r)
 		}
 	}
 	if typ == "" || typ == "node" {
@@ -203,6 +239,11 @@ func TestClusterResourcesMatchesReference(t *testing.T) {
 		}
 	}
 	checkResources(t, srv, "populated")
+	// Pools: listed first, with the sums of their running guests.
+	c.mustOK("POST", "/pools", vals("poolid", "prod", "comment", "x"))
+	c.mustOK("POST", "/pools", vals("poolid", "empty"))
+	c.mustOK("PUT", "/pools", vals("poolid", "prod", "vms", "500,501,502,1001,9999"))
+	checkResources(t, srv, "with pools")
 
 	// A write through the API.
 	c.mustOK("PUT", "/nodes/pve1/qemu/1000/config", vals("name", "renamed", "tags", "x;y"))

@@ -15,6 +15,7 @@ type clusterState struct {
 	Volumes  []*Volume          `json:"volumes"`
 	Guests   map[int]*Guest     `json:"guests"`
 	Extra    map[string]any     `json:"extra,omitempty"` // room for later parts (network, SDN)
+	Pools    map[string]*Pool   `json:"pools,omitempty"` // user.cfg's pools, by poolid
 	vols     map[string]*Volume // key: volumeKey
 	extState
 }
@@ -183,6 +184,14 @@ func (cs *clusterState) reindex() {
 	for id, g := range cs.Guests {
 		g.VMID = id
 		g.ensureMaps()
+	}
+	for _, p := range cs.Pools {
+		if p.VMs == nil {
+			p.VMs = map[int]bool{}
+		}
+		if p.Storage == nil {
+			p.Storage = map[string]bool{}
+		}
 	}
 }
 

@@ -1,0 +1,328 @@
+package pvesim
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Resource pools (pve-manager PVE/API2/Pool.pm, stored in user.cfg by
+// pve-access-control PVE/AccessControl.pm). A pool holds guests (by VMID,
+// each in at most one pool) and storages; neither is checked to exist when
+// added, and members that do not exist are left out of every listing.
+// Pools are nested by name ("a/b" is a child of "a", at most three levels).
+// The cluster starts without pools.
+
+// Pool is one pool of user.cfg.
+type Pool struct {
+	Comment string          `json:"comment,omitempty"`
+	VMs     map[int]bool    `json:"vms,omitempty"`
+	Storage map[string]bool `json:"storage,omitempty"`
+}
+
+func (p *Pool) clone() *Pool {
+	c := &Pool{Comment: p.Comment, VMs: map[int]bool{}, Storage: map[string]bool{}}
+	for id := range p.VMs {
+		c.VMs[id] = true
+	}
+	for id := range p.Storage {
+		c.Storage[id] = true
+	}
+	return c
+}
+
+// sortedVMIDs lists the pool's guests as Perl's "sort keys" does: as strings.
+func (p *Pool) sortedVMIDs() []int {
+	ids := make([]int, 0, len(p.VMs))
+	for id := range p.VMs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return strconv.Itoa(ids[i]) < strconv.Itoa(ids[j]) })
+	return ids
+}
+
+func (p *Pool) sortedStorage() []string {
+	ids := make([]string, 0, len(p.Storage))
+	for id := range p.Storage {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// vmPools maps each pooled VMID to its pool (user.cfg's $usercfg->{vms}).
+func (cs *clusterState) vmPools() map[int]string {
+	out := map[int]string{}
+	for name, p := range cs.Pools {
+		for id := range p.VMs {
+			out[id] = name
+		}
+	}
+	return out
+}
+
+func (cs *clusterState) poolNames() []string {
+	names := make([]string, 0, len(cs.Pools))
+	for name := range cs.Pools {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// addVMToPool is AccessControl::add_vm_to_pool, called by the create and
+// clone workers of qemu-server and pve-container after the guest's config
+// is written: a pool deleted in the meantime is silently skipped.
+func (cs *clusterState) addVMToPool(vmid int, pool string) {
+	p := cs.Pools[pool]
+	if p == nil {
+		return
+	}
+	if p.VMs == nil {
+		p.VMs = map[int]bool{}
+	}
+	p.VMs[vmid] = true
+}
+
+// removeVMAccess is AccessControl::remove_vm_access as the destroy workers
+// call it: the guest leaves its pool.
+func (cs *clusterState) removeVMAccess(vmid int) {
+	for _, p := range cs.Pools {
+		delete(p.VMs, vmid)
+	}
+}
+
+// checkPoolExist is RPCEnvironment::check_pool_exist (a permission
+// exception: 403).
+func (s *Server) checkPoolExist(r *Request) error {
+	if !r.Has("pool") {
+		return nil
+	}
+	if s.state.Pools[r.Str("pool")] == nil {
+		return permErr("pool '" + r.Str("pool") + "' does not exist")
+	}
+	return nil
+}
+
+func init() {
+	registerRoutes(func(s *Server) {
+		poolid := func() *Param { return Str("poolid").Fmt("pve-poolid") }
+		update := func() *Params {
+			return NewParams(poolid(),
+				Str("comment").Opt(),
+				Str("vms").Opt().Fmt("pve-vmid-list"),
+				Str("storage").Opt().Fmt("pve-storage-id-list"),
+				Bool("allow-move").Opt().Default("0"),
+				Bool("delete").Opt().Default("0"),
+			)
+		}
+		typ := func() *Param { return Str("type").Opt().Enum("qemu", "lxc", "storage") }
+		s.Handle(&Route{Method: "GET", Path: "/pools", Handler: s.poolIndex,
+			Params: NewParams(poolid().Opt(), typ().Requires("poolid"))})
+		s.Handle(&Route{Method: "POST", Path: "/pools", Handler: s.poolCreate,
+			Params: NewParams(poolid(), Str("comment").Opt())})
+		s.Handle(&Route{Method: "PUT", Path: "/pools", Handler: s.poolUpdate, Params: update()})
+		s.Handle(&Route{Method: "DELETE", Path: "/pools", Handler: s.poolDelete, Params: NewParams(poolid())})
+		// The per-pool paths are deprecated in 9.x (no nested pools) but served.
+		s.Handle(&Route{Method: "GET", Path: "/pools/{poolid}", Handler: s.poolRead,
+			Params: NewParams(poolid(), typ())})
+		s.Handle(&Route{Method: "PUT", Path: "/pools/{poolid}", Handler: s.poolUpdate, Params: update()})
+		s.Handle(&Route{Method: "DELETE", Path: "/pools/{poolid}", Handler: s.poolDelete, Params: NewParams(poolid())})
+	})
+}
+
+// poolIndex is Pool.pm "index": without poolid the pools (poolid and
+// comment); with it, that pool and its existing members, filtered by type.
+func (s *Server) poolIndex(r *Request) (any, error) {
+	if !r.Has("poolid") {
+		out := []map[string]any{}
+		for _, name := range s.state.poolNames() {
+			e := map[string]any{"poolid": name}
+			if c := s.state.Pools[name].Comment; c != "" {
+				e["comment"] = c
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	}
+	info, err := s.poolInfo(r.Str("poolid"), r.Str("type"))
+	if err != nil {
+		return nil, err
+	}
+	return []map[string]any{info}, nil
+}
+
+// poolRead is Pool.pm "read_pool": the index's one entry.
+func (s *Server) poolRead(r *Request) (any, error) {
+	return s.poolInfo(r.Str("poolid"), r.Str("type"))
+}
+
+// poolInfo is one pool with its members: guests as extract_vm_stats gives
+// them (no lock or tags), then storages as extract_storage_stats gives
+// them on the answering node (pve1).
+func (s *Server) poolInfo(name, typ string) (map[string]any, error) {
+	p := s.state.Pools[name]
+	if p == nil {
+		return nil, Fail("pool '%s' does not exist", name)
+	}
+	now := s.clock.Now().Unix()
+	members := []map[string]any{}
+	for _, id := range p.sortedVMIDs() {
+		g := s.state.Guests[id]
+		if g == nil || typ != "" && typ != g.Type {
+			continue
+		}
+		m := s.guestResource(g, now)
+		delete(m, "lock")
+		delete(m, "tags")
+		members = append(members, m)
+	}
+	if typ == "" || typ == "storage" {
+		node := s.state.Nodes[0].Name
+		for _, id := range p.sortedStorage() {
+			st := s.state.storage(id)
+			if st == nil {
+				continue
+			}
+			shared := 0
+			if st.Shared {
+				shared = 1
+			}
+			m := map[string]any{
+				"id": "storage/" + node + "/" + st.ID, "storage": st.ID, "node": node, "type": "storage",
+				"plugintype": st.Type, "status": "unknown", "shared": shared, "content": strings.Join(st.Content, ","),
+			}
+			if !s.faults.nodeOffline(node) {
+				m["status"] = "available"
+				m["maxdisk"] = st.Total
+				m["disk"] = s.state.usedBytes(node, st.ID)
+			}
+			members = append(members, m)
+		}
+	}
+	info := map[string]any{"poolid": name, "members": members}
+	if p.Comment != "" {
+		info["comment"] = p.Comment
+	}
+	return info, nil
+}
+
+// poolCreate is Pool.pm "create_pool".
+func (s *Server) poolCreate(r *Request) (any, error) {
+	name := r.Str("poolid")
+	fail := func(msg string) error { return Fail("create pool failed: %s", msg) }
+	if s.state.Pools[name] != nil {
+		return nil, fail("pool '" + name + "' already exists")
+	}
+	leaf := name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		parent := name[:i]
+		leaf = name[i+1:]
+		if s.state.Pools[parent] == nil {
+			return nil, fail("parent '" + parent + "' of pool '" + name + "' does not exist")
+		}
+	}
+	if c := leaf[0]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+		return nil, fail("pool name must start with a letter")
+	}
+	if s.state.Pools == nil {
+		s.state.Pools = map[string]*Pool{}
+	}
+	// user.cfg keeps a comment only when it is true in Perl's sense.
+	comment := r.Str("comment")
+	if comment == "0" {
+		comment = ""
+	}
+	s.state.Pools[name] = &Pool{Comment: comment, VMs: map[int]bool{}, Storage: map[string]bool{}}
+	return nil, nil
+}
+
+// poolUpdate is Pool.pm "update_pool" (and its deprecated per-path twin):
+// every change is made on a copy and written only if none fails.
+func (s *Server) poolUpdate(r *Request) (any, error) {
+	name := r.Str("poolid")
+	fail := func(format string, args ...any) error {
+		return Fail("update pools failed: "+format, args...)
+	}
+	old := s.state.Pools[name]
+	if old == nil {
+		return nil, fail("pool '%s' does not exist", name)
+	}
+	p := old.clone()
+	if r.Has("comment") {
+		p.Comment = r.Str("comment")
+	}
+	del := r.Bool("delete")
+	owners := s.state.vmPools()
+	moved := map[int]string{} // VMID: the pool it leaves
+	if r.Has("vms") {
+		for _, v := range splitList(r.Str("vms")) {
+			id, _ := strconv.Atoi(v)
+			switch {
+			case del && !p.VMs[id]:
+				return nil, fail("VM %d is not a pool member", id)
+			case del:
+				delete(p.VMs, id)
+			case p.VMs[id]:
+				return nil, fail("VM %d is already a pool member", id)
+			default:
+				if from, ok := owners[id]; ok && from != name {
+					if !r.Bool("allow-move") {
+						return nil, fail("VM %d belongs already to pool '%s' and 'allow-move' is not set", id, from)
+					}
+					moved[id] = from
+				}
+				p.VMs[id] = true
+			}
+		}
+	}
+	if r.Has("storage") {
+		for _, id := range splitList(r.Str("storage")) {
+			switch {
+			case del && !p.Storage[id]:
+				return nil, fail("Storage '%s' is not a pool member", id)
+			case del:
+				delete(p.Storage, id)
+			case p.Storage[id]:
+				return nil, fail("Storage '%s' is already a pool member", id)
+			default:
+				p.Storage[id] = true
+			}
+		}
+	}
+	for id, from := range moved {
+		delete(s.state.Pools[from].VMs, id)
+	}
+	s.state.Pools[name] = p
+	return nil, nil
+}
+
+// poolDelete is Pool.pm "delete_pool": only an empty pool goes; guests
+// and storages that no longer exist do not count.
+func (s *Server) poolDelete(r *Request) (any, error) {
+	name := r.Str("poolid")
+	fail := func(format string, args ...any) error {
+		return Fail("delete pool failed: "+format, args...)
+	}
+	p := s.state.Pools[name]
+	if p == nil {
+		return nil, fail("pool '%s' does not exist", name)
+	}
+	for _, sub := range s.state.poolNames() {
+		if strings.HasPrefix(sub, name+"/") && !strings.Contains(sub[len(name)+1:], "/") {
+			return nil, fail("pool '%s' is not empty (contains pool '%s')", name, sub)
+		}
+	}
+	for _, id := range p.sortedVMIDs() {
+		if s.state.Guests[id] != nil {
+			return nil, fail("pool '%s' is not empty (contains VM %d)", name, id)
+		}
+	}
+	for _, id := range p.sortedStorage() {
+		if s.state.storage(id) != nil {
+			return nil, fail("pool '%s' is not empty (contains storage '%s')", name, id)
+		}
+	}
+	delete(s.state.Pools, name)
+	return nil, nil
+}
