@@ -94,6 +94,10 @@ type Server struct {
 	// GitLab token); after Load it holds the secret however it was given.
 	WebhookSecret     string `yaml:"webhookSecret" json:"webhookSecret" secret:"true"`
 	WebhookSecretFile string `yaml:"webhookSecretFile" json:"webhookSecretFile" path:"true"`
+	// MetricsToken, when set, is the bearer token GET /metrics requires;
+	// after Load it holds the token however it was given.
+	MetricsToken     string `yaml:"metricsToken" json:"metricsToken" secret:"true"`
+	MetricsTokenFile string `yaml:"metricsTokenFile" json:"metricsTokenFile" path:"true"`
 }
 
 // Log configures log/slog output.
@@ -155,7 +159,7 @@ func (c *Config) Clone() *Config {
 // set, fit for logs and for showing settings.
 func (c *Config) Redacted() *Config {
 	cp := c.Clone()
-	for _, s := range []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret} {
+	for _, s := range []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken} {
 		if *s != "" {
 			*s = "(set)"
 		}

@@ -451,3 +451,33 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsTokenIsASecretFromEnvOrFile(t *testing.T) {
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "metrics-token")
+	os.WriteFile(tokFile, []byte("scrape-token-1\n"), 0o600)
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("server:\n  metricsTokenFile: metrics-token\n"), 0o600)
+	c, _, err := Load(LoadOptions{File: cfg, Env: []string{}})
+	if err != nil || c.Server.MetricsToken != "scrape-token-1" {
+		t.Fatalf("from the file: %q %v", c.Server.MetricsToken, err)
+	}
+	if r := c.Redacted(); r.Server.MetricsToken != "(set)" {
+		t.Fatalf("not redacted: %q", r.Server.MetricsToken)
+	}
+	c, _, err = Load(LoadOptions{Env: []string{"PROXMOPS_SERVER_METRICSTOKEN=from-env"}})
+	if err != nil || c.Server.MetricsToken != "from-env" {
+		t.Fatalf("from the environment: %q %v", c.Server.MetricsToken, err)
+	}
+	os.WriteFile(cfg, []byte("server:\n  metricsToken: inline\n"), 0o600)
+	_, warnings, _ := Load(LoadOptions{File: cfg, Env: []string{}})
+	if !strings.Contains(strings.Join(warnings, "\n"), "server.metricsTokenFile") {
+		t.Fatalf("an inline token does not warn: %v", warnings)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("server.metricsToken became a flag")
+		}
+	}()
+	BindFlags(pflag.NewFlagSet("m", pflag.ContinueOnError), "server.metricsToken")
+}

@@ -177,6 +177,7 @@ func (c *Config) finish() ([]string, error) {
 	readSecret("cluster.tokenSecret", &c.Cluster.TokenSecret, c.Cluster.TokenSecretFile)
 	readSecret("source.token", &c.Source.Token, c.Source.TokenFile)
 	readSecret("server.webhookSecret", &c.Server.WebhookSecret, c.Server.WebhookSecretFile)
+	readSecret("server.metricsToken", &c.Server.MetricsToken, c.Server.MetricsTokenFile)
 	if c.Source.SSHKeyFile != "" && c.Source.SSHKey == "" {
 		// A key keeps its final newline: some parsers want it.
 		readSecret("source.sshKey", &c.Source.SSHKey, c.Source.SSHKeyFile)

@@ -25,7 +25,7 @@ type Metrics struct {
 	// HTTP server.
 	HTTPRequests  *prometheus.CounterVec   // labels: route, method, code
 	HTTPDuration  *prometheus.HistogramVec // labels: route
-	Webhooks      *prometheus.CounterVec   // labels: forge, result (accepted, rejected)
+	Webhooks      *prometheus.CounterVec   // labels: forge, result (accepted, rejected, duplicate, limited)
 	LoginFailures prometheus.Counter
 	SSEClients    *prometheus.GaugeVec // labels: stream (events, logs)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/config"
 )
 
 // fakeClock is the server's clock in tests: it moves only when told.
@@ -227,4 +228,44 @@ func tryFail(l *auth.Limiter, key string) (bool, time.Duration) {
 	}
 	a.Fail()
 	return true, 0
+}
+
+func TestMetricsNeedTheTokenWhenOneIsSetAndProbesSayLittle(t *testing.T) {
+	open := newEnv(t)
+	open.client().expect(200, "GET", "/metrics", nil)
+	e := newEnv(t, func(o *Options) {
+		o.Config = config.Defaults()
+		o.Config.Server.MetricsToken = "scrape-token-1"
+	})
+	c := e.client()
+	cases := []struct {
+		name string
+		hdr  []string
+		want int
+	}{
+		{"no token", nil, 401},
+		{"wrong token", []string{"Authorization", "Bearer scrape-token-2"}, 401},
+		{"prefix of the token", []string{"Authorization", "Bearer scrape-token-"}, 401},
+		{"wrong scheme", []string{"Authorization", "Basic scrape-token-1"}, 401},
+		{"right token", []string{"Authorization", "Bearer scrape-token-1"}, 200},
+		{"scheme in any case", []string{"Authorization", "bearer scrape-token-1"}, 200},
+	}
+	for _, tc := range cases {
+		resp, b := c.req("GET", "/metrics", nil, tc.hdr...)
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+		if tc.want == 401 && (strings.Contains(string(b), "proxmops_") || resp.Header.Get("WWW-Authenticate") == "") {
+			t.Errorf("%s: refused badly: %v %s", tc.name, resp.Header, b)
+		}
+	}
+	// The probes stay open and answer only a status word.
+	if b := c.expect(200, "GET", "/healthz", nil); strings.TrimSpace(string(b)) != `{"status":"ok"}` {
+		t.Fatalf("healthz: %s", b)
+	}
+	e.st.Close() // a broken database: readyz says so without details
+	b := c.expect(503, "GET", "/readyz", nil)
+	if strings.Contains(string(b), e.dbPath) || strings.Contains(string(b), "sql") || !strings.Contains(string(b), "database") {
+		t.Fatalf("readyz: %s", b)
+	}
 }

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -18,7 +21,7 @@ func (s *Server) routes() chi.Router {
 
 	r.Get("/healthz", s.handleHealthz)
 	r.Get("/readyz", s.handleReadyz)
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
+	r.With(s.metricsAuth).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(noStore)
@@ -74,13 +77,37 @@ func (s *Server) routes() chi.Router {
 	return r
 }
 
+// metricsAuth asks for server.metricsToken as a bearer token when one is
+// set; without one /metrics is open, as Prometheus scrapers expect.
+func (s *Server) metricsAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		want := s.Config().Server.MetricsToken
+		if want == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		// Compare hashes so the time does not depend on the lengths.
+		a, b := sha256.Sum256([]byte(strings.TrimSpace(got))), sha256.Sum256([]byte(want))
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="proxmops metrics"`)
+			writeError(w, http.StatusUnauthorized, "metrics need the bearer token of server.metricsToken")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// The probes are open to anyone: they say whether the daemon is up and
+// ready, never why in any detail an outsider could use (the log has it).
 func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Ping(r.Context()); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "database: " + err.Error()})
+		s.log.Warn("readiness: the database does not answer", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "the database does not answer"})
 		return
 	}
 	if !s.backend.Ready() {

@@ -121,6 +121,9 @@ type Server struct {
 	accountLimiter *auth.Limiter // per account, from any address
 	crossOrigin    *http.CrossOriginProtection
 	trusted        []netip.Prefix
+	hookBuckets    *buckets
+	deliveries     *deliveries
+	coalesce       *coalescer
 
 	settingsMu sync.Mutex // serialises settings writes
 	effective  atomic.Pointer[config.Config]
@@ -193,6 +196,8 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		crossOrigin:    http.NewCrossOriginProtection(),
 		closing:        make(chan struct{}),
 	}
+	s.hookBuckets, s.deliveries = newBuckets(opt.Now), newDeliveries(opt.Now)
+	s.coalesce = &coalescer{now: opt.Now, after: realAfter, refresh: s.trailingRefresh}
 	if opt.TrustProxy {
 		s.trusted = append(s.trusted, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))
 	}
@@ -237,7 +242,12 @@ func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 func (s *Server) Config() *config.Config { return s.effective.Load() }
 
 // Close ends the live streams (SSE); Serve calls it on shutdown.
-func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.coalesce.close()
+	})
+}
 
 // ListenAndServe listens on addr and serves until ctx ends.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {

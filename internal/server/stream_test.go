@@ -236,9 +236,11 @@ func TestWebhookSignatures(t *testing.T) {
 	if none.backend.Calls() != nil {
 		t.Fatal("refresh without a secret")
 	}
+	clock := newFakeClock()
 	e := newEnv(t, func(o *Options) {
 		o.Config = config.Defaults()
 		o.Config.Server.WebhookSecret = "hook-secret"
+		o.Now = clock.Now
 	})
 	c := e.client()
 	cases := []struct {
@@ -261,6 +263,7 @@ func TestWebhookSignatures(t *testing.T) {
 	}
 	refreshes := 0
 	for _, tc := range cases {
+		clock.Add(WebhookWindow) // each good delivery starts its own pull
 		before := len(e.backend.Calls())
 		resp, b := c.req("POST", "/api/v1/webhooks/"+tc.forge, body, tc.hdr...)
 		if resp.StatusCode != tc.want {

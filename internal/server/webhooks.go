@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 
@@ -51,12 +54,40 @@ func verifyWebhook(forge, secret string, h http.Header, body []byte) error {
 	return nil
 }
 
+// deliveryHeaders name each forge's delivery ID headers. GitLab's event
+// UUID is kept across its retries, as is its Idempotency-Key (GitLab 17.4+).
+var deliveryHeaders = map[string][]string{
+	"github": {"X-GitHub-Delivery"},
+	"gitea":  {"X-Gitea-Delivery"},
+	"gitlab": {"X-Gitlab-Event-UUID", "Idempotency-Key"},
+}
+
+// deliveryIDs are the keys a delivery is remembered by (none when the forge
+// sent no ID; an absurdly long one is not remembered either).
+func deliveryIDs(forge string, h http.Header) []string {
+	var ids []string
+	for _, name := range deliveryHeaders[forge] {
+		if v := strings.TrimSpace(h.Get(name)); v != "" && len(v) <= 200 {
+			ids = append(ids, forge+" "+name+" "+v)
+		}
+	}
+	return ids
+}
+
 // handleWebhook verifies a forge's delivery and, when good, pulls Git and
-// runs a pass. A bad signature is answered 401 and logged.
+// runs a pass. In order: a per-source rate limit (429), the signature (401),
+// the delivery ID seen in the last 24 h (200, nothing done), then the
+// coalescing window (202 either way). See docs/api.md, "Webhooks".
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	forge := chi.URLParam(r, "forge")
 	if forge != "github" && forge != "gitea" && forge != "gitlab" {
 		writeError(w, http.StatusNotFound, "unknown forge "+forge+": use github, gitea or gitlab")
+		return
+	}
+	client := s.clientIP(r)
+	if ok, wait := s.hookBuckets.take(forge + " " + client); !ok {
+		s.metrics.Webhooks.WithLabelValues(forge, "limited").Inc()
+		tooMany(w, wait, "too many webhook deliveries from this source")
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -66,14 +97,26 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := verifyWebhook(forge, s.Config().Server.WebhookSecret, r.Header, body); err != nil {
 		s.metrics.Webhooks.WithLabelValues(forge, "rejected").Inc()
-		s.log.Warn("webhook rejected", "forge", forge, "reason", err.Error(), "client", s.clientIP(r))
+		s.log.Warn("webhook rejected", "forge", forge, "reason", err.Error(), "client", client)
 		writeError(w, http.StatusUnauthorized, "webhook rejected: "+err.Error())
 		return
 	}
-	s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
 	if forge == "github" && r.Header.Get("X-GitHub-Event") == "ping" {
+		s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
 		s.log.Info("webhook ping", "forge", forge)
 		writeJSON(w, http.StatusOK, map[string]string{"status": "pong"})
+		return
+	}
+	if ids := deliveryIDs(forge, r.Header); len(ids) > 0 && !s.deliveries.first(ids...) {
+		s.metrics.Webhooks.WithLabelValues(forge, "duplicate").Inc()
+		s.log.Info("webhook delivery already handled: ignored", "forge", forge, "delivery", ids[0])
+		writeJSON(w, http.StatusOK, map[string]string{"status": "this delivery was already handled"})
+		return
+	}
+	s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
+	if now, wait := s.coalesce.admit(); !now {
+		s.log.Info("webhook accepted: merged into the next Git pull", "forge", forge, "in", wait.String())
+		accepted(w, fmt.Sprintf("merged into the Git pull due in %d seconds", int(math.Ceil(wait.Seconds()))))
 		return
 	}
 	if err := s.backend.Refresh(r.Context()); err != nil {
@@ -82,4 +125,18 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("webhook accepted: pulling Git", "forge", forge)
 	accepted(w, "Git pull and pass started")
+}
+
+// trailingRefresh is the pull at the end of a coalescing window.
+func (s *Server) trailingRefresh() {
+	select {
+	case <-s.closing:
+		return
+	default:
+	}
+	if err := s.backend.Refresh(context.Background()); err != nil {
+		s.log.Warn("the Git pull for webhooks merged in the last window failed to start", "err", err)
+		return
+	}
+	s.log.Info("pulling Git for the webhooks merged in the last window")
 }

@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/server"
+)
+
+// TestReplayedWebhookCostsOnePass posts one signed GitHub delivery 50 times
+// over real HTTP to the daemon's server wired to a real controller: the
+// first pulls the new commit and makes one pass, the 49 replays none.
+func TestReplayedWebhookCostsOnePass(t *testing.T) {
+	sim := startSim(t, 0.2)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+
+	cfg := e.c.opts.Config.Clone()
+	cfg.Server.WebhookSecret = "hook-secret"
+	srv, err := server.New(context.Background(), server.Options{
+		Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg, SetupOutput: io.Discard,
+		PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+
+	// Publish hands each event to the subscription's buffer before it
+	// returns, so draining it after the fact counts every pass.
+	sub, _, _ := e.hub.Subscribe("")
+	defer e.hub.Unsubscribe(sub)
+	passes := 0
+	drain := func() {
+		for {
+			select {
+			case ev, ok := <-sub.C:
+				if !ok {
+					return // lagged: checked below
+				}
+				if ev.Type == api.SSEPass {
+					passes++
+				}
+			default:
+				return
+			}
+		}
+	}
+
+	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
+	body := `{"ref":"refs/heads/main"}`
+	m := hmac.New(sha256.New, []byte("hook-secret"))
+	m.Write([]byte(body))
+	codes := map[int]int{}
+	for range 50 {
+		r, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/api/v1/webhooks/github", strings.NewReader(body))
+		r.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(m.Sum(nil)))
+		r.Header.Set("X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes[resp.StatusCode]++
+	}
+	// One accepted; the replays answered "already handled" until the
+	// source's burst was spent, then 429.
+	if codes[202] != 1 || codes[200]+codes[429] != 49 || codes[200] == 0 {
+		t.Fatalf("50 replays: %v", codes)
+	}
+	// The one accepted delivery pulled the commit and the VM followed.
+	e.waitFor("cores 2 applied", func(api.ResourceList) bool { return guestCores(t, sim, 420) == "2" })
+	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	// Nothing more is asked of the loop (the fake clock never reaches the
+	// interval pull), so the passes counted are all the replays caused.
+	e.waitFor("the loop idle", func(api.ResourceList) bool {
+		e.c.reqMu.Lock()
+		idle := !e.c.req.immediate() && e.c.rescanAt.IsZero()
+		e.c.reqMu.Unlock()
+		drain()
+		return idle && len(e.c.dispatcher.Active()) == 0 && passes >= 1
+	})
+	drain()
+	if sub.Lagged() {
+		t.Fatal("the subscription lagged: passes were not all counted")
+	}
+	// The update's finish asks one re-scan pass (MinPassGap is off here).
+	if n := passes; n > 2 {
+		t.Fatalf("%d passes after 50 replays of one delivery, want the pull's pass and the re-scan after its action", n)
+	}
+}
