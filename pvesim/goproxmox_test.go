@@ -29,7 +29,7 @@ func TestGoProxmoxClient(t *testing.T) {
 	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/debian-12-genericcloud-amd64.qcow2", Size: 3 << 30}); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20, Notes: "netinst"}); err != nil {
+	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	fingerprint := srv.Fingerprint()
@@ -88,7 +88,7 @@ func TestGoProxmoxClient(t *testing.T) {
 	for _, item := range content {
 		have[item.Volid] = item
 	}
-	if have["local:iso/debian-12.iso"] == nil || have["local:iso/debian-12.iso"].Notes != "netinst" || have["local:import/debian-12-genericcloud-amd64.qcow2"] == nil ||
+	if have["local:iso/debian-12.iso"] == nil || have["local:import/debian-12-genericcloud-amd64.qcow2"] == nil ||
 		have["local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"] == nil {
 		t.Errorf("content %v", have)
 	}

@@ -229,8 +229,9 @@ func (s *Server) volumeJSON(v *Volume) map[string]any {
 	if v.VMID != 0 {
 		m["vmid"] = v.VMID
 	}
-	if v.Notes != "" {
-		m["notes"] = v.Notes
+	if v.Notes != "" && v.Content == "backup" {
+		// Plugin.pm list_volumes reads a notes file for backups only.
+		m["notes"], _, _ = strings.Cut(v.Notes, "\n")
 	}
 	if v.Protected {
 		m["protected"] = 1
@@ -315,12 +316,14 @@ func (s *Server) contentInfo(r *Request) (any, error) {
 		used = v.Size
 	}
 	m := map[string]any{"path": s.volumePath(st, v), "size": v.Size, "used": used, "format": v.Format}
-	if v.Notes != "" {
+	// get_volume_attribute: the directory plugins (DirPlugin.pm) answer
+	// notes and protection for backups only, the others know neither.
+	if st.fileBased() && v.Content == "backup" {
 		m["notes"] = v.Notes
-	}
-	m["protected"] = 0
-	if v.Protected {
-		m["protected"] = 1
+		m["protected"] = 0
+		if v.Protected {
+			m["protected"] = 1
+		}
 	}
 	return m, nil
 }
@@ -331,8 +334,14 @@ func (s *Server) contentUpdate(r *Request) (any, error) {
 		return nil, err
 	}
 	if r.Has("notes") {
+		// update_volume_attribute: Plugin.pm's update_volume_notes dies
+		// (a die without newline, so Perl adds where), DirPlugin.pm's (dir,
+		// nfs, cifs, cephfs) refuses anything but backups.
 		if !st.fileBased() {
-			return nil, Fail("notes are not supported for '%s' volumes", st.Type)
+			return nil, Fail("volume notes are not supported for %s at /usr/share/perl5/PVE/Storage/Plugin.pm line 1300.", pluginClass(st.Type))
+		}
+		if v.Content != "backup" {
+			return nil, Fail("only backups can have notes")
 		}
 		v.Notes = r.Str("notes")
 	}
@@ -348,6 +357,20 @@ func (s *Server) contentUpdate(r *Request) (any, error) {
 		v.Protected = r.Bool("protected")
 	}
 	return nil, nil
+}
+
+// pluginClass names a storage type's pve-storage plugin, as Perl's
+// messages do.
+func pluginClass(typ string) string {
+	switch typ {
+	case "lvmthin":
+		return "PVE::Storage::LvmThinPlugin"
+	case "lvm":
+		return "PVE::Storage::LVMPlugin"
+	case "nfs":
+		return "PVE::Storage::NFSPlugin"
+	}
+	return "PVE::Storage::DirPlugin"
 }
 
 var (

@@ -58,9 +58,8 @@ func TestDownloadURL(t *testing.T) {
 	if other := c.mustOK("GET", "/nodes/pve2/storage/local/content", nil).list(t); len(other) != 0 {
 		t.Fatalf("pve2 sees pve1's local content: %v", other)
 	}
-	c.mustOK("PUT", "/nodes/pve1/storage/local/content/local:iso/debian.iso", vals("notes", "owned by proxmops"))
 	info := c.mustOK("GET", "/nodes/pve1/storage/local/content/"+url.PathEscape("local:iso/debian.iso"), nil).obj(t)
-	if info["notes"] != "owned by proxmops" || info["path"] != "/var/lib/vz/template/iso/debian.iso" {
+	if info["path"] != "/var/lib/vz/template/iso/debian.iso" {
 		t.Fatalf("info %v", info)
 	}
 	if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso")); st != "refusing to override existing file '/var/lib/vz/template/iso/debian.iso'" {
@@ -195,5 +194,65 @@ func TestDownloadsStayOnLoopback(t *testing.T) {
 	}
 	if got := c.mustOK("GET", "/nodes/pve1/storage/local/content", vals("content", "iso")).list(t); len(got) != 0 {
 		t.Fatalf("refused downloads left volumes: %v", got)
+	}
+}
+
+// TestNotesOnlyForBackups checks pve-storage's update_volume_notes: the
+// directory plugins (DirPlugin.pm, used by dir and nfs) refuse notes on
+// anything but a backup with a 500, Plugin.pm's refuses them on LVM-thin
+// altogether, and the listing (Plugin.pm list_volumes) and the info read
+// give notes for backups only.
+func TestNotesOnlyForBackups(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	for _, v := range []VolumeSpec{
+		{Node: "pve1", VolID: "local:iso/a.iso", Size: 10, Notes: "set behind the API"},
+		{Node: "pve1", VolID: "local:vztmpl/a.tar.zst", Size: 10},
+		{Node: "pve1", VolID: "local:import/a.qcow2", Size: 10},
+		{Node: "pve1", VolID: "nfs-shared:iso/b.iso", Size: 10},
+		{Node: "pve1", VolID: "local:backup/vzdump-qemu-100-2025_01_01-00_00_00.vma.zst", Size: 10},
+		{Node: "pve1", VolID: "local-lvm:vm-100-disk-0", Size: 10},
+	} {
+		if err := srv.AddVolume(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		storage, volid string
+		status         int
+		reason         string
+	}{
+		{"local", "local:iso/a.iso", 500, "only backups can have notes"},
+		{"local", "local:vztmpl/a.tar.zst", 500, "only backups can have notes"},
+		{"local", "local:import/a.qcow2", 500, "only backups can have notes"},
+		{"nfs-shared", "nfs-shared:iso/b.iso", 500, "only backups can have notes"},
+		{"local-lvm", "local-lvm:vm-100-disk-0", 500, "volume notes are not supported for PVE::Storage::LvmThinPlugin at /usr/share/perl5/PVE/Storage/Plugin.pm line 1300."},
+		{"local", "local:backup/vzdump-qemu-100-2025_01_01-00_00_00.vma.zst", 200, ""},
+	} {
+		r := c.do("PUT", "/nodes/pve1/storage/"+tc.storage+"/content/"+url.PathEscape(tc.volid), vals("notes", "first line\nsecond"))
+		if r.Status != tc.status || (tc.reason != "" && r.Reason != tc.reason) {
+			t.Errorf("notes on %s: %d %q, want %d %q", tc.volid, r.Status, r.Reason, tc.status, tc.reason)
+		}
+	}
+	for _, e := range c.mustOK("GET", "/nodes/pve1/storage/local/content", nil).list(t) {
+		notes, has := e["notes"]
+		if e["content"] == "backup" {
+			if notes != "first line" {
+				t.Errorf("backup listed with notes %v, want the first line", notes)
+			}
+		} else if has {
+			t.Errorf("%v listed with notes %v", e["volid"], notes)
+		}
+	}
+	info := c.mustOK("GET", "/nodes/pve1/storage/local/content/"+url.PathEscape("local:iso/a.iso"), nil).obj(t)
+	if _, has := info["notes"]; has {
+		t.Errorf("ISO info has notes: %v", info)
+	}
+	if _, has := info["protected"]; has {
+		t.Errorf("ISO info has protected: %v", info)
+	}
+	info = c.mustOK("GET", "/nodes/pve1/storage/local/content/"+url.PathEscape("local:backup/vzdump-qemu-100-2025_01_01-00_00_00.vma.zst"), nil).obj(t)
+	if info["notes"] != "first line\nsecond" || info["protected"] != float64(0) {
+		t.Errorf("backup info %v", info)
 	}
 }

@@ -29,6 +29,8 @@ type runtime struct {
 	syncer    *source.Syncer
 	sourceErr string
 	limiter   *dispatch.Limiter
+	// records keeps the engine's records of its downloads (the store).
+	records engine.Records
 }
 
 // engine returns an engine on the runtime's client sharing its limiter.
@@ -38,6 +40,7 @@ func (rt *runtime) engine(prune bool, log *slog.Logger) *engine.Engine {
 		Concurrency: rt.cfg.Reconcile.Concurrency,
 		Limiter:     rt.limiter,
 		Logger:      log,
+		Records:     rt.records,
 	})
 }
 
@@ -50,6 +53,9 @@ func (rt *runtime) close() {
 // buildRuntime makes a runtime from the effective configuration.
 func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	rt := &runtime{cfg: cfg}
+	if c.st != nil {
+		rt.records = c.st
+	}
 	conc := cfg.Reconcile.Concurrency
 	if conc <= 0 {
 		conc = config.DefaultConcurrency

@@ -10,9 +10,9 @@ import (
 )
 
 // ctemplateReconciler downloads LXC OS templates (vztmpl volumes) from the
-// appliance catalogue or a URL, marks them as owned in their notes,
-// replaces owned ones whose source changed and prunes owned ones no longer
-// declared. A catalogue template someone downloaded by hand is used as is.
+// appliance catalogue or a URL, replaces those it downloaded when their
+// source changed and prunes them when no longer declared (ownership:
+// volowner.go). A catalogue template someone downloaded by hand is used as is.
 type ctemplateReconciler struct{}
 
 func (ctemplateReconciler) kind() string { return KindContainerTemplate }
@@ -26,7 +26,7 @@ type resolvedCTemplate struct {
 	volid         string
 	fileName      string
 	appliance     string // catalogue file name, for aplinfo downloads
-	source        string // what the owner note records
+	source        string // the URL, or appliance:<file name>
 	checksum      string
 	err           error // why it could not be resolved
 }
@@ -164,31 +164,37 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 	a.claim = claim{nodes: []string{node}, storages: []string{storageKey(ref)}}
 	download := func(ctx context.Context, x *execCtx) error {
 		what := "downloading " + rt.fileName + " to " + s.Storage
+		var upid string
+		var err error
 		if rt.appliance != "" {
-			if err := x.task(ctx, what+" from the appliance catalogue", func() (string, error) {
+			upid, err = x.downloadTask(ctx, what+" from the appliance catalogue", func() (string, error) {
 				return x.e.client.DownloadAppliance(ctx, node, s.Storage, rt.appliance)
-			}); err != nil {
-				return err
-			}
+			})
 		} else {
 			o := pve.DownloadOptions{Content: "vztmpl", Filename: rt.fileName, URL: s.URL}
 			if s.ChecksumAlgo != "" && s.ChecksumValue != "" {
 				o.Checksum, o.ChecksumAlgorithm = s.ChecksumValue, s.ChecksumAlgo
 			}
-			if err := x.task(ctx, what, func() (string, error) { return x.e.client.DownloadURL(ctx, node, s.Storage, o) }); err != nil {
-				return err
-			}
+			upid, err = x.downloadTask(ctx, what, func() (string, error) { return x.e.client.DownloadURL(ctx, node, s.Storage, o) })
 		}
-		return x.setNotes(ctx, node, s.Storage, rt.volid, ownerNote(rt.source, rt.checksum))
+		if err != nil {
+			return err
+		}
+		x.recordDownload(ctx, downloadDone{upid: upid, node: node, storage: s.Storage, volid: rt.volid, content: "vztmpl",
+			shared: ref.Shared, source: rt.source, checksum: rt.checksum})
+		return nil
 	}
 	for _, v := range vols {
 		if v.VolID != rt.volid {
 			continue
 		}
-		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "notes": v.Notes, "node": node}
-		owned, src, sum := parseOwnerNote(v.Notes)
-		a.Owned = owned
-		if !owned {
+		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node}
+		proof, perr := pc.proveDownload(node, v)
+		if perr != nil {
+			a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, rt.volid, perr)
+			return a
+		}
+		if proof == nil {
 			if rt.appliance != "" {
 				// The same catalogue file name is the same package version.
 				a.Status = StatusSynced
@@ -196,8 +202,19 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 				return a
 			}
 			a.Conflict, a.Status = true, StatusConflict
-			a.Reason = fmt.Sprintf("%s exists on %s but was not downloaded by proxmops (no %q in its notes): left untouched", rt.volid, node, OwnerNote)
+			a.Reason = notProvenReason(rt.volid, node, pc.e.client.TokenID())
 			return a
+		}
+		a.Owned = true
+		a.Observed["downloaded_by"] = proof.UPID
+		// An appliance's file name is its package version; a URL's source
+		// is the one its download task logged.
+		src, sum := proof.Source, rt.checksum
+		if rt.appliance != "" {
+			src = rt.source
+		}
+		if proof.recorded {
+			sum = proof.Checksum
 		}
 		var changes []Change
 		if src != rt.source {

@@ -15,7 +15,7 @@ var ErrNothingToDelete = errors.New("nothing to delete")
 
 // Delete removes one resource from the cluster now (the UI's and API's
 // one-shot delete), checking ownership exactly as prune does: only an owned
-// guest, or an ISO whose notes mark it as downloaded by proxmops, is
+// guest, or a volume proven downloaded by proxmops (volowner.go), is
 // deleted. If its manifest is still in d, the next pass creates it again.
 func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog Progress) (*Report, error) {
 	if d == nil {

@@ -5,9 +5,6 @@ import "time"
 // OwnerTag marks guests proxmops owns.
 const OwnerTag = "managed-by-proxmops"
 
-// OwnerNote starts the notes of storage volumes proxmops downloaded.
-const OwnerNote = "managed-by-proxmops"
-
 // Meta is what every desired resource carries.
 type Meta struct {
 	Kind string

@@ -209,17 +209,6 @@ func TestFileNames(t *testing.T) {
 	}
 }
 
-func TestOwnerNoteRoundTrip(t *testing.T) {
-	n := ownerNote("http://127.0.0.1/x.iso", "sha256:abcd")
-	owned, src, sum := parseOwnerNote(n + "\nmore lines")
-	if !owned || src != "http://127.0.0.1/x.iso" || sum != "sha256:abcd" {
-		t.Fatalf("%v %s %s", owned, src, sum)
-	}
-	if owned, _, _ := parseOwnerNote("uploaded by bob"); owned {
-		t.Fatal("foreign notes seen as owned")
-	}
-}
-
 func TestResolveDiskSlotsFollowsBootDisk(t *testing.T) {
 	disks := []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}, {Storage: "local-lvm", Size: 50 * gib}}
 	got := resolveDiskSlots(disks, map[string]string{"virtio0": "local-lvm:base-9000-disk-0/vm-130-disk-0,size=10G", "boot": "order=virtio0;net0"})

@@ -15,7 +15,7 @@ import (
 )
 
 // The repository's ContainerTemplate download example: fetched from a URL
-// with its checksum, owned through its notes, in sync on the next plan; a
+// with its checksum, owned through its download task, in sync on the next plan; a
 // same-named volume someone else put there is a Conflict; prune and the
 // one-shot delete remove only owned templates and containers.
 func TestContainerTemplateDownload(t *testing.T) {
@@ -65,7 +65,7 @@ spec:
 `)
 	pruning := e.engine(engine.Options{Prune: true})
 	p = e.plan(pruning)
-	if a := p.Find(engine.KindContainerTemplate, "custom"); !a.Conflict || !strings.Contains(a.Reason, "was not downloaded by proxmops") {
+	if a := p.Find(engine.KindContainerTemplate, "custom"); !a.Conflict || !strings.Contains(a.Reason, "cannot prove it downloaded it") {
 		t.Fatalf("want a conflict:\n%s", planText(p))
 	}
 	e.remove("tpl/custom.yaml")

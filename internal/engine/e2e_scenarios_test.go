@@ -573,31 +573,6 @@ func TestPassesConvergeUnderFaults(t *testing.T) {
 	}
 }
 
-func TestLostIsoMarkIsRecovered(t *testing.T) {
-	e := newEnv(t)
-	e.write("isos/debian-12.yaml", seedIso)
-	eng := e.engine(engine.Options{})
-	// The notes update after the download loses its answer, and so do the
-	// setNotes retries: the volume is ours but unmarked.
-	for i := 0; i < 3; i++ {
-		e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/{node}/storage/{storage}/content/{volume*}"})
-	}
-	_, rep := e.apply(eng)
-	if rep.Failed != 1 || !strings.Contains(rep.Results[0].Error, "marking") {
-		t.Fatalf("%+v", rep.Results)
-	}
-	p := e.plan(eng)
-	a := p.Find(engine.KindIso, "debian-12")
-	if a.Conflict || a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "ownership mark is missing") {
-		t.Fatalf("unmarked own download: %+v", a)
-	}
-	e.converge(eng)
-	e.assertInSync(eng)
-	if e.fetches.Load() != 1 {
-		t.Fatalf("downloaded %d times", e.fetches.Load())
-	}
-}
-
 func TestTemplateDriftIsReportedNotChanged(t *testing.T) {
 	e := newEnv(t)
 	e.write("templates/debian-12-tpl.yaml", seedTemplate)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/dispatch"
@@ -31,6 +32,9 @@ type Options struct {
 	Limiter *dispatch.Limiter
 	// Logger receives debug lines (default: discard).
 	Logger *slog.Logger
+	// Records keeps the source and checksum of each download proxmops made
+	// (default: in memory, for the engine's life).
+	Records Records
 }
 
 // Engine plans and applies desired state against one cluster.
@@ -39,6 +43,7 @@ type Engine struct {
 	opts    Options
 	limiter *dispatch.Limiter
 	log     *slog.Logger
+	records Records
 }
 
 // New returns an engine using client.
@@ -63,7 +68,11 @@ func New(client *pve.Client, opts Options) *Engine {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{client: client, opts: opts, limiter: lim, log: log}
+	rec := opts.Records
+	if rec == nil {
+		rec = &memRecords{}
+	}
+	return &Engine{client: client, opts: opts, limiter: lim, log: log, records: rec}
 }
 
 // Client is the engine's Proxmox client.
@@ -88,6 +97,9 @@ type planContext struct {
 	isos     map[string]*IsoSpec
 	tpls     map[string]*TemplateSpec
 	kinds    kindsPlan // what the container, network and SDN reconcilers share
+	// ownerCache holds what the ownership proofs of volumes read.
+	ownersOnce sync.Once
+	ownerCache *ownerCache
 }
 
 func (e *Engine) reconcilers() []reconciler {

@@ -13,6 +13,7 @@ type resolvedImage struct {
 	fileName      string
 	url           string // "" when the volume is given
 	present       bool
+	shared        bool // the storage is shared
 	checksumAlgo  string
 	checksumValue string
 }
@@ -62,6 +63,9 @@ func resolveImage(snap *Snapshot, node string, img *ImageSpec) (*resolvedImage, 
 	r := &resolvedImage{volid: stor + ":import/" + name, storage: stor, fileName: name, url: img.URL,
 		checksumAlgo: img.ChecksumAlgo, checksumValue: img.ChecksumValue}
 	_, r.present = snap.Volume(node, stor, r.volid)
+	if ref := snap.Storage(node, stor); ref != nil {
+		r.shared = ref.Shared
+	}
 	return r, nil
 }
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// isoReconciler downloads ISO images, marks them as owned in their notes,
-// replaces them when their source or checksum changes and prunes owned ones
-// no longer declared.
+// isoReconciler downloads ISO images, replaces those it downloaded when
+// their source or checksum changes and prunes them when no longer declared
+// (ownership: volowner.go).
 type isoReconciler struct{}
 
 func (isoReconciler) kind() string { return KindIso }
@@ -84,36 +84,37 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 	wantSum := s.checksum()
 	download := func(ctx context.Context, x *execCtx) error {
 		o := downloadISO(s, fileName)
-		upid, err := x.e.client.DownloadURL(ctx, node, s.Storage, o)
-		if err := x.wait(ctx, upid, "downloading "+fileName+" to "+s.Storage, err); err != nil {
+		upid, err := x.downloadTask(ctx, "downloading "+fileName+" to "+s.Storage, func() (string, error) {
+			return x.e.client.DownloadURL(ctx, node, s.Storage, o)
+		})
+		if err != nil {
 			return err
 		}
-		return x.setNotes(ctx, node, s.Storage, volid, ownerNote(s.URL, wantSum))
+		x.recordDownload(ctx, downloadDone{upid: upid, node: node, storage: s.Storage, volid: volid, content: "iso",
+			shared: ref.Shared, source: s.URL, checksum: wantSum})
+		return nil
 	}
 	a.claim = claim{nodes: []string{node}, storages: []string{storageKey(ref)}}
 	for _, v := range vols {
 		if v.VolID != volid {
 			continue
 		}
-		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "notes": v.Notes, "node": node}
-		owned, src, sum := parseOwnerNote(v.Notes)
-		a.Owned = owned
-		if !owned {
-			if upid := downloadedByUs(pc, node, fileName); upid != "" {
-				// Our download whose mark was lost (the answer to the
-				// download or to the notes update never came back).
-				a.Owned = true
-				a.Action, a.Status = ActionUpdate, StatusOutOfSync
-				a.Reason = fmt.Sprintf("downloaded by proxmops (task %s) but its ownership mark is missing: marking it", upid)
-				a.Changes = []Change{{Field: "notes", From: v.Notes, To: ownerNote(s.URL, wantSum)}}
-				a.run = func(ctx context.Context, x *execCtx) error {
-					return x.setNotes(ctx, node, s.Storage, volid, ownerNote(s.URL, wantSum))
-				}
-				return a
-			}
-			a.Conflict, a.Status = true, StatusConflict
-			a.Reason = fmt.Sprintf("%s exists on %s but was not downloaded by proxmops (no %q in its notes): left untouched", volid, node, OwnerNote)
+		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node}
+		proof, perr := pc.proveDownload(node, v)
+		if perr != nil {
+			a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, volid, perr)
 			return a
+		}
+		if proof == nil {
+			a.Conflict, a.Status = true, StatusConflict
+			a.Reason = notProvenReason(volid, node, pc.e.client.TokenID())
+			return a
+		}
+		a.Owned = true
+		a.Observed["downloaded_by"] = proof.UPID
+		src, sum := proof.Source, wantSum
+		if proof.recorded {
+			sum = proof.Checksum
 		}
 		var changes []Change
 		if src != s.URL {
@@ -134,8 +135,10 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		a.Reason = fmt.Sprintf("%s changed: the ISO is downloaded again", strings.Join(fields, " and "))
 		a.run = func(ctx context.Context, x *execCtx) error {
 			upid, err := x.e.client.DeleteVolume(ctx, node, s.Storage, volid)
-			if err := x.wait(ctx, upid, "deleting the previous "+fileName, err); err != nil {
-				return err
+			if upid != "" || err != nil {
+				if err := x.wait(ctx, upid, "deleting the previous "+fileName, err); err != nil {
+					return err
+				}
 			}
 			return download(ctx, x)
 		}
@@ -179,21 +182,4 @@ func downloadISO(s *IsoSpec, fileName string) pve.DownloadOptions {
 		o.Checksum, o.ChecksumAlgorithm = strings.ToLower(s.ChecksumValue), strings.ToLower(s.ChecksumAlgo)
 	}
 	return o
-}
-
-// downloadedByUs looks for a successful download task of fileName started
-// with this engine's token on node: the proof that an unmarked volume is
-// ours. It costs one request, made only for an unmarked volume that a
-// manifest declares.
-func downloadedByUs(pc *planContext, node, fileName string) string {
-	tasks, err := pc.e.client.NodeTasks(pc.ctx, node, pve.TaskFilter{Type: "download", Issuer: pc.e.client.TokenID(), Limit: 500})
-	if err != nil {
-		return ""
-	}
-	for _, t := range tasks {
-		if t.ID == fileName && t.Issuer() == pc.e.client.TokenID() && t.Succeeded() {
-			return t.UPID
-		}
-	}
-	return ""
 }

@@ -251,30 +251,3 @@ func sanitizeFileName(s string) string {
 	}
 	return b.String()
 }
-
-// ownerNote renders the first line of an owned volume's notes (Proxmox
-// lists only the first line of notes in content listings).
-func ownerNote(source, checksum string) string {
-	n := OwnerNote + " source=" + source
-	if checksum != "" {
-		n += " checksum=" + checksum
-	}
-	return n
-}
-
-// parseOwnerNote reads ownerNote back.
-func parseOwnerNote(notes string) (owned bool, source, checksum string) {
-	line, _, _ := strings.Cut(notes, "\n")
-	fields := strings.Fields(line)
-	if len(fields) == 0 || fields[0] != OwnerNote {
-		return false, "", ""
-	}
-	for _, f := range fields[1:] {
-		if v, ok := strings.CutPrefix(f, "source="); ok {
-			source = v
-		} else if v, ok := strings.CutPrefix(f, "checksum="); ok {
-			checksum = v
-		}
-	}
-	return true, source, checksum
-}

@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -142,36 +141,16 @@ func (x *execCtx) ensureImage(ctx context.Context, node string, img *resolvedIma
 		if img.checksumAlgo != "" {
 			o.Checksum, o.ChecksumAlgorithm = img.checksumValue, img.checksumAlgo
 		}
-		if err := x.task(ctx, "downloading "+img.fileName+" to "+img.storage, func() (string, error) { return x.e.client.DownloadURL(ctx, node, img.storage, o) }); err != nil {
+		upid, err := x.downloadTask(ctx, "downloading "+img.fileName+" to "+img.storage, func() (string, error) {
+			return x.e.client.DownloadURL(ctx, node, img.storage, o)
+		})
+		if err != nil {
 			return err
 		}
-		checksum := ""
-		if img.checksumAlgo != "" {
-			checksum = img.checksumAlgo + ":" + strings.ToLower(img.checksumValue)
-		}
-		return x.setNotes(ctx, node, img.storage, img.volid, ownerNote(img.url, checksum))
+		x.recordDownload(ctx, downloadDone{upid: upid, node: node, storage: img.storage, volid: img.volid, content: "import",
+			shared: img.shared, source: img.url, checksum: checksumKey(img.checksumAlgo, img.checksumValue)})
+		return nil
 	})
-}
-
-// setNotes marks a volume, retrying a few times: a volume left without its
-// mark would look unowned on the next pass.
-func (x *execCtx) setNotes(ctx context.Context, node, storage, volid, notes string) error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if err = x.e.client.SetVolumeNotes(ctx, node, storage, volid, notes); err == nil {
-			return nil
-		}
-		var pe *pve.PermissionError
-		if errors.As(err, &pe) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("marking %s as owned: %w", volid, err)
 }
 
 // rereadGuest reads a guest again after a create or a clone.

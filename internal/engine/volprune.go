@@ -6,7 +6,7 @@ import (
 )
 
 // pruneOwnedVolumes plans, for each volume of the given content type that
-// proxmops owns (by its notes) and no manifest declares, a delete when
+// proxmops can prove it downloaded (proveDownload) and no manifest declares, a delete when
 // prune is on, or an OutOfSync report when it is off. Storage keys in skip
 // are passed over. resourceName turns the volume's file name into the
 // resource name shown in the plan.
@@ -25,13 +25,13 @@ func pruneOwnedVolumes(pc *planContext, kind, content string, declared, skip map
 			if v.Content != content || declared[v.VolID] {
 				continue
 			}
-			owned, src, _ := parseOwnerNote(v.Notes)
-			if !owned {
-				continue
-			}
 			node, storage := volumeLocation(pc.snap, k, v.VolID)
+			proof, err := pc.proveDownload(node, v)
+			if err != nil || proof == nil {
+				continue // never delete what cannot be proven ours
+			}
 			a := &Action{Kind: kind, Name: resourceName(v.FileName()), Node: node, Action: ActionNone, Owned: true, Sync: SyncAuto,
-				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "notes": v.Notes, "source": src}}
+				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "downloaded_by": proof.UPID, "source": proof.Source}}
 			if !pc.e.opts.Prune {
 				a.Status = StatusOutOfSync
 				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"

@@ -36,7 +36,22 @@ func (c *Client) StorageContent(ctx context.Context, node, storage, content stri
 	return v, err
 }
 
-// SetVolumeNotes replaces a volume's notes.
+// VolumeInfo is GET .../content/{volume}.
+type VolumeInfo struct {
+	Path   string `json:"path"`
+	Size   Int    `json:"size"`
+	Format string `json:"format"`
+}
+
+// VolumeInfo reads a volume's path, size and format.
+func (c *Client) VolumeInfo(ctx context.Context, node, storage, volid string) (VolumeInfo, error) {
+	var v VolumeInfo
+	err := c.Get(ctx, storagePath(node, storage)+"/content/"+PathEscape(volid), nil, &v)
+	return v, err
+}
+
+// SetVolumeNotes replaces a volume's notes. Proxmox keeps notes for backups
+// only (pve-storage DirPlugin.pm update_volume_notes).
 func (c *Client) SetVolumeNotes(ctx context.Context, node, storage, volid, notes string) error {
 	return c.Put(ctx, storagePath(node, storage)+"/content/"+PathEscape(volid), NewParams().Set("notes", notes), nil)
 }

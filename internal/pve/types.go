@@ -199,6 +199,7 @@ type TaskStatus struct {
 	Status     string `json:"status"`  // running, stopped
 	ExitStatus string `json:"exitstatus"`
 	StartTime  Int    `json:"starttime"`
+	EndTime    Int    `json:"endtime"` // task lists only
 	PID        Int    `json:"pid"`
 }
 

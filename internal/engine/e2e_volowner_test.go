@@ -1,0 +1,170 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+const volownerTemplate = `apiVersion: proxmops.dev/v1
+kind: ContainerTemplate
+metadata:
+  name: debian-12-standard
+spec:
+  appliance: debian-12-standard
+  node: pve1
+  storage: local
+`
+
+// Proxmox refuses notes on ISOs and templates, so proxmops proves its
+// downloads from the node's task history: downloaded volumes plan clean
+// (no Conflict) even for an engine that has no record of them, prune
+// deletes only what proxmops downloaded, and a same-named volume someone
+// else put there after removing ours is never deleted.
+func TestDownloadedVolumesOwnedThroughTheTaskHistory(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("isos/debian-12.yaml", seedIso)
+	e.write("tpl/debian.yaml", volownerTemplate)
+	e.converge(e.engine(engine.Options{}))
+	// A new engine (a restarted daemon, the CLI) knows nothing of the
+	// downloads: the task history proves them.
+	fresh := e.engine(engine.Options{})
+	p := e.assertInSync(fresh)
+	for _, k := range []string{engine.KindIso + "/debian-12", engine.KindContainerTemplate + "/debian-12-standard"} {
+		kind, name, _ := strings.Cut(k, "/")
+		if a := p.Find(kind, name); !a.Owned || a.Conflict || !strings.Contains(a.Observed["downloaded_by"].(string), ":download:") {
+			t.Fatalf("%s: %+v", k, a)
+		}
+	}
+	if n := e.fetches.Load(); n != 1 {
+		t.Fatalf("ISO fetched %d times", n)
+	}
+
+	// Volumes proxmops did not download: by hand, and through an upload.
+	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:iso/manual.iso", Size: 10}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := e.client.Upload(ctx, "pve1", "local", "iso", "uploaded.iso", bytes.NewReader(bytes.Repeat([]byte("u"), 4096)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.WaitTask(ctx, up, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.remove("isos/debian-12.yaml")
+	e.remove("tpl/debian.yaml")
+	pruning := e.engine(engine.Options{Prune: true})
+	p = e.plan(pruning)
+	var deletes []string
+	for _, a := range p.Actions {
+		if a.Action == engine.ActionDelete {
+			deletes = append(deletes, a.Key())
+		}
+	}
+	if strings.Join(deletes, ",") != "Iso/debian-12-amd64-netinst,ContainerTemplate/debian-12-standard-12-7-1-amd64" {
+		t.Fatalf("prune deletes %v:\n%s", deletes, planText(p))
+	}
+	e.mustApply(pruning)
+	vols := e.sim.Volumes("pve1", "local")
+	if contains(vols, "local:iso/debian-12-amd64-netinst.iso") || !contains(vols, "local:iso/manual.iso") || !contains(vols, "local:iso/uploaded.iso") {
+		t.Fatalf("after prune: %v", vols)
+	}
+}
+
+// After proxmops' ISO is removed and someone else puts a file of the same
+// name there, the volume is not proxmops': a Conflict in the plan, and
+// the one-shot delete refuses it, whether or not the engine remembers its
+// own download.
+func TestSameNamedVolumeOfSomeoneElseIsNeverDeleted(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replace func(e *env)
+	}{
+		{"removed, then put there by hand", func(e *env) {
+			e.deleteVolume("local:iso/debian-12-amd64-netinst.iso")
+			if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12-amd64-netinst.iso", Size: 10}); err != nil {
+				e.t.Fatal(err)
+			}
+		}},
+		{"overwritten by an upload", func(e *env) {
+			up, err := e.client.Upload(context.Background(), "pve1", "local", "iso", "debian-12-amd64-netinst.iso", bytes.NewReader([]byte("theirs")))
+			if err == nil {
+				_, err = e.client.WaitTask(context.Background(), up, nil)
+			}
+			if err != nil {
+				e.t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("isos/debian-12.yaml", seedIso)
+			eng := e.engine(engine.Options{})
+			e.converge(eng)
+			tc.replace(e)
+			for _, engName := range []string{"same engine", "fresh engine"} {
+				use := eng
+				if engName == "fresh engine" {
+					use = e.engine(engine.Options{})
+				}
+				if a := e.plan(use).Find(engine.KindIso, "debian-12"); !a.Conflict || a.Owned {
+					t.Fatalf("%s: %+v", engName, a)
+				}
+				_, err := use.Delete(context.Background(), e.desired(), engine.KindIso, "debian-12", nil)
+				if !errors.Is(err, engine.ErrNothingToDelete) {
+					t.Fatalf("%s: delete: %v", engName, err)
+				}
+			}
+			if !contains(e.sim.Volumes("pve1", "local"), "local:iso/debian-12-amd64-netinst.iso") {
+				t.Fatal("the other volume was deleted")
+			}
+		})
+	}
+}
+
+// A download whose answer is lost still ran: the next plan proves it from
+// the task history and downloads nothing again.
+func TestLostDownloadAnswerIsProvenFromTheHistory(t *testing.T) {
+	e := newEnv(t)
+	e.write("isos/debian-12.yaml", seedIso)
+	eng := e.engine(engine.Options{})
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url"})
+	e.apply(eng)
+	waitFor(t, func() bool { return contains(e.sim.Volumes("pve1", "local"), "local:iso/debian-12-amd64-netinst.iso") })
+	e.assertInSync(eng)
+	if n := e.fetches.Load(); n != 1 {
+		t.Fatalf("ISO fetched %d times", n)
+	}
+}
+
+// waitFor polls cond (the simulator's tasks finish on their own).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatal("condition never met")
+}
+
+// deleteVolume removes a volume through the API, as a person would.
+func (e *env) deleteVolume(volid string) {
+	e.t.Helper()
+	storage, _, _ := strings.Cut(volid, ":")
+	upid, err := e.client.DeleteVolume(context.Background(), "pve1", storage, volid)
+	if err == nil && upid != "" {
+		_, err = e.client.WaitTask(context.Background(), upid, nil)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
