@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/signal"
@@ -23,11 +24,17 @@ func init() {
 		Use:   "sim",
 		Short: "Run a simulated Proxmox VE API server",
 		Long: "sim serves a simulated Proxmox VE cluster under /api2/json, for trying automation offline.\n" +
-			"It prints one line with its URL and certificate fingerprint once it is ready.",
+			"Once it is ready it prints a line with its URL and certificate fingerprint, then a line with\n" +
+			"the API token it accepts (--token-secret, or a random secret made for this run).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tokenID == "" || tokenSecret == "" {
-				return fmt.Errorf("--token-id and --token-secret are required")
+			if tokenID == "" {
+				return fmt.Errorf("--token-id must not be empty")
+			}
+			if tokenSecret == "" {
+				// A fresh secret per run: a fixed default would be a known
+				// password on any simulator listening beyond loopback.
+				tokenSecret = rand.Text()
 			}
 			f, err := pvesim.ParseFaults(faults)
 			if err != nil {
@@ -57,10 +64,10 @@ func init() {
 			} else {
 				fmt.Fprintf(out, "pvesim listening on %s fingerprint %s\n", srv.APIURL(), srv.Fingerprint())
 			}
-			stop := make(chan os.Signal, 1)
-			signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-			<-stop
-			signal.Stop(stop)
+			fmt.Fprintf(out, "pvesim token %s secret %s (header Authorization: PVEAPIToken=%s=%s)\n", tokenID, tokenSecret, tokenID, tokenSecret)
+			ctx, stop := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
+			<-ctx.Done()
+			stop()
 			err = srv.Close()
 			if stateFile != "" {
 				if serr := srv.SaveState(stateFile); serr != nil {
@@ -72,8 +79,8 @@ func init() {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&listen, "listen", "127.0.0.1:8006", "address to listen on")
-	fl.StringVar(&tokenID, "token-id", "", "API token id accepted, e.g. root@pam!proxmops")
-	fl.StringVar(&tokenSecret, "token-secret", "", "secret of the API token")
+	fl.StringVar(&tokenID, "token-id", "root@pam!sim", "API token id accepted")
+	fl.StringVar(&tokenSecret, "token-secret", "", "secret of the API token (default: a random secret, printed at start)")
 	fl.StringVar(&rootPassword, "root-password", "", "password for ticket login as root@pam (disabled when empty)")
 	fl.IntVar(&nodes, "nodes", 3, "number of cluster nodes (pve1..pveN)")
 	fl.BoolVar(&plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")

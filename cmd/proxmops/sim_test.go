@@ -10,7 +10,7 @@ func TestSimRejectsBadFlags(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"missing token", []string{"sim", "--listen", "127.0.0.1:0"}},
+		{"empty token id", []string{"sim", "--listen", "127.0.0.1:0", "--token-id", ""}},
 		{"bad faults", []string{"sim", "--listen", "127.0.0.1:0", "--token-id", "root@pam!t", "--token-secret", "s", "--faults", "error-rate=2"}},
 		{"unknown fault", []string{"sim", "--listen", "127.0.0.1:0", "--token-id", "root@pam!t", "--token-secret", "s", "--faults", "explode=1"}},
 	}

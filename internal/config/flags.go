@@ -139,6 +139,8 @@ var flagUsageText = map[string]string{
 	"reconcile.dryRun":           "plan without acting",
 	"server.addr":                "HTTP listen address",
 	"server.databasePath":        "SQLite database file",
+	"server.tlsCertFile":         "serve HTTPS with this PEM certificate (chain); needs --tls-key-file",
+	"server.tlsKeyFile":          "PEM private key of --tls-cert-file",
 	"log.format":                 "log format: text or json",
 	"log.level":                  "log level: debug, info, warn or error",
 }
