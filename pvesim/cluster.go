@@ -240,6 +240,9 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 			}
 		}
 	}
+	if name == "" {
+		name = defaultGuestName(g)
+	}
 	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: name,
 		MaxMem: maxMemOf(qemu, memory), Tags: tags, Lock: lock, Status: "stopped"}
 	diskVal := rootfs
@@ -319,7 +322,8 @@ func (s *Server) guestResource(g *Guest, now int64) map[string]any {
 }
 
 // clusterResources answers /cluster/resources. Proxmox serves it from
-// the status cached by pmxcfs and pvestatd; the simulator keeps the encoded
+// the status cached by pmxcfs and pvestatd (see statd.go for the lag of
+// name, status and template); the simulator keeps the encoded
 // answer per type filter and reuses it while no state changed (see
 // Server.touch) within the same second (uptimes count seconds).
 func (s *Server) clusterResources(r *Request) (any, error) {
@@ -386,7 +390,7 @@ func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBod
 		sort.Ints(ids)
 		owners := s.state.vmPools()
 		for i, id := range ids {
-			r := s.guestRes(s.state.Guests[id], now)
+			r, reported := s.reportedRes(s.state.Guests[id], now)
 			r.Pool = owners[id]
 			if pe := pools[r.Pool]; pe != nil {
 				pe.add(r)
@@ -394,7 +398,11 @@ func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBod
 			if i > 0 {
 				vms = append(vms, ',')
 			}
-			vms = appendGuestRes(vms, r)
+			if reported {
+				vms = appendGuestRes(vms, r)
+			} else {
+				vms = appendUnknownRes(vms, r)
+			}
 		}
 	}
 	for _, name := range s.state.poolNames() {

@@ -414,7 +414,7 @@ func (s *Server) lxcStatusJSON(g *Guest) map[string]any {
 		cpus = c
 	}
 	out := map[string]any{
-		"vmid": g.VMID, "name": g.Name(), "type": "lxc", "status": res["status"], "cpus": cpus, "cpu": res["cpu"],
+		"vmid": g.VMID, "name": res["name"], "type": "lxc", "status": res["status"], "cpus": cpus, "cpu": res["cpu"],
 		"maxmem": res["maxmem"], "mem": res["mem"], "maxswap": swap << 20, "swap": 0, "maxdisk": res["maxdisk"], "disk": 0,
 		"uptime": res["uptime"], "netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
 	}

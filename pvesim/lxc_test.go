@@ -54,7 +54,7 @@ func createCT(t *testing.T, c *client, vmid string, extra ...string) {
 }
 
 func TestLxcCreateReadBack(t *testing.T) {
-	srv, c := lxcSim(t, Options{Seed: 3})
+	srv, c := lxcSim(t, Options{Seed: 3, StatusInterval: -1})
 	createCT(t, c, "200", "hostname", "web-01", "mp0", "local-lvm:4,mp=/data,backup=1",
 		"ssh-public-keys", testSSHKey+"\n", "password", "s3cret", "features", "nesting=1",
 		"nameserver", "1.1.1.1,8.8.8.8", "searchdomain", "example.com", "tags", "web;Managed-By-Proxmops", "memory", "1024",

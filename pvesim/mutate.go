@@ -18,6 +18,7 @@ type VolumeSpec struct {
 // AddVolume puts a volume on a storage, as if uploaded.
 func (s *Server) AddVolume(v VolumeSpec) error {
 	s.mu.Lock()
+	s.statdCatchUp()
 	s.touch()
 	defer s.mu.Unlock()
 	storage, name, ok := strings.Cut(v.VolID, ":")
@@ -74,6 +75,7 @@ type GuestSpec struct {
 // values are created on their storage when missing.
 func (s *Server) AddGuest(spec GuestSpec) error {
 	s.mu.Lock()
+	s.statdCatchUp()
 	s.touch()
 	defer s.mu.Unlock()
 	if spec.Type == "" {
@@ -123,6 +125,7 @@ func (s *Server) AddGuest(spec GuestSpec) error {
 // current config (without pending values) and may change it in place.
 func (s *Server) MutateGuest(vmid int, f func(conf map[string]string)) error {
 	s.mu.Lock()
+	s.statdCatchUp()
 	s.touch()
 	defer s.mu.Unlock()
 	g := s.state.Guests[vmid]
@@ -163,6 +166,7 @@ func (s *Server) Guest(vmid int) (GuestInfo, bool) {
 // SetGuestRunning powers a guest on or off without a task (drift in power state).
 func (s *Server) SetGuestRunning(vmid int, running bool) error {
 	s.mu.Lock()
+	s.statdCatchUp()
 	s.touch()
 	defer s.mu.Unlock()
 	g := s.state.Guests[vmid]

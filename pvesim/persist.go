@@ -74,6 +74,7 @@ func (s *Server) LoadState(path string) error {
 	defer s.mu.Unlock()
 	s.touch()
 	s.state = &cs
+	s.resetStats()
 	s.locks = map[int]*guestLock{}
 	tasks := newTaskTable()
 	now := s.clock.Now()

@@ -220,7 +220,7 @@ func (s *Server) qemuList(r *Request) (any, error) {
 		g := s.state.Guests[id]
 		res := s.guestResource(g, now)
 		m := map[string]any{
-			"vmid": g.VMID, "name": g.Name(), "status": res["status"], "maxmem": res["maxmem"], "mem": res["mem"],
+			"vmid": g.VMID, "name": res["name"], "status": res["status"], "maxmem": res["maxmem"], "mem": res["mem"],
 			"cpus": res["maxcpu"], "cpu": res["cpu"], "maxdisk": res["maxdisk"], "disk": 0, "uptime": res["uptime"],
 			"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
 		}
@@ -895,7 +895,7 @@ func (s *Server) qemuStatusCurrent(r *Request) (any, error) {
 	now := s.clock.Now().Unix()
 	res := s.guestResource(g, now)
 	out := map[string]any{
-		"vmid": g.VMID, "name": g.Name(), "status": res["status"], "cpus": res["maxcpu"], "maxmem": res["maxmem"],
+		"vmid": g.VMID, "name": res["name"], "status": res["status"], "cpus": res["maxcpu"], "maxmem": res["maxmem"],
 		"mem": res["mem"], "maxdisk": res["maxdisk"], "disk": 0, "uptime": res["uptime"], "cpu": res["cpu"],
 		"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0, "ha": map[string]any{"managed": 0},
 	}

@@ -23,7 +23,7 @@ func resourceOf(c *client, vmid int) map[string]any {
 // and the finished config has no lock.
 func TestQemuCreateKeepsLockCreate(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock, StatusInterval: -1})
 	c := newClient(t, srv)
 	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30}); err != nil {
 		t.Fatal(err)

@@ -125,7 +125,11 @@ func referenceResources(s *Server, typ string) []any {
 
 // referenceGuestRes is the first guestRes, with separate lookups.
 func referenceGuestRes(s *Server, g *Guest, now int64) guestRes {
-	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: g.Name(),
+	name := g.Name()
+	if name == "" {
+		name = defaultGuestName(g)
+	}
+	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: name,
 		MaxMem: guestMaxMem(g), MaxDisk: referenceMaxDisk(g), Tags: g.Conf["tags"], Lock: g.Conf["lock"], Status: "stopped"}
 	if g.IsTemplate() {
 		r.Template = 1
@@ -223,7 +227,7 @@ func checkResources(t *testing.T, srv *Server, stage string) {
 // against the reference through the changes that must invalidate it.
 func TestClusterResourcesMatchesReference(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 500_000_000))
-	srv := startSim(t, Options{Clock: clock})
+	srv := startSim(t, Options{Clock: clock, StatusInterval: -1})
 	c := newClient(t, srv)
 	populate(t, srv, 60)
 	for _, g := range []GuestSpec{
@@ -262,7 +266,7 @@ func TestClusterResourcesMatchesReference(t *testing.T) {
 	checkResources(t, srv, "with pve2 offline")
 	srv.SetNodeOnline("pve2", true)
 	// A task changing state in the background.
-	srv2 := startSim(t, Options{Clock: clock, TaskSpeed: 1})
+	srv2 := startSim(t, Options{Clock: clock, TaskSpeed: 1, StatusInterval: -1})
 	c2 := newClient(t, srv2)
 	upid := c2.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:4", "tags", "t")).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {

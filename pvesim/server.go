@@ -40,6 +40,12 @@ type Options struct {
 	Faults Faults
 	// AuthFailureDelay delays 401 answers (Proxmox waits 3 seconds).
 	AuthFailureDelay time.Duration
+	// StatusInterval is how often the simulated pvestatd reports guest
+	// figures (name, status, template, sizes, uptime) into
+	// /cluster/resources, on the simulator's clock and independent of
+	// TaskSpeed: 0 means Proxmox's 10 seconds, a negative value turns the
+	// lag off (every answer is current). See statd.go.
+	StatusInterval time.Duration
 	// Version is the reported Proxmox VE version (default "9.1.3").
 	Version string
 	// AllowRemoteDownloads lets download-url fetch from any address. By
@@ -63,6 +69,7 @@ type Server struct {
 	counters map[string]int64
 	faults   faultState
 	resCache resourcesCache
+	statd    statd
 
 	// gen counts state changes (see touch); cached answers are built for one generation.
 	gen atomic.Uint64
@@ -103,6 +110,11 @@ func New(opts Options) *Server {
 	s.tickets = newTicketKeys(s.rng)
 	s.tasks = newTaskTable()
 	s.state = newClusterState(opts.Nodes, s.clock.Now())
+	if opts.StatusInterval == 0 {
+		opts.StatusInterval = DefaultStatusInterval
+		s.opts.StatusInterval = opts.StatusInterval
+	}
+	s.statd.init(opts.StatusInterval, s.clock.Now())
 	s.faults.set(opts.Faults, opts.Seed)
 	for _, reg := range routeRegistrations {
 		reg(s)
@@ -347,6 +359,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	req.Params = params
 
 	s.mu.Lock()
+	s.statdCatchUp()
 	if hr.Method != "GET" {
 		s.touch()
 	}

@@ -192,6 +192,7 @@ func (s *Server) startTask(r *Request, node, typ, id string, body func(tc *taskC
 // relock takes the state lock back for a task step that changes state.
 func (s *Server) relock() {
 	s.mu.Lock()
+	s.statdCatchUp()
 	s.touch()
 }
 

@@ -19,6 +19,7 @@ func init() {
 		plainHTTP, allowRemote                                        bool
 		taskSpeed                                                     float64
 		seed                                                          int64
+		statusInterval                                                time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -40,7 +41,13 @@ func init() {
 			if err != nil {
 				return fmt.Errorf("--faults: %w", err)
 			}
-			srv := pvesim.New(pvesim.Options{
+			if statusInterval < 0 {
+				return fmt.Errorf("--status-interval must not be negative")
+			}
+			if statusInterval == 0 {
+				statusInterval = -1 // no lag
+			}
+			srv := pvesim.New(pvesim.Options{StatusInterval: statusInterval,
 				Nodes: nodes, TokenID: tokenID, TokenSecret: tokenSecret, RootPassword: rootPassword,
 				TaskSpeed: taskSpeed, Seed: seed, Faults: f, AllowRemoteDownloads: allowRemote,
 				AuthFailureDelay: time.Duration(3 * float64(time.Second) * taskSpeed),
@@ -85,6 +92,8 @@ func init() {
 	fl.IntVar(&nodes, "nodes", 3, "number of cluster nodes (pve1..pveN)")
 	fl.BoolVar(&plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")
 	fl.Float64Var(&taskSpeed, "task-speed", 1.0, "scale of task durations (0 = instant)")
+	fl.DurationVar(&statusInterval, "status-interval", pvesim.DefaultStatusInterval,
+		"how often guest name, status and template reach /cluster/resources, as pvestatd reports them (0 = at once)")
 	fl.StringVar(&faults, "faults", "", "faults to inject, e.g. error-rate=0.1,drop-rate=0.05,latency=20ms,task-fail-rate=0.1,lock-timeout-rate=0.05,offline=pve2")
 	fl.Int64Var(&seed, "seed", 1, "seed for generated values and injected faults")
 	fl.BoolVar(&allowRemote, "allow-remote-downloads", false, "let download-url fetch from any address (by default only loopback addresses are fetched)")

@@ -124,7 +124,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: secret,
-		TaskSpeed: o.TaskSpeed, Seed: time.Now().UnixNano()})
+		TaskSpeed: o.TaskSpeed, Seed: time.Now().UnixNano(),
+		// Proxmox's status lag of /cluster/resources, independent of the task speed.
+		StatusInterval: pvesim.DefaultStatusInterval})
 	simState := filepath.Join(dir, "cluster.json")
 	if err := sim.LoadState(simState); errors.Is(err, fs.ErrNotExist) {
 		// A new cluster: add what its admin made by hand before proxmops.

@@ -76,7 +76,8 @@ func (containerReconciler) scope(pc *planContext, sc *scope) {
 			continue
 		}
 		sc.guest(s.VMID)
-		if pc.snap.Guest(s.VMID) != nil {
+		if g := pc.snap.Guest(s.VMID); g != nil {
+			sc.confirmPower(g, s.State)
 			continue
 		}
 		node := nodeFor(pc, s.Node)

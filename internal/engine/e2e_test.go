@@ -52,9 +52,16 @@ type env struct {
 	fetches atomic.Int32
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { t.Helper(); return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with simulator options changed by tune.
+func newEnvWith(t testing.TB, tune func(*pvesim.Options)) *env {
 	t.Helper()
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: tokenID, TokenSecret: tokenSecret, TaskSpeed: taskSpeed, Seed: 7})
+	opts := pvesim.Options{Nodes: 3, TokenID: tokenID, TokenSecret: tokenSecret, TaskSpeed: taskSpeed, Seed: 7}
+	if tune != nil {
+		tune(&opts)
+	}
+	sim := pvesim.New(opts)
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

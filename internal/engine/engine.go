@@ -141,7 +141,7 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 	recs := e.reconcilers()
 	snap, err := e.observe(ctx, func(snap *Snapshot) *scope {
 		pc.snap = snap
-		sc := &scope{vmids: map[int]bool{}, storages: map[[2]string]bool{}, kinds: newKindsScope()}
+		sc := newScope()
 		for _, g := range snap.Guests {
 			if g.Owned {
 				sc.guest(g.VMID)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -146,13 +147,29 @@ func (s *Snapshot) Volume(node, storage, volid string) (pve.Volume, bool) {
 // scope is what reconcilers ask to be read besides /cluster/resources.
 type scope struct {
 	vmids    map[int]bool
+	status   map[int]bool // guests whose power state must be read from status/current
 	storages map[[2]string]bool // node, storage
 	kinds    kindsScope
+}
+
+func newScope() *scope {
+	return &scope{vmids: map[int]bool{}, status: map[int]bool{}, storages: map[[2]string]bool{}, kinds: newKindsScope()}
 }
 
 func (sc *scope) guest(vmid int) {
 	if vmid > 0 {
 		sc.vmids[vmid] = true
+	}
+}
+
+// confirmPower asks for a guest's configuration and its power state from
+// status/current when the power state /cluster/resources reports would
+// make the plan act (it differs from the declared one): that figure is
+// pvestatd's last report, up to 10 seconds old.
+func (sc *scope) confirmPower(g *Guest, want string) {
+	if g != nil && want != "" && (want == "running") != g.Running() {
+		sc.guest(g.VMID)
+		sc.status[g.VMID] = true
 	}
 }
 
@@ -208,12 +225,11 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 	sort.Ints(vmids)
 	for _, id := range vmids {
 		g := snap.Guests[id]
+		// pvestatd has not reported the guest yet (or its node went
+		// silent): its power state comes from the guest itself.
+		needStatus := sc.status[id] || g.Status == statusUnknown
 		jobs = append(jobs, func(ctx context.Context) error {
-			read := e.readGuest
-			if g.Type == "lxc" {
-				read = e.readLxc
-			}
-			err := read(ctx, g)
+			err := e.readGuestState(ctx, g, needStatus)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -263,6 +279,52 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 	snap.Stats = ObserveStats{Requests: e.client.Stats().Sub(before).Total(), Guests: len(snap.Guests),
 		ConfigsRead: len(vmids), StoragesListed: len(listed), Duration: time.Since(start)}
 	return snap, nil
+}
+
+// statusUnknown is what /cluster/resources says of a guest pvestatd has
+// not reported (PVE/API2Tools.pm extract_vm_stats).
+const statusUnknown = "unknown"
+
+// readGuestState reads a guest's configuration and, when asked, its power
+// state. Name and template then come from the configuration, not from
+// /cluster/resources, where they are pvestatd's last report: missing for a
+// new guest, the old ones for up to 10 seconds after a rename or a
+// conversion to a template.
+func (e *Engine) readGuestState(ctx context.Context, g *Guest, withStatus bool) error {
+	read, status := e.readGuest, e.client.QemuStatus
+	if g.Type == "lxc" {
+		read, status = e.readLxc, e.client.LxcStatus
+	}
+	if err := read(ctx, g); err != nil {
+		return err
+	}
+	g.nameFromConfig()
+	if !withStatus {
+		return nil
+	}
+	st, err := status(ctx, g.Node, g.VMID)
+	if err != nil {
+		if pve.IsNotFound(err) {
+			return err
+		}
+		return fmt.Errorf("reading the status of guest %d: %w", g.VMID, err)
+	}
+	g.Status = st.Status
+	return nil
+}
+
+// nameFromConfig sets name and template from the configuration read, with
+// the name Proxmox's vmstatus gives a guest without one.
+func (g *Guest) nameFromConfig() {
+	key, def := "name", "VM "+strconv.Itoa(g.VMID)
+	if g.Type == "lxc" {
+		key, def = "hostname", "CT"+strconv.Itoa(g.VMID)
+	}
+	g.Name = g.Current[key]
+	if g.Name == "" {
+		g.Name = def
+	}
+	g.Template = g.Current["template"] == "1"
 }
 
 // readGuest reads a VM's current and pending configuration in one request.

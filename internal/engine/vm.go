@@ -53,6 +53,16 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 		g := findVM(pc, s)
 		if g != nil {
 			sc.guest(g.VMID)
+			sc.confirmPower(g, s.State)
+		}
+		if ref := s.FromTemplate; ref != nil && pc.tpls[ref.Name] == nil && pc.snap.TemplateByName(ref.Name) == nil {
+			// pvestatd names a new template only in its next report: look
+			// at the configurations of the guests it has not reported yet.
+			for _, u := range pc.snap.Guests {
+				if u.Type == "qemu" && u.Status == statusUnknown {
+					sc.guest(u.VMID)
+				}
+			}
 		}
 		if g == nil && s.Image != nil {
 			if s.Image.Volume != "" {
