@@ -99,4 +99,3 @@ func resourcesByVMID(t *testing.T, e *env) map[int]struct{ Status, Name string }
 	}
 	return out
 }
-

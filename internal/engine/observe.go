@@ -147,7 +147,7 @@ func (s *Snapshot) Volume(node, storage, volid string) (pve.Volume, bool) {
 // scope is what reconcilers ask to be read besides /cluster/resources.
 type scope struct {
 	vmids    map[int]bool
-	status   map[int]bool // guests whose power state must be read from status/current
+	status   map[int]bool       // guests whose power state must be read from status/current
 	storages map[[2]string]bool // node, storage
 	kinds    kindsScope
 }
