@@ -266,7 +266,7 @@ func TestPoolStatsSumRunningMembersInClusterResources(t *testing.T) {
 	if err := srv.SetGuestRunning(100, true); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(time.Second)
+	clock.Advance(DefaultStatusInterval) // pvestatd reports VM 100 running
 	res := c.mustOK("GET", "/cluster/resources", nil).list(t)
 	byID := map[string]map[string]any{}
 	for _, r := range res {
