@@ -439,7 +439,7 @@ func (s *Server) lxcStatusCurrent(r *Request) (any, error) {
 		return nil, err
 	}
 	out := s.lxcStatusJSON(g)
-	out["ha"] = map[string]any{"managed": 0}
+	out["ha"] = s.haStatusOf(g)
 	return out, nil
 }
 
@@ -647,7 +647,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 	g := &Guest{VMID: vmid, Node: node, Type: "lxc", Conf: map[string]string{"lock": "create"}}
 	g.ensureMaps()
 	s.state.Guests[vmid] = g
-	start, pool := r.Bool("start"), r.Str("pool")
+	start, pool, haAdd := r.Bool("start"), r.Str("pool"), r.Bool("ha-managed")
 	storageOnly := len(mpParams) == 0
 
 	return s.startTask(r, node, "vzcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
@@ -706,10 +706,13 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 			// task of its own: the create itself succeeds.
 			if err := s.lxcCheckBridges(tc, g); err != nil {
 				tc.Log("%s", asAPIError(err).Message)
-				return nil
+			} else {
+				g.Running = true
+				g.StartedAt = s.clock.Now()
 			}
-			g.Running = true
-			g.StartedAt = s.clock.Now()
+		}
+		if haAdd {
+			s.haAddAfterCreate(tc, g, start, true)
 		}
 		return nil
 	}), nil
@@ -1138,36 +1141,45 @@ func (s *Server) lxcStart(r *Request) (any, error) {
 		return nil, Fail("CT %d already running", g.VMID)
 	}
 	skiplock := r.Bool("skiplock")
+	if s.haManaged(g) {
+		return s.haPowerRequest(r, g, false, 0), nil
+	}
 	return s.startTask(r, g.Node, "vzstart", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
-			return err
-		}
-		if err := s.lxcGone(g); err != nil {
-			return err
-		}
-		if g.IsTemplate() {
-			return Fail("you can't start a CT if it's a template")
-		}
-		if !skiplock {
-			if err := checkLock(g); err != nil {
-				return err
-			}
-		}
-		if g.Running {
-			return Fail("CT %d already running", g.VMID)
-		}
-		if err := tc.Sleep(durCTStart); err != nil {
-			return err
-		}
-		errs := map[string]string{}
-		s.lxcApplyPending(g, nil, errs)
-		if err := s.lxcCheckBridges(tc, g); err != nil {
-			return err
-		}
-		g.Running = true
-		g.StartedAt = s.clock.Now()
-		return nil
+		return s.lxcStartGuest(tc, g, skiplock)
 	}), nil
+}
+
+// lxcStartGuest is the vzstart worker: under the config lock, apply
+// pending changes and start the container, which fails on a missing bridge.
+func (s *Server) lxcStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
+	if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
+		return err
+	}
+	if err := s.lxcGone(g); err != nil {
+		return err
+	}
+	if g.IsTemplate() {
+		return Fail("you can't start a CT if it's a template")
+	}
+	if !skiplock {
+		if err := checkLock(g); err != nil {
+			return err
+		}
+	}
+	if g.Running {
+		return Fail("CT %d already running", g.VMID)
+	}
+	if err := tc.Sleep(durCTStart); err != nil {
+		return err
+	}
+	errs := map[string]string{}
+	s.lxcApplyPending(g, nil, errs)
+	if err := s.lxcCheckBridges(tc, g); err != nil {
+		return err
+	}
+	g.Running = true
+	g.StartedAt = s.clock.Now()
+	return nil
 }
 
 func (s *Server) lxcStop(r *Request, typ string) (any, error) {
@@ -1182,31 +1194,17 @@ func (s *Server) lxcStop(r *Request, typ string) (any, error) {
 		return nil, Fail("CT %d not running", g.VMID)
 	}
 	skiplock := r.Bool("skiplock")
-	dur := durCTStop
-	if typ == "vzshutdown" {
-		dur = durCTShutdown
+	if s.haManaged(g) {
+		if typ == "vzshutdown" {
+			return s.haPowerRequest(r, g, true, r.IntOr("timeout", 60)), nil
+		}
+		if r.Bool("overrule-shutdown") {
+			return nil, ParamErr("overrule-shutdown", "Not applicable for HA resources.")
+		}
+		return s.haPowerRequest(r, g, true, 0), nil
 	}
 	return s.startTask(r, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
-			return err
-		}
-		if err := s.lxcGone(g); err != nil {
-			return err
-		}
-		if !skiplock {
-			if err := checkLock(g); err != nil {
-				return err
-			}
-		}
-		if !g.Running {
-			return nil
-		}
-		if err := tc.Sleep(dur); err != nil {
-			return err
-		}
-		g.Running = false
-		g.StartedAt = time.Time{}
-		return nil
+		return s.stopGuest(tc, g, typ == "vzshutdown", skiplock)
 	}), nil
 }
 
@@ -1520,13 +1518,16 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	force, purgeUnref := r.Bool("force"), r.Bool("destroy-unreferenced-disks")
+	force, purgeUnref, purge := r.Bool("force"), r.Bool("destroy-unreferenced-disks"), r.Bool("purge")
 	early := func() error {
 		if g.Conf["protection"] == "1" {
 			return Fail("can't remove CT %d - protection mode enabled", g.VMID)
 		}
 		if err := checkLock(g); err != nil {
 			return err
+		}
+		if !purge && s.haConfigured(haSID(g)) {
+			return Fail("unable to remove CT %d - used in HA resources and purge parameter not set.", g.VMID)
 		}
 		if g.Running && !force {
 			return Fail("unable to destroy CT %d - container is running", g.VMID)
@@ -1557,6 +1558,10 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 		}
 		if g.Running {
 			tc.Log("forced to stop CT %d before destroying!", g.VMID)
+			if sid := haSID(g); s.haConfigured(sid) {
+				// ha-manager crm-command stop ct:ID 120; the destroy goes on.
+				s.ha().Commands = append(s.ha().Commands, "stop "+sid+" 120")
+			}
 			g.Running = false
 		}
 		if err := tc.Sleep(durCTDestroy); err != nil {
@@ -1575,6 +1580,7 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 				}
 			}
 		}
+		s.purgeGuest(tc, g, purge)
 		delete(s.state.Guests, g.VMID)
 		// destroy_vm: remove_vm_access takes the container out of its pool.
 		s.state.removeVMAccess(g.VMID)

@@ -180,6 +180,8 @@ func (s *Server) SetGuestRunning(vmid int, running bool) error {
 			g.KVM = kvmCommand(g.Conf)
 		}
 	}
+	// The HA stack notices a guest that runs or stops against its request.
+	s.haKick()
 	return nil
 }
 

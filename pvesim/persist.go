@@ -93,6 +93,9 @@ func (s *Server) LoadState(path string) error {
 		tasks.add(t)
 	}
 	s.tasks = tasks
+	// The HA manager goes on with what it had to do (its LRM workers were
+	// interrupted with the other tasks).
+	s.haKick()
 	return nil
 }
 

@@ -516,7 +516,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 	g := &Guest{VMID: vmid, Node: node, Type: "qemu", Conf: map[string]string{"lock": "create"}}
 	g.ensureMaps()
 	s.state.Guests[vmid] = g
-	start, pool := r.Bool("start"), r.Str("pool")
+	start, pool, haAdd := r.Bool("start"), r.Str("pool"), r.Bool("ha-managed")
 
 	upid := s.startTask(r, node, "qmcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
 		// create_and_lock_config wrote a config holding only "lock: create"
@@ -587,7 +587,14 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		// create_vm adds the guest to its pool once the config is written.
 		s.state.addVMToPool(vmid, pool)
 		tc.unlock(vmid)
-		if start {
+		if haAdd {
+			s.haAddAfterCreate(tc, g, start, !start)
+		}
+		if start && s.haManaged(g) {
+			// vm_start of an HA-managed VM only asks the HA stack, in a task of its own.
+			tc.Log("Execute autostart")
+			s.haPowerRequest(r, g, false, 0)
+		} else if start {
 			// vm_start runs after the create lock is released; its errors
 			// are only warnings of the create task.
 			tc.Log("Execute autostart")
@@ -897,7 +904,7 @@ func (s *Server) qemuStatusCurrent(r *Request) (any, error) {
 	out := map[string]any{
 		"vmid": g.VMID, "name": res["name"], "status": res["status"], "cpus": res["maxcpu"], "maxmem": res["maxmem"],
 		"mem": res["mem"], "maxdisk": res["maxdisk"], "disk": 0, "uptime": res["uptime"], "cpu": res["cpu"],
-		"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0, "ha": map[string]any{"managed": 0},
+		"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0, "ha": s.haStatusOf(g),
 	}
 	if t, ok := res["tags"]; ok {
 		out["tags"] = t
@@ -931,6 +938,9 @@ func (s *Server) qemuStart(r *Request) (any, error) {
 		return nil, err
 	}
 	skiplock := r.Bool("skiplock")
+	if s.haManaged(g) && !r.Has("stateuri") {
+		return s.haPowerRequest(r, g, false, 0), nil
+	}
 	return s.startTask(r, g.Node, "qmstart", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		return s.qemuStartGuest(tc, g, skiplock)
 	}), nil
@@ -1010,28 +1020,19 @@ func (s *Server) qemuStop(r *Request, typ string) (any, error) {
 		return nil, err
 	}
 	skiplock := r.Bool("skiplock")
-	dur := durStop
-	if typ == "qmshutdown" {
-		dur = durShutdown
+	if s.haManaged(g) {
+		if typ == "qmshutdown" {
+			return s.haPowerRequest(r, g, true, r.IntOr("timeout", 60)), nil
+		}
+		if !r.Has("migratedfrom") {
+			if r.Bool("overrule-shutdown") {
+				return nil, ParamErr("overrule-shutdown", "Not applicable for HA resources.")
+			}
+			return s.haPowerRequest(r, g, true, 0), nil
+		}
 	}
 	return s.startTask(r, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
-			return err
-		}
-		if !skiplock {
-			if err := checkLock(g); err != nil {
-				return err
-			}
-		}
-		if !g.Running {
-			return nil
-		}
-		if err := tc.Sleep(dur); err != nil {
-			return err
-		}
-		g.Running = false
-		g.StartedAt = time.Time{}
-		return nil
+		return s.stopGuest(tc, g, typ == "qmshutdown", skiplock)
 	}), nil
 }
 
@@ -1445,9 +1446,13 @@ func (s *Server) qemuDestroy(r *Request) (any, error) {
 	}
 	skiplock := r.Bool("skiplock")
 	purgeUnref := r.Bool("destroy-unreferenced-disks")
+	purge := r.Bool("purge")
 	early := func() error {
 		if g.Conf["protection"] == "1" {
 			return Fail("can't remove VM %d - protection mode enabled", g.VMID)
+		}
+		if !purge && s.haConfigured(haSID(g)) {
+			return Fail("unable to remove VM %d - used in HA resources and purge parameter not set.", g.VMID)
 		}
 		if g.Running {
 			return Fail("VM %d is running - destroy failed", g.VMID)
@@ -1495,6 +1500,7 @@ func (s *Server) qemuDestroy(r *Request) (any, error) {
 				}
 			}
 		}
+		s.purgeGuest(tc, g, purge)
 		delete(s.state.Guests, g.VMID)
 		// destroy_vm: remove_vm_access takes the guest out of its pool.
 		s.state.removeVMAccess(g.VMID)

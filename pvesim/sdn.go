@@ -22,6 +22,7 @@ import (
 type extState struct {
 	HostNet map[string]*HostNetwork `json:"hostnet,omitempty"`
 	SDN     *SDNState               `json:"sdn,omitempty"`
+	HA      *HAState                `json:"ha,omitempty"`
 }
 
 // sdnSection is one section config (zones.cfg, vnets.cfg, subnets.cfg):

@@ -74,6 +74,10 @@ type Server struct {
 	// gen counts state changes (see touch); cached answers are built for one generation.
 	gen atomic.Uint64
 
+	// The HA manager: a round is scheduled (haScheduled), or runs at once
+	// with TaskSpeed 0 (haSyncRunning; haSyncAgain asks for another pass).
+	haScheduled, haSyncRunning, haSyncAgain bool
+
 	httpSrv     *http.Server
 	listener    net.Listener
 	url         string

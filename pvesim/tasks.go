@@ -26,6 +26,9 @@ type Task struct {
 	Target    int `json:"target,omitempty"`
 	done      chan struct{}
 	heldLocks []heldLock
+	// onDone runs when the task has ended, with its error (the HA manager
+	// learns its LRM's results so, injected failures included).
+	onDone func(error)
 }
 
 type heldLock struct {
@@ -155,12 +158,17 @@ func (s *Server) scale(d time.Duration) time.Duration {
 // TaskSpeed 0 the task has finished when startTask returns; otherwise it
 // runs in the background. Must be called with s.mu held.
 func (s *Server) startTask(r *Request, node, typ, id string, body func(tc *taskCtx) error) string {
+	return s.startTaskWith(r, node, typ, id, body, nil)
+}
+
+// startTaskWith is startTask with a function run when the task has ended.
+func (s *Server) startTaskWith(r *Request, node, typ, id string, body func(tc *taskCtx) error, onDone func(error)) string {
 	n := s.state.node(node)
 	now := s.clock.Now()
 	n.nextPID++
 	t := &Task{
 		Node: node, PID: n.nextPID, PStart: int64(now.Sub(n.BootTime) / (10 * time.Millisecond)),
-		StartTime: now, Type: typ, ID: id, User: r.User, Running: true, done: make(chan struct{}),
+		StartTime: now, Type: typ, ID: id, User: r.User, Running: true, done: make(chan struct{}), onDone: onDone,
 	}
 	t.UPID = fmt.Sprintf("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", node, t.PID, t.PStart, now.Unix(), typ, id, t.User)
 	s.tasks.add(t)
@@ -213,6 +221,9 @@ func (s *Server) finishTask(t *Task, err error) {
 		t.Log = append(t.Log, "TASK OK")
 	}
 	close(t.done)
+	if t.onDone != nil {
+		t.onDone(err)
+	}
 }
 
 // setTaskTarget records the new guest of a clone task.
