@@ -199,6 +199,9 @@ type guestRes struct {
 	DiskWrite int64   `json:"diskwrite"`
 	NetIn     int64   `json:"netin"`
 	NetOut    int64   `json:"netout"`
+	// HAState is the CRM's state of the guest's HA service, or the
+	// requested state before the CRM has seen it (API2/Cluster.pm resources).
+	HAState string `json:"hastate,omitempty"`
 }
 
 // guestRes reads what /cluster/resources shows of a guest in one pass over
@@ -257,6 +260,14 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 		}
 	}
 	r.MaxDisk = sizeOption(diskVal)
+	if h := s.state.HA; h != nil {
+		sid := haSID(g)
+		if sv := h.Services[sid]; sv != nil {
+			r.HAState = sv.State
+		} else if conf := h.Resources[sid]; conf != nil {
+			r.HAState = conf["state"]
+		}
+	}
 	if template == "1" {
 		r.Template = 1
 	}
@@ -317,6 +328,9 @@ func (s *Server) guestResource(g *Guest, now int64) map[string]any {
 	}
 	if r.Lock != "" {
 		m["lock"] = r.Lock
+	}
+	if r.HAState != "" {
+		m["hastate"] = r.HAState
 	}
 	return m
 }
@@ -509,6 +523,10 @@ func appendGuestRes(b []byte, r guestRes) []byte {
 	if r.Pool != "" {
 		b = append(b, `,"pool":`...)
 		b = appendJSONString(b, r.Pool)
+	}
+	if r.HAState != "" {
+		b = append(b, `,"hastate":`...)
+		b = appendJSONString(b, r.HAState)
 	}
 	b = append(b, `,"maxcpu":`...)
 	b = strconv.AppendInt(b, int64(r.MaxCPU), 10)

@@ -29,7 +29,11 @@ func tasksOf(c *client, node string, vmid string) []string {
 	list := c.mustOK("GET", "/nodes/"+node+"/tasks", vals("vmid", vmid, "source", "all")).list(c.t)
 	var out []string
 	for i := len(list) - 1; i >= 0; i-- {
-		out = append(out, list[i]["type"].(string)+" "+list[i]["user"].(string))
+		user := list[i]["user"].(string)
+		if tok, ok := list[i]["tokenid"].(string); ok {
+			user += "!" + tok // listed tasks carry a token's user and token id apart
+		}
+		out = append(out, list[i]["type"].(string)+" "+user)
 	}
 	return out
 }

@@ -191,6 +191,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		return r.planCreate(pc, s, a, node, uo)
 	}
 	a.Observed = observedSummary(g)
+	markHA(a, g)
 	if !g.Read {
 		a.Status, a.Reason = StatusUnknown, "configuration not read"
 		if g.ReadErr != nil {
@@ -723,6 +724,9 @@ func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOpt
 		a.Changes = append(a.Changes, Change{Field: "state", From: "running", To: "stopped"})
 		reasons = append(reasons, "the container runs, the manifest wants it stopped")
 	}
+	if power != "" && g.HAManaged() {
+		reasons = append(reasons, haPowerNote(g, power))
+	}
 	reboot := power == "" && d.needsReboot()
 	if reboot {
 		a.NeedsReboot = true
@@ -975,6 +979,9 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 		shutdown: func() error { return x.shutdownContainer(ctx, node, vmid, uo.shutdownTimeout) },
 		start:    func() (string, error) { return c.LxcStart(ctx, node, vmid) },
 		reboot:   func() (string, error) { return c.LxcReboot(ctx, node, vmid) },
+		sid:      g.HASID(), haManaged: g.HAManaged(),
+		requestStop: func(secs int) (string, error) { return c.LxcShutdown(ctx, node, vmid, secs, false) },
+		status:      func() (pve.VMStatus, error) { return c.LxcStatus(ctx, node, vmid) },
 	})
 }
 
@@ -1016,6 +1023,9 @@ func (x *execCtx) destroyContainer(ctx context.Context, node string, vmid int) e
 	if !hasTag(pve.SplitTags(cfg["tags"]), OwnerTag) {
 		return fmt.Errorf("container %d is not owned by proxmops (tag %s missing): not deleted", vmid, OwnerTag)
 	}
+	if err := x.leaveHA(ctx, st, pve.HASID("lxc", vmid)); err != nil {
+		return err
+	}
 	if st.Status == "running" {
 		if err := x.task(ctx, "stopping before delete", func() (string, error) { return c.LxcStop(ctx, node, vmid) }); err != nil {
 			return err
@@ -1054,7 +1064,7 @@ func (containerReconciler) prune(pc *planContext) []*Action {
 			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
 		default:
 			a.Action, a.Status = ActionDelete, StatusOutOfSync
-			a.Reason = "owned by proxmops and no longer in the repository (prune)"
+			a.Reason = "owned by proxmops and no longer in the repository (prune)" + haDeleteNote(a, g)
 			a.Changes = []Change{{Field: "vmid", From: strconv.Itoa(id)}}
 			node := g.Node
 			a.claim = claim{nodes: []string{node}}

@@ -25,6 +25,9 @@ type Guest struct {
 	Tags     []string
 	Template bool
 	Owned    bool
+	// HAState is the guest's HA state from /cluster/resources ("" when it
+	// is not an HA resource).
+	HAState string
 
 	// Read says whether the configuration below was read this pass (only
 	// for owned guests and declared VMIDs); ReadErr says why a read failed
@@ -44,6 +47,14 @@ type Guest struct {
 
 // Running reports whether the guest runs.
 func (g *Guest) Running() bool { return g.Status == "running" }
+
+// HAManaged reports whether the HA stack manages the guest (an HA resource
+// whose state is not "ignored"): Proxmox then turns its power calls into
+// requests to the HA stack.
+func (g *Guest) HAManaged() bool { return g.HAState != "" && g.HAState != "ignored" }
+
+// HASID is the guest's HA resource id ("vm:100", "ct:200").
+func (g *Guest) HASID() string { return pve.HASID(g.Type, g.VMID) }
 
 // StorageRef is a storage as /cluster/resources lists it on one node.
 type StorageRef struct {
@@ -202,7 +213,8 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 		case "qemu", "lxc":
 			tags := r.TagList()
 			snap.Guests[int(r.VMID)] = &Guest{VMID: int(r.VMID), Type: r.Type, Node: r.Node, Name: r.Name,
-				Status: r.Status, Lock: r.Lock, Tags: tags, Template: r.IsTemplate(), Owned: hasTag(tags, OwnerTag)}
+				Status: r.Status, Lock: r.Lock, Tags: tags, Template: r.IsTemplate(), Owned: hasTag(tags, OwnerTag),
+				HAState: r.HAState}
 		case "storage":
 			if snap.storages[r.Node] == nil {
 				snap.storages[r.Node] = map[string]*StorageRef{}

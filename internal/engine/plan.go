@@ -98,6 +98,9 @@ type Action struct {
 	NeedsReboot bool       `json:"needsReboot"`
 	BlockedBy   string     `json:"blockedBy"`
 	Conflict    bool       `json:"conflict,omitempty"`
+	// HA is the guest's HA resource id ("vm:100") when the HA stack
+	// manages it: its power changes go through the HA stack.
+	HA string `json:"ha,omitempty"`
 
 	// Status is the resource's status as planned (before any apply).
 	Status Status `json:"-"`

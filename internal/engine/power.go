@@ -3,30 +3,53 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/pve"
 )
 
 // guestPower holds the power operations of one guest, VM or container.
 type guestPower struct {
 	shutdown      func() error
 	start, reboot func() (string, error)
+	// For a guest under HA: its resource id, the shutdown request (a
+	// hastop task with the timeout) and the status read that says whether
+	// it is HA-managed and how far it got.
+	sid         string
+	haManaged   bool // as observed; the status read right before acting wins
+	requestStop func(secs int) (string, error)
+	status      func() (pve.VMStatus, error)
 }
 
 // convergePower is the last step of updating a guest, the same for VMs and
 // containers: bring the power state to the declared one, reboot to apply
 // pending changes when the manifest asks for it, and report the changes
 // that were refused (a shrink, a creation-only field) as the step's error.
+// An HA-managed guest is started and stopped through the HA stack, never
+// stopped hard.
 func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, needsReboot bool, refused []string, p guestPower) error {
 	switch {
 	case uo.state == "stopped" && running:
-		if err := p.shutdown(); err != nil {
+		if x.underHA(p) {
+			if err := x.haPower(ctx, p, "stopped", uo.shutdownTimeout); err != nil {
+				return err
+			}
+		} else if err := p.shutdown(); err != nil {
 			return err
 		}
 	case uo.state == "running" && !running:
-		if err := x.task(ctx, "starting", p.start); err != nil {
+		if x.underHA(p) {
+			if err := x.haPower(ctx, p, "running", 0); err != nil {
+				return err
+			}
+		} else if err := x.task(ctx, "starting", p.start); err != nil {
 			return err
 		}
 	case running && uo.state != "stopped" && uo.rebootIfNeeded && needsReboot:
+		// A reboot has no HA branch in Proxmox: the guest stays up as far
+		// as the HA stack can tell.
 		if err := x.task(ctx, "rebooting to apply pending changes", p.reboot); err != nil {
 			return err
 		}
@@ -35,4 +58,111 @@ func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, 
 		return errors.New(strings.Join(refused, "; "))
 	}
 	return nil
+}
+
+// underHA says whether the guest is HA-managed now: its status/current
+// says so (ha.managed); when it cannot be read, the observation decides.
+func (x *execCtx) underHA(p guestPower) bool {
+	if p.status == nil {
+		return p.haManaged
+	}
+	if st, err := p.status(); err == nil {
+		return st.HA.Managed != 0
+	}
+	return p.haManaged
+}
+
+// haSettle is how long the HA stack may take to act on a request beyond
+// the shutdown timeout: the CRM and then the LRM act in 10-second rounds.
+const haSettle = 2 * time.Minute
+
+// haPower brings an HA-managed guest to a power state. Proxmox turns the
+// start of such a guest into a hastart task ("ha-manager set <sid> --state
+// started") and its shutdown into a hastop task ("ha-manager crm-command
+// stop <sid> <timeout>", which also sets the requested state to stopped);
+// both end as soon as the request is queued, and the HA stack acts on its
+// next rounds. A stop would be "crm-command stop <sid> 0", a hard stop,
+// which proxmops never asks for. So: request, then wait for the guest.
+func (x *execCtx) haPower(ctx context.Context, p guestPower, want string, timeout time.Duration) error {
+	msg, request := "asking the HA stack to start it ("+p.sid+")", p.start
+	if want == "stopped" {
+		if timeout <= 0 {
+			timeout = x.e.opts.ShutdownTimeout
+		}
+		secs := max(int(timeout/time.Second), 1)
+		msg = fmt.Sprintf("asking the HA stack to shut it down (%s, up to %ds)", p.sid, secs)
+		request = func() (string, error) { return p.requestStop(secs) }
+	} else {
+		timeout = 0
+	}
+	if err := x.task(ctx, msg, request); err != nil {
+		return err
+	}
+	x.progress("waiting for the HA stack to have it "+want, "", -1)
+	deadline := time.Now().Add(timeout + haSettle)
+	delay := 100 * time.Millisecond
+	for {
+		st, err := p.status()
+		switch {
+		case err == nil && st.Status == want:
+			return nil
+		case err == nil && st.HA.State == "error":
+			return fmt.Errorf("the HA stack put %s in its error state: fix the cause, set its HA state to disabled, then apply again", p.sid)
+		case err != nil && ctx.Err() != nil:
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is not %s %s after the HA stack was asked (HA-managed guests are stopped and started only through it)", p.sid, want, timeout+haSettle)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// leaveHA removes a guest from the HA resources before it is deleted, so
+// the HA stack neither restarts it nor stands between proxmops and the
+// delete (which also purges it from HA, as destroy with purge=1 does).
+func (x *execCtx) leaveHA(ctx context.Context, st pve.VMStatus, sid string) error {
+	if st.HA.Managed == 0 {
+		return nil
+	}
+	x.progress("removing "+sid+" from the HA resources", "", -1)
+	err := x.e.client.HADeleteResource(ctx, sid)
+	var api *pve.APIError
+	if errors.As(err, &api) && strings.Contains(api.Message, "not HA managed") {
+		return nil // removed meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("removing %s from the HA resources before the delete: %w", sid, err)
+	}
+	return nil
+}
+
+// markHA notes on an action that the HA stack manages its guest.
+func markHA(a *Action, g *Guest) {
+	if g.HAManaged() {
+		a.HA = g.HASID()
+	}
+}
+
+// haPowerNote says in a plan how the power change of an HA-managed guest
+// is carried out.
+func haPowerNote(g *Guest, power string) string {
+	if power == "stop" {
+		return fmt.Sprintf("HA-managed as %s: the HA stack is asked for a shutdown (never a hard stop) and the guest is awaited", g.HASID())
+	}
+	return fmt.Sprintf("HA-managed as %s: the HA stack is asked to start it and the guest is awaited", g.HASID())
+}
+
+// haDeleteNote completes the reason of a delete of an HA-managed guest.
+func haDeleteNote(a *Action, g *Guest) string {
+	if !g.HAManaged() {
+		return ""
+	}
+	markHA(a, g)
+	return fmt.Sprintf("; HA-managed as %s: removed from the HA resources first", g.HASID())
 }

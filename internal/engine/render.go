@@ -92,6 +92,8 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		}
 		where := ""
 		switch {
+		case a.Node != "" && a.VMID > 0 && a.HA != "":
+			where = fmt.Sprintf(" (%s, vmid %d, HA-managed as %s)", a.Node, a.VMID, a.HA)
 		case a.Node != "" && a.VMID > 0:
 			where = fmt.Sprintf(" (%s, vmid %d)", a.Node, a.VMID)
 		case a.Node != "":

@@ -239,6 +239,9 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 		shutdown: func() error { return x.shutdown(ctx, node, vmid, uo.shutdownTimeout) },
 		start:    func() (string, error) { return c.QemuStart(ctx, node, vmid) },
 		reboot:   func() (string, error) { return c.QemuReboot(ctx, node, vmid) },
+		sid:      g.HASID(), haManaged: g.HAManaged(),
+		requestStop: func(secs int) (string, error) { return c.QemuShutdown(ctx, node, vmid, secs, false) },
+		status:      func() (pve.VMStatus, error) { return c.QemuStatus(ctx, node, vmid) },
 	})
 }
 
@@ -321,6 +324,9 @@ func (x *execCtx) destroyGuest(ctx context.Context, node string, vmid int) error
 	}
 	if !hasTag(pve.SplitTags(cfg["tags"]), OwnerTag) {
 		return fmt.Errorf("VM %d is not owned by proxmops (tag %s missing): not deleted", vmid, OwnerTag)
+	}
+	if err := x.leaveHA(ctx, st, pve.HASID("qemu", vmid)); err != nil {
+		return err
 	}
 	if st.Status == "running" {
 		if err := x.task(ctx, "stopping before delete", func() (string, error) { return c.QemuStop(ctx, node, vmid) }); err != nil {

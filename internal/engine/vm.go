@@ -220,6 +220,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		return r.planCreate(pc, s, gs, a, uo)
 	}
 	a.Observed = observedSummary(g)
+	markHA(a, g)
 	a.Owned = true
 	a.wantRunning = s.State == "running"
 	if !g.Read {
@@ -260,6 +261,9 @@ func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions, applyMode s
 		power = "stop"
 		a.Changes = append(a.Changes, Change{Field: "state", From: "running", To: "stopped"})
 		reasons = append(reasons, "the VM runs, the manifest wants it stopped")
+	}
+	if power != "" && g.HAManaged() {
+		reasons = append(reasons, haPowerNote(g, power))
 	}
 	reboot := running && power == "" && d.needsReboot()
 	if reboot {
@@ -563,7 +567,7 @@ func prune(pc *planContext, kind string, match func(*Guest) bool) []*Action {
 			continue
 		}
 		a.Action, a.Status = ActionDelete, StatusOutOfSync
-		a.Reason = "owned by proxmops and no longer in the repository (prune)"
+		a.Reason = "owned by proxmops and no longer in the repository (prune)" + haDeleteNote(a, g)
 		a.Changes = []Change{{Field: "vmid", From: strconv.Itoa(id), To: ""}}
 		node := g.Node
 		a.claim = claim{nodes: []string{node}}

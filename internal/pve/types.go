@@ -106,6 +106,9 @@ type Resource struct {
 	MaxDisk    Int    `json:"maxdisk"`
 	MaxMem     Int    `json:"maxmem"`
 	SDN        string `json:"sdn"`
+	// HAState is the state of a guest's HA service, set only for guests in
+	// the HA resources ("ignored" for those HA leaves alone).
+	HAState string `json:"hastate"`
 }
 
 // TagList splits the tags of a guest (Proxmox joins them with ';' and
@@ -129,14 +132,15 @@ func splitList(s string) []string {
 
 // VMStatus is GET /nodes/{node}/qemu/{vmid}/status/current.
 type VMStatus struct {
-	VMID     Int    `json:"vmid"`
-	Name     string `json:"name"`
-	Status   string `json:"status"` // running, stopped
-	QMPState string `json:"qmpstatus"`
-	Lock     string `json:"lock"`
-	Tags     string `json:"tags"`
-	Template Int    `json:"template"`
-	Uptime   Int    `json:"uptime"`
+	VMID     Int      `json:"vmid"`
+	Name     string   `json:"name"`
+	Status   string   `json:"status"` // running, stopped
+	QMPState string   `json:"qmpstatus"`
+	Lock     string   `json:"lock"`
+	Tags     string   `json:"tags"`
+	Template Int      `json:"template"`
+	Uptime   Int      `json:"uptime"`
+	HA       HAStatus `json:"ha"`
 }
 
 // PendingEntry is one entry of GET .../pending.
