@@ -380,3 +380,26 @@ func TestHAStateIsSaved(t *testing.T) {
 		t.Fatalf("restored service %v", e)
 	}
 }
+
+// TestHAStateInClusterResources checks "hastate" in /cluster/resources
+// (API2/Cluster.pm resources): the CRM's service state, or the requested
+// state of a resource the CRM does not track (ignored), and nothing for a
+// guest outside HA.
+func TestHAStateInClusterResources(t *testing.T) {
+	_, c := haSim(t, Options{})
+	c.mustOK("POST", "/cluster/ha/resources", vals("sid", "100", "state", "stopped"))
+	c.mustOK("POST", "/cluster/ha/resources", vals("sid", "200", "state", "ignored"))
+	got := map[float64]any{}
+	for _, e := range c.mustOK("GET", "/cluster/resources", vals("type", "vm")).list(t) {
+		got[e["vmid"].(float64)] = e["hastate"]
+	}
+	if got[100] != "stopped" || got[200] != "ignored" {
+		t.Fatalf("hastate %v", got)
+	}
+	c.mustOK("DELETE", "/cluster/ha/resources/200", nil)
+	for _, e := range c.mustOK("GET", "/cluster/resources", vals("type", "vm")).list(t) {
+		if _, ok := e["hastate"]; ok && e["vmid"] == float64(200) {
+			t.Fatalf("hastate of a guest outside HA: %v", e)
+		}
+	}
+}

@@ -98,10 +98,12 @@ func (s *Server) reportedRes(g *Guest, now int64) (guestRes, bool) {
 	e, ok := s.statd.entries[g.VMID]
 	if !ok || now-e.at > int64(statExpiry/time.Second) {
 		return guestRes{ID: live.ID, Type: live.Type, VMID: live.VMID, Node: live.Node, Status: "unknown",
-			Tags: live.Tags, Lock: live.Lock}, false
+			Tags: live.Tags, Lock: live.Lock, HAState: live.HAState}, false
 	}
 	r := e.res
 	r.ID, r.Type, r.VMID, r.Node, r.Tags, r.Lock = live.ID, live.Type, live.VMID, live.Node, live.Tags, live.Lock
+	// hastate is read from the HA manager's status at each call (Cluster.pm resources).
+	r.HAState = live.HAState
 	return r, true
 }
 
@@ -136,6 +138,10 @@ func appendUnknownRes(b []byte, r guestRes) []byte {
 	if r.Pool != "" {
 		b = append(b, `,"pool":`...)
 		b = appendJSONString(b, r.Pool)
+	}
+	if r.HAState != "" {
+		b = append(b, `,"hastate":`...)
+		b = appendJSONString(b, r.HAState)
 	}
 	return append(b, '}')
 }
