@@ -440,6 +440,10 @@ func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBod
 				continue
 			}
 			for _, st := range s.state.Storages {
+				// API2/Cluster.pm resources: only storages enabled on the node.
+				if !st.enabledOn(n.Name) {
+					continue
+				}
 				shared := 0
 				key := n.Name + "|" + st.ID
 				if st.Shared {

@@ -195,3 +195,44 @@ func (s *Server) Volumes(node, storage string) []string {
 	}
 	return out
 }
+
+// StorageSpec is a storage.cfg entry.
+type StorageSpec struct {
+	ID      string
+	Type    string // dir, lvmthin, nfs, ...
+	Content []string
+	Shared  bool
+	Path    string   // file-based storages
+	Nodes   []string // empty: every node
+	Disable bool
+	Total   int64 // bytes; default 100 GiB
+}
+
+// SetStorage adds a storage or replaces the configuration of one (its
+// volumes stay).
+func (s *Server) SetStorage(spec StorageSpec) error {
+	s.mu.Lock()
+	s.touch()
+	defer s.mu.Unlock()
+	if spec.ID == "" || spec.Type == "" {
+		return fmt.Errorf("a storage needs an id and a type")
+	}
+	for _, n := range spec.Nodes {
+		if s.state.node(n) == nil {
+			return fmt.Errorf("node %q does not exist", n)
+		}
+	}
+	if spec.Total == 0 {
+		spec.Total = 100 << 30
+	}
+	st := &Storage{ID: spec.ID, Type: spec.Type, Content: append([]string(nil), spec.Content...), Shared: spec.Shared,
+		Path: spec.Path, Total: spec.Total, Nodes: append([]string(nil), spec.Nodes...), Disable: spec.Disable}
+	for i, old := range s.state.Storages {
+		if old.ID == spec.ID {
+			s.state.Storages[i] = st
+			return nil
+		}
+	}
+	s.state.Storages = append(s.state.Storages, st)
+	return nil
+}

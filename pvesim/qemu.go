@@ -405,6 +405,10 @@ func (s *Server) createDisks(tc *taskCtx, g *Guest, plans []drivePlan, defaultSt
 			gb, _ := strconv.ParseFloat(m[3], 64)
 			size := int64(gb * float64(gib))
 			if src := d["import-from"]; src != "" {
+				// The source storage is activated before it is read.
+				if _, err := s.storageCheckEnabled(strings.SplitN(src, ":", 2)[0], g.Node); err != nil {
+					return fail(err)
+				}
 				sv := s.state.volume(g.Node, src)
 				if sv == nil {
 					return fail(Fail("cannot import from '%s' - could not get size of %s", src, src))
@@ -1228,15 +1232,22 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 		return nil, Fail("no such cluster node '%s'", target)
 	}
 	if storage != "" {
-		st, err := s.storageConfig(storage)
+		// clone_vm: enabled on this node, images, then enabled on the
+		// target and shared.
+		st, err := s.storageCheckEnabled(storage, g.Node)
 		if err != nil {
 			return nil, err
 		}
 		if !st.allows("images") {
 			return nil, ParamErr("storage", fmt.Sprintf("storage '%s' does not support vm images", storage))
 		}
-		if target != "" && !st.Shared {
-			return nil, Fail("can't clone to non-shared storage '%s'", storage)
+		if target != "" {
+			if _, err := s.storageCheckEnabled(storage, target); err != nil {
+				return nil, err
+			}
+			if !st.Shared {
+				return nil, Fail("can't clone to non-shared storage '%s'", storage)
+			}
 		}
 	}
 	if err := checkLock(g); err != nil {

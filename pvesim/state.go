@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,7 +42,20 @@ type Storage struct {
 	Shared  bool     `json:"shared"`
 	Path    string   `json:"path,omitempty"`
 	Total   int64    `json:"total"`
+	// Nodes restricts the storage to some nodes (storage.cfg "nodes");
+	// empty means every node.
+	Nodes []string `json:"nodes,omitempty"`
+	// Disable is storage.cfg "disable".
+	Disable bool `json:"disable,omitempty"`
 }
+
+// availableOn is storage_check_node (pve-storage Storage.pm) without the die.
+func (st *Storage) availableOn(node string) bool {
+	return len(st.Nodes) == 0 || slices.Contains(st.Nodes, node)
+}
+
+// enabledOn is storage_check_enabled without the die.
+func (st *Storage) enabledOn(node string) bool { return !st.Disable && st.availableOn(node) }
 
 func (st *Storage) allows(content string) bool {
 	for _, c := range st.Content {

@@ -193,12 +193,15 @@ func (s *Server) storageConfigList(r *Request) (any, error) {
 
 func (s *Server) storageStatusJSON(node string, st *Storage) map[string]any {
 	used := s.state.usedBytes(node, st.ID)
-	shared := 0
+	shared, enabled := 0, 1
 	if st.Shared {
 		shared = 1
 	}
+	if st.Disable {
+		enabled = 0
+	}
 	return map[string]any{
-		"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "active": 1, "enabled": 1,
+		"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "active": enabled, "enabled": enabled,
 		"shared": shared, "total": st.Total, "used": used, "avail": st.Total - used,
 		"used_fraction": float64(used) / float64(st.Total),
 	}
@@ -210,6 +213,10 @@ func (s *Server) nodeStorageList(r *Request) (any, error) {
 	out := []map[string]any{}
 	for _, st := range s.state.Storages {
 		if id := r.Str("storage"); id != "" && st.ID != id {
+			continue
+		}
+		// storage_info lists only storages available on the node.
+		if !st.availableOn(node) {
 			continue
 		}
 		ok := len(want) == 0
@@ -632,7 +639,9 @@ func (f storedFile) volname() string { return contentPrefix(f.content) + f.filen
 func (f storedFile) dest() string    { return f.st.contentDir(f.content) + "/" + f.filename }
 
 func (s *Server) prepareStoredFile(r *Request, allowed func(*Storage) error) (storedFile, error) {
-	st, err := s.storageConfig(r.Str("storage"))
+	// upload and download_url (API2/Storage/Status.pm) start with
+	// storage_check_enabled on the node.
+	st, err := s.storageCheckEnabled(r.Str("storage"), r.Str("node"))
 	if err != nil {
 		return storedFile{}, err
 	}

@@ -32,6 +32,23 @@ func (s *Server) storageConfig(id string) (*Storage, error) {
 	return st, nil
 }
 
+// storageCheckEnabled is storage_check_enabled (pve-storage Storage.pm):
+// the storage exists, is not disabled and is available on the node, checked
+// in that order.
+func (s *Server) storageCheckEnabled(id, node string) (*Storage, error) {
+	st, err := s.storageConfig(id)
+	if err != nil {
+		return nil, err
+	}
+	if st.Disable {
+		return nil, Fail("storage '%s' is disabled", id)
+	}
+	if !st.availableOn(node) {
+		return nil, Fail("storage '%s' is not available on node '%s'", id, node)
+	}
+	return st, nil
+}
+
 // freeDiskName finds the next unused "vm-<vmid>-disk-<n>" on a storage.
 func (s *Server) freeDiskName(node string, st *Storage, vmid int, prefix string) string {
 	used := map[int]bool{}
@@ -50,7 +67,9 @@ func (s *Server) freeDiskName(node string, st *Storage, vmid int, prefix string)
 
 // allocImage creates a disk image volume of size bytes for a guest.
 func (s *Server) allocImage(node, storage string, vmid int, size int64, format, name string) (*Volume, error) {
-	st, err := s.storageConfig(storage)
+	// vdisk_alloc activates the storage: activate_storage checks it is
+	// enabled on the node.
+	st, err := s.storageCheckEnabled(storage, node)
 	if err != nil {
 		return nil, err
 	}
