@@ -260,7 +260,9 @@ func (s *Server) aplinfoDownload(r *Request) (any, error) {
 	if app == nil {
 		return nil, ParamErr("template", "no such template")
 	}
-	st, err := s.storageConfig(storage)
+	// apl_download (pve-manager API2/Nodes.pm): storage_check_enabled on
+	// the node, then vztmpl content.
+	st, err := s.storageCheckEnabled(storage, r.Str("node"))
 	if err != nil {
 		return nil, err
 	}

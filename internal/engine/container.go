@@ -865,6 +865,17 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		a.Status, a.Reason = StatusFailed, "rootfs.storage is missing"
 		return a
 	}
+	reasons := []string{nodeRefusal(pc.snap, node), storageRefusal(pc.snap, node, s.RootFS.Storage, "rootdir")}
+	for _, m := range s.Mounts {
+		reasons = append(reasons, storageRefusal(pc.snap, node, m.Storage, "rootdir"))
+	}
+	if strings.Contains(s.Template, ":") {
+		reasons = append(reasons, storageRefusal(pc.snap, node, storageOf(s.Template), ""))
+	}
+	if reason := firstRefusal(reasons...); reason != "" {
+		a.Status, a.Reason = StatusFailed, reason
+		return a
+	}
 	volid, dep, err := ctemplateVolume(pc, node, s.Template)
 	if err != nil {
 		a.Status, a.Reason = StatusFailed, err.Error()

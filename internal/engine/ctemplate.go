@@ -141,12 +141,8 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 		return a
 	}
 	ref := pc.snap.Storage(node, s.Storage)
-	switch {
-	case ref == nil:
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s does not exist on node %s", s.Storage, node)
-		return a
-	case !ref.Accepts("vztmpl"):
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s on node %s does not accept container templates (vztmpl content)", s.Storage, node)
+	if reason := firstRefusal(nodeRefusal(pc.snap, node), ctemplateStorageRefusal(pc.snap, node, s)); reason != "" || ref == nil {
+		a.Action, a.Status, a.Reason = ActionCreate, StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
 		return a
 	}
 	if rt.err != nil {
@@ -323,4 +319,13 @@ func ctemplateVolume(pc *planContext, node, ref string) (volid, dependsOn string
 		return "", "", fmt.Errorf("no template %s_* on the storages of node %s: declare a ContainerTemplate named %s (appliance: %s) or download it with pveam", ref, node, ref, ref)
 	}
 	return best.VolID, "", nil
+}
+
+// ctemplateStorageRefusal: an appliance goes through apl_download, a URL
+// through download_url; each checks the storage in its own words.
+func ctemplateStorageRefusal(snap *Snapshot, node string, s *CTemplateSpec) string {
+	if s.Appliance != "" {
+		return storageRefusal(snap, node, s.Storage, "vztmpl")
+	}
+	return downloadRefusal(snap, node, s.Storage, "vztmpl")
 }

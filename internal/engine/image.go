@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -32,6 +33,10 @@ func resolveImage(snap *Snapshot, node string, img *ImageSpec) (*resolvedImage, 
 		if strings.HasPrefix(rest, "iso/") {
 			return nil, fmt.Errorf("image volume %q is ISO content: Proxmox imports disks only from import or images volumes", img.Volume)
 		}
+		// import-from activates the source's storage on the node.
+		if reason := storageRefusal(snap, node, stor, ""); reason != "" {
+			return nil, errors.New(reason)
+		}
 		r := &resolvedImage{volid: img.Volume, storage: stor}
 		if vols, listed, _ := snap.Volumes(node, stor); listed {
 			for _, v := range vols {
@@ -51,10 +56,10 @@ func resolveImage(snap *Snapshot, node string, img *ImageSpec) (*resolvedImage, 
 		if stor == "" {
 			return nil, fmt.Errorf("no storage on node %s accepts import content: enable it on one (e.g. local) or set image.storage", node)
 		}
-	} else if ref := snap.Storage(node, stor); ref == nil {
-		return nil, fmt.Errorf("storage %s does not exist on node %s", stor, node)
-	} else if !ref.Accepts("import") {
-		return nil, fmt.Errorf("storage %s on node %s does not accept import content", stor, node)
+	} else if reason := downloadRefusal(snap, node, stor, "import"); reason != "" {
+		return nil, errors.New(reason)
+	} else if snap.Storage(node, stor) == nil {
+		return nil, fmt.Errorf("storage '%s' is not listed on node '%s'", stor, node)
 	}
 	name, err := importFileName(img.URL, img.FileName)
 	if err != nil {

@@ -67,12 +67,8 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		return a
 	}
 	ref := pc.snap.Storage(node, s.Storage)
-	switch {
-	case ref == nil:
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s does not exist on node %s", s.Storage, node)
-		return a
-	case !ref.Accepts("iso"):
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("storage %s on node %s does not accept iso content", s.Storage, node)
+	if reason := firstRefusal(nodeRefusal(pc.snap, node), downloadRefusal(pc.snap, node, s.Storage, "iso")); reason != "" || ref == nil {
+		a.Action, a.Status, a.Reason = ActionCreate, StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
 		return a
 	}
 	vols, listed, lerr := pc.snap.Volumes(node, s.Storage)

@@ -75,6 +75,10 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 			a.Status, a.Reason = StatusFailed, "a Template is built from an image: image.source is missing"
 			return a
 		}
+		if reason := guestSpecRefusal(pc.snap, gs, node, false); reason != "" {
+			a.Status, a.Reason = StatusFailed, reason
+			return a
+		}
 		img, err := resolveImage(pc.snap, node, s.Image)
 		if err != nil {
 			a.Status, a.Reason = StatusFailed, err.Error()

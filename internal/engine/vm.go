@@ -64,6 +64,13 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 				}
 			}
 		}
+		if g == nil && s.FromTemplate != nil {
+			// A clone to another node: its template's volumes decide
+			// whether Proxmox allows it.
+			if tplNode, tplVMID := cloneSource(pc, s.FromTemplate.Name); tplVMID > 0 && tplNode != node {
+				sc.guest(tplVMID)
+			}
+		}
 		if g == nil && s.Image != nil {
 			if s.Image.Volume != "" {
 				sc.storage(node, storageOf(s.Image.Volume))
@@ -389,6 +396,12 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 			return a
 		}
 	}
+	if s.FromTemplate == nil {
+		if reason := guestSpecRefusal(pc.snap, gs, a.Node, false); reason != "" {
+			a.Status, a.Reason = StatusFailed, reason
+			return a
+		}
+	}
 	switch {
 	case s.FromTemplate != nil:
 		return r.planClone(pc, s, gs, a, uo)
@@ -468,6 +481,10 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		a.Status, a.Reason = StatusFailed, fmt.Sprintf("template %q has no VMID", ref.Name)
 		return a
 	}
+	if reason := r.cloneRefusal(pc, ref, gs, tplNode, tplVMID, a.Node); reason != "" {
+		a.Status, a.Reason = StatusFailed, reason
+		return a
+	}
 	kind := "full"
 	if ref.Linked {
 		kind = "linked"
@@ -504,6 +521,40 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		return x.converge(ctx, gs, node, vmid, uo)
 	}
 	return a
+}
+
+// cloneSource finds a template's node and VMID: declared, else on the
+// cluster by name (0 when neither).
+func cloneSource(pc *planContext, name string) (string, int) {
+	if tpl, ok := pc.tpls[name]; ok {
+		node := nodeFor(pc, tpl.Node)
+		if g := pc.snap.Guest(tpl.VMID); g != nil {
+			node = g.Node
+		}
+		return node, tpl.VMID
+	}
+	if g := pc.snap.TemplateByName(name); g != nil {
+		return g.Node, g.VMID
+	}
+	return "", 0
+}
+
+// cloneRefusal foresees Proxmox's refusal of a clone (see refusal.go).
+func (vmReconciler) cloneRefusal(pc *planContext, ref *TemplateRef, gs *guestSpec, tplNode string, tplVMID int, node string) string {
+	if reason := guestSpecRefusal(pc.snap, gs, node, true); reason != "" {
+		return reason
+	}
+	storage := ""
+	if !ref.Linked && len(gs.disks) > 0 {
+		storage = gs.disks[0].Storage
+	}
+	var volumes []string
+	if g := pc.snap.Guest(tplVMID); g != nil && g.Read {
+		volumes = guestVolumeIDs(g.Effective)
+	} else if tpl, ok := pc.tpls[ref.Name]; ok && g == nil {
+		volumes = specVolumes(templateGuestSpec(tpl, tplNode))
+	}
+	return cloneRefusal(pc.snap, tplNode, node, storage, volumes)
 }
 
 // allocateVMID returns the declared VMID, or asks the cluster for one.
