@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A create Proxmox would refuse (a disk on a storage without images) is a
+// change the plan reports and a failure the apply reports, before any call.
+func TestForeseenRefusalExitCodes(t *testing.T) {
+	sim, repo := cliEnv(t)
+	refused := strings.Replace(cliVM, "- storage: local-lvm", "- storage: local", 1)
+	if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(refused), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	want := "storage 'local' does not support vm images"
+	code, out, errOut := runCLI(t, append([]string{"plan", "--output", "text", "--detailed-exitcode"}, common...)...)
+	if code != 2 || !strings.Contains(out, "x VirtualMachine/app-01") || !strings.Contains(out, want) {
+		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
+	}
+	sim.ResetRequests()
+	code, out, errOut = runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
+	if code != 1 || !strings.Contains(out+errOut, want) || !strings.Contains(out, "0 applied, 1 failed") {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 0 {
+		t.Errorf("the refused create was sent %d time(s)", n)
+	}
+	if _, ok := sim.Guest(120); ok {
+		t.Error("the refused VM exists")
+	}
+}
