@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -124,5 +125,55 @@ func TestFaultsAreReproducible(t *testing.T) {
 	a, b := pattern(), pattern()
 	if a != b || !strings.Contains(a, "x") || !strings.Contains(a, ".") {
 		t.Fatalf("patterns differ or are degenerate: %s / %s", a, b)
+	}
+}
+
+// TestInjectedTaskFailureRunsTheErrorPath fails every task of a create and
+// a clone, QEMU and LXC: each worker's own error path runs, so no guest is
+// left locked and no volume is left behind (qemu-server create_vm and
+// clone_vm, pve-container create_vm and clone_vm remove what they made).
+func TestInjectedTaskFailureRunsTheErrorPath(t *testing.T) {
+	srv, c := lxcSim(t, Options{Seed: 1})
+	if err := srv.AddGuest(GuestSpec{VMID: 900, Node: "pve1", Config: map[string]string{
+		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-900-disk-0,size=4G"}}); err != nil {
+		t.Fatal(err)
+	}
+	createCT(t, c, "901")
+	before := map[string]string{
+		"local-lvm": strings.Join(srv.Volumes("pve1", "local-lvm"), " "),
+	}
+	srv.SetFaults(Faults{TaskFailRate: 1})
+	for _, tc := range []struct {
+		name, method, path string
+		params             url.Values
+		vmid               int
+		exit               string
+	}{
+		{"qemu create", "POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:4", "efidisk0", "local-lvm:1"),
+			100, "unable to create VM 100 - simulated task failure (fault injection)"},
+		{"qemu full clone", "POST", "/nodes/pve1/qemu/900/clone", vals("newid", "101", "full", "1"),
+			101, "clone failed: simulated task failure (fault injection)"},
+		{"qemu linked clone", "POST", "/nodes/pve1/qemu/900/clone", vals("newid", "102"),
+			102, "clone failed: simulated task failure (fault injection)"},
+		{"lxc create", "POST", "/nodes/pve1/lxc", vals("vmid", "200", "ostemplate", testTemplate, "rootfs", "local-lvm:8"),
+			200, "unable to create CT 200 - simulated task failure (fault injection)"},
+		{"lxc clone", "POST", "/nodes/pve1/lxc/901/clone", vals("newid", "201", "full", "1"),
+			201, "clone failed: simulated task failure (fault injection)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if st := c.task(tc.method, tc.path, tc.params); st != tc.exit {
+				t.Errorf("exit status %q, want %q", st, tc.exit)
+			}
+			if g, ok := srv.Guest(tc.vmid); ok {
+				t.Errorf("guest %d left behind: %v", tc.vmid, g.Config)
+			}
+			if got := strings.Join(srv.Volumes("pve1", "local-lvm"), " "); got != before["local-lvm"] {
+				t.Errorf("local-lvm holds %s, want %s", got, before["local-lvm"])
+			}
+		})
+	}
+	// The source of the container clone is not left locked either.
+	if g, _ := srv.Guest(901); g.Config["lock"] != "" {
+		t.Errorf("clone source left locked: %v", g.Config)
 	}
 }

@@ -1086,6 +1086,9 @@ func (s *Server) qemuReset(r *Request) (any, error) {
 		return nil, Fail("VM %d not running", g.VMID)
 	}
 	return s.startTask(r, g.Node, "qmreset", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		if err := tc.failPoint(); err != nil {
+			return err
+		}
 		g.StartedAt = s.clock.Now()
 		return nil
 	}), nil

@@ -473,6 +473,9 @@ func (s *Server) contentDelete(r *Request) (any, error) {
 		id = strconv.Itoa(owner) + "@" + st.ID
 	}
 	upid := s.startTask(r, node, "imgdel", id, func(tc *taskCtx) error {
+		if err := tc.failPoint(); err != nil {
+			return err
+		}
 		if n := s.linkedChildren(volid); n > 0 {
 			return Fail("base volume '%s' is still in use by linked clones", volname)
 		}
@@ -693,6 +696,9 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 	return s.startTask(r, f.node, "download", encodeText(f.filename), func(tc *taskCtx) error {
 		dest := f.dest()
 		tc.Log("downloading %s to %s", url, dest)
+		if err := tc.failPoint(); err != nil {
+			return Fail("download failed: %s", strings.TrimRight(asAPIError(err).Message, "\n"))
+		}
 		if existing := s.state.volume(f.node, f.st.ID+":"+f.volname()); existing != nil {
 			if alg == "" {
 				return Fail("refusing to override existing file '%s'", dest)
@@ -908,6 +914,9 @@ func (s *Server) upload(r *Request) (any, error) {
 	tmpName := fmt.Sprintf("/var/tmp/pveupload-%x", sums["md5"][:16])
 	return s.startTask(r, f.node, "imgcopy", "", func(tc *taskCtx) error {
 		tc.Log("starting file import from: %s", tmpName)
+		if err := tc.failPoint(); err != nil {
+			return err
+		}
 		if alg != "" {
 			if sums[alg] != want {
 				tc.Log("calculating checksum...")

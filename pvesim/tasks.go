@@ -91,6 +91,25 @@ type taskCtx struct {
 	s     *Server
 	t     *Task
 	async bool
+	// injected is a failure drawn by --faults task-fail-rate, not yet
+	// delivered: the worker's first step that can fail (failPoint) gets it.
+	injected error
+}
+
+// errInjectedFailure is what an injected task failure says; the worker's
+// own error path wraps it as it wraps any other error of that step.
+var errInjectedFailure = Fail("simulated task failure (fault injection)")
+
+// failPoint returns the injected failure, once. Every step of a worker
+// that can fail on a real node (a sleep standing for I/O, a transfer)
+// calls it, so an injected failure runs the worker's real error path:
+// a failed create or clone removes its half-made guest and volumes
+// (qemu-server API2/Qemu.pm create_vm and clone_vm, pve-container
+// API2/LXC.pm create_vm and clone_vm), as Proxmox's own workers do.
+func (tc *taskCtx) failPoint() error {
+	err := tc.injected
+	tc.injected = nil
+	return err
 }
 
 // Log appends a line to the task log.
@@ -100,6 +119,9 @@ func (tc *taskCtx) Log(format string, args ...any) {
 
 // Sleep waits d (scaled by TaskSpeed) without holding the state lock.
 func (tc *taskCtx) Sleep(d time.Duration) error {
+	if err := tc.failPoint(); err != nil {
+		return err
+	}
 	scaled := tc.s.scale(d)
 	if scaled <= 0 || !tc.async {
 		return nil
@@ -175,11 +197,15 @@ func (s *Server) startTaskWith(r *Request, node, typ, id string, body func(tc *t
 	async := s.opts.TaskSpeed > 0
 	tc := &taskCtx{s: s, t: t, async: async}
 	run := func() {
-		var err error
 		if s.faults.taskFails(typ) {
-			err = fmt.Errorf("simulated task failure (fault injection)")
-		} else {
-			err = body(tc)
+			tc.injected = errInjectedFailure
+		}
+		err := body(tc)
+		if err == nil && tc.injected != nil {
+			// A worker that ended before any step that can fail: it fails
+			// at its end (its work is done, as when Proxmox's worker dies
+			// after its last step).
+			err = tc.injected
 		}
 		s.finishTask(t, err)
 	}

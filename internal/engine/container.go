@@ -156,6 +156,9 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 	g := pc.snap.Guest(s.VMID)
 	if g != nil {
 		a.Node, a.Owned = g.Node, g.Owned
+		if unfinished(a, g) {
+			return a
+		}
 		what := "VM"
 		switch {
 		case g.Type == "lxc" && g.Template:

@@ -153,6 +153,21 @@ func observedSummary(g *Guest) map[string]any {
 	return obs
 }
 
+// unfinished reports a guest whose create or clone has not ended.
+// Proxmox writes a config holding only "lock: create" (or "lock: clone")
+// before the task starts and the whole config, tags included, at its end
+// (qemu-server API2/Qemu.pm create_vm and clone_vm, pve-container
+// API2/LXC.pm): until then nobody can tell whose guest it is. A failed
+// task removes the guest; a node that crashed meanwhile leaves it locked.
+func unfinished(a *Action, g *Guest) bool {
+	if g.Lock != "create" && g.Lock != "clone" {
+		return false
+	}
+	a.Status = StatusProgressing
+	a.Reason = fmt.Sprintf("VMID %d is locked (%s) by an unfinished task; looked at again next pass (if no task runs for it, its node stopped it: remove the guest by hand)", g.VMID, g.Lock)
+	return true
+}
+
 // guestGate handles what every guest kind checks first: sync disabled,
 // conflicts, locks. It returns a finished action, or nil to go on.
 func guestGate(a *Action, kind string, g *Guest, wantTemplate bool) *Action {
@@ -164,6 +179,9 @@ func guestGate(a *Action, kind string, g *Guest, wantTemplate bool) *Action {
 		return nil
 	}
 	a.Node, a.VMID, a.Owned = g.Node, g.VMID, g.Owned
+	if unfinished(a, g) {
+		return a
+	}
 	if !g.Owned {
 		what := "VM"
 		if g.Type == "lxc" {

@@ -1,0 +1,88 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// TestGuestLeftLockedIsReportedAsUnfinished puts guests at declared VMIDs
+// as a node crash leaves them in the middle of a create or a clone: a
+// config holding only the lock. proxmops must say so, not report a
+// conflict with a guest it cannot name.
+func TestGuestLeftLockedIsReportedAsUnfinished(t *testing.T) {
+	e, _ := lagEnv(t)
+	for _, g := range []pvesim.GuestSpec{
+		{VMID: 120, Node: "pve1", Config: map[string]string{"lock": "create"}},
+		{VMID: 130, Node: "pve1", Config: map[string]string{"lock": "clone"}},
+		{VMID: 201, Node: "pve1", Type: "lxc", Config: map[string]string{"lock": "create"}},
+	} {
+		if err := e.sim.AddGuest(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.write("vms/app-01.yaml", seedVMImage)
+	e.write("vms/app-02.yaml", seedClone)
+	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	e.write("ct/dns-01.yaml", example(t, "containers/dns-01.yaml"))
+	p := e.plan(e.engine(engine.Options{}))
+	for _, tc := range []struct {
+		kind, name string
+		want       string
+	}{
+		{engine.KindVirtualMachine, "app-01", "VMID 120 is locked (create) by an unfinished task"},
+		{engine.KindVirtualMachine, "app-02", "VMID 130 is locked (clone) by an unfinished task"},
+		{engine.KindContainer, "dns-01", "VMID 201 is locked (create) by an unfinished task"},
+	} {
+		a := p.Find(tc.kind, tc.name)
+		if a == nil {
+			t.Fatalf("%s/%s not planned", tc.kind, tc.name)
+		}
+		if a.Status != engine.StatusProgressing || a.Conflict || a.Action != engine.ActionNone || !strings.Contains(a.Reason, tc.want) {
+			t.Errorf("%s/%s: %s %s conflict=%v: %s, want Progressing: %s", tc.kind, tc.name, a.Action, a.Status, a.Conflict, a.Reason, tc.want)
+		}
+		if strings.Contains(a.Reason, `""`) {
+			t.Errorf("%s/%s names a guest without a name: %s", tc.kind, tc.name, a.Reason)
+		}
+	}
+}
+
+// TestFailedCreateAndCloneLeaveNothingBehind fails every task of an apply
+// (--faults task-fail-rate=1): the failed create and clone remove their
+// half-made guests, so the next apply creates them, with nothing locked and
+// no conflict.
+func TestFailedCreateAndCloneLeaveNothingBehind(t *testing.T) {
+	e, _ := lagEnv(t)
+	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:import/prebuilt.qcow2", Size: 2 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	e.write("vms/app-02.yaml", seedClone)
+	e.write("vms/app-04.yaml", seedVMVolume)
+	e.sim.SetFaults(pvesim.Faults{TaskFailRate: 1})
+	_, rep := e.apply(eng)
+	var failed []string
+	for _, r := range rep.Results {
+		if r.Status == engine.StatusFailed {
+			failed = append(failed, r.Kind+"/"+r.Name+": "+r.Error)
+		}
+	}
+	all := strings.Join(failed, "\n")
+	for _, want := range []string{"unable to create VM 121 - simulated task failure", "clone failed: simulated task failure"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("want a failure %q, got:\n%s", want, all)
+		}
+	}
+	for _, vmid := range []int{121, 130} {
+		if g, ok := e.sim.Guest(vmid); ok {
+			t.Errorf("the failed task left guest %d: %v", vmid, g.Config)
+		}
+	}
+	e.sim.SetFaults(pvesim.Faults{})
+	e.converge(eng)
+	e.assertInSync(eng)
+}
