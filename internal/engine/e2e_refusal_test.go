@@ -138,3 +138,29 @@ spec:
 		t.Errorf("the shared clone is on %s", g.Node)
 	}
 }
+
+// A new disk on a storage Proxmox would refuse fails the plan of an
+// existing VM; nothing of the update is sent.
+func TestRefusedNewDiskFailsTheUpdate(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/a.yaml", vmManifest("app", "pve1", "320", "  disks:\n    - storage: local-lvm\n      size: 4G\n"))
+	eng := e.engine(engine.Options{Concurrency: 2})
+	e.converge(eng)
+	twoDisks := vmManifest("app", "pve1", "320", "  disks:\n    - storage: local-lvm\n      size: 4G\n    - storage: local\n      size: 4G\n")
+	e.write("vms/a.yaml", strings.Replace(twoDisks, "cores: 1", "cores: 2", 1))
+	p := e.plan(eng)
+	a := p.Find(engine.KindVirtualMachine, "app")
+	if a.Status != engine.StatusFailed || a.Action != engine.ActionUpdate || a.Reason != "storage 'local' does not support vm images" || a.Runnable() {
+		t.Fatalf("planned %s %s %q", a.Action, a.Status, a.Reason)
+	}
+	rep, err := eng.Apply(t.Context(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 1 {
+		t.Errorf("apply: %+v", rep.Results)
+	}
+	if g := e.guest(320); g.Config["cores"] != "1" || g.Config["scsi1"] != "" {
+		t.Errorf("the refused update was applied: %v", g.Config)
+	}
+}

@@ -196,3 +196,21 @@ func specVolumes(gs *guestSpec) []string {
 	}
 	return out
 }
+
+// diffRefusal checks the volumes an update allocates (new disks, a
+// cloud-init drive) on the guest's node.
+func diffRefusal(snap *Snapshot, node string, d *guestDiff) string {
+	for _, c := range d.config {
+		if !c.async || c.del {
+			continue
+		}
+		content := "images"
+		if strings.HasSuffix(c.value, ":cloudinit") {
+			content = ""
+		}
+		if r := storageRefusal(snap, node, storageOf(c.value), content); r != "" {
+			return r
+		}
+	}
+	return ""
+}

@@ -254,6 +254,10 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	}
 	d := diffGuest(gs, g)
 	planUpdate(a, g, d, uo, s.ApplyMode)
+	if reason := diffRefusal(pc.snap, g.Node, d); reason != "" && a.Action != ActionNone {
+		a.Status, a.Reason = StatusFailed, reason
+		return a
+	}
 	if a.Action != ActionNone {
 		a.claim = claim{nodes: []string{g.Node}, storages: diffStorages(pc, g, gs, d)}
 		a.run = func(ctx context.Context, x *execCtx) error {
