@@ -221,3 +221,46 @@ spec:
 		t.Fatalf("ct:201 is still an HA resource (%s)", st)
 	}
 }
+
+// TestHAManagedVMInErrorStateIsReported starts a VM under HA whose start
+// fails on its node (its bridge is gone): the HA stack puts the service in
+// its error state, and proxmops reports that, saying how to get out of it,
+// instead of waiting in vain or hammering the HA stack with requests it
+// refuses.
+func TestHAManagedVMInErrorStateIsReported(t *testing.T) {
+	e := newEnv(t)
+	e.write("vm.yaml", strings.Replace(haVM, "STATE", "stopped", 1))
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	ctx := context.Background()
+	if err := e.client.Post(ctx, "cluster/ha/resources", pve.NewParams().Set("sid", "vm:150").Set("state", "stopped").Set("max_restart", "0"), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHA("vm:150", func(st string) bool { return st == "stopped" })
+	// The node loses vmbr0: the VM's start fails in QEMU's tap script.
+	if err := e.client.Delete(ctx, "nodes/pve1/network/vmbr0", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var upid string
+	if err := e.client.Put(ctx, "nodes/pve1/network", nil, &upid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.WaitTask(ctx, upid, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	e.write("vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
+	_, rep := e.apply(eng)
+	if len(rep.Results) != 1 || rep.Results[0].Status != engine.StatusFailed || !strings.Contains(rep.Results[0].Error, "vm:150 in its error state") {
+		t.Fatalf("first apply: %+v", rep.Results)
+	}
+	e.waitHA("vm:150", func(st string) bool { return st == "error" })
+	starts := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/start")
+	_, rep = e.apply(eng)
+	if len(rep.Results) != 1 || !strings.Contains(rep.Results[0].Error, "set its HA state to disabled") {
+		t.Fatalf("second apply: %+v", rep.Results)
+	}
+	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/start"); n != starts {
+		t.Fatalf("proxmops asked the HA stack to start a service in error state (%d starts)", n-starts)
+	}
+}

@@ -32,16 +32,16 @@ type guestPower struct {
 func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, needsReboot bool, refused []string, p guestPower) error {
 	switch {
 	case uo.state == "stopped" && running:
-		if x.underHA(p) {
-			if err := x.haPower(ctx, p, "stopped", uo.shutdownTimeout); err != nil {
+		if ha, st := x.underHA(p); ha {
+			if err := x.haPower(ctx, p, st, "stopped", uo.shutdownTimeout); err != nil {
 				return err
 			}
 		} else if err := p.shutdown(); err != nil {
 			return err
 		}
 	case uo.state == "running" && !running:
-		if x.underHA(p) {
-			if err := x.haPower(ctx, p, "running", 0); err != nil {
+		if ha, st := x.underHA(p); ha {
+			if err := x.haPower(ctx, p, st, "running", 0); err != nil {
 				return err
 			}
 		} else if err := x.task(ctx, "starting", p.start); err != nil {
@@ -62,14 +62,21 @@ func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, 
 
 // underHA says whether the guest is HA-managed now: its status/current
 // says so (ha.managed); when it cannot be read, the observation decides.
-func (x *execCtx) underHA(p guestPower) bool {
+func (x *execCtx) underHA(p guestPower) (bool, pve.VMStatus) {
 	if p.status == nil {
-		return p.haManaged
+		return p.haManaged, pve.VMStatus{}
 	}
 	if st, err := p.status(); err == nil {
-		return st.HA.Managed != 0
+		return st.HA.Managed != 0, st
 	}
-	return p.haManaged
+	return p.haManaged, pve.VMStatus{}
+}
+
+// haErrorState is the error for a guest whose HA service is in the error
+// state: the HA stack takes no request for it but "disabled"
+// (check_service_state in API2/HA/Resources.pm).
+func haErrorState(sid string) error {
+	return fmt.Errorf("the HA stack has %s in its error state and takes no start or stop for it: fix the cause, set its HA state to disabled (ha-manager set %s --state disabled), then apply again", sid, sid)
 }
 
 // haSettle is how long the HA stack may take to act on a request beyond
@@ -83,7 +90,10 @@ const haSettle = 2 * time.Minute
 // both end as soon as the request is queued, and the HA stack acts on its
 // next rounds. A stop would be "crm-command stop <sid> 0", a hard stop,
 // which proxmops never asks for. So: request, then wait for the guest.
-func (x *execCtx) haPower(ctx context.Context, p guestPower, want string, timeout time.Duration) error {
+func (x *execCtx) haPower(ctx context.Context, p guestPower, st pve.VMStatus, want string, timeout time.Duration) error {
+	if st.HA.State == "error" {
+		return haErrorState(p.sid)
+	}
 	msg, request := "asking the HA stack to start it ("+p.sid+")", p.start
 	if want == "stopped" {
 		if timeout <= 0 {
@@ -107,7 +117,7 @@ func (x *execCtx) haPower(ctx context.Context, p guestPower, want string, timeou
 		case err == nil && st.Status == want:
 			return nil
 		case err == nil && st.HA.State == "error":
-			return fmt.Errorf("the HA stack put %s in its error state: fix the cause, set its HA state to disabled, then apply again", p.sid)
+			return haErrorState(p.sid)
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
 		}
