@@ -1312,11 +1312,6 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 	s.state.Guests[newid] = ng
 	name, desc := r.Str("name"), r.Str("description")
 	upid := s.startTask(r, g.Node, "qmclone", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if full {
-			tc.Log("create full clone of drives")
-		} else {
-			tc.Log("create linked clone of drives")
-		}
 		// Proxmox locks the source shared (exclusive if it ran when the
 		// call came in) and the target exclusively, each waiting 1 second,
 		// then repeats the early checks under the locks.
@@ -1346,6 +1341,14 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 		if err := recheck(); err != nil {
 			delete(s.state.Guests, newid)
 			return err
+		}
+		// clone_vm's $clonefn: the only place naming the new VMID, as the
+		// task's id is the source's.
+		tc.Log("creating a clone of VM %d with ID %d", g.VMID, newid)
+		if full {
+			tc.Log("create full clone of drives")
+		} else {
+			tc.Log("create linked clone of drives")
 		}
 		conf := map[string]string{}
 		var bytes int64

@@ -254,3 +254,29 @@ func TestTaskListsSplitTheTokenUser(t *testing.T) {
 	clock.Advance(time.Minute)
 	c.waitTask(running)
 }
+
+// TestCloneTaskLogNamesTheNewGuest checks qemu-server's clone_vm: the
+// qmclone task's id is the source VMID, and only its log names the new one
+// ("creating a clone of VM 9000 with ID 120"), as pve-container's vzclone
+// does for containers.
+func TestCloneTaskLogNamesTheNewGuest(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	upid := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "120", "name", "app")).str(t)
+	if st := c.waitTask(upid); st != "OK" {
+		t.Fatal(st)
+	}
+	if info, _ := ParseUPID(upid); info.Type != "qmclone" || info.ID != "9000" {
+		t.Fatalf("UPID %s", upid)
+	}
+	found := false
+	for _, l := range c.mustOK("GET", "/nodes/pve1/tasks/"+url.PathEscape(upid)+"/log", nil).list(t) {
+		found = found || l["t"] == "creating a clone of VM 9000 with ID 120"
+	}
+	if !found {
+		t.Fatal("the clone's log does not name the new VMID")
+	}
+}

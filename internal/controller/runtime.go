@@ -31,6 +31,8 @@ type runtime struct {
 	limiter   *dispatch.Limiter
 	// records keeps the engine's records of its downloads (the store).
 	records engine.Records
+	// taskLogs keeps finished tasks' log lines between passes.
+	taskLogs *engine.TaskLogCache
 }
 
 // engine returns an engine on the runtime's client sharing its limiter.
@@ -41,6 +43,7 @@ func (rt *runtime) engine(prune bool, log *slog.Logger) *engine.Engine {
 		Limiter:     rt.limiter,
 		Logger:      log,
 		Records:     rt.records,
+		TaskLogs:    rt.taskLogs,
 	})
 }
 
@@ -52,7 +55,7 @@ func (rt *runtime) close() {
 
 // buildRuntime makes a runtime from the effective configuration.
 func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
-	rt := &runtime{cfg: cfg}
+	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{}}
 	if c.st != nil {
 		rt.records = c.st
 	}

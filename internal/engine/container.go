@@ -154,6 +154,9 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		return a
 	}
 	g := pc.snap.Guest(s.VMID)
+	if ad := adoptUntagged(pc, a, g); ad != nil {
+		return ad
+	}
 	if g != nil {
 		a.Node, a.Owned = g.Node, g.Owned
 		if unfinished(a, g) {

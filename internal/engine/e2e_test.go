@@ -57,7 +57,7 @@ func newEnv(t testing.TB) *env { t.Helper(); return newEnvWith(t, nil) }
 // newEnvWith is newEnv with simulator options changed by tune.
 func newEnvWith(t testing.TB, tune func(*pvesim.Options)) *env {
 	t.Helper()
-	opts := pvesim.Options{Nodes: 3, TokenID: tokenID, TokenSecret: tokenSecret, TaskSpeed: taskSpeed, Seed: 7}
+	opts := pvesim.Options{Nodes: 3, TokenID: tokenID, TokenSecret: tokenSecret, RootPassword: rootPassword, TaskSpeed: taskSpeed, Seed: 7}
 	if tune != nil {
 		tune(&opts)
 	}

@@ -35,6 +35,8 @@ type Options struct {
 	// Records keeps the source and checksum of each download proxmops made
 	// (default: in memory, for the engine's life).
 	Records Records
+	// TaskLogs keeps task log lines between engines (default: per engine).
+	TaskLogs *TaskLogCache
 }
 
 // Engine plans and applies desired state against one cluster.
@@ -44,6 +46,7 @@ type Engine struct {
 	limiter *dispatch.Limiter
 	log     *slog.Logger
 	records Records
+	logs    *TaskLogCache
 }
 
 // New returns an engine using client.
@@ -72,7 +75,11 @@ func New(client *pve.Client, opts Options) *Engine {
 	if rec == nil {
 		rec = &memRecords{}
 	}
-	return &Engine{client: client, opts: opts, limiter: lim, log: log, records: rec}
+	logs := opts.TaskLogs
+	if logs == nil {
+		logs = &TaskLogCache{}
+	}
+	return &Engine{client: client, opts: opts, limiter: lim, log: log, records: rec, logs: logs}
 }
 
 // Client is the engine's Proxmox client.

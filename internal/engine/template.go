@@ -56,6 +56,9 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		a.Status, a.Reason = StatusFailed, "a Template needs a vmid"
 		return a
 	}
+	if ad := adoptUntagged(pc, a, g); ad != nil {
+		return ad
+	}
 	if done := guestGate(a, KindTemplate, g, true); done != nil {
 		return done
 	}

@@ -41,6 +41,18 @@ func findVM(pc *planContext, s *VMSpec) *Guest {
 			}
 		}
 	}
+	if found != nil {
+		return found
+	}
+	// A clone proxmops made under an allocated VMID whose tagging failed:
+	// adopted by adoptUntagged rather than cloned a second time.
+	for _, g := range pc.snap.Guests {
+		if g.Type == "qemu" && !g.Owned && !g.Template && g.Lock == "" && g.Name == s.Name && (found == nil || g.VMID < found.VMID) {
+			if upid, err := pc.guestMadeByUs(g.VMID); err == nil && upid != "" {
+				found = g
+			}
+		}
+	}
 	return found
 }
 
@@ -219,6 +231,9 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
 	g := findVM(pc, s)
+	if ad := adoptUntagged(pc, a, g); ad != nil {
+		return ad
+	}
 	if done := guestGate(a, KindVirtualMachine, g, false); done != nil {
 		return done
 	}

@@ -145,20 +145,19 @@ const ctimeSlack = 120
 // its 50 kB index).
 const historyLimit = 5000
 
-// ownerCache holds, for one plan, the task histories, task logs and volume
-// paths the ownership proofs read.
+// ownerCache holds, for one plan, the task histories and volume paths the
+// ownership proofs read.
 type ownerCache struct {
 	mu      sync.Mutex
 	history map[string][]pve.TaskStatus
 	histErr map[string]error
-	logs    map[string][]string
 	paths   map[string]string
 }
 
 func (pc *planContext) owners() *ownerCache {
 	pc.ownersOnce.Do(func() {
 		pc.ownerCache = &ownerCache{history: map[string][]pve.TaskStatus{}, histErr: map[string]error{},
-			logs: map[string][]string{}, paths: map[string]string{}}
+			paths: map[string]string{}}
 	})
 	return pc.ownerCache
 }
@@ -180,22 +179,53 @@ func (pc *planContext) nodeHistory(node string) ([]pve.TaskStatus, error) {
 	return h, nil
 }
 
+// taskLog reads the lines of a finished task's log that ownership proofs
+// look at. Finished tasks' logs do not change, so the engine keeps them.
 func (pc *planContext) taskLog(upid string) ([]string, error) {
-	oc := pc.owners()
-	oc.mu.Lock()
-	defer oc.mu.Unlock()
-	if l, ok := oc.logs[upid]; ok {
+	return pc.e.logs.get(pc.ctx, pc.e.client, upid)
+}
+
+// TaskLogCache keeps the lines of finished tasks' logs that ownership
+// proofs read; share one between the engines of one cluster (its zero value
+// is ready).
+type TaskLogCache struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+// proofLine reports whether a log line can matter to an ownership proof.
+func proofLine(l string) bool {
+	for _, p := range []string{"download of '", "target file: ", "Removed volume '", "creating a clone of "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *TaskLogCache) get(ctx context.Context, client *pve.Client, upid string) ([]string, error) {
+	c.mu.Lock()
+	l, ok := c.m[upid]
+	c.mu.Unlock()
+	if ok {
 		return l, nil
 	}
-	lines, err := pc.e.client.TaskLog(pc.ctx, upid, 0, 50000)
+	lines, err := client.TaskLog(ctx, upid, 0, 50000)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(lines))
+	out := []string{}
 	for _, l := range lines {
-		out = append(out, l.T)
+		if proofLine(l.T) {
+			out = append(out, l.T)
+		}
 	}
-	oc.logs[upid] = out
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 20000 {
+		c.m = map[string][]string{}
+	}
+	c.m[upid] = out
 	return out, nil
 }
 
