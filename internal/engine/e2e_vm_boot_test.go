@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 const installerVM = `apiVersion: proxmops.dev/v1
@@ -125,5 +126,55 @@ spec:
 	}
 	if g.KVM == nil || g.KVM.CPU != "x86-64-v2-AES" {
 		t.Errorf("the clone runs %+v", g.KVM)
+	}
+}
+
+// A clone of a template whose legacy boot letters put the CD-ROM first
+// ("dcn" and bootdisk) gets an explicit order; Proxmox drops bootdisk with
+// it, and the plan settles. Legacy "cdn" boots the bootdisk first: it is
+// left alone.
+func TestLegacyBootOrderIsConverted(t *testing.T) {
+	e := newEnv(t)
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 9100, Node: "pve1", Config: map[string]string{
+		"name": "legacy-tpl", "template": "1", "boot": "dcn", "bootdisk": "scsi0",
+		"scsi0": "local-lvm:base-9100-disk-0,size=4G", "ide2": "none,media=cdrom",
+		"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("vms/a.yaml", `apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: from-legacy
+  node: pve1
+spec:
+  vmid: 160
+  fromTemplate: legacy-tpl
+  state: running
+`)
+	eng := e.engine(engine.Options{Concurrency: 2})
+	e.converge(eng)
+	e.assertInSync(eng)
+	g := e.guest(160)
+	if g.Config["boot"] != "order=scsi0" || g.Config["bootdisk"] != "" {
+		t.Errorf("boot %q bootdisk %q", g.Config["boot"], g.Config["bootdisk"])
+	}
+	if g.KVM == nil || !slices.Equal(g.KVM.BootOrder, []string{"scsi0"}) {
+		t.Errorf("booted with %+v", g.KVM)
+	}
+}
+
+func TestLegacyDiskFirstBootOrderIsLeftAlone(t *testing.T) {
+	e := newEnv(t)
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 9100, Node: "pve1", Config: map[string]string{
+		"name": "legacy-tpl", "template": "1", "boot": "cdn", "bootdisk": "scsi0",
+		"scsi0": "local-lvm:base-9100-disk-0,size=4G", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("vms/a.yaml", "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: from-legacy\n  node: pve1\nspec:\n  vmid: 160\n  fromTemplate: legacy-tpl\n")
+	eng := e.engine(engine.Options{Concurrency: 2})
+	e.converge(eng)
+	e.assertInSync(eng)
+	if g := e.guest(160); g.Config["boot"] != "cdn" {
+		t.Errorf("boot %q", g.Config["boot"])
 	}
 }
