@@ -1,80 +1,265 @@
 package pvesim
 
-import "strings"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
 
-// The simulator knows two identities: root@pam (with a ticket) and the
-// configured API token, a token of root@pam without privilege separation.
-// Both hold every privilege on every path, as root@pam does on Proxmox VE.
+// The /access endpoints for roles, ACLs and effective permissions
+// (pve-access-control PVE/API2/Role.pm, ACL.pm, AccessControl.pm). The
+// model behind them is in perms.go.
 
-// privileges are Proxmox VE 9.1's privileges (the Administrator role).
-var privileges = []string{
-	"Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit",
-	"Group.Allocate",
-	"Mapping.Audit", "Mapping.Modify", "Mapping.Use",
-	"Permissions.Modify",
-	"Pool.Allocate", "Pool.Audit",
-	"Realm.Allocate", "Realm.AllocateUser",
-	"SDN.Allocate", "SDN.Audit", "SDN.Use",
-	"Sys.AccessNetwork", "Sys.Audit", "Sys.Console", "Sys.Incoming", "Sys.Modify", "Sys.PowerMgmt", "Sys.Syslog",
-	"User.Modify",
-	"VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone",
-	"VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType",
-	"VM.Config.Memory", "VM.Config.Network", "VM.Config.Options",
-	"VM.Console",
-	"VM.GuestAgent.Audit", "VM.GuestAgent.FileRead", "VM.GuestAgent.FileSystemMgmt", "VM.GuestAgent.FileWrite",
-	"VM.GuestAgent.Unrestricted",
-	"VM.Migrate", "VM.PowerMgmt", "VM.Replicate", "VM.Snapshot", "VM.Snapshot.Rollback",
-}
+// topLevelPaths are get_effective_permissions' default paths; paths named
+// in ACLs are added (the simulator has no pools).
+var topLevelPaths = []string{"/", "/access", "/access/groups", "/nodes", "/pool", "/sdn", "/storage", "/vms"}
 
-// topLevelPaths are the paths Proxmox lists when no path is asked for
-// (besides paths named in ACLs and pools, which the simulator has none of).
-var topLevelPaths = []string{"/", "/access", "/access/groups", "/mapping", "/nodes", "/pool", "/sdn", "/storage", "/vms"}
+var (
+	reRoleID  = regexp.MustCompile(`^[A-Za-z0-9.\-_]+$`)
+	reTokenID = regexp.MustCompile(`^[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+![A-Za-z][A-Za-z0-9.\-_]+$`)
+)
 
 func init() {
+	RegisterFormat("pve-roleid", func(s string) error {
+		if !reRoleID.MatchString(s) {
+			return fmt.Errorf("role name '%s' contains invalid characters\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-groupid", func(s string) error {
+		if !reRoleID.MatchString(s) {
+			return fmt.Errorf("group name '%s' contains invalid characters\n", s)
+		}
+		return nil
+	})
+	RegisterFormat("pve-tokenid", func(s string) error {
+		if !reTokenID.MatchString(s) {
+			return fmt.Errorf("value '%s' does not look like a valid token ID\n", s)
+		}
+		return nil
+	})
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{
-			Method: "GET",
-			Path:   "/access/permissions",
+		s.Handle(&Route{Method: "GET", Path: "/access/permissions", Perm: PermUser(),
 			Params: NewParams(
 				Str("path").Opt(),
 				Str("userid").Opt().Pattern(`[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+(?:![A-Za-z][A-Za-z0-9.\-_]+)?`),
 			),
 			Handler: s.accessPermissions,
 		})
+		s.Handle(&Route{Method: "GET", Path: "/access/roles", Perm: PermUser(), Handler: s.roleIndex})
+		s.Handle(&Route{Method: "GET", Path: "/access/roles/{roleid}", Perm: PermUser(),
+			Params: NewParams(Str("roleid").Fmt("pve-roleid")), Handler: s.roleRead})
+		s.Handle(&Route{Method: "GET", Path: "/access/acl", Perm: PermUser(), Handler: s.aclRead})
+		s.Handle(&Route{Method: "PUT", Path: "/access/acl", Perm: permModify("{path}"),
+			Params: NewParams(
+				Str("path"),
+				Str("roles").Fmt("pve-roleid-list"),
+				Str("users").Opt().Fmt("pve-userid-list"),
+				Str("groups").Opt().Fmt("pve-groupid-list"),
+				Str("tokens").Opt().Fmt("pve-tokenid-list"),
+				Bool("propagate").Opt().Default("1"),
+				Bool("delete").Opt(),
+			),
+			Handler: s.aclUpdate})
 	})
 }
 
-// accessPermissions answers a map of path to a map of privilege to its
-// propagate flag (1). Every caller may dump its own permissions and, being
-// root-equivalent, anybody else's; an unknown user or token has none.
+// permModify is ['perm-modify', path]: check_perm_modify.
+func permModify(path string) *Perm { return &Perm{op: "perm-modify", path: path} }
+
+// checkPermModify is RPCEnvironment::check_perm_modify: Permissions.Modify,
+// or the allocation privilege of the object the path names.
+func (s *Server) checkPermModify(user, path string) error {
+	if path == "" {
+		return s.check(user, "/access", "Permissions.Modify")
+	}
+	privs := []string{"Permissions.Modify"}
+	switch {
+	case strings.HasPrefix(path, "/storage/") && len(path) > len("/storage/"):
+		privs = append(privs, "Datastore.Allocate")
+	case strings.HasPrefix(path, "/vms/") && len(path) > len("/vms/"):
+		privs = append(privs, "VM.Allocate")
+	case strings.HasPrefix(path, "/pool/") && len(path) > len("/pool/"):
+		privs = append(privs, "Pool.Allocate")
+	}
+	return s.checkAny(user, path, privs...)
+}
+
+// accessPermissions is API2/AccessControl.pm "permissions": a map of path
+// to a map of privilege to its propagate flag. Anybody may read their own
+// (or their own tokens'); others need Sys.Audit on /access.
 func (s *Server) accessPermissions(r *Request) (any, error) {
 	userid := r.User
 	if r.Has("userid") {
 		userid = r.Str("userid")
 	}
+	owner, _, isToken := strings.Cut(userid, "!")
+	if userid != r.User && !(isToken && owner == r.User) {
+		if err := s.check(r.User, "/access", "Sys.Audit"); err != nil {
+			return nil, err
+		}
+	}
+	flags := func(p map[string]bool) map[string]int {
+		out := make(map[string]int, len(p))
+		for k, v := range p {
+			out[k] = boolInt(v)
+		}
+		return out
+	}
 	res := map[string]map[string]int{}
-	if !s.isRootIdentity(userid) {
+	if path := r.Str("path"); path != "" {
+		res[path] = flags(s.permissions(userid, path))
 		return res, nil
 	}
-	paths := topLevelPaths
-	if r.Has("path") {
-		paths = []string{r.Str("path")}
+	paths := append([]string(nil), topLevelPaths...)
+	for _, e := range s.access.acl {
+		paths = append(paths, e.Path)
 	}
 	for _, p := range paths {
-		privs := make(map[string]int, len(privileges))
-		for _, name := range privileges {
-			privs[name] = 1
+		if perms := s.permissions(userid, p); len(perms) > 0 {
+			res[p] = flags(perms)
 		}
-		res[p] = privs
 	}
 	return res, nil
 }
 
-// isRootIdentity says whether id is root@pam or the configured token (a
-// token of root@pam without privilege separation).
-func (s *Server) isRootIdentity(id string) bool {
-	if id == "root@pam" {
-		return true
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
-	return s.opts.TokenID != "" && id == s.opts.TokenID && strings.HasPrefix(id, "root@pam!")
+	return 0
 }
+
+// roleIndex is API2/Role.pm "index".
+func (s *Server) roleIndex(*Request) (any, error) {
+	var out []map[string]any
+	for _, id := range s.access.sortedRoleIDs() {
+		privs, _ := s.access.role(id)
+		_, special := builtinRoles[id]
+		out = append(out, map[string]any{"roleid": id, "privs": strings.Join(sortedKeys(privs), ","), "special": boolInt(special)})
+	}
+	return out, nil
+}
+
+// roleRead is API2/Role.pm "read_role": privilege name to 1.
+func (s *Server) roleRead(r *Request) (any, error) {
+	privs, ok := s.access.role(r.Str("roleid"))
+	if !ok {
+		return nil, Fail("role '%s' does not exist", r.Str("roleid"))
+	}
+	out := map[string]int{}
+	for p := range privs {
+		out[p] = 1
+	}
+	return out, nil
+}
+
+// aclRead is API2/ACL.pm "read_acl": the entries on paths where the caller
+// may audit (Sys.Audit on /access) or modify permissions.
+func (s *Server) aclRead(r *Request) (any, error) {
+	audit := s.can(r.User, "/access", "Sys.Audit")
+	out := []map[string]any{}
+	for _, e := range s.access.acl {
+		if !audit && s.checkPermModify(r.User, e.Path) != nil {
+			continue
+		}
+		out = append(out, map[string]any{"path": e.Path, "type": e.Type, "ugid": e.UGID, "roleid": e.Role, "propagate": boolInt(e.Propagate)})
+	}
+	return out, nil
+}
+
+// aclUpdate is API2/ACL.pm "update_acl".
+func (s *Server) aclUpdate(r *Request) (any, error) {
+	if r.Str("users") == "" && r.Str("groups") == "" && r.Str("tokens") == "" {
+		msg := "either 'users', 'groups' or 'tokens' is required."
+		return nil, ParamError(map[string]string{"users": msg, "groups": msg, "tokens": msg})
+	}
+	path := normalizeACLPath(r.Str("path"))
+	if !reACLPathChars.MatchString(path) || (!r.Bool("delete") && !validACLPath(path)) {
+		return nil, ParamErr("path", fmt.Sprintf("invalid ACL path '%s'", r.Str("path")))
+	}
+	propagate := r.BoolOr("propagate", true)
+	mine := s.permissions(r.User, path)
+	for _, role := range splitList(r.Str("roles")) {
+		privs, ok := s.access.role(role)
+		if !ok {
+			return nil, Fail("role '%s' does not exist", role)
+		}
+		if _, ok := mine["Permissions.Modify"]; !ok {
+			if err := checkRoleSubset(role, privs, mine, propagate, r.Bool("delete")); err != nil {
+				return nil, err
+			}
+		}
+		for _, g := range splitList(r.Str("groups")) {
+			return nil, Fail("group '%s' does not exist", g)
+		}
+		for _, u := range splitList(r.Str("users")) {
+			if !s.userExists(u) {
+				return nil, Fail("user '%s' does not exist", u)
+			}
+			s.access.setACL(aclEntry{Path: path, Type: "user", UGID: u, Role: role, Propagate: propagate}, r.Bool("delete"))
+		}
+		for _, t := range splitList(r.Str("tokens")) {
+			owner, name, _ := strings.Cut(t, "!")
+			if !s.userExists(owner) {
+				return nil, Fail("user '%s' does not exist", owner)
+			}
+			if t != s.opts.TokenID {
+				return nil, Fail("no such token '%s' for user '%s'", name, owner)
+			}
+			s.access.setACL(aclEntry{Path: path, Type: "token", UGID: t, Role: role, Propagate: propagate}, r.Bool("delete"))
+		}
+	}
+	return nil, nil
+}
+
+// checkRoleSubset is update_acl's rule for callers without
+// Permissions.Modify: they hand out only privileges they hold themselves.
+func checkRoleSubset(role string, privs, mine map[string]bool, propagate, del bool) error {
+	verb := "add"
+	if del {
+		verb = "remove"
+	}
+	for _, p := range sortedKeys(privs) {
+		have, ok := mine[p]
+		if !ok {
+			return ParamErr("role", fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify' or superset of privileges.", verb, role))
+		}
+		if propagate && !have && !del {
+			return ParamErr("role", fmt.Sprintf("Cannot %s role '%s' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.", verb, role))
+		}
+	}
+	if role == "NoAccess" {
+		return ParamErr("role", fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify'", verb, role))
+	}
+	return nil
+}
+
+// setACL adds (replacing the propagate flag) or removes one entry.
+func (a *accessState) setACL(e aclEntry, del bool) {
+	for i, old := range a.acl {
+		if old.Path == e.Path && old.Type == e.Type && old.UGID == e.UGID && old.Role == e.Role {
+			if del {
+				a.acl = append(a.acl[:i], a.acl[i+1:]...)
+			} else {
+				a.acl[i].Propagate = e.Propagate
+			}
+			return
+		}
+	}
+	if !del {
+		a.acl = append(a.acl, e)
+	}
+}
+
+var reACLPathChars = regexp.MustCompile(`^[[:alnum:]./\-_]+$`)
+
+// reACLPath is AccessControl::check_path (the paths an ACL may name).
+var reACLPath = regexp.MustCompile(`^(/|/access|/access/groups|/access/groups/[[:alnum:].\-_]+|/access/realm|/access/realm/[[:alnum:].\-_]+` +
+	`|/nodes|/nodes/[[:alnum:].\-_]+|/pool|/pool/[A-Za-z0-9.\-_]+(?:/[A-Za-z0-9.\-_]+){0,2}` +
+	`|/sdn|/sdn/controllers|/sdn/controllers/[[:alnum:]_\-]+|/sdn/dns|/sdn/dns/[[:alnum:]]+|/sdn/fabrics|/sdn/fabrics/[[:alnum:]]+` +
+	`|/sdn/ipams|/sdn/ipams/[[:alnum:]]+|/sdn/prefix-lists|/sdn/prefix-lists/[[:alnum:]]+|/sdn/route-maps|/sdn/route-maps/[[:alnum:]]+` +
+	`|/sdn/zones|/sdn/zones/[[:alnum:].\-_]+|/sdn/zones/[[:alnum:].\-_]+/[[:alnum:].\-_]+|/sdn/zones/[[:alnum:].\-_]+/[[:alnum:].\-_]+/[1-9][0-9]{0,3}` +
+	`|/storage|/storage/[[:alnum:].\-_]+|/vms|/vms/[1-9][0-9]{2,}|/mapping|/mapping/[[:alnum:].\-_]+|/mapping/[[:alnum:].\-_]+/[[:alnum:].\-_]+)$`)
+
+func validACLPath(p string) bool { return reACLPath.MatchString(p) }

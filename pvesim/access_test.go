@@ -13,13 +13,14 @@ func TestAccessPermissions(t *testing.T) {
 		name      string
 		params    url.Values
 		wantPaths []string
+		none      bool // the paths are listed with no privileges
 	}{
-		{"the token itself on /", vals("path", "/"), []string{"/"}},
-		{"the token itself, whole tree", nil, topLevelPaths},
-		{"the token named explicitly", vals("userid", testTokenID, "path", "/vms/100"), []string{"/vms/100"}},
-		{"its user, root@pam", vals("userid", "root@pam", "path", "/storage"), []string{"/storage"}},
-		{"an unknown user has none", vals("userid", "alice@pve", "path", "/"), nil},
-		{"an unknown token of root has none", vals("userid", "root@pam!other"), nil},
+		{"the token itself on /", vals("path", "/"), []string{"/"}, false},
+		{"the token itself, whole tree", nil, topLevelPaths, false},
+		{"the token named explicitly", vals("userid", testTokenID, "path", "/vms/100"), []string{"/vms/100"}, false},
+		{"its user, root@pam", vals("userid", "root@pam", "path", "/storage"), []string{"/storage"}, false},
+		{"an unknown user has none", vals("userid", "alice@pve", "path", "/"), []string{"/"}, true},
+		{"an unknown token of root has none", vals("userid", "root@pam!other"), nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,6 +34,12 @@ func TestAccessPermissions(t *testing.T) {
 			}
 			for _, p := range tt.wantPaths {
 				privs := got[p]
+				if tt.none {
+					if len(privs) != 0 {
+						t.Errorf("%s: %v, want no privileges", p, privs)
+					}
+					continue
+				}
 				if len(privs) != len(privileges) {
 					t.Fatalf("%s: %d privileges, want %d", p, len(privs), len(privileges))
 				}

@@ -59,8 +59,8 @@ func init() {
 		a.InfoPage = "https://pve.proxmox.com/wiki/Linux_Container#pct_supported_distributions"
 	}
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/aplinfo", ProxyTo: "node", Params: NewParams(pNode()), Handler: s.aplinfoList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/aplinfo", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/aplinfo", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.aplinfoList})
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/aplinfo", Perm: PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), ProxyTo: "node",
 			Params:  NewParams(pNode(), Str("storage").Fmt("pve-storage-id"), Str("template").MaxLen(255)),
 			Handler: s.aplinfoDownload})
 	})

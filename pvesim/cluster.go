@@ -33,26 +33,26 @@ var (
 
 func init() {
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/", Handler: func(*Request) (any, error) {
+		s.Handle(&Route{Method: "GET", Path: "/", Perm: PermUser(), Handler: func(*Request) (any, error) {
 			return subdirs("version", "cluster", "nodes", "storage", "access", "pools"), nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/version", Handler: s.getVersion})
-		s.Handle(&Route{Method: "GET", Path: "/nodes", Handler: s.listNodes})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}", ProxyTo: "node", Params: NewParams(pNode()),
+		s.Handle(&Route{Method: "GET", Path: "/version", Perm: PermUser(), Handler: s.getVersion})
+		s.Handle(&Route{Method: "GET", Path: "/nodes", Perm: PermUser(), Handler: s.listNodes})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()),
 			Handler: func(*Request) (any, error) {
 				return subdirs("qemu", "lxc", "storage", "tasks", "status", "network", "version", "aplinfo"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/status", ProxyTo: "node", Params: NewParams(pNode()), Handler: s.nodeStatus})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/version", ProxyTo: "node", Params: NewParams(pNode()), Handler: s.getVersion})
-		s.Handle(&Route{Method: "GET", Path: "/cluster", Handler: func(*Request) (any, error) {
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/status", Perm: PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.nodeStatus})
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/version", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.getVersion})
+		s.Handle(&Route{Method: "GET", Path: "/cluster", Perm: PermUser(), Handler: func(*Request) (any, error) {
 			return subdirs("resources", "nextid", "status", "tasks", "sdn"), nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/resources",
+		s.Handle(&Route{Method: "GET", Path: "/cluster/resources", Perm: PermUser(),
 			Params:  NewParams(Str("type").Opt().Enum("vm", "storage", "node", "sdn")),
 			Handler: s.clusterResources})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/nextid", Params: NewParams(pVMID().Opt()), Handler: s.nextID})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/status", Handler: s.clusterStatus})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/tasks", Handler: s.clusterTasks})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/nextid", Perm: PermUser(), Params: NewParams(pVMID().Opt()), Handler: s.nextID})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/status", Perm: PermCheck("/", "Sys.Audit"), Handler: s.clusterStatus})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/tasks", Perm: PermUser(), Handler: s.clusterTasks})
 	})
 }
 
@@ -348,6 +348,9 @@ func (s *Server) clusterResources(r *Request) (any, error) {
 	if c.gen != gen || c.now != now || c.bodies == nil {
 		c.gen, c.now = gen, now
 		c.bodies = map[string]encodedBody{}
+	}
+	if !s.hasAllPrivileges(r.User) {
+		return s.filterResources(r.User, s.encodeResources(typ, now, c.sizeHint))
 	}
 	if b, ok := c.bodies[typ]; ok {
 		return b, nil

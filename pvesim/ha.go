@@ -177,25 +177,25 @@ func init() {
 	})
 	registerRoutes(func(s *Server) {
 		sid := func() *Param { return Str("sid").Fmt("pve-ha-resource-or-vm-id") }
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha", Handler: func(*Request) (any, error) {
+		s.Handle(&Route{Method: "GET", Path: "/cluster/ha", Perm: PermCheck("/", "Sys.Audit"), Handler: func(*Request) (any, error) {
 			return []map[string]any{{"id": "status"}, {"id": "resources"}, {"id": "groups"}, {"id": "rules"}}, nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/resources",
+		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/resources", Perm: PermCheck("/", "Sys.Audit"),
 			Params: NewParams(Str("type").Opt().Enum("ct", "vm")), Handler: s.haList})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/ha/resources",
+		s.Handle(&Route{Method: "POST", Path: "/cluster/ha/resources", Perm: PermCheck("/", "Sys.Console"),
 			Params: NewParams(append(haOptionParams(), sid(), Str("type").Opt().Enum("ct", "vm"))...), Handler: s.haCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/resources/{sid}",
+		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/resources/{sid}", Perm: PermCheck("/", "Sys.Audit"),
 			Params: NewParams(sid()), Handler: s.haRead})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/ha/resources/{sid}",
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/ha/resources/{sid}", Perm: PermCheck("/", "Sys.Console"),
 			Params: NewParams(append(haOptionParams(), sid(),
 				Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), Str("digest").Opt().MaxLen(64))...),
 			Handler: s.haUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/ha/resources/{sid}",
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/ha/resources/{sid}", Perm: PermCheck("/", "Sys.Console"),
 			Params: NewParams(sid(), Bool("purge").Opt().Default("1")), Handler: s.haDelete})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status", Handler: func(*Request) (any, error) {
+		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status", Perm: PermUser(), Handler: func(*Request) (any, error) {
 			return []map[string]any{{"name": "current"}, {"name": "manager_status"}}, nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status/current", Handler: s.haStatusCurrent})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status/current", Perm: PermCheck("/", "Sys.Audit"), Handler: s.haStatusCurrent})
 	})
 }
 

@@ -33,23 +33,23 @@ func init() {
 		nv := func(extra ...*Param) *Params { return NewParams(append([]*Param{pNode(), pVMID()}, extra...)...) }
 		snap := func() *Param { return Str("snapname").MaxLen(40).Fmt("pve-configid") }
 		base := "/nodes/{node}/lxc"
-		s.Handle(&Route{Method: "GET", Path: base, ProxyTo: "node", Params: NewParams(pNode()), Handler: s.lxcList})
-		s.Handle(&Route{Method: "POST", Path: base, ProxyTo: "node", Params: lxcCreateParams(), Handler: s.lxcCreate})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: base, Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.lxcList})
+		s.Handle(&Route{Method: "POST", Path: base, Perm: PermUser(), ProxyTo: "node", Params: lxcCreateParams(), Handler: s.lxcCreate})
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}", Perm: PermUser(), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				if _, err := s.lxcGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("config", "status", "vncproxy", "termproxy", "vncwebsocket", "spiceproxy", "migrate", "clone", "rrd", "firewall", "snapshot", "resize", "move_volume", "pending", "template", "feature", "interfaces", "remote_migrate", "mtunnel", "mtunnelwebsocket"), nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
 			Params:  nv(Bool("destroy-unreferenced-disks").Opt(), Bool("force").Opt().Default("0"), Bool("purge").Opt().Default("0")),
 			Handler: s.lxcDestroy})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/config", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
 			Params:  nv(Bool("current").Opt().Default("0"), Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
 			Handler: s.lxcGetConfig})
-		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/config", ProxyTo: "node", Params: lxcUpdateParams(), Handler: s.lxcUpdate})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/pending", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options"), ProxyTo: "node", Params: lxcUpdateParams(), Handler: s.lxcUpdate})
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/pending", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				g, err := s.lxcGuest(r)
 				if err != nil {
@@ -57,11 +57,11 @@ func init() {
 				}
 				return pendingJSON(g, lxcKeyType, nil), nil
 			}})
-		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/resize", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/resize", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
 			Params:  nv(Str("disk").Enum(lxcVolumeKeys()...), Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), Str("digest").Opt().MaxLen(40)),
 			Handler: s.lxcResize})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/template", ProxyTo: "node", Params: nv(), Handler: s.lxcTemplate})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/clone", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/template", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node", Params: nv(), Handler: s.lxcTemplate})
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/clone", Perm: PermAnd(PermCheck("/vms/{vmid}", "VM.Clone"), PermOr(PermCheck("/vms/{newid}", "VM.Allocate"), PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
 			Params: nv(
 				Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
 				Num("bwlimit").Opt().Min(0),
@@ -74,25 +74,25 @@ func init() {
 				Str("target").Opt().Fmt("pve-node"),
 			),
 			Handler: s.lxcClone})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status", Perm: PermUser(), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				if _, err := s.lxcGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("current", "start", "stop", "shutdown", "reboot", "suspend", "resume"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status/current", ProxyTo: "node", Params: nv(), Handler: s.lxcStatusCurrent})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/start", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status/current", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(), Handler: s.lxcStatusCurrent})
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/start", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(Bool("debug").Opt().Default("0"), Bool("skiplock").Opt()), Handler: s.lxcStart})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/stop", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/stop", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params:  nv(Bool("overrule-shutdown").Opt().Default("0"), Bool("skiplock").Opt()),
 			Handler: func(r *Request) (any, error) { return s.lxcStop(r, "vzstop") }})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/shutdown", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/shutdown", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params:  nv(Bool("forceStop").Opt().Default("0"), Int("timeout").Opt().Min(0).Default("60")),
 			Handler: func(r *Request) (any, error) { return s.lxcStop(r, "vzshutdown") }})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/reboot", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/reboot", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.lxcReboot})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				g, err := s.lxcGuest(r)
 				if err != nil {
@@ -100,9 +100,9 @@ func init() {
 				}
 				return snapshotListJSON(g), nil
 			}})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Str("description").Opt()), Handler: s.lxcSnapshotCreate})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}", Params: nv(snap()),
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermUser(), Params: nv(snap()),
 			Handler: func(r *Request) (any, error) {
 				g, err := s.lxcGuest(r)
 				if err != nil {
@@ -113,11 +113,11 @@ func init() {
 				}
 				return subdirs("rollback", "config"), nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}/snapshot/{snapname}", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Bool("force").Opt()), Handler: s.lxcSnapshotDelete})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot/{snapname}/rollback", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
 			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.lxcSnapshotRollback})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
 			Params: nv(snap()), Handler: func(r *Request) (any, error) {
 				g, err := s.lxcGuest(r)
 				if err != nil {
@@ -140,7 +140,7 @@ func init() {
 				}
 				return out, nil
 			}})
-		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/snapshot/{snapname}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Str("description").Opt()), Handler: func(r *Request) (any, error) {
 				g, err := s.lxcGuest(r)
 				if err != nil {
@@ -194,9 +194,6 @@ func (s *Server) vmidUnusedErr(vmid int) error {
 	return nil
 }
 
-// permErr is raise_perm_exc: 403 "Permission check failed (...)".
-func permErr(what string) error { return Failf(403, "Permission check failed (%s)", what) }
-
 // mountPointType is classify_mountpoint: volume, bind or device.
 func mountPointType(volume string) string {
 	if strings.HasPrefix(volume, "/") {
@@ -217,17 +214,23 @@ func printLxcVolume(key string, mp map[string]string) string {
 	return printPropStringOrdered(lxcVolumeFormat(key), mp)
 }
 
-// checkCTModifyPerm is check_ct_modify_config_perm: the settings only
-// root@pam (logged in with a password, not a token) may make.
-func checkCTModifyPerm(user string, oldConf, newConf map[string]string, deletes []string, unprivileged bool) error {
+// checkCTModifyPerm is check_ct_modify_config_perm: the privilege each
+// key needs, and the settings only root@pam (logged in with a password,
+// not a token) may make. Keys are checked in sorted order (Proxmox walks a
+// hash), the new values before the deletions.
+func (s *Server) checkCTModifyPerm(user string, vmid int, oldConf, newConf map[string]string, deletes []string, unprivileged bool) error {
 	if user == "root@pam" {
 		return nil
 	}
+	vm := "/vms/" + strconv.Itoa(vmid)
 	check := func(opt string, del bool) error {
+		base, _ := splitIndexed(opt)
 		switch {
-		case opt == "rootfs" || strings.HasPrefix(opt, "mp"):
-			if del {
-				return nil
+		case opt == "cores" || opt == "cpuunits" || opt == "cpulimit":
+			return s.check(user, vm, "VM.Config.CPU")
+		case opt == "rootfs" || base == "mp":
+			if err := s.check(user, vm, "VM.Config.Disk"); err != nil || del {
+				return err
 			}
 			mp, err := parseLxcVolume(opt, newConf[opt])
 			if err != nil {
@@ -236,36 +239,45 @@ func checkCTModifyPerm(user string, oldConf, newConf map[string]string, deletes 
 			if t := mountPointType(mp["volume"]); t != "volume" {
 				return permErr("mount point type " + t + " is only allowed for root@pam")
 			}
-		case strings.HasPrefix(opt, "dev"):
+			if m := reLxcNewDisk.FindStringSubmatch(mp["volume"]); m != nil {
+				return s.check(user, "/storage/"+m[1], "Datastore.AllocateSpace")
+			}
+			return s.checkVolumeAccess(user, vmid, mp["volume"], "rootdir")
+		case opt == "memory" || opt == "swap":
+			return s.check(user, vm, "VM.Config.Memory")
+		case base == "net":
+			if err := s.check(user, vm, "VM.Config.Network"); err != nil {
+				return err
+			}
+			if old := oldConf[opt]; old != "" {
+				if err := s.lxcBridgeAccess(user, old); err != nil {
+					return err
+				}
+			}
+			if v := newConf[opt]; v != "" {
+				return s.lxcBridgeAccess(user, v)
+			}
+		case base == "dev":
 			return permErr("configuring device passthrough is only allowed for root@pam")
+		case opt == "nameserver" || opt == "searchdomain" || opt == "hostname":
+			return s.check(user, vm, "VM.Config.Network")
 		case opt == "features":
 			if !unprivileged {
 				return permErr("changing feature flags for privileged container is only allowed for root@pam")
 			}
-			otherChanged := false
-			if del {
-				old, _ := parsePropString(lxcFeaturesFormat, oldConf[opt], "")
-				_, nesting := old["nesting"]
-				otherChanged = len(old) > 1 || (len(old) == 1 && !nesting)
-			} else {
-				feats, _ := parsePropString(lxcFeaturesFormat, newConf[opt], "")
-				if oldConf != nil && oldConf[opt] != "" {
-					old, _ := parsePropString(lxcFeaturesFormat, oldConf[opt], "")
-					for _, k := range append(sortedKeys(old), sortedKeys(feats)...) {
-						if k != "nesting" && old[k] != feats[k] {
-							otherChanged = true
-						}
-					}
-				} else {
-					_, nesting := feats["nesting"]
-					otherChanged = len(feats) > 1 || (len(feats) == 1 && !nesting)
-				}
-			}
-			if otherChanged {
+			nesting, other := lxcFeatureChanges(oldConf[opt], newConf[opt], del)
+			if other {
 				return permErr("changing feature flags (except nesting) is only allowed for root@pam")
+			}
+			if nesting {
+				return s.check(user, vm, "VM.Allocate")
 			}
 		case opt == "hookscript":
 			return permErr("changing the hookscript is only allowed for root@pam")
+		default:
+			// tags too: assert_tag_permissions needs VM.Config.Options
+			// (any tag may be set: user-tag-access is "free" by default).
+			return s.check(user, vm, "VM.Config.Options")
 		}
 		return nil
 	}
@@ -280,6 +292,36 @@ func checkCTModifyPerm(user string, oldConf, newConf map[string]string, deletes 
 		}
 	}
 	return nil
+}
+
+// lxcFeatureChanges says whether a change of the features option changes
+// nesting, and whether it changes anything else.
+func lxcFeatureChanges(oldVal, newVal string, del bool) (nesting, other bool) {
+	only := func(f map[string]string) (bool, bool) {
+		_, n := f["nesting"]
+		if len(f) == 1 && n {
+			return true, false
+		}
+		return false, len(f) > 0
+	}
+	if del {
+		old, _ := parsePropString(lxcFeaturesFormat, oldVal, "")
+		return only(old)
+	}
+	feats, _ := parsePropString(lxcFeaturesFormat, newVal, "")
+	if oldVal == "" {
+		return only(feats)
+	}
+	old, _ := parsePropString(lxcFeaturesFormat, oldVal, "")
+	for _, k := range append(sortedKeys(old), sortedKeys(feats)...) {
+		if old[k] != feats[k] {
+			if k != "nesting" {
+				return nesting, true
+			}
+			nesting = true
+		}
+	}
+	return nesting, false
 }
 
 // lxcOSType guesses the ostype from the template name, as the setup code
@@ -390,7 +432,8 @@ func (s *Server) lxcList(r *Request) (any, error) {
 	node := r.Str("node")
 	var ids []int
 	for id, g := range s.state.Guests {
-		if g.Node == node && g.Type == "lxc" {
+		// vmlist: only containers the caller has VM.Audit on.
+		if g.Node == node && g.Type == "lxc" && s.can(r.User, "/vms/"+strconv.Itoa(id), "VM.Audit") {
 			ids = append(ids, id)
 		}
 	}
@@ -531,6 +574,16 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		return nil, Fail("unable to restore CT %d - restoring backups is not supported by the simulator", vmid)
 	}
 	unprivileged := r.BoolOr("unprivileged", true)
+	if !unprivileged {
+		if err := s.check(r.User, "/", "Sys.Modify"); err != nil {
+			return nil, err
+		}
+	}
+	if r.Bool("ha-managed") {
+		if err := s.check(r.User, "/", "Sys.Console"); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.vmidUnusedErr(vmid); err != nil {
 		return nil, err
 	}
@@ -542,6 +595,9 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 	// pve-container API2/LXC.pm create_vm: check_pool_exist after the keys.
 	if err := s.checkPoolExist(r); err != nil {
 		return nil, err
+	}
+	if pool := r.Str("pool"); !s.can(r.User, "/vms/"+strconv.Itoa(vmid), "VM.Allocate") && !(pool != "" && s.can(r.User, "/pool/"+pool, "VM.Allocate")) {
+		return nil, permErr("")
 	}
 	ostemplate := r.Str("ostemplate")
 	storage := r.Str("storage")
@@ -557,7 +613,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		}
 		params[k] = v
 	}
-	if err := checkCTModifyPerm(r.User, nil, params, nil, unprivileged); err != nil {
+	if err := s.checkCTModifyPerm(r.User, vmid, nil, params, nil, unprivileged); err != nil {
 		return nil, err
 	}
 	if ostemplate == "-" {
@@ -574,6 +630,9 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		if vtype != "vztmpl" {
 			return nil, Fail("unable to use volume %s - content type needs to be 'vztmpl'", ostemplate)
 		}
+		if err := s.checkVolumeAccess(r.User, vmid, ostemplate, "vztmpl"); err != nil {
+			return nil, err
+		}
 	} else if r.User != "root@pam" {
 		return nil, Fail("Only root can pass arbitrary filesystem paths.")
 	}
@@ -585,7 +644,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		if !st.allows("rootdir") {
 			return ParamErr("storage", fmt.Sprintf("storage '%s' does not support container directories", sid))
 		}
-		return nil
+		return s.check(r.User, "/storage/"+sid, "Datastore.AllocateSpace")
 	}
 	mpParams := map[string]string{}
 	other := map[string]string{}
@@ -818,7 +877,7 @@ func (s *Server) lxcUpdate(r *Request) (any, error) {
 			return nil, Fail("detected modified configuration - file changed by other user? Try again.")
 		}
 		unpriv := g.Conf["unprivileged"] == "1"
-		if err := checkCTModifyPerm(r.User, g.Conf, nil, append(append([]string(nil), deletes...), reverts...), unpriv); err != nil {
+		if err := s.checkCTModifyPerm(r.User, g.VMID, g.Conf, nil, append(append([]string(nil), deletes...), reverts...), unpriv); err != nil {
 			return nil, err
 		}
 		for _, opt := range reverts {
@@ -842,7 +901,7 @@ func (s *Server) lxcUpdate(r *Request) (any, error) {
 				}
 			}
 		}
-		if err := checkCTModifyPerm(r.User, g.Conf, params, nil, unpriv); err != nil {
+		if err := s.checkCTModifyPerm(r.User, g.VMID, g.Conf, params, nil, unpriv); err != nil {
 			return nil, err
 		}
 		errs, err := s.lxcUpdateConfig(g, params, deletes, reverts)
@@ -1423,6 +1482,9 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 			if st := s.state.storage(sid); st == nil || !st.Shared {
 				shared = false
 			}
+			if err := s.check(r.User, "/storage/"+sid, "Datastore.AllocateSpace"); err != nil {
+				return nil, err
+			}
 			if full {
 				if g.Running && snapname == "" {
 					return nil, Fail("Full clone of a running container is only possible from a snapshot")
@@ -1435,6 +1497,9 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 			if n, err := parsePropString(lxcNetFormat, v, ""); err == nil {
 				n["hwaddr"] = s.randomMAC()
 				newConf[k] = printPropStringOrdered(lxcNetFormat, n)
+				if err := s.lxcBridgeAccess(r.User, newConf[k]); err != nil {
+					return nil, err
+				}
 			}
 		case k == "parent" || k == "snaptime" || k == "snapstate" || k == "template" || k == "lock":
 		default:

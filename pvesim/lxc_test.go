@@ -107,7 +107,13 @@ func TestLxcCreateReadBack(t *testing.T) {
 	}
 	// Defaults of a minimal create: hostname CT<vmid>, a 4 GiB rootfs on
 	// the default storage (here given), 512 MiB memory and swap.
-	createCT(t, c, "201", "storage", "local-lvm", "rootfs", "3")
+	// A bare size is not a volume id: check_volume_access lets only
+	// root@pam (not even its token) pass it (pve-container LXC.pm
+	// check_ct_modify_config_perm).
+	if r := c.do("POST", "/nodes/pve1/lxc", vals("vmid", "201", "ostemplate", testTemplate, "storage", "local-lvm", "rootfs", "3")); r.Status != 500 || r.Reason != "Only root can pass arbitrary filesystem paths." {
+		t.Errorf("bare size with a token: %d %q", r.Status, r.Reason)
+	}
+	createCT(t, rootClient(t, srv), "201", "storage", "local-lvm", "rootfs", "3")
 	cfg = c.mustOK("GET", "/nodes/pve1/lxc/201/config", nil).obj(t)
 	if cfg["hostname"] != "CT201" || cfg["rootfs"] != "local-lvm:vm-201-disk-0,size=3G" || cfg["memory"] != float64(512) {
 		t.Errorf("defaults: %v", cfg)

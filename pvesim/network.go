@@ -121,23 +121,23 @@ func init() {
 	registerRoutes(func(s *Server) {
 		iface := func() *Param { return Str("iface").Fmt("pve-iface").MinLen(2).MaxLen(20) }
 		types := []string{"bridge", "bond", "eth", "alias", "vlan", "fabric", "OVSBridge", "OVSBond", "OVSPort", "OVSIntPort", "vnet"}
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network", Perm: PermUser(), ProxyTo: "node",
 			Params:  NewParams(pNode(), Str("type").Opt().Enum(append(append([]string(nil), types...), "any_bridge", "any_local_bridge", "include_sdn")...)),
 			Handler: s.networkList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/network", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/network", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
 			Params: networkConfigParams(types).With(pNode(), iface()), Handler: s.networkCreate})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
 			Params: NewParams(pNode(), Bool("regenerate-frr").Opt().Default("0")), Handler: s.networkApply})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
 			Params: NewParams(pNode()), Handler: func(r *Request) (any, error) {
 				s.hostNet(r.Str("node")).Staged = nil
 				return nil, nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network/{iface}", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network/{iface}", Perm: PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node",
 			Params: NewParams(pNode(), iface()), Handler: s.networkGet})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network/{iface}", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network/{iface}", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
 			Params: networkConfigParams(types).With(pNode(), iface(), Str("delete").Opt().Fmt("pve-configid-list")), Handler: s.networkUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network/{iface}", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network/{iface}", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
 			Params: NewParams(pNode(), iface()), Handler: s.networkDelete})
 	})
 }

@@ -117,17 +117,17 @@ func init() {
 			)
 		}
 		typ := func() *Param { return Str("type").Opt().Enum("qemu", "lxc", "storage") }
-		s.Handle(&Route{Method: "GET", Path: "/pools", Handler: s.poolIndex,
+		s.Handle(&Route{Method: "GET", Path: "/pools", Perm: PermUser(), Handler: s.poolIndex,
 			Params: NewParams(poolid().Opt(), typ().Requires("poolid"))})
-		s.Handle(&Route{Method: "POST", Path: "/pools", Handler: s.poolCreate,
+		s.Handle(&Route{Method: "POST", Path: "/pools", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolCreate,
 			Params: NewParams(poolid(), Str("comment").Opt())})
-		s.Handle(&Route{Method: "PUT", Path: "/pools", Handler: s.poolUpdate, Params: update()})
-		s.Handle(&Route{Method: "DELETE", Path: "/pools", Handler: s.poolDelete, Params: NewParams(poolid())})
+		s.Handle(&Route{Method: "PUT", Path: "/pools", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolUpdate, Params: update()})
+		s.Handle(&Route{Method: "DELETE", Path: "/pools", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolDelete, Params: NewParams(poolid())})
 		// The per-pool paths are deprecated in 9.x (no nested pools) but served.
-		s.Handle(&Route{Method: "GET", Path: "/pools/{poolid}", Handler: s.poolRead,
+		s.Handle(&Route{Method: "GET", Path: "/pools/{poolid}", Perm: PermCheck("/pool/{poolid}", "Pool.Audit"), Handler: s.poolRead,
 			Params: NewParams(poolid(), typ())})
-		s.Handle(&Route{Method: "PUT", Path: "/pools/{poolid}", Handler: s.poolUpdate, Params: update()})
-		s.Handle(&Route{Method: "DELETE", Path: "/pools/{poolid}", Handler: s.poolDelete, Params: NewParams(poolid())})
+		s.Handle(&Route{Method: "PUT", Path: "/pools/{poolid}", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolUpdate, Params: update()})
+		s.Handle(&Route{Method: "DELETE", Path: "/pools/{poolid}", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolDelete, Params: NewParams(poolid())})
 	})
 }
 
@@ -137,6 +137,10 @@ func (s *Server) poolIndex(r *Request) (any, error) {
 	if !r.Has("poolid") {
 		out := []map[string]any{}
 		for _, name := range s.state.poolNames() {
+			// Only pools the caller may audit.
+			if !s.can(r.User, "/pool/"+name, "Pool.Audit") {
+				continue
+			}
 			e := map[string]any{"poolid": name}
 			if c := s.state.Pools[name].Comment; c != "" {
 				e["comment"] = c
@@ -244,6 +248,8 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 	fail := func(format string, args ...any) error {
 		return Fail("update pools failed: "+format, args...)
 	}
+	// lock_user_config turns the permission exception into its message.
+	denied := func(err error) error { return fail("%s", asAPIError(err).Message) }
 	old := s.state.Pools[name]
 	if old == nil {
 		return nil, fail("pool '%s' does not exist", name)
@@ -258,6 +264,9 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 	if r.Has("vms") {
 		for _, v := range splitList(r.Str("vms")) {
 			id, _ := strconv.Atoi(v)
+			if err := s.checkPermModify(r.User, "/vms/"+v); err != nil {
+				return nil, denied(err)
+			}
 			switch {
 			case del && !p.VMs[id]:
 				return nil, fail("VM %d is not a pool member", id)
@@ -270,6 +279,9 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 					if !r.Bool("allow-move") {
 						return nil, fail("VM %d belongs already to pool '%s' and 'allow-move' is not set", id, from)
 					}
+					if err := s.check(r.User, "/pool/"+from, "Pool.Allocate"); err != nil {
+						return nil, denied(err)
+					}
 					moved[id] = from
 				}
 				p.VMs[id] = true
@@ -278,6 +290,9 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 	}
 	if r.Has("storage") {
 		for _, id := range splitList(r.Str("storage")) {
+			if err := s.checkPermModify(r.User, "/storage/"+id); err != nil {
+				return nil, denied(err)
+			}
 			switch {
 			case del && !p.Storage[id]:
 				return nil, fail("Storage '%s' is not a pool member", id)

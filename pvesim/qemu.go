@@ -32,28 +32,28 @@ func init() {
 		skiplock := func() *Param { return Bool("skiplock").Opt() }
 		disk := func() *Param { return Str("disk").Enum(qemuDiskSlots()...) }
 
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(pNode(), Bool("full").Opt()), Handler: s.qemuList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu", Perm: PermUser(), ProxyTo: "node",
 			Params: qemuCreateParams(), Handler: s.qemuCreate})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}", Perm: PermUser(), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				if _, err := s.qemuGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("config", "pending", "status", "unlink", "vncproxy", "termproxy", "migrate", "resize", "move", "rrd", "rrddata", "monitor", "agent", "snapshot", "spiceproxy", "sendkey", "firewall", "mtunnel", "remote_migrate"), nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
 			Params:  nv(skiplock(), Bool("purge").Opt(), Bool("destroy-unreferenced-disks").Opt().Default("0")),
 			Handler: s.qemuDestroy})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
 			Params:  nv(Bool("current").Opt().Default("0"), Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
 			Handler: s.qemuGetConfig})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
 			Params: qemuUpdateParams(false), Handler: func(r *Request) (any, error) { return s.qemuUpdate(r, true) }})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
 			Params: qemuUpdateParams(true), Handler: func(r *Request) (any, error) { return s.qemuUpdate(r, false) }})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/pending", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/pending", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				g, err := s.qemuGuest(r)
 				if err != nil {
@@ -61,12 +61,12 @@ func init() {
 				}
 				return qemuPendingJSON(g), nil
 			}})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/resize", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/resize", Perm: PermCheck("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
 			Params:  nv(disk(), Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), Str("digest").Opt().MaxLen(40), skiplock()),
 			Handler: s.qemuResize})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/template", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/template", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
 			Params: nv(Str("disk").Opt().Enum(qemuDiskSlots()...)), Handler: s.qemuTemplate})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", Perm: PermAnd(PermCheck("/vms/{vmid}", "VM.Clone"), PermOr(PermCheck("/vms/{newid}", "VM.Allocate"), PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
 			Params: nv(
 				Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
 				Int("bwlimit").Opt().Min(0),
@@ -80,16 +80,16 @@ func init() {
 				Str("target").Opt().Fmt("pve-node"),
 			),
 			Handler: s.qemuClone})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status", Perm: PermUser(), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				if _, err := s.qemuGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("current", "start", "stop", "reset", "shutdown", "suspend", "reboot"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status/current", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status/current", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: s.qemuStatusCurrent})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/start", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/start", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(skiplock(),
 				Str("force-cpu").Opt(),
 				Str("machine").Opt().Props(qemuConfigTypes.Lookup("machine").PropFormat),
@@ -103,22 +103,22 @@ func init() {
 				Bool("with-conntrack-state").Opt().Default("0"),
 			),
 			Handler: s.qemuStart})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/stop", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/stop", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(skiplock(), Bool("keepActive").Opt().Default("0"), Str("migratedfrom").Opt().Fmt("pve-node"),
 				Bool("overrule-shutdown").Opt().Default("0"), Int("timeout").Opt().Min(0)),
 			Handler: func(r *Request) (any, error) { return s.qemuStop(r, "qmstop") }})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/shutdown", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/shutdown", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params:  nv(skiplock(), Bool("forceStop").Opt().Default("0"), Bool("keepActive").Opt().Default("0"), Int("timeout").Opt().Min(0)),
 			Handler: func(r *Request) (any, error) { return s.qemuStop(r, "qmshutdown") }})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reboot", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reboot", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.qemuReboot})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reset", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reset", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(skiplock()), Handler: s.qemuReset})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot", ProxyTo: "node", Params: nv(),
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: s.qemuSnapshotList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Str("description").Opt(), Bool("vmstate").Opt()), Handler: s.qemuSnapshotCreate})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermUser(), ProxyTo: "node",
 			Params: nv(snap()), Handler: func(r *Request) (any, error) {
 				g, err := s.qemuGuest(r)
 				if err != nil {
@@ -129,11 +129,11 @@ func init() {
 				}
 				return subdirs("rollback", "config"), nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Bool("force").Opt()), Handler: s.qemuSnapshotDelete})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
 			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.qemuSnapshotRollback})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
 			Params: nv(snap()), Handler: func(r *Request) (any, error) {
 				g, err := s.qemuGuest(r)
 				if err != nil {
@@ -156,7 +156,7 @@ func init() {
 				}
 				return out, nil
 			}})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Str("description").Opt()), Handler: func(r *Request) (any, error) {
 				g, err := s.qemuGuest(r)
 				if err != nil {
@@ -210,7 +210,8 @@ func (s *Server) qemuList(r *Request) (any, error) {
 	now := s.clock.Now().Unix()
 	var ids []int
 	for id, g := range s.state.Guests {
-		if g.Node == node && g.Type == "qemu" {
+		// vmlist: only guests the caller has VM.Audit on.
+		if g.Node == node && g.Type == "qemu" && s.can(r.User, "/vms/"+strconv.Itoa(id), "VM.Audit") {
 			ids = append(ids, id)
 		}
 	}
@@ -468,11 +469,6 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		return nil, Fail("unable to restore VM %d - restoring backups is not supported by the simulator", vmid)
 	}
 	storage := r.Str("storage")
-	if storage != "" {
-		if _, err := s.storageConfig(storage); err != nil {
-			return nil, err
-		}
-	}
 	params := map[string]string{}
 	for k, v := range r.Params {
 		switch k {
@@ -494,12 +490,29 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 	if err := s.checkPoolExist(r); err != nil {
 		return nil, err
 	}
+	if err := s.qemuCreateAccess(r, vmid); err != nil {
+		return nil, err
+	}
 	if cd, ok := params["cdrom"]; ok {
 		if !strings.Contains(cd, "media=") {
 			cd += ",media=cdrom"
 		}
 		params["ide2"] = cd
 		delete(params, "cdrom")
+	}
+	if err := s.qemuStorageAccess(r.User, vmid, params, storage); err != nil {
+		return nil, err
+	}
+	if storage != "" {
+		if _, err := s.storageConfig(storage); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.qemuModifyConfigPerm(r.User, vmid, sortedKeys(params)); err != nil {
+		return nil, err
+	}
+	if err := s.qemuBridgeAccess(r.User, params); err != nil {
+		return nil, err
 	}
 	plans, err := s.checkDriveParams(node, params, storage)
 	if err != nil {
@@ -701,6 +714,18 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 			params[k] = s.randomUUID()
 		}
 	}
+	if err := s.qemuModifyConfigPerm(r.User, g.VMID, deletes); err != nil {
+		return nil, err
+	}
+	if err := s.qemuModifyConfigPerm(r.User, g.VMID, sortedKeys(params)); err != nil {
+		return nil, err
+	}
+	if err := s.qemuStorageAccess(r.User, g.VMID, params, ""); err != nil {
+		return nil, err
+	}
+	if err := s.qemuBridgeAccess(r.User, params); err != nil {
+		return nil, err
+	}
 	digest := r.Str("digest")
 	skiplock := r.Bool("skiplock")
 	force := r.Bool("force")
@@ -721,6 +746,9 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
 		}
 		if err := early(); err != nil {
+			return err
+		}
+		if err := s.qemuUpdateValuePerms(r.User, g, params, deletes); err != nil {
 			return err
 		}
 		return s.qemuApplyUpdate(tc, g, params, plans, deletes, revert, force)
@@ -1273,6 +1301,12 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 	running := g.Running
 	if _, tpm := src["tpmstate0"]; tpm && full && running && snapname == "" {
 		return nil, Fail("cannot clone TPM state while VM is running")
+	}
+	if err := s.qemuCloneStorageAccess(r.User, src, storage); err != nil {
+		return nil, err
+	}
+	if err := s.qemuBridgeAccess(r.User, src); err != nil {
+		return nil, err
 	}
 	shared := true
 	var diskKeys []string

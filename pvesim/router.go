@@ -23,6 +23,9 @@ type Route struct {
 	ProxyTo string
 	// NoToken marks methods Proxmox refuses for API tokens.
 	NoToken bool
+	// Perm is the method's permission check (its "permissions" in Proxmox's
+	// Perl); nil means root@pam only, as in Proxmox.
+	Perm *Perm
 	// Unauthenticated marks methods callable without a ticket or token.
 	Unauthenticated bool
 	// Class is the fault-injection class ("read", "write", "task", "auth");

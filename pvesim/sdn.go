@@ -194,54 +194,54 @@ func init() {
 		update := func() []*Param {
 			return []*Param{Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), Str("digest").Opt().MaxLen(64), lock()}
 		}
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn", Handler: func(*Request) (any, error) {
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn", Perm: PermCheck("/sdn", "SDN.Audit"), Handler: func(*Request) (any, error) {
 			out := []map[string]any{}
 			for _, id := range []string{"vnets", "zones", "controllers", "ipams", "dns", "fabrics"} {
 				out = append(out, map[string]any{"id": id})
 			}
 			return out, nil
 		}})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn", Params: NewParams(lock(), Bool("release-lock").Opt().Default("1")), Handler: s.sdnApply})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn", Perm: PermCheck("/sdn", "SDN.Allocate"), Params: NewParams(lock(), Bool("release-lock").Opt().Default("1")), Handler: s.sdnApply})
 
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones",
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones", Perm: PermUser(),
 			Params: NewParams(append(view(), Str("type").Opt().Enum(zoneTypes...))...), Handler: s.sdnZoneList})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/zones",
+		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/zones", Perm: PermCheck("/sdn/zones", "SDN.Allocate"),
 			Params: sdnZoneParams().With(zoneID(), Str("type").Enum(zoneTypes...).Fmt("pve-configid"), lock()), Handler: s.sdnZoneCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones/{zone}", Params: NewParams(append(view(), zoneID())...),
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones/{zone}", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: NewParams(append(view(), zoneID())...),
 			Handler: func(r *Request) (any, error) { return s.sdnRead(r, "zones", r.Str("zone")) }})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/zones/{zone}", Params: sdnZoneParams().With(append(update(), zoneID())...), Handler: s.sdnZoneUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/zones/{zone}", Params: NewParams(zoneID(), lock()), Handler: s.sdnZoneDelete})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/zones/{zone}", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: sdnZoneParams().With(append(update(), zoneID())...), Handler: s.sdnZoneUpdate})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/zones/{zone}", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: NewParams(zoneID(), lock()), Handler: s.sdnZoneDelete})
 
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets", Params: NewParams(view()...),
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets", Perm: PermUser(), Params: NewParams(view()...),
 			Handler: func(r *Request) (any, error) { return s.sdnList(r, "vnets", nil) }})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets",
+		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"),
 			Params: sdnVnetParams().With(vnetID(), Str("zone"), Str("type").Opt().Enum("vnet"), lock()), Handler: s.sdnVnetCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}", Params: NewParams(append(view(), vnetID())...),
-			Handler: func(r *Request) (any, error) { return s.sdnRead(r, "vnets", r.Str("vnet")) }})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}",
-			Params: sdnVnetParams().With(append(update(), vnetID(), Str("zone").Opt())...), Handler: s.sdnVnetUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}", Params: NewParams(vnetID(), lock()), Handler: s.sdnVnetDelete})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}", Perm: PermUser(), Params: NewParams(append(view(), vnetID())...),
+			Handler: s.vnetGuard(sdnRead, func(r *Request) (any, error) { return s.sdnRead(r, "vnets", r.Str("vnet")) })})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}", Perm: PermUser(),
+			Params: sdnVnetParams().With(append(update(), vnetID(), Str("zone").Opt())...), Handler: s.vnetGuard(sdnAllocate, s.sdnVnetUpdate)})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}", Perm: PermUser(), Params: NewParams(vnetID(), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnVnetDelete)})
 
 		subnetID := func() *Param { return Str("subnet").Fmt("pve-sdn-subnet-id") }
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets", Params: NewParams(append(view(), vnetID())...),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets", Perm: PermUser(), Params: NewParams(append(view(), vnetID())...),
+			Handler: s.vnetGuard(sdnRead, func(r *Request) (any, error) {
 				vnet := r.Str("vnet")
 				return s.sdnList(r, "subnets", func(o map[string]string) bool { return o["vnet"] == vnet })
-			}})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets/{vnet}/subnets",
-			Params: sdnSubnetParams().With(subnetID(), Str("vnet"), Str("type").Enum("subnet"), lock()), Handler: s.sdnSubnetCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Params: NewParams(append(view(), vnetID(), subnetID())...),
-			Handler: func(r *Request) (any, error) {
+			})})
+		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets/{vnet}/subnets", Perm: PermUser(),
+			Params: sdnSubnetParams().With(subnetID(), Str("vnet"), Str("type").Enum("subnet"), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetCreate)})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: PermUser(), Params: NewParams(append(view(), vnetID(), subnetID())...),
+			Handler: s.vnetGuard(sdnRead, func(r *Request) (any, error) {
 				id, err := s.sdnSubnetID(r)
 				if err != nil {
 					return nil, err
 				}
 				return s.sdnRead(r, "subnets", id)
-			}})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}",
-			Params: sdnSubnetParams().With(append(update(), subnetID(), Str("vnet").Opt())...), Handler: s.sdnSubnetUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}",
-			Params: NewParams(vnetID(), subnetID(), lock()), Handler: s.sdnSubnetDelete})
+			})})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: PermUser(),
+			Params: sdnSubnetParams().With(append(update(), subnetID(), Str("vnet").Opt())...), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetUpdate)})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: PermUser(),
+			Params: NewParams(vnetID(), subnetID(), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetDelete)})
 	})
 }
 
@@ -449,6 +449,9 @@ func (s *Server) sdnList(r *Request, kind string, filter func(map[string]string)
 	out := []map[string]any{}
 	for _, id := range sortedKeys(view) {
 		o := view[id]
+		if !s.sdnCanSee(r.User, kind, id, o) {
+			continue
+		}
 		if filter != nil {
 			src := s.sdn().config(kind)[id]
 			if src == nil {
@@ -944,4 +947,42 @@ func (s *Server) sdnApply(r *Request) (any, error) {
 		}
 		return tc.Sleep(500 * time.Millisecond)
 	}), nil
+}
+
+var (
+	sdnRead     = []string{"SDN.Audit", "SDN.Allocate"}
+	sdnAllocate = []string{"SDN.Allocate"}
+)
+
+// vnetGuard runs pve-network's check_vnet_access (API2/Network/SDN/Vnets.pm
+// and Subnets.pm) before a handler: one of privs on
+// /sdn/zones/<zone of the vnet>/<vnet>.
+func (s *Server) vnetGuard(privs []string, h HandlerFunc) HandlerFunc {
+	return func(r *Request) (any, error) {
+		vnet := r.Str("vnet")
+		zone := s.sdn().Vnets[vnet]["zone"]
+		if err := s.checkAny(r.User, normalizeACLPath("/sdn/zones/"+zone+"/"+vnet), privs...); err != nil {
+			return nil, err
+		}
+		return h(r)
+	}
+}
+
+// sdnCanSee is the list filter of the SDN index methods: SDN.Audit or
+// SDN.Allocate on the zone (zones), or on the zone's vnet (vnets, subnets).
+func (s *Server) sdnCanSee(user, kind, id string, o map[string]any) bool {
+	if s.hasAllPrivileges(user) {
+		return true
+	}
+	var path string
+	switch kind {
+	case "zones":
+		path = "/sdn/zones/" + id
+	case "vnets":
+		path = fmt.Sprintf("/sdn/zones/%v/%s", o["zone"], id)
+	default:
+		vnet := fmt.Sprint(o["vnet"])
+		path = "/sdn/zones/" + s.sdn().Vnets[vnet]["zone"] + "/" + vnet
+	}
+	return s.checkAny(user, normalizeACLPath(path), sdnRead...) == nil
 }

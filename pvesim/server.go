@@ -52,6 +52,11 @@ type Options struct {
 	// default the simulator downloads only from loopback addresses, so a
 	// test or a demo can never reach out to the network by accident.
 	AllowRemoteDownloads bool
+	// TokenPrivileges, when not nil, makes the API token privilege-separated
+	// with exactly these privileges on "/" (propagated); unknown names are
+	// ignored (see ParsePrivilegeList). nil grants the token its user's
+	// privileges: all of them for a token of root@pam.
+	TokenPrivileges []string
 }
 
 // Server is a simulated Proxmox VE cluster speaking the HTTP API.
@@ -70,6 +75,7 @@ type Server struct {
 	faults   faultState
 	resCache resourcesCache
 	statd    statd
+	access   *accessState
 
 	// gen counts state changes (see touch); cached answers are built for one generation.
 	gen atomic.Uint64
@@ -112,6 +118,7 @@ func New(opts Options) *Server {
 		s.clock = realClock{}
 	}
 	s.tickets = newTicketKeys(s.rng)
+	s.access = newAccessState(opts)
 	s.tasks = newTaskTable()
 	s.state = newClusterState(opts.Nodes, s.clock.Now())
 	if opts.StatusInterval == 0 {
@@ -340,6 +347,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if auth.isToken && route.NoToken {
 		writeError(w, &APIError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", rel)})
 		return
+	}
+
+	if !route.Unauthenticated {
+		flat := make(map[string]string, len(raw))
+		for k, v := range raw {
+			flat[k] = v.s
+		}
+		s.mu.Lock()
+		err := s.checkAPI2Permissions(route.Perm, auth.user, flat)
+		s.mu.Unlock()
+		if err != nil {
+			writeError(w, asAPIError(err))
+			return
+		}
 	}
 
 	if fe := s.faults.errorFor(route, hr.Method, rel); fe != nil {

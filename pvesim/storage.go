@@ -96,9 +96,9 @@ func init() {
 			Str("checksum").Opt().Requires("checksum-algorithm"),
 			Str("checksum-algorithm").Opt().Enum("md5", "sha1", "sha224", "sha256", "sha384", "sha512").Requires("checksum"),
 		}
-		s.Handle(&Route{Method: "GET", Path: "/storage", Params: NewParams(Str("type").Opt().Enum("btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool")),
+		s.Handle(&Route{Method: "GET", Path: "/storage", Perm: PermUser(), Params: NewParams(Str("type").Opt().Enum("btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool")),
 			Handler: s.storageConfigList})
-		s.Handle(&Route{Method: "GET", Path: "/storage/{storage}", Params: NewParams(Str("storage").Fmt("pve-storage-id")),
+		s.Handle(&Route{Method: "GET", Path: "/storage/{storage}", Perm: PermCheck("/storage/{storage}", "Datastore.Allocate"), Params: NewParams(Str("storage").Fmt("pve-storage-id")),
 			Handler: func(r *Request) (any, error) {
 				st, err := s.storageConfig(r.Str("storage"))
 				if err != nil {
@@ -106,7 +106,7 @@ func init() {
 				}
 				return storageConfigJSON(st), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(pNode(),
 				Str("content").Opt().Fmt("pve-storage-content-list"),
 				Bool("enabled").Opt().Default("0"),
@@ -115,14 +115,14 @@ func init() {
 				Str("target").Opt().Fmt("pve-node"),
 			),
 			Handler: s.nodeStorageList})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}", ProxyTo: "node", Params: ns(),
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}", Perm: PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node", Params: ns(),
 			Handler: func(r *Request) (any, error) {
 				if _, err := s.storageConfig(r.Str("storage")); err != nil {
 					return nil, err
 				}
 				return subdirs("content", "download-url", "file-restore", "import-metadata", "prunebackups", "rrd", "rrddata", "status", "upload"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/status", ProxyTo: "node", Params: ns(),
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/status", Perm: PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node", Params: ns(),
 			Handler: func(r *Request) (any, error) {
 				st, err := s.storageConfig(r.Str("storage"))
 				if err != nil {
@@ -130,19 +130,19 @@ func init() {
 				}
 				return s.storageStatusJSON(r.Str("node"), st), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content", Perm: PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node",
 			Params: ns(Str("content").Opt().Fmt("pve-storage-content"), pVMID().Opt()), Handler: s.contentList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/content", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/content", Perm: PermCheck("/storage/{storage}", "Datastore.AllocateSpace"), ProxyTo: "node",
 			Params: ns(Str("filename"), Str("format").Opt().Enum("raw", "qcow2", "subvol", "vmdk").Requires("size"),
 				Str("size").Pattern(`\d+[MG]?`), pVMID()),
 			Handler: s.contentAlloc})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: PermUser(), ProxyTo: "node",
 			Params: volParams(), Handler: s.contentInfo})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", ProxyTo: "node",
+		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: PermUser(), ProxyTo: "node",
 			Params: volParams(Str("notes").Opt(), Bool("protected").Opt()), Handler: s.contentUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: PermUser(), ProxyTo: "node",
 			Params: volParams(Int("delay").Opt().Min(1).Max(30)), Handler: s.contentDelete})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url", Perm: PermAnd(PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), PermOr(PermCheck("/", "Sys.Audit", "Sys.Modify"), PermCheck("/nodes/{node}", "Sys.AccessNetwork"))), ProxyTo: "node",
 			Params: ns(append(checksum,
 				Str("compression").Opt(),
 				Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
@@ -151,7 +151,7 @@ func init() {
 				Bool("verify-certificates").Opt().Default("1"),
 			)...),
 			Handler: s.downloadURL})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/upload", ProxyTo: "node",
+		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/upload", Perm: PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), ProxyTo: "node",
 			Params: ns(append(checksum,
 				Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
 				Str("filename").MaxLen(255),
@@ -186,6 +186,10 @@ func (s *Server) storageConfigList(r *Request) (any, error) {
 		if t := r.Str("type"); t != "" && st.Type != t {
 			continue
 		}
+		// Config.pm index lists what the caller may audit or allocate on.
+		if s.checkAny(r.User, "/storage/"+st.ID, "Datastore.Audit", "Datastore.AllocateSpace") != nil {
+			continue
+		}
 		out = append(out, storageConfigJSON(st))
 	}
 	return out, nil
@@ -217,6 +221,10 @@ func (s *Server) nodeStorageList(r *Request) (any, error) {
 		}
 		// storage_info lists only storages available on the node.
 		if !st.availableOn(node) {
+			continue
+		}
+		// Status.pm index lists what the caller may audit or allocate on.
+		if s.checkAny(r.User, "/storage/"+st.ID, "Datastore.Audit", "Datastore.AllocateSpace") != nil {
 			continue
 		}
 		ok := len(want) == 0
@@ -269,6 +277,10 @@ func (s *Server) contentList(r *Request) (any, error) {
 		if hasVMID && v.VMID != vmid {
 			continue
 		}
+		// Content.pm index skips volumes check_volume_access refuses.
+		if s.checkVolumeAccess(r.User, 0, v.VolID(), "") != nil {
+			continue
+		}
 		out = append(out, s.volumeJSON(v))
 	}
 	return out, nil
@@ -314,6 +326,9 @@ func (s *Server) findVolume(r *Request) (*Storage, *Volume, error) {
 }
 
 func (s *Server) contentInfo(r *Request) (any, error) {
+	if err := s.contentVolumeAccess(r); err != nil {
+		return nil, err
+	}
 	st, v, err := s.findVolume(r)
 	if err != nil {
 		return nil, err
@@ -336,6 +351,9 @@ func (s *Server) contentInfo(r *Request) (any, error) {
 }
 
 func (s *Server) contentUpdate(r *Request) (any, error) {
+	if err := s.contentVolumeAccess(r); err != nil {
+		return nil, err
+	}
 	st, v, err := s.findVolume(r)
 	if err != nil {
 		return nil, err
@@ -465,6 +483,18 @@ func (s *Server) contentDelete(r *Request) (any, error) {
 	_, volname, _ := strings.Cut(volid, ":")
 	vtype, owner, err := parseVolname(st, volname)
 	if err != nil {
+		return nil, err
+	}
+	// Content.pm delete: a backup needs space on the storage and VM.Backup
+	// on its guest, anything else Datastore.Allocate on the storage.
+	if vtype == "backup" && owner != 0 {
+		if err := s.check(r.User, "/storage/"+sid, "Datastore.AllocateSpace"); err != nil {
+			return nil, err
+		}
+		if err := s.check(r.User, "/vms/"+strconv.Itoa(owner), "VM.Backup"); err != nil {
+			return nil, err
+		}
+	} else if err := s.check(r.User, "/storage/"+sid, "Datastore.Allocate"); err != nil {
 		return nil, err
 	}
 	node := r.Str("node")
@@ -939,4 +969,14 @@ func (s *Server) upload(r *Request) (any, error) {
 		tc.Log("finished file import successfully")
 		return nil
 	}), nil
+}
+
+// contentVolumeAccess is the check_volume_access Content.pm's info and
+// updateattributes make before reading the volume.
+func (s *Server) contentVolumeAccess(r *Request) error {
+	volid, _, err := realVolumeID(r.Str("storage"), r.Str("volume"))
+	if err != nil {
+		return err
+	}
+	return s.checkVolumeAccess(r.User, 0, volid, "")
 }

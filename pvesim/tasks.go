@@ -421,7 +421,7 @@ func init() {
 	registerRoutes(func(s *Server) {
 		node := Str("node").Fmt("pve-node")
 		upid := Str("upid")
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node,
 				Int("start").Opt().Min(0).Default("0"),
 				Int("limit").Opt().Min(0).Default("50"),
@@ -435,7 +435,7 @@ func init() {
 				Str("statusfilter").Opt().Fmt("pve-task-status-type-list"),
 			),
 			Handler: s.listTasks})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid),
 			Handler: func(r *Request) (any, error) {
 				if _, err := s.findTask(r); err != nil {
@@ -443,11 +443,14 @@ func init() {
 				}
 				return []map[string]any{{"name": "log"}, {"name": "status"}}, nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/tasks/{upid}", ProxyTo: "node",
+		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/tasks/{upid}", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid),
 			Handler: func(r *Request) (any, error) {
 				t, err := s.findTask(r)
 				if err != nil {
+					return nil, err
+				}
+				if err := s.checkTaskAccess(r, t, "Sys.Modify"); err != nil {
 					return nil, err
 				}
 				if t.Running {
@@ -455,11 +458,14 @@ func init() {
 				}
 				return nil, nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/status", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/status", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid),
 			Handler: func(r *Request) (any, error) {
 				t, err := s.findTask(r)
 				if err != nil {
+					return nil, err
+				}
+				if err := s.checkTaskAccess(r, t, "Sys.Audit"); err != nil {
 					return nil, err
 				}
 				m := taskJSON(t, true)
@@ -472,7 +478,7 @@ func init() {
 				delete(m, "endtime")
 				return m, nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/log", ProxyTo: "node",
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/log", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid,
 				Int("start").Opt().Min(0).Default("0"),
 				Int("limit").Opt().Min(0).Default("50"),
@@ -481,6 +487,9 @@ func init() {
 			Handler: func(r *Request) (any, error) {
 				t, err := s.findTask(r)
 				if err != nil {
+					return nil, err
+				}
+				if err := s.checkTaskAccess(r, t, "Sys.Audit"); err != nil {
 					return nil, err
 				}
 				start := r.IntOr("start", 0)
@@ -518,6 +527,7 @@ func (s *Server) listTasks(r *Request) (any, error) {
 		source = "archive"
 	}
 	vmid, hasVMID := r.Int("vmid")
+	auditor := s.can(r.User, "/nodes/"+node, "Sys.Audit")
 	var list []*Task
 	for i := len(s.tasks.order) - 1; i >= 0; i-- {
 		t := s.tasks.order[i]
@@ -525,6 +535,9 @@ func (s *Server) listTasks(r *Request) (any, error) {
 			continue
 		}
 		if (source == "active" && !t.Running) || (source == "archive" && t.Running) {
+			continue
+		}
+		if !auditor && !taskOwnedBy(t, r.User) {
 			continue
 		}
 		if uf := r.Str("userfilter"); uf != "" && !userFilterMatches(t, uf) {
@@ -581,4 +594,19 @@ func splitTokenID(id string) (user, token string, ok bool) {
 		return "", "", false
 	}
 	return user, token, true
+}
+
+// taskOwnedBy is Tasks.pm's check_task_user: a token sees its own tasks,
+// a user its own and its tokens'.
+func taskOwnedBy(t *Task, user string) bool {
+	return t.User == user || strings.HasPrefix(t.User, user+"!")
+}
+
+// checkTaskAccess lets the task's owner through and asks others for a
+// privilege on the node (Sys.Audit to read, Sys.Modify to stop).
+func (s *Server) checkTaskAccess(r *Request, t *Task, priv string) error {
+	if taskOwnedBy(t, r.User) {
+		return nil
+	}
+	return s.check(r.User, "/nodes/"+r.Str("node"), priv)
 }

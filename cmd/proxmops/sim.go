@@ -14,12 +14,12 @@ import (
 
 func init() {
 	var (
-		listen, tokenID, tokenSecret, faults, stateFile, rootPassword string
-		nodes                                                         int
-		plainHTTP, allowRemote                                        bool
-		taskSpeed                                                     float64
-		seed                                                          int64
-		statusInterval                                                time.Duration
+		listen, tokenID, tokenSecret, faults, stateFile, rootPassword, tokenPrivs string
+		nodes                                                                     int
+		plainHTTP, allowRemote                                                    bool
+		taskSpeed                                                                 float64
+		seed                                                                      int64
+		statusInterval                                                            time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -47,7 +47,16 @@ func init() {
 			if statusInterval == 0 {
 				statusInterval = -1 // no lag
 			}
-			srv := pvesim.New(pvesim.Options{StatusInterval: statusInterval,
+			var privs []string
+			if cmd.Flags().Changed("token-privileges") {
+				if privs, err = pvesim.ParsePrivilegeList(tokenPrivs); err != nil {
+					return fmt.Errorf("--token-privileges: %w", err)
+				}
+				if privs == nil {
+					privs = []string{}
+				}
+			}
+			srv := pvesim.New(pvesim.Options{StatusInterval: statusInterval, TokenPrivileges: privs,
 				Nodes: nodes, TokenID: tokenID, TokenSecret: tokenSecret, RootPassword: rootPassword,
 				TaskSpeed: taskSpeed, Seed: seed, Faults: f, AllowRemoteDownloads: allowRemote,
 				AuthFailureDelay: time.Duration(3 * float64(time.Second) * taskSpeed),
@@ -88,6 +97,7 @@ func init() {
 	fl.StringVar(&listen, "listen", "127.0.0.1:8006", "address to listen on")
 	fl.StringVar(&tokenID, "token-id", "root@pam!sim", "API token id accepted")
 	fl.StringVar(&tokenSecret, "token-secret", "", "secret of the API token (default: a random secret, printed at start)")
+	fl.StringVar(&tokenPrivs, "token-privileges", "", "comma-separated privileges the token holds on / (privilege-separated token); default: all of its user's")
 	fl.StringVar(&rootPassword, "root-password", "", "password for ticket login as root@pam (disabled when empty)")
 	fl.IntVar(&nodes, "nodes", 3, "number of cluster nodes (pve1..pveN)")
 	fl.BoolVar(&plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")

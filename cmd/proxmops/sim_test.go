@@ -14,6 +14,7 @@ func TestSimRejectsBadFlags(t *testing.T) {
 		{"bad faults", []string{"sim", "--listen", "127.0.0.1:0", "--token-id", "root@pam!t", "--token-secret", "s", "--faults", "error-rate=2"}},
 		{"unknown fault", []string{"sim", "--listen", "127.0.0.1:0", "--token-id", "root@pam!t", "--token-secret", "s", "--faults", "explode=1"}},
 		{"negative status interval", []string{"sim", "--listen", "127.0.0.1:0", "--token-id", "root@pam!t", "--token-secret", "s", "--status-interval", "-1s"}},
+		{"unknown privilege", []string{"sim", "--listen", "127.0.0.1:0", "--token-id", "root@pam!t", "--token-secret", "s", "--token-privileges", "VM.Audit,VM.Fly"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
