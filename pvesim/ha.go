@@ -193,7 +193,7 @@ func init() {
 		s.Handle(&Route{Method: "DELETE", Path: "/cluster/ha/resources/{sid}", Perm: PermCheck("/", "Sys.Console"),
 			Params: NewParams(sid(), Bool("purge").Opt().Default("1")), Handler: s.haDelete})
 		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status", Perm: PermUser(), Handler: func(*Request) (any, error) {
-			return []map[string]any{{"name": "current"}, {"name": "manager_status"}}, nil
+			return []map[string]any{{"name": "current"}, {"name": "manager_status"}, {"name": "disarm-ha"}, {"name": "arm-ha"}}, nil
 		}})
 		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status/current", Perm: PermCheck("/", "Sys.Audit"), Handler: s.haStatusCurrent})
 	})
