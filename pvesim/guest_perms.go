@@ -221,7 +221,6 @@ func splitIndexed(key string) (string, bool) {
 	return key[:i], true
 }
 
-
 // qemuStorageAccess is Qemu.pm's check_storage_access: per drive, space on
 // the storage a new disk is allocated on, or access to the volume used;
 // the source of an import; unused volumes; the vmstate storage.

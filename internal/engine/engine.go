@@ -175,6 +175,7 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 			Status: StatusUnknown, Sync: m.Sync, File: m.File,
 			Reason: fmt.Sprintf("%s resources are validated but not reconciled by this version", m.Kind)})
 	}
+	e.checkPrivileges(ctx, p, d)
 	if err := resolveDependencies(p); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,127 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// allPrivilegesBut is every Proxmox VE privilege except the named ones.
+func allPrivilegesBut(except ...string) []string {
+	all := []string{"Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit",
+		"Group.Allocate", "Mapping.Audit", "Mapping.Modify", "Mapping.Use", "Permissions.Modify", "Pool.Allocate", "Pool.Audit",
+		"Realm.Allocate", "Realm.AllocateUser", "SDN.Allocate", "SDN.Audit", "SDN.Use",
+		"Sys.AccessNetwork", "Sys.Audit", "Sys.Console", "Sys.Incoming", "Sys.Modify", "Sys.PowerMgmt", "Sys.Syslog",
+		"User.Modify", "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone", "VM.Config.CDROM", "VM.Config.CPU",
+		"VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory", "VM.Config.Network",
+		"VM.Config.Options", "VM.Console", "VM.GuestAgent.Audit", "VM.GuestAgent.FileRead", "VM.GuestAgent.FileSystemMgmt",
+		"VM.GuestAgent.FileWrite", "VM.GuestAgent.Unrestricted", "VM.Migrate", "VM.PowerMgmt", "VM.Replicate",
+		"VM.Snapshot", "VM.Snapshot.Rollback"}
+	var out []string
+	for _, p := range all {
+		skip := false
+		for _, x := range except {
+			skip = skip || x == p
+		}
+		if !skip {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+const privilegedCT = `apiVersion: proxmops.dev/v1
+kind: Container
+metadata:
+  name: legacy
+  node: pve1
+spec:
+  vmid: 410
+  unprivileged: false
+  rootfs:
+    storage: local-lvm
+    size: 4G
+  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
+`
+
+const hostBridge = `apiVersion: proxmops.dev/v1
+kind: Network
+metadata:
+  name: vmbr7
+  node: pve1
+spec:
+  type: bridge
+`
+
+// A token without a privilege a resource needs: plan names the privilege
+// and the path on exactly the resources that need it, apply does not start
+// them (no call that Proxmox would refuse), and the others converge.
+func TestPlanNamesMissingPrivilegesAndApplyDoesNotStart(t *testing.T) {
+	tests := []struct {
+		name     string
+		missing  []string
+		file     string
+		yaml     string
+		kind     string
+		resource string
+		want     string
+		call     string // the refused method, never called
+	}{
+		{"privileged container without Sys.Modify", []string{"Sys.Modify"}, "cts/legacy.yaml", privilegedCT,
+			engine.KindContainer, "legacy", "the API token lacks Sys.Modify on /, needed to create the container (privileged)", "POST /nodes/{node}/lxc"},
+		{"VM without VM.Allocate", []string{"VM.Allocate"}, "vms/app.yaml", vmManifest("app", "pve1", "401", "  disks:\n    - storage: local-lvm\n      size: 4G\n"),
+			engine.KindVirtualMachine, "app", "the API token lacks VM.Allocate on /vms/401, needed to create the VM", "POST /nodes/{node}/qemu"},
+		{"VM disk without space on its storage", []string{"Datastore.AllocateSpace"}, "vms/app.yaml", vmManifest("app", "pve1", "402", "  disks:\n    - storage: local-lvm\n      size: 4G\n"),
+			engine.KindVirtualMachine, "app", "the API token lacks Datastore.AllocateSpace on /storage/local-lvm, needed to create the VM (disk on local-lvm)", "POST /nodes/{node}/qemu"},
+		{"NIC without SDN.Use", []string{"SDN.Use"}, "vms/app.yaml", vmManifest("app", "pve1", "403", "  disks:\n    - storage: local-lvm\n      size: 4G\n  net:\n    - bridge: vmbr0\n"),
+			engine.KindVirtualMachine, "app", "the API token lacks SDN.Use on /sdn/zones/localnetwork/vmbr0, needed to create the VM (net0 on vmbr0)", "POST /nodes/{node}/qemu"},
+		{"host network without Sys.Modify", []string{"Sys.Modify"}, "net/vmbr7.yaml", hostBridge,
+			engine.KindNetwork, "vmbr7", "the API token lacks Sys.Modify on /nodes/pve1, needed to change the node's network", "POST /nodes/{node}/network"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut(tt.missing...) })
+			e.addCTTemplate()
+			e.write(tt.file, tt.yaml)
+			eng := e.engine(engine.Options{Concurrency: 2})
+			p := e.plan(eng)
+			a := p.Find(tt.kind, tt.resource)
+			if a == nil || a.Status != engine.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, tt.want) {
+				t.Fatalf("planned %+v, want a failed action: %q", a, tt.want)
+			}
+			e.sim.ResetRequests()
+			rep, err := eng.Apply(t.Context(), p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			method, path, _ := strings.Cut(tt.call, " ")
+			if n := e.sim.RequestCountFor(method, path); n != 0 {
+				t.Errorf("%s called %d times", tt.call, n)
+			}
+			if rep.Failed != 1 || rep.Applied != 0 {
+				t.Errorf("apply: %d applied, %d failed; want %s failed", rep.Applied, rep.Failed, tt.resource)
+			}
+		})
+	}
+}
+
+// The same manifests converge once the token has everything.
+func TestPrivilegeChecksPassWithAllPrivileges(t *testing.T) {
+	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut() })
+	e.write("vms/app.yaml", vmManifest("app", "pve1", "401", "  disks:\n    - storage: local-lvm\n      size: 4G\n  net:\n    - bridge: vmbr0\n"))
+	e.addCTTemplate()
+	e.write("cts/legacy.yaml", privilegedCT)
+	e.write("net/vmbr7.yaml", hostBridge)
+	eng := e.engine(engine.Options{Concurrency: 2})
+	e.converge(eng)
+	e.assertInSync(eng)
+}
+
+func (e *env) addCTTemplate() {
+	e.t.Helper()
+	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 120 << 20}); err != nil {
+		e.t.Fatal(err)
+	}
+}

@@ -1,0 +1,563 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// Privileges the plan checks before anything is applied. Each action that
+// would call the cluster lists the privileges Proxmox checks for those
+// calls (pve-access-control RPCEnvironment.pm check/check_any, and the
+// methods' own checks: qemu-server API2/Qemu.pm create_vm, update_vm,
+// clone_vm and check_vm_modify_config_perm, pve-container API2/LXC.pm
+// create_vm with Sys.Modify on / for a privileged container, pve-storage
+// download_url and check_volume_access, pve-manager Network.pm, pve-network
+// SDN). The token's privileges on those paths are read with GET
+// /access/permissions; an action needing one the token lacks is planned
+// as Failed with the missing privilege named, and never applied.
+
+// privCheck is one ACL path and privileges on it: all of them, or one (any).
+type privCheck struct {
+	path  string
+	privs []string
+	any   bool
+}
+
+// privNeed is what one call needs: one of the alternatives (Proxmox's
+// "or"), each a list of checks that must all pass.
+type privNeed struct {
+	alts [][]privCheck
+	why  string
+}
+
+func needAll(why, path string, privs ...string) privNeed {
+	return privNeed{alts: [][]privCheck{{{path: path, privs: privs}}}, why: why}
+}
+
+func needAny(why, path string, privs ...string) privNeed {
+	return privNeed{alts: [][]privCheck{{{path: path, privs: privs, any: true}}}, why: why}
+}
+
+// downloadNeed is download_url's permission: Datastore.AllocateTemplate on
+// the storage, and Sys.Audit with Sys.Modify on / or Sys.AccessNetwork on
+// the node.
+func downloadNeed(why, node, storage string) []privNeed {
+	st := privCheck{path: "/storage/" + storage, privs: []string{"Datastore.AllocateTemplate"}}
+	return []privNeed{
+		{alts: [][]privCheck{{st}}, why: why},
+		{alts: [][]privCheck{
+			{{path: "/", privs: []string{"Sys.Audit", "Sys.Modify"}}},
+			{{path: "/nodes/" + node, privs: []string{"Sys.AccessNetwork"}}},
+		}, why: why},
+	}
+}
+
+// vmPath is the ACL path of a guest ("/vms" while its VMID is not known).
+func vmPath(vmid int) string {
+	if vmid <= 0 {
+		return "/vms"
+	}
+	return "/vms/" + strconv.Itoa(vmid)
+}
+
+// bridgeNeed is check_vnet_access: SDN.Use on the bridge in its zone (the
+// VNet's zone, "localnetwork" for a Linux bridge), on the VLAN when tagged.
+func bridgeNeed(d *Desired, why, bridge string, tag int) privNeed {
+	zone := "localnetwork"
+	for _, v := range d.SdnVnets {
+		if v.Name == bridge && v.Zone != "" {
+			zone = v.Zone
+		}
+	}
+	path := "/sdn/zones/" + zone + "/" + bridge
+	if tag > 0 {
+		path += "/" + strconv.Itoa(tag)
+	}
+	return needAll(why, path, "SDN.Use")
+}
+
+// guestConfigNeeds are check_vm_modify_config_perm's privileges for the
+// settings proxmops writes on a VM (name, tags, description and the other
+// options; CPU; memory; hardware types; boot; NICs; cloud-init).
+func guestConfigNeeds(d *Desired, vmid int, gs vmSettings, why string) []privNeed {
+	p := vmPath(vmid)
+	needs := []privNeed{
+		needAll(why+" (name, tags, options)", p, "VM.Config.Options"),
+		needAll(why+" (cores, sockets, cpu)", p, "VM.Config.CPU"),
+		needAll(why+" (memory)", p, "VM.Config.Memory"),
+		needAll(why+" (boot order, disks)", p, "VM.Config.Disk"),
+	}
+	if gs.hwType {
+		needs = append(needs, needAll(why+" (machine, BIOS type, SCSI controller, serial console)", p, "VM.Config.HWType"))
+	}
+	if gs.startup {
+		needs = append(needs, needAll(why+" (startup order changes host behaviour)", "/", "Sys.Modify"))
+	}
+	for _, n := range gs.nics {
+		needs = append(needs, needAll(why+" ("+n.Slot+")", p, "VM.Config.Network"))
+		tag := 0
+		if n.Tag != nil {
+			tag = *n.Tag
+		}
+		needs = append(needs, bridgeNeed(d, why+" ("+n.Slot+" on "+n.Bridge+")", n.Bridge, tag))
+	}
+	if gs.cloudInit {
+		needs = append(needs, needAny(why+" (cloud-init)", p, "VM.Config.Cloudinit", "VM.Config.Network"),
+			needAll(why+" (cloud-init drive)", p, "VM.Config.Cloudinit", "VM.Config.CDROM"))
+	}
+	for _, s := range gs.storages {
+		needs = append(needs, needAll(why+" (disk on "+s+")", "/storage/"+s, "Datastore.AllocateSpace"))
+	}
+	if gs.iso != "" {
+		needs = append(needs, needAny(why+" (ISO "+gs.iso+")", "/storage/"+storageOf(gs.iso), "Datastore.AllocateSpace", "Datastore.Audit"),
+			needAll(why+" (CD-ROM)", p, "VM.Config.CDROM"))
+	}
+	if gs.cidataStor != "" {
+		needs = append(needs, needAll(why+" (upload of the cloud-init seed ISO)", "/storage/"+gs.cidataStor, "Datastore.AllocateTemplate"),
+			needAll(why+" (CD-ROM with the seed)", p, "VM.Config.CDROM"))
+	}
+	if gs.running {
+		needs = append(needs, needAll(why+" (start)", p, "VM.PowerMgmt"))
+	}
+	return needs
+}
+
+// vmSettings is what a VM or template declares, for guestConfigNeeds.
+type vmSettings struct {
+	hwType, startup, cloudInit, running bool
+	nics                                []NICSpec
+	storages                            []string
+	iso, cidataStor                     string
+}
+
+func vmSettingsOf(s *VMSpec, isos map[string]*IsoSpec) vmSettings {
+	gs := vmSettings{hwType: s.Machine != "" || s.BIOS != "" || s.SCSIHW != "", startup: s.Startup != "",
+		cloudInit: s.CloudInit != nil, running: s.State != "stopped", nics: s.NICs}
+	for _, d := range s.Disks {
+		gs.storages = append(gs.storages, d.Storage)
+	}
+	if s.CloudInit != nil && s.CloudInit.Storage != "" {
+		gs.storages = append(gs.storages, s.CloudInit.Storage)
+	}
+	if s.Iso != "" {
+		if iso := isos[s.Iso]; iso != nil {
+			gs.iso = iso.Storage + ":iso/" + iso.FileName
+		} else if strings.Contains(s.Iso, ":") {
+			gs.iso = s.Iso
+		}
+	}
+	if s.UserData != "" && len(s.Disks) > 0 {
+		gs.cidataStor = "local"
+		if gs.iso != "" {
+			gs.cidataStor = storageOf(gs.iso)
+		}
+	}
+	return gs
+}
+
+// imageNeeds are the privileges a boot image needs: its download, and
+// read access to the imported volume (check_volume_access).
+func imageNeeds(node string, img *ImageSpec, why string) []privNeed {
+	if img == nil {
+		return nil
+	}
+	stor := img.Storage
+	if img.Volume != "" {
+		stor = storageOf(img.Volume)
+	}
+	var needs []privNeed
+	if img.URL != "" && stor != "" {
+		needs = append(needs, downloadNeed(why+" (download of the boot image)", node, stor)...)
+	}
+	if stor != "" {
+		needs = append(needs, needAny(why+" (import of the boot image)", "/storage/"+stor, "Datastore.AllocateSpace", "Datastore.Audit"))
+	}
+	return needs
+}
+
+// actionNeeds lists what an action's calls need, from its manifest.
+func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
+	spec := byKey[a.Key()]
+	p := vmPath(a.VMID)
+	switch a.Action {
+	case ActionDelete:
+		switch a.Kind {
+		case KindVirtualMachine, KindTemplate, KindContainer:
+			return []privNeed{needAll("stop the guest before deleting it", p, "VM.PowerMgmt"), needAll("delete the guest", p, "VM.Allocate")}
+		case KindIso, KindContainerTemplate:
+			if s, ok := spec.(*IsoSpec); ok {
+				return []privNeed{needAll("delete the ISO", "/storage/"+s.Storage, "Datastore.Allocate")}
+			}
+			if s, ok := spec.(*CTemplateSpec); ok {
+				return []privNeed{needAll("delete the container template", "/storage/"+s.Storage, "Datastore.Allocate")}
+			}
+		case KindNetwork:
+			return []privNeed{needAll("change the node's network", "/nodes/"+a.Node, "Sys.Modify")}
+		case KindSdnZone, KindSdnVnet:
+			return []privNeed{needAll("change and apply the SDN configuration", "/sdn", "SDN.Allocate")}
+		}
+		return nil
+	case ActionReboot:
+		return []privNeed{needAll("reboot the guest", p, "VM.PowerMgmt")}
+	}
+	switch s := spec.(type) {
+	case *VMSpec:
+		return vmNeeds(a, d, s, isos, tplVMID)
+	case *TemplateSpec:
+		if a.Action != ActionCreate {
+			return updateNeeds(a, d, p)
+		}
+		vs := &VMSpec{Meta: s.Meta, Machine: s.Machine, BIOS: s.BIOS, SCSIHW: s.SCSIHW, Disks: s.Disks, NICs: s.NICs,
+			CloudInit: s.CloudInit, State: "stopped"}
+		needs := []privNeed{needAll("create the template", p, "VM.Allocate")}
+		needs = append(needs, imageNeeds(a.Node, s.Image, "create the template")...)
+		return append(needs, guestConfigNeeds(d, a.VMID, vmSettingsOf(vs, isos), "create the template")...)
+	case *ContainerSpec:
+		return containerNeeds(a, d, s)
+	case *IsoSpec:
+		return downloadNeed("download the ISO", a.Node, s.Storage)
+	case *CTemplateSpec:
+		if s.Appliance != "" {
+			return []privNeed{needAll("download the appliance", "/storage/"+s.Storage, "Datastore.AllocateTemplate")}
+		}
+		return downloadNeed("download the container template", a.Node, s.Storage)
+	case *NetworkSpec:
+		return []privNeed{needAll("change the node's network", "/nodes/"+a.Node, "Sys.Modify")}
+	case *SdnZoneSpec:
+		path := "/sdn/zones/" + s.Name
+		if a.Action == ActionCreate {
+			path = "/sdn/zones"
+		}
+		return []privNeed{needAll("define the zone", path, "SDN.Allocate"), needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")}
+	case *SdnVnetSpec:
+		path := "/sdn/zones/" + s.Zone + "/" + s.Name
+		if a.Action == ActionCreate {
+			path = "/sdn/zones/" + s.Zone
+		}
+		return []privNeed{needAll("define the VNet", path, "SDN.Allocate"), needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")}
+	}
+	return nil
+}
+
+func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
+	p := vmPath(a.VMID)
+	if a.Action != ActionCreate {
+		return updateNeeds(a, d, p)
+	}
+	gs := vmSettingsOf(s, isos)
+	var needs []privNeed
+	if s.FromTemplate != nil {
+		needs = append(needs, needAll("clone the template", vmPath(tplVMID[s.FromTemplate.Name]), "VM.Clone"))
+	}
+	needs = append(needs, needAll("create the VM", p, "VM.Allocate"))
+	needs = append(needs, imageNeeds(a.Node, s.Image, "create the VM")...)
+	return append(needs, guestConfigNeeds(d, a.VMID, gs, "create the VM")...)
+}
+
+// updateNeeds maps the changed fields of an update to the privileges of
+// their keys (check_vm_modify_config_perm, check_ct_modify_config_perm).
+func updateNeeds(a *Action, d *Desired, p string) []privNeed {
+	var needs []privNeed
+	ct := a.Kind == KindContainer
+	for _, c := range a.Changes {
+		key, _, _ := strings.Cut(c.Field, ".")
+		why := "change " + c.Field
+		base := strings.TrimRight(key, "0123456789")
+		switch {
+		case key == "state":
+			needs = append(needs, needAll(why, p, "VM.PowerMgmt"))
+		case key == "cores" || key == "sockets" || key == "cpu" || key == "cpulimit" || key == "cpuunits" || key == "vcpus":
+			needs = append(needs, needAll(why, p, "VM.Config.CPU"))
+		case key == "memory" || key == "balloon" || key == "swap":
+			needs = append(needs, needAll(why, p, "VM.Config.Memory"))
+		case key == "machine" || key == "scsihw" || key == "vga" || key == "serial0":
+			needs = append(needs, needAll(why, p, "VM.Config.HWType"))
+		case key == "bios" && !ct:
+			needs = append(needs, needAll(why, p, "VM.Config.Options"))
+		case key == "boot" || key == "rootfs" || base == "mp" || base == "scsi" || base == "virtio" || base == "sata" || base == "ide" || base == "efidisk" || base == "unused":
+			needs = append(needs, needAll(why, p, "VM.Config.Disk"))
+		case base == "net":
+			needs = append(needs, needAll(why, p, "VM.Config.Network"))
+			if c.To != "" && strings.HasSuffix(c.Field, ".bridge") {
+				needs = append(needs, bridgeNeed(d, why, c.To, 0))
+			}
+		case ct && (key == "hostname" || key == "nameserver" || key == "searchdomain"):
+			needs = append(needs, needAll(why, p, "VM.Config.Network"))
+		case key == "cloudinit drive" || key == "userData":
+			needs = append(needs, needAll(why, p, "VM.Config.Cloudinit", "VM.Config.CDROM"))
+		case !ct && (key == "ciuser" || key == "cipassword" || key == "sshkeys" || key == "nameserver" || key == "searchdomain" || key == "ciupgrade" || base == "ipconfig"):
+			needs = append(needs, needAny(why, p, "VM.Config.Cloudinit", "VM.Config.Network"))
+		case key == "startup" && !ct:
+			needs = append(needs, needAll(why, p, "VM.Config.Options"), needAll(why+" (startup order changes host behaviour)", "/", "Sys.Modify"))
+		case key == "features":
+			needs = append(needs, needAll(why, p, "VM.Allocate"))
+		default:
+			needs = append(needs, needAll(why, p, "VM.Config.Options"))
+		}
+	}
+	if a.NeedsReboot {
+		needs = append(needs, needAll("reboot the guest to apply the changes", p, "VM.PowerMgmt"))
+	}
+	return needs
+}
+
+func containerNeeds(a *Action, d *Desired, s *ContainerSpec) []privNeed {
+	p := vmPath(a.VMID)
+	if a.Action != ActionCreate {
+		return updateNeeds(a, d, p)
+	}
+	why := "create the container"
+	var needs []privNeed
+	if !s.Unprivileged {
+		needs = append(needs, needAll(why+" (privileged)", "/", "Sys.Modify"))
+	}
+	needs = append(needs, needAll(why, p, "VM.Allocate"),
+		needAll(why+" (cores)", p, "VM.Config.CPU"),
+		needAll(why+" (memory, swap)", p, "VM.Config.Memory"),
+		needAll(why+" (hostname, DNS)", p, "VM.Config.Network"),
+		needAll(why+" (options)", p, "VM.Config.Options"),
+		needAll(why+" (root disk)", p, "VM.Config.Disk"))
+	for _, m := range append([]MountSpec{s.RootFS}, s.Mounts...) {
+		if m.Storage != "" {
+			needs = append(needs, needAll(why+" ("+m.Slot+" on "+m.Storage+")", "/storage/"+m.Storage, "Datastore.AllocateSpace"))
+		}
+	}
+	for _, n := range s.NICs {
+		needs = append(needs, bridgeNeed(d, why+" ("+n.Slot+" on "+n.Bridge+")", n.Bridge, n.Tag))
+	}
+	if tpl := containerTemplateStorage(d, s.Template); tpl != "" {
+		needs = append(needs, needAny(why+" (template)", "/storage/"+tpl, "Datastore.AllocateSpace", "Datastore.Audit"))
+	}
+	if s.Features != nil && strings.Contains(*s.Features, "nesting") {
+		needs = append(needs, needAll(why+" (nesting)", p, "VM.Allocate"))
+	}
+	if s.State != "stopped" {
+		needs = append(needs, needAll(why+" (start)", p, "VM.PowerMgmt"))
+	}
+	return needs
+}
+
+// containerTemplateStorage is the storage a container's template is on.
+func containerTemplateStorage(d *Desired, tpl string) string {
+	for _, t := range d.ContainerTemplates {
+		if t.Name == tpl {
+			return t.Storage
+		}
+	}
+	if strings.Contains(tpl, ":") {
+		return storageOf(tpl)
+	}
+	return ""
+}
+
+// permissionReader reads the token's privileges on ACL paths, once each.
+type permissionReader struct {
+	ctx    context.Context
+	client *pve.Client
+	cache  map[string]map[string]bool
+	err    error
+}
+
+func (r *permissionReader) on(path string) map[string]bool {
+	if p, ok := r.cache[path]; ok {
+		return p
+	}
+	var res map[string]map[string]any
+	if err := r.client.Get(r.ctx, "access/permissions", pve.NewParams().Set("path", path), &res); err != nil {
+		r.err = err
+		r.cache[path] = nil
+		return nil
+	}
+	privs := map[string]bool{}
+	for k := range res[path] {
+		privs[k] = true
+	}
+	r.cache[path] = privs
+	return privs
+}
+
+// missing returns the first check of need the token fails ("" privilege
+// when every alternative passes).
+func (r *permissionReader) missing(n privNeed) (path, priv string) {
+	for i, alt := range n.alts {
+		ok := true
+		for _, c := range alt {
+			have := r.on(c.path)
+			if have == nil { // unreadable: do not guess
+				return "", ""
+			}
+			if c.any {
+				found := false
+				for _, p := range c.privs {
+					found = found || have[p]
+				}
+				if !found {
+					ok = false
+					if i == 0 {
+						path, priv = c.path, strings.Join(c.privs, " or ")
+					}
+					break
+				}
+				continue
+			}
+			for _, p := range c.privs {
+				if !have[p] {
+					ok = false
+					if i == 0 {
+						path, priv = c.path, p
+					}
+					break
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return "", ""
+		}
+	}
+	if len(n.alts) > 1 {
+		var alts []string
+		for _, alt := range n.alts {
+			var parts []string
+			for _, c := range alt {
+				parts = append(parts, strings.Join(c.privs, "+")+" on "+c.path)
+			}
+			alts = append(alts, strings.Join(parts, " and "))
+		}
+		return "", strings.Join(alts, ", or ")
+	}
+	return path, priv
+}
+
+// checkPrivileges marks actions whose calls the token may not make.
+func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
+	byKey, isos, tplVMID := desiredIndex(d)
+	for _, a := range p.Actions {
+		if a.Kind == KindTemplate && a.VMID > 0 {
+			if s, ok := byKey[a.Key()].(*TemplateSpec); ok {
+				tplVMID[s.Name] = a.VMID
+			}
+		}
+	}
+	r := &permissionReader{ctx: ctx, client: e.client, cache: map[string]map[string]bool{}}
+	for _, a := range p.Actions {
+		if a.Action == ActionNone || a.run == nil || a.Conflict || a.Status == StatusFailed {
+			continue
+		}
+		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID) {
+			path, priv := r.missing(n)
+			if priv == "" {
+				continue
+			}
+			a.Status, a.run = StatusFailed, nil
+			if path == "" {
+				a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("the API token lacks the privileges to %s: it needs %s", n.why, priv)})
+			} else {
+				a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("the API token lacks %s on %s, needed to %s", priv, path, n.why)})
+			}
+			break
+		}
+		if r.err != nil {
+			e.log.Warn("the token's privileges could not be read; the plan does not check them", "err", r.err)
+			return
+		}
+	}
+}
+
+// RequiredPrivileges lists, per ACL path, the privileges the actions of
+// d would need if everything were created, for the settings' connection
+// test and the docs.
+func RequiredPrivileges(d *Desired) map[string][]string {
+	p := &Plan{}
+	add := func(kind, name, node string, vmid int) {
+		p.Actions = append(p.Actions, &Action{Kind: kind, Name: name, Node: node, VMID: vmid, Action: ActionCreate})
+	}
+	for _, s := range d.Isos {
+		add(KindIso, s.Name, s.Node, 0)
+	}
+	for _, s := range d.ContainerTemplates {
+		add(KindContainerTemplate, s.Name, s.Node, 0)
+	}
+	for _, s := range d.Templates {
+		add(KindTemplate, s.Name, s.Node, s.VMID)
+	}
+	for _, s := range d.VMs {
+		add(KindVirtualMachine, s.Name, s.Node, s.VMID)
+	}
+	for _, s := range d.Containers {
+		add(KindContainer, s.Name, s.Node, s.VMID)
+	}
+	for _, s := range d.Networks {
+		add(KindNetwork, s.Name, s.Node, 0)
+	}
+	for _, s := range d.SdnZones {
+		add(KindSdnZone, s.Name, "", 0)
+	}
+	for _, s := range d.SdnVnets {
+		add(KindSdnVnet, s.Name, "", 0)
+	}
+	out := map[string][]string{}
+	seen := map[string]bool{}
+	byKey, isos, tplVMID := desiredIndex(d)
+	for _, a := range p.Actions {
+		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID) {
+			for _, c := range n.alts[0] {
+				for _, pr := range c.privs {
+					if k := c.path + " " + pr; !seen[k] {
+						seen[k] = true
+						out[c.path] = append(out[c.path], pr)
+					}
+					if c.any {
+						break
+					}
+				}
+			}
+		}
+	}
+	for k := range out {
+		sort.Strings(out[k])
+	}
+	return out
+}
+
+// desiredIndex maps "Kind/name" to each desired spec, ISOs by name and
+// templates' VMIDs by name.
+func desiredIndex(d *Desired) (map[string]any, map[string]*IsoSpec, map[string]int) {
+	byKey := map[string]any{}
+	tplVMID := map[string]int{}
+	isos := map[string]*IsoSpec{}
+	for _, s := range d.VMs {
+		byKey[KindVirtualMachine+"/"+s.Name] = s
+	}
+	for _, s := range d.Templates {
+		byKey[KindTemplate+"/"+s.Name] = s
+		tplVMID[s.Name] = s.VMID
+	}
+	for _, s := range d.Isos {
+		byKey[KindIso+"/"+s.Name] = s
+		isos[s.Name] = s
+	}
+	for _, s := range d.Containers {
+		byKey[KindContainer+"/"+s.Name] = s
+	}
+	for _, s := range d.ContainerTemplates {
+		byKey[KindContainerTemplate+"/"+s.Name] = s
+	}
+	for _, s := range d.Networks {
+		byKey[KindNetwork+"/"+s.Name] = s
+	}
+	for _, s := range d.SdnZones {
+		byKey[KindSdnZone+"/"+s.Name] = s
+	}
+	for _, s := range d.SdnVnets {
+		byKey[KindSdnVnet+"/"+s.Name] = s
+	}
+	return byKey, isos, tplVMID
+}
