@@ -35,6 +35,11 @@ func (s *Server) haKick() {
 	if s.haScheduled {
 		return
 	}
+	select {
+	case <-s.closed:
+		return // the cluster is shutting down: no more rounds
+	default:
+	}
 	s.haScheduled = true
 	due := s.clock.After(s.scale(haRoundDelay))
 	s.bgWG.Add(1)

@@ -403,3 +403,35 @@ func TestHAStateInClusterResources(t *testing.T) {
 		}
 	}
 }
+
+// TestHAPrivileges checks who may do what: the HA configuration needs
+// Sys.Audit to read and Sys.Console to change (API2/HA/Resources.pm), while
+// starting and stopping an HA-managed guest needs only VM.PowerMgmt, as
+// the HA request runs as root in the hastart/hastop worker.
+func TestHAPrivileges(t *testing.T) {
+	srv, c := haSim(t, Options{TokenPrivileges: []string{"VM.PowerMgmt", "VM.Audit"}})
+	srv.mu.Lock()
+	srv.ha().Resources["vm:100"] = map[string]string{"type": "vm", "state": "stopped"}
+	srv.ha().Order = []string{"vm:100"}
+	srv.haKick()
+	srv.mu.Unlock()
+	for _, tc := range []struct{ method, path, priv string }{
+		{"GET", "/cluster/ha/resources", "Sys.Audit"},
+		{"POST", "/cluster/ha/resources", "Sys.Console"},
+		{"PUT", "/cluster/ha/resources/vm:100", "Sys.Console"},
+		{"DELETE", "/cluster/ha/resources/vm:100", "Sys.Console"},
+	} {
+		params := vals("sid", "vm:100")
+		if tc.method != "POST" {
+			params = nil
+		}
+		r := c.do(tc.method, tc.path, params)
+		if r.Status != 403 || r.Message != "Permission check failed (/, "+tc.priv+")\n" {
+			t.Errorf("%s %s: %d %q, want 403 for %s", tc.method, tc.path, r.Status, r.Message, tc.priv)
+		}
+	}
+	c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
+	if guestStatus(c, "/nodes/pve1/qemu/100") != "running" {
+		t.Fatal("a token with VM.PowerMgmt could not start an HA-managed VM")
+	}
+}
