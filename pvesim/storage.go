@@ -624,8 +624,12 @@ func ChecksumHash(alg string) hash.Hash {
 	return nil
 }
 
-// fileCheck inspects the start of a downloaded file the way file_size_info
-// does: a qcow2 must be one (and gives its virtual size).
+// fileCheck inspects the start of a downloaded or uploaded import image
+// the way pve-storage's file_size_info (Plugin.pm) does with `qemu-img info
+// -f FORMAT`, FORMAT being what the file name implies: a qcow2 must start
+// with the qcow2 magic, a vmdk with a sparse extent header ("KDMV"; a
+// descriptor's extents are other files, which an untrusted image may not
+// have), and any file is raw.
 type fileCheck struct {
 	head []byte
 }
@@ -648,15 +652,33 @@ func qcow2VirtualSize(head []byte) (int64, bool) {
 	return int64(binary.BigEndian.Uint64(head[24:32])), true
 }
 
-func (f *fileCheck) verify(format string, fileSize int64) (virtual int64, err error) {
-	if format == "qcow2" {
-		size, ok := qcow2VirtualSize(f.head)
-		if !ok {
-			return 0, fmt.Errorf("failed to verify file: failed to query file information with qemu-img")
-		}
-		return size, nil
+// vmdkVirtualSize reads the capacity of a VMDK sparse extent header (8
+// bytes at offset 12, little-endian, in 512-byte sectors).
+func vmdkVirtualSize(head []byte) (int64, bool) {
+	if len(head) < 20 || string(head[:4]) != "KDMV" {
+		return 0, false
 	}
-	return fileSize, nil
+	return int64(binary.LittleEndian.Uint64(head[12:20])) * 512, true
+}
+
+// errQemuImgInfo is file_size_info's error for an untrusted file qemu-img
+// cannot read in the given format.
+const errQemuImgInfo = "failed to query file information with qemu-img"
+
+func (f *fileCheck) verify(format string, fileSize int64) (virtual int64, err error) {
+	var ok bool
+	switch format {
+	case "qcow2":
+		virtual, ok = qcow2VirtualSize(f.head)
+	case "vmdk":
+		virtual, ok = vmdkVirtualSize(f.head)
+	default:
+		virtual, ok = fileSize, true
+	}
+	if !ok {
+		return 0, Fail("%s", errQemuImgInfo)
+	}
+	return virtual, nil
 }
 
 // storedFile describes where a download or upload lands.
@@ -767,7 +789,8 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 		}
 		virtual, err := check.verify(f.format, n)
 		if err != nil {
-			return err
+			// download_file_from_url's assert_file_validity wrapper.
+			return Fail("failed to verify file: %s", errQemuImgInfo)
 		}
 		s.storeVolume(f, virtual, n)
 		if v := s.state.volume(f.node, f.st.ID+":"+f.volname()); v != nil {

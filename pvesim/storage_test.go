@@ -256,3 +256,51 @@ func TestNotesOnlyForBackups(t *testing.T) {
 		t.Errorf("backup info %v", info)
 	}
 }
+
+// vmdkImage is a VMDK sparse extent header of the given virtual size.
+func vmdkImage(virtual int64) []byte {
+	b := make([]byte, 512)
+	copy(b, "KDMV")
+	binary.LittleEndian.PutUint32(b[4:], 1)
+	binary.LittleEndian.PutUint64(b[12:], uint64(virtual/512))
+	return b
+}
+
+// TestDownloadChecksImportFormatByName checks download_url's
+// assert_file_validity for import content: file_size_info runs qemu-img
+// info in the format the stored name implies, so a qcow2 named .vmdk, or
+// anything but a qcow2 named .qcow2, fails the task with Proxmox's text; a
+// .raw name takes any file as raw (a qcow2 included, sized as its bytes).
+func TestDownloadChecksImportFormatByName(t *testing.T) {
+	qcow := qcow2Image(10<<30, 0)
+	hs := fileServer(t, map[string][]byte{"/q": qcow, "/v": vmdkImage(4 << 30), "/x": []byte("plain bytes")})
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	for _, tc := range []struct {
+		file, path, want string
+		size             float64
+	}{
+		{"a.qcow2", "/q", "OK", 10 << 30},
+		{"b.vmdk", "/v", "OK", 4 << 30},
+		{"c.raw", "/q", "OK", float64(len(qcow))},
+		{"d.vmdk", "/q", "failed to verify file: failed to query file information with qemu-img", 0},
+		{"e.vmdk", "/x", "failed to verify file: failed to query file information with qemu-img", 0},
+		{"f.qcow2", "/v", "failed to verify file: failed to query file information with qemu-img", 0},
+	} {
+		st := c.task("POST", "/nodes/pve1/storage/local/download-url", vals("content", "import", "filename", tc.file, "url", hs.URL+tc.path))
+		if st != tc.want {
+			t.Errorf("%s from %s: %q, want %q", tc.file, tc.path, st, tc.want)
+			continue
+		}
+		if tc.want != "OK" {
+			if r := c.do("GET", "/nodes/pve1/storage/local/content/"+url.PathEscape("local:import/"+tc.file), nil); r.Status != 500 {
+				t.Errorf("%s stored after a failed check", tc.file)
+			}
+			continue
+		}
+		info := c.mustOK("GET", "/nodes/pve1/storage/local/content/"+url.PathEscape("local:import/"+tc.file), nil).obj(t)
+		if info["size"] != tc.size {
+			t.Errorf("%s: size %v, want %v", tc.file, info["size"], tc.size)
+		}
+	}
+}

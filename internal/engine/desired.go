@@ -50,6 +50,8 @@ type ImageSpec struct {
 	Storage string
 	// FileName overrides the name under which the image is stored.
 	FileName string
+	// Format is qcow2, raw or vmdk; "" takes it from the file name.
+	Format string
 	// Checksum of the download, "algo:value" ("" for none).
 	ChecksumAlgo  string
 	ChecksumValue string

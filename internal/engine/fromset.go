@@ -80,7 +80,7 @@ func imageFromManifest(img *manifest.Image) *ImageSpec {
 	if img == nil {
 		return nil
 	}
-	out := &ImageSpec{Storage: img.Storage, FileName: img.Filename}
+	out := &ImageSpec{Storage: img.Storage, FileName: img.Filename, Format: img.Format}
 	if img.IsURL() || strings.HasPrefix(img.Source, "http://") || strings.HasPrefix(img.Source, "https://") {
 		out.URL = img.Source
 	} else {

@@ -61,7 +61,7 @@ func resolveImage(snap *Snapshot, node string, img *ImageSpec) (*resolvedImage, 
 	} else if snap.Storage(node, stor) == nil {
 		return nil, fmt.Errorf("storage '%s' is not listed on node '%s'", stor, node)
 	}
-	name, err := importFileName(img.URL, img.FileName)
+	name, err := importFileName(img.URL, img.FileName, img.Format)
 	if err != nil {
 		return nil, err
 	}

@@ -190,30 +190,68 @@ func normalIPConfig(v string) string {
 	return strings.Join(parts, ",")
 }
 
-// importFileName picks the file name a downloaded cloud image gets on an
-// import storage: Proxmox accepts only .qcow2, .raw, .vmdk and .ova there,
-// and the usual ".img" cloud images are qcow2.
-func importFileName(rawURL, override string) (string, error) {
+// Image formats and compressed suffixes of import content: pve-storage's
+// download_url accepts .qcow2, .raw, .vmdk (and .ova) names for import
+// content (Storage.pm UPLOAD_IMPORT_EXT_RE_1) and checks the file with
+// qemu-img info in the format the name implies; it decompresses ISOs only.
+var (
+	imageFormatOfExt = map[string]string{".qcow2": "qcow2", ".qcow": "qcow2", ".qcow2c": "qcow2", ".img": "qcow2", ".raw": "raw", ".vmdk": "vmdk"}
+	compressedExts   = []string{".xz", ".gz", ".bz2", ".zst", ".zstd", ".lz4", ".lzma", ".lzo", ".zip", ".7z", ".tgz", ".z"}
+)
+
+// CompressedImageExt returns the compression suffix of an image file name
+// (".xz" for "noble.img.xz"), or "".
+func CompressedImageExt(name string) string {
+	ext := strings.ToLower(path.Ext(name))
+	for _, c := range compressedExts {
+		if ext == c {
+			return ext
+		}
+	}
+	return ""
+}
+
+// ImageFormat is the format of an image: the declared one, else the one
+// its name implies (.raw raw, .vmdk vmdk, anything else qcow2: .img is
+// what Ubuntu and others name qcow2 cloud images).
+func ImageFormat(declared, name string) string {
+	if declared != "" {
+		return declared
+	}
+	if f, ok := imageFormatOfExt[strings.ToLower(path.Ext(name))]; ok {
+		return f
+	}
+	return "qcow2"
+}
+
+// importFileName picks the name a cloud image is stored under for import:
+// the override or the URL's last path element, its image extension
+// replaced by the format's, so that Proxmox checks the file as that format.
+func importFileName(rawURL, override, format string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("invalid image URL %q: %w", rawURL, err)
+	}
+	if ext := CompressedImageExt(u.Path); ext != "" {
+		return "", fmt.Errorf("the image %s is compressed (%s): Proxmox stores import images as downloaded and cannot import a compressed one; use the uncompressed .qcow2, .raw or .vmdk image", path.Base(u.Path), ext)
+	}
 	name := override
 	if name == "" {
-		u, err := url.Parse(rawURL)
-		if err != nil {
-			return "", fmt.Errorf("invalid image URL %q: %w", rawURL, err)
-		}
 		name = path.Base(u.Path)
 	}
+	format = ImageFormat(format, name)
 	name = sanitizeFileName(name)
-	if name == "" || name == "." || name == "/" {
+	if name == "" || name == "." || name == "/" || name == "_" {
 		return "", fmt.Errorf("cannot derive a file name from %q", rawURL)
 	}
-	ext := strings.ToLower(path.Ext(name))
-	switch ext {
-	case ".qcow2", ".raw", ".vmdk", ".ova":
+	ext := path.Ext(name)
+	if strings.ToLower(ext) == ".ova" {
 		return name, nil
-	case ".img", ".qcow", ".qcow2c":
-		return strings.TrimSuffix(name, path.Ext(name)) + ".qcow2", nil
 	}
-	return name + ".qcow2", nil
+	if _, ok := imageFormatOfExt[strings.ToLower(ext)]; ok {
+		name = strings.TrimSuffix(name, ext)
+	}
+	return name + "." + format, nil
 }
 
 // isoFileName picks the file name of an ISO volume: .iso and .img are what

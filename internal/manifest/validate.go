@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"net/netip"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -200,6 +201,17 @@ func checkTemplate(t *Template, c *checker) {
 
 var diskImageExt = regexp.MustCompile(`\.(qcow2|raw|vmdk)$`)
 
+// compressedExt returns the compression suffix of a file name (".xz"), or
+// "": pve-storage's download-url decompresses ISOs only.
+func compressedExt(name string) string {
+	ext := strings.ToLower(path.Ext(name))
+	switch ext {
+	case ".xz", ".gz", ".bz2", ".zst", ".zstd", ".lz4", ".lzma", ".lzo", ".zip", ".7z", ".tgz", ".z":
+		return ext
+	}
+	return ""
+}
+
 func checkImage(img *Image, c *checker, p string) {
 	switch {
 	case strings.HasPrefix(img.Source, "http://") || strings.HasPrefix(img.Source, "https://"):
@@ -209,8 +221,13 @@ func checkImage(img *Image, c *checker, p string) {
 		}
 		img.Type = ImageURL
 		name := img.FileName()
-		if img.Filename != "" && !diskImageExt.MatchString(img.Filename) {
+		if ext := compressedExt(urlBase(img.Source)); ext != "" {
+			c.errorf(p+".source", "the image is compressed (%s): Proxmox stores import images as downloaded and cannot import a compressed one; use the uncompressed .qcow2, .raw or .vmdk image", ext)
+		}
+		if m := diskImageExt.FindStringSubmatch(img.Filename); img.Filename != "" && m == nil {
 			c.errorf(p+".filename", "%q must end in .qcow2, .raw or .vmdk (the names Proxmox imports)", img.Filename)
+		} else if img.Filename != "" && img.Format != "" && m[1] != img.Format {
+			c.errorf(p+".filename", "%q names a %s image but image.format is %s", img.Filename, m[1], img.Format)
 		} else if name == "" {
 			c.errorf(p+".source", "the URL has no file name; set image.filename")
 		}
@@ -226,7 +243,7 @@ func checkImage(img *Image, c *checker, p string) {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"storage", img.Storage != ""}, {"filename", img.Filename != ""}, {"checksum", img.Checksum != nil}} {
+		}{{"storage", img.Storage != ""}, {"filename", img.Filename != ""}, {"format", img.Format != ""}, {"checksum", img.Checksum != nil}} {
 			if f.set {
 				c.errorf(p+"."+f.name, "%s applies only to an image downloaded from a URL", f.name)
 			}

@@ -143,7 +143,8 @@ const (
 type Image struct {
 	Source   string    `json:"source" pm:"required,format=not-empty" doc:"http(s) URL of a .qcow2, .raw, .vmdk or .img image, or a volume such as local:import/debian-12.qcow2."`
 	Storage  string    `json:"storage,omitempty" pm:"format=storage-id" doc:"URL only: storage with content type import to download to (default local)."`
-	Filename string    `json:"filename,omitempty" pm:"format=filename" doc:"URL only: file name on that storage (default: from the URL)."`
+	Filename string    `json:"filename,omitempty" pm:"format=filename" doc:"URL only: file name on that storage (default: from the URL, its extension replaced by the format's)."`
+	Format   string    `json:"format,omitempty" pm:"enum=qcow2|raw|vmdk" doc:"URL only: the image's format, which names the stored file so that Proxmox checks and imports it as such (default from the URL's name: .raw raw, .vmdk vmdk, anything else qcow2, .img included). Compressed images (.xz, .gz, ...) are refused."`
 	Checksum *Checksum `json:"checksum,omitempty" doc:"URL only: verified after the download."`
 
 	// Type is set by the loader from Source.
