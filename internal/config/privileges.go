@@ -9,8 +9,10 @@ type Privilege struct {
 // RequiredPrivileges are the privileges the API token needs on "/" (with
 // propagation) for proxmops to manage everything its manifests can
 // declare. The names exist on Proxmox VE 8.4 and 9.x alike. The settings
-// "test connection" check compares the token's privileges with this list;
-// docs/configuration.md shows the pveum commands that grant them.
+// "test connection" check uses this list when the repository cannot be
+// read (otherwise it checks what the manifests need, as plan does:
+// engine.PrivilegeNeeds); docs/configuration.md shows the pveum commands
+// that grant them.
 var RequiredPrivileges = []Privilege{
 	{"VM.Allocate", "create and delete guests (VMs, templates, containers)"},
 	{"VM.Clone", "clone VMs from templates"},
@@ -28,9 +30,10 @@ var RequiredPrivileges = []Privilege{
 	{"Datastore.AllocateSpace", "allocate disk space for guests"},
 	{"Datastore.AllocateTemplate", "download and upload ISOs, cloud images and container templates"},
 	{"Datastore.Allocate", "delete ISOs and templates that proxmops downloaded (prune)"},
-	{"Sys.Audit", "read nodes, tasks and cluster status"},
-	{"Sys.Modify", "create and change node network interfaces (bridges, VLANs)"},
-	{"Sys.AccessNetwork", "let Proxmox VE download from a URL (download-url)"},
+	{"Sys.Audit", "read nodes, tasks, cluster and HA status"},
+	{"Sys.Modify", "node network interfaces (on /nodes/NODE), privileged containers and VM startup order (on /)"},
+	{"Sys.AccessNetwork", "let Proxmox VE download from a URL (download-url, on /nodes/NODE)"},
+	{"Sys.Console", "set the requested state of HA-managed guests and remove them from HA (on /)"},
 	{"SDN.Audit", "read SDN zones and VNets"},
 	{"SDN.Allocate", "create and change SDN zones, VNets and subnets"},
 	{"SDN.Use", "attach guest NICs to bridges and VNets"},

@@ -13,6 +13,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/source"
 )
@@ -262,6 +263,8 @@ func (c *Controller) TestSettings(ctx context.Context, v *config.Config) (api.Te
 		checks = append(checks, api.Check{Name: name, OK: true, Message: okMsg})
 	}
 
+	// The repository first: the privilege check needs its manifests.
+	srcMsg, set, srcErr := c.testSource(ctx, v.Source)
 	client, err := newClient(v.Cluster, c.opts.PVE, nil)
 	if err != nil {
 		add("cluster: connection", err, "")
@@ -272,24 +275,24 @@ func (c *Controller) TestSettings(ctx context.Context, v *config.Config) (api.Te
 			add("cluster: version", err, "")
 		} else {
 			add("cluster: version", nil, "Proxmox VE "+ver.Version)
-			missing, err := missingPrivileges(ctx, client)
+			var needs []engine.PrivilegeNeed
+			if set != nil {
+				needs = engine.PrivilegeNeeds(engine.DesiredFromSet(set, c.opts.Secrets))
+			}
+			missing, err := missingPrivileges(ctx, client, needs, set != nil)
 			switch {
 			case err != nil:
 				add("cluster: privileges", fmt.Errorf("the token's privileges could not be read (GET /access/permissions): %w", err), "")
 			case len(missing) > 0:
-				var parts []string
-				for _, p := range missing {
-					parts = append(parts, p.Name+" ("+p.Why+")")
-				}
-				add("cluster: privileges", fmt.Errorf("the token lacks %d privileges on /: %s", len(missing), strings.Join(parts, "; ")), "")
+				add("cluster: privileges", fmt.Errorf("the token lacks %d privileges: %s", len(missing), strings.Join(missing, "; ")), "")
+			case set != nil:
+				add("cluster: privileges", nil, fmt.Sprintf("the token has the %d privileges the manifests need", len(needs)))
 			default:
 				add("cluster: privileges", nil, fmt.Sprintf("the token has all %d privileges proxmops needs", len(config.RequiredPrivileges)))
 			}
 		}
 	}
-
-	msg, err := c.testSource(ctx, v.Source)
-	add("source: repository", err, msg)
+	add("source: repository", srcErr, srcMsg)
 
 	res := api.TestResult{OK: true, Checks: checks}
 	for _, ch := range checks {
@@ -298,50 +301,62 @@ func (c *Controller) TestSettings(ctx context.Context, v *config.Config) (api.Te
 	return res, nil
 }
 
-// missingPrivileges compares the token's privileges on / with those
-// proxmops needs.
-func missingPrivileges(ctx context.Context, client *pve.Client) ([]config.Privilege, error) {
-	var perms map[string]map[string]any
-	if err := client.Get(ctx, "access/permissions", pve.NewParams().Set("path", "/"), &perms); err != nil {
-		return nil, err
-	}
-	granted := map[string]bool{}
-	for priv, v := range perms["/"] {
-		switch x := v.(type) {
-		case float64:
-			granted[priv] = x != 0
-		case bool:
-			granted[priv] = x
-		default:
-			granted[priv] = true
+// missingPrivileges names each needed privilege the token lacks, as
+// "Sys.Modify on / (Container/legacy: create the container (privileged))".
+// With manifests (fromManifests) the needs are theirs, path by path (the
+// rules of engine.PrivilegeNeeds, which plan applies too); without, the
+// whole list proxmops may need, on /.
+func missingPrivileges(ctx context.Context, client *pve.Client, needs []engine.PrivilegeNeed, fromManifests bool) ([]string, error) {
+	if !fromManifests {
+		for _, p := range config.RequiredPrivileges {
+			needs = append(needs, engine.PrivilegeNeed{Path: "/", Privilege: p.Name, Why: p.Why})
 		}
 	}
-	return config.MissingPrivileges(granted), nil
+	granted := map[string]map[string]bool{}
+	var missing []string
+	for _, n := range needs {
+		have, ok := granted[n.Path]
+		if !ok {
+			var perms map[string]map[string]any
+			if err := client.Get(ctx, "access/permissions", pve.NewParams().Set("path", n.Path), &perms); err != nil {
+				return nil, err
+			}
+			have = map[string]bool{}
+			for priv := range perms[n.Path] {
+				have[priv] = true
+			}
+			granted[n.Path] = have
+		}
+		if !have[n.Privilege] {
+			missing = append(missing, fmt.Sprintf("%s on %s (%s)", n.Privilege, n.Path, n.Why))
+		}
+	}
+	return missing, nil
 }
 
 // testSource reads the repository into a throw-away cache and describes
 // what it found.
-func (c *Controller) testSource(ctx context.Context, s config.Source) (string, error) {
+func (c *Controller) testSource(ctx context.Context, s config.Source) (string, *manifest.Set, error) {
 	if s.RepoURL == "" {
-		return "", errors.New("no repository URL (source.repoURL) is set")
+		return "", nil, errors.New("no repository URL (source.repoURL) is set")
 	}
 	tmp, err := os.MkdirTemp("", "proxmops-source-test-")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer os.RemoveAll(tmp)
 	s.CacheDir = tmp
 	syncer, err := c.newSyncer(s)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	res, err := syncer.Sync(ctx)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	set, err := loadManifests(res.Dir)
 	if err != nil {
-		return "", fmt.Errorf("reachable at %s, but %w", short(res.Commit.Hash), err)
+		return "", nil, fmt.Errorf("reachable at %s, but %w", short(res.Commit.Hash), err)
 	}
 	counts := set.Counts()
 	kinds := make([]string, 0, len(counts))
@@ -353,5 +368,5 @@ func (c *Controller) testSource(ctx context.Context, s config.Source) (string, e
 	if len(kinds) > 0 {
 		desc = strings.Join(kinds, ", ")
 	}
-	return fmt.Sprintf("commit %s (%s): %s", short(res.Commit.Hash), res.Commit.Subject(), desc), nil
+	return fmt.Sprintf("commit %s (%s): %s", short(res.Commit.Hash), res.Commit.Subject(), desc), set, nil
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -184,6 +183,17 @@ func imageNeeds(node string, img *ImageSpec, why string) []privNeed {
 func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
 	spec := byKey[a.Key()]
 	p := vmPath(a.VMID)
+	var ha []privNeed
+	if a.HA != "" {
+		// pve-ha-manager API2/HA/Resources.pm: changing or removing an HA
+		// resource (its requested state) needs Sys.Console on /.
+		ha = []privNeed{needAll("change the HA resource "+a.HA, "/", "Sys.Console")}
+	}
+	return append(ha, specNeeds(a, d, spec, p, isos, tplVMID)...)
+}
+
+// specNeeds is actionNeeds for one action and its manifest.
+func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
 	switch a.Action {
 	case ActionDelete:
 		switch a.Kind {
@@ -471,48 +481,54 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 	}
 }
 
-// RequiredPrivileges lists, per ACL path, the privileges the actions of
-// d would need if everything were created, for the settings' connection
-// test and the docs.
-func RequiredPrivileges(d *Desired) map[string][]string {
-	p := &Plan{}
-	add := func(kind, name, node string, vmid int) {
-		p.Actions = append(p.Actions, &Action{Kind: kind, Name: name, Node: node, VMID: vmid, Action: ActionCreate})
-	}
-	for _, s := range d.Isos {
-		add(KindIso, s.Name, s.Node, 0)
-	}
-	for _, s := range d.ContainerTemplates {
-		add(KindContainerTemplate, s.Name, s.Node, 0)
-	}
-	for _, s := range d.Templates {
-		add(KindTemplate, s.Name, s.Node, s.VMID)
-	}
-	for _, s := range d.VMs {
-		add(KindVirtualMachine, s.Name, s.Node, s.VMID)
-	}
-	for _, s := range d.Containers {
-		add(KindContainer, s.Name, s.Node, s.VMID)
-	}
-	for _, s := range d.Networks {
-		add(KindNetwork, s.Name, s.Node, 0)
+// PrivilegeNeed is one privilege on one ACL path that the manifests need,
+// with what for (the first resource that needs it).
+type PrivilegeNeed struct {
+	Path, Privilege, Why string
+}
+
+// PrivilegeNeeds lists what creating everything in d would need, for the
+// settings' connection test: one entry per path and privilege, in the
+// order of the plan (an "any of" need lists its first privilege).
+func PrivilegeNeeds(d *Desired) []PrivilegeNeed {
+	var actions []*Action
+	add := func(kind string, m Meta, vmid int) {
+		actions = append(actions, &Action{Kind: kind, Name: m.Name, Node: m.Node, VMID: vmid, Action: ActionCreate})
 	}
 	for _, s := range d.SdnZones {
-		add(KindSdnZone, s.Name, "", 0)
+		add(KindSdnZone, s.Meta, 0)
 	}
 	for _, s := range d.SdnVnets {
-		add(KindSdnVnet, s.Name, "", 0)
+		add(KindSdnVnet, s.Meta, 0)
 	}
-	out := map[string][]string{}
-	seen := map[string]bool{}
+	for _, s := range d.Networks {
+		add(KindNetwork, s.Meta, 0)
+	}
+	for _, s := range d.Isos {
+		add(KindIso, s.Meta, 0)
+	}
+	for _, s := range d.ContainerTemplates {
+		add(KindContainerTemplate, s.Meta, 0)
+	}
+	for _, s := range d.Templates {
+		add(KindTemplate, s.Meta, s.VMID)
+	}
+	for _, s := range d.VMs {
+		add(KindVirtualMachine, s.Meta, s.VMID)
+	}
+	for _, s := range d.Containers {
+		add(KindContainer, s.Meta, s.VMID)
+	}
 	byKey, isos, tplVMID := desiredIndex(d)
-	for _, a := range p.Actions {
+	var out []PrivilegeNeed
+	seen := map[string]bool{}
+	for _, a := range actions {
 		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID) {
 			for _, c := range n.alts[0] {
 				for _, pr := range c.privs {
 					if k := c.path + " " + pr; !seen[k] {
 						seen[k] = true
-						out[c.path] = append(out[c.path], pr)
+						out = append(out, PrivilegeNeed{Path: c.path, Privilege: pr, Why: a.Key() + ": " + n.why})
 					}
 					if c.any {
 						break
@@ -520,9 +536,6 @@ func RequiredPrivileges(d *Desired) map[string][]string {
 				}
 			}
 		}
-	}
-	for k := range out {
-		sort.Strings(out[k])
 	}
 	return out
 }

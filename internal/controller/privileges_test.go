@@ -1,0 +1,69 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+const privilegedCT = `apiVersion: proxmops.dev/v1
+kind: Container
+metadata:
+  name: legacy
+  node: pve1
+spec:
+  vmid: 420
+  unprivileged: false
+  rootfs:
+    storage: local-lvm
+    size: 4G
+  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
+`
+
+// "Test connection" names the privileges the repository's manifests need
+// and the token lacks, with the path and the resource, over real HTTP.
+func TestTestSettingsNamesPrivilegesTheManifestsNeed(t *testing.T) {
+	// A token for VMs only: everything a VM needs, nothing for hosts.
+	vmOnly := []string{"VM.Allocate", "VM.Audit", "VM.PowerMgmt", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Disk",
+		"VM.Config.Network", "VM.Config.Options", "VM.Config.Cloudinit", "VM.Config.CDROM", "VM.Config.HWType",
+		"Datastore.AllocateSpace", "Datastore.Audit", "SDN.Use", "Sys.Audit"}
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1, TokenPrivileges: vmOnly})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
+	e := newEnv(t, sim, repo, "")
+	defer e.st.Close()
+	defer e.c.Close()
+
+	check := func() api.Check {
+		t.Helper()
+		res, err := e.c.TestSettings(context.Background(), values(sim, repo.url(), e.dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Checks {
+			if c.Name == "cluster: privileges" {
+				return c
+			}
+		}
+		t.Fatalf("no privileges check: %+v", res.Checks)
+		return api.Check{}
+	}
+	if c := check(); !c.OK {
+		t.Errorf("a VM repository with a VM token: %+v", c)
+	}
+	repo.commit("ct", map[string]string{"cts/legacy.yaml": privilegedCT})
+	c := check()
+	if c.OK || !strings.Contains(c.Message, "Sys.Modify on / (Container/legacy: create the container (privileged))") {
+		t.Errorf("a privileged container with a VM token: %+v", c)
+	}
+	if strings.Contains(c.Message, "SDN.Allocate") {
+		t.Errorf("privileges the manifests do not need are reported: %s", c.Message)
+	}
+}
