@@ -1,0 +1,557 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/controller"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// The chaos suite (docs/reliability.md, "Chaos suite (issue 15)"): the
+// daemon runs as a child process (this test binary re-run as
+// TestChaosDaemonChild, which calls Run exactly as `proxmops serve` does)
+// against a simulated cluster over real HTTP that fails requests, drops
+// answers, fails tasks and times out locks; the parent SIGKILLs it while it
+// applies, starts it again on the same database, and checks that the
+// cluster converges with no duplicate guest, no guest left locked, no
+// unowned guest touched, the history intact and the database sound.
+//
+// Short by default (make test); PROXMOPS_CHAOS_SEEDS=N runs seeds 1..N,
+// PROXMOPS_CHAOS_KILLS=K kills K times per seed, and PROXMOPS_CHAOS_LAG=1
+// keeps the simulator's 10 s status lag (off in the short run).
+const chaosFaults = "error-rate=0.15,drop-rate=0.05,task-fail-rate=0.1,lock-timeout-rate=0.05"
+
+const (
+	chaosTokenID     = "root@pam!proxmops"
+	chaosTokenSecret = "chaos-secret"
+	chaosVMs         = 6
+	childEnv         = "PROXMOPS_CHAOS_CHILD"
+)
+
+// TestChaosDaemonChild is the daemon under test when run by TestChaos; on
+// its own it does nothing.
+func TestChaosDaemonChild(t *testing.T) {
+	cfgFile := os.Getenv(childEnv)
+	if cfgFile == "" {
+		t.Skip("the chaos suite's daemon; TestChaos runs it as a child process")
+	}
+	cfg, _, err := config.Load(config.LoadOptions{File: cfgFile, Env: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger, ring, err := NewLogger(cfg.Log, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	err = Run(ctx, Options{Config: cfg, Logger: logger, Logs: ring, SetupOutput: io.Discard,
+		Controller: func(o *controller.Options) {
+			o.ShutdownGrace = 2 * time.Second
+			o.MinPassGap = 200 * time.Millisecond
+			o.PVE = func(c *pve.Config) { c.TaskPollMin, c.TaskPollMax = 5*time.Millisecond, 50*time.Millisecond }
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chaosFigures are one seed's results.
+type chaosFigures struct {
+	seed                  int64
+	kills, killsWithLock  int
+	passes, finalPasses   int
+	converge, total       time.Duration
+	interrupted, failures int
+}
+
+func TestChaos(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("inside the child")
+	}
+	seeds := envInt("PROXMOPS_CHAOS_SEEDS", 2)
+	kills := envInt("PROXMOPS_CHAOS_KILLS", 2)
+	lag := os.Getenv("PROXMOPS_CHAOS_LAG") == "1"
+	faults, err := pvesim.ParseFaults(chaosFaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var figures []chaosFigures
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		ok := t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+			figures = append(figures, runChaos(t, seed, kills, lag, faults))
+		})
+		if !ok {
+			break
+		}
+	}
+	worst := chaosFigures{}
+	for _, f := range figures {
+		t.Logf("seed %d: %d kills (%d with a guest locked), %d passes in all, %d in the last run; converged %.1fs after the last start, %.1fs in all; %d interrupted actions, %d failed actions recorded",
+			f.seed, f.kills, f.killsWithLock, f.passes, f.finalPasses, f.converge.Seconds(), f.total.Seconds(), f.interrupted, f.failures)
+		if f.converge > worst.converge {
+			worst = f
+		}
+	}
+	if len(figures) > 0 {
+		t.Logf("worst: seed %d, %d passes in the last run, %.1fs to converge", worst.seed, worst.finalPasses, worst.converge.Seconds())
+	}
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// chaosRun is one seed's world: the simulator, the repository, the daemon.
+type chaosRun struct {
+	t       *testing.T
+	sim     *pvesim.Server
+	dir     string
+	cfgFile string
+	logFile string
+	repo    *git.Repository
+	cores   map[int]string // vmid -> desired cores
+	foreign map[int]pvesim.GuestInfo
+	child   *exec.Cmd
+	exited  chan struct{}
+	apiURL  string // the daemon's HTTP API
+	token   string // a viewer API token for it
+}
+
+func runChaos(t *testing.T, seed int64, kills int, lag bool, faults pvesim.Faults) chaosFigures {
+	rng := rand.New(rand.NewSource(seed))
+	statusInterval := time.Duration(-1)
+	if lag {
+		statusInterval = 0
+	}
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
+		TaskSpeed: 0.05, Seed: seed, StatusInterval: statusInterval})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{}, foreign: map[int]pvesim.GuestInfo{}}
+	r.addForeignGuests()
+	r.initRepo()
+	r.writeConfig()
+	r.createToken()
+	sim.SetFaults(faults)
+
+	fig := chaosFigures{seed: seed}
+	start := time.Now()
+	for k := range kills {
+		if k > 0 {
+			r.commitCores(rng) // work for this run: updates, with reboots
+		}
+		writesBefore := chaosWrites(sim)
+		r.startChild()
+		// Mid-apply: once the daemon has changed something, after a
+		// seed-chosen moment.
+		r.waitFor("the daemon to start applying", 60*time.Second, func() bool { return chaosWrites(sim) > writesBefore })
+		time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
+		if r.anyLocked() {
+			fig.killsWithLock++
+		}
+		r.kill()
+		fig.kills++
+	}
+	r.commitCores(rng) // and for the last run
+	lastStart := time.Now()
+	passesBefore := r.countPasses()
+	r.startChild()
+	// Converged once the cluster is as declared and the restarted daemon
+	// says so too: every VM Synced, nothing running.
+	r.waitFor("convergence", 120*time.Second, func() bool { return r.converged() && r.daemonSynced() })
+	fig.converge = time.Since(lastStart)
+	fig.total = time.Since(start)
+	fig.finalPasses = r.countPasses() - passesBefore
+	// Quiet the faults, stop gracefully, then read the database.
+	sim.SetFaults(pvesim.Faults{})
+	r.stopChild()
+	fig.passes = r.countPasses()
+	if !r.converged() {
+		t.Fatal("the cluster moved away from the desired state after convergence")
+	}
+	fig.interrupted, fig.failures = r.checkStore()
+	return fig
+}
+
+func (r *chaosRun) addForeignGuests() {
+	for i, vmid := range []int{900, 901} {
+		spec := pvesim.GuestSpec{VMID: vmid, Node: fmt.Sprintf("pve%d", i+1), Running: i == 0,
+			Config: map[string]string{"name": fmt.Sprintf("someone-elses-%d", i), "cores": "1", "memory": "512",
+				"tags": "prod", "scsi0": fmt.Sprintf("local-lvm:vm-%d-disk-0,size=4G", vmid)}}
+		if err := r.sim.AddGuest(spec); err != nil {
+			r.t.Fatal(err)
+		}
+		g, _ := r.sim.Guest(vmid)
+		r.foreign[vmid] = g
+	}
+}
+
+func chaosManifest(i int, cores string) string {
+	return fmt.Sprintf(`apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: chaos-%d
+  node: pve%d
+  tags: [chaos]
+spec:
+  vmid: %d
+  cores: %s
+  memory: 1024
+  disks:
+    - storage: local-lvm
+      size: 4G
+  net:
+    - bridge: vmbr0
+  applyMode: reboot
+  state: running
+`, i, i%3+1, 500+i, cores)
+}
+
+func (r *chaosRun) initRepo() {
+	repo, err := git.PlainInitWithOptions(filepath.Join(r.dir, "repo"), &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.repo = repo
+	files := map[string]string{}
+	for i := range chaosVMs {
+		r.cores[500+i] = "1"
+		files[fmt.Sprintf("vms/chaos-%d.yaml", i)] = chaosManifest(i, "1")
+	}
+	r.commit("chaos VMs", files)
+}
+
+// commitCores flips the cores (1 <-> 2) of a seed-chosen half of the VMs,
+// at least one.
+func (r *chaosRun) commitCores(rng *rand.Rand) {
+	files := map[string]string{}
+	for _, i := range rng.Perm(chaosVMs)[:1+rng.Intn(chaosVMs/2)] {
+		cores := map[string]string{"1": "2", "2": "1"}[r.cores[500+i]]
+		r.cores[500+i] = cores
+		files[fmt.Sprintf("vms/chaos-%d.yaml", i)] = chaosManifest(i, cores)
+	}
+	r.commit("change cores", files)
+}
+
+func (r *chaosRun) commit(msg string, files map[string]string) {
+	wt, err := r.repo.Worktree()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	root := filepath.Join(r.dir, "repo")
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+		if _, err := wt.Add(name); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	sig := &object.Signature{Name: "Test", Email: "test@example.com", When: time.Now()}
+	if _, err := wt.Commit(msg, &git.CommitOptions{Author: sig, AllowEmptyCommits: true}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// createToken stores a viewer API token in the daemon's database before
+// its first start, so the test can read the daemon's own status.
+func (r *chaosRun) createToken() {
+	st, err := store.Open(context.Background(), store.Options{Path: filepath.Join(r.dir, "proxmops.db")})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer st.Close()
+	tok, hash := auth.NewToken(auth.PrefixAPI)
+	if _, err := st.CreateAPIToken(context.Background(), "chaos", api.RoleViewer, hash, 0); err != nil {
+		r.t.Fatal(err)
+	}
+	r.token = tok
+}
+
+// daemonSynced asks the daemon whether every declared VM is Synced.
+func (r *chaosRun) daemonSynced() bool {
+	req, _ := http.NewRequest("GET", r.apiURL+"/api/v1/resources", nil)
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false // not listening yet
+	}
+	defer resp.Body.Close()
+	var list api.ResourceList
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&list) != nil {
+		return false
+	}
+	synced := 0
+	for _, res := range list.Resources {
+		if res.Kind == "VirtualMachine" && strings.HasPrefix(res.Name, "chaos-") && res.Status == api.StatusSynced && res.Progress == nil {
+			synced++
+		}
+	}
+	return synced == len(r.cores)
+}
+
+func (r *chaosRun) writeConfig() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	addr := ln.Addr().String() // the same port for every start of the daemon
+	ln.Close()
+	r.apiURL = "http://" + addr
+	r.cfgFile = filepath.Join(r.dir, "proxmops.yaml")
+	r.logFile = filepath.Join(r.dir, "daemon.log")
+	cfg := fmt.Sprintf(`cluster:
+  endpoint: %s
+  tokenId: "%s"
+  tokenSecretFile: token
+source:
+  repoURL: file://%s
+  revision: main
+  cacheDir: git-cache
+reconcile:
+  interval: 1s
+  concurrency: 4
+server:
+  addr: %s
+  databasePath: proxmops.db
+log:
+  format: json
+  level: debug
+`, r.sim.APIURL(), chaosTokenID, filepath.ToSlash(filepath.Join(r.dir, "repo")), addr)
+	if err := os.WriteFile(filepath.Join(r.dir, "token"), []byte(chaosTokenSecret), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(r.cfgFile, []byte(cfg), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// startChild starts the daemon as a child process, its log appended to
+// logFile.
+func (r *chaosRun) startChild() {
+	log, err := os.OpenFile(r.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChaosDaemonChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+r.cfgFile)
+	cmd.Dir = r.dir
+	cmd.Stdout, cmd.Stderr = io.Discard, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		r.t.Fatal(err)
+	}
+	r.child, r.exited = cmd, make(chan struct{})
+	go func(exited chan struct{}) {
+		cmd.Wait()
+		log.Close()
+		close(exited)
+	}(r.exited)
+	r.t.Cleanup(func() {
+		if r.child == cmd {
+			cmd.Process.Kill()
+			<-r.exited
+		}
+	})
+}
+
+// kill ends the daemon with SIGKILL: no shutdown, no last save.
+func (r *chaosRun) kill() {
+	if err := r.child.Process.Signal(syscall.SIGKILL); err != nil {
+		r.t.Fatal(err)
+	}
+	<-r.exited
+	r.child = nil
+}
+
+// stopChild stops the daemon gracefully (SIGTERM, as systemd does).
+func (r *chaosRun) stopChild() {
+	r.child.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(60 * time.Second):
+		r.t.Fatal("the daemon did not stop after SIGTERM")
+	}
+	if code := r.child.ProcessState.ExitCode(); code != 0 {
+		r.t.Errorf("the daemon exited with %d after SIGTERM; its log: %s", code, r.logTail())
+	}
+	r.child = nil
+}
+
+func (r *chaosRun) waitFor(what string, timeout time.Duration, ok func() bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting for %s\ncluster: %s\ndaemon log: %s", what, r.describe(), r.logTail())
+		}
+		select {
+		case <-r.exited:
+			r.t.Fatalf("the daemon exited while waiting for %s: %s", what, r.logTail())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func chaosWrites(sim *pvesim.Server) int64 {
+	var n int64
+	for _, c := range sim.Requests() {
+		if c.Method != "GET" {
+			n += c.Count
+		}
+	}
+	return n
+}
+
+type simState struct {
+	Guests map[int]*pvesim.Guest `json:"guests"`
+}
+
+func (r *chaosRun) state() simState {
+	b, err := r.sim.StateJSON()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var s simState
+	if err := json.Unmarshal(b, &s); err != nil {
+		r.t.Fatal(err)
+	}
+	return s
+}
+
+func (r *chaosRun) anyLocked() bool {
+	for _, g := range r.state().Guests {
+		if g.Conf["lock"] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// converged: each declared VM exactly once, as declared, owned, running
+// and unlocked; nothing else but the untouched unowned guests.
+func (r *chaosRun) converged() bool {
+	st := r.state()
+	names := map[string]int{}
+	for _, g := range st.Guests {
+		names[g.Conf["name"]]++
+	}
+	for vmid, cores := range r.cores {
+		g := st.Guests[vmid]
+		name := fmt.Sprintf("chaos-%d", vmid-500)
+		if g == nil || names[name] != 1 || g.Conf["name"] != name || g.Conf["cores"] != cores || g.Conf["lock"] != "" ||
+			!g.Running || len(g.Pending) > 0 || !slices.Contains(strings.Split(g.Conf["tags"], ";"), engine.OwnerTag) {
+			return false
+		}
+	}
+	return len(st.Guests) == len(r.cores)+len(r.foreign) && r.foreignUntouched()
+}
+
+func (r *chaosRun) foreignUntouched() bool {
+	for vmid, before := range r.foreign {
+		now, ok := r.sim.Guest(vmid)
+		if !ok || !reflect.DeepEqual(now.Config, before.Config) || now.Running != before.Running {
+			r.t.Errorf("unowned guest %d touched: %+v, was %+v", vmid, now, before)
+			return false
+		}
+	}
+	return true
+}
+
+func (r *chaosRun) describe() string {
+	var b strings.Builder
+	for vmid, g := range r.state().Guests {
+		fmt.Fprintf(&b, "\n  %d name=%s cores=%s lock=%q running=%v tags=%s pending=%v", vmid, g.Conf["name"], g.Conf["cores"], g.Conf["lock"], g.Running, g.Conf["tags"], g.Pending)
+	}
+	return b.String()
+}
+
+func (r *chaosRun) countPasses() int {
+	b, _ := os.ReadFile(r.logFile)
+	return bytes.Count(b, []byte(`"msg":"pass done"`))
+}
+
+func (r *chaosRun) logTail() string {
+	b, _ := os.ReadFile(r.logFile)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(len(lines)-30, 0):], "\n")
+}
+
+// checkStore opens the database the killed and restarted daemons shared:
+// SQLite's integrity check passes, and every VM's history is readable, in
+// order, ends in a success, and records the interrupted actions.
+func (r *chaosRun) checkStore() (interrupted, failures int) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Path: filepath.Join(r.dir, "proxmops.db")})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer st.Close()
+	var check string
+	if err := st.DB().QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		r.t.Fatalf("PRAGMA integrity_check: %q %v", check, err)
+	}
+	for vmid := range r.cores {
+		name := fmt.Sprintf("chaos-%d", vmid-500)
+		h, err := st.History(ctx, "VirtualMachine", name, 0)
+		if err != nil || len(h) == 0 {
+			r.t.Fatalf("history of %s: %d entries, %v", name, len(h), err)
+		}
+		for i, e := range h { // newest first
+			if i > 0 && (e.ID >= h[i-1].ID || e.Time.After(h[i-1].Time)) {
+				r.t.Errorf("history of %s out of order at %d: %+v after %+v", name, i, e, h[i-1])
+			}
+			switch e.Event {
+			case api.EventCreated, api.EventApplied, api.EventSynced, api.EventDrifted:
+			case api.EventFailed:
+				failures++
+				if strings.Contains(e.Message, "interrupted") {
+					interrupted++
+				}
+			default:
+				r.t.Errorf("history of %s: unexpected event %+v", name, e)
+			}
+		}
+		if h[0].Event == api.EventFailed {
+			r.t.Errorf("%s converged but its last history event is a failure: %+v", name, h[0])
+		}
+	}
+	return interrupted, failures
+}
