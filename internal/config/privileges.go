@@ -33,7 +33,7 @@ var RequiredPrivileges = []Privilege{
 	{"Sys.Audit", "read nodes, tasks, cluster and HA status"},
 	{"Sys.Modify", "node network interfaces (on /nodes/NODE), privileged containers and VM startup order (on /)"},
 	{"Sys.AccessNetwork", "let Proxmox VE download from a URL (download-url, on /nodes/NODE)"},
-	{"Sys.Console", "set the requested state of HA-managed guests and remove them from HA (on /)"},
+	{"Sys.Console", "remove an HA-managed guest from HA before deleting it (on /)"},
 	{"SDN.Audit", "read SDN zones and VNets"},
 	{"SDN.Allocate", "create and change SDN zones, VNets and subnets"},
 	{"SDN.Use", "attach guest NICs to bridges and VNets"},

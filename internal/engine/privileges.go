@@ -184,10 +184,11 @@ func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*I
 	spec := byKey[a.Key()]
 	p := vmPath(a.VMID)
 	var ha []privNeed
-	if a.HA != "" {
-		// pve-ha-manager API2/HA/Resources.pm: changing or removing an HA
-		// resource (its requested state) needs Sys.Console on /.
-		ha = []privNeed{needAll("change the HA resource "+a.HA, "/", "Sys.Console")}
+	if a.HA != "" && a.Action == ActionDelete {
+		// A guest leaves HA before it is deleted: pve-ha-manager
+		// API2/HA/Resources.pm delete needs Sys.Console on /. Power goes
+		// through status/start and shutdown (VM.PowerMgmt).
+		ha = []privNeed{needAll("remove the guest from HA ("+a.HA+")", "/", "Sys.Console")}
 	}
 	return append(ha, specNeeds(a, d, spec, p, isos, tplVMID)...)
 }
