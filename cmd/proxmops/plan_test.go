@@ -37,9 +37,13 @@ spec:
 
 // cliEnv starts a simulator and a repository directory, and points the
 // configuration's environment at them.
-func cliEnv(t *testing.T) (*pvesim.Server, string) {
+func cliEnv(t *testing.T) (*pvesim.Server, string) { t.Helper(); return cliEnvWith(t, nil) }
+
+// cliEnvWith is cliEnv with the simulator's token holding only privs on /
+// (nil: all).
+func cliEnvWith(t *testing.T, privs []string) (*pvesim.Server, string) {
 	t.Helper()
-	sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TaskSpeed: 0.01})
+	sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TaskSpeed: 0.01, TokenPrivileges: privs})
 	if err := sim.StartTLS("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

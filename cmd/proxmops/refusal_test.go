@@ -33,3 +33,23 @@ func TestForeseenRefusalExitCodes(t *testing.T) {
 		t.Error("the refused VM exists")
 	}
 }
+
+// A token without a privilege the manifest needs: plan names it with its
+// path and exits 2; apply fails the resource without calling Proxmox.
+func TestPlanNamesAMissingPrivilege(t *testing.T) {
+	sim, repo := cliEnvWith(t, []string{"VM.Audit", "Datastore.Audit", "Sys.Audit", "SDN.Audit"})
+	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	want := "the API token lacks VM.Allocate on /vms/120, needed to create the VM"
+	code, out, errOut := runCLI(t, append([]string{"plan", "--output", "text", "--detailed-exitcode"}, common...)...)
+	if code != 2 || !strings.Contains(out, "x VirtualMachine/app-01") || !strings.Contains(out, want) {
+		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
+	}
+	sim.ResetRequests()
+	code, out, errOut = runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
+	if code != 1 || !strings.Contains(out+errOut, want) {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 0 {
+		t.Errorf("the create was sent %d time(s)", n)
+	}
+}

@@ -46,6 +46,16 @@ spec:
   template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
 `
 
+const isoManifest = `apiVersion: proxmops.dev/v1
+kind: Iso
+metadata:
+  name: x
+spec:
+  source: FILES/isos/x.iso
+  node: pve1
+  storage: local
+`
+
 const hostBridge = `apiVersion: proxmops.dev/v1
 kind: Network
 metadata:
@@ -77,6 +87,10 @@ func TestPlanNamesMissingPrivilegesAndApplyDoesNotStart(t *testing.T) {
 			engine.KindVirtualMachine, "app", "the API token lacks Datastore.AllocateSpace on /storage/local-lvm, needed to create the VM (disk on local-lvm)", "POST /nodes/{node}/qemu"},
 		{"NIC without SDN.Use", []string{"SDN.Use"}, "vms/app.yaml", vmManifest("app", "pve1", "403", "  disks:\n    - storage: local-lvm\n      size: 4G\n  net:\n    - bridge: vmbr0\n"),
 			engine.KindVirtualMachine, "app", "the API token lacks SDN.Use on /sdn/zones/localnetwork/vmbr0, needed to create the VM (net0 on vmbr0)", "POST /nodes/{node}/qemu"},
+		{"ISO download without Datastore.AllocateTemplate", []string{"Datastore.AllocateTemplate"}, "isos/x.yaml", isoManifest,
+			engine.KindIso, "x", "the API token lacks Datastore.AllocateTemplate on /storage/local, needed to download the ISO", "POST /nodes/{node}/storage/{storage}/download-url"},
+		{"ISO download without network access", []string{"Sys.AccessNetwork", "Sys.Modify"}, "isos/x.yaml", isoManifest,
+			engine.KindIso, "x", "the API token lacks the privileges to download the ISO: it needs Sys.Audit+Sys.Modify on /, or Sys.AccessNetwork on /nodes/pve1", "POST /nodes/{node}/storage/{storage}/download-url"},
 		{"host network without Sys.Modify", []string{"Sys.Modify"}, "net/vmbr7.yaml", hostBridge,
 			engine.KindNetwork, "vmbr7", "the API token lacks Sys.Modify on /nodes/pve1, needed to change the node's network", "POST /nodes/{node}/network"},
 	}
