@@ -168,3 +168,28 @@ func (e *env) deleteVolume(volid string) {
 		e.t.Fatal(err)
 	}
 }
+
+// Without Sys.Audit on the node Proxmox lists only the token's own tasks,
+// so another user's later write would be hidden: a fresh engine proves
+// nothing (Unknown, never a Conflict) and deletes nothing.
+func TestNoProofWithoutSysAudit(t *testing.T) {
+	e := newEnvWith(t, func(o *pvesim.Options) {
+		o.TokenPrivileges = []string{"Datastore.Audit", "Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Sys.AccessNetwork", "VM.Audit"}
+	})
+	e.write("isos/debian-12.yaml", seedIso)
+	if _, rep := e.apply(e.engine(engine.Options{})); rep.Failed != 0 {
+		t.Fatalf("%+v", rep.Results)
+	}
+	fresh := e.engine(engine.Options{})
+	a := e.plan(fresh).Find(engine.KindIso, "debian-12")
+	if a.Status != engine.StatusUnknown || a.Conflict || a.Owned || !strings.Contains(a.Reason, "lacks Sys.Audit on /nodes/pve1") {
+		t.Fatalf("%+v", a)
+	}
+	e.remove("isos/debian-12.yaml")
+	if _, err := e.engine(engine.Options{Prune: true}).Delete(context.Background(), e.desired(), engine.KindIso, "debian-12", nil); !errors.Is(err, engine.ErrNothingToDelete) {
+		t.Fatalf("delete: %v", err)
+	}
+	if !contains(e.sim.Volumes("pve1", "local"), "local:iso/debian-12-amd64-netinst.iso") {
+		t.Fatal("deleted without proof")
+	}
+}

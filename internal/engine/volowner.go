@@ -170,6 +170,19 @@ func (pc *planContext) nodeHistory(node string) ([]pve.TaskStatus, error) {
 	if h, ok := oc.history[node]; ok || oc.histErr[node] != nil {
 		return h, oc.histErr[node]
 	}
+	// Without Sys.Audit on the node, Proxmox lists only the token's own
+	// tasks (API2/Tasks.pm node_tasks, $check_task_user): another user's
+	// later upload or download would be hidden, so nothing is proven.
+	var perms map[string]map[string]any
+	path := "/nodes/" + node
+	if err := pc.e.client.Get(pc.ctx, "access/permissions", pve.NewParams().Set("path", path), &perms); err != nil {
+		oc.histErr[node] = fmt.Errorf("reading the token's privileges on %s: %w", path, err)
+		return nil, oc.histErr[node]
+	}
+	if _, ok := perms[path]["Sys.Audit"]; !ok {
+		oc.histErr[node] = fmt.Errorf("the token lacks Sys.Audit on %s, so Proxmox hides other users' tasks from it", path)
+		return nil, oc.histErr[node]
+	}
 	h, err := pc.e.client.NodeTasks(pc.ctx, node, pve.TaskFilter{Limit: historyLimit})
 	if err != nil {
 		oc.histErr[node] = err
@@ -280,8 +293,8 @@ func (pc *planContext) proveDownload(node string, v pve.Volume) (*volumeProof, e
 	candidate := false
 	for _, n := range nodes {
 		h, err := pc.nodeHistory(n)
-		if err != nil && n == node {
-			return nil, err
+		if err != nil {
+			return nil, err // a node's writes unseen: nothing is proven
 		}
 		for _, t := range h {
 			if t.Type == "download" && t.ID == file && t.Issuer() == token && t.Succeeded() {
@@ -300,7 +313,7 @@ func (pc *planContext) proveDownload(node string, v pve.Volume) (*volumeProof, e
 	for _, n := range nodes {
 		h, err := pc.nodeHistory(n)
 		if err != nil {
-			continue // another node of a shared storage: its tasks are not seen
+			return nil, err
 		}
 		ev, err := pc.lastFileEvent(h, storage, file, v.VolID, path, token)
 		if err != nil {
