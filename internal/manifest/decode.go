@@ -71,9 +71,11 @@ type fieldHinter interface {
 
 // fieldInfo is a struct field with its manifest name and rules, read from the
 // tags `json:"name,omitempty"` and `pm:"required,enum=a|b,min=1,max=9,format=f"`.
+// The fields of an embedded (anonymous, untagged) struct are promoted: they
+// belong to the embedding struct's mapping, as encoding/json has it.
 type fieldInfo struct {
 	name     string
-	index    int
+	index    []int // for reflect.Value.FieldByIndex: more than one for a promoted field
 	required bool
 	enum     []string
 	min, max *float64
@@ -102,54 +104,78 @@ func structInfoOf(t reflect.Type) *structInfo {
 	if v, ok := structCache.Load(t); ok {
 		return v.(*structInfo)
 	}
-	var fields []fieldInfo
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "-" || name == "" || !sf.IsExported() {
-			continue
-		}
-		fi := fieldInfo{name: name, index: i, doc: sf.Tag.Get("doc")}
-		for opt := range strings.SplitSeq(sf.Tag.Get("pm"), ",") {
-			k, v, _ := strings.Cut(opt, "=")
-			switch k {
-			case "required":
-				fi.required = true
-			case "enum":
-				fi.enum = strings.Split(v, "|")
-			case "min":
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					panic("manifest: bad min tag on " + t.Name() + "." + sf.Name)
-				}
-				fi.min = &f
-			case "max":
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					panic("manifest: bad max tag on " + t.Name() + "." + sf.Name)
-				}
-				fi.max = &f
-			case "format":
-				if _, ok := formats[v]; !ok {
-					panic("manifest: unknown format " + v + " on " + t.Name() + "." + sf.Name)
-				}
-				fi.format = v
-			case "":
-			default:
-				panic("manifest: unknown pm tag option " + k + " on " + t.Name() + "." + sf.Name)
-			}
-		}
-		fields = append(fields, fi)
-	}
+	fields := appendFields(nil, t, nil)
 	if len(fields) > maxStructFields {
 		panic("manifest: too many fields in " + t.Name())
 	}
 	info := &structInfo{fields: fields, names: make([]string, len(fields))}
 	for i, f := range fields {
+		if slices.Contains(info.names[:i], f.name) {
+			panic("manifest: field " + f.name + " declared twice in " + t.Name())
+		}
 		info.names[i] = f.name
 	}
 	v, _ := structCache.LoadOrStore(t, info)
 	return v.(*structInfo)
+}
+
+// appendFields appends t's fields in declaration order, those of embedded
+// structs in place of the embedded field. parent is the index path of t
+// within the outermost struct.
+func appendFields(fields []fieldInfo, t reflect.Type, parent []int) []fieldInfo {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		index := append(slices.Clip(parent), i)
+		tag := sf.Tag.Get("json")
+		if sf.Anonymous && tag == "" {
+			if sf.Type.Kind() != reflect.Struct {
+				panic("manifest: only structs may be embedded, not " + sf.Type.String() + " in " + t.Name())
+			}
+			fields = appendFields(fields, sf.Type, index)
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" || name == "" || !sf.IsExported() {
+			continue
+		}
+		fields = append(fields, parseField(t, sf, name, index))
+	}
+	return fields
+}
+
+// parseField reads one field's rules from its tags.
+func parseField(t reflect.Type, sf reflect.StructField, name string, index []int) fieldInfo {
+	fi := fieldInfo{name: name, index: index, doc: sf.Tag.Get("doc")}
+	for opt := range strings.SplitSeq(sf.Tag.Get("pm"), ",") {
+		k, v, _ := strings.Cut(opt, "=")
+		switch k {
+		case "required":
+			fi.required = true
+		case "enum":
+			fi.enum = strings.Split(v, "|")
+		case "min":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				panic("manifest: bad min tag on " + t.Name() + "." + sf.Name)
+			}
+			fi.min = &f
+		case "max":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				panic("manifest: bad max tag on " + t.Name() + "." + sf.Name)
+			}
+			fi.max = &f
+		case "format":
+			if _, ok := formats[v]; !ok {
+				panic("manifest: unknown format " + v + " on " + t.Name() + "." + sf.Name)
+			}
+			fi.format = v
+		case "":
+		default:
+			panic("manifest: unknown pm tag option " + k + " on " + t.Name() + "." + sf.Name)
+		}
+	}
+	return fi
 }
 
 func joinPath(path, name string) string {
@@ -407,7 +433,7 @@ func (d *decoder) decodeStruct(n *yNode, rv reflect.Value) {
 		fi := &fields[idx]
 		seen[idx/64] |= 1 << (idx % 64)
 		d.push(pathSeg{name: name, index: -1})
-		d.decode(n.vals[i], rv.Field(fi.index), fi)
+		d.decode(n.vals[i], rv.FieldByIndex(fi.index), fi)
 		d.pop()
 	}
 	for i := range fields {

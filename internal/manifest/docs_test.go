@@ -15,7 +15,7 @@ func fieldRows(t reflect.Type, prefix string, out *[]string) {
 		t = t.Elem()
 	}
 	for _, f := range structFields(t) {
-		ft := t.Field(f.index).Type
+		ft := t.FieldByIndex(f.index).Type
 		for ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}

@@ -102,7 +102,7 @@ func typeSchema(t reflect.Type) map[string]any {
 		props := map[string]any{}
 		var required []string
 		for _, f := range structFields(t) {
-			s := typeSchema(t.Field(f.index).Type)
+			s := typeSchema(t.FieldByIndex(f.index).Type)
 			applyRules(s, &f)
 			if f.doc != "" {
 				s["description"] = f.doc

@@ -155,6 +155,19 @@ const (
 	ApplyReboot ApplyMode = "reboot"
 )
 
+// QemuHardware is the virtual hardware VirtualMachine and Template declare
+// alike; both specs embed it, so its fields sit directly under spec.
+type QemuHardware struct {
+	Cores   int    `json:"cores,omitempty" pm:"min=1,max=1024" doc:"Cores per socket."`
+	Sockets int    `json:"sockets,omitempty" pm:"min=1,max=16" doc:"CPU sockets."`
+	Memory  int    `json:"memory,omitempty" pm:"min=16" doc:"Memory in MiB."`
+	CPU     string `json:"cpu,omitempty" pm:"format=cpu-type" doc:"CPU type, e.g. host, x86-64-v2-AES, x86-64-v3, or custom-NAME."`
+	OSType  string `json:"ostype,omitempty" pm:"enum=other|wxp|w2k|w2k3|w2k8|wvista|win7|win8|win10|win11|l24|l26|solaris" doc:"Guest OS type."`
+	BIOS    string `json:"bios,omitempty" pm:"enum=seabios|ovmf" doc:"Firmware."`
+	Machine string `json:"machine,omitempty" pm:"format=machine" doc:"QEMU machine type, e.g. q35 or pc-i440fx-9.0."`
+	SCSIHW  string `json:"scsihw,omitempty" pm:"enum=lsi|lsi53c810|virtio-scsi-pci|virtio-scsi-single|megasas|pvscsi" doc:"SCSI controller model."`
+}
+
 // VirtualMachine is a QEMU guest.
 type VirtualMachine struct {
 	Object
@@ -165,16 +178,9 @@ type VirtualMachine struct {
 // optional scalars mean "not declared": Proxmox's default at creation, not
 // managed afterwards.
 type VirtualMachineSpec struct {
-	VMID         int           `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
-	Cores        int           `json:"cores,omitempty" pm:"min=1,max=1024" doc:"Cores per socket."`
-	Sockets      int           `json:"sockets,omitempty" pm:"min=1,max=16" doc:"CPU sockets."`
-	Memory       int           `json:"memory,omitempty" pm:"min=16" doc:"Memory in MiB."`
+	VMID int `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
+	QemuHardware
 	Balloon      *int          `json:"balloon,omitempty" pm:"min=0" doc:"Minimum memory in MiB for the balloon driver; 0 disables ballooning."`
-	CPU          string        `json:"cpu,omitempty" pm:"format=cpu-type" doc:"CPU type, e.g. host, x86-64-v2-AES, x86-64-v3, or custom-NAME."`
-	OSType       string        `json:"ostype,omitempty" pm:"enum=other|wxp|w2k|w2k3|w2k8|wvista|win7|win8|win10|win11|l24|l26|solaris" doc:"Guest OS type."`
-	BIOS         string        `json:"bios,omitempty" pm:"enum=seabios|ovmf" doc:"Firmware."`
-	Machine      string        `json:"machine,omitempty" pm:"format=machine" doc:"QEMU machine type, e.g. q35 or pc-i440fx-9.0."`
-	SCSIHW       string        `json:"scsihw,omitempty" pm:"enum=lsi|lsi53c810|virtio-scsi-pci|virtio-scsi-single|megasas|pvscsi" doc:"SCSI controller model."`
 	Description  string        `json:"description,omitempty" doc:"Notes shown in the Proxmox UI (at most 8192 bytes)."`
 	OnBoot       *bool         `json:"onboot,omitempty" doc:"Start the guest when its node boots."`
 	Startup      *Startup      `json:"startup,omitempty" doc:"Start order and delays."`
@@ -210,16 +216,9 @@ type Template struct {
 // TemplateSpec is the desired state of a template. Templates cannot be
 // changed in place; drift is reported.
 type TemplateSpec struct {
-	VMID        int        `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
-	Image       *Image     `json:"image" pm:"required" doc:"Cloud image imported as the first disk."`
-	Cores       int        `json:"cores,omitempty" pm:"min=1,max=1024" doc:"Cores per socket."`
-	Sockets     int        `json:"sockets,omitempty" pm:"min=1,max=16" doc:"CPU sockets."`
-	Memory      int        `json:"memory,omitempty" pm:"min=16" doc:"Memory in MiB."`
-	CPU         string     `json:"cpu,omitempty" pm:"format=cpu-type" doc:"CPU type."`
-	OSType      string     `json:"ostype,omitempty" pm:"enum=other|wxp|w2k|w2k3|w2k8|wvista|win7|win8|win10|win11|l24|l26|solaris" doc:"Guest OS type."`
-	BIOS        string     `json:"bios,omitempty" pm:"enum=seabios|ovmf" doc:"Firmware."`
-	Machine     string     `json:"machine,omitempty" pm:"format=machine" doc:"QEMU machine type."`
-	SCSIHW      string     `json:"scsihw,omitempty" pm:"enum=lsi|lsi53c810|virtio-scsi-pci|virtio-scsi-single|megasas|pvscsi" doc:"SCSI controller model."`
+	VMID  int    `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
+	Image *Image `json:"image" pm:"required" doc:"Cloud image imported as the first disk."`
+	QemuHardware
 	Description string     `json:"description,omitempty" doc:"Notes shown in the Proxmox UI."`
 	Agent       *bool      `json:"agent,omitempty" doc:"Enable the QEMU guest agent."`
 	Disks       []Disk     `json:"disks,omitempty" doc:"Disks keyed by slot, as for VirtualMachine."`
