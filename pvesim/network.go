@@ -236,6 +236,11 @@ func (s *Server) networkList(r *Request) (any, error) {
 				continue
 			}
 		}
+		// Network.pm index: bridges only for callers with SDN.Audit or
+		// SDN.Use on the bridge in zone localnetwork (or one of its VLANs).
+		if (d["type"] == "bridge" || d["type"] == "OVSBridge") && !s.canSeeBridge(r.User, name) {
+			continue
+		}
 		out = append(out, s.networkIfaceJSON(hn, name, d))
 	}
 	if filter == "any_bridge" || filter == "include_sdn" || filter == "vnet" {

@@ -504,3 +504,22 @@ func (s *Server) filterResources(user string, body encodedBody) (any, error) {
 	}
 	return out, nil
 }
+
+// canSeeBridge is RPCEnvironment::check_sdn_bridge with SDN.Audit or
+// SDN.Use: on the bridge in zone localnetwork, or on a VLAN below it that
+// an ACL names.
+func (s *Server) canSeeBridge(user, bridge string) bool {
+	if user == "root@pam" {
+		return true
+	}
+	path := "/sdn/zones/localnetwork/" + bridge
+	if s.checkAny(user, path, "SDN.Audit", "SDN.Use") == nil {
+		return true
+	}
+	for _, e := range s.access.acl {
+		if strings.HasPrefix(e.Path, path+"/") && s.checkAny(user, e.Path, "SDN.Audit", "SDN.Use") == nil {
+			return true
+		}
+	}
+	return false
+}

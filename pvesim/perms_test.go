@@ -243,3 +243,42 @@ func TestPoolRolesReachTheirGuests(t *testing.T) {
 		t.Errorf("create into the pool without VM.Allocate: %d %q", r.Status, r.Reason)
 	}
 }
+
+func TestBridgesAreListedOnlyWithSDNAccess(t *testing.T) {
+	srv, c := privSim(t, []string{"Sys.Audit"})
+	for _, e := range c.mustOK("GET", "/nodes/pve1/network", nil).list(t) {
+		if e["type"] == "bridge" {
+			t.Errorf("bridge listed without SDN.Audit or SDN.Use: %v", e)
+		}
+	}
+	rootClient(t, srv).mustOK("PUT", "/access/acl", vals("path", "/sdn/zones/localnetwork/vmbr0/20", "tokens", testTokenID, "roles", "PVESDNUser"))
+	found := false
+	for _, e := range c.mustOK("GET", "/nodes/pve1/network", nil).list(t) {
+		found = found || e["iface"] == "vmbr0"
+	}
+	if !found {
+		t.Error("vmbr0 not listed with SDN.Use on one of its VLANs")
+	}
+}
+
+func TestPrivsepTokenOfAnotherUserHasTheIntersection(t *testing.T) {
+	srv := startSim(t, Options{TokenID: "proxmops@pve!gitops", TokenSecret: "x", RootPassword: "hunter2", TokenPrivileges: []string{"VM.Audit", "Sys.Modify"}})
+	c := newClient(t, srv)
+	c.header.Set("Authorization", "PVEAPIToken=proxmops@pve!gitops=x")
+	root := rootClient(t, srv)
+	perm := func() map[string]any {
+		return c.mustOK("GET", "/access/permissions", vals("path", "/")).obj(t)["/"].(map[string]any)
+	}
+	if p := perm(); len(p) != 2 {
+		t.Fatalf("token privileges = %v, want VM.Audit and Sys.Modify", p)
+	}
+	// The user loses Sys.Modify: so does its token.
+	root.mustOK("PUT", "/access/acl", vals("path", "/", "users", "proxmops@pve", "roles", "Administrator", "delete", "1"))
+	root.mustOK("PUT", "/access/acl", vals("path", "/", "users", "proxmops@pve", "roles", "PVEAuditor"))
+	if p := perm(); len(p) != 1 || p["VM.Audit"] != float64(1) {
+		t.Errorf("token privileges = %v, want only VM.Audit", p)
+	}
+	if r := c.do("GET", "/access/permissions", vals("userid", "root@pam")); r.Reason != "Permission check failed (/access, Sys.Audit)" {
+		t.Errorf("reading another user's permissions: %d %q", r.Status, r.Reason)
+	}
+}

@@ -238,7 +238,17 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 		}
 		return downloadNeed("download the container template", a.Node, s.Storage)
 	case *NetworkSpec:
-		return []privNeed{needAll("change the node's network", "/nodes/"+a.Node, "Sys.Modify")}
+		needs := []privNeed{needAll("change the node's network", "/nodes/"+a.Node, "Sys.Modify")}
+		if s.Type == "bridge" || s.Type == "OVSBridge" {
+			// pve-manager Network.pm index lists a bridge only to callers
+			// with SDN.Audit or SDN.Use on it: without, proxmops cannot see it.
+			iface := s.Iface
+			if iface == "" {
+				iface = s.Name
+			}
+			needs = append(needs, needAny("see the bridge in the node's network list", "/sdn/zones/localnetwork/"+iface, "SDN.Audit", "SDN.Use"))
+		}
+		return needs
 	case *SdnZoneSpec:
 		path := "/sdn/zones/" + s.Name
 		if a.Action == ActionCreate {
