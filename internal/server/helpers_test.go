@@ -33,6 +33,8 @@ type fakeBackend struct {
 	list   api.ResourceList
 	tested []*config.Config
 	owned  map[string]bool // kind/name -> owned
+	// refreshErr is what Refresh answers (after recording the call).
+	refreshErr error
 }
 
 func newFakeBackend() *fakeBackend {
@@ -73,7 +75,12 @@ func (b *fakeBackend) Resource(_ context.Context, kind, name string) (api.Resour
 }
 
 func (b *fakeBackend) SyncAll(context.Context) error { b.record("SyncAll"); return nil }
-func (b *fakeBackend) Refresh(context.Context) error { b.record("Refresh"); return nil }
+func (b *fakeBackend) Refresh(context.Context) error {
+	b.record("Refresh")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.refreshErr
+}
 
 func (b *fakeBackend) SyncOne(_ context.Context, kind, name string) error {
 	b.record("SyncOne " + kind + "/" + name)

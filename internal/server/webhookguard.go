@@ -156,6 +156,16 @@ func (c *coalescer) admit() (bool, time.Duration) {
 	return false, wait
 }
 
+// forget undoes admit's "refresh now" when the refresh could not start,
+// so the next delivery tries again at once instead of being merged.
+func (c *coalescer) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.pending {
+		c.last = time.Time{}
+	}
+}
+
 // close cancels a trailing refresh not yet started.
 func (c *coalescer) close() {
 	c.mu.Lock()

@@ -120,6 +120,7 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.backend.Refresh(r.Context()); err != nil {
+		s.coalesce.forget()
 		s.fail(w, r, err)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 )
 
@@ -164,6 +165,23 @@ func TestBurstOfDeliveriesMakesAtMostOneMorePull(t *testing.T) {
 	h.clock.Add(WebhookRefill)
 	if code, _, _ := h.deliver("github", "later", "X-Forwarded-For", "192.0.2.7"); code != 202 {
 		t.Fatalf("after a refill: %d", code)
+	}
+}
+
+func TestAWebhookPullThatCannotStartIsNotCoalescedAway(t *testing.T) {
+	h := newHookEnv(t)
+	h.backend.mu.Lock()
+	h.backend.refreshErr = fmt.Errorf("no repository is configured: %w", api.ErrNotReady)
+	h.backend.mu.Unlock()
+	if code, _, _ := h.deliver("gitea", "d1"); code != 503 {
+		t.Fatalf("refresh refused: %d", code)
+	}
+	h.backend.mu.Lock()
+	h.backend.refreshErr = nil
+	h.backend.mu.Unlock()
+	// The next delivery, within the window, pulls at once.
+	if code, _, _ := h.deliver("gitea", "d2"); code != 202 || h.refreshes() != 2 || h.fireTrailing() != 0 {
+		t.Fatalf("after the failed start: %d, %d refreshes", code, h.refreshes())
 	}
 }
 
