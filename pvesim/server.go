@@ -52,6 +52,11 @@ type Options struct {
 	// default the simulator downloads only from loopback addresses, so a
 	// test or a demo can never reach out to the network by accident.
 	AllowRemoteDownloads bool
+	// TaskIndexBytes is the size at which a node's task index rotates
+	// (default 50000, pve-common RESTEnvironment.pm): finished tasks are
+	// listed from the index and the previous one only, about 1,000 to
+	// 2,000 tasks; older ones keep their status and log.
+	TaskIndexBytes int
 	// TokenPrivileges, when not nil, makes the API token privilege-separated
 	// with exactly these privileges on "/" (propagated); unknown names are
 	// ignored (see ParsePrivilegeList). nil grants the token its user's

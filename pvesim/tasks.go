@@ -528,10 +528,11 @@ func (s *Server) listTasks(r *Request) (any, error) {
 	}
 	vmid, hasVMID := r.Int("vmid")
 	auditor := s.can(r.User, "/nodes/"+node, "Sys.Audit")
+	indexed := s.indexedTasks(node)
 	var list []*Task
 	for i := len(s.tasks.order) - 1; i >= 0; i-- {
 		t := s.tasks.order[i]
-		if t.Node != node {
+		if t.Node != node || (!t.Running && !indexed[t]) {
 			continue
 		}
 		if (source == "active" && !t.Running) || (source == "archive" && t.Running) {
@@ -569,6 +570,39 @@ func (s *Server) listTasks(r *Request) (any, error) {
 		out = append(out, taskJSON(list[i], !list[i].Running))
 	}
 	return Result{Data: out, Total: &total}, nil
+}
+
+// indexedTasks is the set of a node's finished tasks still in its task
+// index files. pve-common's RESTEnvironment.pm appends each finished task
+// as a line "UPID ENDTIME STATUS" to /var/log/pve/tasks/index and renames
+// it to index.1 once it exceeds 50000 bytes; node_tasks reads index and
+// index.1 only.
+func (s *Server) indexedTasks(node string) map[*Task]bool {
+	limit := s.opts.TaskIndexBytes
+	if limit <= 0 {
+		limit = 50000
+	}
+	var done []*Task
+	for _, t := range s.tasks.order {
+		if t.Node == node && !t.Running {
+			done = append(done, t)
+		}
+	}
+	sort.SliceStable(done, func(i, j int) bool { return done[i].EndTime.Before(done[j].EndTime) })
+	var index, previous []*Task
+	size := 0
+	for _, t := range done {
+		index = append(index, t)
+		size += len(t.UPID) + 1 + 8 + 1 + len(t.ExitStatus) + 1
+		if size > limit {
+			previous, index, size = index, nil, 0
+		}
+	}
+	out := make(map[*Task]bool, len(index)+len(previous))
+	for _, t := range append(index, previous...) {
+		out[t] = true
+	}
+	return out
 }
 
 // userFilterMatches is node_tasks' userfilter: a case-insensitive substring

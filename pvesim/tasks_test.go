@@ -280,3 +280,39 @@ func TestCloneTaskLogNamesTheNewGuest(t *testing.T) {
 		t.Fatal("the clone's log does not name the new VMID")
 	}
 }
+
+// TestTaskIndexRotates checks the node task list against pve-common's
+// index rotation: once the index file passes TaskIndexBytes it becomes
+// index.1, the previous index.1 is gone from the list, while the tasks'
+// status and logs stay readable.
+func TestTaskIndexRotates(t *testing.T) {
+	srv := startSim(t, Options{TaskIndexBytes: 500})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	var upids []string
+	for i := 0; i < 20; i++ {
+		path := "/nodes/pve1/qemu/100/status/start"
+		if i%2 == 1 {
+			path = "/nodes/pve1/qemu/100/status/stop"
+		}
+		upid := c.mustOK("POST", path, nil).str(t)
+		if st := c.waitTask(upid); st != "OK" {
+			t.Fatal(st)
+		}
+		upids = append(upids, upid)
+	}
+	// Each line is len(UPID)+13 bytes ("UPID 0000ABCD OK\n"): 500 bytes hold
+	// 6 of them, the 7th rotates the index.
+	line := len(upids[0]) + 13
+	perFile := 500/line + 1
+	listed := c.mustOK("GET", "/nodes/pve1/tasks", vals("limit", "100")).list(t)
+	want := 20%perFile + perFile // what index holds, and index.1 (full)
+	if len(listed) != want || listed[0]["upid"] != upids[19] {
+		t.Fatalf("listed %d tasks, want %d (index and index.1)", len(listed), want)
+	}
+	if st := c.mustOK("GET", "/nodes/pve1/tasks/"+url.PathEscape(upids[0])+"/status", nil).obj(t); st["exitstatus"] != "OK" {
+		t.Fatalf("rotated task status %v", st)
+	}
+}

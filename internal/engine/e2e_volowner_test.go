@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -191,5 +193,74 @@ func TestNoProofWithoutSysAudit(t *testing.T) {
 	}
 	if !contains(e.sim.Volumes("pve1", "local"), "local:iso/debian-12-amd64-netinst.iso") {
 		t.Fatal("deleted without proof")
+	}
+}
+
+// storeRecords is a Records kept by the test, as the daemon's store would
+// keep them across restarts.
+type storeRecords struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (r *storeRecords) State(_ context.Context, key string) ([]byte, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[key]
+	return v, ok, nil
+}
+
+func (r *storeRecords) PutState(_ context.Context, key string, value []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string][]byte{}
+	}
+	r.m[key] = value
+	return nil
+}
+
+// Once the download's task has rotated out of Proxmox's task index, the
+// store's record of it (with the file's ctime and size) still proves the
+// volume; without the record nothing proves it: a Conflict, never pruned.
+func TestDownloadProofSurvivesTaskIndexRotationThroughTheStore(t *testing.T) {
+	e := newEnvWith(t, func(o *pvesim.Options) { o.TaskIndexBytes = 1000 })
+	e.write("isos/debian-12.yaml", seedIso)
+	store := &storeRecords{}
+	e.converge(e.engine(engine.Options{Records: store}))
+	// Enough tasks on pve1 to rotate the index twice.
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 300, Node: "pve1", Config: map[string]string{"name": "busy"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		power := e.client.QemuStart
+		if i%2 == 1 {
+			power = e.client.QemuStop
+		}
+		upid, err := power(context.Background(), "pve1", 300)
+		if err == nil {
+			_, err = e.client.WaitTask(context.Background(), upid, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	downloads, err := e.client.NodeTasks(context.Background(), "pve1", pve.TaskFilter{Type: "download", Limit: 1000})
+	if err != nil || len(downloads) != 0 {
+		t.Fatalf("the download is still listed: %v %v", downloads, err)
+	}
+	if a := e.assertInSync(e.engine(engine.Options{Records: store})).Find(engine.KindIso, "debian-12"); !a.Owned {
+		t.Fatalf("with the record: %+v", a)
+	}
+	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindIso, "debian-12"); !a.Conflict || a.Owned {
+		t.Fatalf("without the record: %+v", a)
+	}
+	e.remove("isos/debian-12.yaml")
+	if p := e.plan(e.engine(engine.Options{Prune: true})); p.Find(engine.KindIso, "debian-12-amd64-netinst") != nil {
+		t.Fatalf("pruned without proof:\n%s", planText(p))
+	}
+	p := e.plan(e.engine(engine.Options{Prune: true, Records: store}))
+	if a := p.Find(engine.KindIso, "debian-12-amd64-netinst"); a == nil || a.Action != engine.ActionDelete {
+		t.Fatalf("prune with the record:\n%s", planText(p))
 	}
 }
