@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 // The repository's Network examples: created and applied, in sync on the
@@ -133,5 +134,54 @@ func applyNet(t *testing.T, e *env, node string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+const pve1Bridge = `apiVersion: proxmops.dev/v1
+kind: Network
+metadata:
+  name: pve1-BR
+  node: pve1
+spec:
+  type: bridge
+  iface: BR
+  ports: [eno2]
+  vlanAware: true
+  comments: guest VLAN trunk
+`
+
+// TestFailedNetworkReloadIsAppliedNextPass fails the reload after proxmops
+// staged a new bridge: GET /nodes/{node}/network then lists the bridge as
+// declared (the staged interfaces.new) but not active. The next pass must
+// apply proxmops' own staged change, not call the bridge in sync; a
+// proxmops that did not stage it never calls it in sync either.
+func TestFailedNetworkReloadIsAppliedNextPass(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("net/br.yaml", strings.ReplaceAll(pve1Bridge, "BR", "vmbr1"))
+	eng := e.engine(engine.Options{})
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/pve1/network"})
+	if _, rep := e.apply(eng); rep.Failed != 1 {
+		t.Fatalf("want the reload to fail: %+v", rep.Results)
+	}
+	st, err := e.client.NetworkConfig(ctx, "pve1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if br := st.Interface("vmbr1"); br == nil || br["active"] == "1" || st.Changes == "" {
+		t.Fatalf("want vmbr1 staged, not active: %v (changes %q)", br, st.Changes)
+	}
+	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindNetwork, "pve1-vmbr1"); a.Status == engine.StatusSynced {
+		t.Errorf("a fresh proxmops calls the staged, inactive vmbr1 in sync: %s", a.Reason)
+	}
+	p := e.plan(eng)
+	if a := p.Find(engine.KindNetwork, "pve1-vmbr1"); a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "not applied") {
+		t.Fatalf("pve1-vmbr1: %s %s: %s", a.Action, a.Status, a.Reason)
+	}
+	e.mustApply(eng)
+	e.requireInSync(eng)
+	st, _ = e.client.NetworkConfig(ctx, "pve1")
+	if br := st.Interface("vmbr1"); br == nil || br["active"] != "1" || st.Changes != "" {
+		t.Fatalf("vmbr1 not applied: %v (changes %q)", br, st.Changes)
 	}
 }

@@ -142,6 +142,30 @@ func (r networkReconciler) plan(pc *planContext) []*Action {
 	return append(out, r.prune(pc, declared)...)
 }
 
+// planStaged finishes the action of an interface whose (staged) config
+// matches the manifest. GET /nodes/{node}/network lists the staged
+// config (interfaces.new), so an interface proxmops staged whose apply
+// then failed reads as in sync though it does not run: proxmops applies
+// its own staged changes, and never calls an interface that is not up in
+// sync while someone else's changes wait.
+func (networkReconciler) planStaged(pc *planContext, a *Action, node string, st *pve.NetworkState, have pve.ConfigValues) *Action {
+	switch {
+	case strings.TrimSpace(st.Changes) == "":
+		a.Status, a.Reason = StatusSynced, "in sync"
+	case pc.e.stagedByUs(node, st):
+		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Reason = fmt.Sprintf("staged by proxmops on %s but not applied (the reload failed): applying it", node)
+		a.Changes = []Change{{Field: "applied", From: "0", To: "1"}}
+		a.claim = claim{nodes: []string{node}}
+		a.run = func(ctx context.Context, x *execCtx) error { return x.applyNetwork(ctx, node) }
+	case have["active"] != "1":
+		a.Status, a.Reason = StatusFailed, stagedElsewhere(node, st)
+	default:
+		a.Status, a.Reason = StatusSynced, "in sync"
+	}
+	return a
+}
+
 // stagedElsewhere says why a node's network cannot be changed this pass:
 // someone staged changes proxmops must neither apply nor revert.
 func stagedElsewhere(node string, st *pve.NetworkState) string {
@@ -210,8 +234,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 			changes = append(changes, Change{Field: "comments", From: comment, To: s.Comments})
 		}
 		if len(changes) == 0 {
-			a.Status, a.Reason = StatusSynced, "in sync"
-			return a
+			return r.planStaged(pc, a, node, st, have)
 		}
 		a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
 		fields := make([]string, 0, len(changes))
@@ -219,7 +242,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 			fields = append(fields, c.Field)
 		}
 		a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
-		if why := stagedElsewhere(node, st); why != "" {
+		if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
 			a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, why})
 			return a
 		}
@@ -228,6 +251,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 		a.run = func(ctx context.Context, x *execCtx) error {
 			x.progress("staging the change of "+iface, "", -1)
 			if err := x.e.client.NetworkSet(ctx, node, iface, netParamsFor(s, have), nil); err != nil {
+				x.rememberStaged(ctx, node)
 				return fmt.Errorf("staging the change of %s on %s: %w", iface, node, err)
 			}
 			return x.applyNetwork(ctx, node)
@@ -245,7 +269,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 	if s.Comments != "" {
 		a.Changes = append(a.Changes, Change{Field: "comments", To: s.Comments})
 	}
-	if why := stagedElsewhere(node, st); why != "" {
+	if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
 		a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, why})
 		return a
 	}
@@ -255,6 +279,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 		x.progress("staging "+iface, "", -1)
 		p := netParamsFor(s, nil).Set("iface", iface)
 		if err := x.e.client.NetworkCreate(ctx, node, p); err != nil {
+			x.rememberStaged(ctx, node)
 			return fmt.Errorf("staging interface %s on %s: %w", iface, node, err)
 		}
 		return x.applyNetwork(ctx, node)
@@ -264,9 +289,52 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 
 // applyNetwork applies a node's staged network configuration (a task).
 func (x *execCtx) applyNetwork(ctx context.Context, node string) error {
-	return x.task(ctx, "applying the network configuration of "+node, func() (string, error) {
+	err := x.task(ctx, "applying the network configuration of "+node, func() (string, error) {
 		return x.e.client.NetworkApply(ctx, node)
 	})
+	if err == nil {
+		x.e.staged.mu.Lock()
+		delete(x.e.staged.own, node)
+		x.e.staged.mu.Unlock()
+	} else {
+		x.rememberStaged(ctx, node)
+	}
+	return err
+}
+
+// rememberStaged records what is staged on a node after proxmops' staging
+// or apply failed (or its answer was lost). The action ran only because
+// nothing else was staged there, so what is staged now is proxmops' own:
+// the next pass applies it instead of calling it in sync (the staged
+// listing already shows it) or someone else's.
+func (x *execCtx) rememberStaged(ctx context.Context, node string) {
+	if st, err := x.e.client.NetworkConfig(ctx, node); err == nil && strings.TrimSpace(st.Changes) != "" {
+		x.e.staged.mu.Lock()
+		x.e.staged.own[node] = diffBody(st.Changes)
+		x.e.staged.mu.Unlock()
+	}
+}
+
+// stagedByUs reports whether a node's staged network changes are exactly
+// the ones proxmops staged and failed to apply.
+func (e *Engine) stagedByUs(node string, st *pve.NetworkState) bool {
+	e.staged.mu.Lock()
+	defer e.staged.mu.Unlock()
+	own, ok := e.staged.own[node]
+	return ok && st != nil && strings.TrimSpace(st.Changes) != "" && own == diffBody(st.Changes)
+}
+
+// diffBody is a unified diff without its "---"/"+++" header, whose file
+// times say nothing about the change.
+func diffBody(d string) string {
+	for _, prefix := range []string{"--- ", "+++ "} {
+		if strings.HasPrefix(d, prefix) {
+			if _, rest, ok := strings.Cut(d, "\n"); ok {
+				d = rest
+			}
+		}
+	}
+	return d
 }
 
 // prune plans the deletion of owned interfaces no manifest declares.
