@@ -174,11 +174,12 @@ type OneShot struct {
 }
 
 type faultState struct {
-	mu      sync.Mutex
-	f       Faults
-	rng     *rand.Rand
-	oneShot []OneShot
-	offline map[string]bool
+	mu       sync.Mutex
+	f        Faults
+	rng      *rand.Rand
+	oneShot  []OneShot
+	taskOnce []string // task types whose next task fails
+	offline  map[string]bool
 }
 
 func (fs *faultState) set(f Faults, seed int64) {
@@ -267,10 +268,25 @@ func (fs *faultState) dropFor(route *Route, method, rel string) bool {
 	return fs.chance(fs.ratesFor(route).DropRate)
 }
 
-func (fs *faultState) taskFails(string) bool {
+func (fs *faultState) taskFails(typ string) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	for i, t := range fs.taskOnce {
+		if t == typ {
+			fs.taskOnce = append(fs.taskOnce[:i], fs.taskOnce[i+1:]...)
+			return true
+		}
+	}
 	return fs.chance(fs.f.TaskFailRate)
+}
+
+// FailNextTask makes the next task of a type ("qmtemplate", "qmclone", ...)
+// fail as task-fail-rate fails one: at its worker's first step that can
+// fail, through the worker's own error path.
+func (s *Server) FailNextTask(typ string) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.taskOnce = append(s.faults.taskOnce, typ)
 }
 
 func (fs *faultState) lockTimesOut() bool {

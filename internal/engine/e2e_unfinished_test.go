@@ -86,3 +86,34 @@ func TestFailedCreateAndCloneLeaveNothingBehind(t *testing.T) {
 	e.converge(eng)
 	e.assertInSync(eng)
 }
+
+// TestTemplateConversionCutShortIsFinished fails the conversion task of a
+// template build after qemu-server wrote template: 1 and before its disk
+// became a base volume (QemuServer.pm template_create): the next pass
+// converts the disk, so that a linked clone of the template works.
+func TestTemplateConversionCutShortIsFinished(t *testing.T) {
+	e, _ := lagEnv(t)
+	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	e.write("vms/app-03.yaml", seedLinkedClone)
+	eng := e.engine(engine.Options{})
+	e.sim.FailNextTask("qmtemplate")
+	if _, rep := e.apply(eng); rep.Failed == 0 {
+		t.Fatal("want the conversion to fail")
+	}
+	g := e.guest(9000)
+	if g.Config["template"] != "1" || !strings.Contains(g.Config["scsi0"], "vm-9000-disk-0") {
+		t.Fatalf("want a template with a VM disk: %v", g.Config)
+	}
+	p := e.plan(eng)
+	if a := p.Find(engine.KindTemplate, "debian-12-tpl"); a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "scsi0") {
+		t.Fatalf("template: %s %s: %s", a.Action, a.Status, a.Reason)
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+	if g := e.guest(9000); !strings.Contains(g.Config["scsi0"], "base-9000-disk-0") {
+		t.Fatalf("template disk: %v", g.Config["scsi0"])
+	}
+	if _, ok := e.sim.Guest(131); !ok {
+		t.Fatal("the linked clone was not made")
+	}
+}

@@ -122,6 +122,30 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		a.run = func(ctx context.Context, x *execCtx) error { return x.finishTemplate(ctx, gs, g.Node, g.VMID) }
 		return a
 	}
+	if disks := nonBaseDisks(g); len(disks) > 0 {
+		// qemu-server's template call writes template: 1 first, then turns
+		// the disks into base volumes one by one (QemuServer.pm
+		// template_create): a task that failed in between leaves a template
+		// whose disks cannot be linked-cloned. Convert what is left.
+		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Reason = fmt.Sprintf("the conversion to a template stopped before %s became base volumes: finishing it", strings.Join(disks, ", "))
+		for _, k := range disks {
+			a.Changes = append(a.Changes, Change{Field: k, From: parseDisk(g.Current[k]).File, To: "base volume"})
+		}
+		a.claim = claim{nodes: []string{g.Node}}
+		node, vmid := g.Node, g.VMID
+		a.run = func(ctx context.Context, x *execCtx) error {
+			for _, k := range disks {
+				if err := x.task(ctx, fmt.Sprintf("converting %s of template %d to a base volume", k, vmid), func() (string, error) {
+					return x.e.client.QemuTemplateDisk(ctx, node, vmid, k)
+				}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return a
+	}
 	d := diffGuest(gs, g)
 	a.Changes = d.changes()
 	if d.empty() {
@@ -149,4 +173,24 @@ func (x *execCtx) finishTemplate(ctx context.Context, gs *guestSpec, node string
 		return err
 	}
 	return x.task(ctx, fmt.Sprintf("converting VM %d to a template", vmid), func() (string, error) { return x.e.client.QemuTemplate(ctx, node, vmid) })
+}
+
+// nonBaseDisks lists a template's disks that are still ordinary VM volumes
+// ("vm-<id>-disk-N"), not base volumes ("base-<id>-disk-N").
+func nonBaseDisks(g *Guest) []string {
+	var out []string
+	for _, k := range sortedKeys(g.Current) {
+		if !isDiskKey(k) {
+			continue
+		}
+		d := parseDisk(g.Current[k])
+		if d.isCdrom() || d.isCloudInit() {
+			continue
+		}
+		_, name, _ := strings.Cut(d.File, ":")
+		if strings.HasPrefix(name, "vm-") || strings.Contains(name, "/vm-") {
+			out = append(out, k)
+		}
+	}
+	return out
 }

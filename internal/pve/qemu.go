@@ -78,6 +78,14 @@ func (c *Client) QemuTemplate(ctx context.Context, node string, vmid int) (strin
 	return upid, err
 }
 
+// QemuTemplateDisk turns one more disk of a template into a base volume
+// (POST .../template with disk=).
+func (c *Client) QemuTemplateDisk(ctx context.Context, node string, vmid int, disk string) (string, error) {
+	var upid string
+	err := c.Post(ctx, qemuPath(node, vmid)+"/template", NewParams().Set("disk", disk), &upid)
+	return upid, err
+}
+
 // CloneOptions are the parameters of a clone.
 type CloneOptions struct {
 	NewID   int
