@@ -8,25 +8,32 @@ import (
 
 // ConvergeOptions bound Converge.
 type ConvergeOptions struct {
-	// Passes is the most plan-and-apply passes (default 3).
+	// Passes is the most plan-and-apply passes (default 20).
 	Passes int
 	// Wait is the pause before a further pass (default 2s, doubled each
-	// time), which lets tasks started by lost requests finish.
-	Wait time.Duration
+	// time up to MaxWait, default 8s), which lets tasks started by lost
+	// requests finish.
+	Wait, MaxWait time.Duration
 }
 
-// Converge applies first, then, while some action failed transiently (a lock
-// timeout, a request whose outcome is unknown, an unreachable node) or a
-// resource is still in progress on the cluster, re-reads the cluster, plans
-// again and applies what is left: never repeating a request blindly. The
-// report holds the last result per resource; a resource still in progress
-// after the last pass is reported failed.
+// Converge applies first, then, while some action failed or a resource is
+// still in progress on the cluster, re-reads the cluster, plans again and
+// applies what is left: never repeating a request blindly, since each pass
+// acts on a fresh read. It stops when everything is done, after Passes
+// passes, or when three passes in a row changed nothing and failed
+// exactly alike (a lasting refusal; a passing fault, such as a lost
+// answer, a lock timeout or a stray 500, does not repeat like that). The report holds
+// the last result per resource; a resource still in progress after the
+// last pass is reported failed.
 func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Progress, o ConvergeOptions) (*Report, error) {
 	if o.Passes <= 0 {
-		o.Passes = 3
+		o.Passes = 20
 	}
 	if o.Wait <= 0 {
 		o.Wait = 2 * time.Second
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = 8 * time.Second
 	}
 	start := time.Now()
 	final := map[string]Result{}
@@ -40,25 +47,46 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 	}
 	p := first
 	wait := o.Wait
+	passes := 0
+	var lastFailures map[string]string
+	stale := 0
 	for pass := 1; ; pass++ {
+		passes = pass
 		rep, err := e.Apply(ctx, p, prog)
 		if err != nil {
 			return nil, err
 		}
-		again := false
+		again, progressed := false, false
+		failures := map[string]string{}
 		for _, r := range rep.Results {
 			record(r)
-			if r.Status == StatusFailed && r.Retry {
+			switch {
+			case r.Status == StatusFailed:
 				again = true
+				failures[r.Kind+"/"+r.Name] = r.Error
+				if r.Retry {
+					progressed = true // transient: worth another look
+				}
+			case r.Status == StatusSynced && r.Action != ActionNone:
+				progressed = true
 			}
 		}
 		for _, a := range p.Actions {
 			if a.Status == StatusProgressing {
-				again = true
+				again, progressed = true, true
 				record(Result{Kind: a.Kind, Name: a.Name, Action: a.Action, Status: StatusFailed, Retry: true,
 					Error: "still in progress on the cluster: " + a.Reason})
 			}
 		}
+		if !progressed && sameFailures(failures, lastFailures) {
+			stale++
+		} else {
+			stale = 0
+		}
+		if stale >= 2 {
+			break // the same refusals three times: another pass would repeat them
+		}
+		lastFailures = failures
 		if !again || pass >= o.Passes {
 			break
 		}
@@ -67,7 +95,7 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
-		wait *= 2
+		wait = min(2*wait, o.MaxWait)
 		next, err := e.Plan(ctx, d, p.Revision)
 		if err != nil {
 			return nil, fmt.Errorf("re-planning after pass %d: %w", pass, err)
@@ -81,7 +109,7 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		}
 		p = next
 	}
-	rep := &Report{Revision: first.Revision, Duration: time.Since(start)}
+	rep := &Report{Revision: first.Revision, Duration: time.Since(start), Passes: passes}
 	for _, k := range order {
 		r := final[k]
 		rep.Results = append(rep.Results, r)
@@ -95,4 +123,18 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		}
 	}
 	return rep, nil
+}
+
+// sameFailures reports whether two passes failed the same resources with
+// the same errors.
+func sameFailures(a, b map[string]string) bool {
+	if len(a) != len(b) || b == nil {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }

@@ -47,6 +47,17 @@ type Engine struct {
 	log     *slog.Logger
 	records Records
 	logs    *TaskLogCache
+
+	// staged holds, per node, the staged network changes ("changes" of
+	// GET /nodes/{node}/network) that proxmops itself staged and failed to
+	// apply: a later pass applies them, and only them.
+	staged *stagedNets
+}
+
+// stagedNets is Engine.staged, shared by the copies Delete makes.
+type stagedNets struct {
+	mu  sync.Mutex
+	own map[string]string
 }
 
 // New returns an engine using client.
@@ -79,7 +90,8 @@ func New(client *pve.Client, opts Options) *Engine {
 	if logs == nil {
 		logs = &TaskLogCache{}
 	}
-	return &Engine{client: client, opts: opts, limiter: lim, log: log, records: rec, logs: logs}
+	return &Engine{client: client, opts: opts, limiter: lim, log: log, records: rec, logs: logs,
+		staged: &stagedNets{own: map[string]string{}}}
 }
 
 // Client is the engine's Proxmox client.
@@ -315,6 +327,8 @@ type Report struct {
 	Failed   int           `json:"failed"`
 	Skipped  int           `json:"skipped"`
 	Duration time.Duration `json:"durationNs"`
+	// Passes is how many plan-and-apply passes Converge made (1 for Apply).
+	Passes int `json:"passes"`
 }
 
 // stepFunc carries out an action.
@@ -387,7 +401,7 @@ func (x *execCtx) wait(ctx context.Context, upid, msg string, err error) error {
 // report.
 func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, error) {
 	start := time.Now()
-	rep := &Report{Revision: p.Revision}
+	rep := &Report{Revision: p.Revision, Passes: 1}
 	if p.pass == nil {
 		return nil, errors.New("engine: plan was not made by this engine")
 	}
