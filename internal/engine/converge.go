@@ -20,7 +20,7 @@ type ConvergeOptions struct {
 // still in progress on the cluster, re-reads the cluster, plans again and
 // applies what is left: never repeating a request blindly, since each pass
 // acts on a fresh read. It stops when everything is done, after Passes
-// passes, or when three passes in a row changed nothing and failed
+// passes, or when four passes in a row changed nothing and failed
 // exactly alike (a lasting refusal; a passing fault, such as a lost
 // answer, a lock timeout or a stray 500, does not repeat like that). The report holds
 // the last result per resource; a resource still in progress after the
@@ -83,8 +83,8 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		} else {
 			stale = 0
 		}
-		if stale >= 2 {
-			break // the same refusals three times: another pass would repeat them
+		if stale >= 3 {
+			break // the same refusals four times: another pass would repeat them
 		}
 		lastFailures = failures
 		if !again || pass >= o.Passes {
