@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/pvesim"
@@ -115,5 +117,24 @@ func TestTemplateConversionCutShortIsFinished(t *testing.T) {
 	}
 	if _, ok := e.sim.Guest(131); !ok {
 		t.Fatal("the linked clone was not made")
+	}
+}
+
+// TestConvergeStopsOnALastingRefusal refuses every write the same way:
+// Converge re-plans after failures, but stops once four passes in a row
+// changed nothing and failed alike, well before its pass limit.
+func TestConvergeStopsOnALastingRefusal(t *testing.T) {
+	e, _ := lagEnv(t)
+	e.write("vms/app-02.yaml", seedClone)
+	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	eng := e.engine(engine.Options{})
+	e.sim.SetFaults(pvesim.Faults{Classes: map[string]pvesim.FaultRates{"write": {ErrorRate: 1}}})
+	p := e.plan(eng)
+	rep, err := eng.Converge(context.Background(), e.desired(), p, nil, engine.ConvergeOptions{Wait: time.Millisecond, MaxWait: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passes != 4 || rep.Failed == 0 {
+		t.Fatalf("%d passes, %d failed: want 4 passes ending failed", rep.Passes, rep.Failed)
 	}
 }
