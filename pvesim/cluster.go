@@ -611,10 +611,17 @@ func (s *Server) clusterStatus(*Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) clusterTasks(*Request) (any, error) {
+func (s *Server) clusterTasks(r *Request) (any, error) {
+	// Cluster.pm tasks: all with Sys.Audit on /, else those whose user
+	// (a token's task split into user and tokenid first) is the caller:
+	// a token without Sys.Audit sees none.
+	all := s.can(r.User, "/", "Sys.Audit")
 	out := []map[string]any{}
 	for i := len(s.tasks.order) - 1; i >= 0 && len(out) < 50; i-- {
-		out = append(out, taskJSON(s.tasks.order[i], true))
+		m := taskJSON(s.tasks.order[i], true)
+		if all || m["user"] == r.User {
+			out = append(out, m)
+		}
 	}
 	return out, nil
 }

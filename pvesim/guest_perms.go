@@ -431,3 +431,9 @@ func (s *Server) qemuCloneStorageAccess(user string, conf map[string]string, sto
 	}
 	return nil
 }
+
+// storageOfVolume is the storage part of a volume id.
+func storageOfVolume(volid string) string {
+	sid, _, _ := strings.Cut(volid, ":")
+	return sid
+}

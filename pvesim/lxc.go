@@ -1323,6 +1323,10 @@ func (s *Server) lxcResize(r *Request) (any, error) {
 		if owner := lxcVolumeOwner(mp["volume"]); owner != g.VMID {
 			return nil, nil, 0, Fail("can't resize mount point owned by another container (%d)", owner)
 		}
+		// resize_vm: space on the volume's storage.
+		if err := s.check(r.User, "/storage/"+storageOfVolume(mp["volume"]), "Datastore.AllocateSpace"); err != nil {
+			return nil, nil, 0, err
+		}
 		v := s.state.volume(g.Node, mp["volume"])
 		if v == nil {
 			return nil, nil, 0, Fail("Could not determine current size of volume '%s'", mp["volume"])

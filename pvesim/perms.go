@@ -523,3 +523,15 @@ func (s *Server) canSeeBridge(user, bridge string) bool {
 	}
 	return false
 }
+
+// SetTokenPrivileges changes what the token holds, as Options.TokenPrivileges
+// does at start (nil: its user's privileges, no privilege separation).
+// ACL entries added through the API are dropped.
+func (s *Server) SetTokenPrivileges(privs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.touch()
+	opts := s.opts
+	opts.TokenPrivileges = privs
+	s.access = newAccessState(opts)
+}

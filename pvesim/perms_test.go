@@ -282,3 +282,11 @@ func TestPrivsepTokenOfAnotherUserHasTheIntersection(t *testing.T) {
 		t.Errorf("reading another user's permissions: %d %q", r.Status, r.Reason)
 	}
 }
+
+// resize_vm checks the storage in its worker: the task fails.
+func TestResizeTaskNeedsSpaceOnTheStorage(t *testing.T) {
+	_, c := privSim(t, allBut("Datastore.AllocateSpace"))
+	if st := c.task("PUT", "/nodes/pve1/qemu/100/resize", vals("disk", "scsi0", "size", "+1G")); st != "Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)" {
+		t.Errorf("resize task: %q", st)
+	}
+}

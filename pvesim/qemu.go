@@ -1157,6 +1157,10 @@ func (s *Server) qemuResize(r *Request) (any, error) {
 		if driveIsCdrom(d) {
 			return Fail("you can't resize a cdrom")
 		}
+		// resize_vm: space on the volume's storage.
+		if err := s.check(r.User, "/storage/"+storageOfVolume(d["file"]), "Datastore.AllocateSpace"); err != nil {
+			return err
+		}
 		v := s.state.volume(g.Node, d["file"])
 		if v == nil {
 			return Fail("Could not determine current size of volume '%s'", d["file"])

@@ -139,3 +139,21 @@ func (e *env) addCTTemplate() {
 		e.t.Fatal(err)
 	}
 }
+
+// Growing a disk needs space on its storage; the other changes of the same
+// update are held back with it (one action).
+func TestGrowingADiskNeedsSpaceOnItsStorage(t *testing.T) {
+	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut() })
+	e.write("vms/app.yaml", vmManifest("app", "pve1", "401", "  disks:\n    - storage: local-lvm\n      size: 4G\n"))
+	eng := e.engine(engine.Options{Concurrency: 2})
+	e.converge(eng)
+
+	e.sim.SetTokenPrivileges(allPrivilegesBut("Datastore.AllocateSpace"))
+	e.write("vms/app.yaml", vmManifest("app", "pve1", "401", "  disks:\n    - storage: local-lvm\n      size: 8G\n"))
+	p := e.plan(eng)
+	a := p.Find(engine.KindVirtualMachine, "app")
+	want := "the API token lacks Datastore.AllocateSpace on /storage/local-lvm, needed to change scsi0.size (disk on local-lvm)"
+	if a == nil || a.Status != engine.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, want) {
+		t.Fatalf("planned %+v, want %q", a, want)
+	}
+}

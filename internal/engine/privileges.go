@@ -221,7 +221,7 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 		return vmNeeds(a, d, s, isos, tplVMID)
 	case *TemplateSpec:
 		if a.Action != ActionCreate {
-			return updateNeeds(a, d, p)
+			return updateNeeds(a, d, p, diskStorages(s.Disks))
 		}
 		vs := &VMSpec{Meta: s.Meta, Machine: s.Machine, BIOS: s.BIOS, SCSIHW: s.SCSIHW, Disks: s.Disks, NICs: s.NICs,
 			CloudInit: s.CloudInit, State: "stopped"}
@@ -268,7 +268,7 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
 	p := vmPath(a.VMID)
 	if a.Action != ActionCreate {
-		return updateNeeds(a, d, p)
+		return updateNeeds(a, d, p, diskStorages(s.Disks))
 	}
 	gs := vmSettingsOf(s, isos)
 	var needs []privNeed
@@ -282,13 +282,18 @@ func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID
 
 // updateNeeds maps the changed fields of an update to the privileges of
 // their keys (check_vm_modify_config_perm, check_ct_modify_config_perm).
-func updateNeeds(a *Action, d *Desired, p string) []privNeed {
+func updateNeeds(a *Action, d *Desired, p string, slots map[string]string) []privNeed {
 	var needs []privNeed
 	ct := a.Kind == KindContainer
 	for _, c := range a.Changes {
-		key, _, _ := strings.Cut(c.Field, ".")
+		key, sub, _ := strings.Cut(c.Field, ".")
 		why := "change " + c.Field
 		base := strings.TrimRight(key, "0123456789")
+		if stor := slots[key]; stor != "" && (sub == "size" || c.From == "") {
+			// A new disk or a grown one: space on its storage (update_vm's
+			// check_storage_access, resize_vm).
+			needs = append(needs, needAll(why+" (disk on "+stor+")", "/storage/"+stor, "Datastore.AllocateSpace"))
+		}
 		switch {
 		case key == "state":
 			needs = append(needs, needAll(why, p, "VM.PowerMgmt"))
@@ -330,7 +335,11 @@ func updateNeeds(a *Action, d *Desired, p string) []privNeed {
 func containerNeeds(a *Action, d *Desired, s *ContainerSpec) []privNeed {
 	p := vmPath(a.VMID)
 	if a.Action != ActionCreate {
-		return updateNeeds(a, d, p)
+		slots := map[string]string{}
+		for _, m := range append([]MountSpec{s.RootFS}, s.Mounts...) {
+			slots[m.Slot] = m.Storage
+		}
+		return updateNeeds(a, d, p, slots)
 	}
 	why := "create the container"
 	var needs []privNeed
@@ -584,4 +593,13 @@ func desiredIndex(d *Desired) (map[string]any, map[string]*IsoSpec, map[string]i
 		byKey[KindSdnVnet+"/"+s.Name] = s
 	}
 	return byKey, isos, tplVMID
+}
+
+// diskStorages maps disk slots to their storages.
+func diskStorages(disks []DiskSpec) map[string]string {
+	out := map[string]string{}
+	for _, d := range disks {
+		out[d.Slot] = d.Storage
+	}
+	return out
 }
