@@ -176,10 +176,7 @@ func (s *Server) poolInfo(name, typ string) (map[string]any, error) {
 		if g == nil || typ != "" && typ != g.Type {
 			continue
 		}
-		m := s.guestResource(g, now)
-		delete(m, "lock")
-		delete(m, "tags")
-		members = append(members, m)
+		members = append(members, s.poolGuestMember(g, now))
 	}
 	if typ == "" || typ == "storage" {
 		node := s.state.Nodes[0].Name
@@ -209,6 +206,22 @@ func (s *Server) poolInfo(name, typ string) (map[string]any, error) {
 		info["comment"] = p.Comment
 	}
 	return info, nil
+}
+
+// poolGuestMember is a guest as Pool.pm's index lists it: only what
+// extract_vm_stats takes from the vmlist and pvestatd's last report (the
+// same lag as /cluster/resources, see statd.go), without the lock, tags
+// and hastate that Cluster.pm adds for /cluster/resources.
+func (s *Server) poolGuestMember(g *Guest, now int64) map[string]any {
+	r, reported := s.reportedRes(g, now)
+	m := map[string]any{"id": r.ID, "vmid": r.VMID, "node": r.Node, "type": r.Type, "status": r.Status}
+	if !reported {
+		return m
+	}
+	m["uptime"], m["name"], m["template"] = r.Uptime, r.Name, r.Template
+	m["maxcpu"], m["cpu"], m["maxmem"], m["mem"], m["maxdisk"], m["disk"] = r.MaxCPU, r.CPU, r.MaxMem, r.Mem, r.MaxDisk, r.Disk
+	m["netin"], m["netout"], m["diskread"], m["diskwrite"] = r.NetIn, r.NetOut, r.DiskRead, r.DiskWrite
+	return m
 }
 
 // poolCreate is Pool.pm "create_pool".

@@ -149,7 +149,8 @@ func TestPoolRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 }
 
 func TestGuestsJoinPoolsOnCreateAndCloneAndLeaveOnDestroy(t *testing.T) {
-	_, c := lxcSim(t, Options{})
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv, c := lxcSim(t, Options{Clock: clock})
 	c.mustOK("POST", "/pools", vals("poolid", "prod"))
 	c.mustOK("POST", "/pools", vals("poolid", "other"))
 	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1", "pool", "prod")); st != "OK" {
@@ -186,10 +187,25 @@ func TestGuestsJoinPoolsOnCreateAndCloneAndLeaveOnDestroy(t *testing.T) {
 	if got := poolMembers(t, c, "other"); !reflect.DeepEqual(got, []string{"lxc lxc/201"}) {
 		t.Errorf("members of other = %v", got)
 	}
+	// A guest's figures come from pvestatd's report (extract_vm_stats), as
+	// in /cluster/resources: before it, only the vmlist's part.
 	m := c.mustOK("GET", "/pools/prod", nil).obj(t)["members"].([]any)[1].(map[string]any)
-	if m["vmid"] != float64(1000) || m["node"] != "pve1" || m["name"] != "web" || m["status"] != "stopped" || m["lock"] != nil {
-		t.Errorf("guest member = %v", m)
+	want1000 := map[string]any{"id": "qemu/1000", "vmid": float64(1000), "node": "pve1", "type": "qemu", "status": "unknown"}
+	if !reflect.DeepEqual(m, want1000) {
+		t.Errorf("guest member before pvestatd's report = %v, want %v", m, want1000)
 	}
+	srv.MutateGuest(1000, func(conf map[string]string) { conf["tags"], conf["lock"] = "t1", "backup" })
+	clock.Advance(DefaultStatusInterval)
+	m = c.mustOK("GET", "/pools/prod", nil).obj(t)["members"].([]any)[1].(map[string]any)
+	if m["name"] != "web" || m["status"] != "stopped" || m["template"] != float64(0) || m["maxdisk"] != float64(1<<30) {
+		t.Errorf("guest member after the report = %v", m)
+	}
+	for _, k := range []string{"lock", "tags", "hastate"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("guest member has %s (Cluster.pm adds it to /cluster/resources only): %v", k, m)
+		}
+	}
+	srv.MutateGuest(1000, func(conf map[string]string) { delete(conf, "lock") })
 
 	// /cluster/resources: the pools first, then "pool" on their guests.
 	res := c.mustOK("GET", "/cluster/resources", nil).list(t)
