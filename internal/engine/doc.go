@@ -26,7 +26,7 @@
 //
 // Entry points: DesiredFromSet (manifests to Desired), Engine.Plan,
 // Engine.Apply (one plan, or Plan.Only for one resource), Engine.Converge
-// (apply, then re-read and re-plan while failures are transient),
+// (apply, then re-read and re-plan while something failed, until a refusal repeats),
 // Engine.Delete (one-shot delete with the ownership check of prune),
 // WritePlanText and Plan.JSON (the document of docs/api.md).
 //
