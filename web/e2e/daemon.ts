@@ -122,8 +122,15 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
-// simRequest calls the simulator's API as a script would (form-encoded, API token).
-export function simRequest(info: BackendInfo, method: string, path: string, form: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+// simRequest calls the simulator's API as a script would (form-encoded, API token
+// unless other credentials are given).
+export function simRequest(
+  info: BackendInfo,
+  method: string,
+  path: string,
+  form: Record<string, string> = {},
+  auth: Record<string, string> = { Authorization: info.sim.authorization },
+): Promise<{ status: number; body: string }> {
   const url = new URL(info.sim.apiURL + path);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`refusing to call ${url.host}: not loopback`);
   const body = new URLSearchParams(form).toString();
@@ -136,7 +143,7 @@ export function simRequest(info: BackendInfo, method: string, path: string, form
         // The simulator's certificate is self-signed; it is pinned by fingerprint in
         // the daemon's settings, and this call stays on loopback.
         rejectUnauthorized: false,
-        headers: { Authorization: info.sim.authorization, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body) },
+        headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body) },
       },
       (res) => {
         let text = '';
@@ -178,7 +185,12 @@ export async function startRealBackend(repoRoot: string): Promise<RunningBackend
     addPlanBranch(repo, planBranch, 'app-04');
 
     const tokenSecret = randomBytes(16).toString('hex');
-    sim = startProcess(bin, ['sim', '--listen', '127.0.0.1:0', '--token-id', TOKEN_ID, '--token-secret', tokenSecret, '--task-speed', '0.02', '--seed', '7'], join(dir, 'sim.log'));
+    const rootPassword = randomBytes(16).toString('hex');
+    sim = startProcess(
+      bin,
+      ['sim', '--listen', '127.0.0.1:0', '--token-id', TOKEN_ID, '--token-secret', tokenSecret, '--root-password', rootPassword, '--task-speed', '0.02', '--seed', '7'],
+      join(dir, 'sim.log'),
+    );
     const [, apiURL, fingerprint] = await waitForLine(sim, /pvesim listening on (\S+) fingerprint (\S+)/, 'the simulator');
 
     const info: BackendInfo = {
@@ -193,7 +205,13 @@ export async function startRealBackend(repoRoot: string): Promise<RunningBackend
       logDir: dir,
     };
     // A guest proxmops did not create, holding app-03's VMID: app-03 is a Conflict.
-    const made = await simRequest(info, 'POST', '/nodes/pve1/qemu', { vmid: '122', name: 'hand-made', memory: '512' });
+    // It is made by root@pam logged in with a password, not by proxmops' token:
+    // a guest whose create task names proxmops' token would be adopted as its own.
+    const login = await simRequest(info, 'POST', '/access/ticket', { username: 'root@pam', password: rootPassword }, {});
+    if (login.status !== 200) throw new Error(`logging in as root@pam: ${login.status} ${login.body}`);
+    const ticket = JSON.parse(login.body).data as { ticket: string; CSRFPreventionToken: string };
+    const asRoot = { Cookie: `PVEAuthCookie=${encodeURIComponent(ticket.ticket)}`, CSRFPreventionToken: ticket.CSRFPreventionToken };
+    const made = await simRequest(info, 'POST', '/nodes/pve1/qemu', { vmid: '122', name: 'hand-made', memory: '512' }, asRoot);
     if (made.status !== 200) throw new Error(`creating the unowned guest: ${made.status} ${made.body}`);
 
     const port = await freePort();
