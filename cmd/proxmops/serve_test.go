@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/proxmops/proxmops/internal/config"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
@@ -202,5 +204,52 @@ func TestSimWithoutTokenFlagsPrintsAWorkingToken(t *testing.T) {
 	}
 	if code := get("wrong"); code != http.StatusUnauthorized {
 		t.Fatalf("wrong secret: HTTP %d, want 401", code)
+	}
+}
+
+func TestHealthcheckFollowsTheServeConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, _ := testCert(t, dir)
+	t.Setenv("PROXMOPS_CONFIG", "")
+	t.Setenv("PROXMOPS_SOURCE_CACHEDIR", t.TempDir())
+	// Through the environment, as the container image sets it.
+	t.Setenv("PROXMOPS_SERVER_TLSCERTFILE", certFile)
+	t.Setenv("PROXMOPS_SERVER_TLSKEYFILE", keyFile)
+	_, errOut := background(t, "serve", "--addr", "127.0.0.1:0", "--database", filepath.Join(dir, "p.db"))
+	addr := waitFor(t, errOut, listeningRE)[1]
+	_, port, _ := net.SplitHostPort(addr)
+	t.Setenv("PROXMOPS_SERVER_ADDR", ":"+port)
+	if code, out, errs := runCLI(t, "healthcheck"); code != 0 || strings.TrimSpace(out) != "ok" {
+		t.Fatalf("healthcheck of a running daemon: exit %d, %q %q", code, out, errs)
+	}
+	// Nothing listens on a fresh closed port: unhealthy.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := ln.Addr().String()
+	ln.Close()
+	if code, _, errs := runCLI(t, "healthcheck", "--addr", free); code != 1 || !strings.Contains(errs, "healthcheck") {
+		t.Fatalf("healthcheck without a daemon: exit %d, %q", code, errs)
+	}
+}
+
+func TestHealthURL(t *testing.T) {
+	tests := []struct {
+		addr, cert, want string
+	}{
+		{":8080", "", "http://127.0.0.1:8080/healthz"},
+		{"0.0.0.0:9000", "c.pem", "https://127.0.0.1:9000/healthz"},
+		{"[::]:8080", "", "http://[::1]:8080/healthz"},
+		{"127.0.0.2:8080", "", "http://127.0.0.2:8080/healthz"},
+	}
+	for _, tt := range tests {
+		got, err := healthURL(config.Server{Addr: tt.addr, TLSCertFile: tt.cert})
+		if err != nil || got != tt.want {
+			t.Errorf("healthURL(%q) = %q, %v; want %q", tt.addr, got, err, tt.want)
+		}
+	}
+	if _, err := healthURL(config.Server{Addr: "8080"}); err == nil {
+		t.Error("an address without a port gave no error")
 	}
 }
