@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -57,6 +58,11 @@ func (a Auth) method(rawURL, mainURL string) (transport.AuthMethod, error) {
 			}
 		}
 		if len(a.SSHKey) == 0 {
+			if os.Getenv("SSH_AUTH_SOCK") == "" {
+				// go-git would fail later with "SSH agent requested but
+				// SSH_AUTH_SOCK not-specified", which names neither setting.
+				return nil, &Error{Kind: ErrInvalid, Detail: "an SSH URL needs a key: set source.sshKeyFile (a deploy key without passphrase) or paste the key under Settings, or run proxmops with an SSH agent (SSH_AUTH_SOCK)"}
+			}
 			if cb == nil {
 				return nil, nil // go-git's default: the SSH agent and default known_hosts
 			}

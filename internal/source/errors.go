@@ -140,7 +140,52 @@ func (s *Syncer) wrapFetchError(err error, revision string) error {
 		return err
 	}
 	kind, hint := classify(err)
-	return &Error{Kind: kind, URL: redactURL(s.url), Revision: revision, Detail: hint, Err: err}
+	return &Error{Kind: kind, URL: redactURL(s.url), Revision: revision, Detail: hint, Err: tidyReply(err)}
+}
+
+// replyError is an HTTP refusal from the Git server (401, 403, 404) with
+// what the server said, cut to one line; it still matches go-git's error.
+type replyError struct {
+	sentinel error
+	reply    string
+}
+
+func (e *replyError) Error() string {
+	if e.reply == "" {
+		return e.sentinel.Error()
+	}
+	return e.sentinel.Error() + ": " + e.reply
+}
+
+func (e *replyError) Unwrap() error { return e.sentinel }
+
+// maxReply bounds the server's words kept in an error.
+const maxReply = 200
+
+// tidyReply shortens go-git's HTTP refusals, which carry the whole response
+// body (a forge's 404 is an HTML page): a plain-text reason is kept to its
+// first line, a page is dropped.
+func tidyReply(err error) error {
+	for _, sentinel := range []error{transport.ErrRepositoryNotFound, transport.ErrAuthenticationRequired, transport.ErrAuthorizationFailed} {
+		if !errors.Is(err, sentinel) {
+			continue
+		}
+		body, ok := strings.CutPrefix(err.Error(), sentinel.Error())
+		if !ok {
+			return err
+		}
+		body = strings.TrimSpace(strings.TrimPrefix(body, ":"))
+		lower := strings.ToLower(body)
+		if strings.Contains(lower, "<html") || strings.Contains(lower, "<!doctype") || strings.Contains(lower, "<body") {
+			body = ""
+		}
+		body, _, _ = strings.Cut(body, "\n")
+		if len(body) > maxReply {
+			body = strings.ToValidUTF8(body[:maxReply], "") + "…"
+		}
+		return &replyError{sentinel: sentinel, reply: strings.TrimSpace(body)}
+	}
+	return err
 }
 
 // redactURL drops a password or token from a URL's user info.

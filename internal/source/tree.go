@@ -362,7 +362,7 @@ func (m *materializer) ensureCommit(rawURL string, h plumbing.Hash) (*git.Reposi
 			return nil
 		}
 		kind, hint := classify(err)
-		return &Error{Kind: kind, URL: redactURL(rawURL), Detail: hint, Err: err}
+		return &Error{Kind: kind, URL: redactURL(rawURL), Detail: hint, Err: tidyReply(err)}
 	}
 	if err := fetch("+refs/heads/*:refs/proxmops/heads/*", "+refs/tags/*:refs/proxmops/tags/*"); err != nil {
 		return nil, err
