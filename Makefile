@@ -12,8 +12,13 @@ LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
              -X $(PKG)/internal/buildinfo.Date=$(DATE)
 HAVE_WEB  := $(wildcard web/package.json)
 FUZZTIME  ?= 10s
+# GoReleaser is pinned in tools/go.mod (a module of its own, so its
+# dependencies stay out of proxmops'); `go tool` builds it once and caches it.
+GORELEASER ?= $(GO) tool -modfile=tools/go.mod goreleaser
+# The container image needs a Docker daemon; without one, dist skips it.
+DIST_SKIP ?= $(shell docker info >/dev/null 2>&1 || echo --skip=docker)
 
-.PHONY: all build web demo test test-go test-fuzz test-web lint clean
+.PHONY: all build web demo test test-go test-fuzz test-web lint clean dist
 
 all: build
 
@@ -50,10 +55,16 @@ test-fuzz:
 	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=10x ./$$dir || exit 1; \
 	done
 
+## dist: release archives for linux and darwin on amd64 and arm64, checksums.txt,
+## .deb and .rpm packages (and the image where Docker runs), in dist/, as a tag
+## release would make them.
+dist:
+	$(GORELEASER) release --snapshot --clean $(DIST_SKIP)
+
 test-web:
 ifneq ($(HAVE_WEB),)
 	cd web && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
 endif
 
 clean:
-	rm -rf bin web/embedded/dist
+	rm -rf bin build dist web/embedded/dist

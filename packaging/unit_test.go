@@ -1,0 +1,108 @@
+package packaging_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func needSystemdAnalyze(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("systemd-analyze is not installed (apt-get install systemd); CI installs it")
+	}
+}
+
+// unitForVerify is the unit with ExecStart pointing at a binary that exists
+// here (verify checks that it does), in a directory of its own.
+func unitForVerify(t *testing.T, unitFile, binPath string) string {
+	t.Helper()
+	data, err := os.ReadFile(unitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^ExecStart=\S+`)
+	if !re.Match(data) {
+		t.Fatalf("%s has no ExecStart", unitFile)
+	}
+	out := filepath.Join(t.TempDir(), "proxmops.service")
+	mustWrite(t, out, re.ReplaceAllString(string(data), "ExecStart="+binPath))
+	return out
+}
+
+func TestUnitPassesSystemdVerify(t *testing.T) {
+	needSystemdAnalyze(t)
+	unit := unitForVerify(t, "proxmops.service", hostBinary(t))
+	out, err := exec.Command("systemd-analyze", "verify", unit).CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) != 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+var exposureRE = regexp.MustCompile(`Overall exposure level for proxmops\.service: (\d+\.\d+) (\w+)`)
+
+func TestUnitIsRatedSafe(t *testing.T) {
+	needSystemdAnalyze(t)
+	out, err := exec.Command("systemd-analyze", "security", "--offline=yes", "proxmops.service").CombinedOutput()
+	if err != nil {
+		t.Fatalf("systemd-analyze security: %v\n%s", err, out)
+	}
+	m := exposureRE.FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("no overall exposure level in:\n%s", out)
+	}
+	level, _ := strconv.ParseFloat(m[1], 64)
+	if level > 2.0 || m[2] != "OK" {
+		t.Fatalf("exposure %s %s, want 2.0 or lower (OK):\n%s", m[1], m[2], out)
+	}
+	t.Logf("exposure level %s %s", m[1], m[2])
+}
+
+// The unit's promises that the installer and docs rely on, one by one, so
+// that a lower score from some other setting cannot hide their loss.
+func TestUnitKeepsItsHardening(t *testing.T) {
+	data, err := os.ReadFile("proxmops.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := string(data)
+	for _, line := range []string{
+		"ExecStart=/usr/local/bin/proxmops serve",
+		"User=proxmops",
+		"StateDirectory=proxmops",
+		"Environment=PROXMOPS_SERVER_DATABASEPATH=/var/lib/proxmops/proxmops.db",
+		"Environment=PROXMOPS_CONFIG=/etc/proxmops/proxmops.yaml",
+		"ProtectSystem=strict",
+		"NoNewPrivileges=yes",
+		"CapabilityBoundingSet=\n",
+		"SystemCallFilter=@system-service",
+		"RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX",
+		"KillSignal=SIGTERM",
+	} {
+		if !strings.Contains(unit, line) {
+			t.Errorf("proxmops.service lacks %q", strings.TrimSpace(line))
+		}
+	}
+}
+
+// The packages install the binary as /usr/bin/proxmops: their unit (made by
+// extras.sh) must start that one, and verify as well.
+func TestPackageUnitStartsThePackagedBinary(t *testing.T) {
+	extras := extrasDir(t, hostBinary(t))
+	data, err := os.ReadFile(filepath.Join(extras, "proxmops.service.pkg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\nExecStart=/usr/bin/proxmops serve\n") {
+		t.Fatalf("package unit:\n%s", data)
+	}
+	needSystemdAnalyze(t)
+	unit := unitForVerify(t, filepath.Join(extras, "proxmops.service.pkg"), hostBinary(t))
+	if out, err := exec.Command("systemd-analyze", "verify", unit).CombinedOutput(); err != nil || len(out) != 0 {
+		t.Fatalf("systemd-analyze verify (package unit): %v\n%s", err, out)
+	}
+}
