@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -89,6 +90,10 @@ func parseHelp(text string) (cmds, flags map[string]bool) {
 	return cmds, flags
 }
 
+// installerCmd stands for packaging/install.sh among the commands: its
+// flags are the ones its --help names.
+const installerCmd = "install.sh"
+
 func readHelp(t *testing.T) helpInfo {
 	t.Helper()
 	cmds, rootFlags := parseHelp(helpOutput(t))
@@ -100,6 +105,18 @@ func readHelp(t *testing.T) helpInfo {
 		_, f := parseHelp(helpOutput(t, c))
 		h.flags[c] = f
 	}
+	out, err := exec.Command("sh", filepath.Join("..", "..", "packaging", "install.sh"), "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh --help: %v\n%s", err, out)
+	}
+	h.flags[installerCmd] = map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(?:-\w, )?(--[a-z][a-z-]*)`).FindAllStringSubmatch(string(out), -1) {
+		h.flags[installerCmd][m[1]] = true
+	}
+	if len(h.flags[installerCmd]) < 3 {
+		t.Fatalf("install.sh --help names only %v:\n%s", h.flags[installerCmd], out)
+	}
+	h.commands[installerCmd] = true
 	return h
 }
 
@@ -179,11 +196,14 @@ func spanMentions(s, where, section string, fenced bool, commands map[string]boo
 		}
 		return out
 	}
-	// A shell line may hold several commands (a && b): each proxmops one.
+	// A shell line may hold several commands (a && b): each proxmops one,
+	// and the installer's.
 	var ms []mention
 	for _, part := range regexp.MustCompile(`&&|\|\||;|\|[^|]`).Split(s, -1) {
 		if m := proxmopsCmdRE.FindStringSubmatch(part); m != nil {
 			ms = append(ms, mention{where: where, command: m[1], flags: flagsOf(m[2])})
+		} else if _, rest, ok := strings.Cut(part, "install.sh"); ok {
+			ms = append(ms, mention{where: where, command: installerCmd, flags: flagsOf(rest)})
 		}
 	}
 	if len(ms) > 0 || fenced {
@@ -270,7 +290,7 @@ func TestReadmeListsEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for c := range h.commands {
-		if c == "help" || c == "completion" {
+		if c == "help" || c == "completion" || c == installerCmd {
 			continue
 		}
 		if !strings.Contains(string(readme), "| `proxmops "+c) {
