@@ -38,7 +38,7 @@ export default defineConfig({
         },
       },
       ...(runE2E ? [{
-        extends: true,
+        extends: true as const,
         test: {
           name: 'e2e',
           environment: 'node',
