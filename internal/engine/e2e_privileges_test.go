@@ -85,6 +85,8 @@ func TestPlanNamesMissingPrivilegesAndApplyDoesNotStart(t *testing.T) {
 			engine.KindVirtualMachine, "app", "the API token lacks VM.Allocate on /vms/401, needed to create the VM", "POST /nodes/{node}/qemu"},
 		{"VM disk without space on its storage", []string{"Datastore.AllocateSpace"}, "vms/app.yaml", vmManifest("app", "pve1", "402", "  disks:\n    - storage: local-lvm\n      size: 4G\n"),
 			engine.KindVirtualMachine, "app", "the API token lacks Datastore.AllocateSpace on /storage/local-lvm, needed to create the VM (disk on local-lvm)", "POST /nodes/{node}/qemu"},
+		{"VM without VM.Config.HWType (scsihw is always set)", []string{"VM.Config.HWType"}, "vms/app.yaml", vmManifest("app", "pve1", "404", "  disks:\n    - storage: local-lvm\n      size: 4G\n"),
+			engine.KindVirtualMachine, "app", "the API token lacks VM.Config.HWType on /vms/404, needed to create the VM (machine, BIOS type, SCSI controller, serial console)", "POST /nodes/{node}/qemu"},
 		{"NIC without SDN.Use", []string{"SDN.Use"}, "vms/app.yaml", vmManifest("app", "pve1", "403", "  disks:\n    - storage: local-lvm\n      size: 4G\n  net:\n    - bridge: vmbr0\n"),
 			engine.KindVirtualMachine, "app", "the API token lacks SDN.Use on /sdn/zones/localnetwork/vmbr0, needed to create the VM (net0 on vmbr0)", "POST /nodes/{node}/qemu"},
 		{"ISO download without Datastore.AllocateTemplate", []string{"Datastore.AllocateTemplate"}, "isos/x.yaml", isoManifest,

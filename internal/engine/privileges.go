@@ -135,7 +135,8 @@ type vmSettings struct {
 }
 
 func vmSettingsOf(s *VMSpec, isos map[string]*IsoSpec) vmSettings {
-	gs := vmSettings{hwType: s.Machine != "" || s.BIOS != "" || s.SCSIHW != "", startup: s.Startup != "",
+	// createParams always sends scsihw (and serial0 for cloud images).
+	gs := vmSettings{hwType: true, startup: s.Startup != "",
 		cloudInit: s.CloudInit != nil, running: s.State != "stopped", nics: s.NICs}
 	for _, d := range s.Disks {
 		gs.storages = append(gs.storages, d.Storage)
@@ -180,7 +181,7 @@ func imageNeeds(node string, img *ImageSpec, why string) []privNeed {
 }
 
 // actionNeeds lists what an action's calls need, from its manifest.
-func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
+func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
 	spec := byKey[a.Key()]
 	p := vmPath(a.VMID)
 	var ha []privNeed
@@ -190,11 +191,11 @@ func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*I
 		// through status/start and shutdown (VM.PowerMgmt).
 		ha = []privNeed{needAll("remove the guest from HA ("+a.HA+")", "/", "Sys.Console")}
 	}
-	return append(ha, specNeeds(a, d, spec, p, isos, tplVMID)...)
+	return append(ha, specNeeds(a, d, spec, p, isos, tplVMID, snap)...)
 }
 
 // specNeeds is actionNeeds for one action and its manifest.
-func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
+func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
 	switch a.Action {
 	case ActionDelete:
 		switch a.Kind {
@@ -218,7 +219,7 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 	}
 	switch s := spec.(type) {
 	case *VMSpec:
-		return vmNeeds(a, d, s, isos, tplVMID)
+		return vmNeeds(a, d, s, isos, tplVMID, snap)
 	case *TemplateSpec:
 		if a.Action != ActionCreate {
 			return updateNeeds(a, d, p, diskStorages(s.Disks))
@@ -265,12 +266,18 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 	return nil
 }
 
-func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID map[string]int) []privNeed {
+func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
 	p := vmPath(a.VMID)
 	if a.Action != ActionCreate {
 		return updateNeeds(a, d, p, diskStorages(s.Disks))
 	}
 	gs := vmSettingsOf(s, isos)
+	if gs.cidataStor != "" && snap != nil {
+		// The seed goes where vm.go puts it: an ISO storage of the node.
+		if st := isoStorage(snap, a.Node); st != "" {
+			gs.cidataStor = st
+		}
+	}
 	var needs []privNeed
 	if s.FromTemplate != nil {
 		needs = append(needs, needAll("clone the template", vmPath(tplVMID[s.FromTemplate.Name]), "VM.Clone"))
@@ -476,12 +483,16 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 			}
 		}
 	}
+	var snap *Snapshot
+	if p.pass != nil {
+		snap = p.pass.snap
+	}
 	r := &permissionReader{ctx: ctx, client: e.client, cache: map[string]map[string]bool{}}
 	for _, a := range p.Actions {
 		if a.Action == ActionNone || a.run == nil || a.Conflict || a.Status == StatusFailed {
 			continue
 		}
-		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID) {
+		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID, snap) {
 			path, priv := r.missing(n)
 			if priv == "" {
 				continue
@@ -543,7 +554,7 @@ func PrivilegeNeeds(d *Desired) []PrivilegeNeed {
 	var out []PrivilegeNeed
 	seen := map[string]bool{}
 	for _, a := range actions {
-		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID) {
+		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID, nil) {
 			for _, c := range n.alts[0] {
 				for _, pr := range c.privs {
 					if k := c.path + " " + pr; !seen[k] {
