@@ -20,9 +20,10 @@ type ConvergeOptions struct {
 // still in progress on the cluster, re-reads the cluster, plans again and
 // applies what is left: never repeating a request blindly, since each pass
 // acts on a fresh read. It stops when everything is done, after Passes
-// passes, or when four passes in a row changed nothing and failed
-// exactly alike (a lasting refusal; a passing fault, such as a lost
-// answer, a lock timeout or a stray 500, does not repeat like that). The report holds
+// passes, or when four passes in a row changed nothing and failed (or
+// stayed in progress) exactly alike: a lasting refusal, a node that stays
+// unreachable, a guest a crash left locked; a passing fault, such as a
+// lost answer, a lock timeout or a stray 500, does not repeat like that. The report holds
 // the last result per resource; a resource still in progress after the
 // last pass is reported failed.
 func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Progress, o ConvergeOptions) (*Report, error) {
@@ -64,16 +65,17 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 			case r.Status == StatusFailed:
 				again = true
 				failures[r.Kind+"/"+r.Name] = r.Error
-				if r.Retry {
-					progressed = true // transient: worth another look
-				}
 			case r.Status == StatusSynced && r.Action != ActionNone:
 				progressed = true
 			}
 		}
 		for _, a := range p.Actions {
 			if a.Status == StatusProgressing {
-				again, progressed = true, true
+				// Still running on the cluster: looked at again, but a guest
+				// a crashed node left locked stays so, and ends the passes
+				// like any refusal that repeats.
+				again = true
+				failures[a.Key()] = a.Reason
 				record(Result{Kind: a.Kind, Name: a.Name, Action: a.Action, Status: StatusFailed, Retry: true,
 					Error: "still in progress on the cluster: " + a.Reason})
 			}

@@ -138,3 +138,28 @@ func TestConvergeStopsOnALastingRefusal(t *testing.T) {
 		t.Fatalf("%d passes, %d failed: want 4 passes ending failed", rep.Passes, rep.Failed)
 	}
 }
+
+// TestConvergeStopsOnAGuestLeftLocked does not spend its passes on a guest
+// a crash left locked: it stays in progress, alike, four passes in a row.
+func TestConvergeStopsOnAGuestLeftLocked(t *testing.T) {
+	e, _ := lagEnv(t)
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 130, Node: "pve1", Config: map[string]string{"lock": "clone"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("vms/app-02.yaml", seedClone)
+	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	eng := e.engine(engine.Options{})
+	p := e.plan(eng)
+	rep, err := eng.Converge(context.Background(), e.desired(), p, nil, engine.ConvergeOptions{Wait: time.Millisecond, MaxWait: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passes > 5 || rep.Failed != 1 {
+		t.Fatalf("%d passes, %d failed: want at most 5 passes, app-02 failed", rep.Passes, rep.Failed)
+	}
+	for _, r := range rep.Results {
+		if r.Name == "app-02" && !strings.Contains(r.Error, "VMID 130 is locked (clone) by an unfinished task") {
+			t.Errorf("app-02: %s", r.Error)
+		}
+	}
+}
