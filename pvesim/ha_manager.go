@@ -360,3 +360,31 @@ func (s *Server) purgeGuest(tc *taskCtx, g *Guest, purge bool) {
 		tc.Log("NOTE: removed %s %d from HA resource configuration.", what, g.VMID)
 	}
 }
+
+// AddHAResource puts a guest under HA from a Go test, as "ha-manager add
+// <sid> --state <state>" would ("" leaves the state at its default,
+// started); the HA manager takes it over on its next round.
+func (s *Server) AddHAResource(sid, state string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.touch()
+	sid, typ, name, err := s.haParseSID(sid)
+	if err == nil {
+		err = s.haCheckName(typ, name)
+	}
+	if err != nil {
+		return err
+	}
+	h := s.ha()
+	if h.Resources[sid] != nil {
+		return fmt.Errorf("resource ID '%s' already defined", sid)
+	}
+	conf := map[string]string{"type": typ}
+	if state != "" {
+		conf["state"] = state
+	}
+	h.Resources[sid] = conf
+	h.Order = append(h.Order, sid)
+	s.haKick()
+	return nil
+}

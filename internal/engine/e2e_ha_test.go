@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 const haVM = `apiVersion: proxmops.dev/v1
@@ -262,5 +263,47 @@ func TestHAManagedVMInErrorStateIsReported(t *testing.T) {
 	}
 	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/start"); n != starts {
 		t.Fatalf("proxmops asked the HA stack to start a service in error state (%d starts)", n-starts)
+	}
+}
+
+// TestHAManagedDeleteNeedsSysConsole works on an owned VM under HA with a
+// token that lacks Sys.Console: stopping and starting it through the HA
+// stack needs only VM.PowerMgmt and converges; removing it from the HA
+// resources needs Sys.Console, so the plan of its prune names it and apply
+// neither touches the HA configuration nor the VM.
+func TestHAManagedDeleteNeedsSysConsole(t *testing.T) {
+	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut("Sys.Console") })
+	e.write("vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
+	eng := e.engine(engine.Options{Prune: true})
+	e.converge(eng)
+	if err := e.sim.AddHAResource("vm:150", "started"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHA("vm:150", func(st string) bool { return st == "started" })
+	e.write("vm.yaml", strings.Replace(strings.Replace(haVM, "STATE", "stopped", 1), "memory: 1024", "memory: 2048", 1))
+	e.converge(eng)
+	if e.guest(150).Running {
+		t.Fatal("the VM still runs")
+	}
+	e.write("vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
+	e.converge(eng)
+	e.remove("vm.yaml")
+	p := e.plan(eng)
+	a := p.Find(engine.KindVirtualMachine, "ha-app")
+	want := "the API token lacks Sys.Console on /, needed to remove the guest from HA (vm:150)"
+	if a == nil || a.Status != engine.StatusFailed || !strings.Contains(a.Reason, want) {
+		t.Fatalf("planned %+v, want %q", a, want)
+	}
+	e.sim.ResetRequests()
+	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range [][2]string{{"DELETE", "/cluster/ha/resources/{sid}"}, {"DELETE", "/nodes/{node}/qemu/{vmid}"}, {"POST", "/nodes/{node}/qemu/{vmid}/status/stop"}} {
+		if n := e.sim.RequestCountFor(call[0], call[1]); n != 0 {
+			t.Errorf("%s %s called %d times", call[0], call[1], n)
+		}
+	}
+	if !e.guest(150).Running {
+		t.Error("the VM was stopped")
 	}
 }
