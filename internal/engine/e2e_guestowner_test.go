@@ -151,3 +151,29 @@ func TestGuestOfSomeoneElseAtTheVMIDStaysAConflict(t *testing.T) {
 		})
 	}
 }
+
+// A clone whose answer never came back (as when the daemon stops right
+// after sending it) is adopted once its task has finished: it is never
+// cloned a second time.
+func TestCloneWithLostAnswerIsAdopted(t *testing.T) {
+	e := newEnv(t)
+	externalTemplate(t, e)
+	e.write("vms/app-02.yaml", seedClone)
+	eng := e.engine(engine.Options{})
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/pve1/qemu/9000/clone"})
+	e.apply(eng)
+	waitFor(t, func() bool {
+		g, ok := e.sim.Guest(130)
+		return ok && g.Config["lock"] == ""
+	})
+	a := e.plan(e.engine(engine.Options{})).Find(engine.KindVirtualMachine, "app-02")
+	if a.Conflict || !a.Owned || !strings.Contains(a.Reason, "ownership tag is missing") {
+		t.Fatalf("%+v", a)
+	}
+	e.converge(eng)
+	e.converge(eng)
+	e.assertInSync(eng)
+	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/clone"); n != 1 {
+		t.Fatalf("cloned %d times", n)
+	}
+}
