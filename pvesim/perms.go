@@ -489,6 +489,12 @@ func (s *Server) filterResources(user string, body encodedBody) (any, error) {
 		case "qemu", "lxc":
 			vmid, _ := e["vmid"].(float64)
 			ok = s.can(user, fmt.Sprintf("/vms/%d", int(vmid)), "VM.Audit")
+			// Cluster.pm resources names a guest's pool only to who may audit it.
+			if pool, in := e["pool"].(string); ok && in && !s.can(user, "/pool/"+pool, "Pool.Audit") {
+				delete(e, "pool")
+			}
+		case "pool":
+			ok = s.can(user, fmt.Sprintf("/pool/%v", e["pool"]), "Pool.Audit")
 		case "storage":
 			ok = s.can(user, fmt.Sprintf("/storage/%v", e["storage"]), "Datastore.Audit")
 		case "sdn":

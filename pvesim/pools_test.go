@@ -304,3 +304,45 @@ func TestPoolStatsSumRunningMembersInClusterResources(t *testing.T) {
 		}
 	}
 }
+
+// Cluster.pm resources lists a pool, and names it on its guests, only for
+// a caller with Pool.Audit on it; the pool's sums still count every guest.
+func TestClusterResourcesShowPoolsOnlyWithPoolAudit(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{Clock: clock, RootPassword: "hunter2", TokenPrivileges: []string{"VM.Audit"}})
+	root := rootClient(t, srv)
+	c := newClient(t, srv)
+	for _, g := range []GuestSpec{
+		{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"cores": "2"}},
+		{VMID: 101, Node: "pve1", Running: true, Config: map[string]string{"cores": "3"}},
+	} {
+		if err := srv.AddGuest(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root.mustOK("POST", "/pools", vals("poolid", "seen"))
+	root.mustOK("POST", "/pools", vals("poolid", "hidden"))
+	root.mustOK("PUT", "/pools", vals("poolid", "seen", "vms", "100"))
+	root.mustOK("PUT", "/pools", vals("poolid", "hidden", "vms", "101"))
+	root.mustOK("PUT", "/access/acl", vals("path", "/pool/seen", "tokens", testTokenID, "roles", "PVEPoolUser"))
+	clock.Advance(2 * DefaultStatusInterval)
+	got := map[string]map[string]any{}
+	for _, e := range c.mustOK("GET", "/cluster/resources", nil).list(t) {
+		got[e["id"].(string)] = e
+	}
+	if got["/pool/hidden"] != nil {
+		t.Errorf("a pool without Pool.Audit is listed: %v", got["/pool/hidden"])
+	}
+	if e := got["/pool/seen"]; e == nil || e["maxcpu"] != float64(2) {
+		t.Errorf("pool with Pool.Audit: %v", e)
+	}
+	if got["qemu/100"]["pool"] != "seen" {
+		t.Errorf("guest in an audited pool: %v", got["qemu/100"])
+	}
+	if e := got["qemu/101"]; e == nil || e["pool"] != nil {
+		t.Errorf("guest in a pool without Pool.Audit: %v", e)
+	}
+	if n := len(c.mustOK("GET", "/pools", nil).list(t)); n != 1 {
+		t.Errorf("GET /pools lists %d pools, want the audited one", n)
+	}
+}
