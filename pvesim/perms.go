@@ -501,6 +501,14 @@ func (s *Server) filterResources(user string, body encodedBody) (any, error) {
 			ok = s.can(user, fmt.Sprintf("/sdn/zones/%v", e["sdn"]), "SDN.Audit")
 		case "network":
 			ok = e["network-type"] == "zone" && s.can(user, fmt.Sprintf("/sdn/zones/%v", e["network"]), "SDN.Audit")
+		case "node":
+			// extract_node_stats without Sys.Audit on the node: no usage.
+			ok = true
+			if !s.can(user, fmt.Sprintf("/nodes/%v", e["node"]), "Sys.Audit") {
+				for _, k := range []string{"uptime", "cpu", "mem", "disk", "maxcpu", "maxmem", "maxdisk"} {
+					delete(e, k)
+				}
+			}
 		default:
 			ok = true
 		}

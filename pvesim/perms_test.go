@@ -148,6 +148,11 @@ func TestListsAreFilteredByPrivilege(t *testing.T) {
 			storages++
 		}
 	}
+	for _, e := range c.mustOK("GET", "/cluster/resources", vals("type", "node")).list(t) {
+		if _, ok := e["maxmem"]; !ok {
+			t.Errorf("node usage hidden with Sys.Audit: %v", e)
+		}
+	}
 	if guests != 1 || storages != 0 {
 		t.Errorf("resources: %d guests, %d storages; want 1 and 0", guests, storages)
 	}
@@ -288,5 +293,14 @@ func TestResizeTaskNeedsSpaceOnTheStorage(t *testing.T) {
 	_, c := privSim(t, allBut("Datastore.AllocateSpace"))
 	if st := c.task("PUT", "/nodes/pve1/qemu/100/resize", vals("disk", "scsi0", "size", "+1G")); st != "Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)" {
 		t.Errorf("resize task: %q", st)
+	}
+}
+
+func TestNodeUsageNeedsSysAudit(t *testing.T) {
+	_, c := privSim(t, []string{"VM.Audit"})
+	for _, e := range c.mustOK("GET", "/cluster/resources", vals("type", "node")).list(t) {
+		if _, ok := e["maxmem"]; ok || e["status"] == nil {
+			t.Errorf("node entry without Sys.Audit: %v", e)
+		}
 	}
 }
