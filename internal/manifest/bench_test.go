@@ -1,7 +1,10 @@
 package manifest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // benchTree writes files×perFile manifests (VMs, containers, templates and
@@ -121,6 +125,37 @@ func BenchmarkLoad10k(b *testing.B) {
 // when goccy reads every document, and why the loader reads plain manifests
 // itself (fastyaml.go) and leaves only the rest to goccy.
 func BenchmarkGoccyFloor10k(b *testing.B) {
+	files := benchFiles(b)
+	b.Run("lex", func(b *testing.B) {
+		parseFloor(b, files, func(data []byte) error { lexer.Tokenize(string(data)); return nil })
+	})
+	b.Run("lex+parse", func(b *testing.B) {
+		parseFloor(b, files, func(data []byte) error { _, err := parser.ParseBytes(data, 0); return err })
+	})
+}
+
+// BenchmarkYAMLv3Floor10k measures go.yaml.in/yaml/v3 alone on the same
+// files: one decoder per file, every document parsed into a yaml.Node (its
+// Node API, which keeps positions). Nothing is converted, decoded or checked:
+// the least a loader built on yaml/v3 alone would cost (issue 11, point 6;
+// docs/benchmarks.md).
+func BenchmarkYAMLv3Floor10k(b *testing.B) {
+	parseFloor(b, benchFiles(b), func(data []byte) error {
+		dec := yamlv3.NewDecoder(bytes.NewReader(data))
+		for {
+			var n yamlv3.Node
+			if err := dec.Decode(&n); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+		}
+	})
+}
+
+// benchFiles reads the files of BenchmarkLoad10k's tree.
+func benchFiles(b *testing.B) [][]byte {
 	dir := benchTree(b, 1000, 10)
 	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(paths) != 1000 {
@@ -132,40 +167,34 @@ func BenchmarkGoccyFloor10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	stages := []struct {
-		name string
-		run  func([]byte) error
-	}{
-		{"lex", func(data []byte) error { lexer.Tokenize(string(data)); return nil }},
-		{"lex+parse", func(data []byte) error { _, err := parser.ParseBytes(data, 0); return err }},
-	}
-	for _, stage := range stages {
-		b.Run(stage.name, func(b *testing.B) {
-			runtime.GC()
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				var next atomic.Int64
-				var wg sync.WaitGroup
-				var failed atomic.Value
-				for range runtime.GOMAXPROCS(0) {
-					wg.Go(func() {
-						for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-							if err := stage.run(files[i]); err != nil {
-								failed.Store(err)
-							}
-						}
-					})
+	return files
+}
+
+// parseFloor runs parse on every file per iteration, on all CPUs.
+func parseFloor(b *testing.B, files [][]byte, parse func([]byte) error) {
+	runtime.GC()
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+					if err := parse(files[i]); err != nil {
+						failed.Store(err)
+					}
 				}
-				wg.Wait()
-				if err := failed.Load(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
-		})
+			})
+		}
+		wg.Wait()
+		if err := failed.Load(); err != nil {
+			b.Fatal(err)
+		}
 	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
 // BenchmarkHostileFile measures ParseFile on 1 MiB files built to be slow
