@@ -220,7 +220,7 @@ do_install() {
 		say "service restarted with the new version"
 	else
 		systemctl start proxmops
-		say "service started; the first-run setup token: journalctl -u proxmops | grep -i token"
+		say "service started; the first-run setup token is in $statedir/proxmops.db.setup-token (also in journalctl -u proxmops)"
 	fi
 	say "configuration: $confdir/proxmops.yaml, state: $statedir"
 }
