@@ -58,8 +58,12 @@ test-fuzz:
 ## dist: release archives for linux and darwin on amd64 and arm64, checksums.txt,
 ## .deb and .rpm packages (and the image where Docker runs), in dist/, as a tag
 ## release would make them.
+# GoReleaser reads the remote's URL and, in a clone without a remote, would
+# stamp "none" as the commit; the project's URL is given to git then.
+DIST_GIT   = $(shell git remote 2>/dev/null | grep -q . || echo GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/proxmops/proxmops.git)
+
 dist:
-	$(GORELEASER) release --snapshot --clean $(DIST_SKIP)
+	$(DIST_GIT) $(GORELEASER) release --snapshot --clean $(DIST_SKIP)
 
 test-web:
 ifneq ($(HAVE_WEB),)
