@@ -13,6 +13,8 @@
 // manifest, are read by the loader's own linear reader (fastyaml.go);
 // everything else goes to goccy/go-yaml, which reads such documents the same
 // way (checked by tests and the fuzz target) and stays the reference.
+// go.yaml.in/yaml/v3 alone was measured as a single parser and not adopted
+// (docs/benchmarks.md: several times the CPU, and syntax errors without a column).
 //
 // Entry points: LoadDir and LoadFS read a tree into a *Set; ParseFile decodes one
 // file without the cross-document checks; NewSet runs those checks on resources

@@ -170,10 +170,6 @@ func (s *Set) Get(kind Kind, name string) Resource {
 	return s.byKind[kind][name]
 }
 
-// ByVMID returns the guest (VirtualMachine, Template or Container) with a
-// VMID, or nil.
-func (s *Set) ByVMID(vmid int) Resource { return s.byVMID[vmid] }
-
 // OfKind returns the resources of one kind in load order.
 func (s *Set) OfKind(kind Kind) []Resource {
 	var out []Resource

@@ -154,18 +154,6 @@ type Image struct {
 // IsURL reports whether the image is downloaded from a URL.
 func (i *Image) IsURL() bool { return i.Type == ImageURL }
 
-// DefaultImportStorage is where image URLs are downloaded when image.storage
-// is omitted.
-const DefaultImportStorage = "local"
-
-// DownloadStorage is image.storage or DefaultImportStorage.
-func (i *Image) DownloadStorage() string {
-	if i.Storage != "" {
-		return i.Storage
-	}
-	return DefaultImportStorage
-}
-
 // FileName is image.filename or the URL's last path element ("" for volumes).
 func (i *Image) FileName() string {
 	if i.Type != ImageURL {
@@ -371,9 +359,6 @@ type Mountpoint struct {
 	ACL          *bool    `json:"acl,omitempty" doc:"Force ACL support on or off."`
 	Quota        bool     `json:"quota,omitempty" doc:"Enable user quotas."`
 }
-
-// IsBind reports whether the mount point is a bind mount.
-func (m *Mountpoint) IsBind() bool { return m.Bind != "" }
 
 // ContainerNIC is an LXC network interface in a slot.
 type ContainerNIC struct {
