@@ -64,7 +64,7 @@ func effectiveBootOrder(cfg map[string]string) []string {
 			slots = append(slots, k)
 		}
 	}
-	sort.Slice(slots, func(i, j int) bool { return legacySlotLess(slots[i], slots[j]) })
+	sort.Slice(slots, func(i, j int) bool { return legacyBootWalk.less(slots[i], slots[j]) })
 	for _, k := range slots {
 		d := parseDisk(cfg[k])
 		if d.isCdrom() && !d.isCloudInit() {
@@ -93,25 +93,6 @@ func effectiveBootOrder(cfg map[string]string) []string {
 	}
 	sort.Slice(out, func(i, j int) bool { return index[out[i]] < index[out[j]] })
 	return out
-}
-
-// legacySlotLess is Proxmox's drive walk order: ide, scsi, virtio, sata.
-func legacySlotLess(a, b string) bool {
-	rank := func(s string) (int, int) {
-		for i, p := range []string{"ide", "scsi", "virtio", "sata"} {
-			if rest, ok := strings.CutPrefix(s, p); ok {
-				n, _ := strconv.Atoi(rest)
-				return i, n
-			}
-		}
-		return 9, 0
-	}
-	ra, na := rank(a)
-	rb, nb := rank(b)
-	if ra != rb {
-		return ra < rb
-	}
-	return na < nb
 }
 
 // bootDrift compares the order with the wanted devices: they must lead it,

@@ -172,23 +172,32 @@ func bootDiskSlot(cfg map[string]string) string {
 			}
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return slotLess(keys[i], keys[j]) })
+	sort.Slice(keys, func(i, j int) bool { return busPreference.less(keys[i], keys[j]) })
 	if len(keys) > 0 {
 		return keys[0]
 	}
 	return ""
 }
 
-// slotLess orders slots by bus preference then index.
-func slotLess(a, b string) bool {
+// slotOrder ranks drive slots by bus, in the order listed, then by index.
+type slotOrder []string
+
+var (
+	// busPreference is how proxmops orders the drives it lists.
+	busPreference = slotOrder{"scsi", "virtio", "sata", "ide"}
+	// legacyBootWalk is Proxmox's drive walk for legacy boot letters.
+	legacyBootWalk = slotOrder{"ide", "scsi", "virtio", "sata"}
+)
+
+func (o slotOrder) less(a, b string) bool {
 	rank := func(s string) (int, int) {
-		for i, p := range []string{"scsi", "virtio", "sata", "ide"} {
+		for i, p := range o {
 			if rest, ok := strings.CutPrefix(s, p); ok {
 				n, _ := strconv.Atoi(rest)
 				return i, n
 			}
 		}
-		return 9, 0
+		return len(o), 0
 	}
 	ra, na := rank(a)
 	rb, nb := rank(b)
