@@ -94,3 +94,26 @@ test('a daemon that cannot be reached is said plainly, with a retry', async () =
   await screen.findByText(/cannot be reached/);
   expect(screen.getByRole('button', { name: 'Try again' })).toBeTruthy();
 });
+
+test('the page menu is a button that says whether it is open and closes on navigation; the user menu is named by its text', async () => {
+  localStorage.setItem('proxmops.signedIn', '1');
+  mockFetch(({ url }) => {
+    if (url === '/api/v1/setup') return { body: { needed: false } };
+    if (url === '/api/v1/me') return { body: { username: 'vera', role: 'viewer', csrfToken: 'c' } };
+    if (url === '/api/v1/resources') return { body: { revision: 'abc', resources: [] } };
+    return undefined;
+  });
+  render(<App />);
+  const nav = await screen.findByRole('navigation', { name: 'Pages' });
+  const menu = screen.getByRole('button', { name: 'Menu' });
+  expect(menu.getAttribute('aria-expanded')).toBe('false');
+  expect(menu.getAttribute('aria-controls')).toBe(nav.id);
+  fireEvent.click(menu);
+  expect(menu.getAttribute('aria-expanded')).toBe('true');
+  expect(nav.className).toContain('open');
+  fireEvent.click(screen.getByRole('link', { name: 'Logs' }));
+  await waitFor(() => expect(menu.getAttribute('aria-expanded')).toBe('false'));
+  expect(nav.className).not.toContain('open');
+  expect(document.querySelector('.user-menu summary')?.textContent).toBe('Vvera');
+  expect(document.querySelector('.user-menu summary')?.hasAttribute('aria-label')).toBe(false);
+});

@@ -46,11 +46,11 @@ function UserMenu({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => v
         }
       }}
     >
-      <summary aria-label={`User menu for ${me.username}`}>
+      <summary title={`Account: ${me.username}`}>
         <span className="avatar" aria-hidden="true">
           {me.username.slice(0, 1).toUpperCase()}
         </span>
-        {me.username}
+        <span className="user-name">{me.username}</span>
       </summary>
       <div className="menu-pop right">
         <div className="menu-head">
@@ -93,6 +93,9 @@ const PAGES = [
 
 function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof useTheme> }) {
   const loc = useLocation();
+  // On a phone the pages collapse into a menu, closed again by each navigation.
+  const [navOpen, setNavOpen] = useState(false);
+  useEffect(() => setNavOpen(false), [loc.pathname, loc.search]);
   let page;
   switch (loc.pathname) {
     case '/':
@@ -131,7 +134,16 @@ function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof 
           <Link href="/" className="brand">
             <Logo /> proxmops
           </Link>
-          <nav aria-label="Pages">
+          <button
+            type="button"
+            className="btn nav-toggle"
+            aria-expanded={navOpen}
+            aria-controls="pages-nav"
+            onClick={() => setNavOpen((o) => !o)}
+          >
+            Menu
+          </button>
+          <nav aria-label="Pages" id="pages-nav" className={navOpen ? 'open' : undefined}>
             {PAGES.filter((p) => !p.admin || session.isAdmin).map((p) => (
               <Link key={p.path} href={p.path} aria-current={loc.pathname === p.path ? 'page' : undefined}>
                 {p.label}

@@ -88,6 +88,9 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
       }}
       className={`vlist ${props.className ?? ''}`}
       aria-label={props.label}
+      // A scrolling list must be reachable by keyboard, to scroll it with the arrows.
+      role={props.label ? 'region' : undefined}
+      tabIndex={props.label ? 0 : undefined}
       onScroll={(e) => {
         const el = e.currentTarget;
         setScrollTop(el.scrollTop);

@@ -74,6 +74,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
 
   return (
     <div className="overview">
+      <h1 className="sr-only">Overview</h1>
       <section className="summary" aria-label="Reconciliation">
         <div className="summary-rev">
           <div className="muted small">revision being reconciled</div>

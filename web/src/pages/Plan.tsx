@@ -160,22 +160,22 @@ export default function Plan() {
               <tbody>
                 {visible.map((a) => (
                   <tr key={`${a.kind}/${a.name}`} className={`plan-${planCategory(a)}`}>
-                    <td>
+                    <td data-label="action">
                       <ActionBadge action={a.action} conflict={a.conflict} />
                       {a.needsReboot && <span className="pill warn">reboot</span>}
                       {comparing && !onlyDelta && delta.has(actionKey(a)) && <span className="pill ok">this revision</span>}
                     </td>
-                    <td>
+                    <td data-label="resource">
                       <div className="muted small">{a.kind}</div>
                       <strong>{a.name}</strong>
                       {a.vmid !== undefined && a.vmid !== null && <span className="muted"> #{a.vmid}</span>}
                     </td>
-                    <td>{a.node || '—'}</td>
-                    <td>
+                    <td data-label="node">{a.node || '—'}</td>
+                    <td data-label="why">
                       {a.reason}
                       {a.blockedBy && <div className="muted small">waits for {a.blockedBy}</div>}
                     </td>
-                    <td>
+                    <td data-label="changes">
                       {(a.changes ?? []).map((c) => (
                         <div key={c.field} className="mono small">
                           {c.field}: <span className="del">{c.from || '—'}</span> → <span className="add">{c.to || '—'}</span>

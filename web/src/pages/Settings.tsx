@@ -275,18 +275,18 @@ function Users() {
             <th scope="col">user</th>
             <th scope="col">role</th>
             <th scope="col">created</th>
-            <th />
+            <th scope="col"><span className="sr-only">actions</span></th>
           </tr>
         </thead>
         <tbody>
           {users.map((u) => (
             <tr key={u.username}>
-              <td>
+              <td data-label="user">
                 {u.username}
                 {u.username === me.username && <span className="muted"> (you)</span>}
               </td>
-              <td>{u.role}</td>
-              <td>{formatTime(u.createdAt)}</td>
+              <td data-label="role">{u.role}</td>
+              <td data-label="created">{formatTime(u.createdAt)}</td>
               <td className="right">
                 {u.username !== me.username && (
                   <button type="button" className="btn small danger" onClick={() => remove(u.username)}>
@@ -402,7 +402,7 @@ function Tokens() {
             <th scope="col">role</th>
             <th scope="col">created</th>
             <th scope="col">last used</th>
-            <th />
+            <th scope="col"><span className="sr-only">actions</span></th>
           </tr>
         </thead>
         <tbody>
@@ -415,10 +415,10 @@ function Tokens() {
           )}
           {tokens.map((t) => (
             <tr key={String(t.id)}>
-              <td>{t.name}</td>
-              <td>{t.role}</td>
-              <td>{formatTime(t.createdAt)}</td>
-              <td>{t.lastUsedAt ? formatTime(t.lastUsedAt) : 'never'}</td>
+              <td data-label="name">{t.name}</td>
+              <td data-label="role">{t.role}</td>
+              <td data-label="created">{formatTime(t.createdAt)}</td>
+              <td data-label="last used">{t.lastUsedAt ? formatTime(t.lastUsedAt) : 'never'}</td>
               <td className="right">
                 <button type="button" className="btn small danger" onClick={() => remove(t)}>
                   Revoke
