@@ -66,6 +66,20 @@
 // state: non-GET requests, task steps and the exported Go API mark one
 // (Server.touch); new code that changes state elsewhere must call touch.
 //
+// # Where things are
+//
+// Guests are split by verb, QEMU and LXC side by side in one file per verb:
+// guest_create.go, guest_clone.go (templates and clones), guest_config.go
+// (config, pending, updates), guest_resize.go, guest_power.go,
+// guest_snapshot.go, guest_delete.go, guest_status.go (lists and status) and
+// guest_perms.go (in-handler privilege checks). qemu.go and lxc.go hold each
+// type's routes and its small specifics; qemu_params.go and lxc_params.go the
+// parameter tables; qemu_config.go and qemu_boot.go QEMU's config read-back
+// and kvm command line; guest.go, snapshots.go and volumes.go the shared
+// guest, snapshot and disk-image model. Storage, network, sdn, pools, ha,
+// access and perms each have their own file; server.go, router.go,
+// params.go, formats.go, validate.go and tasks.go are the framework.
+//
 // Read-back typing follows the parameter definitions: typedValue turns
 // config strings into JSON numbers for integer, number and boolean keys.
 package pvesim

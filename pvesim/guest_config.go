@@ -1,0 +1,670 @@
+package pvesim
+
+// Guest configuration: GET .../config and .../pending, and the config
+// updates (POST/PUT .../config) with hot-plug and pending changes, for VMs
+// then containers.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (s *Server) qemuGetConfig(r *Request) (any, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if name := r.Str("snapshot"); name != "" {
+		sn := g.Snapshots[name]
+		if sn == nil {
+			return nil, Fail("snapshot '%s' does not exist", name)
+		}
+		sg := &Guest{VMID: g.VMID, Node: g.Node, Type: g.Type, Conf: sn.Conf}
+		sg.ensureMaps()
+		return qemuConfigJSON(sg, true), nil
+	}
+	return qemuConfigJSON(g, r.Bool("current")), nil
+}
+
+// qemuUpdate is update_vm_api: PUT (sync) and POST (task) .../config.
+func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rootOnly(r, "skiplock"); err != nil {
+		return nil, err
+	}
+	params := map[string]string{}
+	for k, v := range r.Params {
+		switch k {
+		case "node", "vmid", "digest", "delete", "revert", "skiplock", "force", "background_delay", "import-working-storage":
+			continue
+		}
+		params[k] = v
+	}
+	if keys, ok := params["sshkeys"]; ok {
+		dec, err := decodeSSHKeys(keys)
+		if err != nil {
+			return nil, Fail("SSH public key validation error")
+		}
+		if err := validateSSHKeys(dec); err != nil {
+			return nil, err
+		}
+	}
+	if !r.Has("delete") && !r.Has("revert") && len(params) == 0 {
+		return nil, Fail("no options specified")
+	}
+	if cd, ok := params["cdrom"]; ok {
+		if !strings.Contains(cd, "media=") {
+			cd += ",media=cdrom"
+		}
+		params["ide2"] = cd
+		delete(params, "cdrom")
+	}
+	revert := map[string]bool{}
+	for _, opt := range splitList(r.Str("revert")) {
+		if qemuConfigTypes.Lookup(opt) == nil {
+			return nil, ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
+		}
+		if _, ok := params[opt]; ok {
+			return nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -revert %s' at the same time", opt, opt))
+		}
+		revert[opt] = true
+	}
+	var deletes []string
+	for _, opt := range splitList(r.Str("delete")) {
+		if opt == "cdrom" {
+			opt = "ide2"
+		}
+		if _, ok := params[opt]; ok {
+			return nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
+		}
+		if revert[opt] {
+			return nil, ParamErr("revert", fmt.Sprintf("you can't use '-delete %s' and -revert %s' at the same time", opt, opt))
+		}
+		if qemuConfigTypes.Lookup(opt) == nil {
+			return nil, ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
+		}
+		deletes = append(deletes, opt)
+	}
+	plans, err := s.checkDriveParams(g.Node, params, "")
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range params {
+		if _, ok := indexOf(k, "net"); ok {
+			params[k] = s.normaliseNet(v)
+		} else if k == "vmgenid" && v == "1" {
+			params[k] = s.randomUUID()
+		}
+	}
+	if err := s.qemuModifyConfigPerm(r.User, g.VMID, deletes); err != nil {
+		return nil, err
+	}
+	if err := s.qemuModifyConfigPerm(r.User, g.VMID, sortedKeys(params)); err != nil {
+		return nil, err
+	}
+	if err := s.qemuStorageAccess(r.User, g.VMID, params, ""); err != nil {
+		return nil, err
+	}
+	if err := s.qemuBridgeAccess(r.User, params); err != nil {
+		return nil, err
+	}
+	digest := r.Str("digest")
+	skiplock := r.Bool("skiplock")
+	force := r.Bool("force")
+	early := func() error {
+		if digest != "" && digest != g.Digest() {
+			return Fail("checksum mismatch (file change by other user?)")
+		}
+		if !skiplock {
+			return checkLock(g)
+		}
+		return nil
+	}
+	if err := early(); err != nil {
+		return nil, err
+	}
+	update := func(tc *taskCtx) error {
+		if s.state.Guests[g.VMID] != g {
+			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+		}
+		if err := early(); err != nil {
+			return err
+		}
+		if err := s.qemuUpdateValuePerms(r.User, g, params, deletes); err != nil {
+			return err
+		}
+		return s.qemuApplyUpdate(tc, g, params, plans, deletes, revert, force)
+	}
+	if sync {
+		if err := s.acquireGuestLock(g.VMID, "qemu"); err != nil {
+			return nil, err
+		}
+		defer s.releaseGuestLock(g.VMID)
+		tc := &taskCtx{s: s, t: &Task{}}
+		if err := update(tc); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	return s.startTask(r, g.Node, "qmconfig", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+			return err
+		}
+		if err := tc.Sleep(durConfig); err != nil {
+			return err
+		}
+		return update(tc)
+	}), nil
+}
+
+// qemuApplyUpdate is the body of update_vm_api's updatefn: write the
+// changes to the pending section, then apply what the guest's state allows.
+func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string, plans []drivePlan, deletes []string, revert map[string]bool, force bool) error {
+	for opt := range revert {
+		if v, ok := g.Conf[opt]; ok {
+			params[opt] = v
+		} else if _, ok := g.Pending[opt]; ok {
+			deletes = append(deletes, opt)
+		}
+	}
+	// update_vm_api reads the boot order once, from the current config:
+	// a deleted device leaves it, a new CD-ROM joins its end.
+	bootorder := bootOrderList(g.Conf["boot"])
+	for _, opt := range deletes {
+		val, ok := g.Conf[opt]
+		if !ok {
+			val, ok = g.Pending[opt]
+		}
+		if !ok {
+			tc.Log("cannot delete '%s' - not set in current configuration!", opt)
+			continue
+		}
+		_, isPending := g.Pending[opt]
+		delete(g.Pending, opt)
+		if i := slices.Index(bootorder, opt); i >= 0 {
+			bootorder = slices.Delete(bootorder, i, i+1)
+			if b := printBootOrder(bootorder); b != "" {
+				g.Pending["boot"] = b
+			}
+		}
+		switch {
+		case strings.HasPrefix(opt, "unused"):
+			if g.Conf["protection"] == "1" {
+				return Fail("can't remove unused disk '%s' - protection mode enabled", val)
+			}
+			s.state.removeVolume(g.Node, val)
+			delete(g.Conf, opt)
+		case isQemuDiskKey(opt):
+			if g.Conf["protection"] == "1" {
+				return Fail("can't remove drive '%s' - protection mode enabled", opt)
+			}
+			if isPending {
+				if d, err := parseDrive(opt, val); err == nil {
+					s.registerUnusedDrive(g, d)
+				}
+			}
+			if _, inConf := g.Conf[opt]; inConf {
+				g.PendingDelete[opt] = force
+			}
+		case opt == "tags":
+			delete(g.Conf, opt)
+		default:
+			if _, inConf := g.Conf[opt]; inConf {
+				g.PendingDelete[opt] = force
+			}
+		}
+	}
+	var drivePlans []drivePlan
+	for _, p := range plans {
+		if !revert[p.key] {
+			drivePlans = append(drivePlans, p)
+		}
+	}
+	planByKey := map[string]drivePlan{}
+	for _, p := range drivePlans {
+		planByKey[p.key] = p
+	}
+	for _, opt := range sortedKeys(params) {
+		v := params[opt]
+		if pv, ok := g.Pending[opt]; ok && pv == v {
+			continue
+		}
+		if isQemuDiskKey(opt) && len(bootorder) > 0 && !slices.Contains(bootorder, opt) {
+			if d, err := parseDrive(opt, v); err == nil && driveIsCdrom(d) && !driveIsCloudinit(d) {
+				bootorder = append(bootorder, opt)
+				g.Pending["boot"] = printBootOrder(bootorder)
+			}
+		}
+		switch {
+		case isQemuDiskKey(opt):
+			if pv, ok := g.Pending[opt]; ok {
+				if d, err := parseDrive(opt, pv); err == nil {
+					s.registerUnusedDrive(g, d)
+				}
+			}
+			p, ok := planByKey[opt]
+			if !ok {
+				d, err := parseDrive(opt, v)
+				if err != nil {
+					return ParamErr(opt, "unable to parse drive options")
+				}
+				p = drivePlan{key: opt, drive: d}
+			}
+			if cur, ok := g.Conf[opt]; ok && cur == v {
+				g.Pending[opt] = v
+				break
+			}
+			created, copied, err := s.createDisks(tc, g, []drivePlan{p}, "", g.IsTemplate())
+			if err != nil {
+				return err
+			}
+			if copied > 0 {
+				if err := tc.Sleep(time.Duration(float64(copied) / importRate * float64(time.Second))); err != nil {
+					return err
+				}
+			}
+			g.Pending[opt] = created[opt]
+		case opt == "tags":
+			g.Pending[opt] = uniqueTags(v)
+		case opt == "cipassword":
+			g.Conf[opt] = s.hashPassword(v)
+		case opt == "boot":
+			// update_vm_api: every device of the new order must exist
+			// (config, pending or this request) and not be deleted by it;
+			// the order is stored as print_bootorder writes it.
+			g.Pending[opt] = v
+			if devs := bootOrderList(v); len(devs) > 0 {
+				for _, dev := range devs {
+					_, inConf := g.Conf[dev]
+					_, inPending := g.Pending[dev]
+					_, inParams := params[dev]
+					deleted := false
+					for _, d := range deletes {
+						deleted = deleted || d == dev
+					}
+					if (!inConf && !inPending && !inParams) || deleted {
+						return Fail("invalid bootorder: device '%s' does not exist'", dev)
+					}
+				}
+				g.Pending[opt] = printBootOrder(devs)
+				if _, ok := g.Conf["bootdisk"]; ok {
+					g.PendingDelete["bootdisk"] = false
+				}
+			}
+		default:
+			g.Pending[opt] = v
+		}
+		delete(g.PendingDelete, opt)
+	}
+	cleanupPending(g)
+	if len(g.Pending) == 0 && len(g.PendingDelete) == 0 {
+		return nil
+	}
+	if g.Running {
+		s.hotplugPending(g)
+	} else {
+		s.applyPending(g)
+	}
+	return nil
+}
+
+// lxcConfigJSON is GET .../config: pending values merged unless current.
+func lxcConfigJSON(g *Guest, current bool) map[string]any {
+	conf := copyConf(g.Conf)
+	if !current {
+		for k, v := range g.Pending {
+			conf[k] = v
+		}
+		for k := range g.PendingDelete {
+			delete(conf, k)
+		}
+	}
+	out := make(map[string]any, len(conf)+1)
+	for k, v := range conf {
+		out[k] = typedValue(lxcKeyType(k), v)
+	}
+	out["digest"] = g.Digest()
+	return out
+}
+
+// pendingJSON is PVE::GuestHelpers::config_with_pending_array.
+func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string) string) []map[string]any {
+	keys := map[string]bool{}
+	for _, m := range []map[string]string{g.Conf, g.Pending} {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	for k := range g.PendingDelete {
+		keys[k] = true
+	}
+	if mask == nil {
+		mask = func(_, v string) string { return v }
+	}
+	out := []map[string]any{}
+	for _, k := range sortedKeys(keys) {
+		if k == "lock" || k == "parent" {
+			// Internal keys are not listed as options.
+			if _, ok := g.Pending[k]; !ok {
+				continue
+			}
+		}
+		e := map[string]any{"key": k}
+		if v, ok := g.Conf[k]; ok {
+			e["value"] = typedValue(keyType(k), mask(k, v))
+		}
+		if v, ok := g.Pending[k]; ok {
+			e["pending"] = typedValue(keyType(k), mask(k, v))
+		}
+		if force, ok := g.PendingDelete[k]; ok {
+			if force {
+				e["delete"] = 2
+			} else {
+				e["delete"] = 1
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (s *Server) lxcGetConfig(r *Request) (any, error) {
+	if r.Str("snapshot") != "" && r.Bool("current") {
+		msg := "cannot use 'snapshot' parameter with 'current'"
+		return nil, ParamError(map[string]string{"snapshot": msg, "current": msg})
+	}
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if name := r.Str("snapshot"); name != "" {
+		sn := g.Snapshots[name]
+		if sn == nil {
+			return nil, Fail("snapshot '%s' does not exist", name)
+		}
+		sg := &Guest{VMID: g.VMID, Node: g.Node, Type: g.Type, Conf: sn.Conf}
+		sg.ensureMaps()
+		return lxcConfigJSON(sg, true), nil
+	}
+	return lxcConfigJSON(g, r.Bool("current")), nil
+}
+
+// lxcUpdate is PUT .../config (update_vm): synchronous, under the lock.
+func (s *Server) lxcUpdate(r *Request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	params := map[string]string{}
+	for k, v := range r.Params {
+		switch k {
+		case "node", "vmid", "digest", "delete", "revert":
+			continue
+		}
+		params[k] = v
+	}
+	if len(params) == 0 && !r.Has("delete") && !r.Has("revert") {
+		return nil, Fail("no options specified")
+	}
+	deletes := splitList(r.Str("delete"))
+	reverts := splitList(r.Str("revert"))
+	digest := r.Str("digest")
+	return s.withGuestLock(g.VMID, "lxc", func() (any, error) {
+		if err := checkLock(g); err != nil {
+			return nil, err
+		}
+		if digest != "" && digest != g.Digest() {
+			return nil, Fail("detected modified configuration - file changed by other user? Try again.")
+		}
+		unpriv := g.Conf["unprivileged"] == "1"
+		if err := s.checkCTModifyPerm(r.User, g.VMID, g.Conf, nil, append(append([]string(nil), deletes...), reverts...), unpriv); err != nil {
+			return nil, err
+		}
+		for _, opt := range reverts {
+			if lxcConfigTypes.Lookup(opt) == nil {
+				return nil, ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
+			}
+			if _, ok := params[opt]; ok {
+				return nil, ParamErr("revert", fmt.Sprintf("you can't use '-%s' and '-revert %s' at the same time", opt, opt))
+			}
+		}
+		for _, opt := range deletes {
+			if lxcConfigTypes.Lookup(opt) == nil {
+				return nil, ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
+			}
+			if _, ok := params[opt]; ok {
+				return nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
+			}
+			for _, rv := range reverts {
+				if rv == opt {
+					return nil, ParamErr("delete", fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", opt, opt))
+				}
+			}
+		}
+		if err := s.checkCTModifyPerm(r.User, g.VMID, g.Conf, params, nil, unpriv); err != nil {
+			return nil, err
+		}
+		errs, err := s.lxcUpdateConfig(g, params, deletes, reverts)
+		if err != nil {
+			return nil, err
+		}
+		if len(errs) > 0 {
+			return nil, ParamError(errs)
+		}
+		return nil, nil
+	})
+}
+
+// lxcUpdateConfig is update_pct_config: record the changes as pending,
+// then hot-plug them (running) or apply them (stopped).
+func (s *Server) lxcUpdateConfig(g *Guest, params map[string]string, deletes, reverts []string) (map[string]string, error) {
+	for _, opt := range reverts {
+		delete(g.Pending, opt)
+		delete(g.PendingDelete, opt)
+	}
+	modified := map[string]bool{}
+	for _, opt := range deletes {
+		_, cur := g.Conf[opt]
+		_, pend := g.Pending[opt]
+		if !cur && !pend {
+			continue // Proxmox warns: cannot delete '...' - not set in current configuration!
+		}
+		modified[opt] = true
+		switch {
+		case opt == "memory" || opt == "rootfs" || opt == "ostype":
+			return nil, Fail("unable to delete required option '%s'", opt)
+		case strings.HasPrefix(opt, "unused") || isLxcVolumeKey(opt):
+			if g.Conf["protection"] == "1" {
+				return nil, Fail("can't remove CT %d drive '%s' - protection mode enabled", g.VMID, opt)
+			}
+		case opt == "unprivileged":
+			return nil, Fail("unable to delete read-only option: '%s'", opt)
+		}
+		g.PendingDelete[opt] = false
+	}
+	prepared, err := s.lxcPrepareOptions(g, params)
+	if err != nil {
+		return nil, err
+	}
+	for opt, v := range prepared {
+		modified[opt] = true
+		g.Pending[opt] = v
+		delete(g.PendingDelete, opt)
+	}
+	cleanupPending(g)
+	errs := map[string]string{}
+	if g.Running {
+		s.lxcHotplugPending(g, modified, errs)
+	} else {
+		s.lxcApplyPending(g, modified, errs)
+	}
+	return errs, nil
+}
+
+// lxcFastplug are the options a running container takes at once.
+var lxcFastplug = map[string]bool{
+	"description": true, "onboot": true, "startup": true, "protection": true, "hostname": true,
+	"hookscript": true, "cores": true, "tags": true, "lock": true,
+}
+
+// lxcHotplugPending is vmconfig_hotplug_pending: what cgroups and veth
+// devices allow is changed live, the rest stays pending until restart.
+func (s *Server) lxcHotplugPending(g *Guest, selection map[string]bool, errs map[string]string) {
+	sel := func(opt string) bool { return selection == nil || selection[opt] }
+	for _, opt := range sortedKeys(g.Pending) {
+		if sel(opt) && lxcFastplug[opt] {
+			g.Conf[opt] = g.Pending[opt]
+			delete(g.Pending, opt)
+		}
+	}
+	for _, opt := range sortedKeys(g.PendingDelete) {
+		if !sel(opt) {
+			continue
+		}
+		apply := false
+		switch {
+		case lxcFastplug[opt], opt == "swap", opt == "cpulimit", opt == "cpuunits":
+			apply = true
+		case strings.HasPrefix(opt, "unused"):
+			if !lxcVolumeInUse(g, g.Conf[opt]) {
+				s.state.removeVolume(g.Node, g.Conf[opt])
+			}
+			apply = true
+		case strings.HasPrefix(opt, "net"):
+			apply = true
+		}
+		if apply {
+			delete(g.Conf, opt)
+			delete(g.PendingDelete, opt)
+		}
+	}
+	for _, opt := range sortedKeys(g.Pending) {
+		if !sel(opt) {
+			continue
+		}
+		v := g.Pending[opt]
+		apply := false
+		switch {
+		case opt == "cpulimit", opt == "cpuunits", opt == "memory", opt == "swap":
+			apply = true
+		case strings.HasPrefix(opt, "net"):
+			if b := netBridge(v); b != "" && !s.bridgeExists(g.Node, b) {
+				errs[opt] = fmt.Sprintf("unable to hotplug %s: bridge '%s' does not exist", opt, b)
+				continue
+			}
+			v = s.normaliseLxcNet(v)
+			apply = true
+		case isLxcVolumeKey(opt) && opt != "rootfs":
+			if _, exists := g.Conf[opt]; exists {
+				continue
+			}
+			nv, err := s.lxcApplyPendingMountPoint(g, opt)
+			if err != nil {
+				errs[opt] = "unable to hotplug " + opt + ": " + strings.TrimRight(asAPIError(err).Message, "\n")
+				continue
+			}
+			v = nv
+			apply = true
+		case strings.HasPrefix(opt, "dev"):
+			_, exists := g.Conf[opt]
+			apply = !exists
+		}
+		if apply {
+			g.Conf[opt] = v
+			delete(g.Pending, opt)
+		}
+	}
+}
+
+func netBridge(v string) string {
+	n, err := parsePropString(lxcNetFormat, v, "")
+	if err != nil {
+		return ""
+	}
+	return n["bridge"]
+}
+
+// lxcApplyPending is vmconfig_apply_pending for a stopped container.
+func (s *Server) lxcApplyPending(g *Guest, selection map[string]bool, errs map[string]string) {
+	sel := func(opt string) bool { return selection == nil || selection[opt] }
+	for _, opt := range sortedKeys(g.PendingDelete) {
+		if !sel(opt) {
+			continue
+		}
+		switch {
+		case isLxcVolumeKey(opt) && opt != "rootfs":
+			if mp, err := parseLxcVolume(opt, g.Conf[opt]); err == nil && mountPointType(mp["volume"]) == "volume" {
+				old := g.Conf[opt]
+				delete(g.Conf, opt)
+				if !lxcVolumeInUse(g, mp["volume"]) {
+					addUnusedVolume(g.Conf, mp["volume"])
+				}
+				g.Conf[opt] = old
+			}
+		case strings.HasPrefix(opt, "unused"):
+			volid := g.Conf[opt]
+			delete(g.Conf, opt)
+			if !lxcVolumeInUse(g, volid) {
+				s.state.removeVolume(g.Node, volid)
+			}
+		}
+		delete(g.Conf, opt)
+		delete(g.PendingDelete, opt)
+	}
+	cleanupPending(g)
+	for _, opt := range sortedKeys(g.Pending) {
+		if !sel(opt) {
+			continue
+		}
+		v := g.Pending[opt]
+		switch {
+		case isLxcVolumeKey(opt) && opt != "rootfs":
+			nv, err := s.lxcApplyPendingMountPoint(g, opt)
+			if err != nil {
+				errs[opt] = "unable to apply pending change " + opt + " : " + strings.TrimRight(asAPIError(err).Message, "\n")
+				continue
+			}
+			v = nv
+		case strings.HasPrefix(opt, "net"):
+			v = s.normaliseLxcNet(v)
+		}
+		g.Conf[opt] = v
+		delete(g.Pending, opt)
+	}
+}
+
+// lxcApplyPendingMountPoint is apply_pending_mountpoint: allocate a new
+// volume for "storage:size", record the size of an existing one, and turn
+// a replaced volume into an unused one. It returns the value to store.
+func (s *Server) lxcApplyPendingMountPoint(g *Guest, opt string) (string, error) {
+	mp, err := parseLxcVolume(opt, g.Pending[opt])
+	if err != nil {
+		return "", err
+	}
+	if mountPointType(mp["volume"]) == "volume" {
+		if m := reLxcNewDisk.FindStringSubmatch(mp["volume"]); m != nil {
+			gb, _ := strconv.ParseFloat(m[2], 64)
+			size := int64(gb*1024) * 1024 * 1024
+			v, err := s.lxcAllocDisk(g.Node, m[1], g.VMID, size)
+			if err != nil {
+				return "", err
+			}
+			mp["volume"] = v.VolID()
+			mp["size"] = FormatSize(size)
+		} else if v := s.state.volume(g.Node, mp["volume"]); v != nil {
+			mp["size"] = FormatSize(v.Size)
+		}
+	}
+	if old, ok := g.Conf[opt]; ok {
+		if om, err := parseLxcVolume(opt, old); err == nil && mountPointType(om["volume"]) == "volume" && om["volume"] != mp["volume"] {
+			addUnusedVolume(g.Conf, om["volume"])
+		}
+	}
+	return printLxcVolume(opt, mp), nil
+}

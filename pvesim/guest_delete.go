@@ -1,0 +1,154 @@
+package pvesim
+
+// Destroying guests (DELETE /nodes/{node}/qemu/{vmid} and .../lxc/{vmid}).
+
+import (
+	"strconv"
+)
+
+func (s *Server) qemuDestroy(r *Request) (any, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rootOnly(r, "skiplock"); err != nil {
+		return nil, err
+	}
+	skiplock := r.Bool("skiplock")
+	purgeUnref := r.Bool("destroy-unreferenced-disks")
+	purge := r.Bool("purge")
+	early := func() error {
+		if g.Conf["protection"] == "1" {
+			return Fail("can't remove VM %d - protection mode enabled", g.VMID)
+		}
+		if !purge && s.haConfigured(haSID(g)) {
+			return Fail("unable to remove VM %d - used in HA resources and purge parameter not set.", g.VMID)
+		}
+		if g.Running {
+			return Fail("VM %d is running - destroy failed", g.VMID)
+		}
+		return nil
+	}
+	if err := early(); err != nil {
+		return nil, err
+	}
+	return s.startTask(r, g.Node, "qmdestroy", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+			return err
+		}
+		if s.state.Guests[g.VMID] != g {
+			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+		}
+		if err := early(); err != nil {
+			return err
+		}
+		if !skiplock {
+			if err := checkLock(g); err != nil {
+				return err
+			}
+		}
+		vols := guestVolumes(g.Conf)
+		for _, sn := range g.Snapshots {
+			vols = append(vols, guestVolumes(sn.Conf)...)
+		}
+		for _, volid := range vols {
+			if s.linkedChildren(volid) > 0 {
+				return Fail("base volume '%s' is still in use by linked cloned", volid)
+			}
+		}
+		if err := tc.Sleep(durDestroy); err != nil {
+			return err
+		}
+		for _, volid := range vols {
+			s.state.removeVolume(g.Node, volid)
+			tc.Log("Removed volume '%s'", volid)
+		}
+		if purgeUnref {
+			for _, v := range append([]*Volume(nil), s.state.Volumes...) {
+				if v.VMID == g.VMID && v.Content == "images" && (v.Node == "" || v.Node == g.Node) {
+					s.state.removeVolume(g.Node, v.VolID())
+				}
+			}
+		}
+		s.purgeGuest(tc, g, purge)
+		delete(s.state.Guests, g.VMID)
+		// destroy_vm: remove_vm_access takes the guest out of its pool.
+		s.state.removeVMAccess(g.VMID)
+		return nil
+	}), nil
+}
+
+func (s *Server) lxcDestroy(r *Request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	force, purgeUnref, purge := r.Bool("force"), r.Bool("destroy-unreferenced-disks"), r.Bool("purge")
+	early := func() error {
+		if g.Conf["protection"] == "1" {
+			return Fail("can't remove CT %d - protection mode enabled", g.VMID)
+		}
+		if err := checkLock(g); err != nil {
+			return err
+		}
+		if !purge && s.haConfigured(haSID(g)) {
+			return Fail("unable to remove CT %d - used in HA resources and purge parameter not set.", g.VMID)
+		}
+		if g.Running && !force {
+			return Fail("unable to destroy CT %d - container is running", g.VMID)
+		}
+		return nil
+	}
+	if err := early(); err != nil {
+		return nil, err
+	}
+	return s.startTask(r, g.Node, "vzdestroy", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
+			return err
+		}
+		if err := s.lxcGone(g); err != nil {
+			return err
+		}
+		if err := early(); err != nil {
+			return err
+		}
+		vols := lxcVolumes(g.Conf)
+		for _, sn := range g.Snapshots {
+			vols = append(vols, lxcVolumes(sn.Conf)...)
+		}
+		for _, volid := range vols {
+			if s.linkedChildren(volid) > 0 {
+				return Fail("base volume '%s' is still in use by linked cloned", volid)
+			}
+		}
+		if g.Running {
+			tc.Log("forced to stop CT %d before destroying!", g.VMID)
+			if sid := haSID(g); s.haConfigured(sid) {
+				// ha-manager crm-command stop ct:ID 120; the destroy goes on.
+				s.ha().Commands = append(s.ha().Commands, "stop "+sid+" 120")
+			}
+			g.Running = false
+		}
+		if err := tc.Sleep(durCTDestroy); err != nil {
+			return err
+		}
+		for _, volid := range vols {
+			if v := s.state.volume(g.Node, volid); v != nil && v.VMID == g.VMID {
+				s.state.removeVolume(g.Node, volid)
+				tc.Log("Removed volume '%s'", volid)
+			}
+		}
+		if purgeUnref {
+			for _, v := range append([]*Volume(nil), s.state.Volumes...) {
+				if v.VMID == g.VMID && (v.Content == "images" || v.Content == "rootdir") && (v.Node == "" || v.Node == g.Node) {
+					s.state.removeVolume(g.Node, v.VolID())
+				}
+			}
+		}
+		s.purgeGuest(tc, g, purge)
+		delete(s.state.Guests, g.VMID)
+		// destroy_vm: remove_vm_access takes the container out of its pool.
+		s.state.removeVMAccess(g.VMID)
+		return nil
+	}), nil
+}

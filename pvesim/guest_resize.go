@@ -1,0 +1,145 @@
+package pvesim
+
+// Disk resize (PUT .../resize) for VMs then containers.
+
+import (
+	"strconv"
+	"strings"
+)
+
+func (s *Server) qemuResize(r *Request) (any, error) {
+	g, err := s.qemuGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rootOnly(r, "skiplock"); err != nil {
+		return nil, err
+	}
+	disk, sizeStr, digest, skiplock := r.Str("disk"), r.Str("size"), r.Str("digest"), r.Bool("skiplock")
+	return s.startTask(r, g.Node, "resize", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+			return err
+		}
+		if s.state.Guests[g.VMID] != g {
+			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+		}
+		if digest != "" && digest != g.Digest() {
+			return Fail("checksum mismatch (file change by other user?)")
+		}
+		if !skiplock {
+			if err := checkLock(g); err != nil {
+				return err
+			}
+		}
+		val, ok := g.Conf[disk]
+		if !ok {
+			return Fail("disk '%s' does not exist", disk)
+		}
+		d, err := parseDrive(disk, val)
+		if err != nil || d["file"] == "" {
+			return Fail("disk '%s' has no associated volume", disk)
+		}
+		if driveIsCdrom(d) {
+			return Fail("you can't resize a cdrom")
+		}
+		// resize_vm: space on the volume's storage.
+		if err := s.check(r.User, "/storage/"+storageOfVolume(d["file"]), "Datastore.AllocateSpace"); err != nil {
+			return err
+		}
+		v := s.state.volume(g.Node, d["file"])
+		if v == nil {
+			return Fail("Could not determine current size of volume '%s'", d["file"])
+		}
+		grow := strings.HasPrefix(sizeStr, "+")
+		n, _ := ParseSize(strings.TrimPrefix(sizeStr, "+"))
+		newSize := n
+		if grow {
+			newSize += v.Size
+		}
+		if newSize < v.Size {
+			return Fail("shrinking disks is not supported")
+		}
+		if newSize == v.Size {
+			return nil
+		}
+		if err := tc.Sleep(durResize); err != nil {
+			return err
+		}
+		v.Size = newSize
+		d["size"] = FormatSize(newSize)
+		g.Conf[disk] = printDrive(disk, d)
+		tc.Log("Image resized.")
+		return nil
+	}), nil
+}
+
+func (s *Server) lxcResize(r *Request) (any, error) {
+	g, err := s.lxcGuest(r)
+	if err != nil {
+		return nil, err
+	}
+	disk, digest := r.Str("disk"), r.Str("digest")
+	sizeStr := r.Str("size")
+	grow := strings.HasPrefix(sizeStr, "+")
+	req, ok := ParseSize(strings.TrimPrefix(sizeStr, "+"))
+	if !ok {
+		return nil, Fail("invalid size string")
+	}
+	check := func() (*Volume, map[string]string, int64, error) {
+		if err := checkLock(g); err != nil {
+			return nil, nil, 0, err
+		}
+		if digest != "" && digest != g.Digest() {
+			return nil, nil, 0, Fail("detected modified configuration - file changed by other user? Try again.")
+		}
+		mp, err := parseLxcVolume(disk, g.Conf[disk])
+		if err != nil || mountPointType(mp["volume"]) != "volume" {
+			return nil, nil, 0, Fail("unable to parse volume ID '%s'", mp["volume"])
+		}
+		if owner := lxcVolumeOwner(mp["volume"]); owner != g.VMID {
+			return nil, nil, 0, Fail("can't resize mount point owned by another container (%d)", owner)
+		}
+		// resize_vm: space on the volume's storage.
+		if err := s.check(r.User, "/storage/"+storageOfVolume(mp["volume"]), "Datastore.AllocateSpace"); err != nil {
+			return nil, nil, 0, err
+		}
+		v := s.state.volume(g.Node, mp["volume"])
+		if v == nil {
+			return nil, nil, 0, Fail("Could not determine current size of volume '%s'", mp["volume"])
+		}
+		newSize := req
+		if grow {
+			newSize += v.Size
+		}
+		if newSize < v.Size {
+			return nil, nil, 0, Fail("unable to shrink disk size")
+		}
+		if newSize == v.Size {
+			return nil, nil, 0, Fail("disk is already at specified size")
+		}
+		return v, mp, newSize, nil
+	}
+	if _, _, _, err := check(); err != nil {
+		return nil, err
+	}
+	return s.startTask(r, g.Node, "resize", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
+			return err
+		}
+		if err := s.lxcGone(g); err != nil {
+			return err
+		}
+		v, mp, newSize, err := check()
+		if err != nil {
+			return err
+		}
+		if err := tc.Sleep(durCTResize); err != nil {
+			return err
+		}
+		v.Size = newSize
+		mp["size"] = FormatSize(newSize)
+		g.Conf[disk] = printLxcVolume(disk, mp)
+		tc.Log("Resizing image: %s", v.VolID())
+		return nil
+	}), nil
+}
