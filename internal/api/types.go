@@ -3,44 +3,8 @@ package api
 import (
 	"errors"
 	"time"
-)
 
-// Status is the sync status of one resource.
-type Status string
-
-// Statuses, as in PRODUCT.md.
-const (
-	StatusSynced      Status = "Synced"
-	StatusOutOfSync   Status = "OutOfSync"
-	StatusProgressing Status = "Progressing"
-	StatusFailed      Status = "Failed"
-	StatusConflict    Status = "Conflict"
-	StatusUnknown     Status = "Unknown"
-)
-
-// Health is the health of one resource, ordered from best to worst as listed.
-type Health string
-
-// Healths, best first.
-const (
-	HealthHealthy     Health = "Healthy"
-	HealthProgressing Health = "Progressing"
-	HealthSuspended   Health = "Suspended"
-	HealthMissing     Health = "Missing"
-	HealthDegraded    Health = "Degraded"
-	HealthUnknown     Health = "Unknown"
-)
-
-// Action is what a pass would do, or does, to a resource.
-type Action string
-
-// Actions.
-const (
-	ActionCreate Action = "create"
-	ActionUpdate Action = "update"
-	ActionReboot Action = "reboot"
-	ActionDelete Action = "delete"
-	ActionNone   Action = "none"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // HistoryEvent names what happened to a resource.
@@ -54,13 +18,6 @@ const (
 	EventApplied HistoryEvent = "applied"
 	EventFailed  HistoryEvent = "failed"
 	EventDeleted HistoryEvent = "deleted"
-)
-
-// Sync policies, from the annotation proxmops.dev/sync.
-const (
-	SyncAuto     = "auto"
-	SyncManual   = "manual"
-	SyncDisabled = "disabled"
 )
 
 // Roles of accounts and API tokens.
@@ -81,13 +38,6 @@ var (
 	ErrInvalid  = errors.New("invalid request")
 )
 
-// Change is one field that differs between the manifest and the cluster.
-type Change struct {
-	Field string `json:"field"`
-	From  string `json:"from"`
-	To    string `json:"to"`
-}
-
 // Progress describes an action that is running. Percent is absent when unknown.
 type Progress struct {
 	Task    string `json:"task,omitempty"`
@@ -98,34 +48,34 @@ type Progress struct {
 // ResourceSummary is one entry of GET /api/v1/resources and the data of the
 // SSE event "resource".
 type ResourceSummary struct {
-	Kind        string    `json:"kind"`
-	Name        string    `json:"name"`
-	Node        string    `json:"node,omitempty"`
-	VMID        int       `json:"vmid,omitempty"`
-	Tags        []string  `json:"tags"`
-	Status      Status    `json:"status"`
-	Health      Health    `json:"health"`
-	Action      Action    `json:"action"`
-	Reason      string    `json:"reason"`
-	NeedsReboot bool      `json:"needsReboot"`
-	Changes     []Change  `json:"changes"`
-	Owned       bool      `json:"owned"`
-	SyncPolicy  string    `json:"syncPolicy"`
-	File        string    `json:"file"`
-	Progress    *Progress `json:"progress,omitempty"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	Kind        string           `json:"kind"`
+	Name        string           `json:"name"`
+	Node        string           `json:"node,omitempty"`
+	VMID        int              `json:"vmid,omitempty"`
+	Tags        []string         `json:"tags"`
+	Status      vocab.Status     `json:"status"`
+	Health      vocab.Health     `json:"health"`
+	Action      vocab.Action     `json:"action"`
+	Reason      string           `json:"reason"`
+	NeedsReboot bool             `json:"needsReboot"`
+	Changes     []vocab.Change   `json:"changes"`
+	Owned       bool             `json:"owned"`
+	SyncPolicy  vocab.SyncPolicy `json:"syncPolicy"`
+	File        string           `json:"file"`
+	Progress    *Progress        `json:"progress,omitempty"`
+	UpdatedAt   time.Time        `json:"updatedAt"`
 }
 
 // ResourceList is the document of GET /api/v1/resources and the data of the
 // SSE event "snapshot". LastPass is null before the first pass.
 type ResourceList struct {
-	Revision        string            `json:"revision"`
-	RevisionMessage string            `json:"revisionMessage"`
-	LastPass        *time.Time        `json:"lastPass"`
-	PassDurationMs  int64             `json:"passDurationMs"`
-	SourceError     string            `json:"sourceError"`
-	Counts          map[Status]int    `json:"counts"`
-	Resources       []ResourceSummary `json:"resources"`
+	Revision        string               `json:"revision"`
+	RevisionMessage string               `json:"revisionMessage"`
+	LastPass        *time.Time           `json:"lastPass"`
+	PassDurationMs  int64                `json:"passDurationMs"`
+	SourceError     string               `json:"sourceError"`
+	Counts          map[vocab.Status]int `json:"counts"`
+	Resources       []ResourceSummary    `json:"resources"`
 }
 
 // ResourceDetail is the document of GET /api/v1/resources/{kind}/{name}.
@@ -170,16 +120,16 @@ type PlanSummary struct {
 // PlanAction is one resource's entry in a plan. A conflict has Action "none"
 // and Conflict true.
 type PlanAction struct {
-	Kind        string   `json:"kind"`
-	Name        string   `json:"name"`
-	Node        string   `json:"node,omitempty"`
-	VMID        int      `json:"vmid,omitempty"`
-	Action      Action   `json:"action"`
-	Reason      string   `json:"reason"`
-	Changes     []Change `json:"changes"`
-	NeedsReboot bool     `json:"needsReboot"`
-	BlockedBy   string   `json:"blockedBy"`
-	Conflict    bool     `json:"conflict,omitempty"`
+	Kind        string         `json:"kind"`
+	Name        string         `json:"name"`
+	Node        string         `json:"node,omitempty"`
+	VMID        int            `json:"vmid,omitempty"`
+	Action      vocab.Action   `json:"action"`
+	Reason      string         `json:"reason"`
+	Changes     []vocab.Change `json:"changes"`
+	NeedsReboot bool           `json:"needsReboot"`
+	BlockedBy   string         `json:"blockedBy"`
+	Conflict    bool           `json:"conflict,omitempty"`
 }
 
 // SSE event types of GET /api/v1/events and GET /api/v1/logs/stream.
@@ -193,10 +143,10 @@ const (
 
 // PassEvent is the data of the SSE event "pass", sent after every pass.
 type PassEvent struct {
-	Revision    string         `json:"revision"`
-	LastPass    time.Time      `json:"lastPass"`
-	Counts      map[Status]int `json:"counts"`
-	SourceError string         `json:"sourceError"`
+	Revision    string               `json:"revision"`
+	LastPass    time.Time            `json:"lastPass"`
+	Counts      map[vocab.Status]int `json:"counts"`
+	SourceError string               `json:"sourceError"`
 }
 
 // DeletedEvent is the data of the SSE event "deleted".

@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // submitLocked hands one action to the dispatcher (caller holds mu). It
@@ -22,8 +23,8 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 		return false
 	}
 	key := a.Key()
-	if a.Sync == engine.SyncManual {
-		a.Sync = engine.SyncAuto // a person asked for this one resource (sync one)
+	if a.Sync == vocab.SyncManual {
+		a.Sync = vocab.SyncAuto // a person asked for this one resource (sync one)
 	}
 	sub := plan.Only(key)
 	obs := &observer{c: c, commit: commit}
@@ -47,8 +48,8 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 	return true
 }
 
-func (c *Controller) markInflightLocked(ctx context.Context, key string, action engine.ActionType, commit string) {
-	c.inflight[key] = inflightAction{Action: api.Action(action), Commit: commit, Started: c.clock.Now().UTC()}
+func (c *Controller) markInflightLocked(ctx context.Context, key string, action vocab.Action, commit string) {
+	c.inflight[key] = inflightAction{Action: vocab.Action(action), Commit: commit, Started: c.clock.Now().UTC()}
 	c.saveInflightLocked(context.WithoutCancel(ctx))
 }
 
@@ -74,7 +75,7 @@ func (o *observer) ActionProgress(a *engine.Action, ev engine.ProgressEvent) {
 
 func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 	o.finished.Store(true)
-	if r.Status == engine.StatusSynced {
+	if r.Status == vocab.StatusSynced {
 		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", r.Duration)
 		return
 	}
@@ -98,14 +99,14 @@ func (c *Controller) progress(key string, p *api.Progress) {
 		return
 	}
 	sum := r.sum
-	sum.Status, sum.Health, sum.Progress = api.StatusProgressing, api.HealthProgressing, p
+	sum.Status, sum.Health, sum.Progress = vocab.StatusProgressing, vocab.HealthProgressing, p
 	c.setSummaryLocked(r, sum)
 }
 
 // finish records an action's outcome: history, metrics, status, and a
 // re-scan that confirms it (or picks up what waited for it). errMsg is ""
 // on success.
-func (c *Controller) finish(key string, action engine.ActionType, commit string, changes []engine.Change, errMsg string, dur time.Duration) {
+func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg string, dur time.Duration) {
 	kind, name := splitKey(key)
 	result := "ok"
 	if errMsg != "" {
@@ -128,18 +129,18 @@ func (c *Controller) finish(key string, action engine.ActionType, commit string,
 	if errMsg == "" {
 		ev := api.EventApplied
 		switch action {
-		case engine.ActionCreate:
+		case vocab.ActionCreate:
 			ev = api.EventCreated
-		case engine.ActionDelete:
+		case vocab.ActionDelete:
 			ev = api.EventDeleted
 		}
 		msg := fmt.Sprintf("%s done in %s", action, dur.Round(time.Millisecond))
-		if len(changes) > 0 && action != engine.ActionDelete {
+		if len(changes) > 0 && action != vocab.ActionDelete {
 			msg += ": " + changeList(changes)
 		}
 		c.addHistoryLocked(ctx, kind, name, ev, commit, msg)
-		rec = record{Status: api.StatusSynced, Event: ev}
-		sum.Status, sum.Health = api.StatusSynced, api.HealthHealthy
+		rec = record{Status: vocab.StatusSynced, Event: ev}
+		sum.Status, sum.Health = vocab.StatusSynced, vocab.HealthHealthy
 		sum.Reason = string(action) + " done; confirmed by the next scan"
 		c.log.Info("action done", "resource", key, "action", string(action), "duration", dur.String())
 	} else {
@@ -153,8 +154,8 @@ func (c *Controller) finish(key string, action engine.ActionType, commit string,
 			c.addHistoryLocked(ctx, kind, name, api.EventFailed, commit, msg)
 			rec.Failure, rec.Event = msg, api.EventFailed
 		}
-		rec.Status = api.StatusFailed
-		sum.Status, sum.Health, sum.Reason = api.StatusFailed, api.HealthDegraded, msg
+		rec.Status = vocab.StatusFailed
+		sum.Status, sum.Health, sum.Reason = vocab.StatusFailed, vocab.HealthDegraded, msg
 		c.log.Warn("action failed", "resource", key, "action", string(action), "err", errMsg, "attempt", rec.Failures)
 	}
 	c.records[key] = rec
@@ -190,7 +191,7 @@ func retryDelay(interval time.Duration, failures int) time.Duration {
 	return min(d, limit)
 }
 
-func changeList(changes []engine.Change) string {
+func changeList(changes []vocab.Change) string {
 	parts := make([]string, 0, len(changes))
 	for _, ch := range changes {
 		parts = append(parts, ch.String())

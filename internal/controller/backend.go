@@ -16,6 +16,7 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/source"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Resources is the status list.
@@ -89,7 +90,7 @@ func (c *Controller) SyncOne(ctx context.Context, kind, name string) error {
 	if r == nil {
 		return fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
 	}
-	if r.sum.SyncPolicy == api.SyncDisabled {
+	if r.sum.SyncPolicy == vocab.SyncDisabled {
 		return fmt.Errorf("%s has sync disabled (annotation proxmops.dev/sync: disabled): %w", key, api.ErrConflict)
 	}
 	if err := c.canAct(); err != nil {
@@ -135,7 +136,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 	r := c.resources[key]
 	var observed, owned, conflict bool
 	if r != nil {
-		observed, owned, conflict = r.observed != nil, r.sum.Owned, r.sum.Status == api.StatusConflict
+		observed, owned, conflict = r.observed != nil, r.sum.Owned, r.sum.Status == vocab.StatusConflict
 	}
 	c.mu.Unlock()
 	switch {
@@ -165,7 +166,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 		},
 		Done: func(err error) {
 			if err != nil && !obs.finished.Load() {
-				c.finish(key, engine.ActionDelete, commit, nil, err.Error(), 0)
+				c.finish(key, vocab.ActionDelete, commit, nil, err.Error(), 0)
 			}
 			c.afterAction()
 		},
@@ -174,10 +175,10 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 		return fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
 	}
 	c.mu.Lock()
-	c.markInflightLocked(ctx, key, engine.ActionDelete, commit)
+	c.markInflightLocked(ctx, key, vocab.ActionDelete, commit)
 	if r := c.resources[key]; r != nil {
 		sum := r.sum
-		sum.Status, sum.Health, sum.Action = api.StatusProgressing, api.HealthProgressing, api.ActionDelete
+		sum.Status, sum.Health, sum.Action = vocab.StatusProgressing, vocab.HealthProgressing, vocab.ActionDelete
 		sum.Progress = &api.Progress{Message: "delete queued"}
 		c.setSummaryLocked(r, sum)
 	}
@@ -238,11 +239,11 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 func planDocument(p *engine.Plan) api.Plan {
 	out := api.Plan{Revision: p.Revision, Summary: api.PlanSummary(p.Summary), Actions: make([]api.PlanAction, 0, len(p.Actions))}
 	for _, a := range p.Actions {
-		pa := api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID, Action: api.Action(a.Action),
-			Reason: a.Reason, Changes: make([]api.Change, 0, len(a.Changes)), NeedsReboot: a.NeedsReboot,
+		pa := api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID, Action: vocab.Action(a.Action),
+			Reason: a.Reason, Changes: make([]vocab.Change, 0, len(a.Changes)), NeedsReboot: a.NeedsReboot,
 			BlockedBy: a.BlockedBy, Conflict: a.Conflict}
 		for _, ch := range a.Changes {
-			pa.Changes = append(pa.Changes, api.Change(ch))
+			pa.Changes = append(pa.Changes, vocab.Change(ch))
 		}
 		out.Actions = append(out.Actions, pa)
 	}

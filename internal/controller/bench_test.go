@@ -18,6 +18,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -47,7 +48,7 @@ func newBenchFleet(b *testing.B, n int) *benchFleet {
 	e := newEnvB(b, sim, repo, b.TempDir(), func(o *Options) { o.PerNode, o.Config.Reconcile.Concurrency, o.QueueLimit = 16, 32, 2000 })
 	e.timeout = 10 * time.Minute
 	e.start()
-	e.waitFor("fleet created", func(l api.ResourceList) bool { return l.Counts[api.StatusSynced] == n })
+	e.waitFor("fleet created", func(l api.ResourceList) bool { return l.Counts[vocab.StatusSynced] == n })
 	e.stop()
 	return &benchFleet{sim: sim, repo: repo, files: files}
 }
@@ -71,7 +72,7 @@ func BenchmarkIdleMemory1000(b *testing.B) {
 		e := newEnvB(b, f.sim, f.repo, b.TempDir())
 		e.timeout = 5 * time.Minute
 		e.start()
-		e.waitFor("first pass in sync", func(l api.ResourceList) bool { return l.Counts[api.StatusSynced] == n })
+		e.waitFor("first pass in sync", func(l api.ResourceList) bool { return l.Counts[vocab.StatusSynced] == n })
 		// Two more idle passes.
 		for range 2 {
 			last := e.lastPass()
@@ -95,7 +96,7 @@ func BenchmarkWebhookToFirstAction(b *testing.B) {
 	e := newEnvB(b, f.sim, f.repo, b.TempDir(), func(o *Options) { o.Config.Server.WebhookSecret = "hook-secret" })
 	e.timeout = 5 * time.Minute
 	e.start()
-	e.waitFor("in sync", func(l api.ResourceList) bool { return l.Counts[api.StatusSynced] == n })
+	e.waitFor("in sync", func(l api.ResourceList) bool { return l.Counts[vocab.StatusSynced] == n })
 	srv, err := server.New(context.Background(), server.Options{Store: e.st, Backend: e.c, Hub: e.hub,
 		Config: e.c.opts.Config, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1}})
 	if err != nil {
@@ -136,7 +137,7 @@ func BenchmarkWebhookToFirstAction(b *testing.B) {
 		waitActionStarted(b, sub.C, "VirtualMachine/vm-0000")
 		b.StopTimer()
 		e.hub.Unsubscribe(sub)
-		e.waitStatus("VirtualMachine/vm-0000", api.StatusSynced)
+		e.waitStatus("VirtualMachine/vm-0000", vocab.StatusSynced)
 		b.StartTimer()
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
@@ -18,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Options configure New. Store is required.
@@ -402,8 +402,8 @@ func (c *Controller) Close() {
 }
 
 // statusCounts counts resources per status (caller holds mu).
-func (c *Controller) statusCounts() map[api.Status]int {
-	counts := map[api.Status]int{}
+func (c *Controller) statusCounts() map[vocab.Status]int {
+	counts := map[vocab.Status]int{}
 	for _, r := range c.resources {
 		counts[r.sum.Status]++
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -277,7 +278,7 @@ func (e *env) waitFor(what string, ok func(api.ResourceList) bool) api.ResourceL
 }
 
 // waitStatus waits until kind/name has status st.
-func (e *env) waitStatus(key string, st api.Status) api.ResourceSummary {
+func (e *env) waitStatus(key string, st vocab.Status) api.ResourceSummary {
 	e.t.Helper()
 	var got api.ResourceSummary
 	e.waitFor(key+" "+string(st), func(l api.ResourceList) bool {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func TestRestartKeepsHistoryAndConverges(t *testing.T) {
@@ -17,7 +18,7 @@ func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
-	e1.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	e1.waitFor("created recorded", func(api.ResourceList) bool {
 		return containsEvent(events_(e1.history("VirtualMachine/a")), api.EventCreated)
 	})
@@ -31,7 +32,7 @@ func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 	e2 := newEnv(t, sim, repo, dir).start()
 	e2.waitFor("converged after restart", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/a")
-		return r != nil && r.Status == api.StatusSynced && guestCores(t, sim, 360) == "3"
+		return r != nil && r.Status == vocab.StatusSynced && guestCores(t, sim, 360) == "3"
 	})
 	after := e2.history("VirtualMachine/a")
 	if len(after) < len(before) {
@@ -55,7 +56,7 @@ func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 	n := len(e3.history("VirtualMachine/a"))
 	e3.start()
 	e3.waitFor("first pass", func(l api.ResourceList) bool { return l.LastPass != nil })
-	e3.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e3.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	if got := len(e3.history("VirtualMachine/a")); got != n {
 		t.Errorf("a quiet restart wrote %d history entries", got-n)
 	}
@@ -72,7 +73,7 @@ func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitFor("create running", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/a")
-		return r != nil && r.Status == api.StatusProgressing && r.Progress != nil && r.Progress.Task != ""
+		return r != nil && r.Status == vocab.StatusProgressing && r.Progress != nil && r.Progress.Task != ""
 	})
 	// The process dies: nothing it does from now on reaches the database.
 	e1.st.Close()
@@ -96,7 +97,7 @@ func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
 	for {
 		l, _ := e2.c.Resources(context.Background())
 		r := find(l, "VirtualMachine/a")
-		if r != nil && r.Status == api.StatusSynced {
+		if r != nil && r.Status == vocab.StatusSynced {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -121,7 +122,7 @@ func TestGracefulStopRecordsInterruptedActions(t *testing.T) {
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.ShutdownGrace = 50 * time.Millisecond }).start()
 	e.waitFor("create running", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/a")
-		return r != nil && r.Status == api.StatusProgressing
+		return r != nil && r.Status == vocab.StatusProgressing
 	})
 	e.cancel()
 	<-e.done
@@ -148,10 +149,10 @@ func TestNoDoubleQueueAndQueueLimit(t *testing.T) {
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.QueueLimit = 1 }).start()
 	l := e.waitFor("one queued, one deferred", func(l api.ResourceList) bool {
 		a, b := find(l, "VirtualMachine/a"), find(l, "VirtualMachine/b")
-		return a != nil && b != nil && (a.Status == api.StatusProgressing) != (b.Status == api.StatusProgressing)
+		return a != nil && b != nil && (a.Status == vocab.StatusProgressing) != (b.Status == vocab.StatusProgressing)
 	})
 	deferred := find(l, "VirtualMachine/b")
-	if deferred.Status == api.StatusProgressing {
+	if deferred.Status == vocab.StatusProgressing {
 		deferred = find(l, "VirtualMachine/a")
 	}
 	if !strings.Contains(deferred.Reason, "queue is full") {
@@ -171,8 +172,8 @@ func TestNoDoubleQueueAndQueueLimit(t *testing.T) {
 	if err := e.c.SyncOne(context.Background(), kind, name); err != nil && !errors.Is(err, api.ErrConflict) {
 		t.Errorf("sync one of a busy resource: %v", err)
 	}
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
-	e.waitStatus("VirtualMachine/b", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
 	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 2 {
 		t.Fatalf("%d VM creates for 2 VMs", n)
 	}
@@ -186,8 +187,8 @@ func TestSubmodulesArePartOfTheDesiredState(t *testing.T) {
 	top.commit("top", map[string]string{"vms/top.yaml": vmManifest("top", 391, 1)})
 	top.addSubmodule("shared", sub.url(), s1)
 	e := newEnv(t, sim, top, "").start()
-	e.waitStatus("VirtualMachine/sub", api.StatusSynced)
-	e.waitStatus("VirtualMachine/top", api.StatusSynced)
+	e.waitStatus("VirtualMachine/sub", vocab.StatusSynced)
+	e.waitStatus("VirtualMachine/top", vocab.StatusSynced)
 
 	// Bumping the submodule changes the cluster.
 	s2 := sub.commit("more cores", map[string]string{"vms/sub.yaml": vmManifest("sub", 390, 2)})
@@ -195,7 +196,7 @@ func TestSubmodulesArePartOfTheDesiredState(t *testing.T) {
 	e.c.Refresh(context.Background())
 	e.waitFor("submodule change applied", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/sub")
-		return r != nil && r.Status == api.StatusSynced && guestCores(t, sim, 390) == "2"
+		return r != nil && r.Status == vocab.StatusSynced && guestCores(t, sim, 390) == "2"
 	})
 }
 
@@ -204,7 +205,7 @@ func TestPlanOfAnotherRevision(t *testing.T) {
 	repo := newGitRepo(t)
 	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 400, 1)})
 	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
 	// A pull request's branch: one more VM, one changed.
 	pr := repo.commit("pr", map[string]string{"vms/a.yaml": vmManifest("a", 400, 2), "vms/b.yaml": vmManifest("b", 401, 1)})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
@@ -15,7 +16,7 @@ func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 	c1 := repo.commit("add app", map[string]string{"vms/app.yaml": vmManifest("app", 300, 2)})
 	e := newEnv(t, sim, repo, "").start()
 
-	e.waitStatus("VirtualMachine/app", api.StatusSynced)
+	e.waitStatus("VirtualMachine/app", vocab.StatusSynced)
 	if got := guestCores(t, sim, 300); got != "2" {
 		t.Fatalf("cores on the cluster = %q, want 2", got)
 	}
@@ -31,7 +32,7 @@ func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 	}
 	e.waitFor("cores 4 applied", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/app")
-		return l.Revision == c2.String() && r != nil && r.Status == api.StatusSynced && guestCores(t, sim, 300) == "4"
+		return l.Revision == c2.String() && r != nil && r.Status == vocab.StatusSynced && guestCores(t, sim, 300) == "4"
 	})
 
 	// A force push back to the first commit is followed too.
@@ -41,7 +42,7 @@ func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 	}
 	e.waitFor("force push followed", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/app")
-		return l.Revision == c1.String() && r != nil && r.Status == api.StatusSynced && guestCores(t, sim, 300) == "2"
+		return l.Revision == c1.String() && r != nil && r.Status == vocab.StatusSynced && guestCores(t, sim, 300) == "2"
 	})
 
 	got := events_(e.history("VirtualMachine/app"))
@@ -68,13 +69,13 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 		"vms/b.yaml": vmManifest("b", 311, 1),
 	})
 	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
-	e.waitStatus("VirtualMachine/b", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
 
 	// Without prune, a removed manifest leaves its VM alone, OutOfSync.
 	repo.commit("drop b", map[string]string{"vms/b.yaml": ""})
 	e.c.Refresh(context.Background())
-	r := e.waitStatus("VirtualMachine/b", api.StatusOutOfSync)
+	r := e.waitStatus("VirtualMachine/b", vocab.StatusOutOfSync)
 	if !strings.Contains(r.Reason, "prune is off") {
 		t.Errorf("reason %q", r.Reason)
 	}
@@ -104,7 +105,7 @@ func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
 	repo := newGitRepo(t)
 	repo.commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 320, 1)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = true }).start()
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
 	// An empty load never prunes.
 	repo.commit("oops, everything gone", map[string]string{"vms/a.yaml": ""})

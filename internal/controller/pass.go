@@ -15,6 +15,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/source"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // resource is the controller's view of one resource.
@@ -232,12 +233,12 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 		busy := c.dispatcher.Busy(key)
 
 		forced := req.keys[key]
-		wantRun := a.Action != engine.ActionNone && !a.Conflict && a.BlockedBy == "" && sumRunnable(a, forced)
+		wantRun := a.Action != vocab.ActionNone && !a.Conflict && a.BlockedBy == "" && sumRunnable(a, forced)
 		switch {
 		case busy:
-			sum.Status, sum.Health = api.StatusProgressing, api.HealthProgressing
+			sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
 			sum.Progress = prev.Progress
-			if prev.Status == api.StatusProgressing && prev.Reason != "" {
+			if prev.Status == vocab.StatusProgressing && prev.Reason != "" {
 				sum.Reason = prev.Reason
 			}
 		case wantRun && !dryRun && (autoSync || forced):
@@ -246,7 +247,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 				break
 			}
 			if !forced && !rec.RetryAt.IsZero() && now.Before(rec.RetryAt) {
-				sum.Status, sum.Health = api.StatusFailed, api.HealthDegraded
+				sum.Status, sum.Health = vocab.StatusFailed, vocab.HealthDegraded
 				sum.Reason = joinReason(rec.Failure, "retried after "+rec.RetryAt.UTC().Format(time.RFC3339))
 				break
 			}
@@ -257,19 +258,19 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 			}
 			if c.submitLocked(ctx, eng, plan, a, ds.commit) {
 				submitted = append(submitted, key)
-				sum.Status, sum.Health = api.StatusProgressing, api.HealthProgressing
+				sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
 				sum.Progress = &api.Progress{Message: string(a.Action) + " queued"}
 			}
-		case rec.Status == api.StatusFailed && rec.Failure != "" && a.Action != engine.ActionNone && sum.Status == api.StatusOutOfSync:
+		case rec.Status == vocab.StatusFailed && rec.Failure != "" && a.Action != vocab.ActionNone && sum.Status == vocab.StatusOutOfSync:
 			// The last attempt failed and nothing retries it automatically.
-			sum.Status, sum.Health = api.StatusFailed, api.HealthDegraded
+			sum.Status, sum.Health = vocab.StatusFailed, vocab.HealthDegraded
 			sum.Reason = joinReason(rec.Failure, sum.Reason)
 		}
-		if a.Action != engine.ActionNone && sum.Status == api.StatusOutOfSync {
+		if a.Action != vocab.ActionNone && sum.Status == vocab.StatusOutOfSync {
 			switch {
 			case dryRun:
 				sum.Reason = joinReason(sum.Reason, "dry run: not applied")
-			case a.Sync == engine.SyncManual && !forced:
+			case a.Sync == vocab.SyncManual && !forced:
 				sum.Reason = joinReason(sum.Reason, "sync policy manual: applied only when synced by hand")
 			case !autoSync:
 				sum.Reason = joinReason(sum.Reason, "auto-sync is off: applied only when synced by hand")
@@ -300,13 +301,13 @@ func sumRunnable(a *engine.Action, forced bool) bool {
 	if a.Runnable() {
 		return true
 	}
-	return forced && a.Sync == engine.SyncManual && runnableIfAuto(a)
+	return forced && a.Sync == vocab.SyncManual && runnableIfAuto(a)
 }
 
 // runnableIfAuto tells whether a would be runnable with policy auto.
 func runnableIfAuto(a *engine.Action) bool {
 	saved := a.Sync
-	a.Sync = engine.SyncAuto
+	a.Sync = vocab.SyncAuto
 	ok := a.Runnable()
 	a.Sync = saved
 	return ok
@@ -330,26 +331,26 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 	var ev api.HistoryEvent
 	var msg string
 	switch sum.Status {
-	case api.StatusOutOfSync:
-		if prevStatus != api.StatusOutOfSync && prevStatus != api.StatusProgressing {
+	case vocab.StatusOutOfSync:
+		if prevStatus != vocab.StatusOutOfSync && prevStatus != vocab.StatusProgressing {
 			ev, msg = api.EventDrifted, driftMessage(a, sum, ds)
 		}
-	case api.StatusSynced:
-		if prevStatus != api.StatusSynced && rec.Event != api.EventCreated && rec.Event != api.EventApplied {
+	case vocab.StatusSynced:
+		if prevStatus != vocab.StatusSynced && rec.Event != api.EventCreated && rec.Event != api.EventApplied {
 			ev, msg = api.EventSynced, "in sync with "+short(ds.commit)
 		}
 		rec.Failure, rec.Failures, rec.RetryAt = "", 0, time.Time{}
-	case api.StatusConflict:
-		if prevStatus != api.StatusConflict {
+	case vocab.StatusConflict:
+		if prevStatus != vocab.StatusConflict {
 			ev, msg = api.EventFailed, "conflict: "+sum.Reason
 		}
-	case api.StatusFailed:
-		if prevStatus != api.StatusFailed && rec.Failure == "" {
+	case vocab.StatusFailed:
+		if prevStatus != vocab.StatusFailed && rec.Failure == "" {
 			ev, msg = api.EventFailed, sum.Reason
 			rec.Failure = sum.Reason
 		}
 	}
-	if sum.Status == api.StatusProgressing && prevStatus == api.StatusSynced {
+	if sum.Status == vocab.StatusProgressing && prevStatus == vocab.StatusSynced {
 		// A drift found and queued in the same pass.
 		ev, msg = api.EventDrifted, driftMessage(a, sum, ds)
 	}
@@ -367,14 +368,14 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 func driftMessage(a *engine.Action, sum api.ResourceSummary, ds *desiredState) string {
 	var b strings.Builder
 	switch {
-	case a.Action == engine.ActionCreate:
+	case a.Action == vocab.ActionCreate:
 		fmt.Fprintf(&b, "declared at %s but missing on the cluster", short(ds.commit))
-	case a.Action == engine.ActionDelete || (sum.File == "" && a.Observed != nil):
+	case a.Action == vocab.ActionDelete || (sum.File == "" && a.Observed != nil):
 		b.WriteString(a.Reason)
 	default:
 		fmt.Fprintf(&b, "differs from the manifest at %s", short(ds.commit))
 	}
-	if len(a.Changes) > 0 && a.Action != engine.ActionCreate {
+	if len(a.Changes) > 0 && a.Action != vocab.ActionCreate {
 		parts := make([]string, 0, len(a.Changes))
 		for _, ch := range a.Changes {
 			parts = append(parts, ch.String())
@@ -408,23 +409,23 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 	sum := api.ResourceSummary{
 		Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
 		Tags:        []string{},
-		Status:      api.Status(a.Status),
-		Action:      api.Action(a.Action),
+		Status:      vocab.Status(a.Status),
+		Action:      vocab.Action(a.Action),
 		Reason:      a.Reason,
 		NeedsReboot: a.NeedsReboot,
-		Changes:     make([]api.Change, 0, len(a.Changes)),
+		Changes:     make([]vocab.Change, 0, len(a.Changes)),
 		Owned:       a.Owned,
-		SyncPolicy:  string(a.Sync),
+		SyncPolicy:  a.Sync,
 		File:        a.File,
 	}
 	if sum.Status == "" {
-		sum.Status = api.StatusUnknown
+		sum.Status = vocab.StatusUnknown
 	}
 	if a.Conflict {
-		sum.Status = api.StatusConflict
+		sum.Status = vocab.StatusConflict
 	}
 	if sum.SyncPolicy == "" {
-		sum.SyncPolicy = api.SyncAuto
+		sum.SyncPolicy = vocab.SyncAuto
 	}
 	if desired != nil {
 		if md := desired.Meta(); md != nil && md.Tags != nil {
@@ -432,40 +433,10 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 		}
 	}
 	for _, ch := range a.Changes {
-		sum.Changes = append(sum.Changes, api.Change{Field: ch.Field, From: ch.From, To: ch.To})
+		sum.Changes = append(sum.Changes, vocab.Change{Field: ch.Field, From: ch.From, To: ch.To})
 	}
-	sum.Health = healthOf(a, sum.Status)
+	sum.Health = engine.HealthOf(a)
 	return sum
-}
-
-// healthOf derives a resource's health from what the cluster has.
-func healthOf(a *engine.Action, st api.Status) api.Health {
-	switch {
-	case st == api.StatusProgressing:
-		return api.HealthProgressing
-	case st == api.StatusFailed:
-		return api.HealthDegraded
-	case st == api.StatusUnknown && a.Observed == nil:
-		return api.HealthUnknown
-	case a.Observed == nil:
-		return api.HealthMissing
-	}
-	if a.Health != "" {
-		return api.Health(a.Health)
-	}
-	status, _ := a.Observed["status"].(string)
-	switch status {
-	case "", "running":
-		return api.HealthHealthy
-	case "stopped":
-		if a.Kind == engine.KindTemplate || st == api.StatusSynced {
-			return api.HealthHealthy // a template, or a VM declared stopped
-		}
-		return api.HealthSuspended
-	case "paused", "suspended", "prelaunch":
-		return api.HealthSuspended
-	}
-	return api.HealthUnknown
 }
 
 func joinReason(a, b string) string {

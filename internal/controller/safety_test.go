@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func TestDetectOnlyAndDryRunTouchNothing(t *testing.T) {
@@ -24,8 +25,8 @@ func TestDetectOnlyAndDryRunTouchNothing(t *testing.T) {
 			repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 330, 2)})
 			sim.ResetRequests()
 			e := newEnv(t, sim, repo, "", tc.mod).start()
-			r := e.waitStatus("VirtualMachine/a", api.StatusOutOfSync)
-			if r.Action != api.ActionCreate {
+			r := e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
+			if r.Action != vocab.ActionCreate {
 				t.Errorf("action %s, want create", r.Action)
 			}
 			// More passes, including a refresh: still nothing written.
@@ -49,11 +50,11 @@ func TestSyncAllAppliesInDetectOnlyMode(t *testing.T) {
 	repo := newGitRepo(t)
 	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 331, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.AutoSync = false }).start()
-	e.waitStatus("VirtualMachine/a", api.StatusOutOfSync)
+	e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
 	if err := e.c.SyncAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	if _, ok := sim.Guest(331); !ok {
 		t.Fatal("sync all did not create the VM")
 	}
@@ -64,7 +65,7 @@ func TestDryRunRefusesActions(t *testing.T) {
 	repo := newGitRepo(t)
 	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 332, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.DryRun = true }).start()
-	e.waitStatus("VirtualMachine/a", api.StatusOutOfSync)
+	e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
 	for name, err := range map[string]error{
 		"SyncAll": e.c.SyncAll(context.Background()),
 		"SyncOne": e.c.SyncOne(context.Background(), "VirtualMachine", "a"),
@@ -84,13 +85,13 @@ func TestSyncAnnotations(t *testing.T) {
 		"vms/disabled.yaml": vmManifest("disabled", 342, 1, "proxmops.dev/sync=disabled"),
 	})
 	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/auto", api.StatusSynced)
-	m := e.waitStatus("VirtualMachine/manual", api.StatusOutOfSync)
-	if m.SyncPolicy != api.SyncManual {
+	e.waitStatus("VirtualMachine/auto", vocab.StatusSynced)
+	m := e.waitStatus("VirtualMachine/manual", vocab.StatusOutOfSync)
+	if m.SyncPolicy != vocab.SyncManual {
 		t.Errorf("sync policy %q", m.SyncPolicy)
 	}
-	d := e.waitStatus("VirtualMachine/disabled", api.StatusUnknown)
-	if d.SyncPolicy != api.SyncDisabled {
+	d := e.waitStatus("VirtualMachine/disabled", vocab.StatusUnknown)
+	if d.SyncPolicy != vocab.SyncDisabled {
 		t.Errorf("sync policy %q", d.SyncPolicy)
 	}
 	if _, ok := sim.Guest(341); ok {
@@ -106,7 +107,7 @@ func TestSyncAnnotations(t *testing.T) {
 	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "manual"); err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus("VirtualMachine/manual", api.StatusSynced)
+	e.waitStatus("VirtualMachine/manual", vocab.StatusSynced)
 	if _, ok := sim.Guest(341); !ok {
 		t.Fatal("sync one did not apply the manual resource")
 	}
@@ -127,15 +128,15 @@ func TestDeleteChecksOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/mine", api.StatusOutOfSync)
+	e.waitStatus("VirtualMachine/mine", vocab.StatusOutOfSync)
 	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "mine"); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor("mine created", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/mine")
-		return r != nil && r.Status == api.StatusSynced && r.Owned
+		return r != nil && r.Status == vocab.StatusSynced && r.Owned
 	})
-	e.waitStatus("VirtualMachine/taken", api.StatusConflict)
+	e.waitStatus("VirtualMachine/taken", vocab.StatusConflict)
 
 	if err := e.c.Delete(context.Background(), "VirtualMachine", "taken"); !errors.Is(err, api.ErrNotOwned) {
 		t.Fatalf("delete of an unowned guest: %v", err)
@@ -156,7 +157,7 @@ func TestDeleteChecksOwnership(t *testing.T) {
 	// Its manifest (sync: manual) is still there: reported missing, not re-created.
 	e.waitFor("mine reported missing", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/mine")
-		return r != nil && r.Status == api.StatusOutOfSync && r.Action == api.ActionCreate
+		return r != nil && r.Status == vocab.StatusOutOfSync && r.Action == vocab.ActionCreate
 	})
 }
 

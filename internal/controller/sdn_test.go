@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -39,7 +40,7 @@ func TestSdnConvergesThroughTheLoop(t *testing.T) {
 	keys := []string{"SdnZone/lab", "SdnZone/vlans", "SdnZone/overlay", "SdnVnet/labnet", "SdnVnet/iot", "SdnVnet/k8s", "VirtualMachine/runner"}
 	e.waitFor("SDN and the VM on a vnet synced", func(l api.ResourceList) bool {
 		for _, k := range keys {
-			if r := find(l, k); r == nil || r.Status != api.StatusSynced {
+			if r := find(l, k); r == nil || r.Status != vocab.StatusSynced {
 				return false
 			}
 		}
@@ -81,7 +82,7 @@ func TestSdnConvergesThroughTheLoop(t *testing.T) {
 			}
 		}
 		r := find(l, "VirtualMachine/other")
-		return r != nil && r.Status == api.StatusSynced
+		return r != nil && r.Status == vocab.StatusSynced
 	})
 	for _, kind := range []string{"zones", "vnets"} {
 		list, err := client.SDNPending(ctx, kind)

@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // TestSSEStreamsStatusChanges reads GET /api/v1/events with a real HTTP
@@ -26,7 +27,7 @@ func TestSSEStreamsStatusChanges(t *testing.T) {
 	repo := newGitRepo(t)
 	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
 	var setupOut bytes.Buffer
 	srv, err := server.New(context.Background(), server.Options{
@@ -85,15 +86,15 @@ func TestSSEStreamsStatusChanges(t *testing.T) {
 
 	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
 	e.c.Refresh(context.Background())
-	isA := func(want api.Status) func(string, string) bool {
+	isA := func(want vocab.Status) func(string, string) bool {
 		return func(typ, data string) bool {
 			var s api.ResourceSummary
 			return typ == api.SSEResource && json.Unmarshal([]byte(data), &s) == nil &&
 				s.Kind+"/"+s.Name == "VirtualMachine/a" && s.Status == want
 		}
 	}
-	nextEvent(t, events, isA(api.StatusProgressing))
-	nextEvent(t, events, isA(api.StatusSynced))
+	nextEvent(t, events, isA(vocab.StatusProgressing))
+	nextEvent(t, events, isA(vocab.StatusSynced))
 	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSEPass })
 }
 

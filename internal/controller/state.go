@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Keys of the controller's state in the store.
@@ -18,7 +19,7 @@ const (
 // record is what the controller remembers of a resource across restarts,
 // so history is written on transitions only, not again after a restart.
 type record struct {
-	Status api.Status       `json:"status"`
+	Status vocab.Status     `json:"status"`
 	Event  api.HistoryEvent `json:"event,omitempty"`
 	// Message of the last failure recorded, so a retry failing the same
 	// way is not written again.
@@ -33,9 +34,9 @@ type record struct {
 // It is persisted so that a daemon killed mid-apply records it as
 // interrupted on its next start.
 type inflightAction struct {
-	Action  api.Action `json:"action"`
-	Commit  string     `json:"commit"`
-	Started time.Time  `json:"started"`
+	Action  vocab.Action `json:"action"`
+	Commit  string       `json:"commit"`
+	Started time.Time    `json:"started"`
 }
 
 func (c *Controller) loadState(ctx context.Context) error {
@@ -102,7 +103,7 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 			in.Action, in.Started.UTC().Format(time.RFC3339))
 		c.addHistoryLocked(ctx, kind, name, api.EventFailed, in.Commit, msg)
 		rec := c.records[key]
-		rec.Status, rec.Event, rec.Failure = api.StatusFailed, api.EventFailed, msg
+		rec.Status, rec.Event, rec.Failure = vocab.StatusFailed, api.EventFailed, msg
 		c.records[key] = rec
 		c.dirty = true
 		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", string(in.Action))

@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // TestReplayedWebhookCostsOnePass posts one signed GitHub delivery 50 times
@@ -24,7 +25,7 @@ func TestReplayedWebhookCostsOnePass(t *testing.T) {
 	repo := newGitRepo(t)
 	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
 	cfg := e.c.opts.Config.Clone()
 	cfg.Server.WebhookSecret = "hook-secret"
@@ -88,7 +89,7 @@ func TestReplayedWebhookCostsOnePass(t *testing.T) {
 	}
 	// The one accepted delivery pulled the commit and the VM followed.
 	e.waitFor("cores 2 applied", func(api.ResourceList) bool { return guestCores(t, sim, 420) == "2" })
-	e.waitStatus("VirtualMachine/a", api.StatusSynced)
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	// Nothing more is asked of the loop (the fake clock never reaches the
 	// interval pull), so the passes counted are all the replays caused.
 	e.waitFor("the loop idle", func(api.ResourceList) bool {

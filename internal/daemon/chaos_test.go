@@ -32,6 +32,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -320,7 +321,7 @@ func (r *chaosRun) daemonSynced() bool {
 	}
 	synced := 0
 	for _, res := range list.Resources {
-		if res.Kind == "VirtualMachine" && strings.HasPrefix(res.Name, "chaos-") && res.Status == api.StatusSynced && res.Progress == nil {
+		if res.Kind == "VirtualMachine" && strings.HasPrefix(res.Name, "chaos-") && res.Status == vocab.StatusSynced && res.Progress == nil {
 			synced++
 		}
 	}

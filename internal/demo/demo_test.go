@@ -19,6 +19,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // TestDemoConvergesAndFollowsACommit runs the whole demo in process: the
@@ -93,7 +94,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	waitApp("app-01 synced", func(d api.ResourceDetail) bool { return d.Status == api.StatusSynced && cores(d) == "2" })
+	waitApp("app-01 synced", func(d api.ResourceDetail) bool { return d.Status == vocab.StatusSynced && cores(d) == "2" })
 
 	// With pvestatd's 10 s status lag on, the whole example repository
 	// converges: nothing is left failed, in conflict or out of sync but what
@@ -112,8 +113,8 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 		var bad []string
 		for _, r := range list.Resources {
 			switch {
-			case r.Status == api.StatusOutOfSync && r.SyncPolicy == "manual": // applied only by hand
-			case r.Status == api.StatusFailed, r.Status == api.StatusConflict, r.Status == api.StatusOutOfSync, r.Status == api.StatusProgressing:
+			case r.Status == vocab.StatusOutOfSync && r.SyncPolicy == "manual": // applied only by hand
+			case r.Status == vocab.StatusFailed, r.Status == vocab.StatusConflict, r.Status == vocab.StatusOutOfSync, r.Status == vocab.StatusProgressing:
 				bad = append(bad, fmt.Sprintf("%s/%s %s: %s", r.Kind, r.Name, r.Status, r.Reason))
 			}
 		}
@@ -166,7 +167,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("refresh: %s", resp.Status)
 	}
-	waitApp("app-01 with 4 cores", func(d api.ResourceDetail) bool { return d.Status == api.StatusSynced && cores(d) == "4" })
+	waitApp("app-01 with 4 cores", func(d api.ResourceDetail) bool { return d.Status == vocab.StatusSynced && cores(d) == "4" })
 
 	// The settings' "test connection" passes against the simulated cluster:
 	// its token holds every privilege proxmops needs.

@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -114,7 +115,7 @@ func convergeUnderFaults(t *testing.T, seed int64) faultRun {
 	run := faultRun{passes: rep.Passes, requests: client.Stats().Total(), elapsed: time.Since(start)}
 	sim.SetFaults(pvesim.Faults{})
 	for _, r := range rep.Results {
-		if r.Status == engine.StatusFailed {
+		if r.Status == vocab.StatusFailed {
 			t.Errorf("%s/%s %s failed: %s", r.Kind, r.Name, r.Action, r.Error)
 		}
 	}
@@ -139,8 +140,8 @@ func checkConverged(t *testing.T, sim *pvesim.Server, eng *engine.Engine, d *eng
 		switch {
 		case a.Conflict:
 			t.Errorf("Conflict: %s: %s", a.Key(), a.Reason)
-		case a.Status == engine.StatusSynced:
-		case a.Sync == engine.SyncManual && a.Action == engine.ActionCreate:
+		case a.Status == vocab.StatusSynced:
+		case a.Sync == vocab.SyncManual && a.Action == vocab.ActionCreate:
 		default:
 			t.Errorf("not converged: %s %s %s: %s", a.Key(), a.Action, a.Status, a.Reason)
 		}

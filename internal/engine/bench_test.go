@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -31,7 +32,7 @@ func inSyncCluster(b *testing.B, e *env, n int) *engine.Desired {
 		}
 		fw, tag := false, 0
 		d.VMs = append(d.VMs, &engine.VMSpec{
-			Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: name, Node: node, Tags: []string{"app"}, Sync: engine.SyncAuto},
+			Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: name, Node: node, Tags: []string{"app"}, Sync: vocab.SyncAuto},
 			VMID: vmid, Cores: 2, Memory: 2048, State: "running",
 			Image:     &engine.ImageSpec{Volume: "local:import/debian.qcow2"},
 			Disks:     []engine.DiskSpec{{Slot: "scsi0", Storage: "local-lvm", Size: 20 << 30}},
@@ -85,7 +86,7 @@ func BenchmarkConverge200Clones(b *testing.B) {
 	desired := func(count int) *engine.Desired {
 		fw, tag := false, 0
 		d := &engine.Desired{Templates: []*engine.TemplateSpec{{
-			Meta: engine.Meta{Kind: engine.KindTemplate, Name: "tpl", Node: "pve1", Sync: engine.SyncAuto},
+			Meta: engine.Meta{Kind: engine.KindTemplate, Name: "tpl", Node: "pve1", Sync: vocab.SyncAuto},
 			VMID: 9000, Cores: 1, Memory: 1024, Image: &engine.ImageSpec{Volume: "nfs-shared:import/base.qcow2"},
 			Disks: []engine.DiskSpec{{Slot: "scsi0", Storage: "nfs-shared", Size: 4 << 30}},
 			NICs:  []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
@@ -93,7 +94,7 @@ func BenchmarkConverge200Clones(b *testing.B) {
 		nodes := []string{"pve1", "pve2", "pve3"}
 		for i := 0; i < count; i++ {
 			d.VMs = append(d.VMs, &engine.VMSpec{
-				Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: fmt.Sprintf("web-%03d", i), Node: nodes[i%3], Sync: engine.SyncAuto},
+				Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: fmt.Sprintf("web-%03d", i), Node: nodes[i%3], Sync: vocab.SyncAuto},
 				VMID: 2000 + i, Cores: 2, Memory: 2048, State: "running",
 				FromTemplate: &engine.TemplateRef{Name: "tpl", Linked: true},
 				CloudInit:    &engine.CloudInitSpec{User: "web", IPConfigs: map[string]string{"net0": "ip=dhcp"}},
@@ -159,7 +160,7 @@ func BenchmarkConverge200Clones(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, r := range rep.Results {
-			if r.Status != engine.StatusSynced {
+			if r.Status != vocab.StatusSynced {
 				b.Logf("%s: %s", r.Name, r.Error)
 			}
 		}

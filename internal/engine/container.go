@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // containerReconciler plans Container resources (LXC): create from a vztmpl
@@ -72,7 +73,7 @@ func (e *Engine) readLxc(ctx context.Context, g *Guest) error {
 
 func (containerReconciler) scope(pc *planContext, sc *scope) {
 	for _, s := range pc.d.Containers {
-		if s.Sync == SyncDisabled {
+		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
 		sc.guest(s.VMID)
@@ -149,8 +150,8 @@ func nonNestingFeatures(v string) []string {
 func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	if a.Sync == SyncDisabled {
-		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if a.Sync == vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
 		return a
 	}
 	g := pc.snap.Guest(s.VMID)
@@ -172,23 +173,23 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 			what = "template"
 		}
 		if !g.Owned {
-			a.Conflict, a.Status = true, StatusConflict
+			a.Conflict, a.Status = true, vocab.StatusConflict
 			a.Reason = fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, what, g.Name, g.Node, OwnerTag)
 			return a
 		}
 		if g.Type != "lxc" || g.Template {
-			a.Conflict, a.Status = true, StatusConflict
+			a.Conflict, a.Status = true, vocab.StatusConflict
 			a.Reason = fmt.Sprintf("VMID %d holds a %s, but the manifest declares a Container", g.VMID, what)
 			return a
 		}
 		if g.Lock != "" {
-			a.Status = StatusProgressing
+			a.Status = vocab.StatusProgressing
 			a.Reason = fmt.Sprintf("locked by a running %s operation; looked at again next pass", g.Lock)
 			return a
 		}
 	}
 	if s.Invalid != "" {
-		a.Status, a.Reason = StatusFailed, s.Invalid
+		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
 		return a
 	}
 	r.dependencies(pc, s, a, node)
@@ -199,7 +200,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 	a.Observed = observedSummary(g)
 	markHA(a, g)
 	if !g.Read {
-		a.Status, a.Reason = StatusUnknown, "configuration not read"
+		a.Status, a.Reason = vocab.StatusUnknown, "configuration not read"
 		if g.ReadErr != nil {
 			a.Reason = fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
 		}
@@ -207,7 +208,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 	}
 	d := diffContainer(s, g)
 	ctPlanUpdate(a, s, g, d, uo)
-	if a.Action != ActionNone {
+	if a.Action != vocab.ActionNone {
 		a.claim = claim{nodes: []string{g.Node}, storages: ctDiffStorages(pc, g, d)}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.applyCTDiff(ctx, g, d, uo) }
 	}
@@ -229,9 +230,9 @@ func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Ac
 type ctDiff struct {
 	config       []configChange
 	resizes      []resize
-	refused      []string // shrinking, root-only settings: reported and failed
-	creationOnly []Change // cannot change on an existing container: reported
-	pending      []Change // managed keys whose desired value waits for a restart
+	refused      []string       // shrinking, root-only settings: reported and failed
+	creationOnly []vocab.Change // cannot change on an existing container: reported
+	pending      []vocab.Change // managed keys whose desired value waits for a restart
 	running      bool
 }
 
@@ -254,16 +255,16 @@ func (d *ctDiff) needsReboot() bool {
 	return false
 }
 
-func (d *ctDiff) changes() []Change {
-	var out []Change
+func (d *ctDiff) changes() []vocab.Change {
+	var out []vocab.Change
 	for _, c := range d.config {
 		out = append(out, c.Change)
 	}
 	for _, r := range d.resizes {
-		out = append(out, Change{Field: r.slot + ".size", From: FormatSize(r.from), To: FormatSize(r.to)})
+		out = append(out, vocab.Change{Field: r.slot + ".size", From: FormatSize(r.from), To: FormatSize(r.to)})
 	}
 	for _, c := range d.creationOnly {
-		out = append(out, Change{Field: c.Field + " (creation-only)", From: c.From, To: c.To})
+		out = append(out, vocab.Change{Field: c.Field + " (creation-only)", From: c.From, To: c.To})
 	}
 	return out
 }
@@ -388,7 +389,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 	managed := map[string]bool{}
 	set := func(key, from, to, value string) {
 		managed[key] = true
-		d.config = append(d.config, configChange{Change: Change{Field: key, From: from, To: to}, key: key, value: value,
+		d.config = append(d.config, configChange{Change: vocab.Change{Field: key, From: from, To: to}, key: key, value: value,
 			reboot: d.running && !ctLive(key)})
 	}
 	scalar := func(key, want, def string, same func(have, want string) bool) {
@@ -464,14 +465,14 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 				d.refused = append(d.refused, fmt.Sprintf("features %s -> %s cannot be applied: features other than nesting need root@pam; %s",
 					orUnset(have), orUnset(*s.Features), rootOnlyNote))
 			} else if *s.Features == "" {
-				d.config = append(d.config, configChange{Change: Change{Field: "features", From: have}, key: "features", del: true, reboot: d.running})
+				d.config = append(d.config, configChange{Change: vocab.Change{Field: "features", From: have}, key: "features", del: true, reboot: d.running})
 			} else {
 				set("features", have, *s.Features, *s.Features)
 			}
 		}
 	}
 	if have := truthy(eff["unprivileged"]); have != s.Unprivileged {
-		d.creationOnly = append(d.creationOnly, Change{Field: "unprivileged", From: boolStr(have), To: boolStr(s.Unprivileged)})
+		d.creationOnly = append(d.creationOnly, vocab.Change{Field: "unprivileged", From: boolStr(have), To: boolStr(s.Unprivileged)})
 	}
 	if s.Arch != "" {
 		have := eff["arch"]
@@ -479,7 +480,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 			have = "amd64"
 		}
 		if have != s.Arch {
-			d.creationOnly = append(d.creationOnly, Change{Field: "arch", From: have, To: s.Arch})
+			d.creationOnly = append(d.creationOnly, vocab.Change{Field: "arch", From: have, To: s.Arch})
 		}
 	}
 
@@ -496,7 +497,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 				continue
 			}
 			v := volumeValue(m)
-			d.config = append(d.config, configChange{Change: Change{Field: m.Slot, To: fmt.Sprintf("%s:%s on %s", m.Storage, FormatSize(m.Size), m.Path)},
+			d.config = append(d.config, configChange{Change: vocab.Change{Field: m.Slot, To: fmt.Sprintf("%s:%s on %s", m.Storage, FormatSize(m.Size), m.Path)},
 				key: m.Slot, value: v, async: true})
 			continue
 		}
@@ -505,10 +506,10 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 		isBind := strings.HasPrefix(vol, "/")
 		switch {
 		case m.Bind != "" && vol != m.Bind, m.Bind == "" && isBind:
-			d.creationOnly = append(d.creationOnly, Change{Field: m.Slot + ".volume", From: vol, To: orStr(m.Bind, m.Storage)})
+			d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".volume", From: vol, To: orStr(m.Bind, m.Storage)})
 			continue
 		case m.Bind == "" && storageOf(vol) != m.Storage:
-			d.creationOnly = append(d.creationOnly, Change{Field: m.Slot + ".storage", From: storageOf(vol), To: m.Storage})
+			d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".storage", From: storageOf(vol), To: m.Storage})
 		}
 		if m.Bind == "" && m.Size > 0 {
 			haveSize, _ := ParseSize(ps.Values["size"])
@@ -530,7 +531,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 			want.Set("mp", m.Path)
 		}
 		applyMountOptions(&want, m)
-		var fields []Change
+		var fields []vocab.Change
 		for _, k := range []string{"mp", "ro", "backup", "shared", "mountoptions", "acl", "quota"} {
 			a, b := ps.Values[k], want.Values[k]
 			if k == "mountoptions" {
@@ -543,7 +544,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 				}
 			}
 			if a != b {
-				fields = append(fields, Change{Field: m.Slot + "." + k, From: ps.Values[k], To: want.Values[k]})
+				fields = append(fields, vocab.Change{Field: m.Slot + "." + k, From: ps.Values[k], To: want.Values[k]})
 			}
 		}
 		if len(fields) > 0 {
@@ -574,7 +575,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 			continue
 		}
 		ps := pve.ParsePropertyString(have, "name")
-		var fields []Change
+		var fields []vocab.Change
 		cmp := func(k, want string, declared bool, same func(a, b string) bool) {
 			if !declared {
 				return
@@ -584,7 +585,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 				same = func(a, b string) bool { return a == b }
 			}
 			if !same(have, want) {
-				fields = append(fields, Change{Field: n.Slot + "." + k, From: have, To: want})
+				fields = append(fields, vocab.Change{Field: n.Slot + "." + k, From: have, To: want})
 			}
 		}
 		lower := func(a, b string) bool { return strings.EqualFold(a, b) }
@@ -623,7 +624,7 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 			if rest, ok := strings.CutPrefix(k, "net"); ok && !declaredNIC[k] {
 				if _, err := strconv.Atoi(rest); err == nil {
 					managed[k] = true
-					d.config = append(d.config, configChange{Change: Change{Field: k, From: eff[k]}, key: k, del: true})
+					d.config = append(d.config, configChange{Change: vocab.Change{Field: k, From: eff[k]}, key: k, del: true})
 				}
 			}
 		}
@@ -639,9 +640,9 @@ func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 			continue
 		}
 		if pv, ok := g.Pending[k]; ok {
-			d.pending = append(d.pending, Change{Field: k, From: g.Current[k], To: pv})
+			d.pending = append(d.pending, vocab.Change{Field: k, From: g.Current[k], To: pv})
 		} else if g.PendingDelete[k] {
-			d.pending = append(d.pending, Change{Field: k, From: g.Current[k]})
+			d.pending = append(d.pending, vocab.Change{Field: k, From: g.Current[k]})
 		}
 	}
 	return d
@@ -723,11 +724,11 @@ func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOpt
 	switch {
 	case uo.state == "running" && !running:
 		power = "start"
-		a.Changes = append(a.Changes, Change{Field: "state", From: g.Status, To: "running"})
+		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: g.Status, To: "running"})
 		reasons = append(reasons, "the container is "+g.Status+", the manifest wants it running")
 	case uo.state == "stopped" && running:
 		power = "stop"
-		a.Changes = append(a.Changes, Change{Field: "state", From: "running", To: "stopped"})
+		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: "running", To: "stopped"})
 		reasons = append(reasons, "the container runs, the manifest wants it stopped")
 	}
 	if power != "" && g.HAManaged() {
@@ -743,7 +744,7 @@ func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOpt
 		}
 	}
 	for _, p := range d.pending {
-		a.Changes = append(a.Changes, Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
+		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
 	}
 	if len(d.pending) > 0 {
 		var fields []string
@@ -757,18 +758,18 @@ func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOpt
 	}
 	switch {
 	case !d.empty() || power != "":
-		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	case reboot && uo.rebootIfNeeded:
-		a.Action, a.Status = ActionReboot, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
 	case reboot || len(d.creationOnly) > 0:
-		a.Status = StatusOutOfSync
+		a.Status = vocab.StatusOutOfSync
 	case s.Provision != "":
 		// The configuration matches, but what provision asks for inside the
 		// container cannot be checked: never report that as in sync.
-		a.Status = StatusUnknown
+		a.Status = vocab.StatusUnknown
 		reasons = append([]string{"configuration in sync"}, reasons...)
 	default:
-		a.Status, a.Reason = StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return
 	}
 	a.Reason = joinReasons(reasons)
@@ -857,18 +858,18 @@ func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
 }
 
 func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Action, node string, uo updateOptions) *Action {
-	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if kind, ok := pc.declared[s.VMID]; ok && kind != KindContainer+"/"+s.Name {
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
 		return a
 	}
 	if ro := s.rootOnly(); len(ro) > 0 {
-		a.Status = StatusFailed
+		a.Status = vocab.StatusFailed
 		a.Reason = fmt.Sprintf("the container cannot be created with %s: %s", strings.Join(ro, " and "), rootOnlyNote)
 		return a
 	}
 	if s.RootFS.Storage == "" {
-		a.Status, a.Reason = StatusFailed, "rootfs.storage is missing"
+		a.Status, a.Reason = vocab.StatusFailed, "rootfs.storage is missing"
 		return a
 	}
 	reasons := []string{nodeRefusal(pc.snap, node), storageRefusal(pc.snap, node, s.RootFS.Storage, "rootdir")}
@@ -879,28 +880,28 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		reasons = append(reasons, storageRefusal(pc.snap, node, storageOf(s.Template), ""))
 	}
 	if reason := firstRefusal(reasons...); reason != "" {
-		a.Status, a.Reason = StatusFailed, reason
+		a.Status, a.Reason = vocab.StatusFailed, reason
 		return a
 	}
 	volid, dep, err := ctemplateVolume(pc, node, s.Template)
 	if err != nil {
-		a.Status, a.Reason = StatusFailed, err.Error()
+		a.Status, a.Reason = vocab.StatusFailed, err.Error()
 		return a
 	}
 	if dep != "" {
 		a.DependsOn = append(a.DependsOn, dep)
 	}
 	a.Reason = "the container does not exist"
-	ch := []Change{{Field: "vmid", To: strconv.Itoa(s.VMID)}, {Field: "template", To: volid}, {Field: "hostname", To: s.Hostname}}
+	ch := []vocab.Change{{Field: "vmid", To: strconv.Itoa(s.VMID)}, {Field: "template", To: volid}, {Field: "hostname", To: s.Hostname}}
 	add := func(f, v string) {
 		if v != "" && v != "0" {
-			ch = append(ch, Change{Field: f, To: v})
+			ch = append(ch, vocab.Change{Field: f, To: v})
 		}
 	}
 	add("cores", strconv.Itoa(s.Cores))
 	add("memory", strconv.Itoa(s.Memory))
 	if s.Swap != nil {
-		ch = append(ch, Change{Field: "swap", To: strconv.Itoa(*s.Swap)})
+		ch = append(ch, vocab.Change{Field: "swap", To: strconv.Itoa(*s.Swap)})
 	}
 	add("rootfs", s.RootFS.Storage+", "+FormatSize(s.RootFS.Size))
 	for _, m := range s.Mounts {
@@ -914,7 +915,7 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		add("features", *s.Features)
 	}
 	if s.OnBoot != nil {
-		ch = append(ch, Change{Field: "onboot", To: boolStr(*s.OnBoot)})
+		ch = append(ch, vocab.Change{Field: "onboot", To: boolStr(*s.OnBoot)})
 	}
 	add("tags", strings.Join(s.wantTags(), ";"))
 	add("state", s.State)
@@ -1071,18 +1072,18 @@ func (containerReconciler) prune(pc *planContext) []*Action {
 		if name == "" {
 			name = "ct-" + strconv.Itoa(id)
 		}
-		a := &Action{Kind: KindContainer, Name: name, Node: g.Node, VMID: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
-			Observed: observedSummary(g), Changes: []Change{}}
+		a := &Action{Kind: KindContainer, Name: name, Node: g.Node, VMID: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
+			Observed: observedSummary(g), Changes: []vocab.Change{}}
 		switch {
 		case g.Lock != "":
-			a.Status, a.Reason = StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
+			a.Status, a.Reason = vocab.StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
 		case !pc.e.opts.Prune:
-			a.Status = StatusOutOfSync
+			a.Status = vocab.StatusOutOfSync
 			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
 		default:
-			a.Action, a.Status = ActionDelete, StatusOutOfSync
+			a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
 			a.Reason = "owned by proxmops and no longer in the repository (prune)" + haDeleteNote(a, g)
-			a.Changes = []Change{{Field: "vmid", From: strconv.Itoa(id)}}
+			a.Changes = []vocab.Change{{Field: "vmid", From: strconv.Itoa(id)}}
 			node := g.Node
 			a.claim = claim{nodes: []string{node}}
 			a.run = func(ctx context.Context, x *execCtx) error { return x.destroyContainer(ctx, node, id) }

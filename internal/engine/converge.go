@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // ConvergeOptions bound Converge.
@@ -62,21 +64,21 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		for _, r := range rep.Results {
 			record(r)
 			switch {
-			case r.Status == StatusFailed:
+			case r.Status == vocab.StatusFailed:
 				again = true
 				failures[r.Kind+"/"+r.Name] = r.Error
-			case r.Status == StatusSynced && r.Action != ActionNone:
+			case r.Status == vocab.StatusSynced && r.Action != vocab.ActionNone:
 				progressed = true
 			}
 		}
 		for _, a := range p.Actions {
-			if a.Status == StatusProgressing {
+			if a.Status == vocab.StatusProgressing {
 				// Still running on the cluster: looked at again, but a guest
 				// a crashed node left locked stays so, and ends the passes
 				// like any refusal that repeats.
 				again = true
 				failures[a.Key()] = a.Reason
-				record(Result{Kind: a.Kind, Name: a.Name, Action: a.Action, Status: StatusFailed, Retry: true,
+				record(Result{Kind: a.Kind, Name: a.Name, Action: a.Action, Status: vocab.StatusFailed, Retry: true,
 					Error: "still in progress on the cluster: " + a.Reason})
 			}
 		}
@@ -104,8 +106,8 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		}
 		// Resources now in sync drop their earlier failure.
 		for _, a := range next.Actions {
-			if r, ok := final[a.Key()]; ok && a.Status == StatusSynced {
-				r.Status, r.Error, r.Err, r.Retry = StatusSynced, "", nil, false
+			if r, ok := final[a.Key()]; ok && a.Status == vocab.StatusSynced {
+				r.Status, r.Error, r.Err, r.Retry = vocab.StatusSynced, "", nil, false
 				final[a.Key()] = r
 			}
 		}
@@ -116,9 +118,9 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		r := final[k]
 		rep.Results = append(rep.Results, r)
 		switch r.Status {
-		case StatusSynced:
+		case vocab.StatusSynced:
 			rep.Applied++
-		case StatusFailed:
+		case vocab.StatusFailed:
 			rep.Failed++
 		default:
 			rep.Skipped++

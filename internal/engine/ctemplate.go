@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // ctemplateReconciler downloads LXC OS templates (vztmpl volumes) from the
@@ -33,7 +34,7 @@ type resolvedCTemplate struct {
 
 func (ctemplateReconciler) scope(pc *planContext, sc *scope) {
 	for _, s := range pc.d.ContainerTemplates {
-		if s.Sync == SyncDisabled {
+		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
 		node := nodeFor(pc, s.Node)
@@ -136,25 +137,25 @@ func (r ctemplateReconciler) plan(pc *planContext) []*Action {
 func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolvedCTemplate) *Action {
 	node := rt.node
 	a := baseAction(s.Meta, node, 0)
-	if a.Sync == SyncDisabled {
-		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if a.Sync == vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
 		return a
 	}
 	ref := pc.snap.Storage(node, s.Storage)
 	if reason := firstRefusal(nodeRefusal(pc.snap, node), ctemplateStorageRefusal(pc.snap, node, s)); reason != "" || ref == nil {
-		a.Action, a.Status, a.Reason = ActionCreate, StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
+		a.Action, a.Status, a.Reason = vocab.ActionCreate, vocab.StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
 		return a
 	}
 	if rt.err != nil {
-		a.Status, a.Reason = StatusUnknown, rt.err.Error()
+		a.Status, a.Reason = vocab.StatusUnknown, rt.err.Error()
 		if !strings.HasPrefix(rt.err.Error(), "could not read") {
-			a.Status = StatusFailed
+			a.Status = vocab.StatusFailed
 		}
 		return a
 	}
 	vols, listed, lerr := pc.snap.Volumes(node, s.Storage)
 	if lerr != nil || !listed {
-		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
 		return a
 	}
 	a.claim = claim{nodes: []string{node}, storages: []string{storageKey(ref)}}
@@ -187,17 +188,17 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node}
 		proof, perr := pc.proveDownload(node, v)
 		if perr != nil {
-			a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, rt.volid, perr)
+			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, rt.volid, perr)
 			return a
 		}
 		if proof == nil {
 			if rt.appliance != "" {
 				// The same catalogue file name is the same package version.
-				a.Status = StatusSynced
+				a.Status = vocab.StatusSynced
 				a.Reason = fmt.Sprintf("%s is on %s but was not downloaded by proxmops: used as is, never replaced or deleted", rt.volid, node)
 				return a
 			}
-			a.Conflict, a.Status = true, StatusConflict
+			a.Conflict, a.Status = true, vocab.StatusConflict
 			a.Reason = notProvenReason(rt.volid, node, pc.e.client.TokenID())
 			return a
 		}
@@ -212,18 +213,18 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 		if proof.recorded {
 			sum = proof.Checksum
 		}
-		var changes []Change
+		var changes []vocab.Change
 		if src != rt.source {
-			changes = append(changes, Change{Field: "source", From: src, To: rt.source})
+			changes = append(changes, vocab.Change{Field: "source", From: src, To: rt.source})
 		}
 		if sum != rt.checksum {
-			changes = append(changes, Change{Field: "checksum", From: sum, To: rt.checksum})
+			changes = append(changes, vocab.Change{Field: "checksum", From: sum, To: rt.checksum})
 		}
 		if len(changes) == 0 {
-			a.Status, a.Reason = StatusSynced, "in sync"
+			a.Status, a.Reason = vocab.StatusSynced, "in sync"
 			return a
 		}
-		a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+		a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
 		a.Reason = "the source changed: the template is downloaded again (existing containers keep their root file system)"
 		a.run = func(ctx context.Context, x *execCtx) error {
 			upid, err := x.e.client.DeleteVolume(ctx, node, s.Storage, rt.volid)
@@ -236,11 +237,11 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 		}
 		return a
 	}
-	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("%s is not on %s", rt.volid, node)
-	a.Changes = []Change{{Field: "volume", To: rt.volid}, {Field: "source", To: rt.source}}
+	a.Changes = []vocab.Change{{Field: "volume", To: rt.volid}, {Field: "source", To: rt.source}}
 	if rt.checksum != "" {
-		a.Changes = append(a.Changes, Change{Field: "checksum", To: rt.checksum})
+		a.Changes = append(a.Changes, vocab.Change{Field: "checksum", To: rt.checksum})
 	}
 	a.run = download
 	return a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // ErrNotOwned is returned by Delete for a resource proxmops does not own.
@@ -58,7 +60,7 @@ func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog
 	}
 	var found *Action
 	for _, a := range p.Actions {
-		if a.Kind != kind || a.Action != ActionDelete {
+		if a.Kind != kind || a.Action != vocab.ActionDelete {
 			continue
 		}
 		switch {

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/proxmops/proxmops/internal/vocab"
+)
 
 // OwnerTag marks guests proxmops owns.
 const OwnerTag = "managed-by-proxmops"
@@ -12,7 +16,7 @@ type Meta struct {
 	Node string
 	VMID int // guests only
 	Tags []string
-	Sync SyncPolicy
+	Sync vocab.SyncPolicy
 	File string // manifest file, for reports
 	// Invalid, when set, says why the resource cannot be planned (an
 	// unreadable secret, say): it is reported Failed and not touched.

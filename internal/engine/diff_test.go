@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -159,14 +160,14 @@ func TestPendingReported(t *testing.T) {
 	if !d.empty() || len(d.pending) != 1 || d.pending[0].Field != "cores" || d.pending[0].From != "2" || d.pending[0].To != "4" {
 		t.Fatalf("%+v", d)
 	}
-	a := &Action{Action: ActionNone}
+	a := &Action{Action: vocab.ActionNone}
 	planUpdate(a, g, d, updateOptions{}, "")
-	if a.Action != ActionNone || !a.NeedsReboot || a.Status != StatusOutOfSync {
+	if a.Action != vocab.ActionNone || !a.NeedsReboot || a.Status != vocab.StatusOutOfSync {
 		t.Fatalf("without applyMode: %+v", a)
 	}
-	a = &Action{Action: ActionNone}
+	a = &Action{Action: vocab.ActionNone}
 	planUpdate(a, g, d, updateOptions{rebootIfNeeded: true}, "reboot")
-	if a.Action != ActionReboot || !a.NeedsReboot {
+	if a.Action != vocab.ActionReboot || !a.NeedsReboot {
 		t.Fatalf("with applyMode reboot: %+v", a)
 	}
 }
@@ -234,18 +235,22 @@ func TestResolveDiskSlotsFollowsBootDisk(t *testing.T) {
 func TestHealth(t *testing.T) {
 	tests := []struct {
 		a    *Action
-		want Health
+		want vocab.Health
 	}{
-		{&Action{Kind: KindVirtualMachine, Action: ActionCreate, Status: StatusOutOfSync}, HealthMissing},
-		{&Action{Kind: KindVirtualMachine, Status: StatusProgressing, Observed: map[string]any{"status": "running"}}, HealthProgressing},
-		{&Action{Kind: KindVirtualMachine, Status: StatusSynced, Observed: map[string]any{"status": "running"}}, HealthHealthy},
-		{&Action{Kind: KindVirtualMachine, Status: StatusOutOfSync, Observed: map[string]any{"status": "stopped"}, wantRunning: true}, HealthDegraded},
-		{&Action{Kind: KindVirtualMachine, Status: StatusSynced, Observed: map[string]any{"status": "stopped"}}, HealthHealthy},
-		{&Action{Kind: KindVirtualMachine, Status: StatusConflict, Conflict: true, Observed: map[string]any{"status": "running"}}, HealthUnknown},
-		{&Action{Kind: KindVirtualMachine, Status: StatusSynced, Observed: map[string]any{"status": "paused"}}, HealthSuspended},
+		{&Action{Kind: KindVirtualMachine, Action: vocab.ActionCreate, Status: vocab.StatusOutOfSync}, vocab.HealthMissing},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusProgressing, Observed: map[string]any{"status": "running"}}, vocab.HealthProgressing},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusSynced, Observed: map[string]any{"status": "running"}}, vocab.HealthHealthy},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusOutOfSync, Observed: map[string]any{"status": "stopped"}, wantRunning: true}, vocab.HealthDegraded},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusSynced, Observed: map[string]any{"status": "stopped"}}, vocab.HealthHealthy},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusConflict, Conflict: true, Observed: map[string]any{"status": "running"}}, vocab.HealthUnknown},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusSynced, Observed: map[string]any{"status": "paused"}}, vocab.HealthSuspended},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusFailed, Observed: map[string]any{"status": "running"}}, vocab.HealthDegraded},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusUnknown}, vocab.HealthUnknown},
+		{&Action{Kind: KindVirtualMachine}, vocab.HealthUnknown},
+		{&Action{Kind: KindTemplate, Status: vocab.StatusSynced, Observed: map[string]any{"status": "stopped"}}, vocab.HealthHealthy},
 	}
 	for i, tt := range tests {
-		if got := deriveHealth(tt.a); got != tt.want {
+		if got := HealthOf(tt.a); got != tt.want {
 			t.Errorf("%d: %s, want %s", i, got, tt.want)
 		}
 	}

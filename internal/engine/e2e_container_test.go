@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -28,7 +29,7 @@ func (e *env) mustApply(eng *engine.Engine) (*engine.Plan, *engine.Report) {
 	e.t.Helper()
 	p, rep := e.apply(eng)
 	for _, r := range rep.Results {
-		if r.Status != engine.StatusSynced {
+		if r.Status != vocab.StatusSynced {
 			e.t.Fatalf("%s/%s: %s %s: %s", r.Kind, r.Name, r.Action, r.Status, r.Error)
 		}
 	}
@@ -84,7 +85,7 @@ spec:
 	p := e.plan(eng)
 	ct := p.Find(engine.KindContainer, "dns-01")
 	tpl := p.Find(engine.KindContainerTemplate, "debian-12-standard")
-	if ct == nil || tpl == nil || ct.Action != engine.ActionCreate || tpl.Action != engine.ActionCreate {
+	if ct == nil || tpl == nil || ct.Action != vocab.ActionCreate || tpl.Action != vocab.ActionCreate {
 		t.Fatalf("want both created:\n%s", planText(p))
 	}
 	if !strings.Contains(planText(p), "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst") {
@@ -119,7 +120,7 @@ spec:
 	}
 	p = e.plan(eng)
 	a := p.Find(engine.KindContainer, "dns-01")
-	if a.Action != engine.ActionUpdate || a.NeedsReboot {
+	if a.Action != vocab.ActionUpdate || a.NeedsReboot {
 		t.Fatalf("want a live update:\n%s", planText(p))
 	}
 	text := planText(p)
@@ -142,7 +143,7 @@ spec:
 	p = e.plan(eng)
 	a = p.Find(engine.KindContainer, "dns-01")
 	text = planText(p)
-	if a.Action != engine.ActionUpdate || !a.NeedsReboot || !strings.Contains(text, "rootfs.size: 8G -> 10G") ||
+	if a.Action != vocab.ActionUpdate || !a.NeedsReboot || !strings.Contains(text, "rootfs.size: 8G -> 10G") ||
 		!strings.Contains(text, "unprivileged (creation-only): 1 -> 0") || !strings.Contains(text, "can only be set when the container is created") {
 		t.Fatalf("want resize, pending nameserver and a creation-only report:\n%s", text)
 	}
@@ -154,13 +155,13 @@ spec:
 	p = e.plan(eng)
 	a = p.Find(engine.KindContainer, "dns-01")
 	text = planText(p)
-	if a.Action != engine.ActionNone || a.Status != engine.StatusOutOfSync || !a.NeedsReboot || !strings.Contains(text, "nameserver (pending)") {
+	if a.Action != vocab.ActionNone || a.Status != vocab.StatusOutOfSync || !a.NeedsReboot || !strings.Contains(text, "nameserver (pending)") {
 		t.Fatalf("want the nameserver pending until a restart:\n%s", text)
 	}
 	// applyMode: reboot restarts it; the creation-only change stays reported.
 	e.write("ct/dns-01.yaml", strings.Replace(dns, "  state: running", "  applyMode: reboot\n  state: running", 1))
 	p = e.plan(eng)
-	if a = p.Find(engine.KindContainer, "dns-01"); a.Action != engine.ActionReboot {
+	if a = p.Find(engine.KindContainer, "dns-01"); a.Action != vocab.ActionReboot {
 		t.Fatalf("want a reboot:\n%s", planText(p))
 	}
 	e.mustApply(eng)
@@ -168,7 +169,7 @@ spec:
 		t.Errorf("nameserver = %q after the reboot", got)
 	}
 	p = e.plan(eng)
-	if a = p.Find(engine.KindContainer, "dns-01"); a.Action != engine.ActionNone || len(a.Changes) != 1 {
+	if a = p.Find(engine.KindContainer, "dns-01"); a.Action != vocab.ActionNone || len(a.Changes) != 1 {
 		t.Fatalf("only the creation-only change should remain:\n%s", planText(p))
 	}
 
@@ -183,7 +184,7 @@ spec:
 	// while declared.
 	e.remove("ct/dns-01.yaml")
 	p = e.plan(eng)
-	if a = p.Find(engine.KindContainer, "dns-01"); a == nil || a.Action != engine.ActionNone || a.Status != engine.StatusOutOfSync {
+	if a = p.Find(engine.KindContainer, "dns-01"); a == nil || a.Action != vocab.ActionNone || a.Status != vocab.StatusOutOfSync {
 		t.Fatalf("prune off: want it reported and kept:\n%s", planText(p))
 	}
 	e.mustApply(e.engine(engine.Options{Prune: true}))
@@ -216,7 +217,7 @@ func TestContainerConflictUntouched(t *testing.T) {
 	p := e.plan(eng)
 	for _, name := range []string{"dns-01", "apache"} {
 		a := p.Find(engine.KindContainer, name)
-		if a == nil || !a.Conflict || a.Status != engine.StatusConflict {
+		if a == nil || !a.Conflict || a.Status != vocab.StatusConflict {
 			t.Fatalf("%s: want a conflict:\n%s", name, planText(p))
 		}
 	}
@@ -283,20 +284,20 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 	p := e.plan(eng)
 	text := planText(p)
 	ap := p.Find(engine.KindContainer, "apache")
-	if ap.Action != engine.ActionCreate || !strings.Contains(ap.Reason, "provision (1 package(s), 1 file(s), 1 command(s)) is not applied") {
+	if ap.Action != vocab.ActionCreate || !strings.Contains(ap.Reason, "provision (1 package(s), 1 file(s), 1 command(s)) is not applied") {
 		t.Fatalf("apache: want a create that says provisioning is not applied:\n%s", text)
 	}
 	if !strings.Contains(text, "template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst") {
 		t.Fatalf("apache: the appliance name resolves to the volume on the node:\n%s", text)
 	}
 	md := p.Find(engine.KindContainer, "media")
-	if md.Status != engine.StatusFailed || !strings.Contains(md.Reason, "bind mount mp2 (/mnt/pve/nfs-shared/media on /mnt/media)") ||
+	if md.Status != vocab.StatusFailed || !strings.Contains(md.Reason, "bind mount mp2 (/mnt/pve/nfs-shared/media on /mnt/media)") ||
 		!strings.Contains(md.Reason, "features keyctl, mount=nfs;cifs") || !strings.Contains(md.Reason, "root@pam") {
 		t.Fatalf("media: want a clear root@pam failure:\n%s", text)
 	}
 	_, rep := e.apply(eng)
 	for _, r := range rep.Results {
-		if r.Name == "apache" && r.Status != engine.StatusSynced || r.Name == "media" && r.Status != engine.StatusFailed {
+		if r.Name == "apache" && r.Status != vocab.StatusSynced || r.Name == "media" && r.Status != vocab.StatusFailed {
 			t.Fatalf("%+v", r)
 		}
 	}
@@ -310,7 +311,7 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 	}
 	p = e.plan(eng)
 	ap = p.Find(engine.KindContainer, "apache")
-	if ap.Status != engine.StatusUnknown || ap.Action != engine.ActionNone || !strings.Contains(ap.Reason, "configuration in sync; provision") {
+	if ap.Status != vocab.StatusUnknown || ap.Action != vocab.ActionNone || !strings.Contains(ap.Reason, "configuration in sync; provision") {
 		t.Fatalf("apache: want Unknown, never in sync, while provision cannot be applied:\n%s", planText(p))
 	}
 	if p.Summary.Unknown != 1 || !strings.Contains(planText(p), "1 unknown") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -37,7 +38,7 @@ func TestContainerTemplateDownload(t *testing.T) {
 	e.write("ct.yaml", ct)
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
-	if a := p.Find(engine.KindContainer, "dns-01"); a.Action != engine.ActionCreate || !contains(a.DependsOn, "ContainerTemplate/alpine-3-20") {
+	if a := p.Find(engine.KindContainer, "dns-01"); a.Action != vocab.ActionCreate || !contains(a.DependsOn, "ContainerTemplate/alpine-3-20") {
 		t.Fatalf("the container waits for its template:\n%s", planText(p))
 	}
 	e.mustApply(eng)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -97,7 +98,7 @@ func TestUntaggedCloneOfOursIsAdopted(t *testing.T) {
 	// A fresh engine too: nothing but the cluster's task history is used.
 	p := e.plan(e.engine(engine.Options{}))
 	a := p.Find(engine.KindVirtualMachine, "app-02")
-	if a.Conflict || !a.Owned || a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, ":qmclone:9000:root@pam!proxmops:") {
+	if a.Conflict || !a.Owned || a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, ":qmclone:9000:root@pam!proxmops:") {
 		t.Fatalf("untagged clone of ours: %+v", a)
 	}
 	e.converge(eng)
@@ -142,7 +143,7 @@ func TestGuestOfSomeoneElseAtTheVMIDStaysAConflict(t *testing.T) {
 			cloneWithoutTag(t, e, eng)
 			tc.replace(t, e)
 			a := e.plan(eng).Find(engine.KindVirtualMachine, "app-02")
-			if !a.Conflict || a.Owned || a.Action != engine.ActionNone {
+			if !a.Conflict || a.Owned || a.Action != vocab.ActionNone {
 				t.Fatalf("someone else's guest: %+v", a)
 			}
 			if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {

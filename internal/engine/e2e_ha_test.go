@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -157,7 +158,7 @@ func TestHAManagedVMDeleteLeavesHAFirst(t *testing.T) {
 	e.remove("vm.yaml")
 	p := e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "ha-app")
-	if a == nil || a.Action != engine.ActionDelete || !strings.Contains(a.Reason, "removed from the HA resources first") {
+	if a == nil || a.Action != vocab.ActionDelete || !strings.Contains(a.Reason, "removed from the HA resources first") {
 		t.Fatalf("delete plan:\n%s", planText(p))
 	}
 	e.converge(eng)
@@ -252,7 +253,7 @@ func TestHAManagedVMInErrorStateIsReported(t *testing.T) {
 
 	e.write("vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
 	_, rep := e.apply(eng)
-	if len(rep.Results) != 1 || rep.Results[0].Status != engine.StatusFailed || !strings.Contains(rep.Results[0].Error, "vm:150 in its error state") {
+	if len(rep.Results) != 1 || rep.Results[0].Status != vocab.StatusFailed || !strings.Contains(rep.Results[0].Error, "vm:150 in its error state") {
 		t.Fatalf("first apply: %+v", rep.Results)
 	}
 	e.waitHA("vm:150", func(st string) bool { return st == "error" })
@@ -291,7 +292,7 @@ func TestHAManagedDeleteNeedsSysConsole(t *testing.T) {
 	p := e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "ha-app")
 	want := "the API token lacks Sys.Console on /, needed to remove the guest from HA (vm:150)"
-	if a == nil || a.Status != engine.StatusFailed || !strings.Contains(a.Reason, want) {
+	if a == nil || a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, want) {
 		t.Fatalf("planned %+v, want %q", a, want)
 	}
 	e.sim.ResetRequests()

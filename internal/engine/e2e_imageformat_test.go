@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // imageVM is a VM from a cloud image at SOURCE, FORMAT lines optional.
@@ -108,7 +109,7 @@ func TestCompressedImageIsRefusedBeforeAnyDownload(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := p.Find(engine.KindVirtualMachine, "c")
-	if a.Status != engine.StatusFailed || !strings.Contains(a.Reason, "is compressed (.gz)") {
+	if a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, "is compressed (.gz)") {
 		t.Fatalf("%+v", a)
 	}
 	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/storage/{storage}/download-url"); n != 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -62,7 +63,7 @@ func TestNetworkExamples(t *testing.T) {
 	applyNet(t, e, "pve1")
 	p = e.plan(eng)
 	a := p.Find(engine.KindNetwork, "pve1-vmbr1")
-	if a.Action != engine.ActionUpdate || !strings.Contains(planText(p), "bridge_vids: 2-100 -> 2-4094") || !strings.Contains(planText(p), "comments: guest VLAN trunk edited -> guest VLAN trunk") {
+	if a.Action != vocab.ActionUpdate || !strings.Contains(planText(p), "bridge_vids: 2-100 -> 2-4094") || !strings.Contains(planText(p), "comments: guest VLAN trunk edited -> guest VLAN trunk") {
 		t.Fatalf("want the drift corrected:\n%s", planText(p))
 	}
 	e.mustApply(eng)
@@ -95,7 +96,7 @@ spec:
 	e.write("net/vmbr1.yaml", strings.Replace(example(t, "network/vmbr1.yaml"), "comments: guest VLAN trunk\n---", "comments: trunk\n---", 2))
 	p = e.plan(eng)
 	a = p.Find(engine.KindNetwork, "pve2-vmbr1")
-	if a.Status != engine.StatusFailed || !strings.Contains(a.Reason, "node pve2 has network changes staged but not applied") {
+	if a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, "node pve2 has network changes staged but not applied") {
 		t.Fatalf("want pve2 left alone:\n%s", planText(p))
 	}
 	if _, err := eng.Apply(ctx, p, nil); err != nil {
@@ -114,7 +115,7 @@ spec:
 	// Prune: only owned interfaces go, in an order Proxmox accepts.
 	e.remove("net/pve1-storage-vlan.yaml")
 	p = e.plan(eng)
-	if a := p.Find(engine.KindNetwork, "pve1-vmbr1-40"); a == nil || a.Status != engine.StatusOutOfSync || a.Action != engine.ActionNone {
+	if a := p.Find(engine.KindNetwork, "pve1-vmbr1-40"); a == nil || a.Status != vocab.StatusOutOfSync || a.Action != vocab.ActionNone {
 		t.Fatalf("prune off: want vmbr1.40 reported and kept:\n%s", planText(p))
 	}
 	e.mustApply(pruning)
@@ -171,11 +172,11 @@ func TestFailedNetworkReloadIsAppliedNextPass(t *testing.T) {
 	if br := st.Interface("vmbr1"); br == nil || br["active"] == "1" || st.Changes == "" {
 		t.Fatalf("want vmbr1 staged, not active: %v (changes %q)", br, st.Changes)
 	}
-	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindNetwork, "pve1-vmbr1"); a.Status == engine.StatusSynced {
+	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindNetwork, "pve1-vmbr1"); a.Status == vocab.StatusSynced {
 		t.Errorf("a fresh proxmops calls the staged, inactive vmbr1 in sync: %s", a.Reason)
 	}
 	p := e.plan(eng)
-	if a := p.Find(engine.KindNetwork, "pve1-vmbr1"); a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "not applied") {
+	if a := p.Find(engine.KindNetwork, "pve1-vmbr1"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "not applied") {
 		t.Fatalf("pve1-vmbr1: %s %s: %s", a.Action, a.Status, a.Reason)
 	}
 	e.mustApply(eng)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -104,7 +105,7 @@ func TestPlanNamesMissingPrivilegesAndApplyDoesNotStart(t *testing.T) {
 			eng := e.engine(engine.Options{Concurrency: 2})
 			p := e.plan(eng)
 			a := p.Find(tt.kind, tt.resource)
-			if a == nil || a.Status != engine.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, tt.want) {
+			if a == nil || a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, tt.want) {
 				t.Fatalf("planned %+v, want a failed action: %q", a, tt.want)
 			}
 			e.sim.ResetRequests()
@@ -155,7 +156,7 @@ func TestGrowingADiskNeedsSpaceOnItsStorage(t *testing.T) {
 	p := e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "app")
 	want := "the API token lacks Datastore.AllocateSpace on /storage/local-lvm, needed to change scsi0.size (disk on local-lvm)"
-	if a == nil || a.Status != engine.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, want) {
+	if a == nil || a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, want) {
 		t.Fatalf("planned %+v, want %q", a, want)
 	}
 }

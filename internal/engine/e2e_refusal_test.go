@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -99,12 +100,12 @@ spec:
 			t.Errorf("%s: not planned", tt.name)
 			continue
 		}
-		if a.Status != engine.StatusFailed || a.Action != engine.ActionCreate || a.Reason != tt.want {
+		if a.Status != vocab.StatusFailed || a.Action != vocab.ActionCreate || a.Reason != tt.want {
 			t.Errorf("%s: planned %s %s %q, want a failed create: %q", tt.name, a.Action, a.Status, a.Reason, tt.want)
 		}
 	}
 	for _, name := range []string{"same-node", "shared-other-node"} {
-		if a := p.Find(engine.KindVirtualMachine, name); a == nil || a.Status != engine.StatusOutOfSync || !a.Runnable() {
+		if a := p.Find(engine.KindVirtualMachine, name); a == nil || a.Status != vocab.StatusOutOfSync || !a.Runnable() {
 			t.Errorf("%s is refused: %+v", name, a)
 		}
 	}
@@ -117,7 +118,7 @@ spec:
 	}
 	failed := map[string]string{}
 	for _, r := range rep.Results {
-		if r.Status == engine.StatusFailed {
+		if r.Status == vocab.StatusFailed {
 			failed[r.Name] = r.Error
 		}
 	}
@@ -150,7 +151,7 @@ func TestRefusedNewDiskFailsTheUpdate(t *testing.T) {
 	e.write("vms/a.yaml", strings.Replace(twoDisks, "cores: 1", "cores: 2", 1))
 	p := e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "app")
-	if a.Status != engine.StatusFailed || a.Action != engine.ActionUpdate || a.Reason != "storage 'local' does not support vm images" || a.Runnable() {
+	if a.Status != vocab.StatusFailed || a.Action != vocab.ActionUpdate || a.Reason != "storage 'local' does not support vm images" || a.Runnable() {
 		t.Fatalf("planned %s %s %q", a.Action, a.Status, a.Reason)
 	}
 	rep, err := eng.Apply(t.Context(), p, nil)

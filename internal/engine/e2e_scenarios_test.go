@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -41,7 +42,7 @@ func TestHandMadeDriftIsCorrected(t *testing.T) {
 	}
 	p := e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "app-01")
-	if a.Action != engine.ActionUpdate || a.Status != engine.StatusOutOfSync {
+	if a.Action != vocab.ActionUpdate || a.Status != vocab.StatusOutOfSync {
 		t.Fatalf("drift not detected: %+v", a)
 	}
 	got := strings.Join(changeFields(a), ",")
@@ -125,7 +126,7 @@ func TestRunningCoresChangeIsPendingUnlessApplyModeReboot(t *testing.T) {
 	p := e.plan(eng)
 	for _, name := range []string{"app-01", "app-05"} {
 		a := p.Find(engine.KindVirtualMachine, name)
-		if a.Action != engine.ActionUpdate || !a.NeedsReboot {
+		if a.Action != vocab.ActionUpdate || !a.NeedsReboot {
 			t.Fatalf("%s: %+v", name, a)
 		}
 	}
@@ -137,20 +138,20 @@ func TestRunningCoresChangeIsPendingUnlessApplyModeReboot(t *testing.T) {
 	}
 	p = e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "app-05")
-	if a.Action != engine.ActionNone || !a.NeedsReboot || a.Status != engine.StatusOutOfSync || !strings.Contains(a.Reason, "pending") {
+	if a.Action != vocab.ActionNone || !a.NeedsReboot || a.Status != vocab.StatusOutOfSync || !strings.Contains(a.Reason, "pending") {
 		t.Fatalf("app-05 after apply: %+v", a)
 	}
 	// app-01 (applyMode: reboot) was rebooted: nothing pending.
 	if g := e.guest(120); g.Config["cores"] != "4" || len(g.Pending) != 0 || !g.Running {
 		t.Fatalf("app-01 cores %s pending %v running %v", g.Config["cores"], g.Pending, g.Running)
 	}
-	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Status != engine.StatusSynced {
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Status != vocab.StatusSynced {
 		t.Fatalf("app-01: %+v", a)
 	}
 	// Switching app-05 to applyMode: reboot turns the pending change into a reboot.
 	e.write("vms/app-05.yaml", strings.Replace(strings.Replace(withoutReboot, "cores: 2", "cores: 4", 1), "state: running", "applyMode: reboot\n  state: running", 1))
 	p = e.plan(eng)
-	if a := p.Find(engine.KindVirtualMachine, "app-05"); a.Action != engine.ActionReboot {
+	if a := p.Find(engine.KindVirtualMachine, "app-05"); a.Action != vocab.ActionReboot {
 		t.Fatalf("app-05 with applyMode reboot: %+v", a)
 	}
 	e.converge(eng)
@@ -171,7 +172,7 @@ func TestUnownedGuestIsConflictEvenWithPrune(t *testing.T) {
 	eng := e.engine(engine.Options{Prune: true})
 	p, rep := e.apply(eng)
 	a := p.Find(engine.KindVirtualMachine, "app-01")
-	if !a.Conflict || a.Status != engine.StatusConflict || a.Action != engine.ActionNone || p.Summary.Conflict != 1 {
+	if !a.Conflict || a.Status != vocab.StatusConflict || a.Action != vocab.ActionNone || p.Summary.Conflict != 1 {
 		t.Fatalf("not a conflict: %+v", a)
 	}
 	if !strings.Contains(a.Reason, "does not own") {
@@ -206,7 +207,7 @@ func TestPruneIsOptIn(t *testing.T) {
 	off := e.engine(engine.Options{})
 	p, _ := e.apply(off)
 	a := p.Find(engine.KindVirtualMachine, "app-01")
-	if a == nil || a.Action != engine.ActionNone || a.Status != engine.StatusOutOfSync || !strings.Contains(a.Reason, "prune is off") {
+	if a == nil || a.Action != vocab.ActionNone || a.Status != vocab.StatusOutOfSync || !strings.Contains(a.Reason, "prune is off") {
 		t.Fatalf("prune off: %+v", a)
 	}
 	if _, ok := e.sim.Guest(120); !ok {
@@ -215,10 +216,10 @@ func TestPruneIsOptIn(t *testing.T) {
 	// Prune on: the owned VM (running: stopped first) and ISO go.
 	on := e.engine(engine.Options{Prune: true})
 	p = e.plan(on)
-	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != engine.ActionDelete {
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != vocab.ActionDelete {
 		t.Fatalf("prune on: %+v", a)
 	}
-	if a := p.Find(engine.KindIso, "debian-12-amd64-netinst"); a == nil || a.Action != engine.ActionDelete {
+	if a := p.Find(engine.KindIso, "debian-12-amd64-netinst"); a == nil || a.Action != vocab.ActionDelete {
 		t.Fatalf("owned ISO not pruned: %+v", p.Actions)
 	}
 	e.converge(on)
@@ -242,7 +243,7 @@ func TestIsoChecksumChangeAndForeignVolume(t *testing.T) {
 	e.write("isos/debian-12.yaml", strings.Replace(seedIso, "ISOSUM", sha256hex(e.isoData), 1))
 	p := e.plan(eng)
 	a := p.Find(engine.KindIso, "debian-12")
-	if a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "checksum") {
+	if a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "checksum") {
 		t.Fatalf("checksum change: %+v", a)
 	}
 	e.converge(eng)
@@ -332,7 +333,7 @@ func TestDroppedCreateIsNotRepeated(t *testing.T) {
 	// The next pass re-reads the cluster: the VM exists (owned, created
 	// from the request that got no answer), so it is updated, not created.
 	p := e.plan(eng)
-	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action == engine.ActionCreate {
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action == vocab.ActionCreate {
 		t.Fatalf("planned a second create: %+v", a)
 	} else {
 		t.Logf("second pass: %s %s %s %v", a.Action, a.Status, a.Reason, a.Changes)
@@ -359,7 +360,7 @@ func TestBlockedDependents(t *testing.T) {
 			vm = r
 		}
 	}
-	if tpl.Status != engine.StatusFailed || vm.Status != engine.StatusFailed || vm.Blocked != "Template/debian-12-tpl" {
+	if tpl.Status != vocab.StatusFailed || vm.Status != vocab.StatusFailed || vm.Blocked != "Template/debian-12-tpl" {
 		t.Fatalf("template %+v, vm %+v", tpl, vm)
 	}
 	if !strings.Contains(vm.Error, "blocked") {
@@ -378,7 +379,7 @@ func TestSyncAnnotations(t *testing.T) {
 	manual := strings.Replace(seedVMImage, "  tags: [prod, app]\n", "  tags: [prod, app]\n  annotations:\n    proxmops.dev/sync: manual\n", 1)
 	e.write("vms/app-01.yaml", strings.Replace(manual, "cores: 2", "cores: 3", 1))
 	p, rep := e.apply(eng)
-	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != engine.ActionUpdate || rep.Failed != 0 || rep.Skipped != 1 {
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != vocab.ActionUpdate || rep.Failed != 0 || rep.Skipped != 1 {
 		t.Fatalf("manual: %+v %+v", a, rep)
 	}
 	if g := e.guest(120); g.Config["cores"] != "2" {
@@ -387,7 +388,7 @@ func TestSyncAnnotations(t *testing.T) {
 	disabled := strings.Replace(manual, "sync: manual", "sync: disabled", 1)
 	e.write("vms/app-01.yaml", strings.Replace(disabled, "cores: 2", "cores: 3", 1))
 	p = e.plan(eng)
-	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != engine.ActionNone || a.Status != engine.StatusUnknown {
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Action != vocab.ActionNone || a.Status != vocab.StatusUnknown {
 		t.Fatalf("disabled: %+v", a)
 	}
 }
@@ -482,7 +483,7 @@ func TestUserDataChangeReprovisionsTheSeed(t *testing.T) {
 	e.write("vms/web01.yaml", strings.Replace(seedUserData, "web01.scm", "web02.scm", 1))
 	p := e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "web01")
-	if a.Action != engine.ActionUpdate || !a.NeedsReboot || !strings.Contains(strings.Join(changeFields(a), ","), "userData") {
+	if a.Action != vocab.ActionUpdate || !a.NeedsReboot || !strings.Contains(strings.Join(changeFields(a), ","), "userData") {
 		t.Fatalf("userData change: %+v", a)
 	}
 	before := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/reboot")
@@ -514,7 +515,7 @@ func TestPasswordByReference(t *testing.T) {
 	t.Setenv("APP01_PASSWORD", "")
 	os.Unsetenv("APP01_PASSWORD")
 	p := e.plan(eng)
-	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Status != engine.StatusFailed || !strings.Contains(a.Reason, "APP01_PASSWORD") {
+	if a := p.Find(engine.KindVirtualMachine, "app-01"); a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, "APP01_PASSWORD") {
 		t.Fatalf("missing secret: %+v", a)
 	}
 }
@@ -597,7 +598,7 @@ func TestTemplateDriftIsReportedNotChanged(t *testing.T) {
 	e.write("templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "cores: 2", "cores: 4", 1))
 	p, rep := e.apply(eng)
 	a := p.Find(engine.KindTemplate, "debian-12-tpl")
-	if a.Action != engine.ActionNone || a.Status != engine.StatusOutOfSync || !strings.Contains(a.Reason, "cannot be changed in place") {
+	if a.Action != vocab.ActionNone || a.Status != vocab.StatusOutOfSync || !strings.Contains(a.Reason, "cannot be changed in place") {
 		t.Fatalf("template drift: %+v", a)
 	}
 	if len(a.Changes) != 1 || a.Changes[0].Field != "cores" || a.Changes[0].From != "2" || a.Changes[0].To != "4" {
@@ -607,7 +608,7 @@ func TestTemplateDriftIsReportedNotChanged(t *testing.T) {
 		t.Fatalf("template touched: %+v", rep.Results)
 	}
 	// The linked clone is untouched and still in sync.
-	if a := p.Find(engine.KindVirtualMachine, "app-03"); a.Status != engine.StatusSynced {
+	if a := p.Find(engine.KindVirtualMachine, "app-03"); a.Status != vocab.StatusSynced {
 		t.Fatalf("clone: %+v", a)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // runnableSDN lists the plan's runnable SDN actions in plan order.
@@ -66,7 +67,7 @@ func TestSdnActionsAppliedAloneConverge(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, r := range rep.Results {
-					if r.Status != engine.StatusSynced {
+					if r.Status != vocab.StatusSynced {
 						t.Fatalf("%s: %s alone: %s: %s", what, a.Key(), r.Status, r.Error)
 					}
 				}
@@ -121,7 +122,7 @@ func TestSdnPendingChangeIsApplied(t *testing.T) {
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	lab := p.Find(engine.KindSdnZone, "lab")
-	if lab.Action != engine.ActionNone || lab.Status != engine.StatusOutOfSync || lab.Runnable() {
+	if lab.Action != vocab.ActionNone || lab.Status != vocab.StatusOutOfSync || lab.Runnable() {
 		t.Fatalf("zone lab, pending only, should wait for the apply:\n%s", planText(p))
 	}
 	labnet := p.Find(engine.KindSdnVnet, "labnet")

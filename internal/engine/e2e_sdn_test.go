@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func sdnEntry(t *testing.T, e *env, kind, id string) pve.SDNEntry {
@@ -134,7 +135,7 @@ spec:
 	e.write("sdn/vnets.yaml", strings.Replace(example(t, "sdn/vnets.yaml"), "alias: IoT VLAN", "alias: IoT devices", 1))
 	p = e.plan(pruning)
 	a := p.Find(engine.KindSdnVnet, "iot")
-	if a.Status != engine.StatusFailed || !strings.Contains(a.Reason, "vnet guests (changed)") {
+	if a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, "vnet guests (changed)") {
 		t.Fatalf("want the apply refused while someone else's change is pending:\n%s", planText(p))
 	}
 	if _, err := pruning.Apply(ctx, p, nil); err != nil {

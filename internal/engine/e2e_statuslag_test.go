@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -77,7 +78,7 @@ spec:
 `)
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
-	if a := p.Find(engine.KindVirtualMachine, "app-06"); a.Action != engine.ActionCreate || a.Status != engine.StatusOutOfSync {
+	if a := p.Find(engine.KindVirtualMachine, "app-06"); a.Action != vocab.ActionCreate || a.Status != vocab.StatusOutOfSync {
 		t.Fatalf("app-06: %s %s: %s", a.Action, a.Status, a.Reason)
 	}
 	e.converge(eng)

@@ -18,6 +18,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -152,7 +153,7 @@ func (e *env) converge(eng *engine.Engine) *engine.Report {
 	e.t.Helper()
 	p, rep := e.apply(eng)
 	for _, r := range rep.Results {
-		if r.Status != engine.StatusSynced {
+		if r.Status != vocab.StatusSynced {
 			e.t.Errorf("%s/%s %s: %s %s", r.Kind, r.Name, r.Action, r.Status, r.Error)
 		}
 	}
@@ -170,7 +171,7 @@ func (e *env) assertInSync(eng *engine.Engine) *engine.Plan {
 	e.t.Helper()
 	p := e.plan(eng)
 	for _, a := range p.Actions {
-		if a.Action != engine.ActionNone || a.Status != engine.StatusSynced {
+		if a.Action != vocab.ActionNone || a.Status != vocab.StatusSynced {
 			e.t.Errorf("not in sync: %s %s %s: %s %v", a.Key(), a.Action, a.Status, a.Reason, a.Changes)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -42,7 +43,7 @@ func TestGuestLeftLockedIsReportedAsUnfinished(t *testing.T) {
 		if a == nil {
 			t.Fatalf("%s/%s not planned", tc.kind, tc.name)
 		}
-		if a.Status != engine.StatusProgressing || a.Conflict || a.Action != engine.ActionNone || !strings.Contains(a.Reason, tc.want) {
+		if a.Status != vocab.StatusProgressing || a.Conflict || a.Action != vocab.ActionNone || !strings.Contains(a.Reason, tc.want) {
 			t.Errorf("%s/%s: %s %s conflict=%v: %s, want Progressing: %s", tc.kind, tc.name, a.Action, a.Status, a.Conflict, a.Reason, tc.want)
 		}
 		if strings.Contains(a.Reason, `""`) {
@@ -69,7 +70,7 @@ func TestFailedCreateAndCloneLeaveNothingBehind(t *testing.T) {
 	_, rep := e.apply(eng)
 	var failed []string
 	for _, r := range rep.Results {
-		if r.Status == engine.StatusFailed {
+		if r.Status == vocab.StatusFailed {
 			failed = append(failed, r.Kind+"/"+r.Name+": "+r.Error)
 		}
 	}
@@ -107,7 +108,7 @@ func TestTemplateConversionCutShortIsFinished(t *testing.T) {
 		t.Fatalf("want a template with a VM disk: %v", g.Config)
 	}
 	p := e.plan(eng)
-	if a := p.Find(engine.KindTemplate, "debian-12-tpl"); a.Action != engine.ActionUpdate || !strings.Contains(a.Reason, "scsi0") {
+	if a := p.Find(engine.KindTemplate, "debian-12-tpl"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "scsi0") {
 		t.Fatalf("template: %s %s: %s", a.Action, a.Status, a.Reason)
 	}
 	e.converge(eng)

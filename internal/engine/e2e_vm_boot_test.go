@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -29,7 +30,7 @@ spec:
   state: running
 `
 
-func findChange(a *engine.Action, field string) *engine.Change {
+func findChange(a *engine.Action, field string) *vocab.Change {
 	for i := range a.Changes {
 		if a.Changes[i].Field == field {
 			return &a.Changes[i]
@@ -67,7 +68,7 @@ func TestInstallerISOIsInTheBootOrder(t *testing.T) {
 	}
 	p = e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "debian-install")
-	if c := findChange(a, "boot"); a.Action != engine.ActionUpdate || c == nil || c.From != "order=virtio0;net0" || c.To != "order=virtio0;ide0" {
+	if c := findChange(a, "boot"); a.Action != vocab.ActionUpdate || c == nil || c.From != "order=virtio0;net0" || c.To != "order=virtio0;ide0" {
 		t.Fatalf("drift plan: %s %v", a.Action, a.Changes)
 	}
 	e.converge(eng)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -66,7 +67,7 @@ func TestDownloadedVolumesOwnedThroughTheTaskHistory(t *testing.T) {
 	p = e.plan(pruning)
 	var deletes []string
 	for _, a := range p.Actions {
-		if a.Action == engine.ActionDelete {
+		if a.Action == vocab.ActionDelete {
 			deletes = append(deletes, a.Key())
 		}
 	}
@@ -184,7 +185,7 @@ func TestNoProofWithoutSysAudit(t *testing.T) {
 	}
 	fresh := e.engine(engine.Options{})
 	a := e.plan(fresh).Find(engine.KindIso, "debian-12")
-	if a.Status != engine.StatusUnknown || a.Conflict || a.Owned || !strings.Contains(a.Reason, "lacks Sys.Audit on /nodes/pve1") {
+	if a.Status != vocab.StatusUnknown || a.Conflict || a.Owned || !strings.Contains(a.Reason, "lacks Sys.Audit on /nodes/pve1") {
 		t.Fatalf("%+v", a)
 	}
 	e.remove("isos/debian-12.yaml")
@@ -260,7 +261,7 @@ func TestDownloadProofSurvivesTaskIndexRotationThroughTheStore(t *testing.T) {
 		t.Fatalf("pruned without proof:\n%s", planText(p))
 	}
 	p := e.plan(e.engine(engine.Options{Prune: true, Records: store}))
-	if a := p.Find(engine.KindIso, "debian-12-amd64-netinst"); a == nil || a.Action != engine.ActionDelete {
+	if a := p.Find(engine.KindIso, "debian-12-amd64-netinst"); a == nil || a.Action != vocab.ActionDelete {
 		t.Fatalf("prune with the record:\n%s", planText(p))
 	}
 }

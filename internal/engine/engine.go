@@ -12,6 +12,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Options tune an Engine.
@@ -183,8 +184,8 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 		p.Actions = append(p.Actions, r.plan(pc)...)
 	}
 	for _, m := range d.Others {
-		p.Actions = append(p.Actions, &Action{Kind: m.Kind, Name: m.Name, Node: m.Node, Action: ActionNone,
-			Status: StatusUnknown, Sync: m.Sync, File: m.File,
+		p.Actions = append(p.Actions, &Action{Kind: m.Kind, Name: m.Name, Node: m.Node, Action: vocab.ActionNone,
+			Status: vocab.StatusUnknown, Sync: m.Sync, File: m.File,
 			Reason: fmt.Sprintf("%s resources are validated but not reconciled by this version", m.Kind)})
 	}
 	e.checkPrivileges(ctx, p, d)
@@ -210,12 +211,12 @@ func resolveDependencies(p *Plan) error {
 				continue
 			}
 			switch {
-			case dep.Conflict || dep.Status == StatusFailed && dep.run == nil:
-				if a.Action != ActionNone && a.BlockedBy == "" {
+			case dep.Conflict || dep.Status == vocab.StatusFailed && dep.run == nil:
+				if a.Action != vocab.ActionNone && a.BlockedBy == "" {
 					a.BlockedBy = k
 					a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("blocked: %s is %s (%s)", k, dep.Status, dep.Reason)})
 				}
-			case dep.Action != ActionNone && dep.run != nil:
+			case dep.Action != vocab.ActionNone && dep.run != nil:
 				deps = append(deps, k)
 			}
 		}
@@ -308,8 +309,8 @@ func (f ProgressFuncs) ActionFinished(a *Action, r Result) {
 type Result struct {
 	Kind     string        `json:"kind"`
 	Name     string        `json:"name"`
-	Action   ActionType    `json:"action"`
-	Status   Status        `json:"status"` // Synced, Failed, OutOfSync (skipped)
+	Action   vocab.Action  `json:"action"`
+	Status   vocab.Status  `json:"status"` // Synced, Failed, OutOfSync (skipped)
 	Error    string        `json:"error,omitempty"`
 	Blocked  string        `json:"blockedBy,omitempty"`
 	Duration time.Duration `json:"durationNs"`
@@ -413,7 +414,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 	nodes := map[string]*node{}
 	var order []*node
 	for _, a := range p.Actions {
-		if a.Action == ActionNone {
+		if a.Action == vocab.ActionNone {
 			continue
 		}
 		n := &node{a: a, done: make(chan struct{})}
@@ -432,16 +433,16 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 				}
 			}
 			switch {
-			case a.Sync != SyncAuto:
-				n.res.Status, n.res.Error = StatusOutOfSync, fmt.Sprintf("not applied: sync policy is %s", a.Sync)
+			case a.Sync != vocab.SyncAuto:
+				n.res.Status, n.res.Error = vocab.StatusOutOfSync, fmt.Sprintf("not applied: sync policy is %s", a.Sync)
 				finish()
 				return
 			case a.BlockedBy != "":
-				n.res.Status, n.res.Blocked, n.res.Error = StatusFailed, a.BlockedBy, a.Reason
+				n.res.Status, n.res.Blocked, n.res.Error = vocab.StatusFailed, a.BlockedBy, a.Reason
 				finish()
 				return
 			case a.run == nil:
-				n.res.Status, n.res.Error = StatusFailed, a.Reason
+				n.res.Status, n.res.Error = vocab.StatusFailed, a.Reason
 				finish()
 				return
 			}
@@ -453,12 +454,12 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 				select {
 				case <-dep.done:
 				case <-ctx.Done():
-					n.res.Status, n.res.Error = StatusFailed, ctx.Err().Error()
+					n.res.Status, n.res.Error = vocab.StatusFailed, ctx.Err().Error()
 					finish()
 					return
 				}
-				if dep.res.Status != StatusSynced {
-					n.res.Status, n.res.Blocked = StatusFailed, k
+				if dep.res.Status != vocab.StatusSynced {
+					n.res.Status, n.res.Blocked = vocab.StatusFailed, k
 					n.res.Error = fmt.Sprintf("blocked: %s failed: %s", k, dep.res.Error)
 					finish()
 					return
@@ -466,7 +467,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 			}
 			release, err := e.limiter.Acquire(ctx, dispatch.Claim{Nodes: a.claim.nodes, Storages: a.claim.storages})
 			if err != nil {
-				n.res.Status, n.res.Error = StatusFailed, err.Error()
+				n.res.Status, n.res.Error = vocab.StatusFailed, err.Error()
 				finish()
 				return
 			}
@@ -478,10 +479,10 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 			err = a.run(ctx, &execCtx{e: e, a: a, pass: p.pass, prog: prog, sdnApply: sdnApply})
 			n.res.Duration = time.Since(t0)
 			if err != nil {
-				n.res.Status, n.res.Error, n.res.Err = StatusFailed, err.Error(), err
+				n.res.Status, n.res.Error, n.res.Err = vocab.StatusFailed, err.Error(), err
 				n.res.Retry = pve.IsTransient(err)
 			} else {
-				n.res.Status = StatusSynced
+				n.res.Status = vocab.StatusSynced
 			}
 			e.log.Debug("action finished", "resource", a.Key(), "action", a.Action, "status", n.res.Status, "error", n.res.Error)
 			finish()
@@ -491,9 +492,9 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 		<-n.done
 		rep.Results = append(rep.Results, n.res)
 		switch {
-		case n.res.Status == StatusSynced:
+		case n.res.Status == vocab.StatusSynced:
 			rep.Applied++
-		case n.res.Status == StatusFailed:
+		case n.res.Status == vocab.StatusFailed:
 			rep.Failed++
 		default:
 			rep.Skipped++

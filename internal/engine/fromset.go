@@ -73,7 +73,7 @@ func DesiredFromSet(set *manifest.Set, secrets SecretReader) *Desired {
 func metaOf(r manifest.Resource) Meta {
 	md := r.Meta()
 	return Meta{Kind: string(r.Kind()), Name: r.Name(), Node: r.Node(), Tags: md.Tags,
-		Sync: SyncPolicy(md.Sync()), File: r.Source().File}
+		Sync: md.Sync(), File: r.Source().File}
 }
 
 func imageFromManifest(img *manifest.Image) *ImageSpec {

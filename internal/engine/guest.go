@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/cloudinit"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Slots for the drives proxmops adds itself.
@@ -58,7 +59,7 @@ func (gs *guestSpec) cidataVolume(vmid int) string {
 
 // configChange is one key to set or delete.
 type configChange struct {
-	Change
+	vocab.Change
 	key    string
 	value  string
 	del    bool
@@ -78,7 +79,7 @@ type guestDiff struct {
 	config  []configChange
 	resizes []resize
 	refused []string
-	pending []Change // managed keys whose desired value already waits for a reboot
+	pending []vocab.Change // managed keys whose desired value already waits for a reboot
 	cidata  *cidataChange
 	managed map[string]bool
 }
@@ -92,16 +93,16 @@ func (d *guestDiff) empty() bool {
 }
 
 // changes lists the field changes for display.
-func (d *guestDiff) changes() []Change {
-	var out []Change
+func (d *guestDiff) changes() []vocab.Change {
+	var out []vocab.Change
 	for _, c := range d.config {
 		out = append(out, c.Change)
 	}
 	for _, r := range d.resizes {
-		out = append(out, Change{Field: r.slot + ".size", From: FormatSize(r.from), To: FormatSize(r.to)})
+		out = append(out, vocab.Change{Field: r.slot + ".size", From: FormatSize(r.from), To: FormatSize(r.to)})
 	}
 	if d.cidata != nil {
-		out = append(out, Change{Field: "userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
+		out = append(out, vocab.Change{Field: "userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
 	}
 	return out
 }
@@ -341,7 +342,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 			same = func(v string, ok bool) bool { return ok && v == want }
 		}
 		if !same(have, ok) {
-			set(configChange{Change: Change{Field: key, From: have, To: want}, key: key, value: want, reboot: reboot})
+			set(configChange{Change: vocab.Change{Field: key, From: have, To: want}, key: key, value: want, reboot: reboot})
 		}
 	}
 	withDefault := func(def string, want string) func(string, bool) bool {
@@ -369,7 +370,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 			haveMiB = pve.ParsePropertyString(have, "current").Values["current"]
 		}
 		if haveMiB != want {
-			set(configChange{Change: Change{Field: "memory", From: haveMiB, To: want}, key: "memory", value: want, reboot: !hp["memory"]})
+			set(configChange{Change: vocab.Change{Field: "memory", From: haveMiB, To: want}, key: "memory", value: want, reboot: !hp["memory"]})
 		}
 	}
 	if gs.cpu != "" {
@@ -384,7 +385,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		}
 		if haveType != gs.cpu {
 			ps.Set("cputype", gs.cpu)
-			set(configChange{Change: Change{Field: "cpu", From: haveType, To: gs.cpu}, key: "cpu", value: ps.String("cputype"), reboot: true})
+			set(configChange{Change: vocab.Change{Field: "cpu", From: haveType, To: gs.cpu}, key: "cpu", value: ps.String("cputype"), reboot: true})
 		}
 	}
 	{
@@ -392,7 +393,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		have := normalTags(pve.SplitTags(eff["tags"]))
 		d.managed["tags"] = true
 		if !sameStrings(want, have) {
-			set(configChange{Change: Change{Field: "tags", From: strings.Join(have, ";"), To: strings.Join(want, ";")}, key: "tags", value: strings.Join(want, ";")})
+			set(configChange{Change: vocab.Change{Field: "tags", From: strings.Join(have, ";"), To: strings.Join(want, ";")}, key: "tags", value: strings.Join(want, ";")})
 		}
 	}
 	if gs.desc != "" {
@@ -400,7 +401,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		have := strings.TrimRight(eff["description"], " \n\r\t")
 		want := strings.TrimRight(gs.desc, " \n\r\t")
 		if have != want {
-			set(configChange{Change: Change{Field: "description", From: abbreviate(have), To: abbreviate(want)}, key: "description", value: gs.desc})
+			set(configChange{Change: vocab.Change{Field: "description", From: abbreviate(have), To: abbreviate(want)}, key: "description", value: gs.desc})
 		}
 	}
 	if gs.onboot != nil {
@@ -440,16 +441,16 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		have, ok := eff[n.Slot]
 		if !ok {
 			v := nicValue(n, nil)
-			set(configChange{Change: Change{Field: n.Slot, From: "", To: v}, key: n.Slot, value: v, reboot: !hp["network"]})
+			set(configChange{Change: vocab.Change{Field: n.Slot, From: "", To: v}, key: n.Slot, value: v, reboot: !hp["network"]})
 			continue
 		}
 		p := parseNIC(have)
-		var fields []Change
+		var fields []vocab.Change
 		if n.Model != "" && n.Model != p.Model {
-			fields = append(fields, Change{Field: n.Slot + ".model", From: p.Model, To: n.Model})
+			fields = append(fields, vocab.Change{Field: n.Slot + ".model", From: p.Model, To: n.Model})
 		}
 		if n.Bridge != "" && n.Bridge != p.get("bridge") {
-			fields = append(fields, Change{Field: n.Slot + ".bridge", From: p.get("bridge"), To: n.Bridge})
+			fields = append(fields, vocab.Change{Field: n.Slot + ".bridge", From: p.get("bridge"), To: n.Bridge})
 		}
 		if n.Tag != nil {
 			want := ""
@@ -457,24 +458,24 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 				want = strconv.Itoa(*n.Tag)
 			}
 			if want != p.get("tag") {
-				fields = append(fields, Change{Field: n.Slot + ".tag", From: p.get("tag"), To: want})
+				fields = append(fields, vocab.Change{Field: n.Slot + ".tag", From: p.get("tag"), To: want})
 			}
 		}
 		if n.Firewall != nil && truthy(p.get("firewall")) != *n.Firewall {
-			fields = append(fields, Change{Field: n.Slot + ".firewall", From: boolStr(truthy(p.get("firewall"))), To: boolStr(*n.Firewall)})
+			fields = append(fields, vocab.Change{Field: n.Slot + ".firewall", From: boolStr(truthy(p.get("firewall"))), To: boolStr(*n.Firewall)})
 		}
 		if n.MAC != "" && !strings.EqualFold(n.MAC, p.MAC) {
-			fields = append(fields, Change{Field: n.Slot + ".macaddr", From: p.MAC, To: strings.ToUpper(n.MAC)})
+			fields = append(fields, vocab.Change{Field: n.Slot + ".macaddr", From: p.MAC, To: strings.ToUpper(n.MAC)})
 		}
 		if n.MTU != nil && strconv.Itoa(*n.MTU) != p.get("mtu") {
-			fields = append(fields, Change{Field: n.Slot + ".mtu", From: p.get("mtu"), To: strconv.Itoa(*n.MTU)})
+			fields = append(fields, vocab.Change{Field: n.Slot + ".mtu", From: p.get("mtu"), To: strconv.Itoa(*n.MTU)})
 		}
 		if n.Rate != "" && n.Rate != p.get("rate") {
-			fields = append(fields, Change{Field: n.Slot + ".rate", From: p.get("rate"), To: n.Rate})
+			fields = append(fields, vocab.Change{Field: n.Slot + ".rate", From: p.get("rate"), To: n.Rate})
 		}
 		for _, k := range sortedKeys(n.Extra) {
 			if n.Extra[k] != p.get(k) {
-				fields = append(fields, Change{Field: n.Slot + "." + k, From: p.get(k), To: n.Extra[k]})
+				fields = append(fields, vocab.Change{Field: n.Slot + "." + k, From: p.get(k), To: n.Extra[k]})
 			}
 		}
 		if len(fields) > 0 {
@@ -493,7 +494,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 			if strings.HasPrefix(k, "net") && !declaredNIC[k] {
 				if _, err := strconv.Atoi(k[3:]); err == nil {
 					d.managed[k] = true
-					set(configChange{Change: Change{Field: k, From: eff[k], To: ""}, key: k, del: true, reboot: !hp["network"]})
+					set(configChange{Change: vocab.Change{Field: k, From: eff[k], To: ""}, key: k, del: true, reboot: !hp["network"]})
 				}
 			}
 		}
@@ -510,7 +511,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 			}
 			v := fmt.Sprintf("%s:%d%s", disk.Storage, size, diskOptions(disk.Options))
 			bus := strings.TrimRight(disk.Slot, "0123456789")
-			set(configChange{Change: Change{Field: disk.Slot, From: "", To: fmt.Sprintf("%s:%s", disk.Storage, FormatSize(size*gib))},
+			set(configChange{Change: vocab.Change{Field: disk.Slot, From: "", To: fmt.Sprintf("%s:%s", disk.Storage, FormatSize(size*gib))},
 				key: disk.Slot, value: v, async: true, reboot: !hp["disk"] || bus == "ide" || bus == "sata"})
 			continue
 		}
@@ -532,10 +533,10 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			var fields []Change
+			var fields []vocab.Change
 			for _, k := range keys {
 				if ps.Values[k] != disk.Options[k] {
-					fields = append(fields, Change{Field: disk.Slot + "." + k, From: ps.Values[k], To: disk.Options[k]})
+					fields = append(fields, vocab.Change{Field: disk.Slot + "." + k, From: ps.Values[k], To: disk.Options[k]})
 					ps.Set(k, disk.Options[k])
 					changed = true
 				}
@@ -574,7 +575,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 			}
 			if stor != "" {
 				d.managed[cloudInitSlot] = true
-				set(configChange{Change: Change{Field: "cloudinit drive", From: "", To: cloudInitSlot + " on " + stor},
+				set(configChange{Change: vocab.Change{Field: "cloudinit drive", From: "", To: cloudInitSlot + " on " + stor},
 					key: cloudInitSlot, value: stor + ":cloudinit", async: true})
 			}
 		}
@@ -585,7 +586,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 				same = func(v string) bool { return v == want }
 			}
 			if !same(have) {
-				set(configChange{Change: Change{Field: key, From: have, To: want}, key: key, value: want, ci: true})
+				set(configChange{Change: vocab.Change{Field: key, From: have, To: want}, key: key, value: want, ci: true})
 			}
 		}
 		if gs.ci.User != "" {
@@ -593,14 +594,14 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		}
 		if gs.ci.PasswordSet && eff["cipassword"] == "" {
 			d.managed["cipassword"] = true
-			set(configChange{Change: Change{Field: "cipassword", From: "", To: "(set)"}, key: "cipassword", value: gs.ci.Password, ci: true})
+			set(configChange{Change: vocab.Change{Field: "cipassword", From: "", To: "(set)"}, key: "cipassword", value: gs.ci.Password, ci: true})
 		}
 		if len(gs.ci.SSHKeys) > 0 {
 			want := normalKeys(gs.ci.SSHKeys)
 			have := normalKeys(pve.DecodeSSHKeys(eff["sshkeys"]))
 			d.managed["sshkeys"] = true
 			if !sameStrings(want, have) {
-				set(configChange{Change: Change{Field: "sshkeys", From: keysSummary(have), To: keysSummary(want)},
+				set(configChange{Change: vocab.Change{Field: "sshkeys", From: keysSummary(have), To: keysSummary(want)},
 					key: "sshkeys", value: pve.EncodeSSHKeys(gs.ci.SSHKeys), ci: true})
 			}
 		}
@@ -654,7 +655,7 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 		d.managed["boot"] = true
 		if bootDrift(want, eff) {
 			v := printBootOrder(want)
-			set(configChange{Change: Change{Field: "boot", From: bootDisplay(eff), To: v}, key: "boot", value: v, reboot: true, last: true})
+			set(configChange{Change: vocab.Change{Field: "boot", From: bootDisplay(eff), To: v}, key: "boot", value: v, reboot: true, last: true})
 		}
 	}
 
@@ -673,9 +674,9 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 			continue
 		}
 		if pv, ok := g.Pending[k]; ok {
-			d.pending = append(d.pending, Change{Field: k, From: displayValue(k, cur[k]), To: displayValue(k, pv)})
+			d.pending = append(d.pending, vocab.Change{Field: k, From: displayValue(k, cur[k]), To: displayValue(k, pv)})
 		} else if g.PendingDelete[k] {
-			d.pending = append(d.pending, Change{Field: k, From: displayValue(k, cur[k]), To: ""})
+			d.pending = append(d.pending, vocab.Change{Field: k, From: displayValue(k, cur[k]), To: ""})
 		}
 	}
 	return d

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Adoption of guests proxmops made but could not tag. Proxmox's clone
@@ -85,7 +86,7 @@ func madeBy(t pve.TaskStatus, token string) string {
 // that proxmops made, or returns nil to leave it a Conflict. A locked guest
 // is left for later (its task may still run).
 func adoptUntagged(pc *planContext, a *Action, g *Guest) *Action {
-	if g == nil || g.Owned || a.Sync == SyncDisabled || g.Lock != "" {
+	if g == nil || g.Owned || a.Sync == vocab.SyncDisabled || g.Lock != "" {
 		return nil
 	}
 	upid, err := pc.guestMadeByUs(g.VMID)
@@ -94,9 +95,9 @@ func adoptUntagged(pc *planContext, a *Action, g *Guest) *Action {
 	}
 	tags := normalTags(append(append([]string(nil), g.Tags...), OwnerTag))
 	a.Node, a.VMID, a.Owned = g.Node, g.VMID, true
-	a.Action, a.Status = ActionUpdate, StatusOutOfSync
+	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("made by proxmops (task %s) but its ownership tag is missing: tagging it", upid)
-	a.Changes = []Change{{Field: "tags", From: strings.Join(g.Tags, ";"), To: strings.Join(tags, ";")}}
+	a.Changes = []vocab.Change{{Field: "tags", From: strings.Join(g.Tags, ";"), To: strings.Join(tags, ";")}}
 	a.Observed = observedSummary(g)
 	a.claim = claim{nodes: []string{g.Node}}
 	node, vmid, typ := g.Node, g.VMID, g.Type

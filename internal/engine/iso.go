@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func (s *IsoSpec) checksum() string {
 
 func (isoReconciler) scope(pc *planContext, sc *scope) {
 	for _, s := range pc.d.Isos {
-		if s.Sync != SyncDisabled {
+		if s.Sync != vocab.SyncDisabled {
 			sc.storage(nodeFor(pc, s.Node), s.Storage)
 		}
 	}
@@ -57,23 +58,23 @@ func (r isoReconciler) plan(pc *planContext) []*Action {
 func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, 0)
-	if a.Sync == SyncDisabled {
-		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if a.Sync == vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
 		return a
 	}
 	volid, err := isoVolume(s)
 	if err != nil {
-		a.Status, a.Reason = StatusFailed, err.Error()
+		a.Status, a.Reason = vocab.StatusFailed, err.Error()
 		return a
 	}
 	ref := pc.snap.Storage(node, s.Storage)
 	if reason := firstRefusal(nodeRefusal(pc.snap, node), downloadRefusal(pc.snap, node, s.Storage, "iso")); reason != "" || ref == nil {
-		a.Action, a.Status, a.Reason = ActionCreate, StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
+		a.Action, a.Status, a.Reason = vocab.ActionCreate, vocab.StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
 		return a
 	}
 	vols, listed, lerr := pc.snap.Volumes(node, s.Storage)
 	if lerr != nil || !listed {
-		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
 		return a
 	}
 	fileName := strings.TrimPrefix(volid, s.Storage+":iso/")
@@ -98,11 +99,11 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node}
 		proof, perr := pc.proveDownload(node, v)
 		if perr != nil {
-			a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, volid, perr)
+			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, volid, perr)
 			return a
 		}
 		if proof == nil {
-			a.Conflict, a.Status = true, StatusConflict
+			a.Conflict, a.Status = true, vocab.StatusConflict
 			a.Reason = notProvenReason(volid, node, pc.e.client.TokenID())
 			return a
 		}
@@ -112,22 +113,22 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		if proof.recorded {
 			sum = proof.Checksum
 		}
-		var changes []Change
+		var changes []vocab.Change
 		if src != s.URL {
-			changes = append(changes, Change{Field: "source", From: src, To: s.URL})
+			changes = append(changes, vocab.Change{Field: "source", From: src, To: s.URL})
 		}
 		if sum != wantSum {
-			changes = append(changes, Change{Field: "checksum", From: sum, To: wantSum})
+			changes = append(changes, vocab.Change{Field: "checksum", From: sum, To: wantSum})
 		}
 		if len(changes) == 0 {
-			a.Status, a.Reason = StatusSynced, "in sync"
+			a.Status, a.Reason = vocab.StatusSynced, "in sync"
 			return a
 		}
 		fields := make([]string, 0, len(changes))
 		for _, c := range changes {
 			fields = append(fields, c.Field)
 		}
-		a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+		a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
 		a.Reason = fmt.Sprintf("%s changed: the ISO is downloaded again", strings.Join(fields, " and "))
 		a.run = func(ctx context.Context, x *execCtx) error {
 			upid, err := x.e.client.DeleteVolume(ctx, node, s.Storage, volid)
@@ -140,11 +141,11 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		}
 		return a
 	}
-	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("%s is not on %s", volid, node)
-	a.Changes = []Change{{Field: "volume", To: volid}, {Field: "source", To: s.URL}}
+	a.Changes = []vocab.Change{{Field: "volume", To: volid}, {Field: "source", To: s.URL}}
 	if wantSum != "" {
-		a.Changes = append(a.Changes, Change{Field: "checksum", To: wantSum})
+		a.Changes = append(a.Changes, vocab.Change{Field: "checksum", To: wantSum})
 	}
 	a.run = download
 	return a

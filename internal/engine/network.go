@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // networkReconciler manages host network interfaces (bridges, bonds, VLAN
@@ -23,7 +24,7 @@ func (networkReconciler) kind() string { return KindNetwork }
 func (networkReconciler) scope(pc *planContext, sc *scope) {
 	any := false
 	for _, s := range pc.d.Networks {
-		if s.Sync != SyncDisabled {
+		if s.Sync != vocab.SyncDisabled {
 			any = true
 			sc.kinds.networks[nodeFor(pc, s.Node)] = true
 		}
@@ -151,17 +152,17 @@ func (r networkReconciler) plan(pc *planContext) []*Action {
 func (networkReconciler) planStaged(pc *planContext, a *Action, node string, st *pve.NetworkState, have pve.ConfigValues) *Action {
 	switch {
 	case strings.TrimSpace(st.Changes) == "":
-		a.Status, a.Reason = StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 	case pc.e.stagedByUs(node, st):
-		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 		a.Reason = fmt.Sprintf("staged by proxmops on %s but not applied (the reload failed): applying it", node)
-		a.Changes = []Change{{Field: "applied", From: "0", To: "1"}}
+		a.Changes = []vocab.Change{{Field: "applied", From: "0", To: "1"}}
 		a.claim = claim{nodes: []string{node}}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.applyNetwork(ctx, node) }
 	case have["active"] != "1":
-		a.Status, a.Reason = StatusFailed, stagedElsewhere(node, st)
+		a.Status, a.Reason = vocab.StatusFailed, stagedElsewhere(node, st)
 	default:
-		a.Status, a.Reason = StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 	}
 	return a
 }
@@ -178,17 +179,17 @@ func stagedElsewhere(node string, st *pve.NetworkState) string {
 func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, 0)
-	if a.Sync == SyncDisabled {
-		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if a.Sync == vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
 		return a
 	}
 	if err := pc.snap.kinds.netErr[node]; err != nil {
-		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("could not read the network of %s: %v", node, err)
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the network of %s: %v", node, err)
 		return a
 	}
 	st := pc.snap.kinds.networks[node]
 	if st == nil {
-		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("the network of %s was not read (is the node online?)", node)
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("the network of %s was not read (is the node online?)", node)
 		return a
 	}
 	// Interfaces this one stands on, when declared on the same node.
@@ -211,39 +212,39 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 		a.Owned = owned
 		a.Observed = map[string]any{"interface": map[string]string(have), "node": node}
 		if !owned {
-			a.Conflict, a.Status = true, StatusConflict
+			a.Conflict, a.Status = true, vocab.StatusConflict
 			a.Reason = fmt.Sprintf("interface %s exists on %s but proxmops does not own it (no %q in its comments): left untouched", s.Iface, node, OwnerMark)
 			return a
 		}
 		if have["type"] != s.Type {
-			a.Status = StatusFailed
+			a.Status = vocab.StatusFailed
 			a.Reason = fmt.Sprintf("interface %s on %s is a %s, the manifest declares a %s: the type of an interface cannot change; delete it (prune) and create it again", s.Iface, node, have["type"], s.Type)
 			return a
 		}
-		var changes []Change
+		var changes []vocab.Change
 		for _, np := range networkParams(s, have) {
 			same := np.same
 			if same == nil {
 				same = func(a, b string) bool { return a == b }
 			}
 			if !same(have[np.key], np.want) {
-				changes = append(changes, Change{Field: np.key, From: have[np.key], To: np.want})
+				changes = append(changes, vocab.Change{Field: np.key, From: have[np.key], To: np.want})
 			}
 		}
 		if comment != s.Comments {
-			changes = append(changes, Change{Field: "comments", From: comment, To: s.Comments})
+			changes = append(changes, vocab.Change{Field: "comments", From: comment, To: s.Comments})
 		}
 		if len(changes) == 0 {
 			return r.planStaged(pc, a, node, st, have)
 		}
-		a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+		a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
 		fields := make([]string, 0, len(changes))
 		for _, c := range changes {
 			fields = append(fields, c.Field)
 		}
 		a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
 		if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
-			a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, why})
+			a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, why})
 			return a
 		}
 		iface := s.Iface
@@ -258,19 +259,19 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 		}
 		return a
 	}
-	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("interface %s does not exist on %s", s.Iface, node)
-	a.Changes = []Change{{Field: "iface", To: s.Iface}, {Field: "type", To: s.Type}}
+	a.Changes = []vocab.Change{{Field: "iface", To: s.Iface}, {Field: "type", To: s.Type}}
 	for _, np := range networkParams(s, nil) {
 		if np.want != "" && !(np.key == "bridge_vlan_aware" && np.want == "0") {
-			a.Changes = append(a.Changes, Change{Field: np.key, To: np.want})
+			a.Changes = append(a.Changes, vocab.Change{Field: np.key, To: np.want})
 		}
 	}
 	if s.Comments != "" {
-		a.Changes = append(a.Changes, Change{Field: "comments", To: s.Comments})
+		a.Changes = append(a.Changes, vocab.Change{Field: "comments", To: s.Comments})
 	}
 	if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
-		a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, why})
+		a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, why})
 		return a
 	}
 	iface := s.Iface
@@ -351,18 +352,18 @@ func (networkReconciler) prune(pc *planContext, declared map[string]bool) []*Act
 			if !owned || declared[node+"/"+name] {
 				continue
 			}
-			a := &Action{Kind: KindNetwork, Name: node + "-" + strings.ReplaceAll(name, ".", "-"), Node: node, Action: ActionNone,
-				Owned: true, Sync: SyncAuto, Changes: []Change{}, Observed: map[string]any{"interface": map[string]string(ifc), "node": node}}
+			a := &Action{Kind: KindNetwork, Name: node + "-" + strings.ReplaceAll(name, ".", "-"), Node: node, Action: vocab.ActionNone,
+				Owned: true, Sync: vocab.SyncAuto, Changes: []vocab.Change{}, Observed: map[string]any{"interface": map[string]string(ifc), "node": node}}
 			switch {
 			case !pc.e.opts.Prune:
-				a.Status = StatusOutOfSync
+				a.Status = vocab.StatusOutOfSync
 				a.Reason = fmt.Sprintf("interface %s is owned by proxmops but no longer in the repository; prune is off, so it is left in place", name)
 			case stagedElsewhere(node, st) != "":
-				a.Status, a.Reason = StatusFailed, stagedElsewhere(node, st)
+				a.Status, a.Reason = vocab.StatusFailed, stagedElsewhere(node, st)
 			default:
-				a.Action, a.Status = ActionDelete, StatusOutOfSync
+				a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
 				a.Reason = fmt.Sprintf("interface %s is owned by proxmops and no longer in the repository (prune)", name)
-				a.Changes = []Change{{Field: "iface", From: name}}
+				a.Changes = []vocab.Change{{Field: "iface", From: name}}
 				iface := name
 				a.claim = claim{nodes: []string{node}}
 				a.run = func(ctx context.Context, x *execCtx) error {

@@ -2,10 +2,11 @@ package engine
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Kinds reconciled by this package.
@@ -15,104 +16,34 @@ const (
 	KindIso            = "Iso"
 )
 
-// ActionType is what a pass does to a resource.
-type ActionType string
-
-// The action vocabulary of PRODUCT.md.
-const (
-	ActionCreate ActionType = "create"
-	ActionUpdate ActionType = "update"
-	ActionReboot ActionType = "reboot"
-	ActionDelete ActionType = "delete"
-	ActionNone   ActionType = "none"
-)
-
-// Status is a resource's sync status.
-type Status string
-
-// The status vocabulary of PRODUCT.md.
-const (
-	StatusSynced      Status = "Synced"
-	StatusOutOfSync   Status = "OutOfSync"
-	StatusProgressing Status = "Progressing"
-	StatusFailed      Status = "Failed"
-	StatusConflict    Status = "Conflict"
-	StatusUnknown     Status = "Unknown"
-)
-
-// Health is a resource's health, ordered from best to worst as in
-// docs/api.md.
-type Health string
-
-// The health vocabulary of docs/api.md.
-const (
-	HealthHealthy     Health = "Healthy"
-	HealthProgressing Health = "Progressing"
-	HealthSuspended   Health = "Suspended"
-	HealthMissing     Health = "Missing"
-	HealthDegraded    Health = "Degraded"
-	HealthUnknown     Health = "Unknown"
-)
-
-// SyncPolicy comes from the annotation proxmops.dev/sync.
-type SyncPolicy string
-
-// Sync policies.
-const (
-	SyncAuto     SyncPolicy = "auto"
-	SyncManual   SyncPolicy = "manual"
-	SyncDisabled SyncPolicy = "disabled"
-)
-
-// Change is one field that differs: "cores: 2 -> 4".
-type Change struct {
-	Field string `json:"field"`
-	From  string `json:"from"`
-	To    string `json:"to"`
-}
-
-func (c Change) String() string {
-	if c.From == "" && c.To != "" {
-		return c.Field + ": " + c.To
-	}
-	from, to := c.From, c.To
-	if from == "" {
-		from = "(unset)"
-	}
-	if to == "" {
-		to = "(unset)"
-	}
-	return fmt.Sprintf("%s: %s -> %s", c.Field, from, to)
-}
-
 // Action is the plan for one resource. Every resource of the pass gets one,
 // in sync or not; Action is ActionNone when nothing is to be done.
 type Action struct {
-	Kind        string     `json:"kind"`
-	Name        string     `json:"name"`
-	Node        string     `json:"node,omitempty"`
-	VMID        int        `json:"vmid,omitempty"`
-	Action      ActionType `json:"action"`
-	Reason      string     `json:"reason"`
-	Changes     []Change   `json:"changes"`
-	NeedsReboot bool       `json:"needsReboot"`
-	BlockedBy   string     `json:"blockedBy"`
-	Conflict    bool       `json:"conflict,omitempty"`
+	Kind        string         `json:"kind"`
+	Name        string         `json:"name"`
+	Node        string         `json:"node,omitempty"`
+	VMID        int            `json:"vmid,omitempty"`
+	Action      vocab.Action   `json:"action"`
+	Reason      string         `json:"reason"`
+	Changes     []vocab.Change `json:"changes"`
+	NeedsReboot bool           `json:"needsReboot"`
+	BlockedBy   string         `json:"blockedBy"`
+	Conflict    bool           `json:"conflict,omitempty"`
 	// HA is the guest's HA resource id ("vm:100") when the HA stack
 	// manages it: its power changes go through the HA stack.
 	HA string `json:"ha,omitempty"`
 
 	// Status is the resource's status as planned (before any apply).
-	Status Status `json:"-"`
+	Status vocab.Status `json:"-"`
 	// Health says how the thing on the cluster is doing, apart from
 	// whether it matches the manifest.
-	Health Health `json:"-"`
+	Health vocab.Health `json:"-"`
 	// Owned says whether proxmops owns what exists on the cluster (false
 	// when nothing exists yet).
 	Owned bool `json:"-"`
 	// Sync is the resource's sync policy; manual actions are planned but not
 	// applied.
-	Sync SyncPolicy `json:"-"`
+	Sync vocab.SyncPolicy `json:"-"`
 	// File is the manifest the resource came from ("" for a resource only on
 	// the cluster).
 	File string `json:"-"`
@@ -141,7 +72,7 @@ func (a *Action) Key() string { return a.Kind + "/" + a.Name }
 
 // Runnable reports whether Apply would execute this action.
 func (a *Action) Runnable() bool {
-	return a.Action != ActionNone && a.run != nil && a.Sync == SyncAuto && a.BlockedBy == ""
+	return a.Action != vocab.ActionNone && a.run != nil && a.Sync == vocab.SyncAuto && a.BlockedBy == ""
 }
 
 // Summary counts actions per type; conflicts are counted apart.
@@ -181,7 +112,7 @@ func (p *Plan) HasChanges() bool {
 
 func (p *Plan) outOfSync() bool {
 	for _, a := range p.Actions {
-		if a.Status == StatusOutOfSync || a.Status == StatusFailed || a.Status == StatusProgressing {
+		if a.Status == vocab.StatusOutOfSync || a.Status == vocab.StatusFailed || a.Status == vocab.StatusProgressing {
 			return true
 		}
 	}
@@ -206,7 +137,7 @@ func (p *Plan) JSON() ([]byte, error) {
 	}
 	for _, a := range doc.Actions {
 		if a.Changes == nil {
-			a.Changes = []Change{}
+			a.Changes = []vocab.Change{}
 		}
 	}
 	return json.MarshalIndent(&doc, "", "  ")
@@ -235,27 +166,25 @@ func (p *Plan) finish() {
 	})
 	p.Summary = Summary{}
 	for _, a := range p.Actions {
-		if a.Health == "" {
-			a.Health = deriveHealth(a)
-		}
+		a.Health = HealthOf(a)
 		if a.Changes == nil {
-			a.Changes = []Change{}
+			a.Changes = []vocab.Change{}
 		}
 		if a.Conflict {
 			p.Summary.Conflict++
 			continue
 		}
 		switch a.Action {
-		case ActionCreate:
+		case vocab.ActionCreate:
 			p.Summary.Create++
-		case ActionUpdate:
+		case vocab.ActionUpdate:
 			p.Summary.Update++
-		case ActionReboot:
+		case vocab.ActionReboot:
 			p.Summary.Reboot++
-		case ActionDelete:
+		case vocab.ActionDelete:
 			p.Summary.Delete++
 		default:
-			if a.Status == StatusUnknown {
+			if a.Status == vocab.StatusUnknown {
 				p.Summary.Unknown++
 				continue
 			}
@@ -305,25 +234,4 @@ func (ps *passState) ensureOnce(key string, f func() error) error {
 	ps.mu.Unlock()
 	v.once.Do(func() { v.err = f() })
 	return v.err
-}
-
-// deriveHealth judges health from what was observed.
-func deriveHealth(a *Action) Health {
-	switch {
-	case a.Status == StatusProgressing:
-		return HealthProgressing
-	case a.Observed == nil && (a.Action == ActionCreate || a.Status == StatusFailed && !a.Conflict):
-		return HealthMissing
-	case a.Observed == nil || a.Conflict:
-		return HealthUnknown
-	}
-	switch a.Observed["status"] {
-	case "paused", "suspended":
-		return HealthSuspended
-	case "stopped":
-		if a.Kind == KindVirtualMachine && a.wantRunning {
-			return HealthDegraded
-		}
-	}
-	return HealthHealthy
 }

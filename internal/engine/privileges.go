@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Privileges the plan checks before anything is applied. Each action that
@@ -185,7 +186,7 @@ func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*I
 	spec := byKey[a.Key()]
 	p := vmPath(a.VMID)
 	var ha []privNeed
-	if a.HA != "" && a.Action == ActionDelete {
+	if a.HA != "" && a.Action == vocab.ActionDelete {
 		// A guest leaves HA before it is deleted: pve-ha-manager
 		// API2/HA/Resources.pm delete needs Sys.Console on /. Power goes
 		// through status/start and shutdown (VM.PowerMgmt).
@@ -197,7 +198,7 @@ func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*I
 // specNeeds is actionNeeds for one action and its manifest.
 func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
 	switch a.Action {
-	case ActionDelete:
+	case vocab.ActionDelete:
 		switch a.Kind {
 		case KindVirtualMachine, KindTemplate, KindContainer:
 			return []privNeed{needAll("stop the guest before deleting it", p, "VM.PowerMgmt"), needAll("delete the guest", p, "VM.Allocate")}
@@ -214,14 +215,14 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 			return []privNeed{needAll("change and apply the SDN configuration", "/sdn", "SDN.Allocate")}
 		}
 		return nil
-	case ActionReboot:
+	case vocab.ActionReboot:
 		return []privNeed{needAll("reboot the guest", p, "VM.PowerMgmt")}
 	}
 	switch s := spec.(type) {
 	case *VMSpec:
 		return vmNeeds(a, d, s, isos, tplVMID, snap)
 	case *TemplateSpec:
-		if a.Action != ActionCreate {
+		if a.Action != vocab.ActionCreate {
 			return updateNeeds(a, d, p, diskStorages(s.Disks))
 		}
 		vs := &VMSpec{Meta: s.Meta, Machine: s.Machine, BIOS: s.BIOS, SCSIHW: s.SCSIHW, Disks: s.Disks, NICs: s.NICs,
@@ -252,13 +253,13 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 		return needs
 	case *SdnZoneSpec:
 		path := "/sdn/zones/" + s.Name
-		if a.Action == ActionCreate {
+		if a.Action == vocab.ActionCreate {
 			path = "/sdn/zones"
 		}
 		return []privNeed{needAll("define the zone", path, "SDN.Allocate"), needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")}
 	case *SdnVnetSpec:
 		path := "/sdn/zones/" + s.Zone + "/" + s.Name
-		if a.Action == ActionCreate {
+		if a.Action == vocab.ActionCreate {
 			path = "/sdn/zones/" + s.Zone
 		}
 		return []privNeed{needAll("define the VNet", path, "SDN.Allocate"), needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")}
@@ -268,7 +269,7 @@ func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSp
 
 func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
 	p := vmPath(a.VMID)
-	if a.Action != ActionCreate {
+	if a.Action != vocab.ActionCreate {
 		return updateNeeds(a, d, p, diskStorages(s.Disks))
 	}
 	gs := vmSettingsOf(s, isos)
@@ -341,7 +342,7 @@ func updateNeeds(a *Action, d *Desired, p string, slots map[string]string) []pri
 
 func containerNeeds(a *Action, d *Desired, s *ContainerSpec) []privNeed {
 	p := vmPath(a.VMID)
-	if a.Action != ActionCreate {
+	if a.Action != vocab.ActionCreate {
 		slots := map[string]string{}
 		for _, m := range append([]MountSpec{s.RootFS}, s.Mounts...) {
 			slots[m.Slot] = m.Storage
@@ -489,7 +490,7 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 	}
 	r := &permissionReader{ctx: ctx, client: e.client, cache: map[string]map[string]bool{}}
 	for _, a := range p.Actions {
-		if a.Action == ActionNone || a.run == nil || a.Conflict || a.Status == StatusFailed {
+		if a.Action == vocab.ActionNone || a.run == nil || a.Conflict || a.Status == vocab.StatusFailed {
 			continue
 		}
 		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID, snap) {
@@ -497,7 +498,7 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 			if priv == "" {
 				continue
 			}
-			a.Status, a.run = StatusFailed, nil
+			a.Status, a.run = vocab.StatusFailed, nil
 			if path == "" {
 				a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("the API token lacks the privileges to %s: it needs %s", n.why, priv)})
 			} else {
@@ -524,7 +525,7 @@ type PrivilegeNeed struct {
 func PrivilegeNeeds(d *Desired) []PrivilegeNeed {
 	var actions []*Action
 	add := func(kind string, m Meta, vmid int) {
-		actions = append(actions, &Action{Kind: kind, Name: m.Name, Node: m.Node, VMID: vmid, Action: ActionCreate})
+		actions = append(actions, &Action{Kind: kind, Name: m.Name, Node: m.Node, VMID: vmid, Action: vocab.ActionCreate})
 	}
 	for _, s := range d.SdnZones {
 		add(KindSdnZone, s.Meta, 0)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // ANSI colours for the text plan.
@@ -33,17 +35,17 @@ func symbol(a *Action) (string, string) {
 	switch {
 	case a.Conflict:
 		return "!", ansiMagenta
-	case a.Action == ActionCreate && a.run != nil && a.BlockedBy == "":
+	case a.Action == vocab.ActionCreate && a.run != nil && a.BlockedBy == "":
 		return "+", ansiGreen
-	case a.Action == ActionUpdate && a.run != nil && a.BlockedBy == "":
+	case a.Action == vocab.ActionUpdate && a.run != nil && a.BlockedBy == "":
 		return "~", ansiYellow
-	case a.Action == ActionReboot && a.run != nil && a.BlockedBy == "":
+	case a.Action == vocab.ActionReboot && a.run != nil && a.BlockedBy == "":
 		return "↻", ansiCyan
-	case a.Action == ActionDelete && a.run != nil && a.BlockedBy == "":
+	case a.Action == vocab.ActionDelete && a.run != nil && a.BlockedBy == "":
 		return "-", ansiRed
-	case a.Status == StatusFailed || a.BlockedBy != "":
+	case a.Status == vocab.StatusFailed || a.BlockedBy != "":
 		return "x", ansiRed
-	case a.Status == StatusOutOfSync:
+	case a.Status == vocab.StatusOutOfSync:
 		return "~", ansiDim
 	}
 	return " ", ""
@@ -64,7 +66,7 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 	fmt.Fprintf(w, "proxmops plan for revision %s: %d resources\n\n", rev, len(p.Actions))
 	shown := 0
 	for _, a := range p.Actions {
-		if a.Status == StatusSynced || (a.Status == StatusUnknown && a.Action == ActionNone && a.Sync == SyncDisabled) {
+		if a.Status == vocab.StatusSynced || (a.Status == vocab.StatusUnknown && a.Action == vocab.ActionNone && a.Sync == vocab.SyncDisabled) {
 			continue
 		}
 		shown++
@@ -75,16 +77,16 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 			verb = "conflict"
 		case a.BlockedBy != "":
 			verb += ", blocked by " + a.BlockedBy
-		case a.Status == StatusFailed:
+		case a.Status == vocab.StatusFailed:
 			verb += " (cannot be planned)"
-		case a.Action == ActionNone && a.Status == StatusOutOfSync:
+		case a.Action == vocab.ActionNone && a.Status == vocab.StatusOutOfSync:
 			verb = "out of sync, no action"
-		case a.Action == ActionNone && a.Status == StatusProgressing:
+		case a.Action == vocab.ActionNone && a.Status == vocab.StatusProgressing:
 			verb = "in progress"
-		case a.Action == ActionNone:
+		case a.Action == vocab.ActionNone:
 			verb = strings.ToLower(string(a.Status))
 		}
-		if a.Sync == SyncManual && a.Action != ActionNone {
+		if a.Sync == vocab.SyncManual && a.Action != vocab.ActionNone {
 			verb += " (sync: manual, not applied)"
 		}
 		if a.NeedsReboot {
@@ -106,9 +108,9 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		for _, c := range a.Changes {
 			csign, ccol := "~", ansiYellow
 			switch {
-			case a.Action == ActionCreate || c.From == "" && c.To != "":
+			case a.Action == vocab.ActionCreate || c.From == "" && c.To != "":
 				csign, ccol = "+", ansiGreen
-			case a.Action == ActionDelete || c.To == "" && c.From != "":
+			case a.Action == vocab.ActionDelete || c.To == "" && c.From != "":
 				csign, ccol = "-", ansiRed
 			}
 			fmt.Fprintf(w, "      %s %s\n", pt.paint(ccol, csign), c.String())
@@ -134,9 +136,9 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 func WriteResultLine(w io.Writer, a *Action, r Result, color bool) {
 	pt := painter(color)
 	switch r.Status {
-	case StatusSynced:
+	case vocab.StatusSynced:
 		fmt.Fprintf(w, "%s %s: %s done in %s\n", pt.paint(ansiGreen, "✓"), a.Key(), a.Action, r.Duration.Round(10*time.Millisecond))
-	case StatusFailed:
+	case vocab.StatusFailed:
 		fmt.Fprintf(w, "%s %s: %s failed: %s\n", pt.paint(ansiRed, "✗"), a.Key(), a.Action, r.Error)
 	default:
 		fmt.Fprintf(w, "%s %s: %s skipped: %s\n", pt.paint(ansiDim, "-"), a.Key(), a.Action, r.Error)

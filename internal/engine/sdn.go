@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // sdnReconciler manages SDN zones, vnets and their subnets under
@@ -32,12 +33,12 @@ func (sdnReconciler) kind() string { return KindSdnZone }
 
 func (sdnReconciler) scope(pc *planContext, sc *scope) {
 	for _, z := range pc.d.SdnZones {
-		if z.Sync != SyncDisabled {
+		if z.Sync != vocab.SyncDisabled {
 			sc.kinds.sdn = true
 		}
 	}
 	for _, v := range pc.d.SdnVnets {
-		if v.Sync != SyncDisabled {
+		if v.Sync != vocab.SyncDisabled {
 			sc.kinds.sdn = true
 			sc.kinds.sdnVnets[v.Name] = true
 		}
@@ -117,10 +118,10 @@ func normalRanges(v string) string {
 
 // optionChanges compares desired options with an object's configuration.
 // boolKeys are managed even when not declared (absent means off).
-func optionChanges(prefix string, want map[string]string, have map[string]string, managed []string) ([]Change, *pve.Params, []string) {
+func optionChanges(prefix string, want map[string]string, have map[string]string, managed []string) ([]vocab.Change, *pve.Params, []string) {
 	p := pve.NewParams()
 	var del []string
-	var out []Change
+	var out []vocab.Change
 	keys := map[string]bool{}
 	for k := range want {
 		keys[k] = true
@@ -133,13 +134,13 @@ func optionChanges(prefix string, want map[string]string, have map[string]string
 		h := have[k]
 		if !declared {
 			if h != "" && h != "0" {
-				out = append(out, Change{Field: prefix + k, From: h})
+				out = append(out, vocab.Change{Field: prefix + k, From: h})
 				del = append(del, k)
 			}
 			continue
 		}
 		if !sameSDNValue(k, h, w) {
-			out = append(out, Change{Field: prefix + k, From: h, To: w})
+			out = append(out, vocab.Change{Field: prefix + k, From: h, To: w})
 			if k == "dhcp-range" {
 				p.SetList(k, strings.Split(w, "\n"))
 			} else {
@@ -178,12 +179,12 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 		}
 		for _, z := range pc.d.SdnZones {
 			a := baseAction(z.Meta, "", 0)
-			a.Status, a.Reason = StatusUnknown, reason
+			a.Status, a.Reason = vocab.StatusUnknown, reason
 			out = append(out, a)
 		}
 		for _, v := range pc.d.SdnVnets {
 			a := baseAction(v.Meta, "", 0)
-			a.Status, a.Reason = StatusUnknown, reason
+			a.Status, a.Reason = vocab.StatusUnknown, reason
 			out = append(out, a)
 		}
 		return out
@@ -214,7 +215,7 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 	for _, v := range pc.d.SdnVnets {
 		za := zoneAction[v.Zone]
 		a, step := r.planVnet(pc, st, v, za)
-		if za != nil && a.Action != ActionNone && (za.Conflict || za.Status == StatusFailed) {
+		if za != nil && a.Action != vocab.ActionNone && (za.Conflict || za.Status == vocab.StatusFailed) {
 			// Blocked now rather than at apply time, so that it stays out of
 			// the pass's SDN sequence.
 			a.BlockedBy = za.Key()
@@ -239,22 +240,22 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 			out = append(out, a)
 			if a.sdnPending {
 				switch {
-				case a.Sync != SyncAuto:
+				case a.Sync != vocab.SyncAuto:
 					// Applied when a person syncs it.
-					a.Action = ActionUpdate
+					a.Action = vocab.ActionUpdate
 					a.run = func(context.Context, *execCtx) error { return nil }
 				case foreign != "":
-					a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, foreign})
+					a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, foreign})
 				default:
 					waiting = append(waiting, a)
 				}
 				continue
 			}
-			if steps[a.Key()] == nil || a.Action == ActionNone || a.Sync != SyncAuto || a.BlockedBy != "" {
+			if steps[a.Key()] == nil || a.Action == vocab.ActionNone || a.Sync != vocab.SyncAuto || a.BlockedBy != "" {
 				continue
 			}
 			if foreign != "" {
-				a.Status, a.Reason = StatusFailed, joinReasons([]string{a.Reason, foreign})
+				a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, foreign})
 				continue
 			}
 			chain = append(chain, a)
@@ -263,9 +264,9 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 	if len(chain) == 0 && len(waiting) > 0 {
 		a := waiting[0]
 		waiting = waiting[1:]
-		a.Action = ActionUpdate
+		a.Action = vocab.ActionUpdate
 		if st, _ := a.Observed["state"].(string); st == "deleted" {
-			a.Action = ActionDelete
+			a.Action = vocab.ActionDelete
 		}
 		steps[a.Key()] = func(context.Context, *execCtx) error { return nil }
 		chain = append(chain, a)
@@ -363,17 +364,17 @@ func (sdnReconciler) foreignPending(st *sdnState, zones map[string]*SdnZoneSpec,
 
 func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*Action, sdnStep) {
 	a := baseAction(z.Meta, "", 0)
-	if a.Sync == SyncDisabled {
-		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if a.Sync == vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
 		return a, nil
 	}
 	have, ok := st.zones[z.Name]
 	if !exists(have, ok) {
-		a.Action, a.Status = ActionCreate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 		a.Reason = fmt.Sprintf("zone %s does not exist", z.Name)
-		a.Changes = []Change{{Field: "type", To: z.Type}}
+		a.Changes = []vocab.Change{{Field: "type", To: z.Type}}
 		for _, k := range sortedKeys(z.Options) {
-			a.Changes = append(a.Changes, Change{Field: k, To: z.Options[k]})
+			a.Changes = append(a.Changes, vocab.Change{Field: k, To: z.Options[k]})
 		}
 		return a, func(ctx context.Context, x *execCtx) error {
 			p := pve.NewParams().Set("zone", z.Name).Set("type", z.Type)
@@ -390,9 +391,9 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 	owned, vnets := st.zoneOwned(z.Name)
 	a.Owned = owned
 	if t := have.Config["type"]; t != z.Type {
-		a.Status = StatusFailed
+		a.Status = vocab.StatusFailed
 		if !owned {
-			a.Conflict, a.Status = true, StatusConflict
+			a.Conflict, a.Status = true, vocab.StatusConflict
 		}
 		a.Reason = fmt.Sprintf("zone %s is a %s zone, the manifest declares a %s zone: the type of a zone cannot change", z.Name, t, z.Type)
 		return a, nil
@@ -400,11 +401,11 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 	changes, params, _ := optionChanges("", z.Options, have.Config, nil)
 	if len(changes) == 0 {
 		if have.Pending() {
-			a.Status, a.sdnPending = StatusOutOfSync, true
+			a.Status, a.sdnPending = vocab.StatusOutOfSync, true
 			a.Reason = fmt.Sprintf("zone %s has a pending change (%s) not applied yet", z.Name, have.State)
 			return a, nil
 		}
-		a.Status, a.Reason = StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return a, nil
 	}
 	a.Changes = changes
@@ -413,7 +414,7 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 		fields = append(fields, c.Field)
 	}
 	if !owned {
-		a.Conflict, a.Status = true, StatusConflict
+		a.Conflict, a.Status = true, vocab.StatusConflict
 		held := "it holds no vnet"
 		if len(vnets) > 0 {
 			held = "it holds vnets proxmops does not own (" + strings.Join(vnets, ", ") + ")"
@@ -422,7 +423,7 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 			z.Name, strings.Join(fields, ", "), held)
 		return a, nil
 	}
-	a.Action, a.Status = ActionUpdate, StatusOutOfSync
+	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
 	return a, func(ctx context.Context, x *execCtx) error {
 		if err := x.e.client.SDNSet(ctx, "zones", z.Name, params, nil); err != nil {
@@ -458,18 +459,18 @@ func subnetCIDR(e pve.SDNEntry) string {
 
 func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zoneAct *Action) (*Action, sdnStep) {
 	a := baseAction(v.Meta, "", 0)
-	if a.Sync == SyncDisabled {
-		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if a.Sync == vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
 		return a, nil
 	}
 	if zoneAct != nil {
 		a.DependsOn = append(a.DependsOn, zoneAct.Key())
 	} else if z, ok := st.zones[v.Zone]; !exists(z, ok) {
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("zone %s is neither declared nor on the cluster", v.Zone)
+		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("zone %s is neither declared nor on the cluster", v.Zone)
 		return a, nil
 	}
-	subnetSteps := func(existing []pve.SDNEntry) ([]Change, []func(ctx context.Context, x *execCtx) error) {
-		var changes []Change
+	subnetSteps := func(existing []pve.SDNEntry) ([]vocab.Change, []func(ctx context.Context, x *execCtx) error) {
+		var changes []vocab.Change
 		var ops []func(ctx context.Context, x *execCtx) error
 		have := map[string]pve.SDNEntry{}
 		for _, e := range existing {
@@ -482,7 +483,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 			want[sub.CIDR] = true
 			e, ok := have[sub.CIDR]
 			if !ok {
-				changes = append(changes, Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
+				changes = append(changes, vocab.Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
 				ops = append(ops, func(ctx context.Context, x *execCtx) error {
 					p := pve.NewParams()
 					for _, k := range sortedKeys(sub.Options) {
@@ -517,7 +518,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 				continue
 			}
 			id := have[cidr].ID
-			changes = append(changes, Change{Field: "subnet " + cidr, From: describeOptions(have[cidr].Config)})
+			changes = append(changes, vocab.Change{Field: "subnet " + cidr, From: describeOptions(have[cidr].Config)})
 			ops = append(ops, func(ctx context.Context, x *execCtx) error {
 				if err := x.e.client.SDNDelete(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id); err != nil {
 					return fmt.Errorf("deleting subnet %s of vnet %s: %w", cidr, v.Name, err)
@@ -540,14 +541,14 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 
 	have, ok := st.vnets[v.Name]
 	if !exists(have, ok) {
-		a.Action, a.Status = ActionCreate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 		a.Reason = fmt.Sprintf("vnet %s does not exist", v.Name)
-		a.Changes = []Change{{Field: "zone", To: v.Zone}}
+		a.Changes = []vocab.Change{{Field: "zone", To: v.Zone}}
 		if v.Alias != "" {
-			a.Changes = append(a.Changes, Change{Field: "alias", To: v.Alias})
+			a.Changes = append(a.Changes, vocab.Change{Field: "alias", To: v.Alias})
 		}
 		for _, k := range sortedKeys(v.Options) {
-			a.Changes = append(a.Changes, Change{Field: k, To: v.Options[k]})
+			a.Changes = append(a.Changes, vocab.Change{Field: k, To: v.Options[k]})
 		}
 		subChanges, subOps := subnetSteps(nil)
 		a.Changes = append(a.Changes, subChanges...)
@@ -567,18 +568,18 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	owned, alias := parseOwned(vnetAlias(have))
 	a.Owned = owned
 	if !owned {
-		a.Conflict, a.Status = true, StatusConflict
+		a.Conflict, a.Status = true, vocab.StatusConflict
 		a.Reason = fmt.Sprintf("vnet %s exists but proxmops does not own it (no %q in its alias): left untouched", v.Name, OwnerMark)
 		return a, nil
 	}
-	var changes []Change
+	var changes []vocab.Change
 	params := pve.NewParams()
 	if z := vnetZone(have); z != v.Zone {
-		changes = append(changes, Change{Field: "zone", From: z, To: v.Zone})
+		changes = append(changes, vocab.Change{Field: "zone", From: z, To: v.Zone})
 		params.Set("zone", v.Zone)
 	}
 	if alias != v.Alias {
-		changes = append(changes, Change{Field: "alias", From: alias, To: v.Alias})
+		changes = append(changes, vocab.Change{Field: "alias", From: alias, To: v.Alias})
 		params.Set("alias", markOwned(v.Alias))
 	}
 	optCh, optParams, del := optionChanges("", v.Options, have.Config, vnetOptionKeys)
@@ -595,14 +596,14 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	}
 	if len(changes) == 0 {
 		if pending {
-			a.Status, a.sdnPending = StatusOutOfSync, true
+			a.Status, a.sdnPending = vocab.StatusOutOfSync, true
 			a.Reason = fmt.Sprintf("vnet %s has pending changes not applied yet", v.Name)
 			return a, nil
 		}
-		a.Status, a.Reason = StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return a, nil
 	}
-	a.Action, a.Status, a.Changes = ActionUpdate, StatusOutOfSync, changes
+	a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
 	fields := make([]string, 0, len(changes))
 	for _, c := range changes {
 		fields = append(fields, sdnFieldGroup(c.Field))
@@ -645,22 +646,22 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		leaving[id] = true
 		if v.State == "deleted" {
 			// Deleted by proxmops, not applied yet: waits for the apply.
-			delVnets = append(delVnets, &Action{Kind: KindSdnVnet, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
-				Changes: []Change{}, Status: StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": v.Running, "state": v.State},
+			delVnets = append(delVnets, &Action{Kind: KindSdnVnet, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
+				Changes: []vocab.Change{}, Status: vocab.StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": v.Running, "state": v.State},
 				Reason: fmt.Sprintf("the deletion of vnet %s is pending, not applied yet", id)})
 			continue
 		}
-		a := &Action{Kind: KindSdnVnet, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto, Changes: []Change{},
+		a := &Action{Kind: KindSdnVnet, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto, Changes: []vocab.Change{},
 			Observed: map[string]any{"config": v.Config, "state": v.State}}
 		if !pc.e.opts.Prune {
-			a.Status = StatusOutOfSync
+			a.Status = vocab.StatusOutOfSync
 			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
 			delVnets = append(delVnets, a)
 			continue
 		}
-		a.Action, a.Status = ActionDelete, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
 		a.Reason = "owned by proxmops and no longer in the repository (prune)"
-		a.Changes = []Change{{Field: "vnet", From: id}}
+		a.Changes = []vocab.Change{{Field: "vnet", From: id}}
 		subs := st.subnets[id]
 		steps[a.Key()] = func(ctx context.Context, x *execCtx) error {
 			for _, s := range subs {
@@ -688,8 +689,8 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 			continue
 		}
 		if z.State == "deleted" {
-			delZones = append(delZones, &Action{Kind: KindSdnZone, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
-				Changes: []Change{}, Status: StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": z.Running, "state": z.State},
+			delZones = append(delZones, &Action{Kind: KindSdnZone, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
+				Changes: []vocab.Change{}, Status: vocab.StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": z.Running, "state": z.State},
 				Reason: fmt.Sprintf("the deletion of zone %s is pending, not applied yet", id)})
 			continue
 		}
@@ -700,17 +701,17 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		if !allLeaving {
 			continue
 		}
-		a := &Action{Kind: KindSdnZone, Name: id, Action: ActionNone, Owned: true, Sync: SyncAuto, Changes: []Change{},
+		a := &Action{Kind: KindSdnZone, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto, Changes: []vocab.Change{},
 			Observed: map[string]any{"config": z.Config, "state": z.State}}
 		if !pc.e.opts.Prune {
-			a.Status = StatusOutOfSync
+			a.Status = vocab.StatusOutOfSync
 			a.Reason = "holds only vnets of proxmops that are no longer in the repository; prune is off, so it is left in place"
 			delZones = append(delZones, a)
 			continue
 		}
-		a.Action, a.Status = ActionDelete, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
 		a.Reason = "holds only vnets of proxmops that are no longer in the repository (prune)"
-		a.Changes = []Change{{Field: "zone", From: id}}
+		a.Changes = []vocab.Change{{Field: "zone", From: id}}
 		for _, v := range held {
 			a.DependsOn = append(a.DependsOn, KindSdnVnet+"/"+v)
 			// Applying the vnet's deletion alone would leave the zone

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // templateReconciler builds Templates from images and reports (never
@@ -15,7 +17,7 @@ func (templateReconciler) kind() string { return KindTemplate }
 
 func (templateReconciler) scope(pc *planContext, sc *scope) {
 	for _, s := range pc.d.Templates {
-		if s.Sync == SyncDisabled {
+		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
 		sc.guest(s.VMID)
@@ -52,8 +54,8 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
 	g := pc.snap.Guest(s.VMID)
-	if s.VMID <= 0 && a.Sync != SyncDisabled {
-		a.Status, a.Reason = StatusFailed, "a Template needs a vmid"
+	if s.VMID <= 0 && a.Sync != vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusFailed, "a Template needs a vmid"
 		return a
 	}
 	if ad := adoptUntagged(pc, a, g); ad != nil {
@@ -64,27 +66,27 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	}
 	a.Conflict, a.Reason = false, ""
 	if s.Invalid != "" {
-		a.Status, a.Reason = StatusFailed, s.Invalid
+		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
 		return a
 	}
 	gs := templateGuestSpec(s, node)
 	if g == nil {
-		a.Action, a.Status = ActionCreate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 		if kind, ok := pc.declared[s.VMID]; ok && kind != KindTemplate+"/"+s.Name {
-			a.Status, a.Reason = StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+			a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
 			return a
 		}
 		if s.Image == nil {
-			a.Status, a.Reason = StatusFailed, "a Template is built from an image: image.source is missing"
+			a.Status, a.Reason = vocab.StatusFailed, "a Template is built from an image: image.source is missing"
 			return a
 		}
 		if reason := guestSpecRefusal(pc.snap, gs, node, false); reason != "" {
-			a.Status, a.Reason = StatusFailed, reason
+			a.Status, a.Reason = vocab.StatusFailed, reason
 			return a
 		}
 		img, err := resolveImage(pc.snap, node, s.Image)
 		if err != nil {
-			a.Status, a.Reason = StatusFailed, err.Error()
+			a.Status, a.Reason = vocab.StatusFailed, err.Error()
 			return a
 		}
 		a.Reason = "the template does not exist"
@@ -109,15 +111,15 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	}
 	a.Observed = observedSummary(g)
 	if !g.Read {
-		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
 		return a
 	}
 	if !g.Template {
 		// An owned VM at the template's VMID: a build that stopped before
 		// the conversion. Finish it.
-		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 		a.Reason = "the build stopped before the conversion to a template: finishing it"
-		a.Changes = []Change{{Field: "template", From: "0", To: "1"}}
+		a.Changes = []vocab.Change{{Field: "template", From: "0", To: "1"}}
 		a.claim = claim{nodes: []string{g.Node}}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.finishTemplate(ctx, gs, g.Node, g.VMID) }
 		return a
@@ -127,10 +129,10 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		// the disks into base volumes one by one (QemuServer.pm
 		// template_create): a task that failed in between leaves a template
 		// whose disks cannot be linked-cloned. Convert what is left.
-		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 		a.Reason = fmt.Sprintf("the conversion to a template stopped before %s became base volumes: finishing it", strings.Join(disks, ", "))
 		for _, k := range disks {
-			a.Changes = append(a.Changes, Change{Field: k, From: parseDisk(g.Current[k]).File, To: "base volume"})
+			a.Changes = append(a.Changes, vocab.Change{Field: k, From: parseDisk(g.Current[k]).File, To: "base volume"})
 		}
 		a.claim = claim{nodes: []string{g.Node}}
 		node, vmid := g.Node, g.VMID
@@ -149,14 +151,14 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	d := diffGuest(gs, g)
 	a.Changes = d.changes()
 	if d.empty() {
-		a.Status, a.Reason = StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return a
 	}
 	fields := make([]string, 0, len(a.Changes))
 	for _, c := range a.Changes {
 		fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
 	}
-	a.Status = StatusOutOfSync
+	a.Status = vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place and existing clones keep their copy: delete the template to rebuild it, or give the new version another name and vmid",
 		strings.Join(uniqStrings(fields), ", "))
 	return a

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // vmReconciler plans VirtualMachine resources and prunes owned VMs that are
@@ -58,7 +59,7 @@ func findVM(pc *planContext, s *VMSpec) *Guest {
 
 func (vmReconciler) scope(pc *planContext, sc *scope) {
 	for _, s := range pc.d.VMs {
-		if s.Sync == SyncDisabled {
+		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
 		node := nodeFor(pc, s.Node)
@@ -142,9 +143,9 @@ func (r vmReconciler) plan(pc *planContext) []*Action {
 func baseAction(m Meta, node string, vmid int) *Action {
 	sync := m.Sync
 	if sync == "" {
-		sync = SyncAuto
+		sync = vocab.SyncAuto
 	}
-	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: ActionNone, Sync: sync, File: m.File}
+	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: vocab.ActionNone, Sync: sync, File: m.File}
 }
 
 func observedSummary(g *Guest) map[string]any {
@@ -175,7 +176,7 @@ func unfinished(a *Action, g *Guest) bool {
 	if g.Lock != "create" && g.Lock != "clone" {
 		return false
 	}
-	a.Status = StatusProgressing
+	a.Status = vocab.StatusProgressing
 	a.Reason = fmt.Sprintf("VMID %d is locked (%s) by an unfinished task; looked at again next pass (if no task runs for it, its node stopped it: remove the guest by hand)", g.VMID, g.Lock)
 	return true
 }
@@ -183,8 +184,8 @@ func unfinished(a *Action, g *Guest) bool {
 // guestGate handles what every guest kind checks first: sync disabled,
 // conflicts, locks. It returns a finished action, or nil to go on.
 func guestGate(a *Action, kind string, g *Guest, wantTemplate bool) *Action {
-	if a.Sync == SyncDisabled {
-		a.Status, a.Reason = StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if a.Sync == vocab.SyncDisabled {
+		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
 		return a
 	}
 	if g == nil {
@@ -201,12 +202,12 @@ func guestGate(a *Action, kind string, g *Guest, wantTemplate bool) *Action {
 		} else if g.Template {
 			what = "template"
 		}
-		a.Conflict, a.Status = true, StatusConflict
+		a.Conflict, a.Status = true, vocab.StatusConflict
 		a.Reason = fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, what, g.Name, g.Node, OwnerTag)
 		return a
 	}
 	if g.Type != "qemu" || g.Template != wantTemplate {
-		a.Conflict, a.Status = true, StatusConflict
+		a.Conflict, a.Status = true, vocab.StatusConflict
 		have := "a VM"
 		if g.Type == "lxc" {
 			have = "a container"
@@ -220,7 +221,7 @@ func guestGate(a *Action, kind string, g *Guest, wantTemplate bool) *Action {
 		return a
 	}
 	if g.Lock != "" {
-		a.Status = StatusProgressing
+		a.Status = vocab.StatusProgressing
 		a.Reason = fmt.Sprintf("locked by a running %s operation; looked at again next pass", g.Lock)
 		return a
 	}
@@ -238,14 +239,14 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		return done
 	}
 	if s.Invalid != "" {
-		a.Status, a.Reason = StatusFailed, s.Invalid
+		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
 		return a
 	}
 	gs, err := vmGuestSpec(pc, s, node)
 	if err != nil {
-		a.Status, a.Reason = StatusFailed, err.Error()
+		a.Status, a.Reason = vocab.StatusFailed, err.Error()
 		if g == nil {
-			a.Action = ActionCreate
+			a.Action = vocab.ActionCreate
 		}
 		return a
 	}
@@ -264,16 +265,16 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	a.Owned = true
 	a.wantRunning = s.State == "running"
 	if !g.Read {
-		a.Status, a.Reason = StatusUnknown, fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("configuration could not be read: %v", g.ReadErr)
 		return a
 	}
 	d := diffGuest(gs, g)
 	planUpdate(a, g, d, uo, s.ApplyMode)
-	if reason := diffRefusal(pc.snap, g.Node, d); reason != "" && a.Action != ActionNone {
-		a.Status, a.Reason = StatusFailed, reason
+	if reason := diffRefusal(pc.snap, g.Node, d); reason != "" && a.Action != vocab.ActionNone {
+		a.Status, a.Reason = vocab.StatusFailed, reason
 		return a
 	}
-	if a.Action != ActionNone {
+	if a.Action != vocab.ActionNone {
 		a.claim = claim{nodes: []string{g.Node}, storages: diffStorages(pc, g, gs, d)}
 		a.run = func(ctx context.Context, x *execCtx) error {
 			return x.applyDiff(ctx, gs, g, d, uo)
@@ -299,11 +300,11 @@ func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions, applyMode s
 	switch {
 	case uo.state == "running" && !running:
 		power = "start"
-		a.Changes = append(a.Changes, Change{Field: "state", From: g.Status, To: "running"})
+		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: g.Status, To: "running"})
 		reasons = append(reasons, "the VM is "+g.Status+", the manifest wants it running")
 	case uo.state == "stopped" && running:
 		power = "stop"
-		a.Changes = append(a.Changes, Change{Field: "state", From: "running", To: "stopped"})
+		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: "running", To: "stopped"})
 		reasons = append(reasons, "the VM runs, the manifest wants it stopped")
 	}
 	if power != "" && g.HAManaged() {
@@ -319,7 +320,7 @@ func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions, applyMode s
 		}
 	}
 	for _, p := range d.pending {
-		a.Changes = append(a.Changes, Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
+		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
 	}
 	if len(d.pending) > 0 {
 		fields := make([]string, 0, len(d.pending))
@@ -330,13 +331,13 @@ func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions, applyMode s
 	}
 	switch {
 	case !d.empty() || power != "":
-		a.Action, a.Status = ActionUpdate, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	case reboot && applyMode == "reboot":
-		a.Action, a.Status = ActionReboot, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
 	case reboot:
-		a.Status = StatusOutOfSync
+		a.Status = vocab.StatusOutOfSync
 	default:
-		a.Status, a.Reason = StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return
 	}
 	a.Reason = joinReasons(reasons)
@@ -373,11 +374,11 @@ func diffStorages(pc *planContext, g *Guest, gs *guestSpec, d *guestDiff) []stri
 }
 
 // createChanges lists the declared fields of a new guest.
-func createChanges(gs *guestSpec, source string, clone bool) []Change {
-	ch := []Change{}
+func createChanges(gs *guestSpec, source string, clone bool) []vocab.Change {
+	ch := []vocab.Change{}
 	add := func(f, v string) {
 		if v != "" && v != "0" {
-			ch = append(ch, Change{Field: f, To: v})
+			ch = append(ch, vocab.Change{Field: f, To: v})
 		}
 	}
 	if gs.vmid > 0 {
@@ -426,16 +427,16 @@ func createChanges(gs *guestSpec, source string, clone bool) []Change {
 }
 
 func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *Action, uo updateOptions) *Action {
-	a.Action, a.Status = ActionCreate, StatusOutOfSync
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if s.VMID > 0 {
 		if kind, ok := pc.declared[s.VMID]; ok && kind != KindVirtualMachine+"/"+s.Name {
-			a.Status, a.Reason = StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+			a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
 			return a
 		}
 	}
 	if s.FromTemplate == nil {
 		if reason := guestSpecRefusal(pc.snap, gs, a.Node, false); reason != "" {
-			a.Status, a.Reason = StatusFailed, reason
+			a.Status, a.Reason = vocab.StatusFailed, reason
 			return a
 		}
 	}
@@ -445,7 +446,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 	case s.Image != nil:
 		img, err := resolveImage(pc.snap, a.Node, s.Image)
 		if err != nil {
-			a.Status, a.Reason = StatusFailed, err.Error()
+			a.Status, a.Reason = vocab.StatusFailed, err.Error()
 			return a
 		}
 		src := img.volid
@@ -511,15 +512,15 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 	} else if g := pc.snap.TemplateByName(ref.Name); g != nil {
 		tplNode, tplVMID = g.Node, g.VMID
 	} else {
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("template %q is neither declared nor on the cluster", ref.Name)
+		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("template %q is neither declared nor on the cluster", ref.Name)
 		return a
 	}
 	if tplVMID == 0 {
-		a.Status, a.Reason = StatusFailed, fmt.Sprintf("template %q has no VMID", ref.Name)
+		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("template %q has no VMID", ref.Name)
 		return a
 	}
 	if reason := r.cloneRefusal(pc, ref, gs, tplNode, tplVMID, a.Node); reason != "" {
-		a.Status, a.Reason = StatusFailed, reason
+		a.Status, a.Reason = vocab.StatusFailed, reason
 		return a
 	}
 	kind := "full"
@@ -641,22 +642,22 @@ func prune(pc *planContext, kind string, match func(*Guest) bool) []*Action {
 		if name == "" {
 			name = "vm-" + strconv.Itoa(id)
 		}
-		a := &Action{Kind: kind, Name: name, Node: g.Node, VMID: id, Action: ActionNone, Owned: true, Sync: SyncAuto,
-			Observed: observedSummary(g), Changes: []Change{}}
+		a := &Action{Kind: kind, Name: name, Node: g.Node, VMID: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
+			Observed: observedSummary(g), Changes: []vocab.Change{}}
 		if g.Lock != "" {
-			a.Status, a.Reason = StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
+			a.Status, a.Reason = vocab.StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
 			out = append(out, a)
 			continue
 		}
 		if !pc.e.opts.Prune {
-			a.Status = StatusOutOfSync
+			a.Status = vocab.StatusOutOfSync
 			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
 			out = append(out, a)
 			continue
 		}
-		a.Action, a.Status = ActionDelete, StatusOutOfSync
+		a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
 		a.Reason = "owned by proxmops and no longer in the repository (prune)" + haDeleteNote(a, g)
-		a.Changes = []Change{{Field: "vmid", From: strconv.Itoa(id), To: ""}}
+		a.Changes = []vocab.Change{{Field: "vmid", From: strconv.Itoa(id), To: ""}}
 		node := g.Node
 		a.claim = claim{nodes: []string{node}}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.destroyGuest(ctx, node, id) }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"sort"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // pruneOwnedVolumes plans, for each volume of the given content type that
@@ -30,17 +32,17 @@ func pruneOwnedVolumes(pc *planContext, kind, content string, declared, skip map
 			if err != nil || proof == nil {
 				continue // never delete what cannot be proven ours
 			}
-			a := &Action{Kind: kind, Name: resourceName(v.FileName()), Node: node, Action: ActionNone, Owned: true, Sync: SyncAuto,
-				Changes: []Change{}, Observed: map[string]any{"volid": v.VolID, "downloaded_by": proof.UPID, "source": proof.Source}}
+			a := &Action{Kind: kind, Name: resourceName(v.FileName()), Node: node, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
+				Changes: []vocab.Change{}, Observed: map[string]any{"volid": v.VolID, "downloaded_by": proof.UPID, "source": proof.Source}}
 			if !pc.e.opts.Prune {
-				a.Status = StatusOutOfSync
+				a.Status = vocab.StatusOutOfSync
 				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
 				out = append(out, a)
 				continue
 			}
-			a.Action, a.Status = ActionDelete, StatusOutOfSync
+			a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
 			a.Reason = "owned by proxmops and no longer in the repository (prune)"
-			a.Changes = []Change{{Field: "volume", From: v.VolID}}
+			a.Changes = []vocab.Change{{Field: "volume", From: v.VolID}}
 			volid := v.VolID
 			a.claim = claim{nodes: []string{node}, storages: []string{k}}
 			a.run = func(ctx context.Context, x *execCtx) error {

@@ -3,6 +3,8 @@ package manifest
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func TestSeedsLoad(t *testing.T) {
@@ -100,7 +102,7 @@ func TestExamplesLoad(t *testing.T) {
 			t.Errorf("bridge labnet should resolve to the SdnVnet: %+v", r)
 		}
 	}
-	if set.Get(KindVirtualMachine, "ci-runner-2").Meta().Sync() != SyncManual {
+	if set.Get(KindVirtualMachine, "ci-runner-2").Meta().Sync() != vocab.SyncManual {
 		t.Errorf("sync annotation not parsed")
 	}
 	bridge := set.Get(KindNetwork, "pve3-vmbr1")

@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"encoding/json"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // APIVersion is the only apiVersion manifests may declare.
@@ -28,16 +30,6 @@ func Kinds() []Kind {
 	return []Kind{KindSdnZone, KindSdnVnet, KindNetwork, KindIso, KindContainerTemplate, KindTemplate, KindVirtualMachine, KindContainer}
 }
 
-// SyncPolicy is the parsed value of the annotation proxmops.dev/sync.
-type SyncPolicy string
-
-// Sync policies.
-const (
-	SyncAuto     SyncPolicy = "auto"     // reconciled (the default)
-	SyncManual   SyncPolicy = "manual"   // diffs reported, never applied automatically
-	SyncDisabled SyncPolicy = "disabled" // ignored entirely
-)
-
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.
 const AnnotationSync = "proxmops.dev/sync"
 
@@ -49,12 +41,12 @@ type Metadata struct {
 	Annotations map[string]string `json:"annotations,omitempty" doc:"Free-form annotations; proxmops.dev/sync: auto | manual | disabled."`
 }
 
-// Sync returns the resource's sync policy, SyncAuto when not annotated.
-func (m *Metadata) Sync() SyncPolicy {
+// Sync returns the resource's sync policy, vocab.SyncAuto when not annotated.
+func (m *Metadata) Sync() vocab.SyncPolicy {
 	if v, ok := m.Annotations[AnnotationSync]; ok && v != "" {
-		return SyncPolicy(v)
+		return vocab.SyncPolicy(v)
 	}
-	return SyncAuto
+	return vocab.SyncAuto
 }
 
 // Origin says where a resource was declared.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // checker runs the per-document rules that a type and its tags cannot say
@@ -103,7 +105,10 @@ func checkMetadata(r Resource, c *checker) {
 		v := m.Annotations[k]
 		p := joinPath("metadata.annotations", k)
 		if k == AnnotationSync {
-			allowed := []string{string(SyncAuto), string(SyncManual), string(SyncDisabled)}
+			allowed := make([]string, 0, len(vocab.SyncPolicies))
+			for _, sp := range vocab.SyncPolicies {
+				allowed = append(allowed, string(sp))
+			}
 			if !slices.Contains(allowed, v) {
 				c.errorf(p, "%q is not one of auto, manual, disabled%s", v, didYouMean(v, allowed))
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // fakeBackend is the controller as the server sees it: it records every
@@ -39,9 +40,9 @@ type fakeBackend struct {
 
 func newFakeBackend() *fakeBackend {
 	return &fakeBackend{ready: true, owned: map[string]bool{"VirtualMachine/app-01": true, "VirtualMachine/foreign": false},
-		list: api.ResourceList{Revision: "abc123", Counts: map[api.Status]int{api.StatusSynced: 1},
-			Resources: []api.ResourceSummary{{Kind: "VirtualMachine", Name: "app-01", Status: api.StatusSynced,
-				Health: api.HealthHealthy, Action: api.ActionNone, Owned: true, SyncPolicy: api.SyncAuto}}}}
+		list: api.ResourceList{Revision: "abc123", Counts: map[vocab.Status]int{vocab.StatusSynced: 1},
+			Resources: []api.ResourceSummary{{Kind: "VirtualMachine", Name: "app-01", Status: vocab.StatusSynced,
+				Health: vocab.HealthHealthy, Action: vocab.ActionNone, Owned: true, SyncPolicy: vocab.SyncAuto}}}}
 }
 
 func (b *fakeBackend) record(call string) {

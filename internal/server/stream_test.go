@@ -25,6 +25,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 type sseEvent struct {
@@ -130,7 +131,7 @@ func TestEventsStreamResumesWithLastEventID(t *testing.T) {
 		t.Fatalf("first event: %+v", snap)
 	}
 	for _, name := range []string{"a", "b", "c"} {
-		hub.Publish(api.SSEResource, api.ResourceSummary{Kind: "VirtualMachine", Name: name, Status: api.StatusOutOfSync})
+		hub.Publish(api.SSEResource, api.ResourceSummary{Kind: "VirtualMachine", Name: name, Status: vocab.StatusOutOfSync})
 	}
 	var lastID string
 	for _, want := range []string{"a", "b", "c"} {

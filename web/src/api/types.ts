@@ -1,4 +1,7 @@
-// JSON shapes of the daemon's API, as fixed by docs/api.md.
+// JSON shapes of the daemon's API, as fixed by docs/api.md. The unions
+// Status, Health, Action and SyncPolicy and the interface Change are the
+// vocabulary of internal/vocab/vocab.go; its TestTypeScriptUnionsMatch
+// fails when they disagree.
 
 export const STATUSES = ['Synced', 'OutOfSync', 'Progressing', 'Failed', 'Conflict', 'Unknown'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -12,7 +15,10 @@ export type SyncPolicy = 'auto' | 'manual' | 'disabled';
 export type Role = 'admin' | 'viewer';
 
 export interface Change {
+  // The Proxmox key ("net1").
   field: string;
+  // The manifest path of the field ("spec.net[1].bridge"), when known.
+  path?: string;
   from: string;
   to: string;
 }
