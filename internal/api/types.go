@@ -98,7 +98,8 @@ type HistoryEntry struct {
 	Message string       `json:"message"`
 }
 
-// Plan is the plan document of GET /api/v1/plan and `proxmops plan --output json`.
+// Plan is the plan document of GET /api/v1/plan and `proxmops plan --output json`;
+// the engine builds it (engine.Plan.Document) for both.
 type Plan struct {
 	Revision string       `json:"revision"`
 	Summary  PlanSummary  `json:"summary"`
@@ -117,6 +118,9 @@ type PlanSummary struct {
 	Unknown int `json:"unknown"`
 }
 
+// Changed is the number of actions that would change the cluster.
+func (s PlanSummary) Changed() int { return s.Create + s.Update + s.Reboot + s.Delete }
+
 // PlanAction is one resource's entry in a plan. A conflict has Action "none"
 // and Conflict true.
 type PlanAction struct {
@@ -130,6 +134,9 @@ type PlanAction struct {
 	NeedsReboot bool           `json:"needsReboot"`
 	BlockedBy   string         `json:"blockedBy"`
 	Conflict    bool           `json:"conflict,omitempty"`
+	// HA is the guest's HA resource id ("vm:120") when the Proxmox HA stack
+	// manages it; its power changes are requested from the HA stack.
+	HA string `json:"ha,omitempty"`
 }
 
 // SSE event types of GET /api/v1/events and GET /api/v1/logs/stream.

@@ -232,22 +232,7 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 	if err != nil {
 		return api.Plan{}, fmt.Errorf("observing the cluster: %w", err)
 	}
-	return planDocument(p), nil
-}
-
-// planDocument converts an engine plan to the API's.
-func planDocument(p *engine.Plan) api.Plan {
-	out := api.Plan{Revision: p.Revision, Summary: api.PlanSummary(p.Summary), Actions: make([]api.PlanAction, 0, len(p.Actions))}
-	for _, a := range p.Actions {
-		pa := api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID, Action: vocab.Action(a.Action),
-			Reason: a.Reason, Changes: make([]vocab.Change, 0, len(a.Changes)), NeedsReboot: a.NeedsReboot,
-			BlockedBy: a.BlockedBy, Conflict: a.Conflict}
-		for _, ch := range a.Changes {
-			pa.Changes = append(pa.Changes, vocab.Change(ch))
-		}
-		out.Actions = append(out.Actions, pa)
-	}
-	return out
+	return p.Document(), nil
 }
 
 // TestSettings checks a cluster connection (version, token privileges) and

@@ -1,11 +1,15 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -112,6 +116,7 @@ func TestHAManagedVMPowerGoesThroughTheHAStack(t *testing.T) {
 	if a == nil || a.HA != "vm:150" || !strings.Contains(a.Reason, "HA-managed as vm:150") || !strings.Contains(planText(p), "HA-managed as vm:150") {
 		t.Fatalf("the plan does not say the VM is HA-managed:\n%s", planText(p))
 	}
+	assertOnePlanDocument(t, p, "ha-app", func(pa api.PlanAction) bool { return pa.HA == "vm:150" })
 	e.converge(eng)
 	if e.guest(150).Running {
 		t.Fatal("the VM still runs after the apply")
@@ -307,4 +312,30 @@ func TestHAManagedDeleteNeedsSysConsole(t *testing.T) {
 	if !e.guest(150).Running {
 		t.Error("the VM was stopped")
 	}
+}
+
+// assertOnePlanDocument checks that the CLI's JSON (Plan.JSON) is exactly the
+// document the HTTP API answers (Plan.Document, an api.Plan): every field it
+// prints is one api.Plan declares, and the action named satisfies ok.
+func assertOnePlanDocument(t *testing.T, p *engine.Plan, name string, ok func(api.PlanAction) bool) {
+	t.Helper()
+	b, err := p.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var doc api.Plan
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("plan JSON is not the API's plan document: %v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(doc, p.Document()) {
+		t.Fatalf("plan JSON and the API's plan document differ:\n%s\n%+v", b, p.Document())
+	}
+	for _, pa := range doc.Actions {
+		if pa.Name == name && ok(pa) {
+			return
+		}
+	}
+	t.Fatalf("plan document lacks the expected entry for %s:\n%s", name, b)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -19,39 +20,39 @@ const (
 // Action is the plan for one resource. Every resource of the pass gets one,
 // in sync or not; Action is ActionNone when nothing is to be done.
 type Action struct {
-	Kind        string         `json:"kind"`
-	Name        string         `json:"name"`
-	Node        string         `json:"node,omitempty"`
-	VMID        int            `json:"vmid,omitempty"`
-	Action      vocab.Action   `json:"action"`
-	Reason      string         `json:"reason"`
-	Changes     []vocab.Change `json:"changes"`
-	NeedsReboot bool           `json:"needsReboot"`
-	BlockedBy   string         `json:"blockedBy"`
-	Conflict    bool           `json:"conflict,omitempty"`
+	Kind        string
+	Name        string
+	Node        string
+	VMID        int
+	Action      vocab.Action
+	Reason      string
+	Changes     []vocab.Change
+	NeedsReboot bool
+	BlockedBy   string
+	Conflict    bool
 	// HA is the guest's HA resource id ("vm:100") when the HA stack
 	// manages it: its power changes go through the HA stack.
-	HA string `json:"ha,omitempty"`
+	HA string
 
 	// Status is the resource's status as planned (before any apply).
-	Status vocab.Status `json:"-"`
+	Status vocab.Status
 	// Health says how the thing on the cluster is doing, apart from
 	// whether it matches the manifest.
-	Health vocab.Health `json:"-"`
+	Health vocab.Health
 	// Owned says whether proxmops owns what exists on the cluster (false
 	// when nothing exists yet).
-	Owned bool `json:"-"`
+	Owned bool
 	// Sync is the resource's sync policy; manual actions are planned but not
 	// applied.
-	Sync vocab.SyncPolicy `json:"-"`
+	Sync vocab.SyncPolicy
 	// File is the manifest the resource came from ("" for a resource only on
 	// the cluster).
-	File string `json:"-"`
+	File string
 	// DependsOn lists keys ("Kind/name") of actions that must succeed first.
-	DependsOn []string `json:"-"`
+	DependsOn []string
 	// Observed is a summary of what the cluster has (config keys, status),
 	// nil when nothing exists.
-	Observed map[string]any `json:"-"`
+	Observed map[string]any
 
 	run   stepFunc
 	claim claim
@@ -75,30 +76,18 @@ func (a *Action) Runnable() bool {
 	return a.Action != vocab.ActionNone && a.run != nil && a.Sync == vocab.SyncAuto && a.BlockedBy == ""
 }
 
-// Summary counts actions per type; conflicts are counted apart.
-type Summary struct {
-	Create   int `json:"create"`
-	Update   int `json:"update"`
-	Reboot   int `json:"reboot"`
-	Delete   int `json:"delete"`
-	Conflict int `json:"conflict"`
-	None     int `json:"none"`
-	// Unknown counts resources that could not be evaluated (not read, sync
-	// disabled, not reconcilable): they are never counted as in sync.
-	Unknown int `json:"unknown"`
-}
-
-// Changed is the number of actions that would change the cluster.
-func (s Summary) Changed() int { return s.Create + s.Update + s.Reboot + s.Delete }
+// Summary counts actions per type; conflicts are counted apart. It is the
+// plan document's summary.
+type Summary = api.PlanSummary
 
 // Plan is the outcome of one observation and diff.
 type Plan struct {
-	Revision string    `json:"revision"`
-	Summary  Summary   `json:"summary"`
-	Actions  []*Action `json:"actions"`
+	Revision string
+	Summary  Summary
+	Actions  []*Action
 
 	// Stats counts the API requests that observing took.
-	Stats ObserveStats `json:"-"`
+	Stats ObserveStats
 
 	pass *passState
 }
@@ -129,18 +118,25 @@ func (p *Plan) Find(kind, name string) *Action {
 	return nil
 }
 
-// JSON renders the plan document of docs/api.md.
-func (p *Plan) JSON() ([]byte, error) {
-	doc := *p
-	if doc.Actions == nil {
-		doc.Actions = []*Action{}
-	}
-	for _, a := range doc.Actions {
-		if a.Changes == nil {
-			a.Changes = []vocab.Change{}
+// Document is the plan document of docs/api.md: the one document that
+// `proxmops plan --output json` prints and GET /api/v1/plan answers.
+func (p *Plan) Document() api.Plan {
+	doc := api.Plan{Revision: p.Revision, Summary: p.Summary, Actions: make([]api.PlanAction, 0, len(p.Actions))}
+	for _, a := range p.Actions {
+		changes := a.Changes
+		if changes == nil {
+			changes = []vocab.Change{}
 		}
+		doc.Actions = append(doc.Actions, api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
+			Action: a.Action, Reason: a.Reason, Changes: changes, NeedsReboot: a.NeedsReboot,
+			BlockedBy: a.BlockedBy, Conflict: a.Conflict, HA: a.HA})
 	}
-	return json.MarshalIndent(&doc, "", "  ")
+	return doc
+}
+
+// JSON renders the plan document, indented for people.
+func (p *Plan) JSON() ([]byte, error) {
+	return json.MarshalIndent(p.Document(), "", "  ")
 }
 
 func (p *Plan) finish() {
