@@ -23,7 +23,7 @@ func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog
 	if d == nil {
 		d = &Desired{}
 	}
-	reduced := &Desired{Others: d.Others}
+	reduced := &Desired{}
 	match := reduceKinds(d, reduced, kind, name) // containers, networks, SDN
 	targetVMID, targetVol := 0, ""
 	for _, s := range d.VMs {

@@ -21,6 +21,9 @@ type Meta struct {
 	// Invalid, when set, says why the resource cannot be planned (an
 	// unreadable secret, say): it is reported Failed and not touched.
 	Invalid string
+
+	// paths maps the manifest's fields to their paths (Change.Path).
+	paths *fieldPaths
 }
 
 // Desired is the state the repository asks for, already validated and
@@ -36,10 +39,6 @@ type Desired struct {
 	Networks           []*NetworkSpec
 	SdnZones           []*SdnZoneSpec
 	SdnVnets           []*SdnVnetSpec
-	// Others are resources of kinds this engine does not reconcile yet
-	// (Container, Network, ...): reported as Unknown, never touched.
-	Others []Meta
-
 	// alsoList are storages (node, storage) to list besides those the
 	// resources need (Delete uses it to see a volume it is asked to remove).
 	alsoList [][2]string

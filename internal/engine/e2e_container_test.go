@@ -129,6 +129,15 @@ spec:
 			t.Errorf("plan lacks %q:\n%s", want, text)
 		}
 	}
+	paths := map[string]string{}
+	for _, c := range a.Changes {
+		paths[c.Field] = c.Path
+	}
+	for field, want := range map[string]string{"cores": "spec.cores", "hostname": "spec.hostname", "net0.tag": "spec.net[0].tag"} {
+		if paths[field] != want {
+			t.Errorf("change %s has path %q, want %q (all: %v)", field, paths[field], want, paths)
+		}
+	}
 	e.mustApply(eng)
 	e.requireInSync(eng)
 	if got := lxcConfig(t, e, "pve1", 201)["net0"]; got != cfg["net0"] {

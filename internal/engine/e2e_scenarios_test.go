@@ -56,6 +56,19 @@ func TestHandMadeDriftIsCorrected(t *testing.T) {
 			t.Errorf("cores change %v", c)
 		}
 	}
+	// Each change names the manifest field it comes from as well as the
+	// Proxmox key, so the UI aligns desired and observed.
+	wantPath := map[string]string{"cores": "spec.cores", "memory": "spec.memory", "net0.bridge": "spec.net[0].bridge",
+		"tags": "metadata.tags", "state": "spec.state"}
+	for _, c := range a.Changes {
+		if w, ok := wantPath[c.Field]; ok && c.Path != w {
+			t.Errorf("change %s has path %q, want %q", c.Field, c.Path, w)
+		}
+		delete(wantPath, c.Field)
+	}
+	if len(wantPath) > 0 {
+		t.Errorf("changes missing: %v", wantPath)
+	}
 	e.converge(eng)
 	e.assertInSync(eng)
 	g := e.guest(120)

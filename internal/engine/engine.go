@@ -153,11 +153,6 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 			pc.declared[s.VMID] = KindContainer + "/" + s.Name
 		}
 	}
-	for _, m := range d.Others {
-		if m.VMID > 0 {
-			pc.declared[m.VMID] = m.Kind + "/" + m.Name
-		}
-	}
 	recs := e.reconcilers()
 	snap, err := e.observe(ctx, func(snap *Snapshot) *scope {
 		pc.snap = snap
@@ -182,11 +177,6 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 	p := &Plan{Revision: revision, Stats: snap.Stats, pass: &passState{snap: snap}}
 	for _, r := range recs {
 		p.Actions = append(p.Actions, r.plan(pc)...)
-	}
-	for _, m := range d.Others {
-		p.Actions = append(p.Actions, &Action{Kind: m.Kind, Name: m.Name, Node: m.Node, Action: vocab.ActionNone,
-			Status: vocab.StatusUnknown, Sync: m.Sync, File: m.File,
-			Reason: fmt.Sprintf("%s resources are validated but not reconciled by this version", m.Kind)})
 	}
 	e.checkPrivileges(ctx, p, d)
 	if err := resolveDependencies(p); err != nil {

@@ -55,25 +55,13 @@ func DesiredFromSet(set *manifest.Set, secrets SecretReader) *Desired {
 		d.Isos = append(d.Isos, isoFromManifest(i))
 	}
 	kindsFromSet(set, secrets, d)
-	for _, k := range manifest.Kinds() {
-		switch k {
-		case manifest.KindVirtualMachine, manifest.KindTemplate, manifest.KindIso, manifest.KindContainer,
-			manifest.KindContainerTemplate, manifest.KindNetwork, manifest.KindSdnZone, manifest.KindSdnVnet:
-			continue
-		}
-		for _, r := range set.OfKind(k) {
-			m := metaOf(r)
-			m.VMID = r.VMID()
-			d.Others = append(d.Others, m)
-		}
-	}
 	return d
 }
 
 func metaOf(r manifest.Resource) Meta {
 	md := r.Meta()
 	return Meta{Kind: string(r.Kind()), Name: r.Name(), Node: r.Node(), Tags: md.Tags,
-		Sync: md.Sync(), File: r.Source().File}
+		Sync: md.Sync(), File: r.Source().File, paths: fieldPathsOf(r)}
 }
 
 func imageFromManifest(img *manifest.Image) *ImageSpec {

@@ -66,6 +66,9 @@ type Action struct {
 	// pending change not applied yet.
 	sdnPending  bool
 	wantRunning bool
+	// paths maps the fields of the resource's manifest to their paths, to
+	// fill Change.Path.
+	paths *fieldPaths
 }
 
 // Key is "Kind/name".
@@ -165,6 +168,11 @@ func (p *Plan) finish() {
 		a.Health = HealthOf(a)
 		if a.Changes == nil {
 			a.Changes = []vocab.Change{}
+		}
+		for i := range a.Changes {
+			if a.Changes[i].Path == "" {
+				a.Changes[i].Path = a.paths.path(a.Changes[i].Field)
+			}
 		}
 		if a.Conflict {
 			p.Summary.Conflict++

@@ -130,9 +130,7 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 
 func (r vmReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
-	declaredNames := map[string]bool{}
 	for _, s := range pc.d.VMs {
-		declaredNames[s.Name] = true
 		out = append(out, r.planOne(pc, s))
 	}
 	out = append(out, prune(pc, KindVirtualMachine, func(g *Guest) bool { return !g.Template })...)
@@ -145,7 +143,7 @@ func baseAction(m Meta, node string, vmid int) *Action {
 	if sync == "" {
 		sync = vocab.SyncAuto
 	}
-	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: vocab.ActionNone, Sync: sync, File: m.File}
+	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: vocab.ActionNone, Sync: sync, File: m.File, paths: m.paths}
 }
 
 func observedSummary(g *Guest) map[string]any {
