@@ -102,60 +102,15 @@ func init() {
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Str("description").Opt()), Handler: s.lxcSnapshotCreate})
 		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermUser(), Params: nv(snap()),
-			Handler: func(r *Request) (any, error) {
-				g, err := s.lxcGuest(r)
-				if err != nil {
-					return nil, err
-				}
-				if g.Snapshots[r.Str("snapname")] == nil {
-					return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
-				}
-				return subdirs("rollback", "config"), nil
-			}})
+			Handler: s.snapshotIndex(s.lxcGuest)})
 		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Bool("force").Opt()), Handler: s.lxcSnapshotDelete})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
 			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.lxcSnapshotRollback})
 		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
-			Params: nv(snap()), Handler: func(r *Request) (any, error) {
-				g, err := s.lxcGuest(r)
-				if err != nil {
-					return nil, err
-				}
-				sn := g.Snapshots[r.Str("snapname")]
-				if sn == nil {
-					return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
-				}
-				out := map[string]any{}
-				for k, v := range sn.Conf {
-					out[k] = typedValue(lxcKeyType(k), v)
-				}
-				out["snaptime"] = sn.SnapTime
-				if sn.Description != "" {
-					out["description"] = sn.Description
-				}
-				if sn.Parent != "" {
-					out["parent"] = sn.Parent
-				}
-				return out, nil
-			}})
+			Params: nv(snap()), Handler: s.snapshotConfig(s.lxcGuest, lxcKeyType)})
 		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt()), Handler: func(r *Request) (any, error) {
-				g, err := s.lxcGuest(r)
-				if err != nil {
-					return nil, err
-				}
-				return s.withGuestLock(g.VMID, "lxc", func() (any, error) {
-					sn := g.Snapshots[r.Str("snapname")]
-					if sn == nil {
-						return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
-					}
-					if r.Has("description") {
-						sn.Description = r.Str("description")
-					}
-					return nil, nil
-				})
-			}})
+			Params: nv(snap(), Str("description").Opt()), Handler: s.snapshotUpdate(s.lxcGuest, "lxc")})
 	})
 }
 

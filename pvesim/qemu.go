@@ -117,60 +117,15 @@ func init() {
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Str("description").Opt(), Bool("vmstate").Opt()), Handler: s.qemuSnapshotCreate})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermUser(), ProxyTo: "node",
-			Params: nv(snap()), Handler: func(r *Request) (any, error) {
-				g, err := s.qemuGuest(r)
-				if err != nil {
-					return nil, err
-				}
-				if g.Snapshots[r.Str("snapname")] == nil {
-					return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
-				}
-				return subdirs("rollback", "config"), nil
-			}})
+			Params: nv(snap()), Handler: s.snapshotIndex(s.qemuGuest)})
 		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
 			Params: nv(snap(), Bool("force").Opt()), Handler: s.qemuSnapshotDelete})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
 			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.qemuSnapshotRollback})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
-			Params: nv(snap()), Handler: func(r *Request) (any, error) {
-				g, err := s.qemuGuest(r)
-				if err != nil {
-					return nil, err
-				}
-				sn := g.Snapshots[r.Str("snapname")]
-				if sn == nil {
-					return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
-				}
-				out := map[string]any{}
-				for k, v := range sn.Conf {
-					out[k] = typedValue(qemuKeyType(k), v)
-				}
-				out["snaptime"] = sn.SnapTime
-				if sn.Description != "" {
-					out["description"] = sn.Description
-				}
-				if sn.Parent != "" {
-					out["parent"] = sn.Parent
-				}
-				return out, nil
-			}})
+			Params: nv(snap()), Handler: s.snapshotConfig(s.qemuGuest, qemuKeyType)})
 		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt()), Handler: func(r *Request) (any, error) {
-				g, err := s.qemuGuest(r)
-				if err != nil {
-					return nil, err
-				}
-				return s.withGuestLock(g.VMID, "qemu", func() (any, error) {
-					sn := g.Snapshots[r.Str("snapname")]
-					if sn == nil {
-						return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
-					}
-					if r.Has("description") {
-						sn.Description = r.Str("description")
-					}
-					return nil, nil
-				})
-			}})
+			Params: nv(snap(), Str("description").Opt()), Handler: s.snapshotUpdate(s.qemuGuest, "qemu")})
 	})
 }
 
