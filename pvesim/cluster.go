@@ -519,22 +519,7 @@ func appendGuestRes(b []byte, r guestRes) []byte {
 	b = appendJSONString(b, r.Status)
 	b = append(b, `,"template":`...)
 	b = strconv.AppendInt(b, int64(r.Template), 10)
-	if r.Tags != "" {
-		b = append(b, `,"tags":`...)
-		b = appendJSONString(b, r.Tags)
-	}
-	if r.Lock != "" {
-		b = append(b, `,"lock":`...)
-		b = appendJSONString(b, r.Lock)
-	}
-	if r.Pool != "" {
-		b = append(b, `,"pool":`...)
-		b = appendJSONString(b, r.Pool)
-	}
-	if r.HAState != "" {
-		b = append(b, `,"hastate":`...)
-		b = appendJSONString(b, r.HAState)
-	}
+	b = appendGuestOptional(b, r)
 	b = append(b, `,"maxcpu":`...)
 	b = strconv.AppendInt(b, int64(r.MaxCPU), 10)
 	b = append(b, `,"cpu":`...)

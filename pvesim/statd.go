@@ -127,6 +127,14 @@ func appendUnknownRes(b []byte, r guestRes) []byte {
 	b = append(b, `,"node":`...)
 	b = appendJSONString(b, r.Node)
 	b = append(b, `,"status":"unknown"`...)
+	b = appendGuestOptional(b, r)
+	return append(b, '}')
+}
+
+// appendGuestOptional appends the members a guest's resource carries only
+// when set (tags, lock, pool, hastate), in the order both the fresh and the
+// "unknown" entry write them.
+func appendGuestOptional(b []byte, r guestRes) []byte {
 	if r.Tags != "" {
 		b = append(b, `,"tags":`...)
 		b = appendJSONString(b, r.Tags)
@@ -143,5 +151,5 @@ func appendUnknownRes(b []byte, r guestRes) []byte {
 		b = append(b, `,"hastate":`...)
 		b = appendJSONString(b, r.HAState)
 	}
-	return append(b, '}')
+	return b
 }
