@@ -11,14 +11,7 @@ import (
 func (s *Server) qemuList(r *Request) (any, error) {
 	node := r.Str("node")
 	now := s.clock.Now().Unix()
-	var ids []int
-	for id, g := range s.state.Guests {
-		// vmlist: only guests the caller has VM.Audit on.
-		if g.Node == node && g.Type == "qemu" && s.can(r.User, "/vms/"+strconv.Itoa(id), "VM.Audit") {
-			ids = append(ids, id)
-		}
-	}
-	sort.Ints(ids)
+	ids := s.auditedGuests(r.User, node, "qemu")
 	out := []map[string]any{}
 	for _, id := range ids {
 		g := s.state.Guests[id]
@@ -82,14 +75,7 @@ func (s *Server) qemuStatusCurrent(r *Request) (any, error) {
 
 func (s *Server) lxcList(r *Request) (any, error) {
 	node := r.Str("node")
-	var ids []int
-	for id, g := range s.state.Guests {
-		// vmlist: only containers the caller has VM.Audit on.
-		if g.Node == node && g.Type == "lxc" && s.can(r.User, "/vms/"+strconv.Itoa(id), "VM.Audit") {
-			ids = append(ids, id)
-		}
-	}
-	sort.Ints(ids)
+	ids := s.auditedGuests(r.User, node, "lxc")
 	out := []map[string]any{}
 	for _, id := range ids {
 		out = append(out, s.lxcStatusJSON(s.state.Guests[id]))
@@ -136,4 +122,17 @@ func (s *Server) lxcStatusCurrent(r *Request) (any, error) {
 	out := s.lxcStatusJSON(g)
 	out["ha"] = s.haStatusOf(g)
 	return out, nil
+}
+
+// auditedGuests lists, in VMID order, the guests of one type on node that
+// user has VM.Audit on: vmlist shows only those.
+func (s *Server) auditedGuests(user, node, typ string) []int {
+	var ids []int
+	for id, g := range s.state.Guests {
+		if g.Node == node && g.Type == typ && s.can(user, "/vms/"+strconv.Itoa(id), "VM.Audit") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	return ids
 }
