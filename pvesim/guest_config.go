@@ -316,15 +316,7 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 
 // lxcConfigJSON is GET .../config: pending values merged unless current.
 func lxcConfigJSON(g *Guest, current bool) map[string]any {
-	conf := copyConf(g.Conf)
-	if !current {
-		for k, v := range g.Pending {
-			conf[k] = v
-		}
-		for k := range g.PendingDelete {
-			delete(conf, k)
-		}
-	}
+	conf := mergedConf(g, current)
 	out := make(map[string]any, len(conf)+1)
 	for k, v := range conf {
 		out[k] = typedValue(lxcKeyType(k), v)
@@ -667,4 +659,20 @@ func (s *Server) lxcApplyPendingMountPoint(g *Guest, opt string) (string, error)
 		}
 	}
 	return printLxcVolume(opt, mp), nil
+}
+
+// mergedConf is the config GET .../config reads back, for QEMU and LXC
+// alike: a copy of the current config with the pending values and deletions
+// applied, unless current.
+func mergedConf(g *Guest, current bool) map[string]string {
+	conf := copyConf(g.Conf)
+	if !current {
+		for k, v := range g.Pending {
+			conf[k] = v
+		}
+		for k := range g.PendingDelete {
+			delete(conf, k)
+		}
+	}
+	return conf
 }

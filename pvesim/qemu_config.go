@@ -137,15 +137,7 @@ func typedValue(t Type, v string) any {
 
 // qemuConfigJSON is GET .../config: pending values merged unless current.
 func qemuConfigJSON(g *Guest, current bool) map[string]any {
-	conf := copyConf(g.Conf)
-	if !current {
-		for k, v := range g.Pending {
-			conf[k] = v
-		}
-		for k := range g.PendingDelete {
-			delete(conf, k)
-		}
-	}
+	conf := mergedConf(g, current)
 	out := make(map[string]any, len(conf)+1)
 	for k, v := range conf {
 		if k == "cipassword" {
