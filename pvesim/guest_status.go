@@ -50,15 +50,7 @@ func (s *Server) qemuStatusCurrent(r *Request) (any, error) {
 		"mem": res["mem"], "maxdisk": res["maxdisk"], "disk": 0, "uptime": res["uptime"], "cpu": res["cpu"],
 		"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0, "ha": s.haStatusOf(g),
 	}
-	if t, ok := res["tags"]; ok {
-		out["tags"] = t
-	}
-	if l, ok := res["lock"]; ok {
-		out["lock"] = l
-	}
-	if g.IsTemplate() {
-		out["template"] = 1
-	}
+	statusTags(out, res, g)
 	if a, err := parsePropString(qemuConfigTypes.Lookup("agent").PropFormat, g.Conf["agent"], ""); err == nil && a["enabled"] == "1" {
 		out["agent"] = 1
 	}
@@ -99,15 +91,7 @@ func (s *Server) lxcStatusJSON(g *Guest) map[string]any {
 		"maxmem": res["maxmem"], "mem": res["mem"], "maxswap": swap << 20, "swap": 0, "maxdisk": res["maxdisk"], "disk": 0,
 		"uptime": res["uptime"], "netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
 	}
-	if t, ok := res["tags"]; ok {
-		out["tags"] = t
-	}
-	if l, ok := res["lock"]; ok {
-		out["lock"] = l
-	}
-	if g.IsTemplate() {
-		out["template"] = 1
-	}
+	statusTags(out, res, g)
 	if g.Running {
 		out["pid"] = 200000 + g.VMID
 	}
@@ -135,4 +119,18 @@ func (s *Server) auditedGuests(user, node, typ string) []int {
 	}
 	sort.Ints(ids)
 	return ids
+}
+
+// statusTags copies what status/current shows only when set, for QEMU and
+// LXC alike: tags and lock from the guest's resource, and template.
+func statusTags(out, res map[string]any, g *Guest) {
+	if t, ok := res["tags"]; ok {
+		out["tags"] = t
+	}
+	if l, ok := res["lock"]; ok {
+		out["lock"] = l
+	}
+	if g.IsTemplate() {
+		out["template"] = 1
+	}
 }
