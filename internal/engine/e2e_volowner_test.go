@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -197,28 +198,16 @@ func TestNoProofWithoutSysAudit(t *testing.T) {
 	}
 }
 
-// storeRecords is a Records kept by the test, as the daemon's store would
-// keep them across restarts.
-type storeRecords struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (r *storeRecords) State(_ context.Context, key string) ([]byte, bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	v, ok := r.m[key]
-	return v, ok, nil
-}
-
-func (r *storeRecords) PutState(_ context.Context, key string, value []byte) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string][]byte{}
+// openStore is the daemon's SQLite store, where the engine keeps its
+// download records across restarts.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{Path: filepath.Join(t.TempDir(), "proxmops.db")})
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.m[key] = value
-	return nil
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // Once the download's task has rotated out of Proxmox's task index, the
@@ -227,7 +216,7 @@ func (r *storeRecords) PutState(_ context.Context, key string, value []byte) err
 func TestDownloadProofSurvivesTaskIndexRotationThroughTheStore(t *testing.T) {
 	e := newEnvWith(t, func(o *pvesim.Options) { o.TaskIndexBytes = 1000 })
 	e.write("isos/debian-12.yaml", seedIso)
-	store := &storeRecords{}
+	store := openStore(t)
 	e.converge(e.engine(engine.Options{Records: store}))
 	// Enough tasks on pve1 to rotate the index twice.
 	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 300, Node: "pve1", Config: map[string]string{"name": "busy"}}); err != nil {
