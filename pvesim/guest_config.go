@@ -17,16 +17,11 @@ func (s *Server) qemuGetConfig(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name := r.Str("snapshot"); name != "" {
-		sn := g.Snapshots[name]
-		if sn == nil {
-			return nil, Fail("snapshot '%s' does not exist", name)
-		}
-		sg := &Guest{VMID: g.VMID, Node: g.Node, Type: g.Type, Conf: sn.Conf}
-		sg.ensureMaps()
-		return qemuConfigJSON(sg, true), nil
+	cg, current, err := configShown(g, r)
+	if err != nil {
+		return nil, err
 	}
-	return qemuConfigJSON(g, r.Bool("current")), nil
+	return qemuConfigJSON(cg, current), nil
 }
 
 // qemuUpdate is update_vm_api: PUT (sync) and POST (task) .../config.
@@ -375,16 +370,11 @@ func (s *Server) lxcGetConfig(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name := r.Str("snapshot"); name != "" {
-		sn := g.Snapshots[name]
-		if sn == nil {
-			return nil, Fail("snapshot '%s' does not exist", name)
-		}
-		sg := &Guest{VMID: g.VMID, Node: g.Node, Type: g.Type, Conf: sn.Conf}
-		sg.ensureMaps()
-		return lxcConfigJSON(sg, true), nil
+	cg, current, err := configShown(g, r)
+	if err != nil {
+		return nil, err
 	}
-	return lxcConfigJSON(g, r.Bool("current")), nil
+	return lxcConfigJSON(cg, current), nil
 }
 
 // lxcUpdate is PUT .../config (update_vm): synchronous, under the lock.
@@ -675,4 +665,21 @@ func mergedConf(g *Guest, current bool) map[string]string {
 		}
 	}
 	return conf
+}
+
+// configShown is the guest whose config GET .../config shows: a snapshot's
+// (which has no pending values) when `snapshot` names one, else the guest
+// itself, with pending values unless `current` is set.
+func configShown(g *Guest, r *Request) (*Guest, bool, error) {
+	name := r.Str("snapshot")
+	if name == "" {
+		return g, r.Bool("current"), nil
+	}
+	sn := g.Snapshots[name]
+	if sn == nil {
+		return nil, false, Fail("snapshot '%s' does not exist", name)
+	}
+	sg := &Guest{VMID: g.VMID, Node: g.Node, Type: g.Type, Conf: sn.Conf}
+	sg.ensureMaps()
+	return sg, true, nil
 }
