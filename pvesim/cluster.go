@@ -505,14 +505,7 @@ func (pe *poolStats) entry(name string) map[string]any {
 
 // appendGuestRes writes a guestRes as encoding/json does (field order, omitempty).
 func appendGuestRes(b []byte, r guestRes) []byte {
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.ID)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, r.Type)
-	b = append(b, `,"vmid":`...)
-	b = strconv.AppendInt(b, int64(r.VMID), 10)
-	b = append(b, `,"node":`...)
-	b = appendJSONString(b, r.Node)
+	b = appendGuestHead(b, r)
 	b = append(b, `,"name":`...)
 	b = appendJSONString(b, r.Name)
 	b = append(b, `,"status":`...)
@@ -609,4 +602,18 @@ func (s *Server) clusterTasks(r *Request) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// appendGuestHead opens a guest's /cluster/resources entry with the fields
+// every entry has, reported by pvestatd or not.
+func appendGuestHead(b []byte, r guestRes) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, r.ID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, r.Type)
+	b = append(b, `,"vmid":`...)
+	b = strconv.AppendInt(b, int64(r.VMID), 10)
+	b = append(b, `,"node":`...)
+	b = appendJSONString(b, r.Node)
+	return b
 }

@@ -118,14 +118,7 @@ func defaultGuestName(g *Guest) string {
 // appendUnknownRes writes a guest without an RRD entry as Proxmox does:
 // only what the vmlist and the config give.
 func appendUnknownRes(b []byte, r guestRes) []byte {
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.ID)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, r.Type)
-	b = append(b, `,"vmid":`...)
-	b = strconv.AppendInt(b, int64(r.VMID), 10)
-	b = append(b, `,"node":`...)
-	b = appendJSONString(b, r.Node)
+	b = appendGuestHead(b, r)
 	b = append(b, `,"status":"unknown"`...)
 	b = appendGuestOptional(b, r)
 	return append(b, '}')
