@@ -103,8 +103,12 @@ func TestReplayedWebhookCostsOnePass(t *testing.T) {
 	if sub.Lagged() {
 		t.Fatal("the subscription lagged: passes were not all counted")
 	}
-	// The update's finish asks one re-scan pass (MinPassGap is off here).
-	if n := passes; n > 2 {
-		t.Fatalf("%d passes after 50 replays of one delivery, want the pull's pass and the re-scan after its action", n)
+	// The pull's pass, then one re-scan after each action it caused
+	// (MinPassGap is off here): the cores change of the running VM is
+	// written and then needs its reboot, which may come as a second action
+	// depending on when the re-scan reads the pending change. Without
+	// de-duplication every replay would pull and pass again.
+	if n := passes; n > 3 {
+		t.Fatalf("%d passes after 50 replays of one delivery, want the pull's pass and a re-scan after each of its actions", n)
 	}
 }
