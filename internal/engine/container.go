@@ -110,7 +110,7 @@ func (r containerReconciler) plan(pc *planContext) []*Action {
 	for _, s := range pc.d.Containers {
 		out = append(out, r.planOne(pc, s))
 	}
-	return append(out, r.prune(pc)...)
+	return append(out, pruneGuests(pc, KindContainer, "lxc", func(g *Guest) bool { return !g.Template })...)
 }
 
 // rootOnly lists what of the spec an API token cannot set.
@@ -150,43 +150,12 @@ func nonNestingFeatures(v string) []string {
 func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	if a.Sync == vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
-		return a
-	}
 	g := pc.snap.Guest(s.VMID)
 	if ad := adoptUntagged(pc, a, g); ad != nil {
 		return ad
 	}
-	if g != nil {
-		a.Node, a.Owned = g.Node, g.Owned
-		if unfinished(a, g) {
-			return a
-		}
-		what := "VM"
-		switch {
-		case g.Type == "lxc" && g.Template:
-			what = "container template"
-		case g.Type == "lxc":
-			what = "container"
-		case g.Template:
-			what = "template"
-		}
-		if !g.Owned {
-			a.Conflict, a.Status = true, vocab.StatusConflict
-			a.Reason = fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, what, g.Name, g.Node, OwnerTag)
-			return a
-		}
-		if g.Type != "lxc" || g.Template {
-			a.Conflict, a.Status = true, vocab.StatusConflict
-			a.Reason = fmt.Sprintf("VMID %d holds a %s, but the manifest declares a Container", g.VMID, what)
-			return a
-		}
-		if g.Lock != "" {
-			a.Status = vocab.StatusProgressing
-			a.Reason = fmt.Sprintf("locked by a running %s operation; looked at again next pass", g.Lock)
-			return a
-		}
+	if done := guestGate(a, KindContainer, g, "lxc", false); done != nil {
+		return done
 	}
 	if s.Invalid != "" {
 		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
@@ -1050,45 +1019,4 @@ func (x *execCtx) destroyContainer(ctx context.Context, node string, vmid int) e
 		}
 	}
 	return x.task(ctx, "deleting", func() (string, error) { return c.LxcDelete(ctx, node, vmid) })
-}
-
-// prune plans the deletion of owned containers no manifest declares.
-func (containerReconciler) prune(pc *planContext) []*Action {
-	var ids []int
-	for id, g := range pc.snap.Guests {
-		if g.Type != "lxc" || !g.Owned || g.Template {
-			continue
-		}
-		if _, ok := pc.declared[id]; ok {
-			continue
-		}
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	var out []*Action
-	for _, id := range ids {
-		g := pc.snap.Guests[id]
-		name := g.Name
-		if name == "" {
-			name = "ct-" + strconv.Itoa(id)
-		}
-		a := &Action{Kind: KindContainer, Name: name, Node: g.Node, VMID: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
-			Observed: observedSummary(g), Changes: []vocab.Change{}}
-		switch {
-		case g.Lock != "":
-			a.Status, a.Reason = vocab.StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
-		case !pc.e.opts.Prune:
-			a.Status = vocab.StatusOutOfSync
-			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
-		default:
-			a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
-			a.Reason = "owned by proxmops and no longer in the repository (prune)" + haDeleteNote(a, g)
-			a.Changes = []vocab.Change{{Field: "vmid", From: strconv.Itoa(id)}}
-			node := g.Node
-			a.claim = claim{nodes: []string{node}}
-			a.run = func(ctx context.Context, x *execCtx) error { return x.destroyContainer(ctx, node, id) }
-		}
-		out = append(out, a)
-	}
-	return out
 }

@@ -137,8 +137,7 @@ func (r ctemplateReconciler) plan(pc *planContext) []*Action {
 func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolvedCTemplate) *Action {
 	node := rt.node
 	a := baseAction(s.Meta, node, 0)
-	if a.Sync == vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if syncDisabled(a) {
 		return a
 	}
 	ref := pc.snap.Storage(node, s.Storage)
@@ -198,9 +197,7 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 				a.Reason = fmt.Sprintf("%s is on %s but was not downloaded by proxmops: used as is, never replaced or deleted", rt.volid, node)
 				return a
 			}
-			a.Conflict, a.Status = true, vocab.StatusConflict
-			a.Reason = notProvenReason(rt.volid, node, pc.e.client.TokenID())
-			return a
+			return a.conflict(notProvenReason(rt.volid, node, pc.e.client.TokenID()))
 		}
 		a.Owned = true
 		a.Observed["downloaded_by"] = proof.UPID

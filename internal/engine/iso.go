@@ -58,8 +58,7 @@ func (r isoReconciler) plan(pc *planContext) []*Action {
 func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, 0)
-	if a.Sync == vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if syncDisabled(a) {
 		return a
 	}
 	volid, err := isoVolume(s)
@@ -103,9 +102,7 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 			return a
 		}
 		if proof == nil {
-			a.Conflict, a.Status = true, vocab.StatusConflict
-			a.Reason = notProvenReason(volid, node, pc.e.client.TokenID())
-			return a
+			return a.conflict(notProvenReason(volid, node, pc.e.client.TokenID()))
 		}
 		a.Owned = true
 		a.Observed["downloaded_by"] = proof.UPID

@@ -179,8 +179,7 @@ func stagedElsewhere(node string, st *pve.NetworkState) string {
 func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, 0)
-	if a.Sync == vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if syncDisabled(a) {
 		return a
 	}
 	if err := pc.snap.kinds.netErr[node]; err != nil {
@@ -212,9 +211,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 		a.Owned = owned
 		a.Observed = map[string]any{"interface": map[string]string(have), "node": node}
 		if !owned {
-			a.Conflict, a.Status = true, vocab.StatusConflict
-			a.Reason = fmt.Sprintf("interface %s exists on %s but proxmops does not own it (no %q in its comments): left untouched", s.Iface, node, OwnerMark)
-			return a
+			return a.conflict(fmt.Sprintf("interface %s exists on %s but proxmops does not own it (no %q in its comments): left untouched", s.Iface, node, OwnerMark))
 		}
 		if have["type"] != s.Type {
 			a.Status = vocab.StatusFailed
@@ -352,28 +349,20 @@ func (networkReconciler) prune(pc *planContext, declared map[string]bool) []*Act
 			if !owned || declared[node+"/"+name] {
 				continue
 			}
-			a := &Action{Kind: KindNetwork, Name: node + "-" + strings.ReplaceAll(name, ".", "-"), Node: node, Action: vocab.ActionNone,
-				Owned: true, Sync: vocab.SyncAuto, Changes: []vocab.Change{}, Observed: map[string]any{"interface": map[string]string(ifc), "node": node}}
-			switch {
-			case !pc.e.opts.Prune:
-				a.Status = vocab.StatusOutOfSync
-				a.Reason = fmt.Sprintf("interface %s is owned by proxmops but no longer in the repository; prune is off, so it is left in place", name)
-			case stagedElsewhere(node, st) != "":
-				a.Status, a.Reason = vocab.StatusFailed, stagedElsewhere(node, st)
-			default:
-				a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
-				a.Reason = fmt.Sprintf("interface %s is owned by proxmops and no longer in the repository (prune)", name)
-				a.Changes = []vocab.Change{{Field: "iface", From: name}}
-				iface := name
-				a.claim = claim{nodes: []string{node}}
-				a.run = func(ctx context.Context, x *execCtx) error {
-					if err := x.e.client.NetworkDelete(ctx, node, iface); err != nil {
-						return fmt.Errorf("staging the removal of %s on %s: %w", iface, node, err)
-					}
-					return x.applyNetwork(ctx, node)
-				}
-			}
+			a := orphan(KindNetwork, node+"-"+strings.ReplaceAll(name, ".", "-"), node, 0, map[string]any{"interface": map[string]string(ifc), "node": node})
 			out = append(out, a)
+			why := ownedWhy(fmt.Sprintf("interface %s is owned by proxmops", name))
+			if !decidePrune(pc, a, why, stagedElsewhere(node, st), vocab.Change{Field: "iface", From: name}) {
+				continue
+			}
+			iface := name
+			a.claim = claim{nodes: []string{node}}
+			a.run = func(ctx context.Context, x *execCtx) error {
+				if err := x.e.client.NetworkDelete(ctx, node, iface); err != nil {
+					return fmt.Errorf("staging the removal of %s on %s: %w", iface, node, err)
+				}
+				return x.applyNetwork(ctx, node)
+			}
 		}
 	}
 	return out

@@ -364,8 +364,7 @@ func (sdnReconciler) foreignPending(st *sdnState, zones map[string]*SdnZoneSpec,
 
 func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*Action, sdnStep) {
 	a := baseAction(z.Meta, "", 0)
-	if a.Sync == vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if syncDisabled(a) {
 		return a, nil
 	}
 	have, ok := st.zones[z.Name]
@@ -391,11 +390,11 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 	owned, vnets := st.zoneOwned(z.Name)
 	a.Owned = owned
 	if t := have.Config["type"]; t != z.Type {
-		a.Status = vocab.StatusFailed
+		why := fmt.Sprintf("zone %s is a %s zone, the manifest declares a %s zone: the type of a zone cannot change", z.Name, t, z.Type)
 		if !owned {
-			a.Conflict, a.Status = true, vocab.StatusConflict
+			return a.conflict(why), nil
 		}
-		a.Reason = fmt.Sprintf("zone %s is a %s zone, the manifest declares a %s zone: the type of a zone cannot change", z.Name, t, z.Type)
+		a.Status, a.Reason = vocab.StatusFailed, why
 		return a, nil
 	}
 	changes, params, _ := optionChanges("", z.Options, have.Config, nil)
@@ -414,14 +413,12 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 		fields = append(fields, c.Field)
 	}
 	if !owned {
-		a.Conflict, a.Status = true, vocab.StatusConflict
 		held := "it holds no vnet"
 		if len(vnets) > 0 {
 			held = "it holds vnets proxmops does not own (" + strings.Join(vnets, ", ") + ")"
 		}
-		a.Reason = fmt.Sprintf("zone %s exists and differs from the manifest (%s), but proxmops cannot tell it made it: Proxmox zones have no comment field, so proxmops changes a zone only when every vnet in it is its own, and %s: left untouched",
-			z.Name, strings.Join(fields, ", "), held)
-		return a, nil
+		return a.conflict(fmt.Sprintf("zone %s exists and differs from the manifest (%s), but proxmops cannot tell it made it: Proxmox zones have no comment field, so proxmops changes a zone only when every vnet in it is its own, and %s: left untouched",
+			z.Name, strings.Join(fields, ", "), held)), nil
 	}
 	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
@@ -459,8 +456,7 @@ func subnetCIDR(e pve.SDNEntry) string {
 
 func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zoneAct *Action) (*Action, sdnStep) {
 	a := baseAction(v.Meta, "", 0)
-	if a.Sync == vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	if syncDisabled(a) {
 		return a, nil
 	}
 	if zoneAct != nil {
@@ -568,9 +564,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	owned, alias := parseOwned(vnetAlias(have))
 	a.Owned = owned
 	if !owned {
-		a.Conflict, a.Status = true, vocab.StatusConflict
-		a.Reason = fmt.Sprintf("vnet %s exists but proxmops does not own it (no %q in its alias): left untouched", v.Name, OwnerMark)
-		return a, nil
+		return a.conflict(fmt.Sprintf("vnet %s exists but proxmops does not own it (no %q in its alias): left untouched", v.Name, OwnerMark)), nil
 	}
 	var changes []vocab.Change
 	params := pve.NewParams()
@@ -646,22 +640,17 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		leaving[id] = true
 		if v.State == "deleted" {
 			// Deleted by proxmops, not applied yet: waits for the apply.
-			delVnets = append(delVnets, &Action{Kind: KindSdnVnet, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
-				Changes: []vocab.Change{}, Status: vocab.StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": v.Running, "state": v.State},
-				Reason: fmt.Sprintf("the deletion of vnet %s is pending, not applied yet", id)})
-			continue
-		}
-		a := &Action{Kind: KindSdnVnet, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto, Changes: []vocab.Change{},
-			Observed: map[string]any{"config": v.Config, "state": v.State}}
-		if !pc.e.opts.Prune {
-			a.Status = vocab.StatusOutOfSync
-			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
+			a := orphan(KindSdnVnet, id, "", 0, map[string]any{"config": v.Running, "state": v.State})
+			a.Status, a.sdnPending = vocab.StatusOutOfSync, true
+			a.Reason = fmt.Sprintf("the deletion of vnet %s is pending, not applied yet", id)
 			delVnets = append(delVnets, a)
 			continue
 		}
-		a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
-		a.Reason = "owned by proxmops and no longer in the repository (prune)"
-		a.Changes = []vocab.Change{{Field: "vnet", From: id}}
+		a := orphan(KindSdnVnet, id, "", 0, map[string]any{"config": v.Config, "state": v.State})
+		delVnets = append(delVnets, a)
+		if !decidePrune(pc, a, ownedWhy("owned by proxmops"), "", vocab.Change{Field: "vnet", From: id}) {
+			continue
+		}
 		subs := st.subnets[id]
 		steps[a.Key()] = func(ctx context.Context, x *execCtx) error {
 			for _, s := range subs {
@@ -677,7 +666,6 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 			}
 			return nil
 		}
-		delVnets = append(delVnets, a)
 	}
 	for _, id := range sortedKeys(st.zones) {
 		z := st.zones[id]
@@ -689,9 +677,10 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 			continue
 		}
 		if z.State == "deleted" {
-			delZones = append(delZones, &Action{Kind: KindSdnZone, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
-				Changes: []vocab.Change{}, Status: vocab.StatusOutOfSync, sdnPending: true, Observed: map[string]any{"config": z.Running, "state": z.State},
-				Reason: fmt.Sprintf("the deletion of zone %s is pending, not applied yet", id)})
+			a := orphan(KindSdnZone, id, "", 0, map[string]any{"config": z.Running, "state": z.State})
+			a.Status, a.sdnPending = vocab.StatusOutOfSync, true
+			a.Reason = fmt.Sprintf("the deletion of zone %s is pending, not applied yet", id)
+			delZones = append(delZones, a)
 			continue
 		}
 		allLeaving := true
@@ -701,17 +690,13 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		if !allLeaving {
 			continue
 		}
-		a := &Action{Kind: KindSdnZone, Name: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto, Changes: []vocab.Change{},
-			Observed: map[string]any{"config": z.Config, "state": z.State}}
-		if !pc.e.opts.Prune {
-			a.Status = vocab.StatusOutOfSync
-			a.Reason = "holds only vnets of proxmops that are no longer in the repository; prune is off, so it is left in place"
-			delZones = append(delZones, a)
+		a := orphan(KindSdnZone, id, "", 0, map[string]any{"config": z.Config, "state": z.State})
+		delZones = append(delZones, a)
+		const holds = "holds only vnets of proxmops that are no longer in the repository"
+		why := pruneWhy{kept: holds + "; prune is off, so it is left in place", gone: holds + " (prune)"}
+		if !decidePrune(pc, a, why, "", vocab.Change{Field: "zone", From: id}) {
 			continue
 		}
-		a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
-		a.Reason = "holds only vnets of proxmops that are no longer in the repository (prune)"
-		a.Changes = []vocab.Change{{Field: "zone", From: id}}
 		for _, v := range held {
 			a.DependsOn = append(a.DependsOn, KindSdnVnet+"/"+v)
 			// Applying the vnet's deletion alone would leave the zone
@@ -729,7 +714,6 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 			}
 			return nil
 		}
-		delZones = append(delZones, a)
 	}
 	return delVnets, delZones
 }

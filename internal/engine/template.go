@@ -46,7 +46,7 @@ func (r templateReconciler) plan(pc *planContext) []*Action {
 	for _, s := range pc.d.Templates {
 		out = append(out, r.planOne(pc, s))
 	}
-	out = append(out, prune(pc, KindTemplate, func(g *Guest) bool { return g.Template })...)
+	out = append(out, pruneGuests(pc, KindTemplate, "qemu", func(g *Guest) bool { return g.Template })...)
 	return out
 }
 
@@ -61,7 +61,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	if ad := adoptUntagged(pc, a, g); ad != nil {
 		return ad
 	}
-	if done := guestGate(a, KindTemplate, g, true); done != nil {
+	if done := guestGate(a, KindTemplate, g, "qemu", true); done != nil {
 		return done
 	}
 	a.Conflict, a.Reason = false, ""

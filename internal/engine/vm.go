@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -133,7 +132,7 @@ func (r vmReconciler) plan(pc *planContext) []*Action {
 	for _, s := range pc.d.VMs {
 		out = append(out, r.planOne(pc, s))
 	}
-	out = append(out, prune(pc, KindVirtualMachine, func(g *Guest) bool { return !g.Template })...)
+	out = append(out, pruneGuests(pc, KindVirtualMachine, "qemu", func(g *Guest) bool { return !g.Template })...)
 	return out
 }
 
@@ -179,53 +178,6 @@ func unfinished(a *Action, g *Guest) bool {
 	return true
 }
 
-// guestGate handles what every guest kind checks first: sync disabled,
-// conflicts, locks. It returns a finished action, or nil to go on.
-func guestGate(a *Action, kind string, g *Guest, wantTemplate bool) *Action {
-	if a.Sync == vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
-		return a
-	}
-	if g == nil {
-		return nil
-	}
-	a.Node, a.VMID, a.Owned = g.Node, g.VMID, g.Owned
-	if unfinished(a, g) {
-		return a
-	}
-	if !g.Owned {
-		what := "VM"
-		if g.Type == "lxc" {
-			what = "container"
-		} else if g.Template {
-			what = "template"
-		}
-		a.Conflict, a.Status = true, vocab.StatusConflict
-		a.Reason = fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, what, g.Name, g.Node, OwnerTag)
-		return a
-	}
-	if g.Type != "qemu" || g.Template != wantTemplate {
-		a.Conflict, a.Status = true, vocab.StatusConflict
-		have := "a VM"
-		if g.Type == "lxc" {
-			have = "a container"
-		} else if g.Template {
-			have = "a template"
-		}
-		a.Reason = fmt.Sprintf("VMID %d holds %s, but the manifest declares a %s", g.VMID, have, kind)
-		if kind == KindTemplate && g.Type == "qemu" && !g.Template {
-			return nil // an owned VM at a template's VMID is an unfinished build
-		}
-		return a
-	}
-	if g.Lock != "" {
-		a.Status = vocab.StatusProgressing
-		a.Reason = fmt.Sprintf("locked by a running %s operation; looked at again next pass", g.Lock)
-		return a
-	}
-	return nil
-}
-
 func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
@@ -233,7 +185,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	if ad := adoptUntagged(pc, a, g); ad != nil {
 		return ad
 	}
-	if done := guestGate(a, KindVirtualMachine, g, false); done != nil {
+	if done := guestGate(a, KindVirtualMachine, g, "qemu", false); done != nil {
 		return done
 	}
 	if s.Invalid != "" {
@@ -614,54 +566,6 @@ func (x *execCtx) converge(ctx context.Context, gs *guestSpec, node string, vmid
 	}
 	d := diffGuest(gs, g)
 	return x.applyDiff(ctx, gs, g, d, uo)
-}
-
-// prune plans the deletion of owned guests of a kind that no manifest
-// declares.
-func prune(pc *planContext, kind string, match func(*Guest) bool) []*Action {
-	var ids []int
-	for id, g := range pc.snap.Guests {
-		if g.Type != "qemu" || !g.Owned || !match(g) {
-			continue
-		}
-		if _, ok := pc.declared[id]; ok {
-			continue
-		}
-		if declaredByName(pc, kind, g.Name) {
-			continue
-		}
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	var out []*Action
-	for _, id := range ids {
-		g := pc.snap.Guests[id]
-		name := g.Name
-		if name == "" {
-			name = "vm-" + strconv.Itoa(id)
-		}
-		a := &Action{Kind: kind, Name: name, Node: g.Node, VMID: id, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
-			Observed: observedSummary(g), Changes: []vocab.Change{}}
-		if g.Lock != "" {
-			a.Status, a.Reason = vocab.StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
-			out = append(out, a)
-			continue
-		}
-		if !pc.e.opts.Prune {
-			a.Status = vocab.StatusOutOfSync
-			a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
-			out = append(out, a)
-			continue
-		}
-		a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
-		a.Reason = "owned by proxmops and no longer in the repository (prune)" + haDeleteNote(a, g)
-		a.Changes = []vocab.Change{{Field: "vmid", From: strconv.Itoa(id), To: ""}}
-		node := g.Node
-		a.claim = claim{nodes: []string{node}}
-		a.run = func(ctx context.Context, x *execCtx) error { return x.destroyGuest(ctx, node, id) }
-		out = append(out, a)
-	}
-	return out
 }
 
 // declaredByName reports whether a resource of kind with this name is

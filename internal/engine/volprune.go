@@ -32,17 +32,11 @@ func pruneOwnedVolumes(pc *planContext, kind, content string, declared, skip map
 			if err != nil || proof == nil {
 				continue // never delete what cannot be proven ours
 			}
-			a := &Action{Kind: kind, Name: resourceName(v.FileName()), Node: node, Action: vocab.ActionNone, Owned: true, Sync: vocab.SyncAuto,
-				Changes: []vocab.Change{}, Observed: map[string]any{"volid": v.VolID, "downloaded_by": proof.UPID, "source": proof.Source}}
-			if !pc.e.opts.Prune {
-				a.Status = vocab.StatusOutOfSync
-				a.Reason = "owned by proxmops but no longer in the repository; prune is off, so it is left in place"
-				out = append(out, a)
+			a := orphan(kind, resourceName(v.FileName()), node, 0, map[string]any{"volid": v.VolID, "downloaded_by": proof.UPID, "source": proof.Source})
+			out = append(out, a)
+			if !decidePrune(pc, a, ownedWhy("owned by proxmops"), "", vocab.Change{Field: "volume", From: v.VolID}) {
 				continue
 			}
-			a.Action, a.Status = vocab.ActionDelete, vocab.StatusOutOfSync
-			a.Reason = "owned by proxmops and no longer in the repository (prune)"
-			a.Changes = []vocab.Change{{Field: "volume", From: v.VolID}}
 			volid := v.VolID
 			a.claim = claim{nodes: []string{node}, storages: []string{k}}
 			a.run = func(ctx context.Context, x *execCtx) error {
@@ -52,7 +46,6 @@ func pruneOwnedVolumes(pc *planContext, kind, content string, declared, skip map
 				}
 				return x.wait(ctx, upid, "deleting "+volid, err)
 			}
-			out = append(out, a)
 		}
 	}
 	return out

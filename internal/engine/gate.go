@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// The checks every kind makes before it diffs, and the one decision about
+// an owned resource no manifest declares. Each reconciler calls these
+// instead of writing its own: a sync-disabled resource, a conflict and a
+// prune read the same whatever the kind.
+
+// syncDisabled finishes a's plan when its sync policy is disabled: not
+// evaluated, never touched.
+func syncDisabled(a *Action) bool {
+	if a.Sync != vocab.SyncDisabled {
+		return false
+	}
+	a.Status, a.Reason = vocab.StatusUnknown, "sync disabled by annotation proxmops.dev/sync"
+	return true
+}
+
+// conflict marks a as blocked by something proxmops does not own (or
+// cannot change into what is declared): it is left untouched and needs a
+// person.
+func (a *Action) conflict(reason string) *Action {
+	a.Conflict, a.Status, a.Reason = true, vocab.StatusConflict, reason
+	return a
+}
+
+// guestNoun names what a guest is, for reasons.
+func guestNoun(g *Guest) string {
+	switch {
+	case g.Type == "lxc" && g.Template:
+		return "container template"
+	case g.Type == "lxc":
+		return "container"
+	case g.Template:
+		return "template"
+	}
+	return "VM"
+}
+
+// guestGate handles what every guest kind checks first: sync disabled, an
+// unfinished create, a guest proxmops does not own or of another type at
+// the VMID, a lock. It returns a finished action, or nil to go on. typ is
+// the Proxmox type the kind declares (qemu, lxc) and template whether it
+// is a template.
+func guestGate(a *Action, kind string, g *Guest, typ string, template bool) *Action {
+	if syncDisabled(a) {
+		return a
+	}
+	if g == nil {
+		return nil
+	}
+	a.Node, a.VMID, a.Owned = g.Node, g.VMID, g.Owned
+	if unfinished(a, g) {
+		return a
+	}
+	if !g.Owned {
+		return a.conflict(fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, guestNoun(g), g.Name, g.Node, OwnerTag))
+	}
+	if g.Type != typ || g.Template != template {
+		a.conflict(fmt.Sprintf("VMID %d holds a %s, but the manifest declares a %s", g.VMID, guestNoun(g), kind))
+		if kind == KindTemplate && g.Type == "qemu" && !g.Template {
+			return nil // an owned VM at a template's VMID is an unfinished build
+		}
+		return a
+	}
+	if g.Lock != "" {
+		a.Status = vocab.StatusProgressing
+		a.Reason = fmt.Sprintf("locked by a running %s operation; looked at again next pass", g.Lock)
+		return a
+	}
+	return nil
+}
+
+// pruneWhy are the reasons of an owned, undeclared resource: kept (prune
+// is off) and gone (deleted by prune).
+type pruneWhy struct{ kept, gone string }
+
+// ownedWhy are the usual reasons; subject says what is owned ("owned by
+// proxmops", "interface vmbr9 is owned by proxmops").
+func ownedWhy(subject string) pruneWhy {
+	return pruneWhy{kept: subject + " but no longer in the repository; prune is off, so it is left in place",
+		gone: subject + " and no longer in the repository (prune)"}
+}
+
+// orphan is the action of an owned resource no manifest declares, before
+// the prune decision.
+func orphan(kind, name, node string, vmid int, observed map[string]any) *Action {
+	return &Action{Kind: kind, Name: name, Node: node, VMID: vmid, Action: vocab.ActionNone, Owned: true,
+		Sync: vocab.SyncAuto, Changes: []vocab.Change{}, Observed: observed}
+}
+
+// decidePrune is the prune decision for an orphan: with prune off it is
+// reported OutOfSync and left in place; with blocked set (why it cannot be
+// deleted this pass) it fails; else it is planned for deletion with the
+// change del. It reports whether a deletion is planned: the caller then
+// gives the action its claim and run.
+func decidePrune(pc *planContext, a *Action, why pruneWhy, blocked string, del vocab.Change) bool {
+	switch {
+	case !pc.e.opts.Prune:
+		a.Status, a.Reason = vocab.StatusOutOfSync, why.kept
+		return false
+	case blocked != "":
+		a.Status, a.Reason = vocab.StatusFailed, blocked
+		return false
+	}
+	a.Action, a.Status, a.Reason = vocab.ActionDelete, vocab.StatusOutOfSync, why.gone
+	a.Changes = []vocab.Change{del}
+	return true
+}
+
+// pruneGuests plans, for each owned guest of type typ that match accepts
+// and no manifest declares (by VMID, or by name for a kind declared
+// without one), its deletion when prune is on. A locked guest is looked at
+// again next pass.
+func pruneGuests(pc *planContext, kind, typ string, match func(*Guest) bool) []*Action {
+	var ids []int
+	for id, g := range pc.snap.Guests {
+		if g.Type != typ || !g.Owned || !match(g) {
+			continue
+		}
+		if _, ok := pc.declared[id]; ok || declaredByName(pc, kind, g.Name) {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	prefix, destroy := "vm-", (*execCtx).destroyGuest
+	if typ == "lxc" {
+		prefix, destroy = "ct-", (*execCtx).destroyContainer
+	}
+	var out []*Action
+	for _, id := range ids {
+		g := pc.snap.Guests[id]
+		name := g.Name
+		if name == "" {
+			name = prefix + strconv.Itoa(id)
+		}
+		a := orphan(kind, name, g.Node, id, observedSummary(g))
+		out = append(out, a)
+		if g.Lock != "" {
+			a.Status, a.Reason = vocab.StatusProgressing, fmt.Sprintf("no longer declared; locked by a running %s operation", g.Lock)
+			continue
+		}
+		if !decidePrune(pc, a, ownedWhy("owned by proxmops"), "", vocab.Change{Field: "vmid", From: strconv.Itoa(id)}) {
+			continue
+		}
+		a.Reason += haDeleteNote(a, g)
+		node := g.Node
+		a.claim = claim{nodes: []string{node}}
+		a.run = func(ctx context.Context, x *execCtx) error { return destroy(x, ctx, node, id) }
+	}
+	return out
+}
