@@ -89,7 +89,8 @@ func matchOr(re *regexp.Regexp, msg string) func(string) error {
 }
 
 var (
-	reConfigID   = regexp.MustCompile(`^[a-z][a-z0-9_]+$`)
+	// JSONSchema.pm $CONFIGID_RE: qr/[a-z][a-z0-9_-]+/i (snapshot names use it).
+	reConfigID   = regexp.MustCompile(`(?i)^[a-z][a-z0-9_-]+$`)
 	reID         = regexp.MustCompile(`(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$`)
 	reVMID       = regexp.MustCompile(`^[1-9][0-9]{2,8}$`)
 	reNodeName   = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`)

@@ -3,43 +3,21 @@ package pvesim
 // Snapshots (list, create, delete, rollback) for VMs then containers.
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
+// qemuSnapshotList is snapshot_list (qemu-server API2/Qemu.pm): every
+// snapshot with vmstate 0 or 1, then "current", whose parent is the
+// config's parent only.
 func (s *Server) qemuSnapshotList(r *Request) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	out := []map[string]any{}
-	latest := ""
-	var latestTime int64 = -1
-	for _, name := range sortedKeys(g.Snapshots) {
-		sn := g.Snapshots[name]
-		e := map[string]any{"name": name, "snaptime": sn.SnapTime, "description": sn.Description}
-		if sn.Parent != "" {
-			e["parent"] = sn.Parent
-		}
-		if sn.VMState {
-			e["vmstate"] = 1
-		}
-		out = append(out, e)
-		if sn.SnapTime >= latestTime {
-			latest, latestTime = name, sn.SnapTime
-		}
-	}
-	cur := map[string]any{"name": "current", "description": "You are here!", "digest": g.Digest(), "running": 0}
-	if g.Running {
-		cur["running"] = 1
-	}
-	if p := g.Conf["parent"]; p != "" {
-		cur["parent"] = p
-	} else if latest != "" {
-		cur["parent"] = latest
-	}
-	out = append(out, cur)
-	return out, nil
+	return snapshotListJSON(g), nil
 }
 
 func (s *Server) qemuSnapshotCreate(r *Request) (any, error) {
@@ -47,9 +25,13 @@ func (s *Server) qemuSnapshotCreate(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// API2/Qemu.pm snapshot: reserved names, before anything is locked.
 	name := r.Str("snapname")
 	if name == "current" {
-		return nil, ParamErr("snapname", "invalid snapshot name 'current'")
+		return nil, Fail("unable to use snapshot name 'current' (reserved name)")
+	}
+	if strings.ToLower(name) == "pending" {
+		return nil, Fail("unable to use snapshot name 'pending' (reserved name)")
 	}
 	desc, vmstate := r.Str("description"), r.Bool("vmstate")
 	return s.startTask(r, g.Node, "qmsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
@@ -76,6 +58,9 @@ func (s *Server) qemuSnapshotDelete(r *Request) (any, error) {
 	}), nil
 }
 
+// qemuSnapshotRollback is rollback (API2/Qemu.pm): start=1 needs
+// VM.PowerMgmt as well; the worker is snapshot_rollback, then vm_start when
+// asked and the VM does not run (a snapshot with RAM starts it anyway).
 func (s *Server) qemuSnapshotRollback(r *Request) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
@@ -83,30 +68,42 @@ func (s *Server) qemuSnapshotRollback(r *Request) (any, error) {
 	}
 	name := r.Str("snapname")
 	start := r.Bool("start")
+	if start {
+		if err := s.check(r.User, "/vms/"+strconv.Itoa(g.VMID), "VM.PowerMgmt"); err != nil {
+			return nil, err
+		}
+	}
 	return s.startTask(r, g.Node, "qmrollback", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		sn, err := lockedSnapshot(tc, g, "qemu", name, durSnapshot)
+		sn, err := s.rollbackSnapshot(tc, g, "qemu", name)
 		if err != nil {
 			return err
 		}
-		if g.Running && !sn.VMState {
-			g.Running = false
+		if sn.VMState {
+			// __snapshot_rollback_vm_start: QEMU resumes from the saved RAM.
+			g.Running, g.StartedAt, g.KVM = true, s.clock.Now(), kvmCommand(g.Conf)
 		}
-		restoreSnapshot(g, sn)
 		if start && !g.Running {
-			g.Running = true
-			g.StartedAt = s.clock.Now()
-			g.KVM = kvmCommand(g.Conf)
+			tc.unlock(g.VMID)
+			return s.qemuStartGuest(tc, g, false)
 		}
 		return nil
 	}), nil
 }
 
-// snapshotListJSON is the snapshot tree as GET .../snapshot lists it.
+// snapshotListJSON is the snapshot tree as GET .../snapshot lists it
+// (snapshot_list of API2/Qemu.pm and API2/LXC/Snapshot.pm): QEMU entries
+// carry vmstate 0 or 1, LXC entries none.
 func snapshotListJSON(g *Guest) []map[string]any {
 	out := []map[string]any{}
 	for _, name := range sortedKeys(g.Snapshots) {
 		sn := g.Snapshots[name]
 		e := map[string]any{"name": name, "snaptime": sn.SnapTime, "description": sn.Description}
+		if g.Type == "qemu" {
+			e["vmstate"] = 0
+			if sn.VMState {
+				e["vmstate"] = 1
+			}
+		}
 		if sn.Parent != "" {
 			e["parent"] = sn.Parent
 		}
@@ -159,6 +156,8 @@ func (s *Server) lxcSnapshotDelete(r *Request) (any, error) {
 	}), nil
 }
 
+// lxcSnapshotRollback is rollback (pve-container API2/LXC/Snapshot.pm):
+// snapshot_rollback, then vm_start when asked.
 func (s *Server) lxcSnapshotRollback(r *Request) (any, error) {
 	g, err := s.lxcGuest(r)
 	if err != nil {
@@ -167,24 +166,59 @@ func (s *Server) lxcSnapshotRollback(r *Request) (any, error) {
 	name := r.Str("snapname")
 	start := r.Bool("start")
 	return s.startTask(r, g.Node, "vzrollback", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		sn, err := lockedSnapshot(tc, g, "lxc", name, durCTSnapshot)
-		if err != nil {
+		if _, err := s.rollbackSnapshot(tc, g, "lxc", name); err != nil {
 			return err
 		}
-		g.Running = false
-		restoreSnapshot(g, sn)
 		if start {
-			g.Running = true
-			g.StartedAt = s.clock.Now()
+			tc.unlock(g.VMID)
+			return s.lxcStartGuest(tc, g, false)
 		}
 		return nil
 	}), nil
 }
 
-// lockedSnapshot is the common start of a snapshot task that works on an
-// existing snapshot (delete, rollback) for QEMU and LXC alike: take the
-// guest's lock, find the snapshot, refuse a guest locked by another
-// operation, and spend the operation's duration.
+// rollbackSnapshot is snapshot_rollback (pve-guest-common
+// AbstractConfig.pm) for QEMU and LXC alike, in its order: a template is
+// refused, the snapshot must exist, every volume must be able to roll back
+// (volume_rollback_is_possible), the guest must not be locked; then the
+// guest is stopped hard (__snapshot_rollback_vm_stop), holds lock
+// "rollback" while the volumes roll back, and gets the snapshot's config
+// (keeping its own description and unused volumes) with the snapshot as
+// parent.
+func (s *Server) rollbackSnapshot(tc *taskCtx, g *Guest, kind, name string) (*Snapshot, error) {
+	if err := tc.LockGuest(g.VMID, kind); err != nil {
+		return nil, err
+	}
+	if g.IsTemplate() {
+		return nil, Fail("you can't rollback if vm is a template")
+	}
+	sn := g.Snapshots[name]
+	if sn == nil {
+		return nil, Fail("snapshot '%s' does not exist", name)
+	}
+	if err := s.rollbackPossible(g, sn); err != nil {
+		return nil, err
+	}
+	if err := checkLock(g); err != nil {
+		return nil, err
+	}
+	g.Running, g.StartedAt = false, time.Time{}
+	g.Conf["lock"] = "rollback"
+	d := durSnapshot
+	if kind == "lxc" {
+		d = durCTSnapshot
+	}
+	if err := tc.Sleep(d); err != nil {
+		return nil, err
+	}
+	restoreSnapshot(g, sn)
+	return sn, nil
+}
+
+// lockedSnapshot is the start of snapshot_delete (AbstractConfig.pm) for
+// QEMU and LXC alike: take the guest's lock, find the snapshot, set lock
+// "snapshot-delete" (refused when another lock is set), refuse a template,
+// and spend the operation's duration under that lock.
 func lockedSnapshot(tc *taskCtx, g *Guest, kind, name string, d time.Duration) (*Snapshot, error) {
 	if err := tc.LockGuest(g.VMID, kind); err != nil {
 		return nil, err
@@ -196,10 +230,125 @@ func lockedSnapshot(tc *taskCtx, g *Guest, kind, name string, d time.Duration) (
 	if err := checkLock(g); err != nil {
 		return nil, err
 	}
-	if err := tc.Sleep(d); err != nil {
+	if g.IsTemplate() {
+		return nil, Fail("you can't delete a snapshot if vm is a template")
+	}
+	g.Conf["lock"] = "snapshot-delete"
+	err := tc.Sleep(d)
+	delete(g.Conf, "lock")
+	if err != nil {
 		return nil, err
 	}
 	return sn, nil
+}
+
+// snapshotFeature is has_feature('snapshot') as __snapshot_prepare asks it
+// (QemuConfig.pm and LXC/Config.pm has_feature): every volume of the
+// current config must have the feature on its storage (QEMU skips CD-ROM
+// drives, cloud-init included); an LXC bind or device mount point is no
+// storage volume and never has it (Storage.pm volume_has_feature).
+func (s *Server) snapshotFeature(g *Guest) error {
+	for _, k := range sortedKeys(g.Conf) {
+		var volid string
+		switch {
+		case g.Type == "qemu" && isQemuDiskKey(k):
+			d, err := parseDrive(k, g.Conf[k])
+			if err != nil || driveIsCdrom(d) {
+				continue
+			}
+			volid = d["file"]
+		case g.Type == "lxc" && isLxcVolumeKey(k):
+			mp, err := parseLxcVolume(k, g.Conf[k])
+			if err != nil {
+				continue
+			}
+			volid = mp["volume"]
+		default:
+			continue
+		}
+		ok, err := s.volumeHasSnapshot(volid)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Fail("snapshot feature is not available")
+		}
+	}
+	return nil
+}
+
+// volumeHasSnapshot is volume_has_feature(snapshot) for the current state
+// of a volume (Storage.pm, then the plugin's volume_has_feature): a path is
+// no storage volume; LVM-thin, ZFS and RBD snapshot anything; BTRFS qcow2,
+// raw and subvol; the file plugins (Plugin.pm: dir, NFS, CIFS, CephFS) and
+// LVM qcow2 only; iSCSI, PBS and ESXi nothing.
+func (s *Server) volumeHasSnapshot(volid string) (bool, error) {
+	sid, volname, ok := strings.Cut(volid, ":")
+	if !ok || strings.HasPrefix(volid, "/") {
+		return false, nil
+	}
+	st, err := s.storageConfig(sid)
+	if err != nil {
+		return false, err
+	}
+	format := volumeFormat(volname)
+	switch st.Type {
+	case "lvmthin", "zfspool", "zfs", "rbd":
+		return true, nil
+	case "btrfs":
+		return format == "qcow2" || format == "raw" || format == "subvol", nil
+	case "dir", "nfs", "cifs", "cephfs", "glusterfs", "lvm":
+		return format == "qcow2", nil
+	}
+	return false, nil
+}
+
+// volumeFormat is the format parse_volname reads from a volume name: the
+// file extension on file storages, subvol for "subvol-" datasets, raw for
+// block devices.
+func volumeFormat(volname string) string {
+	base := volname[strings.LastIndex(volname, "/")+1:]
+	if i := strings.LastIndex(base, "."); i >= 0 {
+		switch ext := base[i+1:]; ext {
+		case "raw", "qcow2", "vmdk", "subvol":
+			return ext
+		}
+	}
+	if strings.HasPrefix(base, "subvol-") {
+		return "subvol"
+	}
+	return "raw"
+}
+
+// rollbackPossible is __snapshot_rollback_vol_possible for each volume of
+// the snapshot (volume_rollback_is_possible): ZFS rolls a dataset back only
+// to its most recent snapshot, so a later snapshot holding the same volume
+// blocks; the other simulated storages always can.
+func (s *Server) rollbackPossible(g *Guest, sn *Snapshot) error {
+	for _, volid := range snapshotVolumes(g.Type, sn.Conf) {
+		sid, _, _ := strings.Cut(volid, ":")
+		st := s.state.storage(sid)
+		if st == nil || (st.Type != "zfspool" && st.Type != "zfs") {
+			continue
+		}
+		for _, other := range g.Snapshots {
+			if other == sn || other.SnapTime < sn.SnapTime || (other.SnapTime == sn.SnapTime && other.Name <= sn.Name) {
+				continue
+			}
+			if slices.Contains(snapshotVolumes(g.Type, other.Conf), volid) {
+				return Fail("can't rollback, '%s' is not most recent snapshot on '%s'", sn.Name, volid)
+			}
+		}
+	}
+	return nil
+}
+
+// snapshotVolumes lists the storage volumes of a snapshot's config.
+func snapshotVolumes(typ string, conf map[string]string) []string {
+	if typ == "lxc" {
+		return lxcVolumes(conf)
+	}
+	return guestVolumes(conf)
 }
 
 // removeSnapshot drops sn and hands its children, and the current state if
@@ -235,13 +384,16 @@ func (s *Server) takeSnapshot(tc *taskCtx, g *Guest, name, desc string, vmstate 
 	if g.Snapshots[name] != nil {
 		return Fail("snapshot name '%s' already used", name)
 	}
+	if err := s.snapshotFeature(g); err != nil {
+		return err
+	}
 	g.Conf["lock"] = "snapshot"
 	if err := tc.Sleep(d); err != nil {
 		delete(g.Conf, "lock")
 		return err
 	}
 	delete(g.Conf, "lock")
-	conf := copyConf(g.Conf)
+	conf := snapshotCopyConf(g.Conf)
 	delete(conf, "parent")
 	g.Snapshots[name] = &Snapshot{Name: name, Description: desc, Parent: g.Conf["parent"], SnapTime: s.clock.Now().Unix(), VMState: vmstate && g.Running, Conf: conf}
 	g.Conf["parent"] = name
@@ -249,13 +401,36 @@ func (s *Server) takeSnapshot(tc *taskCtx, g *Guest, name, desc string, vmstate 
 }
 
 // restoreSnapshot makes sn's config the current one, with sn as parent and
-// no pending changes, as a rollback does for QEMU and LXC alike.
+// no pending changes, as __snapshot_apply_config does for QEMU and LXC
+// alike: the guest keeps its description and its unusedN volumes.
 func restoreSnapshot(g *Guest, sn *Snapshot) {
-	conf := copyConf(sn.Conf)
+	conf := snapshotCopyConf(sn.Conf)
+	for k, v := range g.Conf {
+		if _, unused := indexOf(k, "unused"); unused || k == "description" {
+			conf[k] = v
+		}
+	}
 	conf["parent"] = sn.Name
 	g.Conf = conf
 	g.Pending = map[string]string{}
 	g.PendingDelete = map[string]bool{}
+}
+
+// snapshotCopyConf is __snapshot_copy_config: the config without the keys
+// a snapshot never holds (lock, digest, description, unusedN, ...).
+func snapshotCopyConf(src map[string]string) map[string]string {
+	out := make(map[string]string, len(src))
+	for k, v := range src {
+		switch k {
+		case "snapshots", "snapstate", "snaptime", "vmstate", "lock", "digest", "description":
+			continue
+		}
+		if _, unused := indexOf(k, "unused"); unused {
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // snapshotIndex serves GET .../snapshot/{snapname}: the subdirectories of an

@@ -1,6 +1,11 @@
 package pvesim
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestRemoveSnapshotRelinksToParent(t *testing.T) {
 	chain := func() *Guest {
@@ -39,5 +44,137 @@ func TestRemoveSnapshotRelinksToParent(t *testing.T) {
 	removeSnapshot(g, g.Snapshots["only"])
 	if _, ok := g.Conf["parent"]; ok || len(g.Snapshots) != 0 {
 		t.Fatalf("conf %v snapshots %v", g.Conf, g.Snapshots)
+	}
+}
+
+// The snapshot feature is checked on every volume of the current config as
+// __snapshot_prepare does, with Proxmox's error text.
+func TestSnapshotNeedsTheFeatureOnEveryVolume(t *testing.T) {
+	srv, c := lxcSim(t, Options{})
+	if err := srv.SetStorage(StorageSpec{ID: "tank", Type: "zfspool", Content: []string{"images", "rootdir"}}); err != nil {
+		t.Fatal(err)
+	}
+	root := rootClient(t, srv)
+	tests := []struct {
+		name   string
+		create func(vmid string)
+		path   string
+		want   string
+	}{
+		{"VM on LVM-thin", func(id string) { createVM(t, c, id) }, "qemu", "OK"},
+		{"VM with a qcow2 disk on NFS", func(id string) { createVM(t, c, id, "scsi1", "nfs-shared:1") }, "qemu", "OK"},
+		{"VM with a raw disk on NFS", func(id string) { createVM(t, c, id, "scsi1", "nfs-shared:1,format=raw") }, "qemu", "snapshot feature is not available"},
+		{"VM with an ISO on dir storage", func(id string) { createVM(t, c, id, "ide0", "local:iso/debian.iso,media=cdrom") }, "qemu", "OK"},
+		{"container on LVM-thin", func(id string) { createCT(t, c, id) }, "lxc", "OK"},
+		{"container on ZFS", func(id string) { createCT(t, c, id, "rootfs", "tank:8") }, "lxc", "OK"},
+		{"container on NFS", func(id string) { createCT(t, c, id, "rootfs", "nfs-shared:8") }, "lxc", "snapshot feature is not available"},
+		{"container with a bind mount", func(id string) {
+			p := vals("vmid", id, "ostemplate", testTemplate, "rootfs", "local-lvm:8", "mp0", "/mnt/data,mp=/data")
+			if st := root.task("POST", "/nodes/pve1/lxc", p); st != "OK" {
+				t.Fatalf("create CT %s: %s", id, st)
+			}
+		}, "lxc", "snapshot feature is not available"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := strconv.Itoa(300 + i)
+			tt.create(id)
+			base := "/nodes/pve1/" + tt.path + "/" + id
+			if st := c.task("POST", base+"/snapshot", vals("snapname", "proxmops-20261201T231500Z")); st != tt.want {
+				t.Fatalf("snapshot: %q, want %q", st, tt.want)
+			}
+			n := len(c.mustOK("GET", base+"/snapshot", nil).list(t))
+			if want := map[bool]int{true: 2, false: 1}[tt.want == "OK"]; n != want {
+				t.Fatalf("%d entries in the snapshot list, want %d", n, want)
+			}
+			if cfg := c.mustOK("GET", base+"/config", nil).obj(t); cfg["lock"] != nil {
+				t.Fatalf("lock left behind: %v", cfg["lock"])
+			}
+		})
+	}
+}
+
+// A rollback keeps the guest's description and unused volumes
+// (__snapshot_apply_config), stops a running guest and starts it only when
+// asked; a snapshot's config holds no description of the guest.
+func TestRollbackStopsTheGuestAndKeepsItsDescription(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	createVM(t, c, "170", "description", "old notes")
+	base := "/nodes/pve1/qemu/170"
+	if st := c.task("POST", base+"/status/start", nil); st != "OK" {
+		t.Fatal(st)
+	}
+	if st := c.task("POST", base+"/snapshot", vals("snapname", "s1", "description", "before change")); st != "OK" {
+		t.Fatal(st)
+	}
+	if sc := c.mustOK("GET", base+"/snapshot/s1/config", nil).obj(t); sc["description"] != "before change" {
+		t.Fatalf("snapshot config description = %v", sc["description"])
+	}
+	c.mustOK("PUT", base+"/config", vals("description", "new notes", "name", "renamed"))
+	list := c.mustOK("GET", base+"/snapshot", nil).list(t)
+	if list[0]["vmstate"] != float64(0) || list[1]["parent"] != "s1" {
+		t.Fatalf("list: %v", list)
+	}
+	if st := c.task("POST", base+"/snapshot/s1/rollback", nil); st != "OK" {
+		t.Fatal(st)
+	}
+	cfg := c.mustOK("GET", base+"/config", nil).obj(t)
+	if cfg["description"] != "new notes" || cfg["name"] != "vm170" || cfg["parent"] != "s1" {
+		t.Fatalf("after rollback: %v", cfg)
+	}
+	if st := c.mustOK("GET", base+"/status/current", nil).obj(t); st["status"] != "stopped" {
+		t.Fatalf("status after rollback: %v", st["status"])
+	}
+	if st := c.task("POST", base+"/snapshot/s1/rollback", vals("start", "1")); st != "OK" {
+		t.Fatal(st)
+	}
+	if st := c.mustOK("GET", base+"/status/current", nil).obj(t); st["status"] != "running" {
+		t.Fatalf("status after rollback with start: %v", st["status"])
+	}
+}
+
+// Reserved names (API2/Qemu.pm snapshot, API2/LXC/Snapshot.pm snapshot) are
+// refused before any task starts.
+func TestSnapshotReservedNames(t *testing.T) {
+	srv, c := lxcSim(t, Options{})
+	_ = srv
+	createVM(t, c, "180")
+	createCT(t, c, "181")
+	tests := []struct{ path, name, want string }{
+		{"qemu/180", "current", "unable to use snapshot name 'current' (reserved name)"},
+		{"qemu/180", "Pending", "unable to use snapshot name 'pending' (reserved name)"},
+		{"lxc/181", "current", "unable to use snapshot name 'current' (reserved name)"},
+		{"lxc/181", "vzdump", "unable to use snapshot name 'vzdump' (reserved name)"},
+	}
+	for _, tt := range tests {
+		r := c.do("POST", "/nodes/pve1/"+tt.path+"/snapshot", vals("snapname", tt.name))
+		if r.Status != 500 || r.Reason != tt.want {
+			t.Errorf("%s %s: %d %q, want %q", tt.path, tt.name, r.Status, r.Reason, tt.want)
+		}
+	}
+}
+
+// ZFS rolls a dataset back to its most recent snapshot only
+// (ZFSPoolPlugin.pm volume_rollback_is_possible).
+func TestZFSRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
+	srv, c := lxcSim(t, Options{Clock: NewFakeClock(time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC))})
+	if err := srv.SetStorage(StorageSpec{ID: "tank", Type: "zfspool", Content: []string{"images", "rootdir"}}); err != nil {
+		t.Fatal(err)
+	}
+	createCT(t, c, "190", "rootfs", "tank:8")
+	base := "/nodes/pve1/lxc/190"
+	for _, n := range []string{"first", "second"} {
+		if st := c.task("POST", base+"/snapshot", vals("snapname", n)); st != "OK" {
+			t.Fatal(st)
+		}
+	}
+	vol := c.mustOK("GET", base+"/config", nil).obj(t)["rootfs"].(string)
+	vol, _, _ = strings.Cut(vol, ",")
+	if st := c.task("POST", base+"/snapshot/first/rollback", nil); st != "can't rollback, 'first' is not most recent snapshot on '"+vol+"'" {
+		t.Fatalf("rollback to first: %s", st)
+	}
+	if st := c.task("POST", base+"/snapshot/second/rollback", nil); st != "OK" {
+		t.Fatalf("rollback to second: %s", st)
 	}
 }
