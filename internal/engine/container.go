@@ -713,7 +713,7 @@ func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOpt
 		}
 	}
 	for _, p := range d.pending {
-		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
+		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", Path: p.Path, From: p.From, To: p.To})
 	}
 	if len(d.pending) > 0 {
 		var fields []string

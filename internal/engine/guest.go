@@ -70,18 +70,19 @@ type configChange struct {
 }
 
 type resize struct {
-	slot     string
-	from, to int64
+	slot, path string
+	from, to   int64
 }
 
 // guestDiff is everything that differs between a guestSpec and a guest.
 type guestDiff struct {
-	config  []configChange
-	resizes []resize
-	refused []string
-	pending []vocab.Change // managed keys whose desired value already waits for a reboot
-	cidata  *cidataChange
-	managed map[string]bool
+	config       []configChange
+	resizes      []resize
+	refused      []string       // shrinking, root-only settings: reported and failed
+	creationOnly []vocab.Change // cannot change on an existing guest: reported
+	pending      []vocab.Change // managed keys whose desired value already waits for a reboot
+	cidata       *cidataChange
+	managed      map[string]*param
 }
 
 type cidataChange struct {
@@ -99,10 +100,13 @@ func (d *guestDiff) changes() []vocab.Change {
 		out = append(out, c.Change)
 	}
 	for _, r := range d.resizes {
-		out = append(out, vocab.Change{Field: r.slot + ".size", From: FormatSize(r.from), To: FormatSize(r.to)})
+		out = append(out, vocab.Change{Field: r.slot + ".size", Path: r.path, From: FormatSize(r.from), To: FormatSize(r.to)})
 	}
 	if d.cidata != nil {
-		out = append(out, vocab.Change{Field: "userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
+		out = append(out, vocab.Change{Field: "userData", Path: "spec.userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
+	}
+	for _, c := range d.creationOnly {
+		out = append(out, vocab.Change{Field: c.Field + " (creation-only)", Path: c.Path, From: c.From, To: c.To})
 	}
 	return out
 }
@@ -329,367 +333,14 @@ func gibCeil(b int64) int64 {
 	return (b + gib - 1) / gib
 }
 
-// diffGuest compares gs with the guest's effective configuration.
+// diffGuest compares gs with the guest's effective configuration, row by
+// row of qemuFields.
 func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
-	eff, cur := g.Effective, g.Current
-	hp := hotplug(eff)
-	d := &guestDiff{managed: map[string]bool{}}
-	set := func(c configChange) { d.config = append(d.config, c) }
-	scalar := func(key, want string, reboot bool, same func(string, bool) bool) {
-		d.managed[key] = true
-		have, ok := eff[key]
-		if same == nil {
-			same = func(v string, ok bool) bool { return ok && v == want }
-		}
-		if !same(have, ok) {
-			set(configChange{Change: vocab.Change{Field: key, From: have, To: want}, key: key, value: want, reboot: reboot})
-		}
-	}
-	withDefault := func(def string, want string) func(string, bool) bool {
-		return func(v string, ok bool) bool {
-			if !ok {
-				v = def
-			}
-			return v == want
-		}
-	}
-
-	scalar("name", gs.name, false, nil)
-	if gs.cores > 0 {
-		scalar("cores", strconv.Itoa(gs.cores), true, withDefault("1", strconv.Itoa(gs.cores)))
-	}
-	if gs.sockets > 0 {
-		scalar("sockets", strconv.Itoa(gs.sockets), true, withDefault("1", strconv.Itoa(gs.sockets)))
-	}
-	if gs.memory > 0 {
-		want := strconv.Itoa(gs.memory)
-		d.managed["memory"] = true
-		have, ok := eff["memory"]
-		haveMiB := "512"
-		if ok {
-			haveMiB = pve.ParsePropertyString(have, "current").Values["current"]
-		}
-		if haveMiB != want {
-			set(configChange{Change: vocab.Change{Field: "memory", From: haveMiB, To: want}, key: "memory", value: want, reboot: !hp["memory"]})
-		}
-	}
-	if gs.cpu != "" {
-		d.managed["cpu"] = true
-		have, ok := eff["cpu"]
-		ps := pve.ParsePropertyString(have, "cputype")
-		haveType := ps.Values["cputype"]
-		if !ok {
-			// CPUConfig.pm get_default_cpu_type: no cpu key runs kvm64
-			// (x86-64-v2-AES is only what the web UI preselects).
-			haveType = "kvm64"
-		}
-		if haveType != gs.cpu {
-			ps.Set("cputype", gs.cpu)
-			set(configChange{Change: vocab.Change{Field: "cpu", From: haveType, To: gs.cpu}, key: "cpu", value: ps.String("cputype"), reboot: true})
-		}
-	}
-	{
-		want := gs.wantTags()
-		have := normalTags(pve.SplitTags(eff["tags"]))
-		d.managed["tags"] = true
-		if !sameStrings(want, have) {
-			set(configChange{Change: vocab.Change{Field: "tags", From: strings.Join(have, ";"), To: strings.Join(want, ";")}, key: "tags", value: strings.Join(want, ";")})
-		}
-	}
-	if gs.desc != "" {
-		d.managed["description"] = true
-		have := strings.TrimRight(eff["description"], " \n\r\t")
-		want := strings.TrimRight(gs.desc, " \n\r\t")
-		if have != want {
-			set(configChange{Change: vocab.Change{Field: "description", From: abbreviate(have), To: abbreviate(want)}, key: "description", value: gs.desc})
-		}
-	}
-	if gs.onboot != nil {
-		want := boolStr(*gs.onboot)
-		scalar("onboot", want, false, func(v string, ok bool) bool { return boolStr(truthy(v)) == want })
-	}
-	if gs.startup != "" {
-		scalar("startup", gs.startup, false, nil)
-	}
-	if gs.balloon != nil {
-		scalar("balloon", strconv.Itoa(*gs.balloon), false, withDefault("", strconv.Itoa(*gs.balloon)))
-	}
-	if gs.ostype != "" {
-		scalar("ostype", gs.ostype, false, withDefault("other", gs.ostype))
-	}
-	if gs.bios != "" {
-		scalar("bios", gs.bios, true, withDefault("seabios", gs.bios))
-	}
-	if gs.machine != "" {
-		scalar("machine", gs.machine, true, nil)
-	}
-	if gs.scsihw != "" {
-		scalar("scsihw", gs.scsihw, true, withDefault("lsi", gs.scsihw))
-	}
-	if gs.agent != nil {
-		want := boolStr(*gs.agent)
-		scalar("agent", want, true, func(v string, ok bool) bool {
-			return boolStr(truthy(pve.ParsePropertyString(v, "enabled").Values["enabled"])) == want
-		})
-	}
-
-	// NICs, keyed by slot.
-	declaredNIC := map[string]bool{}
-	for _, n := range gs.nics {
-		declaredNIC[n.Slot] = true
-		d.managed[n.Slot] = true
-		have, ok := eff[n.Slot]
-		if !ok {
-			v := nicValue(n, nil)
-			set(configChange{Change: vocab.Change{Field: n.Slot, From: "", To: v}, key: n.Slot, value: v, reboot: !hp["network"]})
-			continue
-		}
-		p := parseNIC(have)
-		var fields []vocab.Change
-		if n.Model != "" && n.Model != p.Model {
-			fields = append(fields, vocab.Change{Field: n.Slot + ".model", From: p.Model, To: n.Model})
-		}
-		if n.Bridge != "" && n.Bridge != p.get("bridge") {
-			fields = append(fields, vocab.Change{Field: n.Slot + ".bridge", From: p.get("bridge"), To: n.Bridge})
-		}
-		if n.Tag != nil {
-			want := ""
-			if *n.Tag > 0 {
-				want = strconv.Itoa(*n.Tag)
-			}
-			if want != p.get("tag") {
-				fields = append(fields, vocab.Change{Field: n.Slot + ".tag", From: p.get("tag"), To: want})
-			}
-		}
-		if n.Firewall != nil && truthy(p.get("firewall")) != *n.Firewall {
-			fields = append(fields, vocab.Change{Field: n.Slot + ".firewall", From: boolStr(truthy(p.get("firewall"))), To: boolStr(*n.Firewall)})
-		}
-		if n.MAC != "" && !strings.EqualFold(n.MAC, p.MAC) {
-			fields = append(fields, vocab.Change{Field: n.Slot + ".macaddr", From: p.MAC, To: strings.ToUpper(n.MAC)})
-		}
-		if n.MTU != nil && strconv.Itoa(*n.MTU) != p.get("mtu") {
-			fields = append(fields, vocab.Change{Field: n.Slot + ".mtu", From: p.get("mtu"), To: strconv.Itoa(*n.MTU)})
-		}
-		if n.Rate != "" && n.Rate != p.get("rate") {
-			fields = append(fields, vocab.Change{Field: n.Slot + ".rate", From: p.get("rate"), To: n.Rate})
-		}
-		for _, k := range sortedKeys(n.Extra) {
-			if n.Extra[k] != p.get(k) {
-				fields = append(fields, vocab.Change{Field: n.Slot + "." + k, From: p.get(k), To: n.Extra[k]})
-			}
-		}
-		if len(fields) > 0 {
-			v := nicValue(n, &p)
-			for i, f := range fields {
-				c := configChange{Change: f, key: n.Slot, value: v, reboot: !hp["network"]}
-				if i > 0 {
-					c.key = "" // display only; the first carries the value
-				}
-				set(c)
-			}
-		}
-	}
-	if len(gs.nics) > 0 {
-		for k := range eff {
-			if strings.HasPrefix(k, "net") && !declaredNIC[k] {
-				if _, err := strconv.Atoi(k[3:]); err == nil {
-					d.managed[k] = true
-					set(configChange{Change: vocab.Change{Field: k, From: eff[k], To: ""}, key: k, del: true, reboot: !hp["network"]})
-				}
-			}
-		}
-	}
-
-	// Disks, keyed by slot.
-	for _, disk := range resolveDiskSlots(gs.disks, eff) {
-		d.managed[disk.Slot] = true
-		have, ok := eff[disk.Slot]
-		if !ok {
-			size := gibCeil(disk.Size)
-			if size == 0 {
-				size = 1
-			}
-			v := fmt.Sprintf("%s:%d%s", disk.Storage, size, diskOptions(disk.Options))
-			bus := strings.TrimRight(disk.Slot, "0123456789")
-			set(configChange{Change: vocab.Change{Field: disk.Slot, From: "", To: fmt.Sprintf("%s:%s", disk.Storage, FormatSize(size*gib))},
-				key: disk.Slot, value: v, async: true, reboot: !hp["disk"] || bus == "ide" || bus == "sata"})
-			continue
-		}
-		pd := parseDisk(have)
-		if disk.Size > 0 && pd.Size > 0 {
-			switch {
-			case pd.Size < disk.Size:
-				d.resizes = append(d.resizes, resize{slot: disk.Slot, from: pd.Size, to: disk.Size})
-			case pd.Size > disk.Size:
-				d.refused = append(d.refused, fmt.Sprintf("disk %s is %s on the cluster but %s in the manifest: shrinking disks is not supported, raise the size in the manifest",
-					disk.Slot, FormatSize(pd.Size), FormatSize(disk.Size)))
-			}
-		}
-		if len(disk.Options) > 0 {
-			ps := pd.props
-			changed := false
-			keys := make([]string, 0, len(disk.Options))
-			for k := range disk.Options {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var fields []vocab.Change
-			for _, k := range keys {
-				if ps.Values[k] != disk.Options[k] {
-					fields = append(fields, vocab.Change{Field: disk.Slot + "." + k, From: ps.Values[k], To: disk.Options[k]})
-					ps.Set(k, disk.Options[k])
-					changed = true
-				}
-			}
-			if changed {
-				v := ps.String("file")
-				for i, f := range fields {
-					c := configChange{Change: f, key: disk.Slot, value: v, reboot: true}
-					if i > 0 {
-						c.key = ""
-					}
-					set(c)
-				}
-			}
-		}
-	}
-
-	// Cloud-init drive and settings.
-	if gs.ci != nil {
-		ciSlot := ""
-		for k, v := range eff {
-			if isDiskKey(k) && parseDisk(v).isCloudInit() {
-				ciSlot = k
-			}
-		}
-		if ciSlot == "" {
-			stor := gs.ci.Storage
-			if stor == "" && len(gs.disks) > 0 {
-				stor = gs.disks[0].Storage
-			}
-			if stor == "" {
-				// A clone declaring no disk: next to its boot disk.
-				if boot := bootDiskSlot(eff); boot != "" {
-					stor = storageOf(parseDisk(eff[boot]).File)
-				}
-			}
-			if stor != "" {
-				d.managed[cloudInitSlot] = true
-				set(configChange{Change: vocab.Change{Field: "cloudinit drive", From: "", To: cloudInitSlot + " on " + stor},
-					key: cloudInitSlot, value: stor + ":cloudinit", async: true})
-			}
-		}
-		ci := func(key, want string, same func(string) bool) {
-			d.managed[key] = true
-			have := eff[key]
-			if same == nil {
-				same = func(v string) bool { return v == want }
-			}
-			if !same(have) {
-				set(configChange{Change: vocab.Change{Field: key, From: have, To: want}, key: key, value: want, ci: true})
-			}
-		}
-		if gs.ci.User != "" {
-			ci("ciuser", gs.ci.User, nil)
-		}
-		if gs.ci.PasswordSet && eff["cipassword"] == "" {
-			d.managed["cipassword"] = true
-			set(configChange{Change: vocab.Change{Field: "cipassword", From: "", To: "(set)"}, key: "cipassword", value: gs.ci.Password, ci: true})
-		}
-		if len(gs.ci.SSHKeys) > 0 {
-			want := normalKeys(gs.ci.SSHKeys)
-			have := normalKeys(pve.DecodeSSHKeys(eff["sshkeys"]))
-			d.managed["sshkeys"] = true
-			if !sameStrings(want, have) {
-				set(configChange{Change: vocab.Change{Field: "sshkeys", From: keysSummary(have), To: keysSummary(want)},
-					key: "sshkeys", value: pve.EncodeSSHKeys(gs.ci.SSHKeys), ci: true})
-			}
-		}
-		if gs.ci.Nameserver != "" {
-			want := strings.Join(strings.Fields(gs.ci.Nameserver), " ")
-			ci("nameserver", want, func(v string) bool { return strings.Join(strings.Fields(v), " ") == want })
-		}
-		if gs.ci.Searchdomain != "" {
-			want := strings.Join(strings.Fields(gs.ci.Searchdomain), " ")
-			ci("searchdomain", want, func(v string) bool { return strings.Join(strings.Fields(v), " ") == want })
-		}
-		if gs.ci.Upgrade != nil {
-			want := boolStr(*gs.ci.Upgrade)
-			ci("ciupgrade", want, func(v string) bool {
-				if v == "" {
-					v = "1"
-				}
-				return boolStr(truthy(v)) == want
-			})
-		}
-		for _, slot := range sortedKeys(gs.ci.IPConfigs) {
-			key := "ipconfig" + strings.TrimPrefix(slot, "net")
-			want := gs.ci.IPConfigs[slot]
-			ci(key, want, func(v string) bool { return normalIPConfig(v) == normalIPConfig(want) })
-		}
-	}
-
-	// An ISO or the CIDATA seed as cdrom.
-	if gs.isoVolume != "" {
-		want := gs.isoVolume + ",media=cdrom"
-		// A new IDE drive waits for a restart; a media change is live.
-		_, present := eff[cdromSlot]
-		scalar(cdromSlot, want, !present, func(v string, ok bool) bool { return ok && parseDisk(v).File == gs.isoVolume })
-	}
-	if gs.userData != "" && gs.cidataStor != "" {
-		vmid := g.VMID
-		want := gs.cidataVolume(vmid)
-		slot, have := cdromSlot, ""
-		for k, v := range eff {
-			if pd := parseDisk(v); isDiskKey(k) && pd.isCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
-				slot, have = k, pd.File
-			}
-		}
-		d.managed[slot] = true
-		if have != want {
-			d.cidata = &cidataChange{slot: slot, oldVolume: have, newVolume: want}
-		}
-	}
-
-	if want := wantBootOrder(gs, eff); len(want) > 0 {
-		d.managed["boot"] = true
-		if bootDrift(want, eff) {
-			v := printBootOrder(want)
-			set(configChange{Change: vocab.Change{Field: "boot", From: bootDisplay(eff), To: v}, key: "boot", value: v, reboot: true, last: true})
-		}
-	}
-
-	// Managed keys whose desired value waits for a reboot.
-	changed := map[string]bool{}
-	for _, c := range d.config {
-		changed[c.key] = true
-	}
-	var keys []string
-	for k := range d.managed {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if changed[k] {
-			continue
-		}
-		if pv, ok := g.Pending[k]; ok {
-			d.pending = append(d.pending, vocab.Change{Field: k, From: displayValue(k, cur[k]), To: displayValue(k, pv)})
-		} else if g.PendingDelete[k] {
-			d.pending = append(d.pending, vocab.Change{Field: k, From: displayValue(k, cur[k]), To: ""})
-		}
-	}
+	d := &guestDiff{managed: map[string]*param{}}
+	x := &diffCtx{eff: g.Effective, hp: hotplug(g.Effective), gate: true}
+	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID}, x, d)
+	d.pending = pendingOf(g, d)
 	return d
-}
-
-func displayValue(key, v string) string {
-	if key == "memory" {
-		return pve.ParsePropertyString(v, "current").Values["current"]
-	}
-	if key == "cpu" {
-		return pve.ParsePropertyString(v, "cputype").Values["cputype"]
-	}
-	return v
 }
 
 func normalKeys(keys []string) []string {

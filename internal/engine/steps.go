@@ -12,110 +12,17 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 )
 
-// createParams renders a guestSpec as the parameters of POST /qemu. boot is
-// the boot disk's import source ("" for a blank boot disk).
+// createParams renders a guestSpec as the parameters of POST /qemu, from
+// qemuFields. importFrom is the boot disk's import source ("" for a blank
+// boot disk).
 func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
 	p := pve.NewParams()
-	p.Set("name", gs.name)
-	p.Set("tags", strings.Join(gs.wantTags(), ";"))
-	if gs.cores > 0 {
-		p.SetInt("cores", gs.cores)
-	}
-	if gs.sockets > 0 {
-		p.SetInt("sockets", gs.sockets)
-	}
-	if gs.memory > 0 {
-		p.SetInt("memory", gs.memory)
-	}
-	if gs.cpu != "" {
-		p.Set("cpu", gs.cpu)
-	}
-	if gs.desc != "" {
-		p.Set("description", gs.desc)
-	}
-	if gs.onboot != nil {
-		p.SetBool("onboot", *gs.onboot)
-	}
-	if gs.startup != "" {
-		p.Set("startup", gs.startup)
-	}
-	if gs.agent != nil {
-		p.SetBool("agent", *gs.agent)
-	}
-	ostype, scsihw := "l26", "virtio-scsi-single"
-	if gs.ostype != "" {
-		ostype = gs.ostype
-	}
-	if gs.scsihw != "" {
-		scsihw = gs.scsihw
-	}
-	p.Set("ostype", ostype)
-	p.Set("scsihw", scsihw)
-	if gs.bios != "" {
-		p.Set("bios", gs.bios)
-	}
-	if gs.machine != "" {
-		p.Set("machine", gs.machine)
-	}
-	if gs.balloon != nil {
-		p.SetInt("balloon", *gs.balloon)
-	}
-	disks := resolveDiskSlots(gs.disks, nil)
-	if boot := wantBootOrder(gs, nil); len(boot) > 0 {
-		p.Set("boot", printBootOrder(boot))
-	}
 	if importFrom != "" {
 		// Cloud images expect a serial console.
 		p.Set("serial0", "socket")
 		p.Set("vga", "serial0")
 	}
-	for i, d := range disks {
-		if i == 0 && importFrom != "" {
-			p.Set(d.Slot, fmt.Sprintf("%s:0,import-from=%s%s", d.Storage, importFrom, diskOptions(d.Options)))
-			continue
-		}
-		size := gibCeil(d.Size)
-		if size == 0 {
-			size = 1
-		}
-		p.Set(d.Slot, fmt.Sprintf("%s:%d%s", d.Storage, size, diskOptions(d.Options)))
-	}
-	for _, n := range gs.nics {
-		p.Set(n.Slot, nicValue(n, nil))
-	}
-	if gs.ci != nil {
-		stor := gs.ci.Storage
-		if stor == "" && len(disks) > 0 {
-			stor = disks[0].Storage
-		}
-		if stor != "" {
-			p.Set(cloudInitSlot, stor+":cloudinit")
-		}
-		if gs.ci.User != "" {
-			p.Set("ciuser", gs.ci.User)
-		}
-		if gs.ci.PasswordSet {
-			p.Set("cipassword", gs.ci.Password)
-		}
-		if len(gs.ci.SSHKeys) > 0 {
-			p.Set("sshkeys", pve.EncodeSSHKeys(gs.ci.SSHKeys))
-		}
-		if gs.ci.Nameserver != "" {
-			p.Set("nameserver", strings.Join(strings.Fields(gs.ci.Nameserver), " "))
-		}
-		if gs.ci.Searchdomain != "" {
-			p.Set("searchdomain", strings.Join(strings.Fields(gs.ci.Searchdomain), " "))
-		}
-		if gs.ci.Upgrade != nil {
-			p.SetBool("ciupgrade", *gs.ci.Upgrade)
-		}
-		for _, slot := range sortedKeys(gs.ci.IPConfigs) {
-			p.Set("ipconfig"+strings.TrimPrefix(slot, "net"), gs.ci.IPConfigs[slot])
-		}
-	}
-	if gs.isoVolume != "" {
-		p.Set(cdromSlot, gs.isoVolume+",media=cdrom")
-	}
+	createParamsOf(params(qemuFields, gs, &fieldCtx{vmid: vmid, importFrom: importFrom}), p)
 	return p
 }
 

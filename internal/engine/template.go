@@ -90,7 +90,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 			return a
 		}
 		a.Reason = "the template does not exist"
-		a.Changes = createChanges(gs, img.volid, false)
+		a.Changes = createChanges(gs, img.volid, img.volid, false)
 		storages := []string{claimStorage(pc.snap, node, img.storage)}
 		for _, d := range gs.disks {
 			storages = append(storages, claimStorage(pc.snap, node, d.Storage))

@@ -270,7 +270,7 @@ func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions, applyMode s
 		}
 	}
 	for _, p := range d.pending {
-		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", From: p.From, To: p.To})
+		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", Path: p.Path, From: p.From, To: p.To})
 	}
 	if len(d.pending) > 0 {
 		fields := make([]string, 0, len(d.pending))
@@ -323,56 +323,22 @@ func diffStorages(pc *planContext, g *Guest, gs *guestSpec, d *guestDiff) []stri
 	return out
 }
 
-// createChanges lists the declared fields of a new guest.
-func createChanges(gs *guestSpec, source string, clone bool) []vocab.Change {
+// createChanges previews a new guest from qemuFields. importFrom is the
+// boot disk's import source.
+func createChanges(gs *guestSpec, source, importFrom string, clone bool) []vocab.Change {
 	ch := []vocab.Change{}
-	add := func(f, v string) {
-		if v != "" && v != "0" {
-			ch = append(ch, vocab.Change{Field: f, To: v})
-		}
-	}
 	if gs.vmid > 0 {
-		add("vmid", strconv.Itoa(gs.vmid))
+		ch = append(ch, vocab.Change{Field: "vmid", To: strconv.Itoa(gs.vmid)})
 	}
-	add("source", source)
-	add("cores", strconv.Itoa(gs.cores))
-	add("sockets", strconv.Itoa(gs.sockets))
-	add("memory", strconv.Itoa(gs.memory))
-	add("cpu", gs.cpu)
-	for _, d := range resolveDiskSlots(gs.disks, nil) {
-		v := d.Storage
-		if d.Size > 0 {
-			v += ", " + FormatSize(d.Size)
+	ch = append(ch, vocab.Change{Field: "source", To: source})
+	for _, c := range previewOf(params(qemuFields, gs, &fieldCtx{vmid: gs.vmid, importFrom: importFrom})) {
+		// A clone without declared disks boots from the template's disk, and
+		// may have the template's cloud-init drive: they show once it exists.
+		if clone && (c.Field == "boot" && (len(gs.disks) == 0 || gs.disks[0].Slot == "") || c.Field == "cloudinit drive") {
+			continue
 		}
-		add(d.Slot, v)
+		ch = append(ch, c)
 	}
-	for _, n := range gs.nics {
-		add(n.Slot, nicValue(n, nil))
-	}
-	if gs.ci != nil {
-		add("ciuser", gs.ci.User)
-		if len(gs.ci.SSHKeys) > 0 {
-			add("sshkeys", keysSummary(normalKeys(gs.ci.SSHKeys)))
-		}
-		for _, slot := range sortedKeys(gs.ci.IPConfigs) {
-			add("ipconfig"+strings.TrimPrefix(slot, "net"), gs.ci.IPConfigs[slot])
-		}
-		add("nameserver", gs.ci.Nameserver)
-	}
-	if gs.userData != "" {
-		add("userData", "seed "+gs.seed().Hash())
-	}
-	if gs.isoVolume != "" {
-		add(cdromSlot, gs.isoVolume+",media=cdrom")
-	}
-	// A clone without declared disks boots from the template's disk: its
-	// order shows once the clone exists.
-	if !clone || len(gs.disks) > 0 && gs.disks[0].Slot != "" {
-		if boot := wantBootOrder(gs, nil); len(boot) > 0 {
-			add("boot", printBootOrder(boot))
-		}
-	}
-	add("tags", strings.Join(gs.wantTags(), ";"))
 	return ch
 }
 
@@ -404,7 +370,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 			src = img.url + " (downloaded to " + img.volid + ")"
 		}
 		a.Reason = "the VM does not exist"
-		a.Changes = createChanges(gs, src, false)
+		a.Changes = createChanges(gs, src, img.volid, false)
 		storages := []string{claimStorage(pc.snap, a.Node, img.storage)}
 		for _, d := range gs.disks {
 			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
@@ -429,7 +395,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 		return a
 	default:
 		a.Reason = "the VM does not exist"
-		a.Changes = createChanges(gs, "blank disks", false)
+		a.Changes = createChanges(gs, "blank disks", "", false)
 		storages := []string{}
 		for _, d := range gs.disks {
 			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
@@ -478,7 +444,7 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		kind = "linked"
 	}
 	a.Reason = "the VM does not exist"
-	a.Changes = createChanges(gs, fmt.Sprintf("%s clone of template %s (%d)", kind, ref.Name, tplVMID), true)
+	a.Changes = createChanges(gs, fmt.Sprintf("%s clone of template %s (%d)", kind, ref.Name, tplVMID), "", true)
 	node := a.Node
 	storages := []string{}
 	if len(gs.disks) > 0 && !ref.Linked {

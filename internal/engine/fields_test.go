@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+)
+
+// fullGuestSpecs declare, between them, every row of qemuFields (an ISO
+// and a userData seed exclude each other).
+func fullGuestSpecs() []*guestSpec {
+	gs := baseSpec()
+	gs.sockets, gs.desc, gs.startup, gs.ostype, gs.bios, gs.machine, gs.scsihw = 2, "app server", "order=2", "l26", "ovmf", "q35", "virtio-scsi-single"
+	gs.onboot, gs.agent, gs.balloon = ptr(true), ptr(true), ptr(1024)
+	gs.ci.PasswordSet, gs.ci.Password, gs.ci.Searchdomain, gs.ci.Upgrade = true, "secret", "example.org", ptr(false)
+	gs.isoVolume = "local:iso/debian.iso"
+	seeded := *baseSpec()
+	seeded.ci, seeded.userData, seeded.cidataStor = nil, "#cloud-config\n", "local"
+	return []*guestSpec{gs, &seeded}
+}
+
+// manifestPathExists reports whether a manifest path ("spec.net[1].bridge",
+// "metadata.tags") names a field of the manifest type t.
+func manifestPathExists(t reflect.Type, path string) bool {
+	head, rest, _ := strings.Cut(path, ".")
+	switch head {
+	case "metadata":
+		t = reflect.TypeOf(manifest.Metadata{})
+	case "spec":
+		f, ok := t.FieldByName("Spec")
+		if !ok {
+			return false
+		}
+		t = f.Type
+	default:
+		return false
+	}
+	for _, seg := range strings.Split(rest, ".") {
+		seg, _, _ = strings.Cut(seg, "[")
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || !hasJSONField(t, seg) {
+			return false
+		}
+		t = jsonField(t, seg)
+	}
+	return true
+}
+
+func hasJSONField(t reflect.Type, name string) bool { return jsonField(t, name) != nil }
+
+// jsonField finds a field by its JSON name, through embedded structs.
+func jsonField(t reflect.Type, name string) reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if ft := jsonField(f.Type, name); ft != nil {
+				return ft
+			}
+			continue
+		}
+		if jsonName(f) == name {
+			return f.Type
+		}
+	}
+	return nil
+}
+
+// checkTable proves what a table row must have: one rendering (a scalar's
+// want or a list's expansion), a Proxmox key, a manifest path that exists,
+// and, for the spec that declares everything, a create value and a diff
+// that finds nothing on what the create sent.
+func checkTable[S any](t *testing.T, name string, rows []row[S], full []S, kinds ...reflect.Type) {
+	t.Helper()
+	for i, r := range rows {
+		id := name + "[" + r.key + r.path + "]"
+		if (r.want == nil) == (r.each == nil) {
+			t.Errorf("%s row %d: needs exactly one of want (a scalar) and each (a slot list)", name, i)
+		}
+		if r.want != nil && r.key == "" {
+			t.Errorf("%s: a scalar row without a Proxmox key", id)
+		}
+		if r.createOnly && r.writeOnly {
+			t.Errorf("%s: creation-only and write-only exclude each other", id)
+		}
+		if r.path != "" {
+			for _, k := range kinds {
+				if !manifestPathExists(k, r.path) {
+					t.Errorf("%s: manifest path %s is not a field of %s", id, r.path, k.Name())
+				}
+			}
+		} else if r.key != "boot" {
+			t.Errorf("%s: no manifest path", id)
+		}
+		var ps []param
+		for _, s := range full {
+			ps = append(ps, params([]row[S]{r}, s, &fieldCtx{vmid: 120})...)
+		}
+		if len(ps) == 0 {
+			t.Errorf("%s: the full spec of the test does not declare it: add it there", id)
+		}
+		for _, p := range ps {
+			if p.key == "" || p.want == "" && !p.delEmpty {
+				t.Errorf("%s: expands to %q without a create value", id, p.key)
+			}
+			if p.noParam && p.diff == nil {
+				t.Errorf("%s: neither a create parameter nor applied by a diff", id)
+			}
+			if p.path != "" {
+				for _, k := range kinds {
+					if !manifestPathExists(k, p.path) {
+						t.Errorf("%s: manifest path %s of %s is not a field of %s", id, p.path, p.key, k.Name())
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestFieldTablesAreWellFormed(t *testing.T) {
+	vm := reflect.TypeOf(manifest.VirtualMachine{})
+	checkTable(t, "qemuFields", qemuFields, fullGuestSpecs(), vm)
+}
+
+func TestManifestPathExists(t *testing.T) {
+	vm := reflect.TypeOf(manifest.VirtualMachine{})
+	for path, want := range map[string]bool{"spec.cores": true, "spec.net[1].bridge": true, "metadata.tags": true,
+		"spec.cloudInit.user": true, "spec.nosuch": false, "spec.net[0].nosuch": false, "status.x": false} {
+		if got := manifestPathExists(vm, path); got != want {
+			t.Errorf("%s: %v, want %v", path, got, want)
+		}
+	}
+}
+
+// TestCreatedAsDiffed reads back exactly what the create sent, with what
+// Proxmox adds (sizes, the cloud-init drive's medium, the seed the first
+// converge attaches): no row may then differ, so no field is created one
+// way and compared another. The e2e test does the same through pvesim.
+func TestCreatedAsDiffed(t *testing.T) {
+	for i, gs := range fullGuestSpecs() {
+		p := createParams(gs, 120, "")
+		cfg := map[string]string{}
+		for _, k := range p.Keys() {
+			cfg[k], _ = p.Get(k)
+		}
+		cfg["scsi0"] = "local-lvm:vm-120-disk-0,size=20G"
+		if gs.ci != nil {
+			cfg[cloudInitSlot] = "local-lvm:vm-120-cloudinit,media=cdrom"
+			cfg["cipassword"] = "**********"
+		}
+		if gs.userData != "" {
+			cfg[cdromSlot] = gs.cidataVolume(120) + ",media=cdrom"
+		}
+		d := diffGuest(gs, guestWith(cfg, "running"))
+		if !d.empty() {
+			t.Errorf("spec %d differs right after the create: %+v", i, d.changes())
+		}
+	}
+}

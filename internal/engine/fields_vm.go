@@ -1,0 +1,294 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// qemuFields are the managed fields of a VirtualMachine and a Template, in
+// the order their changes are listed. Defaults are qemu-server's
+// (PVE/QemuServer.pm $confdesc) unless said otherwise.
+var qemuFields = []row[*guestSpec]{
+	{param: param{key: "name", path: "metadata.name"}, want: func(gs *guestSpec) (string, bool) { return gs.name, true }},
+	{param: param{key: "cores", path: "spec.cores", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.cores) }},
+	{param: param{key: "sockets", path: "spec.sockets", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.sockets) }},
+	// memory is "current=N" since 8.x; 512 MiB when absent.
+	{param: param{key: "memory", path: "spec.memory", def: "512", takes: takesHotplug, hotplug: "memory",
+		show: propertyPart("current"), same: func(h, w string) bool { return propertyPart("current")(h) == w }},
+		want: func(gs *guestSpec) (string, bool) { return positive(gs.memory) }},
+	// CPUConfig.pm get_default_cpu_type: no cpu key runs kvm64 (x86-64-v2-AES
+	// is only what the web UI preselects). A change keeps the cpu's flags.
+	{param: param{key: "cpu", path: "spec.cpu", def: "kvm64", takes: takesReboot, show: propertyPart("cputype"),
+		same: func(h, w string) bool { return propertyPart("cputype")(h) == w }, update: func(w, h string) string {
+			ps := pve.ParsePropertyString(h, "cputype")
+			ps.Set("cputype", w)
+			return ps.String("cputype")
+		}}, want: func(gs *guestSpec) (string, bool) { return str(gs.cpu) }},
+	{param: param{key: "tags", path: "metadata.tags", same: sameTags, show: showTags},
+		want: func(gs *guestSpec) (string, bool) { return strings.Join(gs.wantTags(), ";"), true }},
+	{param: param{key: "description", path: "spec.description", same: sameDesc, show: showDesc}, want: func(gs *guestSpec) (string, bool) { return str(gs.desc) }},
+	{param: param{key: "onboot", path: "spec.onboot", same: sameTruthy}, want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.onboot) }},
+	{param: param{key: "startup", path: "spec.startup"}, want: func(gs *guestSpec) (string, bool) { return str(gs.startup) }},
+	{param: param{key: "balloon", path: "spec.balloon"}, want: func(gs *guestSpec) (string, bool) { return intPtr(gs.balloon) }},
+	// A create without ostype or scsihw gets l26 and virtio-scsi-single
+	// (what the web UI proposes); an existing guest's are compared only when
+	// declared.
+	{param: param{key: "ostype", path: "spec.ostype", def: "other", createDef: "l26"}, want: func(gs *guestSpec) (string, bool) { return str(gs.ostype) }},
+	{param: param{key: "bios", path: "spec.bios", def: "seabios", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.bios) }},
+	{param: param{key: "machine", path: "spec.machine", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.machine) }},
+	{param: param{key: "scsihw", path: "spec.scsihw", def: "lsi", createDef: "virtio-scsi-single", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.scsihw) }},
+	{param: param{key: "agent", path: "spec.agent", takes: takesReboot,
+		same: func(h, w string) bool { return sameTruthy(propertyPart("enabled")(h), w) }},
+		want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.agent) }},
+	{param: param{path: "spec.net", takes: takesHotplug, hotplug: "network"}, each: vmNICs, prune: "net"},
+	{param: param{path: "spec.disks"}, each: vmDisks},
+	{param: param{key: cloudInitSlot, path: "spec.cloudInit"}, each: vmCloudInitDrive},
+	{param: param{key: "ciuser", path: "spec.cloudInit.user", takes: takesCloudInit}, want: func(gs *guestSpec) (string, bool) { return ciStr(gs, ciField(gs, func(c *CloudInitSpec) string { return c.User })) }},
+	// Proxmox reads back a set password as asterisks: a password is
+	// written once and then kept.
+	{param: param{key: "cipassword", path: "spec.cloudInit.passwordFrom", takes: takesCloudInit,
+		same: func(h, _ string) bool { return h != "" }, show: func(v string) string { return orEmpty(v, "(set)") }},
+		want: func(gs *guestSpec) (string, bool) {
+			if gs.ci == nil || !gs.ci.PasswordSet {
+				return "", false
+			}
+			return gs.ci.Password, true
+		}},
+	{param: param{key: "sshkeys", path: "spec.cloudInit.sshKeys", takes: takesCloudInit,
+		same: func(h, w string) bool { return sameStrings(decodeKeys(h), decodeKeys(w)) },
+		show: func(v string) string { return keysSummary(decodeKeys(v)) }},
+		want: func(gs *guestSpec) (string, bool) {
+			if gs.ci == nil || len(gs.ci.SSHKeys) == 0 {
+				return "", false
+			}
+			return pve.EncodeSSHKeys(gs.ci.SSHKeys), true
+		}},
+	{param: param{key: "nameserver", path: "spec.cloudInit.nameserver", takes: takesCloudInit, same: sameSpaced},
+		want: func(gs *guestSpec) (string, bool) { return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Nameserver }))) }},
+	{param: param{key: "searchdomain", path: "spec.cloudInit.searchDomain", takes: takesCloudInit, same: sameSpaced},
+		want: func(gs *guestSpec) (string, bool) { return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Searchdomain }))) }},
+	{param: param{key: "ciupgrade", path: "spec.cloudInit.upgrade", def: "1", takes: takesCloudInit, same: sameTruthy},
+		want: func(gs *guestSpec) (string, bool) {
+			if gs.ci == nil {
+				return "", false
+			}
+			return boolPtr(gs.ci.Upgrade)
+		}},
+	{param: param{path: "spec.cloudInit.ipConfigs"}, each: vmIPConfigs},
+	// An ISO as cdrom: a new IDE drive waits for a restart, a change of
+	// medium is live.
+	{param: param{key: cdromSlot, path: "spec.iso", takes: takesNewDrive,
+		same: func(h, w string) bool { return h != "" && parseDisk(h).File == parseDisk(w).File }},
+		want: func(gs *guestSpec) (string, bool) {
+			if gs.isoVolume == "" {
+				return "", false
+			}
+			return gs.isoVolume + ",media=cdrom", true
+		}},
+	{param: param{key: cdromSlot, path: "spec.userData"}, each: vmCidata},
+	{param: param{key: "boot"}, each: vmBoot},
+}
+
+func orEmpty(v, shown string) string {
+	if v == "" {
+		return ""
+	}
+	return shown
+}
+
+func ciField(gs *guestSpec, f func(*CloudInitSpec) string) string {
+	if gs.ci == nil {
+		return ""
+	}
+	return f(gs.ci)
+}
+
+func ciStr(gs *guestSpec, v string) (string, bool) {
+	if gs.ci == nil {
+		return "", false
+	}
+	return str(v)
+}
+
+func decodeKeys(v string) []string { return normalKeys(pve.DecodeSSHKeys(v)) }
+
+// vmNICs: one net[n] per declared NIC; a change keeps the MAC and the keys
+// the manifest does not declare.
+func vmNICs(gs *guestSpec, _ *fieldCtx) []param {
+	var out []param
+	for i, n := range gs.nics {
+		out = append(out, param{key: n.Slot, path: fmt.Sprintf("spec.net[%d]", i), want: nicValue(n, nil),
+			takes: takesHotplug, hotplug: "network", parts: func(have string) []vocab.Change { return nicParts(n, parseNIC(have)) },
+			update: func(_, have string) string { p := parseNIC(have); return nicValue(n, &p) }})
+	}
+	return out
+}
+
+// nicParts lists the declared keys of a NIC that differ from p.
+func nicParts(n NICSpec, p parsedNIC) []vocab.Change {
+	var out []vocab.Change
+	cmp := func(k, want string, declared bool, same func(a, b string) bool) {
+		if have := p.get(k); declared && !same(have, want) {
+			out = append(out, vocab.Change{Field: n.Slot + "." + k, From: have, To: want})
+		}
+	}
+	eq := func(a, b string) bool { return a == b }
+	if n.Model != "" && n.Model != p.Model {
+		out = append(out, vocab.Change{Field: n.Slot + ".model", From: p.Model, To: n.Model})
+	}
+	cmp("bridge", n.Bridge, n.Bridge != "", eq)
+	if n.Tag != nil {
+		want := ""
+		if *n.Tag > 0 {
+			want = strconv.Itoa(*n.Tag)
+		}
+		cmp("tag", want, true, eq)
+	}
+	if n.Firewall != nil {
+		cmp("firewall", boolStr(*n.Firewall), true, sameTruthy)
+	}
+	if n.MAC != "" && !strings.EqualFold(n.MAC, p.MAC) {
+		out = append(out, vocab.Change{Field: n.Slot + ".macaddr", From: p.MAC, To: strings.ToUpper(n.MAC)})
+	}
+	if n.MTU != nil {
+		cmp("mtu", strconv.Itoa(*n.MTU), true, eq)
+	}
+	cmp("rate", n.Rate, n.Rate != "", eq)
+	for _, k := range sortedKeys(n.Extra) {
+		cmp(k, n.Extra[k], true, eq)
+	}
+	return out
+}
+
+// vmDisks: one slot per declared disk; the first is the import target of a
+// cloud image at create.
+func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
+	var out []param
+	for i, disk := range resolveDiskSlots(gs.disks, fx.eff) {
+		size := max(gibCeil(disk.Size), 1)
+		p := param{key: disk.Slot, path: fmt.Sprintf("spec.disks[%d]", i), async: true, takes: takesHotplug, hotplug: "disk",
+			want: fmt.Sprintf("%s:%d%s", disk.Storage, size, diskOptions(disk.Options)),
+			to:   fmt.Sprintf("%s:%s", disk.Storage, FormatSize(size*gib))}
+		if bus := strings.TrimRight(disk.Slot, "0123456789"); bus == "ide" || bus == "sata" {
+			p.takes = takesReboot
+		}
+		if i == 0 && fx.importFrom != "" {
+			// The image's size, grown to the declared one right after.
+			p.want = fmt.Sprintf("%s:0,import-from=%s%s", disk.Storage, fx.importFrom, diskOptions(disk.Options))
+			p.to = disk.Storage
+			if disk.Size > 0 {
+				p.to += ":" + FormatSize(disk.Size)
+			}
+		}
+		p.diff = func(have string, x *diffCtx, d *guestDiff) { diffDisk(disk, p.path, have, x, d) }
+		out = append(out, p)
+	}
+	return out
+}
+
+// diffDisk grows an existing disk, refuses to shrink it and sets the
+// declared options.
+func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
+	pd := parseDisk(have)
+	if disk.Size > 0 && pd.Size > 0 {
+		switch {
+		case pd.Size < disk.Size:
+			d.resizes = append(d.resizes, resize{slot: disk.Slot, path: path + ".size", from: pd.Size, to: disk.Size})
+		case pd.Size > disk.Size:
+			d.refused = append(d.refused, fmt.Sprintf("disk %s is %s on the cluster but %s in the manifest: shrinking disks is not supported, raise the size in the manifest",
+				disk.Slot, FormatSize(pd.Size), FormatSize(disk.Size)))
+		}
+	}
+	ps := pd.props
+	var parts []vocab.Change
+	for _, k := range sortedKeys(disk.Options) {
+		if ps.Values[k] != disk.Options[k] {
+			parts = append(parts, vocab.Change{Field: disk.Slot + "." + k, From: ps.Values[k], To: disk.Options[k]})
+			ps.Set(k, disk.Options[k])
+		}
+	}
+	p := &param{key: disk.Slot, path: path, want: ps.String("file"), takes: takesReboot}
+	x.setParts(p, parts, have, d)
+}
+
+// vmCloudInitDrive adds Proxmox's cloud-init drive when the VM has none:
+// on the declared storage, else the first disk's, else (a clone declaring
+// no disk) its boot disk's.
+func vmCloudInitDrive(gs *guestSpec, fx *fieldCtx) []param {
+	if gs.ci == nil {
+		return nil
+	}
+	for k, v := range fx.eff {
+		if isDiskKey(k) && parseDisk(v).isCloudInit() {
+			return nil
+		}
+	}
+	stor := gs.ci.Storage
+	if disks := resolveDiskSlots(gs.disks, fx.eff); stor == "" && len(disks) > 0 {
+		stor = disks[0].Storage
+	}
+	if boot := bootDiskSlot(fx.eff); stor == "" && boot != "" {
+		stor = storageOf(parseDisk(fx.eff[boot]).File)
+	}
+	if stor == "" {
+		return nil
+	}
+	return []param{{key: cloudInitSlot, label: "cloudinit drive", path: "spec.cloudInit", want: stor + ":cloudinit",
+		to: cloudInitSlot + " on " + stor, async: true, same: func(string, string) bool { return false }}}
+}
+
+func vmIPConfigs(gs *guestSpec, _ *fieldCtx) []param {
+	if gs.ci == nil {
+		return nil
+	}
+	var out []param
+	for _, slot := range sortedKeys(gs.ci.IPConfigs) {
+		out = append(out, param{key: "ipconfig" + strings.TrimPrefix(slot, "net"), path: "spec.cloudInit.ipConfigs", want: gs.ci.IPConfigs[slot],
+			takes: takesCloudInit, same: func(h, w string) bool { return normalIPConfig(h) == normalIPConfig(w) }})
+	}
+	return out
+}
+
+// vmCidata: the userData seed, uploaded and attached by the first converge
+// after the create (its file name carries the VMID).
+func vmCidata(gs *guestSpec, fx *fieldCtx) []param {
+	if gs.userData == "" || gs.cidataStor == "" {
+		return nil
+	}
+	want := gs.cidataVolume(fx.vmid)
+	slot, have := cdromSlot, ""
+	for k, v := range fx.eff {
+		if pd := parseDisk(v); isDiskKey(k) && pd.isCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
+			slot, have = k, pd.File
+		}
+	}
+	check := func(_ string, _ *diffCtx, d *guestDiff) {
+		if have != want {
+			d.cidata = &cidataChange{slot: slot, oldVolume: have, newVolume: want}
+		}
+	}
+	return []param{{key: slot, label: "userData", path: "spec.userData", want: want, to: "seed " + gs.seed().Hash(), noParam: true,
+		add: func(x *diffCtx, d *guestDiff) bool { check("", x, d); return true }, diff: check}}
+}
+
+// vmBoot: the boot order follows the first disk and the cdrom; it is sent
+// alone after the drives it names.
+func vmBoot(gs *guestSpec, fx *fieldCtx) []param {
+	order := wantBootOrder(gs, fx.eff)
+	if len(order) == 0 {
+		return nil
+	}
+	p := param{key: "boot", want: printBootOrder(order), takes: takesReboot, last: true}
+	check := func(_ string, x *diffCtx, d *guestDiff) {
+		if bootDrift(order, x.eff) {
+			d.config = append(d.config, x.change(&p, bootDisplay(x.eff), p.want, true))
+		}
+	}
+	p.diff = check
+	p.add = func(x *diffCtx, d *guestDiff) bool { check("", x, d); return true }
+	return []param{p}
+}
