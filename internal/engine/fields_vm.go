@@ -47,7 +47,9 @@ var qemuFields = []row[*guestSpec]{
 	{param: param{path: "spec.net", takes: takesHotplug, hotplug: "network"}, each: vmNICs, prune: "net"},
 	{param: param{path: "spec.disks"}, each: vmDisks},
 	{param: param{key: cloudInitSlot, path: "spec.cloudInit"}, each: vmCloudInitDrive},
-	{param: param{key: "ciuser", path: "spec.cloudInit.user", takes: takesCloudInit}, want: func(gs *guestSpec) (string, bool) { return ciStr(gs, ciField(gs, func(c *CloudInitSpec) string { return c.User })) }},
+	{param: param{key: "ciuser", path: "spec.cloudInit.user", takes: takesCloudInit}, want: func(gs *guestSpec) (string, bool) {
+		return ciStr(gs, ciField(gs, func(c *CloudInitSpec) string { return c.User }))
+	}},
 	// Proxmox reads back a set password as asterisks: a password is
 	// written once and then kept.
 	{param: param{key: "cipassword", path: "spec.cloudInit.passwordFrom", takes: takesCloudInit,
@@ -68,9 +70,13 @@ var qemuFields = []row[*guestSpec]{
 			return pve.EncodeSSHKeys(gs.ci.SSHKeys), true
 		}},
 	{param: param{key: "nameserver", path: "spec.cloudInit.nameserver", takes: takesCloudInit, same: sameSpaced},
-		want: func(gs *guestSpec) (string, bool) { return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Nameserver }))) }},
+		want: func(gs *guestSpec) (string, bool) {
+			return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Nameserver })))
+		}},
 	{param: param{key: "searchdomain", path: "spec.cloudInit.searchDomain", takes: takesCloudInit, same: sameSpaced},
-		want: func(gs *guestSpec) (string, bool) { return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Searchdomain }))) }},
+		want: func(gs *guestSpec) (string, bool) {
+			return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Searchdomain })))
+		}},
 	{param: param{key: "ciupgrade", path: "spec.cloudInit.upgrade", def: "1", takes: takesCloudInit, same: sameTruthy},
 		want: func(gs *guestSpec) (string, bool) {
 			if gs.ci == nil {
