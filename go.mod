@@ -60,7 +60,9 @@ require (
 	github.com/djherbis/times v1.6.0 // indirect
 	github.com/gorilla/websocket v1.4.2 // indirect
 	github.com/jinzhu/copier v0.3.4 // indirect
+	github.com/kr/fs v0.1.0 // indirect
 	github.com/magefile/mage v1.14.0 // indirect
+	github.com/pkg/sftp v1.13.12 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )

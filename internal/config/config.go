@@ -15,6 +15,15 @@ type Config struct {
 	Reconcile Reconcile `yaml:"reconcile" json:"reconcile"`
 	Server    Server    `yaml:"server" json:"server"`
 	Log       Log       `yaml:"log" json:"log"`
+	Provision Provision `yaml:"provision" json:"provision"`
+}
+
+// Provision configures spec.provision's SSH connections to guests.
+type Provision struct {
+	// SSHKeyFile is the private key proxmops logs in to guests with
+	// (OpenSSH or PEM, without a passphrase); empty: an ed25519 key is
+	// generated on first use and kept encrypted in the database.
+	SSHKeyFile string `yaml:"sshKeyFile" json:"sshKeyFile" path:"true"`
 }
 
 // Cluster says how to reach the Proxmox VE API.

@@ -143,6 +143,7 @@ var flagUsageText = map[string]string{
 	"server.tlsKeyFile":          "PEM private key of --tls-cert-file",
 	"log.format":                 "log format: text or json",
 	"log.level":                  "log level: debug, info, warn or error",
+	"provision.sshKeyFile":       "private key proxmops logs in to guests with for spec.provision (default: generated, kept in the database)",
 }
 
 func flagUsage(path string) string {

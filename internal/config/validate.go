@@ -47,6 +47,11 @@ func (c *Config) validate(probs *problems) []string {
 			probs.addf("cluster.caFile", "%v", err)
 		}
 	}
+	if c.Provision.SSHKeyFile != "" {
+		if _, err := os.Stat(c.Provision.SSHKeyFile); err != nil {
+			probs.addf("provision.sshKeyFile", "%v", err)
+		}
+	}
 	if c.Cluster.InsecureSkipVerify && c.Cluster.Fingerprint == "" {
 		warnings = append(warnings, "cluster.insecureSkipVerify is on: the cluster's certificate is not verified; pin it with cluster.fingerprint instead")
 	}

@@ -189,6 +189,9 @@ const (
 	mpSlotPattern    = `^mp([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$`
 	packagePattern   = `^[a-zA-Z0-9][a-zA-Z0-9+._:@/=~-]*$`
 	fileModePattern  = `^0?[0-7]{3,4}$`
+	userPattern      = `^[a-z_][a-z0-9_.-]*[$]?$`
+	relPathPattern   = `^[^/\x00][^\x00]*$`
+	hostPattern      = `^[0-9A-Za-z.:-]+$`
 	ownerPattern     = `^[a-z_][a-z0-9_-]*[$]?(:[a-z_][a-z0-9_-]*[$]?)?$|^[0-9]+(:[0-9]+)?$`
 )
 
@@ -218,6 +221,17 @@ var formats = map[string]format{
 	"package":    regexFormat(packagePattern, "package name", 200),
 	"file-mode":  regexFormat(fileModePattern, "octal file mode (e.g. \"0644\")", 0),
 	"owner":      regexFormat(ownerPattern, "owner (user or user:group)", 65),
+	"user":       regexFormat(userPattern, "user name", 32),
+	"rel-path":   {pattern: relPathPattern, check: checkRelPath},
+	"host": {pattern: hostPattern, check: func(s string) error {
+		if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+			return nil
+		}
+		if len(s) <= 253 && matchDNSName(s) {
+			return nil
+		}
+		return fmt.Errorf("%q is neither an IP address nor a DNS name", s)
+	}},
 	"http-url": {pattern: httpURLPattern, check: func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s, " \t\n") {
@@ -294,4 +308,19 @@ var formats = map[string]format{
 // checkFormat runs a named format's check.
 func checkFormat(name, value string) error {
 	return formats[name].check(value)
+}
+
+// checkRelPath accepts a relative, slash-separated path: no leading '/',
+// no empty, "." or backslash tricks; ".." is allowed (the loader checks the
+// result stays inside the repository).
+func checkRelPath(s string) error {
+	switch {
+	case s == "" || strings.HasPrefix(s, "/"):
+		return fmt.Errorf("%q is not a relative path", s)
+	case strings.ContainsRune(s, 0) || strings.Contains(s, "\\"):
+		return fmt.Errorf("%q is not a slash-separated relative path", s)
+	case len(s) > 4096:
+		return errors.New("longer than 4096 characters")
+	}
+	return nil
 }

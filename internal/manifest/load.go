@@ -131,6 +131,7 @@ func LoadFS(fsys fs.FS, dir string) (*Set, error) {
 			read++
 		}
 	}
+	errs = append(errs, loadProvisionSources(fsys, dir, all)...)
 	set, serrs := NewSet(all)
 	set.Files = read
 	errs = append(errs, serrs...)

@@ -186,6 +186,7 @@ type VirtualMachineSpec struct {
 	ISO          string        `json:"iso,omitempty" doc:"CD-ROM: an Iso resource's name or a volume ID such as local:iso/x.iso; excludes userData."`
 	ApplyMode    ApplyMode     `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes needing a restart are reported; reboot: the guest is rebooted to apply them."`
 	State        PowerState    `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
+	Provision    *Provision    `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the VM over SSH after it is created and started, and again whenever their inputs change."`
 }
 
 // Kind returns KindVirtualMachine.
@@ -340,7 +341,7 @@ type ContainerSpec struct {
 	Timezone     string         `json:"timezone,omitempty" doc:"Time zone, e.g. Europe/Berlin, or host."`
 	State        PowerState     `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
 	ApplyMode    ApplyMode      `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes Proxmox keeps pending on a running container are reported; reboot: the container is rebooted to apply them."`
-	Provision    *Provision     `json:"provision,omitempty" doc:"Packages, files and commands for inside the container. Not applied: the Proxmox API cannot run anything inside a container, so the plan reports it and never counts the container as in sync."`
+	Provision    *Provision     `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the container over SSH after it is created and started, and again whenever their inputs change."`
 }
 
 // Kind returns KindContainer.

@@ -36,6 +36,7 @@ func (c *checker) keepLocs(r Resource) []loc {
 	for _, ref := range r.References() {
 		paths = append(paths, ref.Path)
 	}
+	paths = append(paths, provisionLocs(r)...)
 	out := make([]loc, 0, len(paths))
 	for _, p := range paths {
 		n := c.root.at(p)
@@ -172,6 +173,10 @@ func checkVM(v *VirtualMachine, c *checker) {
 		c.errorf("spec.userData", "must not be empty")
 	}
 	checkGuestCommon(v, c, s.Image, s.Disks, s.Net, s.CloudInit, s.Image != nil || s.FromTemplate != nil, s.Description)
+	if s.Provision != nil {
+		addr, _, _, _ := v.ProvisionTarget()
+		checkProvision(s.Provision, c, addr)
+	}
 	if s.FromTemplate != nil {
 		addRef(v, Ref{Kind: KindTemplate, Name: s.FromTemplate.Name, Path: "spec.fromTemplate"})
 	}
@@ -546,16 +551,8 @@ func checkContainer(ct *Container, c *checker) {
 		s.ApplyMode = ApplyPending
 	}
 	if s.Provision != nil {
-		files := map[string]int{}
-		for i, f := range s.Provision.Files {
-			if first, dup := files[f.Path]; dup {
-				c.errorf(indexPath("spec.provision.files", i)+".path", "%s is already written by %s", f.Path, indexPath("spec.provision.files", first))
-			}
-			files[f.Path] = i
-		}
-		if len(s.Provision.Packages) == 0 && len(s.Provision.Files) == 0 && len(s.Provision.Commands) == 0 {
-			c.errorf("spec.provision", "set packages, files or commands")
-		}
+		addr, _, _, _ := ct.ProvisionTarget()
+		checkProvision(s.Provision, c, addr)
 	}
 }
 

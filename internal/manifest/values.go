@@ -405,21 +405,65 @@ func (f Features) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Provision is configuration applied inside a container: packages
-// installed, files written, then commands run, in that order. It runs after
-// creation and again whenever its content changes.
+// Provision is configuration applied inside a guest over SSH: packages
+// installed, files written, directories copied, then commands run, in that
+// order. It runs after creation and start, and again whenever the hash of its
+// inputs (the steps and the content of every file and copied tree) changes.
 type Provision struct {
-	Packages []string        `json:"packages,omitempty" pm:"format=package" doc:"Packages to install with the distribution's package manager."`
-	Files    []ProvisionFile `json:"files,omitempty" doc:"Files to write."`
-	Commands []string        `json:"commands,omitempty" pm:"format=not-empty" doc:"Shell commands run in order with /bin/sh -c; a failing command fails the provisioning."`
+	Address  string          `json:"address,omitempty" pm:"format=host" doc:"Host name or IP address proxmops reaches the guest's SSH server at (default: the first static IP of the guest's NICs, without its prefix length)."`
+	Port     int             `json:"port,omitempty" pm:"min=1,max=65535" doc:"SSH port (default 22)."`
+	User     string          `json:"user,omitempty" pm:"format=user" doc:"SSH user (default root); proxmops' key is injected for root (containers) or the cloud-init user (VMs)."`
+	Packages []string        `json:"packages,omitempty" pm:"format=package" doc:"Packages to install with the distribution's package manager (apt, apk or dnf, detected from /etc/os-release)."`
+	Files    []ProvisionFile `json:"files,omitempty" doc:"Files to write, each from content or from a file of the repository."`
+	Copy     []ProvisionCopy `json:"copy,omitempty" doc:"Directories of the repository copied into the guest (e.g. a cookbook or playbook folder)."`
+	Commands []string        `json:"commands,omitempty" pm:"format=not-empty" doc:"Shell commands run in order with /bin/sh -c as the SSH user; a failing command stops the run and fails the provisioning with its exit status and output."`
 }
 
 // ProvisionFile is one file written by provisioning.
 type ProvisionFile struct {
-	Path    string `json:"path" pm:"required,format=abs-path" doc:"Absolute path inside the container."`
-	Content string `json:"content" pm:"required" doc:"File content."`
-	Mode    string `json:"mode,omitempty" pm:"format=file-mode" doc:"Octal permissions, e.g. \"0644\" (quoted)."`
-	Owner   string `json:"owner,omitempty" pm:"format=owner" doc:"user or user:group."`
+	Path    string `json:"path" pm:"required,format=abs-path" doc:"Absolute path inside the guest; missing parent directories are created."`
+	Content string `json:"content,omitempty" doc:"File content; excludes source."`
+	Source  string `json:"source,omitempty" pm:"format=rel-path" doc:"A file of the repository, relative to the manifest's directory (it may not leave the repository); excludes content."`
+	Mode    string `json:"mode,omitempty" pm:"format=file-mode" doc:"Octal permissions, e.g. \"0644\" (quoted; default 0644)."`
+	Owner   string `json:"owner,omitempty" pm:"format=owner" doc:"user or user:group (default: the SSH user)."`
+
+	// Data is the file's content: Content, or the source file read by the
+	// loader (LoadDir, LoadFS).
+	Data []byte `json:"-"`
+}
+
+// ProvisionCopy copies a directory of the repository into the guest.
+type ProvisionCopy struct {
+	Source string `json:"source" pm:"required,format=rel-path" doc:"A directory of the repository, relative to the manifest's directory (it may not leave the repository)."`
+	Path   string `json:"path" pm:"required,format=abs-path" doc:"Directory inside the guest that receives the source's content (created when missing; files not in the source are left alone)."`
+	Owner  string `json:"owner,omitempty" pm:"format=owner" doc:"user or user:group of the copied files and directories (default: the SSH user)."`
+
+	// Tree is the source directory's files, read by the loader: paths are
+	// slash-separated and relative to Source, in lexical order.
+	Tree []TreeFile `json:"-"`
+}
+
+// TreeFile is one regular file of a copied directory.
+type TreeFile struct {
+	Path string // relative to the copied directory, slash-separated
+	Mode uint32 // 0755 when executable in the repository, else 0644
+	Data []byte
+}
+
+// Loaded reports whether every source of the provisioning was read (the
+// loader of a repository fills them; ParseFile alone cannot).
+func (p *Provision) Loaded() bool {
+	for _, f := range p.Files {
+		if f.Source != "" && f.Data == nil {
+			return false
+		}
+	}
+	for _, c := range p.Copy {
+		if c.Tree == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func urlBase(raw string) string {
