@@ -29,6 +29,10 @@ type Guest struct {
 	// Creating lists the volumes an unfinished create has allocated; an
 	// interrupted create frees them (see LoadState).
 	Creating []string `json:"creating,omitempty"`
+	// RootSSHKeys are the ssh-public-keys a container was created with,
+	// which pve-container writes into its rootfs (/root/.ssh/authorized_keys);
+	// the guest SSH server's tree starts with them.
+	RootSSHKeys string `json:"rootSSHKeys,omitempty"`
 }
 
 // Snapshot is a named copy of a guest's config.

@@ -465,7 +465,7 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 		newConf["description"] = d
 	}
 	newConf["lock"] = "create"
-	ng := &Guest{VMID: newid, Node: g.Node, Type: "lxc", Conf: newConf}
+	ng := &Guest{VMID: newid, Node: g.Node, Type: "lxc", Conf: newConf, RootSSHKeys: g.RootSSHKeys}
 	ng.ensureMaps()
 	s.state.Guests[newid] = ng
 	g.Conf["lock"] = "disk"

@@ -525,6 +525,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 	}
 	g := &Guest{VMID: vmid, Node: node, Type: "lxc", Conf: map[string]string{"lock": "create"}}
 	g.ensureMaps()
+	sshKeys := r.Str("ssh-public-keys")
 	s.state.Guests[vmid] = g
 	start, pool, haAdd := r.Bool("start"), r.Str("pool"), r.Bool("ha-managed")
 	storageOnly := len(mpParams) == 0
@@ -579,6 +580,8 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		}
 		g.Conf = conf
 		g.Creating = nil
+		// post_create_hook: set_user_authorized_ssh_keys for root.
+		g.RootSSHKeys = sshKeys
 		s.state.addVMToPool(vmid, pool)
 		if start {
 			// Proxmox starts the container through the start API, in a

@@ -62,6 +62,13 @@ type Options struct {
 	// ignored (see ParsePrivilegeList). nil grants the token its user's
 	// privileges: all of them for a token of root@pam.
 	TokenPrivileges []string
+	// GuestSSHPort, when not 0, gives every running guest whose NIC has a
+	// static address in 127.0.0.0/8 an SSH server on <address>:GuestSSHPort
+	// (see guestssh.go and docs/pvesim.md).
+	GuestSSHPort int
+	// GuestRoot is the folder holding the guests' files, guest G's under
+	// GuestRoot/G (default: a temporary folder removed at Close).
+	GuestRoot string
 }
 
 // Server is a simulated Proxmox VE cluster speaking the HTTP API.
@@ -81,6 +88,7 @@ type Server struct {
 	resCache resourcesCache
 	statd    statd
 	access   *accessState
+	gssh     *guestSSH // nil when guest SSH is off
 
 	// gen counts state changes (see touch); cached answers are built for one generation.
 	gen atomic.Uint64
@@ -125,6 +133,7 @@ func New(opts Options) *Server {
 	s.tickets = newTicketKeys(s.rng)
 	s.access = newAccessState(opts)
 	s.tasks = newTaskTable()
+	s.gssh = newGuestSSH(opts)
 	s.state = newClusterState(opts.Nodes, s.clock.Now())
 	if opts.StatusInterval == 0 {
 		opts.StatusInterval = DefaultStatusInterval
@@ -219,6 +228,10 @@ func (s *Server) start(addr string, useTLS bool) error {
 	if err != nil {
 		return err
 	}
+	if err := s.startGuestSSH(); err != nil {
+		ln.Close()
+		return err
+	}
 	s.httpSrv = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -265,6 +278,7 @@ func (s *Server) Close() error {
 	default:
 	}
 	close(s.closed)
+	s.closeGuestSSH()
 	var err error
 	if s.httpSrv != nil {
 		err = s.httpSrv.Close()
@@ -394,6 +408,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.touch()
 	}
 	data, err := route.Handler(req)
+	if hr.Method != "GET" {
+		s.guestSSHSync()
+	}
 	s.mu.Unlock()
 
 	if s.faults.dropFor(route, hr.Method, rel) {

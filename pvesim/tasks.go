@@ -232,6 +232,7 @@ func (s *Server) relock() {
 
 func (s *Server) finishTask(t *Task, err error) {
 	s.touch()
+	s.guestSSHSync()
 	for _, l := range t.heldLocks {
 		s.releaseLock(l.vmid, l.shared)
 	}
