@@ -1,0 +1,5 @@
+module Common
+  def self.application(ctx, name)
+    ctx.service(name) { action [:enable, :start] }
+  end
+end

@@ -1,0 +1,4 @@
+module Default
+  def self.user(ctx = nil) = 'app'
+  def self.group(ctx = nil) = 'config'
+end

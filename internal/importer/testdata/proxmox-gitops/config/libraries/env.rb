@@ -1,0 +1,3 @@
+module Env
+  def self.get(ctx, key) = ENV[key.to_s.upcase]
+end

@@ -1,0 +1,135 @@
+package importer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+	"go.yaml.in/yaml/v3"
+)
+
+// ReportFile is the report's name in the output directory.
+const ReportFile = "proxmox-gitops-import.md"
+
+// CheckOut refuses an output directory the written manifests would not work
+// from: the monorepo itself (its Ansible YAML files are not manifests) or a
+// folder the import copies from.
+func CheckOut(dir, out string) error {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if absOut == absDir {
+		return fmt.Errorf("--out %s is the monorepo itself, whose Ansible YAML files are not manifests: write to a folder of its own (default %s)", out, filepath.Join(dir, "proxmops"))
+	}
+	for _, src := range []string{"libs", "config", "base", "local"} {
+		p := filepath.Join(absDir, src)
+		if absOut == p || strings.HasPrefix(absOut, p+string(filepath.Separator)) {
+			return fmt.Errorf("--out %s is inside the monorepo's %s folder: write to a folder of its own (default %s)", out, src, filepath.Join(dir, "proxmops"))
+		}
+	}
+	if rel, err := filepath.Rel(absOut, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("--out %s contains the monorepo: write to a folder of its own (default %s)", out, filepath.Join(dir, "proxmops"))
+	}
+	return nil
+}
+
+// Write writes the manifests and the report under out, then loads out as
+// `proxmops validate` does: an import that does not validate is an error.
+func (imp *Import) Write(out string) error {
+	if err := CheckOut(imp.dir, out); err != nil {
+		return err
+	}
+	rep := imp.Report
+	rep.Written = nil
+	write := func(rel string, data []byte) error {
+		p := filepath.Join(out, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+		rep.Written = append(rep.Written, rel)
+		return nil
+	}
+	tplFile := "templates/" + imp.Template.Metadata.Name + ".yaml"
+	tplHead := fmt.Sprintf("The OS template of every imported container: PROXMOX_STORAGE %s, PROXMOX_TEMPLATE %s.",
+		rep.Settings["PROXMOX_STORAGE"].Value, rep.Settings["PROXMOX_TEMPLATE"].Value)
+	data, err := renderYAML(tplHead, imp.Template)
+	if err != nil {
+		return err
+	}
+	if err := write(tplFile, data); err != nil {
+		return err
+	}
+	for _, lib := range imp.Containers {
+		if err := imp.writeLib(lib, out, write); err != nil {
+			return err
+		}
+	}
+	rep.Written = append(rep.Written, ReportFile)
+	if err := os.WriteFile(filepath.Join(out, ReportFile), []byte(rep.Markdown()), 0o644); err != nil {
+		return err
+	}
+	if _, err := manifest.LoadDir(out); err != nil {
+		var list manifest.ErrorList
+		if errors.As(err, &list) {
+			return fmt.Errorf("the written manifests do not validate (please report this):\n%w", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// writeLib writes one lib's Container (and the cookbooks it provisions).
+func (imp *Import) writeLib(lib *Lib, out string, write func(string, []byte) error) error {
+	head := "Imported from " + lib.EnvFile + " by proxmops import proxmox-gitops."
+	data, err := renderYAML(head, lib.Container)
+	if err != nil {
+		return err
+	}
+	return write("containers/"+lib.Name+".yaml", data)
+}
+
+// renderYAML writes a resource as a block-style YAML document with a head
+// comment, keys in the manifest's order.
+func renderYAML(head string, r json.Marshaler) ([]byte, error) {
+	js, err := r.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(js, &doc); err != nil {
+		return nil, err
+	}
+	blockStyle(&doc)
+	doc.HeadComment = head
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+// blockStyle turns JSON's flow style and quoting into plain block YAML; the
+// encoder quotes the strings that need it.
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
+}
