@@ -40,6 +40,7 @@ func (s *Server) routes() chi.Router {
 			r.Group(func(r chi.Router) {
 				r.Use(s.requireRole(api.RoleViewer), s.checkCSRF)
 				r.Get("/me", s.handleMe)
+				r.Post("/me/password", s.handleChangeOwnPassword)
 				r.Get("/resources", s.handleResources)
 				r.Get("/resources/{kind}/{name}", s.handleResource)
 				r.Get("/plan", s.handlePlan)
@@ -59,6 +60,7 @@ func (s *Server) routes() chi.Router {
 				r.Post("/settings/test", s.handleTestSettings)
 				r.Get("/users", s.handleUsers)
 				r.Post("/users", s.handleCreateUser)
+				r.Patch("/users/{name}", s.handleUpdateUser)
 				r.Delete("/users/{name}", s.handleDeleteUser)
 				r.Get("/tokens", s.handleTokens)
 				r.Post("/tokens", s.handleCreateToken)

@@ -161,6 +161,47 @@ func (s *Store) SetPassword(ctx context.Context, username, passwordHash string) 
 	return tx.Commit()
 }
 
+// SetRole changes an account's role. Demoting the last admin fails with
+// ErrLastAdmin, as removing it does. Sessions read the role afresh on each
+// request, so the change applies at once.
+func (s *Store) SetRole(ctx context.Context, username, role string) (api.User, error) {
+	if !validRole(role) {
+		return api.User{}, roleErr(role)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return api.User{}, err
+	}
+	defer tx.Rollback()
+	var u api.User
+	var old string
+	var created int64
+	err = tx.QueryRowContext(ctx, `SELECT username, role, created_at FROM users WHERE username = ?`, username).Scan(&u.Username, &old, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return api.User{}, notFound("user " + username)
+	}
+	if err != nil {
+		return api.User{}, err
+	}
+	u.CreatedAt, u.Role = fromMS(created), role
+	if old == role {
+		return u, nil
+	}
+	if old == api.RoleAdmin {
+		var admins int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE role = 'admin'`).Scan(&admins); err != nil {
+			return api.User{}, err
+		}
+		if admins <= 1 {
+			return api.User{}, ErrLastAdmin
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE username = ?`, role, u.Username); err != nil {
+		return api.User{}, err
+	}
+	return u, tx.Commit()
+}
+
 const setupTokenKey = "setup_token_hash"
 
 // SetSetupToken records the hash of a new one-time setup token, replacing

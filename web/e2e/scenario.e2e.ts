@@ -247,6 +247,59 @@ describe('dashboard against proxmops serve and the simulator', () => {
       await v.close();
     }
   });
+
+  test('accounts: a viewer changes her password; an admin makes her an admin, then resets it', async () => {
+    const v = await openBrowser({ width: 390, height: 844 });
+    const NEW = 'vera changed it herself';
+    try {
+      await v.page.goto(backend.url);
+      await v.page.getByLabel('Username').fill(VIEWER.username);
+      await v.page.getByLabel('Password').fill(VIEWER.password);
+      await v.page.getByRole('button', { name: 'Sign in' }).click();
+      await v.page.locator('.user-menu summary').click();
+      await v.page.getByRole('link', { name: 'Change password' }).click();
+      await v.page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+      await v.page.getByLabel('Current password').fill('not my password');
+      await v.page.getByLabel('New password', { exact: true }).fill(NEW);
+      await v.page.getByLabel('New password again').fill(NEW);
+      v.expectProblem(/status of 403/);
+      await v.page.getByRole('button', { name: 'Change password' }).click();
+      expect(await v.page.getByRole('alert').textContent()).toBe('the current password is wrong');
+      await v.page.getByLabel('Current password').fill(VIEWER.password);
+      await v.page.getByRole('button', { name: 'Change password' }).click();
+      await v.page.getByText(/^Password changed/).waitFor();
+      expect(await v.page.evaluate(() => document.scrollingElement!.scrollWidth - document.scrollingElement!.clientWidth)).toBe(0);
+      await v.shot('phone-account-password-changed');
+      expect(await axeViolations(v.page)).toEqual([]);
+
+      // The admin's side: vera's role and password, on the Settings page.
+      await page.getByRole('link', { name: 'Settings' }).click();
+      const users = page.getByRole('region', { name: 'Users' });
+      await users.getByLabel(`Role of ${VIEWER.username}`).selectOption('admin');
+      await users.getByText(`${VIEWER.username} is now admin.`).waitFor();
+      // Her open session has the new role at once: the next page load shows Settings.
+      await v.page.reload();
+      await v.page.locator('#pages-nav a[href="/settings"]').waitFor({ state: 'attached' });
+      await users.getByLabel(`Role of ${VIEWER.username}`).selectOption('viewer');
+      await users.getByText(`${VIEWER.username} is now viewer.`).waitFor();
+      await users.getByRole('button', { name: 'Reset password…' }).click();
+      await users.getByLabel(`New password for ${VIEWER.username}`).fill(VIEWER.password);
+      await b.shot('settings-user-reset');
+      await users.getByRole('button', { name: 'Set' }).click();
+      await users.getByText(/password of vera was reset/).waitFor();
+      // Her session ended with the reset; the reset password signs her in.
+      v.expectProblem(/status of 401/);
+      await v.page.reload();
+      await v.page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await v.page.getByLabel('Username').fill(VIEWER.username);
+      await v.page.getByLabel('Password').fill(VIEWER.password);
+      await v.page.getByRole('button', { name: 'Sign in' }).click();
+      await v.page.locator('header.topbar').waitFor();
+      expect(v.takeProblems(), 'console errors in the viewer’s browser').toEqual([]);
+    } finally {
+      await v.close();
+    }
+  });
 });
 
 // Issue 13, points 4 and 5: every page, at desktop and phone size, in both themes,

@@ -67,6 +67,9 @@ function UserMenu({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => v
             ))}
           </div>
         </div>
+        <Link href="/settings" className="btn block" onClick={() => ref.current && (ref.current.open = false)}>
+          {me.role === 'admin' ? 'Settings and password' : 'Change password'}
+        </Link>
         <button type="button" className="btn block" onClick={onLogout}>
           Sign out
         </button>

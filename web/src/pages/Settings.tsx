@@ -1,6 +1,7 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
-import type { ApiToken, NewToken, Role, Settings as SettingsDoc, TestResult, User } from '../api/types';
+import type { ApiToken, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
+import { ChangePassword, Users } from '../components/Accounts';
 import { formatTime } from '../lib/format';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
@@ -233,105 +234,6 @@ function ConnectionSettings() {
   );
 }
 
-function Users() {
-  const { me } = useSession();
-  const [users, setUsers] = useState<User[]>([]);
-  const [error, setError] = useState('');
-  const [form, setForm] = useState({ username: '', password: '', role: 'viewer' as Role });
-  const load = () =>
-    api
-      .get<{ users: User[] | null }>('/api/v1/users')
-      .then((r) => setUsers(r.users ?? []))
-      .catch((err) => setError(errorMessage(err)));
-  useEffect(() => {
-    load();
-  }, []);
-  const add = async () => {
-    setError('');
-    try {
-      await api.post('/api/v1/users', form);
-      setForm({ username: '', password: '', role: 'viewer' });
-      await load();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
-  const remove = async (name: string) => {
-    if (!window.confirm(`Delete the user ${name}?`)) return;
-    setError('');
-    try {
-      await api.del(`/api/v1/users/${encodeURIComponent(name)}`);
-      await load();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
-  return (
-    <section className="panel" aria-label="Users">
-      <h2>Users</h2>
-      <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">user</th>
-            <th scope="col">role</th>
-            <th scope="col">created</th>
-            <th scope="col"><span className="sr-only">actions</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          {users.map((u) => (
-            <tr key={u.username}>
-              <td data-label="user">
-                {u.username}
-                {u.username === me.username && <span className="muted"> (you)</span>}
-              </td>
-              <td data-label="role">{u.role}</td>
-              <td data-label="created">{formatTime(u.createdAt)}</td>
-              <td className="right">
-                {u.username !== me.username && (
-                  <button type="button" className="btn small danger" onClick={() => remove(u.username)}>
-                    Delete
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <form
-        className="row inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          add();
-        }}
-      >
-        <input aria-label="New user's name" placeholder="username" value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} required />
-        <input
-          aria-label="New user's password"
-          placeholder="password"
-          type="password"
-          autoComplete="new-password"
-          value={form.password}
-          onChange={(e) => setForm({ ...form, password: e.target.value })}
-          required
-        />
-        <select aria-label="New user's role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
-          <option value="viewer">viewer</option>
-          <option value="admin">admin</option>
-        </select>
-        <button type="submit" className="btn">
-          Add user
-        </button>
-      </form>
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
-    </section>
-  );
-}
-
 function Tokens() {
   const [tokens, setTokens] = useState<ApiToken[]>([]);
   const [error, setError] = useState('');
@@ -457,9 +359,14 @@ export default function Settings() {
   const { isAdmin } = useSession();
   if (!isAdmin) {
     return (
-      <div className="page">
-        <h1>Settings</h1>
-        <p className="muted">Only administrators can see and change the settings.</p>
+      <div className="page settings-page">
+        <header className="page-head">
+          <h1>Your account</h1>
+        </header>
+        <p className="muted">Only administrators can see and change the connections, users and tokens.</p>
+        <div className="stack narrow">
+          <ChangePassword />
+        </div>
       </div>
     );
   }
@@ -474,6 +381,7 @@ export default function Settings() {
           <ConnectionSettings />
         </section>
         <div className="stack">
+          <ChangePassword />
           <Users />
           <Tokens />
         </div>

@@ -1,0 +1,270 @@
+// Accounts on the Settings page (docs/api.md, "Accounts"): every user changes their
+// own password; administrators add and remove users, change their role and reset
+// their password.
+
+import { useEffect, useState } from 'react';
+import { api, errorMessage, setCsrfToken } from '../api/client';
+import type { Me, Role, User } from '../api/types';
+import { formatTime } from '../lib/format';
+import { useSession } from '../state/session';
+
+const userPath = (name: string) => `/api/v1/users/${encodeURIComponent(name)}`;
+
+export function ChangePassword() {
+  const [form, setForm] = useState({ current: '', next: '', again: '' });
+  const [error, setError] = useState('');
+  const [done, setDone] = useState('');
+  const [busy, setBusy] = useState(false);
+  const mismatch = form.again !== '' && form.next !== form.again;
+  const submit = async () => {
+    setError('');
+    setDone('');
+    if (form.next !== form.again) {
+      setError('The new password and its repetition differ.');
+      return;
+    }
+    setBusy(true);
+    try {
+      const me = await api.post<Me>('/api/v1/me/password', { currentPassword: form.current, newPassword: form.next });
+      // The server replaced this session: later writes need the new CSRF token.
+      setCsrfToken(me.csrfToken);
+      setForm({ current: '', next: '', again: '' });
+      setDone('Password changed. Your other sessions were signed out.');
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section className="panel" aria-label="Your password">
+      <h2>Your password</h2>
+      <form
+        className="settings-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+      >
+        <label className="field">
+          <span className="field-label">Current password</span>
+          <input type="password" autoComplete="current-password" value={form.current} onChange={(e) => setForm({ ...form, current: e.target.value })} required />
+        </label>
+        <label className="field">
+          <span className="field-label">New password</span>
+          <input
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            value={form.next}
+            onChange={(e) => setForm({ ...form, next: e.target.value })}
+            required
+          />
+        </label>
+        <label className="field">
+          <span className="field-label">New password again</span>
+          <input
+            type="password"
+            autoComplete="new-password"
+            value={form.again}
+            aria-invalid={mismatch}
+            onChange={(e) => setForm({ ...form, again: e.target.value })}
+            required
+          />
+        </label>
+        <span className="field-hint">10 to 1024 characters.</span>
+        <div className="row">
+          <button type="submit" className="btn" disabled={busy || mismatch}>
+            {busy ? 'Changing…' : 'Change password'}
+          </button>
+          {done && (
+            <span className="notice" role="status">
+              {done}
+            </span>
+          )}
+        </div>
+        {error && (
+          <div className="alert error" role="alert">
+            {error}
+          </div>
+        )}
+      </form>
+    </section>
+  );
+}
+
+function UserRow({ u, self, onChanged, onError }: { u: User; self: boolean; onChanged: (msg: string) => void; onError: (msg: string) => void }) {
+  const [resetting, setResetting] = useState(false);
+  const [password, setPassword] = useState('');
+  const patch = async (body: { role?: Role; password?: string }, msg: string) => {
+    onError('');
+    try {
+      await api.patch(userPath(u.username), body);
+      onChanged(msg);
+      return true;
+    } catch (err) {
+      onError(errorMessage(err));
+      return false;
+    }
+  };
+  const remove = async () => {
+    if (!window.confirm(`Delete the user ${u.username}?`)) return;
+    onError('');
+    try {
+      await api.del(userPath(u.username));
+      onChanged(`${u.username} was deleted.`);
+    } catch (err) {
+      onError(errorMessage(err));
+    }
+  };
+  return (
+    <tr>
+      <td data-label="user">
+        {u.username}
+        {self && <span className="muted"> (you)</span>}
+      </td>
+      <td data-label="role">
+        {self ? (
+          u.role
+        ) : (
+          <select aria-label={`Role of ${u.username}`} value={u.role} onChange={(e) => patch({ role: e.target.value as Role }, `${u.username} is now ${e.target.value}.`)}>
+            <option value="viewer">viewer</option>
+            <option value="admin">admin</option>
+          </select>
+        )}
+      </td>
+      <td data-label="created">{formatTime(u.createdAt)}</td>
+      <td className="right">
+        <div className="user-actions">
+        {!self && !resetting && (
+          <button type="button" className="btn small" onClick={() => setResetting(true)}>
+            Reset password…
+          </button>
+        )}
+        {!self && resetting && (
+          <form
+            className="row reset-form"
+            onSubmit={async (e) => {
+              e.preventDefault();
+              if (await patch({ password }, `The password of ${u.username} was reset; their sessions ended.`)) {
+                setResetting(false);
+                setPassword('');
+              }
+            }}
+          >
+            <input
+              type="password"
+              aria-label={`New password for ${u.username}`}
+              placeholder="new password"
+              autoComplete="new-password"
+              minLength={10}
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+              required
+            />
+            <button type="submit" className="btn small primary">
+              Set
+            </button>
+            <button type="button" className="btn small" onClick={() => setResetting(false)}>
+              Cancel
+            </button>
+          </form>
+        )}
+        {!self && (
+          <button type="button" className="btn small danger" onClick={remove}>
+            Delete
+          </button>
+        )}
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+export function Users() {
+  const { me } = useSession();
+  const [users, setUsers] = useState<User[]>([]);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const [form, setForm] = useState({ username: '', password: '', role: 'viewer' as Role });
+  const load = () =>
+    api
+      .get<{ users: User[] | null }>('/api/v1/users')
+      .then((r) => setUsers(r.users ?? []))
+      .catch((err) => setError(errorMessage(err)));
+  useEffect(() => {
+    load();
+  }, []);
+  const add = async () => {
+    setError('');
+    setNotice('');
+    try {
+      await api.post('/api/v1/users', form);
+      setForm({ username: '', password: '', role: 'viewer' });
+      await load();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  const changed = (msg: string) => {
+    setNotice(msg);
+    load();
+  };
+  return (
+    <section className="panel" aria-label="Users">
+      <h2>Users</h2>
+      <table className="list">
+        <thead>
+          <tr>
+            <th scope="col">user</th>
+            <th scope="col">role</th>
+            <th scope="col">created</th>
+            <th scope="col">
+              <span className="sr-only">actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {users.map((u) => (
+            <UserRow key={u.username} u={u} self={u.username === me.username} onChanged={changed} onError={setError} />
+          ))}
+        </tbody>
+      </table>
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <form
+        className="row inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          add();
+        }}
+      >
+        <input aria-label="New user's name" placeholder="username" value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} required />
+        <input
+          aria-label="New user's password"
+          placeholder="password"
+          type="password"
+          autoComplete="new-password"
+          value={form.password}
+          onChange={(e) => setForm({ ...form, password: e.target.value })}
+          required
+        />
+        <select aria-label="New user's role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
+          <option value="viewer">viewer</option>
+          <option value="admin">admin</option>
+        </select>
+        <button type="submit" className="btn">
+          Add user
+        </button>
+      </form>
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+    </section>
+  );
+}
