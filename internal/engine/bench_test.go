@@ -31,7 +31,7 @@ func inSyncCluster(b *testing.B, e *env, n int) *engine.Desired {
 			b.Fatal(err)
 		}
 		fw, tag := false, 0
-		d.VMs = append(d.VMs, &engine.VMSpec{
+		d.Add(&engine.VMSpec{
 			Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: name, Node: node, Tags: []string{"app"}, Sync: vocab.SyncAuto},
 			VMID: vmid, Cores: 2, Memory: 2048, State: "running",
 			Image:     &engine.ImageSpec{Volume: "local:import/debian.qcow2"},
@@ -85,15 +85,16 @@ func BenchmarkConverge200Clones(b *testing.B) {
 	opts := engine.Options{Concurrency: 4, PerNode: 2, PerStorage: 2}
 	desired := func(count int) *engine.Desired {
 		fw, tag := false, 0
-		d := &engine.Desired{Templates: []*engine.TemplateSpec{{
+		d := &engine.Desired{}
+		d.Add(&engine.TemplateSpec{
 			Meta: engine.Meta{Kind: engine.KindTemplate, Name: "tpl", Node: "pve1", Sync: vocab.SyncAuto},
 			VMID: 9000, Cores: 1, Memory: 1024, Image: &engine.ImageSpec{Volume: "nfs-shared:import/base.qcow2"},
 			Disks: []engine.DiskSpec{{Slot: "scsi0", Storage: "nfs-shared", Size: 4 << 30}},
 			NICs:  []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
-		}}}
+		})
 		nodes := []string{"pve1", "pve2", "pve3"}
 		for i := 0; i < count; i++ {
-			d.VMs = append(d.VMs, &engine.VMSpec{
+			d.Add(&engine.VMSpec{
 				Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: fmt.Sprintf("web-%03d", i), Node: nodes[i%3], Sync: vocab.SyncAuto},
 				VMID: 2000 + i, Cores: 2, Memory: 2048, State: "running",
 				FromTemplate: &engine.TemplateRef{Name: "tpl", Linked: true},

@@ -20,8 +20,6 @@ import (
 // and mount point growth, power state, and prune of owned containers.
 type containerReconciler struct{}
 
-func (containerReconciler) kind() string { return KindContainer }
-
 // ctLiveKeys are the keys a running container takes at once; the others
 // wait for a restart (pve-container's hotplug rules).
 var ctLiveKeys = map[string]bool{"hostname": true, "cores": true, "memory": true, "swap": true, "cpulimit": true,
@@ -72,7 +70,7 @@ func (e *Engine) readLxc(ctx context.Context, g *Guest) error {
 }
 
 func (containerReconciler) scope(pc *planContext, sc *scope) {
-	for _, s := range pc.d.Containers {
+	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
 		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
@@ -97,7 +95,7 @@ func (containerReconciler) scope(pc *planContext, sc *scope) {
 }
 
 func declaredCTemplate(pc *planContext, name string) bool {
-	for _, t := range pc.d.ContainerTemplates {
+	for _, t := range specsOf[*CTemplateSpec](pc.d, KindContainerTemplate) {
 		if t.Name == name {
 			return true
 		}
@@ -107,7 +105,7 @@ func declaredCTemplate(pc *planContext, name string) bool {
 
 func (r containerReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
-	for _, s := range pc.d.Containers {
+	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
 		out = append(out, r.planOne(pc, s))
 	}
 	return append(out, pruneGuests(pc, KindContainer, "lxc", func(g *Guest) bool { return !g.Template })...)

@@ -16,8 +16,6 @@ import (
 // volowner.go). A catalogue template someone downloaded by hand is used as is.
 type ctemplateReconciler struct{}
 
-func (ctemplateReconciler) kind() string { return KindContainerTemplate }
-
 // vztmplName matches the file names Proxmox accepts for vztmpl content.
 var vztmplName = regexp.MustCompile(`\.(tar|tar\.gz|tar\.xz|tar\.zst|tar\.bz2|tgz)$`)
 
@@ -33,7 +31,7 @@ type resolvedCTemplate struct {
 }
 
 func (ctemplateReconciler) scope(pc *planContext, sc *scope) {
-	for _, s := range pc.d.ContainerTemplates {
+	for _, s := range specsOf[*CTemplateSpec](pc.d, KindContainerTemplate) {
 		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
@@ -121,7 +119,7 @@ func (r ctemplateReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	declared := map[string]bool{}
 	unresolved := map[string]bool{} // storages where a declared template could not be resolved
-	for _, s := range pc.d.ContainerTemplates {
+	for _, s := range specsOf[*CTemplateSpec](pc.d, KindContainerTemplate) {
 		rt := resolveCTemplate(pc, s)
 		pc.kinds.ctemplates[s.Name] = rt
 		if rt.err != nil {

@@ -23,34 +23,20 @@ func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog
 	if d == nil {
 		d = &Desired{}
 	}
-	reduced := &Desired{}
-	match := reduceKinds(d, reduced, kind, name) // containers, networks, SDN
-	targetVMID, targetVol := 0, ""
-	for _, s := range d.VMs {
-		if kind == KindVirtualMachine && s.Name == name {
-			targetVMID = s.VMID
-			continue
+	reduced, spec := d.without(kind, name)
+	target := deletion{}
+	if row := rowOf(kind); spec != nil && row != nil && row.deletion != nil {
+		t, err := row.deletion(spec)
+		if err != nil {
+			return nil, err
 		}
-		reduced.VMs = append(reduced.VMs, s)
+		target = t
 	}
-	for _, s := range d.Templates {
-		if kind == KindTemplate && s.Name == name {
-			targetVMID = s.VMID
-			continue
-		}
-		reduced.Templates = append(reduced.Templates, s)
+	if target.match == nil {
+		target.match = func(a *Action) bool { return a.Name == name }
 	}
-	for _, s := range d.Isos {
-		if kind == KindIso && s.Name == name {
-			vol, err := isoVolume(s)
-			if err != nil {
-				return nil, err
-			}
-			targetVol = vol
-			reduced.alsoList = append(reduced.alsoList, [2]string{s.Node, s.Storage})
-			continue
-		}
-		reduced.Isos = append(reduced.Isos, s)
+	if target.list != nil {
+		reduced.alsoList = append(reduced.alsoList, *target.list)
 	}
 	pruning := *e
 	pruning.opts.Prune = true
@@ -60,24 +46,14 @@ func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog
 	}
 	var found *Action
 	for _, a := range p.Actions {
-		if a.Kind != kind || a.Action != vocab.ActionDelete {
-			continue
-		}
-		switch {
-		case match != nil:
-			if match(a) {
-				found = a
-			}
-		case kind == KindIso && targetVol != "" && a.Observed["volid"] == targetVol,
-			kind != KindIso && targetVMID > 0 && a.VMID == targetVMID,
-			targetVMID == 0 && targetVol == "" && a.Name == name:
+		if a.Kind == kind && a.Action == vocab.ActionDelete && target.match(a) {
 			found = a
 		}
 	}
 	if found == nil {
-		if targetVMID > 0 {
-			if g := p.pass.snap.Guest(targetVMID); g != nil && !g.Owned {
-				return nil, fmt.Errorf("%s/%s: VMID %d is %w", kind, name, targetVMID, ErrNotOwned)
+		if target.vmid > 0 {
+			if g := p.pass.snap.Guest(target.vmid); g != nil && !g.Owned {
+				return nil, fmt.Errorf("%s/%s: VMID %d is %w", kind, name, target.vmid, ErrNotOwned)
 			}
 		}
 		return nil, fmt.Errorf("%s/%s: %w owned by proxmops on the cluster", kind, name, ErrNothingToDelete)

@@ -14,7 +14,6 @@ type Meta struct {
 	Kind string
 	Name string
 	Node string
-	VMID int // guests only
 	Tags []string
 	Sync vocab.SyncPolicy
 	File string // manifest file, for reports
@@ -27,21 +26,61 @@ type Meta struct {
 }
 
 // Desired is the state the repository asks for, already validated and
-// normalised (sizes in bytes, NIC and disk slots assigned).
+// normalised (sizes in bytes, NIC and disk slots assigned): the specs of
+// every kind (VMSpec, ContainerSpec, ...), filed by the kind their Meta
+// names. DesiredFromSet fills it from manifests; Add from Go.
 type Desired struct {
-	VMs       []*VMSpec
-	Templates []*TemplateSpec
-	Isos      []*IsoSpec
-	// Containers, ContainerTemplates, Networks, SdnZones and SdnVnets are
-	// reconciled by container.go, ctemplate.go, network.go and sdn.go.
-	Containers         []*ContainerSpec
-	ContainerTemplates []*CTemplateSpec
-	Networks           []*NetworkSpec
-	SdnZones           []*SdnZoneSpec
-	SdnVnets           []*SdnVnetSpec
+	specs map[string][]Spec
 	// alsoList are storages (node, storage) to list besides those the
 	// resources need (Delete uses it to see a volume it is asked to remove).
 	alsoList [][2]string
+}
+
+// Spec is one desired resource of any kind; every spec embeds Meta.
+type Spec interface{ meta() *Meta }
+
+func (m *Meta) meta() *Meta { return m }
+
+// Add adds desired resources, each to the kind its Meta names.
+func (d *Desired) Add(specs ...Spec) {
+	if d.specs == nil {
+		d.specs = map[string][]Spec{}
+	}
+	for _, s := range specs {
+		k := s.meta().Kind
+		d.specs[k] = append(d.specs[k], s)
+	}
+}
+
+// Specs lists the desired resources of a kind, in manifest order.
+func (d *Desired) Specs(kind string) []Spec { return d.specs[kind] }
+
+// without is a copy of d without the resource kind/name, and that
+// resource (nil when d has none).
+func (d *Desired) without(kind, name string) (*Desired, Spec) {
+	out := &Desired{specs: map[string][]Spec{}, alsoList: d.alsoList}
+	var found Spec
+	for k, list := range d.specs {
+		for _, s := range list {
+			if k == kind && s.meta().Name == name {
+				found = s
+				continue
+			}
+			out.specs[k] = append(out.specs[k], s)
+		}
+	}
+	return out, found
+}
+
+// specsOf lists the desired resources of a kind as their spec type. A spec
+// of another type filed under the kind is a programming error: it panics.
+func specsOf[T Spec](d *Desired, kind string) []T {
+	list := d.specs[kind]
+	out := make([]T, 0, len(list))
+	for _, s := range list {
+		out = append(out, s.(T))
+	}
+	return out
 }
 
 // ImageSpec says where a boot disk comes from: a URL downloaded to an

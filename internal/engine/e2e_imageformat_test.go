@@ -103,7 +103,7 @@ func TestCompressedImageIsRefusedBeforeAnyDownload(t *testing.T) {
 	hs := imageServer(t)
 	e.write("vms/c.yaml", imageManifest("c", "143", hs.URL+"/openwrt-combined.img", ""))
 	d := e.desired()
-	d.VMs[0].Image.URL = hs.URL + "/openwrt-combined.img.gz"
+	d.Specs(engine.KindVirtualMachine)[0].(*engine.VMSpec).Image.URL = hs.URL + "/openwrt-combined.img.gz"
 	p, err := e.engine(engine.Options{}).Plan(context.Background(), d, "x")
 	if err != nil {
 		t.Fatal(err)

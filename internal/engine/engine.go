@@ -98,10 +98,11 @@ func New(client *pve.Client, opts Options) *Engine {
 // Client is the engine's Proxmox client.
 func (e *Engine) Client() *pve.Client { return e.client }
 
-// reconciler is one kind's planning logic.
+// reconciler is one kind's planning logic (the registry's rows make one
+// per plan).
 type reconciler interface {
-	kind() string
-	// scope adds what must be read for the desired resources of the kind.
+	// scope adds what must be read for the desired resources of the kind
+	// (guest configurations, storage listings, reads of its own).
 	scope(pc *planContext, sc *scope)
 	// plan returns one action per desired resource, plus prune candidates.
 	plan(pc *planContext) []*Action
@@ -122,9 +123,15 @@ type planContext struct {
 	ownerCache *ownerCache
 }
 
-func (e *Engine) reconcilers() []reconciler {
-	return []reconciler{&sdnReconciler{}, &networkReconciler{}, &isoReconciler{}, &ctemplateReconciler{},
-		&templateReconciler{}, &vmReconciler{}, &containerReconciler{}}
+// reconcilers makes the reconcilers of one plan, in registry order.
+func reconcilers() []reconciler {
+	var out []reconciler
+	for _, row := range kinds {
+		if row.reconciler != nil {
+			out = append(out, row.reconciler())
+		}
+	}
+	return out
 }
 
 // Plan observes the cluster and computes the actions that would bring it to
@@ -133,27 +140,14 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 	if d == nil {
 		d = &Desired{}
 	}
-	pc := &planContext{ctx: ctx, e: e, d: d, declared: map[int]string{}, isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
-	for _, s := range d.Isos {
+	pc := &planContext{ctx: ctx, e: e, d: d, declared: claimVMIDs(d), isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
+	for _, s := range specsOf[*IsoSpec](d, KindIso) {
 		pc.isos[s.Name] = s
 	}
-	for _, s := range d.Templates {
+	for _, s := range specsOf[*TemplateSpec](d, KindTemplate) {
 		pc.tpls[s.Name] = s
-		if s.VMID > 0 {
-			pc.declared[s.VMID] = KindTemplate + "/" + s.Name
-		}
 	}
-	for _, s := range d.VMs {
-		if s.VMID > 0 {
-			pc.declared[s.VMID] = KindVirtualMachine + "/" + s.Name
-		}
-	}
-	for _, s := range d.Containers {
-		if s.VMID > 0 {
-			pc.declared[s.VMID] = KindContainer + "/" + s.Name
-		}
-	}
-	recs := e.reconcilers()
+	recs := reconcilers()
 	snap, err := e.observe(ctx, func(snap *Snapshot) *scope {
 		pc.snap = snap
 		sc := newScope()

@@ -45,16 +45,14 @@ func DesiredFromSet(set *manifest.Set, secrets SecretReader) *Desired {
 	if set == nil {
 		return d
 	}
-	for _, v := range set.VirtualMachines() {
-		d.VMs = append(d.VMs, vmFromManifest(v, secrets))
+	for _, row := range kinds {
+		if row.desired == nil {
+			continue
+		}
+		for _, r := range set.OfKind(manifest.Kind(row.kind)) {
+			d.Add(row.desired(r, secrets))
+		}
 	}
-	for _, t := range set.Templates() {
-		d.Templates = append(d.Templates, templateFromManifest(t, secrets))
-	}
-	for _, i := range set.Isos() {
-		d.Isos = append(d.Isos, isoFromManifest(i))
-	}
-	kindsFromSet(set, secrets, d)
 	return d
 }
 
@@ -169,7 +167,6 @@ func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 		OSType: sp.OSType, BIOS: sp.BIOS, Machine: sp.Machine, SCSIHW: sp.SCSIHW,
 		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
 		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State)}
-	s.Meta.VMID = sp.VMID
 	if sp.Startup != nil {
 		s.Startup = sp.Startup.String()
 	}
@@ -203,7 +200,6 @@ func templateFromManifest(t *manifest.Template, secrets SecretReader) *TemplateS
 		CPU: sp.CPU, Description: sp.Description, Agent: sp.Agent, OSType: sp.OSType, BIOS: sp.BIOS,
 		Machine: sp.Machine, SCSIHW: sp.SCSIHW, Image: imageFromManifest(sp.Image),
 		Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net)}
-	s.Meta.VMID = sp.VMID
 	ci, err := cloudInitFromManifest(sp.CloudInit, secrets)
 	s.CloudInit = ci
 	if err != nil {
@@ -212,7 +208,7 @@ func templateFromManifest(t *manifest.Template, secrets SecretReader) *TemplateS
 	return s
 }
 
-func isoFromManifest(i *manifest.Iso) *IsoSpec {
+func isoFromManifest(i *manifest.Iso, _ SecretReader) *IsoSpec {
 	s := &IsoSpec{Meta: metaOf(i), URL: i.Spec.Source, Storage: i.Spec.Storage, FileName: i.Spec.Filename}
 	if s.Node == "" {
 		s.Node = i.Spec.Node

@@ -13,8 +13,6 @@ import (
 // (ownership: volowner.go).
 type isoReconciler struct{}
 
-func (isoReconciler) kind() string { return KindIso }
-
 // isoVolume is the volume id an Iso lands as.
 func isoVolume(s *IsoSpec) (string, error) {
 	if s.Storage == "" {
@@ -35,7 +33,7 @@ func (s *IsoSpec) checksum() string {
 }
 
 func (isoReconciler) scope(pc *planContext, sc *scope) {
-	for _, s := range pc.d.Isos {
+	for _, s := range specsOf[*IsoSpec](pc.d, KindIso) {
 		if s.Sync != vocab.SyncDisabled {
 			sc.storage(nodeFor(pc, s.Node), s.Storage)
 		}
@@ -45,7 +43,7 @@ func (isoReconciler) scope(pc *planContext, sc *scope) {
 func (r isoReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	declared := map[string]bool{}
-	for _, s := range pc.d.Isos {
+	for _, s := range specsOf[*IsoSpec](pc.d, KindIso) {
 		a := r.planOne(pc, s)
 		if vol, err := isoVolume(s); err == nil {
 			declared[vol] = true

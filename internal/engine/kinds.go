@@ -8,16 +8,6 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 )
 
-// The kinds beyond VMs: LXC containers and their OS templates, host
-// networks and SDN.
-const (
-	KindContainer         = "Container"
-	KindContainerTemplate = "ContainerTemplate"
-	KindNetwork           = "Network"
-	KindSdnZone           = "SdnZone"
-	KindSdnVnet           = "SdnVnet"
-)
-
 // OwnerMark marks host network interfaces (comments) and SDN vnets (alias)
 // proxmops owns: Proxmox gives them no tags.
 const OwnerMark = "managed-by-proxmops"
@@ -144,41 +134,28 @@ type SdnVnetSpec struct {
 	Subnets []SubnetSpec
 }
 
-// kindsFromSet adds the containers, container templates, networks and SDN
-// objects of a manifest set to d.
-func kindsFromSet(set *manifest.Set, secrets SecretReader, d *Desired) {
-	for _, t := range set.ContainerTemplates() {
-		s := &CTemplateSpec{Meta: metaOf(t), Storage: t.Spec.Storage, Appliance: t.Spec.Appliance,
-			URL: t.Spec.Source, FileName: t.Spec.Filename}
-		if s.Node == "" {
-			s.Node = t.Spec.Node
-		}
-		if s.URL != "" && s.FileName == "" {
-			s.FileName = t.FileName()
-		}
-		if t.Spec.Checksum != nil {
-			s.ChecksumAlgo, s.ChecksumValue = strings.ToLower(t.Spec.Checksum.Algo), strings.ToLower(t.Spec.Checksum.Value)
-		}
-		d.ContainerTemplates = append(d.ContainerTemplates, s)
+func ctemplateFromManifest(t *manifest.ContainerTemplate, _ SecretReader) *CTemplateSpec {
+	s := &CTemplateSpec{Meta: metaOf(t), Storage: t.Spec.Storage, Appliance: t.Spec.Appliance,
+		URL: t.Spec.Source, FileName: t.Spec.Filename}
+	if s.Node == "" {
+		s.Node = t.Spec.Node
 	}
-	for _, c := range set.Containers() {
-		d.Containers = append(d.Containers, containerFromManifest(c, secrets))
+	if s.URL != "" && s.FileName == "" {
+		s.FileName = t.FileName()
 	}
-	for _, n := range set.Networks() {
-		sp := n.Spec
-		s := &NetworkSpec{Meta: metaOf(n), Iface: n.InterfaceName(), Type: sp.Type, Ports: sp.Ports,
-			VLANAware: sp.VLANAware, VLANIDs: sp.VLANIDs, CIDR: sp.CIDR, Gateway: sp.Gateway, CIDR6: sp.CIDR6,
-			Gateway6: sp.Gateway6, MTU: sp.MTU, Autostart: sp.Autostart == nil || *sp.Autostart,
-			Comments: strings.TrimSpace(sp.Comments), BondMode: sp.BondMode, HashPolicy: sp.HashPolicy,
-			BondPrimary: sp.BondPrimary, VLANID: sp.VLANID, VLANRawDevice: sp.VLANRawDevice}
-		d.Networks = append(d.Networks, s)
+	if t.Spec.Checksum != nil {
+		s.ChecksumAlgo, s.ChecksumValue = strings.ToLower(t.Spec.Checksum.Algo), strings.ToLower(t.Spec.Checksum.Value)
 	}
-	for _, z := range set.SdnZones() {
-		d.SdnZones = append(d.SdnZones, zoneFromManifest(z))
-	}
-	for _, v := range set.SdnVnets() {
-		d.SdnVnets = append(d.SdnVnets, vnetFromManifest(v))
-	}
+	return s
+}
+
+func networkFromManifest(n *manifest.Network, _ SecretReader) *NetworkSpec {
+	sp := n.Spec
+	return &NetworkSpec{Meta: metaOf(n), Iface: n.InterfaceName(), Type: sp.Type, Ports: sp.Ports,
+		VLANAware: sp.VLANAware, VLANIDs: sp.VLANIDs, CIDR: sp.CIDR, Gateway: sp.Gateway, CIDR6: sp.CIDR6,
+		Gateway6: sp.Gateway6, MTU: sp.MTU, Autostart: sp.Autostart == nil || *sp.Autostart,
+		Comments: strings.TrimSpace(sp.Comments), BondMode: sp.BondMode, HashPolicy: sp.HashPolicy,
+		BondPrimary: sp.BondPrimary, VLANID: sp.VLANID, VLANRawDevice: sp.VLANRawDevice}
 }
 
 func containerFromManifest(c *manifest.Container, secrets SecretReader) *ContainerSpec {
@@ -188,7 +165,6 @@ func containerFromManifest(c *manifest.Container, secrets SecretReader) *Contain
 		Nameserver: strings.Join(strings.Fields(sp.Nameserver), " "), SearchDomain: strings.Join(strings.Fields(sp.SearchDomain), " "),
 		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone,
 		State: string(sp.State), Unprivileged: sp.Unprivileged == nil || *sp.Unprivileged}
-	s.Meta.VMID = sp.VMID
 	if s.Hostname == "" {
 		s.Hostname = s.Name
 	}
@@ -252,7 +228,7 @@ func containerFromManifest(c *manifest.Container, secrets SecretReader) *Contain
 	return s
 }
 
-func zoneFromManifest(z *manifest.SdnZone) *SdnZoneSpec {
+func zoneFromManifest(z *manifest.SdnZone, _ SecretReader) *SdnZoneSpec {
 	sp := z.Spec
 	o := map[string]string{}
 	set := func(k, v string) {
@@ -287,7 +263,7 @@ func zoneFromManifest(z *manifest.SdnZone) *SdnZoneSpec {
 	return &SdnZoneSpec{Meta: m, Type: sp.Type, Options: o}
 }
 
-func vnetFromManifest(v *manifest.SdnVnet) *SdnVnetSpec {
+func vnetFromManifest(v *manifest.SdnVnet, _ SecretReader) *SdnVnetSpec {
 	sp := v.Spec
 	o := map[string]string{}
 	if sp.Tag != 0 {
@@ -348,65 +324,4 @@ func parseOwned(field string) (bool, string) {
 		}
 	}
 	return false, field
-}
-
-// reduceKinds copies the containers, container templates, networks and SDN
-// objects of d into reduced, leaving out the one to delete, and returns how
-// to recognise its prune action (nil when kind is not one of them).
-func reduceKinds(d, reduced *Desired, kind, name string) func(*Action) bool {
-	var match func(*Action) bool
-	for _, s := range d.Containers {
-		if kind == KindContainer && s.Name == name {
-			vmid := s.VMID
-			match = func(a *Action) bool { return a.VMID == vmid }
-			continue
-		}
-		reduced.Containers = append(reduced.Containers, s)
-	}
-	for _, s := range d.ContainerTemplates {
-		if kind == KindContainerTemplate && s.Name == name {
-			reduced.alsoList = append(reduced.alsoList, [2]string{s.Node, s.Storage})
-			file := s.FileName
-			if s.Appliance != "" {
-				file = s.Appliance
-			}
-			prefix := s.Storage + ":vztmpl/" + file
-			exact := s.Appliance == "" || vztmplName.MatchString(s.Appliance)
-			match = func(a *Action) bool {
-				v, _ := a.Observed["volid"].(string)
-				if exact {
-					return v == prefix
-				}
-				return strings.HasPrefix(v, prefix+"_") // a package name: any of its versions
-			}
-			continue
-		}
-		reduced.ContainerTemplates = append(reduced.ContainerTemplates, s)
-	}
-	for _, s := range d.Networks {
-		if kind == KindNetwork && s.Name == name {
-			node, iface := s.Node, s.Iface
-			match = func(a *Action) bool {
-				ifc, _ := a.Observed["interface"].(map[string]string)
-				return (node == "" || a.Node == node) && ifc["iface"] == iface
-			}
-			continue
-		}
-		reduced.Networks = append(reduced.Networks, s)
-	}
-	for _, s := range d.SdnZones {
-		if kind == KindSdnZone && s.Name == name {
-			match = func(a *Action) bool { return a.Name == name }
-			continue
-		}
-		reduced.SdnZones = append(reduced.SdnZones, s)
-	}
-	for _, s := range d.SdnVnets {
-		if kind == KindSdnVnet && s.Name == name {
-			match = func(a *Action) bool { return a.Name == name }
-			continue
-		}
-		reduced.SdnVnets = append(reduced.SdnVnets, s)
-	}
-	return match
 }

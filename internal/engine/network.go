@@ -19,11 +19,9 @@ import (
 // alone until a person applies or reverts them.
 type networkReconciler struct{}
 
-func (networkReconciler) kind() string { return KindNetwork }
-
 func (networkReconciler) scope(pc *planContext, sc *scope) {
 	any := false
-	for _, s := range pc.d.Networks {
+	for _, s := range specsOf[*NetworkSpec](pc.d, KindNetwork) {
 		if s.Sync != vocab.SyncDisabled {
 			any = true
 			sc.kinds.networks[nodeFor(pc, s.Node)] = true
@@ -131,13 +129,13 @@ func (r networkReconciler) plan(pc *planContext) []*Action {
 		pc.kinds.netKeys = map[string]string{}
 	}
 	declared := map[string]bool{}
-	for _, s := range pc.d.Networks {
+	for _, s := range specsOf[*NetworkSpec](pc.d, KindNetwork) {
 		node := nodeFor(pc, s.Node)
 		declared[node+"/"+s.Iface] = true
 		pc.kinds.netKeys[node+"/"+s.Iface] = KindNetwork + "/" + s.Name
 	}
 	var out []*Action
-	for _, s := range pc.d.Networks {
+	for _, s := range specsOf[*NetworkSpec](pc.d, KindNetwork) {
 		out = append(out, r.planOne(pc, s))
 	}
 	return append(out, r.prune(pc, declared)...)

@@ -161,6 +161,17 @@ type scope struct {
 	status   map[int]bool       // guests whose power state must be read from status/current
 	storages map[[2]string]bool // node, storage
 	kinds    kindsScope
+	// reads are a kind's own requests, run in parallel with the others.
+	reads []func(context.Context) error
+}
+
+// read adds a request of a kind's own to the observation (a reconciler
+// keeps what it read in its own fields: the registry makes one per plan).
+// It runs in parallel with the others; an error it returns fails the
+// whole plan, so a read whose failure concerns only the kind keeps the
+// error and returns nil.
+func (sc *scope) read(job func(context.Context) error) {
+	sc.reads = append(sc.reads, job)
 }
 
 func newScope() *scope {
@@ -285,6 +296,7 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 		})
 	}
 	jobs = append(jobs, e.kindsJobs(snap, sc.kinds, &mu)...)
+	jobs = append(jobs, sc.reads...)
 	if err := runParallel(ctx, observeWorkers, jobs); err != nil {
 		return nil, err
 	}

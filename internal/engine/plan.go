@@ -10,13 +10,6 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
-// Kinds reconciled by this package.
-const (
-	KindVirtualMachine = "VirtualMachine"
-	KindTemplate       = "Template"
-	KindIso            = "Iso"
-)
-
 // Action is the plan for one resource. Every resource of the pass gets one,
 // in sync or not; Action is ActionNone when nothing is to be done.
 type Action struct {
@@ -143,18 +136,16 @@ func (p *Plan) JSON() ([]byte, error) {
 }
 
 func (p *Plan) finish() {
-	kindOrder := map[string]int{KindSdnZone: -3, KindSdnVnet: -2, KindNetwork: -1, KindIso: 0, KindContainerTemplate: 1,
-		KindTemplate: 2, KindVirtualMachine: 3, KindContainer: 4}
+	order := kindOrders()
+	rank := func(kind string) int {
+		if o, ok := order[kind]; ok {
+			return o
+		}
+		return len(order) // kinds the registry does not hold come last
+	}
 	sort.SliceStable(p.Actions, func(i, j int) bool {
 		a, b := p.Actions[i], p.Actions[j]
-		oa, ok := kindOrder[a.Kind]
-		if !ok {
-			oa = 9
-		}
-		ob, ok := kindOrder[b.Kind]
-		if !ok {
-			ob = 9
-		}
+		oa, ob := rank(a.Kind), rank(b.Kind)
 		if oa != ob {
 			return oa < ob
 		}

@@ -69,7 +69,7 @@ func vmPath(vmid int) string {
 // VNet's zone, "localnetwork" for a Linux bridge), on the VLAN when tagged.
 func bridgeNeed(d *Desired, why, bridge string, tag int) privNeed {
 	zone := "localnetwork"
-	for _, v := range d.SdnVnets {
+	for _, v := range specsOf[*SdnVnetSpec](d, KindSdnVnet) {
 		if v.Name == bridge && v.Zone != "" {
 			zone = v.Zone
 		}
@@ -181,88 +181,165 @@ func imageNeeds(node string, img *ImageSpec, why string) []privNeed {
 	return needs
 }
 
-// actionNeeds lists what an action's calls need, from its manifest.
-func actionNeeds(a *Action, d *Desired, byKey map[string]any, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
-	spec := byKey[a.Key()]
-	p := vmPath(a.VMID)
-	var ha []privNeed
+// privContext is what the privilege rules of the kinds read besides the
+// action and its spec.
+type privContext struct {
+	d       *Desired
+	isos    map[string]*IsoSpec
+	tplVMID map[string]int // a template's VMID by name, as planned
+	snap    *Snapshot      // nil outside a plan
+	byKey   map[string]Spec
+}
+
+func newPrivContext(d *Desired, snap *Snapshot) *privContext {
+	pv := &privContext{d: d, isos: map[string]*IsoSpec{}, tplVMID: map[string]int{}, snap: snap, byKey: map[string]Spec{}}
+	for _, row := range kinds {
+		for _, s := range d.Specs(row.kind) {
+			pv.byKey[row.kind+"/"+s.meta().Name] = s
+		}
+	}
+	for _, s := range specsOf[*IsoSpec](d, KindIso) {
+		pv.isos[s.Name] = s
+	}
+	for _, s := range specsOf[*TemplateSpec](d, KindTemplate) {
+		pv.tplVMID[s.Name] = s.VMID
+	}
+	return pv
+}
+
+// actionNeeds lists what an action's calls need, from its manifest and
+// its kind's rules (the registry's needs).
+func actionNeeds(pv *privContext, a *Action) []privNeed {
+	var needs []privNeed
 	if a.HA != "" && a.Action == vocab.ActionDelete {
 		// A guest leaves HA before it is deleted: pve-ha-manager
 		// API2/HA/Resources.pm delete needs Sys.Console on /. Power goes
 		// through status/start and shutdown (VM.PowerMgmt).
-		ha = []privNeed{needAll("remove the guest from HA ("+a.HA+")", "/", "Sys.Console")}
+		needs = []privNeed{needAll("remove the guest from HA ("+a.HA+")", "/", "Sys.Console")}
 	}
-	return append(ha, specNeeds(a, d, spec, p, isos, tplVMID, snap)...)
+	if a.Action == vocab.ActionReboot {
+		return append(needs, needAll("reboot the guest", vmPath(a.VMID), "VM.PowerMgmt"))
+	}
+	if row := rowOf(a.Kind); row != nil && row.needs != nil {
+		needs = append(needs, row.needs(pv, a, pv.byKey[a.Key()])...)
+	}
+	return needs
 }
 
-// specNeeds is actionNeeds for one action and its manifest.
-func specNeeds(a *Action, d *Desired, spec any, p string, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
-	switch a.Action {
-	case vocab.ActionDelete:
-		switch a.Kind {
-		case KindVirtualMachine, KindTemplate, KindContainer:
-			return []privNeed{needAll("stop the guest before deleting it", p, "VM.PowerMgmt"), needAll("delete the guest", p, "VM.Allocate")}
-		case KindIso, KindContainerTemplate:
-			if s, ok := spec.(*IsoSpec); ok {
-				return []privNeed{needAll("delete the ISO", "/storage/"+s.Storage, "Datastore.Allocate")}
-			}
-			if s, ok := spec.(*CTemplateSpec); ok {
-				return []privNeed{needAll("delete the container template", "/storage/"+s.Storage, "Datastore.Allocate")}
-			}
-		case KindNetwork:
-			return []privNeed{needAll("change the node's network", "/nodes/"+a.Node, "Sys.Modify")}
-		case KindSdnZone, KindSdnVnet:
-			return []privNeed{needAll("change and apply the SDN configuration", "/sdn", "SDN.Allocate")}
-		}
-		return nil
-	case vocab.ActionReboot:
-		return []privNeed{needAll("reboot the guest", p, "VM.PowerMgmt")}
+// guestDeleteNeeds are a guest's deletion: stopped, then destroyed.
+func guestDeleteNeeds(a *Action) []privNeed {
+	p := vmPath(a.VMID)
+	return []privNeed{needAll("stop the guest before deleting it", p, "VM.PowerMgmt"), needAll("delete the guest", p, "VM.Allocate")}
+}
+
+// vmRowNeeds are a VirtualMachine's privileges.
+func vmRowNeeds(pv *privContext, a *Action, s Spec) []privNeed {
+	if a.Action == vocab.ActionDelete {
+		return guestDeleteNeeds(a)
 	}
-	switch s := spec.(type) {
-	case *VMSpec:
-		return vmNeeds(a, d, s, isos, tplVMID, snap)
-	case *TemplateSpec:
-		if a.Action != vocab.ActionCreate {
-			return updateNeeds(a, d, p, diskStorages(s.Disks))
-		}
-		vs := &VMSpec{Meta: s.Meta, Machine: s.Machine, BIOS: s.BIOS, SCSIHW: s.SCSIHW, Disks: s.Disks, NICs: s.NICs,
-			CloudInit: s.CloudInit, State: "stopped"}
-		needs := []privNeed{needAll("create the template", p, "VM.Allocate")}
-		needs = append(needs, imageNeeds(a.Node, s.Image, "create the template")...)
-		return append(needs, guestConfigNeeds(d, a.VMID, vmSettingsOf(vs, isos), "create the template")...)
-	case *ContainerSpec:
-		return containerNeeds(a, d, s)
-	case *IsoSpec:
-		return downloadNeed("download the ISO", a.Node, s.Storage)
-	case *CTemplateSpec:
-		if s.Appliance != "" {
-			return []privNeed{needAll("download the appliance", "/storage/"+s.Storage, "Datastore.AllocateTemplate")}
-		}
-		return downloadNeed("download the container template", a.Node, s.Storage)
-	case *NetworkSpec:
-		needs := []privNeed{needAll("change the node's network", "/nodes/"+a.Node, "Sys.Modify")}
-		if s.Type == "bridge" || s.Type == "OVSBridge" {
-			// pve-manager Network.pm index lists a bridge only to callers
-			// with SDN.Audit or SDN.Use on it: without, proxmops cannot see it.
-			iface := s.Iface
-			if iface == "" {
-				iface = s.Name
-			}
-			needs = append(needs, needAny("see the bridge in the node's network list", "/sdn/zones/localnetwork/"+iface, "SDN.Audit", "SDN.Use"))
-		}
+	if s == nil {
+		return nil
+	}
+	return vmNeeds(a, pv.d, s.(*VMSpec), pv.isos, pv.tplVMID, pv.snap)
+}
+
+// templateNeeds are a Template's privileges.
+func templateNeeds(pv *privContext, a *Action, sp Spec) []privNeed {
+	if a.Action == vocab.ActionDelete {
+		return guestDeleteNeeds(a)
+	}
+	if sp == nil {
+		return nil
+	}
+	s, p := sp.(*TemplateSpec), vmPath(a.VMID)
+	if a.Action != vocab.ActionCreate {
+		return updateNeeds(a, pv.d, p, diskStorages(s.Disks))
+	}
+	vs := &VMSpec{Meta: s.Meta, Machine: s.Machine, BIOS: s.BIOS, SCSIHW: s.SCSIHW, Disks: s.Disks, NICs: s.NICs,
+		CloudInit: s.CloudInit, State: "stopped"}
+	needs := []privNeed{needAll("create the template", p, "VM.Allocate")}
+	needs = append(needs, imageNeeds(a.Node, s.Image, "create the template")...)
+	return append(needs, guestConfigNeeds(pv.d, a.VMID, vmSettingsOf(vs, pv.isos), "create the template")...)
+}
+
+// containerRowNeeds are a Container's privileges.
+func containerRowNeeds(pv *privContext, a *Action, s Spec) []privNeed {
+	if a.Action == vocab.ActionDelete {
+		return guestDeleteNeeds(a)
+	}
+	if s == nil {
+		return nil
+	}
+	return containerNeeds(a, pv.d, s.(*ContainerSpec))
+}
+
+// isoNeeds are an Iso's privileges.
+func isoNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
+	s, ok := sp.(*IsoSpec)
+	switch {
+	case !ok:
+		return nil
+	case a.Action == vocab.ActionDelete:
+		return []privNeed{needAll("delete the ISO", "/storage/"+s.Storage, "Datastore.Allocate")}
+	}
+	return downloadNeed("download the ISO", a.Node, s.Storage)
+}
+
+// ctemplateNeeds are a ContainerTemplate's privileges.
+func ctemplateNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
+	s, ok := sp.(*CTemplateSpec)
+	switch {
+	case !ok:
+		return nil
+	case a.Action == vocab.ActionDelete:
+		return []privNeed{needAll("delete the container template", "/storage/"+s.Storage, "Datastore.Allocate")}
+	case s.Appliance != "":
+		return []privNeed{needAll("download the appliance", "/storage/"+s.Storage, "Datastore.AllocateTemplate")}
+	}
+	return downloadNeed("download the container template", a.Node, s.Storage)
+}
+
+// networkNeeds are a Network's privileges.
+func networkNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
+	needs := []privNeed{needAll("change the node's network", "/nodes/"+a.Node, "Sys.Modify")}
+	if a.Action == vocab.ActionDelete {
 		return needs
+	}
+	s, ok := sp.(*NetworkSpec)
+	if !ok {
+		return nil
+	}
+	if s.Type == "bridge" || s.Type == "OVSBridge" {
+		// pve-manager Network.pm index lists a bridge only to callers
+		// with SDN.Audit or SDN.Use on it: without, proxmops cannot see it.
+		iface := s.Iface
+		if iface == "" {
+			iface = s.Name
+		}
+		needs = append(needs, needAny("see the bridge in the node's network list", "/sdn/zones/localnetwork/"+iface, "SDN.Audit", "SDN.Use"))
+	}
+	return needs
+}
+
+// sdnNeeds are the privileges of SDN zones and vnets.
+func sdnNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
+	apply := needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")
+	if a.Action == vocab.ActionDelete {
+		return []privNeed{needAll("change and apply the SDN configuration", "/sdn", "SDN.Allocate")}
+	}
+	switch s := sp.(type) {
 	case *SdnZoneSpec:
 		path := "/sdn/zones/" + s.Name
 		if a.Action == vocab.ActionCreate {
 			path = "/sdn/zones"
 		}
-		return []privNeed{needAll("define the zone", path, "SDN.Allocate"), needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")}
+		return []privNeed{needAll("define the zone", path, "SDN.Allocate"), apply}
 	case *SdnVnetSpec:
 		path := "/sdn/zones/" + s.Zone + "/" + s.Name
 		if a.Action == vocab.ActionCreate {
 			path = "/sdn/zones/" + s.Zone
 		}
-		return []privNeed{needAll("define the VNet", path, "SDN.Allocate"), needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")}
+		return []privNeed{needAll("define the VNet", path, "SDN.Allocate"), apply}
 	}
 	return nil
 }
@@ -382,7 +459,7 @@ func containerNeeds(a *Action, d *Desired, s *ContainerSpec) []privNeed {
 
 // containerTemplateStorage is the storage a container's template is on.
 func containerTemplateStorage(d *Desired, tpl string) string {
-	for _, t := range d.ContainerTemplates {
+	for _, t := range specsOf[*CTemplateSpec](d, KindContainerTemplate) {
 		if t.Name == tpl {
 			return t.Storage
 		}
@@ -476,24 +553,24 @@ func (r *permissionReader) missing(n privNeed) (path, priv string) {
 
 // checkPrivileges marks actions whose calls the token may not make.
 func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
-	byKey, isos, tplVMID := desiredIndex(d)
-	for _, a := range p.Actions {
-		if a.Kind == KindTemplate && a.VMID > 0 {
-			if s, ok := byKey[a.Key()].(*TemplateSpec); ok {
-				tplVMID[s.Name] = a.VMID
-			}
-		}
-	}
 	var snap *Snapshot
 	if p.pass != nil {
 		snap = p.pass.snap
+	}
+	pv := newPrivContext(d, snap)
+	for _, a := range p.Actions {
+		if a.Kind == KindTemplate && a.VMID > 0 {
+			if s, ok := pv.byKey[a.Key()].(*TemplateSpec); ok {
+				pv.tplVMID[s.Name] = a.VMID
+			}
+		}
 	}
 	r := &permissionReader{ctx: ctx, client: e.client, cache: map[string]map[string]bool{}}
 	for _, a := range p.Actions {
 		if a.Action == vocab.ActionNone || a.run == nil || a.Conflict || a.Status == vocab.StatusFailed {
 			continue
 		}
-		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID, snap) {
+		for _, n := range actionNeeds(pv, a) {
 			path, priv := r.missing(n)
 			if priv == "" {
 				continue
@@ -524,38 +601,20 @@ type PrivilegeNeed struct {
 // order of the plan (an "any of" need lists its first privilege).
 func PrivilegeNeeds(d *Desired) []PrivilegeNeed {
 	var actions []*Action
-	add := func(kind string, m Meta, vmid int) {
-		actions = append(actions, &Action{Kind: kind, Name: m.Name, Node: m.Node, VMID: vmid, Action: vocab.ActionCreate})
+	for _, row := range kinds {
+		for _, s := range d.Specs(row.kind) {
+			m, vmid := s.meta(), 0
+			if row.vmid != nil {
+				vmid = row.vmid(s)
+			}
+			actions = append(actions, &Action{Kind: row.kind, Name: m.Name, Node: m.Node, VMID: vmid, Action: vocab.ActionCreate})
+		}
 	}
-	for _, s := range d.SdnZones {
-		add(KindSdnZone, s.Meta, 0)
-	}
-	for _, s := range d.SdnVnets {
-		add(KindSdnVnet, s.Meta, 0)
-	}
-	for _, s := range d.Networks {
-		add(KindNetwork, s.Meta, 0)
-	}
-	for _, s := range d.Isos {
-		add(KindIso, s.Meta, 0)
-	}
-	for _, s := range d.ContainerTemplates {
-		add(KindContainerTemplate, s.Meta, 0)
-	}
-	for _, s := range d.Templates {
-		add(KindTemplate, s.Meta, s.VMID)
-	}
-	for _, s := range d.VMs {
-		add(KindVirtualMachine, s.Meta, s.VMID)
-	}
-	for _, s := range d.Containers {
-		add(KindContainer, s.Meta, s.VMID)
-	}
-	byKey, isos, tplVMID := desiredIndex(d)
+	pv := newPrivContext(d, nil)
 	var out []PrivilegeNeed
 	seen := map[string]bool{}
 	for _, a := range actions {
-		for _, n := range actionNeeds(a, d, byKey, isos, tplVMID, nil) {
+		for _, n := range actionNeeds(pv, a) {
 			for _, c := range n.alts[0] {
 				for _, pr := range c.privs {
 					if k := c.path + " " + pr; !seen[k] {
@@ -570,41 +629,6 @@ func PrivilegeNeeds(d *Desired) []PrivilegeNeed {
 		}
 	}
 	return out
-}
-
-// desiredIndex maps "Kind/name" to each desired spec, ISOs by name and
-// templates' VMIDs by name.
-func desiredIndex(d *Desired) (map[string]any, map[string]*IsoSpec, map[string]int) {
-	byKey := map[string]any{}
-	tplVMID := map[string]int{}
-	isos := map[string]*IsoSpec{}
-	for _, s := range d.VMs {
-		byKey[KindVirtualMachine+"/"+s.Name] = s
-	}
-	for _, s := range d.Templates {
-		byKey[KindTemplate+"/"+s.Name] = s
-		tplVMID[s.Name] = s.VMID
-	}
-	for _, s := range d.Isos {
-		byKey[KindIso+"/"+s.Name] = s
-		isos[s.Name] = s
-	}
-	for _, s := range d.Containers {
-		byKey[KindContainer+"/"+s.Name] = s
-	}
-	for _, s := range d.ContainerTemplates {
-		byKey[KindContainerTemplate+"/"+s.Name] = s
-	}
-	for _, s := range d.Networks {
-		byKey[KindNetwork+"/"+s.Name] = s
-	}
-	for _, s := range d.SdnZones {
-		byKey[KindSdnZone+"/"+s.Name] = s
-	}
-	for _, s := range d.SdnVnets {
-		byKey[KindSdnVnet+"/"+s.Name] = s
-	}
-	return byKey, isos, tplVMID
 }
 
 // diskStorages maps disk slots to their storages.

@@ -29,15 +29,13 @@ import (
 // differs is changed only when proxmops owns it, else it is a Conflict.
 type sdnReconciler struct{}
 
-func (sdnReconciler) kind() string { return KindSdnZone }
-
 func (sdnReconciler) scope(pc *planContext, sc *scope) {
-	for _, z := range pc.d.SdnZones {
+	for _, z := range specsOf[*SdnZoneSpec](pc.d, KindSdnZone) {
 		if z.Sync != vocab.SyncDisabled {
 			sc.kinds.sdn = true
 		}
 	}
-	for _, v := range pc.d.SdnVnets {
+	for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
 		if v.Sync != vocab.SyncDisabled {
 			sc.kinds.sdn = true
 			sc.kinds.sdnVnets[v.Name] = true
@@ -177,12 +175,12 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 		if k.sdnErr != nil {
 			reason = fmt.Sprintf("could not read the SDN configuration: %v", k.sdnErr)
 		}
-		for _, z := range pc.d.SdnZones {
+		for _, z := range specsOf[*SdnZoneSpec](pc.d, KindSdnZone) {
 			a := baseAction(z.Meta, "", 0)
 			a.Status, a.Reason = vocab.StatusUnknown, reason
 			out = append(out, a)
 		}
-		for _, v := range pc.d.SdnVnets {
+		for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
 			a := baseAction(v.Meta, "", 0)
 			a.Status, a.Reason = vocab.StatusUnknown, reason
 			out = append(out, a)
@@ -191,17 +189,17 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 	}
 	st := &sdnState{zones: sdnByID(k.zones), vnets: sdnByID(k.vnets), subnets: k.subnets}
 	declaredZone, declaredVnet := map[string]*SdnZoneSpec{}, map[string]*SdnVnetSpec{}
-	for _, z := range pc.d.SdnZones {
+	for _, z := range specsOf[*SdnZoneSpec](pc.d, KindSdnZone) {
 		declaredZone[z.Name] = z
 	}
-	for _, v := range pc.d.SdnVnets {
+	for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
 		declaredVnet[v.Name] = v
 	}
 	foreign := r.foreignPending(st, declaredZone, declaredVnet)
 
 	steps := map[string]sdnStep{} // action key -> staging
 	var zoneActs, vnetActs, delVnets, delZones []*Action
-	for _, z := range pc.d.SdnZones {
+	for _, z := range specsOf[*SdnZoneSpec](pc.d, KindSdnZone) {
 		a, step := r.planZone(pc, st, z)
 		zoneActs = append(zoneActs, a)
 		if step != nil {
@@ -212,7 +210,7 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 	for _, a := range zoneActs {
 		zoneAction[a.Name] = a
 	}
-	for _, v := range pc.d.SdnVnets {
+	for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
 		za := zoneAction[v.Zone]
 		a, step := r.planVnet(pc, st, v, za)
 		if za != nil && a.Action != vocab.ActionNone && (za.Conflict || za.Status == vocab.StatusFailed) {
@@ -739,7 +737,7 @@ func sdnFieldGroup(field string) string {
 func sdnBridgeDeps(pc *planContext, bridges []string) []string {
 	var deps []string
 	for _, b := range bridges {
-		for _, v := range pc.d.SdnVnets {
+		for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
 			if v.Name == b {
 				deps = append(deps, KindSdnVnet+"/"+v.Name)
 				if pc.kinds.sdnApplyKey != "" {

@@ -13,10 +13,8 @@ import (
 // and rebuilding it silently would break its linked clones.
 type templateReconciler struct{}
 
-func (templateReconciler) kind() string { return KindTemplate }
-
 func (templateReconciler) scope(pc *planContext, sc *scope) {
-	for _, s := range pc.d.Templates {
+	for _, s := range specsOf[*TemplateSpec](pc.d, KindTemplate) {
 		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
@@ -43,7 +41,7 @@ func templateGuestSpec(s *TemplateSpec, node string) *guestSpec {
 
 func (r templateReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
-	for _, s := range pc.d.Templates {
+	for _, s := range specsOf[*TemplateSpec](pc.d, KindTemplate) {
 		out = append(out, r.planOne(pc, s))
 	}
 	out = append(out, pruneGuests(pc, KindTemplate, "qemu", func(g *Guest) bool { return g.Template })...)

@@ -14,8 +14,6 @@ import (
 // no longer declared.
 type vmReconciler struct{}
 
-func (vmReconciler) kind() string { return KindVirtualMachine }
-
 // nodeFor picks a resource's node: the declared one, else the first node.
 func nodeFor(pc *planContext, node string) string {
 	if node != "" {
@@ -57,7 +55,7 @@ func findVM(pc *planContext, s *VMSpec) *Guest {
 }
 
 func (vmReconciler) scope(pc *planContext, sc *scope) {
-	for _, s := range pc.d.VMs {
+	for _, s := range specsOf[*VMSpec](pc.d, KindVirtualMachine) {
 		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
@@ -129,7 +127,7 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 
 func (r vmReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
-	for _, s := range pc.d.VMs {
+	for _, s := range specsOf[*VMSpec](pc.d, KindVirtualMachine) {
 		out = append(out, r.planOne(pc, s))
 	}
 	out = append(out, pruneGuests(pc, KindVirtualMachine, "qemu", func(g *Guest) bool { return !g.Template })...)
@@ -532,24 +530,4 @@ func (x *execCtx) converge(ctx context.Context, gs *guestSpec, node string, vmid
 	}
 	d := diffGuest(gs, g)
 	return x.applyDiff(ctx, gs, g, d, uo)
-}
-
-// declaredByName reports whether a resource of kind with this name is
-// declared without a VMID (it then owns the guest of that name).
-func declaredByName(pc *planContext, kind, name string) bool {
-	switch kind {
-	case KindVirtualMachine:
-		for _, s := range pc.d.VMs {
-			if s.VMID == 0 && s.Name == name {
-				return true
-			}
-		}
-	case KindTemplate:
-		for _, s := range pc.d.Templates {
-			if s.VMID == 0 && s.Name == name {
-				return true
-			}
-		}
-	}
-	return false
 }
