@@ -67,7 +67,7 @@ func init() {
 			return err
 		}
 		if rep.Failed > 0 {
-			return &exitError{code: 1, msg: fmt.Sprintf("%d action(s) failed", rep.Failed)}
+			return &exitError{code: 1, msg: fmt.Sprintf("%d resource(s) failed or could not be planned", rep.Failed)}
 		}
 		return nil
 	}

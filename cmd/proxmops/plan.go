@@ -30,12 +30,15 @@ func init() {
 		Short: "Show what apply would change, without changing anything",
 		Long: "plan reads the repository and the cluster and prints the difference, in the style of terraform plan:\n" +
 			"+ create, ~ update, ↻ reboot, - delete, ! conflict, each with its reason and field changes.\n" +
-			"With --detailed-exitcode it exits 0 when in sync, 2 when there are changes, 1 on error.",
+			"With --prune it shows the deletions apply --prune would make.\n" +
+			"With --detailed-exitcode it exits 0 when every resource is in sync (sync-disabled ones aside),\n" +
+			"2 when any is not (changes, drift, failed, conflict or unknown), 1 on error.",
 		Args: cobra.NoArgs,
 	}
-	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
+	// --prune (reconcile.prune) previews the deletions apply --prune makes.
+	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "reconcile.prune")...)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when in sync")
+	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when any resource is not in sync, 0 when all are")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if output != "text" && output != "json" {

@@ -106,7 +106,7 @@ func TestPlanAndApplyAgainstTheSimulator(t *testing.T) {
 	}
 	var doc struct {
 		Revision string         `json:"revision"`
-		Summary  map[string]int `json:"summary"`
+		Summary  map[string]any `json:"summary"`
 		Actions  []struct {
 			Kind, Name, Action, Reason string
 			Changes                    []struct{ Field, From, To string }
@@ -116,10 +116,10 @@ func TestPlanAndApplyAgainstTheSimulator(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("plan --output json is not one JSON document: %v\n%s", err, out)
 	}
-	if doc.Summary["create"] != 1 || len(doc.Actions) != 1 || doc.Actions[0].Action != "create" || doc.Actions[0].Reason == "" || len(doc.Actions[0].Changes) == 0 {
+	if doc.Summary["create"] != float64(1) || len(doc.Actions) != 1 || doc.Actions[0].Action != "create" || doc.Actions[0].Reason == "" || len(doc.Actions[0].Changes) == 0 {
 		t.Fatalf("plan document %+v", doc)
 	}
-	for _, k := range []string{"create", "update", "reboot", "delete", "conflict", "none"} {
+	for _, k := range []string{"create", "update", "reboot", "delete", "conflict", "failed", "unknown", "needsReboot", "statuses"} {
 		if _, ok := doc.Summary[k]; !ok {
 			t.Errorf("summary lacks %q", k)
 		}

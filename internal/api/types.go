@@ -106,20 +106,31 @@ type Plan struct {
 	Actions  []PlanAction `json:"actions"`
 }
 
-// PlanSummary counts the actions of a plan by action; conflicts count apart.
+// PlanSummary counts a plan two ways. Statuses puts every resource in
+// exactly one status (vocab.Count, as the resource list counts them); in
+// sync means Synced only. Create, Update, Reboot and Delete count the
+// actions a sync would carry out (OutOfSync, not blocked): a create that
+// cannot be planned is Failed, not "to create". Conflict, Failed and
+// Unknown repeat their status counts; NeedsReboot counts resources whose
+// changes wait for a reboot that is not planned.
 type PlanSummary struct {
-	Create   int `json:"create"`
-	Update   int `json:"update"`
-	Reboot   int `json:"reboot"`
-	Delete   int `json:"delete"`
-	Conflict int `json:"conflict"`
-	None     int `json:"none"`
-	// Unknown counts resources that could not be evaluated; never in sync.
-	Unknown int `json:"unknown"`
+	Create      int `json:"create"`
+	Update      int `json:"update"`
+	Reboot      int `json:"reboot"`
+	Delete      int `json:"delete"`
+	Conflict    int `json:"conflict"`
+	Failed      int `json:"failed"`
+	Unknown     int `json:"unknown"`
+	NeedsReboot int `json:"needsReboot"`
+	// Statuses has every status as a key, zero included.
+	Statuses map[vocab.Status]int `json:"statuses"`
 }
 
 // Changed is the number of actions that would change the cluster.
 func (s PlanSummary) Changed() int { return s.Create + s.Update + s.Reboot + s.Delete }
+
+// InSync is the number of resources that are Synced.
+func (s PlanSummary) InSync() int { return s.Statuses[vocab.StatusSynced] }
 
 // PlanAction is one resource's entry in a plan. A conflict has Action "none"
 // and Conflict true.

@@ -401,11 +401,12 @@ func (c *Controller) Close() {
 	c.currentRuntime().close()
 }
 
-// statusCounts counts resources per status (caller holds mu).
+// statusCounts counts resources per status as every summary does
+// (vocab.Count), every status present (caller holds mu).
 func (c *Controller) statusCounts() map[vocab.Status]int {
-	counts := map[vocab.Status]int{}
+	rs := make([]*resource, 0, len(c.resources))
 	for _, r := range c.resources {
-		counts[r.sum.Status]++
+		rs = append(rs, r)
 	}
-	return counts
+	return vocab.Count(rs, func(r *resource) vocab.Status { return r.sum.Status })
 }

@@ -58,7 +58,7 @@ func BenchmarkPlan1000InSync(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if p.Summary.None != 1000 || p.Summary.Changed() != 0 || p.HasChanges() {
+	if p.Summary.InSync() != 1000 || p.Summary.Changed() != 0 || p.HasChanges() {
 		for _, a := range p.Actions[:3] {
 			b.Logf("%s %s %s %v", a.Key(), a.Status, a.Reason, a.Changes)
 		}

@@ -27,7 +27,9 @@ type ConvergeOptions struct {
 // unreachable, a guest a crash left locked; a passing fault, such as a
 // lost answer, a lock timeout or a stray 500, does not repeat like that. The report holds
 // the last result per resource; a resource still in progress after the
-// last pass is reported failed.
+// last pass is reported failed, and so is one the last plan could not
+// plan (Failed or Unknown with no action; sync disabled is a choice, not
+// a failure).
 func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Progress, o ConvergeOptions) (*Report, error) {
 	if o.Passes <= 0 {
 		o.Passes = 20
@@ -113,6 +115,16 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		}
 		p = next
 	}
+	for _, a := range p.Actions {
+		if r, ok := unplanned(a); ok {
+			if _, done := final[a.Key()]; !done {
+				record(r)
+				if prog != nil {
+					prog.ActionFinished(a, r)
+				}
+			}
+		}
+	}
 	rep := &Report{Revision: first.Revision, Duration: time.Since(start), Passes: passes}
 	for _, k := range order {
 		r := final[k]
@@ -141,4 +153,22 @@ func sameFailures(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// unplanned is the failed result of a resource with no action that the
+// plan could not evaluate or plan.
+func unplanned(a *Action) (Result, bool) {
+	if a.Action != vocab.ActionNone || a.Sync == vocab.SyncDisabled {
+		return Result{}, false
+	}
+	r := Result{Kind: a.Kind, Name: a.Name, Action: a.Action, Status: vocab.StatusFailed}
+	switch StatusOf(a) {
+	case vocab.StatusFailed:
+		r.Error = "cannot be planned: " + a.Reason
+	case vocab.StatusUnknown:
+		r.Error = "not evaluated: " + a.Reason
+	default:
+		return Result{}, false
+	}
+	return r, true
 }

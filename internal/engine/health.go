@@ -7,13 +7,7 @@ import "github.com/proxmops/proxmops/internal/vocab"
 // here). The status it judges by is the one a reader sees: a conflict is
 // StatusConflict, a resource not evaluated StatusUnknown.
 func HealthOf(a *Action) vocab.Health {
-	st := a.Status
-	switch {
-	case a.Conflict:
-		st = vocab.StatusConflict
-	case st == "":
-		st = vocab.StatusUnknown
-	}
+	st := StatusOf(a)
 	switch {
 	case st == vocab.StatusProgressing:
 		return vocab.HealthProgressing

@@ -72,8 +72,7 @@ func (a *Action) Runnable() bool {
 	return a.Action != vocab.ActionNone && a.run != nil && a.Sync == vocab.SyncAuto && a.BlockedBy == ""
 }
 
-// Summary counts actions per type; conflicts are counted apart. It is the
-// plan document's summary.
+// Summary is the plan document's summary (Summarize).
 type Summary = api.PlanSummary
 
 // Plan is the outcome of one observation and diff.
@@ -88,16 +87,12 @@ type Plan struct {
 	pass *passState
 }
 
-// HasChanges reports whether the cluster differs from the repository:
-// actions to apply, conflicts (which need a person), drift reported without
-// an action, resources that failed to plan or are still in progress.
+// HasChanges reports whether the cluster differs from the repository, or
+// may: any resource not Synced (statuses counted by Summarize), except one
+// whose sync is disabled by its annotation, which is Unknown by choice.
 func (p *Plan) HasChanges() bool {
-	return p.Summary.Changed() > 0 || p.Summary.Conflict > 0 || p.outOfSync()
-}
-
-func (p *Plan) outOfSync() bool {
 	for _, a := range p.Actions {
-		if a.Status == vocab.StatusOutOfSync || a.Status == vocab.StatusFailed || a.Status == vocab.StatusProgressing {
+		if StatusOf(a) != vocab.StatusSynced && !(a.Sync == vocab.SyncDisabled && a.Action == vocab.ActionNone) {
 			return true
 		}
 	}
@@ -154,8 +149,8 @@ func (p *Plan) finish() {
 		}
 		return a.Name < b.Name
 	})
-	p.Summary = Summary{}
 	for _, a := range p.Actions {
+		a.Status = StatusOf(a)
 		a.Health = HealthOf(a)
 		if a.Changes == nil {
 			a.Changes = []vocab.Change{}
@@ -165,27 +160,8 @@ func (p *Plan) finish() {
 				a.Changes[i].Path = a.paths.path(a.Changes[i].Field)
 			}
 		}
-		if a.Conflict {
-			p.Summary.Conflict++
-			continue
-		}
-		switch a.Action {
-		case vocab.ActionCreate:
-			p.Summary.Create++
-		case vocab.ActionUpdate:
-			p.Summary.Update++
-		case vocab.ActionReboot:
-			p.Summary.Reboot++
-		case vocab.ActionDelete:
-			p.Summary.Delete++
-		default:
-			if a.Status == vocab.StatusUnknown {
-				p.Summary.Unknown++
-				continue
-			}
-			p.Summary.None++
-		}
 	}
+	p.Summary = Summarize(p.Actions)
 }
 
 // joinReasons makes one sentence out of several reasons.

@@ -121,15 +121,26 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		fmt.Fprintln(w, pt.paint(ansiGreen, "No changes. The cluster matches the repository."))
 		fmt.Fprintln(w)
 	}
-	s := p.Summary
-	unknown := ""
-	if s.Unknown > 0 {
-		unknown = fmt.Sprintf(", %d unknown", s.Unknown)
-	}
-	fmt.Fprintf(w, "Plan: %s to create, %s to update, %s to reboot, %s to delete, %s conflict(s), %d in sync%s.\n",
+	WriteSummaryText(w, p.Summary, color)
+}
+
+// WriteSummaryText writes the plan's two summary lines: the actions a sync
+// would carry out, then every resource by status (Summarize), so that
+// "in sync" counts Synced resources only.
+func WriteSummaryText(w io.Writer, s Summary, color bool) {
+	pt := painter(color)
+	fmt.Fprintf(w, "Plan: %s to create, %s to update, %s to reboot, %s to delete.\n",
 		pt.paint(ansiGreen, fmt.Sprint(s.Create)), pt.paint(ansiYellow, fmt.Sprint(s.Update)),
-		pt.paint(ansiCyan, fmt.Sprint(s.Reboot)), pt.paint(ansiRed, fmt.Sprint(s.Delete)),
-		pt.paint(ansiMagenta, fmt.Sprint(s.Conflict)), s.None, unknown)
+		pt.paint(ansiCyan, fmt.Sprint(s.Reboot)), pt.paint(ansiRed, fmt.Sprint(s.Delete)))
+	st := s.Statuses
+	outOfSync := fmt.Sprintf("%d out of sync", st[vocab.StatusOutOfSync])
+	if s.NeedsReboot > 0 {
+		outOfSync += fmt.Sprintf(" (%d pending a reboot)", s.NeedsReboot)
+	}
+	fmt.Fprintf(w, "Status: %s in sync, %s, %d in progress, %s failed, %s conflict(s), %d unknown.\n",
+		pt.paint(ansiGreen, fmt.Sprint(st[vocab.StatusSynced])), outOfSync, st[vocab.StatusProgressing],
+		pt.paint(ansiRed, fmt.Sprint(st[vocab.StatusFailed])), pt.paint(ansiMagenta, fmt.Sprint(st[vocab.StatusConflict])),
+		st[vocab.StatusUnknown])
 }
 
 // WriteResultLine writes one progress or result line of an apply.
@@ -139,6 +150,10 @@ func WriteResultLine(w io.Writer, a *Action, r Result, color bool) {
 	case vocab.StatusSynced:
 		fmt.Fprintf(w, "%s %s: %s done in %s\n", pt.paint(ansiGreen, "✓"), a.Key(), a.Action, r.Duration.Round(10*time.Millisecond))
 	case vocab.StatusFailed:
+		if r.Action == vocab.ActionNone {
+			fmt.Fprintf(w, "%s %s: %s\n", pt.paint(ansiRed, "✗"), a.Key(), r.Error)
+			break
+		}
 		fmt.Fprintf(w, "%s %s: %s failed: %s\n", pt.paint(ansiRed, "✗"), a.Key(), a.Action, r.Error)
 	default:
 		fmt.Fprintf(w, "%s %s: %s skipped: %s\n", pt.paint(ansiDim, "-"), a.Key(), a.Action, r.Error)

@@ -167,3 +167,23 @@ func (c Change) String() string {
 	}
 	return fmt.Sprintf("%s: %s -> %s", c.Field, from, to)
 }
+
+// Count counts items per status: the one way every summary (the plan's
+// text and document, the resource list, the UI's bar, the metrics) counts
+// them. Each status of the vocabulary is a key, zero included, and a word
+// outside it (the zero value) counts as Unknown, so every item is in
+// exactly one status and the counts add up to len(items).
+func Count[T any](items []T, status func(T) Status) map[Status]int {
+	counts := make(map[Status]int, len(Statuses))
+	for _, s := range Statuses {
+		counts[s] = 0
+	}
+	for _, it := range items {
+		s := status(it)
+		if !s.Valid() {
+			s = StatusUnknown
+		}
+		counts[s]++
+	}
+	return counts
+}

@@ -187,3 +187,17 @@ func TestChangeString(t *testing.T) {
 		}
 	}
 }
+
+func TestCountPutsEveryItemInExactlyOneStatus(t *testing.T) {
+	items := []Status{StatusSynced, StatusOutOfSync, "", "Bogus", StatusFailed, StatusSynced}
+	got := Count(items, func(s Status) Status { return s })
+	want := map[Status]int{StatusSynced: 2, StatusOutOfSync: 1, StatusProgressing: 0, StatusFailed: 1, StatusConflict: 0, StatusUnknown: 2}
+	if len(got) != len(Statuses) {
+		t.Fatalf("counts %v lack a status", got)
+	}
+	for s, n := range want {
+		if got[s] != n {
+			t.Errorf("%s: %d, want %d (%v)", s, got[s], n, got)
+		}
+	}
+}

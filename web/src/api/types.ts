@@ -107,9 +107,23 @@ export interface PlanAction {
   conflict?: boolean;
 }
 
+// PlanSummary: `statuses` puts every resource in exactly one status (as
+// `counts` of the resource list); create..delete count what a sync would carry out.
+export interface PlanSummary {
+  create?: number;
+  update?: number;
+  reboot?: number;
+  delete?: number;
+  conflict?: number;
+  failed?: number;
+  unknown?: number;
+  needsReboot?: number;
+  statuses?: Counts;
+}
+
 export interface PlanDocument {
   revision: string;
-  summary: Partial<Record<Action | 'conflict', number>>;
+  summary: PlanSummary;
   actions: PlanAction[] | null;
 }
 

@@ -21,12 +21,12 @@ test('the delta is what a revision plans differently from the current one', () =
 
 test('a typed branch is planned and kept in the URL', async () => {
   const calls = mockFetch(({ url }) => {
-    if (url === '/api/v1/plan') return { body: { revision: 'aaaaaaaaaaaaaaaa', summary: { none: 1 }, actions: [a('app-01', 'none')] } };
+    if (url === '/api/v1/plan') return { body: { revision: 'aaaaaaaaaaaaaaaa', summary: { statuses: { Synced: 1 } }, actions: [a('app-01', 'none')] } };
     if (url === '/api/v1/plan?revision=feature%2Fx')
       return {
         body: {
           revision: 'bbbbbbbbbbbbbbbb',
-          summary: { create: 1, none: 1 },
+          summary: { create: 1, statuses: { Synced: 1, OutOfSync: 1 } },
           actions: [a('app-01', 'none'), { ...a('app-03', 'create'), reason: 'new manifest', changes: [{ field: 'cores', from: '', to: '2' }], needsReboot: false }],
         },
       };
@@ -54,4 +54,24 @@ test('an unknown revision shows the daemon’s error', async () => {
   mockFetch(() => ({ status: 404, body: { error: 'revision nope not found' } }));
   render(<Plan />);
   await screen.findByText('revision nope not found');
+});
+
+test('the summary counts the actions to carry out and every resource by status', async () => {
+  mockFetch(({ url }) =>
+    url === '/api/v1/plan'
+      ? {
+          body: {
+            revision: 'aaaaaaaaaaaaaaaa',
+            summary: { create: 0, failed: 1, statuses: { Synced: 3, OutOfSync: 1, Failed: 1 } },
+            actions: [{ ...a('iso', 'create'), reason: "storage 'nosuch' does not exist" }],
+          },
+        }
+      : undefined,
+  );
+  render(<Plan />);
+  const summary = await screen.findByLabelText('Summary');
+  expect(summary.textContent).toContain('0 create');
+  expect(summary.textContent).toContain('3 Synced');
+  expect(summary.textContent).toContain('1 Failed');
+  expect(summary.textContent).not.toContain('none');
 });

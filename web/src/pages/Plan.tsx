@@ -1,11 +1,13 @@
 import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../api/client';
-import type { Action, PlanAction, PlanDocument } from '../api/types';
-import { ActionBadge } from '../components/Status';
+import { STATUSES, type Action, type PlanAction, type PlanDocument } from '../api/types';
+import { ActionBadge, STATUS_LABEL, statusClass } from '../components/Status';
 import { shortRev } from '../lib/format';
 import { setQuery, useLocation } from '../lib/router';
 
 const ORDER: (Action | 'conflict')[] = ['create', 'update', 'reboot', 'delete', 'conflict', 'none'];
+// The summary's action counts (what a sync would carry out); the statuses follow.
+const SUMMARY_ACTIONS = ['create', 'update', 'reboot', 'delete'] as const;
 
 export function planCategory(a: PlanAction): Action | 'conflict' {
   return a.conflict ? 'conflict' : a.action;
@@ -125,9 +127,14 @@ export default function Plan() {
             <span>
               revision <code title={plan.revision}>{shortRev(plan.revision)}</code>
             </span>
-            {ORDER.map((k) => (
+            {SUMMARY_ACTIONS.map((k) => (
               <span key={k} className={`plan-count act-${k}`}>
                 <strong>{plan.summary?.[k] ?? 0}</strong> {k}
+              </span>
+            ))}
+            {STATUSES.map((s) => (
+              <span key={s} className={`plan-count ${statusClass(s)}`}>
+                <strong>{plan.summary?.statuses?.[s] ?? 0}</strong> {STATUS_LABEL[s]}
               </span>
             ))}
           </div>

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// statusRun is one CLI run of the status scenarios against the simulator.
+type statusRun struct {
+	sim    *pvesim.Server
+	repo   string
+	common []string
+}
+
+func newStatusRun(t *testing.T) *statusRun {
+	sim, repo := cliEnv(t)
+	return &statusRun{sim: sim, repo: repo, common: []string{"--repo", repo, "--endpoint", sim.APIURL(),
+		"--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}}
+}
+
+func (s *statusRun) write(t *testing.T, name, body string) {
+	t.Helper()
+	if body == "" {
+		if err := os.Remove(filepath.Join(s.repo, name)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.WriteFile(filepath.Join(s.repo, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *statusRun) run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return runCLI(t, append(args, s.common...)...)
+}
+
+// planDoc runs plan --output json and decodes the document strictly.
+func (s *statusRun) planDoc(t *testing.T, extra ...string) api.Plan {
+	t.Helper()
+	code, out, errOut := s.run(t, append([]string{"plan", "--output", "json"}, extra...)...)
+	if code != 0 {
+		t.Fatalf("plan --output json exit %d:\n%s%s", code, out, errOut)
+	}
+	var doc api.Plan
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("plan document: %v\n%s", err, out)
+	}
+	total := 0
+	for _, n := range doc.Summary.Statuses {
+		total += n
+	}
+	if total != len(doc.Actions) || len(doc.Summary.Statuses) != len(vocab.Statuses) {
+		t.Fatalf("statuses %v count %d resources, the plan has %d", doc.Summary.Statuses, total, len(doc.Actions))
+	}
+	return doc
+}
+
+const isoOnMissingStorage = `apiVersion: proxmops.dev/v1
+kind: Iso
+metadata:
+  name: debian
+spec:
+  source: http://127.0.0.1:1/debian.iso
+  node: pve1
+  storage: nosuch
+`
+
+// An Iso on a storage that does not exist cannot be planned: Failed with
+// the reason everywhere, never "in sync" nor "to create"; plan
+// --detailed-exitcode exits 2 and apply exits 1.
+func TestUnplannableIsoIsFailedEverywhere(t *testing.T) {
+	s := newStatusRun(t)
+	s.write(t, "app-01.yaml", "")
+	s.write(t, "iso.yaml", isoOnMissingStorage)
+	want := "storage 'nosuch' does not exist"
+
+	code, out, errOut := s.run(t, "plan", "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, want) || !strings.Contains(out, "Status: 0 in sync") ||
+		!strings.Contains(out, "1 failed") || !strings.Contains(out, "Plan: 0 to create") {
+		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
+	}
+	doc := s.planDoc(t)
+	if doc.Summary.Statuses[vocab.StatusFailed] != 1 || doc.Summary.Failed != 1 || doc.Summary.Create != 0 || doc.Summary.InSync() != 0 {
+		t.Fatalf("summary %+v", doc.Summary)
+	}
+	code, out, errOut = s.run(t, "apply")
+	if code != 1 || !strings.Contains(out, "0 applied, 1 failed") || !strings.Contains(out+errOut, want) {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// A VM proxmops owns that no manifest declares any more, with prune off,
+// is out of sync in the text as in the UI; plan --prune shows its deletion.
+func TestOrphanIsOutOfSyncAndPlanPrunePreviewsItsDeletion(t *testing.T) {
+	s := newStatusRun(t)
+	if code, out, errOut := s.run(t, "apply"); code != 0 {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+	s.write(t, "app-01.yaml", "")
+	code, out, errOut := s.run(t, "plan", "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "Status: 0 in sync, 1 out of sync") || !strings.Contains(out, "prune is off") {
+		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
+	}
+	doc := s.planDoc(t)
+	if doc.Summary.Statuses[vocab.StatusOutOfSync] != 1 || doc.Summary.Delete != 0 {
+		t.Fatalf("summary without prune %+v", doc.Summary)
+	}
+	doc = s.planDoc(t, "--prune")
+	if doc.Summary.Delete != 1 || len(doc.Actions) != 1 || doc.Actions[0].Action != vocab.ActionDelete {
+		t.Fatalf("plan --prune %+v", doc)
+	}
+	if _, ok := s.sim.Guest(120); !ok {
+		t.Fatal("plan --prune deleted the VM")
+	}
+}
+
+// A running VM whose change waits for a reboot is out of sync and counted
+// as pending a reboot, never in sync.
+func TestPendingChangeIsNotInSync(t *testing.T) {
+	s := newStatusRun(t)
+	if code, out, errOut := s.run(t, "apply"); code != 0 {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+	s.write(t, "app-01.yaml", strings.Replace(cliVM, "cores: 2", "cores: 4", 1))
+	if code, out, errOut := s.run(t, "apply"); code != 0 {
+		t.Fatalf("second apply exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := s.run(t, "plan", "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "needs reboot") || !strings.Contains(out, "Status: 0 in sync, 1 out of sync (1 pending a reboot)") {
+		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
+	}
+	doc := s.planDoc(t)
+	if doc.Summary.NeedsReboot != 1 || doc.Summary.InSync() != 0 {
+		t.Fatalf("summary %+v", doc.Summary)
+	}
+}
+
+// A resource that cannot be read is Unknown: plan --detailed-exitcode
+// exits 2 even when nothing else differs, and apply exits 1 with the reason.
+func TestOnlyUnknownLeftIsAChange(t *testing.T) {
+	s := newStatusRun(t)
+	if code, out, errOut := s.run(t, "apply"); code != 0 {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+	// Every read of the VM's configuration fails from now on (more
+	// answers than the plan and the apply below ask for).
+	for range 40 {
+		s.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/pending", Message: "config unreadable"})
+	}
+	code, out, errOut := s.run(t, "plan", "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "config unreadable") || !strings.Contains(out, "Status: 0 in sync, 0 out of sync, 0 in progress, 0 failed, 0 conflict(s), 1 unknown.") {
+		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = s.run(t, "apply")
+	if code != 1 || !strings.Contains(out, "not evaluated: configuration could not be read") || !strings.Contains(out, "0 applied, 1 failed") {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+}

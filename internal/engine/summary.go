@@ -1,0 +1,47 @@
+package engine
+
+import "github.com/proxmops/proxmops/internal/vocab"
+
+// StatusOf is a planned resource's one status: Conflict when something not
+// proxmops' is in the way, Unknown when the plan set none, else the
+// status the plan set.
+func StatusOf(a *Action) vocab.Status {
+	switch {
+	case a.Conflict:
+		return vocab.StatusConflict
+	case !a.Status.Valid() || a.Status == "":
+		return vocab.StatusUnknown
+	}
+	return a.Status
+}
+
+// Summarize counts a plan's resources: each in exactly one status
+// (vocab.Count, the function the controller's resource list and metrics
+// use), and the actions a sync would carry out, which only an OutOfSync
+// resource that is not blocked has. A create that cannot be planned is
+// counted Failed, never "to create".
+func Summarize(actions []*Action) Summary {
+	s := Summary{Statuses: vocab.Count(actions, StatusOf)}
+	for _, a := range actions {
+		if a.NeedsReboot && a.Action != vocab.ActionReboot && StatusOf(a) == vocab.StatusOutOfSync {
+			s.NeedsReboot++
+		}
+		if StatusOf(a) != vocab.StatusOutOfSync || a.BlockedBy != "" {
+			continue
+		}
+		switch a.Action {
+		case vocab.ActionCreate:
+			s.Create++
+		case vocab.ActionUpdate:
+			s.Update++
+		case vocab.ActionReboot:
+			s.Reboot++
+		case vocab.ActionDelete:
+			s.Delete++
+		}
+	}
+	s.Conflict = s.Statuses[vocab.StatusConflict]
+	s.Failed = s.Statuses[vocab.StatusFailed]
+	s.Unknown = s.Statuses[vocab.StatusUnknown]
+	return s
+}
