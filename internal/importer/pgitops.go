@@ -41,6 +41,9 @@ type Import struct {
 	Report     *Report
 	dir        string
 	libraries  string // config/libraries, "" when the monorepo has none
+	// trees are the files of every folder copied into the output, by
+	// their path in the monorepo.
+	trees map[string][]treeFile
 }
 
 // Lib is one container library and the Container made from it.
@@ -49,6 +52,7 @@ type Lib struct {
 	EnvFile   string // relative to the monorepo
 	Container *manifest.Container
 	Cookbooks []string // libs it runs (itself and the libs its metadata.rb depends on)
+	ip        string   // IP as container.env gives it, the address cinc-client gets
 	idFile    string   // where ID was set (container.local.env may override it)
 	idLine    int
 }
@@ -74,7 +78,7 @@ func ProxmoxGitOps(dir string, opts Options) (*Import, error) {
 	}
 	rep := &Report{Source: dir, Settings: map[string]Setting{}}
 	set, errs := readSettings(dir, rep)
-	imp := &Import{Report: rep, dir: dir}
+	imp := &Import{Report: rep, dir: dir, trees: map[string][]treeFile{}}
 	if st, err := os.Stat(filepath.Join(dir, "config", "libraries")); err == nil && st.IsDir() {
 		imp.libraries = "config/libraries"
 	}
@@ -103,6 +107,7 @@ func ProxmoxGitOps(dir string, opts Options) (*Import, error) {
 	if err != nil {
 		errs = append(errs, Finding{File: set.vals["PROXMOX_TEMPLATE"].From, Item: "PROXMOX_TEMPLATE", Reason: err.Error()})
 	}
+	errs = append(errs, imp.scanCookbooks()...)
 	if len(errs) > 0 {
 		sortFindings(errs)
 		return nil, &Error{Problems: errs}
@@ -113,13 +118,15 @@ func ProxmoxGitOps(dir string, opts Options) (*Import, error) {
 	imp.Template = tpl
 	rep.add(Finding{File: "libs/*/container.env", Item: "features", Reason: "Proxmox-GitOps sets keyctl=1 (and mount=cifs for a share) when it logs in with root's password; the containers get nesting only, which an API token may set: add keyctl under spec.features where a cookbook needs it"})
 	rep.add(Finding{File: "libs/*/container.env", Item: "pubkey", Reason: "Proxmox-GitOps injects a key of its own per container (/share/.keys/ID); proxmops provisions with its own key instead"})
-	for _, lib := range imp.Containers {
-		lib.Container.Spec.Template = tpl.Metadata.Name
-	}
 	for k, v := range set.vals {
 		rep.Settings[k] = *v
 	}
 	rep.Env = set.env
+	for _, lib := range imp.Containers {
+		lib.Container.Spec.Template = tpl.Metadata.Name
+		lib.Container.Spec.Provision = imp.provisionOf(lib)
+	}
+	imp.checkRecipes()
 	rep.sortFindings()
 	return imp, nil
 }
@@ -153,7 +160,8 @@ func readLib(dir, name string, set *settings, opts Options, rep *Report) (*Lib, 
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	lib := &Lib{Name: name, EnvFile: envFile, Container: ct, Cookbooks: []string{name}, idFile: vals["ID"].file, idLine: vals["ID"].line}
+	lib := &Lib{Name: name, EnvFile: envFile, Container: ct, Cookbooks: []string{name}, idFile: vals["ID"].file, idLine: vals["ID"].line,
+		ip: strings.SplitN(strings.TrimSpace(vals["IP"].value), "/", 2)[0]}
 	lib.Cookbooks = append(lib.Cookbooks, dependencies(dir, name, rep)...)
 	return lib, nil
 }

@@ -293,3 +293,121 @@ func TestImportReportsAnEmptyLibAsASubmoduleNotCheckedOut(t *testing.T) {
 	}
 	t.Errorf("empty lib not reported: %v", imp.Report.Findings)
 }
+
+// Each container is provisioned as its lib's pipeline configures it: the
+// base role's packages and users, the lib's folder with the monorepo's
+// libraries inside it, then cinc-client in local mode running the lib's
+// cookbook with IP, ID and the global variables. The cookbooks are copied
+// next to the manifests, where the loader reads them.
+func TestImportProvisionsTheLibsCookbookWithCinc(t *testing.T) {
+	dir := fixture(t, nil)
+	_, out := importFixture(t, dir, importer.Options{VMIDOffset: 100})
+	set, err := manifest.LoadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := set.Get(manifest.KindContainer, "apache").(*manifest.Container).Spec.Provision
+	if p == nil || !p.Loaded() {
+		t.Fatalf("provision %+v not loaded", p)
+	}
+	if strings.Join(p.Packages, " ") != "sudo locales curl jq unzip vim" {
+		t.Errorf("packages %v", p.Packages)
+	}
+	if len(p.Copy) != 2 || p.Copy[0].Source != "../cookbooks/apache" || p.Copy[0].Path != "/var/lib/proxmops/cookbooks/apache" ||
+		p.Copy[1].Source != "../libraries" || p.Copy[1].Path != "/var/lib/proxmops/cookbooks/apache/libraries" {
+		t.Fatalf("copy %+v", p.Copy)
+	}
+	var files []string
+	for _, f := range p.Copy[0].Tree {
+		files = append(files, f.Path)
+	}
+	if strings.Join(files, ",") != "recipes/default.rb" {
+		t.Errorf("the lib's copy holds %v; its container*.env files are replaced by the manifest", files)
+	}
+	recipe, _ := os.ReadFile(filepath.Join(dir, "libs", "apache", "recipes", "default.rb"))
+	if string(p.Copy[0].Tree[0].Data) != string(recipe) {
+		t.Error("the copied recipe differs from the lib's")
+	}
+	if len(p.Copy[1].Tree) != 3 {
+		t.Errorf("config/libraries copy %+v", p.Copy[1].Tree)
+	}
+	last := p.Commands[len(p.Commands)-1]
+	want := "cd /var/lib/proxmops/cookbooks/apache && env IP=192.168.178.42 ID=142 AUTO_DEPLOY=false LIBS_BROKER_ENDPOINT=mqtt://192.168.178.109:1883 " +
+		"cinc-client -z --config-option cookbook_path=/var/lib/proxmops/cookbooks -o apache"
+	if last != want {
+		t.Errorf("cookbook run\n%s\nwant\n%s", last, want)
+	}
+	if addr, port, user, _ := set.Get(manifest.KindContainer, "apache").(*manifest.Container).ProvisionTarget(); addr != "192.168.178.42" || port != 22 || user != "root" {
+		t.Errorf("provisioning reaches %s:%d as %s", addr, port, user)
+	}
+}
+
+// What the cookbooks ask of the control plane's Gitea is listed; a YAML
+// file or a symbolic link in a cookbook stops the import (the output would
+// not load).
+func TestImportChecksTheCookbooks(t *testing.T) {
+	dir := fixture(t, nil)
+	imp, _ := importFixture(t, dir, importer.Options{VMIDOffset: 100})
+	var got []string
+	for _, f := range imp.Report.Findings {
+		if strings.HasPrefix(f.Item, "Env.") {
+			got = append(got, f.File+" "+f.Item)
+		}
+	}
+	if strings.Join(got, "; ") != "libs/apache/recipes/default.rb Env.get login; libs/broker/recipes/default.rb Env.set" {
+		t.Errorf("cookbook findings %v", got)
+	}
+
+	dir = fixture(t, map[string]string{"libs/apache/files/default/conf.yaml": "a: 1\n"})
+	if err := os.Symlink("default.rb", filepath.Join(dir, "libs", "apache", "recipes", "link.rb")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := importer.ProxmoxGitOps(dir, importer.Options{VMIDOffset: 100})
+	var ie *importer.Error
+	if !errors.As(err, &ie) {
+		t.Fatalf("want *importer.Error, got %v", err)
+	}
+	for _, want := range []string{"libs/apache/files/default/conf.yaml: a YAML file", "libs/apache/recipes/link.rb: a symbolic link"} {
+		if !strings.Contains(ie.Error(), want) {
+			t.Errorf("errors do not say %q:\n%s", want, ie)
+		}
+	}
+}
+
+// A lib's metadata.rb dependencies on other libs are copied and
+// provisioned with it; re-importing replaces the copies (a file removed
+// from the lib is gone from the output).
+func TestImportCopiesDependenciesAndReplacesOldCopies(t *testing.T) {
+	dir := fixture(t, map[string]string{
+		"libs/apache/metadata.rb":      "name 'apache'\ndepends 'share'\ndepends 'config'\n",
+		"libs/apache/recipes/extra.rb": "log 'x'\n",
+	})
+	imp, out := importFixture(t, dir, importer.Options{VMIDOffset: 100})
+	set, err := manifest.LoadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := set.Get(manifest.KindContainer, "apache").(*manifest.Container).Spec.Provision
+	var paths []string
+	for _, c := range p.Copy {
+		paths = append(paths, c.Source+"="+c.Path)
+	}
+	if strings.Join(paths, " ") != "../cookbooks/apache=/var/lib/proxmops/cookbooks/apache ../libraries=/var/lib/proxmops/cookbooks/apache/libraries "+
+		"../cookbooks/share=/var/lib/proxmops/cookbooks/share ../libraries=/var/lib/proxmops/cookbooks/share/libraries" {
+		t.Errorf("copies %v", paths)
+	}
+	found := false
+	for _, f := range imp.Report.Findings {
+		found = found || (f.File == "libs/apache/metadata.rb" && f.Item == "depends 'config'")
+	}
+	if !found {
+		t.Errorf("the dependency on the control plane's cookbook is not listed: %v", imp.Report.Findings)
+	}
+	if err := os.Remove(filepath.Join(dir, "libs", "apache", "recipes", "extra.rb")); err != nil {
+		t.Fatal(err)
+	}
+	importFixture(t, dir, importer.Options{VMIDOffset: 100})
+	if _, err := os.Stat(filepath.Join(out, "cookbooks", "apache", "recipes", "extra.rb")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a file removed from the lib stays in the output: %v", err)
+	}
+}

@@ -61,6 +61,16 @@ func (imp *Import) Write(out string) error {
 		rep.Written = append(rep.Written, rel)
 		return nil
 	}
+	for _, src := range sortedKeys(imp.trees) {
+		dst := outLibraries
+		if name, ok := strings.CutPrefix(src, "libs/"); ok {
+			dst = outCookbooks + "/" + name
+		}
+		if err := copyTree(imp.dir, src, out, dst, imp.trees[src]); err != nil {
+			return err
+		}
+		rep.Written = append(rep.Written, fmt.Sprintf("%s/ (%d files from %s)", dst, len(imp.trees[src]), src))
+	}
 	tplFile := "templates/" + imp.Template.Metadata.Name + ".yaml"
 	tplHead := fmt.Sprintf("The OS template of every imported container: PROXMOX_STORAGE %s, PROXMOX_TEMPLATE %s.",
 		rep.Settings["PROXMOX_STORAGE"].Value, rep.Settings["PROXMOX_TEMPLATE"].Value)
@@ -90,7 +100,7 @@ func (imp *Import) Write(out string) error {
 	return nil
 }
 
-// writeLib writes one lib's Container (and the cookbooks it provisions).
+// writeLib writes one lib's Container.
 func (imp *Import) writeLib(lib *Lib, out string, write func(string, []byte) error) error {
 	head := "Imported from " + lib.EnvFile + " by proxmops import proxmox-gitops."
 	data, err := renderYAML(head, lib.Container)
