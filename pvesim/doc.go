@@ -19,6 +19,28 @@
 // StateJSON/SaveState/LoadState snapshot the cluster; MutateGuest and
 // AddGuest make hand-made drift and unowned guests.
 //
+// # Guest SSH servers
+//
+// With Options.GuestSSHPort set, every running guest whose NIC has a static
+// address in 127.0.0.0/8 gets an SSH server on that address and port,
+// accepting the keys injected at creation (a container's ssh-public-keys, a
+// VM's cloud-init sshkeys for its ciuser). Commands and SFTP run confined
+// to the guest's own tree, Options.GuestRoot/<vmid>/, with the host's
+// system directories read-only and package-manager stand-ins recording
+// installs in /var/lib/pvesim/installed-packages:
+//
+//	srv := pvesim.New(pvesim.Options{..., GuestSSHPort: 2222, GuestRoot: t.TempDir()})
+//	// create a container with net0 ip=127.0.0.5/8 and ssh-public-keys, start it
+//	addr, err := srv.GuestSSHAddr(100)    // "127.0.0.5:2222", or why there is none
+//	tree := srv.GuestTree(100)            // the guest's "/" on the host
+//
+// Each command is this binary started again as the sandbox's init (an init
+// function in this package takes over when PVESIM_GUEST_SANDBOX is set), in
+// new mount, PID, UTS, IPC and network namespaces. Files: guestssh.go (which
+// guests get a server, following the state), guestssh_conn.go (logins and
+// sessions), guestssh_tree.go (the tree and keys), guestssh_pkg.go (the
+// stand-ins), guestssh_sandbox_linux.go (the confinement).
+//
 // # Adding an endpoint
 //
 // Each file serving a part of the API registers its routes from an init

@@ -304,6 +304,17 @@ func (s *Server) GuestTree(vmid int) string {
 	return s.gssh.treeDir(vmid)
 }
 
+// GuestRootDir is the folder holding every guest's tree (DIR of
+// --guest-root); "" when guest SSH is off or the server has not started.
+func (s *Server) GuestRootDir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gssh == nil || !s.gssh.started {
+		return ""
+	}
+	return s.gssh.dir
+}
+
 // GuestSSHAddr is the address ("127.0.0.5:2222") of the running SSH
 // server of guest vmid, or why it has none.
 func (s *Server) GuestSSHAddr(vmid int) (string, error) {

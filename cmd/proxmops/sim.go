@@ -15,7 +15,8 @@ import (
 func init() {
 	var (
 		listen, tokenID, tokenSecret, faults, stateFile, rootPassword, tokenPrivs string
-		nodes                                                                     int
+		guestRoot                                                                 string
+		nodes, guestSSHPort                                                       int
 		plainHTTP, allowRemote                                                    bool
 		taskSpeed                                                                 float64
 		seed                                                                      int64
@@ -44,6 +45,13 @@ func init() {
 			if statusInterval < 0 {
 				return fmt.Errorf("--status-interval must not be negative")
 			}
+			if guestSSHPort < 0 || guestSSHPort > 65535 {
+				return fmt.Errorf("--guest-ssh-port must be a port number (0 = off)")
+			}
+			if guestRoot == "" && guestSSHPort > 0 && stateFile != "" {
+				// The guests' files live beside the state that names them.
+				guestRoot = stateFile + ".guests"
+			}
 			if statusInterval == 0 {
 				statusInterval = -1 // no lag
 			}
@@ -60,6 +68,7 @@ func init() {
 				Nodes: nodes, TokenID: tokenID, TokenSecret: tokenSecret, RootPassword: rootPassword,
 				TaskSpeed: taskSpeed, Seed: seed, Faults: f, AllowRemoteDownloads: allowRemote,
 				AuthFailureDelay: time.Duration(3 * float64(time.Second) * taskSpeed),
+				GuestSSHPort:     guestSSHPort, GuestRoot: guestRoot,
 			})
 			if stateFile != "" {
 				if err := srv.LoadState(stateFile); err != nil && !os.IsNotExist(err) {
@@ -81,6 +90,9 @@ func init() {
 				fmt.Fprintf(out, "pvesim listening on %s fingerprint %s\n", srv.APIURL(), srv.Fingerprint())
 			}
 			fmt.Fprintf(out, "pvesim token %s secret %s (header Authorization: PVEAPIToken=%s=%s)\n", tokenID, tokenSecret, tokenID, tokenSecret)
+			if guestSSHPort > 0 {
+				fmt.Fprintf(out, "pvesim guest SSH on port %d of each running guest's 127.x.y.z address, guest files under %s\n", guestSSHPort, srv.GuestRootDir())
+			}
 			ctx, stop := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
 			<-ctx.Done()
 			stop()
@@ -108,5 +120,7 @@ func init() {
 	fl.Int64Var(&seed, "seed", 1, "seed for generated values and injected faults")
 	fl.BoolVar(&allowRemote, "allow-remote-downloads", false, "let download-url fetch from any address (by default only loopback addresses are fetched)")
 	fl.StringVar(&stateFile, "state", "", "file to restore the state from at start and save it to at exit")
+	fl.IntVar(&guestSSHPort, "guest-ssh-port", 0, "serve SSH on this port of every running guest whose NIC has a static 127.0.0.0/8 address (0 = off)")
+	fl.StringVar(&guestRoot, "guest-root", "", "folder keeping guest G's files under G/ (default: STATE.guests with --state, else a temporary folder)")
 	rootCmd.AddCommand(cmd)
 }

@@ -56,6 +56,10 @@ type Options struct {
 	LogLevel string
 	// UI is the built web UI (nil: the server's notice).
 	UI fs.FS
+	// GuestSSHPort, when not 0, gives the simulated guests with a static
+	// 127.0.0.0/8 address an SSH server on that port (pvesim.Options.GuestSSHPort);
+	// their files are kept under Dir/guests.
+	GuestSSHPort int
 	// Started is called once everything is up.
 	Started func(Info)
 }
@@ -126,7 +130,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: secret,
 		TaskSpeed: o.TaskSpeed, Seed: time.Now().UnixNano(),
 		// Proxmox's status lag of /cluster/resources, independent of the task speed.
-		StatusInterval: pvesim.DefaultStatusInterval})
+		StatusInterval: pvesim.DefaultStatusInterval,
+		GuestSSHPort:   o.GuestSSHPort, GuestRoot: filepath.Join(dir, "guests")})
 	simState := filepath.Join(dir, "cluster.json")
 	if err := sim.LoadState(simState); errors.Is(err, fs.ErrNotExist) {
 		// A new cluster: add what its admin made by hand before proxmops.
