@@ -35,7 +35,11 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 			return err
 		},
 		Done: func(err error) {
-			if err != nil && !obs.finished.Load() {
+			switch {
+			case err == nil || obs.finished.Load():
+			case obs.neverStarted():
+				c.dropQueued(key)
+			default:
 				c.finish(key, a.Action, commit, nil, err.Error(), 0)
 			}
 			c.afterAction()
@@ -49,19 +53,42 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 }
 
 func (c *Controller) markInflightLocked(ctx context.Context, key string, action vocab.Action, commit string) {
-	c.inflight[key] = inflightAction{Action: vocab.Action(action), Commit: commit, Started: c.clock.Now().UTC()}
+	c.inflight[key] = inflightAction{Action: vocab.Action(action), Commit: commit, Started: c.clock.Now().UTC(), Queued: true}
 	c.saveInflightLocked(context.WithoutCancel(ctx))
+}
+
+// markStarted records that a queued action got its slot and runs: from
+// now on a stop interrupts it.
+func (c *Controller) markStarted(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in, ok := c.inflight[key]
+	if !ok {
+		return
+	}
+	in.Queued, in.Started = false, c.clock.Now().UTC()
+	c.inflight[key] = in
+	c.saveInflightLocked(context.Background())
 }
 
 // observer follows one submitted action through the engine's callbacks.
 type observer struct {
 	c        *Controller
 	commit   string
+	started  atomic.Bool
 	finished atomic.Bool
 }
 
 func (o *observer) ActionStarted(a *engine.Action) {
+	o.started.Store(true)
+	o.c.markStarted(a.Key())
 	o.c.progress(a.Key(), &api.Progress{Message: string(a.Action) + " started"})
+}
+
+// neverStarted reports an action the stop took out of the queue before it
+// started: it changed nothing and is no failure.
+func (o *observer) neverStarted() bool {
+	return !o.started.Load() && o.c.stopping.Load()
 }
 
 func (o *observer) ActionProgress(a *engine.Action, ev engine.ProgressEvent) {
@@ -75,6 +102,10 @@ func (o *observer) ActionProgress(a *engine.Action, ev engine.ProgressEvent) {
 
 func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 	o.finished.Store(true)
+	if r.Status != vocab.StatusSynced && o.neverStarted() {
+		o.c.dropQueued(a.Key())
+		return
+	}
 	if r.Status == vocab.StatusSynced {
 		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", r.Duration)
 		return
@@ -140,7 +171,9 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		}
 		c.addHistoryLocked(ctx, kind, name, ev, commit, msg)
 		rec = record{Status: vocab.StatusSynced, Event: ev}
-		sum.Status, sum.Health = vocab.StatusSynced, vocab.HealthHealthy
+		// Done: nothing is planned until the next scan says otherwise.
+		sum.Status, sum.Health, sum.Action = vocab.StatusSynced, vocab.HealthHealthy, vocab.ActionNone
+		sum.Changes, sum.NeedsReboot = []vocab.Change{}, false
 		sum.Reason = string(action) + " done; confirmed by the next scan"
 		c.log.Info("action done", "resource", key, "action", string(action), "duration", dur.String())
 	} else {
@@ -165,6 +198,26 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 	}
 	c.mu.Unlock()
 	c.saveState(ctx)
+}
+
+// dropQueued forgets an action the daemon's stop took out of the queue
+// before it started: no history, no failure; the next pass plans it again.
+func (c *Controller) dropQueued(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.inflight, key)
+	c.saveInflightLocked(context.Background())
+	if r := c.resources[key]; r != nil && r.sum.Status == vocab.StatusProgressing {
+		sum := r.sum
+		sum.Status, sum.Progress = vocab.StatusOutOfSync, nil
+		sum.Health = vocab.HealthUnknown
+		if r.action != nil {
+			sum.Health = engine.HealthOf(r.action)
+		}
+		sum.Reason = joinReason(sum.Reason, "not started: the daemon stopped first")
+		c.setSummaryLocked(r, sum)
+	}
+	c.log.Info("a queued action was dropped by the stop before it started", "resource", key)
 }
 
 // afterAction asks for a re-scan once a job has left the dispatcher: it

@@ -165,7 +165,11 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 			return err
 		},
 		Done: func(err error) {
-			if err != nil && !obs.finished.Load() {
+			switch {
+			case err == nil || obs.finished.Load():
+			case obs.neverStarted():
+				c.dropQueued(key)
+			default:
 				c.finish(key, vocab.ActionDelete, commit, nil, err.Error(), 0)
 			}
 			c.afterAction()
@@ -179,6 +183,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 	if r := c.resources[key]; r != nil {
 		sum := r.sum
 		sum.Status, sum.Health, sum.Action = vocab.StatusProgressing, vocab.HealthProgressing, vocab.ActionDelete
+		sum.Reason, sum.Changes, sum.NeedsReboot = "deletion requested by hand", []vocab.Change{}, false
 		sum.Progress = &api.Progress{Message: "delete queued"}
 		c.setSummaryLocked(r, sum)
 	}

@@ -236,11 +236,10 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 		wantRun := a.Action != vocab.ActionNone && !a.Conflict && a.BlockedBy == "" && sumRunnable(a, forced)
 		switch {
 		case busy:
-			sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
-			sum.Progress = prev.Progress
-			if prev.Status == vocab.StatusProgressing && prev.Reason != "" {
-				sum.Reason = prev.Reason
-			}
+			// What runs is the action submitted earlier: its action, reason
+			// and changes stay shown, not this plan's view of a cluster the
+			// action is changing (a clone locked mid-way plans no action).
+			sum = runningSummary(sum, prev, c.inflight[key])
 		case wantRun && !dryRun && (autoSync || forced):
 			if waiting := waitingOn(a, pendingDeps); waiting != "" {
 				sum.Reason = joinReason(sum.Reason, "waiting for "+waiting+" first")
@@ -330,9 +329,12 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 	prevStatus := rec.Status
 	var ev api.HistoryEvent
 	var msg string
+	// A resource never seen on the cluster has not drifted: its first
+	// event is "created" (or the failure of its create).
+	unborn := a.Action == vocab.ActionCreate && rec.Event == ""
 	switch sum.Status {
 	case vocab.StatusOutOfSync:
-		if prevStatus != vocab.StatusOutOfSync && prevStatus != vocab.StatusProgressing {
+		if prevStatus != vocab.StatusOutOfSync && prevStatus != vocab.StatusProgressing && !unborn {
 			ev, msg = api.EventDrifted, driftMessage(a, sum, ds)
 		}
 	case vocab.StatusSynced:
@@ -350,7 +352,7 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 			rec.Failure = sum.Reason
 		}
 	}
-	if sum.Status == vocab.StatusProgressing && prevStatus == vocab.StatusSynced {
+	if sum.Status == vocab.StatusProgressing && prevStatus == vocab.StatusSynced && !unborn {
 		// A drift found and queued in the same pass.
 		ev, msg = api.EventDrifted, driftMessage(a, sum, ds)
 	}
@@ -384,6 +386,21 @@ func driftMessage(a *engine.Action, sum api.ResourceSummary, ds *desiredState) s
 		b.WriteString(strings.Join(parts, ", "))
 	}
 	return b.String()
+}
+
+// runningSummary is the summary of a resource whose action is queued or
+// running: the action in flight with the reason and changes it was
+// submitted with (prev, while it was Progressing), never a contradiction
+// such as action none with the reason of a create.
+func runningSummary(sum, prev api.ResourceSummary, in inflightAction) api.ResourceSummary {
+	sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
+	sum.Progress = prev.Progress
+	if prev.Status == vocab.StatusProgressing && prev.Action != vocab.ActionNone && prev.Action != "" {
+		sum.Action, sum.Reason, sum.Changes, sum.NeedsReboot = prev.Action, prev.Reason, prev.Changes, prev.NeedsReboot
+	} else if in.Action != "" && in.Action != sum.Action {
+		sum.Action, sum.Reason, sum.Changes = in.Action, string(in.Action)+" in progress", []vocab.Change{}
+	}
+	return sum
 }
 
 // setSummaryLocked stores sum and publishes it when it changed.

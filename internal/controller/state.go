@@ -32,11 +32,17 @@ type record struct {
 
 // inflightAction is an action handed to the dispatcher and not finished.
 // It is persisted so that a daemon killed mid-apply records it as
-// interrupted on its next start.
+// interrupted on its next start: only if it had started (Queued false).
+// An action still waiting for a slot changed nothing; the next start
+// plans it again without a word in the history.
 type inflightAction struct {
-	Action  vocab.Action `json:"action"`
-	Commit  string       `json:"commit"`
-	Started time.Time    `json:"started"`
+	Action vocab.Action `json:"action"`
+	Commit string       `json:"commit"`
+	// Started is when it was queued, then when it started.
+	Started time.Time `json:"started"`
+	// Queued: waiting for a slot, not started (absent in records of
+	// older versions, which counted as started).
+	Queued bool `json:"queued,omitempty"`
 }
 
 func (c *Controller) loadState(ctx context.Context) error {
@@ -99,6 +105,10 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 	}
 	for key, in := range c.inflight {
 		kind, name := splitKey(key)
+		if in.Queued {
+			c.log.Info("an action queued before the stop never started; planned again", "resource", key, "action", string(in.Action))
+			continue
+		}
 		msg := fmt.Sprintf("%s interrupted: the daemon stopped while it ran (started %s); the cluster is read again and the next pass converges",
 			in.Action, in.Started.UTC().Format(time.RFC3339))
 		c.addHistoryLocked(ctx, kind, name, api.EventFailed, in.Commit, msg)
