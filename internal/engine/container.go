@@ -20,15 +20,6 @@ import (
 // and mount point growth, power state, and prune of owned containers.
 type containerReconciler struct{}
 
-// ctLiveKeys are the keys a running container takes at once; the others
-// wait for a restart (pve-container's hotplug rules).
-var ctLiveKeys = map[string]bool{"hostname": true, "cores": true, "memory": true, "swap": true, "cpulimit": true,
-	"cpuunits": true, "onboot": true, "startup": true, "description": true, "tags": true, "protection": true}
-
-func ctLive(key string) bool {
-	return ctLiveKeys[key] || strings.HasPrefix(key, "net")
-}
-
 // rootOnlyNote explains Proxmox's root@pam restriction.
 const rootOnlyNote = "Proxmox reserves them for root@pam logged in with a password and refuses them to API tokens, which proxmops uses; remove them from the manifest, or set them by hand as root@pam (proxmops then leaves them as they are)"
 
@@ -193,47 +184,15 @@ func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Ac
 	a.DependsOn = append(a.DependsOn, sdnBridgeDeps(pc, ctBridges(s.NICs))...)
 }
 
-// ctDiff is everything that differs between a ContainerSpec and a container.
+// ctDiff is everything that differs between a ContainerSpec and a
+// container: a guestDiff whose restart matters only while it runs.
 type ctDiff struct {
-	config       []configChange
-	resizes      []resize
-	refused      []string       // shrinking, root-only settings: reported and failed
-	creationOnly []vocab.Change // cannot change on an existing container: reported
-	pending      []vocab.Change // managed keys whose desired value waits for a restart
-	running      bool
-}
-
-func (d *ctDiff) empty() bool {
-	return len(d.config) == 0 && len(d.resizes) == 0 && len(d.refused) == 0
+	*guestDiff
+	running bool
 }
 
 func (d *ctDiff) needsReboot() bool {
-	if !d.running {
-		return false
-	}
-	if len(d.pending) > 0 {
-		return true
-	}
-	for _, c := range d.config {
-		if c.reboot {
-			return true
-		}
-	}
-	return false
-}
-
-func (d *ctDiff) changes() []vocab.Change {
-	var out []vocab.Change
-	for _, c := range d.config {
-		out = append(out, c.Change)
-	}
-	for _, r := range d.resizes {
-		out = append(out, vocab.Change{Field: r.slot + ".size", From: FormatSize(r.from), To: FormatSize(r.to)})
-	}
-	for _, c := range d.creationOnly {
-		out = append(out, vocab.Change{Field: c.Field + " (creation-only)", From: c.From, To: c.To})
-	}
-	return out
+	return d.running && d.guestDiff.needsReboot()
 }
 
 // sizeGiB renders a size as the GiB number Proxmox allocates ("8", "0.5").
@@ -349,269 +308,12 @@ func (s *ContainerSpec) wantTags() []string {
 	return normalTags(append(append([]string(nil), s.Tags...), OwnerTag))
 }
 
-// diffContainer compares s with the container's effective configuration.
+// diffContainer compares s with the container's effective configuration,
+// row by row of ctFields.
 func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
-	eff := g.Effective
-	d := &ctDiff{running: g.Running()}
-	managed := map[string]bool{}
-	set := func(key, from, to, value string) {
-		managed[key] = true
-		d.config = append(d.config, configChange{Change: vocab.Change{Field: key, From: from, To: to}, key: key, value: value,
-			reboot: d.running && !ctLive(key)})
-	}
-	scalar := func(key, want, def string, same func(have, want string) bool) {
-		managed[key] = true
-		have, ok := eff[key]
-		if !ok {
-			have = def
-		}
-		if same == nil {
-			same = func(a, b string) bool { return a == b }
-		}
-		if !same(have, want) {
-			set(key, have, want, want)
-		}
-	}
-	scalar("hostname", s.Hostname, "", nil)
-	if s.Cores > 0 {
-		scalar("cores", strconv.Itoa(s.Cores), "", nil)
-	}
-	if s.CPULimit != "" {
-		scalar("cpulimit", s.CPULimit, "0", func(a, b string) bool {
-			fa, _ := strconv.ParseFloat(a, 64)
-			fb, _ := strconv.ParseFloat(b, 64)
-			return fa == fb
-		})
-	}
-	if s.Memory > 0 {
-		scalar("memory", strconv.Itoa(s.Memory), "512", nil)
-	}
-	if s.Swap != nil {
-		scalar("swap", strconv.Itoa(*s.Swap), "512", nil)
-	}
-	if s.OnBoot != nil {
-		scalar("onboot", boolStr(*s.OnBoot), "0", func(a, b string) bool { return boolStr(truthy(a)) == b })
-	}
-	if s.Startup != "" {
-		scalar("startup", s.Startup, "", nil)
-	}
-	if s.Timezone != "" {
-		scalar("timezone", s.Timezone, "", nil)
-	}
-	if s.OSType != "" {
-		scalar("ostype", s.OSType, "", nil)
-	}
-	{
-		want := s.wantTags()
-		have := normalTags(pve.SplitTags(eff["tags"]))
-		managed["tags"] = true
-		if !sameStrings(want, have) {
-			set("tags", strings.Join(have, ";"), strings.Join(want, ";"), strings.Join(want, ";"))
-		}
-	}
-	if s.Description != "" {
-		managed["description"] = true
-		have := strings.TrimRight(eff["description"], " \n\r\t")
-		want := strings.TrimRight(s.Description, " \n\r\t")
-		if have != want {
-			set("description", abbreviate(have), abbreviate(want), s.Description)
-		}
-	}
-	spaced := func(v string) string { return strings.Join(strings.Fields(v), " ") }
-	if s.Nameserver != "" {
-		scalar("nameserver", s.Nameserver, "", func(a, b string) bool { return spaced(a) == spaced(b) })
-	}
-	if s.SearchDomain != "" {
-		scalar("searchdomain", s.SearchDomain, "", func(a, b string) bool { return spaced(a) == spaced(b) })
-	}
-	if s.Features != nil {
-		managed["features"] = true
-		have := eff["features"]
-		if normalFeatures(have) != normalFeatures(*s.Features) {
-			if changedRootOnly(have, *s.Features) {
-				d.refused = append(d.refused, fmt.Sprintf("features %s -> %s cannot be applied: features other than nesting need root@pam; %s",
-					orUnset(have), orUnset(*s.Features), rootOnlyNote))
-			} else if *s.Features == "" {
-				d.config = append(d.config, configChange{Change: vocab.Change{Field: "features", From: have}, key: "features", del: true, reboot: d.running})
-			} else {
-				set("features", have, *s.Features, *s.Features)
-			}
-		}
-	}
-	if have := truthy(eff["unprivileged"]); have != s.Unprivileged {
-		d.creationOnly = append(d.creationOnly, vocab.Change{Field: "unprivileged", From: boolStr(have), To: boolStr(s.Unprivileged)})
-	}
-	if s.Arch != "" {
-		have := eff["arch"]
-		if have == "" {
-			have = "amd64"
-		}
-		if have != s.Arch {
-			d.creationOnly = append(d.creationOnly, vocab.Change{Field: "arch", From: have, To: s.Arch})
-		}
-	}
-
-	// rootfs and mount points, keyed by slot.
-	for _, m := range append([]MountSpec{s.RootFS}, s.Mounts...) {
-		if m.Slot == "" {
-			continue
-		}
-		managed[m.Slot] = true
-		have, ok := eff[m.Slot]
-		if !ok {
-			if m.Bind != "" {
-				d.refused = append(d.refused, fmt.Sprintf("bind mount %s (%s on %s) cannot be added: %s", m.Slot, m.Bind, m.Path, rootOnlyNote))
-				continue
-			}
-			v := volumeValue(m)
-			d.config = append(d.config, configChange{Change: vocab.Change{Field: m.Slot, To: fmt.Sprintf("%s:%s on %s", m.Storage, FormatSize(m.Size), m.Path)},
-				key: m.Slot, value: v, async: true})
-			continue
-		}
-		ps := pve.ParsePropertyString(have, "volume")
-		vol := ps.Values["volume"]
-		isBind := strings.HasPrefix(vol, "/")
-		switch {
-		case m.Bind != "" && vol != m.Bind, m.Bind == "" && isBind:
-			d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".volume", From: vol, To: orStr(m.Bind, m.Storage)})
-			continue
-		case m.Bind == "" && storageOf(vol) != m.Storage:
-			d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".storage", From: storageOf(vol), To: m.Storage})
-		}
-		if m.Bind == "" && m.Size > 0 {
-			haveSize, _ := ParseSize(ps.Values["size"])
-			switch {
-			case haveSize > 0 && haveSize < m.Size:
-				d.resizes = append(d.resizes, resize{slot: m.Slot, from: haveSize, to: m.Size})
-			case haveSize > m.Size:
-				d.refused = append(d.refused, fmt.Sprintf("%s is %s on the cluster but %s in the manifest: shrinking is not supported, raise the size in the manifest",
-					m.Slot, FormatSize(haveSize), FormatSize(m.Size)))
-			}
-		}
-		want := ps
-		want.Keys = append([]string(nil), ps.Keys...)
-		want.Values = map[string]string{}
-		for k, v := range ps.Values {
-			want.Values[k] = v
-		}
-		if m.Path != "" {
-			want.Set("mp", m.Path)
-		}
-		applyMountOptions(&want, m)
-		var fields []vocab.Change
-		for _, k := range []string{"mp", "ro", "backup", "shared", "mountoptions", "acl", "quota"} {
-			a, b := ps.Values[k], want.Values[k]
-			if k == "mountoptions" {
-				a, b = normalList(a), normalList(b)
-			}
-			if k != "mp" && k != "mountoptions" {
-				a, b = boolStr(truthy(a)), boolStr(truthy(b))
-				if _, declared := want.Values[k]; !declared && k == "acl" {
-					continue
-				}
-			}
-			if a != b {
-				fields = append(fields, vocab.Change{Field: m.Slot + "." + k, From: ps.Values[k], To: want.Values[k]})
-			}
-		}
-		if len(fields) > 0 {
-			if isBind {
-				d.refused = append(d.refused, fmt.Sprintf("bind mount %s cannot be changed: %s", m.Slot, rootOnlyNote))
-				continue
-			}
-			v := want.String("volume")
-			for i, f := range fields {
-				c := configChange{Change: f, key: m.Slot, value: v, reboot: d.running}
-				if i > 0 {
-					c.key = ""
-				}
-				d.config = append(d.config, c)
-			}
-		}
-	}
-
-	// NICs, keyed by slot.
-	declaredNIC := map[string]bool{}
-	for _, n := range s.NICs {
-		declaredNIC[n.Slot] = true
-		managed[n.Slot] = true
-		have, ok := eff[n.Slot]
-		if !ok {
-			v := nicCTValue(n, nil)
-			set(n.Slot, "", v, v)
-			continue
-		}
-		ps := pve.ParsePropertyString(have, "name")
-		var fields []vocab.Change
-		cmp := func(k, want string, declared bool, same func(a, b string) bool) {
-			if !declared {
-				return
-			}
-			have := ps.Values[k]
-			if same == nil {
-				same = func(a, b string) bool { return a == b }
-			}
-			if !same(have, want) {
-				fields = append(fields, vocab.Change{Field: n.Slot + "." + k, From: have, To: want})
-			}
-		}
-		lower := func(a, b string) bool { return strings.EqualFold(a, b) }
-		tag := ""
-		if n.Tag > 0 {
-			tag = strconv.Itoa(n.Tag)
-		}
-		cmp("name", n.Name, true, nil)
-		cmp("bridge", n.Bridge, true, nil)
-		cmp("ip", n.IP, n.IP != "", lower)
-		cmp("gw", n.Gw, n.Gw != "", nil)
-		cmp("ip6", n.IP6, n.IP6 != "", lower)
-		cmp("gw6", n.Gw6, n.Gw6 != "", lower)
-		cmp("hwaddr", n.HWAddr, n.HWAddr != "", lower)
-		cmp("mtu", strconv.Itoa(n.MTU), n.MTU > 0, nil)
-		cmp("rate", n.Rate, n.Rate != "", func(a, b string) bool {
-			fa, _ := strconv.ParseFloat(a, 64)
-			fb, _ := strconv.ParseFloat(b, 64)
-			return fa == fb
-		})
-		cmp("tag", tag, true, nil)
-		cmp("firewall", boolStr(n.Firewall), true, func(a, b string) bool { return boolStr(truthy(a)) == b })
-		if len(fields) > 0 {
-			v := nicCTValue(n, &ps)
-			for i, f := range fields {
-				c := configChange{Change: f, key: n.Slot, value: v}
-				if i > 0 {
-					c.key = ""
-				}
-				d.config = append(d.config, c)
-			}
-		}
-	}
-	if len(s.NICs) > 0 {
-		for _, k := range sortedKeys(eff) {
-			if rest, ok := strings.CutPrefix(k, "net"); ok && !declaredNIC[k] {
-				if _, err := strconv.Atoi(rest); err == nil {
-					managed[k] = true
-					d.config = append(d.config, configChange{Change: vocab.Change{Field: k, From: eff[k]}, key: k, del: true})
-				}
-			}
-		}
-	}
-
-	// Managed keys whose desired value already waits for a restart.
-	changed := map[string]bool{}
-	for _, c := range d.config {
-		changed[c.key] = true
-	}
-	for _, k := range sortedKeys(managed) {
-		if changed[k] {
-			continue
-		}
-		if pv, ok := g.Pending[k]; ok {
-			d.pending = append(d.pending, vocab.Change{Field: k, From: g.Current[k], To: pv})
-		} else if g.PendingDelete[k] {
-			d.pending = append(d.pending, vocab.Change{Field: k, From: g.Current[k]})
-		}
-	}
+	d := &ctDiff{guestDiff: &guestDiff{managed: map[string]*param{}}, running: g.Running()}
+	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID}, &diffCtx{eff: g.Effective, gate: d.running}, d.guestDiff)
+	d.pending = pendingOf(g, d.guestDiff)
 	return d
 }
 
@@ -762,65 +464,12 @@ func ctDiffStorages(pc *planContext, g *Guest, d *ctDiff) []string {
 	return out
 }
 
-// ctCreateParams renders a ContainerSpec as the parameters of POST /lxc.
+// ctCreateParams renders a ContainerSpec as the parameters of POST /lxc,
+// from ctFields.
 func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
 	p := pve.NewParams()
 	p.Set("ostemplate", ostemplate)
-	p.Set("hostname", s.Hostname)
-	p.Set("tags", strings.Join(s.wantTags(), ";"))
-	p.SetBool("unprivileged", s.Unprivileged)
-	p.Set("rootfs", volumeValue(s.RootFS))
-	for _, m := range s.Mounts {
-		p.Set(m.Slot, volumeValue(m))
-	}
-	for _, n := range s.NICs {
-		p.Set(n.Slot, nicCTValue(n, nil))
-	}
-	if s.Cores > 0 {
-		p.SetInt("cores", s.Cores)
-	}
-	if s.CPULimit != "" {
-		p.Set("cpulimit", s.CPULimit)
-	}
-	if s.Memory > 0 {
-		p.SetInt("memory", s.Memory)
-	}
-	if s.Swap != nil {
-		p.SetInt("swap", *s.Swap)
-	}
-	if s.OnBoot != nil {
-		p.SetBool("onboot", *s.OnBoot)
-	}
-	if s.Startup != "" {
-		p.Set("startup", s.Startup)
-	}
-	if s.Description != "" {
-		p.Set("description", s.Description)
-	}
-	if s.Nameserver != "" {
-		p.Set("nameserver", s.Nameserver)
-	}
-	if s.SearchDomain != "" {
-		p.Set("searchdomain", s.SearchDomain)
-	}
-	if len(s.SSHKeys) > 0 {
-		p.Set("ssh-public-keys", strings.Join(s.SSHKeys, "\n"))
-	}
-	if s.PasswordSet {
-		p.Set("password", s.Password)
-	}
-	if s.Features != nil && *s.Features != "" {
-		p.Set("features", *s.Features)
-	}
-	if s.Timezone != "" {
-		p.Set("timezone", s.Timezone)
-	}
-	if s.OSType != "" {
-		p.Set("ostype", s.OSType)
-	}
-	if s.Arch != "" {
-		p.Set("arch", s.Arch)
-	}
+	createParamsOf(params(ctFields, s, &fieldCtx{vmid: s.VMID}), p)
 	return p
 }
 
@@ -859,33 +508,11 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		a.DependsOn = append(a.DependsOn, dep)
 	}
 	a.Reason = "the container does not exist"
-	ch := []vocab.Change{{Field: "vmid", To: strconv.Itoa(s.VMID)}, {Field: "template", To: volid}, {Field: "hostname", To: s.Hostname}}
-	add := func(f, v string) {
-		if v != "" && v != "0" {
-			ch = append(ch, vocab.Change{Field: f, To: v})
-		}
+	ch := []vocab.Change{{Field: "vmid", To: strconv.Itoa(s.VMID)}, {Field: "template", Path: "spec.template", To: volid}}
+	ch = append(ch, previewOf(params(ctFields, s, &fieldCtx{vmid: s.VMID}))...)
+	if s.State != "" {
+		ch = append(ch, vocab.Change{Field: "state", Path: "spec.state", To: s.State})
 	}
-	add("cores", strconv.Itoa(s.Cores))
-	add("memory", strconv.Itoa(s.Memory))
-	if s.Swap != nil {
-		ch = append(ch, vocab.Change{Field: "swap", To: strconv.Itoa(*s.Swap)})
-	}
-	add("rootfs", s.RootFS.Storage+", "+FormatSize(s.RootFS.Size))
-	for _, m := range s.Mounts {
-		add(m.Slot, fmt.Sprintf("%s, %s on %s", m.Storage, FormatSize(m.Size), m.Path))
-	}
-	for _, n := range s.NICs {
-		add(n.Slot, nicCTValue(n, nil))
-	}
-	add("unprivileged", boolStr(s.Unprivileged))
-	if s.Features != nil {
-		add("features", *s.Features)
-	}
-	if s.OnBoot != nil {
-		ch = append(ch, vocab.Change{Field: "onboot", To: boolStr(*s.OnBoot)})
-	}
-	add("tags", strings.Join(s.wantTags(), ";"))
-	add("state", s.State)
 	a.Changes = ch
 	if s.Provision != "" {
 		a.Reason = joinReasons([]string{a.Reason, provisionNote(s)})

@@ -120,9 +120,47 @@ func checkTable[S any](t *testing.T, name string, rows []row[S], full []S, kinds
 	}
 }
 
+// fullContainerSpec declares every row of ctFields.
+func fullContainerSpec() *ContainerSpec {
+	features := "keyctl=1,nesting=1"
+	return &ContainerSpec{Meta: Meta{Name: "dns-01"}, VMID: 201, Hostname: "dns-01", OSType: "debian", Arch: "amd64",
+		Cores: 2, CPULimit: "1.5", Memory: 1024, Swap: ptr(256), Unprivileged: true, Features: &features,
+		RootFS: MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * gib, MountOptions: []string{"noatime"}},
+		Mounts: []MountSpec{{Slot: "mp0", Path: "/srv", Storage: "local-lvm", Size: 4 * gib, Backup: true}},
+		NICs:   []CTNICSpec{{Slot: "net0", Name: "eth0", Bridge: "vmbr0", IP: "dhcp", Tag: 20, Firewall: true, MTU: 1450, Rate: "12.5"}},
+		Nameserver: "1.1.1.1 9.9.9.9", SearchDomain: "example.org", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"},
+		Password: "secret", PasswordSet: true, OnBoot: ptr(true), Startup: "order=3", Description: "resolver", Timezone: "Europe/Berlin"}
+}
+
 func TestFieldTablesAreWellFormed(t *testing.T) {
-	vm := reflect.TypeOf(manifest.VirtualMachine{})
+	vm, tpl := reflect.TypeOf(manifest.VirtualMachine{}), reflect.TypeOf(manifest.Template{})
 	checkTable(t, "qemuFields", qemuFields, fullGuestSpecs(), vm)
+	// A Template declares a part of the same rows: those must be its fields.
+	var tplRows []row[*guestSpec]
+	for _, r := range qemuFields {
+		if _, ok := templateRows[r.key+r.path]; ok {
+			tplRows = append(tplRows, r)
+		}
+	}
+	checkTable(t, "qemuFields (Template)", tplRows, fullGuestSpecs()[:1], tpl)
+	checkTable(t, "ctFields", ctFields, []*ContainerSpec{fullContainerSpec()}, reflect.TypeOf(manifest.Container{}))
+}
+
+// templateRows are the rows of qemuFields a Template can declare
+// (templateGuestSpec fills nothing else).
+var templateRows = map[string]bool{}
+
+func init() {
+	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Cores: 1, Sockets: 1, Memory: 512, CPU: "host", Description: "d",
+		Agent: ptr(true), OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single",
+		Disks: []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
+		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
+	gs := templateGuestSpec(full, "pve1")
+	for _, r := range qemuFields {
+		if len(params([]row[*guestSpec]{r}, gs, &fieldCtx{vmid: 9000})) > 0 {
+			templateRows[r.key+r.path] = true
+		}
+	}
 }
 
 func TestManifestPathExists(t *testing.T) {
@@ -158,5 +196,26 @@ func TestCreatedAsDiffed(t *testing.T) {
 		if !d.empty() {
 			t.Errorf("spec %d differs right after the create: %+v", i, d.changes())
 		}
+	}
+}
+
+func TestContainerCreatedAsDiffed(t *testing.T) {
+	s := fullContainerSpec()
+	p := ctCreateParams(s, "local:vztmpl/debian-12.tar.zst")
+	cfg := map[string]string{}
+	for _, k := range p.Keys() {
+		cfg[k], _ = p.Get(k)
+	}
+	// Proxmox allocates the volumes and keeps neither keys nor password.
+	cfg["rootfs"] = "local-lvm:vm-201-disk-0,mountoptions=noatime,size=8G"
+	cfg["mp0"] = "local-lvm:vm-201-disk-1,mp=/srv,backup=1,size=4G"
+	cfg["net0"] += ",hwaddr=BC:24:11:00:00:01,type=veth"
+	delete(cfg, "ostemplate")
+	delete(cfg, "password")
+	delete(cfg, "ssh-public-keys")
+	g := &Guest{VMID: 201, Type: "lxc", Status: "running", Read: true, Current: cfg, Effective: cfg,
+		Pending: map[string]string{}, PendingDelete: map[string]bool{}}
+	if d := diffContainer(s, g); !d.empty() || len(d.creationOnly) > 0 || len(d.pending) > 0 {
+		t.Errorf("differs right after the create: %+v", d.changes())
 	}
 }
