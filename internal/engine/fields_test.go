@@ -125,9 +125,9 @@ func fullContainerSpec() *ContainerSpec {
 	features := "keyctl=1,nesting=1"
 	return &ContainerSpec{Meta: Meta{Name: "dns-01"}, VMID: 201, Hostname: "dns-01", OSType: "debian", Arch: "amd64",
 		Cores: 2, CPULimit: "1.5", Memory: 1024, Swap: ptr(256), Unprivileged: true, Features: &features,
-		RootFS: MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * gib, MountOptions: []string{"noatime"}},
-		Mounts: []MountSpec{{Slot: "mp0", Path: "/srv", Storage: "local-lvm", Size: 4 * gib, Backup: true}},
-		NICs:   []CTNICSpec{{Slot: "net0", Name: "eth0", Bridge: "vmbr0", IP: "dhcp", Tag: 20, Firewall: true, MTU: 1450, Rate: "12.5"}},
+		RootFS:     MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * gib, MountOptions: []string{"noatime"}},
+		Mounts:     []MountSpec{{Slot: "mp0", Path: "/srv", Storage: "local-lvm", Size: 4 * gib, Backup: true}},
+		NICs:       []CTNICSpec{{Slot: "net0", Name: "eth0", Bridge: "vmbr0", IP: "dhcp", Tag: 20, Firewall: true, MTU: 1450, Rate: "12.5"}},
 		Nameserver: "1.1.1.1 9.9.9.9", SearchDomain: "example.org", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"},
 		Password: "secret", PasswordSet: true, OnBoot: ptr(true), Startup: "order=3", Description: "resolver", Timezone: "Europe/Berlin"}
 }
