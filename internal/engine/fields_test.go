@@ -136,32 +136,10 @@ func TestFieldTablesAreWellFormed(t *testing.T) {
 	vm, tpl := reflect.TypeOf(manifest.VirtualMachine{}), reflect.TypeOf(manifest.Template{})
 	checkTable(t, "qemuFields", qemuFields, fullGuestSpecs(), vm)
 	// A Template declares a part of the same rows: those must be its fields.
-	var tplRows []row[*guestSpec]
-	for _, r := range qemuFields {
-		if _, ok := templateRows[r.key+r.path]; ok {
-			tplRows = append(tplRows, r)
-		}
-	}
-	checkTable(t, "qemuFields (Template)", tplRows, fullGuestSpecs()[:1], tpl)
+	checkTable(t, "qemuFields (Template)", templateFieldRows(), fullGuestSpecs()[:1], tpl)
 	checkTable(t, "ctFields", ctFields, []*ContainerSpec{fullContainerSpec()}, reflect.TypeOf(manifest.Container{}))
 }
 
-// templateRows are the rows of qemuFields a Template can declare
-// (templateGuestSpec fills nothing else).
-var templateRows = map[string]bool{}
-
-func init() {
-	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Cores: 1, Sockets: 1, Memory: 512, CPU: "host", Description: "d",
-		Agent: ptr(true), OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single",
-		Disks: []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
-		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
-	gs := templateGuestSpec(full, "pve1")
-	for _, r := range qemuFields {
-		if len(params([]row[*guestSpec]{r}, gs, &fieldCtx{vmid: 9000})) > 0 {
-			templateRows[r.key+r.path] = true
-		}
-	}
-}
 
 func TestManifestPathExists(t *testing.T) {
 	vm := reflect.TypeOf(manifest.VirtualMachine{})

@@ -1,0 +1,48 @@
+package engine
+
+// FieldRows names the rows of a kind's field table that its manifests can
+// declare (a manifest path, or the Proxmox key of a field without one), for
+// the e2e test that proves each in sync right after a create.
+func FieldRows(kind string) []string {
+	var out []string
+	name := func(p param) string {
+		if p.path != "" {
+			return p.path
+		}
+		return p.key
+	}
+	switch kind {
+	case KindVirtualMachine:
+		for _, r := range qemuFields {
+			out = append(out, name(r.param))
+		}
+	case KindTemplate:
+		for _, r := range templateFieldRows() {
+			out = append(out, name(r.param))
+		}
+	case KindContainer:
+		for _, r := range ctFields {
+			out = append(out, name(r.param))
+		}
+	}
+	return out
+}
+
+// templateFieldRows are the rows of qemuFields a Template can declare: those
+// a TemplateSpec declaring everything fills (templateGuestSpec copies no
+// other field).
+func templateFieldRows() []row[*guestSpec] {
+	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Cores: 1, Sockets: 1, Memory: 512, CPU: "host", Description: "d",
+		Agent: ptr(true), OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single",
+		Disks: []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0", Firewall: ptr(true)}},
+		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", Searchdomain: "example.org", Upgrade: ptr(true),
+			SSHKeys: []string{"ssh-ed25519 AAAA u@h"}, IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
+	gs := templateGuestSpec(full, "pve1")
+	var out []row[*guestSpec]
+	for _, r := range qemuFields {
+		if len(params([]row[*guestSpec]{r}, gs, &fieldCtx{vmid: full.VMID})) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
