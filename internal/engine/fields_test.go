@@ -140,7 +140,6 @@ func TestFieldTablesAreWellFormed(t *testing.T) {
 	checkTable(t, "ctFields", ctFields, []*ContainerSpec{fullContainerSpec()}, reflect.TypeOf(manifest.Container{}))
 }
 
-
 func TestManifestPathExists(t *testing.T) {
 	vm := reflect.TypeOf(manifest.VirtualMachine{})
 	for path, want := range map[string]bool{"spec.cores": true, "spec.net[1].bridge": true, "metadata.tags": true,
