@@ -34,7 +34,7 @@ for a in "$@"; do
 	case "$a" in
 	-o|-c|-t|-X|--option|--target-release|--repository|--setopt|--releasever) skip=1 ;;
 	-f|--showformat) [ "$prog" = dpkg-query ] && skip=1 ;;
-	-W|-s|-l|-q|-qa|-e) [ -z "$verb" ] && verb=$a ;;
+	-W|-s|-l|-q|-qa) case "$prog" in dpkg-query|dpkg|rpm) [ -z "$verb" ] && verb=$a ;; esac ;;
 	-*) ;;
 	*) if [ -z "$verb" ]; then verb=$a; else pkgs="$pkgs $a"; fi ;;
 	esac

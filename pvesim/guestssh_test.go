@@ -155,6 +155,10 @@ func TestGuestSSHContainerRunsCommandsInItsOwnTree(t *testing.T) {
 		t.Errorf("the guest wrote the host's /usr/bin/%s", name)
 	}
 
+	if got := mustRun(t, cl, "mkdir -p /var/www && touch /var/www/index.html && chown www-data:www-data /var/www/index.html && stat -c %U:%G /var/www/index.html"); got != "www-data:www-data\n" {
+		t.Errorf("owner of a file given to www-data: %q", got)
+	}
+
 	// The same host key on every connection while the guest exists.
 	cl2, hostKey2, err := dialGuest(addr, "root", key)
 	if err != nil {
@@ -260,7 +264,7 @@ func TestGuestSSHPackageStandIns(t *testing.T) {
 		t.Errorf("apt-get is %q", got)
 	}
 	mustRun(t, cl, "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y -o Dpkg::Options::=--force-confdef apache2 curl=8.0")
-	mustRun(t, cl, "apt-get install -y curl")
+	mustRun(t, cl, "apt-get -q -y install curl")
 	b, err := os.ReadFile(filepath.Join(dir, "303", installedPackagesPath))
 	if err != nil || string(b) != "apache2\ncurl\n" {
 		t.Errorf("installed-packages = %q, %v", b, err)
@@ -413,7 +417,7 @@ func TestGuestSSHVMTakesCloudInitUserAndKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustRun(t, cl, "echo $HOME; hostname; sudo apt-get install -y nginx >/dev/null; echo ok"); got != "/home/admin\nvm400\nok\n" {
+	if got := mustRun(t, cl, "echo $HOME; hostname; id -nG admin; sudo apt-get install -y nginx >/dev/null; echo ok"); got != "/home/admin\nvm400\nadmin sudo\nok\n" {
 		t.Errorf("as admin: %q", got)
 	}
 	cl.Close()

@@ -180,6 +180,26 @@ func layoutTree(root *os.Root, p guestProfile, fresh bool) error {
 	return nil
 }
 
+// basePasswd and baseGroup are the system accounts of a Debian base
+// system (base-passwd), so files can be given to www-data and the like.
+const (
+	basePasswd = "root:x:0:0:root:/root:/bin/sh\n" +
+		"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\nbin:x:2:2:bin:/bin:/usr/sbin/nologin\n" +
+		"sys:x:3:3:sys:/dev:/usr/sbin/nologin\nsync:x:4:65534:sync:/bin:/bin/sync\n" +
+		"games:x:5:60:games:/usr/games:/usr/sbin/nologin\nman:x:6:12:man:/var/cache/man:/usr/sbin/nologin\n" +
+		"lp:x:7:7:lp:/var/spool/lpd:/usr/sbin/nologin\nmail:x:8:8:mail:/var/mail:/usr/sbin/nologin\n" +
+		"news:x:9:9:news:/var/spool/news:/usr/sbin/nologin\nuucp:x:10:10:uucp:/var/spool/uucp:/usr/sbin/nologin\n" +
+		"proxy:x:13:13:proxy:/bin:/usr/sbin/nologin\nwww-data:x:33:33:www-data:/var/www:/usr/sbin/nologin\n" +
+		"backup:x:34:34:backup:/var/backups:/usr/sbin/nologin\nlist:x:38:38:Mailing List Manager:/var/list:/usr/sbin/nologin\n" +
+		"irc:x:39:39:ircd:/run/ircd:/usr/sbin/nologin\n_apt:x:42:65534::/nonexistent:/usr/sbin/nologin\n" +
+		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+	baseGroup = "root:x:0:\ndaemon:x:1:\nbin:x:2:\nsys:x:3:\nadm:x:4:\ntty:x:5:\ndisk:x:6:\nlp:x:7:\n" +
+		"mail:x:8:\nnews:x:9:\nuucp:x:10:\nman:x:12:\nproxy:x:13:\nkmem:x:15:\ndialout:x:20:\n" +
+		"cdrom:x:24:\nsudo:x:27:\naudio:x:29:\nwww-data:x:33:\nbackup:x:34:\noperator:x:37:\n" +
+		"list:x:38:\nirc:x:39:\nsrc:x:40:\nshadow:x:42:\nutmp:x:43:\nvideo:x:44:\nplugdev:x:46:\n" +
+		"staff:x:50:\ngames:x:60:\nusers:x:100:\nnogroup:x:65534:\n"
+)
+
 // newTreeFiles are written once, when the guest's root file system is made.
 func newTreeFiles(root *os.Root, p guestProfile) error {
 	rel, ok := osRelease[p.distro]
@@ -192,8 +212,8 @@ func newTreeFiles(root *os.Root, p guestProfile) error {
 		mode fs.FileMode
 	}{
 		{"etc/os-release", rel, 0o644},
-		{"etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", 0o644},
-		{"etc/group", "root:x:0:\nsudo:x:27:\nnogroup:x:65534:\n", 0o644},
+		{"etc/passwd", basePasswd, 0o644},
+		{"etc/group", baseGroup, 0o644},
 		{"etc/hosts", "127.0.0.1\tlocalhost\n" + p.ip + "\t" + p.hostname + "\n", 0o644},
 		{"etc/resolv.conf", "", 0o644},
 		{installedPackagesPath, "", 0o644},
@@ -332,6 +352,14 @@ func addPasswdUser(root *os.Root, user string) error {
 	}
 	b = append(b, fmt.Sprintf("%s:x:1000:1000::/home/%s:/bin/sh\n", user, user)...)
 	if err := root.WriteFile("etc/passwd", b, 0o644); err != nil {
+		return err
+	}
+	g, err := root.ReadFile("etc/group")
+	if err != nil {
+		return err
+	}
+	groups := strings.Replace(string(g), "\nsudo:x:27:\n", "\nsudo:x:27:"+user+"\n", 1) + user + ":x:1000:\n"
+	if err := root.WriteFile("etc/group", []byte(groups), 0o644); err != nil {
 		return err
 	}
 	return root.MkdirAll("home/"+user+"/.ssh", 0o700)
