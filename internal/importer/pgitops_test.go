@@ -411,3 +411,35 @@ func TestImportCopiesDependenciesAndReplacesOldCopies(t *testing.T) {
 		t.Errorf("a file removed from the lib stays in the output: %v", err)
 	}
 }
+
+// A lib removed from the monorepo loses its manifest and cookbook copy at
+// the next import (the report says so); files of the user's in the output
+// folder are left alone.
+func TestImportAgainRemovesWhatItWroteForAGoneLib(t *testing.T) {
+	dir := fixture(t, nil)
+	_, out := importFixture(t, dir, importer.Options{VMIDOffset: 100})
+	mine := filepath.Join(out, "containers", "extra.yaml")
+	own := "apiVersion: proxmops.dev/v1\nkind: ContainerTemplate\nmetadata: {name: alpine, node: pve1}\nspec: {appliance: alpine-3.22-default_20250617_amd64.tar.xz, storage: local}\n"
+	if err := os.WriteFile(mine, []byte(own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "libs", "broker")); err != nil {
+		t.Fatal(err)
+	}
+	imp, _ := importFixture(t, dir, importer.Options{VMIDOffset: 100})
+	for _, gone := range []string{"containers/broker.yaml", "cookbooks/broker"} {
+		if _, err := os.Stat(filepath.Join(out, gone)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still there: %v", gone, err)
+		}
+	}
+	if strings.Join(imp.Report.Removed, ",") != "containers/broker.yaml,cookbooks/broker/" {
+		t.Errorf("removed %v", imp.Report.Removed)
+	}
+	if data, err := os.ReadFile(mine); err != nil || string(data) != own {
+		t.Errorf("the user's manifest was touched: %v", err)
+	}
+	report, _ := os.ReadFile(filepath.Join(out, importer.ReportFile))
+	if !strings.Contains(string(report), "- `containers/broker.yaml`") {
+		t.Errorf("the report does not list the removal:\n%s", report)
+	}
+}

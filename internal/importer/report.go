@@ -49,6 +49,7 @@ type Report struct {
 	Settings map[string]Setting // PROXMOX_* values used, with their origin
 	Env      map[string]string  // global variables passed to the cookbooks
 	Written  []string           // files written, relative to the output directory
+	Removed  []string           // what an earlier import wrote for libs that are gone
 	Findings []Finding          // everything not mapped
 }
 
@@ -97,6 +98,12 @@ func (r *Report) Markdown() string {
 	b.WriteString("\n## Written\n\n")
 	for _, f := range r.Written {
 		fmt.Fprintf(&b, "- `%s`\n", f)
+	}
+	if len(r.Removed) > 0 {
+		b.WriteString("\n## Removed (written by an earlier import for libs that are gone)\n\n")
+		for _, f := range r.Removed {
+			fmt.Fprintf(&b, "- `%s`\n", f)
+		}
 	}
 	b.WriteString("\n## Not mapped\n\n")
 	if len(r.Findings) == 0 {

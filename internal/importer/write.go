@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,14 +43,20 @@ func CheckOut(dir, out string) error {
 	return nil
 }
 
-// Write writes the manifests and the report under out, then loads out as
-// `proxmops validate` does: an import that does not validate is an error.
+// generatedMark is the first line of every manifest the import writes: a
+// later import removes such a file when its lib is gone.
+const generatedMark = "Written by proxmops import proxmox-gitops; importing again rewrites this file."
+
+// Write writes the cookbooks, the manifests and the report under out,
+// removes what an earlier import wrote for libs that are gone, then loads
+// out as `proxmops validate` does: an import that does not validate is an
+// error.
 func (imp *Import) Write(out string) error {
 	if err := CheckOut(imp.dir, out); err != nil {
 		return err
 	}
 	rep := imp.Report
-	rep.Written = nil
+	rep.Written, rep.Removed = nil, nil
 	write := func(rel string, data []byte) error {
 		p := filepath.Join(out, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -61,6 +68,7 @@ func (imp *Import) Write(out string) error {
 		rep.Written = append(rep.Written, rel)
 		return nil
 	}
+	keep := map[string]bool{}
 	for _, src := range sortedKeys(imp.trees) {
 		dst := outLibraries
 		if name, ok := strings.CutPrefix(src, "libs/"); ok {
@@ -69,22 +77,17 @@ func (imp *Import) Write(out string) error {
 		if err := copyTree(imp.dir, src, out, dst, imp.trees[src]); err != nil {
 			return err
 		}
+		keep[dst] = true
 		rep.Written = append(rep.Written, fmt.Sprintf("%s/ (%d files from %s)", dst, len(imp.trees[src]), src))
 	}
-	tplFile := "templates/" + imp.Template.Metadata.Name + ".yaml"
-	tplHead := fmt.Sprintf("The OS template of every imported container: PROXMOX_STORAGE %s, PROXMOX_TEMPLATE %s.",
-		rep.Settings["PROXMOX_STORAGE"].Value, rep.Settings["PROXMOX_TEMPLATE"].Value)
-	data, err := renderYAML(tplHead, imp.Template)
-	if err != nil {
+	if err := imp.writeManifests(write); err != nil {
 		return err
 	}
-	if err := write(tplFile, data); err != nil {
-		return err
+	for _, w := range rep.Written {
+		keep[w] = true
 	}
-	for _, lib := range imp.Containers {
-		if err := imp.writeLib(lib, out, write); err != nil {
-			return err
-		}
+	if err := removeStale(out, keep, rep); err != nil {
+		return err
 	}
 	rep.Written = append(rep.Written, ReportFile)
 	if err := os.WriteFile(filepath.Join(out, ReportFile), []byte(rep.Markdown()), 0o644); err != nil {
@@ -100,14 +103,68 @@ func (imp *Import) Write(out string) error {
 	return nil
 }
 
-// writeLib writes one lib's Container.
-func (imp *Import) writeLib(lib *Lib, out string, write func(string, []byte) error) error {
-	head := "Imported from " + lib.EnvFile + " by proxmops import proxmox-gitops."
-	data, err := renderYAML(head, lib.Container)
+// writeManifests writes the ContainerTemplate and one Container per lib.
+func (imp *Import) writeManifests(write func(string, []byte) error) error {
+	rep := imp.Report
+	tplHead := fmt.Sprintf("The OS template of every imported container: PROXMOX_STORAGE %s, PROXMOX_TEMPLATE %s.",
+		rep.Settings["PROXMOX_STORAGE"].Value, rep.Settings["PROXMOX_TEMPLATE"].Value)
+	data, err := renderYAML(tplHead, imp.Template)
 	if err != nil {
 		return err
 	}
-	return write("containers/"+lib.Name+".yaml", data)
+	if err := write("templates/"+imp.Template.Metadata.Name+".yaml", data); err != nil {
+		return err
+	}
+	for _, lib := range imp.Containers {
+		data, err := renderYAML("Imported from "+lib.EnvFile+".", lib.Container)
+		if err != nil {
+			return err
+		}
+		if err := write("containers/"+lib.Name+".yaml", data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeStale removes the manifests an earlier import wrote (they start with
+// generatedMark) and the cookbook copies that this import did not write.
+func removeStale(out string, keep map[string]bool, rep *Report) error {
+	for _, dir := range []string{"containers", "templates"} {
+		entries, err := os.ReadDir(filepath.Join(out, dir))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, e := range entries {
+			rel := dir + "/" + e.Name()
+			if e.IsDir() || !manifest.IsManifestFile(rel) || keep[rel] {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(out, dir, e.Name()))
+			if err != nil || !strings.HasPrefix(string(data), "# "+generatedMark+"\n") {
+				continue // not the import's
+			}
+			if err := os.Remove(filepath.Join(out, dir, e.Name())); err != nil {
+				return err
+			}
+			rep.Removed = append(rep.Removed, rel)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(out, outCookbooks))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		rel := outCookbooks + "/" + e.Name()
+		if keep[rel] {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(out, outCookbooks, e.Name())); err != nil {
+			return err
+		}
+		rep.Removed = append(rep.Removed, rel+"/")
+	}
+	return nil
 }
 
 // renderYAML writes a resource as a block-style YAML document with a head
@@ -122,7 +179,7 @@ func renderYAML(head string, r json.Marshaler) ([]byte, error) {
 		return nil, err
 	}
 	blockStyle(&doc)
-	doc.HeadComment = head
+	doc.HeadComment = generatedMark + "\n" + head
 	var b strings.Builder
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
