@@ -13,13 +13,21 @@
 // owned guest or declared VMID, and one content listing per storage that
 // matters: never a walk over the whole cluster.
 //
-// Each kind has its reconciler (VirtualMachine, Template, Iso, Container,
-// ContainerTemplate, Network, SdnZone with SdnVnet); a reconciler
-// says what it needs observed and turns desired/observed pairs into actions.
-// Actions depend on one another (an Iso or a Template before the VMs that use
-// them); Apply runs independent actions in parallel under overall, per-node
-// and per-storage limits, waits for every Proxmox task, and marks the
-// dependents of a failed action as blocked with that reason.
+// Kinds come from one registry, the kinds table of registry.go: a row
+// per kind says how its manifests become specs (desired), which reconciler
+// plans it, which VMID a spec claims (an owned guest at a claimed VMID is
+// never pruned), how Engine.Delete recognises the prune action of one
+// resource (deletion) and what privileges its actions need (needs). The
+// row's place is the kind's order: its reconciler plans, and its actions
+// are listed, after those of the rows above it (an Iso or a Template
+// before the VMs that use them). A reconciler says what it needs observed
+// and turns desired/observed pairs into actions; the checks every kind
+// makes (sync disabled, a conflict, an owned resource no longer declared)
+// are the shared helpers of gate.go.
+// Actions depend on one another by key; Apply runs independent actions in
+// parallel under overall, per-node and per-storage limits, waits for every
+// Proxmox task, and marks the dependents of a failed action as blocked
+// with that reason.
 //
 // The engine knows nothing of HTTP servers or of the daemon's loop: the CLI
 // and the daemon drive it and follow progress through a Progress observer.
@@ -30,13 +38,30 @@
 // Engine.Delete (one-shot delete with the ownership check of prune),
 // WritePlanText and Plan.JSON (the document of docs/api.md).
 //
-// Adding a kind (Container, Network, SDN): give Desired a slice of its spec,
-// fill it in DesiredFromSet instead of Others, and add a reconciler (see
-// reconciler in engine.go) to Engine.reconcilers: its scope names the guest
-// configurations and storages it needs read (the snapshot already holds
-// every guest, node and storage of /cluster/resources), and its plan returns
-// one Action per resource with a run function built from the typed client
-// (internal/pve has the LXC, network and SDN calls). Dependencies are keys
-// ("Kind/name") in Action.DependsOn; the action's claim names the nodes and
-// storages it occupies for the concurrency limits.
+// Adding a kind is one file and one row (registry_test.go follows this
+// recipe with a test-only TestPool kind, planned and applied against
+// pvesim):
+//
+//  1. The file (pool.go, say) holds the spec, a struct embedding Meta; its
+//     conversion from the manifest type, func(*manifest.Pool,
+//     SecretReader) *PoolSpec; and its reconciler. scope asks for what the
+//     kind needs read: sc.guest and sc.storage for guest configurations
+//     and storage listings (the snapshot already holds every guest, node
+//     and storage of /cluster/resources), sc.read for requests of its own,
+//     whose results the reconciler keeps in its fields (one reconciler per
+//     plan). plan returns one Action per desired spec, read with
+//     specsOf[*PoolSpec](pc.d, KindPool), plus the owned resources no
+//     longer declared: baseAction starts an action, syncDisabled ends it
+//     for a disabled resource, a.conflict marks something proxmops does
+//     not own in the way, orphan and decidePrune plan the fate of an owned
+//     undeclared one. A runnable action has a run function built from the
+//     typed client and a claim naming the nodes and storages it occupies;
+//     its dependencies are keys ("Kind/name") in Action.DependsOn.
+//  2. The row in kinds, at the place of the kind's order: kind (KindPool =
+//     string(manifest.KindPool)), desired: fromManifest(poolFromManifest),
+//     reconciler, and where they apply vmid, deletion (by name when nil)
+//     and needs (privileges.go).
+//
+// The manifest type itself (internal/manifest: type, decoder, schema) is
+// the manifest package's part.
 package engine

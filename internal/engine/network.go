@@ -49,7 +49,7 @@ func sameSet(have, want string) bool {
 func sameBool(have, want string) bool { return boolStr(truthy(have)) == boolStr(truthy(want)) }
 
 // networkParams lists the keys a NetworkSpec manages, with their values.
-func networkParams(s *NetworkSpec, existing pve.ConfigValues) []netParam {
+func networkParams(s *NetworkSpec) []netParam {
 	var ps []netParam
 	add := func(k, v string, same func(string, string) bool) {
 		ps = append(ps, netParam{key: k, want: v, same: same})
@@ -107,7 +107,7 @@ func networkParams(s *NetworkSpec, existing pve.ConfigValues) []netParam {
 // method from each request, so a kept address is sent again).
 func netParamsFor(s *NetworkSpec, existing pve.ConfigValues) *pve.Params {
 	p := pve.NewParams().Set("type", s.Type)
-	for _, np := range networkParams(s, existing) {
+	for _, np := range networkParams(s) {
 		if np.key == "bridge_ports" || np.key == "slaves" {
 			if np.want == "" {
 				continue
@@ -217,7 +217,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 			return a
 		}
 		var changes []vocab.Change
-		for _, np := range networkParams(s, have) {
+		for _, np := range networkParams(s) {
 			same := np.same
 			if same == nil {
 				same = func(a, b string) bool { return a == b }
@@ -257,7 +257,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("interface %s does not exist on %s", s.Iface, node)
 	a.Changes = []vocab.Change{{Field: "iface", To: s.Iface}, {Field: "type", To: s.Type}}
-	for _, np := range networkParams(s, nil) {
+	for _, np := range networkParams(s) {
 		if np.want != "" && !(np.key == "bridge_vlan_aware" && np.want == "0") {
 			a.Changes = append(a.Changes, vocab.Change{Field: np.key, To: np.want})
 		}

@@ -199,9 +199,9 @@ var (
 	compressedExts   = []string{".xz", ".gz", ".bz2", ".zst", ".zstd", ".lz4", ".lzma", ".lzo", ".zip", ".7z", ".tgz", ".z"}
 )
 
-// CompressedImageExt returns the compression suffix of an image file name
+// compressedImageExt returns the compression suffix of an image file name
 // (".xz" for "noble.img.xz"), or "".
-func CompressedImageExt(name string) string {
+func compressedImageExt(name string) string {
 	ext := strings.ToLower(path.Ext(name))
 	for _, c := range compressedExts {
 		if ext == c {
@@ -211,10 +211,10 @@ func CompressedImageExt(name string) string {
 	return ""
 }
 
-// ImageFormat is the format of an image: the declared one, else the one
+// imageFormat is the format of an image: the declared one, else the one
 // its name implies (.raw raw, .vmdk vmdk, anything else qcow2: .img is
 // what Ubuntu and others name qcow2 cloud images).
-func ImageFormat(declared, name string) string {
+func imageFormat(declared, name string) string {
 	if declared != "" {
 		return declared
 	}
@@ -232,14 +232,14 @@ func importFileName(rawURL, override, format string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("invalid image URL %q: %w", rawURL, err)
 	}
-	if ext := CompressedImageExt(u.Path); ext != "" {
+	if ext := compressedImageExt(u.Path); ext != "" {
 		return "", fmt.Errorf("the image %s is compressed (%s): Proxmox stores import images as downloaded and cannot import a compressed one; use the uncompressed .qcow2, .raw or .vmdk image", path.Base(u.Path), ext)
 	}
 	name := override
 	if name == "" {
 		name = path.Base(u.Path)
 	}
-	format = ImageFormat(format, name)
+	format = imageFormat(format, name)
 	name = sanitizeFileName(name)
 	if name == "" || name == "." || name == "/" || name == "_" {
 		return "", fmt.Errorf("cannot derive a file name from %q", rawURL)

@@ -1,5 +1,5 @@
 // Package server is the daemon's HTTP layer: the /api/v1 routes of
-// PRODUCT.md (JSON shapes in docs/api.md and internal/api), first-run setup,
+// docs/api.md (JSON shapes in internal/api), first-run setup,
 // sessions and API tokens, CSRF, security headers, SSE streams, forge
 // webhooks, /healthz, /readyz, /metrics and the embedded UI.
 //
