@@ -80,6 +80,7 @@ type session struct {
 	client   *pve.Client
 	desired  *engine.Desired
 	revision string
+	db       *lazyStore
 }
 
 // openSession loads the configuration (file, environment, flags), reads the
@@ -120,9 +121,10 @@ func openSession(ctx context.Context, flags *config.Flags, stderr io.Writer) (*s
 	if err != nil {
 		return nil, err
 	}
-	eng := engine.New(client, engine.Options{Prune: cfg.Reconcile.Prune, Concurrency: cfg.Reconcile.Concurrency})
+	prov, db := provisioner(cfg)
+	eng := engine.New(client, engine.Options{Prune: cfg.Reconcile.Prune, Concurrency: cfg.Reconcile.Concurrency, Provisioner: prov})
 	return &session{cfg: cfg, engine: eng, client: client, desired: engine.DesiredFromSet(set, nil),
-		revision: res.Commit.Hash}, nil
+		revision: res.Commit.Hash, db: db}, nil
 }
 
 func (s *session) plan(ctx context.Context) (*engine.Plan, error) {
@@ -133,7 +135,10 @@ func (s *session) plan(ctx context.Context) (*engine.Plan, error) {
 	return p, nil
 }
 
-func (s *session) close() { s.client.Close() }
+func (s *session) close() {
+	s.client.Close()
+	s.db.close()
+}
 
 // useColor colours text for a terminal, unless NO_COLOR or --no-color.
 func useColor(w io.Writer, noColor bool) bool {

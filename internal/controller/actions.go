@@ -40,7 +40,7 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 			case obs.neverStarted():
 				c.dropQueued(key)
 			default:
-				c.finish(key, a.Action, commit, nil, err.Error(), 0)
+				c.finish(key, a.Action, commit, nil, err.Error(), 0, "")
 			}
 			c.afterAction()
 		},
@@ -107,7 +107,7 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 		return
 	}
 	if r.Status == vocab.StatusSynced {
-		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", r.Duration)
+		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", r.Duration, r.Detail)
 		return
 	}
 	msg := r.Error
@@ -118,7 +118,7 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 	if errors.As(r.Err, &te) {
 		o.c.m.PVEErrors.WithLabelValues("task").Inc()
 	}
-	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, r.Duration)
+	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, r.Duration, "")
 }
 
 // progress publishes a running action's progress.
@@ -136,8 +136,8 @@ func (c *Controller) progress(key string, p *api.Progress) {
 
 // finish records an action's outcome: history, metrics, status, and a
 // re-scan that confirms it (or picks up what waited for it). errMsg is ""
-// on success.
-func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg string, dur time.Duration) {
+// on success; detail is what the action reported beyond its changes.
+func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg string, dur time.Duration, detail string) {
 	kind, name := splitKey(key)
 	result := "ok"
 	if errMsg != "" {
@@ -168,6 +168,9 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		msg := fmt.Sprintf("%s done in %s", action, dur.Round(time.Millisecond))
 		if len(changes) > 0 && action != vocab.ActionDelete {
 			msg += ": " + changeList(changes)
+		}
+		if detail != "" {
+			msg += "; " + detail
 		}
 		c.addHistoryLocked(ctx, kind, name, ev, commit, msg)
 		rec = record{Status: vocab.StatusSynced, Event: ev}

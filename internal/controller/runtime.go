@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/metrics"
+	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/source"
 )
@@ -33,6 +34,9 @@ type runtime struct {
 	records engine.Records
 	// taskLogs keeps finished tasks' log lines between passes.
 	taskLogs *engine.TaskLogCache
+	// provisioner applies spec.provision, with the key and pinned host
+	// keys kept in the store.
+	provisioner *provision.Runner
 }
 
 // engine returns an engine on the runtime's client sharing its limiter.
@@ -44,6 +48,7 @@ func (rt *runtime) engine(prune bool, log *slog.Logger) *engine.Engine {
 		Logger:      log,
 		Records:     rt.records,
 		TaskLogs:    rt.taskLogs,
+		Provisioner: rt.provisioner,
 	})
 }
 
@@ -58,6 +63,7 @@ func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{}}
 	if c.st != nil {
 		rt.records = c.st
+		rt.provisioner = provision.NewRunner(provision.NewKeys(c.st, cfg.Provision.SSHKeyFile))
 	}
 	conc := cfg.Reconcile.Concurrency
 	if conc <= 0 {

@@ -153,7 +153,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 	r.dependencies(pc, s, a, node)
 	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
 	if g == nil {
-		return r.planCreate(pc, s, a, node, uo)
+		return pc.planProvision(r.planCreate(pc, s, a, node, uo), s.Provision, nil, s.State, false)
 	}
 	a.Observed = observedSummary(g)
 	markHA(a, g)
@@ -170,7 +170,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		a.claim = claim{nodes: []string{g.Node}, storages: ctDiffStorages(pc, g, d)}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.applyCTDiff(ctx, g, d, uo) }
 	}
-	return a
+	return pc.planProvision(a, s.Provision, g, s.State, a.Action == vocab.ActionReboot)
 }
 
 // dependencies orders a container after the template, networks and SDN
@@ -422,9 +422,6 @@ func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOpt
 		}
 		reasons = append(reasons, fmt.Sprintf("%s pending until the container restarts", strings.Join(fields, ", ")))
 	}
-	if s.Provision != "" {
-		reasons = append(reasons, provisionNote(s))
-	}
 	switch {
 	case !d.empty() || power != "":
 		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
@@ -432,21 +429,11 @@ func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOpt
 		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
 	case reboot || len(d.creationOnly) > 0:
 		a.Status = vocab.StatusOutOfSync
-	case s.Provision != "":
-		// The configuration matches, but what provision asks for inside the
-		// container cannot be checked: never report that as in sync.
-		a.Status = vocab.StatusUnknown
-		reasons = append([]string{"configuration in sync"}, reasons...)
 	default:
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return
 	}
 	a.Reason = joinReasons(reasons)
-}
-
-// provisionNote says why spec.provision is not applied.
-func provisionNote(s *ContainerSpec) string {
-	return fmt.Sprintf("provision (%s) is not applied: the Proxmox API cannot run commands or write files inside a container, so proxmops does not install packages, write files or run commands there; use a configuration tool (Ansible, a startup script baked into the template) for that", s.Provision)
 }
 
 // ctDiffStorages names the storages an update touches.
@@ -514,9 +501,6 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		ch = append(ch, vocab.Change{Field: "state", Path: "spec.state", To: s.State})
 	}
 	a.Changes = ch
-	if s.Provision != "" {
-		a.Reason = joinReasons([]string{a.Reason, provisionNote(s)})
-	}
 	storages := []string{claimStorage(pc.snap, node, s.RootFS.Storage)}
 	for _, m := range s.Mounts {
 		if m.Storage != "" {
@@ -525,8 +509,12 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 	}
 	a.claim = claim{nodes: []string{node}, storages: storages}
 	a.run = func(ctx context.Context, x *execCtx) error {
+		params := ctCreateParams(s, volid)
+		if err := x.ctProvisionKey(ctx, params, s); err != nil {
+			return err
+		}
 		if err := x.task(ctx, fmt.Sprintf("creating container %d from %s", s.VMID, volid), func() (string, error) {
-			return x.e.client.LxcCreate(ctx, node, s.VMID, ctCreateParams(s, volid))
+			return x.e.client.LxcCreate(ctx, node, s.VMID, params)
 		}); err != nil {
 			return err
 		}

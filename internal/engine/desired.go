@@ -176,6 +176,8 @@ type VMSpec struct {
 	ApplyMode       string // "" or "reboot"
 	State           string // "", "running", "stopped"
 	ShutdownTimeout time.Duration
+	// Provision is spec.provision (nil when absent).
+	Provision *ProvisionSpec
 }
 
 // TemplateSpec is a desired Template: a VM built from an image and

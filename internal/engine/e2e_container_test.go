@@ -248,25 +248,12 @@ func TestContainerConflictUntouched(t *testing.T) {
 	}
 }
 
-// provision is the second seed's recipe for apache, which the example leaves
-// out because the Proxmox API cannot apply it.
-const provision = `  provision:
-    packages: [apache2]
-    files:
-      - path: /var/www/html/index.html
-        content: "<h1>Hello from apache</h1>\n"
-        mode: "0644"
-        owner: www-data:www-data
-    commands:
-      - systemctl enable --now apache2
-`
-
-// The second seed's container (apache) with its provision section: that
-// cannot be applied through the API, so the plan says so and never counts
-// it as in sync. The media example with a bind mount and features beyond
-// nesting needs root@pam: the plan says so and nothing is created. As the
-// example stands (an API token can do all of it), media is created.
-func TestContainerProvisionAndRootOnly(t *testing.T) {
+// The second seed's container (apache) is created and in sync. The media
+// example with a bind mount and features beyond nesting needs root@pam:
+// the plan says so and nothing is created. As the example stands (an API
+// token can do all of it), media is created. (Provisioning over SSH is in
+// e2e_provision_test.go.)
+func TestContainerSeedAndRootOnly(t *testing.T) {
 	e := newEnv(t)
 	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
 		t.Fatal(err)
@@ -278,7 +265,7 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("correct horse\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.write("apache.yaml", example(t, "containers/apache.yaml")+provision)
+	e.write("apache.yaml", example(t, "containers/apache.yaml"))
 	media := strings.Replace(example(t, "containers/media.yaml"), "{ env: MEDIA_ROOT_PASSWORD }", "{ file: "+secret+" }", 1)
 	media = strings.Replace(media, "bridge: vmbr1", "bridge: vmbr0", 1)
 	rootOnly := strings.Replace(media, "  net:\n", `    - path: /mnt/media
@@ -293,8 +280,8 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 	p := e.plan(eng)
 	text := planText(p)
 	ap := p.Find(engine.KindContainer, "apache")
-	if ap.Action != vocab.ActionCreate || !strings.Contains(ap.Reason, "provision (1 package(s), 1 file(s), 1 command(s)) is not applied") {
-		t.Fatalf("apache: want a create that says provisioning is not applied:\n%s", text)
+	if ap.Action != vocab.ActionCreate {
+		t.Fatalf("apache: want a create:\n%s", text)
 	}
 	if !strings.Contains(text, "template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst") {
 		t.Fatalf("apache: the appliance name resolves to the volume on the node:\n%s", text)
@@ -320,11 +307,8 @@ func TestContainerProvisionAndRootOnly(t *testing.T) {
 	}
 	p = e.plan(eng)
 	ap = p.Find(engine.KindContainer, "apache")
-	if ap.Status != vocab.StatusUnknown || ap.Action != vocab.ActionNone || !strings.Contains(ap.Reason, "configuration in sync; provision") {
-		t.Fatalf("apache: want Unknown, never in sync, while provision cannot be applied:\n%s", planText(p))
-	}
-	if p.Summary.Unknown != 1 || !strings.Contains(planText(p), "1 unknown") {
-		t.Fatalf("summary %+v:\n%s", p.Summary, planText(p))
+	if ap.Status != vocab.StatusSynced || ap.Action != vocab.ActionNone {
+		t.Fatalf("apache: want in sync:\n%s", planText(p))
 	}
 
 	// The example as it stands is created, with its storage mount points,

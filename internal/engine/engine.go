@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/dispatch"
+	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -38,6 +39,9 @@ type Options struct {
 	Records Records
 	// TaskLogs keeps task log lines between engines (default: per engine).
 	TaskLogs *TaskLogCache
+	// Provisioner applies spec.provision over SSH (nil: guests that
+	// declare provision fail to plan).
+	Provisioner *provision.Runner
 }
 
 // Engine plans and applies desired state against one cluster.
@@ -302,6 +306,9 @@ type Result struct {
 	// unreachable): the next pass is expected to absorb it.
 	Retry bool  `json:"retry,omitempty"`
 	Err   error `json:"-"`
+	// Detail is what the action reports beyond its changes (a
+	// provisioning run's summary and last output), for history.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Report is the outcome of Apply.
@@ -334,7 +341,12 @@ type execCtx struct {
 	// sdnApply is the key of the SDN action that applies the SDN
 	// configuration in this Apply call (see sdnApplier).
 	sdnApply string
+	// notes become Result.Detail.
+	notes []string
 }
+
+// note adds a line to the action's result detail.
+func (x *execCtx) note(s string) { x.notes = append(x.notes, s) }
 
 func (x *execCtx) progress(msg, task string, pct int) {
 	if x.prog != nil {
@@ -460,8 +472,10 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 				prog.ActionStarted(a)
 			}
 			t0 := time.Now()
-			err = a.run(ctx, &execCtx{e: e, a: a, pass: p.pass, prog: prog, sdnApply: sdnApply})
+			x := &execCtx{e: e, a: a, pass: p.pass, prog: prog, sdnApply: sdnApply}
+			err = a.run(ctx, x)
 			n.res.Duration = time.Since(t0)
+			n.res.Detail = strings.Join(x.notes, "\n")
 			if err != nil {
 				n.res.Status, n.res.Error, n.res.Err = vocab.StatusFailed, err.Error(), err
 				n.res.Retry = pve.IsTransient(err)

@@ -191,6 +191,9 @@ func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 	if err != nil {
 		s.Invalid = err.Error()
 	}
+	if s.Provision, err = provisionFromManifest(v, sp.Provision); err != nil && s.Invalid == "" {
+		s.Invalid = err.Error()
+	}
 	return s
 }
 

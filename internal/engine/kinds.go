@@ -85,9 +85,8 @@ type ContainerSpec struct {
 	Timezone     string
 	State        string
 	ApplyMode    string
-	// Provision summarises spec.provision ("" when absent): Proxmox's API
-	// cannot run anything inside a container, so it is reported, not applied.
-	Provision       string
+	// Provision is spec.provision (nil when absent).
+	Provision       *ProvisionSpec
 	ShutdownTimeout time.Duration
 }
 
@@ -204,18 +203,10 @@ func containerFromManifest(c *manifest.Container, secrets SecretReader) *Contain
 		f := sp.Features.String()
 		s.Features = &f
 	}
-	if p := sp.Provision; p != nil {
-		var parts []string
-		if n := len(p.Packages); n > 0 {
-			parts = append(parts, strconv.Itoa(n)+" package(s)")
-		}
-		if n := len(p.Files); n > 0 {
-			parts = append(parts, strconv.Itoa(n)+" file(s)")
-		}
-		if n := len(p.Commands); n > 0 {
-			parts = append(parts, strconv.Itoa(n)+" command(s)")
-		}
-		s.Provision = strings.Join(parts, ", ")
+	if prov, err := provisionFromManifest(c, sp.Provision); err != nil {
+		s.Invalid = err.Error()
+	} else {
+		s.Provision = prov
 	}
 	if sp.PasswordFrom != nil {
 		pw, err := secrets(sp.PasswordFrom)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/provision"
 )
 
 // Guest is a VM or container as observed.
@@ -43,6 +44,11 @@ type Guest struct {
 	PendingDelete map[string]bool
 
 	fresh bool // read just before being acted on (after a create or clone)
+
+	// ProvisionRecord is proxmops' record line of the description (taken
+	// out of Current and Effective), Provisioned whether there is one.
+	ProvisionRecord provision.Record
+	Provisioned     bool
 }
 
 // Running reports whether the guest runs.
@@ -322,6 +328,7 @@ func (e *Engine) readGuestState(ctx context.Context, g *Guest, withStatus bool) 
 	if err := read(ctx, g); err != nil {
 		return err
 	}
+	g.splitProvisionRecord()
 	g.nameFromConfig()
 	if !withStatus {
 		return nil

@@ -103,6 +103,11 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 		onboot: s.OnBoot, startup: s.Startup, agent: s.Agent, balloon: s.Balloon, ostype: s.OSType,
 		bios: s.BIOS, machine: s.Machine, scsihw: s.SCSIHW, disks: s.Disks, nics: s.NICs,
 		ci: s.CloudInit, userData: s.UserData}
+	ci, err := pc.withProvisionKey(s)
+	if err != nil {
+		return nil, err
+	}
+	gs.ci = ci
 	if s.Iso != "" {
 		if iso, ok := pc.isos[s.Iso]; ok {
 			vol, err := isoVolume(iso)
@@ -206,7 +211,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	a.DependsOn = append(a.DependsOn, sdnBridgeDeps(pc, nicBridges(s.NICs))...)
 	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
 	if g == nil {
-		return r.planCreate(pc, s, gs, a, uo)
+		return pc.planProvision(r.planCreate(pc, s, gs, a, uo), s.Provision, nil, s.State, false)
 	}
 	a.Observed = observedSummary(g)
 	markHA(a, g)
@@ -228,7 +233,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 			return x.applyDiff(ctx, gs, g, d, uo)
 		}
 	}
-	return a
+	return pc.planProvision(a, s.Provision, g, s.State, a.Action == vocab.ActionReboot || a.NeedsReboot && uo.rebootIfNeeded)
 }
 
 // planUpdate fills an action from a diff of an existing guest.

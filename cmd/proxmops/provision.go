@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/provision"
+	"github.com/proxmops/proxmops/internal/store"
+)
+
+// lazyStore is the daemon's database, opened only when provisioning first
+// needs its key or a pinned host key: plan and apply share the key pair and
+// the pins with `proxmops serve`.
+type lazyStore struct {
+	path string
+	once sync.Once
+	st   *store.Store
+	err  error
+}
+
+func (l *lazyStore) open(ctx context.Context) (*store.Store, error) {
+	l.once.Do(func() {
+		l.st, l.err = store.Open(ctx, store.Options{Path: l.path, EncryptionKey: os.Getenv(envEncryptionKey)})
+	})
+	return l.st, l.err
+}
+
+func (l *lazyStore) close() {
+	if l.st != nil {
+		l.st.Close()
+	}
+}
+
+func (l *lazyStore) Secret(ctx context.Context, name string) ([]byte, bool, error) {
+	st, err := l.open(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return st.Secret(ctx, name)
+}
+
+func (l *lazyStore) PutSecret(ctx context.Context, name string, v []byte) error {
+	st, err := l.open(ctx)
+	if err != nil {
+		return err
+	}
+	return st.PutSecret(ctx, name, v)
+}
+
+func (l *lazyStore) State(ctx context.Context, key string) ([]byte, bool, error) {
+	st, err := l.open(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return st.State(ctx, key)
+}
+
+func (l *lazyStore) PutState(ctx context.Context, key string, v []byte) error {
+	st, err := l.open(ctx)
+	if err != nil {
+		return err
+	}
+	return st.PutState(ctx, key, v)
+}
+
+func (l *lazyStore) DeleteState(ctx context.Context, key string) error {
+	st, err := l.open(ctx)
+	if err != nil {
+		return err
+	}
+	return st.DeleteState(ctx, key)
+}
+
+// provisioner builds the CLI's provisioner on the configured key file and
+// the daemon's database.
+func provisioner(cfg *config.Config) (*provision.Runner, *lazyStore) {
+	ls := &lazyStore{path: cfg.Server.DatabasePath}
+	return provision.NewRunner(provision.NewKeys(ls, cfg.Provision.SSHKeyFile)), ls
+}
