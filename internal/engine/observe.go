@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/provision"
+	"github.com/proxmops/proxmops/internal/pve"
 )
 
 // Guest is a VM or container as observed.

@@ -232,7 +232,11 @@ func (k *Keys) checkHostKey(ctx context.Context, id string, vmid int, addr strin
 		}
 		return &HostKeyError{ID: id, Address: addr, Pinned: pin, Offered: ssh.FingerprintSHA256(key)}
 	}
-	p := Pin{VMID: vmid, Key: offered, Fingerprint: ssh.FingerprintSHA256(key), Address: addr, Pinned: time.Now().UTC()}
+	return k.PinHostKey(ctx, id, Pin{VMID: vmid, Key: offered, Fingerprint: ssh.FingerprintSHA256(key), Address: addr, Pinned: time.Now().UTC()})
+}
+
+// PinHostKey records p as the host key of guest id.
+func (k *Keys) PinHostKey(ctx context.Context, id string, p Pin) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err

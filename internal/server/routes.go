@@ -53,6 +53,7 @@ func (s *Server) routes() chi.Router {
 				r.Use(s.requireRole(api.RoleAdmin), s.checkCSRF)
 				r.Post("/resources/{kind}/{name}/sync", s.handleSyncOne)
 				r.Delete("/resources/{kind}/{name}", s.handleDelete)
+				r.Delete("/resources/{kind}/{name}/hostkey", s.handleResetHostKey)
 				r.Post("/sync", s.handleSyncAll)
 				r.Post("/refresh", s.handleRefresh)
 				r.Get("/settings", s.handleGetSettings)

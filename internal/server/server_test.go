@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/settings"
 )
 
@@ -473,5 +475,28 @@ func TestSettingsDocumentShapeMatchesDocs(t *testing.T) {
 	}
 	if !slices.Contains([]string{"not set"}, m["cluster"]["tokenSecret"].(string)) {
 		t.Errorf("empty secret shows %v", m["cluster"]["tokenSecret"])
+	}
+}
+
+// An admin forgets a guest's pinned provisioning host key; a viewer cannot;
+// a kind that has no host key is not found.
+func TestResetHostKey(t *testing.T) {
+	e := newEnv(t)
+	keys := provision.NewKeys(e.st, "")
+	ctx := context.Background()
+	if err := keys.PinHostKey(ctx, "Container/web", provision.Pin{VMID: 300, Key: "ssh-ed25519 AAAA", Fingerprint: "SHA256:abc"}); err != nil {
+		t.Fatal(err)
+	}
+	admin := e.admin()
+	e.viewer(admin).expect(403, "DELETE", "/api/v1/resources/Container/web/hostkey", nil)
+	admin.expect(404, "DELETE", "/api/v1/resources/Network/vmbr0/hostkey", nil)
+	if b := admin.expect(200, "DELETE", "/api/v1/resources/Container/web/hostkey", nil); !strings.Contains(string(b), "SHA256:abc of Container/web forgotten") {
+		t.Fatalf("answer %s", b)
+	}
+	if _, ok, err := keys.HostKey(ctx, "Container/web"); ok || err != nil {
+		t.Fatalf("pin still there: %v %v", ok, err)
+	}
+	if b := admin.expect(200, "DELETE", "/api/v1/resources/Container/web/hostkey", nil); !strings.Contains(string(b), "no host key is pinned") {
+		t.Fatalf("second reset: %s", b)
 	}
 }

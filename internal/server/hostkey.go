@@ -1,0 +1,37 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/provision"
+)
+
+// handleResetHostKey forgets the SSH host key pinned for a guest's
+// provisioning (DELETE /api/v1/resources/{kind}/{name}/hostkey): the next
+// run pins what the guest offers then. For a guest rebuilt behind the same
+// name and VMID, whose new host key fails its provisioning.
+func (s *Server) handleResetHostKey(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok || (kind != string(manifest.KindContainer) && kind != string(manifest.KindVirtualMachine)) {
+		writeError(w, http.StatusNotFound, "no such guest: host keys are pinned for Container and VirtualMachine only")
+		return
+	}
+	keys := provision.NewKeys(s.store, "")
+	id := kind + "/" + name
+	pin, had, err := keys.HostKey(r.Context(), id)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if !had {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "no host key is pinned for " + id})
+		return
+	}
+	if err := keys.ResetHostKey(r.Context(), id); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	s.log.Info("provisioning host key reset", "resource", id, "fingerprint", pin.Fingerprint, "by", principalFrom(r.Context()).username)
+	writeJSON(w, http.StatusOK, map[string]string{"status": "host key " + pin.Fingerprint + " of " + id + " forgotten: the next provisioning pins the key the guest offers"})
+}
