@@ -98,8 +98,11 @@
 // type's routes and its small specifics; qemu_params.go and lxc_params.go the
 // parameter tables; qemu_config.go and qemu_boot.go QEMU's config read-back
 // and kvm command line; guest.go, snapshots.go and volumes.go the shared
-// guest, snapshot and disk-image model. Storage, network, sdn, pools, ha,
-// access and perms each have their own file; server.go, router.go,
+// guest, snapshot and disk-image model. Storage (storage.go, with
+// storage_content.go for content and storage_download.go for downloads and
+// uploads), network (network.go, network_file.go for the interfaces file),
+// sdn (sdn.go, sdn_write.go for changes), pools, ha, access and perms each
+// have their own files; server.go, router.go,
 // params.go, formats.go, validate.go and tasks.go are the framework.
 //
 // Read-back typing follows the parameter definitions: typedValue turns
