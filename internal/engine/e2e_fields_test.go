@@ -1,10 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -227,6 +229,32 @@ func TestEveryFieldRowInSyncAfterCreate(t *testing.T) {
 	e.requireInSync(eng)
 	// A second, fresh engine reads everything again (no state kept).
 	e.requireInSync(e.engine(engine.Options{}))
+
+	// Drift on keys the manifest names otherwise: the plan's changes carry
+	// the rows' manifest paths.
+	ctx := context.Background()
+	if err := e.client.QemuSetConfig(ctx, "pve1", 150, pve.NewParams().Set("ciuser", "root").Set("searchdomain", "other.org")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.LxcSetConfig(ctx, "pve1", 250, pve.NewParams().Set("searchdomain", "other.org")); err != nil {
+		t.Fatal(err)
+	}
+	p = e.plan(eng)
+	for _, tc := range []struct{ kind, name, field, path string }{
+		{engine.KindVirtualMachine, "full-01", "ciuser", "spec.cloudInit.user"},
+		{engine.KindVirtualMachine, "full-01", "searchdomain", "spec.cloudInit.searchDomain"},
+		{engine.KindContainer, "full-ct", "searchdomain", "spec.searchDomain"},
+	} {
+		var got *vocab.Change
+		for i, c := range p.Find(tc.kind, tc.name).Changes {
+			if c.Field == tc.field {
+				got = &p.Find(tc.kind, tc.name).Changes[i]
+			}
+		}
+		if got == nil || got.Path != tc.path {
+			t.Errorf("%s/%s %s: change %+v, want path %s\n%s", tc.kind, tc.name, tc.field, got, tc.path, planText(p))
+		}
+	}
 }
 
 // previewed reports whether a row (a manifest path, or a Proxmox key when

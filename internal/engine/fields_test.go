@@ -196,3 +196,39 @@ func TestContainerCreatedAsDiffed(t *testing.T) {
 		t.Errorf("differs right after the create: %+v", d.changes())
 	}
 }
+
+// TestChangePathsFromTheRows: a change carries its row's manifest path,
+// also where the Proxmox key is not the manifest's name.
+func TestChangePathsFromTheRows(t *testing.T) {
+	gs := fullGuestSpecs()[0]
+	cfg := readBack()
+	cfg["ciuser"], cfg["searchdomain"], cfg["ipconfig0"], cfg["tags"] = "root", "other.org", "ip=10.9.9.9/24", "x;managed-by-proxmops"
+	g := guestWith(cfg, "running")
+	g.Pending["memory"] = "4096"
+	d := diffGuest(gs, g)
+	paths := map[string]string{}
+	for _, c := range append(d.changes(), d.pending...) {
+		paths[c.Field] = c.Path
+	}
+	for field, want := range map[string]string{"ciuser": "spec.cloudInit.user", "searchdomain": "spec.cloudInit.searchDomain",
+		"cipassword": "spec.cloudInit.passwordFrom", "ipconfig0": "spec.cloudInit.ipConfigs", "sockets": "spec.sockets",
+		"memory": "spec.memory", "tags": "metadata.tags"} {
+		if paths[field] != want {
+			t.Errorf("%s: path %q, want %q (all: %v)", field, paths[field], want, paths)
+		}
+	}
+	s := fullContainerSpec()
+	ct := &Guest{VMID: 201, Type: "lxc", Status: "running", Read: true, Effective: map[string]string{"searchdomain": "other.org"},
+		Current: map[string]string{}, Pending: map[string]string{}, PendingDelete: map[string]bool{}}
+	for _, c := range diffContainer(s, ct).changes() {
+		if c.Field == "searchdomain" && c.Path != "spec.searchDomain" || c.Field == "arch (creation-only)" && c.Path != "spec.arch" {
+			t.Errorf("%s: path %q", c.Field, c.Path)
+		}
+	}
+	network := reflect.TypeOf(manifest.Network{})
+	for key, path := range netPaths {
+		if !manifestPathExists(network, path) {
+			t.Errorf("network key %s: %s is not a field of Network", key, path)
+		}
+	}
+}

@@ -35,9 +35,10 @@ func (networkReconciler) scope(pc *planContext, sc *scope) {
 	}
 }
 
-// netParam is one interface key as the API names it.
+// netParam is one interface key as the API names it, with the manifest
+// path of its field (Change.Path).
 type netParam struct {
-	key, want string
+	key, path, want string
 	// same compares the read-back value with want ("" when absent).
 	same func(have, want string) bool
 }
@@ -48,11 +49,18 @@ func sameSet(have, want string) bool {
 
 func sameBool(have, want string) bool { return boolStr(truthy(have)) == boolStr(truthy(want)) }
 
+// netPaths are the manifest fields of the interface keys.
+var netPaths = map[string]string{"bridge_ports": "spec.ports", "slaves": "spec.ports", "bridge_vlan_aware": "spec.vlanAware",
+	"bridge_vids": "spec.vlanIds", "bond_mode": "spec.bondMode", "bond_xmit_hash_policy": "spec.hashPolicy",
+	"bond-primary": "spec.bondPrimary", "vlan-id": "spec.vlanId", "vlan-raw-device": "spec.vlanRawDevice",
+	"cidr": "spec.cidr", "gateway": "spec.gateway", "cidr6": "spec.cidr6", "gateway6": "spec.gateway6",
+	"mtu": "spec.mtu", "autostart": "spec.autostart"}
+
 // networkParams lists the keys a NetworkSpec manages, with their values.
 func networkParams(s *NetworkSpec) []netParam {
 	var ps []netParam
 	add := func(k, v string, same func(string, string) bool) {
-		ps = append(ps, netParam{key: k, want: v, same: same})
+		ps = append(ps, netParam{key: k, path: netPaths[k], want: v, same: same})
 	}
 	ports := strings.Join(s.Ports, " ")
 	switch s.Type {
@@ -223,7 +231,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 				same = func(a, b string) bool { return a == b }
 			}
 			if !same(have[np.key], np.want) {
-				changes = append(changes, vocab.Change{Field: np.key, From: have[np.key], To: np.want})
+				changes = append(changes, vocab.Change{Field: np.key, Path: np.path, From: have[np.key], To: np.want})
 			}
 		}
 		if comment != s.Comments {
@@ -259,7 +267,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 	a.Changes = []vocab.Change{{Field: "iface", To: s.Iface}, {Field: "type", To: s.Type}}
 	for _, np := range networkParams(s) {
 		if np.want != "" && !(np.key == "bridge_vlan_aware" && np.want == "0") {
-			a.Changes = append(a.Changes, vocab.Change{Field: np.key, To: np.want})
+			a.Changes = append(a.Changes, vocab.Change{Field: np.key, Path: np.path, To: np.want})
 		}
 	}
 	if s.Comments != "" {
