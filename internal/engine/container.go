@@ -165,7 +165,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		return a
 	}
 	d := diffContainer(s, g)
-	ctPlanUpdate(a, s, g, d, uo)
+	planGuestUpdate(a, g, d.guestDiff, d.needsReboot(), uo, guestWords{it: "the container", restart: "restart", restarts: "restarts"})
 	if a.Action != vocab.ActionNone {
 		a.claim = claim{nodes: []string{g.Node}, storages: ctDiffStorages(pc, g, d)}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.applyCTDiff(ctx, g, d, uo) }
@@ -364,76 +364,6 @@ func changedRootOnly(from, to string) bool {
 		return strings.Join(keep, ",")
 	}
 	return strip(from) != strip(to)
-}
-
-// ctPlanUpdate fills an action from a diff of an existing container.
-func ctPlanUpdate(a *Action, s *ContainerSpec, g *Guest, d *ctDiff, uo updateOptions) {
-	a.Changes = d.changes()
-	var reasons []string
-	if len(d.config) > 0 || len(d.resizes) > 0 {
-		var fields []string
-		for _, c := range d.config {
-			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
-		}
-		for _, r := range d.resizes {
-			fields = append(fields, r.slot)
-		}
-		reasons = append(reasons, fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", ")))
-	}
-	reasons = append(reasons, d.refused...)
-	if len(d.creationOnly) > 0 {
-		var fields []string
-		for _, c := range d.creationOnly {
-			fields = append(fields, c.Field)
-		}
-		reasons = append(reasons, fmt.Sprintf("%s can only be set when the container is created: the change is not applied (recreate the container to get it)", strings.Join(fields, ", ")))
-	}
-	power := ""
-	running := g.Running()
-	switch {
-	case uo.state == "running" && !running:
-		power = "start"
-		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: g.Status, To: "running"})
-		reasons = append(reasons, "the container is "+g.Status+", the manifest wants it running")
-	case uo.state == "stopped" && running:
-		power = "stop"
-		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: "running", To: "stopped"})
-		reasons = append(reasons, "the container runs, the manifest wants it stopped")
-	}
-	if power != "" && g.HAManaged() {
-		reasons = append(reasons, haPowerNote(g, power))
-	}
-	reboot := power == "" && d.needsReboot()
-	if reboot {
-		a.NeedsReboot = true
-		if uo.rebootIfNeeded {
-			reasons = append(reasons, "applied by a reboot (applyMode: reboot)")
-		} else {
-			reasons = append(reasons, "takes effect after a restart (set applyMode: reboot to restart automatically)")
-		}
-	}
-	for _, p := range d.pending {
-		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", Path: p.Path, From: p.From, To: p.To})
-	}
-	if len(d.pending) > 0 {
-		var fields []string
-		for _, p := range d.pending {
-			fields = append(fields, p.Field)
-		}
-		reasons = append(reasons, fmt.Sprintf("%s pending until the container restarts", strings.Join(fields, ", ")))
-	}
-	switch {
-	case !d.empty() || power != "":
-		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
-	case reboot && uo.rebootIfNeeded:
-		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
-	case reboot || len(d.creationOnly) > 0:
-		a.Status = vocab.StatusOutOfSync
-	default:
-		a.Status, a.Reason = vocab.StatusSynced, "in sync"
-		return
-	}
-	a.Reason = joinReasons(reasons)
 }
 
 // ctDiffStorages names the storages an update touches.

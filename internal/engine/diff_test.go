@@ -161,12 +161,12 @@ func TestPendingReported(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 	a := &Action{Action: vocab.ActionNone}
-	planUpdate(a, g, d, updateOptions{}, "")
+	planUpdate(a, g, d, updateOptions{})
 	if a.Action != vocab.ActionNone || !a.NeedsReboot || a.Status != vocab.StatusOutOfSync {
 		t.Fatalf("without applyMode: %+v", a)
 	}
 	a = &Action{Action: vocab.ActionNone}
-	planUpdate(a, g, d, updateOptions{rebootIfNeeded: true}, "reboot")
+	planUpdate(a, g, d, updateOptions{rebootIfNeeded: true})
 	if a.Action != vocab.ActionReboot || !a.NeedsReboot {
 		t.Fatalf("with applyMode reboot: %+v", a)
 	}

@@ -136,6 +136,84 @@ func (d *guestDiff) needsReboot() bool {
 	return false
 }
 
+// guestWords name a guest kind in a plan's reasons.
+type guestWords struct{ it, restart, restarts string }
+
+// planGuestUpdate fills an action from the diff of an existing guest and
+// its power state. needsReboot says whether the diff waits for a restart
+// of the running guest.
+func planGuestUpdate(a *Action, g *Guest, d *guestDiff, needsReboot bool, uo updateOptions, w guestWords) {
+	a.Changes = d.changes()
+	var reasons []string
+	if len(d.config) > 0 || len(d.resizes) > 0 || d.cidata != nil {
+		var fields []string
+		for _, c := range d.config {
+			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
+		}
+		for _, r := range d.resizes {
+			fields = append(fields, r.slot)
+		}
+		if d.cidata != nil {
+			fields = append(fields, "userData")
+		}
+		reasons = append(reasons, fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", ")))
+	}
+	reasons = append(reasons, d.refused...)
+	if len(d.creationOnly) > 0 {
+		var fields []string
+		for _, c := range d.creationOnly {
+			fields = append(fields, c.Field)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s can only be set when %s is created: the change is not applied (recreate %s to get it)", strings.Join(fields, ", "), w.it, w.it))
+	}
+	power := ""
+	running := g.Running()
+	switch {
+	case uo.state == "running" && !running:
+		power = "start"
+		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: g.Status, To: "running"})
+		reasons = append(reasons, w.it+" is "+g.Status+", the manifest wants it running")
+	case uo.state == "stopped" && running:
+		power = "stop"
+		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: "running", To: "stopped"})
+		reasons = append(reasons, w.it+" runs, the manifest wants it stopped")
+	}
+	if power != "" && g.HAManaged() {
+		reasons = append(reasons, haPowerNote(g, power))
+	}
+	reboot := running && power == "" && needsReboot
+	if reboot {
+		a.NeedsReboot = true
+		if uo.rebootIfNeeded {
+			reasons = append(reasons, "applied by a reboot (applyMode: reboot)")
+		} else {
+			reasons = append(reasons, fmt.Sprintf("takes effect after a %s (set applyMode: reboot to %s automatically)", w.restart, w.restart))
+		}
+	}
+	for _, p := range d.pending {
+		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", Path: p.Path, From: p.From, To: p.To})
+	}
+	if len(d.pending) > 0 {
+		fields := make([]string, 0, len(d.pending))
+		for _, p := range d.pending {
+			fields = append(fields, p.Field)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s pending until %s %s", strings.Join(fields, ", "), w.it, w.restarts))
+	}
+	switch {
+	case !d.empty() || power != "":
+		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
+	case reboot && uo.rebootIfNeeded:
+		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
+	case reboot || len(d.creationOnly) > 0:
+		a.Status = vocab.StatusOutOfSync
+	default:
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
+		return
+	}
+	a.Reason = joinReasons(reasons)
+}
+
 // hotplug reads the VM's hotplug setting.
 func hotplug(cfg map[string]string) map[string]bool {
 	v, ok := cfg["hotplug"]

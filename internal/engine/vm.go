@@ -222,7 +222,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		return a
 	}
 	d := diffGuest(gs, g)
-	planUpdate(a, g, d, uo, s.ApplyMode)
+	planUpdate(a, g, d, uo)
 	if reason := diffRefusal(pc.snap, g.Node, d); reason != "" && a.Action != vocab.ActionNone {
 		a.Status, a.Reason = vocab.StatusFailed, reason
 		return a
@@ -236,64 +236,9 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	return pc.planProvision(a, s.Provision, g, s.State, a.Action == vocab.ActionReboot || a.NeedsReboot && uo.rebootIfNeeded)
 }
 
-// planUpdate fills an action from a diff of an existing guest.
-func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions, applyMode string) {
-	a.Changes = d.changes()
-	var reasons []string
-	if len(d.config) > 0 || len(d.resizes) > 0 || d.cidata != nil {
-		fields := make([]string, 0, len(a.Changes))
-		for _, c := range a.Changes {
-			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
-		}
-		reasons = append(reasons, fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", ")))
-	}
-	reasons = append(reasons, d.refused...)
-	power := ""
-	running := g.Running()
-	switch {
-	case uo.state == "running" && !running:
-		power = "start"
-		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: g.Status, To: "running"})
-		reasons = append(reasons, "the VM is "+g.Status+", the manifest wants it running")
-	case uo.state == "stopped" && running:
-		power = "stop"
-		a.Changes = append(a.Changes, vocab.Change{Field: "state", From: "running", To: "stopped"})
-		reasons = append(reasons, "the VM runs, the manifest wants it stopped")
-	}
-	if power != "" && g.HAManaged() {
-		reasons = append(reasons, haPowerNote(g, power))
-	}
-	reboot := running && power == "" && d.needsReboot()
-	if reboot {
-		a.NeedsReboot = true
-		if applyMode == "reboot" {
-			reasons = append(reasons, "applied by a reboot (applyMode: reboot)")
-		} else {
-			reasons = append(reasons, "takes effect after a reboot (set applyMode: reboot to reboot automatically)")
-		}
-	}
-	for _, p := range d.pending {
-		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", Path: p.Path, From: p.From, To: p.To})
-	}
-	if len(d.pending) > 0 {
-		fields := make([]string, 0, len(d.pending))
-		for _, p := range d.pending {
-			fields = append(fields, p.Field)
-		}
-		reasons = append(reasons, fmt.Sprintf("%s pending until the VM reboots", strings.Join(fields, ", ")))
-	}
-	switch {
-	case !d.empty() || power != "":
-		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
-	case reboot && applyMode == "reboot":
-		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
-	case reboot:
-		a.Status = vocab.StatusOutOfSync
-	default:
-		a.Status, a.Reason = vocab.StatusSynced, "in sync"
-		return
-	}
-	a.Reason = joinReasons(reasons)
+// planUpdate fills an action from a diff of an existing VM.
+func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions) {
+	planGuestUpdate(a, g, d, d.needsReboot(), uo, guestWords{it: "the VM", restart: "reboot", restarts: "reboots"})
 }
 
 func uniqStrings(in []string) []string {
