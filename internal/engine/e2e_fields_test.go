@@ -10,18 +10,10 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
-// fieldsManifests declare, between them, every row of every field table
-// (an ISO and a userData seed exclude each other, so two VMs).
+// fieldsManifests, with seedIso and the example's ContainerTemplate,
+// declare every row of every field table between them (an ISO and a
+// userData seed exclude each other, so two VMs).
 const fieldsManifests = `apiVersion: proxmops.dev/v1
-kind: Iso
-metadata:
-  name: debian-12
-spec:
-  source: FILES/isos/debian-12-amd64-netinst.iso
-  node: pve1
-  storage: local
----
-apiVersion: proxmops.dev/v1
 kind: VirtualMachine
 metadata:
   name: full-01
@@ -132,15 +124,6 @@ spec:
     upgrade: true
 ---
 apiVersion: proxmops.dev/v1
-kind: ContainerTemplate
-metadata:
-  name: debian-12-standard
-spec:
-  node: pve1
-  appliance: debian-12-standard
-  storage: local
----
-apiVersion: proxmops.dev/v1
 kind: Container
 metadata:
   name: full-ct
@@ -204,6 +187,8 @@ func TestEveryFieldRowInSyncAfterCreate(t *testing.T) {
 	t.Setenv("FULLCT_PASSWORD", "s3cret-root")
 	e := newEnv(t)
 	e.write("fields.yaml", fieldsManifests)
+	e.write("iso.yaml", seedIso)
+	e.write("ctemplate.yaml", example(t, "container-templates/debian-12-standard.yaml"))
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	seen := map[string][]string{} // kind -> previewed paths and fields
