@@ -12,7 +12,10 @@ import (
 // manifest paths they come from: "cores" -> "spec.cores", "net1" ->
 // "spec.net[1]" (by the entry's slot, not its index: a slot may be set by
 // hand). It is read from the manifest's own struct tags, so a new field
-// whose JSON name is its Proxmox key needs no entry here.
+// whose JSON name is its Proxmox key needs no entry here. Guest fields
+// carry their path from their field table row (fields_vm.go, fields_ct.go),
+// also where the key is renamed; Plan.finish asks here only for the others
+// (sub-keys of a slot, state, other kinds).
 type fieldPaths struct {
 	top   map[string]string       // lower-case key -> path
 	elems map[string]reflect.Type // slot -> element type, for sub-keys
