@@ -69,43 +69,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	}
 	gs := templateGuestSpec(s, node)
 	if g == nil {
-		a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
-		if kind, ok := pc.declared[s.VMID]; ok && kind != KindTemplate+"/"+s.Name {
-			a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
-			return a
-		}
-		if s.Image == nil {
-			a.Status, a.Reason = vocab.StatusFailed, "a Template is built from an image: image.source is missing"
-			return a
-		}
-		if reason := guestSpecRefusal(pc.snap, gs, node, false); reason != "" {
-			a.Status, a.Reason = vocab.StatusFailed, reason
-			return a
-		}
-		img, err := resolveImage(pc.snap, node, s.Image)
-		if err != nil {
-			a.Status, a.Reason = vocab.StatusFailed, err.Error()
-			return a
-		}
-		a.Reason = "the template does not exist"
-		a.Changes = createChanges(gs, img.volid, img.volid, false)
-		storages := []string{claimStorage(pc.snap, node, img.storage)}
-		for _, d := range gs.disks {
-			storages = append(storages, claimStorage(pc.snap, node, d.Storage))
-		}
-		a.claim = claim{nodes: []string{node}, storages: storages}
-		a.run = func(ctx context.Context, x *execCtx) error {
-			if err := x.ensureImage(ctx, node, img); err != nil {
-				return err
-			}
-			if err := x.task(ctx, fmt.Sprintf("creating VM %d from %s", s.VMID, img.volid), func() (string, error) {
-				return x.e.client.QemuCreate(ctx, node, s.VMID, createParams(gs, s.VMID, img.volid))
-			}); err != nil {
-				return err
-			}
-			return x.finishTemplate(ctx, gs, node, s.VMID)
-		}
-		return a
+		return planTemplateBuild(pc, s, gs, a)
 	}
 	a.Observed = observedSummary(g)
 	if !g.Read {
@@ -159,6 +123,49 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	a.Status = vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place and existing clones keep their copy: delete the template to rebuild it, or give the new version another name and vmid",
 		strings.Join(uniqStrings(fields), ", "))
+	return a
+}
+
+// planTemplateBuild plans the build of a template that does not exist: a
+// VM created from its image, converged, stopped and converted.
+func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *guestSpec, a *Action) *Action {
+	node := a.Node
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
+	if kind, ok := pc.declared[s.VMID]; ok && kind != KindTemplate+"/"+s.Name {
+		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+		return a
+	}
+	if s.Image == nil {
+		a.Status, a.Reason = vocab.StatusFailed, "a Template is built from an image: image.source is missing"
+		return a
+	}
+	if reason := guestSpecRefusal(pc.snap, gs, node, false); reason != "" {
+		a.Status, a.Reason = vocab.StatusFailed, reason
+		return a
+	}
+	img, err := resolveImage(pc.snap, node, s.Image)
+	if err != nil {
+		a.Status, a.Reason = vocab.StatusFailed, err.Error()
+		return a
+	}
+	a.Reason = "the template does not exist"
+	a.Changes = createChanges(gs, img.volid, img.volid, false)
+	storages := []string{claimStorage(pc.snap, node, img.storage)}
+	for _, d := range gs.disks {
+		storages = append(storages, claimStorage(pc.snap, node, d.Storage))
+	}
+	a.claim = claim{nodes: []string{node}, storages: storages}
+	a.run = func(ctx context.Context, x *execCtx) error {
+		if err := x.ensureImage(ctx, node, img); err != nil {
+			return err
+		}
+		if err := x.task(ctx, fmt.Sprintf("creating VM %d from %s", s.VMID, img.volid), func() (string, error) {
+			return x.e.client.QemuCreate(ctx, node, s.VMID, createParams(gs, s.VMID, img.volid))
+		}); err != nil {
+			return err
+		}
+		return x.finishTemplate(ctx, gs, node, s.VMID)
+	}
 	return a
 }
 
