@@ -5,7 +5,8 @@ package examples
 
 import "embed"
 
-// FS is the examples tree: README.md and every manifest, by directory.
+// FS is the examples tree: README.md, every manifest, by directory, and the
+// files the manifests' provisioning copies into guests.
 //
-//go:embed README.md */*.yaml
+//go:embed README.md */*.yaml containers/broker
 var FS embed.FS

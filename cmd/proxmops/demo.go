@@ -38,7 +38,7 @@ func init() {
 	cmd.Flags().StringVar(&dir, "dir", "", "keep the demo's state (repository, database, cluster) in this directory; default: a temporary one, removed on exit")
 	cmd.Flags().Float64Var(&taskSpeed, "task-speed", 1, "simulated task durations: 1 is realistic, 0 is instant")
 	cmd.Flags().DurationVar(&interval, "interval", 5*time.Second, "time between reconcile passes")
-	cmd.Flags().IntVar(&guestSSHPort, "guest-ssh-port", 2222, "SSH port of the simulated guests that have a static 127.0.0.0/8 address (0 = off)")
+	cmd.Flags().IntVar(&guestSSHPort, "guest-ssh-port", 2222, "SSH port of the simulated guests that have a static 127.0.0.0/8 address, which the examples that declare provision get (0 = any free port)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	rootCmd.AddCommand(cmd)
 }

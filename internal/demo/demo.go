@@ -56,9 +56,10 @@ type Options struct {
 	LogLevel string
 	// UI is the built web UI (nil: the server's notice).
 	UI fs.FS
-	// GuestSSHPort, when not 0, gives the simulated guests with a static
-	// 127.0.0.0/8 address an SSH server on that port (pvesim.Options.GuestSSHPort);
-	// their files are kept under Dir/guests.
+	// GuestSSHPort is the SSH port of the simulated guests with a static
+	// 127.0.0.0/8 address (pvesim.Options.GuestSSHPort); their files are
+	// kept under Dir/guests. The examples that declare provision are given
+	// such an address and this port. 0 picks a free port (kept in Dir).
 	GuestSSHPort int
 	// Started is called once everything is up.
 	Started func(Info)
@@ -118,8 +119,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer files.close()
 
+	sshPort := o.GuestSSHPort
+	if sshPort == 0 {
+		if sshPort, err = guestSSHPort(dir); err != nil {
+			return err
+		}
+	}
 	repoDir := filepath.Join(dir, "repo")
-	if err := prepareRepo(repoDir, files); err != nil {
+	if err := prepareRepo(repoDir, files, sshPort); err != nil {
 		return err
 	}
 
@@ -131,7 +138,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		TaskSpeed: o.TaskSpeed, Seed: time.Now().UnixNano(),
 		// Proxmox's status lag of /cluster/resources, independent of the task speed.
 		StatusInterval: pvesim.DefaultStatusInterval,
-		GuestSSHPort:   o.GuestSSHPort, GuestRoot: filepath.Join(dir, "guests")})
+		// Guests that declare provision get a real SSH server (commands
+		// confined to their tree under dir/guests).
+		GuestSSHPort: sshPort, GuestRoot: filepath.Join(dir, "guests")})
 	simState := filepath.Join(dir, "cluster.json")
 	if err := sim.LoadState(simState); errors.Is(err, fs.ErrNotExist) {
 		// A new cluster: add what its admin made by hand before proxmops.
@@ -288,11 +297,12 @@ func persistentSecret(path string) (string, error) {
 
 // prepareRepo makes the Git repository from the examples, unless an
 // earlier run of the demo left one (with the user's commits) in dir.
-func prepareRepo(dir string, files *fileServer) error {
+func prepareRepo(dir string, files *fileServer, sshPort int) error {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
 		// Keep the user's repository, but point its URLs at this run's
-		// file server (its port changes between runs).
-		return rewriteExisting(dir, files)
+		// file server (its port changes between runs) and its guests at
+		// this run's guest SSH port.
+		return rewriteExisting(dir, files, sshPort)
 	}
 	if err := fs.WalkDir(examples.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -303,7 +313,7 @@ func prepareRepo(dir string, files *fileServer) error {
 			return err
 		}
 		if strings.HasSuffix(p, ".yaml") {
-			data = files.rewrite(data)
+			data = provisionRewrite(files.rewrite(data), sshPort)
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -334,7 +344,7 @@ func prepareRepo(dir string, files *fileServer) error {
 
 // rewriteExisting updates the file server URLs of a kept repository and
 // commits when they changed.
-func rewriteExisting(dir string, files *fileServer) error {
+func rewriteExisting(dir string, files *fileServer, sshPort int) error {
 	changed := false
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -350,7 +360,7 @@ func rewriteExisting(dir string, files *fileServer) error {
 		if err != nil {
 			return err
 		}
-		out := files.rewrite(data)
+		out := provisionRewrite(files.rewrite(data), sshPort)
 		if string(out) != string(data) {
 			changed = true
 			return os.WriteFile(p, out, 0o644)

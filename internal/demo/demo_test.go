@@ -36,8 +36,9 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	started := make(chan Info, 1)
 	var out, logs syncBuffer // the daemon writes while the test reads
 	done := make(chan error, 1)
+	dir := t.TempDir()
 	go func() {
-		done <- Run(ctx, Options{Addr: "127.0.0.1:0", Dir: t.TempDir(), TaskSpeed: 0.01, Interval: time.Hour,
+		done <- Run(ctx, Options{Addr: "127.0.0.1:0", Dir: dir, TaskSpeed: 0.01, Interval: time.Hour,
 			Out: &out, Log: &logs, Started: func(i Info) { started <- i }})
 	}()
 	var info Info
@@ -125,6 +126,30 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 			t.Fatalf("the examples did not converge:\n%s", strings.Join(bad, "\n"))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The broker example was provisioned over SSH, in its own tree: its
+	// packages, its file from the repository, its history.
+	var broker api.ResourceDetail
+	if resp, err := hc.Get(info.URL + "/api/v1/resources/Container/broker"); err != nil {
+		t.Fatal(err)
+	} else {
+		json.NewDecoder(resp.Body).Decode(&broker)
+		resp.Body.Close()
+	}
+	provisioned := false
+	for _, h := range broker.History {
+		provisioned = provisioned || strings.Contains(h.Message, "provisioned in")
+	}
+	if broker.Status != vocab.StatusSynced || !provisioned {
+		t.Errorf("broker %s (%s), history %+v", broker.Status, broker.Reason, broker.History)
+	}
+	tree := filepath.Join(dir, "guests", "143")
+	if b, err := os.ReadFile(filepath.Join(tree, "var/lib/pvesim/installed-packages")); err != nil || string(b) != "mosquitto\nmosquitto-clients\n" {
+		t.Errorf("broker packages %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(tree, "etc/mosquitto/conf.d/proxmops.conf")); err != nil || !strings.Contains(string(b), "listener 1883") {
+		t.Errorf("broker configuration %q %v", b, err)
 	}
 
 	// A commit in the demo repository, as a person would make it.

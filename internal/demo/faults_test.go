@@ -13,6 +13,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -63,12 +64,17 @@ func convergeUnderFaults(t *testing.T, seed int64) faultRun {
 		t.Fatal(err)
 	}
 	t.Cleanup(files.close)
-	dir := filepath.Join(t.TempDir(), "repo")
-	if err := prepareRepo(dir, files); err != nil {
+	state := t.TempDir()
+	dir := filepath.Join(state, "repo")
+	sshPort, err := guestSSHPort(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareRepo(dir, files, sshPort); err != nil {
 		t.Fatal(err)
 	}
 	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: "s3cret", TaskSpeed: 0.01, Seed: seed,
-		StatusInterval: pvesim.DefaultStatusInterval})
+		StatusInterval: pvesim.DefaultStatusInterval, GuestSSHPort: sshPort, GuestRoot: filepath.Join(state, "guests")})
 	if err := addHandMade(sim); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +95,7 @@ func convergeUnderFaults(t *testing.T, seed int64) faultRun {
 		t.Fatal(err)
 	}
 	d := engine.DesiredFromSet(set, nil)
-	eng := engine.New(client, engine.Options{})
+	eng := engine.New(client, engine.Options{Provisioner: provision.NewRunner(provision.NewKeys(&provision.MemStore{}, ""))})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
