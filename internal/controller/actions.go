@@ -82,7 +82,7 @@ type observer struct {
 func (o *observer) ActionStarted(a *engine.Action) {
 	o.started.Store(true)
 	o.c.markStarted(a.Key())
-	o.c.progress(a.Key(), &api.Progress{Message: string(a.Action) + " started"})
+	o.c.progress(a.Key(), &api.Progress{Message: a.Action.String() + " started"})
 }
 
 // neverStarted reports an action the stop took out of the queue before it
@@ -143,7 +143,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 	if errMsg != "" {
 		result = "failed"
 	}
-	c.m.Actions.WithLabelValues(kind, string(action), result).Inc()
+	c.m.Actions.WithLabelValues(kind, action.String(), result).Inc()
 	ctx := context.Background()
 	interval := c.currentRuntime().cfg.Reconcile.Interval
 
@@ -177,8 +177,8 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		// Done: nothing is planned until the next scan says otherwise.
 		sum.Status, sum.Health, sum.Action = vocab.StatusSynced, vocab.HealthHealthy, vocab.ActionNone
 		sum.Changes, sum.NeedsReboot = []vocab.Change{}, false
-		sum.Reason = string(action) + " done; confirmed by the next scan"
-		c.log.Info("action done", "resource", key, "action", string(action), "duration", dur.String())
+		sum.Reason = action.String() + " done; confirmed by the next scan"
+		c.log.Info("action done", "resource", key, "action", action.String(), "duration", dur.String())
 	} else {
 		msg := fmt.Sprintf("%s failed: %s", action, errMsg)
 		if c.stopping.Load() && c.workCtx.Err() != nil {
@@ -192,7 +192,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		}
 		rec.Status = vocab.StatusFailed
 		sum.Status, sum.Health, sum.Reason = vocab.StatusFailed, vocab.HealthDegraded, msg
-		c.log.Warn("action failed", "resource", key, "action", string(action), "err", errMsg, "attempt", rec.Failures)
+		c.log.Warn("action failed", "resource", key, "action", action.String(), "err", errMsg, "attempt", rec.Failures)
 	}
 	c.records[key] = rec
 	c.dirty = true

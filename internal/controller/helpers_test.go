@@ -281,7 +281,7 @@ func (e *env) waitFor(what string, ok func(api.ResourceList) bool) api.ResourceL
 func (e *env) waitStatus(key string, st vocab.Status) api.ResourceSummary {
 	e.t.Helper()
 	var got api.ResourceSummary
-	e.waitFor(key+" "+string(st), func(l api.ResourceList) bool {
+	e.waitFor(key+" "+st.String(), func(l api.ResourceList) bool {
 		for _, r := range l.Resources {
 			if r.Kind+"/"+r.Name == key && r.Status == st && r.Progress == nil {
 				got = r

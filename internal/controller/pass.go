@@ -98,7 +98,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	c.m.PassDuration.Observe(time.Since(start).Seconds())
 	c.m.Resources.Reset()
 	for st, n := range counts {
-		c.m.Resources.WithLabelValues(string(st)).Set(float64(n))
+		c.m.Resources.WithLabelValues(st.String()).Set(float64(n))
 	}
 	if len(deferred) > 0 {
 		log.Warn("actions deferred: the action queue is full; they are queued on a later pass",
@@ -258,7 +258,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 			if c.submitLocked(ctx, eng, plan, a, ds.commit) {
 				submitted = append(submitted, key)
 				sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
-				sum.Progress = &api.Progress{Message: string(a.Action) + " queued"}
+				sum.Progress = &api.Progress{Message: a.Action.String() + " queued"}
 			}
 		case rec.Status == vocab.StatusFailed && rec.Failure != "" && a.Action != vocab.ActionNone && sum.Status == vocab.StatusOutOfSync:
 			// The last attempt failed and nothing retries it automatically.
@@ -395,10 +395,10 @@ func driftMessage(a *engine.Action, sum api.ResourceSummary, ds *desiredState) s
 func runningSummary(sum, prev api.ResourceSummary, in inflightAction) api.ResourceSummary {
 	sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
 	sum.Progress = prev.Progress
-	if prev.Status == vocab.StatusProgressing && prev.Action != vocab.ActionNone && prev.Action != "" {
+	if prev.Status == vocab.StatusProgressing && prev.Action != vocab.ActionNone && prev.Action.Valid() {
 		sum.Action, sum.Reason, sum.Changes, sum.NeedsReboot = prev.Action, prev.Reason, prev.Changes, prev.NeedsReboot
-	} else if in.Action != "" && in.Action != sum.Action {
-		sum.Action, sum.Reason, sum.Changes = in.Action, string(in.Action)+" in progress", []vocab.Change{}
+	} else if in.Action.Valid() && in.Action != sum.Action {
+		sum.Action, sum.Reason, sum.Changes = in.Action, in.Action.String()+" in progress", []vocab.Change{}
 	}
 	return sum
 }
@@ -426,8 +426,8 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 	sum := api.ResourceSummary{
 		Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
 		Tags:        []string{},
-		Status:      vocab.Status(a.Status),
-		Action:      vocab.Action(a.Action),
+		Status:      a.Status,
+		Action:      a.Action,
 		Reason:      a.Reason,
 		NeedsReboot: a.NeedsReboot,
 		Changes:     make([]vocab.Change, 0, len(a.Changes)),
@@ -435,13 +435,13 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 		SyncPolicy:  a.Sync,
 		File:        a.File,
 	}
-	if sum.Status == "" {
+	if !sum.Status.Valid() { // not set
 		sum.Status = vocab.StatusUnknown
 	}
 	if a.Conflict {
 		sum.Status = vocab.StatusConflict
 	}
-	if sum.SyncPolicy == "" {
+	if !sum.SyncPolicy.Valid() { // not set
 		sum.SyncPolicy = vocab.SyncAuto
 	}
 	if desired != nil {

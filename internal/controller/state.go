@@ -106,7 +106,7 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 	for key, in := range c.inflight {
 		kind, name := splitKey(key)
 		if in.Queued {
-			c.log.Info("an action queued before the stop never started; planned again", "resource", key, "action", string(in.Action))
+			c.log.Info("an action queued before the stop never started; planned again", "resource", key, "action", in.Action.String())
 			continue
 		}
 		msg := fmt.Sprintf("%s interrupted: the daemon stopped while it ran (started %s); the cluster is read again and the next pass converges",
@@ -116,7 +116,7 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 		rec.Status, rec.Event, rec.Failure = vocab.StatusFailed, api.EventFailed, msg
 		c.records[key] = rec
 		c.dirty = true
-		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", string(in.Action))
+		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", in.Action.String())
 	}
 	c.inflight = map[string]inflightAction{}
 	c.saveInflightLocked(ctx)

@@ -114,7 +114,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 		var bad []string
 		for _, r := range list.Resources {
 			switch {
-			case r.Status == vocab.StatusOutOfSync && r.SyncPolicy == "manual": // applied only by hand
+			case r.Status == vocab.StatusOutOfSync && r.SyncPolicy == vocab.SyncManual: // applied only by hand
 			case r.Status == vocab.StatusFailed, r.Status == vocab.StatusConflict, r.Status == vocab.StatusOutOfSync, r.Status == vocab.StatusProgressing:
 				bad = append(bad, fmt.Sprintf("%s/%s %s: %s", r.Kind, r.Name, r.Status, r.Reason))
 			}

@@ -169,7 +169,7 @@ func TestKindAddedByOneRowAndOneFile(t *testing.T) {
 	p := planOf(t, eng, d)
 	var order []string
 	for _, a := range p.Actions {
-		order = append(order, a.Key()+":"+string(a.Action))
+		order = append(order, a.Key()+":"+a.Action.String())
 	}
 	if got, want := strings.Join(order, " "), "TestPool/db:create TestPool/web:create Network/pve1-vmbr7:create"; got != want {
 		t.Fatalf("plan order = %s, want %s (the row is first in the registry)", got, want)

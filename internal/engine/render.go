@@ -71,7 +71,7 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		}
 		shown++
 		sign, col := symbol(a)
-		verb := string(a.Action)
+		verb := a.Action.String()
 		switch {
 		case a.Conflict:
 			verb = "conflict"
@@ -84,7 +84,7 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		case a.Action == vocab.ActionNone && a.Status == vocab.StatusProgressing:
 			verb = "in progress"
 		case a.Action == vocab.ActionNone:
-			verb = strings.ToLower(string(a.Status))
+			verb = strings.ToLower(a.Status.String())
 		}
 		if a.Sync == vocab.SyncManual && a.Action != vocab.ActionNone {
 			verb += " (sync: manual, not applied)"

@@ -9,7 +9,7 @@ func StatusOf(a *Action) vocab.Status {
 	switch {
 	case a.Conflict:
 		return vocab.StatusConflict
-	case !a.Status.Valid() || a.Status == "":
+	case !a.Status.Valid(): // not set, or not a word
 		return vocab.StatusUnknown
 	}
 	return a.Status

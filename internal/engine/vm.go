@@ -142,7 +142,7 @@ func (r vmReconciler) plan(pc *planContext) []*Action {
 // baseAction fills what every action of a declared resource carries.
 func baseAction(m Meta, node string, vmid int) *Action {
 	sync := m.Sync
-	if sync == "" {
+	if !sync.Valid() { // not set
 		sync = vocab.SyncAuto
 	}
 	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: vocab.ActionNone, Sync: sync, File: m.File, paths: m.paths}

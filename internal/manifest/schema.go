@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"reflect"
 )
 
@@ -181,7 +182,7 @@ func Schema() map[string]any {
 		"type":        "object",
 		"description": "Free-form annotations; proxmops.dev/sync: auto | manual | disabled.",
 		"properties": map[string]any{
-			AnnotationSync: map[string]any{"enum": []string{"auto", "manual", "disabled"}},
+			AnnotationSync: map[string]any{"enum": syncWords()},
 		},
 		"additionalProperties": map[string]any{"type": "string"},
 	}
@@ -243,4 +244,13 @@ func SchemaJSON() []byte {
 		panic("manifest: schema does not marshal: " + err.Error())
 	}
 	return append(b, '\n')
+}
+
+// syncWords are the words of the sync annotation, from the vocabulary.
+func syncWords() []string {
+	out := make([]string, 0, len(vocab.SyncPolicies))
+	for _, p := range vocab.SyncPolicies {
+		out = append(out, p.String())
+	}
+	return out
 }

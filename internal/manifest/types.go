@@ -44,7 +44,13 @@ type Metadata struct {
 // Sync returns the resource's sync policy, vocab.SyncAuto when not annotated.
 func (m *Metadata) Sync() vocab.SyncPolicy {
 	if v, ok := m.Annotations[AnnotationSync]; ok && v != "" {
-		return vocab.SyncPolicy(v)
+		p, err := vocab.ParseSyncPolicy(v)
+		if err != nil {
+			// Validation refuses it; should one pass, it is planned and
+			// never applied by itself.
+			return vocab.SyncManual
+		}
+		return p
 	}
 	return vocab.SyncAuto
 }

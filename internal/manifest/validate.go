@@ -108,7 +108,7 @@ func checkMetadata(r Resource, c *checker) {
 		if k == AnnotationSync {
 			allowed := make([]string, 0, len(vocab.SyncPolicies))
 			for _, sp := range vocab.SyncPolicies {
-				allowed = append(allowed, string(sp))
+				allowed = append(allowed, sp.String())
 			}
 			if !slices.Contains(allowed, v) {
 				c.errorf(p, "%q is not one of auto, manual, disabled%s", v, didYouMean(v, allowed))

@@ -5,136 +5,233 @@
 // file by TestTypeScriptUnionsMatch) all speak these words; no other
 // package declares them.
 //
-// Each type is a string whose value is its JSON word. The words are fixed
-// by docs/api.md; Words lists them in the documented order and Valid, an
-// exhaustive switch, is the one place that says which words exist. Decoding
-// a word that is not in the vocabulary is an error (UnmarshalText; "" stays
-// the zero value), so a typo in a stored record or a request never passes
-// as a new state.
+// Inside the program each word is a typed constant, an enumeration no
+// string converts to by accident (a literal "Synced" does not compile where
+// a Status is expected). Its word on the wire, fixed by docs/api.md, is
+// mapped at the edge by one exhaustive switch per type (String, used by
+// MarshalText); Statuses, Healths, Actions and SyncPolicies list the
+// words in documented order. Decoding a word that is not in the
+// vocabulary is an error (UnmarshalText, Parse*; "" decodes to the zero
+// value, which means not set), so a typo in a stored record or a request
+// never passes as a new state.
 package vocab
 
 import "fmt"
 
 // Status is a resource's sync status: does the cluster match the manifest.
-type Status string
+// The zero value is not set.
+type Status int
 
 // The statuses, in the order of docs/api.md.
 const (
-	StatusSynced      Status = "Synced"      // the cluster matches the manifest
-	StatusOutOfSync   Status = "OutOfSync"   // it differs; an action would fix it
-	StatusProgressing Status = "Progressing" // an action is queued or running
-	StatusFailed      Status = "Failed"      // the last action or the plan failed
-	StatusConflict    Status = "Conflict"    // something not owned by proxmops is in the way
-	StatusUnknown     Status = "Unknown"     // not evaluated (not read, sync disabled)
+	StatusSynced      Status = iota + 1 // the cluster matches the manifest
+	StatusOutOfSync                     // it differs; an action would fix it
+	StatusProgressing                   // an action is queued or running
+	StatusFailed                        // the last action or the plan failed
+	StatusConflict                      // something not owned by proxmops is in the way
+	StatusUnknown                       // not evaluated (not read, sync disabled)
 )
 
 // Statuses lists every status in documented order.
 var Statuses = []Status{StatusSynced, StatusOutOfSync, StatusProgressing, StatusFailed, StatusConflict, StatusUnknown}
 
-// Valid reports whether s is a word of the vocabulary.
-func (s Status) Valid() bool {
+// String is the status's word ("" when not set or not a word).
+func (s Status) String() string {
 	switch s {
-	case StatusSynced, StatusOutOfSync, StatusProgressing, StatusFailed, StatusConflict, StatusUnknown:
-		return true
+	case StatusSynced:
+		return "Synced"
+	case StatusOutOfSync:
+		return "OutOfSync"
+	case StatusProgressing:
+		return "Progressing"
+	case StatusFailed:
+		return "Failed"
+	case StatusConflict:
+		return "Conflict"
+	case StatusUnknown:
+		return "Unknown"
 	}
-	return false
+	return ""
 }
 
+// Valid reports whether s is a word of the vocabulary.
+func (s Status) Valid() bool { return valid(s) }
+
+// ParseStatus reads a status's word.
+func ParseStatus(w string) (Status, error) { return parse(Statuses, w, "status") }
+
+// MarshalText writes the status's word.
+func (s Status) MarshalText() ([]byte, error) { return marshal(s, "status") }
+
 // UnmarshalText accepts only the vocabulary's words.
-func (s *Status) UnmarshalText(b []byte) error { return decode(s, b, "status") }
+func (s *Status) UnmarshalText(b []byte) error { return decode(Statuses, s, b, "status") }
 
 // Health says how the thing on the cluster is doing, apart from whether it
-// matches the manifest; ordered from best to worst.
-type Health string
+// matches the manifest; ordered from best to worst. The zero value is not
+// set.
+type Health int
 
 // The healths, best first as in docs/api.md.
 const (
-	HealthHealthy     Health = "Healthy"
-	HealthProgressing Health = "Progressing"
-	HealthSuspended   Health = "Suspended"
-	HealthMissing     Health = "Missing"
-	HealthDegraded    Health = "Degraded"
-	HealthUnknown     Health = "Unknown"
+	HealthHealthy Health = iota + 1
+	HealthProgressing
+	HealthSuspended
+	HealthMissing
+	HealthDegraded
+	HealthUnknown
 )
 
 // Healths lists every health, best first.
 var Healths = []Health{HealthHealthy, HealthProgressing, HealthSuspended, HealthMissing, HealthDegraded, HealthUnknown}
 
-// Valid reports whether h is a word of the vocabulary.
-func (h Health) Valid() bool {
+// String is the health's word ("" when not set or not a word).
+func (h Health) String() string {
 	switch h {
-	case HealthHealthy, HealthProgressing, HealthSuspended, HealthMissing, HealthDegraded, HealthUnknown:
-		return true
+	case HealthHealthy:
+		return "Healthy"
+	case HealthProgressing:
+		return "Progressing"
+	case HealthSuspended:
+		return "Suspended"
+	case HealthMissing:
+		return "Missing"
+	case HealthDegraded:
+		return "Degraded"
+	case HealthUnknown:
+		return "Unknown"
 	}
-	return false
+	return ""
 }
 
+// Valid reports whether h is a word of the vocabulary.
+func (h Health) Valid() bool { return valid(h) }
+
+// ParseHealth reads a health's word.
+func ParseHealth(w string) (Health, error) { return parse(Healths, w, "health") }
+
+// MarshalText writes the health's word.
+func (h Health) MarshalText() ([]byte, error) { return marshal(h, "health") }
+
 // UnmarshalText accepts only the vocabulary's words.
-func (h *Health) UnmarshalText(b []byte) error { return decode(h, b, "health") }
+func (h *Health) UnmarshalText(b []byte) error { return decode(Healths, h, b, "health") }
 
 // Action is what a pass does, or would do, to a resource. A conflict is
-// ActionNone with the conflict flag set, never an action of its own.
-type Action string
+// ActionNone with the conflict flag set, never an action of its own. The
+// zero value is not set.
+type Action int
 
 // The actions.
 const (
-	ActionCreate Action = "create"
-	ActionUpdate Action = "update"
-	ActionReboot Action = "reboot"
-	ActionDelete Action = "delete"
-	ActionNone   Action = "none"
+	ActionCreate Action = iota + 1
+	ActionUpdate
+	ActionReboot
+	ActionDelete
+	ActionNone
 )
 
 // Actions lists every action in documented order.
 var Actions = []Action{ActionCreate, ActionUpdate, ActionReboot, ActionDelete, ActionNone}
 
-// Valid reports whether a is a word of the vocabulary.
-func (a Action) Valid() bool {
+// String is the action's word ("" when not set or not a word).
+func (a Action) String() string {
 	switch a {
-	case ActionCreate, ActionUpdate, ActionReboot, ActionDelete, ActionNone:
-		return true
+	case ActionCreate:
+		return "create"
+	case ActionUpdate:
+		return "update"
+	case ActionReboot:
+		return "reboot"
+	case ActionDelete:
+		return "delete"
+	case ActionNone:
+		return "none"
 	}
-	return false
+	return ""
 }
 
+// Valid reports whether a is a word of the vocabulary.
+func (a Action) Valid() bool { return valid(a) }
+
+// ParseAction reads an action's word.
+func ParseAction(w string) (Action, error) { return parse(Actions, w, "action") }
+
+// MarshalText writes the action's word.
+func (a Action) MarshalText() ([]byte, error) { return marshal(a, "action") }
+
 // UnmarshalText accepts only the vocabulary's words.
-func (a *Action) UnmarshalText(b []byte) error { return decode(a, b, "action") }
+func (a *Action) UnmarshalText(b []byte) error { return decode(Actions, a, b, "action") }
 
 // SyncPolicy comes from the annotation proxmops.dev/sync: whether the
-// daemon applies a resource's actions by itself.
-type SyncPolicy string
+// daemon applies a resource's actions by itself. The zero value is not set.
+type SyncPolicy int
 
 // The sync policies.
 const (
-	SyncAuto     SyncPolicy = "auto"     // applied on every pass
-	SyncManual   SyncPolicy = "manual"   // planned; applied only when synced by hand
-	SyncDisabled SyncPolicy = "disabled" // neither planned nor applied
+	SyncAuto     SyncPolicy = iota + 1 // applied on every pass
+	SyncManual                         // planned; applied only when synced by hand
+	SyncDisabled                       // neither planned nor applied
 )
 
 // SyncPolicies lists every policy in documented order.
 var SyncPolicies = []SyncPolicy{SyncAuto, SyncManual, SyncDisabled}
 
-// Valid reports whether p is a word of the vocabulary.
-func (p SyncPolicy) Valid() bool {
+// String is the policy's word ("" when not set or not a word).
+func (p SyncPolicy) String() string {
 	switch p {
-	case SyncAuto, SyncManual, SyncDisabled:
-		return true
+	case SyncAuto:
+		return "auto"
+	case SyncManual:
+		return "manual"
+	case SyncDisabled:
+		return "disabled"
 	}
-	return false
+	return ""
 }
+
+// Valid reports whether p is a word of the vocabulary.
+func (p SyncPolicy) Valid() bool { return valid(p) }
+
+// ParseSyncPolicy reads a policy's word.
+func ParseSyncPolicy(w string) (SyncPolicy, error) { return parse(SyncPolicies, w, "sync policy") }
+
+// MarshalText writes the policy's word.
+func (p SyncPolicy) MarshalText() ([]byte, error) { return marshal(p, "sync policy") }
 
 // UnmarshalText accepts only the vocabulary's words.
-func (p *SyncPolicy) UnmarshalText(b []byte) error { return decode(p, b, "sync policy") }
+func (p *SyncPolicy) UnmarshalText(b []byte) error { return decode(SyncPolicies, p, b, "sync policy") }
 
-type word interface {
-	~string
-	Valid() bool
+// Word is a word of the vocabulary.
+type Word interface {
+	~int
+	fmt.Stringer
 }
 
-func decode[W word](w *W, b []byte, what string) error {
-	v := W(b)
-	if v != "" && !v.Valid() { // "" is the zero value: not set
-		return fmt.Errorf("unknown %s %q", what, b)
+// valid reports whether w is a word: the switch of its String knows it.
+func valid[W Word](w W) bool { return w.String() != "" }
+
+func marshal[W Word](w W, what string) ([]byte, error) {
+	if w != 0 && !valid(w) {
+		return nil, fmt.Errorf("no %s word for %d", what, int(w))
+	}
+	return []byte(w.String()), nil
+}
+
+func parse[W Word](list []W, w, what string) (W, error) {
+	if w == "" { // not set
+		return 0, nil
+	}
+	for _, x := range list {
+		if x.String() == w {
+			return x, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown %s %q", what, w)
+}
+
+func decode[W Word](list []W, w *W, b []byte, what string) error {
+	v, err := parse(list, string(b), what)
+	if err != nil {
+		return err
 	}
 	*w = v
 	return nil

@@ -13,10 +13,10 @@ import (
 // tsTypes is the UI's copy of the vocabulary, which must say the same.
 const tsTypes = "../../web/src/api/types.ts"
 
-func words[W ~string](ws []W) []string {
+func words[W Word](ws []W) []string {
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, string(w))
+		out = append(out, w.String())
 	}
 	return out
 }
@@ -139,8 +139,51 @@ func TestWordsAreValidAndOthersAreNot(t *testing.T) {
 			t.Errorf("sync policy %q not valid", p)
 		}
 	}
-	if Status("synced").Valid() || Health("").Valid() || Action("Create").Valid() || SyncPolicy("Auto").Valid() {
-		t.Error("a word outside the vocabulary is valid")
+	if Status(0).Valid() || Status(99).Valid() || Health(0).Valid() || Action(-1).Valid() || SyncPolicy(4).Valid() {
+		t.Error("a value outside the vocabulary is valid")
+	}
+	if _, err := ParseStatus("synced"); err == nil {
+		t.Error("status synced parsed")
+	}
+	if _, err := ParseAction("Create"); err == nil {
+		t.Error("action Create parsed")
+	}
+	if _, err := ParseSyncPolicy("Auto"); err == nil {
+		t.Error("sync policy Auto parsed")
+	}
+	if _, err := ParseHealth("ok"); err == nil {
+		t.Error("health ok parsed")
+	}
+}
+
+// The words on the wire are those of docs/api.md, whatever the values
+// inside: a word marshals to itself and reads back as the same constant.
+func TestWireWordsAreTheDocumentedOnes(t *testing.T) {
+	b, err := json.Marshal(map[string]any{"s": StatusOutOfSync, "h": HealthDegraded, "a": ActionNone, "p": SyncManual,
+		"unset": Status(0), "counts": map[Status]int{StatusSynced: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":"none","counts":{"Synced":1},"h":"Degraded","p":"manual","s":"OutOfSync","unset":""}`; string(b) != want {
+		t.Fatalf("%s, want %s", b, want)
+	}
+	want := map[string][]string{
+		"status": {"Synced", "OutOfSync", "Progressing", "Failed", "Conflict", "Unknown"},
+		"health": {"Healthy", "Progressing", "Suspended", "Missing", "Degraded", "Unknown"},
+		"action": {"create", "update", "reboot", "delete", "none"},
+		"sync":   {"auto", "manual", "disabled"},
+	}
+	got := map[string][]string{"status": words(Statuses), "health": words(Healths), "action": words(Actions), "sync": words(SyncPolicies)}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("words %v, want %v", got, want)
+	}
+	for _, w := range want["status"] {
+		if s, err := ParseStatus(w); err != nil || s.String() != w {
+			t.Errorf("%s reads back as %v, %v", w, s, err)
+		}
+	}
+	if _, err := json.Marshal(Status(99)); err == nil {
+		t.Error("a status outside the vocabulary marshals")
 	}
 }
 
@@ -157,7 +200,7 @@ func TestDecodingRefusesUnknownWords(t *testing.T) {
 	if doc.Status != StatusOutOfSync || doc.Health != HealthDegraded || doc.Action != ActionReboot || doc.Sync != SyncManual {
 		t.Fatalf("%+v", doc)
 	}
-	if err := json.Unmarshal([]byte(`{"status":""}`), &doc); err != nil || doc.Status != "" {
+	if err := json.Unmarshal([]byte(`{"status":""}`), &doc); err != nil || doc.Status != 0 {
 		t.Fatalf("empty status: %v %q", err, doc.Status)
 	}
 	for _, bad := range []string{`{"status":"Sync"}`, `{"health":"ok"}`, `{"action":"recreate"}`, `{"sync":"always"}`} {
@@ -189,7 +232,7 @@ func TestChangeString(t *testing.T) {
 }
 
 func TestCountPutsEveryItemInExactlyOneStatus(t *testing.T) {
-	items := []Status{StatusSynced, StatusOutOfSync, "", "Bogus", StatusFailed, StatusSynced}
+	items := []Status{StatusSynced, StatusOutOfSync, 0, Status(99), StatusFailed, StatusSynced}
 	got := Count(items, func(s Status) Status { return s })
 	want := map[Status]int{StatusSynced: 2, StatusOutOfSync: 1, StatusProgressing: 0, StatusFailed: 1, StatusConflict: 0, StatusUnknown: 2}
 	if len(got) != len(Statuses) {
