@@ -273,3 +273,95 @@ func TestProvisionVMOverSSH(t *testing.T) {
 	}
 	p.assertInSync(p.eng)
 }
+
+// A guest offering another host key than the one pinned at first contact
+// fails its provisioning with both fingerprints, runs nothing, until the
+// pin is reset; a guest proxmops recreates is pinned anew.
+func TestProvisionHostKeyPinned(t *testing.T) {
+	p := newProvEnv(t)
+	ctx := context.Background()
+	motd := `apiVersion: proxmops.dev/v1
+kind: Container
+metadata: {name: web, node: pve1}
+spec:
+  vmid: 311
+  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
+  rootfs: {storage: local-lvm, size: 4}
+  net: [{bridge: vmbr0, ip: ` + provCTIP + `/8}]
+  provision:
+    port: ` + strconv.Itoa(p.port) + `
+    files: [{path: /etc/motd, content: "MOTD\n"}]
+`
+	p.write("web.yaml", strings.Replace(motd, "MOTD", "one", 1))
+	if r := p.applyOne(engine.KindContainer, "web"); r.Status != vocab.StatusSynced {
+		t.Fatalf("create: %+v", r)
+	}
+	pin, ok, err := p.keys.HostKey(ctx, "Container/web")
+	if err != nil || !ok || pin.VMID != 311 {
+		t.Fatalf("pin %+v %v %v", pin, ok, err)
+	}
+
+	// The guest's host key changes behind proxmops' back (a restore from
+	// elsewhere, or another machine on the address).
+	// (The simulator lays out a tree without its marker afresh, with a new
+	// host key, at the guest's next start.)
+	if err := os.Remove(filepath.Join(p.trees, "311", ".pvesim-guest")); err != nil {
+		t.Fatal(err)
+	}
+	restart(t, p.sim, 311)
+	p.write("web.yaml", strings.Replace(motd, "MOTD", "two", 1))
+	r := p.applyOne(engine.KindContainer, "web")
+	if r.Status != vocab.StatusFailed || !strings.Contains(r.Error, "host key of Container/web") || !strings.Contains(r.Error, pin.Fingerprint) ||
+		!strings.Contains(r.Error, "DELETE /api/v1/resources/Container/web/hostkey") {
+		t.Fatalf("changed host key: %+v", r)
+	}
+	if got := p.guestFile(311, "etc/motd"); got == "two\n" {
+		t.Fatal("a file was written to a guest with a changed host key")
+	}
+	if err := p.keys.ResetHostKey(ctx, "Container/web"); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.applyOne(engine.KindContainer, "web"); r.Status != vocab.StatusSynced || p.guestFile(311, "etc/motd") != "two\n" {
+		t.Fatalf("after the reset: %+v", r)
+	}
+	p.assertInSync(p.eng)
+
+	// Deleted and created again by proxmops: a new guest, a new pin.
+	old, _, _ := p.keys.HostKey(ctx, "Container/web")
+	upid, err := p.client.LxcStop(ctx, "pve1", 311)
+	if err == nil {
+		_, err = p.client.WaitTask(ctx, upid, nil)
+	}
+	if err == nil {
+		upid, err = p.client.LxcDelete(ctx, "pve1", 311)
+	}
+	if err == nil {
+		_, err = p.client.WaitTask(ctx, upid, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.applyOne(engine.KindContainer, "web"); r.Status != vocab.StatusSynced || r.Action != vocab.ActionCreate {
+		t.Fatalf("recreate: %+v", r)
+	}
+	if now, _, _ := p.keys.HostKey(ctx, "Container/web"); now.Fingerprint == old.Fingerprint {
+		t.Fatal("the recreated guest kept the old pin")
+	}
+	p.assertInSync(p.eng)
+}
+
+// restart stops and starts a guest through the simulator: its SSH server
+// starts anew from its tree.
+func restart(t *testing.T, sim *pvesim.Server, vmid int) {
+	t.Helper()
+	if err := sim.SetGuestRunning(vmid, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.SetGuestRunning(vmid, true); err != nil {
+		t.Fatal(err)
+	}
+	// Asking for the address brings the SSH servers in line at once.
+	if _, err := sim.GuestSSHAddr(vmid); err != nil {
+		t.Fatal(err)
+	}
+}
