@@ -30,8 +30,9 @@ func init() {
 		Long: "proxmox-gitops reads a Proxmox-GitOps monorepo: libs/NAME/container.env (IP, ID, CORES,\n" +
 			"MEMORY, SWAP, DISK, BOOT, MOUNT; container.local.env over it), the global env.json or\n" +
 			"globals.json and local/config.json (node, bridge, gateway, mask, interface, template\n" +
-			"storage and name), and writes one Container per lib and their ContainerTemplate.\n" +
-			"Nothing is written when a value cannot be used (a VMID below 100 among them).",
+			"storage and name), and writes one Container per lib, provisioned with the lib's Cinc\n" +
+			"cookbook (copied next to the manifests), and their ContainerTemplate. Nothing is\n" +
+			"written when a value cannot be used (a VMID below 100 among them). See docs/migrating.md.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
