@@ -21,9 +21,10 @@ func init() {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "validate [PATH]",
-		Short: "Check the manifests under PATH (default .) offline; no cluster needed",
-		Long: "validate loads every *.yaml and *.yml file under PATH, decodes each document strictly\n" +
-			"and runs the cross-document checks. Every error is reported, sorted by file and line.",
+		Short: "Check the manifests under PATH (a directory, default ., or one file) offline; no cluster needed",
+		Long: "validate loads every *.yaml and *.yml file under PATH (or the one file PATH), decodes each\n" +
+			"document strictly and runs the cross-document checks. Every error is reported, sorted by\n" +
+			"file and line. A file alone cannot refer to resources declared in other files.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
@@ -33,7 +34,7 @@ func init() {
 			if len(args) == 1 {
 				root = args[0]
 			}
-			set, err := manifest.LoadDir(root)
+			set, err := manifest.LoadPath(root)
 			var errs manifest.ErrorList
 			if err != nil && !errors.As(err, &errs) {
 				return err

@@ -131,3 +131,21 @@ func TestSchemaCommand(t *testing.T) {
 		t.Errorf("schema head: %v", s["$schema"])
 	}
 }
+
+// validate takes one file as well as a directory: the file's documents,
+// checked alone, with errors named by the file.
+func TestValidateOneFile(t *testing.T) {
+	resetFlags()
+	code, out, errs := runCapture(t, "validate", "../../examples/network/vmbr1.yaml")
+	if code != 0 || !strings.Contains(out, "Network") || !strings.Contains(out, "in 1 files") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "vm.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: a, node: pve1}\nspec: {vmid: 100, coers: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCapture(t, "validate", bad)
+	if code != 1 || !strings.Contains(errs, "vm.yaml:4:19: spec.coers: unknown field `coers`") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+}

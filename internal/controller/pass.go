@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -171,24 +169,7 @@ func (c *Controller) load(res *source.Result) (*desiredState, error) {
 
 // loadManifests loads a directory of manifests, or one file.
 func loadManifests(dir string) (*manifest.Set, error) {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, err
-	}
-	var set *manifest.Set
-	if fi.IsDir() {
-		set, err = manifest.LoadDir(dir)
-	} else {
-		data, rerr := os.ReadFile(dir)
-		if rerr != nil {
-			return nil, rerr
-		}
-		rs, errs := manifest.ParseFile(filepath.Base(dir), data)
-		if len(errs) == 0 {
-			set, errs = manifest.NewSet(rs)
-		}
-		err = errs.Err()
-	}
+	set, err := manifest.LoadPath(dir)
 	if err != nil {
 		var list manifest.ErrorList
 		if errors.As(err, &list) && len(list) > maxListedErrors {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -25,6 +26,31 @@ func IsManifestFile(name string) bool {
 	}
 	ext := strings.ToLower(path.Ext(base))
 	return ext == ".yaml" || ext == ".yml"
+}
+
+// LoadPath loads the manifests at p: every manifest under it when it is a
+// directory (LoadDir), the documents of the one file otherwise, with the
+// same checks and the same ErrorList.
+func LoadPath(p string) (*Set, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("open manifests: %w", err)
+	}
+	if fi.IsDir() {
+		return LoadDir(p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("open manifests: %w", err)
+	}
+	rs, errs := ParseFile(filepath.Base(p), data)
+	set, serrs := NewSet(rs)
+	set.Files = 1
+	errs = append(errs, serrs...)
+	if len(errs) > 0 {
+		return set, errs.Err()
+	}
+	return set, nil
 }
 
 // LoadDir loads every manifest under the directory root (see LoadFS). File
