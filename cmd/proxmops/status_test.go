@@ -167,3 +167,61 @@ func TestOnlyUnknownLeftIsAChange(t *testing.T) {
 		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
 	}
 }
+
+const tplOnNode = `apiVersion: proxmops.dev/v1
+kind: Template
+metadata:
+  name: tpl
+  node: NODE
+spec:
+  vmid: 9000
+  image:
+    source: local:import/debian.qcow2
+  disks:
+    - storage: local-lvm
+      size: 10G
+  net:
+    - bridge: vmbr0
+`
+
+const cloneOfTpl = `apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: app-02
+  node: NODE
+spec:
+  vmid: 121
+  fromTemplate: tpl
+`
+
+// A node name the cluster does not have is the reason, named with the
+// nodes it has, before the storage, template or read errors that follow
+// from it; what depends on such a resource says so.
+func TestUnknownNodeIsTheReason(t *testing.T) {
+	s := newStatusRun(t)
+	s.write(t, "app-01.yaml", strings.Replace(cliVM, "node: pve1", "node: pve-node1", 1))
+	s.write(t, "tpl.yaml", strings.Replace(tplOnNode, "NODE", "pve-node1", 1))
+	s.write(t, "app-02.yaml", strings.Replace(cloneOfTpl, "NODE", "pve2", 1))
+	s.write(t, "iso.yaml", strings.NewReplacer("node: pve1", "node: pve-node1", "nosuch", "local").Replace(isoOnMissingStorage))
+	s.write(t, "net.yaml", "apiVersion: proxmops.dev/v1\nkind: Network\nmetadata:\n  name: n1\n  node: pve-node1\nspec:\n  type: bridge\n  iface: vmbr5\n")
+	want := "node pve-node1 does not exist; the cluster has pve1, pve2"
+	doc := s.planDoc(t)
+	for _, a := range doc.Actions {
+		switch a.Name {
+		case "app-02":
+			if !strings.Contains(a.Reason, "blocked: Template/tpl is Failed ("+want) {
+				t.Errorf("%s/%s: %q", a.Kind, a.Name, a.Reason)
+			}
+		default:
+			if !strings.HasPrefix(a.Reason, want) {
+				t.Errorf("%s/%s: %q, want %q first", a.Kind, a.Name, a.Reason, want)
+			}
+		}
+	}
+	if doc.Summary.Statuses[vocab.StatusFailed] != 5 || doc.Summary.Changed() != 0 {
+		t.Fatalf("summary %+v", doc.Summary)
+	}
+	if code, out, errOut := s.run(t, "plan", "--detailed-exitcode"); code != 2 {
+		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
+	}
+}

@@ -45,7 +45,7 @@ func TestForeseeableRefusalsArePlannedAsFailures(t *testing.T) {
 		{"vms/c.yaml", engine.KindVirtualMachine, "clone-to-shared", vmManifest("clone-to-shared", "pve3", "303",
 			"  fromTemplate: debian-12-tpl\n  disks:\n    - storage: nfs-shared\n"), "can't clone VM to node 'pve3' (VM uses local storage)"},
 		{"vms/d.yaml", engine.KindVirtualMachine, "no-node", vmManifest("no-node", "pve9", "304",
-			"  disks:\n    - storage: local-lvm\n      size: 4G\n"), "no such cluster node 'pve9'"},
+			"  disks:\n    - storage: local-lvm\n      size: 4G\n"), "node pve9 does not exist; the cluster has pve1, pve2, pve3"},
 		{"vms/e.yaml", engine.KindVirtualMachine, "disk-on-dir", vmManifest("disk-on-dir", "pve1", "305",
 			"  disks:\n    - storage: local\n      size: 4G\n"), "storage 'local' does not support vm images"},
 		{"vms/f.yaml", engine.KindVirtualMachine, "disk-elsewhere", vmManifest("disk-elsewhere", "pve1", "306",

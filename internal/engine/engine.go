@@ -176,6 +176,7 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 	for _, r := range recs {
 		p.Actions = append(p.Actions, r.plan(pc)...)
 	}
+	checkNodes(p, snap)
 	e.checkPrivileges(ctx, p, d)
 	if err := resolveDependencies(p); err != nil {
 		return nil, err

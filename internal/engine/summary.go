@@ -1,6 +1,12 @@
 package engine
 
-import "github.com/proxmops/proxmops/internal/vocab"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/vocab"
+)
 
 // StatusOf is a planned resource's one status: Conflict when something not
 // proxmops' is in the way, Unknown when the plan set none, else the
@@ -44,4 +50,33 @@ func Summarize(actions []*Action) Summary {
 	s.Failed = s.Statuses[vocab.StatusFailed]
 	s.Unknown = s.Statuses[vocab.StatusUnknown]
 	return s
+}
+
+// checkNodes fails every declared resource whose node the cluster does not
+// have and that exists nowhere yet, with the nodes it has: that is the
+// reason, not the storage, template or read errors that follow from it
+// (and that a dependent resource would otherwise quote). It runs before
+// privileges and dependencies are resolved.
+func checkNodes(p *Plan, snap *Snapshot) {
+	if snap == nil || len(snap.Nodes) == 0 {
+		return
+	}
+	nodes := slices.Clone(snap.Nodes)
+	slices.Sort(nodes)
+	for _, a := range p.Actions {
+		if a.Node == "" || a.File == "" || a.Observed != nil || a.Conflict || a.Sync == vocab.SyncDisabled ||
+			slices.Contains(nodes, a.Node) {
+			continue
+		}
+		a.Status, a.Reason, a.run = vocab.StatusFailed, NodeMissing(a.Node, nodes), nil
+		if a.Action == vocab.ActionNone {
+			a.Action = vocab.ActionCreate
+		}
+	}
+}
+
+// NodeMissing is the reason of a resource declared on a node that is not
+// in the cluster.
+func NodeMissing(node string, nodes []string) string {
+	return fmt.Sprintf("node %s does not exist; the cluster has %s", node, strings.Join(nodes, ", "))
 }
