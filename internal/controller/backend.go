@@ -156,7 +156,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 		return fmt.Errorf("the repository was never loaded: %w", api.ErrNotReady)
 	}
 	commit := ds.commit
-	eng := rt.engine(true, c.opts.Logger)
+	eng := rt.engine(true, "", c.opts.Logger)
 	obs := &observer{c: c, commit: commit}
 	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
 		Key: key,
@@ -232,7 +232,7 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 		desired, commit = ds.desired, ds.commit
 	}
 	// Prune as the loop would, so the preview shows the deletions a merge causes.
-	eng := rt.engine(rt.cfg.Reconcile.Prune, c.opts.Logger)
+	eng := rt.engine(rt.cfg.Reconcile.Prune, "", c.opts.Logger)
 	p, err := eng.Plan(ctx, desired, commit)
 	if err != nil {
 		return api.Plan{}, fmt.Errorf("observing the cluster: %w", err)

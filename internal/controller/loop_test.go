@@ -116,6 +116,14 @@ func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
 	if _, ok := sim.Guest(320); !ok {
 		t.Fatalf("VM pruned from an empty load: %s", dump(l))
 	}
+	// Its reason names the guard, not "prune is off".
+	l = e.waitFor("the guard named in the reason", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/a")
+		return r != nil && strings.Contains(r.Reason, "nothing is pruned from an empty load")
+	})
+	if r := find(l, "VirtualMachine/a"); r.Status != vocab.StatusOutOfSync || strings.Contains(r.Reason, "prune is off") {
+		t.Fatalf("orphan after an empty load with prune on: %+v", r)
+	}
 
 	// Invalid manifests keep the last good desired state, and never prune.
 	repo.commit("broken", map[string]string{"vms/a.yaml": "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {coers: 2}\n"})

@@ -61,7 +61,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	if rt.client != nil && ds != nil {
 		// Prune only from a good, non-empty load of this very pass.
 		prune := rt.cfg.Reconcile.Prune && sourceOK && len(ds.set.Resources) > 0
-		eng = rt.engine(prune, c.opts.Logger)
+		eng = rt.engine(prune, pruneHeld(rt.cfg.Reconcile.Prune, sourceOK, ds), c.opts.Logger)
 		var err error
 		plan, err = eng.Plan(ctx, ds.desired, ds.commit)
 		if err != nil {
@@ -109,6 +109,20 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	} else {
 		c.markPassEnd()
 	}
+}
+
+// pruneHeld says why a configured prune is held back this pass, for the
+// reason of each resource it leaves in place ("" when it is not).
+func pruneHeld(configured, sourceOK bool, ds *desiredState) string {
+	switch {
+	case !configured:
+		return ""
+	case !sourceOK:
+		return fmt.Sprintf("the repository could not be read this pass; nothing is pruned after a failed load, the last good one is %s", short(ds.commit))
+	case len(ds.set.Resources) == 0:
+		return fmt.Sprintf("the repository has no manifests at %s; nothing is pruned from an empty load", short(ds.commit))
+	}
+	return ""
 }
 
 // currentDesired is the last good desired state, or nil before the first.

@@ -40,9 +40,12 @@ type runtime struct {
 }
 
 // engine returns an engine on the runtime's client sharing its limiter.
-func (rt *runtime) engine(prune bool, log *slog.Logger) *engine.Engine {
+// engine is an engine on the runtime's cluster; held (with prune false)
+// says why a configured prune is held back this pass.
+func (rt *runtime) engine(prune bool, held string, log *slog.Logger) *engine.Engine {
 	return engine.New(rt.client, engine.Options{
 		Prune:       prune,
+		PruneHeld:   held,
 		Concurrency: rt.cfg.Reconcile.Concurrency,
 		Limiter:     rt.limiter,
 		Logger:      log,

@@ -19,7 +19,11 @@ import (
 // Options tune an Engine.
 type Options struct {
 	// Prune deletes owned resources that are no longer declared.
-	Prune bool
+	// PruneHeld, with Prune false, says why a configured prune is held
+	// back this pass (an empty or failed load): the reasons of what is
+	// left in place name it instead of "prune is off".
+	Prune     bool
+	PruneHeld string
 	// Concurrency bounds actions running at once (reconcile.concurrency,
 	// default 4); PerNode and PerStorage bound them per Proxmox node and per
 	// storage (default 2 each), which keeps Proxmox's lock timeouts away.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -106,6 +107,9 @@ func decidePrune(pc *planContext, a *Action, why pruneWhy, blocked string, del v
 	switch {
 	case !pc.e.opts.Prune:
 		a.Status, a.Reason = vocab.StatusOutOfSync, why.kept
+		if held := pc.e.opts.PruneHeld; held != "" {
+			a.Reason = strings.Replace(why.kept, "prune is off", "prune is on but held back ("+held+")", 1)
+		}
 		return false
 	case blocked != "":
 		a.Status, a.Reason = vocab.StatusFailed, blocked
