@@ -71,8 +71,8 @@ type param struct {
 	// diff replaces the comparison of an existing key (disks and mount
 	// points: growth, refusals, creation-only storage).
 	diff func(have string, x *diffCtx, d *guestDiff)
-	// add replaces the change that adds a missing key (a bind mount an
-	// API token cannot add).
+	// add handles a missing key itself when it returns true (a bind mount
+	// an API token cannot add is refused); false adds it as want.
 	add func(x *diffCtx, d *guestDiff) bool
 }
 
@@ -151,7 +151,7 @@ type diffCtx struct {
 	eff map[string]string
 	hp  map[string]bool // the VM's hotplug classes
 	// gate is false for a stopped container: nothing of it waits for a
-	// restart (a VM's reboot is decided from its state by planUpdate).
+	// restart (a VM's reboot is decided from its state by planGuestUpdate).
 	gate bool
 }
 
