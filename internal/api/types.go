@@ -18,6 +18,8 @@ const (
 	EventApplied HistoryEvent = "applied"
 	EventFailed  HistoryEvent = "failed"
 	EventDeleted HistoryEvent = "deleted"
+	// EventRolledBack: a person rolled the guest back to a snapshot.
+	EventRolledBack HistoryEvent = "rolledBack"
 )
 
 // Roles of accounts and API tokens.

@@ -178,6 +178,7 @@ type VMSpec struct {
 	ShutdownTimeout time.Duration
 	// Provision is spec.provision (nil when absent).
 	Provision *ProvisionSpec
+	Snapshots *SnapshotPolicy // nil: no snapshots before changes
 }
 
 // TemplateSpec is a desired Template: a VM built from an image and

@@ -181,6 +181,7 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 		p.Actions = append(p.Actions, r.plan(pc)...)
 	}
 	checkNodes(p, snap)
+	planSnapshots(pc, p)
 	e.checkPrivileges(ctx, p, d)
 	if err := resolveDependencies(p); err != nil {
 		return nil, err

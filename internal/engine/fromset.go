@@ -183,6 +183,7 @@ func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 	if sp.ApplyMode == manifest.ApplyReboot {
 		s.ApplyMode = "reboot"
 	}
+	s.Snapshots = snapshotPolicy(sp.Snapshots)
 	if s.State == "" {
 		s.State = string(manifest.StateRunning)
 	}

@@ -88,6 +88,7 @@ type ContainerSpec struct {
 	// Provision is spec.provision (nil when absent).
 	Provision       *ProvisionSpec
 	ShutdownTimeout time.Duration
+	Snapshots       *SnapshotPolicy // nil: no snapshots before changes
 }
 
 // NetworkSpec is a desired host network interface on one node.
@@ -173,6 +174,7 @@ func containerFromManifest(c *manifest.Container, secrets SecretReader) *Contain
 	if sp.ApplyMode == manifest.ApplyReboot {
 		s.ApplyMode = "reboot"
 	}
+	s.Snapshots = snapshotPolicy(sp.Snapshots)
 	if sp.CPULimit > 0 {
 		s.CPULimit = strconv.FormatFloat(sp.CPULimit, 'f', -1, 64)
 	}

@@ -49,6 +49,9 @@ type Action struct {
 
 	run   stepFunc
 	claim claim
+	// snapshot is taken before the action changes the guest
+	// (spec.snapshots.beforeChange; snapshot.go).
+	snapshot *snapshotStep
 	// sdnSeq is the action's place (from 1) in its pass's SDN sequence, 0
 	// for an action outside it.
 	sdnSeq int

@@ -217,6 +217,12 @@ func actionNeeds(pv *privContext, a *Action) []privNeed {
 		// through status/start and shutdown (VM.PowerMgmt).
 		needs = []privNeed{needAll("remove the guest from HA ("+a.HA+")", "/", "Sys.Console")}
 	}
+	// API2/Qemu.pm and API2/LXC/Snapshot.pm snapshot and delsnapshot; the
+	// settings' list of needs (no snapshot of the cluster) names it for
+	// every guest that asks for snapshots.
+	if a.snapshot != nil || pv.snap == nil && wantsSnapshots(pv.byKey[a.Key()]) {
+		needs = append(needs, needAll("take and prune snapshots before the change (spec.snapshots)", vmPath(a.VMID), "VM.Snapshot"))
+	}
 	if a.Action == vocab.ActionReboot {
 		return append(needs, needAll("reboot the guest", vmPath(a.VMID), "VM.PowerMgmt"))
 	}

@@ -250,7 +250,7 @@ func short(hash string) string {
 // beforeProvisionRerun runs before provisioning an existing guest again
 // (not after a create): the place for a snapshot before the change.
 func (x *execCtx) beforeProvisionRerun(ctx context.Context, id, node string, vmid int) error {
-	return nil
+	return x.snapshotBeforeChange(ctx, "provisioning re-run")
 }
 
 // provision runs the guest's provisioning and records its hash in the

@@ -193,6 +193,14 @@ type VirtualMachineSpec struct {
 	ApplyMode    ApplyMode     `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes needing a restart are reported; reboot: the guest is rebooted to apply them."`
 	State        PowerState    `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
 	Provision    *Provision    `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the VM over SSH after it is created and started, and again whenever their inputs change."`
+	Snapshots    *Snapshots    `json:"snapshots,omitempty" doc:"Proxmox snapshots proxmops takes before it changes the guest."`
+}
+
+// Snapshots asks proxmops for a Proxmox snapshot before each change it
+// makes to an existing guest (see engine/snapshot.go).
+type Snapshots struct {
+	BeforeChange bool `json:"beforeChange,omitempty" doc:"Snapshot the guest (proxmops-<UTC time>, without RAM) before a configuration update, resize, reboot for pending changes or provisioning re-run; a guest Proxmox cannot snapshot gets no change."`
+	Keep         int  `json:"keep,omitempty" pm:"min=1,max=100" doc:"How many proxmops-* snapshots to keep (default 3); older ones of proxmops are deleted, other snapshots never."`
 }
 
 // Kind returns KindVirtualMachine.
@@ -348,6 +356,7 @@ type ContainerSpec struct {
 	State        PowerState     `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
 	ApplyMode    ApplyMode      `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes Proxmox keeps pending on a running container are reported; reboot: the container is rebooted to apply them."`
 	Provision    *Provision     `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the container over SSH after it is created and started, and again whenever their inputs change."`
+	Snapshots    *Snapshots     `json:"snapshots,omitempty" doc:"Proxmox snapshots proxmops takes before it changes the container."`
 }
 
 // Kind returns KindContainer.

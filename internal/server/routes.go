@@ -43,6 +43,7 @@ func (s *Server) routes() chi.Router {
 				r.Post("/me/password", s.handleChangeOwnPassword)
 				r.Get("/resources", s.handleResources)
 				r.Get("/resources/{kind}/{name}", s.handleResource)
+				r.Get("/resources/{kind}/{name}/snapshots", s.handleSnapshots)
 				r.Get("/plan", s.handlePlan)
 				r.Get("/events", s.handleEvents)
 				r.Get("/logs", s.handleLogs)
@@ -52,6 +53,7 @@ func (s *Server) routes() chi.Router {
 			r.Group(func(r chi.Router) {
 				r.Use(s.requireRole(api.RoleAdmin), s.checkCSRF)
 				r.Post("/resources/{kind}/{name}/sync", s.handleSyncOne)
+				r.Post("/resources/{kind}/{name}/rollback", s.handleRollback)
 				r.Delete("/resources/{kind}/{name}", s.handleDelete)
 				r.Delete("/resources/{kind}/{name}/hostkey", s.handleResetHostKey)
 				r.Post("/sync", s.handleSyncAll)

@@ -10,7 +10,7 @@ export const HEALTHS = ['Healthy', 'Progressing', 'Suspended', 'Missing', 'Degra
 export type Health = (typeof HEALTHS)[number];
 
 export type Action = 'create' | 'update' | 'reboot' | 'delete' | 'none';
-export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted';
+export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack';
 export type SyncPolicy = 'auto' | 'manual' | 'disabled';
 export type Role = 'admin' | 'viewer';
 
@@ -221,4 +221,35 @@ export interface TestResult {
 
 export function resourceKey(r: { kind: string; name: string }): string {
   return `${r.kind}/${r.name}`;
+}
+
+// GET /api/v1/resources/{kind}/{name}/snapshots (VirtualMachine, Container).
+export interface Snapshot {
+  name: string;
+  description: string;
+  time: number; // Unix seconds
+  parent?: string;
+  vmstate: boolean;
+  proxmops: boolean; // a proxmops-* snapshot, taken before a change and pruned by proxmops
+}
+
+export interface SnapshotList {
+  kind: string;
+  name: string;
+  node: string;
+  vmid: number;
+  running: boolean;
+  current?: string;
+  snapshots: Snapshot[];
+  syncPolicy: SyncPolicy;
+}
+
+// POST /api/v1/resources/{kind}/{name}/rollback answers when the rollback is done.
+export interface RollbackResult {
+  kind: string;
+  name: string;
+  snapshot: string;
+  started: boolean;
+  syncPolicy: SyncPolicy;
+  next: string;
 }

@@ -125,12 +125,13 @@ test('Tab stays inside the drawer', async () => {
       <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
     </Providers>,
   );
-  const del = await screen.findByRole('button', { name: 'Delete…' });
-  del.focus();
+  // The last focusable element: the Snapshots section's button.
+  const last = await screen.findByRole('button', { name: 'Show snapshots' });
+  last.focus();
   fireEvent.keyDown(window, { key: 'Tab' });
   expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Close (Esc)' }));
   fireEvent.keyDown(window, { key: 'Tab', shiftKey: true });
-  expect(document.activeElement).toBe(del);
+  expect(document.activeElement).toBe(last);
 });
 
 test('Escape closes the drawer', async () => {

@@ -6,6 +6,7 @@ import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { useSession } from '../state/session';
 import { useResources } from '../state/useResources';
 import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
+import Snapshots from './Snapshots';
 
 function DocView({ title, rows, empty, side }: { title: string; rows: MarkedRow[]; empty: string; side: 'desired' | 'observed' }) {
   return (
@@ -45,6 +46,7 @@ const EVENT_ICON: Record<string, string> = {
   applied: '→',
   failed: '✕',
   deleted: '−',
+  rolledBack: '↶',
 };
 
 function Timeline({ history }: { history: HistoryEntry[] }) {
@@ -329,6 +331,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <DeleteConfirm name={d.name} busy={busy === 'delete'} onCancel={() => setConfirming(false)} onConfirm={doDelete} />
               )}
 
+              {d.observed !== null && d.owned !== false && <Snapshots kind={kind} name={name} isAdmin={isAdmin} onChanged={() => setTick((t) => t + 1)} />}
               <div className="docs">
                 <DocView title="Desired (manifest)" side="desired" rows={markedDesired} empty="No manifest: this resource exists only on the cluster." />
                 <DocView title="Observed (cluster)" side="observed" rows={markedObserved} empty="Not on the cluster." />

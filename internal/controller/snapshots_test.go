@@ -1,0 +1,188 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+var _ server.SnapshotBackend = (*Controller)(nil)
+
+// apiClient is an admin session on a served controller.
+type apiClient struct {
+	t    *testing.T
+	hc   *http.Client
+	base string
+	csrf string
+}
+
+func (c *apiClient) do(method, path string, body any, out any) int {
+	c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, c.base+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("X-CSRF-Token", c.csrf)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && json.Unmarshal(b, out) != nil {
+		c.t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
+	}
+	return resp.StatusCode
+}
+
+// serveAPI serves the controller's HTTP API on loopback and logs in as the
+// first admin.
+func serveAPI(t *testing.T, e *env) *apiClient {
+	t.Helper()
+	var setupOut bytes.Buffer
+	srv, err := server.New(context.Background(), server.Options{
+		Store: e.st, Backend: e.c, Hub: e.hub, Config: e.c.opts.Config, OnSettingsChanged: e.c.ApplyConfig,
+		SetupOutput: &setupOut, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-served })
+	tok, err := os.ReadFile(e.st.Path() + ".setup-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &apiClient{t: t, hc: &http.Client{Jar: jar}, base: "http://" + ln.Addr().String()}
+	var me struct {
+		CSRF string `json:"csrfToken"`
+	}
+	if st := c.do("POST", "/api/v1/setup", map[string]string{"token": strings.TrimSpace(string(tok)), "username": "admin", "password": "a long enough password 1"}, &me); st != http.StatusCreated && st != http.StatusOK {
+		t.Fatalf("setup: %d", st)
+	}
+	c.csrf = me.CSRF
+	return c
+}
+
+func snapManifest(cores int, annotations ...string) string {
+	return vmManifest("snap", 430, cores, annotations...) + "  snapshots:\n    beforeChange: true\n    keep: 2\n"
+}
+
+// The snapshots and rollback API over real HTTP against the simulator: a
+// change takes a snapshot, GET .../snapshots lists it, a viewer may not
+// roll back, an admin's rollback waits for Proxmox and is recorded, and
+// with sync manual the guest then stays OutOfSync, never re-applied.
+func TestRollbackThroughTheAPI(t *testing.T) {
+	sim := startSim(t, 0.2)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/snap.yaml": snapManifest(1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/snap", vocab.StatusSynced)
+	c := serveAPI(t, e)
+
+	repo.commit("more cores", map[string]string{"vms/snap.yaml": snapManifest(2)})
+	if err := e.c.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("a snapshot and 2 cores", func(l api.ResourceList) bool {
+		g, _ := sim.Guest(430)
+		r := find(l, "VirtualMachine/snap")
+		return g.Config["cores"] == "2" && len(g.Snapshots) == 1 && r != nil && r.Status == vocab.StatusSynced && r.Progress == nil
+	})
+	var list api.SnapshotList
+	if st := c.do("GET", "/api/v1/resources/VirtualMachine/snap/snapshots", nil, &list); st != http.StatusOK ||
+		len(list.Snapshots) != 1 || !list.Snapshots[0].Proxmops || list.Current != list.Snapshots[0].Name || list.SyncPolicy != vocab.SyncAuto {
+		t.Fatalf("snapshots: %d %+v", st, list)
+	}
+	snapName := list.Snapshots[0].Name
+
+	// A viewer token lists but may not roll back.
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if st := c.do("POST", "/api/v1/tokens", map[string]string{"name": "ro", "role": "viewer"}, &tok); st != http.StatusCreated && st != http.StatusOK {
+		t.Fatalf("token: %d", st)
+	}
+	viewer := func(method, path string) int {
+		req, _ := http.NewRequest(method, c.base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := viewer("GET", "/api/v1/resources/VirtualMachine/snap/snapshots"); st != http.StatusOK {
+		t.Fatalf("viewer list: %d", st)
+	}
+	if st := viewer("POST", "/api/v1/resources/VirtualMachine/snap/rollback"); st != http.StatusForbidden {
+		t.Fatalf("viewer rollback: %d", st)
+	}
+
+	// Manual sync from now on; then roll back.
+	repo.commit("manual", map[string]string{"vms/snap.yaml": snapManifest(2, "proxmops.dev/sync=manual")})
+	if err := e.c.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("sync policy manual", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/snap")
+		return r != nil && r.SyncPolicy == vocab.SyncManual && r.Status == vocab.StatusSynced
+	})
+	var errBody struct {
+		Error string `json:"error"`
+	}
+	if st := c.do("POST", "/api/v1/resources/VirtualMachine/snap/rollback", api.RollbackRequest{Snapshot: "nope"}, &errBody); st != http.StatusNotFound || !strings.Contains(errBody.Error, `there is no snapshot "nope"`) {
+		t.Fatalf("rollback to a missing snapshot: %d %+v", st, errBody)
+	}
+	var res api.RollbackResult
+	if st := c.do("POST", "/api/v1/resources/VirtualMachine/snap/rollback", nil, &res); st != http.StatusOK ||
+		res.Snapshot != snapName || !res.Started || res.SyncPolicy != vocab.SyncManual || !strings.Contains(res.Next, "leaves it as rolled back") {
+		t.Fatalf("rollback: %d %+v", st, res)
+	}
+	if g, _ := sim.Guest(430); g.Config["cores"] != "1" || !g.Running {
+		t.Fatalf("after rollback: cores %s running %v", g.Config["cores"], g.Running)
+	}
+	e.waitStatus("VirtualMachine/snap", vocab.StatusOutOfSync)
+	// Another full pass: manual sync never re-applies.
+	if err := e.c.SyncAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus("VirtualMachine/snap", vocab.StatusOutOfSync)
+	if g, _ := sim.Guest(430); g.Config["cores"] != "1" {
+		t.Fatalf("manual sync re-applied after the rollback: cores %s", g.Config["cores"])
+	}
+	var detail api.ResourceDetail
+	c.do("GET", "/api/v1/resources/VirtualMachine/snap", nil, &detail)
+	found := false
+	for _, h := range detail.History {
+		found = found || h.Event == api.EventRolledBack && strings.Contains(h.Message, snapName)
+	}
+	if !found {
+		t.Fatalf("history has no rollback: %+v", detail.History)
+	}
+}

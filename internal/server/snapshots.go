@@ -1,0 +1,86 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+)
+
+// SnapshotBackend is what a Backend offers for guest snapshots (the
+// controller implements it): the list, and a rollback that waits for
+// Proxmox's task.
+type SnapshotBackend interface {
+	Snapshots(ctx context.Context, kind, name string) (api.SnapshotList, error)
+	Rollback(ctx context.Context, kind, name, snapshot string) (api.RollbackResult, error)
+}
+
+// rollbackWait bounds how long POST .../rollback waits for Proxmox: a
+// rollback stops the guest, rolls every volume back and starts it again.
+const rollbackWait = 10 * time.Minute
+
+func (s *Server) snapshotBackend(w http.ResponseWriter) (SnapshotBackend, bool) {
+	sb, ok := s.backend.(SnapshotBackend)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "this server has no snapshot support")
+	}
+	return sb, ok
+}
+
+// handleSnapshots is GET /api/v1/resources/{kind}/{name}/snapshots.
+func (s *Server) handleSnapshots(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	sb, ok := s.snapshotBackend(w)
+	if !ok {
+		return
+	}
+	l, err := sb.Snapshots(r.Context(), kind, name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if l.Snapshots == nil {
+		l.Snapshots = []api.Snapshot{}
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
+// handleRollback is POST /api/v1/resources/{kind}/{name}/rollback with an
+// optional {"snapshot": NAME}; it answers when the rollback is done.
+func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	var req api.RollbackRequest
+	if r.ContentLength != 0 && !decodeJSON(w, r, &req) {
+		return
+	}
+	if len(req.Snapshot) > 40 {
+		s.fail(w, r, fmt.Errorf("snapshot names have at most 40 characters: %w", api.ErrInvalid))
+		return
+	}
+	sb, ok := s.snapshotBackend(w)
+	if !ok {
+		return
+	}
+	// The server's write timeout is shorter than a rollback may take.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(rollbackWait + time.Minute))
+	ctx, cancel := context.WithTimeout(r.Context(), rollbackWait)
+	defer cancel()
+	who := principalFrom(r.Context()).username
+	s.log.Info("rollback requested", "resource", kind+"/"+name, "snapshot", req.Snapshot, "by", who)
+	res, err := sb.Rollback(ctx, kind, name, req.Snapshot)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}

@@ -1,0 +1,156 @@
+import { useEffect, useRef, useState } from 'react';
+import { api, errorMessage, resourcePath } from '../api/client';
+import type { RollbackResult, Snapshot, SnapshotList } from '../api/types';
+import { formatTime } from '../lib/format';
+
+// The guest's Proxmox snapshots, and (for admins) a rollback to one of them behind a
+// confirmation that says what Proxmox and the next pass will do (docs/api.md,
+// "Snapshots and rollback").
+
+function RollbackConfirm({
+  name,
+  snapshot,
+  list,
+  busy,
+  onCancel,
+  onConfirm,
+}: {
+  name: string;
+  snapshot: Snapshot;
+  list: SnapshotList;
+  busy: boolean;
+  onCancel: () => void;
+  onConfirm: () => void;
+}) {
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => cancel.current?.focus(), []);
+  return (
+    <div className="confirm" role="alertdialog" aria-modal="true" aria-labelledby="rollback-title" aria-describedby="rollback-desc">
+      <h4 id="rollback-title">
+        Roll {name} back to {snapshot.name}?
+      </h4>
+      <div id="rollback-desc">
+        <p>
+          Everything the guest wrote since {formatTime(new Date(snapshot.time * 1000).toISOString())} is lost.
+          {list.running && ' Proxmox stops the running guest for the rollback; proxmops starts it again afterwards.'}
+        </p>
+        {list.syncPolicy === 'auto' ? (
+          <p className="alert">
+            This resource syncs automatically: the next pass re-applies the manifest from Git and undoes the rollback's
+            configuration. To keep the rollback, set <code>proxmops.dev/sync: manual</code> or revert the commit first.
+          </p>
+        ) : (
+          <p>Its sync policy is {list.syncPolicy}: it stays as rolled back and shows OutOfSync against Git until you sync it or revert the commit.</p>
+        )}
+      </div>
+      <div className="row">
+        <button type="button" className="btn danger" onClick={onConfirm} disabled={busy}>
+          {busy ? 'Rolling back…' : 'Roll back'}
+        </button>
+        <button type="button" className="btn" ref={cancel} onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export default function Snapshots({ kind, name, isAdmin, onChanged }: { kind: string; name: string; isAdmin: boolean; onChanged?: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [list, setList] = useState<SnapshotList | null>(null);
+  const [error, setError] = useState('');
+  const [tick, setTick] = useState(0);
+  const [target, setTarget] = useState<Snapshot | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState('');
+
+  useEffect(() => {
+    setOpen(false);
+    setList(null);
+    setTarget(null);
+    setNotice('');
+  }, [kind, name]);
+
+  useEffect(() => {
+    if (!open) return;
+    const ctrl = new AbortController();
+    setError('');
+    api
+      .get<SnapshotList>(`${resourcePath(kind, name)}/snapshots`, ctrl.signal)
+      .then(setList)
+      .catch((err) => {
+        if ((err as Error).name !== 'AbortError') setError(errorMessage(err));
+      });
+    return () => ctrl.abort();
+  }, [open, kind, name, tick]);
+
+  const rollback = async () => {
+    if (!target) return;
+    setBusy(true);
+    setNotice('');
+    try {
+      const r = await api.post<RollbackResult>(`${resourcePath(kind, name)}/rollback`, { snapshot: target.name });
+      setNotice(`Rolled back to ${r.snapshot}${r.started ? ' and started again' : ''}. ${r.next}`);
+      setTarget(null);
+      setTick((t) => t + 1);
+      onChanged?.();
+    } catch (err) {
+      setNotice(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (kind !== 'VirtualMachine' && kind !== 'Container') return null;
+  return (
+    <section aria-label="Snapshots" className="snapshots">
+      <h4>Snapshots</h4>
+      <button type="button" className="btn" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
+        {open ? 'Hide snapshots' : 'Show snapshots'}
+      </button>
+      {open && error && <div className="alert error">{error}</div>}
+      {open && !list && !error && <p className="muted">Loading…</p>}
+      {open && list && list.snapshots.length === 0 && <p className="muted">This guest has no snapshots.</p>}
+      {open && list && list.snapshots.length > 0 && (
+        <table className="changes">
+          <thead>
+            <tr>
+              <th scope="col">snapshot</th>
+              <th scope="col">taken</th>
+              <th scope="col">description</th>
+              {isAdmin && <th scope="col">action</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {list.snapshots.map((s) => (
+              <tr key={s.name}>
+                <td className="mono">
+                  {s.name}
+                  {s.name === list.current && <span className="pill">current state's base</span>}
+                  {s.proxmops && <span className="pill">proxmops</span>}
+                </td>
+                <td>{formatTime(new Date(s.time * 1000).toISOString())}</td>
+                <td>{s.description || '—'}</td>
+                {isAdmin && (
+                  <td>
+                    <button type="button" className="btn" onClick={() => setTarget(s)} disabled={busy} aria-label={`Roll back to ${s.name}…`}>
+                      Roll back…
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {isAdmin && target && list && (
+        <RollbackConfirm name={name} snapshot={target} list={list} busy={busy} onCancel={() => setTarget(null)} onConfirm={rollback} />
+      )}
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+    </section>
+  );
+}
