@@ -72,6 +72,9 @@ type Info struct {
 	Password   string
 	RepoDir    string // the Git repository to commit into
 	ClusterURL string // the simulated Proxmox VE API
+	// GuestSSHPort and GuestRoot: the guests' SSH port and files (0, "" when off).
+	GuestSSHPort int
+	GuestRoot    string
 }
 
 // Run starts everything and blocks until ctx ends, then stops it all.
@@ -188,7 +191,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	info := Info{URL: "http://" + ln.Addr().String(), Username: Admin, Password: password,
-		RepoDir: repoDir, ClusterURL: sim.APIURL()}
+		RepoDir: repoDir, ClusterURL: sim.APIURL(), GuestSSHPort: o.GuestSSHPort, GuestRoot: sim.GuestRootDir()}
 	return daemon.Run(ctx, daemon.Options{
 		Config: cfg, Logger: logger, Logs: ring, UI: o.UI, Listener: ln,
 		SetupOutput: io.Discard,
@@ -407,4 +410,7 @@ Make a change and watch the cluster follow within seconds:
 Press Ctrl-C to stop.
 
 `, in.URL, in.Username, in.Password, in.ClusterURL, in.RepoDir, in.RepoDir)
+	if in.GuestSSHPort > 0 {
+		fmt.Fprintf(w, "Guests with a 127.x.y.z address serve SSH on port %d; their files are in %s\n\n", in.GuestSSHPort, in.GuestRoot)
+	}
 }
