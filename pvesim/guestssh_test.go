@@ -475,3 +475,38 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+func TestGuestSSHFollowsRebootsAndTheGoAPI(t *testing.T) {
+	const ip = "127.77.0.17"
+	srv, c, port, _ := guestSSHSim(t, ip)
+	key, authLine := guestKey(t)
+	addr := net.JoinHostPort(ip, strconv.Itoa(port))
+	createCT(t, c, "307", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
+	cl, _, err := dialGuest(addr, "root", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A reboot ends the connections of the run before it.
+	if st := c.task("POST", "/nodes/pve1/lxc/307/status/reboot", nil); st != "OK" {
+		t.Fatal(st)
+	}
+	if _, err := cl.NewSession(); err == nil {
+		t.Error("a connection outlived the guest's reboot")
+	}
+	cl.Close()
+	cl, _, err = dialGuest(addr, "root", key)
+	if err != nil {
+		t.Fatalf("after the reboot: %v", err)
+	}
+	cl.Close()
+	// A stop made through the Go API ends the server too.
+	if err := srv.SetGuestRunning(307, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.GuestSSHAddr(307); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Fatalf("GuestSSHAddr after SetGuestRunning(false): %v", err)
+	}
+	if _, _, err := dialGuest(addr, "root", key); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial after SetGuestRunning(false): %v, want connection refused", err)
+	}
+}
