@@ -232,32 +232,29 @@ func actionNeeds(pv *privContext, a *Action) []privNeed {
 	return needs
 }
 
-// guestDeleteNeeds are a guest's deletion: stopped, then destroyed.
-func guestDeleteNeeds(a *Action) []privNeed {
+// guestNeeds are a guest kind's privileges: its deletion stops and
+// destroys the guest; an action without a spec (a prune) needs nothing
+// else; the others need what f says.
+func guestNeeds[S Spec](f func(pv *privContext, a *Action, s S) []privNeed) func(*privContext, *Action, Spec) []privNeed {
+	return func(pv *privContext, a *Action, s Spec) []privNeed {
+		if a.Action == vocab.ActionDelete {
+			p := vmPath(a.VMID)
+			return []privNeed{needAll("stop the guest before deleting it", p, "VM.PowerMgmt"), needAll("delete the guest", p, "VM.Allocate")}
+		}
+		spec, ok := s.(S)
+		if !ok {
+			return nil
+		}
+		return f(pv, a, spec)
+	}
+}
+
+func vmSpecNeeds(pv *privContext, a *Action, s *VMSpec) []privNeed {
+	return vmNeeds(a, pv.d, s, pv.isos, pv.tplVMID, pv.snap)
+}
+
+func templateNeeds(pv *privContext, a *Action, s *TemplateSpec) []privNeed {
 	p := vmPath(a.VMID)
-	return []privNeed{needAll("stop the guest before deleting it", p, "VM.PowerMgmt"), needAll("delete the guest", p, "VM.Allocate")}
-}
-
-// vmRowNeeds are a VirtualMachine's privileges.
-func vmRowNeeds(pv *privContext, a *Action, s Spec) []privNeed {
-	if a.Action == vocab.ActionDelete {
-		return guestDeleteNeeds(a)
-	}
-	if s == nil {
-		return nil
-	}
-	return vmNeeds(a, pv.d, s.(*VMSpec), pv.isos, pv.tplVMID, pv.snap)
-}
-
-// templateNeeds are a Template's privileges.
-func templateNeeds(pv *privContext, a *Action, sp Spec) []privNeed {
-	if a.Action == vocab.ActionDelete {
-		return guestDeleteNeeds(a)
-	}
-	if sp == nil {
-		return nil
-	}
-	s, p := sp.(*TemplateSpec), vmPath(a.VMID)
 	if a.Action != vocab.ActionCreate {
 		return updateNeeds(a, pv.d, p, diskStorages(s.Disks))
 	}
@@ -268,15 +265,8 @@ func templateNeeds(pv *privContext, a *Action, sp Spec) []privNeed {
 	return append(needs, guestConfigNeeds(pv.d, a.VMID, vmSettingsOf(vs, pv.isos), "create the template")...)
 }
 
-// containerRowNeeds are a Container's privileges.
-func containerRowNeeds(pv *privContext, a *Action, s Spec) []privNeed {
-	if a.Action == vocab.ActionDelete {
-		return guestDeleteNeeds(a)
-	}
-	if s == nil {
-		return nil
-	}
-	return containerNeeds(a, pv.d, s.(*ContainerSpec))
+func containerSpecNeeds(pv *privContext, a *Action, s *ContainerSpec) []privNeed {
+	return containerNeeds(a, pv.d, s)
 }
 
 // isoNeeds are an Iso's privileges.

@@ -71,11 +71,11 @@ var kinds = []kindRow{
 	{kind: KindContainerTemplate, desired: fromManifest(ctemplateFromManifest), reconciler: func() reconciler { return ctemplateReconciler{} },
 		deletion: ctemplateDeletion, needs: ctemplateNeeds},
 	{kind: KindTemplate, desired: fromManifest(templateFromManifest), reconciler: func() reconciler { return templateReconciler{} },
-		vmid: templateVMID, deletion: guestDeletion(templateVMID), needs: templateNeeds},
+		vmid: templateVMID, deletion: guestDeletion(templateVMID), needs: guestNeeds(templateNeeds)},
 	{kind: KindVirtualMachine, desired: fromManifest(vmFromManifest), reconciler: func() reconciler { return vmReconciler{} },
-		vmid: vmVMID, deletion: guestDeletion(vmVMID), needs: vmRowNeeds},
+		vmid: vmVMID, deletion: guestDeletion(vmVMID), needs: guestNeeds(vmSpecNeeds)},
 	{kind: KindContainer, desired: fromManifest(containerFromManifest), reconciler: func() reconciler { return containerReconciler{} },
-		vmid: containerVMID, deletion: guestDeletion(containerVMID), needs: containerRowNeeds},
+		vmid: containerVMID, deletion: guestDeletion(containerVMID), needs: guestNeeds(containerSpecNeeds)},
 }
 
 func templateVMID(s Spec) int  { return s.(*TemplateSpec).VMID }

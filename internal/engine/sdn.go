@@ -463,75 +463,6 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("zone %s is neither declared nor on the cluster", v.Zone)
 		return a, nil
 	}
-	subnetSteps := func(existing []pve.SDNEntry) ([]vocab.Change, []func(ctx context.Context, x *execCtx) error) {
-		var changes []vocab.Change
-		var ops []func(ctx context.Context, x *execCtx) error
-		have := map[string]pve.SDNEntry{}
-		for _, e := range existing {
-			if e.State != "deleted" {
-				have[subnetCIDR(e)] = e
-			}
-		}
-		want := map[string]bool{}
-		for _, sub := range v.Subnets {
-			want[sub.CIDR] = true
-			e, ok := have[sub.CIDR]
-			if !ok {
-				changes = append(changes, vocab.Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
-				ops = append(ops, func(ctx context.Context, x *execCtx) error {
-					p := pve.NewParams()
-					for _, k := range sortedKeys(sub.Options) {
-						if k == "dhcp-range" {
-							p.SetList(k, strings.Split(sub.Options[k], "\n"))
-						} else {
-							p.Set(k, sub.Options[k])
-						}
-					}
-					if err := x.e.client.SDNSubnetCreate(ctx, v.Name, sub.CIDR, p); err != nil {
-						return fmt.Errorf("creating subnet %s of vnet %s: %w", sub.CIDR, v.Name, err)
-					}
-					return nil
-				})
-				continue
-			}
-			ch, params, del := optionChanges("subnet "+sub.CIDR+".", sub.Options, e.Config, subnetOptionKeys)
-			if len(ch) == 0 {
-				continue
-			}
-			changes = append(changes, ch...)
-			id := e.ID
-			ops = append(ops, func(ctx context.Context, x *execCtx) error {
-				if err := x.e.client.SDNSet(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id, params, del); err != nil {
-					return fmt.Errorf("updating subnet %s of vnet %s: %w", sub.CIDR, v.Name, err)
-				}
-				return nil
-			})
-		}
-		for _, cidr := range sortedKeys(have) {
-			if want[cidr] {
-				continue
-			}
-			id := have[cidr].ID
-			changes = append(changes, vocab.Change{Field: "subnet " + cidr, From: describeOptions(have[cidr].Config)})
-			ops = append(ops, func(ctx context.Context, x *execCtx) error {
-				if err := x.e.client.SDNDelete(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id); err != nil {
-					return fmt.Errorf("deleting subnet %s of vnet %s: %w", cidr, v.Name, err)
-				}
-				return nil
-			})
-		}
-		return changes, ops
-	}
-	runOps := func(ops []func(ctx context.Context, x *execCtx) error) sdnStep {
-		return func(ctx context.Context, x *execCtx) error {
-			for _, op := range ops {
-				if err := op(ctx, x); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
 
 	have, ok := st.vnets[v.Name]
 	if !exists(have, ok) {
@@ -544,7 +475,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		for _, k := range sortedKeys(v.Options) {
 			a.Changes = append(a.Changes, vocab.Change{Field: k, To: v.Options[k]})
 		}
-		subChanges, subOps := subnetSteps(nil)
+		subChanges, subOps := vnetSubnetSteps(v, nil)
 		a.Changes = append(a.Changes, subChanges...)
 		create := func(ctx context.Context, x *execCtx) error {
 			p := pve.NewParams().Set("vnet", v.Name).Set("zone", v.Zone).Set("alias", markOwned(v.Alias))
@@ -556,7 +487,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 			}
 			return nil
 		}
-		return a, runOps(append([]func(ctx context.Context, x *execCtx) error{create}, subOps...))
+		return a, runSteps(append([]sdnStep{create}, subOps...))
 	}
 	a.Observed = map[string]any{"config": have.Config, "state": have.State}
 	owned, alias := parseOwned(vnetAlias(have))
@@ -580,7 +511,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		val, _ := optParams.Get(k)
 		params.Set(k, val)
 	}
-	subChanges, subOps := subnetSteps(st.subnets[v.Name])
+	subChanges, subOps := vnetSubnetSteps(v, st.subnets[v.Name])
 	changes = append(changes, subChanges...)
 	pending := have.Pending()
 	for _, s := range st.subnets[v.Name] {
@@ -610,7 +541,81 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		}
 		return nil
 	}
-	return a, runOps(append([]func(ctx context.Context, x *execCtx) error{update}, subOps...))
+	return a, runSteps(append([]sdnStep{update}, subOps...))
+}
+
+// vnetSubnetSteps compares a vnet's declared subnets with the existing
+// ones and returns the changes and the calls that make them.
+func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, []sdnStep) {
+	var changes []vocab.Change
+	var ops []sdnStep
+	have := map[string]pve.SDNEntry{}
+	for _, e := range existing {
+		if e.State != "deleted" {
+			have[subnetCIDR(e)] = e
+		}
+	}
+	want := map[string]bool{}
+	for _, sub := range v.Subnets {
+		want[sub.CIDR] = true
+		e, ok := have[sub.CIDR]
+		if !ok {
+			changes = append(changes, vocab.Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
+			ops = append(ops, func(ctx context.Context, x *execCtx) error {
+				p := pve.NewParams()
+				for _, k := range sortedKeys(sub.Options) {
+					if k == "dhcp-range" {
+						p.SetList(k, strings.Split(sub.Options[k], "\n"))
+					} else {
+						p.Set(k, sub.Options[k])
+					}
+				}
+				if err := x.e.client.SDNSubnetCreate(ctx, v.Name, sub.CIDR, p); err != nil {
+					return fmt.Errorf("creating subnet %s of vnet %s: %w", sub.CIDR, v.Name, err)
+				}
+				return nil
+			})
+			continue
+		}
+		ch, params, del := optionChanges("subnet "+sub.CIDR+".", sub.Options, e.Config, subnetOptionKeys)
+		if len(ch) == 0 {
+			continue
+		}
+		changes = append(changes, ch...)
+		id := e.ID
+		ops = append(ops, func(ctx context.Context, x *execCtx) error {
+			if err := x.e.client.SDNSet(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id, params, del); err != nil {
+				return fmt.Errorf("updating subnet %s of vnet %s: %w", sub.CIDR, v.Name, err)
+			}
+			return nil
+		})
+	}
+	for _, cidr := range sortedKeys(have) {
+		if want[cidr] {
+			continue
+		}
+		id := have[cidr].ID
+		changes = append(changes, vocab.Change{Field: "subnet " + cidr, From: describeOptions(have[cidr].Config)})
+		ops = append(ops, func(ctx context.Context, x *execCtx) error {
+			if err := x.e.client.SDNDelete(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id); err != nil {
+				return fmt.Errorf("deleting subnet %s of vnet %s: %w", cidr, v.Name, err)
+			}
+			return nil
+		})
+	}
+	return changes, ops
+}
+
+// runSteps runs SDN steps one after the other, stopping at the first error.
+func runSteps(steps []sdnStep) sdnStep {
+	return func(ctx context.Context, x *execCtx) error {
+		for _, st := range steps {
+			if err := st(ctx, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 func describeOptions(o map[string]string) string {
