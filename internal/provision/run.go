@@ -60,6 +60,8 @@ func (o *Outcome) Summary() string {
 
 // StepError is a failed step: which one, the command's exit status (-1
 // when it did not get to run or end) and the last lines of its output.
+// Its message leaves the duration out, so that the same failure repeated
+// reads the same (the controller writes it to the history once).
 type StepError struct {
 	Step       string
 	ExitStatus int
@@ -76,7 +78,6 @@ func (e *StepError) Error() string {
 	} else if e.Err != nil {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}
-	fmt.Fprintf(&b, " (after %s)", e.Duration.Round(time.Millisecond))
 	if e.Tail != "" {
 		fmt.Fprintf(&b, "; output (last lines):\n%s", e.Tail)
 	}

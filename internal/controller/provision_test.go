@@ -1,0 +1,100 @@
+package controller
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// A container whose provisioning command fails is Failed with the command,
+// its exit status and its output, in its history and its reason; the
+// controller does not run it again at once (the re-scan after the failure
+// waits for the backoff) but only when the retry time has come.
+func TestFailedProvisioningIsRetriedWithBackoff(t *testing.T) {
+	const ip = "127.0.72.10"
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	trees := filepath.Join(t.TempDir(), "guests")
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: 0.01, Seed: 1,
+		GuestSSHPort: port, GuestRoot: trees})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	repo := newGitRepo(t)
+	repo.commit("broker", map[string]string{"broker.yaml": `apiVersion: proxmops.dev/v1
+kind: Container
+metadata: {name: broker, node: pve1}
+spec:
+  vmid: 330
+  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
+  rootfs: {storage: local-lvm, size: 4}
+  net: [{bridge: vmbr0, ip: ` + ip + `/8}]
+  provision:
+    port: ` + strconv.Itoa(port) + `
+    commands:
+      - echo run >> /root/runs
+      - echo "no broker.conf" >&2; exit 7
+`})
+	e := newEnv(t, sim, repo, "").start()
+	const key = "Container/broker"
+	sum := e.waitStatus(key, vocab.StatusFailed)
+	if !strings.Contains(sum.Reason, "exit status 7") || !strings.Contains(sum.Reason, "no broker.conf") {
+		t.Fatalf("reason %q", sum.Reason)
+	}
+	h := e.history(key)
+	last := h[len(h)-1]
+	if !strings.Contains(last.Message, "command 2/2") || !strings.Contains(last.Message, "exit status 7") || !strings.Contains(last.Message, "no broker.conf") {
+		t.Fatalf("history %+v", h)
+	}
+	runs := func() int {
+		b, _ := os.ReadFile(filepath.Join(trees, "330", "root", "runs"))
+		return strings.Count(string(b), "run\n")
+	}
+	// The re-scan after the failure and the passes before the retry time
+	// leave it alone.
+	e.c.Refresh(t.Context())
+	time.Sleep(500 * time.Millisecond)
+	e.waitStatus(key, vocab.StatusFailed)
+	if n := runs(); n != 1 {
+		t.Fatalf("provisioning ran %d times before the retry time", n)
+	}
+	// Once the backoff (half an interval, then doubling) has passed, a
+	// pass runs it again (now an update: the container exists); the same
+	// failure again is not written to the history twice.
+	retry := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for runs() < want {
+			if time.Now().After(deadline) {
+				t.Fatalf("not retried after the backoff; runs %d", runs())
+			}
+			e.clock.Advance(10 * time.Second) // the interval's pass comes, the retry time passes
+			time.Sleep(50 * time.Millisecond)
+		}
+		e.waitStatus(key, vocab.StatusFailed)
+	}
+	retry(2)
+	h = e.history(key)
+	if last := h[len(h)-1].Message; !strings.HasPrefix(last, "update failed: provisioning failed at command 2/2") {
+		t.Fatalf("history %+v", h)
+	}
+	retry(3)
+	if got := len(e.history(key)); got != len(h) {
+		t.Fatalf("history grew from %d to %d entries for the same failure: %+v", len(h), got, e.history(key))
+	}
+}
