@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
 )
 
 // rollback over the CLI against the simulator: the change took a
@@ -42,6 +45,11 @@ func TestRollbackCommand(t *testing.T) {
 	code, out, errOut = runCLI(t, append([]string{"rollback", "VirtualMachine/app-01", "--list"}, common...)...)
 	if code != 0 || !strings.Contains(out, "* "+g.Snapshots[0]) || !strings.Contains(out, "before the update of VirtualMachine/app-01 (cores)") {
 		t.Fatalf("rollback --list: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append([]string{"rollback", "VirtualMachine/app-01", "--list", "-o", "json"}, common...)...)
+	var l api.SnapshotList
+	if code != 0 || json.Unmarshal([]byte(out), &l) != nil || len(l.Snapshots) != 1 || l.Current != g.Snapshots[0] || !l.Snapshots[0].Proxmops {
+		t.Fatalf("rollback --list -o json: %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, append([]string{"rollback", "VirtualMachine/app-01", "--snapshot", "nope"}, common...)...)
 	if code != 1 || !strings.Contains(errOut, `there is no snapshot "nope" (snapshots: `+g.Snapshots[0]+")") {
