@@ -98,6 +98,10 @@ func TestUnplannableIsoIsFailedEverywhere(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "0 applied, 1 failed") || !strings.Contains(out+errOut, want) {
 		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
 	}
+	// Foreseen, so not tried again and again: one failure line.
+	if n := strings.Count(out, "✗ Iso/debian"); n != 1 {
+		t.Fatalf("apply reported the refusal %d times:\n%s", n, out)
+	}
 }
 
 // A VM proxmops owns that no manifest declares any more, with prune off,

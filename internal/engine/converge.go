@@ -25,7 +25,9 @@ type ConvergeOptions struct {
 // passes, or when four passes in a row changed nothing and failed (or
 // stayed in progress) exactly alike: a lasting refusal, a node that stays
 // unreachable, a guest a crash left locked; a passing fault, such as a
-// lost answer, a lock timeout or a stray 500, does not repeat like that. The report holds
+// lost answer, a lock timeout or a stray 500, does not repeat like that.
+// A refusal the plan foresaw (no request sent) is planned again only
+// after a pass that changed something. The report holds
 // the last result per resource; a resource still in progress after the
 // last pass is reported failed, and so is one the last plan could not
 // plan (Failed or Unknown with no action; sync disabled is a choice, not
@@ -61,11 +63,14 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		if err != nil {
 			return nil, err
 		}
-		again, progressed := false, false
+		again, progressed, refused := false, false, false
 		failures := map[string]string{}
 		for _, r := range rep.Results {
 			record(r)
 			switch {
+			case r.Status == vocab.StatusFailed && foreseen(p, r):
+				refused = true
+				failures[r.Kind+"/"+r.Name] = r.Error
 			case r.Status == vocab.StatusFailed:
 				again = true
 				failures[r.Kind+"/"+r.Name] = r.Error
@@ -73,6 +78,10 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 				progressed = true
 			}
 		}
+		// A refusal the plan foresaw lifts only if this pass changed
+		// something it depends on: without progress, planning again would
+		// only repeat it.
+		again = again || refused && progressed
 		for _, a := range p.Actions {
 			if a.Status == vocab.StatusProgressing {
 				// Still running on the cluster: looked at again, but a guest
@@ -171,4 +180,11 @@ func unplanned(a *Action) (Result, bool) {
 		return Result{}, false
 	}
 	return r, true
+}
+
+// foreseen reports a failure the plan foresaw (a refusal found in the
+// cluster's state, no request sent), not one of a dependency or a run.
+func foreseen(p *Plan, r Result) bool {
+	a := p.Find(r.Kind, r.Name)
+	return a != nil && a.run == nil && a.BlockedBy == "" && r.Blocked == ""
 }
