@@ -91,6 +91,30 @@ type ResourceDetail struct {
 	History  []HistoryEntry `json:"history"`
 }
 
+// Manifest is GET /api/v1/resources/{kind}/{name}/manifest: the resource's
+// YAML document as it is in Git at the loaded revision.
+type Manifest struct {
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Revision string `json:"revision"`
+	Text     string `json:"text"`
+}
+
+// Live is GET /api/v1/resources/{kind}/{name}/live: what Proxmox answers
+// for the resource now (a guest's config, read at request time), or, for
+// kinds without one config to read, what the last pass observed.
+type Live struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Source is "proxmox" (read now from Path) or "last pass".
+	Source string         `json:"source"`
+	Path   string         `json:"path,omitempty"`
+	Time   time.Time      `json:"time"`
+	Data   map[string]any `json:"data"`
+}
+
 // HistoryEntry is one recorded event of a resource.
 type HistoryEntry struct {
 	ID      int64        `json:"id"`

@@ -107,6 +107,7 @@ type desiredState struct {
 	commit  string
 	message string
 	byKey   map[string]manifest.Resource
+	texts   map[string]string // "Kind/name" -> its YAML document (manifestTexts)
 }
 
 // request is what the next pass must do beyond observing.

@@ -75,6 +75,21 @@ func (b *fakeBackend) Resource(_ context.Context, kind, name string) (api.Resour
 	return api.ResourceDetail{ResourceSummary: api.ResourceSummary{Kind: kind, Name: name}, Desired: map[string]any{"kind": kind}}, nil
 }
 
+func (b *fakeBackend) Manifest(_ context.Context, kind, name string) (api.Manifest, error) {
+	if owned, ok := b.known(kind, name); !ok || !owned {
+		return api.Manifest{}, fmt.Errorf("%s %s has no manifest: %w", kind, name, api.ErrNotFound)
+	}
+	return api.Manifest{Kind: kind, Name: name, File: "vms/" + name + ".yaml", Line: 2, Revision: "abc123", Text: "kind: " + kind + "\nmetadata:\n  name: " + name + "\n"}, nil
+}
+
+func (b *fakeBackend) Live(_ context.Context, kind, name string) (api.Live, error) {
+	b.record("Live " + kind + "/" + name)
+	if _, ok := b.known(kind, name); !ok {
+		return api.Live{}, fmt.Errorf("%s %s: %w", kind, name, api.ErrNotFound)
+	}
+	return api.Live{Kind: kind, Name: name, Source: "proxmox", Path: "/nodes/pve1/qemu/120/config", Data: map[string]any{"cores": 2}}, nil
+}
+
 func (b *fakeBackend) SyncAll(context.Context) error { b.record("SyncAll"); return nil }
 func (b *fakeBackend) Refresh(context.Context) error {
 	b.record("Refresh")

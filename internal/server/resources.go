@@ -56,6 +56,38 @@ func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, d)
 }
 
+func (s *Server) handleManifest(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	m, err := s.backend.Manifest(r.Context(), kind, name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+// handleLive reads the cluster through the daemon's own Proxmox token, so
+// it is behind the same viewer check as every other read of the cluster.
+func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
+	defer cancel()
+	l, err := s.backend.Live(ctx, kind, name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
 func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 	rev := r.URL.Query().Get("revision")
 	if len(rev) > 256 || strings.ContainsAny(rev, " \t\n") {

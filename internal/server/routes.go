@@ -44,6 +44,8 @@ func (s *Server) routes() chi.Router {
 				r.Get("/resources", s.handleResources)
 				r.Get("/resources/{kind}/{name}", s.handleResource)
 				r.Get("/resources/{kind}/{name}/snapshots", s.handleSnapshots)
+				r.Get("/resources/{kind}/{name}/manifest", s.handleManifest)
+				r.Get("/resources/{kind}/{name}/live", s.handleLive)
 				r.Get("/plan", s.handlePlan)
 				r.Get("/events", s.handleEvents)
 				r.Get("/logs", s.handleLogs)

@@ -37,6 +37,11 @@ type Backend interface {
 	Resources(ctx context.Context) (api.ResourceList, error)
 	// Resource is one resource; the server adds its history from the store.
 	Resource(ctx context.Context, kind, name string) (api.ResourceDetail, error)
+	// Manifest is a declared resource's YAML document as in Git.
+	Manifest(ctx context.Context, kind, name string) (api.Manifest, error)
+	// Live is what Proxmox answers for the resource now (a guest's config),
+	// else what the last pass observed.
+	Live(ctx context.Context, kind, name string) (api.Live, error)
 	// SyncAll starts a full pass now.
 	SyncAll(ctx context.Context) error
 	// SyncOne syncs one resource now.
