@@ -115,6 +115,17 @@ type Live struct {
 	Data   map[string]any `json:"data"`
 }
 
+// SyncOptions are the body of POST /api/v1/sync and
+// POST /api/v1/resources/{kind}/{name}/sync, for that sync only.
+type SyncOptions struct {
+	// Prune deletes owned resources no longer declared (as reconcile.prune).
+	Prune bool `json:"prune"`
+	// DryRun changes nothing: the answer is the plan of the sync.
+	DryRun bool `json:"dryRun"`
+	// Reboot applies changes that need a reboot by rebooting (as applyMode: reboot).
+	Reboot bool `json:"reboot"`
+}
+
 // HistoryEntry is one recorded event of a resource.
 type HistoryEntry struct {
 	ID      int64        `json:"id"`

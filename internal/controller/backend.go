@@ -74,33 +74,14 @@ func (c *Controller) Resource(ctx context.Context, kind, name string) (api.Resou
 // SyncAll starts a full pass now: Git is pulled and every runnable action
 // is applied, even when reconcile.autoSync is off.
 func (c *Controller) SyncAll(ctx context.Context) error {
-	if err := c.canAct(); err != nil {
-		return err
-	}
-	c.ask(request{pull: true, force: true})
-	return nil
+	_, err := c.Sync(ctx, "", "", api.SyncOptions{})
+	return err
 }
 
 // SyncOne syncs one resource now, also when its sync policy is manual.
 func (c *Controller) SyncOne(ctx context.Context, kind, name string) error {
-	key := kind + "/" + name
-	c.mu.Lock()
-	r := c.resources[key]
-	c.mu.Unlock()
-	if r == nil {
-		return fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
-	}
-	if r.sum.SyncPolicy == vocab.SyncDisabled {
-		return fmt.Errorf("%s has sync disabled (annotation proxmops.dev/sync: disabled): %w", key, api.ErrConflict)
-	}
-	if err := c.canAct(); err != nil {
-		return err
-	}
-	if c.dispatcher.Busy(key) {
-		return fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
-	}
-	c.ask(request{keys: map[string]bool{key: true}})
-	return nil
+	_, err := c.Sync(ctx, kind, name, api.SyncOptions{})
+	return err
 }
 
 // Refresh pulls Git now, then runs a pass.

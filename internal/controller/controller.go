@@ -115,17 +115,25 @@ type request struct {
 	pull  bool            // fetch Git first
 	force bool            // act even when reconcile.autoSync is off (sync all)
 	keys  map[string]bool // act on these now (sync one), policy manual included
+	// pruneFor and rebootFor are a sync's options (Sync): the keys ("*":
+	// all) whose prune deletion may run, or whose changes apply by reboot.
+	pruneFor, rebootFor map[string]bool
 }
 
 func (r *request) merge(o request) {
 	r.pull = r.pull || o.pull
 	r.force = r.force || o.force
-	for k := range o.keys {
-		if r.keys == nil {
-			r.keys = map[string]bool{}
+	add := func(to *map[string]bool, from map[string]bool) {
+		for k := range from {
+			if *to == nil {
+				*to = map[string]bool{}
+			}
+			(*to)[k] = true
 		}
-		r.keys[k] = true
 	}
+	add(&r.keys, o.keys)
+	add(&r.pruneFor, o.pruneFor)
+	add(&r.rebootFor, o.rebootFor)
 }
 
 func (r request) immediate() bool { return r.pull || r.force || len(r.keys) > 0 }

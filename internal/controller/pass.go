@@ -60,10 +60,14 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	var eng *engine.Engine
 	if rt.client != nil && ds != nil {
 		// Prune only from a good, non-empty load of this very pass.
-		prune := rt.cfg.Reconcile.Prune && sourceOK && len(ds.set.Resources) > 0
+		prune := (rt.cfg.Reconcile.Prune || len(req.pruneFor) > 0) && sourceOK && len(ds.set.Resources) > 0
 		eng = rt.engine(prune, pruneHeld(rt.cfg.Reconcile.Prune, sourceOK, ds), c.opts.Logger)
+		desired := ds.desired
+		if len(req.rebootFor) > 0 {
+			desired = withReboot(desired, req.rebootFor)
+		}
 		var err error
-		plan, err = eng.Plan(ctx, ds.desired, ds.commit)
+		plan, err = eng.Plan(ctx, desired, ds.commit)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -229,6 +233,9 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 
 		forced := req.keys[key]
 		wantRun := a.Action != vocab.ActionNone && !a.Conflict && a.BlockedBy == "" && sumRunnable(a, forced)
+		if a.Action == vocab.ActionDelete && ds.byKey[key] == nil && !req.prunedHere(key, rt.cfg.Reconcile.Prune) {
+			wantRun = false // pruned for another resource's sync only
+		}
 		switch {
 		case busy:
 			// What runs is the action submitted earlier: its action, reason

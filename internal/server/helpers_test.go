@@ -90,7 +90,6 @@ func (b *fakeBackend) Live(_ context.Context, kind, name string) (api.Live, erro
 	return api.Live{Kind: kind, Name: name, Source: "proxmox", Path: "/nodes/pve1/qemu/120/config", Data: map[string]any{"cores": 2}}, nil
 }
 
-func (b *fakeBackend) SyncAll(context.Context) error { b.record("SyncAll"); return nil }
 func (b *fakeBackend) Refresh(context.Context) error {
 	b.record("Refresh")
 	b.mu.Lock()
@@ -98,12 +97,22 @@ func (b *fakeBackend) Refresh(context.Context) error {
 	return b.refreshErr
 }
 
-func (b *fakeBackend) SyncOne(_ context.Context, kind, name string) error {
-	b.record("SyncOne " + kind + "/" + name)
-	if _, ok := b.known(kind, name); !ok {
-		return fmt.Errorf("%s %s: %w", kind, name, api.ErrNotFound)
+func (b *fakeBackend) Sync(_ context.Context, kind, name string, o api.SyncOptions) (*api.Plan, error) {
+	call := "SyncAll"
+	if kind != "" {
+		call = "SyncOne " + kind + "/" + name
 	}
-	return nil
+	if o != (api.SyncOptions{}) {
+		call += fmt.Sprintf(" %+v", o)
+	}
+	b.record(call)
+	if _, ok := b.known(kind, name); kind != "" && !ok {
+		return nil, fmt.Errorf("%s %s: %w", kind, name, api.ErrNotFound)
+	}
+	if o.DryRun {
+		return &api.Plan{Revision: "abc123", Summary: api.PlanSummary{Delete: 1}, Actions: []api.PlanAction{{Kind: "VirtualMachine", Name: "old", Action: vocab.ActionDelete}}}, nil
+	}
+	return nil, nil
 }
 
 func (b *fakeBackend) Delete(_ context.Context, kind, name string) error {

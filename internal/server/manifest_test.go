@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
@@ -31,4 +32,27 @@ func TestManifestAndLiveConfigAreReadsForLoggedInUsersOnly(t *testing.T) {
 	// A resource only on the cluster has no manifest; an unknown one has neither.
 	v.expect(404, "GET", "/api/v1/resources/VirtualMachine/foreign/manifest", nil)
 	v.expect(404, "GET", "/api/v1/resources/VirtualMachine/ghost/live", nil)
+}
+
+func TestSyncOptionsReachTheBackendAndADryRunAnswersThePlan(t *testing.T) {
+	e := newEnv(t)
+	a := e.admin()
+	v := e.viewer(a)
+	v.expect(403, "POST", "/api/v1/sync", map[string]bool{"dryRun": true})
+	a.expect(202, "POST", "/api/v1/sync", nil)
+	a.expect(202, "POST", "/api/v1/resources/VirtualMachine/app-01/sync", map[string]bool{"reboot": true})
+	a.expect(400, "POST", "/api/v1/sync", map[string]any{"prune": "yes"})
+	a.expect(400, "POST", "/api/v1/sync", map[string]any{"force": true})
+	var dry struct {
+		Status string
+		Plan   api.Plan
+	}
+	json.Unmarshal(a.expect(200, "POST", "/api/v1/sync", map[string]bool{"prune": true, "dryRun": true}), &dry)
+	if dry.Plan.Summary.Delete != 1 || len(dry.Plan.Actions) != 1 || dry.Status != "dry run of a full sync: nothing was changed" {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	want := []string{"SyncAll", "SyncOne VirtualMachine/app-01 {Prune:false DryRun:false Reboot:true}", "SyncAll {Prune:true DryRun:true Reboot:false}"}
+	if got := e.backend.Calls(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("calls: %q, want %q", got, want)
+	}
 }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -106,18 +108,62 @@ func accepted(w http.ResponseWriter, msg string) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": msg})
 }
 
+// syncOptions reads a sync's options; no body means none.
+func syncOptions(w http.ResponseWriter, r *http.Request) (api.SyncOptions, bool) {
+	var o api.SyncOptions
+	body, ok := readBody(w, r)
+	if !ok {
+		return o, false
+	}
+	if strings.TrimSpace(string(body)) == "" {
+		return o, true
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid sync options (prune, dryRun, reboot): "+err.Error())
+		return o, false
+	}
+	return o, true
+}
+
+// sync starts a sync, or answers the plan of a dry run (200).
+func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string) {
+	o, ok := syncOptions(w, r)
+	if !ok {
+		return
+	}
+	plan, err := s.backend.Sync(r.Context(), kind, name, o)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	what := "a full sync"
+	if kind != "" {
+		what = "sync of " + kind + "/" + name
+	}
+	if o.DryRun {
+		if plan == nil {
+			plan = &api.Plan{Actions: []api.PlanAction{}}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"status": "dry run of " + what + ": nothing was changed", "plan": plan})
+		return
+	}
+	s.log.Info("sync requested", "resource", kind+"/"+name, "prune", o.Prune, "reboot", o.Reboot, "by", principalFrom(r.Context()).username)
+	msg := what + " started"
+	if kind == "" {
+		msg = "a full pass started"
+	}
+	accepted(w, msg)
+}
+
 func (s *Server) handleSyncOne(w http.ResponseWriter, r *http.Request) {
 	kind, name, ok := resourceRef(r)
 	if !ok {
 		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
-	if err := s.backend.SyncOne(r.Context(), kind, name); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.log.Info("sync requested", "resource", kind+"/"+name, "by", principalFrom(r.Context()).username)
-	accepted(w, "sync of "+kind+"/"+name+" started")
+	s.sync(w, r, kind, name)
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
@@ -135,12 +181,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleSyncAll(w http.ResponseWriter, r *http.Request) {
-	if err := s.backend.SyncAll(r.Context()); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.log.Info("full sync requested", "by", principalFrom(r.Context()).username)
-	accepted(w, "a full pass started")
+	s.sync(w, r, "", "")
 }
 
 func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {

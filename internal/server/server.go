@@ -27,7 +27,7 @@ import (
 	"github.com/proxmops/proxmops/internal/store"
 )
 
-// Backend is what the server needs of the controller. SyncAll, SyncOne,
+// Backend is what the server needs of the controller. Sync,
 // Refresh and Delete start work and return without waiting for it; progress
 // reaches clients through the event hub. Errors wrapping api.ErrNotFound,
 // api.ErrNotOwned, api.ErrConflict, api.ErrNotReady and api.ErrInvalid are
@@ -42,10 +42,10 @@ type Backend interface {
 	// Live is what Proxmox answers for the resource now (a guest's config),
 	// else what the last pass observed.
 	Live(ctx context.Context, kind, name string) (api.Live, error)
-	// SyncAll starts a full pass now.
-	SyncAll(ctx context.Context) error
-	// SyncOne syncs one resource now.
-	SyncOne(ctx context.Context, kind, name string) error
+	// Sync starts a sync of one resource (kind and name set) or of all
+	// ("", "") with this sync's options; with DryRun it changes nothing and
+	// returns the plan of that sync (else nil).
+	Sync(ctx context.Context, kind, name string, o api.SyncOptions) (*api.Plan, error)
 	// Refresh pulls Git now, then runs a pass.
 	Refresh(ctx context.Context) error
 	// Delete deletes one resource from the cluster once; the backend checks

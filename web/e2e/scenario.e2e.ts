@@ -154,8 +154,21 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const row = drawer.locator('.changes tbody tr', { hasText: 'cores' });
     await row.waitFor();
     expect(await row.locator('td').allTextContents()).toEqual(['cores', '4', '2']);
-    expect(await drawer.locator('.doc-table tr.changed').count()).toBeGreaterThanOrEqual(2);
+    // The aligned diff: one row for cores, the manifest's 2 beside the cluster's 4.
+    const aligned = drawer.locator('.aligned tr.changed', { hasText: 'cores' });
+    await aligned.waitFor();
+    expect(await aligned.locator('td').allTextContents()).toEqual(['2', '4']);
+    // Cloud-init decoded: the manifest's key and the cluster's, one per line.
+    const keys = drawer.locator('.aligned tr', { has: page.locator('th', { hasText: /^sshkeys$/ }) });
+    expect((await keys.locator('td').first().textContent()) ?? '').toMatch(/^ssh-ed25519 \S+…\S+ alice@laptop$/);
     await b.shot('drawer-drift');
+    await drawer.getByRole('tab', { name: 'Desired manifest' }).click();
+    expect(await drawer.getByLabel('Desired manifest, vms/app-01.yaml').textContent()).toContain("# The seed's cloud-image VM.");
+    await drawer.getByRole('tab', { name: 'Live manifest' }).click();
+    const live = drawer.getByLabel('Live config, as Proxmox answers it');
+    await expect.poll(() => live.textContent()).toMatch(/^cores: 4$/m);
+    await b.shot('drawer-live-manifest');
+    await drawer.getByRole('tab', { name: 'Diff' }).click();
     await drawer.getByRole('button', { name: 'Sync now' }).click();
     await until('app-01 is synced again', hasStatus(card('VirtualMachine', 'app-01'), 'Synced'), 60_000);
     await drawer.locator('.changes').waitFor({ state: 'detached' });
@@ -245,6 +258,37 @@ describe('dashboard against proxmops serve and the simulator', () => {
       expect(v.takeProblems(), 'console errors in the viewer’s browser').toEqual([]);
     } finally {
       await v.close();
+    }
+  });
+
+  test('on a phone the diff and both manifests fit the width, and pass axe in both themes', async () => {
+    for (const theme of ['light', 'dark'] as const) {
+      const v = await openBrowser({ width: 390, height: 844, colorScheme: theme });
+      try {
+        await v.page.goto(backend.url);
+        await v.page.getByLabel('Username').fill(ADMIN.username);
+        await v.page.getByLabel('Password').fill(ADMIN.password);
+        await v.page.getByRole('button', { name: 'Sign in' }).click();
+        await v.page.locator('header.topbar').waitFor();
+        await v.page.goto(`${backend.url}/?view=cards&r=VirtualMachine%2Fapp-01`);
+        const drawer = v.page.getByRole('dialog', { name: 'VirtualMachine app-01' });
+        await drawer.locator('.aligned').waitFor();
+        const extra = drawer.getByRole('button', { name: /^Show \d+ cluster settings?/ });
+        if (await extra.count()) await extra.click();
+        for (const tab of ['Diff', 'Desired manifest', 'Live manifest']) {
+          await drawer.getByRole('tab', { name: tab }).click();
+          await drawer.locator(tab === 'Diff' ? '.aligned' : 'pre.yaml').waitFor();
+          await v.page.waitForTimeout(300);
+          const wide = await drawer.evaluate((el) => [...el.querySelectorAll('*')].filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1).map((n) => n.className).slice(0, 5));
+          expect(wide, `${tab}: elements past the right edge`).toEqual([]);
+          expect(await sidewaysScroll(v.page)).toBe(0);
+          expect(await axeViolations(v.page), `${tab}, ${theme}`).toEqual([]);
+          await v.shot(`phone-${theme}-drawer-${tab.toLowerCase().replace(/ /g, '-')}`);
+        }
+        expect(v.takeProblems(), 'console errors').toEqual([]);
+      } finally {
+        await v.close();
+      }
     }
   });
 

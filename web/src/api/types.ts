@@ -253,3 +253,24 @@ export interface RollbackResult {
   syncPolicy: SyncPolicy;
   next: string;
 }
+
+// GET /api/v1/resources/{kind}/{name}/manifest: the document as in Git.
+export interface ManifestText {
+  kind: string;
+  name: string;
+  file: string;
+  line: number;
+  revision: string;
+  text: string;
+}
+
+// GET /api/v1/resources/{kind}/{name}/live: the config as Proxmox answers it now
+// (source "proxmox"), or as the last pass observed it (source "last pass").
+export interface LiveConfig {
+  kind: string;
+  name: string;
+  source: 'proxmox' | 'last pass';
+  path?: string;
+  time: string;
+  data: Record<string, unknown>;
+}

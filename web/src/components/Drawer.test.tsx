@@ -39,10 +39,11 @@ test('shows the planned action, the changed fields on both sides and the history
   );
   await screen.findByText('cores differ from the manifest');
   expect(screen.getByText('needs a reboot')).toBeTruthy();
-  const changed = document.querySelectorAll('.doc-table tr.changed');
-  expect([...changed].map((tr) => tr.querySelector('th')?.textContent)).toEqual(['cores', 'cores']);
-  expect(screen.getByText('cluster has 2')).toBeTruthy();
-  expect(screen.getByText('manifest wants 4')).toBeTruthy();
+  // One row per field, manifest beside cluster; the changed one is marked.
+  const changed = [...document.querySelectorAll('.aligned tr.changed')];
+  expect(changed.map((tr) => [...tr.children].map((c) => c.textContent))).toEqual([['≠cores (differs)', '4', '2']]);
+  const memory = [...document.querySelectorAll('.aligned tr')].find((tr) => tr.querySelector('th')?.textContent === 'memory');
+  expect([...memory!.children].map((c) => c.textContent)).toEqual(['memory', '4096', '4096']);
   const items = screen.getAllByRole('listitem').map((li) => li.textContent);
   expect(items[0]).toMatch(/^.drifted/);
   expect(items[1]).toMatch(/created/);
@@ -125,8 +126,9 @@ test('Tab stays inside the drawer', async () => {
       <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
     </Providers>,
   );
-  // The last focusable element: the Snapshots section's button.
-  const last = await screen.findByRole('button', { name: 'Show snapshots' });
+  await screen.findByRole('button', { name: 'Delete…' });
+  const inside = [...screen.getByRole('dialog').querySelectorAll<HTMLElement>('button:not([disabled]), input:not([disabled]), a[href], [tabindex="0"]')];
+  const last = inside[inside.length - 1];
   last.focus();
   fireEvent.keyDown(window, { key: 'Tab' });
   expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Close (Esc)' }));
@@ -168,6 +170,7 @@ test('a resource not on the cluster yet: no delete, no ownership claim, no field
   expect(screen.getByText('not on the cluster')).toBeTruthy();
   expect(screen.queryByText(/not owned|does not own/)).toBeNull();
   expect(screen.queryByRole('button', { name: /Delete/ })).toBeNull();
-  expect(document.querySelectorAll('.doc-table tr.changed')).toHaveLength(0);
-  expect(screen.getByText('Not on the cluster.')).toBeTruthy();
+  expect(document.querySelectorAll('.aligned tr.changed')).toHaveLength(0);
+  const cores = [...document.querySelectorAll('.aligned tr')].find((tr) => tr.querySelector('th')?.textContent === 'cores');
+  expect([...cores!.children].map((c) => c.textContent)).toEqual(['cores', '4', '— not set']);
 });

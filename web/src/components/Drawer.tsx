@@ -1,43 +1,12 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, resourcePath } from '../api/client';
 import type { ActionAccepted, HistoryEntry, ResourceDetail } from '../api/types';
-import { flatten, leafName, markRows, unmatchedChanges, type MarkedRow } from '../lib/diff';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { useSession } from '../state/session';
 import { useResources } from '../state/useResources';
+import ManifestTabs from './ManifestTabs';
 import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
 import Snapshots from './Snapshots';
-
-function DocView({ title, rows, empty, side }: { title: string; rows: MarkedRow[]; empty: string; side: 'desired' | 'observed' }) {
-  return (
-    <section className="doc" aria-label={title}>
-      <h4>{title}</h4>
-      {rows.length === 0 ? (
-        <p className="muted">{empty}</p>
-      ) : (
-        <table className="doc-table">
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.path} className={row.mark === 'changed' && !row.isParent ? 'changed' : row.mark === 'changed' ? 'changed-parent' : ''}>
-                <th scope="row" style={{ paddingLeft: `${0.4 + row.depth * 0.9}rem` }} title={row.path}>
-                  {leafName(row.path)}
-                </th>
-                <td>
-                  {row.isParent ? '' : row.value}
-                  {row.mark === 'changed' && !row.isParent && row.change && (
-                    <span className="diff-note">
-                      {side === 'desired' ? `cluster has ${row.change.from || '—'}` : `manifest wants ${row.change.to || '—'}`}
-                    </span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
-  );
-}
 
 const EVENT_ICON: Record<string, string> = {
   created: '+',
@@ -204,20 +173,6 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     };
   }, [onClose]);
 
-  const desiredRows = useMemo(() => (detail?.desired ? flatten(detail.desired.spec ?? {}) : []), [detail]);
-  const observedRows = useMemo(() => {
-    if (!detail?.observed) return [];
-    const { config, ...rest } = detail.observed;
-    return flatten({ ...rest, ...(config ?? {}) });
-  }, [detail]);
-  // Field marks compare two sides; with one side missing (a create, a guest only on
-  // the cluster) every field differs and the changes table says it all.
-  const bothSides = Boolean(detail?.desired && detail?.observed);
-  const changes = bothSides ? detail?.changes : null;
-  const markedDesired = useMemo(() => markRows(desiredRows, changes), [desiredRows, changes]);
-  const markedObserved = useMemo(() => markRows(observedRows, changes), [observedRows, changes]);
-  const unmatched = useMemo(() => unmatchedChanges(changes, desiredRows, observedRows), [changes, desiredRows, observedRows]);
-
   const syncNow = async () => {
     setBusy('sync');
     setNotice('');
@@ -307,9 +262,6 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                     </tbody>
                   </table>
                 )}
-                {unmatched.length > 0 && (
-                  <p className="muted small">Fields only one side has: {unmatched.map((c) => c.field).join(', ')}</p>
-                )}
               </section>
 
               {isAdmin && (
@@ -332,10 +284,8 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
               )}
 
               {d.observed !== null && d.owned !== false && <Snapshots kind={kind} name={name} isAdmin={isAdmin} onChanged={() => setTick((t) => t + 1)} />}
-              <div className="docs">
-                <DocView title="Desired (manifest)" side="desired" rows={markedDesired} empty="No manifest: this resource exists only on the cluster." />
-                <DocView title="Observed (cluster)" side="observed" rows={markedObserved} empty="Not on the cluster." />
-              </div>
+              {/* With one side missing (a create, a guest only on the cluster) every field differs: no marks. */}
+              <ManifestTabs kind={kind} name={name} desired={d.desired} observed={d.observed} changes={d.desired && d.observed ? d.changes : null} version={d.updatedAt} />
 
               <section aria-label="History">
                 <h4>History</h4>

@@ -1,0 +1,122 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// allKeys in a request's pruneFor or rebootFor means every resource.
+const allKeys = "*"
+
+// Sync syncs one resource (kind and name given) or all of them with the
+// options of this sync only, as Argo CD's sync dialog does: prune deletes
+// owned resources no longer declared even when reconcile.prune is off;
+// reboot applies changes that need one by rebooting, as applyMode: reboot
+// would. A dry run changes nothing and answers the plan of that sync.
+func (c *Controller) Sync(ctx context.Context, kind, name string, o api.SyncOptions) (*api.Plan, error) {
+	one := kind != "" || name != ""
+	key := kind + "/" + name
+	if one {
+		c.mu.Lock()
+		r := c.resources[key]
+		c.mu.Unlock()
+		if r == nil {
+			return nil, fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
+		}
+		if r.sum.SyncPolicy == vocab.SyncDisabled {
+			return nil, fmt.Errorf("%s has sync disabled (annotation proxmops.dev/sync: disabled): %w", key, api.ErrConflict)
+		}
+	}
+	if o.DryRun {
+		return c.dryRun(ctx, kind, name, o)
+	}
+	if err := c.canAct(); err != nil {
+		return nil, err
+	}
+	scope := allKeys
+	req := request{pull: true, force: true}
+	if one {
+		if c.dispatcher.Busy(key) {
+			return nil, fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
+		}
+		scope = key
+		req = request{keys: map[string]bool{key: true}}
+	}
+	if o.Prune {
+		req.pruneFor = map[string]bool{scope: true}
+	}
+	if o.Reboot {
+		req.rebootFor = map[string]bool{scope: true}
+	}
+	c.ask(req)
+	return nil, nil
+}
+
+// dryRun plans the sync without applying it.
+func (c *Controller) dryRun(ctx context.Context, kind, name string, o api.SyncOptions) (*api.Plan, error) {
+	rt := c.currentRuntime()
+	if rt.client == nil {
+		return nil, fmt.Errorf("%s: %w", rt.clusterErr, api.ErrNotReady)
+	}
+	ds := c.currentDesired()
+	if ds == nil {
+		return nil, fmt.Errorf("the repository was not loaded yet: %w", api.ErrNotReady)
+	}
+	scope := map[string]bool{allKeys: true}
+	if kind != "" {
+		scope = map[string]bool{kind + "/" + name: true}
+	}
+	desired := ds.desired
+	if o.Reboot {
+		desired = withReboot(desired, scope)
+	}
+	eng := rt.engine((rt.cfg.Reconcile.Prune || o.Prune) && len(ds.set.Resources) > 0, "", c.opts.Logger)
+	p, err := eng.Plan(ctx, desired, ds.commit)
+	if err != nil {
+		return nil, fmt.Errorf("observing the cluster: %w", err)
+	}
+	if kind != "" {
+		if p.Find(kind, name) == nil {
+			return nil, fmt.Errorf("no resource %s/%s: %w", kind, name, api.ErrNotFound)
+		}
+		p = p.Only(kind + "/" + name)
+	}
+	doc := p.Document()
+	return &doc, nil
+}
+
+// withReboot is d with applyMode reboot on the guests in scope ("*": all),
+// for one sync; d itself is shared with the loop and stays as loaded.
+func withReboot(d *engine.Desired, scope map[string]bool) *engine.Desired {
+	in := func(kind, name string) bool { return scope[allKeys] || scope[kind+"/"+name] }
+	out := *d
+	out.VMs = make([]*engine.VMSpec, len(d.VMs))
+	for i, s := range d.VMs {
+		out.VMs[i] = s
+		if in(engine.KindVirtualMachine, s.Name) {
+			cp := *s
+			cp.ApplyMode = "reboot"
+			out.VMs[i] = &cp
+		}
+	}
+	out.Containers = make([]*engine.ContainerSpec, len(d.Containers))
+	for i, s := range d.Containers {
+		out.Containers[i] = s
+		if in(engine.KindContainer, s.Name) {
+			cp := *s
+			cp.ApplyMode = "reboot"
+			out.Containers[i] = &cp
+		}
+	}
+	return &out
+}
+
+// prunedHere says whether this pass may apply the prune deletion of key: by
+// configuration, or because this sync asked for prune on it (or on all).
+func (r request) prunedHere(key string, configured bool) bool {
+	return configured || r.pruneFor[allKeys] || r.pruneFor[key]
+}
