@@ -291,7 +291,17 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 		}
 		conf["lock"] = "clone"
 		ng.Conf = conf
-		if err := tc.Sleep(durClone + time.Duration(float64(bytes)/importRate*float64(time.Second))); err != nil {
+		// A full clone copies each drive: qemu-img convert for a stopped
+		// source, a block mirror (drive-<key>: …) for a running one.
+		drive := ""
+		if g.Running && full {
+			drive = "drive-" + firstDisk(src)
+		}
+		err := tc.Sleep(durClone)
+		if err == nil && full && bytes > 0 {
+			err = tc.copyWithProgress(bytes, time.Duration(float64(bytes)/importRate*float64(time.Second)), drive)
+		}
+		if err != nil {
 			for _, volid := range guestVolumes(conf) {
 				s.state.removeVolume(g.Node, volid)
 			}

@@ -126,6 +126,14 @@ type SyncOptions struct {
 	Reboot bool `json:"reboot"`
 }
 
+// TaskLog is GET /api/v1/resources/{kind}/{name}/tasklog: the log of the
+// last Proxmox task of the resource's actions, as Proxmox has it now.
+type TaskLog struct {
+	Task    string   `json:"task"`
+	Running bool     `json:"running"`
+	Lines   []string `json:"lines"`
+}
+
 // HistoryEntry is one recorded event of a resource.
 type HistoryEntry struct {
 	ID      int64        `json:"id"`

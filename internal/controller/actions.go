@@ -129,6 +129,9 @@ func (c *Controller) progress(key string, p *api.Progress) {
 	if r == nil {
 		return
 	}
+	if p.Task != "" {
+		r.lastTask = p.Task
+	}
 	sum := r.sum
 	sum.Status, sum.Health, sum.Progress = vocab.StatusProgressing, vocab.HealthProgressing, p
 	c.setSummaryLocked(r, sum)

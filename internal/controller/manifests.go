@@ -126,3 +126,37 @@ func (c *Controller) Live(ctx context.Context, kind, name string) (api.Live, err
 	}
 	return api.Live{Kind: kind, Name: name, Source: "proxmox", Path: path, Time: time.Now().UTC(), Data: cfg}, nil
 }
+
+// TaskLog is the log of the last Proxmox task of the resource's actions,
+// read from Proxmox now (the drawer follows it while the task runs).
+func (c *Controller) TaskLog(ctx context.Context, kind, name string) (api.TaskLog, error) {
+	key := kind + "/" + name
+	c.mu.Lock()
+	r := c.resources[key]
+	var task string
+	var running bool
+	if r != nil {
+		task = r.lastTask
+		running = r.sum.Progress != nil && r.sum.Progress.Task == task
+	}
+	c.mu.Unlock()
+	switch {
+	case r == nil:
+		return api.TaskLog{}, fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
+	case task == "":
+		return api.TaskLog{Lines: []string{}}, nil
+	}
+	rt := c.currentRuntime()
+	if rt.client == nil {
+		return api.TaskLog{}, fmt.Errorf("%s: %w", rt.clusterErr, api.ErrNotReady)
+	}
+	lines, err := rt.client.TaskLog(ctx, task, 0, 1000)
+	if err != nil {
+		return api.TaskLog{}, fmt.Errorf("reading the log of %s from Proxmox: %w", task, err)
+	}
+	out := api.TaskLog{Task: task, Running: running, Lines: make([]string, 0, len(lines))}
+	for _, l := range lines {
+		out.Lines = append(out.Lines, l.T)
+	}
+	return out, nil
+}

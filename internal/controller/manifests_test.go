@@ -50,6 +50,12 @@ func TestManifestIsTheDocumentAsInGitAndLiveIsReadFromProxmox(t *testing.T) {
 		t.Fatalf("unknown resource: %v", err)
 	}
 
+	// The create's task log, as Proxmox has it.
+	tl, err := e.c.TaskLog(ctx, "VirtualMachine", "web")
+	if err != nil || !strings.Contains(tl.Task, ":361:root@pam") || tl.Running || len(tl.Lines) == 0 || tl.Lines[len(tl.Lines)-1] != "TASK OK" {
+		t.Fatalf("task log: %+v, %v", tl, err)
+	}
+
 	// Changed behind proxmops' back: the live read shows it before any pass.
 	if err := sim.MutateGuest(361, func(conf map[string]string) { conf["cores"], conf["cipassword"] = "6", "hunter2 hunter2" }); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ type resource struct {
 	desired  manifest.Resource // nil for a resource only on the cluster
 	observed map[string]any
 	action   *engine.Action // from the last plan
+	lastTask string         // UPID of the last Proxmox task of its actions (TaskLog)
 }
 
 // maxListedErrors bounds the manifest errors quoted in the status.

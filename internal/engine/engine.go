@@ -391,7 +391,8 @@ func (x *execCtx) wait(ctx context.Context, upid, msg string, err error) error {
 		return fmt.Errorf("%s: %w", msg, err)
 	}
 	x.progress(msg, upid, -1)
-	if _, err := x.e.client.WaitTask(ctx, upid, nil); err != nil {
+	observe := taskPercent(ctx, x.e.client, upid, func(pct int) { x.progress(msg, upid, pct) })
+	if _, err := x.e.client.WaitTask(ctx, upid, observe); err != nil {
 		return fmt.Errorf("%s: %w", msg, err)
 	}
 	return nil

@@ -82,6 +82,13 @@ func (b *fakeBackend) Manifest(_ context.Context, kind, name string) (api.Manife
 	return api.Manifest{Kind: kind, Name: name, File: "vms/" + name + ".yaml", Line: 2, Revision: "abc123", Text: "kind: " + kind + "\nmetadata:\n  name: " + name + "\n"}, nil
 }
 
+func (b *fakeBackend) TaskLog(_ context.Context, kind, name string) (api.TaskLog, error) {
+	if _, ok := b.known(kind, name); !ok {
+		return api.TaskLog{}, fmt.Errorf("%s %s: %w", kind, name, api.ErrNotFound)
+	}
+	return api.TaskLog{Task: "UPID:pve1:1:2:3:qmclone:120:root@pam:", Running: true, Lines: []string{"transferred 1.0 GiB of 2.0 GiB (50.00%)"}}, nil
+}
+
 func (b *fakeBackend) Live(_ context.Context, kind, name string) (api.Live, error) {
 	b.record("Live " + kind + "/" + name)
 	if _, ok := b.known(kind, name); !ok {

@@ -13,7 +13,7 @@ func TestManifestAndLiveConfigAreReadsForLoggedInUsersOnly(t *testing.T) {
 	a := e.admin()
 	v := e.viewer(a)
 	anon := e.client()
-	for _, p := range []string{"/api/v1/resources/VirtualMachine/app-01/manifest", "/api/v1/resources/VirtualMachine/app-01/live"} {
+	for _, p := range []string{"/api/v1/resources/VirtualMachine/app-01/manifest", "/api/v1/resources/VirtualMachine/app-01/live", "/api/v1/resources/VirtualMachine/app-01/tasklog"} {
 		anon.expect(401, "GET", p, nil)
 	}
 	if calls := e.backend.Calls(); len(calls) != 0 {
@@ -29,6 +29,12 @@ func TestManifestAndLiveConfigAreReadsForLoggedInUsersOnly(t *testing.T) {
 	if l.Source != "proxmox" || l.Data["cores"] != float64(2) {
 		t.Fatalf("live: %+v", l)
 	}
+	var tl api.TaskLog
+	json.Unmarshal(v.expect(200, "GET", "/api/v1/resources/VirtualMachine/app-01/tasklog", nil), &tl)
+	if !tl.Running || len(tl.Lines) != 1 {
+		t.Fatalf("task log: %+v", tl)
+	}
+	v.expect(404, "GET", "/api/v1/resources/VirtualMachine/ghost/tasklog", nil)
 	// A resource only on the cluster has no manifest; an unknown one has neither.
 	v.expect(404, "GET", "/api/v1/resources/VirtualMachine/foreign/manifest", nil)
 	v.expect(404, "GET", "/api/v1/resources/VirtualMachine/ghost/live", nil)

@@ -90,6 +90,22 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, l)
 }
 
+func (s *Server) handleTaskLog(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
+	defer cancel()
+	l, err := s.backend.TaskLog(ctx, kind, name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
 func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 	rev := r.URL.Query().Get("revision")
 	if len(rev) > 256 || strings.ContainsAny(rev, " \t\n") {

@@ -46,6 +46,7 @@ func (s *Server) routes() chi.Router {
 				r.Get("/resources/{kind}/{name}/snapshots", s.handleSnapshots)
 				r.Get("/resources/{kind}/{name}/manifest", s.handleManifest)
 				r.Get("/resources/{kind}/{name}/live", s.handleLive)
+				r.Get("/resources/{kind}/{name}/tasklog", s.handleTaskLog)
 				r.Get("/plan", s.handlePlan)
 				r.Get("/events", s.handleEvents)
 				r.Get("/logs", s.handleLogs)

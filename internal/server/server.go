@@ -42,6 +42,8 @@ type Backend interface {
 	// Live is what Proxmox answers for the resource now (a guest's config),
 	// else what the last pass observed.
 	Live(ctx context.Context, kind, name string) (api.Live, error)
+	// TaskLog is the log of the last Proxmox task of the resource's actions.
+	TaskLog(ctx context.Context, kind, name string) (api.TaskLog, error)
 	// Sync starts a sync of one resource (kind and name set) or of all
 	// ("", "") with this sync's options; with DryRun it changes nothing and
 	// returns the plan of that sync (else nil).

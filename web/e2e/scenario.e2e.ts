@@ -157,7 +157,8 @@ describe('dashboard against proxmops serve and the simulator', () => {
     // The aligned diff: one row for cores, the manifest's 2 beside the cluster's 4.
     const aligned = drawer.locator('.aligned tr.changed', { hasText: 'cores' });
     await aligned.waitFor();
-    expect(await aligned.locator('td').allTextContents()).toEqual(['2', '4']);
+    // The running VM got the change as pending: the cluster's side says it waits for a reboot.
+    expect(await aligned.locator('td').allTextContents()).toEqual(['2', '4pending: waits for a reboot']);
     // Cloud-init decoded: the manifest's key and the cluster's, one per line.
     const keys = drawer.locator('.aligned tr', { has: page.locator('th', { hasText: /^sshkeys$/ }) });
     expect((await keys.locator('td').first().textContent()) ?? '').toMatch(/^ssh-ed25519 \S+…\S+ alice@laptop$/);
@@ -279,7 +280,12 @@ describe('dashboard against proxmops serve and the simulator', () => {
           await drawer.getByRole('tab', { name: tab }).click();
           await drawer.locator(tab === 'Diff' ? '.aligned' : 'pre.yaml').waitFor();
           await v.page.waitForTimeout(300);
-          const wide = await drawer.evaluate((el) => [...el.querySelectorAll('*')].filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1).map((n) => n.className).slice(0, 5));
+          const wide = await drawer.evaluate((el) =>
+            [...el.querySelectorAll('*')]
+              .filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1)
+              .map((n) => `${n.tagName}.${n.className}: ${(n.textContent ?? '').slice(0, 40)}`)
+              .slice(0, 5),
+          );
           expect(wide, `${tab}: elements past the right edge`).toEqual([]);
           expect(await sidewaysScroll(v.page)).toBe(0);
           expect(await axeViolations(v.page), `${tab}, ${theme}`).toEqual([]);

@@ -190,7 +190,8 @@ function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
 function observedLines(key: string, v: unknown, pending: Obj): string[] {
   const s = scalar(v);
   const lines = key === 'sshkeys' ? decodeSSHKeys(s) : [s];
-  if (key in pending) lines.push(`pending: ${key === 'sshkeys' ? decodeSSHKeys(scalar(pending[key])).length + ' keys' : scalar(pending[key])}`);
+  // The config shown is the one pending changes lead to: say when it waits for a reboot.
+  if (key in pending) lines.push(scalar(pending[key]) === s ? 'pending: waits for a reboot' : `pending: ${key === 'sshkeys' ? decodeSSHKeys(scalar(pending[key])).length + ' keys' : scalar(pending[key])}`);
   return lines;
 }
 
