@@ -8,7 +8,7 @@ func TestPercentOfReadsProxmoxProgressLines(t *testing.T) {
 		pct  int
 		ok   bool
 	}{
-		{"transferred 1.0 GiB of 2.0 GiB (50.00%)", 50, true},                 // qemu-img convert
+		{"transferred 1.0 GiB of 2.0 GiB (50.00%)", 50, true},                   // qemu-img convert
 		{"drive-scsi0: transferred 3.2 GiB of 32.0 GiB (9.99%) in 5s", 9, true}, // block mirror
 		{"drive-scsi0: transferred 32.0 GiB of 32.0 GiB (100.00%) in 1m 2s, ready", 100, true},
 		{"  65536K ........ ........ ........ ........  42% 12.3M 5s", 42, true}, // wget dot:giga
