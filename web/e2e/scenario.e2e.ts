@@ -262,6 +262,23 @@ describe('dashboard against proxmops serve and the simulator', () => {
     }
   });
 
+  test('Sync all asks first, with the plan’s counts; a dry run changes nothing; the banner goes by itself', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Sync all' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Sync all resources' });
+    await dialog.waitFor();
+    await expect.poll(() => dialog.getByTestId('sync-counts').textContent(), { timeout: 30_000 }).toMatch(/\d+ unchanged/);
+    await dialog.getByRole('checkbox', { name: /Prune/ }).check();
+    await expect.poll(() => dialog.getByTestId('sync-counts').textContent(), { timeout: 30_000 }).toMatch(/unchanged/);
+    await b.shot('sync-all-dialog');
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('checkbox', { name: /Dry run/ }).check();
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    const banner = page.getByRole('status').filter({ hasText: /^Dry run of all resources: .*Nothing was changed\.$/ });
+    await banner.waitFor();
+    await banner.waitFor({ state: 'detached', timeout: 10_000 });
+  });
+
   test('on a phone the diff and both manifests fit the width, and pass axe in both themes', async () => {
     for (const theme of ['light', 'dark'] as const) {
       const v = await openBrowser({ width: 390, height: 844, colorScheme: theme });
@@ -296,7 +313,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
         await v.close();
       }
     }
-  });
+  }, 180_000);
 
   test('accounts: a viewer changes her password; an admin makes her an admin, then resets it', async () => {
     const v = await openBrowser({ width: 390, height: 844 });

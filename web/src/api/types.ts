@@ -274,3 +274,10 @@ export interface LiveConfig {
   time: string;
   data: Record<string, unknown>;
 }
+
+// GET /api/v1/resources/{kind}/{name}/tasklog: the last Proxmox task's log.
+export interface TaskLog {
+  task: string;
+  running: boolean;
+  lines: string[];
+}

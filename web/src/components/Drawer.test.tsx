@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import type { ResourceDetail } from '../api/types';
@@ -173,4 +173,51 @@ test('a resource not on the cluster yet: no delete, no ownership claim, no field
   expect(document.querySelectorAll('.aligned tr.changed')).toHaveLength(0);
   const cores = [...document.querySelectorAll('.aligned tr')].find((tr) => tr.querySelector('th')?.textContent === 'cores');
   expect([...cores!.children].map((c) => c.textContent)).toEqual(['cores', '4', '— not set']);
+});
+
+test('while the resource’s action runs: Sync now is disabled, the progress shows its percent, the task log follows', async () => {
+  let lines = ['downloading http://127.0.0.1/x.qcow2'];
+  mockFetch(({ url }) => {
+    if (url.endsWith('/tasklog')) return { body: { task: 'UPID:pve1:1:2:3:download:x.qcow2:root@pam:', running: true, lines } };
+    if (url.endsWith('/app-01'))
+      return { body: detail({ status: 'Progressing', progress: { task: 'UPID:pve1:1:2:3:download:x.qcow2:root@pam:', message: 'downloading the image', percent: 40 } }) };
+    return undefined;
+  });
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  const sync = (await screen.findByRole('button', { name: 'Syncing…' })) as HTMLButtonElement;
+  expect(sync.disabled).toBe(true);
+  expect((screen.getByRole('button', { name: 'Sync…' }) as HTMLButtonElement).disabled).toBe(true);
+  expect(screen.getByRole('progressbar', { name: 'downloading the image' }).getAttribute('aria-valuenow')).toBe('40');
+  const log = await screen.findByLabelText('Task log lines');
+  expect(log.textContent).toBe('downloading http://127.0.0.1/x.qcow2');
+  lines = [...lines, '  65536K ........ ........ ........ ........  50% 12.3M'];
+  await waitFor(() => expect(screen.getByLabelText('Task log lines').textContent).toContain('50%'), { timeout: 4000 });
+});
+
+test('a notice goes away by itself', async () => {
+  vi.useFakeTimers({ shouldAdvanceTime: true });
+  try {
+    mockFetch(({ url, method }) => {
+      if (method === 'POST') return { status: 202, body: { status: 'sync of VirtualMachine/app-01 started' } };
+      if (url.endsWith('/tasklog')) return { body: { task: '', running: false, lines: [] } };
+      return { body: detail() };
+    });
+    render(
+      <Providers>
+        <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+      </Providers>,
+    );
+    fireEvent.click(await screen.findByRole('button', { name: 'Sync now' }));
+    await screen.findByText('sync of VirtualMachine/app-01 started');
+    await act(async () => {
+      vi.advanceTimersByTime(7000);
+    });
+    expect(screen.queryByText('sync of VirtualMachine/app-01 started')).toBeNull();
+  } finally {
+    vi.useRealTimers();
+  }
 });

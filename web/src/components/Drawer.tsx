@@ -4,7 +4,10 @@ import type { ActionAccepted, HistoryEntry, ResourceDetail } from '../api/types'
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { useSession } from '../state/session';
 import { useResources } from '../state/useResources';
+import { useTransient } from '../lib/transient';
 import ManifestTabs from './ManifestTabs';
+import SyncDialog from './SyncDialog';
+import TaskLog from './TaskLog';
 import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
 import Snapshots from './Snapshots';
 
@@ -90,7 +93,8 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const [tick, setTick] = useState(0);
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState<'' | 'sync' | 'delete'>('');
-  const [notice, setNotice] = useState('');
+  const [notice, setNotice] = useTransient();
+  const [dialog, setDialog] = useState(false);
   const panel = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -201,6 +205,8 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   };
 
   const d = detail;
+  // An action of this resource runs: no second sync on top of it.
+  const running = Boolean(d && (d.progress || d.status === 'Progressing'));
   return (
     <>
       <div className="scrim" onClick={onClose} aria-hidden="true" />
@@ -234,6 +240,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 {d.file && <span className="pill mono" title="Manifest file">{d.file}</span>}
               </div>
               {d.progress && <ProgressBar progress={d.progress} />}
+              <TaskLog kind={kind} name={name} running={running} version={d.updatedAt} />
 
               <section className="plan-box" aria-label="Planned action">
                 <h4>Planned action</h4>
@@ -266,8 +273,17 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
 
               {isAdmin && (
                 <section className="actions" aria-label="Actions">
-                  <button type="button" className="btn primary" onClick={syncNow} disabled={busy !== '' || d.desired === null}>
-                    {busy === 'sync' ? 'Syncing…' : 'Sync now'}
+                  <button
+                    type="button"
+                    className="btn primary"
+                    onClick={syncNow}
+                    disabled={busy !== '' || d.desired === null || running}
+                    title={running ? 'An action on this resource is running' : undefined}
+                  >
+                    {busy === 'sync' ? 'Syncing…' : running ? 'Syncing…' : 'Sync now'}
+                  </button>
+                  <button type="button" className="btn" onClick={() => setDialog(true)} disabled={busy !== '' || running}>
+                    Sync…
                   </button>
                   {d.owned === false && (d.observed !== null || d.status === 'Conflict') ? (
                     <span className="muted small">proxmops does not own this resource, so it cannot delete it.</span>
@@ -278,6 +294,16 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                   ) : null}
                   {notice && <span className="notice" role="status">{notice}</span>}
                 </section>
+              )}
+              {isAdmin && dialog && (
+                <SyncDialog
+                  target={{ kind, name }}
+                  onClose={() => setDialog(false)}
+                  onDone={(msg) => {
+                    setNotice(msg);
+                    setTick((t) => t + 1);
+                  }}
+                />
               )}
               {isAdmin && confirming && (
                 <DeleteConfirm name={d.name} busy={busy === 'delete'} onCancel={() => setConfirming(false)} onConfirm={doDelete} />

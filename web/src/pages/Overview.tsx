@@ -3,6 +3,8 @@ import { api, errorMessage } from '../api/client';
 import { STATUSES, type ActionAccepted, type Status } from '../api/types';
 import Cards from '../components/Cards';
 import Drawer from '../components/Drawer';
+import SyncDialog from '../components/SyncDialog';
+import { useTransient } from '../lib/transient';
 import MultiSelect from '../components/MultiSelect';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
@@ -30,7 +32,8 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
   const filters = useMemo(() => parseFilters(loc.search), [loc.search]);
   const openKey = new URLSearchParams(loc.search).get('r');
   const [search, setSearch] = useState(filters.q);
-  const [notice, setNotice] = useState('');
+  const [notice, setNotice] = useTransient();
+  const [syncing, setSyncing] = useState(false);
   const now = useNow(5000);
 
   // The box follows the URL when it changes from outside (back button, shared link).
@@ -115,7 +118,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
               <button type="button" className="btn small" onClick={() => post('/api/v1/refresh', 'Pulling Git now.')}>
                 Refresh
               </button>
-              <button type="button" className="btn small primary" onClick={() => post('/api/v1/sync', 'A full pass was requested.')}>
+              <button type="button" className="btn small primary" onClick={() => setSyncing(true)}>
                 Sync all
               </button>
             </>
@@ -125,6 +128,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
       {state.sourceError && <div className="alert error" role="alert">Git source: {state.sourceError}</div>}
       {error && <div className="alert error" role="alert">{error}</div>}
       {notice && <div className="alert" role="status">{notice}</div>}
+      {syncing && <SyncDialog target={null} onClose={() => setSyncing(false)} onDone={setNotice} />}
 
       <section className="filters" aria-label="Filters">
         <input

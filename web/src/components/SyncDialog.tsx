@@ -1,0 +1,168 @@
+// The sync dialog, as Argo CD's: for one resource or all, with this sync's options
+// (prune, dry run, reboot to apply). It shows the plan of the sync before anything is
+// changed (a dry run of the same options), so "Sync all" is confirmed knowing the counts.
+
+import { useEffect, useRef, useState } from 'react';
+import { createPortal } from 'react-dom';
+import { api, errorMessage, resourcePath } from '../api/client';
+import type { ActionAccepted, PlanDocument } from '../api/types';
+import { ActionBadge } from './Status';
+
+export interface SyncTarget {
+  kind: string;
+  name: string;
+}
+
+interface Options {
+  prune: boolean;
+  dryRun: boolean;
+  reboot: boolean;
+}
+
+const ORDER = ['create', 'update', 'reboot', 'delete', 'conflict', 'unknown', 'none'] as const;
+
+// planCounts says what a sync would do in words: "1 to create, 2 to update".
+export function planCounts(summary: PlanDocument['summary']): string {
+  const words: Record<string, string> = { create: 'to create', update: 'to update', reboot: 'to reboot', delete: 'to delete', conflict: 'in conflict', unknown: 'unknown', none: 'unchanged' };
+  const parts = ORDER.filter((k) => (summary[k as keyof typeof summary] ?? 0) > 0).map((k) => `${summary[k as keyof typeof summary]} ${words[k]}`);
+  return parts.length ? parts.join(', ') : 'nothing';
+}
+
+export default function SyncDialog({ target, onClose, onDone }: { target: SyncTarget | null; onClose: () => void; onDone: (msg: string) => void }) {
+  const [opts, setOpts] = useState<Options>({ prune: false, dryRun: false, reboot: false });
+  const [plan, setPlan] = useState<PlanDocument | null>(null);
+  const [planError, setPlanError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const dialog = useRef<HTMLDivElement>(null);
+  const path = target ? `${resourcePath(target.kind, target.name)}/sync` : '/api/v1/sync';
+  const what = target ? `${target.kind} ${target.name}` : 'all resources';
+
+  // The plan of this sync, read again when an option that changes it does.
+  useEffect(() => {
+    let stale = false;
+    setPlan(null);
+    setPlanError('');
+    api
+      .post<{ plan: PlanDocument }>(path, { prune: opts.prune, reboot: opts.reboot, dryRun: true })
+      .then((r) => !stale && setPlan(r.plan))
+      .catch((err) => !stale && setPlanError(errorMessage(err)));
+    return () => {
+      stale = true;
+    };
+  }, [path, opts.prune, opts.reboot]);
+
+  useEffect(() => {
+    const prev = document.activeElement as HTMLElement | null;
+    dialog.current?.querySelector<HTMLElement>('input')?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        e.stopPropagation();
+        onClose();
+      }
+      if (e.key === 'Tab' && dialog.current) {
+        e.stopPropagation();
+        const f = [...dialog.current.querySelectorAll<HTMLElement>('button:not([disabled]), input:not([disabled])')];
+        if (f.length === 0) return;
+        if (e.shiftKey && document.activeElement === f[0]) {
+          e.preventDefault();
+          f[f.length - 1].focus();
+        } else if (!e.shiftKey && document.activeElement === f[f.length - 1]) {
+          e.preventDefault();
+          f[0].focus();
+        }
+      }
+    };
+    // Capture: the drawer beneath listens for Escape too, and must stay open.
+    window.addEventListener('keydown', onKey, true);
+    return () => {
+      window.removeEventListener('keydown', onKey, true);
+      prev?.focus?.();
+    };
+  }, [onClose]);
+
+  const submit = async () => {
+    if (opts.dryRun) {
+      onDone(plan ? `Dry run of ${what}: ${planCounts(plan.summary)}. Nothing was changed.` : 'Dry run: nothing was changed.');
+      onClose();
+      return;
+    }
+    setBusy(true);
+    setError('');
+    try {
+      const r = await api.post<ActionAccepted | undefined>(path, { prune: opts.prune, reboot: opts.reboot, dryRun: false });
+      onDone(r?.status || 'Sync requested.');
+      onClose();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const changing = (plan?.actions ?? []).filter((a) => a.action !== 'none' || a.conflict);
+  const check = (k: keyof Options, label: string, hint: string) => (
+    <label className="check sync-opt">
+      <input type="checkbox" checked={opts[k]} onChange={(e) => setOpts({ ...opts, [k]: e.target.checked })} />
+      <span>
+        {label}
+        <span className="field-hint"> {hint}</span>
+      </span>
+    </label>
+  );
+  // On <body>: the drawer beneath is transformed, which would hold a fixed box inside it.
+  return createPortal(
+    <>
+      <div className="scrim modal-scrim" onClick={onClose} aria-hidden="true" />
+      <div className="modal" role="dialog" aria-modal="true" aria-labelledby="sync-title" ref={dialog}>
+        <h2 id="sync-title">Sync {what}</h2>
+        <fieldset className="sync-opts">
+          <legend>Options for this sync</legend>
+          {check('prune', 'Prune', 'delete owned resources no longer in Git')}
+          {check('reboot', 'Reboot to apply', 'changes that need a reboot get one (applyMode: reboot)')}
+          {check('dryRun', 'Dry run', 'only show the plan; change nothing')}
+        </fieldset>
+        <section className="sync-plan" aria-label="Plan of this sync" aria-busy={!plan && !planError}>
+          {planError ? (
+            <div className="alert error">{planError}</div>
+          ) : !plan ? (
+            <p className="muted">Planning…</p>
+          ) : (
+            <>
+              <p>
+                <strong>This sync would: </strong>
+                <span data-testid="sync-counts">{planCounts(plan.summary)}</span>.
+              </p>
+              {changing.length > 0 && (
+                <ul className="sync-actions">
+                  {changing.slice(0, 50).map((a) => (
+                    <li key={`${a.kind}/${a.name}`}>
+                      <ActionBadge action={a.action} /> <span className="mono">{a.kind}/{a.name}</span>
+                      {a.reason && <span className="muted small"> — {a.reason}</span>}
+                    </li>
+                  ))}
+                  {changing.length > 50 && <li className="muted">and {changing.length - 50} more</li>}
+                </ul>
+              )}
+            </>
+          )}
+        </section>
+        {error && (
+          <div className="alert error" role="alert">
+            {error}
+          </div>
+        )}
+        <div className="row modal-actions">
+          <button type="button" className="btn primary" onClick={submit} disabled={busy || (!target && !plan && !opts.dryRun)}>
+            {opts.dryRun ? 'Done' : busy ? 'Syncing…' : target ? 'Sync' : 'Sync all'}
+          </button>
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </div>
+    </>,
+    document.body,
+  );
+}
