@@ -92,27 +92,24 @@ func (c *Controller) dryRun(ctx context.Context, kind, name string, o api.SyncOp
 // withReboot is d with applyMode reboot on the guests in scope ("*": all),
 // for one sync; d itself is shared with the loop and stays as loaded.
 func withReboot(d *engine.Desired, scope map[string]bool) *engine.Desired {
-	in := func(kind, name string) bool { return scope[allKeys] || scope[kind+"/"+name] }
-	out := *d
-	out.VMs = make([]*engine.VMSpec, len(d.VMs))
-	for i, s := range d.VMs {
-		out.VMs[i] = s
-		if in(engine.KindVirtualMachine, s.Name) {
-			cp := *s
-			cp.ApplyMode = "reboot"
-			out.VMs[i] = &cp
+	in := func(m *engine.Meta) bool { return scope[allKeys] || scope[m.Kind+"/"+m.Name] }
+	return d.Map(func(s engine.Spec) engine.Spec {
+		switch v := s.(type) {
+		case *engine.VMSpec:
+			if in(&v.Meta) {
+				cp := *v
+				cp.ApplyMode = "reboot"
+				return &cp
+			}
+		case *engine.ContainerSpec:
+			if in(&v.Meta) {
+				cp := *v
+				cp.ApplyMode = "reboot"
+				return &cp
+			}
 		}
-	}
-	out.Containers = make([]*engine.ContainerSpec, len(d.Containers))
-	for i, s := range d.Containers {
-		out.Containers[i] = s
-		if in(engine.KindContainer, s.Name) {
-			cp := *s
-			cp.ApplyMode = "reboot"
-			out.Containers[i] = &cp
-		}
-	}
-	return &out
+		return s
+	})
 }
 
 // prunedHere says whether this pass may apply the prune deletion of key: by

@@ -267,9 +267,9 @@ describe('dashboard against proxmops serve and the simulator', () => {
     await page.getByRole('button', { name: 'Sync all' }).click();
     const dialog = page.getByRole('dialog', { name: 'Sync all resources' });
     await dialog.waitFor();
-    await expect.poll(() => dialog.getByTestId('sync-counts').textContent(), { timeout: 30_000 }).toMatch(/\d+ unchanged/);
+    await expect.poll(() => dialog.getByTestId('sync-counts').textContent(), { timeout: 30_000 }).toMatch(/\d+ in sync/);
     await dialog.getByRole('checkbox', { name: /Prune/ }).check();
-    await expect.poll(() => dialog.getByTestId('sync-counts').textContent(), { timeout: 30_000 }).toMatch(/unchanged/);
+    await expect.poll(() => dialog.getByTestId('sync-counts').textContent(), { timeout: 30_000 }).toMatch(/in sync/);
     await b.shot('sync-all-dialog');
     expect(await axeViolations(page)).toEqual([]);
     await dialog.getByRole('checkbox', { name: /Dry run/ }).check();

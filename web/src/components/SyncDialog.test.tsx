@@ -12,7 +12,7 @@ const plan = (prune: boolean) => ({
   status: 'dry run',
   plan: {
     revision: 'abc',
-    summary: { create: 1, update: 2, reboot: 0, delete: prune ? 1 : 0, conflict: 0, none: 9, unknown: 0 },
+    summary: { create: 1, update: 2, reboot: 0, delete: prune ? 1 : 0, conflict: 0, unknown: 0, statuses: { Synced: 9, OutOfSync: prune ? 4 : 3 } },
     actions: [
       { kind: 'VirtualMachine', name: 'app-03', action: 'create', reason: 'the VM does not exist' },
       ...(prune ? [{ kind: 'VirtualMachine', name: 'old', action: 'delete', reason: 'no longer declared' }] : []),
@@ -22,7 +22,7 @@ const plan = (prune: boolean) => ({
 });
 
 test('the counts of a plan in words', () => {
-  expect(planCounts({ create: 1, update: 2, delete: 0, none: 9 })).toBe('1 to create, 2 to update, 9 unchanged');
+  expect(planCounts({ create: 1, update: 2, delete: 0, failed: 1, statuses: { Synced: 9 } })).toBe('1 to create, 2 to update, 1 failed, 9 in sync');
   expect(planCounts({})).toBe('nothing');
 });
 
@@ -38,10 +38,10 @@ test('Sync all shows the plan’s counts first, follows the options, and syncs w
   expect(screen.getByRole('dialog', { name: 'Sync all resources' })).toBeTruthy();
   const button = screen.getByRole('button', { name: 'Sync all' }) as HTMLButtonElement;
   expect(button.disabled).toBe(true); // not before the counts are known
-  expect((await screen.findByTestId('sync-counts')).textContent).toBe('1 to create, 2 to update, 9 unchanged');
+  expect((await screen.findByTestId('sync-counts')).textContent).toBe('1 to create, 2 to update, 9 in sync');
   expect(screen.queryByText('VirtualMachine/app-01')).toBeNull(); // unchanged ones are not listed
   fireEvent.click(screen.getByRole('checkbox', { name: /Prune/ }));
-  await waitFor(() => expect(screen.getByTestId('sync-counts').textContent).toBe('1 to create, 2 to update, 1 to delete, 9 unchanged'));
+  await waitFor(() => expect(screen.getByTestId('sync-counts').textContent).toBe('1 to create, 2 to update, 1 to delete, 9 in sync'));
   expect(screen.getByText('VirtualMachine/old')).toBeTruthy();
   fireEvent.click(screen.getByRole('checkbox', { name: /Reboot to apply/ }));
   await screen.findByTestId('sync-counts');
@@ -60,7 +60,7 @@ test('a dry run of one resource changes nothing and says what it would do', asyn
   await screen.findByTestId('sync-counts');
   fireEvent.click(screen.getByRole('checkbox', { name: /Dry run/ }));
   fireEvent.click(screen.getByRole('button', { name: 'Done' }));
-  expect(onDone).toHaveBeenCalledWith('Dry run of VirtualMachine app-03: 1 to create, 2 to update, 9 unchanged. Nothing was changed.');
+  expect(onDone).toHaveBeenCalledWith('Dry run of VirtualMachine app-03: 1 to create, 2 to update, 9 in sync. Nothing was changed.');
   expect(calls.every((c) => c.url === '/api/v1/resources/VirtualMachine/app-03/sync' && (c.body as { dryRun: boolean }).dryRun)).toBe(true);
 });
 

@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { api, errorMessage, resourcePath } from '../api/client';
-import type { ActionAccepted, PlanDocument } from '../api/types';
+import type { ActionAccepted, PlanDocument, PlanSummary } from '../api/types';
 import { ActionBadge } from './Status';
 
 export interface SyncTarget {
@@ -19,12 +19,22 @@ interface Options {
   reboot: boolean;
 }
 
-const ORDER = ['create', 'update', 'reboot', 'delete', 'conflict', 'unknown', 'none'] as const;
+const ORDER = ['create', 'update', 'reboot', 'delete', 'conflict', 'failed', 'unknown'] as const;
+const WORDS: Record<(typeof ORDER)[number], string> = {
+  create: 'to create',
+  update: 'to update',
+  reboot: 'to reboot',
+  delete: 'to delete',
+  conflict: 'in conflict',
+  failed: 'failed',
+  unknown: 'unknown',
+};
 
-// planCounts says what a sync would do in words: "1 to create, 2 to update".
-export function planCounts(summary: PlanDocument['summary']): string {
-  const words: Record<string, string> = { create: 'to create', update: 'to update', reboot: 'to reboot', delete: 'to delete', conflict: 'in conflict', unknown: 'unknown', none: 'unchanged' };
-  const parts = ORDER.filter((k) => (summary[k as keyof typeof summary] ?? 0) > 0).map((k) => `${summary[k as keyof typeof summary]} ${words[k]}`);
+// planCounts says what a sync would do in words: "1 to create, 2 to update, 9 in sync".
+export function planCounts(summary: PlanSummary): string {
+  const parts = ORDER.filter((k) => (summary[k] ?? 0) > 0).map((k) => `${summary[k]} ${WORDS[k]}`);
+  const synced = summary.statuses?.Synced ?? 0;
+  if (synced > 0) parts.push(`${synced} in sync`);
   return parts.length ? parts.join(', ') : 'nothing';
 }
 
