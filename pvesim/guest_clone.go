@@ -297,9 +297,11 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 		if g.Running && full {
 			drive = "drive-" + firstDisk(src)
 		}
-		err := tc.Sleep(durClone)
-		if err == nil && full && bytes > 0 {
-			err = tc.copyWithProgress(bytes, time.Duration(float64(bytes)/importRate*float64(time.Second)), drive)
+		var err error
+		if full && bytes > 0 {
+			err = tc.copyWithProgress(bytes, time.Duration(float64(bytes)/importRate*float64(time.Second)), drive, durClone)
+		} else {
+			err = tc.Sleep(durClone)
 		}
 		if err != nil {
 			for _, volid := range guestVolumes(conf) {

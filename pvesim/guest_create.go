@@ -335,7 +335,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		}
 		g.Creating = guestVolumes(created)
 		if copied > 0 {
-			if err := tc.copyWithProgress(copied, time.Duration(float64(copied)/importRate*float64(time.Second)), ""); err != nil {
+			if err := tc.copyWithProgress(copied, time.Duration(float64(copied)/importRate*float64(time.Second)), "", 0); err != nil {
 				return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
 			}
 		}

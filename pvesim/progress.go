@@ -21,21 +21,23 @@ func renderBytes(value int64, precision int) string {
 	return fmt.Sprintf("%.*f %s", precision, v, units[unit])
 }
 
-// copyWithProgress stands for a disk copy of total bytes taking d: it
-// sleeps in steps and logs the progress line Proxmox prints for it. An
-// offline copy (qemu-img convert: disk import, clone of a stopped guest)
-// prints "transferred X of Y (P%)" (qemu-server QemuServer/QemuImage.pm,
-// convert's output parser); a copy of a running guest's drive (a block
-// mirror) prints "drive-scsi0: transferred X of Y (P%) in Ns"
-// (QemuServer/BlockJob.pm, qemu_drive_mirror_monitor). Sizes are
-// PVE::Format::render_bytes with one decimal, the percent has two.
-func (tc *taskCtx) copyWithProgress(total int64, d time.Duration, drive string) error {
-	started := time.Duration(0)
+// copyWithProgress stands for a disk copy of total bytes taking d, after
+// lead (the task's other work): it waits and logs the progress line Proxmox
+// prints for it. An offline copy (qemu-img convert: disk import, clone of a
+// stopped guest) prints "transferred X of Y (P%)" (qemu-server
+// QemuServer/QemuImage.pm, convert's output parser); a copy of a running
+// guest's drive (a block mirror) prints "drive-scsi0: transferred X of Y
+// (P%) in Ns" (QemuServer/BlockJob.pm, qemu_drive_mirror_monitor). Sizes
+// are PVE::Format::render_bytes with one decimal, the percent has two. The
+// steps end at fixed times from the start, so a test clock advanced once
+// past the whole copy ends it, as a single wait would.
+func (tc *taskCtx) copyWithProgress(total int64, d time.Duration, drive string, lead time.Duration) error {
+	start := tc.s.clock.Now()
 	for i := 1; i <= progressSteps; i++ {
-		if err := tc.Sleep(d / progressSteps); err != nil {
+		part := lead + d*time.Duration(i)/progressSteps
+		if err := tc.sleepUntil(start.Add(tc.s.scale(part))); err != nil {
 			return err
 		}
-		started += d / progressSteps
 		done := total * int64(i) / progressSteps
 		pct := 100.0
 		if total > 0 {
@@ -43,11 +45,31 @@ func (tc *taskCtx) copyWithProgress(total int64, d time.Duration, drive string) 
 		}
 		line := fmt.Sprintf("transferred %s of %s (%.2f%%)", renderBytes(done, 1), renderBytes(total, 1), pct)
 		if drive != "" {
-			line = fmt.Sprintf("%s: %s in %ds", drive, line, int(started.Seconds()))
+			line = fmt.Sprintf("%s: %s in %ds", drive, line, int((d * time.Duration(i) / progressSteps).Seconds()))
 		}
 		tc.Log("%s", line)
 	}
 	return nil
+}
+
+// sleepUntil is Sleep up to a time of the server's clock (no wait once it
+// has passed).
+func (tc *taskCtx) sleepUntil(deadline time.Time) error {
+	if err := tc.failPoint(); err != nil {
+		return err
+	}
+	wait := deadline.Sub(tc.s.clock.Now())
+	if wait <= 0 || !tc.async {
+		return nil
+	}
+	tc.s.mu.Unlock()
+	defer tc.s.relock()
+	select {
+	case <-tc.s.clock.After(wait):
+		return nil
+	case <-tc.s.closed:
+		return errInterrupted
+	}
 }
 
 // firstDisk is the first drive of conf a clone copies (not a CD-ROM).
