@@ -295,7 +295,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
         if (await extra.count()) await extra.click();
         for (const tab of ['Diff', 'Desired manifest', 'Live manifest']) {
           await drawer.getByRole('tab', { name: tab }).click();
-          await drawer.locator(tab === 'Diff' ? '.aligned' : 'pre.yaml').waitFor();
+          await drawer.locator(tab === 'Diff' ? '.aligned' : '.tabpanel pre.yaml').waitFor();
           await v.page.waitForTimeout(300);
           const wide = await drawer.evaluate((el) =>
             [...el.querySelectorAll('*')]
