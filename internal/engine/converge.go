@@ -111,7 +111,7 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, o.MaxWait)
-		next, err := e.Plan(ctx, d, p.Revision)
+		next, err := e.replan(ctx, d, p.Revision, wait, o.MaxWait)
 		if err != nil {
 			return nil, fmt.Errorf("re-planning after pass %d: %w", pass, err)
 		}
@@ -187,4 +187,26 @@ func unplanned(a *Action) (Result, bool) {
 func foreseen(p *Plan, r Result) bool {
 	a := p.Find(r.Kind, r.Name)
 	return a != nil && a.run == nil && a.BlockedBy == "" && r.Blocked == ""
+}
+
+// replanAttempts is how often Converge reads the cluster again when a
+// re-read between passes fails: the actions already sent stand, so giving
+// up on one failed read (an unlucky run of 5xx past the client's own GET
+// retries) would leave the cluster half done for no reason.
+const replanAttempts = 3
+
+// replan plans again, waiting (doubling up to maxWait) between failed reads.
+func (e *Engine) replan(ctx context.Context, d *Desired, revision string, wait, maxWait time.Duration) (*Plan, error) {
+	for attempt := 1; ; attempt++ {
+		p, err := e.Plan(ctx, d, revision)
+		if err == nil || attempt >= replanAttempts || ctx.Err() != nil {
+			return p, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxWait)
+	}
 }

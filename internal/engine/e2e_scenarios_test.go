@@ -555,6 +555,32 @@ func TestConvergeReplansAfterALostAnswer(t *testing.T) {
 	}
 }
 
+// TestConvergeRetriesAFailedReread loses a create's answer and then makes
+// the re-read of the cluster before the second pass fail more often than
+// the client retries a GET: `proxmops apply` must wait and read again, not
+// give up with the cluster half done (the demo's fault runs met this).
+func TestConvergeRetriesAFailedReread(t *testing.T) {
+	e := newEnv(t)
+	e.write("vms/app-01.yaml", seedVMImage)
+	eng := e.engine(engine.Options{})
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
+	p := e.plan(eng)
+	for range 4 { // the first try and the client's three retries
+		e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "GET", Path: "/cluster/resources"})
+	}
+	rep, err := eng.Converge(context.Background(), e.desired(), p, nil, engine.ConvergeOptions{Passes: 5, Wait: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 || rep.Applied != 1 {
+		t.Fatalf("not converged: %+v", rep.Results)
+	}
+	e.assertInSync(eng)
+	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
+		t.Fatalf("create sent %d times", n)
+	}
+}
+
 // TestPassesConvergeUnderFaults runs passes the way the daemon does while
 // the simulator answers 5% of requests with errors and drops 5% of
 // connections after processing them: every pass re-reads the cluster, so
