@@ -78,6 +78,8 @@ type ResourceList struct {
 	SourceError     string               `json:"sourceError"`
 	Counts          map[vocab.Status]int `json:"counts"`
 	Resources       []ResourceSummary    `json:"resources"`
+	// Pinned is the revision applied instead of the branch head, if any.
+	Pinned *Pin `json:"pinned,omitempty"`
 }
 
 // ResourceDetail is the document of GET /api/v1/resources/{kind}/{name}.

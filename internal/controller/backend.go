@@ -36,6 +36,7 @@ func (c *Controller) Resources(ctx context.Context) (api.ResourceList, error) {
 	if c.desired != nil {
 		list.Revision, list.RevisionMessage = c.desired.commit, c.desired.message
 	}
+	list.Pinned = c.pins.current()
 	return list, nil
 }
 

@@ -97,6 +97,8 @@ type Controller struct {
 	lastPass0 time.Time // when the last pass ended (clock time)
 	wake      chan struct{}
 
+	pins pins // the pinned revision and the pass results per commit
+
 	running sync.WaitGroup // Run
 }
 
@@ -199,6 +201,9 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	c.workCtx, c.workCancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.rt = c.buildRuntime(opts.Config)
 	if err := c.loadState(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.loadPins(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil

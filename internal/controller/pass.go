@@ -96,6 +96,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	passEv := api.PassEvent{Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr}
 	c.mu.Unlock()
 
+	c.notePass(context.WithoutCancel(ctx), revision, now, counts)
 	c.saveState(context.WithoutCancel(ctx))
 	c.publish(api.SSEPass, passEv)
 	c.m.PassDuration.Observe(time.Since(start).Seconds())
@@ -152,6 +153,10 @@ func (c *Controller) pull(ctx context.Context, rt *runtime) error {
 	}
 	if res.HistoryRewritten {
 		c.log.Warn("the watched branch was force-pushed", "previous", short(res.PreviousCommit), "now", short(res.Commit.Hash))
+	}
+	if res, err = c.checkoutPinned(ctx, rt, res); err != nil {
+		c.log.Warn("keeping the last good desired state", "err", err)
+		return err
 	}
 	cur := c.currentDesired()
 	if cur != nil && cur.commit == res.Commit.Hash && !res.Local {

@@ -36,6 +36,7 @@ type fakeBackend struct {
 	owned  map[string]bool // kind/name -> owned
 	// refreshErr is what Refresh answers (after recording the call).
 	refreshErr error
+	pin        *api.Pin // see revisions_test.go
 }
 
 func newFakeBackend() *fakeBackend {

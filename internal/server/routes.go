@@ -51,6 +51,7 @@ func (s *Server) routes() chi.Router {
 				r.Get("/events", s.handleEvents)
 				r.Get("/logs", s.handleLogs)
 				r.Get("/logs/stream", s.handleLogStream)
+				r.Get("/revisions", s.handleRevisions)
 			})
 
 			r.Group(func(r chi.Router) {
@@ -61,6 +62,8 @@ func (s *Server) routes() chi.Router {
 				r.Delete("/resources/{kind}/{name}/hostkey", s.handleResetHostKey)
 				r.Post("/sync", s.handleSyncAll)
 				r.Post("/refresh", s.handleRefresh)
+				r.Post("/revisions/pin", s.handlePin)
+				r.Delete("/revisions/pin", s.handleUnpin)
 				r.Get("/settings", s.handleGetSettings)
 				r.Put("/settings", s.handlePutSettings)
 				r.Post("/settings/test", s.handleTestSettings)

@@ -58,6 +58,8 @@ export interface Summary {
   sourceError?: string;
   counts?: Counts;
   resources: Resource[];
+  // The revision applied instead of the branch head (absent when none).
+  pinned?: Pin | null;
 }
 
 export interface PassEvent {
@@ -65,6 +67,36 @@ export interface PassEvent {
   lastPass?: string;
   counts?: Counts;
   sourceError?: string;
+}
+
+export interface Pin {
+  revision: string;
+  message?: string;
+  by?: string;
+  at?: string;
+}
+
+export interface RevisionResult {
+  firstPass: string;
+  lastPass: string;
+  counts?: Partial<Counts>;
+  events?: Partial<Record<HistoryEvent, number>>;
+}
+
+export interface Revision {
+  hash: string;
+  time: string;
+  author: string;
+  message: string;
+  current: boolean;
+  pinned: boolean;
+  result: RevisionResult | null;
+}
+
+export interface RevisionList {
+  branch: string;
+  pinned: Pin | null;
+  revisions: Revision[];
 }
 
 export interface HistoryEntry {
