@@ -79,7 +79,7 @@ export interface Pin {
 export interface RevisionResult {
   firstPass: string;
   lastPass: string;
-  counts?: Partial<Counts>;
+  counts?: Counts;
   events?: Partial<Record<HistoryEvent, number>>;
 }
 
