@@ -212,6 +212,8 @@ type PassEvent struct {
 	LastPass    time.Time            `json:"lastPass"`
 	Counts      map[vocab.Status]int `json:"counts"`
 	SourceError string               `json:"sourceError"`
+	// Pinned is the revision applied instead of the branch head (null: none).
+	Pinned *Pin `json:"pinned"`
 }
 
 // DeletedEvent is the data of the SSE event "deleted".

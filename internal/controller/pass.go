@@ -93,7 +93,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	if ds != nil {
 		revision = ds.commit
 	}
-	passEv := api.PassEvent{Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr}
+	passEv := api.PassEvent{Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr, Pinned: c.pins.current()}
 	c.mu.Unlock()
 
 	c.notePass(context.WithoutCancel(ctx), revision, now, counts)

@@ -6,6 +6,7 @@ import { Login, Logo, Setup } from './pages/Auth';
 import Logs from './pages/Logs';
 import Overview from './pages/Overview';
 import Plan from './pages/Plan';
+import Revisions from './pages/Revisions';
 import Settings from './pages/Settings';
 import { SessionContext, type Session } from './state/session';
 import { useTheme, type ThemeChoice } from './state/theme';
@@ -90,6 +91,7 @@ function ThemeToggle({ resolved, setTheme }: { resolved: 'light' | 'dark'; setTh
 const PAGES = [
   { path: '/', label: 'Overview' },
   { path: '/plan', label: 'Plan' },
+  { path: '/revisions', label: 'Revisions' },
   { path: '/logs', label: 'Logs' },
   { path: '/settings', label: 'Settings', admin: true },
 ];
@@ -106,6 +108,9 @@ function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof 
       break;
     case '/plan':
       page = <Plan />;
+      break;
+    case '/revisions':
+      page = <Revisions />;
       break;
     case '/logs':
       page = <Logs />;

@@ -67,6 +67,7 @@ export interface PassEvent {
   lastPass?: string;
   counts?: Counts;
   sourceError?: string;
+  pinned?: Pin | null;
 }
 
 export interface Pin {

@@ -6,6 +6,7 @@ import Drawer from '../components/Drawer';
 import SyncDialog from '../components/SyncDialog';
 import { useTransient } from '../lib/transient';
 import MultiSelect from '../components/MultiSelect';
+import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { setQuery, useLocation } from '../lib/router';
@@ -125,6 +126,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
           )}
         </div>
       </section>
+      <PinBanner pinned={state.pinned} isAdmin={isAdmin} />
       {state.sourceError && <div className="alert error" role="alert">Git source: {state.sourceError}</div>}
       {error && <div className="alert error" role="alert">{error}</div>}
       {notice && <div className="alert" role="status">{notice}</div>}

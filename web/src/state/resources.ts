@@ -2,7 +2,7 @@
 // /api/v1/events. Updates keep the identity of every resource they do not touch,
 // so memoised cards and graph nodes re-render only when their own resource changed.
 
-import type { PassEvent, Resource, Status, Summary } from '../api/types';
+import type { PassEvent, Pin, Resource, Status, Summary } from '../api/types';
 import { STATUSES, resourceKey } from '../api/types';
 
 export interface ResourceState {
@@ -12,6 +12,8 @@ export interface ResourceState {
   lastPass: string;
   passDurationMs: number | null;
   sourceError: string;
+  // The revision applied instead of the branch head, or null.
+  pinned: Pin | null;
   byKey: Map<string, Resource>;
   // Bumped when a resource is added or removed: the graph layout depends only on it.
   structureVersion: number;
@@ -30,6 +32,7 @@ export const initialResourceState: ResourceState = {
   lastPass: '',
   passDurationMs: null,
   sourceError: '',
+  pinned: null,
   byKey: new Map(),
   structureVersion: 0,
 };
@@ -66,6 +69,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         lastPass: s.lastPass ?? '',
         passDurationMs: s.passDurationMs ?? null,
         sourceError: s.sourceError ?? '',
+        pinned: s.pinned ?? null,
         byKey,
         structureVersion: structureChanged ? state.structureVersion + 1 : state.structureVersion,
       };
@@ -95,6 +99,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         lastPass: p.lastPass ?? state.lastPass,
         passDurationMs: p.passDurationMs ?? state.passDurationMs,
         sourceError: p.sourceError ?? '',
+        pinned: p.pinned === undefined ? state.pinned : p.pinned,
       };
     }
   }

@@ -1,0 +1,94 @@
+import { fireEvent, render, screen, within } from '@testing-library/react';
+import { afterEach, expect, test, vi } from 'vitest';
+import type { RevisionList } from '../api/types';
+import { Providers, mockFetch } from '../test/helpers';
+import Revisions, { resultText } from './Revisions';
+
+afterEach(() => vi.unstubAllGlobals());
+
+const HEAD = 'b'.repeat(40);
+const OLD = 'a1b2c3d4e5f6'.padEnd(40, '0');
+
+function listing(pinned: boolean): RevisionList {
+  return {
+    branch: 'main',
+    pinned: pinned ? { revision: OLD, message: 'two cores', by: 'alice', at: '2026-12-01T00:00:00Z' } : null,
+    revisions: [
+      { hash: HEAD, time: '2026-12-01T10:00:00Z', author: 'Alice', message: 'three cores', current: !pinned, pinned: false,
+        result: { firstPass: '2026-12-01T10:00:01Z', lastPass: '2026-12-01T10:05:00Z', counts: { Synced: 3, Failed: 1 }, events: { applied: 2, failed: 1 } } },
+      { hash: OLD, time: '2026-11-30T10:00:00Z', author: 'Bob', message: 'two cores', current: pinned, pinned, result: null },
+    ],
+  };
+}
+
+test('the result of a revision is said in words', () => {
+  expect(resultText(null)).toBe('never applied');
+  expect(resultText({ firstPass: '', lastPass: '', events: { applied: 2, failed: 1 } })).toBe('2 applied, 1 failed');
+  expect(resultText({ firstPass: '', lastPass: '', events: {} })).toBe('no changes recorded');
+});
+
+test('an admin syncs to an older revision after confirming, then sees the pin and unpins', async () => {
+  let pinned = false;
+  const calls = mockFetch(({ url, method }) => {
+    if (url === '/api/v1/revisions') return { body: listing(pinned) };
+    if (url === '/api/v1/revisions/pin' && method === 'POST') {
+      pinned = true;
+      return { status: 202, body: { status: 'pinned to a1b2c3d4e5f6: syncing to it' } };
+    }
+    if (url === '/api/v1/revisions/pin' && method === 'DELETE') {
+      pinned = false;
+      return { status: 202, body: { status: 'unpinned' } };
+    }
+    return undefined;
+  });
+  render(
+    <Providers role="admin">
+      <Revisions />
+    </Providers>,
+  );
+  const row = (await screen.findByText('two cores')).closest('li')!;
+  expect(within(row).getByText(/never applied/)).toBeTruthy();
+  expect(screen.getByText(/2 applied, 1 failed/)).toBeTruthy();
+  expect(screen.getByText('applied now')).toBeTruthy();
+  fireEvent.click(within(row).getByRole('button', { name: 'Sync to revision a1b2c3d4' }));
+  // Nothing is sent before the confirmation.
+  expect(calls.filter((c) => c.method === 'POST')).toHaveLength(0);
+  fireEvent.click(within(row).getByRole('button', { name: 'Yes, sync to a1b2c3d4' }));
+  await screen.findByText(/pinned to a1b2c3d4e5f6/);
+  expect(calls.find((c) => c.method === 'POST')?.body).toEqual({ revision: OLD });
+  await screen.findByText('Pinned to');
+  expect(screen.getByText('pinned')).toBeTruthy();
+  fireEvent.click(screen.getByRole('button', { name: 'Unpin' }));
+  await screen.findByText(/following the branch head again/);
+  expect(calls.some((c) => c.method === 'DELETE' && c.url === '/api/v1/revisions/pin')).toBe(true);
+});
+
+test('a viewer sees the revisions and the pin but no sync or unpin button', async () => {
+  mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: listing(true) } : undefined));
+  render(
+    <Providers role="viewer">
+      <Revisions />
+    </Providers>,
+  );
+  await screen.findByText('three cores');
+  expect(screen.getByText('Pinned to')).toBeTruthy();
+  expect(screen.queryByRole('button', { name: /Sync to/ })).toBeNull();
+  expect(screen.queryByRole('button', { name: 'Unpin' })).toBeNull();
+});
+
+test('a failed pin is shown', async () => {
+  mockFetch(({ url, method }) => {
+    if (url === '/api/v1/revisions') return { body: listing(false) };
+    if (method === 'POST') return { status: 400, body: { error: 'the manifests at a1b2c3d4e5f6 are invalid' } };
+    return undefined;
+  });
+  render(
+    <Providers role="admin">
+      <Revisions />
+    </Providers>,
+  );
+  const row = (await screen.findByText('two cores')).closest('li')!;
+  fireEvent.click(within(row).getByRole('button', { name: /Sync to revision/ }));
+  fireEvent.click(within(row).getByRole('button', { name: /Yes, sync to/ }));
+  expect((await screen.findByRole('alert')).textContent).toContain('are invalid');
+});

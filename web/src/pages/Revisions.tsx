@@ -1,0 +1,151 @@
+import { useCallback, useEffect, useState } from 'react';
+import { api, errorMessage } from '../api/client';
+import { STATUSES, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
+import PinBanner from '../components/PinBanner';
+import { STATUS_LABEL, statusClass } from '../components/Status';
+import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { useSession } from '../state/session';
+
+const EVENTS: HistoryEvent[] = ['created', 'applied', 'synced', 'drifted', 'failed', 'deleted'];
+
+// resultText sums up what the passes at a commit did, in words.
+export function resultText(r: RevisionResult | null): string {
+  if (!r) return 'never applied';
+  const ev = EVENTS.filter((e) => (r.events?.[e] ?? 0) > 0).map((e) => `${r.events?.[e]} ${e}`);
+  return ev.length ? ev.join(', ') : 'no changes recorded';
+}
+
+function ResultCounts({ r }: { r: RevisionResult }) {
+  const shown = STATUSES.filter((s) => (r.counts?.[s] ?? 0) > 0);
+  if (!shown.length) return null;
+  return (
+    <span className="rev-counts" aria-label="Statuses after the last pass at this commit">
+      {shown.map((s) => (
+        <span key={s} className={`badge ${statusClass(s)}`}>
+          {r.counts?.[s]} {STATUS_LABEL[s]}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function RevisionRow({ rev, isAdmin, onPin }: { rev: Revision; isAdmin: boolean; onPin: (hash: string) => Promise<void> }) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const short = shortRev(rev.hash);
+  return (
+    <li className={`rev-row${rev.current ? ' current' : ''}`}>
+      <div className="rev-line">
+        <code title={rev.hash}>{short}</code> <span className="rev-msg">{rev.message}</span>
+        {rev.current && <span className="pill ok">applied now</span>}
+        {rev.pinned && <span className="pill warn">pinned</span>}
+      </div>
+      <div className="muted small">
+        {rev.author} · <time dateTime={rev.time} title={formatTime(rev.time)}>{timeAgo(rev.time)}</time> · {resultText(rev.result)}
+        {rev.result && <> · last pass {timeAgo(rev.result.lastPass)}</>}
+      </div>
+      {rev.result && <ResultCounts r={rev.result} />}
+      {isAdmin && !rev.pinned && (
+        <div className="rev-actions">
+          {confirming ? (
+            <div role="group" aria-label={`Confirm sync to ${short}`}>
+              <span>Sync the cluster to {short} and stay on it until unpinned?</span>{' '}
+              <button
+                type="button"
+                className="btn small primary"
+                disabled={busy}
+                onClick={async () => {
+                  setBusy(true);
+                  await onPin(rev.hash);
+                  setBusy(false);
+                  setConfirming(false);
+                }}
+              >
+                Yes, sync to {short}
+              </button>{' '}
+              <button type="button" className="btn small" onClick={() => setConfirming(false)}>
+                Cancel
+              </button>
+            </div>
+          ) : (
+            <button type="button" className="btn small" onClick={() => setConfirming(true)} aria-label={`Sync to revision ${short}`}>
+              Sync to this revision
+            </button>
+          )}
+        </div>
+      )}
+    </li>
+  );
+}
+
+export default function Revisions() {
+  const { isAdmin } = useSession();
+  const [list, setList] = useState<RevisionList | null>(null);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const [tick, setTick] = useState(0);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+
+  useEffect(() => {
+    const ctrl = new AbortController();
+    api
+      .get<RevisionList>('/api/v1/revisions', ctrl.signal)
+      .then((l) => {
+        setList(l);
+        setError('');
+      })
+      .catch((err) => {
+        if ((err as Error).name !== 'AbortError') setError(errorMessage(err));
+      });
+    return () => ctrl.abort();
+  }, [tick]);
+
+  const pin = async (hash: string) => {
+    setNotice('');
+    try {
+      const r = await api.post<{ status: string }>('/api/v1/revisions/pin', { revision: hash });
+      setNotice(r.status);
+      reload();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+
+  return (
+    <div className="page revisions">
+      <div className="page-head">
+        <h1>Revisions</h1>
+        <p className="muted">
+          Recent commits of the watched branch{list?.branch ? <> (<code>{list.branch}</code>)</> : null}, with what the passes at each did.
+          Syncing to an older one pins it: the controller applies it instead of the branch head until you unpin.
+        </p>
+      </div>
+      <PinBanner
+        pinned={list?.pinned ?? null}
+        isAdmin={isAdmin}
+        onUnpinned={() => {
+          setNotice('Unpinned: following the branch head again.');
+          reload();
+        }}
+      />
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+      {notice && (
+        <div className="alert" role="status">
+          {notice}
+        </div>
+      )}
+      {list && list.revisions.length === 0 && <p className="muted">No commits yet: the repository has not been read, or it is not in Git.</p>}
+      {list && list.revisions.length > 0 && (
+        <ol className="rev-list" aria-label="Commits, newest first">
+          {list.revisions.map((r) => (
+            <RevisionRow key={r.hash} rev={r} isAdmin={isAdmin} onPin={pin} />
+          ))}
+        </ol>
+      )}
+    </div>
+  );
+}
