@@ -24,10 +24,16 @@ func TestPinnedRevisionIsAppliedUntilUnpinned(t *testing.T) {
 	})
 
 	ctx := context.Background()
-	revs, err := e.c.Revisions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The pass record is written at the end of a pass: the one after the
+	// create finished counts the VM Synced.
+	var revs api.RevisionList
+	e.waitFor("a pass counting the VM synced", func(api.ResourceList) bool {
+		var err error
+		if revs, err = e.c.Revisions(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return len(revs.Revisions) > 0 && revs.Revisions[0].Result != nil && revs.Revisions[0].Result.Counts[vocab.StatusSynced] == 1
+	})
 	if len(revs.Revisions) != 2 || revs.Revisions[0].Hash != head.String() || revs.Revisions[1].Hash != old.String() {
 		t.Fatalf("revisions = %+v, want head then the older commit", revs.Revisions)
 	}
