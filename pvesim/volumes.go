@@ -21,6 +21,8 @@ func (st *Storage) defaultFormat() string {
 	return "raw"
 }
 
+var reImageFile = regexp.MustCompile(`^[^/\s]+\.(raw|qcow2|vmdk|subvol)$`)
+
 var reDiskName = regexp.MustCompile(`(?:^|/)(?:vm|base)-(\d+)-disk-(\d+)(?:\.[a-z0-9]+)?$`)
 
 // storageConfig is PVE::Storage::storage_config.
@@ -79,19 +81,25 @@ func (s *Server) allocImage(node, storage string, vmid int, size int64, format, 
 	if format == "" {
 		format = st.defaultFormat()
 	}
+	// LvmThinPlugin/LVMPlugin alloc_image: block storages hold raw only.
 	if !st.fileBased() && format != "raw" {
 		return nil, Fail("unsupported format '%s'", format)
 	}
 	if name == "" {
 		name = s.freeDiskName(node, st, vmid, "vm")
 	}
+	if st.fileBased() && !strings.Contains(name, ".") {
+		name += "." + format
+	}
+	// Plugin.pm alloc_image reads the format back from the file name
+	// (parse_name_dir), which knows raw, qcow2, vmdk and subvol only: a
+	// drive's format=qed or cloop allocates nothing.
+	if st.fileBased() && !reImageFile.MatchString(name) {
+		return nil, Fail("unable to parse volume filename '%s'", name)
+	}
 	volname := name
 	if st.fileBased() {
-		if !strings.Contains(name, ".") {
-			volname = fmt.Sprintf("%d/%s.%s", vmid, name, format)
-		} else {
-			volname = fmt.Sprintf("%d/%s", vmid, name)
-		}
+		volname = fmt.Sprintf("%d/%s", vmid, name)
 	}
 	if s.state.volume(node, storage+":"+volname) != nil {
 		return nil, Fail("disk image '%s' already exists", volname)

@@ -107,6 +107,9 @@ type DiskSpec struct {
 	// Options are extra property-string keys (discard=on, ssd=1, ...),
 	// compared only when declared.
 	Options map[string]string
+	// Format is the image format a new disk is allocated in (raw, qcow2,
+	// vmdk; file storages); creation-only, read back from the volume name.
+	Format string
 }
 
 // NICSpec is one network device, keyed by slot.

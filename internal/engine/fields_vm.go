@@ -176,15 +176,22 @@ func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
 	var out []param
 	for i, disk := range resolveDiskSlots(gs.disks, fx.eff) {
 		size := max(gibCeil(disk.Size), 1)
+		opts := diskOptions(disk.Options)
+		if disk.Format != "" {
+			// format= picks the image format vdisk_alloc allocates in
+			// (qemu-server API2/Qemu.pm create_disks); Proxmox drops it
+			// from the config, the volume name keeps it as extension.
+			opts = ",format=" + disk.Format + opts
+		}
 		p := param{key: disk.Slot, path: fmt.Sprintf("spec.disks[%d]", i), async: true, takes: takesHotplug, hotplug: "disk",
-			want: fmt.Sprintf("%s:%d%s", disk.Storage, size, diskOptions(disk.Options)),
+			want: fmt.Sprintf("%s:%d%s", disk.Storage, size, opts),
 			to:   fmt.Sprintf("%s:%s", disk.Storage, FormatSize(size*gib))}
 		if bus := strings.TrimRight(disk.Slot, "0123456789"); bus == "ide" || bus == "sata" {
 			p.takes = takesReboot
 		}
 		if i == 0 && fx.importFrom != "" {
 			// The image's size, grown to the declared one right after.
-			p.want = fmt.Sprintf("%s:0,import-from=%s%s", disk.Storage, fx.importFrom, diskOptions(disk.Options))
+			p.want = fmt.Sprintf("%s:0,import-from=%s%s", disk.Storage, fx.importFrom, opts)
 			p.to = disk.Storage
 			if disk.Size > 0 {
 				p.to += ":" + FormatSize(disk.Size)
@@ -208,6 +215,10 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 			d.refused = append(d.refused, fmt.Sprintf("disk %s is %s on the cluster but %s in the manifest: shrinking disks is not supported, raise the size in the manifest",
 				disk.Slot, FormatSize(pd.Size), FormatSize(disk.Size)))
 		}
+	}
+	if have := volumeFormat(pd.File); disk.Format != "" && strings.Contains(pd.File, "-disk-") && have != disk.Format {
+		// The format is fixed at allocation: reported, never applied.
+		d.creationOnly = append(d.creationOnly, vocab.Change{Field: disk.Slot + ".format", Path: path + ".format", From: have, To: disk.Format})
 	}
 	ps := pd.props
 	var parts []vocab.Change

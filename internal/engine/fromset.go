@@ -100,7 +100,7 @@ func disksFromManifest(disks []manifest.Disk) []DiskSpec {
 		if len(opts) == 0 {
 			opts = nil
 		}
-		out = append(out, DiskSpec{Slot: d.Slot, Storage: d.Storage, Size: d.Size.Bytes, Options: opts})
+		out = append(out, DiskSpec{Slot: d.Slot, Storage: d.Storage, Size: d.Size.Bytes, Options: opts, Format: d.Format})
 	}
 	return out
 }
