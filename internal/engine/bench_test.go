@@ -33,7 +33,7 @@ func inSyncCluster(b *testing.B, e *env, n int) *engine.Desired {
 		fw, tag := false, 0
 		d.Add(&engine.VMSpec{
 			Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: name, Node: node, Tags: []string{"app"}, Sync: vocab.SyncAuto},
-			VMID: vmid, Cores: 2, Memory: 2048, State: "running",
+			VMID: vmid, QemuHW: engine.QemuHW{Cores: 2, Memory: 2048}, State: "running",
 			Image:     &engine.ImageSpec{Volume: "local:import/debian.qcow2"},
 			Disks:     []engine.DiskSpec{{Slot: "scsi0", Storage: "local-lvm", Size: 20 << 30}},
 			NICs:      []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
@@ -88,7 +88,7 @@ func BenchmarkConverge200Clones(b *testing.B) {
 		d := &engine.Desired{}
 		d.Add(&engine.TemplateSpec{
 			Meta: engine.Meta{Kind: engine.KindTemplate, Name: "tpl", Node: "pve1", Sync: vocab.SyncAuto},
-			VMID: 9000, Cores: 1, Memory: 1024, Image: &engine.ImageSpec{Volume: "nfs-shared:import/base.qcow2"},
+			VMID: 9000, QemuHW: engine.QemuHW{Cores: 1, Memory: 1024}, Image: &engine.ImageSpec{Volume: "nfs-shared:import/base.qcow2"},
 			Disks: []engine.DiskSpec{{Slot: "scsi0", Storage: "nfs-shared", Size: 4 << 30}},
 			NICs:  []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
 		})
@@ -96,7 +96,7 @@ func BenchmarkConverge200Clones(b *testing.B) {
 		for i := 0; i < count; i++ {
 			d.Add(&engine.VMSpec{
 				Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: fmt.Sprintf("web-%03d", i), Node: nodes[i%3], Sync: vocab.SyncAuto},
-				VMID: 2000 + i, Cores: 2, Memory: 2048, State: "running",
+				VMID: 2000 + i, QemuHW: engine.QemuHW{Cores: 2, Memory: 2048}, State: "running",
 				FromTemplate: &engine.TemplateRef{Name: "tpl", Linked: true},
 				CloudInit:    &engine.CloudInitSpec{User: "web", IPConfigs: map[string]string{"net0": "ip=dhcp"}},
 			})

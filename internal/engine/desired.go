@@ -151,23 +151,30 @@ type TemplateRef struct {
 	Linked bool
 }
 
+// QemuHW is the QEMU hardware a VirtualMachine and a Template share
+// (manifest.QemuHardware). It is embedded in VMSpec, TemplateSpec and
+// guestSpec, so the field table reads it without a copy per kind.
+type QemuHW struct {
+	Cores   int
+	Sockets int
+	Memory  int // MiB
+	CPU     string
+	OSType  string
+	BIOS    string
+	Machine string
+	SCSIHW  string
+}
+
 // VMSpec is a desired VirtualMachine.
 type VMSpec struct {
 	Meta
-	VMID         int
-	Cores        int
-	Sockets      int
-	Memory       int // MiB
-	CPU          string
+	VMID int
+	QemuHW
 	Description  string
 	OnBoot       *bool
 	Startup      string
 	Agent        *bool
 	Balloon      *int
-	OSType       string
-	BIOS         string
-	Machine      string
-	SCSIHW       string
 	Image        *ImageSpec
 	FromTemplate *TemplateRef
 	Disks        []DiskSpec
@@ -188,17 +195,10 @@ type VMSpec struct {
 // converted.
 type TemplateSpec struct {
 	Meta
-	VMID        int
-	Cores       int
-	Sockets     int
-	Memory      int
-	CPU         string
+	VMID int
+	QemuHW
 	Description string
 	Agent       *bool
-	OSType      string
-	BIOS        string
-	Machine     string
-	SCSIHW      string
 	Image       *ImageSpec
 	Disks       []DiskSpec
 	NICs        []NICSpec

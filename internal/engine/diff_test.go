@@ -21,9 +21,9 @@ func guestWith(cfg map[string]string, status string) *Guest {
 
 func baseSpec() *guestSpec {
 	return &guestSpec{kind: KindVirtualMachine, name: "app-01", vmid: 120, node: "pve1", tags: []string{"prod", "app"},
-		cores: 2, memory: 2048, cpu: "x86-64-v2",
-		disks: []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}},
-		nics:  []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
+		QemuHW: QemuHW{Cores: 2, Memory: 2048, CPU: "x86-64-v2"},
+		disks:  []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}},
+		nics:   []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
 		ci: &CloudInitSpec{User: "debian", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}, Nameserver: "1.1.1.1",
 			IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
 }
@@ -155,7 +155,7 @@ func TestPendingReported(t *testing.T) {
 	g.Effective["cores"] = "4"
 	g.Pending["cores"] = "4"
 	gs := baseSpec()
-	gs.cores = 4
+	gs.Cores = 4
 	d := diffGuest(gs, g)
 	if !d.empty() || len(d.pending) != 1 || d.pending[0].Field != "cores" || d.pending[0].From != "2" || d.pending[0].To != "4" {
 		t.Fatalf("%+v", d)

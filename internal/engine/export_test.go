@@ -32,9 +32,9 @@ func FieldRows(kind string) []string {
 // a TemplateSpec declaring everything fills (templateGuestSpec copies no
 // other field).
 func templateFieldRows() []row[*guestSpec] {
-	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Cores: 1, Sockets: 1, Memory: 512, CPU: "host", Description: "d",
-		Agent: ptr(true), OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single",
-		Disks: []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0", Firewall: ptr(true)}},
+	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Description: "d", Agent: ptr(true),
+		QemuHW: QemuHW{Cores: 1, Sockets: 1, Memory: 512, CPU: "host", OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single"},
+		Disks:  []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0", Firewall: ptr(true)}},
 		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", Searchdomain: "example.org", Upgrade: ptr(true),
 			SSHKeys: []string{"ssh-ed25519 AAAA u@h"}, IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
 	gs := templateGuestSpec(full, "pve1")

@@ -12,7 +12,7 @@ import (
 // and a userData seed exclude each other).
 func fullGuestSpecs() []*guestSpec {
 	gs := baseSpec()
-	gs.sockets, gs.desc, gs.startup, gs.ostype, gs.bios, gs.machine, gs.scsihw = 2, "app server", "order=2", "l26", "ovmf", "q35", "virtio-scsi-single"
+	gs.Sockets, gs.desc, gs.startup, gs.OSType, gs.BIOS, gs.Machine, gs.SCSIHW = 2, "app server", "order=2", "l26", "ovmf", "q35", "virtio-scsi-single"
 	gs.onboot, gs.agent, gs.balloon = ptr(true), ptr(true), ptr(1024)
 	gs.ci.PasswordSet, gs.ci.Password, gs.ci.Searchdomain, gs.ci.Upgrade = true, "secret", "example.org", ptr(false)
 	gs.isoVolume = "local:iso/debian.iso"

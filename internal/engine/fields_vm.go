@@ -14,12 +14,12 @@ import (
 // (PVE/QemuServer.pm $confdesc) unless said otherwise.
 var qemuFields = []row[*guestSpec]{
 	{param: param{key: "name", path: "metadata.name"}, want: func(gs *guestSpec) (string, bool) { return gs.name, true }},
-	{param: param{key: "cores", path: "spec.cores", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.cores) }},
-	{param: param{key: "sockets", path: "spec.sockets", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.sockets) }},
+	{param: param{key: "cores", path: "spec.cores", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.Cores) }},
+	{param: param{key: "sockets", path: "spec.sockets", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.Sockets) }},
 	// memory is "current=N" since 8.x; 512 MiB when absent.
 	{param: param{key: "memory", path: "spec.memory", def: "512", takes: takesHotplug, hotplug: "memory",
 		show: propertyPart("current"), same: func(h, w string) bool { return propertyPart("current")(h) == w }},
-		want: func(gs *guestSpec) (string, bool) { return positive(gs.memory) }},
+		want: func(gs *guestSpec) (string, bool) { return positive(gs.Memory) }},
 	// CPUConfig.pm get_default_cpu_type: no cpu key runs kvm64 (x86-64-v2-AES
 	// is only what the web UI preselects). A change keeps the cpu's flags.
 	{param: param{key: "cpu", path: "spec.cpu", def: "kvm64", takes: takesReboot, show: propertyPart("cputype"),
@@ -27,7 +27,7 @@ var qemuFields = []row[*guestSpec]{
 			ps := pve.ParsePropertyString(h, "cputype")
 			ps.Set("cputype", w)
 			return ps.String("cputype")
-		}}, want: func(gs *guestSpec) (string, bool) { return str(gs.cpu) }},
+		}}, want: func(gs *guestSpec) (string, bool) { return str(gs.CPU) }},
 	{param: param{key: "tags", path: "metadata.tags", same: sameTags, show: showTags},
 		want: func(gs *guestSpec) (string, bool) { return strings.Join(gs.wantTags(), ";"), true }},
 	{param: param{key: "description", path: "spec.description", same: sameDesc, show: showDesc}, want: func(gs *guestSpec) (string, bool) { return str(gs.desc) }},
@@ -37,10 +37,10 @@ var qemuFields = []row[*guestSpec]{
 	// A create without ostype or scsihw gets l26 and virtio-scsi-single
 	// (what the web UI proposes); an existing guest's are compared only when
 	// declared.
-	{param: param{key: "ostype", path: "spec.ostype", def: "other", createDef: "l26"}, want: func(gs *guestSpec) (string, bool) { return str(gs.ostype) }},
-	{param: param{key: "bios", path: "spec.bios", def: "seabios", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.bios) }},
-	{param: param{key: "machine", path: "spec.machine", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.machine) }},
-	{param: param{key: "scsihw", path: "spec.scsihw", def: "lsi", createDef: "virtio-scsi-single", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.scsihw) }},
+	{param: param{key: "ostype", path: "spec.ostype", def: "other", createDef: "l26"}, want: func(gs *guestSpec) (string, bool) { return str(gs.OSType) }},
+	{param: param{key: "bios", path: "spec.bios", def: "seabios", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.BIOS) }},
+	{param: param{key: "machine", path: "spec.machine", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.Machine) }},
+	{param: param{key: "scsihw", path: "spec.scsihw", def: "lsi", createDef: "virtio-scsi-single", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.SCSIHW) }},
 	{param: param{key: "agent", path: "spec.agent", takes: takesReboot,
 		same: func(h, w string) bool { return sameTruthy(propertyPart("enabled")(h), w) }},
 		want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.agent) }},

@@ -160,11 +160,15 @@ func cloudInitFromManifest(ci *manifest.CloudInit, secrets SecretReader) (*Cloud
 	return out, nil
 }
 
+// qemuHW is the one conversion from the manifest's hardware. A Go
+// conversion needs the same fields in the same order, so a field added to
+// manifest.QemuHardware and not to QemuHW (or the reverse) does not compile.
+func qemuHW(h manifest.QemuHardware) QemuHW { return QemuHW(h) }
+
 func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 	sp := v.Spec
-	s := &VMSpec{Meta: metaOf(v), VMID: sp.VMID, Cores: sp.Cores, Sockets: sp.Sockets, Memory: sp.Memory,
-		CPU: sp.CPU, Description: sp.Description, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
-		OSType: sp.OSType, BIOS: sp.BIOS, Machine: sp.Machine, SCSIHW: sp.SCSIHW,
+	s := &VMSpec{Meta: metaOf(v), VMID: sp.VMID, QemuHW: qemuHW(sp.QemuHardware),
+		Description: sp.Description, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
 		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
 		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State)}
 	if sp.Startup != nil {
@@ -200,9 +204,8 @@ func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 
 func templateFromManifest(t *manifest.Template, secrets SecretReader) *TemplateSpec {
 	sp := t.Spec
-	s := &TemplateSpec{Meta: metaOf(t), VMID: sp.VMID, Cores: sp.Cores, Sockets: sp.Sockets, Memory: sp.Memory,
-		CPU: sp.CPU, Description: sp.Description, Agent: sp.Agent, OSType: sp.OSType, BIOS: sp.BIOS,
-		Machine: sp.Machine, SCSIHW: sp.SCSIHW, Image: imageFromManifest(sp.Image),
+	s := &TemplateSpec{Meta: metaOf(t), VMID: sp.VMID, QemuHW: qemuHW(sp.QemuHardware),
+		Description: sp.Description, Agent: sp.Agent, Image: imageFromManifest(sp.Image),
 		Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net)}
 	ci, err := cloudInitFromManifest(sp.CloudInit, secrets)
 	s.CloudInit = ci

@@ -23,19 +23,12 @@ type guestSpec struct {
 	vmid       int
 	node       string
 	tags       []string
-	cores      int
-	sockets    int
-	memory     int
-	cpu        string
+	QemuHW     // VirtualMachine and Template alike
 	desc       string
 	onboot     *bool
 	startup    string
 	agent      *bool
 	balloon    *int
-	ostype     string
-	bios       string
-	machine    string
-	scsihw     string
 	disks      []DiskSpec
 	nics       []NICSpec
 	ci         *CloudInitSpec

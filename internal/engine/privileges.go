@@ -258,7 +258,7 @@ func templateNeeds(pv *privContext, a *Action, s *TemplateSpec) []privNeed {
 	if a.Action != vocab.ActionCreate {
 		return updateNeeds(a, pv.d, p, diskStorages(s.Disks))
 	}
-	vs := &VMSpec{Meta: s.Meta, Machine: s.Machine, BIOS: s.BIOS, SCSIHW: s.SCSIHW, Disks: s.Disks, NICs: s.NICs,
+	vs := &VMSpec{Meta: s.Meta, QemuHW: QemuHW{Machine: s.Machine, BIOS: s.BIOS, SCSIHW: s.SCSIHW}, Disks: s.Disks, NICs: s.NICs,
 		CloudInit: s.CloudInit, State: "stopped"}
 	needs := []privNeed{needAll("create the template", p, "VM.Allocate")}
 	needs = append(needs, imageNeeds(a.Node, s.Image, "create the template")...)

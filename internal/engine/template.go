@@ -34,8 +34,7 @@ func (templateReconciler) scope(pc *planContext, sc *scope) {
 
 func templateGuestSpec(s *TemplateSpec, node string) *guestSpec {
 	return &guestSpec{kind: KindTemplate, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
-		cores: s.Cores, sockets: s.Sockets, memory: s.Memory, cpu: s.CPU, desc: s.Description,
-		agent: s.Agent, ostype: s.OSType, bios: s.BIOS, machine: s.Machine, scsihw: s.SCSIHW,
+		QemuHW: s.QemuHW, desc: s.Description, agent: s.Agent,
 		disks: s.Disks, nics: s.NICs, ci: s.CloudInit}
 }
 

@@ -99,9 +99,8 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 // vmGuestSpec turns a VMSpec into the shared guest shape.
 func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 	gs := &guestSpec{kind: KindVirtualMachine, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
-		cores: s.Cores, sockets: s.Sockets, memory: s.Memory, cpu: s.CPU, desc: s.Description,
-		onboot: s.OnBoot, startup: s.Startup, agent: s.Agent, balloon: s.Balloon, ostype: s.OSType,
-		bios: s.BIOS, machine: s.Machine, scsihw: s.SCSIHW, disks: s.Disks, nics: s.NICs,
+		QemuHW: s.QemuHW, desc: s.Description, onboot: s.OnBoot, startup: s.Startup, agent: s.Agent,
+		balloon: s.Balloon, disks: s.Disks, nics: s.NICs,
 		ci: s.CloudInit, userData: s.UserData}
 	ci, err := pc.withProvisionKey(s)
 	if err != nil {
