@@ -23,7 +23,7 @@ func init() {
 		Long: "rotate-key generates a new encryption key and re-encrypts every secret in the database with it,\n" +
 			"in one transaction, then replaces <databasePath>.key (an interrupted rotation is finished on the next start).\n" +
 			"When the key comes from " + envEncryptionKey + ", give the new one in " + envNewEncryptionKey + "\n" +
-			"and start the daemon with it afterwards. Stop the daemon before rotating.",
+			"and start the daemon with it afterwards. It refuses to run while a daemon uses the database.",
 		Args: cobra.NoArgs,
 	}
 	flags := config.BindFlags(cmd.Flags(), "server.databasePath")
@@ -38,6 +38,11 @@ func init() {
 		if _, err := os.Stat(cfg.Server.DatabasePath); err != nil {
 			return fmt.Errorf("database %s: %w", cfg.Server.DatabasePath, err)
 		}
+		lock, err := store.LockWriter(cfg.Server.DatabasePath, "rotate-key", "")
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 		st, err := store.Open(cmd.Context(), store.Options{Path: cfg.Server.DatabasePath, EncryptionKey: os.Getenv(envEncryptionKey)})
 		if err != nil {
 			return err

@@ -51,3 +51,20 @@ func TestRotateKeyCommand(t *testing.T) {
 		t.Fatalf("missing database: exit %d", code)
 	}
 }
+
+func TestRotateKeyRefusesWhileADaemonUsesTheDatabase(t *testing.T) {
+	t.Setenv(envEncryptionKey, "")
+	t.Setenv("PROXMOPS_CONFIG", "")
+	t.Setenv("PROXMOPS_SOURCE_CACHEDIR", t.TempDir())
+	path := filepath.Join(t.TempDir(), "proxmops.db")
+	_, errOut := background(t, "serve", "--addr", "127.0.0.1:0", "--database", path, "--log-format", "text")
+	m := waitFor(t, errOut, listeningRE)
+	before, _ := os.ReadFile(path + ".key")
+	code, _, stderr := runCLI(t, "rotate-key", "--database", path)
+	if code != 1 || !strings.Contains(stderr, "proxmops serve listening on "+m[1]) || !strings.Contains(stderr, "pid ") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(path + ".key"); !bytes.Equal(before, after) {
+		t.Fatal("the key changed while the daemon ran")
+	}
+}

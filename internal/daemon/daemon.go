@@ -87,6 +87,17 @@ func Run(ctx context.Context, o Options) error {
 	if key == "" {
 		key = os.Getenv(EnvEncryptionKey)
 	}
+	// One writer per database: a second daemon (or rotate-key) is refused
+	// with the first one's PID and address instead of reconciling beside it.
+	addr := cfg.Server.Addr
+	if o.Listener != nil {
+		addr = o.Listener.Addr().String()
+	}
+	lock, err := store.LockWriter(cfg.Server.DatabasePath, "serve", addr)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	st, err := store.Open(ctx, store.Options{
 		Path: cfg.Server.DatabasePath, EncryptionKey: key,
 		HistoryPerResource: cfg.Reconcile.HistoryPerResource, HistoryTotal: cfg.Reconcile.HistoryTotal,
@@ -144,6 +155,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if list, _ := ctrl.Resources(ctx); list.SourceError != "" {
 		log.Warn("not fully configured yet: open the UI's Settings page", "status", list.SourceError)
+	}
+	if err := lock.SetAddr(ln.Addr().String()); err != nil {
+		log.Warn("recording the listen address in the lock file failed", "err", err)
 	}
 	if o.Started != nil {
 		o.Started(ln.Addr())

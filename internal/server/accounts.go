@@ -33,16 +33,42 @@ func (s *Server) prepareSetup(ctx context.Context) error {
 		}
 		return nil
 	}
-	token, hash := auth.NewToken(auth.PrefixSetup)
-	if err := s.store.SetSetupToken(ctx, hash); err != nil {
+	token, err := s.pendingSetupToken(ctx)
+	if err != nil {
 		return err
 	}
-	if err := writePrivateFile(s.opt.SetupTokenFile, token+"\n"); err != nil {
-		return fmt.Errorf("write setup token file: %w", err)
+	if token == "" {
+		var hash []byte
+		token, hash = auth.NewToken(auth.PrefixSetup)
+		if err := s.store.SetSetupToken(ctx, hash); err != nil {
+			return err
+		}
+		if err := writePrivateFile(s.opt.SetupTokenFile, token+"\n"); err != nil {
+			return fmt.Errorf("write setup token file: %w", err)
+		}
 	}
 	fmt.Fprintf(s.opt.SetupOutput, "\nproxmops first-run setup: open the web UI and create the first admin with this one-time token:\n\n    %s\n\n(also in %s; it stops working once used)\n\n", token, s.opt.SetupTokenFile)
 	s.log.Info("no account yet: a one-time setup token was printed on standard output", "file", s.opt.SetupTokenFile)
 	return nil
+}
+
+// pendingSetupToken returns the token of an earlier start while it is still
+// the database's pending one, so a restart does not invalidate a token the
+// user already copied; "" when there is none to reuse.
+func (s *Server) pendingSetupToken(ctx context.Context) (string, error) {
+	b, err := os.ReadFile(s.opt.SetupTokenFile)
+	if err != nil {
+		return "", nil // missing or unreadable: make a new one
+	}
+	token := strings.TrimSpace(string(b))
+	if !auth.HasPrefix(token, auth.PrefixSetup) {
+		return "", nil
+	}
+	ok, err := s.store.HasSetupToken(ctx, auth.HashToken(token))
+	if err != nil || !ok {
+		return "", err
+	}
+	return token, nil
 }
 
 func writePrivateFile(path, content string) error {

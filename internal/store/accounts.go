@@ -226,6 +226,19 @@ func (s *Store) SetSetupToken(ctx context.Context, tokenHash []byte) error {
 	return tx.Commit()
 }
 
+// HasSetupToken tells whether tokenHash is the pending setup token's hash.
+func (s *Store) HasSetupToken(ctx context.Context, tokenHash []byte) (bool, error) {
+	var want []byte
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, setupTokenKey).Scan(&want)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(want, tokenHash) == 1, nil
+}
+
 // CompleteSetup spends the setup token whose hash is tokenHash to create
 // the first admin, in one transaction: the token works once.
 func (s *Store) CompleteSetup(ctx context.Context, tokenHash []byte, username, passwordHash string) (User, error) {
