@@ -382,6 +382,7 @@ const PAGES: { name: string; path: string; ready: (p: Page) => Promise<unknown> 
   },
   { name: 'plan', path: '/plan', ready: (p) => p.locator('.plan-summary').waitFor() },
   { name: 'logs', path: '/logs', ready: (p) => p.locator('.log-line').first().waitFor() },
+  { name: 'revisions', path: '/revisions', ready: (p) => p.locator('.rev-row').first().waitFor() },
   { name: 'settings', path: '/settings', ready: (p) => p.getByLabel('API endpoint').waitFor() },
 ];
 
