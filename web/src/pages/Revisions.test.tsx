@@ -50,7 +50,7 @@ test('an admin syncs to an older revision after confirming, then sees the pin an
   expect(within(row).getByText(/never applied/)).toBeTruthy();
   expect(screen.getByText(/2 applied, 1 failed/)).toBeTruthy();
   expect(screen.getByText('applied now')).toBeTruthy();
-  fireEvent.click(within(row).getByRole('button', { name: 'Sync to revision a1b2c3d4' }));
+  fireEvent.click(within(row).getByRole('button', { name: 'Sync to this revision a1b2c3d4' }));
   // Nothing is sent before the confirmation.
   expect(calls.filter((c) => c.method === 'POST')).toHaveLength(0);
   fireEvent.click(within(row).getByRole('button', { name: 'Yes, sync to a1b2c3d4' }));
@@ -88,7 +88,7 @@ test('a failed pin is shown', async () => {
     </Providers>,
   );
   const row = (await screen.findByText('two cores')).closest('li')!;
-  fireEvent.click(within(row).getByRole('button', { name: /Sync to revision/ }));
+  fireEvent.click(within(row).getByRole('button', { name: /Sync to this revision/ }));
   fireEvent.click(within(row).getByRole('button', { name: /Yes, sync to/ }));
   expect((await screen.findByRole('alert')).textContent).toContain('are invalid');
 });

@@ -68,7 +68,7 @@ function RevisionRow({ rev, isAdmin, onPin }: { rev: Revision; isAdmin: boolean;
               </button>
             </div>
           ) : (
-            <button type="button" className="btn small" onClick={() => setConfirming(true)} aria-label={`Sync to revision ${short}`}>
+            <button type="button" className="btn small" onClick={() => setConfirming(true)} aria-label={`Sync to this revision ${short}`}>
               Sync to this revision
             </button>
           )}
