@@ -139,7 +139,10 @@ func nonNestingFeatures(v string) []string {
 func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	g := pc.snap.Guest(s.VMID)
+	g, done := adoptGate(pc, a, KindContainer, s.Meta, pc.snap.Guest(s.VMID), "lxc", false)
+	if done != nil {
+		return done
+	}
 	if ad := adoptUntagged(pc, a, g); ad != nil {
 		return ad
 	}
@@ -165,7 +168,9 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		return a
 	}
 	d := diffContainer(s, g)
+	notes := adoptDiff(a, d.guestDiff)
 	planGuestUpdate(a, g, d.guestDiff, d.needsReboot(), uo, guestWords{it: "the container", restart: "restart", restarts: "restarts"})
+	finishAdopt(a, notes)
 	if a.Action != vocab.ActionNone {
 		a.claim = claim{nodes: []string{g.Node}, storages: ctDiffStorages(pc, g, d)}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.applyCTDiff(ctx, g, d, uo) }

@@ -16,7 +16,10 @@ type Meta struct {
 	Node string
 	Tags []string
 	Sync vocab.SyncPolicy
-	File string // manifest file, for reports
+	// Adopt (annotation proxmops.dev/adopt) takes ownership of the
+	// unowned guest at the resource's VMID (adopt.go).
+	Adopt bool
+	File  string // manifest file, for reports
 	// Invalid, when set, says why the resource cannot be planned (an
 	// unreadable secret, say): it is reported Failed and not touched.
 	Invalid string

@@ -46,6 +46,9 @@ type Options struct {
 	// Provisioner applies spec.provision over SSH (nil: guests that
 	// declare provision fail to plan).
 	Provisioner *provision.Runner
+	// Adopt lists resources ("Kind/name") asked to adopt the unowned guest
+	// at their VMID as if annotated proxmops.dev/adopt (`proxmops adopt`).
+	Adopt []string
 }
 
 // Engine plans and applies desired state against one cluster.

@@ -106,7 +106,7 @@ func diffMount(m MountSpec, path, have string, x *diffCtx, d *guestDiff) {
 		case haveSize > 0 && haveSize < m.Size:
 			d.resizes = append(d.resizes, resize{slot: m.Slot, from: haveSize, to: m.Size})
 		case haveSize > m.Size:
-			d.refused = append(d.refused, fmt.Sprintf("%s is %s on the cluster but %s in the manifest: shrinking is not supported, raise the size in the manifest",
+			d.refuseShrink(fmt.Sprintf("%s is %s on the cluster but %s in the manifest: shrinking is not supported, raise the size in the manifest",
 				m.Slot, FormatSize(haveSize), FormatSize(m.Size)))
 		}
 	}

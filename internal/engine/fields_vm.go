@@ -212,7 +212,7 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 		case pd.Size < disk.Size:
 			d.resizes = append(d.resizes, resize{slot: disk.Slot, path: path + ".size", from: pd.Size, to: disk.Size})
 		case pd.Size > disk.Size:
-			d.refused = append(d.refused, fmt.Sprintf("disk %s is %s on the cluster but %s in the manifest: shrinking disks is not supported, raise the size in the manifest",
+			d.refuseShrink(fmt.Sprintf("disk %s is %s on the cluster but %s in the manifest: shrinking disks is not supported, raise the size in the manifest",
 				disk.Slot, FormatSize(pd.Size), FormatSize(disk.Size)))
 		}
 	}

@@ -73,6 +73,7 @@ type guestDiff struct {
 	resizes      []resize
 	refused      []string       // shrinking, root-only settings: reported and failed
 	creationOnly []vocab.Change // cannot change on an existing guest: reported
+	shrinks      []string       // the refusals that are shrinks (an adoption only reports them)
 	pending      []vocab.Change // managed keys whose desired value already waits for a reboot
 	cidata       *cidataChange
 	managed      map[string]*param

@@ -23,6 +23,9 @@ type Action struct {
 	NeedsReboot bool
 	BlockedBy   string
 	Conflict    bool
+	// Adopt: the action takes ownership of a guest proxmops did not make
+	// (adopt.go): it tags it, and applies the changes listed with it.
+	Adopt bool
 	// HA is the guest's HA resource id ("vm:100") when the HA stack
 	// manages it: its power changes go through the HA stack.
 	HA string
@@ -52,6 +55,11 @@ type Action struct {
 	// snapshot is taken before the action changes the guest
 	// (spec.snapshots.beforeChange; snapshot.go).
 	snapshot *snapshotStep
+	// tagOnly, for an adopting action, only adds the ownership tag.
+	tagOnly stepFunc
+	// acceptAsIs: the manifest asks for adoption, so creation-only
+	// differences and shrinks are noted, never planned (adopt.go).
+	acceptAsIs bool
 	// sdnSeq is the action's place (from 1) in its pass's SDN sequence, 0
 	// for an action outside it.
 	sdnSeq int

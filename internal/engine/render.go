@@ -75,6 +75,8 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		switch {
 		case a.Conflict:
 			verb = "conflict"
+		case a.Adopt && a.Status != vocab.StatusFailed:
+			verb = "adopt"
 		case a.BlockedBy != "":
 			verb += ", blocked by " + a.BlockedBy
 		case a.Status == vocab.StatusFailed:

@@ -50,10 +50,13 @@ func (r templateReconciler) plan(pc *planContext) []*Action {
 func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	g := pc.snap.Guest(s.VMID)
 	if s.VMID <= 0 && a.Sync != vocab.SyncDisabled {
 		a.Status, a.Reason = vocab.StatusFailed, "a Template needs a vmid"
 		return a
+	}
+	g, done := adoptGate(pc, a, KindTemplate, s.Meta, pc.snap.Guest(s.VMID), "qemu", true)
+	if done != nil {
+		return done
 	}
 	if ad := adoptUntagged(pc, a, g); ad != nil {
 		return ad
@@ -110,6 +113,9 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		return a
 	}
 	d := diffGuest(gs, g)
+	if a.Adopt {
+		return planTemplateAdopt(a, d)
+	}
 	a.Changes = d.changes()
 	if d.empty() {
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"

@@ -183,7 +183,10 @@ func unfinished(a *Action, g *Guest) bool {
 func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	g := findVM(pc, s)
+	g, done := adoptGate(pc, a, KindVirtualMachine, s.Meta, findVM(pc, s), "qemu", false)
+	if done != nil {
+		return done
+	}
 	if ad := adoptUntagged(pc, a, g); ad != nil {
 		return ad
 	}
@@ -221,7 +224,9 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		return a
 	}
 	d := diffGuest(gs, g)
+	notes := adoptDiff(a, d)
 	planUpdate(a, g, d, uo)
+	finishAdopt(a, notes)
 	if reason := diffRefusal(pc.snap, g.Node, d); reason != "" && a.Action != vocab.ActionNone {
 		a.Status, a.Reason = vocab.StatusFailed, reason
 		return a

@@ -182,7 +182,8 @@ func Schema() map[string]any {
 		"type":        "object",
 		"description": "Free-form annotations; proxmops.dev/sync: auto | manual | disabled.",
 		"properties": map[string]any{
-			AnnotationSync: map[string]any{"enum": syncWords()},
+			AnnotationSync:  map[string]any{"enum": syncWords()},
+			AnnotationAdopt: map[string]any{"enum": []string{"true", "false"}},
 		},
 		"additionalProperties": map[string]any{"type": "string"},
 	}

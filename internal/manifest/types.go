@@ -33,6 +33,13 @@ func Kinds() []Kind {
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.
 const AnnotationSync = "proxmops.dev/sync"
 
+// AnnotationAdopt ("true") lets a guest manifest take ownership of the
+// unowned guest at its VMID (docs/manifests.md, Adoption).
+const AnnotationAdopt = "proxmops.dev/adopt"
+
+// Adopt reports whether the resource asks to adopt the guest at its VMID.
+func (m *Metadata) Adopt() bool { return m.Annotations[AnnotationAdopt] == "true" }
+
 // Metadata is common to every kind.
 type Metadata struct {
 	Name        string            `json:"name" pm:"required,format=dns-label" doc:"Unique per kind; a lower-case DNS label. Used as the Proxmox guest name for VMs, templates and containers."`

@@ -115,8 +115,17 @@ func checkMetadata(r Resource, c *checker) {
 			}
 			continue
 		}
+		if k == AnnotationAdopt {
+			if v != "true" && v != "false" {
+				c.errorf(p, "%q is not one of true, false", v)
+			}
+			if k := r.Kind(); k != KindVirtualMachine && k != KindTemplate && k != KindContainer {
+				c.errorf(p, "adoption applies to guests (VirtualMachine, Template, Container), not %s", k)
+			}
+			continue
+		}
 		if strings.HasPrefix(k, "proxmops.dev/") {
-			c.errorf(p, "unknown annotation %q%s", k, didYouMean(k, []string{AnnotationSync}))
+			c.errorf(p, "unknown annotation %q%s", k, didYouMean(k, []string{AnnotationSync, AnnotationAdopt}))
 		}
 	}
 }

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// Explicit adoption of guests proxmops did not make (issue 16). A guest
+// manifest annotated proxmops.dev/adopt: "true", or named to `proxmops
+// adopt` (Options.Adopt), takes ownership of the unowned guest at its
+// VMID: the plan shows "adopt" with the ownership tag (the guest's other
+// tags kept) and every other difference as an ordinary update, applied
+// only by a sync. What only a create can set (the source image or
+// template, linked or full clone, the storage of existing disks) is
+// accepted as it is, and disks larger than declared are reported, never
+// shrunk: adopting never replaces nor shrinks anything. Without the
+// annotation or the command a foreign guest stays a Conflict (gate.go).
+
+// adoptRequested reports whether m asks to adopt the guest at its VMID.
+func (pc *planContext) adoptRequested(m Meta) bool {
+	return m.Adopt || slices.Contains(pc.e.opts.Adopt, m.Kind+"/"+m.Name)
+}
+
+// adoptGate decides, before the ownership gate, whether a's resource
+// adopts g. It returns the guest to plan with (a copy seen as owned when
+// adopting) and a finished action when the adoption is refused. typ and
+// template are what the kind declares, as for guestGate.
+func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ string, template bool) (*Guest, *Action) {
+	if !pc.adoptRequested(m) {
+		return g, nil
+	}
+	a.acceptAsIs = true // also once owned: the annotation stays in the manifest
+	if g == nil || g.Owned || a.Sync == vocab.SyncDisabled {
+		return g, nil
+	}
+	a.Node, a.VMID = g.Node, g.VMID
+	if unfinished(a, g) {
+		return g, a
+	}
+	refuse := func(why string) (*Guest, *Action) {
+		a.Observed = observedSummary(g)
+		return g, a.conflict(fmt.Sprintf("cannot adopt VMID %d (%s %q on %s): %s; left untouched", g.VMID, guestNoun(g), g.Name, g.Node, why))
+	}
+	switch {
+	case g.Type != typ:
+		return refuse(fmt.Sprintf("it is a %s, the manifest declares a %s", guestNoun(g), kind))
+	case g.Template != template:
+		return refuse(fmt.Sprintf("it is a %s, the manifest declares a %s", guestNoun(g), kind))
+	case g.Lock != "":
+		return refuse(fmt.Sprintf("it is locked (%s)", g.Lock))
+	case !g.Read:
+		return refuse(fmt.Sprintf("its configuration could not be read: %v", g.ReadErr))
+	}
+	own := *g
+	own.Owned = true
+	a.Adopt = true
+	tags := normalTags(append(append([]string(nil), g.Tags...), OwnerTag))
+	node, vmid := g.Node, g.VMID
+	a.tagOnly = func(ctx context.Context, x *execCtx) error {
+		p := pve.NewParams().Set("tags", strings.Join(tags, ";"))
+		if typ == "lxc" {
+			return x.e.client.LxcSetConfig(ctx, node, vmid, p)
+		}
+		return x.e.client.QemuSetConfig(ctx, node, vmid, p)
+	}
+	return &own, nil
+}
+
+// refuseShrink refuses a shrink: reported and failed, or only noted by an
+// adoption.
+func (d *guestDiff) refuseShrink(msg string) {
+	d.refused = append(d.refused, msg)
+	d.shrinks = append(d.shrinks, msg)
+}
+
+// adoptDiff drops from an adopting guest's diff what adoption accepts as
+// it is: creation-only differences and shrinks, which are only noted.
+// It returns the notes for the action's reason.
+func adoptDiff(a *Action, d *guestDiff) []string {
+	if !a.acceptAsIs {
+		return nil
+	}
+	var notes []string
+	for _, c := range d.creationOnly {
+		notes = append(notes, fmt.Sprintf("%s is %q on the guest (creation-only: accepted as it is)", c.Field, c.From))
+	}
+	d.creationOnly = nil
+	if len(d.shrinks) > 0 {
+		d.refused = slices.DeleteFunc(d.refused, func(r string) bool { return slices.Contains(d.shrinks, r) })
+		for _, s := range d.shrinks {
+			notes = append(notes, strings.Replace(s, "shrinking disks is not supported", "never shrunk", 1))
+		}
+		d.shrinks = nil
+	}
+	return notes
+}
+
+// finishAdopt words an adopting action once its diff is planned: always
+// an update (the ownership tag at least), the adoption first in its reason.
+func finishAdopt(a *Action, notes []string) {
+	if !a.Adopt || a.Status == vocab.StatusFailed || a.Conflict {
+		if len(notes) > 0 && a.Reason != "" {
+			a.Reason = joinReasons(append([]string{a.Reason}, notes...))
+		}
+		return
+	}
+	if a.Action == vocab.ActionNone {
+		a.Action = vocab.ActionUpdate
+		a.Reason = ""
+	}
+	a.Status = vocab.StatusOutOfSync
+	if a.run == nil {
+		a.run, a.claim = a.tagOnly, claim{nodes: []string{a.Node}}
+	}
+	if !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "tags" }) {
+		a.Changes = append([]vocab.Change{{Field: "tags", Path: "metadata.tags", To: OwnerTag}}, a.Changes...)
+	}
+	reason := "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag
+	if a.Reason != "" && a.Reason != "in sync" {
+		reason += "; " + a.Reason
+	}
+	a.Reason = joinReasons(append([]string{reason}, notes...))
+}
+
+// AdoptOnly returns a plan holding only the adoption of key (the
+// ownership tag, the guest's other tags kept), for `proxmops adopt`: the
+// other differences it listed wait for a sync. It fails with the reason
+// when the plan does not adopt key.
+func (p *Plan) AdoptOnly(key string) (*Plan, error) {
+	for _, a := range p.Actions {
+		if a.Key() != key {
+			continue
+		}
+		if !a.Adopt || a.tagOnly == nil || a.Status == vocab.StatusFailed {
+			why := a.Reason
+			if a.Owned && !a.Adopt {
+				why = "proxmops already owns it"
+			}
+			return nil, fmt.Errorf("%s is not adopted: %s", key, why)
+		}
+		b := *a
+		b.Changes = []vocab.Change{{Field: "tags", Path: "metadata.tags", To: OwnerTag}}
+		b.Reason = "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag
+		b.run, b.NeedsReboot, b.Sync = a.tagOnly, false, vocab.SyncAuto
+		b.claim = claim{nodes: []string{a.Node}}
+		b.DependsOn = nil
+		sub := &Plan{Revision: p.Revision, Stats: p.Stats, pass: p.pass, Actions: []*Action{&b}}
+		sub.finish()
+		return sub, nil
+	}
+	return nil, fmt.Errorf("%s is not declared", key)
+}
+
+// planTemplateAdopt plans the adoption of a template: only its tag, as a
+// template is never changed in place; what else differs is noted.
+func planTemplateAdopt(a *Action, d *guestDiff) *Action {
+	notes := adoptDiff(a, d)
+	var fields []string
+	for _, c := range d.changes() {
+		if c.Field != "tags" {
+			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
+		}
+	}
+	if len(fields) > 0 {
+		notes = append(notes, fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place: fix the manifest to match", strings.Join(uniqStrings(fields), ", ")))
+	}
+	a.Action, a.run = vocab.ActionNone, nil
+	finishAdopt(a, notes)
+	return a
+}
