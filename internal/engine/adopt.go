@@ -148,7 +148,7 @@ func (p *Plan) AdoptOnly(key string) (*Plan, error) {
 		b.Reason = "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag
 		b.run, b.NeedsReboot, b.Sync = a.tagOnly, false, vocab.SyncAuto
 		b.claim = claim{nodes: []string{a.Node}}
-		b.DependsOn = nil
+		b.DependsOn, b.snapshot = nil, nil // the tag alone: no snapshot before it
 		sub := &Plan{Revision: p.Revision, Stats: p.Stats, pass: p.pass, Actions: []*Action{&b}}
 		sub.finish()
 		return sub, nil
