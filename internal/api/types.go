@@ -20,6 +20,9 @@ const (
 	EventDeleted HistoryEvent = "deleted"
 	// EventRolledBack: a person rolled the guest back to a snapshot.
 	EventRolledBack HistoryEvent = "rolledBack"
+	// EventAdopted: proxmops took ownership of a guest it did not make
+	// (annotation proxmops.dev/adopt).
+	EventAdopted HistoryEvent = "adopted"
 )
 
 // Roles of accounts and API tokens.

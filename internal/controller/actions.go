@@ -107,6 +107,9 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 		return
 	}
 	if r.Status == vocab.StatusSynced {
+		if a.Adopt {
+			o.c.adopted(a, o.commit)
+		}
 		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", r.Duration, r.Detail)
 		return
 	}
@@ -256,4 +259,14 @@ func changeList(changes []vocab.Change) string {
 		parts = append(parts, ch.String())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// adopted records that an action took ownership of a guest proxmops did
+// not make, before its outcome is recorded as any other.
+func (c *Controller) adopted(a *engine.Action, commit string) {
+	kind, name := splitKey(a.Key())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addHistoryLocked(context.Background(), kind, name, api.EventAdopted, commit,
+		fmt.Sprintf("adopted VMID %d on %s (tagged %s) as annotated proxmops.dev/adopt at %s", a.VMID, a.Node, engine.OwnerTag, short(commit)))
 }
