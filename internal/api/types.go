@@ -74,13 +74,15 @@ type ResourceSummary struct {
 // ResourceList is the document of GET /api/v1/resources and the data of the
 // SSE event "snapshot". LastPass is null before the first pass.
 type ResourceList struct {
-	Revision        string               `json:"revision"`
-	RevisionMessage string               `json:"revisionMessage"`
-	LastPass        *time.Time           `json:"lastPass"`
-	PassDurationMs  int64                `json:"passDurationMs"`
-	SourceError     string               `json:"sourceError"`
-	Counts          map[vocab.Status]int `json:"counts"`
-	Resources       []ResourceSummary    `json:"resources"`
+	Revision        string     `json:"revision"`
+	RevisionMessage string     `json:"revisionMessage"`
+	LastPass        *time.Time `json:"lastPass"`
+	PassDurationMs  int64      `json:"passDurationMs"`
+	SourceError     string     `json:"sourceError"`
+	// LoadError is set while the branch head fails to load (see Plan).
+	LoadError *LoadError           `json:"loadError,omitempty"`
+	Counts    map[vocab.Status]int `json:"counts"`
+	Resources []ResourceSummary    `json:"resources"`
 	// Pinned is the revision applied instead of the branch head, if any.
 	Pinned *Pin `json:"pinned,omitempty"`
 }
@@ -154,6 +156,16 @@ type Plan struct {
 	Revision string       `json:"revision"`
 	Summary  PlanSummary  `json:"summary"`
 	Actions  []PlanAction `json:"actions"`
+	// LoadError is set when the watched branch's head failed to load: the
+	// plan is then the last good revision's (Revision), not the head's.
+	LoadError *LoadError `json:"loadError,omitempty"`
+}
+
+// LoadError says that a commit's manifests could not be loaded, one error
+// per item (file:line:column: message).
+type LoadError struct {
+	Revision string   `json:"revision"`
+	Errors   []string `json:"errors"`
 }
 
 // PlanSummary counts a plan two ways. Statuses puts every resource in

@@ -27,6 +27,7 @@ func (c *Controller) Resources(ctx context.Context) (api.ResourceList, error) {
 		LastPass:       c.lastPass,
 		PassDurationMs: c.passDur.Milliseconds(),
 		SourceError:    c.sourceErr,
+		LoadError:      c.loadErr,
 		Counts:         c.statusCounts(),
 		Resources:      c.sortedSummariesLocked(),
 	}
@@ -219,7 +220,14 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 	if err != nil {
 		return api.Plan{}, fmt.Errorf("observing the cluster: %w", err)
 	}
-	return p.Document(), nil
+	doc := p.Document()
+	if revision == "" {
+		// The head failed: say so, or the last good plan passes for the head's.
+		c.mu.Lock()
+		doc.LoadError = c.loadErr
+		c.mu.Unlock()
+	}
+	return doc, nil
 }
 
 // TestSettings checks a cluster connection (version, token privileges) and

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
@@ -82,6 +83,7 @@ type Controller struct {
 	mu        sync.Mutex // guards what follows
 	desired   *desiredState
 	sourceErr string
+	loadErr   *api.LoadError // the branch head's load failure; nil once a head loads
 	lastPass  *time.Time
 	passDur   time.Duration
 	resources map[string]*resource

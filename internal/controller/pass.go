@@ -165,11 +165,15 @@ func (c *Controller) pull(ctx context.Context, rt *runtime) error {
 	ds, err := c.load(res)
 	if err != nil {
 		c.log.Warn("manifests cannot be loaded; keeping the last good desired state", "commit", short(res.Commit.Hash), "err", err)
+		c.mu.Lock()
+		c.loadErr = loadErrorOf(res.Commit.Hash, err)
+		c.mu.Unlock()
 		return err
 	}
 	c.mu.Lock()
 	changed := c.desired == nil || c.desired.commit != ds.commit
 	c.desired = ds
+	c.loadErr = nil
 	c.mu.Unlock()
 	if changed {
 		c.log.Info("desired state loaded", "commit", short(ds.commit), "message", ds.message, "resources", len(ds.set.Resources))
@@ -201,11 +205,43 @@ func loadManifests(dir string) (*manifest.Set, error) {
 			for _, e := range list[:maxListedErrors] {
 				msgs = append(msgs, e.Error())
 			}
-			return nil, fmt.Errorf("%s; and %d more", strings.Join(msgs, "; "), len(list)-maxListedErrors)
+			return nil, truncatedErrors{msg: fmt.Sprintf("%s; and %d more", strings.Join(msgs, "; "), len(list)-maxListedErrors), list: list}
 		}
 		return nil, err
 	}
 	return set, nil
+}
+
+// truncatedErrors quotes the first errors of a list in its text and keeps
+// the whole list for the API's load error.
+type truncatedErrors struct {
+	msg  string
+	list manifest.ErrorList
+}
+
+func (e truncatedErrors) Error() string { return e.msg }
+func (e truncatedErrors) Unwrap() error { return e.list }
+
+// maxLoadErrors bounds the errors a LoadError lists.
+const maxLoadErrors = 50
+
+// loadErrorOf lists a load failure's errors one per item, each with its
+// file:line:column, so the UI need not split a paragraph.
+func loadErrorOf(commit string, err error) *api.LoadError {
+	le := &api.LoadError{Revision: commit}
+	var list manifest.ErrorList
+	if !errors.As(err, &list) {
+		le.Errors = []string{err.Error()}
+		return le
+	}
+	for i, e := range list {
+		if i == maxLoadErrors {
+			le.Errors = append(le.Errors, fmt.Sprintf("and %d more", len(list)-maxLoadErrors))
+			break
+		}
+		le.Errors = append(le.Errors, e.Error())
+	}
+	return le
 }
 
 // applyPlanLocked records the plan's statuses, hands runnable actions to

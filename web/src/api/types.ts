@@ -56,10 +56,18 @@ export interface Summary {
   lastPass?: string;
   passDurationMs?: number;
   sourceError?: string;
+  loadError?: LoadError;
   counts?: Counts;
   resources: Resource[];
   // The revision applied instead of the branch head (absent when none).
   pinned?: Pin | null;
+}
+
+// LoadError: the branch head's manifests failed to load; what is shown is the
+// last good revision's. One error per item (file:line:column: message).
+export interface LoadError {
+  revision: string;
+  errors: string[];
 }
 
 export interface PassEvent {
@@ -158,6 +166,7 @@ export interface PlanDocument {
   revision: string;
   summary: PlanSummary;
   actions: PlanAction[] | null;
+  loadError?: LoadError;
 }
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';

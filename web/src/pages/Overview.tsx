@@ -4,6 +4,7 @@ import { STATUSES, type ActionAccepted, type Status } from '../api/types';
 import Cards from '../components/Cards';
 import Drawer from '../components/Drawer';
 import SyncDialog from '../components/SyncDialog';
+import { ErrorLines } from '../components/LoadError';
 import { useTransient } from '../lib/transient';
 import MultiSelect from '../components/MultiSelect';
 import PinBanner from '../components/PinBanner';
@@ -127,7 +128,11 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
         </div>
       </section>
       <PinBanner pinned={state.pinned} isAdmin={isAdmin} />
-      {state.sourceError && <div className="alert error" role="alert">Git source: {state.sourceError}</div>}
+      {state.sourceError && (
+        <div className="alert error" role="alert">
+          Git source: <ErrorLines text={state.sourceError} />
+        </div>
+      )}
       {error && <div className="alert error" role="alert">{error}</div>}
       {notice && <div className="alert" role="status">{notice}</div>}
       {syncing && <SyncDialog target={null} onClose={() => setSyncing(false)} onDone={setNotice} />}

@@ -75,3 +75,43 @@ test('the summary counts the actions to carry out and every resource by status',
   expect(summary.textContent).toContain('1 Failed');
   expect(summary.textContent).not.toContain('none');
 });
+
+test('a HEAD that failed to load is said loudly, with each error as an item, and the plan is labelled the last good one', async () => {
+  mockFetch(({ url }) =>
+    url === '/api/v1/plan'
+      ? {
+          body: {
+            revision: 'aaaaaaaaaaaaaaaa',
+            summary: { statuses: { Synced: 1 } },
+            actions: [a('app-01', 'none')],
+            loadError: { revision: 'bbbbbbbbbbbbbbbb', errors: ['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:4:8: unknown field memry'] },
+          },
+        }
+      : undefined,
+  );
+  render(<Plan />);
+  const alert = await screen.findByRole('alert', { name: 'HEAD failed to load' });
+  expect(alert.textContent).toContain('HEAD (bbbbbbb');
+  expect(alert.textContent).toContain('failed to load');
+  expect(alert.textContent).toContain('last good revision');
+  const items = alert.querySelectorAll('li');
+  expect([...items].map((li) => li.textContent)).toEqual(['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:4:8: unknown field memry']);
+  expect(screen.getByLabelText('Summary').textContent).toContain('last good revision aaaaaaa');
+});
+
+test('a good HEAD shows no load warning', async () => {
+  mockFetch(() => ({ body: { revision: 'aaaaaaaaaaaaaaaa', summary: { statuses: { Synced: 1 } }, actions: [a('app-01', 'none')] } }));
+  render(<Plan />);
+  await screen.findByText('No changes');
+  expect(screen.queryByRole('alert')).toBeNull();
+  expect(screen.getByLabelText('Summary').textContent).not.toContain('last good');
+});
+
+test('several errors in one answer are shown as a list, one item each', async () => {
+  window.history.replaceState(null, '', '/plan?revision=broken');
+  mockFetch(() => ({ status: 400, body: { error: 'vms/a.yaml:4:8: unknown field coers\nvms/b.yaml:2:1: unknown kind Vm' } }));
+  render(<Plan />);
+  const alert = await screen.findByRole('alert');
+  await screen.findByText('vms/b.yaml:2:1: unknown kind Vm');
+  expect([...alert.querySelectorAll('li')].map((li) => li.textContent)).toEqual(['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:2:1: unknown kind Vm']);
+});

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../api/client';
 import { STATUSES, type Action, type PlanAction, type PlanDocument } from '../api/types';
+import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { ActionBadge, STATUS_LABEL, statusClass } from '../components/Status';
 import { shortRev } from '../lib/format';
 import { setQuery, useLocation } from '../lib/router';
@@ -118,14 +119,15 @@ export default function Plan() {
       </form>
       {error && (
         <div className="alert error" role="alert">
-          {error}
+          <ErrorLines text={error} />
         </div>
       )}
+      {plan?.loadError && <LoadErrorAlert loadError={plan.loadError} shown={plan.revision} />}
       {plan && (
         <>
           <div className="plan-summary" aria-label="Summary">
             <span>
-              revision <code title={plan.revision}>{shortRev(plan.revision)}</code>
+              {plan.loadError ? 'last good revision' : 'revision'} <code title={plan.revision}>{shortRev(plan.revision)}</code>
             </span>
             {SUMMARY_ACTIONS.map((k) => (
               <span key={k} className={`plan-count act-${k}`}>
