@@ -1,7 +1,8 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { beforeEach, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
-import { Providers } from '../test/helpers';
+import { Providers, resourcesValue } from '../test/helpers';
+import { reduceResources } from '../state/resources';
 import Overview from './Overview';
 
 const resources: Resource[] = [
@@ -83,4 +84,21 @@ test('an empty daemon says why the page is empty', () => {
     </Providers>,
   );
   expect(screen.getByText('No resources yet')).toBeTruthy();
+});
+
+test('the banner lists several manifest errors one per item', () => {
+  const base = resourcesValue(resources);
+  const state = reduceResources(base.state, [
+    { type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: 'manifests at 9a1b2c3d are invalid: vms/a.yaml:4:8: unknown field coers\nvms/b.yaml:2:1: unknown kind Vm' } },
+  ]);
+  render(
+    <Providers value={{ ...base, state }}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  const banner = screen.getByText(/Git source:/);
+  expect([...banner.querySelectorAll('li')].map((li) => li.textContent)).toEqual([
+    'manifests at 9a1b2c3d are invalid: vms/a.yaml:4:8: unknown field coers',
+    'vms/b.yaml:2:1: unknown kind Vm',
+  ]);
 });
