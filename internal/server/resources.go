@@ -58,52 +58,43 @@ func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, d)
 }
 
-func (s *Server) handleManifest(w http.ResponseWriter, r *http.Request) {
+// clusterReadTimeout bounds a handler's own read of the cluster.
+const clusterReadTimeout = 20 * time.Second
+
+// serveResourceRead answers a GET on one resource with what read returns;
+// a positive timeout bounds a read that goes to the cluster.
+func serveResourceRead[T any](s *Server, w http.ResponseWriter, r *http.Request, timeout time.Duration, read func(context.Context, string, string) (T, error)) {
 	kind, name, ok := resourceRef(r)
 	if !ok {
 		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
-	m, err := s.backend.Manifest(r.Context(), kind, name)
+	ctx := r.Context()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	v, err := read(ctx, kind, name)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) handleManifest(w http.ResponseWriter, r *http.Request) {
+	serveResourceRead(s, w, r, 0, s.backend.Manifest)
 }
 
 // handleLive reads the cluster through the daemon's own Proxmox token, so
 // it is behind the same viewer check as every other read of the cluster.
 func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
-	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
-	defer cancel()
-	l, err := s.backend.Live(ctx, kind, name)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, l)
+	serveResourceRead(s, w, r, clusterReadTimeout, s.backend.Live)
 }
 
 func (s *Server) handleTaskLog(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
-	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
-	defer cancel()
-	l, err := s.backend.TaskLog(ctx, kind, name)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, l)
+	serveResourceRead(s, w, r, clusterReadTimeout, s.backend.TaskLog)
 }
 
 func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
