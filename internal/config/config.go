@@ -10,12 +10,15 @@ import (
 // file; the same names (upper-cased) make the PROXMOPS_<SECTION>_<KEY>
 // environment variables.
 type Config struct {
-	Cluster   Cluster   `yaml:"cluster" json:"cluster"`
-	Source    Source    `yaml:"source" json:"source"`
-	Reconcile Reconcile `yaml:"reconcile" json:"reconcile"`
-	Server    Server    `yaml:"server" json:"server"`
-	Log       Log       `yaml:"log" json:"log"`
-	Provision Provision `yaml:"provision" json:"provision"`
+	Cluster Cluster `yaml:"cluster" json:"cluster"`
+	// Clusters lists several clusters instead of Cluster, each following
+	// its own sub-directory of the one source (clusters.go).
+	Clusters  []ClusterEntry `yaml:"clusters" json:"clusters,omitempty"`
+	Source    Source         `yaml:"source" json:"source"`
+	Reconcile Reconcile      `yaml:"reconcile" json:"reconcile"`
+	Server    Server         `yaml:"server" json:"server"`
+	Log       Log            `yaml:"log" json:"log"`
+	Provision Provision      `yaml:"provision" json:"provision"`
 }
 
 // Provision configures spec.provision's SSH connections to guests.
@@ -158,9 +161,10 @@ func DefaultCacheDir() string {
 	return filepath.Join(os.TempDir(), "proxmops-git-cache")
 }
 
-// Clone returns a deep copy (Config holds only values).
+// Clone returns a deep copy.
 func (c *Config) Clone() *Config {
 	cp := *c
+	cp.Clusters = append([]ClusterEntry(nil), c.Clusters...)
 	return &cp
 }
 
@@ -168,7 +172,11 @@ func (c *Config) Clone() *Config {
 // set, fit for logs and for showing settings.
 func (c *Config) Redacted() *Config {
 	cp := c.Clone()
-	for _, s := range []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken} {
+	secrets := []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken}
+	for i := range cp.Clusters {
+		secrets = append(secrets, &cp.Clusters[i].TokenSecret)
+	}
+	for _, s := range secrets {
 		if *s != "" {
 			*s = "(set)"
 		}

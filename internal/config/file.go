@@ -82,6 +82,10 @@ func (l *fileLayer) apply(c *Config, data []byte) {
 			l.problem(ktk, "", "unknown section `%s`%s (sections are %s)", section, didYouMean(section, sectionNames), strings.Join(sectionNames, ", "))
 			continue
 		}
+		if section == "clusters" {
+			l.clusters(c, mv.Value)
+			continue
+		}
 		l.section(c, section, mv.Value)
 	}
 }

@@ -39,6 +39,9 @@ func buildKeys() []key {
 	ct := reflect.TypeFor[Config]()
 	for i := range ct.NumField() {
 		sf := ct.Field(i)
+		if sf.Type.Kind() != reflect.Struct {
+			continue // clusters: a list, decoded by clusters.go
+		}
 		section := yamlName(sf)
 		for j := range sf.Type.NumField() {
 			ff := sf.Type.Field(j)

@@ -73,6 +73,7 @@ func Load(opts LoadOptions) (*Config, []string, error) {
 		}
 		warnings = append(warnings, l.warnings...)
 		resolvePaths(c, l.set, filepath.Dir(file))
+		resolveClusterPaths(c, filepath.Dir(file))
 	}
 
 	warnings = append(warnings, applyEnv(c, envMap, &probs)...)
@@ -124,6 +125,7 @@ func applyEnv(c *Config, env map[string]string, probs *problems) []string {
 			probs.add(Problem{Key: k.Path(), Message: fmt.Sprintf("environment variable %s: %v", k.EnvName(), err)})
 		}
 	}
+	applyClusterEnv(c, env, probs, known)
 	if tok, ok := env[EnvGitToken]; ok {
 		if _, specific := env[keyByPath["source.token"].EnvName()]; !specific {
 			c.Source.Token = tok
@@ -175,6 +177,7 @@ func (c *Config) finish() ([]string, error) {
 		*value = s
 	}
 	readSecret("cluster.tokenSecret", &c.Cluster.TokenSecret, c.Cluster.TokenSecretFile)
+	c.readClusterSecrets(readSecret)
 	readSecret("source.token", &c.Source.Token, c.Source.TokenFile)
 	readSecret("server.webhookSecret", &c.Server.WebhookSecret, c.Server.WebhookSecretFile)
 	readSecret("server.metricsToken", &c.Server.MetricsToken, c.Server.MetricsTokenFile)

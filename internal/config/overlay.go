@@ -100,7 +100,10 @@ func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 			*dst = *src
 		}
 	}
-	if oc := o.Cluster; oc != nil {
+	var warnings []string
+	if oc := o.Cluster; oc != nil && len(n.Clusters) > 0 {
+		warnings = append(warnings, "the cluster settings saved from the UI are ignored: the configuration lists clusters")
+	} else if oc != nil {
 		setStr(&n.Cluster.Endpoint, oc.Endpoint)
 		setStr(&n.Cluster.TokenID, oc.TokenID)
 		setStr(&n.Cluster.TokenSecret, oc.TokenSecret)
@@ -135,7 +138,7 @@ func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 		setInt(&n.Reconcile.HistoryPerResource, or.HistoryPerResource)
 		setInt(&n.Reconcile.HistoryTotal, or.HistoryTotal)
 	}
-	warnings := n.validate(&probs)
+	warnings = append(warnings, n.validate(&probs)...)
 	if err := probs.err(); err != nil {
 		return nil, warnings, err
 	}

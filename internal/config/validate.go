@@ -22,40 +22,13 @@ func (c *Config) validate(probs *problems) []string {
 	var warnings []string
 
 	// cluster
-	if c.Cluster.Endpoint != "" {
-		ep, w, err := NormalizeEndpoint(c.Cluster.Endpoint)
-		if err != nil {
-			probs.addf("cluster.endpoint", "%v", err)
-		} else {
-			c.Cluster.Endpoint = ep
-			warnings = append(warnings, w...)
-		}
-	}
-	if c.Cluster.TokenID != "" && !tokenIDPattern.MatchString(c.Cluster.TokenID) {
-		probs.addf("cluster.tokenId", "%q is not an API token id; the form is USER@REALM!TOKENID, e.g. proxmops@pve!gitops", c.Cluster.TokenID)
-	}
-	if c.Cluster.Fingerprint != "" {
-		fp, err := NormalizeFingerprint(c.Cluster.Fingerprint)
-		if err != nil {
-			probs.addf("cluster.fingerprint", "%v", err)
-		} else {
-			c.Cluster.Fingerprint = fp
-		}
-	}
-	if c.Cluster.CAFile != "" {
-		if _, err := os.Stat(c.Cluster.CAFile); err != nil {
-			probs.addf("cluster.caFile", "%v", err)
-		}
-	}
+	warnings = append(warnings, validateCluster("cluster.", &c.Cluster, probs)...)
+	warnings = append(warnings, c.validateClusters(probs)...)
 	if c.Provision.SSHKeyFile != "" {
 		if _, err := os.Stat(c.Provision.SSHKeyFile); err != nil {
 			probs.addf("provision.sshKeyFile", "%v", err)
 		}
 	}
-	if c.Cluster.InsecureSkipVerify && c.Cluster.Fingerprint == "" {
-		warnings = append(warnings, "cluster.insecureSkipVerify is on: the cluster's certificate is not verified; pin it with cluster.fingerprint instead")
-	}
-
 	// source
 	if c.Source.RepoURL != "" {
 		if err := checkRepoURL(c.Source.RepoURL); err != nil {
@@ -128,6 +101,41 @@ func (c *Config) validate(probs *problems) []string {
 	case "debug", "info", "warn", "error":
 	default:
 		probs.addf("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+	}
+	return warnings
+}
+
+// validateCluster normalises and checks the keys of one cluster; prefix
+// ("cluster." or "clusters[home].") names them in problems.
+func validateCluster(prefix string, cl *Cluster, probs *problems) []string {
+	var warnings []string
+	if cl.Endpoint != "" {
+		ep, w, err := NormalizeEndpoint(cl.Endpoint)
+		if err != nil {
+			probs.addf(prefix+"endpoint", "%v", err)
+		} else {
+			cl.Endpoint = ep
+			warnings = append(warnings, w...)
+		}
+	}
+	if cl.TokenID != "" && !tokenIDPattern.MatchString(cl.TokenID) {
+		probs.addf(prefix+"tokenId", "%q is not an API token id; the form is USER@REALM!TOKENID, e.g. proxmops@pve!gitops", cl.TokenID)
+	}
+	if cl.Fingerprint != "" {
+		fp, err := NormalizeFingerprint(cl.Fingerprint)
+		if err != nil {
+			probs.addf(prefix+"fingerprint", "%v", err)
+		} else {
+			cl.Fingerprint = fp
+		}
+	}
+	if cl.CAFile != "" {
+		if _, err := os.Stat(cl.CAFile); err != nil {
+			probs.addf(prefix+"caFile", "%v", err)
+		}
+	}
+	if cl.InsecureSkipVerify && cl.Fingerprint == "" {
+		warnings = append(warnings, prefix+"insecureSkipVerify is on: the cluster's certificate is not verified; pin it with "+prefix+"fingerprint instead")
 	}
 	return warnings
 }
@@ -257,20 +265,30 @@ func checkRepoURL(s string) error {
 	return nil
 }
 
-// RequireCluster reports what is missing to talk to the cluster; commands
-// that need the cluster (serve, plan, apply) call it after Load.
+// RequireCluster reports what is missing to talk to the clusters; commands
+// that need them (serve, plan, apply) call it after Load.
 func (c *Config) RequireCluster() error {
 	var probs problems
-	if c.Cluster.Endpoint == "" {
-		probs.addf("cluster.endpoint", "is required (or %s)", EnvName("cluster.endpoint"))
+	if len(c.Clusters) == 0 {
+		requireClusterKeys(&probs, "cluster.", c.Cluster, func(k string) string { return EnvName("cluster." + k) })
+		return probs.err()
 	}
-	if c.Cluster.TokenID == "" {
-		probs.addf("cluster.tokenId", "is required (or %s)", EnvName("cluster.tokenId"))
-	}
-	if c.Cluster.TokenSecret == "" {
-		probs.addf("cluster.tokenSecret", "is required: set cluster.tokenSecretFile or %s", EnvName("cluster.tokenSecret"))
+	for i, e := range c.Clusters {
+		requireClusterKeys(&probs, entryKey(i, e, ""), e.Cluster, func(k string) string { return ClusterEnvName(e.Name, k) })
 	}
 	return probs.err()
+}
+
+func requireClusterKeys(probs *problems, prefix string, cl Cluster, env func(string) string) {
+	if cl.Endpoint == "" {
+		probs.addf(prefix+"endpoint", "is required (or %s)", env("endpoint"))
+	}
+	if cl.TokenID == "" {
+		probs.addf(prefix+"tokenId", "is required (or %s)", env("tokenId"))
+	}
+	if cl.TokenSecret == "" {
+		probs.addf(prefix+"tokenSecret", "is required: set %stokenSecretFile or %s", prefix, env("tokenSecret"))
+	}
 }
 
 // RequireSource reports what is missing to read the repository.
