@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/export"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/spf13/cobra"
+)
+
+// kindList is --kind: repeatable, each value a comma list; "" (its
+// default) empties it, so that a reset to the default clears it.
+type kindList []string
+
+func (k *kindList) String() string { return strings.Join(*k, ",") }
+func (k *kindList) Type() string   { return "strings" }
+func (k *kindList) Set(v string) error {
+	if v == "" {
+		*k = nil
+		return nil
+	}
+	*k = append(*k, v)
+	return nil
+}
+
+func init() {
+	var o export.Options
+	var out string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "export --out DIR [--node N] [--vmid LIST|--all] [--kind KIND...]",
+		Short: "Write manifests for guests already on the cluster (onboarding)",
+		Long: "export reads the cluster and writes one manifest per guest under DIR: vms/, templates/ and\n" +
+			"containers/ (and networks/, sdn/ with --kind), in Proxmox's values, each guest proxmops does\n" +
+			"not own annotated proxmops.dev/adopt: \"true\". Review the files, commit them, and plan shows\n" +
+			"only the adoptions (the ownership tag); a sync adopts them. What a manifest cannot say as it\n" +
+			"is on the cluster is written as a NOTE in the file's head. export never overwrites a file\n" +
+			"unless --force, and checks that the written tree validates.",
+		Args: cobra.NoArgs,
+	}
+	flags := config.BindFlags(cmd.Flags(), "cluster.endpoint", "cluster.tokenId", "cluster.insecureSkipVerify",
+		"cluster.fingerprint", "cluster.caFile")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write the manifests to (required)")
+	cmd.Flags().StringVar(&o.Node, "node", "", "only the guests (and interfaces) of this node")
+	cmd.Flags().StringVar(&o.VMIDs, "vmid", "", "guests to export, e.g. 100,105-110")
+	cmd.Flags().BoolVar(&o.All, "all", false, "export every guest")
+	cmd.Flags().Var((*kindList)(&o.Kinds), "kind", "kinds to export (repeatable or comma-separated): VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, sdn (default the three guest kinds)")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite files that exist in --out")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if out == "" {
+			return errors.New("--out DIR is required")
+		}
+		cfg, warnings, err := flags.Load()
+		if err != nil {
+			return err
+		}
+		for _, w := range warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", w)
+		}
+		if cfg.Cluster.Endpoint == "" {
+			return errors.New("no cluster: set cluster.endpoint (or --endpoint) and the API token")
+		}
+		client, err := pve.New(pve.Config{Endpoint: cfg.Cluster.Endpoint, TokenID: cfg.Cluster.TokenID,
+			TokenSecret: cfg.Cluster.TokenSecret, CAFile: cfg.Cluster.CAFile, Fingerprint: cfg.Cluster.Fingerprint,
+			InsecureSkipVerify: cfg.Cluster.InsecureSkipVerify})
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		ctx := cmd.Context()
+		res, err := export.Run(ctx, client, o)
+		if err != nil {
+			return err
+		}
+		if err := res.WriteDir(out, force); err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		for _, f := range res.Files {
+			fmt.Fprintf(w, "wrote %s\n", f.Path)
+			for _, n := range f.Notes {
+				fmt.Fprintf(w, "  NOTE: %s\n", n)
+			}
+		}
+		for _, s := range res.Skipped {
+			fmt.Fprintf(w, "skipped %s\n", s)
+		}
+		issues, err := res.Check(ctx, client)
+		if err != nil {
+			return fmt.Errorf("planning the exported manifests: %w", err)
+		}
+		fmt.Fprintf(w, "\n%d manifest(s) in %s; they validate.\n", len(res.Files), out)
+		if len(issues) == 0 {
+			fmt.Fprintln(w, "A plan of them against the cluster shows only the adoptions (the ownership tag).")
+			return nil
+		}
+		fmt.Fprintln(w, "A plan of them against the cluster shows more than the adoptions; review these before a sync:")
+		for _, s := range issues {
+			fmt.Fprintln(w, "  "+s)
+		}
+		return nil
+	}
+	rootCmd.AddCommand(cmd)
+}

@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// ctExport is the manifest of one container being read.
+type ctExport struct {
+	eff      map[string]string
+	meta     manifest.Metadata
+	spec     manifest.ContainerSpec
+	notes    []string
+	comments map[string]string
+}
+
+func (x *ctExport) note(format string, a ...any) {
+	x.notes = append(x.notes, fmt.Sprintf(format, a...))
+}
+
+func (x *ctExport) int(k string) int {
+	n, _ := atoiOK(x.eff[k])
+	return n
+}
+
+// ctReaders read one row of ctFields each, by the row's manifest path.
+var ctReaders = map[string]func(x *ctExport){
+	"spec.hostname": func(x *ctExport) { x.spec.Hostname = x.eff["hostname"] },
+	"spec.cores":    func(x *ctExport) { x.spec.Cores = x.int("cores") },
+	"spec.cpulimit": func(x *ctExport) { x.spec.CPULimit, _ = strconv.ParseFloat(x.eff["cpulimit"], 64) },
+	"spec.memory":   func(x *ctExport) { x.spec.Memory = x.int("memory") },
+	"spec.swap": func(x *ctExport) {
+		if v, ok := present(x.eff, "swap"); ok {
+			if n, ok := atoiOK(v); ok {
+				x.spec.Swap = &n
+			}
+		}
+	},
+	"spec.onboot": func(x *ctExport) {
+		if v, ok := present(x.eff, "onboot"); ok {
+			x.spec.OnBoot = boolP(truthy(v))
+		}
+	},
+	"spec.startup": func(x *ctExport) {
+		if v, ok := present(x.eff, "startup"); ok {
+			s, same := startupOf(v)
+			if !same {
+				x.note("startup %q is not in the form the manifest writes (order=N,up=N,down=N): left out", v)
+				return
+			}
+			x.spec.Startup = s
+		}
+	},
+	"spec.timezone":     func(x *ctExport) { x.spec.Timezone = x.eff["timezone"] },
+	"spec.ostype":       func(x *ctExport) { x.spec.OSType = x.eff["ostype"] },
+	"metadata.tags":     func(x *ctExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
+	"spec.description":  func(x *ctExport) { x.spec.Description = trimDesc(x.eff["description"]) },
+	"spec.nameserver":   func(x *ctExport) { x.spec.Nameserver = spaced(x.eff["nameserver"]) },
+	"spec.searchDomain": func(x *ctExport) { x.spec.SearchDomain = spaced(x.eff["searchdomain"]) },
+	"spec.features": func(x *ctExport) {
+		v, ok := present(x.eff, "features")
+		if !ok {
+			return
+		}
+		ps := pve.ParsePropertyString(v, "")
+		f := manifest.Features{Nesting: truthy(ps.Values["nesting"]), Keyctl: truthy(ps.Values["keyctl"]),
+			Fuse: truthy(ps.Values["fuse"]), Mknod: truthy(ps.Values["mknod"])}
+		if m := ps.Values["mount"]; m != "" {
+			f.Mount = strings.Split(m, ";")
+		}
+		if normalFeatures(f.String()) != normalFeatures(v) {
+			x.note("features %q hold keys the manifest cannot declare: left out", v)
+			return
+		}
+		x.spec.Features = &f
+	},
+	// Proxmox's default is privileged (no key), the manifest's unprivileged.
+	"spec.unprivileged": func(x *ctExport) { x.spec.Unprivileged = boolP(truthy(x.eff["unprivileged"])) },
+	"spec.arch":         func(x *ctExport) { x.spec.Arch = x.eff["arch"] },
+	// Set at the create, never read back.
+	"spec.sshKeys":      func(*ctExport) {},
+	"spec.passwordFrom": func(*ctExport) {},
+	"spec.rootfs":       (*ctExport).volumes,
+	"spec.net":          (*ctExport).nics,
+}
+
+// exportCT reads a container row by row.
+func (es *ExportSnapshot) exportCT(g *Guest, names map[int]string) Exported {
+	x := &ctExport{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
+	x.spec.VMID = g.VMID
+	for _, r := range ctFields {
+		read, ok := ctReaders[r.path]
+		if !ok {
+			panic("engine: no export reader for container field " + r.path) // TestEveryFieldRowIsExported
+		}
+		read(x)
+	}
+	// Proxmox does not record the OS template a container was made from;
+	// only a create would use it.
+	x.spec.Template = "local:vztmpl/unknown.tar.zst"
+	x.comments["spec.template"] = "Proxmox does not record a container's OS template: this placeholder is used only if the container is ever created again"
+	if !g.Running() {
+		x.spec.State = manifest.StateStopped
+	}
+	if len(g.Pending) > 0 || len(g.PendingDelete) > 0 {
+		x.note("the container has pending changes (waiting for a restart): exported as they will be after it")
+	}
+	return Exported{Dir: "containers", File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
+		Resource: &manifest.Container{Object: manifest.Object{Metadata: x.meta}, Spec: x.spec}}
+}
+
+// volumes reads the root volume and the mount points by slot.
+func (x *ctExport) volumes() {
+	if v, ok := present(x.eff, "rootfs"); ok {
+		ps := pve.ParsePropertyString(v, "volume")
+		r := &manifest.RootFS{Storage: storageOf(ps.Values["volume"]), MountOptions: mountOpts(ps), Quota: truthy(ps.Values["quota"])}
+		if b, err := ParseSize(ps.Values["size"]); err == nil {
+			r.Size, _ = sizeOf(b)
+		}
+		if a, ok := ps.Values["acl"]; ok {
+			r.ACL = boolP(truthy(a))
+		}
+		x.spec.RootFS = r
+	}
+	for _, k := range sortedKeys(x.eff) {
+		rest, ok := strings.CutPrefix(k, "mp")
+		if _, err := strconv.Atoi(rest); !ok || err != nil {
+			continue
+		}
+		ps := pve.ParsePropertyString(x.eff[k], "volume")
+		vol := ps.Values["volume"]
+		m := manifest.Mountpoint{Slot: k, Path: ps.Values["mp"], ReadOnly: truthy(ps.Values["ro"]), MountOptions: mountOpts(ps),
+			Quota: truthy(ps.Values["quota"])}
+		if a, ok := ps.Values["acl"]; ok {
+			m.ACL = boolP(truthy(a))
+		}
+		if strings.HasPrefix(vol, "/") {
+			m.Bind, m.Shared = vol, truthy(ps.Values["shared"])
+		} else {
+			m.Storage, m.Backup = storageOf(vol), truthy(ps.Values["backup"])
+			if b, err := ParseSize(ps.Values["size"]); err == nil {
+				m.Size, _ = sizeOf(b)
+			}
+		}
+		x.spec.Mountpoints = append(x.spec.Mountpoints, m)
+	}
+}
+
+func mountOpts(ps pve.PropertyString) []string {
+	if v := ps.Values["mountoptions"]; v != "" {
+		return strings.Split(normalList(v), ";")
+	}
+	return nil
+}
+
+// nics reads the container's interfaces by slot.
+func (x *ctExport) nics() {
+	for _, k := range sortedKeys(x.eff) {
+		rest, ok := strings.CutPrefix(k, "net")
+		if _, err := strconv.Atoi(rest); !ok || err != nil {
+			continue
+		}
+		ps := pve.ParsePropertyString(x.eff[k], "name")
+		v := ps.Values
+		if v["bridge"] == "" {
+			x.note("%s (%s) has no bridge: the manifest cannot declare it, and the plan deletes an undeclared interface: declare it by hand", k, x.eff[k])
+			continue
+		}
+		n := manifest.ContainerNIC{Slot: k, Name: v["name"], Bridge: v["bridge"], IP: v["ip"], Gw: v["gw"], IP6: v["ip6"], Gw6: v["gw6"],
+			Firewall: truthy(v["firewall"]), HWAddr: strings.ToUpper(v["hwaddr"])}
+		n.Tag, _ = atoiOK(v["tag"])
+		n.MTU, _ = atoiOK(v["mtu"])
+		if r := v["rate"]; r != "" {
+			n.Rate, _ = strconv.ParseFloat(r, 64)
+		}
+		x.spec.Net = append(x.spec.Net, n)
+	}
+}

@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+// qemuExport is the manifest of one VM or template being read.
+type qemuExport struct {
+	es       *ExportSnapshot
+	g        *Guest
+	eff      map[string]string
+	names    map[int]string
+	meta     manifest.Metadata
+	spec     manifest.VirtualMachineSpec
+	notes    []string
+	comments map[string]string
+}
+
+func (x *qemuExport) note(format string, a ...any) {
+	x.notes = append(x.notes, fmt.Sprintf(format, a...))
+}
+
+// qemuReaders read one row of qemuFields each, by the row's manifest path
+// (its Proxmox key when it has none).
+var qemuReaders = map[string]func(x *qemuExport){
+	"metadata.name": func(x *qemuExport) {
+		if have := x.eff["name"]; have != "" && have != x.meta.Name {
+			x.note("the guest is named %q, not a manifest name: the plan renames it to %s unless you rename it on the cluster", have, x.meta.Name)
+		}
+	},
+	"spec.cores":   func(x *qemuExport) { x.spec.Cores = x.int("cores") },
+	"spec.sockets": func(x *qemuExport) { x.spec.Sockets = x.int("sockets") },
+	"spec.memory": func(x *qemuExport) {
+		if v, ok := present(x.eff, "memory"); ok {
+			x.spec.Memory, _ = atoiOK(propertyPart("current")(v))
+		}
+	},
+	"spec.cpu": func(x *qemuExport) {
+		if v, ok := present(x.eff, "cpu"); ok {
+			x.spec.CPU = propertyPart("cputype")(v)
+		}
+	},
+	"metadata.tags":    func(x *qemuExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
+	"spec.description": func(x *qemuExport) { x.spec.Description = trimDesc(x.eff["description"]) },
+	"spec.onboot": func(x *qemuExport) {
+		if v, ok := present(x.eff, "onboot"); ok {
+			x.spec.OnBoot = boolP(truthy(v))
+		}
+	},
+	"spec.startup": func(x *qemuExport) {
+		if v, ok := present(x.eff, "startup"); ok {
+			s, same := startupOf(v)
+			if !same {
+				x.note("startup %q is not in the form the manifest writes (order=N,up=N,down=N): left out", v)
+				return
+			}
+			x.spec.Startup = s
+		}
+	},
+	"spec.balloon": func(x *qemuExport) {
+		if v, ok := present(x.eff, "balloon"); ok {
+			if n, ok := atoiOK(v); ok {
+				x.spec.Balloon = &n
+			}
+		}
+	},
+	"spec.ostype":  func(x *qemuExport) { x.spec.OSType = x.eff["ostype"] },
+	"spec.bios":    func(x *qemuExport) { x.spec.BIOS = x.eff["bios"] },
+	"spec.machine": func(x *qemuExport) { x.spec.Machine = x.eff["machine"] },
+	"spec.scsihw":  func(x *qemuExport) { x.spec.SCSIHW = x.eff["scsihw"] },
+	"spec.agent": func(x *qemuExport) {
+		if v, ok := present(x.eff, "agent"); ok {
+			x.spec.Agent = boolP(truthy(propertyPart("enabled")(v)))
+		}
+	},
+	"spec.net":       (*qemuExport).nics,
+	"spec.disks":     (*qemuExport).disks,
+	"spec.cloudInit": (*qemuExport).cloudInitDrive,
+	"spec.cloudInit.user": func(x *qemuExport) {
+		if x.spec.CloudInit != nil {
+			x.spec.CloudInit.User = x.eff["ciuser"]
+		}
+	},
+	// Never the value (Proxmox reads it back as asterisks anyway): a
+	// reference for the user to fill in.
+	"spec.cloudInit.passwordFrom": func(x *qemuExport) {
+		if x.spec.CloudInit != nil && x.eff["cipassword"] != "" {
+			x.comments["spec.cloudInit"] = "cipassword is set on the guest; to manage it, add passwordFrom: {env: NAME} or {file: PATH}"
+		}
+	},
+	"spec.cloudInit.sshKeys": func(x *qemuExport) {
+		if x.spec.CloudInit != nil {
+			x.spec.CloudInit.SSHKeys = pve.DecodeSSHKeys(x.eff["sshkeys"])
+		}
+	},
+	"spec.cloudInit.nameserver": func(x *qemuExport) {
+		if x.spec.CloudInit != nil {
+			x.spec.CloudInit.Nameserver = spaced(x.eff["nameserver"])
+		}
+	},
+	"spec.cloudInit.searchDomain": func(x *qemuExport) {
+		if x.spec.CloudInit != nil {
+			x.spec.CloudInit.SearchDomain = spaced(x.eff["searchdomain"])
+		}
+	},
+	"spec.cloudInit.upgrade": func(x *qemuExport) {
+		if v, ok := present(x.eff, "ciupgrade"); ok && x.spec.CloudInit != nil {
+			x.spec.CloudInit.Upgrade = boolP(truthy(v))
+		}
+	},
+	"spec.cloudInit.ipConfigs": (*qemuExport).ipConfigs,
+	"spec.iso":                 (*qemuExport).iso,
+	// The userData seed is proxmops' own upload: a hand-made guest has none.
+	"spec.userData": func(x *qemuExport) {
+		for _, k := range sortedKeys(x.eff) {
+			if pd := parseDisk(x.eff[k]); isDiskKey(k) && pd.isCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
+				x.note("%s holds a proxmops userData seed (%s): its user-data is not on the cluster, add spec.userData yourself", k, pd.File)
+			}
+		}
+	},
+	// The boot order follows the first disk, exported first (disks).
+	"boot": func(*qemuExport) {},
+}
+
+func (x *qemuExport) int(k string) int {
+	n, _ := atoiOK(x.eff[k])
+	return n
+}
+
+// exportQemu reads a VM or a template row by row.
+func (es *ExportSnapshot) exportQemu(g *Guest, names map[int]string) Exported {
+	x := &qemuExport{es: es, g: g, eff: g.Effective, names: names, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
+	x.spec.VMID = g.VMID
+	for _, r := range qemuFields {
+		k := r.path
+		if k == "" {
+			k = r.key
+		}
+		read, ok := qemuReaders[k]
+		if !ok {
+			panic("engine: no export reader for qemu field " + k) // TestEveryFieldRowIsExported
+		}
+		read(x)
+	}
+	if x.spec.CloudInit != nil && len(x.spec.CloudInit.IPConfigs) == 0 {
+		x.spec.CloudInit.IPConfigs = nil
+	}
+	if len(g.Pending) > 0 || len(g.PendingDelete) > 0 {
+		x.note("the guest has pending changes (waiting for a reboot): exported as they will be after it")
+	}
+	obj := manifest.Object{Metadata: x.meta}
+	if g.Template {
+		return Exported{Dir: "templates", File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
+			Resource: &manifest.Template{Object: obj, Spec: x.templateSpec()}}
+	}
+	x.source()
+	if !g.Running() {
+		x.spec.State = manifest.StateStopped
+	}
+	return Exported{Dir: "vms", File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
+		Resource: &manifest.VirtualMachine{Object: obj, Spec: x.spec}}
+}
+
+// templateSpec keeps what a Template declares; its image is its boot
+// disk's volume (creation-only: a template is never rebuilt by adoption).
+func (x *qemuExport) templateSpec() manifest.TemplateSpec {
+	s := x.spec
+	t := manifest.TemplateSpec{VMID: s.VMID, QemuHardware: s.QemuHardware, Description: s.Description, Agent: s.Agent,
+		Disks: s.Disks, Net: s.Net, CloudInit: s.CloudInit}
+	if boot := bootDiskSlot(x.eff); boot != "" {
+		t.Image = &manifest.Image{Source: parseDisk(x.eff[boot]).File}
+	}
+	if t.Image == nil || !strings.Contains(t.Image.Source, ":") {
+		t.Image = &manifest.Image{Source: "local:import/unknown.qcow2"}
+		x.note("the template has no disk proxmops can name: image.source is a placeholder, used only if the template is ever built again")
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{s.OnBoot != nil, "onboot"}, {s.Startup != nil, "startup"}, {s.Balloon != nil, "balloon"}, {s.ISO != "", "iso"}} {
+		if f.set {
+			x.note("%s is set on the template but a Template does not declare it: left out", f.name)
+		}
+	}
+	return t
+}
+
+// baseVolume is the template volume a linked clone's disk stands on
+// (local-lvm:base-9000-disk-0/vm-130-disk-0).
+var baseVolume = regexp.MustCompile(`^([^:]+):(?:[0-9]+/)?base-([0-9]+)-disk-[0-9]+`)
+
+// source names where the VM came from: a linked clone's template when its
+// base volume names a template on the cluster, else the base volume.
+func (x *qemuExport) source() {
+	boot := bootDiskSlot(x.eff)
+	if boot == "" {
+		return
+	}
+	file := parseDisk(x.eff[boot]).File
+	m := baseVolume.FindStringSubmatch(file)
+	if m == nil || !strings.Contains(file, "/") {
+		return // not a linked clone: a full clone or a VM of its own
+	}
+	id, _ := strconv.Atoi(m[2])
+	if t := x.es.Guests[id]; t != nil && t.Type == "qemu" && t.Template {
+		x.spec.FromTemplate = &manifest.FromTemplate{Name: x.names[id], Linked: true}
+		return
+	}
+	x.spec.Image = &manifest.Image{Source: strings.SplitN(file, "/", 2)[0]}
+	x.note("linked clone of %s, which names no template on the cluster: image.source is that volume", x.spec.Image.Source)
+}
+
+// diskSlotOK says whether the manifest can declare a disk in slot.
+var diskSlotOK = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|sata[0-5])$`)
+
+// disks reads the data disks by slot, the boot disk first (the boot order
+// follows the first declared disk).
+func (x *qemuExport) disks() {
+	var slots []string
+	for _, k := range sortedKeys(x.eff) {
+		if !isDiskKey(k) || strings.HasPrefix(k, "efidisk") || strings.HasPrefix(k, "tpmstate") {
+			continue
+		}
+		if pd := parseDisk(x.eff[k]); pd.isCdrom() || pd.isCloudInit() || pd.File == "none" {
+			continue
+		}
+		slots = append(slots, k)
+	}
+	if boot := bootDiskSlot(x.eff); boot != "" {
+		if i := slices.Index(slots, boot); i > 0 {
+			slots = append([]string{boot}, slices.Delete(slots, i, i+1)...)
+		}
+	}
+	for _, k := range slots {
+		pd := parseDisk(x.eff[k])
+		if !diskSlotOK.MatchString(k) {
+			x.note("disk %s (%s) is in a slot a manifest cannot declare: left out, and left alone", k, pd.File)
+			continue
+		}
+		stor := storageOf(pd.File)
+		if stor == "" || !strings.Contains(pd.File, ":") {
+			x.note("disk %s is not a storage volume (%s): left out, and left alone", k, pd.File)
+			continue
+		}
+		d := manifest.Disk{Slot: k, Storage: stor}
+		if s, ok := sizeOf(pd.Size); ok {
+			d.Size = s
+		}
+		if f := volumeFormat(pd.File); strings.Contains(pd.File, ".") && f != "subvol" {
+			d.Format = f
+		}
+		ps := pd.props
+		d.Cache = ps.Values["cache"]
+		d.Discard = ps.Values["discard"] == "on"
+		d.SSD = ps.Values["ssd"] == "1"
+		d.IOThread = ps.Values["iothread"] == "1"
+		if b, ok := ps.Values["backup"]; ok && (b == "0" || b == "1") {
+			d.Backup = boolP(b == "1")
+		}
+		for _, o := range []string{"ssd", "iothread"} {
+			if v, ok := ps.Values[o]; ok && v != "0" && v != "1" {
+				x.note("disk %s has %s=%s: left out (the manifest writes 1)", k, o, v)
+			}
+		}
+		x.spec.Disks = append(x.spec.Disks, d)
+	}
+}
+
+// nics reads the network devices by slot.
+func (x *qemuExport) nics() {
+	for _, k := range sortedKeys(x.eff) {
+		rest, ok := strings.CutPrefix(k, "net")
+		if n, err := strconv.Atoi(rest); !ok || err != nil || n > 31 {
+			continue
+		}
+		p := parseNIC(x.eff[k])
+		if p.get("bridge") == "" || !nicModels[p.Model] {
+			x.note("%s (%s) has no bridge or an unknown model: the manifest cannot declare it, and the plan deletes an undeclared NIC: declare it by hand", k, x.eff[k])
+			continue
+		}
+		nic := manifest.NIC{Slot: k, Bridge: p.get("bridge"), Model: p.Model, MACAddr: strings.ToUpper(p.MAC),
+			Firewall: truthy(p.get("firewall")), LinkDown: truthy(p.get("link_down"))}
+		nic.Tag, _ = atoiOK(p.get("tag"))
+		nic.MTU, _ = atoiOK(p.get("mtu"))
+		nic.Queues, _ = atoiOK(p.get("queues"))
+		if r := p.get("rate"); r != "" {
+			nic.Rate, _ = strconv.ParseFloat(r, 64)
+		}
+		x.spec.Net = append(x.spec.Net, nic)
+	}
+}
+
+// cloudInitDrive declares cloudInit when the VM has Proxmox's cloud-init
+// drive (declaring it without one would add a drive).
+func (x *qemuExport) cloudInitDrive() {
+	for k, v := range x.eff {
+		if isDiskKey(k) && parseDisk(v).isCloudInit() {
+			x.spec.CloudInit = &manifest.CloudInit{}
+			return
+		}
+	}
+	for _, k := range []string{"ciuser", "sshkeys", "ipconfig0", "nameserver", "searchdomain"} {
+		if x.eff[k] != "" {
+			x.note("cloud-init settings without a cloud-init drive: left out")
+			return
+		}
+	}
+}
+
+func (x *qemuExport) ipConfigs() {
+	if x.spec.CloudInit == nil {
+		return
+	}
+	for _, k := range sortedKeys(x.eff) {
+		rest, ok := strings.CutPrefix(k, "ipconfig")
+		if _, err := strconv.Atoi(rest); !ok || err != nil {
+			continue
+		}
+		ic, err := manifest.ParseIPShorthand(x.eff[k])
+		if err != nil {
+			x.note("%s %q: %v: left out", k, x.eff[k], err)
+			continue
+		}
+		ic.Slot = "net" + rest
+		x.spec.CloudInit.IPConfigs = append(x.spec.CloudInit.IPConfigs, ic)
+	}
+}
+
+// iso declares the ISO in proxmops' cdrom slot; one elsewhere is noted
+// (declaring it would add a second drive).
+func (x *qemuExport) iso() {
+	for _, k := range sortedKeys(x.eff) {
+		pd := parseDisk(x.eff[k])
+		if !isDiskKey(k) || !pd.isCdrom() || pd.isCloudInit() || pd.File == "none" || pd.File == "cdrom" || strings.Contains(pd.File, "proxmops-cidata-") {
+			continue
+		}
+		if k == cdromSlot && strings.Contains(pd.File, ":iso/") {
+			x.spec.ISO = pd.File
+			continue
+		}
+		x.note("%s holds %s: proxmops declares an ISO on %s only, left out", k, pd.File, cdromSlot)
+	}
+}

@@ -1,0 +1,227 @@
+// Package export writes manifests for what is already on a Proxmox cluster
+// (issue 16, onboarding): one file per guest in the layout users keep
+// (vms/, templates/, containers/, and networks/ and sdn/ on request), in
+// Proxmox's values, each guest proxmops does not own annotated
+// proxmops.dev/adopt: "true". The cluster is read with the engine's own
+// observation and every field comes from a row of the engine's field
+// tables (engine/onboard.go), so a plan of the exported tree against the
+// same cluster shows nothing but the adoptions.
+package export
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing/fstest"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// Options select what is exported (the flags of `proxmops export`).
+type Options struct {
+	Node string // only this node's guests and interfaces ("" all)
+	// VMIDs is a list such as "100,105-110"; All selects every guest.
+	// One of them is needed when a guest kind is exported.
+	VMIDs string
+	All   bool
+	// Kinds lists the kinds to export (names as in manifests, case-folded,
+	// plural and short forms accepted); empty means the guest kinds.
+	Kinds []string
+}
+
+// GuestKinds are exported when no kind is named.
+var GuestKinds = []manifest.Kind{manifest.KindVirtualMachine, manifest.KindTemplate, manifest.KindContainer}
+
+// kindNames maps what --kind accepts to a kind.
+var kindNames = map[string]manifest.Kind{
+	"virtualmachine": manifest.KindVirtualMachine, "vm": manifest.KindVirtualMachine, "vms": manifest.KindVirtualMachine,
+	"template": manifest.KindTemplate, "templates": manifest.KindTemplate,
+	"container": manifest.KindContainer, "containers": manifest.KindContainer, "ct": manifest.KindContainer, "lxc": manifest.KindContainer,
+	"network": manifest.KindNetwork, "networks": manifest.KindNetwork,
+	"sdnzone": manifest.KindSdnZone, "sdnvnet": manifest.KindSdnVnet,
+	"sdn": "sdn", // both SDN kinds
+}
+
+// ParseKinds reads --kind values (repeated or comma-separated).
+func ParseKinds(list []string) ([]manifest.Kind, error) {
+	var out []manifest.Kind
+	add := func(k manifest.Kind) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	for _, item := range list {
+		for _, w := range strings.Split(item, ",") {
+			w = strings.TrimSpace(w)
+			if w == "" {
+				continue
+			}
+			k, ok := kindNames[strings.ToLower(w)]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("--kind %q: not a kind export writes (VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, or sdn for both SDN kinds)", w)
+			case k == "sdn":
+				add(manifest.KindSdnZone)
+				add(manifest.KindSdnVnet)
+			default:
+				add(k)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, GuestKinds...)
+	}
+	return out, nil
+}
+
+// ParseVMIDs reads a VMID list such as "100,105-110".
+func ParseVMIDs(list string) (func(int) bool, error) {
+	type span struct{ lo, hi int }
+	var spans []span
+	for _, part := range strings.Split(list, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(strings.TrimSpace(hi))
+		}
+		if err != nil || a < 100 || b < a {
+			return nil, fmt.Errorf("--vmid %q: %q is not a VMID (100 or more) nor a range such as 105-110", list, part)
+		}
+		spans = append(spans, span{a, b})
+	}
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("--vmid %q names no VMID", list)
+	}
+	return func(id int) bool {
+		return slices.ContainsFunc(spans, func(s span) bool { return id >= s.lo && id <= s.hi })
+	}, nil
+}
+
+// File is one written manifest.
+type File struct {
+	Path string // slash-separated, relative to the output directory
+	Data []byte
+	Kind manifest.Kind
+	Name string
+	// Notes say what could not be exported as it is (also in the file's
+	// head comment).
+	Notes []string
+}
+
+// Result is what an export read and wrote.
+type Result struct {
+	Files []File
+	// Skipped lists the guests left out, with the reason.
+	Skipped []string
+}
+
+// Run reads the cluster through client and renders the manifests. The
+// rendered tree is validated as `proxmops validate` does: an export that
+// does not validate is an error.
+func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
+	kinds, err := ParseKinds(o.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	sel := engine.ExportSelect{Node: o.Node}
+	guests := slices.ContainsFunc(kinds, func(k manifest.Kind) bool { return slices.Contains(GuestKinds, k) })
+	switch {
+	case o.All && o.VMIDs != "":
+		return nil, fmt.Errorf("--vmid and --all exclude each other")
+	case guests && !o.All && o.VMIDs == "":
+		return nil, fmt.Errorf("name the guests to export: --vmid LIST (e.g. 100,105-110) or --all")
+	case o.VMIDs != "":
+		if sel.VMIDs, err = ParseVMIDs(o.VMIDs); err != nil {
+			return nil, err
+		}
+	}
+	if !guests {
+		sel.VMIDs = func(int) bool { return false }
+	}
+	sel.Networks = slices.Contains(kinds, manifest.KindNetwork)
+	sel.SDN = slices.Contains(kinds, manifest.KindSdnZone) || slices.Contains(kinds, manifest.KindSdnVnet)
+	snap, err := engine.New(client, engine.Options{}).ObserveForExport(ctx, sel)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
+	if o.Node != "" && !slices.Contains(snap.Nodes, o.Node) {
+		return nil, fmt.Errorf("--node %s: no such node in the cluster (nodes: %s)", o.Node, strings.Join(snap.Nodes, ", "))
+	}
+	exported, skipped := snap.Export()
+	res := &Result{Skipped: skipped}
+	for _, ex := range exported {
+		k := ex.Resource.Kind()
+		if !slices.Contains(kinds, k) {
+			continue
+		}
+		data, err := render(ex)
+		if err != nil {
+			return nil, fmt.Errorf("rendering %s/%s: %w", k, ex.Resource.Name(), err)
+		}
+		res.Files = append(res.Files, File{Path: ex.Dir + "/" + ex.File, Data: data, Kind: k, Name: ex.Resource.Name(), Notes: ex.Notes})
+	}
+	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
+	if _, err := res.Load(); err != nil {
+		return nil, fmt.Errorf("the exported manifests do not validate (please report this):\n%w", err)
+	}
+	return res, nil
+}
+
+// Load loads the rendered tree as the loader of a repository does.
+func (r *Result) Load() (*manifest.Set, error) {
+	fsys := fstest.MapFS{}
+	for _, f := range r.Files {
+		fsys[f.Path] = &fstest.MapFile{Data: f.Data, Mode: 0o644}
+	}
+	return manifest.LoadFS(fsys, ".")
+}
+
+// Check plans the exported tree against the cluster as a first sync
+// would, and lists what it would do besides adopting: for a faithful
+// export of unowned guests, nothing. Networks and SDN objects proxmops
+// does not own are Conflicts (they have no adoption) and are listed too.
+func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error) {
+	set, err := r.Load()
+	if err != nil {
+		return nil, err
+	}
+	p, err := engine.New(client, engine.Options{}).Plan(ctx, engine.DesiredFromSet(set, nil), "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range p.Actions {
+		switch {
+		case a.Adopt && a.Action == vocab.ActionUpdate && onlyTags(a.Changes):
+		case a.Action == vocab.ActionNone && a.Status == vocab.StatusSynced:
+		default:
+			out = append(out, fmt.Sprintf("%s/%s: %s: %s", a.Kind, a.Name, a.Action, a.Reason))
+			for _, c := range a.Changes {
+				if c.Field != "tags" || !a.Adopt {
+					out = append(out, fmt.Sprintf("  %s: %s -> %s", c.Field, c.From, c.To))
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func onlyTags(cs []vocab.Change) bool {
+	for _, c := range cs {
+		if c.Field != "tags" {
+			return false
+		}
+	}
+	return true
+}
