@@ -144,3 +144,120 @@ func TestAcquireHonoursContext(t *testing.T) {
 	}
 	r2()
 }
+
+// waiting is how many Acquire calls are queued.
+func (l *Limiter) waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, q := range l.queues {
+		n += q.Len()
+	}
+	return n
+}
+
+// queue starts Acquire(c) in the background, waits until it is queued, and
+// returns the channel its release function arrives on.
+func queue(t *testing.T, l *Limiter, c Claim) <-chan func() {
+	t.Helper()
+	before := l.waiting()
+	got := make(chan func(), 1)
+	go func() {
+		release, err := l.Acquire(context.Background(), c)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- release
+	}()
+	for l.waiting() == before {
+		time.Sleep(time.Millisecond)
+	}
+	return got
+}
+
+// granted reports whether the waiter behind c already has its slot.
+func granted(c <-chan func()) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func mustAcquire(t *testing.T, l *Limiter, c Claim) func() {
+	t.Helper()
+	r, err := l.Acquire(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestReleaseHandsTheSlotToTheOldestWaiter(t *testing.T) {
+	l := NewLimiter(Limits{Total: 1})
+	release := mustAcquire(t, l, Claim{})
+	w1 := queue(t, l, Claim{Nodes: []string{"pve1"}})
+	w2 := queue(t, l, Claim{Nodes: []string{"pve2"}})
+	w3 := queue(t, l, Claim{Nodes: []string{"pve3"}})
+	release()
+	r1 := <-w1
+	if l.waiting() != 2 || l.Running() != 1 {
+		t.Fatalf("after one release: %d waiting, %d running; want 2 and 1", l.waiting(), l.Running())
+	}
+	r1()
+	r2 := <-w2
+	if granted(w3) {
+		t.Fatal("third waiter ran beside the second with a total of 1")
+	}
+	r2()
+	(<-w3)()
+	if l.Running() != 0 || l.waiting() != 0 || len(l.queues) != 0 {
+		t.Fatalf("left %d running, %d waiting, %d queues", l.Running(), l.waiting(), len(l.queues))
+	}
+}
+
+func TestWaiterStillBlockedWaitsForWhatBlocksIt(t *testing.T) {
+	l := NewLimiter(Limits{Total: 2, PerNode: 1})
+	onPve1 := mustAcquire(t, l, Claim{Nodes: []string{"pve1"}})
+	onPve2 := mustAcquire(t, l, Claim{Nodes: []string{"pve2"}})
+	// Both queue behind the full total; the older one also needs pve1.
+	w1 := queue(t, l, Claim{Nodes: []string{"pve1"}})
+	w2 := queue(t, l, Claim{Nodes: []string{"pve3"}})
+	onPve2()
+	// The slot freed on pve2 goes to the pve3 waiter: pve1 is still taken.
+	r2 := <-w2
+	if granted(w1) {
+		t.Fatal("pve1 waiter ran while pve1 was taken")
+	}
+	onPve1()
+	r1 := <-w1
+	r1()
+	r2()
+	if l.Running() != 0 || l.waiting() != 0 {
+		t.Fatalf("left %d running, %d waiting", l.Running(), l.waiting())
+	}
+}
+
+func TestCancelledWaiterLeavesTheQueue(t *testing.T) {
+	l := NewLimiter(Limits{Total: 1, PerStorage: 1})
+	release := mustAcquire(t, l, Claim{Storages: []string{"local-lvm"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := l.Acquire(ctx, Claim{Storages: []string{"local-lvm"}}); done <- err }()
+	for l.waiting() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+	if l.waiting() != 0 {
+		t.Fatalf("%d still waiting after the cancel", l.waiting())
+	}
+	release()
+	if l.Running() != 0 {
+		t.Fatalf("the cancelled waiter was given a slot: %d running", l.Running())
+	}
+	mustAcquire(t, l, Claim{Storages: []string{"local-lvm"}})()
+}

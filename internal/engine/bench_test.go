@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,4 +178,67 @@ func BenchmarkConverge200Clones(b *testing.B) {
 	b.ReportMetric(avg.Seconds()/ideal.Seconds(), "x-ideal")
 	b.ReportMetric(float64(requests)/float64(b.N)/n, "requests/vm")
 	b.ReportMetric(float64(failed)/float64(b.N), "failed")
+}
+
+// minimalVMs declares n VMs with nothing but a name, a node, a VMID, cores
+// and memory: each is one create, its ownership tag and a re-read.
+func minimalVMs(n int) *engine.Desired {
+	nodes := []string{"pve1", "pve2", "pve3"}
+	d := &engine.Desired{}
+	for i := range n {
+		d.Add(&engine.VMSpec{
+			Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: fmt.Sprintf("vm-%05d", i), Node: nodes[i%3], Sync: vocab.SyncAuto},
+			VMID: 10000 + i, QemuHW: engine.QemuHW{Cores: 1, Memory: 512},
+		})
+	}
+	return d
+}
+
+// BenchmarkApply creates n minimal VMs with one Apply against the simulator
+// (tasks finish at once, concurrency 16) and reports the process's CPU time
+// per action, simulator included, which must stay flat as n grows: a cost
+// per finished action that walks all actions would make it grow with n.
+func BenchmarkApply(b *testing.B) {
+	for _, n := range []int{1000, 3000, 5000} {
+		b.Run(fmt.Sprintf("actions=%d", n), func(b *testing.B) {
+			var cpu, wall time.Duration
+			var requests int64
+			for range b.N {
+				b.StopTimer()
+				e := newEnvWith(b, func(o *pvesim.Options) { o.TaskSpeed = 0 })
+				eng := e.engine(engine.Options{Concurrency: 16})
+				p, err := eng.Plan(context.Background(), minimalVMs(n), "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				before := e.client.Stats()
+				cpu0, t0 := cpuTime(), time.Now()
+				b.StartTimer()
+				rep, err := eng.Apply(context.Background(), p, nil)
+				b.StopTimer()
+				cpu += cpuTime() - cpu0
+				wall += time.Since(t0)
+				requests += e.client.Stats().Sub(before).Total()
+				if err != nil || rep.Applied != n {
+					b.Fatalf("apply: %v, %d of %d applied, %d failed", err, rep.Applied, n, rep.Failed)
+				}
+				e.sim.Close()
+				b.StartTimer()
+			}
+			actions := float64(b.N * n)
+			b.ReportMetric(float64(cpu.Nanoseconds())/actions, "cpu-ns/action")
+			b.ReportMetric(float64(wall.Nanoseconds())/actions, "ns/action")
+			b.ReportMetric(float64(requests)/actions, "requests/action")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
