@@ -78,7 +78,9 @@ type ResourceList struct {
 	RevisionMessage string     `json:"revisionMessage"`
 	LastPass        *time.Time `json:"lastPass"`
 	PassDurationMs  int64      `json:"passDurationMs"`
-	SourceError     string     `json:"sourceError"`
+	// SourceError lists what keeps the source from being read (settings,
+	// Git); a head whose manifests fail to load is LoadError instead.
+	SourceError string `json:"sourceError"`
 	// LoadError is set while the branch head fails to load (see Plan).
 	LoadError *LoadError           `json:"loadError,omitempty"`
 	Counts    map[vocab.Status]int `json:"counts"`
@@ -227,6 +229,9 @@ type PassEvent struct {
 	LastPass    time.Time            `json:"lastPass"`
 	Counts      map[vocab.Status]int `json:"counts"`
 	SourceError string               `json:"sourceError"`
+	// LoadError is the branch head's load failure (null: it loaded), as in
+	// ResourceList, so a stream reader learns when it starts and ends.
+	LoadError *LoadError `json:"loadError"`
 	// Pinned is the revision applied instead of the branch head (null: none).
 	Pinned *Pin `json:"pinned"`
 }

@@ -184,7 +184,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		sum.Status, sum.Health, sum.Action = vocab.StatusSynced, vocab.HealthHealthy, vocab.ActionNone
 		sum.Changes, sum.NeedsReboot = []vocab.Change{}, false
 		sum.Reason = action.String() + " done; confirmed by the next scan"
-		c.log.Info("action done", "resource", key, "action", action.String(), "duration", dur.String())
+		c.log.Info("action done", "resource", key, "action", action.String(), "commit", commit, "duration", dur.String())
 	} else {
 		msg := fmt.Sprintf("%s failed: %s", action, errMsg)
 		if c.stopping.Load() && c.workCtx.Err() != nil {
@@ -198,7 +198,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		}
 		rec.Status = vocab.StatusFailed
 		sum.Status, sum.Health, sum.Reason = vocab.StatusFailed, vocab.HealthDegraded, msg
-		c.log.Warn("action failed", "resource", key, "action", action.String(), "err", errMsg, "attempt", rec.Failures)
+		c.log.Warn("action failed", "resource", key, "action", action.String(), "commit", commit, "err", errMsg, "attempt", rec.Failures)
 	}
 	c.records[key] = rec
 	c.dirty = true

@@ -136,7 +136,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 	rt := c.currentRuntime()
 	ds := c.currentDesired()
 	if ds == nil {
-		return fmt.Errorf("the repository was never loaded: %w", api.ErrNotReady)
+		return c.notLoaded()
 	}
 	commit := ds.commit
 	eng := rt.engine(true, "", c.opts.Logger)
@@ -190,11 +190,7 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 	if revision == "" {
 		ds := c.currentDesired()
 		if ds == nil {
-			msg := "the repository was not loaded yet"
-			if rt.sourceErr != "" {
-				msg = rt.sourceErr
-			}
-			return api.Plan{}, fmt.Errorf("%s: %w", msg, api.ErrNotReady)
+			return api.Plan{}, c.notLoaded()
 		}
 		desired, commit = ds.desired, ds.commit
 	} else {

@@ -129,7 +129,7 @@ func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
 	repo.commit("broken", map[string]string{"vms/a.yaml": "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {coers: 2}\n"})
 	e.c.Refresh(context.Background())
 	e.waitFor("invalid manifests reported", func(l api.ResourceList) bool {
-		return strings.Contains(l.SourceError, "invalid")
+		return l.LoadError != nil && len(l.LoadError.Errors) > 0
 	})
 
 	// An unreachable repository keeps the last good desired state too.

@@ -69,7 +69,7 @@ func (c *Controller) Manifest(ctx context.Context, kind, name string) (api.Manif
 	key := kind + "/" + name
 	ds := c.desired
 	if ds == nil {
-		return api.Manifest{}, fmt.Errorf("the repository was never loaded: %w", api.ErrNotReady)
+		return api.Manifest{}, c.notLoadedLocked()
 	}
 	r, ok := ds.byKey[key]
 	if !ok {

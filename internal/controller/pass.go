@@ -43,7 +43,11 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	if rt.syncer != nil && (req.pull || c.currentDesired() == nil) {
 		if err := c.pull(ctx, rt); err != nil {
 			sourceOK = false
-			problems = append(problems, err.Error())
+			// A load failure is the loadError (one item per error), not a
+			// source problem repeating the same errors in one line.
+			if !errors.As(err, new(loadFailure)) {
+				problems = append(problems, err.Error())
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -93,7 +97,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	if ds != nil {
 		revision = ds.commit
 	}
-	passEv := api.PassEvent{Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr, Pinned: c.pins.current()}
+	passEv := api.PassEvent{Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr, LoadError: c.loadErr, Pinned: c.pins.current()}
 	c.mu.Unlock()
 
 	c.notePass(context.WithoutCancel(ctx), revision, now, counts)
@@ -164,11 +168,11 @@ func (c *Controller) pull(ctx context.Context, rt *runtime) error {
 	}
 	ds, err := c.load(res)
 	if err != nil {
-		c.log.Warn("manifests cannot be loaded; keeping the last good desired state", "commit", short(res.Commit.Hash), "err", err)
+		c.log.Warn("manifests cannot be loaded; keeping the last good desired state", "commit", res.Commit.Hash, "err", err)
 		c.mu.Lock()
 		c.loadErr = loadErrorOf(res.Commit.Hash, err)
 		c.mu.Unlock()
-		return err
+		return loadFailure{err}
 	}
 	c.mu.Lock()
 	changed := c.desired == nil || c.desired.commit != ds.commit
@@ -176,7 +180,7 @@ func (c *Controller) pull(ctx context.Context, rt *runtime) error {
 	c.loadErr = nil
 	c.mu.Unlock()
 	if changed {
-		c.log.Info("desired state loaded", "commit", short(ds.commit), "message", ds.message, "resources", len(ds.set.Resources))
+		c.log.Info("desired state loaded", "commit", ds.commit, "message", ds.message, "resources", len(ds.set.Resources))
 	}
 	return nil
 }

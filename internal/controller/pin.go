@@ -214,7 +214,7 @@ func (c *Controller) Pin(ctx context.Context, revision, by string) (api.Pin, err
 	if err := c.savePin(ctx, &p); err != nil {
 		return api.Pin{}, err
 	}
-	c.log.Warn("revision pinned: the branch head is not followed until unpinned", "commit", short(p.Revision), "by", by)
+	c.log.Warn("revision pinned: the branch head is not followed until unpinned", "commit", p.Revision, "by", by)
 	c.ask(request{pull: true, force: true})
 	return p, nil
 }

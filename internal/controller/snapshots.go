@@ -17,7 +17,7 @@ func (c *Controller) Snapshots(ctx context.Context, kind, name string) (api.Snap
 	}
 	ds := c.currentDesired()
 	if ds == nil {
-		return api.SnapshotList{}, fmt.Errorf("the repository was never loaded: %w", api.ErrNotReady)
+		return api.SnapshotList{}, c.notLoaded()
 	}
 	return rt.engine(false, "", c.opts.Logger).GuestSnapshots(ctx, ds.desired, kind, name)
 }
@@ -35,7 +35,7 @@ func (c *Controller) Rollback(ctx context.Context, kind, name, snapshot string) 
 	}
 	ds := c.currentDesired()
 	if ds == nil {
-		return api.RollbackResult{}, fmt.Errorf("the repository was never loaded: %w", api.ErrNotReady)
+		return api.RollbackResult{}, c.notLoaded()
 	}
 	eng := c.currentRuntime().engine(false, "", c.opts.Logger)
 	var res api.RollbackResult

@@ -116,7 +116,7 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 		rec.Status, rec.Event, rec.Failure = vocab.StatusFailed, api.EventFailed, msg
 		c.records[key] = rec
 		c.dirty = true
-		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", in.Action.String())
+		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", in.Action.String(), "commit", in.Commit)
 	}
 	c.inflight = map[string]inflightAction{}
 	c.saveInflightLocked(ctx)

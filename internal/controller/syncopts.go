@@ -64,7 +64,7 @@ func (c *Controller) dryRun(ctx context.Context, kind, name string, o api.SyncOp
 	}
 	ds := c.currentDesired()
 	if ds == nil {
-		return nil, fmt.Errorf("the repository was not loaded yet: %w", api.ErrNotReady)
+		return nil, c.notLoaded()
 	}
 	scope := map[string]bool{allKeys: true}
 	if kind != "" {

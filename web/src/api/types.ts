@@ -75,6 +75,8 @@ export interface PassEvent {
   lastPass?: string;
   counts?: Counts;
   sourceError?: string;
+  // The head's load failure; null once it loads (absent from older daemons).
+  loadError?: LoadError | null;
   pinned?: Pin | null;
 }
 

@@ -18,7 +18,8 @@ export function ErrorLines({ text }: { text: string }) {
 }
 
 // LoadErrorAlert says loudly that the branch head failed to load, with its
-// errors one per item, and whose plan or status is shown instead.
+// errors one per item, and whose plan or status is shown instead: shown is
+// the last good revision, '' when none ever loaded, undefined to say neither.
 export function LoadErrorAlert({ loadError, shown }: { loadError: LoadError; shown?: string }) {
   return (
     <div className="alert error" role="alert" aria-label="HEAD failed to load">
@@ -27,9 +28,10 @@ export function LoadErrorAlert({ loadError, shown }: { loadError: LoadError; sho
       </strong>
       {shown ? (
         <>
-          {' '}
           : what follows is the last good revision&apos;s (<code title={shown}>{shortRev(shown)}</code>), not HEAD&apos;s.
         </>
+      ) : shown === '' ? (
+        ': no revision has loaded yet, so nothing is planned or applied until the manifests are fixed.'
       ) : (
         '.'
       )}

@@ -2,7 +2,7 @@ import { fireEvent, render, screen, within } from '@testing-library/react';
 import { beforeEach, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
 import { Providers, resourcesValue } from '../test/helpers';
-import { reduceResources } from '../state/resources';
+import { initialResourceState, reduceResources } from '../state/resources';
 import Overview from './Overview';
 
 const resources: Resource[] = [
@@ -86,10 +86,10 @@ test('an empty daemon says why the page is empty', () => {
   expect(screen.getByText('No resources yet')).toBeTruthy();
 });
 
-test('the banner lists several manifest errors one per item', () => {
+test('a source problem of several lines is listed one per item', () => {
   const base = resourcesValue(resources);
   const state = reduceResources(base.state, [
-    { type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: 'manifests at 9a1b2c3d are invalid: vms/a.yaml:4:8: unknown field coers\nvms/b.yaml:2:1: unknown kind Vm' } },
+    { type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: 'git: authentication required\ncluster: connection refused' } },
   ]);
   render(
     <Providers value={{ ...base, state }}>
@@ -97,8 +97,43 @@ test('the banner lists several manifest errors one per item', () => {
     </Providers>,
   );
   const banner = screen.getByText(/Git source:/);
-  expect([...banner.querySelectorAll('li')].map((li) => li.textContent)).toEqual([
-    'manifests at 9a1b2c3d are invalid: vms/a.yaml:4:8: unknown field coers',
-    'vms/b.yaml:2:1: unknown kind Vm',
-  ]);
+  expect([...banner.querySelectorAll('li')].map((li) => li.textContent)).toEqual(['git: authentication required', 'cluster: connection refused']);
+});
+
+test('a HEAD that fails to load, as a pass event says, is a banner naming the last good revision, gone once HEAD loads', () => {
+  const base = resourcesValue(resources);
+  const loadError = { revision: '9a1b2c3d4e5f60718293', errors: ['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:2:1: unknown kind Vm'] };
+  const failing = reduceResources(base.state, [{ type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: '', loadError } }]);
+  const { rerender } = render(
+    <Providers value={{ ...base, state: failing }}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  const banner = screen.getByRole('alert', { name: 'HEAD failed to load' });
+  expect(banner.textContent).toContain('HEAD (9a1b2c3d) failed to load');
+  expect(banner.textContent).toContain("last good revision's (3f2c1e0a)");
+  expect([...banner.querySelectorAll('li')].map((li) => li.textContent)).toEqual(loadError.errors);
+  expect(screen.queryByText(/Git source:/)).toBeNull();
+
+  const fixed = reduceResources(failing, [{ type: 'pass', pass: { revision: '4a4a4a4a4a4a4a4a', sourceError: '', loadError: null } }]);
+  rerender(
+    <Providers value={{ ...base, state: fixed }}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  expect(screen.queryByRole('alert', { name: 'HEAD failed to load' })).toBeNull();
+});
+
+test('when the very first load fails, the overview says why instead of waiting for resources', () => {
+  const loadError = { revision: '9a1b2c3d4e5f60718293', errors: ['vms/a.yaml:4:8: unknown field coers'] };
+  const state = reduceResources(initialResourceState, [{ type: 'snapshot', summary: { revision: '', sourceError: '', loadError, resources: [] } }]);
+  render(
+    <Providers value={{ ...resourcesValue([]), state }}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  const banner = screen.getByRole('alert', { name: 'HEAD failed to load' });
+  expect(banner.textContent).toContain('no revision has loaded yet');
+  expect(banner.querySelector('li')?.textContent).toBe('vms/a.yaml:4:8: unknown field coers');
+  expect(screen.getByText('The manifests failed to load; see the errors above.')).toBeTruthy();
 });

@@ -4,7 +4,7 @@ import { STATUSES, type ActionAccepted, type Status } from '../api/types';
 import Cards from '../components/Cards';
 import Drawer from '../components/Drawer';
 import SyncDialog from '../components/SyncDialog';
-import { ErrorLines } from '../components/LoadError';
+import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { useTransient } from '../lib/transient';
 import MultiSelect from '../components/MultiSelect';
 import PinBanner from '../components/PinBanner';
@@ -128,6 +128,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
         </div>
       </section>
       <PinBanner pinned={state.pinned} isAdmin={isAdmin} />
+      {state.loadError && <LoadErrorAlert loadError={state.loadError} shown={state.revision} />}
       {state.sourceError && (
         <div className="alert error" role="alert">
           Git source: <ErrorLines text={state.sourceError} />
@@ -211,7 +212,9 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
           <div className="empty">
             <h3>No resources yet</h3>
             <p className="muted">
-              {state.sourceError
+              {state.loadError
+                ? 'The manifests failed to load; see the errors above.'
+                : state.sourceError
                 ? 'The Git source could not be read; see the message above.'
                 : 'Once the daemon has read the Git source and the cluster, every resource shows up here.'}
             </p>

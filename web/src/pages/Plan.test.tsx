@@ -56,6 +56,20 @@ test('an unknown revision shows the daemon’s error', async () => {
   await screen.findByText('revision nope not found');
 });
 
+test('with no revision ever loaded, the plan page shows why: each load error as an item', async () => {
+  mockFetch(() => ({
+    status: 503,
+    body: { error: 'no revision is loaded: the manifests at 9a1b2c3d4e5f failed to load:\nvms/a.yaml:4:8: unknown field coers\nvms/b.yaml:2:1: unknown kind Vm' },
+  }));
+  render(<Plan />);
+  const alert = await screen.findByRole('alert');
+  expect([...alert.querySelectorAll('li')].map((li) => li.textContent)).toEqual([
+    'no revision is loaded: the manifests at 9a1b2c3d4e5f failed to load:',
+    'vms/a.yaml:4:8: unknown field coers',
+    'vms/b.yaml:2:1: unknown kind Vm',
+  ]);
+});
+
 test('the summary counts the actions to carry out and every resource by status', async () => {
   mockFetch(({ url }) =>
     url === '/api/v1/plan'

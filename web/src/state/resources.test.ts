@@ -73,6 +73,18 @@ describe('resource store', () => {
     expect(next.revisionMessage).toBe('');
   });
 
+  test('the head\'s load error comes with snapshots and passes, and a pass without one (an older daemon) keeps it', () => {
+    const loadError = { revision: 'bad', errors: ['vms/a.yaml:4:8: unknown field coers'] };
+    const s = reduceResources(initialResourceState, [{ type: 'snapshot', summary: { ...summary([]), loadError } }]);
+    expect(s.loadError).toEqual(loadError);
+    const older = reduceResources(s, [{ type: 'pass', pass: { revision: 'abc' } }]);
+    expect(older.loadError).toEqual(loadError);
+    const fixed = reduceResources(older, [{ type: 'pass', pass: { revision: 'def', loadError: null } }]);
+    expect(fixed.loadError).toBeNull();
+    const again = reduceResources(fixed, [{ type: 'pass', pass: { revision: 'def', loadError } }]);
+    expect(again.loadError).toEqual(loadError);
+  });
+
   test('a batch applies in order', () => {
     const s = reduceResources(loaded([]), [
       { type: 'resource', resource: res('a', { status: 'Progressing' }) },

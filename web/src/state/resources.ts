@@ -2,7 +2,7 @@
 // /api/v1/events. Updates keep the identity of every resource they do not touch,
 // so memoised cards and graph nodes re-render only when their own resource changed.
 
-import type { PassEvent, Pin, Resource, Status, Summary } from '../api/types';
+import type { LoadError, PassEvent, Pin, Resource, Status, Summary } from '../api/types';
 import { STATUSES, resourceKey } from '../api/types';
 
 export interface ResourceState {
@@ -12,6 +12,8 @@ export interface ResourceState {
   lastPass: string;
   passDurationMs: number | null;
   sourceError: string;
+  // The branch head's load failure (its manifests are invalid), or null.
+  loadError: LoadError | null;
   // The revision applied instead of the branch head, or null.
   pinned: Pin | null;
   byKey: Map<string, Resource>;
@@ -32,6 +34,7 @@ export const initialResourceState: ResourceState = {
   lastPass: '',
   passDurationMs: null,
   sourceError: '',
+  loadError: null,
   pinned: null,
   byKey: new Map(),
   structureVersion: 0,
@@ -69,6 +72,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         lastPass: s.lastPass ?? '',
         passDurationMs: s.passDurationMs ?? null,
         sourceError: s.sourceError ?? '',
+        loadError: s.loadError ?? null,
         pinned: s.pinned ?? null,
         byKey,
         structureVersion: structureChanged ? state.structureVersion + 1 : state.structureVersion,
@@ -99,6 +103,8 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         lastPass: p.lastPass ?? state.lastPass,
         passDurationMs: p.passDurationMs ?? state.passDurationMs,
         sourceError: p.sourceError ?? '',
+        // An older daemon's pass event has no loadError: keep what is known.
+        loadError: p.loadError === undefined ? state.loadError : p.loadError,
         pinned: p.pinned === undefined ? state.pinned : p.pinned,
       };
     }

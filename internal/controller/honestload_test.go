@@ -1,0 +1,213 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/logring"
+	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// served is the daemon's API over real HTTP on loopback, signed in as an
+// administrator.
+type served struct {
+	base string
+	hc   *http.Client
+	ctx  context.Context
+}
+
+// serve starts the HTTP server over e's controller (logs: the ring the
+// controller logs into, or nil) and signs in.
+func serve(t *testing.T, e *env, logs *logring.Ring) *served {
+	t.Helper()
+	srv, err := server.New(context.Background(), server.Options{
+		Store: e.st, Backend: e.c, Hub: e.hub, Config: e.c.opts.Config, OnSettingsChanged: e.c.ApplyConfig,
+		Logs: logs, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	s := &served{base: "http://" + ln.Addr().String(), ctx: ctx}
+	tok, err := os.ReadFile(e.st.Path() + ".setup-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	s.hc = &http.Client{Jar: jar}
+	body, _ := json.Marshal(map[string]string{"token": strings.TrimSpace(string(tok)), "username": "admin", "password": "a long enough password 1"})
+	resp, err := s.hc.Post(s.base+"/api/v1/setup", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("setup: %s", resp.Status)
+	}
+	return s
+}
+
+// get answers the status and body of a GET.
+func (s *served) get(t *testing.T, path string) (int, []byte) {
+	t.Helper()
+	resp, err := s.hc.Get(s.base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// events opens GET /api/v1/events.
+func (s *served) events(t *testing.T) <-chan [2]string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(s.ctx, http.MethodGet, s.base+"/api/v1/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	out := make(chan [2]string, 256)
+	go readSSE(resp.Body, out)
+	return out
+}
+
+const (
+	coersManifest = "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {coers: 2}\n"
+	memryManifest = "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: b}\nspec: {memry: 2}\n"
+)
+
+// When the very first load fails, the answers that need a loaded revision
+// say why (each manifest error), not a bare "not ready", and the status
+// list carries the load error instead of repeating it as a source problem.
+func TestFirstLoadFailureSaysWhy(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	broken := repo.commit("broken from the start", map[string]string{"vms/a.yaml": coersManifest, "vms/b.yaml": memryManifest})
+	e := newEnv(t, sim, repo, "").start()
+	l := e.waitFor("the load error", func(l api.ResourceList) bool { return l.LoadError != nil })
+	if l.LoadError.Revision != broken.String() || len(l.LoadError.Errors) < 2 {
+		t.Fatalf("load error %+v, want the errors of both files at %s", l.LoadError, broken)
+	}
+	if strings.Contains(l.SourceError, "coers") {
+		t.Fatalf("the source error repeats the load error: %q", l.SourceError)
+	}
+
+	_, err := e.c.Plan(context.Background(), "")
+	if !errors.Is(err, api.ErrNotReady) {
+		t.Fatalf("plan without a loaded revision: %v, want not ready", err)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 1+len(l.LoadError.Errors) || !strings.Contains(lines[0], short(broken.String())) {
+		t.Fatalf("plan error does not list the load errors one per line:\n%s", err)
+	}
+	for i, e := range l.LoadError.Errors {
+		if lines[1+i] != e {
+			t.Errorf("plan error line %d is %q, want %q", 1+i, lines[1+i], e)
+		}
+	}
+	if strings.HasSuffix(err.Error(), "not ready") {
+		t.Fatalf("plan error ends in a bare 'not ready': %q", err)
+	}
+
+	s := serve(t, e, nil)
+	for _, path := range []string{"/api/v1/plan", "/api/v1/resources/VirtualMachine/a/manifest"} {
+		code, body := s.get(t, path)
+		var doc api.Error
+		if code != http.StatusServiceUnavailable || json.Unmarshal(body, &doc) != nil ||
+			!strings.Contains(doc.Error, "unknown field") || !strings.Contains(doc.Error, "failed to load") {
+			t.Errorf("GET %s: %d %s, want 503 naming the load errors", path, code, body)
+		}
+	}
+}
+
+// Pass events on GET /api/v1/events carry the head's load error while it
+// fails and null once a head loads again, as the status list does.
+func TestPassEventsCarryTheLoadError(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	s := serve(t, e, nil)
+	events := s.events(t)
+	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
+
+	broken := repo.commit("broken", map[string]string{"vms/a.yaml": coersManifest})
+	e.c.Refresh(context.Background())
+	var failed api.PassEvent
+	nextEvent(t, events, func(typ, data string) bool {
+		return typ == api.SSEPass && json.Unmarshal([]byte(data), &failed) == nil && failed.LoadError != nil
+	})
+	if failed.LoadError.Revision != broken.String() || len(failed.LoadError.Errors) == 0 ||
+		!strings.HasPrefix(failed.LoadError.Errors[0], "vms/a.yaml:") {
+		t.Fatalf("pass event load error %+v, want vms/a.yaml's at %s", failed.LoadError, broken)
+	}
+	if strings.Contains(failed.SourceError, "coers") {
+		t.Fatalf("the pass event's source error repeats the load error: %q", failed.SourceError)
+	}
+
+	repo.commit("fixed", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1)})
+	e.c.Refresh(context.Background())
+	nextEvent(t, events, func(typ, data string) bool {
+		var raw map[string]json.RawMessage
+		return typ == api.SSEPass && json.Unmarshal([]byte(data), &raw) == nil && string(raw["loadError"]) == "null"
+	})
+}
+
+// Log lines of actions name their resource and the full commit they
+// applied, so the UI can link both.
+func TestActionLogLinesNameResourceAndCommit(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	head := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 432, 1)})
+	ring := logring.New(1000)
+	e := newEnv(t, sim, repo, "", func(o *Options) {
+		o.Logger = slog.New(ring.Handler(slog.DiscardHandler, slog.LevelInfo))
+	}).start()
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	s := serve(t, e, ring)
+
+	code, body := s.get(t, "/api/v1/logs?limit=1000")
+	var doc api.LogLines
+	if code != http.StatusOK || json.Unmarshal(body, &doc) != nil {
+		t.Fatalf("GET /api/v1/logs: %d %s", code, body)
+	}
+	var done, loaded *api.LogLine
+	for i, l := range doc.Lines {
+		switch l.Msg {
+		case "action done":
+			done = &doc.Lines[i]
+		case "desired state loaded":
+			loaded = &doc.Lines[i]
+		}
+	}
+	if done == nil || done.Attrs["resource"] != "VirtualMachine/a" || done.Attrs["commit"] != head.String() {
+		t.Fatalf("action done line %+v, want resource VirtualMachine/a and commit %s", done, head)
+	}
+	if loaded == nil || loaded.Attrs["commit"] != head.String() {
+		t.Fatalf("desired state loaded line %+v, want the full commit %s", loaded, head)
+	}
+}
