@@ -49,6 +49,24 @@ test('shows the planned action, the changed fields on both sides and the history
   expect(items[1]).toMatch(/created/);
 });
 
+test('each history entry shows its commit, short with the full hash in the tooltip, linking to the revision', async () => {
+  const full = '3f2c1e0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e';
+  mockFetch(({ url }) =>
+    url.endsWith('/resources/VirtualMachine/app-01')
+      ? { body: detail({ history: [{ id: 7, event: 'applied', commit: full, time: '2026-11-30T11:00:00Z', message: 'update done in 1s' }] }) }
+      : undefined,
+  );
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  const link = await screen.findByRole('link', { name: 'commit 3f2c1e0a' });
+  expect(link.textContent).toBe('3f2c1e0a');
+  expect(link.getAttribute('title')).toBe(full);
+  expect(link.getAttribute('href')).toBe(`/revisions?commit=${full}`);
+});
+
 test('delete needs the exact name typed, and sends the CSRF token', async () => {
   setCsrfToken('csrf-1');
   const calls = mockFetch(({ url, method }) => {

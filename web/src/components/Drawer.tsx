@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, resourcePath } from '../api/client';
 import type { ActionAccepted, HistoryEntry, ResourceDetail } from '../api/types';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { revisionHref } from '../lib/links';
+import { Link } from '../lib/router';
 import { useSession } from '../state/session';
 import { useResources } from '../state/useResources';
 import { useTransient } from '../lib/transient';
@@ -37,7 +39,10 @@ function Timeline({ history }: { history: HistoryEntry[] }) {
               {h.commit && (
                 <>
                   {' '}
-                  at <code title={h.commit}>{shortRev(h.commit)}</code>
+                  at{' '}
+                  <Link className="mono" href={revisionHref(h.commit)} title={h.commit} aria-label={`commit ${shortRev(h.commit)}`}>
+                    {shortRev(h.commit)}
+                  </Link>
                 </>
               )}
             </div>

@@ -2,11 +2,44 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
 import type { LogLine } from '../api/types';
 import { VirtualList } from '../components/VirtualList';
-import { clockTime } from '../lib/format';
+import { clockTime, shortRev } from '../lib/format';
+import { resourceHref, revisionHref } from '../lib/links';
+import { Link } from '../lib/router';
 import { openSSE, type ConnState } from '../lib/sse';
-import { appendLines, attrsText, filterLines, LEVELS } from '../state/logs';
+import { appendLines, attrsText, filterLines, LEVELS, logRefs } from '../state/logs';
 
 const LINE_HEIGHT = 22;
+
+// LogRow is one line: the resource it is about opens its drawer, the commit
+// (short, the full hash in the tooltip) its row on the Revisions page.
+function LogRow({ line: l }: { line: LogLine }) {
+  const { resource, commit, rest } = logRefs(l.attrs);
+  const text = attrsText(rest);
+  return (
+    <div className={`log-line lv-${String(l.level).toLowerCase()}`}>
+      <span className="log-time">{clockTime(l.time)}</span>
+      <span className="log-level">{l.level}</span>
+      {resource && (
+        <Link className="log-res" href={resourceHref(resource)} title={`Open ${resource}`}>
+          {resource}
+        </Link>
+      )}
+      <span className="log-msg" title={l.msg}>
+        {l.msg}
+      </span>
+      {commit && (
+        <Link className="log-commit mono" href={revisionHref(commit)} title={commit} aria-label={`commit ${shortRev(commit)}`}>
+          {shortRev(commit)}
+        </Link>
+      )}
+      {text && (
+        <span className="log-attrs" title={text}>
+          {text}
+        </span>
+      )}
+    </div>
+  );
+}
 
 export default function Logs() {
   const [lines, setLines] = useState<LogLine[]>([]);
@@ -123,18 +156,7 @@ export default function Logs() {
         rowHeight={rowHeight}
         stickToBottom={!paused}
         rowKey={(l) => String(l.id)}
-        renderRow={(l) => (
-          <div className={`log-line lv-${String(l.level).toLowerCase()}`}>
-            <span className="log-time">{clockTime(l.time)}</span>
-            <span className="log-level">{l.level}</span>
-            <span className="log-msg" title={l.msg}>
-              {l.msg}
-            </span>
-            <span className="log-attrs" title={attrsText(l.attrs)}>
-              {attrsText(l.attrs)}
-            </span>
-          </div>
-        )}
+        renderRow={(l) => <LogRow line={l} />}
       />
     </div>
   );

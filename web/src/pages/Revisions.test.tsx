@@ -2,7 +2,7 @@ import { fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
 import type { RevisionList } from '../api/types';
 import { Providers, mockFetch } from '../test/helpers';
-import Revisions, { resultText } from './Revisions';
+import Revisions, { matchesCommit, resultText } from './Revisions';
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -91,4 +91,36 @@ test('a failed pin is shown', async () => {
   fireEvent.click(within(row).getByRole('button', { name: /Sync to this revision/ }));
   fireEvent.click(within(row).getByRole('button', { name: /Yes, sync to/ }));
   expect((await screen.findByRole('alert')).textContent).toContain('are invalid');
+});
+
+test('a link to a commit marks its row; one not in the list says so', async () => {
+  mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: listing(false) } : undefined));
+  window.history.replaceState(null, '', `/revisions?commit=${OLD}`);
+  const { unmount } = render(
+    <Providers role="viewer">
+      <Revisions />
+    </Providers>,
+  );
+  const row = (await screen.findByText('two cores')).closest('li')!;
+  expect(row.getAttribute('aria-current')).toBe('true');
+  expect(row.className).toContain('linked');
+  expect(screen.getByText('three cores').closest('li')!.getAttribute('aria-current')).toBeNull();
+  unmount();
+
+  window.history.replaceState(null, '', '/revisions?commit=0123456789abcdef');
+  render(
+    <Providers role="viewer">
+      <Revisions />
+    </Providers>,
+  );
+  expect((await screen.findByRole('status')).textContent).toMatch(/^Commit 01234567 is not among the 2 latest commits/);
+  expect(document.querySelector('[aria-current="true"]')).toBeNull();
+  window.history.replaceState(null, '', '/');
+});
+
+test('an abbreviated commit matches; a too short one does not', () => {
+  expect(matchesCommit(OLD, 'a1b2c3d')).toBe(true);
+  expect(matchesCommit(OLD, 'A1B2C3D4')).toBe(true);
+  expect(matchesCommit(OLD, 'a1b2')).toBe(false);
+  expect(matchesCommit(HEAD, 'a1b2c3d')).toBe(false);
 });

@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
 import { STATUSES, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
 import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { useLocation } from '../lib/router';
 import { useSession } from '../state/session';
 
 const EVENTS: HistoryEvent[] = ['created', 'applied', 'synced', 'drifted', 'failed', 'deleted'];
@@ -29,12 +30,22 @@ function ResultCounts({ r }: { r: RevisionResult }) {
   );
 }
 
-function RevisionRow({ rev, isAdmin, onPin }: { rev: Revision; isAdmin: boolean; onPin: (hash: string) => Promise<void> }) {
+// matchesCommit: a link's commit (full or abbreviated) names this hash.
+export function matchesCommit(hash: string, commit: string): boolean {
+  return commit.length >= 7 && hash.toLowerCase().startsWith(commit.toLowerCase());
+}
+
+function RevisionRow({ rev, isAdmin, onPin, linked }: { rev: Revision; isAdmin: boolean; onPin: (hash: string) => Promise<void>; linked: boolean }) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
+  const row = useRef<HTMLLIElement>(null);
   const short = shortRev(rev.hash);
+  // A link from a log line or a history entry lands on its commit.
+  useEffect(() => {
+    if (linked) row.current?.scrollIntoView?.({ block: 'center' });
+  }, [linked]);
   return (
-    <li className={`rev-row${rev.current ? ' current' : ''}`}>
+    <li ref={row} className={`rev-row${rev.current ? ' current' : ''}${linked ? ' linked' : ''}`} aria-current={linked ? 'true' : undefined}>
       <div className="rev-line">
         <code title={rev.hash}>{short}</code> <span className="rev-msg">{rev.message}</span>
         {rev.current && <span className="pill ok">applied now</span>}
@@ -80,6 +91,7 @@ function RevisionRow({ rev, isAdmin, onPin }: { rev: Revision; isAdmin: boolean;
 
 export default function Revisions() {
   const { isAdmin } = useSession();
+  const linked = new URLSearchParams(useLocation().search).get('commit') ?? '';
   const [list, setList] = useState<RevisionList | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
@@ -139,10 +151,16 @@ export default function Revisions() {
         </div>
       )}
       {list && list.revisions.length === 0 && <p className="muted">No commits yet: the repository has not been read, or it is not in Git.</p>}
+      {list && linked && !list.revisions.some((r) => matchesCommit(r.hash, linked)) && (
+        <div className="alert" role="status">
+          Commit <code title={linked}>{shortRev(linked)}</code> is not among the {list.revisions.length} latest commits of the branch: it is
+          older, or was never on it (a force push, a previewed branch).
+        </div>
+      )}
       {list && list.revisions.length > 0 && (
         <ol className="rev-list" aria-label="Commits, newest first">
           {list.revisions.map((r) => (
-            <RevisionRow key={r.hash} rev={r} isAdmin={isAdmin} onPin={pin} />
+            <RevisionRow key={r.hash} rev={r} isAdmin={isAdmin} onPin={pin} linked={linked !== '' && matchesCommit(r.hash, linked)} />
           ))}
         </ol>
       )}

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
 import type { LogLine } from '../api/types';
-import { appendLines, filterLines, levelRank } from './logs';
+import { appendLines, filterLines, levelRank, logRefs } from './logs';
 
 const line = (id: number, level = 'INFO', msg = `line ${id}`, attrs?: Record<string, unknown>): LogLine => ({ id, time: '2026-11-30T10:00:00Z', level, msg, attrs });
 
@@ -26,4 +26,17 @@ test('search looks in messages and attributes, ignoring case', () => {
   const lines = [line(1, 'INFO', 'deleted', { resource: 'VirtualMachine/app-02' }), line(2, 'INFO', 'Created app-01')];
   expect(filterLines(lines, 'DEBUG', 'APP-02').map((l) => l.id)).toEqual([1]);
   expect(filterLines(lines, 'DEBUG', 'created').map((l) => l.id)).toEqual([2]);
+});
+
+test('the resource and the commit a line names are taken out of the attributes, to be shown as links', () => {
+  const full = '3f2c1e0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e';
+  expect(logRefs({ resource: 'VirtualMachine/app-01', commit: full, action: 'update', duration: '1s' })).toEqual({
+    resource: 'VirtualMachine/app-01',
+    commit: full,
+    rest: { action: 'update', duration: '1s' },
+  });
+  // Values that are not a resource or a commit stay text.
+  expect(logRefs({ resource: 'app-01', commit: 'HEAD' })).toEqual({ resource: null, commit: null, rest: { resource: 'app-01', commit: 'HEAD' } });
+  expect(logRefs({ resource: 'Iso/debian' })).toEqual({ resource: 'Iso/debian', commit: null, rest: undefined });
+  expect(logRefs(undefined)).toEqual({ resource: null, commit: null, rest: undefined });
 });

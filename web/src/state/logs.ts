@@ -1,4 +1,5 @@
 import type { LogLine } from '../api/types';
+import { isCommit, isResourceKey } from '../lib/links';
 
 export const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export const MAX_LINES = 5000;
@@ -25,6 +26,24 @@ export function attrsText(attrs: LogLine['attrs']): string {
   return Object.entries(attrs)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
+}
+
+// LogRefs splits a line's attributes into the resource and the commit it
+// names (shown as links) and the rest (shown as text).
+export interface LogRefs {
+  resource: string | null;
+  commit: string | null;
+  rest: LogLine['attrs'];
+}
+
+export function logRefs(attrs: LogLine['attrs']): LogRefs {
+  if (!attrs) return { resource: null, commit: null, rest: undefined };
+  const resource = isResourceKey(attrs.resource) ? attrs.resource : null;
+  const commit = isCommit(attrs.commit) ? attrs.commit : null;
+  const rest = Object.fromEntries(
+    Object.entries(attrs).filter(([k]) => !(k === 'resource' && resource) && !(k === 'commit' && commit)),
+  );
+  return { resource, commit, rest: Object.keys(rest).length ? rest : undefined };
 }
 
 export function filterLines(lines: LogLine[], minLevel: string, search: string): LogLine[] {
