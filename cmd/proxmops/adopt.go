@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/user"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/spf13/cobra"
@@ -37,28 +41,44 @@ func init() {
 		if s.cfg.Reconcile.DryRun {
 			return errors.New("reconcile.dryRun is set: nothing is adopted")
 		}
-		eng := engine.New(s.client, engine.Options{Concurrency: s.cfg.Reconcile.Concurrency, Adopt: []string{key}})
-		full, err := eng.Plan(ctx, s.desired, s.revision)
-		if err != nil {
-			return fmt.Errorf("planning against %s: %w", s.client.Endpoint(), err)
-		}
-		p, err := full.AdoptOnly(key)
+		eng := s.engine
+		ad, err := eng.PlanAdoption(ctx, s.desired, s.revision, key)
 		if err != nil {
 			return err
 		}
 		out := cmd.OutOrStdout()
-		engine.WritePlanText(out, full.Only(key), false)
-		rep, err := eng.Apply(ctx, p, nil)
-		if err != nil {
+		engine.WritePlanText(out, ad.Plan, false)
+		if err := eng.ApplyAdoption(ctx, ad, nil); err != nil {
 			return err
 		}
-		for _, r := range rep.Results {
-			if r.Error != "" {
-				return fmt.Errorf("%s: %s", key, r.Error)
-			}
+		if err := recordAdoption(ctx, s.db, kind, name, s.revision, ad); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: adopted, but not recorded in the daemon's history: %v\n", err)
 		}
 		fmt.Fprintf(out, "\nadopted %s: the guest now carries %s; the other changes above wait for a sync\n", key, engine.OwnerTag)
 		return nil
 	}
 	rootCmd.AddCommand(cmd)
+}
+
+// recordAdoption writes the adoption to the daemon's history, as the API
+// does, with the OS user as its user.
+func recordAdoption(ctx context.Context, db *lazyStore, kind, name, revision string, ad *engine.Adoption) error {
+	st, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = st.AddHistory(ctx, kind, name, api.HistoryEntry{Event: api.EventAdopted, Commit: revision,
+		User: cliUser(), Message: ad.HistoryMessage(revision)})
+	return err
+}
+
+// cliUser names the person running the command: the OS user, else "cli".
+func cliUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "cli"
 }

@@ -143,6 +143,28 @@ type TaskLog struct {
 	Lines   []string `json:"lines"`
 }
 
+// AdoptRequest is the optional body of POST
+// /api/v1/resources/{kind}/{name}/adopt: with dryRun the adoption is only
+// planned.
+type AdoptRequest struct {
+	DryRun bool `json:"dryRun"`
+}
+
+// AdoptResult answers POST /api/v1/resources/{kind}/{name}/adopt.
+type AdoptResult struct {
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	Node     string `json:"node"`
+	VMID     int    `json:"vmid"`
+	Revision string `json:"revision"`
+	DryRun   bool   `json:"dryRun"`
+	Adopted  bool   `json:"adopted"`
+	// Plan is the guest's plan with the adoption: the ownership tag, then
+	// the ordinary updates a sync applies afterwards.
+	Plan    PlanAction `json:"plan"`
+	Message string     `json:"message"`
+}
+
 // HistoryEntry is one recorded event of a resource.
 type HistoryEntry struct {
 	ID      int64        `json:"id"`
@@ -150,6 +172,9 @@ type HistoryEntry struct {
 	Commit  string       `json:"commit"`
 	Time    time.Time    `json:"time"`
 	Message string       `json:"message"`
+	// User is who caused the event when a person did (an adoption: the
+	// API user, the OS user of the command, the commit's author).
+	User string `json:"user,omitempty"`
 }
 
 // Plan is the plan document of GET /api/v1/plan and `proxmops plan --output json`;

@@ -263,10 +263,15 @@ func changeList(changes []vocab.Change) string {
 
 // adopted records that an action took ownership of a guest proxmops did
 // not make, before its outcome is recorded as any other.
+// The user is the author of the commit that annotated it.
 func (c *Controller) adopted(a *engine.Action, commit string) {
 	kind, name := splitKey(a.Key())
+	var author string
+	if ds := c.currentDesired(); ds != nil && ds.commit == commit {
+		author = ds.author
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.addHistoryLocked(context.Background(), kind, name, api.EventAdopted, commit,
-		fmt.Sprintf("adopted VMID %d on %s (tagged %s) as annotated proxmops.dev/adopt at %s", a.VMID, a.Node, engine.OwnerTag, short(commit)))
+	c.addEntryLocked(context.Background(), kind, name, api.HistoryEntry{Event: api.EventAdopted, Commit: commit, User: author,
+		Message: fmt.Sprintf("adopted VMID %d on %s (tagged %s) as annotated proxmops.dev/adopt at %s", a.VMID, a.Node, engine.OwnerTag, short(commit))})
 }

@@ -1,18 +1,23 @@
 package controller
 
 import (
+	"context"
+	"maps"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
 // A guest made by hand and annotated for adoption is tagged and
 // reconciled by the daemon, and its history says it was adopted, at
-// which commit.
+// which commit, by the commit's author.
 func TestAdoptionIsRecordedInHistory(t *testing.T) {
 	sim := startSim(t, 0.1)
 	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 440, Node: "pve1", Config: map[string]string{
@@ -34,7 +39,171 @@ func TestAdoptionIsRecordedInHistory(t *testing.T) {
 			adopted = &h
 		}
 	}
-	if adopted == nil || adopted.Commit != commit.String() || !strings.Contains(adopted.Message, "VMID 440") {
+	if adopted == nil || adopted.Commit != commit.String() || adopted.User != "Test" || !strings.Contains(adopted.Message, "VMID 440") {
 		t.Fatalf("history: %+v", e.history("VirtualMachine/h"))
+	}
+}
+
+var _ server.AdoptBackend = (*Controller)(nil)
+
+// waitPasses waits for n more passes, each forced by a full sync.
+func (e *env) waitPasses(n int) {
+	e.t.Helper()
+	sub, _, _ := e.hub.Subscribe("")
+	defer e.hub.Unsubscribe(sub)
+	timeout := time.After(30 * time.Second)
+	for range n {
+		if err := e.c.SyncAll(context.Background()); err != nil {
+			e.t.Fatal(err)
+		}
+	wait:
+		for {
+			select {
+			case ev, ok := <-sub.C:
+				if !ok {
+					e.t.Fatal("event subscription lagged")
+				}
+				if ev.Type == api.SSEPass {
+					break wait
+				}
+			case <-timeout:
+				e.t.Fatalf("no pass after a sync")
+			}
+		}
+	}
+}
+
+// A hand-made guest at a declared VMID stays a Conflict over several
+// passes of the daemon; an admin adopts it through the API (a viewer may
+// not), after a dry run that shows the plan, its undeclared tag removed
+// included; the adoption only tags it, is recorded with the commit and the
+// user, and the next sync applies the rest. Adopting it again is a 409.
+func TestAdoptThroughTheAPI(t *testing.T) {
+	sim := startSim(t, 0.1)
+	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 441, Node: "pve1", Running: true, Config: map[string]string{
+		"name": "h2", "cores": "1", "memory": "1024", "tags": "lab;old",
+		"scsi0": "local-lvm:vm-441-disk-0,size=4G", "net0": "virtio=BC:24:11:00:04:41,bridge=vmbr0"}}); err != nil {
+		t.Fatal(err)
+	}
+	repo := newGitRepo(t)
+	commit := repo.commit("h2", map[string]string{"vms/h2.yaml": vmManifest("h2", 441, 2)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/h2", vocab.StatusConflict)
+	before, _ := sim.Guest(441)
+	w0 := writes(sim)
+	e.waitPasses(3)
+	if g, _ := sim.Guest(441); !maps.Equal(g.Config, before.Config) || writes(sim) != w0 {
+		t.Fatalf("a Conflict was touched: %v (writes %d -> %d)", g.Config, w0, writes(sim))
+	}
+	e.waitStatus("VirtualMachine/h2", vocab.StatusConflict)
+	c := serveAPI(t, e)
+	const path = "/api/v1/resources/VirtualMachine/h2/adopt"
+
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if st := c.do("POST", "/api/v1/tokens", map[string]string{"name": "ro", "role": "viewer"}, &tok); st != http.StatusCreated && st != http.StatusOK {
+		t.Fatalf("token: %d", st)
+	}
+	req, _ := http.NewRequest("POST", c.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+tok.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("viewer adopt: %d", resp.StatusCode)
+	}
+
+	var dry api.AdoptResult
+	if st := c.do("POST", path, api.AdoptRequest{DryRun: true}, &dry); st != http.StatusOK || !dry.DryRun || dry.Adopted || dry.VMID != 441 {
+		t.Fatalf("dry run: %d %+v", st, dry)
+	}
+	var tags *vocab.Change
+	fields := map[string]bool{}
+	for i, ch := range dry.Plan.Changes {
+		fields[ch.Field] = true
+		if ch.Field == "tags" {
+			tags = &dry.Plan.Changes[i]
+		}
+	}
+	if tags == nil || !strings.Contains(tags.From, "old") || strings.Contains(tags.To, "old") || !strings.Contains(tags.To, engine.OwnerTag) || !fields["cores"] {
+		t.Fatalf("the dry run's plan must show the tag removed and cores: %+v", dry.Plan)
+	}
+	if g, _ := sim.Guest(441); !maps.Equal(g.Config, before.Config) {
+		t.Fatalf("a dry run changed the guest: %v", g.Config)
+	}
+
+	var res api.AdoptResult
+	if st := c.do("POST", path, nil, &res); st != http.StatusOK || !res.Adopted || res.Revision != commit.String() {
+		t.Fatalf("adopt: %d %+v", st, res)
+	}
+	var adopted *api.HistoryEntry
+	for _, h := range e.history("VirtualMachine/h2") {
+		if h.Event == api.EventAdopted {
+			adopted = &h
+		}
+	}
+	if adopted == nil || adopted.Commit != commit.String() || adopted.User != "admin" || !strings.Contains(adopted.Message, "VMID 441") {
+		t.Fatalf("history: %+v", e.history("VirtualMachine/h2"))
+	}
+	// The daemon's next sync applies the rest: the declared tags and the
+	// ownership tag, 2 cores.
+	e.waitFor("the adopted guest synced", func(l api.ResourceList) bool {
+		g, _ := sim.Guest(441)
+		r := find(l, "VirtualMachine/h2")
+		return r != nil && r.Status == vocab.StatusSynced && g.Config["cores"] == "2"
+	})
+	if g, _ := sim.Guest(441); g.Config["tags"] != "lab;"+engine.OwnerTag {
+		t.Fatalf("tags after the sync: %q", g.Config["tags"])
+	}
+	var errBody struct {
+		Error string `json:"error"`
+	}
+	// The sync's job may still hold the resource a moment after its status.
+	st := 0
+	for range 100 {
+		if st = c.do("POST", path, nil, &errBody); !strings.Contains(errBody.Error, "already running") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st != http.StatusConflict || !strings.Contains(errBody.Error, "already owns") {
+		t.Fatalf("adopting again: %d %+v", st, errBody)
+	}
+}
+
+// A refused adoption and a resource without a guest are 409s with the
+// reason, an undeclared resource a 404.
+func TestAdoptRefusedThroughTheAPI(t *testing.T) {
+	sim := startSim(t, 0.1)
+	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 442, Node: "pve1", Config: map[string]string{
+		"name": "locked", "cores": "1", "memory": "1024", "lock": "backup"}}); err != nil {
+		t.Fatal(err)
+	}
+	repo := newGitRepo(t)
+	repo.commit("two", map[string]string{"vms/locked.yaml": vmManifest("locked", 442, 1), "vms/fresh.yaml": vmManifest("fresh", 443, 1, "proxmops.dev/sync=manual")})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/locked", vocab.StatusConflict)
+	c := serveAPI(t, e)
+	for _, tc := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/api/v1/resources/VirtualMachine/locked/adopt", http.StatusConflict, "it is locked (backup)"},
+		{"/api/v1/resources/VirtualMachine/fresh/adopt", http.StatusConflict, "is not adopted"},
+		{"/api/v1/resources/VirtualMachine/nope/adopt", http.StatusNotFound, "not declared"},
+	} {
+		var errBody struct {
+			Error string `json:"error"`
+		}
+		if st := c.do("POST", tc.path, nil, &errBody); st != tc.code || !strings.Contains(errBody.Error, tc.want) {
+			t.Errorf("%s: %d %q, want %d %q", tc.path, st, errBody.Error, tc.code, tc.want)
+		}
+	}
+	if g, _ := sim.Guest(442); strings.Contains(g.Config["tags"], engine.OwnerTag) {
+		t.Fatalf("a refused adoption tagged the guest: %v", g.Config)
 	}
 }

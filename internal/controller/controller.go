@@ -110,6 +110,7 @@ type desiredState struct {
 	desired *engine.Desired
 	commit  string
 	message string
+	author  string // the commit's author, for what the manifest asks (an adoption)
 	byKey   map[string]manifest.Resource
 	texts   map[string]string // "Kind/name" -> its YAML document (manifestTexts)
 }

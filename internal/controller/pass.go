@@ -192,7 +192,7 @@ func (c *Controller) load(res *source.Result) (*desiredState, error) {
 		return nil, fmt.Errorf("manifests at %s are invalid: %w", short(res.Commit.Hash), err)
 	}
 	ds := &desiredState{set: set, desired: engine.DesiredFromSet(set, c.opts.Secrets), commit: res.Commit.Hash,
-		message: res.Commit.Subject(), byKey: map[string]manifest.Resource{}, texts: manifestTexts(res.Dir, set)}
+		message: res.Commit.Subject(), author: res.Commit.Author, byKey: map[string]manifest.Resource{}, texts: manifestTexts(res.Dir, set)}
 	for _, r := range set.Resources {
 		ds.byKey[string(r.Kind())+"/"+r.Name()] = r
 	}

@@ -125,7 +125,13 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 // addHistoryLocked writes one history entry (caller holds mu, which only
 // orders entries; the store has its own locking).
 func (c *Controller) addHistoryLocked(ctx context.Context, kind, name string, ev api.HistoryEvent, commit, msg string) {
-	if _, err := c.st.AddHistory(ctx, kind, name, api.HistoryEntry{Event: ev, Commit: commit, Time: c.clock.Now(), Message: msg}); err != nil {
-		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(ev), "err", err)
+	c.addEntryLocked(ctx, kind, name, api.HistoryEntry{Event: ev, Commit: commit, Message: msg})
+}
+
+// addEntryLocked is addHistoryLocked for an entry with more (its user).
+func (c *Controller) addEntryLocked(ctx context.Context, kind, name string, e api.HistoryEntry) {
+	e.Time = c.clock.Now()
+	if _, err := c.st.AddHistory(ctx, kind, name, e); err != nil {
+		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(e.Event), "err", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -172,4 +173,73 @@ func planTemplateAdopt(a *Action, d *guestDiff) *Action {
 	a.Action, a.run = vocab.ActionNone, nil
 	finishAdopt(a, notes)
 	return a
+}
+
+// Adoption is what an explicit adoption of one guest does: `proxmops
+// adopt` and POST /api/v1/resources/{kind}/{name}/adopt both go through
+// PlanAdoption and Adopt, so they adopt alike.
+type Adoption struct {
+	Key  string
+	Node string
+	VMID int
+	// Plan is the guest's plan with the adoption: the ownership tag, then
+	// the ordinary updates a sync applies afterwards (a tag the manifest
+	// does not declare shows as removed there, before anything happens).
+	Plan *Plan
+	// tagOnly is the plan Adopt applies: the ownership tag alone.
+	tagOnly *Plan
+}
+
+// PlanAdoption plans the explicit adoption of key ("Kind/name") without
+// changing anything. It fails, wrapping api.ErrNotFound, when key is not
+// declared, and wrapping api.ErrConflict, with the reason, when the plan
+// does not adopt it: a refusal (another type, a template mismatch, a
+// lock), a guest proxmops owns already, or no guest at the VMID.
+func (e *Engine) PlanAdoption(ctx context.Context, d *Desired, revision, key string) (*Adoption, error) {
+	ae := *e // a copy that adopts key, sharing the limiter and caches
+	ae.opts.Adopt = append(slices.Clone(e.opts.Adopt), key)
+	full, err := ae.Plan(ctx, d, revision)
+	if err != nil {
+		return nil, fmt.Errorf("planning against %s: %w", e.client.Endpoint(), err)
+	}
+	kind, name, _ := strings.Cut(key, "/")
+	a := full.Find(kind, name)
+	if a == nil {
+		return nil, fmt.Errorf("%s is not declared in the repository: %w", key, api.ErrNotFound)
+	}
+	p, err := full.AdoptOnly(key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, api.ErrConflict)
+	}
+	return &Adoption{Key: key, Node: a.Node, VMID: a.VMID, Plan: full.Only(key), tagOnly: p}, nil
+}
+
+// ApplyAdoption adopts as PlanAdoption planned: it tags the guest with
+// the ownership tag (its other tags kept until a sync) and changes
+// nothing else. prog, when set, follows the one action.
+func (e *Engine) ApplyAdoption(ctx context.Context, ad *Adoption, prog Progress) error {
+	rep, err := e.Apply(ctx, ad.tagOnly, prog)
+	if err != nil {
+		return err
+	}
+	for _, r := range rep.Results {
+		if r.Status != vocab.StatusSynced {
+			return fmt.Errorf("adopting %s failed: %s", ad.Key, orStr(r.Error, r.Status.String()))
+		}
+	}
+	return nil
+}
+
+// HistoryMessage is the history text of a done adoption, the same for
+// the command and the API.
+func (ad *Adoption) HistoryMessage(revision string) string {
+	return fmt.Sprintf("adopted VMID %d on %s (tagged %s) at %s; the other differences wait for a sync",
+		ad.VMID, ad.Node, OwnerTag, shortCommit(revision))
+}
+
+func shortCommit(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
 }

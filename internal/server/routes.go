@@ -58,6 +58,7 @@ func (s *Server) routes() chi.Router {
 				r.Use(s.requireRole(api.RoleAdmin), s.checkCSRF)
 				r.Post("/resources/{kind}/{name}/sync", s.handleSyncOne)
 				r.Post("/resources/{kind}/{name}/rollback", s.handleRollback)
+				r.Post("/resources/{kind}/{name}/adopt", s.handleAdopt)
 				r.Delete("/resources/{kind}/{name}", s.handleDelete)
 				r.Delete("/resources/{kind}/{name}/hostkey", s.handleResetHostKey)
 				r.Post("/sync", s.handleSyncAll)

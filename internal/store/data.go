@@ -76,8 +76,8 @@ func (s *Store) AddHistory(ctx context.Context, kind, name string, e api.History
 		return 0, err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message) VALUES (?, ?, ?, ?, ?, ?)`,
-		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message)
+	res, err := tx.ExecContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, user_name) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, e.User)
 	if err != nil {
 		return 0, err
 	}
@@ -103,7 +103,7 @@ func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]ap
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, event, commit_sha, time, message FROM history
+	rows, err := s.db.QueryContext(ctx, `SELECT id, event, commit_sha, time, message, user_name FROM history
 		WHERE kind = ? AND name = ? ORDER BY id DESC LIMIT ?`, kind, name, limit)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]ap
 		var e api.HistoryEntry
 		var event string
 		var t int64
-		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message); err != nil {
+		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message, &e.User); err != nil {
 			return nil, err
 		}
 		e.Event, e.Time = api.HistoryEvent(event), fromMS(t)

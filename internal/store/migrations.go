@@ -68,6 +68,9 @@ CREATE TABLE state (
 	updated_at INTEGER NOT NULL
 );
 `},
+	{3, "history user", `
+ALTER TABLE history ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // SchemaVersion is the newest schema version this build knows.

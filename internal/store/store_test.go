@@ -48,13 +48,16 @@ func TestMigrationsAreVersionedAndRerunnable(t *testing.T) {
 		t.Fatalf("users after reopen: %d", n)
 	}
 	// A database from the first release only gets the later steps.
-	if _, err := s2.db.Exec(`DELETE FROM schema_migrations WHERE version = 2; DROP TABLE state`); err != nil {
+	if _, err := s2.db.Exec(`DELETE FROM schema_migrations WHERE version >= 2; DROP TABLE state; ALTER TABLE history DROP COLUMN user_name`); err != nil {
 		t.Fatal(err)
 	}
 	s2.Close()
 	s3 := open(t, Options{Path: path})
 	if err := s3.PutState(ctx, "k", []byte("v")); err != nil {
 		t.Fatalf("state table not recreated: %v", err)
+	}
+	if _, err := s3.AddHistory(ctx, "VirtualMachine", "a", api.HistoryEntry{Event: api.EventAdopted, User: "alice"}); err != nil {
+		t.Fatalf("history user column not added: %v", err)
 	}
 	// A newer schema is refused.
 	if _, err := s3.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)`); err != nil {
@@ -103,6 +106,28 @@ func TestHistoryRetention(t *testing.T) {
 	}
 	if one, _ := s.History(ctx, "Container", "b", 1); len(one) != 1 || one[0].Message != "3" {
 		t.Fatalf("limit: %+v", one)
+	}
+}
+
+// A history entry keeps who caused it; entries without a user read back
+// with none.
+func TestHistoryKeepsTheUser(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db")})
+	for _, e := range []api.HistoryEntry{
+		{Event: api.EventSynced, Commit: "c1", Message: "synced"},
+		{Event: api.EventAdopted, Commit: "c2", Message: "adopted", User: "alice"},
+	} {
+		if _, err := s.AddHistory(ctx, "VirtualMachine", "a", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.History(ctx, "VirtualMachine", "a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 2 || h[0].User != "alice" || h[0].Commit != "c2" || h[1].User != "" {
+		t.Fatalf("history: %+v", h)
 	}
 }
 

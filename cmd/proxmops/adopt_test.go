@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// proxmops adopt over the CLI against the simulator: it shows the plan
+// with the adoption (the undeclared tag's removal included), tags the
+// guest and nothing else, and records "adopted" in the daemon's history
+// with the commit and the OS user; a second run is refused with the reason.
+func TestAdoptCommand(t *testing.T) {
+	sim, repo := cliEnv(t)
+	db := filepath.Join(t.TempDir(), "proxmops.db")
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
+	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
+		"name": "app-01", "cores": "1", "memory": "2048", "tags": "old",
+		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	code, out, errOut := runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
+	if code != 0 || !strings.Contains(out, "adopt") || !strings.Contains(out, "tags") || !strings.Contains(out, "old") ||
+		!strings.Contains(out, "adopted VirtualMachine/app-01") {
+		t.Fatalf("adopt: %d\n%s%s", code, out, errOut)
+	}
+	g, _ := sim.Guest(120)
+	if g.Config["tags"] != engine.OwnerTag+";old" || g.Config["cores"] != "1" {
+		t.Fatalf("want the ownership tag only: %v", g.Config)
+	}
+	st, err := store.Open(context.Background(), store.Options{Path: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := st.History(context.Background(), "VirtualMachine", "app-01", 0)
+	st.Close()
+	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || h[0].User != cliUser() || h[0].User == "" ||
+		h[0].Commit != "local" || !strings.Contains(h[0].Message, "VMID 120") {
+		t.Fatalf("history: %+v %v", h, err)
+	}
+	code, out, errOut = runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
+	if code != 1 || !strings.Contains(errOut, "proxmops already owns it") {
+		t.Fatalf("adopting again: %d\n%s%s", code, out, errOut)
+	}
+}

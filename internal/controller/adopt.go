@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/dispatch"
+	"github.com/proxmops/proxmops/internal/engine"
+)
+
+// Adopt takes ownership of the unowned guest of a declared resource
+// (POST /api/v1/resources/{kind}/{name}/adopt), exactly as `proxmops
+// adopt` does (engine.PlanAdoption, engine.ApplyAdoption): the ownership
+// tag only, the other differences left to a sync. With dryRun it only
+// plans. It runs as the resource's one job in the dispatcher, records
+// "adopted" in the history with the commit and user, and asks for a
+// re-scan. A refusal, or a resource that is not a Conflict, wraps
+// api.ErrConflict with the reason.
+func (c *Controller) Adopt(ctx context.Context, kind, name, user string, dryRun bool) (api.AdoptResult, error) {
+	key := kind + "/" + name
+	if kind != engine.KindVirtualMachine && kind != engine.KindTemplate && kind != engine.KindContainer {
+		return api.AdoptResult{}, fmt.Errorf("only a VirtualMachine, Template or Container adopts a guest, not a %s: %w", kind, api.ErrInvalid)
+	}
+	if !dryRun {
+		if err := c.canAct(); err != nil {
+			return api.AdoptResult{}, err
+		}
+	}
+	rt := c.currentRuntime()
+	if rt.client == nil {
+		return api.AdoptResult{}, fmt.Errorf("%s: %w", rt.clusterErr, api.ErrNotReady)
+	}
+	ds := c.currentDesired()
+	if ds == nil {
+		return api.AdoptResult{}, fmt.Errorf("the repository was never loaded: %w", api.ErrNotReady)
+	}
+	eng := rt.engine(false, "", c.opts.Logger)
+	if dryRun {
+		ad, err := eng.PlanAdoption(ctx, ds.desired, ds.commit, key)
+		if err != nil {
+			return api.AdoptResult{}, err
+		}
+		return adoptResult(kind, name, ds.commit, ad, true), nil
+	}
+	var ad *engine.Adoption
+	var runErr error
+	done := make(chan struct{})
+	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
+		Key: key,
+		Run: func(jctx context.Context) error {
+			c.progress(key, &api.Progress{Message: "adopting"})
+			if ad, runErr = eng.PlanAdoption(jctx, ds.desired, ds.commit, key); runErr == nil {
+				runErr = eng.ApplyAdoption(jctx, ad, nil)
+			}
+			return runErr
+		},
+		Done: func(error) {
+			close(done)
+			c.afterAction()
+		},
+	})
+	if !ok {
+		return api.AdoptResult{}, fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return api.AdoptResult{}, fmt.Errorf("the adoption of %s goes on, but the request ended: %w", key, ctx.Err())
+	}
+	if runErr != nil {
+		return api.AdoptResult{}, runErr
+	}
+	c.mu.Lock()
+	c.addEntryLocked(context.WithoutCancel(ctx), kind, name, api.HistoryEntry{Event: api.EventAdopted,
+		Commit: ds.commit, User: user, Message: ad.HistoryMessage(ds.commit)})
+	c.mu.Unlock()
+	c.log.Info("guest adopted", "resource", key, "vmid", ad.VMID, "node", ad.Node, "by", user)
+	return adoptResult(kind, name, ds.commit, ad, false), nil
+}
+
+func adoptResult(kind, name, commit string, ad *engine.Adoption, dryRun bool) api.AdoptResult {
+	res := api.AdoptResult{Kind: kind, Name: name, Node: ad.Node, VMID: ad.VMID, Revision: commit, DryRun: dryRun, Adopted: !dryRun}
+	if doc := ad.Plan.Document(); len(doc.Actions) == 1 {
+		res.Plan = doc.Actions[0]
+	}
+	if dryRun {
+		res.Message = fmt.Sprintf("adopting tags VMID %d on %s with %s and changes nothing else; a sync then applies the other changes listed", ad.VMID, ad.Node, engine.OwnerTag)
+	} else {
+		res.Message = fmt.Sprintf("adopted: VMID %d on %s now carries %s; the other changes listed wait for a sync", ad.VMID, ad.Node, engine.OwnerTag)
+	}
+	return res
+}

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+)
+
+// AdoptBackend is what a Backend offers for explicit adoption (the
+// controller implements it): the same adoption as `proxmops adopt`,
+// recorded in the history with the user.
+type AdoptBackend interface {
+	Adopt(ctx context.Context, kind, name, user string, dryRun bool) (api.AdoptResult, error)
+}
+
+// adoptWait bounds how long POST .../adopt waits: a plan of the cluster
+// and one config write, queued behind the resource's running action.
+const adoptWait = 5 * time.Minute
+
+// handleAdopt is POST /api/v1/resources/{kind}/{name}/adopt with an
+// optional {"dryRun": true}; it answers when the guest carries the
+// ownership tag (or, dry, with what adopting would do). A refusal, or a
+// resource that is not a Conflict, is a 409 with the reason.
+func (s *Server) handleAdopt(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := resourceRef(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+		return
+	}
+	var req api.AdoptRequest
+	if r.ContentLength != 0 && !decodeJSON(w, r, &req) {
+		return
+	}
+	ab, ok := s.backend.(AdoptBackend)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "this server has no adoption support")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), adoptWait)
+	defer cancel()
+	who := principalFrom(r.Context()).username
+	if !req.DryRun {
+		s.log.Info("adoption requested", "resource", kind+"/"+name, "by", who)
+	}
+	res, err := ab.Adopt(ctx, kind, name, who, req.DryRun)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
