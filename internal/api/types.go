@@ -377,6 +377,7 @@ type ReconcileSettings struct {
 	Prune              bool   `json:"prune"`
 	Concurrency        int    `json:"concurrency"`
 	DryRun             bool   `json:"dryRun"`
+	DriftCheckInterval string `json:"driftCheckInterval"`
 	HistoryPerResource int    `json:"historyPerResource"`
 	HistoryTotal       int    `json:"historyTotal"`
 }

@@ -89,6 +89,10 @@ type Reconcile struct {
 	Prune       bool          `yaml:"prune" json:"prune"`
 	Concurrency int           `yaml:"concurrency" json:"concurrency"`
 	DryRun      bool          `yaml:"dryRun" json:"dryRun"`
+	// DriftCheckInterval is how often the daemon reads each owned guest's
+	// full configuration at the latest (0: on every pass); in between, a
+	// pass compares what /cluster/resources shows with the last full read.
+	DriftCheckInterval time.Duration `yaml:"driftCheckInterval" json:"driftCheckInterval"`
 	// HistoryPerResource and HistoryTotal cap the stored history events.
 	HistoryPerResource int `yaml:"historyPerResource" json:"historyPerResource"`
 	HistoryTotal       int `yaml:"historyTotal" json:"historyTotal"`
@@ -122,6 +126,7 @@ type Log struct {
 const (
 	DefaultInterval           = 60 * time.Second
 	DefaultConcurrency        = 4
+	DefaultDriftCheckInterval = 10 * time.Minute
 	DefaultAddr               = ":8080"
 	DefaultDatabasePath       = "proxmops.db"
 	DefaultGitUsername        = "x-access-token"
@@ -141,6 +146,7 @@ func Defaults() *Config {
 			Interval:           DefaultInterval,
 			AutoSync:           true,
 			Concurrency:        DefaultConcurrency,
+			DriftCheckInterval: DefaultDriftCheckInterval,
 			HistoryPerResource: DefaultHistoryPerResource,
 			HistoryTotal:       DefaultHistoryTotal,
 		},

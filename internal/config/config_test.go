@@ -30,7 +30,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("warnings: %v", warnings)
 	}
 	if c.Reconcile.Interval != 60*time.Second || !c.Reconcile.AutoSync || c.Reconcile.Prune ||
-		c.Reconcile.Concurrency != 4 || c.Server.Addr != ":8080" || c.Server.DatabasePath != "proxmops.db" ||
+		c.Reconcile.Concurrency != 4 || c.Reconcile.DriftCheckInterval != 10*time.Minute || c.Server.Addr != ":8080" || c.Server.DatabasePath != "proxmops.db" ||
 		c.Log.Format != "text" || c.Log.Level != "info" || !c.Source.Submodules || c.Source.Username != "x-access-token" ||
 		c.Source.CacheDir == "" {
 		t.Errorf("unexpected defaults: %+v", c)
@@ -299,6 +299,9 @@ func TestValidation(t *testing.T) {
 		{"token id ok", []string{"PROXMOPS_CLUSTER_TOKENID=root@pam!proxmops"}, "", func(c *Config) bool { return true }},
 		{"interval zero", []string{"PROXMOPS_RECONCILE_INTERVAL=0s"}, "greater than zero", nil},
 		{"concurrency zero", []string{"PROXMOPS_RECONCILE_CONCURRENCY=0"}, "at least 1", nil},
+		{"drift check every pass", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=0"}, "", func(c *Config) bool { return c.Reconcile.DriftCheckInterval == 0 }},
+		{"drift check as seconds", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=300"}, "", func(c *Config) bool { return c.Reconcile.DriftCheckInterval == 5*time.Minute }},
+		{"drift check negative", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=-1m"}, "reconcile.driftCheckInterval: must be zero (every pass) or more", nil},
 		{"log format", []string{"PROXMOPS_LOG_FORMAT=xml"}, "text or json", nil},
 		{"log level warning", []string{"PROXMOPS_LOG_LEVEL=WARNING"}, "", func(c *Config) bool { return c.Log.Level == "warn" }},
 		{"addr", []string{"PROXMOPS_SERVER_ADDR=8080"}, "not host:port", nil},
@@ -364,7 +367,7 @@ func TestOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := ParseOverlay([]byte(`{"cluster":{"endpoint":"https://b:8006","tokenSecret":"ui-secret"},"source":{"token":"ui-token","submodules":false},"reconcile":{"interval":"2m","prune":true}}`))
+	o, err := ParseOverlay([]byte(`{"cluster":{"endpoint":"https://b:8006","tokenSecret":"ui-secret"},"source":{"token":"ui-token","submodules":false},"reconcile":{"interval":"2m","prune":true,"driftCheckInterval":"0s"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +376,8 @@ func TestOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n.Cluster.Endpoint != "https://b:8006/api2/json" || n.Cluster.TokenSecret != "ui-secret" || n.Source.Token != "ui-token" ||
-		n.Source.Submodules || n.Source.Revision != "main" || n.Reconcile.Interval != 2*time.Minute || !n.Reconcile.Prune {
+		n.Source.Submodules || n.Source.Revision != "main" || n.Reconcile.Interval != 2*time.Minute || !n.Reconcile.Prune ||
+		n.Reconcile.DriftCheckInterval != 0 {
 		t.Errorf("overlay not applied: %+v", n)
 	}
 	if base.Cluster.Endpoint != "https://a:8006/api2/json" || base.Reconcile.Prune {
@@ -385,6 +389,11 @@ func TestOverlay(t *testing.T) {
 	bad := "0s"
 	if _, _, err := base.WithOverlay(Overlay{Reconcile: &ReconcileOverlay{Interval: &bad}}); err == nil {
 		t.Error("an invalid overlay must be refused")
+	}
+	never := "often"
+	if _, _, err := base.WithOverlay(Overlay{Reconcile: &ReconcileOverlay{DriftCheckInterval: &never}}); err == nil ||
+		!strings.Contains(err.Error(), "reconcile.driftCheckInterval") {
+		t.Errorf("an unreadable driftCheckInterval must be refused naming the key: %v", err)
 	}
 }
 

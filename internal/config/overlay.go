@@ -48,6 +48,7 @@ type ReconcileOverlay struct {
 	Prune              *bool   `json:"prune,omitempty"`
 	Concurrency        *int    `json:"concurrency,omitempty"`
 	DryRun             *bool   `json:"dryRun,omitempty"`
+	DriftCheckInterval *string `json:"driftCheckInterval,omitempty"`
 	HistoryPerResource *int    `json:"historyPerResource,omitempty"`
 	HistoryTotal       *int    `json:"historyTotal,omitempty"`
 }
@@ -135,6 +136,14 @@ func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 		setBool(&n.Reconcile.Prune, or.Prune)
 		setInt(&n.Reconcile.Concurrency, or.Concurrency)
 		setBool(&n.Reconcile.DryRun, or.DryRun)
+		if or.DriftCheckInterval != nil {
+			d, err := parseDuration(*or.DriftCheckInterval)
+			if err != nil {
+				probs.addf("reconcile.driftCheckInterval", "%v", err)
+			} else {
+				n.Reconcile.DriftCheckInterval = d
+			}
+		}
 		setInt(&n.Reconcile.HistoryPerResource, or.HistoryPerResource)
 		setInt(&n.Reconcile.HistoryTotal, or.HistoryTotal)
 	}

@@ -61,6 +61,9 @@ func (c *Config) validate(probs *problems) []string {
 	if c.Reconcile.Concurrency < 1 {
 		probs.addf("reconcile.concurrency", "must be at least 1, got %d", c.Reconcile.Concurrency)
 	}
+	if c.Reconcile.DriftCheckInterval < 0 {
+		probs.addf("reconcile.driftCheckInterval", "must be zero (every pass) or more, got %s", c.Reconcile.DriftCheckInterval)
+	}
 	if c.Reconcile.HistoryPerResource < 1 {
 		probs.addf("reconcile.historyPerResource", "must be at least 1, got %d", c.Reconcile.HistoryPerResource)
 	}

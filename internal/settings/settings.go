@@ -38,6 +38,7 @@ func Document(c *config.Config, warnings []string) api.SettingsDocument {
 			Prune:              c.Reconcile.Prune,
 			Concurrency:        c.Reconcile.Concurrency,
 			DryRun:             c.Reconcile.DryRun,
+			DriftCheckInterval: FormatDuration(c.Reconcile.DriftCheckInterval),
 			HistoryPerResource: c.Reconcile.HistoryPerResource,
 			HistoryTotal:       c.Reconcile.HistoryTotal,
 		},

@@ -235,6 +235,7 @@ export interface ReconcileSettings {
   prune: boolean;
   concurrency: number;
   dryRun: boolean;
+  driftCheckInterval?: string;
   historyPerResource?: number;
   historyTotal?: number;
 }
