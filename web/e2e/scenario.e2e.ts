@@ -367,6 +367,45 @@ describe('dashboard against proxmops serve and the simulator', () => {
       await v.close();
     }
   });
+
+  // Issue 16: an admin adopts the Conflict's hand-made guest from its drawer. The
+  // confirmation shows the plan first, the guest's undeclared tag's removal named; the
+  // adoption only tags the guest, and its history says who adopted it.
+  test('adopt: a Conflict is adopted from the drawer after a confirmation that shows the plan', async () => {
+    const tagged = await simRequest(backend, 'PUT', '/nodes/pve1/qemu/122/config', { tags: 'handmade' });
+    expect(tagged.status, tagged.body).toBe(200);
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Cards' }).click();
+    await until(`${backend.conflicting} is a conflict`, hasStatus(card('VirtualMachine', backend.conflicting), 'Conflict'));
+    await card('VirtualMachine', backend.conflicting).click();
+    const drawer = page.getByRole('dialog', { name: `VirtualMachine ${backend.conflicting}` });
+    await drawer.getByRole('button', { name: 'Adopt…' }).click();
+    const confirm = drawer.getByRole('alertdialog', { name: `Adopt VMID 122 on pve1 as ${backend.conflicting}?` });
+    await confirm.waitFor();
+    const tags = confirm.locator('tbody tr', { hasText: /^tags/ });
+    expect(await tags.locator('td').allTextContents()).toEqual(['tags', 'handmade', 'app;managed-by-proxmops;prod', 'ownership tag now, the rest at the next sync']);
+    await confirm.getByText(/removes the tag handmade from the guest/).waitFor();
+    expect(await confirm.locator('tbody tr').count()).toBeGreaterThan(1);
+    await b.shot('drawer-adopt-confirm');
+    expect(await axeViolations(page)).toEqual([]);
+    // Nothing changed on the cluster yet.
+    const before = JSON.parse((await simRequest(backend, 'GET', '/nodes/pve1/qemu/122/config')).body).data;
+    expect(before.tags).toBe('handmade');
+    await confirm.getByRole('button', { name: 'Adopt', exact: true }).click();
+    await drawer.getByRole('status').filter({ hasText: /^Adopted\. adopted: VMID 122 on pve1 now carries managed-by-proxmops/ }).waitFor({ timeout: 30_000 });
+    const after = JSON.parse((await simRequest(backend, 'GET', '/nodes/pve1/qemu/122/config')).body).data;
+    expect(after.tags).toBe('handmade;managed-by-proxmops');
+    expect(after.memory).toBe(before.memory);
+    // Automatic sync is off: the rest waits for a sync, and the history says who adopted it.
+    await until(`${backend.conflicting} is out of sync`, hasStatus(card('VirtualMachine', backend.conflicting), 'OutOfSync'));
+    const entry = drawer.locator('.timeline li.tl-adopted');
+    await entry.waitFor();
+    expect(await entry.textContent()).toMatch(/adopted.* by admin/);
+    expect(await entry.textContent()).toContain('adopted VMID 122 on pve1');
+    expect(await drawer.getByRole('button', { name: 'Adopt…' }).count()).toBe(0);
+    await b.shot('drawer-adopted');
+    await page.keyboard.press('Escape');
+  });
 });
 
 // Issue 13, points 4 and 5: every page, at desktop and phone size, in both themes,

@@ -116,6 +116,8 @@ export interface HistoryEntry {
   commit?: string;
   time: string;
   message?: string;
+  // Who caused it, when a person did (an adoption).
+  user?: string;
 }
 
 export interface Manifest {
@@ -135,6 +137,19 @@ export interface ResourceDetail extends Resource {
   desired: Manifest | null;
   observed: Observed | null;
   history?: HistoryEntry[] | null;
+}
+
+// POST /api/v1/resources/{kind}/{name}/adopt (docs/api.md, "Adoption").
+export interface AdoptResult {
+  kind: string;
+  name: string;
+  node: string;
+  vmid: number;
+  revision: string;
+  dryRun: boolean;
+  adopted: boolean;
+  plan: PlanAction;
+  message: string;
 }
 
 export interface PlanAction {

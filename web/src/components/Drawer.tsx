@@ -12,6 +12,7 @@ import SyncDialog from './SyncDialog';
 import TaskLog from './TaskLog';
 import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
 import Snapshots from './Snapshots';
+import Adopt from './Adopt';
 
 const EVENT_ICON: Record<string, string> = {
   created: '+',
@@ -21,6 +22,7 @@ const EVENT_ICON: Record<string, string> = {
   failed: '✕',
   deleted: '−',
   rolledBack: '↶',
+  adopted: '⚑',
 };
 
 function Timeline({ history }: { history: HistoryEntry[] }) {
@@ -45,6 +47,7 @@ function Timeline({ history }: { history: HistoryEntry[] }) {
                   </Link>
                 </>
               )}
+              {h.user && <span className="tl-user"> by {h.user}</span>}
             </div>
             {h.message && <div className="tl-msg">{h.message}</div>}
           </div>
@@ -299,6 +302,9 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                   ) : null}
                   {notice && <span className="notice" role="status">{notice}</span>}
                 </section>
+              )}
+              {isAdmin && d.status === 'Conflict' && d.owned === false && (
+                <Adopt kind={kind} name={name} onChanged={() => setTick((t) => t + 1)} />
               )}
               {isAdmin && dialog && (
                 <SyncDialog

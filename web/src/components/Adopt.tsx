@@ -1,0 +1,139 @@
+import { useEffect, useRef, useState } from 'react';
+import { api, errorMessage, resourcePath } from '../api/client';
+import type { AdoptResult, Change } from '../api/types';
+
+// Adoption of a Conflict's guest (docs/api.md, "Adoption"), for admins: a dry run
+// first shows what adopting does (the ownership tag now, then the ordinary updates a
+// sync applies, an undeclared tag's removal included), and only a confirmation adopts.
+
+const ADOPTABLE = ['VirtualMachine', 'Template', 'Container'];
+
+// Tags the sync would remove: on the guest, not in the manifest.
+export function removedTags(changes: Change[]): string[] {
+  const tags = changes.find((c) => c.field === 'tags');
+  if (!tags) return [];
+  const split = (s: string) => s.split(/[;,\s]+/).filter(Boolean);
+  const keep = new Set(split(tags.to));
+  return split(tags.from).filter((t) => !keep.has(t));
+}
+
+function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string; plan: AdoptResult; busy: boolean; onCancel: () => void; onConfirm: () => void }) {
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => cancel.current?.focus(), []);
+  const changes = plan.plan.changes ?? [];
+  const removed = removedTags(changes);
+  const later = changes.filter((c) => c.field !== 'tags');
+  return (
+    <div className="confirm" role="alertdialog" aria-modal="true" aria-labelledby="adopt-title" aria-describedby="adopt-desc">
+      <h4 id="adopt-title">
+        Adopt VMID {plan.vmid} on {plan.node} as {name}?
+      </h4>
+      <div id="adopt-desc">
+        <p>
+          proxmops did not make this guest. Adopting adds the ownership tag to it and changes nothing else now; from then on
+          proxmops reconciles it with the manifest. Nothing is replaced and no disk is shrunk.
+        </p>
+        {plan.plan.reason && <p className="muted small">{plan.plan.reason}</p>}
+        {removed.length > 0 && (
+          <p className="alert">
+            Tags are managed: the next sync sets the manifest's tags and removes {removed.length === 1 ? 'the tag' : 'the tags'}{' '}
+            <strong>{removed.join(', ')}</strong> from the guest. Declare {removed.length === 1 ? 'it' : 'them'} in the manifest to keep{' '}
+            {removed.length === 1 ? 'it' : 'them'}.
+          </p>
+        )}
+        <table className="changes" aria-label="The plan after adoption">
+          <thead>
+            <tr>
+              <th scope="col">field</th>
+              <th scope="col">on the guest</th>
+              <th scope="col">after</th>
+              <th scope="col">when</th>
+            </tr>
+          </thead>
+          <tbody>
+            {changes.map((c) => (
+              <tr key={c.field}>
+                <td className="mono">{c.field}</td>
+                <td className="del mono">{c.from || '—'}</td>
+                <td className="add mono">{c.to || '—'}</td>
+                <td>{c.field === 'tags' ? 'ownership tag now, the rest at the next sync' : 'at the next sync'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {later.length === 0 && <p>Apart from the tags the guest already matches the manifest.</p>}
+      </div>
+      <div className="row">
+        <button type="button" className="btn primary" onClick={onConfirm} disabled={busy}>
+          {busy ? 'Adopting…' : 'Adopt'}
+        </button>
+        <button type="button" className="btn" ref={cancel} onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export default function Adopt({ kind, name, onChanged }: { kind: string; name: string; onChanged?: () => void }) {
+  const [plan, setPlan] = useState<AdoptResult | null>(null);
+  const [busy, setBusy] = useState<'' | 'plan' | 'adopt'>('');
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    setPlan(null);
+    setNotice('');
+    setError('');
+  }, [kind, name]);
+
+  if (!ADOPTABLE.includes(kind)) return null;
+  const path = `${resourcePath(kind, name)}/adopt`;
+
+  const preview = async () => {
+    setBusy('plan');
+    setNotice('');
+    setError('');
+    try {
+      setPlan(await api.post<AdoptResult>(path, { dryRun: true }));
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy('');
+    }
+  };
+  const adopt = async () => {
+    setBusy('adopt');
+    setError('');
+    try {
+      const r = await api.post<AdoptResult>(path, {});
+      setPlan(null);
+      setNotice(`Adopted. ${r.message}`);
+      onChanged?.();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy('');
+    }
+  };
+
+  return (
+    <section className="actions" aria-label="Adoption">
+      <button type="button" className="btn" onClick={preview} disabled={busy !== '' || plan !== null}>
+        {busy === 'plan' ? 'Planning the adoption…' : 'Adopt…'}
+      </button>
+      <span className="muted small">Take ownership of this guest: proxmops then reconciles it with the manifest.</span>
+      {error && (
+        <div className="alert error" role="alert">
+          {error}
+        </div>
+      )}
+      {notice && (
+        <span className="notice" role="status">
+          {notice}
+        </span>
+      )}
+      {plan && <AdoptConfirm name={name} plan={plan} busy={busy === 'adopt'} onCancel={() => setPlan(null)} onConfirm={adopt} />}
+    </section>
+  );
+}
