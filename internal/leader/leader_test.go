@@ -1,0 +1,276 @@
+package leader
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// term is one leadership as the test saw it: when lead started and ended,
+// in the order of one shared sequence (no wall clock).
+type term struct {
+	replica    string
+	info       Info
+	start, end int64
+}
+
+// campaign runs an elector in the background and records its terms.
+type campaign struct {
+	t      *testing.T
+	e      *Elector
+	cancel context.CancelFunc
+	done   chan struct{}
+	seq    *atomic.Int64
+
+	mu    sync.Mutex
+	terms []term
+	began chan Info
+}
+
+func startCampaign(t *testing.T, e *Elector, seq *atomic.Int64) *campaign {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &campaign{t: t, e: e, cancel: cancel, done: make(chan struct{}), seq: seq, began: make(chan Info, 16)}
+	go func() {
+		defer close(c.done)
+		_ = e.Run(ctx, func(lctx context.Context, self Info) {
+			c.mu.Lock()
+			i := len(c.terms)
+			c.terms = append(c.terms, term{replica: self.Replica, info: self, start: seq.Add(1)})
+			c.mu.Unlock()
+			c.began <- self
+			<-lctx.Done()
+			c.mu.Lock()
+			c.terms[i].end = seq.Add(1)
+			c.mu.Unlock()
+		})
+	}()
+	t.Cleanup(c.stop)
+	return c
+}
+
+func (c *campaign) stop() {
+	c.cancel()
+	<-c.done
+}
+
+func (c *campaign) allTerms() []term {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]term(nil), c.terms...)
+}
+
+func newElector(t *testing.T, dbURL, replica string, timeout time.Duration, connect func(context.Context, *pgx.ConnConfig) (*pgx.Conn, error)) *Elector {
+	t.Helper()
+	e, err := New(Options{URL: dbURL, Identity: Identity{Replica: replica, Host: "test", PID: 1, URL: "http://" + replica}, Timeout: timeout, Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// waitLead waits for c's next term.
+func waitLead(t *testing.T, c *campaign, within time.Duration) Info {
+	t.Helper()
+	select {
+	case in := <-c.began:
+		return in
+	case <-time.After(within):
+		t.Fatalf("%s did not lead within %s", c.e.opts.Identity.Replica, within)
+		return Info{}
+	}
+}
+
+func waitFor(t *testing.T, what string, within time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestOneLeaderAndTheFollowerSeesIt(t *testing.T) {
+	dbURL := testDB(t)
+	var seq atomic.Int64
+	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
+	first := waitLead(t, a, 10*time.Second)
+	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
+	waitFor(t, "b to see a as leader", 10*time.Second, func() bool {
+		st := b.e.Status()
+		return st.Leader != nil && st.Leader.Replica == "a"
+	})
+	st := b.e.Status()
+	if st.Role != RoleFollower || st.Leader.Term != first.Term || !st.Leader.Since.Equal(first.Since) || st.Leader.URL != "http://a" {
+		t.Fatalf("follower status %+v, leader term %+v", st, first)
+	}
+	if st := a.e.Status(); st.Role != RoleLeader || st.Leader == nil || st.Leader.Replica != "a" {
+		t.Fatalf("leader status %+v", st)
+	}
+	// b keeps trying and never leads while a holds the lock.
+	time.Sleep(3 * b.e.tm.retry)
+	if n := len(b.allTerms()); n != 0 {
+		t.Fatalf("b led %d times while a held the lock", n)
+	}
+}
+
+func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
+	dbURL := testDB(t)
+	var seq atomic.Int64
+	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
+	first := waitLead(t, a, 10*time.Second)
+	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
+	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	a.stop()
+	second := waitLead(t, b, 10*time.Second)
+	if second.Term != first.Term+1 || second.Replica != "b" {
+		t.Fatalf("after a's stop: %+v, before: %+v", second, first)
+	}
+	at, bt := a.allTerms(), b.allTerms()
+	if at[0].end == 0 || at[0].end > bt[0].start {
+		t.Fatalf("a's term ended at %d, b's began at %d: overlap", at[0].end, bt[0].start)
+	}
+	if st := a.e.Status(); st.Role != RoleFollower || st.Leader != nil {
+		t.Fatalf("a after stopping: %+v", st)
+	}
+}
+
+// The server ends the leader's session (a restart, an administrator, a
+// broken socket): the leader stops leading and one of the replicas leads
+// again, never two at once.
+func TestALostSessionEndsTheTermBeforeAnotherBegins(t *testing.T) {
+	dbURL := testDB(t)
+	var seq atomic.Int64
+	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
+	waitLead(t, a, 10*time.Second)
+	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
+	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	admin := connect(t, dbURL)
+	if _, err := admin.Exec(context.Background(),
+		"SELECT pg_terminate_backend(backend_pid) FROM proxmops_ha_leader"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a new term", 10*time.Second, func() bool { return len(a.allTerms())+len(b.allTerms()) >= 2 })
+	checkNoOverlap(t, append(a.allTerms(), b.allTerms()...))
+}
+
+// A leader cut off from the database (packets dropped, no reset) stops
+// leading on its own before the server ends its session and a follower
+// takes the lock, and the follower leads within the failover timeout.
+func TestACutOffLeaderStopsBeforeTheFollowerTakesOver(t *testing.T) {
+	dbURL := testDB(t)
+	p := newProxy(t, dbURL)
+	var seq atomic.Int64
+	timeout := 3 * time.Second
+	a := startCampaign(t, newElector(t, p.url, "a", timeout, nil), &seq)
+	waitLead(t, a, 10*time.Second)
+	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
+	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+
+	cut := time.Now()
+	p.freeze()
+	second := waitLead(t, b, 4*timeout)
+	took := time.Since(cut)
+	if second.Replica != "b" {
+		t.Fatalf("after the cut: %+v", second)
+	}
+	at := a.allTerms()
+	if at[0].end == 0 || at[0].end > b.allTerms()[0].start {
+		t.Fatalf("a's term ended at %d, b's began at %d: a still led when b took over", at[0].end, b.allTerms()[0].start)
+	}
+	t.Logf("failover after a cut-off leader: %s (timeout %s)", took.Round(10*time.Millisecond), timeout)
+}
+
+func checkNoOverlap(t *testing.T, terms []term) {
+	t.Helper()
+	for i, x := range terms {
+		for j, y := range terms {
+			if i == j {
+				continue
+			}
+			xEnd := x.end
+			if xEnd == 0 {
+				xEnd = 1 << 62
+			}
+			if x.start < y.start && y.start < xEnd {
+				t.Fatalf("terms overlap: %s %+v and %s %+v", x.replica, x, y.replica, y)
+			}
+		}
+	}
+}
+
+func connect(t *testing.T, dbURL string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// proxy forwards TCP to the database; freeze drops every byte from then on
+// without closing anything, as a cut network does.
+type proxy struct {
+	url    string
+	frozen atomic.Bool
+}
+
+func newProxy(t *testing.T, dbURL string) *proxy {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	u.Host = ln.Addr().String()
+	p := &proxy{url: u.String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); d.Close() })
+			go p.pipe(d, c)
+			go p.pipe(c, d)
+		}
+	}()
+	return p
+}
+
+func (p *proxy) freeze() { p.frozen.Store(true) }
+
+func (p *proxy) pipe(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if err != nil {
+			return
+		}
+		if p.frozen.Load() {
+			continue
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
