@@ -24,7 +24,7 @@ func (s *Server) routes() chi.Router {
 	r.With(s.metricsAuth).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(noStore)
+		r.Use(noStore, s.forwardToLeader)
 		// Forges are not browsers: they get a larger body limit and no
 		// session handling; the signature is their authentication.
 		r.With(limitBody(maxWebhookBody)).Post("/webhooks/{forge}", s.handleWebhook)
@@ -52,6 +52,7 @@ func (s *Server) routes() chi.Router {
 				r.Get("/logs", s.handleLogs)
 				r.Get("/logs/stream", s.handleLogStream)
 				r.Get("/revisions", s.handleRevisions)
+				r.Get("/replicas", s.handleReplicas)
 			})
 
 			r.Group(func(r chi.Router) {
@@ -117,14 +118,23 @@ func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	doc := map[string]any{}
+	if s.opt.Replicas != nil {
+		// Which replica leads, for operators and load balancers.
+		st := s.opt.Replicas.Status()
+		doc["role"], doc["replica"], doc["leader"] = st.Role, st.Self, st.Leader
+	}
 	if err := s.store.Ping(r.Context()); err != nil {
 		s.log.Warn("readiness: the database does not answer", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "the database does not answer"})
+		doc["status"], doc["reason"] = "not ready", "the database does not answer"
+		writeJSON(w, http.StatusServiceUnavailable, doc)
 		return
 	}
 	if !s.backend.Ready() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "the first reconcile pass has not finished"})
+		doc["status"], doc["reason"] = "not ready", "the first reconcile pass has not finished"
+		writeJSON(w, http.StatusServiceUnavailable, doc)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	doc["status"] = "ready"
+	writeJSON(w, http.StatusOK, doc)
 }

@@ -107,6 +107,12 @@ type Options struct {
 	KeepAlive time.Duration
 	// TLSCertFile and TLSKeyFile make Serve speak HTTPS.
 	TLSCertFile, TLSKeyFile string
+	// Replicas, set on PostgreSQL, is the high-availability view: a
+	// follower forwards the API requests that need the controller to the
+	// leader (through ForwardTransport, default http.DefaultTransport), and
+	// /readyz and GET /api/v1/replicas name the leader.
+	Replicas         Replicas
+	ForwardTransport http.RoundTripper
 	// Now is the clock of the login limits and the webhook limits (default
 	// time.Now); tests move it instead of sleeping.
 	Now func() time.Time

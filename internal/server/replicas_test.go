@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/leader"
+	"github.com/proxmops/proxmops/internal/logring"
+)
+
+type fakeReplicas struct {
+	mu sync.Mutex
+	st leader.Status
+}
+
+func (f *fakeReplicas) Status() leader.Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.st
+}
+
+func (f *fakeReplicas) set(st leader.Status) {
+	f.mu.Lock()
+	f.st = st
+	f.mu.Unlock()
+}
+
+// follower is a second server on the leader env's database, following it.
+func (e *env) follower(t *testing.T, reps *fakeReplicas) *env {
+	t.Helper()
+	f := &env{t: t, st: e.st, backend: newFakeBackend(), ring: logring.New(100), changed: make(chan *config.Config, 10)}
+	srv, err := New(context.Background(), Options{Store: e.st, Backend: f.backend, Logs: f.ring, Logger: slogFor(f.ring),
+		PasswordParams: testParams, KeepAlive: 50 * time.Millisecond, Config: config.Defaults(), Replicas: reps,
+		OnSettingsChanged: func(c *config.Config) { f.changed <- c }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv, f.ts = srv, httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); f.ts.Close() })
+	return f
+}
+
+// A follower answers from the shared database what it holds, forwards
+// what needs the controller to the leader as the user's own request, and
+// says so plainly while no replica leads.
+func TestAFollowerForwardsControllerRoutesToTheLeader(t *testing.T) {
+	lead := newEnv(t)
+	lead.admin()
+	since := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	leaderInfo := &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7, URL: lead.ts.URL}, Since: since, Term: 3}
+	reps := &fakeReplicas{st: leader.Status{Role: leader.RoleFollower, Self: "b", Leader: leaderInfo}}
+	fol := lead.follower(t, reps)
+	c := fol.client()
+	c.login("admin", adminPassword)
+
+	c.expect(200, "GET", "/api/v1/me", nil)
+	c.expect(202, "POST", "/api/v1/sync", nil)
+	c.expect(202, "POST", "/api/v1/resources/VirtualMachine/app-01/sync", nil)
+	c.expect(200, "GET", "/api/v1/resources/VirtualMachine/app-01/live", nil)
+	if got := lead.backend.Calls(); !slices.Equal(got, []string{"SyncAll", "SyncOne VirtualMachine/app-01", "Live VirtualMachine/app-01"}) {
+		t.Fatalf("the leader's backend saw %q", got)
+	}
+	if got := fol.backend.Calls(); len(got) != 0 {
+		t.Fatalf("the follower's backend ran %q", got)
+	}
+	// An answer of the leader's, error included, comes back as is.
+	c.expect(409, "DELETE", "/api/v1/resources/VirtualMachine/foreign", nil)
+
+	var doc leader.Status
+	if err := json.Unmarshal(c.expect(200, "GET", "/api/v1/replicas", nil), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Role != leader.RoleFollower || doc.Self != "b" || doc.Leader == nil || doc.Leader.Replica != "a" || !doc.Leader.Since.Equal(since) || doc.Leader.Term != 3 {
+		t.Fatalf("replicas: %+v", doc)
+	}
+	var ready map[string]any
+	json.Unmarshal(c.expect(200, "GET", "/readyz", nil), &ready)
+	if ready["role"] != "follower" || ready["leader"].(map[string]any)["replica"] != "a" {
+		t.Fatalf("readyz: %v", ready)
+	}
+
+	// A request another replica forwarded is never forwarded again.
+	c.expect(202, "POST", "/api/v1/refresh", nil, forwardedHeader, "a")
+	if got := fol.backend.Calls(); !slices.Equal(got, []string{"Refresh"}) {
+		t.Fatalf("the follower's backend saw %q", got)
+	}
+
+	reps.set(leader.Status{Role: leader.RoleFollower, Self: "b"})
+	resp, body := c.req("POST", "/api/v1/sync", nil)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("no leader: %d %s", resp.StatusCode, body)
+	}
+	c.expect(200, "GET", "/api/v1/users", nil)
+}
+
+// Without replicas (SQLite) the documents say so and nothing is forwarded.
+func TestASingleDaemonSaysItIsSingle(t *testing.T) {
+	e := newEnv(t)
+	c := e.admin()
+	var doc leader.Status
+	json.Unmarshal(c.expect(200, "GET", "/api/v1/replicas", nil), &doc)
+	if doc.Role != leader.RoleSingle || doc.Leader != nil {
+		t.Fatalf("replicas: %+v", doc)
+	}
+}
