@@ -21,6 +21,14 @@ import (
 
 // Resources is the status list.
 func (c *Controller) Resources(ctx context.Context) (api.ResourceList, error) {
+	if c.opts.Replicated && !c.leading.Load() {
+		return c.followerResources(ctx)
+	}
+	return c.localResources()
+}
+
+// localResources is the status list of this controller's passes.
+func (c *Controller) localResources() (api.ResourceList, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := api.ResourceList{
@@ -97,6 +105,9 @@ func (c *Controller) Refresh(ctx context.Context) error {
 
 // canAct refuses actions when the daemon may not change the cluster.
 func (c *Controller) canAct() error {
+	if c.opts.Replicated && !c.leading.Load() {
+		return fmt.Errorf("this replica follows: only the leader acts (see GET /api/v1/replicas): %w", api.ErrNotReady)
+	}
 	rt := c.currentRuntime()
 	switch {
 	case rt.cfg.Reconcile.DryRun:

@@ -59,6 +59,10 @@ type Options struct {
 	// Secrets resolves manifests' secret references (default
 	// engine.ReadSecret).
 	Secrets engine.SecretReader
+	// Replicated: several replicas share the store and only the leader
+	// runs the loop (Lead). The leader writes its status list after each
+	// pass; a follower's Resources is that list.
+	Replicated bool
 }
 
 // Controller is the control loop and the daemon's backend.
@@ -75,6 +79,9 @@ type Controller struct {
 	workCtx    context.Context // actions run under it; cancelled after the shutdown grace
 	workCancel context.CancelFunc
 	stopping   atomic.Bool
+	// leading: Lead runs; fenced: leadership ended, nothing more is
+	// written; abortOnStop: stop without the grace period (Lead).
+	leading, fenced, abortOnStop atomic.Bool
 
 	rtMu    sync.Mutex
 	rt      *runtime
@@ -371,6 +378,9 @@ func (c *Controller) ApplyConfig(cfg *config.Config) {
 
 // Ready tells whether the first pass is done.
 func (c *Controller) Ready() bool {
+	if c.opts.Replicated && !c.leading.Load() {
+		return true // a follower serves; the leader's first pass is the leader's
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ready
@@ -379,6 +389,12 @@ func (c *Controller) Ready() bool {
 // shutdown waits for running actions for the grace period, then cancels
 // them and records what did not finish as interrupted.
 func (c *Controller) shutdown() {
+	if c.abortOnStop.Load() {
+		// Leadership ended: another replica may act from now on.
+		c.fence()
+		c.dispatcher.Wait()
+		return
+	}
 	c.stopping.Store(true)
 	active := c.dispatcher.Active()
 	if len(active) > 0 {

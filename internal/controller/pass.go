@@ -102,6 +102,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 
 	c.notePass(context.WithoutCancel(ctx), revision, now, counts)
 	c.saveState(context.WithoutCancel(ctx))
+	c.saveSnapshot(context.WithoutCancel(ctx))
 	c.publish(api.SSEPass, passEv)
 	c.m.PassDuration.Observe(time.Since(start).Seconds())
 	c.m.Resources.Reset()

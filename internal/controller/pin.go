@@ -110,7 +110,7 @@ func (c *Controller) notePass(ctx context.Context, commit string, at time.Time, 
 		b, err = json.Marshal(c.pins.revs)
 	}
 	c.pins.mu.Unlock()
-	if changed && err == nil {
+	if changed && err == nil && !c.fenced.Load() {
 		err = c.st.PutState(ctx, stateRevisions, b)
 	}
 	if err != nil {

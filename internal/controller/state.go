@@ -67,6 +67,9 @@ func (c *Controller) loadState(ctx context.Context) error {
 
 // saveState writes the records when they changed.
 func (c *Controller) saveState(ctx context.Context) {
+	if c.fenced.Load() {
+		return
+	}
 	c.mu.Lock()
 	if !c.dirty {
 		c.mu.Unlock()
@@ -85,6 +88,9 @@ func (c *Controller) saveState(ctx context.Context) {
 
 // saveInflight writes the actions in flight (caller holds mu).
 func (c *Controller) saveInflightLocked(ctx context.Context) {
+	if c.fenced.Load() {
+		return
+	}
 	b, err := json.Marshal(c.inflight)
 	if err == nil {
 		err = c.st.PutState(ctx, stateInflight, b)
@@ -130,6 +136,9 @@ func (c *Controller) addHistoryLocked(ctx context.Context, kind, name string, ev
 
 // addEntryLocked is addHistoryLocked for an entry with more (its user).
 func (c *Controller) addEntryLocked(ctx context.Context, kind, name string, e api.HistoryEntry) {
+	if c.fenced.Load() {
+		return
+	}
 	e.Time = c.clock.Now()
 	if _, err := c.st.AddHistory(ctx, kind, name, e); err != nil {
 		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(e.Event), "err", err)
