@@ -19,7 +19,25 @@ type Config struct {
 	Server    Server         `yaml:"server" json:"server"`
 	Log       Log            `yaml:"log" json:"log"`
 	Provision Provision      `yaml:"provision" json:"provision"`
+	HA        HA             `yaml:"ha" json:"ha"`
 }
+
+// HA configures a replica among several daemons on one PostgreSQL
+// database (docs/ha.md); SQLite ignores it.
+type HA struct {
+	// Replica names this replica in the UI, /readyz and /metrics (default:
+	// the host name).
+	Replica string `yaml:"replica" json:"replica"`
+	// AdvertiseURL is where the other replicas reach this one's API when
+	// it leads (default: http(s)://<host name>:<port of server.addr>).
+	AdvertiseURL string `yaml:"advertiseURL" json:"advertiseURL"`
+	// FailoverTimeout bounds the time from the leader's death or cut-off
+	// to a follower leading.
+	FailoverTimeout time.Duration `yaml:"failoverTimeout" json:"failoverTimeout"`
+}
+
+// DefaultFailoverTimeout is ha.failoverTimeout's default.
+const DefaultFailoverTimeout = 15 * time.Second
 
 // Provision configures spec.provision's SSH connections to guests.
 type Provision struct {
@@ -155,6 +173,7 @@ func Defaults() *Config {
 			DatabasePath: DefaultDatabasePath,
 		},
 		Log: Log{Format: "text", Level: "info"},
+		HA:  HA{FailoverTimeout: DefaultFailoverTimeout},
 	}
 }
 

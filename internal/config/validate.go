@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // tokenIDPattern is USER@REALM!TOKENID as Proxmox VE accepts it: a user name
@@ -92,6 +93,12 @@ func (c *Config) validate(probs *problems) []string {
 	}
 
 	// log
+	if c.HA.FailoverTimeout < time.Second {
+		probs.addf("ha.failoverTimeout", "%s is below 1s", c.HA.FailoverTimeout)
+	}
+	if u := c.HA.AdvertiseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		probs.addf("ha.advertiseURL", "%q is not an http:// or https:// URL", u)
+	}
 	c.Log.Format = strings.ToLower(c.Log.Format)
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		probs.addf("log.format", "%q is not text or json", c.Log.Format)

@@ -19,7 +19,7 @@ func testDB(t *testing.T) string {
 	t.Helper()
 	admin := os.Getenv("PROXMOPS_TEST_PG_URL")
 	if admin == "" {
-		t.Skip("no PostgreSQL")
+		t.Skip("no PostgreSQL for this test: set PROXMOPS_TEST_PG_URL to an admin connection URL (moves to the pgtest harness)")
 	}
 	name := fmt.Sprintf("fanout_%d_%d", os.Getpid(), dbSeq.Add(1))
 	c, err := pgx.Connect(context.Background(), admin)

@@ -12,9 +12,12 @@ package fanout
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -58,7 +61,8 @@ type message struct {
 // Options configure New. URL and Replica are required.
 type Options struct {
 	URL string
-	// Replica names this replica; its own messages are not handed back.
+	// Replica names this replica in relayed log lines; its own messages
+	// are not handed back (even to another process of the same name).
 	Replica string
 	// Hub receives the other replicas' events; Publish feeds it too.
 	Hub *events.Hub
@@ -78,6 +82,7 @@ type Fanout struct {
 	opts    Options
 	cfg     *pgx.ConnConfig
 	log     *slog.Logger
+	origin  string // this process: the replica name and a random suffix
 	out     chan message
 	dropped atomic.Int64
 	ready   chan struct{}
@@ -100,8 +105,11 @@ func New(o Options) (*Fanout, error) {
 	if o.Queue <= 0 {
 		o.Queue = 4096
 	}
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
 	return &Fanout{opts: o, cfg: cfg, log: o.Logger.With("component", "fanout"),
-		out: make(chan message, o.Queue), ready: make(chan struct{})}, nil
+		origin: o.Replica + "#" + hex.EncodeToString(suffix[:]),
+		out:    make(chan message, o.Queue), ready: make(chan struct{})}, nil
 }
 
 // Publish hands an event to the local hub and queues it for the others.
@@ -129,7 +137,7 @@ func (f *Fanout) Dropped() int64 { return f.dropped.Load() }
 func (f *Fanout) Ready() <-chan struct{} { return f.ready }
 
 func (f *Fanout) send(m message) {
-	m.Origin = f.opts.Replica
+	m.Origin = f.origin
 	select {
 	case f.out <- m:
 	default:
@@ -261,7 +269,7 @@ func (f *Fanout) handle(ctx context.Context, n *pgconn.Notification, conn *pgx.C
 	if err := json.Unmarshal([]byte(n.Payload), &m); err != nil {
 		return fmt.Errorf("unreadable message: %w", err)
 	}
-	if m.Origin == f.opts.Replica {
+	if m.Origin == f.origin {
 		return nil
 	}
 	if m.Big != 0 {
@@ -287,7 +295,7 @@ func (f *Fanout) handle(ctx context.Context, n *pgconn.Notification, conn *pgx.C
 		if l.Attrs == nil {
 			l.Attrs = map[string]any{}
 		}
-		l.Attrs[RelayedFrom] = m.Origin
+		l.Attrs[RelayedFrom], _, _ = strings.Cut(m.Origin, "#")
 		f.opts.Logs.Add(l)
 	case kindSignal:
 		if f.opts.OnSignal != nil {

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/leader"
 )
 
@@ -101,4 +104,23 @@ func (s *Server) replicasDoc() leader.Status {
 
 func (s *Server) handleReplicas(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.replicasDoc())
+}
+
+// ReloadSettings reads the settings saved from the UI again, as another
+// replica may have saved them while this one followed, and returns the
+// effective configuration (the daemon calls it when this replica starts
+// leading).
+func (s *Server) ReloadSettings(ctx context.Context) (*config.Config, error) {
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	stored, err := s.store.Overlay(ctx)
+	if err != nil {
+		return s.effective.Load(), err
+	}
+	eff, _, err := s.opt.Config.WithOverlay(stored)
+	if err != nil {
+		return s.effective.Load(), fmt.Errorf("the settings saved from the UI are not valid; keeping the ones in force: %w", err)
+	}
+	s.effective.Store(eff)
+	return eff, nil
 }

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, setCsrfToken } from './api/client';
 import type { Me } from './api/types';
 import { Link, navigate, useLocation } from './lib/router';
+import { ReplicaBadge } from './components/Replicas';
 import { Login, Logo, Setup } from './pages/Auth';
 import Logs from './pages/Logs';
 import Overview from './pages/Overview';
@@ -159,6 +160,7 @@ function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof 
             ))}
           </nav>
           <span className="spacer" />
+          <ReplicaBadge />
           <ThemeToggle resolved={theme.resolved} setTheme={theme.setChoice} />
           <UserMenu me={session.me} onLogout={session.logout} theme={theme.choice} setTheme={theme.setChoice} />
         </header>

@@ -341,3 +341,19 @@ export interface TaskLog {
   running: boolean;
   lines: string[];
 }
+
+// GET /api/v1/replicas (also in /readyz): this replica's role among the replicas
+// sharing one PostgreSQL database, and the leader ("single": SQLite, one daemon).
+export interface LeaderInfo {
+  replica: string;
+  host: string;
+  pid: number;
+  url?: string;
+  since: string;
+  term: number;
+}
+export interface ReplicaStatus {
+  role: 'leader' | 'follower' | 'single';
+  replica: string;
+  leader?: LeaderInfo;
+}

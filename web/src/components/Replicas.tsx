@@ -1,0 +1,47 @@
+import { useEffect, useState } from 'react';
+import { api } from '../api/client';
+import type { ReplicaStatus } from '../api/types';
+import { formatTime, timeAgo } from '../lib/format';
+
+// How often the badge asks again: a failover is over within the failover timeout.
+const POLL_MS = 10_000;
+
+// replicaText says which replica leads, in words, or '' for a single daemon.
+export function replicaText(st: ReplicaStatus): { text: string; title: string } {
+  if (st.role === 'single') return { text: '', title: '' };
+  const l = st.leader;
+  if (!l) {
+    return { text: `Replica ${st.replica} · no leader (failover under way)`, title: 'No replica leads right now: actions wait until one does.' };
+  }
+  const detail = `Leader ${l.replica} on ${l.host} (pid ${l.pid}), term ${l.term}, leading since ${formatTime(l.since)}`;
+  if (st.role === 'leader') return { text: `Leader: this replica (${st.replica})`, title: detail };
+  return { text: `Replica ${st.replica} · leader ${l.replica}, took over ${timeAgo(l.since)}`, title: `${detail}. This replica serves the UI and forwards actions to the leader.` };
+}
+
+// ReplicaBadge shows the leader among several replicas; nothing for one daemon
+// on SQLite or when the daemon does not answer the question.
+export function ReplicaBadge() {
+  const [st, setSt] = useState<ReplicaStatus | null>(null);
+  useEffect(() => {
+    let live = true;
+    const ask = () =>
+      api
+        .get<ReplicaStatus>('/api/v1/replicas')
+        .then((s) => live && setSt(s))
+        .catch(() => live && setSt(null));
+    ask();
+    const t = setInterval(ask, POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(t);
+    };
+  }, []);
+  if (!st) return null;
+  const { text, title } = replicaText(st);
+  if (!text) return null;
+  return (
+    <span className={`replica-badge${st.leader ? '' : ' warn'}`} role="status" title={title}>
+      {text}
+    </span>
+  );
+}
