@@ -7,6 +7,7 @@ import { api, errorMessage, setCsrfToken } from '../api/client';
 import type { Me, Role, User } from '../api/types';
 import { formatTime } from '../lib/format';
 import { useSession } from '../state/session';
+import { ErrorAlert, RoleSelect } from './RoleSelect';
 
 const userPath = (name: string) => `/api/v1/users/${encodeURIComponent(name)}`;
 
@@ -83,11 +84,7 @@ export function ChangePassword() {
             </span>
           )}
         </div>
-        {error && (
-          <div className="alert error" role="alert">
-            {error}
-          </div>
-        )}
+        <ErrorAlert error={error} />
       </form>
     </section>
   );
@@ -127,10 +124,7 @@ function UserRow({ u, self, onChanged, onError }: { u: User; self: boolean; onCh
         {self ? (
           u.role
         ) : (
-          <select aria-label={`Role of ${u.username}`} value={u.role} onChange={(e) => patch({ role: e.target.value as Role }, `${u.username} is now ${e.target.value}.`)}>
-            <option value="viewer">viewer</option>
-            <option value="admin">admin</option>
-          </select>
+          <RoleSelect label={`Role of ${u.username}`} value={u.role} onChange={(role) => patch({ role }, `${u.username} is now ${role}.`)} />
         )}
       </td>
       <td data-label="created">{formatTime(u.createdAt)}</td>
@@ -252,19 +246,12 @@ export function Users() {
           onChange={(e) => setForm({ ...form, password: e.target.value })}
           required
         />
-        <select aria-label="New user's role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
-          <option value="viewer">viewer</option>
-          <option value="admin">admin</option>
-        </select>
+        <RoleSelect label="New user's role" value={form.role} onChange={(role) => setForm({ ...form, role })} />
         <button type="submit" className="btn">
           Add user
         </button>
       </form>
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
 import type { ApiToken, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
 import { ChangePassword, Users } from '../components/Accounts';
+import { ErrorAlert, RoleSelect } from '../components/RoleSelect';
 import { formatTime } from '../lib/format';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
@@ -211,11 +212,7 @@ function ConnectionSettings() {
         </button>
         {saved && <span className="notice" role="status">{saved}</span>}
       </div>
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorAlert error={error} />
       {result && (
         <section className={`checks ${result.ok ? 'ok' : 'bad'}`} aria-label="Connection test">
           <h4>{result.ok ? 'Every check passed' : 'Some checks failed'}</h4>
@@ -338,19 +335,12 @@ function Tokens() {
         }}
       >
         <input aria-label="New token's name" placeholder="token name, e.g. ci" value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required />
-        <select aria-label="New token's role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
-          <option value="viewer">viewer</option>
-          <option value="admin">admin</option>
-        </select>
+        <RoleSelect label="New token's role" value={form.role} onChange={(role) => setForm({ ...form, role })} />
         <button type="submit" className="btn">
           Create token
         </button>
       </form>
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }
