@@ -212,6 +212,22 @@ describe('dashboard against proxmops serve and the simulator', () => {
     await page.getByRole('button', { name: /Resume/ }).waitFor();
     await b.shot('logs');
     await page.getByRole('button', { name: /Resume/ }).click();
+    // The deletion's line links its resource and its commit.
+    const done = page.locator('.log-line', { hasText: 'action=delete' }).filter({ has: page.locator('.log-res', { hasText: 'VirtualMachine/app-02' }) }).first();
+    const commit = done.locator('.log-commit');
+    const full = (await commit.getAttribute('title')) ?? '';
+    expect(full).toMatch(/^[0-9a-f]{40}$/);
+    expect(await commit.textContent()).toBe(full.slice(0, 8));
+    await commit.click();
+    const linked = page.locator('.rev-row[aria-current="true"]');
+    await linked.waitFor();
+    expect(await linked.locator('code').first().getAttribute('title')).toBe(full);
+    await b.shot('revisions-linked-from-log');
+    await page.goBack();
+    await done.locator('.log-res').click();
+    await page.getByRole('dialog', { name: 'VirtualMachine app-02' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('link', { name: 'Logs' }).click();
     await page.getByLabel('Minimum level').selectOption('ERROR');
     await expect.poll(() => page.locator('.log-line', { hasText: /delet/i }).count()).toBe(0);
   });
@@ -423,6 +439,16 @@ const PAGES: { name: string; path: string; ready: (p: Page) => Promise<unknown> 
   { name: 'logs', path: '/logs', ready: (p) => p.locator('.log-line').first().waitFor() },
   { name: 'revisions', path: '/revisions', ready: (p) => p.locator('.rev-row').first().waitFor() },
   { name: 'settings', path: '/settings', ready: (p) => p.getByLabel('API endpoint').waitFor() },
+  // Accounts: the users table and its role pickers and password reset, on the Settings page.
+  {
+    name: 'accounts',
+    path: '/settings',
+    ready: async (p) => {
+      const users = p.getByRole('region', { name: 'Users' });
+      await users.getByLabel(`Role of ${VIEWER.username}`).waitFor();
+      await users.scrollIntoViewIfNeeded();
+    },
+  },
 ];
 
 const SIZES = [

@@ -4,11 +4,15 @@ import type { LogLine } from '../api/types';
 import { VirtualList } from '../components/VirtualList';
 import { clockTime, shortRev } from '../lib/format';
 import { resourceHref, revisionHref } from '../lib/links';
+import { PHONE, useMediaQuery } from '../lib/media';
 import { Link } from '../lib/router';
 import { openSSE, type ConnState } from '../lib/sse';
 import { appendLines, attrsText, filterLines, LEVELS, logRefs } from '../state/logs';
 
 const LINE_HEIGHT = 22;
+// On a phone a line takes two rows: when, level, resource and commit, then
+// the message and its attributes, each with the width of the screen.
+const PHONE_LINE_HEIGHT = 42;
 
 // LogRow is one line: the resource it is about opens its drawer, the commit
 // (short, the full hash in the tooltip) its row on the Revisions page.
@@ -24,19 +28,21 @@ function LogRow({ line: l }: { line: LogLine }) {
           {resource}
         </Link>
       )}
-      <span className="log-msg" title={l.msg}>
-        {l.msg}
-      </span>
       {commit && (
         <Link className="log-commit mono" href={revisionHref(commit)} title={commit} aria-label={`commit ${shortRev(commit)}`}>
           {shortRev(commit)}
         </Link>
       )}
-      {text && (
-        <span className="log-attrs" title={text}>
-          {text}
+      <span className="log-body">
+        <span className="log-msg" title={l.msg}>
+          {l.msg}
         </span>
-      )}
+        {text && (
+          <span className="log-attrs" title={text}>
+            {text}
+          </span>
+        )}
+      </span>
     </div>
   );
 }
@@ -101,7 +107,8 @@ export default function Logs() {
   };
 
   const shown = useMemo(() => filterLines(lines, level, search), [lines, level, search]);
-  const rowHeight = useCallback(() => LINE_HEIGHT, []);
+  const phone = useMediaQuery(PHONE);
+  const rowHeight = useCallback(() => (phone ? PHONE_LINE_HEIGHT : LINE_HEIGHT), [phone]);
 
   return (
     <div className="page logs-page">
