@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
@@ -41,10 +40,6 @@ type APIToken struct {
 	LastUsedAt *time.Time
 }
 
-func isUnique(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
 func ms(t time.Time) int64         { return t.UnixMilli() }
 func fromMS(v int64) time.Time     { return time.UnixMilli(v).UTC() }
 func validRole(role string) bool   { return role == api.RoleAdmin || role == api.RoleViewer }
@@ -65,23 +60,25 @@ func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role str
 		return User{}, roleErr(role)
 	}
 	now := time.Now()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, ?, ?)`,
-		username, passwordHash, role, ms(now))
+	var id int64
+	err := s.db.QueryRowContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		username, passwordHash, role, ms(now)).Scan(&id)
 	if isUnique(err) {
 		return User{}, userExists(username)
 	}
 	if err != nil {
 		return User{}, err
 	}
-	id, _ := res.LastInsertId()
 	return User{ID: id, Username: username, PasswordHash: passwordHash, Role: role, CreatedAt: fromMS(ms(now))}, nil
 }
 
-// UserByName finds an account (case-insensitively).
+// UserByName finds an account (case-insensitively: user names compare by
+// lower(), as the unique index does on PostgreSQL and COLLATE NOCASE on
+// SQLite).
 func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 	var u User
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, username, password_hash, role, created_at FROM users WHERE username = ?`, username).
+	err := s.db.QueryRowContext(ctx, `SELECT id, username, password_hash, role, created_at FROM users WHERE lower(username) = lower(?)`, username).
 		Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, notFound("user " + username)
@@ -92,7 +89,7 @@ func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 
 // Users lists the accounts by name.
 func (s *Store) Users(ctx context.Context) ([]api.User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT username, role, created_at FROM users ORDER BY username`)
+	rows, err := s.db.QueryContext(ctx, `SELECT username, role, created_at FROM users ORDER BY lower(username), username`)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +116,7 @@ func (s *Store) DeleteUser(ctx context.Context, username string) error {
 	}
 	defer tx.Rollback()
 	var role string
-	err = tx.QueryRowContext(ctx, `SELECT role FROM users WHERE username = ?`, username).Scan(&role)
+	err = tx.QueryRowContext(ctx, `SELECT role FROM users WHERE lower(username) = lower(?)`, username).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound("user " + username)
 	}
@@ -135,7 +132,7 @@ func (s *Store) DeleteUser(ctx context.Context, username string) error {
 			return ErrLastAdmin
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM users WHERE username = ?`, username); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM users WHERE lower(username) = lower(?)`, username); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -148,14 +145,14 @@ func (s *Store) SetPassword(ctx context.Context, username, passwordHash string) 
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE username = ?`, passwordHash, username)
+	res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE lower(username) = lower(?)`, passwordHash, username)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return notFound("user " + username)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE username = ?)`, username); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE lower(username) = lower(?))`, username); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -176,7 +173,7 @@ func (s *Store) SetRole(ctx context.Context, username, role string) (api.User, e
 	var u api.User
 	var old string
 	var created int64
-	err = tx.QueryRowContext(ctx, `SELECT username, role, created_at FROM users WHERE username = ?`, username).Scan(&u.Username, &old, &created)
+	err = tx.QueryRowContext(ctx, `SELECT username, role, created_at FROM users WHERE lower(username) = lower(?)`, username).Scan(&u.Username, &old, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return api.User{}, notFound("user " + username)
 	}
@@ -196,7 +193,7 @@ func (s *Store) SetRole(ctx context.Context, username, role string) (api.User, e
 			return api.User{}, ErrLastAdmin
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE username = ?`, role, u.Username); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE lower(username) = lower(?)`, role, u.Username); err != nil {
 		return api.User{}, err
 	}
 	return u, tx.Commit()
@@ -266,9 +263,9 @@ func (s *Store) CompleteSetup(ctx context.Context, tokenHash []byte, username, p
 		return User{}, ErrSetupToken
 	}
 	now := time.Now()
-	res, err := tx.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, 'admin', ?)`,
-		username, passwordHash, ms(now))
-	if err != nil {
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, 'admin', ?) RETURNING id`,
+		username, passwordHash, ms(now)).Scan(&id); err != nil {
 		return User{}, err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, setupTokenKey); err != nil {
@@ -277,7 +274,6 @@ func (s *Store) CompleteSetup(ctx context.Context, tokenHash []byte, username, p
 	if err := tx.Commit(); err != nil {
 		return User{}, err
 	}
-	id, _ := res.LastInsertId()
 	return User{ID: id, Username: username, PasswordHash: passwordHash, Role: api.RoleAdmin, CreatedAt: fromMS(ms(now))}, nil
 }
 
@@ -335,12 +331,11 @@ func (s *Store) CreateAPIToken(ctx context.Context, name, role string, tokenHash
 	if createdBy > 0 {
 		by = createdBy
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO api_tokens (name, token_hash, role, created_by, created_at) VALUES (?, ?, ?, ?, ?)`,
-		name, tokenHash, role, by, ms(now))
-	if err != nil {
+	var id int64
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO api_tokens (name, token_hash, role, created_by, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		name, tokenHash, role, by, ms(now)).Scan(&id); err != nil {
 		return APIToken{}, err
 	}
-	id, _ := res.LastInsertId()
 	return APIToken{ID: id, Name: name, Role: role, CreatedAt: fromMS(ms(now))}, nil
 }
 

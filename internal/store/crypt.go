@@ -45,7 +45,7 @@ func (s *Store) loadKey(ctx context.Context, opt Options) error {
 				return herr
 			}
 			if has {
-				return fmt.Errorf("key file %s is missing but the database holds encrypted settings: restore the key file or set PROXMOPS_ENCRYPTION_KEY", s.keyFile)
+				return fmt.Errorf("key file %s is missing but the database holds encrypted settings: restore the key file (with PostgreSQL, copy it from the replica that created it) or set PROXMOPS_ENCRYPTION_KEY", s.keyFile)
 			}
 			if k, err = secrets.GenerateKey(); err != nil {
 				return err
@@ -82,7 +82,12 @@ func (s *Store) hasEncrypted(ctx context.Context) (bool, error) {
 func (s *Store) checkKey(ctx context.Context) error {
 	v, err := s.readEncrypted(ctx, keyCheckName)
 	if errors.Is(err, ErrNotFound) {
-		return s.writeEncrypted(ctx, keyCheckName, []byte(keyCheckValue))
+		// Insert only if still absent: of replicas first started together
+		// with different keys, one wins and the others fail the check.
+		if err := s.sealEncrypted(ctx, keyCheckName, []byte(keyCheckValue), false); err != nil {
+			return err
+		}
+		v, err = s.readEncrypted(ctx, keyCheckName)
 	}
 	if err != nil {
 		return fmt.Errorf("the encryption key does not open this database: %w", err)
@@ -243,14 +248,23 @@ func (s *Store) readEncrypted(ctx context.Context, name string) ([]byte, error) 
 }
 
 func (s *Store) writeEncrypted(ctx context.Context, name string, plaintext []byte) error {
+	return s.sealEncrypted(ctx, name, plaintext, true)
+}
+
+// sealEncrypted saves a record sealed with the current key, replacing an
+// existing one only when replace is set.
+func (s *Store) sealEncrypted(ctx context.Context, name string, plaintext []byte, replace bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	sealed, err := s.cipher.Seal(aad(name), plaintext)
 	if err != nil {
 		return err
 	}
+	conflict := `DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+	if !replace {
+		conflict = `DO NOTHING`
+	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO encrypted (name, value, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-		name, sealed, time.Now().UnixMilli())
+		ON CONFLICT (name) `+conflict, name, sealed, time.Now().UnixMilli())
 	return err
 }

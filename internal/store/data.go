@@ -76,12 +76,11 @@ func (s *Store) AddHistory(ctx context.Context, kind, name string, e api.History
 		return 0, err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, user_name) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, e.User)
-	if err != nil {
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, user_name) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, e.User).Scan(&id); err != nil {
 		return 0, err
 	}
-	id, _ := res.LastInsertId()
 	if s.perResource > 0 {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM history WHERE kind = ? AND name = ? AND id <=
 			(SELECT id FROM history WHERE kind = ? AND name = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
@@ -100,11 +99,12 @@ func (s *Store) AddHistory(ctx context.Context, kind, name string, e api.History
 
 // History lists a resource's events, newest first, at most limit (<= 0: all).
 func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]api.HistoryEntry, error) {
-	if limit <= 0 {
-		limit = -1
+	q, args := `SELECT id, event, commit_sha, time, message, user_name FROM history
+		WHERE kind = ? AND name = ? ORDER BY id DESC`, []any{kind, name}
+	if limit > 0 {
+		q, args = q+` LIMIT ?`, append(args, limit)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, event, commit_sha, time, message, user_name FROM history
-		WHERE kind = ? AND name = ? ORDER BY id DESC LIMIT ?`, kind, name, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

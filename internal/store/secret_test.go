@@ -3,15 +3,16 @@ package store
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"testing"
 )
 
 // A secret is stored encrypted (never its plaintext in the database),
 // survives a key rotation, and is refused when its record is tampered with.
-func TestSecretIsEncryptedAndRotated(t *testing.T) {
+func TestSecretIsEncryptedAndRotated(t *testing.T) { eachBackend(t, testSecret) }
+
+func testSecret(t *testing.T, opt Options) {
 	ctx := context.Background()
-	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db")})
+	s := open(t, opt)
 	if _, ok, err := s.Secret(ctx, "provision/ssh-key"); ok || err != nil {
 		t.Fatalf("absent secret: %v %v", ok, err)
 	}
@@ -42,9 +43,11 @@ func TestSecretIsEncryptedAndRotated(t *testing.T) {
 	}
 }
 
-func TestDeleteState(t *testing.T) {
+func TestDeleteState(t *testing.T) { eachBackend(t, testDeleteState) }
+
+func testDeleteState(t *testing.T, opt Options) {
 	ctx := context.Background()
-	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db")})
+	s := open(t, opt)
 	if err := s.PutState(ctx, "provision/hostkey/Container/a", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}

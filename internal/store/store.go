@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/proxmops/proxmops/internal/secrets"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -34,13 +37,19 @@ const (
 
 // Options configure Open.
 type Options struct {
-	// Path is the database file (server.databasePath). Its directory is
-	// created (0700) when missing, the file itself with mode 0600.
+	// Path is the SQLite database file (server.databasePath). Its directory
+	// is created (0700) when missing, the file itself with mode 0600.
 	Path string
+	// URL, instead of Path, is a PostgreSQL database (server.database,
+	// postgres:// or postgresql://); the database must exist, the store
+	// creates its tables.
+	URL string
 	// EncryptionKey, when not empty, is the key (PROXMOPS_ENCRYPTION_KEY,
 	// base64 or hex) and no key file is used.
 	EncryptionKey string
-	// KeyFile defaults to Path + ".key"; generated on first start.
+	// KeyFile (server.keyFile) holds the key, generated on first start. With
+	// SQLite it defaults to Path + ".key"; with PostgreSQL it (or
+	// EncryptionKey) is required, and every replica needs the same key.
 	KeyFile string
 	// HistoryPerResource and HistoryTotal cap the history: the oldest
 	// entries beyond either cap are removed. Zero means the default;
@@ -53,8 +62,9 @@ type Options struct {
 
 // Store is an open database. Its methods are safe for concurrent use.
 type Store struct {
-	db      *sql.DB
-	path    string
+	db      *db
+	path    string // SQLite file, "" on PostgreSQL
+	where   string // the database for messages: the file, or the URL without its password
 	keyFile string // "" when the key comes from the environment
 	log     *slog.Logger
 
@@ -69,35 +79,101 @@ type Store struct {
 // migrations, loads or creates the encryption key, finishes a key rotation
 // that was interrupted, and checks that the key matches the database.
 func Open(ctx context.Context, opt Options) (*Store, error) {
-	if opt.Path == "" {
-		return nil, errors.New("store: no database path (server.databasePath)")
-	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := prepareFile(opt.Path); err != nil {
-		return nil, err
-	}
-	db, err := sql.Open("sqlite", dsn(opt.Path))
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", opt.Path, err)
-	}
-	s := &Store{db: db, path: opt.Path, log: opt.Logger,
+	s := &Store{path: opt.Path, log: opt.Logger,
 		perResource: capOr(opt.HistoryPerResource, DefaultHistoryPerResource),
 		total:       capOr(opt.HistoryTotal, DefaultHistoryTotal)}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open database %s: %w", opt.Path, err)
+	var err error
+	switch {
+	case opt.URL != "" && opt.Path != "":
+		return nil, errors.New("store: both a SQLite path (server.databasePath) and a PostgreSQL URL (server.database): give one")
+	case opt.URL != "":
+		s.where = RedactURL(opt.URL)
+		if opt.KeyFile == "" && opt.EncryptionKey == "" {
+			return nil, errors.New("with a PostgreSQL database (server.database), give the encryption key: server.keyFile (generated on first start; copy it to every replica) or PROXMOPS_ENCRYPTION_KEY")
+		}
+		s.db, err = openPostgres(opt.URL)
+	case opt.Path != "":
+		s.where = opt.Path
+		s.db, err = openSQLite(opt.Path)
+	default:
+		return nil, errors.New("store: no database (server.databasePath or server.database)")
 	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", opt.Path, err)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", s.where, err)
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("open database %s: %w", s.where, err)
+	}
+	if err := migrate(ctx, s.db); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("database %s: %w", s.where, err)
 	}
 	if err := s.loadKey(ctx, opt); err != nil {
-		db.Close()
+		s.db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+func openSQLite(path string) (*db, error) {
+	if err := prepareFile(path); err != nil {
+		return nil, err
+	}
+	d, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, err
+	}
+	return &db{DB: d, d: sqlite}, nil
+}
+
+func openPostgres(url string) (*db, error) {
+	if err := CheckURL(url); err != nil {
+		return nil, err
+	}
+	d, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, err
+	}
+	// Enough for the daemon's concurrent requests and passes without
+	// holding many server connections per replica.
+	d.SetMaxOpenConns(16)
+	d.SetMaxIdleConns(4)
+	d.SetConnMaxIdleTime(5 * time.Minute)
+	return &db{DB: d, d: postgres}, nil
+}
+
+// CheckURL tells whether u is a PostgreSQL URL the store accepts.
+func CheckURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("not a URL: %v", redactErr(err, u))
+	}
+	if p.Scheme != "postgres" && p.Scheme != "postgresql" {
+		return fmt.Errorf("%q is not a postgres:// or postgresql:// URL", RedactURL(u))
+	}
+	return nil
+}
+
+// RedactURL is u with its password (in the user part or the query) hidden,
+// for messages and logs.
+func RedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if q := p.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		p.RawQuery = q.Encode()
+	}
+	return p.Redacted()
+}
+
+func redactErr(err error, u string) string {
+	return strings.ReplaceAll(err.Error(), u, RedactURL(u))
 }
 
 func capOr(v, def int) int {
@@ -136,18 +212,25 @@ func prepareFile(path string) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
+// Dialect is "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.db.d.String() }
+
+// Where names the database for messages: the SQLite file, or the
+// PostgreSQL URL with its password hidden.
+func (s *Store) Where() string { return s.where }
+
 // Ping checks the database answers (readiness).
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	return s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
 }
 
-// Path is the database file.
+// Path is the SQLite database file ("" on PostgreSQL).
 func (s *Store) Path() string { return s.path }
 
 // DB exposes the database to tests of other packages; production code uses
 // the methods.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.db.DB }
 
 // KeyID is the public id of the encryption key in use.
 func (s *Store) KeyID() string {

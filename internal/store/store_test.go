@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,42 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/secrets"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// backend makes a new empty database: the Options that open it (again).
+type backend struct {
+	name  string
+	fresh func(t *testing.T) Options
+}
+
+// backends are the engines every store test runs on.
+var backends = []backend{
+	{"sqlite", func(t *testing.T) Options {
+		return Options{Path: filepath.Join(t.TempDir(), "db", "proxmops.db")}
+	}},
+	{"postgres", func(t *testing.T) Options {
+		return Options{URL: pgtest.Database(t), KeyFile: filepath.Join(t.TempDir(), "proxmops.key")}
+	}},
+}
+
+// eachBackend runs f on a new database of every backend.
+func eachBackend(t *testing.T, f func(t *testing.T, opt Options)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { f(t, b.fresh(t)) })
+	}
+}
+
+// keyFile is where the store keeps the key of opt.
+func keyFile(opt Options) string {
+	if opt.KeyFile != "" {
+		return opt.KeyFile
+	}
+	return opt.Path + ".key"
+}
 
 func open(t *testing.T, opt Options) *Store {
 	t.Helper()
@@ -25,10 +60,11 @@ func open(t *testing.T, opt Options) *Store {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestMigrationsAreVersionedAndRerunnable(t *testing.T) {
+func TestMigrationsAreVersionedAndRerunnable(t *testing.T) { eachBackend(t, testMigrations) }
+
+func testMigrations(t *testing.T, base Options) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "db", "proxmops.db")
-	s := open(t, Options{Path: path})
+	s := open(t, base)
 	if _, err := s.CreateUser(ctx, "alice", "hash", api.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +75,7 @@ func TestMigrationsAreVersionedAndRerunnable(t *testing.T) {
 	s.Close()
 
 	// Re-opening applies nothing twice and keeps the data.
-	s2 := open(t, Options{Path: path})
+	s2 := open(t, base)
 	var rows int
 	if err := s2.db.QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&rows); err != nil || rows != len(migrations) {
 		t.Fatalf("schema_migrations has %d rows (%v), want %d", rows, err, len(migrations))
@@ -52,7 +88,7 @@ func TestMigrationsAreVersionedAndRerunnable(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.Close()
-	s3 := open(t, Options{Path: path})
+	s3 := open(t, base)
 	if err := s3.PutState(ctx, "k", []byte("v")); err != nil {
 		t.Fatalf("state table not recreated: %v", err)
 	}
@@ -64,10 +100,14 @@ func TestMigrationsAreVersionedAndRerunnable(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3.Close()
-	if _, err := Open(ctx, Options{Path: path}); err == nil || !strings.Contains(err.Error(), "newer") {
+	if _, err := Open(ctx, base); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("newer schema: %v", err)
 	}
-	for _, p := range []string{path, path + ".key"} {
+	files := []string{keyFile(base)}
+	if base.Path != "" {
+		files = append(files, base.Path)
+	}
+	for _, p := range files {
 		fi, err := os.Stat(p)
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: mode %v, %v", p, fi.Mode().Perm(), err)
@@ -75,9 +115,12 @@ func TestMigrationsAreVersionedAndRerunnable(t *testing.T) {
 	}
 }
 
-func TestHistoryRetention(t *testing.T) {
+func TestHistoryRetention(t *testing.T) { eachBackend(t, testHistoryRetention) }
+
+func testHistoryRetention(t *testing.T, opt Options) {
 	ctx := context.Background()
-	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db"), HistoryPerResource: 3, HistoryTotal: 5})
+	opt.HistoryPerResource, opt.HistoryTotal = 3, 5
+	s := open(t, opt)
 	for i := range 5 {
 		if _, err := s.AddHistory(ctx, "VirtualMachine", "a", api.HistoryEntry{Event: api.EventDrifted, Message: string(rune('0' + i))}); err != nil {
 			t.Fatal(err)
@@ -111,9 +154,11 @@ func TestHistoryRetention(t *testing.T) {
 
 // A history entry keeps who caused it; entries without a user read back
 // with none.
-func TestHistoryKeepsTheUser(t *testing.T) {
+func TestHistoryKeepsTheUser(t *testing.T) { eachBackend(t, testHistoryUser) }
+
+func testHistoryUser(t *testing.T, opt Options) {
 	ctx := context.Background()
-	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db")})
+	s := open(t, opt)
 	for _, e := range []api.HistoryEntry{
 		{Event: api.EventSynced, Commit: "c1", Message: "synced"},
 		{Event: api.EventAdopted, Commit: "c2", Message: "adopted", User: "alice"},
@@ -131,10 +176,11 @@ func TestHistoryKeepsTheUser(t *testing.T) {
 	}
 }
 
-func TestTamperedCiphertextIsRefused(t *testing.T) {
+func TestTamperedCiphertextIsRefused(t *testing.T) { eachBackend(t, testTampered) }
+
+func testTampered(t *testing.T, opt Options) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "p.db")
-	s := open(t, Options{Path: path})
+	s := open(t, opt)
 	o := config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: ptr("s3cret-cluster")},
 		Source: &config.SourceOverlay{Token: ptr("s3cret-git")}}
 	if err := s.SaveOverlay(ctx, o); err != nil {
@@ -168,44 +214,48 @@ func TestTamperedCiphertextIsRefused(t *testing.T) {
 	}
 }
 
-func TestWrongOrMissingKeyIsRefused(t *testing.T) {
+func TestWrongOrMissingKeyIsRefused(t *testing.T) { eachBackend(t, testWrongKey) }
+
+func testWrongKey(t *testing.T, base Options) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "p.db")
-	s := open(t, Options{Path: path})
+	s := open(t, base)
 	s.Close()
 	other, _ := secrets.GenerateKey()
-	if _, err := Open(ctx, Options{Path: path, EncryptionKey: other.String()}); !errors.Is(err, secrets.ErrWrongKey) {
+	withKey := base
+	withKey.EncryptionKey = other.String()
+	if _, err := Open(ctx, withKey); !errors.Is(err, secrets.ErrWrongKey) {
 		t.Fatalf("wrong key: %v", err)
 	}
-	os.Remove(path + ".key")
-	if _, err := Open(ctx, Options{Path: path}); err == nil || !strings.Contains(err.Error(), "missing") {
+	os.Remove(keyFile(base))
+	if _, err := Open(ctx, base); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("missing key file: %v", err)
 	}
-	if err := os.WriteFile(path+".key", []byte(other.String()), 0o644); err != nil {
+	if err := os.WriteFile(keyFile(base), []byte(other.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(ctx, Options{Path: path}); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+	if _, err := Open(ctx, base); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("readable key file: %v", err)
 	}
 }
 
-func TestRotationKeepsEverythingReadable(t *testing.T) {
+func TestRotationKeepsEverythingReadable(t *testing.T) { eachBackend(t, testRotation) }
+
+func testRotation(t *testing.T, base Options) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "p.db")
-	s := open(t, Options{Path: path})
+	kf := keyFile(base)
+	s := open(t, base)
 	o := config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: ptr("pve-secret")},
 		Source: &config.SourceOverlay{SSHKey: ptr("-----BEGIN KEY-----"), RepoURL: ptr("file:///r")}}
 	if err := s.SaveOverlay(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	oldKey, _ := os.ReadFile(path + ".key")
+	oldKey, _ := os.ReadFile(kf)
 	oldID := s.KeyID()
 	newID, err := s.RotateKey(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	newKey, _ := os.ReadFile(path + ".key")
+	newKey, _ := os.ReadFile(kf)
 	if newID == oldID || string(newKey) == string(oldKey) || s.KeyID() != newID {
 		t.Fatalf("key not rotated: %s -> %s", oldID, newID)
 	}
@@ -227,15 +277,17 @@ func TestRotationKeepsEverythingReadable(t *testing.T) {
 		t.Fatalf("after rotation: %+v %v", got, err)
 	}
 	s.Close()
-	s2 := open(t, Options{Path: path})
+	s2 := open(t, base)
 	if got, err := s2.Overlay(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
 		t.Fatalf("after reopen: %+v %v", got, err)
 	}
 	// With the key in the environment, the new key is given.
 	s2.Close()
 	envKey, _ := secrets.ParseKey(string(newKey))
-	os.Remove(path + ".key")
-	s3 := open(t, Options{Path: path, EncryptionKey: envKey.String()})
+	os.Remove(kf)
+	withEnv := base
+	withEnv.EncryptionKey = envKey.String()
+	s3 := open(t, withEnv)
 	if _, err := s3.RotateKey(ctx, ""); err == nil {
 		t.Fatal("env rotation without a new key succeeded")
 	}
@@ -244,49 +296,60 @@ func TestRotationKeepsEverythingReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3.Close()
-	s4 := open(t, Options{Path: path, EncryptionKey: next.String()})
+	withEnv.EncryptionKey = next.String()
+	s4 := open(t, withEnv)
 	if got, err := s4.Overlay(ctx); err != nil || *got.Cluster.TokenSecret != "pve-secret" {
 		t.Fatalf("after env rotation: %+v %v", got, err)
 	}
 }
 
 func TestInterruptedRotationIsFinishedOnOpen(t *testing.T) {
-	ctx := context.Background()
-	for _, committed := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "p.db")
-		s := open(t, Options{Path: path})
-		if err := s.SaveOverlay(ctx, config.Overlay{Source: &config.SourceOverlay{Token: ptr("git-token")}}); err != nil {
-			t.Fatal(err)
-		}
-		next, _ := secrets.GenerateKey()
-		if err := secrets.WriteKeyFile(path+".key.new", next); err != nil {
-			t.Fatal(err)
-		}
-		if committed { // crashed after the transaction, before the rename
-			s.mu.RLock()
-			old := s.key
-			s.mu.RUnlock()
-			if err := s.reencrypt(ctx, old, next); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s.Close()
-		s2 := open(t, Options{Path: path})
-		if s2.KeyID() != next.ID() {
-			t.Fatalf("committed=%v: key %s, want %s", committed, s2.KeyID(), next.ID())
-		}
-		if _, err := os.Stat(path + ".key.new"); !os.IsNotExist(err) {
-			t.Fatalf("pending key file left: %v", err)
-		}
-		if got, err := s2.Overlay(ctx); err != nil || *got.Source.Token != "git-token" {
-			t.Fatalf("committed=%v: %+v %v", committed, got, err)
+	for _, b := range backends {
+		for _, committed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/committed=%v", b.name, committed), func(t *testing.T) {
+				testInterruptedRotation(t, b.fresh(t), committed)
+			})
 		}
 	}
 }
 
-func TestSetupTokenIsSingleUse(t *testing.T) {
+func testInterruptedRotation(t *testing.T, base Options, committed bool) {
 	ctx := context.Background()
-	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db")})
+	kf := keyFile(base)
+	s := open(t, base)
+	if err := s.SaveOverlay(ctx, config.Overlay{Source: &config.SourceOverlay{Token: ptr("git-token")}}); err != nil {
+		t.Fatal(err)
+	}
+	next, _ := secrets.GenerateKey()
+	if err := secrets.WriteKeyFile(kf+".new", next); err != nil {
+		t.Fatal(err)
+	}
+	if committed { // crashed after the transaction, before the rename
+		s.mu.RLock()
+		old := s.key
+		s.mu.RUnlock()
+		if err := s.reencrypt(ctx, old, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s2 := open(t, base)
+	if s2.KeyID() != next.ID() {
+		t.Fatalf("committed=%v: key %s, want %s", committed, s2.KeyID(), next.ID())
+	}
+	if _, err := os.Stat(kf + ".new"); !os.IsNotExist(err) {
+		t.Fatalf("pending key file left: %v", err)
+	}
+	if got, err := s2.Overlay(ctx); err != nil || *got.Source.Token != "git-token" {
+		t.Fatalf("committed=%v: %+v %v", committed, got, err)
+	}
+}
+
+func TestSetupTokenIsSingleUse(t *testing.T) { eachBackend(t, testSetupToken) }
+
+func testSetupToken(t *testing.T, opt Options) {
+	ctx := context.Background()
+	s := open(t, opt)
 	if err := s.SetSetupToken(ctx, []byte("hash-1")); err != nil {
 		t.Fatal(err)
 	}
