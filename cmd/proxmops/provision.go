@@ -14,7 +14,7 @@ import (
 // needs its key or a pinned host key: plan and apply share the key pair and
 // the pins with `proxmops serve`.
 type lazyStore struct {
-	path string
+	opt  store.Options
 	once sync.Once
 	st   *store.Store
 	err  error
@@ -22,7 +22,7 @@ type lazyStore struct {
 
 func (l *lazyStore) open(ctx context.Context) (*store.Store, error) {
 	l.once.Do(func() {
-		l.st, l.err = store.Open(ctx, store.Options{Path: l.path, EncryptionKey: os.Getenv(envEncryptionKey)})
+		l.st, l.err = store.Open(ctx, l.opt)
 	})
 	return l.st, l.err
 }
@@ -76,6 +76,6 @@ func (l *lazyStore) DeleteState(ctx context.Context, key string) error {
 // provisioner builds the CLI's provisioner on the configured key file and
 // the daemon's database.
 func provisioner(cfg *config.Config) (*provision.Runner, *lazyStore) {
-	ls := &lazyStore{path: cfg.Server.DatabasePath}
+	ls := &lazyStore{opt: store.ServerOptions(cfg.Server, os.Getenv(envEncryptionKey))}
 	return provision.NewRunner(provision.NewKeys(ls, cfg.Provision.SSHKeyFile)), ls
 }

@@ -23,7 +23,7 @@ func init() {
 		Args: cobra.NoArgs,
 	}
 	flags := config.BindFlags(cmd.Flags(),
-		"server.addr", "server.databasePath", "server.tlsCertFile", "server.tlsKeyFile",
+		"server.addr", "server.databasePath", "server.database", "server.keyFile", "server.tlsCertFile", "server.tlsKeyFile",
 		"cluster.endpoint", "cluster.tokenId",
 		"source.repoURL", "source.path", "source.revision",
 		"reconcile.interval", "reconcile.autoSync", "reconcile.prune", "reconcile.dryRun",

@@ -120,8 +120,15 @@ type Reconcile struct {
 type Server struct {
 	Addr         string `yaml:"addr" json:"addr"`
 	DatabasePath string `yaml:"databasePath" json:"databasePath" path:"true"`
-	TLSCertFile  string `yaml:"tlsCertFile" json:"tlsCertFile" path:"true"`
-	TLSKeyFile   string `yaml:"tlsKeyFile" json:"tlsKeyFile" path:"true"`
+	// Database, instead of DatabasePath, is a PostgreSQL URL
+	// (postgres://…): several replicas can share it.
+	Database string `yaml:"database" json:"database"`
+	// KeyFile holds the encryption key of the database's secrets: default
+	// <databasePath>.key with SQLite, required with PostgreSQL unless
+	// PROXMOPS_ENCRYPTION_KEY gives the key.
+	KeyFile     string `yaml:"keyFile" json:"keyFile" path:"true"`
+	TLSCertFile string `yaml:"tlsCertFile" json:"tlsCertFile" path:"true"`
+	TLSKeyFile  string `yaml:"tlsKeyFile" json:"tlsKeyFile" path:"true"`
 	// TrustProxy makes the server believe X-Forwarded-For/-Proto.
 	TrustProxy bool `yaml:"trustProxy" json:"trustProxy"`
 	// WebhookSecret verifies forge webhooks (GitHub HMAC, Gitea HMAC,
@@ -205,6 +212,9 @@ func (c *Config) Redacted() *Config {
 		if *s != "" {
 			*s = "(set)"
 		}
+	}
+	if cp.Server.Database != "" {
+		cp.Server.Database = RedactDatabaseURL(cp.Server.Database)
 	}
 	return cp
 }

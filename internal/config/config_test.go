@@ -223,6 +223,12 @@ func TestEnvironment(t *testing.T) {
 		{"git token", []string{"PROXMOPS_GIT_TOKEN=t1"}, func(c *Config) bool { return c.Source.Token == "t1" }, "", ""},
 		{"specific token wins", []string{"PROXMOPS_GIT_TOKEN=t1", "PROXMOPS_SOURCE_TOKEN=t2"}, func(c *Config) bool { return c.Source.Token == "t2" }, "", ""},
 		{"database path", []string{"PROXMOPS_SERVER_DATABASEPATH=/tmp/x.db"}, func(c *Config) bool { return c.Server.DatabasePath == "/tmp/x.db" }, "", ""},
+		{"postgres database", []string{"PROXMOPS_SERVER_DATABASE=postgres://proxmops@db/proxmops", "PROXMOPS_SERVER_KEYFILE=/etc/proxmops/db.key"}, func(c *Config) bool {
+			return c.Server.Database == "postgres://proxmops@db/proxmops" && c.Server.DatabasePath == "" && c.Server.KeyFile == "/etc/proxmops/db.key"
+		}, "", ""},
+		{"postgresql scheme", []string{"PROXMOPS_SERVER_DATABASE=postgresql:///proxmops?host=/run/postgresql"}, func(c *Config) bool { return c.Server.DatabasePath == "" }, "", ""},
+		{"database not postgres", []string{"PROXMOPS_SERVER_DATABASE=mysql://u:hunter2@db/p"}, nil, "", "not a postgres:// or postgresql:// URL"},
+		{"database and databasePath", []string{"PROXMOPS_SERVER_DATABASE=postgres://db/p", "PROXMOPS_SERVER_DATABASEPATH=/var/lib/proxmops/p.db"}, nil, "", "server.databasePath (SQLite, /var/lib/proxmops/p.db) are both set"},
 		{"ssh key file", []string{"PROXMOPS_SOURCE_SSHKEYFILE=" + keyFile}, func(c *Config) bool {
 			return strings.HasPrefix(c.Source.SSHKey, "-----BEGIN KEY-----") && strings.HasSuffix(c.Source.SSHKey, "-----\n")
 		}, "", ""},
@@ -489,4 +495,17 @@ func TestMetricsTokenIsASecretFromEnvOrFile(t *testing.T) {
 		}
 	}()
 	BindFlags(pflag.NewFlagSet("m", pflag.ContinueOnError), "server.metricsToken")
+}
+
+func TestDatabaseURLPasswordNeverShown(t *testing.T) {
+	for _, u := range []string{"postgres://proxmops:hunter2@db:5432/p", "postgres://db/p?password=hunter2&sslmode=require", "mysql://u:hunter2@db/p"} {
+		c := Defaults()
+		c.Server.Database = u
+		if r := c.Redacted().Server.Database; strings.Contains(r, "hunter2") || !strings.Contains(r, "db") {
+			t.Errorf("redacted %q", r)
+		}
+		if err := CheckDatabaseURL(u); err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("error shows the password: %v", err)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 var flagNames = map[string]string{
 	"server.addr":         "addr",
 	"server.databasePath": "database",
+	"server.database":     "database-url",
 	"source.repoURL":      "repo",
 	"source.path":         "path",
 	"source.revision":     "revision",
@@ -139,6 +140,8 @@ var flagUsageText = map[string]string{
 	"reconcile.dryRun":           "plan without acting",
 	"server.addr":                "HTTP listen address",
 	"server.databasePath":        "SQLite database file",
+	"server.database":            "PostgreSQL URL (postgres://…) instead of the SQLite file",
+	"server.keyFile":             "file holding the encryption key of the database's secrets",
 	"server.tlsCertFile":         "serve HTTPS with this PEM certificate (chain); needs --tls-key-file",
 	"server.tlsKeyFile":          "PEM private key of --tls-cert-file",
 	"log.format":                 "log format: text or json",

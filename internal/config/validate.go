@@ -78,7 +78,18 @@ func (c *Config) validate(probs *problems) []string {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		probs.addf("server.addr", "port %q of %q is not a number from 0 to 65535", port, c.Server.Addr)
 	}
-	if c.Server.DatabasePath == "" {
+	switch {
+	case c.Server.Database != "":
+		if err := CheckDatabaseURL(c.Server.Database); err != nil {
+			probs.addf("server.database", "%v", err)
+		}
+		// databasePath keeps meaning SQLite: only its default gives way.
+		if c.Server.DatabasePath != "" && c.Server.DatabasePath != DefaultDatabasePath {
+			probs.addf("server.database", "server.database (PostgreSQL) and server.databasePath (SQLite, %s) are both set: keep one", c.Server.DatabasePath)
+		} else {
+			c.Server.DatabasePath = ""
+		}
+	case c.Server.DatabasePath == "":
 		probs.addf("server.databasePath", "must not be empty")
 	}
 	if (c.Server.TLSCertFile == "") != (c.Server.TLSKeyFile == "") {
@@ -308,4 +319,31 @@ func (c *Config) RequireSource() error {
 		probs.addf("source.repoURL", "is required (or %s)", EnvName("source.repoURL"))
 	}
 	return probs.err()
+}
+
+// CheckDatabaseURL tells whether u is a PostgreSQL URL (postgres:// or
+// postgresql://); errors never show its password.
+func CheckDatabaseURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("not a URL: %s", strings.ReplaceAll(err.Error(), u, RedactDatabaseURL(u)))
+	}
+	if p.Scheme != "postgres" && p.Scheme != "postgresql" {
+		return fmt.Errorf("%q is not a postgres:// or postgresql:// URL", RedactDatabaseURL(u))
+	}
+	return nil
+}
+
+// RedactDatabaseURL is u with its password (in the user part or the query)
+// hidden, for messages, logs and the settings shown in the UI.
+func RedactDatabaseURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if q := p.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		p.RawQuery = q.Encode()
+	}
+	return p.Redacted()
 }

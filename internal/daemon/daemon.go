@@ -93,16 +93,19 @@ func Run(ctx context.Context, o Options) error {
 	if o.Listener != nil {
 		addr = o.Listener.Addr().String()
 	}
-	lock, err := store.LockWriter(cfg.Server.DatabasePath, "serve", addr)
-	if err != nil {
-		return err
+	// On PostgreSQL several replicas share the database by design.
+	var lock *store.WriterLock
+	if cfg.Server.Database == "" {
+		l, err := store.LockWriter(cfg.Server.DatabasePath, "serve", addr)
+		if err != nil {
+			return err
+		}
+		defer l.Release()
+		lock = l
 	}
-	defer lock.Release()
-	st, err := store.Open(ctx, store.Options{
-		Path: cfg.Server.DatabasePath, EncryptionKey: key,
-		HistoryPerResource: cfg.Reconcile.HistoryPerResource, HistoryTotal: cfg.Reconcile.HistoryTotal,
-		Logger: log,
-	})
+	sopt := store.ServerOptions(cfg.Server, key)
+	sopt.HistoryPerResource, sopt.HistoryTotal, sopt.Logger = cfg.Reconcile.HistoryPerResource, cfg.Reconcile.HistoryTotal, log
+	st, err := store.Open(ctx, sopt)
 	if err != nil {
 		return err
 	}
@@ -156,8 +159,10 @@ func Run(ctx context.Context, o Options) error {
 	if list, _ := ctrl.Resources(ctx); list.SourceError != "" {
 		log.Warn("not fully configured yet: open the UI's Settings page", "status", list.SourceError)
 	}
-	if err := lock.SetAddr(ln.Addr().String()); err != nil {
-		log.Warn("recording the listen address in the lock file failed", "err", err)
+	if lock != nil {
+		if err := lock.SetAddr(ln.Addr().String()); err != nil {
+			log.Warn("recording the listen address in the lock file failed", "err", err)
+		}
 	}
 	if o.Started != nil {
 		o.Started(ln.Addr())

@@ -19,56 +19,68 @@ import (
 	"github.com/proxmops/proxmops/internal/store"
 )
 
-// prepareSetup creates the one-time setup token when no account exists. The
-// token goes to SetupOutput and a 0600 file, never to the log or, in clear,
-// to the database.
+// prepareSetup shows the one-time setup token while no account exists. The
+// token belongs to the database (store.EnsureSetupToken): every start and
+// every replica shows the same one until it is used. It goes to SetupOutput
+// and the 0600 SetupTokenFile (SQLite), never to the log or, in clear, to the
+// database.
 func (s *Server) prepareSetup(ctx context.Context) error {
 	n, err := s.store.CountUsers(ctx)
 	if err != nil {
 		return err
 	}
 	if n > 0 {
-		if err := os.Remove(s.opt.SetupTokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.log.Warn("removing the used setup token file failed", "file", s.opt.SetupTokenFile, "err", err)
-		}
+		s.removeSetupTokenFile()
 		return nil
 	}
-	token, err := s.pendingSetupToken(ctx)
+	earlier := s.fileSetupToken()
+	token, err := s.store.EnsureSetupToken(ctx, func() (string, []byte) {
+		if earlier != "" { // written before the database kept its token: still the one the user has
+			return earlier, auth.HashToken(earlier)
+		}
+		return auth.NewToken(auth.PrefixSetup)
+	}, auth.HashToken)
+	if errors.Is(err, store.ErrSetupDone) { // another replica's setup just finished
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if token == "" {
-		var hash []byte
-		token, hash = auth.NewToken(auth.PrefixSetup)
-		if err := s.store.SetSetupToken(ctx, hash); err != nil {
-			return err
-		}
-		if err := writePrivateFile(s.opt.SetupTokenFile, token+"\n"); err != nil {
+	also := ""
+	if f := s.opt.SetupTokenFile; f != "" {
+		if err := writePrivateFile(f, token+"\n"); err != nil {
 			return fmt.Errorf("write setup token file: %w", err)
 		}
+		also = "also in " + f + "; "
 	}
-	fmt.Fprintf(s.opt.SetupOutput, "\nproxmops first-run setup: open the web UI and create the first admin with this one-time token:\n\n    %s\n\n(also in %s; it stops working once used)\n\n", token, s.opt.SetupTokenFile)
+	fmt.Fprintf(s.opt.SetupOutput, "\nproxmops first-run setup: open the web UI and create the first admin with this one-time token:\n\n    %s\n\n(%sit stops working once used)\n\n", token, also)
 	s.log.Info("no account yet: a one-time setup token was printed on standard output", "file", s.opt.SetupTokenFile)
 	return nil
 }
 
-// pendingSetupToken returns the token of an earlier start while it is still
-// the database's pending one, so a restart does not invalidate a token the
-// user already copied; "" when there is none to reuse.
-func (s *Server) pendingSetupToken(ctx context.Context) (string, error) {
+// fileSetupToken is the token in SetupTokenFile, "" when there is none.
+func (s *Server) fileSetupToken() string {
+	if s.opt.SetupTokenFile == "" {
+		return ""
+	}
 	b, err := os.ReadFile(s.opt.SetupTokenFile)
 	if err != nil {
-		return "", nil // missing or unreadable: make a new one
+		return "" // missing or unreadable: the database's token, or a new one
 	}
 	token := strings.TrimSpace(string(b))
 	if !auth.HasPrefix(token, auth.PrefixSetup) {
-		return "", nil
+		return ""
 	}
-	ok, err := s.store.HasSetupToken(ctx, auth.HashToken(token))
-	if err != nil || !ok {
-		return "", err
+	return token
+}
+
+func (s *Server) removeSetupTokenFile() {
+	if s.opt.SetupTokenFile == "" {
+		return
 	}
-	return token, nil
+	if err := os.Remove(s.opt.SetupTokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("removing the used setup token file failed", "file", s.opt.SetupTokenFile, "err", err)
+	}
 }
 
 func writePrivateFile(path, content string) error {
@@ -158,9 +170,7 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	attempt.Succeed()
-	if err := os.Remove(s.opt.SetupTokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		s.log.Warn("removing the setup token file failed", "file", s.opt.SetupTokenFile, "err", err)
-	}
+	s.removeSetupTokenFile()
 	s.log.Info("first admin created", "user", u.Username)
 	s.startSession(w, r, u, http.StatusCreated)
 }

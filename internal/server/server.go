@@ -90,7 +90,7 @@ type Options struct {
 	UI fs.FS
 	// SetupOutput receives the one-time setup token on first run (never the
 	// log); default os.Stdout. SetupTokenFile defaults to
-	// <databasePath>.setup-token.
+	// <databasePath>.setup-token (none on PostgreSQL).
 	SetupOutput    io.Writer
 	SetupTokenFile string
 	// TrustedProxies may set X-Forwarded-Proto and X-Forwarded-For;
@@ -178,7 +178,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	if opt.SetupOutput == nil {
 		opt.SetupOutput = os.Stdout
 	}
-	if opt.SetupTokenFile == "" {
+	if opt.SetupTokenFile == "" && opt.Store.Path() != "" { // none on PostgreSQL: the database shows it
 		opt.SetupTokenFile = opt.Store.Path() + ".setup-token"
 	}
 	if opt.SessionTTL <= 0 {

@@ -223,6 +223,53 @@ func (s *Store) SetSetupToken(ctx context.Context, tokenHash []byte) error {
 	return tx.Commit()
 }
 
+// setupTokenRecord keeps the pending setup token itself, sealed, so every
+// start and every replica of the database shows the same one.
+const setupTokenRecord = "setup/token"
+
+// EnsureSetupToken returns the database's pending setup token, creating it
+// once: while no account exists, the first call stores fresh()'s token
+// (its hash to check it, the token sealed to show it again) and every later
+// call, from any process on the database, returns that same token. hash is
+// how a token's hash is made (auth.HashToken). It fails with ErrSetupDone
+// once an account exists.
+func (s *Store) EnsureSetupToken(ctx context.Context, fresh func() (token string, hash []byte), hash func(string) []byte) (string, error) {
+	s.mu.RLock() // before the transaction, as a key rotation takes them
+	defer s.mu.RUnlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users`).Scan(&n); err != nil {
+		return "", err
+	}
+	if n > 0 {
+		return "", ErrSetupDone
+	}
+	var want []byte
+	err = tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, setupTokenKey).Scan(&want)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	// A sealed token that no longer opens (key lost and replaced) or is not
+	// the pending one is replaced, never an error: setup must stay possible.
+	if pt, err := openIn(ctx, tx, s.cipher, setupTokenRecord); err == nil && want != nil &&
+		subtle.ConstantTimeCompare(hash(string(pt)), want) == 1 {
+		return string(pt), nil
+	}
+	token, h := fresh()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, setupTokenKey, h); err != nil {
+		return "", err
+	}
+	if err := sealIn(ctx, tx, s.cipher, setupTokenRecord, []byte(token), true); err != nil {
+		return "", err
+	}
+	return token, tx.Commit()
+}
+
 // HasSetupToken tells whether tokenHash is the pending setup token's hash.
 func (s *Store) HasSetupToken(ctx context.Context, tokenHash []byte) (bool, error) {
 	var want []byte
@@ -269,6 +316,9 @@ func (s *Store) CompleteSetup(ctx context.Context, tokenHash []byte, username, p
 		return User{}, err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, setupTokenKey); err != nil {
+		return User{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM encrypted WHERE name = ?`, setupTokenRecord); err != nil {
 		return User{}, err
 	}
 	if err := tx.Commit(); err != nil {

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -200,5 +202,52 @@ func testConcurrent(t *testing.T, opt Options) {
 	}
 	if c, _ := stores[1].CountUsers(ctx); c != 1 {
 		t.Fatalf("%d accounts", c)
+	}
+}
+
+// The setup token belongs to the database: processes starting together on
+// it (replicas) all get the one token, which works once and is then gone.
+func TestSetupTokenIsCreatedOncePerDatabase(t *testing.T) { eachBackend(t, testEnsureSetupToken) }
+
+func testEnsureSetupToken(t *testing.T, opt Options) {
+	ctx := context.Background()
+	open(t, opt).Close() // the key file
+	hash := func(tok string) []byte { h := sha256.Sum256([]byte(tok)); return h[:] }
+	var made atomic.Int32
+	fresh := func() (string, []byte) {
+		tok := fmt.Sprintf("pmsetup_%d", made.Add(1))
+		return tok, hash(tok)
+	}
+	const n = 4
+	tokens := make([]string, n)
+	stores := make([]*Store, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		stores[i] = open(t, opt)
+		wg.Go(func() {
+			var err error
+			if tokens[i], err = stores[i].EnsureSetupToken(ctx, fresh, hash); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, tok := range tokens {
+		if tok != tokens[0] || tok == "" {
+			t.Fatalf("tokens %q (made %d)", tokens, made.Load())
+		}
+	}
+	if made.Load() != 1 {
+		t.Fatalf("%d tokens made", made.Load())
+	}
+	if _, err := stores[1].CompleteSetup(ctx, hash(tokens[0]), "admin", "h"); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := stores[0].db.QueryRow(`SELECT COUNT(*) FROM encrypted WHERE name = ?`, setupTokenRecord).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("sealed token left: %d %v", left, err)
+	}
+	if _, err := stores[2].EnsureSetupToken(ctx, fresh, hash); !errors.Is(err, ErrSetupDone) {
+		t.Fatalf("after setup: %v", err)
 	}
 }

@@ -229,22 +229,10 @@ func (s *Store) RotateKey(ctx context.Context, newKey string) (string, error) {
 }
 
 func (s *Store) readEncrypted(ctx context.Context, name string) ([]byte, error) {
-	var v []byte
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM encrypted WHERE name = ?`, name).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
 	s.mu.RLock()
 	c := s.cipher
 	s.mu.RUnlock()
-	pt, err := c.Open(aad(name), v)
-	if err != nil {
-		return nil, fmt.Errorf("encrypted record %q: %w", name, err)
-	}
-	return pt, nil
+	return openIn(ctx, s.db, c, name)
 }
 
 func (s *Store) writeEncrypted(ctx context.Context, name string, plaintext []byte) error {
@@ -256,7 +244,19 @@ func (s *Store) writeEncrypted(ctx context.Context, name string, plaintext []byt
 func (s *Store) sealEncrypted(ctx context.Context, name string, plaintext []byte, replace bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	sealed, err := s.cipher.Seal(aad(name), plaintext)
+	return sealIn(ctx, s.db, s.cipher, name, plaintext, replace)
+}
+
+// execer is the store's db or one of its transactions.
+type execer interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// sealIn saves a record sealed with c. Callers in a transaction hold s.mu
+// (read) from before it began, so a key rotation never interleaves.
+func sealIn(ctx context.Context, x execer, c *secrets.Cipher, name string, plaintext []byte, replace bool) error {
+	sealed, err := c.Seal(aad(name), plaintext)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,24 @@ func (s *Store) sealEncrypted(ctx context.Context, name string, plaintext []byte
 	if !replace {
 		conflict = `DO NOTHING`
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO encrypted (name, value, updated_at) VALUES (?, ?, ?)
+	_, err = x.ExecContext(ctx, `INSERT INTO encrypted (name, value, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (name) `+conflict, name, sealed, time.Now().UnixMilli())
 	return err
+}
+
+// openIn reads a record and opens it with c (ErrNotFound when absent).
+func openIn(ctx context.Context, x execer, c *secrets.Cipher, name string) ([]byte, error) {
+	var v []byte
+	err := x.QueryRowContext(ctx, `SELECT value FROM encrypted WHERE name = ?`, name).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	pt, err := c.Open(aad(name), v)
+	if err != nil {
+		return nil, fmt.Errorf("encrypted record %q: %w", name, err)
+	}
+	return pt, nil
 }

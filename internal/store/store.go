@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/secrets"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -90,7 +90,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	case opt.URL != "" && opt.Path != "":
 		return nil, errors.New("store: both a SQLite path (server.databasePath) and a PostgreSQL URL (server.database): give one")
 	case opt.URL != "":
-		s.where = RedactURL(opt.URL)
+		s.where = config.RedactDatabaseURL(opt.URL)
 		if opt.KeyFile == "" && opt.EncryptionKey == "" {
 			return nil, errors.New("with a PostgreSQL database (server.database), give the encryption key: server.keyFile (generated on first start; copy it to every replica) or PROXMOPS_ENCRYPTION_KEY")
 		}
@@ -131,7 +131,7 @@ func openSQLite(path string) (*db, error) {
 }
 
 func openPostgres(url string) (*db, error) {
-	if err := CheckURL(url); err != nil {
+	if err := config.CheckDatabaseURL(url); err != nil {
 		return nil, err
 	}
 	d, err := sql.Open("pgx", url)
@@ -146,34 +146,11 @@ func openPostgres(url string) (*db, error) {
 	return &db{DB: d, d: postgres}, nil
 }
 
-// CheckURL tells whether u is a PostgreSQL URL the store accepts.
-func CheckURL(u string) error {
-	p, err := url.Parse(u)
-	if err != nil {
-		return fmt.Errorf("not a URL: %v", redactErr(err, u))
-	}
-	if p.Scheme != "postgres" && p.Scheme != "postgresql" {
-		return fmt.Errorf("%q is not a postgres:// or postgresql:// URL", RedactURL(u))
-	}
-	return nil
-}
-
-// RedactURL is u with its password (in the user part or the query) hidden,
-// for messages and logs.
-func RedactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if q := p.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		p.RawQuery = q.Encode()
-	}
-	return p.Redacted()
-}
-
-func redactErr(err error, u string) string {
-	return strings.ReplaceAll(err.Error(), u, RedactURL(u))
+// ServerOptions are the Options of the database the server section names
+// (server.databasePath or server.database, server.keyFile), with the key
+// from PROXMOPS_ENCRYPTION_KEY when encryptionKey is not empty.
+func ServerOptions(c config.Server, encryptionKey string) Options {
+	return Options{Path: c.DatabasePath, URL: c.Database, KeyFile: c.KeyFile, EncryptionKey: encryptionKey}
 }
 
 func capOr(v, def int) int {

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/pgtest"
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// apiClient is a browser-like client of one daemon: a cookie jar and the
+// session's CSRF token.
+type apiClient struct {
+	t    *testing.T
+	base string
+	hc   *http.Client
+	csrf string
+}
+
+func newAPIClient(t *testing.T, base string, jar http.CookieJar) *apiClient {
+	return &apiClient{t: t, base: base, hc: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+}
+
+func (c *apiClient) do(method, path string, body any) (int, []byte) {
+	c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, c.base+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if c.csrf != "" {
+		req.Header.Set("X-CSRF-Token", c.csrf)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (c *apiClient) expect(code int, method, path string, body any) []byte {
+	c.t.Helper()
+	got, b := c.do(method, path, body)
+	if got != code {
+		c.t.Fatalf("%s %s: %d %s, want %d", method, path, got, b, code)
+	}
+	return b
+}
+
+// login keeps the CSRF token of an answer carrying "me".
+func (c *apiClient) login(b []byte) {
+	c.t.Helper()
+	var me struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	if err := json.Unmarshal(b, &me); err != nil || me.CSRFToken == "" {
+		c.t.Fatalf("no csrfToken in %s", b)
+	}
+	c.csrf = me.CSRFToken
+}
+
+const (
+	pgSimTokenID     = "root@pam!proxmops"
+	pgSimTokenSecret = "pg-e2e-secret-value"
+	pgAdminPassword  = "correct horse battery"
+)
+
+var setupTokenLine = regexp.MustCompile(`pmsetup_[A-Za-z0-9_-]+`)
+
+// `proxmops serve` on PostgreSQL: the setup token is the database's (the
+// same after a restart, and no file), and the account, its session, the
+// settings saved from the UI (encrypted in the database) and the history of
+// a reconciled VM all survive a restart.
+func TestServeOnPostgreSQLKeepsAccountsSettingsAndHistoryAcrossRestarts(t *testing.T) {
+	dbURL := pgtest.Database(t)
+	dir := t.TempDir()
+	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: pgSimTokenID, TokenSecret: pgSimTokenSecret, StatusInterval: -1})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	repoDir := filepath.Join(dir, "repo")
+	commitManifest(t, repoDir, "vms/web.yaml", `apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: web
+  node: pve1
+spec:
+  vmid: 300
+  cores: 2
+  memory: 1024
+  disks:
+    - storage: local-lvm
+      size: 4G
+  net:
+    - bridge: vmbr0
+`)
+	keyFile := filepath.Join(dir, "keys", "proxmops.key")
+	os.MkdirAll(filepath.Dir(keyFile), 0o700)
+	t.Setenv("PROXMOPS_CONFIG", "")
+	t.Setenv("PROXMOPS_SOURCE_CACHEDIR", filepath.Join(dir, "cache"))
+	t.Setenv("PROXMOPS_SERVER_DATABASE", dbURL)
+	t.Setenv("PROXMOPS_SERVER_KEYFILE", keyFile)
+	t.Setenv("PROXMOPS_RECONCILE_INTERVAL", "1s")
+	t.Chdir(dir) // a stray file in the working directory would show
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "text"}
+	start := func(t *testing.T) (base string, stdout *syncBuffer) {
+		out, errOut := background(t, args...)
+		return "http://" + waitFor(t, errOut, listeningRE)[1], out
+	}
+
+	var token string
+	t.Run("first start prints the database's setup token", func(t *testing.T) {
+		_, out := start(t)
+		token = waitFor(t, out, setupTokenLine)[0]
+		if strings.Contains(out.String(), ".setup-token") {
+			t.Fatalf("a setup token file is named on PostgreSQL: %s", out)
+		}
+	})
+	jar, _ := cookiejar.New(nil)
+	var vmHistory []api.HistoryEntry
+	t.Run("restart before setup prints the same token; setup, settings, reconcile", func(t *testing.T) {
+		base, out := start(t)
+		if again := waitFor(t, out, setupTokenLine)[0]; again != token {
+			t.Fatalf("the restart made a new setup token: %s, was %s", again, token)
+		}
+		c := newAPIClient(t, base, jar)
+		c.login(c.expect(201, "POST", "/api/v1/setup", map[string]string{"token": token, "username": "admin", "password": pgAdminPassword}))
+		c.expect(200, "PUT", "/api/v1/settings", map[string]any{
+			"cluster": map[string]any{"endpoint": sim.APIURL(), "tokenId": pgSimTokenID, "tokenSecret": pgSimTokenSecret},
+			"source":  map[string]any{"repoURL": "file://" + filepath.ToSlash(repoDir), "revision": "main", "path": ""},
+		})
+		vmHistory = waitSynced(t, c, "web")
+	})
+	assertSealed(t, dbURL, pgSimTokenSecret)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "setup-token") || strings.HasSuffix(e.Name(), ".db") || strings.HasSuffix(e.Name(), ".lock") {
+			t.Errorf("SQLite-side file %s on PostgreSQL", e.Name())
+		}
+	}
+	t.Run("after a restart everything is still there", func(t *testing.T) {
+		base, out := start(t)
+		c := newAPIClient(t, base, jar)
+		// The session made before the restart still works.
+		c.login(c.expect(200, "GET", "/api/v1/me", nil))
+		var settings struct {
+			Cluster struct {
+				Endpoint    string `json:"endpoint"`
+				TokenSecret string `json:"tokenSecret"`
+			} `json:"cluster"`
+		}
+		if err := json.Unmarshal(c.expect(200, "GET", "/api/v1/settings", nil), &settings); err != nil ||
+			settings.Cluster.Endpoint != sim.APIURL() || settings.Cluster.TokenSecret != "set" {
+			t.Fatalf("settings after restart: %+v %v", settings, err)
+		}
+		otherJar, _ := cookiejar.New(nil)
+		fresh := newAPIClient(t, base, otherJar)
+		fresh.login(fresh.expect(200, "POST", "/api/v1/login", map[string]string{"username": "admin", "password": pgAdminPassword}))
+		var detail api.ResourceDetail
+		if err := json.Unmarshal(fresh.expect(200, "GET", "/api/v1/resources/VirtualMachine/web", nil), &detail); err != nil {
+			t.Fatal(err)
+		}
+		if len(detail.History) < len(vmHistory) || detail.History[len(detail.History)-1].ID != vmHistory[len(vmHistory)-1].ID {
+			t.Fatalf("history after restart: %+v, before: %+v", detail.History, vmHistory)
+		}
+		if setupTokenLine.MatchString(out.String()) {
+			t.Fatalf("a setup token after setup: %s", out)
+		}
+	})
+}
+
+// waitSynced waits until the daemon reports the VM Synced with history,
+// and returns that history.
+func waitSynced(t *testing.T, c *apiClient, name string) []api.HistoryEntry {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var last []byte
+	for time.Now().Before(deadline) {
+		code, b := c.do("GET", "/api/v1/resources/VirtualMachine/"+name, nil)
+		last = b
+		var d api.ResourceDetail
+		if code == 200 && json.Unmarshal(b, &d) == nil && d.Status == vocab.StatusSynced && len(d.History) > 0 {
+			return d.History
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s never Synced with history: %s", name, last)
+	return nil
+}
+
+// assertSealed checks the database holds the settings, none in clear.
+func assertSealed(t *testing.T, dbURL, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT name, value FROM encrypted`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	names := map[string]bool{}
+	for rows.Next() {
+		var name string
+		var v []byte
+		if err := rows.Scan(&name, &v); err != nil {
+			t.Fatal(err)
+		}
+		names[name] = true
+		if bytes.Contains(v, []byte(secret)) {
+			t.Errorf("record %s holds the secret in clear", name)
+		}
+	}
+	if !names["settings/cluster"] {
+		t.Fatalf("no settings/cluster record: %v", names)
+	}
+}
+
+func commitManifest(t *testing.T, dir, name, content string) {
+	t.Helper()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := repo.Worktree()
+	if _, err := wt.Add(name); err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "Test", Email: "test@example.com", When: time.Now()}
+	if _, err := wt.Commit(fmt.Sprintf("add %s", name), &git.CommitOptions{Author: sig}); err != nil {
+		t.Fatal(err)
+	}
+}
