@@ -59,6 +59,12 @@ func lockTestConfig(t *testing.T, db string) *config.Config {
 // error Run ended with.
 func startDaemon(t *testing.T, db string) (*runningDaemon, error) {
 	t.Helper()
+	return startDaemonWith(t, lockTestConfig(t, db))
+}
+
+// startDaemonWith is startDaemon with a configuration of the test's own.
+func startDaemonWith(t *testing.T, cfg *config.Config) (*runningDaemon, error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +73,7 @@ func startDaemon(t *testing.T, db string) (*runningDaemon, error) {
 	d := &runningDaemon{addr: ln.Addr().String(), out: &lockedBuffer{}, stop: cancel, done: make(chan error, 1)}
 	started := make(chan struct{})
 	go func() {
-		d.done <- Run(ctx, Options{Config: lockTestConfig(t, db), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		d.done <- Run(ctx, Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Listener: ln, SetupOutput: d.out, Started: func(net.Addr) { close(started) }})
 	}()
 	select {
