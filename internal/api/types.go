@@ -67,9 +67,29 @@ type ResourceSummary struct {
 	Owned       bool             `json:"owned"`
 	SyncPolicy  vocab.SyncPolicy `json:"syncPolicy"`
 	File        string           `json:"file"`
-	Progress    *Progress        `json:"progress,omitempty"`
-	UpdatedAt   time.Time        `json:"updatedAt"`
+	// DependsOn lists the declared resources this one needs, from its
+	// manifest (controller.dependenciesOf); absent when it needs none.
+	DependsOn []Dependency `json:"dependsOn,omitempty"`
+	Progress  *Progress    `json:"progress,omitempty"`
+	UpdatedAt time.Time    `json:"updatedAt"`
 }
+
+// Dependency is one edge of the dependency graph: the resource needs the
+// declared resource Kind/Name, in the way Relation says.
+type Dependency struct {
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	Relation string `json:"relation"`
+}
+
+// Relations of a Dependency.
+const (
+	RelationClones = "clones"    // VirtualMachine -> Template (spec.fromTemplate)
+	RelationMounts = "mounts"    // VirtualMachine -> Iso (spec.iso)
+	RelationBuilt  = "builtFrom" // Container -> ContainerTemplate (spec.template)
+	RelationUses   = "uses"      // guest -> SdnVnet or Network (a NIC's bridge); Network -> Network (ports, VLAN parent)
+	RelationZone   = "inZone"    // SdnVnet -> SdnZone (spec.zone)
+)
 
 // ResourceList is the document of GET /api/v1/resources and the data of the
 // SSE event "snapshot". LastPass is null before the first pass.

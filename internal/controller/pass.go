@@ -483,6 +483,7 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 		Owned:       a.Owned,
 		SyncPolicy:  a.Sync,
 		File:        a.File,
+		DependsOn:   dependenciesOf(desired),
 	}
 	if !sum.Status.Valid() { // not set
 		sum.Status = vocab.StatusUnknown

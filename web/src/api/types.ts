@@ -44,8 +44,21 @@ export interface Resource {
   owned?: boolean;
   syncPolicy?: SyncPolicy;
   file?: string;
+  // Declared resources this one needs (absent: none); see Dependency.
+  dependsOn?: Dependency[] | null;
   progress?: Progress | null;
   updatedAt?: string;
+}
+
+// How a resource needs another (internal/api Relation*): a VM clones a
+// Template and mounts an Iso, a Container is builtFrom a ContainerTemplate,
+// a guest uses the vnet or bridge of its NICs, a vnet is inZone a zone.
+export type Relation = 'clones' | 'mounts' | 'builtFrom' | 'uses' | 'inZone';
+
+export interface Dependency {
+  kind: string;
+  name: string;
+  relation: Relation;
 }
 
 export type Counts = Partial<Record<Status, number>>;

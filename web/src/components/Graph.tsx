@@ -1,7 +1,10 @@
 import {
   Background,
+  BaseEdge,
   Controls,
+  getBezierPath,
   Handle,
+  MarkerType,
   MiniMap,
   Position,
   ReactFlow,
@@ -9,14 +12,27 @@ import {
   useReactFlow,
   useStore,
   type Edge,
+  type EdgeProps,
   type Node,
   type NodeProps,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { Resource, Status } from '../api/types';
 import { resourceKey, STATUSES } from '../api/types';
-import { createLayoutCache, graphGroups, initialViewport, type GraphGroupBy, type GraphLayout } from '../lib/graph';
+import {
+  createLayoutCache,
+  dependencyEdges,
+  resourceLabel,
+  dependencySignature,
+  graphGroups,
+  groupNodeId,
+  initialViewport,
+  type DependencyEdge,
+  type GraphGroupBy,
+  type GraphLayout,
+} from '../lib/graph';
+import type { Relation } from '../api/types';
 import { shortRev, timeAgo } from '../lib/format';
 import { countByStatus } from '../state/resources';
 import { HealthBadge, ProgressBar, StatusBadge, statusClass } from './Status';
@@ -28,7 +44,7 @@ type SourceNodeData = { revision: string; message: string; lastPass: string };
 type ResourceNode = Node<ResourceNodeData, 'resource'>;
 type GroupNode = Node<GroupNodeData, 'tier'>;
 type SourceNode = Node<SourceNodeData, 'source'>;
-type FrameNode = Node<{ count: number }, 'frame'>;
+type FrameNode = Node<{ count: number; label: string; by: GraphGroupBy }, 'frame'>;
 type FlowNode = ResourceNode | GroupNode | SourceNode | FrameNode;
 
 // Below this zoom a resource node is too small to read: it is drawn as a plain
@@ -36,20 +52,33 @@ type FlowNode = ResourceNode | GroupNode | SourceNode | FrameNode;
 const DETAIL_ZOOM = 0.45;
 const zoomedOut = (s: { transform: [number, number, number] }) => s.transform[2] < DETAIL_ZOOM;
 
+// A resource joins tree edges on its left, and dependency edges on the side that
+// faces the other end (graph.ts dependencyEdges picks the handles).
+function ResourceHandles() {
+  return (
+    <>
+      <Handle type="target" id="in-left" position={Position.Left} isConnectable={false} />
+      <Handle type="target" id="in-right" position={Position.Right} isConnectable={false} />
+      <Handle type="source" id="out-right" position={Position.Right} isConnectable={false} />
+      <Handle type="source" id="out-left" position={Position.Left} isConnectable={false} />
+    </>
+  );
+}
+
 const ResourceNodeView = memo(function ResourceNodeView({ data }: NodeProps<ResourceNode>) {
   const r = data.resource;
   const far = useStore(zoomedOut);
   if (far) {
     return (
       <div className={`gnode gres gres-far ${statusClass(r.status)} ${data.emphasis}`} title={`${r.kind}/${r.name}: ${r.status}`}>
-        <Handle type="target" position={Position.Left} isConnectable={false} />
+        <ResourceHandles />
         <span className="gres-name">{r.name}</span>
       </div>
     );
   }
   return (
     <div className={`gnode gres ${statusClass(r.status)} ${data.emphasis}`} title={r.reason || `${r.kind}/${r.name}`}>
-      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <ResourceHandles />
       <div className="gres-top">
         <StatusBadge status={r.status} compact />
         <span className="gres-name">{r.name}</span>
@@ -71,7 +100,7 @@ const ResourceNodeView = memo(function ResourceNodeView({ data }: NodeProps<Reso
 
 const GroupNodeView = memo(function GroupNodeView({ data }: NodeProps<GroupNode>) {
   return (
-    <div className="gnode ggroup">
+    <div className="gnode ggroup" title={`${data.total} resources: click to zoom to them`}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
       <div className="ggroup-label">
         <span className="muted">{data.by === 'node' ? 'node' : 'kind'}</span> {data.label}
@@ -103,14 +132,62 @@ const SourceNodeView = memo(function SourceNodeView({ data }: NodeProps<SourceNo
   );
 });
 
+// A frame names its group above its top edge ("node pve1 · 340"), so a
+// zoomed-in view inside it still says which node or kind it shows.
 const FrameNodeView = memo(function FrameNodeView({ data }: NodeProps<FrameNode>) {
   return (
     <div className="gframe" aria-hidden="true">
       <Handle type="target" position={Position.Left} isConnectable={false} />
-      <span className="gframe-count">{data.count}</span>
+      <span className="gframe-title">
+        <span className="gframe-by">{data.by}</span> {data.label} <span className="gframe-count">· {data.count}</span>
+      </span>
     </div>
   );
 });
+
+const VERB: Record<Relation, string> = {
+  clones: 'clones',
+  mounts: 'mounts',
+  builtFrom: 'built from',
+  uses: 'uses',
+  inZone: 'in zone',
+};
+
+// Text on an edge is drawn only when it is big enough to read.
+const LABEL_ZOOM = 0.8;
+const labelsShown = (s: { transform: [number, number, number] }) => s.transform[2] >= LABEL_ZOOM;
+
+type DepEdgeData = { relation: Relation; label: string };
+type DepEdge = Edge<DepEdgeData, 'dep'>;
+
+// DepEdgeView draws one dependency: a curve with an arrow towards what is
+// needed and, zoomed in, the relation's verb in the middle. The sentence naming
+// both ends is the edge's aria-label (set on the edge) and its tooltip.
+const DepEdgeView = memo(function DepEdgeView(p: EdgeProps<DepEdge>) {
+  const [path, lx, ly] = getBezierPath({
+    sourceX: p.sourceX,
+    sourceY: p.sourceY,
+    sourcePosition: p.sourcePosition,
+    targetX: p.targetX,
+    targetY: p.targetY,
+    targetPosition: p.targetPosition,
+    curvature: p.sourcePosition === p.targetPosition ? 0.6 : 0.25,
+  });
+  const near = useStore(labelsShown);
+  return (
+    <>
+      <BaseEdge path={path} markerEnd={p.markerEnd} interactionWidth={near ? 12 : 0} />
+      {near && p.data && (
+        <text x={lx} y={ly} className="gdep-label" textAnchor="middle" dominantBaseline="central">
+          <title>{p.data.label}</title>
+          {VERB[p.data.relation]}
+        </text>
+      )}
+    </>
+  );
+});
+
+const edgeTypes = { dep: DepEdgeView };
 
 // 'tier', not 'group': React Flow styles its own built-in 'group' type.
 const nodeTypes = { resource: ResourceNodeView, tier: GroupNodeView, source: SourceNodeView, frame: FrameNodeView };
@@ -135,12 +212,30 @@ export interface GraphProps {
   colorMode: 'light' | 'dark';
 }
 
-// buildFlow turns the layout and the current resources into React Flow's nodes and
-// edges, reusing the previous objects of every node whose data did not change.
+// useDependencyEdges keeps the dependency edges of a layout; a status update
+// that changes no dependency keeps the same array.
+function useDependencyEdges(resources: Resource[], layout: GraphLayout): DependencyEdge[] {
+  const last = useRef<{ sig: string; layout: GraphLayout; edges: DependencyEdge[] } | null>(null);
+  return useMemo(() => {
+    const sig = dependencySignature(resources);
+    const l = last.current;
+    if (l && l.sig === sig && l.layout === layout) return l.edges;
+    const edges = dependencyEdges(resources, layout);
+    last.current = { sig, layout, edges };
+    return edges;
+  }, [resources, layout]);
+}
+
+const ARROW = { type: MarkerType.ArrowClosed, width: 16, height: 16, color: 'var(--dep-edge)' } as const;
+
+// useFlowElements turns the layout and the current resources into React Flow's
+// nodes and edges, reusing the previous objects of every node and edge whose data
+// did not change, so that React Flow re-renders only what changed.
 function useFlowElements(props: GraphProps, layout: GraphLayout) {
   const cache = useRef(new Map<string, FlowNode>());
   const edgeCache = useRef(new Map<string, Edge>());
   const byKey = useMemo(() => new Map(props.resources.map((r) => [resourceKey(r), r])), [props.resources]);
+  const deps = useDependencyEdges(props.resources, layout);
   const groupCounts = useMemo(() => {
     const m = new Map<string, Resource[]>();
     for (const r of props.resources) {
@@ -156,6 +251,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
     const prev = cache.current;
     const next = new Map<string, FlowNode>();
     const nodes: FlowNode[] = [];
+    const by = props.groupBy;
     for (const ln of layout.nodes) {
       const old = prev.get(ln.id);
       let node: FlowNode;
@@ -175,7 +271,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
                 width: ln.width,
                 height: ln.height,
                 data: { resource, emphasis },
-                ariaLabel: `${resource.kind} ${resource.name}: ${resource.status}`,
+                ariaLabel: resourceLabel(resource),
               };
       } else if (ln.type === 'group') {
         const rs = groupCounts.get(ln.ref) ?? [];
@@ -185,7 +281,8 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
           o &&
           o.position.x === ln.x &&
           o.position.y === ln.y &&
-          o.data.by === props.groupBy &&
+          o.data.by === by &&
+          o.data.total === rs.length &&
           STATUSES.every((s) => o.data.counts[s] === counts[s]);
         node = same
           ? o!
@@ -195,14 +292,21 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
               position,
               width: ln.width,
               height: ln.height,
-              data: { label: ln.ref, by: props.groupBy, counts, total: rs.length },
-              focusable: false,
+              data: { label: ln.ref, by, counts, total: rs.length },
+              ariaLabel: `${by} ${ln.ref}, ${rs.length} resource${rs.length === 1 ? '' : 's'}: zoom to fit`,
             };
       } else if (ln.type === 'frame') {
         const count = groupCounts.get(ln.ref)?.length ?? 0;
         const o = old as FrameNode | undefined;
         node =
-          o && o.position.x === ln.x && o.position.y === ln.y && o.width === ln.width && o.height === ln.height && o.data.count === count
+          o &&
+          o.position.x === ln.x &&
+          o.position.y === ln.y &&
+          o.width === ln.width &&
+          o.height === ln.height &&
+          o.data.count === count &&
+          o.data.by === by &&
+          o.data.label === ln.ref
             ? o
             : {
                 id: ln.id,
@@ -210,7 +314,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
                 position,
                 width: ln.width,
                 height: ln.height,
-                data: { count },
+                data: { count, label: ln.ref, by },
                 focusable: false,
                 selectable: false,
                 className: 'rf-frame',
@@ -245,6 +349,10 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
     const prevEdges = edgeCache.current;
     const nextEdges = new Map<string, Edge>();
     const edges: Edge[] = [];
+    const keep = (e: Edge) => {
+      nextEdges.set(e.id, e);
+      edges.push(e);
+    };
     for (const le of layout.edges) {
       const target = next.get(le.target);
       if (!target) continue;
@@ -255,48 +363,126 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
       // Animated edges cost paint time on every frame: only while few resources run.
       const animated = status === 'Progressing' && progressing <= 40;
       const old = prevEdges.get(le.id);
-      const edge =
-        old && old.className === className && old.animated === animated
+      const ariaLabel = treeEdgeLabel(next.get(le.source), target);
+      keep(
+        old && old.className === className && old.animated === animated && old.ariaLabel === ariaLabel
           ? old
-          : { id: le.id, source: le.source, target: le.target, className, animated, focusable: false, selectable: false };
-      nextEdges.set(le.id, edge);
-      edges.push(edge);
+          : {
+              id: le.id,
+              source: le.source,
+              target: le.target,
+              targetHandle: target.type === 'resource' ? 'in-left' : undefined,
+              className,
+              animated,
+              focusable: false,
+              selectable: false,
+              ariaLabel,
+            },
+      );
+    }
+    for (const de of deps) {
+      const a = next.get(de.source) as ResourceNode | undefined;
+      const b = next.get(de.target) as ResourceNode | undefined;
+      if (!a || !b) continue;
+      // With a highlight, an edge touching a highlighted resource stands out.
+      const em = !props.highlight ? '' : a.data.emphasis === 'hl' || b.data.emphasis === 'hl' ? ' hl' : ' dim';
+      const className = `gdep rel-${de.relation}${em}`;
+      const old = prevEdges.get(de.id) as DepEdge | undefined;
+      keep(
+        old && old.className === className && old.data?.label === de.label && old.sourceHandle === de.sourceHandle && old.targetHandle === de.targetHandle
+          ? old
+          : ({
+              id: de.id,
+              type: 'dep',
+              source: de.source,
+              target: de.target,
+              sourceHandle: de.sourceHandle,
+              targetHandle: de.targetHandle,
+              className,
+              markerEnd: ARROW,
+              focusable: false,
+              selectable: false,
+              ariaLabel: de.label,
+              data: { relation: de.relation, label: de.label },
+            } satisfies DepEdge),
+      );
     }
     edgeCache.current = nextEdges;
     return { nodes, edges };
-  }, [layout, byKey, groupCounts, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass]);
+  }, [layout, deps, byKey, groupCounts, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass]);
 }
 
-function FitOnLayout({ layout }: { layout: GraphLayout }) {
+// ViewControl moves the view when the layout or the highlight changes: onto the
+// highlighted resources (centred on one, fitted around several), else the
+// layout's first view. Status updates move nothing: the highlighted set is read
+// when the highlight is chosen, not followed as resources change status.
+function ViewControl({ layout, highlight, highlighted }: { layout: GraphLayout; highlight: string; highlighted: () => string[] }) {
   const flow = useReactFlow();
   const width = useStore((s) => s.width);
   const height = useStore((s) => s.height);
+  const ready = width > 0 && height > 0;
+  const lastLayout = useRef<GraphLayout | null>(null);
   useEffect(() => {
-    if (!width || !height) return;
+    if (!ready) return;
+    const newLayout = lastLayout.current !== layout;
+    lastLayout.current = layout;
     const id = requestAnimationFrame(() => {
+      const ids = highlight ? highlighted() : [];
+      if (ids.length === 1) {
+        const n = layout.nodes.find((x) => x.id === ids[0]);
+        if (n) flow.setCenter(n.x + n.width / 2, n.y + n.height / 2, { zoom: Math.max(flow.getZoom(), 1), duration: newLayout ? 0 : 300 });
+        return;
+      }
+      if (ids.length > 1) {
+        flow.fitView({ nodes: ids.map((x) => ({ id: x })), padding: 0.15, maxZoom: 1.2, duration: newLayout ? 0 : 300 });
+        return;
+      }
+      if (!newLayout) return;
       const v = initialViewport(layout, { width, height });
       if (v.fit) flow.fitView({ padding: 0.08, duration: 0, maxZoom: 1.2 });
       else flow.setViewport({ x: v.x, y: v.y, zoom: v.zoom });
     });
     return () => cancelAnimationFrame(id);
-    // Only a new layout (or a first size) moves the view; resizing keeps it.
-  }, [layout, flow, width > 0 && height > 0]);
+    // Only a new layout, a new highlight (or a first size) moves the view; resizing keeps it.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [layout, highlight, flow, ready]);
   return null;
 }
 
 function GraphInner(props: GraphProps) {
   const layoutCache = useRef(createLayoutCache());
+  const flow = useReactFlow();
   const layout = useMemo(
     () => layoutCache.current(graphGroups(props.resources, props.groupBy)),
     [props.resources, props.groupBy],
   );
   const { nodes, edges } = useFlowElements(props, layout);
+  const current = useRef(nodes);
+  current.current = nodes;
+  const highlighted = useCallback(
+    () => current.current.filter((n) => n.type === 'resource' && n.data.emphasis === 'hl').map((n) => n.id),
+    [],
+  );
+  // zoomToGroup fits the view to one group's resources (its frame when it has one).
+  const zoomToGroup = useCallback(
+    (key: string) => {
+      const frame = layout.nodes.find((n) => n.type === 'frame' && n.ref === key);
+      const ids = frame
+        ? [frame.id]
+        : [groupNodeId(key), ...layout.nodes.filter((n) => n.type === 'resource' && groupOf(n.ref, props.resources, props.groupBy) === key).map((n) => n.id)];
+      flow.fitView({ nodes: ids.map((id) => ({ id })), padding: 0.06, maxZoom: 1.2, duration: 300 });
+    },
+    [flow, layout, props.resources, props.groupBy],
+  );
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
     if (e.key !== 'Enter' && e.key !== ' ') return;
     const id = (document.activeElement as HTMLElement | null)?.closest('.react-flow__node')?.getAttribute('data-id');
     if (id?.startsWith('res:')) {
       e.preventDefault();
       props.onOpen(id.slice(4));
+    } else if (id?.startsWith('group:')) {
+      e.preventDefault();
+      zoomToGroup(id.slice(6));
     }
   };
   return (
@@ -305,6 +491,7 @@ function GraphInner(props: GraphProps) {
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
         nodesDraggable={false}
         nodesConnectable={false}
         elementsSelectable={false}
@@ -316,7 +503,10 @@ function GraphInner(props: GraphProps) {
         zoomOnPinch
         colorMode={props.colorMode}
         proOptions={{ hideAttribution: true }}
-        onNodeClick={(_, node) => node.type === 'resource' && props.onOpen(node.id.slice(4))}
+        onNodeClick={(_, node) => {
+          if (node.type === 'resource') props.onOpen(node.id.slice(4));
+          else if (node.type === 'tier') zoomToGroup(node.id.slice(6));
+        }}
       >
         <Background gap={24} size={1} />
         <Controls showInteractive={false} />
@@ -333,10 +523,34 @@ function GraphInner(props: GraphProps) {
           }
           nodeStrokeWidth={0}
         />
-        <FitOnLayout layout={layout} />
+        <ViewControl layout={layout} highlight={props.highlight} highlighted={highlighted} />
       </ReactFlow>
     </div>
   );
+}
+
+// treeEdgeLabel names both ends of an edge of the Git -> group -> resource tree.
+function treeEdgeLabel(from: FlowNode | undefined, to: FlowNode): string {
+  const name = (n: FlowNode | undefined): string => {
+    switch (n?.type) {
+      case 'source':
+        return 'Git source';
+      case 'tier':
+        return `${n.data.by} ${n.data.label}`;
+      case 'frame':
+        return `the ${n.data.count} resources of ${n.data.by} ${n.data.label}`;
+      case 'resource':
+        return `${n.data.resource.kind} ${n.data.resource.name}`;
+    }
+    return '';
+  };
+  return `${name(from)} holds ${name(to)}`;
+}
+
+function groupOf(key: string, resources: Resource[], by: GraphGroupBy): string {
+  if (by === 'kind') return key.slice(0, key.indexOf('/'));
+  const r = resources.find((x) => resourceKey(x) === key);
+  return r?.node || '(no node)';
 }
 
 export default function Graph(props: GraphProps) {

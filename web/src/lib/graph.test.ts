@@ -1,6 +1,18 @@
 import { describe, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
-import { createLayoutCache, graphGroups, initialViewport, layoutGraph, rowsPerColumn, SIZES, SOURCE_ID } from './graph';
+import {
+  createLayoutCache,
+  dependencyEdges,
+  dependencyLabel,
+  dependencySignature,
+  graphGroups,
+  initialViewport,
+  layoutGraph,
+  resourceLabel,
+  rowsPerColumn,
+  SIZES,
+  SOURCE_ID,
+} from './graph';
 
 const many = (n: number, kind = 'VirtualMachine'): Resource[] =>
   Array.from({ length: n }, (_, i) => ({ kind, name: `vm-${String(i).padStart(4, '0')}`, status: 'Synced', node: `pve${(i % 3) + 1}` }));
@@ -111,4 +123,111 @@ describe('first view', () => {
   test('a graph too wide to read anyway is shown whole, as an overview', () => {
     expect(initialViewport({ width: 6000, height: 8000 }, view)).toEqual({ fit: true });
   });
+});
+
+describe('dependency edges', () => {
+  const rs: Resource[] = [
+    { kind: 'Template', name: 'debian-12-tpl', status: 'Synced', node: 'pve1' },
+    {
+      kind: 'VirtualMachine',
+      name: 'app-02',
+      status: 'Synced',
+      node: 'pve1',
+      dependsOn: [
+        { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' },
+        { kind: 'SdnVnet', name: 'prod', relation: 'uses' },
+      ],
+    },
+    { kind: 'VirtualMachine', name: 'app-03', status: 'Synced', node: 'pve1', dependsOn: [{ kind: 'VirtualMachine', name: 'app-02', relation: 'uses' }] },
+    { kind: 'Container', name: 'web-1', status: 'Synced', node: 'pve2', dependsOn: [{ kind: 'SdnVnet', name: 'prod', relation: 'uses' }] },
+    { kind: 'SdnVnet', name: 'prod', status: 'Synced', dependsOn: [{ kind: 'SdnZone', name: 'lab', relation: 'inZone' }] },
+    { kind: 'SdnZone', name: 'lab', status: 'OutOfSync' },
+  ];
+
+  test('one edge per declared dependency between shown resources, labelled with both ends', () => {
+    const l = layoutGraph(graphGroups(rs, 'kind'));
+    const edges = dependencyEdges(rs, l);
+    expect(edges.map((e) => [e.source, e.target, e.relation, e.label])).toEqual([
+      ['res:VirtualMachine/app-02', 'res:Template/debian-12-tpl', 'clones', 'app-02 clones debian-12-tpl'],
+      ['res:VirtualMachine/app-02', 'res:SdnVnet/prod', 'uses', 'app-02 uses vnet prod'],
+      ['res:VirtualMachine/app-03', 'res:VirtualMachine/app-02', 'uses', 'app-03 uses VirtualMachine app-02'],
+      ['res:Container/web-1', 'res:SdnVnet/prod', 'uses', 'web-1 uses vnet prod'],
+      ['res:SdnVnet/prod', 'res:SdnZone/lab', 'inZone', 'vnet prod is in zone lab'],
+    ]);
+    // Every edge joins two laid-out resources, so React Flow never gets a dangling one.
+    const ids = new Set(l.nodes.map((n) => n.id));
+    expect(edges.every((e) => ids.has(e.source) && ids.has(e.target))).toBe(true);
+    expect(new Set(edges.map((e) => e.id)).size).toBe(edges.length);
+  });
+
+  test('a dependency on a resource filtered out or not declared draws nothing', () => {
+    const shown = rs.filter((r) => r.kind !== 'SdnVnet');
+    const edges = dependencyEdges(shown, layoutGraph(graphGroups(shown, 'kind')));
+    expect(edges.map((e) => e.label)).toEqual(['app-02 clones debian-12-tpl', 'app-03 uses VirtualMachine app-02']);
+    const alone: Resource[] = [{ kind: 'VirtualMachine', name: 'x', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'by-hand', relation: 'clones' }] }];
+    expect(dependencyEdges(alone, layoutGraph(graphGroups(alone, 'kind')))).toEqual([]);
+  });
+
+  test('edges leave the side facing their target; within one column they loop on the right', () => {
+    const l = layoutGraph(graphGroups(rs, 'kind'));
+    const x = (key: string) => l.nodes.find((n) => n.ref === key)!.x;
+    const edges = dependencyEdges(rs, l);
+    for (const e of edges) {
+      const from = x(e.source.slice(4));
+      const to = x(e.target.slice(4));
+      if (to > from) expect([e.sourceHandle, e.targetHandle]).toEqual(['out-right', 'in-left']);
+      else if (to < from) expect([e.sourceHandle, e.targetHandle]).toEqual(['out-left', 'in-right']);
+      else expect([e.sourceHandle, e.targetHandle]).toEqual(['out-right', 'in-right']);
+    }
+    // One column here (kind groups sit one under the other): all loop on the right.
+    expect(new Set(edges.map((e) => e.targetHandle))).toEqual(new Set(['in-right']));
+    // In a wrapped group, a neighbour in the next column is reached from the right.
+    const wide: Resource[] = Array.from({ length: 40 }, (_, i) => ({
+      kind: 'VirtualMachine',
+      name: `vm-${String(i).padStart(2, '0')}`,
+      status: 'Synced',
+      dependsOn: i === 0 ? [{ kind: 'VirtualMachine', name: 'vm-39', relation: 'uses' }] : undefined,
+    }));
+    const [e] = dependencyEdges(wide, layoutGraph(graphGroups(wide, 'kind')));
+    expect([e.sourceHandle, e.targetHandle]).toEqual(['out-right', 'in-left']);
+    const [back] = dependencyEdges(
+      wide.map((r, i) => (i === 39 ? { ...r, dependsOn: [{ kind: 'VirtualMachine', name: 'vm-00', relation: 'uses' as const }] } : { ...r, dependsOn: undefined })),
+      layoutGraph(graphGroups(wide, 'kind')),
+    );
+    expect([back.sourceHandle, back.targetHandle]).toEqual(['out-left', 'in-right']);
+  });
+
+  test('labels say the relation in words', () => {
+    const from = { kind: 'VirtualMachine', name: 'app-01' };
+    expect(dependencyLabel(from, { kind: 'Iso', name: 'debian-12', relation: 'mounts' })).toBe('app-01 mounts iso debian-12');
+    expect(dependencyLabel({ kind: 'Container', name: 'dns-01' }, { kind: 'ContainerTemplate', name: 'debian-12-standard', relation: 'builtFrom' })).toBe(
+      'dns-01 is built from container template debian-12-standard',
+    );
+    expect(dependencyLabel(from, { kind: 'Network', name: 'pve1-vmbr1', relation: 'uses' })).toBe('app-01 uses bridge pve1-vmbr1');
+    expect(dependencyLabel({ kind: 'Network', name: 'pve3-vmbr1' }, { kind: 'Network', name: 'pve3-bond0', relation: 'uses' })).toBe(
+      'pve3-vmbr1 uses interface pve3-bond0',
+    );
+  });
+
+  test('the signature changes with the dependencies only, not with statuses', () => {
+    const again = rs.map((r) => ({ ...r, status: 'Failed' as const }));
+    expect(dependencySignature(again)).toBe(dependencySignature(rs));
+    const changed = rs.map((r) => (r.name === 'web-1' ? { ...r, dependsOn: [] } : r));
+    expect(dependencySignature(changed)).not.toBe(dependencySignature(rs));
+  });
+});
+
+test('a resource node’s accessible name says what it needs', () => {
+  expect(
+    resourceLabel({
+      kind: 'VirtualMachine',
+      name: 'app-02',
+      status: 'Synced',
+      dependsOn: [
+        { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' },
+        { kind: 'SdnVnet', name: 'prod', relation: 'uses' },
+      ],
+    }),
+  ).toBe('VirtualMachine app-02: Synced; clones debian-12-tpl, uses vnet prod');
+  expect(resourceLabel({ kind: 'Iso', name: 'debian-12', status: 'OutOfSync' })).toBe('Iso debian-12: OutOfSync');
 });

@@ -5,7 +5,7 @@
 // linked to the group by one edge instead of hundreds of crossing ones, so that
 // 1,000 resources fit on a screen instead of a 40,000-pixel column.
 
-import type { Resource } from '../api/types';
+import type { Dependency, Relation, Resource } from '../api/types';
 import { resourceKey } from '../api/types';
 
 export type GraphGroupBy = 'kind' | 'node';
@@ -38,6 +38,17 @@ export interface LayoutEdge {
   id: string;
   source: string;
   target: string;
+}
+
+// A dependency between two shown resources (Resource.dependsOn), drawn from the
+// resource that needs to the one it needs.
+export interface DependencyEdge extends LayoutEdge {
+  relation: Relation;
+  // Names both ends, for screen readers and the tooltip: "app-02 clones debian-12-tpl".
+  label: string;
+  // Which sides of the two nodes the edge joins, from where they sit in the layout.
+  sourceHandle: 'out-right' | 'out-left';
+  targetHandle: 'in-left' | 'in-right';
 }
 
 export interface GraphLayout {
@@ -188,3 +199,86 @@ export function initialViewport(
   return { fit: false, x: (view.width - layout.width * zoom) / 2, y: pad, zoom };
 }
 
+
+const KIND_WORD: Record<string, string> = {
+  Template: 'template',
+  Iso: 'iso',
+  ContainerTemplate: 'container template',
+  SdnVnet: 'vnet',
+  SdnZone: 'zone',
+  Network: 'bridge',
+};
+
+// dependencyLabel says in words what an edge means, naming both ends.
+export function dependencyLabel(from: Pick<Resource, 'kind' | 'name'>, dep: Dependency): string {
+  const what = `${from.kind === 'Network' && dep.kind === 'Network' ? 'interface' : KIND_WORD[dep.kind] ?? dep.kind} ${dep.name}`;
+  switch (dep.relation) {
+    case 'clones':
+      return `${from.name} clones ${dep.name}`;
+    case 'mounts':
+      return `${from.name} mounts ${what}`;
+    case 'builtFrom':
+      return `${from.name} is built from ${what}`;
+    case 'inZone':
+      return `${from.kind === 'SdnVnet' ? 'vnet ' : ''}${from.name} is in ${what}`;
+    default:
+      return `${from.name} uses ${what}`;
+  }
+}
+
+// resourceLabel is a resource node's accessible name: what it is, its status and
+// what it needs ("VirtualMachine app-02: Synced; clones debian-12-tpl").
+export function resourceLabel(r: Resource): string {
+  const base = `${r.kind} ${r.name}: ${r.status}`;
+  if (!r.dependsOn?.length) return base;
+  const prefix = `${r.name} `;
+  const needs = r.dependsOn.map((d) => {
+    const l = dependencyLabel(r, d);
+    return l.startsWith(prefix) ? l.slice(prefix.length) : l;
+  });
+  return `${base}; ${needs.join(', ')}`;
+}
+
+// dependencyEdges lists the edges between the laid-out resources: a dependency on
+// a resource that is filtered out, or not declared, draws nothing. Each edge leaves
+// the side of its source facing its target; between nodes of one column it loops
+// out of the right side and back into it.
+export function dependencyEdges(resources: Resource[], layout: GraphLayout): DependencyEdge[] {
+  const at = new Map<string, LayoutNode>();
+  for (const n of layout.nodes) if (n.type === 'resource') at.set(n.ref, n);
+  const out: DependencyEdge[] = [];
+  for (const r of resources) {
+    if (!r.dependsOn?.length) continue;
+    const key = resourceKey(r);
+    const a = at.get(key);
+    if (!a) continue;
+    for (const d of r.dependsOn) {
+      const to = `${d.kind}/${d.name}`;
+      const b = at.get(to);
+      if (!b || to === key) continue;
+      const right = b.x >= a.x + a.width;
+      const left = b.x + b.width <= a.x;
+      out.push({
+        id: `dep:${key}->${to}:${d.relation}`,
+        source: resourceNodeId(key),
+        target: resourceNodeId(to),
+        relation: d.relation,
+        label: dependencyLabel(r, d),
+        sourceHandle: left ? 'out-left' : 'out-right',
+        targetHandle: right ? 'in-left' : 'in-right',
+      });
+    }
+  }
+  return out;
+}
+
+// dependencySignature identifies the dependencies of a list: equal signatures
+// give equal edges for one layout.
+export function dependencySignature(resources: Resource[]): string {
+  const parts: string[] = [];
+  for (const r of resources) {
+    if (!r.dependsOn?.length) continue;
+    parts.push(`${resourceKey(r)}\u0000${r.dependsOn.map((d) => `${d.kind}/${d.name}/${d.relation}`).join('\u0001')}`);
+  }
+  return parts.join('\u0002');
+}
