@@ -110,6 +110,10 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const node = (name: string) => page.locator(`.react-flow__node[data-id="res:VirtualMachine/${name}"] .gres`);
     await until('app-01 and app-02 are synced', async () => (await hasStatus(node('app-01'), 'Synced')()) && (await hasStatus(node('app-02'), 'Synced')()), 120_000);
     await until(`${backend.conflicting} is a conflict`, hasStatus(node(backend.conflicting), 'Conflict'));
+    // Issue 13, point 6: what depends on what, each edge named by both its ends.
+    for (const label of ['app-02 clones debian-12-tpl', 'debian-install mounts iso debian-12', 'debian-install uses vnet iot', 'vnet iot is in zone vlans', 'dns-01 is built from container template debian-12-standard']) {
+      await page.locator(`.react-flow__edge.gdep[aria-label="${label}"]`).waitFor({ state: 'attached' });
+    }
     await b.shot('overview-graph');
   });
 
@@ -252,6 +256,14 @@ describe('dashboard against proxmops serve and the simulator', () => {
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     await page.getByLabel('Highlight').selectOption('Conflict');
     await page.locator('.gres.hl').first().waitFor();
+    // The one highlighted resource is brought to the middle of the graph.
+    const offCentre = () =>
+      page.evaluate(() => {
+        const g = document.querySelector('.react-flow')!.getBoundingClientRect();
+        const n = document.querySelector('.gres.hl')!.getBoundingClientRect();
+        return Math.round(Math.hypot(n.x + n.width / 2 - (g.x + g.width / 2), n.y + n.height / 2 - (g.y + g.height / 2)));
+      });
+    await expect.poll(offCentre).toBeLessThan(4);
     await b.shot('overview-graph-dark');
     await page.getByRole('button', { name: 'Cards' }).click();
     await b.shot('overview-cards-dark');

@@ -11,13 +11,14 @@ import {
   ReactFlowProvider,
   useReactFlow,
   useStore,
+  useStoreApi,
   type Edge,
   type EdgeProps,
   type Node,
   type NodeProps,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
 import type { Resource, Status } from '../api/types';
 import { resourceKey, STATUSES } from '../api/types';
 import {
@@ -25,9 +26,11 @@ import {
   dependencyEdges,
   resourceLabel,
   dependencySignature,
+  focusEdges,
   graphGroups,
   groupNodeId,
   initialViewport,
+  READABLE_ZOOM,
   type DependencyEdge,
   type GraphGroupBy,
   type GraphLayout,
@@ -137,7 +140,11 @@ const SourceNodeView = memo(function SourceNodeView({ data }: NodeProps<SourceNo
 const FrameNodeView = memo(function FrameNodeView({ data }: NodeProps<FrameNode>) {
   return (
     <div className="gframe" aria-hidden="true">
-      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <Handle type="target" id="in-left" position={Position.Left} isConnectable={false} />
+      <Handle type="target" id="in-top" position={Position.Top} isConnectable={false} />
+      <Handle type="target" id="in-bottom" position={Position.Bottom} isConnectable={false} />
+      <Handle type="source" id="out-top" position={Position.Top} isConnectable={false} />
+      <Handle type="source" id="out-bottom" position={Position.Bottom} isConnectable={false} />
       <span className="gframe-title">
         <span className="gframe-by">{data.by}</span> {data.label} <span className="gframe-count">· {data.count}</span>
       </span>
@@ -157,7 +164,7 @@ const VERB: Record<Relation, string> = {
 const LABEL_ZOOM = 0.8;
 const labelsShown = (s: { transform: [number, number, number] }) => s.transform[2] >= LABEL_ZOOM;
 
-type DepEdgeData = { relation: Relation; label: string };
+type DepEdgeData = { relation: Relation; label: string; count: number };
 type DepEdge = Edge<DepEdgeData, 'dep'>;
 
 // DepEdgeView draws one dependency: a curve with an arrow towards what is
@@ -174,13 +181,16 @@ const DepEdgeView = memo(function DepEdgeView(p: EdgeProps<DepEdge>) {
     curvature: p.sourcePosition === p.targetPosition ? 0.6 : 0.25,
   });
   const near = useStore(labelsShown);
+  const count = p.data?.count ?? 1;
+  // A bundle is drawn thicker the more it stands for, and always says how many.
+  const width = count > 1 ? Math.min(8, 1.6 + Math.log2(count)) : undefined;
   return (
     <>
-      <BaseEdge path={path} markerEnd={p.markerEnd} interactionWidth={near ? 12 : 0} />
-      {near && p.data && (
-        <text x={lx} y={ly} className="gdep-label" textAnchor="middle" dominantBaseline="central">
+      <BaseEdge path={path} markerEnd={p.markerEnd} interactionWidth={near ? 12 : 0} style={width ? { strokeWidth: width } : undefined} />
+      {(near || count > 1) && p.data && (
+        <text x={lx} y={ly} className={`gdep-label${count > 1 ? ' bundle' : ''}`} textAnchor="middle" dominantBaseline="central">
           <title>{p.data.label}</title>
-          {VERB[p.data.relation]}
+          {count > 1 ? `${count} ${VERB[p.data.relation]}` : VERB[p.data.relation]}
         </text>
       )}
     </>
@@ -231,11 +241,14 @@ const ARROW = { type: MarkerType.ArrowClosed, width: 16, height: 16, color: 'var
 // useFlowElements turns the layout and the current resources into React Flow's
 // nodes and edges, reusing the previous objects of every node and edge whose data
 // did not change, so that React Flow re-renders only what changed.
-function useFlowElements(props: GraphProps, layout: GraphLayout) {
+function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: string) {
   const cache = useRef(new Map<string, FlowNode>());
   const edgeCache = useRef(new Map<string, Edge>());
   const byKey = useMemo(() => new Map(props.resources.map((r) => [resourceKey(r), r])), [props.resources]);
-  const deps = useDependencyEdges(props.resources, layout);
+  const bundled = useDependencyEdges(props.resources, layout);
+  // The hovered or focused resource's own dependencies, both ways, on top.
+  const focused = useMemo(() => (focusKey ? focusEdges(props.resources, layout, focusKey) : []), [props.resources, layout, focusKey]);
+  const deps = useMemo(() => (focused.length ? [...bundled, ...focused] : bundled), [bundled, focused]);
   const groupCounts = useMemo(() => {
     const m = new Map<string, Resource[]>();
     for (const r of props.resources) {
@@ -371,7 +384,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
               id: le.id,
               source: le.source,
               target: le.target,
-              targetHandle: target.type === 'resource' ? 'in-left' : undefined,
+              targetHandle: target.type === 'resource' || target.type === 'frame' ? 'in-left' : undefined,
               className,
               animated,
               focusable: false,
@@ -381,15 +394,21 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
       );
     }
     for (const de of deps) {
-      const a = next.get(de.source) as ResourceNode | undefined;
-      const b = next.get(de.target) as ResourceNode | undefined;
+      const a = next.get(de.source) as ResourceNode | FrameNode | undefined;
+      const b = next.get(de.target) as ResourceNode | FrameNode | undefined;
       if (!a || !b) continue;
       // With a highlight, an edge touching a highlighted resource stands out.
-      const em = !props.highlight ? '' : a.data.emphasis === 'hl' || b.data.emphasis === 'hl' ? ' hl' : ' dim';
+      const em = de.id.startsWith('focus:')
+        ? ' hl'
+        : a.type !== 'resource' || b.type !== 'resource' || !props.highlight
+          ? ''
+          : a.data.emphasis === 'hl' || b.data.emphasis === 'hl'
+            ? ' hl'
+            : ' dim';
       const className = `gdep rel-${de.relation}${em}`;
       const old = prevEdges.get(de.id) as DepEdge | undefined;
       keep(
-        old && old.className === className && old.data?.label === de.label && old.sourceHandle === de.sourceHandle && old.targetHandle === de.targetHandle
+        old && old.className === className && old.data?.label === de.label && old.data?.count === de.count && old.sourceHandle === de.sourceHandle && old.targetHandle === de.targetHandle
           ? old
           : ({
               id: de.id,
@@ -403,7 +422,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout) {
               focusable: false,
               selectable: false,
               ariaLabel: de.label,
-              data: { relation: de.relation, label: de.label },
+              data: { relation: de.relation, label: de.label, count: de.count },
             } satisfies DepEdge),
       );
     }
@@ -456,23 +475,42 @@ function GraphInner(props: GraphProps) {
     () => layoutCache.current(graphGroups(props.resources, props.groupBy)),
     [props.resources, props.groupBy],
   );
-  const { nodes, edges } = useFlowElements(props, layout);
+  const [focusKey, setFocusKey] = useState('');
+  const { nodes, edges } = useFlowElements(props, layout, focusKey);
   const current = useRef(nodes);
   current.current = nodes;
   const highlighted = useCallback(
     () => current.current.filter((n) => n.type === 'resource' && n.data.emphasis === 'hl').map((n) => n.id),
     [],
   );
-  // zoomToGroup fits the view to one group's resources (its frame when it has one).
+  // zoomToGroup shows one group's resources (its frame when it has one): all of
+  // them when they are readable that way, else its top left corner at a readable
+  // zoom (with the frame's title), to pan on from there.
+  const store = useStoreApi();
   const zoomToGroup = useCallback(
     (key: string) => {
       const frame = layout.nodes.find((n) => n.type === 'frame' && n.ref === key);
-      const ids = frame
-        ? [frame.id]
-        : [groupNodeId(key), ...layout.nodes.filter((n) => n.type === 'resource' && groupOf(n.ref, props.resources, props.groupBy) === key).map((n) => n.id)];
-      flow.fitView({ nodes: ids.map((id) => ({ id })), padding: 0.06, maxZoom: 1.2, duration: 300 });
+      const members = frame ? [frame] : layout.nodes.filter((n) => n.type === 'resource' && n.group === key);
+      if (!members.length) return;
+      const box = {
+        x: Math.min(...members.map((n) => n.x)),
+        y: Math.min(...members.map((n) => n.y)),
+        r: Math.max(...members.map((n) => n.x + n.width)),
+        b: Math.max(...members.map((n) => n.y + n.height)),
+      };
+      const { width, height } = store.getState();
+      const pad = 24;
+      const title = frame ? 28 : 0;
+      const fit = Math.min((width - 2 * pad) / (box.r - box.x), (height - 2 * pad) / (box.b - box.y + title));
+      if (fit >= READABLE_ZOOM) {
+        const ids = frame ? [frame.id] : [groupNodeId(key), ...members.map((n) => n.id)];
+        flow.fitView({ nodes: ids.map((id) => ({ id })), padding: 0.06, maxZoom: 1.2, duration: 300 });
+        return;
+      }
+      const zoom = READABLE_ZOOM;
+      flow.setViewport({ x: pad - box.x * zoom, y: pad - (box.y - title) * zoom, zoom }, { duration: 300 });
     },
-    [flow, layout, props.resources, props.groupBy],
+    [flow, layout, store],
   );
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
     if (e.key !== 'Enter' && e.key !== ' ') return;
@@ -485,8 +523,13 @@ function GraphInner(props: GraphProps) {
       zoomToGroup(id.slice(6));
     }
   };
+  // A resource's own dependencies show while the keyboard is on it.
+  const onFocus = (e: FocusEvent<HTMLDivElement>) => {
+    const id = (e.target as HTMLElement).closest('.react-flow__node')?.getAttribute('data-id');
+    if (id?.startsWith('res:')) setFocusKey(id.slice(4));
+  };
   return (
-    <div className="graph" onKeyDown={onKeyDown} data-testid="graph">
+    <div className="graph" onKeyDown={onKeyDown} onFocus={onFocus} data-testid="graph">
       <ReactFlow<FlowNode, Edge>
         nodes={nodes}
         edges={edges}
@@ -503,6 +546,8 @@ function GraphInner(props: GraphProps) {
         zoomOnPinch
         colorMode={props.colorMode}
         proOptions={{ hideAttribution: true }}
+        onNodeMouseEnter={(_, node) => node.type === 'resource' && setFocusKey(node.id.slice(4))}
+        onNodeMouseLeave={(_, node) => node.type === 'resource' && setFocusKey((k) => (k === node.id.slice(4) ? '' : k))}
         onNodeClick={(_, node) => {
           if (node.type === 'resource') props.onOpen(node.id.slice(4));
           else if (node.type === 'tier') zoomToGroup(node.id.slice(6));
@@ -545,12 +590,6 @@ function treeEdgeLabel(from: FlowNode | undefined, to: FlowNode): string {
     return '';
   };
   return `${name(from)} holds ${name(to)}`;
-}
-
-function groupOf(key: string, resources: Resource[], by: GraphGroupBy): string {
-  if (by === 'kind') return key.slice(0, key.indexOf('/'));
-  const r = resources.find((x) => resourceKey(x) === key);
-  return r?.node || '(no node)';
 }
 
 export default function Graph(props: GraphProps) {

@@ -5,6 +5,8 @@ import {
   dependencyEdges,
   dependencyLabel,
   dependencySignature,
+  focusEdges,
+  frameNodeId,
   graphGroups,
   initialViewport,
   layoutGraph,
@@ -181,20 +183,47 @@ describe('dependency edges', () => {
     }
     // One column here (kind groups sit one under the other): all loop on the right.
     expect(new Set(edges.map((e) => e.targetHandle))).toEqual(new Set(['in-right']));
-    // In a wrapped group, a neighbour in the next column is reached from the right.
-    const wide: Resource[] = Array.from({ length: 40 }, (_, i) => ({
+  });
+
+  test('the members of a wrapped group are one cluster: one edge per target and relation, with the count', () => {
+    const vms: Resource[] = Array.from({ length: 40 }, (_, i) => ({
       kind: 'VirtualMachine',
       name: `vm-${String(i).padStart(2, '0')}`,
       status: 'Synced',
-      dependsOn: i === 0 ? [{ kind: 'VirtualMachine', name: 'vm-39', relation: 'uses' }] : undefined,
+      dependsOn: [
+        i % 4 ? { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' as const } : { kind: 'Template', name: 'other-tpl', relation: 'clones' as const },
+        { kind: 'SdnVnet', name: 'prod', relation: 'uses' as const },
+        { kind: 'VirtualMachine', name: 'vm-00', relation: 'uses' as const },
+      ],
     }));
-    const [e] = dependencyEdges(wide, layoutGraph(graphGroups(wide, 'kind')));
-    expect([e.sourceHandle, e.targetHandle]).toEqual(['out-right', 'in-left']);
-    const [back] = dependencyEdges(
-      wide.map((r, i) => (i === 39 ? { ...r, dependsOn: [{ kind: 'VirtualMachine', name: 'vm-00', relation: 'uses' as const }] } : { ...r, dependsOn: undefined })),
-      layoutGraph(graphGroups(wide, 'kind')),
+    const all: Resource[] = [
+      ...vms,
+      { kind: 'Template', name: 'debian-12-tpl', status: 'Synced' },
+      { kind: 'Template', name: 'other-tpl', status: 'Synced' },
+      { kind: 'SdnVnet', name: 'prod', status: 'Synced', dependsOn: [{ kind: 'VirtualMachine', name: 'vm-07', relation: 'uses' }] },
+    ];
+    const l = layoutGraph(graphGroups(all, 'kind'));
+    const edges = dependencyEdges(all, l);
+    const frame = frameNodeId('VirtualMachine');
+    expect(edges.map((e) => [e.source, e.target, e.count, e.label]).sort()).toEqual(
+      [
+        [frame, 'res:Template/debian-12-tpl', 30, '30 resources of VirtualMachine (vm-01, vm-02, vm-03, …) clone debian-12-tpl'],
+        [frame, 'res:Template/other-tpl', 10, '10 resources of VirtualMachine (vm-00, vm-04, vm-08, …) clone other-tpl'],
+        [frame, 'res:SdnVnet/prod', 40, '40 resources of VirtualMachine (vm-00, vm-01, vm-02, …) use vnet prod'],
+        // From a small group into a cluster: one edge to the member itself.
+        ['res:SdnVnet/prod', 'res:VirtualMachine/vm-07', 1, 'prod uses VirtualMachine vm-07'],
+      ].sort(),
     );
-    expect([back.sourceHandle, back.targetHandle]).toEqual(['out-left', 'in-right']);
+    // The frame sits below the templates and the vnet: the cluster's edges leave
+    // its top and enter the one-column targets from their free right side.
+    for (const e of edges.filter((x) => x.source === frame)) expect([e.sourceHandle, e.targetHandle]).toEqual(['out-top', 'in-right']);
+    // Hovering one member shows its own edges, both ways, also within the cluster.
+    const f = focusEdges(all, l, 'VirtualMachine/vm-00');
+    expect(f.map((e) => e.label)).toEqual(
+      expect.arrayContaining(['vm-00 clones other-tpl', 'vm-00 uses vnet prod', 'vm-01 uses VirtualMachine vm-00']),
+    );
+    expect(f.every((e) => e.id.startsWith('focus:') && e.count === 1)).toBe(true);
+    expect(focusEdges(all, l, 'VirtualMachine/vm-00', 5)).toHaveLength(5);
   });
 
   test('labels say the relation in words', () => {

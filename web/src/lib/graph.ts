@@ -32,6 +32,8 @@ export interface LayoutNode {
   height: number;
   // The resource's key (kind/name) or the group's key.
   ref: string;
+  // A resource's group key.
+  group?: string;
 }
 
 export interface LayoutEdge {
@@ -40,15 +42,21 @@ export interface LayoutEdge {
   target: string;
 }
 
-// A dependency between two shown resources (Resource.dependsOn), drawn from the
-// resource that needs to the one it needs.
+export type SourceHandle = 'out-right' | 'out-left' | 'out-top' | 'out-bottom';
+export type TargetHandle = 'in-left' | 'in-right' | 'in-top' | 'in-bottom';
+
+// A dependency drawn between two shown resources (Resource.dependsOn), from the
+// one that needs to the one it needs; or a bundle of them, from the frame of a
+// wrapped group to what its members need (count > 1 or source a frame).
 export interface DependencyEdge extends LayoutEdge {
   relation: Relation;
   // Names both ends, for screen readers and the tooltip: "app-02 clones debian-12-tpl".
   label: string;
+  // How many dependencies the edge stands for (1 unless bundled).
+  count: number;
   // Which sides of the two nodes the edge joins, from where they sit in the layout.
-  sourceHandle: 'out-right' | 'out-left';
-  targetHandle: 'in-left' | 'in-right';
+  sourceHandle: SourceHandle;
+  targetHandle: TargetHandle;
 }
 
 export interface GraphLayout {
@@ -142,6 +150,7 @@ export function layoutGraph(groups: LayoutGroup[]): GraphLayout {
         width: S.resource.width,
         height: S.resource.height,
         ref: key,
+        group: g.key,
       });
       if (!framed) edges.push({ id: `e:${gid}->${rid}`, source: gid, target: rid });
     });
@@ -209,21 +218,17 @@ const KIND_WORD: Record<string, string> = {
   Network: 'bridge',
 };
 
+// targetWords names what a dependency points at, as its relation reads it:
+// a template by name ("clones debian-12-tpl"), others with their kind ("vnet prod").
+function targetWords(fromKind: string, dep: Dependency): string {
+  if (dep.relation === 'clones') return dep.name;
+  return `${fromKind === 'Network' && dep.kind === 'Network' ? 'interface' : KIND_WORD[dep.kind] ?? dep.kind} ${dep.name}`;
+}
+
 // dependencyLabel says in words what an edge means, naming both ends.
 export function dependencyLabel(from: Pick<Resource, 'kind' | 'name'>, dep: Dependency): string {
-  const what = `${from.kind === 'Network' && dep.kind === 'Network' ? 'interface' : KIND_WORD[dep.kind] ?? dep.kind} ${dep.name}`;
-  switch (dep.relation) {
-    case 'clones':
-      return `${from.name} clones ${dep.name}`;
-    case 'mounts':
-      return `${from.name} mounts ${what}`;
-    case 'builtFrom':
-      return `${from.name} is built from ${what}`;
-    case 'inZone':
-      return `${from.kind === 'SdnVnet' ? 'vnet ' : ''}${from.name} is in ${what}`;
-    default:
-      return `${from.name} uses ${what}`;
-  }
+  const who = dep.relation === 'inZone' && from.kind === 'SdnVnet' ? `vnet ${from.name}` : from.name;
+  return `${who} ${VERB_ONE[dep.relation]} ${targetWords(from.kind, dep)}`;
 }
 
 // resourceLabel is a resource node's accessible name: what it is, its status and
@@ -239,34 +244,129 @@ export function resourceLabel(r: Resource): string {
   return `${base}; ${needs.join(', ')}`;
 }
 
-// dependencyEdges lists the edges between the laid-out resources: a dependency on
-// a resource that is filtered out, or not declared, draws nothing. Each edge leaves
-// the side of its source facing its target; between nodes of one column it loops
-// out of the right side and back into it.
+type Box = Pick<LayoutNode, 'x' | 'y' | 'width' | 'height'>;
+
+// sides picks the handles joining a to b: the facing sides when they sit side by
+// side; in one column, out of a's right and back into b's right (the space right
+// of a one-column group is free); from a frame, out of its top or bottom edge
+// towards b; into a frame (from a frame), through its top or bottom.
+function sides(a: Box, b: Box, fromFrame: boolean, toFrame: boolean): [SourceHandle, TargetHandle] {
+  const below = b.y >= a.y + a.height;
+  if (toFrame) return [fromFrame ? (below ? 'out-bottom' : 'out-top') : 'out-right', below ? 'in-top' : 'in-bottom'];
+  if (fromFrame) return [below ? 'out-bottom' : 'out-top', 'in-right'];
+  if (b.x >= a.x + a.width) return ['out-right', 'in-left'];
+  if (b.x + b.width <= a.x) return ['out-left', 'in-right'];
+  return ['out-right', 'in-right'];
+}
+
+const VERB_ONE: Record<Relation, string> = { clones: 'clones', mounts: 'mounts', builtFrom: 'is built from', uses: 'uses', inZone: 'is in' };
+const PLURAL_VERB: Record<Relation, string> = { clones: 'clone', mounts: 'mount', builtFrom: 'are built from', uses: 'use', inZone: 'are in' };
+
+// dependencyEdges lists what the graph draws for the resources' dependencies. A
+// dependency on a resource filtered out, or not declared, draws nothing. Between
+// resources of small groups, one edge each. The members of a wrapped group (a
+// frame: hundreds of VMs, say) are drawn as one cluster: one edge from the frame
+// per target and relation, with the count ("412 resources of VirtualMachine (vm-001,
+// vm-002, vm-003, …) clone debian-12-tpl"); a target inside a frame is reached at its frame the same way.
+// Hundreds of crossing curves would be neither readable nor cheap to pan.
 export function dependencyEdges(resources: Resource[], layout: GraphLayout): DependencyEdge[] {
   const at = new Map<string, LayoutNode>();
-  for (const n of layout.nodes) if (n.type === 'resource') at.set(n.ref, n);
+  const frames = new Map<string, LayoutNode>();
+  for (const n of layout.nodes) {
+    if (n.type === 'resource') at.set(n.ref, n);
+    else if (n.type === 'frame') frames.set(n.ref, n);
+  }
   const out: DependencyEdge[] = [];
+  const bundles = new Map<string, DependencyEdge & { names: string[]; groupLabel: string; targetLabel: string }>();
   for (const r of resources) {
     if (!r.dependsOn?.length) continue;
     const key = resourceKey(r);
     const a = at.get(key);
     if (!a) continue;
+    const fa = frames.get(a.group ?? '');
     for (const d of r.dependsOn) {
       const to = `${d.kind}/${d.name}`;
       const b = at.get(to);
       if (!b || to === key) continue;
-      const right = b.x >= a.x + a.width;
-      const left = b.x + b.width <= a.x;
+      const fb = frames.get(b.group ?? '');
+      if (!fa) {
+        const [sourceHandle, targetHandle] = sides(a, b, false, false);
+        out.push({
+          id: `dep:${key}->${to}:${d.relation}`,
+          source: resourceNodeId(key),
+          target: resourceNodeId(to),
+          relation: d.relation,
+          label: dependencyLabel(r, d),
+          count: 1,
+          sourceHandle,
+          targetHandle,
+        });
+        continue;
+      }
+      if (fa && fb && fa === fb) continue; // within one cluster: its members' names say it
+      const dst = fb ?? b;
+      const id = `dep:${fa.id}->${dst.id}:${d.relation}`;
+      let e = bundles.get(id);
+      if (!e) {
+        const [sourceHandle, targetHandle] = sides(fa, dst, true, !!fb);
+        e = {
+          id,
+          source: fa.id,
+          target: dst.id,
+          relation: d.relation,
+          label: '',
+          count: 0,
+          sourceHandle,
+          targetHandle,
+          names: [],
+          groupLabel: fa.ref,
+          targetLabel: fb ? fb.ref : targetWords(r.kind, d),
+        };
+        bundles.set(id, e);
+      }
+      e.count++;
+      if (e.names.length < 3) e.names.push(r.name);
+    }
+  }
+  for (const e of bundles.values()) {
+    const { names, groupLabel, targetLabel, ...edge } = e;
+    const whoFrom = e.count === 1 ? names[0] : `${e.count} resources of ${groupLabel} (${names.join(', ')}, …)`;
+    const whatTo = e.target.startsWith('frame:') ? `resources of ${targetLabel}` : targetLabel;
+    out.push({ ...edge, label: `${whoFrom} ${e.count === 1 ? VERB_ONE[e.relation] : PLURAL_VERB[e.relation]} ${whatTo}` });
+  }
+  return out;
+}
+
+
+// focusEdges lists the single dependencies of one resource, both ways (what it
+// needs and what needs it, at most `max`): drawn while it is hovered or focused,
+// also inside clusters.
+export function focusEdges(resources: Resource[], layout: GraphLayout, key: string, max = 60): DependencyEdge[] {
+  const at = new Map<string, LayoutNode>();
+  for (const n of layout.nodes) if (n.type === 'resource') at.set(n.ref, n);
+  const out: DependencyEdge[] = [];
+  if (!at.has(key)) return out;
+  for (const r of resources) {
+    if (!r.dependsOn?.length) continue;
+    const from = resourceKey(r);
+    for (const d of r.dependsOn) {
+      const to = `${d.kind}/${d.name}`;
+      if ((from !== key && to !== key) || from === to) continue;
+      const a = at.get(from);
+      const b = at.get(to);
+      if (!a || !b) continue;
+      const [sourceHandle, targetHandle] = sides(a, b, false, false);
       out.push({
-        id: `dep:${key}->${to}:${d.relation}`,
-        source: resourceNodeId(key),
+        id: `focus:${from}->${to}:${d.relation}`,
+        source: resourceNodeId(from),
         target: resourceNodeId(to),
         relation: d.relation,
         label: dependencyLabel(r, d),
-        sourceHandle: left ? 'out-left' : 'out-right',
-        targetHandle: right ? 'in-left' : 'in-right',
+        count: 1,
+        sourceHandle,
+        targetHandle,
       });
+      if (out.length >= max) return out;
     }
   }
   return out;
