@@ -132,7 +132,9 @@ func TestDependenciesAreTheDeclaredTargetsOfEachManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dep := func(kind, name, rel string) api.Dependency { return api.Dependency{Kind: kind, Name: name, Relation: rel} }
+	dep := func(kind, name, rel string) api.Dependency {
+		return api.Dependency{Kind: kind, Name: name, Relation: rel}
+	}
 	for _, tc := range []struct {
 		name string
 		kind manifest.Kind
