@@ -476,6 +476,11 @@ function GraphInner(props: GraphProps) {
     [props.resources, props.groupBy],
   );
   const [focusKey, setFocusKey] = useState('');
+  // While the view pans or zooms, nodes take no pointer (styles.css): the browser
+  // then skips hit-testing 1,000 nodes on every mouse move.
+  const [moving, setMoving] = useState(false);
+  const onMoveStart = useCallback(() => setMoving(true), []);
+  const onMoveEnd = useCallback(() => setMoving(false), []);
   const { nodes, edges } = useFlowElements(props, layout, focusKey);
   const current = useRef(nodes);
   current.current = nodes;
@@ -529,7 +534,7 @@ function GraphInner(props: GraphProps) {
     if (id?.startsWith('res:')) setFocusKey(id.slice(4));
   };
   return (
-    <div className="graph" onKeyDown={onKeyDown} onFocus={onFocus} data-testid="graph">
+    <div className={`graph${moving ? ' moving' : ''}`} onKeyDown={onKeyDown} onFocus={onFocus} data-testid="graph">
       <ReactFlow<FlowNode, Edge>
         nodes={nodes}
         edges={edges}
@@ -546,6 +551,8 @@ function GraphInner(props: GraphProps) {
         zoomOnPinch
         colorMode={props.colorMode}
         proOptions={{ hideAttribution: true }}
+        onMoveStart={onMoveStart}
+        onMoveEnd={onMoveEnd}
         onNodeMouseEnter={(_, node) => node.type === 'resource' && setFocusKey(node.id.slice(4))}
         onNodeMouseLeave={(_, node) => node.type === 'resource' && setFocusKey((k) => (k === node.id.slice(4) ? '' : k))}
         onNodeClick={(_, node) => {
