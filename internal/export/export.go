@@ -10,6 +10,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -22,6 +23,10 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
+
+// ErrOptions marks an error in the options (a bad --vmid, --kind or
+// --node), as opposed to one reading the cluster.
+var ErrOptions = errors.New("invalid export options")
 
 // Options select what is exported (the flags of `proxmops export`).
 type Options struct {
@@ -132,18 +137,18 @@ type Result struct {
 func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 	kinds, err := ParseKinds(o.Kinds)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	sel := engine.ExportSelect{Node: o.Node}
 	guests := slices.ContainsFunc(kinds, func(k manifest.Kind) bool { return slices.Contains(GuestKinds, k) })
 	switch {
 	case o.All && o.VMIDs != "":
-		return nil, fmt.Errorf("--vmid and --all exclude each other")
+		return nil, fmt.Errorf("%w: --vmid and --all exclude each other", ErrOptions)
 	case guests && !o.All && o.VMIDs == "":
-		return nil, fmt.Errorf("name the guests to export: --vmid LIST (e.g. 100,105-110) or --all")
+		return nil, fmt.Errorf("%w: name the guests to export: --vmid LIST (e.g. 100,105-110) or --all", ErrOptions)
 	case o.VMIDs != "":
 		if sel.VMIDs, err = ParseVMIDs(o.VMIDs); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
 	}
 	if !guests {
@@ -156,7 +161,7 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
 	if o.Node != "" && !slices.Contains(snap.Nodes, o.Node) {
-		return nil, fmt.Errorf("--node %s: no such node in the cluster (nodes: %s)", o.Node, strings.Join(snap.Nodes, ", "))
+		return nil, fmt.Errorf("%w: --node %s: no such node in the cluster (nodes: %s)", ErrOptions, o.Node, strings.Join(snap.Nodes, ", "))
 	}
 	exported, skipped := snap.Export()
 	res := &Result{Skipped: skipped}

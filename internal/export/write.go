@@ -89,7 +89,7 @@ func keyNode(doc *yaml.Node, path string) *yaml.Node {
 }
 
 // ErrExists is returned by WriteDir when a file to write exists already.
-var ErrExists = errors.New("exists")
+var ErrExists = errors.New("refusing to overwrite existing files")
 
 // WriteDir writes the files under dir. It refuses, before writing any,
 // when one of them exists, unless force.
@@ -104,7 +104,7 @@ func (r *Result) WriteDir(dir string, force bool) error {
 			}
 		}
 		if len(exist) > 0 {
-			return fmt.Errorf("%w: %s already in %s (use --force to overwrite): %w", ErrExists, strings.Join(exist, ", "), dir, ErrExists)
+			return fmt.Errorf("%w: %s already in %s (use --force to overwrite them)", ErrExists, strings.Join(exist, ", "), dir)
 		}
 	}
 	for _, f := range r.Files {

@@ -69,6 +69,7 @@ func (s *Server) routes() chi.Router {
 				r.Get("/settings", s.handleGetSettings)
 				r.Put("/settings", s.handlePutSettings)
 				r.Post("/settings/test", s.handleTestSettings)
+				r.Get("/export", s.handleExport)
 				r.Get("/users", s.handleUsers)
 				r.Post("/users", s.handleCreateUser)
 				r.Patch("/users/{name}", s.handleUpdateUser)

@@ -2,6 +2,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
 import type { ApiToken, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
 import { ChangePassword, Users } from '../components/Accounts';
+import ExportPanel from '../components/ExportPanel';
 import { ErrorAlert, RoleSelect } from '../components/RoleSelect';
 import { formatTime } from '../lib/format';
 import { useSession } from '../state/session';
@@ -374,6 +375,7 @@ export default function Settings() {
           <ChangePassword />
           <Users />
           <Tokens />
+          <ExportPanel />
         </div>
       </div>
     </div>

@@ -1,0 +1,30 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/export"
+)
+
+// The daemon exports with its own cluster connection; bad options are
+// api.ErrInvalid (a 400), not a server error.
+func TestDaemonExportsWithItsConnection(t *testing.T) {
+	sim := startSim(t, 0.1)
+	if err := sim.AddGuest(pvesimGuest(441, "legacy")); err != nil {
+		t.Fatal(err)
+	}
+	repo := newGitRepo(t)
+	repo.commit("empty", map[string]string{"README.md": "x\n"})
+	e := newEnv(t, sim, repo, "")
+	res, err := e.c.Export(context.Background(), export.Options{VMIDs: "441"})
+	if err != nil || len(res.Files) != 1 || res.Files[0].Path != "vms/legacy.yaml" || !strings.Contains(string(res.Files[0].Data), "vmid: 441") {
+		t.Fatalf("export: %v %+v", err, res)
+	}
+	if _, err := e.c.Export(context.Background(), export.Options{VMIDs: "4x"}); !errors.Is(err, api.ErrInvalid) {
+		t.Fatalf("bad vmid: %v", err)
+	}
+}

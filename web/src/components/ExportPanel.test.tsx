@@ -1,0 +1,70 @@
+import { fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, expect, test, vi } from 'vitest';
+import Settings from '../pages/Settings';
+import { mockFetch, Providers } from '../test/helpers';
+import ExportPanel, { exportURL } from './ExportPanel';
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+test('the query mirrors the export flags: all guests unless VMIDs are given', () => {
+  expect(exportURL({ vmids: '', node: '', kinds: ['VirtualMachine'] })).toBe('/api/v1/export?all=true&kind=VirtualMachine');
+  expect(exportURL({ vmids: ' 100,105-110 ', node: 'pve1', kinds: ['Template', 'Network'] })).toBe(
+    '/api/v1/export?vmid=100%2C105-110&node=pve1&kind=Template&kind=Network',
+  );
+});
+
+test('downloads the archive the daemon answers, under its name', async () => {
+  const fetchFn = vi.fn(
+    async (_url: string) =>
+      new Response(new Uint8Array([0x1f, 0x8b]), {
+        status: 200,
+        headers: { 'Content-Type': 'application/gzip', 'Content-Disposition': 'attachment; filename="proxmops-export-X.tar.gz"', 'X-Proxmops-Manifests': '3' },
+      }),
+  );
+  vi.stubGlobal('fetch', fetchFn);
+  const created = vi.fn(() => 'blob:x');
+  vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: created, revokeObjectURL: vi.fn() }));
+  const clicked: string[] = [];
+  const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+    clicked.push(this.download);
+  });
+  render(<ExportPanel />);
+  fireEvent.change(screen.getByLabelText('VMIDs to export'), { target: { value: '100' } });
+  fireEvent.click(screen.getByRole('checkbox', { name: /Container/ }));
+  fireEvent.click(screen.getByRole('button', { name: 'Download manifests (.tar.gz)' }));
+  expect(await screen.findByText('Downloaded proxmops-export-X.tar.gz (3 manifests).')).toBeTruthy();
+  expect(fetchFn.mock.calls[0][0]).toBe('/api/v1/export?vmid=100&kind=VirtualMachine&kind=Template');
+  expect(created).toHaveBeenCalled();
+  expect(clicked).toEqual(['proxmops-export-X.tar.gz']);
+  click.mockRestore();
+});
+
+test('shows the daemon’s error instead of downloading it', async () => {
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async () => new Response(JSON.stringify({ error: 'invalid export options: --vmid "abc": "abc" is not a VMID' }), { status: 400 })),
+  );
+  render(<ExportPanel />);
+  fireEvent.change(screen.getByLabelText('VMIDs to export'), { target: { value: 'abc' } });
+  fireEvent.click(screen.getByRole('button', { name: 'Download manifests (.tar.gz)' }));
+  expect((await screen.findByRole('alert')).textContent).toContain('is not a VMID');
+});
+
+test('the settings page offers the export to admins only', () => {
+  mockFetch(() => undefined);
+  const { unmount } = render(
+    <Providers role="admin">
+      <Settings />
+    </Providers>,
+  );
+  expect(screen.getByRole('region', { name: 'Export' })).toBeTruthy();
+  unmount();
+  render(
+    <Providers role="viewer">
+      <Settings />
+    </Providers>,
+  );
+  expect(screen.queryByRole('region', { name: 'Export' })).toBeNull();
+});
