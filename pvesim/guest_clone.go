@@ -151,7 +151,7 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 			continue
 		}
 		v := s.state.volume(g.Node, d["file"])
-		isBase := v != nil && strings.Contains(v.Name, "base-")
+		isBase := v != nil && isBaseVolume(v.Name)
 		if !full && !driveIsCloudinit(d) && k != "tpmstate0" && !isBase {
 			return nil, Fail("Linked clone feature is not supported for '%s' (%s)", d["file"], k)
 		}
@@ -250,10 +250,7 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 					bytes += sv.Size
 					nv, err = s.allocImage(g.Node, dstStorage, newid, sv.Size, format, "")
 				} else {
-					nv, err = s.allocImage(g.Node, dstStorage, newid, sv.Size, sv.Format, "")
-					if nv != nil {
-						nv.Parent = sv.VolID()
-					}
+					nv, err = s.linkedCloneImage(g.Node, sv, newid)
 				}
 				if err != nil {
 					for _, volid := range guestVolumes(conf) {
@@ -450,7 +447,7 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 				if g.Running && snapname == "" {
 					return nil, Fail("Full clone of a running container is only possible from a snapshot")
 				}
-			} else if sv := s.state.volume(g.Node, mp["volume"]); sv == nil || !strings.Contains(sv.Name, "base-") {
+			} else if sv := s.state.volume(g.Node, mp["volume"]); sv == nil || !isBaseVolume(sv.Name) {
 				return nil, Fail("Linked clone feature for '%s' is not available", mp["volume"])
 			}
 			mounts[k] = mp

@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -170,4 +171,47 @@ func (s *Server) linkedChildren(volid string) int {
 		}
 	}
 	return n
+}
+
+// isBaseVolume reports whether an image is a template's base image: its
+// own name (the last part of a linked clone's volname) starts with base-
+// (Plugin.pm parse_name_dir: isBase).
+func isBaseVolume(volname string) bool {
+	return strings.HasPrefix(path.Base(volname), "base-")
+}
+
+// linkedCloneImage allocates a linked clone of base for vmid, named as
+// the storage plugin's clone_image names it, so that the volume says
+// which base image it stands on where Proxmox's does:
+//   - Plugin.pm clone_image (dir, nfs): always qcow2, backed by the base,
+//     "BASEVMID/BASENAME/VMID/NAME" (9000/base-9000-disk-0.raw/130/vm-130-disk-0.qcow2);
+//   - ZFSPoolPlugin.pm and RBDPlugin.pm clone_image: "BASENAME/NAME";
+//   - LvmThinPlugin.pm clone_image: a thin snapshot named NAME alone.
+func (s *Server) linkedCloneImage(node string, base *Volume, vmid int) (*Volume, error) {
+	st, err := s.storageConfig(base.Storage)
+	if err != nil {
+		return nil, err
+	}
+	format := base.Format
+	if st.fileBased() {
+		format = "qcow2"
+	}
+	v, err := s.allocImage(node, base.Storage, vmid, base.Size, format, "")
+	if err != nil {
+		return nil, err
+	}
+	v.Parent = base.VolID()
+	name := v.Name
+	switch st.Type {
+	case "dir", "nfs":
+		name = fmt.Sprintf("%d/%s/%s", base.VMID, path.Base(base.Name), v.Name)
+	case "zfspool", "rbd":
+		name = path.Base(base.Name) + "/" + v.Name
+	}
+	if name != v.Name {
+		delete(s.state.vols, s.state.volumeKey(v.Node, v.Storage, v.Name))
+		v.Name = name
+		s.state.vols[s.state.volumeKey(v.Node, v.Storage, v.Name)] = v
+	}
+	return v, nil
 }

@@ -192,29 +192,31 @@ func (x *qemuExport) templateSpec() manifest.TemplateSpec {
 	return t
 }
 
-// baseVolume is the template volume a linked clone's disk stands on
-// (local-lvm:base-9000-disk-0/vm-130-disk-0).
-var baseVolume = regexp.MustCompile(`^([^:]+):(?:[0-9]+/)?base-([0-9]+)-disk-[0-9]+`)
+// baseVolume finds the base image a linked clone's disk stands on, as
+// the storage plugins name such a volume (clone_image): on file storages
+// BASEVMID/BASENAME/VMID/NAME (local:9000/base-9000-disk-0.qcow2/130/...),
+// on ZFS and Ceph BASENAME/NAME (local-zfs:base-9000-disk-0/vm-130-disk-0).
+// LVM-thin names a linked clone vm-130-disk-0 alone: it cannot be told.
+var baseVolume = regexp.MustCompile(`^([^:]+:(?:[0-9]+/)?base-([0-9]+)-disk-[0-9]+(?:\.[a-z0-9]+)?)/`)
 
 // source names where the VM came from: a linked clone's template when its
-// base volume names a template on the cluster, else the base volume.
+// base image belongs to a template on the cluster, else the base image.
 func (x *qemuExport) source() {
 	boot := bootDiskSlot(x.eff)
 	if boot == "" {
 		return
 	}
-	file := parseDisk(x.eff[boot]).File
-	m := baseVolume.FindStringSubmatch(file)
-	if m == nil || !strings.Contains(file, "/") {
-		return // not a linked clone: a full clone or a VM of its own
+	m := baseVolume.FindStringSubmatch(parseDisk(x.eff[boot]).File)
+	if m == nil {
+		return // not a linked clone that says so: a VM of its own
 	}
 	id, _ := strconv.Atoi(m[2])
 	if t := x.es.Guests[id]; t != nil && t.Type == "qemu" && t.Template {
 		x.spec.FromTemplate = &manifest.FromTemplate{Name: x.names[id], Linked: true}
 		return
 	}
-	x.spec.Image = &manifest.Image{Source: strings.SplitN(file, "/", 2)[0]}
-	x.note("linked clone of %s, which names no template on the cluster: image.source is that volume", x.spec.Image.Source)
+	x.spec.Image = &manifest.Image{Source: m[1]}
+	x.note("linked clone of %s, which belongs to no template on the cluster: image.source is that volume", m[1])
 }
 
 // diskSlotOK says whether the manifest can declare a disk in slot.

@@ -108,6 +108,12 @@ func handMade(t *testing.T) *cluster {
 	c.call("PUT", "/nodes/pve1/qemu/130/config", "cores", "4", "tags", "app")
 	c.call("POST", "/nodes/pve1/qemu/130/status/start")
 	c.call("POST", "/nodes/pve1/qemu/9000/clone", "newid", "131", "name", "App02", "full", "1")
+	// On a file storage a linked clone's volume names its template's base
+	// image (Plugin.pm clone_image).
+	c.call("POST", "/nodes/pve1/qemu", "vmid", "9001", "name", "ubuntu-tpl", "scsi0", "nfs-shared:2", "net0", "virtio,bridge=vmbr0")
+	c.call("POST", "/nodes/pve1/qemu/9001/template")
+	c.call("POST", "/nodes/pve1/qemu/9001/clone", "newid", "140", "name", "app-03")
+	c.call("POST", "/nodes/pve1/qemu/140/status/start")
 	if err := c.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: ctTemplate, Size: 120 << 20}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +164,8 @@ func TestExportOfAHandMadeClusterPlansOnlyAdoption(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the export does not validate: %v", err)
 	}
-	if n := len(set.Resources); n != 5 {
-		t.Fatalf("want 5 manifests, got %d: %v", n, res.Files)
+	if n := len(set.Resources); n != 7 {
+		t.Fatalf("want 7 manifests, got %d: %v", n, res.Files)
 	}
 
 	web := file(t, res, "vms/web-01.yaml")
@@ -178,6 +184,10 @@ func TestExportOfAHandMadeClusterPlansOnlyAdoption(t *testing.T) {
 	// (LvmThinPlugin.pm clone_image): its template cannot be told.
 	if strings.Contains(clone, "fromTemplate") || strings.Contains(clone, "image:") || !strings.Contains(clone, "cores: 4") {
 		t.Errorf("the linked clone:\n%s", clone)
+	}
+	nfsClone := file(t, res, "vms/app-03.yaml")
+	if !strings.Contains(nfsClone, "fromTemplate:\n    name: ubuntu-tpl\n    linked: true") {
+		t.Errorf("the linked clone on a file storage:\n%s", nfsClone)
 	}
 	full := file(t, res, "vms/app02.yaml")
 	if strings.Contains(full, "fromTemplate") || !strings.Contains(full, "state: stopped") || !strings.Contains(full, "App02") {
@@ -227,7 +237,7 @@ func TestExportOfAHandMadeClusterPlansOnlyAdoption(t *testing.T) {
 			t.Fatalf("%s/%s: %s", r.Kind, r.Name, r.Error)
 		}
 	}
-	for _, id := range []int{100, 130, 131, 9000} {
+	for _, id := range []int{100, 130, 131, 140, 9000, 9001} {
 		if tags := c.config(id, "qemu")["tags"]; !strings.Contains(tags, engine.OwnerTag) {
 			t.Errorf("VMID %d not adopted: %q", id, tags)
 		}
@@ -278,7 +288,7 @@ func TestExportSelectsAndNeverOverwrites(t *testing.T) {
 	for _, f := range res.Files {
 		paths = append(paths, f.Path)
 	}
-	if strings.Join(paths, " ") != "vms/app-01.yaml vms/app02.yaml vms/web-01.yaml" {
+	if strings.Join(paths, " ") != "vms/app-01.yaml vms/app-03.yaml vms/app02.yaml vms/web-01.yaml" {
 		t.Fatalf("selected: %v", paths)
 	}
 	if res := export1(t, c, export.Options{All: true, Node: "pve2"}); len(res.Files) != 0 {
@@ -331,6 +341,24 @@ func TestExportNetworksLeavesTheManagementBridgeOut(t *testing.T) {
 	}
 	issues, err := res.Check(context.Background(), c.client)
 	if err != nil || len(issues) != 1 || !strings.Contains(issues[0], "Network/vmbr1") || !strings.Contains(issues[0], "does not own") {
+		t.Fatalf("check: %v %q", err, issues)
+	}
+}
+
+// A linked clone whose base image belongs to no template on the cluster
+// keeps that image as its source (creation-only: the adoption accepts it).
+func TestLinkedCloneOfAMissingTemplateNamesTheBaseVolume(t *testing.T) {
+	c := newCluster(t)
+	if err := c.sim.AddGuest(pvesim.GuestSpec{VMID: 141, Node: "pve1", Config: map[string]string{"name": "orphan",
+		"scsi0": "nfs-shared:9500/base-9500-disk-0.qcow2/141/vm-141-disk-0.qcow2,size=2G", "boot": "order=scsi0"}}); err != nil {
+		t.Fatal(err)
+	}
+	res := export1(t, c, export.Options{VMIDs: "141"})
+	y := file(t, res, "vms/orphan.yaml")
+	if !strings.Contains(y, "image:\n    source: nfs-shared:9500/base-9500-disk-0.qcow2\n") || !strings.Contains(y, "NOTE: linked clone of nfs-shared:9500/base-9500-disk-0.qcow2") {
+		t.Fatalf("vms/orphan.yaml:\n%s", y)
+	}
+	if issues, err := res.Check(context.Background(), c.client); err != nil || len(issues) != 0 {
 		t.Fatalf("check: %v %q", err, issues)
 	}
 }
