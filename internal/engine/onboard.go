@@ -126,8 +126,8 @@ func (es *ExportSnapshot) Export() (out []Exported, skipped []string) {
 		}
 	}
 	out = append(out, es.exportNetworks()...)
-	out = append(out, es.exportSDN()...)
-	return out, skipped
+	sdn, sdnSkipped := es.exportSDN()
+	return append(out, sdn...), append(skipped, sdnSkipped...)
 }
 
 var notLabel = regexp.MustCompile(`[^a-z0-9-]+`)

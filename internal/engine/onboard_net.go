@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
@@ -88,7 +89,86 @@ func (es *ExportSnapshot) exportNetworks() []Exported {
 	return out
 }
 
-// exportSDN reads the SDN zones and vnets (only when asked).
-func (es *ExportSnapshot) exportSDN() []Exported {
-	return nil
+// zoneReaders read the zone options zoneFromManifest writes, by key.
+var zoneReaders = map[string]func(s *manifest.SdnZoneSpec, v string){
+	"bridge":            func(s *manifest.SdnZoneSpec, v string) { s.Bridge = v },
+	"tag":               func(s *manifest.SdnZoneSpec, v string) { s.Tag, _ = atoiOK(v) },
+	"vlan-protocol":     func(s *manifest.SdnZoneSpec, v string) { s.VLANProtocol = v },
+	"peers":             func(s *manifest.SdnZoneSpec, v string) { s.Peers = splitSDNList(v) },
+	"controller":        func(s *manifest.SdnZoneSpec, v string) { s.Controller = v },
+	"vrf-vxlan":         func(s *manifest.SdnZoneSpec, v string) { s.VRFVXLAN, _ = atoiOK(v) },
+	"exitnodes":         func(s *manifest.SdnZoneSpec, v string) { s.ExitNodes = splitSDNList(v) },
+	"advertise-subnets": func(s *manifest.SdnZoneSpec, v string) { s.AdvertiseSubnets = truthy(v) },
+	"mtu":               func(s *manifest.SdnZoneSpec, v string) { s.MTU, _ = atoiOK(v) },
+	"nodes":             func(s *manifest.SdnZoneSpec, v string) { s.Nodes = splitSDNList(v) },
+	"ipam":              func(s *manifest.SdnZoneSpec, v string) { s.IPAM = v },
+	"dns":               func(s *manifest.SdnZoneSpec, v string) { s.DNS = v },
+	"reversedns":        func(s *manifest.SdnZoneSpec, v string) { s.ReverseDNS = v },
+	"dnszone":           func(s *manifest.SdnZoneSpec, v string) { s.DNSZone = v },
+	"dhcp":              func(s *manifest.SdnZoneSpec, v string) { s.DHCP = v },
+}
+
+func splitSDNList(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == ' ' })
+}
+
+// exportSDN reads the SDN zones and vnets (only when asked), as they will
+// be once pending changes are applied. Each is checked against the
+// engine's own reading of it (zoneFromManifest, vnetFromManifest): an
+// option the manifest cannot say is noted.
+func (es *ExportSnapshot) exportSDN() (out []Exported, skipped []string) {
+	for _, z := range es.kinds.zones {
+		if z.State == "deleted" {
+			continue
+		}
+		switch z.Config["type"] {
+		case "simple", "vlan", "qinq", "vxlan", "evpn":
+		default:
+			skipped = append(skipped, fmt.Sprintf("SDN zone %s: a %s zone, which SdnZone does not declare", z.ID, z.Config["type"]))
+			continue
+		}
+		s := manifest.SdnZoneSpec{Type: z.Config["type"]}
+		for _, k := range sortedKeys(zoneReaders) {
+			if v := z.Config[k]; v != "" {
+				zoneReaders[k](&s, v)
+			}
+		}
+		m := &manifest.SdnZone{Object: manifest.Object{Metadata: manifest.Metadata{Name: z.ID}}, Spec: s}
+		var notes []string
+		if ch, _, _ := optionChanges("", zoneFromManifest(m, nil).Options, z.Config, nil); len(ch) > 0 {
+			notes = append(notes, fmt.Sprintf("the manifest cannot say the zone's %s as it is: review it", ch[0].Field))
+		}
+		notes = append(notes, "Proxmox zones have no comment: proxmops changes this zone only once every vnet in it is its own")
+		out = append(out, Exported{Dir: "sdn", File: "zone-" + z.ID + ".yaml", Notes: notes, Resource: m})
+	}
+	for _, v := range es.kinds.vnets {
+		if v.State == "deleted" {
+			continue
+		}
+		owned, alias := parseOwned(vnetAlias(v))
+		s := manifest.SdnVnetSpec{Zone: vnetZone(v), Alias: alias, VLANAware: truthy(v.Config["vlanaware"]),
+			IsolatePorts: truthy(v.Config["isolate-ports"])}
+		s.Tag, _ = atoiOK(v.Config["tag"])
+		for _, sub := range es.subnets[v.ID] {
+			if sub.State == "deleted" {
+				continue
+			}
+			c := sub.Config
+			ms := manifest.Subnet{Subnet: subnetCIDR(sub), Gateway: c["gateway"], SNAT: truthy(c["snat"]),
+				DHCPDNSServer: c["dhcp-dns-server"], DNSZonePrefix: c["dnszoneprefix"]}
+			for _, r := range strings.Fields(normalRanges(c["dhcp-range"])) {
+				if a, b, ok := strings.Cut(r, "-"); ok {
+					ms.DHCPRange = append(ms.DHCPRange, manifest.DHCPRange{Start: a, End: b})
+				}
+			}
+			s.Subnets = append(s.Subnets, ms)
+		}
+		var notes []string
+		if !owned {
+			notes = append(notes, "proxmops does not own this vnet: the plan reports it as a Conflict and leaves it alone until its alias carries "+OwnerMark)
+		}
+		out = append(out, Exported{Dir: "sdn", File: "vnet-" + v.ID + ".yaml", Notes: notes,
+			Resource: &manifest.SdnVnet{Object: manifest.Object{Metadata: manifest.Metadata{Name: v.ID}}, Spec: s}})
+	}
+	return out, skipped
 }

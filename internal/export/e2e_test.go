@@ -362,3 +362,42 @@ func TestLinkedCloneOfAMissingTemplateNamesTheBaseVolume(t *testing.T) {
 		t.Fatalf("check: %v %q", err, issues)
 	}
 }
+
+// --kind sdn writes the zones and vnets with their subnets: a zone that
+// matches plans in sync, a vnet proxmops does not own is a Conflict (no
+// adoption for SDN), one whose alias carries the mark plans in sync.
+func TestExportSDN(t *testing.T) {
+	c := newCluster(t)
+	c.call("POST", "/cluster/sdn/zones", "zone", "lab", "type", "simple", "dhcp", "dnsmasq", "ipam", "pve")
+	c.call("POST", "/cluster/sdn/vnets", "vnet", "labnet", "zone", "lab", "alias", "Lab net")
+	c.call("POST", "/cluster/sdn/vnets/labnet/subnets", "subnet", "10.10.0.0/24", "type", "subnet", "gateway", "10.10.0.1", "snat", "1",
+		"dhcp-range", "start-address=10.10.0.100,end-address=10.10.0.200")
+	c.call("POST", "/cluster/sdn/vnets", "vnet", "ownnet", "zone", "lab", "alias", "Own ("+engine.OwnerMark+")")
+	c.call("PUT", "/cluster/sdn")
+	res := export1(t, c, export.Options{Kinds: []string{"sdn"}})
+	var paths []string
+	for _, f := range res.Files {
+		paths = append(paths, f.Path)
+	}
+	if strings.Join(paths, " ") != "sdn/vnet-labnet.yaml sdn/vnet-ownnet.yaml sdn/zone-lab.yaml" {
+		t.Fatalf("files: %v", paths)
+	}
+	zone, vnet := file(t, res, "sdn/zone-lab.yaml"), file(t, res, "sdn/vnet-labnet.yaml")
+	for _, want := range []string{"kind: SdnZone", "type: simple", "dhcp: dnsmasq", "ipam: pve"} {
+		if !strings.Contains(zone, want) {
+			t.Errorf("zone lacks %q:\n%s", want, zone)
+		}
+	}
+	for _, want := range []string{"kind: SdnVnet", "zone: lab", "alias: Lab net", "subnet: 10.10.0.0/24", "gateway: 10.10.0.1", "snat: true", "start: 10.10.0.100", "end: 10.10.0.200"} {
+		if !strings.Contains(vnet, want) {
+			t.Errorf("vnet lacks %q:\n%s", want, vnet)
+		}
+	}
+	if own := file(t, res, "sdn/vnet-ownnet.yaml"); !strings.Contains(own, "alias: Own\n") {
+		t.Errorf("the owned vnet's alias without the mark:\n%s", own)
+	}
+	issues, err := res.Check(context.Background(), c.client)
+	if err != nil || len(issues) != 1 || !strings.Contains(issues[0], "SdnVnet/labnet") {
+		t.Fatalf("check: %v %q", err, issues)
+	}
+}
