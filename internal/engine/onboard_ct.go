@@ -29,7 +29,12 @@ func (x *ctExport) int(k string) int {
 
 // ctReaders read one row of ctFields each, by the row's manifest path.
 var ctReaders = map[string]func(x *ctExport){
-	"spec.hostname": func(x *ctExport) { x.spec.Hostname = x.eff["hostname"] },
+	"spec.hostname": func(x *ctExport) {
+		x.spec.Hostname = x.eff["hostname"]
+		if x.spec.Hostname == "" {
+			x.note("the container has no hostname: the plan sets it to %s", x.meta.Name)
+		}
+	},
 	"spec.cores":    func(x *ctExport) { x.spec.Cores = x.int("cores") },
 	"spec.cpulimit": func(x *ctExport) { x.spec.CPULimit, _ = strconv.ParseFloat(x.eff["cpulimit"], 64) },
 	"spec.memory":   func(x *ctExport) { x.spec.Memory = x.int("memory") },

@@ -31,7 +31,10 @@ func (x *qemuExport) note(format string, a ...any) {
 // (its Proxmox key when it has none).
 var qemuReaders = map[string]func(x *qemuExport){
 	"metadata.name": func(x *qemuExport) {
-		if have := x.eff["name"]; have != "" && have != x.meta.Name {
+		switch have := x.eff["name"]; {
+		case have == "":
+			x.note("the guest has no name: the plan names it %s", x.meta.Name)
+		case have != x.meta.Name:
 			x.note("the guest is named %q, not a manifest name: the plan renames it to %s unless you rename it on the cluster", have, x.meta.Name)
 		}
 	},
