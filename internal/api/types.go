@@ -53,6 +53,9 @@ type Progress struct {
 // ResourceSummary is one entry of GET /api/v1/resources and the data of the
 // SSE event "resource".
 type ResourceSummary struct {
+	// Cluster names the cluster the resource belongs to ("default" for
+	// the single cluster section).
+	Cluster     string           `json:"cluster"`
 	Kind        string           `json:"kind"`
 	Name        string           `json:"name"`
 	Node        string           `json:"node,omitempty"`
@@ -107,6 +110,9 @@ type ResourceList struct {
 	Resources []ResourceSummary    `json:"resources"`
 	// Pinned is the revision applied instead of the branch head, if any.
 	Pinned *Pin `json:"pinned,omitempty"`
+	// Clusters is each cluster's own pass status, in configuration order;
+	// the fields above sum or join them.
+	Clusters []ClusterStatus `json:"clusters,omitempty"`
 }
 
 // ResourceDetail is the document of GET /api/v1/resources/{kind}/{name}.
@@ -200,6 +206,9 @@ type HistoryEntry struct {
 // Plan is the plan document of GET /api/v1/plan and `proxmops plan --output json`;
 // the engine builds it (engine.Plan.Document) for both.
 type Plan struct {
+	// Cluster is set on one cluster's plan; a plan of several clusters
+	// leaves it empty and names the cluster of each action.
+	Cluster  string       `json:"cluster,omitempty"`
 	Revision string       `json:"revision"`
 	Summary  PlanSummary  `json:"summary"`
 	Actions  []PlanAction `json:"actions"`
@@ -244,6 +253,7 @@ func (s PlanSummary) InSync() int { return s.Statuses[vocab.StatusSynced] }
 // PlanAction is one resource's entry in a plan. A conflict has Action "none"
 // and Conflict true.
 type PlanAction struct {
+	Cluster     string         `json:"cluster,omitempty"`
 	Kind        string         `json:"kind"`
 	Name        string         `json:"name"`
 	Node        string         `json:"node,omitempty"`
@@ -270,6 +280,7 @@ const (
 
 // PassEvent is the data of the SSE event "pass", sent after every pass.
 type PassEvent struct {
+	Cluster     string               `json:"cluster"`
 	Revision    string               `json:"revision"`
 	LastPass    time.Time            `json:"lastPass"`
 	Counts      map[vocab.Status]int `json:"counts"`
@@ -283,8 +294,9 @@ type PassEvent struct {
 
 // DeletedEvent is the data of the SSE event "deleted".
 type DeletedEvent struct {
-	Kind string `json:"kind"`
-	Name string `json:"name"`
+	Cluster string `json:"cluster"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
 }
 
 // LogLine is one line of the daemon's log as served by /api/v1/logs.

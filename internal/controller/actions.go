@@ -119,7 +119,7 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 	}
 	var te *pve.TaskError
 	if errors.As(r.Err, &te) {
-		o.c.m.PVEErrors.WithLabelValues("task").Inc()
+		o.c.m.PVEErrors.WithLabelValues("task", o.c.Name()).Inc()
 	}
 	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, r.Duration, "")
 }
@@ -149,7 +149,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 	if errMsg != "" {
 		result = "failed"
 	}
-	c.m.Actions.WithLabelValues(kind, action.String(), result).Inc()
+	c.m.Actions.WithLabelValues(kind, action.String(), result, c.Name()).Inc()
 	ctx := context.Background()
 	interval := c.currentRuntime().cfg.Reconcile.Interval
 

@@ -66,9 +66,9 @@ func (c *Controller) configProblems() string {
 // has and the planned changes; the server adds the history.
 func (c *Controller) Resource(ctx context.Context, kind, name string) (api.ResourceDetail, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	r := c.resources[kind+"/"+name]
 	if r == nil {
+		c.mu.Unlock()
 		return api.ResourceDetail{}, fmt.Errorf("no resource %s/%s: %w", kind, name, api.ErrNotFound)
 	}
 	d := api.ResourceDetail{ResourceSummary: r.sum}
@@ -78,8 +78,21 @@ func (c *Controller) Resource(ctx context.Context, kind, name string) (api.Resou
 	if r.observed != nil {
 		d.Observed = r.observed
 	}
+	c.mu.Unlock()
+	if c.opts.Cluster != "" {
+		// A named cluster's history is kept under its own name.
+		h, err := c.st.History(ctx, kind, c.historyName(name), historyLimit)
+		if err != nil {
+			return api.ResourceDetail{}, err
+		}
+		d.History = h
+	}
 	return d, nil
 }
+
+// historyLimit is how many history entries a resource's detail shows, as
+// the server shows for the single cluster.
+const historyLimit = 100
 
 // SyncAll starts a full pass now: Git is pulled and every runnable action
 // is applied, even when reconcile.autoSync is off.
@@ -253,7 +266,7 @@ func (c *Controller) TestSettings(ctx context.Context, v *config.Config) (api.Te
 
 	// The repository first: the privilege check needs its manifests.
 	srcMsg, set, srcErr := c.testSource(ctx, v.Source)
-	client, err := newClient(v.Cluster, c.opts.PVE, nil)
+	client, err := newClient(v.Cluster, c.opts.PVE, nil, "")
 	if err != nil {
 		add("cluster: connection", err, "")
 	} else {

@@ -63,6 +63,15 @@ type Options struct {
 	// runs the loop (Lead). The leader writes its status list after each
 	// pass; a follower's Resources is that list.
 	Replicated bool
+	// Cluster names the cluster of a configuration that lists several
+	// (clusters:); "" is the single cluster section, named "default". A
+	// named controller keeps its state, history and host-key pins apart
+	// from the other clusters' (NewFleet sets it).
+	Cluster string
+	// Source, with Cluster, is the Git source every cluster shares; the
+	// controller reads its ClusterPath sub-directory of it.
+	Source      *SharedSource
+	ClusterPath string
 }
 
 // Controller is the control loop and the daemon's backend.
@@ -84,6 +93,7 @@ type Controller struct {
 	leading, fenced, abortOnStop atomic.Bool
 
 	rtMu    sync.Mutex
+	shared  *SharedSource // Options.Source, replaced by the fleet on new settings
 	rt      *runtime
 	pending *config.Config // saved from the UI, applied before the next pass
 
@@ -163,6 +173,9 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Cluster != "" {
+		opts.Logger = opts.Logger.With("cluster", opts.Cluster)
+	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
@@ -207,6 +220,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		records:    map[string]record{},
 		inflight:   map[string]inflightAction{},
 		wake:       make(chan struct{}, 1),
+		shared:     opts.Source,
 	}
 	c.workCtx, c.workCancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.rt = c.buildRuntime(opts.Config)

@@ -97,17 +97,16 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	if ds != nil {
 		revision = ds.commit
 	}
-	passEv := api.PassEvent{Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr, LoadError: c.loadErr, Pinned: c.pins.current()}
+	passEv := api.PassEvent{Cluster: c.Name(), Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr, LoadError: c.loadErr, Pinned: c.pins.current()}
 	c.mu.Unlock()
 
 	c.notePass(context.WithoutCancel(ctx), revision, now, counts)
 	c.saveState(context.WithoutCancel(ctx))
 	c.saveSnapshot(context.WithoutCancel(ctx))
 	c.publish(api.SSEPass, passEv)
-	c.m.PassDuration.Observe(time.Since(start).Seconds())
-	c.m.Resources.Reset()
+	c.m.PassDuration.WithLabelValues(c.Name()).Observe(time.Since(start).Seconds())
 	for st, n := range counts {
-		c.m.Resources.WithLabelValues(st.String()).Set(float64(n))
+		c.m.Resources.WithLabelValues(st.String(), c.Name()).Set(float64(n))
 	}
 	if len(deferred) > 0 {
 		log.Warn("actions deferred: the action queue is full; they are queued on a later pass",
@@ -331,7 +330,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 		if !seen[key] && !c.dispatcher.Busy(key) {
 			delete(c.resources, key)
 			kind, name := splitKey(key)
-			c.publish(api.SSEDeleted, api.DeletedEvent{Kind: kind, Name: name})
+			c.publish(api.SSEDeleted, api.DeletedEvent{Cluster: c.Name(), Kind: kind, Name: name})
 		}
 	}
 	for key := range c.records {
@@ -455,6 +454,7 @@ func runningSummary(sum, prev api.ResourceSummary, in inflightAction) api.Resour
 // setSummaryLocked stores sum and publishes it when it changed.
 func (c *Controller) setSummaryLocked(r *resource, sum api.ResourceSummary) {
 	prev := r.sum
+	sum.Cluster = c.Name()
 	sum.UpdatedAt = prev.UpdatedAt
 	if prev.Kind == "" || !reflect.DeepEqual(stripTime(prev), stripTime(sum)) {
 		sum.UpdatedAt = c.clock.Now().UTC()

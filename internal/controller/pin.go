@@ -47,7 +47,7 @@ func (p *pins) current() *api.Pin {
 // a pin survives a restart.
 func (c *Controller) loadPins(ctx context.Context) error {
 	c.pins.revs = map[string]*api.RevisionResult{}
-	if b, ok, err := c.st.State(ctx, statePin); err != nil {
+	if b, ok, err := c.st.State(ctx, c.stateKey(statePin)); err != nil {
 		return fmt.Errorf("controller pin: %w", err)
 	} else if ok && len(b) > 0 && string(b) != "null" {
 		var p api.Pin
@@ -57,7 +57,7 @@ func (c *Controller) loadPins(ctx context.Context) error {
 			c.pins.pin = &p
 		}
 	}
-	if b, ok, err := c.st.State(ctx, stateRevisions); err != nil {
+	if b, ok, err := c.st.State(ctx, c.stateKey(stateRevisions)); err != nil {
 		return fmt.Errorf("controller revisions: %w", err)
 	} else if ok {
 		if err := json.Unmarshal(b, &c.pins.revs); err != nil {
@@ -111,7 +111,7 @@ func (c *Controller) notePass(ctx context.Context, commit string, at time.Time, 
 	}
 	c.pins.mu.Unlock()
 	if changed && err == nil && !c.fenced.Load() {
-		err = c.st.PutState(ctx, stateRevisions, b)
+		err = c.st.PutState(ctx, c.stateKey(stateRevisions), b)
 	}
 	if err != nil {
 		c.log.Error("saving the pass result of a revision failed", "err", err)
@@ -237,7 +237,7 @@ func (c *Controller) savePin(ctx context.Context, p *api.Pin) error {
 	if err != nil {
 		return err
 	}
-	if err := c.st.PutState(ctx, statePin, b); err != nil {
+	if err := c.st.PutState(ctx, c.stateKey(statePin), b); err != nil {
 		return fmt.Errorf("saving the pin failed: %w", err)
 	}
 	c.pins.mu.Lock()

@@ -27,7 +27,7 @@ type runtime struct {
 	client     *pve.Client
 	clusterErr string
 	// syncer is nil when the source is not configured; sourceErr says why.
-	syncer    *source.Syncer
+	syncer    gitSource
 	sourceErr string
 	limiter   *dispatch.Limiter
 	// records keeps the engine's records of its downloads (the store).
@@ -65,8 +65,9 @@ func (rt *runtime) close() {
 func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{}}
 	if c.st != nil {
-		rt.records = c.st
-		rt.provisioner = provision.NewRunner(provision.NewKeys(c.st, cfg.Provision.SSHKeyFile))
+		st := c.clusterStore()
+		rt.records = st
+		rt.provisioner = provision.NewRunner(provision.NewKeys(st, cfg.Provision.SSHKeyFile))
 	}
 	conc := cfg.Reconcile.Concurrency
 	if conc <= 0 {
@@ -74,13 +75,17 @@ func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	}
 	rt.limiter = dispatch.NewLimiter(dispatch.Limits{Total: conc, PerNode: c.opts.PerNode, PerStorage: c.opts.PerStorage})
 
-	client, err := newClient(cfg.Cluster, c.opts.PVE, c.m)
+	client, err := newClient(cfg.Cluster, c.opts.PVE, c.m, c.Name())
 	if err != nil {
 		rt.clusterErr = err.Error()
 	} else {
 		rt.client = client
 	}
 
+	if c.shared != nil {
+		rt.syncer = clusterSource{shared: c.shared, sub: c.opts.ClusterPath}
+		return rt
+	}
 	syncer, err := c.newSyncer(cfg.Source)
 	if err != nil {
 		rt.sourceErr = err.Error()
@@ -95,7 +100,7 @@ var errNotConfigured = errors.New("not configured")
 
 // newClient builds a Proxmox client from cluster settings, or says in words
 // what is missing.
-func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics) (*pve.Client, error) {
+func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics, cluster string) (*pve.Client, error) {
 	var missing []string
 	if cl.Endpoint == "" {
 		missing = append(missing, "endpoint")
@@ -122,7 +127,7 @@ func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics) 
 		InsecureSkipVerify: cl.InsecureSkipVerify,
 	}
 	if m != nil {
-		pc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, m: m} }
+		pc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, m: m, cluster: cluster} }
 	}
 	if adjust != nil {
 		adjust(&pc)
@@ -161,25 +166,26 @@ func (c *Controller) newSyncer(s config.Source) (*source.Syncer, error) {
 
 // countingTransport feeds the Proxmox request and error metrics.
 type countingTransport struct {
-	next http.RoundTripper
-	m    *metrics.Metrics
+	next    http.RoundTripper
+	m       *metrics.Metrics
+	cluster string
 }
 
 func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	if err != nil {
-		t.m.PVERequests.WithLabelValues(r.Method, "error").Inc()
+		t.m.PVERequests.WithLabelValues(r.Method, "error", t.cluster).Inc()
 		reason := "connection"
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			reason = "timeout"
 		}
-		t.m.PVEErrors.WithLabelValues(reason).Inc()
+		t.m.PVEErrors.WithLabelValues(reason, t.cluster).Inc()
 		return nil, err
 	}
-	t.m.PVERequests.WithLabelValues(r.Method, strconv.Itoa(resp.StatusCode)).Inc()
+	t.m.PVERequests.WithLabelValues(r.Method, strconv.Itoa(resp.StatusCode), t.cluster).Inc()
 	if resp.StatusCode >= 400 {
-		t.m.PVEErrors.WithLabelValues("status").Inc()
+		t.m.PVEErrors.WithLabelValues("status", t.cluster).Inc()
 	}
 	return resp, nil
 }

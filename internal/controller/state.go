@@ -46,7 +46,7 @@ type inflightAction struct {
 }
 
 func (c *Controller) loadState(ctx context.Context) error {
-	if b, ok, err := c.st.State(ctx, stateRecords); err != nil {
+	if b, ok, err := c.st.State(ctx, c.stateKey(stateRecords)); err != nil {
 		return fmt.Errorf("controller state: %w", err)
 	} else if ok {
 		if err := json.Unmarshal(b, &c.records); err != nil {
@@ -54,7 +54,7 @@ func (c *Controller) loadState(ctx context.Context) error {
 			c.records = map[string]record{}
 		}
 	}
-	if b, ok, err := c.st.State(ctx, stateInflight); err != nil {
+	if b, ok, err := c.st.State(ctx, c.stateKey(stateInflight)); err != nil {
 		return fmt.Errorf("controller state: %w", err)
 	} else if ok {
 		if err := json.Unmarshal(b, &c.inflight); err != nil {
@@ -79,7 +79,7 @@ func (c *Controller) saveState(ctx context.Context) {
 	c.dirty = false
 	c.mu.Unlock()
 	if err == nil {
-		err = c.st.PutState(ctx, stateRecords, b)
+		err = c.st.PutState(ctx, c.stateKey(stateRecords), b)
 	}
 	if err != nil {
 		c.log.Error("saving controller state failed", "err", err)
@@ -93,7 +93,7 @@ func (c *Controller) saveInflightLocked(ctx context.Context) {
 	}
 	b, err := json.Marshal(c.inflight)
 	if err == nil {
-		err = c.st.PutState(ctx, stateInflight, b)
+		err = c.st.PutState(ctx, c.stateKey(stateInflight), b)
 	}
 	if err != nil {
 		c.log.Error("saving in-flight actions failed", "err", err)
@@ -140,7 +140,7 @@ func (c *Controller) addEntryLocked(ctx context.Context, kind, name string, e ap
 		return
 	}
 	e.Time = c.clock.Now()
-	if _, err := c.st.AddHistory(ctx, kind, name, e); err != nil {
+	if _, err := c.st.AddHistory(ctx, kind, c.historyName(name), e); err != nil {
 		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(e.Event), "err", err)
 	}
 }

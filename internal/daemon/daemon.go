@@ -133,7 +133,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Controller != nil {
 		o.Controller(&copts)
 	}
-	ctrl, err := controller.New(ctx, copts)
+	ctrl, err := controller.NewFleet(ctx, copts)
 	if err != nil {
 		return err
 	}

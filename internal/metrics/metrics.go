@@ -10,13 +10,15 @@ type Metrics struct {
 	Registry *prometheus.Registry
 
 	// Controller.
-	PassDuration prometheus.Histogram   // one reconcile pass
-	Resources    *prometheus.GaugeVec   // labels: status
-	Actions      *prometheus.CounterVec // labels: kind, action, result (ok, failed)
+	// Every controller and Proxmox figure has the label cluster: the
+	// cluster's name, "default" for the single cluster section.
+	PassDuration *prometheus.HistogramVec // one reconcile pass; labels: cluster
+	Resources    *prometheus.GaugeVec     // labels: status, cluster
+	Actions      *prometheus.CounterVec   // labels: kind, action, result (ok, failed), cluster
 
 	// Proxmox VE client.
-	PVERequests *prometheus.CounterVec // labels: method, code ("error" when no answer)
-	PVEErrors   *prometheus.CounterVec // labels: reason (timeout, connection, status, task)
+	PVERequests *prometheus.CounterVec // labels: method, code ("error" when no answer), cluster
+	PVEErrors   *prometheus.CounterVec // labels: reason (timeout, connection, status, task), cluster
 
 	// Git source.
 	GitFetchDuration prometheus.Histogram
@@ -36,17 +38,17 @@ func New() *Metrics {
 	r := prometheus.NewRegistry()
 	m := &Metrics{
 		Registry: r,
-		PassDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "proxmops_pass_duration_seconds", Help: "Duration of one reconcile pass.",
-			Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}),
+		PassDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "proxmops_pass_duration_seconds", Help: "Duration of one reconcile pass, by cluster.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}, []string{"cluster"}),
 		Resources: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "proxmops_resources", Help: "Managed resources by sync status."}, []string{"status"}),
+			Name: "proxmops_resources", Help: "Managed resources by sync status and cluster."}, []string{"status", "cluster"}),
 		Actions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "proxmops_actions_total", Help: "Actions run, by resource kind, action and result."}, []string{"kind", "action", "result"}),
+			Name: "proxmops_actions_total", Help: "Actions run, by resource kind, action, result and cluster."}, []string{"kind", "action", "result", "cluster"}),
 		PVERequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "proxmops_pve_requests_total", Help: "Proxmox VE API requests by method and HTTP status."}, []string{"method", "code"}),
+			Name: "proxmops_pve_requests_total", Help: "Proxmox VE API requests by method, HTTP status and cluster."}, []string{"method", "code", "cluster"}),
 		PVEErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "proxmops_pve_errors_total", Help: "Proxmox VE API errors by reason."}, []string{"reason"}),
+			Name: "proxmops_pve_errors_total", Help: "Proxmox VE API errors by reason and cluster."}, []string{"reason", "cluster"}),
 		GitFetchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "proxmops_git_fetch_duration_seconds", Help: "Duration of Git fetches.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}),

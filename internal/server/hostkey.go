@@ -17,7 +17,11 @@ func (s *Server) handleResetHostKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such guest: host keys are pinned for Container and VirtualMachine only")
 		return
 	}
-	keys := provision.NewKeys(s.store, "")
+	st, ok := s.clusterRecords(w, r)
+	if !ok {
+		return
+	}
+	keys := provision.NewKeys(st, "")
 	id := kind + "/" + name
 	pin, had, err := keys.HostKey(r.Context(), id)
 	if err != nil {

@@ -24,7 +24,7 @@ func (s *Server) routes() chi.Router {
 	r.With(s.metricsAuth).Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(noStore, s.forwardToLeader)
+		r.Use(noStore, s.forwardToLeader, s.withCluster)
 		// Forges are not browsers: they get a larger body limit and no
 		// session handling; the signature is their authentication.
 		r.With(limitBody(maxWebhookBody)).Post("/webhooks/{forge}", s.handleWebhook)

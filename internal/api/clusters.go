@@ -1,0 +1,40 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// ClusterStatus is one cluster's pass status in ResourceList.Clusters.
+type ClusterStatus struct {
+	Name            string               `json:"name"`
+	Revision        string               `json:"revision"`
+	LastPass        *time.Time           `json:"lastPass"`
+	PassDurationMs  int64                `json:"passDurationMs"`
+	SourceError     string               `json:"sourceError"`
+	Counts          map[vocab.Status]int `json:"counts"`
+	Pinned          *Pin                 `json:"pinned,omitempty"`
+	LoadError       *LoadError           `json:"loadError,omitempty"`
+	RevisionMessage string               `json:"revisionMessage"`
+}
+
+type clusterKey struct{}
+
+// WithCluster names the cluster a request is about (the ?cluster= query
+// parameter); backends of several clusters read it with ClusterFrom.
+func WithCluster(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, clusterKey{}, name)
+}
+
+// ClusterFrom is the cluster named by WithCluster, or "" for any.
+func ClusterFrom(ctx context.Context) string {
+	s, _ := ctx.Value(clusterKey{}).(string)
+	return s
+}
+
+// ClusterStatePrefix prefixes the daemon's state records (controller
+// records, download records, pinned host keys) of a cluster named in the
+// clusters list; the single cluster section's records have none.
+func ClusterStatePrefix(name string) string { return "controller/" + name + "/" }

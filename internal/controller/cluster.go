@@ -1,0 +1,66 @@
+package controller
+
+import (
+	"context"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/store"
+)
+
+// Name is the controller's cluster: its name in the clusters list, or
+// "default" for the single cluster section.
+func (c *Controller) Name() string {
+	if c.opts.Cluster == "" {
+		return config.DefaultClusterName
+	}
+	return c.opts.Cluster
+}
+
+// stateKey is a controller state key of this cluster: the single cluster
+// section keeps the keys it always had, so an upgrade loses nothing;
+// "controller/records" of cluster home is "controller/home/records".
+func (c *Controller) stateKey(k string) string {
+	if c.opts.Cluster == "" {
+		return k
+	}
+	return api.ClusterStatePrefix(c.opts.Cluster) + strings.TrimPrefix(k, "controller/")
+}
+
+// historyName is the name a resource's history is stored under: its own
+// for the single cluster section, "home/app-01" in cluster home (names are
+// DNS labels, so the slash cannot clash).
+func (c *Controller) historyName(name string) string {
+	if c.opts.Cluster == "" {
+		return name
+	}
+	return c.opts.Cluster + "/" + name
+}
+
+// clusterStore is the store the engine's download records and the host
+// key pins of this cluster go to: a VMID or a volume id of one cluster
+// says nothing of another's. The SSH key pair (secrets) stays shared.
+func (c *Controller) clusterStore() clusterRecords {
+	if c.opts.Cluster == "" {
+		return clusterRecords{Store: c.st}
+	}
+	return clusterRecords{Store: c.st, prefix: api.ClusterStatePrefix(c.opts.Cluster)}
+}
+
+type clusterRecords struct {
+	*store.Store
+	prefix string // "" or "controller/home/"
+}
+
+func (s clusterRecords) State(ctx context.Context, key string) ([]byte, bool, error) {
+	return s.Store.State(ctx, s.prefix+key)
+}
+
+func (s clusterRecords) PutState(ctx context.Context, key string, value []byte) error {
+	return s.Store.PutState(ctx, s.prefix+key, value)
+}
+
+func (s clusterRecords) DeleteState(ctx context.Context, key string) error {
+	return s.Store.DeleteState(ctx, s.prefix+key)
+}
