@@ -38,3 +38,31 @@ func ClusterFrom(ctx context.Context) string {
 // records, download records, pinned host keys) of a cluster named in the
 // clusters list; the single cluster section's records have none.
 func ClusterStatePrefix(name string) string { return "controller/" + name + "/" }
+
+// MergePlans is one plan of several clusters' plans: their actions in
+// order, their summaries added up; the revision is the first plan's.
+func MergePlans(plans []Plan) Plan {
+	if len(plans) == 1 {
+		return plans[0]
+	}
+	out := Plan{Revision: plans[0].Revision, Actions: []PlanAction{}, Summary: PlanSummary{Statuses: map[vocab.Status]int{}}}
+	for _, p := range plans {
+		s := p.Summary
+		out.Summary.Create += s.Create
+		out.Summary.Update += s.Update
+		out.Summary.Reboot += s.Reboot
+		out.Summary.Delete += s.Delete
+		out.Summary.Conflict += s.Conflict
+		out.Summary.Failed += s.Failed
+		out.Summary.Unknown += s.Unknown
+		out.Summary.NeedsReboot += s.NeedsReboot
+		for st, n := range s.Statuses {
+			out.Summary.Statuses[st] += n
+		}
+		out.Actions = append(out.Actions, p.Actions...)
+		if out.LoadError == nil {
+			out.LoadError = p.LoadError
+		}
+	}
+	return out
+}

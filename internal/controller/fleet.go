@@ -339,7 +339,7 @@ func (f *Fleet) Sync(ctx context.Context, kind, name string, o api.SyncOptions) 
 	if len(plans) == 0 {
 		return nil, nil
 	}
-	merged := MergePlans(plans)
+	merged := api.MergePlans(plans)
 	return &merged, nil
 }
 
@@ -365,34 +365,6 @@ func withCluster(p api.Plan, name string, multi bool) api.Plan {
 		p.Actions[i].Cluster = name
 	}
 	return p
-}
-
-// MergePlans is one plan of several clusters' plans: their actions in
-// order, their summaries added up; the revision is the first plan's.
-func MergePlans(plans []api.Plan) api.Plan {
-	if len(plans) == 1 {
-		return plans[0]
-	}
-	out := api.Plan{Revision: plans[0].Revision, Actions: []api.PlanAction{}, Summary: api.PlanSummary{Statuses: map[vocab.Status]int{}}}
-	for _, p := range plans {
-		s := p.Summary
-		out.Summary.Create += s.Create
-		out.Summary.Update += s.Update
-		out.Summary.Reboot += s.Reboot
-		out.Summary.Delete += s.Delete
-		out.Summary.Conflict += s.Conflict
-		out.Summary.Failed += s.Failed
-		out.Summary.Unknown += s.Unknown
-		out.Summary.NeedsReboot += s.NeedsReboot
-		for st, n := range s.Statuses {
-			out.Summary.Statuses[st] += n
-		}
-		out.Actions = append(out.Actions, p.Actions...)
-		if out.LoadError == nil {
-			out.LoadError = p.LoadError
-		}
-	}
-	return out
 }
 
 func (f *Fleet) invalidate() {
@@ -450,7 +422,7 @@ func (f *Fleet) Plan(ctx context.Context, revision string) (api.Plan, error) {
 	if err := errors.Join(errs...); err != nil {
 		return api.Plan{}, err
 	}
-	return MergePlans(plans), nil
+	return api.MergePlans(plans), nil
 }
 
 // TestSettings checks each cluster's connection and the source.

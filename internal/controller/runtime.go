@@ -127,7 +127,9 @@ func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics, 
 		InsecureSkipVerify: cl.InsecureSkipVerify,
 	}
 	if m != nil {
-		pc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, m: m, cluster: cluster} }
+		pc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			return &countingTransport{next: rt, m: m, cluster: cluster}
+		}
 	}
 	if adjust != nil {
 		adjust(&pc)
