@@ -119,6 +119,7 @@ type fleetEnv struct {
 	f      *Fleet
 	st     *store.Store
 	repo   *gitRepo
+	clock  *FakeClock
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -138,9 +139,10 @@ func newFleetEnv(t *testing.T, repo *gitRepo, urls map[string]string, mods ...fu
 		m(cfg)
 	}
 	st := openStore(t, dir)
+	clock := NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
 	f, err := NewFleet(context.Background(), Options{
 		Config: cfg, Store: st, Hub: events.NewHub(4096), Seed: 1, MinPassGap: -1, ShutdownGrace: 2 * time.Second,
-		Clock: NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)),
+		Clock: clock,
 		PVE: func(c *pve.Config) {
 			c.TaskPollMin, c.TaskPollMax = 5*time.Millisecond, 20*time.Millisecond
 		},
@@ -148,7 +150,7 @@ func newFleetEnv(t *testing.T, repo *gitRepo, urls map[string]string, mods ...fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &fleetEnv{t: t, f: f, st: st, repo: repo, done: make(chan struct{})}
+	e := &fleetEnv{t: t, f: f, st: st, repo: repo, clock: clock, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go func() { defer close(e.done); f.Run(ctx) }()
@@ -268,7 +270,9 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 	}
 
 	// beta comes back and converges the head: prune removes its own extra.
+	// An attempt cut off by the outage waits for its retry time: let it come.
 	beta.restart()
+	e.clock.Advance(10 * time.Minute)
 	if err := e.f.Refresh(api.WithCluster(context.Background(), "beta")); err != nil {
 		t.Fatal(err)
 	}
