@@ -45,7 +45,9 @@ type gatedSim struct {
 
 func startGatedSim(t *testing.T) *gatedSim {
 	t.Helper()
-	g := &gatedSim{t: t, sim: pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 2})}
+	// A live /cluster/resources (no pvestatd lag): the test is about the
+	// outage, not about a status report taken before a start.
+	g := &gatedSim{t: t, sim: pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 2, StatusInterval: -1})}
 	g.listen("127.0.0.1:0")
 	t.Cleanup(func() { g.hang(false); g.stop() })
 	return g
