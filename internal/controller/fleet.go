@@ -544,3 +544,33 @@ func (f *Fleet) Adopt(ctx context.Context, kind, name, user string, dryRun bool)
 	}
 	return c.Adopt(ctx, kind, name, user, dryRun)
 }
+
+// Lead runs every cluster's loop as the leader among replicas until ctx
+// ends (Controller.Lead), each with its cluster's part of cfg.
+func (f *Fleet) Lead(ctx context.Context, cfg *config.Config) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(f.names))
+	for i, n := range f.names {
+		cc := cfg
+		if f.multi && cfg != nil {
+			cc, _ = cfg.ForCluster(n)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f.ctrls[n].Lead(ctx, cc)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Leading tells whether this replica's loops run as the leader.
+func (f *Fleet) Leading() bool {
+	for _, c := range f.ctrls {
+		if !c.Leading() {
+			return false
+		}
+	}
+	return len(f.ctrls) > 0
+}

@@ -98,7 +98,7 @@ func (c *Controller) saveSnapshot(ctx context.Context) {
 	if err == nil {
 		var b []byte
 		if b, err = json.Marshal(list); err == nil {
-			err = c.st.PutState(ctx, stateResources, b)
+			err = c.st.PutState(ctx, c.stateKey(stateResources), b)
 		}
 	}
 	if err != nil {
@@ -109,7 +109,7 @@ func (c *Controller) saveSnapshot(ctx context.Context) {
 // followerResources is the leader's last status list, as it wrote it.
 func (c *Controller) followerResources(ctx context.Context) (api.ResourceList, error) {
 	var list api.ResourceList
-	b, ok, err := c.st.State(ctx, stateResources)
+	b, ok, err := c.st.State(ctx, c.stateKey(stateResources))
 	if err != nil {
 		return list, err
 	}
