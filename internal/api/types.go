@@ -124,6 +124,10 @@ type ResourceDetail struct {
 	Desired  any            `json:"desired"`
 	Observed any            `json:"observed"`
 	History  []HistoryEntry `json:"history"`
+	// ConfigReadAt is when the daemon last read the guest's full
+	// configuration (reconcile.driftCheckInterval); nil for a resource
+	// that is not a guest or was not read yet.
+	ConfigReadAt *time.Time `json:"configReadAt,omitempty"`
 }
 
 // Manifest is GET /api/v1/resources/{kind}/{name}/manifest: the resource's

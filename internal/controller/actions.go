@@ -35,6 +35,8 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 			return err
 		},
 		Done: func(err error) {
+			// What proxmops changed is read again on the next pass.
+			c.currentRuntime().reads.Refresh(a.VMID)
 			switch {
 			case err == nil || obs.finished.Load():
 			case obs.neverStarted():

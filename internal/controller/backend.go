@@ -78,6 +78,12 @@ func (c *Controller) Resource(ctx context.Context, kind, name string) (api.Resou
 	if r.observed != nil {
 		d.Observed = r.observed
 	}
+	if r.sum.VMID > 0 && r.observed != nil {
+		if at, ok := c.currentRuntime().reads.ReadAt(r.sum.VMID); ok {
+			at = at.UTC()
+			d.ConfigReadAt = &at
+		}
+	}
 	c.mu.Unlock()
 	if c.opts.Cluster != "" {
 		// A named cluster's history is kept under its own name.

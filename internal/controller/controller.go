@@ -119,6 +119,7 @@ type Controller struct {
 	pins pins // the pinned revision and the pass results per commit
 
 	running sync.WaitGroup // Run
+	passes  atomic.Int64   // passes begun, and ended (odd while one runs)
 }
 
 // desiredState is the last good load of the repository.
@@ -260,7 +261,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		if !due {
 			continue
 		}
+		c.passes.Add(1)
 		c.pass(ctx, req)
+		c.passes.Add(1)
 	}
 }
 

@@ -124,6 +124,10 @@ func (c *Controller) Live(ctx context.Context, kind, name string) (api.Live, err
 	if _, ok := cfg["cipassword"]; ok {
 		cfg["cipassword"] = "**********"
 	}
+	// Someone looks at the guest: the next pass, asked for now, plans from
+	// a fresh read too, so the status agrees with what they see.
+	rt.reads.Refresh(vmid)
+	c.askRescan()
 	return api.Live{Kind: kind, Name: name, Source: "proxmox", Path: path, Time: time.Now().UTC(), Data: cfg}, nil
 }
 

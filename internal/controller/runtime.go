@@ -37,6 +37,9 @@ type runtime struct {
 	// provisioner applies spec.provision, with the key and pinned host
 	// keys kept in the store.
 	provisioner *provision.Runner
+	// reads keeps guests' configurations between passes and spreads their
+	// full reads over reconcile.driftCheckInterval.
+	reads *engine.ReadCache
 }
 
 // engine returns an engine on the runtime's client sharing its limiter.
@@ -52,6 +55,7 @@ func (rt *runtime) engine(prune bool, held string, log *slog.Logger) *engine.Eng
 		Records:     rt.records,
 		TaskLogs:    rt.taskLogs,
 		Provisioner: rt.provisioner,
+		Reads:       rt.reads,
 	})
 }
 
@@ -63,7 +67,8 @@ func (rt *runtime) close() {
 
 // buildRuntime makes a runtime from the effective configuration.
 func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
-	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{}}
+	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{},
+		reads: engine.NewReadCache(cfg.Reconcile.DriftCheckInterval, c.clock.Now)}
 	if c.st != nil {
 		st := c.clusterStore()
 		rt.records = st

@@ -39,12 +39,20 @@ func (c *Controller) Sync(ctx context.Context, kind, name string, o api.SyncOpti
 	}
 	scope := allKeys
 	req := request{pull: true, force: true}
+	reads := c.currentRuntime().reads
 	if one {
 		if c.dispatcher.Busy(key) {
 			return nil, fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
 		}
 		scope = key
 		req = request{keys: map[string]bool{key: true}}
+		c.mu.Lock()
+		if r := c.resources[key]; r != nil {
+			reads.Refresh(r.sum.VMID) // a sync acts on what the guest has now
+		}
+		c.mu.Unlock()
+	} else {
+		reads.RefreshAll()
 	}
 	if o.Prune {
 		req.pruneFor = map[string]bool{scope: true}

@@ -49,6 +49,10 @@ type Options struct {
 	// Adopt lists resources ("Kind/name") asked to adopt the unowned guest
 	// at their VMID as if annotated proxmops.dev/adopt (`proxmops adopt`).
 	Adopt []string
+	// Reads, when set, keeps guests' configurations between plans and
+	// spreads their reads over the passes (the daemon); nil reads every
+	// guest on every plan (the CLI).
+	Reads *ReadCache
 }
 
 // Engine plans and applies desired state against one cluster.
@@ -145,12 +149,102 @@ func reconcilers() []reconciler {
 	return out
 }
 
+// maxPlanRounds bounds the observations of one plan with a ReadCache; the
+// last one reads every guest in scope.
+const maxPlanRounds = 4
+
 // Plan observes the cluster and computes the actions that would bring it to
 // d. It changes nothing.
+//
+// With a ReadCache, a guest whose summary is unchanged may be planned from
+// its configuration as last read; when the plan would then act on it (or
+// plans anything while a template came from the cache), those guests are
+// read and the plan is made again, so every action is planned from a
+// configuration read in this very plan.
 func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, error) {
 	if d == nil {
 		d = &Desired{}
 	}
+	force := map[int]bool{}
+	var stats ObserveStats
+	for round := 1; ; round++ {
+		var cr *cacheRound
+		if round < maxPlanRounds {
+			cr = e.opts.Reads.begin(force)
+		} else {
+			cr = e.opts.Reads.begin(nil)
+			cr.all = true
+		}
+		p, err := e.planRound(ctx, d, revision, cr)
+		if err != nil {
+			return nil, err
+		}
+		stats = stats.add(p.Stats)
+		p.Stats = stats
+		stale := cachedActing(p)
+		if len(stale) == 0 {
+			return p, nil
+		}
+		if round >= maxPlanRounds {
+			return nil, fmt.Errorf("planning: guests %v were served from the read cache after %d rounds", sortedIDs(stale), round)
+		}
+		for id := range stale {
+			force[id] = true
+		}
+		e.log.Debug("plan: reading cached guests the plan acts on", "guests", len(stale), "round", round)
+	}
+}
+
+// add sums the costs of two observations of one plan.
+func (s ObserveStats) add(o ObserveStats) ObserveStats {
+	s.Requests += o.Requests
+	s.Guests = o.Guests
+	s.ConfigsRead += o.ConfigsRead
+	s.ConfigsCached = o.ConfigsCached
+	s.StoragesListed += o.StoragesListed
+	s.Duration += o.Duration
+	s.Rounds += o.Rounds
+	return s
+}
+
+// cachedActing lists the guests planned from a cached configuration that
+// the plan cannot take as read: the guest of every action that is not
+// plainly in sync, and, when there is any, every template (clones plan
+// from their template's disks).
+func cachedActing(p *Plan) map[int]bool {
+	out := map[int]bool{}
+	snap := p.pass.snap
+	acting := false
+	for _, a := range p.Actions {
+		if a.Action == vocab.ActionNone && (a.Status == vocab.StatusSynced || a.Sync == vocab.SyncDisabled) {
+			continue
+		}
+		acting = true
+		if g := snap.Guests[a.VMID]; a.VMID > 0 && g != nil && g.cached {
+			out[a.VMID] = true
+		}
+	}
+	if acting {
+		for id, g := range snap.Guests {
+			if g.cached && g.Template {
+				out[id] = true
+			}
+		}
+	}
+	return out
+}
+
+func sortedIDs(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// planRound is one observation and the plan made from it.
+func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr *cacheRound) (*Plan, error) {
 	pc := &planContext{ctx: ctx, e: e, d: d, declared: claimVMIDs(d), isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
 	for _, s := range specsOf[*IsoSpec](d, KindIso) {
 		pc.isos[s.Name] = s
@@ -159,7 +253,7 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 		pc.tpls[s.Name] = s
 	}
 	recs := reconcilers()
-	snap, err := e.observe(ctx, func(snap *Snapshot) *scope {
+	snap, err := e.observe(ctx, cr, func(snap *Snapshot) *scope {
 		pc.snap = snap
 		sc := newScope()
 		for _, g := range snap.Guests {

@@ -44,6 +44,11 @@ type Guest struct {
 	PendingDelete map[string]bool
 
 	fresh bool // read just before being acted on (after a create or clone)
+	// cached: the configuration above is the one a ReadCache kept from an
+	// earlier plan (the guest's summary has not changed since), read at
+	// ReadAt; a guest read by this plan has ReadAt now (with a cache).
+	cached bool
+	ReadAt time.Time
 
 	// ProvisionRecord is proxmops' record line of the description (taken
 	// out of Current and Effective), Provisioned whether there is one.
@@ -77,9 +82,15 @@ func (s *StorageRef) Accepts(content string) bool { return slices.Contains(s.Con
 
 // ObserveStats says what observing cost.
 type ObserveStats struct {
-	Requests       int64         `json:"requests"`
-	Guests         int           `json:"guests"`
-	ConfigsRead    int           `json:"configsRead"`
+	Requests    int64 `json:"requests"`
+	Guests      int   `json:"guests"`
+	ConfigsRead int   `json:"configsRead"`
+	// ConfigsCached counts the guests planned from a ReadCache's
+	// configuration instead of a read; Rounds is how many observations the
+	// plan took (a second one reads what the cache served and the plan
+	// would act on).
+	ConfigsCached  int           `json:"configsCached,omitempty"`
+	Rounds         int           `json:"rounds,omitempty"`
 	StoragesListed int           `json:"storagesListed"`
 	Duration       time.Duration `json:"duration"`
 }
@@ -212,7 +223,7 @@ const observeWorkers = 8
 
 // observe reads the cluster: resources first, then the configurations and
 // storage contents that the reconcilers need.
-func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Snapshot, error) {
+func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Snapshot) *scope) (*Snapshot, error) {
 	start := time.Now()
 	before := e.client.Stats()
 	res, err := e.client.ClusterResources(ctx, "")
@@ -221,6 +232,10 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 	}
 	snap := &Snapshot{Guests: map[int]*Guest{}, storages: map[string]map[string]*StorageRef{},
 		volumes: map[string][]pve.Volume{}, listErr: map[string]error{}}
+	var sums map[int]guestSummary
+	if cr != nil {
+		sums = map[int]guestSummary{}
+	}
 	for _, r := range res {
 		switch r.Type {
 		case "node":
@@ -232,6 +247,9 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 			snap.Guests[int(r.VMID)] = &Guest{VMID: int(r.VMID), Type: r.Type, Node: r.Node, Name: r.Name,
 				Status: r.Status, Lock: r.Lock, Tags: tags, Template: r.IsTemplate(), Owned: hasTag(tags, OwnerTag),
 				HAState: r.HAState}
+			if sums != nil {
+				sums[int(r.VMID)] = summaryOf(r)
+			}
 		case "storage":
 			if snap.storages[r.Node] == nil {
 				snap.storages[r.Node] = map[string]*StorageRef{}
@@ -252,24 +270,32 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 		}
 	}
 	sort.Ints(vmids)
+	read := 0
 	for _, id := range vmids {
 		g := snap.Guests[id]
 		// pvestatd has not reported the guest yet (or its node went
 		// silent): its power state comes from the guest itself.
 		needStatus := sc.status[id] || g.Status == statusUnknown
+		if !needStatus && cr.fill(g, sums[id]) {
+			continue
+		}
+		read++
 		jobs = append(jobs, func(ctx context.Context) error {
 			err := e.readGuestState(ctx, g, needStatus)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
+				cr.keep(g, sums[g.VMID])
 			case pve.IsNotFound(err):
 				// Gone between the two reads: treat as absent.
 				delete(snap.Guests, g.VMID)
+				cr.drop(g.VMID)
 			case ctx.Err() != nil:
 				return ctx.Err()
 			default:
 				g.ReadErr = err
+				cr.drop(g.VMID)
 			}
 			return nil
 		})
@@ -306,8 +332,9 @@ func (e *Engine) observe(ctx context.Context, need func(*Snapshot) *scope) (*Sna
 	if err := runParallel(ctx, observeWorkers, jobs); err != nil {
 		return nil, err
 	}
+	cr.end(snap.Guests)
 	snap.Stats = ObserveStats{Requests: e.client.Stats().Sub(before).Total(), Guests: len(snap.Guests),
-		ConfigsRead: len(vmids), StoragesListed: len(listed), Duration: time.Since(start)}
+		ConfigsRead: read, ConfigsCached: len(vmids) - read, StoragesListed: len(listed), Duration: time.Since(start), Rounds: 1}
 	return snap, nil
 }
 

@@ -38,7 +38,7 @@ type ExportSnapshot struct {
 // ObserveForExport reads the selected guests' configurations (and, when
 // asked, host networks and SDN) with the engine's own observation.
 func (e *Engine) ObserveForExport(ctx context.Context, sel ExportSelect) (*ExportSnapshot, error) {
-	snap, err := e.observe(ctx, func(s *Snapshot) *scope {
+	snap, err := e.observe(ctx, nil, func(s *Snapshot) *scope {
 		sc := newScope()
 		for id, g := range s.Guests {
 			if sel.wants(g) {

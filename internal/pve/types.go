@@ -105,6 +105,7 @@ type Resource struct {
 	Shared     Int    `json:"shared"`
 	MaxDisk    Int    `json:"maxdisk"`
 	MaxMem     Int    `json:"maxmem"`
+	MaxCPU     Float  `json:"maxcpu"` // a container's cpulimit may be fractional
 	SDN        string `json:"sdn"`
 	// HAState is the state of a guest's HA service, set only for guests in
 	// the HA resources ("ignored" for those HA leaves alone).

@@ -150,6 +150,8 @@ export interface ResourceDetail extends Resource {
   desired: Manifest | null;
   observed: Observed | null;
   history?: HistoryEntry[] | null;
+  /** When the daemon last read the guest's full configuration (RFC 3339). */
+  configReadAt?: string;
 }
 
 // POST /api/v1/resources/{kind}/{name}/adopt (docs/api.md, "Adoption").

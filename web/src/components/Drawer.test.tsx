@@ -239,3 +239,24 @@ test('a notice goes away by itself', async () => {
     vi.useRealTimers();
   }
 });
+
+test('says when the daemon last read the guest configuration, and nothing when it never did', async () => {
+  mockFetch(({ url }) =>
+    url.endsWith('/resources/VirtualMachine/app-01') ? { body: detail({ configReadAt: new Date(Date.now() - 3 * 60_000).toISOString() }) } : undefined,
+  );
+  const { unmount } = render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  expect(await screen.findByText(/Configuration read from Proxmox .*\(3m ago\)/)).toBeTruthy();
+  unmount();
+  mockFetch(({ url }) => (url.endsWith('/resources/VirtualMachine/app-01') ? { body: detail() } : undefined));
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await screen.findByText('cores differ from the manifest');
+  expect(screen.queryByText(/Configuration read from Proxmox/)).toBeNull();
+});

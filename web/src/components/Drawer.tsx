@@ -329,6 +329,11 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <Timeline history={d.history ?? []} />
               </section>
               <p className="muted small">Updated {formatTime(d.updatedAt)}</p>
+              {d.configReadAt && (
+                <p className="muted small" title="The daemon reads each guest's full configuration when its summary changes, after it acts on it, when you look at it, and at least once per reconcile.driftCheckInterval.">
+                  Configuration read from Proxmox {formatTime(d.configReadAt)} ({timeAgo(d.configReadAt)})
+                </p>
+              )}
             </>
           )}
         </div>

@@ -1,0 +1,368 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// driftManifest is a minimal VM with a field /cluster/resources does not
+// show (onboot), which the hand changes of the drift runs turn off.
+func driftManifest(i int) string {
+	return fmt.Sprintf(`apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: g-%04d
+  node: pve%d
+spec:
+  vmid: %d
+  cores: 1
+  memory: 512
+  onboot: true
+`, i, 1+i%3, 2000+i)
+}
+
+// countingRT counts the daemon's requests to Proxmox.
+type countingRT struct {
+	next      http.RoundTripper
+	gets, all atomic.Int64
+}
+
+func (c *countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.all.Add(1)
+	if r.Method == http.MethodGet {
+		c.gets.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
+
+// driftRun is a daemon over n owned guests on a simulator, both on fake
+// clocks moved together, one interval at a time.
+type driftRun struct {
+	t        testing.TB
+	e        *env
+	sim      *pvesim.Server
+	simClock *pvesim.FakeClock
+	hand     *pve.Client // a person editing guests through the API
+	count    *countingRT
+	n        int
+	interval time.Duration
+	every    time.Duration
+}
+
+// newDriftRun builds the fleet (created by an engine of its own, not
+// measured) and a daemon with driftCheckInterval every that has made its
+// first pass.
+func newDriftRun(t testing.TB, n int, every time.Duration) *driftRun {
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	simClock := pvesim.NewFakeClock(start)
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1, Clock: simClock})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	hand, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hand.Close)
+
+	repo := newGitRepo(t)
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("vms/g-%04d.yaml", i)] = driftManifest(i)
+	}
+	repo.commit("fleet", files)
+	set, err := manifest.LoadPath(filepath.Join(repo.dir, "vms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(hand, engine.Options{Concurrency: 16, PerNode: 16})
+	p, err := eng.Plan(context.Background(), engine.DesiredFromSet(set, nil), "fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := eng.Apply(context.Background(), p, nil); err != nil || rep.Failed > 0 || rep.Applied != n {
+		t.Fatalf("creating the fleet: %v %+v", err, rep)
+	}
+
+	r := &driftRun{t: t, sim: sim, simClock: simClock, hand: hand, n: n, interval: time.Minute, every: every}
+	e := newEnv(t, sim, repo, "", func(o *Options) {
+		o.Jitter = -1
+		o.Config.Reconcile.Interval = r.interval
+		o.Config.Reconcile.DriftCheckInterval = every
+		o.Config.Reconcile.Concurrency = 16
+		o.PerNode, o.QueueLimit = 16, 4*n
+		o.Clock = NewFakeClock(start)
+		o.PVE = func(c *pve.Config) {
+			c.TaskPollMin, c.TaskPollMax = 5*time.Millisecond, 20*time.Millisecond
+			c.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
+				r.count = &countingRT{next: next}
+				return r.count
+			}
+		}
+	})
+	e.clock = e.c.opts.Clock.(*FakeClock)
+	e.timeout = 5 * time.Minute
+	r.e = e
+	e.start()
+	r.settle(0)
+	if l, _ := e.c.Resources(context.Background()); l.Counts[vocab.StatusSynced] != n {
+		t.Fatalf("fleet not in sync after the first pass: %v", l.Counts)
+	}
+	// The guests were created after pvestatd's last report: the first
+	// pass saw them "unknown" and the next sees their summaries change,
+	// so both read every guest. From the third on, passes are steady.
+	r.tick()
+	return r
+}
+
+// settle waits until the daemon has made a pass since passes and is idle:
+// no pass running or asked for, no action queued or running.
+func (r *driftRun) settle(passes int64) {
+	c := r.e.c
+	deadline := time.Now().Add(5 * time.Minute)
+	var quiet time.Time
+	for {
+		n := c.passes.Load()
+		c.reqMu.Lock()
+		pending := !c.rescanAt.IsZero() || c.req.immediate()
+		c.reqMu.Unlock()
+		if n > passes && n%2 == 0 && !pending && len(c.dispatcher.Active()) == 0 {
+			if quiet.IsZero() {
+				quiet = time.Now()
+			} else if time.Since(quiet) > 30*time.Millisecond && c.passes.Load() == n {
+				return
+			}
+		} else {
+			quiet = time.Time{}
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the daemon did not settle (passes %d, pending %v, active %v)", n, pending, c.dispatcher.Active())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// tick moves both clocks one interval on and waits for the pass.
+func (r *driftRun) tick() {
+	before := r.e.c.passes.Load()
+	r.simClock.Advance(r.interval)
+	r.e.clock.Advance(r.interval)
+	r.settle(before)
+}
+
+// now is the daemon's (and the simulator's) time.
+func (r *driftRun) now() time.Time { return r.e.clock.Now() }
+
+// driftFigures is what an hour of the daemon cost and how soon it found
+// the hand changes.
+type driftFigures struct {
+	Passes          int
+	Requests        []int64 // per interval: every request of the passes in it
+	Reads           []int64 // per interval: GET requests
+	Detect          []time.Duration
+	CPU             time.Duration
+	AllocBytes      uint64
+	HeapInUseAfter  uint64
+	HandChanges     int
+	MaxDetect       time.Duration
+	DetectedInBound bool
+}
+
+// hour runs the daemon for a simulated hour, turning onboot off by hand on
+// perMinute guests (not already changed) before each pass, and then for as
+// long as the bound takes so that every change has had its chance to be
+// found. A change counts as found when the daemon has put onboot back.
+func (r *driftRun) hour(perMinute int) driftFigures {
+	var f driftFigures
+	type change struct {
+		vmid int
+		at   time.Time
+	}
+	var open []change
+	changed := map[int]bool{}
+	next := 0
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	var m0 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	bound := r.every + r.interval
+	end := r.now().Add(time.Hour)
+	for r.now().Before(end) || len(open) > 0 {
+		inHour := r.now().Before(end)
+		if inHour {
+			for range perMinute {
+				// A spread of guests: a stride through the fleet.
+				next = (next + 7919) % r.n
+				vmid := 2000 + next
+				if changed[vmid] {
+					continue
+				}
+				node := fmt.Sprintf("pve%d", 1+next%3)
+				if err := r.hand.QemuSetConfig(context.Background(), node, vmid, pve.NewParams().Set("onboot", "0")); err != nil {
+					r.t.Fatal(err)
+				}
+				changed[vmid] = true
+				open = append(open, change{vmid, r.now()})
+				f.HandChanges++
+			}
+		}
+		all0, gets0 := r.count.all.Load(), r.count.gets.Load()
+		p0 := r.e.c.passes.Load()
+		r.tick()
+		if inHour {
+			f.Requests = append(f.Requests, r.count.all.Load()-all0)
+			f.Reads = append(f.Reads, r.count.gets.Load()-gets0)
+			f.Passes += int(r.e.c.passes.Load()-p0) / 2
+		}
+		kept := open[:0]
+		for _, ch := range open {
+			g, _ := r.sim.Guest(ch.vmid)
+			if g.Config["onboot"] == "1" {
+				d := r.now().Sub(ch.at)
+				f.Detect = append(f.Detect, d)
+				f.MaxDetect = max(f.MaxDetect, d)
+				delete(changed, ch.vmid)
+				continue
+			}
+			if r.now().Sub(ch.at) > bound+r.interval {
+				r.t.Fatalf("hand change on %d at %s not found by %s (bound %s)", ch.vmid, ch.at, r.now(), bound)
+			}
+			kept = append(kept, ch)
+		}
+		open = kept
+	}
+	var ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	var m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m1)
+	f.CPU = time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()) - time.Duration(ru0.Utime.Nano()+ru0.Stime.Nano())
+	f.AllocBytes = m1.TotalAlloc - m0.TotalAlloc
+	f.HeapInUseAfter = heapInUseNow()
+	f.DetectedInBound = f.MaxDetect <= bound
+	return f
+}
+
+func heapInUseNow() uint64 {
+	goruntime.GC()
+	var m goruntime.MemStats
+	goruntime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+func median(xs []int64) int64 {
+	s := append([]int64(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// TestDriftChecksFindEveryHandChangeWithinTheBound runs the daemon with
+// the default driftCheckInterval for a simulated hour over 150 owned
+// guests, with two hand changes of a field /cluster/resources does not
+// show every minute: each is found (and put right) within
+// driftCheckInterval plus one interval on the fake clock, while a pass
+// reads about a tenth of the guests.
+func TestDriftChecksFindEveryHandChangeWithinTheBound(t *testing.T) {
+	const n = 150
+	r := newDriftRun(t, n, 10*time.Minute)
+	f := r.hour(2)
+	if !f.DetectedInBound || len(f.Detect) != f.HandChanges || f.HandChanges < 100 {
+		t.Fatalf("%d of %d hand changes found, the slowest after %s (bound %s)", len(f.Detect), f.HandChanges, f.MaxDetect, r.every+r.interval)
+	}
+	// Quiet passes: /cluster/resources, about n/10 configurations, and
+	// for each change found a re-read, the update and the read after it.
+	if m := median(f.Reads); m > 1+n/10+12 || m < 1+n/20 {
+		t.Errorf("median GET requests per interval %d, want about 1 + %d", m, n/10)
+	}
+	// With a slot per guest the longest wait is the bound; the spread
+	// means some changes wait most of it.
+	if f.MaxDetect < r.every/2 {
+		t.Errorf("slowest detection %s: the hand changes were found too soon for a spread of reads", f.MaxDetect)
+	}
+}
+
+// TestDriftCheckIntervalZeroReadsEveryGuestEveryPass is today's
+// behaviour: every hand change is found by the next pass.
+func TestDriftCheckIntervalZeroReadsEveryGuestEveryPass(t *testing.T) {
+	const n = 30
+	r := newDriftRun(t, n, 0)
+	r.every = 0
+	var f driftFigures
+	for range 5 {
+		gets0 := r.count.gets.Load()
+		if err := r.hand.QemuSetConfig(context.Background(), "pve2", 2001, pve.NewParams().Set("onboot", "0")); err != nil {
+			t.Fatal(err)
+		}
+		r.tick()
+		f.Reads = append(f.Reads, r.count.gets.Load()-gets0)
+		if g, _ := r.sim.Guest(2001); g.Config["onboot"] != "1" {
+			t.Fatalf("a hand change was not found by the next pass with driftCheckInterval 0")
+		}
+	}
+	if m := median(f.Reads); m < 1+n {
+		t.Errorf("median GET requests per interval %d, want at least 1 + %d (every guest)", m, n)
+	}
+}
+
+// TestConfigReadAtIsShownAndLiveReadsAgain: the detail says when the
+// guest's configuration was read; looking at it live makes the next pass
+// read it, so a hand change is found at once.
+func TestConfigReadAtIsShownAndLiveReadsAgain(t *testing.T) {
+	r := newDriftRun(t, 12, time.Hour)
+	key := "VirtualMachine/g-0005"
+	d, err := r.e.c.Resource(context.Background(), "VirtualMachine", "g-0005")
+	if err != nil || d.ConfigReadAt == nil || !d.ConfigReadAt.Equal(r.now()) {
+		t.Fatalf("configReadAt %v (%v), want the first pass's time %s", d.ConfigReadAt, err, r.now())
+	}
+	if err := r.hand.QemuSetConfig(context.Background(), "pve3", 2005, pve.NewParams().Set("onboot", "0")); err != nil {
+		t.Fatal(err)
+	}
+	r.tick()
+	if g, _ := r.sim.Guest(2005); g.Config["onboot"] != "0" {
+		t.Fatal("the guest was read although nothing asked for it (driftCheckInterval 1h)")
+	}
+	before := r.e.c.passes.Load()
+	if _, err := r.e.c.Live(context.Background(), "VirtualMachine", "g-0005"); err != nil {
+		t.Fatal(err)
+	}
+	r.settle(before) // Live asks for a pass; the clock has not moved
+	if g, _ := r.sim.Guest(2005); g.Config["onboot"] != "1" {
+		t.Fatalf("looking at %s did not make the daemon read it", key)
+	}
+	d, _ = r.e.c.Resource(context.Background(), "VirtualMachine", "g-0005")
+	if d.ConfigReadAt == nil || !d.ConfigReadAt.Equal(r.now()) {
+		t.Errorf("configReadAt %v after the live read, want %s", d.ConfigReadAt, r.now())
+	}
+	// A sync of one resource reads it too.
+	if err := r.hand.QemuSetConfig(context.Background(), "pve1", 2003, pve.NewParams().Set("onboot", "0")); err != nil {
+		t.Fatal(err)
+	}
+	before = r.e.c.passes.Load()
+	if err := r.e.c.SyncOne(context.Background(), "VirtualMachine", "g-0003"); err != nil {
+		t.Fatal(err)
+	}
+	r.settle(before)
+	if g, _ := r.sim.Guest(2003); g.Config["onboot"] != "1" {
+		t.Error("a sync of one resource did not read it")
+	}
+	var list api.ResourceList
+	list, _ = r.e.c.Resources(context.Background())
+	if list.Counts[vocab.StatusSynced] != 12 {
+		t.Errorf("counts %v", list.Counts)
+	}
+}
