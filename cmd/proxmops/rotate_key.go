@@ -51,6 +51,11 @@ func init() {
 			return err
 		}
 		defer st.Close()
+		alone, err := st.LockAlone(cmd.Context()) // PostgreSQL: no replica may run
+		if err != nil {
+			return err
+		}
+		defer alone()
 		old := st.KeyID()
 		id, err := st.RotateKey(cmd.Context(), os.Getenv(envNewEncryptionKey))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
@@ -66,5 +67,35 @@ func TestRotateKeyRefusesWhileADaemonUsesTheDatabase(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path + ".key"); !bytes.Equal(before, after) {
 		t.Fatal("the key changed while the daemon ran")
+	}
+}
+
+func TestRotateKeyRefusesWhileAReplicaUsesThePostgreSQLDatabase(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envEncryptionKey, "")
+	t.Setenv("PROXMOPS_CONFIG", "")
+	t.Setenv("PROXMOPS_SOURCE_CACHEDIR", filepath.Join(dir, "cache"))
+	t.Setenv("PROXMOPS_SERVER_DATABASE", pgtest.Database(t))
+	keyFile := filepath.Join(dir, "proxmops.key")
+	t.Setenv("PROXMOPS_SERVER_KEYFILE", keyFile)
+	t.Run("while serve runs", func(t *testing.T) {
+		_, errOut := background(t, "serve", "--addr", "127.0.0.1:0", "--log-format", "text")
+		waitFor(t, errOut, listeningRE)
+		before, _ := os.ReadFile(keyFile)
+		code, _, stderr := runCLI(t, "rotate-key")
+		if code != 1 || !strings.Contains(stderr, "stop every replica first") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		if after, _ := os.ReadFile(keyFile); !bytes.Equal(before, after) {
+			t.Fatal("the key changed while the daemon ran")
+		}
+	})
+	before, _ := os.ReadFile(keyFile)
+	code, stdout, stderr := runCLI(t, "rotate-key")
+	if code != 0 || !strings.Contains(stdout, "copy "+keyFile+" to every replica") {
+		t.Fatalf("once serve stopped: exit %d %q %q", code, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(keyFile); bytes.Equal(before, after) {
+		t.Fatal("the key did not change")
 	}
 }

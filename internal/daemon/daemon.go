@@ -110,6 +110,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
+	// PostgreSQL: rotate-key refuses while any replica runs.
+	inUse, err := st.MarkInUse(ctx)
+	if err != nil {
+		return err
+	}
+	defer inUse()
 	if o.Prepare != nil {
 		if err := o.Prepare(ctx, st); err != nil {
 			return err
