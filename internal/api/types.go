@@ -205,6 +205,17 @@ type HistoryEntry struct {
 	// User is who caused the event when a person did (an adoption: the
 	// API user, the OS user of the command, the commit's author).
 	User string `json:"user,omitempty"`
+	// Kind and Name say whose event it is in a listing across resources
+	// (GET /api/v1/revisions/{commit}/history); absent in a resource's own.
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// CommitHistory is GET /api/v1/revisions/{commit}/history: what was
+// recorded at one commit, newest first, each entry naming its resource.
+type CommitHistory struct {
+	Commit  string         `json:"commit"`
+	Entries []HistoryEntry `json:"entries"`
 }
 
 // Plan is the plan document of GET /api/v1/plan and `proxmops plan --output json`;

@@ -52,6 +52,7 @@ func (s *Server) routes() chi.Router {
 				r.Get("/logs", s.handleLogs)
 				r.Get("/logs/stream", s.handleLogStream)
 				r.Get("/revisions", s.handleRevisions)
+				r.Get("/revisions/{commit}/history", s.handleCommitHistory)
 				r.Get("/replicas", s.handleReplicas)
 			})
 

@@ -500,3 +500,37 @@ func TestResetHostKey(t *testing.T) {
 		t.Fatalf("second reset: %s", b)
 	}
 }
+
+// GET /api/v1/revisions/{commit}/history lists one commit's events across
+// resources, each naming its resource, to viewers too; only a full hash is
+// accepted.
+func TestCommitHistoryNamesEachResource(t *testing.T) {
+	e := newEnv(t)
+	a := e.admin()
+	c1, c2 := strings.Repeat("d", 40), strings.Repeat("e", 40)
+	add := func(kind, name, commit, msg string) {
+		if _, err := e.st.AddHistory(t.Context(), kind, name, api.HistoryEntry{Event: api.EventApplied, Commit: commit, Message: msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("VirtualMachine", "app-01", c1, "update done")
+	add("Container", "dns-01", c1, "update done")
+	add("VirtualMachine", "app-01", c2, "later")
+	v := e.viewer(a)
+	var doc api.CommitHistory
+	if err := json.Unmarshal(v.expect(200, "GET", "/api/v1/revisions/"+strings.ToUpper(c1)+"/history", nil), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Commit != c1 || len(doc.Entries) != 2 ||
+		doc.Entries[0].Kind+"/"+doc.Entries[0].Name != "Container/dns-01" || doc.Entries[1].Kind+"/"+doc.Entries[1].Name != "VirtualMachine/app-01" {
+		t.Fatalf("history at %s: %+v", c1, doc)
+	}
+	var empty map[string]any
+	json.Unmarshal(v.expect(200, "GET", "/api/v1/revisions/"+strings.Repeat("f", 64)+"/history", nil), &empty)
+	if entries, ok := empty["entries"].([]any); !ok || len(entries) != 0 {
+		t.Fatalf("a commit without history: %v, want an empty list", empty)
+	}
+	for _, bad := range []string{"dddddddd", "HEAD", strings.Repeat("g", 40)} {
+		v.expect(400, "GET", "/api/v1/revisions/"+bad+"/history", nil)
+	}
+}

@@ -123,6 +123,32 @@ func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]ap
 	return out, rows.Err()
 }
 
+// HistoryAt lists the events recorded at one commit, whichever resource,
+// newest first, at most limit (<= 0: all), each naming its resource.
+func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.HistoryEntry, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, name, event, commit_sha, time, message, user_name FROM history
+		WHERE commit_sha = ? ORDER BY id DESC LIMIT ?`, commit, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []api.HistoryEntry{}
+	for rows.Next() {
+		var e api.HistoryEntry
+		var event string
+		var t int64
+		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &event, &e.Commit, &t, &e.Message, &e.User); err != nil {
+			return nil, err
+		}
+		e.Event, e.Time = api.HistoryEvent(event), fromMS(t)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
 // CountHistory is the number of history entries kept.
 func (s *Store) CountHistory(ctx context.Context) (int, error) {
 	var n int

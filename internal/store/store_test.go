@@ -369,3 +369,46 @@ func testSetupToken(t *testing.T, opt Options) {
 		t.Fatalf("deleting the last admin: %v", err)
 	}
 }
+
+// The events of one commit are listed across resources, newest first, each
+// naming its resource; other commits' are not.
+func TestHistoryAtListsOneCommitAcrossResources(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Options{Path: filepath.Join(t.TempDir(), "p.db")})
+	c1, c2 := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	for _, e := range []struct {
+		kind, name string
+		entry      api.HistoryEntry
+	}{
+		{"VirtualMachine", "app-01", api.HistoryEntry{Event: api.EventCreated, Commit: c1, Message: "create done"}},
+		{"Container", "dns-01", api.HistoryEntry{Event: api.EventFailed, Commit: c1, Message: "create failed"}},
+		{"VirtualMachine", "app-01", api.HistoryEntry{Event: api.EventApplied, Commit: c2, Message: "update done"}},
+		{"Iso", "debian-12", api.HistoryEntry{Event: api.EventCreated, Commit: c1, Message: "download done", User: "alice"}},
+	} {
+		if _, err := s.AddHistory(ctx, e.kind, e.name, e.entry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.HistoryAt(ctx, c1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range h {
+		got = append(got, e.Kind+"/"+e.Name+" "+string(e.Event)+" "+e.Message+" "+e.User)
+	}
+	want := []string{"Iso/debian-12 created download done alice", "Container/dns-01 failed create failed ", "VirtualMachine/app-01 created create done "}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("history at %s:\n%s\nwant:\n%s", c1, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if one, _ := s.HistoryAt(ctx, c1, 1); len(one) != 1 || one[0].Name != "debian-12" {
+		t.Fatalf("limit: %+v", one)
+	}
+	if none, err := s.HistoryAt(ctx, strings.Repeat("c", 40), 0); err != nil || len(none) != 0 {
+		t.Fatalf("unknown commit: %+v %v", none, err)
+	}
+	// A resource's own history does not repeat whose it is.
+	if own, _ := s.History(ctx, "VirtualMachine", "app-01", 0); len(own) != 2 || own[0].Kind != "" || own[0].Name != "" {
+		t.Fatalf("own history: %+v", own)
+	}
+}

@@ -226,8 +226,14 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const linked = page.locator('.rev-row[aria-current="true"]');
     await linked.waitFor();
     expect(await linked.locator('code').first().getAttribute('title')).toBe(full);
+    // The linked commit lists what happened at it, each entry linking to its resource.
+    const events = linked.getByRole('list', { name: /^Events at / });
+    await events.getByRole('link', { name: 'VirtualMachine/app-02' }).first().waitFor();
     await b.shot('revisions-linked-from-log');
-    await page.goBack();
+    await events.getByRole('link', { name: 'VirtualMachine/app-02' }).first().click();
+    await page.getByRole('dialog', { name: 'VirtualMachine app-02' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('link', { name: 'Logs' }).click();
     await done.locator('.log-res').click();
     await page.getByRole('dialog', { name: 'VirtualMachine app-02' }).waitFor();
     await page.keyboard.press('Escape');

@@ -131,6 +131,15 @@ export interface HistoryEntry {
   message?: string;
   // Who caused it, when a person did (an adoption).
   user?: string;
+  // Whose event, in a listing across resources (CommitHistory).
+  kind?: string;
+  name?: string;
+}
+
+// GET /api/v1/revisions/{commit}/history: what was recorded at one commit.
+export interface CommitHistory {
+  commit: string;
+  entries: HistoryEntry[];
 }
 
 export interface Manifest {

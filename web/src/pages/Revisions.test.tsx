@@ -124,3 +124,50 @@ test('an abbreviated commit matches; a too short one does not', () => {
   expect(matchesCommit(OLD, 'a1b2')).toBe(false);
   expect(matchesCommit(HEAD, 'a1b2c3d')).toBe(false);
 });
+
+test('what happened at a commit is listed on demand, each entry linking to its resource; a linked commit shows it at once', async () => {
+  const calls = mockFetch(({ url }) => {
+    if (url === '/api/v1/revisions') return { body: listing(false) };
+    if (url === `/api/v1/revisions/${HEAD}/history`)
+      return {
+        body: {
+          commit: HEAD,
+          entries: [
+            { id: 9, kind: 'Container', name: 'dns-01', event: 'failed', commit: HEAD, time: '2026-12-01T10:01:00Z', message: 'update failed: locked' },
+            { id: 8, kind: 'VirtualMachine', name: 'app-01', event: 'applied', commit: HEAD, time: '2026-12-01T10:00:30Z', message: 'update done in 2s: cores 2 -> 3' },
+          ],
+        },
+      };
+    return undefined;
+  });
+  const { unmount } = render(
+    <Providers role="viewer">
+      <Revisions />
+    </Providers>,
+  );
+  const row = (await screen.findByText('three cores')).closest('li')!;
+  // The never-applied commit has nothing to show.
+  expect(within(screen.getByText('two cores').closest('li')!).queryByRole('button', { name: /what happened/ })).toBeNull();
+  const toggle = within(row).getByRole('button', { name: 'Show what happened at bbbbbbbb' });
+  expect(toggle.getAttribute('aria-expanded')).toBe('false');
+  expect(calls.some((c) => c.url.endsWith('/history'))).toBe(false);
+  fireEvent.click(toggle);
+  const events = await within(row).findByRole('list', { name: 'Events at bbbbbbbb' });
+  const links = within(events).getAllByRole('link');
+  expect(links.map((l) => [l.textContent, l.getAttribute('href')])).toEqual([
+    ['Container/dns-01', '/?r=Container%2Fdns-01'],
+    ['VirtualMachine/app-01', '/?r=VirtualMachine%2Fapp-01'],
+  ]);
+  expect(events.textContent).toContain('update failed: locked');
+  expect(toggle.getAttribute('aria-expanded')).toBe('true');
+  unmount();
+
+  window.history.replaceState(null, '', `/revisions?commit=${HEAD}`);
+  render(
+    <Providers role="viewer">
+      <Revisions />
+    </Providers>,
+  );
+  expect(await screen.findByRole('list', { name: 'Events at bbbbbbbb' })).toBeTruthy();
+  window.history.replaceState(null, '', '/');
+});

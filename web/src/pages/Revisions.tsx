@@ -1,10 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
-import { STATUSES, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
+import { STATUSES, type CommitHistory, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
 import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
-import { useLocation } from '../lib/router';
+import { resourceHref } from '../lib/links';
+import { Link, useLocation } from '../lib/router';
 import { useSession } from '../state/session';
 
 const EVENTS: HistoryEvent[] = ['created', 'applied', 'synced', 'drifted', 'failed', 'deleted'];
@@ -35,11 +36,47 @@ export function matchesCommit(hash: string, commit: string): boolean {
   return commit.length >= 7 && hash.toLowerCase().startsWith(commit.toLowerCase());
 }
 
+// CommitEvents lists what the history recorded at a commit, each entry
+// linking to its resource's drawer.
+function CommitEvents({ hash }: { hash: string }) {
+  const [doc, setDoc] = useState<CommitHistory | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    const ctrl = new AbortController();
+    api
+      .get<CommitHistory>(`/api/v1/revisions/${hash}/history`, ctrl.signal)
+      .then(setDoc)
+      .catch((err) => (err as Error).name !== 'AbortError' && setError(errorMessage(err)));
+    return () => ctrl.abort();
+  }, [hash]);
+  if (error) return <p className="alert error">{error}</p>;
+  if (!doc) return <p className="muted small">Loading…</p>;
+  if (doc.entries.length === 0) return <p className="muted small">Nothing recorded at this commit (or it is past the history kept).</p>;
+  return (
+    <ul className="rev-events" aria-label={`Events at ${shortRev(hash)}`}>
+      {doc.entries.map((e) => {
+        const key = `${e.kind}/${e.name}`;
+        return (
+          <li key={e.id}>
+            <span className={`rev-ev tl-${e.event}`}>{e.event}</span> <Link href={resourceHref(key)}>{key}</Link>{' '}
+            <time className="muted" dateTime={e.time} title={formatTime(e.time)}>
+              {timeAgo(e.time)}
+            </time>
+            {e.message && <div className="rev-ev-msg small">{e.message}</div>}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
 function RevisionRow({ rev, isAdmin, onPin, linked }: { rev: Revision; isAdmin: boolean; onPin: (hash: string) => Promise<void>; linked: boolean }) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const row = useRef<HTMLLIElement>(null);
   const short = shortRev(rev.hash);
+  const [showEvents, setShowEvents] = useState(linked);
+  const recorded = Object.values(rev.result?.events ?? {}).some((n) => (n ?? 0) > 0);
   // A link from a log line or a history entry lands on its commit.
   useEffect(() => {
     if (linked) row.current?.scrollIntoView?.({ block: 'center' });
@@ -56,6 +93,12 @@ function RevisionRow({ rev, isAdmin, onPin, linked }: { rev: Revision; isAdmin: 
         {rev.result && <> · last pass {timeAgo(rev.result.lastPass)}</>}
       </div>
       {rev.result && <ResultCounts r={rev.result} />}
+      {recorded && (
+        <button type="button" className="btn small rev-toggle" aria-expanded={showEvents} onClick={() => setShowEvents((s) => !s)}>
+          {showEvents ? 'Hide' : 'Show'} what happened at {short}
+        </button>
+      )}
+      {recorded && showEvents && <CommitEvents hash={rev.hash} />}
       {isAdmin && !rev.pinned && (
         <div className="rev-actions">
           {confirming ? (

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/proxmops/proxmops/internal/api"
+)
+
+// commitHistoryLimit bounds GET /api/v1/revisions/{commit}/history.
+const commitHistoryLimit = 500
+
+// fullCommit is a whole SHA-1 or SHA-256 commit hash: history records the
+// full hash, and an abbreviation could name two commits.
+var fullCommit = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// handleCommitHistory lists what the history recorded at one commit, for
+// every resource, so the Revisions page can link each entry to its
+// resource.
+func (s *Server) handleCommitHistory(w http.ResponseWriter, r *http.Request) {
+	commit := strings.ToLower(chi.URLParam(r, "commit"))
+	if !fullCommit.MatchString(commit) {
+		writeError(w, http.StatusBadRequest, "commit must be a full hash (40 or 64 hexadecimal digits)")
+		return
+	}
+	h, err := s.store.HistoryAt(r.Context(), commit, commitHistoryLimit)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.CommitHistory{Commit: commit, Entries: h})
+}
