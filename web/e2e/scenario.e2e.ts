@@ -234,6 +234,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     await page.getByRole('dialog', { name: 'VirtualMachine app-02' }).waitFor();
     await page.keyboard.press('Escape');
     await page.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('searchbox', { name: 'Search logs' }).fill('app-02');
     await done.locator('.log-res').click();
     await page.getByRole('dialog', { name: 'VirtualMachine app-02' }).waitFor();
     await page.keyboard.press('Escape');
