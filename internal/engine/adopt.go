@@ -91,6 +91,7 @@ func adoptDiff(a *Action, d *guestDiff) []string {
 		notes = append(notes, fmt.Sprintf("%s is %q on the guest (creation-only: accepted as it is)", c.Field, c.From))
 	}
 	d.creationOnly = nil
+	notes = append(notes, d.asIs...)
 	if len(d.shrinks) > 0 {
 		d.refused = slices.DeleteFunc(d.refused, func(r string) bool { return slices.Contains(d.shrinks, r) })
 		for _, s := range d.shrinks {

@@ -216,6 +216,11 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 				disk.Slot, FormatSize(pd.Size), FormatSize(disk.Size)))
 		}
 	}
+	if st := storageOf(pd.File); disk.Storage != "" && st != "" && st != disk.Storage {
+		// Where a disk lives is chosen at its allocation; proxmops never
+		// moves a disk, so only an adoption says so.
+		d.asIs = append(d.asIs, fmt.Sprintf("disk %s is on %s, the manifest says %s (accepted as it is, never moved)", disk.Slot, st, disk.Storage))
+	}
 	if have := volumeFormat(pd.File); disk.Format != "" && strings.Contains(pd.File, "-disk-") && have != disk.Format {
 		// The format is fixed at allocation: reported, never applied.
 		d.creationOnly = append(d.creationOnly, vocab.Change{Field: disk.Slot + ".format", Path: path + ".format", From: have, To: disk.Format})

@@ -74,6 +74,7 @@ type guestDiff struct {
 	refused      []string       // shrinking, root-only settings: reported and failed
 	creationOnly []vocab.Change // cannot change on an existing guest: reported
 	shrinks      []string       // the refusals that are shrinks (an adoption only reports them)
+	asIs         []string       // what only an adoption notes: creation-time choices it accepts (a disk's storage)
 	pending      []vocab.Change // managed keys whose desired value already waits for a reboot
 	cidata       *cidataChange
 	managed      map[string]*param
