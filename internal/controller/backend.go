@@ -78,13 +78,16 @@ func (c *Controller) Resource(ctx context.Context, kind, name string) (api.Resou
 	if r.observed != nil {
 		d.Observed = r.observed
 	}
+	vmid := 0
 	if r.sum.VMID > 0 && r.observed != nil {
-		if at, ok := c.currentRuntime().reads.ReadAt(r.sum.VMID); ok {
+		vmid = r.sum.VMID
+		if at, ok := c.currentRuntime().reads.ReadAt(vmid); ok {
 			at = at.UTC()
 			d.ConfigReadAt = &at
 		}
 	}
 	c.mu.Unlock()
+	c.lookedAt(vmid)
 	if c.opts.Cluster != "" {
 		// A named cluster's history is kept under its own name.
 		h, err := c.st.History(ctx, kind, c.historyName(name), historyLimit)

@@ -366,3 +366,45 @@ func TestConfigReadAtIsShownAndLiveReadsAgain(t *testing.T) {
 		t.Errorf("counts %v", list.Counts)
 	}
 }
+
+// BenchmarkDaemonDriftHour runs the daemon for a simulated hour over 2,000
+// owned guests (interval 60s) with two hand changes of a config-only field
+// a minute, with the default driftCheckInterval and with 0, and reports
+// the requests per pass, how long the hand changes took to be found, and
+// the process's CPU and allocation per pass (simulator included).
+func BenchmarkDaemonDriftHour(b *testing.B) {
+	const n = 2000
+	for _, every := range []time.Duration{10 * time.Minute, 0} {
+		b.Run(fmt.Sprintf("driftCheckInterval=%s", every), func(b *testing.B) {
+			for b.Loop() {
+				r := newDriftRun(b, n, every)
+				heap0 := heapInUseNow()
+				f := r.hour(2)
+				if !f.DetectedInBound || len(f.Detect) != f.HandChanges {
+					b.Fatalf("%d of %d hand changes found, slowest %s", len(f.Detect), f.HandChanges, f.MaxDetect)
+				}
+				var sum time.Duration
+				for _, d := range f.Detect {
+					sum += d
+				}
+				intervals := len(f.Requests)
+				b.ReportMetric(float64(median(f.Requests)), "requests/pass")
+				b.ReportMetric(float64(median(f.Reads)), "GETs/pass")
+				var total int64
+				for _, x := range f.Requests {
+					total += x
+				}
+				b.ReportMetric(float64(total), "requests/hour")
+				b.ReportMetric(float64(f.Passes), "passes/hour")
+				b.ReportMetric(float64(f.HandChanges), "hand-changes")
+				b.ReportMetric((sum / time.Duration(len(f.Detect))).Seconds(), "mean-detect-s")
+				b.ReportMetric(f.MaxDetect.Seconds(), "max-detect-s")
+				b.ReportMetric(float64(f.CPU.Milliseconds())/float64(intervals), "cpu-ms/interval")
+				b.ReportMetric(float64(f.AllocBytes)/float64(intervals)/(1<<20), "alloc-MiB/interval")
+				b.ReportMetric(float64(int64(f.HeapInUseAfter)-int64(heap0))/(1<<20), "heap-growth-MiB")
+				b.ReportMetric(float64(heap0)/(1<<20), "heap-MiB")
+				r.e.stop()
+			}
+		})
+	}
+}

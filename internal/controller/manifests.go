@@ -124,11 +124,21 @@ func (c *Controller) Live(ctx context.Context, kind, name string) (api.Live, err
 	if _, ok := cfg["cipassword"]; ok {
 		cfg["cipassword"] = "**********"
 	}
-	// Someone looks at the guest: the next pass, asked for now, plans from
-	// a fresh read too, so the status agrees with what they see.
-	rt.reads.Refresh(vmid)
-	c.askRescan()
+	c.lookedAt(vmid)
 	return api.Live{Kind: kind, Name: name, Source: "proxmox", Path: path, Time: time.Now().UTC(), Data: cfg}, nil
+}
+
+// lookedAt: someone opened a guest's detail or its live configuration.
+// Unless the last pass read the guest itself, the next pass, asked for
+// now, reads it, so the status agrees with what they see. At most one
+// extra pass per pass: the one asked for reads it.
+func (c *Controller) lookedAt(vmid int) {
+	reads := c.currentRuntime().reads
+	if vmid <= 0 || reads.ReadByLastPlan(vmid) {
+		return
+	}
+	reads.Refresh(vmid)
+	c.askRescan()
 }
 
 // TaskLog is the log of the last Proxmox task of the resource's actions,

@@ -168,11 +168,8 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 	force := map[int]bool{}
 	var stats ObserveStats
 	for round := 1; ; round++ {
-		var cr *cacheRound
-		if round < maxPlanRounds {
-			cr = e.opts.Reads.begin(force)
-		} else {
-			cr = e.opts.Reads.begin(nil)
+		cr := e.opts.Reads.begin(force)
+		if cr != nil && round >= maxPlanRounds {
 			cr.all = true
 		}
 		p, err := e.planRound(ctx, d, revision, cr)

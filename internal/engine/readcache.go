@@ -39,12 +39,14 @@ type ReadCache struct {
 	guests map[int]*cachedGuest
 	want   map[int]bool // read on the next plan
 	all    bool         // read every guest on the next plan
+	plans  uint64       // plans begun
 }
 
 // cachedGuest is one guest's configuration as last read.
 type cachedGuest struct {
 	sum           guestSummary
 	readAt        time.Time
+	plan          uint64 // the plan that read it
 	current       map[string]string
 	effective     map[string]string
 	pending       map[string]string
@@ -92,6 +94,15 @@ func (c *ReadCache) ReadAt(vmid int) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// ReadByLastPlan reports whether the latest plan read the guest's
+// configuration (rather than taking it from the cache).
+func (c *ReadCache) ReadByLastPlan(vmid int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.guests[vmid]
+	return g != nil && g.plan == c.plans
+}
+
 // Refresh makes the next plan read these guests.
 func (c *ReadCache) Refresh(vmids ...int) {
 	c.mu.Lock()
@@ -118,6 +129,7 @@ type cacheRound struct {
 	want  map[int]bool
 	all   bool
 	force map[int]bool
+	plan  uint64
 }
 
 // begin takes the pending refresh requests for one plan; requests made
@@ -128,7 +140,10 @@ func (c *ReadCache) begin(force map[int]bool) *cacheRound {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &cacheRound{c: c, now: c.now(), want: c.want, all: c.all, force: force}
+	if len(force) == 0 {
+		c.plans++ // a plan's first round
+	}
+	r := &cacheRound{c: c, now: c.now(), want: c.want, all: c.all, force: force, plan: c.plans}
 	c.want, c.all = map[int]bool{}, false
 	return r
 }
@@ -165,7 +180,7 @@ func (r *cacheRound) keep(g *Guest, sum guestSummary) {
 		return
 	}
 	g.ReadAt = r.now
-	cg := &cachedGuest{sum: sum, readAt: r.now, current: g.Current, effective: g.Effective, pending: g.Pending,
+	cg := &cachedGuest{sum: sum, readAt: r.now, plan: r.plan, current: g.Current, effective: g.Effective, pending: g.Pending,
 		pendingDelete: g.PendingDelete, record: g.ProvisionRecord, provisioned: g.Provisioned}
 	if r.c.every > 0 {
 		cg.current, cg.effective = maps.Clone(g.Current), maps.Clone(g.Effective)
