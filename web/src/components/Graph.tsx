@@ -14,6 +14,7 @@ import {
   useStoreApi,
   type Edge,
   type EdgeProps,
+  type MiniMapNodeProps,
   type Node,
   type NodeProps,
 } from '@xyflow/react';
@@ -198,6 +199,16 @@ const DepEdgeView = memo(function DepEdgeView(p: EdgeProps<DepEdge>) {
 });
 
 const edgeTypes = { dep: DepEdgeView };
+
+// With more nodes than this, the minimap draws groups and frames, not each
+// resource: its viewport box moves on every frame of a pan, and redrawing 1,000
+// rectangles with it cost as much as the graph itself.
+const BIG_GRAPH = 300;
+
+function MiniNodeLite({ id, x, y, width, height, color }: MiniMapNodeProps) {
+  if (id.startsWith('res:')) return null;
+  return <rect x={x} y={y} width={width} height={height} rx={8} fill={color} />;
+}
 
 // 'tier', not 'group': React Flow styles its own built-in 'group' type.
 const nodeTypes = { resource: ResourceNodeView, tier: GroupNodeView, source: SourceNodeView, frame: FrameNodeView };
@@ -482,6 +493,7 @@ function GraphInner(props: GraphProps) {
   const onMoveStart = useCallback(() => setMoving(true), []);
   const onMoveEnd = useCallback(() => setMoving(false), []);
   const { nodes, edges } = useFlowElements(props, layout, focusKey);
+  const big = nodes.length > BIG_GRAPH;
   const current = useRef(nodes);
   current.current = nodes;
   const highlighted = useCallback(
@@ -570,9 +582,12 @@ function GraphInner(props: GraphProps) {
             n.type === 'resource'
               ? STATUS_COLOR[(n.data as ResourceNodeData).resource.status] ?? 'var(--muted)'
               : n.type === 'frame'
-                ? 'transparent'
+                ? big
+                  ? 'var(--border-strong)'
+                  : 'transparent'
                 : 'var(--muted)'
           }
+          nodeComponent={big ? MiniNodeLite : undefined}
           nodeStrokeWidth={0}
         />
         <ViewControl layout={layout} highlight={props.highlight} highlighted={highlighted} />
