@@ -57,6 +57,8 @@ export async function fakeAPI(page: Page) {
         return json({ needed: false });
       case '/api/v1/me':
         return json({ username: 'perf', role: 'admin', csrfToken: 'x' });
+      case '/api/v1/replicas':
+        return json({ role: 'single', replica: 'perf' });
       case '/api/v1/resources':
         return json(summary);
       case '/api/v1/events':
