@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/controller"
 	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/server"
@@ -133,36 +134,55 @@ func Run(ctx context.Context, o Options) error {
 		log.Warn(w)
 	}
 
+	ln := o.Listener
+	if ln == nil {
+		ln, err = net.Listen("tcp", cfg.Server.Addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+		}
+	}
 	hub := events.NewHub(1024)
 	m := metrics.New()
 	copts := controller.Options{Config: effective, Store: st, Hub: hub, Metrics: m, Logger: log}
+	sopts := server.Options{
+		Store: st, Hub: hub, Logs: o.Logs, Logger: log, Metrics: m,
+		Config: cfg, UI: o.UI, SetupOutput: o.SetupOutput,
+		TLSCertFile: cfg.Server.TLSCertFile, TLSKeyFile: cfg.Server.TLSKeyFile,
+		TrustProxy: cfg.Server.TrustProxy,
+	}
+	var reps *replicas
+	if dbURL := databaseURL(cfg); dbURL != "" {
+		if reps, err = newReplicas(cfg, dbURL, ln.Addr(), hub, o.Logs, log); err != nil {
+			ln.Close()
+			return err
+		}
+		copts.Hub, copts.Replicated = reps.fan, true
+		sopts.Replicas = reps.elector
+		if sopts.ForwardTransport, err = forwardTransport(cfg); err != nil {
+			ln.Close()
+			return err
+		}
+		m.WatchLeader(reps.elector.Status)
+	} else {
+		self := leader.DefaultIdentity(cfg.HA.Replica, "")
+		m.WatchLeader(func() leader.Status { return leader.Status{Role: leader.RoleSingle, Self: self.Replica} })
+	}
 	if o.Controller != nil {
 		o.Controller(&copts)
 	}
 	ctrl, err := controller.NewFleet(ctx, copts)
 	if err != nil {
+		ln.Close()
 		return err
 	}
-	srv, err := server.New(ctx, server.Options{
-		Store: st, Backend: ctrl, Hub: hub, Logs: o.Logs, Logger: log, Metrics: m,
-		Config: cfg, OnSettingsChanged: ctrl.ApplyConfig,
-		UI: o.UI, SetupOutput: o.SetupOutput,
-		TLSCertFile: cfg.Server.TLSCertFile, TLSKeyFile: cfg.Server.TLSKeyFile,
-		TrustProxy: cfg.Server.TrustProxy,
-	})
+	sopts.Backend, sopts.OnSettingsChanged = ctrl, ctrl.ApplyConfig
+	srv, err := server.New(ctx, sopts)
 	if err != nil {
 		ctrl.Close()
+		ln.Close()
 		return err
 	}
-	ln := o.Listener
-	if ln == nil {
-		ln, err = net.Listen("tcp", cfg.Server.Addr)
-		if err != nil {
-			ctrl.Close()
-			return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
-		}
-	}
-	if list, _ := ctrl.Resources(ctx); list.SourceError != "" {
+	if list, _ := ctrl.Resources(ctx); reps == nil && list.SourceError != "" {
 		log.Warn("not fully configured yet: open the UI's Settings page", "status", list.SourceError)
 	}
 	if lock != nil {
@@ -176,7 +196,13 @@ func Run(ctx context.Context, o Options) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ctrlDone := make(chan error, 1)
-	go func() { ctrlDone <- ctrl.Run(runCtx) }()
+	go func() {
+		if reps != nil {
+			ctrlDone <- reps.run(runCtx, ctrl, srv)
+			return
+		}
+		ctrlDone <- ctrl.Run(runCtx)
+	}()
 	serveErr := srv.Serve(runCtx, ln)
 	if serveErr != nil && ctx.Err() == nil {
 		// The server failed on its own: stop the controller too.

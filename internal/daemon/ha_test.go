@@ -1,0 +1,438 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/leader"
+	"github.com/proxmops/proxmops/internal/pgtest"
+	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// The HA test (docs/ha.md): two daemons, as processes (the chaos suite's
+// child, which runs Run as `proxmops serve` does), share a test PostgreSQL
+// and reconcile a simulated cluster reached through a proxy that logs every
+// create. One leads; the test SIGKILLs it while it creates the guests of a
+// new commit, and the follower takes over, re-reads the cluster and
+// converges that commit: each guest exists once, and each was created by
+// exactly one POST. A browser on the follower saw the leader's progress
+// through PostgreSQL before the kill.
+
+const haVMs = 4 // per commit
+
+// createLog records the guest creations the simulator was asked for.
+type createLog struct {
+	mu    sync.Mutex
+	posts map[string]int // vmid -> create POSTs
+}
+
+// wrap serves sim, noting each create (POST /nodes/{node}/qemu) by vmid.
+func (l *createLog) wrap(sim *pvesim.Server) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		if r.Method == http.MethodPost && len(parts) == 5 && parts[2] == "nodes" && parts[4] == "qemu" {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			form, _ := url.ParseQuery(string(body))
+			vmid := form.Get("vmid")
+			if vmid == "" { // a JSON body
+				var m map[string]any
+				if json.Unmarshal(body, &m) == nil {
+					vmid = fmt.Sprint(m["vmid"])
+				}
+			}
+			l.mu.Lock()
+			l.posts[vmid]++
+			l.mu.Unlock()
+		}
+		sim.ServeHTTP(w, r)
+	})
+}
+
+func (l *createLog) counts() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range l.posts {
+		out[k] = v
+	}
+	return out
+}
+
+// haReplica is one daemon of the pair.
+type haReplica struct {
+	name, dir, cfgFile, logFile, apiURL string
+	cmd                                 *exec.Cmd
+	exited                              chan struct{}
+}
+
+func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("inside the child")
+	}
+	dbURL := pgtest.Database(t)
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
+		TaskSpeed: 0.3, StatusInterval: -1})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	creates := &createLog{posts: map[string]int{}}
+	proxy := httptest.NewServer(creates.wrap(sim))
+	t.Cleanup(proxy.Close)
+
+	// The chaos suite's repository helpers, on this test's directory.
+	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{}}
+	r.initHARepo()
+	keyFile := filepath.Join(r.dir, "proxmops.key")
+	token := haToken(t, dbURL, keyFile)
+
+	a := r.haReplica("a", dbURL, keyFile, proxy.URL+"/api2/json")
+	b := r.haReplica("b", dbURL, keyFile, proxy.URL+"/api2/json")
+	r.startReplica(a)
+	waitRole(t, a, token, leader.RoleLeader, 60*time.Second)
+	r.startReplica(b)
+	waitRole(t, b, token, leader.RoleFollower, 60*time.Second)
+	r.haWait("the first commit converged", 120*time.Second, func() bool { return r.converged() && haSynced(a, token, len(r.cores)) }, a, b)
+
+	// A browser on the follower, listening before the new commit.
+	seen := watchEvents(t, b, token)
+
+	// A new commit: more guests to create. Kill the leader once it has
+	// asked for the first of them and the follower's browser saw its
+	// progress, while the others are still to come.
+	before := len(creates.counts())
+	r.addVMs(haVMs, haVMs)
+	r.haWait("the leader to start creating, seen on the follower", 60*time.Second, func() bool {
+		return len(creates.counts()) > before && seen.progress() > 0
+	}, a)
+	kill := time.Now()
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-a.exited
+	progressBefore := seen.progress()
+	createdAtKill, lockedAtKill := len(creates.counts()), r.anyLocked()
+	if createdAtKill == len(r.cores) && !lockedAtKill {
+		t.Fatalf("the leader had created every guest and none was locked at the kill: not mid-apply")
+	}
+
+	waitRole(t, b, token, leader.RoleLeader, 60*time.Second)
+	tookOver := time.Since(kill)
+	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(b, token, len(r.cores)) }, b)
+	converged := time.Since(kill)
+
+	for vmid := range r.cores {
+		if n := creates.counts()[fmt.Sprint(vmid)]; n != 1 {
+			t.Errorf("VM %d: %d create POSTs, want exactly 1 (all: %v)", vmid, n, creates.counts())
+		}
+	}
+	if extra := len(creates.counts()) - len(r.cores); extra != 0 {
+		t.Errorf("%d creates of undeclared VMs: %v", extra, creates.counts())
+	}
+	interrupted := haInterrupted(t, dbURL, keyFile, r.cores)
+	if interrupted == 0 {
+		t.Errorf("no action recorded as interrupted: the new leader did not read what the killed one left in flight")
+	}
+	t.Logf("failover: the follower led %.1fs after the SIGKILL and converged the new commit %.1fs after it (failover timeout %s); at the kill %d of %d guests were asked for, one locked: %v; %d actions recorded interrupted; %d progress events of the leader seen on the follower",
+		tookOver.Seconds(), converged.Seconds(), leader.DefaultTimeout, createdAtKill, len(r.cores), lockedAtKill, interrupted, progressBefore)
+}
+
+// haInterrupted counts the history entries that record an action
+// interrupted by the kill.
+func haInterrupted(t *testing.T, dbURL, keyFile string, vms map[int]string) int {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{URL: dbURL, KeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for vmid := range vms {
+		h, err := st.History(context.Background(), "VirtualMachine", fmt.Sprintf("chaos-%d", vmid-500), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range h {
+			if e.Event == api.EventFailed && strings.Contains(e.Message, "interrupted") {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (r *chaosRun) initHARepo() {
+	repo, err := git.PlainInitWithOptions(filepath.Join(r.dir, "repo"), &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.repo = repo
+	r.addVMs(0, haVMs)
+}
+
+// addVMs commits VMs first..first+n-1.
+func (r *chaosRun) addVMs(first, n int) {
+	files := map[string]string{}
+	for i := first; i < first+n; i++ {
+		r.cores[500+i] = "1"
+		files[fmt.Sprintf("vms/chaos-%d.yaml", i)] = chaosManifest(i, "1")
+	}
+	r.commit(fmt.Sprintf("VMs %d to %d", first, first+n-1), files)
+}
+
+// haToken makes the database (and its key file) and a viewer API token in
+// it, before any daemon starts.
+func haToken(t *testing.T, dbURL, keyFile string) string {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{URL: dbURL, KeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tok, hash := auth.NewToken(auth.PrefixAPI)
+	if _, err := st.CreateAPIToken(context.Background(), "ha", api.RoleViewer, hash, 0); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func (r *chaosRun) haReplica(name, dbURL, keyFile, endpoint string) *haReplica {
+	dir := filepath.Join(r.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	rep := &haReplica{name: name, dir: dir, cfgFile: filepath.Join(dir, "proxmops.yaml"), logFile: filepath.Join(dir, "daemon.log"), apiURL: "http://" + addr}
+	cfg := fmt.Sprintf(`cluster:
+  endpoint: %s
+  tokenId: "%s"
+  tokenSecretFile: %s
+source:
+  repoURL: file://%s
+  revision: main
+  cacheDir: git-cache
+reconcile:
+  interval: 1s
+  concurrency: 2
+server:
+  addr: %s
+  database: %s
+  keyFile: %s
+ha:
+  replica: %s
+  advertiseURL: %s
+log:
+  format: json
+  level: debug
+`, endpoint, chaosTokenID, filepath.Join(r.dir, "token"), filepath.ToSlash(filepath.Join(r.dir, "repo")), addr, dbURL, keyFile, name, rep.apiURL)
+	if err := os.WriteFile(filepath.Join(r.dir, "token"), []byte(chaosTokenSecret), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(rep.cfgFile, []byte(cfg), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	return rep
+}
+
+func (r *chaosRun) startReplica(rep *haReplica) {
+	log, err := os.OpenFile(rep.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChaosDaemonChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+rep.cfgFile)
+	cmd.Dir = rep.dir
+	cmd.Stdout, cmd.Stderr = io.Discard, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		r.t.Fatal(err)
+	}
+	rep.cmd, rep.exited = cmd, make(chan struct{})
+	go func() {
+		cmd.Wait()
+		log.Close()
+		close(rep.exited)
+	}()
+	r.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-rep.exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-rep.exited
+		}
+	})
+}
+
+// haWait waits for ok, failing with the replicas' logs.
+func (r *chaosRun) haWait(what string, timeout time.Duration, ok func() bool, live ...*haReplica) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		for _, rep := range live {
+			select {
+			case <-rep.exited:
+				r.t.Fatalf("replica %s exited while waiting for %s: %s", rep.name, what, tail(rep.logFile))
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			var logs strings.Builder
+			for _, rep := range live {
+				fmt.Fprintf(&logs, "\n--- %s:\n%s", rep.name, tail(rep.logFile))
+			}
+			r.t.Fatalf("timed out waiting for %s\ncluster: %s%s", what, r.describe(), logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func tail(file string) string {
+	b, _ := os.ReadFile(file)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(len(lines)-30, 0):], "\n")
+}
+
+func haGet(rep *haReplica, token, path string, into any) bool {
+	req, _ := http.NewRequest("GET", rep.apiURL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == 200 && json.NewDecoder(resp.Body).Decode(into) == nil
+}
+
+func waitRole(t *testing.T, rep *haReplica, token, role string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var st leader.Status
+		if haGet(rep, token, "/api/v1/replicas", &st) && st.Role == role && st.Leader != nil {
+			return
+		}
+		select {
+		case <-rep.exited:
+			t.Fatalf("replica %s exited: %s", rep.name, tail(rep.logFile))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s is not %s after %s (%+v): %s", rep.name, role, timeout, st, tail(rep.logFile))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// haSynced asks a replica (served by the leader's list, forwarded from a
+// follower) whether n chaos VMs are Synced with nothing running.
+func haSynced(rep *haReplica, token string, n int) bool {
+	var list api.ResourceList
+	if !haGet(rep, token, "/api/v1/resources", &list) {
+		return false
+	}
+	synced := 0
+	for _, res := range list.Resources {
+		if strings.HasPrefix(res.Name, "chaos-") && res.Status == vocab.StatusSynced && res.Progress == nil {
+			synced++
+		}
+	}
+	return synced == n
+}
+
+// eventWatch is a browser's event stream on one replica.
+type eventWatch struct {
+	mu     sync.Mutex
+	counts map[string]int
+	prog   int
+}
+
+func (w *eventWatch) progress() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.prog
+}
+
+func (w *eventWatch) types() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.counts
+}
+
+func watchEvents(t *testing.T, rep *haReplica, token string) *eventWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", rep.apiURL+"/api/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		cancel()
+		t.Fatalf("events on %s: %s", rep.name, resp.Status)
+	}
+	w := &eventWatch{counts: map[string]int{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		var typ string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				typ = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: ") && typ == api.SSEResource:
+				var sum api.ResourceSummary
+				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &sum) == nil && sum.Progress != nil {
+					w.mu.Lock()
+					w.prog++
+					w.mu.Unlock()
+				}
+				fallthrough
+			case strings.HasPrefix(line, "data: "):
+				w.mu.Lock()
+				w.counts[typ]++
+				w.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		resp.Body.Close()
+		<-done
+	})
+	return w
+}
