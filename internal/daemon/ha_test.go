@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -109,8 +110,8 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 	keyFile := filepath.Join(r.dir, "proxmops.key")
 	token := haToken(t, dbURL, keyFile)
 
-	a := r.haReplica("a", dbURL, keyFile, proxy.URL+"/api2/json")
-	b := r.haReplica("b", dbURL, keyFile, proxy.URL+"/api2/json")
+	a := r.haReplica("a", dbURL, keyFile, proxy.URL+"/api2/json", "15s")
+	b := r.haReplica("b", dbURL, keyFile, proxy.URL+"/api2/json", "15s")
 	r.startReplica(a)
 	waitRole(t, a, token, leader.RoleLeader, 60*time.Second)
 	r.startReplica(b)
@@ -220,7 +221,7 @@ func haToken(t *testing.T, dbURL, keyFile string) string {
 	return tok
 }
 
-func (r *chaosRun) haReplica(name, dbURL, keyFile, endpoint string) *haReplica {
+func (r *chaosRun) haReplica(name, dbURL, keyFile, endpoint, failover string) *haReplica {
 	dir := filepath.Join(r.dir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		r.t.Fatal(err)
@@ -250,10 +251,11 @@ server:
 ha:
   replica: %s
   advertiseURL: %s
+  failoverTimeout: %s
 log:
   format: json
   level: debug
-`, endpoint, chaosTokenID, filepath.Join(r.dir, "token"), filepath.ToSlash(filepath.Join(r.dir, "repo")), addr, dbURL, keyFile, name, rep.apiURL)
+`, endpoint, chaosTokenID, filepath.Join(r.dir, "token"), filepath.ToSlash(filepath.Join(r.dir, "repo")), addr, dbURL, keyFile, name, rep.apiURL, failover)
 	if err := os.WriteFile(filepath.Join(r.dir, "token"), []byte(chaosTokenSecret), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
@@ -289,6 +291,9 @@ func (r *chaosRun) startReplica(rep *haReplica) {
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
 			<-rep.exited
+		}
+		if b, _ := os.ReadFile(rep.logFile); strings.Contains(string(b), "DATA RACE") {
+			r.t.Errorf("replica %s: the race detector reported: %s", rep.name, tail(rep.logFile))
 		}
 	})
 }
@@ -435,4 +440,129 @@ func watchEvents(t *testing.T, rep *haReplica, token string) *eventWatch {
 		<-done
 	})
 	return w
+}
+
+// The leader loses the network to PostgreSQL while it creates guests (every
+// byte between it and the database dropped, nothing reset): it stops
+// acting on its own, the server ends its lock session, and the follower
+// takes over within the failover timeout and converges the commit, each
+// guest created by one POST.
+func TestHANetworkLossFencesTheLeaderAndTheFollowerConverges(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("inside the child")
+	}
+	const failover = 3 * time.Second
+	dbURL := pgtest.Database(t)
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
+		TaskSpeed: 0.3, StatusInterval: -1})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	creates := &createLog{posts: map[string]int{}}
+	proxy := httptest.NewServer(creates.wrap(sim))
+	t.Cleanup(proxy.Close)
+	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{}}
+	r.initHARepo()
+	keyFile := filepath.Join(r.dir, "proxmops.key")
+	token := haToken(t, dbURL, keyFile)
+	link := newDBProxy(t, dbURL) // a's only way to the database
+
+	a := r.haReplica("a", link.url, keyFile, proxy.URL+"/api2/json", failover.String())
+	b := r.haReplica("b", dbURL, keyFile, proxy.URL+"/api2/json", failover.String())
+	r.startReplica(a)
+	waitRole(t, a, token, leader.RoleLeader, 60*time.Second)
+	r.startReplica(b)
+	waitRole(t, b, token, leader.RoleFollower, 60*time.Second)
+	r.haWait("the first commit converged", 120*time.Second, func() bool { return r.converged() && haSynced(a, token, len(r.cores)) }, a, b)
+
+	before := len(creates.counts())
+	r.addVMs(haVMs, haVMs)
+	r.haWait("the leader to start creating", 60*time.Second, func() bool { return len(creates.counts()) > before }, a)
+	cut := time.Now()
+	link.freeze()
+	waitRole(t, b, token, leader.RoleLeader, 60*time.Second)
+	tookOver := time.Since(cut)
+	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(b, token, len(r.cores)) }, b)
+	converged := time.Since(cut)
+
+	for vmid := range r.cores {
+		if n := creates.counts()[fmt.Sprint(vmid)]; n != 1 {
+			t.Errorf("VM %d: %d create POSTs, want exactly 1 (all: %v)", vmid, n, creates.counts())
+		}
+	}
+	if b, _ := os.ReadFile(a.logFile); !strings.Contains(string(b), "leadership ended") {
+		t.Errorf("the cut-off leader never said it stopped acting: %s", tail(a.logFile))
+	}
+	t.Logf("network loss: the follower led %.1fs after the cut and converged the new commit %.1fs after it (failover timeout %s)",
+		tookOver.Seconds(), converged.Seconds(), failover)
+}
+
+// dbProxy forwards TCP to the database; freeze drops every byte from then
+// on without closing anything, as a cut network does.
+type dbProxy struct {
+	url    string
+	frozen atomic.Bool
+}
+
+func newDBProxy(t *testing.T, dbURL string) *dbProxy {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = ln.Addr().String()
+	p := &dbProxy{url: u.String()}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, d)
+			mu.Unlock()
+			go p.pipe(d, c)
+			go p.pipe(c, d)
+		}
+	}()
+	return p
+}
+
+func (p *dbProxy) freeze() { p.frozen.Store(true) }
+
+func (p *dbProxy) pipe(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if err != nil {
+			return
+		}
+		if p.frozen.Load() {
+			continue
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return
+		}
+	}
 }
