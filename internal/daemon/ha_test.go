@@ -109,6 +109,7 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 	r.initHARepo()
 	keyFile := filepath.Join(r.dir, "proxmops.key")
 	token := haToken(t, dbURL, keyFile)
+	adminToken := haAdminToken(t, dbURL, keyFile)
 
 	a := r.haReplica("a", dbURL, keyFile, proxy.URL+"/api2/json", "15s")
 	b := r.haReplica("b", dbURL, keyFile, proxy.URL+"/api2/json", "15s")
@@ -120,6 +121,11 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 
 	// A browser on the follower, listening before the new commit.
 	seen := watchEvents(t, b, token)
+	// A write on the follower reaches the leader (the follower's own
+	// controller would refuse it: only the leader acts).
+	if code, body := haPost(b, adminToken, "/api/v1/sync"); code != http.StatusAccepted {
+		t.Fatalf("POST /api/v1/sync on the follower: %d %s", code, body)
+	}
 
 	// A new commit: more guests to create. Kill the leader once it has
 	// asked for the first of them and the follower's browser saw its
@@ -325,6 +331,34 @@ func tail(file string) string {
 	b, _ := os.ReadFile(file)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(len(lines)-30, 0):], "\n")
+}
+
+// haAdminToken is an admin API token (for writes) in the database.
+func haAdminToken(t *testing.T, dbURL, keyFile string) string {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{URL: dbURL, KeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tok, hash := auth.NewToken(auth.PrefixAPI)
+	if _, err := st.CreateAPIToken(context.Background(), "ha-admin", api.RoleAdmin, hash, 0); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func haPost(rep *haReplica, token, path string) (int, string) {
+	req, _ := http.NewRequest("POST", rep.apiURL+path, strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 func haGet(rep *haReplica, token, path string, into any) bool {
