@@ -146,10 +146,18 @@ func (f *Fanout) send(m message) {
 }
 
 // Run sends, listens and relays log lines until ctx ends, reconnecting
-// after failures.
+// after failures; it returns nil then.
 func (f *Fanout) Run(ctx context.Context) error {
-	if err := f.createTable(ctx); err != nil {
-		return err
+	for {
+		err := f.createTable(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			break
+		}
+		f.log.Warn("preparing the fan-out table failed; retrying", "err", err)
+		sleepCtx(ctx, 2*time.Second)
 	}
 	l := &pgxlisten.Listener{
 		Connect: func(ctx context.Context) (*pgx.Conn, error) {
