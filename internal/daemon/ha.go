@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/proxmops/proxmops/internal/config"
-	"github.com/proxmops/proxmops/internal/controller"
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/fanout"
 	"github.com/proxmops/proxmops/internal/leader"
@@ -87,9 +86,15 @@ func forwardTransport(cfg *config.Config) (http.RoundTripper, error) {
 	return t, nil
 }
 
-// run campaigns until ctx ends; while this replica leads, the controller
-// runs a term with the settings read afresh from the database.
-func (r *replicas) run(ctx context.Context, ctrl *controller.Controller, srv *server.Server) error {
+// leads is what runs while this replica leads (controller.Fleet: every
+// cluster's loop).
+type leads interface {
+	Lead(ctx context.Context, cfg *config.Config) error
+}
+
+// run campaigns until ctx ends; while this replica leads, the controllers
+// run a term with the settings read afresh from the database.
+func (r *replicas) run(ctx context.Context, ctrl leads, srv *server.Server) error {
 	fanDone := make(chan error, 1)
 	go func() { fanDone <- r.fan.Run(ctx) }()
 	err := r.elector.Run(ctx, func(lctx context.Context, self leader.Info) {
