@@ -75,15 +75,15 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
   );
 }
 
-export default function Adopt({ kind, name, onChanged }: { kind: string; name: string; onChanged?: () => void }) {
+// onDone gets the result's words: the drawer shows them, as this section goes once the
+// guest is no longer a Conflict.
+export default function Adopt({ kind, name, onDone }: { kind: string; name: string; onDone: (message: string) => void }) {
   const [plan, setPlan] = useState<AdoptResult | null>(null);
   const [busy, setBusy] = useState<'' | 'plan' | 'adopt'>('');
-  const [notice, setNotice] = useState('');
   const [error, setError] = useState('');
 
   useEffect(() => {
     setPlan(null);
-    setNotice('');
     setError('');
   }, [kind, name]);
 
@@ -92,7 +92,6 @@ export default function Adopt({ kind, name, onChanged }: { kind: string; name: s
 
   const preview = async () => {
     setBusy('plan');
-    setNotice('');
     setError('');
     try {
       setPlan(await api.post<AdoptResult>(path, { dryRun: true }));
@@ -108,8 +107,7 @@ export default function Adopt({ kind, name, onChanged }: { kind: string; name: s
     try {
       const r = await api.post<AdoptResult>(path, {});
       setPlan(null);
-      setNotice(`Adopted. ${r.message}`);
-      onChanged?.();
+      onDone(`Adopted. ${r.message}`);
     } catch (err) {
       setError(errorMessage(err));
     } finally {
@@ -127,11 +125,6 @@ export default function Adopt({ kind, name, onChanged }: { kind: string; name: s
         <div className="alert error" role="alert">
           {error}
         </div>
-      )}
-      {notice && (
-        <span className="notice" role="status">
-          {notice}
-        </span>
       )}
       {plan && <AdoptConfirm name={name} plan={plan} busy={busy === 'adopt'} onCancel={() => setPlan(null)} onConfirm={adopt} />}
     </section>

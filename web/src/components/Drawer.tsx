@@ -304,7 +304,14 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 </section>
               )}
               {isAdmin && d.status === 'Conflict' && d.owned === false && (
-                <Adopt kind={kind} name={name} onChanged={() => setTick((t) => t + 1)} />
+                <Adopt
+                  kind={kind}
+                  name={name}
+                  onDone={(msg) => {
+                    setNotice(msg);
+                    setTick((t) => t + 1);
+                  }}
+                />
               )}
               {isAdmin && dialog && (
                 <SyncDialog
