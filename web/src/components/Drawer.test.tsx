@@ -189,6 +189,9 @@ test('a resource not on the cluster yet: no delete, no ownership claim, no field
   expect(screen.queryByText(/not owned|does not own/)).toBeNull();
   expect(screen.queryByRole('button', { name: /Delete/ })).toBeNull();
   expect(document.querySelectorAll('.aligned tr.changed')).toHaveLength(0);
+  // Unmarked because there is nothing to compare with, not because nothing differs.
+  expect(screen.getByText('Nothing on the cluster to compare with: no field is marked.')).toBeTruthy();
+  expect(screen.queryByText('No field differs.')).toBeNull();
   const cores = [...document.querySelectorAll('.aligned tr')].find((tr) => tr.querySelector('th')?.textContent === 'cores');
   expect([...cores!.children].map((c) => c.textContent)).toEqual(['cores', '4', '— not set']);
 });

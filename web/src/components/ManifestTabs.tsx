@@ -57,6 +57,14 @@ function Rows({ rows }: { rows: AlignedRow[] }) {
   );
 }
 
+// summaryText says how the sides compare; with one side missing nothing is
+// marked (every field would differ), which is not "no field differs".
+export function summaryText(desired: unknown, observed: unknown, changed: number): string {
+  if (observed === null || observed === undefined) return 'Nothing on the cluster to compare with: no field is marked.';
+  if (desired === null || desired === undefined) return 'No manifest in Git to compare with: no field is marked.';
+  return changed === 0 ? 'No field differs.' : `${changed} field${changed === 1 ? '' : 's'} differ${changed === 1 ? 's' : ''}.`;
+}
+
 export function AlignedDiff({ kind, desired, observed, changes }: { kind: string; desired: unknown; observed: unknown; changes: Change[] | null | undefined }) {
   const rows = useMemo(() => align(kind, desired, observed, changes), [kind, desired, observed, changes]);
   const [onlyChanged, setOnlyChanged] = useState(false);
@@ -71,7 +79,7 @@ export function AlignedDiff({ kind, desired, observed, changes }: { kind: string
   return (
     <div className="aligned-wrap">
       <div className="row aligned-tools">
-        <span className="small">{changed === 0 ? 'No field differs.' : `${changed} field${changed === 1 ? '' : 's'} differ${changed === 1 ? 's' : ''}.`}</span>
+        <span className="small">{summaryText(desired, observed, changed)}</span>
         <label className="check small">
           <input type="checkbox" checked={onlyChanged} onChange={(e) => setOnlyChanged(e.target.checked)} /> only differences
         </label>
