@@ -168,10 +168,10 @@ func maxMemOf(qemu bool, mem string) int64 {
 	}
 	n, err := strconv.ParseInt(mem, 10, 64)
 	if err != nil || n <= 0 {
+		// 512 MiB for both: qemu-server PVE/QemuServer/Memory.pm
+		// ($memory_fmt current, default 512) and pve-container LXC.pm
+		// vmstatus (memory || 512).
 		n = 512
-		if qemu {
-			n = 2048
-		}
 	}
 	return n << 20
 }
@@ -207,7 +207,7 @@ type guestRes struct {
 // guestRes reads what /cluster/resources shows of a guest in one pass over
 // its config (this runs for every guest on every uncached answer).
 func (s *Server) guestRes(g *Guest, now int64) guestRes {
-	var name, tags, lock, template, cores, sockets, memory, bootdisk, rootfs, firstDisk string
+	var name, tags, lock, template, cores, sockets, vcpus, cpulimit, memory, bootdisk, rootfs, firstDisk string
 	qemu := g.Type == "qemu"
 	for k, v := range g.Conf {
 		switch k {
@@ -229,6 +229,10 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 			cores = v
 		case "sockets":
 			sockets = v
+		case "vcpus":
+			vcpus = v
+		case "cpulimit":
+			cpulimit = v
 		case "memory":
 			memory = v
 		case "bootdisk":
@@ -271,15 +275,7 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 	if template == "1" {
 		r.Template = 1
 	}
-	c, _ := strconv.Atoi(cores)
-	if c == 0 {
-		c = 1
-	}
-	so, _ := strconv.Atoi(sockets)
-	if so == 0 {
-		so = 1
-	}
-	r.MaxCPU = c * so
+	r.MaxCPU = guestCPUs(qemu, cores, sockets, vcpus, cpulimit, s.nodeCPUs(g.Node))
 	if g.Running {
 		r.Status = "running"
 		r.Uptime = now - g.StartedAt.Unix()
@@ -287,6 +283,45 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 		r.Mem = r.MaxMem / 2
 	}
 	return r
+}
+
+// guestCPUs is the CPU count pvestatd reports for a guest. qemu-server
+// PVE/QemuServer.pm vmstatus: sockets * cores (1 each by default), at most
+// the node's CPUs, and vcpus when set. pve-container src/PVE/LXC.pm
+// vmstatus: cores, else cpulimit, else the node's CPUs (a fractional
+// cpulimit is rounded down here: the simulator's figure is whole).
+func guestCPUs(qemu bool, cores, sockets, vcpus, cpulimit string, nodeCPUs int) int {
+	c, _ := strconv.Atoi(cores)
+	if !qemu {
+		if c == 0 {
+			f, _ := strconv.ParseFloat(cpulimit, 64)
+			c = int(f)
+		}
+		if c == 0 {
+			c = nodeCPUs
+		}
+		return c
+	}
+	c = max(c, 1)
+	so, _ := strconv.Atoi(sockets)
+	n := c * max(so, 1)
+	if nodeCPUs > 0 && n > nodeCPUs {
+		n = nodeCPUs
+	}
+	if v, _ := strconv.Atoi(vcpus); v > 0 {
+		n = v
+	}
+	return n
+}
+
+// nodeCPUs is a node's CPU count (cpuinfo cpus), 0 for an unknown node.
+func (s *Server) nodeCPUs(name string) int {
+	for _, n := range s.state.Nodes {
+		if n.Name == name {
+			return n.MaxCPU
+		}
+	}
+	return 0
 }
 
 // maybeQemuDiskKey is a cheap first test before isQemuDiskKey.

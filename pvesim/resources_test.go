@@ -134,15 +134,7 @@ func referenceGuestRes(s *Server, g *Guest, now int64) guestRes {
 	if g.IsTemplate() {
 		r.Template = 1
 	}
-	cores, _ := strconv.Atoi(g.Conf["cores"])
-	if cores == 0 {
-		cores = 1
-	}
-	sockets, _ := strconv.Atoi(g.Conf["sockets"])
-	if sockets == 0 {
-		sockets = 1
-	}
-	r.MaxCPU = cores * sockets
+	r.MaxCPU = guestCPUs(g.Type == "qemu", g.Conf["cores"], g.Conf["sockets"], g.Conf["vcpus"], g.Conf["cpulimit"], s.nodeCPUs(g.Node))
 	if g.Running {
 		r.Status = "running"
 		r.Uptime = now - g.StartedAt.Unix()
@@ -282,4 +274,33 @@ func TestClusterResourcesMatchesReference(t *testing.T) {
 		t.Fatalf("created guest %v", res)
 	}
 	checkResources(t, srv, "finally")
+}
+
+func TestGuestCPUsAndMemoryAsPvestatdReportsThem(t *testing.T) {
+	tests := []struct {
+		name                                 string
+		qemu                                 bool
+		cores, sockets, vcpus, cpulimit, mem string
+		cpus                                 int
+		maxMem                               int64
+	}{
+		{"qemu defaults: one socket, one core, 512 MiB", true, "", "", "", "", "", 1, 512 << 20},
+		{"qemu sockets times cores", true, "4", "2", "", "", "2048", 8, 2048 << 20},
+		{"qemu at most the node's CPUs", true, "32", "2", "", "", "", 16, 512 << 20},
+		{"qemu vcpus wins", true, "8", "", "3", "", "", 3, 512 << 20},
+		{"qemu memory as a property string", true, "", "", "", "", "current=1024", 1, 1024 << 20},
+		{"lxc cores", false, "2", "", "", "", "1024", 2, 1024 << 20},
+		{"lxc cpulimit without cores", false, "", "", "", "3", "", 3, 512 << 20},
+		{"lxc neither: the node's CPUs", false, "", "", "", "", "", 16, 512 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := guestCPUs(tt.qemu, tt.cores, tt.sockets, tt.vcpus, tt.cpulimit, 16); got != tt.cpus {
+				t.Errorf("cpus %d, want %d", got, tt.cpus)
+			}
+			if got := maxMemOf(tt.qemu, tt.mem); got != tt.maxMem {
+				t.Errorf("maxmem %d, want %d", got, tt.maxMem)
+			}
+		})
+	}
 }
