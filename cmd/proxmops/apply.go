@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/proxmops/proxmops/internal/config"
@@ -12,32 +14,31 @@ import (
 )
 
 func init() {
-	var output string
+	var output, only string
 	var noColor bool
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Apply the repository to the cluster once and wait for every action",
 		Long: "apply plans like plan, then carries out every action, showing progress as it goes,\n" +
-			"and waits for every Proxmox task. It exits 1 if any action failed.",
+			"and waits for every Proxmox task. It exits 1 if any action failed.\n" +
+			"With a clusters list it applies every cluster in turn (or the one --cluster names);\n" +
+			"a cluster that cannot be reached is reported and the others are still applied.",
 		Args: cobra.NoArgs,
 	}
 	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "reconcile.prune")...)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output")
+	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: apply this cluster only (default: every cluster, in turn)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if output != "text" && output != "json" {
 			return fmt.Errorf("--output must be text or json, not %q", output)
 		}
 		ctx := cmd.Context()
-		s, err := openSession(ctx, flags, cmd.ErrOrStderr())
+		ss, err := openSessions(ctx, flags, only, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
-		defer s.close()
-		p, err := s.plan(ctx)
-		if err != nil {
-			return err
-		}
+		defer closeSessions(ss)
 		out := cmd.OutOrStdout()
 		// Progress goes where a person looks: stdout for text, stderr when
 		// stdout carries the JSON document.
@@ -46,59 +47,102 @@ func init() {
 			progressOut = cmd.ErrOrStderr()
 		}
 		color := output == "text" && useColor(out, noColor)
-		if output == "text" {
-			engine.WritePlanText(out, p, color)
-			fmt.Fprintln(out)
+		var docs []applyDoc
+		var problems []string
+		for i, s := range ss {
+			if output == "text" {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				clusterHeader(out, ss, s)
+			}
+			doc, err := applyOne(ctx, s, out, progressOut, output, color)
+			if err != nil {
+				if s.name == "" {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "cluster %s: %v\n", s.name, err)
+				problems = append(problems, "cluster "+s.name+": "+err.Error())
+				continue
+			}
+			docs = append(docs, doc)
+			if doc.Failed > 0 {
+				problems = append(problems, fmt.Sprintf("%s%d resource(s) failed or could not be planned", clusterPrefix(s), doc.Failed))
+			}
 		}
-		if s.cfg.Reconcile.DryRun {
-			fmt.Fprintln(progressOut, "reconcile.dryRun is set: nothing applied.")
-			return writeApplyJSON(out, output, p, &engine.Report{Revision: p.Revision})
+		if output == "json" {
+			var v any = struct {
+				Clusters []applyDoc `json:"clusters"`
+			}{docs}
+			if len(ss) == 1 && ss[0].name == "" && len(docs) == 1 {
+				v = docs[0]
+			}
+			b, err := json.MarshalIndent(v, "", "  ")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, string(b))
 		}
-		// Transient failures (lock timeouts, lost answers) are re-planned
-		// from a fresh read of the cluster, never retried blindly.
-		rep, err := s.engine.Converge(ctx, s.desired, p, progressPrinter(progressOut, color), engine.ConvergeOptions{})
-		if err != nil {
-			return err
-		}
-		if output == "text" {
-			fmt.Fprintf(out, "\nApply: %d applied, %d failed, %d skipped in %s.\n", rep.Applied, rep.Failed, rep.Skipped, rep.Duration.Round(1e7))
-		}
-		if err := writeApplyJSON(out, output, p, rep); err != nil {
-			return err
-		}
-		if rep.Failed > 0 {
-			return &exitError{code: 1, msg: fmt.Sprintf("%d resource(s) failed or could not be planned", rep.Failed)}
+		if len(problems) > 0 {
+			return &exitError{code: 1, msg: strings.Join(problems, "; ")}
 		}
 		return nil
 	}
 	rootCmd.AddCommand(cmd)
 }
 
-func writeApplyJSON(out io.Writer, output string, p *engine.Plan, rep *engine.Report) error {
-	if output != "json" {
-		return nil
+func clusterPrefix(s *session) string {
+	if s.name == "" {
+		return ""
 	}
-	planDoc, err := p.JSON()
+	return "cluster " + s.name + ": "
+}
+
+// applyDoc is the JSON document of one cluster's apply.
+type applyDoc struct {
+	Cluster  string          `json:"cluster,omitempty"`
+	Revision string          `json:"revision"`
+	Plan     json.RawMessage `json:"plan"`
+	Results  []engine.Result `json:"results"`
+	Applied  int             `json:"applied"`
+	Failed   int             `json:"failed"`
+	Skipped  int             `json:"skipped"`
+}
+
+// applyOne plans and applies one cluster's session.
+func applyOne(ctx context.Context, s *session, out, progressOut io.Writer, output string, color bool) (applyDoc, error) {
+	p, err := s.plan(ctx)
 	if err != nil {
-		return err
+		return applyDoc{}, err
 	}
-	doc := struct {
-		Revision string          `json:"revision"`
-		Plan     json.RawMessage `json:"plan"`
-		Results  []engine.Result `json:"results"`
-		Applied  int             `json:"applied"`
-		Failed   int             `json:"failed"`
-		Skipped  int             `json:"skipped"`
-	}{p.Revision, planDoc, rep.Results, rep.Applied, rep.Failed, rep.Skipped}
-	if doc.Results == nil {
-		doc.Results = []engine.Result{}
+	if output == "text" {
+		engine.WritePlanText(out, p, color)
+		fmt.Fprintln(out)
 	}
-	b, err := json.MarshalIndent(doc, "", "  ")
+	rep := &engine.Report{Revision: p.Revision}
+	if s.cfg.Reconcile.DryRun {
+		fmt.Fprintln(progressOut, "reconcile.dryRun is set: nothing applied.")
+	} else {
+		// Transient failures (lock timeouts, lost answers) are re-planned
+		// from a fresh read of the cluster, never retried blindly.
+		rep, err = s.engine.Converge(ctx, s.desired, p, progressPrinter(progressOut, color), engine.ConvergeOptions{})
+		if err != nil {
+			return applyDoc{}, err
+		}
+		if output == "text" {
+			fmt.Fprintf(out, "\nApply: %d applied, %d failed, %d skipped in %s.\n", rep.Applied, rep.Failed, rep.Skipped, rep.Duration.Round(1e7))
+		}
+	}
+	doc := planDocOf(s, p)
+	planDoc, err := json.Marshal(doc)
 	if err != nil {
-		return err
+		return applyDoc{}, err
 	}
-	_, err = fmt.Fprintln(out, string(b))
-	return err
+	d := applyDoc{Cluster: s.name, Revision: p.Revision, Plan: planDoc, Results: rep.Results, Applied: rep.Applied, Failed: rep.Failed, Skipped: rep.Skipped}
+	if d.Results == nil {
+		d.Results = []engine.Result{}
+	}
+	return d, nil
 }
 
 // progressPrinter prints one line per action event; lines from concurrent

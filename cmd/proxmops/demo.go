@@ -13,10 +13,10 @@ import (
 
 func init() {
 	var (
-		addr, dir, logLevel string
-		guestSSHPort        int
-		taskSpeed           float64
-		interval            time.Duration
+		addr, dir, logLevel    string
+		guestSSHPort, clusters int
+		taskSpeed              float64
+		interval               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -30,7 +30,7 @@ func init() {
 			defer stop()
 			return demo.Run(ctx, demo.Options{
 				Addr: addr, Dir: dir, TaskSpeed: taskSpeed, Interval: interval, LogLevel: logLevel,
-				Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(), UI: uiFS(), GuestSSHPort: guestSSHPort,
+				Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(), UI: uiFS(), GuestSSHPort: guestSSHPort, Clusters: clusters,
 			})
 		},
 	}
@@ -40,5 +40,6 @@ func init() {
 	cmd.Flags().DurationVar(&interval, "interval", 5*time.Second, "time between reconcile passes")
 	cmd.Flags().IntVar(&guestSSHPort, "guest-ssh-port", 2222, "SSH port of the simulated guests that have a static 127.0.0.0/8 address, which the examples that declare provision get (0 = any free port)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().IntVar(&clusters, "clusters", 1, "number of simulated clusters; with more than 1 the repository has one directory per cluster (clusters/lab-1, clusters/lab-2, ...)")
 	rootCmd.AddCommand(cmd)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,7 @@ var clusterKeys = []string{"cluster.endpoint", "cluster.tokenId", "cluster.insec
 	"reconcile.concurrency"}
 
 func init() {
-	var output string
+	var output, only string
 	var detailed, noColor bool
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -40,31 +41,45 @@ func init() {
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when any resource is not in sync, 0 when all are")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output")
+	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: plan this cluster only (default: every cluster, grouped)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if output != "text" && output != "json" {
 			return fmt.Errorf("--output must be text or json, not %q", output)
 		}
 		ctx := cmd.Context()
-		s, err := openSession(ctx, flags, cmd.ErrOrStderr())
+		ss, err := openSessions(ctx, flags, only, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
-		defer s.close()
-		p, err := s.plan(ctx)
-		if err != nil {
-			return err
+		defer closeSessions(ss)
+		plans := make([]*engine.Plan, len(ss))
+		changes := false
+		for i, s := range ss {
+			if plans[i], err = s.plan(ctx); err != nil {
+				if s.name != "" {
+					return fmt.Errorf("cluster %s: %w", s.name, err)
+				}
+				return err
+			}
+			changes = changes || plans[i].HasChanges()
 		}
 		out := cmd.OutOrStdout()
 		if output == "json" {
-			b, err := p.JSON()
+			b, err := json.MarshalIndent(planDocument(ss, plans), "", "  ")
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(out, string(b))
 		} else {
-			engine.WritePlanText(out, p, useColor(out, noColor))
+			for i, s := range ss {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				clusterHeader(out, ss, s)
+				engine.WritePlanText(out, plans[i], useColor(out, noColor))
+			}
 		}
-		if detailed && p.HasChanges() {
+		if detailed && changes {
 			return &exitError{code: 2}
 		}
 		return nil
@@ -81,6 +96,7 @@ type session struct {
 	desired  *engine.Desired
 	revision string
 	db       *lazyStore
+	name     string // the cluster's name in a clusters list; "" for the single cluster section
 }
 
 // openSession loads the configuration (file, environment, flags), reads the
@@ -92,6 +108,9 @@ func openSession(ctx context.Context, flags *config.Flags, stderr io.Writer) (*s
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "Warning:", w)
+	}
+	if cfg.MultiCluster() {
+		return nil, fmt.Errorf("the configuration lists several clusters (%s); this command works on the single cluster section only", strings.Join(cfg.ClusterNames(), ", "))
 	}
 	if cfg.Source.RepoURL == "" {
 		return nil, errors.New("no repository: set source.repoURL (or --repo) to a Git URL or a local directory")
@@ -138,6 +157,12 @@ func (s *session) plan(ctx context.Context) (*engine.Plan, error) {
 func (s *session) close() {
 	s.client.Close()
 	s.db.close()
+}
+
+func closeSessions(ss []*session) {
+	for _, s := range ss {
+		s.close()
+	}
 }
 
 // useColor colours text for a terminal, unless NO_COLOR or --no-color.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/spf13/cobra"
 )
@@ -18,13 +19,15 @@ type validateReport struct {
 }
 
 func init() {
-	var output string
+	var output, configFile, only string
 	cmd := &cobra.Command{
 		Use:   "validate [PATH]",
 		Short: "Check the manifests under PATH (a directory, default ., or one file) offline; no cluster needed",
 		Long: "validate loads every *.yaml and *.yml file under PATH (or the one file PATH), decodes each\n" +
 			"document strictly and runs the cross-document checks. Every error is reported, sorted by\n" +
-			"file and line. A file alone cannot refer to resources declared in other files.",
+			"file and line. A file alone cannot refer to resources declared in other files.\n" +
+			"With --config naming a configuration that lists clusters, PATH is the directory of\n" +
+			"source.path and each cluster's path under it is validated on its own (or --cluster's).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
@@ -33,6 +36,18 @@ func init() {
 			root := "."
 			if len(args) == 1 {
 				root = args[0]
+			}
+			if configFile != "" {
+				cfg, _, err := config.Load(config.LoadOptions{File: configFile})
+				if err != nil {
+					return err
+				}
+				if cfg.MultiCluster() {
+					return validateClusters(cfg, root, only, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				}
+			}
+			if only != "" {
+				return fmt.Errorf("--cluster needs --config naming a configuration that lists clusters")
 			}
 			set, err := manifest.LoadPath(root)
 			var errs manifest.ErrorList
@@ -69,6 +84,8 @@ func init() {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&configFile, "config", "", "a configuration listing clusters: validate each cluster's directory under PATH on its own")
+	cmd.Flags().StringVar(&only, "cluster", "", "with --config: validate this cluster only")
 	rootCmd.AddCommand(cmd)
 }
 

@@ -117,16 +117,19 @@ func (g *gatedSim) hang(on bool) {
 // fleetEnv is a Fleet of two clusters on two simulators following one
 // repository.
 type fleetEnv struct {
-	t      *testing.T
+	t      testing.TB
 	f      *Fleet
 	st     *store.Store
 	repo   *gitRepo
 	clock  *FakeClock
 	cancel context.CancelFunc
 	done   chan struct{}
+	once   sync.Once
+	// timeout bounds waitCluster (default 60s).
+	timeout time.Duration
 }
 
-func newFleetEnv(t *testing.T, repo *gitRepo, urls map[string]string, mods ...func(*config.Config)) *fleetEnv {
+func newFleetEnv(t testing.TB, repo *gitRepo, urls map[string]string, mods ...func(*config.Config, *Options)) *fleetEnv {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Defaults()
@@ -137,18 +140,19 @@ func newFleetEnv(t *testing.T, repo *gitRepo, urls map[string]string, mods ...fu
 		cfg.Clusters = append(cfg.Clusters, config.ClusterEntry{Name: name, Path: "clusters/" + name,
 			Cluster: config.Cluster{Endpoint: urls[name], TokenID: simTokenID, TokenSecret: simTokenSecret}})
 	}
-	for _, m := range mods {
-		m(cfg)
-	}
 	st := openStore(t, dir)
 	clock := NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
-	f, err := NewFleet(context.Background(), Options{
+	opts := Options{
 		Config: cfg, Store: st, Hub: events.NewHub(4096), Seed: 1, MinPassGap: -1, ShutdownGrace: 2 * time.Second,
 		Clock: clock,
 		PVE: func(c *pve.Config) {
 			c.TaskPollMin, c.TaskPollMax = 5*time.Millisecond, 20*time.Millisecond
 		},
-	})
+	}
+	for _, m := range mods {
+		m(cfg, &opts)
+	}
+	f, err := NewFleet(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,14 +160,22 @@ func newFleetEnv(t *testing.T, repo *gitRepo, urls map[string]string, mods ...fu
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go func() { defer close(e.done); f.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-e.done; st.Close() })
+	t.Cleanup(e.stop)
 	return e
+}
+
+// stop ends the fleet's loops and closes its store.
+func (e *fleetEnv) stop() {
+	e.once.Do(func() { e.cancel(); <-e.done; e.st.Close() })
 }
 
 // waitCluster polls one cluster's status list until ok holds.
 func (e *fleetEnv) waitCluster(name, what string, ok func(api.ResourceList) bool) api.ResourceList {
 	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	if e.timeout == 0 {
+		e.timeout = 60 * time.Second
+	}
+	deadline := time.Now().Add(e.timeout)
 	ctx := api.WithCluster(context.Background(), name)
 	for {
 		list, err := e.f.Resources(ctx)
@@ -309,7 +321,7 @@ func TestFleetPlanNamesEachActionsCluster(t *testing.T) {
 		"proxmox/clusters/beta/db.yaml":   vmManifest("db", 100, 1),
 		"proxmox/clusters/beta/web.yaml":  vmManifest("web", 101, 1),
 	})
-	e := newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.APIURL()}, func(c *config.Config) {
+	e := newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.APIURL()}, func(c *config.Config, _ *Options) {
 		c.Reconcile.AutoSync = false
 	})
 	e.waitCluster("beta", "beta planned", func(l api.ResourceList) bool { return len(l.Resources) == 2 })

@@ -61,6 +61,11 @@ type Options struct {
 	// kept under Dir/guests. The examples that declare provision are given
 	// such an address and this port. 0 picks a free port (kept in Dir).
 	GuestSSHPort int
+	// Clusters is the number of simulated clusters (default 1). With more,
+	// the repository has one directory per cluster, clusters/lab-1 (the
+	// examples), clusters/lab-2, ..., and the daemon follows each with its
+	// own simulator (the clusters list of the configuration).
+	Clusters int
 	// Started is called once everything is up.
 	Started func(Info)
 }
@@ -71,7 +76,11 @@ type Info struct {
 	Username   string
 	Password   string
 	RepoDir    string // the Git repository to commit into
-	ClusterURL string // the simulated Proxmox VE API
+	ClusterURL string // the simulated Proxmox VE API (of lab-1 with several clusters)
+	// Clusters names each simulated cluster's API URL, with several.
+	Clusters []ClusterInfo
+	// Prefix is the examples' directory in the repository ("" or "clusters/lab-1/").
+	Prefix string
 	// GuestSSHPort and GuestRoot: the guests' SSH port and files (0, "" when off).
 	GuestSSHPort int
 	GuestRoot    string
@@ -128,8 +137,15 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	}
-	repoDir := filepath.Join(dir, "repo")
-	if err := prepareRepo(repoDir, files, sshPort); err != nil {
+	if o.Clusters < 1 {
+		o.Clusters = 1
+	}
+	repoDir, prefix := filepath.Join(dir, "repo"), ""
+	if o.Clusters > 1 {
+		// Another layout: a kept single-cluster repository stays as it is.
+		repoDir, prefix = filepath.Join(dir, "repo-clusters"), "clusters/"+clusterName(1)+"/"
+	}
+	if err := prepareRepo(repoDir, files, sshPort, prefix, o.Clusters); err != nil {
 		return err
 	}
 
@@ -162,6 +178,15 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		sim.Close()
 	}()
+	extra, err := startExtraClusters(dir, o.Clusters, secret, o.TaskSpeed)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := stopExtraClusters(extra); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 
 	password, err := persistentSecret(filepath.Join(dir, "admin-password"))
 	if err != nil {
@@ -174,7 +199,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer restoreEnv()
 
 	cfg := config.Defaults()
-	cfg.Cluster = config.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: secret}
+	if o.Clusters > 1 {
+		cfg.Clusters = clustersConfig(sim, extra, secret)
+	} else {
+		cfg.Cluster = config.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: secret}
+	}
 	cfg.Source.RepoURL = "file://" + filepath.ToSlash(repoDir)
 	cfg.Source.Revision = "main"
 	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
@@ -191,7 +220,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	info := Info{URL: "http://" + ln.Addr().String(), Username: Admin, Password: password,
-		RepoDir: repoDir, ClusterURL: sim.APIURL(), GuestSSHPort: o.GuestSSHPort, GuestRoot: sim.GuestRootDir()}
+		RepoDir: repoDir, ClusterURL: sim.APIURL(), GuestSSHPort: o.GuestSSHPort, GuestRoot: sim.GuestRootDir(), Prefix: prefix}
+	if o.Clusters > 1 {
+		for _, e := range cfg.Clusters {
+			info.Clusters = append(info.Clusters, ClusterInfo{Name: e.Name, URL: e.Endpoint, Path: e.Path})
+		}
+	}
 	return daemon.Run(ctx, daemon.Options{
 		Config: cfg, Logger: logger, Logs: ring, UI: o.UI, Listener: ln,
 		SetupOutput: io.Discard,
@@ -300,7 +334,7 @@ func persistentSecret(path string) (string, error) {
 
 // prepareRepo makes the Git repository from the examples, unless an
 // earlier run of the demo left one (with the user's commits) in dir.
-func prepareRepo(dir string, files *fileServer, sshPort int) error {
+func prepareRepo(dir string, files *fileServer, sshPort int, prefix string, clusters int) error {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
 		// Keep the user's repository, but point its URLs at this run's
 		// file server (its port changes between runs) and its guests at
@@ -318,13 +352,16 @@ func prepareRepo(dir string, files *fileServer, sshPort int) error {
 		if strings.HasSuffix(p, ".yaml") {
 			data = provisionRewrite(files.rewrite(data), sshPort)
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(p))
+		dst := filepath.Join(dir, filepath.FromSlash(prefix+p))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
 		return os.WriteFile(dst, data, 0o644)
 	}); err != nil {
 		return fmt.Errorf("copy examples: %w", err)
+	}
+	if err := writeExtraManifests(dir, clusters); err != nil {
+		return err
 	}
 	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
@@ -403,14 +440,27 @@ proxmops demo is running
 
   simulated Proxmox VE cluster (pve1, pve2, pve3): %s
   Git repository the daemon watches:             %s
-
+%s
 Make a change and watch the cluster follow within seconds:
-  cd %s && sed -i 's/cores: 2/cores: 4/' vms/app-01.yaml && git commit -qam "app-01: 4 cores"
+  cd %s && sed -i 's/cores: 2/cores: 4/' %svms/app-01.yaml && git commit -qam "app-01: 4 cores"
 
 Press Ctrl-C to stop.
 
-`, in.URL, in.Username, in.Password, in.ClusterURL, in.RepoDir, in.RepoDir)
+`, in.URL, in.Username, in.Password, in.ClusterURL, in.RepoDir, clusterLines(in.Clusters), in.RepoDir, in.Prefix)
 	if in.GuestSSHPort > 0 {
 		fmt.Fprintf(w, "Guests with a 127.x.y.z address serve SSH on port %d; their files are in %s\n\n", in.GuestSSHPort, in.GuestRoot)
 	}
+}
+
+// ClusterInfo is one simulated cluster of a demo with several.
+type ClusterInfo struct {
+	Name, URL, Path string
+}
+
+func clusterLines(cs []ClusterInfo) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "  cluster %-8s %s follows %s/\n", c.Name, c.URL, c.Path)
+	}
+	return b.String()
 }

@@ -70,7 +70,7 @@ func convergeUnderFaults(t *testing.T, seed int64) faultRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareRepo(dir, files, sshPort); err != nil {
+	if err := prepareRepo(dir, files, sshPort, "", 1); err != nil {
 		t.Fatal(err)
 	}
 	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: "s3cret", TaskSpeed: 0.01, Seed: seed,

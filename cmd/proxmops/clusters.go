@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/source"
+)
+
+// openSessions opens one session per cluster: the single cluster section
+// gives one, as openSession does; a clusters list gives one per cluster
+// (only the one named by --cluster when given), all read from one fetch
+// of the repository, each from its own path.
+func openSessions(ctx context.Context, flags *config.Flags, only string, stderr io.Writer) ([]*session, error) {
+	cfg, warnings, err := flags.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "Warning:", w)
+	}
+	if !cfg.MultiCluster() {
+		if only != "" && only != config.DefaultClusterName {
+			return nil, fmt.Errorf("no cluster %q: the configuration has the single cluster section (cluster %q)", only, config.DefaultClusterName)
+		}
+		s, err := sessionFor(ctx, cfg, nil, "")
+		if err != nil {
+			return nil, err
+		}
+		return []*session{s}, nil
+	}
+	targets := cfg.Targets()
+	if only != "" {
+		var picked []config.ClusterEntry
+		for _, t := range targets {
+			if t.Name == only {
+				picked = append(picked, t)
+			}
+		}
+		if len(picked) == 0 {
+			return nil, fmt.Errorf("no cluster %q (clusters: %s)", only, strings.Join(cfg.ClusterNames(), ", "))
+		}
+		targets = picked
+	}
+	if cfg.Source.RepoURL == "" {
+		return nil, errors.New("no repository: set source.repoURL (or --repo) to a Git URL or a local directory")
+	}
+	syncer, err := source.New(source.FromConfig(cfg.Source))
+	if err != nil {
+		return nil, err
+	}
+	res, err := syncer.Sync(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the repository: %w", err)
+	}
+	var out []*session
+	for _, t := range targets {
+		cc, _ := cfg.ForCluster(t.Name)
+		s, err := sessionFor(ctx, cc, res, t.Path)
+		if err != nil {
+			for _, o := range out {
+				o.close()
+			}
+			return nil, fmt.Errorf("cluster %s: %w", t.Name, err)
+		}
+		s.name = t.Name
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sessionFor reads the manifests (from res's sub-directory sub, or from a
+// sync of cfg's source when res is nil) and connects to cfg's cluster.
+func sessionFor(ctx context.Context, cfg *config.Config, res *source.Result, sub string) (*session, error) {
+	if cfg.Source.RepoURL == "" {
+		return nil, errors.New("no repository: set source.repoURL (or --repo) to a Git URL or a local directory")
+	}
+	if cfg.Cluster.Endpoint == "" {
+		return nil, errors.New("no cluster: set cluster.endpoint (or --endpoint) and the API token")
+	}
+	dir := ""
+	if res == nil {
+		syncer, err := source.New(source.FromConfig(cfg.Source))
+		if err != nil {
+			return nil, err
+		}
+		if res, err = syncer.Sync(ctx); err != nil {
+			return nil, fmt.Errorf("reading the repository: %w", err)
+		}
+		dir = res.Dir
+	} else {
+		dir = filepath.Join(res.Dir, filepath.FromSlash(sub))
+	}
+	set, err := manifest.LoadDir(dir)
+	if err != nil {
+		var list manifest.ErrorList
+		if errors.As(err, &list) {
+			return nil, fmt.Errorf("invalid manifests (%d problem(s)):\n%s", len(list), list.Error())
+		}
+		return nil, err
+	}
+	client, err := pve.New(pve.Config{Endpoint: cfg.Cluster.Endpoint, TokenID: cfg.Cluster.TokenID,
+		TokenSecret: cfg.Cluster.TokenSecret, CAFile: cfg.Cluster.CAFile, Fingerprint: cfg.Cluster.Fingerprint,
+		InsecureSkipVerify: cfg.Cluster.InsecureSkipVerify})
+	if err != nil {
+		return nil, err
+	}
+	prov, db := provisioner(cfg)
+	eng := engine.New(client, engine.Options{Prune: cfg.Reconcile.Prune, Concurrency: cfg.Reconcile.Concurrency, Provisioner: prov})
+	return &session{cfg: cfg, engine: eng, client: client, desired: engine.DesiredFromSet(set, nil),
+		revision: res.Commit.Hash, db: db}, nil
+}
+
+// clusterHeader starts a cluster's part of the text output when several
+// clusters are shown.
+func clusterHeader(w io.Writer, ss []*session, s *session) {
+	if len(ss) > 1 || s.name != "" {
+		fmt.Fprintf(w, "== cluster %s (%s)\n", s.name, s.client.Endpoint())
+	}
+}
+
+// planDocument is the plan document of several clusters' plans: each
+// action names its cluster (GET /api/v1/plan's form).
+func planDocument(ss []*session, plans []*engine.Plan) api.Plan {
+	docs := make([]api.Plan, len(plans))
+	for i, p := range plans {
+		d := p.Document()
+		if ss[i].name != "" {
+			d.Cluster = ss[i].name
+			for j := range d.Actions {
+				d.Actions[j].Cluster = ss[i].name
+			}
+		}
+		docs[i] = d
+	}
+	return api.MergePlans(docs)
+}
+
+// planDocOf is one session's plan document, naming its cluster.
+func planDocOf(s *session, p *engine.Plan) api.Plan {
+	return planDocument([]*session{s}, []*engine.Plan{p})
+}
