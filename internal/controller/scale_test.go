@@ -67,8 +67,8 @@ func startSimTB(t testing.TB) *pvesim.Server {
 // passReads sorts one simulator's requests into the budget's parts.
 type passReads struct {
 	resources, guests, storages, networks, other int64
-	writes                             int64
-	otherPaths                         []string
+	writes                                       int64
+	otherPaths                                   []string
 }
 
 func readsOf(sim *pvesim.Server) passReads {
