@@ -119,7 +119,9 @@ func newScaleEnv(t testing.TB, n int) (e *fleetEnv, alpha, beta *pvesim.Server, 
 	repo.commit("the fleet", files)
 	heapBefore = heapInUse()
 	e = newFleetEnv(t, repo, urls, func(c *config.Config, o *Options) {
-		c.Reconcile.Interval = time.Hour
+		// Every pass reads every owned guest: the budget of today's passes
+		// (reconcile.driftCheckInterval 0).
+		c.Reconcile.Interval, c.Reconcile.DriftCheckInterval = time.Hour, 0
 		o.Clock = realClock{}
 	})
 	e.timeout = 10 * time.Minute

@@ -21,10 +21,12 @@ import (
 func TestDemoWithTwoClusters(t *testing.T) {
 	passwordParams = auth.Params{Memory: 1024, Time: 1, Threads: 1}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	started := make(chan Info, 1)
 	var out, logs syncBuffer
 	done := make(chan error, 1)
+	// The demo restores the environment when it ends: wait for it, so the
+	// next test's demo keeps its secrets.
+	defer func() { cancel(); <-done }()
 	go func() {
 		done <- Run(ctx, Options{Addr: "127.0.0.1:0", Dir: t.TempDir(), TaskSpeed: 0.01, Interval: time.Hour, Clusters: 2,
 			Out: &out, Log: &logs, Started: func(i Info) { started <- i }})
@@ -75,6 +77,16 @@ func TestDemoWithTwoClusters(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("lab-2 did not converge: %+v\n%s", l.Resources, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for {
+		l := list("?cluster=lab-1")
+		if len(l.Clusters) == 1 && l.Clusters[0].LastPass != nil && len(l.Resources) >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lab-1 did not pass: %+v", l.Clusters)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
