@@ -22,7 +22,8 @@ var docFiles = []string{"README.md", "CONTRIBUTING.md", "SECURITY.md", "docs/*.m
 // foreignFlags are flags of other programs that the docs show on their own
 // (not in a command line that names the program), with the program.
 var foreignFlags = map[string]string{
-	"--privsep": "pveum user token add",
+	"--privsep":     "pveum user token add",
+	"--disable-gpu": "chromium",
 }
 
 // helpInfo is what `proxmops [command] --help` shows.
