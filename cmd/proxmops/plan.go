@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
-	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/source"
 	"github.com/spf13/cobra"
 )
 
@@ -112,38 +109,7 @@ func openSession(ctx context.Context, flags *config.Flags, stderr io.Writer) (*s
 	if cfg.MultiCluster() {
 		return nil, fmt.Errorf("the configuration lists several clusters (%s); this command works on the single cluster section only", strings.Join(cfg.ClusterNames(), ", "))
 	}
-	if cfg.Source.RepoURL == "" {
-		return nil, errors.New("no repository: set source.repoURL (or --repo) to a Git URL or a local directory")
-	}
-	if cfg.Cluster.Endpoint == "" {
-		return nil, errors.New("no cluster: set cluster.endpoint (or --endpoint) and the API token")
-	}
-	syncer, err := source.New(source.FromConfig(cfg.Source))
-	if err != nil {
-		return nil, err
-	}
-	res, err := syncer.Sync(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the repository: %w", err)
-	}
-	set, err := manifest.LoadDir(res.Dir)
-	if err != nil {
-		var list manifest.ErrorList
-		if errors.As(err, &list) {
-			return nil, fmt.Errorf("invalid manifests (%d problem(s)):\n%s", len(list), list.Error())
-		}
-		return nil, err
-	}
-	client, err := pve.New(pve.Config{Endpoint: cfg.Cluster.Endpoint, TokenID: cfg.Cluster.TokenID,
-		TokenSecret: cfg.Cluster.TokenSecret, CAFile: cfg.Cluster.CAFile, Fingerprint: cfg.Cluster.Fingerprint,
-		InsecureSkipVerify: cfg.Cluster.InsecureSkipVerify})
-	if err != nil {
-		return nil, err
-	}
-	prov, db := provisioner(cfg)
-	eng := engine.New(client, engine.Options{Prune: cfg.Reconcile.Prune, Concurrency: cfg.Reconcile.Concurrency, Provisioner: prov})
-	return &session{cfg: cfg, engine: eng, client: client, desired: engine.DesiredFromSet(set, nil),
-		revision: res.Commit.Hash, db: db}, nil
+	return sessionFor(ctx, cfg, nil, "")
 }
 
 func (s *session) plan(ctx context.Context) (*engine.Plan, error) {

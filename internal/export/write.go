@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -22,44 +23,18 @@ const head = "Exported by proxmops export: review it, commit it, and the next pl
 // render writes one manifest as block YAML, its notes in the head comment
 // and its per-field comments next to their fields.
 func render(ex engine.Exported) ([]byte, error) {
-	js, err := ex.Resource.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(js, &doc); err != nil {
-		return nil, err
-	}
-	blockStyle(&doc)
-	lines := []string{head}
-	for _, n := range ex.Notes {
-		lines = append(lines, "NOTE: "+n)
-	}
-	doc.HeadComment = strings.Join(lines, "\n")
-	for path, c := range ex.Comments {
-		if k := keyNode(&doc, path); k != nil {
-			k.HeadComment = c
+	return manifest.Render(ex.Resource, func(doc *yaml.Node) {
+		lines := []string{head}
+		for _, n := range ex.Notes {
+			lines = append(lines, "NOTE: "+n)
 		}
-	}
-	var b strings.Builder
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return []byte(b.String()), nil
-}
-
-// blockStyle turns JSON's flow style into plain block YAML; the encoder
-// quotes the strings that need it.
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, c := range n.Content {
-		blockStyle(c)
-	}
+		doc.HeadComment = strings.Join(lines, "\n")
+		for path, c := range ex.Comments {
+			if k := keyNode(doc, path); k != nil {
+				k.HeadComment = c
+			}
+		}
+	})
 }
 
 // keyNode finds the key node of a dotted path ("spec.cloudInit").

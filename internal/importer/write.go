@@ -170,33 +170,5 @@ func removeStale(out string, keep map[string]bool, rep *Report) error {
 // renderYAML writes a resource as a block-style YAML document with a head
 // comment, keys in the manifest's order.
 func renderYAML(head string, r json.Marshaler) ([]byte, error) {
-	js, err := r.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(js, &doc); err != nil {
-		return nil, err
-	}
-	blockStyle(&doc)
-	doc.HeadComment = generatedMark + "\n" + head
-	var b strings.Builder
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return []byte(b.String()), nil
-}
-
-// blockStyle turns JSON's flow style and quoting into plain block YAML; the
-// encoder quotes the strings that need it.
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, c := range n.Content {
-		blockStyle(c)
-	}
+	return manifest.Render(r, func(doc *yaml.Node) { doc.HeadComment = generatedMark + "\n" + head })
 }
