@@ -1,23 +1,17 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/cookiejar"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/logring"
-	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -33,38 +27,10 @@ type served struct {
 // controller logs into, or nil) and signs in.
 func serve(t *testing.T, e *env, logs *logring.Ring) *served {
 	t.Helper()
-	srv, err := server.New(context.Background(), server.Options{
-		Store: e.st, Backend: e.c, Hub: e.hub, Config: e.c.opts.Config, OnSettingsChanged: e.c.ApplyConfig,
-		Logs: logs, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	s := &served{base: "http://" + ln.Addr().String(), ctx: ctx}
-	tok, err := os.ReadFile(e.st.Path() + ".setup-token")
-	if err != nil {
-		t.Fatal(err)
-	}
-	jar, _ := cookiejar.New(nil)
-	s.hc = &http.Client{Jar: jar}
-	body, _ := json.Marshal(map[string]string{"token": strings.TrimSpace(string(tok)), "username": "admin", "password": "a long enough password 1"})
-	resp, err := s.hc.Post(s.base+"/api/v1/setup", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("setup: %s", resp.Status)
-	}
-	return s
+	c := serveAPIWithLogs(t, e, logs)
+	// The test's context ends before the server stops, so an open event
+	// stream never holds the server's shutdown.
+	return &served{base: c.base, hc: c.hc, ctx: t.Context()}
 }
 
 // get answers the status and body of a GET.

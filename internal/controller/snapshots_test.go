@@ -14,6 +14,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -54,12 +55,15 @@ func (c *apiClient) do(method, path string, body any, out any) int {
 
 // serveAPI serves the controller's HTTP API on loopback and logs in as the
 // first admin.
-func serveAPI(t *testing.T, e *env) *apiClient {
+func serveAPI(t *testing.T, e *env) *apiClient { return serveAPIWithLogs(t, e, nil) }
+
+// serveAPIWithLogs is serveAPI with the log ring the controller logs into
+// (nil: none), for tests of /api/v1/logs.
+func serveAPIWithLogs(t *testing.T, e *env, logs *logring.Ring) *apiClient {
 	t.Helper()
-	var setupOut bytes.Buffer
 	srv, err := server.New(context.Background(), server.Options{
 		Store: e.st, Backend: e.c, Hub: e.hub, Config: e.c.opts.Config, OnSettingsChanged: e.c.ApplyConfig,
-		SetupOutput: &setupOut, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
+		Logs: logs, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
 	})
 	if err != nil {
 		t.Fatal(err)
