@@ -384,8 +384,16 @@ describe('dashboard against proxmops serve and the simulator', () => {
       await users.getByLabel(`Role of ${VIEWER.username}`).selectOption('admin');
       await users.getByText(`${VIEWER.username} is now admin.`).waitFor();
       // Her open session has the new role at once: the next page load shows Settings.
+      // Her admin page reads settings, users and tokens; they must be answered
+      // before her role goes back, or they are refused (403) half-way.
+      const adminReads = Promise.all(
+        ['/api/v1/settings', '/api/v1/users', '/api/v1/tokens'].map((path) =>
+          v.page.waitForResponse((r) => new URL(r.url()).pathname === path),
+        ),
+      );
       await v.page.reload();
       await v.page.locator('#pages-nav a[href="/settings"]').waitFor({ state: 'attached' });
+      await adminReads;
       await users.getByLabel(`Role of ${VIEWER.username}`).selectOption('viewer');
       await users.getByText(`${VIEWER.username} is now viewer.`).waitFor();
       await users.getByRole('button', { name: 'Reset password…' }).click();
