@@ -367,6 +367,32 @@ func TestConfigReadAtIsShownAndLiveReadsAgain(t *testing.T) {
 	}
 }
 
+// TestOpeningADetailReadsAgainAfterAPassThatReadIt: the last pass read
+// the guest, then someone changed it by hand and opened its drawer. The
+// pass's read predates the change, so the drawer still asks for a new one.
+func TestOpeningADetailReadsAgainAfterAPassThatReadIt(t *testing.T) {
+	r := newDriftRun(t, 6, time.Hour)
+	c := r.e.c
+	// The first pass has just read every guest.
+	if err := r.hand.QemuSetConfig(context.Background(), "pve3", 2002, pve.NewParams().Set("onboot", "0")); err != nil {
+		t.Fatal(err)
+	}
+	before := c.passes.Load()
+	if _, err := c.Resource(context.Background(), "VirtualMachine", "g-0002"); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon's clock stands still: only the detail can ask for a pass.
+	for wait := time.Now().Add(20 * time.Second); c.passes.Load() == before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(wait) {
+			t.Fatal("opening the detail of a guest the last pass read asked for no new read: a change by hand since that read stays hidden")
+		}
+	}
+	r.settle(before)
+	if g, _ := r.sim.Guest(2002); g.Config["onboot"] != "1" {
+		t.Fatalf("onboot %q after opening the detail, want the declared 1", g.Config["onboot"])
+	}
+}
+
 // BenchmarkDaemonDriftHour runs the daemon for a simulated hour over 2,000
 // owned guests (interval 60s) with two hand changes of a config-only field
 // a minute, with the default driftCheckInterval and with 0, and reports

@@ -129,15 +129,16 @@ func (c *Controller) Live(ctx context.Context, kind, name string) (api.Live, err
 }
 
 // lookedAt: someone opened a guest's detail or its live configuration.
-// Unless the last pass read the guest itself, the next pass, asked for
-// now, reads it, so the status agrees with what they see. At most one
-// extra pass per pass: the one asked for reads it.
+// The next pass, asked for now, reads it, so the status agrees with what
+// they see. Always: even a read by the last pass may predate a change by
+// hand made just before they looked. It cannot loop: a detail is asked
+// for again only when the resource's summary changed, and passes are at
+// least MinPassGap apart.
 func (c *Controller) lookedAt(vmid int) {
-	reads := c.currentRuntime().reads
-	if vmid <= 0 || reads.ReadByLastPlan(vmid) {
+	if vmid <= 0 {
 		return
 	}
-	reads.Refresh(vmid)
+	c.currentRuntime().reads.Refresh(vmid)
 	c.askRescan()
 }
 

@@ -94,15 +94,6 @@ func (c *ReadCache) ReadAt(vmid int) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// ReadByLastPlan reports whether the latest plan read the guest's
-// configuration (rather than taking it from the cache).
-func (c *ReadCache) ReadByLastPlan(vmid int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g := c.guests[vmid]
-	return g != nil && g.plan == c.plans
-}
-
 // Refresh makes the next plan read these guests.
 func (c *ReadCache) Refresh(vmids ...int) {
 	c.mu.Lock()
