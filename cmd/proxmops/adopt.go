@@ -26,6 +26,8 @@ func init() {
 		Args: cobra.ExactArgs(1),
 	}
 	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
+	var only string
+	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster of the guest (required there)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		key := args[0]
 		kind, name, ok := strings.Cut(key, "/")
@@ -33,7 +35,7 @@ func init() {
 			return fmt.Errorf("name the guest as KIND/NAME, e.g. VirtualMachine/web-01, not %q", key)
 		}
 		ctx := cmd.Context()
-		s, err := openSession(ctx, flags, cmd.ErrOrStderr())
+		s, err := openSession(ctx, flags, only, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
@@ -51,7 +53,7 @@ func init() {
 		if err := eng.ApplyAdoption(ctx, ad, nil); err != nil {
 			return err
 		}
-		if err := recordAdoption(ctx, s.db, kind, name, s.revision, ad); err != nil {
+		if err := recordAdoption(ctx, s.db, kind, historyName(s, name), s.revision, ad); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: adopted, but not recorded in the daemon's history: %v\n", err)
 		}
 		fmt.Fprintf(out, "\nadopted %s: the guest now carries %s; the other changes above wait for a sync\n", key, engine.OwnerTag)
@@ -70,6 +72,15 @@ func recordAdoption(ctx context.Context, db *lazyStore, kind, name, revision str
 	_, err = st.AddHistory(ctx, kind, name, api.HistoryEntry{Event: api.EventAdopted, Commit: revision,
 		User: cliUser(), Message: ad.HistoryMessage(revision)})
 	return err
+}
+
+// historyName is the name a resource's history is kept under, as the
+// daemon keeps it: "home/app-01" in cluster home of a clusters list.
+func historyName(s *session, name string) string {
+	if s.name == "" {
+		return name
+	}
+	return s.name + "/" + name
 }
 
 // cliUser names the person running the command: the OS user, else "cli".

@@ -21,6 +21,16 @@ import (
 // (only the one named by --cluster when given), all read from one fetch
 // of the repository, each from its own path.
 func openSessions(ctx context.Context, flags *config.Flags, only string, stderr io.Writer) ([]*session, error) {
+	cfg, err := loadConfig(flags, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return sessionsOf(ctx, cfg, only)
+}
+
+// loadConfig loads the configuration (file, environment, flags) and prints
+// its warnings.
+func loadConfig(flags *config.Flags, stderr io.Writer) (*config.Config, error) {
 	cfg, warnings, err := flags.Load()
 	if err != nil {
 		return nil, err
@@ -28,6 +38,33 @@ func openSessions(ctx context.Context, flags *config.Flags, only string, stderr 
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "Warning:", w)
 	}
+	return cfg, nil
+}
+
+// oneCluster is the configuration of the one cluster a command works on:
+// the single cluster section, or the entry of the clusters list that only
+// (--cluster) names. A clusters list without --cluster is refused with
+// the names to choose from.
+func oneCluster(cfg *config.Config, only string) (*config.Config, error) {
+	if !cfg.MultiCluster() {
+		if only != "" && only != config.DefaultClusterName {
+			return nil, fmt.Errorf("no cluster %q: the configuration has the single cluster section (cluster %q)", only, config.DefaultClusterName)
+		}
+		return cfg, nil
+	}
+	names := strings.Join(cfg.ClusterNames(), ", ")
+	if only == "" {
+		return nil, fmt.Errorf("the configuration lists several clusters: name one with --cluster (clusters: %s)", names)
+	}
+	cc, ok := cfg.ForCluster(only)
+	if !ok {
+		return nil, fmt.Errorf("no cluster %q (clusters: %s)", only, names)
+	}
+	return cc, nil
+}
+
+// sessionsOf opens the sessions of openSessions on a loaded configuration.
+func sessionsOf(ctx context.Context, cfg *config.Config, only string) ([]*session, error) {
 	if !cfg.MultiCluster() {
 		if only != "" && only != config.DefaultClusterName {
 			return nil, fmt.Errorf("no cluster %q: the configuration has the single cluster section (cluster %q)", only, config.DefaultClusterName)
@@ -73,6 +110,7 @@ func openSessions(ctx context.Context, flags *config.Flags, only string, stderr 
 			return nil, fmt.Errorf("cluster %s: %w", t.Name, err)
 		}
 		s.name = t.Name
+		s.db.prefix = api.ClusterStatePrefix(t.Name)
 		out = append(out, s)
 	}
 	return out, nil

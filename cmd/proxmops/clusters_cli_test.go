@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/pvesim"
+	"github.com/spf13/pflag"
 )
 
 // twoClusterCLI starts two simulators and writes a configuration listing
@@ -109,4 +116,138 @@ func TestPlanApplyValidateSeveralClusters(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "cluster home:") || strings.Contains(errOut, "cluster office:") {
 		t.Fatalf("duplicate VMID in home: %d\n%s", code, errOut)
 	}
+}
+
+// adopt, rollback and export work on one cluster: with a clusters list
+// they refuse to run without --cluster (naming the clusters), and with it
+// they touch that cluster only, over HTTP against two simulators; the
+// adoption's history is kept under the cluster's name, as the daemon
+// keeps it.
+func TestOneClusterCommandsNeedCluster(t *testing.T) {
+	home, office, cfgFile, repo := twoClusterCLI(t)
+	db := filepath.Join(t.TempDir(), "proxmops.db")
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
+	cfg := []string{"--config", cfgFile}
+	for _, args := range [][]string{
+		{"adopt", "VirtualMachine/app-01"},
+		{"rollback", "VirtualMachine/app-01"},
+		{"rollback", "VirtualMachine/app-01", "--list"},
+		{"export", "--all", "--out", t.TempDir()},
+	} {
+		code, out, errOut := runCLI(t, append(args, cfg...)...)
+		if code != 1 || !strings.Contains(errOut, "name one with --cluster (clusters: home, office)") {
+			t.Fatalf("%v without --cluster: %d\n%s%s", args, code, out, errOut)
+		}
+		code, _, errOut = runCLI(t, append(append(args, "--cluster", "lab"), cfg...)...)
+		if code != 1 || !strings.Contains(errOut, `no cluster "lab" (clusters: home, office)`) {
+			t.Fatalf("%v --cluster lab: %d\n%s", args, code, errOut)
+		}
+	}
+
+	// The same VMID unowned on both: adopt --cluster office tags office's only.
+	for _, sim := range []*pvesim.Server{home, office} {
+		if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
+			"name": "app-01", "cores": "2", "memory": "2048", "tags": "old",
+			"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI(t, append([]string{"adopt", "VirtualMachine/app-01", "--cluster", "office"}, cfg...)...)
+	if code != 0 || !strings.Contains(out, "adopted VirtualMachine/app-01") {
+		t.Fatalf("adopt --cluster office: %d\n%s%s", code, out, errOut)
+	}
+	if g, _ := office.Guest(120); g.Config["tags"] != engine.OwnerTag+";old" {
+		t.Fatalf("office's guest not adopted: %v", g.Config["tags"])
+	}
+	if g, _ := home.Guest(120); g.Config["tags"] != "old" {
+		t.Fatalf("adopt --cluster office tagged home's guest: %v", g.Config["tags"])
+	}
+	st, err := store.Open(context.Background(), store.Options{Path: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := st.History(context.Background(), "VirtualMachine", "office/app-01", 0)
+	plain, _ := st.History(context.Background(), "VirtualMachine", "app-01", 0)
+	st.Close()
+	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || len(plain) != 0 {
+		t.Fatalf("history under office/app-01: %+v %v; under app-01: %+v", h, err, plain)
+	}
+
+	// export --cluster home reads home's guest (still unowned: annotated).
+	dir := t.TempDir()
+	code, out, errOut = runCLI(t, append([]string{"export", "--all", "--out", dir, "--cluster", "home"}, cfg...)...)
+	if code != 0 || !strings.Contains(out, "1 manifest(s)") {
+		t.Fatalf("export --cluster home: %d\n%s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "vms", "app-01.yaml"))
+	if err != nil || !strings.Contains(string(b), "proxmops.dev/adopt") {
+		t.Fatalf("home's export: %v\n%s", err, b)
+	}
+
+	// rollback --cluster office goes back to office's snapshot, home keeps its cores.
+	writeBoth := func(homeCores, officeCores string) {
+		for c, cores := range map[string]string{"home": homeCores, "office": officeCores} {
+			y := strings.Replace(cliVM, "cores: 2", "cores: "+cores, 1)
+			y = strings.Replace(y, "state: running\n", "state: running\n  applyMode: reboot\n  snapshots:\n    beforeChange: true\n", 1)
+			if err := os.WriteFile(filepath.Join(repo, "clusters", c, "app-01.yaml"), []byte(y), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	writeBoth("2", "4")
+	code, out, errOut = runCLI(t, append([]string{"apply", "--cluster", "office"}, cfg...)...)
+	if g, _ := office.Guest(120); code != 0 || g.Config["cores"] != "4" || len(g.Snapshots) != 1 {
+		t.Fatalf("apply --cluster office: %d %v %v\n%s%s", code, g.Config["cores"], g.Snapshots, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append([]string{"rollback", "VirtualMachine/app-01", "--cluster", "home"}, cfg...)...)
+	if code != 1 || !strings.Contains(errOut, "has no "+engine.OwnerTag+" tag, so proxmops leaves it alone") {
+		t.Fatalf("rollback --cluster home (unowned there): %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append([]string{"rollback", "VirtualMachine/app-01", "--cluster", "office", "-o", "json"}, cfg...)...)
+	var doc struct {
+		Snapshot string
+		Plan     struct{ Cluster string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Snapshot == "" || doc.Plan.Cluster != "office" {
+		t.Fatalf("rollback --cluster office: %d\n%s%s", code, out, errOut)
+	}
+	if g, _ := office.Guest(120); g.Config["cores"] != "2" {
+		t.Fatalf("office after rollback: cores %s", g.Config["cores"])
+	}
+	if g, _ := home.Guest(120); g.Config["cores"] != "2" || g.Config["tags"] != "old" {
+		t.Fatalf("rollback --cluster office touched home: %v", g.Config)
+	}
+}
+
+// The CLI keeps a cluster's records (host key pins) where the daemon keeps
+// them, under the cluster's state prefix: a pin of office's guest must
+// never answer for home's guest at the same address.
+func TestSessionRecordsPerCluster(t *testing.T) {
+	_, _, cfgFile, _ := twoClusterCLI(t)
+	db := filepath.Join(t.TempDir(), "proxmops.db")
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
+	t.Setenv("PROXMOPS_CONFIG", cfgFile)
+	ctx := context.Background()
+	ss, err := openSessions(ctx, config.BindFlags(pflag.NewFlagSet("t", pflag.ContinueOnError)), "", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if err := s.db.PutState(ctx, "hostkeys/10.0.0.5", []byte(s.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range ss {
+		if v, ok, err := s.db.State(ctx, "hostkeys/10.0.0.5"); err != nil || !ok || string(v) != s.name {
+			t.Fatalf("cluster %s reads %q %v %v", s.name, v, ok, err)
+		}
+	}
+	st, err := ss[0].db.open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := st.State(ctx, api.ClusterStatePrefix("office")+"hostkeys/10.0.0.5"); !ok || string(v) != "office" {
+		t.Fatalf("office's record not under the daemon's prefix: %q %v", v, ok)
+	}
+	closeSessions(ss)
 }

@@ -30,6 +30,7 @@ func init() {
 	var o export.Options
 	var out string
 	var force bool
+	var only string
 	cmd := &cobra.Command{
 		Use:   "export --out DIR [--node N] [--vmid LIST|--all] [--kind KIND...]",
 		Short: "Write manifests for guests already on the cluster (onboarding)",
@@ -49,16 +50,17 @@ func init() {
 	cmd.Flags().BoolVar(&o.All, "all", false, "export every guest")
 	cmd.Flags().Var((*kindList)(&o.Kinds), "kind", "kinds to export (repeatable or comma-separated): VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, sdn (default the three guest kinds)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite files that exist in --out")
+	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster to export (required there)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if out == "" {
 			return errors.New("--out DIR is required")
 		}
-		cfg, warnings, err := flags.Load()
+		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
-		for _, w := range warnings {
-			fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", w)
+		if cfg, err = oneCluster(cfg, only); err != nil {
+			return err
 		}
 		if cfg.Cluster.Endpoint == "" {
 			return errors.New("no cluster: set cluster.endpoint (or --endpoint) and the API token")

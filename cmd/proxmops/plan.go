@@ -97,19 +97,22 @@ type session struct {
 }
 
 // openSession loads the configuration (file, environment, flags), reads the
-// repository and connects the engine. It contacts the cluster only later.
-func openSession(ctx context.Context, flags *config.Flags, stderr io.Writer) (*session, error) {
-	cfg, warnings, err := flags.Load()
+// repository and connects the engine, for a command that works on one
+// cluster: with a clusters list, the one only (--cluster) names, which it
+// must. It contacts the cluster only later.
+func openSession(ctx context.Context, flags *config.Flags, only string, stderr io.Writer) (*session, error) {
+	cfg, err := loadConfig(flags, stderr)
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range warnings {
-		fmt.Fprintln(stderr, "Warning:", w)
+	if _, err := oneCluster(cfg, only); err != nil {
+		return nil, err
 	}
-	if cfg.MultiCluster() {
-		return nil, fmt.Errorf("the configuration lists several clusters (%s); this command works on the single cluster section only", strings.Join(cfg.ClusterNames(), ", "))
+	ss, err := sessionsOf(ctx, cfg, only)
+	if err != nil {
+		return nil, err
 	}
-	return sessionFor(ctx, cfg, nil, "")
+	return ss[0], nil
 }
 
 func (s *session) plan(ctx context.Context) (*engine.Plan, error) {

@@ -14,10 +14,14 @@ import (
 // needs its key or a pinned host key: plan and apply share the key pair and
 // the pins with `proxmops serve`.
 type lazyStore struct {
-	opt  store.Options
-	once sync.Once
-	st   *store.Store
-	err  error
+	opt store.Options
+	// prefix is a cluster's state prefix in a clusters list (as the
+	// daemon keeps them: api.ClusterStatePrefix), "" for the single
+	// cluster section: host key pins of one cluster say nothing of another's.
+	prefix string
+	once   sync.Once
+	st     *store.Store
+	err    error
 }
 
 func (l *lazyStore) open(ctx context.Context) (*store.Store, error) {
@@ -54,7 +58,7 @@ func (l *lazyStore) State(ctx context.Context, key string) ([]byte, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	return st.State(ctx, key)
+	return st.State(ctx, l.prefix+key)
 }
 
 func (l *lazyStore) PutState(ctx context.Context, key string, v []byte) error {
@@ -62,7 +66,7 @@ func (l *lazyStore) PutState(ctx context.Context, key string, v []byte) error {
 	if err != nil {
 		return err
 	}
-	return st.PutState(ctx, key, v)
+	return st.PutState(ctx, l.prefix+key, v)
 }
 
 func (l *lazyStore) DeleteState(ctx context.Context, key string) error {
@@ -70,7 +74,7 @@ func (l *lazyStore) DeleteState(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return st.DeleteState(ctx, key)
+	return st.DeleteState(ctx, l.prefix+key)
 }
 
 // provisioner builds the CLI's provisioner on the configured key file and

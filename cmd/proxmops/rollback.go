@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	var snapshot, output string
+	var snapshot, output, only string
 	var list bool
 	cmd := &cobra.Command{
 		Use:   "rollback KIND/NAME",
@@ -33,6 +33,7 @@ func init() {
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "snapshot to roll back to (default: the newest proxmops-* snapshot)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the guest's snapshots and change nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster of the guest (required there)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		kind, name, ok := strings.Cut(args[0], "/")
 		if !ok || kind == "" || name == "" {
@@ -42,7 +43,7 @@ func init() {
 			return fmt.Errorf("--output must be text or json, not %q", output)
 		}
 		ctx := cmd.Context()
-		s, err := openSession(ctx, flags, cmd.ErrOrStderr())
+		s, err := openSession(ctx, flags, only, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,7 @@ func init() {
 			}{RollbackResult: res}
 			if a != nil {
 				doc.Status = a.Status
-				for _, pa := range p.Document().Actions {
+				for _, pa := range planDocOf(s, p).Actions {
 					if pa.Kind == kind && pa.Name == name {
 						doc.Plan = &pa
 					}
