@@ -31,7 +31,9 @@ import {
   graphGroups,
   groupNodeId,
   initialViewport,
+  resourceNodeId,
   READABLE_ZOOM,
+  SIZES,
   type DependencyEdge,
   type GraphGroupBy,
   type GraphLayout,
@@ -48,13 +50,36 @@ type SourceNodeData = { revision: string; message: string; lastPass: string };
 type ResourceNode = Node<ResourceNodeData, 'resource'>;
 type GroupNode = Node<GroupNodeData, 'tier'>;
 type SourceNode = Node<SourceNodeData, 'source'>;
-type FrameNode = Node<{ count: number; label: string; by: GraphGroupBy }, 'frame'>;
+// A member of a wrapped group as its frame draws it when zoomed out: a box in the
+// status's colour (layout coordinates relative to the frame).
+type FarCell = { key: string; name: string; x: number; y: number; status: Status; emphasis: 'hl' | 'dim' | '' };
+type FrameNodeData = { count: number; label: string; by: GraphGroupBy; cells?: FarCell[] };
+type FrameNode = Node<FrameNodeData, 'frame'>;
 type FlowNode = ResourceNode | GroupNode | SourceNode | FrameNode;
 
 // Below this zoom a resource node is too small to read: it is drawn as a plain
 // coloured box, which keeps a fitted view of 1,000 resources cheap to paint.
 const DETAIL_ZOOM = 0.45;
 const zoomedOut = (s: { transform: [number, number, number] }) => s.transform[2] < DETAIL_ZOOM;
+
+// Zoomed out, the members of a wrapped group are not nodes at all but boxes in one
+// SVG drawn by their frame (level of detail). Each React Flow node is a positioned
+// (transformed) element, a paint layer of its own: with 1,000 of them, hit-testing,
+// painting and layerizing them cost 20-30 ms of main thread per frame of a pan
+// (docs/benchmarks.md), and with one SVG per group 3 ms. The two zooms differ so
+// that a wheel resting near the threshold does not swap hundreds of nodes back and
+// forth.
+const FAR_BELOW = 0.4;
+const NEAR_FROM = 0.5;
+function useFarView(): boolean {
+  const far = useRef(true);
+  return useStore((s) => {
+    const z = s.transform[2];
+    if (z < FAR_BELOW) far.current = true;
+    else if (z >= NEAR_FROM) far.current = false;
+    return far.current;
+  });
+}
 
 // A resource joins tree edges on its left, and dependency edges on the side that
 // faces the other end (graph.ts dependencyEdges picks the handles).
@@ -138,9 +163,10 @@ const SourceNodeView = memo(function SourceNodeView({ data }: NodeProps<SourceNo
 
 // A frame names its group above its top edge ("node pve1 · 340"), so a
 // zoomed-in view inside it still says which node or kind it shows.
-const FrameNodeView = memo(function FrameNodeView({ data }: NodeProps<FrameNode>) {
+const FrameNodeView = memo(function FrameNodeView({ data, width, height }: NodeProps<FrameNode>) {
   return (
     <div className="gframe" aria-hidden="true">
+      {data.cells && width && height ? <FarCells cells={data.cells} width={width} height={height} /> : null}
       <Handle type="target" id="in-left" position={Position.Left} isConnectable={false} />
       <Handle type="target" id="in-top" position={Position.Top} isConnectable={false} />
       <Handle type="target" id="in-bottom" position={Position.Bottom} isConnectable={false} />
@@ -150,6 +176,29 @@ const FrameNodeView = memo(function FrameNodeView({ data }: NodeProps<FrameNode>
         <span className="gframe-by">{data.by}</span> {data.label} <span className="gframe-count">· {data.count}</span>
       </span>
     </div>
+  );
+});
+
+// FarCells draws a zoomed-out group's members, one box each; a click on one opens
+// it (graph.tsx's click handler reads data-key).
+const FarCells = memo(function FarCells({ cells, width, height }: { cells: FarCell[]; width: number; height: number }) {
+  return (
+    <svg className="gfar" width={width} height={height} viewBox={`0 0 ${width} ${height}`}>
+      {cells.map((c) => (
+        <rect
+          key={c.key}
+          data-key={c.key}
+          className={`gres gres-cell ${statusClass(c.status)} ${c.emphasis}`}
+          x={c.x}
+          y={c.y}
+          width={SIZES.resource.width}
+          height={SIZES.resource.height}
+          rx={6}
+        >
+          <title>{`${c.name}: ${c.status}`}</title>
+        </rect>
+      ))}
+    </svg>
   );
 });
 
@@ -252,7 +301,7 @@ const ARROW = { type: MarkerType.ArrowClosed, width: 16, height: 16, color: 'var
 // useFlowElements turns the layout and the current resources into React Flow's
 // nodes and edges, reusing the previous objects of every node and edge whose data
 // did not change, so that React Flow re-renders only what changed.
-function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: string) {
+function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: string, far: boolean) {
   const cache = useRef(new Map<string, FlowNode>());
   const edgeCache = useRef(new Map<string, Edge>());
   const byKey = useMemo(() => new Map(props.resources.map((r) => [resourceKey(r), r])), [props.resources]);
@@ -276,14 +325,29 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
     const next = new Map<string, FlowNode>();
     const nodes: FlowNode[] = [];
     const by = props.groupBy;
+    const emphasisOf = (r: Resource) => (props.highlight ? (r.status === props.highlight ? 'hl' : 'dim') : '');
+    // Zoomed out, a frame draws its members (FarCells) instead of them being nodes.
+    const cells = new Map<string, FarCell[]>();
+    if (far) {
+      const frameAt = new Map<string, { x: number; y: number }>();
+      for (const ln of layout.nodes) if (ln.type === 'frame') frameAt.set(ln.ref, ln);
+      for (const ln of layout.nodes) {
+        const f = ln.type === 'resource' ? frameAt.get(ln.group ?? '') : undefined;
+        const resource = f && byKey.get(ln.ref);
+        if (!f || !resource) continue;
+        let l = cells.get(ln.group!);
+        if (!l) cells.set(ln.group!, (l = []));
+        l.push({ key: ln.ref, name: resource.name, x: ln.x - f.x, y: ln.y - f.y, status: resource.status, emphasis: emphasisOf(resource) });
+      }
+    }
     for (const ln of layout.nodes) {
       const old = prev.get(ln.id);
       let node: FlowNode;
       const position = { x: ln.x, y: ln.y };
       if (ln.type === 'resource') {
         const resource = byKey.get(ln.ref);
-        if (!resource) continue;
-        const emphasis = props.highlight ? (resource.status === props.highlight ? 'hl' : 'dim') : '';
+        if (!resource || cells.has(ln.group ?? '')) continue;
+        const emphasis = emphasisOf(resource);
         const o = old as ResourceNode | undefined;
         node =
           o && o.data.resource === resource && o.data.emphasis === emphasis && o.position.x === ln.x && o.position.y === ln.y
@@ -322,6 +386,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
       } else if (ln.type === 'frame') {
         const count = groupCounts.get(ln.ref)?.length ?? 0;
         const o = old as FrameNode | undefined;
+        const fc = cells.get(ln.ref);
         node =
           o &&
           o.position.x === ln.x &&
@@ -330,7 +395,8 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
           o.height === ln.height &&
           o.data.count === count &&
           o.data.by === by &&
-          o.data.label === ln.ref
+          o.data.label === ln.ref &&
+          sameCells(o.data.cells, fc)
             ? o
             : {
                 id: ln.id,
@@ -338,7 +404,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
                 position,
                 width: ln.width,
                 height: ln.height,
-                data: { count, label: ln.ref, by },
+                data: { count, label: ln.ref, by, cells: fc },
                 focusable: false,
                 selectable: false,
                 className: 'rf-frame',
@@ -439,7 +505,18 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
     }
     edgeCache.current = nextEdges;
     return { nodes, edges };
-  }, [layout, deps, byKey, groupCounts, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass]);
+  }, [layout, deps, byKey, groupCounts, far, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass]);
+}
+
+function sameCells(a: FarCell[] | undefined, b: FarCell[] | undefined): boolean {
+  if (!a || !b) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x.key !== y.key || x.status !== y.status || x.emphasis !== y.emphasis || x.x !== y.x || x.y !== y.y || x.name !== y.name) return false;
+  }
+  return true;
 }
 
 // ViewControl moves the view when the layout or the highlight changes: onto the
@@ -448,6 +525,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
 // when the highlight is chosen, not followed as resources change status.
 function ViewControl({ layout, highlight, highlighted }: { layout: GraphLayout; highlight: string; highlighted: () => string[] }) {
   const flow = useReactFlow();
+  const store = useStoreApi();
   const width = useStore((s) => s.width);
   const height = useStore((s) => s.height);
   const ready = width > 0 && height > 0;
@@ -464,12 +542,13 @@ function ViewControl({ layout, highlight, highlighted }: { layout: GraphLayout; 
         return;
       }
       if (ids.length > 1) {
-        flow.fitView({ nodes: ids.map((x) => ({ id: x })), padding: 0.15, maxZoom: 1.2, duration: newLayout ? 0 : 300 });
+        const want = new Set(ids);
+        fitBox(flow, store, boxOf(layout.nodes.filter((n) => want.has(n.id))), { padding: 0.15, maxZoom: 1.2, duration: newLayout ? 0 : 300 });
         return;
       }
       if (!newLayout) return;
       const v = initialViewport(layout, { width, height });
-      if (v.fit) flow.fitView({ padding: 0.08, duration: 0, maxZoom: 1.2 });
+      if (v.fit) fitBox(flow, store, { x: 0, y: 0, r: layout.width, b: layout.height }, { padding: 0.08, maxZoom: 1.2, duration: 0 });
       else flow.setViewport({ x: v.x, y: v.y, zoom: v.zoom });
     });
     return () => cancelAnimationFrame(id);
@@ -477,6 +556,36 @@ function ViewControl({ layout, highlight, highlighted }: { layout: GraphLayout; 
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [layout, highlight, flow, ready]);
   return null;
+}
+
+type Bounds = { x: number; y: number; r: number; b: number };
+
+function boxOf(nodes: { x: number; y: number; width: number; height: number }[]): Bounds {
+  if (!nodes.length) return { x: 0, y: 0, r: 1, b: 1 };
+  return {
+    x: Math.min(...nodes.map((n) => n.x)),
+    y: Math.min(...nodes.map((n) => n.y)),
+    r: Math.max(...nodes.map((n) => n.x + n.width)),
+    b: Math.max(...nodes.map((n) => n.y + n.height)),
+  };
+}
+
+// fitBox shows a box of the layout whole and centred. It works from the layout,
+// not from React Flow's nodes, since zoomed out a wrapped group's members are no
+// nodes (FarCells) and fitView would not know where they are.
+function fitBox(
+  flow: ReturnType<typeof useReactFlow>,
+  store: ReturnType<typeof useStoreApi>,
+  box: Bounds,
+  opts: { padding: number; maxZoom: number; duration: number },
+) {
+  const { width, height, minZoom } = store.getState();
+  const w = Math.max(box.r - box.x, 1);
+  const h = Math.max(box.b - box.y, 1);
+  const zoom = Math.max(minZoom, Math.min(opts.maxZoom, width / (w * (1 + opts.padding)), height / (h * (1 + opts.padding))));
+  const x = width / 2 - (box.x + w / 2) * zoom;
+  const y = height / 2 - (box.y + h / 2) * zoom;
+  flow.setViewport({ x, y, zoom }, { duration: opts.duration });
 }
 
 function GraphInner(props: GraphProps) {
@@ -492,14 +601,16 @@ function GraphInner(props: GraphProps) {
   const [moving, setMoving] = useState(false);
   const onMoveStart = useCallback(() => setMoving(true), []);
   const onMoveEnd = useCallback(() => setMoving(false), []);
-  const { nodes, edges } = useFlowElements(props, layout, focusKey);
-  const big = nodes.length > BIG_GRAPH;
-  const current = useRef(nodes);
-  current.current = nodes;
-  const highlighted = useCallback(
-    () => current.current.filter((n) => n.type === 'resource' && n.data.emphasis === 'hl').map((n) => n.id),
-    [],
-  );
+  const far = useFarView();
+  const { nodes, edges } = useFlowElements(props, layout, focusKey, far);
+  const big = layout.nodes.length > BIG_GRAPH;
+  const current = useRef(props);
+  current.current = props;
+  // The resources the highlight picks, nodes or not (FarCells).
+  const highlighted = useCallback(() => {
+    const { resources, highlight } = current.current;
+    return highlight ? resources.filter((r) => r.status === highlight).map((r) => resourceNodeId(resourceKey(r))) : [];
+  }, []);
   // zoomToGroup shows one group's resources (its frame when it has one): all of
   // them when they are readable that way, else its top left corner at a readable
   // zoom (with the frame's title), to pan on from there.
@@ -509,19 +620,14 @@ function GraphInner(props: GraphProps) {
       const frame = layout.nodes.find((n) => n.type === 'frame' && n.ref === key);
       const members = frame ? [frame] : layout.nodes.filter((n) => n.type === 'resource' && n.group === key);
       if (!members.length) return;
-      const box = {
-        x: Math.min(...members.map((n) => n.x)),
-        y: Math.min(...members.map((n) => n.y)),
-        r: Math.max(...members.map((n) => n.x + n.width)),
-        b: Math.max(...members.map((n) => n.y + n.height)),
-      };
+      const box = boxOf(members);
       const { width, height } = store.getState();
       const pad = 24;
       const title = frame ? 28 : 0;
       const fit = Math.min((width - 2 * pad) / (box.r - box.x), (height - 2 * pad) / (box.b - box.y + title));
       if (fit >= READABLE_ZOOM) {
-        const ids = frame ? [frame.id] : [groupNodeId(key), ...members.map((n) => n.id)];
-        flow.fitView({ nodes: ids.map((id) => ({ id })), padding: 0.06, maxZoom: 1.2, duration: 300 });
+        const group = layout.nodes.find((n) => n.id === groupNodeId(key));
+        fitBox(flow, store, boxOf(frame || !group ? members : [group, ...members]), { padding: 0.06, maxZoom: 1.2, duration: 300 });
         return;
       }
       const zoom = READABLE_ZOOM;
@@ -556,7 +662,7 @@ function GraphInner(props: GraphProps) {
         nodesConnectable={false}
         elementsSelectable={false}
         edgesFocusable={false}
-        onlyRenderVisibleElements={nodes.length > 200}
+        onlyRenderVisibleElements={layout.nodes.length > 200}
         minZoom={0.05}
         maxZoom={2}
         panOnScroll
@@ -567,9 +673,14 @@ function GraphInner(props: GraphProps) {
         onMoveEnd={onMoveEnd}
         onNodeMouseEnter={(_, node) => node.type === 'resource' && setFocusKey(node.id.slice(4))}
         onNodeMouseLeave={(_, node) => node.type === 'resource' && setFocusKey((k) => (k === node.id.slice(4) ? '' : k))}
-        onNodeClick={(_, node) => {
+        onNodeClick={(e, node) => {
           if (node.type === 'resource') props.onOpen(node.id.slice(4));
           else if (node.type === 'tier') zoomToGroup(node.id.slice(6));
+          else if (node.type === 'frame') {
+            // Zoomed out, a box in a frame is a resource: open it.
+            const key = (e.target as Element).closest?.('[data-key]')?.getAttribute('data-key');
+            if (key) props.onOpen(key);
+          }
         }}
       >
         <Background gap={24} size={1} />
