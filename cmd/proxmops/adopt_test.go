@@ -16,13 +16,15 @@ import (
 // with the adoption (the undeclared tag's removal included), tags the
 // guest and nothing else, and records "adopted" in the daemon's history
 // with the commit and the OS user; a second run is refused with the reason.
+// Its disk, larger than declared, stays accepted: apply after apply
+// reports it and succeeds, never shrinks it.
 func TestAdoptCommand(t *testing.T) {
 	sim, repo := cliEnv(t)
 	db := filepath.Join(t.TempDir(), "proxmops.db")
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
 	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
 		"name": "app-01", "cores": "1", "memory": "2048", "tags": "old",
-		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
+		"scsi0": "local-lvm:vm-120-disk-0,size=32G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
 		t.Fatal(err)
 	}
 	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
@@ -32,8 +34,8 @@ func TestAdoptCommand(t *testing.T) {
 		t.Fatalf("adopt: %d\n%s%s", code, out, errOut)
 	}
 	g, _ := sim.Guest(120)
-	if g.Config["tags"] != engine.OwnerTag+";old" || g.Config["cores"] != "1" {
-		t.Fatalf("want the ownership tag only: %v", g.Config)
+	if g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";old" || g.Config["cores"] != "1" {
+		t.Fatalf("want the ownership tags only: %v", g.Config)
 	}
 	st, err := store.Open(context.Background(), store.Options{Path: db})
 	if err != nil {
@@ -48,5 +50,18 @@ func TestAdoptCommand(t *testing.T) {
 	code, out, errOut = runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
 	if code != 1 || !strings.Contains(errOut, "proxmops already owns it") {
 		t.Fatalf("adopting again: %d\n%s%s", code, out, errOut)
+	}
+	for i := range 2 {
+		code, out, errOut = runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
+		if code != 0 || !strings.Contains(out, " 0 failed") || i == 0 && !strings.Contains(out, "disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk") {
+			t.Fatalf("apply %d after the adoption: %d\n%s%s", i, code, out, errOut)
+		}
+	}
+	code, out, errOut = runCLI(t, append([]string{"plan", "--output", "json"}, common...)...)
+	if code != 0 || !strings.Contains(out, `"Synced": 1`) || !strings.Contains(out, `"reason": "in sync; disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk`) {
+		t.Fatalf("plan after the applies: %d\n%s%s", code, out, errOut)
+	}
+	if g, _ := sim.Guest(120); g.Config["cores"] != "2" || !strings.Contains(g.Config["scsi0"], "size=32G") {
+		t.Fatalf("after apply: %v", g.Config)
 	}
 }

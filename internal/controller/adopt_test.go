@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -155,7 +156,7 @@ func TestAdoptThroughTheAPI(t *testing.T) {
 		r := find(l, "VirtualMachine/h2")
 		return r != nil && r.Status == vocab.StatusSynced && g.Config["cores"] == "2"
 	})
-	if g, _ := sim.Guest(441); g.Config["tags"] != "lab;"+engine.OwnerTag {
+	if g, _ := sim.Guest(441); g.Config["tags"] != engine.AdoptedTag+";lab;"+engine.OwnerTag {
 		t.Fatalf("tags after the sync: %q", g.Config["tags"])
 	}
 	var errBody struct {
@@ -205,5 +206,90 @@ func TestAdoptRefusedThroughTheAPI(t *testing.T) {
 	}
 	if g, _ := sim.Guest(442); strings.Contains(g.Config["tags"], engine.OwnerTag) {
 		t.Fatalf("a refused adoption tagged the guest: %v", g.Config)
+	}
+}
+
+// Two hand-made guests, each with a disk larger than its manifest
+// declares and no adoption annotation: one adopted by `proxmops adopt`
+// (its own engine and client, as the command builds them), the other by
+// the UI's button (POST .../adopt over HTTP). The daemon then reconciles
+// both pass after pass: each applies the rest of its manifest and ends
+// Synced with its larger disk reported, never Failed; no disk is resized,
+// no guest replaced, and each keeps the record of its adoption.
+func TestAdoptedGuestsWithLargerDisksReconcile(t *testing.T) {
+	sim := startSim(t, 0.1)
+	for _, g := range []pvesim.GuestSpec{
+		{VMID: 450, Node: "pve1", Config: map[string]string{"name": "by-cli", "cores": "1", "memory": "1024", "tags": "lab",
+			"scsi0": "local-lvm:vm-450-disk-0,size=8G", "net0": "virtio=BC:24:11:00:04:50,bridge=vmbr0"}},
+		{VMID: 451, Node: "pve1", Config: map[string]string{"name": "by-ui", "cores": "1", "memory": "1024", "tags": "lab",
+			"scsi0": "nfs-shared:451/vm-451-disk-0.qcow2,size=8G", "net0": "virtio=BC:24:11:00:04:51,bridge=vmbr0"}},
+	} {
+		if err := sim.AddGuest(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo := newGitRepo(t)
+	repo.commit("two", map[string]string{"vms/by-cli.yaml": vmManifest("by-cli", 450, 2), "vms/by-ui.yaml": vmManifest("by-ui", 451, 2)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/by-cli", vocab.StatusConflict)
+	e.waitStatus("VirtualMachine/by-ui", vocab.StatusConflict)
+	c := serveAPI(t, e)
+
+	seen := map[string]int{} // history entries before the adoptions (the Conflict's)
+	for _, key := range []string{"VirtualMachine/by-cli", "VirtualMachine/by-ui"} {
+		seen[key] = len(e.history(key))
+	}
+	client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := e.c.currentDesired()
+	cli := engine.New(client, engine.Options{})
+	ad, err := cli.PlanAdoption(context.Background(), ds.desired, ds.commit, "VirtualMachine/by-cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.ApplyAdoption(context.Background(), ad, nil); err != nil {
+		t.Fatal(err)
+	}
+	var res api.AdoptResult
+	if st := c.do("POST", "/api/v1/resources/VirtualMachine/by-ui/adopt", nil, &res); st != http.StatusOK || !res.Adopted {
+		t.Fatalf("adopt by the button: %d %+v", st, res)
+	}
+	e.waitFor("both adopted guests synced", func(l api.ResourceList) bool {
+		a, b := find(l, "VirtualMachine/by-cli"), find(l, "VirtualMachine/by-ui")
+		return a != nil && b != nil && a.Status == vocab.StatusSynced && b.Status == vocab.StatusSynced
+	})
+	e.waitPasses(3)
+	var list api.ResourceList
+	if st := c.do("GET", "/api/v1/resources", nil, &list); st != http.StatusOK {
+		t.Fatalf("resources: %d", st)
+	}
+	for _, key := range []string{"VirtualMachine/by-cli", "VirtualMachine/by-ui"} {
+		r := find(list, key)
+		if r == nil || r.Status != vocab.StatusSynced || !strings.Contains(r.Reason, "disk scsi0 is 8G on the cluster but 4G in the manifest: never shrunk") {
+			t.Errorf("%s: want Synced with the larger disk reported: %+v", key, r)
+		}
+		for _, h := range e.history(key)[seen[key]:] {
+			if h.Event == api.EventFailed {
+				t.Errorf("%s failed after its adoption: %+v", key, h)
+			}
+		}
+	}
+	if r := find(list, "VirtualMachine/by-ui"); r == nil || !strings.Contains(r.Reason, "disk scsi0 is on nfs-shared, the manifest says local-lvm (accepted as it is, never moved)") {
+		t.Errorf("the other storage is not reported: %+v", r)
+	}
+	for _, vmid := range []int{450, 451} {
+		g, _ := sim.Guest(vmid)
+		if g.Config["cores"] != "2" || !strings.Contains(g.Config["scsi0"], "size=8G") ||
+			g.Config["tags"] != engine.AdoptedTag+";lab;"+engine.OwnerTag {
+			t.Errorf("VMID %d after the passes: %v", vmid, g.Config)
+		}
+	}
+	for _, r := range sim.Requests() {
+		if strings.HasSuffix(r.Path, "/resize") || strings.HasSuffix(r.Path, "/move_disk") || r.Method == "DELETE" ||
+			r.Method == "POST" && (strings.HasSuffix(r.Path, "/qemu") || strings.HasSuffix(r.Path, "/clone")) {
+			t.Errorf("a resize or replacement: %+v", r)
+		}
 	}
 }

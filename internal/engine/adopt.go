@@ -21,6 +21,20 @@ import (
 // accepted as it is, and disks larger than declared are reported, never
 // shrunk: adopting never replaces nor shrinks anything. Without the
 // annotation or the command a foreign guest stays a Conflict (gate.go).
+//
+// What an adoption accepts stays accepted after it, however it was made:
+// the adoption tags the guest with AdoptedTag beside OwnerTag, and every
+// later plan of a guest carrying both (or of a manifest still annotated)
+// notes those differences instead of failing on them, so an adopted guest
+// with a larger disk reconciles like any other, pass after pass, whether
+// the annotation, `proxmops adopt` or the UI's button adopted it.
+
+// adoptionTags are the tags an adoption adds.
+var adoptionTags = strings.Join(normalTags([]string{OwnerTag, AdoptedTag}), ";")
+
+// adoptingReason opens the reason of an adoption.
+var adoptingReason = "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag +
+	" and " + AdoptedTag + " (which keeps what the adoption accepts accepted)"
 
 // adoptRequested reports whether m asks to adopt the guest at its VMID.
 func (pc *planContext) adoptRequested(m Meta) bool {
@@ -32,6 +46,9 @@ func (pc *planContext) adoptRequested(m Meta) bool {
 // adopting) and a finished action when the adoption is refused. typ and
 // template are what the kind declares, as for guestGate.
 func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ string, template bool) (*Guest, *Action) {
+	if g != nil && g.Owned && g.Adopted {
+		a.acceptAsIs = true // adopted earlier: what it accepted stays accepted
+	}
 	if !pc.adoptRequested(m) {
 		return g, nil
 	}
@@ -58,9 +75,9 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 		return refuse(fmt.Sprintf("its configuration could not be read: %v", g.ReadErr))
 	}
 	own := *g
-	own.Owned = true
+	own.Owned, own.Adopted = true, true
 	a.Adopt = true
-	tags := normalTags(append(append([]string(nil), g.Tags...), OwnerTag))
+	tags := normalTags(append(append([]string(nil), g.Tags...), OwnerTag, AdoptedTag))
 	node, vmid := g.Node, g.VMID
 	a.tagOnly = func(ctx context.Context, x *execCtx) error {
 		p := pve.NewParams().Set("tags", strings.Join(tags, ";"))
@@ -72,12 +89,18 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	return &own, nil
 }
 
-// refuseShrink refuses a shrink: reported and failed, or only noted by an
-// adoption.
-func (d *guestDiff) refuseShrink(msg string) {
+// refuseShrink refuses to shrink subject ("disk scsi0", "rootfs") from
+// have to want: reported and failed (unsupported says why), or, on an
+// adopted guest, only noted (adoptDiff).
+func (d *guestDiff) refuseShrink(subject string, have, want int64, unsupported string) {
+	head := fmt.Sprintf("%s is %s on the cluster but %s in the manifest", subject, FormatSize(have), FormatSize(want))
+	msg := head + ": " + unsupported + ", raise the size in the manifest"
 	d.refused = append(d.refused, msg)
-	d.shrinks = append(d.shrinks, msg)
+	d.shrinks = append(d.shrinks, shrink{refused: msg, note: head + ": never shrunk (an adopted guest keeps its larger disks)"})
 }
+
+// shrink is one refused shrink, with its note on an adopted guest.
+type shrink struct{ refused, note string }
 
 // adoptDiff drops from an adopting guest's diff what adoption accepts as
 // it is: creation-only differences and shrinks, which are only noted.
@@ -92,13 +115,11 @@ func adoptDiff(a *Action, d *guestDiff) []string {
 	}
 	d.creationOnly = nil
 	notes = append(notes, d.asIs...)
-	if len(d.shrinks) > 0 {
-		d.refused = slices.DeleteFunc(d.refused, func(r string) bool { return slices.Contains(d.shrinks, r) })
-		for _, s := range d.shrinks {
-			notes = append(notes, strings.Replace(s, "shrinking disks is not supported", "never shrunk", 1))
-		}
-		d.shrinks = nil
+	for _, s := range d.shrinks {
+		d.refused = slices.DeleteFunc(d.refused, func(r string) bool { return r == s.refused })
+		notes = append(notes, s.note)
 	}
+	d.shrinks = nil
 	return notes
 }
 
@@ -120,9 +141,9 @@ func finishAdopt(a *Action, notes []string) {
 		a.run, a.claim = a.tagOnly, claim{nodes: []string{a.Node}}
 	}
 	if !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "tags" }) {
-		a.Changes = append([]vocab.Change{{Field: "tags", Path: "metadata.tags", To: OwnerTag}}, a.Changes...)
+		a.Changes = append([]vocab.Change{{Field: "tags", Path: "metadata.tags", To: adoptionTags}}, a.Changes...)
 	}
-	reason := "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag
+	reason := adoptingReason
 	if a.Reason != "" && a.Reason != "in sync" {
 		reason += "; " + a.Reason
 	}
@@ -146,8 +167,8 @@ func (p *Plan) AdoptOnly(key string) (*Plan, error) {
 			return nil, fmt.Errorf("%s is not adopted: %s", key, why)
 		}
 		b := *a
-		b.Changes = []vocab.Change{{Field: "tags", Path: "metadata.tags", To: OwnerTag}}
-		b.Reason = "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag
+		b.Changes = []vocab.Change{{Field: "tags", Path: "metadata.tags", To: adoptionTags}}
+		b.Reason = adoptingReason
 		b.run, b.NeedsReboot, b.Sync = a.tagOnly, false, vocab.SyncAuto
 		b.claim = claim{nodes: []string{a.Node}}
 		b.DependsOn, b.snapshot = nil, nil // the tag alone: no snapshot before it
@@ -235,7 +256,7 @@ func (e *Engine) ApplyAdoption(ctx context.Context, ad *Adoption, prog Progress)
 // the command and the API.
 func (ad *Adoption) HistoryMessage(revision string) string {
 	return fmt.Sprintf("adopted VMID %d on %s (tagged %s) at %s; the other differences wait for a sync",
-		ad.VMID, ad.Node, OwnerTag, shortCommit(revision))
+		ad.VMID, ad.Node, adoptionTags, shortCommit(revision))
 }
 
 func shortCommit(rev string) string {

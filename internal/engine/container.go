@@ -309,15 +309,11 @@ func nicCTValue(n CTNICSpec, existing *pve.PropertyString) string {
 	return out
 }
 
-func (s *ContainerSpec) wantTags() []string {
-	return normalTags(append(append([]string(nil), s.Tags...), OwnerTag))
-}
-
 // diffContainer compares s with the container's effective configuration,
 // row by row of ctFields.
 func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 	d := &ctDiff{guestDiff: &guestDiff{managed: map[string]*param{}}, running: g.Running()}
-	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID}, &diffCtx{eff: g.Effective, gate: d.running}, d.guestDiff)
+	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted}, &diffCtx{eff: g.Effective, gate: d.running}, d.guestDiff)
 	d.pending = pendingOf(g, d.guestDiff)
 	return d
 }
@@ -474,7 +470,7 @@ func (x *execCtx) rereadContainer(ctx context.Context, node string, vmid int) (*
 		return nil, err
 	}
 	g.Tags = pve.SplitTags(g.Effective["tags"])
-	g.Owned = hasTag(g.Tags, OwnerTag)
+	g.Owned, g.Adopted = hasTag(g.Tags, OwnerTag), hasTag(g.Tags, AdoptedTag)
 	return g, nil
 }
 

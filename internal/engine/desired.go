@@ -9,6 +9,14 @@ import (
 // OwnerTag marks guests proxmops owns.
 const OwnerTag = "managed-by-proxmops"
 
+// AdoptedTag marks, beside OwnerTag, a guest proxmops adopted rather than
+// made. It records on the guest itself, for the daemon and the CLI alike,
+// that the creation-time choices found at adoption (a larger disk, a
+// template, a storage) are accepted as they are: they are reported, never
+// failed, replaced nor shrunk, whether the adoption came from the
+// annotation, `proxmops adopt` or the UI's button (adopt.go).
+const AdoptedTag = "adopted-by-proxmops"
+
 // Meta is what every desired resource carries.
 type Meta struct {
 	Kind string

@@ -58,7 +58,7 @@ func TestAdoptionByAnnotationTagsAndReconcilesTheGuest(t *testing.T) {
 	}
 	e.mustApply(eng)
 	g := e.guest(130)
-	if g.Config["tags"] != engine.OwnerTag+";web" || g.Config["cores"] != "2" || !strings.Contains(g.Config["scsi0"], "size=2G") {
+	if g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";web" || g.Config["cores"] != "2" || !strings.Contains(g.Config["scsi0"], "size=2G") {
 		t.Fatalf("after the sync: %v", g.Config)
 	}
 	asRoot(t, e, "PUT", "/nodes/pve1/qemu/130/config", url.Values{"cores": {"4"}})
@@ -107,8 +107,8 @@ func TestAdoptCommandTagsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := e.guest(130)
-	if g.Config["tags"] != engine.OwnerTag+";web" || g.Config["cores"] != "1" {
-		t.Fatalf("want only the tag: %v", g.Config)
+	if g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";web" || g.Config["cores"] != "1" {
+		t.Fatalf("want only the tags: %v", g.Config)
 	}
 	a := e.plan(e.engine(engine.Options{})).Find(engine.KindVirtualMachine, "app-02")
 	if a.Conflict || !a.Owned || a.Action != vocab.ActionUpdate {

@@ -132,10 +132,11 @@ func TestAdoptionAcceptsCreationOnlyChoices(t *testing.T) {
 	}
 }
 
-// A disk larger than declared is reported and never shrunk: with the
-// annotation the plan notes it and the guest ends in sync; adopted by the
-// command (no annotation), the sync reports the shrink as refused, names
-// the fix, and leaves the disk as it is, pass after pass.
+// A disk larger than declared is reported and never shrunk, however the
+// guest was adopted: with the annotation the plan notes it and the guest
+// ends in sync; adopted by the command (no annotation), or annotated and
+// the annotation removed later, every later pass applies the rest, notes
+// the larger disk and ends in sync, never failed, never a resize.
 func TestAdoptionNeverShrinksADisk(t *testing.T) {
 	e := newEnv(t)
 	handMadeClone(t, e) // its disk is 2G, the manifest's 1G
@@ -153,6 +154,9 @@ func TestAdoptionNeverShrinksADisk(t *testing.T) {
 	if a := e.plan(eng).Find(engine.KindVirtualMachine, "app-02"); a.Status != vocab.StatusSynced || !strings.Contains(a.Reason, "never shrunk") {
 		t.Fatalf("with the annotation the guest is in sync and the disk noted: %+v", a)
 	}
+	// The annotation removed once the guest is adopted: nothing changes.
+	e.write("vms/app-02.yaml", strings.Replace(adoptClone, "  annotations:\n    proxmops.dev/adopt: \"true\"\n", "", 1))
+	assertAdoptedDiskKept(t, e, eng)
 
 	// The same guest adopted by the command, its manifest unannotated.
 	e2 := newEnv(t)
@@ -169,15 +173,40 @@ func TestAdoptionNeverShrinksADisk(t *testing.T) {
 	if err := eng2.ApplyAdoption(context.Background(), ad, nil); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		p, rep := e2.apply(eng2)
+	assertAdoptedDiskKept(t, e2, eng2)
+}
+
+// assertAdoptedDiskKept syncs the adopted app-02 (2G disk, 1G declared,
+// 2 cores) three times: each pass ends with it in sync and the larger
+// disk noted, never failed; nothing resizes, replaces nor moves it.
+func assertAdoptedDiskKept(t *testing.T, e *env, eng *engine.Engine) {
+	t.Helper()
+	before := replacements(e.sim)
+	for i := range 3 {
+		p, rep := e.apply(eng)
 		a := p.Find(engine.KindVirtualMachine, "app-02")
-		if !strings.Contains(a.Reason, "shrinking disks is not supported, raise the size in the manifest") || len(rep.Results) != 1 || rep.Results[0].Status != vocab.StatusFailed {
-			t.Fatalf("want the shrink reported as refused:\n%s\n%+v", planText(p), rep.Results)
+		if !strings.Contains(a.Reason, "disk scsi0 is 2G on the cluster but 1G in the manifest: never shrunk") || strings.Contains(a.Reason, "not supported") {
+			t.Fatalf("pass %d: want the larger disk noted, never refused:\n%s", i, planText(p))
 		}
-		if g := e2.guest(130); !strings.Contains(g.Config["scsi0"], "size=2G") || g.Config["cores"] != "2" {
-			t.Fatalf("shrunk, or the rest not applied: %v", g.Config)
+		for _, r := range rep.Results {
+			if r.Status == vocab.StatusFailed {
+				t.Fatalf("pass %d: the adopted guest failed: %+v", i, r)
+			}
 		}
+		if g := e.guest(130); !strings.Contains(g.Config["scsi0"], "size=2G") || g.Config["cores"] != "2" || !strings.Contains(g.Config["tags"], engine.AdoptedTag) {
+			t.Fatalf("pass %d: shrunk, the rest not applied, or the adoption's record dropped: %v", i, g.Config)
+		}
+	}
+	if a := e.plan(eng).Find(engine.KindVirtualMachine, "app-02"); a.Status != vocab.StatusSynced || a.Action != vocab.ActionNone {
+		t.Fatalf("the adopted guest is not in sync: %+v", a)
+	}
+	for _, r := range e.sim.Requests() {
+		if strings.HasSuffix(r.Path, "/resize") {
+			t.Fatalf("a resize was sent: %+v", r)
+		}
+	}
+	if after := replacements(e.sim); !sameCounts(before, after) {
+		t.Fatalf("replaced or moved: %v -> %v", before, after)
 	}
 }
 
@@ -202,7 +231,7 @@ func TestAdoptionShowsTheTagsASyncRemoves(t *testing.T) {
 			tags = &ad.Plan.Actions[0].Changes[i]
 		}
 	}
-	if tags == nil || tags.From != "old;team-a;web" || tags.To != engine.OwnerTag+";web" {
+	if tags == nil || tags.From != "old;team-a;web" || tags.To != engine.AdoptedTag+";"+engine.OwnerTag+";web" {
 		t.Fatalf("the plan must show the undeclared tags removed: %+v", ad.Plan.Actions[0].Changes)
 	}
 	if g := e.guest(130); g.Config["tags"] != handTags {
@@ -211,11 +240,89 @@ func TestAdoptionShowsTheTagsASyncRemoves(t *testing.T) {
 	if err := eng.ApplyAdoption(context.Background(), ad, nil); err != nil {
 		t.Fatal(err)
 	}
-	if g := e.guest(130); g.Config["tags"] != engine.OwnerTag+";old;team-a;web" {
-		t.Fatalf("the adoption must only add the ownership tag: %q", g.Config["tags"])
+	if g := e.guest(130); g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";old;team-a;web" {
+		t.Fatalf("the adoption must only add the ownership tags: %q", g.Config["tags"])
 	}
 	e.mustApply(eng)
-	if g := e.guest(130); g.Config["tags"] != engine.OwnerTag+";web" {
+	if g := e.guest(130); g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";web" {
 		t.Fatalf("after the sync: %q, want the declared tags and the ownership tag", g.Config["tags"])
+	}
+}
+
+// What `proxmops adopt` (and the UI's button, the same PlanAdoption and
+// ApplyAdoption) accepts stays accepted with no annotation in the
+// manifest: a container whose root disk is larger than declared, on
+// another storage, privileged, and a template whose disk is larger than
+// declared are, pass after pass, in sync with those differences noted,
+// never failed, resized nor replaced.
+func TestAdoptedByCommandKeepsWhatItAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, manifest, key string
+		vmid                      int
+		guest                     pvesim.GuestSpec
+		notes                     []string
+	}{
+		{"a container", "ct/dns-01.yaml", example(t, "containers/dns-01.yaml"), "Container/dns-01", 201,
+			pvesim.GuestSpec{VMID: 201, Node: "pve1", Type: "lxc", Config: map[string]string{
+				"hostname": "dns-01", "cores": "2", "memory": "512", "ostype": "debian", "arch": "amd64",
+				"rootfs": "nfs-shared:201/vm-201-disk-0.raw,size=16G",
+				"net0":   "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:02:01,ip=10.0.0.53/24,gw=10.0.0.1,type=veth"}},
+			[]string{"rootfs is 16G on the cluster but 8G in the manifest: never shrunk", `rootfs.storage is "nfs-shared" on the guest (creation-only: accepted as it is)`,
+				`unprivileged is "0" on the guest (creation-only: accepted as it is)`}},
+		{"a template", "templates/tpl.yaml", "apiVersion: proxmops.dev/v1\nkind: Template\nmetadata:\n  name: debian-12-tpl\n  node: pve1\nspec:\n  vmid: 9000\n" +
+			"  image:\n    source: https://images.example.org/debian-12.qcow2\n  cores: 2\n  memory: 2048\n  disks:\n    - storage: local-lvm\n      size: 2G\n  net:\n    - bridge: vmbr0\n",
+			"Template/debian-12-tpl", 9000,
+			pvesim.GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "debian-12-tpl", "template": "1", "cores": "2", "memory": "2048",
+				"boot": "order=scsi0", "scsi0": "local-lvm:base-9000-disk-0,size=4G", "net0": "virtio=BC:24:11:00:90:00,bridge=vmbr0"}},
+			[]string{"disk scsi0 is 4G on the cluster but 2G in the manifest: never shrunk"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("ct/debian.yaml", "apiVersion: proxmops.dev/v1\nkind: ContainerTemplate\nmetadata:\n  name: debian-12-standard\nspec:\n  node: pve1\n  appliance: debian-12-standard\n  storage: local\n")
+			if err := e.sim.AddGuest(tc.guest); err != nil {
+				t.Fatal(err)
+			}
+			e.write(tc.file, tc.manifest)
+			ad, err := e.engine(engine.Options{}).PlanAdoption(context.Background(), e.desired(), "test", tc.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eng := e.engine(engine.Options{})
+			if err := eng.ApplyAdoption(context.Background(), ad, nil); err != nil {
+				t.Fatal(err)
+			}
+			kind, name, _ := strings.Cut(tc.key, "/")
+			before := replacements(e.sim)
+			for i := range 3 {
+				p, rep := e.apply(eng)
+				a := p.Find(kind, name)
+				for _, n := range tc.notes {
+					if !strings.Contains(a.Reason, n) {
+						t.Fatalf("pass %d: %q not noted:\n%s", i, n, planText(p))
+					}
+				}
+				for _, r := range rep.Results {
+					if r.Status == vocab.StatusFailed {
+						t.Fatalf("pass %d: failed: %+v\n%s", i, r, planText(p))
+					}
+				}
+			}
+			a := e.plan(eng).Find(kind, name)
+			if a.Status != vocab.StatusSynced || a.Action != vocab.ActionNone || strings.Contains(a.Reason, "not supported") {
+				t.Fatalf("the adopted guest is not in sync: %+v", a)
+			}
+			g := e.guest(tc.vmid)
+			if !strings.Contains(g.Config["tags"], engine.AdoptedTag) || !strings.Contains(g.Config["tags"], engine.OwnerTag) {
+				t.Fatalf("tags: %q", g.Config["tags"])
+			}
+			for _, r := range e.sim.Requests() {
+				if strings.HasSuffix(r.Path, "/resize") {
+					t.Fatalf("a resize was sent: %+v", r)
+				}
+			}
+			if after := replacements(e.sim); !sameCounts(before, after) {
+				t.Fatalf("replaced or moved: %v -> %v", before, after)
+			}
+		})
 	}
 }

@@ -95,6 +95,18 @@ type fieldCtx struct {
 	eff        map[string]string // the guest's configuration, nil at create
 	vmid       int
 	importFrom string // the boot disk's import source at create
+	adopted    bool   // the guest carries AdoptedTag, or is being adopted
+}
+
+// tagsParam is the tags row of both tables: the manifest's tags and
+// OwnerTag, and AdoptedTag on an adopted guest, so that a sync keeps the
+// record of what its adoption accepted.
+func tagsParam(tags []string, x *fieldCtx) []param {
+	want := append(append([]string(nil), tags...), OwnerTag)
+	if x.adopted {
+		want = append(want, AdoptedTag)
+	}
+	return []param{{key: "tags", path: "metadata.tags", same: sameTags, show: showTags, want: strings.Join(normalTags(want), ";")}}
 }
 
 // params evaluates a table for a spec.

@@ -28,8 +28,7 @@ var qemuFields = []row[*guestSpec]{
 			ps.Set("cputype", w)
 			return ps.String("cputype")
 		}}, want: func(gs *guestSpec) (string, bool) { return str(gs.CPU) }},
-	{param: param{key: "tags", path: "metadata.tags", same: sameTags, show: showTags},
-		want: func(gs *guestSpec) (string, bool) { return strings.Join(gs.wantTags(), ";"), true }},
+	{param: param{key: "tags", path: "metadata.tags"}, each: func(gs *guestSpec, x *fieldCtx) []param { return tagsParam(gs.tags, x) }},
 	{param: param{key: "description", path: "spec.description", same: sameDesc, show: showDesc}, want: func(gs *guestSpec) (string, bool) { return str(gs.desc) }},
 	{param: param{key: "onboot", path: "spec.onboot", same: sameTruthy}, want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.onboot) }},
 	{param: param{key: "startup", path: "spec.startup"}, want: func(gs *guestSpec) (string, bool) { return str(gs.startup) }},
@@ -212,8 +211,7 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 		case pd.Size < disk.Size:
 			d.resizes = append(d.resizes, resize{slot: disk.Slot, path: path + ".size", from: pd.Size, to: disk.Size})
 		case pd.Size > disk.Size:
-			d.refuseShrink(fmt.Sprintf("disk %s is %s on the cluster but %s in the manifest: shrinking disks is not supported, raise the size in the manifest",
-				disk.Slot, FormatSize(pd.Size), FormatSize(disk.Size)))
+			d.refuseShrink("disk "+disk.Slot, pd.Size, disk.Size, "shrinking disks is not supported")
 		}
 	}
 	if st := storageOf(pd.File); disk.Storage != "" && st != "" && st != disk.Storage {

@@ -73,7 +73,7 @@ type guestDiff struct {
 	resizes      []resize
 	refused      []string       // shrinking, root-only settings: reported and failed
 	creationOnly []vocab.Change // cannot change on an existing guest: reported
-	shrinks      []string       // the refusals that are shrinks (an adoption only reports them)
+	shrinks      []shrink       // the refusals that are shrinks (an adopted guest only notes them)
 	asIs         []string       // what only an adoption notes: creation-time choices it accepts (a disk's storage)
 	pending      []vocab.Change // managed keys whose desired value already waits for a reboot
 	cidata       *cidataChange
@@ -411,7 +411,7 @@ func gibCeil(b int64) int64 {
 func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 	d := &guestDiff{managed: map[string]*param{}}
 	x := &diffCtx{eff: g.Effective, hp: hotplug(g.Effective), gate: true}
-	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID}, x, d)
+	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted}, x, d)
 	d.pending = pendingOf(g, d)
 	return d
 }

@@ -26,6 +26,8 @@ type Guest struct {
 	Tags     []string
 	Template bool
 	Owned    bool
+	// Adopted: the guest carries AdoptedTag, or this plan adopts it.
+	Adopted bool
 	// HAState is the guest's HA state from /cluster/resources ("" when it
 	// is not an HA resource).
 	HAState string
@@ -246,7 +248,7 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Snapsho
 			tags := r.TagList()
 			snap.Guests[int(r.VMID)] = &Guest{VMID: int(r.VMID), Type: r.Type, Node: r.Node, Name: r.Name,
 				Status: r.Status, Lock: r.Lock, Tags: tags, Template: r.IsTemplate(), Owned: hasTag(tags, OwnerTag),
-				HAState: r.HAState}
+				Adopted: hasTag(tags, AdoptedTag), HAState: r.HAState}
 			if sums != nil {
 				sums[int(r.VMID)] = summaryOf(r)
 			}

@@ -178,9 +178,9 @@ func guestMeta(g *Guest, name string) manifest.Metadata {
 	return m
 }
 
-// exportTags reads a tags value without the ownership tag.
+// exportTags reads a tags value without proxmops' own tags.
 func exportTags(v string) []string {
-	return slices.DeleteFunc(normalTags(pve.SplitTags(v)), func(t string) bool { return t == OwnerTag })
+	return slices.DeleteFunc(normalTags(pve.SplitTags(v)), func(t string) bool { return t == OwnerTag || t == AdoptedTag })
 }
 
 // readers of both tables

@@ -72,7 +72,7 @@ func (x *execCtx) rereadGuest(ctx context.Context, node string, vmid int) (*Gues
 		return nil, err
 	}
 	g.Tags = pve.SplitTags(g.Effective["tags"])
-	g.Owned = hasTag(g.Tags, OwnerTag)
+	g.Owned, g.Adopted = hasTag(g.Tags, OwnerTag), hasTag(g.Tags, AdoptedTag)
 	return g, nil
 }
 

@@ -116,9 +116,10 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	if a.Adopt {
 		return planTemplateAdopt(a, d)
 	}
+	notes := adoptDiff(a, d) // an adopted template: what its adoption accepted is only noted
 	a.Changes = d.changes()
 	if d.empty() {
-		a.Status, a.Reason = vocab.StatusSynced, "in sync"
+		a.Status, a.Reason = vocab.StatusSynced, joinReasons(append([]string{"in sync"}, notes...))
 		return a
 	}
 	fields := make([]string, 0, len(a.Changes))
@@ -126,8 +127,12 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
 	}
 	a.Status = vocab.StatusOutOfSync
-	a.Reason = fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place and existing clones keep their copy: delete the template to rebuild it, or give the new version another name and vmid",
-		strings.Join(uniqStrings(fields), ", "))
+	var reasons []string
+	if len(fields) > 0 {
+		reasons = append(reasons, fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place and existing clones keep their copy: delete the template to rebuild it, or give the new version another name and vmid",
+			strings.Join(uniqStrings(fields), ", ")))
+	}
+	a.Reason = joinReasons(append(append(reasons, d.refused...), notes...))
 	return a
 }
 

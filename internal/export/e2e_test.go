@@ -242,7 +242,7 @@ func TestExportOfAHandMadeClusterPlansOnlyAdoption(t *testing.T) {
 			t.Errorf("VMID %d not adopted: %q", id, tags)
 		}
 	}
-	if cfg := c.config(100, "qemu"); cfg["tags"] != engine.OwnerTag+";prod;web" || cfg["cores"] != "2" {
+	if cfg := c.config(100, "qemu"); cfg["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";prod;web" || cfg["cores"] != "2" {
 		t.Errorf("web-01 after the sync: %v", cfg)
 	}
 	p, err = eng.Plan(context.Background(), d, "export")

@@ -430,7 +430,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const confirm = drawer.getByRole('alertdialog', { name: `Adopt VMID 122 on pve1 as ${backend.conflicting}?` });
     await confirm.waitFor();
     const tags = confirm.locator('tbody tr', { hasText: /^tags/ });
-    expect(await tags.locator('td').allTextContents()).toEqual(['tags', 'handmade', 'app;managed-by-proxmops;prod', 'ownership tag now, the rest at the next sync']);
+    expect(await tags.locator('td').allTextContents()).toEqual(['tags', 'handmade', 'adopted-by-proxmops;app;managed-by-proxmops;prod', 'ownership tag now, the rest at the next sync']);
     await confirm.getByText(/removes the tag handmade from the guest/).waitFor();
     expect(await confirm.locator('tbody tr').count()).toBeGreaterThan(1);
     await b.shot('drawer-adopt-confirm');
@@ -441,7 +441,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     await confirm.getByRole('button', { name: 'Adopt', exact: true }).click();
     await drawer.getByRole('status').filter({ hasText: /^Adopted\. adopted: VMID 122 on pve1 now carries managed-by-proxmops/ }).waitFor({ timeout: 30_000 });
     const after = JSON.parse((await simRequest(backend, 'GET', '/nodes/pve1/qemu/122/config')).body).data;
-    expect(after.tags).toBe('handmade;managed-by-proxmops');
+    expect(after.tags).toBe('adopted-by-proxmops;handmade;managed-by-proxmops');
     expect(after.memory).toBe(before.memory);
     // Automatic sync is off: the rest waits for a sync, and the history says who adopted it.
     await until(`${backend.conflicting} is out of sync`, hasStatus(card('VirtualMachine', backend.conflicting), 'OutOfSync'));
