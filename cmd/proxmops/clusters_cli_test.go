@@ -156,7 +156,7 @@ func TestOneClusterCommandsNeedCluster(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "adopted VirtualMachine/app-01") {
 		t.Fatalf("adopt --cluster office: %d\n%s%s", code, out, errOut)
 	}
-	if g, _ := office.Guest(120); g.Config["tags"] != engine.OwnerTag+";old" {
+	if g, _ := office.Guest(120); g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";old" {
 		t.Fatalf("office's guest not adopted: %v", g.Config["tags"])
 	}
 	if g, _ := home.Guest(120); g.Config["tags"] != "old" {
