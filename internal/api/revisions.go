@@ -33,6 +33,9 @@ type Revision struct {
 	// Current: the desired state in force is this commit.
 	Current bool `json:"current"`
 	Pinned  bool `json:"pinned"`
+	// LoadErrors: this commit is the branch head and its manifests fail to
+	// load, one error per item; it can be neither applied nor pinned.
+	LoadErrors []string `json:"loadErrors,omitempty"`
 	// Result is null when no pass ran at this commit.
 	Result *RevisionResult `json:"result"`
 }

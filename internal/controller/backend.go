@@ -239,7 +239,10 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 		}
 		ds, err := c.load(res)
 		if err != nil {
-			return api.Plan{}, fmt.Errorf("%v: %w", err, api.ErrInvalid)
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner
+			}
+			return api.Plan{}, invalidRevision(res.Commit.Hash, err)
 		}
 		desired, commit = ds.desired, ds.commit
 	}

@@ -471,6 +471,9 @@ func (f *Fleet) Revisions(ctx context.Context) (api.RevisionList, error) {
 		}
 		for i, r := range out.Revisions {
 			o, ok := byHash[r.Hash]
+			if ok {
+				out.Revisions[i].LoadErrors = append(out.Revisions[i].LoadErrors, o.LoadErrors...)
+			}
 			if !ok || o.Result == nil {
 				continue
 			}

@@ -177,3 +177,45 @@ func TestActionLogLinesNameResourceAndCommit(t *testing.T) {
 		t.Fatalf("desired state loaded line %+v, want the full commit %s", loaded, head)
 	}
 }
+
+// A branch head that fails to load is named on GET /api/v1/revisions with
+// its errors (the last good commit is the current one), and a preview of it
+// lists the errors one per line, without a trailing "invalid request".
+func TestBrokenHeadIsNamedInRevisionsAndPreview(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	good := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 432, 1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	s := serve(t, e, nil)
+
+	broken := repo.commit("broken", map[string]string{"vms/a.yaml": coersManifest, "vms/b.yaml": memryManifest})
+	e.c.Refresh(context.Background())
+	l := e.waitFor("the load error", func(l api.ResourceList) bool { return l.LoadError != nil })
+	if len(l.LoadError.Errors) < 2 {
+		t.Fatalf("load error %+v, want one error per file", l.LoadError)
+	}
+
+	code, body := s.get(t, "/api/v1/revisions")
+	var revs api.RevisionList
+	if code != http.StatusOK || json.Unmarshal(body, &revs) != nil || len(revs.Revisions) != 2 {
+		t.Fatalf("GET /api/v1/revisions: %d %s", code, body)
+	}
+	head, last := revs.Revisions[0], revs.Revisions[1]
+	if head.Hash != broken.String() || head.Current || strings.Join(head.LoadErrors, "\n") != strings.Join(l.LoadError.Errors, "\n") {
+		t.Errorf("head = %+v, want not current, with the load errors %q", head, l.LoadError.Errors)
+	}
+	if last.Hash != good.String() || !last.Current || last.LoadErrors != nil {
+		t.Errorf("last good = %+v, want current, without load errors", last)
+	}
+
+	code, body = s.get(t, "/api/v1/plan?revision="+broken.String())
+	var doc api.Error
+	if code != http.StatusBadRequest || json.Unmarshal(body, &doc) != nil {
+		t.Fatalf("preview of the broken head: %d %s, want 400", code, body)
+	}
+	want := append([]string{"the manifests at " + short(broken.String()) + " failed to load:"}, l.LoadError.Errors...)
+	if got := strings.Split(doc.Error, "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("preview error lines:\n%s\nwant:\n%s", doc.Error, strings.Join(want, "\n"))
+	}
+}

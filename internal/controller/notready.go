@@ -14,6 +14,19 @@ type notReadyError struct{ msg string }
 func (e notReadyError) Error() string        { return e.msg }
 func (e notReadyError) Is(target error) bool { return target == api.ErrNotReady }
 
+// invalidRevisionError is an api.ErrInvalid for a previewed revision whose
+// manifests do not load: a first line naming the commit, then one line per
+// error, as the UI lists them, without a trailing "invalid request".
+type invalidRevisionError struct{ msg string }
+
+func (e invalidRevisionError) Error() string        { return e.msg }
+func (e invalidRevisionError) Is(target error) bool { return target == api.ErrInvalid }
+
+func invalidRevision(commit string, err error) error {
+	return invalidRevisionError{fmt.Sprintf("the manifests at %s failed to load:\n%s",
+		short(commit), strings.Join(loadErrorOf(commit, err).Errors, "\n"))}
+}
+
 // loadFailure is pull's error when the manifests of a commit do not load:
 // the pass records it as loadErr (one item per error), not as a source
 // problem repeating the same errors in one line.

@@ -134,6 +134,9 @@ func (c *Controller) Revisions(ctx context.Context) (api.RevisionList, error) {
 	if ds := c.currentDesired(); ds != nil {
 		cur = ds.commit
 	}
+	c.mu.Lock()
+	loadErr := c.loadErr
+	c.mu.Unlock()
 	// A pinned commit off the branch's first-parent line is listed too.
 	if out.Pinned != nil && !containsCommit(commits, out.Pinned.Revision) {
 		if res, err := rt.syncer.ReadAt(ctx, out.Pinned.Revision); err == nil {
@@ -153,6 +156,9 @@ func (c *Controller) Revisions(ctx context.Context) (api.RevisionList, error) {
 	for _, cm := range commits {
 		r := api.Revision{Hash: cm.Hash, Time: cm.Time.UTC(), Author: cm.Author, Message: cm.Subject(),
 			Current: cm.Hash == cur, Pinned: out.Pinned != nil && out.Pinned.Revision == cm.Hash}
+		if loadErr != nil && loadErr.Revision == cm.Hash {
+			r.LoadErrors = loadErr.Errors
+		}
 		if rec := c.pins.revs[cm.Hash]; rec != nil || events[cm.Hash] != nil {
 			res := api.RevisionResult{Events: map[api.HistoryEvent]int{}}
 			if rec != nil {

@@ -115,6 +115,8 @@ export interface Revision {
   current: boolean;
   pinned: boolean;
   result: RevisionResult | null;
+  // Set on the branch head while its manifests fail to load, one error each.
+  loadErrors?: string[];
 }
 
 export interface RevisionList {

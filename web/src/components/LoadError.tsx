@@ -3,17 +3,24 @@ import { shortRev } from '../lib/format';
 
 // ErrorLines shows a message of several errors (one per line, as the daemon
 // joins manifest errors) as a list, one item each, instead of one paragraph.
+// A first line ending in a colon ("the manifests at … failed to load:") leads
+// the list rather than counting as an error of its own.
 export function ErrorLines({ text }: { text: string }) {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   if (lines.length <= 1) return <>{text}</>;
+  const lead = lines[0].trimEnd().endsWith(':') ? lines[0] : '';
+  const items = lead ? lines.slice(1) : lines;
   return (
-    <ul className="error-list">
-      {lines.map((l, i) => (
-        <li key={i} className="mono small">
-          {l}
-        </li>
-      ))}
-    </ul>
+    <>
+      {lead && <span className="error-lead">{lead}</span>}
+      <ul className="error-list">
+        {items.map((l, i) => (
+          <li key={i} className="mono small">
+            {l}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

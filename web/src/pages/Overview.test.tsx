@@ -114,6 +114,10 @@ test('a HEAD that fails to load, as a pass event says, is a banner naming the la
   expect(banner.textContent).toContain("last good revision's (3f2c1e0a)");
   expect([...banner.querySelectorAll('li')].map((li) => li.textContent)).toEqual(loadError.errors);
   expect(screen.queryByText(/Git source:/)).toBeNull();
+  // The summary bar says it too: what is reconciled is not HEAD.
+  const bar = screen.getByRole('region', { name: 'Reconciliation' });
+  expect(bar.textContent).toContain('last good revision: HEAD failed to load');
+  expect(bar.textContent).not.toContain('revision being reconciled');
 
   const fixed = reduceResources(failing, [{ type: 'pass', pass: { revision: '4a4a4a4a4a4a4a4a', sourceError: '', loadError: null } }]);
   rerender(
@@ -122,6 +126,22 @@ test('a HEAD that fails to load, as a pass event says, is a banner naming the la
     </Providers>,
   );
   expect(screen.queryByRole('alert', { name: 'HEAD failed to load' })).toBeNull();
+  expect(screen.getByRole('region', { name: 'Reconciliation' }).textContent).toContain('revision being reconciled');
+});
+
+test('a pinned revision is said in the summary bar, not only in the banner', () => {
+  const base = resourcesValue(resources);
+  const pinned = { revision: '3f2c1e0a9b8c7d6e5f4a', message: 'two cores', by: 'alice', at: '2026-12-01T00:00:00Z' };
+  const state = reduceResources(base.state, [{ type: 'pass', pass: { revision: pinned.revision, sourceError: '', loadError: null, pinned } }]);
+  render(
+    <Providers value={{ ...base, state }}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  const bar = screen.getByRole('region', { name: 'Reconciliation' });
+  expect(bar.textContent).toContain('pinned revision, not the branch head');
+  expect(bar.textContent).toContain('3f2c1e0a');
+  expect(screen.getByText('Pinned to')).toBeTruthy();
 });
 
 test('when the very first load fails, the overview says why instead of waiting for resources', () => {

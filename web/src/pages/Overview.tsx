@@ -82,7 +82,14 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
       <h1 className="sr-only">Overview</h1>
       <section className="summary" aria-label="Reconciliation">
         <div className="summary-rev">
-          <div className="muted small">revision being reconciled</div>
+          {/* What is reconciled is not always the branch head: a pin or a head that fails to load says so here too. */}
+          {state.pinned ? (
+            <div className="small rev-state warn">pinned revision, not the branch head</div>
+          ) : state.loadError ? (
+            <div className="small rev-state error">last good revision: HEAD failed to load</div>
+          ) : (
+            <div className="muted small">revision being reconciled</div>
+          )}
           <div>
             <code title={state.revision}>{shortRev(state.revision)}</code>{' '}
             <span className="rev-msg" title={state.revisionMessage}>

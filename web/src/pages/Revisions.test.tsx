@@ -171,3 +171,33 @@ test('what happened at a commit is listed on demand, each entry linking to its r
   expect(await screen.findByRole('list', { name: 'Events at bbbbbbbb' })).toBeTruthy();
   window.history.replaceState(null, '', '/');
 });
+
+test('the commit applied now offers no sync to itself, and says why', async () => {
+  mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: listing(false) } : undefined));
+  render(
+    <Providers role="admin">
+      <Revisions />
+    </Providers>,
+  );
+  const head = (await screen.findByText('three cores')).closest('li')!;
+  expect(within(head).queryByRole('button', { name: /Sync to/ })).toBeNull();
+  expect(within(head).getByText('Applied now: syncing to it would change nothing.')).toBeTruthy();
+  const old = screen.getByText('two cores').closest('li')!;
+  expect(within(old).getByRole('button', { name: 'Sync to this revision a1b2c3d4' })).toBeTruthy();
+});
+
+test('a head that fails to load lists its errors, one item each, and cannot be synced to', async () => {
+  const l = listing(false);
+  const errors = ['vms/a.yaml:4:8: spec.coers: unknown field `coers`', 'vms/b.yaml:9:11: spec.memory: 12 is below the minimum 16'];
+  const broken = { ...l.revisions[0], hash: 'c'.repeat(40), message: 'broken', current: false, result: null, loadErrors: errors };
+  mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: { ...l, revisions: [broken, ...l.revisions] } } : undefined));
+  render(
+    <Providers role="admin">
+      <Revisions />
+    </Providers>,
+  );
+  const row = (await screen.findByText('broken')).closest('li')!;
+  const alert = within(row).getByRole('alert', { name: 'cccccccc failed to load' });
+  expect([...alert.querySelectorAll('li')].map((li) => li.textContent)).toEqual(errors);
+  expect(within(row).queryByRole('button', { name: /Sync to/ })).toBeNull();
+});

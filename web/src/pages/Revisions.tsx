@@ -93,13 +93,29 @@ function RevisionRow({ rev, isAdmin, onPin, linked }: { rev: Revision; isAdmin: 
         {rev.result && <> · last pass {timeAgo(rev.result.lastPass)}</>}
       </div>
       {rev.result && <ResultCounts r={rev.result} />}
+      {rev.loadErrors && rev.loadErrors.length > 0 && (
+        <div className="alert error" role="alert" aria-label={`${short} failed to load`}>
+          <strong>Its manifests fail to load</strong>: it is neither applied nor can it be synced to; the cluster keeps the last good
+          revision until a commit fixes them.
+          <ul className="error-list">
+            {rev.loadErrors.map((e, i) => (
+              <li key={i} className="mono small">
+                {e}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {recorded && (
         <button type="button" className="btn small rev-toggle" aria-expanded={showEvents} onClick={() => setShowEvents((s) => !s)}>
           {showEvents ? 'Hide' : 'Show'} what happened at {short}
         </button>
       )}
       {recorded && showEvents && <CommitEvents hash={rev.hash} />}
-      {isAdmin && !rev.pinned && (
+      {isAdmin && !rev.pinned && rev.current && (
+        <p className="rev-actions muted small">Applied now: syncing to it would change nothing.</p>
+      )}
+      {isAdmin && !rev.pinned && !rev.current && !rev.loadErrors?.length && (
         <div className="rev-actions">
           {confirming ? (
             <div role="group" aria-label={`Confirm sync to ${short}`}>
