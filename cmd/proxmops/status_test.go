@@ -94,6 +94,11 @@ func TestUnplannableIsoIsFailedEverywhere(t *testing.T) {
 	if doc.Summary.Statuses[vocab.StatusFailed] != 1 || doc.Summary.Failed != 1 || doc.Summary.Create != 0 || doc.Summary.InSync() != 0 {
 		t.Fatalf("summary %+v", doc.Summary)
 	}
+	// The action itself says it is Failed (the text's "(cannot be planned)"), so
+	// a reader of the JSON or the UI's plan table does not take it for a create.
+	if len(doc.Actions) != 1 || doc.Actions[0].Status != vocab.StatusFailed || !strings.Contains(doc.Actions[0].Reason, want) {
+		t.Fatalf("actions %+v, want the Iso Failed with the reason", doc.Actions)
+	}
 	code, out, errOut = s.run(t, "apply")
 	if code != 1 || !strings.Contains(out, "0 applied, 1 failed") || !strings.Contains(out+errOut, want) {
 		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)

@@ -279,6 +279,10 @@ type PlanAction struct {
 	NeedsReboot bool           `json:"needsReboot"`
 	BlockedBy   string         `json:"blockedBy"`
 	Conflict    bool           `json:"conflict,omitempty"`
+	// Status is the one status the summary counts the resource under: an
+	// action that cannot be carried out (a create on a storage that does not
+	// exist) is Failed or Unknown here, as the text's "(cannot be planned)".
+	Status vocab.Status `json:"status,omitempty"`
 	// HA is the guest's HA resource id ("vm:120") when the Proxmox HA stack
 	// manages it; its power changes are requested from the HA stack.
 	HA string `json:"ha,omitempty"`

@@ -131,7 +131,7 @@ func (p *Plan) Document() api.Plan {
 		}
 		doc.Actions = append(doc.Actions, api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
 			Action: a.Action, Reason: a.Reason, Changes: changes, NeedsReboot: a.NeedsReboot,
-			BlockedBy: a.BlockedBy, Conflict: a.Conflict, HA: a.HA})
+			BlockedBy: a.BlockedBy, Conflict: a.Conflict, HA: a.HA, Status: a.Status})
 	}
 	return doc
 }

@@ -189,6 +189,9 @@ export interface PlanAction {
   needsReboot?: boolean;
   blockedBy?: string;
   conflict?: boolean;
+  // The status the summary counts it under; Failed or Unknown with an action
+  // means the action cannot be carried out (the CLI's "(cannot be planned)").
+  status?: Status;
 }
 
 // PlanSummary: `statuses` puts every resource in exactly one status (as

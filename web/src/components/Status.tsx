@@ -1,4 +1,4 @@
-import type { Action, Health, Progress, Status } from '../api/types';
+import type { Action, Health, PlanAction, Progress, Status } from '../api/types';
 
 const STATUS_ICON: Record<Status, string> = {
   Synced: '✓',
@@ -82,4 +82,10 @@ export function ProgressBar({ progress, compact = false }: { progress: Progress;
       )}
     </div>
   );
+}
+
+// unplannable: an action that cannot be carried out (a create on a storage that
+// does not exist is Failed), said beside the action so it is not read as a change.
+export function unplannable(a: PlanAction): boolean {
+  return a.action !== 'none' && (a.status === 'Failed' || a.status === 'Unknown');
 }

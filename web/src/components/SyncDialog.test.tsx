@@ -24,6 +24,10 @@ const plan = (prune: boolean) => ({
 test('the counts of a plan in words', () => {
   expect(planCounts({ create: 1, update: 2, delete: 0, failed: 1, statuses: { Synced: 9 } })).toBe('1 to create, 2 to update, 1 failed, 9 in sync');
   expect(planCounts({})).toBe('nothing');
+  // What the sync leaves out of sync is said, not folded into "in sync".
+  expect(planCounts({ create: 1, needsReboot: 1, statuses: { Synced: 5, OutOfSync: 3, Progressing: 1 } })).toBe(
+    '1 to create, 2 out of sync without action (1 pending a reboot), 1 in progress, 5 in sync',
+  );
 });
 
 test('Sync all shows the plan’s counts first, follows the options, and syncs with them', async () => {
@@ -77,4 +81,20 @@ test('Escape closes the dialog and only the dialog', async () => {
   expect(onClose).toHaveBeenCalled();
   expect(below).not.toHaveBeenCalled();
   window.removeEventListener('keydown', below);
+});
+
+test('an action that cannot be carried out is listed as Failed, not as a plain create', async () => {
+  mockFetch(() => ({
+    body: {
+      plan: {
+        revision: 'abc',
+        summary: { create: 0, failed: 1, statuses: { Failed: 1 } },
+        actions: [{ kind: 'Iso', name: 'debian', action: 'create', status: 'Failed', reason: "storage 'nosuch' does not exist or is disabled" }],
+      },
+    },
+  }));
+  render(<SyncDialog target={null} onClose={() => {}} onDone={() => {}} />);
+  expect((await screen.findByTestId('sync-counts')).textContent).toBe('1 failed');
+  const item = screen.getByText('Iso/debian').closest('li')!;
+  expect(item.textContent).toBe("create ✕Failed Iso/debian — storage 'nosuch' does not exist or is disabled");
 });

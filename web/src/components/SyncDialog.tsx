@@ -6,7 +6,8 @@ import { useEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { api, errorMessage, resourcePath } from '../api/client';
 import type { ActionAccepted, PlanDocument, PlanSummary } from '../api/types';
-import { ActionBadge } from './Status';
+import { ErrorLines } from './LoadError';
+import { ActionBadge, StatusBadge, unplannable } from './Status';
 
 export interface SyncTarget {
   kind: string;
@@ -31,8 +32,18 @@ const WORDS: Record<(typeof ORDER)[number], string> = {
 };
 
 // planCounts says what a sync would do in words: "1 to create, 2 to update, 9 in sync".
+// Out-of-sync resources the sync leaves as they are (a change pending a reboot, an
+// orphan with prune off, one blocked by another) are counted too: never hidden.
 export function planCounts(summary: PlanSummary): string {
   const parts = ORDER.filter((k) => (summary[k] ?? 0) > 0).map((k) => `${summary[k]} ${WORDS[k]}`);
+  const acting = (['create', 'update', 'reboot', 'delete'] as const).reduce((n, k) => n + (summary[k] ?? 0), 0);
+  const idle = (summary.statuses?.OutOfSync ?? 0) - acting;
+  if (idle > 0) {
+    const pending = summary.needsReboot ?? 0;
+    parts.push(`${idle} out of sync without action${pending > 0 ? ` (${pending} pending a reboot)` : ''}`);
+  }
+  const progressing = summary.statuses?.Progressing ?? 0;
+  if (progressing > 0) parts.push(`${progressing} in progress`);
   const synced = summary.statuses?.Synced ?? 0;
   if (synced > 0) parts.push(`${synced} in sync`);
   return parts.length ? parts.join(', ') : 'nothing';
@@ -135,7 +146,9 @@ export default function SyncDialog({ target, onClose, onDone }: { target: SyncTa
         </fieldset>
         <section className="sync-plan" aria-label="Plan of this sync" aria-busy={!plan && !planError}>
           {planError ? (
-            <div className="alert error">{planError}</div>
+            <div className="alert error">
+              <ErrorLines text={planError} />
+            </div>
           ) : !plan ? (
             <p className="muted">Planning…</p>
           ) : (
@@ -148,7 +161,16 @@ export default function SyncDialog({ target, onClose, onDone }: { target: SyncTa
                 <ul className="sync-actions">
                   {changing.slice(0, 50).map((a) => (
                     <li key={`${a.kind}/${a.name}`}>
-                      <ActionBadge action={a.action} /> <span className="mono">{a.kind}/{a.name}</span>
+                      <ActionBadge action={a.action} conflict={a.conflict} />
+                      {unplannable(a) && (
+                        <>
+                          {' '}
+                          <StatusBadge status={a.status!} />
+                        </>
+                      )}{' '}
+                      <span className="mono">
+                        {a.kind}/{a.name}
+                      </span>
                       {a.reason && <span className="muted small"> — {a.reason}</span>}
                     </li>
                   ))}

@@ -78,7 +78,10 @@ test('the summary counts the actions to carry out and every resource by status',
           body: {
             revision: 'aaaaaaaaaaaaaaaa',
             summary: { create: 0, failed: 1, statuses: { Synced: 3, OutOfSync: 1, Failed: 1 } },
-            actions: [{ ...a('iso', 'create'), reason: "storage 'nosuch' does not exist" }],
+            actions: [
+              { ...a('iso', 'create'), reason: "storage 'nosuch' does not exist", status: 'Failed' },
+              { ...a('app-01', 'update'), status: 'OutOfSync' },
+            ],
           },
         }
       : undefined,
@@ -89,6 +92,10 @@ test('the summary counts the actions to carry out and every resource by status',
   expect(summary.textContent).toContain('3 Synced');
   expect(summary.textContent).toContain('1 Failed');
   expect(summary.textContent).not.toContain('none');
+  // The create that cannot be carried out says it is Failed, beside its reason; a real change does not.
+  const iso = screen.getByText('iso').closest('tr')!;
+  expect(iso.querySelector('td[data-label="action"]')?.textContent).toBe('create✕Failed');
+  expect(screen.getByText('app-01').closest('tr')!.querySelector('td[data-label="action"]')?.textContent).toBe('update');
 });
 
 test('a HEAD that failed to load is said loudly, with each error as an item, and the plan is labelled the last good one', async () => {

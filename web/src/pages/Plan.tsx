@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../api/client';
 import { STATUSES, type Action, type PlanAction, type PlanDocument } from '../api/types';
 import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
-import { ActionBadge, STATUS_LABEL, statusClass } from '../components/Status';
+import { ActionBadge, STATUS_LABEL, StatusBadge, statusClass, unplannable } from '../components/Status';
 import { shortRev } from '../lib/format';
 import { setQuery, useLocation } from '../lib/router';
 
@@ -171,6 +171,7 @@ export default function Plan() {
                   <tr key={`${a.kind}/${a.name}`} className={`plan-${planCategory(a)}`}>
                     <td data-label="action">
                       <ActionBadge action={a.action} conflict={a.conflict} />
+                      {unplannable(a) && <StatusBadge status={a.status!} />}
                       {a.needsReboot && <span className="pill warn">reboot</span>}
                       {comparing && !onlyDelta && delta.has(actionKey(a)) && <span className="pill ok">this revision</span>}
                     </td>
