@@ -74,8 +74,8 @@ function addPlanBranch(dir: string, branch: string, name: string): void {
   git('checkout', '-q', 'main');
 }
 
-function startProcess(bin: string, args: string[], logFile: string): ChildProcess {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   const log = createWriteStream(logFile);
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
@@ -84,7 +84,7 @@ function startProcess(bin: string, args: string[], logFile: string): ChildProces
 
 // waitForLine resolves with the first stdout match of `re`, or fails when the process
 // exits or takes too long.
-function waitForLine(child: ChildProcess, re: RegExp, what: string, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+export function waitForLine(child: ChildProcess, re: RegExp, what: string, timeoutMs = 30_000): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
@@ -105,7 +105,7 @@ function waitForLine(child: ChildProcess, re: RegExp, what: string, timeoutMs = 
   });
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const s = createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const { port } = s.address() as AddressInfo;
@@ -113,7 +113,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function stop(child: ChildProcess | undefined): Promise<void> {
+export async function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   child.kill('SIGTERM');

@@ -1,0 +1,240 @@
+// Issue 13, point 8 and the "broken HEAD" of its preamble, in Chromium against a
+// `proxmops serve` and `proxmops sim` of their own (the binary the global setup built),
+// so that pinning and breaking the branch do not disturb the scenario's daemon:
+// - the Revisions page offers no sync to the commit applied now; an older one is
+//   pinned after a confirmation, the summary bar and a banner say so, the cluster
+//   follows it, and unpinning brings the branch head back;
+// - a HEAD whose manifests fail to load is said loudly on the overview, the Plan
+//   page, a preview of the branch and the Revisions page, each error an item of its
+//   own, and the plan shown is labelled the last good revision's.
+
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
+import { axeViolations } from './a11y';
+import type { BackendInfo } from './backend';
+import { freePort, simRequest, startProcess, stop, waitForLine } from './daemon';
+import { openBrowser, type BrowserSession } from './harness';
+
+const shared = inject('backend');
+const ADMIN = { username: 'admin', password: 'pinned and unpinned' };
+const TOKEN_ID = 'root@pam!proxmops';
+
+const vm = (cores: number) =>
+  `apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: web-01\n  node: pve1\nspec:\n  vmid: 150\n  cores: ${cores}\n  memory: 512\n`;
+// Seven errors in two files (ct-01 also lacks its node, rootfs and template): each
+// must be an item of its own, wherever it is shown.
+const BROKEN_VM =
+  'apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: web-01\n  node: pve1\nspec:\n  vmid: 150\n  cores: -2\n  memory: 12\n  coers: 2\n';
+const BROKEN_CT = 'apiVersion: proxmops.dev/v1\nkind: Container\nmetadata:\n  name: ct-01\nspec:\n  vmid: 151\n  memry: 64\n';
+
+let dir = '';
+let repo = '';
+let sim: ChildProcess | undefined;
+let daemon: ChildProcess | undefined;
+let url = '';
+let simInfo: BackendInfo;
+let b: BrowserSession;
+let page: Page;
+
+function git(...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=Rita Revisions', '-c', 'user.email=rita@proxmops.invalid', '-c', 'commit.gpgsign=false', ...args], {
+    cwd: repo,
+    stdio: 'pipe',
+  })
+    .toString()
+    .trim();
+}
+
+function commit(message: string, files: Record<string, string | null>): string {
+  for (const [path, text] of Object.entries(files)) {
+    if (text === null) rmSync(join(repo, path), { force: true });
+    else writeFileSync(join(repo, path), text);
+  }
+  git('add', '-A');
+  git('commit', '-q', '-m', message);
+  return git('rev-parse', 'HEAD');
+}
+
+async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await fn().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting until ${what} (output in ${dir})`);
+}
+
+async function cores(): Promise<string> {
+  const r = await simRequest(simInfo, 'GET', '/nodes/pve1/qemu/150/config');
+  return r.status === 200 ? String(JSON.parse(r.body).data.cores) : `HTTP ${r.status}`;
+}
+
+const short = (hash: string) => hash.slice(0, 8);
+const items = (l: Locator) => l.locator('li').allTextContents();
+const bar = () => page.getByRole('region', { name: 'Reconciliation' });
+
+describe('revisions: pinning, and a HEAD that fails to load', () => {
+  let older = '';
+  let head = '';
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-revisions-'));
+    const bin = join(shared.logDir, 'proxmops');
+    repo = join(dir, 'repo');
+    mkdirSync(join(repo, 'vms'), { recursive: true });
+    git('init', '-q', '-b', 'main');
+    older = commit('web-01: one core', { 'vms/web-01.yaml': vm(1) });
+    head = commit('web-01: two cores', { 'vms/web-01.yaml': vm(2) });
+
+    const secret = randomBytes(16).toString('hex');
+    sim = startProcess(bin, ['sim', '--listen', '127.0.0.1:0', '--token-id', TOKEN_ID, '--token-secret', secret, '--task-speed', '0.02', '--seed', '7'], join(dir, 'sim.log'));
+    const [, apiURL, fingerprint] = await waitForLine(sim, /pvesim listening on (\S+) fingerprint (\S+)/, 'the simulator');
+    simInfo = { sim: { apiURL, authorization: `PVEAPIToken=${TOKEN_ID}=${secret}` } } as BackendInfo;
+
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    const env = {
+      ...process.env,
+      PROXMOPS_CLUSTER_ENDPOINT: apiURL,
+      PROXMOPS_CLUSTER_TOKENID: TOKEN_ID,
+      PROXMOPS_CLUSTER_TOKENSECRET: secret,
+      PROXMOPS_CLUSTER_FINGERPRINT: fingerprint,
+      PROXMOPS_SOURCE_REPOURL: repo,
+      PROXMOPS_SOURCE_REVISION: 'main',
+      PROXMOPS_SOURCE_CACHEDIR: join(dir, 'cache'),
+    };
+    daemon = startProcess(bin, ['serve', '--addr', `127.0.0.1:${port}`, '--database', join(dir, 'proxmops.db'), '--interval', '2s'], join(dir, 'daemon.log'), env);
+    const [, token] = await waitForLine(daemon, /one-time token:\s+(\S+)/, 'the setup token');
+    await until('the daemon answers', async () => (await fetch(`${url}/api/v1/setup`)).ok);
+    const setup = await fetch(`${url}/api/v1/setup`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token, ...ADMIN }),
+    });
+    if (setup.status !== 201) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+
+    b = await openBrowser();
+    page = b.page;
+    await page.goto(url);
+    await page.getByLabel('Username').fill(ADMIN.username);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  });
+  afterAll(async () => {
+    await b?.close();
+    await stop(daemon);
+    await stop(sim);
+    if (!process.env.PROXMOPS_E2E_KEEP && dir) rmSync(dir, { recursive: true, force: true });
+  });
+  afterEach(() => {
+    expect(b.takeProblems(), 'console errors or uncaught exceptions').toEqual([]);
+  });
+
+  test('the commit applied now offers no sync to itself; an older one is pinned loudly, and unpinning returns to the branch head', async () => {
+    await until('web-01 has the head’s two cores', async () => (await cores()) === '2', 60_000);
+    await page.getByRole('link', { name: 'Revisions' }).click();
+    const row = (message: string) => page.locator('.rev-row', { hasText: message });
+    // The list is read when the page opens: wait for the pass at the head to be recorded.
+    await until('the head is applied now', async () => {
+      await page.reload();
+      await row('web-01: two cores').waitFor();
+      return (await row('web-01: two cores').getByText('applied now', { exact: true }).count()) === 1;
+    });
+    expect(await row('web-01: two cores').getByRole('button', { name: /Sync to/ }).count()).toBe(0);
+    await row('web-01: two cores').getByText('Applied now: syncing to it would change nothing.').waitFor();
+    await b.shot('revisions-head-applied');
+    expect(await axeViolations(page)).toEqual([]);
+
+    await row('web-01: one core').getByRole('button', { name: `Sync to this revision ${short(older)}` }).click();
+    await row('web-01: one core').getByRole('button', { name: `Yes, sync to ${short(older)}` }).click();
+    await page.locator('.pin-banner', { hasText: `Pinned to ${short(older)}` }).waitFor();
+    await until('web-01 is back to one core', async () => (await cores()) === '1', 60_000);
+
+    await page.getByRole('link', { name: 'Overview' }).click();
+    // Loudly: in the summary bar, as the revision reconciled, and in a banner with the way back.
+    await until('the summary bar names the pinned commit', async () => {
+      const text = (await bar().textContent()) ?? '';
+      return text.includes('pinned revision, not the branch head') && text.includes(short(older));
+    });
+    const banner = page.locator('.pin-banner');
+    expect(await banner.textContent()).toContain(`Pinned to ${short(older)}`);
+    expect(await banner.textContent()).toContain('the branch head is not applied until unpinned (pinned by admin)');
+    await b.shot('overview-pinned');
+    expect(await axeViolations(page)).toEqual([]);
+
+    await banner.getByRole('button', { name: 'Unpin' }).click();
+    await until('the summary bar follows the branch head again', async () => {
+      const text = (await bar().textContent()) ?? '';
+      return text.includes('revision being reconciled') && text.includes(short(head));
+    });
+    await banner.waitFor({ state: 'detached' });
+    await until('web-01 has the head’s two cores again', async () => (await cores()) === '2', 60_000);
+  });
+
+  test('a HEAD that fails to load is said loudly on the overview, the Plan page, a preview and the Revisions page, each error its own item', async () => {
+    const broken = commit('break web-01 and add ct-01', { 'vms/web-01.yaml': BROKEN_VM, 'vms/ct-01.yaml': BROKEN_CT });
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const alert = page.getByRole('alert', { name: 'HEAD failed to load' });
+    await alert.waitFor();
+    const errors = await items(alert);
+    // One item per error, each with its file, line and column, never a paragraph.
+    expect(errors.length, errors.join('\n')).toBe(7);
+    for (const e of errors) expect(e).toMatch(/^vms\/(web|ct)-01\.yaml:\d+:\d+: (metadata|spec)(\.\w+)?: /);
+    expect(errors.filter((e) => e.startsWith('vms/web-01.yaml'))).toHaveLength(3);
+    expect(await alert.textContent()).toContain(`HEAD (${short(broken)}) failed to load`);
+    expect(await alert.textContent()).toContain(`last good revision's (${short(head)}), not HEAD's`);
+    const summary = (await bar().textContent()) ?? '';
+    expect(summary).toContain('last good revision: HEAD failed to load');
+    expect(summary).toContain(short(head));
+    await b.shot('overview-head-failed');
+    expect(await axeViolations(page)).toEqual([]);
+
+    // The Plan page: not the last good plan passed off as HEAD's.
+    await page.getByRole('link', { name: 'Plan' }).click();
+    const planAlert = page.getByRole('alert', { name: 'HEAD failed to load' });
+    await planAlert.waitFor();
+    expect(await items(planAlert)).toEqual(errors);
+    expect(await page.getByLabel('Summary').textContent()).toMatch(new RegExp(`^last good revision ${short(head)}`));
+    await b.shot('plan-head-failed');
+    expect(await axeViolations(page)).toEqual([]);
+
+    // A preview of the branch answers with the same errors, one item each.
+    await page.getByLabel('Revision').fill('main');
+    b.expectProblem(/status of 400/);
+    await page.getByRole('button', { name: 'Preview' }).click();
+    const preview = page.getByRole('alert').filter({ hasText: new RegExp(`^the manifests at ${short(broken)}[0-9a-f]* failed to load:`) });
+    await preview.waitFor();
+    expect(await items(preview)).toEqual(errors);
+    expect(await page.locator('.plan-summary').count()).toBe(0);
+    await b.shot('plan-preview-broken');
+
+    // The Revisions page: the head failed, the last good commit is applied; neither offers a sync.
+    await page.getByRole('link', { name: 'Revisions' }).click();
+    const failed = page.locator('.rev-row', { hasText: 'break web-01 and add ct-01' });
+    const failedAlert = failed.getByRole('alert', { name: `${short(broken)} failed to load` });
+    await failedAlert.waitFor();
+    expect(await items(failedAlert)).toEqual(errors);
+    expect(await failed.getByRole('button', { name: /Sync to/ }).count()).toBe(0);
+    const last = page.locator('.rev-row', { hasText: 'web-01: two cores' });
+    await last.getByText('applied now', { exact: true }).waitFor();
+    expect(await last.getByRole('button', { name: /Sync to/ }).count()).toBe(0);
+    await b.shot('revisions-head-failed');
+    expect(await axeViolations(page)).toEqual([]);
+
+    // A fix on the branch clears every warning.
+    const fixed = commit('fix web-01, drop ct-01', { 'vms/web-01.yaml': vm(3), 'vms/ct-01.yaml': null });
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await until('the overview follows the fixed head', async () => ((await bar().textContent()) ?? '').includes(short(fixed)));
+    await alert.waitFor({ state: 'detached' });
+    expect(await bar().textContent()).toContain('revision being reconciled');
+    await until('web-01 has three cores', async () => (await cores()) === '3', 60_000);
+  });
+});
