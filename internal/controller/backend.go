@@ -278,7 +278,7 @@ func (c *Controller) TestSettings(ctx context.Context, v *config.Config) (api.Te
 
 	// The repository first: the privilege check needs its manifests.
 	srcMsg, set, srcErr := c.testSource(ctx, v.Source)
-	client, err := newClient(v.Cluster, c.opts.PVE, nil, "")
+	client, err := newClient(v.Cluster, c.opts.PVE, nil, "", nil)
 	if err != nil {
 		add("cluster: connection", err, "")
 	} else {

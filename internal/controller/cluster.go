@@ -6,6 +6,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
@@ -43,24 +44,52 @@ func (c *Controller) historyName(name string) string {
 // says nothing of another's. The SSH key pair (secrets) stays shared.
 func (c *Controller) clusterStore() clusterRecords {
 	if c.opts.Cluster == "" {
-		return clusterRecords{Store: c.st}
+		return clusterRecords{ledger: c.st}
 	}
-	return clusterRecords{Store: c.st, prefix: api.ClusterStatePrefix(c.opts.Cluster)}
+	return clusterRecords{ledger: c.st, prefix: api.ClusterStatePrefix(c.opts.Cluster)}
 }
 
 type clusterRecords struct {
-	*store.Store
+	ledger
 	prefix string // "" or "controller/home/"
 }
 
 func (s clusterRecords) State(ctx context.Context, key string) ([]byte, bool, error) {
-	return s.Store.State(ctx, s.prefix+key)
+	return s.ledger.State(ctx, s.prefix+key)
 }
 
 func (s clusterRecords) PutState(ctx context.Context, key string, value []byte) error {
-	return s.Store.PutState(ctx, s.prefix+key, value)
+	return s.ledger.PutState(ctx, s.prefix+key, value)
 }
 
 func (s clusterRecords) DeleteState(ctx context.Context, key string) error {
-	return s.Store.DeleteState(ctx, s.prefix+key)
+	return s.ledger.DeleteState(ctx, s.prefix+key)
+}
+
+// ledger is the store as the controller writes it: among replicas, every
+// state and history write runs the leader's fence in its transaction, so
+// it commits only while the term that made it leads.
+type ledger struct {
+	*store.Store
+	check store.Check // nil: a single daemon, the only writer
+}
+
+func newLedger(st *store.Store, g *leader.Guard) ledger {
+	l := ledger{Store: st}
+	if g != nil {
+		l.check = g.Check
+	}
+	return l
+}
+
+func (l ledger) PutState(ctx context.Context, key string, value []byte) error {
+	return l.Store.PutStateChecked(ctx, key, value, l.check)
+}
+
+func (l ledger) DeleteState(ctx context.Context, key string) error {
+	return l.Store.DeleteStateChecked(ctx, key, l.check)
+}
+
+func (l ledger) AddHistory(ctx context.Context, kind, name string, e api.HistoryEntry) (int64, error) {
+	return l.Store.AddHistoryChecked(ctx, kind, name, e, l.check)
 }

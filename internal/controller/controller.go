@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/pve"
@@ -72,6 +73,10 @@ type Options struct {
 	// controller reads its ClusterPath sub-directory of it.
 	Source      *SharedSource
 	ClusterPath string
+	// Guard, with Replicated, fences this replica's writes: each Proxmox
+	// write request and each state or history write is checked in the
+	// database against the term that made it (docs/ha.md#fencing).
+	Guard *leader.Guard
 }
 
 // Controller is the control loop and the daemon's backend.
@@ -79,7 +84,7 @@ type Controller struct {
 	opts  Options
 	log   *slog.Logger
 	clock Clock
-	st    *store.Store
+	st    ledger
 	hub   events.Publisher
 	m     *metrics.Metrics
 	rng   *rand.Rand
@@ -212,7 +217,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		opts:       opts,
 		log:        opts.Logger.With("component", "controller"),
 		clock:      opts.Clock,
-		st:         opts.Store,
+		st:         newLedger(opts.Store, opts.Guard),
 		hub:        opts.Hub,
 		m:          opts.Metrics,
 		rng:        rand.New(rand.NewSource(seed)),

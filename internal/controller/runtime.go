@@ -11,6 +11,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
@@ -69,7 +70,7 @@ func (rt *runtime) close() {
 func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{},
 		reads: engine.NewReadCache(cfg.Reconcile.DriftCheckInterval, c.clock.Now)}
-	if c.st != nil {
+	if c.st.Store != nil {
 		st := c.clusterStore()
 		rt.records = st
 		rt.provisioner = provision.NewRunner(provision.NewKeys(st, cfg.Provision.SSHKeyFile))
@@ -80,7 +81,7 @@ func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	}
 	rt.limiter = dispatch.NewLimiter(dispatch.Limits{Total: conc, PerNode: c.opts.PerNode, PerStorage: c.opts.PerStorage})
 
-	client, err := newClient(cfg.Cluster, c.opts.PVE, c.m, c.Name())
+	client, err := newClient(cfg.Cluster, c.opts.PVE, c.m, c.Name(), c.opts.Guard)
 	if err != nil {
 		rt.clusterErr = err.Error()
 	} else {
@@ -104,8 +105,9 @@ func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 var errNotConfigured = errors.New("not configured")
 
 // newClient builds a Proxmox client from cluster settings, or says in words
-// what is missing.
-func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics, cluster string) (*pve.Client, error) {
+// what is missing. With guard, every write request is sent under the
+// leader's fence (leader.Guard.Transport).
+func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics, cluster string, guard *leader.Guard) (*pve.Client, error) {
 	var missing []string
 	if cl.Endpoint == "" {
 		missing = append(missing, "endpoint")
@@ -138,6 +140,15 @@ func newClient(cl config.Cluster, adjust func(*pve.Config), m *metrics.Metrics, 
 	}
 	if adjust != nil {
 		adjust(&pc)
+	}
+	if guard != nil {
+		inner := pc.WrapTransport
+		pc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			if inner != nil {
+				rt = inner(rt)
+			}
+			return guard.Transport(rt)
+		}
 	}
 	return pve.New(pc)
 }

@@ -156,7 +156,8 @@ func Run(ctx context.Context, o Options) error {
 			ln.Close()
 			return err
 		}
-		copts.Hub, copts.Replicated = reps.fan, true
+		reps.guard = leader.NewGuard(st.DB(), reps.elector.Timeout(), log)
+		copts.Hub, copts.Replicated, copts.Guard = reps.fan, true, reps.guard
 		sopts.Replicas = reps.elector
 		if sopts.ForwardTransport, err = forwardTransport(cfg); err != nil {
 			ln.Close()

@@ -23,8 +23,11 @@ import (
 // events and log lines to the others.
 type replicas struct {
 	elector *leader.Elector
-	fan     *fanout.Fanout
-	log     *slog.Logger
+	// guard fences the controllers' writes with the term this replica
+	// leads (docs/ha.md#fencing).
+	guard *leader.Guard
+	fan   *fanout.Fanout
+	log   *slog.Logger
 }
 
 func newReplicas(cfg *config.Config, dbURL string, addr net.Addr, hub *events.Hub, ring *logring.Ring, log *slog.Logger) (*replicas, error) {
@@ -98,6 +101,11 @@ func (r *replicas) run(ctx context.Context, ctrl leads, srv *server.Server) erro
 	fanDone := make(chan error, 1)
 	go func() { fanDone <- r.fan.Run(ctx) }()
 	err := r.elector.Run(ctx, func(lctx context.Context, self leader.Info) {
+		// What this term writes is checked against this term, even after
+		// this replica leads again under a later one.
+		r.guard.Begin(self.Term)
+		defer r.guard.End(self.Term)
+		lctx = leader.WithTerm(lctx, self.Term)
 		eff, err := srv.ReloadSettings(lctx)
 		if err != nil {
 			r.log.Warn("reading the settings at the start of a term", "err", err)

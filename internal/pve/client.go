@@ -239,6 +239,10 @@ func (c *Client) do(ctx context.Context, method, path string, params *Params, bo
 		}
 		c.count(method)
 		resp, err := c.hc.Do(req)
+		var refused writeRefused
+		if err != nil && errors.As(err, &refused) && refused.WriteRefused() {
+			return fmt.Errorf("pve: %s %s: %w", method, display, refused)
+		}
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				if method != http.MethodGet && !notSent(err) {
@@ -275,6 +279,14 @@ func (c *Client) do(ctx context.Context, method, path string, params *Params, bo
 		}
 		backoff *= 2
 	}
+}
+
+// writeRefused is a transport's refusal to send a request at all (the
+// leader's fence among replicas: this replica no longer leads); it is
+// reported as is, neither retried nor an unknown outcome.
+type writeRefused interface {
+	error
+	WriteRefused() bool
 }
 
 // notSent reports whether a transport error happened before the request

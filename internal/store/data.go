@@ -65,9 +65,20 @@ func (s *Store) SaveOverlay(ctx context.Context, o config.Overlay) error {
 	return nil
 }
 
+// Check runs first in a write transaction and vetoes it with an error:
+// the leader's fence among replicas (leader.Guard.Check), so the write
+// commits only while the writer's term leads.
+type Check func(ctx context.Context, tx *sql.Tx) error
+
 // AddHistory records an event of a resource and applies the retention caps.
 // A zero Time means now. It returns the entry's id.
 func (s *Store) AddHistory(ctx context.Context, kind, name string, e api.HistoryEntry) (int64, error) {
+	return s.AddHistoryChecked(ctx, kind, name, e, nil)
+}
+
+// AddHistoryChecked is AddHistory with check (nil: none) run first in its
+// transaction.
+func (s *Store) AddHistoryChecked(ctx context.Context, kind, name string, e api.HistoryEntry, check Check) (int64, error) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
@@ -76,6 +87,11 @@ func (s *Store) AddHistory(ctx context.Context, kind, name string, e api.History
 		return 0, err
 	}
 	defer tx.Rollback()
+	if check != nil {
+		if err := check(ctx, tx.Tx); err != nil {
+			return 0, err
+		}
+	}
 	var id int64
 	if err := tx.QueryRowContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, user_name) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, e.User).Scan(&id); err != nil {
@@ -167,8 +183,34 @@ func (s *Store) State(ctx context.Context, key string) (value []byte, ok bool, e
 
 // PutState saves a value for the controller (not encrypted: no secrets).
 func (s *Store) PutState(ctx context.Context, key string, value []byte) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-		key, value, ms(time.Now()))
-	return err
+	return s.PutStateChecked(ctx, key, value, nil)
+}
+
+const putState = `INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
+	ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+
+// PutStateChecked is PutState with check (nil: none) run first in its
+// transaction.
+func (s *Store) PutStateChecked(ctx context.Context, key string, value []byte, check Check) error {
+	if check == nil {
+		_, err := s.db.ExecContext(ctx, putState, key, value, ms(time.Now()))
+		return err
+	}
+	return s.checkedExec(ctx, check, putState, key, value, ms(time.Now()))
+}
+
+// checkedExec runs one statement after check in a transaction.
+func (s *Store) checkedExec(ctx context.Context, check Check, q string, args ...any) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := check(ctx, tx.Tx); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

@@ -29,6 +29,15 @@ func (s *Store) PutSecret(ctx context.Context, name string, value []byte) error 
 
 // DeleteState removes a value saved by PutState (no error when absent).
 func (s *Store) DeleteState(ctx context.Context, key string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM state WHERE key = ?`, key)
-	return err
+	return s.DeleteStateChecked(ctx, key, nil)
+}
+
+// DeleteStateChecked is DeleteState with check (nil: none) run first in
+// its transaction.
+func (s *Store) DeleteStateChecked(ctx context.Context, key string, check Check) error {
+	if check == nil {
+		_, err := s.db.ExecContext(ctx, `DELETE FROM state WHERE key = ?`, key)
+		return err
+	}
+	return s.checkedExec(ctx, check, `DELETE FROM state WHERE key = ?`, key)
 }

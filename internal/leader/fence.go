@@ -1,0 +1,241 @@
+package leader
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Fencing (docs/ha.md#fencing). The elector's own deadline stops a leader
+// that is cut off, but a process frozen for a while (SIGSTOP, a VM paused by
+// its hypervisor, a long stall) resumes with every goroutine ready at once:
+// what it was about to write would race its own heartbeat. So the leader's
+// writes do not trust its memory; each one asks the database, in the same
+// transaction, whether its term still leads:
+//
+//   - it takes a share lock on the leader row, provided the row still holds
+//     its term (lockTerm). A new term begins with an UPDATE of that row,
+//     which PostgreSQL makes wait until every such lock is released, and
+//     after which no lock of the old term can be taken;
+//   - a store write (state, history) runs in that transaction: it commits
+//     before the next term begins, or fails;
+//   - a Proxmox write request is sent and answered while the lock is held
+//     (Hold), so the next term's first read of the cluster sees its effect.
+//
+// A hold whose process stops answering is ended by PostgreSQL itself after
+// idle (idle_in_transaction_session_timeout, set on the hold), and a hold is
+// only used to send within sendWindow of its start, which is shorter: a
+// request is never sent on a hold PostgreSQL may already have ended.
+
+// ErrNotLeading refuses a write of a replica that does not lead.
+var ErrNotLeading = errors.New("this replica does not lead: only the leader writes")
+
+// DeposedError refuses a write of a term that has ended: another replica
+// leads (or is taking over).
+type DeposedError struct{ Term int64 }
+
+func (e *DeposedError) Error() string {
+	return fmt.Sprintf("term %d of this replica has ended: another replica leads, so nothing more is written or sent to Proxmox", e.Term)
+}
+
+// WriteRefused marks the refusal as a request never sent (package pve
+// reports it as it is, not as an unknown outcome).
+func (e *DeposedError) WriteRefused() bool { return true }
+
+type notLeading struct{}
+
+func (notLeading) Error() string      { return ErrNotLeading.Error() }
+func (notLeading) Is(err error) bool  { return err == ErrNotLeading }
+func (notLeading) WriteRefused() bool { return true }
+
+// lockTerm share-locks the leader row while it holds term $1 (no row: the
+// term ended) and has PostgreSQL end the transaction if it idles $2 ms.
+const lockTerm = `SELECT set_config('idle_in_transaction_session_timeout', $2, true)
+	FROM proxmops_ha_leader WHERE slot = 1 AND term = $1 FOR SHARE`
+
+// Guard fences the writes of this replica's leadership; see Check and
+// Hold. It is shared by every controller of the replica.
+type Guard struct {
+	db               *sql.DB
+	idle, sendWindow time.Duration
+	log              *slog.Logger
+	term             atomic.Int64 // the term this replica leads, 0 when none
+}
+
+// NewGuard fences writes made through db (the store's PostgreSQL pool) for
+// a failover timeout t: a hold idle t/2 is ended by the server (before the
+// leader's lock session, ended after 2t/3), and requests are sent within
+// t/4 of their hold's start.
+func NewGuard(db *sql.DB, t time.Duration, log *slog.Logger) *Guard {
+	if t <= 0 {
+		t = DefaultTimeout
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Guard{db: db, idle: t / 2, sendWindow: t / 4, log: log.With("component", "leader")}
+}
+
+// Begin makes term the one this replica leads; End(term) ends it.
+func (g *Guard) Begin(term int64) { g.term.Store(term) }
+
+// End ends term (a later term begun meanwhile stays).
+func (g *Guard) End(term int64) { g.term.CompareAndSwap(term, 0) }
+
+type termKey struct{}
+
+// WithTerm binds ctx to term: writes made under ctx are checked against it,
+// not against whatever term this replica leads when they happen, so work a
+// term started never passes under a later term of the same replica.
+func WithTerm(ctx context.Context, term int64) context.Context {
+	return context.WithValue(ctx, termKey{}, term)
+}
+
+func (g *Guard) termFor(ctx context.Context) (int64, error) {
+	if t, ok := ctx.Value(termKey{}).(int64); ok {
+		return t, nil
+	}
+	if t := g.term.Load(); t != 0 {
+		return t, nil
+	}
+	return 0, notLeading{}
+}
+
+// Check share-locks the leader row at ctx's term for the rest of tx, or
+// fails with a *DeposedError when that term ended: a store write made in tx
+// after Check commits before the next term begins, or not at all.
+func (g *Guard) Check(ctx context.Context, tx *sql.Tx) error {
+	term, err := g.termFor(ctx)
+	if err != nil {
+		return err
+	}
+	return g.lock(ctx, tx, term)
+}
+
+func (g *Guard) lock(ctx context.Context, tx *sql.Tx, term int64) error {
+	var prev string
+	err := tx.QueryRowContext(ctx, lockTerm, term, strconv.FormatInt(g.idle.Milliseconds(), 10)).Scan(&prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &DeposedError{Term: term}
+	}
+	if err != nil {
+		return fmt.Errorf("checking that this replica still leads: %w", err)
+	}
+	return nil
+}
+
+// Hold runs send while ctx's term provably leads: in a transaction holding
+// the leader row at that term (Check), kept alive while send runs. send gets
+// the time by which it must have sent its request (after it, PostgreSQL may
+// have ended the hold of a stalled process) and reports its outcome, which
+// Hold returns; the term's end is a *DeposedError, send not called.
+func (g *Guard) Hold(ctx context.Context, send func(sendBy time.Time) error) error {
+	term, err := g.termFor(ctx)
+	if err != nil {
+		return err
+	}
+	begun := time.Now() // before the lock is asked for: the server's idle clock starts later
+	tx, err := g.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("checking that this replica still leads: %w", err)
+	}
+	if err := g.lock(ctx, tx, term); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	stop := g.keepAlive(tx)
+	serr := send(begun.Add(g.sendWindow))
+	alive := stop()
+	if cerr := tx.Commit(); cerr != nil || !alive {
+		// The request ran while this replica stalled or lost the database:
+		// another may have led meanwhile. Nothing can un-send it; the next
+		// leader reads the cluster before it acts.
+		if cerr == nil {
+			cerr = errors.New("a keep-alive of the hold failed")
+		}
+		g.log.Error("a Proxmox write was answered after its hold on the leadership ended; another replica may have led meanwhile",
+			"term", term, "err", cerr)
+	}
+	return serr
+}
+
+// keepAlive pings tx until the returned stop is called; stop reports
+// whether every ping succeeded.
+func (g *Guard) keepAlive(tx *sql.Tx) (stop func() bool) {
+	done := make(chan struct{})
+	var ok atomic.Bool
+	ok.Store(true)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(g.idle / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), g.idle/2)
+			_, err := tx.ExecContext(ctx, "SELECT 1")
+			cancel()
+			if err != nil {
+				ok.Store(false)
+				return
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		wg.Wait()
+		return ok.Load()
+	}
+}
+
+// errSendWindow refuses a request whose hold is too old to send on.
+type errSendWindow struct{ late time.Duration }
+
+func (e errSendWindow) Error() string {
+	return fmt.Sprintf("not sent: the check that this replica leads is %s too old (the process stalled)", e.late.Round(time.Millisecond))
+}
+func (errSendWindow) WriteRefused() bool { return true }
+
+// Transport sends every request but GET and HEAD under a Hold of the
+// request context's term (WithTerm, else the term this replica leads).
+func (g *Guard) Transport(next http.RoundTripper) http.RoundTripper {
+	return &fenceTransport{g: g, next: next}
+}
+
+type fenceTransport struct {
+	g    *Guard
+	next http.RoundTripper
+}
+
+func (t *fenceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		return t.next.RoundTrip(req)
+	}
+	var resp *http.Response
+	sent := false
+	err := t.g.Hold(req.Context(), func(sendBy time.Time) error {
+		if late := time.Since(sendBy); late > 0 {
+			return errSendWindow{late: late}
+		}
+		sent = true
+		var err error
+		resp, err = t.next.RoundTrip(req)
+		return err
+	})
+	if !sent && req.Body != nil {
+		req.Body.Close() // a RoundTripper closes the body, even unsent
+	}
+	return resp, err
+}

@@ -1,0 +1,197 @@
+package leader
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/proxmops/proxmops/internal/pve"
+)
+
+func openDB(t *testing.T, dbURL string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// checkIn runs the guard's check in a transaction of its own.
+func checkIn(g *Guard, db *sql.DB, ctx context.Context) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := g.Check(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Two terms, one after the other: the first term's checks pass while it
+// leads and fail once the second began, whichever replica asks; a replica
+// leading no term is refused.
+func TestTheCheckPassesOnlyForTheTermThatLeads(t *testing.T) {
+	dbURL := testDB(t)
+	db := openDB(t, dbURL)
+	var seq atomic.Int64
+	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
+	first := waitLead(t, a, 10*time.Second)
+	g := NewGuard(db, 3*time.Second, nil)
+
+	if err := checkIn(g, db, context.Background()); !errors.Is(err, ErrNotLeading) {
+		t.Fatalf("a guard with no term begun: %v, want ErrNotLeading", err)
+	}
+	g.Begin(first.Term)
+	if err := checkIn(g, db, context.Background()); err != nil {
+		t.Fatalf("the leading term: %v", err)
+	}
+	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
+	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	a.stop()
+	second := waitLead(t, b, 10*time.Second)
+
+	// a's process still believes in its term: the database says no.
+	var deposed *DeposedError
+	if err := checkIn(g, db, context.Background()); !errors.As(err, &deposed) || deposed.Term != first.Term {
+		t.Fatalf("the ended term %d: %v, want a DeposedError", first.Term, err)
+	}
+	if err := checkIn(g, db, WithTerm(context.Background(), second.Term)); err != nil {
+		t.Fatalf("the new term %d: %v", second.Term, err)
+	}
+	// Work bound to the old term stays refused after this replica leads
+	// a later one.
+	g.Begin(second.Term)
+	if err := checkIn(g, db, WithTerm(context.Background(), first.Term)); !errors.As(err, &deposed) {
+		t.Fatalf("a context bound to the ended term: %v, want a DeposedError", err)
+	}
+	g.End(first.Term) // not the current term: no effect
+	if err := checkIn(g, db, context.Background()); err != nil {
+		t.Fatalf("ending an older term ended the current one: %v", err)
+	}
+}
+
+// A write held by the leading term (a Proxmox request waiting for its
+// answer) keeps the next term from beginning until it is answered, even
+// when the lock already changed hands; the next term's writes then pass and
+// the old term's are refused unsent.
+func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
+	dbURL := testDB(t)
+	db := openDB(t, dbURL)
+	var seq atomic.Int64
+	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
+	first := waitLead(t, a, 10*time.Second)
+	g := NewGuard(db, 3*time.Second, nil)
+	g.Begin(first.Term)
+	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
+	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+
+	sending, release := make(chan struct{}), make(chan struct{})
+	var answered int64
+	held := make(chan error, 1)
+	go func() {
+		held <- g.Hold(context.Background(), func(time.Time) error {
+			close(sending)
+			<-release
+			answered = seq.Add(1)
+			return nil
+		})
+	}()
+	<-sending
+	a.stop() // the lock is free; b takes it and records its term
+
+	admin := connect(t, dbURL)
+	waitFor(t, "b's takeover to wait for the held write", 10*time.Second, func() bool {
+		var n int
+		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = 'proxmops leader election (b)' AND wait_event_type = 'Lock'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	if n := len(b.allTerms()); n != 0 {
+		t.Fatalf("b led while a's write was held")
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	second := waitLead(t, b, 10*time.Second)
+	if bt := b.allTerms(); bt[0].start < answered || second.Term != first.Term+1 {
+		t.Fatalf("b's term %d began at %d, a's write was answered at %d", second.Term, bt[0].start, answered)
+	}
+	called := false
+	err := g.Hold(context.Background(), func(time.Time) error { called = true; return nil })
+	var deposed *DeposedError
+	if !errors.As(err, &deposed) || called {
+		t.Fatalf("a write of the ended term: %v (sent: %v), want a DeposedError unsent", err, called)
+	}
+}
+
+// Through a Proxmox client, the guard's transport sends reads always and
+// writes only while their term leads; a refused write comes back as the
+// refusal, not as a request of unknown outcome.
+func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
+	dbURL := testDB(t)
+	db := openDB(t, dbURL)
+	var seq atomic.Int64
+	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
+	first := waitLead(t, a, 10*time.Second)
+	g := NewGuard(db, 3*time.Second, nil)
+
+	var gets, writes atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+		} else {
+			writes.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":null}`))
+	}))
+	t.Cleanup(srv.Close)
+	client, err := pve.New(pve.Config{Endpoint: srv.URL, TokenID: "root@pam!t", TokenSecret: "s",
+		WrapTransport: g.Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := WithTerm(context.Background(), first.Term)
+	if err := client.Post(ctx, "/nodes/n1/qemu/100/status/start", nil, nil); err != nil {
+		t.Fatalf("a write of the leading term: %v", err)
+	}
+	if err := client.Post(context.Background(), "/nodes/n1/qemu/100/status/start", nil, nil); !errors.Is(err, ErrNotLeading) {
+		t.Fatalf("a write with no term, none begun: %v, want ErrNotLeading", err)
+	}
+
+	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
+	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	a.stop()
+	waitLead(t, b, 10*time.Second)
+
+	var deposed *DeposedError
+	for _, call := range []func() error{
+		func() error { return client.Post(ctx, "/nodes/n1/qemu/100/status/stop", nil, nil) },
+		func() error { return client.Put(ctx, "/nodes/n1/qemu/100/config", nil, nil) },
+		func() error { return client.Delete(ctx, "/nodes/n1/qemu/100", nil, nil) },
+	} {
+		err := call()
+		var unknown *pve.UnknownOutcomeError
+		if !errors.As(err, &deposed) || errors.As(err, &unknown) {
+			t.Fatalf("a write of the ended term: %v, want the refusal", err)
+		}
+	}
+	if err := client.Get(ctx, "/version", nil, nil); err != nil {
+		t.Fatalf("a read of the ended term: %v", err)
+	}
+	if w, r := writes.Load(), gets.Load(); w != 1 || r != 1 {
+		t.Fatalf("Proxmox got %d writes and %d reads, want the 1 write of the leading term and the read", w, r)
+	}
+}
