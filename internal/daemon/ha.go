@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/fanout"
@@ -28,6 +30,8 @@ type replicas struct {
 	guard *leader.Guard
 	fan   *fanout.Fanout
 	log   *slog.Logger
+	// ctrl gives the leader's status list to the replicas that ask.
+	ctrl atomic.Pointer[leads]
 }
 
 func newReplicas(cfg *config.Config, dbURL string, addr net.Addr, hub *events.Hub, ring *logring.Ring, log *slog.Logger) (*replicas, error) {
@@ -40,13 +44,30 @@ func newReplicas(cfg *config.Config, dbURL string, addr net.Addr, hub *events.Hu
 	if err != nil {
 		return nil, err
 	}
-	fan, err := fanout.New(fanout.Options{URL: dbURL, Replica: id.Replica, Hub: hub, Logs: ring, Logger: log})
+	r := &replicas{elector: el, log: log}
+	fan, err := fanout.New(fanout.Options{URL: dbURL, Replica: id.Replica, Hub: hub, Logs: ring, Logger: log, Snapshot: r.snapshot})
 	if err != nil {
 		return nil, err
 	}
+	r.fan = fan
 	log.Info("replica of a group on PostgreSQL: one leader reconciles, every replica serves",
 		"replica", id.Replica, "url", url, "failoverTimeout", el.Timeout().String())
-	return &replicas{elector: el, fan: fan, log: log}, nil
+	return r, nil
+}
+
+// snapshot is the status list a replica that reconnected to the fan-out
+// asks for: the leader's, current.
+func (r *replicas) snapshot(ctx context.Context) (any, bool) {
+	ctrl := r.ctrl.Load()
+	if ctrl == nil || r.elector.Status().Role != leader.RoleLeader {
+		return nil, false
+	}
+	list, err := (*ctrl).Resources(ctx)
+	if err != nil {
+		r.log.Warn("reading the status list for a replica that reconnected failed", "err", err)
+		return nil, false
+	}
+	return list, true
 }
 
 // advertiseURL is where the others reach this replica by default: the
@@ -93,11 +114,13 @@ func forwardTransport(cfg *config.Config) (http.RoundTripper, error) {
 // cluster's loop).
 type leads interface {
 	Lead(ctx context.Context, cfg *config.Config) error
+	Resources(ctx context.Context) (api.ResourceList, error)
 }
 
 // run campaigns until ctx ends; while this replica leads, the controllers
 // run a term with the settings read afresh from the database.
 func (r *replicas) run(ctx context.Context, ctrl leads, srv *server.Server) error {
+	r.ctrl.Store(&ctrl)
 	fanDone := make(chan error, 1)
 	go func() { fanDone <- r.fan.Run(ctx) }()
 	err := r.elector.Run(ctx, func(lctx context.Context, self leader.Info) {

@@ -22,6 +22,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
@@ -121,6 +122,13 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 
 	// A browser on the follower, listening before the new commit.
 	seen := watchEvents(t, b, token)
+	// The follower's listening connection to PostgreSQL drops: what the
+	// leader sends meanwhile is lost to it, so once it listens again it
+	// asks the leader for its list, which its browser gets whole.
+	snapshots := seen.count(api.SSESnapshot)
+	dropListener(t, dbURL, "b")
+	r.haWait("the follower's browser to get the leader's list after listening again", 60*time.Second,
+		func() bool { return seen.count(api.SSESnapshot) > snapshots }, a, b)
 	// A write on the follower reaches the leader (the follower's own
 	// controller would refuse it: only the leader acts).
 	if code, body := haPost(b, adminToken, "/api/v1/sync"); code != http.StatusAccepted {
@@ -165,6 +173,21 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 	}
 	t.Logf("failover: the follower led %.1fs after the SIGKILL and converged the new commit %.1fs after it (failover timeout %s); at the kill %d of %d guests were asked for, one locked: %v; %d actions recorded interrupted; %d progress events of the leader seen on the follower",
 		tookOver.Seconds(), converged.Seconds(), leader.DefaultTimeout, createdAtKill, len(r.cores), lockedAtKill, interrupted, progressBefore)
+}
+
+// dropListener ends a replica's fan-out listening session on the server.
+func dropListener(t *testing.T, dbURL, replica string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = $1 AND query ILIKE 'listen%'`, "proxmops fan-out ("+replica+")").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("ending %s's listening session: %d ended, %v", replica, n, err)
+	}
 }
 
 // haInterrupted counts the history entries that record an action
@@ -421,10 +444,11 @@ func (w *eventWatch) progress() int {
 	return w.prog
 }
 
-func (w *eventWatch) types() map[string]int {
+// count is the number of events of type typ seen.
+func (w *eventWatch) count(typ string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.counts
+	return w.counts[typ]
 }
 
 func watchEvents(t *testing.T, rep *haReplica, token string) *eventWatch {

@@ -49,6 +49,9 @@ const (
 	kindSignal = "signal"
 )
 
+// signalResync asks the leader for its status list (Options.Snapshot).
+const signalResync = "proxmops.resync"
+
 // message is one NOTIFY payload.
 type message struct {
 	Origin string          `json:"o"`
@@ -71,6 +74,12 @@ type Options struct {
 	Logs *logring.Ring
 	// OnSignal is called with the signals of other replicas (Signal).
 	OnSignal func(name string)
+	// Snapshot, when set, is this replica's current status list (an
+	// api.ResourceList) and whether it is the one to give it (it leads).
+	// A replica whose listener reconnects may have missed events: it asks
+	// the others, and the one that answers publishes the list to every
+	// replica as the SSE event "snapshot", which browsers apply whole.
+	Snapshot func(ctx context.Context) (list any, ok bool)
 	Logger   *slog.Logger
 	// Queue bounds the messages waiting to be sent (default 4096); more
 	// are dropped and counted, never blocking the publisher.
@@ -87,6 +96,8 @@ type Fanout struct {
 	dropped atomic.Int64
 	ready   chan struct{}
 	isReady atomic.Bool
+	// resyncs counts the status lists asked for after a reconnection.
+	resyncs atomic.Int64
 }
 
 // New checks the options.
@@ -222,13 +233,26 @@ func (f *Fanout) sendLoop(ctx context.Context) {
 			}
 			conn = c
 		}
-		if err := f.notify(ctx, conn, m); err != nil {
+		err := f.notify(ctx, conn, m)
+		if err != nil && ctx.Err() == nil {
+			// The connection may have died while idle: once more on a
+			// fresh one before the message is lost.
+			conn.Close(context.WithoutCancel(ctx))
+			conn = nil
+			if c, cerr := pgx.ConnectConfig(ctx, f.cfg.Copy()); cerr == nil {
+				conn = c
+				err = f.notify(ctx, conn, m)
+			}
+		}
+		if err != nil {
 			f.dropped.Add(1)
 			if ctx.Err() == nil {
 				f.log.Warn("sending to the other replicas failed; message dropped", "err", err)
 			}
-			conn.Close(context.WithoutCancel(ctx))
-			conn = nil
+			if conn != nil {
+				conn.Close(context.WithoutCancel(ctx))
+				conn = nil
+			}
 			continue
 		}
 		if time.Since(lastClean) > time.Minute {
@@ -267,9 +291,21 @@ func (h handler) HandleNotification(ctx context.Context, n *pgconn.Notification,
 func (h handler) HandleBacklog(context.Context, string, *pgx.Conn) error {
 	if h.f.isReady.CompareAndSwap(false, true) {
 		close(h.f.ready)
+		return nil
 	}
+	// Listening again after a lost connection: whatever was sent meanwhile
+	// never reaches this replica (NOTIFY keeps nothing for a session that
+	// was not listening), so its browsers may show a stale status. Ask the
+	// leader for its whole list; this replica's own events were not lost.
+	h.f.resyncs.Add(1)
+	h.f.log.Info("listening to the other replicas again: asking the leader for its status list")
+	h.f.send(message{Kind: kindSignal, Type: signalResync})
 	return nil
 }
+
+// Resyncs counts the reconnections after which this replica asked the
+// leader for its status list.
+func (f *Fanout) Resyncs() int64 { return f.resyncs.Load() }
 
 // handle takes one notification from another replica.
 func (f *Fanout) handle(ctx context.Context, n *pgconn.Notification, conn *pgx.Conn) error {
@@ -306,11 +342,30 @@ func (f *Fanout) handle(ctx context.Context, n *pgconn.Notification, conn *pgx.C
 		l.Attrs[RelayedFrom], _, _ = strings.Cut(m.Origin, "#")
 		f.opts.Logs.Add(l)
 	case kindSignal:
+		if m.Type == signalResync {
+			f.answerResync(ctx)
+			return nil
+		}
 		if f.opts.OnSignal != nil {
 			f.opts.OnSignal(m.Type)
 		}
 	}
 	return nil
+}
+
+// answerResync publishes this replica's status list to all, if it is the
+// one to (Options.Snapshot).
+func (f *Fanout) answerResync(ctx context.Context) {
+	if f.opts.Snapshot == nil {
+		return
+	}
+	list, ok := f.opts.Snapshot(ctx)
+	if !ok {
+		return
+	}
+	if err := f.Publish(api.SSESnapshot, list); err != nil {
+		f.log.Warn("sending the status list to a replica that reconnected failed", "err", err)
+	}
 }
 
 // relayLogs sends this replica's own log lines (not those relayed from

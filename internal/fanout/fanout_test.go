@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/logring"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 type replica struct {
@@ -23,9 +27,14 @@ type replica struct {
 
 func startReplica(t *testing.T, dbURL, name string) *replica {
 	t.Helper()
+	return startReplicaWith(t, dbURL, name, nil)
+}
+
+func startReplicaWith(t *testing.T, dbURL, name string, snapshot func(context.Context) (any, bool)) *replica {
+	t.Helper()
 	r := &replica{hub: events.NewHub(64), logs: logring.New(100), signals: make(chan string, 8)}
 	r.log = slog.New(r.logs.Handler(slog.DiscardHandler, slog.LevelInfo))
-	f, err := New(Options{URL: dbURL, Replica: name, Hub: r.hub, Logs: r.logs, OnSignal: func(s string) { r.signals <- s }})
+	f, err := New(Options{URL: dbURL, Replica: name, Hub: r.hub, Logs: r.logs, OnSignal: func(s string) { r.signals <- s }, Snapshot: snapshot})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,5 +170,66 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A follower's listening connection is lost and comes back: what the leader
+// published meanwhile never reached it, so it asks for the leader's status
+// list, which arrives as one "snapshot" event its browsers apply whole. A
+// first connection asks for nothing.
+func TestAReplicaListeningAgainGetsTheLeadersCurrentList(t *testing.T) {
+	dbURL := testDB(t)
+	current := api.ResourceList{Revision: "r1", Resources: []api.ResourceSummary{{Kind: "VM", Name: "web-1", Status: vocab.StatusProgressing}}}
+	var mu sync.Mutex
+	leader := startReplicaWith(t, dbURL, "a", func(context.Context) (any, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		return current, true
+	})
+	follower := startReplicaWith(t, dbURL, "b", func(context.Context) (any, bool) { return nil, false })
+	sub, _, _ := follower.hub.Subscribe("")
+	if n := follower.f.Resyncs(); n != 0 {
+		t.Fatalf("%d resyncs at the first connection", n)
+	}
+
+	admin, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var ended int
+	if err := admin.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'proxmops fan-out (b)' AND query ILIKE 'listen%'`).Scan(&ended); err != nil || ended != 1 {
+		t.Fatalf("ending b's listening session: %d ended, %v", ended, err)
+	}
+	// The leader moves on while b does not listen: this event is lost to b.
+	mu.Lock()
+	current = api.ResourceList{Revision: "r2", Resources: []api.ResourceSummary{{Kind: "VM", Name: "web-1", Status: vocab.StatusSynced}}}
+	mu.Unlock()
+	if err := leader.f.Publish(api.SSEResource, current.Resources[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case ev := <-sub.C:
+			if ev.Type != api.SSESnapshot {
+				continue // the lost event, if b listened again in time for it
+			}
+			var got api.ResourceList
+			if err := json.Unmarshal(ev.Data, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Revision != "r2" || len(got.Resources) != 1 || got.Resources[0].Status != vocab.StatusSynced {
+				t.Fatalf("b's snapshot after listening again: %+v", got)
+			}
+			if n := follower.f.Resyncs(); n != 1 {
+				t.Fatalf("%d resyncs, want 1", n)
+			}
+			return
+		case <-deadline:
+			t.Fatalf("b listened again (%d resyncs) but got no status list", follower.f.Resyncs())
+		}
 	}
 }
