@@ -156,7 +156,11 @@ func Run(ctx context.Context, o Options) error {
 			ln.Close()
 			return err
 		}
-		reps.guard = leader.NewGuard(st.DB(), reps.elector.Timeout(), log)
+		if reps.guard, err = leader.OpenGuard(dbURL, reps.elector.Timeout(), log); err != nil {
+			ln.Close()
+			return err
+		}
+		defer reps.guard.Close()
 		copts.Hub, copts.Replicated, copts.Guard = reps.fan, true, reps.guard
 		sopts.Replicas = reps.elector
 		if sopts.ForwardTransport, err = forwardTransport(cfg); err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
 
 // Fencing (docs/ha.md#fencing). The elector's own deadline stops a leader
@@ -69,8 +71,8 @@ type Guard struct {
 	term             atomic.Int64 // the term this replica leads, 0 when none
 }
 
-// NewGuard fences writes made through db (the store's PostgreSQL pool) for
-// a failover timeout t: a hold idle t/2 is ended by the server (before the
+// NewGuard fences this replica's writes, holding Proxmox writes on
+// connections of db, for a failover timeout t: a hold idle t/2 is ended by the server (before the
 // leader's lock session, ended after 2t/3), and requests are sent within
 // t/4 of their hold's start.
 func NewGuard(db *sql.DB, t time.Duration, log *slog.Logger) *Guard {
@@ -82,6 +84,24 @@ func NewGuard(db *sql.DB, t time.Duration, log *slog.Logger) *Guard {
 	}
 	return &Guard{db: db, idle: t / 2, sendWindow: t / 4, log: log.With("component", "leader")}
 }
+
+// OpenGuard is NewGuard on a pool of its own to the database at url, so
+// the connections a Proxmox write holds while it waits for its answer are
+// never missed by the store and the API. Close releases it.
+func OpenGuard(url string, t time.Duration, log *slog.Logger) (*Guard, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, fmt.Errorf("leader: database URL: %w", err)
+	}
+	// One per running action is plenty (reconcile.concurrency per cluster).
+	db.SetMaxOpenConns(64)
+	db.SetMaxIdleConns(4)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return NewGuard(db, t, log), nil
+}
+
+// Close closes the guard's pool.
+func (g *Guard) Close() error { return g.db.Close() }
 
 // Begin makes term the one this replica leads; End(term) ends it.
 func (g *Guard) Begin(term int64) { g.term.Store(term) }
