@@ -185,7 +185,7 @@ func dropListener(t *testing.T, dbURL, replica string) {
 	defer conn.Close(context.Background())
 	var n int
 	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = $1 AND query ILIKE 'listen%'`, "proxmops fan-out ("+replica+")").Scan(&n); err != nil || n != 1 {
+		WHERE application_name = $1`, "proxmops fan-out listener ("+replica+")").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("ending %s's listening session: %d ended, %v", replica, n, err)
 	}
 }

@@ -172,7 +172,10 @@ func (f *Fanout) Run(ctx context.Context) error {
 	}
 	l := &pgxlisten.Listener{
 		Connect: func(ctx context.Context) (*pgx.Conn, error) {
-			return pgx.ConnectConfig(ctx, f.cfg.Copy())
+			cfg := f.cfg.Copy()
+			// Its own name in pg_stat_activity: the session that must stay.
+			cfg.RuntimeParams["application_name"] = "proxmops fan-out listener (" + f.opts.Replica + ")"
+			return pgx.ConnectConfig(ctx, cfg)
 		},
 		LogError:       func(_ context.Context, err error) { f.log.Warn("listening for the other replicas failed", "err", err) },
 		ReconnectDelay: 2 * time.Second,
