@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // inUseKey is the PostgreSQL advisory lock a daemon holds shared for its
@@ -12,6 +13,9 @@ import (
 // SQLite writer lock for commands that must run alone. ("proxmops" with
 // its last byte changed, apart from writeLockKey.)
 const inUseKey int64 = 0x70726f786d6f7075
+
+// releaseTimeout bounds giving the lock back at the end.
+const releaseTimeout = 5 * time.Second
 
 // ErrInUse means a daemon uses the database.
 var ErrInUse = errors.New("a proxmops serve uses this database: stop every replica first")
@@ -51,7 +55,11 @@ func (s *Store) advisory(ctx context.Context, try string) (func(), error) {
 	return func() {
 		// Closing a pooled connection only returns it: end the session's
 		// locks explicitly, or drop the connection if that fails.
-		if _, err := conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock_all()`); err != nil {
+		// Bounded: a daemon cut off from the database must still stop
+		// (the server ends the session, and its locks, on its own).
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 		conn.Close()
