@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"encoding/json"
+	"iter"
 	"math"
 	"sort"
 	"strconv"
@@ -207,7 +208,7 @@ type guestRes struct {
 // guestRes reads what /cluster/resources shows of a guest in one pass over
 // its config (this runs for every guest on every uncached answer).
 func (s *Server) guestRes(g *Guest, now int64) guestRes {
-	var name, tags, lock, template, cores, sockets, vcpus, cpulimit, memory, bootdisk, rootfs, firstDisk string
+	var name, tags, lock, template, cores, sockets, vcpus, cpulimit, memory, boot, bootdisk, rootfs string
 	qemu := g.Type == "qemu"
 	for k, v := range g.Conf {
 		switch k {
@@ -235,16 +236,12 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 			cpulimit = v
 		case "memory":
 			memory = v
+		case "boot":
+			boot = v
 		case "bootdisk":
 			bootdisk = v
 		case "rootfs":
 			rootfs = v
-		default:
-			// The lowest-named disk that is neither a CD-ROM nor cloud-init.
-			if qemu && (firstDisk == "" || k < firstDisk) && maybeQemuDiskKey(k) && isQemuDiskKey(k) &&
-				!strings.Contains(v, "media=cdrom") && !strings.Contains(v, "cloudinit") {
-				firstDisk = k
-			}
 		}
 	}
 	if name == "" {
@@ -252,18 +249,11 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 	}
 	r := guestRes{ID: g.Type + "/" + strconv.Itoa(g.VMID), Type: g.Type, VMID: g.VMID, Node: g.Node, Name: name,
 		MaxMem: maxMemOf(qemu, memory), Tags: tags, Lock: lock, Status: "stopped"}
-	diskVal := rootfs
 	if qemu {
-		key := bootdisk
-		if key == "" {
-			key = firstDisk
-		}
-		diskVal = ""
-		if key != "" {
-			diskVal = g.Conf[key]
-		}
+		r.MaxDisk = qemuBootDiskSize(g.Conf, boot, bootdisk)
+	} else {
+		r.MaxDisk = lxcRootfsSize(rootfs)
 	}
-	r.MaxDisk = sizeOption(diskVal)
 	if h := s.state.HA; h != nil {
 		sid := haSID(g)
 		if sv := h.Services[sid]; sv != nil {
@@ -324,13 +314,95 @@ func (s *Server) nodeCPUs(name string) int {
 	return 0
 }
 
-// maybeQemuDiskKey is a cheap first test before isQemuDiskKey.
-func maybeQemuDiskKey(k string) bool {
-	switch k[0] {
-	case 'e', 't', 'i', 's', 'v':
-		return true
+// qemuBootDisks is get_bootdisks (qemu-server PVE/QemuServer/Drive.pm):
+// the drives of `boot: order=`, or, when boot is absent or a legacy
+// letter string, the bootdisk key alone (none without one). There is no
+// fallback to the first disk. It yields them in order, without allocating
+// (this runs for every VM on every uncached /cluster/resources answer).
+func qemuBootDisks(boot, bootdisk string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		var legacy, order string
+		hasOrder := false
+		for part := range strings.SplitSeq(boot, ",") {
+			k, v, ok := strings.Cut(part, "=")
+			switch {
+			case !ok:
+				legacy = part // the default key
+			case k == "legacy":
+				legacy = v
+			case k == "order":
+				order, hasOrder = v, true
+			}
+		}
+		if boot == "" || legacy != "" || !hasOrder {
+			if bootdisk != "" {
+				yield(bootdisk)
+			}
+			return
+		}
+		for d := range strings.FieldsFuncSeq(order, func(r rune) bool { return r == ';' || r == ',' || r == ' ' || r == 0 }) {
+			if isQemuDiskKey(d) && !yield(d) {
+				return
+			}
+		}
 	}
-	return false
+}
+
+// qemuBootDiskSize is the maxdisk of a VM: bootdisk_size (qemu-server
+// PVE/QemuServer/Drive.pm) as vmstatus (PVE/QemuServer.pm) reports it.
+// The first boot disk that is in the config, is no CD-ROM (a cloud-init
+// drive is one) and names a volume gives its size= (0 when it has none);
+// no such disk gives 0.
+func qemuBootDiskSize(conf map[string]string, boot, bootdisk string) int64 {
+	for key := range qemuBootDisks(boot, bootdisk) {
+		v, ok := conf[key]
+		if !ok || v == "" || !isQemuDiskKey(key) {
+			continue
+		}
+		file, media, size := driveFileMediaSize(v)
+		if media == "cdrom" || file == "" {
+			continue
+		}
+		n, _ := ParseSize(size)
+		return n
+	}
+	return 0
+}
+
+// driveFileMediaSize reads the volume, media= and size= of a drive value
+// as written to the config (validated then), without the full parse: this
+// runs for every VM on every uncached /cluster/resources answer.
+func driveFileMediaSize(v string) (file, media, size string) {
+	for part := range strings.SplitSeq(v, ",") {
+		k, val, ok := strings.Cut(part, "=")
+		switch {
+		case !ok:
+			file = part // the default key
+		case k == "file" || k == "volume":
+			file = val
+		case k == "media":
+			media = val
+		case k == "size":
+			size = val
+		}
+	}
+	return file, media, size
+}
+
+// lxcDefaultMaxDisk is what vmstatus reports for a stopped container
+// without a rootfs size.
+const lxcDefaultMaxDisk = 4 << 30
+
+// lxcRootfsSize is the maxdisk of a container: pve-container src/PVE/LXC.pm
+// vmstatus reads the rootfs size= for a stopped one, 4 GiB without a size
+// or a rootfs. For a running one it reports the total of the mounted
+// root file system (get_container_disk_usage, df), which the simulator,
+// having no file system, takes to be the same size.
+func lxcRootfsSize(rootfs string) int64 {
+	if n := sizeOption(rootfs); n > 0 {
+		return n
+	}
+	return lxcDefaultMaxDisk
 }
 
 // sizeOption is the size= option of a volume property string (0 without).

@@ -144,31 +144,35 @@ func referenceGuestRes(s *Server, g *Guest, now int64) guestRes {
 	return r
 }
 
+// referenceMaxDisk follows vmstatus with the generic parsers: bootdisk_size
+// for a VM, the rootfs size (4 GiB without one) for a container.
 func referenceMaxDisk(g *Guest) int64 {
-	key := "rootfs"
-	if g.Type == "qemu" {
-		key = ""
-		for _, k := range []string{"bootdisk"} {
-			if v := g.Conf[k]; v != "" {
-				key = v
-			}
-		}
-		if key == "" {
-			for k, v := range g.Conf {
-				if (key == "" || k < key) && isQemuDiskKey(k) && !strings.Contains(v, "media=cdrom") && !strings.Contains(v, "cloudinit") {
-					key = k
-				}
-			}
-		}
-	}
-	if key == "" {
-		return 0
-	}
-	for _, part := range strings.Split(g.Conf[key], ",") {
-		if v, ok := strings.CutPrefix(part, "size="); ok {
-			n, _ := ParseSize(v)
+	if g.Type != "qemu" {
+		d, err := parsePropString(lxcRootfsFormat, g.Conf["rootfs"], "rootfs")
+		if n, _ := ParseSize(d["size"]); err == nil && n > 0 {
 			return n
 		}
+		return 4 << 30
+	}
+	var disks []string
+	b, err := parsePropString(namedFormats["pve-qm-boot"].props, g.Conf["boot"], "boot")
+	if g.Conf["boot"] == "" || err != nil || b["legacy"] != "" {
+		if g.Conf["bootdisk"] != "" {
+			disks = []string{g.Conf["bootdisk"]}
+		}
+	} else {
+		disks = splitList(b["order"])
+	}
+	for _, k := range disks {
+		if !isQemuDiskKey(k) || g.Conf[k] == "" {
+			continue
+		}
+		d, err := parseDrive(k, g.Conf[k])
+		if err != nil || d["media"] == "cdrom" || d["file"] == "" {
+			continue
+		}
+		n, _ := ParseSize(d["size"])
+		return n
 	}
 	return 0
 }
@@ -301,6 +305,66 @@ func TestGuestCPUsAndMemoryAsPvestatdReportsThem(t *testing.T) {
 			if got := maxMemOf(tt.qemu, tt.mem); got != tt.maxMem {
 				t.Errorf("maxmem %d, want %d", got, tt.maxMem)
 			}
+		})
+	}
+}
+
+// TestMaxDiskFollowsVmstatus checks maxdisk in /cluster/resources and
+// status/current against vmstatus: a VM's first boot disk of `boot:
+// order=` (or its legacy bootdisk) that is no CD-ROM, 0 when there is none
+// (no fallback to the first disk); a container's rootfs size, 4 GiB
+// without one.
+func TestMaxDiskFollowsVmstatus(t *testing.T) {
+	tests := []struct {
+		name string
+		typ  string
+		conf map[string]string
+		want int64
+	}{
+		{"the first disk of the boot order", "qemu", map[string]string{
+			"boot": "order=virtio1;scsi0;net0", "scsi0": "local-lvm:vm-100-disk-0,size=32G", "virtio1": "local-lvm:vm-100-disk-1,size=8G"}, 8 << 30},
+		{"a CD-ROM and a cloud-init drive of the order are skipped", "qemu", map[string]string{
+			"boot": "order=ide2;ide0;scsi0", "ide2": "local:iso/debian.iso,media=cdrom", "ide0": "local-lvm:vm-100-cloudinit,media=cdrom",
+			"scsi0": "local-lvm:vm-100-disk-0,size=10G"}, 10 << 30},
+		{"a drive of the order missing from the config is skipped", "qemu", map[string]string{
+			"boot": "order=scsi5;scsi0", "scsi0": "local-lvm:vm-100-disk-0,size=3G"}, 3 << 30},
+		{"only a NIC in the order: 0", "qemu", map[string]string{
+			"boot": "order=net0", "scsi0": "local-lvm:vm-100-disk-0,size=32G", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}, 0},
+		{"the first boot disk without a size: 0, the next is not looked at", "qemu", map[string]string{
+			"boot": "order=scsi0;scsi1", "scsi0": "local-lvm:vm-100-disk-0", "scsi1": "local-lvm:vm-100-disk-1,size=5G"}, 0},
+		{"no boot and no bootdisk: 0, not the first disk", "qemu", map[string]string{
+			"scsi0": "local-lvm:vm-100-disk-0,size=32G"}, 0},
+		{"no boot: the bootdisk", "qemu", map[string]string{
+			"bootdisk": "scsi1", "scsi0": "local-lvm:vm-100-disk-0,size=32G", "scsi1": "local-lvm:vm-100-disk-1,size=6G"}, 6 << 30},
+		{"legacy boot letters: the bootdisk", "qemu", map[string]string{
+			"boot": "cdn", "bootdisk": "virtio0", "virtio0": "local-lvm:vm-100-disk-0,size=7G", "scsi0": "local-lvm:vm-100-disk-1,size=1G"}, 7 << 30},
+		{"a bootdisk that is a CD-ROM: 0", "qemu", map[string]string{
+			"bootdisk": "ide2", "ide2": "local:iso/debian.iso,media=cdrom", "scsi0": "local-lvm:vm-100-disk-0,size=1G"}, 0},
+		{"a container: its rootfs size", "lxc", map[string]string{
+			"hostname": "ct", "rootfs": "local-lvm:subvol-100-disk-0,size=12G"}, 12 << 30},
+		{"a container without a rootfs size: 4 GiB", "lxc", map[string]string{
+			"hostname": "ct", "rootfs": "local-lvm:subvol-100-disk-0"}, 4 << 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startSim(t, Options{StatusInterval: -1})
+			c := newClient(t, srv)
+			if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Type: tt.typ, Config: tt.conf}); err != nil {
+				t.Fatal(err)
+			}
+			for _, running := range []bool{false, true} {
+				if err := srv.SetGuestRunning(100, running); err != nil {
+					t.Fatal(err)
+				}
+				if got := resourceOf(c, 100)["maxdisk"]; got != float64(tt.want) {
+					t.Errorf("running %v: /cluster/resources maxdisk %v, want %d", running, got, tt.want)
+				}
+				st := c.mustOK("GET", "/nodes/pve1/"+tt.typ+"/100/status/current", nil).obj(t)
+				if st["maxdisk"] != float64(tt.want) {
+					t.Errorf("running %v: status/current maxdisk %v, want %d", running, st["maxdisk"], tt.want)
+				}
+			}
+			checkResources(t, srv, tt.name)
 		})
 	}
 }
