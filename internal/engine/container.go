@@ -460,7 +460,7 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 
 // rereadContainer reads a container again after a create.
 func (x *execCtx) rereadContainer(ctx context.Context, node string, vmid int) (*Guest, error) {
-	g := &Guest{VMID: vmid, Type: "lxc", Node: node}
+	g := &Guest{VMID: vmid, Type: "lxc", Node: node, fresh: true}
 	st, err := x.e.client.LxcStatus(ctx, node, vmid)
 	if err != nil {
 		return nil, fmt.Errorf("reading container %d: %w", vmid, err)
@@ -505,8 +505,7 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 			return err
 		}
 	}
-	running := g.Running()
-	return x.convergePower(ctx, uo, running, d.needsReboot(), d.refused, guestPower{
+	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused, guestPower{
 		shutdown: func() error { return x.shutdownContainer(ctx, node, vmid, uo.shutdownTimeout) },
 		start:    func() (string, error) { return c.LxcStart(ctx, node, vmid) },
 		reboot:   func() (string, error) { return c.LxcReboot(ctx, node, vmid) },

@@ -166,30 +166,97 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 		d = &Desired{}
 	}
 	force := map[int]bool{}
+	confirm := map[int]bool{} // guests whose power state a round reads from status/current
 	var stats ObserveStats
 	for round := 1; ; round++ {
 		cr := e.opts.Reads.begin(force)
 		if cr != nil && round >= maxPlanRounds {
 			cr.all = true
 		}
-		p, err := e.planRound(ctx, d, revision, cr)
+		p, err := e.planRound(ctx, d, revision, cr, confirm)
 		if err != nil {
 			return nil, err
 		}
 		stats = stats.add(p.Stats)
 		p.Stats = stats
 		stale := cachedActing(p)
-		if len(stale) == 0 {
+		lagging := powerUnconfirmed(p)
+		if len(stale) == 0 && len(lagging) > 0 {
+			// Only power states to confirm: a round is needed only if one
+			// of them is not what pvestatd reported.
+			changed, n := e.confirmPower(ctx, p.pass.snap, lagging)
+			stats.Requests += n
+			p.Stats = stats
+			if len(changed) == 0 {
+				return p, nil
+			}
+			e.log.Debug("plan: power states differ from /cluster/resources", "guests", sortedIDs(changed), "round", round)
+		}
+		if len(stale) == 0 && len(lagging) == 0 {
 			return p, nil
 		}
 		if round >= maxPlanRounds {
-			return nil, fmt.Errorf("planning: guests %v were served from the read cache after %d rounds", sortedIDs(stale), round)
+			return nil, fmt.Errorf("planning: guests %v were served from the read cache or guests %v planned from a lagging power state after %d rounds",
+				sortedIDs(stale), sortedIDs(lagging), round)
 		}
 		for id := range stale {
 			force[id] = true
 		}
+		for id := range lagging {
+			confirm[id] = true
+		}
 		e.log.Debug("plan: reading cached guests the plan acts on", "guests", len(stale), "round", round)
 	}
+}
+
+// powerUnconfirmed lists the guests the plan acts on (or reports out of
+// sync) whose power state is still pvestatd's report from
+// /cluster/resources, up to 10 seconds old: whether a change applies now
+// or waits for a restart, whether a reboot or a start is due, all follow
+// from it. Deletes read the state themselves; templates do not run.
+func powerUnconfirmed(p *Plan) map[int]bool {
+	out := map[int]bool{}
+	snap := p.pass.snap
+	for _, a := range p.Actions {
+		if a.VMID <= 0 || a.Conflict || a.Action == vocab.ActionDelete || a.Action == vocab.ActionCreate ||
+			a.Action == vocab.ActionNone && (a.Status != vocab.StatusOutOfSync || a.Sync == vocab.SyncDisabled) {
+			continue
+		}
+		if g := snap.Guests[a.VMID]; g != nil && g.Read && !g.statusRead && !g.Template && (g.Type == "qemu" || g.Type == "lxc") {
+			out[a.VMID] = true
+		}
+	}
+	return out
+}
+
+// confirmPower reads the power state of these guests from status/current
+// and returns those whose state is not the one the plan used, with the
+// requests it made.
+func (e *Engine) confirmPower(ctx context.Context, snap *Snapshot, ids map[int]bool) (map[int]bool, int64) {
+	before := e.client.Stats()
+	var mu sync.Mutex
+	changed := map[int]bool{}
+	var jobs []func(context.Context) error
+	for id := range ids {
+		g := snap.Guests[id]
+		status := e.client.QemuStatus
+		if g.Type == "lxc" {
+			status = e.client.LxcStatus
+		}
+		jobs = append(jobs, func(ctx context.Context) error {
+			st, err := status(ctx, g.Node, g.VMID)
+			mu.Lock()
+			defer mu.Unlock()
+			// A guest that cannot be read (or is gone) is planned again
+			// with its state read in the observation, which reports that.
+			if err != nil || st.Status != g.Status {
+				changed[g.VMID] = true
+			}
+			return nil
+		})
+	}
+	_ = runParallel(ctx, observeWorkers, jobs)
+	return changed, e.client.Stats().Sub(before).Total()
 }
 
 // add sums the costs of two observations of one plan.
@@ -241,7 +308,7 @@ func sortedIDs(m map[int]bool) []int {
 }
 
 // planRound is one observation and the plan made from it.
-func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr *cacheRound) (*Plan, error) {
+func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr *cacheRound, confirm map[int]bool) (*Plan, error) {
 	pc := &planContext{ctx: ctx, e: e, d: d, declared: claimVMIDs(d), isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
 	for _, s := range specsOf[*IsoSpec](d, KindIso) {
 		pc.isos[s.Name] = s
@@ -261,6 +328,12 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 		for _, r := range recs {
 			r.scope(pc, sc)
 		}
+		for id := range confirm {
+			if snap.Guests[id] != nil {
+				sc.guest(id)
+				sc.status[id] = true
+			}
+		}
 		for _, st := range d.alsoList {
 			sc.storage(nodeFor(pc, st[0]), st[1])
 		}
@@ -275,6 +348,7 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 		p.Actions = append(p.Actions, r.plan(pc)...)
 	}
 	checkNodes(p, snap)
+	e.holdForPowerTasks(ctx, p)
 	planSnapshots(pc, p)
 	e.checkPrivileges(ctx, p, d)
 	if err := resolveDependencies(p); err != nil {

@@ -46,6 +46,9 @@ type Guest struct {
 	PendingDelete map[string]bool
 
 	fresh bool // read just before being acted on (after a create or clone)
+	// statusRead: Status is the guest's own status/current of this plan,
+	// not pvestatd's report in /cluster/resources.
+	statusRead bool
 	// cached: the configuration above is the one a ReadCache kept from an
 	// earlier plan (the guest's summary has not changed since), read at
 	// ReadAt; a guest read by this plan has ReadAt now (with a cache).
@@ -369,7 +372,7 @@ func (e *Engine) readGuestState(ctx context.Context, g *Guest, withStatus bool) 
 		}
 		return fmt.Errorf("reading the status of guest %d: %w", g.VMID, err)
 	}
-	g.Status = st.Status
+	g.Status, g.statusRead = st.Status, true
 	return nil
 }
 

@@ -42,7 +42,10 @@ func (e *Engine) ObserveForExport(ctx context.Context, sel ExportSelect) (*Expor
 		sc := newScope()
 		for id, g := range s.Guests {
 			if sel.wants(g) {
+				// The manifest's state comes from the guest's own status:
+				// /cluster/resources has pvestatd's report, up to 10 s old.
 				sc.guest(id)
+				sc.status[id] = true
 			}
 		}
 		if sel.Networks {

@@ -29,7 +29,19 @@ type guestPower struct {
 // that were refused (a shrink, a creation-only field) as the step's error.
 // An HA-managed guest is started and stopped through the HA stack, never
 // stopped hard.
-func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, needsReboot bool, refused []string, p guestPower) error {
+//
+// running is the power state the plan saw; unless fresh (read right after
+// proxmops created the guest), it is read again from status/current before
+// a start, stop or reboot: the plan may be older than the guest's state (a
+// plan shown, then confirmed; a daemon's plan applied after an earlier
+// action; someone at the console), and Proxmox refuses a start of a
+// running guest and a reboot of a stopped one.
+func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, fresh, needsReboot bool, refused []string, p guestPower) error {
+	if !fresh && p.status != nil && powerActs(uo, running, needsReboot) {
+		if st, err := p.status(); err == nil {
+			running = st.Status == "running"
+		}
+	}
 	switch {
 	case uo.state == "stopped" && running:
 		if ha, st := x.underHA(p); ha {
@@ -58,6 +70,16 @@ func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, 
 		return errors.New(strings.Join(refused, "; "))
 	}
 	return nil
+}
+
+// powerActs says whether convergePower would start, stop or reboot a
+// guest in that power state.
+func powerActs(uo updateOptions, running, needsReboot bool) bool {
+	switch {
+	case uo.state == "stopped" && running, uo.state == "running" && !running:
+		return true
+	}
+	return running && uo.state != "stopped" && uo.rebootIfNeeded && needsReboot
 }
 
 // underHA says whether the guest is HA-managed now: its status/current

@@ -133,16 +133,7 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 			return fmt.Errorf("setting the boot order of VM %d: %w", vmid, err)
 		}
 	}
-	running := g.Running()
-	if uo.state != "" && (uo.state == "running") != running && !g.fresh {
-		// The plan may be older than the guest's state (a daemon applies
-		// plans made while an earlier action ran): look again before
-		// starting or stopping.
-		if st, err := c.QemuStatus(ctx, node, vmid); err == nil {
-			running = st.Status == "running"
-		}
-	}
-	return x.convergePower(ctx, uo, running, d.needsReboot(), d.refused, guestPower{
+	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused, guestPower{
 		shutdown: func() error { return x.shutdown(ctx, node, vmid, uo.shutdownTimeout) },
 		start:    func() (string, error) { return c.QemuStart(ctx, node, vmid) },
 		reboot:   func() (string, error) { return c.QemuReboot(ctx, node, vmid) },
