@@ -260,6 +260,10 @@ func (s *Server) stopGuest(tc *taskCtx, g *Guest, graceful, skiplock bool) error
 		if err := s.lxcGone(g); err != nil {
 			return err
 		}
+	} else if !g.Running {
+		// qemu-server PVE/QemuServer.pm _do_vm_stop: a VM that does not
+		// run is done with before its config and lock are looked at.
+		return nil
 	}
 	if !skiplock {
 		if err := checkLock(g); err != nil {

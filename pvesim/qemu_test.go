@@ -255,3 +255,35 @@ func TestQemuSnapshots(t *testing.T) {
 		t.Fatalf("delete missing snapshot: %s", st)
 	}
 }
+
+// TestQemuPowerAnswersFollowTheRunState: qemu-server refuses a start of a
+// running VM in the task (PVE/QemuServer.pm vm_start: "VM 100 already
+// running"), a reboot or reset of a stopped one before any task
+// (API2/Qemu.pm vm_reboot, vm_reset: "VM 100 not running"), and ends a
+// stop or shutdown of a stopped VM at once, OK, whatever its lock
+// (_do_vm_stop returns before it loads the config).
+func TestQemuPowerAnswersFollowTheRunState(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"name": "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	base := "/nodes/pve1/qemu/100"
+	if st := c.task("POST", base+"/status/start", nil); st != "VM 100 already running" {
+		t.Errorf("start of a running VM: %s", st)
+	}
+	if err := srv.SetGuestRunning(100, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/status/reboot", "/status/reset"} {
+		if r := c.do("POST", base+p, nil); r.Status != 500 || r.Reason != "VM 100 not running" {
+			t.Errorf("%s of a stopped VM: %d %q", p, r.Status, r.Reason)
+		}
+	}
+	srv.MutateGuest(100, func(conf map[string]string) { conf["lock"] = "backup" })
+	for _, p := range []string{"/status/stop", "/status/shutdown"} {
+		if st := c.task("POST", base+p, nil); st != "OK" {
+			t.Errorf("%s of a stopped, locked VM: %s", p, st)
+		}
+	}
+}
