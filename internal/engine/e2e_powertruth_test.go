@@ -289,3 +289,47 @@ func TestNoSecondStartWhileOneRuns(t *testing.T) {
 	}
 	e.assertInSync(eng)
 }
+
+// TestCloneSourceIsFoundByItsConfiguredName renames two templates by hand
+// (golden becomes golden-old, silver becomes golden) before pvestatd's
+// next report: /cluster/resources still names them as before, and a clone
+// of golden must come from the template named so now.
+func TestCloneSourceIsFoundByItsConfiguredName(t *testing.T) {
+	e, clock := lagEnv(t)
+	for _, g := range []pvesim.GuestSpec{
+		{VMID: 800, Node: "pve1", Config: map[string]string{"name": "golden", "template": "1", "scsi0": "local-lvm:base-800-disk-0,size=4G", "ostype": "l26"}},
+		{VMID: 801, Node: "pve1", Config: map[string]string{"name": "silver", "template": "1", "scsi0": "local-lvm:base-801-disk-0,size=4G", "ostype": "l26"}},
+	} {
+		if err := e.sim.AddGuest(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(pvesim.DefaultStatusInterval)
+	e.sim.MutateGuest(800, func(conf map[string]string) { conf["name"] = "golden-old" })
+	e.sim.MutateGuest(801, func(conf map[string]string) { conf["name"] = "golden" })
+	if res := resourcesByVMID(t, e); res[800].Name != "golden" || res[801].Name != "silver" {
+		t.Fatalf("want the stale names: %+v", res)
+	}
+	e.write("vms/app-06.yaml", `apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: app-06
+  node: pve1
+spec:
+  vmid: 131
+  fromTemplate: golden
+  cores: 1
+  memory: 512
+  state: stopped
+`)
+	eng := e.engine(engine.Options{})
+	p := e.plan(eng)
+	a := findKey(p, "VirtualMachine/app-06")
+	if a == nil || a.Action != vocab.ActionCreate || !strings.Contains(planText(p), "template golden (801)") {
+		t.Fatalf("want a clone of 801, now named golden:\n%s", planText(p))
+	}
+	e.converge(eng)
+	if g := e.guest(131); !strings.Contains(g.Config["scsi0"], "vm-131-disk-0") {
+		t.Fatalf("clone: %+v", g.Config)
+	}
+}

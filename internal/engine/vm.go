@@ -65,11 +65,15 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 			sc.guest(g.VMID)
 			sc.confirmPower(g, s.State)
 		}
-		if ref := s.FromTemplate; ref != nil && pc.tpls[ref.Name] == nil && pc.snap.TemplateByName(ref.Name) == nil {
-			// pvestatd names a new template only in its next report: look
-			// at the configurations of the guests it has not reported yet.
+		if ref := s.FromTemplate; ref != nil && pc.tpls[ref.Name] == nil {
+			// pvestatd names a new template only in its next report, and
+			// shows a renamed one (or a VM just made a template) under its
+			// old name and flag until then: a clone's source is looked up
+			// in the configurations of the guests it has not reported and,
+			// before a clone, of every template and namesake.
+			missing := pc.snap.TemplateByName(ref.Name) == nil
 			for _, u := range pc.snap.Guests {
-				if u.Type == "qemu" && u.Status == statusUnknown {
+				if u.Type == "qemu" && (u.Status == statusUnknown && (missing || g == nil) || g == nil && (u.Template || u.Name == ref.Name)) {
 					sc.guest(u.VMID)
 				}
 			}
