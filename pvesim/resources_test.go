@@ -347,7 +347,8 @@ func TestMaxDiskFollowsVmstatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := startSim(t, Options{StatusInterval: -1})
+			// A fake clock: the reference answer is built at another instant.
+			srv := startSim(t, Options{StatusInterval: -1, Clock: NewFakeClock(time.Unix(1_750_000_000, 0))})
 			c := newClient(t, srv)
 			if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Type: tt.typ, Config: tt.conf}); err != nil {
 				t.Fatal(err)
