@@ -25,7 +25,9 @@ import (
 //   - and whenever the plan made from the cache would act on the guest, or
 //     plans anything at all for a template (Plan then reads them and plans
 //     again): no action is ever planned from a configuration not read in
-//     the same plan.
+//     the same plan. Nor from a power state the cache (or
+//     /cluster/resources, pvestatd's report) gave: the guests the plan
+//     acts on have theirs read from status/current (Plan, powerUnconfirmed).
 //
 // A change by hand that /cluster/resources does not show is therefore
 // found within one period plus the time between plans. A cache with a
