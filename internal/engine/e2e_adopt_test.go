@@ -119,17 +119,30 @@ func TestAdoptCommandTagsOnly(t *testing.T) {
 	}
 }
 
-// Adoption is refused, with the reason, for a guest of another kind, a
-// template where a VM is declared, and a locked guest.
+// Adoption is refused, with the reason, for a guest of another kind
+// (either way), a template where a VM is declared or a VM where a
+// template is, and a locked guest.
 func TestAdoptionRefused(t *testing.T) {
+	tpl := "apiVersion: proxmops.dev/v1\nkind: Template\nmetadata:\n  name: app-02\n  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n" +
+		"spec:\n  vmid: 130\n  image:\n    source: https://images.example.org/debian-12.qcow2\n  disks:\n    - storage: local-lvm\n      size: 2G\n"
+	ct := strings.Replace(strings.Replace(example(t, "containers/dns-01.yaml"), "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1),
+		"vmid: 201", "vmid: 130", 1)
+	vm := pvesim.GuestSpec{VMID: 130, Node: "pve1", Config: map[string]string{"name": "app-02", "scsi0": "local-lvm:vm-130-disk-0,size=2G"}}
 	for _, tc := range []struct {
-		name  string
-		guest pvesim.GuestSpec
-		want  string
+		name     string
+		guest    pvesim.GuestSpec
+		kind     string
+		manifest string
+		want     string
 	}{
-		{"a container", pvesim.GuestSpec{VMID: 130, Node: "pve1", Type: "lxc", Config: map[string]string{"hostname": "app-02", "rootfs": "local-lvm:vm-130-disk-0,size=2G"}}, "it is a container, the manifest declares a VirtualMachine"},
-		{"a template", pvesim.GuestSpec{VMID: 130, Node: "pve1", Config: map[string]string{"name": "app-02", "template": "1"}}, "it is a template, the manifest declares a VirtualMachine"},
-		{"locked", pvesim.GuestSpec{VMID: 130, Node: "pve1", Config: map[string]string{"name": "app-02", "lock": "backup"}}, "it is locked (backup)"},
+		{"a container", pvesim.GuestSpec{VMID: 130, Node: "pve1", Type: "lxc", Config: map[string]string{"hostname": "app-02", "rootfs": "local-lvm:vm-130-disk-0,size=2G"}},
+			engine.KindVirtualMachine, adoptClone, "it is a container, the manifest declares a VirtualMachine"},
+		{"a template", pvesim.GuestSpec{VMID: 130, Node: "pve1", Config: map[string]string{"name": "app-02", "template": "1"}},
+			engine.KindVirtualMachine, adoptClone, "it is a template, the manifest declares a VirtualMachine"},
+		{"locked", pvesim.GuestSpec{VMID: 130, Node: "pve1", Config: map[string]string{"name": "app-02", "lock": "backup"}},
+			engine.KindVirtualMachine, adoptClone, "it is locked (backup)"},
+		{"a VM where a template is declared", vm, engine.KindTemplate, tpl, "it is a VM, the manifest declares a Template"},
+		{"a VM where a container is declared", vm, engine.KindContainer, ct, "it is a VM, the manifest declares a Container"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -137,12 +150,17 @@ func TestAdoptionRefused(t *testing.T) {
 			if err := e.sim.AddGuest(tc.guest); err != nil {
 				t.Fatal(err)
 			}
-			e.write("vms/app-02.yaml", adoptClone)
+			name := "app-02"
+			if tc.kind == engine.KindContainer {
+				name = "dns-01"
+				e.write("ct/debian.yaml", "apiVersion: proxmops.dev/v1\nkind: ContainerTemplate\nmetadata:\n  name: debian-12-standard\nspec:\n  node: pve1\n  appliance: debian-12-standard\n  storage: local\n")
+			}
+			e.write("guest.yaml", tc.manifest)
 			eng := e.engine(engine.Options{})
 			p, _ := e.apply(eng)
-			a := p.Find(engine.KindVirtualMachine, "app-02")
-			if !a.Conflict || a.Adopt || !strings.Contains(a.Reason, "cannot adopt VMID 130") || !strings.Contains(a.Reason, tc.want) {
-				t.Fatalf("want refused: %+v", a)
+			a := p.Find(tc.kind, name)
+			if a == nil || !a.Conflict || a.Adopt || !strings.Contains(a.Reason, "cannot adopt VMID 130") || !strings.Contains(a.Reason, tc.want) {
+				t.Fatalf("want refused:\n%s", planText(p))
 			}
 			if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {
 				t.Fatalf("tagged: %v", g.Config)
