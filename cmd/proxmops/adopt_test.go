@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,41 @@ func TestAdoptCommand(t *testing.T) {
 	}
 	if g, _ := sim.Guest(120); g.Config["cores"] != "2" || !strings.Contains(g.Config["scsi0"], "size=32G") {
 		t.Fatalf("after apply: %v", g.Config)
+	}
+}
+
+// proxmops apply of a manifest annotated proxmops.dev/adopt adopts the
+// guest and records "adopted" in the daemon's history, with the revision
+// and the OS user, as the daemon and proxmops adopt do.
+func TestApplyRecordsAnAnnotatedAdoption(t *testing.T) {
+	sim, repo := cliEnv(t)
+	db := filepath.Join(t.TempDir(), "proxmops.db")
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
+	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
+		"name": "app-01", "cores": "1", "memory": "2048",
+		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
+		t.Fatal(err)
+	}
+	annotated := strings.Replace(cliVM, "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1)
+	if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(annotated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	code, out, errOut := runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
+	if code != 0 || !strings.Contains(out, "adopt") || strings.Contains(out+errOut, "Warning") {
+		t.Fatalf("apply: %d\n%s%s", code, out, errOut)
+	}
+	if g, _ := sim.Guest(120); !strings.Contains(g.Config["tags"], engine.OwnerTag) || !strings.Contains(g.Config["tags"], engine.AdoptedTag) {
+		t.Fatalf("not adopted: %v", g.Config)
+	}
+	st, err := store.Open(context.Background(), store.Options{Path: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := st.History(context.Background(), "VirtualMachine", "app-01", 0)
+	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || h[0].User != cliUser() || h[0].Commit != "local" ||
+		!strings.Contains(h[0].Message, "VMID 120") || !strings.Contains(h[0].Message, "annotated") {
+		t.Fatalf("history: %+v %v", h, err)
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -132,6 +134,7 @@ func applyOne(ctx context.Context, s *session, out, progressOut io.Writer, outpu
 		if output == "text" {
 			fmt.Fprintf(out, "\nApply: %d applied, %d failed, %d skipped in %s.\n", rep.Applied, rep.Failed, rep.Skipped, rep.Duration.Round(1e7))
 		}
+		recordAdoptions(ctx, s, p, rep, progressOut)
 	}
 	doc := planDocOf(s, p)
 	planDoc, err := json.Marshal(doc)
@@ -165,5 +168,29 @@ func progressPrinter(w io.Writer, color bool) engine.Progress {
 			defer mu.Unlock()
 			engine.WriteResultLine(w, a, r, color)
 		},
+	}
+}
+
+// recordAdoptions writes the adoptions the apply made for annotated
+// manifests to the daemon's history, as the daemon and `proxmops adopt`
+// do: `adopted`, with the revision and the OS user.
+func recordAdoptions(ctx context.Context, s *session, p *engine.Plan, rep *engine.Report, warn io.Writer) {
+	for _, r := range rep.Results {
+		a := p.Find(r.Kind, r.Name)
+		if a == nil || !a.Adopt || r.Status != vocab.StatusSynced {
+			continue
+		}
+		err := func() error {
+			st, err := s.db.open(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = st.AddHistory(ctx, r.Kind, historyName(s, r.Name), api.HistoryEntry{Event: api.EventAdopted, Commit: p.Revision,
+				User: cliUser(), Message: a.AdoptionMessage(p.Revision)})
+			return err
+		}()
+		if err != nil {
+			fmt.Fprintf(warn, "Warning: %s/%s adopted, but not recorded in the daemon's history: %v\n", r.Kind, r.Name, err)
+		}
 	}
 }

@@ -275,5 +275,5 @@ func (c *Controller) adopted(a *engine.Action, commit string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.addEntryLocked(context.Background(), kind, name, api.HistoryEntry{Event: api.EventAdopted, Commit: commit, User: author,
-		Message: fmt.Sprintf("adopted VMID %d on %s (tagged %s and %s) as annotated proxmops.dev/adopt at %s", a.VMID, a.Node, engine.OwnerTag, engine.AdoptedTag, short(commit))})
+		Message: a.AdoptionMessage(commit)})
 }

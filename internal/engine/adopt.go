@@ -252,6 +252,13 @@ func (e *Engine) ApplyAdoption(ctx context.Context, ad *Adoption, prog Progress)
 	return nil
 }
 
+// AdoptionMessage is the history text of the adoption a sync of an
+// annotated manifest made (a.Adopt), the same for the daemon and
+// `proxmops apply`.
+func (a *Action) AdoptionMessage(revision string) string {
+	return fmt.Sprintf("adopted VMID %d on %s (tagged %s) as annotated proxmops.dev/adopt at %s", a.VMID, a.Node, adoptionTags, shortCommit(revision))
+}
+
 // HistoryMessage is the history text of a done adoption, the same for
 // the command and the API.
 func (ad *Adoption) HistoryMessage(revision string) string {
