@@ -41,6 +41,26 @@ test('downloads the archive the daemon answers, under its name', async () => {
   click.mockRestore();
 });
 
+test('host networks and SDN objects are exported on request only', async () => {
+  const fetchFn = vi.fn(async (_url: string) => new Response(new Uint8Array([0x1f, 0x8b]), { status: 200 }));
+  vi.stubGlobal('fetch', fetchFn);
+  vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:x'), revokeObjectURL: vi.fn() }));
+  const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
+  render(<ExportPanel />);
+  for (const k of ['Network', 'SdnZone', 'SdnVnet']) {
+    expect((screen.getByRole('checkbox', { name: k }) as HTMLInputElement).checked).toBe(false);
+  }
+  for (const k of ['VirtualMachine', 'Template', 'Container']) {
+    fireEvent.click(screen.getByRole('checkbox', { name: k }));
+  }
+  fireEvent.click(screen.getByRole('checkbox', { name: 'SdnZone' }));
+  fireEvent.click(screen.getByRole('checkbox', { name: 'SdnVnet' }));
+  fireEvent.click(screen.getByRole('button', { name: 'Download manifests (.tar.gz)' }));
+  expect(await screen.findByText(/^Downloaded proxmops-export.tar.gz/)).toBeTruthy();
+  expect(fetchFn.mock.calls[0][0]).toBe('/api/v1/export?all=true&kind=SdnZone&kind=SdnVnet');
+  click.mockRestore();
+});
+
 test('shows the daemon’s error instead of downloading it', async () => {
   vi.stubGlobal(
     'fetch',

@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { ApiError } from '../api/client';
 
 // The kinds GET /api/v1/export writes (docs/manifests.md, "Exporting a
-// cluster to manifests"); the guest kinds are exported by default.
-const KINDS = ['VirtualMachine', 'Template', 'Container', 'Network'] as const;
+// cluster to manifests"); the guest kinds are exported by default, host
+// networks and SDN objects on request.
+const KINDS = ['VirtualMachine', 'Template', 'Container', 'Network', 'SdnZone', 'SdnVnet'] as const;
 
 // exportURL builds the query of GET /api/v1/export from the form.
 export function exportURL(o: { vmids: string; node: string; kinds: string[] }): string {
