@@ -33,10 +33,11 @@ const plan = (dryRun: boolean): AdoptResult => ({
     kind: 'VirtualMachine',
     name: 'app-02',
     action: 'update',
-    reason: 'adopting a guest proxmops did not make: adds the ownership tag managed-by-proxmops; cores, tags differ from the manifest',
+    reason:
+      'adopting a guest proxmops did not make: adds the ownership tag managed-by-proxmops and adopted-by-proxmops (which keeps what the adoption accepts accepted); cores, tags differ from the manifest; disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk (an adopted guest keeps its larger disks)',
     changes: [
       { field: 'cores', from: '1', to: '2' },
-      { field: 'tags', from: 'old;web', to: 'managed-by-proxmops;web' },
+      { field: 'tags', from: 'old;web', to: 'adopted-by-proxmops;managed-by-proxmops;web' },
     ],
   },
   message: dryRun ? 'adopting tags VMID 130' : 'adopted: VMID 130 on pve1 now carries managed-by-proxmops; the other changes listed wait for a sync',
@@ -67,10 +68,12 @@ test('an admin sees the plan of the adoption, the tag removal named, before adop
   expect(calls.filter((c) => c.url.endsWith('/adopt')).map((c) => c.body)).toEqual([{ dryRun: true }]);
   expect(within(dialog).getByText('old')).toBeTruthy();
   expect(dialog.textContent).toContain('removes the tag old from the guest');
+  expect(dialog.textContent).toContain('a disk larger than declared is reported, never shrunk');
+  expect(dialog.textContent).toContain('disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk');
   const rows = within(dialog).getAllByRole('row').slice(1).map((tr) => [...tr.children].map((c) => c.textContent));
   expect(rows).toEqual([
     ['cores', '1', '2', 'at the next sync'],
-    ['tags', 'old;web', 'managed-by-proxmops;web', 'ownership tag now, the rest at the next sync'],
+    ['tags', 'old;web', 'adopted-by-proxmops;managed-by-proxmops;web', 'ownership tag now, the rest at the next sync'],
   ]);
   fireEvent.click(within(dialog).getByRole('button', { name: 'Adopt' }));
   await screen.findByText(/^Adopted\. adopted: VMID 130 on pve1/);

@@ -30,8 +30,10 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
       </h4>
       <div id="adopt-desc">
         <p>
-          proxmops did not make this guest. Adopting adds the ownership tag to it and changes nothing else now; from then on
-          proxmops reconciles it with the manifest. Nothing is replaced and no disk is shrunk.
+          proxmops did not make this guest. Adopting adds the tags <span className="mono">managed-by-proxmops</span> and{' '}
+          <span className="mono">adopted-by-proxmops</span> to it and changes nothing else now; from then on proxmops reconciles it
+          with the manifest and keeps what it was made with: nothing is replaced or moved, and a disk larger than declared is
+          reported, never shrunk.
         </p>
         {plan.plan.reason && <p className="muted small">{plan.plan.reason}</p>}
         {removed.length > 0 && (
