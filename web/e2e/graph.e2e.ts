@@ -17,6 +17,22 @@ import { openBrowser, SCREENSHOT_DIR, type BrowserSession } from './harness';
 
 const backend = inject('backend');
 
+// labelClashes lists the drawn edge labels that overlap one another or a node,
+// as the browser lays them out.
+function labelClashes(page: Page): Promise<{ clashes: string[]; labels: number }> {
+  return page.evaluate(() => {
+    const over = (a: DOMRect, b: DOMRect) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const labels = [...document.querySelectorAll('.gdep-label')].map((e) => ({ text: e.textContent ?? '', r: e.getBoundingClientRect() }));
+    const nodes = [...document.querySelectorAll('.react-flow__node:not(.rf-frame)')].map((e) => ({ id: e.getAttribute('data-id'), r: e.getBoundingClientRect() }));
+    const clashes: string[] = [];
+    labels.forEach((a, i) => {
+      for (const b of labels.slice(i + 1)) if (over(a.r, b.r)) clashes.push(`${a.text} / ${b.text}`);
+      for (const n of nodes) if (over(a.r, n.r)) clashes.push(`${a.text} over ${n.id}`);
+    });
+    return { clashes, labels: labels.length };
+  });
+}
+
 describe('the graph with 1,000 resources', () => {
   let b: BrowserSession;
   let page: Page;
@@ -52,6 +68,29 @@ describe('the graph with 1,000 resources', () => {
     // the single edges between small groups.
     expect(edges).toBeGreaterThan(10);
     expect(edges).toBeLessThan(100);
+  });
+
+  test('the groups fill the pane in a grid; no edge label covers another or a node', async () => {
+    // The fitted view uses the pane's width, not a strip down its middle.
+    const used = await page.evaluate(() => {
+      const pane = document.querySelector('.react-flow')!.getBoundingClientRect();
+      const boxes = [...document.querySelectorAll('.react-flow__node')].map((e) => e.getBoundingClientRect());
+      const left = Math.min(...boxes.map((b) => b.left));
+      const right = Math.max(...boxes.map((b) => b.right));
+      return (right - left) / pane.width;
+    });
+    results.fittedWidthUsed = Math.round(used * 100) / 100;
+    expect(used).toBeGreaterThan(0.8);
+    await expect.poll(() => labelClashes(page)).toEqual({ clashes: [], labels: expect.any(Number) });
+    // Zoomed in on the small groups, where single edges show their words too.
+    await page.getByRole('group', { name: /^kind Template, \d+ resources: zoom to fit$/ }).click();
+    await page.waitForTimeout(600);
+    const near = await labelClashes(page);
+    expect(near.clashes).toEqual([]);
+    expect(near.labels).toBeGreaterThan(3);
+    await b.shot('graph-1000-labels');
+    await page.getByRole('button', { name: 'Fit View' }).click();
+    await page.waitForTimeout(300);
   });
 
   test('panning and zooming the fitted view stays smooth', async () => {

@@ -34,9 +34,11 @@ import {
   resourceNodeId,
   READABLE_ZOOM,
   SIZES,
+  aspectBucket,
   type DependencyEdge,
   type GraphGroupBy,
   type GraphLayout,
+  type LabelBox,
 } from '../lib/graph';
 import type { Relation } from '../api/types';
 import { shortRev, timeAgo } from '../lib/format';
@@ -81,15 +83,19 @@ function useFarView(): boolean {
   });
 }
 
-// A resource joins tree edges on its left, and dependency edges on the side that
-// faces the other end (graph.ts dependencyEdges picks the handles).
-function ResourceHandles() {
+// A resource or a frame joins tree edges on its left, and dependency edges on the
+// side that faces the other end (graph.ts sides picks the handles).
+function SideHandles() {
   return (
     <>
       <Handle type="target" id="in-left" position={Position.Left} isConnectable={false} />
       <Handle type="target" id="in-right" position={Position.Right} isConnectable={false} />
+      <Handle type="target" id="in-top" position={Position.Top} isConnectable={false} />
+      <Handle type="target" id="in-bottom" position={Position.Bottom} isConnectable={false} />
       <Handle type="source" id="out-right" position={Position.Right} isConnectable={false} />
       <Handle type="source" id="out-left" position={Position.Left} isConnectable={false} />
+      <Handle type="source" id="out-top" position={Position.Top} isConnectable={false} />
+      <Handle type="source" id="out-bottom" position={Position.Bottom} isConnectable={false} />
     </>
   );
 }
@@ -100,14 +106,14 @@ const ResourceNodeView = memo(function ResourceNodeView({ data }: NodeProps<Reso
   if (far) {
     return (
       <div className={`gnode gres gres-far ${statusClass(r.status)} ${data.emphasis}`} title={`${r.kind}/${r.name}: ${r.status}`}>
-        <ResourceHandles />
+        <SideHandles />
         <span className="gres-name">{r.name}</span>
       </div>
     );
   }
   return (
     <div className={`gnode gres ${statusClass(r.status)} ${data.emphasis}`} title={r.reason || `${r.kind}/${r.name}`}>
-      <ResourceHandles />
+      <SideHandles />
       <div className="gres-top">
         <StatusBadge status={r.status} compact />
         <span className="gres-name">{r.name}</span>
@@ -167,11 +173,7 @@ const FrameNodeView = memo(function FrameNodeView({ data, width, height }: NodeP
   return (
     <div className="gframe" aria-hidden="true">
       {data.cells && width && height ? <FarCells cells={data.cells} width={width} height={height} /> : null}
-      <Handle type="target" id="in-left" position={Position.Left} isConnectable={false} />
-      <Handle type="target" id="in-top" position={Position.Top} isConnectable={false} />
-      <Handle type="target" id="in-bottom" position={Position.Bottom} isConnectable={false} />
-      <Handle type="source" id="out-top" position={Position.Top} isConnectable={false} />
-      <Handle type="source" id="out-bottom" position={Position.Bottom} isConnectable={false} />
+      <SideHandles />
       <span className="gframe-title">
         <span className="gframe-by">{data.by}</span> {data.label} <span className="gframe-count">· {data.count}</span>
       </span>
@@ -202,26 +204,19 @@ const FarCells = memo(function FarCells({ cells, width, height }: { cells: FarCe
   );
 });
 
-const VERB: Record<Relation, string> = {
-  clones: 'clones',
-  mounts: 'mounts',
-  builtFrom: 'built from',
-  uses: 'uses',
-  inZone: 'in zone',
-};
-
 // Text on an edge is drawn only when it is big enough to read.
 const LABEL_ZOOM = 0.8;
 const labelsShown = (s: { transform: [number, number, number] }) => s.transform[2] >= LABEL_ZOOM;
 
-type DepEdgeData = { relation: Relation; label: string; count: number };
+type DepEdgeData = { relation: Relation; label: string; count: number; text: string; textBox?: LabelBox };
 type DepEdge = Edge<DepEdgeData, 'dep'>;
 
 // DepEdgeView draws one dependency: a curve with an arrow towards what is
-// needed and, zoomed in, the relation's verb in the middle. The sentence naming
-// both ends is the edge's aria-label (set on the edge) and its tooltip.
+// needed and, zoomed in (a bundle always), the relation's verb where graph.ts
+// placeLabels found room for it. The sentence naming both ends is the edge's
+// aria-label (set on the edge) and its tooltip.
 const DepEdgeView = memo(function DepEdgeView(p: EdgeProps<DepEdge>) {
-  const [path, lx, ly] = getBezierPath({
+  const [path] = getBezierPath({
     sourceX: p.sourceX,
     sourceY: p.sourceY,
     sourcePosition: p.sourcePosition,
@@ -230,6 +225,7 @@ const DepEdgeView = memo(function DepEdgeView(p: EdgeProps<DepEdge>) {
     targetPosition: p.targetPosition,
     curvature: p.sourcePosition === p.targetPosition ? 0.6 : 0.25,
   });
+  const box = p.data?.textBox;
   const near = useStore(labelsShown);
   const count = p.data?.count ?? 1;
   // A bundle is drawn thicker the more it stands for, and always says how many.
@@ -237,17 +233,43 @@ const DepEdgeView = memo(function DepEdgeView(p: EdgeProps<DepEdge>) {
   return (
     <>
       <BaseEdge path={path} markerEnd={p.markerEnd} interactionWidth={near ? 12 : 0} style={width ? { strokeWidth: width } : undefined} />
-      {(near || count > 1) && p.data && (
-        <text x={lx} y={ly} className={`gdep-label${count > 1 ? ' bundle' : ''}`} textAnchor="middle" dominantBaseline="central">
+      {(near || count > 1) && p.data && box && (
+        <text x={box.x} y={box.y} className={`gdep-label${count > 1 ? ' bundle' : ''}`} textAnchor="middle" dominantBaseline="central">
           <title>{p.data.label}</title>
-          {count > 1 ? `${count} ${VERB[p.data.relation]}` : VERB[p.data.relation]}
+          {p.data.text}
         </text>
       )}
     </>
   );
 });
 
-const edgeTypes = { dep: DepEdgeView };
+// TreeEdgeView draws an edge of the Git -> group -> resource tree along the
+// route the layout gave it (through the gutters between blocks), corners rounded.
+type TreeEdge = Edge<{ points: [number, number][] }, 'tree'>;
+const TreeEdgeView = memo(function TreeEdgeView(p: EdgeProps<TreeEdge>) {
+  return <BaseEdge path={roundedPath(p.data?.points ?? [])} interactionWidth={0} />;
+});
+
+function roundedPath(pts: [number, number][], r = 10): string {
+  if (pts.length < 2) return '';
+  let d = `M${pts[0][0]},${pts[0][1]}`;
+  for (let i = 1; i < pts.length - 1; i++) {
+    const [px, py] = pts[i - 1];
+    const [x, y] = pts[i];
+    const [nx, ny] = pts[i + 1];
+    const k1 = Math.min(r, Math.hypot(x - px, y - py) / 2);
+    const k2 = Math.min(r, Math.hypot(nx - x, ny - y) / 2);
+    const ux = Math.sign(x - px) * k1;
+    const uy = Math.sign(y - py) * k1;
+    const vx = Math.sign(nx - x) * k2;
+    const vy = Math.sign(ny - y) * k2;
+    d += ` L${x - ux},${y - uy} Q${x},${y} ${x + vx},${y + vy}`;
+  }
+  const [lx, ly] = pts[pts.length - 1];
+  return `${d} L${lx},${ly}`;
+}
+
+const edgeTypes = { dep: DepEdgeView, tree: TreeEdgeView };
 
 // With more nodes than this, the minimap draws groups and frames, not each
 // resource: its viewport box moves on every frame of a pan, and redrawing 1,000
@@ -296,7 +318,8 @@ function useDependencyEdges(resources: Resource[], layout: GraphLayout): Depende
   }, [resources, layout]);
 }
 
-const ARROW = { type: MarkerType.ArrowClosed, width: 16, height: 16, color: 'var(--dep-edge)' } as const;
+// In layout units, not stroke widths: a bundle's thick stroke keeps a normal arrow.
+const ARROW = { type: MarkerType.ArrowClosed, width: 22, height: 22, markerUnits: 'userSpaceOnUse', color: 'var(--dep-edge)' } as const;
 
 // useFlowElements turns the layout and the current resources into React Flow's
 // nodes and edges, reusing the previous objects of every node and edge whose data
@@ -307,7 +330,13 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
   const byKey = useMemo(() => new Map(props.resources.map((r) => [resourceKey(r), r])), [props.resources]);
   const bundled = useDependencyEdges(props.resources, layout);
   // The hovered or focused resource's own dependencies, both ways, on top.
-  const focused = useMemo(() => (focusKey ? focusEdges(props.resources, layout, focusKey) : []), [props.resources, layout, focusKey]);
+  const focused = useMemo(() => {
+    if (!focusKey) return [];
+    // Its labels keep off the drawn edges' ones.
+    const taken: LabelBox[] = [];
+    for (const e of bundled) if (e.textBox) taken.push(e.textBox);
+    return focusEdges(props.resources, layout, focusKey, 60, taken);
+  }, [props.resources, layout, focusKey, bundled]);
   const deps = useMemo(() => (focused.length ? [...bundled, ...focused] : bundled), [bundled, focused]);
   const groupCounts = useMemo(() => {
     const m = new Map<string, Resource[]>();
@@ -455,10 +484,11 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
       const old = prevEdges.get(le.id);
       const ariaLabel = treeEdgeLabel(next.get(le.source), target);
       keep(
-        old && old.className === className && old.animated === animated && old.ariaLabel === ariaLabel
+        old && old.className === className && old.animated === animated && old.ariaLabel === ariaLabel && old.data?.points === le.points
           ? old
-          : {
+          : ({
               id: le.id,
+              type: 'tree',
               source: le.source,
               target: le.target,
               targetHandle: target.type === 'resource' || target.type === 'frame' ? 'in-left' : undefined,
@@ -467,12 +497,21 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
               focusable: false,
               selectable: false,
               ariaLabel,
-            },
+              data: { points: le.points },
+            } satisfies TreeEdge),
       );
     }
     for (const de of deps) {
       const a = next.get(de.source) as ResourceNode | FrameNode | undefined;
-      const b = next.get(de.target) as ResourceNode | FrameNode | undefined;
+      let b = next.get(de.target) as ResourceNode | FrameNode | undefined;
+      let target = de.target;
+      let targetHandle = de.targetHandle;
+      // Zoomed out, a member of a frame is no node: the edge ends at its frame.
+      if (!b && de.targetFrame) {
+        target = de.targetFrame.id;
+        targetHandle = de.targetFrame.handle;
+        b = next.get(target) as FrameNode | undefined;
+      }
       if (!a || !b) continue;
       // With a highlight, an edge touching a highlighted resource stands out.
       const em = de.id.startsWith('focus:')
@@ -485,21 +524,28 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
       const className = `gdep rel-${de.relation}${em}`;
       const old = prevEdges.get(de.id) as DepEdge | undefined;
       keep(
-        old && old.className === className && old.data?.label === de.label && old.data?.count === de.count && old.sourceHandle === de.sourceHandle && old.targetHandle === de.targetHandle
+        old &&
+          old.className === className &&
+          old.data?.label === de.label &&
+          old.data?.count === de.count &&
+          old.data?.textBox === de.textBox &&
+          old.target === target &&
+          old.sourceHandle === de.sourceHandle &&
+          old.targetHandle === targetHandle
           ? old
           : ({
               id: de.id,
               type: 'dep',
               source: de.source,
-              target: de.target,
+              target,
               sourceHandle: de.sourceHandle,
-              targetHandle: de.targetHandle,
+              targetHandle,
               className,
               markerEnd: ARROW,
               focusable: false,
               selectable: false,
               ariaLabel: de.label,
-              data: { relation: de.relation, label: de.label, count: de.count },
+              data: { relation: de.relation, label: de.label, count: de.count, text: de.text, textBox: de.textBox },
             } satisfies DepEdge),
       );
     }
@@ -591,9 +637,11 @@ function fitBox(
 function GraphInner(props: GraphProps) {
   const layoutCache = useRef(createLayoutCache());
   const flow = useReactFlow();
+  // The layout fills the pane's shape (rounded, so a small resize keeps it).
+  const aspect = useStore((s) => aspectBucket(s.width, s.height));
   const layout = useMemo(
-    () => layoutCache.current(graphGroups(props.resources, props.groupBy)),
-    [props.resources, props.groupBy],
+    () => layoutCache.current(graphGroups(props.resources, props.groupBy), aspect),
+    [props.resources, props.groupBy, aspect],
   );
   const [focusKey, setFocusKey] = useState('');
   // While the view pans or zooms, nodes take no pointer (styles.css): the browser
@@ -683,7 +731,9 @@ function GraphInner(props: GraphProps) {
           }
         }}
       >
-        <Background gap={24} size={1} />
+        {/* The dots move with every frame of a pan and are painted again each time:
+            a big graph's own boxes show the movement well enough. */}
+        {!big && <Background gap={24} size={1} />}
         <Controls showInteractive={false} />
         <MiniMap
           pannable

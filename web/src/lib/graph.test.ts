@@ -8,13 +8,20 @@ import {
   focusEdges,
   frameNodeId,
   graphGroups,
+  aspectBucket,
+  DEFAULT_ASPECT,
   initialViewport,
+  labelObstacles,
+  labelSize,
   layoutGraph,
   resourceLabel,
-  rowsPerColumn,
+  sides,
   SIZES,
   SOURCE_ID,
+  type GraphLayout,
+  type LabelBox,
 } from './graph';
+import { manyResources } from '../../e2e/graph-fixture';
 
 const many = (n: number, kind = 'VirtualMachine'): Resource[] =>
   Array.from({ length: n }, (_, i) => ({ kind, name: `vm-${String(i).padStart(4, '0')}`, status: 'Synced', node: `pve${(i % 3) + 1}` }));
@@ -61,12 +68,84 @@ describe('layout', () => {
   });
 
   test('a big group wraps into columns so the graph stays compact', () => {
-    const l = layoutGraph(graphGroups(many(1000), 'kind'));
-    const rows = rowsPerColumn(1000);
-    expect(rows).toBeGreaterThan(SIZES.singleColumnMax);
-    expect(l.height).toBeLessThan(rows * (SIZES.resource.height + SIZES.rowGap) + SIZES.source.height + 2 * SIZES.framePadding);
+    const l = layoutGraph(graphGroups(many(1000), 'kind'), 2);
     const columns = new Set(l.nodes.filter((n) => n.type === 'resource').map((n) => n.x));
-    expect(columns.size).toBe(Math.ceil(1000 / rows));
+    const rows = new Set(l.nodes.filter((n) => n.type === 'resource').map((n) => n.y));
+    expect(rows.size).toBeGreaterThan(SIZES.singleColumnMax);
+    expect(columns.size).toBe(Math.ceil(1000 / rows.size));
+  });
+
+  // The fitted zoom of a layout in a viewport, and how much of the viewport its
+  // resources then cover.
+  const fitted = (l: GraphLayout, view: { width: number; height: number }) => {
+    const zoom = Math.min(view.width / l.width, view.height / l.height);
+    const area = l.nodes.filter((n) => n.type === 'resource').reduce((a, n) => a + n.width * n.height, 0);
+    return { zoom, covered: (area * zoom * zoom) / (view.width * view.height) };
+  };
+
+  test.each([
+    ['a desktop graph pane', { width: 1410, height: 620 }],
+    ['a 4:3 screen', { width: 1000, height: 750 }],
+    ['a square', { width: 800, height: 800 }],
+    ['a phone, upright', { width: 370, height: 640 }],
+  ])('1,000 resources in groups fill %s: its aspect ratio, not a strip', (_, view) => {
+    const aspect = view.width / view.height;
+    for (const by of ['kind', 'node'] as const) {
+      const l = layoutGraph(graphGroups(manyResources(1000), by), aspect);
+      const ratio = l.width / l.height / aspect;
+      expect(ratio, `${by}: ${l.width}x${l.height}`).toBeGreaterThan(0.8);
+      expect(ratio, `${by}: ${l.width}x${l.height}`).toBeLessThan(1.25);
+      // Resources cover a good part of the fitted view (one column of groups, as
+      // before, covered under a tenth of a desktop pane).
+      expect(fitted(l, view).covered, by).toBeGreaterThan(0.3);
+    }
+  });
+
+  test('a small resize keeps the layout; a pane with no size yet lays out for a desktop pane', () => {
+    expect(aspectBucket(1410, 645)).toBe(aspectBucket(1440, 640));
+    expect(aspectBucket(1410, 645)).toBe(DEFAULT_ASPECT);
+    expect(aspectBucket(0, 0)).toBe(DEFAULT_ASPECT);
+    expect(aspectBucket(370, 640)).toBeLessThan(1);
+    const cache = createLayoutCache();
+    const groups = graphGroups(many(100), 'kind');
+    const wide = cache(groups, aspectBucket(1410, 645));
+    expect(cache(groups, aspectBucket(1440, 640))).toBe(wide);
+    expect(cache(groups, aspectBucket(370, 640))).not.toBe(wide);
+  });
+
+  test('the grid uses columns of groups as well as rows', () => {
+    const l = layoutGraph(graphGroups(manyResources(1000), 'kind'), 1410 / 620);
+    const groups = l.nodes.filter((n) => n.type === 'group');
+    expect(new Set(groups.map((g) => g.x)).size).toBeGreaterThan(2);
+    // The old one-column layout, at this pane's size, fitted at about 0.08.
+    expect(fitted(l, { width: 1410, height: 620 }).zoom).toBeGreaterThan(0.15);
+  });
+
+  test("the source's edges run along the gutters, never across a node", () => {
+    const l = layoutGraph(graphGroups(manyResources(1000), 'kind'), 2.2);
+    const boxes = l.nodes.filter((n) => n.type !== 'resource' || !l.nodes.some((f) => f.type === 'frame' && f.ref === n.group));
+    const crossings: string[] = [];
+    for (const e of l.edges) {
+      for (let i = 1; i < e.points.length; i++) {
+        const [[x1, y1], [x2, y2]] = [e.points[i - 1], e.points[i]];
+        // Every segment is horizontal or vertical.
+        expect(x1 === x2 || y1 === y2, e.id).toBe(true);
+        const seg = { x: Math.min(x1, x2), y: Math.min(y1, y2), width: Math.abs(x2 - x1), height: Math.abs(y2 - y1) };
+        for (const n of boxes) {
+          if (n.id === e.source || n.id === e.target) continue;
+          const inside = seg.x < n.x + n.width && n.x < seg.x + seg.width && seg.y < n.y + n.height && n.y < seg.y + seg.height;
+          if (inside) crossings.push(`${e.id} crosses ${n.id}`);
+        }
+      }
+      // It starts at its source and ends on its target's edge.
+      const src = l.nodes.find((n) => n.id === e.source)!;
+      const dst = l.nodes.find((n) => n.id === e.target)!;
+      const [sx, sy] = e.points[0];
+      const [tx, ty] = e.points[e.points.length - 1];
+      expect(sx >= src.x && sx <= src.x + src.width && (sy === src.y + src.height || sx === src.x + src.width), e.id).toBe(true);
+      expect(tx === dst.x && ty > dst.y && ty < dst.y + dst.height, e.id).toBe(true);
+    }
+    expect(crossings).toEqual([]);
   });
 
   test('a wrapped group sits in a frame, linked by one edge', () => {
@@ -87,7 +166,6 @@ describe('layout', () => {
   });
 
   test('a small group stays one column', () => {
-    expect(rowsPerColumn(5)).toBe(5);
     const l = layoutGraph(graphGroups(many(5), 'kind'));
     expect(new Set(l.nodes.filter((n) => n.type === 'resource').map((n) => n.x)).size).toBe(1);
   });
@@ -171,18 +249,19 @@ describe('dependency edges', () => {
   });
 
   test('edges leave the side facing their target; within one column they loop on the right', () => {
+    const box = (x: number, y: number) => ({ x, y, width: SIZES.resource.width, height: SIZES.resource.height });
+    expect(sides(box(0, 0), box(400, 30))).toEqual(['out-right', 'in-left']);
+    expect(sides(box(400, 30), box(0, 0))).toEqual(['out-left', 'in-right']);
+    expect(sides(box(0, 0), box(100, 600))).toEqual(['out-bottom', 'in-top']);
+    expect(sides(box(100, 600), box(0, 0))).toEqual(['out-top', 'in-bottom']);
+    // The wider gap decides.
+    expect(sides(box(0, 0), box(900, 400))).toEqual(['out-right', 'in-left']);
+    expect(sides(box(0, 0), box(300, 900))).toEqual(['out-bottom', 'in-top']);
+    // One above the other in a column: out of the right side and back into it.
+    expect(sides(box(0, 0), box(0, 128))).toEqual(['out-right', 'in-right']);
     const l = layoutGraph(graphGroups(rs, 'kind'));
-    const x = (key: string) => l.nodes.find((n) => n.ref === key)!.x;
-    const edges = dependencyEdges(rs, l);
-    for (const e of edges) {
-      const from = x(e.source.slice(4));
-      const to = x(e.target.slice(4));
-      if (to > from) expect([e.sourceHandle, e.targetHandle]).toEqual(['out-right', 'in-left']);
-      else if (to < from) expect([e.sourceHandle, e.targetHandle]).toEqual(['out-left', 'in-right']);
-      else expect([e.sourceHandle, e.targetHandle]).toEqual(['out-right', 'in-right']);
-    }
-    // One column here (kind groups sit one under the other): all loop on the right.
-    expect(new Set(edges.map((e) => e.targetHandle))).toEqual(new Set(['in-right']));
+    const at = (id: string) => l.nodes.find((n) => n.id === id)!;
+    for (const e of dependencyEdges(rs, l)) expect([e.sourceHandle, e.targetHandle]).toEqual(sides(at(e.source), at(e.target)));
   });
 
   test('the members of a wrapped group are one cluster: one edge per target and relation, with the count', () => {
@@ -214,9 +293,12 @@ describe('dependency edges', () => {
         ['res:SdnVnet/prod', 'res:VirtualMachine/vm-07', 1, 'prod uses VirtualMachine vm-07'],
       ].sort(),
     );
-    // The frame sits below the templates and the vnet: the cluster's edges leave
-    // its top and enter the one-column targets from their free right side.
-    for (const e of edges.filter((x) => x.source === frame)) expect([e.sourceHandle, e.targetHandle]).toEqual(['out-top', 'in-right']);
+    // The cluster's edges leave the frame's side facing their target.
+    const at = (id: string) => l.nodes.find((n) => n.id === id)!;
+    for (const e of edges.filter((x) => x.source === frame)) expect([e.sourceHandle, e.targetHandle]).toEqual(sides(at(frame), at(e.target)));
+    // An edge into a member of the cluster knows the member's frame: zoomed out,
+    // members are no nodes and the edge ends there.
+    expect(edges.find((e) => e.target === 'res:VirtualMachine/vm-07')?.targetFrame?.id).toBe(frame);
     // Hovering one member shows its own edges, both ways, also within the cluster.
     const f = focusEdges(all, l, 'VirtualMachine/vm-00');
     expect(f.map((e) => e.label)).toEqual(
@@ -224,6 +306,31 @@ describe('dependency edges', () => {
     );
     expect(f.every((e) => e.id.startsWith('focus:') && e.count === 1)).toBe(true);
     expect(focusEdges(all, l, 'VirtualMachine/vm-00', 5)).toHaveLength(5);
+  });
+
+  test('no two labels and no label and node overlap, on 1,000 resources by kind and by node', () => {
+    const overlap = (a: LabelBox, b: LabelBox) => Math.abs(a.x - b.x) * 2 < a.width + b.width && Math.abs(a.y - b.y) * 2 < a.height + b.height;
+    for (const by of ['kind', 'node'] as const) {
+      const all = manyResources(1000);
+      const l = layoutGraph(graphGroups(all, by), 1410 / 620);
+      const edges = dependencyEdges(all, l);
+      const placed = edges.filter((e) => e.textBox);
+      // Most edges have room for their words; every bundle by kind does here.
+      expect(placed.length, by).toBeGreaterThan(edges.length / 2);
+      const clashes: string[] = [];
+      for (let i = 0; i < placed.length; i++) {
+        const a = placed[i].textBox!;
+        // Its box is as big as its text needs.
+        expect(a.width).toBe(labelSize(placed[i].text).width);
+        for (let j = i + 1; j < placed.length; j++) if (overlap(a, placed[j].textBox!)) clashes.push(`${placed[i].id} / ${placed[j].id}`);
+        for (const o of labelObstacles(l)) if (overlap(a, o)) clashes.push(`${placed[i].id} over a node at ${o.x},${o.y}`);
+      }
+      expect(clashes, by).toEqual([]);
+      // A hovered resource's own edges keep off those labels too.
+      const taken = placed.map((e) => e.textBox!);
+      const focus = focusEdges(all, l, 'SdnVnet/vnet3', 60, [...taken]).filter((e) => e.textBox);
+      for (const f of focus) for (const t of taken) expect(overlap(f.textBox!, t), f.id).toBe(false);
+    }
   });
 
   test('labels say the relation in words', () => {

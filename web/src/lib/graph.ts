@@ -1,9 +1,11 @@
-// Layout of the topology graph: source → group (kind or node) → resource, left to
-// right. The layout depends only on which resources are shown and how they are
-// grouped, never on their status, so live status updates re-colour nodes without
-// moving them. A group with many resources wraps them into columns inside a frame,
-// linked to the group by one edge instead of hundreds of crossing ones, so that
-// 1,000 resources fit on a screen instead of a 40,000-pixel column.
+// Layout of the topology graph: the Git source, then one block per group (kind or
+// node): the group's node with its resources to its right, a wrapped group's in a
+// frame. The blocks are packed into rows that fill the viewport's aspect ratio, so
+// that 1,000 resources use the screen instead of a tall strip; the edges from the
+// source to the groups run along the gutters between blocks, never across one.
+// The layout depends only on which resources are shown, how they are grouped and
+// the viewport's shape, never on their status, so live status updates re-colour
+// nodes without moving them.
 
 import type { Dependency, Relation, Resource } from '../api/types';
 import { resourceKey } from '../api/types';
@@ -14,13 +16,20 @@ export const SIZES = {
   source: { width: 240, height: 78 },
   group: { width: 200, height: 56 },
   resource: { width: 220, height: 52 },
-  columnGap: 90,
+  // Between a group's node and its resources.
+  linkGap: 48,
   resourceColumnGap: 24,
   rowGap: 12,
-  groupGap: 36,
-  // A group with at most this many resources stays one column.
+  // Between blocks (groups), both ways: the source's edges run there.
+  gutter: 80,
+  // A group with at most this many resources stays one column, without a frame;
+  // a bigger one is framed and wraps into as many columns as the viewport wants.
   singleColumnMax: 12,
   framePadding: 14,
+  // Above a frame, for its title.
+  frameTitle: 26,
+  // The source's edges come down this far right of the source's left edge.
+  trunkX: 30,
 };
 
 export interface LayoutNode {
@@ -40,15 +49,28 @@ export interface LayoutEdge {
   id: string;
   source: string;
   target: string;
+  // The edge's route, corner by corner, in layout coordinates.
+  points: [number, number][];
 }
 
 export type SourceHandle = 'out-right' | 'out-left' | 'out-top' | 'out-bottom';
 export type TargetHandle = 'in-left' | 'in-right' | 'in-top' | 'in-bottom';
 
+// A label's box, centred on (x, y), in layout coordinates.
+export interface LabelBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
 // A dependency drawn between two shown resources (Resource.dependsOn), from the
 // one that needs to the one it needs; or a bundle of them, from the frame of a
 // wrapped group to what its members need (count > 1 or source a frame).
-export interface DependencyEdge extends LayoutEdge {
+export interface DependencyEdge {
+  id: string;
+  source: string;
+  target: string;
   relation: Relation;
   // Names both ends, for screen readers and the tooltip: "app-02 clones debian-12-tpl".
   label: string;
@@ -57,6 +79,13 @@ export interface DependencyEdge extends LayoutEdge {
   // Which sides of the two nodes the edge joins, from where they sit in the layout.
   sourceHandle: SourceHandle;
   targetHandle: TargetHandle;
+  // The target's frame when the target is a member of a wrapped group: zoomed out,
+  // members are not nodes and the edge ends at their frame.
+  targetFrame?: { id: string; handle: TargetHandle };
+  // What the edge says on the graph ("clones", "58 clone") and where: absent when
+  // no place on the curve is free of nodes and other labels (placeLabels).
+  text: string;
+  textBox?: LabelBox;
 }
 
 export interface GraphLayout {
@@ -89,101 +118,202 @@ export function graphGroups(resources: Resource[], by: GraphGroupBy): LayoutGrou
     .map(([key, keys]) => ({ key, resourceKeys: [...keys].sort((a, b) => a.localeCompare(b)) }));
 }
 
-// rowsPerColumn picks how many resources one column holds for a group of n.
-export function rowsPerColumn(n: number): number {
-  if (n <= SIZES.singleColumnMax) return Math.max(n, 1);
-  return Math.max(SIZES.singleColumnMax, Math.ceil(Math.sqrt(n * 2.5)));
+const ROW_H = SIZES.resource.height + SIZES.rowGap;
+const COL_W = SIZES.resource.width + SIZES.resourceColumnGap;
+
+// A group's block: its node and its resources, `rows` to a column.
+interface Block {
+  group: LayoutGroup;
+  rows: number;
+  cols: number;
+  framed: boolean;
+  width: number;
+  height: number;
 }
 
-export function layoutGraph(groups: LayoutGroup[]): GraphLayout {
+// blockFor shapes a group of n with at most maxRows resources to a column (a
+// small group stays one column whatever maxRows says).
+function blockFor(group: LayoutGroup, maxRows: number): Block {
+  const S = SIZES;
+  const n = Math.max(group.resourceKeys.length, 1);
+  const rows = n <= S.singleColumnMax ? n : Math.min(n, Math.max(S.singleColumnMax, maxRows));
+  const cols = Math.ceil(n / rows);
+  // A group too big for one short column is a cluster in a frame, even when the
+  // viewport's shape makes it one tall column: its dependencies are bundled.
+  const framed = n > S.singleColumnMax;
+  const mw = cols * COL_W - S.resourceColumnGap;
+  const mh = Math.min(n, rows) * ROW_H - S.rowGap;
+  if (framed) {
+    const pad = S.framePadding;
+    return { group, rows, cols, framed, width: S.group.width + S.linkGap + mw + 2 * pad, height: S.frameTitle + Math.max(mh + 2 * pad, S.group.height) };
+  }
+  return { group, rows, cols, framed, width: S.group.width + S.linkGap + mw, height: Math.max(S.group.height, mh + 2) };
+}
+
+// A packing: each block's top left corner, and the size of all of them.
+interface Packing {
+  at: { x: number; y: number; stackX: number; rowY: number }[];
+  width: number;
+  height: number;
+}
+
+// pack places blocks in order into rows at most maxWidth wide; a block that fits
+// under the last one of its row (within the row's height) goes there, so small
+// groups stack beside a big one instead of opening a row each.
+function pack(blocks: Block[], maxWidth: number): Packing {
+  const G = SIZES.gutter;
+  const at: Packing['at'] = [];
+  let rowY = 0;
+  let rowH = 0;
+  let rowW = 0;
+  // The last stack of the row: its left edge, width and bottom.
+  let stackX = 0;
+  let stackW = 0;
+  let stackBottom = 0;
+  let width = 0;
+  let first = true;
+  for (const b of blocks) {
+    if (!first && stackBottom + G + b.height <= rowY + rowH && stackX + Math.max(stackW, b.width) <= Math.max(maxWidth, rowW)) {
+      at.push({ x: stackX, y: stackBottom + G, stackX, rowY });
+      stackBottom += G + b.height;
+      stackW = Math.max(stackW, b.width);
+      rowW = Math.max(rowW, stackX + stackW);
+    } else if (!first && rowW + G + b.width <= maxWidth) {
+      stackX = rowW + G;
+      stackW = b.width;
+      stackBottom = rowY + b.height;
+      at.push({ x: stackX, y: rowY, stackX, rowY });
+      rowW = stackX + b.width;
+      rowH = Math.max(rowH, b.height);
+    } else {
+      if (!first) rowY += rowH + G;
+      first = false;
+      stackX = 0;
+      stackW = b.width;
+      stackBottom = rowY + b.height;
+      rowH = b.height;
+      rowW = b.width;
+      at.push({ x: 0, y: rowY, stackX: 0, rowY });
+    }
+    width = Math.max(width, rowW);
+  }
+  return { at, width, height: blocks.length ? rowY + rowH : 0 };
+}
+
+// Where the grid of blocks starts: right of the source's trunk, below the source.
+const GRID_X = SIZES.trunkX + SIZES.gutter / 2;
+const GRID_Y = SIZES.source.height + SIZES.gutter;
+
+// DEFAULT_ASPECT is a desktop graph pane's width over its height (1410x645 as
+// aspectBucket rounds it), used until the pane has a size.
+export const DEFAULT_ASPECT = 2.07;
+
+// arrange picks how many resources a column holds and how wide the rows are so
+// that the whole layout, fitted to a viewport of the given aspect ratio (width /
+// height), is drawn as large as possible: it fills the viewport instead of a strip.
+function arrange(groups: LayoutGroup[], aspect: number): { blocks: Block[]; packing: Packing } {
+  const largest = Math.max(1, ...groups.map((g) => g.resourceKeys.length));
+  const rowOptions = new Set<number>();
+  for (let r = SIZES.singleColumnMax; r < largest; r = Math.ceil(r * 1.12)) rowOptions.add(r);
+  rowOptions.add(largest);
+  let best: { blocks: Block[]; packing: Packing; score: number } | null = null;
+  for (const maxRows of rowOptions) {
+    const blocks = groups.map((g) => blockFor(g, maxRows));
+    const widest = Math.max(...blocks.map((b) => b.width));
+    const total = blocks.reduce((w, b) => w + b.width, 0) + SIZES.gutter * (blocks.length - 1);
+    const widths = new Set<number>([total]);
+    for (let w = widest; w < total; w *= 1.08) widths.add(w);
+    for (const w of widths) {
+      const packing = pack(blocks, w);
+      const W = Math.max(GRID_X + packing.width, SIZES.source.width);
+      const H = GRID_Y + packing.height;
+      // The zoom that fits the layout into a viewport aspect wide and 1 high.
+      const score = Math.min(aspect / W, 1 / H);
+      if (!best || score > best.score * 1.0001) best = { blocks, packing, score };
+    }
+  }
+  return best!;
+}
+
+// route joins corners into a path without repeated points.
+function route(...pts: [number, number][]): [number, number][] {
+  return pts.filter((p, i) => i === 0 || p[0] !== pts[i - 1][0] || p[1] !== pts[i - 1][1]);
+}
+
+// layoutGraph lays out the groups for a viewport of the given aspect ratio.
+export function layoutGraph(groups: LayoutGroup[], aspect = DEFAULT_ASPECT): GraphLayout {
   const S = SIZES;
   const nodes: LayoutNode[] = [];
   const edges: LayoutEdge[] = [];
-  const groupX = S.source.width + S.columnGap;
-  const resX = groupX + S.group.width + S.columnGap;
-  const rowH = S.resource.height + S.rowGap;
-  const colW = S.resource.width + S.resourceColumnGap;
-
-  let y = 0;
-  let width = resX;
-  for (const g of groups) {
-    const n = g.resourceKeys.length;
-    const rows = rowsPerColumn(n);
-    const cols = Math.max(1, Math.ceil(n / rows));
-    const blockH = Math.max(S.group.height, Math.min(n, rows) * rowH - S.rowGap);
+  const G = S.gutter;
+  const source: LayoutNode = { id: SOURCE_ID, type: 'source', x: 0, y: 0, width: S.source.width, height: S.source.height, ref: '' };
+  nodes.push(source);
+  if (!groups.length) return { nodes, edges, width: S.source.width, height: S.source.height };
+  const { blocks, packing } = arrange(groups, aspect);
+  blocks.forEach((b, i) => {
+    const p = packing.at[i];
+    const bx = GRID_X + p.x;
+    const by = GRID_Y + p.y;
+    const g = b.group;
     const gid = groupNodeId(g.key);
-    if (cols > 1) y += S.framePadding;
-    nodes.push({
-      id: gid,
-      type: 'group',
-      x: groupX,
-      y: y + blockH / 2 - S.group.height / 2,
-      width: S.group.width,
-      height: S.group.height,
-      ref: g.key,
+    const hy = by + (b.framed ? S.frameTitle : 0);
+    const hcy = hy + S.group.height / 2;
+    nodes.push({ id: gid, type: 'group', x: bx, y: hy, width: S.group.width, height: S.group.height, ref: g.key });
+    // From the source down its trunk, along the gutter above the row, down the
+    // gutter left of the block's stack, into the group's left side.
+    const lane = GRID_X + p.stackX - G / 2;
+    const gutterY = GRID_Y + p.rowY - G / 2;
+    edges.push({
+      id: `e:${SOURCE_ID}->${gid}`,
+      source: SOURCE_ID,
+      target: gid,
+      points: route([S.trunkX, S.source.height], [S.trunkX, gutterY], [lane, gutterY], [lane, hcy], [bx, hcy]),
     });
-    edges.push({ id: `e:${SOURCE_ID}->${gid}`, source: SOURCE_ID, target: gid });
-    const framed = cols > 1;
-    if (framed) {
+    const mx0 = bx + S.group.width + S.linkGap + (b.framed ? S.framePadding : 0);
+    const my0 = b.framed ? hy + S.framePadding : by + 2;
+    if (b.framed) {
       const fid = frameNodeId(g.key);
-      const pad = S.framePadding;
-      nodes.push({
-        id: fid,
-        type: 'frame',
-        x: resX - pad,
-        y: y - pad,
-        width: cols * colW - S.resourceColumnGap + 2 * pad,
-        height: blockH + 2 * pad,
-        ref: g.key,
-      });
-      edges.push({ id: `e:${gid}->${fid}`, source: gid, target: fid });
+      const fx = bx + S.group.width + S.linkGap;
+      nodes.push({ id: fid, type: 'frame', x: fx, y: hy, width: b.width - S.group.width - S.linkGap, height: b.height - S.frameTitle, ref: g.key });
+      edges.push({ id: `e:${gid}->${fid}`, source: gid, target: fid, points: [[bx + S.group.width, hcy], [fx, hcy]] });
     }
-    g.resourceKeys.forEach((key, i) => {
-      const col = Math.floor(i / rows);
-      const row = i % rows;
+    g.resourceKeys.forEach((key, j) => {
+      const x = mx0 + Math.floor(j / b.rows) * COL_W;
+      const y = my0 + (j % b.rows) * ROW_H;
       const rid = resourceNodeId(key);
-      nodes.push({
-        id: rid,
-        type: 'resource',
-        x: resX + col * colW,
-        y: y + row * rowH,
-        width: S.resource.width,
-        height: S.resource.height,
-        ref: key,
-        group: g.key,
-      });
-      if (!framed) edges.push({ id: `e:${gid}->${rid}`, source: gid, target: rid });
+      nodes.push({ id: rid, type: 'resource', x, y, width: S.resource.width, height: S.resource.height, ref: key, group: g.key });
+      if (b.framed) return;
+      // A comb: out of the group's right side, down the link gap, into each resource.
+      const cy = y + S.resource.height / 2;
+      const lx = x - S.linkGap / 2;
+      edges.push({ id: `e:${gid}->${rid}`, source: gid, target: rid, points: route([bx + S.group.width, hcy], [lx, hcy], [lx, cy], [x, cy]) });
     });
-    width = Math.max(width, resX + cols * colW - S.resourceColumnGap + (framed ? S.framePadding : 0));
-    y += blockH + S.groupGap + (framed ? S.framePadding : 0);
-  }
-  const height = Math.max(S.source.height, y - (groups.length ? S.groupGap : 0));
-  nodes.unshift({
-    id: SOURCE_ID,
-    type: 'source',
-    x: 0,
-    y: height / 2 - S.source.height / 2,
-    width: S.source.width,
-    height: S.source.height,
-    ref: '',
   });
-  return { nodes, edges, width, height };
+  return { nodes, edges, width: Math.max(GRID_X + packing.width, S.source.width), height: GRID_Y + packing.height };
+}
+
+// aspectBucket rounds a viewport's aspect ratio to steps of about 20%, so that a
+// small resize does not lay the graph out again.
+export function aspectBucket(width: number, height: number): number {
+  if (!(width > 0 && height > 0)) return DEFAULT_ASPECT;
+  const step = Math.log(1.2);
+  return Math.round(Math.exp(Math.round(Math.log(width / height) / step) * step) * 100) / 100;
 }
 
 // layoutSignature identifies a layout: equal signatures give equal layouts, so the
 // caller can keep the previous one.
-export function layoutSignature(groups: LayoutGroup[]): string {
-  return groups.map((g) => `${g.key}\u0000${g.resourceKeys.join('\u0001')}`).join('\u0002');
+export function layoutSignature(groups: LayoutGroup[], aspect = DEFAULT_ASPECT): string {
+  return `${aspect}\u0003` + groups.map((g) => `${g.key}\u0000${g.resourceKeys.join('\u0001')}`).join('\u0002');
 }
 
 // createLayoutCache returns a function that lays out only when the signature changed.
-export function createLayoutCache(): (groups: LayoutGroup[]) => GraphLayout {
+export function createLayoutCache(): (groups: LayoutGroup[], aspect?: number) => GraphLayout {
   let lastSig: string | null = null;
   let last: GraphLayout | null = null;
-  return (groups) => {
-    const sig = layoutSignature(groups);
+  return (groups, aspect = DEFAULT_ASPECT) => {
+    const sig = layoutSignature(groups, aspect);
     if (sig !== lastSig || !last) {
-      last = layoutGraph(groups);
+      last = layoutGraph(groups, aspect);
       lastSig = sig;
     }
     return last;
@@ -246,21 +376,115 @@ export function resourceLabel(r: Resource): string {
 
 type Box = Pick<LayoutNode, 'x' | 'y' | 'width' | 'height'>;
 
-// sides picks the handles joining a to b: the facing sides when they sit side by
-// side; in one column, out of a's right and back into b's right (the space right
-// of a one-column group is free); from a frame, out of its top or bottom edge
-// towards b; into a frame (from a frame), through its top or bottom.
-function sides(a: Box, b: Box, fromFrame: boolean, toFrame: boolean): [SourceHandle, TargetHandle] {
-  const below = b.y >= a.y + a.height;
-  if (toFrame) return [fromFrame ? (below ? 'out-bottom' : 'out-top') : 'out-right', below ? 'in-top' : 'in-bottom'];
-  if (fromFrame) return [below ? 'out-bottom' : 'out-top', 'in-right'];
-  if (b.x >= a.x + a.width) return ['out-right', 'in-left'];
-  if (b.x + b.width <= a.x) return ['out-left', 'in-right'];
-  return ['out-right', 'in-right'];
+// sides picks the handles joining a to b: the sides that face each other across
+// the wider of the two gaps between them (left/right or top/bottom). Two members
+// of one column loop out of and back into their right sides, which face the
+// gutter, instead of running down through the resources between them.
+export function sides(a: Box, b: Box): [SourceHandle, TargetHandle] {
+  if (a.x === b.x && a.width === b.width && a.width === SIZES.resource.width) return ['out-right', 'in-right'];
+  const gapX = Math.max(b.x - (a.x + a.width), a.x - (b.x + b.width));
+  const gapY = Math.max(b.y - (a.y + a.height), a.y - (b.y + b.height));
+  if (gapX >= gapY) return b.x > a.x ? ['out-right', 'in-left'] : ['out-left', 'in-right'];
+  return b.y > a.y ? ['out-bottom', 'in-top'] : ['out-top', 'in-bottom'];
+}
+
+type Point = [number, number];
+
+// handlePoint is where an edge meets a box on a side.
+function handlePoint(n: Box, side: SourceHandle | TargetHandle): Point {
+  if (side.endsWith('right')) return [n.x + n.width, n.y + n.height / 2];
+  if (side.endsWith('left')) return [n.x, n.y + n.height / 2];
+  if (side.endsWith('top')) return [n.x + n.width / 2, n.y];
+  return [n.x + n.width / 2, n.y + n.height];
+}
+
+// The curvature of a dependency edge: more when it loops back into the side it
+// left from (Graph.tsx draws it with the same).
+export const depCurvature = (s: SourceHandle, t: TargetHandle) => (s.slice(4) === t.slice(3) ? 0.6 : 0.25);
+
+// bezierControls gives a dependency curve's control points as React Flow's
+// getBezierPath makes them, so that a label placed here sits on the drawn curve.
+export function bezierControls(src: Point, srcSide: string, dst: Point, dstSide: string, c: number): [Point, Point] {
+  const off = (d: number) => (d >= 0 ? 0.5 * d : c * 25 * Math.sqrt(-d));
+  const ctl = (p: Point, side: string, q: Point): Point => {
+    if (side.endsWith('left')) return [p[0] - off(p[0] - q[0]), p[1]];
+    if (side.endsWith('right')) return [p[0] + off(q[0] - p[0]), p[1]];
+    if (side.endsWith('top')) return [p[0], p[1] - off(p[1] - q[1])];
+    return [p[0], p[1] + off(q[1] - p[1])];
+  };
+  return [ctl(src, srcSide, dst), ctl(dst, dstSide, src)];
+}
+
+function bezierAt(p0: Point, p1: Point, p2: Point, p3: Point, t: number): Point {
+  const u = 1 - t;
+  const a = u * u * u;
+  const b = 3 * u * u * t;
+  const c = 3 * u * t * t;
+  const d = t * t * t;
+  return [a * p0[0] + b * p1[0] + c * p2[0] + d * p3[0], a * p0[1] + b * p1[1] + c * p2[1] + d * p3[1]];
 }
 
 const VERB_ONE: Record<Relation, string> = { clones: 'clones', mounts: 'mounts', builtFrom: 'is built from', uses: 'uses', inZone: 'is in' };
 const PLURAL_VERB: Record<Relation, string> = { clones: 'clone', mounts: 'mount', builtFrom: 'are built from', uses: 'use', inZone: 'are in' };
+// The words on an edge itself (its aria-label says the whole sentence).
+const EDGE_VERB: Record<Relation, string> = { clones: 'clones', mounts: 'mounts', builtFrom: 'built from', uses: 'uses', inZone: 'in zone' };
+
+export const LABEL_FONT = 11;
+// labelSize estimates a label's box: generous (0.68 em a character, a halo of 3
+// around), so that estimated boxes apart are drawn apart.
+export function labelSize(text: string): { width: number; height: number } {
+  return { width: Math.ceil(text.length * LABEL_FONT * 0.68) + 8, height: LABEL_FONT + 8 };
+}
+
+function boxesOverlap(a: LabelBox, b: LabelBox): boolean {
+  return Math.abs(a.x - b.x) * 2 < a.width + b.width && Math.abs(a.y - b.y) * 2 < a.height + b.height;
+}
+
+const asLabelBox = (n: Box): LabelBox => ({ x: n.x + n.width / 2, y: n.y + n.height / 2, width: n.width, height: n.height });
+
+// labelObstacles are the boxes no label may cover: nodes, frames with their
+// titles (a frame's members are inside it) and, given, labels already placed.
+export function labelObstacles(layout: GraphLayout): LabelBox[] {
+  const framed = new Set(layout.nodes.filter((n) => n.type === 'frame').map((n) => n.ref));
+  const out: LabelBox[] = [];
+  for (const n of layout.nodes) {
+    if (n.type === 'resource' && framed.has(n.group ?? '')) continue;
+    if (n.type === 'frame') out.push(asLabelBox({ x: n.x, y: n.y - SIZES.frameTitle, width: n.width, height: n.height + SIZES.frameTitle }));
+    else out.push(asLabelBox(n));
+  }
+  return out;
+}
+
+// Where on its curve a label may sit, best first: the middle, then out towards
+// either end.
+const LABEL_TS = [0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82];
+
+// placeLabels gives each edge's label the first place along its curve that
+// covers no obstacle and no label placed before it; an edge with no such place
+// draws no label (its tooltip and aria-label still say it all). Bundles go first:
+// they say the most. `taken` gains the boxes placed.
+export function placeLabels(edges: DependencyEdge[], layout: GraphLayout, taken: LabelBox[]): void {
+  const at = new Map(layout.nodes.map((n) => [n.id, n]));
+  const order = [...edges].sort((a, b) => b.count - a.count);
+  for (const e of order) {
+    e.textBox = undefined;
+    const a = at.get(e.source);
+    const b = at.get(e.target);
+    if (!a || !b) continue;
+    const p0 = handlePoint(a, e.sourceHandle);
+    const p3 = handlePoint(b, e.targetHandle);
+    const [p1, p2] = bezierControls(p0, e.sourceHandle, p3, e.targetHandle, depCurvature(e.sourceHandle, e.targetHandle));
+    const size = labelSize(e.text);
+    for (const t of LABEL_TS) {
+      const [x, y] = bezierAt(p0, p1, p2, p3, t);
+      const box = { x, y, ...size };
+      if (taken.some((o) => boxesOverlap(o, box))) continue;
+      e.textBox = box;
+      taken.push(box);
+      break;
+    }
+  }
+}
 
 // dependencyEdges lists what the graph draws for the resources' dependencies. A
 // dependency on a resource filtered out, or not declared, draws nothing. Between
@@ -268,7 +492,8 @@ const PLURAL_VERB: Record<Relation, string> = { clones: 'clone', mounts: 'mount'
 // frame: hundreds of VMs, say) are drawn as one cluster: one edge from the frame
 // per target and relation, with the count ("412 resources of VirtualMachine (vm-001,
 // vm-002, vm-003, …) clone debian-12-tpl"); a target inside a frame is reached at its frame the same way.
-// Hundreds of crossing curves would be neither readable nor cheap to pan.
+// Hundreds of crossing curves would be neither readable nor cheap to pan. Labels
+// are placed so that none covers another or a node (placeLabels).
 export function dependencyEdges(resources: Resource[], layout: GraphLayout): DependencyEdge[] {
   const at = new Map<string, LayoutNode>();
   const frames = new Map<string, LayoutNode>();
@@ -290,7 +515,7 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
       if (!b || to === key) continue;
       const fb = frames.get(b.group ?? '');
       if (!fa) {
-        const [sourceHandle, targetHandle] = sides(a, b, false, false);
+        const [sourceHandle, targetHandle] = sides(a, b);
         out.push({
           id: `dep:${key}->${to}:${d.relation}`,
           source: resourceNodeId(key),
@@ -300,6 +525,8 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
           count: 1,
           sourceHandle,
           targetHandle,
+          targetFrame: fb ? { id: fb.id, handle: sides(a, fb)[1] } : undefined,
+          text: EDGE_VERB[d.relation],
         });
         continue;
       }
@@ -308,7 +535,7 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
       const id = `dep:${fa.id}->${dst.id}:${d.relation}`;
       let e = bundles.get(id);
       if (!e) {
-        const [sourceHandle, targetHandle] = sides(fa, dst, true, !!fb);
+        const [sourceHandle, targetHandle] = sides(fa, dst);
         e = {
           id,
           source: fa.id,
@@ -318,6 +545,7 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
           count: 0,
           sourceHandle,
           targetHandle,
+          text: '',
           names: [],
           groupLabel: fa.ref,
           targetLabel: fb ? fb.ref : targetWords(r.kind, d),
@@ -332,16 +560,21 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
     const { names, groupLabel, targetLabel, ...edge } = e;
     const whoFrom = e.count === 1 ? names[0] : `${e.count} resources of ${groupLabel} (${names.join(', ')}, …)`;
     const whatTo = e.target.startsWith('frame:') ? `resources of ${targetLabel}` : targetLabel;
-    out.push({ ...edge, label: `${whoFrom} ${e.count === 1 ? VERB_ONE[e.relation] : PLURAL_VERB[e.relation]} ${whatTo}` });
+    out.push({
+      ...edge,
+      label: `${whoFrom} ${e.count === 1 ? VERB_ONE[e.relation] : PLURAL_VERB[e.relation]} ${whatTo}`,
+      text: e.count === 1 ? EDGE_VERB[e.relation] : `${e.count} ${EDGE_VERB[e.relation]}`,
+    });
   }
+  placeLabels(out, layout, labelObstacles(layout));
   return out;
 }
 
-
 // focusEdges lists the single dependencies of one resource, both ways (what it
 // needs and what needs it, at most `max`): drawn while it is hovered or focused,
-// also inside clusters.
-export function focusEdges(resources: Resource[], layout: GraphLayout, key: string, max = 60): DependencyEdge[] {
+// also inside clusters. Their labels avoid the nodes and the labels in `taken`
+// (the drawn edges' ones), and, inside a frame, the frame's other members.
+export function focusEdges(resources: Resource[], layout: GraphLayout, key: string, max = 60, taken: LabelBox[] = []): DependencyEdge[] {
   const at = new Map<string, LayoutNode>();
   for (const n of layout.nodes) if (n.type === 'resource') at.set(n.ref, n);
   const out: DependencyEdge[] = [];
@@ -355,7 +588,7 @@ export function focusEdges(resources: Resource[], layout: GraphLayout, key: stri
       const a = at.get(from);
       const b = at.get(to);
       if (!a || !b) continue;
-      const [sourceHandle, targetHandle] = sides(a, b, false, false);
+      const [sourceHandle, targetHandle] = sides(a, b);
       out.push({
         id: `focus:${from}->${to}:${d.relation}`,
         source: resourceNodeId(from),
@@ -365,10 +598,14 @@ export function focusEdges(resources: Resource[], layout: GraphLayout, key: stri
         count: 1,
         sourceHandle,
         targetHandle,
+        text: EDGE_VERB[d.relation],
       });
-      if (out.length >= max) return out;
+      if (out.length >= max) break;
     }
+    if (out.length >= max) break;
   }
+  const obstacles = [...taken, ...layout.nodes.filter((n) => n.type !== 'frame').map(asLabelBox)];
+  placeLabels(out, layout, obstacles);
   return out;
 }
 
