@@ -165,6 +165,15 @@ describe('layout', () => {
     expect(others.some((n) => overlaps(n, f))).toBe(false);
   });
 
+  test('a group asked to be framed is framed even when small, and the cache tells the two apart', () => {
+    const groups = graphGroups(many(3), 'kind');
+    const framed = layoutGraph(groups.map((g) => ({ ...g, frame: true })));
+    expect(framed.nodes.filter((n) => n.type === 'frame').map((n) => n.ref)).toEqual(['VirtualMachine']);
+    expect(layoutGraph(groups).nodes.some((n) => n.type === 'frame')).toBe(false);
+    const cache = createLayoutCache();
+    expect(cache(groups)).not.toBe(cache(groups.map((g) => ({ ...g, frame: true }))));
+  });
+
   test('a small group stays one column', () => {
     const l = layoutGraph(graphGroups(many(5), 'kind'));
     expect(new Set(l.nodes.filter((n) => n.type === 'resource').map((n) => n.x)).size).toBe(1);

@@ -98,6 +98,8 @@ export interface GraphLayout {
 export interface LayoutGroup {
   key: string;
   resourceKeys: string[];
+  // Always drawn in a named frame, not only when it is big (a cluster, say).
+  frame?: boolean;
 }
 
 export const SOURCE_ID = 'source';
@@ -140,7 +142,7 @@ function blockFor(group: LayoutGroup, maxRows: number): Block {
   const cols = Math.ceil(n / rows);
   // A group too big for one short column is a cluster in a frame, even when the
   // viewport's shape makes it one tall column: its dependencies are bundled.
-  const framed = n > S.singleColumnMax;
+  const framed = n > S.singleColumnMax || !!group.frame;
   const mw = cols * COL_W - S.resourceColumnGap;
   const mh = Math.min(n, rows) * ROW_H - S.rowGap;
   if (framed) {
@@ -303,7 +305,7 @@ export function aspectBucket(width: number, height: number): number {
 // layoutSignature identifies a layout: equal signatures give equal layouts, so the
 // caller can keep the previous one.
 export function layoutSignature(groups: LayoutGroup[], aspect = DEFAULT_ASPECT): string {
-  return `${aspect}\u0003` + groups.map((g) => `${g.key}\u0000${g.resourceKeys.join('\u0001')}`).join('\u0002');
+  return `${aspect}\u0003` + groups.map((g) => `${g.frame ? '\u0004' : ''}${g.key}\u0000${g.resourceKeys.join('\u0001')}`).join('\u0002');
 }
 
 // createLayoutCache returns a function that lays out only when the signature changed.
