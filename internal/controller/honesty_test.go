@@ -250,3 +250,36 @@ func TestGracefulStopDropsQueuedActionsSilently(t *testing.T) {
 	}
 	e.st.Close()
 }
+
+// TestRunningSummaryNeverContradictsThePlan: while a resource's job is in
+// the dispatcher, its summary says what runs; once finish recorded the
+// outcome (the job still leaving the dispatcher) the plan's view stands.
+func TestRunningSummaryNeverContradictsThePlan(t *testing.T) {
+	inSync := api.ResourceSummary{Status: vocab.StatusSynced, Health: vocab.HealthHealthy, Action: vocab.ActionNone, Reason: "in sync"}
+	created := api.ResourceSummary{Status: vocab.StatusSynced, Health: vocab.HealthHealthy, Action: vocab.ActionNone, Reason: "create done; confirmed by the next scan"}
+	creating := api.ResourceSummary{Status: vocab.StatusProgressing, Health: vocab.HealthProgressing, Action: vocab.ActionCreate, Reason: "the VM does not exist"}
+	queued := inflightAction{Action: vocab.ActionUpdate, Commit: "c1", Started: time.Unix(1, 0), Queued: true}
+	for _, tc := range []struct {
+		name       string
+		plan, prev api.ResourceSummary
+		in         inflightAction
+		want       api.ResourceSummary
+	}{
+		{"a finished action leaving the dispatcher shows the plan's view", inSync, created, inflightAction{}, inSync},
+		{"a running create keeps its action and reason", inSync, creating, inflightAction{Action: vocab.ActionCreate, Started: time.Unix(1, 0)},
+			api.ResourceSummary{Status: vocab.StatusProgressing, Health: vocab.HealthProgressing, Action: vocab.ActionCreate, Reason: "the VM does not exist"}},
+		{"a queued action the plan no longer sees is named as in progress", inSync, created, queued,
+			api.ResourceSummary{Status: vocab.StatusProgressing, Health: vocab.HealthProgressing, Action: vocab.ActionUpdate, Reason: "update in progress", Changes: []vocab.Change{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runningSummary(tc.plan, tc.prev, tc.in)
+			if got.Status != tc.want.Status || got.Action != tc.want.Action || got.Reason != tc.want.Reason || got.Health != tc.want.Health {
+				t.Errorf("got %s/%s action %s reason %q, want %s/%s action %s reason %q",
+					got.Status, got.Health, got.Action, got.Reason, tc.want.Status, tc.want.Health, tc.want.Action, tc.want.Reason)
+			}
+			if got.Status == vocab.StatusProgressing && got.Action == vocab.ActionNone {
+				t.Errorf("Progressing with nothing to do: %q", got.Reason)
+			}
+		})
+	}
+}

@@ -440,7 +440,14 @@ func driftMessage(a *engine.Action, sum api.ResourceSummary, ds *desiredState) s
 // running: the action in flight with the reason and changes it was
 // submitted with (prev, while it was Progressing), never a contradiction
 // such as action none with the reason of a create.
+//
+// An action whose outcome is recorded (finish dropped its inflight entry)
+// while its job is still leaving the dispatcher is no longer running:
+// the plan's view stands, not Progressing with the reason "in sync".
 func runningSummary(sum, prev api.ResourceSummary, in inflightAction) api.ResourceSummary {
+	if in == (inflightAction{}) {
+		return sum
+	}
 	sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
 	sum.Progress = prev.Progress
 	if prev.Status == vocab.StatusProgressing && prev.Action != vocab.ActionNone && prev.Action.Valid() {
