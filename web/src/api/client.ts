@@ -63,8 +63,12 @@ export const api = {
   del: <T>(path: string) => request<T>('DELETE', path),
 };
 
-export function resourcePath(kind: string, name: string): string {
-  return `/api/v1/resources/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`;
+// resourcePath is the API path of a resource, or of its sub-resource sub
+// ("/snapshots"); cluster names its cluster of a clusters list (?cluster=),
+// where two clusters may have the same kind/name.
+export function resourcePath(kind: string, name: string, sub = '', cluster = ''): string {
+  const q = cluster ? `?cluster=${encodeURIComponent(cluster)}` : '';
+  return `/api/v1/resources/${encodeURIComponent(kind)}/${encodeURIComponent(name)}${sub}${q}`;
 }
 
 export function errorMessage(err: unknown): string {

@@ -30,6 +30,9 @@ export interface Progress {
 }
 
 export interface Resource {
+  // The cluster it belongs to: its name in the clusters list, "default" for
+  // the single cluster section (absent from older daemons).
+  cluster?: string;
   kind: string;
   name: string;
   node?: string;
@@ -74,6 +77,17 @@ export interface Summary {
   resources: Resource[];
   // The revision applied instead of the branch head (absent when none).
   pinned?: Pin | null;
+  // Each cluster's own pass status, in configuration order (a clusters list).
+  clusters?: ClusterStatus[] | null;
+}
+
+// ClusterStatus is one cluster's pass status in Summary.clusters.
+export interface ClusterStatus {
+  name: string;
+  revision: string;
+  lastPass?: string | null;
+  sourceError?: string;
+  counts?: Counts;
 }
 
 // LoadError: the branch head's manifests failed to load; what is shown is the
@@ -84,6 +98,7 @@ export interface LoadError {
 }
 
 export interface PassEvent {
+  cluster?: string;
   revision: string;
   lastPass?: string;
   counts?: Counts;
@@ -179,6 +194,8 @@ export interface AdoptResult {
 }
 
 export interface PlanAction {
+  // Set in a plan of several clusters (and on one cluster's plan of a clusters list).
+  cluster?: string;
   kind: string;
   name: string;
   node?: string;
@@ -209,6 +226,7 @@ export interface PlanSummary {
 }
 
 export interface PlanDocument {
+  cluster?: string;
   revision: string;
   summary: PlanSummary;
   actions: PlanAction[] | null;
@@ -308,8 +326,27 @@ export interface TestResult {
   checks: Check[];
 }
 
-export function resourceKey(r: { kind: string; name: string }): string {
-  return `${r.kind}/${r.name}`;
+// The cluster of the single `cluster:` section (config.DefaultClusterName).
+export const DEFAULT_CLUSTER = 'default';
+
+// resourceKey identifies a resource in the UI (store, URL `r`, graph): kind/name,
+// prefixed with its cluster ("home:VirtualMachine/app-01") when it is in a
+// clusters list, where two clusters may each declare app-01.
+export function resourceKey(r: { cluster?: string; kind: string; name: string }): string {
+  const base = `${r.kind}/${r.name}`;
+  return r.cluster && r.cluster !== DEFAULT_CLUSTER ? `${r.cluster}:${base}` : base;
+}
+
+// parseResourceKey reads resourceKey back; cluster is "" for the single cluster.
+export function parseResourceKey(key: string): { cluster: string; kind: string; name: string } {
+  const slash = key.indexOf('/');
+  const head = slash < 0 ? key : key.slice(0, slash);
+  const colon = head.indexOf(':');
+  return {
+    cluster: colon < 0 ? '' : head.slice(0, colon),
+    kind: head.slice(colon + 1),
+    name: slash < 0 ? '' : key.slice(slash + 1),
+  };
 }
 
 // GET /api/v1/resources/{kind}/{name}/snapshots (VirtualMachine, Container).

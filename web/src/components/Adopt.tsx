@@ -79,7 +79,7 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
 
 // onDone gets the result's words: the drawer shows them, as this section goes once the
 // guest is no longer a Conflict.
-export default function Adopt({ kind, name, onDone }: { kind: string; name: string; onDone: (message: string) => void }) {
+export default function Adopt({ kind, name, cluster = '', onDone }: { kind: string; name: string; cluster?: string; onDone: (message: string) => void }) {
   const [plan, setPlan] = useState<AdoptResult | null>(null);
   const [busy, setBusy] = useState<'' | 'plan' | 'adopt'>('');
   const [error, setError] = useState('');
@@ -90,7 +90,7 @@ export default function Adopt({ kind, name, onDone }: { kind: string; name: stri
   }, [kind, name]);
 
   if (!ADOPTABLE.includes(kind)) return null;
-  const path = `${resourcePath(kind, name)}/adopt`;
+  const path = resourcePath(kind, name, '/adopt', cluster);
 
   const preview = async () => {
     setBusy('plan');

@@ -1,6 +1,6 @@
 import { memo, useCallback, useMemo, useState } from 'react';
 import type { Resource } from '../api/types';
-import { resourceKey, STATUSES } from '../api/types';
+import { DEFAULT_CLUSTER, resourceKey, STATUSES } from '../api/types';
 import { groupResources, type Group } from '../lib/grouping';
 import type { GroupBy } from '../state/filters';
 import { HealthBadge, ProgressBar, StatusBadge, statusClass } from './Status';
@@ -45,6 +45,7 @@ export const ResourceCard = memo(function ResourceCard({ r, onOpen }: { r: Resou
       </div>
       <div className="card-meta">
         <span>{r.kind}</span>
+        {r.cluster && r.cluster !== DEFAULT_CLUSTER && <span className="card-cluster">· {r.cluster}</span>}
         {r.node && <span>· {r.node}</span>}
         {r.vmid !== undefined && r.vmid !== null && <span>· #{r.vmid}</span>}
         {r.status === 'Conflict' && r.owned === false && <span className="pill warn">not owned</span>}

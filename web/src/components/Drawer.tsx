@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, resourcePath } from '../api/client';
-import type { ActionAccepted, HistoryEntry, ResourceDetail } from '../api/types';
+import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { revisionHref } from '../lib/links';
 import { Link } from '../lib/router';
@@ -92,9 +92,7 @@ function DeleteConfirm({ name, onCancel, onConfirm, busy }: { name: string; onCa
 export default function Drawer({ resourceKey, onClose }: { resourceKey: string; onClose: () => void }) {
   const { isAdmin } = useSession();
   const { onEvent } = useResources();
-  const slash = resourceKey.indexOf('/');
-  const kind = resourceKey.slice(0, slash);
-  const name = resourceKey.slice(slash + 1);
+  const { cluster, kind, name } = parseResourceKey(resourceKey);
   const [detail, setDetail] = useState<ResourceDetail | null>(null);
   const [error, setError] = useState('');
   const [gone, setGone] = useState(false);
@@ -116,7 +114,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   useEffect(() => {
     const ctrl = new AbortController();
     api
-      .get<ResourceDetail>(resourcePath(kind, name), ctrl.signal)
+      .get<ResourceDetail>(resourcePath(kind, name, '', cluster), ctrl.signal)
       .then((d) => {
         setDetail(d);
         setGone(false);
@@ -128,18 +126,18 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
         else setError(errorMessage(err));
       });
     return () => ctrl.abort();
-  }, [kind, name, tick]);
+  }, [cluster, kind, name, tick]);
 
   // Refetch when the stream says this resource changed, at most every 400 ms.
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const off = onEvent((ev) => {
-      if (ev.type === 'deleted' && ev.kind === kind && ev.name === name) {
+      if (ev.type === 'deleted' && keyOf(ev) === resourceKey) {
         // Asking for it again would only get a 404.
         setGone(true);
         return;
       }
-      const hit = (ev.type === 'resource' && ev.resource.kind === kind && ev.resource.name === name) || ev.type === 'snapshot';
+      const hit = (ev.type === 'resource' && keyOf(ev.resource) === resourceKey) || ev.type === 'snapshot';
       if (hit && timer === undefined) {
         timer = setTimeout(() => {
           timer = undefined;
@@ -151,7 +149,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
       off();
       clearTimeout(timer);
     };
-  }, [onEvent, kind, name]);
+  }, [onEvent, resourceKey]);
 
   useEffect(() => {
     const prev = document.activeElement as HTMLElement | null;
@@ -189,7 +187,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     setBusy('sync');
     setNotice('');
     try {
-      const r = await api.post<ActionAccepted | undefined>(`${resourcePath(kind, name)}/sync`);
+      const r = await api.post<ActionAccepted | undefined>(resourcePath(kind, name, '/sync', cluster));
       setNotice(r?.status || 'Sync requested.');
       setTick((t) => t + 1);
     } catch (err) {
@@ -202,7 +200,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     setBusy('delete');
     setNotice('');
     try {
-      const r = await api.del<ActionAccepted | undefined>(resourcePath(kind, name));
+      const r = await api.del<ActionAccepted | undefined>(resourcePath(kind, name, '', cluster));
       setConfirming(false);
       setNotice(r?.status || 'Deletion requested.');
     } catch (err) {
@@ -248,7 +246,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 {d.file && <span className="pill mono" title="Manifest file">{d.file}</span>}
               </div>
               {d.progress && <ProgressBar progress={d.progress} />}
-              <TaskLog kind={kind} name={name} running={running} version={d.updatedAt} />
+              <TaskLog kind={kind} name={name} cluster={cluster} running={running} version={d.updatedAt} />
 
               <section className="plan-box" aria-label="Planned action">
                 <h4>Planned action</h4>
@@ -307,6 +305,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <Adopt
                   kind={kind}
                   name={name}
+                  cluster={cluster}
                   onDone={(msg) => {
                     setNotice(msg);
                     setTick((t) => t + 1);
@@ -315,7 +314,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
               )}
               {isAdmin && dialog && (
                 <SyncDialog
-                  target={{ kind, name }}
+                  target={{ kind, name, cluster }}
                   onClose={() => setDialog(false)}
                   onDone={(msg) => {
                     setNotice(msg);
@@ -327,9 +326,9 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <DeleteConfirm name={d.name} busy={busy === 'delete'} onCancel={() => setConfirming(false)} onConfirm={doDelete} />
               )}
 
-              {d.observed !== null && d.owned !== false && <Snapshots kind={kind} name={name} isAdmin={isAdmin} onChanged={() => setTick((t) => t + 1)} />}
+              {d.observed !== null && d.owned !== false && <Snapshots kind={kind} name={name} cluster={cluster} isAdmin={isAdmin} onChanged={() => setTick((t) => t + 1)} />}
               {/* With one side missing (a create, a guest only on the cluster) every field differs: no marks. */}
-              <ManifestTabs kind={kind} name={name} desired={d.desired} observed={d.observed} changes={d.desired && d.observed ? d.changes : null} version={d.updatedAt} />
+              <ManifestTabs kind={kind} name={name} cluster={cluster} desired={d.desired} observed={d.observed} changes={d.desired && d.observed ? d.changes : null} version={d.updatedAt} />
 
               <section aria-label="History">
                 <h4>History</h4>

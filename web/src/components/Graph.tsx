@@ -21,13 +21,14 @@ import {
 import '@xyflow/react/dist/style.css';
 import { memo, useCallback, useEffect, useMemo, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
 import type { Resource, Status } from '../api/types';
-import { resourceKey, STATUSES } from '../api/types';
+import { DEFAULT_CLUSTER, resourceKey, STATUSES } from '../api/types';
 import {
   createLayoutCache,
   dependencyEdges,
   resourceLabel,
   dependencySignature,
   focusEdges,
+  graphGroupKey,
   graphGroups,
   groupNodeId,
   initialViewport,
@@ -126,6 +127,7 @@ const ResourceNodeView = memo(function ResourceNodeView({ data }: NodeProps<Reso
       <div className="gres-sub">
         <span>{r.kind}</span>
         {r.vmid !== undefined && r.vmid !== null && <span>#{r.vmid}</span>}
+        {r.cluster && r.cluster !== DEFAULT_CLUSTER && <span className="gres-cluster">{r.cluster}</span>}
         <HealthBadge health={r.health} />
       </div>
       {r.progress && <ProgressBar progress={r.progress} compact />}
@@ -341,7 +343,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
   const groupCounts = useMemo(() => {
     const m = new Map<string, Resource[]>();
     for (const r of props.resources) {
-      const k = props.groupBy === 'node' ? r.node || '(no node)' : r.kind;
+      const k = graphGroupKey(r, props.groupBy);
       let l = m.get(k);
       if (!l) m.set(k, (l = []));
       l.push(r);

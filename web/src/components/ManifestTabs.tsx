@@ -144,6 +144,7 @@ function useFetched<T>(url: string | null, version: unknown): { data: T | null; 
 export default function ManifestTabs({
   kind,
   name,
+  cluster = '',
   desired,
   observed,
   changes,
@@ -151,6 +152,7 @@ export default function ManifestTabs({
 }: {
   kind: string;
   name: string;
+  cluster?: string;
   desired: unknown;
   observed: unknown;
   changes: Change[] | null | undefined;
@@ -159,9 +161,8 @@ export default function ManifestTabs({
 }) {
   const [tab, setTab] = useState<Tab>('diff');
   const tabs = useRef<(HTMLButtonElement | null)[]>([]);
-  const base = resourcePath(kind, name);
-  const manifest = useFetched<ManifestText>(tab === 'desired' && desired ? `${base}/manifest` : null, version);
-  const live = useFetched<LiveConfig>(tab === 'live' && observed ? `${base}/live` : null, version);
+  const manifest = useFetched<ManifestText>(tab === 'desired' && desired ? resourcePath(kind, name, '/manifest', cluster) : null, version);
+  const live = useFetched<LiveConfig>(tab === 'live' && observed ? resourcePath(kind, name, '/live', cluster) : null, version);
   const onKey = (e: KeyboardEvent) => {
     const i = TABS.findIndex((t) => t.id === tab);
     const to = e.key === 'ArrowRight' ? (i + 1) % TABS.length : e.key === 'ArrowLeft' ? (i + TABS.length - 1) % TABS.length : -1;

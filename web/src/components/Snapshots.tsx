@@ -55,7 +55,7 @@ function RollbackConfirm({
   );
 }
 
-export default function Snapshots({ kind, name, isAdmin, onChanged }: { kind: string; name: string; isAdmin: boolean; onChanged?: () => void }) {
+export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged }: { kind: string; name: string; cluster?: string; isAdmin: boolean; onChanged?: () => void }) {
   const [open, setOpen] = useState(false);
   const [list, setList] = useState<SnapshotList | null>(null);
   const [error, setError] = useState('');
@@ -76,7 +76,7 @@ export default function Snapshots({ kind, name, isAdmin, onChanged }: { kind: st
     const ctrl = new AbortController();
     setError('');
     api
-      .get<SnapshotList>(`${resourcePath(kind, name)}/snapshots`, ctrl.signal)
+      .get<SnapshotList>(resourcePath(kind, name, '/snapshots', cluster), ctrl.signal)
       .then(setList)
       .catch((err) => {
         if ((err as Error).name !== 'AbortError') setError(errorMessage(err));
@@ -89,7 +89,7 @@ export default function Snapshots({ kind, name, isAdmin, onChanged }: { kind: st
     setBusy(true);
     setNotice('');
     try {
-      const r = await api.post<RollbackResult>(`${resourcePath(kind, name)}/rollback`, { snapshot: target.name });
+      const r = await api.post<RollbackResult>(resourcePath(kind, name, '/rollback', cluster), { snapshot: target.name });
       setNotice(`Rolled back to ${r.snapshot}${r.started ? ' and started again' : ''}. ${r.next}`);
       setTarget(null);
       setTick((t) => t + 1);

@@ -12,6 +12,8 @@ import { ActionBadge, StatusBadge, unplannable } from './Status';
 export interface SyncTarget {
   kind: string;
   name: string;
+  // Its cluster of a clusters list ("" for the single cluster).
+  cluster?: string;
 }
 
 interface Options {
@@ -56,7 +58,7 @@ export default function SyncDialog({ target, onClose, onDone }: { target: SyncTa
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const dialog = useRef<HTMLDivElement>(null);
-  const path = target ? `${resourcePath(target.kind, target.name)}/sync` : '/api/v1/sync';
+  const path = target ? resourcePath(target.kind, target.name, '/sync', target.cluster) : '/api/v1/sync';
   const what = target ? `${target.kind} ${target.name}` : 'all resources';
 
   // The plan of this sync, read again when an option that changes it does.

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage, resourcePath } from '../api/client';
 import type { TaskLog as TaskLogDoc } from '../api/types';
 
-export default function TaskLog({ kind, name, running, version }: { kind: string; name: string; running: boolean; version: unknown }) {
+export default function TaskLog({ kind, name, cluster = '', running, version }: { kind: string; name: string; cluster?: string; running: boolean; version: unknown }) {
   const [log, setLog] = useState<TaskLogDoc | null>(null);
   const [error, setError] = useState('');
   const pre = useRef<HTMLPreElement>(null);
@@ -14,7 +14,7 @@ export default function TaskLog({ kind, name, running, version }: { kind: string
     let timer: ReturnType<typeof setTimeout> | undefined;
     const read = () =>
       api
-        .get<TaskLogDoc>(`${resourcePath(kind, name)}/tasklog`, ctrl.signal)
+        .get<TaskLogDoc>(resourcePath(kind, name, '/tasklog', cluster), ctrl.signal)
         .then((l) => {
           setLog(l);
           setError('');

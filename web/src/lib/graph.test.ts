@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
+import { parseResourceKey, resourceKey } from '../api/types';
 import {
   createLayoutCache,
   dependencyEdges,
@@ -7,6 +8,7 @@ import {
   dependencySignature,
   focusEdges,
   frameNodeId,
+  graphGroupKey,
   graphGroups,
   aspectBucket,
   DEFAULT_ASPECT,
@@ -375,4 +377,58 @@ test('a resource node’s accessible name says what it needs', () => {
     }),
   ).toBe('VirtualMachine app-02: Synced; clones debian-12-tpl, uses vnet prod');
   expect(resourceLabel({ kind: 'Iso', name: 'debian-12', status: 'OutOfSync' })).toBe('Iso debian-12: OutOfSync');
+});
+
+describe('group by cluster', () => {
+  const two: Resource[] = [
+    { cluster: 'office', kind: 'VirtualMachine', name: 'app-01', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
+    { cluster: 'office', kind: 'Template', name: 'tpl', status: 'Synced' },
+    { cluster: 'home', kind: 'VirtualMachine', name: 'app-01', status: 'Failed', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
+    { cluster: 'home', kind: 'Template', name: 'tpl', status: 'Synced' },
+  ];
+
+  test('keys carry the cluster of a clusters list and read back', () => {
+    expect(resourceKey(two[0])).toBe('office:VirtualMachine/app-01');
+    expect(resourceKey({ cluster: 'default', kind: 'Iso', name: 'd' })).toBe('Iso/d');
+    expect(parseResourceKey('office:VirtualMachine/app-01')).toEqual({ cluster: 'office', kind: 'VirtualMachine', name: 'app-01' });
+    expect(parseResourceKey('Iso/d')).toEqual({ cluster: '', kind: 'Iso', name: 'd' });
+  });
+
+  test('one named frame per cluster, even a small one, holding only its resources', () => {
+    const groups = graphGroups(two, 'cluster');
+    expect(groups).toEqual([
+      { key: 'home', resourceKeys: ['home:Template/tpl', 'home:VirtualMachine/app-01'], frame: true },
+      { key: 'office', resourceKeys: ['office:Template/tpl', 'office:VirtualMachine/app-01'], frame: true },
+    ]);
+    const layout = layoutGraph(groups);
+    const frames = layout.nodes.filter((n) => n.type === 'frame');
+    expect(frames.map((f) => [f.id, f.ref])).toEqual([
+      [frameNodeId('home'), 'home'],
+      [frameNodeId('office'), 'office'],
+    ]);
+    expect(overlaps(frames[0], frames[1])).toBe(false);
+    for (const n of layout.nodes.filter((x) => x.type === 'resource')) {
+      const f = frames.find((x) => x.ref === n.group)!;
+      expect(n.ref.startsWith(`${f.ref}:`)).toBe(true);
+      expect(n.x >= f.x && n.y >= f.y && n.x + n.width <= f.x + f.width && n.y + n.height <= f.y + f.height).toBe(true);
+    }
+    // Grouped by kind the same resources have no frame: few per group.
+    expect(layoutGraph(graphGroups(two, 'kind')).nodes.some((n) => n.type === 'frame')).toBe(false);
+    expect(graphGroupKey({ kind: 'Iso', name: 'x', status: 'Synced' }, 'cluster')).toBe('default');
+  });
+
+  test('a dependency joins the resources of its own cluster, never the other cluster\'s namesake', () => {
+    const layout = layoutGraph(graphGroups(two, 'kind'));
+    const edges = dependencyEdges(two, layout);
+    expect(edges.map((e) => [e.source, e.target]).sort()).toEqual([
+      ['res:home:VirtualMachine/app-01', 'res:home:Template/tpl'],
+      ['res:office:VirtualMachine/app-01', 'res:office:Template/tpl'],
+    ]);
+    expect(focusEdges(two, layout, 'home:Template/tpl').map((e) => e.source)).toEqual(['res:home:VirtualMachine/app-01']);
+  });
+
+  test('a resource of a clusters list names its cluster to screen readers', () => {
+    expect(resourceLabel(two[2])).toBe('VirtualMachine app-01 in cluster home: Failed; clones tpl');
+    expect(resourceLabel({ cluster: 'default', kind: 'Iso', name: 'd', status: 'Synced' })).toBe('Iso d: Synced');
+  });
 });

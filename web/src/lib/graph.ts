@@ -8,9 +8,9 @@
 // nodes without moving them.
 
 import type { Dependency, Relation, Resource } from '../api/types';
-import { resourceKey } from '../api/types';
+import { DEFAULT_CLUSTER, resourceKey } from '../api/types';
 
-export type GraphGroupBy = 'kind' | 'node';
+export type GraphGroupBy = 'kind' | 'node' | 'cluster';
 
 export const SIZES = {
   source: { width: 240, height: 78 },
@@ -107,17 +107,26 @@ export const groupNodeId = (key: string) => `group:${key}`;
 export const resourceNodeId = (key: string) => `res:${key}`;
 export const frameNodeId = (key: string) => `frame:${key}`;
 
+// graphGroupKey is the group of the graph's middle tier a resource is in.
+export function graphGroupKey(r: Resource, by: GraphGroupBy): string {
+  if (by === 'cluster') return r.cluster || DEFAULT_CLUSTER;
+  return by === 'node' ? r.node || '(no node)' : r.kind;
+}
+
+// depKey is the key of what a dependency of r points at: a resource of r's cluster.
+export const depKey = (r: Resource, d: Dependency) => resourceKey({ cluster: r.cluster, kind: d.kind, name: d.name });
+
 export function graphGroups(resources: Resource[], by: GraphGroupBy): LayoutGroup[] {
   const map = new Map<string, string[]>();
   for (const r of resources) {
-    const k = by === 'node' ? r.node || '(no node)' : r.kind;
+    const k = graphGroupKey(r, by);
     let keys = map.get(k);
     if (!keys) map.set(k, (keys = []));
     keys.push(resourceKey(r));
   }
   return [...map.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([key, keys]) => ({ key, resourceKeys: [...keys].sort((a, b) => a.localeCompare(b)) }));
+    .map(([key, keys]) => ({ key, resourceKeys: [...keys].sort((a, b) => a.localeCompare(b)), ...(by === 'cluster' && { frame: true }) }));
 }
 
 const ROW_H = SIZES.resource.height + SIZES.rowGap;
@@ -366,7 +375,8 @@ export function dependencyLabel(from: Pick<Resource, 'kind' | 'name'>, dep: Depe
 // resourceLabel is a resource node's accessible name: what it is, its status and
 // what it needs ("VirtualMachine app-02: Synced; clones debian-12-tpl").
 export function resourceLabel(r: Resource): string {
-  const base = `${r.kind} ${r.name}: ${r.status}`;
+  const where = r.cluster && r.cluster !== DEFAULT_CLUSTER ? ` in cluster ${r.cluster}` : '';
+  const base = `${r.kind} ${r.name}${where}: ${r.status}`;
   if (!r.dependsOn?.length) return base;
   const prefix = `${r.name} `;
   const needs = r.dependsOn.map((d) => {
@@ -512,7 +522,7 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
     if (!a) continue;
     const fa = frames.get(a.group ?? '');
     for (const d of r.dependsOn) {
-      const to = `${d.kind}/${d.name}`;
+      const to = depKey(r, d);
       const b = at.get(to);
       if (!b || to === key) continue;
       const fb = frames.get(b.group ?? '');
@@ -585,7 +595,7 @@ export function focusEdges(resources: Resource[], layout: GraphLayout, key: stri
     if (!r.dependsOn?.length) continue;
     const from = resourceKey(r);
     for (const d of r.dependsOn) {
-      const to = `${d.kind}/${d.name}`;
+      const to = depKey(r, d);
       if ((from !== key && to !== key) || from === to) continue;
       const a = at.get(from);
       const b = at.get(to);

@@ -30,3 +30,16 @@ test('by tag, a resource is in each of its tags and untagged ones are last', () 
     [NO_TAG, ['b']],
   ]);
 });
+
+test('by cluster: one group per cluster, the single cluster section\'s as "default"', () => {
+  const two: Resource[] = [
+    { cluster: 'office', kind: 'VirtualMachine', name: 'app-01', status: 'Synced' },
+    { cluster: 'home', kind: 'VirtualMachine', name: 'app-01', status: 'Failed' },
+    { cluster: 'home', kind: 'Iso', name: 'debian', status: 'Synced' },
+  ];
+  expect(groupResources(two, 'cluster').map((x) => [x.key, x.resources.map((r) => `${r.kind}/${r.name}`), x.counts.Failed])).toEqual([
+    ['home', ['VirtualMachine/app-01', 'Iso/debian'], 1],
+    ['office', ['VirtualMachine/app-01'], 0],
+  ]);
+  expect(groupResources(rs, 'cluster').map((x) => x.key)).toEqual(['default']);
+});

@@ -1,7 +1,7 @@
 // Grouping of resources for the card view and the graph's middle tier.
 
 import type { Resource, Status } from '../api/types';
-import type { GroupBy } from '../state/filters';
+import { resourceCluster, type GroupBy } from '../state/filters';
 import { countByStatus } from '../state/resources';
 
 export const NO_NODE = '(no node)';
@@ -20,6 +20,8 @@ export function groupKeys(r: Resource, by: GroupBy): string[] {
       return [r.kind];
     case 'node':
       return [r.node || NO_NODE];
+    case 'cluster':
+      return [resourceCluster(r)];
     case 'tag':
       return r.tags && r.tags.length ? [...new Set(r.tags)] : [NO_TAG];
   }

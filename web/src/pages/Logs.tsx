@@ -7,7 +7,7 @@ import { resourceHref, revisionHref } from '../lib/links';
 import { PHONE, useMediaQuery } from '../lib/media';
 import { Link } from '../lib/router';
 import { openSSE, type ConnState } from '../lib/sse';
-import { appendLines, attrsText, filterLines, LEVELS, logRefs } from '../state/logs';
+import { appendLines, attrsText, filterLines, LEVELS, lineClusters, logRefs } from '../state/logs';
 
 const LINE_HEIGHT = 22;
 // On a phone a line takes two rows: when, level, resource and commit, then
@@ -17,14 +17,14 @@ const PHONE_LINE_HEIGHT = 42;
 // LogRow is one line: the resource it is about opens its drawer, the commit
 // (short, the full hash in the tooltip) its row on the Revisions page.
 function LogRow({ line: l }: { line: LogLine }) {
-  const { resource, commit, rest } = logRefs(l.attrs);
+  const { resource, key, commit, rest } = logRefs(l.attrs);
   const text = attrsText(rest);
   return (
     <div className={`log-line lv-${String(l.level).toLowerCase()}`}>
       <span className="log-time">{clockTime(l.time)}</span>
       <span className="log-level">{l.level}</span>
       {resource && (
-        <Link className="log-res" href={resourceHref(resource)} title={`Open ${resource}`}>
+        <Link className="log-res" href={resourceHref(key ?? resource)} title={`Open ${resource}`}>
           {resource}
         </Link>
       )}
@@ -53,6 +53,7 @@ export default function Logs() {
   const [pending, setPending] = useState(0);
   const [level, setLevel] = useState('INFO');
   const [search, setSearch] = useState('');
+  const [cluster, setCluster] = useState('');
   const [conn, setConn] = useState<ConnState>('connecting');
   const [error, setError] = useState('');
   const buffer = useRef<LogLine[]>([]);
@@ -106,7 +107,8 @@ export default function Logs() {
     setPaused(false);
   };
 
-  const shown = useMemo(() => filterLines(lines, level, search), [lines, level, search]);
+  const clusters = useMemo(() => lineClusters(lines), [lines]);
+  const shown = useMemo(() => filterLines(lines, level, search, cluster), [lines, level, search, cluster]);
   const phone = useMediaQuery(PHONE);
   const rowHeight = useCallback(() => (phone ? PHONE_LINE_HEIGHT : LINE_HEIGHT), [phone]);
 
@@ -137,6 +139,19 @@ export default function Logs() {
             ))}
           </select>
         </label>
+        {(clusters.length > 1 || cluster) && (
+          <label className="select">
+            Cluster
+            <select value={cluster} onChange={(e) => setCluster(e.target.value)}>
+              <option value="">all</option>
+              {clusters.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         {paused ? (
           <button type="button" className="btn primary small" onClick={resume}>
             Resume{pending > 0 ? ` (${pending} new)` : ''}

@@ -157,3 +157,45 @@ test('when the very first load fails, the overview says why instead of waiting f
   expect(banner.querySelector('li')?.textContent).toBe('vms/a.yaml:4:8: unknown field coers');
   expect(screen.getByText('The manifests failed to load; see the errors above.')).toBeTruthy();
 });
+
+const twoClusters: Resource[] = [
+  { cluster: 'home', kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'Synced' },
+  { cluster: 'office', kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'Failed' },
+  { cluster: 'office', kind: 'Iso', name: 'debian', node: 'pve1', status: 'Synced' },
+];
+const cardClusters = () => [...document.querySelectorAll('.card')].map((c) => `${c.querySelector('.card-name')?.textContent}@${c.querySelector('.card-cluster')?.textContent ?? ''}`);
+
+test('with one cluster there is no cluster filter or grouping, and a link asking for them shows everything', () => {
+  window.history.replaceState(null, '', '/?view=cards&cluster=office&group=cluster');
+  render(
+    <Providers resources={resources}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  expect(screen.queryByRole('group', { name: 'Cluster' })).toBeNull();
+  expect(within(screen.getByLabelText('Group by')).queryByRole('option', { name: 'cluster' })).toBeNull();
+  expect(cardNames()).toHaveLength(3);
+});
+
+test('with several clusters the same name shows once per cluster; filter and group by cluster through the URL', () => {
+  render(
+    <Providers resources={twoClusters}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  expect(cardClusters()).toEqual(['debian@· office', 'app-01@· home', 'app-01@· office']);
+  const menu = screen.getByRole('group', { name: 'Cluster' });
+  fireEvent.click(within(menu).getByLabelText('office'));
+  expect(new URLSearchParams(window.location.search).get('cluster')).toBe('office');
+  expect(cardClusters()).toEqual(['debian@· office', 'app-01@· office']);
+  expect(screen.getByText('2 of 3 resources')).toBeTruthy();
+
+  fireEvent.change(screen.getByLabelText('Group by'), { target: { value: 'cluster' } });
+  expect(new URLSearchParams(window.location.search).get('group')).toBe('cluster');
+  expect(screen.getByRole('heading', { name: 'office' })).toBeTruthy();
+  expect(screen.queryByRole('heading', { name: 'home' })).toBeNull();
+
+  fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+  expect(new URLSearchParams(window.location.search).get('cluster')).toBeNull();
+  expect(screen.getAllByRole('heading', { level: 3 }).map((h) => h.textContent)).toEqual(['home', 'office']);
+});

@@ -11,7 +11,7 @@ import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { setQuery, useLocation } from '../lib/router';
-import { applyFilters, facetValues, parseFilters, writeFilters, type Filters } from '../state/filters';
+import { applyFilters, clusterChoices, effectiveFilters, facetValues, parseFilters, writeFilters, type Filters } from '../state/filters';
 import { countByStatus } from '../state/resources';
 import { useSession } from '../state/session';
 import { useResources } from '../state/useResources';
@@ -31,7 +31,11 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
   const { state, conn, error } = useResources();
   const { isAdmin } = useSession();
   const loc = useLocation();
-  const filters = useMemo(() => parseFilters(loc.search), [loc.search]);
+  const all = useMemo(() => [...state.byKey.values()], [state.byKey]);
+  // The cluster filter and grouping appear only with several clusters.
+  const clusters = useMemo(() => clusterChoices(state.clusters, all), [state.clusters, all]);
+  const multi = clusters.length > 1;
+  const filters = useMemo(() => effectiveFilters(parseFilters(loc.search), clusters), [loc.search, clusters]);
   const openKey = new URLSearchParams(loc.search).get('r');
   const [search, setSearch] = useState(filters.q);
   const [notice, setNotice] = useTransient();
@@ -59,7 +63,6 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
     setQuery(p);
   }, []);
 
-  const all = useMemo(() => [...state.byKey.values()], [state.byKey]);
   const facets = useMemo(() => facetValues(all), [all]);
   const counts = useMemo(() => countByStatus(all), [all]);
   const shown = useMemo(() => applyFilters(all, filters), [all, filters]);
@@ -75,7 +78,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
   };
 
   const filtered =
-    filters.kind.length + filters.status.length + filters.node.length + filters.tag.length > 0 || filters.q !== '' || filters.driftOnly;
+    filters.cluster.length + filters.kind.length + filters.status.length + filters.node.length + filters.tag.length > 0 || filters.q !== '' || filters.driftOnly;
 
   return (
     <div className="overview">
@@ -157,6 +160,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
             update({ q: e.target.value }, true);
           }}
         />
+        {multi && <MultiSelect label="Cluster" options={clusters} selected={filters.cluster} onChange={(cluster) => update({ cluster })} />}
         <MultiSelect label="Kind" options={facets.kind} selected={filters.kind} onChange={(kind) => update({ kind })} />
         <MultiSelect
           label="Status"
@@ -172,7 +176,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
           Drift only
         </label>
         {filtered && (
-          <button type="button" className="btn small" onClick={() => update({ kind: [], status: [], node: [], tag: [], q: '', driftOnly: false })}>
+          <button type="button" className="btn small" onClick={() => update({ cluster: [], kind: [], status: [], node: [], tag: [], q: '', driftOnly: false })}>
             Clear filters
           </button>
         )}
@@ -182,6 +186,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
           <select value={filters.group} onChange={(e) => update({ group: e.target.value as Filters['group'] })}>
             <option value="kind">kind</option>
             <option value="node">node</option>
+            {multi && <option value="cluster">cluster</option>}
             <option value="tag" disabled={filters.view === 'graph'}>
               tag{filters.view === 'graph' ? ' (cards)' : ''}
             </option>
@@ -237,7 +242,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
             <Suspense fallback={<div className="muted">Loading graph…</div>}>
               <Graph
                 resources={shown}
-                groupBy={filters.group === 'node' ? 'node' : 'kind'}
+                groupBy={filters.group === 'node' || filters.group === 'cluster' ? filters.group : 'kind'}
                 highlight={filters.highlight}
                 revision={state.revision}
                 revisionMessage={state.revisionMessage}

@@ -1,8 +1,8 @@
-import { fireEvent, render, screen } from '@testing-library/react';
+import { fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import type { PlanAction } from '../api/types';
 import { mockFetch } from '../test/helpers';
-import Plan, { planDelta, sortPlan } from './Plan';
+import Plan, { groupPlan, planDelta, sortPlan } from './Plan';
 
 const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => ({ kind: 'VirtualMachine', name, action, conflict });
 
@@ -136,4 +136,39 @@ test('several errors in one answer are shown as a list, one item each', async ()
   const alert = await screen.findByRole('alert');
   await screen.findByText('vms/b.yaml:2:1: unknown kind Vm');
   expect([...alert.querySelectorAll('li')].map((li) => li.textContent)).toEqual(['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:2:1: unknown kind Vm']);
+});
+
+const inCluster = (cluster: string, name: string, action: PlanAction['action']): PlanAction => ({ ...a(name, action), cluster });
+
+test('grouping by cluster keeps the plan\'s order within each cluster', () => {
+  const sorted = sortPlan([inCluster('office', 'x', 'none'), inCluster('home', 'y', 'create'), inCluster('office', 'z', 'update')]);
+  expect(groupPlan(sorted, true).map((g) => [g.cluster, g.actions.map((x) => x.name)])).toEqual([
+    ['home', ['y']],
+    ['office', ['z', 'x']],
+  ]);
+  expect(groupPlan(sorted, false)).toEqual([{ cluster: '', actions: sorted }]);
+});
+
+test('a plan of several clusters is filtered and grouped by cluster through the URL; one cluster has no such controls', async () => {
+  window.history.replaceState(null, '', '/plan?cluster=office');
+  mockFetch(({ url }) =>
+    url === '/api/v1/plan'
+      ? { body: { revision: 'aaaaaaaaaaaaaaaa', summary: { create: 2, statuses: { OutOfSync: 2 } }, actions: [inCluster('home', 'app-01', 'create'), inCluster('office', 'app-01', 'create')] } }
+      : undefined,
+  );
+  render(<Plan />);
+  await screen.findByRole('group', { name: 'Clusters' });
+  expect(screen.getAllByRole('row').filter((r) => r.textContent?.includes('app-01')).map((r) => r.textContent?.includes('office'))).toEqual([true]);
+  fireEvent.click(screen.getByLabelText('Group by cluster'));
+  expect(new URLSearchParams(window.location.search).get('group')).toBe('cluster');
+  fireEvent.click(within(screen.getByRole('group', { name: 'Cluster' })).getByLabelText('office'));
+  expect(new URLSearchParams(window.location.search).get('cluster')).toBeNull();
+  expect(screen.getAllByRole('rowheader').map((h) => h.textContent)).toEqual(['cluster home · 1', 'cluster office · 1']);
+});
+
+test('a plan of one cluster shows no cluster controls', async () => {
+  mockFetch(({ url }) => (url === '/api/v1/plan' ? { body: { revision: 'aaaaaaaaaaaaaaaa', summary: { create: 1, statuses: { OutOfSync: 1 } }, actions: [a('app-01', 'create')] } } : undefined));
+  render(<Plan />);
+  await screen.findByText('app-01');
+  expect(screen.queryByRole('group', { name: 'Clusters' })).toBeNull();
 });

@@ -1,10 +1,12 @@
 import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../api/client';
-import { STATUSES, type Action, type PlanAction, type PlanDocument } from '../api/types';
+import { resourceKey, STATUSES, type Action, type PlanAction, type PlanDocument } from '../api/types';
 import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { ActionBadge, STATUS_LABEL, StatusBadge, statusClass, unplannable } from '../components/Status';
 import { shortRev } from '../lib/format';
+import MultiSelect from '../components/MultiSelect';
 import { setQuery, useLocation } from '../lib/router';
+import { clusterChoices, defaultFilters, effectiveFilters, parseFilters, resourceCluster, writeFilters } from '../state/filters';
 
 const ORDER: (Action | 'conflict')[] = ['create', 'update', 'reboot', 'delete', 'conflict', 'none'];
 // The summary's action counts (what a sync would carry out); the statuses follow.
@@ -23,7 +25,7 @@ export function sortPlan(actions: PlanAction[]): PlanAction[] {
   );
 }
 
-const actionKey = (a: PlanAction) => `${a.kind}/${a.name}`;
+const actionKey = (a: PlanAction) => resourceKey(a);
 const actionSig = (a: PlanAction) => JSON.stringify([planCategory(a), a.reason ?? '', a.changes ?? [], Boolean(a.needsReboot)]);
 
 // planDelta lists the resources whose planned action in `other` differs from the
@@ -36,9 +38,33 @@ export function planDelta(current: PlanAction[], other: PlanAction[]): Set<strin
   return out;
 }
 
+export interface PlanGroup {
+  cluster: string; // "" when not grouped
+  actions: PlanAction[];
+}
+
+// groupPlan splits sorted actions by cluster (in the order the plan names them,
+// the configuration's) when byCluster; otherwise one group of all.
+export function groupPlan(actions: PlanAction[], byCluster: boolean): PlanGroup[] {
+  if (!byCluster) return [{ cluster: '', actions }];
+  const m = new Map<string, PlanAction[]>();
+  for (const a of actions) {
+    const c = resourceCluster(a);
+    let l = m.get(c);
+    if (!l) m.set(c, (l = []));
+    l.push(a);
+  }
+  return [...m.entries()].map(([cluster, list]) => ({ cluster, actions: list }));
+}
+
 export default function Plan() {
   const loc = useLocation();
   const revision = new URLSearchParams(loc.search).get('revision') ?? '';
+  // The cluster filter and grouping, with the Overview's URL keys (cluster=, group=cluster).
+  const [clusterOrder, setClusterOrder] = useState<string[]>([]);
+  const view = useMemo(() => effectiveFilters(parseFilters(loc.search), clusterOrder), [loc.search, clusterOrder]);
+  const setView = (patch: { cluster?: string[]; group?: 'kind' | 'cluster' }) =>
+    setQuery(writeFilters({ ...defaultFilters, cluster: view.cluster, group: view.group === 'cluster' ? 'cluster' : 'kind', ...patch }, window.location.search), { replace: true });
   const [typed, setTyped] = useState(revision);
   const [plan, setPlan] = useState<PlanDocument | null>(null);
   const [error, setError] = useState('');
@@ -81,12 +107,19 @@ export default function Plan() {
   }, [revision]);
 
   const actions = useMemo(() => sortPlan(plan?.actions ?? []), [plan]);
+  useEffect(() => {
+    const order = clusterChoices([], plan?.actions ?? []);
+    setClusterOrder((o) => (o.join() === order.join() ? o : order));
+  }, [plan]);
+  const multi = clusterOrder.length > 1;
   const delta = useMemo(() => (current && plan ? planDelta(current.actions ?? [], plan.actions ?? []) : null), [current, plan]);
   const comparing = delta !== null && Boolean(revision);
-  const visible = actions.filter(
+  const inClusters = view.cluster.length ? actions.filter((a) => view.cluster.includes(resourceCluster(a))) : actions;
+  const visible = inClusters.filter(
     (a) => (showNone || planCategory(a) !== 'none') && (!comparing || !onlyDelta || delta.has(actionKey(a))),
   );
-  const noneCount = actions.length - actions.filter((a) => planCategory(a) !== 'none').length;
+  const groups = groupPlan(visible, multi && view.group === 'cluster');
+  const noneCount = inClusters.length - inClusters.filter((a) => planCategory(a) !== 'none').length;
 
   return (
     <div className="page plan-page">
@@ -101,7 +134,8 @@ export default function Plan() {
         className="row plan-form"
         onSubmit={(e) => {
           e.preventDefault();
-          const p = new URLSearchParams();
+          const p = new URLSearchParams(window.location.search);
+          p.delete('revision');
           if (typed.trim()) p.set('revision', typed.trim());
           setQuery(p);
         }}
@@ -140,6 +174,15 @@ export default function Plan() {
               </span>
             ))}
           </div>
+          {multi && (
+            <div className="row plan-clusters" role="group" aria-label="Clusters">
+              <MultiSelect label="Cluster" options={clusterOrder} selected={view.cluster} onChange={(cluster) => setView({ cluster })} />
+              <label className="toggle">
+                <input type="checkbox" checked={view.group === 'cluster'} onChange={(e) => setView({ group: e.target.checked ? 'cluster' : 'kind' })} />{' '}
+                Group by cluster
+              </label>
+            </div>
+          )}
           {comparing && (
             <label className="toggle compare">
               <input type="checkbox" checked={onlyDelta} onChange={(e) => setOnlyDelta(e.target.checked)} /> Only what differs from the
@@ -166,9 +209,17 @@ export default function Plan() {
                   <th scope="col">changes</th>
                 </tr>
               </thead>
-              <tbody>
-                {visible.map((a) => (
-                  <tr key={`${a.kind}/${a.name}`} className={`plan-${planCategory(a)}`}>
+              {groups.map((g) => (
+              <tbody key={g.cluster || 'all'}>
+                {g.cluster && (
+                  <tr className="plan-group">
+                    <th scope="rowgroup" colSpan={5}>
+                      cluster {g.cluster} <span className="muted">· {g.actions.length}</span>
+                    </th>
+                  </tr>
+                )}
+                {g.actions.map((a) => (
+                  <tr key={actionKey(a)} className={`plan-${planCategory(a)}`}>
                     <td data-label="action">
                       <ActionBadge action={a.action} conflict={a.conflict} />
                       {unplannable(a) && <StatusBadge status={a.status!} />}
@@ -176,7 +227,10 @@ export default function Plan() {
                       {comparing && !onlyDelta && delta.has(actionKey(a)) && <span className="pill ok">this revision</span>}
                     </td>
                     <td data-label="resource">
-                      <div className="muted small">{a.kind}</div>
+                      <div className="muted small">
+                        {a.kind}
+                        {multi && <span className="plan-cluster"> · {resourceCluster(a)}</span>}
+                      </div>
                       <strong>{a.name}</strong>
                       {a.vmid !== undefined && a.vmid !== null && <span className="muted"> #{a.vmid}</span>}
                     </td>
@@ -195,6 +249,7 @@ export default function Plan() {
                   </tr>
                 ))}
               </tbody>
+              ))}
             </table>
           )}
           {noneCount > 0 && (

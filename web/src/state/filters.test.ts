@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
-import { applyFilters, defaultFilters, facetValues, matchesFilters, parseFilters, writeFilters } from './filters';
+import { applyFilters, clusterChoices, defaultFilters, effectiveFilters, facetValues, matchesFilters, parseFilters, resourceCluster, writeFilters } from './filters';
 
 const r = (over: Partial<Resource>): Resource => ({ kind: 'VirtualMachine', name: 'app-01', status: 'Synced', ...over });
 
@@ -62,9 +62,58 @@ describe('matching', () => {
 
   test('facets list the values present, sorted', () => {
     expect(facetValues([r({ node: 'pve2', tags: ['b'] }), r({ kind: 'Iso', node: 'pve1', tags: ['a', 'b'] }), r({})])).toEqual({
+      cluster: ['default'],
       kind: ['Iso', 'VirtualMachine'],
       node: ['pve1', 'pve2'],
       tag: ['a', 'b'],
     });
+  });
+});
+
+describe('clusters', () => {
+  const home = r({ cluster: 'home', node: 'pve1' });
+  const office = r({ cluster: 'office', node: 'pve1' });
+
+  test('the cluster filter and grouping live in the URL with the other filters', () => {
+    const f = { ...defaultFilters, cluster: ['office', 'home'], group: 'cluster' as const };
+    const p = writeFilters(f, '?r=office%3AVirtualMachine%2Fapp-01');
+    expect(p.get('cluster')).toBe('office,home');
+    expect(p.get('group')).toBe('cluster');
+    expect(p.get('r')).toBe('office:VirtualMachine/app-01');
+    expect(parseFilters(p)).toEqual(f);
+    expect(parseFilters('?cluster=home&cluster=home,lab')).toEqual({ ...defaultFilters, cluster: ['home', 'lab'] });
+  });
+
+  test.each([
+    [[], true, true],
+    [['home'], true, false],
+    [['office'], false, true],
+    [['home', 'office'], true, true],
+    [['lab'], false, false],
+  ])('filter %o: home %s, office %s', (cluster, wantHome, wantOffice) => {
+    const f = { ...defaultFilters, cluster };
+    expect([matchesFilters(home, f), matchesFilters(office, f)]).toEqual([wantHome, wantOffice]);
+  });
+
+  test('a resource without a cluster is the single cluster section\'s, "default"', () => {
+    expect(resourceCluster(r({}))).toBe('default');
+    expect(matchesFilters(r({}), { ...defaultFilters, cluster: ['default'] })).toBe(true);
+    expect(matchesFilters(r({}), { ...defaultFilters, q: 'default app' })).toBe(true);
+  });
+
+  test('the same kind/name in two clusters are two results, in cluster order', () => {
+    expect(applyFilters([office, home], defaultFilters).map(resourceCluster)).toEqual(['home', 'office']);
+  });
+
+  test('choices: the daemon\'s clusters in configuration order, then others named by a resource', () => {
+    expect(clusterChoices(['office', 'home'], [home, r({ cluster: 'lab' }), office])).toEqual(['office', 'home', 'lab']);
+    expect(clusterChoices([], [r({}), r({ name: 'b' })])).toEqual(['default']);
+  });
+
+  test('with one cluster a cluster filter or grouping from a link is dropped, not hiding everything', () => {
+    const f = { ...defaultFilters, cluster: ['home'], group: 'cluster' as const, kind: ['Iso'] };
+    expect(effectiveFilters(f, ['default'])).toEqual({ ...defaultFilters, kind: ['Iso'] });
+    expect(effectiveFilters(f, ['home', 'office'])).toBe(f);
+    expect(effectiveFilters({ ...defaultFilters, group: 'node' }, ['default']).group).toBe('node');
   });
 });

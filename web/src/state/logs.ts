@@ -1,4 +1,4 @@
-import type { LogLine } from '../api/types';
+import { resourceKey, type LogLine } from '../api/types';
 import { isCommit, isResourceKey } from '../lib/links';
 
 export const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
@@ -32,24 +32,52 @@ export function attrsText(attrs: LogLine['attrs']): string {
 // names (shown as links) and the rest (shown as text).
 export interface LogRefs {
   resource: string | null;
+  // The resource's UI key (resourceKey): in a clusters list, with the line's cluster.
+  key: string | null;
   commit: string | null;
   rest: LogLine['attrs'];
 }
 
 export function logRefs(attrs: LogLine['attrs']): LogRefs {
-  if (!attrs) return { resource: null, commit: null, rest: undefined };
+  if (!attrs) return { resource: null, key: null, commit: null, rest: undefined };
   const resource = isResourceKey(attrs.resource) ? attrs.resource : null;
   const commit = isCommit(attrs.commit) ? attrs.commit : null;
   const rest = Object.fromEntries(
     Object.entries(attrs).filter(([k]) => !(k === 'resource' && resource) && !(k === 'commit' && commit)),
   );
-  return { resource, commit, rest: Object.keys(rest).length ? rest : undefined };
+  let key: string | null = null;
+  if (resource) {
+    const slash = resource.indexOf('/');
+    key = resourceKey({ cluster: lineCluster(attrs), kind: resource.slice(0, slash), name: resource.slice(slash + 1) });
+  }
+  return { resource, key, commit, rest: Object.keys(rest).length ? rest : undefined };
 }
 
-export function filterLines(lines: LogLine[], minLevel: string, search: string): LogLine[] {
+// lineCluster is the cluster a line is about (its cluster attribute), or "".
+export function lineCluster(attrs: LogLine['attrs']): string {
+  const c = attrs?.cluster;
+  return typeof c === 'string' ? c : '';
+}
+
+// lineClusters lists the clusters lines name, sorted.
+export function lineClusters(lines: LogLine[]): string[] {
+  const s = new Set<string>();
+  for (const l of lines) {
+    const c = lineCluster(l.attrs);
+    if (c) s.add(c);
+  }
+  return [...s].sort((a, b) => a.localeCompare(b));
+}
+
+// filterLines keeps lines at minLevel or above that contain search and, when
+// cluster is set, name that cluster.
+export function filterLines(lines: LogLine[], minLevel: string, search: string, cluster = ''): LogLine[] {
   const min = levelRank(minLevel);
   const q = search.trim().toLowerCase();
   return lines.filter(
-    (l) => levelRank(l.level) >= min && (!q || l.msg.toLowerCase().includes(q) || attrsText(l.attrs).toLowerCase().includes(q)),
+    (l) =>
+      levelRank(l.level) >= min &&
+      (!cluster || lineCluster(l.attrs) === cluster) &&
+      (!q || l.msg.toLowerCase().includes(q) || attrsText(l.attrs).toLowerCase().includes(q)),
   );
 }

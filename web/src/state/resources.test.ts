@@ -125,3 +125,26 @@ describe('SSE messages', () => {
     expect(parseEvent(type, data)).toBeNull();
   });
 });
+
+describe('several clusters', () => {
+  test('the same kind/name in two clusters are two resources; a deletion in one leaves the other', () => {
+    let s = reduceResources(initialResourceState, [
+      { type: 'snapshot', summary: { ...summary([res('app', { cluster: 'home' }), res('app', { cluster: 'office' })]), clusters: [{ name: 'office', revision: 'abc' }, { name: 'home', revision: 'abc' }] } },
+    ]);
+    expect([...s.byKey.keys()]).toEqual(['home:VirtualMachine/app', 'office:VirtualMachine/app']);
+    expect(s.clusters).toEqual(['office', 'home']);
+    s = reduceResources(s, [{ type: 'resource', resource: res('app', { cluster: 'office', status: 'Failed', updatedAt: '2026-11-30T10:00:01Z' }) }]);
+    expect(s.byKey.get('home:VirtualMachine/app')?.status).toBe('Synced');
+    expect(s.byKey.get('office:VirtualMachine/app')?.status).toBe('Failed');
+    const del = parseEvent('deleted', JSON.stringify({ cluster: 'office', kind: 'VirtualMachine', name: 'app' }));
+    expect(del).toEqual({ type: 'deleted', cluster: 'office', kind: 'VirtualMachine', name: 'app' });
+    s = reduceResources(s, [del!]);
+    expect([...s.byKey.keys()]).toEqual(['home:VirtualMachine/app']);
+  });
+
+  test('the single cluster section keeps the kind/name keys links were made with', () => {
+    const s = loaded([res('a', { cluster: 'default' })]);
+    expect([...s.byKey.keys()]).toEqual(['VirtualMachine/a']);
+    expect(s.clusters).toEqual([]);
+  });
+});

@@ -17,6 +17,8 @@ export interface ResourceState {
   // The revision applied instead of the branch head, or null.
   pinned: Pin | null;
   byKey: Map<string, Resource>;
+  // The daemon's clusters in configuration order (a clusters list), else [].
+  clusters: string[];
   // Bumped when a resource is added or removed: the graph layout depends only on it.
   structureVersion: number;
 }
@@ -25,7 +27,7 @@ export type ResourceEvent =
   | { type: 'snapshot'; summary: Summary }
   | { type: 'resource'; resource: Resource }
   | { type: 'pass'; pass: PassEvent & { revisionMessage?: string; passDurationMs?: number } }
-  | { type: 'deleted'; kind: string; name: string };
+  | { type: 'deleted'; cluster?: string; kind: string; name: string };
 
 export const initialResourceState: ResourceState = {
   loaded: false,
@@ -37,6 +39,7 @@ export const initialResourceState: ResourceState = {
   loadError: null,
   pinned: null,
   byKey: new Map(),
+  clusters: [],
   structureVersion: 0,
 };
 
@@ -75,6 +78,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         loadError: s.loadError ?? null,
         pinned: s.pinned ?? null,
         byKey,
+        clusters: (s.clusters ?? []).map((c) => c.name),
         structureVersion: structureChanged ? state.structureVersion + 1 : state.structureVersion,
       };
     }
@@ -88,7 +92,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
       return { ...state, byKey, structureVersion: prev ? state.structureVersion : state.structureVersion + 1 };
     }
     case 'deleted': {
-      const key = `${ev.kind}/${ev.name}`;
+      const key = resourceKey(ev);
       if (!state.byKey.has(key)) return state;
       const byKey = new Map(state.byKey);
       byKey.delete(key);
@@ -148,7 +152,7 @@ export function parseEvent(type: string, data: string): ResourceEvent | null {
         : null;
     case 'deleted':
       return typeof p.kind === 'string' && typeof p.name === 'string'
-        ? { type: 'deleted', kind: p.kind, name: p.name }
+        ? { type: 'deleted', kind: p.kind, name: p.name, ...(typeof p.cluster === 'string' && { cluster: p.cluster }) }
         : null;
     case 'pass':
       return { type: 'pass', pass: p as unknown as PassEvent };
