@@ -216,10 +216,13 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   return (
     <>
       <div className="scrim" onClick={onClose} aria-hidden="true" />
-      <aside className="drawer" role="dialog" aria-modal="true" aria-label={`${kind} ${name}`} ref={panel} tabIndex={-1}>
+      <aside className="drawer" role="dialog" aria-modal="true" aria-label={`${kind} ${name}${cluster ? ` in cluster ${cluster}` : ''}`} ref={panel} tabIndex={-1}>
         <header className="drawer-head">
           <div>
-            <div className="muted small">{kind}</div>
+            <div className="muted small">
+              {kind}
+              {cluster && <span className="drawer-cluster"> · cluster {cluster}</span>}
+            </div>
             <h2>{name}</h2>
           </div>
           <button type="button" className="btn icon" onClick={onClose} aria-label="Close (Esc)" title="Close (Esc)">

@@ -140,7 +140,7 @@ const GroupNodeView = memo(function GroupNodeView({ data }: NodeProps<GroupNode>
     <div className="gnode ggroup" title={`${data.total} resources: click to zoom to them`}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
       <div className="ggroup-label">
-        <span className="muted">{data.by === 'node' ? 'node' : 'kind'}</span> {data.label}
+        <span className="muted">{data.by}</span> {data.label}
       </div>
       <div className="ggroup-counts">
         {STATUSES.filter((s) => data.counts[s] > 0).map((s) => (

@@ -1,0 +1,121 @@
+// Issue 17, point 4: several clusters in the UI, in Chromium, against
+// `proxmops demo --clusters 2` built from this checkout (the UI the global setup
+// built embedded in it): two simulated clusters, lab-1 following clusters/lab-1
+// (the examples) and lab-2 following clusters/lab-2 (web and db). The overview
+// filters and groups by cluster through the URL (cards and graph frames), a
+// lab-2 resource's drawer reads it with ?cluster=lab-2, the plan groups and
+// filters by cluster, and axe finds no serious or critical violation there.
+
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { axeViolations } from './a11y';
+import { freePort, startProcess, stop, waitForLine } from './daemon';
+import { openBrowser, type BrowserSession } from './harness';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+describe('two clusters from one repository', () => {
+  let dir = '';
+  let demo: ChildProcess | undefined;
+  let url = '';
+  let b: BrowserSession;
+  let page: Page;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-clusters-'));
+    const bin = join(dir, 'proxmops');
+    execFileSync('go', ['build', '-o', bin, './cmd/proxmops'], { cwd: repoRoot, stdio: 'pipe', env: { ...process.env, CGO_ENABLED: '0' } });
+    const port = await freePort();
+    demo = startProcess(
+      bin,
+      ['demo', '--clusters', '2', '--addr', `127.0.0.1:${port}`, '--dir', join(dir, 'demo'), '--task-speed', '0', '--interval', '2s', '--guest-ssh-port', '0'],
+      join(dir, 'demo.log'),
+    );
+    const [, ui, password] = await waitForLine(demo, /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)/, 'the demo banner', 120_000);
+    url = ui;
+    b = await openBrowser({ width: 1440, height: 900 });
+    page = b.page;
+    await page.goto(url);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('searchbox', { name: 'Search resources' }).waitFor();
+  }, 240_000);
+
+  afterAll(async () => {
+    await b?.close();
+    await stop(demo);
+    if (dir && !process.env.PROXMOPS_E2E_KEEP) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cardNames = () => page.locator('.card .card-name').allTextContents();
+
+  test('the overview filters to one cluster through the URL, and cards name their cluster', async () => {
+    await page.goto(`${url}/?view=cards`);
+    // lab-2's guests come up beside lab-1's examples.
+    await page.locator('.card', { hasText: 'web' }).filter({ hasText: 'lab-2' }).waitFor({ timeout: 60_000 });
+    await page.locator('summary', { hasText: 'Cluster' }).click();
+    const menu = page.getByRole('group', { name: 'Cluster' });
+    expect(await menu.getByRole('checkbox').count()).toBe(2);
+    await menu.getByLabel('lab-2').check();
+    await expect.poll(() => new URL(page.url()).searchParams.get('cluster')).toBe('lab-2');
+    await expect.poll(cardNames).toEqual(['db', 'web']);
+    expect(await page.locator('.card .card-cluster').allTextContents()).toEqual(['· lab-2', '· lab-2']);
+    // A shared link keeps the filter.
+    await page.goto(`${url}/?view=cards&cluster=lab-1`);
+    await page.locator('.card').first().waitFor();
+    expect(await page.locator('.card .card-cluster').evaluateAll((els) => [...new Set(els.map((e) => e.textContent))])).toEqual(['· lab-1']);
+    expect(b.takeProblems()).toEqual([]);
+  }, 90_000);
+
+  test('grouped by cluster the graph has a named frame per cluster; a lab-2 resource opens with its cluster', async () => {
+    await page.goto(`${url}/?view=graph&group=cluster`);
+    await page.locator('.gframe-title', { hasText: 'lab-2' }).waitFor();
+    const titles = await page.locator('.gframe-title').allTextContents();
+    expect(titles).toHaveLength(2);
+    expect(titles[0]).toMatch(/^cluster lab-1 · \d+$/);
+    expect(titles[1]).toBe('cluster lab-2 · 2');
+    expect(await page.locator('.ggroup-label').allTextContents()).toEqual(['cluster lab-1', 'cluster lab-2']);
+    await b.shot('clusters-graph-grouped');
+
+    const detail = page.waitForResponse((r) => r.url().endsWith('/api/v1/resources/VirtualMachine/web?cluster=lab-2'));
+    await page.getByRole('group', { name: /^VirtualMachine web in cluster lab-2: / }).click();
+    expect((await detail).status()).toBe(200);
+    await page.getByRole('dialog', { name: 'VirtualMachine web in cluster lab-2' }).getByText('VMID 200').waitFor();
+    expect(new URL(page.url()).searchParams.get('r')).toBe('lab-2:VirtualMachine/web');
+    await page.keyboard.press('Escape');
+
+    // Filtered to lab-2, one frame is left.
+    await page.goto(`${url}/?view=graph&group=cluster&cluster=lab-2`);
+    await page.locator('.gframe-title', { hasText: 'lab-2' }).waitFor();
+    expect(await page.locator('.gframe-title').allTextContents()).toEqual(['cluster lab-2 · 2']);
+    for (const theme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: theme });
+      await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
+      expect(await axeViolations(page), theme).toEqual([]);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(b.takeProblems()).toEqual([]);
+  }, 90_000);
+
+  test('the plan groups and filters by cluster', async () => {
+    await page.goto(`${url}/plan?group=cluster`);
+    await page.getByRole('group', { name: 'Clusters' }).waitFor();
+    // lab-2 is in sync: its rows are among the unchanged ones.
+    await page.locator('label.toggle', { hasText: 'unchanged resources' }).locator('input').check();
+    await expect.poll(() => page.getByRole('rowheader').allTextContents()).toEqual([expect.stringMatching(/^cluster lab-1 · \d+$/), 'cluster lab-2 · 2']);
+    expect(await page.getByLabel('Group by cluster').isChecked()).toBe(true);
+    await page.locator('summary', { hasText: 'Cluster' }).click();
+    await page.getByRole('group', { name: 'Cluster', exact: true }).getByLabel('lab-2').check();
+    await expect.poll(() => new URL(page.url()).searchParams.get('cluster')).toBe('lab-2');
+    await expect.poll(() => page.getByRole('rowheader').allTextContents()).toEqual(['cluster lab-2 · 2']);
+    expect(await page.locator('.plan-table tbody tr:not(.plan-group) strong').allTextContents()).toEqual(['db', 'web']);
+    expect(await axeViolations(page)).toEqual([]);
+    expect(b.takeProblems()).toEqual([]);
+  }, 60_000);
+});
