@@ -76,12 +76,7 @@ func recordAdoption(ctx context.Context, db *lazyStore, kind, name, revision str
 
 // historyName is the name a resource's history is kept under, as the
 // daemon keeps it: "home/app-01" in cluster home of a clusters list.
-func historyName(s *session, name string) string {
-	if s.name == "" {
-		return name
-	}
-	return s.name + "/" + name
-}
+func historyName(s *session, name string) string { return api.HistoryName(s.name, name) }
 
 // cliUser names the person running the command: the OS user, else "cli".
 func cliUser() string {

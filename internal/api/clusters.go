@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -38,6 +39,24 @@ func ClusterFrom(ctx context.Context) string {
 // records, download records, pinned host keys) of a cluster named in the
 // clusters list; the single cluster section's records have none.
 func ClusterStatePrefix(name string) string { return "controller/" + name + "/" }
+
+// HistoryName is the name a resource's history is stored under: its own
+// for the single cluster section (cluster ""), "home/app-01" in cluster
+// home of a clusters list (names are DNS labels: the slash cannot clash).
+func HistoryName(cluster, name string) string {
+	if cluster == "" {
+		return name
+	}
+	return cluster + "/" + name
+}
+
+// SplitHistoryName reads HistoryName back.
+func SplitHistoryName(stored string) (cluster, name string) {
+	if c, n, ok := strings.Cut(stored, "/"); ok {
+		return c, n
+	}
+	return "", stored
+}
 
 // MergePlans is one plan of several clusters' plans: their actions in
 // order, their summaries added up; the revision is the first plan's.

@@ -209,6 +209,9 @@ type HistoryEntry struct {
 	// (GET /api/v1/revisions/{commit}/history); absent in a resource's own.
 	Kind string `json:"kind,omitempty"`
 	Name string `json:"name,omitempty"`
+	// Cluster is the resource's cluster of a clusters list in such a
+	// listing (absent for the single cluster section).
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // CommitHistory is GET /api/v1/revisions/{commit}/history: what was

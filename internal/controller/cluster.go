@@ -33,10 +33,7 @@ func (c *Controller) stateKey(k string) string {
 // for the single cluster section, "home/app-01" in cluster home (names are
 // DNS labels, so the slash cannot clash).
 func (c *Controller) historyName(name string) string {
-	if c.opts.Cluster == "" {
-		return name
-	}
-	return c.opts.Cluster + "/" + name
+	return api.HistoryName(c.opts.Cluster, name)
 }
 
 // clusterStore is the store the engine's download records and the host

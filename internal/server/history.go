@@ -31,5 +31,10 @@ func (s *Server) handleCommitHistory(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
+	// A clusters list stores a resource's history as "cluster/name": say
+	// the cluster apart, so an entry links to the resource it is about.
+	for i := range h {
+		h[i].Cluster, h[i].Name = api.SplitHistoryName(h[i].Name)
+	}
 	writeJSON(w, http.StatusOK, api.CommitHistory{Commit: commit, Entries: h})
 }

@@ -516,6 +516,8 @@ func TestCommitHistoryNamesEachResource(t *testing.T) {
 	add("VirtualMachine", "app-01", c1, "update done")
 	add("Container", "dns-01", c1, "update done")
 	add("VirtualMachine", "app-01", c2, "later")
+	// In a clusters list the controller keeps lab-2's web under "lab-2/web".
+	add("VirtualMachine", api.HistoryName("lab-2", "web"), c2, "created")
 	v := e.viewer(a)
 	var doc api.CommitHistory
 	if err := json.Unmarshal(v.expect(200, "GET", "/api/v1/revisions/"+strings.ToUpper(c1)+"/history", nil), &doc); err != nil {
@@ -524,6 +526,12 @@ func TestCommitHistoryNamesEachResource(t *testing.T) {
 	if doc.Commit != c1 || len(doc.Entries) != 2 ||
 		doc.Entries[0].Kind+"/"+doc.Entries[0].Name != "Container/dns-01" || doc.Entries[1].Kind+"/"+doc.Entries[1].Name != "VirtualMachine/app-01" {
 		t.Fatalf("history at %s: %+v", c1, doc)
+	}
+	var two api.CommitHistory
+	json.Unmarshal(v.expect(200, "GET", "/api/v1/revisions/"+c2+"/history", nil), &two)
+	if len(two.Entries) != 2 || two.Entries[0].Cluster != "lab-2" || two.Entries[0].Name != "web" ||
+		two.Entries[1].Cluster != "" || two.Entries[1].Name != "app-01" {
+		t.Fatalf("history at %s names each resource's cluster: %+v", c2, two)
 	}
 	var empty map[string]any
 	json.Unmarshal(v.expect(200, "GET", "/api/v1/revisions/"+strings.Repeat("f", 64)+"/history", nil), &empty)

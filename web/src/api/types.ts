@@ -151,6 +151,8 @@ export interface HistoryEntry {
   // Whose event, in a listing across resources (CommitHistory).
   kind?: string;
   name?: string;
+  // Its cluster of a clusters list, in such a listing.
+  cluster?: string;
 }
 
 // GET /api/v1/revisions/{commit}/history: what was recorded at one commit.

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
-import { STATUSES, type CommitHistory, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
+import { resourceKey, STATUSES, type CommitHistory, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
 import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
@@ -58,7 +58,8 @@ function CommitEvents({ hash }: { hash: string }) {
         const key = `${e.kind}/${e.name}`;
         return (
           <li key={e.id}>
-            <span className={`rev-ev tl-${e.event}`}>{e.event}</span> <Link href={resourceHref(key)}>{key}</Link>{' '}
+            <span className={`rev-ev tl-${e.event}`}>{e.event}</span>{' '}
+            <Link href={resourceHref(resourceKey({ cluster: e.cluster, kind: e.kind ?? '', name: e.name ?? '' }))}>{e.cluster ? `${e.cluster}: ${key}` : key}</Link>{' '}
             <time className="muted" dateTime={e.time} title={formatTime(e.time)}>
               {timeAgo(e.time)}
             </time>
