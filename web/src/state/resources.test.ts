@@ -148,3 +148,18 @@ describe('several clusters', () => {
     expect(s.clusters).toEqual([]);
   });
 });
+
+test('a cluster\'s pass does not clear another cluster\'s source error', () => {
+  let s = reduceResources(initialResourceState, [
+    {
+      type: 'snapshot',
+      summary: { ...summary([res('a', { cluster: 'lab-1' })]), sourceError: 'lab-2: observing the cluster failed', clusters: [{ name: 'lab-1', revision: 'abc' }, { name: 'lab-2', revision: 'abc', sourceError: 'observing the cluster failed' }] },
+    },
+  ]);
+  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: '' } }]);
+  expect(s.sourceError).toBe('lab-2: observing the cluster failed');
+  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: 'git: no such branch' } }]);
+  expect(s.sourceError).toBe('lab-1: git: no such branch; lab-2: observing the cluster failed');
+  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-2', revision: 'abc', sourceError: '' } }, { type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: '' } }]);
+  expect(s.sourceError).toBe('');
+});

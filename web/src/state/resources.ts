@@ -19,6 +19,9 @@ export interface ResourceState {
   byKey: Map<string, Resource>;
   // The daemon's clusters in configuration order (a clusters list), else [].
   clusters: string[];
+  // Each cluster's own source error (a clusters list): one cluster's pass
+  // must not clear another's trouble from the banner.
+  clusterErrors: Record<string, string>;
   // Bumped when a resource is added or removed: the graph layout depends only on it.
   structureVersion: number;
 }
@@ -40,6 +43,7 @@ export const initialResourceState: ResourceState = {
   pinned: null,
   byKey: new Map(),
   clusters: [],
+  clusterErrors: {},
   structureVersion: 0,
 };
 
@@ -79,6 +83,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         pinned: s.pinned ?? null,
         byKey,
         clusters: (s.clusters ?? []).map((c) => c.name),
+        clusterErrors: Object.fromEntries((s.clusters ?? []).map((c) => [c.name, c.sourceError ?? ''])),
         structureVersion: structureChanged ? state.structureVersion + 1 : state.structureVersion,
       };
     }
@@ -100,19 +105,35 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
     }
     case 'pass': {
       const p = ev.pass;
+      let sourceError = p.sourceError ?? '';
+      let clusterErrors = state.clusterErrors;
+      if (p.cluster && state.clusters.length > 1) {
+        clusterErrors = { ...clusterErrors, [p.cluster]: sourceError };
+        sourceError = joinClusterErrors(state.clusters, clusterErrors);
+      }
       return {
         ...state,
         revision: p.revision ?? state.revision,
         revisionMessage: p.revisionMessage ?? (p.revision && p.revision !== state.revision ? '' : state.revisionMessage),
         lastPass: p.lastPass ?? state.lastPass,
         passDurationMs: p.passDurationMs ?? state.passDurationMs,
-        sourceError: p.sourceError ?? '',
+        sourceError,
+        clusterErrors,
         // An older daemon's pass event has no loadError: keep what is known.
         loadError: p.loadError === undefined ? state.loadError : p.loadError,
         pinned: p.pinned === undefined ? state.pinned : p.pinned,
       };
     }
   }
+}
+
+// joinClusterErrors says each cluster's source error as the daemon's resource
+// list does ("lab-2: observing the cluster failed; ..."), in configuration order.
+function joinClusterErrors(order: string[], errs: Record<string, string>): string {
+  return order
+    .filter((c) => errs[c])
+    .map((c) => `${c}: ${errs[c]}`)
+    .join('; ');
 }
 
 // reduceResources applies a batch of events at once: SSE events are queued and
