@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { api, ApiError, errorMessage, setCsrfToken } from './api/client';
 import type { Me } from './api/types';
 import { Link, navigate, useLocation } from './lib/router';
+import { isRoute, ROUTES, type RoutePath } from './lib/routes';
 import { ReplicaBadge } from './components/Replicas';
 import { Login, Logo, Setup } from './pages/Auth';
 import Logs from './pages/Logs';
@@ -63,7 +64,7 @@ function UserMenu({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => v
           <div className="muted small">Theme</div>
           <div className="seg">
             {(['system', 'light', 'dark'] as ThemeChoice[]).map((c) => (
-              <button type="button" key={c} role="radio" aria-checked={theme === c} aria-pressed={theme === c} onClick={() => setTheme(c)}>
+              <button type="button" key={c} role="radio" aria-checked={theme === c} onClick={() => setTheme(c)}>
                 {c}
               </button>
             ))}
@@ -89,48 +90,30 @@ function ThemeToggle({ resolved, setTheme }: { resolved: 'light' | 'dark'; setTh
   );
 }
 
-const PAGES = [
-  { path: '/', label: 'Overview' },
-  { path: '/plan', label: 'Plan' },
-  { path: '/revisions', label: 'Revisions' },
-  { path: '/logs', label: 'Logs' },
-  { path: '/settings', label: 'Settings', admin: true },
-];
-
 function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof useTheme> }) {
   const loc = useLocation();
   // On a phone the pages collapse into a menu, closed again by each navigation.
   const [navOpen, setNavOpen] = useState(false);
   useEffect(() => setNavOpen(false), [loc.pathname, loc.search]);
-  let page;
-  switch (loc.pathname) {
-    case '/':
-      page = <Overview theme={theme.resolved} />;
-      break;
-    case '/plan':
-      page = <Plan />;
-      break;
-    case '/revisions':
-      page = <Revisions />;
-      break;
-    case '/logs':
-      page = <Logs />;
-      break;
-    case '/settings':
-      page = <Settings />;
-      break;
-    default:
-      page = (
-        <div className="page">
-          <h1>Not found</h1>
-          <p>
-            There is no page at <code>{loc.pathname}</code>. <Link href="/">Go to the overview</Link>.
-          </p>
-        </div>
-      );
-  }
+  const pages: Record<RoutePath, () => ReactNode> = {
+    '/': () => <Overview theme={theme.resolved} />,
+    '/plan': () => <Plan />,
+    '/revisions': () => <Revisions />,
+    '/logs': () => <Logs />,
+    '/settings': () => <Settings />,
+  };
+  const page = isRoute(loc.pathname) ? (
+    pages[loc.pathname]()
+  ) : (
+    <div className="page">
+      <h1>Not found</h1>
+      <p>
+        There is no page at <code>{loc.pathname}</code>. <Link href="/">Go to the overview</Link>.
+      </p>
+    </div>
+  );
   useEffect(() => {
-    const label = PAGES.find((p) => p.path === loc.pathname)?.label ?? 'proxmops';
+    const label = ROUTES.find((p) => p.path === loc.pathname)?.label ?? 'proxmops';
     document.title = `${label} · proxmops`;
   }, [loc.pathname]);
   return (
@@ -153,7 +136,7 @@ function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof 
             Menu
           </button>
           <nav aria-label="Pages" id="pages-nav" className={navOpen ? 'open' : undefined}>
-            {PAGES.filter((p) => !p.admin || session.isAdmin).map((p) => (
+            {ROUTES.filter((p) => !('admin' in p) || session.isAdmin).map((p) => (
               <Link key={p.path} href={p.path} aria-current={loc.pathname === p.path ? 'page' : undefined}>
                 {p.label}
               </Link>

@@ -55,10 +55,10 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
           <tbody>
             {changes.map((c) => (
               <tr key={c.field}>
-                <td className="mono">{c.field}</td>
-                <td className="del mono">{c.from || '—'}</td>
-                <td className="add mono">{c.to || '—'}</td>
-                <td>{c.field === 'tags' ? 'ownership tag now, the rest at the next sync' : 'at the next sync'}</td>
+                <td className="mono" data-label="field">{c.field}</td>
+                <td className="del mono" data-label="on the guest">{c.from || '—'}</td>
+                <td className="add mono" data-label="after">{c.to || '—'}</td>
+                <td data-label="when">{c.field === 'tags' ? 'ownership tag now, the rest at the next sync' : 'at the next sync'}</td>
               </tr>
             ))}
           </tbody>

@@ -270,9 +270,9 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                     <tbody>
                       {d.changes.map((c) => (
                         <tr key={c.field}>
-                          <td className="mono">{c.field}</td>
-                          <td className="del mono">{c.from || '—'}</td>
-                          <td className="add mono">{c.to || '—'}</td>
+                          <td className="mono" data-label="field">{c.field}</td>
+                          <td className="del mono" data-label="on the cluster">{c.from || '—'}</td>
+                          <td className="add mono" data-label="in the manifest">{c.to || '—'}</td>
                         </tr>
                       ))}
                     </tbody>

@@ -160,7 +160,7 @@ export default function SyncDialog({ target, onClose, onDone }: { target: SyncTa
                 <span data-testid="sync-counts">{planCounts(plan.summary)}</span>.
               </p>
               {changing.length > 0 && (
-                <ul className="sync-actions">
+                <ul className="sync-actions" tabIndex={0} aria-label="What this sync changes">
                   {changing.slice(0, 50).map((a) => (
                     <li key={`${a.kind}/${a.name}`}>
                       <ActionBadge action={a.action} conflict={a.conflict} />
