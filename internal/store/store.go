@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/secrets"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -34,6 +36,10 @@ const (
 	DefaultHistoryPerResource = 200
 	DefaultHistoryTotal       = 100_000
 )
+
+// idleInTransaction is the longest a store transaction may wait for its
+// next statement on PostgreSQL before the server ends it.
+const idleInTransaction = 10 * time.Second
 
 // Options configure Open.
 type Options struct {
@@ -134,10 +140,19 @@ func openPostgres(url string) (*db, error) {
 	if err := config.CheckDatabaseURL(url); err != nil {
 		return nil, err
 	}
-	d, err := sql.Open("pgx", url)
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, err
 	}
+	// A write transaction holds the store's write lock (writeLockKey)
+	// from its first statement: a process that goes silent inside one (cut
+	// off, frozen) would stall every replica's writes until TCP gives up,
+	// hours later. The server ends such a transaction instead; none of ours
+	// waits this long between two statements.
+	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTransaction.Milliseconds(), 10)
+	}
+	d := stdlib.OpenDB(*cfg)
 	// Enough for the daemon's concurrent requests and passes without
 	// holding many server connections per replica.
 	d.SetMaxOpenConns(16)
