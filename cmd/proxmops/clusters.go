@@ -153,7 +153,17 @@ func sessionFor(ctx context.Context, cfg *config.Config, res *source.Result, sub
 		return nil, err
 	}
 	prov, db := provisioner(cfg)
-	eng := engine.New(client, engine.Options{Prune: cfg.Reconcile.Prune, Concurrency: cfg.Reconcile.Concurrency, Provisioner: prov})
+	// The daemon's guard: an empty load prunes nothing (an emptied or wrong
+	// directory is never a reason to delete every guest), and says so.
+	prune, held := cfg.Reconcile.Prune, ""
+	if prune && len(set.Resources) == 0 {
+		at := ""
+		if res.Commit.Hash != "" {
+			at = " at " + shortHash(res.Commit.Hash)
+		}
+		prune, held = false, "the repository has no manifests"+at+"; nothing is pruned from an empty load"
+	}
+	eng := engine.New(client, engine.Options{Prune: prune, PruneHeld: held, Concurrency: cfg.Reconcile.Concurrency, Provisioner: prov})
 	return &session{cfg: cfg, engine: eng, client: client, desired: engine.DesiredFromSet(set, nil),
 		revision: res.Commit.Hash, db: db}, nil
 }
@@ -186,4 +196,12 @@ func planDocument(ss []*session, plans []*engine.Plan) api.Plan {
 // planDocOf is one session's plan document, naming its cluster.
 func planDocOf(s *session, p *engine.Plan) api.Plan {
 	return planDocument([]*session{s}, []*engine.Plan{p})
+}
+
+// shortHash abbreviates a commit hash as the daemon's messages do.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

@@ -113,12 +113,15 @@ func TestUnplannableIsoIsFailedEverywhere(t *testing.T) {
 // is out of sync in the text as in the UI; plan --prune shows its deletion.
 func TestOrphanIsOutOfSyncAndPlanPrunePreviewsItsDeletion(t *testing.T) {
 	s := newStatusRun(t)
+	// A second VM stays declared: a load with no manifests prunes nothing
+	// (TestPruneFromAnEmptyLoadIsHeldBack).
+	s.write(t, "app-02.yaml", strings.NewReplacer("name: app-01", "name: app-02", "vmid: 120", "vmid: 121").Replace(cliVM))
 	if code, out, errOut := s.run(t, "apply"); code != 0 {
 		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
 	}
 	s.write(t, "app-01.yaml", "")
 	code, out, errOut := s.run(t, "plan", "--detailed-exitcode")
-	if code != 2 || !strings.Contains(out, "Status: 0 in sync, 1 out of sync") || !strings.Contains(out, "prune is off") {
+	if code != 2 || !strings.Contains(out, "Status: 1 in sync, 1 out of sync") || !strings.Contains(out, "prune is off") {
 		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
 	}
 	doc := s.planDoc(t)
@@ -126,11 +129,34 @@ func TestOrphanIsOutOfSyncAndPlanPrunePreviewsItsDeletion(t *testing.T) {
 		t.Fatalf("summary without prune %+v", doc.Summary)
 	}
 	doc = s.planDoc(t, "--prune")
-	if doc.Summary.Delete != 1 || len(doc.Actions) != 1 || doc.Actions[0].Action != vocab.ActionDelete {
+	if doc.Summary.Delete != 1 || len(doc.Actions) != 2 || doc.Actions[0].Name != "app-01" || doc.Actions[0].Action != vocab.ActionDelete {
 		t.Fatalf("plan --prune %+v", doc)
 	}
 	if _, ok := s.sim.Guest(120); !ok {
 		t.Fatal("plan --prune deleted the VM")
+	}
+}
+
+// An empty repository prunes nothing, even with --prune (the daemon's
+// guard): plan --prune shows no deletion and names the guard, and apply
+// --prune leaves the VM in place.
+func TestPruneFromAnEmptyLoadIsHeldBack(t *testing.T) {
+	s := newStatusRun(t)
+	if code, out, errOut := s.run(t, "apply"); code != 0 {
+		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
+	}
+	s.write(t, "app-01.yaml", "")
+	const guard = "nothing is pruned from an empty load"
+	doc := s.planDoc(t, "--prune")
+	if doc.Summary.Delete != 0 || len(doc.Actions) != 1 || doc.Actions[0].Action != vocab.ActionNone || !strings.Contains(doc.Actions[0].Reason, guard) {
+		t.Fatalf("plan --prune from an empty load: %+v", doc)
+	}
+	code, out, errOut := s.run(t, "apply", "--prune")
+	if code != 0 || !strings.Contains(out, guard) || !strings.Contains(out, "0 to delete") {
+		t.Fatalf("apply --prune exit %d:\n%s%s", code, out, errOut)
+	}
+	if _, ok := s.sim.Guest(120); !ok {
+		t.Fatal("apply --prune deleted the VM from an empty repository")
 	}
 }
 

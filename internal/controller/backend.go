@@ -218,14 +218,11 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 	if rt.client == nil {
 		return api.Plan{}, fmt.Errorf("%s: %w", rt.clusterErr, api.ErrNotReady)
 	}
-	var desired *engine.Desired
-	var commit string
+	var ds *desiredState
 	if revision == "" {
-		ds := c.currentDesired()
-		if ds == nil {
+		if ds = c.currentDesired(); ds == nil {
 			return api.Plan{}, c.notLoaded()
 		}
-		desired, commit = ds.desired, ds.commit
 	} else {
 		if rt.syncer == nil {
 			return api.Plan{}, fmt.Errorf("%s: %w", rt.sourceErr, api.ErrNotReady)
@@ -237,18 +234,18 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 			}
 			return api.Plan{}, err
 		}
-		ds, err := c.load(res)
-		if err != nil {
+		if ds, err = c.load(res); err != nil {
 			if inner := errors.Unwrap(err); inner != nil {
 				err = inner
 			}
 			return api.Plan{}, invalidRevision(res.Commit.Hash, err)
 		}
-		desired, commit = ds.desired, ds.commit
 	}
-	// Prune as the loop would, so the preview shows the deletions a merge causes.
-	eng := rt.engine(rt.cfg.Reconcile.Prune, "", c.opts.Logger)
-	p, err := eng.Plan(ctx, desired, commit)
+	// Prune as the loop would, so the preview shows the deletions a merge
+	// causes, and none from an empty load (the loop's guard, named).
+	prune := rt.cfg.Reconcile.Prune && len(ds.set.Resources) > 0
+	eng := rt.engine(prune, pruneHeld(rt.cfg.Reconcile.Prune, true, ds), c.opts.Logger)
+	p, err := eng.Plan(ctx, ds.desired, ds.commit)
 	if err != nil {
 		return api.Plan{}, fmt.Errorf("observing the cluster: %w", err)
 	}

@@ -219,3 +219,61 @@ func TestBrokenHeadIsNamedInRevisionsAndPreview(t *testing.T) {
 		t.Errorf("preview error lines:\n%s\nwant:\n%s", doc.Error, strings.Join(want, "\n"))
 	}
 }
+
+// An empty load prunes nothing, and every answer that plans says why with
+// the guard's own words, never "prune is off" nor a delete the loop will
+// not make: the plan preview (prune on in the configuration), and a sync
+// that asks for prune, dry run or not (prune off in the configuration).
+func TestEmptyLoadGuardIsNamedInEveryPlan(t *testing.T) {
+	const guard = "nothing is pruned from an empty load"
+	for _, configured := range []bool{true, false} {
+		t.Run(map[bool]string{true: "prune on", false: "prune asked for one sync"}[configured], func(t *testing.T) {
+			sim := startSim(t, 0)
+			repo := newGitRepo(t)
+			vmid := 440
+			if !configured {
+				vmid = 441
+			}
+			repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", vmid, 1)})
+			e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = configured }).start()
+			e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+			c := serveAPI(t, e)
+			repo.commit("everything gone", map[string]string{"vms/a.yaml": ""})
+			e.c.Refresh(context.Background())
+			e.waitFor("the empty load", func(l api.ResourceList) bool { return strings.Contains(l.SourceError, "no manifests") })
+
+			check := func(what string, doc api.Plan) {
+				t.Helper()
+				if len(doc.Actions) != 1 || doc.Actions[0].Action != vocab.ActionNone || !strings.Contains(doc.Actions[0].Reason, guard) ||
+					doc.Summary.Delete != 0 {
+					t.Errorf("%s: %+v, want no delete and the guard named", what, doc)
+				}
+			}
+			if configured {
+				var doc api.Plan
+				if st := c.do("GET", "/api/v1/plan", nil, &doc); st != http.StatusOK {
+					t.Fatalf("GET /api/v1/plan: %d", st)
+				}
+				check("plan preview", doc)
+				return
+			}
+			var dry struct {
+				Plan api.Plan `json:"plan"`
+			}
+			if st := c.do("POST", "/api/v1/sync", api.SyncOptions{Prune: true, DryRun: true}, &dry); st != http.StatusOK {
+				t.Fatalf("dry run: %d", st)
+			}
+			check("dry run with prune", dry.Plan)
+			if st := c.do("POST", "/api/v1/sync", api.SyncOptions{Prune: true}, nil); st != http.StatusAccepted {
+				t.Fatalf("sync with prune: %d", st)
+			}
+			e.waitFor("the sync's pass names the guard", func(l api.ResourceList) bool {
+				r := find(l, "VirtualMachine/a")
+				return r != nil && strings.Contains(r.Reason, guard)
+			})
+			if _, ok := sim.Guest(vmid); !ok {
+				t.Fatal("a sync with prune deleted the VM from an empty load")
+			}
+		})
+	}
+}

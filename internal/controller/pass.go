@@ -65,8 +65,9 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	var eng *engine.Engine
 	if rt.client != nil && ds != nil {
 		// Prune only from a good, non-empty load of this very pass.
-		prune := (rt.cfg.Reconcile.Prune || len(req.pruneFor) > 0) && sourceOK && len(ds.set.Resources) > 0
-		eng = rt.engine(prune, pruneHeld(rt.cfg.Reconcile.Prune, sourceOK, ds), c.opts.Logger)
+		asked := rt.cfg.Reconcile.Prune || len(req.pruneFor) > 0
+		prune := asked && sourceOK && len(ds.set.Resources) > 0
+		eng = rt.engine(prune, pruneHeld(asked, sourceOK, ds), c.opts.Logger)
 		desired := ds.desired
 		if len(req.rebootFor) > 0 {
 			desired = withReboot(desired, req.rebootFor)

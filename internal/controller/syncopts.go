@@ -82,7 +82,9 @@ func (c *Controller) dryRun(ctx context.Context, kind, name string, o api.SyncOp
 	if o.Reboot {
 		desired = withReboot(desired, scope)
 	}
-	eng := rt.engine((rt.cfg.Reconcile.Prune || o.Prune) && len(ds.set.Resources) > 0, "", c.opts.Logger)
+	// As the pass: no prune from an empty load, and the reasons say why.
+	prune := rt.cfg.Reconcile.Prune || o.Prune
+	eng := rt.engine(prune && len(ds.set.Resources) > 0, pruneHeld(prune, true, ds), c.opts.Logger)
 	p, err := eng.Plan(ctx, desired, ds.commit)
 	if err != nil {
 		return nil, fmt.Errorf("observing the cluster: %w", err)
