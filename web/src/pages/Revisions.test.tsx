@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, within } from '@testing-library/react';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
 import type { RevisionList } from '../api/types';
 import { Providers, mockFetch } from '../test/helpers';
@@ -203,4 +203,36 @@ test('a head that fails to load lists its errors, one item each, and cannot be s
   const alert = within(row).getByRole('alert', { name: 'cccccccc failed to load' });
   expect([...alert.querySelectorAll('li')].map((li) => li.textContent)).toEqual(errors);
   expect(within(row).queryByRole('button', { name: /Sync to/ })).toBeNull();
+});
+
+test('the pin’s notice goes away by itself; the pin banner stays', async () => {
+  vi.useFakeTimers({ shouldAdvanceTime: true });
+  try {
+    let pinned = false;
+    mockFetch(({ url, method }) => {
+      if (url === '/api/v1/revisions') return { body: listing(pinned) };
+      if (method === 'POST') {
+        pinned = true;
+        return { status: 202, body: { status: 'pinned to a1b2c3d4e5f6: syncing to it' } };
+      }
+      return undefined;
+    });
+    render(
+      <Providers role="admin">
+        <Revisions />
+      </Providers>,
+    );
+    const row = (await screen.findByText('two cores')).closest('li')!;
+    fireEvent.click(within(row).getByRole('button', { name: /Sync to this revision/ }));
+    fireEvent.click(within(row).getByRole('button', { name: /Yes, sync to/ }));
+    await screen.findByText('pinned to a1b2c3d4e5f6: syncing to it');
+    await screen.findByText('Pinned to');
+    await act(async () => {
+      vi.advanceTimersByTime(7000);
+    });
+    expect(screen.queryByText('pinned to a1b2c3d4e5f6: syncing to it')).toBeNull();
+    expect(screen.getByText('Pinned to')).toBeTruthy();
+  } finally {
+    vi.useRealTimers();
+  }
 });

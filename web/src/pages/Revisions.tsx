@@ -5,6 +5,7 @@ import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { resourceHref } from '../lib/links';
+import { useTransient } from '../lib/transient';
 import { Link, useLocation } from '../lib/router';
 import { useSession } from '../state/session';
 
@@ -154,7 +155,8 @@ export default function Revisions() {
   const linked = new URLSearchParams(useLocation().search).get('commit') ?? '';
   const [list, setList] = useState<RevisionList | null>(null);
   const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
+  // "Pinned to …", "Unpinned …": banners that go by themselves; the pin itself stays in the PinBanner.
+  const [notice, setNotice] = useTransient();
   const [tick, setTick] = useState(0);
   const reload = useCallback(() => setTick((t) => t + 1), []);
 
