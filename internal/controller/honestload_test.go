@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -275,5 +276,70 @@ func TestEmptyLoadGuardIsNamedInEveryPlan(t *testing.T) {
 				t.Fatal("a sync with prune deleted the VM from an empty load")
 			}
 		})
+	}
+}
+
+// The status list's counts, the plan's statuses and the metric
+// proxmops_resources count every resource in the same one status, over
+// real HTTP: a synced VM, an orphan left by prune off (out of sync, never
+// in sync) and an Iso on a storage that does not exist (Failed).
+func TestEverySummaryCountsStatusesTheSameWay(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("two vms", map[string]string{"vms/a.yaml": vmManifest("a", 442, 1), "vms/b.yaml": vmManifest("b", 443, 1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
+	c := serveAPI(t, e)
+	iso := "apiVersion: proxmops.dev/v1\nkind: Iso\nmetadata: {name: debian}\nspec:\n  source: http://127.0.0.1:1/debian.iso\n  node: pve1\n  storage: nosuch\n"
+	repo.commit("b goes, an iso comes", map[string]string{"vms/b.yaml": "", "isos/debian.yaml": iso})
+	e.c.Refresh(context.Background())
+	want := map[vocab.Status]int{vocab.StatusSynced: 1, vocab.StatusOutOfSync: 1, vocab.StatusFailed: 1}
+	e.waitFor("one synced, one orphan, one failed", func(l api.ResourceList) bool {
+		for _, st := range vocab.Statuses {
+			if l.Counts[st] != want[st] {
+				return false
+			}
+		}
+		return true
+	})
+
+	var list api.ResourceList
+	if st := c.do("GET", "/api/v1/resources", nil, &list); st != http.StatusOK {
+		t.Fatalf("GET /api/v1/resources: %d", st)
+	}
+	var plan api.Plan
+	if st := c.do("GET", "/api/v1/plan", nil, &plan); st != http.StatusOK {
+		t.Fatalf("GET /api/v1/plan: %d", st)
+	}
+	resp, err := c.hc.Get(c.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	metric := map[vocab.Status]int{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "proxmops_resources{") {
+			continue
+		}
+		for _, st := range vocab.Statuses {
+			if strings.Contains(line, `status="`+st.String()+`"`) {
+				var n int
+				if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &n); err != nil {
+					t.Fatalf("metric line %q: %v", line, err)
+				}
+				metric[st] += n
+			}
+		}
+	}
+	for _, st := range vocab.Statuses {
+		if list.Counts[st] != want[st] || plan.Summary.Statuses[st] != want[st] || metric[st] != want[st] {
+			t.Errorf("%s: resource list %d, plan %d, metric %d, want %d", st, list.Counts[st], plan.Summary.Statuses[st], metric[st], want[st])
+		}
+	}
+	for _, a := range plan.Actions {
+		if a.Kind == "Iso" && (a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, "nosuch")) {
+			t.Errorf("the Iso's plan entry %+v, want Failed with the storage named", a)
+		}
 	}
 }

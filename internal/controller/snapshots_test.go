@@ -63,7 +63,7 @@ func serveAPIWithLogs(t *testing.T, e *env, logs *logring.Ring) *apiClient {
 	t.Helper()
 	srv, err := server.New(context.Background(), server.Options{
 		Store: e.st, Backend: e.c, Hub: e.hub, Config: e.c.opts.Config, OnSettingsChanged: e.c.ApplyConfig,
-		Logs: logs, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
+		Logs: logs, Metrics: e.c.opts.Metrics, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
 	})
 	if err != nil {
 		t.Fatal(err)
