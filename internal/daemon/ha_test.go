@@ -565,6 +565,19 @@ type dbProxy struct {
 
 func newDBProxy(t *testing.T, dbURL string) *dbProxy {
 	t.Helper()
+	p := &dbProxy{}
+	p.url = forwardTCP(t, dbURL, func(client, db net.Conn) {
+		go pipeUnlessFrozen(db, client, &p.frozen)
+		go pipeUnlessFrozen(client, db, &p.frozen)
+	})
+	return p
+}
+
+// forwardTCP listens on loopback and forwards each connection to dbURL's
+// host, handing both ends to serve; it returns dbURL with the listener's
+// address. Every connection is closed with the test.
+func forwardTCP(t *testing.T, dbURL string, serve func(client, db net.Conn)) string {
+	t.Helper()
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -575,7 +588,6 @@ func newDBProxy(t *testing.T, dbURL string) *dbProxy {
 		t.Fatal(err)
 	}
 	u.Host = ln.Addr().String()
-	p := &dbProxy{url: u.String()}
 	var mu sync.Mutex
 	var conns []net.Conn
 	t.Cleanup(func() {
@@ -600,27 +612,10 @@ func newDBProxy(t *testing.T, dbURL string) *dbProxy {
 			mu.Lock()
 			conns = append(conns, c, d)
 			mu.Unlock()
-			go p.pipe(d, c)
-			go p.pipe(c, d)
+			serve(c, d)
 		}
 	}()
-	return p
+	return u.String()
 }
 
 func (p *dbProxy) freeze() { p.frozen.Store(true) }
-
-func (p *dbProxy) pipe(dst io.Writer, src io.Reader) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if err != nil {
-			return
-		}
-		if p.frozen.Load() {
-			continue
-		}
-		if _, err := dst.Write(buf[:n]); err != nil {
-			return
-		}
-	}
-}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,49 +287,15 @@ type connProxy struct {
 
 func newConnProxy(t *testing.T, dbURL string) *connProxy {
 	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = ln.Addr().String()
-	p := &connProxy{url: u.String(), conns: map[int]*atomic.Bool{}}
-	var mu sync.Mutex
-	var open []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range open {
-			c.Close()
-		}
+	p := &connProxy{conns: map[int]*atomic.Bool{}}
+	p.url = forwardTCP(t, dbURL, func(client, db net.Conn) {
+		frozen := &atomic.Bool{}
+		p.mu.Lock()
+		p.conns[db.LocalAddr().(*net.TCPAddr).Port] = frozen
+		p.mu.Unlock()
+		go pipeUnlessFrozen(db, client, frozen)
+		go pipeUnlessFrozen(client, db, frozen)
 	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			d, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			open = append(open, c, d)
-			mu.Unlock()
-			frozen := &atomic.Bool{}
-			p.mu.Lock()
-			p.conns[d.LocalAddr().(*net.TCPAddr).Port] = frozen
-			p.mu.Unlock()
-			go pipeUnlessFrozen(d, c, frozen)
-			go pipeUnlessFrozen(c, d, frozen)
-		}
-	}()
 	return p
 }
 
