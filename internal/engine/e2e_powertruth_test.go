@@ -310,18 +310,7 @@ func TestCloneSourceIsFoundByItsConfiguredName(t *testing.T) {
 	if res := resourcesByVMID(t, e); res[800].Name != "golden" || res[801].Name != "silver" {
 		t.Fatalf("want the stale names: %+v", res)
 	}
-	e.write("vms/app-06.yaml", `apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: app-06
-  node: pve1
-spec:
-  vmid: 131
-  fromTemplate: golden
-  cores: 1
-  memory: 512
-  state: stopped
-`)
+	e.write("vms/app-06.yaml", cloneOfGolden)
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	a := findKey(p, "VirtualMachine/app-06")

@@ -64,18 +64,7 @@ func TestCloneOfATemplateNotReportedYet(t *testing.T) {
 		"name": "golden", "template": "1", "scsi0": "local-lvm:base-800-disk-0,size=4G", "ostype": "l26"}}); err != nil {
 		t.Fatal(err)
 	}
-	e.write("vms/app-06.yaml", `apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: app-06
-  node: pve1
-spec:
-  vmid: 131
-  fromTemplate: golden
-  cores: 1
-  memory: 512
-  state: stopped
-`)
+	e.write("vms/app-06.yaml", cloneOfGolden)
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	if a := p.Find(engine.KindVirtualMachine, "app-06"); a.Action != vocab.ActionCreate || a.Status != vocab.StatusOutOfSync {
@@ -100,3 +89,18 @@ func resourcesByVMID(t *testing.T, e *env) map[int]struct{ Status, Name string }
 	}
 	return out
 }
+
+// cloneOfGolden is a stopped VM cloned from the template named golden,
+// whichever VMID carries that name when the plan is made.
+const cloneOfGolden = `apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: app-06
+  node: pve1
+spec:
+  vmid: 131
+  fromTemplate: golden
+  cores: 1
+  memory: 512
+  state: stopped
+`
