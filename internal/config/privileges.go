@@ -26,6 +26,7 @@ var RequiredPrivileges = []Privilege{
 	{"VM.Config.Options", "set name, tags, description, onboot, startup order and other options"},
 	{"VM.Config.Cloudinit", "set cloud-init user, keys and IP configuration"},
 	{"VM.Config.CDROM", "attach ISOs and the cloud-init CIDATA ISO"},
+	{"VM.Snapshot", "take and prune snapshots before a change (spec.snapshots) and roll back (proxmops rollback)"},
 	{"Datastore.Audit", "list storages and their content"},
 	{"Datastore.AllocateSpace", "allocate disk space for guests"},
 	{"Datastore.AllocateTemplate", "download and upload ISOs, cloud images and container templates"},
