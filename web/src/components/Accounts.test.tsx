@@ -1,7 +1,7 @@
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
-import { mockFetch, Providers } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
 import { ChangePassword, Users } from './Accounts';
 
 afterEach(() => {
@@ -106,4 +106,57 @@ test('a refused role change shows the server’s words', async () => {
   );
   fireEvent.change(await screen.findByLabelText('Role of bob'), { target: { value: 'viewer' } });
   expect((await screen.findByRole('alert')).textContent).toBe('bob is the last admin: make another admin first');
+});
+
+describe('success notices go by themselves, errors stay', () => {
+  beforeEach(() => {
+    fakeTimeouts();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  test('"Password changed." goes after TRANSIENT_MS; a refused change’s error stays', async () => {
+    let refuse = true;
+    mockFetch(() => (refuse ? { status: 403, body: { error: 'the current password is wrong' } } : { body: { username: 'alice', role: 'viewer', csrfToken: 'csrf-new' } }));
+    render(
+      <Providers role="viewer">
+        <ChangePassword />
+      </Providers>,
+    );
+    const submit = () => {
+      fill('Current password', 'old password 1');
+      fill('New password', 'a brand new one');
+      fill('New password again', 'a brand new one');
+      fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
+    };
+    submit();
+    const error = () => screen.queryByRole('alert');
+    await settle('the error', error);
+    expectStays('the refused change’s error', error);
+    refuse = false;
+    await settle('the button again', () => !(screen.getByRole('button', { name: 'Change password' }) as HTMLButtonElement).disabled);
+    submit();
+    const done = () => screen.queryByText(/^Password changed/);
+    await settle('the notice', done);
+    expect(error()).toBeNull();
+    expectTransient('"Password changed."', done);
+  });
+
+  test('the users’ notice goes after TRANSIENT_MS', async () => {
+    mockFetch(({ method }) =>
+      method === 'GET'
+        ? { body: { users: [{ username: 'alice', role: 'admin', createdAt: '2026-11-30T09:00:00Z' }, { username: 'vera', role: 'viewer', createdAt: '2026-11-30T09:00:00Z' }] } }
+        : { body: {} },
+    );
+    render(
+      <Providers role="admin">
+        <Users />
+      </Providers>,
+    );
+    fireEvent.change(await settle('vera’s role', () => screen.queryByLabelText('Role of vera')), { target: { value: 'admin' } });
+    const notice = () => screen.queryByText('vera is now admin.');
+    await settle('the notice', notice);
+    expectTransient('"vera is now admin."', notice);
+  });
 });

@@ -6,6 +6,7 @@ import { useEffect, useState } from 'react';
 import { api, errorMessage, setCsrfToken } from '../api/client';
 import type { Me, Role, User } from '../api/types';
 import { formatTime } from '../lib/format';
+import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
 import { ErrorAlert, RoleSelect } from './RoleSelect';
 
@@ -14,7 +15,7 @@ const userPath = (name: string) => `/api/v1/users/${encodeURIComponent(name)}`;
 export function ChangePassword() {
   const [form, setForm] = useState({ current: '', next: '', again: '' });
   const [error, setError] = useState('');
-  const [done, setDone] = useState('');
+  const [done, setDone] = useTransient();
   const [busy, setBusy] = useState(false);
   const mismatch = form.again !== '' && form.next !== form.again;
   const submit = async () => {
@@ -179,7 +180,7 @@ export function Users() {
   const { me } = useSession();
   const [users, setUsers] = useState<User[]>([]);
   const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
+  const [notice, setNotice] = useTransient();
   const [form, setForm] = useState({ username: '', password: '', role: 'viewer' as Role });
   const load = () =>
     api

@@ -1,8 +1,8 @@
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import type { ResourceDetail } from '../api/types';
-import { mockFetch, Providers } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
 import Drawer from './Drawer';
 
 const detail = (over: Partial<ResourceDetail> = {}): ResourceDetail => ({
@@ -238,6 +238,43 @@ test('a notice goes away by itself', async () => {
       vi.advanceTimersByTime(7000);
     });
     expect(screen.queryByText('sync of VirtualMachine/app-01 started')).toBeNull();
+  } finally {
+    vi.useRealTimers();
+  }
+});
+
+test('a refused sync’s error stays until dismissed; the next sync’s notice replaces it and goes by itself', async () => {
+  fakeTimeouts();
+  try {
+    let refuse = true;
+    mockFetch(({ url, method }) => {
+      if (method === 'POST')
+        return refuse ? { status: 409, body: { error: 'an action on VirtualMachine/app-01 is already running' } } : { status: 202, body: { status: 'sync of VirtualMachine/app-01 started' } };
+      if (url.endsWith('/tasklog')) return { body: { task: '', running: false, lines: [] } };
+      return { body: detail() };
+    });
+    render(
+      <Providers>
+        <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+      </Providers>,
+    );
+    const syncNow = () => screen.queryByRole('button', { name: 'Sync now' }) as HTMLButtonElement | null;
+    fireEvent.click(await settle('Sync now', syncNow));
+    const error = () => screen.queryByRole('alert');
+    expect((await settle('the error', error)).textContent).toContain('an action on VirtualMachine/app-01 is already running');
+    expect(screen.queryByRole('status')).toBeNull();
+    expectStays('the refused sync’s error', error);
+    fireEvent.click(within(error()!).getByRole('button', { name: 'Dismiss' }));
+    expect(error()).toBeNull();
+
+    fireEvent.click(await settle('Sync now, enabled', () => (syncNow()?.disabled === false ? syncNow() : null)));
+    await settle('the error again', error);
+    refuse = false;
+    fireEvent.click(await settle('Sync now, enabled', () => (syncNow()?.disabled === false ? syncNow() : null)));
+    const notice = () => screen.queryByText('sync of VirtualMachine/app-01 started');
+    await settle('the notice', notice);
+    expect(error()).toBeNull();
+    expectTransient('the sync notice', notice);
   } finally {
     vi.useRealTimers();
   }

@@ -13,6 +13,7 @@ import TaskLog from './TaskLog';
 import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
 import Snapshots from './Snapshots';
 import Adopt from './Adopt';
+import { ErrorAlert } from './RoleSelect';
 
 const EVENT_ICON: Record<string, string> = {
   created: '+',
@@ -99,7 +100,9 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const [tick, setTick] = useState(0);
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState<'' | 'sync' | 'delete'>('');
+  // A success notice goes by itself; a refused action's error stays until dismissed or replaced.
   const [notice, setNotice] = useTransient();
+  const [actionError, setActionError] = useState('');
   const [dialog, setDialog] = useState(false);
   const panel = useRef<HTMLDivElement>(null);
 
@@ -109,6 +112,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     setError('');
     setConfirming(false);
     setNotice('');
+    setActionError('');
   }, [resourceKey]);
 
   useEffect(() => {
@@ -186,12 +190,13 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const syncNow = async () => {
     setBusy('sync');
     setNotice('');
+    setActionError('');
     try {
       const r = await api.post<ActionAccepted | undefined>(resourcePath(kind, name, '/sync', cluster));
       setNotice(r?.status || 'Sync requested.');
       setTick((t) => t + 1);
     } catch (err) {
-      setNotice(errorMessage(err));
+      setActionError(errorMessage(err));
     } finally {
       setBusy('');
     }
@@ -199,12 +204,13 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const doDelete = async () => {
     setBusy('delete');
     setNotice('');
+    setActionError('');
     try {
       const r = await api.del<ActionAccepted | undefined>(resourcePath(kind, name, '', cluster));
       setConfirming(false);
       setNotice(r?.status || 'Deletion requested.');
     } catch (err) {
-      setNotice(errorMessage(err));
+      setActionError(errorMessage(err));
     } finally {
       setBusy('');
     }
@@ -304,6 +310,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                   {notice && <span className="notice" role="status">{notice}</span>}
                 </section>
               )}
+              <ErrorAlert error={actionError} onDismiss={() => setActionError('')} />
               {isAdmin && d.status === 'Conflict' && d.owned === false && (
                 <Adopt
                   kind={kind}

@@ -1,7 +1,7 @@
 import { fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
 import Settings from '../pages/Settings';
-import { mockFetch, Providers } from '../test/helpers';
+import { expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
 import ExportPanel, { exportURL } from './ExportPanel';
 
 afterEach(() => {
@@ -87,4 +87,21 @@ test('the settings page offers the export to admins only', () => {
     </Providers>,
   );
   expect(screen.queryByRole('region', { name: 'Export' })).toBeNull();
+});
+
+test('"Downloaded …" goes after TRANSIENT_MS', async () => {
+  fakeTimeouts();
+  try {
+    vi.stubGlobal('fetch', vi.fn(async () => new Response(new Uint8Array([0x1f, 0x8b]), { status: 200, headers: { 'X-Proxmops-Manifests': '2' } })));
+    vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:x'), revokeObjectURL: vi.fn() }));
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
+    render(<ExportPanel />);
+    fireEvent.click(screen.getByRole('button', { name: 'Download manifests (.tar.gz)' }));
+    const done = () => screen.queryByText('Downloaded proxmops-export.tar.gz (2 manifests).');
+    await settle('the notice', done);
+    expectTransient('"Downloaded …"', done);
+    click.mockRestore();
+  } finally {
+    vi.useRealTimers();
+  }
 });

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { ApiError } from '../api/client';
+import { useTransient } from '../lib/transient';
 
 // The kinds GET /api/v1/export writes (docs/manifests.md, "Exporting a
 // cluster to manifests"); the guest kinds are exported by default, host
@@ -24,7 +25,7 @@ export default function ExportPanel() {
   const [kinds, setKinds] = useState<string[]>(['VirtualMachine', 'Template', 'Container']);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  const [done, setDone] = useState('');
+  const [done, setDone] = useTransient();
 
   const download = async () => {
     setBusy(true);

@@ -17,12 +17,19 @@ export function RoleSelect({ label, value, onChange }: { label: string; value: R
   );
 }
 
-// ErrorAlert shows a form's error, or nothing when there is none.
-export function ErrorAlert({ error }: { error: string }) {
+// ErrorAlert shows a form's error, or nothing when there is none. An error stays
+// until the next attempt replaces it, or until onDismiss (when given) is pressed:
+// unlike a success notice (lib/transient.ts) it never goes by itself.
+export function ErrorAlert({ error, onDismiss }: { error: string; onDismiss?: () => void }) {
   if (!error) return null;
   return (
     <div className="alert error" role="alert">
       {error}
+      {onDismiss && (
+        <button type="button" className="btn small alert-dismiss" onClick={onDismiss}>
+          Dismiss
+        </button>
+      )}
     </div>
   );
 }

@@ -1,8 +1,8 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import type { SnapshotList } from '../api/types';
-import { mockFetch, Providers } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
 import Snapshots from './Snapshots';
 
 const list = (over: Partial<SnapshotList> = {}): SnapshotList => ({
@@ -106,4 +106,68 @@ test('a refused rollback shows the daemon’s words and a manual guest gets no a
   expect(within(dialog).getByText(/stays as rolled back and shows OutOfSync/)).toBeTruthy();
   fireEvent.click(within(dialog).getByRole('button', { name: 'Roll back' }));
   await screen.findByText('an action on VirtualMachine/app-01 is already running: conflict');
+});
+
+describe('the rollback’s words', () => {
+  beforeEach(() => {
+    fakeTimeouts();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const rollBack = async (snapshot: string) => {
+    fireEvent.click(screen.getByRole('button', { name: 'Show snapshots' }));
+    fireEvent.click(await settle('the rollback button', () => screen.queryByRole('button', { name: `Roll back to ${snapshot}…` })));
+    fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Roll back' }));
+  };
+
+  test('the success notice goes by itself', async () => {
+    mockFetch(({ url, method }) => {
+      if (method === 'POST') return { body: { kind: 'VirtualMachine', name: 'app-01', snapshot: 'before-upgrade', started: false, syncPolicy: 'manual', next: 'it stays as rolled back.' } };
+      if (url.endsWith('/snapshots')) return { body: list({ syncPolicy: 'manual' }) };
+      return undefined;
+    });
+    render(
+      <Providers>
+        <Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />
+      </Providers>,
+    );
+    await rollBack('before-upgrade');
+    const notice = () => screen.queryByText('Rolled back to before-upgrade. it stays as rolled back.');
+    expect((await settle('the notice', notice)).getAttribute('role')).toBe('status');
+    expectTransient('the rollback notice', notice);
+  });
+
+  test('a refused rollback’s error stays until dismissed, and a new attempt replaces it', async () => {
+    let refuse = true;
+    mockFetch(({ url, method }) => {
+      if (method === 'POST')
+        return refuse
+          ? { status: 409, body: { error: 'an action on VirtualMachine/app-01 is already running: conflict' } }
+          : { body: { kind: 'VirtualMachine', name: 'app-01', snapshot: 'before-upgrade', started: false, syncPolicy: 'manual', next: 'it stays as rolled back.' } };
+      if (url.endsWith('/snapshots')) return { body: list({ syncPolicy: 'manual' }) };
+      return undefined;
+    });
+    render(
+      <Providers>
+        <Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />
+      </Providers>,
+    );
+    await rollBack('before-upgrade');
+    const error = () => screen.queryByRole('alert');
+    expect((await settle('the error', error)).textContent).toContain('an action on VirtualMachine/app-01 is already running: conflict');
+    expect(screen.queryByRole('status')).toBeNull();
+    expectStays('the refused rollback’s error', error);
+    fireEvent.click(within(error()!).getByRole('button', { name: 'Dismiss' }));
+    expect(error()).toBeNull();
+
+    // The confirmation is still open: try again, refused again, then accepted.
+    fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Roll back' }));
+    await settle('the error again', error);
+    refuse = false;
+    await settle('the confirmation again', () => !(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Roll back' }) as HTMLButtonElement).disabled);
+    fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Roll back' }));
+    await settle('the notice', () => screen.queryByText(/^Rolled back to before-upgrade/));
+    expect(error()).toBeNull();
+  });
 });

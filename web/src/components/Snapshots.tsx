@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage, resourcePath } from '../api/client';
 import type { RollbackResult, Snapshot, SnapshotList } from '../api/types';
 import { formatTime } from '../lib/format';
+import { useTransient } from '../lib/transient';
+import { ErrorAlert } from './RoleSelect';
 
 // The guest's Proxmox snapshots, and (for admins) a rollback to one of them behind a
 // confirmation that says what Proxmox and the next pass will do (docs/api.md,
@@ -62,13 +64,16 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
   const [tick, setTick] = useState(0);
   const [target, setTarget] = useState<Snapshot | null>(null);
   const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState('');
+  // The rollback's result goes by itself; a refused rollback's error stays until dismissed or replaced.
+  const [notice, setNotice] = useTransient();
+  const [failed, setFailed] = useState('');
 
   useEffect(() => {
     setOpen(false);
     setList(null);
     setTarget(null);
     setNotice('');
+    setFailed('');
   }, [kind, name]);
 
   useEffect(() => {
@@ -88,6 +93,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
     if (!target) return;
     setBusy(true);
     setNotice('');
+    setFailed('');
     try {
       const r = await api.post<RollbackResult>(resourcePath(kind, name, '/rollback', cluster), { snapshot: target.name });
       setNotice(`Rolled back to ${r.snapshot}${r.started ? ' and started again' : ''}. ${r.next}`);
@@ -95,7 +101,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
       setTick((t) => t + 1);
       onChanged?.();
     } catch (err) {
-      setNotice(errorMessage(err));
+      setFailed(errorMessage(err));
     } finally {
       setBusy(false);
     }
@@ -151,6 +157,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
           {notice}
         </p>
       )}
+      <ErrorAlert error={failed} onDismiss={() => setFailed('')} />
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
-import { beforeEach, expect, test } from 'vitest';
+import { beforeEach, expect, test, vi } from 'vitest';
 import type { Resource } from '../api/types';
-import { Providers, resourcesValue } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, resourcesValue, settle } from '../test/helpers';
 import { initialResourceState, reduceResources } from '../state/resources';
 import Overview from './Overview';
 
@@ -198,4 +198,32 @@ test('with several clusters the same name shows once per cluster; filter and gro
   fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
   expect(new URLSearchParams(window.location.search).get('cluster')).toBeNull();
   expect(screen.getAllByRole('heading', { level: 3 }).map((h) => h.textContent)).toEqual(['home', 'office']);
+});
+
+test('"Pulling Git now." goes by itself; a refused refresh’s error stays until the next one replaces it', async () => {
+  fakeTimeouts();
+  try {
+    let refuse = true;
+    mockFetch(({ url, method }) =>
+      method === 'POST' && url === '/api/v1/refresh' ? (refuse ? { status: 503, body: { error: 'the daemon is stopping' } } : { status: 202, body: {} }) : undefined,
+    );
+    render(
+      <Providers resources={resources}>
+        <Overview theme="light" />
+      </Providers>,
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+    const error = () => screen.queryByRole('alert');
+    expect((await settle('the error', error)).textContent).toContain('the daemon is stopping');
+    expectStays('the refused refresh’s error', error);
+    refuse = false;
+    fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+    const notice = () => screen.queryByText('Pulling Git now.');
+    await settle('the notice', notice);
+    expect(error()).toBeNull();
+    expectTransient('"Pulling Git now."', notice);
+  } finally {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+  }
 });

@@ -8,6 +8,7 @@ import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { useTransient } from '../lib/transient';
 import MultiSelect from '../components/MultiSelect';
 import PinBanner from '../components/PinBanner';
+import { ErrorAlert } from '../components/RoleSelect';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
 import { setQuery, useLocation } from '../lib/router';
@@ -39,6 +40,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
   const openKey = new URLSearchParams(loc.search).get('r');
   const [search, setSearch] = useState(filters.q);
   const [notice, setNotice] = useTransient();
+  const [postError, setPostError] = useState('');
   const [syncing, setSyncing] = useState(false);
   const now = useNow(5000);
 
@@ -69,11 +71,13 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
 
   const post = async (path: string, done: string) => {
     setNotice('');
+    setPostError('');
     try {
       const r = await api.post<ActionAccepted | undefined>(path);
       setNotice(r?.status || done);
     } catch (err) {
-      setNotice(errorMessage(err));
+      // An error stays until dismissed or replaced; only the notice goes by itself.
+      setPostError(errorMessage(err));
     }
   };
 
@@ -146,6 +150,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
       )}
       {error && <div className="alert error" role="alert">{error}</div>}
       {notice && <div className="alert" role="status">{notice}</div>}
+      <ErrorAlert error={postError} onDismiss={() => setPostError('')} />
       {syncing && <SyncDialog target={null} onClose={() => setSyncing(false)} onDone={setNotice} />}
 
       <section className="filters" aria-label="Filters">

@@ -5,6 +5,7 @@ import { ChangePassword, Users } from '../components/Accounts';
 import ExportPanel from '../components/ExportPanel';
 import { ErrorAlert, RoleSelect } from '../components/RoleSelect';
 import { formatTime } from '../lib/format';
+import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
 
@@ -78,7 +79,8 @@ function ConnectionSettings() {
   const [form, setForm] = useState<SettingsDoc | null>(null);
   const [edits, setEdits] = useState<SecretEdits>({});
   const [error, setError] = useState('');
-  const [saved, setSaved] = useState('');
+  // "Saved." goes by itself; an error stays until the next save or test.
+  const [saved, setSaved] = useTransient();
   const [busy, setBusy] = useState<'' | 'save' | 'test'>('');
   const [result, setResult] = useState<TestResult | null>(null);
 

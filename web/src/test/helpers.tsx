@@ -1,6 +1,8 @@
+import { act } from '@testing-library/react';
 import type { ReactNode } from 'react';
-import { vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import type { Resource, Role } from '../api/types';
+import { TRANSIENT_MS } from '../lib/transient';
 import { reduceResources, initialResourceState } from '../state/resources';
 import { SessionContext } from '../state/session';
 import { ResourcesContext, type ResourcesValue } from '../state/useResources';
@@ -43,4 +45,45 @@ export function mockFetch(route: Route) {
   });
   vi.stubGlobal('fetch', fn);
   return calls;
+}
+
+// fakeTimeouts fakes setTimeout and clearTimeout only, and the fake clock moves only
+// when the test advances it: a banner's timer fires exactly then. testing-library's
+// findBy and waitFor wait on a real setTimeout, so wait with settle() meanwhile.
+export function fakeTimeouts() {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+}
+
+// settle lets requests and renders run (real event-loop turns) until find() returns
+// something, and returns it.
+export async function settle<T>(what: string, find: () => T | null | undefined): Promise<T> {
+  for (let i = 0; i < 1000; i++) {
+    const found = find();
+    if (found) return found;
+    await act(async () => {
+      await new Promise((r) => setImmediate(r));
+    });
+  }
+  throw new Error(`never came: ${what}`);
+}
+
+// expectTransient checks that what find() shows is still there 1 ms before
+// TRANSIENT_MS and gone at TRANSIENT_MS (with fakeTimeouts, from the moment it came).
+export function expectTransient(what: string, find: () => unknown) {
+  act(() => {
+    vi.advanceTimersByTime(TRANSIENT_MS - 1);
+  });
+  expect(find(), `${what}, 1 ms before TRANSIENT_MS`).toBeTruthy();
+  act(() => {
+    vi.advanceTimersByTime(1);
+  });
+  expect(find(), `${what}, at TRANSIENT_MS`).toBeFalsy();
+}
+
+// expectStays checks that what find() shows is still there long after TRANSIENT_MS.
+export function expectStays(what: string, find: () => unknown) {
+  act(() => {
+    vi.advanceTimersByTime(10 * TRANSIENT_MS);
+  });
+  expect(find(), `${what}, long after TRANSIENT_MS`).toBeTruthy();
 }

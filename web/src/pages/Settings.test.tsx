@@ -1,0 +1,105 @@
+import { act, fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import type { Settings as SettingsDoc } from '../api/types';
+import { TRANSIENT_MS } from '../lib/transient';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
+import Settings from './Settings';
+
+// The Settings page as the daemon answers it: GET /api/v1/settings, users and tokens;
+// `put` answers the save.
+const doc = (): SettingsDoc => ({
+  cluster: {
+    endpoint: 'https://127.0.0.1:8006/api2/json',
+    tokenId: 'root@pam!proxmops',
+    tokenSecret: 'set',
+    insecureSkipVerify: false,
+    fingerprint: '',
+    caFile: '',
+  },
+  source: { repoURL: '/srv/gitops', path: '', revision: 'main', username: '', token: '', sshKey: '', submodules: false },
+  reconcile: { interval: '60s', autoSync: true, prune: false, concurrency: 4, dryRun: false },
+});
+
+function serve(put: (body: unknown) => { status?: number; body?: unknown }) {
+  return mockFetch(({ url, method, body }) => {
+    if (url === '/api/v1/settings' && method === 'GET') return { body: doc() };
+    if (url === '/api/v1/settings' && method === 'PUT') return put(typeof body === 'string' ? JSON.parse(body) : body);
+    if (url === '/api/v1/users') return { body: { users: [{ username: 'alice', role: 'admin', createdAt: '2026-11-30T09:00:00Z' }] } };
+    if (url === '/api/v1/tokens') return { body: { tokens: [] } };
+    return undefined;
+  });
+}
+
+const saved = () => screen.queryByText(/^Saved\./);
+const alert = () => screen.queryByRole('alert');
+
+beforeEach(() => {
+  fakeTimeouts();
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+});
+
+test('"Saved." goes by itself TRANSIENT_MS after the save, and the save sends the form', async () => {
+  const calls = serve(() => ({ status: 200, body: doc() }));
+  render(
+    <Providers>
+      <Settings />
+    </Providers>,
+  );
+  const interval = await settle('the settings form', () => screen.queryByLabelText('Interval') as HTMLInputElement | null);
+  fireEvent.change(interval, { target: { value: '5m' } });
+  fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+  const banner = await settle('the saved banner', saved);
+  expect(banner.getAttribute('role')).toBe('status');
+  expect(banner.textContent).toBe('Saved. The daemon uses the new settings from its next pass.');
+  const put = calls.find((c) => c.method === 'PUT');
+  expect((put?.body as { reconcile: { interval: string } }).reconcile.interval).toBe('5m');
+  // The secret left blank is not sent: the daemon keeps it.
+  expect((put?.body as { cluster: Record<string, unknown> }).cluster).not.toHaveProperty('tokenSecret');
+  expectTransient('"Saved."', saved);
+});
+
+test('a refused save’s error stays until the next save replaces it', async () => {
+  let answer: { status?: number; body?: unknown } = { status: 400, body: { error: 'reconcile.interval: "soon" is not a duration' } };
+  serve(() => answer);
+  render(
+    <Providers>
+      <Settings />
+    </Providers>,
+  );
+  await settle('the settings form', () => screen.queryByLabelText('Interval'));
+  fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+  const error = await settle('the error', alert);
+  expect(error.textContent).toBe('reconcile.interval: "soon" is not a duration');
+  expect(saved()).toBeNull();
+  expectStays('the error', alert);
+
+  answer = { status: 200, body: doc() };
+  await settle('the Save button again', () => (screen.getByRole('button', { name: 'Save' }) as HTMLButtonElement).disabled === false);
+  fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+  await settle('the saved banner', saved);
+  expect(alert()).toBeNull();
+});
+
+test('a second save restarts the banner’s time', async () => {
+  serve(() => ({ status: 200, body: doc() }));
+  render(
+    <Providers>
+      <Settings />
+    </Providers>,
+  );
+  await settle('the settings form', () => screen.queryByLabelText('Interval'));
+  fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+  await settle('the saved banner', saved);
+  await settle('the Save button again', () => (screen.getByRole('button', { name: 'Save' }) as HTMLButtonElement).disabled === false);
+  act(() => {
+    vi.advanceTimersByTime(TRANSIENT_MS / 2);
+  });
+  fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+  // The save clears the banner, and it comes back for the new save.
+  await settle('the saved banner, cleared', () => saved() === null);
+  await settle('the saved banner, again', saved);
+  expectTransient('"Saved." of the second save', saved);
+});
