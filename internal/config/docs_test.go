@@ -123,7 +123,7 @@ func TestDocsConfigFilesUseOnlyKeysTheLoaderAccepts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uncommented := regexp.MustCompile(`(?m)^# ?([a-z][A-Za-z]*:.*|  .*)$`).ReplaceAllString(string(data), "$1")
+	uncommented := uncomment(string(data))
 	for name, text := range map[string]string{"packaging/proxmops.yaml": string(data), "packaging/proxmops.yaml (uncommented)": uncommented} {
 		checked++
 		if err := decodeProblems(name, text); err != nil {
@@ -132,6 +132,53 @@ func TestDocsConfigFilesUseOnlyKeysTheLoaderAccepts(t *testing.T) {
 	}
 	if checked < 4 {
 		t.Fatalf("only %d config files found in the docs: the scanner is broken", checked)
+	}
+}
+
+// uncomment turns the commented sections of packaging/proxmops.yaml into
+// YAML, as the README tells users to.
+func uncomment(text string) string {
+	return regexp.MustCompile(`(?m)^# ?([a-z][A-Za-z]*:.*|  .*)$`).ReplaceAllString(text, "$1")
+}
+
+// The shipped config file, its sections uncommented as the README's
+// real-cluster steps say and the secret in the file it names, is a whole
+// working configuration for serve, plan and apply.
+func TestShippedConfigWorksOnceUncommented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "packaging", "proxmops.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := uncomment(string(data))
+	const secretFile = "/etc/proxmops/token-secret"
+	if !strings.Contains(text, "tokenSecretFile: "+secretFile) {
+		t.Fatalf("packaging/proxmops.yaml no longer names %s, which README.md tells users to write:\n%s", secretFile, text)
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "-g proxmops /dev/stdin "+secretFile) {
+		t.Errorf("README.md's real-cluster steps no longer write %s", secretFile)
+	}
+	dir := t.TempDir()
+	secret := writeFile(t, dir, "token-secret", "0b6c0b36-6a9c-4b8e-8f55-2b8e3f0d3a11\n")
+	cfg := writeFile(t, dir, "proxmops.yaml", strings.Replace(text, secretFile, secret, 1))
+	c, warnings, err := Load(LoadOptions{File: cfg, Env: []string{}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings: %v", warnings)
+	}
+	if err := c.RequireCluster(); err != nil {
+		t.Errorf("not enough for plan and serve: %v", err)
+	}
+	if err := c.RequireSource(); err != nil {
+		t.Errorf("not enough for plan and serve: %v", err)
+	}
+	if c.Cluster.TokenSecret != "0b6c0b36-6a9c-4b8e-8f55-2b8e3f0d3a11" {
+		t.Errorf("token secret %q", c.Cluster.TokenSecret)
 	}
 }
 
