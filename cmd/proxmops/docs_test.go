@@ -30,6 +30,7 @@ var foreignFlags = map[string]string{
 type helpInfo struct {
 	commands map[string]bool            // subcommands of the root
 	flags    map[string]map[string]bool // command ("" for the root) -> flags
+	subs     map[string]map[string]bool // command -> its own subcommands
 }
 
 var (
@@ -101,10 +102,10 @@ func readHelp(t *testing.T) helpInfo {
 	if len(cmds) < 8 {
 		t.Fatalf("root --help lists only %v", cmds)
 	}
-	h := helpInfo{commands: cmds, flags: map[string]map[string]bool{"": rootFlags}}
+	h := helpInfo{commands: cmds, flags: map[string]map[string]bool{"": rootFlags}, subs: map[string]map[string]bool{}}
 	for c := range cmds {
-		_, f := parseHelp(helpOutput(t, c))
-		h.flags[c] = f
+		subs, f := parseHelp(helpOutput(t, c))
+		h.flags[c], h.subs[c] = f, subs
 	}
 	out, err := exec.Command("sh", filepath.Join("..", "..", "packaging", "install.sh"), "--help").CombinedOutput()
 	if err != nil {
@@ -127,6 +128,7 @@ var shellFences = map[string]bool{"": true, "sh": true, "bash": true, "shell": t
 type mention struct {
 	where   string // file:line
 	command string // "" for a lone flag
+	arg     string // the first word after the command, when not a flag
 	flags   []string
 	section string // the command the enclosing heading names, if any
 }
@@ -202,7 +204,11 @@ func spanMentions(s, where, section string, fenced bool, commands map[string]boo
 	var ms []mention
 	for _, part := range regexp.MustCompile(`&&|\|\||;|\|[^|]`).Split(s, -1) {
 		if m := proxmopsCmdRE.FindStringSubmatch(part); m != nil {
-			ms = append(ms, mention{where: where, command: m[1], flags: flagsOf(m[2])})
+			arg, _, _ := strings.Cut(strings.TrimSpace(m[2]), " ")
+			if strings.HasPrefix(arg, "-") {
+				arg = ""
+			}
+			ms = append(ms, mention{where: where, command: m[1], arg: arg, flags: flagsOf(m[2])})
 		} else if _, rest, ok := strings.Cut(part, "install.sh"); ok {
 			ms = append(ms, mention{where: where, command: installerCmd, flags: flagsOf(rest)})
 		}
@@ -254,6 +260,9 @@ func TestDocsNameOnlyCommandsAndFlagsThatExist(t *testing.T) {
 			case m.command != "" && !h.commands[m.command]:
 				t.Errorf("%s: `proxmops %s` is not a command (proxmops --help lists %s)", m.where, m.command, keys(h.commands))
 			case m.command != "":
+				if subs := h.subs[m.command]; len(subs) > 0 && m.arg != "" && !subs[m.arg] && m.command != "help" {
+					t.Errorf("%s: `proxmops %s %s`: %s is no subcommand (`proxmops %s --help` lists %s)", m.where, m.command, m.arg, m.arg, m.command, keys(subs))
+				}
 				for _, f := range m.flags {
 					if !h.flags[m.command][f] {
 						t.Errorf("%s: `proxmops %s %s`: no such flag in `proxmops %s --help`", m.where, m.command, f, m.command)
