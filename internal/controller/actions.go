@@ -189,9 +189,11 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		c.log.Info("action done", "resource", key, "action", action.String(), "commit", commit, "duration", dur.String())
 	} else {
 		msg := fmt.Sprintf("%s failed: %s", action, errMsg)
-		if c.stopping.Load() && c.workCtx.Err() != nil {
+		interrupted := c.stopping.Load() && c.workCtx.Err() != nil
+		if interrupted {
 			msg = fmt.Sprintf("%s interrupted: the daemon stopped while it ran; the next start re-reads the cluster and converges", action)
 		}
+		rec.Unfinished, rec.Interrupted = action, interrupted
 		rec.Failures++
 		rec.RetryAt = c.clock.Now().Add(retryDelay(interval, rec.Failures))
 		if msg != rec.Failure {

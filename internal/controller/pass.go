@@ -324,7 +324,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 				sum.Reason = joinReason(sum.Reason, "auto-sync is off: applied only when synced by hand")
 			}
 		}
-		c.noteTransitionLocked(ctx, key, sum, a, ds, rec)
+		c.noteTransitionLocked(ctx, key, sum, a, ds, rec, busy)
 		c.setSummaryLocked(r, sum)
 	}
 	for key := range c.resources {
@@ -334,8 +334,9 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 			c.publish(api.SSEDeleted, api.DeletedEvent{Cluster: c.Name(), Kind: kind, Name: name})
 		}
 	}
-	for key := range c.records {
+	for key, rec := range c.records {
 		if _, ok := c.resources[key]; !ok {
+			c.settleDeleteLocked(ctx, key, ds.commit, &rec)
 			delete(c.records, key)
 			c.dirty = true
 		}
@@ -372,15 +373,21 @@ func waitingOn(a *engine.Action, pending map[string]bool) string {
 }
 
 // noteTransitionLocked writes history when a resource's status changes in
-// a way worth remembering, and keeps the record (caller holds mu).
-func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum api.ResourceSummary, a *engine.Action, ds *desiredState, rec record) {
+// a way worth remembering, and keeps the record (caller holds mu). busy:
+// an action submitted by an earlier pass is still queued or running.
+func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum api.ResourceSummary, a *engine.Action, ds *desiredState, rec record, busy bool) {
 	kind, name := splitKey(key)
 	prevStatus := rec.Status
 	var ev api.HistoryEvent
 	var msg string
 	// A resource never seen on the cluster has not drifted: its first
-	// event is "created" (or the failure of its create).
-	unborn := a.Action == vocab.ActionCreate && rec.Event == ""
+	// event is "created" (or the failure of its create). So is one whose
+	// interrupted or failed create a pass finds done, or missing again.
+	unborn := a.Action == vocab.ActionCreate && (rec.Event == "" || rec.Unfinished == vocab.ActionCreate)
+	if c.settleCreateLocked(ctx, key, a, sum, ds, &rec, busy) || a.Action == vocab.ActionCreate && c.settleDeleteLocked(ctx, key, ds.commit, &rec) {
+		unborn = true
+		c.dirty = true
+	}
 	switch sum.Status {
 	case vocab.StatusOutOfSync:
 		if prevStatus != vocab.StatusOutOfSync && prevStatus != vocab.StatusProgressing && !unborn {
@@ -388,9 +395,10 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 		}
 	case vocab.StatusSynced:
 		if prevStatus != vocab.StatusSynced && rec.Event != api.EventCreated && rec.Event != api.EventApplied {
-			ev, msg = api.EventSynced, "in sync with "+short(ds.commit)
+			ev, msg = api.EventSynced, syncedMessage(rec, ds)
 		}
 		rec.Failure, rec.Failures, rec.RetryAt = "", 0, time.Time{}
+		rec.Unfinished, rec.Interrupted = 0, false
 	case vocab.StatusConflict:
 		if prevStatus != vocab.StatusConflict {
 			ev, msg = api.EventFailed, "conflict: "+sum.Reason

@@ -28,6 +28,14 @@ type record struct {
 	// RetryAt is when the next automatic attempt may start.
 	Failures int       `json:"failures,omitempty"`
 	RetryAt  time.Time `json:"retryAt,omitzero"`
+	// Unfinished is the last action that started and did not end in a
+	// success: cut by the daemon's stop (Interrupted) or failed. Its task
+	// may have gone on in the cluster, so the passes after it say in the
+	// history what became of it: a create whose guest turns up reads
+	// "created", a delete whose guest is gone "deleted" (never a bare
+	// "synced", or nothing at all).
+	Unfinished  vocab.Action `json:"unfinished,omitempty"`
+	Interrupted bool         `json:"interrupted,omitempty"`
 }
 
 // inflightAction is an action handed to the dispatcher and not finished.
@@ -120,6 +128,7 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 		c.addHistoryLocked(ctx, kind, name, api.EventFailed, in.Commit, msg)
 		rec := c.records[key]
 		rec.Status, rec.Event, rec.Failure = vocab.StatusFailed, api.EventFailed, msg
+		rec.Unfinished, rec.Interrupted = in.Action, true
 		c.records[key] = rec
 		c.dirty = true
 		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", in.Action.String(), "commit", in.Commit)

@@ -1,0 +1,231 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// The history of an action a kill interrupts says, once the daemon is back,
+// what became of it: the task went on in the cluster (Proxmox's worker does
+// not depend on the client that started it).
+
+// kill ends e as SIGKILL would: nothing it does from now on reaches the
+// database.
+func (e *env) kill() {
+	e.st.Close()
+	e.c.Close()
+	e.cancel()
+	<-e.done
+	e.cancel = nil
+}
+
+// nudge runs passes until ok holds (the fake clock never fires the
+// interval): after a restart the guest may still be locked by the task
+// the killed daemon started.
+func (e *env) nudge(what string, ok func(api.ResourceList) bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		l, _ := e.c.Resources(context.Background())
+		if ok(l) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s: %s", what, dump(l))
+		}
+		e.c.SyncAll(context.Background())
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func synced(key string) func(api.ResourceList) bool {
+	return func(l api.ResourceList) bool {
+		r := find(l, key)
+		return r != nil && r.Status == vocab.StatusSynced && r.Progress == nil
+	}
+}
+
+// waitSim polls the simulated cluster until ok holds.
+func waitSim(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// historyLine renders a history as "event: message" lines for failures.
+func historyLine(h []api.HistoryEntry) string {
+	var b strings.Builder
+	for _, x := range h {
+		b.WriteString("\n  " + string(x.Event) + ": " + x.Message)
+	}
+	return b.String()
+}
+
+// wantHistory checks the events in order and a word of each message.
+func wantHistory(t *testing.T, key string, h []api.HistoryEntry, want ...[2]string) {
+	t.Helper()
+	ok := len(h) == len(want)
+	for i := 0; ok && i < len(h); i++ {
+		ok = string(h[i].Event) == want[i][0] && strings.Contains(h[i].Message, want[i][1])
+	}
+	if !ok {
+		t.Fatalf("%s history:%s\nwant (event, words in the message): %v", key, historyLine(h), want)
+	}
+}
+
+// A create a kill interrupts finishes in the cluster; the restarted daemon
+// finds the guest and records "created" once, after the interruption,
+// not "synced" standing in for the creation.
+func TestKilledCreateFinishedInTheClusterReadsCreated(t *testing.T) {
+	sim := startSim(t, 0.5)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
+	dir := t.TempDir()
+	e1 := newEnv(t, sim, repo, dir).start()
+	e1.waitFor("create running", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/a")
+		return r != nil && r.Progress != nil && r.Progress.Task != ""
+	})
+	e1.kill()
+	if g, ok := sim.Guest(371); !ok || g.Config["lock"] != "create" {
+		t.Fatalf("the kill should land while the create task runs: %+v", g)
+	}
+
+	e2 := newEnv(t, sim, repo, dir).start()
+	e2.nudge("convergence", synced("VirtualMachine/a"))
+	h := e2.history("VirtualMachine/a")
+	if len(h) < 2 {
+		t.Fatalf("history:%s", historyLine(h))
+	}
+	wantHistory(t, "VirtualMachine/a", h[:2],
+		[2]string{"failed", "create interrupted"},
+		[2]string{"created", "the create interrupted by the daemon's stop went on in the cluster and finished"})
+	// The create's start may not have run before the kill: then the next
+	// action starts the guest, and that is all that follows.
+	for _, x := range h[2:] {
+		if x.Event != api.EventApplied || !strings.Contains(x.Message, "stopped -> running") {
+			t.Fatalf("after created, only the start may follow:%s", historyLine(h))
+		}
+	}
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
+		t.Errorf("%d creates: the interrupted create was repeated", n)
+	}
+}
+
+// A create a kill interrupts that the cluster then fails (here it cannot
+// take the config lock and removes its half-made guest, as create_vm's
+// error path does) leaves nothing: the restarted daemon creates the guest
+// again and records "created" for that create.
+func TestKilledCreateThatFailedInTheClusterIsCreatedAgain(t *testing.T) {
+	sim := startSim(t, 0.5)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 372, 2)})
+	dir := t.TempDir()
+	release := sim.HoldGuestLock(372)
+	e1 := newEnv(t, sim, repo, dir).start()
+	waitSim(t, "the create's guest holding only its lock", func() bool {
+		g, ok := sim.Guest(372)
+		return ok && g.Config["lock"] == "create"
+	})
+	e1.kill()
+	waitSim(t, "the create task to fail and remove its guest", func() bool {
+		_, ok := sim.Guest(372)
+		return !ok
+	})
+	release()
+
+	e2 := newEnv(t, sim, repo, dir).start()
+	e2.nudge("convergence", synced("VirtualMachine/a"))
+	wantHistory(t, "VirtualMachine/a", e2.history("VirtualMachine/a"),
+		[2]string{"failed", "create interrupted"},
+		[2]string{"created", "create done"})
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 2 {
+		t.Errorf("%d creates, want the interrupted one and one more", n)
+	}
+}
+
+// A delete (prune) a kill interrupts finishes in the cluster: the history
+// of the resource ends with "deleted", not with the interruption.
+func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
+	sim := startSim(t, 0.5)
+	repo := newGitRepo(t)
+	repo.commit("vms", map[string]string{"vms/a.yaml": vmManifest("a", 373, 1), "vms/b.yaml": vmManifest("b", 374, 1)})
+	dir := t.TempDir()
+	prune := func(o *Options) { o.Config.Reconcile.Prune = true }
+	e1 := newEnv(t, sim, repo, dir, prune).start()
+	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e1.waitStatus("VirtualMachine/b", vocab.StatusSynced)
+	repo.commit("drop a", map[string]string{"vms/a.yaml": ""})
+	sim.ResetRequests()
+	e1.c.Refresh(context.Background())
+	waitSim(t, "the delete task", func() bool {
+		return sim.RequestCountFor("DELETE", "/nodes/{node}/qemu/{vmid}") > 0
+	})
+	e1.kill()
+	waitSim(t, "the delete to finish in the cluster", func() bool {
+		_, ok := sim.Guest(373)
+		return !ok
+	})
+
+	e2 := newEnv(t, sim, repo, dir, prune).start()
+	e2.nudge("the deleted VM gone from the list", func(l api.ResourceList) bool {
+		return l.LastPass != nil && find(l, "VirtualMachine/a") == nil
+	})
+	h := e2.history("VirtualMachine/a")
+	if len(h) < 2 {
+		t.Fatalf("history:%s", historyLine(h))
+	}
+	wantHistory(t, "VirtualMachine/a", h[len(h)-2:],
+		[2]string{"failed", "delete interrupted"},
+		[2]string{"deleted", "the delete interrupted by the daemon's stop went on in the cluster and finished"})
+	if n := sim.RequestCountFor("DELETE", "/nodes/{node}/qemu/{vmid}"); n != 1 {
+		t.Errorf("%d deletes: the interrupted delete was repeated", n)
+	}
+}
+
+// An update a kill interrupts while its reboot runs took effect in the
+// cluster: "synced" after the interruption is true, and its reason says
+// the update was not repeated, which the request counts confirm.
+func TestKilledUpdateFinishedInTheClusterReadsSynced(t *testing.T) {
+	sim := startSim(t, 0.5)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 376, 1)})
+	dir := t.TempDir()
+	e1 := newEnv(t, sim, repo, dir).start()
+	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 376, 2)})
+	sim.ResetRequests()
+	e1.c.Refresh(context.Background())
+	waitSim(t, "the reboot", func() bool {
+		return sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/reboot") > 0
+	})
+	e1.kill()
+	waitSim(t, "the reboot to apply the pending cores", func() bool {
+		g, _ := sim.Guest(376)
+		return g.Running && g.Config["cores"] == "2" && len(g.Pending) == 0
+	})
+	sim.ResetRequests()
+
+	e2 := newEnv(t, sim, repo, dir).start()
+	e2.nudge("convergence", synced("VirtualMachine/a"))
+	h := e2.history("VirtualMachine/a")
+	if len(h) < 2 {
+		t.Fatalf("history:%s", historyLine(h))
+	}
+	wantHistory(t, "VirtualMachine/a", h[len(h)-2:],
+		[2]string{"failed", "interrupted"},
+		[2]string{"synced", "interrupted by the daemon's stop is not repeated: the cluster already matches"})
+	if w := writes(sim); w != 0 {
+		t.Errorf("%d writes after the restart: the interrupted update was repeated", w)
+	}
+}
