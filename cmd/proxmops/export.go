@@ -97,13 +97,23 @@ func init() {
 		fmt.Fprintf(w, "\n%d manifest(s) in %s; they validate.\n", len(res.Files), out)
 		if len(issues) == 0 {
 			fmt.Fprintln(w, "A plan of them against the cluster shows only the adoptions (the ownership tag).")
-			return nil
+		} else {
+			fmt.Fprintln(w, "A plan of them against the cluster shows more than the adoptions; review these before a sync:")
+			for _, s := range issues {
+				fmt.Fprintln(w, "  "+s)
+			}
 		}
-		fmt.Fprintln(w, "A plan of them against the cluster shows more than the adoptions; review these before a sync:")
-		for _, s := range issues {
-			fmt.Fprintln(w, "  "+s)
-		}
-		return nil
+		return refusedError(res.Refused)
 	}
 	rootCmd.AddCommand(cmd)
+}
+
+// refusedError reports the guests an export refused (no manifest keeps
+// their Proxmox name): the command fails after writing the others.
+func refusedError(refused []string) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d guest(s) not exported: a VM's or template's manifest name is its Proxmox name, and theirs cannot be one as it is, so a manifest would rename them:\n  %s\nrename them on the cluster and export them again, or leave them out with --vmid",
+		len(refused), strings.Join(refused, "\n  "))
 }

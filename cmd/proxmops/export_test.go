@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +46,31 @@ func TestExportCommand(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("export %s: %d\n%s%s", args, code, stdout, stderr)
 		}
+	}
+}
+
+// export refuses a VM whose name a manifest would change, listing it with
+// the reason, and fails after writing the others; --vmid leaving it out
+// succeeds.
+func TestExportCommandRefusesWhatItWouldRename(t *testing.T) {
+	sim, _ := cliEnv(t)
+	for id, name := range map[int]string{150: "legacy-01", 151: "Legacy.02"} {
+		if err := sim.AddGuest(pvesim.GuestSpec{VMID: id, Node: "pve1", Config: map[string]string{"name": name,
+			"scsi0": fmt.Sprintf("local-lvm:vm-%d-disk-0,size=4G", id), "boot": "order=scsi0"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	common := []string{"--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--out", out}
+	code, stdout, stderr := runCLI(t, append([]string{"export", "--all"}, common...)...)
+	if code != 1 || !strings.Contains(stdout, "wrote vms/legacy-01.yaml") || !strings.Contains(stderr, "1 guest(s) not exported") ||
+		!strings.Contains(stderr, `VMID 151 (VM on pve1): its name "Legacy.02" is not a manifest name`) {
+		t.Fatalf("export: %d\n%s%s", code, stdout, stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(out, "vms")); len(entries) != 1 {
+		t.Fatalf("written: %v", entries)
+	}
+	if code, stdout, stderr := runCLI(t, append([]string{"export", "--vmid", "150", "--force"}, common...)...); code != 0 {
+		t.Fatalf("export --vmid 150: %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -218,7 +218,7 @@ func TestExportTakesTheStateFromTheGuest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _ := es.Export()
+		out, _, _ := es.Export()
 		want := manifest.StateRunning
 		if running {
 			want = manifest.StateStopped

@@ -98,9 +98,11 @@ type Exported struct {
 
 // Export builds the manifests of the selected guests (and networks, SDN).
 // Guests proxmops does not own carry proxmops.dev/adopt: "true"; locked
-// guests and guests that could not be read are skipped with a note.
-func (es *ExportSnapshot) Export() (out []Exported, skipped []string) {
-	names := es.guestNames()
+// guests and guests that could not be read are skipped with a note. A VM
+// or template whose name no manifest can keep (guestNames) is refused,
+// with the reason: its manifest would plan a rename.
+func (es *ExportSnapshot) Export() (out []Exported, skipped, refused []string) {
+	names, refusedNames := es.guestNames()
 	ids := make([]int, 0, len(es.Guests))
 	for id := range es.Guests {
 		ids = append(ids, id)
@@ -121,6 +123,9 @@ func (es *ExportSnapshot) Export() (out []Exported, skipped []string) {
 		case g.Type == "lxc" && g.Template:
 			skipped = append(skipped, fmt.Sprintf("VMID %d (%s): a container template, which no manifest kind declares", id, g.Name))
 			continue
+		case refusedNames[id] != "":
+			refused = append(refused, fmt.Sprintf("VMID %d (%s on %s): %s", id, guestNoun(g), g.Node, refusedNames[id]))
+			continue
 		}
 		if g.Type == "lxc" {
 			out = append(out, es.exportCT(g, names))
@@ -130,7 +135,7 @@ func (es *ExportSnapshot) Export() (out []Exported, skipped []string) {
 	}
 	out = append(out, es.exportNetworks()...)
 	sdn, sdnSkipped := es.exportSDN()
-	return append(out, sdn...), append(skipped, sdnSkipped...)
+	return append(out, sdn...), append(skipped, sdnSkipped...), refused
 }
 
 var notLabel = regexp.MustCompile(`[^a-z0-9-]+`)
@@ -144,31 +149,90 @@ func dnsLabel(s string) string {
 	return s
 }
 
-// guestNames gives every guest of the cluster its manifest name: its own
-// when it is a DNS label unique in its kind, else a derived one.
-func (es *ExportSnapshot) guestNames() map[int]string {
-	kindOf := func(g *Guest) string {
-		switch {
-		case g.Type == "lxc":
-			return KindContainer
-		case g.Template:
-			return KindTemplate
-		}
-		return KindVirtualMachine
-	}
-	count := map[string]int{}
-	for _, g := range es.Guests {
-		count[kindOf(g)+"/"+dnsLabel(g.Name)]++
-	}
-	out := map[int]string{}
+// guestNames gives every guest of the cluster its manifest name. A VM's or
+// a template's manifest name is its Proxmox name (the name row compares
+// them), so one whose name is not a manifest name, or is shared with
+// another guest of its kind, has no name an export can write without the
+// plan renaming it: it is refused with the reason. A container keeps its
+// Proxmox hostname in spec.hostname, so its manifest name is derived when
+// need be (its own when a unique DNS label, else with its VMID).
+func (es *ExportSnapshot) guestNames() (names map[int]string, refused map[int]string) {
+	byName := map[string][]int{}
 	for id, g := range es.Guests {
-		n := dnsLabel(g.Name)
-		if n == "" || count[kindOf(g)+"/"+n] > 1 {
-			n = strings.Trim(n+"-"+strconv.Itoa(id), "-")
-		}
-		out[id] = n
+		k := guestKind(g) + "/" + proxmoxName(g)
+		byName[k] = append(byName[k], id)
 	}
-	return out
+	names, refused = map[int]string{}, map[int]string{}
+	taken := map[string]bool{}
+	var derive []int
+	for id, g := range es.Guests {
+		kind, pn := guestKind(g), proxmoxName(g)
+		same := byName[kind+"/"+pn]
+		switch {
+		case kind == KindContainer && (dnsLabel(pn) != pn || pn == "" || len(same) > 1):
+			derive = append(derive, id)
+		case kind == KindContainer:
+			names[id] = pn
+		case pn == "":
+			refused[id] = "the guest has no name, and a manifest would name it (a change): give it a name on the cluster"
+		case dnsLabel(pn) != pn:
+			refused[id] = fmt.Sprintf("its name %q is not a manifest name (lower-case letters, digits and '-', at most 63), and a manifest would rename it: rename it on the cluster (e.g. to %q)", pn, orStr(dnsLabel(pn), "vm-"+strconv.Itoa(id)))
+		case len(same) > 1:
+			slices.Sort(same)
+			var where []string
+			for _, o := range same {
+				where = append(where, fmt.Sprintf("VMID %d on %s", o, es.Guests[o].Node))
+			}
+			refused[id] = fmt.Sprintf("%d guests of kind %s are named %q (%s), and manifest names are unique per kind: rename all but one on the cluster", len(same), kind, pn, strings.Join(where, ", "))
+		default:
+			names[id] = pn
+		}
+		if n, ok := names[id]; ok {
+			taken[kind+"/"+n] = true
+		}
+	}
+	slices.Sort(derive)
+	labels := map[string]int{}
+	for _, id := range derive {
+		labels[dnsLabel(es.Guests[id].Name)]++
+	}
+	for _, id := range derive {
+		// g.Name is "CT<vmid>" for a container without a hostname (vmstatus).
+		base := dnsLabel(es.Guests[id].Name)
+		if base == "" || labels[base] > 1 || taken[KindContainer+"/"+base] {
+			base = strings.Trim(base+"-"+strconv.Itoa(id), "-")
+		}
+		n := base
+		for i := 2; taken[KindContainer+"/"+n]; i++ {
+			n = base + "-" + strconv.Itoa(i)
+		}
+		names[id], taken[KindContainer+"/"+n] = n, true
+	}
+	return names, refused
+}
+
+// guestKind is the manifest kind that declares g.
+func guestKind(g *Guest) string {
+	switch {
+	case g.Type == "lxc":
+		return KindContainer
+	case g.Template:
+		return KindTemplate
+	}
+	return KindVirtualMachine
+}
+
+// proxmoxName is the name the plan compares with the manifest's: the
+// configuration's name (hostname) when it was read, else pvestatd's.
+func proxmoxName(g *Guest) string {
+	key := "name"
+	if g.Type == "lxc" {
+		key = "hostname"
+	}
+	if g.Read {
+		return g.Effective[key]
+	}
+	return g.Name
 }
 
 // guestMeta is the metadata of an exported guest: its tags without the

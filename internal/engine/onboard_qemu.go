@@ -30,16 +30,11 @@ func (x *qemuExport) note(format string, a ...any) {
 // qemuReaders read one row of qemuFields each, by the row's manifest path
 // (its Proxmox key when it has none).
 var qemuReaders = map[string]func(x *qemuExport){
-	"metadata.name": func(x *qemuExport) {
-		switch have := x.eff["name"]; {
-		case have == "":
-			x.note("the guest has no name: the plan names it %s", x.meta.Name)
-		case have != x.meta.Name:
-			x.note("the guest is named %q, not a manifest name: the plan renames it to %s unless you rename it on the cluster", have, x.meta.Name)
-		}
-	},
-	"spec.cores":   func(x *qemuExport) { x.spec.Cores = x.int("cores") },
-	"spec.sockets": func(x *qemuExport) { x.spec.Sockets = x.int("sockets") },
+	// The manifest's name is the guest's own: guestNames refuses a guest
+	// whose name a manifest would change.
+	"metadata.name": func(*qemuExport) {},
+	"spec.cores":    func(x *qemuExport) { x.spec.Cores = x.int("cores") },
+	"spec.sockets":  func(x *qemuExport) { x.spec.Sockets = x.int("sockets") },
 	"spec.memory": func(x *qemuExport) {
 		if v, ok := present(x.eff, "memory"); ok {
 			x.spec.Memory, _ = atoiOK(propertyPart("current")(v))
@@ -214,11 +209,16 @@ func (x *qemuExport) source() {
 		return // not a linked clone that says so: a VM of its own
 	}
 	id, _ := strconv.Atoi(m[2])
-	if t := x.es.Guests[id]; t != nil && t.Type == "qemu" && t.Template {
+	t := x.es.Guests[id]
+	if t != nil && t.Type == "qemu" && t.Template && x.names[id] != "" {
 		x.spec.FromTemplate = &manifest.FromTemplate{Name: x.names[id], Linked: true}
 		return
 	}
 	x.spec.Image = &manifest.Image{Source: m[1]}
+	if t != nil && t.Type == "qemu" && t.Template {
+		x.note("linked clone of template %d, whose name no manifest can keep (it is not exported): image.source is its base volume %s", id, m[1])
+		return
+	}
 	x.note("linked clone of %s, which belongs to no template on the cluster: image.source is that volume", m[1])
 }
 

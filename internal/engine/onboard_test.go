@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -43,18 +45,39 @@ func TestEveryFieldRowIsExported(t *testing.T) {
 	}
 }
 
-// Names that are not manifest names are derived, never dropped.
-func TestExportNamesAreDNSLabels(t *testing.T) {
+// A VM's or template's manifest name is its Proxmox name: one that is not
+// a manifest name, or is shared within its kind, is refused (its manifest
+// would rename it). A container keeps its hostname in spec.hostname, so
+// its manifest name is derived when need be, unique.
+func TestExportNamesKeepProxmoxNamesOrRefuse(t *testing.T) {
 	for in, want := range map[string]string{"web-01": "web-01", "App02": "app02", "db.example.org": "db-example-org", "--": ""} {
 		if got := dnsLabel(in); got != want {
 			t.Errorf("dnsLabel(%q) = %q, want %q", in, got, want)
 		}
 	}
+	vm := func(id int, node, name string, tpl bool) *Guest {
+		return &Guest{VMID: id, Type: "qemu", Node: node, Template: tpl, Read: true, Effective: map[string]string{"name": name}}
+	}
+	ct := func(id int, host string) *Guest {
+		return &Guest{VMID: id, Type: "lxc", Node: "pve1", Name: host, Read: true, Effective: map[string]string{"hostname": host}}
+	}
 	es := &ExportSnapshot{Snapshot: &Snapshot{Guests: map[int]*Guest{
-		100: {VMID: 100, Type: "qemu", Name: "web"}, 101: {VMID: 101, Type: "qemu", Name: "Web"},
-		102: {VMID: 102, Type: "lxc", Name: "web"}, 103: {VMID: 103, Type: "qemu", Name: "--"}}}}
-	names := es.guestNames()
-	if names[100] != "web-100" || names[101] != "web-101" || names[102] != "web" || names[103] != "103" {
-		t.Fatalf("names: %v", names)
+		100: vm(100, "pve1", "web", false), 101: vm(101, "pve2", "web", false), 102: vm(102, "pve1", "App02", false),
+		103: vm(103, "pve1", "", false), 104: vm(104, "pve1", "db", false), 105: vm(105, "pve1", "web", true),
+		200: ct(200, "web"), 201: ct(201, "Mail.example.org"), 202: ct(202, "cache"), 203: ct(203, "cache"),
+		204: ct(204, "cache-202")}}}
+	names, refused := es.guestNames()
+	wantNames := map[int]string{104: "db", 105: "web", 200: "web", 201: "mail-example-org", 202: "cache-202-2", 203: "cache-203", 204: "cache-202"}
+	if !maps.Equal(names, wantNames) {
+		t.Errorf("names: %v, want %v", names, wantNames)
+	}
+	for id, want := range map[int]string{100: `2 guests of kind VirtualMachine are named "web" (VMID 100 on pve1, VMID 101 on pve2)`,
+		101: "VMID 100 on pve1, VMID 101 on pve2", 102: `its name "App02" is not a manifest name`, 103: "has no name"} {
+		if !strings.Contains(refused[id], want) {
+			t.Errorf("refused[%d] = %q, want it to say %q", id, refused[id], want)
+		}
+	}
+	if len(refused) != 4 {
+		t.Errorf("refused: %v", refused)
 	}
 }

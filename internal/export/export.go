@@ -129,6 +129,10 @@ type Result struct {
 	Files []File
 	// Skipped lists the guests left out, with the reason.
 	Skipped []string
+	// Refused lists the guests whose Proxmox name no manifest can keep
+	// (not a manifest name, or shared within a kind): a manifest of
+	// theirs would plan a rename, so none is written.
+	Refused []string
 }
 
 // Run reads the cluster through client and renders the manifests. The
@@ -163,8 +167,8 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 	if o.Node != "" && !slices.Contains(snap.Nodes, o.Node) {
 		return nil, fmt.Errorf("%w: --node %s: no such node in the cluster (nodes: %s)", ErrOptions, o.Node, strings.Join(snap.Nodes, ", "))
 	}
-	exported, skipped := snap.Export()
-	res := &Result{Skipped: skipped}
+	exported, skipped, refused := snap.Export()
+	res := &Result{Skipped: skipped, Refused: refused}
 	for _, ex := range exported {
 		k := ex.Resource.Kind()
 		if !slices.Contains(kinds, k) {

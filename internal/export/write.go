@@ -94,6 +94,9 @@ func (r *Result) WriteDir(dir string, force bool) error {
 	return nil
 }
 
+// NotExportedFile is the archive's list of the guests an export refused.
+const NotExportedFile = "NOT-EXPORTED.txt"
+
 // WriteTarGz writes the files as a gzip-compressed tar archive, under the
 // folder prefix (e.g. "proxmops-export/").
 func (r *Result) WriteTarGz(w io.Writer, prefix string, mtime time.Time) error {
@@ -112,6 +115,21 @@ func (r *Result) WriteTarGz(w io.Writer, prefix string, mtime time.Time) error {
 			return err
 		}
 		if _, err := tw.Write(f.Data); err != nil {
+			return err
+		}
+	}
+	if len(r.Refused) > 0 {
+		// The download has no other channel to say what it left out.
+		var b strings.Builder
+		b.WriteString("Guests not exported: a VM's or template's manifest name is its Proxmox name, and theirs\n" +
+			"cannot be one as it is, so a manifest would rename them. Rename them on the cluster and export again.\n\n")
+		for _, s := range r.Refused {
+			b.WriteString(s + "\n")
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: prefix + NotExportedFile, Mode: 0o644, Size: int64(b.Len()), ModTime: mtime}); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(tw, b.String()); err != nil {
 			return err
 		}
 	}

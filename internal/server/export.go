@@ -47,6 +47,9 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/gzip")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+".tar.gz"))
 	w.Header().Set("X-Proxmops-Manifests", fmt.Sprint(len(res.Files)))
+	// Guests whose manifest would rename them are listed in the archive's
+	// NOT-EXPORTED.txt; the count lets a client say so.
+	w.Header().Set("X-Proxmops-Not-Exported", fmt.Sprint(len(res.Refused)))
 	if err := res.WriteTarGz(w, name+"/", now); err != nil {
 		s.log.Warn("writing the export archive", "err", err)
 	}
