@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 // What a newcomer reads about the configuration must be what the loader
@@ -418,6 +420,16 @@ func TestConfigurationDocRoleGrantsTheRequiredPrivileges(t *testing.T) {
 	m := pveumRoleRE.FindStringSubmatch(text)
 	if m == nil {
 		t.Fatal(`docs/configuration.md has no "pveum role add NAME --privs "..."" line`)
+	}
+	// Proxmox VE 9 refuses a role naming an unknown privilege (VM.Monitor,
+	// which 8.4 had): the simulator's list is AccessControl.pm's.
+	if _, err := pvesim.ParsePrivilegeList(m[1]); err != nil {
+		t.Errorf("pveum role add would fail on Proxmox VE 9: %v", err)
+	}
+	for p := range optional {
+		if !pvesim.ValidPrivilege(p) {
+			t.Errorf("the optional privilege %s does not exist on Proxmox VE 9", p)
+		}
 	}
 	granted := map[string]bool{}
 	for _, p := range strings.Split(m[1], ",") {
