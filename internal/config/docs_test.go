@@ -254,6 +254,26 @@ func TestConfigurationDocTablesListEveryKey(t *testing.T) {
 	}
 }
 
+// The Flags section of docs/configuration.md names every flag whose name
+// is not the key in kebab case, with its key.
+func TestConfigurationDocNamesEveryFlagThatIsNotTheKey(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Flags\n")
+	if !ok {
+		t.Fatal("docs/configuration.md has no Flags section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	text := strings.Join(strings.Fields(section), " ")
+	for path, flag := range flagNames {
+		if want := "`--" + flag + "` (`" + path + "`)"; !strings.Contains(text, want) {
+			t.Errorf("the Flags section of docs/configuration.md lacks %s", want)
+		}
+	}
+}
+
 var dottedKeyRE = regexp.MustCompile(`^([a-z]+)\.([a-z][a-zA-Z]*)$`)
 
 // notKeys look like keys in the docs but name something else.
