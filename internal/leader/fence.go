@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -152,46 +153,144 @@ func (g *Guard) lock(ctx context.Context, tx *sql.Tx, term int64) error {
 }
 
 // Hold runs send while ctx's term provably leads: in a transaction holding
-// the leader row at that term (Check), kept alive while send runs. send gets
-// the time by which it must have sent its request (after it, PostgreSQL may
-// have ended the hold of a stalled process) and reports its outcome, which
-// Hold returns; the term's end is a *DeposedError, send not called.
-func (g *Guard) Hold(ctx context.Context, send func(sendBy time.Time) error) error {
+// the leader row at that term (Check), kept alive while send runs. The
+// term's end is a *DeposedError, send not called; a check that cannot run
+// (the request cancelled first, the database unreachable or too slow to
+// answer before the send window closes) is a refusal, send not called. The
+// waits are bounded: the check by the send window and ctx; the hold,
+// once taken, by send, which gets the Held (see Held.Context) and
+// reports its outcome, which Hold returns.
+func (g *Guard) Hold(ctx context.Context, send func(Held) error) error {
 	term, err := g.termFor(ctx)
 	if err != nil {
 		return err
 	}
 	begun := time.Now() // before the lock is asked for: the server's idle clock starts later
-	tx, err := g.db.BeginTx(ctx, nil)
+	sendBy := begun.Add(g.sendWindow)
+	tx, end, err := g.take(ctx, term, sendBy)
 	if err != nil {
-		return fmt.Errorf("checking that this replica still leads: %w", err)
-	}
-	if err := g.lock(ctx, tx, term); err != nil {
-		_ = tx.Rollback()
 		return err
 	}
-	stop := g.keepAlive(tx)
-	serr := send(begun.Add(g.sendWindow))
+	defer end()
+	lost, stop := g.keepAlive(tx)
+	serr := send(Held{SendBy: sendBy, drain: g.idle, lost: lost})
 	alive := stop()
-	if cerr := tx.Commit(); cerr != nil || !alive {
+	var cerr error
+	if alive {
+		// A commit unanswered for idle/2 ends the transaction: the
+		// database is cut off, and PostgreSQL ends the hold on its side.
+		t := time.AfterFunc(g.idle/2, end)
+		cerr = tx.Commit()
+		t.Stop()
+	} else {
+		cerr = errors.New("a keep-alive of the hold failed")
+	}
+	if cerr != nil {
 		// The request ran while this replica stalled or lost the database:
 		// another may have led meanwhile. Nothing can un-send it; the next
 		// leader reads the cluster before it acts.
-		if cerr == nil {
-			cerr = errors.New("a keep-alive of the hold failed")
-		}
 		g.log.Error("a Proxmox write was answered after its hold on the leadership ended; another replica may have led meanwhile",
 			"term", term, "err", cerr)
 	}
 	return serr
 }
 
-// keepAlive pings tx until the returned stop is called; stop reports
-// whether every ping succeeded.
-func (g *Guard) keepAlive(tx *sql.Tx) (stop func() bool) {
+// take begins the hold's transaction and checks term in it, waiting no
+// longer than sendBy nor past ctx's end (nothing would be sent then). The
+// transaction itself outlives ctx: it is ended by end, which the caller
+// calls once what it sent returned, so a cancelled request keeps its hold
+// until then.
+func (g *Guard) take(ctx context.Context, term int64, sendBy time.Time) (*sql.Tx, context.CancelFunc, error) {
+	hctx, end := context.WithCancel(context.WithoutCancel(ctx))
+	wctx, cancelWait := context.WithDeadline(ctx, sendBy)
+	defer cancelWait()
+	waiting := context.AfterFunc(wctx, end)
+	tx, err := g.db.BeginTx(hctx, nil)
+	if err == nil {
+		err = g.lock(hctx, tx, term)
+	}
+	if !waiting() {
+		// The request was cancelled or the window closed during the wait:
+		// the transaction is ended, whatever the check said.
+		err = unsent{waitEnded(ctx, g.sendWindow, err)}
+	}
+	if err != nil {
+		end()
+		if tx != nil {
+			_ = tx.Rollback()
+		}
+		var deposed *DeposedError
+		var refused unsent
+		if !errors.As(err, &deposed) && !errors.As(err, &refused) {
+			err = unsent{fmt.Errorf("not sent: checking that this replica still leads: %w", err)}
+		}
+		return nil, nil, err
+	}
+	return tx, end, nil
+}
+
+// waitEnded says why the check was given up.
+func waitEnded(ctx context.Context, window time.Duration, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("not sent: the request ended before PostgreSQL confirmed that this replica leads: %w", cerr)
+	}
+	if err == nil {
+		err = context.DeadlineExceeded
+	}
+	return fmt.Errorf("not sent: PostgreSQL did not confirm within %s that this replica leads (%v)", window, err)
+}
+
+// unsent is a write refused before it was sent because its check could not
+// run (package pve reports it as it is: not a request of unknown outcome,
+// not an unreachable Proxmox, not retried).
+type unsent struct{ err error }
+
+func (u unsent) Error() string      { return u.err.Error() }
+func (u unsent) Unwrap() error      { return u.err }
+func (u unsent) WriteRefused() bool { return true }
+
+// Held is what send gets from Hold while its term provably leads.
+type Held struct {
+	// SendBy is the time by which the request must have been sent: after
+	// it, PostgreSQL may have ended the hold of a stalled process.
+	SendBy time.Time
+	drain  time.Duration
+	lost   <-chan struct{}
+}
+
+// Context is ctx for what is sent under the hold, except that ctx's
+// cancellation takes effect only once the hold is lost or drain (half the
+// failover timeout) has passed since: a leader that steps down cancels its
+// requests, and a request already with Proxmox keeps its term held until
+// it is answered, so the next term begins after its effect, yet the step
+// down stays bounded. ctx's deadline holds as is. The returned cancel
+// releases the context.
+func (h Held) Context(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if d, ok := ctx.Deadline(); ok {
+		var cancelBy context.CancelFunc
+		sctx, cancelBy = context.WithDeadline(sctx, d)
+		inner := cancel
+		cancel = func() { cancelBy(); inner() }
+	}
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(h.drain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-h.lost:
+		case <-sctx.Done():
+		}
+		cancel()
+	})
+	return sctx, func() { stop(); cancel() }
+}
+
+// keepAlive pings tx until the returned stop is called; lost is closed at
+// the first failed ping, and stop reports whether every ping succeeded.
+func (g *Guard) keepAlive(tx *sql.Tx) (lost <-chan struct{}, stop func() bool) {
 	done := make(chan struct{})
-	var ok atomic.Bool
-	ok.Store(true)
+	failed := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -208,15 +307,20 @@ func (g *Guard) keepAlive(tx *sql.Tx) (stop func() bool) {
 			_, err := tx.ExecContext(ctx, "SELECT 1")
 			cancel()
 			if err != nil {
-				ok.Store(false)
+				close(failed)
 				return
 			}
 		}
 	}()
-	return func() bool {
+	return failed, func() bool {
 		close(done)
 		wg.Wait()
-		return ok.Load()
+		select {
+		case <-failed:
+			return false
+		default:
+			return true
+		}
 	}
 }
 
@@ -245,17 +349,36 @@ func (t *fenceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var resp *http.Response
 	sent := false
-	err := t.g.Hold(req.Context(), func(sendBy time.Time) error {
-		if late := time.Since(sendBy); late > 0 {
+	err := t.g.Hold(req.Context(), func(h Held) error {
+		if late := time.Since(h.SendBy); late > 0 {
 			return errSendWindow{late: late}
 		}
 		sent = true
+		sctx, release := h.Context(req.Context())
 		var err error
-		resp, err = t.next.RoundTrip(req)
-		return err
+		resp, err = t.next.RoundTrip(req.WithContext(sctx))
+		if err != nil {
+			release()
+			return err
+		}
+		// The answer's body is read under sctx after the hold ended.
+		resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
+		return nil
 	})
 	if !sent && req.Body != nil {
 		req.Body.Close() // a RoundTripper closes the body, even unsent
 	}
 	return resp, err
+}
+
+// releaseOnClose releases a request's context when its answer is closed.
+type releaseOnClose struct {
+	io.ReadCloser
+	release context.CancelFunc
+}
+
+func (r *releaseOnClose) Close() error {
+	err := r.ReadCloser.Close()
+	r.release()
+	return err
 }

@@ -100,7 +100,7 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 	var answered int64
 	held := make(chan error, 1)
 	go func() {
-		held <- g.Hold(context.Background(), func(time.Time) error {
+		held <- g.Hold(context.Background(), func(Held) error {
 			close(sending)
 			<-release
 			answered = seq.Add(1)
@@ -129,7 +129,7 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 		t.Fatalf("b's term %d began at %d, a's write was answered at %d", second.Term, bt[0].start, answered)
 	}
 	called := false
-	err := g.Hold(context.Background(), func(time.Time) error { called = true; return nil })
+	err := g.Hold(context.Background(), func(Held) error { called = true; return nil })
 	var deposed *DeposedError
 	if !errors.As(err, &deposed) || called {
 		t.Fatalf("a write of the ended term: %v (sent: %v), want a DeposedError unsent", err, called)

@@ -35,6 +35,12 @@ type campaign struct {
 }
 
 func startCampaign(t *testing.T, e *Elector, seq *atomic.Int64) *campaign {
+	return startCampaignDoing(t, e, seq, nil)
+}
+
+// startCampaignDoing is startCampaign whose terms run work (when not nil)
+// until it returns; a term ends once work returned and leadership ended.
+func startCampaignDoing(t *testing.T, e *Elector, seq *atomic.Int64, work func(lctx context.Context, self Info)) *campaign {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &campaign{t: t, e: e, cancel: cancel, done: make(chan struct{}), seq: seq, began: make(chan Info, 16)}
 	go func() {
@@ -45,6 +51,9 @@ func startCampaign(t *testing.T, e *Elector, seq *atomic.Int64) *campaign {
 			c.terms = append(c.terms, term{replica: self.Replica, info: self, start: seq.Add(1)})
 			c.mu.Unlock()
 			c.began <- self
+			if work != nil {
+				work(lctx, self)
+			}
 			<-lctx.Done()
 			c.mu.Lock()
 			c.terms[i].end = seq.Add(1)
