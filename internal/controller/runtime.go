@@ -74,6 +74,9 @@ func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 		st := c.clusterStore()
 		rt.records = st
 		rt.provisioner = provision.NewRunner(provision.NewKeys(st, cfg.Provision.SSHKeyFile))
+		if c.opts.Guard != nil {
+			rt.provisioner.Fence = c.opts.Guard.Do // each SSH step under the term's check
+		}
 	}
 	conc := cfg.Reconcile.Concurrency
 	if conc <= 0 {

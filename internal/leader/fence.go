@@ -324,6 +324,20 @@ func (g *Guard) keepAlive(tx *sql.Tx) (lost <-chan struct{}, stop func() bool) {
 	}
 }
 
+// Do runs step while ctx's term provably leads, as Hold runs a Proxmox
+// request: for writes that are no HTTP request (a provisioning command over
+// SSH). step starts within the send window of its check and the next term
+// begins after it returned; a cancelled ctx is step's to obey (the hold
+// lasts until step returns).
+func (g *Guard) Do(ctx context.Context, step func() error) error {
+	return g.Hold(ctx, func(h Held) error {
+		if late := time.Since(h.SendBy); late > 0 {
+			return errSendWindow{late: late}
+		}
+		return step()
+	})
+}
+
 // errSendWindow refuses a request whose hold is too old to send on.
 type errSendWindow struct{ late time.Duration }
 

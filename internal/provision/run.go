@@ -22,6 +22,20 @@ type Runner struct {
 	ConnectWait time.Duration
 	// TailLines is how many last lines of output a result keeps (default 20).
 	TailLines int
+	// Fence, when set, runs each step that changes the guest (the package
+	// installation, each file, each copy, each command) and returns its
+	// error. Among replicas it is the leader's (leader.Guard.Do): a step
+	// starts only while the term of ctx leads, and the next term begins
+	// after the step ended, so a leader that lost its term runs no more.
+	Fence func(ctx context.Context, step func() error) error
+}
+
+// fenced runs step under r.Fence, if any.
+func (r *Runner) fenced(ctx context.Context, step func() error) error {
+	if r.Fence == nil {
+		return step()
+	}
+	return r.Fence(ctx, step)
 }
 
 // NewRunner returns a runner with the given keys and default timings.
@@ -123,20 +137,20 @@ func (r *Runner) Run(ctx context.Context, t Target, in *Inputs, progress func(st
 		if c.user != "root" {
 			cmd = "sudo -n sh -c " + quote(cmd)
 		}
-		if out, err := c.run(ctx, cmd, nil); err != nil {
+		if err := r.fenced(ctx, func() (err error) { out, err = c.run(ctx, cmd, nil); return err }); err != nil {
 			return nil, fail("packages ("+pm.name+")", err, out)
 		}
 		o.Steps = append(o.Steps, fmt.Sprintf("%d package(s) (%s)", len(in.Packages), pm.name))
 	}
 	for _, f := range in.Files {
 		progress("writing " + f.Path)
-		if err := c.writeFile(ctx, f.Path, f.Data, f.Mode); err != nil {
-			return nil, fail("files "+f.Path, err, "")
-		}
-		if f.Owner != "" {
-			if err := c.chown(ctx, f.Owner, []string{f.Path}); err != nil {
-				return nil, fail("files "+f.Path, err, "")
+		if err := r.fenced(ctx, func() error {
+			if err := c.writeFile(ctx, f.Path, f.Data, f.Mode); err != nil || f.Owner == "" {
+				return err
 			}
+			return c.chown(ctx, f.Owner, []string{f.Path})
+		}); err != nil {
+			return nil, fail("files "+f.Path, err, "")
 		}
 	}
 	if n := len(in.Files); n > 0 {
@@ -144,7 +158,7 @@ func (r *Runner) Run(ctx context.Context, t Target, in *Inputs, progress func(st
 	}
 	for _, cp := range in.Copies {
 		progress(fmt.Sprintf("copying %s to %s (%d files)", cp.Source, cp.Path, len(cp.Tree)))
-		if err := copyTree(ctx, c, cp); err != nil {
+		if err := r.fenced(ctx, func() error { return copyTree(ctx, c, cp) }); err != nil {
 			return nil, fail("copy "+cp.Path, err, "")
 		}
 		o.Steps = append(o.Steps, fmt.Sprintf("copy %s (%d files)", cp.Path, len(cp.Tree)))
@@ -153,7 +167,8 @@ func (r *Runner) Run(ctx context.Context, t Target, in *Inputs, progress func(st
 		step := fmt.Sprintf("command %d/%d `%s`", i+1, len(in.Commands), abbreviate(cmd))
 		progress("running " + step)
 		t0 := time.Now()
-		out, err := c.run(ctx, cmd, nil)
+		var out string
+		err := r.fenced(ctx, func() (err error) { out, err = c.run(ctx, cmd, nil); return err })
 		if err != nil {
 			return nil, fail(step, err, out)
 		}
