@@ -173,7 +173,25 @@ func (g *Guard) Hold(ctx context.Context, send func(Held) error) error {
 	}
 	defer end()
 	lost, stop := g.keepAlive(tx)
+	// What send does outlives ctx's cancellation by drain at most, or until
+	// the database is lost: then its hold ends (a step that ignores its
+	// cancellation, a Proxmox that does not answer), so a leader stepping
+	// down never holds the next term back longer than that.
+	returned := make(chan struct{})
+	unwatch := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(g.idle)
+		defer t.Stop()
+		select {
+		case <-returned:
+			return
+		case <-t.C:
+		case <-lost:
+		}
+		end()
+	})
 	serr := send(Held{SendBy: sendBy, drain: g.idle, lost: lost})
+	close(returned)
+	unwatch()
 	alive := stop()
 	var cerr error
 	if alive {

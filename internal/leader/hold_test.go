@@ -301,3 +301,49 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 	}
 	t.Logf("cut-off leader: %d writes answered before the cut, %d refused unsent after it (first: %v)", answered, len(refused), refused[0])
 }
+
+// A step under the check that does not end when its request is cancelled
+// (a stuck SSH session, a Proxmox that never answers) keeps the next term
+// waiting only for the drain: then its hold ends, the next term begins,
+// and the step's own outcome is still what the caller gets.
+func TestAStepIgnoringItsCancellationLosesItsHoldAfterTheDrain(t *testing.T) {
+	dbURL := testDB(t)
+	db := openDB(t, dbURL)
+	var seq atomic.Int64
+	const timeout = 2 * time.Second // the drain is timeout/2
+	a := startCampaign(t, newElector(t, dbURL, "a", timeout, nil), &seq)
+	first := waitLead(t, a, 10*time.Second)
+	g := NewGuard(db, timeout, nil)
+	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
+	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+
+	ctx, cancel := context.WithCancel(WithTerm(context.Background(), first.Term))
+	running, stuck := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- g.Do(ctx, func() error {
+			close(running)
+			<-stuck // deaf to ctx
+			return nil
+		})
+	}()
+	<-running
+	cancel()
+	a.stop()
+	second := waitLead(t, b, 10*timeout)
+	select {
+	case err := <-done:
+		t.Fatalf("the step returned (%v) though it was still stuck", err)
+	default:
+	}
+	if second.Term != first.Term+1 {
+		t.Fatalf("b's term %d after a's %d", second.Term, first.Term)
+	}
+	close(stuck)
+	if err := <-done; err != nil {
+		t.Fatalf("the step's outcome: %v, want its own (nil)", err)
+	}
+	if err := g.Do(ctx, func() error { t.Fatal("a step of the ended term ran"); return nil }); !refusedUnsent(err) {
+		t.Fatalf("a step after the term: %v, want a refusal", err)
+	}
+}

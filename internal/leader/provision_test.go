@@ -34,7 +34,19 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 
 	keys := provision.NewKeys(&provision.MemStore{}, "")
 	tree, port := provisionedCT(t, keys, 300)
-	runner := &provision.Runner{Keys: keys, ConnectWait: 20 * time.Second, Fence: g.Do}
+	// The third step (the last command) asks for its check once b leads:
+	// a check asked for earlier may pass, the term still leading
+	// (PostgreSQL lets a share lock in while b's update waits).
+	var steps atomic.Int32
+	fence := func(ctx context.Context, step func() error) error {
+		if steps.Add(1) == 3 {
+			for deadline := time.Now().Add(30 * time.Second); len(b.allTerms()) == 0 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		return g.Do(ctx, step)
+	}
+	runner := &provision.Runner{Keys: keys, ConnectWait: 20 * time.Second, Fence: fence}
 	in := &provision.Inputs{
 		Files: []provision.File{{Path: "/etc/app.conf", Data: []byte("one\n")}},
 		Commands: []string{
