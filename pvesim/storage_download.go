@@ -226,16 +226,15 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 			return Fail("checksum mismatch: got '%s' != expect '%s', aborting", existing.Checksums[alg], want)
 		}
 		var (
-			n       int64
-			sums    map[string]string
-			check   fileCheck
-			dlErr   error
-			started = time.Now()
+			n     int64
+			sums  map[string]string
+			check fileCheck
+			dlErr error
 		)
 		tc.unlocked(func() {
-			n, sums, dlErr = fetchURL(url, verify, s.opts.AllowRemoteDownloads, &check, func(done, total int64) {
+			n, sums, dlErr = fetchURL(url, verify, s.opts.AllowRemoteDownloads, &check, func(line string) {
 				s.mu.Lock()
-				tc.Log("%s", wgetProgress(done, total, time.Since(started)))
+				tc.Log("%s", line)
 				s.mu.Unlock()
 			})
 		})
@@ -264,9 +263,10 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 	}), nil
 }
 
-// fetchURL downloads url, hashing with every algorithm and reporting
-// progress; the content itself is not kept.
-func fetchURL(url string, verify, anyAddress bool, check io.Writer, progress func(done, total int64)) (int64, map[string]string, error) {
+// fetchURL downloads url, hashing with every algorithm and feeding check;
+// the content itself is not kept. progress gets wget's dot:giga lines
+// (wget.go) as they come.
+func fetchURL(url string, verify, anyAddress bool, check io.Writer, progress func(line string)) (int64, map[string]string, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: !verify} //nolint:gosec // the API's verify-certificates=0
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Minute}
@@ -312,16 +312,16 @@ func fetchURL(url string, verify, anyAddress bool, check io.Writer, progress fun
 	}
 	w := io.MultiWriter(writers...)
 	buf := make([]byte, 256<<10)
-	var n, lastReport int64
-	const step = 32 << 20
+	var n int64
+	started := time.Now()
+	dots := wgetDots{total: resp.ContentLength}
 	for {
 		k, rerr := resp.Body.Read(buf)
 		if k > 0 {
 			w.Write(buf[:k])
 			n += int64(k)
-			if n-lastReport >= step {
-				lastReport = n
-				progress(n, resp.ContentLength)
+			for _, line := range dots.add(int64(k), time.Since(started)) {
+				progress(line)
 			}
 		}
 		if rerr == io.EOF {
@@ -331,7 +331,7 @@ func fetchURL(url string, verify, anyAddress bool, check io.Writer, progress fun
 			return n, nil, fmt.Errorf("command 'wget --progress=dot:giga -O <tmpfile> %s' failed: exit code 4", url)
 		}
 	}
-	progress(n, resp.ContentLength)
+	progress(dots.finish(time.Since(started)))
 	sums := map[string]string{}
 	for a, h := range hashes {
 		sums[a] = hex.EncodeToString(h.Sum(nil))
@@ -363,16 +363,6 @@ func loopbackOnly(raw string) error {
 		return nil
 	}
 	return &remoteDownloadError{url: raw}
-}
-
-// wgetProgress is one line of wget --progress=dot:giga.
-func wgetProgress(done, total int64, elapsed time.Duration) string {
-	pct := ""
-	if total > 0 {
-		pct = fmt.Sprintf("%3d%%", done*100/total)
-	}
-	rate := float64(done) / (1 << 20) / max(elapsed.Seconds(), 0.001)
-	return fmt.Sprintf("%8dK ........ ........ ........ ........ %s %.1fM", done>>10, pct, rate)
 }
 
 // encodeText is PVE::Tools::encode_text, used for task ids.

@@ -8,7 +8,7 @@
 // test lets it. The simulator fetches it for real and logs wget's dot:giga lines, a
 // line per 32 MiB with its percent, as Proxmox's download-url does (pve-common
 // PVE/Tools.pm download_file_from_url runs `wget --progress=dot:giga`;
-// pvesim/storage_download.go wgetProgress); the daemon reads the percent from the
+// pvesim/wget.go, after GNU wget's src/progress.c); the daemon reads the percent from the
 // task log (internal/engine/taskprogress.go). So every state the test looks at
 // lasts until the test moves on: no sleeps, no timing.
 
@@ -85,8 +85,12 @@ const drawer = () => page.getByRole('dialog', { name: `Iso ${ISO}` });
 const syncButton = () => drawer().getByRole('region', { name: 'Actions' }).getByRole('button', { name: /^(Sync now|Syncing…)$/ });
 const bar = () => drawer().getByRole('progressbar');
 const logLines = () => drawer().getByLabel('Task log lines');
-// A wget dot:giga line: "   32768K ........ ........ ........ ........  25% 12.3M".
-const wgetLine = (kib: number, pct: number) => new RegExp(`^\\s*${kib}K( \\.{8}){4}\\s+${pct}% \\d+\\.\\dM$`, 'm');
+// A full row of wget dot:giga, headed by the offset it starts at, ending with the
+// percent reached, the row's rate and the time left:
+// "     0K ........ ........ ........ ........ 25% 3.92M 23s" (pvesim/wget.go).
+const wgetRow = (startKiB: number, pct: number) => new RegExp(`^ *${startKiB}K( \\.{8}){4} *${pct}% +[0-9.]+[ KMGT] \\S+$`, 'm');
+// wget's last row: no dots left, the percent, the rate and "=" the whole time.
+const wgetEnd = (startKiB: number) => new RegExp(`^ *${startKiB}K {36}100% +[0-9.]+[ KMGT]=\\S+$`, 'm');
 
 describe('a long action: percent, live task log, Sync now held', () => {
   beforeAll(async () => {
@@ -183,7 +187,7 @@ describe('a long action: percent, live task log, Sync now held', () => {
       mirror.open(1);
       const pct = (100 * i) / PARTS;
       // The log line as wget prints it, then the percent the daemon read from it.
-      await logLines().filter({ hasText: wgetLine((i * PART) >> 10, pct) }).waitFor({ timeout: 30_000 });
+      await logLines().filter({ hasText: wgetRow(((i - 1) * PART) >> 10, pct) }).waitFor({ timeout: 30_000 });
       await drawer().locator(`[role="progressbar"][aria-valuenow="${pct}"]`).waitFor({ timeout: 30_000 });
       expect(await drawer().locator('.progress-label').textContent()).toMatch(new RegExp(`^downloading ${ISO}\\.iso to local · ${pct}%$`));
       seen.push(Number(await bar().getAttribute('aria-valuenow')));
@@ -198,7 +202,7 @@ describe('a long action: percent, live task log, Sync now held', () => {
     expect(seen).toEqual([25, 50, 75]);
     // Every line stays in the live log, in order.
     const text = (await logLines().textContent()) ?? '';
-    const order = [1, 2, 3].map((i) => text.search(wgetLine((i * PART) >> 10, (100 * i) / PARTS)));
+    const order = [1, 2, 3].map((i) => text.search(wgetRow(((i - 1) * PART) >> 10, (100 * i) / PARTS)));
     expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1])), text).toBe(true);
 
     // The last part: the download ends, the Iso is in sync, Sync now is back.
@@ -209,11 +213,12 @@ describe('a long action: percent, live task log, Sync now held', () => {
     await drawer().locator('.facts .badge', { hasText: 'Synced' }).waitFor();
     expect(mirror.sent).toBe(PARTS);
     expect(mirror.gets).toBe(1);
-    // The finished task's log, kept: its last percent line and Proxmox's end line.
+    // The finished task's log, kept: its last rows and Proxmox's end line.
     await drawer().locator('details.tasklog summary', { hasText: /^Last task log/ }).waitFor();
     const last = drawer().locator('details.tasklog');
     if ((await last.getAttribute('open')) === null) await last.locator('summary').click();
-    await logLines().filter({ hasText: wgetLine((PARTS * PART) >> 10, 100) }).waitFor();
+    await logLines().filter({ hasText: wgetRow(((PARTS - 1) * PART) >> 10, 100) }).waitFor();
+    await logLines().filter({ hasText: wgetEnd((PARTS * PART) >> 10) }).waitFor();
     await logLines().filter({ hasText: /^TASK OK$/m }).waitFor();
     await b.shot('drawer-download-done');
   }, 240_000);

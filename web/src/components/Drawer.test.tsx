@@ -215,7 +215,7 @@ test('while the resource’s action runs: Sync now is disabled, the progress sho
   expect(screen.getByRole('progressbar', { name: 'downloading the image' }).getAttribute('aria-valuenow')).toBe('40');
   const log = await screen.findByLabelText('Task log lines');
   expect(log.textContent).toBe('downloading http://127.0.0.1/x.qcow2');
-  lines = [...lines, '  65536K ........ ........ ........ ........  50% 12.3M'];
+  lines = [...lines, '     0K ........ ........ ........ ........ 50% 12.3M 3s'];
   await waitFor(() => expect(screen.getByLabelText('Task log lines').textContent).toContain('50%'), { timeout: 4000 });
 });
 
