@@ -302,11 +302,16 @@ const (
 
 // PassEvent is the data of the SSE event "pass", sent after every pass.
 type PassEvent struct {
-	Cluster     string               `json:"cluster"`
-	Revision    string               `json:"revision"`
-	LastPass    time.Time            `json:"lastPass"`
-	Counts      map[vocab.Status]int `json:"counts"`
-	SourceError string               `json:"sourceError"`
+	Cluster  string `json:"cluster"`
+	Revision string `json:"revision"`
+	// RevisionMessage is the revision's commit subject, as in ResourceList:
+	// a reader that learns a new revision from this event can name it.
+	RevisionMessage string `json:"revisionMessage"`
+	// PassDurationMs is how long the pass took.
+	PassDurationMs int64                `json:"passDurationMs"`
+	LastPass       time.Time            `json:"lastPass"`
+	Counts         map[vocab.Status]int `json:"counts"`
+	SourceError    string               `json:"sourceError"`
 	// LoadError is the branch head's load failure (null: it loaded), as in
 	// ResourceList, so a stream reader learns when it starts and ends.
 	LoadError *LoadError `json:"loadError"`

@@ -323,7 +323,9 @@ func (f *Fleet) Sync(ctx context.Context, kind, name string, o api.SyncOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if len(cs) > 1 {
+	// A sync pulls Git first, of one cluster as of all: a fetch another
+	// cluster's pass made a moment ago must not stand in for it.
+	if !o.DryRun {
 		f.invalidate()
 	}
 	var plans []api.Plan

@@ -122,6 +122,7 @@ type fleetEnv struct {
 	st     *store.Store
 	repo   *gitRepo
 	clock  *FakeClock
+	opts   Options
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
@@ -156,7 +157,7 @@ func newFleetEnv(t testing.TB, repo *gitRepo, urls map[string]string, mods ...fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &fleetEnv{t: t, f: f, st: st, repo: repo, clock: clock, done: make(chan struct{})}
+	e := &fleetEnv{t: t, f: f, st: st, repo: repo, clock: clock, opts: opts, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go func() { defer close(e.done); f.Run(ctx) }()

@@ -94,11 +94,12 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	c.passDur = time.Since(start)
 	c.ready = true
 	counts := c.statusCounts()
-	var revision string
+	var revision, message string
 	if ds != nil {
-		revision = ds.commit
+		revision, message = ds.commit, ds.message
 	}
-	passEv := api.PassEvent{Cluster: c.Name(), Revision: revision, LastPass: now, Counts: counts, SourceError: c.sourceErr, LoadError: c.loadErr, Pinned: c.pins.current()}
+	passEv := api.PassEvent{Cluster: c.Name(), Revision: revision, RevisionMessage: message, PassDurationMs: c.passDur.Milliseconds(),
+		LastPass: now, Counts: counts, SourceError: c.sourceErr, LoadError: c.loadErr, Pinned: c.pins.current()}
 	c.mu.Unlock()
 
 	c.notePass(context.WithoutCancel(ctx), revision, now, counts)

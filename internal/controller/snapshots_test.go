@@ -61,10 +61,18 @@ func serveAPI(t *testing.T, e *env) *apiClient { return serveAPIWithLogs(t, e, n
 // (nil: none), for tests of /api/v1/logs.
 func serveAPIWithLogs(t *testing.T, e *env, logs *logring.Ring) *apiClient {
 	t.Helper()
-	srv, err := server.New(context.Background(), server.Options{
+	return serveOptions(t, server.Options{
 		Store: e.st, Backend: e.c, Hub: e.hub, Config: e.c.opts.Config, OnSettingsChanged: e.c.ApplyConfig,
-		Logs: logs, Metrics: e.c.opts.Metrics, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
+		Logs: logs, Metrics: e.c.opts.Metrics,
 	})
+}
+
+// serveOptions serves a backend's HTTP API on loopback and logs in as the
+// first admin.
+func serveOptions(t *testing.T, o server.Options) *apiClient {
+	t.Helper()
+	o.SetupOutput, o.PasswordParams = io.Discard, auth.Params{Memory: 1024, Time: 1, Threads: 1}
+	srv, err := server.New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +84,7 @@ func serveAPIWithLogs(t *testing.T, e *env, logs *logring.Ring) *apiClient {
 	served := make(chan struct{})
 	go func() { defer close(served); srv.Serve(ctx, ln) }()
 	t.Cleanup(func() { cancel(); <-served })
-	tok, err := os.ReadFile(e.st.Path() + ".setup-token")
+	tok, err := os.ReadFile(o.Store.Path() + ".setup-token")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,9 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string)
 	msg := what + " started"
 	if kind == "" {
 		msg = "a full pass started"
+		if c := api.ClusterFrom(r.Context()); c != "" {
+			msg = "a full pass of cluster " + c + " started"
+		}
 	}
 	accepted(w, msg)
 }

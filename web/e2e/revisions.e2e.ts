@@ -78,6 +78,12 @@ async function cores(): Promise<string> {
 const short = (hash: string) => hash.slice(0, 8);
 const items = (l: Locator) => l.locator('li').allTextContents();
 const bar = () => page.getByRole('region', { name: 'Reconciliation' });
+// The overview's graph (its default view) starts from the Git source node.
+const sourceNode = () => page.locator('.react-flow__node-source');
+// sourceText waits for the Git source node's text to match, and shows the last one seen if it never does.
+async function sourceText(want: RegExp): Promise<void> {
+  await expect.poll(async () => (await sourceNode().textContent({ timeout: 1000 }).catch(() => null)) ?? '', { timeout: 30_000, interval: 250 }).toMatch(want);
+}
 
 describe('revisions: pinning, and a HEAD that fails to load', () => {
   let older = '';
@@ -162,6 +168,8 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
       const text = (await bar().textContent()) ?? '';
       return text.includes('pinned revision, not the branch head') && text.includes(short(older));
     });
+    // The graph's Git source node shows the same commit and says why, in the same words.
+    await sourceText(new RegExp(`^⎇ Git sourcepinned revision, not the branch head${short(older)} web-01: one corelast pass `));
     const banner = page.locator('.pin-banner');
     expect(await banner.textContent()).toContain(`Pinned to ${short(older)}`);
     expect(await banner.textContent()).toContain('the branch head is not applied until unpinned (pinned by admin)');
@@ -174,6 +182,8 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
       return text.includes('revision being reconciled') && text.includes(short(head));
     });
     await banner.waitFor({ state: 'detached' });
+    await sourceText(new RegExp(`^⎇ Git source${short(head)} web-01: two coreslast pass `));
+    expect(await sourceNode().locator('.gsource-state').count()).toBe(0);
     await until('web-01 has the head’s two cores again', async () => (await cores()) === '2', 60_000);
   });
 
@@ -193,6 +203,11 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
     const summary = (await bar().textContent()) ?? '';
     expect(summary).toContain('last good revision: HEAD failed to load');
     expect(summary).toContain(short(head));
+    // The graph's Git source node: the last good commit, named so, never passed off as HEAD.
+    await sourceText(new RegExp(`^⎇ Git sourcelast good revision: HEAD failed to load${short(head)} web-01: two coreslast pass `));
+    expect(await sourceNode().locator('.gsource-state').getAttribute('title')).toBe(
+      `HEAD (${short(broken)}) failed to load: this is the last good revision, not HEAD`,
+    );
     await b.shot('overview-head-failed');
     expect(await axeViolations(page)).toEqual([]);
 
@@ -235,6 +250,8 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
     await until('the overview follows the fixed head', async () => ((await bar().textContent()) ?? '').includes(short(fixed)));
     await alert.waitFor({ state: 'detached' });
     expect(await bar().textContent()).toContain('revision being reconciled');
+    await sourceText(new RegExp(`^⎇ Git source${short(fixed)} fix web-01, drop ct-01last pass `));
+    expect(await sourceNode().locator('.gsource-state').count()).toBe(0);
     await until('web-01 has three cores', async () => (await cores()) === '3', 60_000);
   });
 });

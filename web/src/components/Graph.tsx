@@ -20,7 +20,7 @@ import {
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { memo, useCallback, useEffect, useMemo, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
-import type { Resource, Status } from '../api/types';
+import type { LoadError, Pin, Resource, Status } from '../api/types';
 import { DEFAULT_CLUSTER, resourceKey, STATUSES } from '../api/types';
 import {
   createLayoutCache,
@@ -43,12 +43,15 @@ import {
 } from '../lib/graph';
 import type { Relation } from '../api/types';
 import { shortRev, timeAgo } from '../lib/format';
+import { REVISION_STATE_CLASS, REVISION_STATE_WORDS, revisionState, type RevisionState } from '../lib/revstate';
 import { countByStatus } from '../state/resources';
 import { HealthBadge, ProgressBar, StatusBadge, statusClass } from './Status';
 
 type ResourceNodeData = { resource: Resource; emphasis: 'hl' | 'dim' | '' };
 type GroupNodeData = { label: string; by: GraphGroupBy; counts: Record<Status, number>; total: number };
-type SourceNodeData = { revision: string; message: string; lastPass: string };
+// state says which commit the node shows and why (lib/revstate.ts); head is the
+// branch head that failed to load, for the tooltip.
+type SourceNodeData = { revision: string; message: string; lastPass: string; state: RevisionState; head: string };
 
 type ResourceNode = Node<ResourceNodeData, 'resource'>;
 type GroupNode = Node<GroupNodeData, 'tier'>;
@@ -154,14 +157,28 @@ const GroupNodeView = memo(function GroupNodeView({ data }: NodeProps<GroupNode>
   );
 });
 
-const SourceNodeView = memo(function SourceNodeView({ data }: NodeProps<SourceNode>) {
+// SourceNodeView is the Git source: the commit reconciled and, when that is not
+// the branch head, why (pinned, or the last good one while HEAD fails to load), in
+// the summary bar's words.
+export const SourceNodeView = memo(function SourceNodeView({ data }: Pick<NodeProps<SourceNode>, 'data'>) {
+  const why =
+    data.state === 'lastGood'
+      ? `HEAD${data.head ? ` (${shortRev(data.head)})` : ''} failed to load: this is the last good revision, not HEAD`
+      : data.state === 'pinned'
+        ? 'Pinned: the branch head is not applied until unpinned'
+        : data.message;
   return (
-    <div className="gnode gsource">
+    <div className={`gnode gsource${data.state !== 'head' ? ` gsource-${data.state}` : ''}`}>
       <div className="gsource-title">
         <span aria-hidden="true">⎇</span> Git source
       </div>
+      {data.state !== 'head' && (
+        <div className={`gsource-state ${REVISION_STATE_CLASS[data.state]}`} title={why}>
+          {REVISION_STATE_WORDS[data.state]}
+        </div>
+      )}
       <div className="gsource-rev" title={data.message}>
-        <code>{shortRev(data.revision)}</code> {data.message}
+        <code title={data.revision}>{shortRev(data.revision)}</code> {data.message}
       </div>
       <div className="muted small">last pass {timeAgo(data.lastPass)}</div>
       <Handle type="source" position={Position.Right} isConnectable={false} />
@@ -302,6 +319,9 @@ export interface GraphProps {
   revision: string;
   revisionMessage: string;
   lastPass: string;
+  // What the revision is: a pin, or the last good one while HEAD fails to load.
+  pinned?: Pin | null;
+  loadError?: LoadError | null;
   onOpen: (key: string) => void;
   colorMode: 'light' | 'dark';
 }
@@ -356,6 +376,8 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
     const next = new Map<string, FlowNode>();
     const nodes: FlowNode[] = [];
     const by = props.groupBy;
+    const revState = revisionState(props.pinned, props.loadError);
+    const head = props.loadError?.revision ?? '';
     const emphasisOf = (r: Resource) => (props.highlight ? (r.status === props.highlight ? 'hl' : 'dim') : '');
     // Zoomed out, a frame draws its members (FarCells) instead of them being nodes.
     const cells = new Map<string, FarCell[]>();
@@ -447,7 +469,9 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
           o.position.y === ln.y &&
           o.data.revision === props.revision &&
           o.data.message === props.revisionMessage &&
-          o.data.lastPass === props.lastPass;
+          o.data.lastPass === props.lastPass &&
+          o.data.state === revState &&
+          o.data.head === head;
         node = same
           ? o!
           : {
@@ -456,7 +480,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
               position,
               width: ln.width,
               height: ln.height,
-              data: { revision: props.revision, message: props.revisionMessage, lastPass: props.lastPass },
+              data: { revision: props.revision, message: props.revisionMessage, lastPass: props.lastPass, state: revState, head },
               focusable: false,
             };
       }
@@ -553,7 +577,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
     }
     edgeCache.current = nextEdges;
     return { nodes, edges };
-  }, [layout, deps, byKey, groupCounts, far, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass]);
+  }, [layout, deps, byKey, groupCounts, far, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass, props.pinned, props.loadError]);
 }
 
 function sameCells(a: FarCell[] | undefined, b: FarCell[] | undefined): boolean {

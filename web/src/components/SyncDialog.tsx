@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { api, errorMessage, resourcePath } from '../api/client';
-import type { ActionAccepted, PlanDocument, PlanSummary } from '../api/types';
+import type { ActionAccepted, PlanDocument, PlanSummary, Status } from '../api/types';
 import { ErrorLines } from './LoadError';
 import { ActionBadge, StatusBadge, unplannable } from './Status';
 
@@ -51,29 +51,86 @@ export function planCounts(summary: PlanSummary): string {
   return parts.length ? parts.join(', ') : 'nothing';
 }
 
-export default function SyncDialog({ target, onClose, onDone }: { target: SyncTarget | null; onClose: () => void; onDone: (msg: string) => void }) {
+// SyncScope is what "Sync all" covers with a clusters list: the clusters the
+// overview shows (its Cluster filter), and whether that is every cluster (then one
+// full sync is asked for, as without clusters).
+export interface SyncScope {
+  clusters: string[];
+  every: boolean;
+}
+
+// clusterWords names clusters in a sentence: "cluster lab-2", "clusters lab-1 and lab-2".
+export function clusterWords(names: string[]): string {
+  if (names.length === 1) return `cluster ${names[0]}`;
+  return `clusters ${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+}
+
+// mergePlans adds up the plans of several clusters as the daemon's plan of every
+// cluster does: counts summed, actions side by side (each names its cluster).
+export function mergePlans(plans: PlanDocument[]): PlanDocument {
+  if (plans.length === 1) return plans[0];
+  const summary: PlanSummary = { statuses: {} };
+  const sum = summary as Record<string, unknown>;
+  for (const p of plans) {
+    for (const [k, v] of Object.entries(p.summary ?? {})) {
+      if (k === 'statuses') {
+        for (const [st, n] of Object.entries(v as Record<string, number>)) summary.statuses![st as Status] = (summary.statuses![st as Status] ?? 0) + n;
+      } else if (typeof v === 'number') sum[k] = ((sum[k] as number | undefined) ?? 0) + v;
+    }
+  }
+  return { revision: plans[0].revision, summary, actions: plans.flatMap((p) => p.actions ?? []) };
+}
+
+const syncPath = (cluster: string) => `/api/v1/sync?cluster=${encodeURIComponent(cluster)}`;
+
+export default function SyncDialog({
+  target,
+  scope,
+  onClose,
+  onDone,
+}: {
+  target: SyncTarget | null;
+  // "Sync all" of a clusters list: which clusters (absent: the single cluster).
+  scope?: SyncScope;
+  onClose: () => void;
+  onDone: (msg: string) => void;
+}) {
   const [opts, setOpts] = useState<Options>({ prune: false, dryRun: false, reboot: false });
   const [plan, setPlan] = useState<PlanDocument | null>(null);
   const [planError, setPlanError] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const dialog = useRef<HTMLDivElement>(null);
-  const path = target ? resourcePath(target.kind, target.name, '/sync', target.cluster) : '/api/v1/sync';
-  const what = target ? `${target.kind} ${target.name}` : 'all resources';
+  const [perCluster, setPerCluster] = useState<{ cluster: string; summary: PlanSummary }[]>([]);
+  const clusters = !target && scope?.clusters.length ? scope.clusters : [];
+  // One path per cluster the plan is read from; a real sync of every cluster is one request.
+  const paths = target ? [resourcePath(target.kind, target.name, '/sync', target.cluster)] : clusters.length ? clusters.map(syncPath) : ['/api/v1/sync'];
+  const syncPaths = !target && scope?.every ? ['/api/v1/sync'] : paths;
+  const what = target ? `${target.kind} ${target.name}` : clusters.length ? `all resources of ${clusterWords(clusters)}` : 'all resources';
+  const pathsKey = paths.join('\n');
 
-  // The plan of this sync, read again when an option that changes it does.
+  // The plan of this sync, read again when an option that changes it does; with
+  // clusters, each cluster's plan, so that the counts are told per cluster too.
   useEffect(() => {
     let stale = false;
     setPlan(null);
     setPlanError('');
-    api
-      .post<{ plan: PlanDocument }>(path, { prune: opts.prune, reboot: opts.reboot, dryRun: true })
-      .then((r) => !stale && setPlan(r.plan))
+    setPerCluster([]);
+    const body = { prune: opts.prune, reboot: opts.reboot, dryRun: true };
+    Promise.all(pathsKey.split('\n').map((p) => api.post<{ plan: PlanDocument }>(p, body)))
+      .then((rs) => {
+        if (stale) return;
+        const plans = rs.map((r) => r.plan);
+        setPlan(mergePlans(plans));
+        setPerCluster(clusters.length > 1 ? plans.map((p, i) => ({ cluster: clusters[i], summary: p.summary })) : []);
+      })
       .catch((err) => !stale && setPlanError(errorMessage(err)));
     return () => {
       stale = true;
     };
-  }, [path, opts.prune, opts.reboot]);
+    // clusters is pathsKey's source.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [pathsKey, opts.prune, opts.reboot]);
 
   useEffect(() => {
     const prev = document.activeElement as HTMLElement | null;
@@ -114,8 +171,10 @@ export default function SyncDialog({ target, onClose, onDone }: { target: SyncTa
     setBusy(true);
     setError('');
     try {
-      const r = await api.post<ActionAccepted | undefined>(path, { prune: opts.prune, reboot: opts.reboot, dryRun: false });
-      onDone(r?.status || 'Sync requested.');
+      const body = { prune: opts.prune, reboot: opts.reboot, dryRun: false };
+      const rs = await Promise.all(syncPaths.map((p) => api.post<ActionAccepted | undefined>(p, body)));
+      const said = rs.map((r) => r?.status || 'Sync requested.');
+      onDone(said.length === 1 ? said[0] : said.join('; '));
       onClose();
     } catch (err) {
       setError(errorMessage(err));
@@ -159,10 +218,19 @@ export default function SyncDialog({ target, onClose, onDone }: { target: SyncTa
                 <strong>This sync would: </strong>
                 <span data-testid="sync-counts">{planCounts(plan.summary)}</span>.
               </p>
+              {perCluster.length > 0 && (
+                <ul className="sync-clusters" aria-label="By cluster">
+                  {perCluster.map((c) => (
+                    <li key={c.cluster}>
+                      <strong>{c.cluster}</strong>: {planCounts(c.summary)}
+                    </li>
+                  ))}
+                </ul>
+              )}
               {changing.length > 0 && (
                 <ul className="sync-actions" tabIndex={0} aria-label="What this sync changes">
                   {changing.slice(0, 50).map((a) => (
-                    <li key={`${a.kind}/${a.name}`}>
+                    <li key={`${a.cluster ?? ''}:${a.kind}/${a.name}`}>
                       <ActionBadge action={a.action} conflict={a.conflict} />
                       {unplannable(a) && (
                         <>
@@ -173,6 +241,7 @@ export default function SyncDialog({ target, onClose, onDone }: { target: SyncTa
                       <span className="mono">
                         {a.kind}/{a.name}
                       </span>
+                      {clusters.length > 1 && a.cluster && <span className="muted small"> in {a.cluster}</span>}
                       {a.reason && <span className="muted small"> — {a.reason}</span>}
                     </li>
                   ))}

@@ -13,7 +13,7 @@ import { DEFAULT_CLUSTER, resourceKey } from '../api/types';
 export type GraphGroupBy = 'kind' | 'node' | 'cluster';
 
 export const SIZES = {
-  source: { width: 240, height: 78 },
+  source: { width: 300, height: 96 },
   group: { width: 200, height: 56 },
   resource: { width: 220, height: 52 },
   // Between a group's node and its resources.

@@ -1,5 +1,5 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
-import { beforeEach, expect, test, vi } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import type { Resource } from '../api/types';
 import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, resourcesValue, settle } from '../test/helpers';
 import { initialResourceState, reduceResources } from '../state/resources';
@@ -13,6 +13,9 @@ const resources: Resource[] = [
 
 beforeEach(() => {
   window.history.replaceState(null, '', '/?view=cards');
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
 });
 
 const cardNames = () => [...document.querySelectorAll('.card .card-name')].map((n) => n.textContent);
@@ -226,4 +229,88 @@ test('"Pulling Git now." goes by itself; a refused refresh’s error stays until
     vi.useRealTimers();
     vi.unstubAllGlobals();
   }
+});
+
+test('with several clusters the summary bar counts the filtered cluster and says so; unfiltered, all of them and each its own', () => {
+  window.history.replaceState(null, '', '/?view=cards');
+  render(
+    <Providers resources={twoClusters}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  const chip = (s: string) => within(screen.getByRole('group', { name: /^Counts by status/ })).getByRole('button', { name: new RegExp(s) }).textContent;
+  expect(screen.getByRole('group', { name: 'Counts by status in all 2 clusters' })).toBeTruthy();
+  expect(chip('Synced')).toBe('2 Synced');
+  expect(chip('Failed')).toBe('1 Failed');
+  expect(screen.getByTestId('summary-scope').textContent).toBe('in all 2 clusters: home 1 of 1 in sync · office 1 of 2 in sync');
+  // A cluster's name there filters to it.
+  fireEvent.click(within(screen.getByTestId('summary-scope')).getByRole('button', { name: 'office' }));
+  expect(new URLSearchParams(window.location.search).get('cluster')).toBe('office');
+  expect(screen.getByRole('group', { name: 'Counts by status in cluster office' })).toBeTruthy();
+  expect(screen.getByTestId('summary-scope').textContent).toBe('in cluster office');
+  expect(chip('Synced')).toBe('1 Synced');
+  expect(chip('Failed')).toBe('1 Failed');
+  // A status filter narrows the cards, not the counts of the cluster shown.
+  fireEvent.click(within(screen.getByRole('group', { name: /^Counts by status/ })).getByRole('button', { name: /Failed/ }));
+  expect(chip('Synced')).toBe('1 Synced');
+  window.history.replaceState(null, '', '/?view=cards&cluster=home');
+  fireEvent(window, new PopStateEvent('popstate'));
+  expect(chip('Synced')).toBe('1 Synced');
+  expect(chip('Failed')).toBe('0 Failed');
+});
+
+test('with a Cluster filter, Sync all syncs that cluster only, after a confirmation naming it with its own plan’s counts', async () => {
+  window.history.replaceState(null, '', '/?view=cards&cluster=office');
+  const calls = mockFetch(({ url, body }) => {
+    const b = JSON.parse(String(body));
+    if (!b.dryRun) return { status: 202, body: { status: 'a full pass of cluster office started' } };
+    const office = url.endsWith('?cluster=office');
+    return {
+      body: {
+        plan: {
+          cluster: office ? 'office' : 'home',
+          revision: '3f2c1e0a9b8c7d6e',
+          summary: office ? { update: 1, statuses: { OutOfSync: 1, Synced: 1 } } : { create: 5, statuses: { OutOfSync: 5 } },
+          actions: office ? [{ cluster: 'office', kind: 'VirtualMachine', name: 'app-01', action: 'update' }] : [],
+        },
+      },
+    };
+  });
+  render(
+    <Providers resources={twoClusters}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  fireEvent.click(screen.getByRole('button', { name: 'Sync all in office' }));
+  const dialog = screen.getByRole('dialog', { name: 'Sync all resources of cluster office' });
+  expect((await within(dialog).findByTestId('sync-counts')).textContent).toBe('1 to update, 1 in sync');
+  fireEvent.click(within(dialog).getByRole('button', { name: 'Sync all' }));
+  await screen.findByText('a full pass of cluster office started');
+  expect(calls.map((c) => `${c.url} ${(c.body as { dryRun: boolean }).dryRun ? 'dry run' : 'sync'}`)).toEqual([
+    '/api/v1/sync?cluster=office dry run',
+    '/api/v1/sync?cluster=office sync',
+  ]);
+});
+
+test('without a Cluster filter, Sync all of several clusters tells each cluster’s counts and asks for one full sync', async () => {
+  window.history.replaceState(null, '', '/?view=cards');
+  const calls = mockFetch(({ url, body }) => {
+    const b = JSON.parse(String(body));
+    if (!b.dryRun) return { status: 202, body: { status: 'a full pass started' } };
+    const office = url.endsWith('?cluster=office');
+    const summary = office ? { update: 1, statuses: { OutOfSync: 1, Synced: 1 } } : { create: 2, statuses: { OutOfSync: 2, Synced: 1 } };
+    return { body: { plan: { revision: 'r', summary, actions: [] } } };
+  });
+  render(
+    <Providers resources={twoClusters}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  fireEvent.click(screen.getByRole('button', { name: 'Sync all' }));
+  const dialog = screen.getByRole('dialog', { name: 'Sync all resources of clusters home and office' });
+  expect((await within(dialog).findByTestId('sync-counts')).textContent).toBe('2 to create, 1 to update, 2 in sync');
+  expect(within(dialog).getAllByRole('listitem').map((li) => li.textContent)).toEqual(['home: 2 to create, 1 in sync', 'office: 1 to update, 1 in sync']);
+  fireEvent.click(within(dialog).getByRole('button', { name: 'Sync all' }));
+  await screen.findByText('a full pass started');
+  expect(calls.filter((c) => !(c.body as { dryRun: boolean }).dryRun).map((c) => c.url)).toEqual(['/api/v1/sync']);
 });

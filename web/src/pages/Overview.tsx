@@ -3,7 +3,7 @@ import { api, errorMessage } from '../api/client';
 import { STATUSES, type ActionAccepted, type Status } from '../api/types';
 import Cards from '../components/Cards';
 import Drawer from '../components/Drawer';
-import SyncDialog from '../components/SyncDialog';
+import SyncDialog, { clusterWords } from '../components/SyncDialog';
 import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { useTransient } from '../lib/transient';
 import MultiSelect from '../components/MultiSelect';
@@ -11,8 +11,9 @@ import PinBanner from '../components/PinBanner';
 import { ErrorAlert } from '../components/RoleSelect';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { REVISION_STATE_CLASS, REVISION_STATE_WORDS, revisionState } from '../lib/revstate';
 import { setQuery, useLocation } from '../lib/router';
-import { applyFilters, clusterChoices, effectiveFilters, facetValues, parseFilters, writeFilters, type Filters } from '../state/filters';
+import { applyFilters, clusterChoices, effectiveFilters, facetValues, parseFilters, resourceCluster, writeFilters, type Filters } from '../state/filters';
 import { countByStatus } from '../state/resources';
 import { useSession } from '../state/session';
 import { useResources } from '../state/useResources';
@@ -66,7 +67,21 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
   }, []);
 
   const facets = useMemo(() => facetValues(all), [all]);
-  const counts = useMemo(() => countByStatus(all), [all]);
+  // With a Cluster filter the bar counts what it shows, that cluster's resources
+  // (and says so); without one, every cluster's, and each cluster's own below.
+  const inClusters = useMemo(() => (multi && filters.cluster.length ? clusters.filter((c) => filters.cluster.includes(c)) : []), [multi, clusters, filters.cluster]);
+  const scoped = useMemo(() => (inClusters.length ? all.filter((r) => inClusters.includes(resourceCluster(r))) : all), [all, inClusters]);
+  const counts = useMemo(() => countByStatus(scoped), [scoped]);
+  const perCluster = useMemo(() => {
+    if (!multi || inClusters.length) return [];
+    return clusters.map((c) => {
+      const rs = all.filter((r) => resourceCluster(r) === c);
+      return { cluster: c, total: rs.length, synced: rs.filter((r) => r.status === 'Synced').length };
+    });
+  }, [multi, inClusters, clusters, all]);
+  const scopeWords = !multi ? '' : inClusters.length ? `in ${clusterWords(inClusters)}` : `in all ${clusters.length} clusters`;
+  // "Sync all" syncs what the overview shows: the filtered clusters, or every one.
+  const syncScope = multi ? { clusters: inClusters.length ? inClusters : clusters, every: !inClusters.length || inClusters.length === clusters.length } : undefined;
   const shown = useMemo(() => applyFilters(all, filters), [all, filters]);
 
   const post = async (path: string, done: string) => {
@@ -81,6 +96,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
     }
   };
 
+  const revState = revisionState(state.pinned, state.loadError);
   const filtered =
     filters.cluster.length + filters.kind.length + filters.status.length + filters.node.length + filters.tag.length > 0 || filters.q !== '' || filters.driftOnly;
 
@@ -90,13 +106,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
       <section className="summary" aria-label="Reconciliation">
         <div className="summary-rev">
           {/* What is reconciled is not always the branch head: a pin or a head that fails to load says so here too. */}
-          {state.pinned ? (
-            <div className="small rev-state warn">pinned revision, not the branch head</div>
-          ) : state.loadError ? (
-            <div className="small rev-state error">last good revision: HEAD failed to load</div>
-          ) : (
-            <div className="muted small">revision being reconciled</div>
-          )}
+          <div className={REVISION_STATE_CLASS[revState]}>{REVISION_STATE_WORDS[revState]}</div>
           <div>
             <code title={state.revision}>{shortRev(state.revision)}</code>{' '}
             <span className="rev-msg" title={state.revisionMessage}>
@@ -111,7 +121,26 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
             {state.passDurationMs !== null && <span className="muted"> · {state.passDurationMs} ms</span>}
           </div>
         </div>
-        <div className="summary-counts" role="group" aria-label="Counts by status">
+        <div className="summary-counts" role="group" aria-label={scopeWords ? `Counts by status ${scopeWords}` : 'Counts by status'}>
+          {scopeWords && (
+            <div className="summary-scope small" data-testid="summary-scope">
+              {scopeWords}
+              {perCluster.length > 0 && (
+                <>
+                  {': '}
+                  {perCluster.map((c, i) => (
+                    <span key={c.cluster}>
+                      {i > 0 && ' · '}
+                      <button type="button" className="linkish" onClick={() => update({ cluster: [c.cluster] })} title={`Show only cluster ${c.cluster}`}>
+                        {c.cluster}
+                      </button>{' '}
+                      {c.synced} of {c.total} in sync
+                    </span>
+                  ))}
+                </>
+              )}
+            </div>
+          )}
           {STATUSES.map((s) => (
             <button
               type="button"
@@ -135,7 +164,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
                 Refresh
               </button>
               <button type="button" className="btn small primary" onClick={() => setSyncing(true)}>
-                Sync all
+                {syncScope && !syncScope.every ? `Sync all in ${syncScope.clusters.join(', ')}` : 'Sync all'}
               </button>
             </>
           )}
@@ -151,7 +180,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
       {error && <div className="alert error" role="alert">{error}</div>}
       {notice && <div className="alert" role="status">{notice}</div>}
       <ErrorAlert error={postError} onDismiss={() => setPostError('')} />
-      {syncing && <SyncDialog target={null} onClose={() => setSyncing(false)} onDone={setNotice} />}
+      {syncing && <SyncDialog target={null} scope={syncScope} onClose={() => setSyncing(false)} onDone={setNotice} />}
 
       <section className="filters" aria-label="Filters">
         <input
@@ -252,6 +281,8 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
                 revision={state.revision}
                 revisionMessage={state.revisionMessage}
                 lastPass={state.lastPass}
+                pinned={state.pinned}
+                loadError={state.loadError}
                 onOpen={open}
                 colorMode={theme}
               />

@@ -3,6 +3,7 @@ import { api, errorMessage } from '../api/client';
 import { resourceKey, STATUSES, type Action, type PlanAction, type PlanDocument } from '../api/types';
 import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { ActionBadge, STATUS_LABEL, StatusBadge, statusClass, unplannable } from '../components/Status';
+import { PLAN_REVISION_WORDS } from '../lib/revstate';
 import { shortRev } from '../lib/format';
 import MultiSelect from '../components/MultiSelect';
 import { setQuery, useLocation } from '../lib/router';
@@ -161,7 +162,7 @@ export default function Plan() {
         <>
           <div className="plan-summary" aria-label="Summary">
             <span>
-              {plan.loadError ? 'last good revision' : 'revision'} <code title={plan.revision}>{shortRev(plan.revision)}</code>
+              {PLAN_REVISION_WORDS[plan.loadError ? 'lastGood' : 'head']} <code title={plan.revision}>{shortRev(plan.revision)}</code>
             </span>
             {SUMMARY_ACTIONS.map((k) => (
               <span key={k} className={`plan-count act-${k}`}>
