@@ -56,6 +56,10 @@ func (s *Server) qemuResize(r *Request) (any, error) {
 		if grow {
 			newSize += v.Size
 		}
+		// qemu-server src/PVE/API2/Qemu.pm resize_vm refuses a shrink in
+		// its worker, after the size is read and before anything changes;
+		// an unchanged size is a no-op (proxmops never asks for either:
+		// an adopted guest's larger disk is noted, never shrunk).
 		if newSize < v.Size {
 			return Fail("shrinking disks is not supported")
 		}
@@ -111,6 +115,8 @@ func (s *Server) lxcResize(r *Request) (any, error) {
 		if grow {
 			newSize += v.Size
 		}
+		// pve-container src/PVE/API2/LXC.pm resize_vm: checked before the
+		// task and again in it.
 		if newSize < v.Size {
 			return nil, nil, 0, Fail("unable to shrink disk size")
 		}

@@ -22,7 +22,11 @@ func init() {
 			"which proxmops does not own, with the ownership tag (its other tags kept), as the annotation\n" +
 			"proxmops.dev/adopt: \"true\" would. It changes nothing else: the other differences are\n" +
 			"shown and wait for a sync (proxmops apply, or the daemon). It refuses a guest of the other\n" +
-			"type, a template where a VM is declared (or the reverse) and a locked guest, with the reason.",
+			"type, a template where a VM is declared (or the reverse) and a locked guest, with the reason.\n" +
+			"It also tags the guest adopted-by-proxmops and records its disk sizes in its description\n" +
+			"(a proxmops-adopted: line): disks up to those sizes stay accepted, growth beyond them is\n" +
+			"drift. Run again on a guest adopted before these existed, it adds them and says so; on a\n" +
+			"guest whose adoption is complete it changes nothing.",
 		Args: cobra.ExactArgs(1),
 	}
 	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
@@ -45,10 +49,15 @@ func init() {
 		}
 		eng := s.engine
 		ad, err := eng.PlanAdoption(ctx, s.desired, s.revision, key)
+		out := cmd.OutOrStdout()
+		if errors.Is(err, engine.ErrAlreadyAdopted) {
+			// Run again: nothing to add, not a failure.
+			fmt.Fprintln(out, strings.TrimSuffix(err.Error(), ": "+api.ErrConflict.Error()))
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		out := cmd.OutOrStdout()
 		engine.WritePlanText(out, ad.Plan, false)
 		if err := eng.ApplyAdoption(ctx, ad, nil); err != nil {
 			return err
@@ -56,7 +65,13 @@ func init() {
 		if err := recordAdoption(ctx, s.db, kind, historyName(s, name), s.revision, ad); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: adopted, but not recorded in the daemon's history: %v\n", err)
 		}
-		fmt.Fprintf(out, "\nadopted %s: the guest now carries %s; the other changes above wait for a sync\n", key, engine.OwnerTag)
+		if ad.Completes {
+			fmt.Fprintf(out, "\ncompleted the adoption of %s, which proxmops owned already: added %s and recorded its disk sizes (%s) in its description; the other changes above wait for a sync\n",
+				key, engine.AdoptedTag, ad.Record)
+		} else {
+			fmt.Fprintf(out, "\nadopted %s: the guest now carries %s and %s, its disk sizes (%s) are recorded in its description; the other changes above wait for a sync\n",
+				key, engine.OwnerTag, engine.AdoptedTag, ad.Record)
+		}
 		return nil
 	}
 	rootCmd.AddCommand(cmd)

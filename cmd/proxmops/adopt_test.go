@@ -16,7 +16,7 @@ import (
 // proxmops adopt over the CLI against the simulator: it shows the plan
 // with the adoption (the undeclared tag's removal included), tags the
 // guest and nothing else, and records "adopted" in the daemon's history
-// with the commit and the OS user; a second run is refused with the reason.
+// with the commit and the OS user; a second run has nothing to do.
 // Its disk, larger than declared, stays accepted: apply after apply
 // reports it and succeeds, never shrinks it.
 func TestAdoptCommand(t *testing.T) {
@@ -48,13 +48,16 @@ func TestAdoptCommand(t *testing.T) {
 		h[0].Commit != "local" || !strings.Contains(h[0].Message, "VMID 120") {
 		t.Fatalf("history: %+v %v", h, err)
 	}
+	if d := g.Config["description"]; d != engine.AdoptedLinePrefix+" scsi0=32G" {
+		t.Fatalf("the record of the sizes at adoption: %q", d)
+	}
 	code, out, errOut = runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
-	if code != 1 || !strings.Contains(errOut, "proxmops already owns it") {
+	if code != 0 || !strings.Contains(out, "VirtualMachine/app-01 is already adopted: it carries") || !strings.HasSuffix(out, "nothing to do\n") {
 		t.Fatalf("adopting again: %d\n%s%s", code, out, errOut)
 	}
 	for i := range 2 {
 		code, out, errOut = runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
-		if code != 0 || !strings.Contains(out, " 0 failed") || i == 0 && !strings.Contains(out, "disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk") {
+		if code != 0 || !strings.Contains(out, " 0 failed") || i == 0 && !strings.Contains(out, "disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk (32G at adoption, accepted)") {
 			t.Fatalf("apply %d after the adoption: %d\n%s%s", i, code, out, errOut)
 		}
 	}
@@ -100,5 +103,44 @@ func TestApplyRecordsAnAnnotatedAdoption(t *testing.T) {
 	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || h[0].User != cliUser() || h[0].Commit != "local" ||
 		!strings.Contains(h[0].Message, "VMID 120") || !strings.Contains(h[0].Message, "annotated") {
 		t.Fatalf("history: %+v %v", h, err)
+	}
+}
+
+// A guest adopted before proxmops recorded adoptions carries the ownership
+// tag alone, so its larger disk fails like one proxmops made; `proxmops
+// adopt` run again completes the adoption, says so, and from then on the
+// disk is accepted; run once more it has nothing to do.
+func TestAdoptCommandCompletesAnOlderAdoption(t *testing.T) {
+	sim, repo := cliEnv(t)
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", filepath.Join(t.TempDir(), "proxmops.db"))
+	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
+		"name": "app-01", "cores": "2", "memory": "2048", "tags": engine.OwnerTag,
+		"scsi0": "local-lvm:vm-120-disk-0,size=32G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	code, out, errOut := runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
+	if code != 1 || !strings.Contains(out, "shrinking disks is not supported") {
+		t.Fatalf("apply before: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
+	if code != 0 || !strings.Contains(out, "completed the adoption of VirtualMachine/app-01, which proxmops owned already: added "+engine.AdoptedTag+
+		" and recorded its disk sizes (scsi0=32G)") {
+		t.Fatalf("adopt: %d\n%s%s", code, out, errOut)
+	}
+	if g, _ := sim.Guest(120); g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag || g.Config["description"] != engine.AdoptedLinePrefix+" scsi0=32G" {
+		t.Fatalf("after adopt: %v", g.Config)
+	}
+	code, out, errOut = runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
+	if code != 0 || !strings.Contains(out, " 0 failed") {
+		t.Fatalf("apply after: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append([]string{"plan", "--output", "json"}, common...)...)
+	if code != 0 || !strings.Contains(out, `"Synced": 1`) || !strings.Contains(out, "never shrunk (32G at adoption, accepted)") {
+		t.Fatalf("plan after: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
+	if code != 0 || !strings.Contains(out, "is already adopted") {
+		t.Fatalf("adopt again: %d\n%s%s", code, out, errOut)
 	}
 }

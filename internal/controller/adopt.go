@@ -85,9 +85,11 @@ func adoptResult(kind, name, commit string, ad *engine.Adoption, dryRun bool) ap
 		res.Plan = doc.Actions[0]
 	}
 	if dryRun {
-		res.Message = fmt.Sprintf("adopting tags VMID %d on %s with %s and %s and changes nothing else; a sync then applies the other changes listed", ad.VMID, ad.Node, engine.OwnerTag, engine.AdoptedTag)
+		res.Message = fmt.Sprintf("adopting tags VMID %d on %s with %s and %s, records its disk sizes (%s) in its description and changes nothing else; a sync then applies the other changes listed",
+			ad.VMID, ad.Node, engine.OwnerTag, engine.AdoptedTag, ad.Record)
 	} else {
-		res.Message = fmt.Sprintf("adopted: VMID %d on %s now carries %s and %s; the other changes listed wait for a sync", ad.VMID, ad.Node, engine.OwnerTag, engine.AdoptedTag)
+		res.Message = fmt.Sprintf("adopted: VMID %d on %s now carries %s and %s, its disk sizes (%s) recorded in its description; the other changes listed wait for a sync",
+			ad.VMID, ad.Node, engine.OwnerTag, engine.AdoptedTag, ad.Record)
 	}
 	return res
 }

@@ -170,7 +170,7 @@ func TestAdoptThroughTheAPI(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st != http.StatusConflict || !strings.Contains(errBody.Error, "already owns") {
+	if st != http.StatusConflict || !strings.Contains(errBody.Error, "VirtualMachine/h2 is already adopted") {
 		t.Fatalf("adopting again: %d %+v", st, errBody)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,39 +23,54 @@ import (
 // shrunk: adopting never replaces nor shrinks anything. Without the
 // annotation or the command a foreign guest stays a Conflict (gate.go).
 //
-// What an adoption accepts stays accepted after it, however it was made:
-// the adoption tags the guest with AdoptedTag beside OwnerTag, and every
-// later plan of a guest carrying both (or of a manifest still annotated)
-// notes those differences instead of failing on them, so an adopted guest
-// with a larger disk reconciles like any other, pass after pass, whether
-// the annotation, `proxmops adopt` or the UI's button adopted it.
+// What an adoption accepts stays accepted after it, however it was made,
+// and no more: the adoption tags the guest with AdoptedTag beside OwnerTag
+// and records its disk sizes in its description (adoptrecord.go). Every
+// later plan of a guest carrying both notes the creation-only differences
+// and the disks up to their size at adoption, and reports a disk grown
+// beyond it as drift (OutOfSync, never shrunk). An owned guest whose
+// adoption lacks the tag or the record (adopted before they existed) has
+// them added by `proxmops adopt` again, or by the next sync of a manifest
+// still annotated.
 
 // adoptionTags are the tags an adoption adds.
 var adoptionTags = strings.Join(normalTags([]string{OwnerTag, AdoptedTag}), ";")
 
-// adoptingReason opens the reason of an adoption.
-var adoptingReason = "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag +
-	" and " + AdoptedTag + " (which keeps what the adoption accepts accepted)"
+// adoptingReason opens the reason of an adoption of a guest with rec.
+func adoptingReason(g *Guest, rec AdoptionRecord) string {
+	what := "adopting a guest proxmops did not make: adds the ownership tag " + OwnerTag + " and " + AdoptedTag
+	if g.Owned {
+		what = "completing the adoption of a guest proxmops adopted before it recorded adoptions: adds " + AdoptedTag
+	}
+	return what + " and records its disk sizes (" + rec.String() + ") in its description's " + AdoptedLinePrefix +
+		" line: they stay accepted, growth beyond them is drift"
+}
 
 // adoptRequested reports whether m asks to adopt the guest at its VMID.
 func (pc *planContext) adoptRequested(m Meta) bool {
 	return m.Adopt || slices.Contains(pc.e.opts.Adopt, m.Kind+"/"+m.Name)
 }
 
+// adoptionComplete says whether g carries everything an adoption leaves.
+func adoptionComplete(g *Guest) bool {
+	return g.Owned && g.Adopted && g.AdoptionRecord != nil
+}
+
 // adoptGate decides, before the ownership gate, whether a's resource
-// adopts g. It returns the guest to plan with (a copy seen as owned when
-// adopting) and a finished action when the adoption is refused. typ and
-// template are what the kind declares, as for guestGate.
+// adopts g. It returns the guest to plan with (a copy seen as owned and
+// adopted when adopting) and a finished action when the adoption is
+// refused. typ and template are what the kind declares, as for guestGate.
 func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ string, template bool) (*Guest, *Action) {
 	if g != nil && g.Owned && g.Adopted {
-		a.acceptAsIs = true // adopted earlier: what it accepted stays accepted
+		// Adopted earlier: what it accepted stays accepted, up to the
+		// record (nil: not recorded, growth is reported).
+		a.acceptAsIs, a.accepted = true, g.AdoptionRecord
 	}
-	if !pc.adoptRequested(m) {
+	if !pc.adoptRequested(m) || g == nil || a.Sync == vocab.SyncDisabled || adoptionComplete(g) {
 		return g, nil
 	}
-	a.acceptAsIs = true // also once owned: the annotation stays in the manifest
-	if g == nil || g.Owned || a.Sync == vocab.SyncDisabled {
-		return g, nil
+	if g.Owned && (g.Lock != "" || !g.Read || g.Type != typ || g.Template != template) {
+		return g, nil // completed on a later pass; the ordinary gates say the rest
 	}
 	a.Node, a.VMID = g.Node, g.VMID
 	if unfinished(a, g) {
@@ -74,11 +90,16 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	case !g.Read:
 		return refuse(fmt.Sprintf("its configuration could not be read: %v", g.ReadErr))
 	}
+	rec := diskSizes(g)
 	own := *g
-	own.Owned, own.Adopted = true, true
-	a.Adopt = true
+	own.Owned, own.Adopted, own.AdoptionRecord = true, true, &rec
+	a.Adopt, a.acceptAsIs, a.accepted, a.adoptedBefore = true, true, &rec, g.Owned
+	a.adoptReason = adoptingReason(g, rec)
 	tags := normalTags(append(append([]string(nil), g.Tags...), OwnerTag, AdoptedTag))
 	node, vmid := g.Node, g.VMID
+	// The record first: without the tags it is never read, so a failure
+	// in between leaves the guest as it was.
+	a.adoptRecord = func(ctx context.Context, x *execCtx) error { return x.writeAdoptionRecord(ctx, typ, node, vmid, rec) }
 	a.tagOnly = func(ctx context.Context, x *execCtx) error {
 		p := pve.NewParams().Set("tags", strings.Join(tags, ";"))
 		if typ == "lxc" {
@@ -89,22 +110,29 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	return &own, nil
 }
 
-// refuseShrink refuses to shrink subject ("disk scsi0", "rootfs") from
-// have to want: reported and failed (unsupported says why), or, on an
-// adopted guest, only noted (adoptDiff).
-func (d *guestDiff) refuseShrink(subject string, have, want int64, unsupported string) {
+// refuseShrink refuses to shrink slot (subject names it: "disk scsi0",
+// "rootfs") from have to want: reported and failed (unsupported says
+// why), or, on an adopted guest, noted up to its size at adoption and
+// reported as drift beyond it (adoptDiff).
+func (d *guestDiff) refuseShrink(slot, subject string, have, want int64, unsupported string) {
 	head := fmt.Sprintf("%s is %s on the cluster but %s in the manifest", subject, FormatSize(have), FormatSize(want))
 	msg := head + ": " + unsupported + ", raise the size in the manifest"
 	d.refused = append(d.refused, msg)
-	d.shrinks = append(d.shrinks, shrink{refused: msg, note: head + ": never shrunk (an adopted guest keeps its larger disks)"})
+	d.shrinks = append(d.shrinks, shrink{refused: msg, head: head, slot: slot, have: have, want: want})
 }
 
-// shrink is one refused shrink, with its note on an adopted guest.
-type shrink struct{ refused, note string }
+// shrink is one refused shrink, which an adopted guest may accept.
+type shrink struct {
+	refused, head string
+	slot          string
+	have, want    int64
+}
 
-// adoptDiff drops from an adopting guest's diff what adoption accepts as
-// it is: creation-only differences and shrinks, which are only noted.
-// It returns the notes for the action's reason.
+// adoptDiff drops from an adopted or adopting guest's diff what adoption
+// accepts as it is: creation-only differences, and shrinks down to no
+// less than the size at adoption, which are only noted; it turns a disk
+// grown beyond that size into drift (d.grown). It returns the notes for
+// the action's reason.
 func adoptDiff(a *Action, d *guestDiff) []string {
 	if !a.acceptAsIs {
 		return nil
@@ -117,10 +145,32 @@ func adoptDiff(a *Action, d *guestDiff) []string {
 	notes = append(notes, d.asIs...)
 	for _, s := range d.shrinks {
 		d.refused = slices.DeleteFunc(d.refused, func(r string) bool { return r == s.refused })
-		notes = append(notes, s.note)
+		at, recorded := int64(0), a.accepted != nil
+		if recorded {
+			at = a.accepted.Sizes[s.slot]
+		}
+		switch {
+		case s.have <= at:
+			notes = append(notes, fmt.Sprintf("%s: never shrunk (%s at adoption, accepted)", s.head, FormatSize(at)))
+		case recorded:
+			since := "it had no disk there at adoption"
+			if at > 0 {
+				since = FormatSize(at) + " at adoption"
+			}
+			d.grow(s, fmt.Sprintf("%s, grown since its adoption (%s): never shrunk; raise the size in the manifest to %s to accept it", s.head, since, FormatSize(s.have)))
+		default:
+			d.grow(s, fmt.Sprintf("%s, and its size at adoption is not recorded (adopted before proxmops recorded it): never shrunk; run `proxmops adopt %s` to record the sizes it has now, or raise the size in the manifest", s.head, a.Key()))
+		}
 	}
 	d.shrinks = nil
 	return notes
+}
+
+// grow records a disk larger than both the manifest and its size at
+// adoption: drift that is reported (OutOfSync), never applied.
+func (d *guestDiff) grow(s shrink, reason string) {
+	d.grown = append(d.grown, reason)
+	d.grownChanges = append(d.grownChanges, vocab.Change{Field: s.slot + ".size (grown since adoption)", From: FormatSize(s.have), To: FormatSize(s.want)})
 }
 
 // finishAdopt words an adopting action once its diff is planned: always
@@ -143,12 +193,16 @@ func finishAdopt(a *Action, notes []string) {
 	if !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "tags" }) {
 		a.Changes = append([]vocab.Change{{Field: "tags", Path: "metadata.tags", To: adoptionTags}}, a.Changes...)
 	}
-	reason := adoptingReason
+	reason := a.adoptReason
 	if a.Reason != "" && a.Reason != "in sync" {
 		reason += "; " + a.Reason
 	}
 	a.Reason = joinReasons(append([]string{reason}, notes...))
 }
+
+// ErrAlreadyAdopted is what adopting a guest whose adoption is complete
+// answers: nothing to do (`proxmops adopt` run again succeeds with it).
+var ErrAlreadyAdopted = errors.New("is already adopted")
 
 // AdoptOnly returns a plan holding only the adoption of key (the
 // ownership tag, the guest's other tags kept), for `proxmops adopt`: the
@@ -159,16 +213,16 @@ func (p *Plan) AdoptOnly(key string) (*Plan, error) {
 		if a.Key() != key {
 			continue
 		}
+		if a.Owned && !a.Adopt && a.acceptAsIs && a.accepted != nil {
+			return nil, fmt.Errorf("%s %w: it carries %s and %s, and its disk sizes at adoption are recorded (%s); nothing to do",
+				key, ErrAlreadyAdopted, OwnerTag, AdoptedTag, a.accepted)
+		}
 		if !a.Adopt || a.tagOnly == nil || a.Status == vocab.StatusFailed {
-			why := a.Reason
-			if a.Owned && !a.Adopt {
-				why = "proxmops already owns it"
-			}
-			return nil, fmt.Errorf("%s is not adopted: %s", key, why)
+			return nil, fmt.Errorf("%s is not adopted: %s", key, a.Reason)
 		}
 		b := *a
 		b.Changes = []vocab.Change{{Field: "tags", Path: "metadata.tags", To: adoptionTags}}
-		b.Reason = adoptingReason
+		b.Reason = a.adoptReason
 		b.run, b.NeedsReboot, b.Sync = a.tagOnly, false, vocab.SyncAuto
 		b.claim = claim{nodes: []string{a.Node}}
 		b.DependsOn, b.snapshot = nil, nil // the tag alone: no snapshot before it
@@ -208,7 +262,12 @@ type Adoption struct {
 	// the ordinary updates a sync applies afterwards (a tag the manifest
 	// does not declare shows as removed there, before anything happens).
 	Plan *Plan
-	// tagOnly is the plan Adopt applies: the ownership tag alone.
+	// Completes says the guest was owned already: the adoption adds what
+	// an older one lacked (AdoptedTag, the record of its disk sizes).
+	Completes bool
+	// Record is the disk sizes the adoption records.
+	Record AdoptionRecord
+	// tagOnly is the plan Adopt applies: the record and the tags alone.
 	tagOnly *Plan
 }
 
@@ -216,7 +275,11 @@ type Adoption struct {
 // changing anything. It fails, wrapping api.ErrNotFound, when key is not
 // declared, and wrapping api.ErrConflict, with the reason, when the plan
 // does not adopt it: a refusal (another type, a template mismatch, a
-// lock), a guest proxmops owns already, or no guest at the VMID.
+// lock), a guest proxmops made, or no guest at the VMID. A guest whose
+// adoption is complete fails with ErrAlreadyAdopted (and api.ErrConflict);
+// an owned guest whose adoption lacks AdoptedTag or the record of its
+// disk sizes (adopted before they existed) is adopted again, which adds
+// them.
 func (e *Engine) PlanAdoption(ctx context.Context, d *Desired, revision, key string) (*Adoption, error) {
 	ae := *e // a copy that adopts key, sharing the limiter and caches
 	ae.opts.Adopt = append(slices.Clone(e.opts.Adopt), key)
@@ -233,7 +296,11 @@ func (e *Engine) PlanAdoption(ctx context.Context, d *Desired, revision, key str
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, api.ErrConflict)
 	}
-	return &Adoption{Key: key, Node: a.Node, VMID: a.VMID, Plan: full.Only(key), tagOnly: p}, nil
+	ad := &Adoption{Key: key, Node: a.Node, VMID: a.VMID, Plan: full.Only(key), tagOnly: p, Completes: a.adoptedBefore}
+	if a.accepted != nil {
+		ad.Record = *a.accepted
+	}
+	return ad, nil
 }
 
 // ApplyAdoption adopts as PlanAdoption planned: it tags the guest with
@@ -256,14 +323,26 @@ func (e *Engine) ApplyAdoption(ctx context.Context, ad *Adoption, prog Progress)
 // annotated manifest made (a.Adopt), the same for the daemon and
 // `proxmops apply`.
 func (a *Action) AdoptionMessage(revision string) string {
-	return fmt.Sprintf("adopted VMID %d on %s (tagged %s) as annotated proxmops.dev/adopt at %s", a.VMID, a.Node, adoptionTags, shortCommit(revision))
+	rec := ""
+	if a.accepted != nil {
+		rec = a.accepted.String()
+	}
+	what := "adopted"
+	if a.adoptedBefore {
+		what = "completed the adoption of"
+	}
+	return fmt.Sprintf("%s VMID %d on %s (tagged %s, disk sizes recorded: %s) as annotated proxmops.dev/adopt at %s", what, a.VMID, a.Node, adoptionTags, rec, shortCommit(revision))
 }
 
 // HistoryMessage is the history text of a done adoption, the same for
 // the command and the API.
 func (ad *Adoption) HistoryMessage(revision string) string {
-	return fmt.Sprintf("adopted VMID %d on %s (tagged %s) at %s; the other differences wait for a sync",
-		ad.VMID, ad.Node, adoptionTags, shortCommit(revision))
+	what := "adopted"
+	if ad.Completes {
+		what = "completed the adoption of"
+	}
+	return fmt.Sprintf("%s VMID %d on %s (tagged %s, disk sizes recorded: %s) at %s; the other differences wait for a sync",
+		what, ad.VMID, ad.Node, adoptionTags, ad.Record, shortCommit(revision))
 }
 
 func shortCommit(rev string) string {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -114,8 +115,8 @@ func TestAdoptCommandTagsOnly(t *testing.T) {
 	if a.Conflict || !a.Owned || a.Action != vocab.ActionUpdate {
 		t.Fatalf("now owned, the rest an ordinary update: %+v", a)
 	}
-	if _, err := e.plan(e.engine(engine.Options{})).AdoptOnly("VirtualMachine/app-02"); err == nil || !strings.Contains(err.Error(), "already owns") {
-		t.Fatalf("adopting an owned guest: %v", err)
+	if _, err := e.plan(e.engine(engine.Options{})).AdoptOnly("VirtualMachine/app-02"); !errors.Is(err, engine.ErrAlreadyAdopted) {
+		t.Fatalf("adopting an adopted guest: %v", err)
 	}
 }
 

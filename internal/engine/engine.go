@@ -648,7 +648,12 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 			}
 			t0 := time.Now()
 			x := &execCtx{e: e, a: a, pass: p.pass, prog: prog, sdnApply: sdnApply}
-			err = a.run(ctx, x)
+			if a.adoptRecord != nil {
+				err = a.adoptRecord(ctx, x)
+			}
+			if err == nil {
+				err = a.run(ctx, x)
+			}
 			n.res.Duration = time.Since(t0)
 			n.res.Detail = strings.Join(x.notes, "\n")
 			if err != nil {

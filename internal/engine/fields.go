@@ -96,6 +96,21 @@ type fieldCtx struct {
 	vmid       int
 	importFrom string // the boot disk's import source at create
 	adopted    bool   // the guest carries AdoptedTag, or is being adopted
+	// adoptLine is the guest's adoption record line (adoptrecord.go), kept
+	// by a change of the description.
+	adoptLine string
+}
+
+// descParam is the description row of both tables: the user's text,
+// compared without proxmops' record lines; a change keeps the adoption
+// record in the same request, so it is never lost in between.
+func descParam(desc string, x *fieldCtx) []param {
+	if desc == "" {
+		return nil
+	}
+	line := x.adoptLine
+	return []param{{key: "description", path: "spec.description", same: sameDesc, show: showDesc, want: desc,
+		update: func(w, _ string) string { return withAdoptionLine(w, line) }}}
 }
 
 // tagsParam is the tags row of both tables: the manifest's tags and

@@ -24,7 +24,7 @@ var ctFields = []row[*ContainerSpec]{
 	{param: param{key: "timezone", path: "spec.timezone", takes: takesReboot}, want: func(s *ContainerSpec) (string, bool) { return str(s.Timezone) }},
 	{param: param{key: "ostype", path: "spec.ostype", takes: takesReboot}, want: func(s *ContainerSpec) (string, bool) { return str(s.OSType) }},
 	{param: param{key: "tags", path: "metadata.tags"}, each: func(s *ContainerSpec, x *fieldCtx) []param { return tagsParam(s.Tags, x) }},
-	{param: param{key: "description", path: "spec.description", same: sameDesc, show: showDesc}, want: func(s *ContainerSpec) (string, bool) { return str(s.Description) }},
+	{param: param{key: "description", path: "spec.description"}, each: func(s *ContainerSpec, x *fieldCtx) []param { return descParam(s.Description, x) }},
 	{param: param{key: "nameserver", path: "spec.nameserver", takes: takesReboot, same: sameSpaced}, want: func(s *ContainerSpec) (string, bool) { return str(s.Nameserver) }},
 	{param: param{key: "searchdomain", path: "spec.searchDomain", takes: takesReboot, same: sameSpaced}, want: func(s *ContainerSpec) (string, bool) { return str(s.SearchDomain) }},
 	// Features other than nesting are root@pam's (LXC.pm check_ct_modify_config_perm).
@@ -105,7 +105,7 @@ func diffMount(m MountSpec, path, have string, x *diffCtx, d *guestDiff) {
 		case haveSize > 0 && haveSize < m.Size:
 			d.resizes = append(d.resizes, resize{slot: m.Slot, from: haveSize, to: m.Size})
 		case haveSize > m.Size:
-			d.refuseShrink(m.Slot, haveSize, m.Size, "shrinking is not supported")
+			d.refuseShrink(m.Slot, m.Slot, haveSize, m.Size, "shrinking is not supported")
 		}
 	}
 	want := pve.PropertyString{Keys: append([]string(nil), ps.Keys...), Values: map[string]string{}}

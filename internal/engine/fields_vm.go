@@ -29,7 +29,7 @@ var qemuFields = []row[*guestSpec]{
 			return ps.String("cputype")
 		}}, want: func(gs *guestSpec) (string, bool) { return str(gs.CPU) }},
 	{param: param{key: "tags", path: "metadata.tags"}, each: func(gs *guestSpec, x *fieldCtx) []param { return tagsParam(gs.tags, x) }},
-	{param: param{key: "description", path: "spec.description", same: sameDesc, show: showDesc}, want: func(gs *guestSpec) (string, bool) { return str(gs.desc) }},
+	{param: param{key: "description", path: "spec.description"}, each: func(gs *guestSpec, x *fieldCtx) []param { return descParam(gs.desc, x) }},
 	{param: param{key: "onboot", path: "spec.onboot", same: sameTruthy}, want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.onboot) }},
 	{param: param{key: "startup", path: "spec.startup"}, want: func(gs *guestSpec) (string, bool) { return str(gs.startup) }},
 	{param: param{key: "balloon", path: "spec.balloon"}, want: func(gs *guestSpec) (string, bool) { return intPtr(gs.balloon) }},
@@ -211,7 +211,7 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 		case pd.Size < disk.Size:
 			d.resizes = append(d.resizes, resize{slot: disk.Slot, path: path + ".size", from: pd.Size, to: disk.Size})
 		case pd.Size > disk.Size:
-			d.refuseShrink("disk "+disk.Slot, pd.Size, disk.Size, "shrinking disks is not supported")
+			d.refuseShrink(disk.Slot, "disk "+disk.Slot, pd.Size, disk.Size, "shrinking disks is not supported")
 		}
 	}
 	if st := storageOf(pd.File); disk.Storage != "" && st != "" && st != disk.Storage {

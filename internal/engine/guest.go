@@ -74,6 +74,8 @@ type guestDiff struct {
 	refused      []string       // shrinking, root-only settings: reported and failed
 	creationOnly []vocab.Change // cannot change on an existing guest: reported
 	shrinks      []shrink       // the refusals that are shrinks (an adopted guest only notes them)
+	grown        []string       // disks of an adopted guest grown beyond their size at adoption: reported
+	grownChanges []vocab.Change
 	asIs         []string       // what only an adoption notes: creation-time choices it accepts (a disk's storage)
 	pending      []vocab.Change // managed keys whose desired value already waits for a reboot
 	cidata       *cidataChange
@@ -103,7 +105,7 @@ func (d *guestDiff) changes() []vocab.Change {
 	for _, c := range d.creationOnly {
 		out = append(out, vocab.Change{Field: c.Field + " (creation-only)", Path: c.Path, From: c.From, To: c.To})
 	}
-	return out
+	return append(out, d.grownChanges...)
 }
 
 func cidataHash(volid string) string {
@@ -154,6 +156,7 @@ func planGuestUpdate(a *Action, g *Guest, d *guestDiff, needsReboot bool, uo upd
 		reasons = append(reasons, fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", ")))
 	}
 	reasons = append(reasons, d.refused...)
+	reasons = append(reasons, d.grown...)
 	if len(d.creationOnly) > 0 {
 		var fields []string
 		for _, c := range d.creationOnly {
@@ -200,7 +203,7 @@ func planGuestUpdate(a *Action, g *Guest, d *guestDiff, needsReboot bool, uo upd
 		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	case reboot && uo.rebootIfNeeded:
 		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
-	case reboot || len(d.creationOnly) > 0:
+	case reboot || len(d.creationOnly) > 0 || len(d.grown) > 0:
 		a.Status = vocab.StatusOutOfSync
 	default:
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
@@ -411,7 +414,7 @@ func gibCeil(b int64) int64 {
 func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 	d := &guestDiff{managed: map[string]*param{}}
 	x := &diffCtx{eff: g.Effective, hp: hotplug(g.Effective), gate: true}
-	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted}, x, d)
+	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine()}, x, d)
 	d.pending = pendingOf(g, d)
 	return d
 }

@@ -59,6 +59,10 @@ type Guest struct {
 	// out of Current and Effective), Provisioned whether there is one.
 	ProvisionRecord provision.Record
 	Provisioned     bool
+	// AdoptionRecord is the disk sizes recorded at adoption (the
+	// description's proxmops-adopted line, taken out of Current and
+	// Effective), nil without one.
+	AdoptionRecord *AdoptionRecord
 }
 
 // Running reports whether the guest runs.
@@ -361,6 +365,7 @@ func (e *Engine) readGuestState(ctx context.Context, g *Guest, withStatus bool) 
 		return err
 	}
 	g.splitProvisionRecord()
+	g.splitAdoptionRecord()
 	g.nameFromConfig()
 	if !withStatus {
 		return nil

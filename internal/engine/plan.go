@@ -55,11 +55,18 @@ type Action struct {
 	// snapshot is taken before the action changes the guest
 	// (spec.snapshots.beforeChange; snapshot.go).
 	snapshot *snapshotStep
-	// tagOnly, for an adopting action, only adds the ownership tag.
-	tagOnly stepFunc
-	// acceptAsIs: the manifest asks for adoption, so creation-only
-	// differences and shrinks are noted, never planned (adopt.go).
-	acceptAsIs bool
+	// tagOnly, for an adopting action, only adds the ownership tag;
+	// adoptRecord, run before the action, records the disk sizes.
+	tagOnly, adoptRecord stepFunc
+	// acceptAsIs: an adopted or adopting guest, so creation-only
+	// differences and shrinks down to accepted's sizes are noted, never
+	// planned (adopt.go); accepted is nil when the adoption was not
+	// recorded. adoptReason opens an adopting action's reason,
+	// adoptedBefore says it completes an older adoption.
+	acceptAsIs    bool
+	accepted      *AdoptionRecord
+	adoptReason   string
+	adoptedBefore bool
 	// sdnSeq is the action's place (from 1) in its pass's SDN sequence, 0
 	// for an action outside it.
 	sdnSeq int

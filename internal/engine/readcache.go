@@ -55,6 +55,7 @@ type cachedGuest struct {
 	pendingDelete map[string]bool
 	record        provision.Record
 	provisioned   bool
+	adopted       *AdoptionRecord // shared, never changed
 }
 
 // guestSummary is what /cluster/resources shows of a guest that follows
@@ -162,6 +163,7 @@ func (r *cacheRound) fill(g *Guest, sum guestSummary) bool {
 	g.Current, g.Effective = maps.Clone(cg.current), maps.Clone(cg.effective)
 	g.Pending, g.PendingDelete = maps.Clone(cg.pending), maps.Clone(cg.pendingDelete)
 	g.ProvisionRecord, g.Provisioned = cg.record, cg.provisioned
+	g.AdoptionRecord = cg.adopted
 	g.Read, g.cached, g.ReadAt = true, true, cg.readAt
 	g.nameFromConfig()
 	return true
@@ -174,7 +176,7 @@ func (r *cacheRound) keep(g *Guest, sum guestSummary) {
 	}
 	g.ReadAt = r.now
 	cg := &cachedGuest{sum: sum, readAt: r.now, plan: r.plan, current: g.Current, effective: g.Effective, pending: g.Pending,
-		pendingDelete: g.PendingDelete, record: g.ProvisionRecord, provisioned: g.Provisioned}
+		pendingDelete: g.PendingDelete, record: g.ProvisionRecord, provisioned: g.Provisioned, adopted: g.AdoptionRecord}
 	if r.c.every > 0 {
 		cg.current, cg.effective = maps.Clone(g.Current), maps.Clone(g.Effective)
 		cg.pending, cg.pendingDelete = maps.Clone(g.Pending), maps.Clone(g.PendingDelete)

@@ -118,6 +118,10 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	}
 	notes := adoptDiff(a, d) // an adopted template: what its adoption accepted is only noted
 	a.Changes = d.changes()
+	if d.empty() && len(d.grown) > 0 {
+		a.Status, a.Reason = vocab.StatusOutOfSync, joinReasons(append(append([]string(nil), d.grown...), notes...))
+		return a
+	}
 	if d.empty() {
 		a.Status, a.Reason = vocab.StatusSynced, joinReasons(append([]string{"in sync"}, notes...))
 		return a
@@ -132,7 +136,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		reasons = append(reasons, fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place and existing clones keep their copy: delete the template to rebuild it, or give the new version another name and vmid",
 			strings.Join(uniqStrings(fields), ", ")))
 	}
-	a.Reason = joinReasons(append(append(reasons, d.refused...), notes...))
+	a.Reason = joinReasons(append(append(append(reasons, d.refused...), d.grown...), notes...))
 	return a
 }
 
