@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +292,44 @@ func TestAdoptedGuestsWithLargerDisksReconcile(t *testing.T) {
 			r.Method == "POST" && (strings.HasSuffix(r.Path, "/qemu") || strings.HasSuffix(r.Path, "/clone")) {
 			t.Errorf("a resize or replacement: %+v", r)
 		}
+	}
+}
+
+// A guest adopted with adopted-by-proxmops but before proxmops recorded
+// the disk sizes: its larger disk is reported (OutOfSync), not accepted
+// blindly. The UI's button (POST .../adopt) completes the adoption, which
+// writes only the description's record (the tags are there already), and
+// the daemon's next pass ends it Synced with the disk accepted.
+func TestAdoptButtonCompletesAnAdoptionWithoutRecord(t *testing.T) {
+	sim := startSim(t, 0.1)
+	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 460, Node: "pve1", Config: map[string]string{"name": "older", "cores": "2", "memory": "1024",
+		"tags": engine.AdoptedTag + ";lab;" + engine.OwnerTag, "scsi0": "local-lvm:vm-460-disk-0,size=8G", "net0": "virtio=BC:24:11:00:04:60,bridge=vmbr0"}}); err != nil {
+		t.Fatal(err)
+	}
+	repo := newGitRepo(t)
+	repo.commit("older", map[string]string{"vms/older.yaml": vmManifest("older", 460, 2)})
+	e := newEnv(t, sim, repo, "").start()
+	r := e.waitStatus("VirtualMachine/older", vocab.StatusOutOfSync)
+	if !strings.Contains(r.Reason, "its size at adoption is not recorded") {
+		t.Fatalf("before: %+v", r)
+	}
+	c := serveAPI(t, e)
+	var res api.AdoptResult
+	if st := c.do("POST", "/api/v1/resources/VirtualMachine/older/adopt", nil, &res); st != http.StatusOK || !res.Adopted ||
+		!strings.Contains(res.Plan.Reason, "completing the adoption") {
+		t.Fatalf("adopt: %d %+v", st, res)
+	}
+	if g, _ := sim.Guest(460); g.Config["description"] != engine.AdoptedLinePrefix+" scsi0=8G" {
+		t.Fatalf("the record: %v", g.Config)
+	}
+	r = e.waitStatus("VirtualMachine/older", vocab.StatusSynced)
+	if !strings.Contains(r.Reason, "never shrunk (8G at adoption, accepted)") {
+		t.Fatalf("after: %+v", r)
+	}
+	h := e.history("VirtualMachine/older")
+	if !slices.ContainsFunc(h, func(x api.HistoryEntry) bool {
+		return x.Event == api.EventAdopted && strings.Contains(x.Message, "completed the adoption of VMID 460")
+	}) {
+		t.Errorf("history: %+v", h)
 	}
 }
