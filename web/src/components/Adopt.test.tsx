@@ -34,7 +34,7 @@ const plan = (dryRun: boolean): AdoptResult => ({
     name: 'app-02',
     action: 'update',
     reason:
-      'adopting a guest proxmops did not make: adds the ownership tag managed-by-proxmops and adopted-by-proxmops (which keeps what the adoption accepts accepted); cores, tags differ from the manifest; disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk (an adopted guest keeps its larger disks)',
+      'adopting a guest proxmops did not make: adds the ownership tag managed-by-proxmops and adopted-by-proxmops and records its disk sizes (scsi0=32G) in its description\'s proxmops-adopted: line: they stay accepted, growth beyond them is drift; cores, tags differ from the manifest; disk scsi0 is 32G on the cluster but 20G in the manifest: never shrunk (32G at adoption, accepted)',
     changes: [
       { field: 'cores', from: '1', to: '2' },
       { field: 'tags', from: 'old;web', to: 'adopted-by-proxmops;managed-by-proxmops;web' },

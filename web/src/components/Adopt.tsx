@@ -31,9 +31,10 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
       <div id="adopt-desc">
         <p>
           proxmops did not make this guest. Adopting adds the tags <span className="mono">managed-by-proxmops</span> and{' '}
-          <span className="mono">adopted-by-proxmops</span> to it and changes nothing else now; from then on proxmops reconciles it
+          <span className="mono">adopted-by-proxmops</span> to it, records its disk sizes in its description (a{' '}
+          <span className="mono">proxmops-adopted:</span> line) and changes nothing else now; from then on proxmops reconciles it
           with the manifest and keeps what it was made with: nothing is replaced or moved, and a disk larger than declared is
-          reported, never shrunk.
+          reported, never shrunk (one grown beyond its size at adoption is reported as drift).
         </p>
         {plan.plan.reason && <p className="muted small">{plan.plan.reason}</p>}
         {removed.length > 0 && (
