@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -58,4 +59,55 @@ func yamlBlocks(text string) []docBlock {
 		}
 	}
 	return out
+}
+
+// placeholderTests are test names the docs use as placeholders.
+var placeholderTests = map[string]bool{"TestName": true}
+
+// The tests, benchmarks and fuzz targets the docs name (to run, or as the
+// proof of a claim) exist.
+func TestDocsNameOnlyTestsThatExist(t *testing.T) {
+	var code strings.Builder
+	err := filepath.WalkDir(filepath.Join("..", ".."), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, "_test.go") {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			code.Write(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Z0-9]\w*)\(|"((?:Test|Benchmark|Fuzz)[A-Z0-9]\w*)"`).FindAllStringSubmatch(code.String(), -1) {
+		defined[m[1]+m[2]] = true
+	}
+	nameRE := regexp.MustCompile(`\b((?:Test|Benchmark|Fuzz)[A-Z0-9]\w*)`)
+	checked := 0
+	for _, path := range docPaths(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range nameRE.FindAllStringSubmatch(line, -1) {
+				checked++
+				if !defined[m[1]] && !placeholderTests[m[1]] {
+					t.Errorf("%s:%d: %s: no such test, benchmark or fuzz target", path, i+1, m[1])
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d test names found in the docs: the scanner is broken", checked)
+	}
 }
