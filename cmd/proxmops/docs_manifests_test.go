@@ -111,3 +111,73 @@ func TestDocsNameOnlyTestsThatExist(t *testing.T) {
 		t.Fatalf("only %d test names found in the docs: the scanner is broken", checked)
 	}
 }
+
+var (
+	mdLinkRE    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	mdHeadingRE = regexp.MustCompile(`^#+\s+(.*)$`)
+	anchorDrop  = regexp.MustCompile(`[^\w\- ]`)
+)
+
+// anchorsOf returns the anchors GitHub makes of a Markdown file's headings.
+func anchorsOf(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	fenced := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+		}
+		if m := mdHeadingRE.FindStringSubmatch(line); m != nil && !fenced {
+			h := anchorDrop.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), "")
+			out[strings.ReplaceAll(h, " ", "-")] = true
+		}
+	}
+	return out
+}
+
+// Relative links in the docs (the README's to the token's pveum commands
+// among them) reach a file, and a heading where they name one.
+func TestDocsLinksReachTheirFilesAndHeadings(t *testing.T) {
+	checked := 0
+	for _, path := range docPaths(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fenced := false
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fenced = !fenced
+			}
+			if fenced {
+				continue
+			}
+			for _, m := range mdLinkRE.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				checked++
+				file, anchor, _ := strings.Cut(target, "#")
+				resolved := path
+				if file != "" {
+					resolved = filepath.Join(filepath.Dir(path), file)
+				}
+				if _, err := os.Stat(resolved); err != nil {
+					t.Errorf("%s:%d: link %s: %v", path, i+1, target, err)
+					continue
+				}
+				if anchor != "" && strings.HasSuffix(resolved, ".md") && !anchorsOf(t, resolved)[anchor] {
+					t.Errorf("%s:%d: link %s: %s has no such heading", path, i+1, target, resolved)
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d links found: the scanner is broken", checked)
+	}
+}
