@@ -158,6 +158,11 @@ func TestInstallScriptsAreShellcheckClean(t *testing.T) {
 	if err != nil {
 		t.Fatalf("shellcheck: %v\n%s", err, out)
 	}
+	// The CI entry point, a bash script, that installs what these tests use.
+	out, err = exec.Command("shellcheck", "--shell=bash", "--severity=style", filepath.Join(repoRoot(t), ".ci", "run")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("shellcheck .ci/run: %v\n%s", err, out)
+	}
 }
 
 func mustWrite(t *testing.T, path, content string) {
