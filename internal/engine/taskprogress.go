@@ -20,8 +20,10 @@ var progressTasks = map[string]bool{"download": true, "qmcreate": true, "qmclone
 var (
 	// transferred … (12.34%) — qemu-img convert and the block mirror.
 	transferredPct = regexp.MustCompile(`transferred .* \((\d+(?:\.\d+)?)%\)`)
-	// wget --progress=dot:giga: "  65536K ........ ........  50% 12.3M".
-	wgetPct = regexp.MustCompile(`^\s*\d+K[ .]+\s(\d{1,3})%`)
+	// wget --progress=dot:giga (pvesim/wget.go has the form): " 32768K
+	// ........ ........ ........ ........ 50% 4.10M 15s"; "%3d%%" follows the
+	// dots with no blank at 100 ("........100% 4.20M=31s").
+	wgetPct = regexp.MustCompile(`^\s*\d+K[ .]+?(\d{1,3})%`)
 )
 
 // percentOf reads the progress a task log line gives, if any.
