@@ -204,10 +204,11 @@ func (g *Guard) Hold(ctx context.Context, send func(Held) error) error {
 		cerr = errors.New("a keep-alive of the hold failed")
 	}
 	if cerr != nil {
-		// The request ran while this replica stalled or lost the database:
-		// another may have led meanwhile. Nothing can un-send it; the next
-		// leader reads the cluster before it acts.
-		g.log.Error("a Proxmox write was answered after its hold on the leadership ended; another replica may have led meanwhile",
+		// The request (or SSH step) ran while this replica stalled, lost the
+		// database or gave up waiting for it: another may have led
+		// meanwhile. Nothing can un-send it; the next leader reads the
+		// cluster before it acts.
+		g.log.Error("a write (a Proxmox request or a provisioning step) ended after its hold on the leadership ended; another replica may have led meanwhile",
 			"term", term, "err", cerr)
 	}
 	return serr
