@@ -252,9 +252,8 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 	write := func(lctx context.Context, self Info) {
 		ctx := WithTerm(lctx, self.Term)
 		for i := 0; lctx.Err() == nil; i++ {
-			between.RLock()
+			between.RLock() // until the write is counted, on the side of the cut it was made
 			err := describe(client, ctx, "w"+strconv.Itoa(i))
-			between.RUnlock()
 			mu.Lock()
 			switch {
 			case err == nil && cut.Load():
@@ -267,6 +266,7 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 				other = append(other, err)
 			}
 			mu.Unlock()
+			between.RUnlock()
 			if err != nil {
 				sleep(lctx, 50*time.Millisecond)
 			}
