@@ -17,7 +17,7 @@ import (
 
 // The documents a newcomer reads. Every proxmops command and flag they name
 // must be in the program's --help output, every make target in the Makefile.
-var docFiles = []string{"README.md", "CONTRIBUTING.md", "SECURITY.md", "docs/*.md"}
+var docFiles = []string{"README.md", "CONTRIBUTING.md", "SECURITY.md", "docs/*.md", "examples/README.md"}
 
 // foreignFlags are flags of other programs that the docs show on their own
 // (not in a command line that names the program), with the program.
