@@ -146,7 +146,7 @@ func (c *Controller) progress(key string, p *api.Progress) {
 // re-scan that confirms it (or picks up what waited for it). errMsg is ""
 // on success; detail is what the action reported beyond its changes.
 func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg string, dur time.Duration, detail string) {
-	kind, name := splitKey(key)
+	kind, _ := splitKey(key)
 	result := "ok"
 	if errMsg != "" {
 		result = "failed"
@@ -156,8 +156,6 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 	interval := c.currentRuntime().cfg.Reconcile.Interval
 
 	c.mu.Lock()
-	delete(c.inflight, key)
-	c.saveInflightLocked(ctx)
 	rec := c.records[key]
 	r := c.resources[key]
 	var sum api.ResourceSummary
@@ -165,6 +163,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		sum = r.sum
 	}
 	sum.Progress = nil
+	var entry *api.HistoryEntry // the outcome's history entry, if any
 	if errMsg == "" {
 		ev := api.EventApplied
 		switch action {
@@ -180,7 +179,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		if detail != "" {
 			msg += "; " + detail
 		}
-		c.addHistoryLocked(ctx, kind, name, ev, commit, msg)
+		entry = &api.HistoryEntry{Event: ev, Commit: commit, Message: msg}
 		rec = record{Status: vocab.StatusSynced, Event: ev}
 		// Done: nothing is planned until the next scan says otherwise.
 		sum.Status, sum.Health, sum.Action = vocab.StatusSynced, vocab.HealthHealthy, vocab.ActionNone
@@ -197,20 +196,22 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		rec.Failures++
 		rec.RetryAt = c.clock.Now().Add(retryDelay(interval, rec.Failures))
 		if msg != rec.Failure {
-			c.addHistoryLocked(ctx, kind, name, api.EventFailed, commit, msg)
+			entry = &api.HistoryEntry{Event: api.EventFailed, Commit: commit, Message: msg}
 			rec.Failure, rec.Event = msg, api.EventFailed
 		}
 		rec.Status = vocab.StatusFailed
 		sum.Status, sum.Health, sum.Reason = vocab.StatusFailed, vocab.HealthDegraded, msg
 		c.log.Warn("action failed", "resource", key, "action", action.String(), "commit", commit, "err", errMsg, "attempt", rec.Failures)
 	}
-	c.records[key] = rec
-	c.dirty = true
+	c.recordOutcomeLocked(ctx, key, entry, rec)
 	if r != nil {
 		c.setSummaryLocked(r, sum)
 	}
 	c.mu.Unlock()
 	c.saveState(ctx)
+	c.mu.Lock()
+	c.forgetInflightLocked(ctx, key)
+	c.mu.Unlock()
 }
 
 // dropQueued forgets an action the daemon's stop took out of the queue

@@ -266,6 +266,8 @@ func TestRunningSummaryNeverContradictsThePlan(t *testing.T) {
 		want       api.ResourceSummary
 	}{
 		{"a finished action leaving the dispatcher shows the plan's view", inSync, created, inflightAction{}, inSync},
+		{"a finished action whose outcome is being saved shows the plan's view", inSync, created,
+			inflightAction{Action: vocab.ActionCreate, Started: time.Unix(1, 0), Done: true, Record: &record{Status: vocab.StatusSynced}}, inSync},
 		{"a running create keeps its action and reason", inSync, creating, inflightAction{Action: vocab.ActionCreate, Started: time.Unix(1, 0)},
 			api.ResourceSummary{Status: vocab.StatusProgressing, Health: vocab.HealthProgressing, Action: vocab.ActionCreate, Reason: "the VM does not exist"}},
 		{"a queued action the plan no longer sees is named as in progress", inSync, created, queued,

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,62 @@ func TestKilledUpdateFinishedInTheClusterReadsSynced(t *testing.T) {
 		[2]string{"synced", "interrupted by the daemon's stop is not repeated: the cluster already matches"})
 	if w := writes(sim); w != 0 {
 		t.Errorf("%d writes after the restart: the interrupted update was repeated", w)
+	}
+}
+
+// A kill may cut finish between its writes: the outcome noted in the
+// in-flight entry, the history entry, the records, the entry dropped. The
+// next start writes what did not land, once, and calls nothing
+// interrupted: the VM's history reads "created" once, never "synced".
+func TestKillBetweenTheWritesOfAFinishedCreate(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	commit := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 377, 2)}).String()
+	// The VM exists as the finished create left it.
+	e0 := newEnv(t, sim, repo, "").start()
+	e0.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e0.stop()
+
+	created := api.HistoryEntry{Event: api.EventCreated, Commit: commit, Message: "create done in 1.2s: cores: 2",
+		Time: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	for _, cut := range []string{"after the outcome was noted", "after the history entry", "after the records"} {
+		t.Run(cut, func(t *testing.T) {
+			dir := t.TempDir()
+			st := openStore(t, dir)
+			ctx := context.Background()
+			in := map[string]inflightAction{"VirtualMachine/a": {Action: vocab.ActionCreate, Commit: commit, Started: created.Time,
+				Done: true, Outcome: &created, Record: &record{Status: vocab.StatusSynced, Event: api.EventCreated}}}
+			b, _ := json.Marshal(in)
+			if err := st.PutState(ctx, stateInflight, b); err != nil {
+				t.Fatal(err)
+			}
+			if cut != "after the outcome was noted" {
+				if _, err := st.AddHistory(ctx, "VirtualMachine", "a", created); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if cut == "after the records" {
+				b, _ := json.Marshal(map[string]record{"VirtualMachine/a": *in["VirtualMachine/a"].Record})
+				if err := st.PutState(ctx, stateRecords, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st.Close()
+			sim.ResetRequests()
+
+			e := newEnv(t, sim, repo, dir).start()
+			e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+			e.waitFor("a pass", func(l api.ResourceList) bool { return l.LastPass != nil })
+			e.stop()
+			e = newEnv(t, sim, repo, dir) // the history as the next start reads it
+			wantHistory(t, "VirtualMachine/a", e.history("VirtualMachine/a"), [2]string{"created", "create done in 1.2s"})
+			if w := writes(sim); w != 0 {
+				t.Errorf("%d writes: the finished create was acted on again", w)
+			}
+			if b, ok, err := e.st.State(ctx, stateInflight); err != nil || ok && string(b) != "{}" {
+				t.Errorf("in-flight state after the start: %s %v", b, err)
+			}
+			e.st.Close()
+		})
 	}
 }

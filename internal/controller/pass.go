@@ -451,11 +451,12 @@ func driftMessage(a *engine.Action, sum api.ResourceSummary, ds *desiredState) s
 // submitted with (prev, while it was Progressing), never a contradiction
 // such as action none with the reason of a create.
 //
-// An action whose outcome is recorded (finish dropped its inflight entry)
-// while its job is still leaving the dispatcher is no longer running:
+// An action whose outcome is recorded (finish marked its inflight entry
+// done, or dropped it) while its job is still leaving the dispatcher is
+// no longer running:
 // the plan's view stands, not Progressing with the reason "in sync".
 func runningSummary(sum, prev api.ResourceSummary, in inflightAction) api.ResourceSummary {
-	if in == (inflightAction{}) {
+	if in == (inflightAction{}) || in.Done {
 		return sum
 	}
 	sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing

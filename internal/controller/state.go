@@ -51,6 +51,73 @@ type inflightAction struct {
 	// Queued: waiting for a slot, not started (absent in records of
 	// older versions, which counted as started).
 	Queued bool `json:"queued,omitempty"`
+	// Done: the action ended; Outcome (nil when it adds nothing to the
+	// history, a failure repeating itself) and Record are what finish
+	// writes next. A daemon killed before it dropped this entry writes
+	// what did not land on its next start, not "interrupted".
+	Done    bool              `json:"done,omitempty"`
+	Outcome *api.HistoryEntry `json:"outcome,omitempty"`
+	Record  *record           `json:"record,omitempty"`
+}
+
+// recordOutcomeLocked records an action's end in three steps a kill may
+// cut anywhere: the outcome in the in-flight entry, then the history, then
+// the record; forgetInflightLocked drops the entry once the records are
+// saved (caller holds mu).
+func (c *Controller) recordOutcomeLocked(ctx context.Context, key string, entry *api.HistoryEntry, rec record) {
+	if entry != nil {
+		entry.Time = c.clock.Now()
+	}
+	if in, ok := c.inflight[key]; ok {
+		in.Done, in.Outcome, in.Record = true, entry, &rec
+		c.inflight[key] = in
+		c.saveInflightLocked(ctx)
+	}
+	if entry != nil {
+		kind, name := splitKey(key)
+		c.addEntryLocked(ctx, kind, name, *entry)
+	}
+	c.records[key] = rec
+	c.dirty = true
+}
+
+// forgetInflightLocked drops the in-flight entry of an action whose end is
+// recorded and saved (caller holds mu).
+func (c *Controller) forgetInflightLocked(ctx context.Context, key string) {
+	if in, ok := c.inflight[key]; ok && in.Done {
+		delete(c.inflight, key)
+		c.saveInflightLocked(ctx)
+	}
+}
+
+// addUnlessLastLocked writes a history entry unless it is the resource's
+// last one already: what a start writes for the previous run is written
+// once even if a kill cuts that start short.
+func (c *Controller) addUnlessLastLocked(ctx context.Context, key string, e api.HistoryEntry) {
+	kind, name := splitKey(key)
+	h, err := c.st.History(ctx, kind, c.historyName(name), 1)
+	if err != nil {
+		c.log.Error("reading history failed", "resource", key, "err", err)
+		return
+	}
+	if len(h) == 1 && h[0].Event == e.Event && h[0].Message == e.Message && h[0].Commit == e.Commit {
+		return
+	}
+	c.addEntryLocked(ctx, kind, name, e)
+}
+
+// recoverDoneLocked finishes the recording of an action that ended just
+// before a kill: the history entry if it is not the last one yet, and the
+// record (caller holds mu).
+func (c *Controller) recoverDoneLocked(ctx context.Context, key string, in inflightAction) {
+	if in.Outcome != nil {
+		c.addUnlessLastLocked(ctx, key, *in.Outcome)
+	}
+	if in.Record != nil {
+		c.records[key] = *in.Record
+		c.dirty = true
+	}
+	c.log.Info("an action ended just before the stop; its outcome is recorded now", "resource", key, "action", in.Action.String())
 }
 
 func (c *Controller) loadState(ctx context.Context) error {
@@ -118,14 +185,17 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 		return
 	}
 	for key, in := range c.inflight {
-		kind, name := splitKey(key)
+		if in.Done {
+			c.recoverDoneLocked(ctx, key, in)
+			continue
+		}
 		if in.Queued {
 			c.log.Info("an action queued before the stop never started; planned again", "resource", key, "action", in.Action.String())
 			continue
 		}
 		msg := fmt.Sprintf("%s interrupted: the daemon stopped while it ran (started %s); the cluster is read again and the next pass converges",
 			in.Action, in.Started.UTC().Format(time.RFC3339))
-		c.addHistoryLocked(ctx, kind, name, api.EventFailed, in.Commit, msg)
+		c.addUnlessLastLocked(ctx, key, api.HistoryEntry{Event: api.EventFailed, Commit: in.Commit, Message: msg})
 		rec := c.records[key]
 		rec.Status, rec.Event, rec.Failure = vocab.StatusFailed, api.EventFailed, msg
 		rec.Unfinished, rec.Interrupted = in.Action, true
@@ -133,8 +203,27 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 		c.dirty = true
 		c.log.Warn("action interrupted by a previous stop", "resource", key, "action", in.Action.String(), "commit", in.Commit)
 	}
+	// The records first: a kill between the two writes leaves the
+	// in-flight entries, recorded again (the outcomes only if missing).
+	c.saveRecordsLocked(ctx)
 	c.inflight = map[string]inflightAction{}
 	c.saveInflightLocked(ctx)
+}
+
+// saveRecordsLocked writes the records now (caller holds mu).
+func (c *Controller) saveRecordsLocked(ctx context.Context) {
+	if c.fenced.Load() || !c.dirty {
+		return
+	}
+	b, err := json.Marshal(c.records)
+	if err == nil {
+		err = c.st.PutState(ctx, c.stateKey(stateRecords), b)
+	}
+	if err != nil {
+		c.log.Error("saving controller state failed", "err", err)
+		return
+	}
+	c.dirty = false
 }
 
 // addHistoryLocked writes one history entry (caller holds mu, which only
@@ -148,7 +237,9 @@ func (c *Controller) addEntryLocked(ctx context.Context, kind, name string, e ap
 	if c.fenced.Load() {
 		return
 	}
-	e.Time = c.clock.Now()
+	if e.Time.IsZero() {
+		e.Time = c.clock.Now()
+	}
 	if _, err := c.st.AddHistory(ctx, kind, c.historyName(name), e); err != nil {
 		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(e.Event), "err", err)
 	}

@@ -515,6 +515,16 @@ func (r *chaosRun) logTail() string {
 	return strings.Join(lines[max(len(lines)-30, 0):], "\n")
 }
 
+// historyText renders a history (newest first) oldest first, one entry a
+// line.
+func historyText(h []api.HistoryEntry) string {
+	var b strings.Builder
+	for i := len(h) - 1; i >= 0; i-- {
+		fmt.Fprintf(&b, "\n  %s %s: %s", h[i].Time.Format("15:04:05.000"), h[i].Event, h[i].Message)
+	}
+	return b.String()
+}
+
 // checkStore opens the database the killed and restarted daemons shared:
 // SQLite's integrity check passes, and every VM's history is readable, in
 // order, ends in a success, and records the interrupted actions.
@@ -552,6 +562,23 @@ func (r *chaosRun) checkStore() (interrupted, failures int) {
 		}
 		if h[0].Event == api.EventFailed {
 			r.t.Errorf("%s converged but its last history event is a failure: %+v", name, h[0])
+		}
+		// Created once, whatever the kills and faults: an interrupted or
+		// failed create the cluster finished reads "created" when found,
+		// and nothing before it reads as if the VM had been there.
+		created := 0
+		for i := len(h) - 1; i >= 0; i-- { // oldest first
+			switch h[i].Event {
+			case api.EventCreated:
+				created++
+			case api.EventSynced, api.EventDrifted, api.EventApplied:
+				if created == 0 {
+					r.t.Errorf("history of %s: %s before created:%s", name, h[i].Event, historyText(h))
+				}
+			}
+		}
+		if created != 1 {
+			r.t.Errorf("history of %s: created %d times, want once:%s", name, created, historyText(h))
 		}
 	}
 	return interrupted, failures
