@@ -88,8 +88,8 @@ func sessionsOf(ctx context.Context, cfg *config.Config, only string) ([]*sessio
 		}
 		targets = picked
 	}
-	if cfg.Source.RepoURL == "" {
-		return nil, errors.New("no repository: set source.repoURL (or --repo) to a Git URL or a local directory")
+	if err := requireSettings(cfg.RequireSource()); err != nil {
+		return nil, err
 	}
 	syncer, err := source.New(source.FromConfig(cfg.Source))
 	if err != nil {
@@ -119,11 +119,8 @@ func sessionsOf(ctx context.Context, cfg *config.Config, only string) ([]*sessio
 // sessionFor reads the manifests (from res's sub-directory sub, or from a
 // sync of cfg's source when res is nil) and connects to cfg's cluster.
 func sessionFor(ctx context.Context, cfg *config.Config, res *source.Result, sub string) (*session, error) {
-	if cfg.Source.RepoURL == "" {
-		return nil, errors.New("no repository: set source.repoURL (or --repo) to a Git URL or a local directory")
-	}
-	if cfg.Cluster.Endpoint == "" {
-		return nil, errors.New("no cluster: set cluster.endpoint (or --endpoint) and the API token")
+	if err := requireSettings(cfg.RequireSource(), cfg.RequireCluster()); err != nil {
+		return nil, err
 	}
 	dir := ""
 	if res == nil {
@@ -204,4 +201,31 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// settingFlags are the flags that set a required key, named beside it.
+var settingFlags = map[string]string{"source.repoURL": "--repo", "cluster.endpoint": "--endpoint", "cluster.tokenId": "--token-id"}
+
+// requireSettings joins what the configuration lacks into one error, so a
+// first run names every missing setting at once (not one per attempt), each
+// with its flag where it has one.
+func requireSettings(errs ...error) error {
+	var probs []config.Problem
+	for _, err := range errs {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			probs = append(probs, ce.Problems...)
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	for i, p := range probs {
+		if f, ok := settingFlags[p.Key]; ok {
+			probs[i].Message = strings.Replace(p.Message, "(or ", "(or "+f+", or ", 1)
+		}
+	}
+	return &config.Error{Problems: probs}
 }

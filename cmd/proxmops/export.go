@@ -62,8 +62,8 @@ func init() {
 		if cfg, err = oneCluster(cfg, only); err != nil {
 			return err
 		}
-		if cfg.Cluster.Endpoint == "" {
-			return errors.New("no cluster: set cluster.endpoint (or --endpoint) and the API token")
+		if err := requireSettings(cfg.RequireCluster()); err != nil {
+			return err
 		}
 		client, err := pve.New(pve.Config{Endpoint: cfg.Cluster.Endpoint, TokenID: cfg.Cluster.TokenID,
 			TokenSecret: cfg.Cluster.TokenSecret, CAFile: cfg.Cluster.CAFile, Fingerprint: cfg.Cluster.Fingerprint,
