@@ -13,6 +13,7 @@ import {
   aspectBucket,
   DEFAULT_ASPECT,
   initialViewport,
+  IN_FRAME_MAX,
   labelObstacles,
   labelSize,
   layoutGraph,
@@ -425,6 +426,60 @@ describe('group by cluster', () => {
       ['res:office:VirtualMachine/app-01', 'res:office:Template/tpl'],
     ]);
     expect(focusEdges(two, layout, 'home:Template/tpl').map((e) => e.source)).toEqual(['res:home:VirtualMachine/app-01']);
+  });
+
+  test('grouped by cluster, each cluster frame draws the edges a graph of that cluster alone draws, named by both ends', () => {
+    // The examples' kind of repository, one per cluster: clones, an iso, a container template, vnets in a zone.
+    const lab = (cluster: string): Resource[] =>
+      manyResources(100).map((r) => ({ ...r, cluster, dependsOn: r.dependsOn?.filter((d) => d.kind !== 'Network') }));
+    // lab-2 is small: by kind, none of its groups is wrapped, so each dependency is an edge of its own.
+    const lab2: Resource[] = [
+      { cluster: 'lab-2', kind: 'Template', name: 'tpl', status: 'Synced' },
+      { cluster: 'lab-2', kind: 'Iso', name: 'debian-12', status: 'Synced' },
+      { cluster: 'lab-2', kind: 'VirtualMachine', name: 'web', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
+      { cluster: 'lab-2', kind: 'VirtualMachine', name: 'db', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
+      { cluster: 'lab-2', kind: 'VirtualMachine', name: 'installer', status: 'Synced', dependsOn: [{ kind: 'Iso', name: 'debian-12', relation: 'mounts' }] },
+    ];
+    const all = [...lab('lab-1'), ...lab2];
+    const byCluster = layoutGraph(graphGroups(all, 'cluster'));
+    const edges = dependencyEdges(all, byCluster);
+    const alone = (c: string) => {
+      const rs = all.filter((r) => r.cluster === c);
+      return dependencyEdges(rs, layoutGraph(graphGroups(rs, 'kind')));
+    };
+    const words = (es: ReturnType<typeof dependencyEdges>) => es.map((e) => `${e.source} -> ${e.target}: ${e.label}`).sort();
+    // lab-1's 100 resources by kind: its 30 VMs are a wrapped group, whose edges are bundles;
+    // inside its cluster frame each of them is drawn.
+    const declared = (c: string) =>
+      all.filter((r) => r.cluster === c).reduce((n, r) => n + (r.dependsOn ?? []).filter((d) => all.some((x) => x.cluster === c && x.kind === d.kind && x.name === d.name)).length, 0);
+    expect(edges.filter((e) => e.source.startsWith('res:lab-1:'))).toHaveLength(declared('lab-1'));
+    expect(words(edges.filter((e) => e.source.startsWith('res:lab-2:')))).toEqual(words(alone('lab-2')));
+    expect(alone('lab-2').map((e) => e.label).sort()).toEqual(['db clones tpl', 'installer mounts iso debian-12', 'web clones tpl']);
+    expect(edges.every((e) => e.count === 1 && e.source.startsWith('res:') && e.target.startsWith('res:'))).toBe(true);
+    // Never across clusters, each named by both ends.
+    for (const e of edges) expect(e.source.split(':')[1]).toBe(e.target.split(':')[1]);
+    expect(edges.map((e) => e.label)).toEqual(expect.arrayContaining(['vm-0000 clones tpl-0', 'ct-0000 is built from container template ct-tpl-0', 'vnet vnet1 is in zone zone1']));
+    // Their words keep off every node and one another: a frame's members sit close,
+    // so most curves have no room for them (their tooltip and aria-label say it).
+    const overlap = (a: LabelBox, b: LabelBox) => Math.abs(a.x - b.x) * 2 < a.width + b.width && Math.abs(a.y - b.y) * 2 < a.height + b.height;
+    const placed = edges.filter((e) => e.textBox).map((e) => e.textBox!);
+    expect(placed.length).toBeGreaterThan(0);
+    const nodes = byCluster.nodes.filter((n) => n.type !== 'frame').map((n) => ({ x: n.x + n.width / 2, y: n.y + n.height / 2, width: n.width, height: n.height }));
+    placed.forEach((a, i) => {
+      for (const b of placed.slice(i + 1)) expect(overlap(a, b)).toBe(false);
+      for (const n of nodes) expect(overlap(a, n)).toBe(false);
+    });
+  });
+
+  test('a cluster frame with too many dependencies inside draws none of them, and a hovered member still shows its own', () => {
+    const big = manyResources(1000).map((r) => ({ ...r, cluster: 'lab-1' }));
+    const l = layoutGraph(graphGroups(big, 'cluster'));
+    expect(dependencyEdges(big, l)).toEqual([]);
+    expect(focusEdges(big, l, 'lab-1:VirtualMachine/vm-0000').map((e) => e.label)).toEqual(['vm-0000 clones tpl-0', 'vm-0000 uses bridge pve1-vmbr1']);
+    // Below the bound they are drawn.
+    const small = big.filter((r) => !/^(vm|ct)-/.test(r.name) || /-00[0-3]\d$/.test(r.name));
+    expect(small.reduce((n, r) => n + (r.dependsOn?.length ?? 0), 0)).toBeLessThanOrEqual(IN_FRAME_MAX);
+    expect(dependencyEdges(small, layoutGraph(graphGroups(small, 'cluster'))).length).toBeGreaterThan(100);
   });
 
   test('a resource of a clusters list names its cluster to screen readers', () => {

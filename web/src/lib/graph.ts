@@ -43,6 +43,9 @@ export interface LayoutNode {
   ref: string;
   // A resource's group key.
   group?: string;
+  // A frame its group asks for (a cluster), not one its size gave it: its
+  // members' dependencies on each other are drawn one by one (dependencyEdges).
+  named?: boolean;
 }
 
 export interface LayoutEdge {
@@ -285,7 +288,16 @@ export function layoutGraph(groups: LayoutGroup[], aspect = DEFAULT_ASPECT): Gra
     if (b.framed) {
       const fid = frameNodeId(g.key);
       const fx = bx + S.group.width + S.linkGap;
-      nodes.push({ id: fid, type: 'frame', x: fx, y: hy, width: b.width - S.group.width - S.linkGap, height: b.height - S.frameTitle, ref: g.key });
+      nodes.push({
+        id: fid,
+        type: 'frame',
+        x: fx,
+        y: hy,
+        width: b.width - S.group.width - S.linkGap,
+        height: b.height - S.frameTitle,
+        ref: g.key,
+        ...(g.frame && { named: true }),
+      });
       edges.push({ id: `e:${gid}->${fid}`, source: gid, target: fid, points: [[bx + S.group.width, hcy], [fx, hcy]] });
     }
     g.resourceKeys.forEach((key, j) => {
@@ -515,6 +527,8 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
   }
   const out: DependencyEdge[] = [];
   const bundles = new Map<string, DependencyEdge & { names: string[]; groupLabel: string; targetLabel: string }>();
+  // The dependencies between members of one named frame, by frame.
+  const inFrame = new Map<string, DependencyEdge[]>();
   for (const r of resources) {
     if (!r.dependsOn?.length) continue;
     const key = resourceKey(r);
@@ -542,7 +556,27 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
         });
         continue;
       }
-      if (fa && fb && fa === fb) continue; // within one cluster: its members' names say it
+      if (fa && fb && fa === fb) {
+        // Within a frame of its size (hundreds of VMs of a kind): its members' names
+        // say it. Within a named frame (a cluster's resources, grouped by cluster),
+        // each dependency as in a graph of that cluster alone.
+        if (!fa.named) continue;
+        const [sourceHandle, targetHandle] = sides(a, b);
+        let list = inFrame.get(fa.id);
+        if (!list) inFrame.set(fa.id, (list = []));
+        list.push({
+          id: `dep:${key}->${to}:${d.relation}`,
+          source: resourceNodeId(key),
+          target: resourceNodeId(to),
+          relation: d.relation,
+          label: dependencyLabel(r, d),
+          count: 1,
+          sourceHandle,
+          targetHandle,
+          text: EDGE_VERB[d.relation],
+        });
+        continue;
+      }
       const dst = fb ?? b;
       const id = `dep:${fa.id}->${dst.id}:${d.relation}`;
       let e = bundles.get(id);
@@ -578,9 +612,24 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
       text: e.count === 1 ? EDGE_VERB[e.relation] : `${e.count} ${EDGE_VERB[e.relation]}`,
     });
   }
-  placeLabels(out, layout, labelObstacles(layout));
+  const taken = labelObstacles(layout);
+  const obstacles = taken.length;
+  placeLabels(out, layout, taken);
+  // Inside a named frame the labels keep off its members (and every label placed).
+  const inside: DependencyEdge[] = [];
+  for (const list of inFrame.values()) if (list.length <= IN_FRAME_MAX) inside.push(...list);
+  if (inside.length) {
+    const placed = taken.slice(obstacles);
+    placeLabels(inside, layout, [...placed, ...layout.nodes.filter((n) => n.type !== 'frame').map(asLabelBox)]);
+    out.push(...inside);
+  }
   return out;
 }
+
+// A named frame with more dependencies inside than this draws none of them (a
+// cluster of 1,000 resources): they would cost every frame of a pan and read as a
+// tangle. A member's own still show while it is hovered or focused (focusEdges).
+export const IN_FRAME_MAX = 200;
 
 // focusEdges lists the single dependencies of one resource, both ways (what it
 // needs and what needs it, at most `max`): drawn while it is hovered or focused,
