@@ -85,9 +85,14 @@ export interface Summary {
 export interface ClusterStatus {
   name: string;
   revision: string;
+  revisionMessage?: string;
   lastPass?: string | null;
+  passDurationMs?: number;
   sourceError?: string;
   counts?: Counts;
+  // Pins and load errors are per cluster (?cluster= on the pin routes).
+  pinned?: Pin | null;
+  loadError?: LoadError | null;
 }
 
 // LoadError: the branch head's manifests failed to load; what is shown is the
@@ -100,6 +105,8 @@ export interface LoadError {
 export interface PassEvent {
   cluster?: string;
   revision: string;
+  revisionMessage?: string;
+  passDurationMs?: number;
   lastPass?: string;
   counts?: Counts;
   sourceError?: string;

@@ -1,7 +1,7 @@
 import { render, screen } from '@testing-library/react';
 import { describe, expect, test } from 'vitest';
 import type { LoadError, Pin, Resource } from '../api/types';
-import { REVISION_STATE_WORDS } from '../lib/revstate';
+import { REVISION_STATE_WORDS, type ShownRevision } from '../lib/revstate';
 import Graph from './Graph';
 
 const resources: Resource[] = [
@@ -12,7 +12,7 @@ const resources: Resource[] = [
 const LAST_GOOD = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
 const HEAD = 'ffee0011ffee0011ffee0011ffee0011ffee0011';
 
-function show(pinned: Pin | null, loadError: LoadError | null) {
+function show(pinned: Pin | null, loadError: LoadError | null, clusterRevisions?: ShownRevision[]) {
   render(
     <div style={{ width: 900, height: 600 }}>
       <Graph
@@ -24,6 +24,7 @@ function show(pinned: Pin | null, loadError: LoadError | null) {
         lastPass=""
         pinned={pinned}
         loadError={loadError}
+        clusterRevisions={clusterRevisions}
         onOpen={() => {}}
         colorMode="light"
       />
@@ -62,4 +63,19 @@ describe('the Git source node says which commit it shows and why', () => {
     const node = show({ revision: LAST_GOOD }, { revision: HEAD, errors: ['x'] });
     expect(node.querySelector('.gsource-state')!.textContent).toBe(REVISION_STATE_WORDS.pinned);
   });
+});
+
+test('clusters that reconcile different revisions are each named with theirs and why', () => {
+  const pass = { revisionMessage: '', lastPass: '', passDurationMs: null, pinned: null, loadError: null };
+  const node = show(null, null, [
+    { ...pass, cluster: 'lab-1', revision: HEAD },
+    { ...pass, cluster: 'lab-2', revision: LAST_GOOD, pinned: { revision: LAST_GOOD } },
+    { ...pass, cluster: 'lab-3', revision: LAST_GOOD, loadError: { revision: HEAD, errors: ['x'] } },
+  ]);
+  expect([...node.querySelectorAll('.gsource-rev')].map((r) => r.textContent)).toEqual([
+    'lab-1 ffee0011 branch head',
+    'lab-2 a1b2c3d4 pinned',
+    'lab-3 a1b2c3d4 last good; HEAD failed to load',
+  ]);
+  expect(node.querySelector('.gsource-rev')!.getAttribute('title')).toBe(`lab-1: revision being reconciled ${HEAD}`);
 });

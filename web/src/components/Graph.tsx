@@ -43,7 +43,7 @@ import {
 } from '../lib/graph';
 import type { Relation } from '../api/types';
 import { shortRev, timeAgo } from '../lib/format';
-import { REVISION_STATE_CLASS, REVISION_STATE_WORDS, revisionState, type RevisionState } from '../lib/revstate';
+import { REVISION_STATE_CLASS, REVISION_STATE_SHORT, REVISION_STATE_WORDS, revisionState, type RevisionState, type ShownRevision } from '../lib/revstate';
 import { countByStatus } from '../state/resources';
 import { HealthBadge, ProgressBar, StatusBadge, statusClass } from './Status';
 
@@ -51,7 +51,9 @@ type ResourceNodeData = { resource: Resource; emphasis: 'hl' | 'dim' | '' };
 type GroupNodeData = { label: string; by: GraphGroupBy; counts: Record<Status, number>; total: number };
 // state says which commit the node shows and why (lib/revstate.ts); head is the
 // branch head that failed to load, for the tooltip.
-type SourceNodeData = { revision: string; message: string; lastPass: string; state: RevisionState; head: string };
+type SourceNodeData = { revision: string; message: string; lastPass: string; state: RevisionState; head: string; clusters?: ClusterRevision[] };
+// Each cluster's revision when the clusters shown reconcile different ones (a pin on one).
+type ClusterRevision = { cluster: string; revision: string; state: RevisionState };
 
 type ResourceNode = Node<ResourceNodeData, 'resource'>;
 type GroupNode = Node<GroupNodeData, 'tier'>;
@@ -160,7 +162,7 @@ const GroupNodeView = memo(function GroupNodeView({ data }: NodeProps<GroupNode>
 // SourceNodeView is the Git source: the commit reconciled and, when that is not
 // the branch head, why (pinned, or the last good one while HEAD fails to load), in
 // the summary bar's words.
-export const SourceNodeView = memo(function SourceNodeView({ data }: Pick<NodeProps<SourceNode>, 'data'>) {
+const SourceNodeView = memo(function SourceNodeView({ data }: NodeProps<SourceNode>) {
   const why =
     data.state === 'lastGood'
       ? `HEAD${data.head ? ` (${shortRev(data.head)})` : ''} failed to load: this is the last good revision, not HEAD`
@@ -172,14 +174,25 @@ export const SourceNodeView = memo(function SourceNodeView({ data }: Pick<NodePr
       <div className="gsource-title">
         <span aria-hidden="true">⎇</span> Git source
       </div>
-      {data.state !== 'head' && (
-        <div className={`gsource-state ${REVISION_STATE_CLASS[data.state]}`} title={why}>
-          {REVISION_STATE_WORDS[data.state]}
-        </div>
+      {data.clusters ? (
+        data.clusters.map((c) => (
+          <div key={c.cluster} className="gsource-rev" title={`${c.cluster}: ${REVISION_STATE_WORDS[c.state]} ${c.revision}`}>
+            {c.cluster} <code>{shortRev(c.revision)}</code>{' '}
+            <span className={c.state === 'head' ? 'muted small' : REVISION_STATE_CLASS[c.state]}>{REVISION_STATE_SHORT[c.state]}</span>
+          </div>
+        ))
+      ) : (
+        <>
+          {data.state !== 'head' && (
+            <div className={`gsource-state ${REVISION_STATE_CLASS[data.state]}`} title={why}>
+              {REVISION_STATE_WORDS[data.state]}
+            </div>
+          )}
+          <div className="gsource-rev" title={data.message}>
+            <code title={data.revision}>{shortRev(data.revision)}</code> {data.message}
+          </div>
+        </>
       )}
-      <div className="gsource-rev" title={data.message}>
-        <code title={data.revision}>{shortRev(data.revision)}</code> {data.message}
-      </div>
       <div className="muted small">last pass {timeAgo(data.lastPass)}</div>
       <Handle type="source" position={Position.Right} isConnectable={false} />
     </div>
@@ -322,6 +335,8 @@ export interface GraphProps {
   // What the revision is: a pin, or the last good one while HEAD fails to load.
   pinned?: Pin | null;
   loadError?: LoadError | null;
+  // Each cluster's, when the clusters shown reconcile different revisions.
+  clusterRevisions?: ShownRevision[];
   onOpen: (key: string) => void;
   colorMode: 'light' | 'dark';
 }
@@ -378,6 +393,8 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
     const by = props.groupBy;
     const revState = revisionState(props.pinned, props.loadError);
     const head = props.loadError?.revision ?? '';
+    const clusterRevs = props.clusterRevisions?.map((r) => ({ cluster: r.cluster ?? '', revision: r.revision, state: revisionState(r.pinned, r.loadError) }));
+    const clusterKey = clusterRevs?.map((c) => `${c.cluster}:${c.revision}:${c.state}`).join(' ') ?? '';
     const emphasisOf = (r: Resource) => (props.highlight ? (r.status === props.highlight ? 'hl' : 'dim') : '');
     // Zoomed out, a frame draws its members (FarCells) instead of them being nodes.
     const cells = new Map<string, FarCell[]>();
@@ -471,7 +488,8 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
           o.data.message === props.revisionMessage &&
           o.data.lastPass === props.lastPass &&
           o.data.state === revState &&
-          o.data.head === head;
+          o.data.head === head &&
+          (o.data.clusters?.map((c) => `${c.cluster}:${c.revision}:${c.state}`).join(' ') ?? '') === clusterKey;
         node = same
           ? o!
           : {
@@ -480,7 +498,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
               position,
               width: ln.width,
               height: ln.height,
-              data: { revision: props.revision, message: props.revisionMessage, lastPass: props.lastPass, state: revState, head },
+              data: { revision: props.revision, message: props.revisionMessage, lastPass: props.lastPass, state: revState, head, clusters: clusterRevs },
               focusable: false,
             };
       }
@@ -577,7 +595,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
     }
     edgeCache.current = nextEdges;
     return { nodes, edges };
-  }, [layout, deps, byKey, groupCounts, far, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass, props.pinned, props.loadError]);
+  }, [layout, deps, byKey, groupCounts, far, props.highlight, props.groupBy, props.revision, props.revisionMessage, props.lastPass, props.pinned, props.loadError, props.clusterRevisions]);
 }
 
 function sameCells(a: FarCell[] | undefined, b: FarCell[] | undefined): boolean {

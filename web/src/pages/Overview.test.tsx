@@ -314,3 +314,53 @@ test('without a Cluster filter, Sync all of several clusters tells each cluster�
   await screen.findByText('a full pass started');
   expect(calls.filter((c) => !(c.body as { dryRun: boolean }).dryRun).map((c) => c.url)).toEqual(['/api/v1/sync']);
 });
+
+test('with several clusters the bar names the shown cluster’s own revision: a pin on lab-2 is said filtered to it, and beside lab-1’s unfiltered', () => {
+  const pin = { revision: 'a1b2c3d4e5f6a7b8c9d0', message: 'one core', by: 'admin' };
+  const value = resourcesValue([], {
+    state: reduceResources(initialResourceState, [
+      {
+        type: 'snapshot',
+        summary: {
+          revision: 'ffee0011ffee0011ffee',
+          revisionMessage: 'two cores',
+          lastPass: new Date().toISOString(),
+          resources: twoClusters,
+          clusters: [
+            { name: 'home', revision: 'ffee0011ffee0011ffee', revisionMessage: 'two cores', lastPass: new Date().toISOString() },
+            { name: 'office', revision: pin.revision, revisionMessage: 'one core', lastPass: new Date().toISOString(), pinned: pin },
+          ],
+        },
+      },
+    ]),
+  });
+  window.history.replaceState(null, '', '/?view=cards&cluster=office');
+  const { unmount } = render(
+    <Providers value={value}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  const bar = () => screen.getByRole('region', { name: 'Reconciliation' }).querySelector('.summary-rev')!;
+  expect(bar().textContent).toBe('pinned revision, not the branch heada1b2c3d4 one core');
+  expect(document.querySelector('.pin-banner')?.textContent).toContain('Pinned to a1b2c3d4');
+  unmount();
+
+  window.history.replaceState(null, '', '/?view=cards&cluster=home');
+  const second = render(
+    <Providers value={value}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  expect(bar().textContent).toBe('revision being reconciledffee0011 two cores');
+  expect(document.querySelector('.pin-banner')).toBeNull();
+  second.unmount();
+
+  window.history.replaceState(null, '', '/?view=cards');
+  render(
+    <Providers value={value}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  expect([...bar().querySelectorAll('.summary-rev-cluster')].map((d) => d.textContent)).toEqual(['home ffee0011 branch head', 'office a1b2c3d4 pinned']);
+  expect(document.querySelector('.pin-banner')?.textContent).toContain('Pinned to a1b2c3d4');
+});

@@ -11,7 +11,7 @@ import PinBanner from '../components/PinBanner';
 import { ErrorAlert } from '../components/RoleSelect';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { formatTime, shortRev, timeAgo } from '../lib/format';
-import { REVISION_STATE_CLASS, REVISION_STATE_WORDS, revisionState } from '../lib/revstate';
+import { REVISION_STATE_CLASS, REVISION_STATE_SHORT, REVISION_STATE_WORDS, revisionState, shownRevisions, type ShownRevision } from '../lib/revstate';
 import { setQuery, useLocation } from '../lib/router';
 import { applyFilters, clusterChoices, effectiveFilters, facetValues, parseFilters, resourceCluster, writeFilters, type Filters } from '../state/filters';
 import { countByStatus } from '../state/resources';
@@ -96,7 +96,26 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
     }
   };
 
-  const revState = revisionState(state.pinned, state.loadError);
+  // What the bar and the Git source node name: with a clusters list the shown
+  // clusters' own revision (pins and load errors are per cluster), each one's when they differ.
+  const revs = useMemo(() => {
+    const top: ShownRevision = {
+      revision: state.revision,
+      revisionMessage: state.revisionMessage,
+      lastPass: state.lastPass,
+      passDurationMs: state.passDurationMs,
+      pinned: state.pinned,
+      loadError: state.loadError,
+    };
+    const names = inClusters.length ? inClusters : clusters;
+    const passes = multi ? names.filter((c) => state.clusterPasses[c]).map((c) => ({ cluster: c, ...state.clusterPasses[c] })) : [];
+    return passes.length ? shownRevisions(passes) : [top];
+  }, [state.revision, state.revisionMessage, state.lastPass, state.passDurationMs, state.pinned, state.loadError, state.clusterPasses, multi, inClusters, clusters]);
+  const rev = revs[0];
+  const revState = revisionState(rev.pinned, rev.loadError);
+  const pinned = revs.find((r) => r.pinned)?.pinned ?? null;
+  const loadError = revs.find((r) => r.loadError)?.loadError ?? null;
+  const lastPass = revs.some((r) => !r.lastPass) ? '' : revs.map((r) => r.lastPass).sort()[0];
   const filtered =
     filters.cluster.length + filters.kind.length + filters.status.length + filters.node.length + filters.tag.length > 0 || filters.q !== '' || filters.driftOnly;
 
@@ -106,19 +125,35 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
       <section className="summary" aria-label="Reconciliation">
         <div className="summary-rev">
           {/* What is reconciled is not always the branch head: a pin or a head that fails to load says so here too. */}
-          <div className={REVISION_STATE_CLASS[revState]}>{REVISION_STATE_WORDS[revState]}</div>
-          <div>
-            <code title={state.revision}>{shortRev(state.revision)}</code>{' '}
-            <span className="rev-msg" title={state.revisionMessage}>
-              {state.revisionMessage}
-            </span>
-          </div>
+          {revs.length === 1 ? (
+            <>
+              <div className={REVISION_STATE_CLASS[revState]}>{REVISION_STATE_WORDS[revState]}</div>
+              <div>
+                <code title={rev.revision}>{shortRev(rev.revision)}</code>{' '}
+                <span className="rev-msg" title={rev.revisionMessage}>
+                  {rev.revisionMessage}
+                </span>
+              </div>
+            </>
+          ) : (
+            <>
+              <div className="muted small">revisions being reconciled, by cluster</div>
+              {revs.map((r) => {
+                const st = revisionState(r.pinned, r.loadError);
+                return (
+                  <div key={r.cluster} className="summary-rev-cluster" title={`${r.cluster}: ${REVISION_STATE_WORDS[st]} ${r.revision} ${r.revisionMessage}`}>
+                    {r.cluster} <code>{shortRev(r.revision)}</code> <span className={st === 'head' ? 'muted small' : REVISION_STATE_CLASS[st]}>{REVISION_STATE_SHORT[st]}</span>
+                  </div>
+                );
+              })}
+            </>
+          )}
         </div>
         <div className="summary-pass">
           <div className="muted small">last pass</div>
-          <div title={formatTime(state.lastPass)}>
-            {state.lastPass ? timeAgo(state.lastPass, now) : 'not yet'}
-            {state.passDurationMs !== null && <span className="muted"> · {state.passDurationMs} ms</span>}
+          <div title={formatTime(lastPass)}>
+            {lastPass ? timeAgo(lastPass, now) : 'not yet'}
+            {revs.length === 1 && rev.passDurationMs !== null && <span className="muted"> · {rev.passDurationMs} ms</span>}
           </div>
         </div>
         <div className="summary-counts" role="group" aria-label={scopeWords ? `Counts by status ${scopeWords}` : 'Counts by status'}>
@@ -141,18 +176,20 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
               )}
             </div>
           )}
-          {STATUSES.map((s) => (
-            <button
-              type="button"
-              key={s}
-              className={`count-chip ${statusClass(s)}${filters.status.includes(s) ? ' on' : ''}`}
-              aria-pressed={filters.status.includes(s)}
-              onClick={() => update({ status: filters.status.includes(s) ? filters.status.filter((x) => x !== s) : [...filters.status, s] })}
-              title={`Show only ${STATUS_LABEL[s]}`}
-            >
-              <span className="n">{counts[s]}</span> {STATUS_LABEL[s]}
-            </button>
-          ))}
+          <div className="summary-chips">
+            {STATUSES.map((s) => (
+              <button
+                type="button"
+                key={s}
+                className={`count-chip ${statusClass(s)}${filters.status.includes(s) ? ' on' : ''}`}
+                aria-pressed={filters.status.includes(s)}
+                onClick={() => update({ status: filters.status.includes(s) ? filters.status.filter((x) => x !== s) : [...filters.status, s] })}
+                title={`Show only ${STATUS_LABEL[s]}`}
+              >
+                <span className="n">{counts[s]}</span> {STATUS_LABEL[s]}
+              </button>
+            ))}
+          </div>
         </div>
         <div className="summary-side">
           <span className={`conn conn-${conn}`} role="status" title="Live updates from the daemon">
@@ -170,8 +207,8 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
           )}
         </div>
       </section>
-      <PinBanner pinned={state.pinned} isAdmin={isAdmin} />
-      {state.loadError && <LoadErrorAlert loadError={state.loadError} shown={state.revision} />}
+      <PinBanner pinned={pinned} isAdmin={isAdmin} />
+      {loadError && <LoadErrorAlert loadError={loadError} shown={revs.find((r) => r.loadError)?.revision} />}
       {state.sourceError && (
         <div className="alert error" role="alert">
           Git source: <ErrorLines text={state.sourceError} />
@@ -258,7 +295,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
           <div className="empty">
             <h3>No resources yet</h3>
             <p className="muted">
-              {state.loadError
+              {loadError
                 ? 'The manifests failed to load; see the errors above.'
                 : state.sourceError
                 ? 'The Git source could not be read; see the message above.'
@@ -278,11 +315,12 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
                 resources={shown}
                 groupBy={filters.group === 'node' || filters.group === 'cluster' ? filters.group : 'kind'}
                 highlight={filters.highlight}
-                revision={state.revision}
-                revisionMessage={state.revisionMessage}
-                lastPass={state.lastPass}
-                pinned={state.pinned}
-                loadError={state.loadError}
+                revision={rev.revision}
+                revisionMessage={rev.revisionMessage}
+                lastPass={lastPass}
+                pinned={rev.pinned}
+                loadError={rev.loadError}
+                clusterRevisions={revs.length > 1 ? revs : undefined}
                 onOpen={open}
                 colorMode={theme}
               />

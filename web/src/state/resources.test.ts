@@ -163,3 +163,29 @@ test('a cluster\'s pass does not clear another cluster\'s source error', () => {
   s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-2', revision: 'abc', sourceError: '' } }, { type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: '' } }]);
   expect(s.sourceError).toBe('');
 });
+
+test('each cluster keeps its own revision, pin and load error; a pass of one leaves the other’s', () => {
+  const pin = { revision: 'old', message: 'one core', by: 'admin' };
+  let s = reduceResources(initialResourceState, [
+    {
+      type: 'snapshot',
+      summary: {
+        ...summary([res('a', { cluster: 'lab-1' }), res('b', { cluster: 'lab-2' })]),
+        clusters: [
+          { name: 'lab-1', revision: 'head', revisionMessage: 'two cores', lastPass: '2026-12-01T10:00:00Z', passDurationMs: 12 },
+          { name: 'lab-2', revision: 'old', revisionMessage: 'one core', lastPass: '2026-12-01T10:00:01Z', pinned: pin },
+        ],
+      },
+    },
+  ]);
+  expect(s.clusterPasses['lab-1']).toEqual({ revision: 'head', revisionMessage: 'two cores', lastPass: '2026-12-01T10:00:00Z', passDurationMs: 12, pinned: null, loadError: null });
+  expect(s.clusterPasses['lab-2'].pinned).toEqual(pin);
+  const broken = { revision: 'bad', errors: ['vms/a.yaml:1:1: x'] };
+  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'head', lastPass: '2026-12-01T10:01:00Z', loadError: broken, pinned: null } }]);
+  expect(s.clusterPasses['lab-1']).toEqual({ revision: 'head', revisionMessage: 'two cores', lastPass: '2026-12-01T10:01:00Z', passDurationMs: 12, pinned: null, loadError: broken });
+  expect(s.clusterPasses['lab-2'].pinned).toEqual(pin);
+  expect(s.clusterPasses['lab-2'].loadError).toBeNull();
+  // A new revision without its message is not given the old one's.
+  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-2', revision: 'new', pinned: null } }]);
+  expect(s.clusterPasses['lab-2']).toMatchObject({ revision: 'new', revisionMessage: '', pinned: null });
+});

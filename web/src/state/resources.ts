@@ -22,8 +22,21 @@ export interface ResourceState {
   // Each cluster's own source error (a clusters list): one cluster's pass
   // must not clear another's trouble from the banner.
   clusterErrors: Record<string, string>;
+  // Each cluster's own revision, last pass, pin and load error (a clusters
+  // list): the top-level ones are the first cluster's, or merged.
+  clusterPasses: Record<string, ClusterPass>;
   // Bumped when a resource is added or removed: the graph layout depends only on it.
   structureVersion: number;
+}
+
+// ClusterPass is what one cluster of a clusters list reconciles, as the summary bar shows it.
+export interface ClusterPass {
+  revision: string;
+  revisionMessage: string;
+  lastPass: string;
+  passDurationMs: number | null;
+  loadError: LoadError | null;
+  pinned: Pin | null;
 }
 
 export type ResourceEvent =
@@ -44,6 +57,7 @@ export const initialResourceState: ResourceState = {
   byKey: new Map(),
   clusters: [],
   clusterErrors: {},
+  clusterPasses: {},
   structureVersion: 0,
 };
 
@@ -84,6 +98,19 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         byKey,
         clusters: (s.clusters ?? []).map((c) => c.name),
         clusterErrors: Object.fromEntries((s.clusters ?? []).map((c) => [c.name, c.sourceError ?? ''])),
+        clusterPasses: Object.fromEntries(
+          (s.clusters ?? []).map((c) => [
+            c.name,
+            {
+              revision: c.revision ?? '',
+              revisionMessage: c.revisionMessage ?? '',
+              lastPass: c.lastPass ?? '',
+              passDurationMs: c.passDurationMs ?? null,
+              loadError: c.loadError ?? null,
+              pinned: c.pinned ?? null,
+            },
+          ]),
+        ),
         structureVersion: structureChanged ? state.structureVersion + 1 : state.structureVersion,
       };
     }
@@ -107,9 +134,22 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
       const p = ev.pass;
       let sourceError = p.sourceError ?? '';
       let clusterErrors = state.clusterErrors;
+      let clusterPasses = state.clusterPasses;
       if (p.cluster && state.clusters.length > 1) {
         clusterErrors = { ...clusterErrors, [p.cluster]: sourceError };
         sourceError = joinClusterErrors(state.clusters, clusterErrors);
+        const was = clusterPasses[p.cluster];
+        clusterPasses = {
+          ...clusterPasses,
+          [p.cluster]: {
+            revision: p.revision ?? was?.revision ?? '',
+            revisionMessage: p.revisionMessage ?? (was && p.revision === was.revision ? was.revisionMessage : ''),
+            lastPass: p.lastPass ?? was?.lastPass ?? '',
+            passDurationMs: p.passDurationMs ?? was?.passDurationMs ?? null,
+            loadError: p.loadError === undefined ? (was?.loadError ?? null) : p.loadError,
+            pinned: p.pinned === undefined ? (was?.pinned ?? null) : p.pinned,
+          },
+        };
       }
       return {
         ...state,
@@ -119,6 +159,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         passDurationMs: p.passDurationMs ?? state.passDurationMs,
         sourceError,
         clusterErrors,
+        clusterPasses,
         // An older daemon's pass event has no loadError: keep what is known.
         loadError: p.loadError === undefined ? state.loadError : p.loadError,
         pinned: p.pinned === undefined ? state.pinned : p.pinned,
