@@ -287,3 +287,46 @@ func TestKillBetweenTheWritesOfAFinishedCreate(t *testing.T) {
 		})
 	}
 }
+
+// A create whose Proxmox worker died without its error path (a node crash,
+// a SIGKILL of the worker) leaves a config holding only "lock: create"
+// (create_and_lock_config in qemu-server API2/Qemu.pm create_vm wrote it
+// before the worker forked). After the daemon's own kill, the next start
+// says the guest waits for that lock, and the history records no creation
+// nor a "synced": the create is still only interrupted.
+func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
+	sim := startSim(t, 0.5)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 378, 2)})
+	dir := t.TempDir()
+	e1 := newEnv(t, sim, repo, dir).start()
+	waitSim(t, "the create's guest holding only its lock", func() bool {
+		g, ok := sim.Guest(378)
+		return ok && g.Config["lock"] == "create"
+	})
+	e1.kill()
+	waitSim(t, "the create task to end", func() bool {
+		g, _ := sim.Guest(378)
+		return g.Config["lock"] == ""
+	})
+	// What a worker killed before its final write_config leaves.
+	if err := sim.MutateGuest(378, func(conf map[string]string) {
+		clear(conf)
+		conf["lock"] = "create"
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sim.ResetRequests()
+
+	e2 := newEnv(t, sim, repo, dir).start()
+	e2.nudge("the guest reported as waiting for its lock", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/a")
+		return r != nil && r.Status == vocab.StatusProgressing && strings.Contains(r.Reason, "locked (create) by an unfinished task")
+	})
+	e2.c.SyncAll(context.Background())
+	e2.waitFor("a pass", func(l api.ResourceList) bool { return l.LastPass != nil })
+	wantHistory(t, "VirtualMachine/a", e2.history("VirtualMachine/a"), [2]string{"failed", "create interrupted"})
+	if w := writes(sim); w != 0 {
+		t.Errorf("%d writes to a guest locked by an unfinished create", w)
+	}
+}
