@@ -173,8 +173,8 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 			ev = api.EventDeleted
 		}
 		msg := fmt.Sprintf("%s done in %s", action, dur.Round(time.Millisecond))
-		if len(changes) > 0 && action != vocab.ActionDelete {
-			msg += ": " + changeList(changes)
+		if action != vocab.ActionDelete {
+			msg += appliedChanges(changes)
 		}
 		if detail != "" {
 			msg += "; " + detail
@@ -256,6 +256,28 @@ func retryDelay(interval time.Duration, failures int) time.Duration {
 		d *= 2
 	}
 	return min(d, limit)
+}
+
+// appliedChanges tells what an action that ended well changed, apart from
+// what the plan only listed (vocab.Change.Held): those stay as they are on
+// the cluster, and the entry says so rather than claim them applied.
+func appliedChanges(changes []vocab.Change) string {
+	var applied, held []vocab.Change
+	for _, ch := range changes {
+		if ch.Held() {
+			held = append(held, ch)
+		} else {
+			applied = append(applied, ch)
+		}
+	}
+	msg := ""
+	if len(applied) > 0 {
+		msg = ": " + changeList(applied)
+	}
+	if len(held) > 0 {
+		msg += "; left as they are on the cluster: " + changeList(held)
+	}
+	return msg
 }
 
 func changeList(changes []vocab.Change) string {

@@ -103,7 +103,7 @@ func (d *guestDiff) changes() []vocab.Change {
 		out = append(out, vocab.Change{Field: "userData", Path: "spec.userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
 	}
 	for _, c := range d.creationOnly {
-		out = append(out, vocab.Change{Field: c.Field + " (creation-only)", Path: c.Path, From: c.From, To: c.To})
+		out = append(out, vocab.Change{Field: c.Field + vocab.HeldCreationOnly, Path: c.Path, From: c.From, To: c.To})
 	}
 	return append(out, d.grownChanges...)
 }

@@ -16,7 +16,10 @@
 // never passes as a new state.
 package vocab
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Status is a resource's sync status: does the cluster match the manifest.
 // The zero value is not set.
@@ -248,6 +251,19 @@ type Change struct {
 	Path  string `json:"path,omitempty"`
 	From  string `json:"from"`
 	To    string `json:"to"`
+}
+
+// Suffixes of a Change's Field the plan lists but no action applies:
+// Proxmox keeps the value as it is (a creation-only key, a disk that only
+// grows), and the reason says what to do instead.
+const (
+	HeldCreationOnly       = " (creation-only)"
+	HeldGrownSinceAdoption = " (grown since adoption)"
+)
+
+// Held reports whether the change is listed only: no action applies it.
+func (c Change) Held() bool {
+	return strings.HasSuffix(c.Field, HeldCreationOnly) || strings.HasSuffix(c.Field, HeldGrownSinceAdoption)
 }
 
 // String renders the change for logs and the CLI.
