@@ -128,6 +128,10 @@ type ResourceDetail struct {
 	// configuration (reconcile.driftCheckInterval); nil for a resource
 	// that is not a guest or was not read yet.
 	ConfigReadAt *time.Time `json:"configReadAt,omitempty"`
+	// FieldPaths maps the observed Proxmox keys to the manifest fields they
+	// come from, for kinds whose keys differ from the manifest's names
+	// (engine.FieldPaths): Network, SdnZone, SdnVnet.
+	FieldPaths map[string]string `json:"fieldPaths,omitempty"`
 }
 
 // Manifest is GET /api/v1/resources/{kind}/{name}/manifest: the resource's

@@ -71,7 +71,7 @@ func (c *Controller) Resource(ctx context.Context, kind, name string) (api.Resou
 		c.mu.Unlock()
 		return api.ResourceDetail{}, fmt.Errorf("no resource %s/%s: %w", kind, name, api.ErrNotFound)
 	}
-	d := api.ResourceDetail{ResourceSummary: r.sum}
+	d := api.ResourceDetail{ResourceSummary: r.sum, FieldPaths: engine.FieldPaths(kind)}
 	if r.desired != nil {
 		d.Desired = r.desired
 	}

@@ -182,7 +182,7 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 		if v.VolID != rt.volid {
 			continue
 		}
-		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node}
+		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node, "storage": s.Storage, "filename": rt.fileName}
 		proof, perr := pc.proveDownload(node, v)
 		if perr != nil {
 			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, rt.volid, perr)
@@ -204,9 +204,16 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 		src, sum := proof.Source, rt.checksum
 		if rt.appliance != "" {
 			src = rt.source
+			a.Observed["appliance"] = rt.appliance
+		} else {
+			a.Observed["source"] = src
 		}
 		if proof.recorded {
+			// Only a recorded checksum is known: an unrecorded one is not shown.
 			sum = proof.Checksum
+			if sum != "" || rt.checksum != "" {
+				a.Observed["checksum"] = sum
+			}
 		}
 		var changes []vocab.Change
 		if src != rt.source {

@@ -93,7 +93,7 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		if v.VolID != volid {
 			continue
 		}
-		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node}
+		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node, "storage": s.Storage}
 		proof, perr := pc.proveDownload(node, v)
 		if perr != nil {
 			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, volid, perr)
@@ -105,8 +105,13 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		a.Owned = true
 		a.Observed["downloaded_by"] = proof.UPID
 		src, sum := proof.Source, wantSum
+		a.Observed["source"] = src
 		if proof.recorded {
+			// Only a recorded checksum is known: an unrecorded one is not shown.
 			sum = proof.Checksum
+			if sum != "" || wantSum != "" {
+				a.Observed["checksum"] = sum
+			}
 		}
 		var changes []vocab.Change
 		if src != s.URL {

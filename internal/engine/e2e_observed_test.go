@@ -1,0 +1,74 @@
+package engine_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/engine"
+)
+
+// observedOf is the subset of an action's Observed map under keys.
+func observedOf(a *engine.Action, keys ...string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		if v, ok := a.Observed[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// A downloaded ISO's observed state says what the engine compares, in the
+// form of its changes: the storage, the source its download task logged
+// and the checksum it was asked to verify, which is left out when no
+// record of the download says it (a new engine proves the download from
+// the task history alone).
+func TestIsoObservedHasSourceStorageAndRecordedChecksum(t *testing.T) {
+	e := newEnv(t)
+	e.write("isos/debian-12.yaml", seedIso)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	keys := []string{"storage", "source", "checksum", "node"}
+	src := e.files.URL + "/isos/debian-12-amd64-netinst.iso"
+	want := map[string]any{"storage": "local", "source": src, "checksum": "sha256:" + strings.ToLower(e.isoSum), "node": "pve1"}
+	if got := observedOf(e.assertInSync(eng).Find(engine.KindIso, "debian-12"), keys...); !reflect.DeepEqual(got, want) {
+		t.Fatalf("observed %v, want %v", got, want)
+	}
+	delete(want, "checksum")
+	if got := observedOf(e.assertInSync(e.engine(engine.Options{})).Find(engine.KindIso, "debian-12"), keys...); !reflect.DeepEqual(got, want) {
+		t.Fatalf("a new engine observes %v, want %v (no checksum it does not know)", got, want)
+	}
+}
+
+// A template's observed state has its storage and file name, and the
+// source (a download) or the appliance file name (the catalogue).
+func TestContainerTemplateObservedHasSourceAndFilename(t *testing.T) {
+	e := newEnv(t)
+	archive := []byte(strings.Repeat("alpine rootfs ", 4096))
+	sum := sha256.Sum256(archive)
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(archive) }))
+	t.Cleanup(files.Close)
+	tpl := example(t, "container-templates/alpine-3-20.yaml")
+	tpl = strings.Replace(tpl, "https://images.linuxcontainers.org", files.URL, 1)
+	tpl = strings.Replace(tpl, "9a0f3ad2a5ea87b8c67e1e0e5f3ac6cc4c9b3f64dd3ac4b1a52e5d64b2ec5d4e", hex.EncodeToString(sum[:]), 1)
+	e.write("tpl/alpine.yaml", tpl)
+	e.write("tpl/debian.yaml", example(t, "container-templates/debian-12-standard.yaml"))
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	p := e.assertInSync(eng)
+	keys := []string{"storage", "filename", "source", "checksum", "appliance"}
+	want := map[string]any{"storage": "nfs-shared", "filename": "alpine-3.20-default_20241201_amd64.tar.xz",
+		"source": files.URL + "/images/alpine/3.20/amd64/default/20241201_13%3A00/rootfs.tar.xz", "checksum": "sha256:" + hex.EncodeToString(sum[:])}
+	if got := observedOf(p.Find(engine.KindContainerTemplate, "alpine-3-20"), keys...); !reflect.DeepEqual(got, want) {
+		t.Fatalf("alpine observed %v, want %v", got, want)
+	}
+	want = map[string]any{"storage": "local", "filename": "debian-12-standard_12.7-1_amd64.tar.zst", "appliance": "debian-12-standard_12.7-1_amd64.tar.zst"}
+	if got := observedOf(p.Find(engine.KindContainerTemplate, "debian-12-standard"), keys...); !reflect.DeepEqual(got, want) {
+		t.Fatalf("debian observed %v, want %v", got, want)
+	}
+}
