@@ -26,8 +26,10 @@ func FieldPaths(kind string) map[string]string {
 		m["type"], m["iface"], m["comments"] = "spec.type", "spec.iface", "spec.comments"
 	case KindSdnZone:
 		m = maps.Clone(zonePaths)
+		m["zone"] = "metadata.name"
 	case KindSdnVnet:
 		m = maps.Clone(vnetPaths)
+		m["vnet"] = "metadata.name"
 	}
 	return m
 }

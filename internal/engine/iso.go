@@ -93,7 +93,7 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		if v.VolID != volid {
 			continue
 		}
-		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node, "storage": s.Storage}
+		a.Observed = map[string]any{"volid": v.VolID, "size": int64(v.Size), "node": node, "storage": s.Storage, "filename": fileName}
 		proof, perr := pc.proveDownload(node, v)
 		if perr != nil {
 			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the task history of %s to tell who downloaded %s: %v", node, volid, perr)

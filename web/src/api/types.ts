@@ -187,6 +187,8 @@ export interface ResourceDetail extends Resource {
   history?: HistoryEntry[] | null;
   /** When the daemon last read the guest's full configuration (RFC 3339). */
   configReadAt?: string;
+  /** Proxmox key -> manifest path, for kinds whose keys differ from the manifest's (Network, SDN). */
+  fieldPaths?: Record<string, string>;
 }
 
 // POST /api/v1/resources/{kind}/{name}/adopt (docs/api.md, "Adoption").

@@ -338,7 +338,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
 
               {d.observed !== null && d.owned !== false && <Snapshots kind={kind} name={name} cluster={cluster} isAdmin={isAdmin} onChanged={() => setTick((t) => t + 1)} />}
               {/* With one side missing (a create, a guest only on the cluster) every field differs: no marks. */}
-              <ManifestTabs kind={kind} name={name} cluster={cluster} desired={d.desired} observed={d.observed} changes={d.desired && d.observed ? d.changes : null} version={d.updatedAt} />
+              <ManifestTabs kind={kind} name={name} cluster={cluster} desired={d.desired} observed={d.observed} changes={d.desired && d.observed ? d.changes : null} fieldPaths={d.fieldPaths} version={d.updatedAt} />
 
               <section aria-label="History">
                 <h4>History</h4>

@@ -65,8 +65,20 @@ export function summaryText(desired: unknown, observed: unknown, changed: number
   return changed === 0 ? 'No field differs.' : `${changed} field${changed === 1 ? '' : 's'} differ${changed === 1 ? 's' : ''}.`;
 }
 
-export function AlignedDiff({ kind, desired, observed, changes }: { kind: string; desired: unknown; observed: unknown; changes: Change[] | null | undefined }) {
-  const rows = useMemo(() => align(kind, desired, observed, changes), [kind, desired, observed, changes]);
+export function AlignedDiff({
+  kind,
+  desired,
+  observed,
+  changes,
+  fieldPaths,
+}: {
+  kind: string;
+  desired: unknown;
+  observed: unknown;
+  changes: Change[] | null | undefined;
+  fieldPaths?: Record<string, string> | null;
+}) {
+  const rows = useMemo(() => align(kind, desired, observed, changes, fieldPaths), [kind, desired, observed, changes, fieldPaths]);
   const [onlyChanged, setOnlyChanged] = useState(false);
   const [showExtra, setShowExtra] = useState(false);
   const changed = rows.filter((r) => r.changed).length;
@@ -148,6 +160,7 @@ export default function ManifestTabs({
   desired,
   observed,
   changes,
+  fieldPaths,
   version,
 }: {
   kind: string;
@@ -156,6 +169,8 @@ export default function ManifestTabs({
   desired: unknown;
   observed: unknown;
   changes: Change[] | null | undefined;
+  // The detail's Proxmox key -> manifest path map (docs/api.md, "One resource").
+  fieldPaths?: Record<string, string> | null;
   // Changes when the resource does (its updatedAt): the YAML views are read again.
   version: unknown;
 }) {
@@ -194,7 +209,7 @@ export default function ManifestTabs({
         ))}
       </div>
       <div role="tabpanel" id={id(tab)} aria-labelledby={`${id(tab)}-tab`} className="tabpanel">
-        {tab === 'diff' && <AlignedDiff kind={kind} desired={desired} observed={observed} changes={changes} />}
+        {tab === 'diff' && <AlignedDiff kind={kind} desired={desired} observed={observed} changes={changes} fieldPaths={fieldPaths} />}
         {tab === 'desired' &&
           (!desired ? (
             <p className="muted">No manifest: this resource exists only on the cluster.</p>

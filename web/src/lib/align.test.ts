@@ -108,3 +108,181 @@ test('the live config is written as YAML, quoting what YAML would misread', () =
     'cores: 2\nname: app-01\nonboot: "1"\ndescription: "a: b\\nc"\nnet0: virtio=BC:24,bridge=vmbr0\nlist:\n  - a\n  - b\nnested:\n  x: "yes"\n',
   );
 });
+
+// Non-guest kinds, with the shapes `proxmops demo` serves (GET /api/v1/resources/{kind}/{name}).
+const SUM = 'c685b85cf9f248633ba3cd2b9f9e781fa03225587e0c332aef2063f6877a1f0622f56d44cf0690087b0ca36883147ecb5593e3da6f965968402cdbdf12f6dd74';
+const noEmptyClusterSide = (rows: ReturnType<typeof align>, except: string[] = []) =>
+  rows.filter((r) => r.desired !== null && r.observed === null && r.group !== 'manifest only' && !except.includes(r.field)).map((r) => r.field);
+
+test('an Iso lines up source, storage and checksum in the engine form; equal values are not marked', () => {
+  const des = {
+    kind: 'Iso',
+    metadata: { name: 'debian-12', node: 'pve1' },
+    spec: { source: 'https://cdimage.debian.org/debian-12.8.0-amd64-netinst.iso', node: 'pve1', storage: 'local', checksum: { algo: 'SHA512', value: SUM.toUpperCase() } },
+  };
+  const obs = {
+    volid: 'local:iso/debian-12.8.0-amd64-netinst.iso',
+    size: 65536,
+    node: 'pve1',
+    storage: 'local',
+    filename: 'debian-12.8.0-amd64-netinst.iso',
+    source: 'https://cdimage.debian.org/debian-12.8.0-amd64-netinst.iso',
+    checksum: `sha512:${SUM}`,
+    downloaded_by: 'UPID:pve1:00001234:00005678:65000000:download:debian-12.8.0-amd64-netinst.iso:root@pam!proxmops:',
+  };
+  const rows = align('Iso', des, obs, []);
+  expect(noEmptyClusterSide(rows)).toEqual([]);
+  expect(row(rows, 'checksum')).toMatchObject({ path: 'spec.checksum', desired: [`sha512:${SUM}`], observed: [`sha512:${SUM}`], changed: false });
+  expect(row(rows, 'source')).toMatchObject({ desired: [obs.source], observed: [obs.source], changed: false });
+  expect(row(rows, 'storage')).toMatchObject({ desired: ['local'], observed: ['local'] });
+  expect(row(rows, 'node')).toMatchObject({ desired: ['pve1'], observed: ['pve1'] });
+  // The resource's name is the manifest's own; what only the cluster says is listed apart.
+  expect(row(rows, 'name')).toMatchObject({ group: 'manifest only', observed: null });
+  expect(row(rows, 'volid')).toMatchObject({ group: 'not in the manifest', desired: null });
+  expect(rows.some((r) => r.changed)).toBe(false);
+  // A changed source is the engine's change, on its row.
+  const changed = align('Iso', des, { ...obs, source: 'https://old/x.iso' }, [{ field: 'source', from: 'https://old/x.iso', to: obs.source }]);
+  expect(row(changed, 'source')).toMatchObject({ observed: ['https://old/x.iso'], changed: true });
+  // Without a record of the download the engine does not know the checksum: no cluster side.
+  const { checksum: _c, ...unrecorded } = obs;
+  expect(noEmptyClusterSide(align('Iso', des, unrecorded, []))).toEqual(['checksum']);
+});
+
+test('a ContainerTemplate lines up filename, source and checksum; an appliance its file name', () => {
+  const url = 'https://images.linuxcontainers.org/images/alpine/3.20/amd64/default/20241201_13%3A00/rootfs.tar.xz';
+  const des = {
+    kind: 'ContainerTemplate',
+    metadata: { name: 'alpine-3-20', node: 'pve2' },
+    spec: { source: url, filename: 'alpine-3.20-default_20241201_amd64.tar.xz', storage: 'nfs-shared', checksum: { algo: 'sha256', value: 'abc123' } },
+  };
+  const obs = {
+    volid: 'nfs-shared:vztmpl/alpine-3.20-default_20241201_amd64.tar.xz',
+    size: 57344,
+    node: 'pve2',
+    storage: 'nfs-shared',
+    filename: 'alpine-3.20-default_20241201_amd64.tar.xz',
+    source: url,
+    checksum: 'sha256:abc123',
+    downloaded_by: 'UPID:pve2:…',
+  };
+  const rows = align('ContainerTemplate', des, obs, []);
+  expect(noEmptyClusterSide(rows)).toEqual([]);
+  for (const f of ['source', 'filename', 'storage', 'checksum', 'node']) expect(row(rows, f)).toMatchObject({ changed: false, group: 'general' });
+  expect(row(rows, 'checksum')).toMatchObject({ desired: ['sha256:abc123'], observed: ['sha256:abc123'] });
+  const app = align(
+    'ContainerTemplate',
+    { kind: 'ContainerTemplate', metadata: { name: 'debian-12-standard' }, spec: { node: 'pve1', appliance: 'debian-12-standard_12.7-1_amd64.tar.zst', storage: 'local' } },
+    { volid: 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst', size: 1, node: 'pve1', storage: 'local', filename: 'debian-12-standard_12.7-1_amd64.tar.zst', appliance: 'debian-12-standard_12.7-1_amd64.tar.zst' },
+    [],
+  );
+  expect(noEmptyClusterSide(app)).toEqual([]);
+  expect(row(app, 'appliance')).toMatchObject({ observed: ['debian-12-standard_12.7-1_amd64.tar.zst'], changed: false });
+});
+
+// engine.FieldPaths("Network"), as the detail carries it.
+const NET_PATHS = {
+  bridge_ports: 'spec.ports',
+  slaves: 'spec.ports',
+  bridge_vlan_aware: 'spec.vlanAware',
+  bridge_vids: 'spec.vlanIds',
+  bond_mode: 'spec.bondMode',
+  bond_xmit_hash_policy: 'spec.hashPolicy',
+  'bond-primary': 'spec.bondPrimary',
+  'vlan-id': 'spec.vlanId',
+  'vlan-raw-device': 'spec.vlanRawDevice',
+  cidr: 'spec.cidr',
+  gateway: 'spec.gateway',
+  mtu: 'spec.mtu',
+  autostart: 'spec.autostart',
+  type: 'spec.type',
+  iface: 'spec.iface',
+  comments: 'spec.comments',
+};
+
+test("a Network's interface keys land on the manifest rows fieldPaths names, ports as the engine writes them", () => {
+  const des = {
+    kind: 'Network',
+    metadata: { name: 'pve1-vmbr1', node: 'pve1' },
+    spec: { type: 'bridge', iface: 'vmbr1', ports: ['eno2'], vlanAware: true, vlanIds: '2-4094', mtu: 1500, comments: 'guest VLAN trunk' },
+  };
+  const obs = {
+    interface: {
+      active: '1',
+      autostart: '1',
+      bridge_fd: '0',
+      bridge_ports: 'eno2',
+      bridge_stp: 'off',
+      bridge_vids: '2-4094',
+      bridge_vlan_aware: '1',
+      comments: 'guest VLAN trunk (managed-by-proxmops)',
+      families: 'inet',
+      iface: 'vmbr1',
+      method: 'manual',
+      mtu: '1500',
+      priority: '5',
+      type: 'bridge',
+    },
+    node: 'pve1',
+  };
+  const rows = align('Network', des, obs, [], NET_PATHS);
+  expect(noEmptyClusterSide(rows)).toEqual([]);
+  expect(rows.some((r) => r.field === 'interface')).toBe(false);
+  expect(row(rows, 'bridge_ports')).toMatchObject({ path: 'spec.ports', desired: ['eno2'], observed: ['eno2'], changed: false, group: 'general' });
+  expect(row(rows, 'bridge_vlan_aware')).toMatchObject({ path: 'spec.vlanAware', desired: ['1'], observed: ['1'] });
+  expect(row(rows, 'bridge_vids')).toMatchObject({ path: 'spec.vlanIds', desired: ['2-4094'], observed: ['2-4094'] });
+  expect(row(rows, 'mtu')).toMatchObject({ desired: ['1500'], observed: ['1500'] });
+  expect(row(rows, 'iface')).toMatchObject({ desired: ['vmbr1'], observed: ['vmbr1'] });
+  expect(row(rows, 'node')).toMatchObject({ desired: ['pve1'], observed: ['pve1'] });
+  expect(row(rows, 'bridge_stp')).toMatchObject({ group: 'not in the manifest', desired: null, observed: ['off'] });
+  expect(rows.some((r) => r.changed)).toBe(false);
+  // Two ports, as the engine joins them; its change marks the row it names.
+  const two = align('Network', { ...des, spec: { ...des.spec, ports: ['eno2', 'eno3'] } }, obs, [{ field: 'bridge_ports', path: 'spec.ports', from: 'eno2', to: 'eno2 eno3' }], NET_PATHS);
+  expect(row(two, 'bridge_ports')).toMatchObject({ desired: ['eno2 eno3'], observed: ['eno2'], changed: true });
+  expect(two.filter((r) => r.changed).length).toBe(1);
+  // A bond's ports are its slaves.
+  const bond = align(
+    'Network',
+    { kind: 'Network', metadata: { name: 'pve3-bond0', node: 'pve3' }, spec: { type: 'bond', iface: 'bond0', ports: ['eno1', 'eno2'], bondMode: '802.3ad' } },
+    { interface: { type: 'bond', iface: 'bond0', slaves: 'eno1 eno2', bond_mode: '802.3ad' }, node: 'pve3' },
+    [],
+    NET_PATHS,
+  );
+  expect(noEmptyClusterSide(bond)).toEqual([]);
+  expect(row(bond, 'slaves')).toMatchObject({ path: 'spec.ports', desired: ['eno1 eno2'], observed: ['eno1 eno2'] });
+  expect(row(bond, 'bond_mode')).toMatchObject({ path: 'spec.bondMode', desired: ['802.3ad'], observed: ['802.3ad'] });
+});
+
+test("SDN zones and vnets line up their config keys on the manifest's fields", () => {
+  const zonePaths = { type: 'spec.type', bridge: 'spec.bridge', 'vlan-protocol': 'spec.vlanProtocol', peers: 'spec.peers', dhcp: 'spec.dhcp', ipam: 'spec.ipam', zone: 'metadata.name' };
+  const zone = align(
+    'SdnZone',
+    { kind: 'SdnZone', metadata: { name: 'lab' }, spec: { type: 'simple', dhcp: 'dnsmasq', ipam: 'pve' } },
+    { config: { zone: 'lab', type: 'simple', dhcp: 'dnsmasq', ipam: 'pve', digest: 'd' }, state: '' },
+    [],
+    zonePaths,
+  );
+  expect(noEmptyClusterSide(zone)).toEqual([]);
+  expect(row(zone, 'zone')).toMatchObject({ path: 'metadata.name', desired: ['lab'], observed: ['lab'] });
+  expect(row(zone, 'dhcp')).toMatchObject({ desired: ['dnsmasq'], observed: ['dnsmasq'], changed: false });
+  const qinq = align(
+    'SdnZone',
+    { kind: 'SdnZone', metadata: { name: 'q' }, spec: { type: 'vxlan', peers: ['10.0.0.1', '10.0.0.2'], vlanProtocol: '802.1ad' } },
+    { config: { zone: 'q', type: 'vxlan', peers: '10.0.0.1,10.0.0.2', 'vlan-protocol': '802.1ad' }, state: '' },
+    [],
+    zonePaths,
+  );
+  expect(noEmptyClusterSide(qinq)).toEqual([]);
+  expect(row(qinq, 'peers')).toMatchObject({ desired: ['10.0.0.1,10.0.0.2'], observed: ['10.0.0.1,10.0.0.2'] });
+  expect(row(qinq, 'vlan-protocol')).toMatchObject({ path: 'spec.vlanProtocol', desired: ['802.1ad'], observed: ['802.1ad'] });
+  const vnet = align(
+    'SdnVnet',
+    { kind: 'SdnVnet', metadata: { name: 'iot' }, spec: { zone: 'vlans', tag: 30, alias: 'IoT VLAN', isolatePorts: true } },
+    { config: { vnet: 'iot', zone: 'vlans', tag: 30, alias: 'IoT VLAN (managed-by-proxmops)', 'isolate-ports': 1, type: 'vnet', digest: 'd' }, state: '' },
+    [],
+    { zone: 'spec.zone', alias: 'spec.alias', tag: 'spec.tag', vlanaware: 'spec.vlanAware', 'isolate-ports': 'spec.isolatePorts', vnet: 'metadata.name' },
+  );
+  expect(noEmptyClusterSide(vnet)).toEqual([]);
+  expect(row(vnet, 'isolate-ports')).toMatchObject({ path: 'spec.isolatePorts', desired: ['1'], observed: ['1'] });
+  expect(row(vnet, 'vnet')).toMatchObject({ desired: ['iot'], observed: ['iot'] });
+  expect(row(vnet, 'tag')).toMatchObject({ desired: ['30'], observed: ['30'], changed: false });
+});

@@ -125,7 +125,17 @@ function ipconfig(v: string): string {
   return v.includes('=') ? v : `ip=${v}`;
 }
 
-// wanted lists what a guest's manifest sets, keyed by the Proxmox key it becomes.
+const GUEST_KINDS = new Set(['VirtualMachine', 'Container', 'Template']);
+
+// listSep joins a manifest list the way the engine writes it to Proxmox
+// (engine/network.go bridge_ports "eno1 eno2", engine/kinds.go zone "peers" a,b).
+function listSep(kind: string): string {
+  if (kind === 'Network') return ' ';
+  if (kind === 'SdnZone') return ',';
+  return ', ';
+}
+
+// wanted lists what a manifest sets, keyed by the Proxmox key it becomes.
 function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
   const spec = isObj(desired.spec) ? desired.spec : {};
   const meta = isObj(desired.metadata) ? desired.metadata : {};
@@ -133,7 +143,10 @@ function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
   const add = (field: string, path: string, value: string | string[], group?: Group) =>
     out.push({ field, path, value: Array.isArray(value) ? value : [value], group });
   const container = kind === 'Container';
-  if (meta.name && !(container && spec.hostname)) add(container ? 'hostname' : 'name', 'metadata.name', scalar(meta.name));
+  // A guest's name is its Proxmox name; other kinds' names are the manifest's own
+  // (unless fieldPaths names the key, as an SDN zone's "zone").
+  if (meta.name && !(container && spec.hostname))
+    add(container ? 'hostname' : 'name', 'metadata.name', scalar(meta.name), GUEST_KINDS.has(kind) ? undefined : 'manifest only');
   if (Array.isArray(meta.tags)) add('tags', 'metadata.tags', (meta.tags as unknown[]).map(scalar).join(';'));
   if (meta.node) add('node', 'metadata.node', scalar(meta.node));
   for (const [k, v] of Object.entries(spec)) {
@@ -178,8 +191,15 @@ function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
       add(k, path, isObj(v) ? propertyString(v) : scalar(v), 'manifest only');
     } else if (k === 'searchDomain') {
       add('searchdomain', path, scalar(v));
+    } else if (k === 'checksum' && isObj(v) && !GUEST_KINDS.has(kind)) {
+      // The engine's form (IsoSpec.checksum, lowercased for an Iso): "sha256:…".
+      const sum = `${scalar(v.algo)}:${scalar(v.value)}`;
+      add('checksum', path, kind === 'Iso' ? sum.toLowerCase() : sum);
+    } else if (k === 'vlanIds' && kind === 'Network') {
+      // bridge_vids as the engine writes it: space-separated.
+      add('bridge_vids', path, scalar(v).split(/[ ,;]+/).filter(Boolean).join(' '));
     } else {
-      add(k.toLowerCase(), path, isObj(v) ? propertyString(v) : Array.isArray(v) ? v.map(scalar).join(', ') : scalar(v));
+      add(k.toLowerCase(), path, isObj(v) ? propertyString(v) : Array.isArray(v) ? v.map(scalar).join(listSep(kind)) : scalar(v));
     }
   }
   return out;
@@ -195,12 +215,29 @@ function observedLines(key: string, v: unknown, pending: Obj): string[] {
   return lines;
 }
 
-// align builds the rows of the aligned diff for a resource's detail.
-export function align(kind: string, desired: unknown, observed: unknown, changes: Change[] | null | undefined): AlignedRow[] {
+// fieldKey is the Proxmox key of a manifest path, from the detail's fieldPaths
+// (engine.FieldPaths): the one the cluster has, else the one a change names.
+function fieldKey(paths: Record<string, string> | null | undefined, path: string, cfg: Obj, changes: Change[]): string | undefined {
+  const keys = Object.entries(paths ?? {})
+    .filter(([, p]) => p === path)
+    .map(([k]) => k);
+  return keys.find((k) => k in cfg) ?? keys.find((k) => changes.some((c) => c.field === k)) ?? keys[0];
+}
+
+// align builds the rows of the aligned diff for a resource's detail. fieldPaths
+// (the detail's) maps Proxmox keys to manifest paths where their names differ.
+export function align(
+  kind: string,
+  desired: unknown,
+  observed: unknown,
+  changes: Change[] | null | undefined,
+  fieldPaths?: Record<string, string> | null,
+): AlignedRow[] {
   const obs = isObj(observed) ? observed : null;
   const des = isObj(desired) ? desired : null;
-  const { config, pending, ...facts } = obs ?? {};
-  const cfg: Obj = isObj(config) ? config : obs && !isObj(config) ? { ...facts } : {};
+  // A Network's keys are under "interface", an SDN zone's or vnet's under "config".
+  const { config, pending, interface: iface, ...facts } = obs ?? {};
+  const cfg: Obj = isObj(config) ? config : obs ? { ...facts, ...(isObj(iface) ? iface : {}) } : {};
   const pend: Obj = isObj(pending) ? pending : {};
   // Facts beside the config: the power state and where the guest is.
   const extra: Obj = isObj(config) ? { state: facts.status, node: facts.node, vmid: facts.vmid } : {};
@@ -208,6 +245,11 @@ export function align(kind: string, desired: unknown, observed: unknown, changes
   const keyOf = (f: string) => f.toLowerCase();
   if (des) {
     for (const w of wanted(des, { ...cfg }, kind)) {
+      const key = fieldKey(fieldPaths, w.path, cfg, changes ?? []);
+      if (key) {
+        w.field = key;
+        if (w.group === 'manifest only') w.group = undefined;
+      }
       rows.set(keyOf(w.field), { field: w.field, path: w.path, group: w.group ?? groupOf(w.field), desired: w.value, observed: null, changed: false });
     }
   }
