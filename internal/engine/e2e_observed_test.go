@@ -33,9 +33,10 @@ func TestIsoObservedHasSourceStorageAndRecordedChecksum(t *testing.T) {
 	e.write("isos/debian-12.yaml", seedIso)
 	eng := e.engine(engine.Options{})
 	e.converge(eng)
-	keys := []string{"storage", "source", "checksum", "node"}
+	keys := []string{"storage", "filename", "source", "checksum", "node"}
 	src := e.files.URL + "/isos/debian-12-amd64-netinst.iso"
-	want := map[string]any{"storage": "local", "source": src, "checksum": "sha256:" + strings.ToLower(e.isoSum), "node": "pve1"}
+	want := map[string]any{"storage": "local", "filename": "debian-12-amd64-netinst.iso", "source": src,
+		"checksum": "sha256:" + strings.ToLower(e.isoSum), "node": "pve1"}
 	if got := observedOf(e.assertInSync(eng).Find(engine.KindIso, "debian-12"), keys...); !reflect.DeepEqual(got, want) {
 		t.Fatalf("observed %v, want %v", got, want)
 	}
