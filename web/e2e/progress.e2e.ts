@@ -220,6 +220,15 @@ describe('a long action: percent, live task log, Sync now held', () => {
     await logLines().filter({ hasText: wgetRow(((PARTS - 1) * PART) >> 10, 100) }).waitFor();
     await logLines().filter({ hasText: wgetEnd((PARTS * PART) >> 10) }).waitFor();
     await logLines().filter({ hasText: /^TASK OK$/m }).waitFor();
+    // The aligned diff: the cluster side of source, storage and checksum is what
+    // the engine compares (the checksum as "sha256:…"), equal to the manifest's.
+    for (const f of ['source', 'storage', 'checksum']) {
+      const cells = drawer().locator('table.aligned tr').filter({ has: page.locator('th[scope="row"]', { hasText: new RegExp(`^${f}$`) }) }).locator('td');
+      await until(`the diff's ${f} row has the cluster's value`, async () => {
+        const [git, cluster] = await cells.allTextContents();
+        return !!git && git !== '— not set' && git === cluster;
+      });
+    }
     await b.shot('drawer-download-done');
   }, 240_000);
 });
