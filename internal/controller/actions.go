@@ -204,6 +204,8 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		c.log.Warn("action failed", "resource", key, "action", action.String(), "commit", commit, "err", errMsg, "attempt", rec.Failures)
 	}
 	c.recordOutcomeLocked(ctx, key, entry, rec)
+	c.outcomes++
+	c.endedAt[key] = c.outcomes
 	if r != nil {
 		c.setSummaryLocked(r, sum)
 	}

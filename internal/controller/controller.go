@@ -113,6 +113,11 @@ type Controller struct {
 	inflight  map[string]inflightAction
 	ready     bool
 	dirty     bool // records changed since last saved
+	// outcomes counts the action ends finish recorded; endedAt holds each
+	// resource's number there until a pass that read the cluster after
+	// that end has planned it (a pass reading it before must not judge it).
+	outcomes uint64
+	endedAt  map[string]uint64
 
 	reqMu     sync.Mutex
 	req       request
@@ -124,6 +129,7 @@ type Controller struct {
 	pins pins // the pinned revision and the pass results per commit
 
 	running sync.WaitGroup // Run
+	planned func()         // tests: runs between a pass's plan and its use
 	passes  atomic.Int64   // passes begun, and ended (odd while one runs)
 }
 
@@ -225,6 +231,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		resources:  map[string]*resource{},
 		records:    map[string]record{},
 		inflight:   map[string]inflightAction{},
+		endedAt:    map[string]uint64{},
 		wake:       make(chan struct{}, 1),
 		shared:     opts.Source,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,5 +329,66 @@ func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
 	wantHistory(t, "VirtualMachine/a", e2.history("VirtualMachine/a"), [2]string{"failed", "create interrupted"})
 	if w := writes(sim); w != 0 {
 		t.Errorf("%d writes to a guest locked by an unfinished create", w)
+	}
+}
+
+// A pass reads the cluster, then an action it does not wait for ends
+// before the pass applies its plan: that plan's view of the guest (missing,
+// locked, stopped) is older than the recorded end. The pass leaves the
+// outcome as it is; the re-scan the end asked for confirms it. The history
+// reads "created" alone, with no "drifted" from the older view nor the
+// "synced" that would follow it.
+func TestAPassThatReadTheClusterBeforeAnActionEndedRecordsNoDrift(t *testing.T) {
+	sim := startSim(t, 0.5)
+	repo := newGitRepo(t)
+	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 379, 2)})
+	const key = "VirtualMachine/a"
+	e := newEnv(t, sim, repo, "")
+	var held, ended atomic.Bool
+	e.c.planned = func() {
+		e.c.mu.Lock()
+		in, ok := e.c.inflight[key]
+		e.c.mu.Unlock()
+		if !ok || in.Queued || in.Done || held.Swap(true) {
+			return
+		}
+		// This plan read the cluster while the create ran: hold it until
+		// the create's end is recorded.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			e.c.mu.Lock()
+			done := e.c.records[key].Event == api.EventCreated
+			e.c.mu.Unlock()
+			if done {
+				ended.Store(true)
+				return
+			}
+		}
+	}
+	e.start()
+	e.waitFor("create running", func(l api.ResourceList) bool {
+		r := find(l, key)
+		return r != nil && r.Progress != nil && r.Progress.Task != ""
+	})
+	e.c.SyncAll(context.Background())
+	waitSim(t, "a plan held until the create ended", held.Load)
+	e.nudge("convergence", synced(key))
+	// One whole pass after the held one.
+	p := e.c.passes.Load()
+	e.c.SyncAll(context.Background())
+	waitSim(t, "a pass after the held one", func() bool { return e.c.passes.Load() >= p+2+p%2 })
+	if !ended.Load() {
+		t.Fatal("the create did not end while the plan was held")
+	}
+	h := e.history(key)
+	if len(h) == 0 || h[0].Event != api.EventCreated {
+		t.Fatalf("history:%s", historyLine(h))
+	}
+	for _, x := range h[1:] {
+		if x.Event != api.EventApplied || !strings.Contains(x.Message, "stopped -> running") {
+			t.Fatalf("after created, only the start may follow:%s", historyLine(h))
+		}
+	}
+	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
+		t.Errorf("%d creates: the older view made the create run again", n)
 	}
 }

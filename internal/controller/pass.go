@@ -61,6 +61,11 @@ func (c *Controller) pass(ctx context.Context, req request) {
 		problems = append(problems, rt.clusterErr)
 	}
 
+	// The action ends recorded before the cluster is read: the plan's view
+	// of a resource whose action ends later is older than that end.
+	c.mu.Lock()
+	readAfter := c.outcomes
+	c.mu.Unlock()
 	var plan *engine.Plan
 	var eng *engine.Engine
 	if rt.client != nil && ds != nil {
@@ -83,10 +88,13 @@ func (c *Controller) pass(ctx context.Context, req request) {
 		}
 	}
 
+	if c.planned != nil {
+		c.planned()
+	}
 	var submitted, deferred []string
 	c.mu.Lock()
 	if plan != nil {
-		submitted, deferred = c.applyPlanLocked(ctx, rt, eng, plan, ds, req)
+		submitted, deferred = c.applyPlanLocked(ctx, rt, eng, plan, ds, req, readAfter)
 	}
 	c.sourceErr = strings.Join(problems, "; ")
 	now := c.clock.Now().UTC()
@@ -251,8 +259,9 @@ func loadErrorOf(commit string, err error) *api.LoadError {
 }
 
 // applyPlanLocked records the plan's statuses, hands runnable actions to
-// the dispatcher and publishes what changed (caller holds mu).
-func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engine.Engine, plan *engine.Plan, ds *desiredState, req request) (submitted, deferred []string) {
+// the dispatcher and publishes what changed (caller holds mu). readAfter
+// is the number of action ends recorded before the plan read the cluster.
+func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engine.Engine, plan *engine.Plan, ds *desiredState, req request, readAfter uint64) (submitted, deferred []string) {
 	now := c.clock.Now()
 	autoSync := rt.cfg.Reconcile.AutoSync || req.force
 	dryRun := rt.cfg.Reconcile.DryRun
@@ -263,9 +272,22 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 			pendingDeps[a.Key()] = true
 		}
 	}
+	// What depends on a resource whose end this plan did not see still
+	// waits for it (pendingDeps), until the re-scan reads it done.
+	stale := c.endedSinceLocked(readAfter)
 	for _, a := range plan.Actions {
 		key := a.Key()
 		seen[key] = true
+		if stale[key] {
+			// Its action ended after the plan read the cluster: this view
+			// (a guest still missing, still stopped) would write a false
+			// "drifted" after "created" or act again. The outcome stands
+			// until the re-scan that end asked for; a sync one waits for it.
+			if req.keys[key] {
+				c.ask(request{keys: map[string]bool{key: true}})
+			}
+			continue
+		}
 		r := c.resources[key]
 		if r == nil {
 			r = &resource{}
@@ -343,6 +365,20 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 		}
 	}
 	return submitted, deferred
+}
+
+// endedSinceLocked returns the resources whose action ended after
+// readAfter, and forgets the ends a plan has now seen (caller holds mu).
+func (c *Controller) endedSinceLocked(readAfter uint64) map[string]bool {
+	stale := map[string]bool{}
+	for key, n := range c.endedAt {
+		if n > readAfter {
+			stale[key] = true
+		} else {
+			delete(c.endedAt, key)
+		}
+	}
+	return stale
 }
 
 // sumRunnable: an action runs on its own when the engine says so; sync
