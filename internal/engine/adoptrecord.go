@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -158,28 +157,8 @@ func diskSizes(g *Guest) AdoptionRecord {
 // writeAdoptionRecord puts rec as the description's record line, keeping
 // the rest of the description as it is on the cluster now.
 func (x *execCtx) writeAdoptionRecord(ctx context.Context, typ, node string, vmid int, rec AdoptionRecord) error {
-	var cfg pve.ConfigValues
-	var err error
-	if typ == "lxc" {
-		cfg, err = x.e.client.LxcConfig(ctx, node, vmid)
-	} else {
-		cfg, err = x.e.client.QemuConfig(ctx, node, vmid, false)
-	}
-	if err != nil {
-		return fmt.Errorf("reading the description to record the adoption: %w", err)
-	}
-	rest, old := splitAdoptionRecord(cfg["description"])
-	if old != nil && old.Line() == rec.Line() {
-		return nil
-	}
-	p := pve.NewParams().Set("description", withAdoptionLine(rest, rec.Line()))
-	if typ == "lxc" {
-		err = x.e.client.LxcSetConfig(ctx, node, vmid, p)
-	} else {
-		err = x.e.client.QemuSetConfig(ctx, node, vmid, p)
-	}
-	if err != nil {
-		return fmt.Errorf("recording the disk sizes at adoption in the description: %w", err)
-	}
-	return nil
+	return x.rewriteDescription(ctx, typ, node, vmid, "the disk sizes at adoption", func(desc string) (string, bool) {
+		rest, old := splitAdoptionRecord(desc)
+		return withAdoptionLine(rest, rec.Line()), old == nil || old.Line() != rec.Line()
+	})
 }

@@ -300,6 +300,21 @@ func isAuthFailure(err error) bool {
 // writeProvisionRecord puts rec as the last line of the guest's
 // description, keeping the user's text.
 func (x *execCtx) writeProvisionRecord(ctx context.Context, typ, node string, vmid int, rec provision.Record) error {
+	err := x.rewriteDescription(ctx, typ, node, vmid, "the run", func(desc string) (string, bool) {
+		user, old, ok := provision.SplitDescription(desc)
+		return provision.JoinDescription(user, rec), !ok || old.Line() != rec.Line()
+	})
+	if err != nil {
+		return fmt.Errorf("provision: %w", err)
+	}
+	return nil
+}
+
+// rewriteDescription reads a guest's description as it is on the cluster
+// now, and writes what edit makes of it when edit says it changed: the
+// record lines proxmops keeps there (provision, adoption) each replace
+// only their own line. what names the record in errors.
+func (x *execCtx) rewriteDescription(ctx context.Context, typ, node string, vmid int, what string, edit func(string) (string, bool)) error {
 	var cfg pve.ConfigValues
 	var err error
 	if typ == "lxc" {
@@ -308,20 +323,20 @@ func (x *execCtx) writeProvisionRecord(ctx context.Context, typ, node string, vm
 		cfg, err = x.e.client.QemuConfig(ctx, node, vmid, false)
 	}
 	if err != nil {
-		return fmt.Errorf("provision: reading the description to record the run: %w", err)
+		return fmt.Errorf("reading the description to record %s: %w", what, err)
 	}
-	user, old, ok := provision.SplitDescription(cfg["description"])
-	if ok && old.Line() == rec.Line() {
+	desc, changed := edit(cfg["description"])
+	if !changed {
 		return nil
 	}
-	params := pve.NewParams().Set("description", provision.JoinDescription(user, rec))
+	p := pve.NewParams().Set("description", desc)
 	if typ == "lxc" {
-		err = x.e.client.LxcSetConfig(ctx, node, vmid, params)
+		err = x.e.client.LxcSetConfig(ctx, node, vmid, p)
 	} else {
-		err = x.e.client.QemuSetConfig(ctx, node, vmid, params)
+		err = x.e.client.QemuSetConfig(ctx, node, vmid, p)
 	}
 	if err != nil {
-		return fmt.Errorf("provision: recording the run in the description: %w", err)
+		return fmt.Errorf("recording %s in the description: %w", what, err)
 	}
 	return nil
 }
