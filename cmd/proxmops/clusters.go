@@ -156,7 +156,7 @@ func sessionFor(ctx context.Context, cfg *config.Config, res *source.Result, sub
 	if prune && len(set.Resources) == 0 {
 		at := ""
 		if res.Commit.Hash != "" {
-			at = " at " + shortHash(res.Commit.Hash)
+			at = " at " + res.Commit.Short()
 		}
 		prune, held = false, "the repository has no manifests"+at+"; nothing is pruned from an empty load"
 	}
@@ -193,14 +193,6 @@ func planDocument(ss []*session, plans []*engine.Plan) api.Plan {
 // planDocOf is one session's plan document, naming its cluster.
 func planDocOf(s *session, p *engine.Plan) api.Plan {
 	return planDocument([]*session{s}, []*engine.Plan{p})
-}
-
-// shortHash abbreviates a commit hash as the daemon's messages do.
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 // settingFlags are the flags that set a required key, named beside it.
