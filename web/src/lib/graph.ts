@@ -510,6 +510,22 @@ export function placeLabels(edges: DependencyEdge[], layout: GraphLayout, taken:
   }
 }
 
+// memberEdge is the edge of one dependency drawn from resource to resource.
+function memberEdge(r: Resource, d: NonNullable<Resource['dependsOn']>[number], a: LayoutNode, b: LayoutNode): DependencyEdge {
+  const [sourceHandle, targetHandle] = sides(a, b);
+  return {
+    id: `dep:${a.ref}->${b.ref}:${d.relation}`,
+    source: resourceNodeId(a.ref),
+    target: resourceNodeId(b.ref),
+    relation: d.relation,
+    label: dependencyLabel(r, d),
+    count: 1,
+    sourceHandle,
+    targetHandle,
+    text: EDGE_VERB[d.relation],
+  };
+}
+
 // dependencyEdges lists what the graph draws for the resources' dependencies. A
 // dependency on a resource filtered out, or not declared, draws nothing. Between
 // resources of small groups, one edge each. The members of a wrapped group (a
@@ -541,19 +557,7 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
       if (!b || to === key) continue;
       const fb = frames.get(b.group ?? '');
       if (!fa) {
-        const [sourceHandle, targetHandle] = sides(a, b);
-        out.push({
-          id: `dep:${key}->${to}:${d.relation}`,
-          source: resourceNodeId(key),
-          target: resourceNodeId(to),
-          relation: d.relation,
-          label: dependencyLabel(r, d),
-          count: 1,
-          sourceHandle,
-          targetHandle,
-          targetFrame: fb ? { id: fb.id, handle: sides(a, fb)[1] } : undefined,
-          text: EDGE_VERB[d.relation],
-        });
+        out.push({ ...memberEdge(r, d, a, b), targetFrame: fb ? { id: fb.id, handle: sides(a, fb)[1] } : undefined });
         continue;
       }
       if (fa && fb && fa === fb) {
@@ -561,20 +565,9 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
         // say it. Within a named frame (a cluster's resources, grouped by cluster),
         // each dependency as in a graph of that cluster alone.
         if (!fa.named) continue;
-        const [sourceHandle, targetHandle] = sides(a, b);
         let list = inFrame.get(fa.id);
         if (!list) inFrame.set(fa.id, (list = []));
-        list.push({
-          id: `dep:${key}->${to}:${d.relation}`,
-          source: resourceNodeId(key),
-          target: resourceNodeId(to),
-          relation: d.relation,
-          label: dependencyLabel(r, d),
-          count: 1,
-          sourceHandle,
-          targetHandle,
-          text: EDGE_VERB[d.relation],
-        });
+        list.push(memberEdge(r, d, a, b));
         continue;
       }
       const dst = fb ?? b;
