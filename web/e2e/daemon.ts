@@ -231,3 +231,55 @@ export async function startRealBackend(repoRoot: string): Promise<RunningBackend
     throw err;
   }
 }
+
+export interface OwnBackend {
+  sim: ChildProcess;
+  daemon: ChildProcess;
+  url: string;
+  apiURL: string;
+  tokenSecret: string;
+}
+
+// startOwnBackend starts a `proxmops sim` and a `proxmops serve` of a test file's
+// own, reconciling repo's main, and sets the daemon up with admin; on failure it
+// stops what it started. TOKEN_ID is proxmops' token.
+export async function startOwnBackend(bin: string, dir: string, repo: string, admin: { username: string; password: string }): Promise<OwnBackend> {
+  let sim: ChildProcess | undefined;
+  let daemon: ChildProcess | undefined;
+  try {
+    const tokenSecret = randomBytes(16).toString('hex');
+    sim = startProcess(bin, ['sim', '--listen', '127.0.0.1:0', '--token-id', TOKEN_ID, '--token-secret', tokenSecret, '--task-speed', '0.02', '--seed', '7'], join(dir, 'sim.log'));
+    const [, apiURL, fingerprint] = await waitForLine(sim, /pvesim listening on (\S+) fingerprint (\S+)/, 'the simulator');
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const env = {
+      ...process.env,
+      PROXMOPS_CLUSTER_ENDPOINT: apiURL,
+      PROXMOPS_CLUSTER_TOKENID: TOKEN_ID,
+      PROXMOPS_CLUSTER_TOKENSECRET: tokenSecret,
+      PROXMOPS_CLUSTER_FINGERPRINT: fingerprint,
+      PROXMOPS_SOURCE_REPOURL: repo,
+      PROXMOPS_SOURCE_REVISION: 'main',
+      PROXMOPS_SOURCE_CACHEDIR: join(dir, 'cache'),
+    };
+    daemon = startProcess(bin, ['serve', '--addr', `127.0.0.1:${port}`, '--database', join(dir, 'proxmops.db'), '--interval', '2s'], join(dir, 'daemon.log'), env);
+    const [, token] = await waitForLine(daemon, /one-time token:\s+(\S+)/, 'the setup token');
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`${url}/api/v1/setup`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (i > 100) throw new Error('the daemon does not answer');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const setup = await fetch(`${url}/api/v1/setup`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token, ...admin }),
+    });
+    if (setup.status !== 201) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    return { sim, daemon, url, apiURL, tokenSecret };
+  } catch (err) {
+    await stop(daemon);
+    await stop(sim);
+    throw err;
+  }
+}

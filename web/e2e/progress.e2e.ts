@@ -14,7 +14,7 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,12 +23,11 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
 import { auditEverywhere } from './a11y';
-import { freePort, startProcess, stop, waitForLine } from './daemon';
+import { startOwnBackend, stop } from './daemon';
 import { openBrowser, type BrowserSession } from './harness';
 
 const shared = inject('backend');
 const ADMIN = { username: 'admin', password: 'watching it download' };
-const TOKEN_ID = 'root@pam!proxmops';
 // wget --progress=dot:giga prints a line per 32 MiB: four parts, four percent lines.
 const PART = 32 << 20;
 const PARTS = 4;
@@ -123,30 +122,8 @@ describe('a long action: percent, live task log, Sync now held', () => {
     git('add', '-A');
     git('commit', '-q', '-m', 'a big Iso from a slow mirror');
 
-    const secret = randomBytes(16).toString('hex');
-    sim = startProcess(bin, ['sim', '--listen', '127.0.0.1:0', '--token-id', TOKEN_ID, '--token-secret', secret, '--task-speed', '0.02', '--seed', '7'], join(dir, 'sim.log'));
-    const [, apiURL, fingerprint] = await waitForLine(sim, /pvesim listening on (\S+) fingerprint (\S+)/, 'the simulator');
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    const env = {
-      ...process.env,
-      PROXMOPS_CLUSTER_ENDPOINT: apiURL,
-      PROXMOPS_CLUSTER_TOKENID: TOKEN_ID,
-      PROXMOPS_CLUSTER_TOKENSECRET: secret,
-      PROXMOPS_CLUSTER_FINGERPRINT: fingerprint,
-      PROXMOPS_SOURCE_REPOURL: repo,
-      PROXMOPS_SOURCE_REVISION: 'main',
-      PROXMOPS_SOURCE_CACHEDIR: join(dir, 'cache'),
-    };
-    daemon = startProcess(bin, ['serve', '--addr', `127.0.0.1:${port}`, '--database', join(dir, 'proxmops.db'), '--interval', '2s'], join(dir, 'daemon.log'), env);
-    const [, token] = await waitForLine(daemon, /one-time token:\s+(\S+)/, 'the setup token');
-    await until('the daemon answers', async () => (await fetch(`${url}/api/v1/setup`)).ok);
-    const setup = await fetch(`${url}/api/v1/setup`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ token, ...ADMIN }),
-    });
-    if (setup.status !== 201) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    const own = await startOwnBackend(bin, dir, repo, ADMIN);
+    ({ sim, daemon, url } = own);
 
     b = await openBrowser();
     page = b.page;

@@ -10,7 +10,6 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +17,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
 import { axeViolations } from './a11y';
 import type { BackendInfo } from './backend';
-import { freePort, simRequest, startProcess, stop, waitForLine } from './daemon';
+import { simRequest, startOwnBackend, stop } from './daemon';
 import { openBrowser, type BrowserSession } from './harness';
 
 const shared = inject('backend');
@@ -97,32 +96,9 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
     older = commit('web-01: one core', { 'vms/web-01.yaml': vm(1) });
     head = commit('web-01: two cores', { 'vms/web-01.yaml': vm(2) });
 
-    const secret = randomBytes(16).toString('hex');
-    sim = startProcess(bin, ['sim', '--listen', '127.0.0.1:0', '--token-id', TOKEN_ID, '--token-secret', secret, '--task-speed', '0.02', '--seed', '7'], join(dir, 'sim.log'));
-    const [, apiURL, fingerprint] = await waitForLine(sim, /pvesim listening on (\S+) fingerprint (\S+)/, 'the simulator');
-    simInfo = { sim: { apiURL, authorization: `PVEAPIToken=${TOKEN_ID}=${secret}` } } as BackendInfo;
-
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    const env = {
-      ...process.env,
-      PROXMOPS_CLUSTER_ENDPOINT: apiURL,
-      PROXMOPS_CLUSTER_TOKENID: TOKEN_ID,
-      PROXMOPS_CLUSTER_TOKENSECRET: secret,
-      PROXMOPS_CLUSTER_FINGERPRINT: fingerprint,
-      PROXMOPS_SOURCE_REPOURL: repo,
-      PROXMOPS_SOURCE_REVISION: 'main',
-      PROXMOPS_SOURCE_CACHEDIR: join(dir, 'cache'),
-    };
-    daemon = startProcess(bin, ['serve', '--addr', `127.0.0.1:${port}`, '--database', join(dir, 'proxmops.db'), '--interval', '2s'], join(dir, 'daemon.log'), env);
-    const [, token] = await waitForLine(daemon, /one-time token:\s+(\S+)/, 'the setup token');
-    await until('the daemon answers', async () => (await fetch(`${url}/api/v1/setup`)).ok);
-    const setup = await fetch(`${url}/api/v1/setup`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ token, ...ADMIN }),
-    });
-    if (setup.status !== 201) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    const own = await startOwnBackend(bin, dir, repo, ADMIN);
+    ({ sim, daemon, url } = own);
+    simInfo = { sim: { apiURL: own.apiURL, authorization: `PVEAPIToken=${TOKEN_ID}=${own.tokenSecret}` } } as BackendInfo;
 
     b = await openBrowser();
     page = b.page;
