@@ -153,12 +153,19 @@ func (c *Controller) saveState(ctx context.Context) {
 	b, err := json.Marshal(c.records)
 	c.dirty = false
 	c.mu.Unlock()
+	c.putRecords(ctx, b, err)
+}
+
+// putRecords writes the marshalled records (err: the marshalling's) and
+// logs a failure; the caller decides whether dirty clears.
+func (c *Controller) putRecords(ctx context.Context, b []byte, err error) error {
 	if err == nil {
 		err = c.st.PutState(ctx, c.stateKey(stateRecords), b)
 	}
 	if err != nil {
 		c.log.Error("saving controller state failed", "err", err)
 	}
+	return err
 }
 
 // saveInflight writes the actions in flight (caller holds mu).
@@ -215,15 +222,9 @@ func (c *Controller) saveRecordsLocked(ctx context.Context) {
 	if c.fenced.Load() || !c.dirty {
 		return
 	}
-	b, err := json.Marshal(c.records)
-	if err == nil {
-		err = c.st.PutState(ctx, c.stateKey(stateRecords), b)
+	if b, err := json.Marshal(c.records); c.putRecords(ctx, b, err) == nil {
+		c.dirty = false
 	}
-	if err != nil {
-		c.log.Error("saving controller state failed", "err", err)
-		return
-	}
-	c.dirty = false
 }
 
 // addHistoryLocked writes one history entry (caller holds mu, which only
