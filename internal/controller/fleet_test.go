@@ -313,20 +313,27 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 	}
 }
 
-func TestFleetPlanNamesEachActionsCluster(t *testing.T) {
-	alpha := startSim(t, 0)
-	beta := startSim(t, 0)
-	repo := newGitRepo(t)
+// newPlannedTwoClusterFleet starts a fleet of alpha (app) and beta (db,
+// web) from repo with auto-sync off and waits until both clusters planned.
+func newPlannedTwoClusterFleet(t *testing.T) (e *fleetEnv, repo *gitRepo, alpha, beta *pvesim.Server) {
+	alpha = startSim(t, 0)
+	beta = startSim(t, 0)
+	repo = newGitRepo(t)
 	repo.commit("two clusters", map[string]string{
 		"proxmox/clusters/alpha/app.yaml": vmManifest("app", 100, 1),
 		"proxmox/clusters/beta/db.yaml":   vmManifest("db", 100, 1),
 		"proxmox/clusters/beta/web.yaml":  vmManifest("web", 101, 1),
 	})
-	e := newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.APIURL()}, func(c *config.Config, _ *Options) {
+	e = newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.APIURL()}, func(c *config.Config, _ *Options) {
 		c.Reconcile.AutoSync = false
 	})
-	e.waitCluster("beta", "beta planned", func(l api.ResourceList) bool { return len(l.Resources) == 2 })
-	e.waitCluster("alpha", "alpha planned", func(l api.ResourceList) bool { return len(l.Resources) == 1 })
+	e.waitCluster("beta", "beta planned", func(l api.ResourceList) bool { return len(l.Resources) == 2 && l.LastPass != nil })
+	e.waitCluster("alpha", "alpha planned", func(l api.ResourceList) bool { return len(l.Resources) == 1 && l.LastPass != nil })
+	return e, repo, alpha, beta
+}
+
+func TestFleetPlanNamesEachActionsCluster(t *testing.T) {
+	e, _, alpha, beta := newPlannedTwoClusterFleet(t)
 	p, err := e.f.Plan(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)

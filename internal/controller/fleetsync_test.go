@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -18,19 +17,7 @@ import (
 // cluster's pass made a moment ago does not stand in for it) and applies that
 // cluster only; the other cluster is not written to.
 func TestSyncAllOfOneClusterOverHTTPSyncsThatClusterOnly(t *testing.T) {
-	alpha := startSim(t, 0)
-	beta := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("two clusters", map[string]string{
-		"proxmox/clusters/alpha/app.yaml": vmManifest("app", 100, 1),
-		"proxmox/clusters/beta/db.yaml":   vmManifest("db", 100, 1),
-		"proxmox/clusters/beta/web.yaml":  vmManifest("web", 101, 1),
-	})
-	e := newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.APIURL()}, func(c *config.Config, _ *Options) {
-		c.Reconcile.AutoSync = false
-	})
-	e.waitCluster("beta", "beta planned", func(l api.ResourceList) bool { return len(l.Resources) == 2 && l.LastPass != nil })
-	e.waitCluster("alpha", "alpha planned", func(l api.ResourceList) bool { return len(l.Resources) == 1 && l.LastPass != nil })
+	e, repo, alpha, beta := newPlannedTwoClusterFleet(t)
 	c := serveOptions(t, server.Options{Store: e.st, Backend: e.f, Hub: e.opts.Hub.(*events.Hub), Config: e.opts.Config})
 
 	var dry struct {
