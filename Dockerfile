@@ -6,7 +6,7 @@
 #
 #   docker run -d -p 8080:8080 -v proxmops:/data proxmops/proxmops
 #
-# The database and its key live in the /data volume. Configure with PROXMOPS_*
+# The database and its key live in the /data volume (the working directory). Configure with PROXMOPS_*
 # variables (docs/configuration.md) or a file mounted and named by PROXMOPS_CONFIG.
 FROM scratch
 ARG TARGETPLATFORM
@@ -15,8 +15,10 @@ COPY packaging/docker/passwd /etc/passwd
 COPY packaging/docker/group /etc/group
 COPY --chown=65532:65532 packaging/docker/data/ /data/
 COPY $TARGETPLATFORM/proxmops /usr/local/bin/proxmops
-ENV PROXMOPS_SERVER_DATABASEPATH=/data/proxmops.db \
-    PROXMOPS_SOURCE_CACHEDIR=/data/git-cache \
+# No PROXMOPS_SERVER_DATABASEPATH: the database's default, proxmops.db in the
+# working directory, is /data/proxmops.db, and PROXMOPS_SERVER_DATABASE
+# (PostgreSQL, docs/ha.md) can be given without naming two databases.
+ENV PROXMOPS_SOURCE_CACHEDIR=/data/git-cache \
     PROXMOPS_SERVER_ADDR=:8080 \
     HOME=/data \
     TMPDIR=/data

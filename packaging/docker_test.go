@@ -13,6 +13,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/proxmops/proxmops/internal/pgtest"
 )
 
 // instruction is one Dockerfile instruction, continuation lines joined.
@@ -127,8 +131,11 @@ func TestDockerfileBuildContextHasEverythingItCopies(t *testing.T) {
 func TestDockerfileRunsAsNonRootWithStateInTheVolume(t *testing.T) {
 	ins := readDockerfile(t)
 	env := dockerEnv(t, ins)
-	if env["PROXMOPS_SERVER_DATABASEPATH"] != "/data/proxmops.db" {
-		t.Errorf("PROXMOPS_SERVER_DATABASEPATH=%q, want /data/proxmops.db", env["PROXMOPS_SERVER_DATABASEPATH"])
+	// The database's default place is the working directory, /data: an
+	// image that named it would refuse PROXMOPS_SERVER_DATABASE (PostgreSQL,
+	// docs/ha.md's Compose recipe) as a second database.
+	if v, ok := env["PROXMOPS_SERVER_DATABASEPATH"]; ok {
+		t.Errorf("the image sets PROXMOPS_SERVER_DATABASEPATH=%q: a replica given PROXMOPS_SERVER_DATABASE would refuse to start", v)
 	}
 	if v := dockerfileArgs(ins, "VOLUME"); len(v) != 1 || !strings.Contains(v[0], `"/data"`) {
 		t.Errorf("VOLUME %v, want /data", v)
@@ -179,86 +186,190 @@ func dockerUser(t *testing.T, ins []instruction) (int, int) {
 // directory, its port on loopback), answering the image's health check, its
 // state written into the volume, and stopping cleanly on SIGTERM.
 func TestImageProcessServesAsItsUserAndStopsOnSIGTERM(t *testing.T) {
+	p := startImageProcess(t, nil)
+	p.waitHealthy(t)
+	for _, f := range []string{"proxmops.db", "proxmops.db.key"} {
+		st, err := os.Stat(filepath.Join(p.vol, f))
+		if err != nil {
+			t.Fatalf("state not in the volume: %v", err)
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && p.cred != nil && int(sys.Uid) != p.uid {
+			t.Errorf("%s belongs to uid %d, want %d", f, sys.Uid, p.uid)
+		}
+	}
+	p.stop(t)
+}
+
+// The Compose recipe of docs/ha.md, as far as it runs without Docker: the
+// image's environment plus the replica's `environment:` from the recipe (its
+// database host pointed at a test PostgreSQL, ${PROXMOPS_ENCRYPTION_KEY} made
+// as the recipe says), serving on PostgreSQL with nothing in the volume.
+func TestHAComposeRecipeStartsTheImageOnPostgreSQL(t *testing.T) {
+	db := pgtest.Database(t)
+	env := composeReplicaEnv(t, "proxmops-a")
+	if _, ok := env["PROXMOPS_SERVER_DATABASE"]; !ok {
+		t.Fatalf("the recipe's replica has no PROXMOPS_SERVER_DATABASE: %v", env)
+	}
+	key, err := exec.Command("sh", "-c", "head -c 32 /dev/urandom | base64").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{}
+	for k, v := range env {
+		switch {
+		case k == "PROXMOPS_SERVER_DATABASE":
+			v = db
+		case v == "${PROXMOPS_ENCRYPTION_KEY}":
+			v = strings.TrimSpace(string(key))
+		case k == "PROXMOPS_HA_ADVERTISEURL":
+			v = "http://127.0.0.1:1"
+		}
+		extra[k] = v
+	}
+	p := startImageProcess(t, extra)
+	p.waitHealthy(t)
+	if _, err := os.Stat(filepath.Join(p.vol, "proxmops.db")); err == nil {
+		t.Error("with PostgreSQL the replica still made a SQLite database in the volume")
+	}
+	p.stop(t)
+}
+
+// composeReplicaEnv reads the Compose block of docs/ha.md and returns the
+// named service's environment (YAML anchors and merges resolved).
+func composeReplicaEnv(t *testing.T, service string) map[string]string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "ha.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block string
+	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
+		body, _, _ := strings.Cut(part, "```")
+		if strings.HasPrefix(body, "services:") {
+			block = body
+		}
+	}
+	if block == "" {
+		t.Fatal("docs/ha.md has no Compose block (```yaml services: ...)")
+	}
+	var compose struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(block), &compose); err != nil {
+		t.Fatalf("docs/ha.md's Compose block: %v", err)
+	}
+	svc, ok := compose.Services[service]
+	if !ok {
+		t.Fatalf("docs/ha.md's Compose block has no service %s", service)
+	}
+	return svc.Environment
+}
+
+// imageProcess is `proxmops serve` run as the image runs it.
+type imageProcess struct {
+	bin, vol string
+	env      []string
+	cred     *syscall.Credential
+	uid      int
+	cmd      *exec.Cmd
+	done     chan error
+	logs     *strings.Builder
+}
+
+// startImageProcess starts the binary with the image's user, environment
+// and volume (a temporary directory), plus extra variables.
+func startImageProcess(t *testing.T, extra map[string]string) *imageProcess {
+	t.Helper()
 	ins := readDockerfile(t)
 	uid, gid := dockerUser(t, ins)
-	var cred *syscall.Credential
+	p := &imageProcess{uid: uid, done: make(chan error, 1), logs: &strings.Builder{}}
 	if os.Getuid() == 0 {
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	} else {
 		t.Logf("not root: running as uid %d instead of the image's %d", os.Getuid(), uid)
 	}
 	dir := openDir(t)
-	bin := filepath.Join(dir, "proxmops")
+	p.bin = filepath.Join(dir, "proxmops")
 	data, err := os.ReadFile(hostBinary(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
+	if err := os.WriteFile(p.bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	vol := filepath.Join(dir, "data")
-	if err := os.Mkdir(vol, 0o755); err != nil {
+	p.vol = filepath.Join(dir, "data")
+	if err := os.Mkdir(p.vol, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if cred != nil {
-		if err := os.Chown(vol, uid, gid); err != nil {
+	if p.cred != nil {
+		if err := os.Chown(p.vol, uid, gid); err != nil {
 			t.Fatal(err)
 		}
 	}
-	env := []string{"PATH=/usr/bin:/bin", "PROXMOPS_CONFIG="}
+	p.env = []string{"PATH=/usr/bin:/bin", "PROXMOPS_CONFIG="}
 	for k, v := range dockerEnv(t, ins) {
-		env = append(env, k+"="+strings.ReplaceAll(v, "/data", vol))
+		p.env = append(p.env, k+"="+strings.ReplaceAll(v, "/data", p.vol))
 	}
-	env = append(env, "PROXMOPS_SERVER_ADDR="+freeLoopbackAddr(t))
-	cmdArgs := []string{"serve"} // CMD ["serve"]
-	serve := exec.Command(bin, cmdArgs...)
-	serve.Env, serve.Dir = env, vol
-	serve.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	logs := &strings.Builder{}
-	serve.Stdout, serve.Stderr = io.Discard, logs
-	if err := serve.Start(); err != nil {
+	for k, v := range extra {
+		p.env = append(p.env, k+"="+v)
+	}
+	p.env = append(p.env, "PROXMOPS_SERVER_ADDR="+freeLoopbackAddr(t))
+	workdir := dockerfileArgs(ins, "WORKDIR")
+	if len(workdir) != 1 || workdir[0] != "/data" {
+		t.Fatalf("WORKDIR %v, want /data (the state's default place is the working directory)", workdir)
+	}
+	p.cmd = exec.Command(p.bin, "serve") // CMD ["serve"]
+	p.cmd.Env, p.cmd.Dir = p.env, p.vol
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	p.cmd.Stdout, p.cmd.Stderr = io.Discard, p.logs
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- serve.Wait() }()
-	defer serve.Process.Kill()
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	return p
+}
 
-	healthy := false
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && !healthy; {
+// waitHealthy runs the image's health check until it passes.
+func (p *imageProcess) waitHealthy(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
+		select {
+		case err := <-p.done:
+			t.Fatalf("serve ended before it was healthy (%v); its log:\n%s", err, p.logs)
+		default:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		hc := exec.CommandContext(ctx, bin, "healthcheck")
-		hc.Env = env
-		hc.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		healthy = hc.Run() == nil
+		hc := exec.CommandContext(ctx, p.bin, "healthcheck")
+		hc.Env = p.env
+		hc.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+		healthy := hc.Run() == nil
 		cancel()
-		if !healthy {
-			time.Sleep(200 * time.Millisecond)
+		if healthy {
+			return
 		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	if !healthy {
-		serve.Process.Kill()
-		<-done
-		t.Fatalf("the health check never passed; serve's log:\n%s", logs)
-	}
-	for _, f := range []string{"proxmops.db", "proxmops.db.key"} {
-		st, err := os.Stat(filepath.Join(vol, f))
-		if err != nil {
-			t.Fatalf("state not in the volume: %v", err)
-		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok && cred != nil && int(sys.Uid) != uid {
-			t.Errorf("%s belongs to uid %d, want %d", f, sys.Uid, uid)
-		}
-	}
-	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	t.Fatalf("the health check never passed; serve's log:\n%s", p.logs)
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (p *imageProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done:
+	case err := <-p.done:
 		if err != nil {
-			t.Fatalf("serve after SIGTERM: %v\n%s", err, logs)
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, p.logs)
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatalf("serve did not stop within 60 s of SIGTERM\n%s", logs)
+		t.Fatalf("serve did not stop within 60 s of SIGTERM\n%s", p.logs)
 	}
 }
 

@@ -55,14 +55,24 @@ while [ $# -gt 0 ]; do
 done
 prefix=${prefix%/}
 
-bindir="$prefix/usr/local/bin"
-mandir="$prefix/usr/local/share/man/man1"
-bashdir="$prefix/usr/share/bash-completion/completions"
-zshdir="$prefix/usr/local/share/zsh/site-functions"
-fishdir="$prefix/usr/share/fish/vendor_completions.d"
-unitdir="$prefix/etc/systemd/system"
-confdir="$prefix/etc/proxmops"
-statedir="$prefix/var/lib/proxmops"
+# set_dirs: where each file goes. On macOS /usr (but /usr/local) is read-only
+# (System Integrity Protection), so completions go under /usr/local/share,
+# where Homebrew's shells look.
+set_dirs() {
+	bindir="$prefix/usr/local/bin"
+	mandir="$prefix/usr/local/share/man/man1"
+	zshdir="$prefix/usr/local/share/zsh/site-functions"
+	if [ "$os" = darwin ]; then
+		bashdir="$prefix/usr/local/share/bash-completion/completions"
+		fishdir="$prefix/usr/local/share/fish/vendor_completions.d"
+	else
+		bashdir="$prefix/usr/share/bash-completion/completions"
+		fishdir="$prefix/usr/share/fish/vendor_completions.d"
+	fi
+	unitdir="$prefix/etc/systemd/system"
+	confdir="$prefix/etc/proxmops"
+	statedir="$prefix/var/lib/proxmops"
+}
 
 # system is "yes" when installing into the running system (no --prefix):
 # only then are users created and systemctl run.
@@ -131,6 +141,16 @@ put() {
 	mv -f "$2.new.$$" "$2"
 }
 
+# put_extra SRC DEST: a completion or man page; where its directory cannot be
+# made or written, it is skipped with a note instead of ending the install
+# (set -e does not apply inside the condition).
+put_extra() {
+	if ! (mkdir -p "$(dirname "$2")" && put "$1" "$2" 0644) 2>/dev/null; then
+		rm -f "$2.new.$$" 2>/dev/null || true
+		say "skipped $2: $(dirname "$2") cannot be written"
+	fi
+}
+
 ensure_user() {
 	[ "$system" = yes ] && [ "$os" = linux ] || return 0
 	id proxmops >/dev/null 2>&1 && return 0
@@ -160,13 +180,13 @@ install_files() { # DIR of the unpacked archive
 	[ -f "$src/proxmops" ] || die "the archive has no proxmops binary"
 	put "$src/proxmops" "$bindir/proxmops" 0755
 	if [ -d "$src/completions" ]; then
-		[ -f "$src/completions/proxmops.bash" ] && put "$src/completions/proxmops.bash" "$bashdir/proxmops" 0644
-		[ -f "$src/completions/proxmops.zsh" ] && put "$src/completions/proxmops.zsh" "$zshdir/_proxmops" 0644
-		[ -f "$src/completions/proxmops.fish" ] && put "$src/completions/proxmops.fish" "$fishdir/proxmops.fish" 0644
+		[ ! -f "$src/completions/proxmops.bash" ] || put_extra "$src/completions/proxmops.bash" "$bashdir/proxmops"
+		[ ! -f "$src/completions/proxmops.zsh" ] || put_extra "$src/completions/proxmops.zsh" "$zshdir/_proxmops"
+		[ ! -f "$src/completions/proxmops.fish" ] || put_extra "$src/completions/proxmops.fish" "$fishdir/proxmops.fish"
 	fi
 	if [ -d "$src/manpages" ]; then
 		for page in "$src"/manpages/*.1; do
-			[ -f "$page" ] && put "$page" "$mandir/$(basename "$page")" 0644
+			[ ! -f "$page" ] || put_extra "$page" "$mandir/$(basename "$page")"
 		done
 	fi
 	have_systemd || return 0
@@ -241,6 +261,7 @@ do_uninstall() {
 }
 
 detect_platform
+set_dirs
 case "$action" in
 install) do_install ;;
 uninstall) do_uninstall ;;

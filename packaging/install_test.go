@@ -144,6 +144,78 @@ func TestInstallerRefusesAReleaseWithoutItsChecksum(t *testing.T) {
 	}
 }
 
+// On macOS /usr is read-only but /usr/local: the installer puts the binary,
+// man pages and completions under /usr/local, installs no service, and a
+// completion directory it cannot make is skipped with a note, not the end of
+// the install. The layout is made here: uname answers Darwin, /usr/share is a
+// file (nothing can be made under it, even as root), and so is fish's share.
+func TestInstallerOnAMacOSLayoutInstallsUnderUsrLocalAndSkipsWhatItCannotWrite(t *testing.T) {
+	needDownloader(t)
+	dir, archive := release(t)
+	darwin := strings.Replace(archive, "linux", "darwin", 1)
+	data, err := os.ReadFile(filepath.Join(dir, archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, darwin), string(data))
+	sums, _ := os.ReadFile(filepath.Join(dir, "checksums.txt"))
+	mustWrite(t, filepath.Join(dir, "checksums.txt"), strings.ReplaceAll(string(sums), archive, darwin))
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+
+	fake := t.TempDir()
+	uname := "#!/bin/sh\ncase \"$1\" in -s) echo Darwin ;; *) exec " + lookPath(t, "uname") + " \"$@\" ;; esac\n"
+	if err := os.WriteFile(filepath.Join(fake, "uname"), []byte(uname), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prefix := t.TempDir()
+	for _, blocked := range []string{"usr/share", "usr/local/share/fish"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(prefix, blocked)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, filepath.Join(prefix, blocked), "not a directory")
+	}
+	cmd := exec.Command("sh", filepath.Join(repoRoot(t), "packaging", "install.sh"), "--prefix", prefix)
+	cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PROXMOPS_BASE_URL="+srv.URL, "PROXMOPS_VERSION=")
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	if err != nil {
+		t.Fatalf("install on the macOS layout: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, darwin) {
+		t.Errorf("did not fetch the darwin archive:\n%s", out)
+	}
+	installedVersion(t, filepath.Join(prefix, "usr/local/bin/proxmops"))
+	for _, f := range []string{
+		"usr/local/share/bash-completion/completions/proxmops",
+		"usr/local/share/zsh/site-functions/_proxmops",
+		"usr/local/share/man/man1/proxmops.1",
+	} {
+		if _, err := os.Stat(filepath.Join(prefix, f)); err != nil {
+			t.Errorf("not installed: %s", f)
+		}
+	}
+	if !strings.Contains(out, "skipped "+filepath.Join(prefix, "usr/local/share/fish/vendor_completions.d/proxmops.fish")) {
+		t.Errorf("the fish completion's unwritable directory is not named as skipped:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "etc/systemd/system/proxmops.service")); err == nil {
+		t.Error("a systemd unit was installed on macOS")
+	}
+	if !strings.Contains(out, "no systemd service on darwin") {
+		t.Errorf("the install does not say how to run the daemon on macOS:\n%s", out)
+	}
+}
+
+func lookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s is not installed", name)
+	}
+	return p
+}
+
 func TestInstallScriptsAreShellcheckClean(t *testing.T) {
 	if _, err := exec.LookPath("shellcheck"); err != nil {
 		t.Skip("shellcheck is not installed (apt-get install shellcheck); CI installs it")

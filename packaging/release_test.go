@@ -100,7 +100,13 @@ type goreleaserConfig struct {
 		Dockerfile string   `yaml:"dockerfile"`
 		Platforms  []string `yaml:"platforms"`
 		ExtraFiles []string `yaml:"extra_files"`
+		Images     []string `yaml:"images"`
 	} `yaml:"dockers_v2"`
+	Release struct {
+		ExtraFiles []struct {
+			Glob string `yaml:"glob"`
+		} `yaml:"extra_files"`
+	} `yaml:"release"`
 }
 
 func readGoreleaser(t *testing.T) goreleaserConfig {
