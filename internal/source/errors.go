@@ -113,6 +113,8 @@ func classify(err error) (Kind, string) {
 		return ErrAuth, "these credentials do not fit this kind of URL (a token is for https, an SSH key for ssh)"
 	case strings.Contains(msg, "unable to authenticate") || strings.Contains(msg, "no supported methods remain"):
 		return ErrAuth, "the SSH server refused the key: check source.sshKeyFile and that the key is a deploy key of the repository"
+	case strings.Contains(msg, "valid known_hosts file"):
+		return ErrHostKey, "no known_hosts file to check the server's key against: set source.knownHostsFile (ssh-keyscan HOST > /etc/proxmops/known_hosts; the service's home has no ~/.ssh)"
 	case strings.Contains(msg, "knownhosts:") || strings.Contains(msg, "host key"):
 		return ErrHostKey, "add the server's key to source.knownHostsFile (ssh-keyscan HOST), or set source.insecureIgnoreHostKey"
 	case errors.Is(err, transport.ErrRepositoryNotFound):

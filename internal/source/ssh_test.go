@@ -203,3 +203,23 @@ func TestSSHKeyAndKnownHosts(t *testing.T) {
 		})
 	}
 }
+
+// Under the hardened unit the service's home has no ~/.ssh and most hosts no
+// /etc/ssh/ssh_known_hosts: the error names the setting to give, not
+// go-git's SSH_KNOWN_HOSTS variable alone.
+func TestSSHWithoutAnyKnownHostsFileNamesTheSetting(t *testing.T) {
+	if _, err := os.Stat("/etc/ssh/ssh_known_hosts"); err == nil {
+		t.Skip("this machine has /etc/ssh/ssh_known_hosts, which go-git reads")
+	}
+	r := newTestRepo(t)
+	r.commit("one", map[string]*string{"m/a.yaml": str("ssh")})
+	clientSigner, clientPEM := newKey(t)
+	srv := startSSHGitServer(t, r.repo, clientSigner.PublicKey())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("SSH_KNOWN_HOSTS", "")
+	s := newSyncerT(t, Options{URL: "ssh://git@" + srv.addr + "/you/homelab.git", Path: "m", Auth: Auth{SSHKey: clientPEM}})
+	_, err := s.Sync(ctxT(t))
+	if !errors.Is(err, ErrHostKey) || !strings.Contains(err.Error(), "source.knownHostsFile") {
+		t.Fatalf("err = %v, want a host-key error naming source.knownHostsFile", err)
+	}
+}
