@@ -212,6 +212,10 @@ func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error
 	var out []string
 	for _, a := range p.Actions {
 		switch {
+		case set.Get(manifest.Kind(a.Kind), a.Name) == nil:
+			// Not one of the exported manifests: a partial export is a part
+			// of the repository, and the owned guests it left out are not
+			// leaving it.
 		case a.Adopt && a.Action == vocab.ActionUpdate && onlyTags(a.Changes):
 		case a.Action == vocab.ActionNone && a.Status == vocab.StatusSynced:
 		default:
