@@ -509,3 +509,57 @@ func TestDatabaseURLPasswordNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// A setting saved in the UI that overrides a value the file, environment or
+// a flag gave is named in a warning (logged at start, listed by the Settings
+// page); one that only replaces a default, or agrees, is not. Secrets are
+// named without their values.
+func TestOverlayNamesTheSettingsThatShadowTheConfiguration(t *testing.T) {
+	base, _, err := Load(LoadOptions{Env: []string{"PROXMOPS_SOURCE_REVISION=main", "PROXMOPS_SOURCE_TOKEN=file-token",
+		"PROXMOPS_RECONCILE_INTERVAL=90s", "PROXMOPS_RECONCILE_PRUNE=true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, overlay string
+		want          []string
+	}{
+		{"a value over the configuration's", `{"source":{"revision":"dev"}}`,
+			[]string{`source.revision saved in the UI (dev) shadows the configuration's (main)`}},
+		{"a secret over the configuration's", `{"source":{"token":"ui-token"}}`,
+			[]string{`source.token saved in the UI shadows the configuration's: the UI's is in force`}},
+		{"a duration and a bool", `{"reconcile":{"interval":"2m","prune":false}}`,
+			[]string{`reconcile.interval saved in the UI (2m0s) shadows the configuration's (1m30s)`, `reconcile.prune saved in the UI (false) shadows the configuration's (true)`}},
+		{"the same value", `{"source":{"revision":"main"}}`, nil},
+		{"over a default", `{"source":{"path":"proxmox"},"reconcile":{"autoSync":false}}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := ParseOverlay([]byte(tt.overlay))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, warnings, err := base.WithOverlay(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var shadows []string
+			for _, w := range warnings {
+				if strings.Contains(w, "shadows") {
+					shadows = append(shadows, w)
+					if strings.Contains(w, "ui-token") || strings.Contains(w, "file-token") {
+						t.Errorf("a warning shows a secret: %s", w)
+					}
+				}
+			}
+			if len(shadows) != len(tt.want) {
+				t.Fatalf("warnings %q, want %d naming %q", shadows, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(shadows[i], w) {
+					t.Errorf("warning %q, want it to say %q", shadows[i], w)
+				}
+			}
+		})
+	}
+}

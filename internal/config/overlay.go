@@ -86,42 +86,28 @@ func explainJSONError(err error) string {
 func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 	n := c.Clone()
 	var probs problems
-	setStr := func(dst *string, src *string) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setBool := func(dst *bool, src *bool) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setInt := func(dst *int, src *int) {
-		if src != nil {
-			*dst = *src
-		}
-	}
 	var warnings []string
+	def := Defaults()
 	if oc := o.Cluster; oc != nil && len(n.Clusters) > 0 {
 		warnings = append(warnings, "the cluster settings saved from the UI are ignored: the configuration lists clusters")
 	} else if oc != nil {
-		setStr(&n.Cluster.Endpoint, oc.Endpoint)
-		setStr(&n.Cluster.TokenID, oc.TokenID)
-		setStr(&n.Cluster.TokenSecret, oc.TokenSecret)
-		setBool(&n.Cluster.InsecureSkipVerify, oc.InsecureSkipVerify)
-		setStr(&n.Cluster.Fingerprint, oc.Fingerprint)
-		setStr(&n.Cluster.CAFile, oc.CAFile)
+		overlayField(&warnings, "cluster.endpoint", &n.Cluster.Endpoint, def.Cluster.Endpoint, oc.Endpoint, false)
+		overlayField(&warnings, "cluster.tokenId", &n.Cluster.TokenID, def.Cluster.TokenID, oc.TokenID, false)
+		overlayField(&warnings, "cluster.tokenSecret", &n.Cluster.TokenSecret, def.Cluster.TokenSecret, oc.TokenSecret, true)
+		overlayField(&warnings, "cluster.insecureSkipVerify", &n.Cluster.InsecureSkipVerify, def.Cluster.InsecureSkipVerify, oc.InsecureSkipVerify, false)
+		overlayField(&warnings, "cluster.fingerprint", &n.Cluster.Fingerprint, def.Cluster.Fingerprint, oc.Fingerprint, false)
+		overlayField(&warnings, "cluster.caFile", &n.Cluster.CAFile, def.Cluster.CAFile, oc.CAFile, false)
 	}
 	if os := o.Source; os != nil {
-		setStr(&n.Source.RepoURL, os.RepoURL)
-		setStr(&n.Source.Path, os.Path)
-		setStr(&n.Source.Revision, os.Revision)
-		setStr(&n.Source.Username, os.Username)
-		setStr(&n.Source.Token, os.Token)
-		setStr(&n.Source.SSHKey, os.SSHKey)
-		setStr(&n.Source.KnownHostsFile, os.KnownHostsFile)
-		setBool(&n.Source.InsecureIgnoreHostKey, os.InsecureIgnoreHostKey)
-		setBool(&n.Source.Submodules, os.Submodules)
+		overlayField(&warnings, "source.repoURL", &n.Source.RepoURL, def.Source.RepoURL, os.RepoURL, false)
+		overlayField(&warnings, "source.path", &n.Source.Path, def.Source.Path, os.Path, false)
+		overlayField(&warnings, "source.revision", &n.Source.Revision, def.Source.Revision, os.Revision, false)
+		overlayField(&warnings, "source.username", &n.Source.Username, def.Source.Username, os.Username, false)
+		overlayField(&warnings, "source.token", &n.Source.Token, def.Source.Token, os.Token, true)
+		overlayField(&warnings, "source.sshKey", &n.Source.SSHKey, def.Source.SSHKey, os.SSHKey, true)
+		overlayField(&warnings, "source.knownHostsFile", &n.Source.KnownHostsFile, def.Source.KnownHostsFile, os.KnownHostsFile, false)
+		overlayField(&warnings, "source.insecureIgnoreHostKey", &n.Source.InsecureIgnoreHostKey, def.Source.InsecureIgnoreHostKey, os.InsecureIgnoreHostKey, false)
+		overlayField(&warnings, "source.submodules", &n.Source.Submodules, def.Source.Submodules, os.Submodules, false)
 	}
 	if or := o.Reconcile; or != nil {
 		if or.Interval != nil {
@@ -129,27 +115,46 @@ func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 			if err != nil {
 				probs.addf("reconcile.interval", "%v", err)
 			} else {
-				n.Reconcile.Interval = d
+				overlayField(&warnings, "reconcile.interval", &n.Reconcile.Interval, def.Reconcile.Interval, &d, false)
 			}
 		}
-		setBool(&n.Reconcile.AutoSync, or.AutoSync)
-		setBool(&n.Reconcile.Prune, or.Prune)
-		setInt(&n.Reconcile.Concurrency, or.Concurrency)
-		setBool(&n.Reconcile.DryRun, or.DryRun)
+		overlayField(&warnings, "reconcile.autoSync", &n.Reconcile.AutoSync, def.Reconcile.AutoSync, or.AutoSync, false)
+		overlayField(&warnings, "reconcile.prune", &n.Reconcile.Prune, def.Reconcile.Prune, or.Prune, false)
+		overlayField(&warnings, "reconcile.concurrency", &n.Reconcile.Concurrency, def.Reconcile.Concurrency, or.Concurrency, false)
+		overlayField(&warnings, "reconcile.dryRun", &n.Reconcile.DryRun, def.Reconcile.DryRun, or.DryRun, false)
 		if or.DriftCheckInterval != nil {
 			d, err := parseDuration(*or.DriftCheckInterval)
 			if err != nil {
 				probs.addf("reconcile.driftCheckInterval", "%v", err)
 			} else {
-				n.Reconcile.DriftCheckInterval = d
+				overlayField(&warnings, "reconcile.driftCheckInterval", &n.Reconcile.DriftCheckInterval, def.Reconcile.DriftCheckInterval, &d, false)
 			}
 		}
-		setInt(&n.Reconcile.HistoryPerResource, or.HistoryPerResource)
-		setInt(&n.Reconcile.HistoryTotal, or.HistoryTotal)
+		overlayField(&warnings, "reconcile.historyPerResource", &n.Reconcile.HistoryPerResource, def.Reconcile.HistoryPerResource, or.HistoryPerResource, false)
+		overlayField(&warnings, "reconcile.historyTotal", &n.Reconcile.HistoryTotal, def.Reconcile.HistoryTotal, or.HistoryTotal, false)
 	}
 	warnings = append(warnings, n.validate(&probs)...)
 	if err := probs.err(); err != nil {
 		return nil, warnings, err
 	}
 	return n, warnings, nil
+}
+
+// overlayField applies one saved setting. When the configuration (file,
+// environment or flag) gave the key a value of its own and the UI's differs,
+// the UI's wins, and a warning says so: the daemon logs it at start and the
+// Settings page lists it, so an edit of the file that changes nothing is
+// explained. Secrets are named, never shown.
+func overlayField[T comparable](warnings *[]string, key string, dst *T, def T, src *T, secret bool) {
+	if src == nil {
+		return
+	}
+	if *dst != def && *src != *dst {
+		if secret {
+			*warnings = append(*warnings, fmt.Sprintf("%s saved in the UI shadows the configuration's: the UI's is in force; clear it under Settings to use the configuration's", key))
+		} else {
+			*warnings = append(*warnings, fmt.Sprintf("%s saved in the UI (%v) shadows the configuration's (%v): the UI's is in force; clear it under Settings to use the configuration's", key, *src, *dst))
+		}
+	}
+	*dst = *src
 }
