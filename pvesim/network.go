@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Host network configuration (/nodes/{node}/network, pve-manager's
@@ -77,12 +76,13 @@ func copyIfaces(m map[string]netIface) map[string]netIface {
 }
 
 // bridgeExists says whether a guest NIC may plug into the named bridge:
-// an active Linux or OVS bridge of the node, or an applied SDN vnet.
+// an active Linux or OVS bridge of the node, or an SDN vnet the node's
+// last network reload brought up.
 func (s *Server) bridgeExists(node, name string) bool {
 	if d, ok := s.hostNet(node).Running[name]; ok && (d["type"] == "bridge" || d["type"] == "OVSBridge") {
 		return true
 	}
-	return s.sdnVnetApplied(name)
+	return s.sdnVnetUp(node, name)
 }
 
 // bridgeMTU is read_bridge_mtu for an active bridge (1500 by default).
@@ -530,13 +530,6 @@ func (s *Server) networkApply(r *Request) (any, error) {
 	node := r.Str("node")
 	hn := s.hostNet(node)
 	return s.startTask(r, node, "srvreload", "networking", func(tc *taskCtx) error {
-		if err := tc.Sleep(2 * time.Second); err != nil {
-			return err
-		}
-		if hn.Staged != nil {
-			hn.Running = hn.Staged
-			hn.Staged = nil
-		}
-		return nil
+		return s.networkReload(tc, node, hn)
 	}), nil
 }

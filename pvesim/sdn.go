@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Software-defined networking (/cluster/sdn, pve-network): zones, vnets
@@ -41,6 +40,12 @@ type SDNState struct {
 		Subnets sdnSection `json:"subnets"`
 	} `json:"running,omitempty"`
 	Version int `json:"version"`
+	// NodeVnets are the vnets each node's last network reload brought up
+	// (nil in a state saved before they were tracked).
+	NodeVnets map[string]sdnSection `json:"node_vnets,omitempty"`
+	// LockToken is the SDN configuration lock (/etc/pve/sdn/.lock).
+	LockToken    string                     `json:"lock_token,omitempty"`
+	reloadFaults map[string]*sdnReloadFault // FailNetworkReload, HoldNetworkReload
 }
 
 func (s *Server) sdn() *SDNState {
@@ -103,13 +108,6 @@ func (sec sdnSection) digest() string {
 	}
 	sum := sha1.Sum([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
-}
-
-// sdnVnetApplied says whether a vnet exists in the running configuration,
-// so guests can plug into it.
-func (s *Server) sdnVnetApplied(name string) bool {
-	_, ok := s.sdn().running("vnets")[name]
-	return ok
 }
 
 func (s *Server) sdnAppliedVnets() []string { return sortedKeys(s.sdn().running("vnets")) }
@@ -493,31 +491,6 @@ func (s *Server) sdnRead(r *Request, kind, id string) (any, error) {
 		return nil, Fail("sdn %s '%s' does not exist", strings.TrimSuffix(kind, "s"), id)
 	}
 	return s.sdnDecorate(kind, id, o, digest), nil
-}
-
-// sdnApply is PUT /cluster/sdn: commit the configuration as the running
-// one, then reload the network of every node (one srvreload task each).
-func (s *Server) sdnApply(r *Request) (any, error) {
-	st := s.sdn()
-	st.Version++
-	st.Running = &struct {
-		Zones   sdnSection `json:"zones"`
-		Vnets   sdnSection `json:"vnets"`
-		Subnets sdnSection `json:"subnets"`
-	}{Zones: st.Zones.clone(), Vnets: st.Vnets.clone(), Subnets: st.Subnets.clone()}
-	local := s.state.Nodes[0].Name
-	return s.startTask(r, local, "reloadnetworkall", "", func(tc *taskCtx) error {
-		for _, n := range s.state.Nodes {
-			if s.faults.nodeOffline(n.Name) {
-				tc.Log("%s: No route to host", n.Name)
-				continue
-			}
-			s.startTask(r, n.Name, "srvreload", "networking", func(tc *taskCtx) error {
-				return tc.Sleep(2 * time.Second)
-			})
-		}
-		return tc.Sleep(500 * time.Millisecond)
-	}), nil
 }
 
 var (

@@ -10,6 +10,7 @@ import (
 // Changing the SDN configuration: create, update and delete of zones,
 // vnets and subnets with pve-network's checks (PVE/API2/Network/SDN/*.pm
 // and the plugins' on_update_hook); the change is pending until applied.
+// Each checks the configuration lock where its Perl calls lock_sdn_config.
 
 // sdnCheckZone runs the zone plugins' on_update_hook and the API's checks.
 func (s *Server) sdnCheckZone(id string, z map[string]string, zones sdnSection) error {
@@ -61,6 +62,9 @@ func (s *Server) sdnZoneCreate(r *Request) (any, error) {
 	if err := checkSectionOptions(opts, p, true); err != nil {
 		return nil, err
 	}
+	if err := s.sdnCheckLock(r, "create sdn zone object failed"); err != nil {
+		return nil, err
+	}
 	if _, exists := st.Zones[id]; exists {
 		return nil, Fail("create sdn zone object failed: sdn zone object ID '%s' already defined", id)
 	}
@@ -102,6 +106,9 @@ func sdnApplyDelete(o map[string]string, opts map[string]bool, params map[string
 }
 
 func (s *Server) sdnZoneUpdate(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "update sdn zone object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	id := r.Str("zone")
 	if err := s.sdnCheckDigest(r, st.Zones); err != nil {
@@ -140,6 +147,9 @@ func (s *Server) sdnZoneUpdate(r *Request) (any, error) {
 }
 
 func (s *Server) sdnZoneDelete(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "delete sdn zone object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	id := r.Str("zone")
 	if _, ok := st.Zones[id]; !ok {
@@ -230,6 +240,9 @@ func (s *Server) sdnVnetHasSubnets(vnet string) bool {
 }
 
 func (s *Server) sdnVnetCreate(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "create sdn vnet object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	id := r.Str("vnet")
 	p := sdnParams(r, "vnet")
@@ -247,6 +260,9 @@ func (s *Server) sdnVnetCreate(r *Request) (any, error) {
 }
 
 func (s *Server) sdnVnetUpdate(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "update sdn vnet object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	id := r.Str("vnet")
 	if err := s.sdnCheckDigest(r, st.Vnets); err != nil {
@@ -279,6 +295,9 @@ func (s *Server) sdnVnetUpdate(r *Request) (any, error) {
 }
 
 func (s *Server) sdnVnetDelete(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "delete sdn vnet object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	id := r.Str("vnet")
 	if _, ok := st.Vnets[id]; !ok {
@@ -376,6 +395,9 @@ func splitRanges(v string) []map[string]string {
 }
 
 func (s *Server) sdnSubnetCreate(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "create sdn subnet object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	vnet := r.Str("vnet")
 	cidr := r.Str("subnet")
@@ -402,6 +424,9 @@ func (s *Server) sdnSubnetCreate(r *Request) (any, error) {
 }
 
 func (s *Server) sdnSubnetUpdate(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "update sdn subnet object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	id, err := s.sdnSubnetID(r)
 	if err != nil {
@@ -431,6 +456,9 @@ func (s *Server) sdnSubnetUpdate(r *Request) (any, error) {
 }
 
 func (s *Server) sdnSubnetDelete(r *Request) (any, error) {
+	if err := s.sdnCheckLock(r, "delete sdn subnet object failed"); err != nil {
+		return nil, err
+	}
 	st := s.sdn()
 	id, err := s.sdnSubnetID(r)
 	if err != nil {
