@@ -320,8 +320,11 @@ func networkNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
 // sdnNeeds are the privileges of SDN zones and vnets.
 func sdnNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
 	apply := needAll("apply the SDN configuration", "/sdn", "SDN.Allocate")
+	// The apply waits for each node's srvreload task, which pvesh starts
+	// as root@pam: another user's tasks are listed only with Sys.Audit.
+	watch := needAll("see each node's network reload after the SDN apply", "/nodes", "Sys.Audit")
 	if a.Action == vocab.ActionDelete {
-		return []privNeed{needAll("change and apply the SDN configuration", "/sdn", "SDN.Allocate")}
+		return []privNeed{needAll("change and apply the SDN configuration", "/sdn", "SDN.Allocate"), watch}
 	}
 	switch s := sp.(type) {
 	case *SdnZoneSpec:
@@ -329,13 +332,13 @@ func sdnNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
 		if a.Action == vocab.ActionCreate {
 			path = "/sdn/zones"
 		}
-		return []privNeed{needAll("define the zone", path, "SDN.Allocate"), apply}
+		return []privNeed{needAll("define the zone", path, "SDN.Allocate"), apply, watch}
 	case *SdnVnetSpec:
 		path := "/sdn/zones/" + s.Zone + "/" + s.Name
 		if a.Action == vocab.ActionCreate {
 			path = "/sdn/zones/" + s.Zone
 		}
-		return []privNeed{needAll("define the VNet", path, "SDN.Allocate"), apply}
+		return []privNeed{needAll("define the VNet", path, "SDN.Allocate"), apply, watch}
 	}
 	return nil
 }

@@ -279,13 +279,11 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 		// the last of the sequence when the whole plan is applied, this
 		// one when it runs alone.
 		a.run = func(ctx context.Context, x *execCtx) error {
-			if err := step(ctx, x); err != nil {
-				return err
+			err := step(ctx, x)
+			if err == nil && x.sdnApply == key && !deferApply {
+				err = x.applySDN(ctx)
 			}
-			if x.sdnApply != key || deferApply {
-				return nil
-			}
-			return x.task(ctx, "applying the SDN configuration", func() (string, error) { return x.e.client.SDNApply(ctx) })
+			return explainSDNLock(err)
 		}
 	}
 	if len(chain) > 0 {
@@ -738,7 +736,8 @@ func sdnFieldGroup(field string) string {
 
 // sdnBridgeDeps orders a guest after the declared vnets its NICs use as
 // bridge and after the action that applies the SDN configuration: a vnet
-// is a bridge on the nodes only once applied.
+// is a bridge on a node only once applied and that node's network reload
+// has ended, which the applying action waits for (applySDN).
 func sdnBridgeDeps(pc *planContext, bridges []string) []string {
 	var deps []string
 	for _, b := range bridges {

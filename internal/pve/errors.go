@@ -189,6 +189,14 @@ func IsLockTimeout(err error) bool {
 	return strings.Contains(err.Error(), "can't lock file") || strings.Contains(err.Error(), "got timeout")
 }
 
+// IsSDNLocked reports whether err is pve-network's lock_sdn_config refusal:
+// someone holds the SDN configuration lock (POST /cluster/sdn/lock) and
+// the call did not carry its token. The lock is released by its holder,
+// so the next pass retries.
+func IsSDNLocked(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "invalid lock token provided!")
+}
+
 // IsUnknownOutcome reports whether err is an *UnknownOutcomeError.
 func IsUnknownOutcome(err error) bool {
 	var u *UnknownOutcomeError
@@ -196,13 +204,14 @@ func IsUnknownOutcome(err error) bool {
 }
 
 // IsTransient reports whether a retry later has a fair chance: an unreachable
-// endpoint, an unknown outcome, a lock timeout or a 5xx gateway answer.
+// endpoint, an unknown outcome, a lock timeout, the SDN configuration lock
+// or a 5xx gateway answer.
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
 	var ue *UnreachableError
-	if errors.As(err, &ue) || IsUnknownOutcome(err) || IsLockTimeout(err) {
+	if errors.As(err, &ue) || IsUnknownOutcome(err) || IsLockTimeout(err) || IsSDNLocked(err) {
 		return true
 	}
 	var ae *APIError
