@@ -104,6 +104,26 @@ func TestSdnNodeWhoseReloadFailedIsReported(t *testing.T) {
 	e.requireInSync(eng)
 }
 
+// A node the apply cannot reach gets no reload: named with what the
+// apply logged for it.
+func TestSdnApplyNamesAnUnreachableNode(t *testing.T) {
+	e := newEnv(t)
+	e.write("sdn/zone.yaml", labZone)
+	e.write("sdn/vnet.yaml", labVnet)
+	eng := e.engine(engine.Options{})
+	p := e.plan(eng)
+	e.sim.SetNodeOnline("pve3", false)
+	rep, err := eng.Apply(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vnet := resultOf(t, rep, engine.KindSdnVnet, "labnet")
+	if vnet.Status != vocab.StatusFailed || !strings.Contains(vnet.Error, "not bridges on every node: pve3: ") ||
+		!strings.Contains(vnet.Error, "(the apply logged: command 'pvesh set /nodes/pve3/network --regenerate-frr 0' failed: exit code 255)") {
+		t.Errorf("labnet: %s %q", vnet.Status, vnet.Error)
+	}
+}
+
 func resultOf(t *testing.T, rep *engine.Report, kind, name string) engine.Result {
 	t.Helper()
 	for _, r := range rep.Results {

@@ -65,18 +65,19 @@ func (x *execCtx) waitNodeReloads(ctx context.Context, applyUPID string) error {
 	var failed []string
 	for _, node := range nodes {
 		upid, err := x.findNodeReload(ctx, node, since)
+		logged := ""
+		if n := notes[node]; len(n) > 0 {
+			logged = " (the apply logged: " + strings.Join(n, "; ") + ")"
+		}
 		switch {
 		case err != nil:
-			failed = append(failed, fmt.Sprintf("%s: its tasks could not be read: %v", node, err))
+			failed = append(failed, fmt.Sprintf("%s: its tasks could not be read: %v%s", node, err, logged))
+			continue
+		case upid == "" && logged != "":
+			failed = append(failed, node+": no network reload was started"+logged)
 			continue
 		case upid == "":
-			why := "no srvreload task of it was found after the apply"
-			if n := notes[node]; len(n) > 0 {
-				why += " (" + strings.Join(n, "; ") + ")"
-			} else {
-				why += " (pvesh starts it as root@pam: seeing it needs Sys.Audit on /nodes/" + node + ")"
-			}
-			failed = append(failed, node+": "+why)
+			failed = append(failed, node+": no srvreload task of it was found after the apply (pvesh starts it as root@pam: seeing it needs Sys.Audit on /nodes/"+node+")")
 			continue
 		}
 		if err := x.wait(ctx, upid, "reloading the network of "+node, nil); err != nil {
