@@ -119,17 +119,17 @@ func (s *Server) hashPassword(pw string) string {
 	return "$5$" + base64.RawStdEncoding.EncodeToString(salt) + "$" + base64.RawStdEncoding.EncodeToString(sum[:])
 }
 
-// typedValue converts a config string into the JSON type the schema
-// declares: integers and booleans as numbers, everything else as strings.
+// typedValue converts a config string into the JSON type check_type
+// leaves it in (qemu-server PVE/QemuServer.pm and pve-container
+// PVE/LXC/Config.pm check_type): integers and booleans as numbers, and
+// everything else, "number" keys such as cpulimit and migrate_downtime
+// included, as the raw string ("1.5"). The HA and SDN sections read back
+// through it have no "number" keys.
 func typedValue(t Type, v string) any {
 	switch t {
 	case TInteger, TBoolean:
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return n
-		}
-	case TNumber:
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			return f
 		}
 	}
 	return v
