@@ -5,6 +5,8 @@ package pvesim
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -62,4 +64,84 @@ func TestConfigNumberKeysReadBackAsStrings(t *testing.T) {
 			t.Errorf("%s has no cpulimit entry", path)
 		}
 	}
+}
+
+// A container's cpus is vmstatus' cores || cpulimit (pve-container
+// src/PVE/LXC.pm): the raw cpulimit string without cores, the node's CPU
+// count without either.
+func TestContainerCPUsIsTheRawCPULimit(t *testing.T) {
+	srv, c := lxcSim(t, Options{Nodes: 1})
+	c.task("POST", "/nodes/pve1/lxc", vals("vmid", "200", "ostemplate", testTemplate, "rootfs", "local-lvm:1", "cpulimit", "1.5"))
+	c.task("POST", "/nodes/pve1/lxc", vals("vmid", "201", "ostemplate", testTemplate, "rootfs", "local-lvm:1", "cpulimit", "1.5", "cores", "2"))
+	c.task("POST", "/nodes/pve1/lxc", vals("vmid", "202", "ostemplate", testTemplate, "rootfs", "local-lvm:1"))
+	want := map[string]string{`200`: `"1.5"`, `201`: `2`, `202`: strconv.Itoa(srv.state.Nodes[0].MaxCPU)}
+	for _, e := range rawList(t, c.mustOK("GET", "/nodes/pve1/lxc", nil).Data) {
+		if got, w := string(e["cpus"]), want[string(e["vmid"])]; got != w {
+			t.Errorf("list: CT %s cpus = %s, want %s", e["vmid"], got, w)
+		}
+	}
+	for id, w := range want {
+		if got := string(rawMembers(t, c.mustOK("GET", "/nodes/pve1/lxc/"+id+"/status/current", nil).Data)["cpus"]); got != w {
+			t.Errorf("status/current: CT %s cpus = %s, want %s", id, got, w)
+		}
+	}
+}
+
+// vmstatus (qemu-server PVE/QemuServer.pm, pve-container src/PVE/LXC.pm)
+// and vm_status (API2/Qemu.pm): which members a stopped and a running
+// guest's status carries, and their JSON types.
+func TestGuestStatusMembers(t *testing.T) {
+	_, c := lxcSim(t, Options{Nodes: 1})
+	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1", "net0", "virtio,bridge=vmbr0",
+		"balloon", "256", "memory", "1024", "serial0", "socket", "vga", "qxl"))
+	c.task("POST", "/nodes/pve1/lxc", vals("vmid", "200", "ostemplate", testTemplate, "rootfs", "local-lvm:1"))
+	kinds := func(m map[string]json.RawMessage, keys ...string) string {
+		var parts []string
+		for _, k := range keys {
+			v, ok := m[k]
+			switch {
+			case !ok:
+				parts = append(parts, k+":absent")
+			case string(v) == "null":
+				parts = append(parts, k+":null")
+			case v[0] == '"':
+				parts = append(parts, k+":string")
+			case v[0] == '{':
+				parts = append(parts, k+":object")
+			default:
+				parts = append(parts, k+":number")
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	check := func(what, got, want string) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s:\n got %s\nwant %s", what, got, want)
+		}
+	}
+	keys := []string{"diskread", "diskwrite", "qmpstatus", "memhost", "balloon_min", "shares", "serial", "spice", "clipboard",
+		"nics", "blockstat", "proxmox-support", "balloon", "ballooninfo", "freemem", "pressurecpusome", "pressurememoryfull", "cpus"}
+	stopped := rawMembers(t, c.mustOK("GET", "/nodes/pve1/qemu/100/status/current", nil).Data)
+	check("stopped VM status/current", kinds(stopped, keys...),
+		"diskread:absent diskwrite:absent qmpstatus:string memhost:number balloon_min:number shares:number serial:number spice:number clipboard:null "+
+			"nics:absent blockstat:absent proxmox-support:absent balloon:absent ballooninfo:absent freemem:absent pressurecpusome:absent pressurememoryfull:absent cpus:number")
+	c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
+	c.task("POST", "/nodes/pve1/lxc/200/status/start", nil)
+	running := rawMembers(t, c.mustOK("GET", "/nodes/pve1/qemu/100/status/current", nil).Data)
+	check("running VM status/current", kinds(running, keys...),
+		"diskread:number diskwrite:number qmpstatus:string memhost:number balloon_min:number shares:number serial:number spice:number clipboard:null "+
+			"nics:object blockstat:object proxmox-support:object balloon:number ballooninfo:object freemem:number pressurecpusome:number pressurememoryfull:number cpus:number")
+	if !strings.Contains(string(running["nics"]), `"tap100i0":{"netin":0,"netout":0}`) || !strings.Contains(string(running["blockstat"]), `"scsi0":{`) {
+		t.Errorf("nics %s, blockstat %s", running["nics"], running["blockstat"])
+	}
+	list := rawList(t, c.mustOK("GET", "/nodes/pve1/qemu", nil).Data)
+	check("VM list", kinds(list[0], "diskread", "diskwrite", "qmpstatus", "nics", "memhost", "pressurecpusome"),
+		"diskread:absent diskwrite:absent qmpstatus:absent nics:absent memhost:number pressurecpusome:number")
+	full := rawList(t, c.mustOK("GET", "/nodes/pve1/qemu", vals("full", "1")).Data)
+	check("VM list full=1", kinds(full[0], "diskread", "diskwrite", "qmpstatus", "nics", "blockstat", "ballooninfo"),
+		"diskread:number diskwrite:number qmpstatus:string nics:object blockstat:object ballooninfo:object")
+	ct := rawMembers(t, c.mustOK("GET", "/nodes/pve1/lxc/200/status/current", nil).Data)
+	check("running CT status/current", kinds(ct, "pressurecpusome", "pressureiofull", "pressurememoryfull", "diskread", "maxswap", "ha"),
+		"pressurecpusome:string pressureiofull:string pressurememoryfull:string diskread:number maxswap:number ha:object")
 }
