@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"iter"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -179,27 +180,30 @@ func maxMemOf(qemu bool, mem string) int64 {
 
 // guestRes is one guest in /cluster/resources.
 type guestRes struct {
-	ID        string  `json:"id"`
-	Type      string  `json:"type"`
-	VMID      int     `json:"vmid"`
-	Node      string  `json:"node"`
-	Name      string  `json:"name"`
-	Status    string  `json:"status"`
-	Template  int     `json:"template"`
-	Tags      string  `json:"tags,omitempty"`
-	Lock      string  `json:"lock,omitempty"`
-	Pool      string  `json:"pool,omitempty"`
-	MaxCPU    int     `json:"maxcpu"`
-	CPU       float64 `json:"cpu"`
-	MaxMem    int64   `json:"maxmem"`
-	Mem       int64   `json:"mem"`
-	MaxDisk   int64   `json:"maxdisk"`
-	Disk      int64   `json:"disk"`
-	Uptime    int64   `json:"uptime"`
-	DiskRead  int64   `json:"diskread"`
-	DiskWrite int64   `json:"diskwrite"`
-	NetIn     int64   `json:"netin"`
-	NetOut    int64   `json:"netout"`
+	ID       string  `json:"id"`
+	Type     string  `json:"type"`
+	VMID     int     `json:"vmid"`
+	Node     string  `json:"node"`
+	Name     string  `json:"name"`
+	Status   string  `json:"status"`
+	Template int     `json:"template"`
+	Tags     string  `json:"tags,omitempty"`
+	Lock     string  `json:"lock,omitempty"`
+	Pool     string  `json:"pool,omitempty"`
+	MaxCPU   int     `json:"maxcpu"`
+	CPU      float64 `json:"cpu"`
+	MaxMem   int64   `json:"maxmem"`
+	Mem      int64   `json:"mem"`
+	// MemHost is the host's view of the guest's memory, which pvestatd
+	// writes to the pve-vm-9.0 RRD (API2Tools.pm extract_vm_stats).
+	MemHost   int64 `json:"memhost"`
+	MaxDisk   int64 `json:"maxdisk"`
+	Disk      int64 `json:"disk"`
+	Uptime    int64 `json:"uptime"`
+	DiskRead  int64 `json:"diskread"`
+	DiskWrite int64 `json:"diskwrite"`
+	NetIn     int64 `json:"netin"`
+	NetOut    int64 `json:"netout"`
 	// HAState is the CRM's state of the guest's HA service, or the
 	// requested state before the CRM has seen it (API2/Cluster.pm resources).
 	HAState string `json:"hastate,omitempty"`
@@ -271,6 +275,7 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 		r.Uptime = now - g.StartedAt.Unix()
 		r.CPU = 0.01
 		r.Mem = r.MaxMem / 2
+		r.MemHost = r.Mem
 	}
 	return r
 }
@@ -540,7 +545,7 @@ func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBod
 	}
 	if typ == "" || typ == "node" {
 		for _, m := range s.nodeList(now) {
-			appendMap(m)
+			appendMap(s.nodeResource(m))
 		}
 	}
 	if typ == "" || typ == "storage" {
@@ -568,15 +573,65 @@ func (s *Server) encodeResources(typ string, now int64, sizeHint int) encodedBod
 			}
 		}
 	}
-	if typ == "" || typ == "sdn" {
-		for _, n := range s.state.Nodes {
-			if s.faults.nodeOffline(n.Name) {
-				continue
-			}
-			appendMap(map[string]any{"id": "sdn/" + n.Name + "/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": n.Name, "status": "ok"})
+	// Since pve-manager 9.0.12 every node broadcasts its zones as "network"
+	// entries, so the "sdn" branch (the only one type=sdn selects) skips
+	// them all; the "network" ones come only without a type filter.
+	if typ == "" {
+		for _, m := range s.networkResources() {
+			appendMap(m)
 		}
 	}
 	return append(buf, "]}"...)
+}
+
+// nodeResource turns a node of GET /nodes into its /cluster/resources entry
+// (pve-manager PVE/API2/Cluster.pm resources): no ssl_fingerprint (only
+// the node index adds it), the cgroup-mode of the node's static info and,
+// while the HA manager runs (a resource is configured), its node status.
+func (s *Server) nodeResource(m map[string]any) map[string]any {
+	delete(m, "ssl_fingerprint")
+	m["cgroup-mode"] = 2
+	if h := s.state.HA; h != nil && (len(h.Resources) > 0 || len(h.Services) > 0) {
+		// The CRM's node_status: a node that left the cluster is "unknown".
+		m["hastate"] = "online"
+		if m["status"] == "offline" {
+			m["hastate"] = "unknown"
+		}
+	}
+	return m
+}
+
+// networkResources are the "network" entries of /cluster/resources
+// (Cluster.pm resources): zone localnetwork on every node, then, node by
+// node, the zones of the applied SDN configuration that node runs, as
+// pvestatd's update_network_status broadcasts them from pve-network's
+// Zones.pm status (status "available", the zone's type).
+func (s *Server) networkResources() []map[string]any {
+	var out []map[string]any
+	for _, n := range s.state.Nodes {
+		out = append(out, map[string]any{"id": "network/" + n.Name + "/zone/localnetwork", "type": "network",
+			"network-type": "zone", "network": "localnetwork", "node": n.Name, "status": "ok"})
+	}
+	if s.state.SDN == nil {
+		return out
+	}
+	zones := s.state.SDN.running("zones")
+	nodes := slices.Clone(s.state.Nodes)
+	slices.SortFunc(nodes, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
+	for _, n := range nodes {
+		if s.faults.nodeOffline(n.Name) {
+			continue
+		}
+		for _, id := range sortedKeys(zones) {
+			z := zones[id]
+			if on := z["nodes"]; on != "" && !slices.Contains(splitList(on), n.Name) {
+				continue
+			}
+			out = append(out, map[string]any{"id": "network/" + n.Name + "/zone/" + id, "type": "network",
+				"network-type": "zone", "network": id, "node": n.Name, "status": "available", "zone-type": z["type"]})
+		}
+	}
+	return out
 }
 
 // poolStats sums a pool's running guests as Cluster.pm "resources" does.
@@ -627,7 +682,7 @@ func appendGuestRes(b []byte, r guestRes) []byte {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{`,"maxmem":`, r.MaxMem}, {`,"mem":`, r.Mem}, {`,"maxdisk":`, r.MaxDisk}, {`,"disk":`, r.Disk},
+	}{{`,"maxmem":`, r.MaxMem}, {`,"mem":`, r.Mem}, {`,"memhost":`, r.MemHost}, {`,"maxdisk":`, r.MaxDisk}, {`,"disk":`, r.Disk},
 		{`,"uptime":`, r.Uptime}, {`,"diskread":`, r.DiskRead}, {`,"diskwrite":`, r.DiskWrite},
 		{`,"netin":`, r.NetIn}, {`,"netout":`, r.NetOut}} {
 		b = append(b, f.name...)

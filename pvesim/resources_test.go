@@ -67,7 +67,7 @@ func referenceResources(s *Server, typ string) []any {
 	}
 	if typ == "" || typ == "node" {
 		for _, n := range s.state.Nodes {
-			m := map[string]any{"node": n.Name, "id": "node/" + n.Name, "type": "node", "ssl_fingerprint": s.fingerprint, "level": ""}
+			m := map[string]any{"node": n.Name, "id": "node/" + n.Name, "type": "node", "cgroup-mode": 2, "level": ""}
 			if s.faults.nodeOffline(n.Name) {
 				m["status"] = "offline"
 			} else {
@@ -112,12 +112,10 @@ func referenceResources(s *Server, typ string) []any {
 			}
 		}
 	}
-	if typ == "" || typ == "sdn" {
+	if typ == "" {
 		for _, n := range s.state.Nodes {
-			if s.faults.nodeOffline(n.Name) {
-				continue
-			}
-			out = append(out, map[string]any{"id": "sdn/" + n.Name + "/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": n.Name, "status": "ok"})
+			out = append(out, map[string]any{"id": "network/" + n.Name + "/zone/localnetwork", "type": "network",
+				"network-type": "zone", "network": "localnetwork", "node": n.Name, "status": "ok"})
 		}
 	}
 	return out
@@ -140,6 +138,7 @@ func referenceGuestRes(s *Server, g *Guest, now int64) guestRes {
 		r.Uptime = now - g.StartedAt.Unix()
 		r.CPU = 0.01
 		r.Mem = r.MaxMem / 2
+		r.MemHost = r.Mem
 	}
 	return r
 }

@@ -145,3 +145,61 @@ func TestGuestStatusMembers(t *testing.T) {
 	check("running CT status/current", kinds(ct, "pressurecpusome", "pressureiofull", "pressurememoryfull", "diskread", "maxswap", "ha"),
 		"pressurecpusome:string pressureiofull:string pressurememoryfull:string diskread:number maxswap:number ha:object")
 }
+
+// /cluster/resources as pve-manager 9.0.12 and later build it
+// (PVE/API2/Cluster.pm resources, API2Tools.pm extract_vm_stats and
+// extract_node_stats): zones as "network" entries, memhost on guests,
+// cgroup-mode and the HA node state on nodes, no ssl_fingerprint.
+func TestClusterResourcesShapes(t *testing.T) {
+	srv := startSim(t, Options{Nodes: 2, StatusInterval: -1})
+	c := newClient(t, srv)
+	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1"))
+	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "lab", "type", "simple", "nodes", "pve2"))
+	c.task("PUT", "/cluster/sdn", nil)
+	if err := srv.AddHAResource("vm:100", "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range rawList(t, c.mustOK("GET", "/cluster/resources", nil).Data) {
+		var id string
+		_ = json.Unmarshal(e["id"], &id)
+		switch string(e["type"]) {
+		case `"qemu"`:
+			if _, ok := e["memhost"]; !ok {
+				t.Errorf("%s has no memhost", id)
+			}
+		case `"node"`:
+			if _, ok := e["ssl_fingerprint"]; ok {
+				t.Errorf("%s has ssl_fingerprint", id)
+			}
+			if string(e["cgroup-mode"]) != "2" || string(e["hastate"]) != `"online"` {
+				t.Errorf("%s cgroup-mode %s hastate %s", id, e["cgroup-mode"], e["hastate"])
+			}
+		case `"network"`:
+			ids = append(ids, id)
+			if string(e["network-type"]) != `"zone"` {
+				t.Errorf("%s network-type %s", id, e["network-type"])
+			}
+		case `"sdn"`:
+			t.Errorf("type sdn entry %s", id)
+		}
+	}
+	want := "network/pve1/zone/localnetwork network/pve2/zone/localnetwork network/pve2/zone/lab"
+	if got := strings.Join(ids, " "); got != want {
+		t.Errorf("network entries %s, want %s", got, want)
+	}
+	lab := rawList(t, c.mustOK("GET", "/cluster/resources", nil).Data)
+	for _, e := range lab {
+		if string(e["id"]) == `"network/pve2/zone/lab"` {
+			if got := string(e["status"]) + string(e["zone-type"]) + string(e["network"]); got != `"available""simple""lab"` {
+				t.Errorf("zone entry %s", got)
+			}
+		}
+	}
+	if l := rawList(t, c.mustOK("GET", "/cluster/resources", vals("type", "sdn")).Data); len(l) != 0 {
+		t.Errorf("type=sdn lists %d entries, want none (every node sends network entries)", len(l))
+	}
+	if nodes := c.mustOK("GET", "/nodes", nil).list(t); nodes[0]["ssl_fingerprint"] == nil {
+		t.Error("GET /nodes lost ssl_fingerprint")
+	}
+}
