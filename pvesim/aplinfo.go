@@ -284,7 +284,7 @@ func (s *Server) aplinfoDownload(r *Request) (any, error) {
 		tc.Log("calculating checksum...OK, checksum verified")
 		tc.Log("download of '%s' to '%s' finished", url, dest)
 		s.state.addVolume(&Volume{Node: node, Storage: storage, Name: "vztmpl/" + template, Content: "vztmpl",
-			Format: formatFromName(template), Size: int64(len(content)), CTime: s.clock.Now().Unix()})
+			Format: listedFormat("vztmpl", template), Size: int64(len(content)), CTime: s.clock.Now().Unix()})
 		return nil
 	}), nil
 }

@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -38,7 +39,7 @@ func (s *Server) AddVolume(v VolumeSpec) error {
 	}
 	format := v.Format
 	if format == "" {
-		format = formatFromName(name)
+		format = listedFormat(content, name)
 	}
 	s.state.addVolume(&Volume{Node: v.Node, Storage: storage, Name: name, Content: content, Format: format,
 		Size: v.Size, Notes: v.Notes, CTime: s.clock.Now().Unix(), VMID: volumeVMID(name)})
@@ -55,10 +56,37 @@ func formatFromName(name string) string {
 		return "vmdk"
 	case strings.HasSuffix(name, ".ova"):
 		return "ova"
-	case strings.Contains(name, ".tar"):
-		return strings.TrimPrefix(name[strings.Index(name, ".tar"):], ".")
 	}
 	return "raw"
+}
+
+var (
+	reTemplateFormat = regexp.MustCompile(`(?i)\.(?:(tar)|tar\.(gz|xz|zst|bz2))$`)
+	reBackupFormat   = regexp.MustCompile(`\.(tgz|(?:tar|vma)(?:\.(?:gz|lzo|zst|bz2))?)$`)
+)
+
+// listedFormat is the format a content listing gives a file of a content
+// type (pve-storage PVE/Storage/Plugin.pm $get_subdir_files): a template
+// is "tar" or "t" and its compressor ("tzst", "tgz", "txz", "tbz2"), a
+// backup its archive extension ("vma.zst", "tar.zst", "tgz"), a snippet
+// "snippet"; images and imports go by their extension.
+func listedFormat(content, name string) string {
+	switch content {
+	case "vztmpl":
+		if m := reTemplateFormat.FindStringSubmatch(name); m != nil {
+			if m[1] != "" {
+				return "tar"
+			}
+			return "t" + m[2]
+		}
+	case "backup":
+		if m := reBackupFormat.FindStringSubmatch(name); m != nil {
+			return m[1]
+		}
+	case "snippets":
+		return "snippet"
+	}
+	return formatFromName(name)
 }
 
 // GuestSpec describes a guest added from Go (see AddGuest): an existing,

@@ -203,3 +203,45 @@ func TestClusterResourcesShapes(t *testing.T) {
 		t.Error("GET /nodes lost ssl_fingerprint")
 	}
 }
+
+// Storage content lists as pve-storage's list_volumes builds them
+// (PVE/Storage/Plugin.pm $get_subdir_files and list_images,
+// LvmThinPlugin.pm list_images): a template's format is "tzst", "tgz",
+// "txz" or "tar", a backup's its archive extension; only file storages
+// list the space an image uses.
+func TestStorageContentFormatsAndUsed(t *testing.T) {
+	srv, c := lxcSim(t, Options{Nodes: 1})
+	for _, v := range []string{"local:vztmpl/alpine-3.22-default_20250617_amd64.tar.xz", "local:vztmpl/old.tar.gz",
+		"local:vztmpl/plain.tar", "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", "local:snippets/user.yaml"} {
+		if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: v, Size: 1 << 20}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1", "scsi1", "nfs-shared:1"))
+	formats := map[string]string{}
+	for _, e := range c.mustOK("GET", "/nodes/pve1/storage/local/content", nil).list(t) {
+		formats[e["volid"].(string)], _ = e["format"].(string)
+	}
+	want := map[string]string{
+		testTemplate: "tzst", "local:vztmpl/alpine-3.22-default_20250617_amd64.tar.xz": "txz",
+		"local:vztmpl/old.tar.gz": "tgz", "local:vztmpl/plain.tar": "tar",
+		"local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst": "vma.zst", "local:snippets/user.yaml": "snippet",
+	}
+	for v, w := range want {
+		if formats[v] != w {
+			t.Errorf("%s format %q, want %q", v, formats[v], w)
+		}
+	}
+	for _, tc := range []struct {
+		storage  string
+		wantUsed bool
+	}{{"local-lvm", false}, {"nfs-shared", true}} {
+		l := c.mustOK("GET", "/nodes/pve1/storage/"+tc.storage+"/content", vals("content", "images")).list(t)
+		if len(l) != 1 {
+			t.Fatalf("%s lists %v", tc.storage, l)
+		}
+		if _, has := l[0]["used"]; has != tc.wantUsed {
+			t.Errorf("%s image %v: used listed %v, want %v", tc.storage, l[0]["volid"], has, tc.wantUsed)
+		}
+	}
+}

@@ -23,10 +23,14 @@ func (s *Server) volumeJSON(v *Volume) map[string]any {
 	if v.Protected {
 		m["protected"] = 1
 	}
-	if v.Used > 0 {
-		m["used"] = v.Used
-	} else if v.Content == "images" || v.Content == "rootdir" {
+	// Only the file plugins' list_images (Plugin.pm, BTRFSPlugin.pm) read
+	// the space an image uses; LVM(-thin), ZFS and RBD list none, nor does
+	// $get_subdir_files for other content.
+	if st := s.state.storage(v.Storage); (v.Content == "images" || v.Content == "rootdir") && st != nil && st.fileBased() {
 		m["used"] = v.Size
+		if v.Used > 0 {
+			m["used"] = v.Used
+		}
 	}
 	if v.Parent != "" {
 		m["parent"] = v.Parent

@@ -181,10 +181,7 @@ func (s *Server) prepareStoredFile(r *Request, allowed func(*Storage) error) (st
 func (s *Server) storeVolume(f storedFile, size, used int64) {
 	format := f.format
 	if format == "" {
-		format = formatFromName(f.filename)
-		if f.content == "vztmpl" {
-			format = strings.TrimPrefix(f.filename[strings.Index(strings.ToLower(f.filename), ".tar"):], ".")
-		}
+		format = listedFormat(f.content, f.filename)
 	}
 	s.state.addVolume(&Volume{Node: f.node, Storage: f.st.ID, Name: f.volname(), Content: f.content, Format: format,
 		Size: size, Used: used, CTime: s.clock.Now().Unix()})
