@@ -3,6 +3,7 @@ package pvesim
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -114,6 +115,16 @@ func (s *Server) accessPermissions(r *Request) (any, error) {
 	paths := append([]string(nil), topLevelPaths...)
 	for _, e := range s.access.acl {
 		paths = append(paths, e.Path)
+	}
+	// get_effective_permissions (RPCEnvironment.pm) also reads the paths
+	// pool members stand at: a role held on a pool grants on them.
+	for _, pool := range s.state.Pools {
+		for id := range pool.VMs {
+			paths = append(paths, "/vms/"+strconv.Itoa(id))
+		}
+		for id := range pool.Storage {
+			paths = append(paths, "/storage/"+id)
+		}
 	}
 	for _, p := range paths {
 		if perms := s.permissions(userid, p); len(perms) > 0 {

@@ -245,3 +245,41 @@ func TestStorageContentFormatsAndUsed(t *testing.T) {
 		}
 	}
 }
+
+// get_effective_permissions (pve-access-control PVE/RPCEnvironment.pm)
+// reads the paths of pool members too, where a role on the pool grants.
+func TestPermissionsListPoolMemberPaths(t *testing.T) {
+	srv := startSim(t, Options{Nodes: 1, TaskSpeed: 0, RootPassword: "hunter2", TokenPrivileges: []string{"Sys.Audit"}})
+	c, root := newClient(t, srv), rootClient(t, srv)
+	root.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1"))
+	root.mustOK("POST", "/pools", vals("poolid", "team"))
+	root.mustOK("PUT", "/pools", vals("poolid", "team", "vms", "100", "storage", "local"))
+	root.mustOK("PUT", "/access/acl", vals("path", "/pool/team", "tokens", testTokenID, "roles", "PVEVMUser,PVEDatastoreUser"))
+	got := rawMembers(t, c.mustOK("GET", "/access/permissions", nil).Data)
+	for p, priv := range map[string]string{"/vms/100": "VM.PowerMgmt", "/storage/local": "Datastore.AllocateSpace"} {
+		if !strings.Contains(string(got[p]), `"`+priv+`":0`) {
+			t.Errorf("%s: %s, want %s granted through the pool", p, got[p], priv)
+		}
+	}
+}
+
+// pve-common's read_etc_network_interfaces (PVE/INotify.pm) marks only
+// interfaces that run active; a staged one has no active member at all.
+func TestNetworkListActiveOnlyOnActive(t *testing.T) {
+	srv := startSim(t, Options{Nodes: 1})
+	c := newClient(t, srv)
+	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr9", "type", "bridge"))
+	for _, e := range rawList(t, c.mustOK("GET", "/nodes/pve1/network", nil).Data) {
+		active, has := e["active"]
+		switch string(e["iface"]) {
+		case `"vmbr9"`:
+			if has {
+				t.Errorf("staged vmbr9 has active %s", active)
+			}
+		case `"vmbr0"`:
+			if string(active) != "1" {
+				t.Errorf("running vmbr0 has active %s", active)
+			}
+		}
+	}
+}
