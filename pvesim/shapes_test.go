@@ -263,8 +263,8 @@ func TestPermissionsListPoolMemberPaths(t *testing.T) {
 	}
 }
 
-// pve-common's read_etc_network_interfaces (PVE/INotify.pm) marks only
-// interfaces that run active; a staged one has no active member at all.
+// pve-common's __read_etc_network_interfaces (PVE/Network/Interfaces.pm)
+// marks only interfaces that run active; a staged one has no active member.
 func TestNetworkListActiveOnlyOnActive(t *testing.T) {
 	srv := startSim(t, Options{Nodes: 1})
 	c := newClient(t, srv)
