@@ -283,3 +283,59 @@ func TestNetworkListActiveOnlyOnActive(t *testing.T) {
 		}
 	}
 }
+
+// The addresses a guest reports from inside: the guest agent's
+// network-get-interfaces (qemu-server API2/Qemu/Agent.pm, refused by
+// assert_agent_available in its order) and a container's interfaces
+// (pve-container LXC.pm get_interfaces, null while it is stopped).
+func TestGuestInterfaces(t *testing.T) {
+	_, c := lxcSim(t, Options{Nodes: 1})
+	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "net0", "virtio=BC:24:11:0A:0B:0C,bridge=vmbr0", "ipconfig0", "ip=10.0.0.5/24,gw=10.0.0.1"))
+	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "101", "agent", "0"))
+	c.task("POST", "/nodes/pve1/lxc", vals("vmid", "200", "ostemplate", testTemplate, "rootfs", "local-lvm:1",
+		"net0", "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:0D:0E:0F,ip=10.0.0.6/24,gw=10.0.0.1"))
+	agent := "/nodes/pve1/qemu/100/agent/network-get-interfaces"
+	for _, tc := range []struct{ path, want string }{
+		{agent, "No QEMU guest agent configured"},
+		{"/nodes/pve1/qemu/101/agent/network-get-interfaces", "VM 101 is not running"},
+	} {
+		if r := c.do("GET", tc.path, nil); r.Status != 500 || r.Reason != tc.want {
+			t.Errorf("%s: %d %q, want 500 %q", tc.path, r.Status, r.Reason, tc.want)
+		}
+	}
+	c.task("POST", "/nodes/pve1/qemu/101/status/start", nil)
+	if r := c.do("GET", "/nodes/pve1/qemu/101/agent/network-get-interfaces", nil); r.Reason != "QEMU guest agent is not running" {
+		t.Errorf("disabled agent: %d %q", r.Status, r.Reason)
+	}
+	c.mustOK("PUT", "/nodes/pve1/qemu/100/config", vals("agent", "1"))
+	c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
+	var res struct {
+		Result []struct {
+			Name        string `json:"name"`
+			MAC         string `json:"hardware-address"`
+			IPAddresses []struct {
+				Type   string `json:"ip-address-type"`
+				Addr   string `json:"ip-address"`
+				Prefix int    `json:"prefix"`
+			} `json:"ip-addresses"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(c.mustOK("GET", agent, nil).Data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Result) != 2 || res.Result[1].Name != "ens18" || res.Result[1].MAC != "bc:24:11:0a:0b:0c" ||
+		len(res.Result[1].IPAddresses) != 2 || res.Result[1].IPAddresses[0].Addr != "10.0.0.5" ||
+		res.Result[1].IPAddresses[0].Type != "ipv4" || res.Result[1].IPAddresses[1].Addr != "fe80::be24:11ff:fe0a:b0c" {
+		t.Errorf("agent interfaces %+v", res)
+	}
+	if r := c.mustOK("GET", "/nodes/pve1/lxc/200/interfaces", nil); string(r.Data) != "null" {
+		t.Errorf("stopped container's interfaces %s, want null", r.Data)
+	}
+	c.task("POST", "/nodes/pve1/lxc/200/status/start", nil)
+	l := rawList(t, c.mustOK("GET", "/nodes/pve1/lxc/200/interfaces", nil).Data)
+	if len(l) != 2 || string(l[1]["name"]) != `"eth0"` || string(l[1]["hwaddr"]) != `"bc:24:11:0d:0e:0f"` ||
+		string(l[1]["inet"]) != `"10.0.0.6/24"` || string(l[1]["inet6"]) != `"fe80::be24:11ff:fe0d:e0f/64"` ||
+		!strings.Contains(string(l[1]["ip-addresses"]), `{"ip-address":"10.0.0.6","ip-address-type":"inet","prefix":24}`) {
+		t.Errorf("container interfaces %v", l)
+	}
+}
