@@ -21,7 +21,8 @@ func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
 }
 
 // ClusterResources reads GET /cluster/resources, optionally filtered by type
-// ("vm", "storage", "node", "sdn"; "" for everything).
+// ("vm", "storage", "node", "sdn"; "" for everything). Since pve-manager
+// 9.0.12 zones come as type "network" entries, only without a filter.
 func (c *Client) ClusterResources(ctx context.Context, typ string) ([]Resource, error) {
 	var q *Params
 	if typ != "" {

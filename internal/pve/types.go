@@ -91,7 +91,7 @@ type Node struct {
 // Resource is one entry of GET /cluster/resources.
 type Resource struct {
 	ID         string `json:"id"`
-	Type       string `json:"type"` // qemu, lxc, node, storage, sdn, pool
+	Type       string `json:"type"` // qemu, lxc, node, storage, pool, network (sdn before pve-manager 9.0.12)
 	Node       string `json:"node"`
 	VMID       Int    `json:"vmid"`
 	Name       string `json:"name"`
