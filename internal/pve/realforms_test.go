@@ -11,12 +11,13 @@ import (
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-// The answers below have the shapes Proxmox VE 9 sends (qemu-server and
-// pve-container check_type and vmstatus, pve-manager Cluster.pm resources,
-// pve-storage list_volumes, pve-common's network reader), as captured from
-// 9.x clusters; a client that decodes strictly fails on each where
-// it expects the simulator's earlier forms. Every client method that reads
-// one must decode it.
+// The answers below have the shapes Proxmox VE 9 sends, as the Perl that
+// builds them makes them (qemu-server and pve-container check_type and
+// vmstatus, pve-manager Cluster.pm resources, pve-storage list_volumes,
+// pve-common's network reader) and as other clients' bug reports show them
+// (string cpulimit: go-proxmox #66, bpg #552, Telmate #159). A client that
+// decodes strictly fails on each where it expects the simulator's earlier
+// forms; every client method that reads one must decode it.
 func TestClientDecodesRealAnswerShapes(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
