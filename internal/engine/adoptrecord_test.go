@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"math"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+)
 
 // The record line round-trips through the description: split from the
 // user's text (and from the provisioning record, which stays), written
@@ -31,5 +36,19 @@ func TestAdoptionRecordLineSplitsFromTheDescription(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The longest adoption line of a guest, its longest slot names with sizes
+// in bytes that no unit divides, fits the room validation keeps.
+func TestTheLongestAdoptionLineFitsTheRoomValidationKeeps(t *testing.T) {
+	for _, slots := range [][]string{{"virtio15", "scsi30", "sata5", "ide3"}, {"rootfs", "mp255", "mp254"}} {
+		r := AdoptionRecord{Sizes: map[string]int64{}}
+		for _, s := range slots {
+			r.Sizes[s] = math.MaxInt64
+		}
+		if got, room := len(r.Line()), manifest.AdoptionRecordMax(len(slots)); got > room {
+			t.Errorf("%v: line %d bytes, validation keeps %d", slots, got, room)
+		}
 	}
 }

@@ -329,6 +329,9 @@ func (x *execCtx) rewriteDescription(ctx context.Context, typ, node string, vmid
 	if !changed {
 		return nil
 	}
+	if err := manifest.CheckDescriptionLength(desc); err != nil {
+		return fmt.Errorf("recording %s: %w", what, err)
+	}
 	p := pve.NewParams().Set("description", desc)
 	if typ == "lxc" {
 		err = x.e.client.LxcSetConfig(ctx, node, vmid, p)

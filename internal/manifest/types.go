@@ -186,7 +186,7 @@ type VirtualMachineSpec struct {
 	VMID int `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
 	QemuHardware
 	Balloon      *int          `json:"balloon,omitempty" pm:"min=0" doc:"Minimum memory in MiB for the balloon driver; 0 disables ballooning."`
-	Description  string        `json:"description,omitempty" doc:"Notes shown in the Proxmox UI (at most 8192 bytes)."`
+	Description  string        `json:"description,omitempty" doc:"Notes shown in the Proxmox UI: Proxmox takes 8192 bytes, less the room proxmops keeps for its record lines (766 bytes, 29 more per disk beyond the first)."`
 	OnBoot       *bool         `json:"onboot,omitempty" doc:"Start the guest when its node boots."`
 	Startup      *Startup      `json:"startup,omitempty" doc:"Start order and delays."`
 	Agent        *bool         `json:"agent,omitempty" doc:"Enable the QEMU guest agent."`
@@ -233,7 +233,7 @@ type TemplateSpec struct {
 	VMID  int    `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
 	Image *Image `json:"image" pm:"required" doc:"Cloud image imported as the first disk."`
 	QemuHardware
-	Description string     `json:"description,omitempty" doc:"Notes shown in the Proxmox UI."`
+	Description string     `json:"description,omitempty" doc:"Notes shown in the Proxmox UI: Proxmox takes 8192 bytes, less the room proxmops keeps for its record lines (766 bytes, 29 more per disk beyond the first)."`
 	Agent       *bool      `json:"agent,omitempty" doc:"Enable the QEMU guest agent."`
 	Disks       []Disk     `json:"disks,omitempty" doc:"Disks keyed by slot, as for VirtualMachine."`
 	Net         []NIC      `json:"net,omitempty" doc:"Network devices keyed by slot, as for VirtualMachine."`
@@ -358,7 +358,7 @@ type ContainerSpec struct {
 	PasswordFrom *SecretRef     `json:"passwordFrom,omitempty" doc:"Root password, read from an environment variable or a file. Creation-only."`
 	OnBoot       *bool          `json:"onboot,omitempty" doc:"Start when the node boots."`
 	Startup      *Startup       `json:"startup,omitempty" doc:"Start order and delays."`
-	Description  string         `json:"description,omitempty" doc:"Notes shown in the Proxmox UI."`
+	Description  string         `json:"description,omitempty" doc:"Notes shown in the Proxmox UI: Proxmox takes 8192 bytes, less the room proxmops keeps for its record lines (766 bytes, 29 more per disk beyond the first)."`
 	Timezone     string         `json:"timezone,omitempty" doc:"Time zone, e.g. Europe/Berlin, or host."`
 	State        PowerState     `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
 	ApplyMode    ApplyMode      `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes Proxmox keeps pending on a running container are reported; reboot: the container is rebooted to apply them."`

@@ -161,9 +161,7 @@ func checkGuestCommon(r Resource, c *checker, image *Image, disks []Disk, nets [
 	if ci != nil {
 		checkCloudInit(ci, nets, c)
 	}
-	if len(description) > 8192 {
-		c.errorf("spec.description", "longer than 8192 bytes")
-	}
+	checkDescription(description, max(len(disks), 1), c)
 }
 
 func checkVM(v *VirtualMachine, c *checker) {
@@ -550,9 +548,7 @@ func checkContainer(ct *Container, c *checker) {
 	}
 	checkAddressList(s.Nameserver, c, "spec.nameserver")
 	checkDomainList(s.SearchDomain, c, "spec.searchDomain")
-	if len(s.Description) > 8192 {
-		c.errorf("spec.description", "longer than 8192 bytes")
-	}
+	checkDescription(s.Description, 1+len(s.Mountpoints), c)
 	if s.State == "" {
 		s.State = StateRunning
 	}

@@ -99,3 +99,21 @@ func TestFromManifest(t *testing.T) {
 		t.Fatalf("unread source: %v", err)
 	}
 }
+
+// The longest record line, every part present and the item lists past
+// their cap, is the room manifest validation keeps for it.
+func TestTheLongestRecordLineIsTheRoomValidationKeeps(t *testing.T) {
+	h := strings.Repeat("f", 64)
+	items := make([]string, maxItems)
+	for i := range items {
+		items[i] = h[:shortLen]
+	}
+	r := Record{Hash: "sha256:" + h, Packages: h[:shortLen], Files: items, Copies: items, Commands: h[:shortLen]}
+	if got := len(r.Line()); got != manifest.ProvisionRecordMax {
+		t.Fatalf("longest line %d bytes, validation keeps %d", got, manifest.ProvisionRecordMax)
+	}
+	many := make([]string, maxItems+1)
+	if got := len(capItems(many)[0]); got > shortLen+1 {
+		t.Fatalf("capped list %d bytes", got)
+	}
+}
