@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -301,6 +302,25 @@ func TestDownloadChecksImportFormatByName(t *testing.T) {
 		info := c.mustOK("GET", "/nodes/pve1/storage/local/content/"+url.PathEscape("local:import/"+tc.file), nil).obj(t)
 		if info["size"] != tc.size {
 			t.Errorf("%s: size %v, want %v", tc.file, info["size"], tc.size)
+		}
+	}
+}
+
+// download-url (and upload, through the same preparation) store a
+// container template under its normalised name, as they do an ISO.
+func TestDownloadedTemplateNamesAreNormalised(t *testing.T) {
+	hs := fileServer(t, map[string][]byte{"/ct.tar.zst": []byte("tar")})
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	for _, tc := range []struct{ content, name, volid string }{
+		{"vztmpl", "alpine 3.20+build~1.tar.zst", "local:vztmpl/alpine_3.20_build_1.tar.zst"},
+		{"iso", "my disc+1.iso", "local:iso/my_disc_1.iso"},
+	} {
+		if st := c.task("POST", "/nodes/pve1/storage/local/download-url", vals("content", tc.content, "filename", tc.name, "url", hs.URL+"/ct.tar.zst")); st != "OK" {
+			t.Fatalf("%s: %s", tc.name, st)
+		}
+		if vols := srv.Volumes("pve1", "local"); !slices.Contains(vols, tc.volid) {
+			t.Errorf("%s: local holds %v, want %s", tc.name, vols, tc.volid)
 		}
 	}
 }

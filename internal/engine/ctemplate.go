@@ -81,6 +81,9 @@ func resolveCTemplate(pc *planContext, s *CTemplateSpec) *resolvedCTemplate {
 			}
 			name = n
 		}
+		// Proxmox stores a download under the normalised name (pve-storage
+		// Storage.pm normalize_content_filename): plan for the volume it makes.
+		name = sanitizeFileName(name)
 		if !vztmplName.MatchString(name) {
 			r.err = fmt.Errorf("file name %q must end in .tar.gz, .tar.xz or .tar.zst for container templates", name)
 			return r

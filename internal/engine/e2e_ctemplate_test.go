@@ -107,3 +107,32 @@ spec:
 		t.Fatal("the unowned container was deleted")
 	}
 }
+
+// A template file name with characters Proxmox replaces (a space, + and
+// ~; pve-storage normalize_content_filename) lands under the normalised
+// name, and the next plan finds it there instead of downloading it again
+// (without a checksum, Proxmox would refuse to override the file).
+func TestContainerTemplateFileNameIsNormalisedAsProxmoxStoresIt(t *testing.T) {
+	e := newEnv(t)
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("rootfs ", 512)))
+	}))
+	t.Cleanup(files.Close)
+	e.write("tpl/custom.yaml", `apiVersion: proxmops.dev/v1
+kind: ContainerTemplate
+metadata:
+  name: custom
+  node: pve1
+spec:
+  source: `+files.URL+`/custom.tar.zst
+  filename: "custom 1.0+build~2.tar.zst"
+  storage: local
+`)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	if vols := e.sim.Volumes("pve1", "local"); !contains(vols, "local:vztmpl/custom_1.0_build_2.tar.zst") {
+		t.Fatalf("local holds %v", vols)
+	}
+	e.assertInSync(eng)
+	e.converge(eng)
+}

@@ -302,7 +302,7 @@ type ContainerTemplateSpec struct {
 	Source    string    `json:"source,omitempty" pm:"format=http-url" doc:"http or https URL of a template archive; excludes appliance."`
 	Node      string    `json:"node,omitempty" pm:"format=node" doc:"Node that downloads it (same as metadata.node, which it fills)."`
 	Storage   string    `json:"storage" pm:"required,format=storage-id" doc:"Storage with content type vztmpl."`
-	Filename  string    `json:"filename,omitempty" pm:"format=filename" doc:"Volume file name for a source download; defaults to the URL's last path element."`
+	Filename  string    `json:"filename,omitempty" pm:"format=filename" doc:"Volume file name for a source download; defaults to the URL's last path element. Proxmox stores it with every character other than a letter, digit, _, . or - replaced by _, and so does proxmops."`
 	Checksum  *Checksum `json:"checksum,omitempty" doc:"Checksum of a source download."`
 }
 
