@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -45,6 +46,42 @@ func TestLinkedCloneVolumesAreNamedAsTheStoragePluginNamesThem(t *testing.T) {
 		}
 		if st := c.task("DELETE", "/nodes/pve1/qemu/"+tpl, nil); st != "OK" {
 			t.Fatalf("%s: destroy template: %s", tc.storage, st)
+		}
+	}
+}
+
+// A clone copies its source's description unless the clone call gives a
+// non-empty one (qemu-server API2/Qemu.pm and pve-container API2/LXC.pm
+// clone_vm: `if ($param->{description})`).
+func TestACloneCopiesTheDescriptionUnlessOneIsGiven(t *testing.T) {
+	_, c := lxcSim(t, Options{})
+	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "9000", "scsi0", "local-lvm:2", "description", "base notes")); st != "OK" {
+		t.Fatal(st)
+	}
+	if st := c.task("POST", "/nodes/pve1/lxc", vals("vmid", "9100", "ostemplate", testTemplate, "rootfs", "local-lvm:1", "description", "base notes")); st != "OK" {
+		t.Fatal(st)
+	}
+	if st := c.task("POST", "/nodes/pve1/qemu/9000/template", nil); st != "OK" {
+		t.Fatal(st)
+	}
+	c.mustOK("POST", "/nodes/pve1/lxc/9100/template", nil)
+	for _, tc := range []struct {
+		path, newid, desc, want string
+	}{
+		{"/nodes/pve1/qemu/9000", "9001", "", "base notes"},
+		{"/nodes/pve1/qemu/9000", "9002", "own notes", "own notes"},
+		{"/nodes/pve1/lxc/9100", "9101", "", "base notes"},
+		{"/nodes/pve1/lxc/9100", "9102", "own notes", "own notes"},
+	} {
+		if st := c.task("POST", tc.path+"/clone", vals("newid", tc.newid, "description", tc.desc)); st != "OK" {
+			t.Fatalf("%s clone: %s", tc.path, st)
+		}
+		kind := "qemu"
+		if strings.Contains(tc.path, "lxc") {
+			kind = "lxc"
+		}
+		if got := c.mustOK("GET", "/nodes/pve1/"+kind+"/"+tc.newid+"/config", nil).obj(t)["description"]; got != tc.want {
+			t.Errorf("clone %s of %s: description %v, want %q", tc.newid, tc.path, got, tc.want)
 		}
 	}
 }

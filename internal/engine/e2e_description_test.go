@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -39,4 +40,37 @@ func TestADescriptionLeavesRoomForTheRecordLines(t *testing.T) {
 		t.Fatalf("description after the adoption: %.80q...", d)
 	}
 	e.assertInSync(eng)
+}
+
+// A clone starts with its own records only: Proxmox copies the template's
+// description (qemu-server API2/Qemu.pm clone_vm, as pvesim does), and
+// the template's proxmops-provisioned: and proxmops-adopted: lines are not
+// true of the clone. The clone keeps the template's own text, or takes
+// the manifest's, without a request more than a clone makes anyway.
+func TestACloneDoesNotInheritTheTemplatesRecords(t *testing.T) {
+	records := "proxmops-provisioned: sha256:" + strings.Repeat("a", 64) + " commands=0123abcd\n\n" + engine.AdoptedLinePrefix + " scsi0=2G"
+	for _, tc := range []struct {
+		name, template, manifest, want string
+	}{
+		{"the template's text is kept", "Debian base\n\n" + records, "", "Debian base"},
+		{"records only", records, "", ""},
+		{"the manifest's text", "Debian base\n\n" + records, "App server", "App server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			externalTemplate(t, e)
+			asRoot(t, e, "PUT", "/nodes/pve1/qemu/9000/config", url.Values{"description": {tc.template}})
+			m := seedClone
+			if tc.manifest != "" {
+				m = strings.Replace(m, "  cores: 2\n", "  cores: 2\n  description: "+tc.manifest+"\n", 1)
+			}
+			e.write("vms/app-02.yaml", m)
+			eng := e.engine(engine.Options{})
+			e.converge(eng)
+			if got := e.guest(130).Config["description"]; got != tc.want {
+				t.Fatalf("the clone's description %q, want %q", got, tc.want)
+			}
+			e.assertInSync(eng)
+		})
+	}
 }

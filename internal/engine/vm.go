@@ -407,13 +407,14 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		storages = append(storages, claimStorage(pc.snap, node, gs.disks[0].Storage))
 	}
 	a.claim = claim{nodes: []string{tplNode, node}, storages: storages}
+	desc := cloneDescription(pc, ref.Name, tplVMID, gs.desc)
 	a.run = func(ctx context.Context, x *execCtx) error {
 		vmid, err := x.allocateVMID(ctx, s.VMID)
 		if err != nil {
 			return err
 		}
 		full := !ref.Linked
-		o := pve.CloneOptions{NewID: vmid, Name: s.Name, Full: &full}
+		o := pve.CloneOptions{NewID: vmid, Name: s.Name, Full: &full, Description: desc}
 		if full && len(gs.disks) > 0 && gs.disks[0].Storage != "" {
 			o.Storage = gs.disks[0].Storage
 		}
@@ -425,12 +426,36 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		}
 		// Own the clone at once: a template proxmops did not build carries
 		// no ownership tag, and a clone without it would be a Conflict.
-		if err := x.e.client.QemuSetConfig(ctx, node, vmid, pve.NewParams().Set("tags", strings.Join(gs.wantTags(), ";"))); err != nil {
+		own := pve.NewParams().Set("tags", strings.Join(gs.wantTags(), ";"))
+		if desc == "" {
+			// Nothing to give the clone in its clone call: the template's
+			// description, if any, is only proxmops' records of the template.
+			own.Set("delete", "description")
+		}
+		if err := x.e.client.QemuSetConfig(ctx, node, vmid, own); err != nil {
 			return fmt.Errorf("tagging VM %d as owned: %w", vmid, err)
 		}
 		return x.converge(ctx, gs, node, vmid, uo)
 	}
 	return a
+}
+
+// cloneDescription is the description a clone starts with: the
+// manifest's, else the template's own text without proxmops' record
+// lines (qemu-server API2/Qemu.pm clone_vm copies the source's
+// description unless one is given, and the template's records, such as
+// its provisioning run or its adoption, are not true of the clone).
+func cloneDescription(pc *planContext, tplName string, tplVMID int, want string) string {
+	if want != "" {
+		return want
+	}
+	if g := pc.snap.Guest(tplVMID); g != nil && g.Read {
+		return g.Effective["description"] // records split off at observation
+	}
+	if tpl, ok := pc.tpls[tplName]; ok {
+		return tpl.Description
+	}
+	return ""
 }
 
 // cloneSource finds a template's node and VMID: declared, else on the

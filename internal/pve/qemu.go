@@ -95,6 +95,9 @@ type CloneOptions struct {
 	Format  string // full clones only
 	Target  string // target node
 	Pool    string
+	// Description replaces the source's, which Proxmox copies otherwise;
+	// "" keeps the copy (Proxmox ignores an empty one).
+	Description string
 }
 
 // QemuClone clones a VM or template.
@@ -117,6 +120,9 @@ func (c *Client) QemuClone(ctx context.Context, node string, vmid int, o CloneOp
 	}
 	if o.Pool != "" {
 		p.Set("pool", o.Pool)
+	}
+	if o.Description != "" {
+		p.Set("description", o.Description)
 	}
 	var upid string
 	err := c.Post(ctx, qemuPath(node, vmid)+"/clone", p, &upid)
