@@ -500,6 +500,13 @@ func init() {
 					out = append(out, map[string]any{"n": i + 1, "t": t.Log[i]})
 				}
 				total := len(t.Log)
+				if total == 0 {
+					// An empty log reads as one placeholder line whatever
+					// the start (pve-common Tools.pm
+					// dump_logfile_by_filehandle, for ExtJS; pve-manager
+					// API2/Tasks.pm read_task_log sets total from it).
+					out, total = []map[string]any{{"n": 1, "t": "no content"}}, 1
+				}
 				return Result{Data: out, Total: &total}, nil
 			}})
 	})

@@ -316,3 +316,29 @@ func TestTaskIndexRotates(t *testing.T) {
 		t.Fatalf("rotated task status %v", st)
 	}
 }
+
+// An empty task log reads as one "no content" line, total 1, whatever the
+// start (pve-common Tools.pm dump_logfile_by_filehandle); a written log
+// past its end reads as no line.
+func TestAnEmptyTaskLogReadsAsNoContent(t *testing.T) {
+	srv := startSim(t, Options{TaskSpeed: 1}) // the start waits up to 10 s for the held lock
+	c := newClient(t, srv)
+	createVM(t, c, "150")
+	release := srv.HoldGuestLock(150)
+	upid := c.mustOK("POST", "/nodes/pve1/qemu/150/status/start", nil).str(t)
+	logPath := "/nodes/pve1/tasks/" + url.PathEscape(upid) + "/log"
+	for _, start := range []string{"0", "5"} {
+		r := c.mustOK("GET", logPath, vals("start", start))
+		lines := r.list(t)
+		if len(lines) != 1 || lines[0]["n"] != float64(1) || lines[0]["t"] != "no content" || r.Total == nil || *r.Total != 1 {
+			t.Fatalf("empty log from %s: %v", start, lines)
+		}
+	}
+	release()
+	if st := c.waitTask(upid); st != "OK" {
+		t.Fatal(st)
+	}
+	if lines := c.mustOK("GET", logPath, vals("start", "50")).list(t); len(lines) != 0 {
+		t.Fatalf("a written log past its end: %v", lines)
+	}
+}

@@ -55,7 +55,23 @@ func (c *Client) TaskLog(ctx context.Context, upid string, start, limit int) ([]
 	}
 	var lines []TaskLogLine
 	err = c.Get(ctx, "nodes/"+PathEscape(u.Node)+"/tasks/"+PathEscape(upid)+"/log", q, &lines)
+	if isEmptyLogPlaceholder(lines) {
+		return nil, err
+	}
 	return lines, err
+}
+
+// emptyLogText is the line Proxmox answers for a task log with no line
+// yet, whatever the start (pve-common Tools.pm dump_logfile_by_filehandle).
+const emptyLogText = "no content"
+
+// isEmptyLogPlaceholder says whether a read is Proxmox's answer for an
+// empty log: it is not a line of the log, and counting it would skip the
+// real first line on the next read. A log whose only line so far reads
+// "no content" is told apart only by its next line: until then it is
+// taken as empty and read again from its start.
+func isEmptyLogPlaceholder(lines []TaskLogLine) bool {
+	return len(lines) == 1 && lines[0].N == 1 && lines[0].T == emptyLogText
 }
 
 // TaskObserver is told about each poll of a running task.
