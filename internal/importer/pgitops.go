@@ -242,7 +242,21 @@ func dependencies(dir, name string, rep *Report) []string {
 	return out
 }
 
-// containerOf maps one lib's values to a Container.
+// missingReason says why each key the pipeline reads is required: every
+// one goes to the container role (base/.gitea/workflows/action.yml, inputs
+// required), and an empty one fails it there.
+var missingReason = map[string]string{
+	"IP":     "the container role builds net0's ip from it",
+	"ID":     "the container role creates the container with it as its VMID",
+	"CORES":  "the container role passes it to community.general.proxmox's cores, an integer, which an empty value fails",
+	"MEMORY": "the container role passes it to community.general.proxmox's memory, an integer, which an empty value fails",
+	"SWAP": "the container role passes it to community.general.proxmox's swap, an integer, which an empty value fails " +
+		"(Proxmox's own default is 512: write SWAP=512 for it)",
+	"DISK": "the container role passes it to community.general.proxmox's disk (STORAGE:GiB)",
+}
+
+// containerOf maps one lib's values to a Container, or lists every
+// problem of its values at once.
 func containerOf(name, envFile string, vals map[string]envVal, set *settings, opts Options, rep *Report) (*manifest.Container, []Finding) {
 	var errs []Finding
 	fail := func(key, format string, args ...any) {
@@ -253,54 +267,65 @@ func containerOf(name, envFile string, vals map[string]envVal, set *settings, op
 		}
 		errs = append(errs, Finding{File: file, Line: line, Item: key, Reason: fmt.Sprintf(format, args...)})
 	}
+	missing := map[string]bool{}
 	for _, k := range []string{"IP", "ID", "CORES", "MEMORY", "SWAP", "DISK"} {
 		if strings.TrimSpace(vals[k].value) == "" {
-			fail(k, "missing: Proxmox-GitOps' pipeline needs it")
+			missing[k] = true
+			fail(k, "missing: %s", missingReason[k])
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
 	if !dnsLabel(name) {
-		return nil, []Finding{{File: envFile, Item: "folder name", Reason: fmt.Sprintf("the lib's folder name %q is not a lower-case DNS label, which the container's hostname and name must be", name)}}
+		errs = append(errs, Finding{File: envFile, Item: "folder name", Reason: fmt.Sprintf("the lib's folder name %q is not a lower-case DNS label, which the container's hostname and name must be", name)})
 	}
-	num := func(key string, min int) int {
+	// num reads a whole number of at least min; ok is false when it is
+	// missing (already reported) or not one.
+	num := func(key string, min int) (n int, ok bool) {
+		if missing[key] {
+			return 0, false
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(vals[key].value))
 		if err != nil || n < min {
 			fail(key, "%q is not a whole number of at least %d", vals[key].value, min)
+			return 0, false
 		}
-		return n
+		return n, true
 	}
-	id := num("ID", 0)
+	id, idOK := num("ID", 0)
 	vmid := id + opts.VMIDOffset
 	switch {
-	case len(errs) > 0:
+	case !idOK:
 	case vmid < minVMID:
 		fail("ID", "VMID %d is below %d, the lowest Proxmox accepts; use --vmid-offset N to shift every ID (--vmid-offset %d makes this one %d)",
 			vmid, minVMID, suggestOffset(id), id+suggestOffset(id))
 	case vmid > maxVMID:
 		fail("ID", "VMID %d is above %d, the highest Proxmox accepts", vmid, maxVMID)
 	}
-	swap := num("SWAP", 0)
+	swap, _ := num("SWAP", 0)
+	cores, _ := num("CORES", 1)
+	memory, _ := num("MEMORY", 16)
 	spec := manifest.ContainerSpec{
 		VMID:     vmid,
 		Hostname: name,
-		Cores:    num("CORES", 1),
-		Memory:   num("MEMORY", 16),
+		Cores:    cores,
+		Memory:   memory,
 		Swap:     &swap,
 		Features: &manifest.Features{Nesting: true},
 		State:    manifest.StateRunning,
 	}
-	rootfs, err := rootfsOf(vals["DISK"].value)
-	if err != nil {
-		fail("DISK", "%v", err)
+	if !missing["DISK"] {
+		rootfs, err := rootfsOf(vals["DISK"].value)
+		if err != nil {
+			fail("DISK", "%v", err)
+		}
+		spec.RootFS = rootfs
 	}
-	spec.RootFS = rootfs
-	nic, err := nicOf(vals["IP"].value, set)
-	if err != nil {
-		fail("IP", "%v", err)
+	if !missing["IP"] {
+		nic, err := nicOf(vals["IP"].value, set)
+		if err != nil {
+			fail("IP", "%v", err)
+		}
+		spec.Net = []manifest.ContainerNIC{nic}
 	}
-	spec.Net = []manifest.ContainerNIC{nic}
 	if b, ok := vals["BOOT"]; ok {
 		on, err := boolOf(b.value)
 		if err != nil {

@@ -238,6 +238,37 @@ func TestImportRefusesUnusableValues(t *testing.T) {
 	}
 }
 
+// A file's problems are all reported, not only the first: a missing SWAP
+// (which Proxmox-GitOps' container role fails on, so it is no default
+// here) next to an ID Proxmox refuses and a bad IP, in a folder whose
+// name is no DNS label.
+func TestImportReportsEveryProblemOfAFileAtOnce(t *testing.T) {
+	dir := fixture(t, map[string]string{
+		"libs/low/container.env":     "IP=192.168.178.46\nID=42\nCORES=1\nMEMORY=512\nDISK=local-lvm:2\n",
+		"libs/Two_Bad/container.env": "IP=10.0.0.300\nID=160\nMEMORY=x\nSWAP=0\n",
+	})
+	_, err := importer.ProxmoxGitOps(dir, importer.Options{})
+	var ie *importer.Error
+	if !errors.As(err, &ie) {
+		t.Fatalf("want *importer.Error, got %v", err)
+	}
+	text := ie.Error()
+	for _, want := range []string{
+		`libs/low/container.env: SWAP: missing: the container role passes it to community.general.proxmox's swap`,
+		`write SWAP=512`,
+		`libs/low/container.env:2: ID: VMID 42 is below 100`,
+		`libs/Two_Bad/container.env: folder name:`,
+		`libs/Two_Bad/container.env: CORES: missing`,
+		`libs/Two_Bad/container.env: DISK: missing`,
+		`libs/Two_Bad/container.env:3: MEMORY: "x" is not a whole number`,
+		`libs/Two_Bad/container.env:1: IP: "10.0.0.300"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("errors do not say %q:\n%s", want, text)
+		}
+	}
+}
+
 // MOUNT entries the container role turns into mount points become
 // mountpoints; the others are listed.
 func TestImportMountEntries(t *testing.T) {
