@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/pveschema"
 )
 
 // The conformance tests compare the simulator's parameter definitions with
@@ -24,29 +24,6 @@ const (
 	schemaCurrent = "apidata-pve-9.1.3.json"
 	schemaOld     = "apidata-pve-8.4.2.json"
 )
-
-// schemaDir finds shared/pve-api by walking up from the test's directory.
-func schemaDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("PVESIM_SCHEMA_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		cand := filepath.Join(dir, "shared", "pve-api")
-		if _, err := os.Stat(filepath.Join(cand, schemaCurrent)); err == nil {
-			return cand
-		}
-		if parent := filepath.Dir(dir); parent == dir {
-			break
-		}
-	}
-	t.Skipf("official Proxmox VE API schema not found: no shared/pve-api/%s in any directory above %s (set PVESIM_SCHEMA_DIR to point at it)", schemaCurrent, wd)
-	return ""
-}
 
 // apiSchema maps "METHOD /path" to the method's description.
 type apiSchema map[string]map[string]any
@@ -64,11 +41,7 @@ func loadSchema(t *testing.T, file string) apiSchema {
 	if s, ok := schemaCache[file]; ok {
 		return s
 	}
-	dir := schemaDir(t)
-	b, err := os.ReadFile(filepath.Join(dir, file))
-	if err != nil {
-		t.Skipf("official schema %s not readable: %v", file, err)
-	}
+	b := pveschema.Read(t, file)
 	var roots []schemaNode
 	if err := json.Unmarshal(b, &roots); err != nil {
 		t.Fatalf("%s: %v", file, err)

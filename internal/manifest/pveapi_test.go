@@ -2,19 +2,16 @@ package manifest
 
 import (
 	"encoding/json"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/pveschema"
 )
 
-// The Proxmox VE API schema is reference data outside the repository
-// (shared/pve-api beside the checkout, or beside the directory of worktrees);
-// it is read at test time only.
-var pveAPIFiles = []string{
-	"../../../shared/pve-api/apidata-pve-9.1.3.json",
-	"../../../../shared/pve-api/apidata-pve-9.1.3.json",
-}
+// pveAPIFile is the Proxmox VE API schema the checks read (pveschema
+// finds it outside the repository).
+const pveAPIFile = "apidata-pve-9.1.3.json"
 
 type apiNode struct {
 	Path     string                     `json:"path"`
@@ -32,16 +29,7 @@ type apiParam struct {
 
 func loadAPI(t *testing.T) []apiNode {
 	t.Helper()
-	var data []byte
-	var err error
-	for _, p := range pveAPIFiles {
-		if data, err = os.ReadFile(p); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		t.Skipf("Proxmox API schema not available (%v); skipping the conformance check", err)
-	}
+	data := pveschema.Read(t, pveAPIFile)
 	var nodes []apiNode
 	if err := json.Unmarshal(data, &nodes); err != nil {
 		t.Fatal(err)
