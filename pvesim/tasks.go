@@ -276,6 +276,27 @@ func (s *Server) WaitTask(upid string) (*Task, bool) {
 	return &c, true
 }
 
+// WaitIdle blocks until no task runs (for Go tests): a test that lost
+// the answers to some requests waits for the tasks they started.
+func (s *Server) WaitIdle() {
+	for {
+		s.mu.Lock()
+		var running []*Task
+		for _, t := range s.tasks.order {
+			if t.Running {
+				running = append(running, t)
+			}
+		}
+		s.mu.Unlock()
+		if len(running) == 0 {
+			return
+		}
+		for _, t := range running {
+			<-t.done
+		}
+	}
+}
+
 // guestLock is the flock Proxmox takes on a guest's config: exclusive,
 // or shared (a clone of a stopped guest only needs its source not to change).
 type guestLock struct {

@@ -74,9 +74,19 @@ func TestRunningActionKeepsItsActionAndReason(t *testing.T) {
 		r := find(l, "VirtualMachine/a")
 		return r != nil && r.Progress != nil && r.Progress.Task != ""
 	})
+	// Passes while the create runs: each one ends before the next is asked
+	// for, and at least one must see the create still running, or the
+	// summaries below were never put to the test.
+	during := 0
 	for range 5 {
-		e.c.SyncAll(context.Background())
-		time.Sleep(50 * time.Millisecond)
+		e.waitPasses(1)
+		l, _ := e.c.Resources(context.Background())
+		if r := find(l, "VirtualMachine/a"); r != nil && r.Progress != nil && r.Progress.Task != "" {
+			during++
+		}
+	}
+	if during == 0 {
+		t.Fatal("no pass ran while the create did")
 	}
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	w.stop()

@@ -66,10 +66,14 @@ spec:
 		return strings.Count(string(b), "run\n")
 	}
 	// The re-scan after the failure and the passes before the retry time
-	// leave it alone.
-	e.c.Refresh(t.Context())
-	time.Sleep(500 * time.Millisecond)
-	e.waitStatus(key, vocab.StatusFailed)
+	// leave it alone: a pass that started after the failure was recorded
+	// submits nothing for it (a retry would show it Progressing, and run
+	// the commands again).
+	e.waitPasses(2)
+	l, _ := e.c.Resources(t.Context())
+	if r := find(l, key); r == nil || r.Status != vocab.StatusFailed || r.Progress != nil {
+		t.Fatalf("a pass before the retry time acted: %+v", r)
+	}
 	if n := runs(); n != 1 {
 		t.Fatalf("provisioning ran %d times before the retry time", n)
 	}

@@ -175,18 +175,32 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 		tookOver.Seconds(), converged.Seconds(), leader.DefaultTimeout, createdAtKill, len(r.cores), lockedAtKill, interrupted, progressBefore)
 }
 
-// dropListener ends a replica's fan-out listening session on the server.
+// dropListener ends a replica's fan-out listening session on the server,
+// once the replica has one: on a busy machine the follower may still be
+// connecting its listener when the test gets here.
 func dropListener(t *testing.T, dbURL, replica string) {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dbURL)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
-	var n int
-	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = $1`, "proxmops fan-out listener ("+replica+")").Scan(&n); err != nil || n != 1 {
-		t.Fatalf("ending %s's listening session: %d ended, %v", replica, n, err)
+	defer conn.Close(ctx)
+	app := "proxmops fan-out listener (" + replica + ")"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = $1`, app).Scan(&n); err != nil || n > 1 {
+			t.Fatalf("ending %s's listening session: %d ended, %v", replica, n, err)
+		}
+		if n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has had no listening session for 60s", replica)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server for the condition
 	}
 }
 

@@ -608,7 +608,7 @@ func TestPassesConvergeUnderFaults(t *testing.T) {
 		if _, err := eng.Apply(context.Background(), p, nil); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(150 * time.Millisecond) // tasks of lost answers finish
+		e.sim.WaitIdle() // the tasks of lost answers finish before the next pass reads
 	}
 	e.sim.SetFaults(pvesim.Faults{})
 	if !converged {
