@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
+import { settled } from './settle';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -105,7 +106,7 @@ export async function auditEverywhere(page: Page, what: string, shot: (name: str
       for (const theme of ['light', 'dark'] as const) {
         await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
         // Let the layout and any transition settle before measuring colours.
-        await page.waitForTimeout(250);
+        await settled(page);
         const problems = (await axeViolations(page)).map((v) => `axe ${v.impact} ${v.id}: ${v.help}: ${v.nodes.join(' | ')}`);
         if (s.size === 'phone') {
           const px = await sidewaysScroll(page);

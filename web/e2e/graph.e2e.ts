@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { axeViolations } from './a11y';
 import { fakeAPI, measure, panAndZoom, RESOURCES, type Measure } from './graph-fixture';
 import { openBrowser, SCREENSHOT_DIR, type BrowserSession } from './harness';
+import { settled } from './settle';
 
 const backend = inject('backend');
 
@@ -51,7 +52,7 @@ describe('the graph with 1,000 resources', () => {
   test('all of them are drawn with their dependency edges, each labelled with both ends', async () => {
     await page.goto(`${backend.url}/?view=graph`);
     await page.locator('.react-flow__node-resource').first().waitFor();
-    await page.waitForTimeout(500);
+    await settled(page);
     const edges = await page.locator('.react-flow__edge.gdep').count();
     results.resources = RESOURCES.length;
     results.dependencies = RESOURCES.reduce((n, r) => n + (r.dependsOn?.length ?? 0), 0);
@@ -84,13 +85,13 @@ describe('the graph with 1,000 resources', () => {
     await expect.poll(() => labelClashes(page)).toEqual({ clashes: [], labels: expect.any(Number) });
     // Zoomed in on the small groups, where single edges show their words too.
     await page.getByRole('group', { name: /^kind Template, \d+ resources: zoom to fit$/ }).click();
-    await page.waitForTimeout(600);
+    await settled(page);
     const near = await labelClashes(page);
     expect(near.clashes).toEqual([]);
     expect(near.labels).toBeGreaterThan(3);
     await b.shot('graph-1000-labels');
     await page.getByRole('button', { name: 'Fit View' }).click();
-    await page.waitForTimeout(300);
+    await settled(page);
   });
 
   test('panning and zooming the fitted view stays smooth', async () => {
@@ -103,7 +104,7 @@ describe('the graph with 1,000 resources', () => {
   test('a group zooms to a readable view; its frame names it; a resource shows its own edges', async () => {
     // Back to the whole graph first: panning may have left the group off screen.
     await page.getByRole('button', { name: 'Fit View' }).click();
-    await page.waitForTimeout(300);
+    await settled(page);
     // The cluster's bundled edges say how many resources they stand for, naming both ends.
     const bundle = page.locator('.react-flow__edge.gdep[aria-label$=" clone tpl-0"]');
     expect(await bundle.getAttribute('aria-label')).toMatch(/^\d+ resources of VirtualMachine \(vm-0000, vm-\d{4}, vm-\d{4}, …\) clone tpl-0$/);
@@ -114,7 +115,7 @@ describe('the graph with 1,000 resources', () => {
     // Too many to read at once: the group's corner at a readable zoom, names in full.
     const first = page.locator('.react-flow__node[data-id="res:VirtualMachine/vm-0000"]');
     await first.locator('.gres-top').waitFor();
-    await page.waitForTimeout(500);
+    await settled(page);
     expect(await first.boundingBox().then((b) => b && b.width >= 120)).toBe(true);
     await first.hover();
     await page.locator('.react-flow__edge.gdep[aria-label="vm-0000 clones tpl-0"]').waitFor({ state: 'attached' });
@@ -135,7 +136,7 @@ describe('the graph with 1,000 resources', () => {
     expect(await page.locator('.gframe-title').allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^node pve2 · \d+$/)]));
     await page.getByLabel('Highlight').selectOption('Failed');
     await page.locator('.gres.hl').first().waitFor();
-    await page.waitForTimeout(800);
+    await settled(page);
     await b.shot('graph-1000-node-highlight-failed');
     const inView = await page.evaluate(() => {
       const g = document.querySelector('.react-flow')!.getBoundingClientRect();

@@ -10,6 +10,7 @@ import { auditEverywhere, axeViolations, layoutProblems, sidewaysScroll, SIZES }
 import { ROUTES, type RoutePath } from '../src/lib/routes';
 import { simRequest } from './daemon';
 import { openBrowser, type BrowserSession } from './harness';
+import { settled } from './settle';
 
 const backend = inject('backend');
 const ADMIN = { username: 'admin', password: 'correct horse battery' };
@@ -367,7 +368,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
         for (const tab of ['Diff', 'Desired manifest', 'Live manifest']) {
           await drawer.getByRole('tab', { name: tab }).click();
           await drawer.locator(tab === 'Diff' ? '.aligned' : '.tabpanel pre.yaml').waitFor();
-          await v.page.waitForTimeout(300);
+          await settled(v.page);
           const wide = await drawer.evaluate((el) =>
             [...el.querySelectorAll('*')]
               .filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1)
@@ -728,7 +729,7 @@ describe.each(SIZES.flatMap((s) => (['light', 'dark'] as const).map((theme) => (
           if (view.expect) s.expectProblem(view.expect);
           await view.open(s.page);
           // Let transitions (the drawer slides in) settle before measuring colours.
-          await s.page.waitForTimeout(300);
+          await settled(s.page);
           expect(await s.page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
           const problems = await check(view.name);
           if (phone && view.name.startsWith('drawer')) {
