@@ -321,14 +321,30 @@ func volumeFormat(volname string) string {
 }
 
 // rollbackPossible is __snapshot_rollback_vol_possible for each volume of
-// the snapshot (volume_rollback_is_possible): ZFS rolls a dataset back only
-// to its most recent snapshot, so a later snapshot holding the same volume
-// blocks; the other simulated storages always can.
+// the snapshot (Storage.pm volume_rollback_is_possible, then the plugin's):
+// a volume whose storage rolls back only to its most recent snapshot is
+// blocked by a later snapshot holding it. Those are ZFS datasets
+// (ZFSPoolPlugin.pm, naming the volume id), LVM volumes (LVMPlugin.pm:
+// qcow2 chains only, "can't rollback snapshot for 'raw' volume") and file
+// storages with snapshot-as-volume-chain (Plugin.pm), both naming the
+// volume name; the other simulated storages always can.
 func (s *Server) rollbackPossible(g *Guest, sn *Snapshot) error {
 	for _, volid := range snapshotVolumes(g.Type, sn.Conf) {
-		sid, _, _ := strings.Cut(volid, ":")
+		sid, volname, _ := strings.Cut(volid, ":")
 		st := s.state.storage(sid)
-		if st == nil || (st.Type != "zfspool" && st.Type != "zfs") {
+		if st == nil {
+			continue
+		}
+		named := volname
+		switch {
+		case st.Type == "zfspool" || st.Type == "zfs":
+			named = volid
+		case st.Type == "lvm":
+			if f := volumeFormat(volname); f != "qcow2" {
+				return Fail("can't rollback snapshot for '%s' volume", f)
+			}
+		case st.fileBased() && st.VolumeChain:
+		default:
 			continue
 		}
 		for _, other := range g.Snapshots {
@@ -336,7 +352,7 @@ func (s *Server) rollbackPossible(g *Guest, sn *Snapshot) error {
 				continue
 			}
 			if slices.Contains(snapshotVolumes(g.Type, other.Conf), volid) {
-				return Fail("can't rollback, '%s' is not most recent snapshot on '%s'", sn.Name, volid)
+				return Fail("can't rollback, '%s' is not most recent snapshot on '%s'", sn.Name, named)
 			}
 		}
 	}

@@ -234,6 +234,13 @@ type StorageSpec struct {
 	Nodes   []string // empty: every node
 	Disable bool
 	Total   int64 // bytes; default 100 GiB
+	// Format is storage.cfg "format": a file storage's default image
+	// format (raw when empty, as Proxmox's).
+	Format string
+	// VolumeChain is storage.cfg "snapshot-as-volume-chain" (lvm, dir,
+	// nfs): qcow2 snapshots as backing chains, rolled back to the most
+	// recent one only.
+	VolumeChain bool
 }
 
 // SetStorage adds a storage or replaces the configuration of one (its
@@ -254,7 +261,8 @@ func (s *Server) SetStorage(spec StorageSpec) error {
 		spec.Total = 100 << 30
 	}
 	st := &Storage{ID: spec.ID, Type: spec.Type, Content: append([]string(nil), spec.Content...), Shared: spec.Shared,
-		Path: spec.Path, Total: spec.Total, Nodes: append([]string(nil), spec.Nodes...), Disable: spec.Disable}
+		Path: spec.Path, Total: spec.Total, Nodes: append([]string(nil), spec.Nodes...), Disable: spec.Disable,
+		Format: spec.Format, VolumeChain: spec.VolumeChain}
 	for i, old := range s.state.Storages {
 		if old.ID == spec.ID {
 			s.state.Storages[i] = st

@@ -178,3 +178,61 @@ func TestZFSRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
 		t.Fatalf("rollback to second: %s", st)
 	}
 }
+
+// On LVM and the file storages with snapshot-as-volume-chain, a disk is
+// qcow2 by default (get_formats) and rolls back to its most recent snapshot
+// only (Plugin.pm and LVMPlugin.pm volume_rollback_is_possible, naming the
+// volume name); without the option a dir disk is raw.
+func TestVolumeChainRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
+	srv := startSim(t, Options{Clock: NewFakeClock(time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC))})
+	c := newClient(t, srv)
+	for _, st := range []StorageSpec{
+		{ID: "thick", Type: "lvm", Content: []string{"images"}, VolumeChain: true},
+		{ID: "chain", Type: "dir", Path: "/mnt/chain", Content: []string{"images"}, VolumeChain: true, Format: "qcow2"},
+		{ID: "plain", Type: "dir", Path: "/mnt/plain", Content: []string{"images"}},
+	} {
+		if err := srv.SetStorage(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ vmid, disk, wantVol string }{
+		{"201", "thick:1", "thick:vm-201-disk-0.qcow2"},
+		{"202", "chain:1", "chain:202/vm-202-disk-0.qcow2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.disk, func(t *testing.T) {
+			if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", tt.vmid, "scsi0", tt.disk)); st != "OK" {
+				t.Fatal(st)
+			}
+			base := "/nodes/pve1/qemu/" + tt.vmid
+			vol, _, _ := strings.Cut(c.mustOK("GET", base+"/config", nil).obj(t)["scsi0"].(string), ",")
+			if vol != tt.wantVol {
+				t.Fatalf("scsi0 = %s, want %s", vol, tt.wantVol)
+			}
+			for _, n := range []string{"first", "second"} {
+				if st := c.task("POST", base+"/snapshot", vals("snapname", n)); st != "OK" {
+					t.Fatal(st)
+				}
+			}
+			_, volname, _ := strings.Cut(vol, ":")
+			if st := c.task("POST", base+"/snapshot/first/rollback", nil); st != "can't rollback, 'first' is not most recent snapshot on '"+volname+"'" {
+				t.Fatalf("rollback to first: %s", st)
+			}
+			if st := c.task("POST", base+"/snapshot/second/rollback", nil); st != "OK" {
+				t.Fatalf("rollback to second: %s", st)
+			}
+		})
+	}
+	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "203", "scsi0", "plain:1")); st != "OK" {
+		t.Fatal(st)
+	}
+	if got := c.mustOK("GET", "/nodes/pve1/qemu/203/config", nil).obj(t)["scsi0"].(string); !strings.HasPrefix(got, "plain:203/vm-203-disk-0.raw,") {
+		t.Fatalf("a disk on a dir storage without format: %s", got)
+	}
+	if err := srv.SetStorage(StorageSpec{ID: "thick", Type: "lvm", Content: []string{"images"}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "204", "scsi0", "thick:1,format=qcow2")); !strings.Contains(st, "snapshot-as-volume-chain option need to be enabled to use qcow2 format") {
+		t.Fatalf("qcow2 on LVM without volume chains: %s", st)
+	}
+}

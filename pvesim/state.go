@@ -47,6 +47,12 @@ type Storage struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// Disable is storage.cfg "disable".
 	Disable bool `json:"disable,omitempty"`
+	// Format is storage.cfg "format" (file storages): the default image
+	// format; empty means the plugin's default, raw.
+	Format string `json:"format,omitempty"`
+	// VolumeChain is storage.cfg "snapshot-as-volume-chain" (LVM and the
+	// file storages): snapshots are qcow2 backing chains.
+	VolumeChain bool `json:"volumeChain,omitempty"`
 }
 
 // availableOn is storage_check_node (pve-storage Storage.pm) without the die.
@@ -101,7 +107,7 @@ func newClusterState(nodes int, now time.Time) *clusterState {
 	cs.Storages = []*Storage{
 		{ID: "local", Type: "dir", Content: []string{"iso", "vztmpl", "import", "snippets", "backup"}, Path: "/var/lib/vz", Total: 100 * gib},
 		{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Total: 500 * gib},
-		{ID: "nfs-shared", Type: "nfs", Content: []string{"images", "rootdir", "iso", "vztmpl", "import"}, Shared: true, Path: "/mnt/pve/nfs-shared", Total: 2048 * gib},
+		{ID: "nfs-shared", Type: "nfs", Content: []string{"images", "rootdir", "iso", "vztmpl", "import"}, Shared: true, Path: "/mnt/pve/nfs-shared", Total: 2048 * gib, Format: "qcow2"},
 	}
 	return cs
 }

@@ -136,6 +136,15 @@ func storageConfigJSON(st *Storage) map[string]any {
 	if st.Shared {
 		m["shared"] = 1
 	}
+	if st.Format != "" {
+		m["format"] = st.Format
+	}
+	if st.VolumeChain {
+		m["snapshot-as-volume-chain"] = 1
+	}
+	if st.Type == "lvm" {
+		m["vgname"] = "pve"
+	}
 	if st.Type == "lvmthin" {
 		m["thinpool"] = "data"
 		m["vgname"] = "pve"

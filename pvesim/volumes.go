@@ -14,10 +14,15 @@ import (
 
 func (st *Storage) fileBased() bool { return st.Type == "dir" || st.Type == "nfs" }
 
-// defaultFormat is the storage's default image format.
+// defaultFormat is get_formats' default (pve-storage Plugin.pm
+// get_formats: storage.cfg "format", else the plugin's, raw; LVMPlugin.pm
+// get_formats: qcow2 with snapshot-as-volume-chain, else raw).
 func (st *Storage) defaultFormat() string {
-	if st.fileBased() {
+	switch {
+	case st.Type == "lvm" && st.VolumeChain:
 		return "qcow2"
+	case st.fileBased() && st.Format != "":
+		return st.Format
 	}
 	return "raw"
 }
@@ -82,14 +87,20 @@ func (s *Server) allocImage(node, storage string, vmid int, size int64, format, 
 	if format == "" {
 		format = st.defaultFormat()
 	}
-	// LvmThinPlugin/LVMPlugin alloc_image: block storages hold raw only.
-	if !st.fileBased() && format != "raw" {
+	// LvmThinPlugin alloc_image: raw only; LVMPlugin.pm alloc_lvm_image:
+	// raw, and qcow2 with snapshot-as-volume-chain, named with ".qcow2"
+	// (find_free_diskname).
+	lvmQcow2 := st.Type == "lvm" && format == "qcow2"
+	if !st.fileBased() && format != "raw" && !lvmQcow2 {
 		return nil, Fail("unsupported format '%s'", format)
+	}
+	if lvmQcow2 && !st.VolumeChain {
+		return nil, Fail("snapshot-as-volume-chain option need to be enabled to use qcow2 format")
 	}
 	if name == "" {
 		name = s.freeDiskName(node, st, vmid, "vm")
 	}
-	if st.fileBased() && !strings.Contains(name, ".") {
+	if (st.fileBased() || lvmQcow2) && !strings.Contains(name, ".") {
 		name += "." + format
 	}
 	// Plugin.pm alloc_image reads the format back from the file name
