@@ -133,6 +133,9 @@ func writeSnapshotList(out io.Writer, l api.SnapshotList) {
 		}
 		when := time.Unix(sn.Time, 0).UTC().Format("2006-01-02 15:04:05Z")
 		fmt.Fprintf(out, "%s %-32s %s  %s\n", mark, sn.Name, when, sn.Description)
+		if sn.RollbackBlocked != "" {
+			fmt.Fprintf(out, "  %-32s cannot be rolled back to: %s\n", "", sn.RollbackBlocked)
+		}
 	}
 	if l.Current != "" {
 		fmt.Fprintln(out, "(* the snapshot the current state is based on)")

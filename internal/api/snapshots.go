@@ -14,6 +14,11 @@ type Snapshot struct {
 	// Proxmops says the snapshot is one of proxmops' own (named
 	// proxmops-...): proxmops prunes those, never the others.
 	Proxmops bool `json:"proxmops"`
+	// RollbackBlocked says why Proxmox would refuse a rollback to this
+	// snapshot ("" when it can roll back to it): a volume on a storage
+	// that rolls back to its most recent snapshot only (ZFS, LVM, or
+	// snapshot-as-volume-chain) has a newer one.
+	RollbackBlocked string `json:"rollbackBlocked,omitempty"`
 }
 
 // SnapshotList is the answer of GET .../snapshots: the guest's snapshots,

@@ -136,6 +136,15 @@ type planContext struct {
 	// ownerCache holds what the ownership proofs of volumes read.
 	ownersOnce sync.Once
 	ownerCache *ownerCache
+	// storageCfg is storage.cfg, read when a plan first needs it.
+	storageOnce sync.Once
+	storageCfg  storageConfigs
+}
+
+// storageConfigs reads storage.cfg once per plan.
+func (pc *planContext) storageConfigs() storageConfigs {
+	pc.storageOnce.Do(func() { pc.storageCfg = pc.e.readStorageConfigs(pc.ctx) })
+	return pc.storageCfg
 }
 
 // reconcilers makes the reconcilers of one plan, in registry order.

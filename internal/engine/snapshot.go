@@ -334,21 +334,8 @@ func volumeFormat(volid string) string {
 // guestSnapshotBlocker says why Proxmox cannot snapshot an existing guest
 // ("" when it can), from its current config and the storages' types.
 func guestSnapshotBlocker(snap *Snapshot, g *Guest) string {
-	for _, k := range sortedKeys(g.Current) {
-		var vol string
-		switch {
-		case g.Type == "qemu" && isDiskKey(k):
-			d := parseDisk(g.Current[k])
-			if d.isCdrom() || d.File == "" || d.File == "none" {
-				continue
-			}
-			vol = d.File
-		case g.Type == "lxc" && (k == "rootfs" || isMountKey(k)):
-			vol = pve.ParsePropertyString(g.Current[k], "volume").Values["volume"]
-		default:
-			continue
-		}
-		if why := volumeBlocker(snap, g.Node, k, vol); why != "" {
+	for _, v := range configVolumes(g.Type, g.Current) {
+		if why := volumeBlocker(snap, g.Node, v.slot, v.volid); why != "" {
 			return why
 		}
 	}
@@ -385,8 +372,9 @@ func volumeBlocker(snap *Snapshot, node, slot, vol string) string {
 }
 
 // vmSpecSnapshotBlocker judges the disks a VM manifest declares: a disk
-// gets its declared format, else its storage's default (qcow2 on file
-// storages, raw elsewhere).
+// gets its declared format, else its storage's default as storage.cfg sets
+// it (get_formats); a storage whose configuration is unknown is left to
+// Proxmox.
 func vmSpecSnapshotBlocker(pc *planContext, s *VMSpec) string {
 	node := nodeFor(pc, s.Node)
 	for _, d := range s.Disks {
@@ -396,10 +384,9 @@ func vmSpecSnapshotBlocker(pc *planContext, s *VMSpec) string {
 		}
 		format := d.Options["format"]
 		if format == "" {
-			format = "raw"
-			switch ref.Type {
-			case "dir", "nfs", "cifs", "cephfs", "glusterfs":
-				format = "qcow2"
+			var ok bool
+			if format, ok = pc.storageConfigs().defaultImageFormat(d.Storage); !ok {
+				continue
 			}
 		}
 		if why := volumeSnapshots(ref.Type, format); why != "" {
@@ -536,9 +523,10 @@ func (e *Engine) GuestSnapshots(ctx context.Context, d *Desired, kind, name stri
 		snaps = append(snaps, s)
 	}
 	sortSnapshots(snaps)
+	blocked := e.rollbackBlockers(ctx, t.typ, t.node, t.vmid, list)
 	for _, s := range snaps {
 		out.Snapshots = append(out.Snapshots, api.Snapshot{Name: s.Name, Description: s.Description, Time: int64(s.SnapTime),
-			Parent: s.Parent, VMState: s.VMState != 0, Proxmops: strings.HasPrefix(s.Name, SnapshotPrefix)})
+			Parent: s.Parent, VMState: s.VMState != 0, Proxmops: strings.HasPrefix(s.Name, SnapshotPrefix), RollbackBlocked: blocked[s.Name]})
 	}
 	return out, nil
 }
@@ -565,6 +553,9 @@ func (e *Engine) Rollback(ctx context.Context, d *Desired, kind, name, snapshot 
 	sn, err := pickSnapshot(list, snapshot)
 	if err != nil {
 		return api.RollbackResult{}, fmt.Errorf("%s/%s: %w", kind, name, err)
+	}
+	if why := e.rollbackBlockers(ctx, t.typ, t.node, t.vmid, list)[sn.Name]; why != "" {
+		return api.RollbackResult{}, fmt.Errorf("%s/%s cannot be rolled back to %s, Proxmox would refuse it: %s: %w", kind, name, sn.Name, why, api.ErrConflict)
 	}
 	start := t.running && sn.VMState == 0
 	msg := fmt.Sprintf("rolling %s/%s back to %s", kind, name, sn.Name)

@@ -57,3 +57,10 @@ func (c *Client) RollbackSnapshot(ctx context.Context, typ, node string, vmid in
 	err := c.Post(ctx, guestPath(typ, node, vmid)+"/snapshot/"+PathEscape(name)+"/rollback", p, &upid)
 	return upid, err
 }
+
+// SnapshotConfig reads the configuration a snapshot holds.
+func (c *Client) SnapshotConfig(ctx context.Context, typ, node string, vmid int, name string) (ConfigValues, error) {
+	var cfg ConfigValues
+	err := c.Get(ctx, guestPath(typ, node, vmid)+"/snapshot/"+PathEscape(name)+"/config", nil, &cfg)
+	return cfg, err
+}

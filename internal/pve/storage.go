@@ -116,3 +116,23 @@ func (c *Client) Upload(ctx context.Context, node, storage, content, filename st
 	pr.CloseWithError(io.ErrClosedPipe)
 	return upid, err
 }
+
+// StorageConfig is one storage.cfg entry as GET /storage lists it: the
+// options that decide a new disk's format and how snapshots roll back.
+type StorageConfig struct {
+	Storage string `json:"storage"`
+	Type    string `json:"type"`
+	// Format is the default image format of a file storage ("" for the
+	// plugin's default).
+	Format string `json:"format"`
+	// VolumeChain is "snapshot-as-volume-chain".
+	VolumeChain Int `json:"snapshot-as-volume-chain"`
+}
+
+// StorageConfigs reads storage.cfg: the storages the caller may audit or
+// allocate on (pve-storage API2/Storage/Config.pm index).
+func (c *Client) StorageConfigs(ctx context.Context) ([]StorageConfig, error) {
+	var out []StorageConfig
+	err := c.Get(ctx, "storage", nil, &out)
+	return out, err
+}
