@@ -33,6 +33,10 @@ type Guest struct {
 	// which pve-container writes into its rootfs (/root/.ssh/authorized_keys);
 	// the guest SSH server's tree starts with them.
 	RootSSHKeys string `json:"rootSSHKeys,omitempty"`
+	// IgnoresShutdown makes the guest ignore ACPI shutdowns and lxc-stop's
+	// request (a hung guest OS): only a stop, or forceStop at the
+	// shutdown's timeout, ends it.
+	IgnoresShutdown bool `json:"ignoresShutdown,omitempty"`
 }
 
 // Snapshot is a named copy of a guest's config.

@@ -111,7 +111,7 @@ func (s *Server) qemuStop(r *Request, typ string) (any, error) {
 		}
 	}
 	return s.startTask(r, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		return s.stopGuest(tc, g, typ == "qmshutdown", skiplock)
+		return s.stopGuest(tc, g, shutdownOf(r, typ == "qmshutdown"), skiplock)
 	}), nil
 }
 
@@ -262,7 +262,7 @@ func (s *Server) lxcStop(r *Request, typ string) (any, error) {
 		return s.haPowerRequest(r, g, true, 0), nil
 	}
 	return s.startTask(r, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		return s.stopGuest(tc, g, typ == "vzshutdown", skiplock)
+		return s.stopGuest(tc, g, shutdownOf(r, typ == "vzshutdown"), skiplock)
 	}), nil
 }
 
@@ -294,4 +294,13 @@ func (s *Server) lxcReboot(r *Request) (any, error) {
 		g.StartedAt = s.clock.Now()
 		return nil
 	}), nil
+}
+
+// shutdownOf reads a shutdown request's timeout (60 by default) and
+// forceStop; nil for a stop.
+func shutdownOf(r *Request, shutdown bool) *shutdownOpts {
+	if !shutdown {
+		return nil
+	}
+	return &shutdownOpts{timeout: r.IntOr("timeout", 60), force: r.Bool("forceStop")}
 }

@@ -83,8 +83,7 @@ func (s *Server) qemuSnapshotRollback(r *Request) (any, error) {
 			g.Running, g.StartedAt, g.KVM = true, s.clock.Now(), kvmCommand(g.Conf)
 		}
 		if start && !g.Running {
-			tc.unlock(g.VMID)
-			return s.qemuStartGuest(tc, g, false)
+			return s.rollbackStart(tc, g)
 		}
 		return nil
 	}), nil
@@ -170,8 +169,7 @@ func (s *Server) lxcSnapshotRollback(r *Request) (any, error) {
 			return err
 		}
 		if start {
-			tc.unlock(g.VMID)
-			return s.lxcStartGuest(tc, g, false)
+			return s.rollbackStart(tc, g)
 		}
 		return nil
 	}), nil
@@ -204,6 +202,13 @@ func (s *Server) rollbackSnapshot(tc *taskCtx, g *Guest, kind, name string) (*Sn
 	}
 	g.Running, g.StartedAt = false, time.Time{}
 	g.Conf["lock"] = "rollback"
+	// The volumes roll back outside the config file lock, under lock
+	// "rollback" alone. The HA stack's LRM, polling, finds a started
+	// service's guest stopped and starts it (LRM.pm exec_resource_agent);
+	// the simulator lets that round come now, while the start must fail on
+	// the lock.
+	tc.unlock(g.VMID)
+	s.haRound()
 	d := durSnapshot
 	if kind == "lxc" {
 		d = durCTSnapshot
@@ -211,8 +216,25 @@ func (s *Server) rollbackSnapshot(tc *taskCtx, g *Guest, kind, name string) (*Sn
 	if err := tc.Sleep(d); err != nil {
 		return nil, err
 	}
+	if err := tc.LockGuest(g.VMID, kind); err != nil {
+		return nil, err
+	}
 	restoreSnapshot(g, sn)
 	return sn, nil
+}
+
+// rollbackStart is the start after a rollback (API2/Qemu.pm and
+// API2/LXC/Snapshot.pm rollback call the API's vm_start): for a guest under
+// HA that is a request to the HA stack, else a start in the same worker.
+func (s *Server) rollbackStart(tc *taskCtx, g *Guest) error {
+	tc.unlock(g.VMID)
+	if s.haManaged(g) {
+		return s.haStartRequest(tc, g)
+	}
+	if g.Type == "lxc" {
+		return s.lxcStartGuest(tc, g, false)
+	}
+	return s.qemuStartGuest(tc, g, false)
 }
 
 // lockedSnapshot is the start of snapshot_delete (AbstractConfig.pm) for

@@ -205,10 +205,15 @@ func (s *Server) haLRM(sid string, sv *HAService, g *Guest, op string) {
 		}
 	case sv.Timeout != nil && *sv.Timeout == 0:
 		typ += "stop"
-		body = func(tc *taskCtx) error { return s.stopGuest(tc, g, false, false) }
+		body = func(tc *taskCtx) error { return s.stopGuest(tc, g, nil, false) }
 	default:
+		// PVEVM.pm shutdown sets forceStop; PVECT.pm shutdown does not.
 		typ += "shutdown"
-		body = func(tc *taskCtx) error { return s.stopGuest(tc, g, true, false) }
+		o := &shutdownOpts{timeout: 60, force: !lxc}
+		if sv.Timeout != nil {
+			o.timeout = *sv.Timeout
+		}
+		body = func(tc *taskCtx) error { return s.stopGuest(tc, g, o, false) }
 	}
 	lrm := &Request{User: "root@pam", srv: s}
 	s.startTaskWith(lrm, g.Node, typ, strconv.Itoa(g.VMID), body, func(err error) {
@@ -240,9 +245,22 @@ func haInt(conf map[string]string, key string, def int) int {
 	return def
 }
 
-// stopGuest is the worker of a stop (hard) or a shutdown (graceful, which
-// the simulated guest always obeys) of a VM or container.
-func (s *Server) stopGuest(tc *taskCtx, g *Guest, graceful, skiplock bool) error {
+// shutdownOpts is how a graceful stop asks the guest: the timeout in
+// seconds (vm_shutdown's "timeout", 60 by default) and forceStop.
+type shutdownOpts struct {
+	timeout int
+	force   bool
+}
+
+// stopGuest is the worker of a stop (hard, shutdown nil) or a shutdown of
+// a VM or container. A guest that ignores shutdowns (Guest.IgnoresShutdown)
+// still runs at the timeout: forceStop stops it hard then (qemu-server
+// QemuServer.pm _do_vm_stop: "VM still running - terminating now with
+// SIGTERM"), else the shutdown fails ("VM quit/powerdown failed - got
+// timeout"; pve-container LXC.pm vm_stop: lxc-stop --nokill fails and
+// "container did not stop").
+func (s *Server) stopGuest(tc *taskCtx, g *Guest, shutdown *shutdownOpts, skiplock bool) error {
+	graceful := shutdown != nil
 	kind := "qemu"
 	dur := durStop
 	switch {
@@ -273,6 +291,21 @@ func (s *Server) stopGuest(tc *taskCtx, g *Guest, graceful, skiplock bool) error
 	if !g.Running {
 		return nil
 	}
+	if graceful && g.IgnoresShutdown {
+		if err := tc.Sleep(time.Duration(shutdown.timeout) * time.Second); err != nil {
+			return err
+		}
+		switch {
+		case kind == "lxc" && !shutdown.force:
+			tc.Log("command 'lxc-stop -n %d --nokill --timeout %d' failed: exit code 1", g.VMID, shutdown.timeout)
+			return Fail("container did not stop")
+		case kind == "qemu" && !shutdown.force:
+			return Fail("VM quit/powerdown failed - got timeout")
+		case kind == "qemu":
+			tc.Log("VM still running - terminating now with SIGTERM")
+		}
+		dur = durStop
+	}
 	if err := tc.Sleep(dur); err != nil {
 		return err
 	}
@@ -298,30 +331,42 @@ func (s *Server) haPowerRequest(r *Request, g *Guest, stop bool, timeout int) st
 		typ = "hastop"
 	}
 	return s.startTask(r, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		var cmd string
-		var err error
-		if stop {
-			tc.Log("Requesting HA stop for %s %d", what, g.VMID)
-			cmd = fmt.Sprintf("ha-manager crm-command stop %s %d", sid, timeout)
-			if !s.haManagedSID(sid) {
-				err = Fail("resource '%s' is not HA managed", sid)
-			} else if err = s.haCheckServiceState(sid, ""); err == nil {
-				s.ha().Commands = append(s.ha().Commands, fmt.Sprintf("stop %s %d", sid, timeout))
-				s.haKick()
-			}
-		} else {
-			tc.Log("Requesting HA start for %s %d", what, g.VMID)
-			cmd = "ha-manager set " + sid + " --state started"
-			if err = s.haCheckServiceState(sid, "started"); err == nil {
-				err = s.haSet(sid, map[string]string{"state": "started"}, nil, "")
-			}
+		if !stop {
+			return s.haStartRequest(tc, g)
+		}
+		tc.Log("Requesting HA stop for %s %d", what, g.VMID)
+		err := s.haCheckServiceState(sid, "")
+		if !s.haManagedSID(sid) {
+			err = Fail("resource '%s' is not HA managed", sid)
 		}
 		if err != nil {
 			tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
-			return Fail("command '%s' failed: exit code 255", cmd)
+			return Fail("command 'ha-manager crm-command stop %s %d' failed: exit code 255", sid, timeout)
 		}
+		s.ha().Commands = append(s.ha().Commands, fmt.Sprintf("stop %s %d", sid, timeout))
+		s.haKick()
 		return nil
 	})
+}
+
+// haStartRequest is the HA branch of vm_start inside a worker: "ha-manager
+// set <sid> --state started", which only writes the request.
+func (s *Server) haStartRequest(tc *taskCtx, g *Guest) error {
+	sid := haSID(g)
+	what := "VM"
+	if g.Type == "lxc" {
+		what = "CT"
+	}
+	tc.Log("Requesting HA start for %s %d", what, g.VMID)
+	err := s.haCheckServiceState(sid, "started")
+	if err == nil {
+		err = s.haSet(sid, map[string]string{"state": "started"}, nil, "")
+	}
+	if err != nil {
+		tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
+		return Fail("command 'ha-manager set %s --state started' failed: exit code 255", sid)
+	}
+	return nil
 }
 
 // haAddAfterCreate is the "ha-managed" option of a create: "ha-manager add

@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"net/url"
+	"strconv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -433,5 +434,78 @@ func TestHAPrivileges(t *testing.T) {
 	c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
 	if guestStatus(c, "/nodes/pve1/qemu/100") != "running" {
 		t.Fatal("a token with VM.PowerMgmt could not start an HA-managed VM")
+	}
+}
+
+// A guest that ignores shutdowns: the HA stack's shutdown of a VM is forced
+// at the timeout (PVEVM.pm shutdown: forceStop), that of a container is not
+// (PVECT.pm): the container keeps running and its service goes to the error
+// state (LRM.pm exec_resource_agent: still running is an error).
+func TestHAShutdownOfAGuestThatIgnoresIt(t *testing.T) {
+	for _, tc := range []struct {
+		path, sid, vmid, task, wantLog, wantStatus, wantState string
+	}{
+		{"/nodes/pve1/qemu/100", "vm:100", "100", "qmshutdown", "VM still running - terminating now with SIGTERM", "stopped", "stopped"},
+		{"/nodes/pve1/lxc/200", "ct:200", "200", "vzshutdown", "command 'lxc-stop -n 200 --nokill --timeout 30' failed: exit code 1", "running", "error"},
+	} {
+		t.Run(tc.sid, func(t *testing.T) {
+			srv, c := haSim(t, Options{})
+			c.mustOK("POST", "/cluster/ha/resources", vals("sid", tc.sid, "state", "started"))
+			id, _ := strconv.Atoi(tc.vmid)
+			if err := srv.SetGuestIgnoresShutdown(id, true); err != nil {
+				t.Fatal(err)
+			}
+			c.task("POST", tc.path+"/status/shutdown", vals("timeout", "30"))
+			if got := guestStatus(c, tc.path); got != tc.wantStatus {
+				t.Fatalf("after the HA shutdown the guest is %s, want %s", got, tc.wantStatus)
+			}
+			if st := haServiceState(srv, tc.sid); st != tc.wantState {
+				t.Fatalf("service state %s, want %s", st, tc.wantState)
+			}
+			var upid string
+			for _, e := range c.mustOK("GET", "/nodes/pve1/tasks", vals("vmid", tc.vmid, "typefilter", tc.task)).list(t) {
+				upid = e["upid"].(string)
+			}
+			if log := haTaskLog(c, upid); !strings.Contains(log, tc.wantLog) {
+				t.Fatalf("%s log %q", tc.task, log)
+			}
+		})
+	}
+}
+
+// A rollback stops the guest and rolls the volumes back under lock
+// "rollback": the LRM, finding a started service stopped, starts it, and
+// that start fails on the lock (AbstractConfig.pm snapshot_rollback, LRM.pm
+// exec_resource_agent); start=1 is a request to the HA stack. An ignored
+// resource is left alone.
+func TestHARollbackRacesTheLRM(t *testing.T) {
+	for _, state := range []string{"started", "ignored"} {
+		t.Run(state, func(t *testing.T) {
+			_, c := haSim(t, Options{})
+			c.mustOK("POST", "/cluster/ha/resources", vals("sid", "vm:100", "state", state, "max_restart", "0"))
+			if state == "ignored" {
+				c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
+			}
+			if st := c.task("POST", "/nodes/pve1/qemu/100/snapshot", vals("snapname", "s1")); st != "OK" {
+				t.Fatal(st)
+			}
+			st := c.task("POST", "/nodes/pve1/qemu/100/snapshot/s1/rollback", vals("start", "1"))
+			failedStarts := 0
+			for _, e := range c.mustOK("GET", "/nodes/pve1/tasks", vals("vmid", "100", "typefilter", "qmstart")).list(t) {
+				if e["status"] != "OK" {
+					failedStarts++
+				}
+			}
+			switch state {
+			case "started":
+				if failedStarts != 1 || st != "command 'ha-manager set vm:100 --state started' failed: exit code 255" {
+					t.Fatalf("rollback %q with %d failed LRM starts, want the LRM's start to fail on the lock and the service in error", st, failedStarts)
+				}
+			case "ignored":
+				if failedStarts != 0 || st != "OK" || guestStatus(c, "/nodes/pve1/qemu/100") != "running" {
+					t.Fatalf("rollback %q with %d failed starts", st, failedStarts)
+				}
+			}
+		})
 	}
 }

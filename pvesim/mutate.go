@@ -213,6 +213,21 @@ func (s *Server) SetGuestRunning(vmid int, running bool) error {
 	return nil
 }
 
+// SetGuestIgnoresShutdown makes a guest ignore (or obey again) shutdown
+// requests, as a hung guest OS does: a shutdown then runs to its timeout and
+// fails, or stops the guest hard with forceStop (the HA stack's for VMs).
+func (s *Server) SetGuestIgnoresShutdown(vmid int, ignores bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.touch()
+	g := s.state.Guests[vmid]
+	if g == nil {
+		return fmt.Errorf("guest %d does not exist", vmid)
+	}
+	g.IgnoresShutdown = ignores
+	return nil
+}
+
 // Volumes lists the volume ids on a storage as seen from a node.
 func (s *Server) Volumes(node, storage string) []string {
 	s.mu.Lock()

@@ -31,6 +31,9 @@ type SnapshotList struct {
 	Running   bool       `json:"running"`
 	Current   string     `json:"current,omitempty"`
 	Snapshots []Snapshot `json:"snapshots"`
+	// HA is the guest's HA resource ("vm:100") when the HA stack manages
+	// it: a rollback sets it to ignored meanwhile and restores it after.
+	HA string `json:"ha,omitempty"`
 	// SyncPolicy decides what happens after a rollback: auto re-applies
 	// the manifest at the next pass, manual leaves the guest as rolled back.
 	SyncPolicy vocab.SyncPolicy `json:"syncPolicy"`

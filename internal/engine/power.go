@@ -27,8 +27,9 @@ type guestPower struct {
 // containers: bring the power state to the declared one, reboot to apply
 // pending changes when the manifest asks for it, and report the changes
 // that were refused (a shrink, a creation-only field) as the step's error.
-// An HA-managed guest is started and stopped through the HA stack, never
-// stopped hard.
+// An HA-managed guest is started and stopped through the HA stack; proxmops
+// never asks it for a hard stop (the HA stack itself forces a VM's
+// shutdown at the timeout).
 //
 // running is the power state the plan saw; unless fresh (read right after
 // proxmops created the guest), it is read again from status/current before
@@ -182,12 +183,19 @@ func markHA(a *Action, g *Guest) {
 }
 
 // haPowerNote says in a plan how the power change of an HA-managed guest
-// is carried out.
+// is carried out. The HA stack's shutdown of a VM is forced at the timeout
+// (pve-ha-manager Resources/PVEVM.pm shutdown: forceStop), that of a
+// container is not (PVECT.pm): the container keeps running and its
+// service goes to the error state (LRM.pm exec_resource_agent).
 func haPowerNote(g *Guest, power string) string {
-	if power == "stop" {
-		return fmt.Sprintf("HA-managed as %s: the HA stack is asked for a shutdown (never a hard stop) and the guest is awaited", g.HASID())
+	if power != "stop" {
+		return fmt.Sprintf("HA-managed as %s: the HA stack is asked to start it and the guest is awaited", g.HASID())
 	}
-	return fmt.Sprintf("HA-managed as %s: the HA stack is asked to start it and the guest is awaited", g.HASID())
+	note := fmt.Sprintf("HA-managed as %s: the HA stack is asked for a shutdown and the guest is awaited; ", g.HASID())
+	if g.Type == "lxc" {
+		return note + "a container still running at the shutdown timeout is not forced: it keeps running and its HA service goes to the error state"
+	}
+	return note + "the HA stack stops a VM still running at the shutdown timeout hard (forceStop)"
 }
 
 // haDeleteNote completes the reason of a delete of an HA-managed guest.

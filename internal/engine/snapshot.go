@@ -429,6 +429,7 @@ type guestTarget struct {
 	vmid                  int
 	sync                  vocab.SyncPolicy
 	running               bool
+	ha                    pve.HAStatus // status/current's "ha"
 }
 
 // findGuestTarget finds the declared VirtualMachine or Container kind/name on
@@ -498,6 +499,7 @@ func (e *Engine) findGuestTarget(ctx context.Context, d *Desired, kind, name str
 		return nil, fmt.Errorf("%s/%s: VMID %d has no %s tag, so proxmops leaves it alone: %w", kind, name, t.vmid, OwnerTag, api.ErrNotOwned)
 	}
 	t.running = st.Status == "running"
+	t.ha = st.HA
 	return t, nil
 }
 
@@ -514,6 +516,9 @@ func (e *Engine) GuestSnapshots(ctx context.Context, d *Desired, kind, name stri
 	}
 	out := api.SnapshotList{Kind: kind, Name: name, Node: t.node, VMID: t.vmid, Running: t.running,
 		SyncPolicy: t.sync, Snapshots: []api.Snapshot{}}
+	if t.ha.Managed != 0 {
+		out.HA = pve.HASID(t.typ, t.vmid)
+	}
 	var snaps []pve.GuestSnapshot
 	for _, s := range list {
 		if s.Name == "current" {
@@ -557,6 +562,10 @@ func (e *Engine) Rollback(ctx context.Context, d *Desired, kind, name, snapshot 
 	if why := e.rollbackBlockers(ctx, t.typ, t.node, t.vmid, list)[sn.Name]; why != "" {
 		return api.RollbackResult{}, fmt.Errorf("%s/%s cannot be rolled back to %s, Proxmox would refuse it: %s: %w", kind, name, sn.Name, why, api.ErrConflict)
 	}
+	hold, err := e.holdHA(ctx, t, progress)
+	if err != nil {
+		return api.RollbackResult{}, err
+	}
 	start := t.running && sn.VMState == 0
 	msg := fmt.Sprintf("rolling %s/%s back to %s", kind, name, sn.Name)
 	if t.running {
@@ -567,6 +576,15 @@ func (e *Engine) Rollback(ctx context.Context, d *Desired, kind, name, snapshot 
 	if err == nil {
 		progress("waiting for task " + upid)
 		_, err = e.client.WaitTask(ctx, upid, nil)
+	}
+	if hold != nil {
+		progress("setting the HA resource " + hold.sid + " back to " + hold.state)
+	}
+	if rerr := e.releaseHA(ctx, hold); rerr != nil {
+		if err == nil {
+			return api.RollbackResult{}, fmt.Errorf("%s/%s rolled back to %s, but %w", kind, name, sn.Name, rerr)
+		}
+		err = fmt.Errorf("%w; %w", err, rerr)
 	}
 	if err != nil {
 		return api.RollbackResult{}, fmt.Errorf("rolling %s/%s back to %s: %w", kind, name, sn.Name, err)

@@ -368,6 +368,8 @@ export interface Snapshot {
   parent?: string;
   vmstate: boolean;
   proxmops: boolean; // a proxmops-* snapshot, taken before a change and pruned by proxmops
+  // Why Proxmox would refuse a rollback to it (a newest-only storage: ZFS, LVM, snapshot-as-volume-chain).
+  rollbackBlocked?: string;
 }
 
 export interface SnapshotList {

@@ -139,9 +139,21 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
                 <td>{s.description || '—'}</td>
                 {isAdmin && (
                   <td>
-                    <button type="button" className="btn" onClick={() => setTarget(s)} disabled={busy} aria-label={`Roll back to ${s.name}…`}>
+                    <button
+                      type="button"
+                      className="btn"
+                      onClick={() => setTarget(s)}
+                      disabled={busy || !!s.rollbackBlocked}
+                      aria-label={`Roll back to ${s.name}…`}
+                      aria-describedby={s.rollbackBlocked ? `blocked-${s.name}` : undefined}
+                    >
                       Roll back…
                     </button>
+                    {s.rollbackBlocked && (
+                      <p className="muted" id={`blocked-${s.name}`}>
+                        Proxmox cannot roll back to it: {s.rollbackBlocked}
+                      </p>
+                    )}
                   </td>
                 )}
               </tr>
