@@ -2,8 +2,8 @@ package pvesim
 
 import (
 	"net/url"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
