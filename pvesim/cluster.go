@@ -10,24 +10,6 @@ import (
 	"strings"
 )
 
-// uniqueTags is PVE::GuestHelpers::get_unique_tags with the default tag
-// style: lower-cased, sorted, de-duplicated, joined by ';'.
-func uniqueTags(s string) string {
-	tags := splitList(s)
-	for i, t := range tags {
-		tags[i] = strings.ToLower(t)
-	}
-	sort.Strings(tags)
-	var out []string
-	for i, t := range tags {
-		if i > 0 && tags[i-1] == t {
-			continue
-		}
-		out = append(out, t)
-	}
-	return strings.Join(out, ";")
-}
-
 var (
 	pNode = func() *Param { return Str("node").Fmt("pve-node") }
 	pVMID = func() *Param { return Int("vmid").Fmt("pve-vmid").Min(100).Max(999999999) }

@@ -168,6 +168,18 @@ var knownDeviations = map[string]string{
 	"POST /nodes/{node}/storage/{storage}/upload: proxies to":       "Proxmox streams uploads on the receiving node and proxies them itself; the simulator checks the node first",
 }
 
+// datacenterOptionsNotServed are the datacenter.cfg options PUT
+// /cluster/options does not take: the simulator serves the tag options only.
+var datacenterOptionsNotServed = []string{"bwlimit", "consent-text", "console", "crs", "description", "email_from",
+	"fencing", "ha", "http_proxy", "keyboard", "language", "mac_prefix", "max_workers", "migration",
+	"migration_unsecure", "next-id", "notify", "replication", "u2f", "webauthn"}
+
+func init() {
+	for _, k := range datacenterOptionsNotServed {
+		knownDeviations["PUT /cluster/options: "+k+": not defined by the simulator"] = "the simulator serves datacenter.cfg's tag options (tag-style, user-tag-access, registered-tags) only"
+	}
+}
+
 func knownDeviation(line string) (string, bool) {
 	for prefix, why := range knownDeviations {
 		if strings.HasPrefix(line, prefix) {

@@ -266,7 +266,7 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 			}
 			g.Pending[opt] = created[opt]
 		case opt == "tags":
-			g.Pending[opt] = uniqueTags(v)
+			g.Pending[opt] = s.uniqueTags(v)
 		case opt == "cipassword":
 			g.Conf[opt] = s.hashPassword(v)
 		case opt == "boot":

@@ -356,7 +356,11 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 			conf["vmgenid"] = s.randomUUID()
 		}
 		if v, ok := conf["tags"]; ok {
-			conf["tags"] = uniqueTags(v)
+			// create_vm's worker: assert_tag_permissions, then get_unique_tags.
+			if err := s.assertTagPermissions(r.User, "", v); err != nil {
+				return err
+			}
+			conf["tags"] = s.uniqueTags(v)
 		}
 		if pw, ok := conf["cipassword"]; ok {
 			conf["cipassword"] = s.hashPassword(pw)

@@ -365,7 +365,10 @@ func (s *Server) qemuUpdateValuePerms(user string, g *Guest, params map[string]s
 		case isQemuDiskKey(opt):
 			err = s.qemuDrivePerm(user, g.VMID, opt, val)
 		case opt == "tags":
-			err = s.check(user, vm, "VM.Config.Options")
+			// update_vm_api: assert_tag_permissions(old, '').
+			if err = s.check(user, vm, "VM.Config.Options"); err == nil {
+				err = s.assertTagPermissions(user, val, "")
+			}
 		case base == "net" && g.Conf[opt] != "":
 			err = s.qemuBridgeAccess(user, map[string]string{opt: g.Conf[opt]})
 		}
@@ -385,7 +388,10 @@ func (s *Server) qemuUpdateValuePerms(user string, g *Guest, params map[string]s
 			}
 			err = s.qemuDrivePerm(user, g.VMID, opt, params[opt])
 		case opt == "tags":
-			err = s.check(user, vm, "VM.Config.Options")
+			// update_vm_api: assert_tag_permissions(current, new).
+			if err = s.check(user, vm, "VM.Config.Options"); err == nil {
+				err = s.assertTagPermissions(user, g.Conf[opt], params[opt])
+			}
 		case base == "net" && g.Conf[opt] != "":
 			err = s.qemuBridgeAccess(user, map[string]string{opt: g.Conf[opt]})
 		}

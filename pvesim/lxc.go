@@ -228,9 +228,17 @@ func (s *Server) checkCTModifyPerm(user string, vmid int, oldConf, newConf map[s
 			}
 		case opt == "hookscript":
 			return permErr("changing the hookscript is only allowed for root@pam")
+		case opt == "tags":
+			// LXC.pm check_ct_modify_config_perm: assert_tag_permissions.
+			if err := s.check(user, vm, "VM.Config.Options"); err != nil {
+				return err
+			}
+			newTags := newConf[opt]
+			if del {
+				newTags = ""
+			}
+			return s.assertTagPermissions(user, oldConf[opt], newTags)
 		default:
-			// tags too: assert_tag_permissions needs VM.Config.Options
-			// (any tag may be set: user-tag-access is "free" by default).
 			return s.check(user, vm, "VM.Config.Options")
 		}
 		return nil
@@ -350,7 +358,7 @@ func (s *Server) lxcPrepareOptions(g *Guest, params map[string]string) (map[stri
 		case opt == "unprivileged":
 			return nil, Fail("unable to modify read-only option: 'unprivileged'")
 		case opt == "tags":
-			v = uniqueTags(v)
+			v = s.uniqueTags(v)
 		case strings.HasPrefix(opt, "net"):
 			n, err := parsePropString(lxcNetFormat, v, opt)
 			if err != nil {

@@ -17,6 +17,9 @@ type clusterState struct {
 	Guests   map[int]*Guest     `json:"guests"`
 	Extra    map[string]any     `json:"extra,omitempty"` // room for later parts (network, SDN)
 	Pools    map[string]*Pool   `json:"pools,omitempty"` // user.cfg's pools, by poolid
+	// Datacenter is datacenter.cfg's tag options as written (see
+	// cluster_options.go).
+	Datacenter map[string]string `json:"datacenter,omitempty"`
 	vols     map[string]*Volume // key: volumeKey
 	extState
 }
