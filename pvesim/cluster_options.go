@@ -16,7 +16,7 @@ var (
 	// tagStyleFormat is DataCenterConfig.pm's $tag_style_format.
 	tagStyleFormat = Props(
 		Bool("case-sensitive").Opt().Default("0"),
-		Str("color-map").Opt().Pattern(`(?:` + tagRE + `:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?)(?:;(?:` + tagRE + `:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?))*`),
+		Str("color-map").Opt().Pattern(`(?:`+tagRE+`:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?)(?:;(?:`+tagRE+`:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?))*`),
 		Str("ordering").Opt().Enum("config", "alphabetical").Default("alphabetical"),
 		Str("shape").Opt().Enum("full", "circle", "dense", "none").Default("circle"),
 	)

@@ -11,16 +11,16 @@ import (
 // clusterState is everything the simulated cluster knows. It is guarded by
 // Server.mu and serialisable as JSON (see /_sim/state and --state).
 type clusterState struct {
-	Nodes    []*Node            `json:"nodes"`
-	Storages []*Storage         `json:"storages"`
-	Volumes  []*Volume          `json:"volumes"`
-	Guests   map[int]*Guest     `json:"guests"`
-	Extra    map[string]any     `json:"extra,omitempty"` // room for later parts (network, SDN)
-	Pools    map[string]*Pool   `json:"pools,omitempty"` // user.cfg's pools, by poolid
+	Nodes    []*Node          `json:"nodes"`
+	Storages []*Storage       `json:"storages"`
+	Volumes  []*Volume        `json:"volumes"`
+	Guests   map[int]*Guest   `json:"guests"`
+	Extra    map[string]any   `json:"extra,omitempty"` // room for later parts (network, SDN)
+	Pools    map[string]*Pool `json:"pools,omitempty"` // user.cfg's pools, by poolid
 	// Datacenter is datacenter.cfg's tag options as written (see
 	// cluster_options.go).
-	Datacenter map[string]string `json:"datacenter,omitempty"`
-	vols     map[string]*Volume // key: volumeKey
+	Datacenter map[string]string  `json:"datacenter,omitempty"`
+	vols       map[string]*Volume // key: volumeKey
 	extState
 }
 
