@@ -95,7 +95,9 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	own.Owned, own.Adopted, own.AdoptionRecord = true, true, &rec
 	a.Adopt, a.acceptAsIs, a.accepted, a.adoptedBefore = true, true, &rec, g.Owned
 	a.adoptReason = adoptingReason(g, rec)
-	tags := normalTags(append(append([]string(nil), g.Tags...), OwnerTag, AdoptedTag))
+	// The guest's own tags stay as they are (case and order: tag-style
+	// decides what Proxmox makes of them); proxmops' tags are added.
+	tags := appendTags(g.Tags, OwnerTag, AdoptedTag)
 	node, vmid := g.Node, g.VMID
 	// The record first: without the tags it is never read, so a failure
 	// in between leaves the guest as it was.

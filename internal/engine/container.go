@@ -313,7 +313,7 @@ func nicCTValue(n CTNICSpec, existing *pve.PropertyString) string {
 // row by row of ctFields.
 func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
 	d := &ctDiff{guestDiff: &guestDiff{managed: map[string]*param{}}, running: g.Running()}
-	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine()}, &diffCtx{eff: g.Effective, gate: d.running}, d.guestDiff)
+	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine(), tagCase: g.tagCase}, &diffCtx{eff: g.Effective, gate: d.running}, d.guestDiff)
 	d.pending = pendingOf(g, d.guestDiff)
 	return d
 }

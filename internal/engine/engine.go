@@ -136,9 +136,30 @@ type planContext struct {
 	// ownerCache holds what the ownership proofs of volumes read.
 	ownersOnce sync.Once
 	ownerCache *ownerCache
+	// tagOpts is /cluster/options, read when a plan first needs it.
+	tagOnce sync.Once
+	tagOpts *pve.ClusterOptions
 	// storageCfg is storage.cfg, read when a plan first needs it.
 	storageOnce sync.Once
 	storageCfg  storageConfigs
+}
+
+// clusterOptions reads /cluster/options once per plan (nil when it cannot
+// be read).
+func (pc *planContext) clusterOptions() *pve.ClusterOptions {
+	pc.tagOnce.Do(func() {
+		if o, err := pc.e.client.ClusterOptions(pc.ctx); err == nil {
+			pc.tagOpts = &o
+		}
+	})
+	return pc.tagOpts
+}
+
+// tagsCaseSensitive is tag-style's case-sensitive (GuestHelpers.pm
+// get_unique_tags lower-cases tags without it).
+func (pc *planContext) tagsCaseSensitive() bool {
+	o := pc.clusterOptions()
+	return o != nil && o.TagStyle.CaseSensitive != 0
 }
 
 // storageConfigs reads storage.cfg once per plan.
@@ -352,6 +373,9 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 		return nil, err
 	}
 	pc.snap = snap
+	for _, g := range snap.Guests {
+		g.tagCase = pc.tagsCaseSensitive
+	}
 	p := &Plan{Revision: revision, Stats: snap.Stats, pass: &passState{snap: snap}}
 	for _, r := range recs {
 		p.Actions = append(p.Actions, r.plan(pc)...)

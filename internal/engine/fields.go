@@ -99,6 +99,8 @@ type fieldCtx struct {
 	// adoptLine is the guest's adoption record line (adoptrecord.go), kept
 	// by a change of the description.
 	adoptLine string
+	// tagCase says whether the cluster's tags are case-sensitive (nil: no).
+	tagCase func() bool
 }
 
 // descParam is the description row of both tables: the user's text,
@@ -121,7 +123,7 @@ func tagsParam(tags []string, x *fieldCtx) []param {
 	if x.adopted {
 		want = append(want, AdoptedTag)
 	}
-	return []param{{key: "tags", path: "metadata.tags", same: sameTags, show: showTags, want: strings.Join(normalTags(want), ";")}}
+	return []param{{key: "tags", path: "metadata.tags", same: sameTags(x.tagCase), show: showTags, want: strings.Join(appendTags(nil, want...), ";")}}
 }
 
 // params evaluates a table for a spec.
@@ -382,7 +384,18 @@ func showDesc(v string) string { return abbreviate(trimDesc(v)) }
 
 func showTags(v string) string { return strings.Join(normalTags(pve.SplitTags(v)), ";") }
 
-func sameTags(have, want string) bool { return showTags(have) == showTags(want) }
+// sameTags compares tags as sets: exactly on a cluster whose tag-style is
+// case-sensitive, else as Proxmox stores them, lower-cased. caseSensitive
+// is asked only when the two differ in case alone (nil: not case-sensitive).
+func sameTags(caseSensitive func() bool) func(have, want string) bool {
+	return func(have, want string) bool {
+		if showTags(have) == showTags(want) {
+			return true
+		}
+		h, w := foldTags(pve.SplitTags(have)), foldTags(pve.SplitTags(want))
+		return sameStrings(h, w) && (caseSensitive == nil || !caseSensitive())
+	}
+}
 
 // propertyPart reads one key of a property string whose first value has
 // the default key dk (memory's current, cpu's cputype, agent's enabled).

@@ -38,7 +38,7 @@ type guestSpec struct {
 }
 
 func (gs *guestSpec) wantTags() []string {
-	return normalTags(append(append([]string(nil), gs.tags...), OwnerTag))
+	return appendTags(gs.tags, OwnerTag)
 }
 
 func (gs *guestSpec) seed() cloudinit.Seed {
@@ -414,7 +414,7 @@ func gibCeil(b int64) int64 {
 func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 	d := &guestDiff{managed: map[string]*param{}}
 	x := &diffCtx{eff: g.Effective, hp: hotplug(g.Effective), gate: true}
-	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine()}, x, d)
+	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine(), tagCase: g.tagCase}, x, d)
 	d.pending = pendingOf(g, d)
 	return d
 }

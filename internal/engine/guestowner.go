@@ -93,7 +93,7 @@ func adoptUntagged(pc *planContext, a *Action, g *Guest) *Action {
 	if err != nil || upid == "" {
 		return nil
 	}
-	tags := normalTags(append(append([]string(nil), g.Tags...), OwnerTag))
+	tags := appendTags(g.Tags, OwnerTag)
 	a.Node, a.VMID, a.Owned = g.Node, g.VMID, true
 	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("made by proxmops (task %s) but its ownership tag is missing: tagging it", upid)

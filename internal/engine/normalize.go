@@ -150,19 +150,43 @@ func truthy(v string) bool {
 	return false
 }
 
-// normalTags lower-cases, de-duplicates and sorts tags.
+// normalTags de-duplicates and sorts tags (case-insensitively first, as
+// get_unique_tags' default does), keeping each tag's case: whether Proxmox
+// lower-cases them is the cluster's tag-style (sameTags).
 func normalTags(tags []string) []string {
+	out := appendTags(nil, tags...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if li, lj := strings.ToLower(out[i]), strings.ToLower(out[j]); li != lj {
+			return li < lj
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// appendTags adds tags to a list that lacks them, in order, keeping the
+// list's own tags, their case and their order as they are.
+func appendTags(list []string, tags ...string) []string {
+	out := make([]string, 0, len(list)+len(tags))
 	seen := map[string]bool{}
-	var out []string
-	for _, t := range tags {
-		t = strings.ToLower(strings.TrimSpace(t))
+	for _, t := range append(append([]string(nil), list...), tags...) {
+		t = strings.TrimSpace(t)
 		if t != "" && !seen[t] {
 			seen[t] = true
 			out = append(out, t)
 		}
 	}
-	sort.Strings(out)
 	return out
+}
+
+// foldTags is normalTags as a cluster without tag-style case-sensitive=1
+// stores them: lower-cased (GuestHelpers.pm get_unique_tags).
+func foldTags(tags []string) []string {
+	low := make([]string, len(tags))
+	for i, t := range tags {
+		low[i] = strings.ToLower(t)
+	}
+	return normalTags(low)
 }
 
 func sameStrings(a, b []string) bool {

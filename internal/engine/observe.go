@@ -17,6 +17,10 @@ import (
 
 // Guest is a VM or container as observed.
 type Guest struct {
+	// tagCase says whether the cluster's tags are case-sensitive
+	// (tag-style); set by the plan, read only when tags differ in case.
+	tagCase func() bool
+
 	VMID     int
 	Type     string // qemu or lxc
 	Node     string

@@ -247,7 +247,7 @@ func guestMeta(g *Guest, name string) manifest.Metadata {
 
 // exportTags reads a tags value without proxmops' own tags.
 func exportTags(v string) []string {
-	return slices.DeleteFunc(normalTags(pve.SplitTags(v)), func(t string) bool { return t == OwnerTag || t == AdoptedTag })
+	return slices.DeleteFunc(pve.SplitTags(v), func(t string) bool { return strings.EqualFold(t, OwnerTag) || strings.EqualFold(t, AdoptedTag) })
 }
 
 // readers of both tables

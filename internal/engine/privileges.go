@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -565,11 +567,12 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 		}
 	}
 	r := &permissionReader{ctx: ctx, client: e.client, cache: map[string]map[string]bool{}}
+	tags := &tagRules{read: func() (pve.ClusterOptions, error) { return e.client.ClusterOptions(ctx) }}
 	for _, a := range p.Actions {
 		if a.Action == vocab.ActionNone || a.run == nil || a.Conflict || a.Status == vocab.StatusFailed {
 			continue
 		}
-		for _, n := range actionNeeds(pv, a) {
+		for _, n := range append(actionNeeds(pv, a), tags.needs(a)...) {
 			path, priv := r.missing(n)
 			if priv == "" {
 				continue
@@ -636,5 +639,77 @@ func diskStorages(disks []DiskSpec) map[string]string {
 	for _, d := range disks {
 		out[d.Slot] = d.Storage
 	}
+	return out
+}
+
+// tagRules are the datacenter's tag rules as GuestHelpers.pm
+// assert_tag_permissions applies them: without Sys.Modify on /, a tag set
+// or removed must not be in registered-tags and, unless user-tag-access
+// is free, must be one the caller may set (get_allowed_tags, which GET
+// /cluster/options answers as allowed-tags).
+type tagRules struct {
+	read func() (pve.ClusterOptions, error)
+	once bool
+	opts *pve.ClusterOptions
+}
+
+// needs is Sys.Modify on / for each tag an action sets or removes that the
+// rules reserve; none when /cluster/options cannot be read.
+func (tr *tagRules) needs(a *Action) []privNeed {
+	var out []privNeed
+	for _, c := range a.Changes {
+		if c.Field != "tags" {
+			continue
+		}
+		if !tr.once {
+			tr.once = true
+			if o, err := tr.read(); err == nil {
+				tr.opts = &o
+			}
+		}
+		if tr.opts == nil {
+			return nil
+		}
+		for _, t := range changedTags(c.From, c.To) {
+			if why := tr.reserved(t); why != "" {
+				out = append(out, needAll(fmt.Sprintf("set or remove the tag '%s' (%s)", t, why), "/", "Sys.Modify"))
+			}
+		}
+	}
+	return out
+}
+
+// reserved says why a tag needs Sys.Modify on / ("" when it does not).
+func (tr *tagRules) reserved(tag string) string {
+	o := tr.opts
+	if slices.Contains(o.RegisteredTags, tag) {
+		return "it is in the datacenter's registered-tags"
+	}
+	if o.UserTagAccess == nil || o.UserTagAccess.UserAllow == "" || o.UserTagAccess.UserAllow == "free" {
+		return ""
+	}
+	if slices.Contains(o.AllowedTags, tag) {
+		return ""
+	}
+	return "the datacenter's user-tag-access is " + o.UserTagAccess.UserAllow + " and does not allow it"
+}
+
+// changedTags are the tags whose count differs between two tag lists, as
+// assert_tag_permissions compares them.
+func changedTags(from, to string) []string {
+	count := map[string]int{}
+	for _, t := range pve.SplitTags(from) {
+		count[t]--
+	}
+	for _, t := range pve.SplitTags(to) {
+		count[t]++
+	}
+	var out []string
+	for t, n := range count {
+		if n != 0 {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
