@@ -23,6 +23,9 @@ const (
 	// EventAdopted: proxmops took ownership of a guest it did not make
 	// (annotation proxmops.dev/adopt).
 	EventAdopted HistoryEvent = "adopted"
+	// EventMoved: the guest is on another node than before (HA or a
+	// migration moved it); proxmops left it there.
+	EventMoved HistoryEvent = "moved"
 )
 
 // Roles of accounts and API tokens.
@@ -55,21 +58,25 @@ type Progress struct {
 type ResourceSummary struct {
 	// Cluster names the cluster the resource belongs to ("default" for
 	// the single cluster section).
-	Cluster     string           `json:"cluster"`
-	Kind        string           `json:"kind"`
-	Name        string           `json:"name"`
-	Node        string           `json:"node,omitempty"`
-	VMID        int              `json:"vmid,omitempty"`
-	Tags        []string         `json:"tags"`
-	Status      vocab.Status     `json:"status"`
-	Health      vocab.Health     `json:"health"`
-	Action      vocab.Action     `json:"action"`
-	Reason      string           `json:"reason"`
-	NeedsReboot bool             `json:"needsReboot"`
-	Changes     []vocab.Change   `json:"changes"`
-	Owned       bool             `json:"owned"`
-	SyncPolicy  vocab.SyncPolicy `json:"syncPolicy"`
-	File        string           `json:"file"`
+	Cluster string `json:"cluster"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Node    string `json:"node,omitempty"`
+	// ManifestNode is the node metadata.node names when the guest is on
+	// another one (Node): moved by HA or a migration, left where it is
+	// and counted as in sync.
+	ManifestNode string           `json:"manifestNode,omitempty"`
+	VMID         int              `json:"vmid,omitempty"`
+	Tags         []string         `json:"tags"`
+	Status       vocab.Status     `json:"status"`
+	Health       vocab.Health     `json:"health"`
+	Action       vocab.Action     `json:"action"`
+	Reason       string           `json:"reason"`
+	NeedsReboot  bool             `json:"needsReboot"`
+	Changes      []vocab.Change   `json:"changes"`
+	Owned        bool             `json:"owned"`
+	SyncPolicy   vocab.SyncPolicy `json:"syncPolicy"`
+	File         string           `json:"file"`
 	// DependsOn lists the declared resources this one needs, from its
 	// manifest (controller.dependenciesOf); absent when it needs none.
 	DependsOn []Dependency `json:"dependsOn,omitempty"`
@@ -293,6 +300,9 @@ type PlanAction struct {
 	// HA is the guest's HA resource id ("vm:120") when the Proxmox HA stack
 	// manages it; its power changes are requested from the HA stack.
 	HA string `json:"ha,omitempty"`
+	// ManifestNode is the node metadata.node names when the guest is on
+	// another one (Node): moved by HA or a migration, left where it is.
+	ManifestNode string `json:"manifestNode,omitempty"`
 }
 
 // SSE event types of GET /api/v1/events and GET /api/v1/logs/stream.

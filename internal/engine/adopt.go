@@ -72,7 +72,7 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	if g.Owned && (g.Lock != "" || !g.Read || g.Type != typ || g.Template != template) {
 		return g, nil // completed on a later pass; the ordinary gates say the rest
 	}
-	a.Node, a.VMID = g.Node, g.VMID
+	a.placeOn(g)
 	if unfinished(a, g) {
 		return g, a
 	}

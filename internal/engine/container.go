@@ -153,7 +153,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
 		return a
 	}
-	r.dependencies(pc, s, a, node)
+	r.dependencies(pc, s, a, a.Node) // the guest's own node once it exists
 	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
 	if g == nil {
 		return pc.planProvision(r.planCreate(pc, s, a, node, uo), s.Provision, nil, s.State, false)

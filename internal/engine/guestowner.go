@@ -94,7 +94,8 @@ func adoptUntagged(pc *planContext, a *Action, g *Guest) *Action {
 		return nil
 	}
 	tags := appendTags(g.Tags, OwnerTag)
-	a.Node, a.VMID, a.Owned = g.Node, g.VMID, true
+	a.placeOn(g)
+	a.Owned = true
 	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("made by proxmops (task %s) but its ownership tag is missing: tagging it", upid)
 	a.Changes = []vocab.Change{{Field: "tags", From: strings.Join(g.Tags, ";"), To: strings.Join(tags, ";")}}

@@ -29,6 +29,10 @@ type Action struct {
 	// HA is the guest's HA resource id ("vm:100") when the HA stack
 	// manages it: its power changes go through the HA stack.
 	HA string
+	// ManifestNode is the node metadata.node names when the guest is on
+	// another one (Node): moved by HA or a migration. proxmops leaves it
+	// where it is and acts on it there; "" when it is where declared.
+	ManifestNode string
 
 	// Status is the resource's status as planned (before any apply).
 	Status vocab.Status
@@ -80,6 +84,8 @@ type Action struct {
 	// paths maps the fields of the resource's manifest to their paths, to
 	// fill Change.Path.
 	paths *fieldPaths
+	// declaredNode is the manifest's metadata.node ("" when it names none).
+	declaredNode string
 }
 
 // Key is "Kind/name".
@@ -138,7 +144,7 @@ func (p *Plan) Document() api.Plan {
 		}
 		doc.Actions = append(doc.Actions, api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
 			Action: a.Action, Reason: a.Reason, Changes: changes, NeedsReboot: a.NeedsReboot,
-			BlockedBy: a.BlockedBy, Conflict: a.Conflict, HA: a.HA, Status: a.Status})
+			BlockedBy: a.BlockedBy, Conflict: a.Conflict, HA: a.HA, ManifestNode: a.ManifestNode, Status: a.Status})
 	}
 	return doc
 }
@@ -170,6 +176,9 @@ func (p *Plan) finish() {
 	for _, a := range p.Actions {
 		a.Status = StatusOf(a)
 		a.Health = HealthOf(a)
+		if note := MovedNote(a.Node, a.ManifestNode, a.Observed["status"] == "running"); note != "" && !a.Conflict && !strings.Contains(a.Reason, note) {
+			a.Reason = joinReasons([]string{a.Reason, note})
+		}
 		if a.Changes == nil {
 			a.Changes = []vocab.Change{}
 		}

@@ -66,13 +66,20 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 	fmt.Fprintf(w, "proxmops plan for revision %s: %d resources\n\n", rev, len(p.Actions))
 	shown := 0
 	for _, a := range p.Actions {
-		if a.Status == vocab.StatusSynced || (a.Status == vocab.StatusUnknown && a.Action == vocab.ActionNone && a.Sync == vocab.SyncDisabled) {
+		// A guest in sync is listed only when it is not on its declared
+		// node: what moved it, and that it stays, is worth a line.
+		moved := a.Status == vocab.StatusSynced && a.ManifestNode != ""
+		if a.Status == vocab.StatusSynced && !moved || (a.Status == vocab.StatusUnknown && a.Action == vocab.ActionNone && a.Sync == vocab.SyncDisabled) {
 			continue
 		}
-		shown++
+		if !moved {
+			shown++
+		}
 		sign, col := symbol(a)
 		verb := a.Action.String()
 		switch {
+		case moved:
+			verb = "in sync, moved"
 		case a.Conflict:
 			verb = "conflict"
 		case a.Adopt && a.Status != vocab.StatusFailed:

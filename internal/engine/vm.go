@@ -64,6 +64,7 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 		if g != nil {
 			sc.guest(g.VMID)
 			sc.confirmPower(g, s.State)
+			node = g.Node // moved by HA or a migration: what it needs is read where it is
 		}
 		if ref := s.FromTemplate; ref != nil && pc.tpls[ref.Name] == nil {
 			// pvestatd names a new template only in its next report, and
@@ -148,7 +149,7 @@ func baseAction(m Meta, node string, vmid int) *Action {
 	if !sync.Valid() { // not set
 		sync = vocab.SyncAuto
 	}
-	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: vocab.ActionNone, Sync: sync, File: m.File, paths: m.paths}
+	return &Action{Kind: m.Kind, Name: m.Name, Node: node, VMID: vmid, Action: vocab.ActionNone, Sync: sync, File: m.File, paths: m.paths, declaredNode: m.Node}
 }
 
 func observedSummary(g *Guest) map[string]any {
@@ -201,7 +202,9 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
 		return a
 	}
-	gs, err := vmGuestSpec(pc, s, node)
+	// a.Node is the guest's own node once it exists (placeOn): its
+	// cloud-init seed goes to a storage that node can read.
+	gs, err := vmGuestSpec(pc, s, a.Node)
 	if err != nil {
 		a.Status, a.Reason = vocab.StatusFailed, err.Error()
 		if g == nil {

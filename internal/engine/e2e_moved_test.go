@@ -1,0 +1,187 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+const (
+	movedVM = `apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: web-01
+  node: pve1
+spec:
+  vmid: 130
+  cores: 1
+  memory: 512
+  description: DESC
+  disks:
+    - storage: local-lvm
+      size: 4G
+  net:
+    - bridge: vmbr0
+  state: running
+`
+	movedCT = `apiVersion: proxmops.dev/v1
+kind: Container
+metadata:
+  name: cache-01
+  node: pve1
+spec:
+  vmid: 230
+  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
+  cores: CORES
+  memory: 512
+  rootfs:
+    storage: local-lvm
+    size: 4G
+  net:
+    - name: eth0
+      bridge: vmbr0
+      ip: dhcp
+  state: running
+`
+)
+
+// migrate moves a guest through pvesim's migrate call, as a person, HA or
+// PVE's load balancing would, and waits for the task.
+func (e *env) migrate(typ string, vmid int, from, to string, params ...string) {
+	e.t.Helper()
+	ctx := context.Background()
+	p := pve.NewParams().Set("target", to)
+	for i := 0; i+1 < len(params); i += 2 {
+		p.Set(params[i], params[i+1])
+	}
+	var upid string
+	if err := e.client.Post(ctx, fmt.Sprintf("/nodes/%s/%s/%d/migrate", from, typ, vmid), p, &upid); err != nil {
+		e.t.Fatalf("migrate %d: %v", vmid, err)
+	}
+	st, err := e.client.WaitTask(ctx, upid, nil)
+	if err != nil || st.ExitStatus != "OK" {
+		e.t.Fatalf("migrate %d: %v %q", vmid, err, st.ExitStatus)
+	}
+}
+
+// TestAMovedGuestIsLeftWhereItIsAndNamed moves a VM (live) and a
+// container (restart mode) to another node: the plan counts them in sync,
+// says where they are and what the manifest says, in its text and JSON,
+// and a later change is applied on the node they are on, with no guest
+// created on the declared node.
+func TestAMovedGuestIsLeftWhereItIsAndNamed(t *testing.T) {
+	e := newEnv(t)
+	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 120 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("vm.yaml", strings.Replace(movedVM, "DESC", "web", 1))
+	e.write("ct.yaml", strings.Replace(movedCT, "CORES", "1", 1))
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+
+	e.migrate("qemu", 130, "pve1", "pve2", "online", "1", "with-local-disks", "1")
+	e.migrate("lxc", 230, "pve1", "pve3", "restart", "1")
+
+	p := e.assertInSync(eng)
+	for _, want := range []struct {
+		key, node, note string
+	}{
+		{"VirtualMachine/web-01", "pve2", "running on pve2; the manifest says pve1: moved by HA or a migration, left where it is"},
+		{"Container/cache-01", "pve3", "running on pve3; the manifest says pve1: moved by HA or a migration, left where it is"},
+	} {
+		kind, name, _ := strings.Cut(want.key, "/")
+		a := p.Find(kind, name)
+		if a.Node != want.node || a.ManifestNode != "pve1" || a.Status != vocab.StatusSynced || !strings.Contains(a.Reason, want.note) {
+			t.Errorf("%s: node %s, manifest node %q, %s: %q; want %s, pve1, Synced, %q", want.key, a.Node, a.ManifestNode, a.Status, a.Reason, want.node, want.note)
+		}
+	}
+	if p.Summary.InSync() != 2 {
+		t.Errorf("in sync: %d, want 2", p.Summary.InSync())
+	}
+	var text bytes.Buffer
+	engine.WritePlanText(&text, p, false)
+	if !strings.Contains(text.String(), "running on pve2; the manifest says pve1: moved by HA or a migration, left where it is") {
+		t.Errorf("plan text does not name the move:\n%s", text.String())
+	}
+	js, err := p.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Actions []struct {
+			Name, Node, ManifestNode string
+		}
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range doc.Actions {
+		if a.ManifestNode != "pve1" {
+			t.Errorf("JSON %s: node %s, manifestNode %q", a.Name, a.Node, a.ManifestNode)
+		}
+	}
+
+	// A change is applied where the guest is.
+	e.write("vm.yaml", strings.Replace(movedVM, "DESC", "web, moved", 1))
+	e.write("ct.yaml", strings.Replace(movedCT, "CORES", "2", 1))
+	e.converge(eng)
+	if g := e.guest(130); g.Node != "pve2" || !strings.HasPrefix(g.Config["description"], "web, moved") {
+		t.Errorf("VM 130 on %s with description %q, want pve2 and the new one", g.Node, g.Config["description"])
+	}
+	if g := e.guest(230); g.Node != "pve3" || g.Config["cores"] != "2" {
+		t.Errorf("CT 230 on %s with cores %s, want pve3 and 2", g.Node, g.Config["cores"])
+	}
+	e.assertInSync(eng)
+}
+
+// TestAMovedVMGetsItsSeedOnAStorageOfItsNode: a VM whose cloud-init seed
+// was on a storage of its declared node only (Proxmox migrates no guest
+// with a local CD image: the person detached it first) is moved; the seed
+// proxmops attaches again goes to an ISO storage of the node the VM is on,
+// not to the declared node's, which the VM's node cannot reach.
+func TestAMovedVMGetsItsSeedOnAStorageOfItsNode(t *testing.T) {
+	e := newEnv(t)
+	for _, st := range []pvesim.StorageSpec{
+		{ID: "local", Type: "dir", Path: "/var/lib/vz", Content: []string{"vztmpl", "import", "snippets", "backup"}},
+		{ID: "iso-pve1", Type: "dir", Path: "/srv/iso", Content: []string{"iso"}, Nodes: []string{"pve1"}},
+	} {
+		if err := e.sim.SetStorage(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.write("vm.yaml", strings.Replace(strings.Replace(movedVM, "DESC", "web", 1), "  state: running\n",
+		"  userData: |\n    #cloud-config\n    hostname: web-01\n  state: stopped\n", 1))
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	if seed := e.guest(130).Config["ide0"]; !strings.HasPrefix(seed, "iso-pve1:iso/proxmops-cidata-130-") {
+		t.Fatalf("seed %q, want one on iso-pve1", seed)
+	}
+	ctx := context.Background()
+	if err := e.client.QemuSetConfig(ctx, "pve1", 130, pve.NewParams().Set("delete", "ide0")); err != nil {
+		t.Fatal(err)
+	}
+	e.migrate("qemu", 130, "pve1", "pve2")
+
+	p, rep := e.apply(eng)
+	a := p.Find(engine.KindVirtualMachine, "web-01")
+	if a.Node != "pve2" || a.ManifestNode != "pve1" {
+		t.Errorf("planned on %s (manifest %q)", a.Node, a.ManifestNode)
+	}
+	for _, r := range rep.Results {
+		if r.Status != vocab.StatusSynced {
+			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
+		}
+	}
+	if seed := e.guest(130).Config["ide0"]; !strings.HasPrefix(seed, "nfs-shared:iso/proxmops-cidata-130-") {
+		t.Errorf("seed %q, want one on nfs-shared, which pve2 reads", seed)
+	}
+	e.assertInSync(eng)
+}
