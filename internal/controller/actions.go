@@ -180,7 +180,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 			msg += "; " + detail
 		}
 		entry = &api.HistoryEntry{Event: ev, Commit: commit, Message: msg}
-		rec = record{Status: vocab.StatusSynced, Event: ev}
+		rec = record{Status: vocab.StatusSynced, Event: ev, Node: rec.Node}
 		// Done: nothing is planned until the next scan says otherwise.
 		sum.Status, sum.Health, sum.Action = vocab.StatusSynced, vocab.HealthHealthy, vocab.ActionNone
 		sum.Changes, sum.NeedsReboot = []vocab.Change{}, false

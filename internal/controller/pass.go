@@ -450,6 +450,13 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 		// A drift found and queued in the same pass.
 		ev, msg = api.EventDrifted, driftMessage(a, sum, ds)
 	}
+	wasOn := rec.Node
+	if moved := placementChange(a, &rec); moved != "" {
+		c.addHistoryLocked(ctx, kind, name, api.EventMoved, ds.commit, moved)
+	}
+	if rec.Node != wasOn {
+		c.dirty = true
+	}
 	if ev != "" {
 		c.addHistoryLocked(ctx, kind, name, ev, ds.commit, msg)
 		rec.Event = ev
@@ -459,6 +466,25 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 		c.dirty = true
 	}
 	c.records[key] = rec
+}
+
+// placementChange notes the node an owned guest is on in rec and says,
+// for the history, when it is not the node of the last pass (or, first
+// seen, not the node its manifest names): HA or a migration moved it, and
+// proxmops leaves it there. "" when there is nothing to say.
+func placementChange(a *engine.Action, rec *record) string {
+	if a.Observed == nil || !a.Owned || a.Node == "" || a.VMID == 0 {
+		return ""
+	}
+	prev := rec.Node
+	rec.Node = a.Node
+	switch {
+	case prev == a.Node || prev == "" && a.ManifestNode == "":
+		return ""
+	case a.ManifestNode != "":
+		return engine.MovedNote(a.Node, a.ManifestNode, a.Observed["status"] == "running")
+	}
+	return fmt.Sprintf("now on %s (was on %s): moved by HA or a migration, left where it is", a.Node, prev)
 }
 
 func driftMessage(a *engine.Action, sum api.ResourceSummary, ds *desiredState) string {
@@ -527,7 +553,7 @@ func stripTime(s api.ResourceSummary) api.ResourceSummary {
 // summaryOf maps a planned action to the API's summary.
 func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary {
 	sum := api.ResourceSummary{
-		Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
+		Kind: a.Kind, Name: a.Name, Node: a.Node, ManifestNode: a.ManifestNode, VMID: a.VMID,
 		Tags:        []string{},
 		Status:      a.Status,
 		Action:      a.Action,

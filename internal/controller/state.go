@@ -36,6 +36,9 @@ type record struct {
 	// "synced", or nothing at all).
 	Unfinished  vocab.Action `json:"unfinished,omitempty"`
 	Interrupted bool         `json:"interrupted,omitempty"`
+	// Node is the node the guest was on at the last pass, so a move (by
+	// HA or a migration) is written to the history once.
+	Node string `json:"node,omitempty"`
 }
 
 // inflightAction is an action handed to the dispatcher and not finished.
