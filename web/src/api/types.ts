@@ -10,7 +10,7 @@ export const HEALTHS = ['Healthy', 'Progressing', 'Suspended', 'Missing', 'Degra
 export type Health = (typeof HEALTHS)[number];
 
 export type Action = 'create' | 'update' | 'reboot' | 'delete' | 'none';
-export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted';
+export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted' | 'moved';
 export type SyncPolicy = 'auto' | 'manual' | 'disabled';
 export type Role = 'admin' | 'viewer';
 
@@ -36,6 +36,9 @@ export interface Resource {
   kind: string;
   name: string;
   node?: string;
+  // The node metadata.node names when the guest is on another one (node):
+  // moved by HA or a migration, left where it is and counted in sync.
+  manifestNode?: string;
   vmid?: number;
   tags?: string[] | null;
   status: Status;
@@ -210,6 +213,8 @@ export interface PlanAction {
   kind: string;
   name: string;
   node?: string;
+  // As Resource.manifestNode: the guest was moved off the node its manifest names.
+  manifestNode?: string;
   vmid?: number;
   action: Action;
   reason?: string;

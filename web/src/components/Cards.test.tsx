@@ -50,3 +50,12 @@ test('visible range of a windowed list', () => {
   expect(visibleRange(offsets, 15, 35)).toEqual([1, 4]);
   expect(visibleRange(offsets, 100, 200)).toEqual([5, 5]);
 });
+
+test('a card of a guest moved off its declared node marks it moved', () => {
+  const r: Resource = { kind: 'VirtualMachine', name: 'web-01', status: 'Synced', node: 'pve2', manifestNode: 'pve1', reason: 'in sync; running on pve2; the manifest says pve1: moved by HA or a migration, left where it is' };
+  render(<Cards resources={[r, { ...r, name: 'web-02', node: 'pve1', manifestNode: undefined, reason: 'in sync' }]} groupBy="kind" onOpen={() => {}} />);
+  const moved = screen.getByText('moved');
+  expect(moved.getAttribute('title')).toBe('The manifest says pve1: moved by HA or a migration, left where it is');
+  expect(screen.getByRole('button', { name: /web-01/ }).textContent).toContain('moved');
+  expect(screen.getByRole('button', { name: /web-02/ }).textContent).not.toContain('moved');
+});

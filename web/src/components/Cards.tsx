@@ -47,6 +47,11 @@ export const ResourceCard = memo(function ResourceCard({ r, onOpen }: { r: Resou
         <span>{r.kind}</span>
         {r.cluster && r.cluster !== DEFAULT_CLUSTER && <span className="card-cluster">· {r.cluster}</span>}
         {r.node && <span>· {r.node}</span>}
+        {r.node && r.manifestNode && (
+          <span className="pill" title={`The manifest says ${r.manifestNode}: moved by HA or a migration, left where it is`}>
+            moved
+          </span>
+        )}
         {r.vmid !== undefined && r.vmid !== null && <span>· #{r.vmid}</span>}
         {r.status === 'Conflict' && r.owned === false && <span className="pill warn">not owned</span>}
         {r.syncPolicy && r.syncPolicy !== 'auto' && <span className="pill">sync: {r.syncPolicy}</span>}

@@ -300,3 +300,37 @@ test('says when the daemon last read the guest configuration, and nothing when i
   await screen.findByText('cores differ from the manifest');
   expect(screen.queryByText(/Configuration read from Proxmox/)).toBeNull();
 });
+
+test('a guest moved off the node its manifest names says so, in sync, with its moved entry', async () => {
+  const note = 'running on pve2; the manifest says pve1: moved by HA or a migration, left where it is';
+  mockFetch(({ url }) =>
+    url.endsWith('/resources/VirtualMachine/app-01')
+      ? {
+          body: detail({
+            node: 'pve2',
+            manifestNode: 'pve1',
+            status: 'Synced',
+            action: 'none',
+            reason: `in sync; ${note}`,
+            needsReboot: false,
+            changes: [],
+            history: [
+              { id: 1, event: 'created', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T09:00:00Z' },
+              { id: 2, event: 'moved', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T10:00:00Z', message: note },
+            ],
+          }),
+        }
+      : undefined,
+  );
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await screen.findByText(`in sync; ${note}`);
+  expect(screen.getByText('node pve2')).toBeTruthy();
+  expect(screen.getByText('the manifest says pve1')).toBeTruthy();
+  const items = screen.getAllByRole('listitem').map((li) => li.textContent ?? '');
+  expect(items[0]).toMatch(/^⇄moved/);
+  expect(items[0]).toContain(note);
+});

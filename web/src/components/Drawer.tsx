@@ -24,6 +24,7 @@ const EVENT_ICON: Record<string, string> = {
   deleted: '−',
   rolledBack: '↶',
   adopted: '⚑',
+  moved: '⇄',
 };
 
 function Timeline({ history }: { history: HistoryEntry[] }) {
@@ -245,6 +246,11 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <StatusBadge status={d.status} />
                 <HealthBadge health={d.health} />
                 {d.node && <span className="pill">node {d.node}</span>}
+                {d.node && d.manifestNode && (
+                  <span className="pill" title="Moved by HA or a migration: proxmops leaves it where it is and acts on it there">
+                    the manifest says {d.manifestNode}
+                  </span>
+                )}
                 {d.vmid !== undefined && d.vmid !== null && <span className="pill">VMID {d.vmid}</span>}
                 {d.observed === null && d.status !== 'Conflict' ? (
                   <span className="pill">not on the cluster</span>

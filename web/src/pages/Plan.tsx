@@ -235,7 +235,10 @@ export default function Plan() {
                       <strong>{a.name}</strong>
                       {a.vmid !== undefined && a.vmid !== null && <span className="muted"> #{a.vmid}</span>}
                     </td>
-                    <td data-label="node">{a.node || '—'}</td>
+                    <td data-label="node">
+                      {a.node || '—'}
+                      {a.node && a.manifestNode && <div className="muted small">the manifest says {a.manifestNode}</div>}
+                    </td>
                     <td data-label="why">
                       {a.reason}
                       {a.blockedBy && <div className="muted small">waits for {a.blockedBy}</div>}
