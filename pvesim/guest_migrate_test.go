@@ -221,3 +221,37 @@ func createVMWith(t *testing.T, c *client, vmid string, kv ...string) {
 		t.Fatalf("create %s: %s", vmid, st)
 	}
 }
+
+// TestHAManagedMigrateGoesThroughTheHAStack: a migration of an HA-managed
+// VM is a hamigrate request; the HA stack then migrates it live as
+// root@pam.
+func TestHAManagedMigrateGoesThroughTheHAStack(t *testing.T) {
+	srv := startSim(t, Options{Nodes: 2})
+	c := newClient(t, srv)
+	createVMWith(t, c, "100", "scsi0", "nfs-shared:4")
+	c.mustOK("POST", "/cluster/ha/resources", vals("sid", "vm:100", "state", "started"))
+	if g, _ := srv.Guest(100); !g.Running {
+		t.Fatal("the HA stack did not start the VM")
+	}
+	upid := c.mustOK("POST", "/nodes/pve1/qemu/100/migrate", vals("target", "pve2", "online", "1")).str(t)
+	if !strings.Contains(upid, ":hamigrate:100:") {
+		t.Fatalf("UPID %s is no hamigrate task", upid)
+	}
+	if st := c.waitTask(upid); st != "OK" {
+		t.Fatalf("hamigrate: %s", st)
+	}
+	if log := taskLog(c, upid); !hasLine(log, "Requesting HA migration for VM 100 to node pve2") {
+		t.Errorf("log: %v", log)
+	}
+	g, _ := srv.Guest(100)
+	if g.Node != "pve2" || !g.Running {
+		t.Errorf("VM 100 on %s, running %v; want pve2, running", g.Node, g.Running)
+	}
+	var migrated bool
+	for _, task := range c.mustOK("GET", "/nodes/pve1/tasks", vals("typefilter", "qmigrate")).list(t) {
+		migrated = migrated || task["user"] == "root@pam" && task["status"] == "OK"
+	}
+	if !migrated {
+		t.Error("no qmigrate task by root@pam on pve1")
+	}
+}

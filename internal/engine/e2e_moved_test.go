@@ -185,3 +185,73 @@ func TestAMovedVMGetsItsSeedOnAStorageOfItsNode(t *testing.T) {
 	}
 	e.assertInSync(eng)
 }
+
+// TestEveryCallForAMovedGuestGoesToItsNode moves a VM and then drives each
+// kind of call proxmops makes for a guest: a change with a snapshot first,
+// a disk growth, a power change, the snapshot list, a rollback and a
+// delete. pvesim refuses a call sent to a node the guest is not on, so each
+// succeeds only on the guest's own node.
+func TestEveryCallForAMovedGuestGoesToItsNode(t *testing.T) {
+	e := newEnv(t)
+	vm := strings.Replace(movedVM, "DESC", "web", 1) + "  snapshots:\n    beforeChange: true\n    keep: 2\n"
+	e.write("vm.yaml", vm)
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	e.migrate("qemu", 130, "pve1", "pve3", "online", "1", "with-local-disks", "1")
+
+	// A change (with its snapshot first), a disk growth and a stop.
+	vm = strings.Replace(strings.Replace(strings.Replace(vm, "description: web", "description: web, moved", 1), "size: 4G", "size: 6G", 1), "state: running", "state: stopped", 1)
+	e.write("vm.yaml", vm)
+	p := e.plan(eng)
+	if a := p.Find(engine.KindVirtualMachine, "web-01"); a.Node != "pve3" || a.Action != vocab.ActionUpdate || a.ManifestNode != "pve1" {
+		t.Fatalf("planned %s on %s (manifest %q): %s", a.Action, a.Node, a.ManifestNode, a.Reason)
+	}
+	e.converge(eng)
+	g := e.guest(130)
+	if g.Node != "pve3" || g.Running || !strings.Contains(g.Config["scsi0"], "size=6G") || len(g.Snapshots) != 1 {
+		t.Fatalf("VM 130 on %s, running %v, scsi0 %q, snapshots %v", g.Node, g.Running, g.Config["scsi0"], g.Snapshots)
+	}
+
+	// The snapshot list and a rollback.
+	ctx := context.Background()
+	list, err := eng.GuestSnapshots(ctx, e.desired(), engine.KindVirtualMachine, "web-01")
+	if err != nil || list.Node != "pve3" || len(list.Snapshots) == 0 {
+		t.Fatalf("snapshots: %v %+v", err, list)
+	}
+	if _, err := eng.Rollback(ctx, e.desired(), engine.KindVirtualMachine, "web-01", "", nil); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if g := e.guest(130); g.Node != "pve3" || !strings.Contains(g.Config["scsi0"], "size=4G") {
+		t.Errorf("after the rollback: on %s, scsi0 %q", g.Node, g.Config["scsi0"])
+	}
+
+	// A delete.
+	if _, err := eng.Delete(ctx, e.desired(), engine.KindVirtualMachine, "web-01", nil); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, ok := e.sim.Guest(130); ok {
+		t.Error("VM 130 still exists after the delete")
+	}
+}
+
+// TestAdoptingAMovedGuestTagsItWhereItIs adopts a guest someone made on
+// another node than the manifest names.
+func TestAdoptingAMovedGuestTagsItWhereItIs(t *testing.T) {
+	e := newEnv(t)
+	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 130, Node: "pve2", Running: true,
+		Config: map[string]string{"name": "web-01", "cores": "1", "memory": "512", "description": "web", "scsi0": "local-lvm:vm-130-disk-0,size=4G", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0", "boot": "order=scsi0"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("vm.yaml", strings.Replace(strings.Replace(movedVM, "DESC", "web", 1), "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1))
+	eng := e.engine(engine.Options{})
+	p := e.plan(eng)
+	a := p.Find(engine.KindVirtualMachine, "web-01")
+	if !a.Adopt || a.Node != "pve2" || a.ManifestNode != "pve1" || !strings.Contains(a.Reason, "running on pve2; the manifest says pve1") {
+		t.Fatalf("adopt planned on %s (manifest %q, adopt %v): %s", a.Node, a.ManifestNode, a.Adopt, a.Reason)
+	}
+	e.converge(eng)
+	if g := e.guest(130); g.Node != "pve2" || !strings.Contains(g.Config["tags"], "managed-by-proxmops") {
+		t.Errorf("VM 130 on %s with tags %q", g.Node, g.Config["tags"])
+	}
+	e.assertInSync(eng)
+}
