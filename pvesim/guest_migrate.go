@@ -352,7 +352,8 @@ func (s *Server) qemuMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migr
 	if res := qemuLocalResources(g.Conf, running); len(res) > 0 && (running || !o.force) {
 		return Fail("can't migrate VM which uses local devices: %s", strings.Join(res, ", "))
 	}
-	for _, volid := range guestVolumes(g.Conf) {
+	_, vols := qemuVolumeRefs(g) // get_vm_volumes: CD images, pending and snapshot volumes too
+	for _, volid := range vols {
 		if err := s.migrateTargetStorageCheck(g, volid, o); err != nil {
 			return err
 		}
@@ -464,16 +465,18 @@ func qemuVolumeRefs(g *Guest) (map[string]*volumeRef, []string) {
 }
 
 // qemuScanLocalVolumes is scan_local_volumes: it finds what must be
-// copied and refuses what cannot move, logging each problem as a warning
-// before failing with "can't migrate VM - check log".
+// copied and refuses what cannot move, logging each local volume and each
+// problem (as a warning) before failing with "can't migrate VM - check
+// log".
 func (s *Server) qemuScanLocalVolumes(ml *migrateLog, g *Guest, running bool, o migrateOpts) ([]volumeMove, error) {
 	refs, order := qemuVolumeRefs(g)
-	var moves []volumeMove
+	var local []string // the volumes past the shared-storage check, in order
 	volErrs := map[string]string{}
 	var other []string
 	for _, volid := range order {
 		ref := refs[volid]
 		if strings.HasPrefix(volid, "/") {
+			local = append(local, volid)
 			volErrs[volid] = "local file/device"
 			continue
 		}
@@ -493,30 +496,13 @@ func (s *Server) qemuScanLocalVolumes(ml *migrateLog, g *Guest, running bool, o 
 		if st == nil || st.Shared {
 			continue
 		}
-		v := s.state.volume(g.Node, volid)
-		why := ""
-		switch {
-		case ref.cdrom && !ref.cloudinit:
-			why = "local cdrom image"
-		case v == nil:
-			why = fmt.Sprintf("unable to determine size for volume '%s'", volid)
-		case v.VMID != g.VMID && volumeVMID(v.Name) != g.VMID:
-			why = fmt.Sprintf("owned by other VM (owner = VM %d)", volumeVMID(v.Name))
-		case ref.inSnapshot && running:
-			why = "online storage migration not possible if non-replicated snapshot exists"
-		case ref.inSnapshot && !(st.Type == "zfspool" || v.Format == "qcow2"):
-			why = "non-migratable snapshot exists"
-		case s.linkedChildren(volid) > 0:
-			why = "referenced by linked clone(s)"
-		}
-		if why != "" {
+		local = append(local, volid)
+		if why := s.qemuVolumeBlocker(g, volid, ref, st, running); why != "" {
 			volErrs[volid] = why
-			continue
 		}
-		moves = append(moves, volumeMove{vol: v, targetSID: o.smap.target(sid)})
 	}
-	for _, m := range moves {
-		volid, ref := m.vol.VolID(), refs[m.vol.VolID()]
+	for _, volid := range local {
+		ref := refs[volid]
 		switch {
 		case ref.cloudinit:
 			ml.info("found generated disk '%s' (in current VM config)", volid)
@@ -544,16 +530,50 @@ func (s *Server) qemuScanLocalVolumes(ml *migrateLog, g *Guest, running bool, o 
 	if len(volErrs)+len(other) > 0 {
 		return nil, Fail("Problem found while scanning volumes - can't migrate VM - check log")
 	}
-	for _, m := range moves {
-		st := s.state.storage(m.vol.Storage)
+	var moves []volumeMove
+	for _, volid := range local {
+		v := s.state.volume(g.Node, volid)
+		st := s.state.storage(v.Storage)
 		if !migratableStorageType(st.Type, "dir", "btrfs", "zfspool", "lvmthin", "lvm") {
-			return nil, Fail("Problem found while scanning volumes - can't migrate '%s' - storage type '%s' not supported", m.vol.VolID(), st.Type)
+			return nil, Fail("Problem found while scanning volumes - can't migrate '%s' - storage type '%s' not supported", volid, st.Type)
 		}
-		if m.vol.Parent != "" {
-			return nil, Fail("Problem found while scanning volumes - can't migrate '%s' as it's a clone of '%s'", m.vol.VolID(), baseName(m.vol.Parent))
+		if v.Parent != "" {
+			return nil, Fail("Problem found while scanning volumes - can't migrate '%s' as it's a clone of '%s'", volid, baseName(v.Parent))
 		}
+		moves = append(moves, volumeMove{vol: v, targetSID: o.smap.target(v.Storage)})
 	}
 	return moves, nil
+}
+
+// qemuVolumeBlocker is $test_volid's refusal of one local volume, in its
+// order: its size, a CD image, its owner, a snapshot that cannot move, a
+// base volume with linked clones.
+func (s *Server) qemuVolumeBlocker(g *Guest, volid string, ref *volumeRef, st *Storage, running bool) string {
+	v := s.state.volume(g.Node, volid)
+	if v == nil {
+		return fmt.Sprintf("unable to determine size for volume '%s'", volid)
+	}
+	if ref.cloudinit {
+		return "" // generated: copied, or made again on the target
+	}
+	if ref.cdrom {
+		return "local cdrom image"
+	}
+	if owner := volumeVMID(v.Name); owner != g.VMID {
+		if owner == 0 {
+			return "owned by other VM (owner = VM )"
+		}
+		return fmt.Sprintf("owned by other VM (owner = VM %d)", owner)
+	}
+	switch {
+	case ref.inSnapshot && running:
+		return "online storage migration not possible if non-replicated snapshot exists"
+	case ref.inSnapshot && !(st.Type == "zfspool" || v.Format == "qcow2" || st.Type == "btrfs" && v.Format == "raw"):
+		return "non-migratable snapshot exists"
+	case s.linkedChildren(volid) > 0:
+		return "referenced by linked clone(s)"
+	}
+	return ""
 }
 
 func migratableStorageType(typ string, types ...string) bool { return slices.Contains(types, typ) }

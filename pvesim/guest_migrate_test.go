@@ -88,7 +88,7 @@ func TestQemuMigrateMovesTheVMAndItsDisks(t *testing.T) {
 	srv := startSim(t, Options{Nodes: 2})
 	c := newClient(t, srv)
 	createVM(t, c, "100")
-	createVMWith(t, c, "101", "scsi0", "nfs-shared:4")
+	createVMWith(t, c, "101", "scsi0", "nfs-shared:4", "ide2", "local-lvm:cloudinit")
 	c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
 
 	upid := c.mustOK("POST", "/nodes/pve1/qemu/100/migrate", vals("target", "pve2", "online", "1", "with-local-disks", "1")).str(t)
@@ -112,13 +112,19 @@ func TestQemuMigrateMovesTheVMAndItsDisks(t *testing.T) {
 	if len(vols) != 1 || vols[0]["volid"] != "local-lvm:vm-100-disk-0" {
 		t.Errorf("pve2's local-lvm holds %v, want the moved disk", vols)
 	}
-	if vols := c.mustOK("GET", "/nodes/pve1/storage/local-lvm/content", nil).list(t); len(vols) != 0 {
-		t.Errorf("pve1's local-lvm still holds %v", vols)
+	if vols := srv.Volumes("pve1", "local-lvm"); len(vols) != 1 || vols[0] != "local-lvm:vm-101-cloudinit" {
+		t.Errorf("pve1's local-lvm holds %v, want VM 101's cloud-init drive only", vols)
 	}
 
 	upid = c.mustOK("POST", "/nodes/pve1/qemu/101/migrate", vals("target", "pve2", "online", "1")).str(t)
 	if st := c.waitTask(upid); st != "OK" {
-		t.Fatalf("offline migration: %s", st)
+		t.Fatalf("offline migration: %s\n%s", st, strings.Join(taskLog(c, upid), "\n"))
+	}
+	if log := taskLog(c, upid); !migrateLogHas(log, "found generated disk 'local-lvm:vm-101-cloudinit' (in current VM config)") {
+		t.Errorf("offline log: %s", strings.Join(log, "\n"))
+	}
+	if g, _ := srv.Guest(101); !strings.HasPrefix(g.Config["ide2"], "local-lvm:vm-101-cloudinit") || len(srv.Volumes("pve2", "local-lvm")) != 2 {
+		t.Errorf("VM 101's cloud-init drive %q; pve2's local-lvm %v", g.Config["ide2"], srv.Volumes("pve2", "local-lvm"))
 	}
 	res := c.mustOK("GET", "/cluster/resources", vals("type", "vm")).list(t)
 	for _, r := range res {
