@@ -255,3 +255,30 @@ func TestAdoptingAMovedGuestTagsItWhereItIs(t *testing.T) {
 	}
 	e.assertInSync(eng)
 }
+
+// TestAGuestMovedWhileItsActionWaitsIsPlannedAgainWhereItIs: the guest is
+// migrated between the plan and the apply; the action's call fails on the
+// old node, the result says where the guest went and asks for a retry, and
+// the next plan applies the change there.
+func TestAGuestMovedWhileItsActionWaitsIsPlannedAgainWhereItIs(t *testing.T) {
+	e := newEnv(t)
+	e.write("vm.yaml", strings.Replace(movedVM, "DESC", "web", 1))
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	e.write("vm.yaml", strings.Replace(movedVM, "DESC", "web, changed", 1))
+	p := e.plan(eng)
+	e.migrate("qemu", 130, "pve1", "pve2", "online", "1", "with-local-disks", "1")
+	rep, err := eng.Apply(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	const want = "VMID 130 is now on pve2: moved by HA or a migration while proxmops acted on it on pve1; planned again where it is"
+	if r.Status != vocab.StatusFailed || !r.Retry || !strings.Contains(r.Error, want) {
+		t.Fatalf("result %s retry %v: %q; want Failed, a retry and %q", r.Status, r.Retry, r.Error, want)
+	}
+	e.converge(eng)
+	if g := e.guest(130); g.Node != "pve2" || !strings.HasPrefix(g.Config["description"], "web, changed") {
+		t.Errorf("VM 130 on %s with description %q", g.Node, g.Config["description"])
+	}
+}

@@ -692,6 +692,9 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 			if err != nil {
 				n.res.Status, n.res.Error, n.res.Err = vocab.StatusFailed, err.Error(), err
 				n.res.Retry = pve.IsTransient(err)
+				if moved := e.movedAway(ctx, a, err); moved != "" {
+					n.res.Error, n.res.Retry = n.res.Error+"; "+moved, true
+				}
 			} else {
 				n.res.Status = vocab.StatusSynced
 			}

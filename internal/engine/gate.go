@@ -81,32 +81,6 @@ func guestGate(a *Action, kind string, g *Guest, typ string, template bool) *Act
 	return nil
 }
 
-// placeOn makes the action act on g where it is: its node and VMID,
-// and, when that is not the node the manifest names, ManifestNode. A
-// guest that HA or a migration moved is neither created again on the
-// declared node nor moved back (metadata.node places a guest only when
-// proxmops creates it).
-func (a *Action) placeOn(g *Guest) {
-	a.Node, a.VMID = g.Node, g.VMID
-	if a.declaredNode != "" && g.Node != a.declaredNode {
-		a.ManifestNode = a.declaredNode
-	}
-}
-
-// MovedNote is what the plan, the status and the history say of a guest
-// on node whose manifest names manifestNode ("" when there is nothing to
-// say).
-func MovedNote(node, manifestNode string, running bool) string {
-	if manifestNode == "" || node == "" || node == manifestNode {
-		return ""
-	}
-	where := "on "
-	if running {
-		where = "running on "
-	}
-	return fmt.Sprintf("%s%s; the manifest says %s: moved by HA or a migration, left where it is", where, node, manifestNode)
-}
-
 // pruneWhy are the reasons of an owned, undeclared resource: kept (prune
 // is off) and gone (deleted by prune).
 type pruneWhy struct{ kept, gone string }
