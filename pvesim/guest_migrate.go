@@ -349,8 +349,13 @@ func (s *Server) qemuMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migr
 	if running && !o.online {
 		return Fail("can't migrate running VM without --online")
 	}
-	if res := qemuLocalResources(g.Conf, running); len(res) > 0 && (running || !o.force) {
-		return Fail("can't migrate VM which uses local devices: %s", strings.Join(res, ", "))
+	// prepare tests $self->{running}, which is still 0 while it runs:
+	// force lets root migrate a running VM with local devices too.
+	if res := qemuLocalResources(g.Conf, running); len(res) > 0 {
+		if !o.force {
+			return Fail("can't migrate VM which uses local devices: %s", strings.Join(res, ", "))
+		}
+		ml.info("migrating VM which uses local devices")
 	}
 	_, vols := qemuVolumeRefs(g) // get_vm_volumes: CD images, pending and snapshot volumes too
 	for _, volid := range vols {

@@ -261,3 +261,26 @@ func TestHAManagedMigrateGoesThroughTheHAStack(t *testing.T) {
 		t.Error("no qmigrate task by root@pam on pve1")
 	}
 }
+
+// TestQemuMigrateForceIsRootsOnly: force is refused to a token and lets
+// root@pam migrate a VM with a host device.
+func TestQemuMigrateForceIsRootsOnly(t *testing.T) {
+	srv := startSim(t, Options{Nodes: 2, RootPassword: "hunter2"})
+	c := newClient(t, srv)
+	createVMWith(t, c, "102", "scsi0", "nfs-shared:4", "hostpci0", "0000:01:00.0")
+	r := c.do("POST", "/nodes/pve1/qemu/102/migrate", vals("target", "pve2", "force", "1"))
+	if r.Status != 400 || r.Errors["force"] != "Only root may use this option." {
+		t.Errorf("force by a token: %d %v", r.Status, r.Errors)
+	}
+	root := rootClient(t, srv)
+	upid := root.mustOK("POST", "/nodes/pve1/qemu/102/migrate", vals("target", "pve2", "force", "1")).str(t)
+	if st := root.waitTask(upid); st != "OK" {
+		t.Fatalf("forced migration: %s\n%s", st, strings.Join(taskLog(root, upid), "\n"))
+	}
+	if log := taskLog(root, upid); !migrateLogHas(log, "migrating VM which uses local devices") {
+		t.Errorf("log: %s", strings.Join(log, "\n"))
+	}
+	if g, _ := srv.Guest(102); g.Node != "pve2" {
+		t.Errorf("VM 102 on %s", g.Node)
+	}
+}
