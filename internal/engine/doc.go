@@ -29,6 +29,11 @@
 // Proxmox task, and marks the dependents of a failed action as blocked
 // with that reason.
 //
+// A guest is found by its VMID wherever it is: one that HA, a migration or
+// load balancing moved off its manifest's metadata.node is planned and
+// acted on where it is, never created again nor moved back, and named
+// (Action.ManifestNode, MovedNote; moved.go).
+//
 // The engine knows nothing of HTTP servers or of the daemon's loop: the CLI
 // and the daemon drive it and follow progress through a Progress observer.
 //
