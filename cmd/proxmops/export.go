@@ -42,8 +42,7 @@ func init() {
 			"unless --force, and checks that the written tree validates.",
 		Args: cobra.NoArgs,
 	}
-	flags := config.BindFlags(cmd.Flags(), "cluster.endpoint", "cluster.tokenId", "cluster.insecureSkipVerify",
-		"cluster.fingerprint", "cluster.caFile")
+	flags := config.BindFlags(cmd.Flags(), clusterConnKeys...)
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the manifests to (required)")
 	cmd.Flags().StringVar(&o.Node, "node", "", "only the guests (and interfaces) of this node")
 	cmd.Flags().StringVar(&o.VMIDs, "vmid", "", "guests to export, e.g. 100,105-110")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/config"
@@ -14,11 +15,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// clusterConnKeys are the keys of how to reach a cluster and trust its
+// certificate: every command that talks to a cluster binds them as flags
+// (--endpoint, --token-id, --insecure-skip-verify, --fingerprint, --ca-file).
+var clusterConnKeys = []string{"cluster.endpoint", "cluster.tokenId", "cluster.insecureSkipVerify",
+	"cluster.fingerprint", "cluster.caFile"}
+
 // clusterKeys are the configuration keys plan and apply take as flags
 // (secrets come from the file or the environment only).
-var clusterKeys = []string{"cluster.endpoint", "cluster.tokenId", "cluster.insecureSkipVerify",
-	"cluster.fingerprint", "cluster.caFile", "source.repoURL", "source.path", "source.revision",
-	"reconcile.concurrency"}
+var clusterKeys = slices.Concat(clusterConnKeys, []string{"source.repoURL", "source.path", "source.revision",
+	"reconcile.concurrency"})
 
 func init() {
 	var output, only string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,12 +23,12 @@ func init() {
 			"On first start it prints a one-time setup token for creating the first admin.",
 		Args: cobra.NoArgs,
 	}
-	flags := config.BindFlags(cmd.Flags(),
-		"server.addr", "server.databasePath", "server.database", "server.keyFile", "server.tlsCertFile", "server.tlsKeyFile",
-		"cluster.endpoint", "cluster.tokenId",
-		"source.repoURL", "source.path", "source.revision",
-		"reconcile.interval", "reconcile.autoSync", "reconcile.prune", "reconcile.dryRun",
-		"log.format", "log.level")
+	flags := config.BindFlags(cmd.Flags(), slices.Concat(
+		[]string{"server.addr", "server.databasePath", "server.database", "server.keyFile", "server.tlsCertFile", "server.tlsKeyFile"},
+		clusterConnKeys,
+		[]string{"source.repoURL", "source.path", "source.revision",
+			"reconcile.interval", "reconcile.autoSync", "reconcile.prune", "reconcile.dryRun",
+			"log.format", "log.level"})...)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, warnings, err := flags.Load()
 		if err != nil {
