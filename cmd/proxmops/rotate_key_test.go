@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/config"
@@ -97,5 +98,58 @@ func TestRotateKeyRefusesWhileAReplicaUsesThePostgreSQLDatabase(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(keyFile); bytes.Equal(before, after) {
 		t.Fatal("the key did not change")
+	}
+}
+
+// sudo proxmops rotate-key must leave the service able to start: the new
+// key file (and every file beside the database) keeps the owner and mode
+// the service's user gave it, and the command says so.
+func TestRotateKeyKeepsTheKeyFilesOwnerAndMode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the files another owner")
+	}
+	t.Setenv(envEncryptionKey, "")
+	t.Setenv("PROXMOPS_CONFIG", "")
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "proxmops.db")
+	st, err := store.Open(ctx, store.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "pve-token-secret"
+	if err := st.SaveOverlay(ctx, config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: &secret}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	const uid, gid = 4242, 4343 // the service's user, not root
+	if err := os.Chmod(path+".key", 0o400); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, path, path + ".key"} {
+		if err := os.Chown(p, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runCLI(t, "rotate-key", "--database", path)
+	if code != 0 || !strings.Contains(stdout, "the key file "+path+".key keeps owner 4242:4343 and mode 0400") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := fi.Sys().(*syscall.Stat_t)
+		if s.Uid != uid || s.Gid != gid {
+			t.Errorf("%s is owned by %d:%d after the rotation, want %d:%d", e.Name(), s.Uid, s.Gid, uid, gid)
+		}
+	}
+	if fi, _ := os.Stat(path + ".key"); fi.Mode().Perm() != 0o400 {
+		t.Errorf("key file mode %04o, want 0400", fi.Mode().Perm())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/secrets"
@@ -218,6 +219,12 @@ func (s *Store) RotateKey(ctx context.Context, newKey string) (string, error) {
 	if err := secrets.WriteKeyFile(pendingPath, next); err != nil {
 		return "", fmt.Errorf("write new key file: %w", err)
 	}
+	// The daemon runs as its own user: a key file that became root's
+	// (rotate-key run with sudo) would keep it from starting.
+	if err := copyOwnerAndMode(pendingPath, s.keyFile); err != nil {
+		os.Remove(pendingPath)
+		return "", fmt.Errorf("new key file: %w", err)
+	}
 	if err := s.reencrypt(ctx, old, next); err != nil {
 		os.Remove(pendingPath)
 		return "", err
@@ -226,6 +233,25 @@ func (s *Store) RotateKey(ctx context.Context, newKey string) (string, error) {
 		return "", fmt.Errorf("the secrets are re-encrypted with the key in %s but it could not replace %s: %w (the next start finishes this)", pendingPath, s.keyFile, err)
 	}
 	return next.ID(), nil
+}
+
+// copyOwnerAndMode gives dst the owner, group and permission bits of src.
+func copyOwnerAndMode(dst, src string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(dst, fi.Mode().Perm()); err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if err := os.Chown(dst, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("cannot give it the owner of %s (uid %d, gid %d): %w; run rotate-key as that user or as root", src, st.Uid, st.Gid, err)
+	}
+	return nil
 }
 
 func (s *Store) readEncrypted(ctx context.Context, name string) ([]byte, error) {

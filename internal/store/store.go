@@ -211,6 +211,10 @@ func (s *Store) Dialect() string { return s.db.d.String() }
 // PostgreSQL URL with its password hidden.
 func (s *Store) Where() string { return s.where }
 
+// KeyFile is the file the encryption key is kept in, "" when the key
+// comes from the environment.
+func (s *Store) KeyFile() string { return s.keyFile }
+
 // Ping checks the database answers (readiness).
 func (s *Store) Ping(ctx context.Context) error {
 	var one int

@@ -53,7 +53,14 @@ type WriterLock struct {
 // who holds it (command, listen address) for the message a second process
 // gets. It fails with a *LockedError while another process holds it.
 func LockWriter(dbPath, command, addr string) (*WriterLock, error) {
-	f, err := os.OpenFile(LockPath(dbPath), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(LockPath(dbPath), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		// Made now (by root, perhaps): the lock belongs to the database's
+		// owner, whom the daemon runs as.
+		_ = copyOwnerAndMode(LockPath(dbPath), dbPath)
+	} else if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(LockPath(dbPath), os.O_RDWR, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
