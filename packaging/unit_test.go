@@ -74,8 +74,6 @@ func TestUnitKeepsItsHardening(t *testing.T) {
 		"ExecStart=/usr/local/bin/proxmops serve",
 		"User=proxmops",
 		"StateDirectory=proxmops",
-		"Environment=PROXMOPS_SERVER_DATABASEPATH=/var/lib/proxmops/proxmops.db",
-		"Environment=PROXMOPS_CONFIG=/etc/proxmops/proxmops.yaml",
 		"ProtectSystem=strict",
 		"NoNewPrivileges=yes",
 		"CapabilityBoundingSet=\n",
@@ -85,6 +83,29 @@ func TestUnitKeepsItsHardening(t *testing.T) {
 	} {
 		if !strings.Contains(unit, line) {
 			t.Errorf("proxmops.service lacks %q", strings.TrimSpace(line))
+		}
+	}
+}
+
+// The unit sets no configuration key in its environment: a key there would
+// silently win over the YAML the operator edits, and the CLI (which reads
+// the YAML, not the unit) would use another state. The shipped YAML names
+// the state and cache directories the unit makes writable.
+func TestUnitLeavesTheConfigurationToTheYAML(t *testing.T) {
+	unit, err := os.ReadFile("proxmops.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^Environment=.*PROXMOPS_.*$`).FindAllString(string(unit), -1); len(m) > 0 {
+		t.Errorf("proxmops.service sets %q: put it in proxmops.yaml", m)
+	}
+	yaml, err := os.ReadFile("proxmops.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"\n  databasePath: /var/lib/proxmops/proxmops.db\n", "\n  cacheDir: /var/cache/proxmops/git\n"} {
+		if !strings.Contains(string(yaml), line) {
+			t.Errorf("proxmops.yaml lacks %q", strings.TrimSpace(line))
 		}
 	}
 }

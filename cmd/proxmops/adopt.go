@@ -26,10 +26,10 @@ func init() {
 			"It also tags the guest adopted-by-proxmops and records its disk sizes in its description\n" +
 			"(a proxmops-adopted: line): disks up to those sizes stay accepted, growth beyond them is\n" +
 			"drift. Run again on a guest adopted before these existed, it adds them and says so; on a\n" +
-			"guest whose adoption is complete it changes nothing.",
+			"guest whose adoption is complete it changes nothing. With --server (cli.server) the daemon adopts it.",
 		Args: cobra.ExactArgs(1),
 	}
-	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
+	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "cli.server")...)
 	var only string
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster of the guest (required there)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -39,7 +39,17 @@ func init() {
 			return fmt.Errorf("name the guest as KIND/NAME, e.g. VirtualMachine/web-01, not %q", key)
 		}
 		ctx := cmd.Context()
-		s, err := openSession(ctx, flags, only, cmd.ErrOrStderr())
+		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		if cfg.CLI.Server != "" {
+			return adoptThroughDaemon(cmd, cfg, only, kind, name)
+		}
+		if err := offlineWriteGuard(cfg); err != nil {
+			return err
+		}
+		s, err := oneSession(ctx, cfg, only)
 		if err != nil {
 			return err
 		}

@@ -24,10 +24,12 @@ func init() {
 		Long: "apply plans like plan, then carries out every action, showing progress as it goes,\n" +
 			"and waits for every Proxmox task. It exits 1 if any action failed.\n" +
 			"With a clusters list it applies every cluster in turn (or the one --cluster names);\n" +
-			"a cluster that cannot be reached is reported and the others are still applied.",
+			"a cluster that cannot be reached is reported and the others are still applied.\n" +
+			"With --server (cli.server) it asks that daemon for a full sync instead and waits for its pass,\n" +
+			"as proxmops sync does: the daemon stays the one writer.",
 		Args: cobra.NoArgs,
 	}
-	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "reconcile.prune")...)
+	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "reconcile.prune", "cli.server")...)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output")
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: apply this cluster only (default: every cluster, in turn)")
@@ -36,7 +38,17 @@ func init() {
 			return fmt.Errorf("--output must be text or json, not %q", output)
 		}
 		ctx := cmd.Context()
-		ss, err := openSessions(ctx, flags, only, cmd.ErrOrStderr())
+		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		if cfg.CLI.Server != "" {
+			return syncCommand(cmd, cfg, only, "", "", api.SyncOptions{Prune: cfg.Reconcile.Prune}, output)
+		}
+		if err := offlineWriteGuard(cfg); err != nil {
+			return err
+		}
+		ss, err := sessionsOf(ctx, cfg, only)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // openSessions opens one session per cluster: the single cluster section
-// gives one, as openSession does; a clusters list gives one per cluster
+// gives one, as oneSession does; a clusters list gives one per cluster
 // (only the one named by --cluster when given), all read from one fetch
 // of the repository, each from its own path.
 func openSessions(ctx context.Context, flags *config.Flags, only string, stderr io.Writer) ([]*session, error) {

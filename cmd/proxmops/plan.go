@@ -102,15 +102,11 @@ type session struct {
 	name     string // the cluster's name in a clusters list; "" for the single cluster section
 }
 
-// openSession loads the configuration (file, environment, flags), reads the
-// repository and connects the engine, for a command that works on one
-// cluster: with a clusters list, the one only (--cluster) names, which it
-// must. It contacts the cluster only later.
-func openSession(ctx context.Context, flags *config.Flags, only string, stderr io.Writer) (*session, error) {
-	cfg, err := loadConfig(flags, stderr)
-	if err != nil {
-		return nil, err
-	}
+// oneSession reads the repository and connects the engine on a loaded
+// configuration, for a command that works on one cluster: with a clusters
+// list, the one only (--cluster) names, which it must. It contacts the
+// cluster only later.
+func oneSession(ctx context.Context, cfg *config.Config, only string) (*session, error) {
 	if _, err := oneCluster(cfg, only); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ func cliEnvWith(t *testing.T, privs []string) (*pvesim.Server, string) {
 	t.Setenv("PROXMOPS_CONFIG", "")
 	t.Setenv("PROXMOPS_CLUSTER_TOKENSECRET", "cli-secret")
 	t.Setenv("PROXMOPS_SOURCE_CACHEDIR", t.TempDir())
+	// The test runs inside this repository's work tree, where the CLI
+	// keeps no state.
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", filepath.Join(t.TempDir(), "proxmops.db"))
 	t.Setenv("NO_COLOR", "1")
 	return sim, repo
 }

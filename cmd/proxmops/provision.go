@@ -26,6 +26,9 @@ type lazyStore struct {
 
 func (l *lazyStore) open(ctx context.Context) (*store.Store, error) {
 	l.once.Do(func() {
+		if l.err = stateOutsideWorkTree(config.Server{DatabasePath: l.opt.Path, Database: l.opt.URL, KeyFile: l.opt.KeyFile}); l.err != nil {
+			return
+		}
 		l.st, l.err = store.Open(ctx, l.opt)
 	})
 	return l.st, l.err

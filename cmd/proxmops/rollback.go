@@ -26,10 +26,10 @@ func init() {
 			"a running guest for the rollback; proxmops starts it again and waits for the task.\n" +
 			"Afterwards the guest differs from Git: with sync policy auto the next pass re-applies the\n" +
 			"manifest, with manual it stays as rolled back until you sync or revert the commit.\n" +
-			"--list shows the guest's snapshots instead.",
+			"--list shows the guest's snapshots instead. With --server (cli.server) the daemon does both.",
 		Args: cobra.ExactArgs(1),
 	}
-	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
+	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "cli.server")...)
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "snapshot to roll back to (default: the newest proxmops-* snapshot)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the guest's snapshots and change nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
@@ -43,7 +43,19 @@ func init() {
 			return fmt.Errorf("--output must be text or json, not %q", output)
 		}
 		ctx := cmd.Context()
-		s, err := openSession(ctx, flags, only, cmd.ErrOrStderr())
+		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		if cfg.CLI.Server != "" {
+			return rollbackThroughDaemon(cmd, cfg, only, kind, name, snapshot, list, output)
+		}
+		if !list {
+			if err := offlineWriteGuard(cfg); err != nil {
+				return err
+			}
+		}
+		s, err := oneSession(ctx, cfg, only)
 		if err != nil {
 			return err
 		}

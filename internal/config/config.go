@@ -20,6 +20,21 @@ type Config struct {
 	Log       Log            `yaml:"log" json:"log"`
 	Provision Provision      `yaml:"provision" json:"provision"`
 	HA        HA             `yaml:"ha" json:"ha"`
+	CLI       CLI            `yaml:"cli" json:"cli"`
+}
+
+// CLI says how the command line reaches the daemon. With Server set, apply,
+// adopt, rollback and sync act through the daemon's API, so the daemon
+// stays the one writer of the cluster and of the history.
+type CLI struct {
+	// Server is the daemon's URL, e.g. https://proxmops.example.com:8080.
+	Server string `yaml:"server" json:"server"`
+	// Token is an API token of the daemon (pmt_…, made in the UI or with
+	// POST /api/v1/tokens); after Load it holds the token however it was given.
+	Token     string `yaml:"token" json:"token" secret:"true"`
+	TokenFile string `yaml:"tokenFile" json:"tokenFile" path:"true"`
+	// CAFile is a PEM bundle of CAs to trust for the daemon's HTTPS.
+	CAFile string `yaml:"caFile" json:"caFile" path:"true"`
 }
 
 // HA configures a replica among several daemons on one PostgreSQL
@@ -204,7 +219,7 @@ func (c *Config) Clone() *Config {
 // set, fit for logs and for showing settings.
 func (c *Config) Redacted() *Config {
 	cp := c.Clone()
-	secrets := []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken}
+	secrets := []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken, &cp.CLI.Token}
 	for i := range cp.Clusters {
 		secrets = append(secrets, &cp.Clusters[i].TokenSecret)
 	}

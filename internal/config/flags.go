@@ -144,6 +144,7 @@ var flagUsageText = map[string]string{
 	"server.keyFile":             "file holding the encryption key of the database's secrets",
 	"server.tlsCertFile":         "serve HTTPS with this PEM certificate (chain); needs --tls-key-file",
 	"server.tlsKeyFile":          "PEM private key of --tls-cert-file",
+	"cli.server":                 "URL of the daemon to act through (its API token in PROXMOPS_CLI_TOKEN or cli.tokenFile)",
 	"log.format":                 "log format: text or json",
 	"log.level":                  "log level: debug, info, warn or error",
 	"provision.sshKeyFile":       "private key proxmops logs in to guests with for spec.provision (default: generated, kept in the database)",

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -13,8 +14,9 @@ import (
 // LoadOptions says where Load takes the configuration from.
 type LoadOptions struct {
 	// File is the config file. When empty, $PROXMOPS_CONFIG is used; when
-	// that is empty too, there is no file and only defaults, environment
-	// and flags apply. A named file that does not exist is an error.
+	// that is empty too, the service's file (ServiceConfigFile) if it
+	// exists; else there is no file and only defaults, environment and
+	// flags apply. A named file that does not exist is an error.
 	File string
 	// Env is the environment as "KEY=value" strings; nil means os.Environ().
 	Env []string
@@ -53,11 +55,17 @@ func Load(opts LoadOptions) (*Config, []string, error) {
 	var warnings []string
 	var probs problems
 
-	file := opts.File
-	if file == "" {
-		file = envMap[EnvConfigFile]
+	file, err := configFile(opts.File, envMap[EnvConfigFile])
+	if err != nil {
+		return nil, nil, err
 	}
+	fileSet := map[string]bool{}
 	if file != "" {
+		if isServiceFile(file) {
+			// The service's configuration means the service's state, for
+			// the daemon and the CLI alike, unless the file says otherwise.
+			c.Server.DatabasePath, c.Source.CacheDir = ServiceDatabasePath, ServiceCacheDir
+		}
 		data, err := os.ReadFile(file)
 		if err != nil {
 			msg := err.Error()
@@ -74,8 +82,10 @@ func Load(opts LoadOptions) (*Config, []string, error) {
 		warnings = append(warnings, l.warnings...)
 		resolvePaths(c, l.set, filepath.Dir(file))
 		resolveClusterPaths(c, filepath.Dir(file))
+		fileSet = l.set
 	}
 
+	warnings = append(warnings, envOverrides(c, envMap, fileSet, file)...)
 	warnings = append(warnings, applyEnv(c, envMap, &probs)...)
 	if opts.Flags != nil {
 		opts.Flags.apply(c)
@@ -89,6 +99,61 @@ func Load(opts LoadOptions) (*Config, []string, error) {
 		return nil, warnings, err
 	}
 	return c, warnings, nil
+}
+
+// The service's configuration file and state, as the installer, the
+// packages and their systemd unit lay them out.
+const (
+	ServiceDatabasePath = "/var/lib/proxmops/proxmops.db"
+	ServiceCacheDir     = "/var/cache/proxmops/git"
+)
+
+// ServiceConfigFile is read when neither --config nor PROXMOPS_CONFIG
+// names a file and it exists, so the CLI on the daemon's machine shares
+// the daemon's configuration and state. A variable for tests.
+var ServiceConfigFile = "/etc/proxmops/proxmops.yaml"
+
+// configFile is the config file to read: the one given, else
+// $PROXMOPS_CONFIG, else the service's when it exists; "" for none.
+func configFile(given, fromEnv string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if fromEnv != "" {
+		return fromEnv, nil
+	}
+	_, err := os.Stat(ServiceConfigFile)
+	switch {
+	case err == nil:
+		return ServiceConfigFile, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	}
+	return "", &Error{Problems: []Problem{{File: ServiceConfigFile, Message: fmt.Sprintf(
+		"the service's configuration cannot be read (%v): run as root or a member of group proxmops, or name another file with --config or %s", err, EnvConfigFile)}}}
+}
+
+func isServiceFile(file string) bool {
+	abs, err := filepath.Abs(file)
+	return err == nil && abs == filepath.Clean(ServiceConfigFile)
+}
+
+// envOverrides warns of each environment variable that changes a key the
+// config file sets (c holds the file's values): the file is then not what
+// is in force, and says so.
+func envOverrides(c *Config, env map[string]string, fileSet map[string]bool, file string) []string {
+	var warnings []string
+	for _, k := range allKeys {
+		v, ok := env[k.EnvName()]
+		if !ok || !fileSet[k.Path()] {
+			continue
+		}
+		tmp := c.Clone()
+		if k.set(tmp, v) == nil && !reflect.DeepEqual(k.field(tmp).Interface(), k.field(c).Interface()) {
+			warnings = append(warnings, fmt.Sprintf("environment variable %s overrides %s set in %s", k.EnvName(), k.Path(), file))
+		}
+	}
+	return warnings
 }
 
 // resolvePaths makes relative file names given in the config file relative
@@ -181,6 +246,7 @@ func (c *Config) finish() ([]string, error) {
 	readSecret("source.token", &c.Source.Token, c.Source.TokenFile)
 	readSecret("server.webhookSecret", &c.Server.WebhookSecret, c.Server.WebhookSecretFile)
 	readSecret("server.metricsToken", &c.Server.MetricsToken, c.Server.MetricsTokenFile)
+	readSecret("cli.token", &c.CLI.Token, c.CLI.TokenFile)
 	if c.Source.SSHKeyFile != "" && c.Source.SSHKey == "" {
 		// A key keeps its final newline: some parsers want it.
 		readSecret("source.sshKey", &c.Source.SSHKey, c.Source.SSHKeyFile)

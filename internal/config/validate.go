@@ -55,6 +55,14 @@ func (c *Config) validate(probs *problems) []string {
 		c.Source.CacheDir = DefaultCacheDir()
 	}
 
+	// cli
+	if c.CLI.Server != "" {
+		u, err := url.Parse(c.CLI.Server)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			probs.addf("cli.server", "%q is not the daemon's URL: want http(s)://host:port", c.CLI.Server)
+		}
+	}
+
 	// reconcile
 	if c.Reconcile.Interval <= 0 {
 		probs.addf("reconcile.interval", "must be greater than zero, got %s", c.Reconcile.Interval)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -118,6 +119,12 @@ func (s *Server) crossOriginCheck(next http.Handler) http.Handler {
 	})
 }
 
+// cliUserHeader is where the proxmops CLI names its OS user; cliUserRE
+// keeps what is shown to a plain user name.
+const cliUserHeader = "X-Proxmops-Cli-User"
+
+var cliUserRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
+
 // principal is who makes a request.
 type principal struct {
 	userID       int64
@@ -163,6 +170,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				}
 			}
 			name := "token:" + t.Name
+			if u := r.Header.Get(cliUserHeader); cliUserRE.MatchString(u) {
+				// The proxmops CLI names the person running it: the
+				// history then shows who acted through which token.
+				name += " (cli, " + u + ")"
+			}
 			p := &principal{username: name, role: t.Role, apiTokenID: t.ID}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, ctxKey{}, p)))
 			return

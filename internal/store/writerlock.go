@@ -67,11 +67,7 @@ func LockWriter(dbPath, command, addr string) (*WriterLock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			le := &LockedError{Database: dbPath}
-			if b, err := io.ReadAll(io.LimitReader(f, 4096)); err == nil {
-				_ = json.Unmarshal([]byte(strings.TrimSpace(string(b))), &le.Holder)
-			}
-			return nil, le
+			return nil, lockedBy(f, dbPath)
 		}
 		return nil, fmt.Errorf("lock %s: %w", LockPath(dbPath), err)
 	}
@@ -108,4 +104,35 @@ func (l *WriterLock) Release() error {
 	err := l.f.Close() // closing the only descriptor releases the flock
 	l.f = nil
 	return err
+}
+
+// ProbeWriter tells, without taking it, whether another process holds the
+// writer lock of dbPath: a *LockedError when one does, nil when none does
+// (or no process ever took it). Nothing is created.
+func ProbeWriter(dbPath string) error {
+	f, err := os.OpenFile(LockPath(dbPath), os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("lock file: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return lockedBy(f, dbPath)
+		}
+		return fmt.Errorf("lock %s: %w", LockPath(dbPath), err)
+	}
+	return nil // closing f releases the shared lock
+}
+
+// lockedBy is the error of a lock another process holds, naming it from
+// what it wrote into the lock file.
+func lockedBy(f *os.File, dbPath string) *LockedError {
+	le := &LockedError{Database: dbPath}
+	if b, err := io.ReadAll(io.LimitReader(f, 4096)); err == nil {
+		_ = json.Unmarshal([]byte(strings.TrimSpace(string(b))), &le.Holder)
+	}
+	return le
 }

@@ -1,0 +1,4 @@
+package config
+
+// Tests never read the machine's service configuration.
+func init() { ServiceConfigFile = "/nonexistent-proxmops-test/proxmops.yaml" }
