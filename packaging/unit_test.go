@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/config"
 )
 
 func needSystemdAnalyze(t *testing.T) {
@@ -89,8 +91,10 @@ func TestUnitKeepsItsHardening(t *testing.T) {
 
 // The unit sets no configuration key in its environment: a key there would
 // silently win over the YAML the operator edits, and the CLI (which reads
-// the YAML, not the unit) would use another state. The shipped YAML names
-// the state and cache directories the unit makes writable.
+// the YAML, not the unit) would use another state. The shipped YAML, read
+// as the service's file, puts the state and the Git cache in the
+// directories the unit makes writable; PostgreSQL from proxmops.env (as
+// docs/ha.md does it) replaces the SQLite default without a conflict.
 func TestUnitLeavesTheConfigurationToTheYAML(t *testing.T) {
 	unit, err := os.ReadFile("proxmops.service")
 	if err != nil {
@@ -99,14 +103,30 @@ func TestUnitLeavesTheConfigurationToTheYAML(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^Environment=.*PROXMOPS_.*$`).FindAllString(string(unit), -1); len(m) > 0 {
 		t.Errorf("proxmops.service sets %q: put it in proxmops.yaml", m)
 	}
+	for _, line := range []string{"StateDirectory=proxmops\n", "CacheDirectory=proxmops\n"} {
+		if !strings.Contains(string(unit), line) {
+			t.Errorf("proxmops.service lacks %q", strings.TrimSpace(line))
+		}
+	}
 	yaml, err := os.ReadFile("proxmops.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"\n  databasePath: /var/lib/proxmops/proxmops.db\n", "\n  cacheDir: /var/cache/proxmops/git\n"} {
-		if !strings.Contains(string(yaml), line) {
-			t.Errorf("proxmops.yaml lacks %q", strings.TrimSpace(line))
-		}
+	etc := filepath.Join(t.TempDir(), "proxmops.yaml")
+	mustWrite(t, etc, string(yaml))
+	saved := config.ServiceConfigFile
+	config.ServiceConfigFile = etc
+	defer func() { config.ServiceConfigFile = saved }()
+	c, warnings, err := config.Load(config.LoadOptions{Env: []string{}})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("%v %v", err, warnings)
+	}
+	if c.Server.DatabasePath != "/var/lib/proxmops/proxmops.db" || c.Source.CacheDir != "/var/cache/proxmops/git" {
+		t.Errorf("the service's file gives database %q and cache %q", c.Server.DatabasePath, c.Source.CacheDir)
+	}
+	c, _, err = config.Load(config.LoadOptions{Env: []string{"PROXMOPS_SERVER_DATABASE=postgres://proxmops@db.example.net/proxmops", "PROXMOPS_ENCRYPTION_KEY=x"}})
+	if err != nil || c.Server.Database == "" || c.Server.DatabasePath != "" {
+		t.Errorf("PostgreSQL from proxmops.env: %v, database %q, databasePath %q", err, c.Server.Database, c.Server.DatabasePath)
 	}
 }
 

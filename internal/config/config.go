@@ -21,6 +21,11 @@ type Config struct {
 	Provision Provision      `yaml:"provision" json:"provision"`
 	HA        HA             `yaml:"ha" json:"ha"`
 	CLI       CLI            `yaml:"cli" json:"cli"`
+
+	// defaultDatabasePath is server.databasePath's default in force (the
+	// service's with the service's file): only the default gives way to
+	// server.database.
+	defaultDatabasePath string
 }
 
 // CLI says how the command line reaches the daemon. With Server set, apply,
@@ -194,8 +199,9 @@ func Defaults() *Config {
 			Addr:         DefaultAddr,
 			DatabasePath: DefaultDatabasePath,
 		},
-		Log: Log{Format: "text", Level: "info"},
-		HA:  HA{FailoverTimeout: DefaultFailoverTimeout},
+		Log:                 Log{Format: "text", Level: "info"},
+		HA:                  HA{FailoverTimeout: DefaultFailoverTimeout},
+		defaultDatabasePath: DefaultDatabasePath,
 	}
 }
 

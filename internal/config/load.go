@@ -65,6 +65,7 @@ func Load(opts LoadOptions) (*Config, []string, error) {
 			// The service's configuration means the service's state, for
 			// the daemon and the CLI alike, unless the file says otherwise.
 			c.Server.DatabasePath, c.Source.CacheDir = ServiceDatabasePath, ServiceCacheDir
+			c.defaultDatabasePath = ServiceDatabasePath
 		}
 		data, err := os.ReadFile(file)
 		if err != nil {

@@ -92,7 +92,7 @@ func (c *Config) validate(probs *problems) []string {
 			probs.addf("server.database", "%v", err)
 		}
 		// databasePath keeps meaning SQLite: only its default gives way.
-		if c.Server.DatabasePath != "" && c.Server.DatabasePath != DefaultDatabasePath {
+		if c.Server.DatabasePath != "" && c.Server.DatabasePath != DefaultDatabasePath && c.Server.DatabasePath != c.defaultDatabasePath {
 			probs.addf("server.database", "server.database (PostgreSQL) and server.databasePath (SQLite, %s) are both set: keep one", c.Server.DatabasePath)
 		} else {
 			c.Server.DatabasePath = ""
