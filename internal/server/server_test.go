@@ -542,3 +542,36 @@ func TestCommitHistoryNamesEachResource(t *testing.T) {
 		v.expect(400, "GET", "/api/v1/revisions/"+bad+"/history", nil)
 	}
 }
+
+// The proxmops CLI names its OS user beside the API token: the principal
+// (and with it the log and the history) shows both; a header that is no
+// plain user name is ignored, and a session never takes it.
+func TestTheCLIUserIsShownBesideItsToken(t *testing.T) {
+	e := newEnv(t)
+	admin := e.admin()
+	var nt api.NewToken
+	json.Unmarshal(admin.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "laptop", "role": "admin"}), &nt)
+	cli := e.client()
+	cli.bearer = nt.Token
+	for _, tc := range []struct{ header, want string }{
+		{"alice", `"token:laptop (cli, alice)"`},
+		{"", `"token:laptop"`},
+		{"alice) (admin", `"token:laptop"`},
+		{strings.Repeat("a", 65), `"token:laptop"`},
+	} {
+		var hdr []string
+		if tc.header != "" {
+			hdr = []string{cliUserHeader, tc.header}
+		}
+		if b := cli.expect(200, "GET", "/api/v1/me", nil, hdr...); !strings.Contains(string(b), tc.want) {
+			t.Errorf("header %q: me %s, want %s", tc.header, b, tc.want)
+		}
+	}
+	cli.expect(202, "POST", "/api/v1/refresh", nil, cliUserHeader, "alice")
+	if !strings.Contains(e.logText(), `"by":"token:laptop (cli, alice)"`) {
+		t.Errorf("the log does not name the CLI's user:\n%s", e.logText())
+	}
+	if b := admin.expect(200, "GET", "/api/v1/me", nil, cliUserHeader, "mallory"); strings.Contains(string(b), "mallory") {
+		t.Errorf("a session took the header: %s", b)
+	}
+}
