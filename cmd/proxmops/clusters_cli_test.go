@@ -64,6 +64,7 @@ source:
 	t.Setenv("PROXMOPS_CONFIG", "")
 	t.Setenv("CLI_SECRET", "cli-secret")
 	t.Setenv("PROXMOPS_SOURCE_CACHEDIR", t.TempDir())
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", filepath.Join(t.TempDir(), "proxmops.db")) // not in this work tree
 	t.Setenv("NO_COLOR", "1")
 	return home, office, cfgFile, repo
 }
