@@ -43,7 +43,7 @@ func init() {
 			return err
 		}
 		if cfg.CLI.Server != "" {
-			return syncCommand(cmd, cfg, only, "", "", api.SyncOptions{Prune: cfg.Reconcile.Prune}, output)
+			return syncCommand(cmd, cfg, only, "", "", api.SyncOptions{Prune: cfg.Reconcile.Prune}, output, defaultSyncWait)
 		}
 		if err := offlineWriteGuard(cfg); err != nil {
 			return err

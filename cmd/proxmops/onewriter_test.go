@@ -81,6 +81,10 @@ func TestCLIThroughARunningDaemonLeavesOneHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Status after the daemon's pass") {
 		t.Fatalf("sync through the daemon: %d\n%s%s", code, out, errOut)
 	}
+	code, out, errOut = runCLI(t, "sync", "VirtualMachine/app-01", "--server", base, "--timeout", "1m")
+	if code != 0 || !strings.Contains(out, "VirtualMachine/app-01: Synced") {
+		t.Fatalf("sync of one resource through the daemon: %d\n%s%s", code, out, errOut)
+	}
 	code, out, errOut = runCLI(t, "apply", "--server", base)
 	if code != 0 || !strings.Contains(out, "Status after the daemon's pass") {
 		t.Fatalf("apply through the daemon: %d\n%s%s", code, out, errOut)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +18,7 @@ import (
 func init() {
 	var output, only string
 	var o api.SyncOptions
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "sync [KIND/NAME]",
 		Short: "Ask the daemon to sync the cluster (or one resource) now and wait for its pass",
@@ -32,6 +35,7 @@ func init() {
 	cmd.Flags().BoolVar(&o.Prune, "prune", false, "also delete owned resources no longer declared")
 	cmd.Flags().BoolVar(&o.Reboot, "reboot", false, "apply changes that need a reboot by rebooting")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "show the plan of the sync and change nothing")
+	cmd.Flags().DurationVar(&timeout, "timeout", defaultSyncWait, "how long to wait for the daemon's pass")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		kind, name := "", ""
 		if len(args) == 1 {
@@ -47,14 +51,18 @@ func init() {
 		if cfg.CLI.Server == "" {
 			return errors.New("sync asks a running daemon: give its URL with --server (or cli.server); without a daemon, use proxmops apply")
 		}
-		return syncCommand(cmd, cfg, only, kind, name, o, output)
+		return syncCommand(cmd, cfg, only, kind, name, o, output, timeout)
 	}
 	rootCmd.AddCommand(cmd)
 }
 
+// defaultSyncWait bounds the wait for the daemon's pass (apply --server
+// waits as long).
+const defaultSyncWait = 30 * time.Minute
+
 // syncCommand runs a sync through the daemon and reports it (sync, and
 // apply with --server).
-func syncCommand(cmd *cobra.Command, cfg *config.Config, only, kind, name string, o api.SyncOptions, output string) error {
+func syncCommand(cmd *cobra.Command, cfg *config.Config, only, kind, name string, o api.SyncOptions, output string, wait time.Duration) error {
 	if output != "text" && output != "json" {
 		return fmt.Errorf("--output must be text or json, not %q", output)
 	}
@@ -88,7 +96,12 @@ func syncCommand(cmd *cobra.Command, cfg *config.Config, only, kind, name string
 		}
 		return nil
 	}
-	list, err := syncThroughDaemon(cmd.Context(), d, kind, name, o, progress)
+	ctx, cancel := context.WithTimeout(cmd.Context(), wait)
+	defer cancel()
+	list, err := syncThroughDaemon(ctx, d, kind, name, o, progress)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the daemon's pass did not finish in time; it goes on (see its UI or GET /api/v1/resources)")
+	}
 	if err != nil {
 		return err
 	}
