@@ -153,3 +153,31 @@ func TestRotateKeyKeepsTheKeyFilesOwnerAndMode(t *testing.T) {
 		t.Errorf("key file mode %04o, want 0400", fi.Mode().Perm())
 	}
 }
+
+// Without --config or --database, rotate-key acts on the database the
+// service's configuration names, not on a proxmops.db of the working
+// directory.
+func TestRotateKeyActsOnTheServicesDatabaseByDefault(t *testing.T) {
+	t.Setenv(envEncryptionKey, "")
+	t.Setenv("PROXMOPS_CONFIG", "")
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "proxmops.db")
+	st, err := store.Open(ctx, store.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldID := st.KeyID()
+	st.Close()
+	service := filepath.Join(t.TempDir(), "proxmops.yaml")
+	if err := os.WriteFile(service, []byte("server:\n  databasePath: "+path+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	saved := config.ServiceConfigFile
+	config.ServiceConfigFile = service
+	t.Cleanup(func() { config.ServiceConfigFile = saved })
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := runCLI(t, "rotate-key")
+	if code != 0 || !strings.Contains(stdout, "every secret in "+path+" is now encrypted") || !strings.Contains(stdout, "(was "+oldID+")") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
