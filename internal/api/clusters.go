@@ -15,6 +15,8 @@ type ClusterStatus struct {
 	LastPass        *time.Time           `json:"lastPass"`
 	PassDurationMs  int64                `json:"passDurationMs"`
 	SourceError     string               `json:"sourceError"`
+	ClusterError    string               `json:"clusterError"`
+	LastObserved    *time.Time           `json:"lastObserved"`
 	Counts          map[vocab.Status]int `json:"counts"`
 	Pinned          *Pin                 `json:"pinned,omitempty"`
 	LoadError       *LoadError           `json:"loadError,omitempty"`

@@ -82,6 +82,10 @@ type ResourceSummary struct {
 	DependsOn []Dependency `json:"dependsOn,omitempty"`
 	Progress  *Progress    `json:"progress,omitempty"`
 	UpdatedAt time.Time    `json:"updatedAt"`
+	// LastObserved is set while the cluster cannot be observed (status
+	// Unknown): when what is shown was last read from the cluster (absent:
+	// never, e.g. a resource of a commit loaded during the outage).
+	LastObserved *time.Time `json:"lastObserved,omitempty"`
 }
 
 // Dependency is one edge of the dependency graph: the resource needs the
@@ -111,6 +115,12 @@ type ResourceList struct {
 	// SourceError lists what keeps the source from being read (settings,
 	// Git); a head whose manifests fail to load is LoadError instead.
 	SourceError string `json:"sourceError"`
+	// ClusterError says why the cluster could not be observed by the last
+	// pass (settings, connection, TLS pin, authentication); "" when it was.
+	ClusterError string `json:"clusterError"`
+	// LastObserved is when the cluster was last observed in full (null:
+	// not since the daemon started).
+	LastObserved *time.Time `json:"lastObserved"`
 	// LoadError is set while the branch head fails to load (see Plan).
 	LoadError *LoadError           `json:"loadError,omitempty"`
 	Counts    map[vocab.Status]int `json:"counts"`
@@ -326,6 +336,9 @@ type PassEvent struct {
 	LastPass       time.Time            `json:"lastPass"`
 	Counts         map[vocab.Status]int `json:"counts"`
 	SourceError    string               `json:"sourceError"`
+	// ClusterError and LastObserved are as in ResourceList.
+	ClusterError string     `json:"clusterError"`
+	LastObserved *time.Time `json:"lastObserved"`
 	// LoadError is the branch head's load failure (null: it loaded), as in
 	// ResourceList, so a stream reader learns when it starts and ends.
 	LoadError *LoadError `json:"loadError"`

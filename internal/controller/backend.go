@@ -35,12 +35,16 @@ func (c *Controller) localResources() (api.ResourceList, error) {
 		LastPass:       c.lastPass,
 		PassDurationMs: c.passDur.Milliseconds(),
 		SourceError:    c.sourceErr,
+		ClusterError:   c.clusterErr,
+		LastObserved:   c.observedAt,
 		LoadError:      c.loadErr,
 		Counts:         c.statusCounts(),
 		Resources:      c.sortedSummariesLocked(),
 	}
-	if c.lastPass == nil && c.sourceErr == "" {
-		list.SourceError = c.configProblems()
+	if c.lastPass == nil {
+		// Before the first pass: what the settings already say is missing.
+		rt := c.currentRuntime()
+		list.SourceError, list.ClusterError = rt.sourceErr, rt.clusterErr
 	}
 	if c.desired != nil {
 		list.Revision, list.RevisionMessage = c.desired.commit, c.desired.message
@@ -49,18 +53,6 @@ func (c *Controller) localResources() (api.ResourceList, error) {
 	return list, nil
 }
 
-// configProblems says what is missing before the first pass.
-func (c *Controller) configProblems() string {
-	rt := c.currentRuntime()
-	var p []string
-	if rt.sourceErr != "" {
-		p = append(p, rt.sourceErr)
-	}
-	if rt.clusterErr != "" {
-		p = append(p, rt.clusterErr)
-	}
-	return strings.Join(p, "; ")
-}
 
 // Resource is one resource with its desired manifest, what the cluster
 // has and the planned changes; the server adds the history.
@@ -379,4 +371,16 @@ func (c *Controller) testSource(ctx context.Context, s config.Source) (string, *
 		desc = strings.Join(kinds, ", ")
 	}
 	return fmt.Sprintf("commit %s (%s): %s", short(res.Commit.Hash), res.Commit.Subject(), desc), set, nil
+}
+
+// configProblems says what the settings leave missing (before a pass).
+func (c *Controller) configProblems() string {
+	rt := c.currentRuntime()
+	var p []string
+	for _, e := range []string{rt.sourceErr, rt.clusterErr} {
+		if e != "" {
+			p = append(p, e)
+		}
+	}
+	return strings.Join(p, "; ")
 }

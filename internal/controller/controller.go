@@ -107,6 +107,10 @@ type Controller struct {
 	sourceErr string
 	loadErr   *api.LoadError // the branch head's load failure; nil once a head loads
 	lastPass  *time.Time
+	// clusterErr says why the last pass could not observe the cluster;
+	// observedAt is when one last did (nil: not since the start).
+	clusterErr string
+	observedAt *time.Time
 	passDur   time.Duration
 	resources map[string]*resource
 	records   map[string]record // persisted: last status and history event per resource

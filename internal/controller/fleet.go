@@ -215,17 +215,21 @@ func (f *Fleet) Resources(ctx context.Context) (api.ResourceList, error) {
 	out.Clusters = nil
 	for i, l := range lists {
 		out.Clusters = append(out.Clusters, api.ClusterStatus{Name: cs[i].Name(), Revision: l.Revision, RevisionMessage: l.RevisionMessage,
-			LastPass: l.LastPass, PassDurationMs: l.PassDurationMs, SourceError: l.SourceError, Counts: l.Counts, Pinned: l.Pinned, LoadError: l.LoadError})
+			LastPass: l.LastPass, PassDurationMs: l.PassDurationMs, SourceError: l.SourceError, ClusterError: l.ClusterError, LastObserved: l.LastObserved,
+			Counts: l.Counts, Pinned: l.Pinned, LoadError: l.LoadError})
 	}
 	if len(lists) == 1 {
 		return out, nil
 	}
 	out.Counts = map[vocab.Status]int{}
 	out.Resources = nil
-	var problems []string
+	var problems, clusterProblems []string
 	for _, l := range lists[1:] {
 		if l.LastPass == nil || (out.LastPass != nil && l.LastPass.Before(*out.LastPass)) {
 			out.LastPass = l.LastPass // the oldest: every cluster passed since
+		}
+		if l.LastObserved == nil || (out.LastObserved != nil && l.LastObserved.Before(*out.LastObserved)) {
+			out.LastObserved = l.LastObserved // the oldest: every cluster was observed since
 		}
 		out.PassDurationMs = max(out.PassDurationMs, l.PassDurationMs)
 		if out.LoadError == nil {
@@ -240,8 +244,12 @@ func (f *Fleet) Resources(ctx context.Context) (api.ResourceList, error) {
 		if l.SourceError != "" {
 			problems = append(problems, cs[i].Name()+": "+l.SourceError)
 		}
+		if l.ClusterError != "" {
+			clusterProblems = append(clusterProblems, cs[i].Name()+": "+l.ClusterError)
+		}
 	}
 	out.SourceError = strings.Join(problems, "; ")
+	out.ClusterError = strings.Join(clusterProblems, "; ")
 	return out, nil
 }
 

@@ -275,7 +275,7 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 		return allSyncedAt(c3.String(), 1)(l) && guestCores(t, alpha, 100) == "2"
 	})
 	e.waitCluster("beta", "beta reports it cannot be reached", func(l api.ResourceList) bool {
-		return strings.Contains(l.SourceError, "observing the cluster failed")
+		return strings.Contains(l.ClusterError, "observing the cluster failed")
 	})
 	if _, ok := beta.sim.Guest(101); !ok {
 		t.Fatal("beta's extra was deleted while beta was unreachable")

@@ -57,9 +57,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	if ds != nil && len(ds.set.Resources) == 0 {
 		problems = append(problems, fmt.Sprintf("the repository has no manifests at %s; nothing is pruned from an empty load", short(ds.commit)))
 	}
-	if rt.clusterErr != "" {
-		problems = append(problems, rt.clusterErr)
-	}
+	clusterProblem := rt.clusterErr
 
 	// The action ends recorded before the cluster is read: the plan's view
 	// of a resource whose action ends later is older than that end.
@@ -83,7 +81,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 			if ctx.Err() != nil {
 				return
 			}
-			problems = append(problems, "observing the cluster failed: "+err.Error())
+			clusterProblem = "observing the cluster failed: " + err.Error()
 			log.Warn("observing the cluster failed", "err", err)
 		}
 	}
@@ -93,11 +91,16 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	}
 	var submitted, deferred []string
 	c.mu.Lock()
+	now := c.clock.Now().UTC()
 	if plan != nil {
 		submitted, deferred = c.applyPlanLocked(ctx, rt, eng, plan, ds, req, readAfter)
+		c.observedAt = &now
+	}
+	c.clusterErr = clusterProblem
+	if clusterProblem != "" && ds != nil {
+		c.markUnobservedLocked(ds)
 	}
 	c.sourceErr = strings.Join(problems, "; ")
-	now := c.clock.Now().UTC()
 	c.lastPass = &now
 	c.passDur = time.Since(start)
 	c.ready = true
@@ -107,7 +110,9 @@ func (c *Controller) pass(ctx context.Context, req request) {
 		revision, message = ds.commit, ds.message
 	}
 	passEv := api.PassEvent{Cluster: c.Name(), Revision: revision, RevisionMessage: message, PassDurationMs: c.passDur.Milliseconds(),
-		LastPass: now, Counts: counts, SourceError: c.sourceErr, LoadError: c.loadErr, Pinned: c.pins.current()}
+		LastPass: now, Counts: counts, SourceError: c.sourceErr, ClusterError: c.clusterErr, LastObserved: c.observedAt,
+		LoadError: c.loadErr, Pinned: c.pins.current()}
+	observed := plan != nil || clusterProblem != ""
 	c.mu.Unlock()
 
 	c.notePass(context.WithoutCancel(ctx), revision, now, counts)
@@ -117,6 +122,9 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	c.m.PassDuration.WithLabelValues(c.Name()).Observe(time.Since(start).Seconds())
 	for st, n := range counts {
 		c.m.Resources.WithLabelValues(st.String(), c.Name()).Set(float64(n))
+	}
+	if observed {
+		c.noteClusterUp(passEv)
 	}
 	if len(deferred) > 0 {
 		log.Warn("actions deferred: the action queue is full; they are queued on a later pass",

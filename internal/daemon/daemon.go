@@ -187,8 +187,8 @@ func Run(ctx context.Context, o Options) error {
 		ln.Close()
 		return err
 	}
-	if list, _ := ctrl.Resources(ctx); reps == nil && list.SourceError != "" {
-		log.Warn("not fully configured yet: open the UI's Settings page", "status", list.SourceError)
+	if list, _ := ctrl.Resources(ctx); reps == nil && (list.SourceError != "" || list.ClusterError != "") {
+		log.Warn("not fully configured yet: open the UI's Settings page", "source", list.SourceError, "cluster", list.ClusterError)
 	}
 	if lock != nil {
 		if err := lock.SetAddr(ln.Addr().String()); err != nil {

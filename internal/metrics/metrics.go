@@ -15,6 +15,10 @@ type Metrics struct {
 	PassDuration *prometheus.HistogramVec // one reconcile pass; labels: cluster
 	Resources    *prometheus.GaugeVec     // labels: status, cluster
 	Actions      *prometheus.CounterVec   // labels: kind, action, result (ok, failed), cluster
+	// ClusterUp is 1 when the last pass observed the cluster, 0 when it
+	// could not; LastObservation is the Unix time of the last one that did.
+	ClusterUp       *prometheus.GaugeVec // labels: cluster
+	LastObservation *prometheus.GaugeVec // labels: cluster
 
 	// Proxmox VE client.
 	PVERequests *prometheus.CounterVec // labels: method, code ("error" when no answer), cluster
@@ -45,6 +49,10 @@ func New() *Metrics {
 			Name: "proxmops_resources", Help: "Managed resources by sync status and cluster."}, []string{"status", "cluster"}),
 		Actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "proxmops_actions_total", Help: "Actions run, by resource kind, action, result and cluster."}, []string{"kind", "action", "result", "cluster"}),
+		ClusterUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "proxmops_cluster_up", Help: "1 when the last reconcile pass observed the cluster, 0 when it could not (connection, TLS pin, authentication)."}, []string{"cluster"}),
+		LastObservation: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "proxmops_last_successful_observation_timestamp_seconds", Help: "Unix time at which a reconcile pass last observed the cluster in full."}, []string{"cluster"}),
 		PVERequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "proxmops_pve_requests_total", Help: "Proxmox VE API requests by method, HTTP status and cluster."}, []string{"method", "code", "cluster"}),
 		PVEErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -67,7 +75,7 @@ func New() *Metrics {
 			Name: "proxmops_sse_clients", Help: "Connected Server-Sent Events clients by stream."}, []string{"stream"}),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.PassDuration, m.Resources, m.Actions, m.PVERequests, m.PVEErrors, m.GitFetchDuration, m.GitFetchErrors,
+		m.PassDuration, m.Resources, m.Actions, m.ClusterUp, m.LastObservation, m.PVERequests, m.PVEErrors, m.GitFetchDuration, m.GitFetchErrors,
 		m.HTTPRequests, m.HTTPDuration, m.Webhooks, m.LoginFailures, m.SSEClients)
 	return m
 }

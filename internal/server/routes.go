@@ -138,5 +138,12 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	doc["status"] = "ready"
+	// A cluster that cannot be observed leaves the daemon serving (the UI
+	// is how one learns why), so the answer stays 200: degraded, with the
+	// cluster's error, for probes and people that read the body.
+	if list, err := s.backend.Resources(r.Context()); err == nil && list.ClusterError != "" {
+		doc["status"], doc["reason"] = "degraded", "the cluster cannot be observed: "+list.ClusterError
+		doc["clusterError"], doc["lastObserved"] = list.ClusterError, list.LastObserved
+	}
 	writeJSON(w, http.StatusOK, doc)
 }
