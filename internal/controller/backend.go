@@ -53,7 +53,6 @@ func (c *Controller) localResources() (api.ResourceList, error) {
 	return list, nil
 }
 
-
 // Resource is one resource with its desired manifest, what the cluster
 // has and the planned changes; the server adds the history.
 func (c *Controller) Resource(ctx context.Context, kind, name string) (api.ResourceDetail, error) {

@@ -111,12 +111,12 @@ type Controller struct {
 	// observedAt is when one last did (nil: not since the start).
 	clusterErr string
 	observedAt *time.Time
-	passDur   time.Duration
-	resources map[string]*resource
-	records   map[string]record // persisted: last status and history event per resource
-	inflight  map[string]inflightAction
-	ready     bool
-	dirty     bool // records changed since last saved
+	passDur    time.Duration
+	resources  map[string]*resource
+	records    map[string]record // persisted: last status and history event per resource
+	inflight   map[string]inflightAction
+	ready      bool
+	dirty      bool // records changed since last saved
 	// outcomes counts the action ends finish recorded; endedAt holds each
 	// resource's number there until a pass that read the cluster after
 	// that end has planned it (a pass reading it before must not judge it).
