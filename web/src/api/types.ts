@@ -54,6 +54,9 @@ export interface Resource {
   dependsOn?: Dependency[] | null;
   progress?: Progress | null;
   updatedAt?: string;
+  // Set while the cluster cannot be observed (status Unknown): when what is
+  // shown was last read from the cluster; absent when it never was.
+  lastObserved?: string | null;
 }
 
 // How a resource needs another (internal/api Relation*): a VM clones a
@@ -74,7 +77,12 @@ export interface Summary {
   revisionMessage?: string;
   lastPass?: string;
   passDurationMs?: number;
+  // What keeps the Git source from being read.
   sourceError?: string;
+  // Why the last pass could not observe the cluster ("" when it did), and
+  // when it last did (null: not since the daemon started).
+  clusterError?: string;
+  lastObserved?: string | null;
   loadError?: LoadError;
   counts?: Counts;
   resources: Resource[];
@@ -92,6 +100,8 @@ export interface ClusterStatus {
   lastPass?: string | null;
   passDurationMs?: number;
   sourceError?: string;
+  clusterError?: string;
+  lastObserved?: string | null;
   counts?: Counts;
   // Pins and load errors are per cluster (?cluster= on the pin routes).
   pinned?: Pin | null;
@@ -113,6 +123,9 @@ export interface PassEvent {
   lastPass?: string;
   counts?: Counts;
   sourceError?: string;
+  // As in Summary (absent from older daemons).
+  clusterError?: string;
+  lastObserved?: string | null;
   // The head's load failure; null once it loads (absent from older daemons).
   loadError?: LoadError | null;
   pinned?: Pin | null;

@@ -270,6 +270,13 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                   {d.needsReboot && <span className="pill warn">needs a reboot</span>}
                   <span>{d.reason || (d.action === 'none' || !d.action ? 'Nothing to do: the cluster matches the manifest.' : '')}</span>
                 </div>
+                {d.status === 'Unknown' && d.reason?.startsWith('cluster unreachable') && (
+                  <p className="muted small" data-testid="last-observed">
+                    {d.lastObserved
+                      ? `What is shown was observed ${timeAgo(d.lastObserved)} (${formatTime(d.lastObserved)}).`
+                      : 'Never observed: the cluster has not answered since this resource was declared.'}
+                  </p>
+                )}
                 {d.changes && d.changes.length > 0 && (
                   <table className="changes">
                     <thead>

@@ -103,6 +103,33 @@ test('a source problem of several lines is listed one per item', () => {
   expect([...banner.querySelectorAll('li')].map((li) => li.textContent)).toEqual(['git: authentication required', 'cluster: connection refused']);
 });
 
+test('a cluster that cannot be observed is a banner and a word in the summary bar, apart from the Git source, gone once it answers', () => {
+  const base = resourcesValue(resources);
+  const lastObserved = new Date(Date.now() - 3 * 60_000).toISOString();
+  const clusterError = 'observing the cluster failed: TLS certificate fingerprint mismatch: expected AA:BB, server presented CC:DD';
+  const down = reduceResources(base.state, [{ type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError, lastObserved } }]);
+  const { rerender } = render(
+    <Providers value={{ ...base, state: down }}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  const banner = screen.getByRole('alert', { name: 'Cluster unreachable' });
+  expect(banner.textContent).toContain('fingerprint mismatch');
+  expect(banner.textContent).toContain('observed 3m ago');
+  expect(screen.queryByText(/Git source:/)).toBeNull();
+  const bar = screen.getByRole('region', { name: 'Reconciliation' });
+  expect(within(bar).getByTestId('summary-cluster-down').textContent).toBe('cluster unreachable · last observed 3m ago');
+
+  const back = reduceResources(down, [{ type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError: '', lastObserved: new Date().toISOString() } }]);
+  rerender(
+    <Providers value={{ ...base, state: back }}>
+      <Overview theme="light" />
+    </Providers>,
+  );
+  expect(screen.queryByRole('alert', { name: 'Cluster unreachable' })).toBeNull();
+  expect(screen.queryByTestId('summary-cluster-down')).toBeNull();
+});
+
 test('a HEAD that fails to load, as a pass event says, is a banner naming the last good revision, gone once HEAD loads', () => {
   const base = resourcesValue(resources);
   const loadError = { revision: '9a1b2c3d4e5f60718293', errors: ['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:2:1: unknown kind Vm'] };

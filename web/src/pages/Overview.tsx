@@ -29,6 +29,21 @@ function useNow(ms: number): number {
   return now;
 }
 
+// ClusterDownAlert names why the cluster cannot be observed, apart from the Git
+// source: every resource is Unknown and shows what was last observed, and when.
+function ClusterDownAlert({ error, lastObserved, now }: { error: string; lastObserved: string; now: number }) {
+  return (
+    <div className="alert error" role="alert" aria-label="Cluster unreachable">
+      Cluster unreachable: <ErrorLines text={error} />
+      <div className="small">
+        {lastObserved
+          ? `Resources are Unknown and show what was observed ${timeAgo(lastObserved, now)} (${formatTime(lastObserved)}); nothing is applied until the cluster answers.`
+          : 'Resources are Unknown: the cluster has not been observed since the daemon started; nothing is applied until it answers.'}
+      </div>
+    </div>
+  );
+}
+
 export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
   const { state, conn, error } = useResources();
   const { isAdmin } = useSession();
@@ -155,6 +170,11 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
             {lastPass ? timeAgo(lastPass, now) : 'not yet'}
             {revs.length === 1 && rev.passDurationMs !== null && <span className="muted"> · {rev.passDurationMs} ms</span>}
           </div>
+          {state.clusterError && (
+            <div className="small rev-state error" data-testid="summary-cluster-down" title={state.clusterError}>
+              cluster unreachable · last observed {state.lastObserved ? timeAgo(state.lastObserved, now) : 'not since the start'}
+            </div>
+          )}
         </div>
         <div className="summary-counts" role="group" aria-label={scopeWords ? `Counts by status ${scopeWords}` : 'Counts by status'}>
           {scopeWords && (
@@ -209,6 +229,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
       </section>
       <PinBanner pinned={pinned} isAdmin={isAdmin} />
       {loadError && <LoadErrorAlert loadError={loadError} shown={revs.find((r) => r.loadError)?.revision} />}
+      {state.clusterError && <ClusterDownAlert error={state.clusterError} lastObserved={state.lastObserved} now={now} />}
       {state.sourceError && (
         <div className="alert error" role="alert">
           Git source: <ErrorLines text={state.sourceError} />

@@ -164,6 +164,30 @@ test('a cluster\'s pass does not clear another cluster\'s source error', () => {
   expect(s.sourceError).toBe('');
 });
 
+test('a cluster\'s pass does not clear another cluster\'s cluster error, kept apart from the source error', () => {
+  let s = reduceResources(initialResourceState, [
+    {
+      type: 'snapshot',
+      summary: {
+        ...summary([res('a', { cluster: 'lab-1' })]),
+        clusterError: 'lab-2: observing the cluster failed',
+        lastObserved: '2026-12-01T09:00:00Z',
+        clusters: [
+          { name: 'lab-1', revision: 'abc', lastObserved: '2026-12-01T10:00:00Z' },
+          { name: 'lab-2', revision: 'abc', clusterError: 'observing the cluster failed', lastObserved: '2026-12-01T09:00:00Z' },
+        ],
+      },
+    },
+  ]);
+  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: '', clusterError: '', lastObserved: '2026-12-01T10:01:00Z' } }]);
+  expect(s.clusterError).toBe('lab-2: observing the cluster failed');
+  expect(s.sourceError).toBe('');
+  expect(s.lastObserved).toBe('2026-12-01T09:00:00Z');
+  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-2', revision: 'abc', sourceError: '', clusterError: '', lastObserved: '2026-12-01T10:02:00Z' } }]);
+  expect(s.clusterError).toBe('');
+  expect(s.lastObserved).toBe('2026-12-01T10:01:00Z');
+});
+
 test('each cluster keeps its own revision, pin and load error; a pass of one leaves the other’s', () => {
   const pin = { revision: 'old', message: 'one core', by: 'admin' };
   let s = reduceResources(initialResourceState, [

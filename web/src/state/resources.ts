@@ -12,6 +12,10 @@ export interface ResourceState {
   lastPass: string;
   passDurationMs: number | null;
   sourceError: string;
+  // Why the cluster cannot be observed ("" when it can), joined over the
+  // clusters as the daemon does, and when it last was ('' : not yet).
+  clusterError: string;
+  lastObserved: string;
   // The branch head's load failure (its manifests are invalid), or null.
   loadError: LoadError | null;
   // The revision applied instead of the branch head, or null.
@@ -22,6 +26,9 @@ export interface ResourceState {
   // Each cluster's own source error (a clusters list): one cluster's pass
   // must not clear another's trouble from the banner.
   clusterErrors: Record<string, string>;
+  // Each cluster's own cluster error and last observation (a clusters list).
+  clusterDown: Record<string, string>;
+  clusterObserved: Record<string, string>;
   // Each cluster's own revision, last pass, pin and load error (a clusters
   // list): the top-level ones are the first cluster's, or merged.
   clusterPasses: Record<string, ClusterPass>;
@@ -52,11 +59,15 @@ export const initialResourceState: ResourceState = {
   lastPass: '',
   passDurationMs: null,
   sourceError: '',
+  clusterError: '',
+  lastObserved: '',
   loadError: null,
   pinned: null,
   byKey: new Map(),
   clusters: [],
   clusterErrors: {},
+  clusterDown: {},
+  clusterObserved: {},
   clusterPasses: {},
   structureVersion: 0,
 };
@@ -93,11 +104,15 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         lastPass: s.lastPass ?? '',
         passDurationMs: s.passDurationMs ?? null,
         sourceError: s.sourceError ?? '',
+        clusterError: s.clusterError ?? '',
+        lastObserved: s.lastObserved ?? '',
         loadError: s.loadError ?? null,
         pinned: s.pinned ?? null,
         byKey,
         clusters: (s.clusters ?? []).map((c) => c.name),
         clusterErrors: Object.fromEntries((s.clusters ?? []).map((c) => [c.name, c.sourceError ?? ''])),
+        clusterDown: Object.fromEntries((s.clusters ?? []).map((c) => [c.name, c.clusterError ?? ''])),
+        clusterObserved: Object.fromEntries((s.clusters ?? []).map((c) => [c.name, c.lastObserved ?? ''])),
         clusterPasses: Object.fromEntries(
           (s.clusters ?? []).map((c) => [
             c.name,
@@ -133,11 +148,20 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
     case 'pass': {
       const p = ev.pass;
       let sourceError = p.sourceError ?? '';
+      // An older daemon's pass event has no clusterError: keep what is known.
+      let clusterError = p.clusterError ?? state.clusterError;
+      let lastObserved = p.lastObserved === undefined ? state.lastObserved : (p.lastObserved ?? '');
       let clusterErrors = state.clusterErrors;
+      let clusterDown = state.clusterDown;
+      let clusterObserved = state.clusterObserved;
       let clusterPasses = state.clusterPasses;
       if (p.cluster && state.clusters.length > 1) {
         clusterErrors = { ...clusterErrors, [p.cluster]: sourceError };
         sourceError = joinClusterErrors(state.clusters, clusterErrors);
+        clusterDown = { ...clusterDown, [p.cluster]: clusterError };
+        clusterError = joinClusterErrors(state.clusters, clusterDown);
+        clusterObserved = { ...clusterObserved, [p.cluster]: lastObserved };
+        lastObserved = oldestObservation(state.clusters, clusterObserved);
         const was = clusterPasses[p.cluster];
         clusterPasses = {
           ...clusterPasses,
@@ -158,7 +182,11 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
         lastPass: p.lastPass ?? state.lastPass,
         passDurationMs: p.passDurationMs ?? state.passDurationMs,
         sourceError,
+        clusterError,
+        lastObserved,
         clusterErrors,
+        clusterDown,
+        clusterObserved,
         clusterPasses,
         // An older daemon's pass event has no loadError: keep what is known.
         loadError: p.loadError === undefined ? state.loadError : p.loadError,
@@ -168,13 +196,21 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
   }
 }
 
-// joinClusterErrors says each cluster's source error as the daemon's resource
+// joinClusterErrors says each cluster's source or cluster error as the daemon's resource
 // list does ("lab-2: observing the cluster failed; ..."), in configuration order.
 function joinClusterErrors(order: string[], errs: Record<string, string>): string {
   return order
     .filter((c) => errs[c])
     .map((c) => `${c}: ${errs[c]}`)
     .join('; ');
+}
+
+// oldestObservation is the clusters' oldest last observation, as the daemon's
+// resource list says it ('' when one was never observed).
+function oldestObservation(order: string[], observed: Record<string, string>): string {
+  const times = order.map((c) => observed[c] ?? '');
+  if (times.some((t) => !t)) return '';
+  return times.reduce((a, b) => (Date.parse(b) < Date.parse(a) ? b : a));
 }
 
 // reduceResources applies a batch of events at once: SSE events are queued and
