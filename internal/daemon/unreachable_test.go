@@ -253,7 +253,7 @@ func (r *outageRun) unobserved(want string, vms int) func() bool {
 		}
 		code, ready := r.readiness()
 		return r.metric(upSeries) == "0" && code == 200 && ready["status"] == "degraded" &&
-			strings.Contains(fmt.Sprint(ready["reason"]), want)
+			fmt.Sprint(ready["clusters"]) == "[default]" && !strings.Contains(fmt.Sprint(ready), want)
 	}
 }
 

@@ -139,11 +139,23 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	}
 	doc["status"] = "ready"
 	// A cluster that cannot be observed leaves the daemon serving (the UI
-	// is how one learns why), so the answer stays 200: degraded, with the
-	// cluster's error, for probes and people that read the body.
+	// is how one learns why), so the answer stays 200: degraded, naming the
+	// clusters; the error itself (addresses, fingerprints) is for the
+	// signed-in API, not this open route.
 	if list, err := s.backend.Resources(r.Context()); err == nil && list.ClusterError != "" {
-		doc["status"], doc["reason"] = "degraded", "the cluster cannot be observed: "+list.ClusterError
-		doc["clusterError"], doc["lastObserved"] = list.ClusterError, list.LastObserved
+		doc["status"], doc["reason"] = "degraded", "a cluster cannot be observed: its resources are Unknown"
+		doc["clusters"], doc["lastObserved"] = unobservedClusters(list), list.LastObserved
 	}
 	writeJSON(w, http.StatusOK, doc)
+}
+
+// unobservedClusters names the clusters the last passes could not observe.
+func unobservedClusters(list api.ResourceList) []string {
+	names := []string{}
+	for _, c := range list.Clusters {
+		if c.ClusterError != "" {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
