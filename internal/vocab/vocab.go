@@ -32,7 +32,7 @@ const (
 	StatusProgressing                   // an action is queued or running
 	StatusFailed                        // the last action or the plan failed
 	StatusConflict                      // something not owned by proxmops is in the way
-	StatusUnknown                       // not evaluated (not read, sync disabled)
+	StatusUnknown                       // not evaluated (not read, the cluster unreachable, sync disabled)
 )
 
 // Statuses lists every status in documented order.
