@@ -230,4 +230,21 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
     expect(await sourceNode().locator('.gsource-state').count()).toBe(0);
     await until('web-01 has three cores', async () => (await cores()) === '3', 60_000);
   });
+
+  test('a cluster that stops answering is a banner naming its error apart from the Git source, said in the summary bar, every resource Unknown', async () => {
+    await page.goto(`${url}/?view=cards`);
+    await bar().waitFor();
+    await stop(sim);
+    const down = page.getByRole('alert', { name: 'Cluster unreachable' });
+    await down.waitFor({ timeout: 30_000 });
+    expect(await down.textContent()).toContain('observing the cluster failed');
+    expect(await down.textContent()).toMatch(/show what was observed/);
+    expect(await bar().getByTestId('summary-cluster-down').textContent()).toMatch(/^cluster unreachable · last observed /);
+    expect(await page.getByText(/Git source:/).count()).toBe(0);
+    const counts = page.getByRole('group', { name: 'Counts by status' });
+    await until('every resource is Unknown', async () => (await counts.getByRole('button', { name: /Unknown/ }).textContent()) === '1 Unknown');
+    expect(await page.locator('.card-reason').first().textContent()).toContain('cluster unreachable: observing the cluster failed');
+    await b.shot('overview-cluster-unreachable');
+    expect(await axeViolations(page)).toEqual([]);
+  });
 });
