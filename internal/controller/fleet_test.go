@@ -274,9 +274,16 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 	e.waitCluster("alpha", "alpha synced at c3 while beta is stopped", func(l api.ResourceList) bool {
 		return allSyncedAt(c3.String(), 1)(l) && guestCores(t, alpha, 100) == "2"
 	})
-	e.waitCluster("beta", "beta reports it cannot be reached", func(l api.ResourceList) bool {
-		return strings.Contains(l.ClusterError, "observing the cluster failed")
+	down := e.waitCluster("beta", "beta reports it cannot be reached, its resources Unknown", func(l api.ResourceList) bool {
+		return strings.Contains(l.ClusterError, "observing the cluster failed") && l.Counts[vocab.StatusUnknown] == len(l.Resources)
 	})
+	if down.SourceError != "" {
+		t.Fatalf("beta's cluster error is said as a source error: %q", down.SourceError)
+	}
+	all, _ = e.f.Resources(context.Background())
+	if !strings.HasPrefix(all.ClusterError, "beta: observing the cluster failed") || all.Clusters[0].ClusterError != "" || all.Clusters[0].Counts[vocab.StatusUnknown] != 0 {
+		t.Fatalf("only beta is unreachable: %q %+v", all.ClusterError, all.Clusters)
+	}
 	if _, ok := beta.sim.Guest(101); !ok {
 		t.Fatal("beta's extra was deleted while beta was unreachable")
 	}

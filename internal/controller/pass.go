@@ -112,7 +112,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	passEv := api.PassEvent{Cluster: c.Name(), Revision: revision, RevisionMessage: message, PassDurationMs: c.passDur.Milliseconds(),
 		LastPass: now, Counts: counts, SourceError: c.sourceErr, ClusterError: c.clusterErr, LastObserved: c.observedAt,
 		LoadError: c.loadErr, Pinned: c.pins.current()}
-	observed := plan != nil || clusterProblem != ""
+	triedCluster := plan != nil || clusterProblem != ""
 	c.mu.Unlock()
 
 	c.notePass(context.WithoutCancel(ctx), revision, now, counts)
@@ -123,7 +123,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	for st, n := range counts {
 		c.m.Resources.WithLabelValues(st.String(), c.Name()).Set(float64(n))
 	}
-	if observed {
+	if triedCluster {
 		c.noteClusterUp(passEv)
 	}
 	if len(deferred) > 0 {
