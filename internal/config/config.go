@@ -20,6 +20,9 @@ type Config struct {
 	Log       Log            `yaml:"log" json:"log"`
 	Provision Provision      `yaml:"provision" json:"provision"`
 	HA        HA             `yaml:"ha" json:"ha"`
+	// Notifications lists where transitions are announced
+	// (notifications.go).
+	Notifications []Notification `yaml:"notifications" json:"notifications,omitempty"`
 	CLI       CLI            `yaml:"cli" json:"cli"`
 
 	// defaultDatabasePath is server.databasePath's default in force (the
@@ -218,6 +221,7 @@ func DefaultCacheDir() string {
 func (c *Config) Clone() *Config {
 	cp := *c
 	cp.Clusters = append([]ClusterEntry(nil), c.Clusters...)
+	cp.Notifications = cloneNotifications(c.Notifications)
 	return &cp
 }
 
@@ -236,6 +240,9 @@ func (c *Config) Redacted() *Config {
 	}
 	if cp.Server.Database != "" {
 		cp.Server.Database = RedactDatabaseURL(cp.Server.Database)
+	}
+	for i := range cp.Notifications {
+		cp.Notifications[i].URL = RedactNotificationURL(cp.Notifications[i].URL)
 	}
 	return cp
 }

@@ -82,8 +82,12 @@ func (l *fileLayer) apply(c *Config, data []byte) {
 			l.problem(ktk, "", "unknown section `%s`%s (sections are %s)", section, didYouMean(section, sectionNames), strings.Join(sectionNames, ", "))
 			continue
 		}
-		if section == "clusters" {
+		switch section {
+		case "clusters":
 			l.clusters(c, mv.Value)
+			continue
+		case "notifications":
+			l.notifications(c, mv.Value)
 			continue
 		}
 		l.section(c, section, mv.Value)

@@ -25,6 +25,7 @@ func (c *Config) validate(probs *problems) []string {
 	// cluster
 	warnings = append(warnings, validateCluster("cluster.", &c.Cluster, probs)...)
 	warnings = append(warnings, c.validateClusters(probs)...)
+	warnings = append(warnings, c.validateNotifications(probs)...)
 	if c.Provision.SSHKeyFile != "" {
 		if _, err := os.Stat(c.Provision.SSHKeyFile); err != nil {
 			probs.addf("provision.sshKeyFile", "%v", err)
