@@ -23,7 +23,7 @@ type Config struct {
 	// Notifications lists where transitions are announced
 	// (notifications.go).
 	Notifications []Notification `yaml:"notifications" json:"notifications,omitempty"`
-	CLI       CLI            `yaml:"cli" json:"cli"`
+	CLI           CLI            `yaml:"cli" json:"cli"`
 
 	// defaultDatabasePath is server.databasePath's default in force (the
 	// service's with the service's file): only the default gives way to

@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/metrics"
+	"github.com/proxmops/proxmops/internal/notify"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -77,6 +78,9 @@ type Options struct {
 	// write request and each state or history write is checked in the
 	// database against the term that made it (docs/ha.md#fencing).
 	Guard *leader.Guard
+	// Notifier is told of each transition (notify.Dispatcher); nil
+	// drops them. A fleet's controllers share one.
+	Notifier notify.Notifier
 }
 
 // Controller is the control loop and the daemon's backend.
@@ -105,6 +109,9 @@ type Controller struct {
 	mu        sync.Mutex // guards what follows
 	desired   *desiredState
 	sourceErr string
+	// sourceDown: a source-error notification went out and the source
+	// has not been read well since.
+	sourceDown bool
 	loadErr   *api.LoadError // the branch head's load failure; nil once a head loads
 	lastPass  *time.Time
 	// clusterErr says why the last pass could not observe the cluster;
@@ -197,6 +204,9 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	if opts.Hub == nil {
 		opts.Hub = discardHub{}
+	}
+	if opts.Notifier == nil {
+		opts.Notifier = notify.Discard{}
 	}
 	if opts.Clock == nil {
 		opts.Clock = realClock{}

@@ -101,6 +101,11 @@ func (c *Controller) pass(ctx context.Context, req request) {
 		c.markUnobservedLocked(ds)
 	}
 	c.sourceErr = strings.Join(problems, "; ")
+	if ds != nil {
+		c.noteSourceLocked(ds.commit)
+	} else {
+		c.noteSourceLocked("")
+	}
 	c.lastPass = &now
 	c.passDur = time.Since(start)
 	c.ready = true
@@ -425,6 +430,7 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 	prevStatus := rec.Status
 	var ev api.HistoryEvent
 	var msg string
+	nev := api.NotificationEvent("") // the announcement, when not notificationOf(ev)
 	// A resource never seen on the cluster has not drifted: its first
 	// event is "created" (or the failure of its create). So is one whose
 	// interrupted or failed create a pass finds done, or missing again.
@@ -446,7 +452,7 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 		rec.Unfinished, rec.Interrupted = 0, false
 	case vocab.StatusConflict:
 		if prevStatus != vocab.StatusConflict {
-			ev, msg = api.EventFailed, "conflict: "+sum.Reason
+			ev, msg, nev = api.EventFailed, "conflict: "+sum.Reason, api.NotifyConflict
 		}
 	case vocab.StatusFailed:
 		if prevStatus != vocab.StatusFailed && rec.Failure == "" {
@@ -466,7 +472,10 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 		c.dirty = true
 	}
 	if ev != "" {
-		c.addHistoryLocked(ctx, kind, name, ev, ds.commit, msg)
+		if nev == "" {
+			nev = notificationOf(ev)
+		}
+		c.addEntryAsLocked(ctx, kind, name, api.HistoryEntry{Event: ev, Commit: ds.commit, Message: msg}, nev)
 		rec.Event = ev
 	}
 	if rec.Status != sum.Status || ev != "" {
@@ -544,6 +553,7 @@ func (c *Controller) setSummaryLocked(r *resource, sum api.ResourceSummary) {
 	prev := r.sum
 	sum.Cluster = c.Name()
 	sum.UpdatedAt = prev.UpdatedAt
+	c.noteHealthLocked(sum.Kind+"/"+sum.Name, sum.Health, sum.Reason)
 	if prev.Kind == "" || !reflect.DeepEqual(stripTime(prev), stripTime(sum)) {
 		sum.UpdatedAt = c.clock.Now().UTC()
 		r.sum = sum

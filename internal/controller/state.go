@@ -39,6 +39,9 @@ type record struct {
 	// Node is the node the guest was on at the last pass, so a move (by
 	// HA or a migration) is written to the history once.
 	Node string `json:"node,omitempty"`
+	// Degraded: a degraded notification went out and the resource has
+	// not been Healthy since (noteHealthLocked).
+	Degraded bool `json:"degraded,omitempty"`
 }
 
 // inflightAction is an action handed to the dispatcher and not finished.
@@ -237,7 +240,14 @@ func (c *Controller) addHistoryLocked(ctx context.Context, kind, name string, ev
 }
 
 // addEntryLocked is addHistoryLocked for an entry with more (its user).
+// History is written on transitions only, so each entry is also the
+// notification of its event (notificationOf).
 func (c *Controller) addEntryLocked(ctx context.Context, kind, name string, e api.HistoryEntry) {
+	c.addEntryAsLocked(ctx, kind, name, e, notificationOf(e.Event))
+}
+
+// addEntryAsLocked writes e and announces it as ev ("": not announced).
+func (c *Controller) addEntryAsLocked(ctx context.Context, kind, name string, e api.HistoryEntry, ev api.NotificationEvent) {
 	if c.fenced.Load() {
 		return
 	}
@@ -246,5 +256,8 @@ func (c *Controller) addEntryLocked(ctx context.Context, kind, name string, e ap
 	}
 	if _, err := c.st.AddHistory(ctx, kind, c.historyName(name), e); err != nil {
 		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(e.Event), "err", err)
+	}
+	if ev != "" {
+		c.notifyLocked(api.Notice{Event: ev, Kind: kind, Name: name, Revision: e.Commit, Message: e.Message, Time: e.Time})
 	}
 }
