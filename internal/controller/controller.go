@@ -112,8 +112,8 @@ type Controller struct {
 	// sourceDown: a source-error notification went out and the source
 	// has not been read well since.
 	sourceDown bool
-	loadErr   *api.LoadError // the branch head's load failure; nil once a head loads
-	lastPass  *time.Time
+	loadErr    *api.LoadError // the branch head's load failure; nil once a head loads
+	lastPass   *time.Time
 	// clusterErr says why the last pass could not observe the cluster;
 	// observedAt is when one last did (nil: not since the start).
 	clusterErr string

@@ -234,7 +234,9 @@ func TestConflictAndSourceErrorNotifyOnceEach(t *testing.T) {
 	e.refreshPasses(2)
 	repo.commit("broken", map[string]string{"broken.yaml": "kind: Nope\n"})
 	e.refreshPasses(3)
-	waitUntil(t, "the notifications", func() bool { return hook.count(key, api.NotifyConflict) == 1 && hook.count("", api.NotifySourceError) == 1 })
+	waitUntil(t, "the notifications", func() bool {
+		return hook.count(key, api.NotifyConflict) == 1 && hook.count("", api.NotifySourceError) == 1
+	})
 	e.refreshPasses(1)
 	if n := hook.count(key, api.NotifyConflict) + hook.count(key, api.NotifyFailed); n != 1 {
 		t.Errorf("conflict notifications = %d, want 1 (never also a failure): %+v", n, hook.events(key))
