@@ -162,6 +162,9 @@ type Server struct {
 	// after Load it holds the token however it was given.
 	MetricsToken     string `yaml:"metricsToken" json:"metricsToken" secret:"true"`
 	MetricsTokenFile string `yaml:"metricsTokenFile" json:"metricsTokenFile" path:"true"`
+	// PublicURL is where people open the UI (https://proxmops.lan); links
+	// in notifications point there.
+	PublicURL string `yaml:"publicURL" json:"publicURL"`
 }
 
 // Log configures log/slog output.

@@ -26,6 +26,11 @@ func (c *Config) validate(probs *problems) []string {
 	warnings = append(warnings, validateCluster("cluster.", &c.Cluster, probs)...)
 	warnings = append(warnings, c.validateClusters(probs)...)
 	warnings = append(warnings, c.validateNotifications(probs)...)
+	if u := c.Server.PublicURL; u != "" {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			probs.addf("server.publicURL", "%q is not an http(s):// URL with a host, such as https://proxmops.lan", u)
+		}
+	}
 	if c.Provision.SSHKeyFile != "" {
 		if _, err := os.Stat(c.Provision.SSHKeyFile); err != nil {
 			probs.addf("provision.sshKeyFile", "%v", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/metrics"
+	"github.com/proxmops/proxmops/internal/notify"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/store"
 )
@@ -143,9 +144,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	hub := events.NewHub(1024)
 	m := metrics.New()
-	copts := controller.Options{Config: effective, Store: st, Hub: hub, Metrics: m, Logger: log}
+	notifier := notify.New(effective.Notifications, notify.Options{PublicURL: effective.Server.PublicURL, Logger: log})
+	defer notifier.Close()
+	copts := controller.Options{Config: effective, Store: st, Hub: hub, Metrics: m, Logger: log, Notifier: notifier}
 	sopts := server.Options{
-		Store: st, Hub: hub, Logs: o.Logs, Logger: log, Metrics: m,
+		Store: st, Hub: hub, Logs: o.Logs, Logger: log, Metrics: m, Notifications: notifier,
 		Config: cfg, UI: o.UI, SetupOutput: o.SetupOutput,
 		TLSCertFile: cfg.Server.TLSCertFile, TLSKeyFile: cfg.Server.TLSKeyFile,
 		TrustProxy: cfg.Server.TrustProxy,

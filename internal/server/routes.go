@@ -68,6 +68,7 @@ func (s *Server) routes() chi.Router {
 				r.Post("/revisions/pin", s.handlePin)
 				r.Delete("/revisions/pin", s.handleUnpin)
 				r.Get("/settings", s.handleGetSettings)
+				r.Get("/notifications", s.handleNotifications)
 				r.Put("/settings", s.handlePutSettings)
 				r.Post("/settings/test", s.handleTestSettings)
 				r.Get("/export", s.handleExport)

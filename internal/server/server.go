@@ -113,6 +113,9 @@ type Options struct {
 	// /readyz and GET /api/v1/replicas name the leader.
 	Replicas         Replicas
 	ForwardTransport http.RoundTripper
+	// Notifications reports the receivers of notifications for
+	// GET /api/v1/notifications (notify.Dispatcher); nil lists none.
+	Notifications NotificationStatuser
 	// Now is the clock of the login limits and the webhook limits (default
 	// time.Now); tests move it instead of sleeping.
 	Now func() time.Time
