@@ -454,3 +454,23 @@ export interface ReplicaStatus {
   replica: string;
   leader?: LeaderInfo;
 }
+
+// GET /api/v1/notifications (docs/api.md, "Notifications").
+export interface NotificationStatus {
+  name: string;
+  // Scheme and host only: never a secret.
+  url: string;
+  service: string;
+  on: string[];
+  resources?: string[];
+  lastDelivery?: string;
+  // Kept after a later success: compare lastErrorAt with lastDelivery.
+  lastError?: string;
+  lastErrorAt?: string;
+  delivered: number;
+  failed: number;
+  pending: number;
+}
+export interface NotificationList {
+  notifications: NotificationStatus[];
+}

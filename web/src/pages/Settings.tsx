@@ -3,6 +3,7 @@ import { api, errorMessage } from '../api/client';
 import type { ApiToken, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
 import { ChangePassword, Users } from '../components/Accounts';
 import ExportPanel from '../components/ExportPanel';
+import { Notifications } from '../components/Notifications';
 import { ErrorAlert, RoleSelect } from '../components/RoleSelect';
 import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
@@ -377,6 +378,7 @@ export default function Settings() {
           <ChangePassword />
           <Users />
           <Tokens />
+          <Notifications />
           <ExportPanel />
         </div>
       </div>
