@@ -35,10 +35,10 @@ var NotificationEvents = []string{"failed", "degraded", "drift", "synced", "conf
 // notificationKeys are the keys of a `notifications:` entry.
 var notificationKeys = []string{"name", "url", "on", "resources"}
 
-// notificationSchemes are the URL schemes a notification is delivered to:
+// NotificationSchemes are the URL schemes a notification is delivered to:
 // the JSON webhook and the services internal/notify delivers through its
 // service URL library.
-var notificationSchemes = []string{"http", "https", "ntfy", "gotify", "discord", "slack", "matrix", "telegram", "smtp",
+var NotificationSchemes = []string{"http", "https", "ntfy", "gotify", "discord", "slack", "matrix", "telegram", "smtp",
 	"teams", "pushover", "pushbullet", "mattermost", "rocketchat", "zulip", "googlechat", "bark", "join", "lark", "ifttt", "opsgenie", "signal", "wecom", "generic"}
 
 // secretRefPattern is a reference the URL keeps until delivery.
@@ -224,9 +224,9 @@ func checkNotificationURL(raw string) error {
 	if err != nil {
 		return fmt.Errorf("not a URL: %v", err)
 	}
-	if !slices.Contains(notificationSchemes, u.Scheme) {
-		return fmt.Errorf("unknown scheme %q%s: use http(s):// for a JSON webhook or one of %s", u.Scheme, didYouMean(u.Scheme, notificationSchemes),
-			strings.Join(notificationSchemes[2:9], ", "))
+	if !slices.Contains(NotificationSchemes, u.Scheme) {
+		return fmt.Errorf("unknown scheme %q%s: use http(s):// for a JSON webhook or one of %s", u.Scheme, didYouMean(u.Scheme, NotificationSchemes),
+			strings.Join(NotificationSchemes[2:9], ", "))
 	}
 	if (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" {
 		return fmt.Errorf("%q names no host", RedactNotificationURL(raw))

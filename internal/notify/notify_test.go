@@ -295,3 +295,13 @@ func TestConfigureKeepsAnUnchangedReceiversStatus(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 }
+
+func TestEveryServiceSchemeTheConfigAcceptsIsDeliverable(t *testing.T) {
+	for _, scheme := range config.NotificationSchemes {
+		if _, service, err := newSender(scheme+"://host/x", nil); err != nil {
+			t.Errorf("config accepts %s:// but delivery does not: %v", scheme, err)
+		} else if scheme != "http" && scheme != "https" && service != scheme {
+			t.Errorf("%s:// is delivered as %q", scheme, service)
+		}
+	}
+}
