@@ -243,18 +243,23 @@ spec:
 }
 
 func (r *chaosRun) initRepo() {
+	files := map[string]string{}
+	for i := range chaosVMs {
+		r.cores[500+i] = "1"
+		files[fmt.Sprintf("vms/chaos-%d.yaml", i)] = chaosManifest(i, "1")
+	}
+	r.initRepoWith("chaos VMs", files)
+}
+
+// initRepoWith makes the repository under dir with one commit of files.
+func (r *chaosRun) initRepoWith(msg string, files map[string]string) {
 	repo, err := git.PlainInitWithOptions(filepath.Join(r.dir, "repo"), &git.PlainInitOptions{
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.repo = repo
-	files := map[string]string{}
-	for i := range chaosVMs {
-		r.cores[500+i] = "1"
-		files[fmt.Sprintf("vms/chaos-%d.yaml", i)] = chaosManifest(i, "1")
-	}
-	r.commit("chaos VMs", files)
+	r.commit(msg, files)
 }
 
 // commitCores flips the cores (1 <-> 2) of a seed-chosen half of the VMs,
