@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -149,9 +150,9 @@ func (d *Dispatcher) link(n api.Notice) string {
 	if base == "" || n.Kind == "" {
 		return ""
 	}
-	q := "/?r=" + strings.ReplaceAll(n.Kind+"%2F"+n.Name, " ", "%20")
+	q := "/?r=" + url.QueryEscape(n.Kind+"/"+n.Name)
 	if n.Cluster != "" && n.Cluster != config.DefaultClusterName {
-		q += "&cluster=" + n.Cluster
+		q += "&cluster=" + url.QueryEscape(n.Cluster)
 	}
 	return base + q
 }

@@ -268,6 +268,11 @@ func TestUnknownServiceIsShownFromTheStart(t *testing.T) {
 	if st := d.Status()[0]; !strings.Contains(st.LastError, `unknown notification service "nosuch"`) {
 		t.Errorf("status = %+v", st)
 	}
+	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
+	waitFor(t, "the message given up", func() bool { return d.Status()[0].Failed == 1 })
+	if st := d.Status()[0]; st.Pending != 0 || !strings.Contains(st.LastError, "nosuch") {
+		t.Errorf("status = %+v", st)
+	}
 }
 
 func TestPRPlanNoticeReachesReceiversOfPRPlan(t *testing.T) {

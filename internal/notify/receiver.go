@@ -119,11 +119,16 @@ func (r *receiver) run() {
 func (r *receiver) deliver(batch []api.Notice) {
 	d := r.d
 	wait := d.opts.Backoff
+	if r.sender == nil {
+		// Its URL names no known service (shown since the start): no
+		// retry can help.
+		d.mu.Lock()
+		r.st.Failed++
+		d.mu.Unlock()
+		return
+	}
 	for attempt := 1; ; attempt++ {
-		err := errNoSender
-		if r.sender != nil {
-			err = r.sender.send(r.ctx, r.cfg.Name, batch)
-		}
+		err := r.sender.send(r.ctx, r.cfg.Name, batch)
 		now := d.opts.Now().UTC()
 		d.mu.Lock()
 		if err == nil {

@@ -21,8 +21,6 @@ import (
 	"github.com/proxmops/proxmops/internal/buildinfo"
 )
 
-var errNoSender = errors.New("the receiver's URL is unusable")
-
 // sender delivers one message of a receiver.
 type sender interface {
 	send(ctx context.Context, receiver string, batch []api.Notice) error
