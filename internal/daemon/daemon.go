@@ -144,7 +144,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	hub := events.NewHub(1024)
 	m := metrics.New()
-	notifier := notify.New(effective.Notifications, notify.Options{PublicURL: effective.Server.PublicURL, Logger: log})
+	notifier := notify.New(effective.Notifications, notify.Options{PublicURL: effective.Server.PublicURL, Logger: log, State: st})
 	defer notifier.Close()
 	copts := controller.Options{Config: effective, Store: st, Hub: hub, Metrics: m, Logger: log, Notifier: notifier}
 	sopts := server.Options{

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -58,7 +59,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the notices' times and the status (default time.Now).
 	Now func() time.Time
+	// State keeps the receivers' status across restarts (the store); nil
+	// keeps it in memory only.
+	State StateStore
 }
+
+// StateStore is where the status is kept (store.Store).
+type StateStore interface {
+	State(ctx context.Context, key string) ([]byte, bool, error)
+	PutState(ctx context.Context, key string, value []byte) error
+}
+
+// stateKey is the status's key in the store.
+const stateKey = "notify/status"
 
 // Dispatcher delivers notices to the configured receivers.
 type Dispatcher struct {
@@ -69,7 +82,10 @@ type Dispatcher struct {
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
-	receivers []*receiver // configuration order
+	receivers []*receiver                       // configuration order
+	saved     map[string]api.NotificationStatus // loaded from State, by name
+
+	saveMu sync.Mutex // orders the writes of the status
 }
 
 // New starts a dispatcher for the receivers of list.
@@ -97,8 +113,45 @@ func New(list []config.Notification, opts Options) *Dispatcher {
 	}
 	d := &Dispatcher{opts: opts, log: opts.Logger.With("component", "notify")}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.loadStatus()
 	d.Configure(list)
 	return d
+}
+
+// loadStatus reads the status a previous run kept.
+func (d *Dispatcher) loadStatus() {
+	if d.opts.State == nil {
+		return
+	}
+	b, ok, err := d.opts.State.State(d.ctx, stateKey)
+	if err == nil && ok {
+		err = json.Unmarshal(b, &d.saved)
+	}
+	if err != nil {
+		d.log.Warn("the notifications' last status is unreadable; starting afresh", "err", err)
+	}
+}
+
+// saveStatus keeps the status in State, the newest last.
+func (d *Dispatcher) saveStatus() {
+	if d.opts.State == nil {
+		return
+	}
+	d.saveMu.Lock()
+	defer d.saveMu.Unlock()
+	d.mu.Lock()
+	all := map[string]api.NotificationStatus{}
+	for _, r := range d.receivers {
+		all[r.cfg.Name] = r.status()
+	}
+	d.mu.Unlock()
+	b, err := json.Marshal(all)
+	if err == nil {
+		err = d.opts.State.PutState(context.WithoutCancel(d.ctx), stateKey, b)
+	}
+	if err != nil {
+		d.log.Warn("keeping the notifications' status failed", "err", err)
+	}
 }
 
 // Configure takes a new list (settings applied without a restart): a

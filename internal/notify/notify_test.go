@@ -15,6 +15,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/store"
 )
 
 // received is one request a receiver got.
@@ -308,5 +309,35 @@ func TestEveryServiceSchemeTheConfigAcceptsIsDeliverable(t *testing.T) {
 		} else if scheme != "http" && scheme != "https" && service != scheme {
 			t.Errorf("%s:// is delivered as %q", scheme, service)
 		}
+	}
+}
+
+func TestStatusOutlivesARestartOnTheStore(t *testing.T) {
+	st, err := store.Open(t.Context(), store.Options{Path: filepath.Join(t.TempDir(), "proxmops.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := newRecorder(t, http.StatusBadGateway)
+	list := []config.Notification{{Name: "ops", URL: rec.srv.URL + "/hook", On: []string{"failed"}}}
+	opts := fastOptions()
+	opts.State = st
+	d := New(list, opts)
+	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
+	waitFor(t, "the delivery", func() bool { return d.Status()[0].Delivered == 1 })
+	before := d.Status()[0]
+	d.Close()
+
+	again := New(list, opts)
+	defer again.Close()
+	after := again.Status()[0]
+	if after.Delivered != 1 || after.LastDelivery == nil || !after.LastDelivery.Equal(*before.LastDelivery) || !strings.Contains(after.LastError, "502") {
+		t.Errorf("after the restart: %+v, before %+v", after, before)
+	}
+	// Another URL under the same name is another receiver.
+	moved := New([]config.Notification{{Name: "ops", URL: "https://elsewhere.example/hook", On: []string{"failed"}}}, opts)
+	defer moved.Close()
+	if st := moved.Status()[0]; st.Delivered != 0 || st.LastError != "" {
+		t.Errorf("a changed URL kept the old status: %+v", st)
 	}
 }

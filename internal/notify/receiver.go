@@ -35,6 +35,11 @@ func (d *Dispatcher) startReceiver(n config.Notification) *receiver {
 	r := &receiver{d: d, cfg: n, queue: make(chan []api.Notice, maxQueued)}
 	r.ctx, r.cancel = context.WithCancel(d.ctx)
 	r.st = api.NotificationStatus{Name: n.Name, URL: config.RedactNotificationURL(n.URL), On: slices.Clone(n.On), Resources: slices.Clone(n.Resources)}
+	if old, ok := d.saved[n.Name]; ok && old.URL == r.st.URL {
+		// The same receiver before a restart: its deliveries go on.
+		r.st.LastDelivery, r.st.LastError, r.st.LastErrorAt = old.LastDelivery, old.LastError, old.LastErrorAt
+		r.st.Delivered, r.st.Failed = old.Delivered, old.Failed
+	}
 	var err error
 	r.sender, r.st.Service, err = newSender(n.URL, d.opts.Client)
 	if err != nil {
@@ -138,6 +143,7 @@ func (r *receiver) deliver(batch []api.Notice) {
 			r.st.LastError, r.st.LastErrorAt = err.Error(), &now
 		}
 		d.mu.Unlock()
+		d.saveStatus()
 		if err == nil {
 			d.log.Debug("notification delivered", "receiver", r.cfg.Name, "notices", len(batch), "attempt", attempt)
 			return
@@ -146,6 +152,7 @@ func (r *receiver) deliver(batch []api.Notice) {
 			d.mu.Lock()
 			r.st.Failed++
 			d.mu.Unlock()
+			d.saveStatus()
 			d.log.Warn("notification not delivered; given up", "receiver", r.cfg.Name, "notices", len(batch), "attempts", attempt, "err", err)
 			return
 		}
