@@ -9,8 +9,9 @@ import (
 
 // notificationOf is the notification a history event is: the entry of a
 // failure, a drift, or a resource in sync again. A conflict is written as
-// a failure and announced as a conflict (noteTransitionLocked); adoptions
-// and rollbacks, a person's doing, are not announced.
+// a failure and announced as a conflict (noteTransitionLocked). Adoptions
+// and rollbacks (a person's doing) and moves (HA's or a migration's, left
+// as they are) are not announced: no event of the contract names them.
 func notificationOf(ev api.HistoryEvent) api.NotificationEvent {
 	switch ev {
 	case api.EventFailed:
