@@ -430,7 +430,19 @@ type SettingsDocument struct {
 	Cluster   ClusterSettings   `json:"cluster"`
 	Source    SourceSettings    `json:"source"`
 	Reconcile ReconcileSettings `json:"reconcile"`
+	Forge     ForgeSettings     `json:"forge"`
 	Warnings  []string          `json:"warnings,omitempty"`
+}
+
+// ForgeSettings is the "forge" section of the settings document (token:
+// "set" or "not set").
+type ForgeSettings struct {
+	Type                string `json:"type"`
+	APIURL              string `json:"apiURL"`
+	Repository          string `json:"repository"`
+	Token               string `json:"token"`
+	PullRequestPreviews bool   `json:"pullRequestPreviews"`
+	UIURL               string `json:"uiURL"`
 }
 
 // ClusterSettings is the "cluster" section of the settings document.

@@ -24,6 +24,7 @@ type Config struct {
 	// (notifications.go).
 	Notifications []Notification `yaml:"notifications" json:"notifications,omitempty"`
 	CLI           CLI            `yaml:"cli" json:"cli"`
+	Forge         Forge          `yaml:"forge" json:"forge"`
 
 	// defaultDatabasePath is server.databasePath's default in force (the
 	// service's with the service's file): only the default gives way to
@@ -44,6 +45,38 @@ type CLI struct {
 	// CAFile is a PEM bundle of CAs to trust for the daemon's HTTPS.
 	CAFile string `yaml:"caFile" json:"caFile" path:"true"`
 }
+
+// Forge says where the repository's pull requests live, for plan previews
+// on them (docs/operations.md, "Pull-request previews").
+type Forge struct {
+	// Type is github, gitea (Forgejo too) or gitlab.
+	Type string `yaml:"type" json:"type"`
+	// APIURL is the forge's API base: https://api.github.com (the
+	// default for github), the instance's address for Gitea and GitLab.
+	APIURL string `yaml:"apiURL" json:"apiURL"`
+	// Repository is owner/name; for GitLab the project's full path.
+	Repository string `yaml:"repository" json:"repository"`
+	// Token may comment on requests and set commit statuses; after Load it
+	// holds the token however it was given.
+	Token     string `yaml:"token" json:"token" secret:"true"`
+	TokenFile string `yaml:"tokenFile" json:"tokenFile" path:"true"`
+	// PullRequestPreviews plans every open request's head and posts the
+	// plan on it.
+	PullRequestPreviews bool `yaml:"pullRequestPreviews" json:"pullRequestPreviews"`
+	// UIURL is the dashboard's address as reviewers reach it; the commit
+	// status links to the request's preview there.
+	UIURL string `yaml:"uiURL" json:"uiURL"`
+}
+
+// Forge types.
+const (
+	ForgeGitHub = "github"
+	ForgeGitea  = "gitea"
+	ForgeGitLab = "gitlab"
+)
+
+// DefaultGitHubAPI is forge.apiURL's default for github.
+const DefaultGitHubAPI = "https://api.github.com"
 
 // HA configures a replica among several daemons on one PostgreSQL
 // database (docs/ha.md); SQLite ignores it.
@@ -232,7 +265,7 @@ func (c *Config) Clone() *Config {
 // set, fit for logs and for showing settings.
 func (c *Config) Redacted() *Config {
 	cp := c.Clone()
-	secrets := []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken, &cp.CLI.Token}
+	secrets := []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken, &cp.CLI.Token, &cp.Forge.Token}
 	for i := range cp.Clusters {
 		secrets = append(secrets, &cp.Clusters[i].TokenSecret)
 	}

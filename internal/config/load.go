@@ -248,6 +248,7 @@ func (c *Config) finish() ([]string, error) {
 	readSecret("server.webhookSecret", &c.Server.WebhookSecret, c.Server.WebhookSecretFile)
 	readSecret("server.metricsToken", &c.Server.MetricsToken, c.Server.MetricsTokenFile)
 	readSecret("cli.token", &c.CLI.Token, c.CLI.TokenFile)
+	readSecret("forge.token", &c.Forge.Token, c.Forge.TokenFile)
 	if c.Source.SSHKeyFile != "" && c.Source.SSHKey == "" {
 		// A key keeps its final newline: some parsers want it.
 		readSecret("source.sshKey", &c.Source.SSHKey, c.Source.SSHKeyFile)

@@ -10,10 +10,23 @@ import (
 // keys; a nil field is not set and leaves the underlying configuration
 // alone. For the daemon they take precedence over file, environment and
 // flags. Server and log settings are not in it: they need a restart.
+// Forge settings apply to the next webhook.
 type Overlay struct {
 	Cluster   *ClusterOverlay   `json:"cluster,omitempty"`
 	Source    *SourceOverlay    `json:"source,omitempty"`
 	Reconcile *ReconcileOverlay `json:"reconcile,omitempty"`
+	Forge     *ForgeOverlay     `json:"forge,omitempty"`
+}
+
+// ForgeOverlay is the forge section of an Overlay; Token is the secret
+// itself (the store keeps it encrypted).
+type ForgeOverlay struct {
+	Type                *string `json:"type,omitempty"`
+	APIURL              *string `json:"apiURL,omitempty"`
+	Repository          *string `json:"repository,omitempty"`
+	Token               *string `json:"token,omitempty"`
+	PullRequestPreviews *bool   `json:"pullRequestPreviews,omitempty"`
+	UIURL               *string `json:"uiURL,omitempty"`
 }
 
 // ClusterOverlay is the cluster section of an Overlay.
@@ -132,6 +145,14 @@ func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 		}
 		overlayField(&warnings, "reconcile.historyPerResource", &n.Reconcile.HistoryPerResource, def.Reconcile.HistoryPerResource, or.HistoryPerResource, false)
 		overlayField(&warnings, "reconcile.historyTotal", &n.Reconcile.HistoryTotal, def.Reconcile.HistoryTotal, or.HistoryTotal, false)
+	}
+	if of := o.Forge; of != nil {
+		overlayField(&warnings, "forge.type", &n.Forge.Type, def.Forge.Type, of.Type, false)
+		overlayField(&warnings, "forge.apiURL", &n.Forge.APIURL, def.Forge.APIURL, of.APIURL, false)
+		overlayField(&warnings, "forge.repository", &n.Forge.Repository, def.Forge.Repository, of.Repository, false)
+		overlayField(&warnings, "forge.token", &n.Forge.Token, def.Forge.Token, of.Token, true)
+		overlayField(&warnings, "forge.pullRequestPreviews", &n.Forge.PullRequestPreviews, def.Forge.PullRequestPreviews, of.PullRequestPreviews, false)
+		overlayField(&warnings, "forge.uiURL", &n.Forge.UIURL, def.Forge.UIURL, of.UIURL, false)
 	}
 	warnings = append(warnings, n.validate(&probs)...)
 	if err := probs.err(); err != nil {

@@ -137,6 +137,50 @@ func (c *Config) validate(probs *problems) []string {
 	default:
 		probs.addf("log.level", "%q is not debug, info, warn or error", c.Log.Level)
 	}
+	return append(warnings, c.Forge.validate(probs)...)
+}
+
+// validate normalises and checks the forge section: nothing is needed
+// unless pull-request previews are on.
+func (f *Forge) validate(probs *problems) []string {
+	f.Type = strings.ToLower(strings.TrimSpace(f.Type))
+	f.APIURL = strings.TrimRight(strings.TrimSpace(f.APIURL), "/")
+	f.UIURL = strings.TrimRight(strings.TrimSpace(f.UIURL), "/")
+	f.Repository = strings.Trim(strings.TrimSpace(f.Repository), "/")
+	switch f.Type {
+	case "":
+	case ForgeGitHub:
+		if f.APIURL == "" {
+			f.APIURL = DefaultGitHubAPI
+		}
+	case ForgeGitea, ForgeGitLab:
+		if f.APIURL == "" && f.PullRequestPreviews {
+			probs.addf("forge.apiURL", "%s needs the instance's address (https://git.example.com)", f.Type)
+		}
+	default:
+		probs.addf("forge.type", "%q is not github, gitea or gitlab", f.Type)
+	}
+	for key, u := range map[string]string{"forge.apiURL": f.APIURL, "forge.uiURL": f.UIURL} {
+		if p, err := url.Parse(u); u != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+			probs.addf(key, "%q is not an http:// or https:// URL", u)
+		}
+	}
+	if !f.PullRequestPreviews {
+		return nil
+	}
+	if f.Type == "" {
+		probs.addf("forge.type", "pull-request previews need the forge's type: github, gitea or gitlab")
+	}
+	if owner, name, ok := strings.Cut(f.Repository, "/"); !ok || owner == "" || name == "" {
+		probs.addf("forge.repository", "%q is not owner/name (GitLab: the project's path)", f.Repository)
+	}
+	if f.Token == "" {
+		probs.addf("forge.token", "pull-request previews need a token that may comment and set commit statuses (forge.tokenFile or PROXMOPS_FORGE_TOKEN)")
+	}
+	var warnings []string
+	if f.UIURL == "" {
+		warnings = append(warnings, "forge.uiURL is not set: the commit status of a preview links nowhere")
+	}
 	return warnings
 }
 

@@ -42,6 +42,14 @@ func Document(c *config.Config, warnings []string) api.SettingsDocument {
 			HistoryPerResource: c.Reconcile.HistoryPerResource,
 			HistoryTotal:       c.Reconcile.HistoryTotal,
 		},
+		Forge: api.ForgeSettings{
+			Type:                c.Forge.Type,
+			APIURL:              c.Forge.APIURL,
+			Repository:          c.Forge.Repository,
+			Token:               mask(c.Forge.Token),
+			PullRequestPreviews: c.Forge.PullRequestPreviews,
+			UIURL:               c.Forge.UIURL,
+		},
 		Warnings: warnings,
 	}
 }
@@ -82,6 +90,9 @@ func ParsePatch(body []byte) (config.Overlay, error) {
 	if o.Source != nil {
 		keep(&o.Source.Token)
 		keep(&o.Source.SSHKey)
+	}
+	if o.Forge != nil {
+		keep(&o.Forge.Token)
 	}
 	return o, nil
 }

@@ -18,6 +18,7 @@ const (
 	recCluster   = "settings/cluster"
 	recSource    = "settings/source"
 	recReconcile = "settings/reconcile"
+	recForge     = "settings/forge"
 )
 
 // Overlay reads the settings saved from the UI. A record that does not
@@ -28,7 +29,7 @@ func (s *Store) Overlay(ctx context.Context) (config.Overlay, error) {
 	for _, r := range []struct {
 		name string
 		dst  any
-	}{{recCluster, &o.Cluster}, {recSource, &o.Source}, {recReconcile, &o.Reconcile}} {
+	}{{recCluster, &o.Cluster}, {recSource, &o.Source}, {recReconcile, &o.Reconcile}, {recForge, &o.Forge}} {
 		pt, err := s.readEncrypted(ctx, r.name)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -50,7 +51,7 @@ func (s *Store) SaveOverlay(ctx context.Context, o config.Overlay) error {
 		name string
 		v    any
 		set  bool
-	}{{recCluster, o.Cluster, o.Cluster != nil}, {recSource, o.Source, o.Source != nil}, {recReconcile, o.Reconcile, o.Reconcile != nil}} {
+	}{{recCluster, o.Cluster, o.Cluster != nil}, {recSource, o.Source, o.Source != nil}, {recReconcile, o.Reconcile, o.Reconcile != nil}, {recForge, o.Forge, o.Forge != nil}} {
 		if !r.set {
 			continue
 		}
