@@ -479,3 +479,34 @@ type ReconcileSettings struct {
 	HistoryPerResource int    `json:"historyPerResource"`
 	HistoryTotal       int    `json:"historyTotal"`
 }
+
+// PullRequest is one open pull request (GitLab: merge request) and the
+// last plan of its head, as GET /api/v1/previews lists them.
+type PullRequest struct {
+	Forge  string `json:"forge"`
+	Number int64  `json:"number"`
+	Title  string `json:"title"`
+	URL    string `json:"url"`
+	// HeadRef is the ref fetched (refs/pull/N/head); Commit the commit the
+	// webhook named and Planned the one planned (they differ only while a
+	// newer push is on its way).
+	HeadRef string `json:"headRef"`
+	Commit  string `json:"commit"`
+	Planned string `json:"planned"`
+	// State is the commit status set: pending while planning, success,
+	// failure (the plan cannot be carried out as it is) or error (no plan
+	// could be made); Description is its text.
+	State       string    `json:"state"`
+	Description string    `json:"description"`
+	Errors      []string  `json:"errors"`
+	Plan        *Plan     `json:"plan"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+	// CommentURL is the plan's comment on the forge ("" until posted).
+	CommentURL string `json:"commentURL"`
+}
+
+// PullRequestList is the document of GET /api/v1/previews.
+type PullRequestList struct {
+	Enabled  bool          `json:"enabled"`
+	Requests []PullRequest `json:"requests"`
+}

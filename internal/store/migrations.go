@@ -133,6 +133,23 @@ ALTER TABLE history ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
 `, `
 ALTER TABLE history ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
 `},
+	{4, "pull-request previews", `
+CREATE TABLE pull_requests (
+	forge      TEXT NOT NULL,
+	number     INTEGER NOT NULL,
+	doc        BLOB NOT NULL,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (forge, number)
+);
+`, `
+CREATE TABLE pull_requests (
+	forge      TEXT NOT NULL,
+	number     BIGINT NOT NULL,
+	doc        BYTEA NOT NULL,
+	updated_at BIGINT NOT NULL,
+	PRIMARY KEY (forge, number)
+);
+`},
 }
 
 // SchemaVersion is the newest schema version this build knows.

@@ -84,7 +84,7 @@ func testMigrations(t *testing.T, base Options) {
 		t.Fatalf("users after reopen: %d", n)
 	}
 	// A database from the first release only gets the later steps.
-	if _, err := s2.db.Exec(`DELETE FROM schema_migrations WHERE version >= 2; DROP TABLE state; ALTER TABLE history DROP COLUMN user_name`); err != nil {
+	if _, err := s2.db.Exec(`DELETE FROM schema_migrations WHERE version >= 2; DROP TABLE state; ALTER TABLE history DROP COLUMN user_name; DROP TABLE pull_requests`); err != nil {
 		t.Fatal(err)
 	}
 	s2.Close()
@@ -94,6 +94,9 @@ func testMigrations(t *testing.T, base Options) {
 	}
 	if _, err := s3.AddHistory(ctx, "VirtualMachine", "a", api.HistoryEntry{Event: api.EventAdopted, User: "alice"}); err != nil {
 		t.Fatalf("history user column not added: %v", err)
+	}
+	if err := s3.PutPullRequest(ctx, api.PullRequest{Forge: "github", Number: 1}); err != nil {
+		t.Fatalf("pull_requests table not recreated: %v", err)
 	}
 	// A newer schema is refused.
 	if _, err := s3.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)`); err != nil {
