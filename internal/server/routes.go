@@ -54,6 +54,7 @@ func (s *Server) routes() chi.Router {
 				r.Get("/revisions", s.handleRevisions)
 				r.Get("/revisions/{commit}/history", s.handleCommitHistory)
 				r.Get("/replicas", s.handleReplicas)
+				r.Get("/previews", s.handlePreviews)
 			})
 
 			r.Group(func(r chi.Router) {

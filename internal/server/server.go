@@ -22,6 +22,7 @@ import (
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/forge"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/metrics"
 	"github.com/proxmops/proxmops/internal/store"
@@ -140,6 +141,7 @@ type Server struct {
 	hookBuckets    *buckets
 	deliveries     *deliveries
 	coalesce       *coalescer
+	previews       *forge.Previews
 
 	settingsMu sync.Mutex // serialises settings writes
 	effective  atomic.Pointer[config.Config]
@@ -214,6 +216,8 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	}
 	s.hookBuckets, s.deliveries = newBuckets(opt.Now), newDeliveries(opt.Now)
 	s.coalesce = &coalescer{now: opt.Now, after: realAfter, refresh: s.trailingRefresh}
+	s.previews = forge.New(forge.Options{Store: opt.Store, Plan: opt.Backend.Plan, Logger: opt.Logger,
+		Config: func() config.Forge { return s.Config().Forge }})
 	if opt.TrustProxy {
 		s.trusted = append(s.trusted, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))
 	}
@@ -262,6 +266,7 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		s.coalesce.close()
+		s.previews.Close()
 	})
 }
 

@@ -75,7 +75,8 @@ func deliveryIDs(forge string, h http.Header) []string {
 }
 
 // handleWebhook verifies a forge's delivery and, when good, pulls Git and
-// runs a pass. In order: a per-source rate limit (429), the signature (401),
+// runs a pass; a pull-request delivery goes to the previews instead when
+// they are on. In order: a per-source rate limit (429), the signature (401),
 // the delivery ID seen in the last 24 h (200, nothing done), then the
 // coalescing window (202 either way). See docs/api.md, "Webhooks".
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
@@ -113,6 +114,22 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "this delivery was already handled"})
 		return
 	}
+	if handled, queued, msg, err := s.previews.Handle(forge, r.Header, body); handled {
+		switch {
+		case err != nil:
+			s.metrics.Webhooks.WithLabelValues(forge, "rejected").Inc()
+			writeError(w, http.StatusBadRequest, "pull-request webhook: "+err.Error())
+		case queued:
+			s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
+			s.log.Info("webhook accepted: "+msg, "forge", forge)
+			accepted(w, msg)
+		default:
+			s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
+			s.log.Info("webhook "+msg, "forge", forge)
+			writeJSON(w, http.StatusOK, map[string]string{"status": msg})
+		}
+		return
+	}
 	s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
 	if now, wait := s.coalesce.admit(); !now {
 		s.log.Info("webhook accepted: merged into the next Git pull", "forge", forge, "in", wait.String())
@@ -140,4 +157,14 @@ func (s *Server) trailingRefresh() {
 		return
 	}
 	s.log.Info("pulling Git for the webhooks merged in the last window")
+}
+
+// handlePreviews lists the open pull requests and their last plans.
+func (s *Server) handlePreviews(w http.ResponseWriter, r *http.Request) {
+	list, err := s.previews.List(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
 }
