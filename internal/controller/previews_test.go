@@ -45,7 +45,9 @@ var previewForges = []previewForge{
 			h := http.Header{"X-Github-Event": {"pull_request"}}
 			return h, fmt.Sprintf(`{"action":%q,"number":7,"pull_request":{"number":7,"state":"open","title":"More cores","html_url":"https://github.com/you/homelab/pull/7","head":{"sha":%q,"ref":"more-cores"}},"repository":{"full_name":"you/homelab"}}`, action, sha)
 		},
-		sign: func(h http.Header, secret, body string) { h.Set("X-Hub-Signature-256", "sha256="+hmacHex(secret, body)) }},
+		sign: func(h http.Header, secret, body string) {
+			h.Set("X-Hub-Signature-256", "sha256="+hmacHex(secret, body))
+		}},
 	{name: "gitea", ref: "refs/pull/7/head", success: "success",
 		event: func(action, sha string) (http.Header, string) {
 			if action == "synchronize" {
@@ -268,4 +270,3 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
