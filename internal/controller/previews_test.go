@@ -270,3 +270,74 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestPullRequestPreviewFailsOnWhatCannotBeMerged: a request whose
+// manifests do not load gets a failure status naming the first error with
+// its file and line, and a comment listing the errors; one that declares a
+// guest where someone else's VM is gets a failure naming the conflict.
+func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
+	sim := startSim(t, 0.2)
+	if err := sim.AddGuest(pvesimGuest(441, "legacy")); err != nil {
+		t.Fatal(err)
+	}
+	repo := newGitRepo(t)
+	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	fs := forgetest.Start(t, "github", "forge-token")
+	url := startPreviewServer(t, e, "github", fs.URL)
+	f := previewForges[0]
+	before := writes(sim)
+
+	for i, c := range []struct {
+		files       map[string]string
+		description string // its start
+		comment     []string
+	}{
+		{map[string]string{"vms/a.yaml": strings.Replace(vmManifest("a", 420, 1), "cores: 1", "cores: lots", 1)},
+			"vms/a.yaml:", []string{"**The manifests do not load:**", "vms/a.yaml:"}},
+		{map[string]string{"vms/b.yaml": vmManifest("b", 441, 1)},
+			"VirtualMachine/b: ", []string{"#### Conflicts", "`VirtualMachine/b`"}},
+	} {
+		n := int64(i + 1)
+		h := repo.commit("change", c.files)
+		repo.resetHard(base)
+		ref := plumbing.ReferenceName(fmt.Sprintf("refs/pull/%d/head", n))
+		if err := repo.repo.Storer.SetReference(plumbing.NewHashReference(ref, h)); err != nil {
+			t.Fatal(err)
+		}
+		hdr, body := f.event("opened", h.String())
+		body = strings.ReplaceAll(body, `"number":7`, fmt.Sprintf(`"number":%d`, n))
+		r, _ := http.NewRequest("POST", url+"/api/v1/webhooks/github", strings.NewReader(body))
+		r.Header = hdr
+		f.sign(r.Header, previewSecret, body)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("request %d: %d", n, resp.StatusCode)
+		}
+		waitUntil(t, "its status", func() bool { return len(fs.Statuses()) == i+1 })
+		st := fs.Statuses()[i]
+		desc, _ := st.Body["description"].(string)
+		if st.Body["state"] != "failure" || !strings.HasPrefix(desc, c.description) || len([]rune(desc)) > 140 {
+			t.Fatalf("request %d: status %+v", n, st.Body)
+		}
+		var mine string
+		for _, cm := range ownComments(fs) {
+			if cm.Number == n {
+				mine = cm.Body
+			}
+		}
+		for _, want := range c.comment {
+			if !strings.Contains(mine, want) {
+				t.Fatalf("request %d: the comment lacks %q:\n%s", n, want, mine)
+			}
+		}
+	}
+	if n := writes(sim); n != before {
+		t.Fatalf("previews wrote to Proxmox: %d write requests", n-before)
+	}
+}

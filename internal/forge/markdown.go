@@ -126,7 +126,7 @@ func renderPlan(b *strings.Builder, p *api.Plan) {
 		writeAction(&diff, a, key)
 	}
 	if diff.Len() == 0 {
-		b.WriteString("No changes: the cluster already matches this revision.\n")
+		b.WriteString("Nothing to create, update, reboot or delete.\n")
 	} else {
 		b.WriteString("```diff\n" + diff.String())
 		if shown > 0 {
