@@ -630,6 +630,7 @@ const VIEWS: Record<RoutePath | '*', View[]> = {
       },
     },
   ],
+  '/previews': [{ name: 'previews', open: async (p) => (await go(p, '/previews'), p.getByRole('heading', { name: 'No open requests' }).waitFor()) }],
   '/logs': [{ name: 'logs', open: async (p) => (await go(p, '/logs'), p.locator('.log-line').first().waitFor()) }],
   '/settings': [
     { name: 'settings', open: async (p) => (await go(p, '/settings'), p.getByLabel('API endpoint').waitFor()) },

@@ -8,6 +8,7 @@ import { Login, Logo, Setup } from './pages/Auth';
 import Logs from './pages/Logs';
 import Overview from './pages/Overview';
 import Plan from './pages/Plan';
+import Previews from './pages/Previews';
 import Revisions from './pages/Revisions';
 import Settings from './pages/Settings';
 import { SessionContext, type Session } from './state/session';
@@ -99,6 +100,7 @@ function Shell({ session, theme }: { session: Session; theme: ReturnType<typeof 
     '/': () => <Overview theme={theme.resolved} />,
     '/plan': () => <Plan />,
     '/revisions': () => <Revisions />,
+    '/previews': () => <Previews />,
     '/logs': () => <Logs />,
     '/settings': () => <Settings />,
   };

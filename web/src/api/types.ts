@@ -262,6 +262,29 @@ export interface PlanDocument {
   loadError?: LoadError;
 }
 
+// One open pull request (GitLab: merge request) and its last plan (docs/api.md,
+// "Pull-request previews").
+export interface PullRequest {
+  forge: string;
+  number: number;
+  title: string;
+  url: string;
+  headRef: string;
+  commit: string;
+  planned: string;
+  state: 'pending' | 'success' | 'failure' | 'error';
+  description: string;
+  errors: string[] | null;
+  plan: PlanDocument | null;
+  updatedAt: string;
+  commentURL: string;
+}
+
+export interface PullRequestList {
+  enabled: boolean;
+  requests: PullRequest[];
+}
+
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 
 export interface LogLine {

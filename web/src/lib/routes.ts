@@ -14,6 +14,7 @@ export const ROUTES = [
   { path: '/', label: 'Overview' },
   { path: '/plan', label: 'Plan' },
   { path: '/revisions', label: 'Revisions' },
+  { path: '/previews', label: 'Previews' },
   { path: '/logs', label: 'Logs' },
   { path: '/settings', label: 'Settings', admin: true },
 ] as const satisfies readonly Route[];
