@@ -354,10 +354,21 @@ export interface ReconcileSettings {
   historyTotal?: number;
 }
 
+// The forge that pull-request previews comment on (docs/configuration.md, "forge").
+export interface ForgeSettings {
+  type: '' | 'github' | 'gitea' | 'gitlab';
+  apiURL: string;
+  repository: string;
+  token: string;
+  pullRequestPreviews: boolean;
+  uiURL: string;
+}
+
 export interface Settings {
   cluster: ClusterSettings;
   source: SourceSettings;
   reconcile: ReconcileSettings;
+  forge?: ForgeSettings;
   // Advice about the configuration; in answers only.
   warnings?: string[] | null;
 }

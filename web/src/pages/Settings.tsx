@@ -10,7 +10,7 @@ import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
 
-type Section = 'cluster' | 'source' | 'reconcile';
+type Section = 'cluster' | 'source' | 'reconcile' | 'forge';
 
 // The hint stays outside the <label> so that the control's accessible name is the label alone.
 function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
@@ -100,22 +100,22 @@ function ConnectionSettings() {
 
   if (!form || !doc) return error ? <div className="alert error">{error}</div> : <p className="muted">Loading settings…</p>;
 
-  const set = <S extends Section>(section: S, field: keyof SettingsDoc[S], value: unknown) =>
+  const set = <S extends Section>(section: S, field: keyof NonNullable<SettingsDoc[S]>, value: unknown) =>
     setForm((f) => (f ? { ...f, [section]: { ...f[section], [field]: value } } : f));
   const editSecret = (section: string, field: string) => (e: { value: string; clear: boolean }) =>
     setEdits((m) => ({ ...m, [secretId(section, field)]: e }));
-  const text = <S extends Section>(section: S, field: keyof SettingsDoc[S], label: string, hint?: string, placeholder?: string) => (
+  const text = <S extends Section>(section: S, field: keyof NonNullable<SettingsDoc[S]>, label: string, hint?: string, placeholder?: string) => (
     <Field label={label} hint={hint}>
       <input
-        value={String(form[section][field] ?? '')}
+        value={String((form[section] as NonNullable<SettingsDoc[S]> | undefined)?.[field] ?? '')}
         placeholder={placeholder}
         onChange={(e) => set(section, field, e.target.value)}
       />
     </Field>
   );
-  const bool = <S extends Section>(section: S, field: keyof SettingsDoc[S], label: string) => (
+  const bool = <S extends Section>(section: S, field: keyof NonNullable<SettingsDoc[S]>, label: string) => (
     <label className="check">
-      <input type="checkbox" checked={Boolean(form[section][field])} onChange={(e) => set(section, field, e.target.checked)} /> {label}
+      <input type="checkbox" checked={Boolean((form[section] as NonNullable<SettingsDoc[S]> | undefined)?.[field])} onChange={(e) => set(section, field, e.target.checked)} /> {label}
     </label>
   );
 
@@ -205,6 +205,24 @@ function ConnectionSettings() {
           {bool('reconcile', 'autoSync', 'Apply changes automatically')}
           {bool('reconcile', 'prune', 'Prune: delete owned resources whose manifest is gone')}
           {bool('reconcile', 'dryRun', 'Dry run: plan only, never change the cluster')}
+        </fieldset>
+      )}
+      {form.forge && doc.forge && (
+        <fieldset>
+          <legend>Pull-request previews</legend>
+          <Field label="Forge" hint="Where the pull requests (GitLab: merge requests) are.">
+            <select value={form.forge.type} onChange={(e) => set('forge', 'type', e.target.value)}>
+              <option value="">none</option>
+              <option value="github">GitHub</option>
+              <option value="gitea">Gitea, Forgejo</option>
+              <option value="gitlab">GitLab</option>
+            </select>
+          </Field>
+          {text('forge', 'apiURL', 'Forge API URL', 'GitHub: https://api.github.com; Gitea, Forgejo, GitLab: the instance’s address.')}
+          {text('forge', 'repository', 'Repository', 'owner/name; GitLab: the project’s path.', 'you/homelab')}
+          <SecretField label="Forge token" state={doc.forge.token} edit={edits['forge.token']} onEdit={editSecret('forge', 'token')} />
+          {text('forge', 'uiURL', 'Dashboard URL', 'Where reviewers open this dashboard; the commit status links there.', 'https://proxmops.example.net')}
+          {bool('forge', 'pullRequestPreviews', 'Plan every open request and post the plan on it')}
         </fieldset>
       )}
       <div className="row">

@@ -21,3 +21,15 @@ test('a typed value wins over clear', () => {
   const p = settingsPayload(form, { 'cluster.tokenSecret': { value: 'new', clear: true } });
   expect(p.cluster.tokenSecret).toBe('new');
 });
+
+test('the forge token is a secret like the others: sent only when typed', () => {
+  const withForge: Settings = {
+    ...form,
+    forge: { type: 'github', apiURL: 'https://api.github.com', repository: 'you/homelab', token: 'set', pullRequestPreviews: true, uiURL: '' },
+  };
+  expect('token' in settingsPayload(withForge, {}).forge).toBe(false);
+  expect(settingsPayload(withForge, { 'forge.token': { value: 'ghp_new', clear: false } }).forge.token).toBe('ghp_new');
+  expect(settingsPayload(withForge, {}).forge.repository).toBe('you/homelab');
+  // A daemon without the section gets none back.
+  expect('forge' in settingsPayload(form, {})).toBe(false);
+});

@@ -4,6 +4,7 @@ import type { Settings } from '../api/types';
 export const SECRET_FIELDS = {
   cluster: ['tokenSecret'],
   source: ['token', 'sshKey'],
+  forge: ['token'],
 } as const;
 
 export type SecretEdits = Record<string, { value: string; clear: boolean }>;
@@ -27,7 +28,9 @@ export function settingsPayload(form: Settings, edits: SecretEdits): Record<stri
   for (const k of ['historyPerResource', 'historyTotal'] as const) {
     if (out.reconcile[k] !== undefined) out.reconcile[k] = Number(out.reconcile[k]) || 0;
   }
+  if (form.forge) out.forge = { ...form.forge };
   for (const [section, fields] of Object.entries(SECRET_FIELDS)) {
+    if (!out[section]) continue;
     for (const field of fields) {
       const e = edits[secretId(section, field)];
       if (e?.value) out[section][field] = e.value;
