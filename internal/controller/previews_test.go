@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,12 +188,17 @@ func testPreview(t *testing.T, f previewForge) {
 // startPreviewServer serves the daemon's API for e's controller with
 // previews on forge, over real HTTP.
 func startPreviewServer(t *testing.T, e *env, forgeName, apiURL string) string {
+	return startPreviewServerWith(t, e, forgeName, apiURL, "forge-token", io.Discard)
+}
+
+func startPreviewServerWith(t *testing.T, e *env, forgeName, apiURL, token string, logs io.Writer) string {
 	cfg := e.c.opts.Config.Clone()
 	cfg.Server.WebhookSecret = previewSecret
 	cfg.Forge.Type, cfg.Forge.APIURL, cfg.Forge.Repository = forgeName, apiURL, "you/homelab"
-	cfg.Forge.Token, cfg.Forge.PullRequestPreviews, cfg.Forge.UIURL = "forge-token", true, "http://proxmops.test"
+	cfg.Forge.Token, cfg.Forge.PullRequestPreviews, cfg.Forge.UIURL = token, true, "http://proxmops.test"
 	srv, err := server.New(context.Background(), server.Options{
 		Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg, SetupOutput: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
 	})
 	if err != nil {
@@ -340,4 +347,57 @@ func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
 	if n := writes(sim); n != before {
 		t.Fatalf("previews wrote to Proxmox: %d write requests", n-before)
 	}
+}
+
+// TestRefusedForgeCallIsShownNeverTheToken: a token the forge refuses
+// leaves the request recorded with the forge's answer, and the token is in
+// no log line.
+func TestRefusedForgeCallIsShownNeverTheToken(t *testing.T) {
+	sim := startSim(t, 0.2)
+	repo := newGitRepo(t)
+	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	e := newEnv(t, sim, repo, "").start()
+	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	fs := forgetest.Start(t, "gitlab", "the-right-token")
+	logs := &syncBuffer{}
+	url := startPreviewServerWith(t, e, "gitlab", fs.URL, "glpat-wrong-token-1234", logs)
+	h := repo.commit("cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
+	repo.resetHard(base)
+	if err := repo.repo.Storer.SetReference(plumbing.NewHashReference("refs/merge-requests/7/head", h)); err != nil {
+		t.Fatal(err)
+	}
+	if code := deliver(t, url, previewForges[2], "opened", h.String(), "d1", previewSecret); code != http.StatusAccepted {
+		t.Fatalf("opened: %d", code)
+	}
+	waitUntil(t, "the refusal recorded", func() bool {
+		prs, _ := e.st.PullRequests(context.Background())
+		return len(prs) == 1 && len(prs[0].Errors) > 0
+	})
+	prs, _ := e.st.PullRequests(context.Background())
+	if !strings.Contains(strings.Join(prs[0].Errors, " "), "401") || prs[0].Plan == nil {
+		t.Fatalf("recorded: %+v", prs[0])
+	}
+	if len(fs.Comments()) != 0 || len(fs.Statuses()) != 0 {
+		t.Fatal("the forge took a call with a wrong token")
+	}
+	if strings.Contains(logs.String(), "glpat-wrong-token-1234") || !strings.Contains(logs.String(), "the forge refused the plan") {
+		t.Fatalf("logs:\n%s", logs.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -48,3 +48,40 @@ func TestPatchUpdateAndDocument(t *testing.T) {
 		t.Fatal(FormatDuration(1500 * time.Millisecond))
 	}
 }
+
+// The forge token saved from the UI is shown as "set" only, and "set" sent
+// back keeps it.
+func TestForgeTokenIsASecret(t *testing.T) {
+	saved, err := ParsePatch([]byte(`{"forge":{"type":"gitea","apiURL":"https://git.example","repository":"you/homelab","token":"tok-1","pullRequestPreviews":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := ParsePatch([]byte(`{"forge":{"token":"set","uiURL":"https://proxmops.example"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Update(saved, patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, _, err := config.Defaults().WithOverlay(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eff.Forge.Token != "tok-1" || eff.Forge.UIURL != "https://proxmops.example" || !eff.Forge.PullRequestPreviews {
+		t.Fatalf("forge: %+v", eff.Forge)
+	}
+	doc := Document(eff, nil)
+	if doc.Forge.Token != "set" || doc.Forge.Type != "gitea" {
+		t.Fatalf("document: %+v", doc.Forge)
+	}
+	if r := eff.Redacted(); r.Forge.Token != "(set)" {
+		t.Fatalf("redacted: %q", r.Forge.Token)
+	}
+	// Previews on without a token are refused, naming the key.
+	if _, _, err := config.Defaults().WithOverlay(config.Overlay{Forge: &config.ForgeOverlay{Type: ptr("github"), Repository: ptr("a/b"), PullRequestPreviews: ptr(true)}}); err == nil || !strings.Contains(err.Error(), "forge.token") {
+		t.Fatalf("no token: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
