@@ -198,7 +198,7 @@ func startPreviewServerWith(t *testing.T, e *env, forgeName, apiURL, token strin
 	cfg.Forge.Token, cfg.Forge.PullRequestPreviews, cfg.Forge.UIURL = token, true, "http://proxmops.test"
 	srv, err := server.New(context.Background(), server.Options{
 		Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg, SetupOutput: io.Discard,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
 	})
 	if err != nil {
