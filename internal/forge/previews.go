@@ -173,11 +173,19 @@ func (p *Previews) untrack(ctx context.Context, e event) {
 // then records the request.
 func (p *Previews) preview(ctx context.Context, e event) {
 	cfg := p.opt.Config()
-	pr := api.PullRequest{Forge: cfg.Type, Number: e.number, Title: e.title, URL: e.url, HeadRef: e.ref, Commit: e.sha, State: "pending"}
+	pr := api.PullRequest{Forge: cfg.Type, Number: e.number, Title: e.title, URL: e.url, HeadRef: e.ref, Commit: e.sha}
+	// While it plans, the dashboard shows the last plan marked pending.
+	shown := pr
 	if old, ok, err := p.opt.Store.PullRequest(ctx, cfg.Type, e.number); err == nil && ok {
 		pr.CommentURL = old.CommentURL
+		shown = old
+		shown.Title, shown.URL, shown.HeadRef, shown.Commit = e.title, e.url, e.ref, e.sha
 	}
+	shown.State, shown.Description, shown.UpdatedAt = "pending", "planning "+short(e.sha), time.Now().UTC()
 	log := p.log.With("request", e.number, "commit", short(e.sha))
+	if err := p.opt.Store.PutPullRequest(ctx, shown); err != nil {
+		log.Warn("pull-request preview: not recorded", "err", err)
+	}
 	log.Info("pull-request preview: planning", "ref", e.ref)
 
 	planCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
