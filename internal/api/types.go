@@ -442,7 +442,6 @@ type ForgeSettings struct {
 	Repository          string `json:"repository"`
 	Token               string `json:"token"`
 	PullRequestPreviews bool   `json:"pullRequestPreviews"`
-	UIURL               string `json:"uiURL"`
 }
 
 // ClusterSettings is the "cluster" section of the settings document.

@@ -63,9 +63,6 @@ type Forge struct {
 	// PullRequestPreviews plans every open request's head and posts the
 	// plan on it.
 	PullRequestPreviews bool `yaml:"pullRequestPreviews" json:"pullRequestPreviews"`
-	// UIURL is the dashboard's address as reviewers reach it; the commit
-	// status links to the request's preview there.
-	UIURL string `yaml:"uiURL" json:"uiURL"`
 }
 
 // Forge types.

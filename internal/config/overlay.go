@@ -26,7 +26,6 @@ type ForgeOverlay struct {
 	Repository          *string `json:"repository,omitempty"`
 	Token               *string `json:"token,omitempty"`
 	PullRequestPreviews *bool   `json:"pullRequestPreviews,omitempty"`
-	UIURL               *string `json:"uiURL,omitempty"`
 }
 
 // ClusterOverlay is the cluster section of an Overlay.
@@ -152,7 +151,6 @@ func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 		overlayField(&warnings, "forge.repository", &n.Forge.Repository, def.Forge.Repository, of.Repository, false)
 		overlayField(&warnings, "forge.token", &n.Forge.Token, def.Forge.Token, of.Token, true)
 		overlayField(&warnings, "forge.pullRequestPreviews", &n.Forge.PullRequestPreviews, def.Forge.PullRequestPreviews, of.PullRequestPreviews, false)
-		overlayField(&warnings, "forge.uiURL", &n.Forge.UIURL, def.Forge.UIURL, of.UIURL, false)
 	}
 	warnings = append(warnings, n.validate(&probs)...)
 	if err := probs.err(); err != nil {

@@ -137,15 +137,14 @@ func (c *Config) validate(probs *problems) []string {
 	default:
 		probs.addf("log.level", "%q is not debug, info, warn or error", c.Log.Level)
 	}
-	return append(warnings, c.Forge.validate(probs)...)
+	return append(warnings, c.Forge.validate(probs, c.Server.PublicURL)...)
 }
 
 // validate normalises and checks the forge section: nothing is needed
 // unless pull-request previews are on.
-func (f *Forge) validate(probs *problems) []string {
+func (f *Forge) validate(probs *problems, publicURL string) []string {
 	f.Type = strings.ToLower(strings.TrimSpace(f.Type))
 	f.APIURL = strings.TrimRight(strings.TrimSpace(f.APIURL), "/")
-	f.UIURL = strings.TrimRight(strings.TrimSpace(f.UIURL), "/")
 	f.Repository = strings.Trim(strings.TrimSpace(f.Repository), "/")
 	switch f.Type {
 	case "":
@@ -160,10 +159,8 @@ func (f *Forge) validate(probs *problems) []string {
 	default:
 		probs.addf("forge.type", "%q is not github, gitea or gitlab", f.Type)
 	}
-	for key, u := range map[string]string{"forge.apiURL": f.APIURL, "forge.uiURL": f.UIURL} {
-		if p, err := url.Parse(u); u != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
-			probs.addf(key, "%q is not an http:// or https:// URL", u)
-		}
+	if p, err := url.Parse(f.APIURL); f.APIURL != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+		probs.addf("forge.apiURL", "%q is not an http:// or https:// URL", f.APIURL)
 	}
 	if !f.PullRequestPreviews {
 		return nil
@@ -178,8 +175,8 @@ func (f *Forge) validate(probs *problems) []string {
 		probs.addf("forge.token", "pull-request previews need a token that may comment and set commit statuses (forge.tokenFile or PROXMOPS_FORGE_TOKEN)")
 	}
 	var warnings []string
-	if f.UIURL == "" {
-		warnings = append(warnings, "forge.uiURL is not set: the commit status of a preview links nowhere")
+	if publicURL == "" {
+		warnings = append(warnings, "server.publicURL is not set: the commit status of a preview links nowhere")
 	}
 	return warnings
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -195,7 +194,7 @@ func startPreviewServerWith(t *testing.T, e *env, forgeName, apiURL, token strin
 	cfg := e.c.opts.Config.Clone()
 	cfg.Server.WebhookSecret = previewSecret
 	cfg.Forge.Type, cfg.Forge.APIURL, cfg.Forge.Repository = forgeName, apiURL, "you/homelab"
-	cfg.Forge.Token, cfg.Forge.PullRequestPreviews, cfg.Forge.UIURL = token, true, "http://proxmops.test"
+	cfg.Forge.Token, cfg.Forge.PullRequestPreviews, cfg.Server.PublicURL = token, true, "http://proxmops.test"
 	srv, err := server.New(context.Background(), server.Options{
 		Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg, SetupOutput: io.Discard,
 		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -264,18 +263,6 @@ func countLimited(fs *forgetest.Server) int {
 		}
 	}
 	return n
-}
-
-// waitUntil polls cond until it holds, for up to 30 seconds.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestPullRequestPreviewFailsOnWhatCannotBeMerged: a request whose

@@ -34,7 +34,10 @@ type Options struct {
 	// Config is the forge section in force (settings saved from the UI
 	// apply to the next delivery).
 	Config func() config.Forge
-	Logger *slog.Logger
+	// PublicURL is where reviewers open the UI (server.publicURL); the
+	// commit status links to the request's preview there.
+	PublicURL func() string
+	Logger    *slog.Logger
 	// HTTPClient carries the forge calls (default: a client with a
 	// 30-second timeout).
 	HTTPClient *http.Client
@@ -205,8 +208,8 @@ func (p *Previews) preview(ctx context.Context, e event) {
 		pr.Errors = []string{o.err}
 	}
 	link := ""
-	if cfg.UIURL != "" {
-		link = cfg.UIURL + "/previews?request=" + strconv.FormatInt(e.number, 10)
+	if base := p.publicURL(); base != "" {
+		link = base + "/previews?request=" + strconv.FormatInt(e.number, 10)
 	}
 	if err := p.post(ctx, cfg, &pr, render(o, commit, link), link); err != nil {
 		log.Warn("pull-request preview: the forge refused the plan", "err", err)
@@ -259,4 +262,11 @@ func (p *Previews) post(ctx context.Context, cfg config.Forge, pr *api.PullReque
 		return fmt.Errorf("setting the commit status: %w", err)
 	}
 	return nil
+}
+
+func (p *Previews) publicURL() string {
+	if p.opt.PublicURL == nil {
+		return ""
+	}
+	return strings.TrimRight(p.opt.PublicURL(), "/")
 }

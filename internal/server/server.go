@@ -217,7 +217,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	s.hookBuckets, s.deliveries = newBuckets(opt.Now), newDeliveries(opt.Now)
 	s.coalesce = &coalescer{now: opt.Now, after: realAfter, refresh: s.trailingRefresh}
 	s.previews = forge.New(forge.Options{Store: opt.Store, Plan: opt.Backend.Plan, Logger: opt.Logger,
-		Config: func() config.Forge { return s.Config().Forge }})
+		Config: func() config.Forge { return s.Config().Forge }, PublicURL: func() string { return s.Config().Server.PublicURL }})
 	if opt.TrustProxy {
 		s.trusted = append(s.trusted, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))
 	}

@@ -48,7 +48,6 @@ func Document(c *config.Config, warnings []string) api.SettingsDocument {
 			Repository:          c.Forge.Repository,
 			Token:               mask(c.Forge.Token),
 			PullRequestPreviews: c.Forge.PullRequestPreviews,
-			UIURL:               c.Forge.UIURL,
 		},
 		Warnings: warnings,
 	}

@@ -56,7 +56,7 @@ func TestForgeTokenIsASecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch, err := ParsePatch([]byte(`{"forge":{"token":"set","uiURL":"https://proxmops.example"}}`))
+	patch, err := ParsePatch([]byte(`{"forge":{"token":"set","repository":"you/lab"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestForgeTokenIsASecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eff.Forge.Token != "tok-1" || eff.Forge.UIURL != "https://proxmops.example" || !eff.Forge.PullRequestPreviews {
+	if eff.Forge.Token != "tok-1" || eff.Forge.Repository != "you/lab" || !eff.Forge.PullRequestPreviews {
 		t.Fatalf("forge: %+v", eff.Forge)
 	}
 	doc := Document(eff, nil)

@@ -361,7 +361,6 @@ export interface ForgeSettings {
   repository: string;
   token: string;
   pullRequestPreviews: boolean;
-  uiURL: string;
 }
 
 export interface Settings {

@@ -221,7 +221,6 @@ function ConnectionSettings() {
           {text('forge', 'apiURL', 'Forge API URL', 'GitHub: https://api.github.com; Gitea, Forgejo, GitLab: the instance’s address.')}
           {text('forge', 'repository', 'Repository', 'owner/name; GitLab: the project’s path.', 'you/homelab')}
           <SecretField label="Forge token" state={doc.forge.token} edit={edits['forge.token']} onEdit={editSecret('forge', 'token')} />
-          {text('forge', 'uiURL', 'Dashboard URL', 'Where reviewers open this dashboard; the commit status links there.', 'https://proxmops.example.net')}
           {bool('forge', 'pullRequestPreviews', 'Plan every open request and post the plan on it')}
         </fieldset>
       )}

@@ -25,7 +25,7 @@ test('a typed value wins over clear', () => {
 test('the forge token is a secret like the others: sent only when typed', () => {
   const withForge: Settings = {
     ...form,
-    forge: { type: 'github', apiURL: 'https://api.github.com', repository: 'you/homelab', token: 'set', pullRequestPreviews: true, uiURL: '' },
+    forge: { type: 'github', apiURL: 'https://api.github.com', repository: 'you/homelab', token: 'set', pullRequestPreviews: true },
   };
   expect('token' in settingsPayload(withForge, {}).forge).toBe(false);
   expect(settingsPayload(withForge, { 'forge.token': { value: 'ghp_new', clear: false } }).forge.token).toBe('ghp_new');
