@@ -24,7 +24,7 @@ func init() {
 		s.Handle(&Route{Method: "GET", Path: "/nodes", Perm: PermUser(), Handler: s.listNodes})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()),
 			Handler: func(*Request) (any, error) {
-				return subdirs("qemu", "lxc", "storage", "tasks", "status", "network", "version", "aplinfo"), nil
+				return subdirs("qemu", "lxc", "storage", "tasks", "status", "network", "version", "aplinfo", "time"), nil
 			}})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/status", Perm: PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.nodeStatus})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/version", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.getVersion})

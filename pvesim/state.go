@@ -34,6 +34,8 @@ type Node struct {
 	MaxMem   int64     `json:"maxmem"`
 	MaxDisk  int64     `json:"maxdisk"`
 	nextPID  int
+	// clockSkew is how far the node's clock is off (SetNodeClockSkew).
+	clockSkew time.Duration
 }
 
 // Storage is a storage definition; a non-shared storage exists on every

@@ -398,14 +398,25 @@ type NewToken struct {
 	Token string `json:"token"`
 }
 
-// Check is one named check of POST /api/v1/settings/test.
+// Check is one line of a check report (GET /api/v1/check, POST
+// /api/v1/settings/test, proxmops check): Level is OK, WARN or FAIL; OK is
+// false for FAIL only; Fix says what to do when Level is not OK.
 type Check struct {
 	Name    string `json:"name"`
 	OK      bool   `json:"ok"`
+	Level   string `json:"level"`
 	Message string `json:"message"`
+	Fix     string `json:"fix,omitempty"`
 }
 
-// TestResult is the answer of POST /api/v1/settings/test.
+// Levels of a Check.
+const (
+	CheckOK   = "OK"
+	CheckWarn = "WARN"
+	CheckFail = "FAIL"
+)
+
+// TestResult is a check report: OK is false when any check is FAIL.
 type TestResult struct {
 	OK     bool    `json:"ok"`
 	Checks []Check `json:"checks"`

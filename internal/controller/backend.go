@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/check"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
-	"github.com/proxmops/proxmops/internal/manifest"
-	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/source"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -250,126 +248,25 @@ func (c *Controller) Plan(ctx context.Context, revision string) (api.Plan, error
 	return doc, nil
 }
 
-// TestSettings checks a cluster connection (version, token privileges) and
-// a Git source (reachability), and reports each problem in words.
+// TestSettings runs proxmops check (internal/check) on a cluster
+// connection and a Git source, read into a throw-away cache.
 func (c *Controller) TestSettings(ctx context.Context, v *config.Config) (api.TestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
-	var checks []api.Check
-	add := func(name string, err error, okMsg string) {
-		if err != nil {
-			checks = append(checks, api.Check{Name: name, OK: false, Message: err.Error()})
-			return
-		}
-		checks = append(checks, api.Check{Name: name, OK: true, Message: okMsg})
-	}
-
-	// The repository first: the privilege check needs its manifests.
-	srcMsg, set, srcErr := c.testSource(ctx, v.Source)
-	client, err := newClient(v.Cluster, c.opts.PVE, nil, "", nil)
-	if err != nil {
-		add("cluster: connection", err, "")
-	} else {
-		defer client.Close()
-		ver, err := client.Version(ctx)
-		if err != nil {
-			add("cluster: version", err, "")
-		} else {
-			add("cluster: version", nil, "Proxmox VE "+ver.Version)
-			var needs []engine.PrivilegeNeed
-			if set != nil {
-				needs = engine.PrivilegeNeeds(engine.DesiredFromSet(set, c.opts.Secrets))
-			}
-			missing, err := missingPrivileges(ctx, client, needs, set != nil)
-			switch {
-			case err != nil:
-				add("cluster: privileges", fmt.Errorf("the token's privileges could not be read (GET /access/permissions): %w", err), "")
-			case len(missing) > 0:
-				add("cluster: privileges", fmt.Errorf("the token lacks %d privileges: %s", len(missing), strings.Join(missing, "; ")), "")
-			case set != nil:
-				add("cluster: privileges", nil, fmt.Sprintf("the token has the %d privileges the manifests need", len(needs)))
-			default:
-				add("cluster: privileges", nil, fmt.Sprintf("the token has all %d privileges proxmops needs", len(config.RequiredPrivileges)))
-			}
-		}
-	}
-	add("source: repository", srcErr, srcMsg)
-
-	res := api.TestResult{OK: true, Checks: checks}
-	for _, ch := range checks {
-		res.OK = res.OK && ch.OK
-	}
-	return res, nil
-}
-
-// missingPrivileges names each needed privilege the token lacks, as
-// "Sys.Modify on / (Container/legacy: create the container (privileged))".
-// With manifests (fromManifests) the needs are theirs, path by path (the
-// rules of engine.PrivilegeNeeds, which plan applies too); without, the
-// whole list proxmops may need, on /.
-func missingPrivileges(ctx context.Context, client *pve.Client, needs []engine.PrivilegeNeed, fromManifests bool) ([]string, error) {
-	if !fromManifests {
-		for _, p := range config.RequiredPrivileges {
-			needs = append(needs, engine.PrivilegeNeed{Path: "/", Privilege: p.Name, Why: p.Why})
-		}
-	}
-	granted := map[string]map[string]bool{}
-	var missing []string
-	for _, n := range needs {
-		have, ok := granted[n.Path]
-		if !ok {
-			var perms map[string]map[string]any
-			if err := client.Get(ctx, "access/permissions", pve.NewParams().Set("path", n.Path), &perms); err != nil {
-				return nil, err
-			}
-			have = map[string]bool{}
-			for priv := range perms[n.Path] {
-				have[priv] = true
-			}
-			granted[n.Path] = have
-		}
-		if !have[n.Privilege] {
-			missing = append(missing, fmt.Sprintf("%s on %s (%s)", n.Privilege, n.Path, n.Why))
-		}
-	}
-	return missing, nil
-}
-
-// testSource reads the repository into a throw-away cache and describes
-// what it found.
-func (c *Controller) testSource(ctx context.Context, s config.Source) (string, *manifest.Set, error) {
-	if s.RepoURL == "" {
-		return "", nil, errors.New("no repository URL (source.repoURL) is set")
-	}
 	tmp, err := os.MkdirTemp("", "proxmops-source-test-")
 	if err != nil {
-		return "", nil, err
+		return api.TestResult{}, err
 	}
 	defer os.RemoveAll(tmp)
-	s.CacheDir = tmp
-	syncer, err := c.newSyncer(s)
-	if err != nil {
-		return "", nil, err
-	}
-	res, err := syncer.Sync(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	set, err := loadManifests(res.Dir)
-	if err != nil {
-		return "", nil, fmt.Errorf("reachable at %s, but %w", short(res.Commit.Hash), err)
-	}
-	counts := set.Counts()
-	kinds := make([]string, 0, len(counts))
-	for k, n := range counts {
-		kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
-	}
-	sort.Strings(kinds)
-	desc := "no manifests"
-	if len(kinds) > 0 {
-		desc = strings.Join(kinds, ", ")
-	}
-	return fmt.Sprintf("commit %s (%s): %s", short(res.Commit.Hash), res.Commit.Subject(), desc), set, nil
+	return check.Run(ctx, check.Options{Config: v, Name: c.opts.Cluster, Secrets: c.opts.Secrets, AdjustClient: c.opts.PVE,
+		Sync: func(ctx context.Context, s config.Source) (*source.Result, error) {
+			s.CacheDir = tmp
+			syncer, err := c.newSyncer(s)
+			if err != nil {
+				return nil, err
+			}
+			return syncer.Sync(ctx)
+		}}), nil
 }
 
 // configProblems says what the settings leave missing (before a pass).
