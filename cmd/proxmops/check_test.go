@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// checkReport is the JSON of `proxmops check --output json`, decoded
+// strictly so a renamed field fails the test (docs/api.md, GET /api/v1/check).
+type checkReport struct {
+	OK     bool `json:"ok"`
+	Checks []struct {
+		Name    string `json:"name"`
+		OK      bool   `json:"ok"`
+		Level   string `json:"level"`
+		Message string `json:"message"`
+		Fix     string `json:"fix"`
+	} `json:"checks"`
+}
+
+// runCheck runs `proxmops check --output json` with args and decodes it.
+func runCheck(t *testing.T, args ...string) (int, checkReport, string) {
+	t.Helper()
+	code, out, errOut := runCLI(t, append([]string{"check", "--output", "json"}, args...)...)
+	var rep checkReport
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("check --output json (exit %d) is not the report: %v\n%s%s", code, err, out, errOut)
+	}
+	return code, rep, out
+}
+
+// line returns the report's line named name, failing the test without.
+func (r checkReport) line(t *testing.T, name string) (level, msg, fix string) {
+	t.Helper()
+	for _, c := range r.Checks {
+		if c.Name == name {
+			if c.OK != (c.Level != "FAIL") || (c.Level != "OK") != (c.Fix != "") {
+				t.Errorf("line %q: ok %v, level %s, fix %q disagree", name, c.OK, c.Level, c.Fix)
+			}
+			return c.Level, c.Message, c.Fix
+		}
+	}
+	t.Fatalf("no line %q in %+v", name, r.Checks)
+	return "", "", ""
+}
+
+// assertReadOnly fails when the simulator saw anything but GET requests.
+func assertReadOnly(t *testing.T, sim *pvesim.Server) {
+	t.Helper()
+	for _, rc := range sim.Requests() {
+		if rc.Method != "GET" {
+			t.Errorf("check sent %d %s %s: it must never write", rc.Count, rc.Method, rc.Path)
+		}
+	}
+}
+
+func TestCheckPassesAgainstTheSimulatorAndOnlyReads(t *testing.T) {
+	sim, repo := cliEnv(t)
+	sim.ResetRequests()
+	code, rep, _ := runCheck(t, "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint())
+	if code != 0 || !rep.OK {
+		t.Fatalf("check exit %d: %+v", code, rep)
+	}
+	for _, c := range rep.Checks {
+		if c.Level != "OK" {
+			t.Errorf("against a healthy simulator: %+v", c)
+		}
+	}
+	if _, msg, _ := rep.line(t, "cluster: tls"); !strings.Contains(msg, "pinned") || !strings.Contains(msg, sim.Fingerprint()) {
+		t.Errorf("tls line: %s", msg)
+	}
+	for _, name := range []string{"cluster: version", "cluster: token", "cluster: privileges", "node pve1", "node pve2", "cluster: quorum",
+		"storage local-lvm on pve1", "storage local on pve1", "bridge vmbr0 on pve1", "cluster: ha", "cluster: pools", "source: repository"} {
+		rep.line(t, name)
+	}
+	assertReadOnly(t, sim)
+	if sim.RequestCountFor("GET", "/access/permissions") == 0 {
+		t.Error("check did not read the token's privileges")
+	}
+
+	// The text form: one line per check and the count.
+	code, out, _ := runCLI(t, "check", "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint())
+	if code != 0 || !strings.Contains(out, "OK    cluster: tls: certificate pinned") || !strings.Contains(out, " 0 WARN, 0 FAIL") {
+		t.Errorf("text report exit %d:\n%s", code, out)
+	}
+}
+
+// Each way a cluster can disagree yields its FAIL or WARN line with the fix.
+func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
+	tests := []struct {
+		name  string
+		privs []string // the token's privileges on / (nil: all)
+		setup func(t *testing.T, sim *pvesim.Server, repo string) []string
+		line  string
+		level string
+		msg   string // in the message
+		fix   string // in the fix
+	}{
+		{"a self-signed certificate without a pin", nil,
+			func(t *testing.T, sim *pvesim.Server, _ string) []string { return nil },
+			"cluster: tls", "FAIL", "is not trusted", "fingerprint: \"" + "%FP%"},
+		{"a pin that does not match", nil,
+			func(t *testing.T, sim *pvesim.Server, _ string) []string {
+				return []string{"--fingerprint", strings.Repeat("AB:", 31) + "AB"}
+			},
+			"cluster: tls", "FAIL", "but cluster.fingerprint pins AB:AB", "%FP%"},
+		{"verification turned off", nil,
+			func(t *testing.T, sim *pvesim.Server, _ string) []string { return []string{"--insecure-skip-verify"} },
+			"cluster: tls", "WARN", "not verified", "fingerprint: \"%FP%\""},
+		{"a token missing a privilege the manifests need", []string{"VM.Allocate", "VM.Audit", "VM.PowerMgmt", "VM.Config.CPU", "VM.Config.Memory",
+			"VM.Config.Disk", "VM.Config.Network", "VM.Config.Options", "VM.Config.Cloudinit", "VM.Config.HWType", "Datastore.AllocateSpace",
+			"Datastore.Audit", "SDN.Use", "Sys.Audit"},
+			pinned, "cluster: privileges", "FAIL", "VM.Config.CDROM on /vms/120 (VirtualMachine/app-01: create the VM (cloud-init drive))",
+			"pveum acl modify /vms/120 --tokens 'root@pam!cli'"},
+		{"a storage without the content type", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"rootdir"}}); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"storage local-lvm on pve1", "FAIL", "takes rootdir, not images (needed by VirtualMachine/app-01 (scsi0)", "pvesm set local-lvm --content rootdir,images"},
+		{"a disabled storage", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Disable: true}); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"storage local-lvm on pve1", "FAIL", "storage local-lvm is disabled on pve1 (needed by VirtualMachine/app-01 (scsi0))", "pvesm set local-lvm --disable 0"},
+		{"a storage not on the node", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Nodes: []string{"pve2"}}); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"storage local-lvm on pve1", "FAIL", "node pve1 has no storage local-lvm", "add pve1 to the storage's nodes"},
+		{"a storage too small for the new disks", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Total: 10 << 30}); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"storage local-lvm on pve1", "FAIL", "20.0 GiB for the guests still to create: not enough room", "free space on local-lvm"},
+		{"the node the manifests name is offline", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				sim.SetNodeOnline("pve1", false)
+				return pinned(t, sim, repo)
+			},
+			"node pve1", "FAIL", "offline, and VirtualMachine/app-01 names it", "bring the node back"},
+		{"another node is offline", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				sim.SetFaults(mustFaults(t, "offline=pve2"))
+				return pinned(t, sim, repo)
+			},
+			"node pve2", "WARN", "offline; no manifest names it", "bring it back"},
+		{"a node whose clock is off", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				sim.SetNodeClockSkew("pve2", -90e9)
+				return pinned(t, sim, repo)
+			},
+			"node pve2", "WARN", "its clock is -1m", "synchronise the clocks"},
+		{"a bridge the node does not have", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				vm := strings.Replace(cliVM, "bridge: vmbr0", "bridge: vmbr7", 1)
+				if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(vm), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"bridge vmbr7 on pve1", "FAIL", "no bridge or VNet vmbr7", "Network or SdnVnet manifest"},
+		{"a node the cluster does not have", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				vm := strings.Replace(cliVM, "node: pve1", "node: pve9", 1)
+				if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(vm), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"node pve9", "FAIL", "no node pve9, which VirtualMachine/app-01 names", "nodes: pve1, pve2"},
+		{"invalid manifests", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				if err := os.WriteFile(filepath.Join(repo, "bad.yaml"), []byte("kind: VirtualMachine\nmetadata: {name: x}\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"source: repository", "FAIL", "", "proxmops validate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim, repo := cliEnvWith(t, tt.privs)
+			args := append([]string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli"}, tt.setup(t, sim, repo)...)
+			sim.ResetRequests()
+			code, rep, out := runCheck(t, args...)
+			level, msg, fix := rep.line(t, tt.line)
+			fp := sim.Fingerprint()
+			wantMsg, wantFix := strings.ReplaceAll(tt.msg, "%FP%", fp), strings.ReplaceAll(tt.fix, "%FP%", fp)
+			if level != tt.level || !strings.Contains(msg, wantMsg) || !strings.Contains(fix, wantFix) {
+				t.Errorf("%s: %s %q — %q\nwant %s with %q — %q", tt.line, level, msg, fix, tt.level, wantMsg, wantFix)
+			}
+			if wantCode := map[bool]int{true: 1, false: 0}[tt.level == "FAIL"]; code != wantCode || rep.OK != (code == 0) {
+				t.Errorf("exit %d, ok %v; want exit %d\n%s", code, rep.OK, wantCode, out)
+			}
+			assertReadOnly(t, sim)
+		})
+	}
+}
+
+func pinned(_ *testing.T, sim *pvesim.Server, _ string) []string {
+	return []string{"--fingerprint", sim.Fingerprint()}
+}
+
+func mustFaults(t *testing.T, spec string) pvesim.Faults {
+	t.Helper()
+	f, err := pvesim.ParseFaults(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
