@@ -134,8 +134,13 @@ func readSource(ctx context.Context, o Options) sourceCheck {
 	if len(kinds) > 0 {
 		desc = strings.Join(kinds, ", ")
 	}
-	return sourceCheck{desired: engine.DesiredFromSet(set, o.Secrets),
-		msg: fmt.Sprintf("commit %s (%s): %s, all valid", res.Commit.Short(), res.Commit.Subject(), desc)}
+	at := "commit " + res.Commit.Short()
+	if res.Local {
+		at = "local directory " + res.Dir
+	} else if subj := res.Commit.Subject(); subj != "" {
+		at += " (" + subj + ")"
+	}
+	return sourceCheck{desired: engine.DesiredFromSet(set, o.Secrets), msg: fmt.Sprintf("%s: %s, all valid", at, desc)}
 }
 
 func (s sourceCheck) report(r *report) {

@@ -52,8 +52,8 @@ func (c *clusterCheck) token(ctx context.Context) {
 	// A token cannot read its own privsep flag (GET /access/users/{user}/
 	// token/{name} needs User.Modify): what counts is what it may do,
 	// which /access/permissions reports either way.
-	c.r.ok("cluster: token", fmt.Sprintf("token %s of user %s; its effective privileges span %d ACL paths (with privilege separation "+
-		"they are the token's own ACLs, without it the user's: `pveum user token permissions %s %s` shows the same)", name, user, len(perms), user, name))
+	c.r.ok("cluster: token", fmt.Sprintf("token %s of user %s; privileges on %d ACL paths, as GET /access/permissions reports them "+
+		"(the token cannot read its own privilege separation flag; `pveum user token permissions %s %s` on a node shows the same)", name, user, len(perms), user, name))
 }
 
 // privileges reports each privilege the manifests need (all proxmops may

@@ -441,9 +441,13 @@ func (f *Fleet) TestSettings(ctx context.Context, cfg *config.Config) (api.TestR
 		return f.ctrls[f.names[0]].TestSettings(ctx, cfg)
 	}
 	res := api.TestResult{OK: true}
+	only := api.ClusterFrom(ctx) // ?cluster= of GET /api/v1/check
+	if only != "" && !slices.Contains(f.names, only) {
+		return api.TestResult{}, fmt.Errorf("no cluster %q: %w", only, api.ErrNotFound)
+	}
 	for _, n := range f.names {
 		cc, ok := cfg.ForCluster(n)
-		if !ok {
+		if !ok || only != "" && n != only {
 			continue
 		}
 		r, err := f.ctrls[n].TestSettings(ctx, cc)

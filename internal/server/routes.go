@@ -72,6 +72,7 @@ func (s *Server) routes() chi.Router {
 				r.Get("/notifications", s.handleNotifications)
 				r.Put("/settings", s.handlePutSettings)
 				r.Post("/settings/test", s.handleTestSettings)
+				r.Get("/check", s.handleCheck)
 				r.Get("/export", s.handleExport)
 				r.Get("/users", s.handleUsers)
 				r.Post("/users", s.handleCreateUser)
