@@ -377,10 +377,16 @@ export interface ActionAccepted {
   status?: string;
 }
 
+// One line of a check report (GET /api/v1/check, POST /api/v1/settings/test,
+// `proxmops check`): ok is false for FAIL only; fix says what to do.
+export type CheckLevel = 'OK' | 'WARN' | 'FAIL';
+
 export interface Check {
   name: string;
   ok: boolean;
+  level?: CheckLevel;
   message?: string;
+  fix?: string;
 }
 
 export interface TestResult {

@@ -103,3 +103,45 @@ test('a second save restarts the banner’s time', async () => {
   await settle('the saved banner, again', saved);
   expectTransient('"Saved." of the second save', saved);
 });
+
+test('"Test connection" shows the check report: each line’s level, what was checked, and what to do', async () => {
+  const report = {
+    ok: false,
+    checks: [
+      { name: 'cluster: tls', ok: true, level: 'OK', message: 'certificate pinned: fingerprint AB:CD matches cluster.fingerprint' },
+      { name: 'node pve2', ok: true, level: 'WARN', message: 'the node is offline; no manifest names it', fix: 'bring it back' },
+      {
+        name: 'storage local-lvm on pve1',
+        ok: false,
+        level: 'FAIL',
+        message: 'storage local-lvm takes rootdir, not images',
+        fix: 'pvesm set local-lvm --content rootdir,images',
+      },
+    ],
+  };
+  const calls = mockFetch(({ url, method }) => {
+    if (url === '/api/v1/settings' && method === 'GET') return { body: doc() };
+    if (url === '/api/v1/settings/test' && method === 'POST') return { body: report };
+    if (url === '/api/v1/users') return { body: { users: [] } };
+    if (url === '/api/v1/tokens') return { body: { tokens: [] } };
+    return undefined;
+  });
+  render(
+    <Providers>
+      <Settings />
+    </Providers>,
+  );
+  await settle('the settings form', () => screen.queryByRole('button', { name: 'Test connection' }));
+  fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
+  const section = await settle('the report', () => screen.queryByRole('region', { name: 'Connection test' }));
+  expect(calls.some((c) => c.url === '/api/v1/settings/test' && c.method === 'POST')).toBe(true);
+  expect(section.querySelector('h4')?.textContent).toBe('Some checks failed');
+  const lines = [...section.querySelectorAll('li')];
+  expect(lines.map((li) => li.className)).toEqual(['ok', 'warn', 'bad']);
+  expect(lines.map((li) => li.querySelector('.level')?.textContent)).toEqual(['OK', 'WARN', 'FAIL']);
+  expect(lines[0].textContent).toContain('cluster: tls — certificate pinned');
+  expect(lines[0].querySelector('.fix')).toBeNull();
+  expect(lines[1].textContent).toContain('passed with a warning');
+  expect(lines[2].querySelector('.fix')?.textContent).toBe('What to do: pvesm set local-lvm --content rootdir,images');
+  expect(lines[2].textContent).toContain('failed');
+});

@@ -1,6 +1,6 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
-import type { ApiToken, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
+import type { ApiToken, Check, CheckLevel, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
 import { ChangePassword, Users } from '../components/Accounts';
 import ExportPanel from '../components/ExportPanel';
 import { Notifications } from '../components/Notifications';
@@ -234,21 +234,39 @@ function ConnectionSettings() {
         {saved && <span className="notice" role="status">{saved}</span>}
       </div>
       <ErrorAlert error={error} />
-      {result && (
-        <section className={`checks ${result.ok ? 'ok' : 'bad'}`} aria-label="Connection test">
-          <h4>{result.ok ? 'Every check passed' : 'Some checks failed'}</h4>
-          <ul>
-            {result.checks.map((c, i) => (
-              <li key={`${c.name}-${i}`} className={c.ok ? 'ok' : 'bad'}>
-                <span aria-hidden="true">{c.ok ? '✓' : '✕'}</span> <strong>{c.name}</strong>
-                {c.message && <span className="muted"> — {c.message}</span>}
-                <span className="sr-only">{c.ok ? 'passed' : 'failed'}</span>
-              </li>
-            ))}
-          </ul>
-        </section>
-      )}
+      {result && <CheckReport result={result} />}
     </form>
+  );
+}
+
+// checkLevel is a line's level; a daemon older than the levels sends ok only.
+const checkLevel = (c: Check): CheckLevel => c.level ?? (c.ok ? 'OK' : 'FAIL');
+
+const levelClass: Record<CheckLevel, string> = { OK: 'ok', WARN: 'warn', FAIL: 'bad' };
+const levelWords: Record<CheckLevel, string> = { OK: 'passed', WARN: 'passed with a warning', FAIL: 'failed' };
+
+// CheckReport shows the report of `proxmops check` (POST /api/v1/settings/test):
+// one line per check, OK, WARN or FAIL, with what to do.
+function CheckReport({ result }: { result: TestResult }) {
+  const warnings = result.checks.filter((c) => checkLevel(c) === 'WARN').length;
+  const title = !result.ok ? 'Some checks failed' : warnings > 0 ? `Every check passed, ${warnings} with a warning` : 'Every check passed';
+  return (
+    <section className={`checks ${result.ok ? 'ok' : 'bad'}`} aria-label="Connection test">
+      <h4>{title}</h4>
+      <ul>
+        {result.checks.map((c, i) => {
+          const level = checkLevel(c);
+          return (
+            <li key={`${c.name}-${i}`} className={levelClass[level]}>
+              <span className="level">{level}</span> <strong>{c.name}</strong>
+              {c.message && <span className="muted"> — {c.message}</span>}
+              {c.fix && <div className="fix">What to do: {c.fix}</div>}
+              <span className="sr-only">{levelWords[level]}</span>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
   );
 }
 
