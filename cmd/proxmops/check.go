@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +16,8 @@ import (
 
 func init() {
 	var output, only string
+	var exercise bool
+	var eo check.ExerciseOptions
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check, read-only, that a Proxmox VE cluster and the repository are ready for proxmops",
@@ -20,12 +25,20 @@ func init() {
 			"one line per check, OK, WARN or FAIL, with what to do: the TLS certificate (its fingerprint and the line\n" +
 			"that pins it), the API and node versions, the token and every privilege the manifests need on its path,\n" +
 			"the nodes (online, clocks, quorum), the storages, bridges and SDN zones the manifests name, HA and pools,\n" +
-			"and the repository (reachable, commit, manifests valid). It exits 1 when any line is FAIL.",
+			"and the repository (reachable, commit, manifests valid). It exits 1 when any line is FAIL.\n\n" +
+			"--exercise (it writes!) then runs the life of a throwaway VM on the cluster, in a pool proxmops-check it\n" +
+			"creates and removes: create with an empty disk, config update, snapshot and rollback, resize, full clone,\n" +
+			"start, a pending change, stop and delete, and two refusals provoked on purpose; each answer is compared with\n" +
+			"what the simulator answers for the same calls, and each difference is a \"deviation\" line. It cleans up on\n" +
+			"success, failure and Ctrl-C, and a run removes what an interrupted one left.",
 		Args: cobra.NoArgs,
 	}
 	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: check this cluster only (default: every cluster)")
+	cmd.Flags().BoolVar(&exercise, "exercise", false, "also run throwaway VMs through their whole life on the cluster (writes; cleans up)")
+	cmd.Flags().StringVar(&eo.Node, "node", "", "with --exercise: the node to run on (default: the first online one)")
+	cmd.Flags().StringVar(&eo.Storage, "storage", "", "with --exercise: the storage for the disks (default: the node's first taking images)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if output != "text" && output != "json" {
 			return fmt.Errorf("--output must be text or json, not %q", output)
@@ -38,18 +51,30 @@ func init() {
 		if err != nil {
 			return err
 		}
+		if !exercise && (eo.Node != "" || eo.Storage != "") {
+			return fmt.Errorf("--node and --storage choose where --exercise runs: add --exercise")
+		}
+		// Ctrl-C ends the exercise's steps; its cleanup still runs.
+		ctx, stop := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
+		defer stop()
 		results := make([]api.TestResult, len(cfgs))
 		for i, cc := range cfgs {
-			results[i] = check.Run(cmd.Context(), check.Options{Config: cc, Name: names[i]})
+			o := check.Options{Config: cc, Name: names[i]}
+			if exercise {
+				o.Exercise = &eo
+			}
+			results[i] = check.Run(ctx, o)
 		}
 		res := check.Merge(names, results)
 		out := cmd.OutOrStdout()
 		if output == "json" {
-			b, err := json.MarshalIndent(res, "", "  ")
-			if err != nil {
+			// Unescaped, so the report pastes as it reads ("<vmid>", not "\u003cvmid\u003e").
+			enc := json.NewEncoder(out)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
 				return err
 			}
-			fmt.Fprintln(out, string(b))
 		} else {
 			check.WriteText(out, res)
 		}

@@ -40,6 +40,9 @@ type Options struct {
 	AdjustClient func(*pve.Config)
 	// Now is the local clock the nodes' clocks are compared with.
 	Now func() time.Time
+	// Exercise, when set, runs the life of throwaway guests on the
+	// cluster after the read-only checks (exercise.go): it writes.
+	Exercise *ExerciseOptions
 }
 
 // MaxClockSkew is the difference between proxmops's clock and a node's

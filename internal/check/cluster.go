@@ -34,6 +34,9 @@ func (c *clusterCheck) run(ctx context.Context) {
 	c.bridges(ctx)
 	c.sdn(ctx)
 	c.haAndPools(ctx)
+	if c.o.Exercise != nil {
+		c.exercise(ctx)
+	}
 }
 
 // token names the token and how its privileges are read.
