@@ -529,4 +529,3 @@ func reportCleanup(r *report, name string, removed int, left []string) {
 	}
 	r.ok(name, fmt.Sprintf("nothing left (%d throwaway VMs removed)", removed))
 }
-
