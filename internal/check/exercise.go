@@ -372,8 +372,8 @@ func compare(r *report, steps []exerciseStep, target, sim *exerciseRun, got, wan
 
 // cleanup removes every VM of the exercise and then its pool, retrying
 // through errors and lock timeouts. The VMs are found by what the run
-// knows (known: VMID → node), the pool's members and the guest list (name
-// and tag; the list lags behind a fresh guest, the pool does not), and each
+// knows (known: VMID → node), the pool's members and the guest list (by
+// tag), and each
 // is deleted only when its configuration carries the exercise's name and
 // tag. It reports what is left.
 func cleanup(ctx context.Context, client *pve.Client, known map[int]string) (removed int, left []string) {
@@ -462,7 +462,9 @@ func exerciseGuests(ctx context.Context, client *pve.Client, known map[int]strin
 		return nil, false, fmt.Errorf("the guest list: %w", err)
 	}
 	for _, g := range guests {
-		if g.Type == "qemu" && strings.HasPrefix(g.Name, exerciseName) && contains(g.TagList(), exerciseTag) {
+		// Tags are read from the config at once, the name only from
+		// pvestatd's next report: select by tag, removeGuest checks the name.
+		if g.Type == "qemu" && contains(g.TagList(), exerciseTag) {
 			found[int(g.VMID)] = g.Node
 		}
 	}
