@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
+	"encoding/pem"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +114,11 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 				return []string{"--fingerprint", strings.Repeat("AB:", 31) + "AB"}
 			},
 			"cluster: tls", "FAIL", "but cluster.fingerprint pins AB:AB", "%FP%"},
+		{"a certificate trusted through caFile", nil,
+			func(t *testing.T, sim *pvesim.Server, _ string) []string {
+				return []string{"--ca-file", simCertPEM(t, sim)}
+			},
+			"cluster: tls", "OK", "certificate trusted by cluster.caFile; fingerprint %FP%", ""},
 		{"verification turned off", nil,
 			func(t *testing.T, sim *pvesim.Server, _ string) []string { return []string{"--insecure-skip-verify"} },
 			"cluster: tls", "WARN", "not verified", "fingerprint: \"%FP%\""},
@@ -227,4 +235,25 @@ func mustFaults(t *testing.T, spec string) pvesim.Faults {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// simCertPEM writes the simulator's certificate, as its TLS handshake
+// presents it, to a PEM file.
+func simCertPEM(t *testing.T, sim *pvesim.Server) string {
+	t.Helper()
+	u, err := url.Parse(sim.APIURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.Dial("tcp", u.Host, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // reads the certificate only
+	if err != nil {
+		t.Fatal(err)
+	}
+	der := conn.ConnectionState().PeerCertificates[0].Raw
+	conn.Close()
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
