@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -172,7 +173,10 @@ func (c *clusterCheck) node(ctx context.Context, n pve.Node) {
 		skew, err := c.clockSkew(ctx, n.Node)
 		switch {
 		case err != nil:
-			level, fix = "WARN", "grant Sys.Audit on /nodes/"+n.Node+" to read the node's clock"
+			level, fix = "WARN", fixForError(err, c.o)
+			if isStatus(err, 403) {
+				fix = "grant Sys.Audit on /nodes/" + n.Node + " to read the node's clock"
+			}
 			parts = append(parts, "clock not readable: "+err.Error())
 		case skew > MaxClockSkew || skew < -MaxClockSkew:
 			level, fix = "WARN", "synchronise the clocks (chrony or systemd-timesyncd) on the node and on this host"
@@ -276,4 +280,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// isStatus reports whether err is an API answer with that HTTP status.
+func isStatus(err error, status int) bool {
+	var ae *pve.APIError
+	return errors.As(err, &ae) && ae.StatusCode == status
 }
