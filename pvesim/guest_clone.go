@@ -316,6 +316,10 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 			ng.Node = newNode
 		}
 		s.state.addVMToPool(newid, pool)
+		// clone_vmfw_conf copies the firewall file when the worker starts
+		// and remove_vmfw_conf drops it on failure: after the task, only
+		// a finished clone has it.
+		s.state.cloneFirewall(g.VMID, newid)
 		return nil
 	})
 	s.setTaskTarget(upid, newid)
@@ -525,6 +529,10 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 			return cleanup(err)
 		}
 		s.state.addVMToPool(newid, pool)
+		// clone_vmfw_conf copies the firewall file when the worker starts
+		// and remove_vmfw_conf drops it on failure: after the task, only
+		// a finished clone has it.
+		s.state.cloneFirewall(g.VMID, newid)
 		delete(g.Conf, "lock")
 		delete(ng.Conf, "lock")
 		if target != "" {
@@ -534,4 +542,18 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 	})
 	s.setTaskTarget(upid, newid)
 	return upid, nil
+}
+
+// cloneFirewall is clone_vmfw_conf: the new guest gets a copy of the
+// source's firewall options.
+func (cs *clusterState) cloneFirewall(from, to int) {
+	src, ok := cs.Firewall[from]
+	if !ok {
+		return
+	}
+	dst := map[string]string{}
+	for k, v := range src {
+		dst[k] = v
+	}
+	cs.Firewall[to] = dst
 }

@@ -74,6 +74,7 @@ func (s *Server) qemuDestroy(r *Request) (any, error) {
 		delete(s.state.Guests, g.VMID)
 		// destroy_vm: remove_vm_access takes the guest out of its pool.
 		s.state.removeVMAccess(g.VMID)
+		delete(s.state.Firewall, g.VMID) // remove_vmfw_conf
 		return nil
 	}), nil
 }
@@ -149,6 +150,7 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 		delete(s.state.Guests, g.VMID)
 		// destroy_vm: remove_vm_access takes the container out of its pool.
 		s.state.removeVMAccess(g.VMID)
+		delete(s.state.Firewall, g.VMID) // remove_vmfw_conf
 		return nil
 	}), nil
 }

@@ -22,6 +22,8 @@ type extState struct {
 	HostNet map[string]*HostNetwork `json:"hostnet,omitempty"`
 	SDN     *SDNState               `json:"sdn,omitempty"`
 	HA      *HAState                `json:"ha,omitempty"`
+	// Firewall is each VMID's firewall options (firewall.go).
+	Firewall map[int]map[string]string `json:"firewall,omitempty"`
 }
 
 // sdnSection is one section config (zones.cfg, vnets.cfg, subnets.cfg):
