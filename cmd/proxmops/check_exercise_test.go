@@ -69,7 +69,7 @@ func TestCheckExerciseMatchesTheSimulatorAndLeavesNothing(t *testing.T) {
 	if _, msg, _ := rep.line(t, "exercise: refuse to shrink the disk"); !strings.Contains(msg, "shrinking disks is not supported") {
 		t.Errorf("the provoked refusal: %s", msg)
 	}
-	if _, msg, _ := rep.line(t, "exercise: cleanup"); msg != "nothing left (0 throwaway VMs removed)" {
+	if _, msg, _ := rep.line(t, "exercise: cleanup"); msg != "nothing left (0 throwaway guests removed)" {
 		t.Errorf("cleanup after a run that deleted its own VMs: %s", msg)
 	}
 	if steps < 16 {
@@ -135,7 +135,7 @@ func TestCheckExerciseRemovesLeftoversOfAnEarlierRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if level, msg, _ := rep.line(t, "exercise: leftovers of an earlier run"); level != "OK" || msg != "nothing left (2 throwaway VMs removed)" {
+	if level, msg, _ := rep.line(t, "exercise: leftovers of an earlier run"); level != "OK" || msg != "nothing left (2 throwaway guests removed)" {
 		t.Errorf("leftovers: %s %s", level, msg)
 	}
 	for vmid, want := range map[int]bool{300: false, 301: false, 302: true} {
