@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,8 +31,10 @@ func assertNothingLeft(t *testing.T, sim *pvesim.Server) {
 		t.Errorf("pools left behind: %v", pools)
 	}
 	for _, n := range []string{"pve1", "pve2"} {
-		for _, v := range sim.Volumes(n, "local-lvm") {
-			t.Errorf("volume %s left behind on %s", v, n)
+		for _, st := range []string{"local-lvm", "nfs-shared"} {
+			for _, v := range sim.Volumes(n, st) {
+				t.Errorf("volume %s left behind on %s", v, n)
+			}
 		}
 	}
 }
@@ -47,35 +50,88 @@ func simClient(t *testing.T, sim *pvesim.Server) *pve.Client {
 	return client
 }
 
-func TestCheckExerciseMatchesTheSimulatorAndLeavesNothing(t *testing.T) {
+// ctTemplate is the container template exerciseEnv puts on pve1.
+const ctTemplate = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+
+// exerciseEnv is cliEnv with a container template on pve1, as a cluster
+// that has run pveam download has.
+func exerciseEnv(t *testing.T) (*pvesim.Server, string) {
+	t.Helper()
 	sim, repo := cliEnv(t)
-	args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
-	code, rep, out := runCheck(t, args...)
-	if code != 0 || !rep.OK {
-		t.Fatalf("exit %d:\n%s", code, out)
+	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: ctTemplate, Size: 120 << 20}); err != nil {
+		t.Fatal(err)
 	}
-	steps := 0
-	for _, c := range rep.Checks {
-		if strings.HasPrefix(c.Name, "exercise: ") {
-			steps++
-			if c.Level != "OK" {
-				t.Errorf("against the simulator: %+v", c)
+	return sim, repo
+}
+
+var (
+	migrateStep   = []string{"exercise: migrate the VM to the second node and back"}
+	containerStep = []string{"exercise: create a container from an existing template", "exercise: update the container's memory and description",
+		"exercise: grow the container's root disk", "exercise: delete the container"}
+)
+
+// Every step of --exercise answers as the simulator does: zero deviations;
+// the steps a cluster cannot take (no shared storage to migrate on, no
+// container template) are WARN lines that say why and what would let
+// them run; nothing is left behind.
+func TestCheckExerciseMatchesTheSimulatorAndLeavesNothing(t *testing.T) {
+	tests := []struct {
+		name     string
+		template bool
+		storage  string
+		skipped  []string
+		summary  string
+	}{
+		{"local LVM-thin storage and a container template", true, "", migrateStep, "none: all 23 steps answered as the simulator does (1 skipped"},
+		{"shared NFS storage: migration and qcow2 linked clones", true, "nfs-shared", nil, "none: all 24 steps answered as the simulator does"},
+		{"no container template", false, "", append(append([]string{}, migrateStep...), containerStep...), "none: all 19 steps answered as the simulator does (5 skipped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim, repo := cliEnv(t)
+			if tt.template {
+				sim, repo = exerciseEnv(t)
 			}
-		}
+			args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
+			if tt.storage != "" {
+				args = append(args, "--storage", tt.storage)
+			}
+			code, rep, out := runCheck(t, args...)
+			if code != 0 || !rep.OK {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			steps := 0
+			for _, c := range rep.Checks {
+				if !strings.HasPrefix(c.Name, "exercise: ") {
+					continue
+				}
+				steps++
+				want := "OK"
+				if slices.Contains(tt.skipped, c.Name) {
+					want = "WARN"
+					if !strings.HasPrefix(c.Message, "skipped: ") || c.Fix == "" {
+						t.Errorf("a skipped step says why and what to do: %+v", c)
+					}
+				}
+				if c.Level != want {
+					t.Errorf("against the simulator: %+v", c)
+				}
+			}
+			if level, msg, _ := rep.line(t, "exercise: deviations"); level != "OK" || !strings.HasPrefix(msg, tt.summary) {
+				t.Errorf("deviations: %s %s", level, msg)
+			}
+			if _, msg, _ := rep.line(t, "exercise: refuse to shrink the disk"); !strings.Contains(msg, "shrinking disks is not supported") {
+				t.Errorf("the provoked refusal: %s", msg)
+			}
+			if _, msg, _ := rep.line(t, "exercise: cleanup"); msg != "nothing left (0 throwaway guests removed)" {
+				t.Errorf("cleanup after a run that deleted its own guests: %s", msg)
+			}
+			if steps != 27 {
+				t.Errorf("%d exercise lines, want 27 (24 steps, target, deviations, cleanup):\n%s", steps, out)
+			}
+			assertNothingLeft(t, sim)
+		})
 	}
-	if level, msg, _ := rep.line(t, "exercise: deviations"); level != "OK" || !strings.Contains(msg, "none: all 14 steps") {
-		t.Errorf("deviations: %s %s", level, msg)
-	}
-	if _, msg, _ := rep.line(t, "exercise: refuse to shrink the disk"); !strings.Contains(msg, "shrinking disks is not supported") {
-		t.Errorf("the provoked refusal: %s", msg)
-	}
-	if _, msg, _ := rep.line(t, "exercise: cleanup"); msg != "nothing left (0 throwaway guests removed)" {
-		t.Errorf("cleanup after a run that deleted its own VMs: %s", msg)
-	}
-	if steps < 16 {
-		t.Errorf("only %d exercise lines:\n%s", steps, out)
-	}
-	assertNothingLeft(t, sim)
 }
 
 // Injected write errors, lock timeouts and failing tasks make steps fail;
@@ -88,7 +144,7 @@ func TestCheckExerciseUnderFaultsLeavesNothing(t *testing.T) {
 		"write.error-rate=0.2,lock-timeout-rate=0.2,task-fail-rate=0.2",
 	} {
 		t.Run(faults, func(t *testing.T) {
-			sim, repo := cliEnv(t)
+			sim, repo := exerciseEnv(t)
 			sim.SetFaults(mustFaults(t, faults))
 			args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
 			code, rep, out := runCheck(t, args...)
@@ -111,9 +167,8 @@ func TestCheckExerciseUnderFaultsLeavesNothing(t *testing.T) {
 // A run finds what an interrupted one left, by pool, name and tag, and
 // removes it first; a guest with the name but not the tag is never touched.
 func TestCheckExerciseRemovesLeftoversOfAnEarlierRun(t *testing.T) {
-	sim, repo := cliEnv(t)
+	sim, repo := exerciseEnv(t)
 	for _, g := range []pvesim.GuestSpec{
-		{VMID: 300, Node: "pve1", Config: map[string]string{"name": "proxmops-check-vm", "tags": "proxmops-check", "scsi0": "local-lvm:vm-300-disk-0,size=1G"}},
 		{VMID: 301, Node: "pve2", Running: true, Config: map[string]string{"name": "proxmops-check-clone", "tags": "proxmops-check"}},
 		{VMID: 302, Node: "pve1", Config: map[string]string{"name": "proxmops-check-mine", "tags": "keep"}},
 	} {
@@ -121,26 +176,43 @@ func TestCheckExerciseRemovesLeftoversOfAnEarlierRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// VM 300 is in the pool, as the exercise creates its VMs; 301 only
-	// has the name and tag.
+	// What an interrupted run leaves, made through the API as the run
+	// makes it: a template in the pool with a linked clone of it (which
+	// holds the template's base volume), and a running container.
 	client := simClient(t, sim)
-	if err := client.Post(t.Context(), "pools", pve.NewParams().Set("poolid", "proxmops-check"), nil); err != nil {
+	ctx := t.Context()
+	must := func(upid string, err error) {
+		t.Helper()
+		if err == nil {
+			_, err = client.WaitTask(ctx, upid, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := client.Post(ctx, "pools", pve.NewParams().Set("poolid", "proxmops-check"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := client.Put(t.Context(), "pools", pve.NewParams().Set("poolid", "proxmops-check").Set("vms", "300"), nil); err != nil {
-		t.Fatal(err)
-	}
+	must(client.QemuCreate(ctx, "pve1", 300, pve.NewParams().Set("name", "proxmops-check-clone").Set("tags", "proxmops-check").
+		Set("pool", "proxmops-check").Set("scsi0", "local-lvm:1")))
+	must(client.QemuTemplate(ctx, "pve1", 300))
+	linked := false
+	must(client.QemuClone(ctx, "pve1", 300, pve.CloneOptions{NewID: 303, Name: "proxmops-check-linked", Full: &linked}))
+	must(client.LxcCreate(ctx, "pve1", 304, pve.NewParams().Set("ostemplate", ctTemplate).Set("hostname", "proxmops-check-ct").
+		Set("tags", "proxmops-check").Set("pool", "proxmops-check").Set("rootfs", "local-lvm:1")))
+	must(client.LxcStart(ctx, "pve1", 304))
+
 	args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
 	code, rep, out := runCheck(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if level, msg, _ := rep.line(t, "exercise: leftovers of an earlier run"); level != "OK" || msg != "nothing left (2 throwaway guests removed)" {
+	if level, msg, _ := rep.line(t, "exercise: leftovers of an earlier run"); level != "OK" || msg != "nothing left (4 throwaway guests removed)" {
 		t.Errorf("leftovers: %s %s", level, msg)
 	}
-	for vmid, want := range map[int]bool{300: false, 301: false, 302: true} {
+	for vmid, want := range map[int]bool{300: false, 301: false, 302: true, 303: false, 304: false} {
 		if _, ok := sim.Guest(vmid); ok != want {
-			t.Errorf("VM %d there: %v, want %v", vmid, ok, want)
+			t.Errorf("guest %d there: %v, want %v", vmid, ok, want)
 		}
 	}
 }
