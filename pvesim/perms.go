@@ -373,6 +373,8 @@ func (p *Perm) String() string {
 	switch p.op {
 	case "perm-modify":
 		return "perm-modify " + p.path
+	case "userid-group":
+		return fmt.Sprintf("userid-group [%s]", strings.Join(p.privs, ","))
 	case "perm":
 		s := fmt.Sprintf("perm %s [%s]", p.path, strings.Join(p.privs, ","))
 		if p.any {
@@ -410,6 +412,9 @@ func (s *Server) evalPerm(p *Perm, user string, params map[string]string, noerr 
 			}
 		}
 		return false, permErr("")
+	}
+	if p.op == "userid-group" {
+		return s.checkUseridGroup(p, user, params, noerr)
 	}
 	if p.op == "perm-modify" {
 		path := reTemplateParam.ReplaceAllStringFunc(p.path, func(m string) string { return params[m[1:len(m)-1]] })

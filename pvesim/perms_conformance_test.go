@@ -44,6 +44,12 @@ func schemaCheckString(c []any) string {
 		return op + " " + strings.Join(parts, " ")
 	case "perm-modify":
 		return fmt.Sprintf("perm-modify %v", c[1])
+	case "userid-group":
+		var privs []string
+		for _, p := range c[1].([]any) {
+			privs = append(privs, p.(string))
+		}
+		return fmt.Sprintf("userid-group [%s]", strings.Join(privs, ","))
 	}
 	var privs []string
 	for _, p := range c[2].([]any) {
