@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -64,8 +65,18 @@ func assertReadOnly(t *testing.T, sim *pvesim.Server) {
 	}
 }
 
+// requiredPrivileges are the privileges docs/configuration.md has a
+// privilege-separated token hold.
+func requiredPrivileges() []string {
+	var out []string
+	for _, p := range config.RequiredPrivileges {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
 func TestCheckPassesAgainstTheSimulatorAndOnlyReads(t *testing.T) {
-	sim, repo := cliEnv(t)
+	sim, repo := cliEnvWith(t, requiredPrivileges())
 	sim.ResetRequests()
 	code, rep, _ := runCheck(t, "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint())
 	if code != 0 || !rep.OK {
@@ -78,6 +89,9 @@ func TestCheckPassesAgainstTheSimulatorAndOnlyReads(t *testing.T) {
 	}
 	if _, msg, _ := rep.line(t, "cluster: tls"); !strings.Contains(msg, "pinned") || !strings.Contains(msg, sim.Fingerprint()) {
 		t.Errorf("tls line: %s", msg)
+	}
+	if _, msg, _ := rep.line(t, "cluster: token"); !strings.HasPrefix(msg, "token cli of user root@pam;") || !strings.Contains(msg, "privilege separation on") {
+		t.Errorf("token line: %s", msg)
 	}
 	for _, name := range []string{"cluster: version", "cluster: token", "cluster: privileges", "node pve1", "node pve2", "cluster: quorum",
 		"storage local-lvm on pve1", "storage local on pve1", "bridge vmbr0 on pve1", "cluster: ha", "cluster: pools", "source: repository"} {
@@ -122,6 +136,12 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 		{"verification turned off", nil,
 			func(t *testing.T, sim *pvesim.Server, _ string) []string { return []string{"--insecure-skip-verify"} },
 			"cluster: tls", "WARN", "not verified", "fingerprint: \"%FP%\""},
+		{"a root@pam token without privilege separation", nil, pinned,
+			"cluster: token", "WARN", "privilege separation off on a root@pam token", "privilege-separated token"},
+		{"a token that cannot read its privilege separation", []string{"VM.Allocate", "VM.Audit", "VM.PowerMgmt", "VM.Config.CPU", "VM.Config.Memory",
+			"VM.Config.Disk", "VM.Config.Network", "VM.Config.Options", "VM.Config.Cloudinit", "VM.Config.CDROM", "VM.Config.HWType", "Datastore.AllocateSpace",
+			"Datastore.Audit", "SDN.Use"},
+			pinned, "cluster: token", "OK", "its privilege separation is not readable without Sys.Audit on /access/groups", ""},
 		{"a token missing a privilege the manifests need", []string{"VM.Allocate", "VM.Audit", "VM.PowerMgmt", "VM.Config.CPU", "VM.Config.Memory",
 			"VM.Config.Disk", "VM.Config.Network", "VM.Config.Options", "VM.Config.Cloudinit", "VM.Config.HWType", "Datastore.AllocateSpace",
 			"Datastore.Audit", "SDN.Use", "Sys.Audit"},

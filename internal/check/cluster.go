@@ -40,7 +40,7 @@ func (c *clusterCheck) run(ctx context.Context) {
 	}
 }
 
-// token names the token and how its privileges are read.
+// token names the token and its privilege separation.
 func (c *clusterCheck) token(ctx context.Context) {
 	id := c.o.Config.Cluster.TokenID
 	user, name, ok := strings.Cut(id, "!")
@@ -53,11 +53,35 @@ func (c *clusterCheck) token(ctx context.Context) {
 		c.r.fail("cluster: token", "GET /access/permissions: "+err.Error(), fixForError(err, c.o))
 		return
 	}
-	// A token cannot read its own privsep flag (GET /access/users/{user}/
-	// token/{name} needs User.Modify): what counts is what it may do,
-	// which /access/permissions reports either way.
-	c.r.ok("cluster: token", fmt.Sprintf("token %s of user %s; privileges on %d ACL paths, as GET /access/permissions reports them "+
-		"(the token cannot read its own privilege separation flag; `pveum user token permissions %s %s` on a node shows the same)", name, user, len(perms), user, name))
+	msg := fmt.Sprintf("token %s of user %s; privileges on %d ACL paths", name, user, len(perms))
+	// A token reads its privsep flag in its user's entry, which needs
+	// Sys.Audit or User.Modify on /access/groups (User.pm read_user).
+	var u struct {
+		Tokens map[string]struct {
+			Privsep pve.Int `json:"privsep"`
+			Expire  pve.Int `json:"expire"`
+		} `json:"tokens"`
+	}
+	if err := c.client.Get(ctx, "access/users/"+pve.PathEscape(user), nil, &u); err != nil {
+		c.r.ok("cluster: token", msg+"; its privilege separation is not readable without Sys.Audit on /access/groups "+
+			fmt.Sprintf("(`pveum user token list %s` on a node shows it): what counts is what GET /access/permissions reports", user))
+		return
+	}
+	tok, found := u.Tokens[name]
+	switch {
+	case !found:
+		c.r.ok("cluster: token", msg+"; its user's entry does not list it")
+	case tok.Expire != 0 && time.Unix(int64(tok.Expire), 0).Before(c.o.Now().Add(7*24*time.Hour)):
+		c.r.warn("cluster: token", fmt.Sprintf("%s; it expires %s", msg, time.Unix(int64(tok.Expire), 0).UTC().Format(time.RFC3339)),
+			fmt.Sprintf("extend it before then: pveum user token modify %s %s --expire 0", user, name))
+	case tok.Privsep != 0:
+		c.r.ok("cluster: token", msg+"; privilege separation on: it holds only the ACLs granted to the token itself")
+	case user == "root@pam":
+		c.r.warn("cluster: token", msg+"; privilege separation off on a root@pam token: it can do anything root can",
+			"create a dedicated user and a privilege-separated token with the roles in docs/configuration.md (API token)")
+	default:
+		c.r.ok("cluster: token", msg+"; privilege separation off: it holds all of "+user+"'s privileges")
+	}
 }
 
 // privileges reports each privilege the manifests need (all proxmops may
