@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -215,6 +216,39 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 				return pinned(t, sim, repo)
 			},
 			"node pve9", "FAIL", "no node pve9, which VirtualMachine/app-01 names", "nodes: pve1, pve2"},
+		{"an SDN zone no manifest declares and the cluster lacks", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				writeManifest(t, repo, "vnet.yaml", sdnVnet)
+				return pinned(t, sim, repo)
+			},
+			"sdn zone lab", "FAIL", "no SDN zone lab (needed by SdnVnet/labnet)", "declare it in an SdnZone manifest"},
+		{"an SDN zone the cluster has", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				writeManifest(t, repo, "vnet.yaml", sdnVnet)
+				if err := simClient(t, sim).SDNCreate(t.Context(), "zones", pve.NewParams().Set("zone", "lab").Set("type", "simple")); err != nil {
+					t.Fatal(err)
+				}
+				return pinned(t, sim, repo)
+			},
+			"sdn zone lab", "OK", "exists (SdnVnet/labnet lives in it)", ""},
+		{"a guest on an SDN VNet the cluster has", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				c := simClient(t, sim)
+				if err := c.SDNCreate(t.Context(), "zones", pve.NewParams().Set("zone", "lab").Set("type", "simple")); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.SDNCreate(t.Context(), "vnets", pve.NewParams().Set("vnet", "labnet").Set("zone", "lab")); err != nil {
+					t.Fatal(err)
+				}
+				writeManifest(t, repo, "app-01.yaml", strings.Replace(cliVM, "bridge: vmbr0", "bridge: labnet", 1))
+				return pinned(t, sim, repo)
+			},
+			"bridge labnet on pve1", "OK", "an SDN VNet (VirtualMachine/app-01 (net0))", ""},
+		{"a repository that cannot be reached", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				return []string{"--fingerprint", sim.Fingerprint(), "--repo", "file://" + filepath.Join(repo, "missing.git")}
+			},
+			"source: repository", "FAIL", "missing.git", "check source.repoURL"},
 		{"invalid manifests", nil,
 			func(t *testing.T, sim *pvesim.Server, repo string) []string {
 				if err := os.WriteFile(filepath.Join(repo, "bad.yaml"), []byte("kind: VirtualMachine\nmetadata: {name: x}\n"), 0o644); err != nil {
@@ -276,4 +310,46 @@ func simCertPEM(t *testing.T, sim *pvesim.Server) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// sdnVnet declares a VNet in a zone no manifest declares.
+const sdnVnet = `apiVersion: proxmops.dev/v1
+kind: SdnVnet
+metadata: {name: labnet}
+spec: {zone: lab}
+`
+
+func writeManifest(t *testing.T, repo, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Proxmox VE versions outside 8.4 to 9.x are a WARN on the cluster's line
+// and each node's, saying what to do.
+func TestCheckWarnsOutsideTheSupportedVersions(t *testing.T) {
+	for _, tt := range []struct{ version, level, fix string }{
+		{"8.3.5", "WARN", "upgrade the cluster to Proxmox VE 8.4 or later"},
+		{"8.4.1", "OK", ""},
+		{"9.1.3", "OK", ""},
+		{"10.0.1", "WARN", "run `proxmops check --exercise` on a test node"},
+	} {
+		t.Run(tt.version, func(t *testing.T) {
+			sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TokenPrivileges: requiredPrivileges(), Version: tt.version})
+			if err := sim.StartTLS("127.0.0.1:0"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sim.Close() })
+			_, repo := cliEnv(t) // the environment and a repository
+			_, rep, out := runCheck(t, "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint())
+			for _, name := range []string{"cluster: version", "node pve1", "node pve2"} {
+				level, msg, fix := rep.line(t, name)
+				if level != tt.level || !strings.Contains(msg, "Proxmox VE "+tt.version) || !strings.Contains(fix, tt.fix) {
+					t.Errorf("%s: %s %s — %s\n%s", name, level, msg, fix, out)
+				}
+			}
+			assertReadOnly(t, sim)
+		})
+	}
 }
