@@ -215,6 +215,24 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 		}
 	}
 
+	// GET /api/v1/check, for scripts, is the same report: the same lines,
+	// each with its level.
+	resp, err = hc.Get(info.URL + "/api/v1/check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr api.TestResult
+	json.NewDecoder(resp.Body).Decode(&cr)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !cr.OK || len(cr.Checks) != len(tr.Checks) {
+		t.Fatalf("GET /api/v1/check: %s %+v\nsettings test: %+v", resp.Status, cr, tr)
+	}
+	for i, c := range cr.Checks {
+		if c.Name != tr.Checks[i].Name || c.Level != tr.Checks[i].Level || c.Level == "" {
+			t.Errorf("check line %d: %+v, the settings test's %+v", i, c, tr.Checks[i])
+		}
+	}
+
 	// What the demo provides: the examples' password variables, set but
 	// never printed, and the template web01 clones, made "by hand".
 	for _, name := range exampleSecrets {
