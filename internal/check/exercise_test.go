@@ -167,11 +167,19 @@ func TestExerciseRunsEveryStepWithoutDeviation(t *testing.T) {
 	}{
 		{"", []string{"exercise: migrate the VM to the second node and back"}, "none: all 23 steps answered as the simulator does (1 skipped"},
 		{"nfs-shared", nil, "none: all 24 steps answered as the simulator does"},
+		{"thick-lvm", []string{"exercise: snapshot, roll back and delete the snapshot", "exercise: turn the clone into a template",
+			"exercise: linked clone of the template", "exercise: delete the linked clone", "exercise: migrate the VM to the second node and back"},
+			"none: all 19 steps answered as the simulator does (5 skipped"},
 	} {
 		storage := tt.storage
 		t.Run("storage="+storage, func(t *testing.T) {
 			sim, cfg := simConfig(t)
 			if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 120 << 20}); err != nil {
+				t.Fatal(err)
+			}
+			// A volume group without thin provisioning: no snapshots, no
+			// base volumes.
+			if err := sim.SetStorage(pvesim.StorageSpec{ID: "thick-lvm", Type: "lvm", Content: []string{"images", "rootdir"}}); err != nil {
 				t.Fatal(err)
 			}
 			res := Run(t.Context(), Options{Config: cfg, Exercise: &ExerciseOptions{Storage: storage}})
@@ -209,7 +217,7 @@ func assertNothingLeft(t *testing.T, sim *pvesim.Server) {
 	if err != nil || pool || len(found) > 0 {
 		t.Errorf("left behind: %v, pool %v, %v", found, pool, err)
 	}
-	for _, st := range []string{"local-lvm", "nfs-shared"} {
+	for _, st := range []string{"local-lvm", "nfs-shared", "thick-lvm"} {
 		for _, n := range []string{"pve1", "pve2"} {
 			if vols := sim.Volumes(n, st); len(vols) > 0 {
 				t.Errorf("volumes left on %s %s: %v", n, st, vols)
