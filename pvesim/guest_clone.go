@@ -248,7 +248,7 @@ func (s *Server) qemuClone(r *Request) (any, error) {
 					nv, err = s.allocImage(g.Node, dstStorage, newid, sv.Size, fmtName, name)
 				} else if full {
 					bytes += sv.Size
-					nv, err = s.allocImage(g.Node, dstStorage, newid, sv.Size, format, "")
+					nv, err = s.allocImage(g.Node, dstStorage, newid, sv.Size, s.resolveDstDiskFormat(dstStorage, sv, format), "")
 				} else {
 					nv, err = s.linkedCloneImage(g.Node, sv, newid)
 				}
@@ -556,4 +556,22 @@ func (cs *clusterState) cloneFirewall(from, to int) {
 		dst[k] = v
 	}
 	cs.Firewall[to] = dst
+}
+
+// resolveDstDiskFormat is QemuServer.pm resolve_dst_disk_format: without a
+// format parameter the source volume's format is the hint, taken when the
+// target storage supports it (Storage.pm resolve_format_hint), else the
+// storage's default.
+func (s *Server) resolveDstDiskFormat(storage string, src *Volume, format string) string {
+	if format != "" {
+		return format
+	}
+	st, err := s.storageConfig(storage)
+	if err != nil || src == nil {
+		return ""
+	}
+	if st.validFormat(src.Format) {
+		return src.Format
+	}
+	return st.defaultFormat()
 }

@@ -210,7 +210,9 @@ func TestQemuResizeTemplateClone(t *testing.T) {
 	}
 	linked := c.mustOK("GET", "/nodes/pve1/qemu/151/config", nil).obj(t)
 	full := c.mustOK("GET", "/nodes/pve1/qemu/152/config", nil).obj(t)
-	if linked["scsi0"] != "local-lvm:vm-151-disk-0,size=12G" || full["scsi0"] != "nfs-shared:152/vm-152-disk-0.qcow2,size=12G" {
+	// The full clone keeps the raw source's format, which NFS takes
+	// (resolve_dst_disk_format), over the storage's qcow2 default.
+	if linked["scsi0"] != "local-lvm:vm-151-disk-0,size=12G" || full["scsi0"] != "nfs-shared:152/vm-152-disk-0.raw,size=12G" {
 		t.Fatalf("clone disks: %v / %v", linked["scsi0"], full["scsi0"])
 	}
 	if linked["name"] != "linked" || linked["tags"] != "golden" || linked["template"] != nil || linked["net0"] == cfg["net0"] || linked["smbios1"] == cfg["smbios1"] || linked["vmgenid"] == cfg["vmgenid"] {

@@ -27,6 +27,25 @@ func (st *Storage) defaultFormat() string {
 	return "raw"
 }
 
+// validFormat is whether the storage plugin's plugindata lists f as a
+// valid format: raw, qcow2 and vmdk for NFS (NFSPlugin.pm), subvol too
+// for a directory (DirPlugin.pm) and raw and subvol for ZFS
+// (ZFSPoolPlugin.pm); LVM takes raw and, with volume chains, qcow2
+// (LVMPlugin.pm); the others raw.
+func (st *Storage) validFormat(f string) bool {
+	switch {
+	case st.Type == "dir":
+		return f == "raw" || f == "qcow2" || f == "vmdk" || f == "subvol"
+	case st.fileBased():
+		return f == "raw" || f == "qcow2" || f == "vmdk"
+	case st.Type == "zfspool":
+		return f == "raw" || f == "subvol"
+	case st.Type == "lvm" && st.VolumeChain:
+		return f == "raw" || f == "qcow2"
+	}
+	return f == "raw"
+}
+
 var reImageFile = regexp.MustCompile(`^[^/\s]+\.(raw|qcow2|vmdk|subvol)$`)
 
 var reDiskName = regexp.MustCompile(`(?:^|/)(?:vm|base)-(\d+)-disk-(\d+)(?:\.[a-z0-9]+)?$`)
