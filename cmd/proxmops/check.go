@@ -26,19 +26,21 @@ func init() {
 			"that pins it), the API and node versions, the token and every privilege the manifests need on its path,\n" +
 			"the nodes (online, clocks, quorum), the storages, bridges and SDN zones the manifests name, HA and pools,\n" +
 			"and the repository (reachable, commit, manifests valid). It exits 1 when any line is FAIL.\n\n" +
-			"--exercise (it writes!) then runs the life of a throwaway VM on the cluster, in a pool proxmops-check it\n" +
-			"creates and removes: create with an empty disk, config update, snapshot and rollback, resize, full clone,\n" +
-			"start, a pending change, stop and delete, and two refusals provoked on purpose; each answer is compared with\n" +
-			"what the simulator answers for the same calls, and each difference is a \"deviation\" line. It cleans up on\n" +
-			"success, failure and Ctrl-C, and a run removes what an interrupted one left.",
+			"--exercise (it writes!) then runs a throwaway VM and container through their lives on the cluster, in a pool\n" +
+			"proxmops-check it creates and removes: create with an empty disk, config updates, tags and description records,\n" +
+			"snapshot and rollback, resize, firewall options, full and linked clones, start, pending and hot-plugged changes,\n" +
+			"stop, migration (with shared storage and a second node), a container from an existing template, delete, and\n" +
+			"refusals provoked on purpose; each answer is compared with what the simulator answers for the same calls, and\n" +
+			"each difference is a \"deviation\" line. It cleans up on success, failure and Ctrl-C, and a run removes what an\n" +
+			"interrupted one left.",
 		Args: cobra.NoArgs,
 	}
 	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: check this cluster only (default: every cluster)")
-	cmd.Flags().BoolVar(&exercise, "exercise", false, "also run throwaway VMs through their whole life on the cluster (writes; cleans up)")
+	cmd.Flags().BoolVar(&exercise, "exercise", false, "also run a throwaway VM and container through their whole lives on the cluster (writes; cleans up)")
 	cmd.Flags().StringVar(&eo.Node, "node", "", "with --exercise: the node to run on (default: the first online one)")
-	cmd.Flags().StringVar(&eo.Storage, "storage", "", "with --exercise: the storage for the disks (default: the node's first taking images)")
+	cmd.Flags().StringVar(&eo.Storage, "storage", "", "with --exercise: the storage for the VM's disks (default: the node's first taking images)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if output != "text" && output != "json" {
 			return fmt.Errorf("--output must be text or json, not %q", output)
