@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -123,7 +124,7 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 	}{
 		{"a self-signed certificate without a pin", nil,
 			func(t *testing.T, sim *pvesim.Server, _ string) []string { return nil },
-			"cluster: tls", "FAIL", "is not trusted", "fingerprint: \"" + "%FP%"},
+			"cluster: tls", "FAIL", "is not trusted", "set fingerprint: \"%FP%\" under cluster: in the configuration file (or PROXMOPS_CLUSTER_FINGERPRINT=%FP%)"},
 		{"a pin that does not match", nil,
 			func(t *testing.T, sim *pvesim.Server, _ string) []string {
 				return []string{"--fingerprint", strings.Repeat("AB:", 31) + "AB"}
@@ -351,5 +352,23 @@ func TestCheckWarnsOutsideTheSupportedVersions(t *testing.T) {
 			}
 			assertReadOnly(t, sim)
 		})
+	}
+}
+
+// The line the tls FAIL gives for a self-signed certificate, put into the
+// configuration file as it says, pins the certificate.
+func TestCheckPinLinePinsTheCertificate(t *testing.T) {
+	sim, repo := cliEnvWith(t, requiredPrivileges())
+	code, rep, _ := runCheck(t, "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli")
+	_, _, fix := rep.line(t, "cluster: tls")
+	line := regexp.MustCompile(`fingerprint: "[0-9A-F:]+"`).FindString(fix)
+	if code != 1 || line == "" || !strings.Contains(fix, "under cluster:") {
+		t.Fatalf("exit %d, fix %q", code, fix)
+	}
+	cfg := filepath.Join(t.TempDir(), "proxmops.yaml")
+	writeManifest(t, filepath.Dir(cfg), "proxmops.yaml", "cluster:\n  endpoint: "+sim.APIURL()+"\n  tokenId: root@pam!cli\n  "+line+"\nsource:\n  repoURL: "+repo+"\n")
+	code, rep, out := runCheck(t, "--config", cfg)
+	if level, msg, _ := rep.line(t, "cluster: tls"); code != 0 || level != "OK" || !strings.Contains(msg, "certificate pinned") {
+		t.Errorf("with %s: exit %d, %s %s\n%s", line, code, level, msg, out)
 	}
 }

@@ -148,7 +148,7 @@ func (r *report) certificate(ctx context.Context, o Options, u *url.URL) bool {
 	}
 	leaf := state.PeerCertificates[0]
 	fp := pve.Fingerprint(leaf.Raw)
-	pin := fmt.Sprintf("%s: %q", o.key("fingerprint"), fp)
+	pin := o.pinLine(fp)
 	switch {
 	case cl.Fingerprint != "":
 		want, err := pve.NormalizeFingerprint(cl.Fingerprint)
@@ -164,7 +164,7 @@ func (r *report) certificate(ctx context.Context, o Options, u *url.URL) bool {
 		r.ok("cluster: tls", "certificate pinned: fingerprint "+fp+" matches "+o.key("fingerprint"))
 	case cl.InsecureSkipVerify:
 		r.warn("cluster: tls", "certificate not verified ("+o.key("insecureSkipVerify")+"); it presents fingerprint "+fp,
-			"pin it instead: set "+pin+" and remove insecureSkipVerify")
+			"pin it instead: set "+pin+", and remove insecureSkipVerify")
 	default:
 		roots, err := rootsOf(cl.CAFile)
 		if err != nil {
@@ -203,4 +203,14 @@ func rootsOf(caFile string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("caFile %s holds no PEM certificate", caFile)
 	}
 	return pool, nil
+}
+
+// pinLine is the configuration line that pins fp, where it goes, and the
+// environment variable that does the same for the single cluster.
+func (o Options) pinLine(fp string) string {
+	line := fmt.Sprintf("fingerprint: %q", fp)
+	if o.Name == "" || o.Name == config.DefaultClusterName {
+		return line + " under cluster: in the configuration file (or PROXMOPS_CLUSTER_FINGERPRINT=" + fp + ")"
+	}
+	return line + " in the clusters: entry named " + o.Name
 }
