@@ -713,8 +713,22 @@ func (s *Server) nextID(r *Request) (any, error) {
 }
 
 func (s *Server) clusterStatus(*Request) (any, error) {
+	// corosync's votequorum: each node has one vote and the cluster is
+	// quorate while the online nodes hold a majority (a two-node cluster
+	// with one node down is not). The simulator reports it only: its
+	// writes do not stop without quorum, as pmxcfs's would.
+	online := 0
+	for _, n := range s.state.Nodes {
+		if !s.faults.nodeOffline(n.Name) {
+			online++
+		}
+	}
+	quorate := 0
+	if 2*online > len(s.state.Nodes) {
+		quorate = 1
+	}
 	out := []map[string]any{{
-		"id": "cluster", "type": "cluster", "name": "pvesim", "nodes": len(s.state.Nodes), "quorate": 1, "version": len(s.state.Nodes) + 2,
+		"id": "cluster", "type": "cluster", "name": "pvesim", "nodes": len(s.state.Nodes), "quorate": quorate, "version": len(s.state.Nodes) + 2,
 	}}
 	for _, n := range s.state.Nodes {
 		online := 1

@@ -187,12 +187,18 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 				return pinned(t, sim, repo)
 			},
 			"node pve1", "FAIL", "offline, and VirtualMachine/app-01 names it", "bring the node back"},
-		{"another node is offline", nil,
+		{"another node is offline, the cluster quorate", nil,
+			func(t *testing.T, sim *pvesim.Server, repo string) []string {
+				sim.SetFaults(mustFaults(t, "offline=pve3"))
+				return pinned(t, sim, repo)
+			},
+			"node pve3", "WARN", "offline; no manifest names it", "bring it back"},
+		{"a two-node cluster with a node offline", nil,
 			func(t *testing.T, sim *pvesim.Server, repo string) []string {
 				sim.SetFaults(mustFaults(t, "offline=pve2"))
 				return pinned(t, sim, repo)
 			},
-			"node pve2", "WARN", "offline; no manifest names it", "bring it back"},
+			"cluster: quorum", "FAIL", "cluster pvesim is not quorate: Proxmox refuses every change", "bring enough nodes back (pvecm status)"},
 		{"a node whose clock is off", nil,
 			func(t *testing.T, sim *pvesim.Server, repo string) []string {
 				sim.SetNodeClockSkew("pve2", -90e9)
@@ -261,7 +267,11 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sim, repo := cliEnvWith(t, tt.privs)
+			nodes := 2 // a node down costs two nodes their quorum, not three
+			if strings.Contains(tt.name, "quorate") {
+				nodes = 3
+			}
+			sim, repo := cliEnvNodes(t, tt.privs, nodes)
 			args := append([]string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli"}, tt.setup(t, sim, repo)...)
 			sim.ResetRequests()
 			code, rep, out := runCheck(t, args...)

@@ -43,7 +43,13 @@ func cliEnv(t *testing.T) (*pvesim.Server, string) { t.Helper(); return cliEnvWi
 // (nil: all).
 func cliEnvWith(t *testing.T, privs []string) (*pvesim.Server, string) {
 	t.Helper()
-	sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TaskSpeed: 0.01, TokenPrivileges: privs})
+	return cliEnvNodes(t, privs, 2)
+}
+
+// cliEnvNodes is cliEnvWith with that many nodes.
+func cliEnvNodes(t *testing.T, privs []string, nodes int) (*pvesim.Server, string) {
+	t.Helper()
+	sim := pvesim.New(pvesim.Options{Nodes: nodes, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TaskSpeed: 0.01, TokenPrivileges: privs})
 	if err := sim.StartTLS("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
