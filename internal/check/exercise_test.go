@@ -48,37 +48,45 @@ func lineOf(t *testing.T, res api.TestResult, name string) api.Check {
 }
 
 // Ctrl-C in the middle of the exercise ends its steps, and its cleanup
-// still removes the VM and the pool.
+// still removes every guest made so far (a template and its linked clone,
+// a running VM, a container) and the pool.
 func TestExerciseCancelledMidwayStillCleansUp(t *testing.T) {
-	sim, cfg := simConfig(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go func() {
-		// Cancel as the snapshot is asked for: the VM exists by then.
-		for sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/snapshot") == 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Millisecond):
+	for _, tt := range []struct {
+		method, path string
+		count        int64  // cancel when the simulator has seen this many
+		step         string // the interrupted step
+	}{
+		{"POST", "/nodes/{node}/qemu/{vmid}/snapshot", 1, "snapshot, roll back and delete the snapshot"},
+		{"POST", "/nodes/{node}/qemu/{vmid}/clone", 2, "linked clone of the template"},
+		{"POST", "/nodes/{node}/qemu/{vmid}/status/stop", 1, "stop the VM"},
+		{"POST", "/nodes/{node}/lxc", 1, "create a container from an existing template"},
+	} {
+		t.Run(tt.step, func(t *testing.T) {
+			sim, cfg := simConfig(t)
+			if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 120 << 20}); err != nil {
+				t.Fatal(err)
 			}
-		}
-		cancel()
-	}()
-	res := Run(ctx, Options{Config: cfg, Exercise: &ExerciseOptions{}})
-	if c := lineOf(t, res, "exercise: snapshot, roll back and delete the snapshot"); c.Level != api.CheckFail {
-		t.Errorf("the interrupted step: %+v", c)
-	}
-	if c := lineOf(t, res, "exercise: cleanup"); c.Level != api.CheckOK || c.Message != "nothing left (1 throwaway guests removed)" {
-		t.Errorf("cleanup after Ctrl-C: %+v", c)
-	}
-	client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: "root@pam!check", TokenSecret: "s3cret", Fingerprint: sim.Fingerprint()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	found, pool, err := exerciseGuests(context.Background(), client, nil)
-	if err != nil || pool || len(found) > 0 {
-		t.Errorf("left behind: %v, pool %v, %v", found, pool, err)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			go func() {
+				for sim.RequestCountFor(tt.method, tt.path) < tt.count {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Millisecond):
+					}
+				}
+				cancel()
+			}()
+			res := Run(ctx, Options{Config: cfg, Exercise: &ExerciseOptions{}})
+			if c := lineOf(t, res, "exercise: "+tt.step); c.Level != api.CheckFail {
+				t.Errorf("the interrupted step: %+v", c)
+			}
+			if c := lineOf(t, res, "exercise: cleanup"); c.Level != api.CheckOK || !strings.HasPrefix(c.Message, "nothing left") {
+				t.Errorf("cleanup after Ctrl-C: %+v", c)
+			}
+			assertNothingLeft(t, sim)
+		})
 	}
 }
 
