@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -254,7 +255,8 @@ func TestTestSettingsReportsEachCheck(t *testing.T) {
 	if c := byName["cluster: version"]; !c.OK || !strings.Contains(c.Message, "9.") {
 		t.Errorf("version check: %+v", c)
 	}
-	if c := byName["source: repository"]; !c.OK || !strings.Contains(c.Message, "1 VirtualMachine") {
+	// The commit, its subject, and what validated.
+	if c := byName["source: repository"]; !c.OK || !regexp.MustCompile(`^commit [0-9a-f]{7,} \(vm\): 1 VirtualMachine, all valid$`).MatchString(c.Message) {
 		t.Errorf("source check: %+v", c)
 	}
 	if _, ok := byName["cluster: privileges"]; !ok {
