@@ -363,3 +363,41 @@ func TestFleetPlanNamesEachActionsCluster(t *testing.T) {
 		t.Fatal("autoSync off changed a cluster")
 	}
 }
+
+// The check of a clusters list reports each cluster's lines under its
+// name, reading each cluster's own manifests; ?cluster= (GET /api/v1/check)
+// checks one, and an unknown name is not found.
+func TestFleetCheckReportsEachClusterOrTheOneAskedFor(t *testing.T) {
+	e, _, alpha, beta := newPlannedTwoClusterFleet(t)
+	res, err := e.f.TestSettings(context.Background(), e.opts.Config)
+	if err != nil || !res.OK {
+		t.Fatalf("check of both: %+v %v", res, err)
+	}
+	names := map[string]string{}
+	for _, c := range res.Checks {
+		names[c.Name] = c.Message
+	}
+	for _, want := range []string{"alpha: cluster: version", "beta: cluster: version", "alpha: source: repository", "beta: storage local-lvm on pve1"} {
+		if _, ok := names[want]; !ok {
+			t.Errorf("no line %q in %v", want, names)
+		}
+	}
+	if msg := names["beta: source: repository"]; !strings.Contains(msg, "2 VirtualMachine") {
+		t.Errorf("beta's manifests: %s", msg)
+	}
+	one, err := e.f.TestSettings(api.WithCluster(context.Background(), "beta"), e.opts.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range one.Checks {
+		if !strings.HasPrefix(c.Name, "beta: ") {
+			t.Errorf("?cluster=beta reports %s", c.Name)
+		}
+	}
+	if _, err := e.f.TestSettings(api.WithCluster(context.Background(), "gamma"), e.opts.Config); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("an unknown cluster: %v", err)
+	}
+	if writes(alpha)+writes(beta) != 0 {
+		t.Error("the check wrote to a cluster")
+	}
+}
