@@ -80,10 +80,11 @@ func requiredPrivileges() []string {
 func TestCheckPassesAgainstTheSimulatorAndOnlyReads(t *testing.T) {
 	sim, repo := cliEnvWith(t, requiredPrivileges())
 	sim.ResetRequests()
-	code, rep, _ := runCheck(t, "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint())
+	code, rep, raw := runCheck(t, "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint())
 	if code != 0 || !rep.OK {
 		t.Fatalf("check exit %d: %+v", code, rep)
 	}
+	assertReportShape(t, raw)
 	for _, c := range rep.Checks {
 		if c.Level != "OK" {
 			t.Errorf("against a healthy simulator: %+v", c)
@@ -279,6 +280,7 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 			args := append([]string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli"}, tt.setup(t, sim, repo)...)
 			sim.ResetRequests()
 			code, rep, out := runCheck(t, args...)
+			assertReportShape(t, out)
 			level, msg, fix := rep.line(t, tt.line)
 			fp := sim.Fingerprint()
 			wantMsg, wantFix := strings.ReplaceAll(tt.msg, "%FP%", fp), strings.ReplaceAll(tt.fix, "%FP%", fp)
@@ -384,5 +386,38 @@ func TestCheckPinLinePinsTheCertificate(t *testing.T) {
 	code, rep, out := runCheck(t, "--config", cfg)
 	if level, msg, _ := rep.line(t, "cluster: tls"); code != 0 || level != "OK" || !strings.Contains(msg, "certificate pinned") {
 		t.Errorf("with %s: exit %d, %s %s\n%s", line, code, level, msg, out)
+	}
+}
+
+// assertReportShape checks the JSON document against docs/api.md's
+// "Check report": {ok, checks: [{name, ok, level, message, fix?}]}, fix
+// present exactly when the level is not OK, ok false for FAIL only.
+func assertReportShape(t *testing.T, raw string) {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc) != 2 || doc["ok"] == nil || doc["checks"] == nil {
+		t.Fatalf("report keys: %v", doc)
+	}
+	if _, ok := doc["ok"].(bool); !ok {
+		t.Errorf("ok is %T", doc["ok"])
+	}
+	for _, c := range doc["checks"].([]any) {
+		line := c.(map[string]any)
+		level, _ := line["level"].(string)
+		_, hasFix := line["fix"]
+		name, _ := line["name"].(string)
+		msg, _ := line["message"].(string)
+		ok, isBool := line["ok"].(bool)
+		wantKeys := 4
+		if hasFix {
+			wantKeys = 5
+		}
+		if len(line) != wantKeys || name == "" || msg == "" || !isBool || ok != (level != "FAIL") || hasFix != (level != "OK") ||
+			level != "OK" && level != "WARN" && level != "FAIL" {
+			t.Errorf("report line: %v", line)
+		}
 	}
 }
