@@ -58,10 +58,16 @@ const ctTemplate = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
 func exerciseEnv(t *testing.T) (*pvesim.Server, string) {
 	t.Helper()
 	sim, repo := cliEnv(t)
+	exerciseTemplate(t, sim)
+	return sim, repo
+}
+
+// exerciseTemplate puts the container template on pve1.
+func exerciseTemplate(t *testing.T, sim *pvesim.Server) {
+	t.Helper()
 	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: ctTemplate, Size: 120 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	return sim, repo
 }
 
 var (
@@ -220,19 +226,35 @@ func TestCheckExerciseRemovesLeftoversOfAnEarlierRun(t *testing.T) {
 // Without the privileges its steps need, the exercise refuses to start,
 // naming each, and writes nothing.
 func TestCheckExerciseRefusesATokenWithoutItsPrivileges(t *testing.T) {
-	sim, repo := cliEnvWith(t, []string{"VM.Allocate", "VM.Audit", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Disk", "VM.Config.Network",
-		"VM.Config.Options", "VM.Config.Cloudinit", "VM.Config.CDROM", "VM.Config.HWType", "VM.PowerMgmt", "Datastore.AllocateSpace", "Datastore.Audit", "SDN.Use", "Sys.Audit"})
-	sim.ResetRequests()
-	args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
-	code, rep, _ := runCheck(t, args...)
-	level, msg, _ := rep.line(t, "exercise: privileges")
-	for _, want := range []string{"Pool.Allocate on /pool/proxmops-check", "VM.Clone on /vms", "VM.Snapshot on /vms"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("the refusal does not name %s: %s", want, msg)
-		}
+	for _, tt := range []struct {
+		storage string
+		names   []string
+	}{
+		{"", []string{"Pool.Allocate on /pool/proxmops-check", "VM.Clone on /vms", "VM.Snapshot on /vms", "VM.Config.Network on /vms"}},
+		// A shared storage adds the migration's privilege.
+		{"nfs-shared", []string{"Pool.Allocate on /pool/proxmops-check", "VM.Migrate on /vms"}},
+	} {
+		t.Run("storage="+tt.storage, func(t *testing.T) {
+			sim, repo := cliEnvWith(t, []string{"VM.Allocate", "VM.Audit", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Disk",
+				"VM.Config.Options", "VM.Config.Cloudinit", "VM.Config.CDROM", "VM.Config.HWType", "VM.PowerMgmt", "Datastore.AllocateSpace", "Datastore.Audit",
+				"SDN.Use", "Sys.Audit"})
+			exerciseTemplate(t, sim)
+			sim.ResetRequests()
+			args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
+			if tt.storage != "" {
+				args = append(args, "--storage", tt.storage)
+			}
+			code, rep, _ := runCheck(t, args...)
+			level, msg, _ := rep.line(t, "exercise: privileges")
+			for _, want := range tt.names {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the refusal does not name %s: %s", want, msg)
+				}
+			}
+			if level != "FAIL" || code != 1 {
+				t.Errorf("%s, exit %d", level, code)
+			}
+			assertReadOnly(t, sim)
+		})
 	}
-	if level != "FAIL" || code != 1 {
-		t.Errorf("%s, exit %d", level, code)
-	}
-	assertReadOnly(t, sim)
 }
