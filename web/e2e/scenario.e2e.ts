@@ -101,6 +101,9 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const checks = page.getByRole('region', { name: 'Connection test' });
     await checks.waitFor();
     await checks.getByRole('listitem').filter({ hasText: 'cluster: version' }).filter({ hasText: 'passed' }).waitFor();
+    // The same report as `proxmops check`: the pinned certificate, each line's level.
+    await checks.getByRole('listitem').filter({ hasText: 'cluster: tls' }).filter({ hasText: 'certificate pinned' }).waitFor();
+    await checks.getByRole('listitem').filter({ hasText: 'cluster: quorum' }).filter({ hasText: 'OK' }).waitFor();
     await checks.getByRole('listitem').filter({ hasText: /source/ }).filter({ hasText: 'passed' }).waitFor();
     await page.getByLabel("New user's name").fill(VIEWER.username);
     await page.getByLabel("New user's password").fill(VIEWER.password);
