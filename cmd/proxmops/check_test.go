@@ -371,14 +371,15 @@ func TestCheckWarnsOutsideTheSupportedVersions(t *testing.T) {
 	}
 }
 
-// The line the tls FAIL gives for a self-signed certificate, put into the
-// configuration file as it says, pins the certificate.
+// The tls FAIL for a self-signed certificate names the cluster's CA file to
+// trust, and the line that pins the certificate: put into the
+// configuration file as it says, the line pins it.
 func TestCheckPinLinePinsTheCertificate(t *testing.T) {
 	sim, repo := cliEnvWith(t, requiredPrivileges())
 	code, rep, _ := runCheck(t, "--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli")
 	_, _, fix := rep.line(t, "cluster: tls")
 	line := regexp.MustCompile(`fingerprint: "[0-9A-F:]+"`).FindString(fix)
-	if code != 1 || line == "" || !strings.Contains(fix, "under cluster:") {
+	if code != 1 || line == "" || !strings.Contains(fix, "under cluster:") || !strings.Contains(fix, "copy /etc/pve/pve-root-ca.pem from a node and set cluster.caFile") {
 		t.Fatalf("exit %d, fix %q", code, fix)
 	}
 	cfg := filepath.Join(t.TempDir(), "proxmops.yaml")

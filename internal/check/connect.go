@@ -164,7 +164,7 @@ func (r *report) certificate(ctx context.Context, o Options, u *url.URL) bool {
 		r.ok("cluster: tls", "certificate pinned: fingerprint "+fp+" matches "+o.key("fingerprint"))
 	case cl.InsecureSkipVerify:
 		r.warn("cluster: tls", "certificate not verified ("+o.key("insecureSkipVerify")+"); it presents fingerprint "+fp,
-			"pin it instead: set "+pin+", and remove insecureSkipVerify")
+			trustFix(o, pin)+"; then remove insecureSkipVerify")
 	default:
 		roots, err := rootsOf(cl.CAFile)
 		if err != nil {
@@ -176,8 +176,7 @@ func (r *report) certificate(ctx context.Context, o Options, u *url.URL) bool {
 			inter.AddCert(c)
 		}
 		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: u.Hostname()}); err != nil {
-			r.fail("cluster: tls", "the certificate (fingerprint "+fp+") is not trusted: "+err.Error(),
-				"pin it after comparing the fingerprint with the node's (pvenode cert info): set "+pin)
+			r.fail("cluster: tls", "the certificate (fingerprint "+fp+") is not trusted: "+err.Error(), trustFix(o, pin))
 			return false
 		}
 		by := "the system's certificate authorities"
@@ -213,4 +212,11 @@ func (o Options) pinLine(fp string) string {
 		return line + " under cluster: in the configuration file (or PROXMOPS_CLUSTER_FINGERPRINT=" + fp + ")"
 	}
 	return line + " in the clusters: entry named " + o.Name
+}
+
+// trustFix says how to trust a node's certificate: the cluster's own CA,
+// which survives certificate renewals, or a pin of this certificate.
+func trustFix(o Options, pin string) string {
+	return "trust the cluster's CA: copy /etc/pve/pve-root-ca.pem from a node and set " + o.key("caFile") +
+		" to it (it survives certificate renewals); or pin this certificate after comparing the fingerprint with the node's (pvenode cert info): set " + pin
 }
