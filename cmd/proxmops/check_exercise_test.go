@@ -143,28 +143,69 @@ func TestCheckExerciseMatchesTheSimulatorAndLeavesNothing(t *testing.T) {
 // Injected write errors, lock timeouts and failing tasks make steps fail;
 // the exercise stops, and its cleanup still removes everything it made.
 func TestCheckExerciseUnderFaultsLeavesNothing(t *testing.T) {
-	for _, faults := range []string{
-		"write.error-rate=0.3",
-		"lock-timeout-rate=0.4",
-		"task-fail-rate=0.3",
-		"write.error-rate=0.2,lock-timeout-rate=0.2,task-fail-rate=0.2",
+	for _, tt := range []struct{ faults, storage string }{
+		{"write.error-rate=0.3", ""},
+		{"lock-timeout-rate=0.4", ""},
+		{"task-fail-rate=0.3", ""},
+		{"write.error-rate=0.2,lock-timeout-rate=0.2,task-fail-rate=0.2", ""},
+		// Rarer faults let the run get further: clones, a migration.
+		{"lock-timeout-rate=0.08", "nfs-shared"},
+		{"write.error-rate=0.05,task-fail-rate=0.05", "nfs-shared"},
 	} {
-		t.Run(faults, func(t *testing.T) {
+		faults := tt.faults
+		t.Run(faults+" "+tt.storage, func(t *testing.T) {
 			sim, repo := exerciseEnv(t)
 			sim.SetFaults(mustFaults(t, faults))
 			args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
+			if tt.storage != "" {
+				args = append(args, "--storage", tt.storage)
+			}
 			code, rep, out := runCheck(t, args...)
 			if level, msg, _ := rep.line(t, "exercise: cleanup"); level != "OK" {
 				t.Errorf("cleanup under %s: %s %s\n%s", faults, level, msg, out)
 			}
 			failed := false
 			for _, c := range rep.Checks {
-				failed = failed || c.Level == "FAIL"
+				if c.Level == "FAIL" {
+					failed = true
+					t.Logf("%s: %s", c.Name, c.Message)
+				}
 			}
 			if failed != (code == 1) {
 				t.Errorf("exit %d with FAIL lines %v", code, failed)
 			}
 			sim.SetFaults(pvesim.Faults{})
+			assertNothingLeft(t, sim)
+		})
+	}
+}
+
+// A task that fails late in the exercise, after clones, a migration or a
+// container's create began, stops it with a FAIL naming the step, and the
+// cleanup still removes everything.
+func TestCheckExerciseFailingLateLeavesNothing(t *testing.T) {
+	for _, tt := range []struct{ task, storage, step string }{
+		{"qmtemplate", "", "turn the clone into a template"},
+		{"qmigrate", "nfs-shared", "migrate the VM to the second node and back"},
+		{"vzcreate", "", "create a container from an existing template"},
+	} {
+		t.Run(tt.task, func(t *testing.T) {
+			sim, repo := exerciseEnv(t)
+			sim.FailNextTask(tt.task)
+			args := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint(), "--exercise"}
+			if tt.storage != "" {
+				args = append(args, "--storage", tt.storage)
+			}
+			code, rep, out := runCheck(t, args...)
+			if level, msg, fix := rep.line(t, "exercise: "+tt.step); level != "FAIL" || !strings.HasPrefix(msg, "failed: task failed: ") || !strings.Contains(fix, "cleaned up") {
+				t.Errorf("the failed step: %s %s — %s\n%s", level, msg, fix, out)
+			}
+			if level, msg, _ := rep.line(t, "exercise: cleanup"); level != "OK" || msg == "nothing left (0 throwaway guests removed)" {
+				t.Errorf("cleanup: %s %s", level, msg)
+			}
+			if code != 1 {
+				t.Errorf("exit %d", code)
+			}
 			assertNothingLeft(t, sim)
 		})
 	}
