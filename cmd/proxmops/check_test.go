@@ -422,3 +422,59 @@ func assertReportShape(t *testing.T, raw string) {
 		}
 	}
 }
+
+// With a clusters list, check reports every cluster's lines under its
+// name, each reading its own directory of manifests; --cluster checks one,
+// and a cluster's FAIL (here its node named in a manifest is offline)
+// fails the whole run.
+func TestCheckReportsEachClusterOfAList(t *testing.T) {
+	home, repo := cliEnvWith(t, requiredPrivileges())
+	office := pvesim.New(pvesim.Options{Nodes: 2, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TokenPrivileges: requiredPrivileges()})
+	if err := office.StartTLS("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { office.Close() })
+	for _, dir := range []string{"home", "office"} {
+		if err := os.MkdirAll(filepath.Join(repo, "clusters", dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeManifest(t, filepath.Join(repo, "clusters", dir), "app-01.yaml", cliVM)
+	}
+	if err := os.Remove(filepath.Join(repo, "app-01.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "proxmops.yaml")
+	entry := func(name string, sim *pvesim.Server) string {
+		return "  - name: " + name + "\n    endpoint: " + sim.APIURL() + "\n    tokenId: root@pam!cli\n    tokenSecret: cli-secret\n    fingerprint: \"" + sim.Fingerprint() +
+			"\"\n    path: clusters/" + name + "\n"
+	}
+	t.Setenv("PROXMOPS_CLUSTER_TOKENSECRET", "") // each entry has its own
+	writeManifest(t, filepath.Dir(cfg), "proxmops.yaml", "clusters:\n"+entry("home", home)+entry("office", office)+"source:\n  repoURL: "+repo+"\n")
+	office.SetNodeOnline("pve1", false)
+
+	code, rep, out := runCheck(t, "--config", cfg)
+	if code != 1 || rep.OK {
+		t.Errorf("exit %d with office's node down:\n%s", code, out)
+	}
+	if level, _, _ := rep.line(t, "home: node pve1"); level != "OK" {
+		t.Errorf("home's node: %s", level)
+	}
+	if level, msg, _ := rep.line(t, "office: node pve1"); level != "FAIL" || !strings.Contains(msg, "VirtualMachine/app-01 names it") {
+		t.Errorf("office's node: %s %s", level, msg)
+	}
+	if _, msg, _ := rep.line(t, "office: source: repository"); !strings.Contains(msg, "1 VirtualMachine") {
+		t.Errorf("office's manifests: %s", msg)
+	}
+
+	code, rep, out = runCheck(t, "--config", cfg, "--cluster", "home")
+	if code != 0 || !rep.OK {
+		t.Errorf("--cluster home: exit %d\n%s", code, out)
+	}
+	for _, c := range rep.Checks {
+		if strings.HasPrefix(c.Name, "office") {
+			t.Errorf("--cluster home reports %s", c.Name)
+		}
+	}
+	assertReadOnly(t, home)
+	assertReadOnly(t, office)
+}
