@@ -344,6 +344,17 @@ func writes(sim *pvesim.Server) int64 {
 	return n
 }
 
+// writeRequests names the writes pvesim saw, for a failure message.
+func writeRequests(sim *pvesim.Server) []string {
+	var out []string
+	for _, r := range sim.Requests() {
+		if r.Method == "POST" || r.Method == "PUT" || r.Method == "DELETE" {
+			out = append(out, fmt.Sprintf("%s %s ×%d", r.Method, r.Path, r.Count))
+		}
+	}
+	return out
+}
+
 func guestCores(t *testing.T, sim *pvesim.Server, vmid int) string {
 	t.Helper()
 	g, ok := sim.Guest(vmid)

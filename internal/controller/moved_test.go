@@ -86,7 +86,7 @@ func TestAGuestMovedUnderTheDaemonIsNamedAndLeftThere(t *testing.T) {
 		t.Errorf("%d moved entries: %v", moved, events_(h))
 	}
 	if w := writes(sim); w != 0 {
-		t.Errorf("the daemon sent %d writes after the move (a create on pve1, a move back?)", w)
+		t.Errorf("the daemon sent %d writes after the move (a create on pve1, a move back?): %v", w, writeRequests(sim))
 	}
 	if g, _ := sim.Guest(380); g.Node != "pve2" || !g.Running {
 		t.Errorf("VM 380 on %s, running %v", g.Node, g.Running)

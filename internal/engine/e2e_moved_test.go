@@ -5,7 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
@@ -280,5 +285,45 @@ func TestAGuestMovedWhileItsActionWaitsIsPlannedAgainWhereItIs(t *testing.T) {
 	e.converge(eng)
 	if g := e.guest(130); g.Node != "pve2" || !strings.HasPrefix(g.Config["description"], "web, changed") {
 		t.Errorf("VM 130 on %s with description %q", g.Node, g.Config["description"])
+	}
+}
+
+// TestAGuestMigratedBetweenTheListAndItsReadIsFoundOnItsNewNode migrates
+// a VM after the plan listed it on pve1 and before it reads its
+// configuration there, which Proxmox then answers as for a deleted guest
+// ("does not exist"): the plan finds it on pve2 instead of planning a
+// create that Proxmox would refuse ("already exists on node 'pve2'").
+func TestAGuestMigratedBetweenTheListAndItsReadIsFoundOnItsNewNode(t *testing.T) {
+	e := newEnv(t)
+	e.write("vm.yaml", strings.Replace(movedVM, "DESC", "web", 1))
+	e.converge(e.engine(engine.Options{}))
+
+	target, err := url.Parse(e.sim.APIURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Path = ""
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var once sync.Once
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/api2/json/nodes/pve1/qemu/130/") {
+			once.Do(func() { e.migrate("qemu", 130, "pve1", "pve2", "online", "1", "with-local-disks", "1") })
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	client, err := pve.New(pve.Config{Endpoint: front.URL + "/api2/json", TokenID: tokenID, TokenSecret: tokenSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+
+	p, err := engine.New(client, engine.Options{}).Plan(context.Background(), e.desired(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.Find(engine.KindVirtualMachine, "web-01")
+	if a.Action != vocab.ActionNone || a.Node != "pve2" || a.Status != vocab.StatusSynced {
+		t.Fatalf("after a migration during the plan: %s on %s, %s: %s; want no action on pve2, Synced", a.Action, a.Node, a.Status, a.Reason)
 	}
 }

@@ -276,6 +276,7 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Snapsho
 
 	var jobs []func(context.Context) error
 	var mu sync.Mutex
+	var vanished []*Guest
 	vmids := make([]int, 0, len(sc.vmids))
 	for id := range sc.vmids {
 		if g := snap.Guests[id]; g != nil && (g.Type == "qemu" || g.Type == "lxc") {
@@ -301,9 +302,9 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Snapsho
 			case err == nil:
 				cr.keep(g, sums[g.VMID])
 			case pve.IsNotFound(err):
-				// Gone between the two reads: treat as absent.
-				delete(snap.Guests, g.VMID)
-				cr.drop(g.VMID)
+				// Gone from its node between the two reads: deleted, or
+				// migrated meanwhile (Proxmox answers both alike).
+				vanished = append(vanished, g)
 			case ctx.Err() != nil:
 				return ctx.Err()
 			default:
@@ -345,10 +346,50 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Snapsho
 	if err := runParallel(ctx, observeWorkers, jobs); err != nil {
 		return nil, err
 	}
+	if err := e.relocate(ctx, snap, vanished, cr); err != nil {
+		return nil, err
+	}
 	cr.end(snap.Guests)
 	snap.Stats = ObserveStats{Requests: e.client.Stats().Sub(before).Total(), Guests: len(snap.Guests),
 		ConfigsRead: read, ConfigsCached: len(vmids) - read, StoragesListed: len(listed), Duration: time.Since(start), Rounds: 1}
 	return snap, nil
+}
+
+// relocate settles the guests whose node said they do not exist: the
+// cluster's list tells a guest migrated meanwhile (read again on its new
+// node) from one deleted (absent). Taking a moved guest for absent would
+// plan a create that Proxmox refuses ("already exists on node").
+func (e *Engine) relocate(ctx context.Context, snap *Snapshot, vanished []*Guest, cr *cacheRound) error {
+	if len(vanished) == 0 {
+		return nil
+	}
+	res, err := e.client.ClusterResources(ctx, "vm")
+	if err != nil {
+		return fmt.Errorf("reading cluster resources: %w", err)
+	}
+	now := map[int]pve.Resource{}
+	for _, r := range res {
+		now[int(r.VMID)] = r
+	}
+	for _, g := range vanished {
+		r, ok := now[g.VMID]
+		if ok && r.Node != g.Node && r.Type == g.Type {
+			g.Node, g.Lock, g.HAState = r.Node, r.Lock, r.HAState
+			err := e.readGuestState(ctx, g, true)
+			switch {
+			case err == nil:
+				cr.drop(g.VMID) // read afresh on its new node next time
+				continue
+			case !pve.IsNotFound(err):
+				g.ReadErr = err
+				cr.drop(g.VMID)
+				continue
+			}
+		}
+		delete(snap.Guests, g.VMID)
+		cr.drop(g.VMID)
+	}
+	return nil
 }
 
 // statusUnknown is what /cluster/resources says of a guest pvestatd has
