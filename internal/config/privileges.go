@@ -44,6 +44,8 @@ var RequiredPrivileges = []Privilege{
 // reconcile. Their names depend on the Proxmox VE version.
 var OptionalPrivileges = []Privilege{
 	{"VM.GuestAgent.Audit", "read guest IP addresses from the QEMU guest agent (Proxmox VE 9; on 8.4 the privilege is VM.Monitor)"},
+	{"Pool.Allocate", "create and remove the throwaway pool proxmops-check of `proxmops check --exercise` (on /pool/proxmops-check)"},
+	{"VM.Migrate", "migrate the throwaway VM of `proxmops check --exercise` where a second node and shared storage exist"},
 }
 
 // RequiredPrivilegeNames returns the names of RequiredPrivileges.
