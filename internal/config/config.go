@@ -25,6 +25,7 @@ type Config struct {
 	Notifications []Notification `yaml:"notifications" json:"notifications,omitempty"`
 	CLI           CLI            `yaml:"cli" json:"cli"`
 	Forge         Forge          `yaml:"forge" json:"forge"`
+	Auth          Auth           `yaml:"auth" json:"auth"`
 
 	// defaultDatabasePath is server.databasePath's default in force (the
 	// service's with the service's file): only the default gives way to
@@ -74,6 +75,43 @@ const (
 
 // DefaultGitHubAPI is forge.apiURL's default for github.
 const DefaultGitHubAPI = "https://api.github.com"
+
+// Auth configures how people log in besides the local accounts.
+type Auth struct {
+	OIDC OIDC `yaml:"oidc" json:"oidc"`
+}
+
+// OIDC configures single sign-on with an OpenID Connect provider
+// (docs/sso.md): on when Issuer is set.
+type OIDC struct {
+	// Issuer is the provider's issuer URL (its discovery document is at
+	// <issuer>/.well-known/openid-configuration).
+	Issuer   string `yaml:"issuer" json:"issuer"`
+	ClientID string `yaml:"clientID" json:"clientID"`
+	// ClientSecret is the client's secret; after Load it holds the secret
+	// however it was given.
+	ClientSecret     string `yaml:"clientSecret" json:"clientSecret" secret:"true"`
+	ClientSecretFile string `yaml:"clientSecretFile" json:"clientSecretFile" path:"true"`
+	// RedirectURL is proxmops' callback as registered at the provider
+	// (default: <the URL the browser used>/api/v1/auth/oidc/callback).
+	RedirectURL string `yaml:"redirectURL" json:"redirectURL"`
+	// Name is the provider's name on the login button (default "SSO").
+	Name string `yaml:"name" json:"name"`
+	// RoleClaim is the ID token claim listing the user's groups (default
+	// "groups").
+	RoleClaim string `yaml:"roleClaim" json:"roleClaim"`
+	// AdminGroups and ViewerGroups map groups to roles; admin wins.
+	AdminGroups  []string `yaml:"adminGroups" json:"adminGroups"`
+	ViewerGroups []string `yaml:"viewerGroups" json:"viewerGroups"`
+	// Scopes are requested besides openid (default: profile, email, groups).
+	Scopes []string `yaml:"scopes" json:"scopes"`
+}
+
+// Enabled tells whether single sign-on is configured.
+func (o OIDC) Enabled() bool { return o.Issuer != "" }
+
+// DefaultOIDCRoleClaim is auth.oidc.roleClaim's default.
+const DefaultOIDCRoleClaim = "groups"
 
 // HA configures a replica among several daemons on one PostgreSQL
 // database (docs/ha.md); SQLite ignores it.
@@ -255,6 +293,10 @@ func (c *Config) Clone() *Config {
 	cp := *c
 	cp.Clusters = append([]ClusterEntry(nil), c.Clusters...)
 	cp.Notifications = cloneNotifications(c.Notifications)
+	o := &cp.Auth.OIDC
+	o.AdminGroups = append([]string(nil), o.AdminGroups...)
+	o.ViewerGroups = append([]string(nil), o.ViewerGroups...)
+	o.Scopes = append([]string(nil), o.Scopes...)
 	return &cp
 }
 
@@ -262,7 +304,8 @@ func (c *Config) Clone() *Config {
 // set, fit for logs and for showing settings.
 func (c *Config) Redacted() *Config {
 	cp := c.Clone()
-	secrets := []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken, &cp.CLI.Token, &cp.Forge.Token}
+	secrets := []*string{&cp.Cluster.TokenSecret, &cp.Source.Token, &cp.Source.SSHKey, &cp.Server.WebhookSecret, &cp.Server.MetricsToken, &cp.CLI.Token,
+		&cp.Forge.Token, &cp.Auth.OIDC.ClientSecret}
 	for i := range cp.Clusters {
 		secrets = append(secrets, &cp.Clusters[i].TokenSecret)
 	}

@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -118,20 +120,39 @@ func (l *fileLayer) mapping(n ast.Node, where string) ([]*ast.MappingValueNode, 
 }
 
 func (l *fileLayer) section(c *Config, section string, n ast.Node) {
-	pairs, ok := l.mapping(n, section)
+	l.group(c, section, "", n)
+}
+
+// group decodes the keys of a section, or of a group of keys inside one
+// (prefix "oidc." for auth.oidc).
+func (l *fileLayer) group(c *Config, section, prefix string, n ast.Node) {
+	where := section + "." + strings.TrimSuffix(prefix, ".")
+	if prefix == "" {
+		where = section
+	}
+	pairs, ok := l.mapping(n, where)
 	if !ok {
 		return
 	}
-	keys := keysOf(section)
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.name
+	var names []string
+	for _, k := range keysOf(section) {
+		if rest, ok := strings.CutPrefix(k.name, prefix); ok {
+			first, _, _ := strings.Cut(rest, ".")
+			if !slices.Contains(names, first) {
+				names = append(names, first)
+			}
+		}
 	}
 	for _, mv := range pairs {
 		name, ktk := keyText(mv)
-		k, ok := keyByPath[section+"."+name]
+		path := section + "." + prefix + name
+		if isGroup(path) {
+			l.group(c, section, prefix+name+".", mv.Value)
+			continue
+		}
+		k, ok := keyByPath[path]
 		if !ok {
-			l.problem(ktk, section+"."+name, "unknown key `%s` in section %s%s", name, section, didYouMean(name, names))
+			l.problem(ktk, path, "unknown key `%s` in %s%s", name, where, didYouMean(name, names))
 			continue
 		}
 		l.value(c, k, mv.Value)
@@ -153,6 +174,13 @@ func (l *fileLayer) value(c *Config, k key, n ast.Node) {
 	case *ast.AliasNode:
 		l.problem(v.GetToken(), k.Path(), "YAML aliases are not allowed in the config file")
 		return
+	case *ast.SequenceNode:
+		if k.typ != stringsType {
+			l.problem(n.GetToken(), k.Path(), "expected a single value, found %s", n.Type())
+			return
+		}
+		l.list(c, k, v)
+		return
 	default:
 		l.problem(n.GetToken(), k.Path(), "expected a single value, found %s", n.Type())
 		return
@@ -173,6 +201,31 @@ func (l *fileLayer) value(c *Config, k key, n ast.Node) {
 			"%s:%d: %s is written inline in the config file; prefer %s or %s",
 			l.name, tk.Position.Line, k.Path(), secretAlternative(k), k.EnvName()))
 	}
+}
+
+// list decodes a list of strings (auth.oidc.adminGroups).
+func (l *fileLayer) list(c *Config, k key, seq *ast.SequenceNode) {
+	items := []string{}
+	for _, item := range seq.Values {
+		var text string
+		switch v := unwrap(item).(type) {
+		case *ast.StringNode:
+			text = v.Value
+		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
+			text = v.GetToken().Value
+		default:
+			l.problem(item.GetToken(), k.Path(), "expected a list of names, found %s", item.Type())
+			return
+		}
+		text, _, err := expandEnv(text, l.lookup)
+		if err != nil {
+			l.problem(item.GetToken(), k.Path(), "%v", err)
+			return
+		}
+		items = append(items, text)
+	}
+	k.field(c).Set(reflect.ValueOf(items))
+	l.set[k.Path()] = true
 }
 
 // secretAlternative names the *File key that can replace an inline secret.

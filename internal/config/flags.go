@@ -31,9 +31,13 @@ func FlagName(path string) string {
 	_, name, _ := strings.Cut(path, ".")
 	var b strings.Builder
 	for i, r := range name {
+		if r == '.' { // a group's key: "oidc.clientID" -> "oidc-client-id"
+			b.WriteByte('-')
+			continue
+		}
 		if r >= 'A' && r <= 'Z' {
 			// "tokenId" -> "token-id", "repoURL" -> "repo-url"
-			if i > 0 && !(name[i-1] >= 'A' && name[i-1] <= 'Z') {
+			if i > 0 && !(name[i-1] >= 'A' && name[i-1] <= 'Z') && name[i-1] != '.' {
 				b.WriteByte('-')
 			}
 			r += 'a' - 'A'

@@ -22,13 +22,15 @@ type key struct {
 // Path is "section.name", e.g. "cluster.tokenId".
 func (k key) Path() string { return k.section + "." + k.name }
 
-// EnvName is PROXMOPS_<SECTION>_<KEY> upper-cased.
+// EnvName is PROXMOPS_<SECTION>_<KEY> upper-cased; a key of a group
+// inside a section is PROXMOPS_<SECTION>_<GROUP>_<KEY>.
 func (k key) EnvName() string {
-	return "PROXMOPS_" + strings.ToUpper(k.section) + "_" + strings.ToUpper(k.name)
+	return "PROXMOPS_" + strings.ToUpper(k.section) + "_" + strings.ToUpper(strings.ReplaceAll(k.name, ".", "_"))
 }
 
 var (
 	durationType = reflect.TypeFor[time.Duration]()
+	stringsType  = reflect.TypeFor[[]string]()
 	allKeys      = buildKeys()
 	keyByPath    = indexKeys(allKeys)
 	sectionNames = buildSectionNames()
@@ -42,20 +44,41 @@ func buildKeys() []key {
 		if sf.Type.Kind() != reflect.Struct {
 			continue // clusters: a list, decoded by clusters.go
 		}
-		section := yamlName(sf)
-		for j := range sf.Type.NumField() {
-			ff := sf.Type.Field(j)
-			keys = append(keys, key{
-				section: section,
-				name:    yamlName(ff),
-				index:   []int{i, j},
-				typ:     ff.Type,
-				secret:  ff.Tag.Get("secret") == "true",
-				isPath:  ff.Tag.Get("path") == "true",
-			})
-		}
+		keys = appendKeys(keys, yamlName(sf), "", sf.Type, []int{i})
 	}
 	return keys
+}
+
+// appendKeys adds the keys of struct t, a section or a group of keys
+// inside one (auth.oidc: its keys are "oidc.issuer", ...).
+func appendKeys(keys []key, section, prefix string, t reflect.Type, index []int) []key {
+	for j := range t.NumField() {
+		ff := t.Field(j)
+		idx := append(append([]int(nil), index...), j)
+		if ff.Type.Kind() == reflect.Struct {
+			keys = appendKeys(keys, section, prefix+yamlName(ff)+".", ff.Type, idx)
+			continue
+		}
+		keys = append(keys, key{
+			section: section,
+			name:    prefix + yamlName(ff),
+			index:   idx,
+			typ:     ff.Type,
+			secret:  ff.Tag.Get("secret") == "true",
+			isPath:  ff.Tag.Get("path") == "true",
+		})
+	}
+	return keys
+}
+
+// isGroup tells whether path ("auth.oidc") is a group of keys.
+func isGroup(path string) bool {
+	for _, k := range allKeys {
+		if strings.HasPrefix(k.Path(), path+".") {
+			return true
+		}
+	}
+	return false
 }
 
 func buildSectionNames() []string {
@@ -133,6 +156,8 @@ func (k key) set(c *Config, text string) error {
 			return err
 		}
 		f.SetBool(b)
+	case k.typ == stringsType:
+		f.Set(reflect.ValueOf(splitList(text)))
 	case k.typ.Kind() == reflect.Int:
 		n, err := strconv.Atoi(strings.TrimSpace(text))
 		if err != nil {
@@ -167,4 +192,16 @@ func parseBool(text string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("%q is not a boolean (use true or false)", text)
+}
+
+// splitList reads a list given as one text (environment, flag):
+// comma-separated, blanks trimmed, empty items dropped.
+func splitList(text string) []string {
+	var out []string
+	for _, item := range strings.Split(text, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

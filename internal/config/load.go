@@ -249,6 +249,7 @@ func (c *Config) finish() ([]string, error) {
 	readSecret("server.metricsToken", &c.Server.MetricsToken, c.Server.MetricsTokenFile)
 	readSecret("cli.token", &c.CLI.Token, c.CLI.TokenFile)
 	readSecret("forge.token", &c.Forge.Token, c.Forge.TokenFile)
+	readSecret("auth.oidc.clientSecret", &c.Auth.OIDC.ClientSecret, c.Auth.OIDC.ClientSecretFile)
 	if c.Source.SSHKeyFile != "" && c.Source.SSHKey == "" {
 		// A key keeps its final newline: some parsers want it.
 		readSecret("source.sshKey", &c.Source.SSHKey, c.Source.SSHKeyFile)

@@ -117,6 +117,8 @@ func (c *Config) validate(probs *problems) []string {
 		}
 	}
 
+	warnings = append(warnings, c.Auth.OIDC.validate(probs)...)
+
 	// log
 	if c.HA.FailoverTimeout < time.Second {
 		probs.addf("ha.failoverTimeout", "%s is below 1s", c.HA.FailoverTimeout)
@@ -401,4 +403,41 @@ func RedactDatabaseURL(u string) string {
 		p.RawQuery = q.Encode()
 	}
 	return p.Redacted()
+}
+
+// validate checks auth.oidc and fills its defaults when it is on.
+func (o *OIDC) validate(probs *problems) []string {
+	if !o.Enabled() {
+		if o.ClientID != "" || len(o.AdminGroups) > 0 || len(o.ViewerGroups) > 0 {
+			return []string{"auth.oidc is set without auth.oidc.issuer: single sign-on stays off"}
+		}
+		return nil
+	}
+	var warnings []string
+	u, err := url.Parse(o.Issuer)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		probs.addf("auth.oidc.issuer", "%q is not an https:// URL", o.Issuer)
+	case u.Scheme == "http":
+		warnings = append(warnings, "auth.oidc.issuer uses plain http: tokens travel unencrypted")
+	}
+	if o.ClientID == "" {
+		probs.addf("auth.oidc.clientID", "is required with auth.oidc.issuer")
+	}
+	if r := o.RedirectURL; r != "" && !strings.HasPrefix(r, "https://") && !strings.HasPrefix(r, "http://") {
+		probs.addf("auth.oidc.redirectURL", "%q is not an http:// or https:// URL", r)
+	}
+	if len(o.AdminGroups) == 0 && len(o.ViewerGroups) == 0 {
+		probs.addf("auth.oidc.adminGroups", "list the groups of auth.oidc.adminGroups or auth.oidc.viewerGroups: without them nobody can log in with single sign-on")
+	}
+	if o.RoleClaim == "" {
+		o.RoleClaim = DefaultOIDCRoleClaim
+	}
+	if o.Name == "" {
+		o.Name = "SSO"
+	}
+	if len(o.Scopes) == 0 {
+		o.Scopes = []string{"profile", "email", "groups"}
+	}
+	return warnings
 }
