@@ -95,13 +95,16 @@ func recordAdoption(ctx context.Context, db *lazyStore, kind, name, revision str
 		return err
 	}
 	_, err = st.AddHistory(ctx, kind, name, api.HistoryEntry{Event: api.EventAdopted, Commit: revision,
-		User: cliUser(), Message: ad.HistoryMessage(revision)})
+		Actor: cliActor(), Message: ad.HistoryMessage(revision)})
 	return err
 }
 
 // historyName is the name a resource's history is kept under, as the
 // daemon keeps it: "home/app-01" in cluster home of a clusters list.
 func historyName(s *session, name string) string { return api.HistoryName(s.name, name) }
+
+// cliActor is the command as a history entry's actor.
+func cliActor() *api.Actor { return &api.Actor{Kind: api.ActorCLI, Name: cliUser()} }
 
 // cliUser names the person running the command: the OS user, else "cli".
 func cliUser() string {

@@ -44,7 +44,7 @@ func TestAdoptCommand(t *testing.T) {
 	}
 	h, err := st.History(context.Background(), "VirtualMachine", "app-01", 0)
 	st.Close()
-	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || h[0].User != cliUser() || h[0].User == "" ||
+	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || h[0].Actor == nil || *h[0].Actor != (api.Actor{Kind: api.ActorCLI, Name: cliUser()}) || cliUser() == "" ||
 		h[0].Commit != "local" || !strings.Contains(h[0].Message, "VMID 120") {
 		t.Fatalf("history: %+v %v", h, err)
 	}
@@ -100,7 +100,7 @@ func TestApplyRecordsAnAnnotatedAdoption(t *testing.T) {
 	}
 	defer st.Close()
 	h, err := st.History(context.Background(), "VirtualMachine", "app-01", 0)
-	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || h[0].User != cliUser() || h[0].Commit != "local" ||
+	if err != nil || len(h) != 1 || h[0].Event != api.EventAdopted || h[0].Actor == nil || *h[0].Actor != (api.Actor{Kind: api.ActorCLI, Name: cliUser()}) || h[0].Commit != "local" ||
 		!strings.Contains(h[0].Message, "VMID 120") || !strings.Contains(h[0].Message, "annotated") {
 		t.Fatalf("history: %+v %v", h, err)
 	}

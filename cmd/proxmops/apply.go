@@ -198,7 +198,7 @@ func recordAdoptions(ctx context.Context, s *session, p *engine.Plan, rep *engin
 				return err
 			}
 			_, err = st.AddHistory(ctx, r.Kind, historyName(s, r.Name), api.HistoryEntry{Event: api.EventAdopted, Commit: p.Revision,
-				User: cliUser(), Message: a.AdoptionMessage(p.Revision)})
+				Actor: cliActor(), Message: a.AdoptionMessage(p.Revision)})
 			return err
 		}()
 		if err != nil {

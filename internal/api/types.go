@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -27,6 +28,89 @@ const (
 	// migration moved it); proxmops left it there.
 	EventMoved HistoryEvent = "moved"
 )
+
+// ActorKind says what started an action or wrote a history entry.
+type ActorKind string
+
+// Actor kinds.
+const (
+	// ActorPass: the reconcile loop on its own (auto-sync, a scheduled
+	// pass, a re-scan).
+	ActorPass ActorKind = "pass"
+	// ActorUser: a person logged in to the UI or API (Name; Via "oidc"
+	// when they logged in by single sign-on).
+	ActorUser ActorKind = "user"
+	// ActorToken: an API token (Name is the token's name).
+	ActorToken ActorKind = "token"
+	// ActorWebhook: a forge's webhook (Name is the forge, Delivery its
+	// delivery id).
+	ActorWebhook ActorKind = "webhook"
+	// ActorCLI: a proxmops command (Name is the OS user; Token the API
+	// token it acted through, when it went through the daemon).
+	ActorCLI ActorKind = "cli"
+	// ActorCommit: the author of the commit whose manifest asked for it
+	// (an adoption annotation).
+	ActorCommit ActorKind = "commit"
+)
+
+// ActorKinds lists the actor kinds in documented order.
+var ActorKinds = []ActorKind{ActorPass, ActorUser, ActorToken, ActorWebhook, ActorCLI, ActorCommit}
+
+// Actor is what started something. Its parts are data, never a string
+// convention: a token named "alice" is not the user alice.
+type Actor struct {
+	Kind ActorKind `json:"kind"`
+	// Name: the user, the token, the forge (github, gitea, gitlab), the
+	// OS user of a command, a commit's author.
+	Name string `json:"name,omitempty"`
+	// Via is how a user logged in when not with a local password: "oidc".
+	Via string `json:"via,omitempty"`
+	// Delivery is a webhook's delivery id (X-GitHub-Delivery,
+	// X-Gitea-Delivery, X-Gitlab-Event-UUID).
+	Delivery string `json:"delivery,omitempty"`
+	// Token is the API token the CLI acted through.
+	Token string `json:"token,omitempty"`
+}
+
+// Via values.
+const ViaOIDC = "oidc"
+
+// PassActor is the reconcile loop.
+var PassActor = Actor{Kind: ActorPass}
+
+// String is the actor for a log line: "user alice (OIDC)", "token ci",
+// "webhook github delivery 1f2e", "cli alice (token laptop)", "pass".
+func (a Actor) String() string {
+	s := string(a.Kind)
+	if a.Name != "" {
+		s += " " + a.Name
+	}
+	if a.Via == ViaOIDC {
+		s += " (OIDC)"
+	}
+	if a.Delivery != "" {
+		s += " delivery " + a.Delivery
+	}
+	if a.Token != "" {
+		s += " (token " + a.Token + ")"
+	}
+	return s
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying who asks for the work started under it.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorFrom is the actor ctx carries (WithActor), else the pass.
+func ActorFrom(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
+		return a
+	}
+	return PassActor
+}
 
 // Roles of accounts and API tokens.
 const (
@@ -223,9 +307,10 @@ type HistoryEntry struct {
 	Commit  string       `json:"commit"`
 	Time    time.Time    `json:"time"`
 	Message string       `json:"message"`
-	// User is who caused the event when a person did (an adoption: the
-	// API user, the OS user of the command, the commit's author).
-	User string `json:"user,omitempty"`
+	// Actor is what started the event: the pass, a user, an API token, a
+	// webhook delivery, the CLI or a commit's author; nil for entries
+	// recorded before proxmops kept it.
+	Actor *Actor `json:"actor,omitempty"`
 	// Kind and Name say whose event it is in a listing across resources
 	// (GET /api/v1/revisions/{commit}/history); absent in a resource's own.
 	Kind string `json:"kind,omitempty"`
@@ -372,6 +457,22 @@ type Me struct {
 	Username  string `json:"username"`
 	Role      string `json:"role"`
 	CSRFToken string `json:"csrfToken"`
+	// Via is "oidc" for a user logged in by single sign-on.
+	Via string `json:"via,omitempty"`
+}
+
+// AuthMethods is GET /api/v1/auth: how one may log in.
+type AuthMethods struct {
+	Password bool `json:"password"`
+	// OIDC is set when single sign-on is configured.
+	OIDC *OIDCMethod `json:"oidc,omitempty"`
+}
+
+// OIDCMethod is the single sign-on button: the provider's name and where
+// the browser goes to start.
+type OIDCMethod struct {
+	Name     string `json:"name"`
+	LoginURL string `json:"loginURL"`
 }
 
 // User is one account as listed by GET /api/v1/users.

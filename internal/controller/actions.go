@@ -18,7 +18,7 @@ import (
 // submitLocked hands one action to the dispatcher (caller holds mu). It
 // returns false when the resource already has work queued or running, or
 // when the controller is stopping.
-func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan *engine.Plan, a *engine.Action, commit string) bool {
+func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan *engine.Plan, a *engine.Action, commit string, by api.Actor) bool {
 	if c.stopping.Load() {
 		return false
 	}
@@ -50,12 +50,13 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 	if !ok {
 		return false
 	}
-	c.markInflightLocked(ctx, key, a.Action, commit)
+	c.markInflightLocked(ctx, key, a.Action, commit, by)
+	c.log.Info("action queued", "resource", key, "action", a.Action.String(), "by", by.String())
 	return true
 }
 
-func (c *Controller) markInflightLocked(ctx context.Context, key string, action vocab.Action, commit string) {
-	c.inflight[key] = inflightAction{Action: vocab.Action(action), Commit: commit, Started: c.clock.Now().UTC(), Queued: true}
+func (c *Controller) markInflightLocked(ctx context.Context, key string, action vocab.Action, commit string, by api.Actor) {
+	c.inflight[key] = inflightAction{Action: vocab.Action(action), Commit: commit, Started: c.clock.Now().UTC(), Queued: true, Actor: by}
 	c.saveInflightLocked(context.WithoutCancel(ctx))
 }
 
@@ -158,6 +159,7 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 	c.mu.Lock()
 	rec := c.records[key]
 	r := c.resources[key]
+	by := c.inflight[key].actor()
 	var sum api.ResourceSummary
 	if r != nil {
 		sum = r.sum
@@ -179,13 +181,13 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		if detail != "" {
 			msg += "; " + detail
 		}
-		entry = &api.HistoryEntry{Event: ev, Commit: commit, Message: msg}
+		entry = &api.HistoryEntry{Event: ev, Commit: commit, Message: msg, Actor: by}
 		rec = record{Status: vocab.StatusSynced, Event: ev, Node: rec.Node}
 		// Done: nothing is planned until the next scan says otherwise.
 		sum.Status, sum.Health, sum.Action = vocab.StatusSynced, vocab.HealthHealthy, vocab.ActionNone
 		sum.Changes, sum.NeedsReboot = []vocab.Change{}, false
 		sum.Reason = action.String() + " done; confirmed by the next scan"
-		c.log.Info("action done", "resource", key, "action", action.String(), "commit", commit, "duration", dur.String())
+		c.log.Info("action done", "resource", key, "action", action.String(), "commit", commit, "duration", dur.String(), "by", by.String())
 	} else {
 		msg := fmt.Sprintf("%s failed: %s", action, errMsg)
 		interrupted := c.stopping.Load() && c.workCtx.Err() != nil
@@ -196,12 +198,12 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		rec.Failures++
 		rec.RetryAt = c.clock.Now().Add(retryDelay(interval, rec.Failures))
 		if msg != rec.Failure {
-			entry = &api.HistoryEntry{Event: api.EventFailed, Commit: commit, Message: msg}
+			entry = &api.HistoryEntry{Event: api.EventFailed, Commit: commit, Message: msg, Actor: by}
 			rec.Failure, rec.Event = msg, api.EventFailed
 		}
 		rec.Status = vocab.StatusFailed
 		sum.Status, sum.Health, sum.Reason = vocab.StatusFailed, vocab.HealthDegraded, msg
-		c.log.Warn("action failed", "resource", key, "action", action.String(), "commit", commit, "err", errMsg, "attempt", rec.Failures)
+		c.log.Warn("action failed", "resource", key, "action", action.String(), "commit", commit, "err", errMsg, "attempt", rec.Failures, "by", by.String())
 	}
 	c.recordOutcomeLocked(ctx, key, entry, rec)
 	c.outcomes++
@@ -301,6 +303,10 @@ func (c *Controller) adopted(a *engine.Action, commit string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.addEntryLocked(context.Background(), kind, name, api.HistoryEntry{Event: api.EventAdopted, Commit: commit, User: author,
+	by := &api.Actor{Kind: api.ActorCommit, Name: author}
+	if author == "" {
+		by = &api.PassActor
+	}
+	c.addEntryLocked(context.Background(), kind, name, api.HistoryEntry{Event: api.EventAdopted, Commit: commit, Actor: by,
 		Message: a.AdoptionMessage(commit)})
 }

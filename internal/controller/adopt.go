@@ -17,7 +17,7 @@ import (
 // "adopted" in the history with the commit and user, and asks for a
 // re-scan. A refusal, or a resource that is not a Conflict, wraps
 // api.ErrConflict with the reason.
-func (c *Controller) Adopt(ctx context.Context, kind, name, user string, dryRun bool) (api.AdoptResult, error) {
+func (c *Controller) Adopt(ctx context.Context, kind, name string, dryRun bool) (api.AdoptResult, error) {
 	key := kind + "/" + name
 	if kind != engine.KindVirtualMachine && kind != engine.KindTemplate && kind != engine.KindContainer {
 		return api.AdoptResult{}, fmt.Errorf("only a VirtualMachine, Template or Container adopts a guest, not a %s: %w", kind, api.ErrInvalid)
@@ -73,9 +73,9 @@ func (c *Controller) Adopt(ctx context.Context, kind, name, user string, dryRun 
 	}
 	c.mu.Lock()
 	c.addEntryLocked(context.WithoutCancel(ctx), kind, name, api.HistoryEntry{Event: api.EventAdopted,
-		Commit: ds.commit, User: user, Message: ad.HistoryMessage(ds.commit)})
+		Commit: ds.commit, Message: ad.HistoryMessage(ds.commit)})
 	c.mu.Unlock()
-	c.log.Info("guest adopted", "resource", key, "vmid", ad.VMID, "node", ad.Node, "by", user)
+	c.log.Info("guest adopted", "resource", key, "vmid", ad.VMID, "node", ad.Node, "by", api.ActorFrom(ctx).String())
 	return adoptResult(kind, name, ds.commit, ad, false), nil
 }
 

@@ -41,7 +41,7 @@ func TestAdoptionIsRecordedInHistory(t *testing.T) {
 			adopted = &h
 		}
 	}
-	if adopted == nil || adopted.Commit != commit.String() || adopted.User != "Test" || !strings.Contains(adopted.Message, "VMID 440") {
+	if adopted == nil || adopted.Commit != commit.String() || adopted.Actor == nil || *adopted.Actor != (api.Actor{Kind: api.ActorCommit, Name: "Test"}) || !strings.Contains(adopted.Message, "VMID 440") {
 		t.Fatalf("history: %+v", e.history("VirtualMachine/h"))
 	}
 }
@@ -147,7 +147,7 @@ func TestAdoptThroughTheAPI(t *testing.T) {
 			adopted = &h
 		}
 	}
-	if adopted == nil || adopted.Commit != commit.String() || adopted.User != "admin" || !strings.Contains(adopted.Message, "VMID 441") {
+	if adopted == nil || adopted.Commit != commit.String() || adopted.Actor == nil || *adopted.Actor != (api.Actor{Kind: api.ActorUser, Name: "admin"}) || !strings.Contains(adopted.Message, "VMID 441") {
 		t.Fatalf("history: %+v", e.history("VirtualMachine/h2"))
 	}
 	// The daemon's next sync applies the rest: the declared tags and the

@@ -110,7 +110,7 @@ func (c *Controller) Refresh(ctx context.Context) error {
 	if c.currentRuntime().syncer == nil {
 		return fmt.Errorf("%s: %w", c.currentRuntime().sourceErr, api.ErrNotReady)
 	}
-	c.ask(request{pull: true})
+	c.ask(request{pull: true, by: map[string]api.Actor{allKeys: api.ActorFrom(ctx)}})
 	return nil
 }
 
@@ -184,7 +184,9 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 		return fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
 	}
 	c.mu.Lock()
-	c.markInflightLocked(ctx, key, vocab.ActionDelete, commit)
+	by := api.ActorFrom(ctx)
+	c.markInflightLocked(ctx, key, vocab.ActionDelete, commit, by)
+	c.log.Info("delete requested", "resource", key, "by", by.String())
 	if r := c.resources[key]; r != nil {
 		sum := r.sum
 		sum.Status, sum.Health, sum.Action = vocab.StatusProgressing, vocab.HealthProgressing, vocab.ActionDelete

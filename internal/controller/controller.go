@@ -163,6 +163,20 @@ type request struct {
 	// pruneFor and rebootFor are a sync's options (Sync): the keys ("*":
 	// all) whose prune deletion may run, or whose changes apply by reboot.
 	pruneFor, rebootFor map[string]bool
+	// by names who asked, per key ("*": all); an action without one was
+	// started by the pass itself.
+	by map[string]api.Actor
+}
+
+// actorFor is who started the action on key in this pass.
+func (r request) actorFor(key string) api.Actor {
+	if a, ok := r.by[key]; ok {
+		return a
+	}
+	if a, ok := r.by[allKeys]; ok {
+		return a
+	}
+	return api.PassActor
 }
 
 func (r *request) merge(o request) {
@@ -175,6 +189,12 @@ func (r *request) merge(o request) {
 			}
 			(*to)[k] = true
 		}
+	}
+	for k, a := range o.by { // the latest asker names the action
+		if r.by == nil {
+			r.by = map[string]api.Actor{}
+		}
+		r.by[k] = a
 	}
 	add(&r.keys, o.keys)
 	add(&r.pruneFor, o.pruneFor)

@@ -554,12 +554,12 @@ func (f *Fleet) Unpin(ctx context.Context, by string) error {
 
 // Adopt takes ownership of the unowned guest at a manifest's VMID in the
 // resource's cluster.
-func (f *Fleet) Adopt(ctx context.Context, kind, name, user string, dryRun bool) (api.AdoptResult, error) {
+func (f *Fleet) Adopt(ctx context.Context, kind, name string, dryRun bool) (api.AdoptResult, error) {
 	c, err := f.find(ctx, kind, name)
 	if err != nil {
 		return api.AdoptResult{}, err
 	}
-	return c.Adopt(ctx, kind, name, user, dryRun)
+	return c.Adopt(ctx, kind, name, dryRun)
 }
 
 // Lead runs every cluster's loop as the leader among replicas until ctx

@@ -297,7 +297,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 			// "drifted" after "created" or act again. The outcome stands
 			// until the re-scan that end asked for; a sync one waits for it.
 			if req.keys[key] {
-				c.ask(request{keys: map[string]bool{key: true}})
+				c.ask(request{keys: map[string]bool{key: true}, by: map[string]api.Actor{key: req.actorFor(key)}})
 			}
 			continue
 		}
@@ -340,7 +340,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 				sum.Reason = joinReason(sum.Reason, "deferred: the action queue is full")
 				break
 			}
-			if c.submitLocked(ctx, eng, plan, a, ds.commit) {
+			if c.submitLocked(ctx, eng, plan, a, ds.commit, req.actorFor(key)) {
 				submitted = append(submitted, key)
 				sum.Status, sum.Health = vocab.StatusProgressing, vocab.HealthProgressing
 				sum.Progress = &api.Progress{Message: a.Action.String() + " queued"}

@@ -64,6 +64,8 @@ type inflightAction struct {
 	Done    bool              `json:"done,omitempty"`
 	Outcome *api.HistoryEntry `json:"outcome,omitempty"`
 	Record  *record           `json:"record,omitempty"`
+	// Actor started it (the pass, a user, a token, a webhook).
+	Actor api.Actor `json:"actor,omitzero"`
 }
 
 // recordOutcomeLocked records an action's end in three steps a kill may
@@ -208,7 +210,7 @@ func (c *Controller) recoverInterrupted(ctx context.Context) {
 		}
 		msg := fmt.Sprintf("%s interrupted: the daemon stopped while it ran (started %s); the cluster is read again and the next pass converges",
 			in.Action, in.Started.UTC().Format(time.RFC3339))
-		c.addUnlessLastLocked(ctx, key, api.HistoryEntry{Event: api.EventFailed, Commit: in.Commit, Message: msg})
+		c.addUnlessLastLocked(ctx, key, api.HistoryEntry{Event: api.EventFailed, Commit: in.Commit, Message: msg, Actor: in.actor()})
 		rec := c.records[key]
 		rec.Status, rec.Event, rec.Failure = vocab.StatusFailed, api.EventFailed, msg
 		rec.Unfinished, rec.Interrupted = in.Action, true
@@ -233,8 +235,18 @@ func (c *Controller) saveRecordsLocked(ctx context.Context) {
 	}
 }
 
+// actor is who started the action; the pass for entries of older versions.
+func (in inflightAction) actor() *api.Actor {
+	a := in.Actor
+	if a.Kind == "" {
+		a = api.PassActor
+	}
+	return &a
+}
+
 // addHistoryLocked writes one history entry (caller holds mu, which only
-// orders entries; the store has its own locking).
+// orders entries; the store has its own locking) naming the actor ctx
+// carries (api.WithActor), else the pass.
 func (c *Controller) addHistoryLocked(ctx context.Context, kind, name string, ev api.HistoryEvent, commit, msg string) {
 	c.addEntryLocked(ctx, kind, name, api.HistoryEntry{Event: ev, Commit: commit, Message: msg})
 }
@@ -253,6 +265,10 @@ func (c *Controller) addEntryAsLocked(ctx context.Context, kind, name string, e 
 	}
 	if e.Time.IsZero() {
 		e.Time = c.clock.Now()
+	}
+	if e.Actor == nil {
+		a := api.ActorFrom(ctx)
+		e.Actor = &a
 	}
 	if _, err := c.st.AddHistory(ctx, kind, c.historyName(name), e); err != nil {
 		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(e.Event), "err", err)

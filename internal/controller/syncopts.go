@@ -60,6 +60,7 @@ func (c *Controller) Sync(ctx context.Context, kind, name string, o api.SyncOpti
 	if o.Reboot {
 		req.rebootFor = map[string]bool{scope: true}
 	}
+	req.by = map[string]api.Actor{scope: api.ActorFrom(ctx)}
 	c.ask(req)
 	return nil, nil
 }

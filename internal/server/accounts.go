@@ -253,11 +253,15 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u store.Us
 		s.internal(w, r, err)
 		return
 	}
+	s.setSessionCookie(w, r, token)
+	writeJSON(w, status, api.Me{Username: u.Username, Role: u.Role, CSRFToken: auth.CSRFToken(token)})
+}
+
+func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, token string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: s.isHTTPS(r), MaxAge: int(s.opt.SessionTTL.Seconds()),
 	})
-	writeJSON(w, status, api.Me{Username: u.Username, Role: u.Role, CSRFToken: auth.CSRFToken(token)})
 }
 
 func (s *Server) clearCookie(w http.ResponseWriter, r *http.Request) {
@@ -279,7 +283,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r.Context())
-	me := api.Me{Username: p.username, Role: p.role}
+	me := api.Me{Username: p.username, Role: p.role, Via: p.via}
 	if p.sessionToken != "" {
 		me.CSRFToken = auth.CSRFToken(p.sessionToken)
 	}

@@ -12,7 +12,8 @@ import (
 // controller implements it): the same adoption as `proxmops adopt`,
 // recorded in the history with the user.
 type AdoptBackend interface {
-	Adopt(ctx context.Context, kind, name, user string, dryRun bool) (api.AdoptResult, error)
+	// Adopt records the actor ctx carries (api.ActorFrom).
+	Adopt(ctx context.Context, kind, name string, dryRun bool) (api.AdoptResult, error)
 }
 
 // adoptWait bounds how long POST .../adopt waits: a plan of the cluster
@@ -40,11 +41,10 @@ func (s *Server) handleAdopt(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), adoptWait)
 	defer cancel()
-	who := principalFrom(r.Context()).username
 	if !req.DryRun {
-		s.log.Info("adoption requested", "resource", kind+"/"+name, "by", who)
+		s.log.Info("adoption requested", "resource", kind+"/"+name, "by", api.ActorFrom(ctx).String())
 	}
-	res, err := ab.Adopt(ctx, kind, name, who, req.DryRun)
+	res, err := ab.Adopt(ctx, kind, name, req.DryRun)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -37,6 +37,23 @@ type fakeBackend struct {
 	// refreshErr is what Refresh answers (after recording the call).
 	refreshErr error
 	pin        *api.Pin // see revisions_test.go
+	actors     []api.Actor // who asked, per Sync, Refresh and Delete
+}
+
+func (b *fakeBackend) asked(ctx context.Context) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.actors = append(b.actors, api.ActorFrom(ctx))
+}
+
+// lastActor is who asked for the last Sync, Refresh or Delete.
+func (b *fakeBackend) lastActor() api.Actor {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.actors) == 0 {
+		return api.Actor{}
+	}
+	return b.actors[len(b.actors)-1]
 }
 
 func newFakeBackend() *fakeBackend {
@@ -98,14 +115,16 @@ func (b *fakeBackend) Live(_ context.Context, kind, name string) (api.Live, erro
 	return api.Live{Kind: kind, Name: name, Source: "proxmox", Path: "/nodes/pve1/qemu/120/config", Data: map[string]any{"cores": 2}}, nil
 }
 
-func (b *fakeBackend) Refresh(context.Context) error {
+func (b *fakeBackend) Refresh(ctx context.Context) error {
+	b.asked(ctx)
 	b.record("Refresh")
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.refreshErr
 }
 
-func (b *fakeBackend) Sync(_ context.Context, kind, name string, o api.SyncOptions) (*api.Plan, error) {
+func (b *fakeBackend) Sync(ctx context.Context, kind, name string, o api.SyncOptions) (*api.Plan, error) {
+	b.asked(ctx)
 	call := "SyncAll"
 	if kind != "" {
 		call = "SyncOne " + kind + "/" + name
@@ -123,7 +142,8 @@ func (b *fakeBackend) Sync(_ context.Context, kind, name string, o api.SyncOptio
 	return nil, nil
 }
 
-func (b *fakeBackend) Delete(_ context.Context, kind, name string) error {
+func (b *fakeBackend) Delete(ctx context.Context, kind, name string) error {
+	b.asked(ctx)
 	b.record("Delete " + kind + "/" + name)
 	owned, ok := b.known(kind, name)
 	switch {

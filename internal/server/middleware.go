@@ -133,6 +133,20 @@ type principal struct {
 	sessionToken string // set when authenticated by the session cookie
 	sessionHash  []byte
 	apiTokenID   int64
+	tokenName    string // set for an API token
+	cliUser      string // the OS user the proxmops CLI named beside its token
+	via          string // api.ViaOIDC for a single sign-on session
+}
+
+// actor is the principal as what starts the work it asks for.
+func (p *principal) actor() api.Actor {
+	if p.apiTokenID != 0 && p.cliUser != "" {
+		return api.Actor{Kind: api.ActorCLI, Name: p.cliUser, Token: p.tokenName}
+	}
+	if p.apiTokenID != 0 {
+		return api.Actor{Kind: api.ActorToken, Name: p.tokenName}
+	}
+	return api.Actor{Kind: api.ActorUser, Name: p.username, Via: p.via}
 }
 
 type ctxKey struct{}
@@ -170,13 +184,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				}
 			}
 			name := "token:" + t.Name
+			p := &principal{username: name, role: t.Role, apiTokenID: t.ID, tokenName: t.Name}
 			if u := r.Header.Get(cliUserHeader); cliUserRE.MatchString(u) {
 				// The proxmops CLI names the person running it: the
 				// history then shows who acted through which token.
-				name += " (cli, " + u + ")"
+				p.username += " (cli, " + u + ")"
+				p.cliUser = u
 			}
-			p := &principal{username: name, role: t.Role, apiTokenID: t.ID}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, ctxKey{}, p)))
+			ctx = api.WithActor(context.WithValue(ctx, ctxKey{}, p), p.actor())
+			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
 		if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
@@ -188,7 +204,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			if p == nil {
 				s.clearCookie(w, r)
 			} else {
-				ctx = context.WithValue(ctx, ctxKey{}, p)
+				ctx = api.WithActor(context.WithValue(ctx, ctxKey{}, p), p.actor())
 			}
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -221,7 +237,7 @@ func (s *Server) sessionPrincipal(ctx context.Context, token string) (*principal
 			return nil, err
 		}
 	}
-	return &principal{userID: ss.UserID, username: ss.Username, role: ss.Role, sessionToken: token, sessionHash: hash}, nil
+	return &principal{userID: ss.UserID, username: ss.Username, role: ss.Role, sessionToken: token, sessionHash: hash, via: ss.Via}, nil
 }
 
 // requireRole lets through callers with role or more (admin > viewer).

@@ -28,6 +28,11 @@ func (s *Server) handleChangeOwnPassword(w http.ResponseWriter, r *http.Request)
 		writeError(w, http.StatusBadRequest, "an API token has no password: log in as a user to change yours")
 		return
 	}
+	if p.via == api.ViaOIDC {
+		// Never look up a local account by a provider's user name.
+		writeError(w, http.StatusBadRequest, "you logged in with single sign-on: change your password at your identity provider")
+		return
+	}
 	var c passwordChange
 	if !decodeJSON(w, r, &c) {
 		return

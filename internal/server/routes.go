@@ -35,6 +35,9 @@ func (s *Server) routes() chi.Router {
 			r.Get("/setup", s.handleSetupNeeded)
 			r.Post("/setup", s.handleSetup)
 			r.Post("/login", s.handleLogin)
+			r.Get("/auth", s.handleAuthMethods)
+			r.Get("/auth/oidc/login", s.handleOIDCLogin)
+			r.Get("/auth/oidc/callback", s.handleOIDCCallback)
 			r.With(s.checkCSRF).Post("/logout", s.handleLogout)
 
 			r.Group(func(r chi.Router) {

@@ -142,6 +142,7 @@ type Server struct {
 	deliveries     *deliveries
 	coalesce       *coalescer
 	previews       *forge.Previews
+	oidc           oidcProviders
 
 	settingsMu sync.Mutex // serialises settings writes
 	effective  atomic.Pointer[config.Config]

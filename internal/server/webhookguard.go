@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/proxmops/proxmops/internal/api"
 	"sync"
 	"time"
 )
@@ -126,32 +127,35 @@ type coalescer struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	after   func(time.Duration, func()) (stop func() bool)
-	refresh func() // the trailing refresh
+	refresh func(by api.Actor) // the trailing refresh
 	last    time.Time
 	pending bool
+	by      api.Actor // the latest delivery merged into the trailing refresh
 	stop    func() bool
 }
 
 // admit tells whether to refresh now; otherwise the delivery is merged into
 // the refresh due at the end of the window, and admit says when that is.
-func (c *coalescer) admit() (bool, time.Duration) {
+func (c *coalescer) admit(by api.Actor) (bool, time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
 	if c.pending {
+		c.by = by
 		return false, c.last.Add(WebhookWindow).Sub(now)
 	}
 	if c.last.IsZero() || now.Sub(c.last) >= WebhookWindow {
 		c.last = now
 		return true, 0
 	}
-	c.pending = true
+	c.pending, c.by = true, by
 	wait := c.last.Add(WebhookWindow).Sub(now)
 	c.stop = c.after(wait, func() {
 		c.mu.Lock()
 		c.pending, c.last = false, c.now()
+		by := c.by
 		c.mu.Unlock()
-		c.refresh()
+		c.refresh(by)
 	})
 	return false, wait
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/proxmops/proxmops/internal/api"
 )
 
 // verifyWebhook checks a forge's proof that it sent body:
@@ -60,6 +62,19 @@ var deliveryHeaders = map[string][]string{
 	"github": {"X-GitHub-Delivery"},
 	"gitea":  {"X-Gitea-Delivery"},
 	"gitlab": {"X-Gitlab-Event-UUID", "Idempotency-Key"},
+}
+
+// webhookActor names a delivery as what starts the pass it asks for: the
+// forge and its delivery id (the first of deliveryHeaders it sent).
+func webhookActor(forge string, h http.Header) api.Actor {
+	a := api.Actor{Kind: api.ActorWebhook, Name: forge}
+	for _, name := range deliveryHeaders[forge] {
+		if v := strings.TrimSpace(h.Get(name)); v != "" && len(v) <= 200 {
+			a.Delivery = v
+			break
+		}
+	}
+	return a
 }
 
 // deliveryIDs are the keys a delivery is remembered by (none when the forge
@@ -131,28 +146,29 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
-	if now, wait := s.coalesce.admit(); !now {
+	by := webhookActor(forge, r.Header)
+	if now, wait := s.coalesce.admit(by); !now {
 		s.log.Info("webhook accepted: merged into the next Git pull", "forge", forge, "in", wait.String())
 		accepted(w, fmt.Sprintf("merged into the Git pull due in %d seconds", int(math.Ceil(wait.Seconds()))))
 		return
 	}
-	if err := s.backend.Refresh(r.Context()); err != nil {
+	if err := s.backend.Refresh(api.WithActor(r.Context(), by)); err != nil {
 		s.coalesce.forget()
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("webhook accepted: pulling Git", "forge", forge)
+	s.log.Info("webhook accepted: pulling Git", "forge", forge, "by", by.String())
 	accepted(w, "Git pull and pass started")
 }
 
 // trailingRefresh is the pull at the end of a coalescing window.
-func (s *Server) trailingRefresh() {
+func (s *Server) trailingRefresh(by api.Actor) {
 	select {
 	case <-s.closing:
 		return
 	default:
 	}
-	if err := s.backend.Refresh(context.Background()); err != nil {
+	if err := s.backend.Refresh(api.WithActor(context.Background(), by)); err != nil {
 		s.log.Warn("the Git pull for webhooks merged in the last window failed to start", "err", err)
 		return
 	}

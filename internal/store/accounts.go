@@ -20,11 +20,13 @@ type User struct {
 	CreatedAt    time.Time
 }
 
-// Session is a login session joined with its account.
+// Session is a login session joined with its account, or a single sign-on
+// session (Via "oidc", UserID 0: no local account).
 type Session struct {
 	UserID     int64
 	Username   string
 	Role       string
+	Via        string
 	CreatedAt  time.Time
 	LastSeenAt time.Time
 	ExpiresAt  time.Time
@@ -334,8 +336,8 @@ func (s *Store) CreateSession(ctx context.Context, tokenHash []byte, userID int6
 	return err
 }
 
-// SessionByHash finds a session and its account. Expiry is the caller's
-// decision (it knows the idle timeout).
+// SessionByHash finds a session and its account, or a single sign-on
+// session. Expiry is the caller's decision (it knows the idle timeout).
 func (s *Store) SessionByHash(ctx context.Context, tokenHash []byte) (Session, error) {
 	var ss Session
 	var created, seen, expires int64
@@ -343,32 +345,67 @@ func (s *Store) SessionByHash(ctx context.Context, tokenHash []byte) (Session, e
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`, tokenHash).
 		Scan(&ss.UserID, &ss.Username, &ss.Role, &created, &seen, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
+		ss.Via = api.ViaOIDC
+		err = s.db.QueryRowContext(ctx, `SELECT username, role, created_at, last_seen_at, expires_at
+			FROM oidc_sessions WHERE token_hash = ?`, tokenHash).Scan(&ss.Username, &ss.Role, &created, &seen, &expires)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, notFound("session")
 	}
 	ss.CreatedAt, ss.LastSeenAt, ss.ExpiresAt = fromMS(created), fromMS(seen), fromMS(expires)
 	return ss, err
 }
 
+// CreateOIDCSession records a single sign-on session: the provider's
+// subject, the name shown and the role its groups map to at this login.
+func (s *Store) CreateOIDCSession(ctx context.Context, tokenHash []byte, subject, username, role string, now, expires time.Time) error {
+	if !validRole(role) {
+		return roleErr(role)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO oidc_sessions (token_hash, subject, username, role, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		tokenHash, subject, username, role, ms(now), ms(now), ms(expires))
+	return err
+}
+
+// sessionTables are the tables sessions live in.
+var sessionTables = []string{"sessions", "oidc_sessions"}
+
 // TouchSession records activity on a session.
 func (s *Store) TouchSession(ctx context.Context, tokenHash []byte, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?`, ms(now), tokenHash)
-	return err
+	for _, t := range sessionTables {
+		if _, err := s.db.ExecContext(ctx, `UPDATE `+t+` SET last_seen_at = ? WHERE token_hash = ?`, ms(now), tokenHash); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeleteSession ends a session.
 func (s *Store) DeleteSession(ctx context.Context, tokenHash []byte) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
-	return err
+	for _, t := range sessionTables {
+		if _, err := s.db.ExecContext(ctx, `DELETE FROM `+t+` WHERE token_hash = ?`, tokenHash); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeleteStaleSessions removes sessions past their expiry or idle longer
 // than idle, and returns how many.
 func (s *Store) DeleteStaleSessions(ctx context.Context, now time.Time, idle time.Duration) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?`, ms(now), ms(now.Add(-idle)))
-	if err != nil {
-		return 0, err
+	var n int64
+	for _, t := range sessionTables {
+		res, err := s.db.ExecContext(ctx, `DELETE FROM `+t+` WHERE expires_at <= ? OR last_seen_at <= ?`, ms(now), ms(now.Add(-idle)))
+		if err != nil {
+			return n, err
+		}
+		m, err := res.RowsAffected()
+		if err != nil {
+			return n, err
+		}
+		n += m
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // CreateAPIToken records an API token by its hash.

@@ -94,8 +94,13 @@ func (s *Store) AddHistoryChecked(ctx context.Context, kind, name string, e api.
 		}
 	}
 	var id int64
-	if err := tx.QueryRowContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, user_name) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, e.User).Scan(&id); err != nil {
+	var a api.Actor
+	if e.Actor != nil {
+		a = *e.Actor
+	}
+	if err := tx.QueryRowContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, actor_kind, actor_name, actor_via, actor_delivery)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, string(a.Kind), a.Name, a.Via, a.Delivery).Scan(&id); err != nil {
 		return 0, err
 	}
 	if s.perResource > 0 {
@@ -116,7 +121,7 @@ func (s *Store) AddHistoryChecked(ctx context.Context, kind, name string, e api.
 
 // History lists a resource's events, newest first, at most limit (<= 0: all).
 func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]api.HistoryEntry, error) {
-	q, args := `SELECT id, event, commit_sha, time, message, user_name FROM history
+	q, args := `SELECT id, event, commit_sha, time, message, `+actorColumns+` FROM history
 		WHERE kind = ? AND name = ? ORDER BY id DESC`, []any{kind, name}
 	if limit > 0 {
 		q, args = q+` LIMIT ?`, append(args, limit)
@@ -131,10 +136,11 @@ func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]ap
 		var e api.HistoryEntry
 		var event string
 		var t int64
-		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message, &e.User); err != nil {
+		var a api.Actor
+		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery); err != nil {
 			return nil, err
 		}
-		e.Event, e.Time = api.HistoryEvent(event), fromMS(t)
+		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
 		out = append(out, e)
 	}
 	return out, rows.Err()
@@ -146,7 +152,7 @@ func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, name, event, commit_sha, time, message, user_name FROM history
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, name, event, commit_sha, time, message, `+actorColumns+` FROM history
 		WHERE commit_sha = ? ORDER BY id DESC LIMIT ?`, commit, limit)
 	if err != nil {
 		return nil, err
@@ -157,13 +163,24 @@ func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.
 		var e api.HistoryEntry
 		var event string
 		var t int64
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &event, &e.Commit, &t, &e.Message, &e.User); err != nil {
+		var a api.Actor
+		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery); err != nil {
 			return nil, err
 		}
-		e.Event, e.Time = api.HistoryEvent(event), fromMS(t)
+		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+const actorColumns = `actor_kind, actor_name, actor_via, actor_delivery`
+
+// actorOrNil is nil for an entry recorded without an actor.
+func actorOrNil(a api.Actor) *api.Actor {
+	if a.Kind == "" {
+		return nil
+	}
+	return &a
 }
 
 // CountHistory is the number of history entries kept.

@@ -150,6 +150,34 @@ CREATE TABLE pull_requests (
 	PRIMARY KEY (forge, number)
 );
 `},
+	// What started an event, as data: user_name held a user or, by a
+	// prefix convention, "token:NAME"; it stays for older builds to read.
+	{5, "history actor, single sign-on sessions", actorDDL + oidcSessions("BLOB", "INTEGER"), actorDDL + oidcSessions("BYTEA", "BIGINT")},
+}
+
+const actorDDL = `
+ALTER TABLE history ADD COLUMN actor_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE history ADD COLUMN actor_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE history ADD COLUMN actor_via TEXT NOT NULL DEFAULT '';
+ALTER TABLE history ADD COLUMN actor_delivery TEXT NOT NULL DEFAULT '';
+UPDATE history SET actor_kind = 'token', actor_name = substr(user_name, 7) WHERE user_name LIKE 'token:%';
+UPDATE history SET actor_kind = 'user', actor_name = user_name WHERE user_name <> '' AND user_name NOT LIKE 'token:%';
+`
+
+// oidcSessions is the table of single sign-on sessions: their users have
+// no local account (a provider's "admin" is not the local admin).
+func oidcSessions(blob, bigint string) string {
+	return `
+CREATE TABLE oidc_sessions (
+	token_hash   ` + blob + ` PRIMARY KEY,
+	subject      TEXT NOT NULL,
+	username     TEXT NOT NULL,
+	role         TEXT NOT NULL CHECK (role IN ('admin', 'viewer')),
+	created_at   ` + bigint + ` NOT NULL,
+	last_seen_at ` + bigint + ` NOT NULL,
+	expires_at   ` + bigint + ` NOT NULL
+);
+`
 }
 
 // SchemaVersion is the newest schema version this build knows.

@@ -241,3 +241,19 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
 }
+
+// SealValue encrypts a short-lived value the server hands a client (the
+// single sign-on login's state in a cookie) with the database's key, bound
+// to purpose: it never opens as a stored setting or for another purpose.
+func (s *Store) SealValue(purpose string, plaintext []byte) ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.cipher.Seal([]byte("proxmops/value/"+purpose), plaintext)
+}
+
+// OpenValue decrypts what SealValue sealed for purpose.
+func (s *Store) OpenValue(purpose string, sealed []byte) ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.cipher.Open([]byte("proxmops/value/"+purpose), sealed)
+}

@@ -84,6 +84,9 @@ func testMigrations(t *testing.T, base Options) {
 		t.Fatalf("users after reopen: %d", n)
 	}
 	// A database from the first release only gets the later steps.
+	if err := undoActorStep(s2); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s2.db.Exec(`DELETE FROM schema_migrations WHERE version >= 2; DROP TABLE state; ALTER TABLE history DROP COLUMN user_name; DROP TABLE pull_requests`); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +95,7 @@ func testMigrations(t *testing.T, base Options) {
 	if err := s3.PutState(ctx, "k", []byte("v")); err != nil {
 		t.Fatalf("state table not recreated: %v", err)
 	}
-	if _, err := s3.AddHistory(ctx, "VirtualMachine", "a", api.HistoryEntry{Event: api.EventAdopted, User: "alice"}); err != nil {
+	if _, err := s3.AddHistory(ctx, "VirtualMachine", "a", api.HistoryEntry{Event: api.EventAdopted, Actor: &api.Actor{Kind: api.ActorUser, Name: "alice"}}); err != nil {
 		t.Fatalf("history user column not added: %v", err)
 	}
 	if err := s3.PutPullRequest(ctx, api.PullRequest{Forge: "github", Number: 1}); err != nil {
@@ -164,7 +167,7 @@ func testHistoryUser(t *testing.T, opt Options) {
 	s := open(t, opt)
 	for _, e := range []api.HistoryEntry{
 		{Event: api.EventSynced, Commit: "c1", Message: "synced"},
-		{Event: api.EventAdopted, Commit: "c2", Message: "adopted", User: "alice"},
+		{Event: api.EventAdopted, Commit: "c2", Message: "adopted", Actor: &api.Actor{Kind: api.ActorUser, Name: "alice", Via: api.ViaOIDC}},
 	} {
 		if _, err := s.AddHistory(ctx, "VirtualMachine", "a", e); err != nil {
 			t.Fatal(err)
@@ -174,7 +177,7 @@ func testHistoryUser(t *testing.T, opt Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h) != 2 || h[0].User != "alice" || h[0].Commit != "c2" || h[1].User != "" {
+	if len(h) != 2 || *h[0].Actor != (api.Actor{Kind: api.ActorUser, Name: "alice", Via: api.ViaOIDC}) || h[0].Commit != "c2" || h[1].Actor != nil {
 		t.Fatalf("history: %+v", h)
 	}
 }
@@ -386,7 +389,7 @@ func TestHistoryAtListsOneCommitAcrossResources(t *testing.T) {
 		{"VirtualMachine", "app-01", api.HistoryEntry{Event: api.EventCreated, Commit: c1, Message: "create done"}},
 		{"Container", "dns-01", api.HistoryEntry{Event: api.EventFailed, Commit: c1, Message: "create failed"}},
 		{"VirtualMachine", "app-01", api.HistoryEntry{Event: api.EventApplied, Commit: c2, Message: "update done"}},
-		{"Iso", "debian-12", api.HistoryEntry{Event: api.EventCreated, Commit: c1, Message: "download done", User: "alice"}},
+		{"Iso", "debian-12", api.HistoryEntry{Event: api.EventCreated, Commit: c1, Message: "download done", Actor: &api.Actor{Kind: api.ActorToken, Name: "alice"}}},
 	} {
 		if _, err := s.AddHistory(ctx, e.kind, e.name, e.entry); err != nil {
 			t.Fatal(err)
@@ -398,9 +401,13 @@ func TestHistoryAtListsOneCommitAcrossResources(t *testing.T) {
 	}
 	var got []string
 	for _, e := range h {
-		got = append(got, e.Kind+"/"+e.Name+" "+string(e.Event)+" "+e.Message+" "+e.User)
+		by := ""
+		if e.Actor != nil {
+			by = e.Actor.String()
+		}
+		got = append(got, e.Kind+"/"+e.Name+" "+string(e.Event)+" "+e.Message+" "+by)
 	}
-	want := []string{"Iso/debian-12 created download done alice", "Container/dns-01 failed create failed ", "VirtualMachine/app-01 created create done "}
+	want := []string{"Iso/debian-12 created download done token alice", "Container/dns-01 failed create failed ", "VirtualMachine/app-01 created create done "}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("history at %s:\n%s\nwant:\n%s", c1, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -413,5 +420,45 @@ func TestHistoryAtListsOneCommitAcrossResources(t *testing.T) {
 	// A resource's own history does not repeat whose it is.
 	if own, _ := s.History(ctx, "VirtualMachine", "app-01", 0); len(own) != 2 || own[0].Kind != "" || own[0].Name != "" {
 		t.Fatalf("own history: %+v", own)
+	}
+}
+
+// undoActorStep takes a database back to the schema before history
+// actors and single sign-on sessions.
+func undoActorStep(s *Store) error {
+	for _, q := range []string{`DROP TABLE oidc_sessions`, `ALTER TABLE history DROP COLUMN actor_kind`,
+		`ALTER TABLE history DROP COLUMN actor_name`, `ALTER TABLE history DROP COLUMN actor_via`,
+		`ALTER TABLE history DROP COLUMN actor_delivery`, `DELETE FROM schema_migrations WHERE version >= 5`} {
+		if _, err := s.db.Exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The user_name column held a user, or a token by the prefix "token:";
+// the upgrade turns both into typed actors.
+func TestHistoryUserNamesBecomeTypedActors(t *testing.T) { eachBackend(t, testUserNamesToActors) }
+
+func testUserNamesToActors(t *testing.T, base Options) {
+	ctx := context.Background()
+	s := open(t, base)
+	if err := undoActorStep(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"", "alice", "token:ci"} {
+		if _, err := s.db.Exec(`INSERT INTO history (kind, name, event, commit_sha, time, message, user_name) VALUES ('VirtualMachine', 'a', 'adopted', 'c', 1, ?, ?)`, who, who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s2 := open(t, base)
+	h, err := s2.History(ctx, "VirtualMachine", "a", 0)
+	if err != nil || len(h) != 3 {
+		t.Fatalf("history: %+v %v", h, err)
+	}
+	if h[0].Actor == nil || *h[0].Actor != (api.Actor{Kind: api.ActorToken, Name: "ci"}) ||
+		h[1].Actor == nil || *h[1].Actor != (api.Actor{Kind: api.ActorUser, Name: "alice"}) || h[2].Actor != nil {
+		t.Fatalf("actors after the upgrade: %+v %+v %+v", h[0].Actor, h[1].Actor, h[2].Actor)
 	}
 }
