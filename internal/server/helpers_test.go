@@ -36,7 +36,7 @@ type fakeBackend struct {
 	owned  map[string]bool // kind/name -> owned
 	// refreshErr is what Refresh answers (after recording the call).
 	refreshErr error
-	pin        *api.Pin // see revisions_test.go
+	pin        *api.Pin    // see revisions_test.go
 	actors     []api.Actor // who asked, per Sync, Refresh and Delete
 }
 
