@@ -51,7 +51,7 @@ test('a browser that never signed in goes straight to the sign-in page', async (
   const calls = mockFetch(({ url }) => (url === '/api/v1/setup' ? { body: { needed: false } } : undefined));
   render(<App />);
   await screen.findByRole('heading', { name: 'Sign in' });
-  expect(calls.map((c) => c.url)).toEqual(['/api/v1/setup']);
+  await waitFor(() => expect(calls.map((c) => c.url)).toEqual(['/api/v1/setup', '/api/v1/auth']));
 });
 
 test('an expired session falls back to sign-in; a wrong password shows the error', async () => {

@@ -222,7 +222,7 @@ export default function App() {
     case 'setup':
       return <Setup onDone={signedIn} />;
     case 'login':
-      return <Login onDone={signedIn} />;
+      return <Login onDone={signedIn} onSSO={() => hint(true)} />;
     case 'ready':
       return <Shell theme={theme} session={{ me: boot.me, isAdmin: boot.me.role === 'admin', logout }} />;
   }

@@ -13,6 +13,18 @@ export type Action = 'create' | 'update' | 'reboot' | 'delete' | 'none';
 export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted' | 'moved';
 export type SyncPolicy = 'auto' | 'manual' | 'disabled';
 export type Role = 'admin' | 'viewer';
+// What started an action or wrote a history entry (api.ActorKind).
+export type ActorKind = 'pass' | 'user' | 'token' | 'webhook' | 'cli' | 'commit';
+
+export interface Actor {
+  kind: ActorKind;
+  // The user, the token, the forge, the OS user of a command, a commit's author.
+  name?: string;
+  // 'oidc' for a user who logged in by single sign-on.
+  via?: string;
+  // A webhook's delivery id.
+  delivery?: string;
+}
 
 export interface Change {
   // The Proxmox key ("net1").
@@ -169,8 +181,8 @@ export interface HistoryEntry {
   commit?: string;
   time: string;
   message?: string;
-  // Who caused it, when a person did (an adoption).
-  user?: string;
+  // What started it; absent on entries recorded before proxmops kept it.
+  actor?: Actor;
   // Whose event, in a listing across resources (CommitHistory).
   kind?: string;
   name?: string;
@@ -299,6 +311,14 @@ export interface Me {
   username: string;
   role: Role;
   csrfToken: string;
+  // 'oidc' when signed in by single sign-on.
+  via?: string;
+}
+
+// GET /api/v1/auth: how one may sign in.
+export interface AuthMethods {
+  password: boolean;
+  oidc?: { name: string; loginURL: string };
 }
 
 export interface User {

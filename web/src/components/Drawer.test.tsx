@@ -334,3 +334,29 @@ test('a guest moved off the node its manifest names says so, in sync, with its m
   expect(items[0]).toMatch(/^⇄moved/);
   expect(items[0]).toContain(note);
 });
+
+test('each history entry names what started it: the pass, a user by single sign-on, an API token, a webhook delivery', async () => {
+  mockFetch(({ url }) =>
+    url.endsWith('/resources/VirtualMachine/app-01')
+      ? {
+          body: detail({
+            history: [
+              { id: 1, event: 'created', time: '2026-11-30T09:00:00Z', actor: { kind: 'pass' } },
+              { id: 2, event: 'applied', time: '2026-11-30T10:00:00Z', actor: { kind: 'webhook', name: 'github', delivery: '9a1b7c3e' } },
+              { id: 3, event: 'applied', time: '2026-11-30T11:00:00Z', actor: { kind: 'token', name: 'ci-deploy' } },
+              { id: 4, event: 'rolledBack', time: '2026-11-30T12:00:00Z', actor: { kind: 'user', name: 'alice', via: 'oidc' } },
+              { id: 5, event: 'drifted', time: '2026-11-30T08:00:00Z' },
+            ],
+          }),
+        }
+      : undefined,
+  );
+  render(
+    <Providers>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await screen.findByText(/by alice/);
+  const by = [...document.querySelectorAll('.timeline .tl-user')].map((s) => s.textContent?.trim());
+  expect(by).toEqual(['by alice (single sign-on)', 'by API token ci-deploy', 'by github webhook (delivery 9a1b7c3e)', 'by the reconcile pass']);
+});

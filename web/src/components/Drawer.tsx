@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, resourcePath } from '../api/client';
 import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
-import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { actorText, formatTime, shortRev, timeAgo } from '../lib/format';
 import { revisionHref } from '../lib/links';
 import { Link } from '../lib/router';
 import { useSession } from '../state/session';
@@ -49,7 +49,12 @@ function Timeline({ history }: { history: HistoryEntry[] }) {
                   </Link>
                 </>
               )}
-              {h.user && <span className="tl-user"> by {h.user}</span>}
+              {h.actor && (
+                <span className={`tl-user tl-by-${h.actor.kind}`} data-actor={h.actor.kind}>
+                  {' '}
+                  by {actorText(h.actor)}
+                </span>
+              )}
             </div>
             {h.message && <div className="tl-msg">{h.message}</div>}
           </div>

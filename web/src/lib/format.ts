@@ -1,3 +1,5 @@
+import type { Actor } from '../api/types';
+
 export function shortRev(rev: string | undefined): string {
   if (!rev) return '—';
   return /^[0-9a-f]{12,}$/i.test(rev) ? rev.slice(0, 8) : rev;
@@ -29,4 +31,23 @@ export function clockTime(iso: string): string {
   if (Number.isNaN(d.getTime())) return iso;
   const pad = (n: number, w = 2) => String(n).padStart(w, '0');
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+// actorText says what started an action, for a history entry's "by …".
+export function actorText(a: Actor): string {
+  switch (a.kind) {
+    case 'pass':
+      return 'the reconcile pass';
+    case 'user':
+      return `${a.name ?? 'a user'}${a.via === 'oidc' ? ' (single sign-on)' : ''}`;
+    case 'token':
+      return `API token ${a.name ?? ''}`.trim();
+    case 'webhook':
+      return `${a.name ?? 'a'} webhook${a.delivery ? ` (delivery ${a.delivery})` : ''}`;
+    case 'cli':
+      return `the CLI${a.name ? ` (${a.name})` : ''}`;
+    case 'commit':
+      return `${a.name ?? 'the commit'}'s commit`;
+  }
+  return String(a.kind);
 }

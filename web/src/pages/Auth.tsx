@@ -1,5 +1,6 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
+import type { AuthMethods } from '../api/types';
 
 function AuthCard({ title, intro, children }: { title: string; intro?: ReactNode; children: ReactNode }) {
   return (
@@ -26,11 +27,24 @@ export function Logo() {
   );
 }
 
-export function Login({ onDone }: { onDone: () => void }) {
+// onSSO runs as the browser leaves for the identity provider: it comes back
+// signed in (or to a page that says why not).
+export function Login({ onDone, onSSO }: { onDone: () => void; onSSO?: () => void }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [methods, setMethods] = useState<AuthMethods | null>(null);
+  useEffect(() => {
+    let live = true;
+    api
+      .get<AuthMethods>('/api/v1/auth')
+      .then((m) => live && setMethods(m))
+      .catch(() => undefined); // an older daemon: passwords only
+    return () => {
+      live = false;
+    };
+  }, []);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -63,6 +77,14 @@ export function Login({ onDone }: { onDone: () => void }) {
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      {methods?.oidc && (
+        <div className="stack sso">
+          <p className="muted sso-or">or</p>
+          <a className="btn" href={methods.oidc.loginURL} onClick={() => onSSO?.()}>
+            Sign in with {methods.oidc.name}
+          </a>
+        </div>
+      )}
     </AuthCard>
   );
 }
