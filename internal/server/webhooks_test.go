@@ -210,3 +210,27 @@ func TestDeliveryMemoryIsBounded(t *testing.T) {
 		t.Fatalf("%d sources kept", len(b.m))
 	}
 }
+
+// The pull a delivery asks for names the forge and the delivery id, and so
+// does the trailing pull of deliveries merged in a window (the last one).
+func TestAWebhookPullNamesItsForgeAndDelivery(t *testing.T) {
+	for _, forge := range []string{"github", "gitea", "gitlab"} {
+		t.Run(forge, func(t *testing.T) {
+			h := newHookEnv(t)
+			if code, _, err := h.deliver(forge, "d-1"); err != nil || code != http.StatusAccepted {
+				t.Fatalf("delivery: %d %v", code, err)
+			}
+			if got := h.backend.lastActor(); got != (api.Actor{Kind: api.ActorWebhook, Name: forge, Delivery: "d-1"}) {
+				t.Errorf("the pull was asked by %+v", got)
+			}
+			h.deliver(forge, "d-2")
+			h.deliver(forge, "d-3")
+			if n := h.fireTrailing(); n != 1 {
+				t.Fatalf("%d trailing pulls, want 1", n)
+			}
+			if got := h.backend.lastActor(); got != (api.Actor{Kind: api.ActorWebhook, Name: forge, Delivery: "d-3"}) {
+				t.Errorf("the trailing pull was asked by %+v, want the last delivery merged", got)
+			}
+		})
+	}
+}
