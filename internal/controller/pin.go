@@ -221,7 +221,8 @@ func (c *Controller) Pin(ctx context.Context, revision, by string) (api.Pin, err
 		return api.Pin{}, err
 	}
 	c.log.Warn("revision pinned: the branch head is not followed until unpinned", "commit", p.Revision, "by", by)
-	c.ask(request{pull: true, force: true})
+	// The pinning person starts what the pinned revision's sync does.
+	c.ask(request{pull: true, force: true, by: map[string]api.Actor{allKeys: api.ActorFrom(ctx)}})
 	return p, nil
 }
 
@@ -234,7 +235,7 @@ func (c *Controller) Unpin(ctx context.Context, by string) error {
 		return err
 	}
 	c.log.Info("revision unpinned: following the branch head again", "by", by)
-	c.ask(request{pull: true})
+	c.ask(request{pull: true, by: map[string]api.Actor{allKeys: api.ActorFrom(ctx)}})
 	return nil
 }
 

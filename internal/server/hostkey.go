@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/provision"
 )
@@ -36,6 +37,6 @@ func (s *Server) handleResetHostKey(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	s.log.Info("provisioning host key reset", "resource", id, "fingerprint", pin.Fingerprint, "by", principalFrom(r.Context()).username)
+	s.log.Info("provisioning host key reset", "resource", id, "fingerprint", pin.Fingerprint, "by", api.ActorFrom(r.Context()).String())
 	writeJSON(w, http.StatusOK, map[string]string{"status": "host key " + pin.Fingerprint + " of " + id + " forgotten: the next provisioning pins the key the guest offers"})
 }

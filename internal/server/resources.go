@@ -156,7 +156,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string)
 		writeJSON(w, http.StatusOK, map[string]any{"status": "dry run of " + what + ": nothing was changed", "plan": plan})
 		return
 	}
-	s.log.Info("sync requested", "resource", kind+"/"+name, "prune", o.Prune, "reboot", o.Reboot, "by", principalFrom(r.Context()).username)
+	s.log.Info("sync requested", "resource", kind+"/"+name, "prune", o.Prune, "reboot", o.Reboot, "by", api.ActorFrom(r.Context()).String())
 	msg := what + " started"
 	if kind == "" {
 		msg = "a full pass started"
@@ -186,7 +186,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("delete requested", "resource", kind+"/"+name, "by", principalFrom(r.Context()).username)
+	s.log.Info("delete requested", "resource", kind+"/"+name, "by", api.ActorFrom(r.Context()).String())
 	accepted(w, "delete of "+kind+"/"+name+" started")
 }
 
@@ -199,7 +199,7 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("Git refresh requested", "by", principalFrom(r.Context()).username)
+	s.log.Info("Git refresh requested", "by", api.ActorFrom(r.Context()).String())
 	accepted(w, "Git pull and pass started")
 }
 
@@ -283,7 +283,7 @@ func (s *Server) handlePutSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	s.effective.Store(eff)
 	// Key names only: values may be secrets.
-	s.log.Info("settings saved", "fields", strings.Join(settings.Fields(patch), ","), "by", principalFrom(r.Context()).username)
+	s.log.Info("settings saved", "fields", strings.Join(settings.Fields(patch), ","), "by", api.ActorFrom(r.Context()).String())
 	if s.opt.OnSettingsChanged != nil {
 		s.opt.OnSettingsChanged(eff)
 	}

@@ -58,7 +58,7 @@ func (s *Server) handlePin(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Warn("revision pinned", "commit", p.Revision, "by", by)
+	s.log.Warn("revision pinned", "commit", p.Revision, "by", api.ActorFrom(r.Context()).String())
 	writeJSON(w, http.StatusAccepted, map[string]any{
 		"status": fmt.Sprintf("pinned to %s: syncing to it; the branch head is not followed until unpinned", shortHash(p.Revision)),
 		"pinned": p,
@@ -75,7 +75,7 @@ func (s *Server) handleUnpin(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("revision unpinned", "by", by)
+	s.log.Info("revision unpinned", "by", api.ActorFrom(r.Context()).String())
 	accepted(w, "unpinned: following the branch head again")
 }
 

@@ -75,8 +75,7 @@ func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(rollbackWait + time.Minute))
 	ctx, cancel := context.WithTimeout(r.Context(), rollbackWait)
 	defer cancel()
-	who := principalFrom(r.Context()).username
-	s.log.Info("rollback requested", "resource", kind+"/"+name, "snapshot", req.Snapshot, "by", who)
+	s.log.Info("rollback requested", "resource", kind+"/"+name, "snapshot", req.Snapshot, "by", api.ActorFrom(r.Context()).String())
 	res, err := sb.Rollback(ctx, kind, name, req.Snapshot)
 	if err != nil {
 		s.fail(w, r, err)
