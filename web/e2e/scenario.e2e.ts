@@ -242,6 +242,8 @@ describe('dashboard against proxmops serve and the simulator', () => {
     await confirm.click();
     // Its manifest is still in Git and automatic sync is off: it waits to be created again.
     await drawer.locator('.timeline li', { hasText: 'deleted' }).first().waitFor({ timeout: 60_000 });
+    // The history names who deleted it: the signed-in admin, not the pass.
+    expect(await drawer.locator('.timeline li', { hasText: 'deleted' }).first().textContent()).toMatch(/by admin/);
     await until('app-02 is out of sync', hasStatus(card('VirtualMachine', 'app-02'), 'OutOfSync'));
     await b.shot('drawer-after-delete');
     await page.keyboard.press('Escape');
