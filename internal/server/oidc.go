@@ -361,6 +361,9 @@ h1{font-size:1.4rem}p.reason{background:#fef2f2;border:1px solid #fecaca;padding
 // refuseLogin answers a browser's failed single sign-on with a page that
 // says why (never a bare JSON error on a page a person sees).
 func (s *Server) refuseLogin(w http.ResponseWriter, status int, reason string) {
+	if status != http.StatusNotFound {
+		s.metrics.LoginFailures.Inc()
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = refusalPage.Execute(w, reason)

@@ -31,7 +31,7 @@ const forwardedHeader = "X-Proxmops-Forwarded-By"
 var localRoutes = []string{
 	"/api/v1/setup", "/api/v1/login", "/api/v1/logout", "/api/v1/me",
 	"/api/v1/events", "/api/v1/logs", "/api/v1/users", "/api/v1/tokens",
-	"/api/v1/replicas",
+	"/api/v1/replicas", "/api/v1/auth",
 }
 
 func isLocalRoute(r *http.Request) bool {
