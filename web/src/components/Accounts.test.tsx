@@ -160,3 +160,15 @@ describe('success notices go by themselves, errors stay', () => {
     expectTransient('"vera is now admin."', notice);
   });
 });
+
+test('a user signed in by single sign-on is sent to the identity provider for the password', async () => {
+  const calls = mockFetch(() => undefined);
+  render(
+    <Providers role="admin" via="oidc">
+      <ChangePassword />
+    </Providers>,
+  );
+  expect(screen.getByText(/signed in with single sign-on/)).toBeTruthy();
+  expect(screen.queryByLabelText('Current password')).toBeNull();
+  expect(calls).toEqual([]);
+});

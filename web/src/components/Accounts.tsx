@@ -12,7 +12,22 @@ import { ErrorAlert, RoleSelect } from './RoleSelect';
 
 const userPath = (name: string) => `/api/v1/users/${encodeURIComponent(name)}`;
 
+// ChangePassword is the own-password form; a user signed in by single sign-on has
+// no password here and is told where to change it.
 export function ChangePassword() {
+  const { me } = useSession();
+  if (me.via === 'oidc') {
+    return (
+      <section className="panel" aria-label="Your password">
+        <h2>Your password</h2>
+        <p className="muted">You signed in with single sign-on: your password is your identity provider’s, changed there.</p>
+      </section>
+    );
+  }
+  return <PasswordForm />;
+}
+
+function PasswordForm() {
   const [form, setForm] = useState({ current: '', next: '', again: '' });
   const [error, setError] = useState('');
   const [done, setDone] = useTransient();

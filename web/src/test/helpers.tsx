@@ -20,9 +20,21 @@ export function resourcesValue(resources: Resource[], over: Partial<ResourcesVal
   };
 }
 
-export function Providers({ role = 'admin', resources = [], value, children }: { role?: Role; resources?: Resource[]; value?: ResourcesValue; children: ReactNode }) {
+export function Providers({
+  role = 'admin',
+  via,
+  resources = [],
+  value,
+  children,
+}: {
+  role?: Role;
+  via?: string;
+  resources?: Resource[];
+  value?: ResourcesValue;
+  children: ReactNode;
+}) {
   return (
-    <SessionContext.Provider value={{ me: { username: 'alice', role, csrfToken: 'csrf-1' }, isAdmin: role === 'admin', logout: async () => {} }}>
+    <SessionContext.Provider value={{ me: { username: 'alice', role, csrfToken: 'csrf-1', via }, isAdmin: role === 'admin', logout: async () => {} }}>
       <ResourcesContext.Provider value={value ?? resourcesValue(resources)}>{children}</ResourcesContext.Provider>
     </SessionContext.Provider>
   );
