@@ -134,7 +134,16 @@ test('what happened at a commit is listed on demand, each entry linking to its r
           commit: HEAD,
           entries: [
             { id: 9, kind: 'Container', name: 'dns-01', event: 'failed', commit: HEAD, time: '2026-12-01T10:01:00Z', message: 'update failed: locked' },
-            { id: 8, kind: 'VirtualMachine', name: 'app-01', event: 'applied', commit: HEAD, time: '2026-12-01T10:00:30Z', message: 'update done in 2s: cores 2 -> 3' },
+            {
+              id: 8,
+              kind: 'VirtualMachine',
+              name: 'app-01',
+              event: 'applied',
+              commit: HEAD,
+              time: '2026-12-01T10:00:30Z',
+              message: 'update done in 2s: cores 2 -> 3',
+              actor: { kind: 'token', name: 'ci-deploy' },
+            },
             // Of a clusters list: the link opens lab-2's web, not another cluster's.
             { id: 7, cluster: 'lab-2', kind: 'VirtualMachine', name: 'web', event: 'applied', commit: HEAD, time: '2026-12-01T10:00:20Z' },
           ],
@@ -162,6 +171,7 @@ test('what happened at a commit is listed on demand, each entry linking to its r
     ['lab-2: VirtualMachine/web', '/?r=lab-2%3AVirtualMachine%2Fweb'],
   ]);
   expect(events.textContent).toContain('update failed: locked');
+  expect(events.textContent).toContain('by API token ci-deploy');
   expect(toggle.getAttribute('aria-expanded')).toBe('true');
   unmount();
 

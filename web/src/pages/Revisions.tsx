@@ -3,7 +3,7 @@ import { api, errorMessage } from '../api/client';
 import { resourceKey, STATUSES, type CommitHistory, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
 import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
-import { formatTime, shortRev, timeAgo } from '../lib/format';
+import { actorText, formatTime, shortRev, timeAgo } from '../lib/format';
 import { resourceHref } from '../lib/links';
 import { useTransient } from '../lib/transient';
 import { Link, useLocation } from '../lib/router';
@@ -64,6 +64,7 @@ function CommitEvents({ hash }: { hash: string }) {
             <time className="muted" dateTime={e.time} title={formatTime(e.time)}>
               {timeAgo(e.time)}
             </time>
+            {e.actor && <span className="muted tl-user"> by {actorText(e.actor)}</span>}
             {e.message && <div className="rev-ev-msg small">{e.message}</div>}
           </li>
         );
