@@ -47,13 +47,15 @@ func (s idpUserStore) GetUserByUsername(name string) *storage.User {
 func (idpUserStore) ExampleClientID() string { return storage.ServiceUserID }
 
 // groupStorage is the example storage with a groups claim in the ID token.
+// Its ID token has no name claims (they go to the userinfo endpoint when an
+// access token is issued), so the user's name proves proxmops asked there.
 type groupStorage struct{ *storage.Storage }
 
 func (g groupStorage) SetUserinfoFromRequest(ctx context.Context, info *zoidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
 	if err := g.Storage.SetUserinfoFromRequest(ctx, info, req, scopes); err != nil {
 		return err
 	}
-	info.AppendClaims("groups", idpUsers[req.GetSubject()])
+	info.AppendClaims("groups", idpUsers[strings.TrimPrefix(req.GetSubject(), "sub-")])
 	return nil
 }
 
@@ -70,7 +72,7 @@ func startIDP(t *testing.T) *idp {
 	p := &idp{issuer: "http://" + ts.Listener.Addr().String(), clients: map[string]*storage.Client{}}
 	users := map[string]*storage.User{}
 	for name := range idpUsers {
-		users[name] = &storage.User{ID: name, Username: name, Password: "secret", Email: name + "@example.org", EmailVerified: true}
+		users["sub-"+name] = &storage.User{ID: "sub-" + name, Username: name, Password: "secret", Email: name + "@example.org", EmailVerified: true}
 	}
 	st := groupStorage{storage.NewStorageWithClients(idpUserStore{users}, p.clients)}
 	ts.Config.Handler = exampleop.SetupServer(p.issuer, st, nil, false)
