@@ -67,11 +67,24 @@ func (p *oidcProviders) get(ctx context.Context, issuer string) (*oidc.Provider,
 	return pr, nil
 }
 
+// oidcConfig is auth.oidc with its defaults (Load fills them; a
+// configuration built otherwise may not have).
+func (s *Server) oidcConfig() config.OIDC {
+	o := s.Config().Auth.OIDC
+	if o.RoleClaim == "" {
+		o.RoleClaim = config.DefaultOIDCRoleClaim
+	}
+	if o.Name == "" {
+		o.Name = "SSO"
+	}
+	return o
+}
+
 // handleAuthMethods tells the login page how one may log in (no login
 // needed): always a password, and single sign-on when configured.
 func (s *Server) handleAuthMethods(w http.ResponseWriter, _ *http.Request) {
 	doc := api.AuthMethods{Password: true}
-	if o := s.Config().Auth.OIDC; o.Enabled() {
+	if o := s.oidcConfig(); o.Enabled() {
 		doc.OIDC = &api.OIDCMethod{Name: o.Name, LoginURL: oidcPath + "/login"}
 	}
 	writeJSON(w, http.StatusOK, doc)
@@ -99,7 +112,7 @@ func (s *Server) oauthConfig(r *http.Request, o config.OIDC, pr *oidc.Provider) 
 // handleOIDCLogin starts a login: it seals state, nonce and the PKCE
 // verifier into a cookie and sends the browser to the provider.
 func (s *Server) handleOIDCLogin(w http.ResponseWriter, r *http.Request) {
-	o := s.Config().Auth.OIDC
+	o := s.oidcConfig()
 	if !o.Enabled() {
 		s.refuseLogin(w, http.StatusNotFound, "Single sign-on is not configured on this proxmops (auth.oidc.issuer).")
 		return
@@ -157,7 +170,7 @@ func (s *Server) readFlow(w http.ResponseWriter, r *http.Request) (oidcFlow, boo
 // issuer, audience, expiry) and its nonce against the cookie's; then the
 // groups decide the role and a session starts as a password login's does.
 func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) {
-	o := s.Config().Auth.OIDC
+	o := s.oidcConfig()
 	if !o.Enabled() {
 		s.refuseLogin(w, http.StatusNotFound, "Single sign-on is not configured on this proxmops (auth.oidc.issuer).")
 		return
