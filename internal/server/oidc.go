@@ -77,6 +77,9 @@ func (s *Server) oidcConfig() config.OIDC {
 	if o.Name == "" {
 		o.Name = "SSO"
 	}
+	if len(o.Scopes) == 0 {
+		o.Scopes = []string{"profile", "email", "groups"}
+	}
 	return o
 }
 
