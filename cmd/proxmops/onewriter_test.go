@@ -93,15 +93,15 @@ func TestCLIThroughARunningDaemonLeavesOneHistory(t *testing.T) {
 	if err := json.Unmarshal(c.expect(200, "GET", "/api/v1/resources/VirtualMachine/app-01", nil), &d); err != nil {
 		t.Fatal(err)
 	}
-	want := "token:laptop (cli, " + cliUser() + ")"
+	want := api.Actor{Kind: api.ActorCLI, Name: cliUser(), Token: "laptop"}
 	found := false
 	for _, h := range d.History {
-		found = found || h.Event == api.EventAdopted && h.User == want
+		found = found || h.Event == api.EventAdopted && h.Actor != nil && *h.Actor == want
 	}
 	if !found {
-		t.Fatalf("the daemon's history has no adoption by %q: %+v", want, d.History)
+		t.Fatalf("the daemon's history has no adoption by %+v: %+v", want, d.History)
 	}
-	if !strings.Contains(stderr.String(), "by=\""+want+"\"") {
+	if !strings.Contains(stderr.String(), "by=\""+want.String()+"\"") {
 		t.Errorf("the daemon's log does not name %q:\n%s", want, stderr)
 	}
 	assertNoState(t, checkout)

@@ -37,6 +37,7 @@ func TestActorOnTheWireIsAKindAndItsParts(t *testing.T) {
 		{Actor{Kind: ActorToken, Name: "ci"}, `{"kind":"token","name":"ci"}`},
 		{Actor{Kind: ActorUser, Name: "alice", Via: ViaOIDC}, `{"kind":"user","name":"alice","via":"oidc"}`},
 		{Actor{Kind: ActorWebhook, Name: "gitlab", Delivery: "f00"}, `{"kind":"webhook","name":"gitlab","delivery":"f00"}`},
+		{Actor{Kind: ActorCLI, Name: "bob", Token: "laptop"}, `{"kind":"cli","name":"bob","token":"laptop"}`},
 	} {
 		b, _ := json.Marshal(tc.a)
 		if string(b) != tc.want {

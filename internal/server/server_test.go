@@ -575,8 +575,11 @@ func TestTheCLIUserIsShownBesideItsToken(t *testing.T) {
 		}
 	}
 	cli.expect(202, "POST", "/api/v1/refresh", nil, cliUserHeader, "alice")
-	if !strings.Contains(e.logText(), `"by":"token:laptop (cli, alice)"`) {
+	if !strings.Contains(e.logText(), `"by":"cli alice (token laptop)"`) {
 		t.Errorf("the log does not name the CLI's user:\n%s", e.logText())
+	}
+	if got := e.backend.lastActor(); got != (api.Actor{Kind: api.ActorCLI, Name: "alice", Token: "laptop"}) {
+		t.Errorf("the refresh reached the backend asked by %+v, want the CLI's alice through the token laptop", got)
 	}
 	if b := admin.expect(200, "GET", "/api/v1/me", nil, cliUserHeader, "mallory"); strings.Contains(string(b), "mallory") {
 		t.Errorf("a session took the header: %s", b)

@@ -98,9 +98,9 @@ func (s *Store) AddHistoryChecked(ctx context.Context, kind, name string, e api.
 	if e.Actor != nil {
 		a = *e.Actor
 	}
-	if err := tx.QueryRowContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, actor_kind, actor_name, actor_via, actor_delivery)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, string(a.Kind), a.Name, a.Via, a.Delivery).Scan(&id); err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO history (kind, name, event, commit_sha, time, message, actor_kind, actor_name, actor_via, actor_delivery, actor_token)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		kind, name, string(e.Event), e.Commit, ms(e.Time), e.Message, string(a.Kind), a.Name, a.Via, a.Delivery, a.Token).Scan(&id); err != nil {
 		return 0, err
 	}
 	if s.perResource > 0 {
@@ -137,7 +137,7 @@ func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]ap
 		var event string
 		var t int64
 		var a api.Actor
-		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery); err != nil {
+		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery, &a.Token); err != nil {
 			return nil, err
 		}
 		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
@@ -164,7 +164,7 @@ func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.
 		var event string
 		var t int64
 		var a api.Actor
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery); err != nil {
+		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery, &a.Token); err != nil {
 			return nil, err
 		}
 		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
@@ -173,7 +173,7 @@ func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.
 	return out, rows.Err()
 }
 
-const actorColumns = `actor_kind, actor_name, actor_via, actor_delivery`
+const actorColumns = `actor_kind, actor_name, actor_via, actor_delivery, actor_token`
 
 // actorOrNil is nil for an entry recorded without an actor.
 func actorOrNil(a api.Actor) *api.Actor {

@@ -152,17 +152,28 @@ CREATE TABLE pull_requests (
 `},
 	// What started an event, as data: user_name held a user or, by a
 	// prefix convention, "token:NAME"; it stays for older builds to read.
-	{5, "history actor, single sign-on sessions", actorDDL + oidcSessions("BLOB", "INTEGER"), actorDDL + oidcSessions("BYTEA", "BIGINT")},
+	{5, "history actor, single sign-on sessions", actorDDL("instr") + oidcSessions("BLOB", "INTEGER"), actorDDL("strpos") + oidcSessions("BYTEA", "BIGINT")},
 }
 
-const actorDDL = `
+// actorDDL adds the actor columns and reads user_name into them:
+// "token:NAME (cli, USER)" (the CLI through the daemon), "token:NAME", a
+// user. find is the dialect's substring search (SQLite instr, PostgreSQL
+// strpos; both 1-based, as substr).
+func actorDDL(find string) string {
+	at := find + `(user_name, ' (cli, ')`
+	return `
 ALTER TABLE history ADD COLUMN actor_kind TEXT NOT NULL DEFAULT '';
 ALTER TABLE history ADD COLUMN actor_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE history ADD COLUMN actor_via TEXT NOT NULL DEFAULT '';
 ALTER TABLE history ADD COLUMN actor_delivery TEXT NOT NULL DEFAULT '';
-UPDATE history SET actor_kind = 'token', actor_name = substr(user_name, 7) WHERE user_name LIKE 'token:%';
+ALTER TABLE history ADD COLUMN actor_token TEXT NOT NULL DEFAULT '';
+UPDATE history SET actor_kind = 'cli', actor_token = substr(user_name, 7, ` + at + ` - 7),
+	actor_name = substr(user_name, ` + at + ` + 7, length(user_name) - ` + at + ` - 7)
+	WHERE user_name LIKE 'token:% (cli, %)';
+UPDATE history SET actor_kind = 'token', actor_name = substr(user_name, 7) WHERE user_name LIKE 'token:%' AND actor_kind = '';
 UPDATE history SET actor_kind = 'user', actor_name = user_name WHERE user_name <> '' AND user_name NOT LIKE 'token:%';
 `
+}
 
 // oidcSessions is the table of single sign-on sessions: their users have
 // no local account (a provider's "admin" is not the local admin).

@@ -428,7 +428,7 @@ func TestHistoryAtListsOneCommitAcrossResources(t *testing.T) {
 func undoActorStep(s *Store) error {
 	for _, q := range []string{`DROP TABLE oidc_sessions`, `ALTER TABLE history DROP COLUMN actor_kind`,
 		`ALTER TABLE history DROP COLUMN actor_name`, `ALTER TABLE history DROP COLUMN actor_via`,
-		`ALTER TABLE history DROP COLUMN actor_delivery`, `DELETE FROM schema_migrations WHERE version >= 5`} {
+		`ALTER TABLE history DROP COLUMN actor_delivery`, `ALTER TABLE history DROP COLUMN actor_token`, `DELETE FROM schema_migrations WHERE version >= 5`} {
 		if _, err := s.db.Exec(q); err != nil {
 			return err
 		}
@@ -446,7 +446,7 @@ func testUserNamesToActors(t *testing.T, base Options) {
 	if err := undoActorStep(s); err != nil {
 		t.Fatal(err)
 	}
-	for _, who := range []string{"", "alice", "token:ci"} {
+	for _, who := range []string{"", "alice", "token:ci", "token:my laptop (cli, bob.smith)"} {
 		if _, err := s.db.Exec(`INSERT INTO history (kind, name, event, commit_sha, time, message, user_name) VALUES ('VirtualMachine', 'a', 'adopted', 'c', 1, ?, ?)`, who, who); err != nil {
 			t.Fatal(err)
 		}
@@ -454,11 +454,13 @@ func testUserNamesToActors(t *testing.T, base Options) {
 	s.Close()
 	s2 := open(t, base)
 	h, err := s2.History(ctx, "VirtualMachine", "a", 0)
-	if err != nil || len(h) != 3 {
+	if err != nil || len(h) != 4 {
 		t.Fatalf("history: %+v %v", h, err)
 	}
-	if h[0].Actor == nil || *h[0].Actor != (api.Actor{Kind: api.ActorToken, Name: "ci"}) ||
-		h[1].Actor == nil || *h[1].Actor != (api.Actor{Kind: api.ActorUser, Name: "alice"}) || h[2].Actor != nil {
-		t.Fatalf("actors after the upgrade: %+v %+v %+v", h[0].Actor, h[1].Actor, h[2].Actor)
+	want := []*api.Actor{{Kind: api.ActorCLI, Name: "bob.smith", Token: "my laptop"}, {Kind: api.ActorToken, Name: "ci"}, {Kind: api.ActorUser, Name: "alice"}, nil}
+	for i, w := range want {
+		if (w == nil) != (h[i].Actor == nil) || w != nil && *w != *h[i].Actor {
+			t.Errorf("entry %d: actor %+v, want %+v", i, h[i].Actor, w)
+		}
 	}
 }

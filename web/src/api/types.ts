@@ -24,6 +24,8 @@ export interface Actor {
   via?: string;
   // A webhook's delivery id.
   delivery?: string;
+  // The API token the CLI acted through.
+  token?: string;
 }
 
 export interface Change {

@@ -346,6 +346,7 @@ test('each history entry names what started it: the pass, a user by single sign-
               { id: 3, event: 'applied', time: '2026-11-30T11:00:00Z', actor: { kind: 'token', name: 'ci-deploy' } },
               { id: 4, event: 'rolledBack', time: '2026-11-30T12:00:00Z', actor: { kind: 'user', name: 'alice', via: 'oidc' } },
               { id: 5, event: 'drifted', time: '2026-11-30T08:00:00Z' },
+              { id: 6, event: 'adopted', time: '2026-11-30T13:00:00Z', actor: { kind: 'cli', name: 'bob', token: 'laptop' } },
             ],
           }),
         }
@@ -358,5 +359,5 @@ test('each history entry names what started it: the pass, a user by single sign-
   );
   await screen.findByText(/by alice/);
   const by = [...document.querySelectorAll('.timeline .tl-user')].map((s) => s.textContent?.trim());
-  expect(by).toEqual(['by alice (single sign-on)', 'by API token ci-deploy', 'by github webhook (delivery 9a1b7c3e)', 'by the reconcile pass']);
+  expect(by).toEqual(['by the CLI (bob) through token laptop', 'by alice (single sign-on)', 'by API token ci-deploy', 'by github webhook (delivery 9a1b7c3e)', 'by the reconcile pass']);
 });

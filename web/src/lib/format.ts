@@ -45,7 +45,7 @@ export function actorText(a: Actor): string {
     case 'webhook':
       return `${a.name ?? 'a'} webhook${a.delivery ? ` (delivery ${a.delivery})` : ''}`;
     case 'cli':
-      return `the CLI${a.name ? ` (${a.name})` : ''}`;
+      return `the CLI${a.name ? ` (${a.name})` : ''}${a.token ? ` through token ${a.token}` : ''}`;
     case 'commit':
       return `${a.name ?? 'the commit'}'s commit`;
   }
