@@ -98,8 +98,14 @@ func TestSdnNodeWhoseReloadFailedIsReported(t *testing.T) {
 	if vm := resultOf(t, rep, engine.KindVirtualMachine, "app"); vm.Status != vocab.StatusFailed || vm.Blocked != engine.KindSdnVnet+"/labnet" {
 		t.Errorf("the VM should wait for the vnet: %s blocked by %q: %s", vm.Status, vm.Blocked, vm.Error)
 	}
-	// The configuration was committed, so the next pass has nothing to
-	// apply; pve2 reloaded, so the VM is created there.
+	// The configuration was committed, so nothing is pending; but pve3
+	// has no labnet bridge until the configuration is applied again: the
+	// next plan does that, and says why.
+	vp := e.plan(eng).Find(engine.KindSdnVnet, "labnet")
+	if vp.Action != vocab.ActionUpdate || !strings.Contains(vp.Reason, "the network reload after the last SDN apply failed on pve3") {
+		t.Fatalf("after a failed reload on pve3: labnet %s %q; want an update that applies the configuration again", vp.Action, vp.Reason)
+	}
+	e.sim.FailNetworkReload("pve3", "") // the admin fixed pve3's network
 	e.converge(eng)
 	e.requireInSync(eng)
 }

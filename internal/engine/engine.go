@@ -68,6 +68,28 @@ type Engine struct {
 	// GET /nodes/{node}/network) that proxmops itself staged and failed to
 	// apply: a later pass applies them, and only them.
 	staged *stagedNets
+	// sdnReload names the nodes whose network reload failed after an SDN
+	// apply: the configuration is committed, so nothing is pending, but
+	// their vnets are no bridges until a later apply reloads them.
+	sdnReload *failedReloads
+}
+
+// failedReloads is Engine.sdnReload, shared by the copies Delete makes.
+type failedReloads struct {
+	mu    sync.Mutex
+	nodes string // "" when the last apply reloaded every node
+}
+
+func (f *failedReloads) set(nodes string) {
+	f.mu.Lock()
+	f.nodes = nodes
+	f.mu.Unlock()
+}
+
+func (f *failedReloads) get() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.nodes
 }
 
 // stagedNets is Engine.staged, shared by the copies Delete makes.
@@ -107,7 +129,7 @@ func New(client *pve.Client, opts Options) *Engine {
 		logs = &TaskLogCache{}
 	}
 	return &Engine{client: client, opts: opts, limiter: lim, log: log, records: rec, logs: logs,
-		staged: &stagedNets{own: map[string]string{}}}
+		staged: &stagedNets{own: map[string]string{}}, sdnReload: &failedReloads{}}
 }
 
 // Client is the engine's Proxmox client.

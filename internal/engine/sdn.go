@@ -269,6 +269,10 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 		steps[a.Key()] = func(context.Context, *execCtx) error { return nil }
 		chain = append(chain, a)
 	}
+	if a := reapplier(pc, chain, waiting, zoneActs, vnetActs); a != nil {
+		steps[a.Key()] = func(context.Context, *execCtx) error { return nil }
+		chain = append(chain, a)
+	}
 	for i, a := range chain {
 		step, key, deferApply := steps[a.Key()], a.Key(), a.sdnDefer
 		a.sdnSeq = i + 1
@@ -732,6 +736,26 @@ func sdnFieldGroup(field string) string {
 		}
 	}
 	return "subnet " + rest
+}
+
+// reapplier picks the action that applies the SDN configuration again
+// when nothing else does and the last apply's network reload failed on a
+// node: the configuration is committed there too, so nothing is pending,
+// but that node has no bridge for the vnets until it reloads.
+func reapplier(pc *planContext, chain, waiting, zoneActs, vnetActs []*Action) *Action {
+	nodes := pc.e.sdnReload.get()
+	if nodes == "" || len(chain) > 0 || len(waiting) > 0 {
+		return nil
+	}
+	for _, a := range append(append([]*Action(nil), vnetActs...), zoneActs...) {
+		if a.Action == vocab.ActionNone && a.Sync == vocab.SyncAuto && a.BlockedBy == "" && a.Status == vocab.StatusSynced {
+			a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
+			a.Reason = joinReasons([]string{a.Reason, "the network reload after the last SDN apply failed on " + nodes +
+				": its vnets are no bridges there until the SDN configuration is applied again"})
+			return a
+		}
+	}
+	return nil
 }
 
 // sdnBridgeDeps orders a guest after the declared vnets its NICs use as

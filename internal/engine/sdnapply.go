@@ -33,7 +33,9 @@ func (x *execCtx) applySDN(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return x.waitNodeReloads(ctx, upid)
+	failed, err := x.waitNodeReloads(ctx, upid)
+	x.e.sdnReload.set(strings.Join(failed, ", "))
+	return err
 }
 
 // nodeReloads reads which nodes reloadnetworkall started a reload on, with
@@ -55,10 +57,10 @@ func nodeReloads(lines []pve.TaskLogLine) (nodes []string, notes map[string][]st
 
 // waitNodeReloads finds each node's srvreload task in its task list (the
 // first one started with or after the apply) and waits for it.
-func (x *execCtx) waitNodeReloads(ctx context.Context, applyUPID string) error {
+func (x *execCtx) waitNodeReloads(ctx context.Context, applyUPID string) (failedNodes []string, err error) {
 	lines, err := x.e.client.TaskLog(ctx, applyUPID, 0, 1000)
 	if err != nil {
-		return fmt.Errorf("the SDN configuration is applied, but its task log could not be read to find the nodes' network reloads: %w", err)
+		return nil, fmt.Errorf("the SDN configuration is applied, but its task log could not be read to find the nodes' network reloads: %w", err)
 	}
 	since := upidStart(applyUPID)
 	nodes, notes := nodeReloads(lines)
@@ -82,15 +84,19 @@ func (x *execCtx) waitNodeReloads(ctx context.Context, applyUPID string) error {
 		}
 		if err := x.wait(ctx, upid, "reloading the network of "+node, nil); err != nil {
 			if ctx.Err() != nil {
-				return err
+				return nil, err
 			}
 			failed = append(failed, fmt.Sprintf("%s: the network reload failed (%s): %v", node, upid, err))
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("the SDN configuration is applied, but its vnets are not bridges on every node: %s", strings.Join(failed, "; "))
+		for _, f := range failed {
+			node, _, _ := strings.Cut(f, ":")
+			failedNodes = append(failedNodes, node)
+		}
+		return failedNodes, fmt.Errorf("the SDN configuration is applied, but its vnets are not bridges on every node: %s", strings.Join(failed, "; "))
 	}
-	return nil
+	return nil, nil
 }
 
 // findNodeReload returns the UPID of a node's first srvreload task
