@@ -239,6 +239,7 @@ var formats = map[string]format{
 		}
 		return nil
 	}},
+	"duration": {pattern: `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`, check: checkDuration},
 	"ipv4": {pattern: `^[0-9.]+$`, check: func(s string) error {
 		a, err := netip.ParseAddr(s)
 		if err != nil || !a.Is4() {

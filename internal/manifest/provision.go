@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"net/netip"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -52,17 +51,7 @@ func (c *Container) ProvisionTarget() (addr string, port int, user string, ok bo
 	if c.Spec.Provision == nil {
 		return "", 0, "", false
 	}
-	nics := append([]ContainerNIC(nil), c.Spec.Net...)
-	sort.SliceStable(nics, func(i, j int) bool { return slotNumber(nics[i].Slot) < slotNumber(nics[j].Slot) })
-	var addrs []string
-	for _, n := range nics {
-		for _, ip := range []string{n.IP, n.IP6} {
-			if a := staticAddress(ip); a != "" {
-				addrs = append(addrs, a)
-			}
-		}
-	}
-	addr, port, user = c.Spec.Provision.target(addrs)
+	addr, port, user = c.Spec.Provision.target(ctStaticAddrs(c))
 	return addr, port, user, true
 }
 
@@ -72,21 +61,7 @@ func (v *VirtualMachine) ProvisionTarget() (addr string, port int, user string, 
 	if v.Spec.Provision == nil {
 		return "", 0, "", false
 	}
-	ipc := v.Spec.CloudInit.EffectiveIPConfigs()
-	slots := make([]string, 0, len(ipc))
-	for s := range ipc {
-		slots = append(slots, s)
-	}
-	sort.Slice(slots, func(i, j int) bool { return slotNumber(slots[i]) < slotNumber(slots[j]) })
-	var addrs []string
-	for _, s := range slots {
-		for _, ip := range []string{ipc[s].IP, ipc[s].IP6} {
-			if a := staticAddress(ip); a != "" {
-				addrs = append(addrs, a)
-			}
-		}
-	}
-	addr, port, user = v.Spec.Provision.target(addrs)
+	addr, port, user = v.Spec.Provision.target(vmStaticAddrs(v))
 	if v.Spec.Provision.User == "" && v.Spec.CloudInit != nil && v.Spec.CloudInit.User != "" {
 		user = v.Spec.CloudInit.User
 	}

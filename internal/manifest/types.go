@@ -201,6 +201,7 @@ type VirtualMachineSpec struct {
 	State        PowerState    `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
 	Provision    *Provision    `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the VM over SSH after it is created and started, and again whenever their inputs change."`
 	Snapshots    *Snapshots    `json:"snapshots,omitempty" doc:"Proxmox snapshots proxmops takes before it changes the guest."`
+	HealthCheck  *HealthCheck  `json:"healthCheck,omitempty" doc:"How proxmops tells whether the running VM works: its guest agent, a TCP port or an HTTP endpoint, probed every interval; a guest failing it is Degraded."`
 }
 
 // Snapshots asks proxmops for a Proxmox snapshot before each change it
@@ -364,6 +365,7 @@ type ContainerSpec struct {
 	ApplyMode    ApplyMode      `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes Proxmox keeps pending on a running container are reported; reboot: the container is rebooted to apply them."`
 	Provision    *Provision     `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the container over SSH after it is created and started, and again whenever their inputs change."`
 	Snapshots    *Snapshots     `json:"snapshots,omitempty" doc:"Proxmox snapshots proxmops takes before it changes the container."`
+	HealthCheck  *HealthCheck   `json:"healthCheck,omitempty" doc:"How proxmops tells whether the running container works: a TCP port or an HTTP endpoint, probed every interval; a container failing it is Degraded."`
 }
 
 // Kind returns KindContainer.

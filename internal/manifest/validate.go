@@ -184,6 +184,9 @@ func checkVM(v *VirtualMachine, c *checker) {
 		addr, _, _, _ := v.ProvisionTarget()
 		checkProvision(s.Provision, c, addr)
 	}
+	if h, addr := HealthCheckOf(v); h != nil {
+		checkHealthCheck(h, c, true, s.Agent != nil && *s.Agent, addr)
+	}
 	if s.FromTemplate != nil {
 		addRef(v, Ref{Kind: KindTemplate, Name: s.FromTemplate.Name, Path: "spec.fromTemplate"})
 	}
@@ -558,6 +561,9 @@ func checkContainer(ct *Container, c *checker) {
 	if s.Provision != nil {
 		addr, _, _, _ := ct.ProvisionTarget()
 		checkProvision(s.Provision, c, addr)
+	}
+	if h, addr := HealthCheckOf(ct); h != nil {
+		checkHealthCheck(h, c, false, false, addr)
 	}
 }
 
