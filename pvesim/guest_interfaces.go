@@ -75,22 +75,14 @@ func linkLocal(mac string) (netip.Prefix, bool) {
 }
 
 // agentNetworkInterfaces is the guest agent's network-get-interfaces after
-// assert_agent_available (qemu-server PVE/QemuServer/Agent.pm): an agent
-// key in the config, a running VM, and an agent answering its ping (only
-// an enabled agent has its device).
+// assert_agent_available (agent.go).
 func (s *Server) agentNetworkInterfaces(r *Request) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := g.Conf["agent"]; !ok {
-		return nil, Fail("No QEMU guest agent configured")
-	}
-	if !g.Running {
-		return nil, Fail("VM %d is not running", g.VMID)
-	}
-	if a, err := parsePropString(qemuConfigTypes.Lookup("agent").PropFormat, g.Conf["agent"], ""); err != nil || a["enabled"] != "1" {
-		return nil, Fail("QEMU guest agent is not running")
+	if err := s.assertAgentAvailable(g); err != nil {
+		return nil, err
 	}
 	var list []map[string]any
 	for _, ifc := range guestIfaces(g) {

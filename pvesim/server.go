@@ -69,6 +69,10 @@ type Options struct {
 	// GuestRoot is the folder holding the guests' files, guest G's under
 	// GuestRoot/G (default: a temporary folder removed at Close).
 	GuestRoot string
+	// AgentStartDelay is how long after a VM starts its guest agent
+	// answers (when its config enables one): 0 means
+	// DefaultAgentStartDelay, a negative value at once. See agent.go.
+	AgentStartDelay time.Duration
 }
 
 // Server is a simulated Proxmox VE cluster speaking the HTTP API.

@@ -289,7 +289,7 @@ func TestNetworkListActiveOnlyOnActive(t *testing.T) {
 // assert_agent_available in its order) and a container's interfaces
 // (pve-container LXC.pm get_interfaces, null while it is stopped).
 func TestGuestInterfaces(t *testing.T) {
-	_, c := lxcSim(t, Options{Nodes: 1})
+	_, c := lxcSim(t, Options{Nodes: 1, AgentStartDelay: -1})
 	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "net0", "virtio=BC:24:11:0A:0B:0C,bridge=vmbr0", "ipconfig0", "ip=10.0.0.5/24,gw=10.0.0.1"))
 	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "101", "agent", "0"))
 	c.task("POST", "/nodes/pve1/lxc", vals("vmid", "200", "ostemplate", testTemplate, "rootfs", "local-lvm:1",
