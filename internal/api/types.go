@@ -27,6 +27,9 @@ const (
 	// EventMoved: the guest is on another node than before (HA or a
 	// migration moved it); proxmops left it there.
 	EventMoved HistoryEvent = "moved"
+	// EventHealth: the guest's health check changed its verdict (Healthy,
+	// Progressing or Degraded, the message says which and why).
+	EventHealth HistoryEvent = "health"
 )
 
 // ActorKind says what started an action or wrote a history entry.

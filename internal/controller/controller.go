@@ -137,7 +137,8 @@ type Controller struct {
 	lastPass0 time.Time // when the last pass ended (clock time)
 	wake      chan struct{}
 
-	pins pins // the pinned revision and the pass results per commit
+	pins   pins         // the pinned revision and the pass results per commit
+	probes healthProbes // spec.healthCheck's probers (healthchecks.go), under mu
 
 	running sync.WaitGroup // Run
 	planned func()         // tests: runs between a pass's plan and its use
@@ -297,6 +298,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			c.probes.wg.Wait() // the probers end with ctx
 			c.shutdown()
 			return nil
 		case <-t.C():

@@ -94,6 +94,7 @@ func (c *Controller) pass(ctx context.Context, req request) {
 	now := c.clock.Now().UTC()
 	if plan != nil {
 		submitted, deferred = c.applyPlanLocked(ctx, rt, eng, plan, ds, req, readAfter)
+		c.syncProbesLocked(ctx)
 		c.observedAt = &now
 	}
 	c.clusterErr = clusterProblem
@@ -365,8 +366,9 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 	}
 	for key := range c.resources {
 		if !seen[key] && !c.dispatcher.Busy(key) {
-			delete(c.resources, key)
 			kind, name := splitKey(key)
+			c.noteHealthMetricLocked(kind, name, c.resourceHealthLocked(key), 0)
+			delete(c.resources, key)
 			c.publish(api.SSEDeleted, api.DeletedEvent{Cluster: c.Name(), Kind: kind, Name: name})
 		}
 	}
@@ -553,7 +555,11 @@ func (c *Controller) setSummaryLocked(r *resource, sum api.ResourceSummary) {
 	prev := r.sum
 	sum.Cluster = c.Name()
 	sum.UpdatedAt = prev.UpdatedAt
+	sum = c.overlayProbeLocked(sum)
 	c.noteHealthLocked(sum.Kind+"/"+sum.Name, sum.Health, sum.Reason)
+	if prev.Health != sum.Health {
+		c.noteHealthMetricLocked(sum.Kind, sum.Name, prev.Health, sum.Health)
+	}
 	if prev.Kind == "" || !reflect.DeepEqual(stripTime(prev), stripTime(sum)) {
 		sum.UpdatedAt = c.clock.Now().UTC()
 		r.sum = sum

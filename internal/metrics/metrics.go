@@ -19,6 +19,9 @@ type Metrics struct {
 	// could not; LastObservation is the Unix time of the last one that did.
 	ClusterUp       *prometheus.GaugeVec // labels: cluster
 	LastObservation *prometheus.GaugeVec // labels: cluster
+	// ResourceHealth is 1 for each resource's health, labels: kind, name,
+	// health, cluster (one series per resource).
+	ResourceHealth *prometheus.GaugeVec
 
 	// Proxmox VE client.
 	PVERequests *prometheus.CounterVec // labels: method, code ("error" when no answer), cluster
@@ -53,6 +56,9 @@ func New() *Metrics {
 			Name: "proxmops_cluster_up", Help: "1 when the last reconcile pass observed the cluster, 0 when it could not (connection, TLS pin, authentication)."}, []string{"cluster"}),
 		LastObservation: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "proxmops_last_successful_observation_timestamp_seconds", Help: "Unix time at which a reconcile pass last observed the cluster in full."}, []string{"cluster"}),
+		ResourceHealth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "proxmops_resource_health", Help: "1 for a resource's current health (Healthy, Progressing, Suspended, Missing, Degraded, Unknown), by kind, name and cluster."},
+			[]string{"kind", "name", "health", "cluster"}),
 		PVERequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "proxmops_pve_requests_total", Help: "Proxmox VE API requests by method, HTTP status and cluster."}, []string{"method", "code", "cluster"}),
 		PVEErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -75,7 +81,7 @@ func New() *Metrics {
 			Name: "proxmops_sse_clients", Help: "Connected Server-Sent Events clients by stream."}, []string{"stream"}),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.PassDuration, m.Resources, m.Actions, m.ClusterUp, m.LastObservation, m.PVERequests, m.PVEErrors, m.GitFetchDuration, m.GitFetchErrors,
+		m.PassDuration, m.Resources, m.Actions, m.ClusterUp, m.LastObservation, m.ResourceHealth, m.PVERequests, m.PVEErrors, m.GitFetchDuration, m.GitFetchErrors,
 		m.HTTPRequests, m.HTTPDuration, m.Webhooks, m.LoginFailures, m.SSEClients)
 	return m
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 )
@@ -105,9 +106,13 @@ func plain(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return errors.New("timed out")
 	}
+	var sys *os.SyscallError
+	if errors.As(err, &sys) {
+		return sys.Err
+	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
-		return plain(op.Err)
+		return op.Err
 	}
 	return err
 }

@@ -32,7 +32,7 @@ func TestTCPProbeFollowsTheListener(t *testing.T) {
 		t.Fatalf("open port: %v", err)
 	}
 	ln.Close()
-	if err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "refused") {
+	if err := Run(context.Background(), c); err == nil || err.Error() != "connection refused" {
 		t.Fatalf("closed port: %v", err)
 	}
 }

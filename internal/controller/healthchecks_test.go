@@ -1,0 +1,172 @@
+package controller
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// healthVM is vmManifest with extra spec lines (a health check).
+func healthVM(name string, vmid int, extra string) string {
+	return vmManifest(name, vmid, 1) + extra
+}
+
+// listenOn listens on a loopback address: the guest's service.
+func listenOn(t *testing.T, ip string) (net.Listener, int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln, ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitHealth advances the controller's clock (the probes' interval) until
+// the resource shows h and ok holds for its summary.
+func (e *env) waitHealth(key string, h vocab.Health, ok func(api.ResourceSummary) bool) api.ResourceSummary {
+	e.t.Helper()
+	var got api.ResourceSummary
+	e.waitFor(key+" "+h.String(), func(l api.ResourceList) bool {
+		if r := find(l, key); r != nil && r.Health == h && (ok == nil || ok(*r)) {
+			got = *r
+			return true
+		}
+		e.clock.Advance(5 * time.Second)
+		return false
+	})
+	return got
+}
+
+func healthEntries(h []api.HistoryEntry) []string {
+	var out []string
+	for _, e := range h {
+		if e.Event == api.EventHealth {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+// A TCP health check against the guest's static IP (found as provisioning
+// finds it) makes the VM Healthy while its port accepts and Degraded once
+// it is closed for failureThreshold probes: one history entry per
+// transition, one degraded notification, and the health gauge follows.
+func TestTCPHealthCheckGoesDegradedWhenThePortCloses(t *testing.T) {
+	const ip = "127.0.73.10"
+	ln, port := listenOn(t, ip)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("web", map[string]string{"web.yaml": healthVM("web", 140, "  cloudInit: {ip: "+ip+"/8}\n"+
+		"  healthCheck: {tcp: {port: "+strconv.Itoa(port)+"}, interval: 5s, failureThreshold: 2}\n")})
+	hook, url := startHookReceiver(t)
+	e := newEnv(t, sim, repo, "", withNotifier(t, url, "degraded")).start()
+	const key = "VirtualMachine/web"
+
+	e.waitHealth(key, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced })
+	waitUntil(t, "a health entry", func() bool { return len(healthEntries(e.history(key))) > 0 })
+	ln.Close()
+	sum := e.waitHealth(key, vocab.HealthDegraded, nil)
+	want := "health check failing (2 in a row): tcp " + ip + ":" + strconv.Itoa(port) + ": connection refused"
+	if !strings.Contains(sum.Reason, want) || sum.Status != vocab.StatusSynced {
+		t.Fatalf("degraded summary %+v, want reason %q", sum, want)
+	}
+	waitUntil(t, "the degraded notification", func() bool { return hook.count(key, api.NotifyDegraded) == 1 })
+	for range 5 {
+		e.clock.Advance(5 * time.Second)
+	}
+	e.refreshPasses(1)
+	if n := hook.count(key, api.NotifyDegraded); n != 1 {
+		t.Fatalf("degraded notifications = %d, want 1: %+v", n, hook.events(key))
+	}
+	if got := healthEntries(e.history(key)); len(got) != 2 || got[0] != "Healthy" || got[1] != "Degraded: "+want {
+		t.Fatalf("health history %q", got)
+	}
+	if v := testutil.ToFloat64(e.c.m.ResourceHealth.WithLabelValues("VirtualMachine", "web", "Degraded", "default")); v != 1 {
+		t.Fatalf("proxmops_resource_health Degraded = %v", v)
+	}
+	if n := testutil.CollectAndCount(e.c.m.ResourceHealth); n != 1 {
+		t.Fatalf("%d health series, want 1 (the resource's current health)", n)
+	}
+}
+
+// An HTTP health check wants its expectStatus: 204 is Healthy, 500 after
+// failureThreshold probes Degraded, with the answer in the reason.
+func TestHTTPHealthCheckWantsTheExpectedStatus(t *testing.T) {
+	const ip = "127.0.74.10"
+	ln, port := listenOn(t, ip)
+	var status atomic.Int32
+	status.Store(http.StatusNoContent)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(int(status.Load()))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("api", map[string]string{"api.yaml": healthVM("api", 141,
+		"  healthCheck: {http: {port: "+strconv.Itoa(port)+", path: /healthz, expectStatus: 204}, address: "+ip+", interval: 5s, failureThreshold: 1}\n")})
+	e := newEnv(t, sim, repo, "").start()
+	const key = "VirtualMachine/api"
+
+	e.waitHealth(key, vocab.HealthHealthy, nil)
+	status.Store(http.StatusInternalServerError)
+	sum := e.waitHealth(key, vocab.HealthDegraded, nil)
+	if !strings.Contains(sum.Reason, "http http://"+ip+":"+strconv.Itoa(port)+"/healthz: answered 500 Internal Server Error, want 204") {
+		t.Fatalf("reason %q", sum.Reason)
+	}
+	status.Store(http.StatusNoContent)
+	e.waitHealth(key, vocab.HealthHealthy, nil)
+}
+
+// The guest agent check leaves a booting VM Progressing (inside its grace
+// period) while pvesim's agent does not answer yet, and Healthy once it
+// has started.
+func TestAgentHealthCheckIsProgressingUntilTheAgentAnswers(t *testing.T) {
+	simClock := pvesim.NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1,
+		Clock: simClock, StatusInterval: -1, AgentStartDelay: 30 * time.Second})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	repo := newGitRepo(t)
+	repo.commit("db", map[string]string{"db.yaml": healthVM("db", 142,
+		"  agent: true\n  healthCheck: {agent: true, interval: 5s, gracePeriod: 10m}\n")})
+	e := newEnv(t, sim, repo, "").start()
+	const key = "VirtualMachine/db"
+
+	sum := e.waitHealth(key, vocab.HealthProgressing, func(s api.ResourceSummary) bool {
+		return s.Status == vocab.StatusSynced && strings.Contains(s.Reason, "QEMU guest agent is not running")
+	})
+	if !strings.Contains(sum.Reason, "health check not passing yet: guest agent:") {
+		t.Fatalf("reason %q", sum.Reason)
+	}
+	simClock.Advance(30 * time.Second)
+	e.waitHealth(key, vocab.HealthHealthy, nil)
+	if got := healthEntries(e.history(key)); len(got) != 2 || !strings.HasPrefix(got[0], "Progressing: ") || got[1] != "Healthy" {
+		t.Fatalf("health history %q", got)
+	}
+}
