@@ -10,7 +10,7 @@ export const HEALTHS = ['Healthy', 'Progressing', 'Suspended', 'Missing', 'Degra
 export type Health = (typeof HEALTHS)[number];
 
 export type Action = 'create' | 'update' | 'reboot' | 'delete' | 'none';
-export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted' | 'moved';
+export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted' | 'moved' | 'health';
 export type SyncPolicy = 'auto' | 'manual' | 'disabled';
 export type Role = 'admin' | 'viewer';
 // What started an action or wrote a history entry (api.ActorKind).

@@ -25,6 +25,7 @@ const EVENT_ICON: Record<string, string> = {
   rolledBack: '↶',
   adopted: '⚑',
   moved: '⇄',
+  health: '♥',
 };
 
 function Timeline({ history }: { history: HistoryEntry[] }) {
