@@ -87,11 +87,12 @@ func (c *Controller) syncProbesLocked(ctx context.Context) {
 	}
 	for key, r := range c.resources {
 		spec, ok := probeSpecOf(r)
-		if p := hp.byKey[key]; p != nil {
-			if ok && p.spec == spec {
+		old := hp.byKey[key]
+		if old != nil {
+			if ok && old.spec == spec {
 				continue
 			}
-			p.cancel()
+			old.cancel()
 			delete(hp.byKey, key)
 		}
 		if !ok {
@@ -99,6 +100,11 @@ func (c *Controller) syncProbesLocked(ctx context.Context) {
 		}
 		pctx, cancel := context.WithCancel(ctx)
 		p := &prober{spec: spec, cancel: cancel}
+		if old != nil {
+			// A changed check keeps the verdict until it says otherwise:
+			// no history entry for a restart.
+			p.health, p.reason, p.boot, p.healthy = old.health, old.reason, old.boot, old.healthy
+		}
 		hp.byKey[key] = p
 		hp.wg.Add(1)
 		go func() {
@@ -251,7 +257,10 @@ func (c *Controller) overlayProbeLocked(sum api.ResourceSummary) api.ResourceSum
 		return sum
 	}
 	p.baseHealth, p.baseReason = sum.Health, sum.Reason
-	if sum.Health != vocab.HealthHealthy {
+	r := c.resources[sum.Kind+"/"+sum.Name]
+	if sum.Health != vocab.HealthHealthy || r == nil || r.observed != nil && r.observed["status"] != "running" {
+		// Seen not running (a guest declared stopped is Healthy so): no
+		// check. A guest just created is not seen yet: it boots.
 		return sum
 	}
 	if p.health == 0 {

@@ -82,7 +82,10 @@ func TestTCPHealthCheckGoesDegradedWhenThePortCloses(t *testing.T) {
 	const key = "VirtualMachine/web"
 
 	e.waitHealth(key, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced })
-	waitUntil(t, "a health entry", func() bool { return len(healthEntries(e.history(key))) > 0 })
+	waitUntil(t, "a health entry", func() bool {
+		e.clock.Advance(5 * time.Second)
+		return len(healthEntries(e.history(key))) > 0
+	})
 	ln.Close()
 	sum := e.waitHealth(key, vocab.HealthDegraded, nil)
 	want := "health check failing (2 in a row): tcp " + ip + ":" + strconv.Itoa(port) + ": connection refused"
