@@ -173,3 +173,60 @@ func TestAgentHealthCheckIsProgressingUntilTheAgentAnswers(t *testing.T) {
 		t.Fatalf("health history %q", got)
 	}
 }
+
+// A probe that hangs holds up no pass: passes go on while the guest's
+// HTTP server has not answered, and the check's timeout ends the probe.
+func TestHangingProbeDoesNotHoldUpPasses(t *testing.T) {
+	const ip = "127.0.75.10"
+	ln, port := listenOn(t, ip)
+	release := make(chan struct{})
+	var asked atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(release); srv.Close() })
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("slow", map[string]string{"slow.yaml": healthVM("slow", 143,
+		"  healthCheck: {http: {port: "+strconv.Itoa(port)+"}, address: "+ip+", interval: 1h, timeout: 1h}\n")})
+	e := newEnv(t, sim, repo, "").start()
+	const key = "VirtualMachine/slow"
+	e.waitStatus(key, vocab.StatusSynced)
+	waitUntil(t, "a probe in flight", func() bool {
+		e.clock.Advance(time.Hour)
+		return asked.Load() > 0
+	})
+	e.refreshPasses(2)
+	l, _ := e.c.Resources(t.Context())
+	if r := find(l, key); r == nil || r.Health != vocab.HealthProgressing || !strings.Contains(r.Reason, "waiting for the first health check") {
+		t.Fatalf("while the probe hangs: %+v", r)
+	}
+}
+
+// A guest declared stopped is not probed: it stays Healthy.
+func TestStoppedGuestIsNotProbed(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	manifest := strings.Replace(healthVM("off", 144, "  healthCheck: {tcp: {port: 9}, address: 127.0.76.10, interval: 5s, failureThreshold: 1}\n"),
+		"state: running", "state: stopped", 1)
+	repo.commit("off", map[string]string{"off.yaml": manifest})
+	e := newEnv(t, sim, repo, "").start()
+	const key = "VirtualMachine/off"
+	e.waitStatus(key, vocab.StatusSynced)
+	for range 4 {
+		e.clock.Advance(5 * time.Second)
+	}
+	e.refreshPasses(2)
+	l, _ := e.c.Resources(t.Context())
+	if r := find(l, key); r == nil || r.Health != vocab.HealthHealthy {
+		t.Fatalf("stopped guest: %+v", r)
+	}
+	if got := healthEntries(e.history(key)); len(got) != 0 {
+		t.Fatalf("health history of a stopped guest %q", got)
+	}
+}
