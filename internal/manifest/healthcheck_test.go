@@ -68,3 +68,21 @@ func TestContainerHealthCheckRefusesTheAgent(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// A container's check connects where provisioning does: the first static
+// IP of its NICs in slot order, unless the check names its own address.
+func TestContainerHealthCheckAddressIsTheProvisioningOne(t *testing.T) {
+	for _, tc := range []struct{ check, want string }{
+		{"{tcp: {port: 80}}", "127.0.0.9"},
+		{"{tcp: {port: 80}, address: db.lan}", "db.lan"},
+	} {
+		doc := strings.Replace(provisionCT, "  provision:\n", "  healthCheck: "+tc.check+"\n  provision:\n", 1)
+		set, err := LoadFS(provisionFS(doc), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, addr := HealthCheckOf(set.Get(KindContainer, "web")); addr != tc.want {
+			t.Errorf("%s: address %q, want %q", tc.check, addr, tc.want)
+		}
+	}
+}
