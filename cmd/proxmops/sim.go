@@ -20,7 +20,7 @@ func init() {
 		plainHTTP, allowRemote                                                    bool
 		taskSpeed                                                                 float64
 		seed                                                                      int64
-		statusInterval                                                            time.Duration
+		statusInterval, agentDelay                                                time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -55,6 +55,12 @@ func init() {
 			if statusInterval == 0 {
 				statusInterval = -1 // no lag
 			}
+			if agentDelay < 0 {
+				return fmt.Errorf("--agent-start-delay must not be negative")
+			}
+			if agentDelay == 0 {
+				agentDelay = -1 // the agent answers at once
+			}
 			var privs []string
 			if cmd.Flags().Changed("token-privileges") {
 				if privs, err = pvesim.ParsePrivilegeList(tokenPrivs); err != nil {
@@ -68,7 +74,7 @@ func init() {
 				Nodes: nodes, TokenID: tokenID, TokenSecret: tokenSecret, RootPassword: rootPassword,
 				TaskSpeed: taskSpeed, Seed: seed, Faults: f, AllowRemoteDownloads: allowRemote,
 				AuthFailureDelay: time.Duration(3 * float64(time.Second) * taskSpeed),
-				GuestSSHPort:     guestSSHPort, GuestRoot: guestRoot,
+				GuestSSHPort:     guestSSHPort, GuestRoot: guestRoot, AgentStartDelay: agentDelay,
 			})
 			if stateFile != "" {
 				if err := srv.LoadState(stateFile); err != nil && !os.IsNotExist(err) {
@@ -121,6 +127,8 @@ func init() {
 	fl.BoolVar(&allowRemote, "allow-remote-downloads", false, "let download-url fetch from any address (by default only loopback addresses are fetched)")
 	fl.StringVar(&stateFile, "state", "", "file to restore the state from at start and save it to at exit")
 	fl.IntVar(&guestSSHPort, "guest-ssh-port", 0, "serve SSH on this port of every running guest whose NIC has a static 127.0.0.0/8 address (0 = off)")
+	fl.DurationVar(&agentDelay, "agent-start-delay", pvesim.DefaultAgentStartDelay,
+		"how long after a VM starts its QEMU guest agent answers, when its config enables one (0 = at once)")
 	fl.StringVar(&guestRoot, "guest-root", "", "folder keeping guest G's files under G/ (default: STATE.guests with --state, else a temporary folder)")
 	rootCmd.AddCommand(cmd)
 }
