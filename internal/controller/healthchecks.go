@@ -96,6 +96,9 @@ func (c *Controller) syncProbesLocked(ctx context.Context) {
 			delete(hp.byKey, key)
 		}
 		if !ok {
+			if old != nil {
+				c.reapplyProbeLocked(r, old) // the check is gone: the plan's health
+			}
 			continue
 		}
 		pctx, cancel := context.WithCancel(ctx)
@@ -193,8 +196,8 @@ func (c *Controller) agentPing(ctx context.Context, s probeSpec) error {
 
 // probeResultLocked counts a probe's result and, when the verdict
 // changes, writes it to the history and the summary (caller holds mu).
-// Failures inside the grace period, before the first pass, leave the
-// guest Progressing; failureThreshold failures in a row after it make it
+// Failures inside the grace period, before the first passing probe,
+// leave the guest Progressing; failureThreshold failures in a row after it make it
 // Degraded; a single failure of a healthy guest changes nothing yet.
 func (c *Controller) probeResultLocked(ctx context.Context, key string, p *prober, err error) {
 	r := c.resources[key]

@@ -230,3 +230,20 @@ func TestStoppedGuestIsNotProbed(t *testing.T) {
 		t.Fatalf("health history of a stopped guest %q", got)
 	}
 }
+
+// A health check removed from the manifest takes its verdict with it: the
+// guest has the plan's health again.
+func TestRemovedHealthCheckLeavesThePlansHealth(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("gone", map[string]string{"gone.yaml": healthVM("gone", 145,
+		"  healthCheck: {tcp: {port: 9}, address: 127.0.77.10, interval: 5s, failureThreshold: 1}\n")})
+	e := newEnv(t, sim, repo, "").start()
+	const key = "VirtualMachine/gone"
+	e.waitHealth(key, vocab.HealthDegraded, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced })
+	repo.commit("no check", map[string]string{"gone.yaml": healthVM("gone", 145, "")})
+	if err := e.c.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHealth(key, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return !strings.Contains(s.Reason, "health check") })
+}
