@@ -11,8 +11,8 @@ import (
 // stays as it is on the cluster.
 func TestDoneEntryTellsAppliedChangesFromListedOnes(t *testing.T) {
 	cores := vocab.Change{Field: "cores", Path: "spec.cores", From: "2", To: "4"}
-	format := vocab.Change{Field: "scsi0.format" + vocab.HeldCreationOnly, From: "qcow2", To: "raw"}
-	grown := vocab.Change{Field: "scsi0.size" + vocab.HeldGrownSinceAdoption, From: "8G", To: "4G"}
+	format := vocab.Change{Field: "scsi0.format", From: "qcow2", To: "raw", Hold: vocab.HoldCreationOnly}
+	grown := vocab.Change{Field: "scsi0.size", From: "8G", To: "4G", Hold: vocab.HoldGrownSinceAdoption}
 	for _, tc := range []struct {
 		name    string
 		changes []vocab.Change

@@ -604,7 +604,7 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 		}
 	}
 	for _, ch := range a.Changes {
-		sum.Changes = append(sum.Changes, vocab.Change{Field: ch.Field, From: ch.From, To: ch.To})
+		sum.Changes = append(sum.Changes, vocab.Change{Field: ch.Field, From: ch.From, To: ch.To, Pending: ch.Pending, Hold: ch.Hold})
 	}
 	sum.Health = engine.HealthOf(a)
 	return sum

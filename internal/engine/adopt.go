@@ -172,7 +172,7 @@ func adoptDiff(a *Action, d *guestDiff) []string {
 // adoption: drift that is reported (OutOfSync), never applied.
 func (d *guestDiff) grow(s shrink, reason string) {
 	d.grown = append(d.grown, reason)
-	d.grownChanges = append(d.grownChanges, vocab.Change{Field: s.slot + ".size" + vocab.HeldGrownSinceAdoption, From: FormatSize(s.have), To: FormatSize(s.want)})
+	d.grownChanges = append(d.grownChanges, vocab.Change{Field: s.slot + ".size", From: FormatSize(s.have), To: FormatSize(s.want), Hold: vocab.HoldGrownSinceAdoption})
 }
 
 // finishAdopt words an adopting action once its diff is planned: always

@@ -107,7 +107,7 @@ func TestAdoptionAcceptsCreationOnlyChoices(t *testing.T) {
 				t.Fatalf("want an adoption planned as an update:\n%s", planText(p))
 			}
 			for _, c := range a.Changes {
-				if strings.Contains(c.Field, "creation-only") || c.Field == tc.disk {
+				if c.Hold == vocab.HoldCreationOnly || c.Field == tc.disk {
 					t.Errorf("planned a creation-only change: %+v", c)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,6 +167,9 @@ spec:
 	text = planText(p)
 	if a.Action != vocab.ActionNone || a.Status != vocab.StatusOutOfSync || !a.NeedsReboot || !strings.Contains(text, "nameserver (pending)") {
 		t.Fatalf("want the nameserver pending until a restart:\n%s", text)
+	}
+	if !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "nameserver" && c.Pending && c.Path == "spec.nameserver" }) {
+		t.Fatalf("want the pending nameserver as data, with its path: %+v", a.Changes)
 	}
 	// applyMode: reboot restarts it; the creation-only change stays reported.
 	e.write("ct/dns-01.yaml", strings.Replace(dns, "  state: running", "  applyMode: reboot\n  state: running", 1))

@@ -51,6 +51,11 @@ func TestDiskFormatAllocatesTheNamedFormatAndStaysInSync(t *testing.T) {
 	if a == nil || !strings.Contains(text, "scsi0.format (creation-only): raw -> qcow2") {
 		t.Fatalf("want the format change reported as creation-only:\n%s", text)
 	}
+	// The JSON plan says the same as data: the bare key, held as creation-only.
+	doc, err := p.JSON()
+	if err != nil || !strings.Contains(string(doc), `"field": "scsi0.format",`) || !strings.Contains(string(doc), `"hold": "creation-only"`) {
+		t.Fatalf("want the held change as data in the JSON plan (%v):\n%s", err, doc)
+	}
 	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
 		t.Fatalf("apply: %v", err)
 	}

@@ -90,13 +90,11 @@ func jsonName(f reflect.StructField) string {
 }
 
 // path is the manifest path of a change's field, or "" when unknown.
-// "net1.bridge" is "spec.net[1].bridge" when the entry has a field bridge;
-// the suffixes " (pending)" and " (creation-only)" are not part of it.
+// "net1.bridge" is "spec.net[1].bridge" when the entry has a field bridge.
 func (fp *fieldPaths) path(field string) string {
 	if fp == nil {
 		return ""
 	}
-	field, _, _ = strings.Cut(field, " (")
 	if p, ok := fp.top[field]; ok {
 		return p
 	}

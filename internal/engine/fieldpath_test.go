@@ -22,7 +22,7 @@ func TestChangePathsComeFromTheManifestFields(t *testing.T) {
 		want  string
 	}{
 		{vm, "cores", "spec.cores"}, // from the embedded hardware struct
-		{vm, "memory (pending)", "spec.memory"},
+		{vm, "memory", "spec.memory"},
 		{vm, "net3", "spec.net[1]"},
 		{vm, "net3.bridge", "spec.net[1].bridge"},
 		{vm, "net3.nosuchkey", "spec.net[1]"},
@@ -30,10 +30,10 @@ func TestChangePathsComeFromTheManifestFields(t *testing.T) {
 		{vm, "tags", "metadata.tags"},
 		{vm, "net1", ""}, // no such entry
 		{vm, "boot", ""}, // derived by the engine, no manifest field
-		{ct, "mp2.storage (creation-only)", "spec.mountpoints[0].storage"},
+		{ct, "mp2.storage", "spec.mountpoints[0].storage"},
 		{ct, "net0.tag", "spec.net[0].tag"},
 		{ct, "rootfs.size", "spec.rootfs"},
-		{ct, "unprivileged (creation-only)", "spec.unprivileged"},
+		{ct, "unprivileged", "spec.unprivileged"},
 		{vnet, "zone", "spec.zone"},
 		{vnet, "alias", "spec.alias"},
 	}

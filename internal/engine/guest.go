@@ -103,7 +103,7 @@ func (d *guestDiff) changes() []vocab.Change {
 		out = append(out, vocab.Change{Field: "userData", Path: "spec.userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
 	}
 	for _, c := range d.creationOnly {
-		out = append(out, vocab.Change{Field: c.Field + vocab.HeldCreationOnly, Path: c.Path, From: c.From, To: c.To})
+		out = append(out, vocab.Change{Field: c.Field, Path: c.Path, From: c.From, To: c.To, Hold: vocab.HoldCreationOnly})
 	}
 	return append(out, d.grownChanges...)
 }
@@ -189,7 +189,7 @@ func planGuestUpdate(a *Action, g *Guest, d *guestDiff, needsReboot bool, uo upd
 		}
 	}
 	for _, p := range d.pending {
-		a.Changes = append(a.Changes, vocab.Change{Field: p.Field + " (pending)", Path: p.Path, From: p.From, To: p.To})
+		a.Changes = append(a.Changes, vocab.Change{Field: p.Field, Path: p.Path, From: p.From, To: p.To, Pending: true})
 	}
 	if len(d.pending) > 0 {
 		fields := make([]string, 0, len(d.pending))

@@ -372,6 +372,9 @@ func updateNeeds(a *Action, d *Desired, p string, slots map[string]string) []pri
 	var needs []privNeed
 	ct := a.Kind == KindContainer
 	for _, c := range a.Changes {
+		if c.Pending || c.Held() {
+			continue // already written, or never applied: the action sends nothing for it
+		}
 		key, sub, _ := strings.Cut(c.Field, ".")
 		why := "change " + c.Field
 		base := strings.TrimRight(key, "0123456789")

@@ -143,7 +143,7 @@ func changesGuest(a *Action) bool {
 func addSnapshotStep(a *Action, g *Guest, pol *SnapshotPolicy, revision string) {
 	var fields []string
 	for _, c := range a.Changes {
-		if f := strings.SplitN(strings.TrimSuffix(c.Field, " (pending)"), ".", 2)[0]; f != "state" {
+		if f := strings.SplitN(c.Field, ".", 2)[0]; f != "state" {
 			fields = append(fields, f)
 		}
 	}

@@ -222,7 +222,7 @@ func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error
 			out = append(out, fmt.Sprintf("%s/%s: %s: %s", a.Kind, a.Name, a.Action, a.Reason))
 			for _, c := range a.Changes {
 				if c.Field != "tags" || !a.Adopt {
-					out = append(out, fmt.Sprintf("  %s: %s -> %s", c.Field, c.From, c.To))
+					out = append(out, fmt.Sprintf("  %s: %s -> %s", c.Label(), c.From, c.To))
 				}
 			}
 		}

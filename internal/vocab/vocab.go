@@ -18,7 +18,6 @@ package vocab
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Status is a resource's sync status: does the cluster match the manifest.
@@ -245,31 +244,77 @@ func decode[W Word](list []W, w *W, b []byte, what string) error {
 // cluster names it; Path, when the engine knows it, is the manifest path of
 // the same field ("spec.net[1].bridge") so that a reader can align what is
 // desired with what is observed without guessing. From is what the cluster
-// has, To what the manifest wants; "" is unset.
+// has, To what the manifest wants; "" is unset. Pending and Hold say what
+// becomes of the change: they are data, never part of Field.
 type Change struct {
 	Field string `json:"field"`
 	Path  string `json:"path,omitempty"`
 	From  string `json:"from"`
 	To    string `json:"to"`
+	// Pending: Proxmox already holds the desired value in the guest's
+	// pending configuration; it takes effect when the guest restarts.
+	Pending bool `json:"pending,omitempty"`
+	// Hold, when set, says why the plan lists the change but no action
+	// applies it: Proxmox keeps the value as it is, and the action's
+	// reason says what to do instead.
+	Hold Hold `json:"hold,omitempty"`
 }
 
-// Suffixes of a Change's Field the plan lists but no action applies:
-// Proxmox keeps the value as it is (a creation-only key, a disk that only
-// grows), and the reason says what to do instead.
+// Hold is why a listed change is never applied. The zero value is not
+// set: the change is applied.
+type Hold int
+
+// The holds.
 const (
-	HeldCreationOnly       = " (creation-only)"
-	HeldGrownSinceAdoption = " (grown since adoption)"
+	HoldCreationOnly       Hold = iota + 1 // a key Proxmox sets only when the guest is created
+	HoldGrownSinceAdoption                 // a disk grown beyond the manifest and its size at adoption: never shrunk
 )
 
+// Holds lists every hold in documented order.
+var Holds = []Hold{HoldCreationOnly, HoldGrownSinceAdoption}
+
+// String is the hold's word ("" when not set or not a word).
+func (h Hold) String() string {
+	switch h {
+	case HoldCreationOnly:
+		return "creation-only"
+	case HoldGrownSinceAdoption:
+		return "grown since adoption"
+	}
+	return ""
+}
+
+// Valid reports whether h is a word of the vocabulary.
+func (h Hold) Valid() bool { return valid(h) }
+
+// ParseHold reads a hold's word.
+func ParseHold(w string) (Hold, error) { return parse(Holds, w, "hold") }
+
+// MarshalText writes the hold's word.
+func (h Hold) MarshalText() ([]byte, error) { return marshal(h, "hold") }
+
+// UnmarshalText accepts only the vocabulary's words.
+func (h *Hold) UnmarshalText(b []byte) error { return decode(Holds, h, b, "hold") }
+
 // Held reports whether the change is listed only: no action applies it.
-func (c Change) Held() bool {
-	return strings.HasSuffix(c.Field, HeldCreationOnly) || strings.HasSuffix(c.Field, HeldGrownSinceAdoption)
+func (c Change) Held() bool { return c.Hold != 0 }
+
+// Label is the field as people read it: "memory (pending)",
+// "scsi0.format (creation-only)".
+func (c Change) Label() string {
+	switch {
+	case c.Hold != 0:
+		return c.Field + " (" + c.Hold.String() + ")"
+	case c.Pending:
+		return c.Field + " (pending)"
+	}
+	return c.Field
 }
 
 // String renders the change for logs and the CLI.
 func (c Change) String() string {
 	if c.From == "" && c.To != "" {
-		return c.Field + ": " + c.To
+		return c.Label() + ": " + c.To
 	}
 	from, to := c.From, c.To
 	if from == "" {
@@ -278,7 +323,7 @@ func (c Change) String() string {
 	if to == "" {
 		to = "(unset)"
 	}
-	return fmt.Sprintf("%s: %s -> %s", c.Field, from, to)
+	return fmt.Sprintf("%s: %s -> %s", c.Label(), from, to)
 }
 
 // Count counts items per status: the one way every summary (the plan's

@@ -70,6 +70,7 @@ func TestTypeScriptUnionsMatch(t *testing.T) {
 		{"Health", words(Healths)},
 		{"Action", words(Actions)},
 		{"SyncPolicy", words(SyncPolicies)},
+		{"Hold", words(Holds)},
 	}
 	for _, tt := range tests {
 		got, ok := unions[tt.name]

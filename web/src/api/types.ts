@@ -1,5 +1,5 @@
 // JSON shapes of the daemon's API, as fixed by docs/api.md. The unions
-// Status, Health, Action and SyncPolicy and the interface Change are the
+// Status, Health, Action, SyncPolicy and Hold and the interface Change are the
 // vocabulary of internal/vocab/vocab.go; its TestTypeScriptUnionsMatch
 // fails when they disagree.
 
@@ -35,7 +35,14 @@ export interface Change {
   path?: string;
   from: string;
   to: string;
+  // Proxmox already holds the value as pending: it takes effect when the guest restarts.
+  pending?: boolean;
+  // Why the change is listed but never applied (absent: it is applied).
+  hold?: Hold;
 }
+
+// Why a listed change is never applied (vocab.Hold).
+export type Hold = 'creation-only' | 'grown since adoption';
 
 export interface Progress {
   task?: string;

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage, resourcePath } from '../api/client';
 import type { AdoptResult, Change } from '../api/types';
+import { changeLabel } from '../lib/format';
 
 // Adoption of a Conflict's guest (docs/api.md, "Adoption"), for admins: a dry run
 // first shows what adopting does (the ownership tag now, then the ordinary updates a
@@ -55,8 +56,8 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
           </thead>
           <tbody>
             {changes.map((c) => (
-              <tr key={c.field}>
-                <td className="mono" data-label="field">{c.field}</td>
+              <tr key={changeLabel(c)}>
+                <td className="mono" data-label="field">{changeLabel(c)}</td>
                 <td className="del mono" data-label="on the guest">{c.from || '—'}</td>
                 <td className="add mono" data-label="after">{c.to || '—'}</td>
                 <td data-label="when">{c.field === 'tags' ? 'ownership tag now, the rest at the next sync' : 'at the next sync'}</td>

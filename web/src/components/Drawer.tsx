@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, resourcePath } from '../api/client';
 import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
-import { actorText, formatTime, shortRev, timeAgo } from '../lib/format';
+import { actorText, changeLabel, formatTime, shortRev, timeAgo } from '../lib/format';
 import { revisionHref } from '../lib/links';
 import { Link } from '../lib/router';
 import { useSession } from '../state/session';
@@ -294,8 +294,8 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                     </thead>
                     <tbody>
                       {d.changes.map((c) => (
-                        <tr key={c.field}>
-                          <td className="mono" data-label="field">{c.field}</td>
+                        <tr key={changeLabel(c)}>
+                          <td className="mono" data-label="field">{changeLabel(c)}</td>
                           <td className="del mono" data-label="on the cluster">{c.from || '—'}</td>
                           <td className="add mono" data-label="in the manifest">{c.to || '—'}</td>
                         </tr>

@@ -6,7 +6,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { api, errorMessage, resourcePath } from '../api/client';
 import type { Change, LiveConfig, ManifestText } from '../api/types';
 import { align, GROUPS, shortKey, yaml, type AlignedRow } from '../lib/align';
-import { formatTime } from '../lib/format';
+import { changeNote, formatTime } from '../lib/format';
 
 const CLIP = 160;
 
@@ -43,6 +43,7 @@ function Rows({ rows }: { rows: AlignedRow[] }) {
               </span>
             )}
             {r.field}
+            {r.change && changeNote(r.change)}
             {r.changed && <span className="sr-only"> (differs)</span>}
           </th>
           <td>

@@ -286,3 +286,9 @@ test("SDN zones and vnets line up their config keys on the manifest's fields", (
   expect(row(vnet, 'vnet')).toMatchObject({ desired: ['iot'], observed: ['iot'] });
   expect(row(vnet, 'tag')).toMatchObject({ desired: ['30'], observed: ['30'], changed: false });
 });
+
+test('a pending change lands on its own field row, its state kept beside it', () => {
+  const rows = align('VirtualMachine', desired, observed, [{ field: 'memory', path: 'spec.memory', from: '2048', to: '4096', pending: true }]);
+  expect(row(rows, 'memory')).toMatchObject({ changed: true, change: { pending: true } });
+  expect(rows.filter((r) => r.field.startsWith('memory'))).toHaveLength(1);
+});

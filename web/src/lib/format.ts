@@ -1,4 +1,16 @@
-import type { Actor } from '../api/types';
+import type { Actor, Change } from '../api/types';
+
+// changeNote says what becomes of a change beyond applying it, as the CLI
+// prints it after the field: ' (pending)', ' (creation-only)', '' when applied.
+export function changeNote(c: Change): string {
+  if (c.hold) return ` (${c.hold})`;
+  return c.pending ? ' (pending)' : '';
+}
+
+// changeLabel is the change's field as people read it ("memory (pending)").
+export function changeLabel(c: Change): string {
+  return c.field + changeNote(c);
+}
 
 export function shortRev(rev: string | undefined): string {
   if (!rev) return '—';

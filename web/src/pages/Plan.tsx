@@ -4,7 +4,7 @@ import { resourceKey, STATUSES, type Action, type PlanAction, type PlanDocument 
 import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { ActionBadge, STATUS_LABEL, StatusBadge, statusClass, unplannable } from '../components/Status';
 import { PLAN_REVISION_WORDS } from '../lib/revstate';
-import { shortRev } from '../lib/format';
+import { changeLabel, shortRev } from '../lib/format';
 import MultiSelect from '../components/MultiSelect';
 import { setQuery, useLocation } from '../lib/router';
 import { clusterChoices, defaultFilters, effectiveFilters, parseFilters, resourceCluster, writeFilters } from '../state/filters';
@@ -245,8 +245,8 @@ export default function Plan() {
                     </td>
                     <td data-label="changes">
                       {(a.changes ?? []).map((c) => (
-                        <div key={c.field} className="mono small">
-                          {c.field}: <span className="del">{c.from || '—'}</span> → <span className="add">{c.to || '—'}</span>
+                        <div key={changeLabel(c)} className="mono small">
+                          {changeLabel(c)}: <span className="del">{c.from || '—'}</span> → <span className="add">{c.to || '—'}</span>
                         </div>
                       ))}
                     </td>
