@@ -316,7 +316,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 		busy := c.dispatcher.Busy(key)
 
 		forced := req.keys[key]
-		wantRun := a.Action != vocab.ActionNone && !a.Conflict && a.BlockedBy == "" && sumRunnable(a, forced)
+		wantRun := !a.Conflicted() && sumRunnable(a, forced)
 		if a.Action == vocab.ActionDelete && ds.byKey[key] == nil && !req.prunedHere(key, rt.cfg.Reconcile.Prune) {
 			wantRun = false // pruned for another resource's sync only
 		}
@@ -406,13 +406,7 @@ func sumRunnable(a *engine.Action, forced bool) bool {
 }
 
 // runnableIfAuto tells whether a would be runnable with policy auto.
-func runnableIfAuto(a *engine.Action) bool {
-	saved := a.Sync
-	a.Sync = vocab.SyncAuto
-	ok := a.Runnable()
-	a.Sync = saved
-	return ok
-}
+func runnableIfAuto(a *engine.Action) bool { return a.Acts() && a.BlockedBy == "" }
 
 // waitingOn names a prerequisite still to be done, or "".
 func waitingOn(a *engine.Action, pending map[string]bool) string {
@@ -589,12 +583,7 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 		File:        a.File,
 		DependsOn:   dependenciesOf(desired),
 	}
-	if !sum.Status.Valid() { // not set
-		sum.Status = vocab.StatusUnknown
-	}
-	if a.Conflict {
-		sum.Status = vocab.StatusConflict
-	}
+	sum.Status = engine.StatusOf(a)
 	if !sum.SyncPolicy.Valid() { // not set
 		sum.SyncPolicy = vocab.SyncAuto
 	}

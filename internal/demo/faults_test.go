@@ -144,7 +144,7 @@ func checkConverged(t *testing.T, sim *pvesim.Server, eng *engine.Engine, d *eng
 			declared[a.VMID] = true
 		}
 		switch {
-		case a.Conflict:
+		case a.Conflicted():
 			t.Errorf("Conflict: %s: %s", a.Key(), a.Reason)
 		case a.Status == vocab.StatusSynced:
 		case a.Sync == vocab.SyncManual && a.Action == vocab.ActionCreate:

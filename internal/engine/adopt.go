@@ -178,7 +178,7 @@ func (d *guestDiff) grow(s shrink, reason string) {
 // finishAdopt words an adopting action once its diff is planned: always
 // an update (the ownership tag at least), the adoption first in its reason.
 func finishAdopt(a *Action, notes []string) {
-	if !a.Adopt || a.Status == vocab.StatusFailed || a.Conflict {
+	if !a.Adopt || a.Status == vocab.StatusFailed || a.Conflicted() {
 		if len(notes) > 0 && a.Reason != "" {
 			a.Reason = joinReasons(append([]string{a.Reason}, notes...))
 		}

@@ -186,7 +186,7 @@ func unplanned(a *Action) (Result, bool) {
 // cluster's state, no request sent), not one of a dependency or a run.
 func foreseen(p *Plan, r Result) bool {
 	a := p.Find(r.Kind, r.Name)
-	return a != nil && a.run == nil && a.BlockedBy == "" && r.Blocked == ""
+	return a != nil && a.Refused() && a.BlockedBy == "" && r.Blocked == ""
 }
 
 // replanAttempts is how often Converge reads the cluster again when a

@@ -242,7 +242,7 @@ func TestHealth(t *testing.T) {
 		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusSynced, Observed: map[string]any{"status": "running"}}, vocab.HealthHealthy},
 		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusOutOfSync, Observed: map[string]any{"status": "stopped"}, wantRunning: true}, vocab.HealthDegraded},
 		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusSynced, Observed: map[string]any{"status": "stopped"}}, vocab.HealthHealthy},
-		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusConflict, Conflict: true, Observed: map[string]any{"status": "running"}}, vocab.HealthUnknown},
+		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusConflict, Observed: map[string]any{"status": "running"}}, vocab.HealthUnknown},
 		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusSynced, Observed: map[string]any{"status": "paused"}}, vocab.HealthSuspended},
 		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusFailed, Observed: map[string]any{"status": "running"}}, vocab.HealthDegraded},
 		{&Action{Kind: KindVirtualMachine, Status: vocab.StatusUnknown}, vocab.HealthUnknown},

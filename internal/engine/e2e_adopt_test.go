@@ -37,7 +37,7 @@ func TestAdoptionByAnnotationTagsAndReconcilesTheGuest(t *testing.T) {
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	a := p.Find(engine.KindVirtualMachine, "app-02")
-	if a == nil || !a.Adopt || a.Conflict || a.Action != vocab.ActionUpdate || a.Status != vocab.StatusOutOfSync {
+	if a == nil || !a.Adopt || a.Conflicted() || a.Action != vocab.ActionUpdate || a.Status != vocab.StatusOutOfSync {
 		t.Fatalf("want an adoption:\n%s", planText(p))
 	}
 	fields := map[string]bool{}
@@ -83,7 +83,7 @@ func TestConflictWithoutAdoptionIsUntouched(t *testing.T) {
 	before := e.guest(130).Config
 	p, _ := e.apply(eng)
 	a := p.Find(engine.KindVirtualMachine, "app-02")
-	if !a.Conflict || a.Adopt || a.Action != vocab.ActionNone {
+	if !a.Conflicted() || a.Adopt || a.Action != vocab.ActionNone {
 		t.Fatalf("want a conflict: %+v", a)
 	}
 	after := e.guest(130).Config
@@ -112,7 +112,7 @@ func TestAdoptCommandTagsOnly(t *testing.T) {
 		t.Fatalf("want only the tags: %v", g.Config)
 	}
 	a := e.plan(e.engine(engine.Options{})).Find(engine.KindVirtualMachine, "app-02")
-	if a.Conflict || !a.Owned || a.Action != vocab.ActionUpdate {
+	if a.Conflicted() || !a.Owned || a.Action != vocab.ActionUpdate {
 		t.Fatalf("now owned, the rest an ordinary update: %+v", a)
 	}
 	if _, err := e.plan(e.engine(engine.Options{})).AdoptOnly("VirtualMachine/app-02"); !errors.Is(err, engine.ErrAlreadyAdopted) {
@@ -160,7 +160,7 @@ func TestAdoptionRefused(t *testing.T) {
 			eng := e.engine(engine.Options{})
 			p, _ := e.apply(eng)
 			a := p.Find(tc.kind, name)
-			if a == nil || !a.Conflict || a.Adopt || !strings.Contains(a.Reason, "cannot adopt VMID 130") || !strings.Contains(a.Reason, tc.want) {
+			if a == nil || !a.Conflicted() || a.Adopt || !strings.Contains(a.Reason, "cannot adopt VMID 130") || !strings.Contains(a.Reason, tc.want) {
 				t.Fatalf("want refused:\n%s", planText(p))
 			}
 			if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {

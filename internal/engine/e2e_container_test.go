@@ -230,7 +230,7 @@ func TestContainerConflictUntouched(t *testing.T) {
 	p := e.plan(eng)
 	for _, name := range []string{"dns-01", "apache"} {
 		a := p.Find(engine.KindContainer, name)
-		if a == nil || !a.Conflict || a.Status != vocab.StatusConflict {
+		if a == nil || !a.Conflicted() || a.Status != vocab.StatusConflict {
 			t.Fatalf("%s: want a conflict:\n%s", name, planText(p))
 		}
 	}

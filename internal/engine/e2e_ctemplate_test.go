@@ -66,7 +66,7 @@ spec:
 `)
 	pruning := e.engine(engine.Options{Prune: true})
 	p = e.plan(pruning)
-	if a := p.Find(engine.KindContainerTemplate, "custom"); !a.Conflict || !strings.Contains(a.Reason, "cannot prove it downloaded it") {
+	if a := p.Find(engine.KindContainerTemplate, "custom"); !a.Conflicted() || !strings.Contains(a.Reason, "cannot prove it downloaded it") {
 		t.Fatalf("want a conflict:\n%s", planText(p))
 	}
 	e.remove("tpl/custom.yaml")

@@ -98,7 +98,7 @@ func TestUntaggedCloneOfOursIsAdopted(t *testing.T) {
 	// A fresh engine too: nothing but the cluster's task history is used.
 	p := e.plan(e.engine(engine.Options{}))
 	a := p.Find(engine.KindVirtualMachine, "app-02")
-	if a.Conflict || !a.Owned || a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, ":qmclone:9000:root@pam!proxmops:") {
+	if a.Conflicted() || !a.Owned || a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, ":qmclone:9000:root@pam!proxmops:") {
 		t.Fatalf("untagged clone of ours: %+v", a)
 	}
 	e.converge(eng)
@@ -143,7 +143,7 @@ func TestGuestOfSomeoneElseAtTheVMIDStaysAConflict(t *testing.T) {
 			cloneWithoutTag(t, e, eng)
 			tc.replace(t, e)
 			a := e.plan(eng).Find(engine.KindVirtualMachine, "app-02")
-			if !a.Conflict || a.Owned || a.Action != vocab.ActionNone {
+			if !a.Conflicted() || a.Owned || a.Action != vocab.ActionNone {
 				t.Fatalf("someone else's guest: %+v", a)
 			}
 			if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {
@@ -168,7 +168,7 @@ func TestCloneWithLostAnswerIsAdopted(t *testing.T) {
 		return ok && g.Config["lock"] == ""
 	})
 	a := e.plan(e.engine(engine.Options{})).Find(engine.KindVirtualMachine, "app-02")
-	if a.Conflict || !a.Owned || !strings.Contains(a.Reason, "ownership tag is missing") {
+	if a.Conflicted() || !a.Owned || !strings.Contains(a.Reason, "ownership tag is missing") {
 		t.Fatalf("%+v", a)
 	}
 	e.converge(eng)

@@ -83,7 +83,7 @@ spec:
 `)
 	pruning := e.engine(engine.Options{Prune: true})
 	p = e.plan(pruning)
-	if a := p.Find(engine.KindNetwork, "pve2-vmbr0"); !a.Conflict || !strings.Contains(a.Reason, "proxmops does not own it") {
+	if a := p.Find(engine.KindNetwork, "pve2-vmbr0"); !a.Conflicted() || !strings.Contains(a.Reason, "proxmops does not own it") {
 		t.Fatalf("want a conflict for vmbr0:\n%s", planText(p))
 	}
 	e.remove("net/vmbr0.yaml")

@@ -185,7 +185,7 @@ func TestUnownedGuestIsConflictEvenWithPrune(t *testing.T) {
 	eng := e.engine(engine.Options{Prune: true})
 	p, rep := e.apply(eng)
 	a := p.Find(engine.KindVirtualMachine, "app-01")
-	if !a.Conflict || a.Status != vocab.StatusConflict || a.Action != vocab.ActionNone || p.Summary.Conflict != 1 {
+	if !a.Conflicted() || a.Status != vocab.StatusConflict || a.Action != vocab.ActionNone || p.Summary.Conflict != 1 {
 		t.Fatalf("not a conflict: %+v", a)
 	}
 	if !strings.Contains(a.Reason, "does not own") {
@@ -277,7 +277,7 @@ func TestIsoChecksumChangeAndForeignVolume(t *testing.T) {
 	e.remove("isos/bad.yaml")
 	e.write("isos/manual.yaml", strings.Replace(strings.Replace(seedIso, "name: debian-12", "name: manual", 1), "debian-12-amd64-netinst.iso", "manual.iso", 1))
 	p = e.plan(eng)
-	if a := p.Find(engine.KindIso, "manual"); !a.Conflict {
+	if a := p.Find(engine.KindIso, "manual"); !a.Conflicted() {
 		t.Fatalf("foreign ISO: %+v", a)
 	}
 }

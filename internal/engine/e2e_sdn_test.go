@@ -124,10 +124,10 @@ spec:
 `)
 	pruning := e.engine(engine.Options{Prune: true})
 	p = e.plan(pruning)
-	if a := p.Find(engine.KindSdnZone, "theirs"); !a.Conflict || !strings.Contains(a.Reason, "Proxmox zones have no comment field") {
+	if a := p.Find(engine.KindSdnZone, "theirs"); !a.Conflicted() || !strings.Contains(a.Reason, "Proxmox zones have no comment field") {
 		t.Fatalf("want a conflict for zone theirs:\n%s", planText(p))
 	}
-	if a := p.Find(engine.KindSdnVnet, "guests"); !a.Conflict {
+	if a := p.Find(engine.KindSdnVnet, "guests"); !a.Conflicted() {
 		t.Fatalf("want a conflict for vnet guests:\n%s", planText(p))
 	}
 	e.remove("sdn/theirs.yaml")

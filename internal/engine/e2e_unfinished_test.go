@@ -43,8 +43,8 @@ func TestGuestLeftLockedIsReportedAsUnfinished(t *testing.T) {
 		if a == nil {
 			t.Fatalf("%s/%s not planned", tc.kind, tc.name)
 		}
-		if a.Status != vocab.StatusProgressing || a.Conflict || a.Action != vocab.ActionNone || !strings.Contains(a.Reason, tc.want) {
-			t.Errorf("%s/%s: %s %s conflict=%v: %s, want Progressing: %s", tc.kind, tc.name, a.Action, a.Status, a.Conflict, a.Reason, tc.want)
+		if a.Status != vocab.StatusProgressing || a.Conflicted() || a.Action != vocab.ActionNone || !strings.Contains(a.Reason, tc.want) {
+			t.Errorf("%s/%s: %s %s conflict=%v: %s, want Progressing: %s", tc.kind, tc.name, a.Action, a.Status, a.Conflicted(), a.Reason, tc.want)
 		}
 		if strings.Contains(a.Reason, `""`) {
 			t.Errorf("%s/%s names a guest without a name: %s", tc.kind, tc.name, a.Reason)

@@ -43,7 +43,7 @@ func TestDownloadedVolumesOwnedThroughTheTaskHistory(t *testing.T) {
 	p := e.assertInSync(fresh)
 	for _, k := range []string{engine.KindIso + "/debian-12", engine.KindContainerTemplate + "/debian-12-standard"} {
 		kind, name, _ := strings.Cut(k, "/")
-		if a := p.Find(kind, name); !a.Owned || a.Conflict || !strings.Contains(a.Observed["downloaded_by"].(string), ":download:") {
+		if a := p.Find(kind, name); !a.Owned || a.Conflicted() || !strings.Contains(a.Observed["downloaded_by"].(string), ":download:") {
 			t.Fatalf("%s: %+v", k, a)
 		}
 	}
@@ -118,7 +118,7 @@ func TestSameNamedVolumeOfSomeoneElseIsNeverDeleted(t *testing.T) {
 				if engName == "fresh engine" {
 					use = e.engine(engine.Options{})
 				}
-				if a := e.plan(use).Find(engine.KindIso, "debian-12"); !a.Conflict || a.Owned {
+				if a := e.plan(use).Find(engine.KindIso, "debian-12"); !a.Conflicted() || a.Owned {
 					t.Fatalf("%s: %+v", engName, a)
 				}
 				_, err := use.Delete(context.Background(), e.desired(), engine.KindIso, "debian-12", nil)
@@ -186,7 +186,7 @@ func TestNoProofWithoutSysAudit(t *testing.T) {
 	}
 	fresh := e.engine(engine.Options{})
 	a := e.plan(fresh).Find(engine.KindIso, "debian-12")
-	if a.Status != vocab.StatusUnknown || a.Conflict || a.Owned || !strings.Contains(a.Reason, "lacks Sys.Audit on /nodes/pve1") {
+	if a.Status != vocab.StatusUnknown || a.Conflicted() || a.Owned || !strings.Contains(a.Reason, "lacks Sys.Audit on /nodes/pve1") {
 		t.Fatalf("%+v", a)
 	}
 	e.remove("isos/debian-12.yaml")
@@ -242,7 +242,7 @@ func TestDownloadProofSurvivesTaskIndexRotationThroughTheStore(t *testing.T) {
 	if a := e.assertInSync(e.engine(engine.Options{Records: store})).Find(engine.KindIso, "debian-12"); !a.Owned {
 		t.Fatalf("with the record: %+v", a)
 	}
-	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindIso, "debian-12"); !a.Conflict || a.Owned {
+	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindIso, "debian-12"); !a.Conflicted() || a.Owned {
 		t.Fatalf("without the record: %+v", a)
 	}
 	e.remove("isos/debian-12.yaml")

@@ -270,7 +270,7 @@ func powerUnconfirmed(p *Plan) map[int]bool {
 	out := map[int]bool{}
 	snap := p.pass.snap
 	for _, a := range p.Actions {
-		if a.VMID <= 0 || a.Conflict || a.Action == vocab.ActionDelete || a.Action == vocab.ActionCreate ||
+		if a.VMID <= 0 || a.Conflicted() || a.Action == vocab.ActionDelete || a.Action == vocab.ActionCreate ||
 			a.Action == vocab.ActionNone && (a.Status != vocab.StatusOutOfSync || a.Sync == vocab.SyncDisabled) {
 			continue
 		}
@@ -332,7 +332,7 @@ func cachedActing(p *Plan) map[int]bool {
 	snap := p.pass.snap
 	acting := false
 	for _, a := range p.Actions {
-		if a.Action == vocab.ActionNone && (a.Status == vocab.StatusSynced || a.Sync == vocab.SyncDisabled) {
+		if a.Settled() {
 			continue
 		}
 		acting = true
@@ -428,12 +428,12 @@ func resolveDependencies(p *Plan) error {
 				continue
 			}
 			switch {
-			case dep.Conflict || dep.Status == vocab.StatusFailed && dep.run == nil:
+			case dep.Conflicted() || dep.failedPlanning():
 				if a.Action != vocab.ActionNone && a.BlockedBy == "" {
 					a.BlockedBy = k
 					a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("blocked: %s is %s (%s)", k, dep.Status, dep.Reason)})
 				}
-			case dep.Action != vocab.ActionNone && dep.run != nil:
+			case dep.Acts():
 				deps = append(deps, k)
 			}
 		}
@@ -667,7 +667,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 				n.res.Status, n.res.Blocked, n.res.Error = vocab.StatusFailed, a.BlockedBy, a.Reason
 				finish()
 				return
-			case a.run == nil:
+			case a.Refused():
 				n.res.Status, n.res.Error = vocab.StatusFailed, a.Reason
 				finish()
 				return

@@ -29,7 +29,7 @@ func syncDisabled(a *Action) bool {
 // cannot change into what is declared): it is left untouched and needs a
 // person.
 func (a *Action) conflict(reason string) *Action {
-	a.Conflict, a.Status, a.Reason = true, vocab.StatusConflict, reason
+	a.Status, a.Reason = vocab.StatusConflict, reason
 	return a
 }
 

@@ -17,7 +17,7 @@ func HealthOf(a *Action) vocab.Health {
 		return vocab.HealthUnknown
 	case a.Observed == nil:
 		return vocab.HealthMissing
-	case a.Conflict:
+	case a.Conflicted():
 		// Something not ours is there: how it does is not ours to judge.
 		return vocab.HealthUnknown
 	}

@@ -12,6 +12,12 @@ import (
 
 // Action is the plan for one resource. Every resource of the pass gets one,
 // in sync or not; Action is ActionNone when nothing is to be done.
+//
+// Its state is data read through named predicates, never open-coded: Acts
+// (it has a step to carry out), Refused (the plan foresaw its failure: no
+// step, never applied), Conflicted (status Conflict: something proxmops
+// does not own is in the way), Runnable (Apply would execute it) and
+// Settled (nothing to do or to report).
 type Action struct {
 	Kind        string
 	Name        string
@@ -22,7 +28,6 @@ type Action struct {
 	Changes     []vocab.Change
 	NeedsReboot bool
 	BlockedBy   string
-	Conflict    bool
 	// Adopt: the action takes ownership of a guest proxmops did not make
 	// (adopt.go): it tags it, and applies the changes listed with it.
 	Adopt bool
@@ -91,9 +96,37 @@ type Action struct {
 // Key is "Kind/name".
 func (a *Action) Key() string { return a.Kind + "/" + a.Name }
 
+// Acts reports whether the action has something to do and a step that
+// does it (whatever its sync policy or dependencies).
+func (a *Action) Acts() bool { return a.Action != vocab.ActionNone && a.run != nil }
+
+// Refused reports an action the plan foresaw failing (a refusal found in
+// the cluster's state, a node or a privilege missing): it has something to
+// do but no step, is Failed with the reason, and is never applied.
+func (a *Action) Refused() bool { return a.Action != vocab.ActionNone && a.run == nil }
+
+// refuse makes a a foreseen failure: Failed with reason, its step dropped.
+func (a *Action) refuse(reason string) {
+	a.Status, a.Reason, a.run = vocab.StatusFailed, reason, nil
+}
+
+// failedPlanning reports a resource whose plan failed: Failed without a
+// step (refused, or nothing it could plan); what depends on it is blocked.
+func (a *Action) failedPlanning() bool { return a.Status == vocab.StatusFailed && a.run == nil }
+
+// Conflicted reports a resource something proxmops does not own is in the
+// way of: status Conflict, left untouched (conflict).
+func (a *Action) Conflicted() bool { return a.Status == vocab.StatusConflict }
+
 // Runnable reports whether Apply would execute this action.
 func (a *Action) Runnable() bool {
-	return a.Action != vocab.ActionNone && a.run != nil && a.Sync == vocab.SyncAuto && a.BlockedBy == ""
+	return a.Acts() && a.Sync == vocab.SyncAuto && a.BlockedBy == ""
+}
+
+// Settled reports a resource with nothing to do and nothing to report: in
+// sync, or not evaluated because its sync is disabled by choice.
+func (a *Action) Settled() bool {
+	return a.Action == vocab.ActionNone && (StatusOf(a) == vocab.StatusSynced || a.Sync == vocab.SyncDisabled)
 }
 
 // Summary is the plan document's summary (Summarize).
@@ -116,7 +149,7 @@ type Plan struct {
 // whose sync is disabled by its annotation, which is Unknown by choice.
 func (p *Plan) HasChanges() bool {
 	for _, a := range p.Actions {
-		if StatusOf(a) != vocab.StatusSynced && !(a.Sync == vocab.SyncDisabled && a.Action == vocab.ActionNone) {
+		if !a.Settled() {
 			return true
 		}
 	}
@@ -144,7 +177,7 @@ func (p *Plan) Document() api.Plan {
 		}
 		doc.Actions = append(doc.Actions, api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
 			Action: a.Action, Reason: a.Reason, Changes: changes, NeedsReboot: a.NeedsReboot,
-			BlockedBy: a.BlockedBy, Conflict: a.Conflict, HA: a.HA, ManifestNode: a.ManifestNode, Status: a.Status})
+			BlockedBy: a.BlockedBy, Conflict: a.Conflicted(), HA: a.HA, ManifestNode: a.ManifestNode, Status: a.Status})
 	}
 	return doc
 }
@@ -176,7 +209,7 @@ func (p *Plan) finish() {
 	for _, a := range p.Actions {
 		a.Status = StatusOf(a)
 		a.Health = HealthOf(a)
-		if note := MovedNote(a.Node, a.ManifestNode, a.Observed["status"] == "running"); note != "" && !a.Conflict && !strings.Contains(a.Reason, note) {
+		if note := MovedNote(a.Node, a.ManifestNode, a.Observed["status"] == "running"); note != "" && !a.Conflicted() && !strings.Contains(a.Reason, note) {
 			a.Reason = joinReasons([]string{a.Reason, note})
 		}
 		if a.Changes == nil {

@@ -26,7 +26,7 @@ var powerTaskTypes = map[string]bool{
 
 // changesPower reports whether the action starts or stops its guest.
 func changesPower(a *Action) bool {
-	if a.run == nil || a.VMID <= 0 || a.Action != vocab.ActionUpdate {
+	if !a.Acts() || a.VMID <= 0 || a.Action != vocab.ActionUpdate {
 		return false
 	}
 	for _, c := range a.Changes {
@@ -46,7 +46,7 @@ func changesPower(a *Action) bool {
 func (e *Engine) holdForPowerTasks(ctx context.Context, p *Plan) {
 	var acts []*Action
 	for _, a := range p.Actions {
-		if changesPower(a) && !a.Conflict && a.Status == vocab.StatusOutOfSync {
+		if changesPower(a) && a.Status == vocab.StatusOutOfSync {
 			acts = append(acts, a)
 		}
 	}

@@ -572,7 +572,7 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 	r := &permissionReader{ctx: ctx, client: e.client, cache: map[string]map[string]bool{}}
 	tags := &tagRules{read: func() (pve.ClusterOptions, error) { return e.client.ClusterOptions(ctx) }}
 	for _, a := range p.Actions {
-		if a.Action == vocab.ActionNone || a.run == nil || a.Conflict || a.Status == vocab.StatusFailed {
+		if !a.Acts() || a.Conflicted() || a.Status == vocab.StatusFailed {
 			continue
 		}
 		for _, n := range append(actionNeeds(pv, a), tags.needs(a)...) {
@@ -580,12 +580,11 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 			if priv == "" {
 				continue
 			}
-			a.Status, a.run = vocab.StatusFailed, nil
+			why := fmt.Sprintf("the API token lacks %s on %s, needed to %s", priv, path, n.why)
 			if path == "" {
-				a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("the API token lacks the privileges to %s: it needs %s", n.why, priv)})
-			} else {
-				a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("the API token lacks %s on %s, needed to %s", priv, path, n.why)})
+				why = fmt.Sprintf("the API token lacks the privileges to %s: it needs %s", n.why, priv)
 			}
+			a.refuse(joinReasons([]string{a.Reason, why}))
 			break
 		}
 		if r.err != nil {

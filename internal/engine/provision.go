@@ -130,18 +130,17 @@ func (x *execCtx) ctProvisionKey(ctx context.Context, p *pve.Params, s *Containe
 // create and start, or when the inputs' hash differs from the one recorded
 // in the guest's description. g is nil for a guest to create.
 func (pc *planContext) planProvision(a *Action, p *ProvisionSpec, g *Guest, state string, rebootPlanned bool) *Action {
-	if p == nil || a.Conflict || a.Status == vocab.StatusFailed || a.Status == vocab.StatusProgressing || a.BlockedBy != "" {
+	if p == nil || a.Conflicted() || a.Status == vocab.StatusFailed || a.Status == vocab.StatusProgressing || a.BlockedBy != "" {
 		return a
 	}
 	if pc.e.opts.Provisioner == nil {
-		a.Status, a.Reason = vocab.StatusFailed, "provision: provisioning is not set up in this engine (no provisioner)"
-		a.run = nil
+		a.refuse("provision: provisioning is not set up in this engine (no provisioner)")
 		return a
 	}
 	now := p.Inputs.Record()
 	id := a.Kind + "/" + a.Name
 	if g == nil {
-		if a.Action != vocab.ActionCreate || a.run == nil {
+		if a.Action != vocab.ActionCreate || !a.Acts() {
 			return a
 		}
 		a.Changes = append(a.Changes, vocab.Change{Field: "provision", To: short(now.Hash) + " (" + p.Inputs.Summary() + ")"})
@@ -190,7 +189,7 @@ func (pc *planContext) planProvision(a *Action, p *ProvisionSpec, g *Guest, stat
 		}
 	}
 	node, vmid := g.Node, g.VMID
-	if a.Action == vocab.ActionNone || a.run == nil {
+	if !a.Acts() {
 		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 		a.claim = claim{nodes: []string{node}}
 		if a.Reason == "in sync" {

@@ -190,7 +190,7 @@ func TestKindAddedByOneRowAndOneFile(t *testing.T) {
 	}
 	d.Add(pool("theirs", "mine now"))
 	p = planOf(t, eng, d)
-	if a := p.Find(kindTestPool, "theirs"); !a.Conflict || a.Status != vocab.StatusConflict || a.Action != vocab.ActionNone || p.Summary.Conflict != 1 {
+	if a := p.Find(kindTestPool, "theirs"); !a.Conflicted() || a.Status != vocab.StatusConflict || a.Action != vocab.ActionNone || p.Summary.Conflict != 1 {
 		t.Fatalf("foreign pool: %+v", a)
 	}
 

@@ -33,15 +33,15 @@ func (p painter) paint(color, s string) string {
 // symbol returns the leading sign and colour of an action, terraform-style.
 func symbol(a *Action) (string, string) {
 	switch {
-	case a.Conflict:
+	case a.Conflicted():
 		return "!", ansiMagenta
-	case a.Action == vocab.ActionCreate && a.run != nil && a.BlockedBy == "":
+	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionCreate:
 		return "+", ansiGreen
-	case a.Action == vocab.ActionUpdate && a.run != nil && a.BlockedBy == "":
+	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionUpdate:
 		return "~", ansiYellow
-	case a.Action == vocab.ActionReboot && a.run != nil && a.BlockedBy == "":
+	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionReboot:
 		return "↻", ansiCyan
-	case a.Action == vocab.ActionDelete && a.run != nil && a.BlockedBy == "":
+	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionDelete:
 		return "-", ansiRed
 	case a.Status == vocab.StatusFailed || a.BlockedBy != "":
 		return "x", ansiRed
@@ -80,7 +80,7 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		switch {
 		case moved:
 			verb = "in sync, moved"
-		case a.Conflict:
+		case a.Conflicted():
 			verb = "conflict"
 		case a.Adopt && a.Status != vocab.StatusFailed:
 			verb = "adopt"

@@ -213,7 +213,7 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 	for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
 		za := zoneAction[v.Zone]
 		a, step := r.planVnet(pc, st, v, za)
-		if za != nil && a.Action != vocab.ActionNone && (za.Conflict || za.Status == vocab.StatusFailed) {
+		if za != nil && a.Action != vocab.ActionNone && (za.Conflicted() || za.Status == vocab.StatusFailed) {
 			// Blocked now rather than at apply time, so that it stays out of
 			// the pass's SDN sequence.
 			a.BlockedBy = za.Key()

@@ -99,7 +99,7 @@ func planSnapshots(pc *planContext, p *Plan) {
 	}
 	for _, t := range ts {
 		a := p.Find(t.kind, t.meta.Name)
-		if t.pol == nil || a == nil || a.run == nil || a.Conflict {
+		if t.pol == nil || a == nil || a.run == nil || a.Conflicted() {
 			continue
 		}
 		g := pc.snap.Guest(t.vmid)
@@ -113,8 +113,7 @@ func planSnapshots(pc *planContext, p *Plan) {
 			continue
 		}
 		if why := guestSnapshotBlocker(pc.snap, g); why != "" {
-			a.Status, a.run = vocab.StatusFailed, nil
-			a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("not applied: snapshots.beforeChange asks for a snapshot first, but Proxmox cannot snapshot this guest: %s (Proxmox answers \"snapshot feature is not available\"); move the volume to a storage with snapshots, or set beforeChange: false", why)})
+			a.refuse(joinReasons([]string{a.Reason, fmt.Sprintf("not applied: snapshots.beforeChange asks for a snapshot first, but Proxmox cannot snapshot this guest: %s (Proxmox answers \"snapshot feature is not available\"); move the volume to a storage with snapshots, or set beforeChange: false", why)}))
 			continue
 		}
 		addSnapshotStep(a, g, t.pol, p.Revision)

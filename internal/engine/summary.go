@@ -8,14 +8,11 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
-// StatusOf is a planned resource's one status: Conflict when something not
-// proxmops' is in the way, Unknown when the plan set none, else the
-// status the plan set.
+// StatusOf is a planned resource's one status: Unknown when the plan set
+// none, else the status the plan set (Conflict included: it is a status
+// only).
 func StatusOf(a *Action) vocab.Status {
-	switch {
-	case a.Conflict:
-		return vocab.StatusConflict
-	case !a.Status.Valid(): // not set, or not a word
+	if !a.Status.Valid() { // not set, or not a word
 		return vocab.StatusUnknown
 	}
 	return a.Status
@@ -64,11 +61,11 @@ func checkNodes(p *Plan, snap *Snapshot) {
 	nodes := slices.Clone(snap.Nodes)
 	slices.Sort(nodes)
 	for _, a := range p.Actions {
-		if a.Node == "" || a.File == "" || a.Observed != nil || a.Conflict || a.Sync == vocab.SyncDisabled ||
+		if a.Node == "" || a.File == "" || a.Observed != nil || a.Conflicted() || a.Sync == vocab.SyncDisabled ||
 			slices.Contains(nodes, a.Node) {
 			continue
 		}
-		a.Status, a.Reason, a.run = vocab.StatusFailed, NodeMissing(a.Node, nodes), nil
+		a.refuse(NodeMissing(a.Node, nodes))
 		if a.Action == vocab.ActionNone {
 			a.Action = vocab.ActionCreate
 		}

@@ -64,7 +64,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	if done := guestGate(a, KindTemplate, g, "qemu", true); done != nil {
 		return done
 	}
-	a.Conflict, a.Reason = false, ""
+	a.Reason = ""
 	if s.Invalid != "" {
 		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
 		return a

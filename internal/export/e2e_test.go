@@ -211,7 +211,7 @@ func TestExportOfAHandMadeClusterPlansOnlyAdoption(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range p.Actions {
-		if !a.Adopt || a.Conflict || a.Action != vocab.ActionUpdate || len(a.Changes) != 1 || a.Changes[0].Field != "tags" ||
+		if !a.Adopt || a.Conflicted() || a.Action != vocab.ActionUpdate || len(a.Changes) != 1 || a.Changes[0].Field != "tags" ||
 			strings.Contains(a.Reason, "creation-only") || strings.Contains(a.Reason, "never shrunk") {
 			t.Errorf("%s/%s: want the adoption alone, got %s %q %+v", a.Kind, a.Name, a.Action, a.Reason, a.Changes)
 		}
