@@ -9,6 +9,13 @@
 //	                                   ├─▶ Plan ─▶ Apply ─▶ Report
 //	observed (one Snapshot) ───────────┘
 //
+// A file per verb: engine.go holds the Engine and its options, plan.go
+// Plan (observe, plan each kind, resolve dependencies), apply.go Apply
+// (run the actions in dependency order under the limits) and converge.go
+// Converge (plan and apply again until nothing is left); action.go holds
+// the Action a plan is made of and the predicates its state is read
+// through (Acts, Refused, Conflicted, Runnable, Settled).
+//
 // Observation is one GET /cluster/resources, one configuration read per
 // owned guest or declared VMID, and one content listing per storage that
 // matters: never a walk over the whole cluster.

@@ -1,133 +1,17 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
-
-// Action is the plan for one resource. Every resource of the pass gets one,
-// in sync or not; Action is ActionNone when nothing is to be done.
-//
-// Its state is data read through named predicates, never open-coded: Acts
-// (it has a step to carry out), Refused (the plan foresaw its failure: no
-// step, never applied), Conflicted (status Conflict: something proxmops
-// does not own is in the way), Runnable (Apply would execute it) and
-// Settled (nothing to do or to report).
-type Action struct {
-	Kind        string
-	Name        string
-	Node        string
-	VMID        int
-	Action      vocab.Action
-	Reason      string
-	Changes     []vocab.Change
-	NeedsReboot bool
-	BlockedBy   string
-	// Adopt: the action takes ownership of a guest proxmops did not make
-	// (adopt.go): it tags it, and applies the changes listed with it.
-	Adopt bool
-	// HA is the guest's HA resource id ("vm:100") when the HA stack
-	// manages it: its power changes go through the HA stack.
-	HA string
-	// ManifestNode is the node metadata.node names when the guest is on
-	// another one (Node): moved by HA or a migration. proxmops leaves it
-	// where it is and acts on it there; "" when it is where declared.
-	ManifestNode string
-
-	// Status is the resource's status as planned (before any apply).
-	Status vocab.Status
-	// Health says how the thing on the cluster is doing, apart from
-	// whether it matches the manifest.
-	Health vocab.Health
-	// Owned says whether proxmops owns what exists on the cluster (false
-	// when nothing exists yet).
-	Owned bool
-	// Sync is the resource's sync policy; manual actions are planned but not
-	// applied.
-	Sync vocab.SyncPolicy
-	// File is the manifest the resource came from ("" for a resource only on
-	// the cluster).
-	File string
-	// DependsOn lists keys ("Kind/name") of actions that must succeed first.
-	DependsOn []string
-	// Observed is a summary of what the cluster has (config keys, status),
-	// nil when nothing exists.
-	Observed map[string]any
-
-	run   stepFunc
-	claim claim
-	// snapshot is taken before the action changes the guest
-	// (spec.snapshots.beforeChange; snapshot.go).
-	snapshot *snapshotStep
-	// tagOnly, for an adopting action, only adds the ownership tag;
-	// adoptRecord, run before the action, records the disk sizes.
-	tagOnly, adoptRecord stepFunc
-	// acceptAsIs: an adopted or adopting guest, so creation-only
-	// differences and shrinks down to accepted's sizes are noted, never
-	// planned (adopt.go); accepted is nil when the adoption was not
-	// recorded. adoptReason opens an adopting action's reason,
-	// adoptedBefore says it completes an older adoption.
-	acceptAsIs    bool
-	accepted      *AdoptionRecord
-	adoptReason   string
-	adoptedBefore bool
-	// sdnSeq is the action's place (from 1) in its pass's SDN sequence, 0
-	// for an action outside it.
-	sdnSeq int
-	// sdnDefer: the action never applies the SDN configuration itself (a
-	// vnet deletion whose zone's deletion follows).
-	sdnDefer bool
-	// sdnPending: an SDN object of proxmops whose only difference is a
-	// pending change not applied yet.
-	sdnPending  bool
-	wantRunning bool
-	// paths maps the fields of the resource's manifest to their paths, to
-	// fill Change.Path.
-	paths *fieldPaths
-	// declaredNode is the manifest's metadata.node ("" when it names none).
-	declaredNode string
-}
-
-// Key is "Kind/name".
-func (a *Action) Key() string { return a.Kind + "/" + a.Name }
-
-// Acts reports whether the action has something to do and a step that
-// does it (whatever its sync policy or dependencies).
-func (a *Action) Acts() bool { return a.Action != vocab.ActionNone && a.run != nil }
-
-// Refused reports an action the plan foresaw failing (a refusal found in
-// the cluster's state, a node or a privilege missing): it has something to
-// do but no step, is Failed with the reason, and is never applied.
-func (a *Action) Refused() bool { return a.Action != vocab.ActionNone && a.run == nil }
-
-// refuse makes a a foreseen failure: Failed with reason, its step dropped.
-func (a *Action) refuse(reason string) {
-	a.Status, a.Reason, a.run = vocab.StatusFailed, reason, nil
-}
-
-// failedPlanning reports a resource whose plan failed: Failed without a
-// step (refused, or nothing it could plan); what depends on it is blocked.
-func (a *Action) failedPlanning() bool { return a.Status == vocab.StatusFailed && a.run == nil }
-
-// Conflicted reports a resource something proxmops does not own is in the
-// way of: status Conflict, left untouched (conflict).
-func (a *Action) Conflicted() bool { return a.Status == vocab.StatusConflict }
-
-// Runnable reports whether Apply would execute this action.
-func (a *Action) Runnable() bool {
-	return a.Acts() && a.Sync == vocab.SyncAuto && a.BlockedBy == ""
-}
-
-// Settled reports a resource with nothing to do and nothing to report: in
-// sync, or not evaluated because its sync is disabled by choice.
-func (a *Action) Settled() bool {
-	return a.Action == vocab.ActionNone && (StatusOf(a) == vocab.StatusSynced || a.Sync == vocab.SyncDisabled)
-}
 
 // Summary is the plan document's summary (Summarize).
 type Summary = api.PlanSummary
@@ -265,4 +149,349 @@ func (ps *passState) ensureOnce(key string, f func() error) error {
 	ps.mu.Unlock()
 	v.once.Do(func() { v.err = f() })
 	return v.err
+}
+
+// reconciler is one kind's planning logic (the registry's rows make one
+// per plan).
+type reconciler interface {
+	// scope adds what must be read for the desired resources of the kind
+	// (guest configurations, storage listings, reads of its own).
+	scope(pc *planContext, sc *scope)
+	// plan returns one action per desired resource, plus prune candidates.
+	plan(pc *planContext) []*Action
+}
+
+// planContext is what reconcilers see while planning.
+type planContext struct {
+	ctx      context.Context
+	e        *Engine
+	d        *Desired
+	snap     *Snapshot
+	declared map[int]string // vmid -> Kind/name
+	isos     map[string]*IsoSpec
+	tpls     map[string]*TemplateSpec
+	kinds    kindsPlan // what the container, network and SDN reconcilers share
+	// ownerCache holds what the ownership proofs of volumes read.
+	ownersOnce sync.Once
+	ownerCache *ownerCache
+	// tagOpts is /cluster/options, read when a plan first needs it.
+	tagOnce sync.Once
+	tagOpts *pve.ClusterOptions
+	// storageCfg is storage.cfg, read when a plan first needs it.
+	storageOnce sync.Once
+	storageCfg  storageConfigs
+}
+
+// clusterOptions reads /cluster/options once per plan (nil when it cannot
+// be read).
+func (pc *planContext) clusterOptions() *pve.ClusterOptions {
+	pc.tagOnce.Do(func() {
+		if o, err := pc.e.client.ClusterOptions(pc.ctx); err == nil {
+			pc.tagOpts = &o
+		}
+	})
+	return pc.tagOpts
+}
+
+// tagsCaseSensitive is tag-style's case-sensitive (GuestHelpers.pm
+// get_unique_tags lower-cases tags without it).
+func (pc *planContext) tagsCaseSensitive() bool {
+	o := pc.clusterOptions()
+	return o != nil && o.TagStyle.CaseSensitive != 0
+}
+
+// storageConfigs reads storage.cfg once per plan.
+func (pc *planContext) storageConfigs() storageConfigs {
+	pc.storageOnce.Do(func() { pc.storageCfg = pc.e.readStorageConfigs(pc.ctx) })
+	return pc.storageCfg
+}
+
+// reconcilers makes the reconcilers of one plan, in registry order.
+func reconcilers() []reconciler {
+	var out []reconciler
+	for _, row := range kinds {
+		if row.reconciler != nil {
+			out = append(out, row.reconciler())
+		}
+	}
+	return out
+}
+
+// maxPlanRounds bounds the observations of one plan with a ReadCache; the
+// last one reads every guest in scope.
+const maxPlanRounds = 4
+
+// Plan observes the cluster and computes the actions that would bring it to
+// d. It changes nothing.
+//
+// With a ReadCache, a guest whose summary is unchanged may be planned from
+// its configuration as last read; when the plan would then act on it (or
+// plans anything while a template came from the cache), those guests are
+// read and the plan is made again, so every action is planned from a
+// configuration read in this very plan.
+func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, error) {
+	if d == nil {
+		d = &Desired{}
+	}
+	force := map[int]bool{}
+	confirm := map[int]bool{} // guests whose power state a round reads from status/current
+	var stats ObserveStats
+	for round := 1; ; round++ {
+		cr := e.opts.Reads.begin(force)
+		if cr != nil && round >= maxPlanRounds {
+			cr.all = true
+		}
+		p, err := e.planRound(ctx, d, revision, cr, confirm)
+		if err != nil {
+			return nil, err
+		}
+		stats = stats.add(p.Stats)
+		p.Stats = stats
+		stale := cachedActing(p)
+		lagging := powerUnconfirmed(p)
+		if len(stale) == 0 && len(lagging) > 0 {
+			// Only power states to confirm: a round is needed only if one
+			// of them is not what pvestatd reported.
+			changed, n := e.confirmPower(ctx, p.pass.snap, lagging)
+			stats.Requests += n
+			p.Stats = stats
+			if len(changed) == 0 {
+				return p, nil
+			}
+			e.log.Debug("plan: power states differ from /cluster/resources", "guests", sortedIDs(changed), "round", round)
+		}
+		if len(stale) == 0 && len(lagging) == 0 {
+			return p, nil
+		}
+		if round >= maxPlanRounds {
+			return nil, fmt.Errorf("planning: guests %v were served from the read cache or guests %v planned from a lagging power state after %d rounds",
+				sortedIDs(stale), sortedIDs(lagging), round)
+		}
+		for id := range stale {
+			force[id] = true
+		}
+		for id := range lagging {
+			confirm[id] = true
+		}
+		e.log.Debug("plan: reading cached guests the plan acts on", "guests", len(stale), "round", round)
+	}
+}
+
+// powerUnconfirmed lists the guests the plan acts on (or reports out of
+// sync) whose power state is still pvestatd's report from
+// /cluster/resources, up to 10 seconds old: whether a change applies now
+// or waits for a restart, whether a reboot or a start is due, all follow
+// from it. Deletes read the state themselves; templates do not run.
+func powerUnconfirmed(p *Plan) map[int]bool {
+	out := map[int]bool{}
+	snap := p.pass.snap
+	for _, a := range p.Actions {
+		if a.VMID <= 0 || a.Conflicted() || a.Action == vocab.ActionDelete || a.Action == vocab.ActionCreate ||
+			a.Action == vocab.ActionNone && (a.Status != vocab.StatusOutOfSync || a.Sync == vocab.SyncDisabled) {
+			continue
+		}
+		if g := snap.Guests[a.VMID]; g != nil && g.Read && !g.statusRead && !g.Template && (g.Type == "qemu" || g.Type == "lxc") {
+			out[a.VMID] = true
+		}
+	}
+	return out
+}
+
+// confirmPower reads the power state of these guests from status/current
+// and returns those whose state is not the one the plan used, with the
+// requests it made.
+func (e *Engine) confirmPower(ctx context.Context, snap *Snapshot, ids map[int]bool) (map[int]bool, int64) {
+	before := e.client.Stats()
+	var mu sync.Mutex
+	changed := map[int]bool{}
+	var jobs []func(context.Context) error
+	for id := range ids {
+		g := snap.Guests[id]
+		status := e.client.QemuStatus
+		if g.Type == "lxc" {
+			status = e.client.LxcStatus
+		}
+		jobs = append(jobs, func(ctx context.Context) error {
+			st, err := status(ctx, g.Node, g.VMID)
+			mu.Lock()
+			defer mu.Unlock()
+			// A guest that cannot be read (or is gone) is planned again
+			// with its state read in the observation, which reports that.
+			if err != nil || st.Status != g.Status {
+				changed[g.VMID] = true
+			}
+			return nil
+		})
+	}
+	_ = runParallel(ctx, observeWorkers, jobs)
+	return changed, e.client.Stats().Sub(before).Total()
+}
+
+// add sums the costs of two observations of one plan.
+func (s ObserveStats) add(o ObserveStats) ObserveStats {
+	s.Requests += o.Requests
+	s.Guests = o.Guests
+	s.ConfigsRead += o.ConfigsRead
+	s.ConfigsCached = o.ConfigsCached
+	s.StoragesListed += o.StoragesListed
+	s.Duration += o.Duration
+	s.Rounds += o.Rounds
+	return s
+}
+
+// cachedActing lists the guests planned from a cached configuration that
+// the plan cannot take as read: the guest of every action that is not
+// plainly in sync, and, when there is any, every template (clones plan
+// from their template's disks).
+func cachedActing(p *Plan) map[int]bool {
+	out := map[int]bool{}
+	snap := p.pass.snap
+	acting := false
+	for _, a := range p.Actions {
+		if a.Settled() {
+			continue
+		}
+		acting = true
+		if g := snap.Guests[a.VMID]; a.VMID > 0 && g != nil && g.cached {
+			out[a.VMID] = true
+		}
+	}
+	if acting {
+		for id, g := range snap.Guests {
+			if g.cached && g.Template {
+				out[id] = true
+			}
+		}
+	}
+	return out
+}
+
+func sortedIDs(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// planRound is one observation and the plan made from it.
+func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr *cacheRound, confirm map[int]bool) (*Plan, error) {
+	pc := &planContext{ctx: ctx, e: e, d: d, declared: claimVMIDs(d), isos: map[string]*IsoSpec{}, tpls: map[string]*TemplateSpec{}}
+	for _, s := range specsOf[*IsoSpec](d, KindIso) {
+		pc.isos[s.Name] = s
+	}
+	for _, s := range specsOf[*TemplateSpec](d, KindTemplate) {
+		pc.tpls[s.Name] = s
+	}
+	recs := reconcilers()
+	snap, err := e.observe(ctx, cr, func(snap *Snapshot) *scope {
+		pc.snap = snap
+		sc := newScope()
+		for _, g := range snap.Guests {
+			if g.Owned {
+				sc.guest(g.VMID)
+			}
+		}
+		for _, r := range recs {
+			r.scope(pc, sc)
+		}
+		for id := range confirm {
+			if snap.Guests[id] != nil {
+				sc.guest(id)
+				sc.status[id] = true
+			}
+		}
+		for _, st := range d.alsoList {
+			sc.storage(nodeFor(pc, st[0]), st[1])
+		}
+		return sc
+	})
+	if err != nil {
+		return nil, err
+	}
+	pc.snap = snap
+	for _, g := range snap.Guests {
+		g.tagCase = pc.tagsCaseSensitive
+	}
+	p := &Plan{Revision: revision, Stats: snap.Stats, pass: &passState{snap: snap}}
+	for _, r := range recs {
+		p.Actions = append(p.Actions, r.plan(pc)...)
+	}
+	checkNodes(p, snap)
+	e.holdForPowerTasks(ctx, p)
+	planSnapshots(pc, p)
+	e.checkPrivileges(ctx, p, d)
+	if err := resolveDependencies(p); err != nil {
+		return nil, err
+	}
+	p.finish()
+	return p, nil
+}
+
+// resolveDependencies drops dependencies on actions that have nothing to
+// do, blocks actions whose prerequisites cannot succeed, and refuses cycles.
+func resolveDependencies(p *Plan) error {
+	byKey := map[string]*Action{}
+	for _, a := range p.Actions {
+		byKey[a.Key()] = a
+	}
+	for _, a := range p.Actions {
+		var deps []string
+		for _, k := range a.DependsOn {
+			dep := byKey[k]
+			if dep == nil {
+				continue
+			}
+			switch {
+			case dep.Conflicted() || dep.failedPlanning():
+				if a.Action != vocab.ActionNone && a.BlockedBy == "" {
+					a.BlockedBy = k
+					a.Reason = joinReasons([]string{a.Reason, fmt.Sprintf("blocked: %s is %s (%s)", k, dep.Status, dep.Reason)})
+				}
+			case dep.Acts():
+				deps = append(deps, k)
+			}
+		}
+		a.DependsOn = deps
+	}
+	// Cycle check (Kahn): the kinds of today cannot form one, but a clear
+	// error beats a pass that hangs if a future kind does.
+	indeg := map[string]int{}
+	users := map[string][]string{}
+	for _, a := range p.Actions {
+		indeg[a.Key()] += 0
+		for _, d := range a.DependsOn {
+			indeg[a.Key()]++
+			users[d] = append(users[d], a.Key())
+		}
+	}
+	var queue []string
+	for k, n := range indeg {
+		if n == 0 {
+			queue = append(queue, k)
+		}
+	}
+	seen := 0
+	for len(queue) > 0 {
+		k := queue[0]
+		queue = queue[1:]
+		seen++
+		for _, u := range users[k] {
+			if indeg[u]--; indeg[u] == 0 {
+				queue = append(queue, u)
+			}
+		}
+	}
+	if seen != len(indeg) {
+		var cyc []string
+		for k, n := range indeg {
+			if n > 0 {
+				cyc = append(cyc, k)
+			}
+		}
+		sort.Strings(cyc)
+		return fmt.Errorf("dependency cycle between %s", strings.Join(cyc, ", "))
+	}
+	return nil
 }
