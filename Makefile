@@ -11,6 +11,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
              -X $(PKG)/internal/buildinfo.Commit=$(COMMIT) \
              -X $(PKG)/internal/buildinfo.Date=$(DATE)
 HAVE_WEB  := $(wildcard web/package.json)
+COMPAT    := pvesim/compat
 FUZZTIME  ?= 10s
 # GoReleaser is pinned in tools/go.mod (a module of its own, so its
 # dependencies stay out of proxmops'); `go tool` builds it once and caches it.
@@ -43,9 +44,13 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './web/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd $(COMPAT) && $(GO) vet ./...
 
+# The compatibility tests against others' Proxmox clients are a module of
+# their own (pvesim/compat), so `./...` does not reach them.
 test-go:
 	$(GO) test -race -count=1 ./...
+	cd $(COMPAT) && $(GO) test -race -count=1 ./...
 
 # Each fuzz target runs briefly from its committed corpus (testdata/fuzz).
 # A failure that wrote no failing input is Go 1.26's coordinator race at

@@ -1,4 +1,7 @@
-package pvesim
+// Package compat drives the simulator with Proxmox clients written by others.
+// It is a module of its own so those clients' dependencies stay out of
+// proxmops' go.mod; `make test` runs it.
+package compat
 
 import (
 	"context"
@@ -13,6 +16,8 @@ import (
 	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
+
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 // TestGoProxmoxClient drives the simulator with a client nobody here wrote
@@ -20,16 +25,22 @@ import (
 // simulator's certificate fingerprint: version, nodes, storage content,
 // appliance download, VM create, config update, start/stop, clone, a
 // container, and task waiting with running tasks.
+// The token the simulator is started with.
+const (
+	testTokenID     = "root@pam!proxmops"
+	testTokenSecret = "s3cret"
+)
+
 func TestGoProxmoxClient(t *testing.T) {
-	srv := New(Options{Nodes: 2, TokenID: testTokenID, TokenSecret: testTokenSecret, TaskSpeed: 0.005, Seed: 11})
+	srv := pvesim.New(pvesim.Options{Nodes: 2, TokenID: testTokenID, TokenSecret: testTokenSecret, TaskSpeed: 0.005, Seed: 11})
 	if err := srv.StartTLS("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/debian-12-genericcloud-amd64.qcow2", Size: 3 << 30}); err != nil {
+	if err := srv.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:import/debian-12-genericcloud-amd64.qcow2", Size: 3 << 30}); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20}); err != nil {
+	if err := srv.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	fingerprint := srv.Fingerprint()
