@@ -225,6 +225,20 @@ func roundUp(n, to int64) int64 {
 	return (n + to - 1) / to * to
 }
 
+// qemuCreateJob is one POST .../qemu: what create_vm checked and the
+// worker needs.
+type qemuCreateJob struct {
+	g             *Guest
+	vmid          int
+	node, storage string
+	pool          string
+	start, haAdd  bool
+	params        map[string]string // the config options given
+	plans         []drivePlan
+}
+
+// qemuCreate is qemu-server API2/Qemu.pm create_vm: the checks, then
+// create_and_lock_config, then $createfn in a worker.
 func (s *Server) qemuCreate(r *Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	node := r.Str("node")
@@ -240,6 +254,33 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		}
 		params[k] = v
 	}
+	plans, err := s.qemuCreateChecks(r, vmid, node, storage, params)
+	if err != nil {
+		return nil, err
+	}
+	if old := s.state.Guests[vmid]; old != nil {
+		kind := "VM"
+		if old.Type == "lxc" {
+			kind = "CT"
+		}
+		return nil, Fail("unable to create VM %d - %s %d already exists on node '%s'", vmid, kind, vmid, old.Node)
+	}
+	g := &Guest{VMID: vmid, Node: node, Type: "qemu", Conf: map[string]string{"lock": "create"}}
+	g.ensureMaps()
+	s.state.Guests[vmid] = g
+	j := &qemuCreateJob{g: g, vmid: vmid, node: node, storage: storage, params: params, plans: plans,
+		start: r.Bool("start"), pool: r.Str("pool"), haAdd: r.Bool("ha-managed")}
+
+	upid := s.startTask(r, node, "qmcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
+		return s.qemuCreateWorker(r, tc, j)
+	})
+	return upid, nil
+}
+
+// qemuCreateChecks is create_vm's checks before the config exists: the
+// SSH keys, the pool, the caller's rights, then the parameters (cdrom
+// alias, storage access, modify rights, bridges, drives, MAC addresses).
+func (s *Server) qemuCreateChecks(r *Request, vmid int, node, storage string, params map[string]string) ([]drivePlan, error) {
 	if keys, ok := params["sshkeys"]; ok {
 		dec, err := decodeSSHKeys(keys)
 		if err != nil {
@@ -286,111 +327,127 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 			params[k] = s.normaliseNet(v)
 		}
 	}
-	if old := s.state.Guests[vmid]; old != nil {
-		kind := "VM"
-		if old.Type == "lxc" {
-			kind = "CT"
-		}
-		return nil, Fail("unable to create VM %d - %s %d already exists on node '%s'", vmid, kind, vmid, old.Node)
-	}
-	g := &Guest{VMID: vmid, Node: node, Type: "qemu", Conf: map[string]string{"lock": "create"}}
-	g.ensureMaps()
-	s.state.Guests[vmid] = g
-	start, pool, haAdd := r.Bool("start"), r.Str("pool"), r.Bool("ha-managed")
-
-	upid := s.startTask(r, node, "qmcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
-		// create_and_lock_config wrote a config holding only "lock: create"
-		// before the worker forked. The worker takes the config flock
-		// (waiting 1 s) and keeps both while it allocates disks and imports
-		// images; only the final write_config replaces the lock line with
-		// the whole config. On failure the volumes are freed and the config
-		// file is unlinked: the half-created guest is gone.
-		var created map[string]string
-		fail := func(err error) error {
-			for _, volid := range guestVolumes(created) {
-				s.state.removeVolume(node, volid)
-			}
-			if s.state.Guests[vmid] == g {
-				delete(s.state.Guests, vmid)
-			}
-			return err
-		}
-		if err := tc.lock(vmid, "qemu", false, time.Second); err != nil {
-			return fail(err)
-		}
-		if err := tc.Sleep(durCreate); err != nil {
-			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
-		}
-		conf := map[string]string{}
-		for k, v := range params {
-			if !isQemuDiskKey(k) {
-				conf[k] = v
-			}
-		}
-		var copied int64
-		var err error
-		created, copied, err = s.createDisks(tc, g, plans, storage, conf["template"] == "1")
-		if err != nil {
-			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
-		}
-		g.Creating = guestVolumes(created)
-		if copied > 0 {
-			if err := tc.copyWithProgress(copied, time.Duration(float64(copied)/importRate*float64(time.Second)), "", 0); err != nil {
-				return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
-			}
-		}
-		for k, v := range created {
-			conf[k] = v
-		}
-		if conf["boot"] == "" {
-			if b := defaultBootOrder(conf); b != "" {
-				conf["boot"] = b
-			} else {
-				delete(conf, "boot")
-			}
-		}
-		if conf["smbios1"] == "" {
-			conf["smbios1"] = "uuid=" + s.randomUUID()
-		}
-		if v, ok := conf["vmgenid"]; (!ok || v == "1") && conf["arch"] != "aarch64" {
-			conf["vmgenid"] = s.randomUUID()
-		}
-		if v, ok := conf["tags"]; ok {
-			// create_vm's worker: assert_tag_permissions, then get_unique_tags.
-			if err := s.assertTagPermissions(r.User, "", v); err != nil {
-				return err
-			}
-			conf["tags"] = s.uniqueTags(v)
-		}
-		if pw, ok := conf["cipassword"]; ok {
-			conf["cipassword"] = s.hashPassword(pw)
-		}
-		conf["meta"] = fmt.Sprintf("creation-qemu=10.1.2,ctime=%d", s.clock.Now().Unix())
-		g.Conf = conf
-		g.Creating = nil
-		// create_vm adds the guest to its pool once the config is written.
-		s.state.addVMToPool(vmid, pool)
-		tc.unlock(vmid)
-		if haAdd {
-			s.haAddAfterCreate(tc, g, start, !start)
-		}
-		if start && s.haManaged(g) {
-			// vm_start of an HA-managed VM only asks the HA stack, in a task of its own.
-			tc.Log("Execute autostart")
-			s.haPowerRequest(r, g, false, 0)
-		} else if start {
-			// vm_start runs after the create lock is released; its errors
-			// are only warnings of the create task.
-			tc.Log("Execute autostart")
-			if err := s.qemuStartGuest(tc, g, false); err != nil {
-				tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
-			}
-		}
-		return nil
-	})
-	return upid, nil
+	return plans, nil
 }
 
+// qemuCreateWorker is $createfn: $realcmd under the config lock, then the
+// HA resource and the autostart.
+func (s *Server) qemuCreateWorker(r *Request, tc *taskCtx, j *qemuCreateJob) error {
+	g, vmid := j.g, j.vmid
+	// create_and_lock_config wrote a config holding only "lock: create"
+	// before the worker forked. The worker takes the config flock
+	// (waiting 1 s) and keeps both while it allocates disks and imports
+	// images; only the final write_config replaces the lock line with
+	// the whole config. On failure the volumes are freed and the config
+	// file is unlinked: the half-created guest is gone.
+	var created map[string]string
+	fail := func(err error) error {
+		for _, volid := range guestVolumes(created) {
+			s.state.removeVolume(j.node, volid)
+		}
+		if s.state.Guests[vmid] == g {
+			delete(s.state.Guests, vmid)
+		}
+		return err
+	}
+	if err := tc.lock(vmid, "qemu", false, time.Second); err != nil {
+		return fail(err)
+	}
+	if err := tc.Sleep(durCreate); err != nil {
+		return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
+	}
+	conf := map[string]string{}
+	for k, v := range j.params {
+		if !isQemuDiskKey(k) {
+			conf[k] = v
+		}
+	}
+	var copied int64
+	var err error
+	created, copied, err = s.createDisks(tc, g, j.plans, j.storage, conf["template"] == "1")
+	if err != nil {
+		return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
+	}
+	g.Creating = guestVolumes(created)
+	if copied > 0 {
+		if err := tc.copyWithProgress(copied, time.Duration(float64(copied)/importRate*float64(time.Second)), "", 0); err != nil {
+			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
+		}
+	}
+	for k, v := range created {
+		conf[k] = v
+	}
+	if err := s.qemuCreateDefaults(r, conf); err != nil {
+		return err
+	}
+	g.Conf = conf
+	g.Creating = nil
+	// create_vm adds the guest to its pool once the config is written.
+	s.state.addVMToPool(vmid, j.pool)
+	tc.unlock(vmid)
+	if j.haAdd {
+		s.haAddAfterCreate(tc, g, j.start, !j.start)
+	}
+	if j.start && s.haManaged(g) {
+		// vm_start of an HA-managed VM only asks the HA stack, in a task of its own.
+		tc.Log("Execute autostart")
+		s.haPowerRequest(r, g, false, 0)
+	} else if j.start {
+		// vm_start runs after the create lock is released; its errors
+		// are only warnings of the create task.
+		tc.Log("Execute autostart")
+		if err := s.qemuStartGuest(tc, g, false); err != nil {
+			tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
+		}
+	}
+	return nil
+}
+
+// qemuCreateDefaults is $realcmd after create_disks: the boot order,
+// SMBIOS UUID and vmgenid when not given, the tags (checked, then made
+// unique), the hashed cloud-init password and the meta line.
+func (s *Server) qemuCreateDefaults(r *Request, conf map[string]string) error {
+	if conf["boot"] == "" {
+		if b := defaultBootOrder(conf); b != "" {
+			conf["boot"] = b
+		} else {
+			delete(conf, "boot")
+		}
+	}
+	if conf["smbios1"] == "" {
+		conf["smbios1"] = "uuid=" + s.randomUUID()
+	}
+	if v, ok := conf["vmgenid"]; (!ok || v == "1") && conf["arch"] != "aarch64" {
+		conf["vmgenid"] = s.randomUUID()
+	}
+	if v, ok := conf["tags"]; ok {
+		// create_vm's worker: assert_tag_permissions, then get_unique_tags.
+		if err := s.assertTagPermissions(r.User, "", v); err != nil {
+			return err
+		}
+		conf["tags"] = s.uniqueTags(v)
+	}
+	if pw, ok := conf["cipassword"]; ok {
+		conf["cipassword"] = s.hashPassword(pw)
+	}
+	conf["meta"] = fmt.Sprintf("creation-qemu=10.1.2,ctime=%d", s.clock.Now().Unix())
+	return nil
+}
+
+// lxcCreateJob is one POST .../lxc: what create_vm checked and $code
+// needs.
+type lxcCreateJob struct {
+	g                         *Guest
+	vmid                      int
+	node, ostemplate, storage string
+	sshKeys, pool             string
+	start, haAdd, storageOnly bool
+	mpParams, conf            map[string]string
+}
+
+// lxcCreate is pve-container API2/LXC.pm create_vm: the checks, the mount
+// point plan and update_pct_config, create_and_lock_config, then $code
+// in a worker.
 func (s *Server) lxcCreate(r *Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	node := r.Str("node")
@@ -398,30 +455,8 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 		return nil, Fail("unable to restore CT %d - restoring backups is not supported by the simulator", vmid)
 	}
 	unprivileged := r.BoolOr("unprivileged", true)
-	if !unprivileged {
-		if err := s.check(r.User, "/", "Sys.Modify"); err != nil {
-			return nil, err
-		}
-	}
-	if r.Bool("ha-managed") {
-		if err := s.check(r.User, "/", "Sys.Console"); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.vmidUnusedErr(vmid); err != nil {
+	if err := s.lxcCreateChecks(r, vmid, unprivileged); err != nil {
 		return nil, err
-	}
-	if keys, ok := r.Params["ssh-public-keys"]; ok {
-		if err := validateSSHKeys(keys); err != nil {
-			return nil, err
-		}
-	}
-	// pve-container API2/LXC.pm create_vm: check_pool_exist after the keys.
-	if err := s.checkPoolExist(r); err != nil {
-		return nil, err
-	}
-	if pool := r.Str("pool"); !s.can(r.User, "/vms/"+strconv.Itoa(vmid), "VM.Allocate") && !(pool != "" && s.can(r.User, "/pool/"+pool, "VM.Allocate")) {
-		return nil, permErr("")
 	}
 	ostemplate := r.Str("ostemplate")
 	storage := r.Str("storage")
@@ -440,78 +475,12 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 	if err := s.checkCTModifyPerm(r.User, vmid, nil, params, nil, unprivileged); err != nil {
 		return nil, err
 	}
-	if ostemplate == "-" {
-		return nil, Fail("pipe requires cli environment")
+	if err := s.lxcCreateTemplateAccess(r, vmid, node, ostemplate); err != nil {
+		return nil, err
 	}
-	if storageID, _, isVolume := strings.Cut(ostemplate, ":"); isVolume {
-		if _, err := s.storageConfig(storageID); err != nil {
-			return nil, err
-		}
-		vtype, _, err := s.volumeContentType(node, ostemplate)
-		if err != nil {
-			return nil, err
-		}
-		if vtype != "vztmpl" {
-			return nil, Fail("unable to use volume %s - content type needs to be 'vztmpl'", ostemplate)
-		}
-		if err := s.checkVolumeAccess(r.User, vmid, ostemplate, "vztmpl"); err != nil {
-			return nil, err
-		}
-	} else if r.User != "root@pam" {
-		return nil, Fail("Only root can pass arbitrary filesystem paths.")
-	}
-	checkStorage := func(sid string) error {
-		st, err := s.storageConfig(sid)
-		if err != nil {
-			return err
-		}
-		if !st.allows("rootdir") {
-			return ParamErr("storage", fmt.Sprintf("storage '%s' does not support container directories", sid))
-		}
-		return s.check(r.User, "/storage/"+sid, "Datastore.AllocateSpace")
-	}
-	mpParams := map[string]string{}
-	other := map[string]string{}
-	for _, k := range sortedKeys(params) {
-		v := params[k]
-		switch {
-		case k == "rootfs" || isLxcVolumeKey(k):
-			if regexp.MustCompile(`^\d+(\.\d+)?$`).MatchString(v) {
-				v = storage + ":" + v
-			} else if mp, err := parseLxcVolume(k, v); err == nil && regexp.MustCompile(`^\d+(\.\d+)?$`).MatchString(mp["volume"]) {
-				mp["volume"] = storage + ":" + mp["volume"]
-				v = printLxcVolume(k, mp)
-			}
-			mpParams[k] = v
-		case strings.HasPrefix(k, "unused"):
-			// Proxmox warns and ignores unused volumes on create.
-		default:
-			other[k] = v
-		}
-	}
-	if len(mpParams) > 0 && mpParams["rootfs"] == "" {
-		return nil, Fail("mount points configured, but 'rootfs' not set - aborting")
-	}
-	for _, k := range sortedKeys(mpParams) {
-		mp, err := parseLxcVolume(k, mpParams[k])
-		if err != nil {
-			return nil, ParamErr(k, "invalid format - "+err.Error())
-		}
-		if mountPointType(mp["volume"]) != "volume" {
-			if r.User != "root@pam" {
-				return nil, Fail("Only root can pass arbitrary filesystem paths.")
-			}
-			continue
-		}
-		sid, _, _ := strings.Cut(mp["volume"], ":")
-		if err := checkStorage(sid); err != nil {
-			return nil, err
-		}
-	}
-	if len(mpParams) == 0 {
-		if err := checkStorage(storage); err != nil {
-			return nil, err
-		}
+	mpParams, other, err := s.lxcCreateMountPlan(r, storage, params)
+	if err != nil {
+		return nil, err
 	}
 	prepared, err := s.lxcPrepareOptions(&Guest{VMID: vmid, Node: node}, other)
 	if err != nil {
@@ -529,79 +498,207 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 	}
 	g := &Guest{VMID: vmid, Node: node, Type: "lxc", Conf: map[string]string{"lock": "create"}}
 	g.ensureMaps()
-	sshKeys := r.Str("ssh-public-keys")
+	j := &lxcCreateJob{g: g, vmid: vmid, node: node, ostemplate: ostemplate, storage: storage,
+		sshKeys: r.Str("ssh-public-keys"), mpParams: mpParams, conf: conf}
 	s.state.Guests[vmid] = g
-	start, pool, haAdd := r.Bool("start"), r.Str("pool"), r.Bool("ha-managed")
-	storageOnly := len(mpParams) == 0
+	j.start, j.pool, j.haAdd = r.Bool("start"), r.Str("pool"), r.Bool("ha-managed")
+	j.storageOnly = len(mpParams) == 0
 
 	return s.startTask(r, node, "vzcreate", strconv.Itoa(vmid), func(tc *taskCtx) error {
-		fail := func(err error) error {
-			delete(s.state.Guests, vmid)
-			return fmt.Errorf("unable to create CT %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n"))
-		}
-		if err := tc.LockGuest(vmid, "lxc"); err != nil {
-			delete(s.state.Guests, vmid)
+		return s.lxcCreateWorker(tc, j)
+	}), nil
+}
+
+// lxcCreateChecks is create_vm's checks of the caller: Sys.Modify for a
+// privileged container, Sys.Console for an HA resource, an unused id,
+// the SSH keys, the pool, then VM.Allocate on the guest or its pool.
+func (s *Server) lxcCreateChecks(r *Request, vmid int, unprivileged bool) error {
+	if !unprivileged {
+		if err := s.check(r.User, "/", "Sys.Modify"); err != nil {
 			return err
 		}
-		if storageOnly {
-			mpParams["rootfs"] = storage + ":4"
+	}
+	if r.Bool("ha-managed") {
+		if err := s.check(r.User, "/", "Sys.Console"); err != nil {
+			return err
 		}
-		created, err := s.lxcCreateDisks(g, mpParams, conf)
-		if err != nil {
-			return fail(err)
+	}
+	if err := s.vmidUnusedErr(vmid); err != nil {
+		return err
+	}
+	if keys, ok := r.Params["ssh-public-keys"]; ok {
+		if err := validateSSHKeys(keys); err != nil {
+			return err
 		}
-		g.Creating = created
-		removeCreated := func() {
-			for _, volid := range created {
-				s.state.removeVolume(node, volid)
-			}
-		}
-		if tv := s.state.volume(node, ostemplate); tv == nil && strings.Contains(ostemplate, ":") {
-			removeCreated()
-			return fail(Fail("can't find file '%s'", ostemplate))
-		}
-		tc.Log("extracting archive '%s'", ostemplate)
-		if err := tc.Sleep(durCTCreate); err != nil {
-			removeCreated()
-			return fail(err)
-		}
-		tc.Log("Total bytes read: %d (%s)", 150<<20, "150MiB")
-		if conf["ostype"] == "" {
-			conf["ostype"] = lxcOSType(ostemplate)
-		}
-		if conf["arch"] == "" {
-			conf["arch"] = lxcArch(ostemplate)
-		}
-		tc.Log("Detected container architecture: %s", conf["arch"])
-		if conf["hostname"] == "" {
-			conf["hostname"] = "CT" + strconv.Itoa(vmid)
-		}
-		if conf["memory"] == "" || conf["memory"] == "0" {
-			conf["memory"] = "512"
-		}
-		if _, ok := conf["swap"]; !ok {
-			conf["swap"] = "512"
-		}
-		g.Conf = conf
-		g.Creating = nil
-		// post_create_hook: set_user_authorized_ssh_keys for root.
-		g.RootSSHKeys = sshKeys
-		s.state.addVMToPool(vmid, pool)
-		if start {
-			// Proxmox starts the container through the start API, in a
-			// task of its own: the create itself succeeds.
-			if err := s.lxcCheckBridges(tc, g); err != nil {
-				tc.Log("%s", asAPIError(err).Message)
-			} else {
-				g.Running = true
-				g.StartedAt = s.clock.Now()
-			}
-		}
-		if haAdd {
-			s.haAddAfterCreate(tc, g, start, true)
+	}
+	// pve-container API2/LXC.pm create_vm: check_pool_exist after the keys.
+	if err := s.checkPoolExist(r); err != nil {
+		return err
+	}
+	if pool := r.Str("pool"); !s.can(r.User, "/vms/"+strconv.Itoa(vmid), "VM.Allocate") && !(pool != "" && s.can(r.User, "/pool/"+pool, "VM.Allocate")) {
+		return permErr("")
+	}
+	return nil
+}
+
+// lxcCreateTemplateAccess is create_vm's check of the ostemplate: no
+// pipe, a volume of content vztmpl the caller may read, or a path only
+// root may pass.
+func (s *Server) lxcCreateTemplateAccess(r *Request, vmid int, node, ostemplate string) error {
+	if ostemplate == "-" {
+		return Fail("pipe requires cli environment")
+	}
+	storageID, _, isVolume := strings.Cut(ostemplate, ":")
+	if !isVolume {
+		if r.User != "root@pam" {
+			return Fail("Only root can pass arbitrary filesystem paths.")
 		}
 		return nil
-	}), nil
+	}
+	if _, err := s.storageConfig(storageID); err != nil {
+		return err
+	}
+	vtype, _, err := s.volumeContentType(node, ostemplate)
+	if err != nil {
+		return err
+	}
+	if vtype != "vztmpl" {
+		return Fail("unable to use volume %s - content type needs to be 'vztmpl'", ostemplate)
+	}
+	return s.checkVolumeAccess(r.User, vmid, ostemplate, "vztmpl")
+}
+
+// lxcCreateMountPlan is create_vm's split of the parameters into mount
+// points (a bare size taking the default storage) and the rest, then
+// $check_and_activate_storage on each volume's storage (or the default
+// storage when none is given). Unused volumes are ignored, as Proxmox
+// warns and drops them on create.
+func (s *Server) lxcCreateMountPlan(r *Request, storage string, params map[string]string) (mpParams, other map[string]string, err error) {
+	checkStorage := func(sid string) error {
+		st, err := s.storageConfig(sid)
+		if err != nil {
+			return err
+		}
+		if !st.allows("rootdir") {
+			return ParamErr("storage", fmt.Sprintf("storage '%s' does not support container directories", sid))
+		}
+		return s.check(r.User, "/storage/"+sid, "Datastore.AllocateSpace")
+	}
+	mpParams, other = map[string]string{}, map[string]string{}
+	for _, k := range sortedKeys(params) {
+		v := params[k]
+		switch {
+		case k == "rootfs" || isLxcVolumeKey(k):
+			if regexp.MustCompile(`^\d+(\.\d+)?$`).MatchString(v) {
+				v = storage + ":" + v
+			} else if mp, err := parseLxcVolume(k, v); err == nil && regexp.MustCompile(`^\d+(\.\d+)?$`).MatchString(mp["volume"]) {
+				mp["volume"] = storage + ":" + mp["volume"]
+				v = printLxcVolume(k, mp)
+			}
+			mpParams[k] = v
+		case strings.HasPrefix(k, "unused"):
+		default:
+			other[k] = v
+		}
+	}
+	if len(mpParams) > 0 && mpParams["rootfs"] == "" {
+		return nil, nil, Fail("mount points configured, but 'rootfs' not set - aborting")
+	}
+	for _, k := range sortedKeys(mpParams) {
+		mp, err := parseLxcVolume(k, mpParams[k])
+		if err != nil {
+			return nil, nil, ParamErr(k, "invalid format - "+err.Error())
+		}
+		if mountPointType(mp["volume"]) != "volume" {
+			if r.User != "root@pam" {
+				return nil, nil, Fail("Only root can pass arbitrary filesystem paths.")
+			}
+			continue
+		}
+		sid, _, _ := strings.Cut(mp["volume"], ":")
+		if err := checkStorage(sid); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(mpParams) == 0 {
+		if err := checkStorage(storage); err != nil {
+			return nil, nil, err
+		}
+	}
+	return mpParams, other, nil
+}
+
+// lxcCreateWorker is create_vm's $code under the config lock: the disks,
+// the archive extracted, the defaults it detects, the root SSH keys, the
+// pool; then the start and the HA resource.
+func (s *Server) lxcCreateWorker(tc *taskCtx, j *lxcCreateJob) error {
+	g, vmid, node, ostemplate, conf := j.g, j.vmid, j.node, j.ostemplate, j.conf
+	fail := func(err error) error {
+		delete(s.state.Guests, vmid)
+		return fmt.Errorf("unable to create CT %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n"))
+	}
+	if err := tc.LockGuest(vmid, "lxc"); err != nil {
+		delete(s.state.Guests, vmid)
+		return err
+	}
+	if j.storageOnly {
+		j.mpParams["rootfs"] = j.storage + ":4"
+	}
+	created, err := s.lxcCreateDisks(g, j.mpParams, conf)
+	if err != nil {
+		return fail(err)
+	}
+	g.Creating = created
+	removeCreated := func() {
+		for _, volid := range created {
+			s.state.removeVolume(node, volid)
+		}
+	}
+	if tv := s.state.volume(node, ostemplate); tv == nil && strings.Contains(ostemplate, ":") {
+		removeCreated()
+		return fail(Fail("can't find file '%s'", ostemplate))
+	}
+	tc.Log("extracting archive '%s'", ostemplate)
+	if err := tc.Sleep(durCTCreate); err != nil {
+		removeCreated()
+		return fail(err)
+	}
+	tc.Log("Total bytes read: %d (%s)", 150<<20, "150MiB")
+	if conf["ostype"] == "" {
+		conf["ostype"] = lxcOSType(ostemplate)
+	}
+	if conf["arch"] == "" {
+		conf["arch"] = lxcArch(ostemplate)
+	}
+	tc.Log("Detected container architecture: %s", conf["arch"])
+	if conf["hostname"] == "" {
+		conf["hostname"] = "CT" + strconv.Itoa(vmid)
+	}
+	if conf["memory"] == "" || conf["memory"] == "0" {
+		conf["memory"] = "512"
+	}
+	if _, ok := conf["swap"]; !ok {
+		conf["swap"] = "512"
+	}
+	g.Conf = conf
+	g.Creating = nil
+	// post_create_hook: set_user_authorized_ssh_keys for root.
+	g.RootSSHKeys = j.sshKeys
+	s.state.addVMToPool(vmid, j.pool)
+	if j.start {
+		// Proxmox starts the container through the start API, in a
+		// task of its own: the create itself succeeds.
+		if err := s.lxcCheckBridges(tc, g); err != nil {
+			tc.Log("%s", asAPIError(err).Message)
+		} else {
+			g.Running = true
+			g.StartedAt = s.clock.Now()
+		}
+	}
+	if j.haAdd {
+		s.haAddAfterCreate(tc, g, j.start, true)
+	}
+	return nil
 }
 
 // lxcCreateDisks is create_disks: new volumes for "storage:size" mount
