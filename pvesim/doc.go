@@ -35,11 +35,12 @@
 //	tree := srv.GuestTree(100)            // the guest's "/" on the host
 //
 // Each command is this binary started again as the sandbox's init (an init
-// function in this package takes over when PVESIM_GUEST_SANDBOX is set), in
-// new mount, PID, UTS, IPC and network namespaces. Files: guestssh.go (which
-// guests get a server, following the state), guestssh_conn.go (logins and
-// sessions), guestssh_tree.go (the tree and keys), guestssh_pkg.go (the
-// stand-ins), guestssh_sandbox_linux.go (the confinement).
+// function in package guestssh takes over when PVESIM_GUEST_SANDBOX is set),
+// in new mount, PID, UTS, IPC and network namespaces. guestssh.go here says
+// which guests get a server (their profiles, following the state); the
+// sub-package pvesim/guestssh serves them: manager.go (servers following
+// the profiles), conn.go (logins and sessions), tree.go (the tree and
+// keys), pkg.go (the stand-ins), sandbox_linux.go (the confinement).
 //
 // # Adding an endpoint
 //

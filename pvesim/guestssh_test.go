@@ -17,6 +17,8 @@ import (
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/proxmops/proxmops/pvesim/guestssh"
 )
 
 // guestKey is a fresh client key pair and its authorized_keys line.
@@ -265,7 +267,7 @@ func TestGuestSSHPackageStandIns(t *testing.T) {
 	}
 	mustRun(t, cl, "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y -o Dpkg::Options::=--force-confdef apache2 curl=8.0")
 	mustRun(t, cl, "apt-get -q -y install curl")
-	b, err := os.ReadFile(filepath.Join(dir, "303", installedPackagesPath))
+	b, err := os.ReadFile(filepath.Join(dir, "303", guestssh.InstalledPackagesPath))
 	if err != nil || string(b) != "apache2\ncurl\n" {
 		t.Errorf("installed-packages = %q, %v", b, err)
 	}
@@ -279,7 +281,7 @@ func TestGuestSSHPackageStandIns(t *testing.T) {
 		t.Errorf("unknown package: status %d stderr %q", code, errs)
 	}
 	mustRun(t, cl, "sudo apt-get remove -y curl")
-	if b, _ := os.ReadFile(filepath.Join(dir, "303", installedPackagesPath)); string(b) != "apache2\n" {
+	if b, _ := os.ReadFile(filepath.Join(dir, "303", guestssh.InstalledPackagesPath)); string(b) != "apache2\n" {
 		t.Errorf("after remove: %q", b)
 	}
 }
@@ -310,7 +312,7 @@ func TestGuestSSHPackageManagerFollowsOSType(t *testing.T) {
 				t.Errorf("os-release and package manager: %q", got)
 			}
 			mustRun(t, cl, tc.install)
-			if b, _ := os.ReadFile(filepath.Join(dir, "310", installedPackagesPath)); string(b) != "redis\n" {
+			if b, _ := os.ReadFile(filepath.Join(dir, "310", guestssh.InstalledPackagesPath)); string(b) != "redis\n" {
 				t.Errorf("installed-packages = %q", b)
 			}
 		})
@@ -421,7 +423,7 @@ func TestGuestSSHVMTakesCloudInitUserAndKeys(t *testing.T) {
 		t.Errorf("as admin: %q", got)
 	}
 	cl.Close()
-	if b, _ := os.ReadFile(filepath.Join(dir, "400", installedPackagesPath)); string(b) != "nginx\n" {
+	if b, _ := os.ReadFile(filepath.Join(dir, "400", guestssh.InstalledPackagesPath)); string(b) != "nginx\n" {
 		t.Errorf("installed-packages = %q", b)
 	}
 	// cloud-init's disable_root: root's key only says to log in as the user.

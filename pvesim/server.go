@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/guestssh"
 )
 
 // Options configure a simulated cluster.
@@ -92,7 +94,7 @@ type Server struct {
 	resCache resourcesCache
 	statd    statd
 	access   *accessState
-	gssh     *guestSSH // nil when guest SSH is off
+	gssh     *guestssh.Manager // nil when guest SSH is off
 
 	// gen counts state changes (see touch); cached answers are built for one generation.
 	gen atomic.Uint64

@@ -1,4 +1,4 @@
-package pvesim
+package guestssh
 
 // The guest tree: the files of one guest, DIR/<vmid>/, as its root file
 // system. It is made when the guest's SSH server first starts and removed
@@ -29,25 +29,25 @@ const treeMarker = ".pvesim-guest"
 // hostKeyPath is the guest's SSH host key inside its tree.
 const hostKeyPath = "etc/ssh/ssh_host_ed25519_key"
 
-// installedPackagesPath is where the package-manager stand-ins record installs.
-const installedPackagesPath = "var/lib/pvesim/installed-packages"
+// InstalledPackagesPath is where the package-manager stand-ins record installs.
+const InstalledPackagesPath = "var/lib/pvesim/installed-packages"
 
-// guestProfile is what a guest's tree and SSH server are made from.
-type guestProfile struct {
-	vmid     int
-	typ      string // "qemu" or "lxc"
-	hostname string
-	distro   string // os-release ID: debian, ubuntu, alpine, fedora, centos, ...
-	ip       string
-	// startedAt tells runs apart: a reboot gives the guest a new server.
-	startedAt time.Time
-	// rootKeys: the container's ssh-public-keys, written once into the new
+// Profile is what a guest's tree and SSH server are made from.
+type Profile struct {
+	VMID     int
+	Type     string // "qemu" or "lxc"
+	Hostname string
+	Distro   string // os-release ID: debian, ubuntu, alpine, fedora, centos, ...
+	IP       string
+	// StartedAt tells runs apart: a reboot gives the guest a new server.
+	StartedAt time.Time
+	// RootKeys: the container's ssh-public-keys, written once into the new
 	// tree as pve-container's post_create_hook writes them into the rootfs.
-	rootKeys string
-	// ciUser and ciKeys: a VM's cloud-init user and sshkeys, applied at
+	RootKeys string
+	// CIUser and CIKeys: a VM's cloud-init user and sshkeys, applied at
 	// every start as cloud-init does at boot.
-	ciUser string
-	ciKeys []string
+	CIUser string
+	CIKeys []string
 }
 
 // osRelease is /etc/os-release for each distribution a guest can be.
@@ -75,22 +75,17 @@ func packageManager(distro string) string {
 	return ""
 }
 
-// guestDistro is the distribution of a guest: a container's ostype (from
-// its template), Debian for VMs (cloud images carry no ostype Proxmox knows).
-func guestDistro(g *Guest) string {
-	if g.Type == "lxc" {
-		if _, ok := osRelease[g.Conf["ostype"]]; ok {
-			return g.Conf["ostype"]
-		}
-		return "debian"
-	}
-	return "debian"
+// KnownDistro says whether a guest tree can be the distribution with
+// os-release ID id.
+func KnownDistro(id string) bool {
+	_, ok := osRelease[id]
+	return ok
 }
 
 // prepareTree makes or refreshes guest p's tree at dir. A new tree gets a
 // host key and the container's keys; every start refreshes the hostname,
 // the stand-ins and a VM's cloud-init user and keys.
-func prepareTree(dir string, p guestProfile) error {
+func prepareTree(dir string, p Profile) error {
 	fresh := false
 	if _, err := os.Lstat(filepath.Join(dir, treeMarker)); errors.Is(err, fs.ErrNotExist) {
 		fresh = true
@@ -104,16 +99,16 @@ func prepareTree(dir string, p guestProfile) error {
 	}
 	defer root.Close()
 	if err := layoutTree(root, p, fresh); err != nil {
-		return fmt.Errorf("guest %d tree %s: %w", p.vmid, dir, err)
+		return fmt.Errorf("guest %d tree %s: %w", p.VMID, dir, err)
 	}
 	if fresh {
 		// The marker last: a tree without it is remade from scratch.
-		return root.WriteFile(treeMarker, fmt.Appendf(nil, "%d\n", p.vmid), 0o644)
+		return root.WriteFile(treeMarker, fmt.Appendf(nil, "%d\n", p.VMID), 0o644)
 	}
 	return nil
 }
 
-func layoutTree(root *os.Root, p guestProfile, fresh bool) error {
+func layoutTree(root *os.Root, p Profile, fresh bool) error {
 	for _, d := range []struct {
 		path string
 		mode fs.FileMode
@@ -163,7 +158,7 @@ func layoutTree(root *os.Root, p guestProfile, fresh bool) error {
 			}
 		}
 	}
-	if err := root.WriteFile("etc/hostname", []byte(p.hostname+"\n"), 0o644); err != nil {
+	if err := root.WriteFile("etc/hostname", []byte(p.Hostname+"\n"), 0o644); err != nil {
 		return err
 	}
 	if fresh {
@@ -171,10 +166,10 @@ func layoutTree(root *os.Root, p guestProfile, fresh bool) error {
 			return err
 		}
 	}
-	if err := writeStandIns(root, p.distro); err != nil {
+	if err := writeStandIns(root, p.Distro); err != nil {
 		return err
 	}
-	if p.typ == "qemu" {
+	if p.Type == "qemu" {
 		return applyCloudInitUser(root, p)
 	}
 	return nil
@@ -201,8 +196,8 @@ const (
 )
 
 // newTreeFiles are written once, when the guest's root file system is made.
-func newTreeFiles(root *os.Root, p guestProfile) error {
-	rel, ok := osRelease[p.distro]
+func newTreeFiles(root *os.Root, p Profile) error {
+	rel, ok := osRelease[p.Distro]
 	if !ok {
 		rel = osRelease["debian"]
 	}
@@ -214,9 +209,9 @@ func newTreeFiles(root *os.Root, p guestProfile) error {
 		{"etc/os-release", rel, 0o644},
 		{"etc/passwd", basePasswd, 0o644},
 		{"etc/group", baseGroup, 0o644},
-		{"etc/hosts", "127.0.0.1\tlocalhost\n" + p.ip + "\t" + p.hostname + "\n", 0o644},
+		{"etc/hosts", "127.0.0.1\tlocalhost\n" + p.IP + "\t" + p.Hostname + "\n", 0o644},
 		{"etc/resolv.conf", "", 0o644},
-		{installedPackagesPath, "", 0o644},
+		{InstalledPackagesPath, "", 0o644},
 	}
 	for _, f := range files {
 		if err := root.WriteFile(f.path, []byte(f.data), f.mode); err != nil {
@@ -226,8 +221,8 @@ func newTreeFiles(root *os.Root, p guestProfile) error {
 	if err := writeHostKey(root, p); err != nil {
 		return err
 	}
-	if p.typ == "lxc" && strings.TrimSpace(p.rootKeys) != "" {
-		return setAuthorizedKeysPVE(root, "root", p.rootKeys)
+	if p.Type == "lxc" && strings.TrimSpace(p.RootKeys) != "" {
+		return setAuthorizedKeysPVE(root, "root", p.RootKeys)
 	}
 	return nil
 }
@@ -235,12 +230,12 @@ func newTreeFiles(root *os.Root, p guestProfile) error {
 // writeHostKey makes the guest's ed25519 host key, as pve-container's
 // rewrite_ssh_host_keys does at create (Setup.pm) and a cloud image's
 // first boot does.
-func writeHostKey(root *os.Root, p guestProfile) error {
+func writeHostKey(root *os.Root, p Profile) error {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return err
 	}
-	block, err := ssh.MarshalPrivateKey(priv, fmt.Sprintf("root@%s", p.hostname))
+	block, err := ssh.MarshalPrivateKey(priv, fmt.Sprintf("root@%s", p.Hostname))
 	if err != nil {
 		return err
 	}
@@ -252,7 +247,7 @@ func writeHostKey(root *os.Root, p guestProfile) error {
 		return err
 	}
 	pub := bytes.TrimSpace(ssh.MarshalAuthorizedKey(signer.PublicKey()))
-	return root.WriteFile(hostKeyPath+".pub", append(pub, []byte(" root@"+p.hostname+"\n")...), 0o644)
+	return root.WriteFile(hostKeyPath+".pub", append(pub, []byte(" root@"+p.Hostname+"\n")...), 0o644)
 }
 
 // readHostKey loads the guest's host key from its tree.
@@ -315,27 +310,27 @@ func defaultCloudUser(distro string) string {
 // Unless the user is root, "disable_root" stays true, so root's
 // authorized_keys get the same keys behind a command that refuses the
 // login (cloud-init's cc_ssh, exit 142).
-func applyCloudInitUser(root *os.Root, p guestProfile) error {
-	user := p.ciUser
+func applyCloudInitUser(root *os.Root, p Profile) error {
+	user := p.CIUser
 	if user == "" {
-		user = defaultCloudUser(p.distro)
+		user = defaultCloudUser(p.Distro)
 	}
 	if user != "root" {
 		if err := addPasswdUser(root, user); err != nil {
 			return err
 		}
 	}
-	if len(p.ciKeys) == 0 {
+	if len(p.CIKeys) == 0 {
 		return nil
 	}
-	if err := mergeAuthorizedKeys(root, user, p.ciKeys, ""); err != nil {
+	if err := mergeAuthorizedKeys(root, user, p.CIKeys, ""); err != nil {
 		return err
 	}
 	if user == "root" {
 		return nil
 	}
 	opts := fmt.Sprintf(`no-port-forwarding,no-agent-forwarding,no-X11-forwarding,command="echo 'Please login as the user \"%s\" rather than the user \"root\".';echo;exit 142"`, user)
-	return mergeAuthorizedKeys(root, "root", p.ciKeys, opts)
+	return mergeAuthorizedKeys(root, "root", p.CIKeys, opts)
 }
 
 // addPasswdUser adds a cloud-init default user (uid 1000, home

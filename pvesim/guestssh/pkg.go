@@ -1,4 +1,4 @@
-package pvesim
+package guestssh
 
 // Package-manager stand-ins. A guest's /usr/local/sbin (first in the
 // PATH its SSH commands get) holds its distribution's package manager

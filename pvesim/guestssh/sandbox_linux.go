@@ -1,4 +1,4 @@
-package pvesim
+package guestssh
 
 // The guest sandbox: every command a guest's SSH server runs (and its SFTP
 // server) is a re-exec of the running binary (os.Executable) with

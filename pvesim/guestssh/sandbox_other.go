@@ -1,6 +1,6 @@
 //go:build !linux
 
-package pvesim
+package guestssh
 
 import (
 	"errors"

@@ -1,10 +1,10 @@
-package pvesim
+package guestssh
 
 // One guest's SSH server: public-key logins as sshd checks them (the
 // user's line in the guest's /etc/passwd, the keys in its
 // ~/.ssh/authorized_keys, a command="..." option forcing the command),
 // "exec", "shell" (without a terminal) and the "sftp" subsystem, each run
-// in the guest sandbox (guestssh_sandbox_linux.go).
+// in the guest sandbox (sandbox_linux.go).
 
 import (
 	"bufio"
@@ -27,8 +27,8 @@ import (
 const guestPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 type guestSSHServer struct {
-	m       *guestSSH
-	profile guestProfile
+	m       *Manager
+	profile Profile
 	dir     string
 	ln      net.Listener
 	config  *ssh.ServerConfig
@@ -39,7 +39,7 @@ type guestSSHServer struct {
 	procs  map[*os.Process]bool
 }
 
-func newGuestSSHServer(m *guestSSH, p guestProfile, dir string, hostKey ssh.Signer, ln net.Listener) *guestSSHServer {
+func newGuestSSHServer(m *Manager, p Profile, dir string, hostKey ssh.Signer, ln net.Listener) *guestSSHServer {
 	g := &guestSSHServer{m: m, profile: p, dir: dir, ln: ln, conns: map[net.Conn]bool{}, procs: map[*os.Process]bool{}}
 	g.config = &ssh.ServerConfig{
 		PublicKeyCallback: g.checkKey,
@@ -251,7 +251,7 @@ var sshSignals = map[string]syscall.Signal{"HUP": syscall.SIGHUP, "INT": syscall
 func (g *guestSSHServer) sessionSpec(sc *ssh.ServerConn, req *ssh.Request, env []string) (sandboxSpec, error) {
 	ext := sc.Permissions.Extensions
 	user, home := ext["user"], ext["home"]
-	spec := sandboxSpec{Root: g.dir, Hostname: g.profile.hostname, Mode: "exec", Dir: home}
+	spec := sandboxSpec{Root: g.dir, Hostname: g.profile.Hostname, Mode: "exec", Dir: home}
 	var command string
 	switch req.Type {
 	case "exec":
