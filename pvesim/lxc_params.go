@@ -224,12 +224,13 @@ func lxcVolumeFormat(key string) *PropFormat {
 // each group sorted by name.
 func printPropStringOrdered(f *PropFormat, vals map[string]string) string {
 	var parts []string
+	defKey := f.DefaultKeyName()
 	done := map[string]bool{}
-	if f.defKey != "" {
-		if v, ok := vals[f.defKey]; ok {
+	if defKey != "" {
+		if v, ok := vals[defKey]; ok {
 			parts = append(parts, v)
 		}
-		done[f.defKey] = true
+		done[defKey] = true
 	}
 	keys := sortedKeys(vals)
 	for _, k := range keys {

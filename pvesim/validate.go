@@ -191,7 +191,7 @@ func checkScalar(p *Param, s, path string) string {
 			return "invalid format - " + err.Error()
 		}
 	}
-	if p.pattern != nil && !p.pattern.MatchString(s) {
+	if !p.Matches(s) {
 		return "value does not match the regex pattern"
 	}
 	n := utf8.RuneCountInString(s)
@@ -241,6 +241,7 @@ func parseBoolean(s string) (string, bool) {
 // the trailing newline its die messages have.
 func parsePropString(f *PropFormat, data, path string) (map[string]string, error) {
 	res := map[string]string{}
+	defKey := f.DefaultKeyName()
 	defaultSeen := ""
 	for _, part := range strings.Split(data, ",") {
 		if strings.TrimSpace(part) == "" {
@@ -278,17 +279,17 @@ func parsePropString(f *PropFormat, data, path string) (map[string]string, error
 			if defaultSeen != "" {
 				return nil, fmt.Errorf("duplicate key in comma-separated list property: %s\n", defaultSeen)
 			}
-			if f.defKey == "" {
+			if defKey == "" {
 				return nil, errors.New("value without key, but schema does not define a default key\n")
 			}
-			defaultSeen = f.defKey
-			if old := res[f.defKey]; old != "" && old != "0" {
-				return nil, fmt.Errorf("duplicate key in comma-separated list property: %s\n", f.defKey)
+			defaultSeen = defKey
+			if old := res[defKey]; old != "" && old != "0" {
+				return nil, fmt.Errorf("duplicate key in comma-separated list property: %s\n", defKey)
 			}
-			if f.Keys[f.defKey].Type == TBoolean {
+			if f.Keys[defKey].Type == TBoolean {
 				part, _ = parseBoolean(part)
 			}
-			res[f.defKey] = part
+			res[defKey] = part
 		default:
 			return nil, errors.New("missing key in comma-separated list property\n")
 		}
@@ -300,7 +301,7 @@ func parsePropString(f *PropFormat, data, path string) (map[string]string, error
 		}
 		return path + "." + k
 	}
-	for _, k := range f.order {
+	for _, k := range f.KeyNames() {
 		schema := f.Keys[k]
 		v, ok := res[k]
 		checkProp(schema, rawValue{s: v}, ok, join(k), errs)
@@ -332,13 +333,14 @@ func parsePropString(f *PropFormat, data, path string) (map[string]string, error
 // bare value first, then the others sorted by name.
 func printPropString(f *PropFormat, vals map[string]string) string {
 	var parts []string
-	if f.defKey != "" {
-		if v, ok := vals[f.defKey]; ok {
+	defKey := f.DefaultKeyName()
+	if defKey != "" {
+		if v, ok := vals[defKey]; ok {
 			parts = append(parts, v)
 		}
 	}
 	for _, k := range sortedKeys(vals) {
-		if k == f.defKey {
+		if k == defKey {
 			continue
 		}
 		parts = append(parts, k+"="+vals[k])
