@@ -103,8 +103,10 @@
 // storage_content.go for content and storage_download.go for downloads and
 // uploads), network (network.go, network_file.go for the interfaces file),
 // sdn (sdn.go, sdn_write.go for changes), pools, ha, access and perms each
-// have their own files; server.go, router.go,
-// params.go, formats.go, validate.go and tasks.go are the framework.
+// have their own files; server.go, router.go, formats.go, validate.go and
+// tasks.go are the framework, with the parameter schema and the error
+// answers in the sub-package pvesim/route (params.go and errors.go here
+// name them for the endpoint files).
 //
 // Read-back typing follows the parameter definitions: typedValue turns
 // config strings into JSON numbers for integer, number and boolean keys.

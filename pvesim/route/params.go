@@ -1,6 +1,7 @@
 // Package route is the simulator's endpoint framework: the parameter
 // schema of each method (types, property strings, indexed keys), as
-// Proxmox's JSONSchema declares it.
+// Proxmox's JSONSchema declares it, and the error answers (APIError,
+// Fail, ParamError) as pve-http-server sends them.
 package route
 
 import (
