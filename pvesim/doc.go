@@ -104,9 +104,10 @@
 // uploads), network (network.go, network_file.go for the interfaces file),
 // sdn (sdn.go, sdn_write.go for changes), pools, ha, access and perms each
 // have their own files; server.go, router.go, formats.go, validate.go and
-// tasks.go are the framework, with the parameter schema and the error
-// answers in the sub-package pvesim/route (params.go and errors.go here
-// name them for the endpoint files).
+// tasks.go are the framework, with the parameter schema, the error
+// answers and the named-format registry in the sub-package pvesim/route
+// (params.go, errors.go and formats.go here name them for the endpoint
+// files).
 //
 // Read-back typing follows the parameter definitions: typedValue turns
 // config strings into JSON numbers for integer, number and boolean keys.

@@ -7,42 +7,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
-
-// A named format is either a check function (Proxmox's code formats) or a
-// property-string format (its hash formats).
-type formatDef struct {
-	check func(string) error
-	props *PropFormat
-}
-
-var namedFormats = map[string]formatDef{}
 
 // RegisterFormat adds a named format checked by a function. The error text
 // should be Proxmox's, with its trailing newline.
-func RegisterFormat(name string, check func(string) error) {
-	namedFormats[name] = formatDef{check: check}
-}
+func RegisterFormat(name string, check func(string) error) { route.RegisterFormat(name, check) }
 
 // RegisterPropFormat adds a named format that is a property string.
-func RegisterPropFormat(name string, f *PropFormat) {
-	namedFormats[name] = formatDef{props: f}
-}
+func RegisterPropFormat(name string, f *PropFormat) { route.RegisterPropFormat(name, f) }
 
-// lookupFormat resolves "name", "name-list" and "name-opt".
-func lookupFormat(name string) (formatDef, string, bool) {
-	if d, ok := namedFormats[name]; ok {
-		return d, "", true
-	}
-	for _, suffix := range []string{"-list", "-opt"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok {
-			if d, ok := namedFormats[base]; ok && d.check != nil {
-				return d, suffix[1:], true
-			}
-		}
-	}
-	return formatDef{}, "", false
-}
+// namedProps is the property-string format registered as name.
+func namedProps(name string) *PropFormat { return route.NamedProps(name) }
 
 // splitList is PVE::Tools::split_list.
 func splitList(s string) []string {
@@ -55,18 +32,18 @@ func splitList(s string) []string {
 
 // checkFormat is PVE::JSONSchema::check_format.
 func checkFormat(name, value, path string) error {
-	d, kind, ok := lookupFormat(name)
+	d, kind, ok := route.LookupFormat(name)
 	if !ok {
 		return fmt.Errorf("undefined format '%s'\n", name)
 	}
-	if d.props != nil {
-		_, err := parsePropString(d.props, value, path)
+	if d.Props != nil {
+		_, err := parsePropString(d.Props, value, path)
 		return err
 	}
 	switch kind {
 	case "list":
 		for _, item := range splitList(value) {
-			if err := d.check(item); err != nil {
+			if err := d.Check(item); err != nil {
 				return err
 			}
 		}
@@ -76,7 +53,7 @@ func checkFormat(name, value, path string) error {
 			return nil
 		}
 	}
-	return d.check(value)
+	return d.Check(value)
 }
 
 func matchOr(re *regexp.Regexp, msg string) func(string) error {

@@ -366,12 +366,12 @@ func (s *Server) qemuCloneDisk(j *qemuCloneJob, d map[string]string, sv *Volume)
 // qemuCloneIdentity is $clonefn's new identity: a fresh SMBIOS UUID, a
 // fresh vmgenid where the source had one, the name and description.
 func (s *Server) qemuCloneIdentity(j *qemuCloneJob, conf map[string]string) {
-	sm, _ := parsePropString(namedFormats["pve-qm-smbios1"].props, conf["smbios1"], "")
+	sm, _ := parsePropString(namedProps("pve-qm-smbios1"), conf["smbios1"], "")
 	if sm == nil {
 		sm = map[string]string{}
 	}
 	sm["uuid"] = s.randomUUID()
-	conf["smbios1"] = printPropString(namedFormats["pve-qm-smbios1"].props, sm)
+	conf["smbios1"] = printPropString(namedProps("pve-qm-smbios1"), sm)
 	if conf["vmgenid"] != "" {
 		conf["vmgenid"] = s.randomUUID()
 	}

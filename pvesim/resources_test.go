@@ -154,7 +154,7 @@ func referenceMaxDisk(g *Guest) int64 {
 		return 4 << 30
 	}
 	var disks []string
-	b, err := parsePropString(namedFormats["pve-qm-boot"].props, g.Conf["boot"], "boot")
+	b, err := parsePropString(namedProps("pve-qm-boot"), g.Conf["boot"], "boot")
 	if g.Conf["boot"] == "" || err != nil || b["legacy"] != "" {
 		if g.Conf["bootdisk"] != "" {
 			disks = []string{g.Conf["bootdisk"]}

@@ -386,7 +386,7 @@ func splitRanges(v string) []map[string]string {
 		return nil
 	}
 	for _, item := range strings.Split(v, "\x00") {
-		m, err := parsePropString(namedFormats["pve-sdn-dhcp-range"].props, item, "dhcp-range")
+		m, err := parsePropString(namedProps("pve-sdn-dhcp-range"), item, "dhcp-range")
 		if err == nil {
 			out = append(out, m)
 		}
