@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goccy/go-yaml/lexer"
-	"github.com/goccy/go-yaml/parser"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -94,8 +92,28 @@ func peakHeap() (stop func() uint64) {
 }
 
 // BenchmarkLoad10k loads and validates 10,000 manifests in 1,000 files.
-func BenchmarkLoad10k(b *testing.B) {
-	dir := benchTree(b, 1000, 10)
+func BenchmarkLoad10k(b *testing.B) { benchLoad(b, 1000, 10) }
+
+// BenchmarkLoad5k loads and validates 5,000 manifests in 500 files, the
+// size of the repository `proxmops validate` is budgeted for.
+func BenchmarkLoad5k(b *testing.B) { benchLoad(b, 500, 10) }
+
+// TestWriteBenchTree writes BenchmarkLoad5k's manifests into the directory
+// named by PROXMOPS_BENCH_TREE, to time `proxmops validate` on them
+// (docs/benchmarks.md); without it the test is skipped.
+func TestWriteBenchTree(t *testing.T) {
+	out := os.Getenv("PROXMOPS_BENCH_TREE")
+	if out == "" {
+		t.Skip("PROXMOPS_BENCH_TREE not set")
+	}
+	dir := benchTree(t, 500, 10)
+	if err := os.CopyFS(out, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func benchLoad(b *testing.B, files, perFile int) {
+	dir := benchTree(b, files, perFile)
 	runtime.GC()
 	b.ReportAllocs()
 	stop := peakHeap()
@@ -106,7 +124,7 @@ func BenchmarkLoad10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(set.Resources) != 10000 {
+		if len(set.Resources) != files*perFile {
 			b.Fatalf("%d resources", len(set.Resources))
 		}
 	}
@@ -117,28 +135,11 @@ func BenchmarkLoad10k(b *testing.B) {
 	b.ReportMetric(float64(stop())/(1<<20), "peak-heap-MB")
 }
 
-// BenchmarkGoccyFloor10k measures goccy/go-yaml alone on the files of
-// BenchmarkLoad10k, read beforehand and spread over all CPUs as LoadDir
-// spreads them: its lexer on each whole file, and its lexer and parser
-// (parser.ParseBytes, every document of a file in one call, the cheapest way
-// to use it). Nothing is decoded or checked. This is the least a load costs
-// when goccy reads every document, and why the loader reads plain manifests
-// itself (fastyaml.go) and leaves only the rest to goccy.
-func BenchmarkGoccyFloor10k(b *testing.B) {
-	files := benchFiles(b)
-	b.Run("lex", func(b *testing.B) {
-		parseFloor(b, files, func(data []byte) error { lexer.Tokenize(string(data)); return nil })
-	})
-	b.Run("lex+parse", func(b *testing.B) {
-		parseFloor(b, files, func(data []byte) error { _, err := parser.ParseBytes(data, 0); return err })
-	})
-}
-
-// BenchmarkYAMLv3Floor10k measures go.yaml.in/yaml/v3 alone on the same
-// files: one decoder per file, every document parsed into a yaml.Node (its
-// Node API, which keeps positions). Nothing is converted, decoded or checked:
-// the least a loader built on yaml/v3 alone would cost (issue 11, point 6;
-// docs/benchmarks.md).
+// BenchmarkYAMLv3Floor10k measures go.yaml.in/yaml/v3 alone on the files
+// of BenchmarkLoad10k, read beforehand and spread over all CPUs as LoadDir
+// spreads them: one decoder per file, every document parsed into a
+// yaml.Node. Nothing is converted, decoded or checked: the least a load
+// costs (docs/benchmarks.md).
 func BenchmarkYAMLv3Floor10k(b *testing.B) {
 	parseFloor(b, benchFiles(b), func(data []byte) error {
 		dec := yamlv3.NewDecoder(bytes.NewReader(data))
@@ -198,11 +199,9 @@ func parseFloor(b *testing.B, files [][]byte, parse func([]byte) error) {
 }
 
 // BenchmarkHostileFile measures ParseFile on 1 MiB files built to be slow
-// to read: documents just under the token limit (goccy's parser is
-// quadratic in tokens; maxFileParseCost bounds it), documents at the size
-// limit packed with tokens (goccy's lexer reads each whole before the token
-// limit refuses it), and tens of thousands of tiny invalid documents (one
-// error each, with its did-you-mean).
+// to read: documents just under the token limit, documents at the size
+// limit packed with tokens, and tens of thousands of tiny invalid documents
+// (one error each, with its did-you-mean).
 func BenchmarkHostileFile(b *testing.B) {
 	dense := "---\n" + strings.Repeat("- a\n", (MaxDocumentSize-8)/4) + "\n"
 	cases := []struct{ name, data string }{

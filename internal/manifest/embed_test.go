@@ -39,7 +39,7 @@ type embedPointer struct {
 // "line:col: path: message".
 func decodeYAML(t *testing.T, text string, v any) []string {
 	t.Helper()
-	docs, perrs := parseYAML([]byte(text), nil)
+	docs, perrs := parseYAML([]byte(text))
 	if len(perrs) > 0 || len(docs) != 1 {
 		t.Fatalf("parse %q: %v", text, perrs)
 	}
@@ -72,7 +72,7 @@ func TestEmbeddedStructFieldsArePromoted(t *testing.T) {
 			[]string{"2:8: depth: 0 is below the minimum 1", "3:7: mode: \"fats\" is not one of fast, slow, did you mean `fast`?"}},
 		{"a required promoted field is required of the embedding struct", "id: 1\n",
 			embedOuter{ID: 1},
-			// A mapping's position is its first colon, as goccy reports it.
+			// A block mapping's position is its first colon.
 			[]string{"1:3: : missing required field `depth`"}},
 		{"the embedded struct's Go name is no field", "id: 1\ndepth: 1\nembedShared: {}\n",
 			embedOuter{ID: 1, embedShared: embedShared{embedInner: embedInner{Depth: 1}}},

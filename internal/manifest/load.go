@@ -264,9 +264,7 @@ func readLimited(fsys fs.FS, p string, buf []byte) ([]byte, string) {
 // cross-document checks of NewSet. name is used in errors and origins.
 // It keeps no reference to data.
 func ParseFile(name string, data []byte) ([]Resource, ErrorList) {
-	arena := getArena()
-	defer putArena(arena) // the documents' trees are not used past here
-	docs, perrs := parseYAML(data, arena)
+	docs, perrs := parseYAML(data)
 	var errs ErrorList
 	for _, pe := range perrs {
 		errs = append(errs, Error{File: name, Line: pe.line, Column: pe.col, Path: pe.path, Message: pe.msg})

@@ -2,27 +2,28 @@ package manifest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/lexer"
-	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/token"
+	"go.yaml.in/yaml/v3"
 )
 
-// Limits that keep hostile input cheap. The YAML parser underneath is
-// quadratic in the number of tokens of a document and in its nesting depth,
-// so both are bounded before it runs; alias expansion is bounded while the
-// tree is built, before anything walks it.
+// Limits that keep hostile input cheap. Files and documents are bounded in
+// size before the YAML parser runs and flow nesting is bounded by a byte
+// scan; the parser is linear in its input, and the tree it returns is
+// bounded in nodes, depth and alias expansion while it is converted, before
+// anything walks it.
 const (
 	// MaxFileSize is the largest manifest file read, in bytes.
 	MaxFileSize = 1 << 20
-	// MaxDocumentTokens bounds the YAML tokens of one document (a manifest
-	// has a few hundred; a block scalar such as userData is one token).
+	// MaxDocumentTokens bounds the YAML tokens of one document, counted as
+	// the parser's nodes as written (a scalar, a mapping, a list, an alias):
+	// a manifest has a few hundred; a block scalar such as userData is one.
 	MaxDocumentTokens = 5000
 	// MaxDepth bounds the nesting of mappings and sequences in a document.
 	MaxDepth = 32
@@ -31,14 +32,6 @@ const (
 	// MaxDocumentSize bounds one document in bytes, so that lexing it stays
 	// cheap whatever it holds.
 	MaxDocumentSize = 256 << 10
-	// maxFileParseCost bounds the YAML parser's work on one file. The parser
-	// is quadratic in a document's tokens, so a file of many documents just
-	// under MaxDocumentTokens took seconds (2 s of CPU for a 1 MiB file of
-	// them, BenchmarkHostileFile). Each document it parses costs its token
-	// count squared, and a file may spend this much: four documents at the
-	// token limit, or a thousand manifests of a few hundred tokens that the
-	// fast path does not read.
-	maxFileParseCost = 4 * MaxDocumentTokens * MaxDocumentTokens
 )
 
 type nodeKind uint8
@@ -136,11 +129,8 @@ type posError struct {
 
 // parseYAML splits data into documents and parses each one, returning the
 // non-empty documents and every problem found. It never panics and bounds its
-// work as described at MaxDocumentTokens.
-//
-// The trees of the documents read by the fast path live in arena: they must
-// not be used once the arena is reused.
-func parseYAML(data []byte, arena *fastArena) (docs []yDoc, errs []posError) {
+// work as described at the limits above.
+func parseYAML(data []byte) (docs []yDoc, errs []posError) {
 	if len(data) > MaxFileSize {
 		return nil, []posError{{msg: fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for a manifest", len(data), MaxFileSize)}}
 	}
@@ -155,15 +145,11 @@ func parseYAML(data []byte, arena *fastArena) (docs []yDoc, errs []posError) {
 		return nil, []posError{{line: line, col: col, msg: "not valid UTF-8 text"}}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	budget := maxFileParseCost
 	for i, chunk := range splitDocuments(data) {
-		root, perrs := parseDocument(chunk.text, chunk.line-1, arena, &budget)
+		root, perrs := parseDocument(chunk.text, chunk.line-1)
 		errs = append(errs, perrs...)
 		if root != nil && root.kind != nullNode {
 			docs = append(docs, yDoc{index: i, line: chunk.line, root: root})
-		}
-		if budget < 0 {
-			break // the rest of the file is not read (see maxFileParseCost)
 		}
 	}
 	return docs, errs
@@ -239,23 +225,10 @@ func firstInvalidUTF8(data []byte) int {
 
 // parseDocument parses one document chunk whose first line is line lineOff+1
 // of the file; every position it returns is a position in the file.
-//
-// budget is what is left of the file's maxFileParseCost; parseDocument sets
-// it below zero when the document would exceed it, and the file's remaining
-// documents must then be left unread.
-func parseDocument(text string, lineOff int, arena *fastArena, budget *int) (*yNode, []posError) {
+func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
 	if len(text) > MaxDocumentSize {
 		return nil, []posError{{line: lineOff + 1, col: 1, msg: fmt.Sprintf("document is %d bytes, larger than the %d-byte limit for one manifest", len(text), MaxDocumentSize)}}
 	}
-	if root, ok := fastParse(text, lineOff, arena); ok {
-		return root, nil
-	}
-	return parseDocumentGoccy(text, lineOff, budget)
-}
-
-// parseDocumentGoccy parses one document chunk with goccy/go-yaml, within
-// the caps; it is the reference for whatever fastParse leaves to it.
-func parseDocumentGoccy(text string, lineOff int, budget *int) (root *yNode, errs []posError) {
 	defer func() {
 		// The parser is third-party code fed hostile input: a panic there
 		// must become an error for this document, never a crash.
@@ -264,61 +237,525 @@ func parseDocumentGoccy(text string, lineOff int, budget *int) (root *yNode, err
 			errs = append(errs, posError{line: lineOff + 1, col: 1, msg: fmt.Sprintf("YAML parser failed on this document: %v", r)})
 		}
 	}()
-	defer func() {
-		for i := range errs {
-			errs[i].line += lineOff
-		}
-	}()
 	if line, col, depth := flowDepth(text); depth > MaxDepth {
-		return nil, []posError{{line: line, col: col, msg: fmt.Sprintf("nesting deeper than %d levels", MaxDepth)}}
+		return nil, []posError{{line: line + lineOff, col: col, msg: fmt.Sprintf("nesting deeper than %d levels", MaxDepth)}}
 	}
-	tokens := lexTokens(text)
-	if tk, depth := tooDeep(tokens); tk != nil {
-		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column,
-			msg: fmt.Sprintf("nesting deeper than %d levels (%d)", MaxDepth, depth)}}
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, []posError{syntaxError(text, lineOff, err)}
 	}
-	if len(tokens) > MaxDocumentTokens {
-		tk := tokens[MaxDocumentTokens]
-		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column,
-			msg: fmt.Sprintf("document has more than %d YAML tokens; a manifest is far smaller, split it", MaxDocumentTokens)}}
+	// splitDocuments gives one document per chunk; a second one here comes
+	// from a "..." end marker followed by content.
+	const afterEnd = "content after a document end marker (...); start a new document with ---"
+	var more yaml.Node
+	switch err := dec.Decode(&more); {
+	case err == nil && len(more.Content) > 0:
+		n := more.Content[0]
+		return nil, []posError{{line: n.Line + lineOff, col: n.Column, msg: afterEnd}}
+	case err != nil && !errors.Is(err, io.EOF):
+		pe := syntaxError(text, lineOff, err)
+		if strings.Contains(pe.msg, "<document start>") {
+			pe.msg = afterEnd
+		}
+		return nil, []posError{pe}
 	}
-	if tk := tokens.InvalidToken(); tk != nil {
-		return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column, msg: "YAML syntax error: " + tk.Error}}
-	}
-	cost := len(tokens) * len(tokens)
-	if cost > *budget {
-		*budget = -1
-		return nil, []posError{{line: 1, col: 1, msg: fmt.Sprintf("file holds more YAML than is parsed in one file (about four documents of %d tokens); split it into smaller files; the rest of this file is not read", MaxDocumentTokens)}}
-	}
-	*budget -= cost
-	file, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
-	if err != nil {
-		return nil, []posError{syntaxError(err)}
-	}
-	if len(file.Docs) == 0 {
+	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	if len(file.Docs) > 1 {
-		// splitDocuments gives one document per chunk; a second one here comes
-		// from a "..." end marker followed by content.
-		for _, d := range file.Docs[1:] {
-			if d.Body != nil {
-				tk := d.Body.GetToken()
-				return nil, []posError{{line: tk.Position.Line, col: tk.Position.Column, msg: "content after a document end marker (...); start a new document with ---"}}
+	c := &converter{text: text, lineOff: lineOff}
+	root = c.convert(doc.Content[0], 0)
+	return root, c.errs
+}
+
+// syntaxError turns the parser's error into one at a file position. The
+// parser names only a line (for its own errors, as opposed to its scanner's,
+// counted from 0, and the start of the construct it was reading rather than
+// where it stopped), so the position is found in the text.
+func syntaxError(text string, lineOff int, err error) posError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if name, ok := strings.CutPrefix(msg, "unknown anchor '"); ok {
+		name = strings.TrimSuffix(name, "' referenced")
+		line, col := 1, 1
+		if i := strings.Index(text, "*"+name); i >= 0 {
+			line, col = lineCol([]byte(text), i)
+		}
+		return posError{line: line + lineOff, col: col, msg: fmt.Sprintf("alias *%s names no anchor defined before it", name)}
+	}
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				line, msg = n, rest[i+2:]
 			}
 		}
 	}
-	c := &converter{anchors: map[string]*yNode{}, lineOff: lineOff}
-	root = c.convert(file.Docs[0].Body, 0)
-	for i := range c.errs {
-		c.errs[i].line -= lineOff // the deferred shift adds it back
+	if strings.HasPrefix(msg, "did not find expected") {
+		line++ // the parser's own errors count lines from 0
 	}
-	return root, c.errs
+	lines := strings.Split(text, "\n")
+	if line < 1 || line > len(lines) {
+		line = len(lines)
+	}
+	for line > 1 && strings.TrimSpace(lines[line-1]) == "" {
+		line--
+	}
+	if strings.HasPrefix(msg, "exceeded max depth") {
+		return posError{line: line + lineOff, col: 1, msg: fmt.Sprintf("nesting deeper than %d levels", MaxDepth)}
+	}
+	msg = "YAML syntax error: " + msg
+	if strings.Contains(msg, "']'") || strings.Contains(msg, "'}'") || strings.Contains(msg, "end of stream") {
+		if l, c := unclosed(text); l > 0 {
+			return posError{line: l + lineOff, col: c, msg: msg}
+		}
+	}
+	if strings.Contains(msg, "expected key") || strings.Contains(msg, "'-' indicator") {
+		line = strayLine(lines, line)
+	}
+	return posError{line: line + lineOff, col: syntaxColumn(lines[line-1], msg), msg: msg}
+}
+
+// unclosed is the position of the quote of a string left open at the end of
+// text, or else of its innermost flow collection left open; 0, 0 if none.
+func unclosed(text string) (line, col int) {
+	type mark struct{ line, col int }
+	var open []mark
+	var quote mark
+	var q byte
+	line, lineStart, comment := 1, 0, false
+	for i := 0; i < len(text); i++ {
+		ch := text[i]
+		if ch == '\n' {
+			line, lineStart, comment = line+1, i+1, false
+			continue
+		}
+		if comment {
+			continue
+		}
+		if q != 0 {
+			switch {
+			case q == '"' && ch == '\\':
+				i++
+			case ch == q:
+				q = 0
+			}
+			continue
+		}
+		prev := byte(' ')
+		if i > lineStart {
+			prev = text[i-1]
+		}
+		here := mark{line, utf8.RuneCountInString(text[lineStart:i]) + 1}
+		switch ch {
+		case '#':
+			comment = prev == ' ' || prev == '\t'
+		case '"', '\'':
+			if prev == ' ' || prev == '\t' || prev == '[' || prev == '{' || prev == ',' || prev == ':' {
+				q, quote = ch, here
+			}
+		case '[', '{':
+			open = append(open, here)
+		case ']', '}':
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+		}
+	}
+	switch {
+	case q != 0:
+		return quote.line, quote.col
+	case len(open) > 0:
+		return open[len(open)-1].line, open[len(open)-1].col
+	}
+	return 0, 0
+}
+
+// strayLine finds, after the block mapping (or list) starting at line, the
+// first line at its indentation that is not one of its keys (or items).
+func strayLine(lines []string, line int) int {
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	want := indent(lines[line-1])
+	seq := strings.HasPrefix(strings.TrimSpace(lines[line-1]), "-")
+	for i := line; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		if t == "" || t[0] == '#' || indent(lines[i]) != want {
+			continue
+		}
+		if strings.HasPrefix(t, "-") != seq {
+			return i + 1
+		}
+	}
+	return line
+}
+
+// syntaxColumn finds on its line where the problem the parser names is: a
+// colon where none may be, a character no token starts with, or else the
+// line's first character.
+func syntaxColumn(line, msg string) int {
+	at := -1
+	switch {
+	case strings.Contains(msg, "values are not allowed"):
+		for i := len(line) - 1; i >= 0 && at < 0; i-- {
+			if line[i] == ':' && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t') {
+				at = i
+			}
+		}
+	case strings.Contains(msg, "cannot start any token"):
+		at = strings.IndexAny(line, "\t@`%")
+	}
+	if at >= 0 {
+		return utf8.RuneCountInString(line[:at]) + 1
+	}
+	return len(line) - len(strings.TrimLeft(line, " \t")) + 1
+}
+
+// converter builds the yNode tree from the parser's nodes.
+type converter struct {
+	text    string                // the document chunk, to find a mapping's colon
+	lines   []int                 // offsets of the chunk's lines, built when first needed
+	shared  map[*yaml.Node]*yNode // anchored nodes converted
+	open    map[*yaml.Node]bool   // anchored nodes being converted
+	errs    []posError
+	total   int  // nodes produced, aliases expanded
+	written int  // nodes as written, aliases not expanded
+	blown   bool // a budget exceeded (reported once)
+	lineOff int  // added to every line: the document's offset in its file
+}
+
+func (c *converter) fail(n *yaml.Node, format string, args ...any) {
+	line, col := c.pos(n)
+	c.errs = append(c.errs, posError{line: line, col: col, msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *converter) count(n *yaml.Node, expanded int) bool {
+	if c.blown {
+		return false
+	}
+	c.total += expanded
+	c.written++
+	switch {
+	case c.written > MaxDocumentTokens:
+		c.blown = true
+		c.fail(n, "document has more than %d YAML tokens; a manifest is far smaller, split it", MaxDocumentTokens)
+		return false
+	case c.total > MaxNodes:
+		c.blown = true
+		c.fail(n, "document expands to more than %d nodes (YAML aliases?); refusing to expand it", MaxNodes)
+		return false
+	}
+	return true
+}
+
+func (c *converter) pos(n *yaml.Node) (int, int) {
+	if n == nil || n.Line == 0 {
+		return c.lineOff + 1, 1
+	}
+	return n.Line + c.lineOff, n.Column
+}
+
+func nullY(line, col int) *yNode {
+	return &yNode{kind: nullNode, typ: tNull, text: "null", line: line, col: col, size: 1}
+}
+
+func (c *converter) convert(n *yaml.Node, depth int) *yNode {
+	if n == nil || c.blown {
+		return &yNode{kind: nullNode, typ: tNull, size: 1}
+	}
+	line, col := c.pos(n)
+	if n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		col = c.afterProperties(n, line, col)
+	}
+	if depth > MaxDepth {
+		c.fail(n, "nesting deeper than %d levels", MaxDepth)
+		c.blown = true
+		return nullY(line, col)
+	}
+	if y, ok := c.shared[n]; ok {
+		return y // an anchored node met again through a merge
+	}
+	if n.Anchor != "" {
+		if c.open == nil {
+			c.open = map[*yaml.Node]bool{}
+		}
+		c.open[n] = true
+		defer delete(c.open, n)
+	}
+	var y *yNode
+	switch n.Kind {
+	case yaml.AliasNode:
+		if c.open[n.Alias] {
+			// The parser lets an alias name the anchor it sits in.
+			c.fail(n, "alias *%s names no anchor defined before it", n.Value)
+			return nullY(line, col)
+		}
+		target := c.convert(n.Alias, depth)
+		if !c.count(n, int(target.size)) {
+			return nullY(line, col)
+		}
+		return target
+	case yaml.ScalarNode:
+		if !c.count(n, 1) {
+			return nullY(line, col)
+		}
+		y = c.scalar(n, line, col)
+	case yaml.MappingNode:
+		if !c.count(n, 1) {
+			return nullY(line, col)
+		}
+		if n.Style&yaml.FlowStyle == 0 && len(n.Content) > 0 {
+			line, col = c.colonAfter(n.Content[0], line, col)
+		}
+		y = c.mapping(n, line, col, depth)
+	case yaml.SequenceNode:
+		if !c.count(n, 1) {
+			return nullY(line, col)
+		}
+		y = &yNode{kind: seqNode, line: line, col: col, size: 1}
+		for _, item := range n.Content {
+			child := c.convert(item, depth+1)
+			y.vals = append(y.vals, child)
+			y.size = satAdd(y.size, int64(child.size))
+		}
+		c.checkTag(n, y)
+	default:
+		c.fail(n, "unsupported YAML construct")
+		return nullY(line, col)
+	}
+	if n.Anchor != "" {
+		if c.shared == nil {
+			c.shared = map[*yaml.Node]*yNode{}
+		}
+		c.shared[n] = y
+	}
+	return y
+}
+
+// scalar types a scalar as the parser resolved it (YAML 1.2's core schema;
+// dates stay strings), or as its explicit tag says when the value agrees.
+func (c *converter) scalar(n *yaml.Node, line, col int) *yNode {
+	tag := n.Tag
+	if n.Style&yaml.TaggedStyle != 0 {
+		switch tag {
+		case "!!str":
+			return &yNode{kind: scalarNode, typ: tString, text: n.Value, line: line, col: col, size: 1}
+		case "!!int", "!!float", "!!bool", "!!null":
+			got := plainTag(n.Value)
+			if got != tag && !(tag == "!!float" && got == "!!int") {
+				c.fail(n, "value does not match its tag %s", tag)
+			}
+			tag = got
+		default:
+			c.fail(n, "unsupported YAML tag %s", tag)
+			tag = "!!str"
+		}
+	}
+	switch tag {
+	case "!!null":
+		return nullY(line, col)
+	case "!!bool":
+		return &yNode{kind: scalarNode, typ: tBool, text: n.Value, bval: strings.EqualFold(n.Value, "true"), line: line, col: col, size: 1}
+	case "!!int":
+		y := &yNode{kind: scalarNode, typ: tInt, text: n.Value, line: line, col: col, size: 1}
+		plain := strings.ReplaceAll(n.Value, "_", "")
+		if v, err := strconv.ParseInt(plain, 0, 64); err == nil {
+			y.ival = v
+		} else {
+			y.typ, y.fval = tFloat, parseFloat(plain)
+		}
+		return y
+	case "!!float":
+		return &yNode{kind: scalarNode, typ: tFloat, text: n.Value, fval: parseFloat(n.Value), line: line, col: col, size: 1}
+	}
+	return &yNode{kind: scalarNode, typ: tString, text: n.Value, line: line, col: col, size: 1}
+}
+
+// plainTag is the tag the parser would give value written plain.
+func plainTag(value string) string {
+	var n yaml.Node
+	n.SetString(value)
+	n.Style, n.Tag = 0, ""
+	return n.ShortTag()
+}
+
+func parseFloat(text string) float64 {
+	t := strings.ToLower(strings.ReplaceAll(text, "_", ""))
+	switch strings.TrimLeft(t, "+-") {
+	case ".inf":
+		if strings.HasPrefix(t, "-") {
+			return math.Inf(-1)
+		}
+		return math.Inf(1)
+	case ".nan":
+		return math.NaN()
+	}
+	if v, err := strconv.ParseFloat(t, 64); err == nil {
+		return v
+	}
+	if u, err := strconv.ParseUint(t, 0, 64); err == nil {
+		return float64(u)
+	}
+	return 0
+}
+
+func (c *converter) checkTag(n *yaml.Node, y *yNode) {
+	if n.Style&yaml.TaggedStyle == 0 {
+		return
+	}
+	switch {
+	case n.Tag == "!!map" && y.kind == mapNode, n.Tag == "!!seq" && y.kind == seqNode:
+	case n.Tag == "!!map" || n.Tag == "!!seq" || n.Tag == "!!str":
+		c.fail(n, "value does not match its tag %s", n.Tag)
+	default:
+		c.fail(n, "unsupported YAML tag %s", n.Tag)
+	}
+}
+
+// colonAfter is the position of the colon after a block mapping's first key,
+// where the mapping is placed (it was so before this parser, and errors about
+// a mapping point there); the key's own position when none is found.
+func (c *converter) colonAfter(key *yaml.Node, line, col int) (int, int) {
+	lineText, ok := c.line(key.Line)
+	if !ok {
+		return line, col
+	}
+	off := byteOffset(lineText, key.Column-1)
+	var quote byte
+	for i := off; i < len(lineText); i++ {
+		ch := lineText[i]
+		switch {
+		case quote != 0:
+			if quote == '"' && ch == '\\' {
+				i++
+			} else if ch == quote {
+				quote = 0
+			}
+		case (ch == '"' || ch == '\'') && i == off:
+			quote = ch
+		case ch == ':' && (i+1 == len(lineText) || lineText[i+1] == ' ' || lineText[i+1] == '\t'):
+			return key.Line + c.lineOff, utf8.RuneCountInString(lineText[:i]) + 1
+		}
+	}
+	return line, col
+}
+
+// line is the text of the chunk's line n (from 1).
+func (c *converter) line(n int) (string, bool) {
+	if c.lines == nil {
+		c.lines = append(c.lines, 0)
+		for i := 0; i < len(c.text); i++ {
+			if c.text[i] == '\n' {
+				c.lines = append(c.lines, i+1)
+			}
+		}
+	}
+	if n < 1 || n > len(c.lines) {
+		return "", false
+	}
+	end := len(c.text)
+	if n < len(c.lines) {
+		end = c.lines[n] - 1
+	}
+	return c.text[c.lines[n-1]:end], true
+}
+
+// afterProperties is the position of a node's content after its tag and
+// anchor ("!!str 100", "&d {...}"), where errors about its value point.
+func (c *converter) afterProperties(n *yaml.Node, line, col int) int {
+	text, ok := c.line(n.Line)
+	if !ok {
+		return col
+	}
+	off := byteOffset(text, n.Column-1)
+	for off < len(text) && (text[off] == '!' || text[off] == '&') {
+		for off < len(text) && text[off] != ' ' && text[off] != '\t' {
+			off++
+		}
+		for off < len(text) && (text[off] == ' ' || text[off] == '\t') {
+			off++
+		}
+	}
+	if off >= len(text) || text[off] == '#' {
+		return col // the content starts on a later line
+	}
+	return utf8.RuneCountInString(text[:off]) + 1
+}
+
+// byteOffset is the byte offset of the rune at index runes of s.
+func byteOffset(s string, runes int) int {
+	for i := range s {
+		if runes == 0 {
+			return i
+		}
+		runes--
+	}
+	return len(s)
+}
+
+func (c *converter) mapping(n *yaml.Node, line, col, depth int) *yNode {
+	y := &yNode{kind: mapNode, line: line, col: col, size: 1}
+	var merges []*yNode
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if kn.Kind == yaml.ScalarNode && kn.Tag == "!!merge" {
+			merges = append(merges, c.convert(vn, depth+1))
+			continue
+		}
+		key := c.convert(kn, depth+1)
+		if key.kind == mapNode || key.kind == seqNode {
+			c.errs = append(c.errs, posError{line: key.line, col: key.col, msg: "mapping keys must be scalars"})
+			continue
+		}
+		val := c.convert(vn, depth+1)
+		y.keys = append(y.keys, key)
+		y.vals = append(y.vals, val)
+		y.size = satAdd(y.size, int64(val.size)+1)
+	}
+	c.checkTag(n, y)
+	for _, m := range merges {
+		c.merge(y, m)
+	}
+	return y
+}
+
+// merge adds the keys of a merge key's mapping (or list of mappings) that y
+// does not have.
+func (c *converter) merge(y, m *yNode) {
+	var sources []*yNode
+	switch m.kind {
+	case mapNode:
+		sources = []*yNode{m}
+	case seqNode:
+		sources = m.vals
+	}
+	if len(sources) == 0 && m.kind != seqNode {
+		c.errs = append(c.errs, posError{line: m.line, col: m.col, msg: "merge key << needs a mapping or a list of mappings"})
+		return
+	}
+	for _, src := range sources {
+		if src.kind != mapNode {
+			c.errs = append(c.errs, posError{line: src.line, col: src.col, msg: "merge key << needs a mapping or a list of mappings"})
+			continue
+		}
+		for i, k := range src.keys {
+			if y.hasKey(k.text) {
+				continue // explicit keys win over merged ones
+			}
+			y.keys = append(y.keys, k)
+			y.vals = append(y.vals, src.vals[i])
+			y.size = satAdd(y.size, int64(src.vals[i].size)+1)
+		}
+	}
 }
 
 // flowDepth scans the bytes for the deepest nesting of flow collections
 // ([ and {) outside quotes and comments, stopping once it passes MaxDepth.
-// It runs before the lexer, which is slow on such input.
+// It runs before the parser, so that such input is refused cheaply.
 func flowDepth(text string) (line, col, depth int) {
 	line, lineStart := 1, 0
 	var quote byte
@@ -367,287 +804,12 @@ func flowDepth(text string) (line, col, depth int) {
 	return 0, 0, 0
 }
 
-func lexTokens(text string) token.Tokens {
-	return lexer.Tokenize(text)
-}
-
-// tooDeep estimates the nesting depth from the tokens: flow collections
-// opened and not closed, plus block levels from the indentation stack and
-// sequence entries. It returns the token where the limit is passed.
-func tooDeep(tokens token.Tokens) (*token.Token, int) {
-	flow := 0
-	var indents []int
-	lastLine := -1
-	for _, tk := range tokens {
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			if flow > 0 {
-				flow--
-			}
-		case token.CommentType:
-			continue
-		}
-		if flow == 0 && (tk.Position.Line != lastLine || tk.Type == token.SequenceEntryType) {
-			col := tk.Position.Column
-			for len(indents) > 0 && indents[len(indents)-1] >= col {
-				indents = indents[:len(indents)-1]
-			}
-			indents = append(indents, col)
-		}
-		lastLine = tk.Position.Line
-		if d := flow + len(indents); d > MaxDepth {
-			return tk, d
-		}
-	}
-	return nil, 0
-}
-
-func syntaxError(err error) posError {
-	type tokenError interface {
-		GetToken() *token.Token
-		GetMessage() string
-	}
-	if te, ok := err.(tokenError); ok && te.GetToken() != nil {
-		tk := te.GetToken()
-		return posError{line: tk.Position.Line, col: tk.Position.Column, msg: "YAML syntax error: " + te.GetMessage()}
-	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	return posError{line: 1, col: 1, msg: "YAML syntax error: " + msg}
-}
-
-// converter builds the yNode tree from the parser's AST.
-type converter struct {
-	anchors map[string]*yNode
-	errs    []posError
-	total   int  // nodes produced, aliases expanded
-	blown   bool // alias budget exceeded (reported once)
-	lineOff int  // added to every line: the document's offset in its file
-}
-
-func (c *converter) fail(tk *token.Token, format string, args ...any) {
-	line, col := c.pos(tk)
-	c.errs = append(c.errs, posError{line: line, col: col, msg: fmt.Sprintf(format, args...)})
-}
-
-func (c *converter) count(tk *token.Token, n int) bool {
-	if c.blown {
-		return false
-	}
-	c.total += n
-	if c.total > MaxNodes {
-		c.blown = true
-		c.fail(tk, "document expands to more than %d nodes (YAML aliases?); refusing to expand it", MaxNodes)
-		return false
-	}
-	return true
-}
-
-func (c *converter) pos(tk *token.Token) (int, int) {
-	if tk == nil {
-		return c.lineOff + 1, 1
-	}
-	return tk.Position.Line + c.lineOff, tk.Position.Column
-}
-
-func (c *converter) convert(n ast.Node, depth int) *yNode {
-	if n == nil || c.blown {
-		return &yNode{kind: nullNode, typ: tNull, size: 1}
-	}
-	if depth > MaxDepth*2 {
-		c.fail(n.GetToken(), "nesting too deep")
-		c.blown = true
-		return &yNode{kind: nullNode, typ: tNull, size: 1}
-	}
-	line, col := c.pos(n.GetToken())
-	switch v := n.(type) {
-	case *ast.DocumentNode:
-		return c.convert(v.Body, depth)
-	case *ast.CommentGroupNode, *ast.CommentNode:
-		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
-	case *ast.NullNode:
-		c.count(v.GetToken(), 1)
-		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, text: "null", size: 1}
-	case *ast.StringNode:
-		c.count(v.GetToken(), 1)
-		return &yNode{kind: scalarNode, typ: tString, text: v.Value, line: line, col: col, size: 1}
-	case *ast.LiteralNode:
-		c.count(v.GetToken(), 1)
-		text := ""
-		if v.Value != nil {
-			text = v.Value.Value
-		}
-		return &yNode{kind: scalarNode, typ: tString, text: text, line: line, col: col, size: 1}
-	case *ast.IntegerNode:
-		c.count(v.GetToken(), 1)
-		y := &yNode{kind: scalarNode, typ: tInt, text: v.GetToken().Value, line: line, col: col, size: 1}
-		switch iv := v.Value.(type) {
-		case int64:
-			y.ival = iv
-		case uint64:
-			if iv > math.MaxInt64 {
-				y.typ, y.fval = tFloat, float64(iv)
-			} else {
-				y.ival = int64(iv)
-			}
-		default:
-			y.typ = tFloat
-			y.fval, _ = strconv.ParseFloat(y.text, 64)
-		}
-		return y
-	case *ast.FloatNode:
-		c.count(v.GetToken(), 1)
-		return &yNode{kind: scalarNode, typ: tFloat, text: v.GetToken().Value, fval: v.Value, line: line, col: col, size: 1}
-	case *ast.InfinityNode:
-		c.count(v.GetToken(), 1)
-		return &yNode{kind: scalarNode, typ: tFloat, text: v.GetToken().Value, fval: v.Value, line: line, col: col, size: 1}
-	case *ast.NanNode:
-		c.count(v.GetToken(), 1)
-		return &yNode{kind: scalarNode, typ: tFloat, text: v.GetToken().Value, fval: math.NaN(), line: line, col: col, size: 1}
-	case *ast.BoolNode:
-		c.count(v.GetToken(), 1)
-		return &yNode{kind: scalarNode, typ: tBool, text: v.GetToken().Value, bval: v.Value, line: line, col: col, size: 1}
-	case *ast.TagNode:
-		return c.convertTag(v, depth)
-	case *ast.AnchorNode:
-		name := ""
-		if v.Name != nil {
-			name = v.Name.GetToken().Value
-		}
-		y := c.convert(v.Value, depth)
-		c.anchors[name] = y
-		return y
-	case *ast.AliasNode:
-		name := ""
-		if v.Value != nil {
-			name = v.Value.GetToken().Value
-		}
-		target, ok := c.anchors[name]
-		if !ok {
-			c.fail(v.GetToken(), "alias *%s names no anchor defined before it", name)
-			return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
-		}
-		if !c.count(v.GetToken(), int(target.size)) {
-			return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
-		}
-		return target
-	case *ast.MappingNode:
-		return c.convertMapping(v.Values, line, col, depth)
-	case *ast.MappingValueNode:
-		return c.convertMapping([]*ast.MappingValueNode{v}, line, col, depth)
-	case *ast.SequenceNode:
-		c.count(v.GetToken(), 1)
-		y := &yNode{kind: seqNode, line: line, col: col, size: 1}
-		for _, item := range v.Values {
-			child := c.convert(item, depth+1)
-			y.vals = append(y.vals, child)
-			y.size = satAdd(y.size, int64(child.size))
-		}
-		return y
-	case *ast.MergeKeyNode:
-		c.fail(v.GetToken(), "merge key << is only allowed as a mapping key")
-		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
-	default:
-		c.fail(n.GetToken(), "unsupported YAML construct (%s)", n.Type())
-		return &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
-	}
-}
-
 // satAdd adds b to a node count, saturating at MaxInt32.
 func satAdd(a int32, b int64) int32 {
 	if s := int64(a) + b; s < math.MaxInt32 {
 		return int32(s)
 	}
 	return math.MaxInt32
-}
-
-func (c *converter) convertTag(v *ast.TagNode, depth int) *yNode {
-	tag := v.Start.Value
-	y := c.convert(v.Value, depth)
-	switch tag {
-	case "!!str":
-		if y.kind == scalarNode || y.kind == nullNode {
-			cp := *y
-			cp.kind, cp.typ = scalarNode, tString
-			if y.kind == nullNode && v.Value == nil {
-				cp.text = ""
-			}
-			return &cp
-		}
-		c.fail(v.Start, "!!str applies to a scalar, not %s", y.describe())
-	case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
-		// The parser already resolved the value; accept the tag when it agrees.
-		want := map[string]scalarType{"!!int": tInt, "!!float": tFloat, "!!bool": tBool, "!!null": tNull}[tag]
-		switch {
-		case tag == "!!map" && y.kind != mapNode, tag == "!!seq" && y.kind != seqNode,
-			want != tNone && y.typ != want && !(want == tFloat && y.typ == tInt):
-			c.fail(v.Start, "value does not match its tag %s", tag)
-		}
-	default:
-		c.fail(v.Start, "unsupported YAML tag %s", tag)
-	}
-	return y
-}
-
-func (c *converter) convertMapping(values []*ast.MappingValueNode, line, col, depth int) *yNode {
-	c.count(nil, 1)
-	y := &yNode{kind: mapNode, line: line, col: col, size: 1}
-	var merges []*yNode
-	for _, mv := range values {
-		if mv == nil {
-			continue
-		}
-		if mv.Key != nil && mv.Key.IsMergeKey() {
-			merges = append(merges, c.convert(mv.Value, depth+1))
-			continue
-		}
-		var key *yNode
-		if mv.Key == nil {
-			key = &yNode{kind: nullNode, typ: tNull, line: line, col: col, size: 1}
-		} else {
-			key = c.convert(mv.Key, depth+1)
-		}
-		if key.kind == mapNode || key.kind == seqNode {
-			c.errs = append(c.errs, posError{line: key.line, col: key.col, msg: "mapping keys must be scalars"})
-			continue
-		}
-		val := c.convert(mv.Value, depth+1)
-		y.keys = append(y.keys, key)
-		y.vals = append(y.vals, val)
-		y.size = satAdd(y.size, int64(val.size)+1)
-	}
-	for _, m := range merges {
-		var sources []*yNode
-		switch m.kind {
-		case mapNode:
-			sources = []*yNode{m}
-		case seqNode:
-			sources = m.vals
-		}
-		if len(sources) == 0 && m.kind != seqNode {
-			c.errs = append(c.errs, posError{line: m.line, col: m.col, msg: "merge key << needs a mapping or a list of mappings"})
-			continue
-		}
-		for _, src := range sources {
-			if src.kind != mapNode {
-				c.errs = append(c.errs, posError{line: src.line, col: src.col, msg: "merge key << needs a mapping or a list of mappings"})
-				continue
-			}
-			for i, k := range src.keys {
-				if y.hasKey(k.text) {
-					continue // explicit keys win over merged ones
-				}
-				y.keys = append(y.keys, k)
-				y.vals = append(y.vals, src.vals[i])
-				y.size = satAdd(y.size, int64(src.vals[i].size)+1)
-			}
-		}
-	}
-	return y
 }
 
 func (n *yNode) hasKey(k string) bool {
