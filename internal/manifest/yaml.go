@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -145,7 +146,11 @@ func parseYAML(data []byte) (docs []yDoc, errs []posError) {
 		return nil, []posError{{line: line, col: col, msg: "not valid UTF-8 text"}}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	for i, chunk := range splitDocuments(data) {
+	chunks := splitDocuments(data)
+	if docs, errs, ok := parseFile(string(data), chunks); ok {
+		return docs, errs
+	}
+	for i, chunk := range chunks {
 		root, perrs := parseDocument(chunk.text, chunk.line-1)
 		errs = append(errs, perrs...)
 		if root != nil && root.kind != nullNode {
@@ -223,6 +228,53 @@ func firstInvalidUTF8(data []byte) int {
 	return 0
 }
 
+// parseFile parses the whole file with one parser, which costs less than one
+// per document. It reports !ok, and the caller parses each chunk on its own,
+// when a chunk is over a limit checked before parsing or the file has a
+// syntax error: the parser stops at the first, and every document's own
+// errors are wanted.
+func parseFile(text string, chunks []chunk) (docs []yDoc, errs []posError, ok bool) {
+	for _, ch := range chunks {
+		if len(ch.text) > MaxDocumentSize {
+			return nil, nil, false
+		}
+		if _, _, depth := flowDepth(ch.text); depth > MaxDepth {
+			return nil, nil, false
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			docs, errs, ok = nil, nil, false
+		}
+	}()
+	src := &source{text: text}
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return docs, errs, true
+			}
+			return nil, nil, false
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		root := doc.Content[0]
+		// The chunk the document is in: the last one starting at or before it.
+		i := sort.Search(len(chunks), func(i int) bool { return chunks[i].line > root.Line }) - 1
+		if i < 0 {
+			return nil, nil, false
+		}
+		c := &converter{src: src, firstLine: chunks[i].line}
+		y := c.convert(root, 0)
+		errs = append(errs, c.errs...)
+		if y.kind != nullNode {
+			docs = append(docs, yDoc{index: i, line: chunks[i].line, root: y})
+		}
+	}
+}
+
 // parseDocument parses one document chunk whose first line is line lineOff+1
 // of the file; every position it returns is a position in the file.
 func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
@@ -266,7 +318,7 @@ func parseDocument(text string, lineOff int) (root *yNode, errs []posError) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	c := &converter{text: text, lineOff: lineOff}
+	c := &converter{src: &source{text: text}, lineOff: lineOff}
 	root = c.convert(doc.Content[0], 0)
 	return root, c.errs
 }
@@ -417,15 +469,18 @@ func syntaxColumn(line, msg string) int {
 
 // converter builds the yNode tree from the parser's nodes.
 type converter struct {
-	text    string                // the document chunk, to find a mapping's colon
-	lines   []int                 // offsets of the chunk's lines, built when first needed
-	shared  map[*yaml.Node]*yNode // anchored nodes converted
-	open    map[*yaml.Node]bool   // anchored nodes being converted
-	errs    []posError
-	total   int  // nodes produced, aliases expanded
-	written int  // nodes as written, aliases not expanded
-	blown   bool // a budget exceeded (reported once)
-	lineOff int  // added to every line: the document's offset in its file
+	src *source // the text parsed, to find a mapping's colon
+	// firstLine is the first line of the document when the parser read the
+	// whole file: an alias to an anchor before it is refused, as when the
+	// document is parsed alone.
+	firstLine int
+	shared    map[*yaml.Node]*yNode // anchored nodes converted
+	open      map[*yaml.Node]bool   // anchored nodes being converted
+	errs      []posError
+	total     int  // nodes produced, aliases expanded
+	written   int  // nodes as written, aliases not expanded
+	blown     bool // a budget exceeded (reported once)
+	lineOff   int  // added to every line: the document's offset in its file
 }
 
 func (c *converter) fail(n *yaml.Node, format string, args ...any) {
@@ -489,8 +544,9 @@ func (c *converter) convert(n *yaml.Node, depth int) *yNode {
 	var y *yNode
 	switch n.Kind {
 	case yaml.AliasNode:
-		if c.open[n.Alias] {
-			// The parser lets an alias name the anchor it sits in.
+		if c.open[n.Alias] || n.Alias.Line < c.firstLine {
+			// The parser lets an alias name the anchor it sits in, or one
+			// in an earlier document of the file.
 			c.fail(n, "alias *%s names no anchor defined before it", n.Value)
 			return nullY(line, col)
 		}
@@ -644,24 +700,32 @@ func (c *converter) colonAfter(key *yaml.Node, line, col int) (int, int) {
 	return line, col
 }
 
-// line is the text of the chunk's line n (from 1).
+// source is the text the parser read, with its line offsets built when
+// first needed.
+type source struct {
+	text  string
+	lines []int
+}
+
+// line is the text of the parsed text's line n (from 1).
 func (c *converter) line(n int) (string, bool) {
-	if c.lines == nil {
-		c.lines = append(c.lines, 0)
-		for i := 0; i < len(c.text); i++ {
-			if c.text[i] == '\n' {
-				c.lines = append(c.lines, i+1)
+	s := c.src
+	if s.lines == nil {
+		s.lines = append(s.lines, 0)
+		for i := 0; i < len(s.text); i++ {
+			if s.text[i] == '\n' {
+				s.lines = append(s.lines, i+1)
 			}
 		}
 	}
-	if n < 1 || n > len(c.lines) {
+	if n < 1 || n > len(s.lines) {
 		return "", false
 	}
-	end := len(c.text)
-	if n < len(c.lines) {
-		end = c.lines[n] - 1
+	end := len(s.text)
+	if n < len(s.lines) {
+		end = s.lines[n] - 1
 	}
-	return c.text[c.lines[n-1]:end], true
+	return s.text[s.lines[n-1]:end], true
 }
 
 // afterProperties is the position of a node's content after its tag and
