@@ -21,7 +21,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goccy/go-yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // testVersion is stamped into the binary the tests build, so that

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
+	"go.yaml.in/yaml/v3"
 )
 
 // DefaultClusterName names the cluster of the single `cluster:` section.
@@ -88,19 +88,18 @@ func entryKey(i int, e ClusterEntry, name string) string {
 }
 
 // clusters decodes the `clusters:` list: a sequence of mappings.
-func (l *fileLayer) clusters(c *Config, n ast.Node) {
-	n = unwrap(n)
-	var items []ast.Node
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
+func (l *fileLayer) clusters(c *Config, n *yaml.Node) {
+	var items []*yaml.Node
+	switch {
+	case isNull(n):
 		return
-	case *ast.SequenceNode:
-		items = v.Values
-	case *ast.AliasNode:
-		l.problem(v.GetToken(), "clusters", "YAML aliases are not allowed in the config file")
+	case n.Kind == yaml.SequenceNode:
+		items = n.Content
+	case n.Kind == yaml.AliasNode:
+		l.problem(n, "clusters", "YAML aliases are not allowed in the config file")
 		return
 	default:
-		l.problem(n.GetToken(), "clusters", "expected a list of clusters (- name: ...), found %s", n.Type())
+		l.problem(n, "clusters", "expected a list of clusters (- name: ...), found %s", nodeType(n))
 		return
 	}
 	names := []string{"name", "path"}
@@ -116,7 +115,7 @@ func (l *fileLayer) clusters(c *Config, n ast.Node) {
 		tmp := &Config{}
 		var e ClusterEntry
 		for _, mv := range pairs {
-			name, ktk := keyText(mv)
+			name, ktk := mv.Key.Value, mv.Key
 			switch name {
 			case "name", "path":
 				text, ok := l.scalar(mv.Value, where+"."+name)
@@ -140,12 +139,12 @@ func (l *fileLayer) clusters(c *Config, n ast.Node) {
 				continue
 			}
 			if err := k.set(tmp, text); err != nil {
-				l.problem(mv.Value.GetToken(), where+"."+name, "%v", err)
+				l.problem(mv.Value, where+"."+name, "%v", err)
 				continue
 			}
-			if k.secret && text != "" && !strings.Contains(mv.Value.GetToken().Value, "${") {
+			if k.secret && text != "" && !strings.Contains(mv.Value.Value, "${") {
 				l.warnings = append(l.warnings, fmt.Sprintf("%s:%d: %s.%s is written inline in the config file; prefer %sFile or ${VAR}",
-					l.name, mv.Value.GetToken().Position.Line, where, name, name))
+					l.name, mv.Value.Line, where, name, name))
 			}
 		}
 		e.Cluster = tmp.Cluster
@@ -155,29 +154,24 @@ func (l *fileLayer) clusters(c *Config, n ast.Node) {
 }
 
 // scalar reads a single value with ${VAR} expanded; false after a problem.
-func (l *fileLayer) scalar(n ast.Node, keyPath string) (string, bool) {
-	n = unwrap(n)
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
+func (l *fileLayer) scalar(n *yaml.Node, keyPath string) (string, bool) {
+	switch {
+	case isNull(n):
 		return "", true
-	case *ast.StringNode:
-		return l.expand(v.Value, n, keyPath)
-	case *ast.LiteralNode:
-		return l.expand(v.Value.Value, n, keyPath)
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		return l.expand(v.GetToken().Value, n, keyPath)
-	case *ast.AliasNode:
-		l.problem(v.GetToken(), keyPath, "YAML aliases are not allowed in the config file")
+	case n.Kind == yaml.ScalarNode:
+		return l.expand(n.Value, n, keyPath)
+	case n.Kind == yaml.AliasNode:
+		l.problem(n, keyPath, "YAML aliases are not allowed in the config file")
 	default:
-		l.problem(n.GetToken(), keyPath, "expected a single value, found %s", n.Type())
+		l.problem(n, keyPath, "expected a single value, found %s", nodeType(n))
 	}
 	return "", false
 }
 
-func (l *fileLayer) expand(text string, n ast.Node, keyPath string) (string, bool) {
+func (l *fileLayer) expand(text string, n *yaml.Node, keyPath string) (string, bool) {
 	out, _, err := expandEnv(text, l.lookup)
 	if err != nil {
-		l.problem(n.GetToken(), keyPath, "%v", err)
+		l.problem(n, keyPath, "%v", err)
 		return "", false
 	}
 	return out, true

@@ -1,15 +1,17 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/token"
+	"io"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // maxFileSize bounds the config file; a real one is a few hundred bytes.
@@ -27,10 +29,10 @@ type fileLayer struct {
 	set      map[string]bool // keys the file sets
 }
 
-func (l *fileLayer) problem(tk *token.Token, keyPath, format string, args ...any) {
+func (l *fileLayer) problem(n *yaml.Node, keyPath, format string, args ...any) {
 	p := Problem{File: l.name, Key: keyPath, Message: fmt.Sprintf(format, args...)}
-	if tk != nil {
-		p.Line, p.Column = tk.Position.Line, tk.Position.Column
+	if n != nil {
+		p.Line, p.Column = n.Line, n.Column
 	}
 	l.probs.add(p)
 }
@@ -41,31 +43,26 @@ func (l *fileLayer) apply(c *Config, data []byte) {
 		l.problem(nil, "", "file is %d bytes; a config file may be at most %d", len(data), maxFileSize)
 		return
 	}
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		var ye interface{ GetToken() *token.Token }
-		var tk *token.Token
-		msg := err.Error()
-		if errors.As(err, &ye) {
-			tk = ye.GetToken()
-			if m, ok := err.(interface{ GetMessage() string }); ok {
-				msg = m.GetMessage()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var bodies []*yaml.Node
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
 			}
+			l.syntaxProblem(err)
+			return
 		}
-		l.problem(tk, "", "YAML syntax: %s", msg)
-		return
-	}
-	var bodies []ast.Node
-	for _, doc := range f.Docs {
-		if doc != nil && doc.Body != nil {
-			bodies = append(bodies, doc.Body)
+		if len(doc.Content) > 0 && !isNull(doc.Content[0]) {
+			bodies = append(bodies, doc.Content[0])
 		}
 	}
 	if len(bodies) == 0 {
 		return // an empty file sets nothing
 	}
 	if len(bodies) > 1 {
-		l.problem(bodies[1].GetToken(), "", "the config file must hold one YAML document, found %d", len(bodies))
+		l.problem(bodies[1], "", "the config file must hold one YAML document, found %d", len(bodies))
 		return
 	}
 	pairs, ok := l.mapping(bodies[0], "")
@@ -73,7 +70,7 @@ func (l *fileLayer) apply(c *Config, data []byte) {
 		return
 	}
 	for _, mv := range pairs {
-		section, ktk := keyText(mv)
+		section, ktk := mv.Key.Value, mv.Key
 		known := false
 		for _, s := range sectionNames {
 			if s == section {
@@ -96,36 +93,96 @@ func (l *fileLayer) apply(c *Config, data []byte) {
 	}
 }
 
+// pair is one key and its value in a mapping.
+type pair struct{ Key, Value *yaml.Node }
+
 // mapping returns the key/value pairs of a mapping node, or reports why
-// the node is not one. A null node is an empty mapping.
-func (l *fileLayer) mapping(n ast.Node, where string) ([]*ast.MappingValueNode, bool) {
-	n = unwrap(n)
-	switch v := n.(type) {
-	case *ast.MappingNode:
-		return v.Values, true
-	case *ast.MappingValueNode:
-		return []*ast.MappingValueNode{v}, true
-	case *ast.NullNode, nil:
+// the node is not one. A null node is an empty mapping. A key given twice is
+// a problem (the parser accepts it).
+func (l *fileLayer) mapping(n *yaml.Node, where string) ([]pair, bool) {
+	switch {
+	case n == nil || isNull(n):
 		return nil, true
-	case *ast.AliasNode:
-		l.problem(v.GetToken(), where, "YAML aliases are not allowed in the config file")
+	case n.Kind == yaml.AliasNode:
+		l.problem(n, where, "YAML aliases are not allowed in the config file")
 		return nil, false
+	case n.Kind == yaml.MappingNode:
+		var pairs []pair
+		first := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if f, dup := first[k.Value]; dup {
+				l.problem(k, "", "YAML syntax: mapping key %q already defined at [%d:%d]", k.Value, f.Line, f.Column)
+				return nil, false
+			}
+			first[k.Value] = k
+			pairs = append(pairs, pair{k, n.Content[i+1]})
+		}
+		return pairs, true
 	}
 	if where == "" {
-		l.problem(n.GetToken(), "", "the config file must be a mapping of sections (cluster, source, ...), found %s", n.Type())
+		l.problem(n, "", "the config file must be a mapping of sections (cluster, source, ...), found %s", nodeType(n))
 	} else {
-		l.problem(n.GetToken(), where, "expected a mapping of keys, found %s", n.Type())
+		l.problem(n, where, "expected a mapping of keys, found %s", nodeType(n))
 	}
 	return nil, false
 }
 
-func (l *fileLayer) section(c *Config, section string, n ast.Node) {
+// syntaxProblem reports the parser's error at the line it names.
+func (l *fileLayer) syntaxProblem(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	p := Problem{File: l.name}
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				p.Line, p.Column, msg = n, 1, rest[i+2:]
+				if strings.HasPrefix(msg, "did not find expected") {
+					p.Line++ // the parser's own errors count lines from 0
+				}
+			}
+		}
+	}
+	p.Message = "YAML syntax: " + msg
+	l.probs.add(p)
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// nodeType names a node's type in problems.
+func nodeType(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "Mapping"
+	case yaml.SequenceNode:
+		return "Sequence"
+	case yaml.AliasNode:
+		return "Alias"
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "Null"
+	case "!!bool":
+		return "Bool"
+	case "!!int":
+		return "Integer"
+	case "!!float":
+		return "Float"
+	}
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return "Literal"
+	}
+	return "String"
+}
+
+func (l *fileLayer) section(c *Config, section string, n *yaml.Node) {
 	l.group(c, section, "", n)
 }
 
 // group decodes the keys of a section, or of a group of keys inside one
 // (prefix "oidc." for auth.oidc).
-func (l *fileLayer) group(c *Config, section, prefix string, n ast.Node) {
+func (l *fileLayer) group(c *Config, section, prefix string, n *yaml.Node) {
 	where := section + "." + strings.TrimSuffix(prefix, ".")
 	if prefix == "" {
 		where = section
@@ -144,7 +201,7 @@ func (l *fileLayer) group(c *Config, section, prefix string, n ast.Node) {
 		}
 	}
 	for _, mv := range pairs {
-		name, ktk := keyText(mv)
+		name, ktk := mv.Key.Value, mv.Key
 		path := section + "." + prefix + name
 		if isGroup(path) {
 			l.group(c, section, prefix+name+".", mv.Value)
@@ -159,67 +216,55 @@ func (l *fileLayer) group(c *Config, section, prefix string, n ast.Node) {
 	}
 }
 
-func (l *fileLayer) value(c *Config, k key, n ast.Node) {
-	n = unwrap(n)
+func (l *fileLayer) value(c *Config, k key, n *yaml.Node) {
 	var text string
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
+	switch {
+	case isNull(n):
 		return // "key:" with nothing leaves the default
-	case *ast.StringNode:
-		text = v.Value
-	case *ast.LiteralNode:
-		text = v.Value.Value
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		text = v.GetToken().Value
-	case *ast.AliasNode:
-		l.problem(v.GetToken(), k.Path(), "YAML aliases are not allowed in the config file")
+	case n.Kind == yaml.ScalarNode:
+		text = n.Value
+	case n.Kind == yaml.AliasNode:
+		l.problem(n, k.Path(), "YAML aliases are not allowed in the config file")
 		return
-	case *ast.SequenceNode:
+	case n.Kind == yaml.SequenceNode:
 		if k.typ != stringsType {
-			l.problem(n.GetToken(), k.Path(), "expected a single value, found %s", n.Type())
+			l.problem(n, k.Path(), "expected a single value, found %s", nodeType(n))
 			return
 		}
-		l.list(c, k, v)
+		l.list(c, k, n)
 		return
 	default:
-		l.problem(n.GetToken(), k.Path(), "expected a single value, found %s", n.Type())
+		l.problem(n, k.Path(), "expected a single value, found %s", nodeType(n))
 		return
 	}
 	text, expanded, err := expandEnv(text, l.lookup)
 	if err != nil {
-		l.problem(n.GetToken(), k.Path(), "%v", err)
+		l.problem(n, k.Path(), "%v", err)
 		return
 	}
 	if err := k.set(c, text); err != nil {
-		l.problem(n.GetToken(), k.Path(), "%v", err)
+		l.problem(n, k.Path(), "%v", err)
 		return
 	}
 	l.set[k.Path()] = true
 	if k.secret && text != "" && !expanded {
-		tk := n.GetToken()
 		l.warnings = append(l.warnings, fmt.Sprintf(
 			"%s:%d: %s is written inline in the config file; prefer %s or %s",
-			l.name, tk.Position.Line, k.Path(), secretAlternative(k), k.EnvName()))
+			l.name, n.Line, k.Path(), secretAlternative(k), k.EnvName()))
 	}
 }
 
 // list decodes a list of strings (auth.oidc.adminGroups).
-func (l *fileLayer) list(c *Config, k key, seq *ast.SequenceNode) {
+func (l *fileLayer) list(c *Config, k key, seq *yaml.Node) {
 	items := []string{}
-	for _, item := range seq.Values {
-		var text string
-		switch v := unwrap(item).(type) {
-		case *ast.StringNode:
-			text = v.Value
-		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
-			text = v.GetToken().Value
-		default:
-			l.problem(item.GetToken(), k.Path(), "expected a list of names, found %s", item.Type())
+	for _, item := range seq.Content {
+		if item.Kind != yaml.ScalarNode || isNull(item) || item.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			l.problem(item, k.Path(), "expected a list of names, found %s", nodeType(item))
 			return
 		}
-		text, _, err := expandEnv(text, l.lookup)
+		text, _, err := expandEnv(item.Value, l.lookup)
 		if err != nil {
-			l.problem(item.GetToken(), k.Path(), "%v", err)
+			l.problem(item, k.Path(), "%v", err)
 			return
 		}
 		items = append(items, text)
@@ -234,31 +279,4 @@ func secretAlternative(k key) string {
 		return fk.Path()
 	}
 	return "${VAR}"
-}
-
-func keyText(mv *ast.MappingValueNode) (string, *token.Token) {
-	kn := unwrap(mv.Key)
-	if kn == nil {
-		return "", mv.GetToken()
-	}
-	if s, ok := kn.(*ast.StringNode); ok {
-		return s.Value, kn.GetToken()
-	}
-	return kn.GetToken().Value, kn.GetToken()
-}
-
-// unwrap strips anchors, tags and mapping-key wrappers.
-func unwrap(n ast.Node) ast.Node {
-	for {
-		switch v := n.(type) {
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.MappingKeyNode:
-			n = v.Value
-		default:
-			return n
-		}
-	}
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
+	"go.yaml.in/yaml/v3"
 )
 
 // Notification is one receiver of the `notifications:` list: where the
@@ -69,16 +69,15 @@ func RedactNotificationURL(raw string) string {
 }
 
 // notifications decodes the `notifications:` list: a sequence of mappings.
-func (l *fileLayer) notifications(c *Config, n ast.Node) {
-	n = unwrap(n)
-	var items []ast.Node
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
+func (l *fileLayer) notifications(c *Config, n *yaml.Node) {
+	var items []*yaml.Node
+	switch {
+	case isNull(n):
 		return
-	case *ast.SequenceNode:
-		items = v.Values
+	case n.Kind == yaml.SequenceNode:
+		items = n.Content
 	default:
-		l.problem(n.GetToken(), "notifications", "expected a list of receivers (- name: ...), found %s", n.Type())
+		l.problem(n, "notifications", "expected a list of receivers (- name: ...), found %s", nodeType(n))
 		return
 	}
 	for i, item := range items {
@@ -89,7 +88,7 @@ func (l *fileLayer) notifications(c *Config, n ast.Node) {
 		}
 		var e Notification
 		for _, mv := range pairs {
-			name, ktk := keyText(mv)
+			name, ktk := mv.Key.Value, mv.Key
 			switch name {
 			case "name":
 				e.Name, _ = l.scalar(mv.Value, where+".name")
@@ -110,7 +109,7 @@ func (l *fileLayer) notifications(c *Config, n ast.Node) {
 
 // scalarKeepingRefs is scalar for a value whose ${env:NAME} and
 // ${file:PATH} references are read later, at each use.
-func (l *fileLayer) scalarKeepingRefs(n ast.Node, keyPath string) (string, bool) {
+func (l *fileLayer) scalarKeepingRefs(n *yaml.Node, keyPath string) (string, bool) {
 	text, ok := l.rawScalar(n, keyPath)
 	if !ok {
 		return "", false
@@ -136,32 +135,27 @@ func (l *fileLayer) scalarKeepingRefs(n ast.Node, keyPath string) (string, bool)
 }
 
 // rawScalar reads a single value as written.
-func (l *fileLayer) rawScalar(n ast.Node, keyPath string) (string, bool) {
-	n = unwrap(n)
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
+func (l *fileLayer) rawScalar(n *yaml.Node, keyPath string) (string, bool) {
+	switch {
+	case isNull(n):
 		return "", true
-	case *ast.StringNode:
-		return v.Value, true
-	case *ast.LiteralNode:
-		return v.Value.Value, true
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+		return n.Value, true
 	}
-	l.problem(n.GetToken(), keyPath, "expected a single value, found %s", n.Type())
+	l.problem(n, keyPath, "expected a single value, found %s", nodeType(n))
 	return "", false
 }
 
 // stringList reads a list of single values, or one value as a list of one.
-func (l *fileLayer) stringList(n ast.Node, keyPath string) []string {
-	n = unwrap(n)
-	seq, ok := n.(*ast.SequenceNode)
-	if !ok {
+func (l *fileLayer) stringList(n *yaml.Node, keyPath string) []string {
+	if n.Kind != yaml.SequenceNode {
 		if s, ok := l.scalar(n, keyPath); ok && s != "" {
 			return []string{s}
 		}
 		return nil
 	}
 	out := []string{}
-	for i, v := range seq.Values {
+	for i, v := range n.Content {
 		if s, ok := l.scalar(v, fmt.Sprintf("%s[%d]", keyPath, i)); ok {
 			out = append(out, s)
 		}
