@@ -3,3 +3,5 @@
 // It contains types, constants and sentinel errors only: no behaviour, so any
 // package may import it without pulling in HTTP or storage code.
 package api
+
+//go:generate go run ./tsgen ../../web/src/api/generated.ts

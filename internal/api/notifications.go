@@ -25,6 +25,9 @@ const (
 	NotifyPRPlan NotificationEvent = "pr-plan"
 )
 
+// NotificationEvents lists the notification events in documented order.
+var NotificationEvents = []NotificationEvent{NotifyFailed, NotifyDegraded, NotifyDrift, NotifySynced, NotifyConflict, NotifySourceError, NotifyPRPlan}
+
 // Notice is one transition as a receiver gets it: an entry of a webhook
 // body's `events` (docs/api.md, "Notifications").
 type Notice struct {

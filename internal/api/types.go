@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -31,6 +32,9 @@ const (
 	// Progressing or Degraded, the message says which and why).
 	EventHealth HistoryEvent = "health"
 )
+
+// HistoryEvents lists the history events in documented order.
+var HistoryEvents = []HistoryEvent{EventCreated, EventDrifted, EventSynced, EventApplied, EventFailed, EventDeleted, EventRolledBack, EventAdopted, EventMoved}
 
 // ActorKind says what started an action or wrote a history entry.
 type ActorKind string
@@ -115,11 +119,20 @@ func ActorFrom(ctx context.Context) Actor {
 	return PassActor
 }
 
+// Role is what an account or API token may do.
+type Role string
+
 // Roles of accounts and API tokens.
 const (
-	RoleAdmin  = "admin"
-	RoleViewer = "viewer"
+	RoleAdmin  Role = "admin"  // everything
+	RoleViewer Role = "viewer" // read only
 )
+
+// Roles lists the roles in documented order.
+var Roles = []Role{RoleAdmin, RoleViewer}
+
+// Valid reports whether r is one of the roles.
+func (r Role) Valid() bool { return slices.Contains(Roles, r) }
 
 // Errors a Backend returns so that the server answers with the right status:
 // ErrNotFound 404, ErrNotOwned 409, ErrConflict 409, ErrNotReady 503,
@@ -178,19 +191,26 @@ type ResourceSummary struct {
 // Dependency is one edge of the dependency graph: the resource needs the
 // declared resource Kind/Name, in the way Relation says.
 type Dependency struct {
-	Kind     string `json:"kind"`
-	Name     string `json:"name"`
-	Relation string `json:"relation"`
+	Kind     string   `json:"kind"`
+	Name     string   `json:"name"`
+	Relation Relation `json:"relation"`
 }
+
+// Relation says how a resource needs another.
+type Relation string
 
 // Relations of a Dependency.
 const (
-	RelationClones = "clones"    // VirtualMachine -> Template (spec.fromTemplate)
-	RelationMounts = "mounts"    // VirtualMachine -> Iso (spec.iso)
-	RelationBuilt  = "builtFrom" // Container -> ContainerTemplate (spec.template)
-	RelationUses   = "uses"      // guest -> SdnVnet or Network (a NIC's bridge); Network -> Network (ports, VLAN parent)
-	RelationZone   = "inZone"    // SdnVnet -> SdnZone (spec.zone)
+	RelationClones Relation = "clones"    // VirtualMachine -> Template (spec.fromTemplate)
+	RelationMounts Relation = "mounts"    // VirtualMachine -> Iso (spec.iso)
+	RelationBuilt  Relation = "builtFrom" // Container -> ContainerTemplate (spec.template)
+	RelationUses   Relation = "uses"      // guest -> SdnVnet or Network (a NIC's bridge); Network -> Network (ports, VLAN parent)
+	RelationZone   Relation = "inZone"    // SdnVnet -> SdnZone (spec.zone)
 )
+
+// Relations lists the relations in the order a resource's dependencies
+// are listed.
+var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, RelationUses, RelationZone}
 
 // ResourceList is the document of GET /api/v1/resources and the data of the
 // SSE event "snapshot". LastPass is null before the first pass.
@@ -458,7 +478,7 @@ type LogLines struct {
 // Me is the document of GET /api/v1/me, POST /api/v1/login and POST /api/v1/setup.
 type Me struct {
 	Username  string `json:"username"`
-	Role      string `json:"role"`
+	Role      Role   `json:"role"`
 	CSRFToken string `json:"csrfToken"`
 	// Via is "oidc" for a user logged in by single sign-on.
 	Via string `json:"via,omitempty"`
@@ -481,7 +501,7 @@ type OIDCMethod struct {
 // User is one account as listed by GET /api/v1/users.
 type User struct {
 	Username  string    `json:"username"`
-	Role      string    `json:"role"`
+	Role      Role      `json:"role"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 
@@ -489,7 +509,7 @@ type User struct {
 type Token struct {
 	ID         string     `json:"id"`
 	Name       string     `json:"name"`
-	Role       string     `json:"role"`
+	Role       Role       `json:"role"`
 	CreatedAt  time.Time  `json:"createdAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt"`
 }
@@ -498,7 +518,7 @@ type Token struct {
 type NewToken struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
-	Role  string `json:"role"`
+	Role  Role   `json:"role"`
 	Token string `json:"token"`
 }
 
@@ -506,19 +526,25 @@ type NewToken struct {
 // /api/v1/settings/test, proxmops check): Level is OK, WARN or FAIL; OK is
 // false for FAIL only; Fix says what to do when Level is not OK.
 type Check struct {
-	Name    string `json:"name"`
-	OK      bool   `json:"ok"`
-	Level   string `json:"level"`
-	Message string `json:"message"`
-	Fix     string `json:"fix,omitempty"`
+	Name    string     `json:"name"`
+	OK      bool       `json:"ok"`
+	Level   CheckLevel `json:"level"`
+	Message string     `json:"message"`
+	Fix     string     `json:"fix,omitempty"`
 }
+
+// CheckLevel is how a Check came out.
+type CheckLevel string
 
 // Levels of a Check.
 const (
-	CheckOK   = "OK"
-	CheckWarn = "WARN"
-	CheckFail = "FAIL"
+	CheckOK   CheckLevel = "OK"
+	CheckWarn CheckLevel = "WARN"
+	CheckFail CheckLevel = "FAIL"
 )
+
+// CheckLevels lists the levels, best first.
+var CheckLevels = []CheckLevel{CheckOK, CheckWarn, CheckFail}
 
 // TestResult is a check report: OK is false when any check is FAIL.
 type TestResult struct {

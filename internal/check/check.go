@@ -53,7 +53,7 @@ const MaxClockSkew = 5 * time.Second
 // report collects the lines of one run.
 type report struct{ checks []api.Check }
 
-func (r *report) add(level, name, msg, fix string) {
+func (r *report) add(level api.CheckLevel, name, msg, fix string) {
 	r.checks = append(r.checks, api.Check{Name: name, OK: level != api.CheckFail, Level: level, Message: msg, Fix: fix})
 }
 func (r *report) ok(name, msg string)        { r.add(api.CheckOK, name, msg, "") }

@@ -10,7 +10,7 @@ import (
 // WriteText writes a report one line per check, "LEVEL  what: message",
 // with " — fix" when there is something to do, and a count at the end.
 func WriteText(w io.Writer, res api.TestResult) {
-	counts := map[string]int{}
+	counts := map[api.CheckLevel]int{}
 	for _, c := range res.Checks {
 		counts[c.Level]++
 		line := fmt.Sprintf("%-4s  %s: %s", c.Level, c.Name, c.Message)

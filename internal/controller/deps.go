@@ -33,7 +33,7 @@ func dependenciesOf(desired manifest.Resource) []api.Dependency {
 	}
 	// What it is made from first, then what it attaches to; by name within.
 	slices.SortStableFunc(out, func(a, b api.Dependency) int {
-		if c := cmp.Compare(relationRank[a.Relation], relationRank[b.Relation]); c != 0 {
+		if c := cmp.Compare(slices.Index(api.Relations, a.Relation), slices.Index(api.Relations, b.Relation)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Kind+"/"+a.Name, b.Kind+"/"+b.Name)
@@ -41,12 +41,8 @@ func dependenciesOf(desired manifest.Resource) []api.Dependency {
 	return out
 }
 
-var relationRank = map[string]int{
-	api.RelationClones: 0, api.RelationBuilt: 1, api.RelationMounts: 2, api.RelationUses: 3, api.RelationZone: 4,
-}
-
 // relationTo names how a resource needs one of the given kind.
-func relationTo(k manifest.Kind) string {
+func relationTo(k manifest.Kind) api.Relation {
 	switch k {
 	case manifest.KindTemplate:
 		return api.RelationClones

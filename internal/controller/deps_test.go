@@ -132,7 +132,7 @@ func TestDependenciesAreTheDeclaredTargetsOfEachManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dep := func(kind, name, rel string) api.Dependency {
+	dep := func(kind, name string, rel api.Relation) api.Dependency {
 		return api.Dependency{Kind: kind, Name: name, Relation: rel}
 	}
 	for _, tc := range []struct {

@@ -300,9 +300,9 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) {
 }
 
 type newUser struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-	Role     string `json:"role"`
+	Username string   `json:"username"`
+	Password string   `json:"password"`
+	Role     api.Role `json:"role"`
 }
 
 func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
@@ -318,7 +318,7 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if nu.Role != api.RoleAdmin && nu.Role != api.RoleViewer {
+	if !nu.Role.Valid() {
 		writeError(w, http.StatusBadRequest, `role must be "admin" or "viewer"`)
 		return
 	}
@@ -366,8 +366,8 @@ func (s *Server) handleTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 type newToken struct {
-	Name string `json:"name"`
-	Role string `json:"role"`
+	Name string   `json:"name"`
+	Role api.Role `json:"role"`
 }
 
 func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
@@ -380,7 +380,7 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "a token needs a name of 1 to 100 characters")
 		return
 	}
-	if nt.Role != api.RoleAdmin && nt.Role != api.RoleViewer {
+	if !nt.Role.Valid() {
 		writeError(w, http.StatusBadRequest, `role must be "admin" or "viewer"`)
 		return
 	}

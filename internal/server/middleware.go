@@ -129,7 +129,7 @@ var cliUserRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 type principal struct {
 	userID       int64
 	username     string
-	role         string
+	role         api.Role
 	sessionToken string // set when authenticated by the session cookie
 	sessionHash  []byte
 	apiTokenID   int64
@@ -241,7 +241,7 @@ func (s *Server) sessionPrincipal(ctx context.Context, token string) (*principal
 }
 
 // requireRole lets through callers with role or more (admin > viewer).
-func (s *Server) requireRole(role string) func(http.Handler) http.Handler {
+func (s *Server) requireRole(role api.Role) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p := principalFrom(r.Context())
@@ -249,7 +249,7 @@ func (s *Server) requireRole(role string) func(http.Handler) http.Handler {
 			case p == nil:
 				writeError(w, http.StatusUnauthorized, "log in first")
 			case role == api.RoleAdmin && p.role != api.RoleAdmin:
-				writeError(w, http.StatusForbidden, "this needs the admin role; "+p.username+" is a "+p.role)
+				writeError(w, http.StatusForbidden, "this needs the admin role; "+p.username+" is a "+string(p.role))
 			default:
 				next.ServeHTTP(w, r)
 			}

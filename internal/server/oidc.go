@@ -328,7 +328,7 @@ func claimList(v any) []string {
 }
 
 // groupRole maps groups to a role: admin wins over viewer; "" for none.
-func groupRole(groups []string, o config.OIDC) string {
+func groupRole(groups []string, o config.OIDC) api.Role {
 	in := func(list []string) bool {
 		return slices.ContainsFunc(groups, func(g string) bool { return slices.Contains(list, g) })
 	}

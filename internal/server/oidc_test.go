@@ -188,7 +188,10 @@ func TestOIDCLoginMapsGroupsToRoles(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Config = oidcConfig(p.issuer) })
 	p.register(e.ts.URL + "/api/v1/auth/oidc/callback")
 
-	for _, tc := range []struct{ user, role string }{{"alice", api.RoleAdmin}, {"bob", api.RoleViewer}} {
+	for _, tc := range []struct {
+		user string
+		role api.Role
+	}{{"alice", api.RoleAdmin}, {"bob", api.RoleViewer}} {
 		t.Run(tc.user, func(t *testing.T) {
 			b := newBrowser(t)
 			resp, body := b.signIn(e.ts.URL, tc.user, nil, nil)

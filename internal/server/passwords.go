@@ -86,8 +86,8 @@ func (s *Server) handleChangeOwnPassword(w http.ResponseWriter, r *http.Request)
 }
 
 type userChange struct {
-	Role     *string `json:"role"`
-	Password *string `json:"password"`
+	Role     *api.Role `json:"role"`
+	Password *string   `json:"password"`
 }
 
 // handleUpdateUser is an admin's change to an account: its role, a new
@@ -103,7 +103,7 @@ func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `give "role", "password" or both`)
 		return
 	}
-	if c.Role != nil && *c.Role != api.RoleAdmin && *c.Role != api.RoleViewer {
+	if c.Role != nil && !c.Role.Valid() {
 		writeError(w, http.StatusBadRequest, `role must be "admin" or "viewer"`)
 		return
 	}

@@ -16,7 +16,7 @@ type User struct {
 	ID           int64
 	Username     string
 	PasswordHash string // argon2id PHC string
-	Role         string
+	Role         api.Role
 	CreatedAt    time.Time
 }
 
@@ -25,7 +25,7 @@ type User struct {
 type Session struct {
 	UserID     int64
 	Username   string
-	Role       string
+	Role       api.Role
 	Via        string
 	CreatedAt  time.Time
 	LastSeenAt time.Time
@@ -36,7 +36,7 @@ type Session struct {
 type APIToken struct {
 	ID         int64
 	Name       string
-	Role       string
+	Role       api.Role
 	CreatedBy  string
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
@@ -44,8 +44,8 @@ type APIToken struct {
 
 func ms(t time.Time) int64         { return t.UnixMilli() }
 func fromMS(v int64) time.Time     { return time.UnixMilli(v).UTC() }
-func validRole(role string) bool   { return role == api.RoleAdmin || role == api.RoleViewer }
-func roleErr(role string) error    { return fmt.Errorf("role %q is not admin or viewer", role) }
+func validRole(role api.Role) bool { return role.Valid() }
+func roleErr(role api.Role) error  { return fmt.Errorf("role %q is not admin or viewer", role) }
 func notFound(what string) error   { return fmt.Errorf("%s: %w", what, ErrNotFound) }
 func userExists(name string) error { return fmt.Errorf("user %q: %w", name, ErrExists) }
 
@@ -57,7 +57,7 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 }
 
 // CreateUser adds an account.
-func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role string) (User, error) {
+func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, role api.Role) (User, error) {
 	if !validRole(role) {
 		return User{}, roleErr(role)
 	}
@@ -117,7 +117,7 @@ func (s *Store) DeleteUser(ctx context.Context, username string) error {
 		return err
 	}
 	defer tx.Rollback()
-	var role string
+	var role api.Role
 	err = tx.QueryRowContext(ctx, `SELECT role FROM users WHERE lower(username) = lower(?)`, username).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound("user " + username)
@@ -163,7 +163,7 @@ func (s *Store) SetPassword(ctx context.Context, username, passwordHash string) 
 // SetRole changes an account's role. Demoting the last admin fails with
 // ErrLastAdmin, as removing it does. Sessions read the role afresh on each
 // request, so the change applies at once.
-func (s *Store) SetRole(ctx context.Context, username, role string) (api.User, error) {
+func (s *Store) SetRole(ctx context.Context, username string, role api.Role) (api.User, error) {
 	if !validRole(role) {
 		return api.User{}, roleErr(role)
 	}
@@ -173,7 +173,7 @@ func (s *Store) SetRole(ctx context.Context, username, role string) (api.User, e
 	}
 	defer tx.Rollback()
 	var u api.User
-	var old string
+	var old api.Role
 	var created int64
 	err = tx.QueryRowContext(ctx, `SELECT username, role, created_at FROM users WHERE lower(username) = lower(?)`, username).Scan(&u.Username, &old, &created)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -358,7 +358,7 @@ func (s *Store) SessionByHash(ctx context.Context, tokenHash []byte) (Session, e
 
 // CreateOIDCSession records a single sign-on session: the provider's
 // subject, the name shown and the role its groups map to at this login.
-func (s *Store) CreateOIDCSession(ctx context.Context, tokenHash []byte, subject, username, role string, now, expires time.Time) error {
+func (s *Store) CreateOIDCSession(ctx context.Context, tokenHash []byte, subject, username string, role api.Role, now, expires time.Time) error {
 	if !validRole(role) {
 		return roleErr(role)
 	}
@@ -409,7 +409,7 @@ func (s *Store) DeleteStaleSessions(ctx context.Context, now time.Time, idle tim
 }
 
 // CreateAPIToken records an API token by its hash.
-func (s *Store) CreateAPIToken(ctx context.Context, name, role string, tokenHash []byte, createdBy int64) (APIToken, error) {
+func (s *Store) CreateAPIToken(ctx context.Context, name string, role api.Role, tokenHash []byte, createdBy int64) (APIToken, error) {
 	if !validRole(role) {
 		return APIToken{}, roleErr(role)
 	}
