@@ -19,7 +19,7 @@ GORELEASER ?= $(GO) tool -modfile=tools/go.mod goreleaser
 # The container image needs a Docker daemon; without one, dist skips it.
 DIST_SKIP ?= $(shell docker info >/dev/null 2>&1 || echo --skip=docker)
 
-.PHONY: all build web demo test test-go test-fuzz test-web lint clean dist
+.PHONY: all build web demo test test-go test-fuzz test-web lint clean dist generate
 
 all: build
 
@@ -39,6 +39,10 @@ demo: build
 
 ## test: every test: vet and formatting, Go tests with the race detector, a short fuzz run, the UI's tests.
 test: lint test-go test-fuzz test-web
+
+## generate: the UI's API types (web/src/api/generated.ts) from internal/api and internal/vocab.
+generate:
+	$(GO) generate ./internal/api/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './web/*')); \

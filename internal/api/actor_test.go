@@ -11,20 +11,20 @@ import (
 // The UI's ActorKind union is the Go list: a kind added here and not
 // there would show as a bare word in the timeline.
 func TestActorKindsMatchTheTypeScriptUnion(t *testing.T) {
-	src, err := os.ReadFile("../../web/src/api/types.ts")
+	src, err := os.ReadFile("../../web/src/api/generated.ts")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`export type ActorKind = ([^;]+);`).FindSubmatch(src)
 	if m == nil {
-		t.Fatal("web/src/api/types.ts has no ActorKind union")
+		t.Fatal("web/src/api/generated.ts has no ActorKind union")
 	}
 	var ts []ActorKind
 	for _, w := range regexp.MustCompile(`'([a-z]+)'`).FindAllSubmatch(m[1], -1) {
 		ts = append(ts, ActorKind(w[1]))
 	}
 	if !slices.Equal(ts, ActorKinds) {
-		t.Errorf("types.ts ActorKind = %v, Go ActorKinds = %v", ts, ActorKinds)
+		t.Errorf("generated.ts ActorKind = %v, Go ActorKinds = %v", ts, ActorKinds)
 	}
 }
 

@@ -34,7 +34,7 @@ const (
 )
 
 // HistoryEvents lists the history events in documented order.
-var HistoryEvents = []HistoryEvent{EventCreated, EventDrifted, EventSynced, EventApplied, EventFailed, EventDeleted, EventRolledBack, EventAdopted, EventMoved}
+var HistoryEvents = []HistoryEvent{EventCreated, EventDrifted, EventSynced, EventApplied, EventFailed, EventDeleted, EventRolledBack, EventAdopted, EventMoved, EventHealth}
 
 // ActorKind says what started an action or wrote a history entry.
 type ActorKind string

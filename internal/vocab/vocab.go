@@ -1,8 +1,8 @@
 // Package vocab is proxmops's one vocabulary: the words a pass uses to say
 // what it found and what it does (Status, Action, Health, SyncPolicy) and
 // the shape of one difference (Change). The engine, the controller, the
-// HTTP API, the CLI and the UI (web/src/api/types.ts, checked against this
-// file by TestTypeScriptUnionsMatch) all speak these words; no other
+// HTTP API, the CLI and the UI (web/src/api/generated.ts, written from
+// these types by internal/api/tsgen) all speak these words; no other
 // package declares them.
 //
 // Inside the program each word is a typed constant, an enumeration no

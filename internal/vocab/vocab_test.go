@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// tsTypes is the UI's copy of the vocabulary, which must say the same.
-const tsTypes = "../../web/src/api/types.ts"
+// tsTypes is the UI's copy of the vocabulary (written by internal/api/tsgen), which must say the same.
+const tsTypes = "../../web/src/api/generated.ts"
 
 func words[W Word](ws []W) []string {
 	out := make([]string, 0, len(ws))

@@ -3,6 +3,7 @@
 import { loadavg } from 'node:os';
 import type { Page } from 'playwright-core';
 import type { Dependency, Resource, Summary } from '../src/api/types';
+import { partial } from '../src/test/partial';
 
 // manyResources builds n resources the way a big repository declares them.
 export function manyResources(n: number): Resource[] {
@@ -10,7 +11,7 @@ export function manyResources(n: number): Resource[] {
   const nodes = ['pve1', 'pve2', 'pve3'];
   const statuses = ['Synced', 'Synced', 'Synced', 'Synced', 'OutOfSync', 'Progressing', 'Failed', 'Unknown'] as const;
   const add = (kind: string, name: string, i: number, node: string | undefined, dependsOn?: Dependency[]) =>
-    out.push({ kind, name, node, status: statuses[i % statuses.length], tags: [], dependsOn, vmid: kind === 'VirtualMachine' || kind === 'Container' ? 1000 + out.length : undefined });
+    out.push(partial({ kind, name, node, status: statuses[i % statuses.length], tags: [], dependsOn, vmid: kind === 'VirtualMachine' || kind === 'Container' ? 1000 + out.length : undefined }));
   for (let i = 0; i < 4; i++) add('SdnZone', `zone${i}`, i, undefined);
   for (let i = 0; i < 20; i++) add('SdnVnet', `vnet${i}`, i, undefined, [{ kind: 'SdnZone', name: `zone${i % 4}`, relation: 'inZone' }]);
   for (let i = 0; i < 6; i++) add('Network', `${nodes[i % 3]}-vmbr${1 + Math.floor(i / 3)}`, i, nodes[i % 3]);
@@ -38,7 +39,7 @@ export function manyResources(n: number): Resource[] {
 export const RESOURCES = manyResources(1000);
 
 export async function fakeAPI(page: Page) {
-  const summary: Summary = {
+  const summary: Summary = partial({
     revision: 'f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed',
     revisionMessage: 'a thousand resources',
     lastPass: new Date().toISOString(),
@@ -46,7 +47,7 @@ export async function fakeAPI(page: Page) {
     sourceError: '',
     counts: {},
     resources: RESOURCES,
-  };
+  });
   // Signed in as far as the page knows (App.tsx's hint); /api/v1/me says who.
   await page.addInitScript(() => localStorage.setItem('proxmops.signedIn', '1'));
   await page.route('**/api/v1/**', async (route) => {

@@ -19,7 +19,7 @@ export const HEALTHS = ['Healthy', 'Progressing', 'Suspended', 'Missing', 'Degra
 export type Health = (typeof HEALTHS)[number];
 
 // HistoryEvent names what happened to a resource.
-export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted' | 'moved';
+export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted' | 'moved' | 'health';
 
 // Kind names a manifest kind; the kinds in the order dependencies usually flow.
 export const KINDS = ['SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Template', 'VirtualMachine', 'Container'] as const;

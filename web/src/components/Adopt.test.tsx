@@ -5,8 +5,9 @@ import type { AdoptResult, ResourceDetail } from '../api/types';
 import { mockFetch, Providers } from '../test/helpers';
 import { removedTags } from './Adopt';
 import Drawer from './Drawer';
+import { partial } from '../test/partial';
 
-const conflict: ResourceDetail = {
+const conflict: ResourceDetail = partial({
   kind: 'VirtualMachine',
   name: 'app-02',
   node: 'pve1',
@@ -19,7 +20,7 @@ const conflict: ResourceDetail = {
   desired: { apiVersion: 'proxmops.dev/v1', kind: 'VirtualMachine', metadata: { name: 'app-02' }, spec: { cores: 2 } },
   observed: { config: { cores: 1, tags: 'old;web' }, status: 'running' },
   history: [],
-};
+});
 
 const plan = (dryRun: boolean): AdoptResult => ({
   kind: 'VirtualMachine',
@@ -29,7 +30,7 @@ const plan = (dryRun: boolean): AdoptResult => ({
   revision: '3f2c1e0a9b8c7d6e',
   dryRun,
   adopted: !dryRun,
-  plan: {
+  plan: partial({
     kind: 'VirtualMachine',
     name: 'app-02',
     action: 'update',
@@ -39,7 +40,7 @@ const plan = (dryRun: boolean): AdoptResult => ({
       { field: 'cores', from: '1', to: '2' },
       { field: 'tags', from: 'old;web', to: 'adopted-by-proxmops;managed-by-proxmops;web' },
     ],
-  },
+  }),
   message: dryRun ? 'adopting tags VMID 130' : 'adopted: VMID 130 on pve1 now carries managed-by-proxmops; the other changes listed wait for a sync',
 });
 

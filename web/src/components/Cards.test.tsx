@@ -4,9 +4,10 @@ import type { Resource } from '../api/types';
 import { groupResources } from '../lib/grouping';
 import Cards, { cardRows, columnsFor } from './Cards';
 import { visibleRange, offsetsOf } from './VirtualList';
+import { partial } from '../test/partial';
 
 const many = (n: number): Resource[] =>
-  Array.from({ length: n }, (_, i) => ({ kind: i % 4 ? 'VirtualMachine' : 'Container', name: `guest-${String(i).padStart(4, '0')}`, status: i % 7 ? 'Synced' : 'OutOfSync', node: 'pve1' }));
+  Array.from({ length: n }, (_, i) => partial<Resource>({ kind: i % 4 ? 'VirtualMachine' : 'Container', name: `guest-${String(i).padStart(4, '0')}`, status: i % 7 ? 'Synced' : 'OutOfSync', node: 'pve1' }));
 
 test('1,000 resources render only the cards near the viewport', () => {
   const { container } = render(<Cards resources={many(1000)} groupBy="kind" onOpen={() => {}} />);
@@ -52,7 +53,7 @@ test('visible range of a windowed list', () => {
 });
 
 test('a card of a guest moved off its declared node marks it moved', () => {
-  const r: Resource = { kind: 'VirtualMachine', name: 'web-01', status: 'Synced', node: 'pve2', manifestNode: 'pve1', reason: 'in sync; running on pve2; the manifest says pve1: moved by HA or a migration, left where it is' };
+  const r: Resource = partial({ kind: 'VirtualMachine', name: 'web-01', status: 'Synced', node: 'pve2', manifestNode: 'pve1', reason: 'in sync; running on pve2; the manifest says pve1: moved by HA or a migration, left where it is' });
   render(<Cards resources={[r, { ...r, name: 'web-02', node: 'pve1', manifestNode: undefined, reason: 'in sync' }]} groupBy="kind" onOpen={() => {}} />);
   const moved = screen.getByText('moved');
   expect(moved.getAttribute('title')).toBe('The manifest says pve1: moved by HA or a migration, left where it is');

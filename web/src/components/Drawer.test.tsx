@@ -4,8 +4,9 @@ import { setCsrfToken } from '../api/client';
 import type { ResourceDetail } from '../api/types';
 import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
 import Drawer from './Drawer';
+import { partial } from '../test/partial';
 
-const detail = (over: Partial<ResourceDetail> = {}): ResourceDetail => ({
+const detail = (over: Partial<ResourceDetail> = {}): ResourceDetail => (partial({
   kind: 'VirtualMachine',
   name: 'app-01',
   node: 'pve1',
@@ -20,11 +21,11 @@ const detail = (over: Partial<ResourceDetail> = {}): ResourceDetail => ({
   desired: { apiVersion: 'proxmops.dev/v1', kind: 'VirtualMachine', metadata: { name: 'app-01' }, spec: { cores: 4, memory: 4096 } },
   observed: { config: { cores: 2, memory: 4096 }, status: 'running' },
   history: [
-    { id: 1, event: 'created', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T09:00:00Z' },
+    partial({ id: 1, event: 'created', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T09:00:00Z' }),
     { id: 2, event: 'drifted', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T10:00:00Z', message: 'cores: 4 -> 2' },
   ],
   ...over,
-});
+}));
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -315,7 +316,7 @@ test('a guest moved off the node its manifest names says so, in sync, with its m
             needsReboot: false,
             changes: [],
             history: [
-              { id: 1, event: 'created', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T09:00:00Z' },
+              partial({ id: 1, event: 'created', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T09:00:00Z' }),
               { id: 2, event: 'moved', commit: 'aaaaaaaaaaaaaaaa', time: '2026-11-30T10:00:00Z', message: note },
             ],
           }),
@@ -341,12 +342,12 @@ test('each history entry names what started it: the pass, a user by single sign-
       ? {
           body: detail({
             history: [
-              { id: 1, event: 'created', time: '2026-11-30T09:00:00Z', actor: { kind: 'pass' } },
-              { id: 2, event: 'applied', time: '2026-11-30T10:00:00Z', actor: { kind: 'webhook', name: 'github', delivery: '9a1b7c3e' } },
-              { id: 3, event: 'applied', time: '2026-11-30T11:00:00Z', actor: { kind: 'token', name: 'ci-deploy' } },
-              { id: 4, event: 'rolledBack', time: '2026-11-30T12:00:00Z', actor: { kind: 'user', name: 'alice', via: 'oidc' } },
-              { id: 5, event: 'drifted', time: '2026-11-30T08:00:00Z' },
-              { id: 6, event: 'adopted', time: '2026-11-30T13:00:00Z', actor: { kind: 'cli', name: 'bob', token: 'laptop' } },
+              partial({ id: 1, event: 'created', time: '2026-11-30T09:00:00Z', actor: { kind: 'pass' } }),
+              partial({ id: 2, event: 'applied', time: '2026-11-30T10:00:00Z', actor: { kind: 'webhook', name: 'github', delivery: '9a1b7c3e' } }),
+              partial({ id: 3, event: 'applied', time: '2026-11-30T11:00:00Z', actor: { kind: 'token', name: 'ci-deploy' } }),
+              partial({ id: 4, event: 'rolledBack', time: '2026-11-30T12:00:00Z', actor: { kind: 'user', name: 'alice', via: 'oidc' } }),
+              partial({ id: 5, event: 'drifted', time: '2026-11-30T08:00:00Z' }),
+              partial({ id: 6, event: 'adopted', time: '2026-11-30T13:00:00Z', actor: { kind: 'cli', name: 'bob', token: 'laptop' } }),
             ],
           }),
         }

@@ -3,10 +3,11 @@ import { describe, expect, test } from 'vitest';
 import type { LoadError, Pin, Resource } from '../api/types';
 import { REVISION_STATE_WORDS, type ShownRevision } from '../lib/revstate';
 import Graph from './Graph';
+import { partial } from '../test/partial';
 
 const resources: Resource[] = [
-  { kind: 'Template', name: 'debian-12-tpl', node: 'pve1', status: 'Synced' },
-  { kind: 'VirtualMachine', name: 'app-02', node: 'pve1', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'debian-12-tpl', relation: 'clones' }] },
+  partial({ kind: 'Template', name: 'debian-12-tpl', node: 'pve1', status: 'Synced' }),
+  partial({ kind: 'VirtualMachine', name: 'app-02', node: 'pve1', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'debian-12-tpl', relation: 'clones' }] }),
 ];
 
 const LAST_GOOD = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
@@ -41,7 +42,7 @@ describe('the Git source node says which commit it shows and why', () => {
   });
 
   test('a pinned revision is named as the summary bar names it', () => {
-    const node = show({ revision: LAST_GOOD, message: 'web-01: one core', by: 'admin' }, null);
+    const node = show(partial<Pin>({ revision: LAST_GOOD, message: 'web-01: one core', by: 'admin' }), null);
     const state = node.querySelector('.gsource-state')!;
     expect(state.textContent).toBe('pinned revision, not the branch head');
     expect(state.textContent).toBe(REVISION_STATE_WORDS.pinned);
@@ -60,7 +61,7 @@ describe('the Git source node says which commit it shows and why', () => {
   });
 
   test('a pin wins over a head that fails to load: the head is not what is applied either way', () => {
-    const node = show({ revision: LAST_GOOD }, { revision: HEAD, errors: ['x'] });
+    const node = show(partial<Pin>({ revision: LAST_GOOD }), { revision: HEAD, errors: ['x'] });
     expect(node.querySelector('.gsource-state')!.textContent).toBe(REVISION_STATE_WORDS.pinned);
   });
 });
@@ -69,7 +70,7 @@ test('clusters that reconcile different revisions are each named with theirs and
   const pass = { revisionMessage: '', lastPass: '', passDurationMs: null, pinned: null, loadError: null };
   const node = show(null, null, [
     { ...pass, cluster: 'lab-1', revision: HEAD },
-    { ...pass, cluster: 'lab-2', revision: LAST_GOOD, pinned: { revision: LAST_GOOD } },
+    { ...pass, cluster: 'lab-2', revision: LAST_GOOD, pinned: partial<Pin>({ revision: LAST_GOOD }) },
     { ...pass, cluster: 'lab-3', revision: LAST_GOOD, loadError: { revision: HEAD, errors: ['x'] } },
   ]);
   expect([...node.querySelectorAll('.gsource-rev')].map((r) => r.textContent)).toEqual([

@@ -34,11 +34,11 @@ function Receiver({ st }: { st: NotificationStatus }) {
         <div className="muted small">{st.url}</div>
       </td>
       <td data-label="events">
-        {st.on.join(', ')}
+        {(st.on ?? []).join(', ')}
         {st.resources && st.resources.length > 0 && <div className="muted small">for {st.resources.join(', ')}</div>}
       </td>
       <td data-label="last delivery" title={st.lastDelivery ? formatTime(st.lastDelivery) : undefined}>
-        {timeAgo(st.lastDelivery)}
+        {timeAgo(st.lastDelivery ?? undefined)}
         <div className="muted small">
           {st.delivered} delivered{st.failed > 0 ? `, ${st.failed} given up` : ''}
           {st.pending > 0 ? `, ${st.pending} pending` : ''}
@@ -48,7 +48,7 @@ function Receiver({ st }: { st: NotificationStatus }) {
         <span className={`pill${state === 'failing' ? ' warn' : state === 'idle' ? '' : ' ok'}`}>{stateText[state]}</span>
         {st.lastError && (
           <div className="small" data-testid={`last-error-${st.name}`}>
-            last error {timeAgo(st.lastErrorAt)}: {st.lastError}
+            last error {timeAgo(st.lastErrorAt ?? undefined)}: {st.lastError}
           </div>
         )}
       </td>

@@ -116,8 +116,8 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
       </button>
       {open && error && <div className="alert error">{error}</div>}
       {open && !list && !error && <p className="muted">Loading…</p>}
-      {open && list && list.snapshots.length === 0 && <p className="muted">This guest has no snapshots.</p>}
-      {open && list && list.snapshots.length > 0 && (
+      {open && list && !list.snapshots?.length && <p className="muted">This guest has no snapshots.</p>}
+      {open && list && !!list.snapshots?.length && (
         <table className="changes">
           <thead>
             <tr>
@@ -128,7 +128,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
             </tr>
           </thead>
           <tbody>
-            {list.snapshots.map((s) => (
+            {(list.snapshots ?? []).map((s) => (
               <tr key={s.name}>
                 <td className="mono">
                   {s.name}

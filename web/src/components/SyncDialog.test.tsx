@@ -3,6 +3,7 @@ import { afterEach, expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import { mockFetch } from '../test/helpers';
 import SyncDialog, { planCounts } from './SyncDialog';
+import { partial } from '../test/partial';
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -22,10 +23,10 @@ const plan = (prune: boolean) => ({
 });
 
 test('the counts of a plan in words', () => {
-  expect(planCounts({ create: 1, update: 2, delete: 0, failed: 1, statuses: { Synced: 9 } })).toBe('1 to create, 2 to update, 1 failed, 9 in sync');
-  expect(planCounts({})).toBe('nothing');
+  expect(planCounts(partial({ create: 1, update: 2, delete: 0, failed: 1, statuses: { Synced: 9 } }))).toBe('1 to create, 2 to update, 1 failed, 9 in sync');
+  expect(planCounts(partial({}))).toBe('nothing');
   // What the sync leaves out of sync is said, not folded into "in sync".
-  expect(planCounts({ create: 1, needsReboot: 1, statuses: { Synced: 5, OutOfSync: 3, Progressing: 1 } })).toBe(
+  expect(planCounts(partial({ create: 1, needsReboot: 1, statuses: { Synced: 5, OutOfSync: 3, Progressing: 1 } }))).toBe(
     '1 to create, 2 out of sync without action (1 pending a reboot), 1 in progress, 5 in sync',
   );
 });

@@ -69,8 +69,9 @@ export function clusterWords(names: string[]): string {
 // cluster does: counts summed, actions side by side (each names its cluster).
 export function mergePlans(plans: PlanDocument[]): PlanDocument {
   if (plans.length === 1) return plans[0];
-  const summary: PlanSummary = { statuses: {} };
-  const sum = summary as Record<string, unknown>;
+  // Only the counts some plan has are set, as in a plan of one cluster.
+  const summary = { statuses: {} } as PlanSummary;
+  const sum = summary as unknown as Record<string, unknown>;
   for (const p of plans) {
     for (const [k, v] of Object.entries(p.summary ?? {})) {
       if (k === 'statuses') {

@@ -41,7 +41,7 @@ export default function TaskLog({ kind, name, cluster = '', running, version }: 
         {running ? 'Task log (live)' : 'Last task log'} <span className="muted small mono">{log.task.split(':').slice(5, 7).join(' ')}</span>
       </summary>
       <pre ref={pre} className="yaml tasklog-lines" tabIndex={0} aria-label="Task log lines">
-        {log.lines.join('\n')}
+        {(log.lines ?? []).join('\n')}
       </pre>
     </details>
   );

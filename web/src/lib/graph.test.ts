@@ -25,9 +25,10 @@ import {
   type LabelBox,
 } from './graph';
 import { manyResources } from '../../e2e/graph-fixture';
+import { partial } from '../test/partial';
 
 const many = (n: number, kind = 'VirtualMachine'): Resource[] =>
-  Array.from({ length: n }, (_, i) => ({ kind, name: `vm-${String(i).padStart(4, '0')}`, status: 'Synced', node: `pve${(i % 3) + 1}` }));
+  Array.from({ length: n }, (_, i) => partial<Resource>({ kind, name: `vm-${String(i).padStart(4, '0')}`, status: 'Synced', node: `pve${(i % 3) + 1}` }));
 
 function overlaps(a: { x: number; y: number; width: number; height: number }, b: typeof a): boolean {
   return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
@@ -36,9 +37,9 @@ function overlaps(a: { x: number; y: number; width: number; height: number }, b:
 describe('graph groups', () => {
   test('by kind or by node, sorted, resource keys sorted', () => {
     const rs: Resource[] = [
-      { kind: 'Iso', name: 'b', status: 'Synced', node: 'pve2' },
-      { kind: 'Container', name: 'z', status: 'Synced' },
-      { kind: 'Iso', name: 'a', status: 'Synced', node: 'pve1' },
+      partial({ kind: 'Iso', name: 'b', status: 'Synced', node: 'pve2' }),
+      partial({ kind: 'Container', name: 'z', status: 'Synced' }),
+      partial({ kind: 'Iso', name: 'a', status: 'Synced', node: 'pve1' }),
     ];
     expect(graphGroups(rs, 'kind')).toEqual([
       { key: 'Container', resourceKeys: ['Container/z'] },
@@ -219,8 +220,8 @@ describe('first view', () => {
 
 describe('dependency edges', () => {
   const rs: Resource[] = [
-    { kind: 'Template', name: 'debian-12-tpl', status: 'Synced', node: 'pve1' },
-    {
+    partial({ kind: 'Template', name: 'debian-12-tpl', status: 'Synced', node: 'pve1' }),
+    partial({
       kind: 'VirtualMachine',
       name: 'app-02',
       status: 'Synced',
@@ -229,11 +230,11 @@ describe('dependency edges', () => {
         { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' },
         { kind: 'SdnVnet', name: 'prod', relation: 'uses' },
       ],
-    },
-    { kind: 'VirtualMachine', name: 'app-03', status: 'Synced', node: 'pve1', dependsOn: [{ kind: 'VirtualMachine', name: 'app-02', relation: 'uses' }] },
-    { kind: 'Container', name: 'web-1', status: 'Synced', node: 'pve2', dependsOn: [{ kind: 'SdnVnet', name: 'prod', relation: 'uses' }] },
-    { kind: 'SdnVnet', name: 'prod', status: 'Synced', dependsOn: [{ kind: 'SdnZone', name: 'lab', relation: 'inZone' }] },
-    { kind: 'SdnZone', name: 'lab', status: 'OutOfSync' },
+    }),
+    partial({ kind: 'VirtualMachine', name: 'app-03', status: 'Synced', node: 'pve1', dependsOn: [{ kind: 'VirtualMachine', name: 'app-02', relation: 'uses' }] }),
+    partial({ kind: 'Container', name: 'web-1', status: 'Synced', node: 'pve2', dependsOn: [{ kind: 'SdnVnet', name: 'prod', relation: 'uses' }] }),
+    partial({ kind: 'SdnVnet', name: 'prod', status: 'Synced', dependsOn: [{ kind: 'SdnZone', name: 'lab', relation: 'inZone' }] }),
+    partial({ kind: 'SdnZone', name: 'lab', status: 'OutOfSync' }),
   ];
 
   test('one edge per declared dependency between shown resources, labelled with both ends', () => {
@@ -256,7 +257,7 @@ describe('dependency edges', () => {
     const shown = rs.filter((r) => r.kind !== 'SdnVnet');
     const edges = dependencyEdges(shown, layoutGraph(graphGroups(shown, 'kind')));
     expect(edges.map((e) => e.label)).toEqual(['app-02 clones debian-12-tpl', 'app-03 uses VirtualMachine app-02']);
-    const alone: Resource[] = [{ kind: 'VirtualMachine', name: 'x', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'by-hand', relation: 'clones' }] }];
+    const alone: Resource[] = [partial({ kind: 'VirtualMachine', name: 'x', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'by-hand', relation: 'clones' }] })];
     expect(dependencyEdges(alone, layoutGraph(graphGroups(alone, 'kind')))).toEqual([]);
   });
 
@@ -277,7 +278,7 @@ describe('dependency edges', () => {
   });
 
   test('the members of a wrapped group are one cluster: one edge per target and relation, with the count', () => {
-    const vms: Resource[] = Array.from({ length: 40 }, (_, i) => ({
+    const vms: Resource[] = partial(Array.from({ length: 40 }, (_, i) => ({
       kind: 'VirtualMachine',
       name: `vm-${String(i).padStart(2, '0')}`,
       status: 'Synced',
@@ -286,13 +287,13 @@ describe('dependency edges', () => {
         { kind: 'SdnVnet', name: 'prod', relation: 'uses' as const },
         { kind: 'VirtualMachine', name: 'vm-00', relation: 'uses' as const },
       ],
-    }));
-    const all: Resource[] = [
+    })));
+    const all: Resource[] = partial([
       ...vms,
       { kind: 'Template', name: 'debian-12-tpl', status: 'Synced' },
       { kind: 'Template', name: 'other-tpl', status: 'Synced' },
       { kind: 'SdnVnet', name: 'prod', status: 'Synced', dependsOn: [{ kind: 'VirtualMachine', name: 'vm-07', relation: 'uses' }] },
-    ];
+    ]);
     const l = layoutGraph(graphGroups(all, 'kind'));
     const edges = dependencyEdges(all, l);
     const frame = frameNodeId('VirtualMachine');
@@ -367,7 +368,7 @@ describe('dependency edges', () => {
 
 test('a resource node’s accessible name says what it needs', () => {
   expect(
-    resourceLabel({
+    resourceLabel(partial({
       kind: 'VirtualMachine',
       name: 'app-02',
       status: 'Synced',
@@ -375,17 +376,17 @@ test('a resource node’s accessible name says what it needs', () => {
         { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' },
         { kind: 'SdnVnet', name: 'prod', relation: 'uses' },
       ],
-    }),
+    })),
   ).toBe('VirtualMachine app-02: Synced; clones debian-12-tpl, uses vnet prod');
-  expect(resourceLabel({ kind: 'Iso', name: 'debian-12', status: 'OutOfSync' })).toBe('Iso debian-12: OutOfSync');
+  expect(resourceLabel(partial({ kind: 'Iso', name: 'debian-12', status: 'OutOfSync' }))).toBe('Iso debian-12: OutOfSync');
 });
 
 describe('group by cluster', () => {
   const two: Resource[] = [
-    { cluster: 'office', kind: 'VirtualMachine', name: 'app-01', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
-    { cluster: 'office', kind: 'Template', name: 'tpl', status: 'Synced' },
-    { cluster: 'home', kind: 'VirtualMachine', name: 'app-01', status: 'Failed', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
-    { cluster: 'home', kind: 'Template', name: 'tpl', status: 'Synced' },
+    partial({ cluster: 'office', kind: 'VirtualMachine', name: 'app-01', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] }),
+    partial({ cluster: 'office', kind: 'Template', name: 'tpl', status: 'Synced' }),
+    partial({ cluster: 'home', kind: 'VirtualMachine', name: 'app-01', status: 'Failed', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] }),
+    partial({ cluster: 'home', kind: 'Template', name: 'tpl', status: 'Synced' }),
   ];
 
   test('keys carry the cluster of a clusters list and read back', () => {
@@ -415,7 +416,7 @@ describe('group by cluster', () => {
     }
     // Grouped by kind the same resources have no frame: few per group.
     expect(layoutGraph(graphGroups(two, 'kind')).nodes.some((n) => n.type === 'frame')).toBe(false);
-    expect(graphGroupKey({ kind: 'Iso', name: 'x', status: 'Synced' }, 'cluster')).toBe('default');
+    expect(graphGroupKey(partial({ kind: 'Iso', name: 'x', status: 'Synced' }), 'cluster')).toBe('default');
   });
 
   test('a dependency joins the resources of its own cluster, never the other cluster\'s namesake', () => {
@@ -434,11 +435,11 @@ describe('group by cluster', () => {
       manyResources(100).map((r) => ({ ...r, cluster, dependsOn: r.dependsOn?.filter((d) => d.kind !== 'Network') }));
     // lab-2 is small: by kind, none of its groups is wrapped, so each dependency is an edge of its own.
     const lab2: Resource[] = [
-      { cluster: 'lab-2', kind: 'Template', name: 'tpl', status: 'Synced' },
-      { cluster: 'lab-2', kind: 'Iso', name: 'debian-12', status: 'Synced' },
-      { cluster: 'lab-2', kind: 'VirtualMachine', name: 'web', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
-      { cluster: 'lab-2', kind: 'VirtualMachine', name: 'db', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] },
-      { cluster: 'lab-2', kind: 'VirtualMachine', name: 'installer', status: 'Synced', dependsOn: [{ kind: 'Iso', name: 'debian-12', relation: 'mounts' }] },
+      partial({ cluster: 'lab-2', kind: 'Template', name: 'tpl', status: 'Synced' }),
+      partial({ cluster: 'lab-2', kind: 'Iso', name: 'debian-12', status: 'Synced' }),
+      partial({ cluster: 'lab-2', kind: 'VirtualMachine', name: 'web', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] }),
+      partial({ cluster: 'lab-2', kind: 'VirtualMachine', name: 'db', status: 'Synced', dependsOn: [{ kind: 'Template', name: 'tpl', relation: 'clones' }] }),
+      partial({ cluster: 'lab-2', kind: 'VirtualMachine', name: 'installer', status: 'Synced', dependsOn: [{ kind: 'Iso', name: 'debian-12', relation: 'mounts' }] }),
     ];
     const all = [...lab('lab-1'), ...lab2];
     const byCluster = layoutGraph(graphGroups(all, 'cluster'));
@@ -484,6 +485,6 @@ describe('group by cluster', () => {
 
   test('a resource of a clusters list names its cluster to screen readers', () => {
     expect(resourceLabel(two[2])).toBe('VirtualMachine app-01 in cluster home: Failed; clones tpl');
-    expect(resourceLabel({ cluster: 'default', kind: 'Iso', name: 'd', status: 'Synced' })).toBe('Iso d: Synced');
+    expect(resourceLabel(partial({ cluster: 'default', kind: 'Iso', name: 'd', status: 'Synced' }))).toBe('Iso d: Synced');
   });
 });

@@ -1,11 +1,12 @@
 import { expect, test } from 'vitest';
 import type { Resource } from '../api/types';
 import { groupResources, NO_NODE, NO_TAG } from './grouping';
+import { partial } from '../test/partial';
 
 const rs: Resource[] = [
-  { kind: 'VirtualMachine', name: 'a', status: 'Synced', node: 'pve2', tags: ['prod', 'db'] },
-  { kind: 'Iso', name: 'b', status: 'Failed', node: 'pve1' },
-  { kind: 'VirtualMachine', name: 'c', status: 'OutOfSync', tags: ['prod'] },
+  partial({ kind: 'VirtualMachine', name: 'a', status: 'Synced', node: 'pve2', tags: ['prod', 'db'] }),
+  partial({ kind: 'Iso', name: 'b', status: 'Failed', node: 'pve1' }),
+  partial({ kind: 'VirtualMachine', name: 'c', status: 'OutOfSync', tags: ['prod'] }),
 ];
 
 test('by kind', () => {
@@ -33,9 +34,9 @@ test('by tag, a resource is in each of its tags and untagged ones are last', () 
 
 test('by cluster: one group per cluster, the single cluster section\'s as "default"', () => {
   const two: Resource[] = [
-    { cluster: 'office', kind: 'VirtualMachine', name: 'app-01', status: 'Synced' },
-    { cluster: 'home', kind: 'VirtualMachine', name: 'app-01', status: 'Failed' },
-    { cluster: 'home', kind: 'Iso', name: 'debian', status: 'Synced' },
+    partial({ cluster: 'office', kind: 'VirtualMachine', name: 'app-01', status: 'Synced' }),
+    partial({ cluster: 'home', kind: 'VirtualMachine', name: 'app-01', status: 'Failed' }),
+    partial({ cluster: 'home', kind: 'Iso', name: 'debian', status: 'Synced' }),
   ];
   expect(groupResources(two, 'cluster').map((x) => [x.key, x.resources.map((r) => `${r.kind}/${r.name}`), x.counts.Failed])).toEqual([
     ['home', ['VirtualMachine/app-01', 'Iso/debian'], 1],

@@ -4,11 +4,12 @@ import type { Resource } from '../api/types';
 import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, resourcesValue, settle } from '../test/helpers';
 import { initialResourceState, reduceResources } from '../state/resources';
 import Overview from './Overview';
+import { partial } from '../test/partial';
 
 const resources: Resource[] = [
-  { kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'OutOfSync', tags: ['prod'], progress: { message: 'downloading image', percent: 40 } },
-  { kind: 'VirtualMachine', name: 'db-01', node: 'pve2', status: 'Synced', tags: ['db'] },
-  { kind: 'Iso', name: 'debian', node: 'pve1', status: 'Failed' },
+  partial({ kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'OutOfSync', tags: ['prod'], progress: { message: 'downloading image', percent: 40 } }),
+  partial({ kind: 'VirtualMachine', name: 'db-01', node: 'pve2', status: 'Synced', tags: ['db'] }),
+  partial({ kind: 'Iso', name: 'debian', node: 'pve1', status: 'Failed' }),
 ];
 
 beforeEach(() => {
@@ -92,7 +93,7 @@ test('an empty daemon says why the page is empty', () => {
 test('a source problem of several lines is listed one per item', () => {
   const base = resourcesValue(resources);
   const state = reduceResources(base.state, [
-    { type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: 'git: authentication required\ncluster: connection refused' } },
+    { type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: 'git: authentication required\ncluster: connection refused' }) },
   ]);
   render(
     <Providers value={{ ...base, state }}>
@@ -107,7 +108,7 @@ test('a cluster that cannot be observed is a banner and a word in the summary ba
   const base = resourcesValue(resources);
   const lastObserved = new Date(Date.now() - 3 * 60_000).toISOString();
   const clusterError = 'observing the cluster failed: TLS certificate fingerprint mismatch: expected AA:BB, server presented CC:DD';
-  const down = reduceResources(base.state, [{ type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError, lastObserved } }]);
+  const down = reduceResources(base.state, [{ type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError, lastObserved }) }]);
   const { rerender } = render(
     <Providers value={{ ...base, state: down }}>
       <Overview theme="light" />
@@ -120,7 +121,7 @@ test('a cluster that cannot be observed is a banner and a word in the summary ba
   const bar = screen.getByRole('region', { name: 'Reconciliation' });
   expect(within(bar).getByTestId('summary-cluster-down').textContent).toBe('cluster unreachable · last observed 3m ago');
 
-  const back = reduceResources(down, [{ type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError: '', lastObserved: new Date().toISOString() } }]);
+  const back = reduceResources(down, [{ type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError: '', lastObserved: new Date().toISOString() }) }]);
   rerender(
     <Providers value={{ ...base, state: back }}>
       <Overview theme="light" />
@@ -133,7 +134,7 @@ test('a cluster that cannot be observed is a banner and a word in the summary ba
 test('a HEAD that fails to load, as a pass event says, is a banner naming the last good revision, gone once HEAD loads', () => {
   const base = resourcesValue(resources);
   const loadError = { revision: '9a1b2c3d4e5f60718293', errors: ['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:2:1: unknown kind Vm'] };
-  const failing = reduceResources(base.state, [{ type: 'pass', pass: { revision: '3f2c1e0a9b8c7d6e', sourceError: '', loadError } }]);
+  const failing = reduceResources(base.state, [{ type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: '', loadError }) }]);
   const { rerender } = render(
     <Providers value={{ ...base, state: failing }}>
       <Overview theme="light" />
@@ -149,7 +150,7 @@ test('a HEAD that fails to load, as a pass event says, is a banner naming the la
   expect(bar.textContent).toContain('last good revision: HEAD failed to load');
   expect(bar.textContent).not.toContain('revision being reconciled');
 
-  const fixed = reduceResources(failing, [{ type: 'pass', pass: { revision: '4a4a4a4a4a4a4a4a', sourceError: '', loadError: null } }]);
+  const fixed = reduceResources(failing, [{ type: 'pass', pass: partial({ revision: '4a4a4a4a4a4a4a4a', sourceError: '', loadError: null }) }]);
   rerender(
     <Providers value={{ ...base, state: fixed }}>
       <Overview theme="light" />
@@ -162,7 +163,7 @@ test('a HEAD that fails to load, as a pass event says, is a banner naming the la
 test('a pinned revision is said in the summary bar, not only in the banner', () => {
   const base = resourcesValue(resources);
   const pinned = { revision: '3f2c1e0a9b8c7d6e5f4a', message: 'two cores', by: 'alice', at: '2026-12-01T00:00:00Z' };
-  const state = reduceResources(base.state, [{ type: 'pass', pass: { revision: pinned.revision, sourceError: '', loadError: null, pinned } }]);
+  const state = reduceResources(base.state, [{ type: 'pass', pass: partial({ revision: pinned.revision, sourceError: '', loadError: null, pinned }) }]);
   render(
     <Providers value={{ ...base, state }}>
       <Overview theme="light" />
@@ -176,7 +177,7 @@ test('a pinned revision is said in the summary bar, not only in the banner', () 
 
 test('when the very first load fails, the overview says why instead of waiting for resources', () => {
   const loadError = { revision: '9a1b2c3d4e5f60718293', errors: ['vms/a.yaml:4:8: unknown field coers'] };
-  const state = reduceResources(initialResourceState, [{ type: 'snapshot', summary: { revision: '', sourceError: '', loadError, resources: [] } }]);
+  const state = reduceResources(initialResourceState, [{ type: 'snapshot', summary: partial({ revision: '', sourceError: '', loadError, resources: [] }) }]);
   render(
     <Providers value={{ ...resourcesValue([]), state }}>
       <Overview theme="light" />
@@ -189,9 +190,9 @@ test('when the very first load fails, the overview says why instead of waiting f
 });
 
 const twoClusters: Resource[] = [
-  { cluster: 'home', kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'Synced' },
-  { cluster: 'office', kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'Failed' },
-  { cluster: 'office', kind: 'Iso', name: 'debian', node: 'pve1', status: 'Synced' },
+  partial({ cluster: 'home', kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'Synced' }),
+  partial({ cluster: 'office', kind: 'VirtualMachine', name: 'app-01', node: 'pve1', status: 'Failed' }),
+  partial({ cluster: 'office', kind: 'Iso', name: 'debian', node: 'pve1', status: 'Synced' }),
 ];
 const cardClusters = () => [...document.querySelectorAll('.card')].map((c) => `${c.querySelector('.card-name')?.textContent}@${c.querySelector('.card-cluster')?.textContent ?? ''}`);
 
@@ -348,7 +349,7 @@ test('with several clusters the bar names the shown cluster’s own revision: a 
     state: reduceResources(initialResourceState, [
       {
         type: 'snapshot',
-        summary: {
+        summary: partial({
           revision: 'ffee0011ffee0011ffee',
           revisionMessage: 'two cores',
           lastPass: new Date().toISOString(),
@@ -357,7 +358,7 @@ test('with several clusters the bar names the shown cluster’s own revision: a 
             { name: 'home', revision: 'ffee0011ffee0011ffee', revisionMessage: 'two cores', lastPass: new Date().toISOString() },
             { name: 'office', revision: pin.revision, revisionMessage: 'one core', lastPass: new Date().toISOString(), pinned: pin },
           ],
-        },
+        }),
       },
     ]),
   });

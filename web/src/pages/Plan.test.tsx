@@ -3,8 +3,9 @@ import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import type { PlanAction } from '../api/types';
 import { mockFetch } from '../test/helpers';
 import Plan, { groupPlan, planDelta, sortPlan } from './Plan';
+import { partial } from '../test/partial';
 
-const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => ({ kind: 'VirtualMachine', name, action, conflict });
+const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => (partial({ kind: 'VirtualMachine', name, action, conflict }));
 
 beforeEach(() => window.history.replaceState(null, '', '/plan'));
 afterEach(() => vi.unstubAllGlobals());

@@ -1,8 +1,9 @@
 import { render, screen, within } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import type { PullRequest } from '../api/types';
+import type { PlanDocument, PullRequest } from '../api/types';
 import { mockFetch } from '../test/helpers';
 import Previews, { changedActions, requestNoun } from './Previews';
+import { partial } from '../test/partial';
 
 beforeEach(() => window.history.replaceState(null, '', '/previews'));
 afterEach(() => vi.unstubAllGlobals());
@@ -18,14 +19,14 @@ const pr = (over: Partial<PullRequest>): PullRequest => ({
   state: 'success',
   description: '0 to create, 1 to update, 0 to reboot, 0 to delete',
   errors: [],
-  plan: {
+  plan: partial<PlanDocument>({
     revision: 'aaaaaaaaaaaaaaaa',
     summary: { create: 0, update: 1, reboot: 0, delete: 0, conflict: 0, failed: 0, unknown: 0, needsReboot: 0, statuses: {} },
     actions: [
       { kind: 'VirtualMachine', name: 'web', action: 'update', reason: 'cores differ', changes: [{ field: 'cores', from: '1', to: '2' }] },
       { kind: 'VirtualMachine', name: 'db', action: 'none', status: 'Synced' },
     ],
-  },
+  }),
   updatedAt: new Date().toISOString(),
   commentURL: 'https://github.com/you/homelab/pull/7#issuecomment-1',
   ...over,
@@ -69,9 +70,9 @@ test('GitLab requests are merge requests, and a blocked resource is listed thoug
   expect(requestNoun('gitlab')).toBe('merge request');
   expect(requestNoun('gitea')).toBe('pull request');
   const listed = changedActions([
-    { kind: 'VirtualMachine', name: 'a', action: 'none', status: 'Synced' },
-    { kind: 'VirtualMachine', name: 'b', action: 'none', conflict: true, reason: 'held by another VM' },
-    { kind: 'Iso', name: 'c', action: 'create', status: 'Failed', reason: 'the API token lacks Datastore.AllocateTemplate' },
+    partial({ kind: 'VirtualMachine', name: 'a', action: 'none', status: 'Synced' }),
+    partial({ kind: 'VirtualMachine', name: 'b', action: 'none', conflict: true, reason: 'held by another VM' }),
+    partial({ kind: 'Iso', name: 'c', action: 'create', status: 'Failed', reason: 'the API token lacks Datastore.AllocateTemplate' }),
   ]).map((a) => a.name);
   expect(listed.sort()).toEqual(['b', 'c']);
 });

@@ -84,7 +84,7 @@ export default function Previews() {
           <ErrorLines text={error} />
         </div>
       )}
-      {list && list.requests.length === 0 && (
+      {list && !list.requests?.length && (
         <div className="empty">
           <h3>No open requests</h3>
           <p className="muted">
@@ -94,10 +94,10 @@ export default function Previews() {
           </p>
         </div>
       )}
-      {list?.requests.map((pr) => {
+      {list?.requests?.map((pr) => {
         const st = STATE[pr.state] ?? STATE.error;
         return (
-          <details key={`${pr.forge}/${pr.number}`} className={`card pr-row ${st.cls}`} open={focus === pr.number || list.requests.length === 1}>
+          <details key={`${pr.forge}/${pr.number}`} className={`card pr-row ${st.cls}`} open={focus === pr.number || list.requests?.length === 1}>
             <summary>
               <span className={`badge ${st.cls}`}>{st.label}</span>{' '}
               <strong>

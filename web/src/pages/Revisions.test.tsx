@@ -1,8 +1,9 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
-import type { RevisionList } from '../api/types';
+import type { RevisionList, RevisionResult } from '../api/types';
 import { Providers, mockFetch } from '../test/helpers';
 import Revisions, { matchesCommit, resultText } from './Revisions';
+import { partial } from '../test/partial';
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -23,8 +24,8 @@ function listing(pinned: boolean): RevisionList {
 
 test('the result of a revision is said in words', () => {
   expect(resultText(null)).toBe('never applied');
-  expect(resultText({ firstPass: '', lastPass: '', events: { applied: 2, failed: 1 } })).toBe('2 applied, 1 failed');
-  expect(resultText({ firstPass: '', lastPass: '', events: {} })).toBe('no changes recorded');
+  expect(resultText(partial<RevisionResult>({ firstPass: '', lastPass: '', events: { applied: 2, failed: 1 } }))).toBe('2 applied, 1 failed');
+  expect(resultText(partial<RevisionResult>({ firstPass: '', lastPass: '', events: {} }))).toBe('no changes recorded');
 });
 
 test('an admin syncs to an older revision after confirming, then sees the pin and unpins', async () => {
@@ -202,8 +203,9 @@ test('the commit applied now offers no sync to itself, and says why', async () =
 test('a head that fails to load lists its errors, one item each, and cannot be synced to', async () => {
   const l = listing(false);
   const errors = ['vms/a.yaml:4:8: spec.coers: unknown field `coers`', 'vms/b.yaml:9:11: spec.memory: 12 is below the minimum 16'];
-  const broken = { ...l.revisions[0], hash: 'c'.repeat(40), message: 'broken', current: false, result: null, loadErrors: errors };
-  mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: { ...l, revisions: [broken, ...l.revisions] } } : undefined));
+  const revisions = l.revisions ?? [];
+  const broken = { ...revisions[0], hash: 'c'.repeat(40), message: 'broken', current: false, result: null, loadErrors: errors };
+  mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: { ...l, revisions: [broken, ...revisions] } } : undefined));
   render(
     <Providers role="admin">
       <Revisions />

@@ -52,10 +52,10 @@ function CommitEvents({ hash }: { hash: string }) {
   }, [hash]);
   if (error) return <p className="alert error">{error}</p>;
   if (!doc) return <p className="muted small">Loading…</p>;
-  if (doc.entries.length === 0) return <p className="muted small">Nothing recorded at this commit (or it is past the history kept).</p>;
+  if (!doc.entries?.length) return <p className="muted small">Nothing recorded at this commit (or it is past the history kept).</p>;
   return (
     <ul className="rev-events" aria-label={`Events at ${shortRev(hash)}`}>
-      {doc.entries.map((e) => {
+      {(doc.entries ?? []).map((e) => {
         const key = `${e.kind}/${e.name}`;
         return (
           <li key={e.id}>
@@ -213,14 +213,14 @@ export default function Revisions() {
           {notice}
         </div>
       )}
-      {list && list.revisions.length === 0 && <p className="muted">No commits yet: the repository has not been read, or it is not in Git.</p>}
-      {list && linked && !list.revisions.some((r) => matchesCommit(r.hash, linked)) && (
+      {list && !list.revisions?.length && <p className="muted">No commits yet: the repository has not been read, or it is not in Git.</p>}
+      {list && linked && !(list.revisions ?? []).some((r) => matchesCommit(r.hash, linked)) && (
         <div className="alert" role="status">
-          Commit <code title={linked}>{shortRev(linked)}</code> is not among the {list.revisions.length} latest commits of the branch: it is
+          Commit <code title={linked}>{shortRev(linked)}</code> is not among the {list.revisions?.length ?? 0} latest commits of the branch: it is
           older, or was never on it (a force push, a previewed branch).
         </div>
       )}
-      {list && list.revisions.length > 0 && (
+      {list && !!list.revisions?.length && (
         <ol className="rev-list" aria-label="Commits, newest first">
           {list.revisions.map((r) => (
             <RevisionRow key={r.hash} rev={r} isAdmin={isAdmin} onPin={pin} linked={linked !== '' && matchesCommit(r.hash, linked)} />

@@ -4,10 +4,11 @@ import type { Settings as SettingsDoc } from '../api/types';
 import { TRANSIENT_MS } from '../lib/transient';
 import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
 import Settings from './Settings';
+import { partial } from '../test/partial';
 
 // The Settings page as the daemon answers it: GET /api/v1/settings, users and tokens;
 // `put` answers the save.
-const doc = (): SettingsDoc => ({
+const doc = (): SettingsDoc => (partial({
   cluster: {
     endpoint: 'https://127.0.0.1:8006/api2/json',
     tokenId: 'root@pam!proxmops',
@@ -16,9 +17,9 @@ const doc = (): SettingsDoc => ({
     fingerprint: '',
     caFile: '',
   },
-  source: { repoURL: '/srv/gitops', path: '', revision: 'main', username: '', token: '', sshKey: '', submodules: false },
-  reconcile: { interval: '60s', autoSync: true, prune: false, concurrency: 4, dryRun: false },
-});
+  source: partial({ repoURL: '/srv/gitops', path: '', revision: 'main', username: '', token: '', sshKey: '', submodules: false }),
+  reconcile: partial({ interval: '60s', autoSync: true, prune: false, concurrency: 4, dryRun: false }),
+}));
 
 function serve(put: (body: unknown) => { status?: number; body?: unknown }) {
   return mockFetch(({ url, method, body }) => {

@@ -248,13 +248,13 @@ const levelWords: Record<CheckLevel, string> = { OK: 'passed', WARN: 'passed wit
 // CheckReport shows the report of `proxmops check` (POST /api/v1/settings/test):
 // one line per check, OK, WARN or FAIL, with what to do.
 function CheckReport({ result }: { result: TestResult }) {
-  const warnings = result.checks.filter((c) => checkLevel(c) === 'WARN').length;
+  const warnings = (result.checks ?? []).filter((c) => checkLevel(c) === 'WARN').length;
   const title = !result.ok ? 'Some checks failed' : warnings > 0 ? `Every check passed, ${warnings} with a warning` : 'Every check passed';
   return (
     <section className={`checks ${result.ok ? 'ok' : 'bad'}`} aria-label="Connection test">
       <h4>{title}</h4>
       <ul>
-        {result.checks.map((c, i) => {
+        {(result.checks ?? []).map((c, i) => {
           const level = checkLevel(c);
           return (
             <li key={`${c.name}-${i}`} className={levelClass[level]}>

@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
 import { applyFilters, clusterChoices, defaultFilters, effectiveFilters, facetValues, matchesFilters, parseFilters, resourceCluster, writeFilters } from './filters';
+import { partial } from '../test/partial';
 
-const r = (over: Partial<Resource>): Resource => ({ kind: 'VirtualMachine', name: 'app-01', status: 'Synced', ...over });
+const r = (over: Partial<Resource>): Resource => (partial({ kind: 'VirtualMachine', name: 'app-01', status: 'Synced', ...over }));
 
 describe('URL state', () => {
   test.each([

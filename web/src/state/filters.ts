@@ -91,7 +91,7 @@ export function isDrifted(r: Resource): boolean {
 
 // resourceCluster names a resource's cluster ("default" for the single
 // cluster section and for older daemons, which name none).
-export function resourceCluster(r: Pick<Resource, 'cluster'>): string {
+export function resourceCluster(r: { cluster?: string }): string {
   return r.cluster || DEFAULT_CLUSTER;
 }
 
@@ -152,7 +152,7 @@ export function toggle<T>(values: T[], v: T): T[] {
 // clusterChoices lists the clusters the filter and grouping offer: the daemon's
 // (in configuration order, so a cluster with nothing declared is there too),
 // then any other a resource names. With fewer than two there is nothing to choose.
-export function clusterChoices(configured: readonly string[], resources: Iterable<Pick<Resource, 'cluster'>>): string[] {
+export function clusterChoices(configured: readonly string[], resources: Iterable<{ cluster?: string }>): string[] {
   const out = [...configured];
   const extra = new Set<string>();
   for (const r of resources) {

@@ -1,15 +1,16 @@
 import { describe, expect, test } from 'vitest';
 import type { Resource, Summary } from '../api/types';
 import { countByStatus, initialResourceState, parseEvent, reduceResources, type ResourceState } from './resources';
+import { partial } from '../test/partial';
 
-const res = (name: string, over: Partial<Resource> = {}): Resource => ({
+const res = (name: string, over: Partial<Resource> = {}): Resource => (partial({
   kind: 'VirtualMachine',
   name,
   status: 'Synced',
   updatedAt: '2026-11-30T10:00:00Z',
   ...over,
-});
-const summary = (resources: Resource[]): Summary => ({ revision: 'abc', revisionMessage: 'msg', lastPass: '2026-11-30T10:00:00Z', resources });
+}));
+const summary = (resources: Resource[]): Summary => (partial({ revision: 'abc', revisionMessage: 'msg', lastPass: '2026-11-30T10:00:00Z', resources }));
 
 function loaded(resources: Resource[]): ResourceState {
   return reduceResources(initialResourceState, [{ type: 'snapshot', summary: summary(resources) }]);
@@ -64,9 +65,9 @@ describe('resource store', () => {
   });
 
   test('a pass updates the revision and clears a source error', () => {
-    const s = reduceResources(loaded([]), [{ type: 'pass', pass: { revision: 'abc', sourceError: 'clone failed' } }]);
+    const s = reduceResources(loaded([]), [{ type: 'pass', pass: partial({ revision: 'abc', sourceError: 'clone failed' }) }]);
     expect(s.sourceError).toBe('clone failed');
-    const next = reduceResources(s, [{ type: 'pass', pass: { revision: 'def', lastPass: '2026-11-30T11:00:00Z' } }]);
+    const next = reduceResources(s, [{ type: 'pass', pass: partial({ revision: 'def', lastPass: '2026-11-30T11:00:00Z' }) }]);
     expect(next.revision).toBe('def');
     expect(next.sourceError).toBe('');
     expect(next.lastPass).toBe('2026-11-30T11:00:00Z');
@@ -77,11 +78,11 @@ describe('resource store', () => {
     const loadError = { revision: 'bad', errors: ['vms/a.yaml:4:8: unknown field coers'] };
     const s = reduceResources(initialResourceState, [{ type: 'snapshot', summary: { ...summary([]), loadError } }]);
     expect(s.loadError).toEqual(loadError);
-    const older = reduceResources(s, [{ type: 'pass', pass: { revision: 'abc' } }]);
+    const older = reduceResources(s, [{ type: 'pass', pass: partial({ revision: 'abc' }) }]);
     expect(older.loadError).toEqual(loadError);
-    const fixed = reduceResources(older, [{ type: 'pass', pass: { revision: 'def', loadError: null } }]);
+    const fixed = reduceResources(older, [{ type: 'pass', pass: partial({ revision: 'def', loadError: null }) }]);
     expect(fixed.loadError).toBeNull();
-    const again = reduceResources(fixed, [{ type: 'pass', pass: { revision: 'def', loadError } }]);
+    const again = reduceResources(fixed, [{ type: 'pass', pass: partial({ revision: 'def', loadError }) }]);
     expect(again.loadError).toEqual(loadError);
   });
 
@@ -129,7 +130,7 @@ describe('SSE messages', () => {
 describe('several clusters', () => {
   test('the same kind/name in two clusters are two resources; a deletion in one leaves the other', () => {
     let s = reduceResources(initialResourceState, [
-      { type: 'snapshot', summary: { ...summary([res('app', { cluster: 'home' }), res('app', { cluster: 'office' })]), clusters: [{ name: 'office', revision: 'abc' }, { name: 'home', revision: 'abc' }] } },
+      { type: 'snapshot', summary: { ...summary([res('app', { cluster: 'home' }), res('app', { cluster: 'office' })]), clusters: [partial({ name: 'office', revision: 'abc' }), partial({ name: 'home', revision: 'abc' })] } },
     ]);
     expect([...s.byKey.keys()]).toEqual(['home:VirtualMachine/app', 'office:VirtualMachine/app']);
     expect(s.clusters).toEqual(['office', 'home']);
@@ -153,14 +154,14 @@ test('a cluster\'s pass does not clear another cluster\'s source error', () => {
   let s = reduceResources(initialResourceState, [
     {
       type: 'snapshot',
-      summary: { ...summary([res('a', { cluster: 'lab-1' })]), sourceError: 'lab-2: observing the cluster failed', clusters: [{ name: 'lab-1', revision: 'abc' }, { name: 'lab-2', revision: 'abc', sourceError: 'observing the cluster failed' }] },
+      summary: { ...summary([res('a', { cluster: 'lab-1' })]), sourceError: 'lab-2: observing the cluster failed', clusters: [partial({ name: 'lab-1', revision: 'abc' }), partial({ name: 'lab-2', revision: 'abc', sourceError: 'observing the cluster failed' })] },
     },
   ]);
-  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: '' } }]);
+  s = reduceResources(s, [{ type: 'pass', pass: partial({ cluster: 'lab-1', revision: 'abc', sourceError: '' }) }]);
   expect(s.sourceError).toBe('lab-2: observing the cluster failed');
-  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: 'git: no such branch' } }]);
+  s = reduceResources(s, [{ type: 'pass', pass: partial({ cluster: 'lab-1', revision: 'abc', sourceError: 'git: no such branch' }) }]);
   expect(s.sourceError).toBe('lab-1: git: no such branch; lab-2: observing the cluster failed');
-  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-2', revision: 'abc', sourceError: '' } }, { type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: '' } }]);
+  s = reduceResources(s, [{ type: 'pass', pass: partial({ cluster: 'lab-2', revision: 'abc', sourceError: '' }) }, { type: 'pass', pass: partial({ cluster: 'lab-1', revision: 'abc', sourceError: '' }) }]);
   expect(s.sourceError).toBe('');
 });
 
@@ -173,17 +174,17 @@ test('a cluster\'s pass does not clear another cluster\'s cluster error, kept ap
         clusterError: 'lab-2: observing the cluster failed',
         lastObserved: '2026-12-01T09:00:00Z',
         clusters: [
-          { name: 'lab-1', revision: 'abc', lastObserved: '2026-12-01T10:00:00Z' },
-          { name: 'lab-2', revision: 'abc', clusterError: 'observing the cluster failed', lastObserved: '2026-12-01T09:00:00Z' },
+          partial({ name: 'lab-1', revision: 'abc', lastObserved: '2026-12-01T10:00:00Z' }),
+          partial({ name: 'lab-2', revision: 'abc', clusterError: 'observing the cluster failed', lastObserved: '2026-12-01T09:00:00Z' }),
         ],
       },
     },
   ]);
-  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'abc', sourceError: '', clusterError: '', lastObserved: '2026-12-01T10:01:00Z' } }]);
+  s = reduceResources(s, [{ type: 'pass', pass: partial({ cluster: 'lab-1', revision: 'abc', sourceError: '', clusterError: '', lastObserved: '2026-12-01T10:01:00Z' }) }]);
   expect(s.clusterError).toBe('lab-2: observing the cluster failed');
   expect(s.sourceError).toBe('');
   expect(s.lastObserved).toBe('2026-12-01T09:00:00Z');
-  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-2', revision: 'abc', sourceError: '', clusterError: '', lastObserved: '2026-12-01T10:02:00Z' } }]);
+  s = reduceResources(s, [{ type: 'pass', pass: partial({ cluster: 'lab-2', revision: 'abc', sourceError: '', clusterError: '', lastObserved: '2026-12-01T10:02:00Z' }) }]);
   expect(s.clusterError).toBe('');
   expect(s.lastObserved).toBe('2026-12-01T10:01:00Z');
 });
@@ -196,8 +197,8 @@ test('each cluster keeps its own revision, pin and load error; a pass of one lea
       summary: {
         ...summary([res('a', { cluster: 'lab-1' }), res('b', { cluster: 'lab-2' })]),
         clusters: [
-          { name: 'lab-1', revision: 'head', revisionMessage: 'two cores', lastPass: '2026-12-01T10:00:00Z', passDurationMs: 12 },
-          { name: 'lab-2', revision: 'old', revisionMessage: 'one core', lastPass: '2026-12-01T10:00:01Z', pinned: pin },
+          partial({ name: 'lab-1', revision: 'head', revisionMessage: 'two cores', lastPass: '2026-12-01T10:00:00Z', passDurationMs: 12 }),
+          partial({ name: 'lab-2', revision: 'old', revisionMessage: 'one core', lastPass: '2026-12-01T10:00:01Z', pinned: partial(pin) }),
         ],
       },
     },
@@ -205,11 +206,11 @@ test('each cluster keeps its own revision, pin and load error; a pass of one lea
   expect(s.clusterPasses['lab-1']).toEqual({ revision: 'head', revisionMessage: 'two cores', lastPass: '2026-12-01T10:00:00Z', passDurationMs: 12, pinned: null, loadError: null });
   expect(s.clusterPasses['lab-2'].pinned).toEqual(pin);
   const broken = { revision: 'bad', errors: ['vms/a.yaml:1:1: x'] };
-  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-1', revision: 'head', lastPass: '2026-12-01T10:01:00Z', loadError: broken, pinned: null } }]);
+  s = reduceResources(s, [{ type: 'pass', pass: partial({ cluster: 'lab-1', revision: 'head', lastPass: '2026-12-01T10:01:00Z', loadError: broken, pinned: null }) }]);
   expect(s.clusterPasses['lab-1']).toEqual({ revision: 'head', revisionMessage: 'two cores', lastPass: '2026-12-01T10:01:00Z', passDurationMs: 12, pinned: null, loadError: broken });
   expect(s.clusterPasses['lab-2'].pinned).toEqual(pin);
   expect(s.clusterPasses['lab-2'].loadError).toBeNull();
   // A new revision without its message is not given the old one's.
-  s = reduceResources(s, [{ type: 'pass', pass: { cluster: 'lab-2', revision: 'new', pinned: null } }]);
+  s = reduceResources(s, [{ type: 'pass', pass: partial({ cluster: 'lab-2', revision: 'new', pinned: null }) }]);
   expect(s.clusterPasses['lab-2']).toMatchObject({ revision: 'new', revisionMessage: '', pinned: null });
 });

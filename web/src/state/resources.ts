@@ -90,7 +90,7 @@ function applyOne(state: ResourceState, ev: ResourceEvent): ResourceState {
     case 'snapshot': {
       const s = ev.summary;
       const byKey = new Map<string, Resource>();
-      let structureChanged = s.resources.length !== state.byKey.size;
+      let structureChanged = (s.resources ?? []).length !== state.byKey.size;
       for (const r of s.resources ?? []) {
         const key = resourceKey(r);
         const prev = state.byKey.get(key);

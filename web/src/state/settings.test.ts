@@ -1,12 +1,13 @@
 import { expect, test } from 'vitest';
 import type { Settings } from '../api/types';
 import { settingsPayload } from './settings';
+import { partial } from '../test/partial';
 
-const form: Settings = {
+const form: Settings = partial({
   cluster: { endpoint: 'https://pve:8006/api2/json', tokenId: 'a@pve!b', tokenSecret: 'set', insecureSkipVerify: false, fingerprint: '', caFile: '' },
-  source: { repoURL: 'file:///r', path: 'proxmox', revision: 'main', username: '', token: 'not set', sshKey: 'set', submodules: true },
-  reconcile: { interval: '60s', autoSync: true, prune: false, concurrency: '8' as unknown as number, dryRun: false },
-};
+  source: partial({ repoURL: 'file:///r', path: 'proxmox', revision: 'main', username: '', token: 'not set', sshKey: 'set', submodules: true }),
+  reconcile: partial({ interval: '60s', autoSync: true, prune: false, concurrency: '8' as unknown as number, dryRun: false }),
+});
 
 test('untouched secrets are left out, typed ones sent, cleared ones sent empty', () => {
   const p = settingsPayload(form, { 'source.token': { value: 'ghp_x', clear: false }, 'source.sshKey': { value: '', clear: true } });

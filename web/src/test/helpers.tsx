@@ -6,11 +6,12 @@ import { TRANSIENT_MS } from '../lib/transient';
 import { reduceResources, initialResourceState } from '../state/resources';
 import { SessionContext } from '../state/session';
 import { ResourcesContext, type ResourcesValue } from '../state/useResources';
+import { partial } from './partial';
 
 export function resourcesValue(resources: Resource[], over: Partial<ResourcesValue> = {}): ResourcesValue {
   return {
     state: reduceResources(initialResourceState, [
-      { type: 'snapshot', summary: { revision: '3f2c1e0a9b8c7d6e', revisionMessage: 'vms: add app-03', lastPass: new Date().toISOString(), resources } },
+      { type: 'snapshot', summary: partial({ revision: '3f2c1e0a9b8c7d6e', revisionMessage: 'vms: add app-03', lastPass: new Date().toISOString(), resources }) },
     ]),
     conn: 'live',
     error: '',
