@@ -1,34 +1,14 @@
 // The live log of a resource's Proxmox task, in the drawer: read every 1.5 s while
 // the action runs, once otherwise (GET …/tasklog).
 
-import { useEffect, useRef, useState } from 'react';
-import { api, errorMessage, resourcePath } from '../api/client';
+import { useEffect, useRef } from 'react';
+import { resourcePath } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import type { TaskLog as TaskLogDoc } from '../api/types';
 
 export default function TaskLog({ kind, name, cluster = '', running, version }: { kind: string; name: string; cluster?: string; running: boolean; version: unknown }) {
-  const [log, setLog] = useState<TaskLogDoc | null>(null);
-  const [error, setError] = useState('');
+  const { data: log, error } = useApiGet<TaskLogDoc>(resourcePath(kind, name, '/tasklog', cluster), [version], running ? 1500 : 0);
   const pre = useRef<HTMLPreElement>(null);
-  useEffect(() => {
-    const ctrl = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const read = () =>
-      api
-        .get<TaskLogDoc>(resourcePath(kind, name, '/tasklog', cluster), ctrl.signal)
-        .then((l) => {
-          setLog(l);
-          setError('');
-          if (running) timer = setTimeout(read, 1500);
-        })
-        .catch((err) => {
-          if ((err as Error).name !== 'AbortError') setError(errorMessage(err));
-        });
-    read();
-    return () => {
-      ctrl.abort();
-      clearTimeout(timer);
-    };
-  }, [kind, name, running, version]);
   // Follow the end of the log, as `tail -f` does.
   useEffect(() => {
     if (pre.current) pre.current.scrollTop = pre.current.scrollHeight;

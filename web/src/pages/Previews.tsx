@@ -1,5 +1,4 @@
-import { useEffect, useState } from 'react';
-import { api, errorMessage } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import type { PlanAction, PullRequest, PullRequestList } from '../api/types';
 import { resourceKey } from '../api/types';
 import { ErrorLines } from '../components/LoadError';
@@ -59,19 +58,7 @@ function RequestPlan({ pr }: { pr: PullRequest }) {
 export default function Previews() {
   const loc = useLocation();
   const focus = Number(new URLSearchParams(loc.search).get('request') ?? '');
-  const [list, setList] = useState<PullRequestList | null>(null);
-  const [error, setError] = useState('');
-
-  useEffect(() => {
-    const ctrl = new AbortController();
-    api
-      .get<PullRequestList>('/api/v1/previews', ctrl.signal)
-      .then(setList)
-      .catch((err) => {
-        if ((err as Error).name !== 'AbortError') setError(errorMessage(err));
-      });
-    return () => ctrl.abort();
-  }, []);
+  const { data: list, error } = useApiGet<PullRequestList>('/api/v1/previews');
 
   return (
     <div className="page previews-page">

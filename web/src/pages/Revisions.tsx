@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import { resourceKey, STATUSES, type CommitHistory, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
 import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
@@ -40,16 +41,7 @@ export function matchesCommit(hash: string, commit: string): boolean {
 // CommitEvents lists what the history recorded at a commit, each entry
 // linking to its resource's drawer.
 function CommitEvents({ hash }: { hash: string }) {
-  const [doc, setDoc] = useState<CommitHistory | null>(null);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    const ctrl = new AbortController();
-    api
-      .get<CommitHistory>(`/api/v1/revisions/${hash}/history`, ctrl.signal)
-      .then(setDoc)
-      .catch((err) => (err as Error).name !== 'AbortError' && setError(errorMessage(err)));
-    return () => ctrl.abort();
-  }, [hash]);
+  const { data: doc, error } = useApiGet<CommitHistory>(`/api/v1/revisions/${hash}/history`);
   if (error) return <p className="alert error">{error}</p>;
   if (!doc) return <p className="muted small">Loading…</p>;
   if (!doc.entries?.length) return <p className="muted small">Nothing recorded at this commit (or it is past the history kept).</p>;
@@ -154,26 +146,11 @@ function RevisionRow({ rev, isAdmin, onPin, linked }: { rev: Revision; isAdmin: 
 export default function Revisions() {
   const { isAdmin } = useSession();
   const linked = new URLSearchParams(useLocation().search).get('commit') ?? '';
-  const [list, setList] = useState<RevisionList | null>(null);
-  const [error, setError] = useState('');
+  const [tick, setTick] = useState(0);
+  const { data: list, error, setError } = useApiGet<RevisionList>('/api/v1/revisions', [tick]);
   // "Pinned to …", "Unpinned …": banners that go by themselves; the pin itself stays in the PinBanner.
   const [notice, setNotice] = useTransient();
-  const [tick, setTick] = useState(0);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-
-  useEffect(() => {
-    const ctrl = new AbortController();
-    api
-      .get<RevisionList>('/api/v1/revisions', ctrl.signal)
-      .then((l) => {
-        setList(l);
-        setError('');
-      })
-      .catch((err) => {
-        if ((err as Error).name !== 'AbortError') setError(errorMessage(err));
-      });
-    return () => ctrl.abort();
-  }, [tick]);
 
   const pin = async (hash: string) => {
     setNotice('');
