@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage, resourcePath } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import type { RollbackResult, Snapshot, SnapshotList } from '../api/types';
 import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
@@ -59,9 +60,8 @@ function RollbackConfirm({
 
 export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged }: { kind: string; name: string; cluster?: string; isAdmin: boolean; onChanged?: () => void }) {
   const [open, setOpen] = useState(false);
-  const [list, setList] = useState<SnapshotList | null>(null);
-  const [error, setError] = useState('');
   const [tick, setTick] = useState(0);
+  const { data: list, setData: setList, error } = useApiGet<SnapshotList>(open ? resourcePath(kind, name, '/snapshots', cluster) : null, [tick]);
   const [target, setTarget] = useState<Snapshot | null>(null);
   const [busy, setBusy] = useState(false);
   // The rollback's result goes by itself; a refused rollback's error stays until dismissed or replaced.
@@ -75,19 +75,6 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
     setNotice('');
     setFailed('');
   }, [kind, name]);
-
-  useEffect(() => {
-    if (!open) return;
-    const ctrl = new AbortController();
-    setError('');
-    api
-      .get<SnapshotList>(resourcePath(kind, name, '/snapshots', cluster), ctrl.signal)
-      .then(setList)
-      .catch((err) => {
-        if ((err as Error).name !== 'AbortError') setError(errorMessage(err));
-      });
-    return () => ctrl.abort();
-  }, [open, kind, name, tick]);
 
   const rollback = async () => {
     if (!target) return;
