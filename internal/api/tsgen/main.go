@@ -72,6 +72,7 @@ var unions = map[reflect.Type]union{
 	reflect.TypeFor[vocab.Health]():          {"Health", wordsOf(vocab.Healths), ""},
 	reflect.TypeFor[vocab.Action]():          {"Action", wordsOf(vocab.Actions), ""},
 	reflect.TypeFor[vocab.SyncPolicy]():      {"SyncPolicy", wordsOf(vocab.SyncPolicies), ""},
+	reflect.TypeFor[vocab.Hold]():            {"Hold", wordsOf(vocab.Holds), ""},
 	reflect.TypeFor[api.HistoryEvent]():      {"HistoryEvent", stringsOf(api.HistoryEvents), ""},
 	reflect.TypeFor[api.ActorKind]():         {"ActorKind", stringsOf(api.ActorKinds), ""},
 	reflect.TypeFor[api.Role]():              {"Role", stringsOf(api.Roles), ""},

@@ -21,6 +21,10 @@ export type Health = (typeof HEALTHS)[number];
 // HistoryEvent names what happened to a resource.
 export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'failed' | 'deleted' | 'rolledBack' | 'adopted' | 'moved' | 'health';
 
+// Hold is why a listed change is never applied. The zero value is not
+// set: the change is applied.
+export type Hold = 'creation-only' | 'grown since adoption';
+
 // Kind names a manifest kind; the kinds in the order dependencies usually flow.
 export const KINDS = ['SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Template', 'VirtualMachine', 'Container'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -118,12 +122,20 @@ export interface ResourceSummary {
 // cluster names it; Path, when the engine knows it, is the manifest path of
 // the same field ("spec.net[1].bridge") so that a reader can align what is
 // desired with what is observed without guessing. From is what the cluster
-// has, To what the manifest wants; "" is unset.
+// has, To what the manifest wants; "" is unset. Pending and Hold say what
+// becomes of the change: they are data, never part of Field.
 export interface Change {
   field: string;
   path?: string;
   from: string;
   to: string;
+  // Pending: Proxmox already holds the desired value in the guest's
+  // pending configuration; it takes effect when the guest restarts.
+  pending?: boolean;
+  // Hold, when set, says why the plan lists the change but no action
+  // applies it: Proxmox keeps the value as it is, and the action's
+  // reason says what to do instead.
+  hold?: Hold;
 }
 
 // Dependency is one edge of the dependency graph: the resource needs the

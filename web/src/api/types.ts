@@ -23,6 +23,7 @@ export type {
   Health,
   HistoryEntry,
   HistoryEvent,
+  Hold,
   Kind,
   LoadError,
   LogLine,

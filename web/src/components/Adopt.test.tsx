@@ -135,7 +135,7 @@ test('the history names who adopted, at which commit', async () => {
             ...conflict,
             status: 'Synced',
             owned: true,
-            history: [{ id: 3, event: 'adopted', commit: '3f2c1e0a9b8c7d6e', user: 'alice', time: '2026-12-01T10:00:00Z', message: 'adopted VMID 130 on pve1' }],
+            history: [{ id: 3, event: 'adopted', commit: '3f2c1e0a9b8c7d6e', actor: { kind: 'user', name: 'alice' }, time: '2026-12-01T10:00:00Z', message: 'adopted VMID 130 on pve1' }],
           },
         }
       : undefined,
