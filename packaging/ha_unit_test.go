@@ -114,13 +114,14 @@ func TestHAUnitRecipeStartsTheServiceOnPostgreSQL(t *testing.T) {
 	go func() { p.done <- p.cmd.Wait() }()
 	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
 	p.waitHealthy(t)
-	if strings.Contains(p.logs.String(), "both are set") {
-		t.Errorf("the recipe's settings collide:\n%s", p.logs)
-	}
 	if entries, _ := os.ReadDir(state); len(entries) > 0 {
 		t.Errorf("on PostgreSQL the service wrote %v into its state directory", entries)
 	}
 	p.stop(t)
+	// Read once serve has ended: its stderr is copied until then.
+	if strings.Contains(p.logs.String(), "both are set") {
+		t.Errorf("the recipe's settings collide:\n%s", p.logs)
+	}
 }
 
 func readFile(t *testing.T, path string) string {
