@@ -111,8 +111,7 @@ func TestFailedResourceNotifiesOnceAcrossFailingAttempts(t *testing.T) {
 			if e.failures(key) >= want {
 				return true
 			}
-			e.clock.Advance(10 * time.Second)
-			time.Sleep(20 * time.Millisecond)
+			e.clock.Advance(10 * time.Second) // past the backoff; waitUntil polls again
 			return false
 		})
 		e.waitStatus(key, vocab.StatusFailed)
