@@ -39,6 +39,8 @@ export function visibleRange(offsets: number[], top: number, bottom: number): [n
   return [lo, end];
 }
 
+const SCROLL_UP_KEYS = new Set(['Home', 'PageUp', 'ArrowUp']);
+
 export function VirtualList<T>(props: VirtualListProps<T>) {
   const { items, rowHeight, renderRow, rowKey, overscanPx = 600, stickToBottom = false, onWidth } = props;
   const ref = useRef<HTMLDivElement | null>(null);
@@ -91,6 +93,15 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
       // A scrolling list must be reachable by keyboard, to scroll it with the arrows.
       role={props.label ? 'region' : undefined}
       tabIndex={props.label ? 0 : undefined}
+      // Chromium animates keyboard and wheel scrolling: a line arriving before
+      // the first scroll event would snap the list back to the bottom, so a
+      // move up stops following at once.
+      onKeyDown={(e) => {
+        if (SCROLL_UP_KEYS.has(e.key)) atBottom.current = false;
+      }}
+      onWheel={(e) => {
+        if (e.deltaY < 0) atBottom.current = false;
+      }}
       onScroll={(e) => {
         const el = e.currentTarget;
         setScrollTop(el.scrollTop);

@@ -1,0 +1,52 @@
+import { fireEvent, render, screen } from '@testing-library/react';
+import { expect, test } from 'vitest';
+import { VirtualList } from './VirtualList';
+
+// happy-dom lays nothing out: give the list a fixed box whose content height
+// follows the rendered spacer, as a browser's would.
+function layOut(el: HTMLElement) {
+  Object.defineProperty(el, 'clientHeight', { configurable: true, get: () => 100 });
+  Object.defineProperty(el, 'scrollHeight', {
+    configurable: true,
+    get: () => parseInt((el.firstElementChild as HTMLElement).style.height, 10),
+  });
+}
+
+function list(n: number) {
+  return (
+    <VirtualList
+      items={Array.from({ length: n }, (_, i) => `line ${i}`)}
+      rowHeight={() => 20}
+      renderRow={(s) => s}
+      rowKey={(_, i) => String(i)}
+      label="Log lines"
+      stickToBottom
+    />
+  );
+}
+
+test.each([
+  ['Home', (el: HTMLElement) => fireEvent.keyDown(el, { key: 'Home' })],
+  ['PageUp', (el: HTMLElement) => fireEvent.keyDown(el, { key: 'PageUp' })],
+  ['ArrowUp', (el: HTMLElement) => fireEvent.keyDown(el, { key: 'ArrowUp' })],
+  ['a wheel turned up', (el: HTMLElement) => fireEvent.wheel(el, { deltaY: -40 })],
+])('%s stops following new lines before the animated scroll has begun', (_, moveUp) => {
+  const { rerender } = render(list(50));
+  const el = screen.getByRole('region', { name: 'Log lines' });
+  layOut(el);
+  rerender(list(51));
+  expect(el.scrollTop).toBe(51 * 20);
+  moveUp(el);
+  rerender(list(52));
+  expect(el.scrollTop).toBe(51 * 20);
+});
+
+test('a followed list keeps to the bottom as lines arrive', () => {
+  const { rerender } = render(list(50));
+  const el = screen.getByRole('region', { name: 'Log lines' });
+  layOut(el);
+  rerender(list(51));
+  fireEvent.keyDown(el, { key: 'End' });
+  rerender(list(60));
+  expect(el.scrollTop).toBe(60 * 20);
+});
