@@ -652,6 +652,10 @@ func (s *Server) lxcCloneWorker(tc *taskCtx, j *lxcCloneJob, ng *Guest) error {
 // cloneFirewall is clone_vmfw_conf: the new guest gets a copy of the
 // source's firewall options.
 func (cs *clusterState) cloneFirewall(from, to int) {
+	delete(cs.FirewallFiles, fwGuestFile(to))
+	if raw, ok := cs.FirewallFiles[fwGuestFile(from)]; ok {
+		cs.FirewallFiles[fwGuestFile(to)] = raw // its rules, aliases and IP sets
+	}
 	src, ok := cs.Firewall[from]
 	if !ok {
 		return

@@ -75,6 +75,7 @@ func (s *Server) qemuDestroy(r *Request) (any, error) {
 		// destroy_vm: remove_vm_access takes the guest out of its pool.
 		s.state.removeVMAccess(g.VMID)
 		delete(s.state.Firewall, g.VMID) // remove_vmfw_conf
+		delete(s.state.FirewallFiles, fwGuestFile(g.VMID))
 		return nil
 	}), nil
 }
@@ -151,6 +152,7 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 		// destroy_vm: remove_vm_access takes the container out of its pool.
 		s.state.removeVMAccess(g.VMID)
 		delete(s.state.Firewall, g.VMID) // remove_vmfw_conf
+		delete(s.state.FirewallFiles, fwGuestFile(g.VMID))
 		return nil
 	}), nil
 }

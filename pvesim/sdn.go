@@ -24,6 +24,9 @@ type extState struct {
 	HA      *HAState                `json:"ha,omitempty"`
 	// Firewall is each VMID's firewall options (firewall.go).
 	Firewall map[int]map[string]string `json:"firewall,omitempty"`
+	// FirewallFiles are the other firewall files by path below
+	// /etc/pve/firewall (firewall_conf.go).
+	FirewallFiles map[string]string `json:"firewall_files,omitempty"`
 }
 
 // sdnSection is one section config (zones.cfg, vnets.cfg, subnets.cfg):
