@@ -483,7 +483,8 @@ func fwObjectDigest(opts map[string]string) string {
 }
 
 // fwListDigest is copy_list_with_digest: each entry's keys sorted, values
-// that are references (errors) left out; every entry then carries it.
+// that are references (errors) left out; every entry then carries it (so
+// a list is given to it once).
 func fwListDigest(list []map[string]any) string {
 	var lines []string
 	for _, e := range list {

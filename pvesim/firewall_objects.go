@@ -274,7 +274,6 @@ func fwEntriesList(set []*fwEntry) []map[string]any {
 		}
 		list = append(list, m)
 	}
-	fwListDigest(list)
 	return list
 }
 
@@ -283,7 +282,9 @@ func (sc *fwScope) ipsetEntries(s *Server, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fwEntriesList(set), nil
+	list := fwEntriesList(set)
+	fwListDigest(list)
+	return list, nil
 }
 
 // ipsetDelete is delete_ipset: a set with entries only with force.
@@ -340,7 +341,9 @@ func (sc *fwScope) ipRead(s *Server, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range fwEntriesList(set) {
+	list := fwEntriesList(set)
+	fwListDigest(list)
+	for _, e := range list {
 		if e["cidr"] == r.Str("cidr") {
 			return e, nil
 		}
