@@ -214,12 +214,44 @@ func netIPAddr(s string) (int, *big.Int, error) {
 		}
 		return 4, val, nil
 	}
+	if err := netIPv6Check(s); err != nil {
+		return 0, nil, err
+	}
 	a, err := netip.ParseAddr(s)
 	if err != nil || !a.Is6() || a.Zone() != "" {
 		return 0, nil, fmt.Errorf("Invalid IP address %s", s)
 	}
 	b := a.As16()
 	return 6, new(big.Int).SetBytes(b[:]), nil
+}
+
+// netIPv6Check is ip_is_ipv6's checks, in its order.
+func netIPv6Check(s string) error {
+	n := strings.Count(s, ":")
+	if n < 1 || n > 7 {
+		return fmt.Errorf("Invalid IP address %s", s)
+	}
+	parts := strings.Split(s, ":")
+	for k, p := range parts {
+		switch {
+		case p == "" || regexp.MustCompile(`^[a-fA-F\d]{1,4}$`).MatchString(p):
+		case k == len(parts)-1 && !strings.Contains(p, ":") && reIPv4Strict.MatchString(p):
+			n++ // an IPv4 tail counts as two groups
+		default:
+			return fmt.Errorf("Invalid IP address %s", s)
+		}
+	}
+	switch {
+	case regexp.MustCompile(`^:[^:]`).MatchString(s):
+		return fmt.Errorf("Invalid address %s (starts with :)", s)
+	case regexp.MustCompile(`[^:]:$`).MatchString(s):
+		return fmt.Errorf("Invalid address %s (ends with :)", s)
+	case strings.Count(s, "::") > 1 || strings.Contains(s, ":::"):
+		return fmt.Errorf("Invalid address %s (More than one :: pattern)", s)
+	case n != 7 && !strings.Contains(s, "::"):
+		return fmt.Errorf("Invalid number of octets %s", s)
+	}
+	return nil
 }
 
 // fwParseAddressList is parse_address_list: an IP set or alias reference,
