@@ -101,11 +101,8 @@ func fwVerifyIPOrCIDR(s string) (int, error) {
 	if v == 0 || (hasLen && !reFWPortNumber.MatchString(plen)) {
 		return 0, errors.New("value does not look like a valid IP address or CIDR network\n")
 	}
-	if hasLen {
-		n, _ := strconv.Atoi(plen)
-		if max := map[int]int{4: 32, 6: 128}[v]; n > max {
-			return 0, fmt.Errorf("Prefix length %d is longer than IP address (%d)\n", n, max)
-		}
+	if _, err := netIPNew(fwCleanCIDR(s)); err != nil {
+		return 0, fmt.Errorf("%v\n", err)
 	}
 	return v, nil
 }
@@ -179,7 +176,7 @@ func netIPNew(s string) (int, error) {
 	}
 	bin := fmt.Sprintf("%0*s", width, bits.Text(2))
 	if strings.Contains(bin[n:], "1") {
-		return 0, fmt.Errorf("Invalid prefix %s/%d", bin, n)
+		return 0, fmt.Errorf("Invalid prefix %s/%s", bin, plen)
 	}
 	return v, nil
 }

@@ -30,6 +30,8 @@ func TestFirewallAliasesRoundTrip(t *testing.T) {
 		c.mustOK("POST", base, vals("name", "gw", "cidr", "192.168.1.1/32"))
 		wantAPIError(t, c.do("POST", base, vals("name", "lan", "cidr", "10.0.0.0/8")), 400, "name", "alias 'lan' already exists")
 		wantAPIError(t, c.do("POST", base, vals("name", "x1", "cidr", "10.0.0.0/33")), 400, "cidr", "invalid format - Prefix length 33 is longer than IP address (32)\n")
+		wantAPIError(t, c.do("POST", base, vals("name", "x1", "cidr", "10.0.0.0/0")), 400, "cidr", "invalid format - Invalid prefix 00001010000000000000000000000000/0\n")
+		wantAPIError(t, c.do("POST", base, vals("name", "x1", "cidr", "lan")), 400, "cidr", "invalid format - value does not look like a valid IP address or CIDR network\n")
 		list := c.mustOK("GET", base, nil).list(t)
 		if len(list) != 2 || list[1]["name"] != "LAN" || list[1]["ipversion"] != 4.0 || list[1]["comment"] != "home" || list[0]["cidr"] != "192.168.1.1" {
 			t.Fatalf("%s: %v", base, list)
