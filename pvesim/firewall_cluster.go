@@ -42,6 +42,18 @@ func init() {
 			Handler: s.createFWGroup})
 		s.Handle(&Route{Method: "DELETE", Path: "/cluster/firewall/groups/{group}", Perm: PermCheck("/", "Sys.Modify"),
 			Params: NewParams(pFWGroup()), Handler: s.deleteFWGroup})
+		logParams := func(ps ...*Param) *Params {
+			for _, n := range []string{"start", "limit", "since", "until"} {
+				ps = append(ps, Int(n).Min(0).Opt())
+			}
+			return NewParams(ps...)
+		}
+		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/firewall/log", Perm: PermCheck("/nodes/{node}", "Sys.Syslog"),
+			ProxyTo: "node", Params: logParams(pNode()), Handler: fwLog})
+		for _, t := range []string{"qemu", "lxc"} {
+			s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/" + t + "/{vmid}/firewall/log", Perm: PermCheck("/vms/{vmid}", "VM.Console"),
+				ProxyTo: "node", Params: logParams(pNode(), pVMID()), Handler: fwLog})
+		}
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/firewall/options", Perm: PermCheck("/nodes/{node}", "Sys.Audit"),
 			ProxyTo: "node", Params: NewParams(pNode()), Handler: func(r *Request) (any, error) {
 				return fwOptionsOut(s.loadHostFW(s.loadClusterFW(), r.Str("node")).Options, fwHostNumeric), nil
@@ -49,6 +61,14 @@ func init() {
 		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/firewall/options", Perm: PermCheck("/nodes/{node}", "Sys.Modify"),
 			ProxyTo: "node", Params: NewParams(append([]*Param{pNode()}, fwHostOptionParams()...)...), Handler: s.setHostFWOptions})
 	})
+}
+
+// fwLog is the firewall log (Host.pm and VM.pm log, dump_fw_logfile): no
+// packet is filtered, so nothing is logged, and PVE::Tools
+// dump_logfile_by_filehandle answers an empty log with one line.
+func fwLog(*Request) (any, error) {
+	total := 1
+	return Result{Data: []map[string]any{{"n": 1, "t": "no content"}}, Total: &total}, nil
 }
 
 func fwIndex(names ...string) HandlerFunc {

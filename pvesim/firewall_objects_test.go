@@ -202,8 +202,14 @@ func TestFirewallPrivileges(t *testing.T) {
 	for _, tc := range cases {
 		wantAPIError(t, c.do(tc.method, tc.path, nil), 403, "", "Permission check failed ("+tc.priv+")\n")
 	}
+	wantAPIError(t, c.do("GET", "/nodes/pve1/firewall/log", nil), 403, "", "Permission check failed (/nodes/pve1, Sys.Syslog)\n")
+	wantAPIError(t, c.do("GET", "/nodes/pve1/qemu/100/firewall/log", nil), 403, "", "Permission check failed (/vms/100, VM.Console)\n")
 	for _, path := range []string{"/cluster/firewall", "/cluster/firewall/groups", "/cluster/firewall/macros", "/nodes/pve1/qemu/100/firewall/rules"} {
 		c.mustOK("GET", path, nil)
+	}
+	root := newClient(t, startSim(t, Options{}))
+	if r := root.mustOK("GET", "/nodes/pve1/firewall/log", vals("limit", "10")); r.Total == nil || *r.Total != 1 || string(r.Data) != `[{"n":1,"t":"no content"}]` {
+		t.Errorf("node firewall log: %s total %v", r.Data, r.Total)
 	}
 }
 
