@@ -649,12 +649,14 @@ func (s *Server) lxcCloneWorker(tc *taskCtx, j *lxcCloneJob, ng *Guest) error {
 	return nil
 }
 
-// cloneFirewall is clone_vmfw_conf: the new guest gets a copy of the
-// source's firewall options.
+// cloneFirewall is clone_vmfw_conf: the new guest's file, if any, is
+// removed and it gets a copy of the source's (options, rules, aliases and
+// IP sets).
 func (cs *clusterState) cloneFirewall(from, to int) {
+	delete(cs.Firewall, to)
 	delete(cs.FirewallFiles, fwGuestFile(to))
 	if raw, ok := cs.FirewallFiles[fwGuestFile(from)]; ok {
-		cs.FirewallFiles[fwGuestFile(to)] = raw // its rules, aliases and IP sets
+		cs.FirewallFiles[fwGuestFile(to)] = raw
 	}
 	src, ok := cs.Firewall[from]
 	if !ok {
