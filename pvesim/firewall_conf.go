@@ -447,8 +447,10 @@ func formatFWRules(b *strings.Builder, rules []*fwRule, allowIface bool) {
 				if flag == "" {
 					flag = k
 				}
-				if v := f[k]; v != "" && v != "0" || (k == "icmp-type" && f[k] != "") {
-					b.WriteString(" -" + flag + " " + f[k])
+				// A field is written when Perl takes it as true ("0" is
+				// not), icmp-type whenever it is not empty.
+				if v := f[k]; (v != "" && v != "0") || (k == "icmp-type" && v != "") {
+					b.WriteString(" -" + flag + " " + v)
 				}
 			}
 		}
@@ -456,8 +458,10 @@ func formatFWRules(b *strings.Builder, rules []*fwRule, allowIface bool) {
 	}
 }
 
+// fwCommentSuffix is the " # comment" the formatters add for a comment
+// Perl takes as true and not blank.
 func fwCommentSuffix(c string) string {
-	if strings.TrimSpace(c) == "" {
+	if strings.TrimSpace(c) == "" || c == "0" {
 		return ""
 	}
 	return " # " + c
