@@ -94,6 +94,12 @@ func TestFirewallIPSetsRoundTrip(t *testing.T) {
 	if index := c.mustOK("GET", base, nil).list(t); len(index) != 1 || index[0]["name"] != "ops" || index[0]["comment"] != "ops" {
 		t.Errorf("after rename: %v", index)
 	}
+	// An alias removed later leaves the entry, with the error a node reads.
+	c.mustOK("DELETE", "/cluster/firewall/aliases/office", nil)
+	if e := c.mustOK("GET", base+"/ops/dc/office", nil).obj(t); e["errors"] == nil ||
+		e["errors"].(map[string]any)["cidr"] != "no such alias 'office'" {
+		t.Errorf("entry of a removed alias: %v", e)
+	}
 	c.mustOK("DELETE", base+"/ops/dc/office", nil)
 	if n := len(c.mustOK("GET", base+"/ops", nil).list(t)); n != 2 {
 		t.Errorf("entries after removing one: %d", n)
