@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
-	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -199,53 +198,6 @@ func hasChange(a *engine.Action, field, from, to string) bool {
 		}
 	}
 	return false
-}
-
-// TestExportTakesTheStateFromTheGuest exports guests whose power changed
-// by hand after pvestatd's last report: the manifest's state is the one
-// the guest is in, or applying the export would stop or start it.
-func TestExportTakesTheStateFromTheGuest(t *testing.T) {
-	for _, running := range []bool{false, true} {
-		e, clock := lagEnv(t)
-		truthGuests(t, e, running)
-		clock.Advance(pvesim.DefaultStatusInterval)
-		for _, id := range []int{150, 250} {
-			if err := e.sim.SetGuestRunning(id, !running); err != nil {
-				t.Fatal(err)
-			}
-		}
-		es, err := e.engine(engine.Options{}).ObserveForExport(context.Background(), engine.ExportSelect{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _, _ := es.Export()
-		want := manifest.StateRunning
-		if running {
-			want = manifest.StateStopped
-		}
-		seen := 0
-		for _, x := range out {
-			var state manifest.PowerState
-			switch r := x.Resource.(type) {
-			case *manifest.VirtualMachine:
-				state = r.Spec.State
-			case *manifest.Container:
-				state = r.Spec.State
-			default:
-				continue
-			}
-			seen++
-			if state == "" {
-				state = manifest.StateRunning
-			}
-			if state != want {
-				t.Errorf("%s/%s: state %q, want %q (the guest's own status)", x.Dir, x.File, state, want)
-			}
-		}
-		if seen != 2 {
-			t.Fatalf("exported %d guests, want 2: %+v", seen, out)
-		}
-	}
 }
 
 // TestNoSecondStartWhileOneRuns plans while a start task runs for the VM

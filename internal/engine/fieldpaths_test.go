@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+)
 
 // Every key the engine manages has its manifest field in FieldPaths, so the
 // drawer never shows a managed value apart from its manifest row.
@@ -10,7 +14,7 @@ func TestFieldPathsNameEveryManagedKey(t *testing.T) {
 		keys []string
 	}{
 		{KindNetwork, append([]string{"type", "iface", "comments"}, keysOf(netPaths)...)},
-		{KindSdnZone, append([]string{"type", "zone"}, keysOf(zoneReaders)...)},
+		{KindSdnZone, append([]string{"type", "zone"}, keysOf(fullZone().Options)...)},
 		{KindSdnVnet, append([]string{"zone", "alias", "vnet"}, vnetOptionKeys...)},
 	} {
 		paths := FieldPaths(tc.kind)
@@ -36,4 +40,12 @@ func keysOf[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// fullZone is a zone declaring every option zoneFromManifest writes.
+func fullZone() *SdnZoneSpec {
+	return zoneFromManifest(&manifest.SdnZone{Object: manifest.Object{Metadata: manifest.Metadata{Name: "z"}}, Spec: manifest.SdnZoneSpec{
+		Type: "evpn", Bridge: "vmbr0", Tag: 10, VLANProtocol: "802.1q", Peers: []string{"10.0.0.1"}, Controller: "c",
+		VRFVXLAN: 100, ExitNodes: []string{"pve1"}, AdvertiseSubnets: true, MTU: 1450, Nodes: []string{"pve1"},
+		IPAM: "pve", DNS: "d", ReverseDNS: "r", DNSZone: "example.org", DHCP: "dnsmasq"}}, nil)
 }

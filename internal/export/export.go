@@ -1,10 +1,11 @@
 // Package export writes manifests for what is already on a Proxmox cluster
-// (issue 16, onboarding): one file per guest in the layout users keep
+// (onboarding): one file per guest in the layout users keep
 // (vms/, templates/, containers/, and networks/ and sdn/ on request), in
 // Proxmox's values, each guest proxmops does not own annotated
 // proxmops.dev/adopt: "true". The cluster is read with the engine's own
 // observation and every field comes from a row of the engine's field
-// tables (engine/onboard.go), so a plan of the exported tree against the
+// tables, read with the engine's own readings (guests.go, qemu.go,
+// container.go, network.go), so a plan of the exported tree against the
 // same cluster shows nothing but the adoptions.
 package export
 
@@ -143,7 +144,7 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	sel := engine.ExportSelect{Node: o.Node}
+	sel := engine.Selection{Node: o.Node}
 	guests := slices.ContainsFunc(kinds, func(k manifest.Kind) bool { return slices.Contains(GuestKinds, k) })
 	switch {
 	case o.All && o.VMIDs != "":
@@ -160,14 +161,14 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 	}
 	sel.Networks = slices.Contains(kinds, manifest.KindNetwork)
 	sel.SDN = slices.Contains(kinds, manifest.KindSdnZone) || slices.Contains(kinds, manifest.KindSdnVnet)
-	snap, err := engine.New(client, engine.Options{}).ObserveForExport(ctx, sel)
+	read, err := engine.New(client, engine.Options{}).ObserveSelection(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
-	if o.Node != "" && !slices.Contains(snap.Nodes, o.Node) {
-		return nil, fmt.Errorf("%w: --node %s: no such node in the cluster (nodes: %s)", ErrOptions, o.Node, strings.Join(snap.Nodes, ", "))
+	if o.Node != "" && !slices.Contains(read.Nodes, o.Node) {
+		return nil, fmt.Errorf("%w: --node %s: no such node in the cluster (nodes: %s)", ErrOptions, o.Node, strings.Join(read.Nodes, ", "))
 	}
-	exported, skipped, refused := snap.Export()
+	exported, skipped, refused := (&cluster{read}).Export()
 	res := &Result{Skipped: skipped, Refused: refused}
 	for _, ex := range exported {
 		k := ex.Resource.Kind()

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"go.yaml.in/yaml/v3"
 )
@@ -22,7 +21,7 @@ const head = "Exported by proxmops export: review it, commit it, and the next pl
 
 // render writes one manifest as block YAML, its notes in the head comment
 // and its per-field comments next to their fields.
-func render(ex engine.Exported) ([]byte, error) {
+func render(ex Exported) ([]byte, error) {
 	return manifest.Render(ex.Resource, func(doc *yaml.Node) {
 		lines := []string{head}
 		for _, n := range ex.Notes {

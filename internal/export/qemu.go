@@ -1,4 +1,4 @@
-package engine
+package export
 
 import (
 	"fmt"
@@ -7,14 +7,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 )
 
 // qemuExport is the manifest of one VM or template being read.
 type qemuExport struct {
-	es       *ExportSnapshot
-	g        *Guest
+	es       *cluster
+	g        *engine.Guest
 	eff      map[string]string
 	names    map[int]string
 	meta     manifest.Metadata
@@ -37,19 +38,19 @@ var qemuReaders = map[string]func(x *qemuExport){
 	"spec.sockets":  func(x *qemuExport) { x.spec.Sockets = x.int("sockets") },
 	"spec.memory": func(x *qemuExport) {
 		if v, ok := present(x.eff, "memory"); ok {
-			x.spec.Memory, _ = atoiOK(propertyPart("current")(v))
+			x.spec.Memory, _ = atoiOK(engine.PropertyPart(v, "current"))
 		}
 	},
 	"spec.cpu": func(x *qemuExport) {
 		if v, ok := present(x.eff, "cpu"); ok {
-			x.spec.CPU = propertyPart("cputype")(v)
+			x.spec.CPU = engine.PropertyPart(v, "cputype")
 		}
 	},
 	"metadata.tags":    func(x *qemuExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
-	"spec.description": func(x *qemuExport) { x.spec.Description = trimDesc(x.eff["description"]) },
+	"spec.description": func(x *qemuExport) { x.spec.Description = engine.TrimDescription(x.eff["description"]) },
 	"spec.onboot": func(x *qemuExport) {
 		if v, ok := present(x.eff, "onboot"); ok {
-			x.spec.OnBoot = boolP(truthy(v))
+			x.spec.OnBoot = boolP(engine.Truthy(v))
 		}
 	},
 	"spec.startup": func(x *qemuExport) {
@@ -75,7 +76,7 @@ var qemuReaders = map[string]func(x *qemuExport){
 	"spec.scsihw":  func(x *qemuExport) { x.spec.SCSIHW = x.eff["scsihw"] },
 	"spec.agent": func(x *qemuExport) {
 		if v, ok := present(x.eff, "agent"); ok {
-			x.spec.Agent = boolP(truthy(propertyPart("enabled")(v)))
+			x.spec.Agent = boolP(engine.Truthy(engine.PropertyPart(v, "enabled")))
 		}
 	},
 	"spec.net":       (*qemuExport).nics,
@@ -100,17 +101,17 @@ var qemuReaders = map[string]func(x *qemuExport){
 	},
 	"spec.cloudInit.nameserver": func(x *qemuExport) {
 		if x.spec.CloudInit != nil {
-			x.spec.CloudInit.Nameserver = spaced(x.eff["nameserver"])
+			x.spec.CloudInit.Nameserver = engine.Spaced(x.eff["nameserver"])
 		}
 	},
 	"spec.cloudInit.searchDomain": func(x *qemuExport) {
 		if x.spec.CloudInit != nil {
-			x.spec.CloudInit.SearchDomain = spaced(x.eff["searchdomain"])
+			x.spec.CloudInit.SearchDomain = engine.Spaced(x.eff["searchdomain"])
 		}
 	},
 	"spec.cloudInit.upgrade": func(x *qemuExport) {
 		if v, ok := present(x.eff, "ciupgrade"); ok && x.spec.CloudInit != nil {
-			x.spec.CloudInit.Upgrade = boolP(truthy(v))
+			x.spec.CloudInit.Upgrade = boolP(engine.Truthy(v))
 		}
 	},
 	"spec.cloudInit.ipConfigs": (*qemuExport).ipConfigs,
@@ -118,7 +119,7 @@ var qemuReaders = map[string]func(x *qemuExport){
 	// The userData seed is proxmops' own upload: a hand-made guest has none.
 	"spec.userData": func(x *qemuExport) {
 		for _, k := range sortedKeys(x.eff) {
-			if pd := parseDisk(x.eff[k]); isDiskKey(k) && pd.isCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
+			if pd := engine.ParseDisk(x.eff[k]); engine.IsDiskKey(k) && pd.IsCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
 				x.note("%s holds a proxmops userData seed (%s): its user-data is not on the cluster, add spec.userData yourself", k, pd.File)
 			}
 		}
@@ -133,17 +134,13 @@ func (x *qemuExport) int(k string) int {
 }
 
 // exportQemu reads a VM or a template row by row.
-func (es *ExportSnapshot) exportQemu(g *Guest, names map[int]string) Exported {
+func (es *cluster) exportQemu(g *engine.Guest, names map[int]string) Exported {
 	x := &qemuExport{es: es, g: g, eff: g.Effective, names: names, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
 	x.spec.VMID = g.VMID
-	for _, r := range qemuFields {
-		k := r.path
-		if k == "" {
-			k = r.key
-		}
+	for _, k := range engine.FieldRows(engine.KindVirtualMachine) {
 		read, ok := qemuReaders[k]
 		if !ok {
-			panic("engine: no export reader for qemu field " + k) // TestEveryFieldRowIsExported
+			panic("export: no export reader for qemu field " + k) // TestEveryFieldRowIsExported
 		}
 		read(x)
 	}
@@ -172,8 +169,8 @@ func (x *qemuExport) templateSpec() manifest.TemplateSpec {
 	s := x.spec
 	t := manifest.TemplateSpec{VMID: s.VMID, QemuHardware: s.QemuHardware, Description: s.Description, Agent: s.Agent,
 		Disks: s.Disks, Net: s.Net, CloudInit: s.CloudInit}
-	if boot := bootDiskSlot(x.eff); boot != "" {
-		t.Image = &manifest.Image{Source: parseDisk(x.eff[boot]).File}
+	if boot := engine.BootDiskSlot(x.eff); boot != "" {
+		t.Image = &manifest.Image{Source: engine.ParseDisk(x.eff[boot]).File}
 	}
 	if t.Image == nil || !strings.Contains(t.Image.Source, ":") {
 		t.Image = &manifest.Image{Source: "local:import/unknown.qcow2"}
@@ -200,11 +197,11 @@ var baseVolume = regexp.MustCompile(`^([^:]+:(?:[0-9]+/)?base-([0-9]+)-disk-[0-9
 // source names where the VM came from: a linked clone's template when its
 // base image belongs to a template on the cluster, else the base image.
 func (x *qemuExport) source() {
-	boot := bootDiskSlot(x.eff)
+	boot := engine.BootDiskSlot(x.eff)
 	if boot == "" {
 		return
 	}
-	m := baseVolume.FindStringSubmatch(parseDisk(x.eff[boot]).File)
+	m := baseVolume.FindStringSubmatch(engine.ParseDisk(x.eff[boot]).File)
 	if m == nil {
 		return // not a linked clone that says so: a VM of its own
 	}
@@ -230,26 +227,26 @@ var diskSlotOK = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0
 func (x *qemuExport) disks() {
 	var slots []string
 	for _, k := range sortedKeys(x.eff) {
-		if !isDiskKey(k) || strings.HasPrefix(k, "efidisk") || strings.HasPrefix(k, "tpmstate") {
+		if !engine.IsDiskKey(k) || strings.HasPrefix(k, "efidisk") || strings.HasPrefix(k, "tpmstate") {
 			continue
 		}
-		if pd := parseDisk(x.eff[k]); pd.isCdrom() || pd.isCloudInit() || pd.File == "none" {
+		if pd := engine.ParseDisk(x.eff[k]); pd.IsCdrom() || pd.IsCloudInit() || pd.File == "none" {
 			continue
 		}
 		slots = append(slots, k)
 	}
-	if boot := bootDiskSlot(x.eff); boot != "" {
+	if boot := engine.BootDiskSlot(x.eff); boot != "" {
 		if i := slices.Index(slots, boot); i > 0 {
 			slots = append([]string{boot}, slices.Delete(slots, i, i+1)...)
 		}
 	}
 	for _, k := range slots {
-		pd := parseDisk(x.eff[k])
+		pd := engine.ParseDisk(x.eff[k])
 		if !diskSlotOK.MatchString(k) {
 			x.note("disk %s (%s) is in a slot a manifest cannot declare: left out, and left alone", k, pd.File)
 			continue
 		}
-		stor := storageOf(pd.File)
+		stor := engine.StorageOf(pd.File)
 		if stor == "" || !strings.Contains(pd.File, ":") {
 			x.note("disk %s is not a storage volume (%s): left out, and left alone", k, pd.File)
 			continue
@@ -258,10 +255,10 @@ func (x *qemuExport) disks() {
 		if s, ok := sizeOf(pd.Size); ok {
 			d.Size = s
 		}
-		if f := volumeFormat(pd.File); strings.Contains(pd.File, ".") && f != "subvol" {
+		if f := engine.VolumeFormat(pd.File); strings.Contains(pd.File, ".") && f != "subvol" {
 			d.Format = f
 		}
-		ps := pd.props
+		ps := pd.Props
 		d.Cache = ps.Values["cache"]
 		d.Discard = ps.Values["discard"] == "on"
 		d.SSD = ps.Values["ssd"] == "1"
@@ -285,17 +282,17 @@ func (x *qemuExport) nics() {
 		if n, err := strconv.Atoi(rest); !ok || err != nil || n > 31 {
 			continue
 		}
-		p := parseNIC(x.eff[k])
-		if p.get("bridge") == "" || !nicModels[p.Model] {
+		p := engine.ParseNIC(x.eff[k])
+		if p.Props.Values["bridge"] == "" || !engine.NICModel(p.Model) {
 			x.note("%s (%s) has no bridge or an unknown model: the manifest cannot declare it, and the plan deletes an undeclared NIC: declare it by hand", k, x.eff[k])
 			continue
 		}
-		nic := manifest.NIC{Slot: k, Bridge: p.get("bridge"), Model: p.Model, MACAddr: strings.ToUpper(p.MAC),
-			Firewall: truthy(p.get("firewall")), LinkDown: truthy(p.get("link_down"))}
-		nic.Tag, _ = atoiOK(p.get("tag"))
-		nic.MTU, _ = atoiOK(p.get("mtu"))
-		nic.Queues, _ = atoiOK(p.get("queues"))
-		if r := p.get("rate"); r != "" {
+		nic := manifest.NIC{Slot: k, Bridge: p.Props.Values["bridge"], Model: p.Model, MACAddr: strings.ToUpper(p.MAC),
+			Firewall: engine.Truthy(p.Props.Values["firewall"]), LinkDown: engine.Truthy(p.Props.Values["link_down"])}
+		nic.Tag, _ = atoiOK(p.Props.Values["tag"])
+		nic.MTU, _ = atoiOK(p.Props.Values["mtu"])
+		nic.Queues, _ = atoiOK(p.Props.Values["queues"])
+		if r := p.Props.Values["rate"]; r != "" {
 			nic.Rate, _ = strconv.ParseFloat(r, 64)
 		}
 		x.spec.Net = append(x.spec.Net, nic)
@@ -306,7 +303,7 @@ func (x *qemuExport) nics() {
 // drive (declaring it without one would add a drive).
 func (x *qemuExport) cloudInitDrive() {
 	for k, v := range x.eff {
-		if isDiskKey(k) && parseDisk(v).isCloudInit() {
+		if engine.IsDiskKey(k) && engine.ParseDisk(v).IsCloudInit() {
 			x.spec.CloudInit = &manifest.CloudInit{}
 			return
 		}
@@ -342,14 +339,14 @@ func (x *qemuExport) ipConfigs() {
 // (declaring it would add a second drive).
 func (x *qemuExport) iso() {
 	for _, k := range sortedKeys(x.eff) {
-		pd := parseDisk(x.eff[k])
-		if !isDiskKey(k) || !pd.isCdrom() || pd.isCloudInit() || pd.File == "none" || pd.File == "cdrom" || strings.Contains(pd.File, "proxmops-cidata-") {
+		pd := engine.ParseDisk(x.eff[k])
+		if !engine.IsDiskKey(k) || !pd.IsCdrom() || pd.IsCloudInit() || pd.File == "none" || pd.File == "cdrom" || strings.Contains(pd.File, "proxmops-cidata-") {
 			continue
 		}
-		if k == cdromSlot && strings.Contains(pd.File, ":iso/") {
+		if k == engine.CdromSlot && strings.Contains(pd.File, ":iso/") {
 			x.spec.ISO = pd.File
 			continue
 		}
-		x.note("%s holds %s: proxmops declares an ISO on %s only, left out", k, pd.File, cdromSlot)
+		x.note("%s holds %s: proxmops declares an ISO on %s only, left out", k, pd.File, engine.CdromSlot)
 	}
 }

@@ -1,18 +1,19 @@
-package engine
+package export
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 )
 
-// netReaders read the interface keys the Network table manages (netPaths),
-// by manifest path.
+// netReaders read the interface keys the Network table manages, by manifest
+// path (engine.FieldPaths; type, iface and comments are read apart).
 var netReaders = map[string]func(s *manifest.NetworkSpec, k, v string){
 	"spec.ports":         func(s *manifest.NetworkSpec, _, v string) { s.Ports = strings.Fields(v) },
-	"spec.vlanAware":     func(s *manifest.NetworkSpec, _, v string) { s.VLANAware = truthy(v) },
+	"spec.vlanAware":     func(s *manifest.NetworkSpec, _, v string) { s.VLANAware = engine.Truthy(v) },
 	"spec.vlanIds":       func(s *manifest.NetworkSpec, _, v string) { s.VLANIDs = v },
 	"spec.bondMode":      func(s *manifest.NetworkSpec, _, v string) { s.BondMode = v },
 	"spec.hashPolicy":    func(s *manifest.NetworkSpec, _, v string) { s.HashPolicy = v },
@@ -24,7 +25,7 @@ var netReaders = map[string]func(s *manifest.NetworkSpec, k, v string){
 	"spec.cidr6":         func(s *manifest.NetworkSpec, _, v string) { s.CIDR6 = v },
 	"spec.gateway6":      func(s *manifest.NetworkSpec, _, v string) { s.Gateway6 = v },
 	"spec.mtu":           func(s *manifest.NetworkSpec, _, v string) { s.MTU, _ = atoiOK(v) },
-	"spec.autostart":     func(s *manifest.NetworkSpec, _, v string) { s.Autostart = boolP(truthy(v)) },
+	"spec.autostart":     func(s *manifest.NetworkSpec, _, v string) { s.Autostart = boolP(engine.Truthy(v)) },
 }
 
 // exportedNet is an interface worth a manifest.
@@ -36,11 +37,11 @@ type exportedNet struct {
 // exportNetworks reads the bridges, bonds and VLANs of the read nodes,
 // leaving out the management interfaces: those holding a default gateway
 // (the node's own address).
-func (es *ExportSnapshot) exportNetworks() []Exported {
+func (es *cluster) exportNetworks() []Exported {
 	var list []exportedNet
 	count := map[string]int{}
-	for _, node := range sortedKeys(es.kinds.networks) {
-		for _, cfg := range es.kinds.networks[node].Interfaces {
+	for _, node := range sortedKeys(es.Networks) {
+		for _, cfg := range es.Networks[node].Interfaces {
 			switch cfg["type"] {
 			case "bridge", "bond", "vlan":
 			default:
@@ -60,12 +61,17 @@ func (es *ExportSnapshot) exportNetworks() []Exported {
 		if count[name] > 1 {
 			name = dnsLabel(n.node + "-" + iface)
 		}
-		owned, comment := parseOwned(n.cfg["comments"])
+		owned, comment := engine.ParseOwned(n.cfg["comments"])
 		s := manifest.NetworkSpec{Type: n.cfg["type"], Comments: comment}
 		if name != iface {
 			s.Iface = iface
 		}
-		for _, k := range sortedKeys(netPaths) {
+		paths := engine.FieldPaths(engine.KindNetwork)
+		for _, k := range sortedKeys(paths) {
+			read := netReaders[paths[k]]
+			if read == nil {
+				continue // type, iface, comments
+			}
 			if k == "bridge_ports" && s.Type != "bridge" || k == "slaves" && s.Type != "bond" {
 				continue
 			}
@@ -73,7 +79,7 @@ func (es *ExportSnapshot) exportNetworks() []Exported {
 				continue
 			}
 			if v, ok := n.cfg[k]; ok && v != "" {
-				netReaders[netPaths[k]](&s, k, v)
+				read(&s, k, v)
 			}
 		}
 		if s.Autostart == nil {
@@ -81,7 +87,7 @@ func (es *ExportSnapshot) exportNetworks() []Exported {
 		}
 		var notes []string
 		if !owned {
-			notes = append(notes, "proxmops does not own this interface: the plan reports it as a Conflict and leaves it alone until its comments on the node carry "+OwnerMark)
+			notes = append(notes, "proxmops does not own this interface: the plan reports it as a Conflict and leaves it alone until its comments on the node carry "+engine.OwnerMark)
 		}
 		out = append(out, Exported{Dir: "networks", File: name + ".yaml", Notes: notes,
 			Resource: &manifest.Network{Object: manifest.Object{Metadata: manifest.Metadata{Name: name, Node: n.node}}, Spec: s}})
@@ -89,7 +95,7 @@ func (es *ExportSnapshot) exportNetworks() []Exported {
 	return out
 }
 
-// zoneReaders read the zone options zoneFromManifest writes, by key.
+// zoneReaders read the zone options the engine's SdnZone spec writes, by key.
 var zoneReaders = map[string]func(s *manifest.SdnZoneSpec, v string){
 	"bridge":            func(s *manifest.SdnZoneSpec, v string) { s.Bridge = v },
 	"tag":               func(s *manifest.SdnZoneSpec, v string) { s.Tag, _ = atoiOK(v) },
@@ -98,7 +104,7 @@ var zoneReaders = map[string]func(s *manifest.SdnZoneSpec, v string){
 	"controller":        func(s *manifest.SdnZoneSpec, v string) { s.Controller = v },
 	"vrf-vxlan":         func(s *manifest.SdnZoneSpec, v string) { s.VRFVXLAN, _ = atoiOK(v) },
 	"exitnodes":         func(s *manifest.SdnZoneSpec, v string) { s.ExitNodes = splitSDNList(v) },
-	"advertise-subnets": func(s *manifest.SdnZoneSpec, v string) { s.AdvertiseSubnets = truthy(v) },
+	"advertise-subnets": func(s *manifest.SdnZoneSpec, v string) { s.AdvertiseSubnets = engine.Truthy(v) },
 	"mtu":               func(s *manifest.SdnZoneSpec, v string) { s.MTU, _ = atoiOK(v) },
 	"nodes":             func(s *manifest.SdnZoneSpec, v string) { s.Nodes = splitSDNList(v) },
 	"ipam":              func(s *manifest.SdnZoneSpec, v string) { s.IPAM = v },
@@ -113,11 +119,11 @@ func splitSDNList(v string) []string {
 }
 
 // exportSDN reads the SDN zones and vnets (only when asked), as they will
-// be once pending changes are applied. Each is checked against the
-// engine's own reading of it (zoneFromManifest, vnetFromManifest): an
-// option the manifest cannot say is noted.
-func (es *ExportSnapshot) exportSDN() (out []Exported, skipped []string) {
-	for _, z := range es.kinds.zones {
+// be once pending changes are applied. Each zone is checked against the
+// engine's own reading of it (engine.ZoneDrift): an option the manifest
+// cannot say is noted.
+func (es *cluster) exportSDN() (out []Exported, skipped []string) {
+	for _, z := range es.Zones {
 		if z.State == "deleted" {
 			continue
 		}
@@ -135,28 +141,28 @@ func (es *ExportSnapshot) exportSDN() (out []Exported, skipped []string) {
 		}
 		m := &manifest.SdnZone{Object: manifest.Object{Metadata: manifest.Metadata{Name: z.ID}}, Spec: s}
 		var notes []string
-		if ch, _, _ := optionChanges("", zoneFromManifest(m, nil).Options, z.Config, nil); len(ch) > 0 {
-			notes = append(notes, fmt.Sprintf("the manifest cannot say the zone's %s as it is: review it", ch[0].Field))
+		if f := engine.ZoneDrift(m, z.Config); f != "" {
+			notes = append(notes, fmt.Sprintf("the manifest cannot say the zone's %s as it is: review it", f))
 		}
 		notes = append(notes, "Proxmox zones have no comment: proxmops changes this zone only once every vnet in it is its own")
 		out = append(out, Exported{Dir: "sdn", File: "zone-" + z.ID + ".yaml", Notes: notes, Resource: m})
 	}
-	for _, v := range es.kinds.vnets {
+	for _, v := range es.Vnets {
 		if v.State == "deleted" {
 			continue
 		}
-		owned, alias := parseOwned(vnetAlias(v))
-		s := manifest.SdnVnetSpec{Zone: vnetZone(v), Alias: alias, VLANAware: truthy(v.Config["vlanaware"]),
-			IsolatePorts: truthy(v.Config["isolate-ports"])}
+		owned, alias := engine.ParseOwned(engine.VnetAlias(v))
+		s := manifest.SdnVnetSpec{Zone: engine.VnetZone(v), Alias: alias, VLANAware: engine.Truthy(v.Config["vlanaware"]),
+			IsolatePorts: engine.Truthy(v.Config["isolate-ports"])}
 		s.Tag, _ = atoiOK(v.Config["tag"])
-		for _, sub := range es.subnets[v.ID] {
+		for _, sub := range es.Subnets[v.ID] {
 			if sub.State == "deleted" {
 				continue
 			}
 			c := sub.Config
-			ms := manifest.Subnet{Subnet: subnetCIDR(sub), Gateway: c["gateway"], SNAT: truthy(c["snat"]),
+			ms := manifest.Subnet{Subnet: engine.SubnetCIDR(sub), Gateway: c["gateway"], SNAT: engine.Truthy(c["snat"]),
 				DHCPDNSServer: c["dhcp-dns-server"], DNSZonePrefix: c["dnszoneprefix"]}
-			for _, r := range strings.Fields(normalRanges(c["dhcp-range"])) {
+			for _, r := range strings.Fields(engine.NormalRanges(c["dhcp-range"])) {
 				if a, b, ok := strings.Cut(r, "-"); ok {
 					ms.DHCPRange = append(ms.DHCPRange, manifest.DHCPRange{Start: a, End: b})
 				}
@@ -165,7 +171,7 @@ func (es *ExportSnapshot) exportSDN() (out []Exported, skipped []string) {
 		}
 		var notes []string
 		if !owned {
-			notes = append(notes, "proxmops does not own this vnet: the plan reports it as a Conflict and leaves it alone until its alias carries "+OwnerMark)
+			notes = append(notes, "proxmops does not own this vnet: the plan reports it as a Conflict and leaves it alone until its alias carries "+engine.OwnerMark)
 		}
 		out = append(out, Exported{Dir: "sdn", File: "vnet-" + v.ID + ".yaml", Notes: notes,
 			Resource: &manifest.SdnVnet{Object: manifest.Object{Metadata: manifest.Metadata{Name: v.ID}}, Spec: s}})

@@ -1,8 +1,9 @@
 package engine
 
 // FieldRows names the rows of a kind's field table that its manifests can
-// declare (a manifest path, or the Proxmox key of a field without one), for
-// the e2e test that proves each in sync right after a create.
+// declare (a manifest path, or the Proxmox key of a field without one): the
+// export reads each (every field the engine manages is exported), and the
+// e2e test proves each in sync right after a create.
 func FieldRows(kind string) []string {
 	var out []string
 	name := func(p param) string {
@@ -32,10 +33,11 @@ func FieldRows(kind string) []string {
 // a TemplateSpec declaring everything fills (templateGuestSpec copies no
 // other field).
 func templateFieldRows() []row[*guestSpec] {
-	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Description: "d", Agent: ptr(true),
+	yes := true
+	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Description: "d", Agent: &yes,
 		QemuHW: QemuHW{Cores: 1, Sockets: 1, Memory: 512, CPU: "host", OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single"},
-		Disks:  []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0", Firewall: ptr(true)}},
-		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", Searchdomain: "example.org", Upgrade: ptr(true),
+		Disks:  []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0", Firewall: &yes}},
+		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", Searchdomain: "example.org", Upgrade: &yes,
 			SSHKeys: []string{"ssh-ed25519 AAAA u@h"}, IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
 	gs := templateGuestSpec(full, "pve1")
 	var out []row[*guestSpec]

@@ -1,10 +1,11 @@
-package engine
+package export
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 )
@@ -47,7 +48,7 @@ var ctReaders = map[string]func(x *ctExport){
 	},
 	"spec.onboot": func(x *ctExport) {
 		if v, ok := present(x.eff, "onboot"); ok {
-			x.spec.OnBoot = boolP(truthy(v))
+			x.spec.OnBoot = boolP(engine.Truthy(v))
 		}
 	},
 	"spec.startup": func(x *ctExport) {
@@ -63,28 +64,28 @@ var ctReaders = map[string]func(x *ctExport){
 	"spec.timezone":     func(x *ctExport) { x.spec.Timezone = x.eff["timezone"] },
 	"spec.ostype":       func(x *ctExport) { x.spec.OSType = x.eff["ostype"] },
 	"metadata.tags":     func(x *ctExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
-	"spec.description":  func(x *ctExport) { x.spec.Description = trimDesc(x.eff["description"]) },
-	"spec.nameserver":   func(x *ctExport) { x.spec.Nameserver = spaced(x.eff["nameserver"]) },
-	"spec.searchDomain": func(x *ctExport) { x.spec.SearchDomain = spaced(x.eff["searchdomain"]) },
+	"spec.description":  func(x *ctExport) { x.spec.Description = engine.TrimDescription(x.eff["description"]) },
+	"spec.nameserver":   func(x *ctExport) { x.spec.Nameserver = engine.Spaced(x.eff["nameserver"]) },
+	"spec.searchDomain": func(x *ctExport) { x.spec.SearchDomain = engine.Spaced(x.eff["searchdomain"]) },
 	"spec.features": func(x *ctExport) {
 		v, ok := present(x.eff, "features")
 		if !ok {
 			return
 		}
 		ps := pve.ParsePropertyString(v, "")
-		f := manifest.Features{Nesting: truthy(ps.Values["nesting"]), Keyctl: truthy(ps.Values["keyctl"]),
-			Fuse: truthy(ps.Values["fuse"]), Mknod: truthy(ps.Values["mknod"])}
+		f := manifest.Features{Nesting: engine.Truthy(ps.Values["nesting"]), Keyctl: engine.Truthy(ps.Values["keyctl"]),
+			Fuse: engine.Truthy(ps.Values["fuse"]), Mknod: engine.Truthy(ps.Values["mknod"])}
 		if m := ps.Values["mount"]; m != "" {
 			f.Mount = strings.Split(m, ";")
 		}
-		if normalFeatures(f.String()) != normalFeatures(v) {
+		if engine.NormalFeatures(f.String()) != engine.NormalFeatures(v) {
 			x.note("features %q hold keys the manifest cannot declare: left out", v)
 			return
 		}
 		x.spec.Features = &f
 	},
 	// Proxmox's default is privileged (no key), the manifest's unprivileged.
-	"spec.unprivileged": func(x *ctExport) { x.spec.Unprivileged = boolP(truthy(x.eff["unprivileged"])) },
+	"spec.unprivileged": func(x *ctExport) { x.spec.Unprivileged = boolP(engine.Truthy(x.eff["unprivileged"])) },
 	"spec.arch":         func(x *ctExport) { x.spec.Arch = x.eff["arch"] },
 	// Set at the create, never read back.
 	"spec.sshKeys":      func(*ctExport) {},
@@ -94,13 +95,13 @@ var ctReaders = map[string]func(x *ctExport){
 }
 
 // exportCT reads a container row by row.
-func (es *ExportSnapshot) exportCT(g *Guest, names map[int]string) Exported {
+func (es *cluster) exportCT(g *engine.Guest, names map[int]string) Exported {
 	x := &ctExport{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
 	x.spec.VMID = g.VMID
-	for _, r := range ctFields {
-		read, ok := ctReaders[r.path]
+	for _, k := range engine.FieldRows(engine.KindContainer) {
+		read, ok := ctReaders[k]
 		if !ok {
-			panic("engine: no export reader for container field " + r.path) // TestEveryFieldRowIsExported
+			panic("export: no export reader for container field " + k) // TestEveryFieldRowIsExported
 		}
 		read(x)
 	}
@@ -122,12 +123,12 @@ func (es *ExportSnapshot) exportCT(g *Guest, names map[int]string) Exported {
 func (x *ctExport) volumes() {
 	if v, ok := present(x.eff, "rootfs"); ok {
 		ps := pve.ParsePropertyString(v, "volume")
-		r := &manifest.RootFS{Storage: storageOf(ps.Values["volume"]), MountOptions: mountOpts(ps), Quota: truthy(ps.Values["quota"])}
-		if b, err := ParseSize(ps.Values["size"]); err == nil {
+		r := &manifest.RootFS{Storage: engine.StorageOf(ps.Values["volume"]), MountOptions: mountOpts(ps), Quota: engine.Truthy(ps.Values["quota"])}
+		if b, err := engine.ParseSize(ps.Values["size"]); err == nil {
 			r.Size, _ = sizeOf(b)
 		}
 		if a, ok := ps.Values["acl"]; ok {
-			r.ACL = boolP(truthy(a))
+			r.ACL = boolP(engine.Truthy(a))
 		}
 		x.spec.RootFS = r
 	}
@@ -138,16 +139,16 @@ func (x *ctExport) volumes() {
 		}
 		ps := pve.ParsePropertyString(x.eff[k], "volume")
 		vol := ps.Values["volume"]
-		m := manifest.Mountpoint{Slot: k, Path: ps.Values["mp"], ReadOnly: truthy(ps.Values["ro"]), MountOptions: mountOpts(ps),
-			Quota: truthy(ps.Values["quota"])}
+		m := manifest.Mountpoint{Slot: k, Path: ps.Values["mp"], ReadOnly: engine.Truthy(ps.Values["ro"]), MountOptions: mountOpts(ps),
+			Quota: engine.Truthy(ps.Values["quota"])}
 		if a, ok := ps.Values["acl"]; ok {
-			m.ACL = boolP(truthy(a))
+			m.ACL = boolP(engine.Truthy(a))
 		}
 		if strings.HasPrefix(vol, "/") {
-			m.Bind, m.Shared = vol, truthy(ps.Values["shared"])
+			m.Bind, m.Shared = vol, engine.Truthy(ps.Values["shared"])
 		} else {
-			m.Storage, m.Backup = storageOf(vol), truthy(ps.Values["backup"])
-			if b, err := ParseSize(ps.Values["size"]); err == nil {
+			m.Storage, m.Backup = engine.StorageOf(vol), engine.Truthy(ps.Values["backup"])
+			if b, err := engine.ParseSize(ps.Values["size"]); err == nil {
 				m.Size, _ = sizeOf(b)
 			}
 		}
@@ -157,7 +158,7 @@ func (x *ctExport) volumes() {
 
 func mountOpts(ps pve.PropertyString) []string {
 	if v := ps.Values["mountoptions"]; v != "" {
-		return strings.Split(normalList(v), ";")
+		return strings.Split(engine.NormalList(v), ";")
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func (x *ctExport) nics() {
 			continue
 		}
 		n := manifest.ContainerNIC{Slot: k, Name: v["name"], Bridge: v["bridge"], IP: v["ip"], Gw: v["gw"], IP6: v["ip6"], Gw6: v["gw6"],
-			Firewall: truthy(v["firewall"]), HWAddr: strings.ToUpper(v["hwaddr"])}
+			Firewall: engine.Truthy(v["firewall"]), HWAddr: strings.ToUpper(v["hwaddr"])}
 		n.Tag, _ = atoiOK(v["tag"])
 		n.MTU, _ = atoiOK(v["mtu"])
 		if r := v["rate"]; r != "" {

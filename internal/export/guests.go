@@ -1,84 +1,30 @@
-package engine
+package export
 
 import (
-	"context"
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 )
 
-// Onboarding (issue 16): the manifests of guests proxmops did not make,
-// read from the cluster. Every exported field comes from a row of the
-// field tables (fields_vm.go, fields_ct.go): the export walks the rows and
-// each row path has one reader here (exportQemu, exportCT), so a field the
-// engine manages cannot be left out of an export, and the export writes
-// what the row compares (Proxmox's values), not a second idea of them.
+// The manifests of guests proxmops did not make, read from the cluster.
+// Every exported field comes from a row of the engine's field tables
+// (engine.FieldRows): the export walks the rows and each row path has one
+// reader here (exportQemu, exportCT), so a field the engine manages cannot
+// be left out of an export, and the export writes what the row compares
+// (Proxmox's values, read with the engine's own readings), not a second
+// idea of them.
 
-// ExportSelect says what Observe reads for an export.
-type ExportSelect struct {
-	Node  string         // only guests and networks of this node ("" all)
-	VMIDs func(int) bool // nil: every guest
-	// Networks reads the host interfaces of the selected nodes; SDN the
-	// zones, vnets and subnets.
-	Networks, SDN bool
-}
-
-// ExportSnapshot is the cluster as an export reads it.
-type ExportSnapshot struct {
-	*Snapshot
-	sel     ExportSelect
-	subnets map[string][]pve.SDNEntry // every vnet's subnets when SDN is read
-}
-
-// ObserveForExport reads the selected guests' configurations (and, when
-// asked, host networks and SDN) with the engine's own observation.
-func (e *Engine) ObserveForExport(ctx context.Context, sel ExportSelect) (*ExportSnapshot, error) {
-	snap, err := e.observe(ctx, nil, func(s *Snapshot) *scope {
-		sc := newScope()
-		for id, g := range s.Guests {
-			if sel.wants(g) {
-				// The manifest's state comes from the guest's own status:
-				// /cluster/resources has pvestatd's report, up to 10 s old.
-				sc.guest(id)
-				sc.status[id] = true
-			}
-		}
-		if sel.Networks {
-			for _, n := range s.Nodes {
-				if sel.Node == "" || n == sel.Node {
-					sc.kinds.networks[n] = true
-				}
-			}
-		}
-		sc.kinds.sdn = sel.SDN
-		return sc
-	})
-	if err != nil {
-		return nil, err
-	}
-	es := &ExportSnapshot{Snapshot: snap, sel: sel, subnets: map[string][]pve.SDNEntry{}}
-	if sel.SDN {
-		if snap.kinds.sdnErr != nil {
-			return nil, snap.kinds.sdnErr
-		}
-		for _, v := range snap.kinds.vnets {
-			subs, err := e.client.SDNPending(ctx, "vnets/"+pve.PathEscape(v.ID)+"/subnets")
-			if err != nil {
-				return nil, fmt.Errorf("reading the subnets of vnet %s: %w", v.ID, err)
-			}
-			es.subnets[v.ID] = subs
-		}
-	}
-	return es, nil
-}
-
-func (sel ExportSelect) wants(g *Guest) bool {
-	return (g.Type == "qemu" || g.Type == "lxc") && (sel.Node == "" || g.Node == sel.Node) && (sel.VMIDs == nil || sel.VMIDs(g.VMID))
+// cluster is the cluster as an export reads it.
+type cluster struct {
+	*engine.Selected
 }
 
 // Exported is one manifest an export writes.
@@ -101,7 +47,7 @@ type Exported struct {
 // guests and guests that could not be read are skipped with a note. A VM
 // or template whose name no manifest can keep (guestNames) is refused,
 // with the reason: its manifest would plan a rename.
-func (es *ExportSnapshot) Export() (out []Exported, skipped, refused []string) {
+func (es *cluster) Export() (out []Exported, skipped, refused []string) {
 	names, refusedNames := es.guestNames()
 	ids := make([]int, 0, len(es.Guests))
 	for id := range es.Guests {
@@ -110,7 +56,7 @@ func (es *ExportSnapshot) Export() (out []Exported, skipped, refused []string) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		g := es.Guests[id]
-		if !es.sel.wants(g) {
+		if !es.Selection.Wants(g) {
 			continue
 		}
 		switch {
@@ -124,7 +70,7 @@ func (es *ExportSnapshot) Export() (out []Exported, skipped, refused []string) {
 			skipped = append(skipped, fmt.Sprintf("VMID %d (%s): a container template, which no manifest kind declares", id, g.Name))
 			continue
 		case refusedNames[id] != "":
-			refused = append(refused, fmt.Sprintf("VMID %d (%s on %s): %s", id, guestNoun(g), g.Node, refusedNames[id]))
+			refused = append(refused, fmt.Sprintf("VMID %d (%s on %s): %s", id, engine.GuestNoun(g), g.Node, refusedNames[id]))
 			continue
 		}
 		if g.Type == "lxc" {
@@ -156,7 +102,7 @@ func dnsLabel(s string) string {
 // plan renaming it: it is refused with the reason. A container keeps its
 // Proxmox hostname in spec.hostname, so its manifest name is derived when
 // need be (its own when a unique DNS label, else with its VMID).
-func (es *ExportSnapshot) guestNames() (names map[int]string, refused map[int]string) {
+func (es *cluster) guestNames() (names map[int]string, refused map[int]string) {
 	byName := map[string][]int{}
 	for id, g := range es.Guests {
 		k := guestKind(g) + "/" + proxmoxName(g)
@@ -169,14 +115,14 @@ func (es *ExportSnapshot) guestNames() (names map[int]string, refused map[int]st
 		kind, pn := guestKind(g), proxmoxName(g)
 		same := byName[kind+"/"+pn]
 		switch {
-		case kind == KindContainer && (dnsLabel(pn) != pn || pn == "" || len(same) > 1):
+		case kind == engine.KindContainer && (dnsLabel(pn) != pn || pn == "" || len(same) > 1):
 			derive = append(derive, id)
-		case kind == KindContainer:
+		case kind == engine.KindContainer:
 			names[id] = pn
 		case pn == "":
 			refused[id] = "the guest has no name, and a manifest would name it (a change): give it a name on the cluster"
 		case dnsLabel(pn) != pn:
-			refused[id] = fmt.Sprintf("its name %q is not a manifest name (lower-case letters, digits and '-', at most 63), and a manifest would rename it: rename it on the cluster (e.g. to %q)", pn, orStr(dnsLabel(pn), "vm-"+strconv.Itoa(id)))
+			refused[id] = fmt.Sprintf("its name %q is not a manifest name (lower-case letters, digits and '-', at most 63), and a manifest would rename it: rename it on the cluster (e.g. to %q)", pn, cmp.Or(dnsLabel(pn), "vm-"+strconv.Itoa(id)))
 		case len(same) > 1:
 			slices.Sort(same)
 			var where []string
@@ -199,32 +145,32 @@ func (es *ExportSnapshot) guestNames() (names map[int]string, refused map[int]st
 	for _, id := range derive {
 		// g.Name is "CT<vmid>" for a container without a hostname (vmstatus).
 		base := dnsLabel(es.Guests[id].Name)
-		if base == "" || labels[base] > 1 || taken[KindContainer+"/"+base] {
+		if base == "" || labels[base] > 1 || taken[engine.KindContainer+"/"+base] {
 			base = strings.Trim(base+"-"+strconv.Itoa(id), "-")
 		}
 		n := base
-		for i := 2; taken[KindContainer+"/"+n]; i++ {
+		for i := 2; taken[engine.KindContainer+"/"+n]; i++ {
 			n = base + "-" + strconv.Itoa(i)
 		}
-		names[id], taken[KindContainer+"/"+n] = n, true
+		names[id], taken[engine.KindContainer+"/"+n] = n, true
 	}
 	return names, refused
 }
 
 // guestKind is the manifest kind that declares g.
-func guestKind(g *Guest) string {
+func guestKind(g *engine.Guest) string {
 	switch {
 	case g.Type == "lxc":
-		return KindContainer
+		return engine.KindContainer
 	case g.Template:
-		return KindTemplate
+		return engine.KindTemplate
 	}
-	return KindVirtualMachine
+	return engine.KindVirtualMachine
 }
 
 // proxmoxName is the name the plan compares with the manifest's: the
 // configuration's name (hostname) when it was read, else pvestatd's.
-func proxmoxName(g *Guest) string {
+func proxmoxName(g *engine.Guest) string {
 	key := "name"
 	if g.Type == "lxc" {
 		key = "hostname"
@@ -237,7 +183,7 @@ func proxmoxName(g *Guest) string {
 
 // guestMeta is the metadata of an exported guest: its tags without the
 // ownership tag, and the adoption annotation unless proxmops owns it.
-func guestMeta(g *Guest, name string) manifest.Metadata {
+func guestMeta(g *engine.Guest, name string) manifest.Metadata {
 	m := manifest.Metadata{Name: name, Node: g.Node}
 	if !g.Owned {
 		m.Annotations = map[string]string{manifest.AnnotationAdopt: "true"}
@@ -247,7 +193,9 @@ func guestMeta(g *Guest, name string) manifest.Metadata {
 
 // exportTags reads a tags value without proxmops' own tags.
 func exportTags(v string) []string {
-	return slices.DeleteFunc(pve.SplitTags(v), func(t string) bool { return strings.EqualFold(t, OwnerTag) || strings.EqualFold(t, AdoptedTag) })
+	return slices.DeleteFunc(pve.SplitTags(v), func(t string) bool {
+		return strings.EqualFold(t, engine.OwnerTag) || strings.EqualFold(t, engine.AdoptedTag)
+	})
 }
 
 // readers of both tables
@@ -287,6 +235,8 @@ func sizeOf(b int64) (manifest.Size, bool) {
 	if b <= 0 {
 		return manifest.Size{}, false
 	}
-	s, err := manifest.ParseSize(FormatSize(b))
+	s, err := manifest.ParseSize(engine.FormatSize(b))
 	return s, err == nil
 }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

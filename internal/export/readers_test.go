@@ -1,31 +1,30 @@
-package engine
+package export
 
 import (
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/engine"
 )
 
 // Every managed field of the guest tables has an export reader, and every
 // reader reads a managed field: the export cannot leave a field out, nor
 // write one the engine does not manage.
 func TestEveryFieldRowIsExported(t *testing.T) {
-	var qemu, ct []string
-	for _, r := range qemuFields {
-		k := r.path
-		if k == "" {
-			k = r.key
-		}
-		qemu = append(qemu, k)
+	qemu, ct := engine.FieldRows(engine.KindVirtualMachine), engine.FieldRows(engine.KindContainer)
+	if len(qemu) == 0 || len(ct) == 0 {
+		t.Fatalf("no field rows: qemu %v, container %v", qemu, ct)
+	}
+	for _, k := range qemu {
 		if qemuReaders[k] == nil {
 			t.Errorf("qemu field %s has no export reader", k)
 		}
 	}
-	for _, r := range ctFields {
-		ct = append(ct, r.path)
-		if ctReaders[r.path] == nil {
-			t.Errorf("container field %s has no export reader", r.path)
+	for _, k := range ct {
+		if ctReaders[k] == nil {
+			t.Errorf("container field %s has no export reader", k)
 		}
 	}
 	for k := range qemuReaders {
@@ -38,9 +37,20 @@ func TestEveryFieldRowIsExported(t *testing.T) {
 			t.Errorf("container export reader %s reads no managed field", k)
 		}
 	}
-	for k, p := range netPaths {
+	for k, p := range engine.FieldPaths(engine.KindNetwork) {
+		if k == "type" || k == "iface" || k == "comments" {
+			continue // read apart
+		}
 		if netReaders[p] == nil {
 			t.Errorf("network key %s (%s) has no export reader", k, p)
+		}
+	}
+	// Every zone option the export reads is a managed one, with its
+	// manifest field.
+	zone := engine.FieldPaths(engine.KindSdnZone)
+	for k := range zoneReaders {
+		if zone[k] == "" {
+			t.Errorf("zone option %s: FieldPaths has no manifest field for it", k)
 		}
 	}
 }
@@ -55,17 +65,17 @@ func TestExportNamesKeepProxmoxNamesOrRefuse(t *testing.T) {
 			t.Errorf("dnsLabel(%q) = %q, want %q", in, got, want)
 		}
 	}
-	vm := func(id int, node, name string, tpl bool) *Guest {
-		return &Guest{VMID: id, Type: "qemu", Node: node, Template: tpl, Read: true, Effective: map[string]string{"name": name}}
+	vm := func(id int, node, name string, tpl bool) *engine.Guest {
+		return &engine.Guest{VMID: id, Type: "qemu", Node: node, Template: tpl, Read: true, Effective: map[string]string{"name": name}}
 	}
-	ct := func(id int, host string) *Guest {
-		return &Guest{VMID: id, Type: "lxc", Node: "pve1", Name: host, Read: true, Effective: map[string]string{"hostname": host}}
+	ct := func(id int, host string) *engine.Guest {
+		return &engine.Guest{VMID: id, Type: "lxc", Node: "pve1", Name: host, Read: true, Effective: map[string]string{"hostname": host}}
 	}
-	es := &ExportSnapshot{Snapshot: &Snapshot{Guests: map[int]*Guest{
+	es := &cluster{Selected: &engine.Selected{Snapshot: &engine.Snapshot{Guests: map[int]*engine.Guest{
 		100: vm(100, "pve1", "web", false), 101: vm(101, "pve2", "web", false), 102: vm(102, "pve1", "App02", false),
 		103: vm(103, "pve1", "", false), 104: vm(104, "pve1", "db", false), 105: vm(105, "pve1", "web", true),
 		200: ct(200, "web"), 201: ct(201, "Mail.example.org"), 202: ct(202, "cache"), 203: ct(203, "cache"),
-		204: ct(204, "cache-202")}}}
+		204: ct(204, "cache-202")}}}}
 	names, refused := es.guestNames()
 	wantNames := map[int]string{104: "db", 105: "web", 200: "web", 201: "mail-example-org", 202: "cache-202-2", 203: "cache-203", 204: "cache-202"}
 	if !maps.Equal(names, wantNames) {
