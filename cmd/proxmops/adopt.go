@@ -11,6 +11,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -68,7 +69,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		engine.WritePlanText(out, ad.Plan, false)
+		render.Plan(out, ad.Plan, false)
 		if err := eng.ApplyAdoption(ctx, ad, nil); err != nil {
 			return err
 		}

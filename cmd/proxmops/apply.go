@@ -11,6 +11,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/render"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -130,7 +131,7 @@ func applyOne(ctx context.Context, s *session, out, progressOut io.Writer, outpu
 		return applyDoc{}, err
 	}
 	if output == "text" {
-		engine.WritePlanText(out, p, color)
+		render.Plan(out, p, color)
 		fmt.Fprintln(out)
 	}
 	rep := &engine.Report{Revision: p.Revision}
@@ -178,7 +179,7 @@ func progressPrinter(w io.Writer, color bool) engine.Progress {
 		Finished: func(a *engine.Action, r engine.Result) {
 			mu.Lock()
 			defer mu.Unlock()
-			engine.WriteResultLine(w, a, r, color)
+			render.Result(w, a, r, color)
 		},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -79,7 +80,7 @@ func init() {
 					fmt.Fprintln(out)
 				}
 				clusterHeader(out, ss, s)
-				engine.WritePlanText(out, plans[i], useColor(out, noColor))
+				render.Plan(out, plans[i], useColor(out, noColor))
 			}
 		}
 		if detailed && changes {

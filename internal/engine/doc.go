@@ -47,8 +47,9 @@
 // Entry points: DesiredFromSet (manifests to Desired), Engine.Plan,
 // Engine.Apply (one plan, or Plan.Only for one resource), Engine.Converge
 // (apply, then re-read and re-plan while something failed, until a refusal repeats),
-// Engine.Delete (one-shot delete with the ownership check of prune),
-// WritePlanText and Plan.JSON (the document of docs/api.md).
+// Engine.Delete (one-shot delete with the ownership check of prune) and
+// Plan.JSON (the document of docs/api.md). The engine keeps data only:
+// internal/render writes a plan and apply results as text.
 //
 // Adding a kind is one file and one row (registry_test.go follows this
 // recipe with a test-only TestPool kind, planned and applied against

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/render"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -44,7 +45,7 @@ func (e *env) requireInSync(eng *engine.Engine) *engine.Plan {
 	p := e.plan(eng)
 	if p.HasChanges() || p.Summary.Unknown > 0 {
 		var b strings.Builder
-		engine.WritePlanText(&b, p, false)
+		render.Plan(&b, p, false)
 		e.t.Fatalf("not in sync after apply:\n%s", b.String())
 	}
 	return p
@@ -52,7 +53,7 @@ func (e *env) requireInSync(eng *engine.Engine) *engine.Plan {
 
 func planText(p *engine.Plan) string {
 	var b strings.Builder
-	engine.WritePlanText(&b, p, false)
+	render.Plan(&b, p, false)
 	return b.String()
 }
 

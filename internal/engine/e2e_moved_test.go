@@ -15,6 +15,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/render"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -112,7 +113,7 @@ func TestAMovedGuestIsLeftWhereItIsAndNamed(t *testing.T) {
 		t.Errorf("in sync: %d, want 2", p.Summary.InSync())
 	}
 	var text bytes.Buffer
-	engine.WritePlanText(&text, p, false)
+	render.Plan(&text, p, false)
 	if !strings.Contains(text.String(), "running on pve2; the manifest says pve1: moved by HA or a migration, left where it is") {
 		t.Errorf("plan text does not name the move:\n%s", text.String())
 	}

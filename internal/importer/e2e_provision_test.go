@@ -15,6 +15,7 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/render"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -166,7 +167,7 @@ func TestImportedSeedLayoutProvisions(t *testing.T) {
 
 	if plan := p.plan(); plan.HasChanges() {
 		var b strings.Builder
-		engine.WritePlanText(&b, plan, false)
+		render.Plan(&b, plan, false)
 		t.Fatalf("not in sync after provisioning:\n%s", b.String())
 	}
 

@@ -1,4 +1,7 @@
-package engine
+// Package render writes plans and apply results as text for the terminal
+// (`proxmops plan`, `apply`, `adopt`): the engine keeps the data, this
+// package its reading.
+package render
 
 import (
 	"fmt"
@@ -6,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -31,7 +35,7 @@ func (p painter) paint(color, s string) string {
 }
 
 // symbol returns the leading sign and colour of an action, terraform-style.
-func symbol(a *Action) (string, string) {
+func symbol(a *engine.Action) (string, string) {
 	switch {
 	case a.Conflicted():
 		return "!", ansiMagenta
@@ -51,10 +55,10 @@ func symbol(a *Action) (string, string) {
 	return " ", ""
 }
 
-// WritePlanText writes a plan the way `terraform plan` reads: one block per
+// Plan writes a plan the way `terraform plan` reads: one block per
 // resource that is not in sync, with its reason and field changes, and a
 // summary line. color adds ANSI colours.
-func WritePlanText(w io.Writer, p *Plan, color bool) {
+func Plan(w io.Writer, p *engine.Plan, color bool) {
 	pt := painter(color)
 	rev := p.Revision
 	if len(rev) > 12 {
@@ -130,13 +134,13 @@ func WritePlanText(w io.Writer, p *Plan, color bool) {
 		fmt.Fprintln(w, pt.paint(ansiGreen, "No changes. The cluster matches the repository."))
 		fmt.Fprintln(w)
 	}
-	WriteSummaryText(w, p.Summary, color)
+	Summary(w, p.Summary, color)
 }
 
-// WriteSummaryText writes the plan's two summary lines: the actions a sync
-// would carry out, then every resource by status (Summarize), so that
+// Summary writes the plan's two summary lines: the actions a sync
+// would carry out, then every resource by status (engine.Summarize), so that
 // "in sync" counts Synced resources only.
-func WriteSummaryText(w io.Writer, s Summary, color bool) {
+func Summary(w io.Writer, s engine.Summary, color bool) {
 	pt := painter(color)
 	fmt.Fprintf(w, "Plan: %s to create, %s to update, %s to reboot, %s to delete.\n",
 		pt.paint(ansiGreen, fmt.Sprint(s.Create)), pt.paint(ansiYellow, fmt.Sprint(s.Update)),
@@ -152,8 +156,8 @@ func WriteSummaryText(w io.Writer, s Summary, color bool) {
 		st[vocab.StatusUnknown])
 }
 
-// WriteResultLine writes one progress or result line of an apply.
-func WriteResultLine(w io.Writer, a *Action, r Result, color bool) {
+// Result writes one progress or result line of an apply.
+func Result(w io.Writer, a *engine.Action, r engine.Result, color bool) {
 	pt := painter(color)
 	switch r.Status {
 	case vocab.StatusSynced:
