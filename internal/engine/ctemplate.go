@@ -329,7 +329,7 @@ func ctemplateVolume(pc *planContext, node, ref string) (volid, dependsOn string
 
 // ctemplateStorageRefusal: an appliance goes through apl_download, a URL
 // through download_url; each checks the storage in its own words.
-func ctemplateStorageRefusal(snap *Snapshot, node string, s *CTemplateSpec) string {
+func ctemplateStorageRefusal(snap *Observation, node string, s *CTemplateSpec) string {
 	if s.Appliance != "" {
 		return storageRefusal(snap, node, s.Storage, "vztmpl")
 	}

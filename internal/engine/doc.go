@@ -7,7 +7,7 @@
 //
 //	desired (Desired, from manifests) ─┐
 //	                                   ├─▶ Plan ─▶ Apply ─▶ Report
-//	observed (one Snapshot) ───────────┘
+//	observed (one Observation) ────────┘
 //
 // A file per verb: engine.go holds the Engine and its options, plan.go
 // Plan (observe, plan each kind, resolve dependencies), apply.go Apply
@@ -59,7 +59,7 @@
 //     conversion from the manifest type, func(*manifest.Pool,
 //     SecretReader) *PoolSpec; and its reconciler. scope asks for what the
 //     kind needs read: sc.guest and sc.storage for guest configurations
-//     and storage listings (the snapshot already holds every guest, node
+//     and storage listings (the observation already holds every guest, node
 //     and storage of /cluster/resources), sc.read for requests of its own,
 //     whose results the reconciler keeps in its fields (one reconciler per
 //     plan). plan returns one Action per desired spec, read with

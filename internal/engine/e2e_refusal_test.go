@@ -22,7 +22,7 @@ spec:
 ` + body
 }
 
-// What Proxmox would refuse and the snapshot shows is planned as a Failed
+// What Proxmox would refuse and the observation shows is planned as a Failed
 // create with Proxmox's reason: never applied, the plan has changes, the
 // apply reports the failure.
 func TestForeseeableRefusalsArePlannedAsFailures(t *testing.T) {

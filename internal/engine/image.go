@@ -21,7 +21,7 @@ type resolvedImage struct {
 
 // resolveImage decides where an image lives on node. It reads only the
 // snapshot.
-func resolveImage(snap *Snapshot, node string, img *ImageSpec) (*resolvedImage, error) {
+func resolveImage(snap *Observation, node string, img *ImageSpec) (*resolvedImage, error) {
 	if img == nil {
 		return nil, fmt.Errorf("no image")
 	}
@@ -76,7 +76,7 @@ func resolveImage(snap *Snapshot, node string, img *ImageSpec) (*resolvedImage, 
 
 // importStorage picks the storage that receives cloud images on a node:
 // "local" when it accepts import content, else the first that does.
-func importStorage(snap *Snapshot, node string) string {
+func importStorage(snap *Observation, node string) string {
 	if ref := snap.Storage(node, "local"); ref != nil && ref.Accepts("import") {
 		return "local"
 	}
@@ -89,7 +89,7 @@ func importStorage(snap *Snapshot, node string) string {
 }
 
 // isoStorage picks a storage for ISO content on a node (the CIDATA seeds).
-func isoStorage(snap *Snapshot, node string) string {
+func isoStorage(snap *Observation, node string) string {
 	if ref := snap.Storage(node, "local"); ref != nil && ref.Accepts("iso") {
 		return "local"
 	}
@@ -102,7 +102,7 @@ func isoStorage(snap *Snapshot, node string) string {
 }
 
 // claimStorage names a storage for the concurrency limits.
-func claimStorage(snap *Snapshot, node, storage string) string {
+func claimStorage(snap *Observation, node, storage string) string {
 	if storage == "" {
 		return ""
 	}

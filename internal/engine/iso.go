@@ -160,7 +160,7 @@ func (isoReconciler) prune(pc *planContext, declared map[string]bool) []*Action 
 }
 
 // volumeLocation turns a storage key back into a node and storage.
-func volumeLocation(snap *Snapshot, key, volid string) (node, storage string) {
+func volumeLocation(snap *Observation, key, volid string) (node, storage string) {
 	if n, s, ok := strings.Cut(key, "/"); ok {
 		return n, s
 	}

@@ -48,7 +48,7 @@ type kindsPlan struct {
 }
 
 // kindsJobs returns the reads the kinds need, to run with the others.
-func (e *Engine) kindsJobs(snap *Snapshot, sc kindsScope, mu *sync.Mutex) []func(context.Context) error {
+func (e *Engine) kindsJobs(snap *Observation, sc kindsScope, mu *sync.Mutex) []func(context.Context) error {
 	k := &snap.kinds
 	k.networks, k.netErr = map[string]*pve.NetworkState{}, map[string]error{}
 	k.appliances, k.aplErr = map[string][]pve.Appliance{}, map[string]error{}

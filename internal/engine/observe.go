@@ -108,8 +108,9 @@ type ObserveStats struct {
 	Duration       time.Duration `json:"duration"`
 }
 
-// Snapshot is everything one pass knows about the cluster.
-type Snapshot struct {
+// Observation is everything one pass knows about the cluster (not to be
+// confused with a guest's snapshots, snapshot.go).
+type Observation struct {
 	Nodes    []string
 	Guests   map[int]*Guest
 	storages map[string]map[string]*StorageRef // node -> storage -> ref
@@ -120,10 +121,10 @@ type Snapshot struct {
 }
 
 // Guest returns the guest holding vmid, or nil.
-func (s *Snapshot) Guest(vmid int) *Guest { return s.Guests[vmid] }
+func (s *Observation) Guest(vmid int) *Guest { return s.Guests[vmid] }
 
 // TemplateByName finds a template guest by name (VMs only).
-func (s *Snapshot) TemplateByName(name string) *Guest {
+func (s *Observation) TemplateByName(name string) *Guest {
 	var found *Guest
 	for _, g := range s.Guests {
 		if g.Type == "qemu" && g.Template && g.Name == name {
@@ -136,12 +137,12 @@ func (s *Snapshot) TemplateByName(name string) *Guest {
 }
 
 // Storage returns a storage on a node, or nil.
-func (s *Snapshot) Storage(node, storage string) *StorageRef {
+func (s *Observation) Storage(node, storage string) *StorageRef {
 	return s.storages[node][storage]
 }
 
 // StoragesOn lists a node's storages, sorted by name.
-func (s *Snapshot) StoragesOn(node string) []*StorageRef {
+func (s *Observation) StoragesOn(node string) []*StorageRef {
 	var out []*StorageRef
 	for _, ref := range s.storages[node] {
 		out = append(out, ref)
@@ -161,7 +162,7 @@ func storageKey(ref *StorageRef) string {
 
 // Volumes returns the listed content of a storage and whether it was
 // listed this pass.
-func (s *Snapshot) Volumes(node, storage string) ([]pve.Volume, bool, error) {
+func (s *Observation) Volumes(node, storage string) ([]pve.Volume, bool, error) {
 	ref := s.Storage(node, storage)
 	if ref == nil {
 		return nil, false, nil
@@ -175,7 +176,7 @@ func (s *Snapshot) Volumes(node, storage string) ([]pve.Volume, bool, error) {
 }
 
 // Volume finds a volume by id on a storage.
-func (s *Snapshot) Volume(node, storage, volid string) (pve.Volume, bool) {
+func (s *Observation) Volume(node, storage, volid string) (pve.Volume, bool) {
 	vols, _, _ := s.Volumes(node, storage)
 	for _, v := range vols {
 		if v.VolID == volid {
@@ -236,14 +237,14 @@ const observeWorkers = 8
 
 // observe reads the cluster: resources first, then the configurations and
 // storage contents that the reconcilers need.
-func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Snapshot) *scope) (*Snapshot, error) {
+func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observation) *scope) (*Observation, error) {
 	start := time.Now()
 	before := e.client.Stats()
 	res, err := e.client.ClusterResources(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("reading cluster resources: %w", err)
 	}
-	snap := &Snapshot{Guests: map[int]*Guest{}, storages: map[string]map[string]*StorageRef{},
+	snap := &Observation{Guests: map[int]*Guest{}, storages: map[string]map[string]*StorageRef{},
 		volumes: map[string][]pve.Volume{}, listErr: map[string]error{}}
 	var sums map[int]guestSummary
 	if cr != nil {
@@ -359,7 +360,7 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Snapsho
 // cluster's list tells a guest migrated meanwhile (read again on its new
 // node) from one deleted (absent). Taking a moved guest for absent would
 // plan a create that Proxmox refuses ("already exists on node").
-func (e *Engine) relocate(ctx context.Context, snap *Snapshot, vanished []*Guest, cr *cacheRound) error {
+func (e *Engine) relocate(ctx context.Context, snap *Observation, vanished []*Guest, cr *cacheRound) error {
 	if len(vanished) == 0 {
 		return nil
 	}

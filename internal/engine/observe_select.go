@@ -24,7 +24,7 @@ func (sel Selection) Wants(g *Guest) bool {
 
 // Selected is the cluster as ObserveSelection read it.
 type Selected struct {
-	*Snapshot
+	*Observation
 	Selection Selection
 	// Networks are the host interfaces by node (when asked).
 	Networks map[string]*pve.NetworkState
@@ -37,7 +37,7 @@ type Selected struct {
 // ObserveSelection reads the selected guests' configurations (and, when
 // asked, host networks and SDN) with the engine's own observation.
 func (e *Engine) ObserveSelection(ctx context.Context, sel Selection) (*Selected, error) {
-	snap, err := e.observe(ctx, nil, func(s *Snapshot) *scope {
+	snap, err := e.observe(ctx, nil, func(s *Observation) *scope {
 		sc := newScope()
 		for id, g := range s.Guests {
 			if sel.Wants(g) {
@@ -60,7 +60,7 @@ func (e *Engine) ObserveSelection(ctx context.Context, sel Selection) (*Selected
 	if err != nil {
 		return nil, err
 	}
-	out := &Selected{Snapshot: snap, Selection: sel, Networks: snap.kinds.networks, Zones: snap.kinds.zones,
+	out := &Selected{Observation: snap, Selection: sel, Networks: snap.kinds.networks, Zones: snap.kinds.zones,
 		Vnets: snap.kinds.vnets, Subnets: map[string][]pve.SDNEntry{}}
 	if sel.SDN {
 		if snap.kinds.sdnErr != nil {

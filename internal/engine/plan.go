@@ -122,9 +122,9 @@ func joinReasons(rs []string) string {
 }
 
 // passState is shared by the actions of one plan while they run: volumes
-// being fetched once for all, and the snapshot they were planned from.
+// being fetched once for all, and the observation they were planned from.
 type passState struct {
-	snap    *Snapshot
+	snap    *Observation
 	mu      sync.Mutex
 	volumes map[string]*volumeOnce
 }
@@ -166,7 +166,7 @@ type planContext struct {
 	ctx      context.Context
 	e        *Engine
 	d        *Desired
-	snap     *Snapshot
+	snap     *Observation
 	declared map[int]string // vmid -> Kind/name
 	isos     map[string]*IsoSpec
 	tpls     map[string]*TemplateSpec
@@ -300,7 +300,7 @@ func powerUnconfirmed(p *Plan) map[int]bool {
 // confirmPower reads the power state of these guests from status/current
 // and returns those whose state is not the one the plan used, with the
 // requests it made.
-func (e *Engine) confirmPower(ctx context.Context, snap *Snapshot, ids map[int]bool) (map[int]bool, int64) {
+func (e *Engine) confirmPower(ctx context.Context, snap *Observation, ids map[int]bool) (map[int]bool, int64) {
 	before := e.client.Stats()
 	var mu sync.Mutex
 	changed := map[int]bool{}
@@ -385,7 +385,7 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 		pc.tpls[s.Name] = s
 	}
 	recs := reconcilers()
-	snap, err := e.observe(ctx, cr, func(snap *Snapshot) *scope {
+	snap, err := e.observe(ctx, cr, func(snap *Observation) *scope {
 		pc.snap = snap
 		sc := newScope()
 		for _, g := range snap.Guests {

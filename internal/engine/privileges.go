@@ -189,11 +189,11 @@ type privContext struct {
 	d       *Desired
 	isos    map[string]*IsoSpec
 	tplVMID map[string]int // a template's VMID by name, as planned
-	snap    *Snapshot      // nil outside a plan
+	snap    *Observation   // nil outside a plan
 	byKey   map[string]Spec
 }
 
-func newPrivContext(d *Desired, snap *Snapshot) *privContext {
+func newPrivContext(d *Desired, snap *Observation) *privContext {
 	pv := &privContext{d: d, isos: map[string]*IsoSpec{}, tplVMID: map[string]int{}, snap: snap, byKey: map[string]Spec{}}
 	for _, row := range kinds {
 		for _, s := range d.Specs(row.kind) {
@@ -345,7 +345,7 @@ func sdnNeeds(_ *privContext, a *Action, sp Spec) []privNeed {
 	return nil
 }
 
-func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Snapshot) []privNeed {
+func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID map[string]int, snap *Observation) []privNeed {
 	p := vmPath(a.VMID)
 	if a.Action != vocab.ActionCreate {
 		return updateNeeds(a, d, p, diskStorages(s.Disks))
@@ -557,7 +557,7 @@ func (r *permissionReader) missing(n privNeed) (path, priv string) {
 
 // checkPrivileges marks actions whose calls the token may not make.
 func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
-	var snap *Snapshot
+	var snap *Observation
 	if p.pass != nil {
 		snap = p.pass.snap
 	}

@@ -13,7 +13,7 @@ import (
 // downloaded), a storage without the content type, and a clone of a VM
 // with local volumes to another node (qemu-server API2/Qemu.pm clone_vm).
 // /cluster/resources lists a storage on a node only where it is enabled,
-// so the snapshot tells all of these apart. A foreseen refusal is planned
+// so the observation tells all of these apart. A foreseen refusal is planned
 // as a Failed action without a step: never applied, shown with its reason.
 
 // contentRefusals are Proxmox's words for a storage without a content type.
@@ -29,7 +29,7 @@ var fileBasedTypes = map[string]bool{"dir": true, "nfs": true, "cifs": true, "ce
 
 // downloadRefusal is download_url's checks (pve-storage
 // API2/Storage/Status.pm): enabled on the node, file based, content type.
-func downloadRefusal(snap *Snapshot, node, storage, content string) string {
+func downloadRefusal(snap *Observation, node, storage, content string) string {
 	if r := storageRefusal(snap, node, storage, ""); r != "" {
 		return r
 	}
@@ -46,7 +46,7 @@ func downloadRefusal(snap *Snapshot, node, storage, content string) string {
 }
 
 // nodeRefusal says why a node cannot take a guest, "" when it can.
-func nodeRefusal(snap *Snapshot, node string) string {
+func nodeRefusal(snap *Observation, node string) string {
 	if node == "" {
 		return "the cluster lists no node"
 	}
@@ -57,9 +57,9 @@ func nodeRefusal(snap *Snapshot, node string) string {
 }
 
 // storageRefusal says why storage on node cannot hold content ("" for
-// availability only), "" when it can or when the snapshot cannot tell (no
+// availability only), "" when it can or when the observation cannot tell (no
 // storage listed for the node: it does not answer).
-func storageRefusal(snap *Snapshot, node, storage, content string) string {
+func storageRefusal(snap *Observation, node, storage, content string) string {
 	if storage == "" || len(snap.storages[node]) == 0 {
 		return ""
 	}
@@ -81,7 +81,7 @@ func storageRefusal(snap *Snapshot, node, storage, content string) string {
 }
 
 // sharedOn reports whether a storage is shared, looking on node first.
-func sharedOn(snap *Snapshot, node, storage string) bool {
+func sharedOn(snap *Observation, node, storage string) bool {
 	if ref := snap.Storage(node, storage); ref != nil {
 		return ref.Shared
 	}
@@ -106,7 +106,7 @@ func firstRefusal(reasons ...string) string {
 // guestSpecRefusal checks what creating gs on node allocates: its node,
 // its disks (skip the first when a clone brings it), its cloud-init drive
 // and its CD-ROM.
-func guestSpecRefusal(snap *Snapshot, gs *guestSpec, node string, skipFirstDisk bool) string {
+func guestSpecRefusal(snap *Observation, gs *guestSpec, node string, skipFirstDisk bool) string {
 	if r := nodeRefusal(snap, node); r != "" {
 		return r
 	}
@@ -138,7 +138,7 @@ func guestSpecRefusal(snap *Snapshot, gs *guestSpec, node string, skipFirstDisk 
 // enabled here and accepting images, then on the target node and shared,
 // then every volume of the template shared when the clone goes to another
 // node. volumes lists the template's volume ids (nil: unknown).
-func cloneRefusal(snap *Snapshot, tplNode, node, storage string, volumes []string) string {
+func cloneRefusal(snap *Observation, tplNode, node, storage string, volumes []string) string {
 	if storage != "" {
 		if r := storageRefusal(snap, tplNode, storage, "images"); r != "" {
 			return r
@@ -199,7 +199,7 @@ func specVolumes(gs *guestSpec) []string {
 
 // diffRefusal checks the volumes an update allocates (new disks, a
 // cloud-init drive) on the guest's node.
-func diffRefusal(snap *Snapshot, node string, d *guestDiff) string {
+func diffRefusal(snap *Observation, node string, d *guestDiff) string {
 	for _, c := range d.config {
 		if !c.async || c.del {
 			continue

@@ -332,7 +332,7 @@ func volumeFormat(volid string) string {
 
 // guestSnapshotBlocker says why Proxmox cannot snapshot an existing guest
 // ("" when it can), from its current config and the storages' types.
-func guestSnapshotBlocker(snap *Snapshot, g *Guest) string {
+func guestSnapshotBlocker(snap *Observation, g *Guest) string {
 	for _, v := range configVolumes(g.Type, g.Current) {
 		if why := volumeBlocker(snap, g.Node, v.slot, v.volid); why != "" {
 			return why
@@ -354,9 +354,9 @@ func isMountKey(k string) bool {
 	return true
 }
 
-// volumeBlocker judges one volume of slot; a storage the snapshot does not
+// volumeBlocker judges one volume of slot; a storage the observation does not
 // know is left to Proxmox.
-func volumeBlocker(snap *Snapshot, node, slot, vol string) string {
+func volumeBlocker(snap *Observation, node, slot, vol string) string {
 	if strings.HasPrefix(vol, "/") {
 		return fmt.Sprintf("%s is a bind or device mount of %s, which Proxmox never snapshots", slot, vol)
 	}

@@ -54,7 +54,7 @@ func Summarize(actions []*Action) Summary {
 // reason, not the storage, template or read errors that follow from it
 // (and that a dependent resource would otherwise quote). It runs before
 // privileges and dependencies are resolved.
-func checkNodes(p *Plan, snap *Snapshot) {
+func checkNodes(p *Plan, snap *Observation) {
 	if snap == nil || len(snap.Nodes) == 0 {
 		return
 	}

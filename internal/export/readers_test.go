@@ -71,7 +71,7 @@ func TestExportNamesKeepProxmoxNamesOrRefuse(t *testing.T) {
 	ct := func(id int, host string) *engine.Guest {
 		return &engine.Guest{VMID: id, Type: "lxc", Node: "pve1", Name: host, Read: true, Effective: map[string]string{"hostname": host}}
 	}
-	es := &cluster{Selected: &engine.Selected{Snapshot: &engine.Snapshot{Guests: map[int]*engine.Guest{
+	es := &cluster{Selected: &engine.Selected{Observation: &engine.Observation{Guests: map[int]*engine.Guest{
 		100: vm(100, "pve1", "web", false), 101: vm(101, "pve2", "web", false), 102: vm(102, "pve1", "App02", false),
 		103: vm(103, "pve1", "", false), 104: vm(104, "pve1", "db", false), 105: vm(105, "pve1", "web", true),
 		200: ct(200, "web"), 201: ct(201, "Mail.example.org"), 202: ct(202, "cache"), 203: ct(203, "cache"),
