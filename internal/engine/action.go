@@ -56,7 +56,7 @@ type Action struct {
 	run   stepFunc
 	claim claim
 	// snapshot is taken before the action changes the guest
-	// (spec.snapshots.beforeChange; snapshot.go).
+	// (spec.snapshots.beforeChange; guestsnapshot.go).
 	snapshot *snapshotStep
 	// tagOnly, for an adopting action, only adds the ownership tag;
 	// adoptRecord, run before the action, records the disk sizes.

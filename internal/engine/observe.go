@@ -109,7 +109,7 @@ type ObserveStats struct {
 }
 
 // Observation is everything one pass knows about the cluster (not to be
-// confused with a guest's snapshots, snapshot.go).
+// confused with a guest's snapshots, guestsnapshot.go).
 type Observation struct {
 	Nodes    []string
 	Guests   map[int]*Guest

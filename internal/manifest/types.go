@@ -205,7 +205,7 @@ type VirtualMachineSpec struct {
 }
 
 // Snapshots asks proxmops for a Proxmox snapshot before each change it
-// makes to an existing guest (see engine/snapshot.go).
+// makes to an existing guest (see engine/guestsnapshot.go).
 type Snapshots struct {
 	BeforeChange bool `json:"beforeChange,omitempty" doc:"Snapshot the guest (proxmops-<UTC time>, without RAM) before a configuration update, resize, reboot for pending changes or provisioning re-run; a guest Proxmox cannot snapshot gets no change."`
 	Keep         int  `json:"keep,omitempty" pm:"min=1,max=100" doc:"How many proxmops-* snapshots to keep (default 3); older ones of proxmops are deleted, other snapshots never."`
