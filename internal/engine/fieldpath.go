@@ -2,20 +2,52 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
 )
 
+// The one mapping of Proxmox keys to manifest paths. Guest fields carry
+// their path from their field table row (fields_vm.go, fields_ct.go), also
+// where the key is renamed; every other change finds its path here, in
+// Plan.finish: first the kind's row of keyPaths (the keys that are not the
+// manifest's field names: a host interface's bridge_ports, an SDN zone's
+// vlan-protocol), then the manifest's own struct tags (a field whose JSON
+// name is its Proxmox key needs no entry). FieldPaths hands the same rows
+// to the UI, whose drawer aligns each cluster value with its manifest row.
+
+// keyPaths are, per kind, the Proxmox keys whose manifest field is not
+// named after them.
+var keyPaths = map[string]map[string]string{
+	KindNetwork: {"type": "spec.type", "iface": "spec.iface", "comments": "spec.comments",
+		"bridge_ports": "spec.ports", "slaves": "spec.ports", "bridge_vlan_aware": "spec.vlanAware",
+		"bridge_vids": "spec.vlanIds", "bond_mode": "spec.bondMode", "bond_xmit_hash_policy": "spec.hashPolicy",
+		"bond-primary": "spec.bondPrimary", "vlan-id": "spec.vlanId", "vlan-raw-device": "spec.vlanRawDevice",
+		"cidr": "spec.cidr", "gateway": "spec.gateway", "cidr6": "spec.cidr6", "gateway6": "spec.gateway6",
+		"mtu": "spec.mtu", "autostart": "spec.autostart"},
+	// The zone options zoneFromManifest writes.
+	KindSdnZone: {"zone": "metadata.name", "type": "spec.type", "bridge": "spec.bridge", "tag": "spec.tag",
+		"vlan-protocol": "spec.vlanProtocol", "peers": "spec.peers", "controller": "spec.controller",
+		"vrf-vxlan": "spec.vrfVxlan", "exitnodes": "spec.exitNodes", "advertise-subnets": "spec.advertiseSubnets",
+		"mtu": "spec.mtu", "nodes": "spec.nodes", "ipam": "spec.ipam", "dns": "spec.dns",
+		"reversedns": "spec.reverseDns", "dnszone": "spec.dnsZone", "dhcp": "spec.dhcp"},
+	// The vnet keys: vnetOptionKeys, zone, alias.
+	KindSdnVnet: {"vnet": "metadata.name", "zone": "spec.zone", "alias": "spec.alias", "tag": "spec.tag",
+		"vlanaware": "spec.vlanAware", "isolate-ports": "spec.isolatePorts"},
+}
+
+// FieldPaths maps the Proxmox keys of a kind's observed configuration to the
+// manifest fields they come from, for the kinds whose keys are not the
+// manifest's field names (Network, SdnZone, SdnVnet); nil for the others.
+// The drawer's aligned diff puts each cluster value on its manifest row with it.
+func FieldPaths(kind string) map[string]string { return maps.Clone(keyPaths[kind]) }
+
 // fieldPaths maps the Proxmox keys a manifest's fields become to the
 // manifest paths they come from: "cores" -> "spec.cores", "net1" ->
 // "spec.net[1]" (by the entry's slot, not its index: a slot may be set by
-// hand). It is read from the manifest's own struct tags, so a new field
-// whose JSON name is its Proxmox key needs no entry here. Guest fields
-// carry their path from their field table row (fields_vm.go, fields_ct.go),
-// also where the key is renamed; Plan.finish asks here only for the others
-// (sub-keys of a slot, state, other kinds).
+// hand), "vlan-protocol" -> "spec.vlanProtocol" (keyPaths).
 type fieldPaths struct {
 	top   map[string]string       // lower-case key -> path
 	elems map[string]reflect.Type // slot -> element type, for sub-keys
@@ -44,6 +76,7 @@ func fieldPathsOf(r manifest.Resource) *fieldPaths {
 	}
 	fp := &fieldPaths{top: map[string]string{"tags": "metadata.tags", "name": "metadata.name"}, elems: map[string]reflect.Type{}}
 	fp.addStruct(spec, "spec")
+	maps.Copy(fp.top, keyPaths[string(r.Kind())])
 	return fp
 }
 

@@ -13,7 +13,7 @@ func TestFieldPathsNameEveryManagedKey(t *testing.T) {
 		kind string
 		keys []string
 	}{
-		{KindNetwork, append([]string{"type", "iface", "comments"}, keysOf(netPaths)...)},
+		{KindNetwork, append([]string{"type", "iface", "comments"}, networkKeys()...)},
 		{KindSdnZone, append([]string{"type", "zone"}, keysOf(fullZone().Options)...)},
 		{KindSdnVnet, append([]string{"zone", "alias", "vnet"}, vnetOptionKeys...)},
 	} {
@@ -29,7 +29,7 @@ func TestFieldPathsNameEveryManagedKey(t *testing.T) {
 	}
 	// A copy: the caller may not change the engine's table.
 	FieldPaths(KindNetwork)["mtu"] = "x"
-	if netPaths["mtu"] != "spec.mtu" {
+	if keyPaths[KindNetwork]["mtu"] != "spec.mtu" {
 		t.Fatal("FieldPaths handed out the engine's own table")
 	}
 }
@@ -48,4 +48,21 @@ func fullZone() *SdnZoneSpec {
 		Type: "evpn", Bridge: "vmbr0", Tag: 10, VLANProtocol: "802.1q", Peers: []string{"10.0.0.1"}, Controller: "c",
 		VRFVXLAN: 100, ExitNodes: []string{"pve1"}, AdvertiseSubnets: true, MTU: 1450, Nodes: []string{"pve1"},
 		IPAM: "pve", DNS: "d", ReverseDNS: "r", DNSZone: "example.org", DHCP: "dnsmasq"}}, nil)
+}
+
+// networkKeys are the keys networkParams manages for a bridge, a bond and
+// a VLAN declaring every field.
+func networkKeys() []string {
+	var out []string
+	for _, s := range []*NetworkSpec{
+		{Type: "bridge", Ports: []string{"eno1"}, VLANAware: true, VLANIDs: "2-4094", CIDR: "10.0.0.2/24", Gateway: "10.0.0.1",
+			CIDR6: "fd00::2/64", Gateway6: "fd00::1", MTU: 9000, Autostart: true},
+		{Type: "bond", Ports: []string{"eno1", "eno2"}, BondMode: "active-backup", HashPolicy: "layer2", BondPrimary: "eno1"},
+		{Type: "vlan", Iface: "vlan10", VLANID: 10, VLANRawDevice: "eno1"},
+	} {
+		for _, p := range networkParams(s) {
+			out = append(out, p.key)
+		}
+	}
+	return out
 }

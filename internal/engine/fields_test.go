@@ -226,10 +226,12 @@ func TestChangePathsFromTheRows(t *testing.T) {
 			t.Errorf("%s: path %q", c.Field, c.Path)
 		}
 	}
-	network := reflect.TypeOf(manifest.Network{})
-	for key, path := range netPaths {
-		if !manifestPathExists(network, path) {
-			t.Errorf("network key %s: %s is not a field of Network", key, path)
+	for kind, m := range map[string]reflect.Type{KindNetwork: reflect.TypeOf(manifest.Network{}),
+		KindSdnZone: reflect.TypeOf(manifest.SdnZone{}), KindSdnVnet: reflect.TypeOf(manifest.SdnVnet{})} {
+		for key, path := range keyPaths[kind] {
+			if !manifestPathExists(m, path) {
+				t.Errorf("%s key %s: %s is not a field of %s", kind, key, path, kind)
+			}
 		}
 	}
 }

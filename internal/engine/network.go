@@ -49,18 +49,11 @@ func sameSet(have, want string) bool {
 
 func sameBool(have, want string) bool { return boolStr(truthy(have)) == boolStr(truthy(want)) }
 
-// netPaths are the manifest fields of the interface keys.
-var netPaths = map[string]string{"bridge_ports": "spec.ports", "slaves": "spec.ports", "bridge_vlan_aware": "spec.vlanAware",
-	"bridge_vids": "spec.vlanIds", "bond_mode": "spec.bondMode", "bond_xmit_hash_policy": "spec.hashPolicy",
-	"bond-primary": "spec.bondPrimary", "vlan-id": "spec.vlanId", "vlan-raw-device": "spec.vlanRawDevice",
-	"cidr": "spec.cidr", "gateway": "spec.gateway", "cidr6": "spec.cidr6", "gateway6": "spec.gateway6",
-	"mtu": "spec.mtu", "autostart": "spec.autostart"}
-
 // networkParams lists the keys a NetworkSpec manages, with their values.
 func networkParams(s *NetworkSpec) []netParam {
 	var ps []netParam
 	add := func(k, v string, same func(string, string) bool) {
-		ps = append(ps, netParam{key: k, path: netPaths[k], want: v, same: same})
+		ps = append(ps, netParam{key: k, path: keyPaths[KindNetwork][k], want: v, same: same})
 	}
 	ports := strings.Join(s.Ports, " ")
 	switch s.Type {
