@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -562,4 +563,132 @@ func (x *execCtx) destroyContainer(ctx context.Context, node string, vmid int) e
 		}
 	}
 	return x.task(ctx, "deleting", func() (string, error) { return c.LxcDelete(ctx, node, vmid) })
+}
+
+// MountSpec is a container mount point (or the rootfs), keyed by slot.
+type MountSpec struct {
+	Slot         string // rootfs, mp0, ...
+	Path         string // mp= inside the container ("" for rootfs)
+	Storage      string // storage-backed volume
+	Size         int64  // bytes
+	Bind         string // host directory of a bind mount
+	ReadOnly     bool
+	Backup       bool
+	Shared       bool
+	MountOptions []string
+	ACL          *bool
+	Quota        bool
+}
+
+// CTNICSpec is a container network interface, keyed by slot.
+type CTNICSpec struct {
+	Slot     string // net0, ...
+	Name     string // eth0, ...
+	Bridge   string
+	IP, Gw   string
+	IP6, Gw6 string
+	Tag      int
+	Firewall bool
+	HWAddr   string
+	MTU      int
+	Rate     string
+}
+
+// ContainerSpec is a desired LXC container.
+type ContainerSpec struct {
+	Meta
+	VMID         int
+	Template     string // a ContainerTemplate's name, a volume id or an appliance name
+	Hostname     string
+	OSType       string
+	Arch         string
+	Cores        int
+	CPULimit     string
+	Memory       int
+	Swap         *int
+	RootFS       MountSpec
+	Mounts       []MountSpec
+	NICs         []CTNICSpec
+	Unprivileged bool
+	// Features is the desired features value ("keyctl=1,nesting=1"), nil
+	// when not managed.
+	Features     *string
+	Nameserver   string
+	SearchDomain string
+	SSHKeys      []string
+	Password     string
+	PasswordSet  bool
+	OnBoot       *bool
+	Startup      string
+	Description  string
+	Timezone     string
+	State        string
+	ApplyMode    string
+	// Provision is spec.provision (nil when absent).
+	Provision       *ProvisionSpec
+	ShutdownTimeout time.Duration
+	Snapshots       *SnapshotPolicy // nil: no snapshots before changes
+}
+
+func containerFromManifest(c *manifest.Container, secrets SecretReader) *ContainerSpec {
+	sp := c.Spec
+	s := &ContainerSpec{Meta: metaOf(c), VMID: sp.VMID, Template: sp.Template, Hostname: sp.Hostname,
+		OSType: sp.OSType, Arch: sp.Arch, Cores: sp.Cores, Memory: sp.Memory, Swap: sp.Swap,
+		Nameserver: strings.Join(strings.Fields(sp.Nameserver), " "), SearchDomain: strings.Join(strings.Fields(sp.SearchDomain), " "),
+		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone,
+		State: string(sp.State), Unprivileged: sp.Unprivileged == nil || *sp.Unprivileged}
+	if s.Hostname == "" {
+		s.Hostname = s.Name
+	}
+	if s.State == "" {
+		s.State = string(manifest.StateRunning)
+	}
+	if sp.ApplyMode == manifest.ApplyReboot {
+		s.ApplyMode = "reboot"
+	}
+	s.Snapshots = snapshotPolicy(sp.Snapshots)
+	if sp.CPULimit > 0 {
+		s.CPULimit = strconv.FormatFloat(sp.CPULimit, 'f', -1, 64)
+	}
+	if sp.Startup != nil {
+		s.Startup = sp.Startup.String()
+	}
+	if sp.RootFS != nil {
+		r := sp.RootFS
+		s.RootFS = MountSpec{Slot: "rootfs", Storage: r.Storage, Size: r.Size.Bytes, MountOptions: r.MountOptions, ACL: r.ACL, Quota: r.Quota}
+	}
+	for _, m := range sp.Mountpoints {
+		s.Mounts = append(s.Mounts, MountSpec{Slot: m.Slot, Path: m.Path, Storage: m.Storage, Size: m.Size.Bytes,
+			Bind: m.Bind, ReadOnly: m.ReadOnly, Backup: m.Backup, Shared: m.Shared, MountOptions: m.MountOptions,
+			ACL: m.ACL, Quota: m.Quota})
+	}
+	for _, n := range sp.Net {
+		nic := CTNICSpec{Slot: n.Slot, Name: n.Name, Bridge: n.Bridge, IP: n.IP, Gw: n.Gw, IP6: n.IP6, Gw6: n.Gw6,
+			Tag: n.Tag, Firewall: n.Firewall, HWAddr: strings.ToUpper(n.HWAddr), MTU: n.MTU}
+		if nic.Name == "" {
+			nic.Name = "eth" + strings.TrimPrefix(n.Slot, "net")
+		}
+		if n.Rate > 0 {
+			nic.Rate = strconv.FormatFloat(n.Rate, 'f', -1, 64)
+		}
+		s.NICs = append(s.NICs, nic)
+	}
+	if sp.Features != nil {
+		f := sp.Features.String()
+		s.Features = &f
+	}
+	if prov, err := provisionFromManifest(c, sp.Provision); err != nil {
+		s.Invalid = err.Error()
+	} else {
+		s.Provision = prov
+	}
+	if sp.PasswordFrom != nil {
+		pw, err := secrets(sp.PasswordFrom)
+		if err != nil {
+			s.Invalid = "passwordFrom: " + err.Error()
+		} else {
+			s.Password, s.PasswordSet = pw, true
+		}
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -334,4 +335,33 @@ func ctemplateStorageRefusal(snap *Observation, node string, s *CTemplateSpec) s
 		return storageRefusal(snap, node, s.Storage, "vztmpl")
 	}
 	return downloadRefusal(snap, node, s.Storage, "vztmpl")
+}
+
+// CTemplateSpec is a desired ContainerTemplate: an LXC OS template on a
+// storage, from the appliance catalogue or from a URL.
+type CTemplateSpec struct {
+	Meta
+	Storage string
+	// Appliance is a catalogue file name (debian-12-standard_12.7-1_amd64.tar.zst)
+	// or a package name (debian-12-standard: the newest version).
+	Appliance     string
+	URL           string
+	FileName      string // for URL downloads
+	ChecksumAlgo  string
+	ChecksumValue string
+}
+
+func ctemplateFromManifest(t *manifest.ContainerTemplate, _ SecretReader) *CTemplateSpec {
+	s := &CTemplateSpec{Meta: metaOf(t), Storage: t.Spec.Storage, Appliance: t.Spec.Appliance,
+		URL: t.Spec.Source, FileName: t.Spec.Filename}
+	if s.Node == "" {
+		s.Node = t.Spec.Node
+	}
+	if s.URL != "" && s.FileName == "" {
+		s.FileName = t.FileName()
+	}
+	if t.Spec.Checksum != nil {
+		s.ChecksumAlgo, s.ChecksumValue = strings.ToLower(t.Spec.Checksum.Algo), strings.ToLower(t.Spec.Checksum.Value)
+	}
+	return s
 }

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"time"
-
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -174,54 +172,4 @@ type QemuHW struct {
 	BIOS    string
 	Machine string
 	SCSIHW  string
-}
-
-// VMSpec is a desired VirtualMachine.
-type VMSpec struct {
-	Meta
-	VMID int
-	QemuHW
-	Description  string
-	OnBoot       *bool
-	Startup      string
-	Agent        *bool
-	Balloon      *int
-	Image        *ImageSpec
-	FromTemplate *TemplateRef
-	Disks        []DiskSpec
-	NICs         []NICSpec
-	CloudInit    *CloudInitSpec
-	UserData     string
-	// Iso names a declared Iso resource (or a volume id) attached as cdrom.
-	Iso             string
-	ApplyMode       string // "" or "reboot"
-	State           string // "", "running", "stopped"
-	ShutdownTimeout time.Duration
-	// Provision is spec.provision (nil when absent).
-	Provision *ProvisionSpec
-	Snapshots *SnapshotPolicy // nil: no snapshots before changes
-}
-
-// TemplateSpec is a desired Template: a VM built from an image and
-// converted.
-type TemplateSpec struct {
-	Meta
-	VMID int
-	QemuHW
-	Description string
-	Agent       *bool
-	Image       *ImageSpec
-	Disks       []DiskSpec
-	NICs        []NICSpec
-	CloudInit   *CloudInitSpec
-}
-
-// IsoSpec is a desired ISO image on a storage.
-type IsoSpec struct {
-	Meta
-	URL           string
-	Storage       string
-	FileName      string // "" derives it from the URL
-	ChecksumAlgo  string
-	ChecksumValue string
 }

@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
-	"strings"
 )
 
 // isoReconciler downloads ISO images, replaces those it downloaded when
@@ -179,4 +181,25 @@ func downloadISO(s *IsoSpec, fileName string) pve.DownloadOptions {
 		o.Checksum, o.ChecksumAlgorithm = strings.ToLower(s.ChecksumValue), strings.ToLower(s.ChecksumAlgo)
 	}
 	return o
+}
+
+// IsoSpec is a desired ISO image on a storage.
+type IsoSpec struct {
+	Meta
+	URL           string
+	Storage       string
+	FileName      string // "" derives it from the URL
+	ChecksumAlgo  string
+	ChecksumValue string
+}
+
+func isoFromManifest(i *manifest.Iso, _ SecretReader) *IsoSpec {
+	s := &IsoSpec{Meta: metaOf(i), URL: i.Spec.Source, Storage: i.Spec.Storage, FileName: i.Spec.Filename}
+	if s.Node == "" {
+		s.Node = i.Spec.Node
+	}
+	if i.Spec.Checksum != nil {
+		s.ChecksumAlgo, s.ChecksumValue = strings.ToLower(i.Spec.Checksum.Algo), strings.ToLower(i.Spec.Checksum.Value)
+	}
+	return s
 }

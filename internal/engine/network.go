@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -365,4 +366,34 @@ func (networkReconciler) prune(pc *planContext, declared map[string]bool) []*Act
 		}
 	}
 	return out
+}
+
+// NetworkSpec is a desired host network interface on one node.
+type NetworkSpec struct {
+	Meta
+	Iface         string
+	Type          string // bridge, bond, vlan
+	Ports         []string
+	VLANAware     bool
+	VLANIDs       string
+	CIDR, Gateway string
+	CIDR6         string
+	Gateway6      string
+	MTU           int
+	Autostart     bool
+	Comments      string
+	BondMode      string
+	HashPolicy    string
+	BondPrimary   string
+	VLANID        int
+	VLANRawDevice string
+}
+
+func networkFromManifest(n *manifest.Network, _ SecretReader) *NetworkSpec {
+	sp := n.Spec
+	return &NetworkSpec{Meta: metaOf(n), Iface: n.InterfaceName(), Type: sp.Type, Ports: sp.Ports,
+		VLANAware: sp.VLANAware, VLANIDs: sp.VLANIDs, CIDR: sp.CIDR, Gateway: sp.Gateway, CIDR6: sp.CIDR6,
+		Gateway6: sp.Gateway6, MTU: sp.MTU, Autostart: sp.Autostart == nil || *sp.Autostart,
+		Comments: strings.TrimSpace(sp.Comments), BondMode: sp.BondMode, HashPolicy: sp.HashPolicy,
+		BondPrimary: sp.BondPrimary, VLANID: sp.VLANID, VLANRawDevice: sp.VLANRawDevice}
 }

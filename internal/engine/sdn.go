@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -791,4 +793,102 @@ func ctBridges(nics []CTNICSpec) []string {
 		out = append(out, n.Bridge)
 	}
 	return out
+}
+
+// SdnZoneSpec is a desired SDN zone; Options are Proxmox's keys.
+type SdnZoneSpec struct {
+	Meta
+	Type    string
+	Options map[string]string
+}
+
+// SubnetSpec is a vnet's subnet; Options are Proxmox's keys.
+type SubnetSpec struct {
+	CIDR    string
+	Options map[string]string
+}
+
+// SdnVnetSpec is a desired SDN vnet with its subnets.
+type SdnVnetSpec struct {
+	Meta
+	Zone    string
+	Alias   string
+	Options map[string]string // tag, vlanaware, isolate-ports
+	Subnets []SubnetSpec
+}
+
+func zoneFromManifest(z *manifest.SdnZone, _ SecretReader) *SdnZoneSpec {
+	sp := z.Spec
+	o := map[string]string{}
+	set := func(k, v string) {
+		if v != "" {
+			o[k] = v
+		}
+	}
+	setInt := func(k string, v int) {
+		if v != 0 {
+			o[k] = strconv.Itoa(v)
+		}
+	}
+	set("bridge", sp.Bridge)
+	setInt("tag", sp.Tag)
+	set("vlan-protocol", sp.VLANProtocol)
+	set("peers", strings.Join(sp.Peers, ","))
+	set("controller", sp.Controller)
+	setInt("vrf-vxlan", sp.VRFVXLAN)
+	set("exitnodes", strings.Join(sp.ExitNodes, ","))
+	if sp.AdvertiseSubnets {
+		o["advertise-subnets"] = "1"
+	}
+	setInt("mtu", sp.MTU)
+	set("nodes", strings.Join(sp.Nodes, ","))
+	set("ipam", sp.IPAM)
+	set("dns", sp.DNS)
+	set("reversedns", sp.ReverseDNS)
+	set("dnszone", sp.DNSZone)
+	set("dhcp", sp.DHCP)
+	m := metaOf(z)
+	m.Node = ""
+	return &SdnZoneSpec{Meta: m, Type: sp.Type, Options: o}
+}
+
+func vnetFromManifest(v *manifest.SdnVnet, _ SecretReader) *SdnVnetSpec {
+	sp := v.Spec
+	o := map[string]string{}
+	if sp.Tag != 0 {
+		o["tag"] = strconv.Itoa(sp.Tag)
+	}
+	if sp.VLANAware {
+		o["vlanaware"] = "1"
+	}
+	if sp.IsolatePorts {
+		o["isolate-ports"] = "1"
+	}
+	m := metaOf(v)
+	m.Node = ""
+	s := &SdnVnetSpec{Meta: m, Zone: sp.Zone, Alias: strings.TrimSpace(sp.Alias), Options: o}
+	for _, sub := range sp.Subnets {
+		so := map[string]string{}
+		if sub.Gateway != "" {
+			so["gateway"] = sub.Gateway
+		}
+		if sub.SNAT {
+			so["snat"] = "1"
+		}
+		if sub.DHCPDNSServer != "" {
+			so["dhcp-dns-server"] = sub.DHCPDNSServer
+		}
+		if sub.DNSZonePrefix != "" {
+			so["dnszoneprefix"] = sub.DNSZonePrefix
+		}
+		var ranges []string
+		for _, r := range sub.DHCPRange {
+			ranges = append(ranges, "start-address="+r.Start+",end-address="+r.End)
+		}
+		if len(ranges) > 0 {
+			so["dhcp-range"] = strings.Join(ranges, "\n")
+		}
+		s.Subnets = append(s.Subnets, SubnetSpec{CIDR: sub.Subnet, Options: so})
+	}
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -214,4 +215,31 @@ func nonBaseDisks(g *Guest) []string {
 		}
 	}
 	return out
+}
+
+// TemplateSpec is a desired Template: a VM built from an image and
+// converted.
+type TemplateSpec struct {
+	Meta
+	VMID int
+	QemuHW
+	Description string
+	Agent       *bool
+	Image       *ImageSpec
+	Disks       []DiskSpec
+	NICs        []NICSpec
+	CloudInit   *CloudInitSpec
+}
+
+func templateFromManifest(t *manifest.Template, secrets SecretReader) *TemplateSpec {
+	sp := t.Spec
+	s := &TemplateSpec{Meta: metaOf(t), VMID: sp.VMID, QemuHW: qemuHW(sp.QemuHardware),
+		Description: sp.Description, Agent: sp.Agent, Image: imageFromManifest(sp.Image),
+		Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net)}
+	ci, err := cloudInitFromManifest(sp.CloudInit, secrets)
+	s.CloudInit = ci
+	if err != nil {
+		s.Invalid = err.Error()
+	}
+	return s
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -516,4 +518,67 @@ func (x *execCtx) converge(ctx context.Context, gs *guestSpec, node string, vmid
 	}
 	d := diffGuest(gs, g)
 	return x.applyDiff(ctx, gs, g, d, uo)
+}
+
+// VMSpec is a desired VirtualMachine.
+type VMSpec struct {
+	Meta
+	VMID int
+	QemuHW
+	Description  string
+	OnBoot       *bool
+	Startup      string
+	Agent        *bool
+	Balloon      *int
+	Image        *ImageSpec
+	FromTemplate *TemplateRef
+	Disks        []DiskSpec
+	NICs         []NICSpec
+	CloudInit    *CloudInitSpec
+	UserData     string
+	// Iso names a declared Iso resource (or a volume id) attached as cdrom.
+	Iso             string
+	ApplyMode       string // "" or "reboot"
+	State           string // "", "running", "stopped"
+	ShutdownTimeout time.Duration
+	// Provision is spec.provision (nil when absent).
+	Provision *ProvisionSpec
+	Snapshots *SnapshotPolicy // nil: no snapshots before changes
+}
+
+func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
+	sp := v.Spec
+	s := &VMSpec{Meta: metaOf(v), VMID: sp.VMID, QemuHW: qemuHW(sp.QemuHardware),
+		Description: sp.Description, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
+		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
+		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State)}
+	if sp.Startup != nil {
+		s.Startup = sp.Startup.String()
+	}
+	if sp.FromTemplate != nil {
+		s.FromTemplate = &TemplateRef{Name: sp.FromTemplate.Name, Linked: sp.FromTemplate.Linked}
+		// The loader numbers an unslotted first disk scsi0 (and leaves no trace
+		// of whether the manifest wrote it); on a clone the first disk means
+		// "the template's boot disk", matched through the boot order, which
+		// is scsi0 itself whenever the template boots from scsi0.
+		if len(s.Disks) > 0 && s.Disks[0].Slot == "scsi0" {
+			s.Disks[0].Slot = ""
+		}
+	}
+	if sp.ApplyMode == manifest.ApplyReboot {
+		s.ApplyMode = "reboot"
+	}
+	s.Snapshots = snapshotPolicy(sp.Snapshots)
+	if s.State == "" {
+		s.State = string(manifest.StateRunning)
+	}
+	ci, err := cloudInitFromManifest(sp.CloudInit, secrets)
+	s.CloudInit = ci
+	if err != nil {
+		s.Invalid = err.Error()
+	}
+	if s.Provision, err = provisionFromManifest(v, sp.Provision); err != nil && s.Invalid == "" {
+		s.Invalid = err.Error()
+	}
+	return s
 }
