@@ -16,9 +16,29 @@
 // the Action a plan is made of and the predicates its state is read
 // through (Acts, Refused, Conflicted, Runnable, Settled).
 //
-// Observation is one GET /cluster/resources, one configuration read per
-// owned guest or declared VMID, and one content listing per storage that
-// matters: never a walk over the whole cluster.
+// A file per kind: each kind's spec, its conversion from the manifest
+// (xxxFromManifest) and its reconciler sit in one file: vm.go
+// (VirtualMachine), template.go, iso.go, ctemplate.go (ContainerTemplate),
+// container.go, network.go, sdn.go (SdnZone and SdnVnet; sdnapply.go
+// applies them). What several kinds share is apart: desired.go (Meta,
+// Desired and the QEMU hardware, disk, NIC and cloud-init specs of VMs and
+// templates), fromset.go (DesiredFromSet and the shared conversions),
+// guest.go (the guest kinds' diff and update plan), gate.go (the checks
+// every kind makes).
+//
+// Observation (observe.go) is one GET /cluster/resources, then what the
+// reconcilers ask for: the configuration of owned guests and declared
+// VMIDs (with a ReadCache, only those whose summary changed, that are due,
+// or that the plan would act on), the status/current of guests whose
+// power the plan would change, one content listing per storage that
+// matters, and each kind's own reads (host networks, SDN, appliance
+// catalogues, task histories): never a walk over the whole cluster. The
+// result is an Observation (not to be confused with a guest's snapshots,
+// guestsnapshot.go). A plan may take up to maxPlanRounds rounds: a guest
+// planned from the cache or from pvestatd's report is read and planned
+// again before anything is done to it. ObserveSelection reads what
+// internal/export writes manifests for; readings.go exports the readings
+// of Proxmox values it writes them with.
 //
 // Kinds come from one registry, the kinds table of registry.go: a row
 // per kind says how its manifests become specs (desired), which reconciler
@@ -31,6 +51,16 @@
 // and turns desired/observed pairs into actions; the checks every kind
 // makes (sync disabled, a conflict, an owned resource no longer declared)
 // are the shared helpers of gate.go.
+//
+// Fields: a guest kind's managed fields are the rows of its table
+// (fields_vm.go for VirtualMachine and Template, fields_ct.go for
+// Container; the row type and shared comparisons in fields.go, value
+// parsing in normalize.go, the boot order in boot.go): the diff, the create
+// parameters and the create preview all walk the rows. A change's manifest
+// path comes from its row, else from fieldpath.go: the kind's keyPaths row
+// for keys not named as the manifest's fields (Network, SdnZone, SdnVnet),
+// else the manifest's struct tags; FieldPaths hands the same rows to the UI.
+//
 // Actions depend on one another by key; Apply runs independent actions in
 // parallel under overall, per-node and per-storage limits, waits for every
 // Proxmox task, and marks the dependents of a failed action as blocked
@@ -59,11 +89,11 @@
 //     conversion from the manifest type, func(*manifest.Pool,
 //     SecretReader) *PoolSpec; and its reconciler. scope asks for what the
 //     kind needs read: sc.guest and sc.storage for guest configurations
-//     and storage listings (the observation already holds every guest, node
-//     and storage of /cluster/resources), sc.read for requests of its own,
-//     whose results the reconciler keeps in its fields (one reconciler per
-//     plan). plan returns one Action per desired spec, read with
-//     specsOf[*PoolSpec](pc.d, KindPool), plus the owned resources no
+//     and storage listings (the observation already holds every guest,
+//     node and storage of /cluster/resources), sc.read for requests of its
+//     own, whose results the reconciler keeps in its fields (one
+//     reconciler per plan). plan returns one Action per desired spec, read
+//     with specsOf[*PoolSpec](pc.d, KindPool), plus the owned resources no
 //     longer declared: baseAction starts an action, syncDisabled ends it
 //     for a disabled resource, a.conflict marks something proxmops does
 //     not own in the way, orphan and decidePrune plan the fate of an owned
@@ -74,6 +104,25 @@
 //     string(manifest.KindPool)), desired: fromManifest(poolFromManifest),
 //     reconciler, and where they apply vmid, deletion (by name when nil)
 //     and needs (privileges.go).
+//  3. When its Proxmox keys are not named as its manifest fields, its row
+//     in keyPaths (fieldpath.go); when `proxmops export` writes it, its
+//     reader in internal/export.
+//
+// Adding a field of a guest kind:
+//
+//  1. The manifest field (internal/manifest) and the spec's field beside
+//     it: in QemuHW (desired.go) for QEMU hardware a VM and a template
+//     share (qemuHW converts one into the other), else in the kind's spec
+//     and its conversion (vmFromManifest in vm.go, containerFromManifest
+//     in container.go).
+//  2. One row in the kind's table (fields_vm.go, fields_ct.go): key, path,
+//     want, and whatever differs from a plain string compared as is and
+//     taken live.
+//  3. Its export reader (qemuReaders or ctReaders in internal/export),
+//     and the field declared in the full specs of fields_test.go and in
+//     fieldsManifests (e2e_fields_test.go). TestFieldTablesAreWellFormed,
+//     TestEveryFieldRowIsExported (internal/export) and
+//     TestEveryFieldRowInSyncAfterCreate fail until all are there.
 //
 // The manifest type itself (internal/manifest: type, decoder, schema) is
 // the manifest package's part.
