@@ -169,25 +169,31 @@ func sdnApplier(p *Plan) string {
 	return key
 }
 
+// sdnUnread plans every declared zone and vnet as Unknown when the SDN
+// configuration could not be read (err) or was not.
+func sdnUnread(pc *planContext, err error) []*Action {
+	var out []*Action
+	reason := "the SDN configuration was not read"
+	if err != nil {
+		reason = fmt.Sprintf("could not read the SDN configuration: %v", err)
+	}
+	for _, z := range specsOf[*SdnZoneSpec](pc.d, KindSdnZone) {
+		a := baseAction(z.Meta, "", 0)
+		a.Status, a.Reason = vocab.StatusUnknown, reason
+		out = append(out, a)
+	}
+	for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
+		a := baseAction(v.Meta, "", 0)
+		a.Status, a.Reason = vocab.StatusUnknown, reason
+		out = append(out, a)
+	}
+	return out
+}
+
 func (r sdnReconciler) plan(pc *planContext) []*Action {
 	k := pc.snap.kinds
-	var out []*Action
 	if !k.sdnRead {
-		reason := "the SDN configuration was not read"
-		if k.sdnErr != nil {
-			reason = fmt.Sprintf("could not read the SDN configuration: %v", k.sdnErr)
-		}
-		for _, z := range specsOf[*SdnZoneSpec](pc.d, KindSdnZone) {
-			a := baseAction(z.Meta, "", 0)
-			a.Status, a.Reason = vocab.StatusUnknown, reason
-			out = append(out, a)
-		}
-		for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
-			a := baseAction(v.Meta, "", 0)
-			a.Status, a.Reason = vocab.StatusUnknown, reason
-			out = append(out, a)
-		}
-		return out
+		return sdnUnread(pc, k.sdnErr)
 	}
 	st := &sdnState{zones: sdnByID(k.zones), vnets: sdnByID(k.vnets), subnets: k.subnets}
 	declaredZone, declaredVnet := map[string]*SdnZoneSpec{}, map[string]*SdnVnetSpec{}
@@ -227,15 +233,22 @@ func (r sdnReconciler) plan(pc *planContext) []*Action {
 		}
 	}
 	delVnets, delZones = r.prune(pc, st, declaredZone, declaredVnet, steps)
+	return sdnSequence(pc, foreign, steps, zoneActs, vnetActs, deletionOrder(delVnets, delZones))
+}
 
+// sdnSequence lists the pass's SDN actions and chains those that write:
+// zones, vnets, vnet deletions, zone deletions, each after the one before,
+// the last applying the SDN configuration. foreign says why nothing can be
+// written (someone else's pending change), "" when it can.
+func sdnSequence(pc *planContext, foreign string, steps map[string]sdnStep, zoneActs, vnetActs, deletions []*Action) []*Action {
 	// The sequence: zones, vnets, vnet deletions, zone deletions. Objects
 	// whose only difference is a pending change wait for the apply of the
 	// sequence; when nothing else is to be written, the first of them
 	// carries the apply, so that a pending change of proxmops (left by an
 	// action that ran alone, failed or was interrupted) is always applied by
 	// this pass or the next.
-	var chain, waiting []*Action
-	for _, group := range [][]*Action{zoneActs, vnetActs, deletionOrder(delVnets, delZones)} {
+	var out, chain, waiting []*Action
+	for _, group := range [][]*Action{zoneActs, vnetActs, deletions} {
 		for _, a := range group {
 			out = append(out, a)
 			if a.sdnPending {
