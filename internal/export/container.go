@@ -2,6 +2,8 @@ package export
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,7 +134,7 @@ func (x *ctExport) volumes() {
 		}
 		x.spec.RootFS = r
 	}
-	for _, k := range sortedKeys(x.eff) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 		rest, ok := strings.CutPrefix(k, "mp")
 		if _, err := strconv.Atoi(rest); !ok || err != nil {
 			continue
@@ -165,7 +167,7 @@ func mountOpts(ps pve.PropertyString) []string {
 
 // nics reads the container's interfaces by slot.
 func (x *ctExport) nics() {
-	for _, k := range sortedKeys(x.eff) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 		rest, ok := strings.CutPrefix(k, "net")
 		if _, err := strconv.Atoi(rest); !ok || err != nil {
 			continue

@@ -3,7 +3,6 @@ package export
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -238,5 +237,3 @@ func sizeOf(b int64) (manifest.Size, bool) {
 	s, err := manifest.ParseSize(engine.FormatSize(b))
 	return s, err == nil
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -2,6 +2,8 @@ package export
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/engine"
@@ -40,7 +42,7 @@ type exportedNet struct {
 func (es *cluster) exportNetworks() []Exported {
 	var list []exportedNet
 	count := map[string]int{}
-	for _, node := range sortedKeys(es.Networks) {
+	for _, node := range slices.Sorted(maps.Keys(es.Networks)) {
 		for _, cfg := range es.Networks[node].Interfaces {
 			switch cfg["type"] {
 			case "bridge", "bond", "vlan":
@@ -67,7 +69,7 @@ func (es *cluster) exportNetworks() []Exported {
 			s.Iface = iface
 		}
 		paths := engine.FieldPaths(engine.KindNetwork)
-		for _, k := range sortedKeys(paths) {
+		for _, k := range slices.Sorted(maps.Keys(paths)) {
 			read := netReaders[paths[k]]
 			if read == nil {
 				continue // type, iface, comments
@@ -134,7 +136,7 @@ func (es *cluster) exportSDN() (out []Exported, skipped []string) {
 			continue
 		}
 		s := manifest.SdnZoneSpec{Type: z.Config["type"]}
-		for _, k := range sortedKeys(zoneReaders) {
+		for _, k := range slices.Sorted(maps.Keys(zoneReaders)) {
 			if v := z.Config[k]; v != "" {
 				zoneReaders[k](&s, v)
 			}

@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -118,7 +119,7 @@ var qemuReaders = map[string]func(x *qemuExport){
 	"spec.iso":                 (*qemuExport).iso,
 	// The userData seed is proxmops' own upload: a hand-made guest has none.
 	"spec.userData": func(x *qemuExport) {
-		for _, k := range sortedKeys(x.eff) {
+		for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 			if pd := engine.ParseDisk(x.eff[k]); engine.IsDiskKey(k) && pd.IsCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
 				x.note("%s holds a proxmops userData seed (%s): its user-data is not on the cluster, add spec.userData yourself", k, pd.File)
 			}
@@ -226,7 +227,7 @@ var diskSlotOK = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0
 // follows the first declared disk).
 func (x *qemuExport) disks() {
 	var slots []string
-	for _, k := range sortedKeys(x.eff) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 		if !engine.IsDiskKey(k) || strings.HasPrefix(k, "efidisk") || strings.HasPrefix(k, "tpmstate") {
 			continue
 		}
@@ -277,7 +278,7 @@ func (x *qemuExport) disks() {
 
 // nics reads the network devices by slot.
 func (x *qemuExport) nics() {
-	for _, k := range sortedKeys(x.eff) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 		rest, ok := strings.CutPrefix(k, "net")
 		if n, err := strconv.Atoi(rest); !ok || err != nil || n > 31 {
 			continue
@@ -320,7 +321,7 @@ func (x *qemuExport) ipConfigs() {
 	if x.spec.CloudInit == nil {
 		return
 	}
-	for _, k := range sortedKeys(x.eff) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 		rest, ok := strings.CutPrefix(k, "ipconfig")
 		if _, err := strconv.Atoi(rest); !ok || err != nil {
 			continue
@@ -338,7 +339,7 @@ func (x *qemuExport) ipConfigs() {
 // iso declares the ISO in proxmops' cdrom slot; one elsewhere is noted
 // (declaring it would add a second drive).
 func (x *qemuExport) iso() {
-	for _, k := range sortedKeys(x.eff) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 		pd := engine.ParseDisk(x.eff[k])
 		if !engine.IsDiskKey(k) || !pd.IsCdrom() || pd.IsCloudInit() || pd.File == "none" || pd.File == "cdrom" || strings.Contains(pd.File, "proxmops-cidata-") {
 			continue
