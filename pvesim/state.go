@@ -22,6 +22,7 @@ type clusterState struct {
 	Datacenter map[string]string  `json:"datacenter,omitempty"`
 	vols       map[string]*Volume // key: volumeKey
 	extState
+	clusterExt
 }
 
 // Node is one cluster member.
@@ -58,6 +59,9 @@ type Storage struct {
 	// VolumeChain is storage.cfg "snapshot-as-volume-chain" (LVM and the
 	// file storages): snapshots are qcow2 backing chains.
 	VolumeChain bool `json:"volumeChain,omitempty"`
+	// Opts are storage.cfg's other keys as written through the API
+	// (storage_config.go); nil for a storage made without them.
+	Opts map[string]string `json:"opts,omitempty"`
 }
 
 // availableOn is storage_check_node (pve-storage Storage.pm) without the die.

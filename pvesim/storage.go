@@ -71,7 +71,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				return storageConfigJSON(st), nil
+				return s.storageConfigJSON(st), nil
 			}})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(pNode(),
@@ -128,34 +128,6 @@ func init() {
 	})
 }
 
-func storageConfigJSON(st *Storage) map[string]any {
-	m := map[string]any{"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "digest": "0000000000000000000000000000000000000000"}
-	if st.Path != "" {
-		m["path"] = st.Path
-	}
-	if st.Shared {
-		m["shared"] = 1
-	}
-	if st.Format != "" {
-		m["format"] = st.Format
-	}
-	if st.VolumeChain {
-		m["snapshot-as-volume-chain"] = 1
-	}
-	if st.Type == "lvm" {
-		m["vgname"] = "pve"
-	}
-	if st.Type == "lvmthin" {
-		m["thinpool"] = "data"
-		m["vgname"] = "pve"
-	}
-	if st.Type == "nfs" {
-		m["server"] = "192.0.2.200"
-		m["export"] = "/export/pve"
-	}
-	return m
-}
-
 func (s *Server) storageConfigList(r *Request) (any, error) {
 	out := []map[string]any{}
 	for _, st := range s.state.Storages {
@@ -166,7 +138,7 @@ func (s *Server) storageConfigList(r *Request) (any, error) {
 		if s.checkAny(r.User, "/storage/"+st.ID, "Datastore.Audit", "Datastore.AllocateSpace") != nil {
 			continue
 		}
-		out = append(out, storageConfigJSON(st))
+		out = append(out, s.storageConfigJSON(st))
 	}
 	return out, nil
 }

@@ -12,7 +12,7 @@ import (
 // LVM-thin volumes are "vm-100-disk-0" (raw), file storages
 // "100/vm-100-disk-0.qcow2".
 
-func (st *Storage) fileBased() bool { return st.Type == "dir" || st.Type == "nfs" }
+func (st *Storage) fileBased() bool { return st.Type == "dir" || st.Type == "nfs" || st.Type == "cifs" }
 
 // defaultFormat is get_formats' default (pve-storage Plugin.pm
 // get_formats: storage.cfg "format", else the plugin's, raw; LVMPlugin.pm
