@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,7 +164,8 @@ func (s *Server) poolRead(r *Request) (any, error) {
 
 // poolInfo is one pool with its members: guests as extract_vm_stats gives
 // them (no lock or tags), then storages as extract_storage_stats gives
-// them on the answering node (pve1).
+// them on the answering node (pve1) or, for a storage not on it, the
+// first of its nodes (Pool.pm index).
 func (s *Server) poolInfo(name, typ string) (map[string]any, error) {
 	p := s.state.Pools[name]
 	if p == nil {
@@ -179,11 +181,16 @@ func (s *Server) poolInfo(name, typ string) (map[string]any, error) {
 		members = append(members, s.poolGuestMember(g, now))
 	}
 	if typ == "" || typ == "storage" {
-		node := s.state.Nodes[0].Name
 		for _, id := range p.sortedStorage() {
 			st := s.state.storage(id)
 			if st == nil {
 				continue
+			}
+			// The answering node (pve1) unless the storage is restricted
+			// to others: then the first of those by name.
+			node := s.state.Nodes[0].Name
+			if len(st.Nodes) > 0 && !st.availableOn(node) {
+				node = slices.Min(st.Nodes)
 			}
 			shared := 0
 			if st.Shared {
@@ -269,7 +276,11 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 	}
 	p := old.clone()
 	if r.Has("comment") {
+		// user.cfg is read back keeping only a true comment.
 		p.Comment = r.Str("comment")
+		if p.Comment == "0" {
+			p.Comment = ""
+		}
 	}
 	del := r.Bool("delete")
 	owners := s.state.vmPools()

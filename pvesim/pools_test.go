@@ -346,3 +346,22 @@ func TestClusterResourcesShowPoolsOnlyWithPoolAudit(t *testing.T) {
 		t.Errorf("GET /pools lists %d pools, want the audited one", n)
 	}
 }
+
+func TestPoolStorageMembersAreReportedFromANodeTheyAreOn(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	c.mustOK("POST", "/storage", vals("storage", "far", "type", "dir", "path", "/srv/far", "nodes", "pve3,pve2"))
+	c.mustOK("POST", "/pools", vals("poolid", "prod"))
+	c.mustOK("POST", "/pools", vals("poolid", "prod/web"))
+	c.mustOK("PUT", "/pools", vals("poolid", "prod/web", "storage", "far,local"))
+	got := poolMembers(t, c, "prod/web")
+	want := []string{"storage storage/pve2/far", "storage storage/pve1/local"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("members of prod/web = %v, want %v", got, want)
+	}
+	// A comment of "0" is false to Perl: user.cfg does not keep it.
+	c.mustOK("PUT", "/pools", vals("poolid", "prod/web", "comment", "0"))
+	if e := c.mustOK("GET", "/pools", vals("poolid", "prod/web")).list(t)[0]; e["comment"] != nil {
+		t.Errorf("comment after PUT comment=0: %v", e["comment"])
+	}
+}
