@@ -1,0 +1,607 @@
+package pvesim
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Backup jobs: /cluster/backup (pve-manager PVE/API2/Backup.pm) over
+// jobs.cfg's vzdump sections (pve-common PVE/Job/Registry.pm,
+// pve-guest-common PVE/VZDump/JobBase.pm), with the vzdump options of
+// pve-guest-common PVE/VZDump/Common.pm and the checks of pve-manager
+// PVE/VZDump.pm verify_vzdump_parameters, and
+// /cluster/backup-info/not-backed-up (PVE/API2/Cluster/BackupInfo.pm).
+// No job runs: the simulator keeps the definitions.
+
+// vzdumpOptionParams are Common.pm's json_config_properties as the 9.1
+// schema lists them for POST and PUT /cluster/backup.
+func vzdumpOptionParams() []*Param {
+	return []*Param{
+		Bool("all").Opt().Default("0"),
+		Int("bwlimit").Opt().Min(0).Default("0"),
+		Str("compress").Opt().Enum("0", "1", "gzip", "lzo", "zstd").Default("0"),
+		Str("dumpdir").Opt(),
+		Str("exclude").Opt().Fmt("pve-vmid-list"),
+		Arr("exclude-path").Opt(),
+		Str("fleecing").Opt().Fmt("backup-fleecing"),
+		Int("ionice").Opt().Min(0).Max(8).Default("7"),
+		Int("lockwait").Opt().Min(0).Default("180"),
+		Str("mailnotification").Opt().Enum("always", "failure").Default("always"),
+		Str("mailto").Opt().Fmt("email-or-username-list"),
+		Int("maxfiles").Opt().Min(1),
+		Str("mode").Opt().Enum("snapshot", "suspend", "stop").Default("snapshot"),
+		Str("node").Opt().Fmt("pve-node"),
+		Str("notes-template").Opt().MaxLen(1024).Requires("storage"),
+		Str("notification-mode").Opt().Enum("auto", "legacy-sendmail", "notification-system").Default("auto"),
+		Str("pbs-change-detection-mode").Opt().Enum("legacy", "data", "metadata"),
+		Str("performance").Opt().Fmt("backup-performance"),
+		Int("pigz").Opt().Default("0"),
+		Str("pool").Opt(),
+		Bool("protected").Opt().Requires("storage"),
+		Str("prune-backups").Opt().Fmt("prune-backups").Default("keep-all=1"),
+		Bool("quiet").Opt().Default("0"),
+		Bool("remove").Opt().Default("1"),
+		Str("script").Opt(),
+		Bool("stdexcludes").Opt().Default("1"),
+		Bool("stop").Opt().Default("0"),
+		Int("stopwait").Opt().Min(0).Default("10"),
+		Str("storage").Opt().Fmt("pve-storage-id"),
+		Str("tmpdir").Opt(),
+		Str("vmid").Opt().Fmt("pve-vmid-list"),
+		Int("zstd").Opt().Default("1"),
+		// Backup.pm's own job properties.
+		Str("schedule").Opt().Fmt("pve-calendar-event").MaxLen(128),
+		Str("starttime").Opt().Pattern(`\d{1,2}:\d{1,2}`),
+		Bool("enabled").Opt().Default("1"),
+		Bool("repeat-missed").Opt().Default("0"),
+		Str("comment").Opt().MaxLen(512),
+	}
+}
+
+// backupJobID is the pve-backup-jobid standard option.
+func backupJobID() *Param { return Str("id").MaxLen(50).Pattern(`\S+`) }
+
+var backupCreateParams = NewParams(append(vzdumpOptionParams(),
+	Str("id").Opt().Fmt("pve-configid"),
+	Str("dow").Opt().Fmt("pve-day-of-week-list").Requires("starttime").Default("mon,tue,wed,thu,fri,sat,sun"))...)
+
+// vzdumpPropertyStrings is Common.pm's $PROPERTY_STRINGS: read back as
+// objects.
+var vzdumpPropertyStrings = map[string]string{"fleecing": "backup-fleecing", "performance": "backup-performance", "prune-backups": "prune-backups"}
+
+var (
+	reEmail     = regexp.MustCompile(`^[\w+\-~]+(\.[\w+\-~]+)*@[a-zA-Z0-9\-]+(\.[a-zA-Z0-9\-]+)*$`)
+	reEmailUser = regexp.MustCompile(`^[\w+\-~]+(\.[\w+\-~]+)*$`)
+	// Backup.pm $verify_notes_template.
+	reNotesEscape = regexp.MustCompile(`\\(.)`)
+	reNotesVar    = regexp.MustCompile(`\{\{([^\s{}]+)\}\}`)
+)
+
+func init() {
+	RegisterFormat("pve-day-of-week", func(s string) error {
+		switch s {
+		case "mon", "tue", "wed", "thu", "fri", "sat", "sun":
+			return nil
+		}
+		return fmt.Errorf("invalid day '%s'\n", s)
+	})
+	RegisterFormat("email-or-username", func(s string) error {
+		if !reEmail.MatchString(s) && !reEmailUser.MatchString(s) {
+			return fmt.Errorf("value does not look like a valid email address or user name\n")
+		}
+		return nil
+	})
+	RegisterPropFormat("backup-fleecing", Props(Bool("enabled").Opt().Default("0").DefaultKey(),
+		Str("storage").Opt().Fmt("pve-storage-id")))
+	RegisterPropFormat("backup-performance", Props(Int("max-workers").Opt().Min(1).Max(256).Default("16"),
+		Int("pbs-entries-max").Opt().Min(1).Default("1048576")))
+	registerRoutes(func(s *Server) {
+		s.Handle(&Route{Method: "GET", Path: "/cluster/backup", Perm: PermCheck("/", "Sys.Audit"), Handler: s.backupJobList})
+		s.Handle(&Route{Method: "POST", Path: "/cluster/backup", Perm: PermCheck("/", "Sys.Modify"),
+			Params: backupCreateParams, Handler: s.backupJobCreate})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/backup/{id}", Perm: PermCheck("/", "Sys.Audit"),
+			Params: NewParams(backupJobID()), Handler: s.backupJobRead})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/backup/{id}", Perm: PermCheck("/", "Sys.Modify"),
+			Params: NewParams(append(vzdumpOptionParams(), backupJobID(),
+				Str("dow").Opt().Fmt("pve-day-of-week-list").Requires("starttime"),
+				Str("delete").Opt().Fmt("pve-configid-list"))...),
+			Handler: s.backupJobUpdate})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/backup/{id}", Perm: PermCheck("/", "Sys.Modify"),
+			Params: NewParams(backupJobID()), Handler: s.backupJobDelete})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/backup-info", Handler: func(*Request) (any, error) {
+			return []map[string]any{{"subdir": "not-backed-up"}}, nil
+		}})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/backup-info/not-backed-up", Perm: PermCheck("/", "Sys.Audit"),
+			Handler: s.backupNotBackedUp})
+	})
+}
+
+// lockedParamErr is a raise_param_exc inside cfs_lock_file that Backup.pm
+// re-dies as a string ('die "$@"'): PVE::Exception's stringify, a 500.
+func lockedParamErr(key, msg string) error {
+	return Fail("400 Parameter verification failed.\n%s: %s", key, strings.TrimSuffix(msg, "\n"))
+}
+
+// jobParams are the request's job options (path and control keys out).
+func jobParams(r *Request, skip ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range r.Params {
+		if !slices.Contains(skip, k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// backupAssertCommon is assert_param_permission_common.
+func (s *Server) backupAssertCommon(user string, param map[string]string, isDelete bool) error {
+	if user == "root@pam" {
+		return nil
+	}
+	for _, k := range []string{"tmpdir", "dumpdir", "script", "job-id"} {
+		if hasKey(param, k) {
+			return ParamErr(k, "Only root may set this option.")
+		}
+	}
+	for _, k := range []string{"bwlimit", "ionice", "performance"} {
+		if hasKey(param, k) {
+			if err := s.check(user, "/", "Sys.Modify"); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if f := param["fleecing"]; f != "" && !isDelete {
+		kv, _ := parsePropString(namedProps("backup-fleecing"), f, "fleecing")
+		if st := kv["storage"]; st != "" {
+			if err := s.check(user, "/storage/"+st, "Datastore.AllocateSpace"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// vzdumpStorageParam is VZDump::get_storage_param.
+func vzdumpStorageParam(p map[string]string) string {
+	if p["dumpdir"] != "" {
+		return ""
+	}
+	if p["storage"] != "" {
+		return p["storage"]
+	}
+	return "local"
+}
+
+// scheduleParamCheck is Backup.pm $schedule_param_check: starttime and
+// dow are turned into a schedule.
+func scheduleParamCheck(param map[string]string, required bool) error {
+	_, hasSched := param["schedule"]
+	_, hasStart := param["starttime"]
+	switch {
+	case hasSched && hasStart:
+		return ParamErr("starttime", "'starttime' and 'schedule' cannot both be set")
+	case !hasSched && !hasStart:
+		if required {
+			return ParamErr("schedule", "neither 'starttime' nor 'schedule' were set")
+		}
+	case hasStart:
+		sched := param["starttime"]
+		if dow := strings.Join(splitList(param["dow"]), ","); dow != "" && dow != "mon,tue,wed,thu,fri,sat,sun" {
+			sched = dow + " " + sched
+		}
+		param["schedule"] = sched
+	}
+	delete(param, "starttime")
+	delete(param, "dow")
+	return nil
+}
+
+// verifyVzdumpParams is VZDump::verify_vzdump_parameters; inside the
+// lock its parameter errors reach the caller as strings.
+func verifyVzdumpParams(p map[string]string, checkMissing bool) error {
+	set := func(k string) bool { v := p[k]; return v != "" && v != "0" }
+	for _, k := range []string{"all", "exclude", "pool"} {
+		if set(k) && set("vmid") {
+			return lockedParamErr(k, "option conflicts with option 'vmid'")
+		}
+	}
+	if f := p["fleecing"]; f != "" {
+		kv, _ := parsePropString(namedProps("backup-fleecing"), f, "fleecing")
+		// Common.pm verify_backup_fleecing.
+		if kv["storage"] == "" && kv["enabled"] == "1" {
+			return lockedParamErr("fleecing", "invalid format - 'storage' parameter is required when 'enabled' is set")
+		}
+	}
+	if t := p["notes-template"]; t != "" {
+		if err := verifyNotesTemplate(t); err != nil {
+			return lockedParamErr("notes-template", err.Error())
+		}
+	}
+	if hasKey(p, "exclude") && !set("pool") {
+		p["all"] = "1"
+	}
+	if checkMissing && !set("all") && !set("stop") && !set("pool") && !set("vmid") {
+		return lockedParamErr("vmid", "property is missing")
+	}
+	return nil
+}
+
+// verifyNotesTemplate is VZDump.pm's $verify_notes_template.
+func verifyNotesTemplate(t string) error {
+	if strings.Contains(t, "\n") {
+		return fmt.Errorf("contains a line feed\n")
+	}
+	var problems []string
+	for _, m := range reNotesEscape.FindAllStringSubmatchIndex(t, -1) {
+		if c := t[m[2]:m[3]]; c != "n" && c != "\\" {
+			problems = append(problems, fmt.Sprintf("escape sequence '\\%s' at char %d", c, m[1]-2))
+		}
+	}
+	for _, m := range reNotesVar.FindAllStringSubmatchIndex(t, -1) {
+		v := t[m[2]:m[3]]
+		switch v {
+		case "cluster", "guestname", "node", "vmid":
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("variable '%s' at char %d", v, m[1]-len(v)))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("found unknown: %s\n", strings.Join(problems, ", "))
+	}
+	return nil
+}
+
+// checkLineFeeds is SectionConfig check_value's line feed refusal.
+func checkLineFeeds(p map[string]string) error {
+	for _, k := range sortedKeys(p) {
+		if strings.ContainsAny(p[k], "\r\n") {
+			return Fail("property contains a line feed")
+		}
+	}
+	return nil
+}
+
+// normalizePrune is how jobs.cfg keeps prune-backups: as
+// validate_prune_backups leaves it (keep-all=1 when nothing is kept,
+// the other keys without keep-all otherwise), printed with sorted keys.
+func normalizePrune(v string) string {
+	kv, err := parsePropString(namedProps("prune-backups"), v, "prune-backups")
+	if err != nil {
+		return v
+	}
+	delete(kv, "keep-all")
+	kept := false
+	var parts []string
+	for _, k := range sortedKeys(kv) {
+		if n, _ := strconv.Atoi(kv[k]); n > 0 {
+			kept = true
+		}
+		parts = append(parts, k+"="+kv[k])
+	}
+	if !kept {
+		return "keep-all=1"
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *Server) backupJobCreate(r *Request) (any, error) {
+	param := jobParams(r)
+	if err := s.storagePruneCheck(param); err != nil {
+		return nil, err
+	}
+	if err := s.backupAssertCommon(r.User, param, false); err != nil {
+		return nil, err
+	}
+	if r.User != "root@pam" {
+		if err := s.check(r.User, "/storage/"+vzdumpStorageParam(param), "Datastore.Allocate"); err != nil {
+			return nil, err
+		}
+	}
+	if pool := param["pool"]; pool != "" {
+		if err := s.backupCheckPool(r.User, pool); err != nil {
+			return nil, err
+		}
+	}
+	if err := scheduleParamCheck(param, true); err != nil {
+		return nil, err
+	}
+	if !hasKey(param, "enabled") {
+		param["enabled"] = "1"
+	}
+	id, ok := param["id"]
+	if !ok {
+		id = s.randomUUID()
+	}
+	delete(param, "id")
+	if s.state.BackupJobs[id] != nil {
+		return nil, Fail("Job '%s' already exists", id)
+	}
+	if err := verifyVzdumpParams(param, true); err != nil {
+		return nil, err
+	}
+	if err := checkLineFeeds(param); err != nil {
+		return nil, err
+	}
+	if v, ok := param["prune-backups"]; ok {
+		param["prune-backups"] = normalizePrune(v)
+	}
+	param["type"] = "vzdump"
+	if s.state.BackupJobs == nil {
+		s.state.BackupJobs = map[string]map[string]string{}
+	}
+	s.state.BackupJobs[id] = param
+	s.state.BackupJobOrder = append(s.state.BackupJobOrder, id)
+	return nil, nil
+}
+
+// backupCheckPool is check_pool_exist and VM.Backup on the pool.
+func (s *Server) backupCheckPool(user, pool string) error {
+	if s.state.Pools[pool] == nil {
+		return permErr("pool '" + pool + "' does not exist")
+	}
+	return s.check(user, "/pool/"+pool, "VM.Backup")
+}
+
+// backupJobJSON is a job as jobs.cfg reads back: booleans and integers
+// as numbers, property strings as objects, enabled always, and the id.
+func backupJobJSON(id string, job map[string]string) map[string]any {
+	out := map[string]any{"id": id, "enabled": int64(1)}
+	for k, v := range job {
+		if f, ok := vzdumpPropertyStrings[k]; ok {
+			kv, _ := parsePropString(namedProps(f), v, k)
+			obj := map[string]any{}
+			for kk, vv := range kv {
+				if p := namedProps(f).Keys[kk]; p != nil && p.Type == TBoolean {
+					obj[kk] = typedValue(TInteger, vv)
+					continue
+				}
+				obj[kk] = vv
+			}
+			out[k] = obj
+			continue
+		}
+		t := TString
+		if p := backupCreateParams.Lookup(k); p != nil {
+			t = p.Type
+		}
+		out[k] = typedValue(t, v)
+	}
+	return out
+}
+
+// backupJobList is Backup.pm "index": the jobs in file order, with the
+// next run computed from now.
+func (s *Server) backupJobList(r *Request) (any, error) {
+	out := []map[string]any{}
+	now := s.clock.Now().Unix()
+	for _, id := range s.state.BackupJobOrder {
+		job := s.state.BackupJobs[id]
+		if job == nil {
+			continue
+		}
+		m := backupJobJSON(id, job)
+		if ev, err := parseCalendarEvent(job["schedule"]); err == nil {
+			if next, ok := ev.nextEvent(now, time.UTC); ok {
+				m["next-run"] = next
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (s *Server) backupJobRead(r *Request) (any, error) {
+	id := r.Str("id")
+	job := s.state.BackupJobs[id]
+	if job == nil {
+		return nil, ParamErr("id", fmt.Sprintf("No such job '%s'", id))
+	}
+	return backupJobJSON(id, job), nil
+}
+
+func (s *Server) backupJobDelete(r *Request) (any, error) {
+	id := r.Str("id")
+	if s.state.BackupJobs[id] == nil {
+		return nil, lockedParamErr("id", fmt.Sprintf("No such job '%s'", id))
+	}
+	delete(s.state.BackupJobs, id)
+	s.state.BackupJobOrder = slices.DeleteFunc(s.state.BackupJobOrder, func(x string) bool { return x == id })
+	return nil, nil
+}
+
+// backupAssertUpdate is assert_param_permission_update; current is the
+// job once found (nil for the early check).
+func (s *Server) backupAssertUpdate(user string, param map[string]string, deletes []string, current map[string]string) error {
+	if user == "root@pam" {
+		return nil
+	}
+	delParam := map[string]string{}
+	for _, k := range deletes {
+		delParam[k] = "1"
+	}
+	if err := s.backupAssertCommon(user, param, false); err != nil {
+		return err
+	}
+	if err := s.backupAssertCommon(user, delParam, true); err != nil {
+		return err
+	}
+	if st := param["storage"]; st != "" {
+		if err := s.check(user, "/storage/"+st, "Datastore.Allocate"); err != nil {
+			return err
+		}
+	} else if hasKey(delParam, "storage") {
+		if err := s.check(user, "/storage/local", "Datastore.Allocate"); err != nil {
+			return err
+		}
+	}
+	if current == nil {
+		return nil
+	}
+	if current["dumpdir"] != "" {
+		return Fail("only root@pam may edit jobs with a 'dumpdir' option.")
+	}
+	if st := vzdumpStorageParam(current); st != "" {
+		return s.check(user, "/storage/"+st, "Datastore.Allocate")
+	}
+	return nil
+}
+
+// backupJobUpdate is Backup.pm "update_job".
+func (s *Server) backupJobUpdate(r *Request) (any, error) {
+	id := r.Str("id")
+	param := jobParams(r, "id", "delete")
+	deletes := splitList(r.Str("delete"))
+	if err := s.storagePruneCheck(param); err != nil {
+		return nil, err
+	}
+	if err := s.backupAssertUpdate(r.User, param, deletes, nil); err != nil {
+		return nil, err
+	}
+	if pool := param["pool"]; pool != "" {
+		if err := s.backupCheckPool(r.User, pool); err != nil {
+			return nil, err
+		}
+	}
+	if err := scheduleParamCheck(param, false); err != nil {
+		return nil, err
+	}
+	if len(param) == 0 && len(deletes) == 0 {
+		return nil, Fail("no options specified")
+	}
+	if err := verifyVzdumpParams(param, false); err != nil {
+		return nil, err
+	}
+	if err := checkLineFeeds(param); err != nil {
+		return nil, err
+	}
+	old := s.state.BackupJobs[id]
+	if old == nil {
+		return nil, Fail("no such vzdump job")
+	}
+	if err := s.backupAssertUpdate(r.User, param, deletes, old); err != nil {
+		return nil, err
+	}
+	job := map[string]string{}
+	for k, v := range old {
+		job[k] = v
+	}
+	for _, k := range deletes {
+		// option_exists, or one of the job's own deletable keys.
+		if k != "comment" && k != "repeat-missed" && !slices.Contains(vzdumpOptionKeys(), k) {
+			return nil, lockedParamErr("delete", fmt.Sprintf("unknown option '%s'", k))
+		}
+		delete(job, k)
+	}
+	for k, v := range param {
+		job[k] = v
+	}
+	if hasKey(job, "exclude") && !hasKey(job, "pool") {
+		job["all"] = "1"
+	}
+	switch {
+	case hasKey(param, "vmid"):
+		delete(job, "all")
+		delete(job, "exclude")
+		delete(job, "pool")
+	case param["all"] == "1":
+		delete(job, "vmid")
+		delete(job, "pool")
+	case job["pool"] != "":
+		delete(job, "vmid")
+		delete(job, "all")
+		delete(job, "exclude")
+	}
+	if err := verifyVzdumpParams(job, true); err != nil {
+		return nil, err
+	}
+	if v, ok := job["prune-backups"]; ok {
+		job["prune-backups"] = normalizePrune(v)
+	}
+	s.state.BackupJobs[id] = job
+	return nil, nil
+}
+
+// vzdumpOptionKeys are Common.pm's $confdesc keys (option_exists).
+func vzdumpOptionKeys() []string {
+	var out []string
+	for _, p := range vzdumpOptionParams() {
+		switch p.Name {
+		case "schedule", "starttime", "enabled", "repeat-missed", "comment":
+			continue
+		}
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// backupIncluded is BackupInfo.pm get_included_vmids: the guests every
+// vzdump job (enabled or not) includes, as VZDump::get_included_guests
+// selects them.
+func (s *Server) backupIncluded() map[int]bool {
+	out := map[int]bool{}
+	for _, job := range s.state.BackupJobs {
+		var ids []int
+		switch {
+		case job["pool"] != "":
+			if p := s.state.Pools[job["pool"]]; p != nil {
+				ids = p.sortedVMIDs()
+			}
+		case job["vmid"] != "":
+			for _, v := range splitList(job["vmid"]) {
+				n, _ := strconv.Atoi(v)
+				ids = append(ids, n)
+			}
+		case job["all"] == "1":
+			excl := map[string]bool{}
+			for _, v := range splitList(job["exclude"]) {
+				excl[v] = true
+			}
+			for id := range s.state.Guests {
+				if !excl[strconv.Itoa(id)] {
+					ids = append(ids, id)
+				}
+			}
+		}
+		for _, id := range ids {
+			if g := s.state.Guests[id]; g != nil && job["node"] != "" && g.Node != job["node"] {
+				continue
+			}
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// backupNotBackedUp is BackupInfo.pm get_guests_not_in_backup: the guests
+// the caller may audit that no job includes, with their name.
+func (s *Server) backupNotBackedUp(r *Request) (any, error) {
+	included := s.backupIncluded()
+	ids := make([]int, 0, len(s.state.Guests))
+	for id := range s.state.Guests {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	out := []map[string]any{}
+	for _, id := range ids {
+		if included[id] || !s.can(r.User, "/vms/"+strconv.Itoa(id), "VM.Audit") {
+			continue
+		}
+		g := s.state.Guests[id]
+		e := map[string]any{"vmid": id, "type": g.Type}
+		key := "name"
+		if g.Type == "lxc" {
+			key = "hostname"
+		}
+		if name, ok := g.Conf[key]; ok {
+			e["name"] = name
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
