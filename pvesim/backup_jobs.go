@@ -605,3 +605,30 @@ func (s *Server) backupNotBackedUp(r *Request) (any, error) {
 	}
 	return out, nil
 }
+
+// backupJobsForget is VZDump::Plugin remove_vmid_from_backup_jobs, run by
+// a destroy with purge: the guest leaves each job's vmid list (a job
+// left with none goes) or its exclude list.
+func (s *Server) backupJobsForget(vmid int) {
+	drop := func(list string) string {
+		return strings.Join(slices.DeleteFunc(splitList(list), func(v string) bool { return v == strconv.Itoa(vmid) }), ",")
+	}
+	for _, id := range slices.Clone(s.state.BackupJobOrder) {
+		job := s.state.BackupJobs[id]
+		switch {
+		case hasKey(job, "vmid"):
+			if l := drop(job["vmid"]); l != "" {
+				job["vmid"] = l
+			} else {
+				delete(s.state.BackupJobs, id)
+				s.state.BackupJobOrder = slices.DeleteFunc(s.state.BackupJobOrder, func(x string) bool { return x == id })
+			}
+		case hasKey(job, "exclude"):
+			if l := drop(job["exclude"]); l != "" {
+				job["exclude"] = l
+			} else {
+				delete(job, "exclude")
+			}
+		}
+	}
+}

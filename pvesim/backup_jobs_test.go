@@ -182,3 +182,31 @@ func TestBackupJobsNeedTheSchemasPrivileges(t *testing.T) {
 		})
 	}
 }
+
+func TestDestroyingAGuestWithPurgeTakesItOutOfBackupJobsAndHARules(t *testing.T) {
+	_, c := haRuleSim(t, Options{})
+	c.mustOK("POST", "/cluster/backup", vals("id", "only-100", "schedule", "1:00", "vmid", "100"))
+	c.mustOK("POST", "/cluster/backup", vals("id", "two", "schedule", "1:00", "vmid", "100,101"))
+	c.mustOK("POST", "/cluster/backup", vals("id", "all-but", "schedule", "1:00", "exclude", "100"))
+	c.mustOK("POST", "/cluster/ha/rules", vals("rule", "apart", "type", "resource-affinity", "resources", "vm:100,vm:101", "affinity", "negative"))
+	if st := c.task("DELETE", "/nodes/pve1/qemu/100", vals("purge", "1")); st != "OK" {
+		t.Fatalf("destroy: %s", st)
+	}
+	var jobs []string
+	for _, j := range c.mustOK("GET", "/cluster/backup", nil).list(t) {
+		jobs = append(jobs, j["id"].(string)+" "+fmtOr(j["vmid"])+" "+fmtOr(j["exclude"]))
+	}
+	if want := []string{"two 101 -", "all-but - -"}; !reflect.DeepEqual(jobs, want) {
+		t.Errorf("jobs after destroying 100 with purge: %v, want %v", jobs, want)
+	}
+	if got := c.mustOK("GET", "/cluster/ha/rules/apart", nil).obj(t); got["resources"] != "vm:101" {
+		t.Errorf("rule after destroying 100 with purge: %v", got)
+	}
+}
+
+func fmtOr(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return "-"
+}

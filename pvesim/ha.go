@@ -370,6 +370,9 @@ func (s *Server) haDelete(r *Request) (any, error) {
 		return nil, Fail("cannot delete service '%s', not HA managed!", sid)
 	}
 	s.haRemove(sid)
+	if r.BoolOr("purge", true) {
+		s.haRulesForget(sid)
+	}
 	return nil, nil
 }
 

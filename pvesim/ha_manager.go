@@ -393,8 +393,9 @@ func (s *Server) haAddAfterCreate(tc *taskCtx, g *Guest, started, wake bool) {
 }
 
 // purgeGuest is the purge step of a destroy (destroy_vm in API2/Qemu.pm and
-// API2/LXC.pm): the guest leaves the HA resources. Backup and replication
-// jobs are not modelled.
+// API2/LXC.pm): the guest leaves the backup jobs and the HA resources with
+// their rules (delete_service_from_config with purge). Replication jobs are
+// not modelled.
 func (s *Server) purgeGuest(tc *taskCtx, g *Guest, purge bool) {
 	if !purge {
 		return
@@ -404,8 +405,10 @@ func (s *Server) purgeGuest(tc *taskCtx, g *Guest, purge bool) {
 		what = "CT"
 	}
 	tc.Log("purging %s %d from related configurations..", what, g.VMID)
+	s.backupJobsForget(g.VMID)
 	if sid := haSID(g); s.haConfigured(sid) {
 		s.haRemove(sid)
+		s.haRulesForget(sid)
 		tc.Log("NOTE: removed %s %d from HA resource configuration.", what, g.VMID)
 	}
 }
