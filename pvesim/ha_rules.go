@@ -688,3 +688,35 @@ func haMultiplePriorities(n *haRuleSet) bool {
 	}
 	return false
 }
+
+// The HA groups API (src/PVE/API2/HA/Groups.pm) is still served in 9.x,
+// but on a cluster without groups.cfg sections every call fails first
+// thing: the groups count as migrated to rules.
+func init() {
+	registerRoutes(func(s *Server) {
+		migrated := func(what string) HandlerFunc {
+			return func(*Request) (any, error) {
+				return nil, Fail("cannot %s: ha groups have been migrated to rules", what)
+			}
+		}
+		group := func() *Param { return Str("group").Fmt("pve-configid") }
+		groupOpts := func(nodesRequired bool) []*Param {
+			nodes := Str("nodes").Fmt("pve-ha-node-list")
+			if !nodesRequired {
+				nodes = nodes.Opt()
+			}
+			return []*Param{group(), nodes, Str("comment").Opt().MaxLen(4096),
+				Bool("nofailback").Opt().Default("0"), Bool("restricted").Opt().Default("0")}
+		}
+		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/groups", Perm: PermCheck("/", "Sys.Audit"), Handler: migrated("index groups")})
+		s.Handle(&Route{Method: "POST", Path: "/cluster/ha/groups", Perm: PermCheck("/", "Sys.Console"),
+			Params: NewParams(append(groupOpts(true), Str("type").Opt().Enum("group"))...), Handler: migrated("create group")})
+		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/groups/{group}", Perm: PermCheck("/", "Sys.Audit"),
+			Params: NewParams(group()), Handler: migrated("read group")})
+		s.Handle(&Route{Method: "PUT", Path: "/cluster/ha/groups/{group}", Perm: PermCheck("/", "Sys.Console"),
+			Params: NewParams(append(groupOpts(false), Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096),
+				Str("digest").Opt().MaxLen(64))...), Handler: migrated("update group")})
+		s.Handle(&Route{Method: "DELETE", Path: "/cluster/ha/groups/{group}", Perm: PermCheck("/", "Sys.Console"),
+			Params: NewParams(group()), Handler: migrated("delete group")})
+	})
+}

@@ -153,3 +153,22 @@ func TestHARulesNeedSysConsole(t *testing.T) {
 	}
 	c.mustOK("GET", "/cluster/ha/rules", nil)
 }
+
+func TestHAGroupsAreMigratedToRules(t *testing.T) {
+	_, c := haRuleSim(t, Options{})
+	for _, tt := range []struct {
+		method, path string
+		params       url.Values
+		want         string
+	}{
+		{"GET", "/cluster/ha/groups", nil, "cannot index groups: ha groups have been migrated to rules"},
+		{"POST", "/cluster/ha/groups", vals("group", "g1", "nodes", "pve1"), "cannot create group: ha groups have been migrated to rules"},
+		{"GET", "/cluster/ha/groups/g1", nil, "cannot read group: ha groups have been migrated to rules"},
+		{"PUT", "/cluster/ha/groups/g1", vals("comment", "x"), "cannot update group: ha groups have been migrated to rules"},
+		{"DELETE", "/cluster/ha/groups/g1", nil, "cannot delete group: ha groups have been migrated to rules"},
+	} {
+		if r := c.do(tt.method, tt.path, tt.params); r.Status != 500 || r.Reason != tt.want {
+			t.Errorf("%s %s: %d %q, want %q", tt.method, tt.path, r.Status, r.Reason, tt.want)
+		}
+	}
+}
