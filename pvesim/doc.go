@@ -100,10 +100,13 @@
 // parameter tables; qemu_config.go and qemu_boot.go QEMU's config read-back
 // and kvm command line; guest.go, snapshots.go and volumes.go the shared
 // guest, snapshot and disk-image model. Storage (storage.go, with
-// storage_content.go for content and storage_download.go for downloads and
-// uploads), network (network.go, network_file.go for the interfaces file),
-// sdn (sdn.go, sdn_write.go for changes), pools, ha, access and perms each
-// have their own files; server.go, router.go, formats.go, validate.go and
+// storage_content.go for content, storage_download.go for downloads and
+// uploads and storage_config.go for storage.cfg changes), network
+// (network.go, network_file.go for the interfaces file), sdn (sdn.go,
+// sdn_write.go for changes), pools, ha (ha_rules.go for PVE 9's rules),
+// backup jobs (backup_jobs.go, with calendar.go for calendar events),
+// access and perms each have their own files; state_cluster.go holds the
+// state of the cluster-wide configuration; server.go, router.go, formats.go, validate.go and
 // tasks.go are the framework, with the parameter schema, the error
 // answers and the named-format registry in the sub-package pvesim/route
 // (params.go, errors.go and formats.go here name them for the endpoint
