@@ -495,6 +495,8 @@ func (s *Server) storageCreate(r *Request) (any, error) {
 		st.Total = 2048 * gib
 	}
 	s.state.Storages = append(s.state.Storages, st)
+	// Volumes left by an earlier storage of that name are its content again.
+	s.state.reindex()
 	out := map[string]any{"storage": id, "type": typ}
 	if len(returned) > 0 {
 		out["config"] = returned
@@ -688,7 +690,12 @@ func (s *Server) storageUpdate(r *Request) (any, error) {
 	if nodes != nil {
 		st.Nodes = nodes
 	}
+	wasShared := st.Shared
 	st.syncFromOpts()
+	if st.Shared != wasShared {
+		// Shared storage has one namespace for the cluster.
+		s.state.reindex()
+	}
 	out := map[string]any{"storage": id, "type": st.Type}
 	if len(returned) > 0 {
 		out["config"] = returned

@@ -182,3 +182,23 @@ func TestStorageDefinitionsNeedDatastoreAllocateOnStorage(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletingAStorageWithVolumesLeavesThemForTheNextDefinition(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	c.mustOK("POST", "/storage", vals("storage", "data", "type", "dir", "path", "/srv/data/", "content", "images"))
+	if got := c.mustOK("GET", "/storage/data", nil).obj(t)["path"]; got != "/srv/data" {
+		t.Errorf("path read back as %v, want it canonical", got)
+	}
+	c.mustOK("POST", "/nodes/pve1/storage/data/content", vals("filename", "vm-100-disk-0.raw", "size", "1G", "vmid", "100"))
+	// Config.pm delete does not look at the content.
+	c.mustOK("DELETE", "/storage/data", nil)
+	if r := c.do("GET", "/nodes/pve1/storage/data/content", nil); r.Status != 500 {
+		t.Fatalf("content of a deleted storage: %d %q", r.Status, r.Reason)
+	}
+	c.mustOK("POST", "/storage", vals("storage", "data", "type", "dir", "path", "/srv/data", "content", "images"))
+	list := c.mustOK("GET", "/nodes/pve1/storage/data/content", nil).list(t)
+	if len(list) != 1 || list[0]["volid"] != "data:100/vm-100-disk-0.raw" {
+		t.Errorf("content after defining data again: %v", list)
+	}
+}
