@@ -543,15 +543,20 @@ func vzdumpOptionKeys() []string {
 // backupIncluded is BackupInfo.pm get_included_vmids: the guests every
 // vzdump job (enabled or not) includes, as VZDump::get_included_guests
 // selects them.
-func (s *Server) backupIncluded() map[int]bool {
+func (s *Server) backupIncluded() (map[int]bool, error) {
 	out := map[int]bool{}
-	for _, job := range s.state.BackupJobs {
+	for _, id := range s.state.BackupJobOrder {
+		job := s.state.BackupJobs[id]
 		var ids []int
 		switch {
 		case job["pool"] != "":
-			if p := s.state.Pools[job["pool"]]; p != nil {
-				ids = p.sortedVMIDs()
+			// API2Tools.pm get_resource_pool_guest_members: the pool's own
+			// guests; a pool gone fails the whole answer.
+			p := s.state.Pools[job["pool"]]
+			if p == nil {
+				return nil, Fail("pool '%s' does not exist", job["pool"])
 			}
+			ids = p.sortedVMIDs()
 		case job["vmid"] != "":
 			for _, v := range splitList(job["vmid"]) {
 				n, _ := strconv.Atoi(v)
@@ -575,13 +580,16 @@ func (s *Server) backupIncluded() map[int]bool {
 			out[id] = true
 		}
 	}
-	return out
+	return out, nil
 }
 
 // backupNotBackedUp is BackupInfo.pm get_guests_not_in_backup: the guests
 // the caller may audit that no job includes, with their name.
 func (s *Server) backupNotBackedUp(r *Request) (any, error) {
-	included := s.backupIncluded()
+	included, err := s.backupIncluded()
+	if err != nil {
+		return nil, err
+	}
 	ids := make([]int, 0, len(s.state.Guests))
 	for id := range s.state.Guests {
 		ids = append(ids, id)

@@ -53,6 +53,18 @@ func TestBackupJobsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
 	if got := notBacked(); !reflect.DeepEqual(got, []any{float64(101), "db"}) {
 		t.Errorf("not backed up = %v, want VM 101", got)
 	}
+	// A job by pool covers the pool's own guests; a pool gone fails the list.
+	c.mustOK("POST", "/pools", vals("poolid", "prod"))
+	c.mustOK("PUT", "/pools", vals("poolid", "prod", "vms", "101"))
+	c.mustOK("PUT", "/cluster/backup/nightly", vals("pool", "prod"))
+	if got := notBacked(); !reflect.DeepEqual(got, []any{float64(100), "web", float64(102), "ct"}) {
+		t.Errorf("not backed up with pool prod = %v, want VM 100 and CT 102", got)
+	}
+	c.mustOK("PUT", "/pools", vals("poolid", "prod", "vms", "101", "delete", "1"))
+	c.mustOK("DELETE", "/pools", vals("poolid", "prod"))
+	if r := c.do("GET", "/cluster/backup-info/not-backed-up", nil); r.Status != 500 || r.Reason != "pool 'prod' does not exist" {
+		t.Errorf("not-backed-up with a job on a deleted pool: %d %q", r.Status, r.Reason)
+	}
 	c.mustOK("PUT", "/cluster/backup/nightly", vals("vmid", "100", "enabled", "0", "prune-backups", "keep-last=0"))
 	got = c.mustOK("GET", "/cluster/backup/nightly", nil).obj(t)
 	if got["all"] != nil || got["exclude"] != nil || got["enabled"] != float64(0) ||
