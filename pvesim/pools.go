@@ -363,5 +363,19 @@ func (s *Server) poolDelete(r *Request) (any, error) {
 		}
 	}
 	delete(s.state.Pools, name)
+	// AccessControl.pm delete_pool_acl drops the ACL node of a top-level
+	// pool with what lies under it; it does not find a nested pool's
+	// node (its name has a "/"), so those entries stay.
+	if !strings.Contains(name, "/") {
+		s.access.dropACLTree("/pool/" + name)
+	}
 	return nil, nil
+}
+
+// dropACLTree removes the ACL entries on path and below it, as deleting
+// a node of user.cfg's ACL tree does.
+func (a *accessState) dropACLTree(path string) {
+	a.acl = slices.DeleteFunc(a.acl, func(e aclEntry) bool {
+		return e.Path == path || strings.HasPrefix(e.Path, path+"/")
+	})
 }

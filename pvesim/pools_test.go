@@ -365,3 +365,28 @@ func TestPoolStorageMembersAreReportedFromANodeTheyAreOn(t *testing.T) {
 		t.Errorf("comment after PUT comment=0: %v", e["comment"])
 	}
 }
+
+func TestDeletingAPoolOrAStorageDropsItsACLs(t *testing.T) {
+	srv := startSim(t, Options{})
+	c := newClient(t, srv)
+	c.mustOK("POST", "/pools", vals("poolid", "prod"))
+	c.mustOK("POST", "/pools", vals("poolid", "dev"))
+	c.mustOK("POST", "/pools", vals("poolid", "dev/a"))
+	c.mustOK("POST", "/storage", vals("storage", "data", "type", "dir", "path", "/srv/data"))
+	for _, p := range []string{"/pool/prod", "/pool/dev/a", "/storage/data", "/storage/local"} {
+		c.mustOK("PUT", "/access/acl", vals("path", p, "users", "root@pam", "roles", "PVEAuditor"))
+	}
+	c.mustOK("DELETE", "/pools", vals("poolid", "prod"))
+	c.mustOK("DELETE", "/pools", vals("poolid", "dev/a"))
+	c.mustOK("DELETE", "/storage/data", nil)
+	var paths []string
+	for _, e := range c.mustOK("GET", "/access/acl", nil).list(t) {
+		if e["path"] != "/" {
+			paths = append(paths, e["path"].(string))
+		}
+	}
+	// delete_pool_acl does not find a nested pool's node.
+	if want := []string{"/pool/dev/a", "/storage/local"}; !reflect.DeepEqual(paths, want) {
+		t.Errorf("ACL paths left = %v, want %v", paths, want)
+	}
+}

@@ -737,7 +737,7 @@ func (s *Server) storageHookUpdate(st *Storage, sensitive map[string]*string) (m
 
 // storageDelete is Config.pm "delete": it refuses only a storage that is
 // the base of another (storage_is_used); volumes on it do not count, and
-// they stay where they are. The pools forget it (remove_storage_access).
+// they stay where they are. ACLs and pools forget it (remove_storage_access).
 func (s *Server) storageDelete(r *Request) (any, error) {
 	id := r.Str("storage")
 	fail := func(format string, args ...any) error { return Fail("delete storage failed: "+format, args...) }
@@ -761,6 +761,9 @@ func (s *Server) storageDelete(r *Request) (any, error) {
 			Content: []string{"backup", "images", "iso", "rootdir", "snippets", "vztmpl"},
 			Opts:    map[string]string{"path": "/var/lib/vz", "prune-backups": "keep-all=1"}}}, s.state.Storages...)
 	}
+	// AccessControl.pm remove_storage_access: the storage's ACLs and pool
+	// memberships go.
+	s.access.dropACLTree("/storage/" + id)
 	for _, p := range s.state.Pools {
 		delete(p.Storage, id)
 	}
