@@ -370,6 +370,11 @@ func backupJobJSON(id string, job map[string]string) map[string]any {
 		if p := backupCreateParams.Lookup(k); p != nil {
 			t = p.Type
 		}
+		if t == TArray {
+			// exclude-path: one line per item in jobs.cfg, an array read back.
+			out[k] = strings.Split(v, "\x00")
+			continue
+		}
 		out[k] = typedValue(t, v)
 	}
 	return out

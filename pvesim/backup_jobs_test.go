@@ -82,6 +82,12 @@ func TestBackupJobsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
 	if got := newClient(t, srv2).mustOK("GET", "/cluster/backup/nightly", nil).obj(t); got["vmid"] != "100" {
 		t.Errorf("job after LoadState: %v", got)
 	}
+	form := vals("exclude-path", "/tmp/?*")
+	form.Add("exclude-path", "/var/cache")
+	c.mustOK("PUT", "/cluster/backup/nightly", form)
+	if got := c.mustOK("GET", "/cluster/backup/nightly", nil).obj(t)["exclude-path"]; !reflect.DeepEqual(got, []any{"/tmp/?*", "/var/cache"}) {
+		t.Errorf("exclude-path read back as %#v", got)
+	}
 	c.mustOK("DELETE", "/cluster/backup/nightly", nil)
 	if got := c.mustOK("GET", "/cluster/backup", nil).list(t); len(got) != 0 {
 		t.Errorf("after DELETE: %v", got)
