@@ -374,12 +374,13 @@ func (s *Server) haRuleUpdate(r *Request) (any, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	if opts["resources"] != "" {
+	// The decoded sets are hashes, true in Perl even when empty.
+	if hasKey(opts, "resources") {
 		if err := s.haAssertResources(opts["resources"]); err != nil {
 			return nil, fail(err)
 		}
 	}
-	if opts["nodes"] != "" {
+	if hasKey(opts, "nodes") {
 		if err := s.haAssertNodes(opts["nodes"]); err != nil {
 			return nil, fail(err)
 		}

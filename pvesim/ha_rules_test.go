@@ -131,6 +131,8 @@ func TestHARuleRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 			"update HA rules failed: unexpected property 'type'", ""},
 		{"deleting a required option", "PUT", "/cluster/ha/rules/pin", vals("type", "node-affinity", "delete", "nodes"), 500,
 			"update HA rules failed: unable to delete required option 'nodes'", ""},
+		{"emptying the resources", "PUT", "/cluster/ha/rules/pin", vals("type", "node-affinity", "resources", ""), 500,
+			"update HA rules failed: no resources were specified", ""},
 		{"updating an unknown rule", "PUT", "/cluster/ha/rules/nope", vals("type", "node-affinity", "strict", "1"), 500,
 			"update HA rules failed: HA rule 'nope' does not exist", ""},
 		{"reading an unknown rule", "GET", "/cluster/ha/rules/nope", nil, 500, "no such ha rule 'nope'", ""},
