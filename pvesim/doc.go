@@ -106,8 +106,9 @@
 // sdn_write.go for changes), pools, ha (ha_rules.go for PVE 9's rules),
 // backup jobs (backup_jobs.go, with calendar.go for calendar events),
 // access and perms each have their own files; state_cluster.go holds the
-// state of the cluster-wide configuration; server.go, router.go, formats.go, validate.go and
-// tasks.go are the framework, with the parameter schema, the error
+// state of the cluster-wide configuration; server.go, router.go,
+// formats.go, validate.go and tasks.go are the framework, with the
+// parameter schema, the error
 // answers and the named-format registry in the sub-package pvesim/route
 // (params.go, errors.go and formats.go here name them for the endpoint
 // files).
