@@ -41,6 +41,29 @@ test.each([
   expect(el.scrollTop).toBe(51 * 20);
 });
 
+test('an animated scroll up whose first step stays near the bottom stops following', () => {
+  const { rerender } = render(list(50));
+  const el = screen.getByRole('region', { name: 'Log lines' });
+  layOut(el);
+  rerender(list(51));
+  el.scrollTop = 51 * 20 - 100 - 5;
+  fireEvent.scroll(el);
+  rerender(list(52));
+  expect(el.scrollTop).toBe(51 * 20 - 100 - 5);
+});
+
+test('a list clamped to its end by fewer lines keeps following', () => {
+  const { rerender } = render(list(50));
+  const el = screen.getByRole('region', { name: 'Log lines' });
+  layOut(el);
+  rerender(list(51));
+  rerender(list(40));
+  el.scrollTop = 40 * 20 - 100;
+  fireEvent.scroll(el);
+  rerender(list(45));
+  expect(el.scrollTop).toBe(45 * 20);
+});
+
 test('a followed list keeps to the bottom as lines arrive', () => {
   const { rerender } = render(list(50));
   const el = screen.getByRole('region', { name: 'Log lines' });

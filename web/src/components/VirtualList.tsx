@@ -47,6 +47,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(800);
   const atBottom = useRef(true);
+  const lastTop = useRef(0);
   const offsets = useMemo(() => offsetsOf(items, rowHeight), [items, rowHeight]);
   const total = offsets[offsets.length - 1];
 
@@ -68,6 +69,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
     const el = ref.current;
     if (stickToBottom && el && atBottom.current) {
       el.scrollTop = el.scrollHeight;
+      lastTop.current = el.scrollTop;
       setScrollTop(el.scrollTop);
     }
   }, [total, stickToBottom]);
@@ -104,8 +106,14 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
       }}
       onScroll={(e) => {
         const el = e.currentTarget;
+        const bottom = el.scrollHeight - el.clientHeight;
+        // An animated scroll up starts with a few pixels: still "near the
+        // bottom", yet the user is leaving it. Only the browser clamping the
+        // list to its end (fewer lines) moves up and stays followed.
+        const movedUp = el.scrollTop < lastTop.current && el.scrollTop < bottom - 1;
+        lastTop.current = el.scrollTop;
         setScrollTop(el.scrollTop);
-        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+        atBottom.current = !movedUp && bottom - el.scrollTop < 24;
       }}
     >
       <div className="vspacer" style={{ height: total }}>
