@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -196,21 +197,23 @@ type Dependency struct {
 	Relation Relation `json:"relation"`
 }
 
-// Relation says how a resource needs another.
-type Relation string
+// Relation says how a resource needs another (manifest.Relation, read from
+// the kind table: the relation of a reference to a kind is its row's).
+type Relation = manifest.Relation
 
 // Relations of a Dependency.
 const (
-	RelationClones Relation = "clones"    // VirtualMachine -> Template (spec.fromTemplate)
-	RelationMounts Relation = "mounts"    // VirtualMachine -> Iso (spec.iso)
-	RelationBuilt  Relation = "builtFrom" // Container -> ContainerTemplate (spec.template)
-	RelationUses   Relation = "uses"      // guest -> SdnVnet or Network (a NIC's bridge); Network -> Network (ports, VLAN parent)
-	RelationZone   Relation = "inZone"    // SdnVnet -> SdnZone (spec.zone)
+	RelationClones    = manifest.RelationClones
+	RelationMounts    = manifest.RelationMounts
+	RelationBuilt     = manifest.RelationBuilt
+	RelationUses      = manifest.RelationUses
+	RelationZone      = manifest.RelationZone
+	RelationDependsOn = manifest.RelationDependsOn
 )
 
 // Relations lists the relations in the order a resource's dependencies
 // are listed.
-var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, RelationUses, RelationZone}
+var Relations = manifest.Relations
 
 // ResourceList is the document of GET /api/v1/resources and the data of the
 // SSE event "snapshot". LastPass is null before the first pass.

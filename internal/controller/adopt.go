@@ -7,6 +7,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
 )
 
 // Adopt takes ownership of the unowned guest of a declared resource
@@ -19,7 +20,7 @@ import (
 // api.ErrConflict with the reason.
 func (c *Controller) Adopt(ctx context.Context, kind, name string, dryRun bool) (api.AdoptResult, error) {
 	key := kind + "/" + name
-	if kind != engine.KindVirtualMachine && kind != engine.KindTemplate && kind != engine.KindContainer {
+	if !manifest.IsGuest(kind) {
 		return api.AdoptResult{}, fmt.Errorf("only a VirtualMachine, Template or Container adopts a guest, not a %s: %w", kind, api.ErrInvalid)
 	}
 	if !dryRun {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 )
@@ -104,7 +103,7 @@ func (c *Controller) Live(ctx context.Context, kind, name string) (api.Live, err
 	if r == nil {
 		return api.Live{}, fmt.Errorf("no resource %s: %w", key, api.ErrNotFound)
 	}
-	typ := map[string]string{engine.KindVirtualMachine: "qemu", engine.KindTemplate: "qemu", engine.KindContainer: "lxc"}[kind]
+	typ := manifest.Kind(kind).Info().PVEType
 	rt := c.currentRuntime()
 	if typ == "" || node == "" || vmid == 0 || rt.client == nil {
 		if observed == nil {

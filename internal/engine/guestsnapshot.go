@@ -438,23 +438,15 @@ func (e *Engine) findGuestTarget(ctx context.Context, d *Desired, kind, name str
 	if d == nil {
 		d = &Desired{}
 	}
-	switch kind {
-	case KindVirtualMachine:
-		t.typ = "qemu"
-		for _, s := range specsOf[*VMSpec](d, KindVirtualMachine) {
-			if s.Name == name {
-				t.vmid, t.sync = s.VMID, s.Sync
-			}
-		}
-	case KindContainer:
-		t.typ = "lxc"
-		for _, s := range specsOf[*ContainerSpec](d, KindContainer) {
-			if s.Name == name {
-				t.vmid, t.sync = s.VMID, s.Sync
-			}
-		}
-	default:
+	info := manifest.Kind(kind).Info()
+	if !info.Snapshots {
 		return nil, fmt.Errorf("%s/%s: only VirtualMachine and Container have snapshots: %w", kind, name, api.ErrInvalid)
+	}
+	t.typ = info.PVEType
+	for _, s := range d.Specs(kind) {
+		if s.meta().Name == name {
+			t.vmid, t.sync = rowOf(kind).vmid(s), s.meta().Sync
+		}
 	}
 	if t.vmid == 0 {
 		return nil, fmt.Errorf("%s/%s is not declared in the repository: %w", kind, name, api.ErrNotFound)

@@ -117,7 +117,7 @@ func (es *cluster) exportCT(g *engine.Guest, names map[int]string) Exported {
 	if len(g.Pending) > 0 || len(g.PendingDelete) > 0 {
 		x.note("the container has pending changes (waiting for a restart): exported as they will be after it")
 	}
-	return Exported{Dir: "containers", File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
+	return Exported{Dir: manifest.KindContainer.Info().Folder, File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
 		Resource: &manifest.Container{Object: manifest.Object{Metadata: x.meta}, Spec: x.spec}}
 }
 

@@ -42,16 +42,15 @@ type Options struct {
 }
 
 // GuestKinds are exported when no kind is named.
-var GuestKinds = []manifest.Kind{manifest.KindVirtualMachine, manifest.KindTemplate, manifest.KindContainer}
+var GuestKinds = manifest.GuestKinds()
 
-// kindNames maps what --kind accepts to a kind.
-var kindNames = map[string]manifest.Kind{
-	"virtualmachine": manifest.KindVirtualMachine, "vm": manifest.KindVirtualMachine, "vms": manifest.KindVirtualMachine,
-	"template": manifest.KindTemplate, "templates": manifest.KindTemplate,
-	"container": manifest.KindContainer, "containers": manifest.KindContainer, "ct": manifest.KindContainer, "lxc": manifest.KindContainer,
-	"network": manifest.KindNetwork, "networks": manifest.KindNetwork,
-	"sdnzone": manifest.KindSdnZone, "sdnvnet": manifest.KindSdnVnet,
-	"sdn": "sdn", // both SDN kinds
+// exportable is true for a kind export writes (its row has a folder).
+func exportable(k manifest.Kind) bool { return k.Info().Folder != "" }
+
+// kindsNamed returns the kinds --kind's word selects: a kind export writes
+// by its name or one of its aliases (manifest.KindTable).
+func kindsNamed(w string) []manifest.Kind {
+	return slices.DeleteFunc(manifest.KindsNamed(w), func(k manifest.Kind) bool { return !exportable(k) })
 }
 
 // ParseKinds reads --kind values (repeated or comma-separated).
@@ -68,14 +67,11 @@ func ParseKinds(list []string) ([]manifest.Kind, error) {
 			if w == "" {
 				continue
 			}
-			k, ok := kindNames[strings.ToLower(w)]
-			switch {
-			case !ok:
+			ks := kindsNamed(w)
+			if len(ks) == 0 {
 				return nil, fmt.Errorf("--kind %q: not a kind export writes (VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, or sdn for both SDN kinds)", w)
-			case k == "sdn":
-				add(manifest.KindSdnZone)
-				add(manifest.KindSdnVnet)
-			default:
+			}
+			for _, k := range ks {
 				add(k)
 			}
 		}
@@ -145,7 +141,7 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	sel := engine.Selection{Node: o.Node}
-	guests := slices.ContainsFunc(kinds, func(k manifest.Kind) bool { return slices.Contains(GuestKinds, k) })
+	guests := slices.ContainsFunc(kinds, func(k manifest.Kind) bool { return k.Info().Guest })
 	switch {
 	case o.All && o.VMIDs != "":
 		return nil, fmt.Errorf("%w: --vmid and --all exclude each other", ErrOptions)

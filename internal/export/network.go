@@ -91,7 +91,7 @@ func (es *cluster) exportNetworks() []Exported {
 		if !owned {
 			notes = append(notes, "proxmops does not own this interface: the plan reports it as a Conflict and leaves it alone until its comments on the node carry "+engine.OwnerMark)
 		}
-		out = append(out, Exported{Dir: "networks", File: name + ".yaml", Notes: notes,
+		out = append(out, Exported{Dir: manifest.KindNetwork.Info().Folder, File: name + ".yaml", Notes: notes,
 			Resource: &manifest.Network{Object: manifest.Object{Metadata: manifest.Metadata{Name: name, Node: n.node}}, Spec: s}})
 	}
 	return out
@@ -147,7 +147,7 @@ func (es *cluster) exportSDN() (out []Exported, skipped []string) {
 			notes = append(notes, fmt.Sprintf("the manifest cannot say the zone's %s as it is: review it", f))
 		}
 		notes = append(notes, "Proxmox zones have no comment: proxmops changes this zone only once every vnet in it is its own")
-		out = append(out, Exported{Dir: "sdn", File: "zone-" + z.ID + ".yaml", Notes: notes, Resource: m})
+		out = append(out, Exported{Dir: manifest.KindSdnZone.Info().Folder, File: "zone-" + z.ID + ".yaml", Notes: notes, Resource: m})
 	}
 	for _, v := range es.Vnets {
 		if v.State == "deleted" {
@@ -175,7 +175,7 @@ func (es *cluster) exportSDN() (out []Exported, skipped []string) {
 		if !owned {
 			notes = append(notes, "proxmops does not own this vnet: the plan reports it as a Conflict and leaves it alone until its alias carries "+engine.OwnerMark)
 		}
-		out = append(out, Exported{Dir: "sdn", File: "vnet-" + v.ID + ".yaml", Notes: notes,
+		out = append(out, Exported{Dir: manifest.KindSdnVnet.Info().Folder, File: "vnet-" + v.ID + ".yaml", Notes: notes,
 			Resource: &manifest.SdnVnet{Object: manifest.Object{Metadata: manifest.Metadata{Name: v.ID}}, Spec: s}})
 	}
 	return out, skipped

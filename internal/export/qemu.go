@@ -153,14 +153,14 @@ func (es *cluster) exportQemu(g *engine.Guest, names map[int]string) Exported {
 	}
 	obj := manifest.Object{Metadata: x.meta}
 	if g.Template {
-		return Exported{Dir: "templates", File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
+		return Exported{Dir: manifest.KindTemplate.Info().Folder, File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
 			Resource: &manifest.Template{Object: obj, Spec: x.templateSpec()}}
 	}
 	x.source()
 	if !g.Running() {
 		x.spec.State = manifest.StateStopped
 	}
-	return Exported{Dir: "vms", File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
+	return Exported{Dir: manifest.KindVirtualMachine.Info().Folder, File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
 		Resource: &manifest.VirtualMachine{Object: obj, Spec: x.spec}}
 }
 

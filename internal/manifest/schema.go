@@ -152,28 +152,6 @@ func applyRules(s map[string]any, f *fieldInfo) {
 	}
 }
 
-var specTypes = map[Kind]reflect.Type{
-	KindVirtualMachine:    reflect.TypeFor[VirtualMachineSpec](),
-	KindTemplate:          reflect.TypeFor[TemplateSpec](),
-	KindIso:               reflect.TypeFor[IsoSpec](),
-	KindContainer:         reflect.TypeFor[ContainerSpec](),
-	KindNetwork:           reflect.TypeFor[NetworkSpec](),
-	KindContainerTemplate: reflect.TypeFor[ContainerTemplateSpec](),
-	KindSdnZone:           reflect.TypeFor[SdnZoneSpec](),
-	KindSdnVnet:           reflect.TypeFor[SdnVnetSpec](),
-}
-
-var kindDocs = map[Kind]string{
-	KindVirtualMachine:    "A QEMU virtual machine, from a cloud image or cloned from a template.",
-	KindTemplate:          "A QEMU template built from a cloud image.",
-	KindIso:               "An ISO image downloaded onto a storage.",
-	KindContainer:         "An LXC container.",
-	KindNetwork:           "A bridge, bond or VLAN interface on a node.",
-	KindContainerTemplate: "An LXC OS template: a Proxmox appliance or a download.",
-	KindSdnZone:           "A Proxmox SDN zone.",
-	KindSdnVnet:           "A Proxmox SDN vnet with its subnets.",
-}
-
 // Schema returns the JSON Schema (draft 2020-12) of a manifest document of
 // any kind, usable by YAML language servers: the kind selects the spec.
 func Schema() map[string]any {
@@ -187,27 +165,31 @@ func Schema() map[string]any {
 		},
 		"additionalProperties": map[string]any{"type": "string"},
 	}
+	meta["properties"].(map[string]any)["dependsOn"].(map[string]any)["items"] = map[string]any{
+		"type": "string", "pattern": dependencyPattern(),
+	}
 	defs := map[string]any{"Metadata": meta}
 	var branches []any
-	for _, k := range Kinds() {
-		spec := typeSchema(specTypes[k])
+	for _, info := range kindTable {
+		k := info.Kind
+		spec := typeSchema(info.spec)
 		metaRef := map[string]any{"$ref": "#/$defs/Metadata"}
-		switch k {
-		case KindSdnZone, KindSdnVnet:
-			metaRef = map[string]any{"allOf": []any{
-				map[string]any{"$ref": "#/$defs/Metadata"},
-				map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": sdnIDPattern, "maxLength": 8}}, "not": map[string]any{"required": []string{"node"}}},
-			}}
-		case KindIso, KindContainerTemplate:
-		default:
-			metaRef = map[string]any{"allOf": []any{
-				map[string]any{"$ref": "#/$defs/Metadata"},
-				map[string]any{"required": []string{"node"}},
-			}}
+		var metaRules []any
+		if k == KindSdnZone || k == KindSdnVnet {
+			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": sdnIDPattern, "maxLength": 8}}})
+		}
+		switch info.Node {
+		case NodeNone:
+			metaRules = append(metaRules, map[string]any{"not": map[string]any{"required": []string{"node"}}})
+		case NodeRequired:
+			metaRules = append(metaRules, map[string]any{"required": []string{"node"}})
+		}
+		if len(metaRules) > 0 {
+			metaRef = map[string]any{"allOf": append([]any{map[string]any{"$ref": "#/$defs/Metadata"}}, metaRules...)}
 		}
 		defs[string(k)] = map[string]any{
 			"type":                 "object",
-			"description":          kindDocs[k],
+			"description":          info.Doc,
 			"additionalProperties": false,
 			"required":             []string{"apiVersion", "kind", "metadata", "spec"},
 			"properties": map[string]any{

@@ -97,6 +97,9 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 		for i := range o.Refs {
 			ref := &o.Refs[i]
 			target := s.resolve(r, ref, ifaces, volumeOwner)
+			if ref.DependsOn && target == nil {
+				fail(r, ref.Path, "%s/%s is not declared in the manifests", ref.Kind, ref.Name)
+			}
 			ref.External = target == nil
 			if target != nil {
 				ref.Kind, ref.Name = target.Kind(), target.Name()
@@ -104,11 +107,15 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 			s.checkRef(r, ref, target, fail)
 		}
 	}
+	s.checkDependencyCycles(fail)
 	return s, errs
 }
 
 // resolve finds the declared resource a reference names, or nil.
 func (s *Set) resolve(from Resource, ref *Ref, ifaces map[string]Resource, volumeOwner map[string]Resource) Resource {
+	if ref.DependsOn {
+		return s.Get(ref.Kind, ref.Name)
+	}
 	if ref.Volume {
 		if t, ok := volumeOwner[ref.Name]; ok && t.Kind() == ref.Kind {
 			return t

@@ -24,12 +24,6 @@ const (
 	KindSdnVnet           Kind = "SdnVnet"
 )
 
-// Kinds lists every kind in the order dependencies usually flow: what others
-// refer to comes first.
-func Kinds() []Kind {
-	return []Kind{KindSdnZone, KindSdnVnet, KindNetwork, KindIso, KindContainerTemplate, KindTemplate, KindVirtualMachine, KindContainer}
-}
-
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.
 const AnnotationSync = "proxmops.dev/sync"
 
@@ -46,6 +40,7 @@ type Metadata struct {
 	Node        string            `json:"node,omitempty" pm:"format=node" doc:"Target node. Required for guests, Iso, ContainerTemplate and Network; not allowed on SdnZone and SdnVnet, which are cluster-wide."`
 	Tags        []string          `json:"tags,omitempty" pm:"format=tag" doc:"Proxmox tags; proxmops adds its ownership tag managed-by-proxmops itself."`
 	Annotations map[string]string `json:"annotations,omitempty" doc:"Free-form annotations; proxmops.dev/sync: auto | manual | disabled."`
+	DependsOn   []string          `json:"dependsOn,omitempty" doc:"Declared resources (Kind/name) this one waits for: it is created or started only once they are in sync and healthy, and stopped or deleted before them."`
 }
 
 // Sync returns the resource's sync policy, vocab.SyncAuto when not annotated.
@@ -81,6 +76,9 @@ type Ref struct {
 	External bool `json:"external"`
 	// Volume is true when Name is a storage volume ID (storage:path).
 	Volume bool `json:"volume,omitempty"`
+	// DependsOn is true for an entry of metadata.dependsOn: it must be
+	// declared, and it is waited for until healthy.
+	DependsOn bool `json:"dependsOn,omitempty"`
 }
 
 // Resource is any loaded manifest. The concrete types are *VirtualMachine,

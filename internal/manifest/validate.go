@@ -75,26 +75,29 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 
 func checkMetadata(r Resource, c *checker) {
 	m := r.Meta()
-	switch r.Kind() {
-	case KindSdnZone, KindSdnVnet:
+	if k := r.Kind(); k == KindSdnZone || k == KindSdnVnet {
 		if m.Name != "" {
 			if err := checkFormat("sdn-id", m.Name); err != nil {
 				c.errorf("metadata.name", "%v (an SDN ID)", err)
 			}
 		}
-		if m.Node != "" {
-			c.errorf("metadata.node", "%s is cluster-wide; remove metadata.node", r.Kind())
-		}
 		if len(m.Tags) > 0 {
 			c.errorf("metadata.tags", "%s has no Proxmox tags", r.Kind())
 		}
-	case KindIso, KindContainerTemplate:
+	}
+	switch r.Kind().Info().Node {
+	case NodeNone:
+		if m.Node != "" {
+			c.errorf("metadata.node", "%s is cluster-wide; remove metadata.node", r.Kind())
+		}
+	case NodeOrSpec:
 		// node may come from spec.node; checked by the kind.
 	default:
 		if m.Node == "" && c.root.at("metadata").kind == mapNode {
 			c.errorf("metadata", "missing required field `node` (the target node)")
 		}
 	}
+	checkDependsOn(r, c)
 	seen := map[string]bool{}
 	for i, t := range m.Tags {
 		if seen[lower(t)] {
@@ -119,7 +122,7 @@ func checkMetadata(r Resource, c *checker) {
 			if v != "true" && v != "false" {
 				c.errorf(p, "%q is not one of true, false", v)
 			}
-			if k := r.Kind(); k != KindVirtualMachine && k != KindTemplate && k != KindContainer {
+			if k := r.Kind(); !k.Info().Guest {
 				c.errorf(p, "adoption applies to guests (VirtualMachine, Template, Container), not %s", k)
 			}
 			continue

@@ -13,6 +13,7 @@ package main
 import (
 	"bytes"
 	"encoding"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -40,6 +41,24 @@ var roots = []any{
 	api.LogLines{}, api.Me{}, api.AuthMethods{}, api.User{}, api.Token{}, api.NewToken{},
 	api.TestResult{}, api.Error{}, api.SettingsDocument{},
 	api.PullRequestList{}, api.NotificationList{}, api.NotificationBody{},
+	manifest.KindInfo{},
+}
+
+// writeKindInfo writes the kind table (manifest.KindTable) as KIND_INFO,
+// so the UI reads which kinds are guests, take snapshots or are exported
+// from the same rows as the Go code.
+func writeKindInfo(b *bytes.Buffer) error {
+	b.WriteString("\n// KIND_INFO is manifest.KindTable: one row per kind, in kind order.\n")
+	b.WriteString("export const KIND_INFO: Record<Kind, KindInfo> = {\n")
+	for _, info := range manifest.KindTable() {
+		row, err := json.Marshal(info)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "  %s: %s,\n", info.Kind, row)
+	}
+	b.WriteString("};\n")
+	return nil
 }
 
 // union is a vocabulary word type and its words in documented order.
@@ -80,6 +99,7 @@ var unions = map[reflect.Type]union{
 	reflect.TypeFor[api.NotificationEvent](): {"NotificationEvent", stringsOf(api.NotificationEvents), ""},
 	reflect.TypeFor[api.CheckLevel]():        {"CheckLevel", stringsOf(api.CheckLevels), ""},
 	reflect.TypeFor[manifest.Kind]():         {"Kind", stringsOf(manifest.Kinds()), "Kind names a manifest kind; the kinds in the order dependencies usually flow."},
+	reflect.TypeFor[manifest.NodeRule]():     {"NodeRule", stringsOf([]manifest.NodeRule{manifest.NodeRequired, manifest.NodeOrSpec, manifest.NodeNone}), ""},
 }
 
 // constArrays are the unions also written as a const array.
@@ -122,6 +142,9 @@ func Generate() ([]byte, error) {
 		if err := g.writeStruct(&b, t); err != nil {
 			return nil, err
 		}
+	}
+	if err := writeKindInfo(&b); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
 }
@@ -261,9 +284,9 @@ func readDocs() (map[string]string, error) {
 	_, self, _, _ := runtime.Caller(0)
 	apiDir := filepath.Dir(filepath.Dir(self))
 	docs := map[string]string{}
-	for _, dir := range []string{apiDir, filepath.Join(apiDir, "..", "vocab")} {
+	for _, pattern := range []string{filepath.Join(apiDir, "*.go"), filepath.Join(apiDir, "..", "vocab", "*.go"), filepath.Join(apiDir, "..", "manifest", "kinds.go")} {
 		fset := token.NewFileSet()
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		files, err := filepath.Glob(pattern)
 		if err != nil {
 			return nil, err
 		}

@@ -29,12 +29,15 @@ export type Hold = 'creation-only' | 'grown since adoption';
 export const KINDS = ['SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Template', 'VirtualMachine', 'Container'] as const;
 export type Kind = (typeof KINDS)[number];
 
+// NodeRule says where a kind's target node comes from.
+export type NodeRule = 'required' | 'spec' | 'none';
+
 // NotificationEvent names a transition a receiver of notifications: can
 // take (its `on` list).
 export type NotificationEvent = 'failed' | 'degraded' | 'drift' | 'synced' | 'conflict' | 'source-error' | 'pr-plan';
 
 // Relation says how a resource needs another.
-export type Relation = 'clones' | 'builtFrom' | 'mounts' | 'uses' | 'inZone';
+export type Relation = 'clones' | 'builtFrom' | 'mounts' | 'uses' | 'inZone' | 'dependsOn';
 
 // Role is what an account or API token may do.
 export type Role = 'admin' | 'viewer';
@@ -717,3 +720,44 @@ export interface Notice {
   // server.publicURL.
   link?: string;
 }
+
+// KindInfo is what proxmops knows of a kind besides its spec: one row of
+// kindTable. The manifest checks and schema, the engine, the controller, the
+// server, export and the UI (web/src/api/generated.ts, KIND_INFO) read it;
+// none keeps its own list of guest kinds, aliases or relations.
+export interface KindInfo {
+  kind: Kind;
+  // Guest is a Proxmox guest with a VMID: adoptable, exported by default.
+  guest: boolean;
+  // PVEType is the guest's Proxmox type (qemu, lxc); "" for other kinds.
+  pveType?: string;
+  // Snapshots is true when the kind takes guest snapshots (spec.snapshots).
+  snapshots: boolean;
+  // Reaches is true when proxmops reaches inside it (spec.provision over
+  // SSH with a pinned host key, spec.healthCheck).
+  reaches: boolean;
+  // Node says where metadata.node comes from.
+  node: NodeRule;
+  // Relation is how a resource that refers to this kind in its spec needs
+  // it; "" when no spec refers to the kind.
+  relation?: Relation;
+  // Folder is the export folder; "" when export does not write the kind.
+  folder?: string;
+  // Aliases are the other (lower-case) names export's --kind accepts; an
+  // alias several kinds share selects them all.
+  aliases?: string[] | null;
+  // Doc is the kind's one-line description (JSON Schema).
+  doc: string;
+}
+
+// KIND_INFO is manifest.KindTable: one row per kind, in kind order.
+export const KIND_INFO: Record<Kind, KindInfo> = {
+  SdnZone: {"kind":"SdnZone","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"inZone","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN zone."},
+  SdnVnet: {"kind":"SdnVnet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN vnet with its subnets."},
+  Network: {"kind":"Network","guest":false,"snapshots":false,"reaches":false,"node":"required","relation":"uses","folder":"networks","aliases":["networks"],"doc":"A bridge, bond or VLAN interface on a node."},
+  Iso: {"kind":"Iso","guest":false,"snapshots":false,"reaches":false,"node":"spec","relation":"mounts","doc":"An ISO image downloaded onto a storage."},
+  ContainerTemplate: {"kind":"ContainerTemplate","guest":false,"snapshots":false,"reaches":false,"node":"spec","relation":"builtFrom","doc":"An LXC OS template: a Proxmox appliance or a download."},
+  Template: {"kind":"Template","guest":true,"pveType":"qemu","snapshots":false,"reaches":false,"node":"required","relation":"clones","folder":"templates","aliases":["templates"],"doc":"A QEMU template built from a cloud image."},
+  VirtualMachine: {"kind":"VirtualMachine","guest":true,"pveType":"qemu","snapshots":true,"reaches":true,"node":"required","folder":"vms","aliases":["vm","vms"],"doc":"A QEMU virtual machine, from a cloud image or cloned from a template."},
+  Container: {"kind":"Container","guest":true,"pveType":"lxc","snapshots":true,"reaches":true,"node":"required","folder":"containers","aliases":["containers","ct","lxc"],"doc":"An LXC container."},
+};

@@ -2,12 +2,11 @@ import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage, resourcePath } from '../api/client';
 import type { AdoptResult, Change } from '../api/types';
 import { changeLabel } from '../lib/format';
+import { isGuest } from '../lib/kinds';
 
 // Adoption of a Conflict's guest (docs/api.md, "Adoption"), for admins: a dry run
 // first shows what adopting does (the ownership tag now, then the ordinary updates a
 // sync applies, an undeclared tag's removal included), and only a confirmation adopts.
-
-const ADOPTABLE = ['VirtualMachine', 'Template', 'Container'];
 
 // Tags the sync would remove: on the guest, not in the manifest.
 export function removedTags(changes: Change[]): string[] {
@@ -91,7 +90,7 @@ export default function Adopt({ kind, name, cluster = '', onDone }: { kind: stri
     setError('');
   }, [kind, name]);
 
-  if (!ADOPTABLE.includes(kind)) return null;
+  if (!isGuest(kind)) return null;
   const path = resourcePath(kind, name, '/adopt', cluster);
 
   const preview = async () => {

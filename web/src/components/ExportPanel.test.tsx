@@ -35,7 +35,7 @@ test('downloads the archive the daemon answers, under its name', async () => {
   fireEvent.click(screen.getByRole('checkbox', { name: /Container/ }));
   fireEvent.click(screen.getByRole('button', { name: 'Download manifests (.tar.gz)' }));
   expect(await screen.findByText('Downloaded proxmops-export-X.tar.gz (3 manifests).')).toBeTruthy();
-  expect(fetchFn.mock.calls[0][0]).toBe('/api/v1/export?vmid=100&kind=VirtualMachine&kind=Template');
+  expect(fetchFn.mock.calls[0][0]).toBe('/api/v1/export?vmid=100&kind=Template&kind=VirtualMachine');
   expect(created).toHaveBeenCalled();
   expect(clicked).toEqual(['proxmops-export-X.tar.gz']);
   click.mockRestore();

@@ -1,11 +1,8 @@
 import { useState } from 'react';
 import { ApiError } from '../api/client';
+import { EXPORT_KINDS, GUEST_KINDS } from '../lib/kinds';
 import { useTransient } from '../lib/transient';
 
-// The kinds GET /api/v1/export writes (docs/manifests.md, "Exporting a
-// cluster to manifests"); the guest kinds are exported by default, host
-// networks and SDN objects on request.
-const KINDS = ['VirtualMachine', 'Template', 'Container', 'Network', 'SdnZone', 'SdnVnet'] as const;
 
 // exportURL builds the query of GET /api/v1/export from the form.
 export function exportURL(o: { vmids: string; node: string; kinds: string[] }): string {
@@ -22,7 +19,7 @@ export function exportURL(o: { vmids: string; node: string; kinds: string[] }): 
 export default function ExportPanel() {
   const [vmids, setVmids] = useState('');
   const [node, setNode] = useState('');
-  const [kinds, setKinds] = useState<string[]>(['VirtualMachine', 'Template', 'Container']);
+  const [kinds, setKinds] = useState<string[]>([...GUEST_KINDS]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const [done, setDone] = useTransient();
@@ -84,7 +81,7 @@ export default function ExportPanel() {
         </label>
         <fieldset>
           <legend>Kinds</legend>
-          {KINDS.map((k) => (
+          {EXPORT_KINDS.map((k) => (
             <label key={k} className="check">
               <input
                 type="checkbox"

@@ -3,6 +3,7 @@ import { api, errorMessage, resourcePath } from '../api/client';
 import { useApiGet } from '../api/useApi';
 import type { RollbackResult, Snapshot, SnapshotList } from '../api/types';
 import { formatTime } from '../lib/format';
+import { takesSnapshots } from '../lib/kinds';
 import { useTransient } from '../lib/transient';
 import { ErrorAlert } from './RoleSelect';
 
@@ -94,7 +95,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
     }
   };
 
-  if (kind !== 'VirtualMachine' && kind !== 'Container') return null;
+  if (!takesSnapshots(kind)) return null;
   return (
     <section aria-label="Snapshots" className="snapshots">
       <h4>Snapshots</h4>

@@ -5,6 +5,7 @@
 // lines the two documents up so that every change has its row.
 
 import type { Change } from '../api/types';
+import { isGuest } from './kinds';
 
 export type Group = 'general' | 'disks' | 'network' | 'cloud-init' | 'manifest only' | 'not in the manifest';
 export const GROUPS: Group[] = ['general', 'disks', 'network', 'cloud-init', 'manifest only', 'not in the manifest'];
@@ -125,8 +126,6 @@ function ipconfig(v: string): string {
   return v.includes('=') ? v : `ip=${v}`;
 }
 
-const GUEST_KINDS = new Set(['VirtualMachine', 'Container', 'Template']);
-
 // listSep joins a manifest list the way the engine writes it to Proxmox
 // (engine/network.go bridge_ports "eno1 eno2", engine/kinds.go zone "peers" a,b).
 function listSep(kind: string): string {
@@ -146,7 +145,7 @@ function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
   // A guest's name is its Proxmox name; other kinds' names are the manifest's own
   // (unless fieldPaths names the key, as an SDN zone's "zone").
   if (meta.name && !(container && spec.hostname))
-    add(container ? 'hostname' : 'name', 'metadata.name', scalar(meta.name), GUEST_KINDS.has(kind) ? undefined : 'manifest only');
+    add(container ? 'hostname' : 'name', 'metadata.name', scalar(meta.name), isGuest(kind) ? undefined : 'manifest only');
   if (Array.isArray(meta.tags)) add('tags', 'metadata.tags', (meta.tags as unknown[]).map(scalar).join(';'));
   if (meta.node) add('node', 'metadata.node', scalar(meta.node));
   for (const [k, v] of Object.entries(spec)) {
@@ -191,7 +190,7 @@ function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
       add(k, path, isObj(v) ? propertyString(v) : scalar(v), 'manifest only');
     } else if (k === 'searchDomain') {
       add('searchdomain', path, scalar(v));
-    } else if (k === 'checksum' && isObj(v) && !GUEST_KINDS.has(kind)) {
+    } else if (k === 'checksum' && isObj(v) && !isGuest(kind)) {
       // The engine's form (IsoSpec.checksum, lowercased for an Iso): "sha256:…".
       const sum = `${scalar(v.algo)}:${scalar(v.value)}`;
       add('checksum', path, kind === 'Iso' ? sum.toLowerCase() : sum);

@@ -253,6 +253,18 @@ describe('dependency edges', () => {
     expect(new Set(edges.map((e) => e.id)).size).toBe(edges.length);
   });
 
+  test('a metadata.dependsOn edge is drawn as a wait, with its own relation', () => {
+    const deps: Resource[] = [
+      partial({ kind: 'VirtualMachine', name: 'db', status: 'Synced', node: 'pve1' }),
+      partial({ kind: 'VirtualMachine', name: 'web', status: 'OutOfSync', node: 'pve1', dependsOn: [{ kind: 'VirtualMachine', name: 'db', relation: 'dependsOn' }] }),
+    ];
+    const edges = dependencyEdges(deps, layoutGraph(graphGroups(deps, 'kind')));
+    expect(edges.map((e) => [e.source, e.target, e.relation, e.label, e.text])).toEqual([
+      ['res:VirtualMachine/web', 'res:VirtualMachine/db', 'dependsOn', 'web waits for VirtualMachine db', 'waits for'],
+    ]);
+    expect(resourceLabel(deps[1])).toBe('VirtualMachine web: OutOfSync; waits for VirtualMachine db');
+  });
+
   test('a dependency on a resource filtered out or not declared draws nothing', () => {
     const shown = rs.filter((r) => r.kind !== 'SdnVnet');
     const edges = dependencyEdges(shown, layoutGraph(graphGroups(shown, 'kind')));

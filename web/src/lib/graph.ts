@@ -448,10 +448,31 @@ function bezierAt(p0: Point, p1: Point, p2: Point, p3: Point, t: number): Point 
   return [a * p0[0] + b * p1[0] + c * p2[0] + d * p3[0], a * p0[1] + b * p1[1] + c * p2[1] + d * p3[1]];
 }
 
-const VERB_ONE: Record<Relation, string> = { clones: 'clones', mounts: 'mounts', builtFrom: 'is built from', uses: 'uses', inZone: 'is in' };
-const PLURAL_VERB: Record<Relation, string> = { clones: 'clone', mounts: 'mount', builtFrom: 'are built from', uses: 'use', inZone: 'are in' };
+const VERB_ONE: Record<Relation, string> = {
+  clones: 'clones',
+  mounts: 'mounts',
+  builtFrom: 'is built from',
+  uses: 'uses',
+  inZone: 'is in',
+  dependsOn: 'waits for',
+};
+const PLURAL_VERB: Record<Relation, string> = {
+  clones: 'clone',
+  mounts: 'mount',
+  builtFrom: 'are built from',
+  uses: 'use',
+  inZone: 'are in',
+  dependsOn: 'wait for',
+};
 // The words on an edge itself (its aria-label says the whole sentence).
-const EDGE_VERB: Record<Relation, string> = { clones: 'clones', mounts: 'mounts', builtFrom: 'built from', uses: 'uses', inZone: 'in zone' };
+const EDGE_VERB: Record<Relation, string> = {
+  clones: 'clones',
+  mounts: 'mounts',
+  builtFrom: 'built from',
+  uses: 'uses',
+  inZone: 'in zone',
+  dependsOn: 'waits for',
+};
 
 export const LABEL_FONT = 11;
 // labelSize estimates a label's box: generous (0.68 em a character, a halo of 3

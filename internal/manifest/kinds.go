@@ -1,0 +1,133 @@
+package manifest
+
+import (
+	"reflect"
+	"slices"
+)
+
+// KindInfo is what proxmops knows of a kind besides its spec: one row of
+// kindTable. The manifest checks and schema, the engine, the controller, the
+// server, export and the UI (web/src/api/generated.ts, KIND_INFO) read it;
+// none keeps its own list of guest kinds, aliases or relations.
+type KindInfo struct {
+	Kind Kind `json:"kind"`
+	// Guest is a Proxmox guest with a VMID: adoptable, exported by default.
+	Guest bool `json:"guest"`
+	// PVEType is the guest's Proxmox type (qemu, lxc); "" for other kinds.
+	PVEType string `json:"pveType,omitempty"`
+	// Snapshots is true when the kind takes guest snapshots (spec.snapshots).
+	Snapshots bool `json:"snapshots"`
+	// Reaches is true when proxmops reaches inside it (spec.provision over
+	// SSH with a pinned host key, spec.healthCheck).
+	Reaches bool `json:"reaches"`
+	// Node says where metadata.node comes from.
+	Node NodeRule `json:"node"`
+	// Relation is how a resource that refers to this kind in its spec needs
+	// it; "" when no spec refers to the kind.
+	Relation Relation `json:"relation,omitempty"`
+	// Folder is the export folder; "" when export does not write the kind.
+	Folder string `json:"folder,omitempty"`
+	// Aliases are the other (lower-case) names export's --kind accepts; an
+	// alias several kinds share selects them all.
+	Aliases []string `json:"aliases,omitempty"`
+	// Doc is the kind's one-line description (JSON Schema).
+	Doc string `json:"doc"`
+
+	spec reflect.Type
+}
+
+// NodeRule says where a kind's target node comes from.
+type NodeRule string
+
+// The node rules.
+const (
+	NodeRequired NodeRule = "required" // metadata.node
+	NodeOrSpec   NodeRule = "spec"     // metadata.node or spec.node
+	NodeNone     NodeRule = "none"     // cluster-wide: no node
+)
+
+// Relation says how a resource needs another.
+type Relation string
+
+// The relations of a dependency.
+const (
+	RelationClones Relation = "clones"    // VirtualMachine -> Template (spec.fromTemplate)
+	RelationMounts Relation = "mounts"    // VirtualMachine -> Iso (spec.iso)
+	RelationBuilt  Relation = "builtFrom" // Container -> ContainerTemplate (spec.template)
+	RelationUses   Relation = "uses"      // guest -> SdnVnet or Network (a NIC's bridge); Network -> Network (ports, VLAN parent)
+	RelationZone   Relation = "inZone"    // SdnVnet -> SdnZone (spec.zone)
+	// RelationDependsOn is an edge the manifest asks for
+	// (metadata.dependsOn): created and started after it is healthy.
+	RelationDependsOn Relation = "dependsOn"
+)
+
+// Relations lists the relations in the order a resource's dependencies
+// are listed.
+var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, RelationUses, RelationZone, RelationDependsOn}
+
+// kindTable has one row per kind, in the order dependencies usually flow:
+// what others refer to comes first. The engine plans kinds in this order.
+var kindTable = []KindInfo{
+	{Kind: KindSdnZone, Node: NodeNone, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
+		Doc: "A Proxmox SDN zone.", spec: reflect.TypeFor[SdnZoneSpec]()},
+	{Kind: KindSdnVnet, Node: NodeNone, Relation: RelationUses, Folder: "sdn", Aliases: []string{"sdn"},
+		Doc: "A Proxmox SDN vnet with its subnets.", spec: reflect.TypeFor[SdnVnetSpec]()},
+	{Kind: KindNetwork, Node: NodeRequired, Relation: RelationUses, Folder: "networks", Aliases: []string{"networks"},
+		Doc: "A bridge, bond or VLAN interface on a node.", spec: reflect.TypeFor[NetworkSpec]()},
+	{Kind: KindIso, Node: NodeOrSpec, Relation: RelationMounts,
+		Doc: "An ISO image downloaded onto a storage.", spec: reflect.TypeFor[IsoSpec]()},
+	{Kind: KindContainerTemplate, Node: NodeOrSpec, Relation: RelationBuilt,
+		Doc: "An LXC OS template: a Proxmox appliance or a download.", spec: reflect.TypeFor[ContainerTemplateSpec]()},
+	{Kind: KindTemplate, Guest: true, PVEType: "qemu", Node: NodeRequired, Relation: RelationClones, Folder: "templates", Aliases: []string{"templates"},
+		Doc: "A QEMU template built from a cloud image.", spec: reflect.TypeFor[TemplateSpec]()},
+	{Kind: KindVirtualMachine, Guest: true, PVEType: "qemu", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "vms", Aliases: []string{"vm", "vms"},
+		Doc: "A QEMU virtual machine, from a cloud image or cloned from a template.", spec: reflect.TypeFor[VirtualMachineSpec]()},
+	{Kind: KindContainer, Guest: true, PVEType: "lxc", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "containers", Aliases: []string{"containers", "ct", "lxc"},
+		Doc: "An LXC container.", spec: reflect.TypeFor[ContainerSpec]()},
+}
+
+// KindTable returns every kind's row, in kind order.
+func KindTable() []KindInfo { return slices.Clone(kindTable) }
+
+// Info returns the row of kind k; ok is false for a word that is not a kind.
+func Info(k Kind) (info KindInfo, ok bool) {
+	i := slices.IndexFunc(kindTable, func(r KindInfo) bool { return r.Kind == k })
+	if i < 0 {
+		return KindInfo{}, false
+	}
+	return kindTable[i], true
+}
+
+// Info returns the kind's row (the zero row for a word that is not a kind).
+func (k Kind) Info() KindInfo {
+	info, _ := Info(k)
+	return info
+}
+
+// IsGuest reports whether kind names a guest kind (VirtualMachine,
+// Template, Container); for callers that hold the kind as a string.
+func IsGuest(kind string) bool { return Kind(kind).Info().Guest }
+
+// Kinds lists every kind in the order dependencies usually flow: what others
+// refer to comes first.
+func Kinds() []Kind { return kindsWhere(func(KindInfo) bool { return true }) }
+
+// GuestKinds lists the guest kinds in kind order.
+func GuestKinds() []Kind { return kindsWhere(func(i KindInfo) bool { return i.Guest }) }
+
+func kindsWhere(keep func(KindInfo) bool) []Kind {
+	var out []Kind
+	for _, r := range kindTable {
+		if keep(r) {
+			out = append(out, r.Kind)
+		}
+	}
+	return out
+}
+
+// KindsNamed returns the kinds a name selects: the kind's own name
+// (case-folded) or one of its aliases.
+func KindsNamed(name string) []Kind {
+	name = lower(name)
+	return kindsWhere(func(i KindInfo) bool { return lower(string(i.Kind)) == name || slices.Contains(i.Aliases, name) })
+}
