@@ -181,8 +181,11 @@ type ResourceSummary struct {
 	// DependsOn lists the declared resources this one needs, from its
 	// manifest (controller.dependenciesOf); absent when it needs none.
 	DependsOn []Dependency `json:"dependsOn,omitempty"`
-	Progress  *Progress    `json:"progress,omitempty"`
-	UpdatedAt time.Time    `json:"updatedAt"`
+	// Waiting, when set, says the resource is not created or started yet:
+	// a resource its metadata.dependsOn names is not in sync and healthy.
+	Waiting   *Wait     `json:"waiting,omitempty"`
+	Progress  *Progress `json:"progress,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 	// LastObserved is set while the cluster cannot be observed (status
 	// Unknown): when what is shown was last read from the cluster (absent:
 	// never, e.g. a resource of a commit loaded during the outage).
@@ -413,7 +416,11 @@ type PlanAction struct {
 	Changes     []vocab.Change `json:"changes"`
 	NeedsReboot bool           `json:"needsReboot"`
 	BlockedBy   string         `json:"blockedBy"`
-	Conflict    bool           `json:"conflict,omitempty"`
+	// Waiting, when set, holds the action this pass: it creates or starts
+	// the resource, and a resource its metadata.dependsOn names is not in
+	// sync and healthy yet.
+	Waiting  *Wait `json:"waiting,omitempty"`
+	Conflict bool  `json:"conflict,omitempty"`
 	// Status is the one status the summary counts the resource under: an
 	// action that cannot be carried out (a create on a storage that does not
 	// exist) is Failed or Unknown here, as the text's "(cannot be planned)".
@@ -424,6 +431,15 @@ type PlanAction struct {
 	// ManifestNode is the node metadata.node names when the guest is on
 	// another one (Node): moved by HA or a migration, left where it is.
 	ManifestNode string `json:"manifestNode,omitempty"`
+}
+
+// Wait is what a held action waits for (metadata.dependsOn): the
+// resource, and its status and health when the plan was made. It waits
+// until the resource is Synced and Healthy.
+type Wait struct {
+	Resource string       `json:"resource"` // "Kind/name"
+	Status   vocab.Status `json:"status"`
+	Health   vocab.Health `json:"health"`
 }
 
 // SSE event types of GET /api/v1/events and GET /api/v1/logs/stream.

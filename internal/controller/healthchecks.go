@@ -56,6 +56,26 @@ type prober struct {
 	baseReason string
 }
 
+// checkedHealth is the health check's verdict on the resource key, ok
+// false when it has no check: Progressing until a probe has passed (not
+// probed yet, or booting). The engine holds what depends on the resource
+// (metadata.dependsOn) until it is Healthy.
+func (c *Controller) checkedHealth(key string) (vocab.Health, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.resources[key]
+	if r == nil {
+		return 0, false
+	}
+	if _, ok := probeSpecOf(r); !ok {
+		return 0, false
+	}
+	if p := c.probes.byKey[key]; p != nil && p.health != 0 {
+		return p.health, true
+	}
+	return vocab.HealthProgressing, true
+}
+
 // probeSpecOf is the resource's health check, ok false without one.
 func probeSpecOf(r *resource) (probeSpec, bool) {
 	if r.desired == nil {

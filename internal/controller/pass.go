@@ -351,7 +351,10 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 			sum.Status, sum.Health = vocab.StatusFailed, vocab.HealthDegraded
 			sum.Reason = joinReason(rec.Failure, sum.Reason)
 		}
-		if a.Action != vocab.ActionNone && sum.Status == vocab.StatusOutOfSync {
+		if a.Waits() && !busy {
+			sum.Reason = joinReason(sum.Reason, a.Waiting.Text())
+		}
+		if a.Action != vocab.ActionNone && sum.Status == vocab.StatusOutOfSync && !a.Waits() {
 			switch {
 			case dryRun:
 				sum.Reason = joinReason(sum.Reason, "dry run: not applied")
@@ -406,7 +409,7 @@ func sumRunnable(a *engine.Action, forced bool) bool {
 }
 
 // runnableIfAuto tells whether a would be runnable with policy auto.
-func runnableIfAuto(a *engine.Action) bool { return a.Acts() && a.BlockedBy == "" }
+func runnableIfAuto(a *engine.Action) bool { return a.Acts() && a.BlockedBy == "" && !a.Waits() }
 
 // waitingOn names a prerequisite still to be done, or "".
 func waitingOn(a *engine.Action, pending map[string]bool) string {
@@ -582,6 +585,7 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 		SyncPolicy:  a.Sync,
 		File:        a.File,
 		DependsOn:   dependenciesOf(desired),
+		Waiting:     a.Waiting.Document(),
 	}
 	sum.Status = engine.StatusOf(a)
 	if !sum.SyncPolicy.Valid() { // not set

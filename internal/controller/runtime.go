@@ -16,6 +16,7 @@ import (
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/source"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // runtime is what the settings build: the Proxmox client, the Git syncer
@@ -41,6 +42,9 @@ type runtime struct {
 	// reads keeps guests' configurations between passes and spreads their
 	// full reads over reconcile.driftCheckInterval.
 	reads *engine.ReadCache
+	// health is the health checks' verdict on a resource
+	// (Controller.checkedHealth), for metadata.dependsOn's waits.
+	health func(key string) (vocab.Health, bool)
 }
 
 // engine returns an engine on the runtime's client sharing its limiter.
@@ -57,6 +61,7 @@ func (rt *runtime) engine(prune bool, held string, log *slog.Logger) *engine.Eng
 		TaskLogs:    rt.taskLogs,
 		Provisioner: rt.provisioner,
 		Reads:       rt.reads,
+		Health:      rt.health,
 	})
 }
 
@@ -69,7 +74,7 @@ func (rt *runtime) close() {
 // buildRuntime makes a runtime from the effective configuration.
 func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{},
-		reads: engine.NewReadCache(cfg.Reconcile.DriftCheckInterval, c.clock.Now)}
+		reads: engine.NewReadCache(cfg.Reconcile.DriftCheckInterval, c.clock.Now), health: c.checkedHealth}
 	if c.st.Store != nil {
 		st := c.clusterStore()
 		rt.records = st

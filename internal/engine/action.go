@@ -22,6 +22,10 @@ type Action struct {
 	Changes     []vocab.Change
 	NeedsReboot bool
 	BlockedBy   string
+	// Waiting, when set, holds the action this pass: it creates or starts
+	// the resource, and a resource its metadata.dependsOn names is not in
+	// sync and healthy yet (waits.go).
+	Waiting *Wait
 	// Adopt: the action takes ownership of a guest proxmops did not make
 	// (adopt.go): it tags it, and applies the changes listed with it.
 	Adopt bool
@@ -114,7 +118,7 @@ func (a *Action) Conflicted() bool { return a.Status == vocab.StatusConflict }
 
 // Runnable reports whether Apply would execute this action.
 func (a *Action) Runnable() bool {
-	return a.Acts() && a.Sync == vocab.SyncAuto && a.BlockedBy == ""
+	return a.Acts() && a.Sync == vocab.SyncAuto && a.BlockedBy == "" && a.Waiting == nil
 }
 
 // Settled reports a resource with nothing to do and nothing to report: in

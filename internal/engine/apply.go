@@ -199,6 +199,10 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 				n.res.Status, n.res.Blocked, n.res.Error = vocab.StatusFailed, a.BlockedBy, a.Reason
 				finish()
 				return
+			case a.Waits():
+				n.res.Status, n.res.Error = vocab.StatusOutOfSync, a.Waiting.Text()
+				finish()
+				return
 			case a.Refused():
 				n.res.Status, n.res.Error = vocab.StatusFailed, a.Reason
 				finish()

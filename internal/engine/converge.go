@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -80,8 +81,9 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 		}
 		// A refusal the plan foresaw lifts only if this pass changed
 		// something it depends on: without progress, planning again would
-		// only repeat it.
-		again = again || refused && progressed
+		// only repeat it; so does a wait on a dependency (waits.go).
+		waiting := slices.ContainsFunc(p.Actions, func(a *Action) bool { return a.Waits() && a.Sync == vocab.SyncAuto })
+		again = again || (refused || waiting) && progressed
 		for _, a := range p.Actions {
 			if a.Status == vocab.StatusProgressing {
 				// Still running on the cluster: looked at again, but a guest

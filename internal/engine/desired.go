@@ -29,6 +29,10 @@ type Meta struct {
 	// Invalid, when set, says why the resource cannot be planned (an
 	// unreadable secret, say): it is reported Failed and not touched.
 	Invalid string
+	// DependsOn lists the keys ("Kind/name") of metadata.dependsOn: the
+	// resource is created or started once they are in sync and healthy,
+	// and stopped or deleted before them (waits.go).
+	DependsOn []string
 
 	// paths maps the manifest's fields to their paths (Change.Path).
 	paths *fieldPaths

@@ -8,6 +8,7 @@ import (
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Options tune an Engine.
@@ -47,6 +48,11 @@ type Options struct {
 	// spreads their reads over the passes (the daemon); nil reads every
 	// guest on every plan (the CLI).
 	Reads *ReadCache
+	// Health, when set, gives a resource's health as the daemon's health
+	// checks (spec.healthCheck) see it ("Kind/name"; ok false when none
+	// checks it): a resource that depends on it (metadata.dependsOn) waits
+	// until it is Healthy.
+	Health func(key string) (vocab.Health, bool)
 }
 
 // Engine plans and applies desired state against one cluster.

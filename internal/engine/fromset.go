@@ -59,7 +59,7 @@ func DesiredFromSet(set *manifest.Set, secrets SecretReader) *Desired {
 func metaOf(r manifest.Resource) Meta {
 	md := r.Meta()
 	return Meta{Kind: string(r.Kind()), Name: r.Name(), Node: r.Node(), Tags: md.Tags,
-		Sync: md.Sync(), Adopt: md.Adopt(), File: r.Source().File, paths: fieldPathsOf(r)}
+		Sync: md.Sync(), Adopt: md.Adopt(), File: r.Source().File, DependsOn: manifest.DependsOnKeys(r), paths: fieldPathsOf(r)}
 }
 
 func imageFromManifest(img *manifest.Image) *ImageSpec {

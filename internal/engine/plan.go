@@ -61,7 +61,7 @@ func (p *Plan) Document() api.Plan {
 		}
 		doc.Actions = append(doc.Actions, api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
 			Action: a.Action, Reason: a.Reason, Changes: changes, NeedsReboot: a.NeedsReboot,
-			BlockedBy: a.BlockedBy, Conflict: a.Conflicted(), HA: a.HA, ManifestNode: a.ManifestNode, Status: a.Status})
+			BlockedBy: a.BlockedBy, Waiting: a.Waiting.Document(), Conflict: a.Conflicted(), HA: a.HA, ManifestNode: a.ManifestNode, Status: a.Status})
 	}
 	return doc
 }
@@ -422,6 +422,7 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 	e.holdForPowerTasks(ctx, p)
 	planSnapshots(pc, p)
 	e.checkPrivileges(ctx, p, d)
+	holdForDependencies(p, d, e.opts.Health)
 	if err := resolveDependencies(p); err != nil {
 		return nil, err
 	}

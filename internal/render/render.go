@@ -39,6 +39,8 @@ func symbol(a *engine.Action) (string, string) {
 	switch {
 	case a.Conflicted():
 		return "!", ansiMagenta
+	case a.Waits():
+		return "…", ansiDim
 	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionCreate:
 		return "+", ansiGreen
 	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionUpdate:
@@ -90,6 +92,8 @@ func Plan(w io.Writer, p *engine.Plan, color bool) {
 			verb = "adopt"
 		case a.BlockedBy != "":
 			verb += ", blocked by " + a.BlockedBy
+		case a.Waits():
+			verb += ", " + a.Waiting.Text()
 		case a.Status == vocab.StatusFailed:
 			verb += " (cannot be planned)"
 		case a.Action == vocab.ActionNone && a.Status == vocab.StatusOutOfSync:

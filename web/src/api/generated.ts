@@ -112,6 +112,9 @@ export interface ResourceSummary {
   // DependsOn lists the declared resources this one needs, from its
   // manifest (controller.dependenciesOf); absent when it needs none.
   dependsOn?: Dependency[] | null;
+  // Waiting, when set, says the resource is not created or started yet:
+  // a resource its metadata.dependsOn names is not in sync and healthy.
+  waiting?: Wait | null;
   progress?: Progress | null;
   updatedAt: string;
   // LastObserved is set while the cluster cannot be observed (status
@@ -147,6 +150,16 @@ export interface Dependency {
   kind: string;
   name: string;
   relation: Relation;
+}
+
+// Wait is what a held action waits for (metadata.dependsOn): the
+// resource, and its status and health when the plan was made. It waits
+// until the resource is Synced and Healthy.
+export interface Wait {
+  // "Kind/name"
+  resource: string;
+  status: Status;
+  health: Health;
 }
 
 // Progress describes an action that is running. Percent is absent when unknown.
@@ -313,6 +326,10 @@ export interface PlanAction {
   changes: Change[] | null;
   needsReboot: boolean;
   blockedBy: string;
+  // Waiting, when set, holds the action this pass: it creates or starts
+  // the resource, and a resource its metadata.dependsOn names is not in
+  // sync and healthy yet.
+  waiting?: Wait | null;
   conflict?: boolean;
   // Status is the one status the summary counts the resource under: an
   // action that cannot be carried out (a create on a storage that does not

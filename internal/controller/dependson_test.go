@@ -1,0 +1,76 @@
+package controller
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// dependentVM is vmManifest waiting for the resources deps names
+// (metadata.dependsOn).
+func dependentVM(name string, vmid int, deps ...string) string {
+	return strings.Replace(vmManifest(name, vmid, 1), "  tags: [lab]\n", "  tags: [lab]\n  dependsOn: ["+strings.Join(deps, ", ")+"]\n", 1)
+}
+
+// A web VM that depends on db (metadata.dependsOn) is not created while db,
+// created and running, fails its TCP health check: the summary carries the
+// wait as data and says it. Once db's port answers and db is Healthy, the
+// next pass creates web.
+func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
+	const ip = "127.0.75.10"
+	ln, port := listenOn(t, ip)
+	ln.Close() // db's service is down at first
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("db and web", map[string]string{
+		"db.yaml": healthVM("db", 150, "  cloudInit: {ip: "+ip+"/8}\n"+
+			"  healthCheck: {tcp: {port: "+strconv.Itoa(port)+"}, interval: 5s, failureThreshold: 2}\n"),
+		"web.yaml": dependentVM("web", 151, "VirtualMachine/db"),
+	})
+	e := newEnv(t, sim, repo, "").start()
+	const db, web = "VirtualMachine/db", "VirtualMachine/web"
+
+	e.waitFor("db created, web waiting for it", func(l api.ResourceList) bool {
+		d, w := find(l, db), find(l, web)
+		return d != nil && d.Status == vocab.StatusSynced && d.Progress == nil && w != nil && w.Waiting != nil
+	})
+	e.refreshPasses(2)
+	list, _ := e.c.Resources(t.Context())
+	w := find(list, web)
+	if w.Waiting == nil || w.Waiting.Resource != db || w.Waiting.Status != vocab.StatusSynced || w.Waiting.Health == vocab.HealthHealthy {
+		t.Fatalf("web's wait = %+v, want db Synced and not Healthy", w.Waiting)
+	}
+	if !strings.Contains(w.Reason, "waiting for VirtualMachine/db to be healthy") || w.Status != vocab.StatusOutOfSync || w.Action != vocab.ActionCreate {
+		t.Fatalf("web summary %+v", *w)
+	}
+	if _, ok := sim.Guest(151); ok {
+		t.Fatal("web was created while db was not healthy")
+	}
+	if _, ok := sim.Guest(150); !ok {
+		t.Fatal("db was not created")
+	}
+
+	up, err := net.Listen("tcp", ip+":"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	e.waitHealth(db, vocab.HealthHealthy, nil)
+	e.waitHealth(web, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced && s.Waiting == nil })
+	if _, ok := sim.Guest(151); !ok {
+		t.Fatal("web is Synced but not on the cluster")
+	}
+}

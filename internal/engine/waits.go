@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// Wait is what a held action waits for: a resource its manifest's
+// metadata.dependsOn names that is not in sync and healthy yet, with that
+// resource's status and health when the plan was made. A waiting action is
+// not applied this pass; a later pass plans it again.
+type Wait struct {
+	Key    string // "Kind/name"
+	Status vocab.Status
+	Health vocab.Health
+}
+
+// Text is the wait in words: "waiting for VirtualMachine/db to be healthy".
+func (w *Wait) Text() string {
+	if w.Status != vocab.StatusSynced {
+		return fmt.Sprintf("waiting for %s to be in sync and healthy (%s)", w.Key, w.Status)
+	}
+	return fmt.Sprintf("waiting for %s to be healthy (%s)", w.Key, w.Health)
+}
+
+// Document is the wait as the API writes it (nil when there is none).
+func (w *Wait) Document() *api.Wait {
+	if w == nil {
+		return nil
+	}
+	return &api.Wait{Resource: w.Key, Status: w.Status, Health: w.Health}
+}
+
+// Waits reports an action held until a dependency is in sync and healthy.
+func (a *Action) Waits() bool { return a.Waiting != nil }
+
+// starts reports an action that creates or starts its resource.
+func (a *Action) starts() bool {
+	return a.Acts() && (a.Action == vocab.ActionCreate || a.changesState("running"))
+}
+
+// stops reports an action that stops or deletes its resource.
+func (a *Action) stops() bool {
+	return a.Acts() && (a.Action == vocab.ActionDelete || a.changesState("stopped"))
+}
+
+func (a *Action) changesState(to string) bool {
+	for _, c := range a.Changes {
+		if c.Field == "state" && c.To == to {
+			return true
+		}
+	}
+	return false
+}
+
+// holdForDependencies applies metadata.dependsOn (manifest.Dependencies'
+// RelationDependsOn edges, carried in Meta.DependsOn): an action that
+// creates or starts a resource waits while a resource it depends on has
+// something to do, is not in sync, or is not healthy (health, when the
+// daemon's health checks know it, from Options.Health; else the plan's,
+// which for a guest is simply running); and a resource that stops or goes
+// is stopped or deleted after what depends on it.
+func holdForDependencies(p *Plan, d *Desired, probe func(key string) (vocab.Health, bool)) {
+	byKey := make(map[string]*Action, len(p.Actions))
+	for _, a := range p.Actions {
+		byKey[a.Key()] = a
+	}
+	for _, kind := range manifest.Kinds() {
+		for _, s := range d.Specs(string(kind)) {
+			m := s.meta()
+			a := byKey[m.Kind+"/"+m.Name]
+			if a == nil || len(m.DependsOn) == 0 {
+				continue
+			}
+			for _, k := range m.DependsOn {
+				dep := byKey[k]
+				if dep == nil {
+					continue
+				}
+				if a.starts() && a.Waiting == nil {
+					if w := waitFor(dep, probe); w != nil {
+						a.Waiting = w
+					}
+				}
+				if dep.stops() && a.stops() {
+					dep.DependsOn = append(dep.DependsOn, a.Key())
+				}
+			}
+		}
+	}
+}
+
+// waitFor is the wait on dep, nil when it is ready: nothing to do, in
+// sync and healthy.
+func waitFor(dep *Action, probe func(key string) (vocab.Health, bool)) *Wait {
+	st, h := StatusOf(dep), HealthOf(dep)
+	if probe != nil && h == vocab.HealthHealthy {
+		if ph, ok := probe(dep.Key()); ok {
+			h = ph
+		}
+	}
+	if dep.Action == vocab.ActionNone && st == vocab.StatusSynced && h == vocab.HealthHealthy {
+		return nil
+	}
+	return &Wait{Key: dep.Key(), Status: st, Health: h}
+}
