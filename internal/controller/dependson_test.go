@@ -1,12 +1,16 @@
 package controller
 
 import (
+	"encoding/json"
 	"net"
+	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -54,6 +58,29 @@ func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
 		t.Fatal("db was not created")
 	}
 
+	// Over HTTP: the graph's edge and the plan's wait.
+	base := e.serve(t, "")
+	token, hash := auth.NewToken(auth.PrefixAPI)
+	if _, err := e.st.CreateAPIToken(t.Context(), "viewer", api.RoleViewer, hash, 0); err != nil {
+		t.Fatal(err)
+	}
+	var resources api.ResourceList
+	getJSON(t, base+"/api/v1/resources", token, &resources)
+	if got := find(resources, web).DependsOn; !reflect.DeepEqual(got, []api.Dependency{{Kind: "VirtualMachine", Name: "db", Relation: api.RelationDependsOn}}) {
+		t.Fatalf("web's edges in GET /api/v1/resources: %+v", got)
+	}
+	var plan api.Plan
+	getJSON(t, base+"/api/v1/plan", token, &plan)
+	var planned *api.PlanAction
+	for i, a := range plan.Actions {
+		if a.Kind+"/"+a.Name == web {
+			planned = &plan.Actions[i]
+		}
+	}
+	if planned == nil || planned.Action != vocab.ActionCreate || planned.Waiting == nil || planned.Waiting.Resource != db || planned.Waiting.Status != vocab.StatusSynced {
+		t.Fatalf("web in GET /api/v1/plan: %+v", planned)
+	}
+
 	up, err := net.Listen("tcp", ip+":"+strconv.Itoa(port))
 	if err != nil {
 		t.Fatal(err)
@@ -72,5 +99,23 @@ func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
 	e.waitHealth(web, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced && s.Waiting == nil })
 	if _, ok := sim.Guest(151); !ok {
 		t.Fatal("web is Synced but not on the cluster")
+	}
+}
+
+// getJSON decodes the answer of GET url, authenticated by token.
+func getJSON(t *testing.T, url, token string, into any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,6 +41,8 @@ func symbol(a *engine.Action) (string, string) {
 		return "!", ansiMagenta
 	case a.Waits():
 		return "…", ansiDim
+	case a.Waits():
+		return "…", ansiDim
 	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionCreate:
 		return "+", ansiGreen
 	case a.Acts() && a.BlockedBy == "" && a.Action == vocab.ActionUpdate:
@@ -92,6 +94,8 @@ func Plan(w io.Writer, p *engine.Plan, color bool) {
 			verb = "adopt"
 		case a.BlockedBy != "":
 			verb += ", blocked by " + a.BlockedBy
+		case a.Waits():
+			verb += ", " + a.Waiting.Text()
 		case a.Waits():
 			verb += ", " + a.Waiting.Text()
 		case a.Status == vocab.StatusFailed:

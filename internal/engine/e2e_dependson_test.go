@@ -1,0 +1,142 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/render"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// depVM is a blank-disk VM on pve1 in state, waiting for deps
+// (metadata.dependsOn).
+func depVM(name string, vmid int, state string, deps ...string) string {
+	dependsOn := ""
+	if len(deps) > 0 {
+		dependsOn = "  dependsOn: [" + strings.Join(deps, ", ") + "]\n"
+	}
+	return fmt.Sprintf(`apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: %s
+  node: pve1
+%sspec:
+  vmid: %d
+  cores: 1
+  memory: 512
+  disks: [{storage: local-lvm, size: 1G}]
+  state: %s
+`, name, dependsOn, vmid, state)
+}
+
+// order records the actions an apply starts and finishes, in order.
+type order struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (o *order) progress() engine.Progress {
+	add := func(s string) { o.mu.Lock(); o.events = append(o.events, s); o.mu.Unlock() }
+	return engine.ProgressFuncs{
+		Started:  func(a *engine.Action) { add("start " + a.Key()) },
+		Finished: func(a *engine.Action, r engine.Result) { add("end " + a.Key() + " " + r.Status.String()) },
+	}
+}
+
+func (o *order) index(ev string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Index(o.events, ev)
+}
+
+// A web VM depending on db is planned as a create that waits, the wait
+// carried as data in the plan document and said in the text; apply creates
+// db, and the next pass, db running and in sync, creates web.
+func TestAPlanSaysWhatACreateWaitsFor(t *testing.T) {
+	e := newEnv(t)
+	e.write("db.yaml", depVM("db", 170, "running"))
+	e.write("web.yaml", depVM("web", 171, "running", "VirtualMachine/db"))
+	eng := e.engine(engine.Options{})
+	p := e.plan(eng)
+
+	web := p.Find("VirtualMachine", "web")
+	if web.Action != vocab.ActionCreate || !web.Waits() || web.Runnable() {
+		t.Fatalf("web: action %s, waiting %+v, runnable %v", web.Action, web.Waiting, web.Runnable())
+	}
+	var text bytes.Buffer
+	render.Plan(&text, p, false)
+	if !strings.Contains(text.String(), "VirtualMachine/web (pve1, vmid 171): create, waiting for VirtualMachine/db to be in sync and healthy (OutOfSync)") {
+		t.Fatalf("plan text:\n%s", text.String())
+	}
+	raw, err := p.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc api.Plan
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(doc.Actions, func(a api.PlanAction) bool { return a.Name == "web" })
+	if w := doc.Actions[i].Waiting; w == nil || *w != (api.Wait{Resource: "VirtualMachine/db", Status: vocab.StatusOutOfSync, Health: vocab.HealthMissing}) {
+		t.Fatalf("web's wait in the JSON plan: %+v", doc.Actions[i].Waiting)
+	}
+
+	var o order
+	rep, err := eng.Converge(context.Background(), e.desired(), p, o.progress(), engine.ConvergeOptions{Wait: 10 * time.Millisecond, MaxWait: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Status != vocab.StatusSynced {
+			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
+		}
+	}
+	if dbDone, webStart := o.index("end VirtualMachine/db Synced"), o.index("start VirtualMachine/web"); dbDone < 0 || webStart < dbDone {
+		t.Fatalf("web created before db was done: %q", o.events)
+	}
+
+	// db in sync and running: nothing waits any more.
+	p = e.plan(eng)
+	if web := p.Find("VirtualMachine", "web"); web.Waits() || web.Action != vocab.ActionNone {
+		t.Fatalf("after apply, web: %s waiting %+v", web.Action, web.Waiting)
+	}
+}
+
+// Stopping both, the dependent goes first: db's stop waits for web's.
+func TestADependencyStopsAfterWhatDependsOnIt(t *testing.T) {
+	e := newEnv(t)
+	e.write("db.yaml", depVM("db", 172, "running"))
+	e.write("web.yaml", depVM("web", 173, "running", "VirtualMachine/db"))
+	eng := e.engine(engine.Options{})
+	if _, err := eng.Converge(context.Background(), e.desired(), e.plan(eng), nil, engine.ConvergeOptions{Wait: 10 * time.Millisecond, MaxWait: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("db.yaml", depVM("db", 172, "stopped"))
+	e.write("web.yaml", depVM("web", 173, "stopped", "VirtualMachine/db"))
+	p := e.plan(eng)
+	if db := p.Find("VirtualMachine", "db"); !slices.Contains(db.DependsOn, "VirtualMachine/web") {
+		t.Fatalf("db's stop depends on %v, want web's", db.DependsOn)
+	}
+	var o order
+	rep, err := eng.Apply(context.Background(), p, o.progress())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Status != vocab.StatusSynced {
+			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
+		}
+	}
+	if webDone, dbStart := o.index("end VirtualMachine/web Synced"), o.index("start VirtualMachine/db"); webDone < 0 || dbStart < webDone {
+		t.Fatalf("db stopped before web: %q", o.events)
+	}
+}
