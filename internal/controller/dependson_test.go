@@ -119,3 +119,27 @@ func getJSON(t *testing.T, url, token string, into any) {
 		t.Fatal(err)
 	}
 }
+
+// Removing both manifests with prune on, the daemon deletes web before db:
+// the revision that declared them orders the deletions. db is stopped, so
+// its deletion alone would be over before web's (a stop, then a destroy).
+func TestPruneDeletesADependentBeforeItsDependency(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("db and web", map[string]string{
+		"db.yaml":   strings.Replace(vmManifest("db", 152, 1), "state: running", "state: stopped", 1),
+		"web.yaml":  dependentVM("web", 153, "VirtualMachine/db"),
+		"keep.yaml": vmManifest("keep", 154, 1),
+	})
+	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = true }).start()
+	e.waitStatus("VirtualMachine/web", vocab.StatusSynced)
+	repo.commit("without db and web", map[string]string{"db.yaml": "", "web.yaml": ""})
+	if err := e.c.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("both deleted", func(l api.ResourceList) bool { return find(l, "VirtualMachine/db") == nil && find(l, "VirtualMachine/web") == nil })
+	web, db := e.lastEntry("VirtualMachine/web", api.EventDeleted), e.lastEntry("VirtualMachine/db", api.EventDeleted)
+	if web == nil || db == nil || db.ID < web.ID {
+		t.Fatalf("deletions: web %+v, db %+v: want web's first", web, db)
+	}
+}

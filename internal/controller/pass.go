@@ -198,6 +198,10 @@ func (c *Controller) pull(ctx context.Context, rt *runtime) error {
 		c.mu.Unlock()
 		return loadFailure{err}
 	}
+	if cur != nil {
+		// Resources this revision prunes go before what they depended on.
+		ds.desired.WithFormer(cur.desired)
+	}
 	c.mu.Lock()
 	changed := c.desired == nil || c.desired.commit != ds.commit
 	c.desired = ds

@@ -47,6 +47,10 @@ type Desired struct {
 	// alsoList are storages (node, storage) to list besides those the
 	// resources need (Delete uses it to see a volume it is asked to remove).
 	alsoList [][2]string
+	// former is the metadata.dependsOn of resources an earlier revision
+	// declared and this one does not (WithFormer): pruned, they still go
+	// before what they depended on.
+	former map[string][]string
 }
 
 // Spec is one desired resource of any kind; every spec embeds Meta.
@@ -71,7 +75,7 @@ func (d *Desired) Specs(kind string) []Spec { return d.specs[kind] }
 // without is a copy of d without the resource kind/name, and that
 // resource (nil when d has none).
 func (d *Desired) without(kind, name string) (*Desired, Spec) {
-	out := &Desired{specs: map[string][]Spec{}, alsoList: d.alsoList}
+	out := &Desired{specs: map[string][]Spec{}, alsoList: d.alsoList, former: d.former}
 	var found Spec
 	for k, list := range d.specs {
 		for _, s := range list {

@@ -140,3 +140,47 @@ func TestADependencyStopsAfterWhatDependsOnIt(t *testing.T) {
 		t.Fatalf("db stopped before web: %q", o.events)
 	}
 }
+
+// Pruning both, the dependent is deleted first: the dependencies of the
+// revision that declared them (WithFormer) order the deletions.
+func TestAPrunedDependencyIsDeletedAfterWhatDependedOnIt(t *testing.T) {
+	e := newEnv(t)
+	e.write("db.yaml", depVM("db", 174, "running"))
+	e.write("web.yaml", depVM("web", 175, "running", "VirtualMachine/db"))
+	e.write("keep.yaml", depVM("keep", 176, "stopped"))
+	eng := e.engine(engine.Options{Prune: true})
+	before := e.desired()
+	if _, err := eng.Converge(context.Background(), before, e.plan(eng), nil, engine.ConvergeOptions{Wait: 10 * time.Millisecond, MaxWait: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	e.remove("db.yaml")
+	e.remove("web.yaml")
+	now := e.desired()
+	if p, err := eng.Plan(context.Background(), now, "test"); err != nil || slices.Contains(p.Find("VirtualMachine", "db").DependsOn, "VirtualMachine/web") {
+		t.Fatalf("without the former revision the order is unknown: %v %v", err, p.Find("VirtualMachine", "db").DependsOn)
+	}
+	now.WithFormer(before)
+	p, err := eng.Plan(context.Background(), now, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db := p.Find("VirtualMachine", "db"); db.Action != vocab.ActionDelete || !slices.Contains(db.DependsOn, "VirtualMachine/web") {
+		t.Fatalf("db: %s after %v, want a delete after web's", db.Action, db.DependsOn)
+	}
+	var o order
+	rep, err := eng.Apply(context.Background(), p, o.progress())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Status != vocab.StatusSynced {
+			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
+		}
+	}
+	if webDone, dbStart := o.index("end VirtualMachine/web Synced"), o.index("start VirtualMachine/db"); webDone < 0 || dbStart < webDone {
+		t.Fatalf("db deleted before web: %q", o.events)
+	}
+	if _, ok := e.sim.Guest(174); ok {
+		t.Fatal("db is still on the cluster")
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -56,6 +55,36 @@ func (a *Action) changesState(to string) bool {
 	return false
 }
 
+// Dependencies maps each resource ("Kind/name") to the keys its
+// metadata.dependsOn names: the declared ones, and those an earlier
+// revision declared for a resource no longer declared (WithFormer).
+func (d *Desired) Dependencies() map[string][]string {
+	out := map[string][]string{}
+	for k, deps := range d.former {
+		out[k] = deps
+	}
+	for _, list := range d.specs {
+		for _, s := range list {
+			m := s.meta()
+			delete(out, m.Kind+"/"+m.Name)
+			if len(m.DependsOn) > 0 {
+				out[m.Kind+"/"+m.Name] = m.DependsOn
+			}
+		}
+	}
+	return out
+}
+
+// WithFormer remembers the dependencies of an earlier revision
+// (earlier.Dependencies()) for the resources d no longer declares, so that
+// pruning a resource and what it depended on deletes it first.
+func (d *Desired) WithFormer(earlier *Desired) {
+	if earlier == nil {
+		return
+	}
+	d.former = earlier.Dependencies()
+}
+
 // holdForDependencies applies metadata.dependsOn (manifest.Dependencies'
 // RelationDependsOn edges, carried in Meta.DependsOn): an action that
 // creates or starts a resource waits while a resource it depends on has
@@ -68,26 +97,18 @@ func holdForDependencies(p *Plan, d *Desired, probe func(key string) (vocab.Heal
 	for _, a := range p.Actions {
 		byKey[a.Key()] = a
 	}
-	for _, kind := range manifest.Kinds() {
-		for _, s := range d.Specs(string(kind)) {
-			m := s.meta()
-			a := byKey[m.Kind+"/"+m.Name]
-			if a == nil || len(m.DependsOn) == 0 {
+	deps := d.Dependencies()
+	for _, a := range p.Actions {
+		for _, k := range deps[a.Key()] {
+			dep := byKey[k]
+			if dep == nil {
 				continue
 			}
-			for _, k := range m.DependsOn {
-				dep := byKey[k]
-				if dep == nil {
-					continue
-				}
-				if a.starts() && a.Waiting == nil {
-					if w := waitFor(dep, probe); w != nil {
-						a.Waiting = w
-					}
-				}
-				if dep.stops() && a.stops() {
-					dep.DependsOn = append(dep.DependsOn, a.Key())
-				}
+			if a.starts() && a.Waiting == nil {
+				a.Waiting = waitFor(dep, probe)
+			}
+			if dep.stops() && a.stops() {
+				dep.DependsOn = append(dep.DependsOn, a.Key())
 			}
 		}
 	}
