@@ -137,7 +137,9 @@ func TestPruneDeletesADependentBeforeItsDependency(t *testing.T) {
 	if err := e.c.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("both deleted", func(l api.ResourceList) bool { return find(l, "VirtualMachine/db") == nil && find(l, "VirtualMachine/web") == nil })
+	e.waitFor("both deleted", func(l api.ResourceList) bool {
+		return find(l, "VirtualMachine/db") == nil && find(l, "VirtualMachine/web") == nil
+	})
 	web, db := e.lastEntry("VirtualMachine/web", api.EventDeleted), e.lastEntry("VirtualMachine/db", api.EventDeleted)
 	if web == nil || db == nil || db.ID < web.ID {
 		t.Fatalf("deletions: web %+v, db %+v: want web's first", web, db)
