@@ -54,6 +54,7 @@ export type {
   TaskLog,
   TestResult,
   User,
+  Wait,
 } from './generated';
 
 // The UI's names of some documents.

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, resourcePath } from '../api/client';
 import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
-import { actorText, changeLabel, formatTime, shortRev, timeAgo } from '../lib/format';
+import { actorText, changeLabel, formatTime, shortRev, timeAgo, waitText } from '../lib/format';
 import { revisionHref } from '../lib/links';
 import { Link } from '../lib/router';
 import { useSession } from '../state/session';
@@ -274,6 +274,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <div className="row">
                   <ActionBadge action={d.action} />
                   {d.needsReboot && <span className="pill warn">needs a reboot</span>}
+                  {d.waiting && <span className="pill" title={waitText(d.waiting)}>waits for {d.waiting.resource}</span>}
                   <span>{d.reason || (d.action === 'none' || !d.action ? 'Nothing to do: the cluster matches the manifest.' : '')}</span>
                 </div>
                 {d.status === 'Unknown' && d.reason?.startsWith('cluster unreachable') && (

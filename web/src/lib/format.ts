@@ -1,10 +1,17 @@
-import type { Actor, Change } from '../api/types';
+import type { Actor, Change, Wait } from '../api/types';
 
 // changeNote says what becomes of a change beyond applying it, as the CLI
 // prints it after the field: ' (pending)', ' (creation-only)', '' when applied.
 export function changeNote(c: Change): string {
   if (c.hold) return ` (${c.hold})`;
   return c.pending ? ' (pending)' : '';
+}
+
+// waitText says what a held action waits for (metadata.dependsOn), as the
+// CLI's plan does: "waiting for VirtualMachine/db to be healthy (Progressing)".
+export function waitText(w: Wait): string {
+  if (w.status !== 'Synced') return `waiting for ${w.resource} to be in sync and healthy (${w.status})`;
+  return `waiting for ${w.resource} to be healthy (${w.health})`;
 }
 
 // changeLabel is the change's field as people read it ("memory (pending)").

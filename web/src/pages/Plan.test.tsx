@@ -99,6 +99,27 @@ test('the summary counts the actions to carry out and every resource by status',
   expect(screen.getByText('app-01').closest('tr')!.querySelector('td[data-label="action"]')?.textContent).toBe('update');
 });
 
+test('a create held by metadata.dependsOn says what it waits for', async () => {
+  mockFetch(({ url }) =>
+    url === '/api/v1/plan'
+      ? {
+          body: {
+            revision: 'aaaaaaaaaaaaaaaa',
+            summary: { create: 1, statuses: { OutOfSync: 2 } },
+            actions: [
+              { ...a('db', 'create'), status: 'OutOfSync' },
+              { ...a('web', 'create'), status: 'OutOfSync', waiting: { resource: 'VirtualMachine/db', status: 'OutOfSync', health: 'Missing' } },
+            ],
+          },
+        }
+      : undefined,
+  );
+  render(<Plan />);
+  const web = (await screen.findByText('web')).closest('tr')!;
+  expect(within(web).getByTestId('waiting').textContent).toBe('waiting for VirtualMachine/db to be in sync and healthy (OutOfSync)');
+  expect(within(screen.getByText('db').closest('tr')!).queryByTestId('waiting')).toBeNull();
+});
+
 test('a HEAD that failed to load is said loudly, with each error as an item, and the plan is labelled the last good one', async () => {
   mockFetch(({ url }) =>
     url === '/api/v1/plan'

@@ -4,7 +4,7 @@ import { resourceKey, STATUSES, type Action, type PlanAction, type PlanDocument 
 import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { ActionBadge, STATUS_LABEL, StatusBadge, statusClass, unplannable } from '../components/Status';
 import { PLAN_REVISION_WORDS } from '../lib/revstate';
-import { changeLabel, shortRev } from '../lib/format';
+import { changeLabel, shortRev, waitText } from '../lib/format';
 import MultiSelect from '../components/MultiSelect';
 import { setQuery, useLocation } from '../lib/router';
 import { clusterChoices, defaultFilters, effectiveFilters, parseFilters, resourceCluster, writeFilters } from '../state/filters';
@@ -242,6 +242,11 @@ export default function Plan() {
                     <td data-label="why">
                       {a.reason}
                       {a.blockedBy && <div className="muted small">waits for {a.blockedBy}</div>}
+                      {a.waiting && (
+                        <div className="muted small" data-testid="waiting">
+                          {waitText(a.waiting)}
+                        </div>
+                      )}
                     </td>
                     <td data-label="changes">
                       {(a.changes ?? []).map((c) => (
