@@ -165,9 +165,9 @@ func Schema() map[string]any {
 		},
 		"additionalProperties": map[string]any{"type": "string"},
 	}
-	meta["properties"].(map[string]any)["dependsOn"].(map[string]any)["items"] = map[string]any{
-		"type": "string", "pattern": dependencyPattern(),
-	}
+	dependsOn := meta["properties"].(map[string]any)["dependsOn"].(map[string]any)
+	dependsOn["items"] = map[string]any{"type": "string", "pattern": dependencyPattern()}
+	dependsOn["uniqueItems"] = true
 	defs := map[string]any{"Metadata": meta}
 	var branches []any
 	for _, info := range kindTable {
