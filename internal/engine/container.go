@@ -418,14 +418,12 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		a.Status, a.Reason = vocab.StatusFailed, reason
 		return a
 	}
-	volid, dep, err := ctemplateVolume(pc, node, s.Template)
+	volid, err := ctemplateVolume(pc, node, s.Template)
 	if err != nil {
 		a.Status, a.Reason = vocab.StatusFailed, err.Error()
 		return a
 	}
-	if dep != "" {
-		a.DependsOn = append(a.DependsOn, dep)
-	}
+	a.DependsOn = append(a.DependsOn, s.needs(KindContainerTemplate)...)
 	a.Reason = "the container does not exist"
 	ch := []vocab.Change{{Field: "vmid", To: strconv.Itoa(s.VMID)}, {Field: "template", Path: "spec.template", To: volid}}
 	ch = append(ch, previewOf(params(ctFields, s, &fieldCtx{vmid: s.VMID}))...)

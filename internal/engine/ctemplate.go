@@ -279,29 +279,29 @@ func ctemplateName(file string) string {
 // ctemplateVolume resolves a Container's template reference to a volume id
 // on its node: a declared ContainerTemplate, a volume id, or an appliance
 // package name found among the node's vztmpl volumes (the newest).
-func ctemplateVolume(pc *planContext, node, ref string) (volid, dependsOn string, err error) {
+func ctemplateVolume(pc *planContext, node, ref string) (volid string, err error) {
 	if rt, ok := pc.kinds.ctemplates[ref]; ok {
 		if rt.err != nil {
-			return "", "", fmt.Errorf("ContainerTemplate %s: %w", ref, rt.err)
+			return "", fmt.Errorf("ContainerTemplate %s: %w", ref, rt.err)
 		}
 		if rt.node != node {
 			if st := pc.snap.Storage(node, rt.storage); st == nil || !st.Shared {
-				return "", "", fmt.Errorf("ContainerTemplate %s is on %s:%s of node %s, which node %s cannot read (declare it on %s or on a shared storage)", ref, rt.storage, rt.fileName, rt.node, node, node)
+				return "", fmt.Errorf("ContainerTemplate %s is on %s:%s of node %s, which node %s cannot read (declare it on %s or on a shared storage)", ref, rt.storage, rt.fileName, rt.node, node, node)
 			}
 		}
-		return rt.volid, KindContainerTemplate + "/" + ref, nil
+		return rt.volid, nil
 	}
 	if strings.Contains(ref, ":") {
 		stor := storageOf(ref)
 		if vols, listed, _ := pc.snap.Volumes(node, stor); listed {
 			for _, v := range vols {
 				if v.VolID == ref {
-					return ref, "", nil
+					return ref, nil
 				}
 			}
-			return "", "", fmt.Errorf("template volume %s does not exist on node %s", ref, node)
+			return "", fmt.Errorf("template volume %s does not exist on node %s", ref, node)
 		}
-		return ref, "", nil
+		return ref, nil
 	}
 	// An appliance package name expected on the cluster.
 	var best pve.Volume
@@ -323,9 +323,9 @@ func ctemplateVolume(pc *planContext, node, ref string) (volid, dependsOn string
 		}
 	}
 	if best.VolID == "" {
-		return "", "", fmt.Errorf("no template %s_* on the storages of node %s: declare a ContainerTemplate named %s (appliance: %s) or download it with pveam", ref, node, ref, ref)
+		return "", fmt.Errorf("no template %s_* on the storages of node %s: declare a ContainerTemplate named %s (appliance: %s) or download it with pveam", ref, node, ref, ref)
 	}
-	return best.VolID, "", nil
+	return best.VolID, nil
 }
 
 // ctemplateStorageRefusal: an appliance goes through apl_download, a URL

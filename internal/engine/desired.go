@@ -33,6 +33,10 @@ type Meta struct {
 	// resource is created or started once they are in sync and healthy,
 	// and stopped or deleted before them (waits.go).
 	DependsOn []string
+	// Needs lists the keys of the declared resources the manifest's spec
+	// refers to (manifest.Dependencies' references: a clone's template, a
+	// VM's Iso, a container's template), which its action comes after.
+	Needs []string
 
 	// paths maps the manifest's fields to their paths (Change.Path).
 	paths *fieldPaths

@@ -56,10 +56,33 @@ func DesiredFromSet(set *manifest.Set, secrets SecretReader) *Desired {
 	return d
 }
 
+// referenceKeys are the keys of r's spec references to declared resources
+// (manifest.Dependencies, the function the UI's graph reads too).
+func referenceKeys(r manifest.Resource) []string {
+	var out []string
+	for _, e := range manifest.Dependencies(r) {
+		if e.Relation != manifest.RelationDependsOn {
+			out = append(out, e.Key())
+		}
+	}
+	return out
+}
+
+// needs returns the keys of m's references to resources of kind.
+func (m *Meta) needs(kind string) []string {
+	var out []string
+	for _, k := range m.Needs {
+		if strings.HasPrefix(k, kind+"/") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func metaOf(r manifest.Resource) Meta {
 	md := r.Meta()
 	return Meta{Kind: string(r.Kind()), Name: r.Name(), Node: r.Node(), Tags: md.Tags,
-		Sync: md.Sync(), Adopt: md.Adopt(), File: r.Source().File, DependsOn: manifest.DependsOnKeys(r), paths: fieldPathsOf(r)}
+		Sync: md.Sync(), Adopt: md.Adopt(), File: r.Source().File, DependsOn: manifest.DependsOnKeys(r), Needs: referenceKeys(r), paths: fieldPathsOf(r)}
 }
 
 func imageFromManifest(img *manifest.Image) *ImageSpec {

@@ -214,11 +214,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		}
 		return a
 	}
-	if s.Iso != "" {
-		if _, ok := pc.isos[s.Iso]; ok {
-			a.DependsOn = append(a.DependsOn, KindIso+"/"+s.Iso)
-		}
-	}
+	a.DependsOn = append(a.DependsOn, s.needs(KindIso)...)
 	a.DependsOn = append(a.DependsOn, sdnBridgeDeps(pc, nicBridges(s.NICs))...)
 	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
 	if g == nil {
@@ -380,8 +376,8 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Action, uo updateOptions) *Action {
 	ref := s.FromTemplate
 	tplNode, tplVMID := "", 0
+	a.DependsOn = append(a.DependsOn, s.needs(KindTemplate)...)
 	if tpl, ok := pc.tpls[ref.Name]; ok {
-		a.DependsOn = append(a.DependsOn, KindTemplate+"/"+ref.Name)
 		tplNode, tplVMID = nodeFor(pc, tpl.Node), tpl.VMID
 		if g := pc.snap.Guest(tpl.VMID); g != nil {
 			tplNode = g.Node
