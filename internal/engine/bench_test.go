@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -146,16 +147,21 @@ func BenchmarkConverge200Clones(b *testing.B) {
 	b.ResetTimer()
 	var total time.Duration
 	var requests, failed int
+	mix := map[string]int64{}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		e, eng := prepared()
 		before := e.client.Stats()
+		e.sim.ResetRequests()
 		b.StartTimer()
 		d, rep := converge(e, eng, n)
 		b.StopTimer()
 		total += d
 		failed += rep.Failed
 		requests += int(e.client.Stats().Sub(before).Total())
+		for _, c := range e.sim.Requests() {
+			mix[requestClass(c.Method, c.Path)] += c.Count
+		}
 		// A second pass finds nothing left to do.
 		p, err := eng.Plan(context.Background(), desired(n), "bench")
 		if err != nil {
@@ -178,6 +184,19 @@ func BenchmarkConverge200Clones(b *testing.B) {
 	b.ReportMetric(avg.Seconds()/ideal.Seconds(), "x-ideal")
 	b.ReportMetric(float64(requests)/float64(b.N)/n, "requests/vm")
 	b.ReportMetric(float64(failed)/float64(b.N), "failed")
+	for class, c := range mix {
+		b.ReportMetric(float64(c)/float64(b.N)/n, class+"/vm")
+	}
+}
+
+// requestClass names a request for the benchmark's mix: the method and the
+// route template's last segments, e.g. GET:tasks/{upid}/status.
+func requestClass(method, path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) > 2 {
+		parts = parts[len(parts)-2:]
+	}
+	return method + ":" + strings.Join(parts, "/")
 }
 
 // minimalVMs declares n VMs with nothing but a name, a node, a VMID, cores

@@ -1,10 +1,13 @@
 package engine_test
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -158,5 +161,32 @@ func TestGrowingADiskNeedsSpaceOnItsStorage(t *testing.T) {
 	want := "the API token lacks Datastore.AllocateSpace on /storage/local-lvm, needed to change scsi0.size (disk on local-lvm)"
 	if a == nil || a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, want) {
 		t.Fatalf("planned %+v, want %q", a, want)
+	}
+}
+
+// The token's privileges are read once for the whole plan, whatever the
+// number of new guests, and a path with its own ACL is still answered
+// by what that ACL grants: here VM 602's path holds only an auditor's role
+// (no propagation), so its create is refused while its siblings' pass.
+func TestPrivilegeChecksReadThePermissionTreeOncePerPlan(t *testing.T) {
+	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut() })
+	for i := range 20 {
+		id := strconv.Itoa(600 + i)
+		e.write("vms/app"+id+".yaml", vmManifest("app"+id, "pve1", id, ""))
+	}
+	acl := pve.NewParams().Set("path", "/vms/602").Set("roles", "PVEAuditor").Set("tokens", tokenID).Set("propagate", "0")
+	if err := e.client.Put(context.Background(), "access/acl", acl, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.sim.ResetRequests()
+	p := e.plan(e.engine(engine.Options{}))
+	if n := e.sim.RequestCountFor("GET", "/access/permissions"); n > 2 {
+		t.Errorf("%d reads of /access/permissions for one plan, want at most 2", n)
+	}
+	for _, a := range p.Actions {
+		refused := a.Status == vocab.StatusFailed && strings.Contains(a.Reason, "lacks VM.Allocate on /vms/602")
+		if (a.Name == "app602") != refused {
+			t.Errorf("%s: %s %q", a.Name, a.Status, a.Reason)
+		}
 	}
 }

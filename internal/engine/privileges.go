@@ -474,29 +474,96 @@ func containerTemplateStorage(d *Desired, tpl string) string {
 	return ""
 }
 
-// permissionReader reads the token's privileges on ACL paths, once each.
+// permissionReader answers the token's privileges on ACL paths with as few
+// reads as it can. The first question reads the whole map (GET
+// /access/permissions without a path: RPCEnvironment.pm
+// get_effective_permissions computes every top-level path, every path
+// named in an ACL and every pool member, and leaves out those where the
+// token holds nothing). A path in that map is answered from it; a
+// top-level path absent from it holds nothing. Any other path is read
+// alone, once, except the path of a guest that does not exist yet: such
+// paths inherit alike from /vms (Proxmox drops a guest's ACLs and pool
+// membership with the guest, remove_vm_access), so one of them is read and
+// answers for all. An ACL set by hand on a free VMID that grants nothing
+// is the one case this does not see; Proxmox then refuses the call (403).
 type permissionReader struct {
 	ctx    context.Context
 	client *pve.Client
+	snap   *Observation
 	cache  map[string]map[string]bool
+	tree   map[string]map[string]bool // the whole map, once read
 	err    error
 }
+
+// topLevelPaths are get_effective_permissions' default paths: always in
+// its map when the token holds anything there.
+var topLevelPaths = map[string]bool{"/": true, "/access": true, "/access/groups": true, "/nodes": true,
+	"/pool": true, "/sdn": true, "/storage": true, "/vms": true}
+
+// newVMIDPath is the cache key the paths of guests not yet created share.
+const newVMIDPath = "/vms/(new)"
 
 func (r *permissionReader) on(path string) map[string]bool {
 	if p, ok := r.cache[path]; ok {
 		return p
 	}
+	if r.tree == nil && r.err == nil {
+		var res map[string]map[string]any
+		if err := r.client.Get(r.ctx, "access/permissions", nil, &res); err != nil {
+			r.err = err
+			return nil
+		}
+		r.tree = map[string]map[string]bool{}
+		for p, privs := range res {
+			r.tree[p] = map[string]bool{}
+			for k := range privs {
+				r.tree[p][k] = true
+			}
+		}
+	}
+	if r.err != nil {
+		return nil
+	}
+	if privs, ok := r.tree[path]; ok {
+		return privs
+	}
+	if topLevelPaths[path] {
+		return map[string]bool{}
+	}
+	key := path
+	if r.newGuestPath(path) {
+		key = newVMIDPath
+		if p, ok := r.cache[key]; ok {
+			return p
+		}
+	}
+	privs := r.read(path)
+	r.cache[key] = privs
+	return privs
+}
+
+// newGuestPath says whether path is /vms/<vmid> of a guest the snapshot
+// does not hold.
+func (r *permissionReader) newGuestPath(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/vms/")
+	if !ok || r.snap == nil {
+		return false
+	}
+	vmid, err := strconv.Atoi(rest)
+	return err == nil && vmid > 0 && r.snap.Guest(vmid) == nil
+}
+
+// read asks for one path.
+func (r *permissionReader) read(path string) map[string]bool {
 	var res map[string]map[string]any
 	if err := r.client.Get(r.ctx, "access/permissions", pve.NewParams().Set("path", path), &res); err != nil {
 		r.err = err
-		r.cache[path] = nil
 		return nil
 	}
 	privs := map[string]bool{}
 	for k := range res[path] {
 		privs[k] = true
 	}
-	r.cache[path] = privs
 	return privs
 }
 
@@ -569,7 +636,7 @@ func (e *Engine) checkPrivileges(ctx context.Context, p *Plan, d *Desired) {
 			}
 		}
 	}
-	r := &permissionReader{ctx: ctx, client: e.client, cache: map[string]map[string]bool{}}
+	r := &permissionReader{ctx: ctx, client: e.client, snap: snap, cache: map[string]map[string]bool{}}
 	tags := &tagRules{read: func() (pve.ClusterOptions, error) { return e.client.ClusterOptions(ctx) }}
 	for _, a := range p.Actions {
 		if !a.Acts() || a.Conflicted() || a.Status == vocab.StatusFailed {
