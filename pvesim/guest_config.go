@@ -147,7 +147,7 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 		}
 		return nil, nil
 	}
-	return s.startTask(r, g.Node, "qmconfig", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+	upid := s.startTask(r, g.Node, "qmconfig", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
 			return err
 		}
@@ -155,7 +155,39 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 			return err
 		}
 		return update(tc)
-	}), nil
+	})
+	if delay, ok := r.Int("background_delay"); ok && delay > 0 {
+		return s.backgroundDelay(upid, g.VMID, time.Duration(delay)*time.Second)
+	}
+	return upid, nil
+}
+
+// backgroundDelay is update_vm_api's background_delay: wait up to delay
+// (scaled as task durations are) for the task; when it ended, answer null
+// if it succeeded, else fail with its status; when it still runs, answer
+// its UPID (qemu-server API2/Qemu.pm update_vm_api). Called with s.mu
+// held, which it lets go while it waits.
+func (s *Server) backgroundDelay(upid string, vmid int, delay time.Duration) (any, error) {
+	t := s.tasks.byUPID[upid]
+	if t == nil {
+		return upid, nil
+	}
+	if t.Running {
+		s.mu.Unlock()
+		select {
+		case <-t.done:
+		case <-s.clock.After(s.scale(delay)):
+		case <-s.closed:
+		}
+		s.relock()
+	}
+	if t.Running {
+		return upid, nil
+	}
+	if t.ExitStatus != "OK" && !strings.HasPrefix(t.ExitStatus, "WARNINGS") {
+		return nil, Fail("failed to update VM %d: %s", vmid, t.ExitStatus)
+	}
+	return nil, nil
 }
 
 // qemuApplyUpdate is the body of update_vm_api's updatefn: write the
