@@ -44,15 +44,21 @@ func percentOf(line string) (int, bool) {
 
 // taskPercent follows a running task's log for its percent: each poll
 // reads only the lines added since the last one and reports a new percent
-// through report. Tasks that print none are not read.
+// through report. Tasks that print none are not read, nor is a task at the
+// first poll that finds it running: the first poll comes when a task of
+// its type has usually ended, so most tasks are short ones whose percent
+// nobody would see.
 func taskPercent(ctx context.Context, c *pve.Client, upid string, report func(int)) pve.TaskObserver {
 	u, err := pve.ParseUPID(upid)
 	if err != nil || !progressTasks[u.Type] {
 		return nil
 	}
-	next, last := 0, -1
+	next, last, running := 0, -1, 0
 	return func(st pve.TaskStatus) {
 		if !st.Running() {
+			return
+		}
+		if running++; running == 1 {
 			return
 		}
 		lines, err := c.TaskLog(ctx, upid, next, 500)

@@ -40,7 +40,8 @@ type Config struct {
 	RetryBackoff time.Duration
 
 	// TaskPollMin and TaskPollMax bound the interval between task status
-	// polls (default 100ms growing to 2s).
+	// polls (default 100ms growing to 2s). The first poll of a task comes
+	// after the time its type took lately, within the same bounds.
 	TaskPollMin time.Duration
 	TaskPollMax time.Duration
 
@@ -61,6 +62,8 @@ type Client struct {
 	hc       *http.Client
 	auth     string
 	requests [4]atomic.Int64 // GET, POST, PUT, DELETE
+	// taskTimes is how long tasks took lately, per type (WaitTask).
+	taskTimes taskTimes
 }
 
 // RequestStats counts HTTP requests sent, including retries.

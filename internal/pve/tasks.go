@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -77,11 +78,15 @@ func isEmptyLogPlaceholder(lines []TaskLogLine) bool {
 // TaskObserver is told about each poll of a running task.
 type TaskObserver func(TaskStatus)
 
-// WaitTask polls a task until it stops, with a growing interval, and returns
-// its final status. A task that stopped with anything but OK or
-// "WARNINGS: N" yields a *TaskError carrying the exit status and the last
-// log lines. An empty upid (an operation that finished synchronously) returns
-// at once.
+// WaitTask polls a task until it stops and returns its final status. A
+// task that stopped with anything but OK or "WARNINGS: N" yields a
+// *TaskError carrying the exit status and the last log lines. An empty
+// upid (an operation that finished synchronously) returns at once.
+//
+// The first poll comes after the time tasks of the same type took lately
+// (see taskTimes; TaskPollMin for a type not seen yet, never more than
+// TaskPollMax), so that a short task is read once, when it has ended;
+// later polls come at a growing interval, from TaskPollMin to TaskPollMax.
 func (c *Client) WaitTask(ctx context.Context, upid string, observe TaskObserver) (TaskStatus, error) {
 	if upid == "" {
 		return TaskStatus{Status: "stopped", ExitStatus: "OK"}, nil
@@ -90,8 +95,17 @@ func (c *Client) WaitTask(ctx context.Context, upid string, observe TaskObserver
 	if err != nil {
 		return TaskStatus{}, err
 	}
-	interval := c.cfg.TaskPollMin
-	for {
+	start := time.Now()
+	first := c.taskTimes.expect(u.Type, c.cfg.TaskPollMin, c.cfg.TaskPollMax)
+	wait, interval := first, c.cfg.TaskPollMin
+	for polls := 1; ; polls++ {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return TaskStatus{}, ctx.Err()
+		case <-t.C:
+		}
 		st, err := c.TaskStatus(ctx, upid)
 		if err != nil {
 			return st, fmt.Errorf("waiting for task %s on %s: %w", u.Type, u.Node, err)
@@ -100,6 +114,7 @@ func (c *Client) WaitTask(ctx context.Context, upid string, observe TaskObserver
 			observe(st)
 		}
 		if !st.Running() && st.Status != "" {
+			c.taskTimes.learn(u.Type, polls == 1, first, time.Since(start))
 			if st.Succeeded() {
 				return st, nil
 			}
@@ -107,17 +122,40 @@ func (c *Client) WaitTask(ctx context.Context, upid string, observe TaskObserver
 			te.Log = c.lastLogLines(ctx, upid, 10)
 			return st, te
 		}
-		t := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return st, ctx.Err()
-		case <-t.C:
-		}
-		interval = interval * 3 / 2
-		if interval > c.cfg.TaskPollMax {
-			interval = c.cfg.TaskPollMax
-		}
+		wait = interval
+		interval = min(interval*3/2, c.cfg.TaskPollMax)
+	}
+}
+
+// taskTimes remembers, per task type, how long to wait before the first
+// poll: the time tasks of that type were last seen to take. A task that
+// had ended at its first poll lowers it a little (it may have ended
+// sooner), one that had not raises it to the time it was seen to end.
+type taskTimes struct {
+	mu sync.Mutex
+	by map[string]time.Duration
+}
+
+func (tt *taskTimes) expect(typ string, lo, hi time.Duration) time.Duration {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	d, ok := tt.by[typ]
+	if !ok {
+		return lo
+	}
+	return min(d, hi)
+}
+
+func (tt *taskTimes) learn(typ string, firstPoll bool, waited, took time.Duration) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tt.by == nil {
+		tt.by = map[string]time.Duration{}
+	}
+	if firstPoll {
+		tt.by[typ] = waited * 15 / 16
+	} else {
+		tt.by[typ] = took
 	}
 }
 
