@@ -67,10 +67,12 @@ func externalTemplate(t *testing.T, e *env) {
 	}
 }
 
-// cloneWithoutTag applies a clone whose tagging call fails: the clone is
-// on the cluster, untagged.
+// cloneWithoutTag applies a clone whose tagging calls fail (the first
+// configuration write, which carries the tag, then the tag written alone):
+// the clone is on the cluster, untagged.
 func cloneWithoutTag(t *testing.T, e *env, eng *engine.Engine) {
 	t.Helper()
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "POST", Path: "/nodes/pve1/qemu/130/config"})
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/130/config"})
 	_, rep := e.apply(eng)
 	var failed []string
@@ -79,11 +81,33 @@ func cloneWithoutTag(t *testing.T, e *env, eng *engine.Engine) {
 			failed = append(failed, r.Kind+"/"+r.Name+": "+r.Error)
 		}
 	}
-	if len(failed) != 1 || !strings.Contains(failed[0], "VirtualMachine/app-02: tagging VM 130 as owned") {
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], "VirtualMachine/app-02: ") || !strings.Contains(failed[0], "POST /nodes/pve1/qemu/130/config: 500 injected error") {
 		t.Fatalf("want the tagging to fail: %v", failed)
 	}
 	if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {
 		t.Fatalf("clone tagged: %v", g)
+	}
+}
+
+// A clone whose first configuration write (tag, settings and new drives in
+// one call) fails is still tagged as proxmops' own, by a write of the tag
+// alone, and converges on the next pass without a second clone.
+func TestCloneWhoseConfigWriteFailsIsStillOwned(t *testing.T) {
+	e := newEnv(t)
+	externalTemplate(t, e)
+	e.write("vms/app-02.yaml", seedClone)
+	eng := e.engine(engine.Options{})
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "POST", Path: "/nodes/pve1/qemu/130/config"})
+	if _, rep := e.apply(eng); rep.Failed != 1 {
+		t.Fatalf("want the configuration write to fail: %+v", rep.Results)
+	}
+	if g := e.guest(130); !strings.Contains(g.Config["tags"], engine.OwnerTag) {
+		t.Fatalf("clone not tagged after its configuration write failed: %v", g.Config)
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/clone"); n != 1 {
+		t.Fatalf("cloned %d times", n)
 	}
 }
 

@@ -52,6 +52,10 @@ func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, 
 		} else if err := p.shutdown(); err != nil {
 			return err
 		}
+	case uo.state == "running" && !running && fresh:
+		if err := x.startFresh(ctx, p); err != nil {
+			return err
+		}
 	case uo.state == "running" && !running:
 		if ha, st := x.underHA(p); ha {
 			if err := x.haPower(ctx, p, st, "running", 0); err != nil {
@@ -131,6 +135,34 @@ func (x *execCtx) haPower(ctx context.Context, p guestPower, st pve.VMStatus, wa
 	if err := x.task(ctx, msg, request); err != nil {
 		return err
 	}
+	return x.awaitHA(ctx, p, want, timeout)
+}
+
+// startFresh starts a guest proxmops just made without reading its status
+// first: it is stopped, and under HA only if someone added it meanwhile
+// (Proxmox refuses HA resources for guests that do not exist and destroys
+// none still under HA without purge); then Proxmox itself turns the start
+// into a hastart task (qemu-server API2/Qemu.pm vm_start, pve-container
+// API2/LXC/Status.pm vm_start), whose type says to await the HA stack as
+// haPower does.
+func (x *execCtx) startFresh(ctx context.Context, p guestPower) error {
+	var upid string
+	if err := x.task(ctx, "starting", func() (string, error) {
+		u, err := p.start()
+		upid = u
+		return u, err
+	}); err != nil {
+		return err
+	}
+	if u, err := pve.ParseUPID(upid); err == nil && u.Type == "hastart" && p.status != nil {
+		return x.awaitHA(ctx, p, "running", 0)
+	}
+	return nil
+}
+
+// awaitHA waits, after a request to the HA stack, for the guest to be in
+// the wanted power state.
+func (x *execCtx) awaitHA(ctx context.Context, p guestPower, want string, timeout time.Duration) error {
 	x.progress("waiting for the HA stack to have it "+want, "", -1)
 	deadline := time.Now().Add(timeout + haSettle)
 	delay := 100 * time.Millisecond

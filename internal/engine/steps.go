@@ -60,20 +60,50 @@ func (x *execCtx) ensureImage(ctx context.Context, node string, img *resolvedIma
 	})
 }
 
-// rereadGuest reads a guest again after a create or a clone.
-func (x *execCtx) rereadGuest(ctx context.Context, node string, vmid int) (*Guest, error) {
-	g := &Guest{VMID: vmid, Type: "qemu", Node: node, fresh: true}
-	st, err := x.e.client.QemuStatus(ctx, node, vmid)
-	if err != nil {
-		return nil, fmt.Errorf("reading VM %d: %w", vmid, err)
+// rereadGuest reads a guest again after a create or a clone. withStatus
+// reads its status/current too; without it the guest is taken as stopped,
+// as Proxmox leaves a VM it just created without start=1 (which proxmops
+// never sends) or cloned (qemu-server API2/Qemu.pm create_vm, clone_vm).
+func (x *execCtx) rereadGuest(ctx context.Context, node string, vmid int, withStatus bool) (*Guest, error) {
+	g := &Guest{VMID: vmid, Type: "qemu", Node: node, fresh: true, Status: "stopped"}
+	if withStatus {
+		st, err := x.e.client.QemuStatus(ctx, node, vmid)
+		if err != nil {
+			return nil, fmt.Errorf("reading VM %d: %w", vmid, err)
+		}
+		g.Status, g.Name, g.Template = st.Status, st.Name, st.Template != 0
 	}
-	g.Status, g.Name, g.Template = st.Status, st.Name, st.Template != 0
 	if err := x.e.readGuest(ctx, g); err != nil {
 		return nil, err
 	}
+	if !withStatus {
+		g.nameFromConfig()
+	}
+	g.ownTags()
+	return g, nil
+}
+
+// ownTags reads the guest's tags and ownership from its configuration.
+func (g *Guest) ownTags() {
 	g.Tags = pve.SplitTags(g.Effective["tags"])
 	g.Owned, g.Adopted = hasTag(g.Tags, OwnerTag), hasTag(g.Tags, AdoptedTag)
-	return g, nil
+}
+
+// assume makes the guest read as it will once the settings in p are
+// written ("delete" removes keys), so that a diff leaves them out.
+func (g *Guest) assume(p *pve.Params) {
+	for _, k := range p.Keys() {
+		v, _ := p.Get(k)
+		if k != "delete" {
+			g.Current[k], g.Effective[k] = v, v
+			continue
+		}
+		for _, del := range strings.Split(v, ",") {
+			delete(g.Current, del)
+			delete(g.Effective, del)
+		}
+	}
+	g.ownTags()
 }
 
 // updateOptions say how to finish an update.
@@ -81,7 +111,15 @@ type updateOptions struct {
 	state           string // "", running, stopped
 	rebootIfNeeded  bool
 	shutdownTimeout time.Duration
+	// own is written with the first configuration write: a clone's
+	// ownership tag (and the removal of its template's description).
+	own *pve.Params
 }
+
+// configTaskDelay is background_delay for an asynchronous configuration
+// write: Proxmox answers once its task ended if it does within that many
+// seconds (qemu-server API2/Qemu.pm update_vm_api), so no poll is needed.
+const configTaskDelay = 5
 
 // applyDiff carries out a guestDiff on a guest.
 func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *guestDiff, uo updateOptions) error {
@@ -102,19 +140,30 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 			sync.Set(ch.key, ch.value)
 		}
 	}
+	if uo.own != nil {
+		for _, k := range uo.own.Keys() {
+			v, _ := uo.own.Get(k)
+			if k == "delete" {
+				deletes = uniqStrings(append(deletes, strings.Split(v, ",")...))
+			} else {
+				sync.Set(k, v)
+			}
+		}
+	}
 	if len(deletes) > 0 {
 		sync.Set("delete", strings.Join(deletes, ","))
 	}
-	if sync.Len() > 0 {
-		x.progress("updating configuration", "", -1)
-		if err := c.QemuSetConfig(ctx, node, vmid, sync); err != nil {
-			return fmt.Errorf("updating configuration of VM %d: %w", vmid, err)
+	if g.fresh && async.Len() > 0 {
+		// A guest just made has nothing to hot-plug: its settings and new
+		// drives go in one call, as update_vm_api takes them.
+		for _, k := range sync.Keys() {
+			v, _ := sync.Get(k)
+			async.Set(k, v)
 		}
+		sync = pve.NewParams()
 	}
-	if async.Len() > 0 {
-		if err := x.task(ctx, "adding drives", func() (string, error) { return c.QemuSetConfigAsync(ctx, node, vmid, async) }); err != nil {
-			return err
-		}
+	if err := x.writeConfig(ctx, node, vmid, sync, async, uo.own); err != nil {
+		return err
 	}
 	if d.cidata != nil {
 		if err := x.provisionCidata(ctx, gs, g, d.cidata); err != nil {
@@ -141,6 +190,37 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 		requestStop: func(secs int) (string, error) { return c.QemuShutdown(ctx, node, vmid, secs, false) },
 		status:      func() (pve.VMStatus, error) { return c.QemuStatus(ctx, node, vmid) },
 	})
+}
+
+// writeConfig writes a VM's settings (PUT) and new drives (POST, a task),
+// in that order. own was part of the first of these writes; when Proxmox
+// refused that write, own is written alone: a guest proxmops made stays
+// its own whatever else failed.
+func (x *execCtx) writeConfig(ctx context.Context, node string, vmid int, sync, async, own *pve.Params) error {
+	c := x.e.client
+	var err error
+	if sync.Len() > 0 {
+		x.progress("updating configuration", "", -1)
+		if err = c.QemuSetConfig(ctx, node, vmid, sync); err != nil {
+			err = fmt.Errorf("updating configuration of VM %d: %w", vmid, err)
+		}
+	}
+	firstFailed := err != nil
+	if err == nil && async.Len() > 0 {
+		msg := "adding drives"
+		if sync.Len() == 0 && own != nil {
+			msg = "updating configuration and adding drives"
+		}
+		async.SetInt("background_delay", configTaskDelay)
+		err = x.task(ctx, msg, func() (string, error) { return c.QemuSetConfigAsync(ctx, node, vmid, async) })
+		firstFailed = err != nil && sync.Len() == 0
+	}
+	if firstFailed && own != nil && own.Len() > 0 && !pve.IsUnknownOutcome(err) {
+		if oerr := c.QemuSetConfig(ctx, node, vmid, own); oerr != nil {
+			x.e.log.Warn("could not tag the guest as owned", "vmid", vmid, "error", oerr)
+		}
+	}
+	return err
 }
 
 // shutdown asks the guest to shut down and stops it hard after the timeout.

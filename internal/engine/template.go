@@ -187,7 +187,7 @@ func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *guestSpec, a *Actio
 // finishTemplate converges a freshly built VM (disk growth, cloud-init),
 // stops it if it runs, and converts it.
 func (x *execCtx) finishTemplate(ctx context.Context, gs *guestSpec, node string, vmid int) error {
-	g, err := x.rereadGuest(ctx, node, vmid)
+	g, err := x.rereadGuest(ctx, node, vmid, true)
 	if err != nil {
 		return err
 	}

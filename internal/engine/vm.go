@@ -425,17 +425,16 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		if err := x.task(ctx, fmt.Sprintf("cloning template %s (%d) to VM %d", ref.Name, tplVMID, vmid), func() (string, error) { return x.e.client.QemuClone(ctx, tplNode, tplVMID, o) }); err != nil {
 			return err
 		}
-		// Own the clone at once: a template proxmops did not build carries
-		// no ownership tag, and a clone without it would be a Conflict.
+		// Own the clone with its first configuration write: a template
+		// proxmops did not build carries no ownership tag, and a clone
+		// without it would be a Conflict.
 		own := pve.NewParams().Set("tags", strings.Join(gs.wantTags(), ";"))
 		if desc == "" {
 			// Nothing to give the clone in its clone call: the template's
 			// description, if any, is only proxmops' records of the template.
 			own.Set("delete", "description")
 		}
-		if err := x.e.client.QemuSetConfig(ctx, node, vmid, own); err != nil {
-			return fmt.Errorf("tagging VM %d as owned: %w", vmid, err)
-		}
+		uo.own = own
 		return x.converge(ctx, gs, node, vmid, uo)
 	}
 	return a
@@ -506,11 +505,20 @@ func (x *execCtx) allocateVMID(ctx context.Context, declared int) (int, error) {
 }
 
 // converge re-reads a guest just created or cloned and applies what still
-// differs (disk growth, cloud-init, seed, power state).
+// differs (disk growth, cloud-init, seed, power state), with uo.own in its
+// first write.
 func (x *execCtx) converge(ctx context.Context, gs *guestSpec, node string, vmid int, uo updateOptions) error {
-	g, err := x.rereadGuest(ctx, node, vmid)
+	g, err := x.rereadGuest(ctx, node, vmid, false)
 	if err != nil {
+		if uo.own != nil && !pve.IsUnknownOutcome(err) {
+			if oerr := x.e.client.QemuSetConfig(ctx, node, vmid, uo.own); oerr != nil {
+				x.e.log.Warn("could not tag the guest as owned", "vmid", vmid, "error", oerr)
+			}
+		}
 		return err
+	}
+	if uo.own != nil {
+		g.assume(uo.own)
 	}
 	d := diffGuest(gs, g)
 	return x.applyDiff(ctx, gs, g, d, uo)
