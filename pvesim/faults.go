@@ -169,6 +169,10 @@ type OneShot struct {
 	Path string
 	// Message for FaultError (default "injected error").
 	Message string
+	// ParamErrors makes a FaultError Proxmox's refusal of parameters
+	// (raise_param_exc): 400 "Parameter verification failed." with these
+	// messages keyed by parameter, instead of a 500.
+	ParamErrors map[string]string
 	// Latency for FaultLatency.
 	Latency time.Duration
 }
@@ -247,6 +251,9 @@ func (fs *faultState) errorFor(route *Route, method, rel string) *APIError {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if o, ok := fs.takeOneShot(FaultError, method, route, rel); ok {
+		if len(o.ParamErrors) > 0 {
+			return ParamError(o.ParamErrors).(*APIError)
+		}
 		msg := o.Message
 		if msg == "" {
 			msg = "injected error"

@@ -80,6 +80,10 @@ func TestInjectedFaults(t *testing.T) {
 	if g, _ := srv.Guest(100); g.Config["cores"] != "" {
 		t.Fatal("a request answered with an injected error was processed")
 	}
+	srv.InjectOnce(OneShot{Kind: FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/100/config", ParamErrors: map[string]string{"cores": "value must have a minimum value of 1"}})
+	if r := c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")); r.Status != 400 || r.Reason != "Parameter verification failed." || r.Errors["cores"] != "value must have a minimum value of 1" {
+		t.Fatalf("one-shot parameter refusal: %d %q %v", r.Status, r.Reason, r.Errors)
+	}
 
 	srv.SetFaults(Faults{OfflineNodes: []string{"pve2"}})
 	if r := c.do("GET", "/nodes/pve2/status", nil); r.Status != 595 || r.Reason != "No route to host" {
