@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,7 +44,7 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 			case obs.neverStarted():
 				c.dropQueued(key)
 			default:
-				c.finish(key, a.Action, commit, nil, err.Error(), 0, "")
+				c.finish(key, a.Action, commit, nil, err.Error(), "", 0, "")
 			}
 			c.afterAction()
 		},
@@ -113,7 +115,7 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 		if a.Adopt {
 			o.c.adopted(a, o.commit)
 		}
-		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", r.Duration, r.Detail)
+		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", "", r.Duration, r.Detail)
 		return
 	}
 	msg := r.Error
@@ -124,7 +126,24 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 	if errors.As(r.Err, &te) {
 		o.c.m.PVEErrors.WithLabelValues("task", o.c.Name()).Inc()
 	}
-	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, r.Duration, "")
+	terminal := ""
+	if !r.Retry {
+		terminal = attemptOf(o.commit, a)
+	}
+	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, terminal, r.Duration, "")
+}
+
+// attemptOf names what an action tried: the commit, the action and its
+// changes. A terminal failure is tried again without waiting once the
+// plan's attempt for the resource differs (a new commit, a changed
+// manifest, the cluster changed by hand).
+func attemptOf(commit string, a *engine.Action) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s", commit, a.Action, a.Key())
+	for _, ch := range a.Changes {
+		fmt.Fprintf(h, "\x00%s\x00%s\x00%s", ch.Field, ch.From, ch.To)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // progress publishes a running action's progress.
@@ -145,8 +164,10 @@ func (c *Controller) progress(key string, p *api.Progress) {
 
 // finish records an action's outcome: history, metrics, status, and a
 // re-scan that confirms it (or picks up what waited for it). errMsg is ""
-// on success; detail is what the action reported beyond its changes.
-func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg string, dur time.Duration, detail string) {
+// on success; terminal names the attempt of a failure that a retry
+// cannot change ("" when it may pass by itself); detail is what the
+// action reported beyond its changes.
+func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg, terminal string, dur time.Duration, detail string) {
 	kind, _ := splitKey(key)
 	result := "ok"
 	if errMsg != "" {
@@ -197,6 +218,9 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 		rec.Unfinished, rec.Interrupted = action, interrupted
 		rec.Failures++
 		rec.RetryAt = c.clock.Now().Add(retryDelay(interval, rec.Failures))
+		if rec.Terminal = terminal; terminal != "" {
+			rec.RetryAt = c.clock.Now().Add(terminalRetryDelay(interval))
+		}
 		if msg != rec.Failure {
 			entry = &api.HistoryEntry{Event: api.EventFailed, Commit: commit, Message: msg, Actor: by}
 			rec.Failure, rec.Event = msg, api.EventFailed
@@ -260,6 +284,13 @@ func retryDelay(interval time.Duration, failures int) time.Duration {
 		d *= 2
 	}
 	return min(d, limit)
+}
+
+// terminalRetryDelay is how long a terminal failure waits before it is
+// tried again unchanged: the slow interval of a refusal that something
+// else (a commit, a manifest, the cluster, the token) has to lift.
+func terminalRetryDelay(interval time.Duration) time.Duration {
+	return max(time.Hour, interval)
 }
 
 // appliedChanges tells what an action that ended well changed, apart from

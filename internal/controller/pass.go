@@ -335,9 +335,13 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 				sum.Reason = joinReason(sum.Reason, "waiting for "+waiting+" first")
 				break
 			}
-			if !forced && !rec.RetryAt.IsZero() && now.Before(rec.RetryAt) {
+			if !forced && !rec.RetryAt.IsZero() && now.Before(rec.RetryAt) && (rec.Terminal == "" || rec.Terminal == attemptOf(ds.commit, a)) {
 				sum.Status, sum.Health = vocab.StatusFailed, vocab.HealthDegraded
-				sum.Reason = joinReason(rec.Failure, "retried after "+rec.RetryAt.UTC().Format(time.RFC3339))
+				when := "retried after " + rec.RetryAt.UTC().Format(time.RFC3339)
+				if rec.Terminal != "" {
+					when = "not retried until a commit or the cluster changes it, a manual sync, or " + rec.RetryAt.UTC().Format(time.RFC3339)
+				}
+				sum.Reason = joinReason(rec.Failure, when)
 				break
 			}
 			if len(c.dispatcher.Active()) >= c.opts.QueueLimit {
@@ -451,7 +455,7 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 		if prevStatus != vocab.StatusSynced && rec.Event != api.EventCreated && rec.Event != api.EventApplied {
 			ev, msg = api.EventSynced, syncedMessage(rec, ds)
 		}
-		rec.Failure, rec.Failures, rec.RetryAt = "", 0, time.Time{}
+		rec.Failure, rec.Failures, rec.RetryAt, rec.Terminal = "", 0, time.Time{}, ""
 		rec.Unfinished, rec.Interrupted = 0, false
 	case vocab.StatusConflict:
 		if prevStatus != vocab.StatusConflict {

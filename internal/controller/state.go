@@ -28,6 +28,10 @@ type record struct {
 	// RetryAt is when the next automatic attempt may start.
 	Failures int       `json:"failures,omitempty"`
 	RetryAt  time.Time `json:"retryAt,omitzero"`
+	// Terminal names the attempt (attemptOf) whose failure a retry could
+	// not change; a pass whose plan attempts something else retries at
+	// once, RetryAt (a slow interval) otherwise.
+	Terminal string `json:"terminal,omitempty"`
 	// Unfinished is the last action that started and did not end in a
 	// success: cut by the daemon's stop (Interrupted) or failed. Its task
 	// may have gone on in the cluster, so the passes after it say in the

@@ -63,8 +63,13 @@ type Result struct {
 	Error    string        `json:"error,omitempty"`
 	Blocked  string        `json:"blockedBy,omitempty"`
 	Duration time.Duration `json:"durationNs"`
-	// Retry says the failure is transient (lock timeout, unknown outcome,
-	// unreachable): the next pass is expected to absorb it.
+	// Retry says a failure may pass by itself (a 5xx answer, a failed
+	// task, a lock, a timeout, an unknown outcome, an unreachable node, a
+	// guest that moved away): retried with backoff. A failure without it
+	// is terminal (Proxmox refused a parameter or the token's privileges,
+	// a conflict, a refusal the plan foresaw, a change Proxmox cannot
+	// make): the same attempt would fail alike until something changes,
+	// as controller-runtime's TerminalError.
 	Retry bool  `json:"retry,omitempty"`
 	Err   error `json:"-"`
 	// Detail is what the action reports beyond its changes (a
@@ -151,6 +156,19 @@ func (x *execCtx) wait(ctx context.Context, upid, msg string, err error) error {
 		return fmt.Errorf("%s: %w", msg, err)
 	}
 	return nil
+}
+
+// terminalError is a failure of the engine's own that a retry cannot
+// change (changes Proxmox refuses to make, such as a shrink).
+type terminalError struct{ msg string }
+
+func (e *terminalError) Error() string { return e.msg }
+
+// retryable says whether a failed action may succeed when tried again
+// unchanged (see Result.Retry).
+func retryable(err error) bool {
+	var te *terminalError
+	return !pve.IsTerminal(err) && !errors.As(err, &te)
 }
 
 // Apply carries out the runnable actions of p, in dependency order, under
@@ -249,7 +267,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan, prog Progress) (*Report, er
 			n.res.Detail = strings.Join(x.notes, "\n")
 			if err != nil {
 				n.res.Status, n.res.Error, n.res.Err = vocab.StatusFailed, err.Error(), err
-				n.res.Retry = pve.IsTransient(err)
+				n.res.Retry = retryable(err)
 				if moved := e.movedAway(ctx, a, err); moved != "" {
 					n.res.Error, n.res.Retry = n.res.Error+"; "+moved, true
 				}

@@ -72,7 +72,7 @@ func (x *execCtx) convergePower(ctx context.Context, uo updateOptions, running, 
 		}
 	}
 	if len(refused) > 0 {
-		return errors.New(strings.Join(refused, "; "))
+		return &terminalError{strings.Join(refused, "; ")}
 	}
 	return nil
 }

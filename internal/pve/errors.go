@@ -220,3 +220,30 @@ func IsTransient(err error) bool {
 	}
 	return false
 }
+
+// IsTerminal reports whether err is a refusal that a retry of the same
+// request cannot change: Proxmox refused a parameter (400, raise_param_exc),
+// the token lacks a privilege (403) or is not accepted (401), the server's
+// certificate is not trusted, or the request conflicts (409). Something
+// has to change first: the manifests, the token, the settings, the
+// cluster. Everything else (5xx, a failed task, a lock, a timeout, an
+// unknown outcome, an unreachable node) may pass by itself.
+func IsTerminal(err error) bool {
+	if err == nil || IsTransient(err) {
+		return false
+	}
+	var (
+		pe  *ParamError
+		fe  *PermissionError
+		ae  *AuthError
+		ce  *CertificateError
+		api *APIError
+	)
+	switch {
+	case errors.As(err, &pe), errors.As(err, &fe), errors.As(err, &ae), errors.As(err, &ce):
+		return true
+	case errors.As(err, &api):
+		return api.StatusCode == 409
+	}
+	return false
+}

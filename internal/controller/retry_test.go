@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// A failure Proxmox would answer alike to the same request (here a refused
+// parameter, 400) is terminal: interval passes well past the backoff of a
+// passing fault do not send it again; a manual sync of the resource, or a
+// commit that changes what is to be done, does.
+// A passing fault (a 500) is retried by the interval pass once its backoff
+// is over, without anyone asking.
+func TestTerminalFailureWaitsForAChangeAndRetryableOneIsRetriedWithBackoff(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := newGitRepo(t)
+	repo.commit("add app", map[string]string{"vms/app.yaml": vmManifest("app", 300, 2)})
+	e := newEnv(t, sim, repo, "").start()
+	const key = "VirtualMachine/app"
+	e.waitStatus(key, vocab.StatusSynced)
+	const putConfig = "/nodes/{node}/qemu/{vmid}/config"
+	puts := func() int64 { return sim.RequestCountFor("PUT", putConfig) }
+	// intervals lets the fake clock pass n reconcile intervals, each
+	// followed by its pass.
+	intervals := func(n int) {
+		for range n {
+			e.clock.Advance(time.Minute)
+			e.waitPasses(1)
+		}
+	}
+	change := func(msg string, cores int) {
+		repo.commit(msg, map[string]string{"vms/app.yaml": vmManifest("app", 300, cores)})
+		if err := e.c.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/300/config",
+		ParamErrors: map[string]string{"cores": "value may not be greater than 1"}})
+	sim.ResetRequests()
+	change("more cores", 4)
+	sum := e.waitStatus(key, vocab.StatusFailed)
+	if !strings.Contains(sum.Reason, "value may not be greater than 1") {
+		t.Fatalf("reason %q", sum.Reason)
+	}
+	intervals(10) // far past the backoff of a passing fault (30 s, 1 min, 2 min, 4 min)
+	if n := puts(); n != 1 {
+		t.Fatalf("a terminal failure was sent %d times without a change", n)
+	}
+	l, _ := e.c.Resources(context.Background())
+	if r := find(l, key); r == nil || r.Status != vocab.StatusFailed || !strings.Contains(r.Reason, "not retried until") {
+		t.Fatalf("after the terminal failure: %+v", r)
+	}
+	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "app"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("cores 4 after a manual sync", func(l api.ResourceList) bool {
+		r := find(l, key)
+		return r != nil && r.Status == vocab.StatusSynced && guestCores(t, sim, 300) == "4"
+	})
+
+	// A commit that changes what is to be done tries again at once.
+	sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/300/config",
+		ParamErrors: map[string]string{"cores": "value may not be greater than 4"}})
+	change("five cores", 5)
+	e.waitStatus(key, vocab.StatusFailed)
+	change("three cores", 3)
+	e.waitFor("cores 3 after the next commit", func(l api.ResourceList) bool {
+		r := find(l, key)
+		return r != nil && r.Status == vocab.StatusSynced && guestCores(t, sim, 300) == "3"
+	})
+
+	sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/300/config"})
+	sim.ResetRequests()
+	change("even more cores", 6)
+	e.waitStatus(key, vocab.StatusFailed)
+	deadline := time.Now().Add(30 * time.Second)
+	for guestCores(t, sim, 300) != "6" {
+		if time.Now().After(deadline) {
+			t.Fatalf("a passing fault was not retried; %d PUTs", puts())
+		}
+		intervals(1)
+	}
+	if n := puts(); n != 2 {
+		t.Fatalf("%d PUTs for one passing fault and its retry", n)
+	}
+	e.waitStatus(key, vocab.StatusSynced)
+}
