@@ -457,19 +457,16 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 	return a
 }
 
-// rereadContainer reads a container again after a create.
+// rereadContainer reads a container's configuration again after a
+// create. It is stopped: pve-container starts a new container only when
+// asked to (create_vm's start=1, which proxmops never sends).
 func (x *execCtx) rereadContainer(ctx context.Context, node string, vmid int) (*Guest, error) {
-	g := &Guest{VMID: vmid, Type: "lxc", Node: node, fresh: true}
-	st, err := x.e.client.LxcStatus(ctx, node, vmid)
-	if err != nil {
-		return nil, fmt.Errorf("reading container %d: %w", vmid, err)
-	}
-	g.Status, g.Name, g.Template = st.Status, st.Name, st.Template != 0
+	g := &Guest{VMID: vmid, Type: "lxc", Node: node, fresh: true, Status: "stopped"}
 	if err := x.e.readLxc(ctx, g); err != nil {
 		return nil, err
 	}
-	g.Tags = pve.SplitTags(g.Effective["tags"])
-	g.Owned, g.Adopted = hasTag(g.Tags, OwnerTag), hasTag(g.Tags, AdoptedTag)
+	g.nameFromConfig()
+	g.ownTags()
 	return g, nil
 }
 
