@@ -167,25 +167,28 @@ func TestGrowingADiskNeedsSpaceOnItsStorage(t *testing.T) {
 // The token's privileges are read once for the whole plan, whatever the
 // number of new guests, and a path with its own ACL is still answered
 // by what that ACL grants: here VM 602's path holds only an auditor's role
-// (no propagation), so its create is refused while its siblings' pass.
+// (no propagation) and VM 600's NoAccess, so their creates are refused
+// while their siblings' pass.
 func TestPrivilegeChecksReadThePermissionTreeOncePerPlan(t *testing.T) {
 	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut() })
 	for i := range 20 {
 		id := strconv.Itoa(600 + i)
 		e.write("vms/app"+id+".yaml", vmManifest("app"+id, "pve1", id, ""))
 	}
-	acl := pve.NewParams().Set("path", "/vms/602").Set("roles", "PVEAuditor").Set("tokens", tokenID).Set("propagate", "0")
-	if err := e.client.Put(context.Background(), "access/acl", acl, nil); err != nil {
-		t.Fatal(err)
+	for path, role := range map[string]string{"/vms/602": "PVEAuditor", "/vms/600": "NoAccess"} {
+		acl := pve.NewParams().Set("path", path).Set("roles", role).Set("tokens", tokenID).Set("propagate", "0")
+		if err := e.client.Put(context.Background(), "access/acl", acl, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.sim.ResetRequests()
 	p := e.plan(e.engine(engine.Options{}))
-	if n := e.sim.RequestCountFor("GET", "/access/permissions"); n > 2 {
-		t.Errorf("%d reads of /access/permissions for one plan, want at most 2", n)
+	if n := e.sim.RequestCountFor("GET", "/access/permissions"); n > 3 {
+		t.Errorf("%d reads of /access/permissions for one plan, want at most 3", n)
 	}
 	for _, a := range p.Actions {
-		refused := a.Status == vocab.StatusFailed && strings.Contains(a.Reason, "lacks VM.Allocate on /vms/602")
-		if (a.Name == "app602") != refused {
+		refused := a.Status == vocab.StatusFailed && strings.Contains(a.Reason, "lacks VM.Allocate on /vms/"+strings.TrimPrefix(a.Name, "app"))
+		if (a.Name == "app602" || a.Name == "app600") != refused {
 			t.Errorf("%s: %s %q", a.Name, a.Status, a.Reason)
 		}
 	}

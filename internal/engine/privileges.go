@@ -484,8 +484,10 @@ func containerTemplateStorage(d *Desired, tpl string) string {
 // alone, once, except the path of a guest that does not exist yet: such
 // paths inherit alike from /vms (Proxmox drops a guest's ACLs and pool
 // membership with the guest, remove_vm_access), so one of them is read and
-// answers for all. An ACL set by hand on a free VMID that grants nothing
-// is the one case this does not see; Proxmox then refuses the call (403).
+// answers for all when it grants anything (an empty answer may come from
+// an ACL of that path's own, so it answers for that path alone). An ACL
+// set by hand on another free VMID that grants nothing is the one case
+// this does not see; Proxmox then refuses the call (403).
 type permissionReader struct {
 	ctx    context.Context
 	client *pve.Client
@@ -530,15 +532,18 @@ func (r *permissionReader) on(path string) map[string]bool {
 	if topLevelPaths[path] {
 		return map[string]bool{}
 	}
-	key := path
-	if r.newGuestPath(path) {
-		key = newVMIDPath
-		if p, ok := r.cache[key]; ok {
-			return p
-		}
+	shared := r.newGuestPath(path)
+	if p, ok := r.cache[newVMIDPath]; ok && shared {
+		return p
 	}
 	privs := r.read(path)
-	r.cache[key] = privs
+	r.cache[path] = privs
+	if shared && len(privs) > 0 {
+		// Inherited: a path with an ACL of its own that grants anything is
+		// in the map. An empty answer may be such a path's own NoAccess,
+		// so it answers for that path alone.
+		r.cache[newVMIDPath] = privs
+	}
 	return privs
 }
 
