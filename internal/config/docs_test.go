@@ -510,6 +510,12 @@ func TestEveryPrivilegeTheCodeNeedsIsRequiredOrOptional(t *testing.T) {
 	for p := range privilegeSet(OptionalPrivileges) {
 		known[p] = true
 	}
+	for p := range privilegeSet(LegacyPrivileges) {
+		if pvesim.ValidPrivilege(p) {
+			t.Errorf("%s exists on Proxmox VE 9: it is no legacy name", p)
+		}
+		known[p] = true
+	}
 	found := map[string]string{}
 	fset := token.NewFileSet()
 	for _, dir := range []string{"internal", "cmd"} {

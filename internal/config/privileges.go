@@ -43,9 +43,17 @@ var RequiredPrivileges = []Privilege{
 // OptionalPrivileges improve what proxmops shows but are not needed to
 // reconcile. Their names depend on the Proxmox VE version.
 var OptionalPrivileges = []Privilege{
-	{"VM.GuestAgent.Audit", "read guest IP addresses from the QEMU guest agent (Proxmox VE 9; on 8.4 the privilege is VM.Monitor)"},
+	{"VM.GuestAgent.Audit", "read guest IP addresses from the QEMU guest agent, and its agent health checks (Proxmox VE 9; on 8.4 the privilege is VM.Monitor)"},
+	{"VM.GuestAgent.Unrestricted", "an alternative to VM.GuestAgent.Audit for agent health checks (Proxmox VE 9)"},
 	{"Pool.Allocate", "create and remove the throwaway pool proxmops-check of `proxmops check --exercise` (on /pool/proxmops-check)"},
 	{"VM.Migrate", "migrate the throwaway VM of `proxmops check --exercise` where a second node and shared storage exist"},
+}
+
+// LegacyPrivileges are Proxmox VE 8.4 names the privilege checks accept as
+// an alternative to their 9.x successors. They are never suggested for a
+// role: Proxmox VE 9 refuses a role that names one.
+var LegacyPrivileges = []Privilege{
+	{"VM.Monitor", "Proxmox VE 8.4's guest agent privilege (VM.GuestAgent.Audit on 9)"},
 }
 
 // RequiredPrivilegeNames returns the names of RequiredPrivileges.

@@ -362,6 +362,12 @@ func vmNeeds(a *Action, d *Desired, s *VMSpec, isos map[string]*IsoSpec, tplVMID
 		needs = append(needs, needAll("clone the template", vmPath(tplVMID[s.FromTemplate.Name]), "VM.Clone"))
 	}
 	needs = append(needs, needAll("create the VM", p, "VM.Allocate"))
+	if s.AgentHealthCheck {
+		// API2/Qemu/Agent.pm register_command: ping needs VM.GuestAgent.Audit
+		// or VM.GuestAgent.Unrestricted (Proxmox VE 8.4 names it VM.Monitor).
+		needs = append(needs, needAny("ask the guest agent for the health check (spec.healthCheck.agent)", p,
+			"VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted", "VM.Monitor"))
+	}
 	needs = append(needs, imageNeeds(a.Node, s.Image, "create the VM")...)
 	return append(needs, guestConfigNeeds(d, a.VMID, gs, "create the VM")...)
 }

@@ -548,6 +548,9 @@ type VMSpec struct {
 	// Provision is spec.provision (nil when absent).
 	Provision *ProvisionSpec
 	Snapshots *SnapshotPolicy // nil: no snapshots before changes
+	// AgentHealthCheck is spec.healthCheck.agent: the daemon asks the
+	// guest agent (agent/ping), which takes a privilege of its own.
+	AgentHealthCheck bool
 }
 
 func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
@@ -555,7 +558,8 @@ func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 	s := &VMSpec{Meta: metaOf(v), VMID: sp.VMID, QemuHW: qemuHW(sp.QemuHardware),
 		Description: sp.Description, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
 		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
-		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State)}
+		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State),
+		AgentHealthCheck: sp.HealthCheck != nil && sp.HealthCheck.Agent}
 	if sp.Startup != nil {
 		s.Startup = sp.Startup.String()
 	}
