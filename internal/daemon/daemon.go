@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/controller"
@@ -25,6 +26,10 @@ import (
 // EnvEncryptionKey names the environment variable that can hold the
 // settings encryption key instead of the key file.
 const EnvEncryptionKey = "PROXMOPS_ENCRYPTION_KEY"
+
+// notifyShutdownGrace is how long a stopping daemon waits for the
+// notifications it still holds to be delivered.
+const notifyShutdownGrace = 15 * time.Second
 
 // Options configure Run. Config and Logger are required.
 type Options struct {
@@ -145,7 +150,13 @@ func Run(ctx context.Context, o Options) error {
 	hub := events.NewHub(1024)
 	m := metrics.New()
 	notifier := notify.New(effective.Notifications, notify.Options{PublicURL: effective.Server.PublicURL, Logger: log, State: st})
-	defer notifier.Close()
+	defer func() {
+		// Messages still in their coalescing window or being retried get a
+		// little time to go out.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyShutdownGrace)
+		defer cancel()
+		notifier.Shutdown(ctx)
+	}()
 	copts := controller.Options{Config: effective, Store: st, Hub: hub, Metrics: m, Logger: log, Notifier: notifier}
 	sopts := server.Options{
 		Store: st, Hub: hub, Logs: o.Logs, Logger: log, Metrics: m, Notifications: notifier,

@@ -86,6 +86,10 @@ type Dispatcher struct {
 	saved     map[string]api.NotificationStatus // loaded from State, by name
 
 	saveMu sync.Mutex // orders the writes of the status
+
+	// delivered is signalled each time a receiver finishes a message, for
+	// Shutdown to see the queues drain.
+	delivered chan struct{}
 }
 
 // New starts a dispatcher for the receivers of list.
@@ -111,7 +115,7 @@ func New(list []config.Notification, opts Options) *Dispatcher {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	d := &Dispatcher{opts: opts, log: opts.Logger.With("component", "notify")}
+	d := &Dispatcher{opts: opts, log: opts.Logger.With("component", "notify"), delivered: make(chan struct{}, 1)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.loadStatus()
 	d.Configure(list)
@@ -221,7 +225,48 @@ func (d *Dispatcher) Status() []api.NotificationStatus {
 	return out
 }
 
-// Close stops the deliveries; what is pending is dropped.
+// Shutdown ends every coalescing window at once and lets what is pending
+// be delivered (retries included) until ctx ends, then stops as Close
+// does: a failure seen just before the daemon stops still reaches its
+// receivers.
+func (d *Dispatcher) Shutdown(ctx context.Context) {
+	defer d.Close()
+	d.mu.Lock()
+	receivers := slices.Clone(d.receivers)
+	d.mu.Unlock()
+	for _, r := range receivers {
+		r.flush()
+	}
+	for !d.drained() {
+		select {
+		case <-ctx.Done():
+			d.mu.Lock()
+			for _, r := range d.receivers {
+				if n := len(r.pending) + r.inFlight; n > 0 {
+					d.log.Warn("notifications dropped at shutdown", "receiver", r.cfg.Name, "notices", n)
+				}
+			}
+			d.mu.Unlock()
+			return
+		case <-d.delivered:
+		}
+	}
+}
+
+// drained tells whether no receiver has a notice waiting or in delivery.
+func (d *Dispatcher) drained() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.receivers {
+		if len(r.pending) > 0 || r.inFlight > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Close stops the deliveries; what is pending is dropped (Shutdown
+// delivers it first).
 func (d *Dispatcher) Close() {
 	d.cancel()
 	d.mu.Lock()

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -339,5 +340,48 @@ func TestStatusOutlivesARestartOnTheStore(t *testing.T) {
 	defer moved.Close()
 	if st := moved.Status()[0]; st.Delivered != 0 || st.LastError != "" {
 		t.Errorf("a changed URL kept the old status: %+v", st)
+	}
+}
+
+func TestShutdownDeliversWhatIsStillInItsWindow(t *testing.T) {
+	rec := newRecorder(t, http.StatusServiceUnavailable)
+	opts := fastOptions()
+	// A window longer than the test: only Shutdown can end it.
+	opts.Window = time.Hour
+	d := New([]config.Notification{{Name: "ops", URL: rec.srv.URL + "/hook", On: []string{"failed"}}}, opts)
+	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
+	d.Shutdown(t.Context())
+	got := rec.requests()
+	if len(got) != 2 {
+		t.Fatalf("requests = %d, want 2 (a refusal, then the retry that delivers)", len(got))
+	}
+	if body := decodeBody(t, got[1].Body); len(body.Events) != 1 || body.Events[0].Name != "web" {
+		t.Errorf("delivered %+v", body.Events)
+	}
+	if st := d.Status()[0]; st.Delivered != 1 || st.Pending != 0 {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestShutdownGivesUpWhenItsTimeEnds(t *testing.T) {
+	rec := newRecorder(t, 500, 500, 500, 500, 500)
+	opts := fastOptions()
+	opts.Window = time.Hour
+	opts.Backoff, opts.MaxBackoff = time.Hour, time.Hour
+	d := New([]config.Notification{{Name: "ops", URL: rec.srv.URL + "/hook", On: []string{"failed"}}}, opts)
+	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		d.Shutdown(ctx)
+		close(done)
+	}()
+	// The first try fails and the retry would wait an hour: ending the
+	// shutdown's time stops it.
+	waitFor(t, "the first try", func() bool { return len(rec.requests()) == 1 })
+	cancel()
+	<-done
+	if n := len(rec.requests()); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
 	}
 }

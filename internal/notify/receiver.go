@@ -80,6 +80,9 @@ func (r *receiver) flush() {
 	d := r.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if r.timer != nil {
+		r.timer.Stop() // flushed early, by Shutdown
+	}
 	batch := r.pending
 	r.pending, r.timer = nil, nil
 	if len(batch) == 0 || r.ctx.Err() != nil {
@@ -115,6 +118,10 @@ func (r *receiver) run() {
 			r.d.mu.Lock()
 			r.inFlight -= len(batch)
 			r.d.mu.Unlock()
+			select {
+			case r.d.delivered <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
