@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, ApiError, errorMessage, resourcePath } from '../api/client';
+import { api, errorMessage, resourcePath } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
 import { actorText, changeLabel, formatTime, shortRev, timeAgo, waitText } from '../lib/format';
 import { revisionHref } from '../lib/links';
@@ -101,10 +102,14 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const { isAdmin } = useSession();
   const { onEvent } = useResources();
   const { cluster, kind, name } = parseResourceKey(resourceKey);
-  const [detail, setDetail] = useState<ResourceDetail | null>(null);
-  const [error, setError] = useState('');
-  const [gone, setGone] = useState(false);
-  const [tick, setTick] = useState(0);
+  // A new resource starts empty; a reload keeps the detail shown until the answer.
+  const { data: detail, error: readError, status, reload } = useApiGet<ResourceDetail>(resourcePath(kind, name, '', cluster), { fresh: true });
+  // The stream said it was deleted: gone until an answer says otherwise.
+  const [deletedAt, setDeletedAt] = useState<{ shown: ResourceDetail | null } | null>(null);
+  const shown = useRef(detail);
+  shown.current = detail;
+  const gone = status === 404 || deletedAt?.shown === detail;
+  const error = status === 404 ? '' : readError;
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState<'' | 'sync' | 'delete'>('');
   // A success notice goes by itself; a refused action's error stays until dismissed or replaced.
@@ -114,53 +119,25 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const panel = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
-    setDetail(null);
-    setGone(false);
-    setError('');
+    setDeletedAt(null);
     setConfirming(false);
     setNotice('');
     setActionError('');
   }, [resourceKey]);
 
-  useEffect(() => {
-    const ctrl = new AbortController();
-    api
-      .get<ResourceDetail>(resourcePath(kind, name, '', cluster), ctrl.signal)
-      .then((d) => {
-        setDetail(d);
-        setGone(false);
-        setError('');
-      })
-      .catch((err) => {
-        if ((err as Error).name === 'AbortError') return;
-        if (err instanceof ApiError && err.status === 404) setGone(true);
-        else setError(errorMessage(err));
-      });
-    return () => ctrl.abort();
-  }, [cluster, kind, name, tick]);
-
-  // Refetch when the stream says this resource changed, at most every 400 ms.
-  useEffect(() => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const off = onEvent((ev) => {
-      if (ev.type === 'deleted' && keyOf(ev) === resourceKey) {
-        // Asking for it again would only get a 404.
-        setGone(true);
-        return;
-      }
-      const hit = (ev.type === 'resource' && keyOf(ev.resource) === resourceKey) || ev.type === 'snapshot';
-      if (hit && timer === undefined) {
-        timer = setTimeout(() => {
-          timer = undefined;
-          setTick((t) => t + 1);
-        }, 400);
-      }
-    });
-    return () => {
-      off();
-      clearTimeout(timer);
-    };
-  }, [onEvent, resourceKey]);
+  // Read again when the stream says this resource changed, at most every 400 ms.
+  useEffect(
+    () =>
+      onEvent((ev) => {
+        if (ev.type === 'deleted' && keyOf(ev) === resourceKey) {
+          // Asking for it again would only get a 404.
+          setDeletedAt({ shown: shown.current });
+          return;
+        }
+        if ((ev.type === 'resource' && keyOf(ev.resource) === resourceKey) || ev.type === 'snapshot') reload(400);
+      }),
+    [onEvent, resourceKey, reload],
+  );
 
   useEffect(() => {
     const prev = document.activeElement as HTMLElement | null;
@@ -201,7 +178,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     try {
       const r = await api.post<ActionAccepted | undefined>(resourcePath(kind, name, '/sync', cluster));
       setNotice(r?.status || 'Sync requested.');
-      setTick((t) => t + 1);
+      reload();
     } catch (err) {
       setActionError(errorMessage(err));
     } finally {
@@ -338,7 +315,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                   cluster={cluster}
                   onDone={(msg) => {
                     setNotice(msg);
-                    setTick((t) => t + 1);
+                    reload();
                   }}
                 />
               )}
@@ -348,7 +325,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                   onClose={() => setDialog(false)}
                   onDone={(msg) => {
                     setNotice(msg);
-                    setTick((t) => t + 1);
+                    reload();
                   }}
                 />
               )}
@@ -356,7 +333,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                 <DeleteConfirm name={d.name} busy={busy === 'delete'} onCancel={() => setConfirming(false)} onConfirm={doDelete} />
               )}
 
-              {d.observed !== null && d.owned !== false && <Snapshots kind={kind} name={name} cluster={cluster} isAdmin={isAdmin} onChanged={() => setTick((t) => t + 1)} />}
+              {d.observed !== null && d.owned !== false && <Snapshots kind={kind} name={name} cluster={cluster} isAdmin={isAdmin} onChanged={() => reload()} />}
               {/* With one side missing (a create, a guest only on the cluster) every field differs: no marks. */}
               <ManifestTabs kind={kind} name={name} cluster={cluster} desired={d.desired} observed={d.observed} changes={d.desired && d.observed ? d.changes : null} fieldPaths={d.fieldPaths} version={d.updatedAt} />
 

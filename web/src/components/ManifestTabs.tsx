@@ -2,8 +2,9 @@
 // (one row per Proxmox key, manifest beside cluster, changed rows highlighted), the
 // desired manifest as it is in Git and the live config as Proxmox answers it.
 
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import { api, errorMessage, resourcePath } from '../api/client';
+import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { resourcePath } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import type { Change, LiveConfig, ManifestText } from '../api/types';
 import { align, GROUPS, shortKey, yaml, type AlignedRow } from '../lib/align';
 import { changeNote, formatTime } from '../lib/format';
@@ -138,22 +139,6 @@ const TABS: { id: Tab; label: string }[] = [
   { id: 'live', label: 'Live manifest' },
 ];
 
-function useFetched<T>(url: string | null, version: unknown): { data: T | null; error: string } {
-  const [state, setState] = useState<{ data: T | null; error: string }>({ data: null, error: '' });
-  useEffect(() => {
-    if (!url) return;
-    const ctrl = new AbortController();
-    api
-      .get<T>(url, ctrl.signal)
-      .then((data) => setState({ data, error: '' }))
-      .catch((err) => {
-        if ((err as Error).name !== 'AbortError') setState({ data: null, error: errorMessage(err) });
-      });
-    return () => ctrl.abort();
-  }, [url, version]);
-  return state;
-}
-
 export default function ManifestTabs({
   kind,
   name,
@@ -177,8 +162,8 @@ export default function ManifestTabs({
 }) {
   const [tab, setTab] = useState<Tab>('diff');
   const tabs = useRef<(HTMLButtonElement | null)[]>([]);
-  const manifest = useFetched<ManifestText>(tab === 'desired' && desired ? resourcePath(kind, name, '/manifest', cluster) : null, version);
-  const live = useFetched<LiveConfig>(tab === 'live' && observed ? resourcePath(kind, name, '/live', cluster) : null, version);
+  const manifest = useApiGet<ManifestText>(tab === 'desired' && desired ? resourcePath(kind, name, '/manifest', cluster) : null, { deps: [version], dropOnError: true });
+  const live = useApiGet<LiveConfig>(tab === 'live' && observed ? resourcePath(kind, name, '/live', cluster) : null, { deps: [version], dropOnError: true });
   const onKey = (e: KeyboardEvent) => {
     const i = TABS.findIndex((t) => t.id === tab);
     const to = e.key === 'ArrowRight' ? (i + 1) % TABS.length : e.key === 'ArrowLeft' ? (i + TABS.length - 1) % TABS.length : -1;

@@ -61,8 +61,7 @@ function RollbackConfirm({
 
 export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged }: { kind: string; name: string; cluster?: string; isAdmin: boolean; onChanged?: () => void }) {
   const [open, setOpen] = useState(false);
-  const [tick, setTick] = useState(0);
-  const { data: list, setData: setList, error } = useApiGet<SnapshotList>(open ? resourcePath(kind, name, '/snapshots', cluster) : null, [tick]);
+  const { data: list, setData: setList, error, reload } = useApiGet<SnapshotList>(open ? resourcePath(kind, name, '/snapshots', cluster) : null);
   const [target, setTarget] = useState<Snapshot | null>(null);
   const [busy, setBusy] = useState(false);
   // The rollback's result goes by itself; a refused rollback's error stays until dismissed or replaced.
@@ -86,7 +85,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
       const r = await api.post<RollbackResult>(resourcePath(kind, name, '/rollback', cluster), { snapshot: target.name });
       setNotice(`Rolled back to ${r.snapshot}${r.started ? ' and started again' : ''}. ${r.next}`);
       setTarget(null);
-      setTick((t) => t + 1);
+      reload();
       onChanged?.();
     } catch (err) {
       setFailed(errorMessage(err));

@@ -7,7 +7,7 @@ import { useApiGet } from '../api/useApi';
 import type { TaskLog as TaskLogDoc } from '../api/types';
 
 export default function TaskLog({ kind, name, cluster = '', running, version }: { kind: string; name: string; cluster?: string; running: boolean; version: unknown }) {
-  const { data: log, error } = useApiGet<TaskLogDoc>(resourcePath(kind, name, '/tasklog', cluster), [version], running ? 1500 : 0);
+  const { data: log, error } = useApiGet<TaskLogDoc>(resourcePath(kind, name, '/tasklog', cluster), { deps: [version], every: running ? 1500 : 0 });
   const pre = useRef<HTMLPreElement>(null);
   // Follow the end of the log, as `tail -f` does.
   useEffect(() => {

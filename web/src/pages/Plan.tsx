@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from 'react';
-import { api, errorMessage } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import { resourceKey, STATUSES, type Action, type PlanAction, type PlanDocument } from '../api/types';
 import { ErrorLines, LoadErrorAlert } from '../components/LoadError';
 import { ActionBadge, STATUS_LABEL, StatusBadge, statusClass, unplannable } from '../components/Status';
@@ -67,45 +67,16 @@ export default function Plan() {
   const setView = (patch: { cluster?: string[]; group?: 'kind' | 'cluster' }) =>
     setQuery(writeFilters({ ...defaultFilters, cluster: view.cluster, group: view.group === 'cluster' ? 'cluster' : 'kind', ...patch }, window.location.search), { replace: true });
   const [typed, setTyped] = useState(revision);
-  const [plan, setPlan] = useState<PlanDocument | null>(null);
-  const [error, setError] = useState('');
-  const [loading, setLoading] = useState(false);
   const [showNone, setShowNone] = useState(false);
-
-  const [current, setCurrent] = useState<PlanDocument | null>(null);
   const [onlyDelta, setOnlyDelta] = useState(true);
 
   useEffect(() => setTyped(revision), [revision]);
   // With a revision typed in, the current plan is the baseline it is compared to.
-  useEffect(() => {
-    setCurrent(null);
-    if (!revision) return;
-    const ctrl = new AbortController();
-    api
-      .get<PlanDocument>('/api/v1/plan', ctrl.signal)
-      .then(setCurrent)
-      .catch(() => undefined);
-    return () => ctrl.abort();
-  }, [revision]);
-  useEffect(() => {
-    const ctrl = new AbortController();
-    setLoading(true);
-    setError('');
-    const q = revision ? `?revision=${encodeURIComponent(revision)}` : '';
-    api
-      .get<PlanDocument>(`/api/v1/plan${q}`, ctrl.signal)
-      .then((p) => {
-        setPlan(p);
-        setLoading(false);
-      })
-      .catch((err) => {
-        if ((err as Error).name === 'AbortError') return;
-        setPlan(null);
-        setError(errorMessage(err));
-        setLoading(false);
-      });
-    return () => ctrl.abort();
-  }, [revision]);
+  const current = useApiGet<PlanDocument>(revision ? '/api/v1/plan' : null, { deps: [revision], fresh: true }).data;
+  // A failed plan shows no plan, and its error goes when the next one is asked for.
+  const planned = useApiGet<PlanDocument>(`/api/v1/plan${revision ? `?revision=${encodeURIComponent(revision)}` : ''}`, { dropOnError: true });
+  const { data: plan, loading } = planned;
+  const error = loading ? '' : planned.error;
 
   const actions = useMemo(() => sortPlan(plan?.actions ?? []), [plan]);
   useEffect(() => {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
 import { useApiGet } from '../api/useApi';
 import { resourceKey, STATUSES, type CommitHistory, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
@@ -146,11 +146,9 @@ function RevisionRow({ rev, isAdmin, onPin, linked }: { rev: Revision; isAdmin: 
 export default function Revisions() {
   const { isAdmin } = useSession();
   const linked = new URLSearchParams(useLocation().search).get('commit') ?? '';
-  const [tick, setTick] = useState(0);
-  const { data: list, error, setError } = useApiGet<RevisionList>('/api/v1/revisions', [tick]);
+  const { data: list, error, setError, reload } = useApiGet<RevisionList>('/api/v1/revisions');
   // "Pinned to …", "Unpinned …": banners that go by themselves; the pin itself stays in the PinBanner.
   const [notice, setNotice] = useTransient();
-  const reload = useCallback(() => setTick((t) => t + 1), []);
 
   const pin = async (hash: string) => {
     setNotice('');

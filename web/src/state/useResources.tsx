@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
-import { api, errorMessage } from '../api/client';
+import { useApiGet } from '../api/useApi';
 import type { Summary } from '../api/types';
 import { openSSE, type ConnState } from '../lib/sse';
 import { initialResourceState, parseEvent, reduceResources, type ResourceEvent, type ResourceState } from './resources';
@@ -24,63 +24,64 @@ export function useResources(): ResourcesValue {
 // Events are applied in batches: at most ~8 renders a second however busy the daemon is.
 const FLUSH_MS = 120;
 
+interface Pending {
+  queue: ResourceEvent[];
+  loaded: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+const newPending = (): Pending => ({ queue: [], loaded: false });
+
+function flush(p: Pending, dispatch: (batch: ResourceEvent[]) => void) {
+  clearTimeout(p.timer);
+  p.timer = undefined;
+  if (!p.loaded || p.queue.length === 0) return;
+  const batch = p.queue;
+  p.queue = [];
+  dispatch(batch);
+}
+
 export function ResourcesProvider({ children }: { children: ReactNode }) {
   const [state, dispatch] = useReducer(reduceResources, initialResourceState);
   const [conn, setConn] = useState<ConnState>('connecting');
-  const [error, setError] = useState('');
   const [reloadTick, setReloadTick] = useState(0);
   const listeners = useRef(new Set<(ev: ResourceEvent) => void>());
+  const { data: summary, error, reload: reloadSummary } = useApiGet<Summary>('/api/v1/resources', { deps: [reloadTick] });
+  // The stream's events not yet applied; until the snapshot came, all of them.
+  const pending = useRef<Pending>(newPending());
 
   useEffect(() => {
     let cancelled = false;
-    let loaded = false;
-    let queue: ResourceEvent[] = [];
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const ctrl = new AbortController();
-
-    const flush = () => {
-      timer = undefined;
-      if (!loaded || queue.length === 0) return;
-      const batch = queue;
-      queue = [];
-      dispatch(batch);
-    };
-    const load = () => {
-      api
-        .get<Summary>('/api/v1/resources', ctrl.signal)
-        .then((summary) => {
-          if (cancelled) return;
-          loaded = true;
-          setError('');
-          // Events that arrived while the request ran are applied on top of it; the
-          // reducer ignores any that are older than what the snapshot holds.
-          queue = [{ type: 'snapshot', summary }, ...queue];
-          flush();
-        })
-        .catch((err) => {
-          if (!cancelled && (err as Error).name !== 'AbortError') setError(errorMessage(err));
-        });
-    };
+    const p = newPending();
+    pending.current = p;
     const close = openSSE('/api/v1/events', {
       events: ['resource', 'pass', 'deleted', 'snapshot'],
       onEvent: (type, data) => {
         const ev = parseEvent(type, data);
         if (!ev) return;
         for (const l of listeners.current) l(ev);
-        queue.push(ev);
-        if (loaded && timer === undefined) timer = setTimeout(flush, FLUSH_MS);
+        p.queue.push(ev);
+        if (p.loaded && p.timer === undefined) p.timer = setTimeout(() => flush(p, dispatch), FLUSH_MS);
       },
       onState: (s) => !cancelled && setConn(s),
-      onReopen: load,
+      onReopen: () => reloadSummary(),
     });
-    load();
     return () => {
       cancelled = true;
-      ctrl.abort();
-      clearTimeout(timer);
+      clearTimeout(p.timer);
       close();
     };
-  }, [reloadTick]);
+  }, [reloadTick, reloadSummary]);
+
+  // Events that arrived while the snapshot was read are applied on top of it; the
+  // reducer ignores any that are older than what the snapshot holds.
+  useEffect(() => {
+    if (!summary) return;
+    const p = pending.current;
+    p.loaded = true;
+    p.queue = [{ type: 'snapshot', summary }, ...p.queue];
+    flush(p, dispatch);
+  }, [summary]);
 
   const onEvent = useCallback((fn: (ev: ResourceEvent) => void) => {
     listeners.current.add(fn);

@@ -100,3 +100,27 @@ export function expectStays(what: string, find: () => unknown) {
   });
   expect(find(), `${what}, long after TRANSIENT_MS`).toBeTruthy();
 }
+
+// heldFetch answers no fetch() by itself: each request waits until the test
+// answers it (with answer(i, ...)), so a test decides which answer comes first.
+export function heldFetch() {
+  const held: { url: string; answer: (status: number, body: unknown) => void }[] = [];
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(
+      (input: RequestInfo | URL) =>
+        new Promise<Response>((resolve) => {
+          held.push({ url: String(input), answer: (status, body) => resolve(new Response(JSON.stringify(body), { status })) });
+        }),
+    ),
+  );
+  return {
+    urls: () => held.map((h) => h.url),
+    answer: async (i: number, body: unknown, status = 200) => {
+      await act(async () => {
+        held[i].answer(status, body);
+        await new Promise((r) => setImmediate(r));
+      });
+    },
+  };
+}
