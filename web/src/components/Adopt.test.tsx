@@ -48,10 +48,10 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-function renderDrawer(role: 'admin' | 'viewer' = 'admin') {
+function renderDrawer(role: 'admin' | 'viewer' = 'admin', onClose = () => {}) {
   render(
     <Providers role={role}>
-      <Drawer resourceKey="VirtualMachine/app-02" onClose={() => {}} />
+      <Drawer resourceKey="VirtualMachine/app-02" onClose={onClose} />
     </Providers>,
   );
 }
@@ -111,6 +111,25 @@ test('cancel adopts nothing', async () => {
   fireEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Cancel' }));
   await waitFor(() => expect(screen.queryByRole('alertdialog')).toBeNull());
   expect(calls.filter((c) => c.url.endsWith('/adopt')).length).toBe(1);
+});
+
+test('Escape cancels the confirmation only: the drawer stays open and the focus is back on Adopt…', async () => {
+  mockFetch(({ url, method }) => {
+    if (url.endsWith('/adopt') && method === 'POST') return { body: plan(true) };
+    if (url.endsWith('/resources/VirtualMachine/app-02')) return { body: conflict };
+    return undefined;
+  });
+  const onClose = vi.fn();
+  renderDrawer('admin', onClose);
+  const opener = await screen.findByRole('button', { name: 'Adopt…' });
+  opener.focus();
+  fireEvent.click(opener);
+  const dialog = await screen.findByRole('alertdialog');
+  expect(document.activeElement).toBe(within(dialog).getByRole('button', { name: 'Cancel' }));
+  fireEvent.keyDown(window, { key: 'Escape' });
+  await waitFor(() => expect(screen.queryByRole('alertdialog')).toBeNull());
+  expect(onClose).not.toHaveBeenCalled();
+  expect(document.activeElement).toBe(opener);
 });
 
 test('only admins, and only on a Conflict proxmops does not own, see Adopt', async () => {

@@ -3,6 +3,7 @@ import { api, errorMessage, resourcePath } from '../api/client';
 import type { AdoptResult, Change } from '../api/types';
 import { changeLabel } from '../lib/format';
 import { isGuest } from '../lib/kinds';
+import { useModal } from '../lib/modal';
 
 // Adoption of a Conflict's guest (docs/api.md, "Adoption"), for admins: a dry run
 // first shows what adopting does (the ownership tag now, then the ordinary updates a
@@ -19,12 +20,14 @@ export function removedTags(changes: Change[]): string[] {
 
 function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string; plan: AdoptResult; busy: boolean; onCancel: () => void; onConfirm: () => void }) {
   const cancel = useRef<HTMLButtonElement>(null);
-  useEffect(() => cancel.current?.focus(), []);
+  const dialog = useRef<HTMLDivElement>(null);
+  // Escape cancels, unless the confirmed action already runs.
+  useModal(dialog, () => !busy && onCancel(), () => cancel.current);
   const changes = plan.plan.changes ?? [];
   const removed = removedTags(changes);
   const later = changes.filter((c) => c.field !== 'tags');
   return (
-    <div className="confirm" role="alertdialog" aria-modal="true" aria-labelledby="adopt-title" aria-describedby="adopt-desc">
+    <div className="confirm" role="alertdialog" aria-modal="true" ref={dialog} aria-labelledby="adopt-title" aria-describedby="adopt-desc">
       <h4 id="adopt-title">
         Adopt VMID {plan.vmid} on {plan.node} as {name}?
       </h4>

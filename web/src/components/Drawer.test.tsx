@@ -1,8 +1,9 @@
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
-import type { ResourceDetail } from '../api/types';
-import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
+import type { Resource, ResourceDetail } from '../api/types';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, resourcesValue, settle } from '../test/helpers';
+import type { ResourceEvent } from '../state/resources';
 import Drawer from './Drawer';
 import { partial } from '../test/partial';
 
@@ -176,6 +177,46 @@ test('a resource that is gone says so', async () => {
     </Providers>,
   );
   await waitFor(() => expect(screen.getByText(/no longer known/)).toBeTruthy());
+});
+
+test('a burst of the resource’s stream events is one read 400 ms later; a deletion says it is gone until an answer brings it back', async () => {
+  fakeTimeouts();
+  let reads = 0;
+  mockFetch(({ url }) => {
+    if (!url.endsWith('/app-01')) return undefined;
+    reads++;
+    return { body: detail({ reason: `read ${reads}` }) };
+  });
+  const listeners: ((ev: ResourceEvent) => void)[] = [];
+  const emit = (ev: ResourceEvent) => act(() => listeners.forEach((l) => l(ev)));
+  const value = resourcesValue([], { onEvent: (fn) => (listeners.push(fn), () => {}) });
+  render(
+    <Providers value={value}>
+      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
+    </Providers>,
+  );
+  await settle('the first read', () => screen.queryByText('read 1'));
+  const changed = partial<Resource>({ kind: 'VirtualMachine', name: 'app-01' });
+  emit({ type: 'resource', resource: changed });
+  emit({ type: 'resource', resource: partial<Resource>({ kind: 'VirtualMachine', name: 'other' }) });
+  emit({ type: 'resource', resource: changed });
+  act(() => {
+    vi.advanceTimersByTime(399);
+  });
+  expect(reads).toBe(1);
+  act(() => {
+    vi.advanceTimersByTime(1);
+  });
+  await settle('the second read', () => screen.queryByText('read 2'));
+  emit({ type: 'deleted', kind: 'VirtualMachine', name: 'app-01' });
+  expect(screen.getByText(/no longer known/)).toBeTruthy();
+  emit({ type: 'resource', resource: changed });
+  act(() => {
+    vi.advanceTimersByTime(400);
+  });
+  await settle('the third read', () => screen.queryByText('read 3'));
+  expect(screen.queryByText(/no longer known/)).toBeNull();
+  expect(reads).toBe(3);
 });
 
 test('a resource not on the cluster yet: no delete, no ownership claim, no field marks', async () => {

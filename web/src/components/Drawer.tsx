@@ -7,6 +7,7 @@ import { revisionHref } from '../lib/links';
 import { Link } from '../lib/router';
 import { useSession } from '../state/session';
 import { useResources } from '../state/useResources';
+import { useModal } from '../lib/modal';
 import { useTransient } from '../lib/transient';
 import ManifestTabs from './ManifestTabs';
 import SyncDialog from './SyncDialog';
@@ -139,37 +140,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
     [onEvent, resourceKey, reload],
   );
 
-  useEffect(() => {
-    const prev = document.activeElement as HTMLElement | null;
-    panel.current?.focus();
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') {
-        e.preventDefault();
-        onClose();
-        return;
-      }
-      // Tab cycles inside the drawer while it is open, as in any modal dialog.
-      if (e.key === 'Tab' && panel.current) {
-        const focusable = [...panel.current.querySelectorAll<HTMLElement>('button:not([disabled]), input:not([disabled]), a[href], [tabindex="0"]')];
-        if (focusable.length === 0) return;
-        const first = focusable[0];
-        const last = focusable[focusable.length - 1];
-        const active = document.activeElement;
-        if (e.shiftKey && (active === first || active === panel.current)) {
-          e.preventDefault();
-          last.focus();
-        } else if (!e.shiftKey && (active === last || !panel.current.contains(active))) {
-          e.preventDefault();
-          first.focus();
-        }
-      }
-    };
-    window.addEventListener('keydown', onKey);
-    return () => {
-      window.removeEventListener('keydown', onKey);
-      prev?.focus?.();
-    };
-  }, [onClose]);
+  useModal(panel, onClose);
 
   const syncNow = async () => {
     setBusy('sync');

@@ -4,6 +4,7 @@ import { useApiGet } from '../api/useApi';
 import type { RollbackResult, Snapshot, SnapshotList } from '../api/types';
 import { formatTime } from '../lib/format';
 import { takesSnapshots } from '../lib/kinds';
+import { useModal } from '../lib/modal';
 import { useTransient } from '../lib/transient';
 import { ErrorAlert } from './RoleSelect';
 
@@ -27,9 +28,11 @@ function RollbackConfirm({
   onConfirm: () => void;
 }) {
   const cancel = useRef<HTMLButtonElement>(null);
-  useEffect(() => cancel.current?.focus(), []);
+  const dialog = useRef<HTMLDivElement>(null);
+  // Escape cancels, unless the confirmed action already runs.
+  useModal(dialog, () => !busy && onCancel(), () => cancel.current);
   return (
-    <div className="confirm" role="alertdialog" aria-modal="true" aria-labelledby="rollback-title" aria-describedby="rollback-desc">
+    <div className="confirm" role="alertdialog" aria-modal="true" ref={dialog} aria-labelledby="rollback-title" aria-describedby="rollback-desc">
       <h4 id="rollback-title">
         Roll {name} back to {snapshot.name}?
       </h4>

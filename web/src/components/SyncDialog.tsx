@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { api, errorMessage, resourcePath } from '../api/client';
 import type { ActionAccepted, PlanDocument, PlanSummary, Status } from '../api/types';
+import { useModal } from '../lib/modal';
 import { ErrorLines } from './LoadError';
 import { ActionBadge, StatusBadge, unplannable } from './Status';
 
@@ -133,35 +134,8 @@ export default function SyncDialog({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [pathsKey, opts.prune, opts.reboot]);
 
-  useEffect(() => {
-    const prev = document.activeElement as HTMLElement | null;
-    dialog.current?.querySelector<HTMLElement>('input')?.focus();
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') {
-        e.preventDefault();
-        e.stopPropagation();
-        onClose();
-      }
-      if (e.key === 'Tab' && dialog.current) {
-        e.stopPropagation();
-        const f = [...dialog.current.querySelectorAll<HTMLElement>('button:not([disabled]), input:not([disabled])')];
-        if (f.length === 0) return;
-        if (e.shiftKey && document.activeElement === f[0]) {
-          e.preventDefault();
-          f[f.length - 1].focus();
-        } else if (!e.shiftKey && document.activeElement === f[f.length - 1]) {
-          e.preventDefault();
-          f[0].focus();
-        }
-      }
-    };
-    // Capture: the drawer beneath listens for Escape too, and must stay open.
-    window.addEventListener('keydown', onKey, true);
-    return () => {
-      window.removeEventListener('keydown', onKey, true);
-      prev?.focus?.();
-    };
-  }, [onClose]);
+  // Over the drawer: Escape closes this dialog only.
+  useModal(dialog, onClose, (el) => el.querySelector<HTMLElement>('input'));
 
   const submit = async () => {
     if (opts.dryRun) {
