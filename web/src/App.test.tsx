@@ -1,5 +1,5 @@
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { beforeEach, expect, test, vi } from 'vitest';
 import App from './App';
 import { mockFetch } from './test/helpers';
 
@@ -7,10 +7,6 @@ beforeEach(() => {
   localStorage.clear();
   window.history.replaceState(null, '', '/');
 });
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
-
 test('first run shows the setup page, which creates the admin and signs in', async () => {
   let setupDone = false;
   const calls = mockFetch(({ url, method }) => {

@@ -1,6 +1,6 @@
 import { act, render } from '@testing-library/react';
 import { afterEach, expect, test, vi } from 'vitest';
-import { fakeTimeouts, heldFetch, settle } from '../test/helpers';
+import { fakeTimeouts, heldFetch } from '../test/helpers';
 import { useApiGet, type ApiGet, type ApiGetOptions } from './useApi';
 
 let seen: ApiGet<{ v: number }> | null = null;
@@ -10,16 +10,29 @@ function Probe({ path, opts }: { path: string | null; opts?: ApiGetOptions }) {
 }
 
 afterEach(() => {
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
   seen = null;
 });
+
+// loaded renders a probe of path and answers its first read with { v: 1 }.
+async function loaded(path: string, opts?: ApiGetOptions) {
+  const fetch = heldFetch();
+  const { rerender } = render(<Probe path={path} opts={opts} />);
+  await fetch.reads(1);
+  await fetch.answer(0, { v: 1 });
+  return { fetch, rerender };
+}
+
+async function reloadNow(fetch: ReturnType<typeof heldFetch>) {
+  const n = fetch.urls().length;
+  act(() => seen!.reload());
+  await fetch.reads(n + 1);
+}
 
 test('an answer that comes after its path was replaced is dropped', async () => {
   const fetch = heldFetch();
   const { rerender } = render(<Probe path="/a" />);
   rerender(<Probe path="/b" />);
-  await settle('both reads', () => fetch.urls().length === 2);
+  await fetch.reads(2);
   await fetch.answer(1, { v: 2 });
   await fetch.answer(0, { v: 1 });
   expect(seen?.data).toEqual({ v: 2 });
@@ -29,24 +42,17 @@ test.each([
   ['keeps the last document while the next path loads', {}, { v: 1 }],
   ['with fresh, shows nothing of the last path while the next loads', { fresh: true }, null],
 ])('%s', async (_name, opts: ApiGetOptions, shown) => {
-  const fetch = heldFetch();
-  const { rerender } = render(<Probe path="/a" opts={opts} />);
-  await settle('first read', () => fetch.urls().length === 1);
-  await fetch.answer(0, { v: 1 });
+  const { fetch, rerender } = await loaded('/a', opts);
   expect(seen?.loading).toBe(false);
   rerender(<Probe path="/b" opts={opts} />);
-  await settle('second read', () => fetch.urls().length === 2);
+  await fetch.reads(2);
   expect(seen?.data).toEqual(shown);
   expect(seen?.loading).toBe(true);
 });
 
 test('with fresh, a reload keeps the document shown until its answer', async () => {
-  const fetch = heldFetch();
-  render(<Probe path="/a" opts={{ fresh: true }} />);
-  await settle('first read', () => fetch.urls().length === 1);
-  await fetch.answer(0, { v: 1 });
-  act(() => seen!.reload());
-  await settle('reload', () => fetch.urls().length === 2);
+  const { fetch } = await loaded('/a', { fresh: true });
+  await reloadNow(fetch);
   expect(seen?.data).toEqual({ v: 1 });
   await fetch.answer(1, { v: 2 });
   expect(seen?.data).toEqual({ v: 2 });
@@ -56,26 +62,18 @@ test.each([
   ['a failure keeps the document and says why', {}, { v: 1 }],
   ['with dropOnError, a failure drops the document', { dropOnError: true }, null],
 ])('%s; the next answer clears the error', async (_name, opts: ApiGetOptions, kept) => {
-  const fetch = heldFetch();
-  render(<Probe path="/a" opts={opts} />);
-  await settle('first read', () => fetch.urls().length === 1);
-  await fetch.answer(0, { v: 1 });
-  act(() => seen!.reload());
-  await settle('reload', () => fetch.urls().length === 2);
+  const { fetch } = await loaded('/a', opts);
+  await reloadNow(fetch);
   await fetch.answer(1, { error: 'no such thing' }, 404);
   expect(seen).toMatchObject({ data: kept, error: 'no such thing', status: 404 });
-  act(() => seen!.reload());
-  await settle('second reload', () => fetch.urls().length === 3);
+  await reloadNow(fetch);
   await fetch.answer(2, { v: 3 });
   expect(seen).toMatchObject({ data: { v: 3 }, error: '', status: 0 });
 });
 
 test('reloads asked for within the delay are one read, after the delay', async () => {
   fakeTimeouts();
-  const fetch = heldFetch();
-  render(<Probe path="/a" />);
-  await settle('first read', () => fetch.urls().length === 1);
-  await fetch.answer(0, { v: 1 });
+  const { fetch } = await loaded('/a');
   act(() => {
     seen!.reload(400);
     vi.advanceTimersByTime(200);
@@ -87,7 +85,7 @@ test('reloads asked for within the delay are one read, after the delay', async (
   act(() => {
     vi.advanceTimersByTime(1);
   });
-  await settle('the reload', () => fetch.urls().length === 2);
+  await fetch.reads(2);
   act(() => {
     vi.advanceTimersByTime(1000);
   });
@@ -98,10 +96,10 @@ test('a delayed reload is dropped when the path changes before it', async () => 
   fakeTimeouts();
   const fetch = heldFetch();
   const { rerender } = render(<Probe path="/a" />);
-  await settle('first read', () => fetch.urls().length === 1);
+  await fetch.reads(1);
   act(() => seen!.reload(400));
   rerender(<Probe path="/b" />);
-  await settle('the next path', () => fetch.urls().length === 2);
+  await fetch.reads(2);
   act(() => {
     vi.advanceTimersByTime(1000);
   });
@@ -110,10 +108,7 @@ test('a delayed reload is dropped when the path changes before it', async () => 
 
 test('with every, it reads again that long after each answer', async () => {
   fakeTimeouts();
-  const fetch = heldFetch();
-  render(<Probe path="/log" opts={{ every: 1500 }} />);
-  await settle('first read', () => fetch.urls().length === 1);
-  await fetch.answer(0, { v: 1 });
+  const { fetch } = await loaded('/log', { every: 1500 });
   act(() => {
     vi.advanceTimersByTime(1499);
   });
@@ -121,6 +116,6 @@ test('with every, it reads again that long after each answer', async () => {
   act(() => {
     vi.advanceTimersByTime(1);
   });
-  await settle('the poll', () => fetch.urls().length === 2);
+  await fetch.reads(2);
   expect(seen?.loading).toBe(false);
 });

@@ -1,12 +1,8 @@
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { fireEvent, screen, waitFor } from '@testing-library/react';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { setCsrfToken } from '../api/client';
-import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, renderWith, settle } from '../test/helpers';
 import { ChangePassword, Users } from './Accounts';
-
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
 
 const fill = (label: string, value: string) => fireEvent.change(screen.getByLabelText(label), { target: { value } });
 
@@ -15,11 +11,7 @@ test('changing the password sends the current one and adopts the new session’s
   const calls = mockFetch(({ url, method }) =>
     method === 'POST' && url === '/api/v1/me/password' ? { body: { username: 'alice', role: 'viewer', csrfToken: 'csrf-new' } } : undefined,
   );
-  render(
-    <Providers role="viewer">
-      <ChangePassword />
-    </Providers>,
-  );
+  renderWith(<ChangePassword />, { role: 'viewer' });
   fill('Current password', 'old password 1');
   fill('New password', 'a brand new one');
   fill('New password again', 'a brand new one');
@@ -40,11 +32,7 @@ test('changing the password sends the current one and adopts the new session’s
 
 test('a repeated new password that differs is caught before anything is sent', async () => {
   const calls = mockFetch(() => undefined);
-  render(
-    <Providers role="viewer">
-      <ChangePassword />
-    </Providers>,
-  );
+  renderWith(<ChangePassword />, { role: 'viewer' });
   fill('Current password', 'old password 1');
   fill('New password', 'a brand new one');
   fill('New password again', 'a brand new on');
@@ -69,11 +57,7 @@ test('an admin changes another user’s role and resets their password, not thei
     }
     return undefined;
   });
-  render(
-    <Providers role="admin">
-      <Users />
-    </Providers>,
-  );
+  renderWith(<Users />, { role: 'admin' });
   const role = (await screen.findByLabelText('Role of vera')) as HTMLSelectElement;
   // Your own role and password are not offered here (the last admin could lock itself out).
   expect(screen.queryByLabelText('Role of alice')).toBeNull();
@@ -99,11 +83,7 @@ test('a refused role change shows the server’s words', async () => {
     if (url.endsWith('/bob')) return { status: 409, body: { error: 'bob is the last admin: make another admin first' } };
     return undefined;
   });
-  render(
-    <Providers role="admin">
-      <Users />
-    </Providers>,
-  );
+  renderWith(<Users />, { role: 'admin' });
   fireEvent.change(await screen.findByLabelText('Role of bob'), { target: { value: 'viewer' } });
   expect((await screen.findByRole('alert')).textContent).toBe('bob is the last admin: make another admin first');
 });
@@ -112,18 +92,10 @@ describe('success notices go by themselves, errors stay', () => {
   beforeEach(() => {
     fakeTimeouts();
   });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   test('"Password changed." goes after TRANSIENT_MS; a refused change’s error stays', async () => {
     let refuse = true;
     mockFetch(() => (refuse ? { status: 403, body: { error: 'the current password is wrong' } } : { body: { username: 'alice', role: 'viewer', csrfToken: 'csrf-new' } }));
-    render(
-      <Providers role="viewer">
-        <ChangePassword />
-      </Providers>,
-    );
+    renderWith(<ChangePassword />, { role: 'viewer' });
     const submit = () => {
       fill('Current password', 'old password 1');
       fill('New password', 'a brand new one');
@@ -149,11 +121,7 @@ describe('success notices go by themselves, errors stay', () => {
         ? { body: { users: [{ username: 'alice', role: 'admin', createdAt: '2026-11-30T09:00:00Z' }, { username: 'vera', role: 'viewer', createdAt: '2026-11-30T09:00:00Z' }] } }
         : { body: {} },
     );
-    render(
-      <Providers role="admin">
-        <Users />
-      </Providers>,
-    );
+    renderWith(<Users />, { role: 'admin' });
     fireEvent.change(await settle('vera’s role', () => screen.queryByLabelText('Role of vera')), { target: { value: 'admin' } });
     const notice = () => screen.queryByText('vera is now admin.');
     await settle('the notice', notice);
@@ -163,11 +131,7 @@ describe('success notices go by themselves, errors stay', () => {
 
 test('a user signed in by single sign-on is sent to the identity provider for the password', async () => {
   const calls = mockFetch(() => undefined);
-  render(
-    <Providers role="admin" via="oidc">
-      <ChangePassword />
-    </Providers>,
-  );
+  renderWith(<ChangePassword />, { role: 'admin', via: 'oidc' });
   expect(screen.getByText(/signed in with single sign-on/)).toBeTruthy();
   expect(screen.queryByLabelText('Current password')).toBeNull();
   expect(calls).toEqual([]);

@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import type { AdoptResult, ResourceDetail } from '../api/types';
-import { mockFetch, Providers } from '../test/helpers';
+import { mockFetch, renderWith } from '../test/helpers';
 import { removedTags } from './Adopt';
 import Drawer from './Drawer';
 import { partial } from '../test/partial';
@@ -44,16 +44,8 @@ const plan = (dryRun: boolean): AdoptResult => ({
   message: dryRun ? 'adopting tags VMID 130' : 'adopted: VMID 130 on pve1 now carries managed-by-proxmops; the other changes listed wait for a sync',
 });
 
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
-
 function renderDrawer(role: 'admin' | 'viewer' = 'admin', onClose = () => {}) {
-  render(
-    <Providers role={role}>
-      <Drawer resourceKey="VirtualMachine/app-02" onClose={onClose} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-02" onClose={onClose} />, { role });
 }
 
 test('an admin sees the plan of the adoption, the tag removal named, before adopting', async () => {

@@ -1,8 +1,8 @@
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import type { Resource, ResourceDetail } from '../api/types';
-import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, resourcesValue, settle } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, renderWith, resourcesValue, settle } from '../test/helpers';
 import type { ResourceEvent } from '../state/resources';
 import Drawer from './Drawer';
 import { partial } from '../test/partial';
@@ -28,17 +28,9 @@ const detail = (over: Partial<ResourceDetail> = {}): ResourceDetail => (partial(
   ...over,
 }));
 
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
-
 test('shows the planned action, the changed fields on both sides and the history', async () => {
   mockFetch(({ url }) => (url.endsWith('/resources/VirtualMachine/app-01') ? { body: detail() } : undefined));
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   await screen.findByText('cores differ from the manifest');
   expect(screen.getByText('needs a reboot')).toBeTruthy();
   // One row per field, manifest beside cluster; the changed one is marked.
@@ -58,11 +50,7 @@ test('each history entry shows its commit, short with the full hash in the toolt
       ? { body: detail({ history: [{ id: 7, event: 'applied', commit: full, time: '2026-11-30T11:00:00Z', message: 'update done in 1s' }] }) }
       : undefined,
   );
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   const link = await screen.findByRole('link', { name: 'commit 3f2c1e0a' });
   expect(link.textContent).toBe('3f2c1e0a');
   expect(link.getAttribute('title')).toBe(full);
@@ -76,11 +64,7 @@ test('delete needs the exact name typed, and sends the CSRF token', async () => 
     if (url.endsWith('/app-01')) return { body: detail() };
     return undefined;
   });
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   fireEvent.click(await screen.findByRole('button', { name: 'Delete…' }));
   const confirm = screen.getByRole('button', { name: 'Delete' }) as HTMLButtonElement;
   const input = screen.getByLabelText("Type the resource's name to confirm");
@@ -101,11 +85,7 @@ test('a refused delete shows the daemon’s words', async () => {
     if (url.endsWith('/app-01')) return { body: detail() };
     return undefined;
   });
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   fireEvent.click(await screen.findByRole('button', { name: 'Delete…' }));
   fireEvent.change(screen.getByLabelText("Type the resource's name to confirm"), { target: { value: 'app-01' } });
   fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
@@ -117,11 +97,7 @@ test.each([
   ['a conflict: the VMID is held by a guest it does not own', { owned: false, status: 'Conflict' as const, observed: null }],
 ])('no delete for %s', async (_name, over) => {
   mockFetch(() => ({ body: detail(over) }));
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   await screen.findByText(/does not own this resource/);
   expect(screen.queryByRole('button', { name: /Delete/ })).toBeNull();
   expect(screen.getByRole('button', { name: 'Sync now' })).toBeTruthy();
@@ -129,11 +105,7 @@ test.each([
 
 test('viewers see no action buttons', async () => {
   mockFetch(() => ({ body: detail() }));
-  render(
-    <Providers role="viewer">
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />, { role: 'viewer' });
   await screen.findByText('cores differ from the manifest');
   expect(screen.queryByRole('button', { name: /Sync now|Delete/ })).toBeNull();
 });
@@ -159,11 +131,7 @@ test('Tab stays inside the drawer', async () => {
 test('Escape closes the drawer', async () => {
   mockFetch(() => ({ body: detail() }));
   const onClose = vi.fn();
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={onClose} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={onClose} />);
   await screen.findByText('cores differ from the manifest');
   fireEvent.keyDown(window, { key: 'Escape' });
   expect(onClose).toHaveBeenCalled();
@@ -171,11 +139,7 @@ test('Escape closes the drawer', async () => {
 
 test('a resource that is gone says so', async () => {
   mockFetch(() => ({ status: 404, body: { error: 'no such resource' } }));
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/gone" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/gone" onClose={() => {}} />);
   await waitFor(() => expect(screen.getByText(/no longer known/)).toBeTruthy());
 });
 
@@ -190,11 +154,7 @@ test('a burst of the resource’s stream events is one read 400 ms later; a dele
   const listeners: ((ev: ResourceEvent) => void)[] = [];
   const emit = (ev: ResourceEvent) => act(() => listeners.forEach((l) => l(ev)));
   const value = resourcesValue([], { onEvent: (fn) => (listeners.push(fn), () => {}) });
-  render(
-    <Providers value={value}>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />, { value });
   await settle('the first read', () => screen.queryByText('read 1'));
   const changed = partial<Resource>({ kind: 'VirtualMachine', name: 'app-01' });
   emit({ type: 'resource', resource: changed });
@@ -221,11 +181,7 @@ test('a burst of the resource’s stream events is one read 400 ms later; a dele
 
 test('a resource not on the cluster yet: no delete, no ownership claim, no field marks', async () => {
   mockFetch(() => ({ body: detail({ owned: false, observed: null, action: 'create', reason: 'the VM does not exist', changes: [{ field: 'cores', from: '', to: '4' }] }) }));
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   await screen.findByText('the VM does not exist');
   expect(screen.getByText('not on the cluster')).toBeTruthy();
   expect(screen.queryByText(/not owned|does not own/)).toBeNull();
@@ -246,11 +202,7 @@ test('while the resource’s action runs: Sync now is disabled, the progress sho
       return { body: detail({ status: 'Progressing', progress: { task: 'UPID:pve1:1:2:3:download:x.qcow2:root@pam:', message: 'downloading the image', percent: 40 } }) };
     return undefined;
   });
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   const sync = (await screen.findByRole('button', { name: 'Syncing…' })) as HTMLButtonElement;
   expect(sync.disabled).toBe(true);
   expect((screen.getByRole('button', { name: 'Sync…' }) as HTMLButtonElement).disabled).toBe(true);
@@ -263,82 +215,58 @@ test('while the resource’s action runs: Sync now is disabled, the progress sho
 
 test('a notice goes away by itself', async () => {
   vi.useFakeTimers({ shouldAdvanceTime: true });
-  try {
-    mockFetch(({ url, method }) => {
-      if (method === 'POST') return { status: 202, body: { status: 'sync of VirtualMachine/app-01 started' } };
-      if (url.endsWith('/tasklog')) return { body: { task: '', running: false, lines: [] } };
-      return { body: detail() };
-    });
-    render(
-      <Providers>
-        <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-      </Providers>,
-    );
-    fireEvent.click(await screen.findByRole('button', { name: 'Sync now' }));
-    await screen.findByText('sync of VirtualMachine/app-01 started');
-    await act(async () => {
-      vi.advanceTimersByTime(7000);
-    });
-    expect(screen.queryByText('sync of VirtualMachine/app-01 started')).toBeNull();
-  } finally {
-    vi.useRealTimers();
-  }
+  mockFetch(({ url, method }) => {
+    if (method === 'POST') return { status: 202, body: { status: 'sync of VirtualMachine/app-01 started' } };
+    if (url.endsWith('/tasklog')) return { body: { task: '', running: false, lines: [] } };
+    return { body: detail() };
+  });
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
+  fireEvent.click(await screen.findByRole('button', { name: 'Sync now' }));
+  await screen.findByText('sync of VirtualMachine/app-01 started');
+  await act(async () => {
+    vi.advanceTimersByTime(7000);
+  });
+  expect(screen.queryByText('sync of VirtualMachine/app-01 started')).toBeNull();
 });
 
 test('a refused sync’s error stays until dismissed; the next sync’s notice replaces it and goes by itself', async () => {
   fakeTimeouts();
-  try {
-    let refuse = true;
-    mockFetch(({ url, method }) => {
-      if (method === 'POST')
-        return refuse ? { status: 409, body: { error: 'an action on VirtualMachine/app-01 is already running' } } : { status: 202, body: { status: 'sync of VirtualMachine/app-01 started' } };
-      if (url.endsWith('/tasklog')) return { body: { task: '', running: false, lines: [] } };
-      return { body: detail() };
-    });
-    render(
-      <Providers>
-        <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-      </Providers>,
-    );
-    const syncNow = () => screen.queryByRole('button', { name: 'Sync now' }) as HTMLButtonElement | null;
-    fireEvent.click(await settle('Sync now', syncNow));
-    const error = () => screen.queryByRole('alert');
-    expect((await settle('the error', error)).textContent).toContain('an action on VirtualMachine/app-01 is already running');
-    expect(screen.queryByRole('status')).toBeNull();
-    expectStays('the refused sync’s error', error);
-    fireEvent.click(within(error()!).getByRole('button', { name: 'Dismiss' }));
-    expect(error()).toBeNull();
+  let refuse = true;
+  mockFetch(({ url, method }) => {
+    if (method === 'POST')
+      return refuse ? { status: 409, body: { error: 'an action on VirtualMachine/app-01 is already running' } } : { status: 202, body: { status: 'sync of VirtualMachine/app-01 started' } };
+    if (url.endsWith('/tasklog')) return { body: { task: '', running: false, lines: [] } };
+    return { body: detail() };
+  });
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
+  const syncNow = () => screen.queryByRole('button', { name: 'Sync now' }) as HTMLButtonElement | null;
+  fireEvent.click(await settle('Sync now', syncNow));
+  const error = () => screen.queryByRole('alert');
+  expect((await settle('the error', error)).textContent).toContain('an action on VirtualMachine/app-01 is already running');
+  expect(screen.queryByRole('status')).toBeNull();
+  expectStays('the refused sync’s error', error);
+  fireEvent.click(within(error()!).getByRole('button', { name: 'Dismiss' }));
+  expect(error()).toBeNull();
 
-    fireEvent.click(await settle('Sync now, enabled', () => (syncNow()?.disabled === false ? syncNow() : null)));
-    await settle('the error again', error);
-    refuse = false;
-    fireEvent.click(await settle('Sync now, enabled', () => (syncNow()?.disabled === false ? syncNow() : null)));
-    const notice = () => screen.queryByText('sync of VirtualMachine/app-01 started');
-    await settle('the notice', notice);
-    expect(error()).toBeNull();
-    expectTransient('the sync notice', notice);
-  } finally {
-    vi.useRealTimers();
-  }
+  fireEvent.click(await settle('Sync now, enabled', () => (syncNow()?.disabled === false ? syncNow() : null)));
+  await settle('the error again', error);
+  refuse = false;
+  fireEvent.click(await settle('Sync now, enabled', () => (syncNow()?.disabled === false ? syncNow() : null)));
+  const notice = () => screen.queryByText('sync of VirtualMachine/app-01 started');
+  await settle('the notice', notice);
+  expect(error()).toBeNull();
+  expectTransient('the sync notice', notice);
 });
 
 test('says when the daemon last read the guest configuration, and nothing when it never did', async () => {
   mockFetch(({ url }) =>
     url.endsWith('/resources/VirtualMachine/app-01') ? { body: detail({ configReadAt: new Date(Date.now() - 3 * 60_000).toISOString() }) } : undefined,
   );
-  const { unmount } = render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  const { unmount } = renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   expect(await screen.findByText(/Configuration read from Proxmox .*\(3m ago\)/)).toBeTruthy();
   unmount();
   mockFetch(({ url }) => (url.endsWith('/resources/VirtualMachine/app-01') ? { body: detail() } : undefined));
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   await screen.findByText('cores differ from the manifest');
   expect(screen.queryByText(/Configuration read from Proxmox/)).toBeNull();
 });
@@ -364,11 +292,7 @@ test('a guest moved off the node its manifest names says so, in sync, with its m
         }
       : undefined,
   );
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   await screen.findByText(`in sync; ${note}`);
   expect(screen.getByText('node pve2')).toBeTruthy();
   expect(screen.getByText('the manifest says pve1')).toBeTruthy();
@@ -394,11 +318,7 @@ test('each history entry names what started it: the pass, a user by single sign-
         }
       : undefined,
   );
-  render(
-    <Providers>
-      <Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />
-    </Providers>,
-  );
+  renderWith(<Drawer resourceKey="VirtualMachine/app-01" onClose={() => {}} />);
   await screen.findByText(/by alice/);
   const by = [...document.querySelectorAll('.timeline .tl-user')].map((s) => s.textContent?.trim());
   expect(by).toEqual(['by the CLI (bob) through token laptop', 'by alice (single sign-on)', 'by API token ci-deploy', 'by github webhook (delivery 9a1b7c3e)', 'by the reconcile pass']);

@@ -1,12 +1,8 @@
 import { fireEvent, render, screen } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import Settings from '../pages/Settings';
-import { expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
+import { expectTransient, fakeTimeouts, mockFetch, renderWith, settle } from '../test/helpers';
 import ExportPanel, { exportURL } from './ExportPanel';
-
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
 
 test('the query mirrors the export flags: all guests unless VMIDs are given', () => {
   expect(exportURL({ vmids: '', node: '', kinds: ['VirtualMachine'] })).toBe('/api/v1/export?all=true&kind=VirtualMachine');
@@ -74,34 +70,22 @@ test('shows the daemon’s error instead of downloading it', async () => {
 
 test('the settings page offers the export to admins only', () => {
   mockFetch(() => undefined);
-  const { unmount } = render(
-    <Providers role="admin">
-      <Settings />
-    </Providers>,
-  );
+  const { unmount } = renderWith(<Settings />, { role: 'admin' });
   expect(screen.getByRole('region', { name: 'Export' })).toBeTruthy();
   unmount();
-  render(
-    <Providers role="viewer">
-      <Settings />
-    </Providers>,
-  );
+  renderWith(<Settings />, { role: 'viewer' });
   expect(screen.queryByRole('region', { name: 'Export' })).toBeNull();
 });
 
 test('"Downloaded …" goes after TRANSIENT_MS', async () => {
   fakeTimeouts();
-  try {
-    vi.stubGlobal('fetch', vi.fn(async () => new Response(new Uint8Array([0x1f, 0x8b]), { status: 200, headers: { 'X-Proxmops-Manifests': '2' } })));
-    vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:x'), revokeObjectURL: vi.fn() }));
-    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
-    render(<ExportPanel />);
-    fireEvent.click(screen.getByRole('button', { name: 'Download manifests (.tar.gz)' }));
-    const done = () => screen.queryByText('Downloaded proxmops-export.tar.gz (2 manifests).');
-    await settle('the notice', done);
-    expectTransient('"Downloaded …"', done);
-    click.mockRestore();
-  } finally {
-    vi.useRealTimers();
-  }
+  vi.stubGlobal('fetch', vi.fn(async () => new Response(new Uint8Array([0x1f, 0x8b]), { status: 200, headers: { 'X-Proxmops-Manifests': '2' } })));
+  vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:x'), revokeObjectURL: vi.fn() }));
+  const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
+  render(<ExportPanel />);
+  fireEvent.click(screen.getByRole('button', { name: 'Download manifests (.tar.gz)' }));
+  const done = () => screen.queryByText('Downloaded proxmops-export.tar.gz (2 manifests).');
+  await settle('the notice', done);
+  expectTransient('"Downloaded …"', done);
+  click.mockRestore();
 });

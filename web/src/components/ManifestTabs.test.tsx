@@ -1,11 +1,7 @@
 import { fireEvent, render, screen } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test } from 'vitest';
 import { mockFetch } from '../test/helpers';
 import ManifestTabs from './ManifestTabs';
-
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
 
 const LONG = `${'x'.repeat(200)}`;
 const desired = { kind: 'VirtualMachine', metadata: { name: 'app-01' }, spec: { cores: 4, description: LONG } };

@@ -1,10 +1,8 @@
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import type { NotificationStatus } from '../api/types';
 import { mockFetch } from '../test/helpers';
 import { Notifications, receiverState } from './Notifications';
-
-afterEach(() => vi.unstubAllGlobals());
 
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 const base: NotificationStatus = { name: 'ops', url: 'https://hooks.example.com/…', service: 'webhook', on: ['failed', 'degraded'], delivered: 0, failed: 0, pending: 0 };

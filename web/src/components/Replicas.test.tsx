@@ -1,10 +1,8 @@
 import { render, screen } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import type { ReplicaStatus } from '../api/types';
 import { mockFetch } from '../test/helpers';
 import { ReplicaBadge, replicaText } from './Replicas';
-
-afterEach(() => vi.unstubAllGlobals());
 
 const leaderA = { replica: 'a', host: 'pve-ops-1', pid: 4242, since: new Date(Date.now() - 5 * 60_000).toISOString(), term: 7 };
 

@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { beforeEach, describe, expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import type { SnapshotList } from '../api/types';
-import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, renderWith, settle } from '../test/helpers';
 import Snapshots from './Snapshots';
 
 const list = (over: Partial<SnapshotList> = {}): SnapshotList => ({
@@ -20,17 +20,9 @@ const list = (over: Partial<SnapshotList> = {}): SnapshotList => ({
   ...over,
 });
 
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
-
 test('lists the guest’s snapshots on demand; a viewer gets no rollback', async () => {
   const calls = mockFetch(({ url }) => (url.endsWith('/snapshots') ? { body: list() } : undefined));
-  render(
-    <Providers role="viewer">
-      <Snapshots kind="VirtualMachine" name="app-01" isAdmin={false} />
-    </Providers>,
-  );
+  renderWith(<Snapshots kind="VirtualMachine" name="app-01" isAdmin={false} />, { role: 'viewer' });
   expect(calls).toHaveLength(0);
   fireEvent.click(screen.getByRole('button', { name: 'Show snapshots' }));
   const row = (await screen.findByText('taken by proxmops before the update of VirtualMachine/app-01 (cores)')).closest('tr')!;
@@ -42,11 +34,7 @@ test('lists the guest’s snapshots on demand; a viewer gets no rollback', async
 });
 
 test('kinds without snapshots show nothing', () => {
-  const { container } = render(
-    <Providers>
-      <Snapshots kind="Iso" name="debian" isAdmin={true} />
-    </Providers>,
-  );
+  const { container } = renderWith(<Snapshots kind="Iso" name="debian" isAdmin={true} />);
   expect(container.textContent).toBe('');
 });
 
@@ -61,11 +49,7 @@ test('an admin rolls back after a confirmation that warns about auto sync, with 
     if (url.endsWith('/snapshots')) return { body: list() };
     return undefined;
   });
-  render(
-    <Providers>
-      <Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} onChanged={changed} />
-    </Providers>,
-  );
+  renderWith(<Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} onChanged={changed} />);
   fireEvent.click(screen.getByRole('button', { name: 'Show snapshots' }));
   fireEvent.click(await screen.findByRole('button', { name: 'Roll back to before-upgrade…' }));
   let dialog = screen.getByRole('alertdialog', { name: 'Roll app-01 back to before-upgrade?' });
@@ -93,11 +77,7 @@ test('a refused rollback shows the daemon’s words and a manual guest gets no a
     if (url.endsWith('/snapshots')) return { body: list({ syncPolicy: 'manual', running: false }) };
     return undefined;
   });
-  render(
-    <Providers>
-      <Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />
-    </Providers>,
-  );
+  renderWith(<Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />);
   fireEvent.click(screen.getByRole('button', { name: 'Show snapshots' }));
   fireEvent.click(await screen.findByRole('button', { name: 'Roll back to proxmops-20261201T231500Z…' }));
   const dialog = screen.getByRole('alertdialog');
@@ -111,11 +91,7 @@ test('a refused rollback shows the daemon’s words and a manual guest gets no a
 describe('the rollback’s words', () => {
   beforeEach(() => {
     fakeTimeouts();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-  const rollBack = async (snapshot: string) => {
+  });  const rollBack = async (snapshot: string) => {
     fireEvent.click(screen.getByRole('button', { name: 'Show snapshots' }));
     fireEvent.click(await settle('the rollback button', () => screen.queryByRole('button', { name: `Roll back to ${snapshot}…` })));
     fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Roll back' }));
@@ -127,11 +103,7 @@ describe('the rollback’s words', () => {
       if (url.endsWith('/snapshots')) return { body: list({ syncPolicy: 'manual' }) };
       return undefined;
     });
-    render(
-      <Providers>
-        <Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />
-      </Providers>,
-    );
+    renderWith(<Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />);
     await rollBack('before-upgrade');
     const notice = () => screen.queryByText('Rolled back to before-upgrade. it stays as rolled back.');
     expect((await settle('the notice', notice)).getAttribute('role')).toBe('status');
@@ -148,11 +120,7 @@ describe('the rollback’s words', () => {
       if (url.endsWith('/snapshots')) return { body: list({ syncPolicy: 'manual' }) };
       return undefined;
     });
-    render(
-      <Providers>
-        <Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />
-      </Providers>,
-    );
+    renderWith(<Snapshots kind="VirtualMachine" name="app-01" isAdmin={true} />);
     await rollBack('before-upgrade');
     const error = () => screen.queryByRole('alert');
     expect((await settle('the error', error)).textContent).toContain('an action on VirtualMachine/app-01 is already running: conflict');

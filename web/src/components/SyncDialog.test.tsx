@@ -1,13 +1,9 @@
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import { mockFetch } from '../test/helpers';
 import SyncDialog, { planCounts } from './SyncDialog';
 import { partial } from '../test/partial';
-
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
 
 const plan = (prune: boolean) => ({
   status: 'dry run',

@@ -1,11 +1,7 @@
 import { render, screen, waitFor } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { mockFetch } from '../test/helpers';
 import { Login } from './Auth';
-
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
 
 test('the sign-in page offers single sign-on by the provider’s name when the daemon has it', async () => {
   mockFetch(({ url }) => (url === '/api/v1/auth' ? { body: { password: true, oidc: { name: 'Authentik', loginURL: '/api/v1/auth/oidc/login' } } } : undefined));

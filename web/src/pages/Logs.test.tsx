@@ -1,5 +1,5 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { beforeEach, expect, test, vi } from 'vitest';
 import { mockFetch } from '../test/helpers';
 import Logs from './Logs';
 
@@ -9,8 +9,6 @@ beforeEach(() => {
   window.history.replaceState(null, '', '/logs');
   vi.stubGlobal('EventSource', undefined);
 });
-afterEach(() => vi.unstubAllGlobals());
-
 test('a line links its resource to its drawer and its commit to the Revisions page, short with the full hash in the tooltip', async () => {
   mockFetch(({ url }) =>
     url.startsWith('/api/v1/logs')

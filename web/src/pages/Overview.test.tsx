@@ -1,7 +1,7 @@
-import { fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { fireEvent, screen, within } from '@testing-library/react';
+import { beforeEach, expect, test } from 'vitest';
 import type { Resource } from '../api/types';
-import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, resourcesValue, settle } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, renderWith, resourcesValue, settle } from '../test/helpers';
 import { initialResourceState, reduceResources } from '../state/resources';
 import Overview from './Overview';
 import { partial } from '../test/partial';
@@ -15,18 +15,10 @@ const resources: Resource[] = [
 beforeEach(() => {
   window.history.replaceState(null, '', '/?view=cards');
 });
-afterEach(() => {
-  vi.unstubAllGlobals();
-});
-
 const cardNames = () => [...document.querySelectorAll('.card .card-name')].map((n) => n.textContent);
 
 test('counts by status, and clicking one filters through the URL', async () => {
-  render(
-    <Providers resources={resources}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources });
   const counts = screen.getByRole('group', { name: 'Counts by status' });
   expect(within(counts).getByRole('button', { name: /Failed/ }).textContent).toBe('1 Failed');
   fireEvent.click(within(counts).getByRole('button', { name: /Failed/ }));
@@ -36,11 +28,7 @@ test('counts by status, and clicking one filters through the URL', async () => {
 });
 
 test('search and drift-only write the URL and filter the cards', () => {
-  render(
-    <Providers resources={resources}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources });
   fireEvent.change(screen.getByRole('searchbox', { name: 'Search resources' }), { target: { value: 'pve1' } });
   expect(new URLSearchParams(window.location.search).get('q')).toBe('pve1');
   expect(cardNames()).toEqual(['debian', 'app-01']);
@@ -53,40 +41,24 @@ test('search and drift-only write the URL and filter the cards', () => {
 
 test('a shared link opens with its filters and grouping', () => {
   window.history.replaceState(null, '', '/?view=cards&group=tag&tag=prod');
-  render(
-    <Providers resources={resources}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources });
   expect(cardNames()).toEqual(['app-01']);
   expect(screen.getByRole('heading', { name: 'prod' })).toBeTruthy();
 });
 
 test('a resource with progress shows it', () => {
-  render(
-    <Providers resources={resources}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources });
   const bar = screen.getByRole('progressbar', { name: 'downloading image' });
   expect(bar.getAttribute('aria-valuenow')).toBe('40');
 });
 
 test('viewers get no sync buttons', () => {
-  render(
-    <Providers role="viewer" resources={resources}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { role: 'viewer', resources });
   expect(screen.queryByRole('button', { name: /Sync all|Refresh/ })).toBeNull();
 });
 
 test('an empty daemon says why the page is empty', () => {
-  render(
-    <Providers resources={[]}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources: [] });
   expect(screen.getByText('No resources yet')).toBeTruthy();
 });
 
@@ -95,11 +67,7 @@ test('a source problem of several lines is listed one per item', () => {
   const state = reduceResources(base.state, [
     { type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: 'git: authentication required\ncluster: connection refused' }) },
   ]);
-  render(
-    <Providers value={{ ...base, state }}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { value: { ...base, state } });
   const banner = screen.getByText(/Git source:/);
   expect([...banner.querySelectorAll('li')].map((li) => li.textContent)).toEqual(['git: authentication required', 'cluster: connection refused']);
 });
@@ -109,11 +77,7 @@ test('a cluster that cannot be observed is a banner and a word in the summary ba
   const lastObserved = new Date(Date.now() - 3 * 60_000).toISOString();
   const clusterError = 'observing the cluster failed: TLS certificate fingerprint mismatch: expected AA:BB, server presented CC:DD';
   const down = reduceResources(base.state, [{ type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError, lastObserved }) }]);
-  const { rerender } = render(
-    <Providers value={{ ...base, state: down }}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  const { rerenderWith } = renderWith(<Overview theme="light" />, { value: { ...base, state: down } });
   const banner = screen.getByRole('alert', { name: 'Cluster unreachable' });
   expect(banner.textContent).toContain('fingerprint mismatch');
   expect(banner.textContent).toContain('observed 3m ago');
@@ -122,11 +86,7 @@ test('a cluster that cannot be observed is a banner and a word in the summary ba
   expect(within(bar).getByTestId('summary-cluster-down').textContent).toBe('cluster unreachable · last observed 3m ago');
 
   const back = reduceResources(down, [{ type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: '', clusterError: '', lastObserved: new Date().toISOString() }) }]);
-  rerender(
-    <Providers value={{ ...base, state: back }}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  rerenderWith(<Overview theme="light" />, { value: { ...base, state: back } });
   expect(screen.queryByRole('alert', { name: 'Cluster unreachable' })).toBeNull();
   expect(screen.queryByTestId('summary-cluster-down')).toBeNull();
 });
@@ -135,11 +95,7 @@ test('a HEAD that fails to load, as a pass event says, is a banner naming the la
   const base = resourcesValue(resources);
   const loadError = { revision: '9a1b2c3d4e5f60718293', errors: ['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:2:1: unknown kind Vm'] };
   const failing = reduceResources(base.state, [{ type: 'pass', pass: partial({ revision: '3f2c1e0a9b8c7d6e', sourceError: '', loadError }) }]);
-  const { rerender } = render(
-    <Providers value={{ ...base, state: failing }}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  const { rerenderWith } = renderWith(<Overview theme="light" />, { value: { ...base, state: failing } });
   const banner = screen.getByRole('alert', { name: 'HEAD failed to load' });
   expect(banner.textContent).toContain('HEAD (9a1b2c3d) failed to load');
   expect(banner.textContent).toContain("last good revision's (3f2c1e0a)");
@@ -151,11 +107,7 @@ test('a HEAD that fails to load, as a pass event says, is a banner naming the la
   expect(bar.textContent).not.toContain('revision being reconciled');
 
   const fixed = reduceResources(failing, [{ type: 'pass', pass: partial({ revision: '4a4a4a4a4a4a4a4a', sourceError: '', loadError: null }) }]);
-  rerender(
-    <Providers value={{ ...base, state: fixed }}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  rerenderWith(<Overview theme="light" />, { value: { ...base, state: fixed } });
   expect(screen.queryByRole('alert', { name: 'HEAD failed to load' })).toBeNull();
   expect(screen.getByRole('region', { name: 'Reconciliation' }).textContent).toContain('revision being reconciled');
 });
@@ -164,11 +116,7 @@ test('a pinned revision is said in the summary bar, not only in the banner', () 
   const base = resourcesValue(resources);
   const pinned = { revision: '3f2c1e0a9b8c7d6e5f4a', message: 'two cores', by: 'alice', at: '2026-12-01T00:00:00Z' };
   const state = reduceResources(base.state, [{ type: 'pass', pass: partial({ revision: pinned.revision, sourceError: '', loadError: null, pinned }) }]);
-  render(
-    <Providers value={{ ...base, state }}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { value: { ...base, state } });
   const bar = screen.getByRole('region', { name: 'Reconciliation' });
   expect(bar.textContent).toContain('pinned revision, not the branch head');
   expect(bar.textContent).toContain('3f2c1e0a');
@@ -178,11 +126,7 @@ test('a pinned revision is said in the summary bar, not only in the banner', () 
 test('when the very first load fails, the overview says why instead of waiting for resources', () => {
   const loadError = { revision: '9a1b2c3d4e5f60718293', errors: ['vms/a.yaml:4:8: unknown field coers'] };
   const state = reduceResources(initialResourceState, [{ type: 'snapshot', summary: partial({ revision: '', sourceError: '', loadError, resources: [] }) }]);
-  render(
-    <Providers value={{ ...resourcesValue([]), state }}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { value: { ...resourcesValue([]), state } });
   const banner = screen.getByRole('alert', { name: 'HEAD failed to load' });
   expect(banner.textContent).toContain('no revision has loaded yet');
   expect(banner.querySelector('li')?.textContent).toBe('vms/a.yaml:4:8: unknown field coers');
@@ -198,22 +142,14 @@ const cardClusters = () => [...document.querySelectorAll('.card')].map((c) => `$
 
 test('with one cluster there is no cluster filter or grouping, and a link asking for them shows everything', () => {
   window.history.replaceState(null, '', '/?view=cards&cluster=office&group=cluster');
-  render(
-    <Providers resources={resources}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources });
   expect(screen.queryByRole('group', { name: 'Cluster' })).toBeNull();
   expect(within(screen.getByLabelText('Group by')).queryByRole('option', { name: 'cluster' })).toBeNull();
   expect(cardNames()).toHaveLength(3);
 });
 
 test('with several clusters the same name shows once per cluster; filter and group by cluster through the URL', () => {
-  render(
-    <Providers resources={twoClusters}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources: twoClusters });
   expect(cardClusters()).toEqual(['debian@· office', 'app-01@· home', 'app-01@· office']);
   const menu = screen.getByRole('group', { name: 'Cluster' });
   fireEvent.click(within(menu).getByLabelText('office'));
@@ -233,39 +169,26 @@ test('with several clusters the same name shows once per cluster; filter and gro
 
 test('"Pulling Git now." goes by itself; a refused refresh’s error stays until the next one replaces it', async () => {
   fakeTimeouts();
-  try {
-    let refuse = true;
-    mockFetch(({ url, method }) =>
-      method === 'POST' && url === '/api/v1/refresh' ? (refuse ? { status: 503, body: { error: 'the daemon is stopping' } } : { status: 202, body: {} }) : undefined,
-    );
-    render(
-      <Providers resources={resources}>
-        <Overview theme="light" />
-      </Providers>,
-    );
-    fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
-    const error = () => screen.queryByRole('alert');
-    expect((await settle('the error', error)).textContent).toContain('the daemon is stopping');
-    expectStays('the refused refresh’s error', error);
-    refuse = false;
-    fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
-    const notice = () => screen.queryByText('Pulling Git now.');
-    await settle('the notice', notice);
-    expect(error()).toBeNull();
-    expectTransient('"Pulling Git now."', notice);
-  } finally {
-    vi.useRealTimers();
-    vi.unstubAllGlobals();
-  }
+  let refuse = true;
+  mockFetch(({ url, method }) =>
+    method === 'POST' && url === '/api/v1/refresh' ? (refuse ? { status: 503, body: { error: 'the daemon is stopping' } } : { status: 202, body: {} }) : undefined,
+  );
+  renderWith(<Overview theme="light" />, { resources });
+  fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+  const error = () => screen.queryByRole('alert');
+  expect((await settle('the error', error)).textContent).toContain('the daemon is stopping');
+  expectStays('the refused refresh’s error', error);
+  refuse = false;
+  fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+  const notice = () => screen.queryByText('Pulling Git now.');
+  await settle('the notice', notice);
+  expect(error()).toBeNull();
+  expectTransient('"Pulling Git now."', notice);
 });
 
 test('with several clusters the summary bar counts the filtered cluster and says so; unfiltered, all of them and each its own', () => {
   window.history.replaceState(null, '', '/?view=cards');
-  render(
-    <Providers resources={twoClusters}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources: twoClusters });
   const chip = (s: string) => within(screen.getByRole('group', { name: /^Counts by status/ })).getByRole('button', { name: new RegExp(s) }).textContent;
   expect(screen.getByRole('group', { name: 'Counts by status in all 2 clusters' })).toBeTruthy();
   expect(chip('Synced')).toBe('2 Synced');
@@ -304,11 +227,7 @@ test('with a Cluster filter, Sync all syncs that cluster only, after a confirmat
       },
     };
   });
-  render(
-    <Providers resources={twoClusters}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources: twoClusters });
   fireEvent.click(screen.getByRole('button', { name: 'Sync all in office' }));
   const dialog = screen.getByRole('dialog', { name: 'Sync all resources of cluster office' });
   expect((await within(dialog).findByTestId('sync-counts')).textContent).toBe('1 to update, 1 in sync');
@@ -329,11 +248,7 @@ test('without a Cluster filter, Sync all of several clusters tells each cluster�
     const summary = office ? { update: 1, statuses: { OutOfSync: 1, Synced: 1 } } : { create: 2, statuses: { OutOfSync: 2, Synced: 1 } };
     return { body: { plan: { revision: 'r', summary, actions: [] } } };
   });
-  render(
-    <Providers resources={twoClusters}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { resources: twoClusters });
   fireEvent.click(screen.getByRole('button', { name: 'Sync all' }));
   const dialog = screen.getByRole('dialog', { name: 'Sync all resources of clusters home and office' });
   expect((await within(dialog).findByTestId('sync-counts')).textContent).toBe('2 to create, 1 to update, 2 in sync');
@@ -363,32 +278,20 @@ test('with several clusters the bar names the shown cluster’s own revision: a 
     ]),
   });
   window.history.replaceState(null, '', '/?view=cards&cluster=office');
-  const { unmount } = render(
-    <Providers value={value}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  const { unmount } = renderWith(<Overview theme="light" />, { value });
   const bar = () => screen.getByRole('region', { name: 'Reconciliation' }).querySelector('.summary-rev')!;
   expect(bar().textContent).toBe('pinned revision, not the branch heada1b2c3d4 one core');
   expect(document.querySelector('.pin-banner')?.textContent).toContain('Pinned to a1b2c3d4');
   unmount();
 
   window.history.replaceState(null, '', '/?view=cards&cluster=home');
-  const second = render(
-    <Providers value={value}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  const second = renderWith(<Overview theme="light" />, { value });
   expect(bar().textContent).toBe('revision being reconciledffee0011 two cores');
   expect(document.querySelector('.pin-banner')).toBeNull();
   second.unmount();
 
   window.history.replaceState(null, '', '/?view=cards');
-  render(
-    <Providers value={value}>
-      <Overview theme="light" />
-    </Providers>,
-  );
+  renderWith(<Overview theme="light" />, { value });
   expect([...bar().querySelectorAll('.summary-rev-cluster')].map((d) => d.textContent)).toEqual(['home ffee0011 branch head', 'office a1b2c3d4 pinned']);
   expect(document.querySelector('.pin-banner')?.textContent).toContain('Pinned to a1b2c3d4');
 });

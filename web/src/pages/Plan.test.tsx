@@ -1,5 +1,5 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { beforeEach, expect, test } from 'vitest';
 import type { PlanAction } from '../api/types';
 import { mockFetch } from '../test/helpers';
 import Plan, { groupPlan, planDelta, sortPlan } from './Plan';
@@ -8,8 +8,6 @@ import { partial } from '../test/partial';
 const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => (partial({ kind: 'VirtualMachine', name, action, conflict }));
 
 beforeEach(() => window.history.replaceState(null, '', '/plan'));
-afterEach(() => vi.unstubAllGlobals());
-
 test('changes first, then conflicts, then the rest', () => {
   expect(sortPlan([a('n', 'none'), a('c', 'none', true), a('d', 'delete'), a('u', 'update'), a('k', 'create')]).map((x) => x.name)).toEqual(['k', 'u', 'd', 'c', 'n']);
 });

@@ -1,13 +1,11 @@
 import { render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { beforeEach, expect, test } from 'vitest';
 import type { PlanDocument, PullRequest } from '../api/types';
 import { mockFetch } from '../test/helpers';
 import Previews, { changedActions, requestNoun } from './Previews';
 import { partial } from '../test/partial';
 
 beforeEach(() => window.history.replaceState(null, '', '/previews'));
-afterEach(() => vi.unstubAllGlobals());
-
 const pr = (over: Partial<PullRequest>): PullRequest => ({
   forge: 'github',
   number: 7,

@@ -1,11 +1,9 @@
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, expect, test, vi } from 'vitest';
+import { act, fireEvent, screen, within } from '@testing-library/react';
+import { expect, test, vi } from 'vitest';
 import type { RevisionList, RevisionResult } from '../api/types';
-import { Providers, mockFetch } from '../test/helpers';
+import { mockFetch, renderWith } from '../test/helpers';
 import Revisions, { matchesCommit, resultText } from './Revisions';
 import { partial } from '../test/partial';
-
-afterEach(() => vi.unstubAllGlobals());
 
 const HEAD = 'b'.repeat(40);
 const OLD = 'a1b2c3d4e5f6'.padEnd(40, '0');
@@ -42,11 +40,7 @@ test('an admin syncs to an older revision after confirming, then sees the pin an
     }
     return undefined;
   });
-  render(
-    <Providers role="admin">
-      <Revisions />
-    </Providers>,
-  );
+  renderWith(<Revisions />, { role: 'admin' });
   const row = (await screen.findByText('two cores')).closest('li')!;
   expect(within(row).getByText(/never applied/)).toBeTruthy();
   expect(screen.getByText(/2 applied, 1 failed/)).toBeTruthy();
@@ -66,11 +60,7 @@ test('an admin syncs to an older revision after confirming, then sees the pin an
 
 test('a viewer sees the revisions and the pin but no sync or unpin button', async () => {
   mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: listing(true) } : undefined));
-  render(
-    <Providers role="viewer">
-      <Revisions />
-    </Providers>,
-  );
+  renderWith(<Revisions />, { role: 'viewer' });
   await screen.findByText('three cores');
   expect(screen.getByText('Pinned to')).toBeTruthy();
   expect(screen.queryByRole('button', { name: /Sync to/ })).toBeNull();
@@ -83,11 +73,7 @@ test('a failed pin is shown', async () => {
     if (method === 'POST') return { status: 400, body: { error: 'the manifests at a1b2c3d4e5f6 are invalid' } };
     return undefined;
   });
-  render(
-    <Providers role="admin">
-      <Revisions />
-    </Providers>,
-  );
+  renderWith(<Revisions />, { role: 'admin' });
   const row = (await screen.findByText('two cores')).closest('li')!;
   fireEvent.click(within(row).getByRole('button', { name: /Sync to this revision/ }));
   fireEvent.click(within(row).getByRole('button', { name: /Yes, sync to/ }));
@@ -97,11 +83,7 @@ test('a failed pin is shown', async () => {
 test('a link to a commit marks its row; one not in the list says so', async () => {
   mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: listing(false) } : undefined));
   window.history.replaceState(null, '', `/revisions?commit=${OLD}`);
-  const { unmount } = render(
-    <Providers role="viewer">
-      <Revisions />
-    </Providers>,
-  );
+  const { unmount } = renderWith(<Revisions />, { role: 'viewer' });
   const row = (await screen.findByText('two cores')).closest('li')!;
   expect(row.getAttribute('aria-current')).toBe('true');
   expect(row.className).toContain('linked');
@@ -109,11 +91,7 @@ test('a link to a commit marks its row; one not in the list says so', async () =
   unmount();
 
   window.history.replaceState(null, '', '/revisions?commit=0123456789abcdef');
-  render(
-    <Providers role="viewer">
-      <Revisions />
-    </Providers>,
-  );
+  renderWith(<Revisions />, { role: 'viewer' });
   expect((await screen.findByRole('status')).textContent).toMatch(/^Commit 01234567 is not among the 2 latest commits/);
   expect(document.querySelector('[aria-current="true"]')).toBeNull();
   window.history.replaceState(null, '', '/');
@@ -152,11 +130,7 @@ test('what happened at a commit is listed on demand, each entry linking to its r
       };
     return undefined;
   });
-  const { unmount } = render(
-    <Providers role="viewer">
-      <Revisions />
-    </Providers>,
-  );
+  const { unmount } = renderWith(<Revisions />, { role: 'viewer' });
   const row = (await screen.findByText('three cores')).closest('li')!;
   // The never-applied commit has nothing to show.
   expect(within(screen.getByText('two cores').closest('li')!).queryByRole('button', { name: /what happened/ })).toBeNull();
@@ -177,22 +151,14 @@ test('what happened at a commit is listed on demand, each entry linking to its r
   unmount();
 
   window.history.replaceState(null, '', `/revisions?commit=${HEAD}`);
-  render(
-    <Providers role="viewer">
-      <Revisions />
-    </Providers>,
-  );
+  renderWith(<Revisions />, { role: 'viewer' });
   expect(await screen.findByRole('list', { name: 'Events at bbbbbbbb' })).toBeTruthy();
   window.history.replaceState(null, '', '/');
 });
 
 test('the commit applied now offers no sync to itself, and says why', async () => {
   mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: listing(false) } : undefined));
-  render(
-    <Providers role="admin">
-      <Revisions />
-    </Providers>,
-  );
+  renderWith(<Revisions />, { role: 'admin' });
   const head = (await screen.findByText('three cores')).closest('li')!;
   expect(within(head).queryByRole('button', { name: /Sync to/ })).toBeNull();
   expect(within(head).getByText('Applied now: syncing to it would change nothing.')).toBeTruthy();
@@ -206,11 +172,7 @@ test('a head that fails to load lists its errors, one item each, and cannot be s
   const revisions = l.revisions ?? [];
   const broken = { ...revisions[0], hash: 'c'.repeat(40), message: 'broken', current: false, result: null, loadErrors: errors };
   mockFetch(({ url }) => (url === '/api/v1/revisions' ? { body: { ...l, revisions: [broken, ...revisions] } } : undefined));
-  render(
-    <Providers role="admin">
-      <Revisions />
-    </Providers>,
-  );
+  renderWith(<Revisions />, { role: 'admin' });
   const row = (await screen.findByText('broken')).closest('li')!;
   const alert = within(row).getByRole('alert', { name: 'cccccccc failed to load' });
   expect([...alert.querySelectorAll('li')].map((li) => li.textContent)).toEqual(errors);
@@ -219,32 +181,24 @@ test('a head that fails to load lists its errors, one item each, and cannot be s
 
 test('the pin’s notice goes away by itself; the pin banner stays', async () => {
   vi.useFakeTimers({ shouldAdvanceTime: true });
-  try {
-    let pinned = false;
-    mockFetch(({ url, method }) => {
-      if (url === '/api/v1/revisions') return { body: listing(pinned) };
-      if (method === 'POST') {
-        pinned = true;
-        return { status: 202, body: { status: 'pinned to a1b2c3d4e5f6: syncing to it' } };
-      }
-      return undefined;
-    });
-    render(
-      <Providers role="admin">
-        <Revisions />
-      </Providers>,
-    );
-    const row = (await screen.findByText('two cores')).closest('li')!;
-    fireEvent.click(within(row).getByRole('button', { name: /Sync to this revision/ }));
-    fireEvent.click(within(row).getByRole('button', { name: /Yes, sync to/ }));
-    await screen.findByText('pinned to a1b2c3d4e5f6: syncing to it');
-    await screen.findByText('Pinned to');
-    await act(async () => {
-      vi.advanceTimersByTime(7000);
-    });
-    expect(screen.queryByText('pinned to a1b2c3d4e5f6: syncing to it')).toBeNull();
-    expect(screen.getByText('Pinned to')).toBeTruthy();
-  } finally {
-    vi.useRealTimers();
-  }
+  let pinned = false;
+  mockFetch(({ url, method }) => {
+    if (url === '/api/v1/revisions') return { body: listing(pinned) };
+    if (method === 'POST') {
+      pinned = true;
+      return { status: 202, body: { status: 'pinned to a1b2c3d4e5f6: syncing to it' } };
+    }
+    return undefined;
+  });
+  renderWith(<Revisions />, { role: 'admin' });
+  const row = (await screen.findByText('two cores')).closest('li')!;
+  fireEvent.click(within(row).getByRole('button', { name: /Sync to this revision/ }));
+  fireEvent.click(within(row).getByRole('button', { name: /Yes, sync to/ }));
+  await screen.findByText('pinned to a1b2c3d4e5f6: syncing to it');
+  await screen.findByText('Pinned to');
+  await act(async () => {
+    vi.advanceTimersByTime(7000);
+  });
+  expect(screen.queryByText('pinned to a1b2c3d4e5f6: syncing to it')).toBeNull();
+  expect(screen.getByText('Pinned to')).toBeTruthy();
 });

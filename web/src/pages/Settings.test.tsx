@@ -1,8 +1,8 @@
-import { act, fireEvent, render, screen } from '@testing-library/react';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { act, fireEvent, screen } from '@testing-library/react';
+import { beforeEach, expect, test, vi } from 'vitest';
 import type { Settings as SettingsDoc } from '../api/types';
 import { TRANSIENT_MS } from '../lib/transient';
-import { expectStays, expectTransient, fakeTimeouts, mockFetch, Providers, settle } from '../test/helpers';
+import { expectStays, expectTransient, fakeTimeouts, mockFetch, renderWith, settle } from '../test/helpers';
 import Settings from './Settings';
 import { partial } from '../test/partial';
 
@@ -37,18 +37,9 @@ const alert = () => screen.queryByRole('alert');
 beforeEach(() => {
   fakeTimeouts();
 });
-afterEach(() => {
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-});
-
 test('"Saved." goes by itself TRANSIENT_MS after the save, and the save sends the form', async () => {
   const calls = serve(() => ({ status: 200, body: doc() }));
-  render(
-    <Providers>
-      <Settings />
-    </Providers>,
-  );
+  renderWith(<Settings />);
   const interval = await settle('the settings form', () => screen.queryByLabelText('Interval') as HTMLInputElement | null);
   fireEvent.change(interval, { target: { value: '5m' } });
   fireEvent.click(screen.getByRole('button', { name: 'Save' }));
@@ -65,11 +56,7 @@ test('"Saved." goes by itself TRANSIENT_MS after the save, and the save sends th
 test('a refused save’s error stays until the next save replaces it', async () => {
   let answer: { status?: number; body?: unknown } = { status: 400, body: { error: 'reconcile.interval: "soon" is not a duration' } };
   serve(() => answer);
-  render(
-    <Providers>
-      <Settings />
-    </Providers>,
-  );
+  renderWith(<Settings />);
   await settle('the settings form', () => screen.queryByLabelText('Interval'));
   fireEvent.click(screen.getByRole('button', { name: 'Save' }));
   const error = await settle('the error', alert);
@@ -86,11 +73,7 @@ test('a refused save’s error stays until the next save replaces it', async () 
 
 test('a second save restarts the banner’s time', async () => {
   serve(() => ({ status: 200, body: doc() }));
-  render(
-    <Providers>
-      <Settings />
-    </Providers>,
-  );
+  renderWith(<Settings />);
   await settle('the settings form', () => screen.queryByLabelText('Interval'));
   fireEvent.click(screen.getByRole('button', { name: 'Save' }));
   await settle('the saved banner', saved);
@@ -127,11 +110,7 @@ test('"Test connection" shows the check report: each line’s level, what was ch
     if (url === '/api/v1/tokens') return { body: { tokens: [] } };
     return undefined;
   });
-  render(
-    <Providers>
-      <Settings />
-    </Providers>,
-  );
+  renderWith(<Settings />);
   await settle('the settings form', () => screen.queryByRole('button', { name: 'Test connection' }));
   fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
   const section = await settle('the report', () => screen.queryByRole('region', { name: 'Connection test' }));

@@ -1,5 +1,5 @@
 import { act, render } from '@testing-library/react';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { beforeEach, expect, test, vi } from 'vitest';
 import { ResourcesProvider, useResources } from './useResources';
 
 class FakeEventSource {
@@ -34,11 +34,6 @@ beforeEach(() => {
   FakeEventSource.instances = [];
   vi.stubGlobal('EventSource', FakeEventSource);
 });
-afterEach(() => {
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-});
-
 test('the snapshot loads, then stream events apply in batches, and earlier ones are not lost', async () => {
   let answer: (v: unknown) => void = () => {};
   const pending = new Promise((r) => (answer = r));

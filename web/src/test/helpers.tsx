@@ -1,4 +1,4 @@
-import { act } from '@testing-library/react';
+import { act, render } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { expect, vi } from 'vitest';
 import type { Resource, Role } from '../api/types';
@@ -21,24 +21,26 @@ export function resourcesValue(resources: Resource[], over: Partial<ResourcesVal
   };
 }
 
-export function Providers({
-  role = 'admin',
-  via,
-  resources = [],
-  value,
-  children,
-}: {
+export interface ProvidersProps {
   role?: Role;
   via?: string;
   resources?: Resource[];
   value?: ResourcesValue;
-  children: ReactNode;
-}) {
+}
+
+export function Providers({ role = 'admin', via, resources = [], value, children }: ProvidersProps & { children: ReactNode }) {
   return (
     <SessionContext.Provider value={{ me: { username: 'alice', role, csrfToken: 'csrf-1', via }, isAdmin: role === 'admin', logout: async () => {} }}>
       <ResourcesContext.Provider value={value ?? resourcesValue(resources)}>{children}</ResourcesContext.Provider>
     </SessionContext.Provider>
   );
+}
+
+// renderWith renders ui inside the session and the resources it would have in
+// the app; rerenderWith renders it again, with other ones.
+export function renderWith(ui: ReactNode, providers: ProvidersProps = {}) {
+  const r = render(<Providers {...providers}>{ui}</Providers>);
+  return { ...r, rerenderWith: (next: ReactNode, p: ProvidersProps = {}) => r.rerender(<Providers {...p}>{next}</Providers>) };
 }
 
 type Route = (init: RequestInit & { url: string }) => { status?: number; body?: unknown } | undefined;
@@ -116,6 +118,8 @@ export function heldFetch() {
   );
   return {
     urls: () => held.map((h) => h.url),
+    // reads waits until n requests were made.
+    reads: (n: number) => settle(`${n} reads`, () => held.length >= n),
     answer: async (i: number, body: unknown, status = 200) => {
       await act(async () => {
         held[i].answer(status, body);
