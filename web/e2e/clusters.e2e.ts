@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
 import { freePort, startProcess, stop, waitForLine } from './daemon';
-import { openBrowser, type BrowserSession } from './harness';
+import { openBrowser, signIn, type BrowserSession } from './harness';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -41,9 +41,7 @@ describe('two clusters from one repository', () => {
     b = await openBrowser({ width: 1440, height: 900 });
     page = b.page;
     await page.goto(url);
-    await page.getByLabel('Username').fill('admin');
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, 'admin', password);
     await page.getByRole('searchbox', { name: 'Search resources' }).waitFor();
   }, 240_000);
 

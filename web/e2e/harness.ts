@@ -37,6 +37,13 @@ export interface BrowserSession {
   close: () => Promise<void>;
 }
 
+// signIn fills in the sign-in form page shows and sends it.
+export async function signIn(page: Page, username: string, password: string) {
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
 export async function openBrowser(opts: { colorScheme?: 'light' | 'dark'; width?: number; height?: number } = {}): Promise<BrowserSession> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {

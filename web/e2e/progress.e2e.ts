@@ -24,7 +24,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
 import { auditEverywhere } from './a11y';
 import { startOwnBackend, stop } from './daemon';
-import { openBrowser, type BrowserSession } from './harness';
+import { openBrowser, signIn, type BrowserSession } from './harness';
 
 const shared = inject('backend');
 const ADMIN = { username: 'admin', password: 'watching it download' };
@@ -128,9 +128,7 @@ describe('a long action: percent, live task log, Sync now held', () => {
     b = await openBrowser();
     page = b.page;
     await page.goto(url);
-    await page.getByLabel('Username').fill(ADMIN.username);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, ADMIN.username, ADMIN.password);
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   });
   afterAll(async () => {

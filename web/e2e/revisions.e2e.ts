@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from '
 import { axeViolations } from './a11y';
 import type { BackendInfo } from './backend';
 import { simRequest, startOwnBackend, stop } from './daemon';
-import { openBrowser, type BrowserSession } from './harness';
+import { openBrowser, signIn, type BrowserSession } from './harness';
 
 const shared = inject('backend');
 const ADMIN = { username: 'admin', password: 'pinned and unpinned' };
@@ -103,9 +103,7 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
     b = await openBrowser();
     page = b.page;
     await page.goto(url);
-    await page.getByLabel('Username').fill(ADMIN.username);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, ADMIN.username, ADMIN.password);
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   });
   afterAll(async () => {

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from '
 import { auditEverywhere, axeViolations, layoutProblems, sidewaysScroll, SIZES } from './a11y';
 import { ROUTES, type RoutePath } from '../src/lib/routes';
 import { simRequest } from './daemon';
-import { openBrowser, type BrowserSession } from './harness';
+import { openBrowser, signIn, type BrowserSession } from './harness';
 import { settled } from './settle';
 
 const backend = inject('backend');
@@ -322,9 +322,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const v = await openBrowser();
     try {
       await v.page.goto(backend.url);
-      await v.page.getByLabel('Username').fill(VIEWER.username);
-      await v.page.getByLabel('Password').fill(VIEWER.password);
-      await v.page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(v.page, VIEWER.username, VIEWER.password);
       await v.page.getByRole('navigation', { name: 'Pages' }).waitFor();
       expect(await v.page.getByRole('link', { name: 'Settings' }).count()).toBe(0);
       expect(await v.page.getByRole('button', { name: 'Sync all' }).count()).toBe(0);
@@ -361,9 +359,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
       const v = await openBrowser({ width: 390, height: 844, colorScheme: theme });
       try {
         await v.page.goto(backend.url);
-        await v.page.getByLabel('Username').fill(ADMIN.username);
-        await v.page.getByLabel('Password').fill(ADMIN.password);
-        await v.page.getByRole('button', { name: 'Sign in' }).click();
+        await signIn(v.page, ADMIN.username, ADMIN.password);
         await v.page.locator('header.topbar').waitFor();
         await v.page.goto(`${backend.url}/?view=cards&r=VirtualMachine%2Fapp-01`);
         const drawer = v.page.getByRole('dialog', { name: 'VirtualMachine app-01' });
@@ -397,9 +393,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const NEW = 'vera changed it herself';
     try {
       await v.page.goto(backend.url);
-      await v.page.getByLabel('Username').fill(VIEWER.username);
-      await v.page.getByLabel('Password').fill(VIEWER.password);
-      await v.page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(v.page, VIEWER.username, VIEWER.password);
       await v.page.locator('.user-menu summary').click();
       await v.page.getByRole('link', { name: 'Change password' }).click();
       await v.page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
@@ -444,9 +438,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
       v.expectProblem(/status of 401/);
       await v.page.reload();
       await v.page.getByRole('heading', { name: 'Sign in' }).waitFor();
-      await v.page.getByLabel('Username').fill(VIEWER.username);
-      await v.page.getByLabel('Password').fill(VIEWER.password);
-      await v.page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(v.page, VIEWER.username, VIEWER.password);
       await v.page.locator('header.topbar').waitFor();
       expect(v.takeProblems(), 'console errors in the viewer’s browser').toEqual([]);
     } finally {
@@ -708,9 +700,7 @@ describe.each(SIZES.flatMap((s) => (['light', 'dark'] as const).map((theme) => (
       await s.page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
       const login = await check('login');
       if (login.length) boot.login = login;
-      await s.page.getByLabel('Username').fill(ADMIN.username);
-      await s.page.getByLabel('Password').fill(ADMIN.password);
-      await s.page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(s.page, ADMIN.username, ADMIN.password);
       await s.page.locator('header.topbar').waitFor();
     });
     afterAll(async () => {

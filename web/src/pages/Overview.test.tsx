@@ -210,23 +210,21 @@ test('with several clusters the summary bar counts the filtered cluster and says
   expect(chip('Failed')).toBe('0 Failed');
 });
 
+// serveSync answers a dry run with the plan of the cluster it names (office or
+// not), and a sync with started.
+const serveSync = (started: string, planOf: (office: boolean) => unknown) =>
+  mockFetch(({ url, body }) =>
+    JSON.parse(String(body)).dryRun ? { body: { plan: planOf(url.endsWith('?cluster=office')) } } : { status: 202, body: { status: started } },
+  );
+
 test('with a Cluster filter, Sync all syncs that cluster only, after a confirmation naming it with its own plan’s counts', async () => {
   window.history.replaceState(null, '', '/?view=cards&cluster=office');
-  const calls = mockFetch(({ url, body }) => {
-    const b = JSON.parse(String(body));
-    if (!b.dryRun) return { status: 202, body: { status: 'a full pass of cluster office started' } };
-    const office = url.endsWith('?cluster=office');
-    return {
-      body: {
-        plan: {
-          cluster: office ? 'office' : 'home',
-          revision: '3f2c1e0a9b8c7d6e',
-          summary: office ? { update: 1, statuses: { OutOfSync: 1, Synced: 1 } } : { create: 5, statuses: { OutOfSync: 5 } },
-          actions: office ? [{ cluster: 'office', kind: 'VirtualMachine', name: 'app-01', action: 'update' }] : [],
-        },
-      },
-    };
-  });
+  const calls = serveSync('a full pass of cluster office started', (office) => ({
+    cluster: office ? 'office' : 'home',
+    revision: '3f2c1e0a9b8c7d6e',
+    summary: office ? { update: 1, statuses: { OutOfSync: 1, Synced: 1 } } : { create: 5, statuses: { OutOfSync: 5 } },
+    actions: office ? [{ cluster: 'office', kind: 'VirtualMachine', name: 'app-01', action: 'update' }] : [],
+  }));
   renderWith(<Overview theme="light" />, { resources: twoClusters });
   fireEvent.click(screen.getByRole('button', { name: 'Sync all in office' }));
   const dialog = screen.getByRole('dialog', { name: 'Sync all resources of cluster office' });
@@ -241,13 +239,11 @@ test('with a Cluster filter, Sync all syncs that cluster only, after a confirmat
 
 test('without a Cluster filter, Sync all of several clusters tells each cluster’s counts and asks for one full sync', async () => {
   window.history.replaceState(null, '', '/?view=cards');
-  const calls = mockFetch(({ url, body }) => {
-    const b = JSON.parse(String(body));
-    if (!b.dryRun) return { status: 202, body: { status: 'a full pass started' } };
-    const office = url.endsWith('?cluster=office');
-    const summary = office ? { update: 1, statuses: { OutOfSync: 1, Synced: 1 } } : { create: 2, statuses: { OutOfSync: 2, Synced: 1 } };
-    return { body: { plan: { revision: 'r', summary, actions: [] } } };
-  });
+  const calls = serveSync('a full pass started', (office) => ({
+    revision: 'r',
+    summary: office ? { update: 1, statuses: { OutOfSync: 1, Synced: 1 } } : { create: 2, statuses: { OutOfSync: 2, Synced: 1 } },
+    actions: [],
+  }));
   renderWith(<Overview theme="light" />, { resources: twoClusters });
   fireEvent.click(screen.getByRole('button', { name: 'Sync all' }));
   const dialog = screen.getByRole('dialog', { name: 'Sync all resources of clusters home and office' });

@@ -8,6 +8,10 @@ import { partial } from '../test/partial';
 const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => (partial({ kind: 'VirtualMachine', name, action, conflict }));
 
 beforeEach(() => window.history.replaceState(null, '', '/plan'));
+
+// servePlan answers the current revision's plan with doc, and nothing else.
+const servePlan = (doc: unknown) => mockFetch(({ url }) => (url === '/api/v1/plan' ? { body: doc } : undefined));
+
 test('changes first, then conflicts, then the rest', () => {
   expect(sortPlan([a('n', 'none'), a('c', 'none', true), a('d', 'delete'), a('u', 'update'), a('k', 'create')]).map((x) => x.name)).toEqual(['k', 'u', 'd', 'c', 'n']);
 });
@@ -71,20 +75,14 @@ test('with no revision ever loaded, the plan page shows why: each load error as 
 });
 
 test('the summary counts the actions to carry out and every resource by status', async () => {
-  mockFetch(({ url }) =>
-    url === '/api/v1/plan'
-      ? {
-          body: {
-            revision: 'aaaaaaaaaaaaaaaa',
-            summary: { create: 0, failed: 1, statuses: { Synced: 3, OutOfSync: 1, Failed: 1 } },
-            actions: [
-              { ...a('iso', 'create'), reason: "storage 'nosuch' does not exist", status: 'Failed' },
-              { ...a('app-01', 'update'), status: 'OutOfSync' },
-            ],
-          },
-        }
-      : undefined,
-  );
+  servePlan({
+    revision: 'aaaaaaaaaaaaaaaa',
+    summary: { create: 0, failed: 1, statuses: { Synced: 3, OutOfSync: 1, Failed: 1 } },
+    actions: [
+      { ...a('iso', 'create'), reason: "storage 'nosuch' does not exist", status: 'Failed' },
+      { ...a('app-01', 'update'), status: 'OutOfSync' },
+    ],
+  });
   render(<Plan />);
   const summary = await screen.findByLabelText('Summary');
   expect(summary.textContent).toContain('0 create');
@@ -119,18 +117,12 @@ test('a create held by metadata.dependsOn says what it waits for', async () => {
 });
 
 test('a HEAD that failed to load is said loudly, with each error as an item, and the plan is labelled the last good one', async () => {
-  mockFetch(({ url }) =>
-    url === '/api/v1/plan'
-      ? {
-          body: {
-            revision: 'aaaaaaaaaaaaaaaa',
-            summary: { statuses: { Synced: 1 } },
-            actions: [a('app-01', 'none')],
-            loadError: { revision: 'bbbbbbbbbbbbbbbb', errors: ['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:4:8: unknown field memry'] },
-          },
-        }
-      : undefined,
-  );
+  servePlan({
+    revision: 'aaaaaaaaaaaaaaaa',
+    summary: { statuses: { Synced: 1 } },
+    actions: [a('app-01', 'none')],
+    loadError: { revision: 'bbbbbbbbbbbbbbbb', errors: ['vms/a.yaml:4:8: unknown field coers', 'vms/b.yaml:4:8: unknown field memry'] },
+  });
   render(<Plan />);
   const alert = await screen.findByRole('alert', { name: 'HEAD failed to load' });
   expect(alert.textContent).toContain('HEAD (bbbbbbb');
@@ -171,11 +163,7 @@ test('grouping by cluster keeps the plan\'s order within each cluster', () => {
 
 test('a plan of several clusters is filtered and grouped by cluster through the URL; one cluster has no such controls', async () => {
   window.history.replaceState(null, '', '/plan?cluster=office');
-  mockFetch(({ url }) =>
-    url === '/api/v1/plan'
-      ? { body: { revision: 'aaaaaaaaaaaaaaaa', summary: { create: 2, statuses: { OutOfSync: 2 } }, actions: [inCluster('home', 'app-01', 'create'), inCluster('office', 'app-01', 'create')] } }
-      : undefined,
-  );
+  servePlan({ revision: 'aaaaaaaaaaaaaaaa', summary: { create: 2, statuses: { OutOfSync: 2 } }, actions: [inCluster('home', 'app-01', 'create'), inCluster('office', 'app-01', 'create')] });
   render(<Plan />);
   await screen.findByRole('group', { name: 'Clusters' });
   expect(screen.getAllByRole('row').filter((r) => r.textContent?.includes('app-01')).map((r) => r.textContent?.includes('office'))).toEqual([true]);
@@ -187,7 +175,7 @@ test('a plan of several clusters is filtered and grouped by cluster through the 
 });
 
 test('a plan of one cluster shows no cluster controls', async () => {
-  mockFetch(({ url }) => (url === '/api/v1/plan' ? { body: { revision: 'aaaaaaaaaaaaaaaa', summary: { create: 1, statuses: { OutOfSync: 1 } }, actions: [a('app-01', 'create')] } } : undefined));
+  servePlan({ revision: 'aaaaaaaaaaaaaaaa', summary: { create: 1, statuses: { OutOfSync: 1 } }, actions: [a('app-01', 'create')] });
   render(<Plan />);
   await screen.findByText('app-01');
   expect(screen.queryByRole('group', { name: 'Clusters' })).toBeNull();

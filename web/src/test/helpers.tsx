@@ -1,4 +1,4 @@
-import { act, render } from '@testing-library/react';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { expect, vi } from 'vitest';
 import type { Resource, Role } from '../api/types';
@@ -127,4 +127,16 @@ export function heldFetch() {
       });
     },
   };
+}
+
+// expectErrorStays waits for the alert of a refused action, checks that it says
+// words, that no success notice shows beside it, that it stays long after
+// TRANSIENT_MS (with fakeTimeouts) and that Dismiss takes it away.
+export async function expectErrorStays(what: string, words: string) {
+  const error = () => screen.queryByRole('alert');
+  expect((await settle(what, error)).textContent).toContain(words);
+  expect(screen.queryByRole('status')).toBeNull();
+  expectStays(what, error);
+  fireEvent.click(within(error()!).getByRole('button', { name: 'Dismiss' }));
+  expect(error()).toBeNull();
 }
