@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,12 +14,10 @@ import (
 	"testing"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -104,7 +101,7 @@ func TestServeOnPostgreSQLKeepsAccountsSettingsAndHistoryAcrossRestarts(t *testi
 	}
 	t.Cleanup(func() { sim.Close() })
 	repoDir := filepath.Join(dir, "repo")
-	commitManifest(t, repoDir, "vms/web.yaml", `apiVersion: proxmops.dev/v1
+	gittest.Init(t, repoDir).Commit("add vms/web.yaml", map[string]string{"vms/web.yaml": `apiVersion: proxmops.dev/v1
 kind: VirtualMachine
 metadata:
   name: web
@@ -118,7 +115,7 @@ spec:
       size: 4G
   net:
     - bridge: vmbr0
-`)
+`})
 	keyFile := filepath.Join(dir, "keys", "proxmops.key")
 	os.MkdirAll(filepath.Dir(keyFile), 0o700)
 	t.Setenv("PROXMOPS_CONFIG", "")
@@ -241,27 +238,5 @@ func assertSealed(t *testing.T, dbURL, secret string) {
 	}
 	if !names["settings/cluster"] {
 		t.Fatalf("no settings/cluster record: %v", names)
-	}
-}
-
-func commitManifest(t *testing.T, dir, name, content string) {
-	t.Helper()
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, name)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wt, _ := repo.Worktree()
-	if _, err := wt.Add(name); err != nil {
-		t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "Test", Email: "test@example.com", When: time.Now()}
-	if _, err := wt.Commit(fmt.Sprintf("add %s", name), &git.CommitOptions{Author: sig}); err != nil {
-		t.Fatal(err)
 	}
 }

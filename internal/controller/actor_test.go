@@ -14,6 +14,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -59,8 +60,8 @@ func (e *env) lastEntry(key string, ev api.HistoryEvent) *api.HistoryEntry {
 // change; each history entry names that actor, and so does the API.
 func TestHistoryNamesWhoStartedEachAction(t *testing.T) {
 	sim := startSim(t, 0.2)
-	repo := newGitRepo(t)
-	repo.commit("two vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("two vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 450, 1),
 		"vms/b.yaml": vmManifest("b", 451, 1, "proxmops.dev/sync=manual"),
 	})
@@ -92,7 +93,7 @@ func TestHistoryNamesWhoStartedEachAction(t *testing.T) {
 	}
 
 	// A webhook delivery pulls a change to a, which the pass it asked for applies.
-	more := repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 450, 2)}).String()
+	more := repo.Commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 450, 2)}).String()
 	body := `{"ref":"refs/heads/main"}`
 	m := hmac.New(sha256.New, []byte("hook-secret"))
 	m.Write([]byte(body))

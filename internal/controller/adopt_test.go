@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -27,8 +28,8 @@ func TestAdoptionIsRecordedInHistory(t *testing.T) {
 		"scsi0": "local-lvm:vm-440-disk-0,size=4G", "net0": "virtio=BC:24:11:00:04:40,bridge=vmbr0"}}); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	commit := repo.commit("adopt h", map[string]string{"vms/h.yaml": vmManifest("h", 440, 2, `proxmops.dev/adopt="true"`)})
+	repo := gittest.New(t)
+	commit := repo.Commit("adopt h", map[string]string{"vms/h.yaml": vmManifest("h", 440, 2, `proxmops.dev/adopt="true"`)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/h", vocab.StatusSynced)
 	g, _ := sim.Guest(440)
@@ -87,8 +88,8 @@ func TestAdoptThroughTheAPI(t *testing.T) {
 		"scsi0": "local-lvm:vm-441-disk-0,size=4G", "net0": "virtio=BC:24:11:00:04:41,bridge=vmbr0"}}); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	commit := repo.commit("h2", map[string]string{"vms/h2.yaml": vmManifest("h2", 441, 2)})
+	repo := gittest.New(t)
+	commit := repo.Commit("h2", map[string]string{"vms/h2.yaml": vmManifest("h2", 441, 2)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/h2", vocab.StatusConflict)
 	before, _ := sim.Guest(441)
@@ -184,8 +185,8 @@ func TestAdoptRefusedThroughTheAPI(t *testing.T) {
 		"name": "locked", "cores": "1", "memory": "1024", "lock": "backup"}}); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	repo.commit("two", map[string]string{"vms/locked.yaml": vmManifest("locked", 442, 1), "vms/fresh.yaml": vmManifest("fresh", 443, 1, "proxmops.dev/sync=manual")})
+	repo := gittest.New(t)
+	repo.Commit("two", map[string]string{"vms/locked.yaml": vmManifest("locked", 442, 1), "vms/fresh.yaml": vmManifest("fresh", 443, 1, "proxmops.dev/sync=manual")})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/locked", vocab.StatusConflict)
 	c := serveAPI(t, e)
@@ -229,8 +230,8 @@ func TestAdoptedGuestsWithLargerDisksReconcile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	repo := newGitRepo(t)
-	repo.commit("two", map[string]string{"vms/by-cli.yaml": vmManifest("by-cli", 450, 2), "vms/by-ui.yaml": vmManifest("by-ui", 451, 2)})
+	repo := gittest.New(t)
+	repo.Commit("two", map[string]string{"vms/by-cli.yaml": vmManifest("by-cli", 450, 2), "vms/by-ui.yaml": vmManifest("by-ui", 451, 2)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/by-cli", vocab.StatusConflict)
 	e.waitStatus("VirtualMachine/by-ui", vocab.StatusConflict)
@@ -306,8 +307,8 @@ func TestAdoptButtonCompletesAnAdoptionWithoutRecord(t *testing.T) {
 		"tags": engine.AdoptedTag + ";lab;" + engine.OwnerTag, "scsi0": "local-lvm:vm-460-disk-0,size=8G", "net0": "virtio=BC:24:11:00:04:60,bridge=vmbr0"}}); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	repo.commit("older", map[string]string{"vms/older.yaml": vmManifest("older", 460, 2)})
+	repo := gittest.New(t)
+	repo.Commit("older", map[string]string{"vms/older.yaml": vmManifest("older", 460, 2)})
 	e := newEnv(t, sim, repo, "").start()
 	r := e.waitStatus("VirtualMachine/older", vocab.StatusOutOfSync)
 	if !strings.Contains(r.Reason, "its size at adoption is not recorded") {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -26,7 +27,7 @@ import (
 // repository declaring them.
 type benchFleet struct {
 	sim   *pvesim.Server
-	repo  *gitRepo
+	repo  *gittest.Repo
 	files map[string]string
 }
 
@@ -43,7 +44,7 @@ func newBenchFleet(b *testing.B, n int) *benchFleet {
 		m := vmManifest(fmt.Sprintf("vm-%04d", i), 1000+i, 1)
 		files[fmt.Sprintf("vms/vm-%04d.yaml", i)] = strings.Replace(m, "node: pve1", fmt.Sprintf("node: pve%d", 1+i%3), 1)
 	}
-	repo.commit("fleet", files)
+	repo.Commit("fleet", files)
 	// A first daemon creates the fleet.
 	e := newEnvB(b, sim, repo, b.TempDir(), func(o *Options) { o.PerNode, o.Config.Reconcile.Concurrency, o.QueueLimit = 16, 32, 2000 })
 	e.timeout = 10 * time.Minute
@@ -116,7 +117,7 @@ func BenchmarkWebhookToFirstAction(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		cores = 3 - cores // 1 <-> 2
-		f.repo.commit("change", map[string]string{"vms/vm-0000.yaml": vmManifest("vm-0000", 1000, cores)})
+		f.repo.Commit("change", map[string]string{"vms/vm-0000.yaml": vmManifest("vm-0000", 1000, cores)})
 		sub, _, _ := e.hub.Subscribe("")
 		body := []byte(`{"ref":"refs/heads/main"}`)
 		mac := hmac.New(sha256.New, []byte("hook-secret"))

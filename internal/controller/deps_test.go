@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -184,9 +185,9 @@ func TestDependenciesAreTheDeclaredTargetsOfEachManifest(t *testing.T) {
 // example and a VM on one of its vnets, through the controller's list.
 func TestResourceListCarriesDependsOn(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
+	repo := gittest.New(t)
 	vm := strings.Replace(vmManifest("runner", 320, 1), "bridge: vmbr0", "bridge: labnet", 1)
-	repo.commit("sdn", map[string]string{
+	repo.Commit("sdn", map[string]string{
 		"sdn/zones.yaml":  exampleFile(t, "sdn/zones.yaml"),
 		"sdn/vnets.yaml":  exampleFile(t, "sdn/vnets.yaml"),
 		"vms/runner.yaml": vm,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -81,13 +82,13 @@ func newDriftRun(t testing.TB, n int, every time.Duration) *driftRun {
 	}
 	t.Cleanup(hand.Close)
 
-	repo := newGitRepo(t)
+	repo := gittest.New(t)
 	files := map[string]string{}
 	for i := range n {
 		files[fmt.Sprintf("vms/g-%04d.yaml", i)] = driftManifest(i)
 	}
-	repo.commit("fleet", files)
-	set, err := manifest.LoadPath(filepath.Join(repo.dir, "vms"))
+	repo.Commit("fleet", files)
+	set, err := manifest.LoadPath(filepath.Join(repo.Dir, "vms"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/export"
+	"github.com/proxmops/proxmops/internal/gittest"
 )
 
 // The daemon exports with its own cluster connection; bad options are
@@ -17,8 +18,8 @@ func TestDaemonExportsWithItsConnection(t *testing.T) {
 	if err := sim.AddGuest(pvesimGuest(441, "legacy")); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	repo.commit("empty", map[string]string{"README.md": "x\n"})
+	repo := gittest.New(t)
+	repo.Commit("empty", map[string]string{"README.md": "x\n"})
 	e := newEnv(t, sim, repo, "")
 	res, err := e.c.Export(context.Background(), export.Options{VMIDs: "441"})
 	if err != nil || len(res.Files) != 1 || res.Files[0].Path != "vms/legacy.yaml" || !strings.Contains(string(res.Files[0].Data), "vmid: 441") {
@@ -36,8 +37,8 @@ func TestFleetExportsTheRequestsCluster(t *testing.T) {
 	if err := beta.AddGuest(pvesimGuest(441, "legacy")); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	repo.commit("empty", map[string]string{"README.md": "x\n"})
+	repo := gittest.New(t)
+	repo.Commit("empty", map[string]string{"README.md": "x\n"})
 	e := newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.APIURL()})
 	var _ interface {
 		Export(context.Context, export.Options) (*export.Result, error)

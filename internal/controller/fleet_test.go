@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/store"
@@ -53,7 +54,7 @@ func startGatedSim(t *testing.T) *gatedSim {
 	return g
 }
 
-func (g *gatedSim) url() string { return "http://" + g.addr + "/api2/json" }
+func (g *gatedSim) URL() string { return "http://" + g.addr + "/api2/json" }
 
 func (g *gatedSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
@@ -120,7 +121,7 @@ type fleetEnv struct {
 	t      testing.TB
 	f      *Fleet
 	st     *store.Store
-	repo   *gitRepo
+	repo   *gittest.Repo
 	clock  *FakeClock
 	opts   Options
 	cancel context.CancelFunc
@@ -130,11 +131,11 @@ type fleetEnv struct {
 	timeout time.Duration
 }
 
-func newFleetEnv(t testing.TB, repo *gitRepo, urls map[string]string, mods ...func(*config.Config, *Options)) *fleetEnv {
+func newFleetEnv(t testing.TB, repo *gittest.Repo, urls map[string]string, mods ...func(*config.Config, *Options)) *fleetEnv {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Defaults()
-	cfg.Source.RepoURL, cfg.Source.Revision, cfg.Source.Path = repo.url(), "main", "proxmox"
+	cfg.Source.RepoURL, cfg.Source.Revision, cfg.Source.Path = repo.URL(), "main", "proxmox"
 	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
 	cfg.Reconcile.Interval, cfg.Reconcile.Prune = time.Minute, true
 	for _, name := range []string{"alpha", "beta"} {
@@ -211,14 +212,14 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 	if err := alpha.AddGuest(pvesimGuest(101, "someone-elses")); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	c1 := repo.commit("two clusters", map[string]string{
+	repo := gittest.New(t)
+	c1 := repo.Commit("two clusters", map[string]string{
 		"proxmox/clusters/alpha/app.yaml":  vmManifest("app", 100, 1),
 		"proxmox/clusters/beta/app.yaml":   vmManifest("app", 100, 2),
 		"proxmox/clusters/beta/extra.yaml": vmManifest("extra", 101, 1),
 		"proxmox/README.md":                "not a manifest",
 	})
-	e := newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.url()})
+	e := newFleetEnv(t, repo, map[string]string{"alpha": alpha.APIURL(), "beta": beta.URL()})
 
 	e.waitCluster("alpha", "alpha synced at c1", allSyncedAt(c1.String(), 1)) // an unowned guest is not listed
 	e.waitCluster("beta", "beta synced at c1", allSyncedAt(c1.String(), 2))
@@ -250,7 +251,7 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 
 	// beta hangs: alpha converges a new commit all the same.
 	beta.hang(true)
-	c2 := repo.commit("alpha grows", map[string]string{"proxmox/clusters/alpha/app.yaml": vmManifest("app", 100, 3)})
+	c2 := repo.Commit("alpha grows", map[string]string{"proxmox/clusters/alpha/app.yaml": vmManifest("app", 100, 3)})
 	if err := e.f.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 	// own guest at the same VMID, and beta reports its trouble.
 	beta.stop()
 	beta.hang(false)
-	c3 := repo.commit("alpha shrinks, beta drops extra", map[string]string{
+	c3 := repo.Commit("alpha shrinks, beta drops extra", map[string]string{
 		"proxmox/clusters/alpha/app.yaml":  vmManifest("app", 100, 2),
 		"proxmox/clusters/beta/extra.yaml": "",
 	})
@@ -322,11 +323,11 @@ func TestTwoClustersConvergeFromOneRepositoryWhileOneIsDown(t *testing.T) {
 
 // newPlannedTwoClusterFleet starts a fleet of alpha (app) and beta (db,
 // web) from repo with auto-sync off and waits until both clusters planned.
-func newPlannedTwoClusterFleet(t *testing.T) (e *fleetEnv, repo *gitRepo, alpha, beta *pvesim.Server) {
+func newPlannedTwoClusterFleet(t *testing.T) (e *fleetEnv, repo *gittest.Repo, alpha, beta *pvesim.Server) {
 	alpha = startSim(t, 0)
 	beta = startSim(t, 0)
-	repo = newGitRepo(t)
-	repo.commit("two clusters", map[string]string{
+	repo = gittest.New(t)
+	repo.Commit("two clusters", map[string]string{
 		"proxmox/clusters/alpha/app.yaml": vmManifest("app", 100, 1),
 		"proxmox/clusters/beta/db.yaml":   vmManifest("db", 100, 1),
 		"proxmox/clusters/beta/web.yaml":  vmManifest("web", 101, 1),

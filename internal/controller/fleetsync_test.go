@@ -42,7 +42,7 @@ func TestSyncAllOfOneClusterOverHTTPSyncsThatClusterOnly(t *testing.T) {
 	// A commit lands after both clusters' last fetch: the sync must see it.
 	before := e.waitCluster("beta", "beta's last pass", func(l api.ResourceList) bool { return l.LastPass != nil }).LastPass
 	e.clock.Advance(time.Second) // the sync's pass is told by its time (well short of the interval)
-	head := repo.commit("beta: a cache", map[string]string{"proxmox/clusters/beta/cache.yaml": vmManifest("cache", 102, 1)})
+	head := repo.Commit("beta: a cache", map[string]string{"proxmox/clusters/beta/cache.yaml": vmManifest("cache", 102, 1)})
 	var ok struct {
 		Status string `json:"status"`
 	}

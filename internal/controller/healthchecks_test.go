@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -74,8 +75,8 @@ func TestTCPHealthCheckGoesDegradedWhenThePortCloses(t *testing.T) {
 		}
 	}()
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("web", map[string]string{"web.yaml": healthVM("web", 140, "  cloudInit: {ip: "+ip+"/8}\n"+
+	repo := gittest.New(t)
+	repo.Commit("web", map[string]string{"web.yaml": healthVM("web", 140, "  cloudInit: {ip: "+ip+"/8}\n"+
 		"  healthCheck: {tcp: {port: "+strconv.Itoa(port)+"}, interval: 5s, failureThreshold: 2}\n")})
 	hook, url := startHookReceiver(t)
 	e := newEnv(t, sim, repo, "", withNotifier(t, url, "degraded")).start()
@@ -128,8 +129,8 @@ func TestHTTPHealthCheckWantsTheExpectedStatus(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("api", map[string]string{"api.yaml": healthVM("api", 141,
+	repo := gittest.New(t)
+	repo.Commit("api", map[string]string{"api.yaml": healthVM("api", 141,
 		"  healthCheck: {http: {port: "+strconv.Itoa(port)+", path: /healthz, expectStatus: 204}, address: "+ip+", interval: 5s, failureThreshold: 1}\n")})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/api"
@@ -155,8 +156,8 @@ func TestAgentHealthCheckIsProgressingUntilTheAgentAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	repo := newGitRepo(t)
-	repo.commit("db", map[string]string{"db.yaml": healthVM("db", 142,
+	repo := gittest.New(t)
+	repo.Commit("db", map[string]string{"db.yaml": healthVM("db", 142,
 		"  agent: true\n  healthCheck: {agent: true, interval: 5s, gracePeriod: 10m}\n")})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/db"
@@ -191,8 +192,8 @@ func TestHangingProbeDoesNotHoldUpPasses(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { close(release); srv.Close() })
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("slow", map[string]string{"slow.yaml": healthVM("slow", 143,
+	repo := gittest.New(t)
+	repo.Commit("slow", map[string]string{"slow.yaml": healthVM("slow", 143,
 		"  healthCheck: {http: {port: "+strconv.Itoa(port)+"}, address: "+ip+", interval: 1h, timeout: 1h}\n")})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/slow"
@@ -211,10 +212,10 @@ func TestHangingProbeDoesNotHoldUpPasses(t *testing.T) {
 // A guest declared stopped is not probed: it stays Healthy.
 func TestStoppedGuestIsNotProbed(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
+	repo := gittest.New(t)
 	manifest := strings.Replace(healthVM("off", 144, "  healthCheck: {tcp: {port: 9}, address: 127.0.76.10, interval: 5s, failureThreshold: 1}\n"),
 		"state: running", "state: stopped", 1)
-	repo.commit("off", map[string]string{"off.yaml": manifest})
+	repo.Commit("off", map[string]string{"off.yaml": manifest})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/off"
 	e.waitStatus(key, vocab.StatusSynced)
@@ -235,13 +236,13 @@ func TestStoppedGuestIsNotProbed(t *testing.T) {
 // guest has the plan's health again.
 func TestRemovedHealthCheckLeavesThePlansHealth(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("gone", map[string]string{"gone.yaml": healthVM("gone", 145,
+	repo := gittest.New(t)
+	repo.Commit("gone", map[string]string{"gone.yaml": healthVM("gone", 145,
 		"  healthCheck: {tcp: {port: 9}, address: 127.0.77.10, interval: 5s, failureThreshold: 1}\n")})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/gone"
 	e.waitHealth(key, vocab.HealthDegraded, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced })
-	repo.commit("no check", map[string]string{"gone.yaml": healthVM("gone", 145, "")})
+	repo.Commit("no check", map[string]string{"gone.yaml": healthVM("gone", 145, "")})
 	if err := e.c.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -3,20 +3,17 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/events"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/store"
@@ -40,106 +37,6 @@ func startSim(t *testing.T, taskSpeed float64) *pvesim.Server {
 	}
 	t.Cleanup(func() { sim.Close() })
 	return sim
-}
-
-// gitRepo is a real Git repository on disk, written with go-git.
-type gitRepo struct {
-	t    testing.TB
-	dir  string
-	repo *git.Repository
-	when time.Time
-}
-
-func newGitRepo(t testing.TB) *gitRepo {
-	t.Helper()
-	dir := t.TempDir()
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &gitRepo{t: t, dir: dir, repo: repo, when: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (r *gitRepo) url() string { return "file://" + filepath.ToSlash(r.dir) }
-
-// commit writes files ("" deletes one) and commits them.
-func (r *gitRepo) commit(msg string, files map[string]string) plumbing.Hash {
-	r.t.Helper()
-	wt, err := r.repo.Worktree()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	for name, content := range files {
-		if content == "" {
-			if _, err := wt.Remove(name); err != nil {
-				r.t.Fatalf("remove %s: %v", name, err)
-			}
-			continue
-		}
-		p := filepath.Join(r.dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-		if _, err := wt.Add(name); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-	return r.commitIndex(msg)
-}
-
-func (r *gitRepo) commitIndex(msg string) plumbing.Hash {
-	r.t.Helper()
-	wt, _ := r.repo.Worktree()
-	r.when = r.when.Add(time.Minute)
-	h, err := wt.Commit(msg, &git.CommitOptions{
-		Author:            &object.Signature{Name: "Test", Email: "test@example.com", When: r.when},
-		AllowEmptyCommits: true,
-	})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return h
-}
-
-// resetHard moves the branch back (the server side of a force push).
-func (r *gitRepo) resetHard(h plumbing.Hash) {
-	r.t.Helper()
-	wt, _ := r.repo.Worktree()
-	if err := wt.Reset(&git.ResetOptions{Commit: h, Mode: git.HardReset}); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-// addSubmodule pins a gitlink at path to commit of url, and commits.
-func (r *gitRepo) addSubmodule(path, url string, commit plumbing.Hash) plumbing.Hash {
-	r.t.Helper()
-	gm := filepath.Join(r.dir, ".gitmodules")
-	content := fmt.Sprintf("[submodule %q]\n\tpath = %s\n\turl = %s\n", path, path, url)
-	if err := os.WriteFile(gm, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-	wt, _ := r.repo.Worktree()
-	if _, err := wt.Add(".gitmodules"); err != nil {
-		r.t.Fatal(err)
-	}
-	idx, err := r.repo.Storer.Index()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	e, err := idx.Entry(path)
-	if err != nil {
-		e = idx.Add(path)
-	}
-	e.Mode, e.Hash, e.ModifiedAt = filemode.Submodule, commit, r.when
-	if err := r.repo.Storer.SetIndex(idx); err != nil {
-		r.t.Fatal(err)
-	}
-	return r.commitIndex("add submodule " + path)
 }
 
 // vmManifest is a VirtualMachine without image or template: a blank disk.
@@ -176,7 +73,7 @@ metadata:
 type env struct {
 	t     testing.TB
 	sim   *pvesim.Server
-	repo  *gitRepo
+	repo  *gittest.Repo
 	st    *store.Store
 	hub   *events.Hub
 	c     *Controller
@@ -212,7 +109,7 @@ func openStore(t testing.TB, dir string) *store.Store {
 }
 
 // newEnv builds (but does not run) a controller.
-func newEnv(t testing.TB, sim *pvesim.Server, repo *gitRepo, dir string, mods ...envOpt) *env {
+func newEnv(t testing.TB, sim *pvesim.Server, repo *gittest.Repo, dir string, mods ...envOpt) *env {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -220,7 +117,7 @@ func newEnv(t testing.TB, sim *pvesim.Server, repo *gitRepo, dir string, mods ..
 	e := &env{t: t, sim: sim, repo: repo, dir: dir, hub: events.NewHub(4096), clock: NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))}
 	e.st = openStore(t, dir)
 	opts := Options{
-		Config: values(sim, repo.url(), dir), Store: e.st, Hub: e.hub,
+		Config: values(sim, repo.URL(), dir), Store: e.st, Hub: e.hub,
 		Clock: e.clock, Seed: 1, MinPassGap: -1, ShutdownGrace: 5 * time.Second,
 		PVE: func(c *pve.Config) { c.TaskPollMin, c.TaskPollMax = 5*time.Millisecond, 20*time.Millisecond },
 	}
@@ -376,11 +273,11 @@ func branchRef(name string, at plumbing.Hash) *plumbing.Reference {
 	return plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), at)
 }
 
-func newGitRepoB(b *testing.B) *gitRepo { return newGitRepo(b) }
+func newGitRepoB(b *testing.B) *gittest.Repo { return gittest.New(b) }
 
 // newEnvB is newEnv on the wall clock, with the interval an hour: passes
 // happen when asked for.
-func newEnvB(b *testing.B, sim *pvesim.Server, repo *gitRepo, dir string, mods ...envOpt) *env {
+func newEnvB(b *testing.B, sim *pvesim.Server, repo *gittest.Repo, dir string, mods ...envOpt) *env {
 	mods = append([]envOpt{func(o *Options) { o.Clock = realClock{}; o.Config.Reconcile.Interval = time.Hour }}, mods...)
 	return newEnv(b, sim, repo, dir, mods...)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -71,8 +72,8 @@ const (
 // list carries the load error instead of repeating it as a source problem.
 func TestFirstLoadFailureSaysWhy(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	broken := repo.commit("broken from the start", map[string]string{"vms/a.yaml": coersManifest, "vms/b.yaml": memryManifest})
+	repo := gittest.New(t)
+	broken := repo.Commit("broken from the start", map[string]string{"vms/a.yaml": coersManifest, "vms/b.yaml": memryManifest})
 	e := newEnv(t, sim, repo, "").start()
 	l := e.waitFor("the load error", func(l api.ResourceList) bool { return l.LoadError != nil })
 	if l.LoadError.Revision != broken.String() || len(l.LoadError.Errors) < 2 {
@@ -114,15 +115,15 @@ func TestFirstLoadFailureSaysWhy(t *testing.T) {
 // fails and null once a head loads again, as the status list does.
 func TestPassEventsCarryTheLoadError(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	s := serve(t, e, nil)
 	events := s.events(t)
 	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
 
-	broken := repo.commit("broken", map[string]string{"vms/a.yaml": coersManifest})
+	broken := repo.Commit("broken", map[string]string{"vms/a.yaml": coersManifest})
 	e.c.Refresh(context.Background())
 	var failed api.PassEvent
 	nextEvent(t, events, func(typ, data string) bool {
@@ -136,7 +137,7 @@ func TestPassEventsCarryTheLoadError(t *testing.T) {
 		t.Fatalf("the pass event's source error repeats the load error: %q", failed.SourceError)
 	}
 
-	repo.commit("fixed", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1)})
+	repo.Commit("fixed", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1)})
 	e.c.Refresh(context.Background())
 	nextEvent(t, events, func(typ, data string) bool {
 		var raw map[string]json.RawMessage
@@ -148,8 +149,8 @@ func TestPassEventsCarryTheLoadError(t *testing.T) {
 // applied, so the UI can link both.
 func TestActionLogLinesNameResourceAndCommit(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	head := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 432, 1)})
+	repo := gittest.New(t)
+	head := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 432, 1)})
 	ring := logring.New(1000)
 	e := newEnv(t, sim, repo, "", func(o *Options) {
 		o.Logger = slog.New(ring.Handler(slog.DiscardHandler, slog.LevelInfo))
@@ -184,13 +185,13 @@ func TestActionLogLinesNameResourceAndCommit(t *testing.T) {
 // lists the errors one per line, without a trailing "invalid request".
 func TestBrokenHeadIsNamedInRevisionsAndPreview(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	good := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 432, 1)})
+	repo := gittest.New(t)
+	good := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 432, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	s := serve(t, e, nil)
 
-	broken := repo.commit("broken", map[string]string{"vms/a.yaml": coersManifest, "vms/b.yaml": memryManifest})
+	broken := repo.Commit("broken", map[string]string{"vms/a.yaml": coersManifest, "vms/b.yaml": memryManifest})
 	e.c.Refresh(context.Background())
 	l := e.waitFor("the load error", func(l api.ResourceList) bool { return l.LoadError != nil })
 	if len(l.LoadError.Errors) < 2 {
@@ -230,16 +231,16 @@ func TestEmptyLoadGuardIsNamedInEveryPlan(t *testing.T) {
 	for _, configured := range []bool{true, false} {
 		t.Run(map[bool]string{true: "prune on", false: "prune asked for one sync"}[configured], func(t *testing.T) {
 			sim := startSim(t, 0)
-			repo := newGitRepo(t)
+			repo := gittest.New(t)
 			vmid := 440
 			if !configured {
 				vmid = 441
 			}
-			repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", vmid, 1)})
+			repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", vmid, 1)})
 			e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = configured }).start()
 			e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 			c := serveAPI(t, e)
-			repo.commit("everything gone", map[string]string{"vms/a.yaml": ""})
+			repo.Commit("everything gone", map[string]string{"vms/a.yaml": ""})
 			e.c.Refresh(context.Background())
 			e.waitFor("the empty load", func(l api.ResourceList) bool { return strings.Contains(l.SourceError, "no manifests") })
 
@@ -285,13 +286,13 @@ func TestEmptyLoadGuardIsNamedInEveryPlan(t *testing.T) {
 // in sync) and an Iso on a storage that does not exist (Failed).
 func TestEverySummaryCountsStatusesTheSameWay(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("two vms", map[string]string{"vms/a.yaml": vmManifest("a", 442, 1), "vms/b.yaml": vmManifest("b", 443, 1)})
+	repo := gittest.New(t)
+	repo.Commit("two vms", map[string]string{"vms/a.yaml": vmManifest("a", 442, 1), "vms/b.yaml": vmManifest("b", 443, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
 	c := serveAPI(t, e)
 	iso := "apiVersion: proxmops.dev/v1\nkind: Iso\nmetadata: {name: debian}\nspec:\n  source: http://127.0.0.1:1/debian.iso\n  node: pve1\n  storage: nosuch\n"
-	repo.commit("b goes, an iso comes", map[string]string{"vms/b.yaml": "", "isos/debian.yaml": iso})
+	repo.Commit("b goes, an iso comes", map[string]string{"vms/b.yaml": "", "isos/debian.yaml": iso})
 	e.c.Refresh(context.Background())
 	want := map[vocab.Status]int{vocab.StatusSynced: 1, vocab.StatusOutOfSync: 1, vocab.StatusFailed: 1}
 	e.waitFor("one synced, one orphan, one failed", func(l api.ResourceList) bool {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -65,8 +66,8 @@ func (w *summaryWatch) contradictions() []string {
 // "none" with the create's reason.
 func TestRunningActionKeepsItsActionAndReason(t *testing.T) {
 	sim := startSim(t, 0.5) // the create runs long enough for passes to see its lock
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 430, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 430, 1)})
 	e := newEnv(t, sim, repo, "")
 	w := watchSummaries(e)
 	e.start()
@@ -102,8 +103,8 @@ func TestRunningActionKeepsItsActionAndReason(t *testing.T) {
 // with no action left, never "delete: in sync".
 func TestDeleteByHandIsShownAsADelete(t *testing.T) {
 	sim := startSim(t, 0.2)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1, "proxmops.dev/sync=manual")})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1, "proxmops.dev/sync=manual")})
 	e := newEnv(t, sim, repo, "")
 	w := watchSummaries(e)
 	e.start()
@@ -138,8 +139,8 @@ func TestDeleteByHandIsShownAsADelete(t *testing.T) {
 // history starts with "created".
 func TestNewResourcesHistoryStartsWithCreated(t *testing.T) {
 	sim := startSim(t, 0.1)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 432, 1),
 		"vms/b.yaml": vmManifest("b", 433, 1),
 		"vms/c.yaml": vmManifest("c", 434, 1),
@@ -166,8 +167,8 @@ func TestNewResourcesHistoryStartsWithCreated(t *testing.T) {
 // nothing and leave no failure in their history.
 func TestKillRecordsOnlyStartedActionsAsInterrupted(t *testing.T) {
 	sim := startSim(t, 0.5)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 435, 1),
 		"vms/b.yaml": vmManifest("b", 436, 1),
 		"vms/c.yaml": vmManifest("c", 437, 1),
@@ -223,8 +224,8 @@ func TestKillRecordsOnlyStartedActionsAsInterrupted(t *testing.T) {
 // action only; the queued ones are dropped without a failure.
 func TestGracefulStopDropsQueuedActionsSilently(t *testing.T) {
 	sim := startSim(t, 2)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 438, 1),
 		"vms/b.yaml": vmManifest("b", 439, 1),
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -90,8 +91,8 @@ func wantHistory(t *testing.T, key string, h []api.HistoryEntry, want ...[2]stri
 // not "synced" standing in for the creation.
 func TestKilledCreateFinishedInTheClusterReadsCreated(t *testing.T) {
 	sim := startSim(t, 0.5)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitFor("create running", func(l api.ResourceList) bool {
@@ -130,8 +131,8 @@ func TestKilledCreateFinishedInTheClusterReadsCreated(t *testing.T) {
 // again and records "created" for that create.
 func TestKilledCreateThatFailedInTheClusterIsCreatedAgain(t *testing.T) {
 	sim := startSim(t, 0.5)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 372, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 372, 2)})
 	dir := t.TempDir()
 	release := sim.HoldGuestLock(372)
 	e1 := newEnv(t, sim, repo, dir).start()
@@ -160,14 +161,14 @@ func TestKilledCreateThatFailedInTheClusterIsCreatedAgain(t *testing.T) {
 // of the resource ends with "deleted", not with the interruption.
 func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
 	sim := startSim(t, 0.5)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{"vms/a.yaml": vmManifest("a", 373, 1), "vms/b.yaml": vmManifest("b", 374, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{"vms/a.yaml": vmManifest("a", 373, 1), "vms/b.yaml": vmManifest("b", 374, 1)})
 	dir := t.TempDir()
 	prune := func(o *Options) { o.Config.Reconcile.Prune = true }
 	e1 := newEnv(t, sim, repo, dir, prune).start()
 	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	e1.waitStatus("VirtualMachine/b", vocab.StatusSynced)
-	repo.commit("drop a", map[string]string{"vms/a.yaml": ""})
+	repo.Commit("drop a", map[string]string{"vms/a.yaml": ""})
 	sim.ResetRequests()
 	e1.c.Refresh(context.Background())
 	waitSim(t, "the delete task", func() bool {
@@ -200,12 +201,12 @@ func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
 // the update was not repeated, which the request counts confirm.
 func TestKilledUpdateFinishedInTheClusterReadsSynced(t *testing.T) {
 	sim := startSim(t, 0.5)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 376, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 376, 1)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
-	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 376, 2)})
+	repo.Commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 376, 2)})
 	sim.ResetRequests()
 	e1.c.Refresh(context.Background())
 	waitSim(t, "the reboot", func() bool {
@@ -238,8 +239,8 @@ func TestKilledUpdateFinishedInTheClusterReadsSynced(t *testing.T) {
 // interrupted: the VM's history reads "created" once, never "synced".
 func TestKillBetweenTheWritesOfAFinishedCreate(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	commit := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 377, 2)}).String()
+	repo := gittest.New(t)
+	commit := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 377, 2)}).String()
 	// The VM exists as the finished create left it.
 	e0 := newEnv(t, sim, repo, "").start()
 	e0.waitStatus("VirtualMachine/a", vocab.StatusSynced)
@@ -297,8 +298,8 @@ func TestKillBetweenTheWritesOfAFinishedCreate(t *testing.T) {
 // nor a "synced": the create is still only interrupted.
 func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
 	sim := startSim(t, 0.5)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 378, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 378, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	waitSim(t, "the create's guest holding only its lock", func() bool {
@@ -340,8 +341,8 @@ func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
 // "synced" that would follow it.
 func TestAPassThatReadTheClusterBeforeAnActionEndedRecordsNoDrift(t *testing.T) {
 	sim := startSim(t, 0.5)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 379, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 379, 2)})
 	const key = "VirtualMachine/a"
 	e := newEnv(t, sim, repo, "")
 	var held, ended atomic.Bool

@@ -10,13 +10,14 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
@@ -27,7 +28,7 @@ func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 	e1.stop()
 
 	// While the daemon is down, the repository changes.
-	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 360, 3)})
+	repo.Commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 360, 3)})
 	sim.ResetRequests()
 
 	e2 := newEnv(t, sim, repo, dir).start()
@@ -68,8 +69,8 @@ func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 
 func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
 	sim := startSim(t, 0.5) // a create takes a few seconds
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitFor("create running", func(l api.ResourceList) bool {
@@ -118,8 +119,8 @@ func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
 
 func TestGracefulStopRecordsInterruptedActions(t *testing.T) {
 	sim := startSim(t, 2) // slow enough to outlast the grace period
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 375, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 375, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.ShutdownGrace = 50 * time.Millisecond }).start()
 	e.waitFor("create running", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/a")
@@ -142,8 +143,8 @@ func TestGracefulStopRecordsInterruptedActions(t *testing.T) {
 
 func TestNoDoubleQueueAndQueueLimit(t *testing.T) {
 	sim := startSim(t, 0.3)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 380, 1),
 		"vms/b.yaml": vmManifest("b", 381, 1),
 	})
@@ -182,18 +183,18 @@ func TestNoDoubleQueueAndQueueLimit(t *testing.T) {
 
 func TestSubmodulesArePartOfTheDesiredState(t *testing.T) {
 	sim := startSim(t, 0)
-	sub := newGitRepo(t)
-	s1 := sub.commit("lxc defs", map[string]string{"vms/sub.yaml": vmManifest("sub", 390, 1)})
-	top := newGitRepo(t)
-	top.commit("top", map[string]string{"vms/top.yaml": vmManifest("top", 391, 1)})
-	top.addSubmodule("shared", sub.url(), s1)
+	sub := gittest.New(t)
+	s1 := sub.Commit("lxc defs", map[string]string{"vms/sub.yaml": vmManifest("sub", 390, 1)})
+	top := gittest.New(t)
+	top.Commit("top", map[string]string{"vms/top.yaml": vmManifest("top", 391, 1)})
+	top.AddSubmodule("shared", sub.URL(), s1)
 	e := newEnv(t, sim, top, "").start()
 	e.waitStatus("VirtualMachine/sub", vocab.StatusSynced)
 	e.waitStatus("VirtualMachine/top", vocab.StatusSynced)
 
 	// Bumping the submodule changes the cluster.
-	s2 := sub.commit("more cores", map[string]string{"vms/sub.yaml": vmManifest("sub", 390, 2)})
-	top.addSubmodule("shared", sub.url(), s2)
+	s2 := sub.Commit("more cores", map[string]string{"vms/sub.yaml": vmManifest("sub", 390, 2)})
+	top.AddSubmodule("shared", sub.URL(), s2)
 	e.c.Refresh(context.Background())
 	e.waitFor("submodule change applied", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/sub")
@@ -203,15 +204,15 @@ func TestSubmodulesArePartOfTheDesiredState(t *testing.T) {
 
 func TestPlanOfAnotherRevision(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 400, 1)})
+	repo := gittest.New(t)
+	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 400, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
 	// A pull request's branch: one more VM, one changed.
-	pr := repo.commit("pr", map[string]string{"vms/a.yaml": vmManifest("a", 400, 2), "vms/b.yaml": vmManifest("b", 401, 1)})
-	repo.resetHard(base)
-	if err := repo.repo.Storer.SetReference(branchRef("feature", pr)); err != nil {
+	pr := repo.Commit("pr", map[string]string{"vms/a.yaml": vmManifest("a", 400, 2), "vms/b.yaml": vmManifest("b", 401, 1)})
+	repo.ResetHard(base)
+	if err := repo.Git.Storer.SetReference(branchRef("feature", pr)); err != nil {
 		t.Fatal(err)
 	}
 	p, err := e.c.Plan(context.Background(), "feature")
@@ -238,13 +239,13 @@ func TestPlanOfAnotherRevision(t *testing.T) {
 
 func TestTestSettingsReportsEachCheck(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
 	e := newEnv(t, sim, repo, "")
 	defer e.st.Close()
 	defer e.c.Close()
 
-	res, err := e.c.TestSettings(context.Background(), values(sim, repo.url(), e.dir))
+	res, err := e.c.TestSettings(context.Background(), values(sim, repo.URL(), e.dir))
 	if err != nil {
 		t.Fatal(err)
 	}

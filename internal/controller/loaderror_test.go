@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -14,8 +15,8 @@ import (
 // good revision's plan off as the head's.
 func TestPlanReportsTheFailedHeadWithEachError(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	good := repo.commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 330, 1)})
+	repo := gittest.New(t)
+	good := repo.Commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 330, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
@@ -27,7 +28,7 @@ func TestPlanReportsTheFailedHeadWithEachError(t *testing.T) {
 		t.Fatalf("load error on a good head: %+v", p.LoadError)
 	}
 
-	broken := repo.commit("broken", map[string]string{
+	broken := repo.Commit("broken", map[string]string{
 		"vms/a.yaml": "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {coers: 2}\n",
 		"vms/b.yaml": "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: b}\nspec: {memry: 2}\n",
 	})
@@ -56,7 +57,7 @@ func TestPlanReportsTheFailedHeadWithEachError(t *testing.T) {
 	}
 
 	// A good head clears it.
-	repo.commit("fixed", map[string]string{"vms/a.yaml": vmManifest("a", 330, 1), "vms/b.yaml": ""})
+	repo.Commit("fixed", map[string]string{"vms/a.yaml": vmManifest("a", 330, 1), "vms/b.yaml": ""})
 	e.c.Refresh(context.Background())
 	e.waitFor("the load error cleared", func(l api.ResourceList) bool { return l.LoadError == nil })
 	if p, err = e.c.Plan(context.Background(), ""); err != nil || p.LoadError != nil {

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	c1 := repo.commit("add app", map[string]string{"vms/app.yaml": vmManifest("app", 300, 2)})
+	repo := gittest.New(t)
+	c1 := repo.Commit("add app", map[string]string{"vms/app.yaml": vmManifest("app", 300, 2)})
 	e := newEnv(t, sim, repo, "").start()
 
 	e.waitStatus("VirtualMachine/app", vocab.StatusSynced)
@@ -26,7 +27,7 @@ func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 	}
 
 	// A commit changing the manifest reaches the cluster after a refresh.
-	c2 := repo.commit("more cores", map[string]string{"vms/app.yaml": vmManifest("app", 300, 4)})
+	c2 := repo.Commit("more cores", map[string]string{"vms/app.yaml": vmManifest("app", 300, 4)})
 	if err := e.c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 	})
 
 	// A force push back to the first commit is followed too.
-	repo.resetHard(c1)
+	repo.ResetHard(c1)
 	if err := e.c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +64,8 @@ func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 
 func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("two vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("two vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 310, 1),
 		"vms/b.yaml": vmManifest("b", 311, 1),
 	})
@@ -73,7 +74,7 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
 
 	// Without prune, a removed manifest leaves its VM alone, OutOfSync.
-	repo.commit("drop b", map[string]string{"vms/b.yaml": ""})
+	repo.Commit("drop b", map[string]string{"vms/b.yaml": ""})
 	e.c.Refresh(context.Background())
 	r := e.waitStatus("VirtualMachine/b", vocab.StatusOutOfSync)
 	if !strings.Contains(r.Reason, "prune is off") {
@@ -84,7 +85,7 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 	}
 
 	// With prune, it is deleted, and the history says so.
-	v := values(sim, repo.url(), e.dir)
+	v := values(sim, repo.URL(), e.dir)
 	v.Reconcile.Prune = true
 	e.c.ApplyConfig(v)
 	e.waitFor("b pruned", func(l api.ResourceList) bool {
@@ -102,13 +103,13 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 
 func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 320, 1)})
+	repo := gittest.New(t)
+	repo.Commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 320, 1)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = true }).start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
 	// An empty load never prunes.
-	repo.commit("oops, everything gone", map[string]string{"vms/a.yaml": ""})
+	repo.Commit("oops, everything gone", map[string]string{"vms/a.yaml": ""})
 	e.c.Refresh(context.Background())
 	l := e.waitFor("empty load reported", func(l api.ResourceList) bool {
 		return strings.Contains(l.SourceError, "no manifests")
@@ -126,7 +127,7 @@ func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
 	}
 
 	// Invalid manifests keep the last good desired state, and never prune.
-	repo.commit("broken", map[string]string{"vms/a.yaml": "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {coers: 2}\n"})
+	repo.Commit("broken", map[string]string{"vms/a.yaml": "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {coers: 2}\n"})
 	e.c.Refresh(context.Background())
 	e.waitFor("invalid manifests reported", func(l api.ResourceList) bool {
 		return l.LoadError != nil && len(l.LoadError.Errors) > 0

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -31,10 +32,10 @@ func TestDocumentAtCutsOneYAMLDocumentWithItsComments(t *testing.T) {
 
 func TestManifestIsTheDocumentAsInGitAndLiveIsReadFromProxmox(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
+	repo := gittest.New(t)
 	// Two documents in one file, with a comment kept in the answer.
 	doc := "# the web tier\n" + vmManifest("web", 361, 2)
-	repo.commit("vms", map[string]string{"vms/all.yaml": vmManifest("db", 362, 1) + "---\n" + doc})
+	repo.Commit("vms", map[string]string{"vms/all.yaml": vmManifest("db", 362, 1) + "---\n" + doc})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/web", vocab.StatusSynced)
 	ctx := context.Background()

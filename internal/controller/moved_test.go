@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -17,8 +18,8 @@ import (
 // as in sync, and the daemon neither creates it again nor moves it back.
 func TestAGuestMovedUnderTheDaemonIsNamedAndLeftThere(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 380, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 380, 2)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/notify"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -98,8 +99,8 @@ func TestFailedResourceNotifiesOnceAcrossFailingAttempts(t *testing.T) {
 	for range 3 {
 		sim.FailNextTask("qmcreate")
 	}
-	repo := newGitRepo(t)
-	repo.commit("web", map[string]string{"web.yaml": vmManifest("web", 120, 1)})
+	repo := gittest.New(t)
+	repo.Commit("web", map[string]string{"web.yaml": vmManifest("web", 120, 1)})
 	hook, url := startHookReceiver(t)
 	e := newEnv(t, sim, repo, "", withNotifier(t, url, "failed", "degraded", "synced")).start()
 	const key = "VirtualMachine/web"
@@ -156,8 +157,8 @@ func TestDegradedResourceNotifiesOnceUntilHealthyAgain(t *testing.T) {
 	if err := sim.AddGuest(stoppedOwnedVM(130, "db")); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	repo.commit("db", map[string]string{"db.yaml": vmManifest("db", 130, 1)})
+	repo := gittest.New(t)
+	repo.Commit("db", map[string]string{"db.yaml": vmManifest("db", 130, 1)})
 	hook, url := startHookReceiver(t)
 	e := newEnv(t, sim, repo, "", withNotifier(t, url, "degraded"), func(o *Options) { o.Config.Reconcile.AutoSync = false }).start()
 	const key = "VirtualMachine/db"
@@ -224,14 +225,14 @@ func TestConflictAndSourceErrorNotifyOnceEach(t *testing.T) {
 	if err := sim.AddGuest(pvesimGuest(140, "theirs")); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	repo.commit("mine", map[string]string{"mine.yaml": vmManifest("mine", 140, 1)})
+	repo := gittest.New(t)
+	repo.Commit("mine", map[string]string{"mine.yaml": vmManifest("mine", 140, 1)})
 	hook, url := startHookReceiver(t)
 	e := newEnv(t, sim, repo, "", withNotifier(t, url, "conflict", "failed", "source-error")).start()
 	const key = "VirtualMachine/mine"
 	e.waitStatus(key, vocab.StatusConflict)
 	e.refreshPasses(2)
-	repo.commit("broken", map[string]string{"broken.yaml": "kind: Nope\n"})
+	repo.Commit("broken", map[string]string{"broken.yaml": "kind: Nope\n"})
 	e.refreshPasses(3)
 	waitUntil(t, "the notifications", func() bool {
 		return hook.count(key, api.NotifyConflict) == 1 && hook.count("", api.NotifySourceError) == 1

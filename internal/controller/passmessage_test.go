@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -14,15 +15,15 @@ import (
 // the commit's message beside its hash instead of the hash alone.
 func TestPassEventsNameTheirCommitsMessage(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 433, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 433, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	s := serve(t, e, nil)
 	events := s.events(t)
 	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
 
-	next := repo.commit("a: two cores", map[string]string{"vms/a.yaml": vmManifest("a", 433, 2)})
+	next := repo.Commit("a: two cores", map[string]string{"vms/a.yaml": vmManifest("a", 433, 2)})
 	e.c.Refresh(context.Background())
 	var ev api.PassEvent
 	nextEvent(t, events, func(typ, data string) bool {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -13,9 +14,9 @@ import (
 // restart too; unpinning brings the branch head back.
 func TestPinnedRevisionIsAppliedUntilUnpinned(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	old := repo.commit("two cores", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
-	head := repo.commit("three cores", map[string]string{"vms/a.yaml": vmManifest("a", 370, 3)})
+	repo := gittest.New(t)
+	old := repo.Commit("two cores", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
+	head := repo.Commit("three cores", map[string]string{"vms/a.yaml": vmManifest("a", 370, 3)})
 	dir := t.TempDir()
 	e := newEnv(t, sim, repo, dir).start()
 	e.waitFor("head applied", func(l api.ResourceList) bool {
@@ -99,9 +100,9 @@ func TestPinnedRevisionIsAppliedUntilUnpinned(t *testing.T) {
 // A commit whose manifests do not load cannot be pinned.
 func TestPinRefusesInvalidManifests(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	bad := repo.commit("broken", map[string]string{"vms/a.yaml": "kind: VirtualMachine\nmetadata: [\n"})
-	repo.commit("fixed", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
+	repo := gittest.New(t)
+	bad := repo.Commit("broken", map[string]string{"vms/a.yaml": "kind: VirtualMachine\nmetadata: [\n"})
+	repo.Commit("fixed", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	if _, err := e.c.Pin(context.Background(), bad.String(), "alice"); !errors.Is(err, api.ErrInvalid) {

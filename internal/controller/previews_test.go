@@ -19,6 +19,7 @@ import (
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/forge"
 	"github.com/proxmops/proxmops/internal/forge/forgetest"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -90,8 +91,8 @@ func TestPullRequestPreviewOnEachForge(t *testing.T) {
 
 func testPreview(t *testing.T, f previewForge) {
 	sim := startSim(t, 0.2)
-	repo := newGitRepo(t)
-	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	repo := gittest.New(t)
+	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
@@ -100,9 +101,9 @@ func testPreview(t *testing.T, f previewForge) {
 	fs.AddComment(7, "LGTM, someone else's comment")
 	url := startPreviewServer(t, e, f.name, fs.URL)
 	push := func(cores int) plumbing.Hash {
-		h := repo.commit("cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, cores)})
-		repo.resetHard(base) // the request's head, not the watched branch
-		if err := repo.repo.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(f.ref), h)); err != nil {
+		h := repo.Commit("cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, cores)})
+		repo.ResetHard(base) // the request's head, not the watched branch
+		if err := repo.Git.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(f.ref), h)); err != nil {
 			t.Fatal(err)
 		}
 		return h
@@ -274,8 +275,8 @@ func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
 	if err := sim.AddGuest(pvesimGuest(441, "legacy")); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	repo := gittest.New(t)
+	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	fs := forgetest.Start(t, "github", "forge-token")
@@ -294,10 +295,10 @@ func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
 			"VirtualMachine/b: ", []string{"#### Conflicts", "`VirtualMachine/b`"}},
 	} {
 		n := int64(i + 1)
-		h := repo.commit("change", c.files)
-		repo.resetHard(base)
+		h := repo.Commit("change", c.files)
+		repo.ResetHard(base)
 		ref := plumbing.ReferenceName(fmt.Sprintf("refs/pull/%d/head", n))
-		if err := repo.repo.Storer.SetReference(plumbing.NewHashReference(ref, h)); err != nil {
+		if err := repo.Git.Storer.SetReference(plumbing.NewHashReference(ref, h)); err != nil {
 			t.Fatal(err)
 		}
 		hdr, body := f.event("opened", h.String())
@@ -341,16 +342,16 @@ func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
 // no log line.
 func TestRefusedForgeCallIsShownNeverTheToken(t *testing.T) {
 	sim := startSim(t, 0.2)
-	repo := newGitRepo(t)
-	base := repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	repo := gittest.New(t)
+	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	fs := forgetest.Start(t, "gitlab", "the-right-token")
 	logs := &syncBuffer{}
 	url := startPreviewServerWith(t, e, "gitlab", fs.URL, "glpat-wrong-token-1234", logs)
-	h := repo.commit("cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
-	repo.resetHard(base)
-	if err := repo.repo.Storer.SetReference(plumbing.NewHashReference("refs/merge-requests/7/head", h)); err != nil {
+	h := repo.Commit("cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
+	repo.ResetHard(base)
+	if err := repo.Git.Storer.SetReference(plumbing.NewHashReference("refs/merge-requests/7/head", h)); err != nil {
 		t.Fatal(err)
 	}
 	if code := deliver(t, url, previewForges[2], "opened", h.String(), "d1", previewSecret); code != http.StatusAccepted {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -35,15 +36,15 @@ func TestTestSettingsNamesPrivilegesTheManifestsNeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
 	e := newEnv(t, sim, repo, "")
 	defer e.st.Close()
 	defer e.c.Close()
 
 	check := func() api.Check {
 		t.Helper()
-		res, err := e.c.TestSettings(context.Background(), values(sim, repo.url(), e.dir))
+		res, err := e.c.TestSettings(context.Background(), values(sim, repo.URL(), e.dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func TestTestSettingsNamesPrivilegesTheManifestsNeed(t *testing.T) {
 	if c := check(); !c.OK {
 		t.Errorf("a VM repository with a VM token: %+v", c)
 	}
-	repo.commit("ct", map[string]string{"cts/legacy.yaml": privilegedCT})
+	repo.Commit("ct", map[string]string{"cts/legacy.yaml": privilegedCT})
 	c := check()
 	if c.OK || !strings.Contains(c.Message, "Sys.Modify on / (Container/legacy: create the container (privileged))") {
 		t.Errorf("a privileged container with a VM token: %+v", c)

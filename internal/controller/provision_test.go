@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -35,8 +36,8 @@ func TestFailedProvisioningIsRetriedWithBackoff(t *testing.T) {
 	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t)
-	repo.commit("broker", map[string]string{"broker.yaml": `apiVersion: proxmops.dev/v1
+	repo := gittest.New(t)
+	repo.Commit("broker", map[string]string{"broker.yaml": `apiVersion: proxmops.dev/v1
 kind: Container
 metadata: {name: broker, node: pve1}
 spec:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -21,8 +22,8 @@ func TestDetectOnlyAndDryRunTouchNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := startSim(t, 0)
-			repo := newGitRepo(t)
-			repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 330, 2)})
+			repo := gittest.New(t)
+			repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 330, 2)})
 			sim.ResetRequests()
 			e := newEnv(t, sim, repo, "", tc.mod).start()
 			r := e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
@@ -50,8 +51,8 @@ func TestDetectOnlyAndDryRunTouchNothing(t *testing.T) {
 
 func TestSyncAllAppliesInDetectOnlyMode(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 331, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 331, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.AutoSync = false }).start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
 	if err := e.c.SyncAll(context.Background()); err != nil {
@@ -65,8 +66,8 @@ func TestSyncAllAppliesInDetectOnlyMode(t *testing.T) {
 
 func TestDryRunRefusesActions(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 332, 2)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 332, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.DryRun = true }).start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
 	for name, err := range map[string]error{
@@ -81,8 +82,8 @@ func TestDryRunRefusesActions(t *testing.T) {
 
 func TestSyncAnnotations(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{
 		"vms/auto.yaml":     vmManifest("auto", 340, 1),
 		"vms/manual.yaml":   vmManifest("manual", 341, 1, "proxmops.dev/sync=manual"),
 		"vms/disabled.yaml": vmManifest("disabled", 342, 1, "proxmops.dev/sync=disabled"),
@@ -121,8 +122,8 @@ func TestSyncAnnotations(t *testing.T) {
 
 func TestDeleteChecksOwnership(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{
 		"vms/mine.yaml":  vmManifest("mine", 350, 1, "proxmops.dev/sync=manual"),
 		"vms/taken.yaml": vmManifest("taken", 351, 1),
 	})

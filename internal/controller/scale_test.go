@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -20,15 +21,15 @@ import (
 // VM per cluster is created through proxmops; the others copy its config
 // (as proxmops wrote it) at their own VMID and name, since creating
 // thousands through the API would be most of the test's time.
-func scaleFleet(t testing.TB, n int) (alpha, beta *pvesim.Server, repo *gitRepo) {
+func scaleFleet(t testing.TB, n int) (alpha, beta *pvesim.Server, repo *gittest.Repo) {
 	t.Helper()
 	alpha, beta = startSimTB(t), startSimTB(t)
-	repo = newGitRepo(t)
+	repo = gittest.New(t)
 	node := func(i int) string { return fmt.Sprintf("pve%d", 1+i%3) }
 	manifest := func(i int) string {
 		return strings.Replace(vmManifest(fmt.Sprintf("vm-%04d", i), 1000+i, 1), "node: pve1", "node: "+node(i), 1)
 	}
-	repo.commit("one each", map[string]string{
+	repo.Commit("one each", map[string]string{
 		"proxmox/clusters/alpha/vm-0000.yaml": manifest(0),
 		"proxmox/clusters/beta/vm-0000.yaml":  manifest(0),
 	})
@@ -122,7 +123,7 @@ func newScaleEnv(t testing.TB, n int) (e *fleetEnv, alpha, beta *pvesim.Server, 
 		files[fmt.Sprintf("proxmox/clusters/alpha/vm-%04d.yaml", i)] = m
 		files[fmt.Sprintf("proxmox/clusters/beta/vm-%04d.yaml", i)] = m
 	}
-	repo.commit("the fleet", files)
+	repo.Commit("the fleet", files)
 	// Steady state: the next request takes a report of every guest.
 	time.Sleep(2 * scaleStatusInterval)
 	heapBefore = heapInUse()

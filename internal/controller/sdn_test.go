@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -28,9 +29,9 @@ func exampleFile(t *testing.T, name string) string {
 // and a removed repository prunes them again, zones with their vnets.
 func TestSdnConvergesThroughTheLoop(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
+	repo := gittest.New(t)
 	vm := strings.Replace(vmManifest("runner", 320, 1), "bridge: vmbr0", "bridge: labnet", 1)
-	repo.commit("sdn", map[string]string{
+	repo.Commit("sdn", map[string]string{
 		"sdn/zones.yaml":  exampleFile(t, "sdn/zones.yaml"),
 		"sdn/vnets.yaml":  exampleFile(t, "sdn/vnets.yaml"),
 		"vms/runner.yaml": vm,
@@ -71,7 +72,7 @@ func TestSdnConvergesThroughTheLoop(t *testing.T) {
 	}
 
 	// The repository drops the VM and the SDN: prune removes all of it.
-	repo.commit("drop", map[string]string{"sdn/zones.yaml": "", "sdn/vnets.yaml": "", "vms/runner.yaml": vmManifest("other", 321, 1)})
+	repo.Commit("drop", map[string]string{"sdn/zones.yaml": "", "sdn/vnets.yaml": "", "vms/runner.yaml": vmManifest("other", 321, 1)})
 	if err := e.c.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

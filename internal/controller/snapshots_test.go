@@ -14,6 +14,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -110,13 +111,13 @@ func snapManifest(cores int, annotations ...string) string {
 // with sync manual the guest then stays OutOfSync, never re-applied.
 func TestRollbackThroughTheAPI(t *testing.T) {
 	sim := startSim(t, 0.2)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/snap.yaml": snapManifest(1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/snap.yaml": snapManifest(1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/snap", vocab.StatusSynced)
 	c := serveAPI(t, e)
 
-	repo.commit("more cores", map[string]string{"vms/snap.yaml": snapManifest(2)})
+	repo.Commit("more cores", map[string]string{"vms/snap.yaml": snapManifest(2)})
 	if err := e.c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestRollbackThroughTheAPI(t *testing.T) {
 	}
 
 	// Manual sync from now on; then roll back.
-	repo.commit("manual", map[string]string{"vms/snap.yaml": snapManifest(2, "proxmops.dev/sync=manual")})
+	repo.Commit("manual", map[string]string{"vms/snap.yaml": snapManifest(2, "proxmops.dev/sync=manual")})
 	if err := e.c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -24,8 +25,8 @@ import (
 // client while a commit makes a resource go Progressing, then Synced.
 func TestSSEStreamsStatusChanges(t *testing.T) {
 	sim := startSim(t, 0.2)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
@@ -84,7 +85,7 @@ func TestSSEStreamsStatusChanges(t *testing.T) {
 		t.Fatalf("snapshot %q: %v", first[1], err)
 	}
 
-	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
+	repo.Commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
 	e.c.Refresh(context.Background())
 	isA := func(want vocab.Status) func(string, string) bool {
 		return func(typ, data string) bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -16,8 +17,8 @@ import (
 // entry, and no second update of what the first already changed.
 func TestAPassThatReadBeforeAnActionEndedLeavesItsOutcomeStanding(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("a", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
+	repo := gittest.New(t)
+	repo.Commit("a", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	ctx := context.Background()
@@ -25,7 +26,7 @@ func TestAPassThatReadBeforeAnActionEndedLeavesItsOutcomeStanding(t *testing.T) 
 
 	// The update's request takes 1.5 s to reach Proxmox's handler.
 	sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultLatency, Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", Latency: 1500 * time.Millisecond})
-	repo.commit("a: 4 cores", map[string]string{"vms/a.yaml": vmManifest("a", 360, 4)})
+	repo.Commit("a: 4 cores", map[string]string{"vms/a.yaml": vmManifest("a", 360, 4)})
 	if err := e.c.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

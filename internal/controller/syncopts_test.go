@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -17,15 +18,15 @@ func pendingVM(name string, vmid, cores int) string {
 
 func TestSyncOptionsRebootPruneAndDryRunApplyToThatSyncOnly(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("vms", map[string]string{"vms/a.yaml": pendingVM("a", 370, 2), "vms/b.yaml": pendingVM("b", 371, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vms", map[string]string{"vms/a.yaml": pendingVM("a", 370, 2), "vms/b.yaml": pendingVM("b", 371, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
 	ctx := context.Background()
 
 	// More cores for a running VM: written as pending, waiting for a reboot.
-	repo.commit("a: 3 cores; b goes", map[string]string{"vms/a.yaml": pendingVM("a", 370, 3), "vms/b.yaml": ""})
+	repo.Commit("a: 3 cores; b goes", map[string]string{"vms/a.yaml": pendingVM("a", 370, 3), "vms/b.yaml": ""})
 	e.c.Refresh(ctx)
 	e.waitFor("a's change pending", func(api.ResourceList) bool {
 		g, _ := sim.Guest(370)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -22,8 +23,8 @@ import (
 // first pulls the new commit and makes one pass, the 49 replays none.
 func TestReplayedWebhookCostsOnePass(t *testing.T) {
 	sim := startSim(t, 0.2)
-	repo := newGitRepo(t)
-	repo.commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
+	repo := gittest.New(t)
+	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
@@ -66,7 +67,7 @@ func TestReplayedWebhookCostsOnePass(t *testing.T) {
 		}
 	}
 
-	repo.commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
+	repo.Commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
 	body := `{"ref":"refs/heads/main"}`
 	m := hmac.New(sha256.New, []byte("hook-secret"))
 	m.Write([]byte(body))

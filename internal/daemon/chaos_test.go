@@ -21,15 +21,12 @@ import (
 	"testing"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/controller"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -141,7 +138,7 @@ type chaosRun struct {
 	dir     string
 	cfgFile string
 	logFile string
-	repo    *git.Repository
+	repo    *gittest.Repo
 	cores   map[int]string // vmid -> desired cores
 	foreign map[int]pvesim.GuestInfo
 	child   *exec.Cmd
@@ -253,13 +250,8 @@ func (r *chaosRun) initRepo() {
 
 // initRepoWith makes the repository under dir with one commit of files.
 func (r *chaosRun) initRepoWith(msg string, files map[string]string) {
-	repo, err := git.PlainInitWithOptions(filepath.Join(r.dir, "repo"), &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.repo = repo
-	r.commit(msg, files)
+	r.repo = gittest.Init(r.t, filepath.Join(r.dir, "repo"))
+	r.repo.Commit(msg, files)
 }
 
 // commitCores flips the cores (1 <-> 2) of a seed-chosen half of the VMs,
@@ -271,29 +263,7 @@ func (r *chaosRun) commitCores(rng *rand.Rand) {
 		r.cores[500+i] = cores
 		files[fmt.Sprintf("vms/chaos-%d.yaml", i)] = chaosManifest(i, cores)
 	}
-	r.commit("change cores", files)
-}
-
-func (r *chaosRun) commit(msg string, files map[string]string) {
-	wt, err := r.repo.Worktree()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	root := filepath.Join(r.dir, "repo")
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-		if _, err := wt.Add(name); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-	sig := &object.Signature{Name: "Test", Email: "test@example.com", When: time.Now()}
-	if _, err := wt.Commit(msg, &git.CommitOptions{Author: sig, AllowEmptyCommits: true}); err != nil {
-		r.t.Fatal(err)
-	}
+	r.repo.Commit("change cores", files)
 }
 
 // createToken stores a viewer API token in the daemon's database before

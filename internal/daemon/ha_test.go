@@ -20,12 +20,11 @@ import (
 	"testing"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/store"
@@ -229,12 +228,7 @@ func haInterrupted(t *testing.T, dbURL, keyFile string, vms map[int]string) int 
 }
 
 func (r *chaosRun) initHARepo() {
-	repo, err := git.PlainInitWithOptions(filepath.Join(r.dir, "repo"), &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.repo = repo
+	r.repo = gittest.Init(r.t, filepath.Join(r.dir, "repo"))
 	r.addVMs(0, haVMs)
 }
 
@@ -245,7 +239,7 @@ func (r *chaosRun) addVMs(first, n int) {
 		r.cores[500+i] = "1"
 		files[fmt.Sprintf("vms/chaos-%d.yaml", i)] = chaosManifest(i, "1")
 	}
-	r.commit(fmt.Sprintf("VMs %d to %d", first, first+n-1), files)
+	r.repo.Commit(fmt.Sprintf("VMs %d to %d", first, first+n-1), files)
 }
 
 // haToken makes the database (and its key file) and a viewer API token in

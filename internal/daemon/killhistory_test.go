@@ -10,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -35,13 +33,8 @@ func TestKilledCreateHistoryReadsCreated(t *testing.T) {
 	}
 	t.Cleanup(func() { sim.Close() })
 	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{500: "1"}, foreign: map[int]pvesim.GuestInfo{}}
-	repo, err := git.PlainInitWithOptions(filepath.Join(r.dir, "repo"), &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.repo = repo
-	r.commit("one VM", map[string]string{"vms/chaos-0.yaml": chaosManifest(0, "1")})
+	r.repo = gittest.Init(t, filepath.Join(r.dir, "repo"))
+	r.repo.Commit("one VM", map[string]string{"vms/chaos-0.yaml": chaosManifest(0, "1")})
 	r.writeConfig()
 	r.createToken()
 

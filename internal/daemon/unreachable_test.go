@@ -285,7 +285,7 @@ func TestClusterKilledUnderARunningDaemonTurnsResourcesUnknownTheGaugeZeroAndRea
 	}
 
 	// A commit pushed during the outage shows its new VM, never observed.
-	r.commit("one more VM", map[string]string{"vms/chaos-9.yaml": chaosManifest(9, "1")})
+	r.repo.Commit("one more VM", map[string]string{"vms/chaos-9.yaml": chaosManifest(9, "1")})
 	r.waitWithin("the new commit's VM shown while the cluster is down", 3*unreachableInterval, r.unobserved("observing the cluster failed", chaosVMs+1))
 	for _, res := range r.resources().Resources {
 		if res.Name == "chaos-9" && res.LastObserved != nil {

@@ -14,11 +14,9 @@ import (
 	"testing"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -158,20 +156,9 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, bytes.Replace(data, []byte("cores: 2"), []byte("cores: 4"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	repo, err := git.PlainOpen(info.RepoDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, _ := repo.Worktree()
-	if _, err := wt.Add("vms/app-01.yaml"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wt.Commit("app-01: 4 cores", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}}); err != nil {
-		t.Fatal(err)
-	}
+	gittest.Open(t, info.RepoDir).Commit("app-01: 4 cores", map[string]string{
+		"vms/app-01.yaml": string(bytes.Replace(data, []byte("cores: 2"), []byte("cores: 4"), 1)),
+	})
 	// The interval is an hour: the refresh (what a webhook does) brings it in.
 	req, _ := http.NewRequest(http.MethodGet, info.URL+"/api/v1/me", nil)
 	resp, err = hc.Do(req)

@@ -10,12 +10,12 @@ import (
 // repository of 500 manifests (fetch over file:// and a fresh tree).
 func BenchmarkSyncNewCommit(b *testing.B) {
 	r := newTestRepo(b)
-	files := map[string]*string{}
+	files := map[string]string{}
 	for i := range 500 {
-		files[fmt.Sprintf("proxmox/vm-%03d.yaml", i)] = str(fmt.Sprintf("apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: vm-%03d\n", i))
+		files[fmt.Sprintf("proxmox/vm-%03d.yaml", i)] = fmt.Sprintf("apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: vm-%03d\n", i)
 	}
-	r.commit("many", files)
-	s, err := New(Options{URL: r.url(), Path: "proxmox", CacheDir: b.TempDir()})
+	r.Commit("many", files)
+	s, err := New(Options{URL: r.URL(), Path: "proxmox", CacheDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func BenchmarkSyncNewCommit(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		r.commit(fmt.Sprintf("change %d", i), map[string]*string{"proxmox/vm-000.yaml": str(fmt.Sprintf("# %d\n", i))})
+		r.Commit(fmt.Sprintf("change %d", i), map[string]string{"proxmox/vm-000.yaml": fmt.Sprintf("# %d\n", i)})
 		b.StartTimer()
 		if _, err := s.Sync(ctx); err != nil {
 			b.Fatal(err)
@@ -38,8 +38,8 @@ func BenchmarkSyncNewCommit(b *testing.B) {
 // ask the server for its refs and find nothing new.
 func BenchmarkSyncUnchanged(b *testing.B) {
 	r := newTestRepo(b)
-	r.commit("one", map[string]*string{"proxmox/a.yaml": str("a: 1\n")})
-	s, err := New(Options{URL: r.url(), Path: "proxmox", CacheDir: b.TempDir()})
+	r.Commit("one", map[string]string{"proxmox/a.yaml": "a: 1\n"})
+	s, err := New(Options{URL: r.URL(), Path: "proxmox", CacheDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

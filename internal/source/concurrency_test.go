@@ -11,10 +11,10 @@ import (
 
 func TestConcurrentSyncsShareOneCacheSafely(t *testing.T) {
 	r := newTestRepo(t)
-	c1 := r.commit("one", map[string]*string{"m/a.yaml": str("1")})
+	c1 := r.Commit("one", map[string]string{"m/a.yaml": "1"})
 	cache := t.TempDir()
-	a := newSyncerT(t, Options{URL: r.url(), Path: "m", CacheDir: cache})
-	b := newSyncerT(t, Options{URL: r.url(), Path: "m", CacheDir: cache})
+	a := newSyncerT(t, Options{URL: r.URL(), Path: "m", CacheDir: cache})
+	b := newSyncerT(t, Options{URL: r.URL(), Path: "m", CacheDir: cache})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {
@@ -43,8 +43,8 @@ func TestConcurrentSyncsShareOneCacheSafely(t *testing.T) {
 
 func TestDamagedCacheIsClonedAgain(t *testing.T) {
 	r := newTestRepo(t)
-	r.commit("one", map[string]*string{"m/a.yaml": str("1")})
-	s := newSyncerT(t, Options{URL: r.url(), Path: "m"})
+	r.Commit("one", map[string]string{"m/a.yaml": "1"})
+	s := newSyncerT(t, Options{URL: r.URL(), Path: "m"})
 	if _, err := s.Sync(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestDamagedCacheIsClonedAgain(t *testing.T) {
 	if err := os.MkdirAll(objects, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c2 := r.commit("two", map[string]*string{"m/a.yaml": str("2")})
+	c2 := r.Commit("two", map[string]string{"m/a.yaml": "2"})
 	res, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)

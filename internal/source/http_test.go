@@ -91,8 +91,8 @@ func (h *goGitSmartHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestHTTPSTokenAuthGoGitServer(t *testing.T) {
 	r := newTestRepo(t)
-	r.commit("one", map[string]*string{"m/a.yaml": str("1")})
-	h := &goGitSmartHTTP{repo: r.repo}
+	r.Commit("one", map[string]string{"m/a.yaml": "1"})
+	h := &goGitSmartHTTP{repo: r.Git}
 	srv := httptest.NewServer(requireBasicAuth("x-access-token", "s3cret", h))
 	defer srv.Close()
 	url := srv.URL + "/you/homelab.git"
@@ -127,7 +127,7 @@ func TestHTTPSTokenAuthGoGitServer(t *testing.T) {
 	if readFile(t, filepath.Join(res.Dir, "a.yaml")) != "1" {
 		t.Fatal("wrong content")
 	}
-	c2 := r.commit("two", map[string]*string{"m/a.yaml": str("2")})
+	c2 := r.Commit("two", map[string]string{"m/a.yaml": "2"})
 	res, err = s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -146,13 +146,13 @@ func TestHTTPGitHTTPBackend(t *testing.T) {
 		t.Skip("git is not installed; the go-git server test covers HTTP without it")
 	}
 	r := newTestRepo(t)
-	base := r.commit("one", map[string]*string{"m/a.yaml": str("1"), "big/other": str(strings.Repeat("x", 10000))})
-	r.commit("two", map[string]*string{"m/a.yaml": str("2")})
+	base := r.Commit("one", map[string]string{"m/a.yaml": "1", "big/other": strings.Repeat("x", 10000)})
+	r.Commit("two", map[string]string{"m/a.yaml": "2"})
 	backend := &cgi.Handler{
 		Path: gitBin,
 		Args: []string{"http-backend"},
 		Env: []string{
-			"GIT_PROJECT_ROOT=" + filepath.Dir(r.dir),
+			"GIT_PROJECT_ROOT=" + filepath.Dir(r.Dir),
 			"GIT_HTTP_EXPORT_ALL=1",
 			"GIT_CONFIG_NOSYSTEM=1",
 			"HOME=" + t.TempDir(),
@@ -161,7 +161,7 @@ func TestHTTPGitHTTPBackend(t *testing.T) {
 	}
 	srv := httptest.NewServer(requireBasicAuth("oauth2", "tok", backend))
 	defer srv.Close()
-	url := srv.URL + "/" + filepath.Base(r.dir) + "/.git"
+	url := srv.URL + "/" + filepath.Base(r.Dir) + "/.git"
 	cache := t.TempDir()
 	s := newSyncerT(t, Options{URL: url, Path: "m", CacheDir: cache, Auth: Auth{Username: "oauth2", Token: "tok"}})
 	res, err := s.Sync(ctxT(t))
@@ -176,7 +176,7 @@ func TestHTTPGitHTTPBackend(t *testing.T) {
 		t.Errorf("first clone is not shallow (depth 1): %q %v", shallow, err)
 	}
 	// Incremental fetch into the shallow clone.
-	c3 := r.commit("three", map[string]*string{"m/a.yaml": str("3")})
+	c3 := r.Commit("three", map[string]string{"m/a.yaml": "3"})
 	res, err = s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -185,8 +185,8 @@ func TestHTTPGitHTTPBackend(t *testing.T) {
 		t.Fatalf("incremental: %+v", res)
 	}
 	// Force push onto the shallow clone.
-	r.resetHard(base)
-	c4 := r.commit("rewritten", map[string]*string{"m/a.yaml": str("4")})
+	r.ResetHard(base)
+	c4 := r.Commit("rewritten", map[string]string{"m/a.yaml": "4"})
 	res, err = s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)

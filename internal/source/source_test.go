@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/gittest"
 )
 
 func newSyncerT(t *testing.T, opts Options) *Syncer {
@@ -22,8 +24,8 @@ func newSyncerT(t *testing.T, opts Options) *Syncer {
 
 func TestSyncPicksUpCommitsAndDeletes(t *testing.T) {
 	r := newTestRepo(t)
-	c1 := r.commit("first", map[string]*string{"proxmox/vm.yaml": str("a: 1\n"), "proxmox/ct.yaml": str("b: 1\n"), "README": str("x")})
-	s := newSyncerT(t, Options{URL: r.url(), Path: "proxmox"})
+	c1 := r.Commit("first", map[string]string{"proxmox/vm.yaml": "a: 1\n", "proxmox/ct.yaml": "b: 1\n", "README": "x"})
+	s := newSyncerT(t, Options{URL: r.URL(), Path: "proxmox"})
 	res, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +41,7 @@ func TestSyncPicksUpCommitsAndDeletes(t *testing.T) {
 	}
 	firstDir := res.Dir
 
-	c2 := r.commit("second", map[string]*string{"proxmox/vm.yaml": str("a: 2\n"), "proxmox/ct.yaml": nil})
+	c2 := r.Commit("second", map[string]string{"proxmox/vm.yaml": "a: 2\n", "proxmox/ct.yaml": ""})
 	res2, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -69,14 +71,14 @@ func TestSyncPicksUpCommitsAndDeletes(t *testing.T) {
 
 func TestForcePushIsFollowedAndReported(t *testing.T) {
 	r := newTestRepo(t)
-	base := r.commit("base", map[string]*string{"m/a.yaml": str("1")})
-	r.commit("to be dropped", map[string]*string{"m/b.yaml": str("2")})
-	s := newSyncerT(t, Options{URL: r.url(), Path: "m"})
+	base := r.Commit("base", map[string]string{"m/a.yaml": "1"})
+	r.Commit("to be dropped", map[string]string{"m/b.yaml": "2"})
+	s := newSyncerT(t, Options{URL: r.URL(), Path: "m"})
 	if _, err := s.Sync(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	r.resetHard(base)
-	rewritten := r.commit("rewritten", map[string]*string{"m/c.yaml": str("3")})
+	r.ResetHard(base)
+	rewritten := r.Commit("rewritten", map[string]string{"m/c.yaml": "3"})
 	res, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +90,7 @@ func TestForcePushIsFollowedAndReported(t *testing.T) {
 		t.Error("tree does not match the new head")
 	}
 	// A fast-forward after that is not a rewrite.
-	r.commit("next", map[string]*string{"m/d.yaml": str("4")})
+	r.Commit("next", map[string]string{"m/d.yaml": "4"})
 	res, err = s.Sync(ctxT(t))
 	if err != nil || res.HistoryRewritten {
 		t.Fatalf("fast-forward reported as rewrite: %+v %v", res, err)
@@ -97,12 +99,12 @@ func TestForcePushIsFollowedAndReported(t *testing.T) {
 
 func TestRevisions(t *testing.T) {
 	r := newTestRepo(t)
-	c1 := r.commit("one", map[string]*string{"f": str("one")})
-	r.tag("v1", c1, false)
-	r.tag("v1-annotated", c1, true)
-	c2 := r.commit("two", map[string]*string{"f": str("two")})
-	r.branch("feature", c1)
-	c3 := r.commit("three", map[string]*string{"f": str("three")})
+	c1 := r.Commit("one", map[string]string{"f": "one"})
+	r.Tag("v1", c1, false)
+	r.Tag("v1-annotated", c1, true)
+	c2 := r.Commit("two", map[string]string{"f": "two"})
+	r.Branch("feature", c1)
+	c3 := r.Commit("three", map[string]string{"f": "three"})
 	tests := []struct {
 		revision string
 		want     string
@@ -120,7 +122,7 @@ func TestRevisions(t *testing.T) {
 	cache := t.TempDir()
 	for _, tt := range tests {
 		t.Run("rev="+tt.revision, func(t *testing.T) {
-			s := newSyncerT(t, Options{URL: r.url(), Revision: tt.revision, CacheDir: cache})
+			s := newSyncerT(t, Options{URL: r.URL(), Revision: tt.revision, CacheDir: cache})
 			res, err := s.Sync(ctxT(t))
 			if err != nil {
 				t.Fatal(err)
@@ -137,18 +139,18 @@ func TestRevisions(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	r := newTestRepo(t)
-	r.commit("one", map[string]*string{"manifests/a.yaml": str("a"), "file": str("x")})
+	r.Commit("one", map[string]string{"manifests/a.yaml": "a", "file": "x"})
 	tests := []struct {
 		name     string
 		opts     Options
 		kind     Kind
 		contains string
 	}{
-		{"missing branch", Options{URL: r.url(), Revision: "mian"}, ErrRevisionNotFound, `did you mean "main"?`},
-		{"missing tag", Options{URL: r.url(), Revision: "v9.9.9"}, ErrRevisionNotFound, `no branch or tag named "v9.9.9"`},
-		{"missing commit", Options{URL: r.url(), Revision: "deadbeefdeadbeef"}, ErrRevisionNotFound, "no commit deadbeefdeadbeef"},
-		{"missing path", Options{URL: r.url(), Path: "proxmox"}, ErrPathNotFound, `"proxmox" does not exist`},
-		{"path is a file", Options{URL: r.url(), Path: "file/x"}, ErrPathNotFound, "is a file"},
+		{"missing branch", Options{URL: r.URL(), Revision: "mian"}, ErrRevisionNotFound, `did you mean "main"?`},
+		{"missing tag", Options{URL: r.URL(), Revision: "v9.9.9"}, ErrRevisionNotFound, `no branch or tag named "v9.9.9"`},
+		{"missing commit", Options{URL: r.URL(), Revision: "deadbeefdeadbeef"}, ErrRevisionNotFound, "no commit deadbeefdeadbeef"},
+		{"missing path", Options{URL: r.URL(), Path: "proxmox"}, ErrPathNotFound, `"proxmox" does not exist`},
+		{"path is a file", Options{URL: r.URL(), Path: "file/x"}, ErrPathNotFound, "is a file"},
 		{"missing repository", Options{URL: "file://" + filepath.Join(t.TempDir(), "none")}, ErrRepositoryNotFound, "repository not found"},
 		{"missing local dir", Options{URL: filepath.Join(t.TempDir(), "none")}, ErrRepositoryNotFound, "does not exist"},
 		{"unreachable server", Options{URL: "http://127.0.0.1:1/repo.git"}, ErrUnreachable, "unreachable"},
@@ -175,16 +177,16 @@ func TestErrors(t *testing.T) {
 
 func TestFailedFetchKeepsLastGoodCheckout(t *testing.T) {
 	r := newTestRepo(t)
-	c1 := r.commit("one", map[string]*string{"m/a.yaml": str("a")})
+	c1 := r.Commit("one", map[string]string{"m/a.yaml": "a"})
 	cache := t.TempDir()
-	s := newSyncerT(t, Options{URL: r.url(), Path: "m", CacheDir: cache})
+	s := newSyncerT(t, Options{URL: r.URL(), Path: "m", CacheDir: cache})
 	good, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The repository disappears (server down, repository moved).
-	moved := r.dir + ".moved"
-	if err := os.Rename(r.dir, moved); err != nil {
+	moved := r.Dir + ".moved"
+	if err := os.Rename(r.Dir, moved); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Sync(ctxT(t)); err == nil {
@@ -195,15 +197,15 @@ func TestFailedFetchKeepsLastGoodCheckout(t *testing.T) {
 		t.Fatalf("last good checkout lost: %+v", last)
 	}
 	// A restarted process finds it too.
-	s2 := newSyncerT(t, Options{URL: r.url(), Path: "m", CacheDir: cache})
+	s2 := newSyncerT(t, Options{URL: r.URL(), Path: "m", CacheDir: cache})
 	if l := s2.Last(); l == nil || l.Dir != good.Dir {
 		t.Fatalf("after restart Last() = %+v, want %s", l, good.Dir)
 	}
 	// The branch is deleted: not found, and still the last good tree.
-	if err := os.Rename(moved, r.dir); err != nil {
+	if err := os.Rename(moved, r.Dir); err != nil {
 		t.Fatal(err)
 	}
-	s3 := newSyncerT(t, Options{URL: r.url(), Path: "m", Revision: "gone", CacheDir: cache})
+	s3 := newSyncerT(t, Options{URL: r.URL(), Path: "m", Revision: "gone", CacheDir: cache})
 	if _, err := s3.Sync(ctxT(t)); !errors.Is(err, ErrRevisionNotFound) {
 		t.Fatalf("err = %v", err)
 	}
@@ -211,12 +213,12 @@ func TestFailedFetchKeepsLastGoodCheckout(t *testing.T) {
 
 func TestCacheDirPerURLAndRevision(t *testing.T) {
 	a, b := newTestRepo(t), newTestRepo(t)
-	a.commit("a", map[string]*string{"f": str("from a")})
-	b.commit("b", map[string]*string{"f": str("from b")})
+	a.Commit("a", map[string]string{"f": "from a"})
+	b.Commit("b", map[string]string{"f": "from b"})
 	cache := t.TempDir()
-	sa := newSyncerT(t, Options{URL: a.url(), CacheDir: cache})
-	sb := newSyncerT(t, Options{URL: b.url(), CacheDir: cache})
-	sa2 := newSyncerT(t, Options{URL: a.url(), Revision: "main", CacheDir: cache})
+	sa := newSyncerT(t, Options{URL: a.URL(), CacheDir: cache})
+	sb := newSyncerT(t, Options{URL: b.URL(), CacheDir: cache})
+	sa2 := newSyncerT(t, Options{URL: a.URL(), Revision: "main", CacheDir: cache})
 	if sa.CacheDir() == sb.CacheDir() || sa.CacheDir() == sa2.CacheDir() {
 		t.Fatalf("cache dirs shared: %s %s %s", sa.CacheDir(), sb.CacheDir(), sa2.CacheDir())
 	}
@@ -258,10 +260,10 @@ func TestLocalDirectory(t *testing.T) {
 	})
 	t.Run("work tree", func(t *testing.T) {
 		r := newTestRepo(t)
-		c1 := r.commit("one", map[string]*string{"m/a.yaml": str("committed")})
+		c1 := r.Commit("one", map[string]string{"m/a.yaml": "committed"})
 		// Uncommitted edits are read as they are.
-		os.WriteFile(filepath.Join(r.dir, "m", "a.yaml"), []byte("edited"), 0o644)
-		s := newSyncerT(t, Options{URL: r.dir, Path: "m"})
+		os.WriteFile(filepath.Join(r.Dir, "m", "a.yaml"), []byte("edited"), 0o644)
+		s := newSyncerT(t, Options{URL: r.Dir, Path: "m"})
 		res, err := s.Sync(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
@@ -280,8 +282,8 @@ func TestLocalDirectory(t *testing.T) {
 	})
 	t.Run("bare repository path", func(t *testing.T) {
 		r := newTestRepo(t)
-		r.commit("one", map[string]*string{"a": str("1")})
-		s := newSyncerT(t, Options{URL: filepath.Join(r.dir, ".git")})
+		r.Commit("one", map[string]string{"a": "1"})
+		s := newSyncerT(t, Options{URL: filepath.Join(r.Dir, ".git")})
 		res, err := s.Sync(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
@@ -294,18 +296,18 @@ func TestLocalDirectory(t *testing.T) {
 
 func TestReadAtDoesNotDisturbMain(t *testing.T) {
 	r := newTestRepo(t)
-	c1 := r.commit("main work", map[string]*string{"m/a.yaml": str("main")})
-	r.branch("pr-1", c1)
-	wt, _ := r.repo.Worktree()
+	c1 := r.Commit("main work", map[string]string{"m/a.yaml": "main"})
+	r.Branch("pr-1", c1)
+	wt, _ := r.Git.Worktree()
 	// Commit on pr-1 without moving main.
 	if err := wt.Checkout(gitCheckout{branch: "pr-1"}.opts()); err != nil {
 		t.Fatal(err)
 	}
-	cPR := r.commit("pr change", map[string]*string{"m/a.yaml": str("pr")})
+	cPR := r.Commit("pr change", map[string]string{"m/a.yaml": "pr"})
 	if err := wt.Checkout(gitCheckout{branch: "main"}.opts()); err != nil {
 		t.Fatal(err)
 	}
-	s := newSyncerT(t, Options{URL: r.url(), Revision: "main", Path: "m"})
+	s := newSyncerT(t, Options{URL: r.URL(), Revision: "main", Path: "m"})
 	mainRes, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -327,30 +329,30 @@ func TestReadAtDoesNotDisturbMain(t *testing.T) {
 
 func TestSubmodulesNestedAndRelative(t *testing.T) {
 	parentDir := t.TempDir()
-	mk := func(name string) *testRepo {
+	mk := func(name string) *gittest.Repo {
 		r := newTestRepo(t)
 		target := filepath.Join(parentDir, name)
-		if err := os.Rename(r.dir, target); err != nil {
+		if err := os.Rename(r.Dir, target); err != nil {
 			t.Fatal(err)
 		}
-		r.dir = target
+		r.Dir = target
 		var err error
-		if r.repo, err = openRepo(target); err != nil {
+		if r.Git, err = openRepo(target); err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
 	leaf := mk("leaf")
-	leafC := leaf.commit("leaf", map[string]*string{"container.env": str("ID=42\n")})
+	leafC := leaf.Commit("leaf", map[string]string{"container.env": "ID=42\n"})
 	mid := mk("mid")
-	mid.commit("mid", map[string]*string{"recipes/default.rb": str("package 'apache2'\n")})
-	midC := mid.addSubmodule("deps/leaf", "../leaf", leafC) // relative to mid's URL
+	mid.Commit("mid", map[string]string{"recipes/default.rb": "package 'apache2'\n"})
+	midC := mid.AddSubmodule("deps/leaf", "../leaf", leafC) // relative to mid's URL
 	top := mk("top")
-	top.commit("top", map[string]*string{"libs/README": str("libs\n")})
-	top.addSubmodule("libs/apache", "../mid", midC)
-	top.addSubmodule("other", "file://"+leaf.dir, leafC) // absolute file:// URL, outside path
+	top.Commit("top", map[string]string{"libs/README": "libs\n"})
+	top.AddSubmodule("libs/apache", "../mid", midC)
+	top.AddSubmodule("other", "file://"+leaf.Dir, leafC) // absolute file:// URL, outside path
 
-	s := newSyncerT(t, Options{URL: top.url(), Path: "libs", Submodules: true})
+	s := newSyncerT(t, Options{URL: top.URL(), Path: "libs", Submodules: true})
 	res, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +368,7 @@ func TestSubmodulesNestedAndRelative(t *testing.T) {
 	}
 
 	// The watched path may lead into a submodule.
-	s2 := newSyncerT(t, Options{URL: top.url(), Path: "libs/apache/deps/leaf", Submodules: true})
+	s2 := newSyncerT(t, Options{URL: top.URL(), Path: "libs/apache/deps/leaf", Submodules: true})
 	res2, err := s2.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +378,7 @@ func TestSubmodulesNestedAndRelative(t *testing.T) {
 	}
 
 	// Submodules off: empty directories, as git clone without --recurse.
-	s3 := newSyncerT(t, Options{URL: top.url(), Path: "libs", Submodules: false})
+	s3 := newSyncerT(t, Options{URL: top.URL(), Path: "libs", Submodules: false})
 	res3, err := s3.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -386,12 +388,12 @@ func TestSubmodulesNestedAndRelative(t *testing.T) {
 	}
 
 	// A new commit in the submodule, pinned by a new superproject commit.
-	leafC2 := leaf.commit("leaf 2", map[string]*string{"container.env": str("ID=43\n")})
-	mid.addSubmodule("deps/leaf", "../leaf", leafC2)
-	midWT, _ := mid.repo.Worktree()
+	leafC2 := leaf.Commit("leaf 2", map[string]string{"container.env": "ID=43\n"})
+	mid.AddSubmodule("deps/leaf", "../leaf", leafC2)
+	midWT, _ := mid.Git.Worktree()
 	_ = midWT
-	midHead, _ := mid.repo.Head()
-	top.addSubmodule("libs/apache", "../mid", midHead.Hash())
+	midHead, _ := mid.Git.Head()
+	top.AddSubmodule("libs/apache", "../mid", midHead.Hash())
 	res4, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -402,9 +404,9 @@ func TestSubmodulesNestedAndRelative(t *testing.T) {
 
 	// A submodule pinned to a commit that was never pushed.
 	broken := mk("broken")
-	broken.commit("x", map[string]*string{"a": str("a")})
-	broken.addSubmodule("libs/ghost", "../leaf", plumbHash("0123456789012345678901234567890123456789"))
-	s5 := newSyncerT(t, Options{URL: broken.url(), Path: "libs", Submodules: true})
+	broken.Commit("x", map[string]string{"a": "a"})
+	broken.AddSubmodule("libs/ghost", "../leaf", plumbHash("0123456789012345678901234567890123456789"))
+	s5 := newSyncerT(t, Options{URL: broken.URL(), Path: "libs", Submodules: true})
 	if _, err := s5.Sync(ctxT(t)); !errors.Is(err, ErrSubmodule) {
 		t.Errorf("unpushed submodule commit: %v", err)
 	}

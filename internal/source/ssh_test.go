@@ -155,9 +155,9 @@ func uploadPack(rw io.ReadWriter, repo *git.Repository) error {
 
 func TestSSHKeyAndKnownHosts(t *testing.T) {
 	r := newTestRepo(t)
-	r.commit("one", map[string]*string{"m/a.yaml": str("ssh")})
+	r.Commit("one", map[string]string{"m/a.yaml": "ssh"})
 	clientSigner, clientPEM := newKey(t)
-	srv := startSSHGitServer(t, r.repo, clientSigner.PublicKey())
+	srv := startSSHGitServer(t, r.Git, clientSigner.PublicKey())
 	url := "ssh://git@" + srv.addr + "/you/homelab.git"
 
 	dir := t.TempDir()
@@ -212,9 +212,9 @@ func TestSSHWithoutAnyKnownHostsFileNamesTheSetting(t *testing.T) {
 		t.Skip("this machine has /etc/ssh/ssh_known_hosts, which go-git reads")
 	}
 	r := newTestRepo(t)
-	r.commit("one", map[string]*string{"m/a.yaml": str("ssh")})
+	r.Commit("one", map[string]string{"m/a.yaml": "ssh"})
 	clientSigner, clientPEM := newKey(t)
-	srv := startSSHGitServer(t, r.repo, clientSigner.PublicKey())
+	srv := startSSHGitServer(t, r.Git, clientSigner.PublicKey())
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("SSH_KNOWN_HOSTS", "")
 	s := newSyncerT(t, Options{URL: "ssh://git@" + srv.addr + "/you/homelab.git", Path: "m", Auth: Auth{SSHKey: clientPEM}})

@@ -14,9 +14,9 @@ import (
 // the superproject's manifests load.
 func TestManifestsInASubmoduleLoad(t *testing.T) {
 	lib := newTestRepo(t)
-	libC := lib.commit("apache lib", map[string]*string{
-		"container.env": str("IP=192.168.178.42\nID=42\n"),
-		"apache.yaml": str(`apiVersion: proxmops.dev/v1
+	libC := lib.Commit("apache lib", map[string]string{
+		"container.env": "IP=192.168.178.42\nID=42\n",
+		"apache.yaml": `apiVersion: proxmops.dev/v1
 kind: Container
 metadata: {name: apache, node: pve1}
 spec:
@@ -26,21 +26,21 @@ spec:
   memory: 2048
   rootfs: {storage: local-lvm, size: 8G}
   net: [{bridge: vmbr0, ip: 192.168.178.42/24}]
-`),
-		"recipes/default.rb": str("package 'apache2'\n"),
+`,
+		"recipes/default.rb": "package 'apache2'\n",
 	})
 	top := newTestRepo(t)
-	top.commit("monorepo", map[string]*string{
-		"proxmops/templates/debian.yaml": str(`apiVersion: proxmops.dev/v1
+	top.Commit("monorepo", map[string]string{
+		"proxmops/templates/debian.yaml": `apiVersion: proxmops.dev/v1
 kind: ContainerTemplate
 metadata: {name: debian-13-standard, node: pve1}
 spec: {appliance: debian-13-standard_13.1-2_amd64.tar.zst, storage: local}
-`),
-		"base/default.yml": str("- name: not a manifest, outside the watched path\n"),
+`,
+		"base/default.yml": "- name: not a manifest, outside the watched path\n",
 	})
-	top.addSubmodule("proxmops/libs/apache", "file://"+lib.dir, libC)
+	top.AddSubmodule("proxmops/libs/apache", "file://"+lib.Dir, libC)
 
-	s := newSyncerT(t, Options{URL: top.url(), Path: "proxmops", Submodules: true})
+	s := newSyncerT(t, Options{URL: top.URL(), Path: "proxmops", Submodules: true})
 	res, err := s.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ spec: {appliance: debian-13-standard_13.1-2_amd64.tar.zst, storage: local}
 		t.Fatal("the superproject's template did not load")
 	}
 
-	off := newSyncerT(t, Options{URL: top.url(), Path: "proxmops", Submodules: false})
+	off := newSyncerT(t, Options{URL: top.URL(), Path: "proxmops", Submodules: false})
 	res, err = off.Sync(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
