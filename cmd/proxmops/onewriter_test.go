@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -120,18 +121,15 @@ func assertNoState(t *testing.T, dir string) {
 
 func waitStatus(t *testing.T, c *apiClient, name string, want vocab.Status) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
 	var last []byte
-	for time.Now().Before(deadline) {
+	if !testwait.Until(60*time.Second, func() bool {
 		code, b := c.do("GET", "/api/v1/resources/VirtualMachine/"+name, nil)
 		last = b
 		var d api.ResourceDetail
-		if code == 200 && json.Unmarshal(b, &d) == nil && d.Status == want {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+		return code == 200 && json.Unmarshal(b, &d) == nil && d.Status == want
+	}) {
+		t.Fatalf("%s never %s: %s", name, want, last)
 	}
-	t.Fatalf("%s never %s: %s", name, want, last)
 }
 
 func must[T any](v T, err error) T {

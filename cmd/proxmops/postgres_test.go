@@ -19,6 +19,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pgtest"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -195,19 +196,16 @@ spec:
 // and returns that history.
 func waitSynced(t *testing.T, c *apiClient, name string) []api.HistoryEntry {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
 	var last []byte
-	for time.Now().Before(deadline) {
+	var d api.ResourceDetail
+	if !testwait.Until(60*time.Second, func() bool {
 		code, b := c.do("GET", "/api/v1/resources/VirtualMachine/"+name, nil)
 		last = b
-		var d api.ResourceDetail
-		if code == 200 && json.Unmarshal(b, &d) == nil && d.Status == vocab.StatusSynced && len(d.History) > 0 {
-			return d.History
-		}
-		time.Sleep(100 * time.Millisecond)
+		return code == 200 && json.Unmarshal(b, &d) == nil && d.Status == vocab.StatusSynced && len(d.History) > 0
+	}) {
+		t.Fatalf("%s never Synced with history: %s", name, last)
 	}
-	t.Fatalf("%s never Synced with history: %s", name, last)
-	return nil
+	return d.History
 }
 
 // assertSealed checks the database holds the settings, none in clear.

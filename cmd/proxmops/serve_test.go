@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
@@ -89,15 +90,11 @@ func background(t *testing.T, args ...string) (stdout, stderr *syncBuffer) {
 // waitFor polls buf until re matches and returns the submatches.
 func waitFor(t *testing.T, buf *syncBuffer, re *regexp.Regexp) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(buf.String()); m != nil {
-			return m
-		}
-		time.Sleep(20 * time.Millisecond)
+	var m []string
+	if !testwait.Until(30*time.Second, func() bool { m = re.FindStringSubmatch(buf.String()); return m != nil }) {
+		t.Fatalf("no line matching %s in:\n%s", re, buf)
 	}
-	t.Fatalf("no line matching %s in:\n%s", re, buf)
-	return nil
+	return m
 }
 
 // testCert writes a certificate for 127.0.0.1 and its key, and returns a

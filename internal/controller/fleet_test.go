@@ -18,6 +18,7 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -177,18 +178,16 @@ func (e *fleetEnv) waitCluster(name, what string, ok func(api.ResourceList) bool
 	if e.timeout == 0 {
 		e.timeout = 60 * time.Second
 	}
-	deadline := time.Now().Add(e.timeout)
 	ctx := api.WithCluster(context.Background(), name)
-	for {
-		list, err := e.f.Resources(ctx)
-		if err == nil && ok(list) {
-			return list
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("cluster %s: timed out waiting for %s; status: %s", name, what, dump(list))
-		}
-		time.Sleep(10 * time.Millisecond)
+	var list api.ResourceList
+	if !testwait.Until(e.timeout, func() bool {
+		var err error
+		list, err = e.f.Resources(ctx)
+		return err == nil && ok(list)
+	}) {
+		e.t.Fatalf("cluster %s: timed out waiting for %s; status: %s", name, what, dump(list))
 	}
+	return list
 }
 
 func allSyncedAt(commit string, n int) func(api.ResourceList) bool {

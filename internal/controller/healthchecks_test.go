@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -83,7 +84,7 @@ func TestTCPHealthCheckGoesDegradedWhenThePortCloses(t *testing.T) {
 	const key = "VirtualMachine/web"
 
 	e.waitHealth(key, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced })
-	waitUntil(t, "a health entry", func() bool {
+	testwait.For(t, "a health entry", 30*time.Second, func() bool {
 		e.clock.Advance(5 * time.Second)
 		return len(healthEntries(e.history(key))) > 0
 	})
@@ -93,7 +94,7 @@ func TestTCPHealthCheckGoesDegradedWhenThePortCloses(t *testing.T) {
 	if !strings.Contains(sum.Reason, want) || sum.Status != vocab.StatusSynced {
 		t.Fatalf("degraded summary %+v, want reason %q", sum, want)
 	}
-	waitUntil(t, "the degraded notification", func() bool { return hook.count(key, api.NotifyDegraded) == 1 })
+	testwait.For(t, "the degraded notification", 30*time.Second, func() bool { return hook.count(key, api.NotifyDegraded) == 1 })
 	for range 5 {
 		e.clock.Advance(5 * time.Second)
 	}
@@ -198,7 +199,7 @@ func TestHangingProbeDoesNotHoldUpPasses(t *testing.T) {
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/slow"
 	e.waitStatus(key, vocab.StatusSynced)
-	waitUntil(t, "a probe in flight", func() bool {
+	testwait.For(t, "a probe in flight", 30*time.Second, func() bool {
 		e.clock.Advance(time.Hour)
 		return asked.Load() > 0
 	})

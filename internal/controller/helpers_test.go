@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -161,17 +162,14 @@ func (e *env) waitFor(what string, ok func(api.ResourceList) bool) api.ResourceL
 	if e.timeout == 0 {
 		e.timeout = 30 * time.Second
 	}
-	deadline := time.Now().Add(e.timeout)
-	for {
-		list, _ := e.c.Resources(context.Background())
-		if ok(list) {
-			return list
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; status: %s", what, dump(list))
-		}
-		time.Sleep(10 * time.Millisecond)
+	var list api.ResourceList
+	if !testwait.Until(e.timeout, func() bool {
+		list, _ = e.c.Resources(context.Background())
+		return ok(list)
+	}) {
+		e.t.Fatalf("timed out waiting for %s; status: %s", what, dump(list))
 	}
+	return list
 }
 
 // waitStatus waits until kind/name has status st.

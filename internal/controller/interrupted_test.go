@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -50,18 +51,6 @@ func synced(key string) func(api.ResourceList) bool {
 	return func(l api.ResourceList) bool {
 		r := find(l, key)
 		return r != nil && r.Status == vocab.StatusSynced && r.Progress == nil
-	}
-}
-
-// waitSim polls the simulated cluster until ok holds.
-func waitSim(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -136,12 +125,12 @@ func TestKilledCreateThatFailedInTheClusterIsCreatedAgain(t *testing.T) {
 	dir := t.TempDir()
 	release := sim.HoldGuestLock(372)
 	e1 := newEnv(t, sim, repo, dir).start()
-	waitSim(t, "the create's guest holding only its lock", func() bool {
+	testwait.For(t, "the create's guest holding only its lock", 30*time.Second, func() bool {
 		g, ok := sim.Guest(372)
 		return ok && g.Config["lock"] == "create"
 	})
 	e1.kill()
-	waitSim(t, "the create task to fail and remove its guest", func() bool {
+	testwait.For(t, "the create task to fail and remove its guest", 30*time.Second, func() bool {
 		_, ok := sim.Guest(372)
 		return !ok
 	})
@@ -171,11 +160,11 @@ func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
 	repo.Commit("drop a", map[string]string{"vms/a.yaml": ""})
 	sim.ResetRequests()
 	e1.c.Refresh(context.Background())
-	waitSim(t, "the delete task", func() bool {
+	testwait.For(t, "the delete task", 30*time.Second, func() bool {
 		return sim.RequestCountFor("DELETE", "/nodes/{node}/qemu/{vmid}") > 0
 	})
 	e1.kill()
-	waitSim(t, "the delete to finish in the cluster", func() bool {
+	testwait.For(t, "the delete to finish in the cluster", 30*time.Second, func() bool {
 		_, ok := sim.Guest(373)
 		return !ok
 	})
@@ -209,11 +198,11 @@ func TestKilledUpdateFinishedInTheClusterReadsSynced(t *testing.T) {
 	repo.Commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 376, 2)})
 	sim.ResetRequests()
 	e1.c.Refresh(context.Background())
-	waitSim(t, "the reboot", func() bool {
+	testwait.For(t, "the reboot", 30*time.Second, func() bool {
 		return sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/reboot") > 0
 	})
 	e1.kill()
-	waitSim(t, "the reboot to apply the pending cores", func() bool {
+	testwait.For(t, "the reboot to apply the pending cores", 30*time.Second, func() bool {
 		g, _ := sim.Guest(376)
 		return g.Running && g.Config["cores"] == "2" && len(g.Pending) == 0
 	})
@@ -302,12 +291,12 @@ func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
 	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 378, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
-	waitSim(t, "the create's guest holding only its lock", func() bool {
+	testwait.For(t, "the create's guest holding only its lock", 30*time.Second, func() bool {
 		g, ok := sim.Guest(378)
 		return ok && g.Config["lock"] == "create"
 	})
 	e1.kill()
-	waitSim(t, "the create task to end", func() bool {
+	testwait.For(t, "the create task to end", 30*time.Second, func() bool {
 		g, _ := sim.Guest(378)
 		return g.Config["lock"] == ""
 	})
@@ -355,15 +344,11 @@ func TestAPassThatReadTheClusterBeforeAnActionEndedRecordsNoDrift(t *testing.T) 
 		}
 		// This plan read the cluster while the create ran: hold it until
 		// the create's end is recorded.
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ended.Store(testwait.Until(30*time.Second, func() bool {
 			e.c.mu.Lock()
-			done := e.c.records[key].Event == api.EventCreated
-			e.c.mu.Unlock()
-			if done {
-				ended.Store(true)
-				return
-			}
-		}
+			defer e.c.mu.Unlock()
+			return e.c.records[key].Event == api.EventCreated
+		}))
 	}
 	e.start()
 	e.waitFor("create running", func(l api.ResourceList) bool {
@@ -371,12 +356,12 @@ func TestAPassThatReadTheClusterBeforeAnActionEndedRecordsNoDrift(t *testing.T) 
 		return r != nil && r.Progress != nil && r.Progress.Task != ""
 	})
 	e.c.SyncAll(context.Background())
-	waitSim(t, "a plan held until the create ended", held.Load)
+	testwait.For(t, "a plan held until the create ended", 30*time.Second, held.Load)
 	e.nudge("convergence", synced(key))
 	// One whole pass after the held one.
 	p := e.c.passes.Load()
 	e.c.SyncAll(context.Background())
-	waitSim(t, "a pass after the held one", func() bool { return e.c.passes.Load() >= p+2+p%2 })
+	testwait.For(t, "a pass after the held one", 30*time.Second, func() bool { return e.c.passes.Load() >= p+2+p%2 })
 	if !ended.Load() {
 		t.Fatal("the create did not end while the plan was held")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/notify"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -77,17 +78,6 @@ func withNotifier(t *testing.T, url string, on ...string) envOpt {
 	return func(o *Options) { o.Notifier = d }
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func (e *env) failures(key string) int {
 	e.c.mu.Lock()
 	defer e.c.mu.Unlock()
@@ -108,7 +98,7 @@ func TestFailedResourceNotifiesOnceAcrossFailingAttempts(t *testing.T) {
 	// Three creates fail (the retries come as the clock passes their
 	// backoff), the fourth makes the guest.
 	for want := 1; want <= 3; want++ {
-		waitUntil(t, "failed attempt", func() bool {
+		testwait.For(t, "failed attempt", 30*time.Second, func() bool {
 			if e.failures(key) >= want {
 				return true
 			}
@@ -117,7 +107,7 @@ func TestFailedResourceNotifiesOnceAcrossFailingAttempts(t *testing.T) {
 		})
 		e.waitStatus(key, vocab.StatusFailed)
 	}
-	waitUntil(t, "the failure's notification", func() bool { return hook.count(key, api.NotifyFailed) == 1 })
+	testwait.For(t, "the failure's notification", 30*time.Second, func() bool { return hook.count(key, api.NotifyFailed) == 1 })
 	defer func() {
 		if t.Failed() {
 			t.Logf("history %+v failures %d events %+v", e.history(key), e.failures(key), hook.events(key))
@@ -130,7 +120,7 @@ func TestFailedResourceNotifiesOnceAcrossFailingAttempts(t *testing.T) {
 		e.clock.Advance(10 * time.Second)
 		return false
 	})
-	waitUntil(t, "the recovery's notification", func() bool { return hook.count(key, api.NotifySynced) == 1 })
+	testwait.For(t, "the recovery's notification", 30*time.Second, func() bool { return hook.count(key, api.NotifySynced) == 1 })
 
 	got := hook.events(key)
 	if n := hook.count(key, api.NotifyFailed); n != 1 {
@@ -167,7 +157,7 @@ func TestDegradedResourceNotifiesOnceUntilHealthyAgain(t *testing.T) {
 		return r != nil && r.Health == vocab.HealthDegraded
 	})
 	e.refreshPasses(3)
-	waitUntil(t, "the notification", func() bool { return hook.count(key, api.NotifyDegraded) >= 1 })
+	testwait.For(t, "the notification", 30*time.Second, func() bool { return hook.count(key, api.NotifyDegraded) >= 1 })
 	e.refreshPasses(2)
 	if n := hook.count(key, api.NotifyDegraded); n != 1 {
 		t.Fatalf("degraded notifications = %d after several passes, want 1: %+v", n, hook.events(key))
@@ -189,7 +179,7 @@ func TestDegradedResourceNotifiesOnceUntilHealthyAgain(t *testing.T) {
 		r := find(l, key)
 		return r != nil && r.Health == vocab.HealthDegraded
 	})
-	waitUntil(t, "the second notification", func() bool { return hook.count(key, api.NotifyDegraded) == 2 })
+	testwait.For(t, "the second notification", 30*time.Second, func() bool { return hook.count(key, api.NotifyDegraded) == 2 })
 }
 
 // refreshPasses runs n passes that only read (a refresh acts only as
@@ -234,7 +224,7 @@ func TestConflictAndSourceErrorNotifyOnceEach(t *testing.T) {
 	e.refreshPasses(2)
 	repo.Commit("broken", map[string]string{"broken.yaml": "kind: Nope\n"})
 	e.refreshPasses(3)
-	waitUntil(t, "the notifications", func() bool {
+	testwait.For(t, "the notifications", 30*time.Second, func() bool {
 		return hook.count(key, api.NotifyConflict) == 1 && hook.count("", api.NotifySourceError) == 1
 	})
 	e.refreshPasses(1)

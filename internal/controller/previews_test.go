@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/proxmops/proxmops/internal/forge/forgetest"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -114,7 +116,7 @@ func testPreview(t *testing.T, f previewForge) {
 	if code := deliver(t, url, f, "opened", head.String(), "d1", previewSecret); code != http.StatusAccepted {
 		t.Fatalf("opened: %d", code)
 	}
-	waitUntil(t, "one status", func() bool { return len(fs.Statuses()) == 1 })
+	testwait.For(t, "one status", 30*time.Second, func() bool { return len(fs.Statuses()) == 1 })
 	mine := ownComments(fs)
 	if len(mine) != 1 || len(fs.Comments()) != 2 {
 		t.Fatalf("comments after the first delivery: %+v", fs.Comments())
@@ -141,7 +143,7 @@ func testPreview(t *testing.T, f previewForge) {
 	} else if name != forge.StatusContext {
 		t.Fatalf("status context %v", name)
 	}
-	waitUntil(t, "the request recorded", func() bool {
+	testwait.For(t, "the request recorded", 30*time.Second, func() bool {
 		prs, _ := e.st.PullRequests(context.Background())
 		return len(prs) == 1 && prs[0].Planned == head.String() && prs[0].Plan != nil && prs[0].State == "success"
 	})
@@ -151,7 +153,7 @@ func testPreview(t *testing.T, f previewForge) {
 	if code := deliver(t, url, f, "synchronize", head2.String(), "d2", previewSecret); code != http.StatusAccepted {
 		t.Fatalf("synchronize: %d", code)
 	}
-	waitUntil(t, "a second status", func() bool { return len(fs.Statuses()) == 2 })
+	testwait.For(t, "a second status", 30*time.Second, func() bool { return len(fs.Statuses()) == 2 })
 	again := ownComments(fs)
 	if len(again) != 1 || again[0].ID != mine[0].ID || !strings.Contains(again[0].Body, "cores: 1 -> 3") {
 		t.Fatalf("after a push, proxmops' comments: %+v", again)
@@ -173,7 +175,7 @@ func testPreview(t *testing.T, f previewForge) {
 	if code := deliver(t, url, f, "closed", head2.String(), "d4", previewSecret); code != http.StatusAccepted {
 		t.Fatalf("closed: %d", code)
 	}
-	waitUntil(t, "the closed request forgotten", func() bool {
+	testwait.For(t, "the closed request forgotten", 30*time.Second, func() bool {
 		prs, _ := e.st.PullRequests(context.Background())
 		return len(prs) == 0
 	})
@@ -314,7 +316,7 @@ func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
 		if resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("request %d: %d", n, resp.StatusCode)
 		}
-		waitUntil(t, "its status", func() bool { return len(fs.Statuses()) == i+1 })
+		testwait.For(t, "its status", 30*time.Second, func() bool { return len(fs.Statuses()) == i+1 })
 		st := fs.Statuses()[i]
 		desc, _ := st.Body["description"].(string)
 		if st.Body["state"] != "failure" || !strings.HasPrefix(desc, c.description) || len([]rune(desc)) > 140 {
@@ -357,7 +359,7 @@ func TestRefusedForgeCallIsShownNeverTheToken(t *testing.T) {
 	if code := deliver(t, url, previewForges[2], "opened", h.String(), "d1", previewSecret); code != http.StatusAccepted {
 		t.Fatalf("opened: %d", code)
 	}
-	waitUntil(t, "the refusal recorded", func() bool {
+	testwait.For(t, "the refusal recorded", 30*time.Second, func() bool {
 		prs, _ := e.st.PullRequests(context.Background())
 		return len(prs) == 1 && len(prs[0].Errors) > 0
 	})

@@ -29,6 +29,7 @@ import (
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -393,16 +394,16 @@ func (r *chaosRun) stopChild() {
 
 func (r *chaosRun) waitFor(what string, timeout time.Duration, ok func() bool) {
 	r.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting for %s\ncluster: %s\ndaemon log: %s", what, r.describe(), r.logTail())
-		}
+	met := testwait.Until(timeout, func() bool {
 		select {
 		case <-r.exited:
 			r.t.Fatalf("the daemon exited while waiting for %s: %s", what, r.logTail())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
+		return ok()
+	})
+	if !met {
+		r.t.Fatalf("timed out waiting for %s\ncluster: %s\ndaemon log: %s", what, r.describe(), r.logTail())
 	}
 }
 

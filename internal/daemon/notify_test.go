@@ -18,6 +18,7 @@ import (
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -94,19 +95,11 @@ notifications:
 		t.Fatal(err)
 	}
 
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.For(t, "a notification to reach the receiver", 60*time.Second, func() bool {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no notification reached the receiver")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) > 0
+	})
 	mu.Lock()
 	body, path := got[0], paths[0]
 	mu.Unlock()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 const lockChildEnv = "PROXMOPS_TEST_LOCK_CHILD_DB"
@@ -161,12 +162,8 @@ func TestWriterLockIsReleasedWhenTheDaemonIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), "child serving on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("child did not start: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Until(60*time.Second, func() bool { return strings.Contains(out.String(), "child serving on") }) {
+		t.Fatalf("child did not start: %s", out.String())
 	}
 	_, err := startDaemon(t, db)
 	if err == nil || !strings.Contains(err.Error(), "pid "+strconv.Itoa(child.Process.Pid)) {

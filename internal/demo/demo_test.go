@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -81,16 +82,9 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	}
 	waitApp := func(what string, ok func(api.ResourceDetail) bool) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			d := getApp()
-			if ok(d) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s: %+v\n%s", what, d.ResourceSummary, logs.String())
-			}
-			time.Sleep(50 * time.Millisecond)
+		var d api.ResourceDetail
+		if !testwait.Until(60*time.Second, func() bool { d = getApp(); return ok(d) }) {
+			t.Fatalf("timed out waiting for %s: %+v\n%s", what, d.ResourceSummary, logs.String())
 		}
 	}
 	waitApp("app-01 synced", func(d api.ResourceDetail) bool { return d.Status == vocab.StatusSynced && cores(d) == "2" })

@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -187,7 +189,7 @@ func TestCloneWithLostAnswerIsAdopted(t *testing.T) {
 	eng := e.engine(engine.Options{})
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/pve1/qemu/9000/clone"})
 	e.apply(eng)
-	waitFor(t, func() bool {
+	testwait.For(t, "the guest unlocked", 5*time.Second, func() bool {
 		g, ok := e.sim.Guest(130)
 		return ok && g.Config["lock"] == ""
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -332,17 +333,10 @@ func TestDroppedCreateIsNotRepeated(t *testing.T) {
 	// "lock: create" in the config until it ends (the engine then reports
 	// the VM Progressing); the simulator drops that lock while it imports
 	// the disk, so wait for the task as the daemon's next pass would.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, "the dropped create to finish", 10*time.Second, func() bool {
 		g, ok := e.sim.Guest(120)
-		if ok && g.Config["scsi0"] != "" && g.Config["lock"] == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the dropped create never finished: %+v", g)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ok && g.Config["scsi0"] != "" && g.Config["lock"] == ""
+	})
 	// The next pass re-reads the cluster: the VM exists (owned, created
 	// from the request that got no answer), so it is updated, not created.
 	p := e.plan(eng)

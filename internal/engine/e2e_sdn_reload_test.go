@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -53,7 +55,7 @@ func TestSdnGuestOnANewVnetWaitsForTheNodesReloads(t *testing.T) {
 	var rep *engine.Report
 	// pve2's reload is held until proxmops looks for the nodes' reload
 	// tasks; an engine that does not look goes on with pve2 still reloading.
-	waitFor(t, func() bool {
+	testwait.For(t, "the apply to end or to look for the reload tasks", 5*time.Second, func() bool {
 		select {
 		case rep = <-done:
 			return true

@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -141,23 +142,11 @@ func TestLostDownloadAnswerIsProvenFromTheHistory(t *testing.T) {
 	eng := e.engine(engine.Options{})
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url"})
 	e.apply(eng)
-	waitFor(t, func() bool { return contains(e.sim.Volumes("pve1", "local"), "local:iso/debian-12-amd64-netinst.iso") })
+	testwait.For(t, "the ISO download to finish", 5*time.Second, func() bool { return contains(e.sim.Volumes("pve1", "local"), "local:iso/debian-12-amd64-netinst.iso") })
 	e.assertInSync(eng)
 	if n := e.fetches.Load(); n != 1 {
 		t.Fatalf("ISO fetched %d times", n)
 	}
-}
-
-// waitFor polls cond (the simulator's tasks finish on their own).
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 200; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatal("condition never met")
 }
 
 // deleteVolume removes a volume through the API, as a person would.

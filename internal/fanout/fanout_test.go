@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/logring"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -111,7 +112,7 @@ func TestLogLinesReachTheOtherReplicaOnce(t *testing.T) {
 	a, b := startReplica(t, dbURL, "a"), startReplica(t, dbURL, "b")
 	a.log.Info("applying", "resource", "VM/web-1")
 	var got api.LogLine
-	waitFor(t, "the line on b", func() bool {
+	testwait.For(t, "the line on b", 10*time.Second, func() bool {
 		for _, l := range b.logs.Lines(0) {
 			if l.Msg == "applying" {
 				got = l
@@ -124,7 +125,7 @@ func TestLogLinesReachTheOtherReplicaOnce(t *testing.T) {
 		t.Fatalf("relayed line: %+v", got)
 	}
 	b.log.Info("following")
-	waitFor(t, "b's own line on a", func() bool {
+	testwait.For(t, "b's own line on a", 10*time.Second, func() bool {
 		for _, l := range a.logs.Lines(0) {
 			if l.Msg == "following" {
 				return true
@@ -159,17 +160,6 @@ func TestSignalsReachTheOthersOnly(t *testing.T) {
 	case s := <-a.signals:
 		t.Fatalf("a got its own signal %q", s)
 	case <-time.After(300 * time.Millisecond):
-	}
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

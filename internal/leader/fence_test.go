@@ -13,6 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 func openDB(t *testing.T, dbURL string) *sql.DB {
@@ -57,7 +58,7 @@ func TestTheCheckPassesOnlyForTheTermThatLeads(t *testing.T) {
 		t.Fatalf("the leading term: %v", err)
 	}
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 	a.stop()
 	second := waitLead(t, b, 10*time.Second)
 
@@ -94,7 +95,7 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 	g := NewGuard(db, 3*time.Second, nil)
 	g.Begin(first.Term)
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 
 	sending, release := make(chan struct{}), make(chan struct{})
 	var answered int64
@@ -111,7 +112,7 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 	a.stop() // the lock is free; b takes it and records its term
 
 	admin := connect(t, dbURL)
-	waitFor(t, "b's takeover to wait for the held write", 10*time.Second, func() bool {
+	testwait.For(t, "b's takeover to wait for the held write", 10*time.Second, func() bool {
 		var n int
 		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = 'proxmops leader election (b)' AND wait_event_type = 'Lock'`).Scan(&n)
@@ -172,7 +173,7 @@ func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
 	}
 
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 	a.stop()
 	waitLead(t, b, 10*time.Second)
 

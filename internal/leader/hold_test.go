@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -193,7 +194,7 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 	sim := newSimWrites(t, db)
 	client := sim.client(t, g, 60*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	waitFor(t, "b to follow", 30*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 30*time.Second, func() bool { return b.e.Status().Leader != nil })
 
 	release := sim.hold()
 	defer release()
@@ -205,7 +206,7 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 	a.stop()
 
 	admin := connect(t, dbURL)
-	waitFor(t, "b to lead or to wait for a's write", 30*time.Second, func() bool {
+	testwait.For(t, "b to lead or to wait for a's write", 30*time.Second, func() bool {
 		var n int
 		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = 'proxmops leader election (b)' AND wait_event_type = 'Lock'`).Scan(&n)
@@ -275,15 +276,15 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 	a := startCampaignDoing(t, newElector(t, p.url, "a", timeout, nil), &seq, write)
 	first := waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
-	waitFor(t, "a to write", 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return answered >= 3 })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "a to write", 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return answered >= 3 })
 
 	between.Lock()
 	cut.Store(true)
 	p.freeze()
 	between.Unlock()
 	second := waitLead(t, b, 4*timeout)
-	waitFor(t, "a to step down", 4*timeout, func() bool { at := a.allTerms(); return at[0].end != 0 })
+	testwait.For(t, "a to step down", 4*timeout, func() bool { at := a.allTerms(); return at[0].end != 0 })
 	checkNoOverlap(t, append(a.allTerms(), b.allTerms()...))
 	if second.Replica != "b" {
 		t.Fatalf("after the cut: %+v", second)
@@ -315,7 +316,7 @@ func TestAStepIgnoringItsCancellationLosesItsHoldAfterTheDrain(t *testing.T) {
 	first := waitLead(t, a, 10*time.Second)
 	g := NewGuard(db, timeout, nil)
 	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 
 	ctx, cancel := context.WithCancel(WithTerm(context.Background(), first.Term))
 	running, stuck := make(chan struct{}), make(chan struct{})

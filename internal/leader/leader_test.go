@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 // term is one leadership as the test saw it: when lead started and ended,
@@ -96,24 +98,13 @@ func waitLead(t *testing.T, c *campaign, within time.Duration) Info {
 	}
 }
 
-func waitFor(t *testing.T, what string, within time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestOneLeaderAndTheFollowerSeesIt(t *testing.T) {
 	dbURL := testDB(t)
 	var seq atomic.Int64
 	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
 	first := waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	waitFor(t, "b to see a as leader", 10*time.Second, func() bool {
+	testwait.For(t, "b to see a as leader", 10*time.Second, func() bool {
 		st := b.e.Status()
 		return st.Leader != nil && st.Leader.Replica == "a"
 	})
@@ -137,7 +128,7 @@ func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
 	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
 	first := waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 	a.stop()
 	second := waitLead(t, b, 10*time.Second)
 	if second.Term != first.Term+1 || second.Replica != "b" {
@@ -161,13 +152,13 @@ func TestALostSessionEndsTheTermBeforeAnotherBegins(t *testing.T) {
 	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
 	waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 	admin := connect(t, dbURL)
 	if _, err := admin.Exec(context.Background(),
 		"SELECT pg_terminate_backend(backend_pid) FROM proxmops_ha_leader"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a new term", 10*time.Second, func() bool { return len(a.allTerms())+len(b.allTerms()) >= 2 })
+	testwait.For(t, "a new term", 10*time.Second, func() bool { return len(a.allTerms())+len(b.allTerms()) >= 2 })
 	checkNoOverlap(t, append(a.allTerms(), b.allTerms()...))
 }
 
@@ -182,7 +173,7 @@ func TestACutOffLeaderStopsBeforeTheFollowerTakesOver(t *testing.T) {
 	a := startCampaign(t, newElector(t, p.url, "a", timeout, nil), &seq)
 	waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	waitFor(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 
 	cut := time.Now()
 	p.freeze()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -30,7 +31,7 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 	first := waitLead(t, a, 10*time.Second)
 	g := NewGuard(db, 10*time.Second, nil)
 	b := startCampaign(t, newElector(t, dbURL, "b", 10*time.Second, nil), &seq)
-	waitFor(t, "b to follow", 20*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "b to follow", 20*time.Second, func() bool { return b.e.Status().Leader != nil })
 
 	keys := provision.NewKeys(&provision.MemStore{}, "")
 	tree, port := provisionedCT(t, keys, 300)
@@ -40,9 +41,7 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 	var steps atomic.Int32
 	fence := func(ctx context.Context, step func() error) error {
 		if steps.Add(1) == 3 {
-			for deadline := time.Now().Add(30 * time.Second); len(b.allTerms()) == 0 && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
-			}
+			testwait.Until(30*time.Second, func() bool { return len(b.allTerms()) > 0 })
 		}
 		return g.Do(ctx, step)
 	}
@@ -61,11 +60,11 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 			provision.Target{ID: "Container/app", VMID: 300, Host: provIP, Port: port}, in, nil)
 		done <- err
 	}()
-	waitFor(t, "the file step", 30*time.Second, func() bool { _, err := os.Stat(filepath.Join(tree, "etc/app.conf")); return err == nil })
+	testwait.For(t, "the file step", 30*time.Second, func() bool { _, err := os.Stat(filepath.Join(tree, "etc/app.conf")); return err == nil })
 	a.stop() // the lock is free: b takes it, and its term waits for the running step
 
 	admin := connect(t, dbURL)
-	waitFor(t, "b to lead or to wait for a's running step", 30*time.Second, func() bool {
+	testwait.For(t, "b to lead or to wait for a's running step", 30*time.Second, func() bool {
 		var n int
 		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = 'proxmops leader election (b)' AND wait_event_type = 'Lock'`).Scan(&n)
@@ -136,6 +135,6 @@ func provisionedCT(t *testing.T, keys *provision.Keys, vmid int) (string, int) {
 	if err := c.Post(ctx, "/nodes/pve1/lxc/300/status/start", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the guest's SSH server", 20*time.Second, func() bool { _, err := sim.GuestSSHAddr(vmid); return err == nil })
+	testwait.For(t, "the guest's SSH server", 20*time.Second, func() bool { _, err := sim.GuestSSHAddr(vmid); return err == nil })
 	return sim.GuestTree(vmid), port
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 // received is one request a receiver got.
@@ -63,18 +64,6 @@ func (r *recorder) requests() []received {
 	return append([]received(nil), r.got...)
 }
 
-// waitFor polls cond until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func decodeBody(t *testing.T, b []byte) api.NotificationBody {
 	t.Helper()
 	var body api.NotificationBody
@@ -100,8 +89,8 @@ func TestBurstGoesOutAsOneMessagePerReceiver(t *testing.T) {
 	d.Notify(api.Notice{Event: api.NotifyFailed, Cluster: "default", Kind: "VirtualMachine", Name: "web", Revision: "0123456789abcdef", Message: "create failed: boom"})
 	d.Notify(api.Notice{Event: api.NotifyDrift, Cluster: "default", Kind: "Container", Name: "db", Message: "differs"})
 	d.Notify(api.Notice{Event: api.NotifyFailed, Cluster: "default", Kind: "VirtualMachine", Name: "api", Message: "update failed"})
-	waitFor(t, "both receivers", func() bool { return len(a.requests()) == 1 && len(b.requests()) == 1 })
-	waitFor(t, "the statuses", func() bool { st := d.Status(); return st[0].Delivered == 1 && st[1].Delivered == 1 })
+	testwait.For(t, "both receivers", 10*time.Second, func() bool { return len(a.requests()) == 1 && len(b.requests()) == 1 })
+	testwait.For(t, "the statuses", 10*time.Second, func() bool { st := d.Status(); return st[0].Delivered == 1 && st[1].Delivered == 1 })
 
 	got := a.requests()[0]
 	if got.Method != http.MethodPost || got.Path != "/hook" || got.Header.Get("Content-Type") != "application/json" {
@@ -125,7 +114,7 @@ func TestBurstGoesOutAsOneMessagePerReceiver(t *testing.T) {
 	}
 	// A later transition is a message of its own.
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "again"})
-	waitFor(t, "the second message", func() bool { return len(a.requests()) == 2 })
+	testwait.For(t, "the second message", 10*time.Second, func() bool { return len(a.requests()) == 2 })
 }
 
 func TestReceiverFailingTwiceGetsTheMessageOnTheThirdTry(t *testing.T) {
@@ -136,12 +125,12 @@ func TestReceiverFailingTwiceGetsTheMessageOnTheThirdTry(t *testing.T) {
 	d := New([]config.Notification{{Name: "ops", URL: rec.srv.URL + "/hook", On: []string{"failed"}}}, opts)
 	defer d.Close()
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	waitFor(t, "the first error", func() bool { return d.Status()[0].LastError != "" })
+	testwait.For(t, "the first error", 10*time.Second, func() bool { return d.Status()[0].LastError != "" })
 	st := d.Status()[0]
 	if !strings.Contains(st.LastError, "503 Service Unavailable: receiver says no: /hook") || st.LastDelivery != nil || st.Pending != 1 {
 		t.Errorf("status after the first try = %+v", st)
 	}
-	waitFor(t, "the delivery", func() bool { return d.Status()[0].Delivered == 1 })
+	testwait.For(t, "the delivery", 10*time.Second, func() bool { return d.Status()[0].Delivered == 1 })
 	st = d.Status()[0]
 	if n := len(rec.requests()); n != 3 {
 		t.Errorf("requests = %d, want 3 (two failures, one success)", n)
@@ -163,7 +152,7 @@ func TestDeliveryGivesUpAfterTheLastAttempt(t *testing.T) {
 	d := New([]config.Notification{{Name: "ops", URL: rec.srv.URL, On: []string{"failed"}}}, opts)
 	defer d.Close()
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	waitFor(t, "giving up", func() bool { return d.Status()[0].Failed == 1 })
+	testwait.For(t, "giving up", 10*time.Second, func() bool { return d.Status()[0].Failed == 1 })
 	if n := len(rec.requests()); n != 3 {
 		t.Errorf("requests = %d, want 3 attempts", n)
 	}
@@ -178,7 +167,7 @@ func TestNtfyServiceURLDeliversInNtfyShape(t *testing.T) {
 	d := New([]config.Notification{{Name: "phone", URL: "ntfy://" + host + "/homelab-alerts?scheme=http&priority=high", On: []string{"failed"}}}, fastOptions())
 	defer d.Close()
 	d.Notify(api.Notice{Event: api.NotifyFailed, Cluster: "default", Kind: "VirtualMachine", Name: "web", Message: "create failed: boom"})
-	waitFor(t, "the ntfy message", func() bool { return len(rec.requests()) == 1 })
+	testwait.For(t, "the ntfy message", 10*time.Second, func() bool { return len(rec.requests()) == 1 })
 	got := rec.requests()[0]
 	// ntfy's publish API: POST /<topic>, the message as the body, the
 	// title and priority as headers (docs.ntfy.sh/publish).
@@ -194,7 +183,7 @@ func TestNtfyServiceURLDeliversInNtfyShape(t *testing.T) {
 	if !strings.HasPrefix(string(got.Body), "create failed: boom\nhttps://proxmops.lan/?r=VirtualMachine%2Fweb") {
 		t.Errorf("body = %q", got.Body)
 	}
-	waitFor(t, "the status", func() bool { return d.Status()[0].Delivered == 1 })
+	testwait.For(t, "the status", 10*time.Second, func() bool { return d.Status()[0].Delivered == 1 })
 	if st := d.Status()[0]; st.Service != "ntfy" || st.URL != "ntfy://"+host+"/…" {
 		t.Errorf("status = %+v", st)
 	}
@@ -213,7 +202,7 @@ func TestEventsAndSelectorsChooseTheReceivers(t *testing.T) {
 	} {
 		d.Notify(n)
 	}
-	waitFor(t, "the message", func() bool { return len(rec.requests()) == 1 })
+	testwait.For(t, "the message", 10*time.Second, func() bool { return len(rec.requests()) == 1 })
 	body := decodeBody(t, rec.requests()[0].Body)
 	if len(body.Events) != 3 {
 		t.Fatalf("events = %+v", body.Events)
@@ -235,7 +224,7 @@ func TestSecretReferencesAreReadAtDeliveryAndNeverShown(t *testing.T) {
 	d := New([]config.Notification{{Name: "ops", URL: strings.Replace(rec.srv.URL, "http://", "http://${env:PROXMOPS_TEST_HOOK_USER}@", 1) + "/hooks/${file:" + secret + "}", On: []string{"failed"}}}, fastOptions())
 	defer d.Close()
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	waitFor(t, "two tries", func() bool { return len(rec.requests()) == 2 })
+	testwait.For(t, "two tries", 10*time.Second, func() bool { return len(rec.requests()) == 2 })
 	if p := rec.requests()[0].Path; p != "/hooks/s3cr3t-t0ken-from-file" {
 		t.Errorf("path = %q: the file's secret, without its newline", p)
 	}
@@ -258,7 +247,7 @@ func TestMissingSecretIsTheReceiversError(t *testing.T) {
 	d := New([]config.Notification{{Name: "ops", URL: rec.srv.URL + "/${env:PROXMOPS_TEST_NOT_SET}", On: []string{"failed"}}}, opts)
 	defer d.Close()
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	waitFor(t, "the failure", func() bool { return d.Status()[0].Failed == 1 })
+	testwait.For(t, "the failure", 10*time.Second, func() bool { return d.Status()[0].Failed == 1 })
 	if st := d.Status()[0]; !strings.Contains(st.LastError, "environment variable PROXMOPS_TEST_NOT_SET is not set") || len(rec.requests()) != 0 {
 		t.Errorf("status = %+v, requests %d", st, len(rec.requests()))
 	}
@@ -271,7 +260,7 @@ func TestUnknownServiceIsShownFromTheStart(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	waitFor(t, "the message given up", func() bool { return d.Status()[0].Failed == 1 })
+	testwait.For(t, "the message given up", 10*time.Second, func() bool { return d.Status()[0].Failed == 1 })
 	if st := d.Status()[0]; st.Pending != 0 || !strings.Contains(st.LastError, "nosuch") {
 		t.Errorf("status = %+v", st)
 	}
@@ -283,7 +272,7 @@ func TestPRPlanNoticeReachesReceiversOfPRPlan(t *testing.T) {
 	defer d.Close()
 	var n Notifier = d
 	n.Notify(PRPlanNotice("default", 12, "bigger web", "abc123", "1 to update, 0 to create", "https://forge/pr/12"))
-	waitFor(t, "the message", func() bool { return len(rec.requests()) == 1 })
+	testwait.For(t, "the message", 10*time.Second, func() bool { return len(rec.requests()) == 1 })
 	e := decodeBody(t, rec.requests()[0].Body).Events[0]
 	if e.Event != api.NotifyPRPlan || e.PullRequest != 12 || e.Revision != "abc123" || e.Message != "bigger web: 1 to update, 0 to create" || e.Link != "https://forge/pr/12" {
 		t.Errorf("event = %+v", e)
@@ -296,7 +285,7 @@ func TestConfigureKeepsAnUnchangedReceiversStatus(t *testing.T) {
 	d := New(list, fastOptions())
 	defer d.Close()
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	waitFor(t, "the delivery", func() bool { return d.Status()[0].Delivered == 1 })
+	testwait.For(t, "the delivery", 10*time.Second, func() bool { return d.Status()[0].Delivered == 1 })
 	d.Configure(append(list, config.Notification{Name: "more", URL: rec.srv.URL, On: []string{"drift"}}))
 	if st := d.Status(); len(st) != 2 || st[0].Delivered != 1 || st[1].Name != "more" {
 		t.Errorf("status = %+v", st)
@@ -325,7 +314,7 @@ func TestStatusOutlivesARestartOnTheStore(t *testing.T) {
 	opts.State = st
 	d := New(list, opts)
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	waitFor(t, "the delivery", func() bool { return d.Status()[0].Delivered == 1 })
+	testwait.For(t, "the delivery", 10*time.Second, func() bool { return d.Status()[0].Delivered == 1 })
 	before := d.Status()[0]
 	d.Close()
 

@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/notify"
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 func TestNotificationsAPIShowsTheLastErrorThenTheDelivery(t *testing.T) {
@@ -42,22 +43,11 @@ func TestNotificationsAPIShowsTheLastErrorThenTheDelivery(t *testing.T) {
 		t.Fatalf("before any notice: %+v", st)
 	}
 	d.Notify(api.Notice{Event: api.NotifyFailed, Kind: "VirtualMachine", Name: "web", Message: "boom"})
-	deadline := time.Now().Add(10 * time.Second)
-	for list().LastError == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("no error shown")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, "the error shown", 10*time.Second, func() bool { return list().LastError != "" })
 	if st := list(); !strings.Contains(st.LastError, "503") || st.LastDelivery != nil || st.Pending != 1 || strings.Contains(st.LastError, "k3y") {
 		t.Errorf("after the first failure: %+v", st)
 	}
-	for list().LastDelivery == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("no delivery shown")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, "the delivery shown", 10*time.Second, func() bool { return list().LastDelivery != nil })
 	if st := list(); st.Delivered != 1 || st.Pending != 0 || st.LastErrorAt == nil || st.LastDelivery.Before(*st.LastErrorAt) {
 		t.Errorf("after the delivery: %+v", st)
 	}
