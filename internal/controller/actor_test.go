@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -25,22 +22,7 @@ func (e *env) serve(t *testing.T, secret string) string {
 	t.Helper()
 	cfg := e.c.opts.Config.Clone()
 	cfg.Server.WebhookSecret = secret
-	srv, err := server.New(context.Background(), server.Options{
-		Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg, SetupOutput: io.Discard,
-		PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
-	return "http://" + ln.Addr().String()
+	return serveHTTP(t, e.serverOptions(cfg))
 }
 
 // lastEntry is the newest history entry of key with event ev.

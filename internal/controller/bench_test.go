@@ -7,8 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	goruntime "runtime"
 	"strings"
@@ -16,9 +14,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -98,20 +94,7 @@ func BenchmarkWebhookToFirstAction(b *testing.B) {
 	e.timeout = 5 * time.Minute
 	e.start()
 	e.waitFor("in sync", func(l api.ResourceList) bool { return l.Counts[vocab.StatusSynced] == n })
-	srv, err := server.New(context.Background(), server.Options{Store: e.st, Backend: e.c, Hub: e.hub,
-		Config: e.c.opts.Config, SetupOutput: io.Discard, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
-	url := "http://" + ln.Addr().String() + "/api/v1/webhooks/github"
+	url := serveHTTP(b, e.serverOptions(e.c.opts.Config)) + "/api/v1/webhooks/github"
 
 	cores := 1
 	for b.Loop() {

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/gittest"
@@ -289,4 +292,30 @@ func (e *env) lastPass() time.Time {
 		return time.Time{}
 	}
 	return *l.LastPass
+}
+
+// serveHTTP runs the daemon's HTTP server with o on loopback until the
+// test ends, and returns its base URL. Passwords hash cheaply and the
+// setup token goes to the store's file only.
+func serveHTTP(t testing.TB, o server.Options) string {
+	t.Helper()
+	o.SetupOutput, o.PasswordParams = io.Discard, auth.Params{Memory: 1024, Time: 1, Threads: 1}
+	srv, err := server.New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-served })
+	return "http://" + ln.Addr().String()
+}
+
+// serverOptions wires the daemon's server to e's controller with cfg.
+func (e *env) serverOptions(cfg *config.Config) server.Options {
+	return server.Options{Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg}
 }

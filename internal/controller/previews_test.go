@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,11 +16,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/forge"
 	"github.com/proxmops/proxmops/internal/forge/forgetest"
 	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -198,23 +195,9 @@ func startPreviewServerWith(t *testing.T, e *env, forgeName, apiURL, token strin
 	cfg.Server.WebhookSecret = previewSecret
 	cfg.Forge.Type, cfg.Forge.APIURL, cfg.Forge.Repository = forgeName, apiURL, "you/homelab"
 	cfg.Forge.Token, cfg.Forge.PullRequestPreviews, cfg.Server.PublicURL = token, true, "http://proxmops.test"
-	srv, err := server.New(context.Background(), server.Options{
-		Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg, SetupOutput: io.Discard,
-		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
-	return "http://" + ln.Addr().String()
+	o := e.serverOptions(cfg)
+	o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return serveHTTP(t, o)
 }
 
 func deliver(t *testing.T, url string, f previewForge, action, sha, id, secret string) int {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/server"
@@ -72,25 +70,13 @@ func serveAPIWithLogs(t *testing.T, e *env, logs *logring.Ring) *apiClient {
 // first admin.
 func serveOptions(t *testing.T, o server.Options) *apiClient {
 	t.Helper()
-	o.SetupOutput, o.PasswordParams = io.Discard, auth.Params{Memory: 1024, Time: 1, Threads: 1}
-	srv, err := server.New(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
+	base := serveHTTP(t, o)
 	tok, err := os.ReadFile(o.Store.Path() + ".setup-token")
 	if err != nil {
 		t.Fatal(err)
 	}
 	jar, _ := cookiejar.New(nil)
-	c := &apiClient{t: t, hc: &http.Client{Jar: jar}, base: "http://" + ln.Addr().String()}
+	c := &apiClient{t: t, hc: &http.Client{Jar: jar}, base: base}
 	var me struct {
 		CSRF string `json:"csrfToken"`
 	}

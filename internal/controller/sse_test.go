@@ -2,22 +2,16 @@ package controller
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/http/cookiejar"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -30,44 +24,15 @@ func TestSSEStreamsStatusChanges(t *testing.T) {
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
-	var setupOut bytes.Buffer
-	srv, err := server.New(context.Background(), server.Options{
-		Store: e.st, Backend: e.c, Hub: e.hub, Config: e.c.opts.Config, OnSettingsChanged: e.c.ApplyConfig,
-		SetupOutput: &setupOut, PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A session of the first admin, set up with the server's setup token.
+	c := serveAPI(t, e)
+	hc, base := c.hc, c.base
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
-	base := "http://" + ln.Addr().String()
-
-	// First-run setup with the token the server wrote next to the database.
-	tok, err := os.ReadFile(e.st.Path() + ".setup-token")
-	if err != nil {
-		t.Fatal(err)
-	}
-	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar}
-	body, _ := json.Marshal(map[string]string{"token": strings.TrimSpace(string(tok)), "username": "admin", "password": "a long enough password 1"})
-	resp, err := hc.Post(base+"/api/v1/setup", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		t.Fatalf("setup: %s", resp.Status)
-	}
+	defer cancel()
 
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/events", nil)
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err = hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

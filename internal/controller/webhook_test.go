@@ -1,20 +1,15 @@
 package controller
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -28,23 +23,7 @@ func TestReplayedWebhookCostsOnePass(t *testing.T) {
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 
-	cfg := e.c.opts.Config.Clone()
-	cfg.Server.WebhookSecret = "hook-secret"
-	srv, err := server.New(context.Background(), server.Options{
-		Store: e.st, Backend: e.c, Hub: e.hub, Config: cfg, SetupOutput: io.Discard,
-		PasswordParams: auth.Params{Memory: 1024, Time: 1, Threads: 1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
+	base := e.serve(t, "hook-secret")
 
 	// Publish hands each event to the subscription's buffer before it
 	// returns, so draining it after the fact counts every pass.
@@ -73,7 +52,7 @@ func TestReplayedWebhookCostsOnePass(t *testing.T) {
 	m.Write([]byte(body))
 	codes := map[int]int{}
 	for range 50 {
-		r, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/api/v1/webhooks/github", strings.NewReader(body))
+		r, _ := http.NewRequest("POST", base+"/api/v1/webhooks/github", strings.NewReader(body))
 		r.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(m.Sum(nil)))
 		r.Header.Set("X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958")
 		resp, err := http.DefaultClient.Do(r)
