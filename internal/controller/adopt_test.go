@@ -50,31 +50,7 @@ func TestAdoptionIsRecordedInHistory(t *testing.T) {
 var _ server.AdoptBackend = (*Controller)(nil)
 
 // waitPasses waits for n more passes, each forced by a full sync.
-func (e *env) waitPasses(n int) {
-	e.t.Helper()
-	sub, _, _ := e.hub.Subscribe("")
-	defer e.hub.Unsubscribe(sub)
-	timeout := time.After(30 * time.Second)
-	for range n {
-		if err := e.c.SyncAll(context.Background()); err != nil {
-			e.t.Fatal(err)
-		}
-	wait:
-		for {
-			select {
-			case ev, ok := <-sub.C:
-				if !ok {
-					e.t.Fatal("event subscription lagged")
-				}
-				if ev.Type == api.SSEPass {
-					break wait
-				}
-			case <-timeout:
-				e.t.Fatalf("no pass after a sync")
-			}
-		}
-	}
-}
+func (e *env) waitPasses(n int) { e.passesAfter(n, e.c.SyncAll) }
 
 // A hand-made guest at a declared VMID stays a Conflict over several
 // passes of the daemon; an admin adopts it through the API (a viewer may

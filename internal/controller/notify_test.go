@@ -184,13 +184,16 @@ func TestDegradedResourceNotifiesOnceUntilHealthyAgain(t *testing.T) {
 
 // refreshPasses runs n passes that only read (a refresh acts only as
 // reconcile.autoSync says), waiting for each.
-func (e *env) refreshPasses(n int) {
+func (e *env) refreshPasses(n int) { e.passesAfter(n, e.c.Refresh) }
+
+// passesAfter calls start n times, each time waiting for the pass it asks for.
+func (e *env) passesAfter(n int, start func(context.Context) error) {
 	e.t.Helper()
 	sub, _, _ := e.hub.Subscribe("")
 	defer e.hub.Unsubscribe(sub)
 	timeout := time.After(30 * time.Second)
 	for range n {
-		if err := e.c.Refresh(context.Background()); err != nil {
+		if err := start(context.Background()); err != nil {
 			e.t.Fatal(err)
 		}
 	wait:
@@ -204,7 +207,7 @@ func (e *env) refreshPasses(n int) {
 					break wait
 				}
 			case <-timeout:
-				e.t.Fatal("timed out waiting for passes")
+				e.t.Fatal("timed out waiting for a pass")
 			}
 		}
 	}
