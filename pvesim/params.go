@@ -5,7 +5,8 @@ package pvesim
 // *Param and Props(...) as before.
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/proxmops/proxmops/pvesim/route"
 )
@@ -59,12 +60,6 @@ func NewParams(ps ...*Param) *Params { return route.NewParams(ps...) }
 // indexOf parses key as prefix followed by a canonical decimal number.
 func indexOf(key, prefix string) (int, bool) { return route.IndexOf(key, prefix) }
 
-// sortedKeys returns the keys of a string map in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys returns the keys of a string map in order (kept as a name
+// because the endpoint files use it in a hundred places).
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -110,7 +112,7 @@ func (c *clusterCheck) privileges(ctx context.Context) {
 			paths[n.Path] = true
 		}
 		var grants []string
-		for _, p := range sortedKeys(paths) {
+		for _, p := range slices.Sorted(maps.Keys(paths)) {
 			grants = append(grants, fmt.Sprintf("pveum acl modify %s --tokens '%s' --roles ProxmopsExtra", p, c.o.Config.Cluster.TokenID))
 		}
 		c.r.fail("cluster: privileges", fmt.Sprintf("the token lacks %d privileges: %s", len(missing), strings.Join(list, "; ")),
@@ -161,10 +163,10 @@ func (c *clusterCheck) nodes(ctx context.Context) {
 		c.online[n.Node] = n.Status == "online"
 		c.node(ctx, n)
 	}
-	for _, n := range sortedKeys(c.refs.Nodes) {
+	for _, n := range slices.Sorted(maps.Keys(c.refs.Nodes)) {
 		if _, ok := c.online[n]; !ok {
 			c.r.fail("node "+n, "the cluster has no node "+n+", which "+c.refs.Nodes[n]+" names",
-				"correct metadata.node in the manifest (nodes: "+strings.Join(sortedKeys(c.online), ", ")+")")
+				"correct metadata.node in the manifest (nodes: "+strings.Join(slices.Sorted(maps.Keys(c.online)), ", ")+")")
 		}
 	}
 }
@@ -295,15 +297,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // isStatus reports whether err is an API answer with that HTTP status.

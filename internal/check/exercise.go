@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -317,7 +319,7 @@ func compare(r *report, steps []exerciseStep, target *exerciseRun, got, want []*
 			diffs = append(diffs, fmt.Sprintf("the cluster answered %q, the simulator %q", gOut, wOut))
 		}
 		if w != nil {
-			for _, k := range sortedKeys(g.readBack) {
+			for _, k := range slices.Sorted(maps.Keys(g.readBack)) {
 				gv, wv := g.readBack[k], w.readBack[k]
 				if gv != wv {
 					diffs = append(diffs, fmt.Sprintf("%s reads back %q, the simulator's %q", k, gv, wv))

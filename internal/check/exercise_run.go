@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,7 +100,7 @@ func (c *clusterCheck) exercisePlan(ctx context.Context) (exercisePlan, bool) {
 	eo := c.o.Exercise
 	node := eo.Node
 	if node == "" {
-		for _, n := range sortedKeys(c.online) {
+		for _, n := range slices.Sorted(maps.Keys(c.online)) {
 			if c.online[n] {
 				node = n
 				break
@@ -134,7 +136,7 @@ func (c *clusterCheck) exercisePlan(ctx context.Context) (exercisePlan, bool) {
 		return exercisePlan{}, false
 	}
 	if p.storage.Shared != 0 {
-		for _, n := range sortedKeys(c.online) {
+		for _, n := range slices.Sorted(maps.Keys(c.online)) {
 			if c.online[n] && n != node {
 				p.node2 = n
 				break

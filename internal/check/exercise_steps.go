@@ -3,6 +3,8 @@ package check
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,7 +179,7 @@ func (x *exerciseRun) firewall(ctx context.Context) (map[string]string, error) {
 			out[k] = fmt.Sprint(v)
 		}
 	}
-	out["options"] = strings.Join(sortedKeys(out), ",")
+	out["options"] = strings.Join(slices.Sorted(maps.Keys(out)), ",")
 	return out, nil
 }
 

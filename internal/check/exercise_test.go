@@ -2,8 +2,10 @@ package check
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,7 +194,7 @@ func TestExerciseRunsEveryStepWithoutDeviation(t *testing.T) {
 			}
 			res := Run(t.Context(), Options{Config: cfg, Exercise: &ExerciseOptions{Storage: storage}})
 			lines := exerciseLines(res)
-			for _, name := range sortedKeys(lines) {
+			for _, name := range slices.Sorted(maps.Keys(lines)) {
 				want := api.CheckOK
 				if contains(tt.skipped, name) {
 					want = api.CheckWarn

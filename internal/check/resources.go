@@ -3,6 +3,8 @@ package check
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/engine"
@@ -177,7 +179,7 @@ func (c *clusterCheck) sdn(ctx context.Context) {
 	for _, z := range zones {
 		have[z.ID] = true
 	}
-	for _, z := range sortedKeys(c.refs.Zones) {
+	for _, z := range slices.Sorted(maps.Keys(c.refs.Zones)) {
 		if have[z] {
 			c.r.ok("sdn zone "+z, "exists ("+c.refs.Zones[z]+" lives in it)")
 		} else {

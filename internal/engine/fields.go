@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -285,7 +287,7 @@ func pruneSlots(prefix string, row param, ps []param, x *diffCtx, d *guestDiff) 
 	for _, p := range ps {
 		declared[p.key] = true
 	}
-	for _, k := range sortedKeys(x.eff) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
 		rest, ok := strings.CutPrefix(k, prefix)
 		if !ok || declared[k] {
 			continue
@@ -327,7 +329,7 @@ func pendingOf(g *Guest, d *guestDiff) []vocab.Change {
 		changed[c.key] = true
 	}
 	var out []vocab.Change
-	for _, k := range sortedKeys(d.managed) {
+	for _, k := range slices.Sorted(maps.Keys(d.managed)) {
 		if changed[k] {
 			continue
 		}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -163,7 +165,7 @@ func nicParts(n NICSpec, p parsedNIC) []vocab.Change {
 		cmp("mtu", strconv.Itoa(*n.MTU), true, eq)
 	}
 	cmp("rate", n.Rate, n.Rate != "", eq)
-	for _, k := range sortedKeys(n.Extra) {
+	for _, k := range slices.Sorted(maps.Keys(n.Extra)) {
 		cmp(k, n.Extra[k], true, eq)
 	}
 	return out
@@ -225,7 +227,7 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 	}
 	ps := pd.props
 	var parts []vocab.Change
-	for _, k := range sortedKeys(disk.Options) {
+	for _, k := range slices.Sorted(maps.Keys(disk.Options)) {
 		if ps.Values[k] != disk.Options[k] {
 			parts = append(parts, vocab.Change{Field: disk.Slot + "." + k, From: ps.Values[k], To: disk.Options[k]})
 			ps.Set(k, disk.Options[k])
@@ -266,7 +268,7 @@ func vmIPConfigs(gs *guestSpec, _ *fieldCtx) []param {
 		return nil
 	}
 	var out []param
-	for _, slot := range sortedKeys(gs.ci.IPConfigs) {
+	for _, slot := range slices.Sorted(maps.Keys(gs.ci.IPConfigs)) {
 		out = append(out, param{key: "ipconfig" + strings.TrimPrefix(slot, "net"), path: "spec.cloudInit.ipConfigs", want: gs.ci.IPConfigs[slot],
 			takes: takesCloudInit, same: func(h, w string) bool { return normalIPConfig(h) == normalIPConfig(w) }})
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -380,7 +382,7 @@ func nicValue(n NICSpec, existing *parsedNIC) string {
 	if n.Rate != "" {
 		props.Set("rate", n.Rate)
 	}
-	for _, k := range sortedKeys(n.Extra) {
+	for _, k := range slices.Sorted(maps.Keys(n.Extra)) {
 		props.Set(k, n.Extra[k])
 	}
 	rest := props.String("")
@@ -455,13 +457,4 @@ func abbreviate(s string) string {
 		return s[:57] + "..."
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -9,6 +9,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -79,7 +81,7 @@ type guestVolume struct{ slot, volid string }
 // rootfs and mount points (a bind or device mount is a path).
 func configVolumes(typ string, cfg map[string]string) []guestVolume {
 	var out []guestVolume
-	for _, k := range sortedKeys(cfg) {
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		switch {
 		case typ == "qemu" && isDiskKey(k):
 			d := parseDisk(cfg[k])

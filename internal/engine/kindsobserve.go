@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -54,7 +56,7 @@ func (e *Engine) kindsJobs(snap *Observation, sc kindsScope, mu *sync.Mutex) []f
 	k.appliances, k.aplErr = map[string][]pve.Appliance{}, map[string]error{}
 	k.subnets = map[string][]pve.SDNEntry{}
 	var jobs []func(context.Context) error
-	for _, node := range sortedKeys(sc.networks) {
+	for _, node := range slices.Sorted(maps.Keys(sc.networks)) {
 		jobs = append(jobs, func(ctx context.Context) error {
 			st, err := e.client.NetworkConfig(ctx, node)
 			mu.Lock()
@@ -67,7 +69,7 @@ func (e *Engine) kindsJobs(snap *Observation, sc kindsScope, mu *sync.Mutex) []f
 			return nil
 		})
 	}
-	for _, node := range sortedKeys(sc.appliances) {
+	for _, node := range slices.Sorted(maps.Keys(sc.appliances)) {
 		jobs = append(jobs, func(ctx context.Context) error {
 			apl, err := e.client.Appliances(ctx, node)
 			mu.Lock()

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -338,7 +340,7 @@ func diffBody(d string) string {
 // prune plans the deletion of owned interfaces no manifest declares.
 func (networkReconciler) prune(pc *planContext, declared map[string]bool) []*Action {
 	var out []*Action
-	nodes := sortedKeys(pc.snap.kinds.networks)
+	nodes := slices.Sorted(maps.Keys(pc.snap.kinds.networks))
 	for _, node := range nodes {
 		st := pc.snap.kinds.networks[node]
 		ifaces := append([]pve.ConfigValues(nil), st.Interfaces...)

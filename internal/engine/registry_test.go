@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +63,7 @@ func (r *poolReconciler) plan(pc *planContext) []*Action {
 	if r.err != nil {
 		return out
 	}
-	for _, id := range sortedKeys(r.pools) {
+	for _, id := range slices.Sorted(maps.Keys(r.pools)) {
 		if owned, _ := parseOwned(r.pools[id]); !owned || declared[id] {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,7 +71,7 @@ func vnetZone(v pve.SDNEntry) string {
 // zoneOwned reports whether a zone holds vnets and all of them are owned.
 func (st *sdnState) zoneOwned(zone string) (owned bool, vnets []string) {
 	owned = true
-	for _, id := range sortedKeys(st.vnets) {
+	for _, id := range slices.Sorted(maps.Keys(st.vnets)) {
 		v := st.vnets[id]
 		if vnetZone(v) != zone {
 			continue
@@ -129,7 +131,7 @@ func optionChanges(prefix string, want map[string]string, have map[string]string
 	for _, k := range managed {
 		keys[k] = true
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		w, declared := want[k]
 		h := have[k]
 		if !declared {
@@ -345,7 +347,7 @@ func deletionOrder(delVnets, delZones []*Action) []*Action {
 // proxmops did not make (an apply would apply them too).
 func (sdnReconciler) foreignPending(st *sdnState, zones map[string]*SdnZoneSpec, vnets map[string]*SdnVnetSpec) string {
 	var what []string
-	for _, id := range sortedKeys(st.zones) {
+	for _, id := range slices.Sorted(maps.Keys(st.zones)) {
 		z := st.zones[id]
 		if !z.Pending() {
 			continue
@@ -355,7 +357,7 @@ func (sdnReconciler) foreignPending(st *sdnState, zones map[string]*SdnZoneSpec,
 		}
 		what = append(what, fmt.Sprintf("zone %s (%s)", id, z.State))
 	}
-	for _, id := range sortedKeys(st.vnets) {
+	for _, id := range slices.Sorted(maps.Keys(st.vnets)) {
 		v := st.vnets[id]
 		owned, _ := parseOwned(vnetAlias(v))
 		if v.Pending() && !owned {
@@ -387,12 +389,12 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 		a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 		a.Reason = fmt.Sprintf("zone %s does not exist", z.Name)
 		a.Changes = []vocab.Change{{Field: "type", To: z.Type}}
-		for _, k := range sortedKeys(z.Options) {
+		for _, k := range slices.Sorted(maps.Keys(z.Options)) {
 			a.Changes = append(a.Changes, vocab.Change{Field: k, To: z.Options[k]})
 		}
 		return a, func(ctx context.Context, x *execCtx) error {
 			p := pve.NewParams().Set("zone", z.Name).Set("type", z.Type)
-			for _, k := range sortedKeys(z.Options) {
+			for _, k := range slices.Sorted(maps.Keys(z.Options)) {
 				p.Set(k, z.Options[k])
 			}
 			if err := x.e.client.SDNCreate(ctx, "zones", p); err != nil {
@@ -489,14 +491,14 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		if v.Alias != "" {
 			a.Changes = append(a.Changes, vocab.Change{Field: "alias", To: v.Alias})
 		}
-		for _, k := range sortedKeys(v.Options) {
+		for _, k := range slices.Sorted(maps.Keys(v.Options)) {
 			a.Changes = append(a.Changes, vocab.Change{Field: k, To: v.Options[k]})
 		}
 		subChanges, subOps := vnetSubnetSteps(v, nil)
 		a.Changes = append(a.Changes, subChanges...)
 		create := func(ctx context.Context, x *execCtx) error {
 			p := pve.NewParams().Set("vnet", v.Name).Set("zone", v.Zone).Set("alias", markOwned(v.Alias))
-			for _, k := range sortedKeys(v.Options) {
+			for _, k := range slices.Sorted(maps.Keys(v.Options)) {
 				p.Set(k, v.Options[k])
 			}
 			if err := x.e.client.SDNCreate(ctx, "vnets", p); err != nil {
@@ -580,7 +582,7 @@ func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, [
 			changes = append(changes, vocab.Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
 			ops = append(ops, func(ctx context.Context, x *execCtx) error {
 				p := pve.NewParams()
-				for _, k := range sortedKeys(sub.Options) {
+				for _, k := range slices.Sorted(maps.Keys(sub.Options)) {
 					if k == "dhcp-range" {
 						p.SetList(k, strings.Split(sub.Options[k], "\n"))
 					} else {
@@ -607,7 +609,7 @@ func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, [
 			return nil
 		})
 	}
-	for _, cidr := range sortedKeys(have) {
+	for _, cidr := range slices.Sorted(maps.Keys(have)) {
 		if want[cidr] {
 			continue
 		}
@@ -637,7 +639,7 @@ func runSteps(steps []sdnStep) sdnStep {
 
 func describeOptions(o map[string]string) string {
 	var parts []string
-	for _, k := range sortedKeys(o) {
+	for _, k := range slices.Sorted(maps.Keys(o)) {
 		switch k {
 		case "type", "vnet", "zone", "id", "network", "mask", "cidr", "subnet", "digest", "state":
 			continue
@@ -651,7 +653,7 @@ func describeOptions(o map[string]string) string {
 // zones left holding only them, when no manifest declares them.
 func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZoneSpec, vnets map[string]*SdnVnetSpec, steps map[string]sdnStep) (delVnets, delZones []*Action) {
 	leaving := map[string]bool{}
-	for _, id := range sortedKeys(st.vnets) {
+	for _, id := range slices.Sorted(maps.Keys(st.vnets)) {
 		v := st.vnets[id]
 		owned, _ := parseOwned(vnetAlias(v))
 		if !owned || vnets[id] != nil {
@@ -687,7 +689,7 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 			return nil
 		}
 	}
-	for _, id := range sortedKeys(st.zones) {
+	for _, id := range slices.Sorted(maps.Keys(st.zones)) {
 		z := st.zones[id]
 		if zones[id] != nil {
 			continue

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
@@ -201,7 +203,7 @@ func (x *execCtx) finishTemplate(ctx context.Context, gs *guestSpec, node string
 // ("vm-<id>-disk-N"), not base volumes ("base-<id>-disk-N").
 func nonBaseDisks(g *Guest) []string {
 	var out []string
-	for _, k := range sortedKeys(g.Current) {
+	for _, k := range slices.Sorted(maps.Keys(g.Current)) {
 		if !isDiskKey(k) {
 			continue
 		}

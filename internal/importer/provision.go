@@ -3,9 +3,11 @@ package importer
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +50,7 @@ func (imp *Import) provisionOf(lib *Lib) *manifest.Provision {
 		}
 	}
 	env := []string{"IP=" + shellQuote(lib.ip), fmt.Sprintf("ID=%d", lib.Container.Spec.VMID)}
-	for _, k := range sortedKeys(imp.Report.Env) {
+	for _, k := range slices.Sorted(maps.Keys(imp.Report.Env)) {
 		env = append(env, k+"="+shellQuote(imp.Report.Env[k]))
 	}
 	run := fmt.Sprintf("cd %s/%s && env %s cinc-client -z --config-option cookbook_path=%s -o %s",
@@ -183,7 +185,7 @@ var (
 // checkRecipes lists what the cookbooks ask of Proxmox-GitOps' control
 // plane (its Gitea variables), which the guest no longer has.
 func (imp *Import) checkRecipes() {
-	for _, d := range sortedKeys(imp.trees) {
+	for _, d := range slices.Sorted(maps.Keys(imp.trees)) {
 		if d == imp.libraries {
 			continue
 		}

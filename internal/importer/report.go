@@ -3,6 +3,8 @@ package importer
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -86,12 +88,12 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "- `%s`\n", f)
 	}
 	b.WriteString("\n## Settings used\n\n| Variable | Value | From |\n|---|---|---|\n")
-	for _, k := range sortedKeys(r.Settings) {
+	for _, k := range slices.Sorted(maps.Keys(r.Settings)) {
 		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", k, r.Settings[k].Value, r.Settings[k].From)
 	}
 	if len(r.Env) > 0 {
 		b.WriteString("\n## Global variables passed to every cookbook run\n\n")
-		for _, k := range sortedKeys(r.Env) {
+		for _, k := range slices.Sorted(maps.Keys(r.Env)) {
 			fmt.Fprintf(&b, "- `%s=%s`\n", k, r.Env[k])
 		}
 	}
@@ -113,13 +115,4 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
@@ -69,7 +71,7 @@ func (imp *Import) Write(out string) error {
 		return nil
 	}
 	keep := map[string]bool{}
-	for _, src := range sortedKeys(imp.trees) {
+	for _, src := range slices.Sorted(maps.Keys(imp.trees)) {
 		dst := outLibraries
 		if name, ok := strings.CutPrefix(src, "libs/"); ok {
 			dst = outCookbooks + "/" + name

@@ -482,12 +482,3 @@ func (o *Object) locate(p string) (int, int) {
 	}
 	return o.Origin.Line, o.Origin.Column
 }
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"path"
 	"regexp"
@@ -105,7 +106,7 @@ func checkMetadata(r Resource, c *checker) {
 		}
 		seen[lower(t)] = true
 	}
-	for _, k := range sortedKeys(m.Annotations) {
+	for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
 		v := m.Annotations[k]
 		p := joinPath("metadata.annotations", k)
 		if k == AnnotationSync {
@@ -396,7 +397,7 @@ func checkCloudInit(ci *CloudInit, nets []NIC, c *checker) {
 		checkGateway(ic.IP, ic.Gw, c, p+".gw")
 		checkGateway(ic.IP6, ic.Gw6, c, p+".gw6")
 		if len(nets) > 0 && ic.Slot != "" && !declared[ic.Slot] {
-			c.errorf(p, "no NIC in slot %s (spec.net declares %s)", ic.Slot, strings.Join(sortedKeys(declared), ", "))
+			c.errorf(p, "no NIC in slot %s (spec.net declares %s)", ic.Slot, strings.Join(slices.Sorted(maps.Keys(declared)), ", "))
 		}
 	}
 }
@@ -697,7 +698,7 @@ func checkSdnZone(z *SdnZone, c *checker) {
 	if !known {
 		return
 	}
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		f := fields[name]
 		if f.set && !slices.Contains(ok, name) {
 			c.errorf("spec."+name, "%s does not apply to %s zones", name, s.Type)
