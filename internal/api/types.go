@@ -3,7 +3,10 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/manifest"
@@ -134,6 +137,18 @@ var Roles = []Role{RoleAdmin, RoleViewer}
 
 // Valid reports whether r is one of the roles.
 func (r Role) Valid() bool { return slices.Contains(Roles, r) }
+
+// Check is the error for a role that is not one of Roles, naming them.
+func (r Role) Check() error {
+	if r.Valid() {
+		return nil
+	}
+	names := make([]string, len(Roles))
+	for i, role := range Roles {
+		names[i] = strconv.Quote(string(role))
+	}
+	return fmt.Errorf("role %q must be %s or %s", r, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+}
 
 // Errors a Backend returns so that the server answers with the right status:
 // ErrNotFound 404, ErrNotOwned 409, ErrConflict 409, ErrNotReady 503,

@@ -318,8 +318,8 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !nu.Role.Valid() {
-		writeError(w, http.StatusBadRequest, `role must be "admin" or "viewer"`)
+	if err := nu.Role.Check(); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	hash, err := s.hasher.Hash(r.Context(), nu.Password)
@@ -380,8 +380,8 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "a token needs a name of 1 to 100 characters")
 		return
 	}
-	if !nt.Role.Valid() {
-		writeError(w, http.StatusBadRequest, `role must be "admin" or "viewer"`)
+	if err := nt.Role.Check(); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	p := principalFrom(r.Context())

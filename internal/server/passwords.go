@@ -103,9 +103,11 @@ func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `give "role", "password" or both`)
 		return
 	}
-	if c.Role != nil && !c.Role.Valid() {
-		writeError(w, http.StatusBadRequest, `role must be "admin" or "viewer"`)
-		return
+	if c.Role != nil {
+		if err := c.Role.Check(); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 	}
 	if c.Password != nil {
 		if err := auth.CheckPassword(*c.Password); err != nil {

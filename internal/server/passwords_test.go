@@ -110,3 +110,24 @@ func TestAdminChangesRolesAndResetsPasswords(t *testing.T) {
 		t.Fatal("the reset is not logged")
 	}
 }
+
+// Creating an account or a token, or changing a role, with a role that is
+// not one refuses it with the same words naming the roles there are.
+func TestAnUnknownRoleIsRefusedAlikeEverywhere(t *testing.T) {
+	e := newEnv(t)
+	a := e.admin()
+	e.viewer(a)
+	for _, c := range []struct {
+		method, path string
+		body         map[string]string
+	}{
+		{"POST", "/api/v1/users", map[string]string{"username": "eve", "password": "eve password 1", "role": "root"}},
+		{"POST", "/api/v1/tokens", map[string]string{"name": "ci", "role": "root"}},
+		{"PATCH", "/api/v1/users/vera", map[string]string{"role": "root"}},
+	} {
+		b := a.expect(400, c.method, c.path, c.body)
+		if !strings.Contains(string(b), `role \"root\" must be \"admin\" or \"viewer\"`) {
+			t.Errorf("%s %s: %s", c.method, c.path, b)
+		}
+	}
+}

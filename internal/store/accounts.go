@@ -44,8 +44,6 @@ type APIToken struct {
 
 func ms(t time.Time) int64         { return t.UnixMilli() }
 func fromMS(v int64) time.Time     { return time.UnixMilli(v).UTC() }
-func validRole(role api.Role) bool { return role.Valid() }
-func roleErr(role api.Role) error  { return fmt.Errorf("role %q is not admin or viewer", role) }
 func notFound(what string) error   { return fmt.Errorf("%s: %w", what, ErrNotFound) }
 func userExists(name string) error { return fmt.Errorf("user %q: %w", name, ErrExists) }
 
@@ -58,8 +56,8 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 
 // CreateUser adds an account.
 func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, role api.Role) (User, error) {
-	if !validRole(role) {
-		return User{}, roleErr(role)
+	if err := role.Check(); err != nil {
+		return User{}, err
 	}
 	now := time.Now()
 	var id int64
@@ -164,8 +162,8 @@ func (s *Store) SetPassword(ctx context.Context, username, passwordHash string) 
 // ErrLastAdmin, as removing it does. Sessions read the role afresh on each
 // request, so the change applies at once.
 func (s *Store) SetRole(ctx context.Context, username string, role api.Role) (api.User, error) {
-	if !validRole(role) {
-		return api.User{}, roleErr(role)
+	if err := role.Check(); err != nil {
+		return api.User{}, err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -359,8 +357,8 @@ func (s *Store) SessionByHash(ctx context.Context, tokenHash []byte) (Session, e
 // CreateOIDCSession records a single sign-on session: the provider's
 // subject, the name shown and the role its groups map to at this login.
 func (s *Store) CreateOIDCSession(ctx context.Context, tokenHash []byte, subject, username string, role api.Role, now, expires time.Time) error {
-	if !validRole(role) {
-		return roleErr(role)
+	if err := role.Check(); err != nil {
+		return err
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO oidc_sessions (token_hash, subject, username, role, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		tokenHash, subject, username, role, ms(now), ms(now), ms(expires))
@@ -410,8 +408,8 @@ func (s *Store) DeleteStaleSessions(ctx context.Context, now time.Time, idle tim
 
 // CreateAPIToken records an API token by its hash.
 func (s *Store) CreateAPIToken(ctx context.Context, name string, role api.Role, tokenHash []byte, createdBy int64) (APIToken, error) {
-	if !validRole(role) {
-		return APIToken{}, roleErr(role)
+	if err := role.Check(); err != nil {
+		return APIToken{}, err
 	}
 	now := time.Now()
 	var by any
