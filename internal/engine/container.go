@@ -35,29 +35,12 @@ func (e *Engine) readLxc(ctx context.Context, g *Guest) error {
 			if cerr != nil {
 				return fmt.Errorf("reading configuration of container %d: %w", g.VMID, cerr)
 			}
-			g.Current, g.Effective = map[string]string(cfg), map[string]string(cfg)
-			g.Pending, g.PendingDelete, g.Read = map[string]string{}, map[string]bool{}, true
+			g.setConfig(cfg)
 			return nil
 		}
 		return fmt.Errorf("reading configuration of container %d: %w", g.VMID, err)
 	}
-	cur, eff := map[string]string{}, map[string]string{}
-	pend, del := map[string]string{}, map[string]bool{}
-	for _, en := range entries {
-		if en.Value != nil {
-			cur[en.Key] = anyString(en.Value)
-			eff[en.Key] = cur[en.Key]
-		}
-		if en.Pending != nil {
-			pend[en.Key] = anyString(en.Pending)
-			eff[en.Key] = pend[en.Key]
-		}
-		if en.Delete != 0 {
-			del[en.Key] = true
-			delete(eff, en.Key)
-		}
-	}
-	g.Current, g.Effective, g.Pending, g.PendingDelete, g.Read = cur, eff, pend, del, true
+	g.setPending(entries)
 	return nil
 }
 

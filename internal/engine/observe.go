@@ -451,6 +451,24 @@ func (e *Engine) readGuest(ctx context.Context, g *Guest) error {
 		}
 		return fmt.Errorf("reading configuration of VM %d: %w", g.VMID, err)
 	}
+	g.setPending(entries)
+	return nil
+}
+
+// readGuestConfig is the fallback for servers without the pending endpoint.
+func (e *Engine) readGuestConfig(ctx context.Context, g *Guest) error {
+	cfg, err := e.client.QemuConfig(ctx, g.Node, g.VMID, false)
+	if err != nil {
+		return fmt.Errorf("reading configuration of VM %d: %w", g.VMID, err)
+	}
+	g.setConfig(cfg)
+	return nil
+}
+
+// setPending takes a guest's configuration from its pending entries (a VM's
+// and a container's are read alike): the current values, the pending ones,
+// the pending removals, and what it will be once they apply.
+func (g *Guest) setPending(entries []pve.PendingEntry) {
 	cur, eff := map[string]string{}, map[string]string{}
 	pend, del := map[string]string{}, map[string]bool{}
 	for _, en := range entries {
@@ -468,18 +486,13 @@ func (e *Engine) readGuest(ctx context.Context, g *Guest) error {
 		}
 	}
 	g.Current, g.Effective, g.Pending, g.PendingDelete, g.Read = cur, eff, pend, del, true
-	return nil
 }
 
-// readGuestConfig is the fallback for servers without the pending endpoint.
-func (e *Engine) readGuestConfig(ctx context.Context, g *Guest) error {
-	cfg, err := e.client.QemuConfig(ctx, g.Node, g.VMID, false)
-	if err != nil {
-		return fmt.Errorf("reading configuration of VM %d: %w", g.VMID, err)
-	}
-	g.Current, g.Effective = map[string]string(cfg), map[string]string(cfg)
+// setConfig takes a guest's configuration from a server without the
+// pending endpoint: nothing is pending.
+func (g *Guest) setConfig(cfg map[string]string) {
+	g.Current, g.Effective = cfg, cfg
 	g.Pending, g.PendingDelete, g.Read = map[string]string{}, map[string]bool{}, true
-	return nil
 }
 
 func anyString(v any) string {
