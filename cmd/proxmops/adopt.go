@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/render"
+	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -35,7 +36,7 @@ func init() {
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster of the guest (required there)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		key := args[0]
-		kind, name, ok := strings.Cut(key, "/")
+		kind, name, ok := vocab.SplitKey(key)
 		if !ok || kind == "" || name == "" {
 			return fmt.Errorf("name the guest as KIND/NAME, e.g. VirtualMachine/web-01, not %q", key)
 		}

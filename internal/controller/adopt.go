@@ -8,6 +8,7 @@ import (
 	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Adopt takes ownership of the unowned guest of a declared resource
@@ -19,7 +20,7 @@ import (
 // re-scan. A refusal, or a resource that is not a Conflict, wraps
 // api.ErrConflict with the reason.
 func (c *Controller) Adopt(ctx context.Context, kind, name string, dryRun bool) (api.AdoptResult, error) {
-	key := kind + "/" + name
+	key := vocab.Key(kind, name)
 	if !manifest.IsGuest(kind) {
 		return api.AdoptResult{}, fmt.Errorf("only a VirtualMachine, Template or Container adopts a guest, not a %s: %w", kind, api.ErrInvalid)
 	}

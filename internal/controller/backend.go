@@ -55,7 +55,7 @@ func (c *Controller) localResources() (api.ResourceList, error) {
 // has and the planned changes; the server adds the history.
 func (c *Controller) Resource(ctx context.Context, kind, name string) (api.ResourceDetail, error) {
 	c.mu.Lock()
-	r := c.resources[kind+"/"+name]
+	r := c.resources[vocab.Key(kind, name)]
 	if r == nil {
 		c.mu.Unlock()
 		return api.ResourceDetail{}, fmt.Errorf("no resource %s/%s: %w", kind, name, api.ErrNotFound)
@@ -136,7 +136,7 @@ func (c *Controller) canAct() error {
 // resource proxmops owns. A resource still declared in Git comes back on
 // the next pass unless its manifest goes or its sync policy is manual.
 func (c *Controller) Delete(ctx context.Context, kind, name string) error {
-	key := kind + "/" + name
+	key := vocab.Key(kind, name)
 	c.mu.Lock()
 	r := c.resources[key]
 	var observed, owned, conflict bool

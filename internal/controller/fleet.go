@@ -169,7 +169,7 @@ func (f *Fleet) find(ctx context.Context, kind, name string) (*Controller, error
 	var found []*Controller
 	var names []string
 	for _, c := range cs {
-		if c.has(kind + "/" + name) {
+		if c.has(vocab.Key(kind, name)) {
 			found = append(found, c)
 			names = append(names, c.Name())
 		}

@@ -275,12 +275,12 @@ func (c *Controller) reapplyProbeLocked(r *resource, p *prober) {
 // created, failing or stopped is that first; a running guest not probed
 // yet is Progressing (caller holds mu).
 func (c *Controller) overlayProbeLocked(sum api.ResourceSummary) api.ResourceSummary {
-	p := c.probes.byKey[sum.Kind+"/"+sum.Name]
+	p := c.probes.byKey[vocab.Key(sum.Kind, sum.Name)]
 	if p == nil {
 		return sum
 	}
 	p.baseHealth, p.baseReason = sum.Health, sum.Reason
-	r := c.resources[sum.Kind+"/"+sum.Name]
+	r := c.resources[vocab.Key(sum.Kind, sum.Name)]
 	if sum.Health != vocab.HealthHealthy || r == nil || r.observed != nil && r.observed["status"] != "running" {
 		// Seen not running (a guest declared stopped is Healthy so): no
 		// check. A guest just created is not seen yet: it boots.

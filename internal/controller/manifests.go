@@ -11,6 +11,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // manifestTexts keeps each resource's YAML document as it is in the
@@ -34,7 +35,7 @@ func manifestTexts(dir string, set *manifest.Set) map[string]string {
 			data, _ = os.ReadFile(path)
 			files[path] = data
 		}
-		out[string(r.Kind())+"/"+r.Name()] = documentAt(data, o.Line)
+		out[vocab.Key(r.Kind(), r.Name())] = documentAt(data, o.Line)
 	}
 	return out
 }
@@ -65,7 +66,7 @@ func documentAt(data []byte, line int) string {
 func (c *Controller) Manifest(ctx context.Context, kind, name string) (api.Manifest, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := kind + "/" + name
+	key := vocab.Key(kind, name)
 	ds := c.desired
 	if ds == nil {
 		return api.Manifest{}, c.notLoadedLocked()
@@ -86,7 +87,7 @@ func (c *Controller) Manifest(ctx context.Context, kind, name string) (api.Manif
 // Proxmox masks cipassword itself (qemu-server API2/Qemu.pm, vm_config);
 // it is masked here too, so no reader ever depends on that.
 func (c *Controller) Live(ctx context.Context, kind, name string) (api.Live, error) {
-	key := kind + "/" + name
+	key := vocab.Key(kind, name)
 	c.mu.Lock()
 	r := c.resources[key]
 	var observed map[string]any
@@ -144,7 +145,7 @@ func (c *Controller) lookedAt(vmid int) {
 // TaskLog is the log of the last Proxmox task of the resource's actions,
 // read from Proxmox now (the drawer follows it while the task runs).
 func (c *Controller) TaskLog(ctx context.Context, kind, name string) (api.TaskLog, error) {
-	key := kind + "/" + name
+	key := vocab.Key(kind, name)
 	c.mu.Lock()
 	r := c.resources[key]
 	var task string

@@ -222,7 +222,7 @@ func (c *Controller) load(res *source.Result) (*desiredState, error) {
 	ds := &desiredState{set: set, desired: engine.DesiredFromSet(set, c.opts.Secrets), commit: res.Commit.Hash,
 		message: res.Commit.Subject(), author: res.Commit.Author, byKey: map[string]manifest.Resource{}, texts: manifestTexts(res.Dir, set)}
 	for _, r := range set.Resources {
-		ds.byKey[string(r.Kind())+"/"+r.Name()] = r
+		ds.byKey[vocab.Key(r.Kind(), r.Name())] = r
 	}
 	return ds, nil
 }
@@ -561,7 +561,7 @@ func (c *Controller) setSummaryLocked(r *resource, sum api.ResourceSummary) {
 	sum.Cluster = c.Name()
 	sum.UpdatedAt = prev.UpdatedAt
 	sum = c.overlayProbeLocked(sum)
-	c.noteHealthLocked(sum.Kind+"/"+sum.Name, sum.Health, sum.Reason)
+	c.noteHealthLocked(vocab.Key(sum.Kind, sum.Name), sum.Health, sum.Reason)
 	if prev.Health != sum.Health {
 		c.noteHealthMetricLocked(sum.Kind, sum.Name, prev.Health, sum.Health)
 	}
@@ -622,7 +622,7 @@ func joinReason(a, b string) string {
 }
 
 func splitKey(key string) (kind, name string) {
-	kind, name, _ = strings.Cut(key, "/")
+	kind, name, _ = vocab.SplitKey(key)
 	return kind, name
 }
 

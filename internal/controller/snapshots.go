@@ -6,6 +6,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/dispatch"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Snapshots lists the snapshots of a declared VirtualMachine or Container
@@ -29,7 +30,7 @@ func (c *Controller) Snapshots(ctx context.Context, kind, name string) (api.Snap
 // Git: with sync manual it stays so, with auto the next pass re-applies
 // the manifest, as the result's Next says.
 func (c *Controller) Rollback(ctx context.Context, kind, name, snapshot string) (api.RollbackResult, error) {
-	key := kind + "/" + name
+	key := vocab.Key(kind, name)
 	if err := c.canAct(); err != nil {
 		return api.RollbackResult{}, err
 	}

@@ -275,7 +275,7 @@ func (c *Controller) addEntryAsLocked(ctx context.Context, kind, name string, e 
 		e.Actor = &a
 	}
 	if _, err := c.st.AddHistory(ctx, kind, c.historyName(name), e); err != nil {
-		c.log.Error("recording history failed", "resource", kind+"/"+name, "event", string(e.Event), "err", err)
+		c.log.Error("recording history failed", "resource", vocab.Key(kind, name), "event", string(e.Event), "err", err)
 	}
 	if ev != "" {
 		c.notifyLocked(api.Notice{Event: ev, Kind: kind, Name: name, Revision: e.Commit, Message: e.Message, Time: e.Time})

@@ -19,7 +19,7 @@ const allKeys = "*"
 // would. A dry run changes nothing and answers the plan of that sync.
 func (c *Controller) Sync(ctx context.Context, kind, name string, o api.SyncOptions) (*api.Plan, error) {
 	one := kind != "" || name != ""
-	key := kind + "/" + name
+	key := vocab.Key(kind, name)
 	if one {
 		c.mu.Lock()
 		r := c.resources[key]
@@ -77,7 +77,7 @@ func (c *Controller) dryRun(ctx context.Context, kind, name string, o api.SyncOp
 	}
 	scope := map[string]bool{allKeys: true}
 	if kind != "" {
-		scope = map[string]bool{kind + "/" + name: true}
+		scope = map[string]bool{vocab.Key(kind, name): true}
 	}
 	desired := ds.desired
 	if o.Reboot {
@@ -94,7 +94,7 @@ func (c *Controller) dryRun(ctx context.Context, kind, name string, o api.SyncOp
 		if p.Find(kind, name) == nil {
 			return nil, fmt.Errorf("no resource %s/%s: %w", kind, name, api.ErrNotFound)
 		}
-		p = p.Only(kind + "/" + name)
+		p = p.Only(vocab.Key(kind, name))
 	}
 	doc := p.Document()
 	return &doc, nil
@@ -103,7 +103,7 @@ func (c *Controller) dryRun(ctx context.Context, kind, name string, o api.SyncOp
 // withReboot is d with applyMode reboot on the guests in scope ("*": all),
 // for one sync; d itself is shared with the loop and stays as loaded.
 func withReboot(d *engine.Desired, scope map[string]bool) *engine.Desired {
-	in := func(m *engine.Meta) bool { return scope[allKeys] || scope[m.Kind+"/"+m.Name] }
+	in := func(m *engine.Meta) bool { return scope[allKeys] || scope[vocab.Key(m.Kind, m.Name)] }
 	return d.Map(func(s engine.Spec) engine.Spec {
 		switch v := s.(type) {
 		case *engine.VMSpec:

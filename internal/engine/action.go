@@ -92,7 +92,7 @@ type Action struct {
 }
 
 // Key is "Kind/name".
-func (a *Action) Key() string { return a.Kind + "/" + a.Name }
+func (a *Action) Key() string { return vocab.Key(a.Kind, a.Name) }
 
 // Acts reports whether the action has something to do and a step that
 // does it (whatever its sync policy or dependencies).

@@ -48,7 +48,7 @@ func adoptingReason(g *Guest, rec AdoptionRecord) string {
 
 // adoptRequested reports whether m asks to adopt the guest at its VMID.
 func (pc *planContext) adoptRequested(m Meta) bool {
-	return m.Adopt || slices.Contains(pc.e.opts.Adopt, m.Kind+"/"+m.Name)
+	return m.Adopt || slices.Contains(pc.e.opts.Adopt, vocab.Key(m.Kind, m.Name))
 }
 
 // adoptionComplete says whether g carries everything an adoption leaves.
@@ -289,7 +289,7 @@ func (e *Engine) PlanAdoption(ctx context.Context, d *Desired, revision, key str
 	if err != nil {
 		return nil, fmt.Errorf("planning against %s: %w", e.client.Endpoint(), err)
 	}
-	kind, name, _ := strings.Cut(key, "/")
+	kind, name, _ := vocab.SplitKey(key)
 	a := full.Find(kind, name)
 	if a == nil {
 		return nil, fmt.Errorf("%s is not declared in the repository: %w", key, api.ErrNotFound)

@@ -377,7 +377,7 @@ func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
 
 func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Action, node string, uo updateOptions) *Action {
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
-	if kind, ok := pc.declared[s.VMID]; ok && kind != KindContainer+"/"+s.Name {
+	if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindContainer, s.Name) {
 		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
 		return a
 	}

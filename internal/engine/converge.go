@@ -47,7 +47,7 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 	final := map[string]Result{}
 	var order []string
 	record := func(r Result) {
-		k := r.Kind + "/" + r.Name
+		k := vocab.Key(r.Kind, r.Name)
 		if _, ok := final[k]; !ok {
 			order = append(order, k)
 		}
@@ -71,10 +71,10 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 			switch {
 			case r.Status == vocab.StatusFailed && foreseen(p, r):
 				refused = true
-				failures[r.Kind+"/"+r.Name] = r.Error
+				failures[vocab.Key(r.Kind, r.Name)] = r.Error
 			case r.Status == vocab.StatusFailed:
 				again = true
-				failures[r.Kind+"/"+r.Name] = r.Error
+				failures[vocab.Key(r.Kind, r.Name)] = r.Error
 			case r.Status == vocab.StatusSynced && r.Action != vocab.ActionNone:
 				progressed = true
 			}

@@ -584,7 +584,7 @@ func (e *Engine) Rollback(ctx context.Context, d *Desired, kind, name, snapshot 
 		return api.RollbackResult{}, fmt.Errorf("%s/%s rolled back to %s, but %w", kind, name, sn.Name, err)
 	}
 	res := api.RollbackResult{Kind: kind, Name: name, Snapshot: sn.Name, Started: t.running, SyncPolicy: t.sync}
-	res.Next = RollbackNext(kind+"/"+name, t.sync)
+	res.Next = RollbackNext(vocab.Key(kind, name), t.sync)
 	return res, nil
 }
 

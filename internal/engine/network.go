@@ -136,7 +136,7 @@ func (r networkReconciler) plan(pc *planContext) []*Action {
 	for _, s := range specsOf[*NetworkSpec](pc.d, KindNetwork) {
 		node := nodeFor(pc, s.Node)
 		declared[node+"/"+s.Iface] = true
-		pc.kinds.netKeys[node+"/"+s.Iface] = KindNetwork + "/" + s.Name
+		pc.kinds.netKeys[node+"/"+s.Iface] = vocab.Key(KindNetwork, s.Name)
 	}
 	var out []*Action
 	for _, s := range specsOf[*NetworkSpec](pc.d, KindNetwork) {

@@ -138,7 +138,7 @@ func (pc *planContext) planProvision(a *Action, p *ProvisionSpec, g *Guest, stat
 		return a
 	}
 	now := p.Inputs.Record()
-	id := a.Kind + "/" + a.Name
+	id := vocab.Key(a.Kind, a.Name)
 	if g == nil {
 		if a.Action != vocab.ActionCreate || !a.Acts() {
 			return a

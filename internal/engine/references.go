@@ -1,6 +1,10 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/vocab"
+)
 
 // References are the things on the cluster the manifests rely on without
 // declaring them: the nodes they name, the storages they put volumes on
@@ -55,7 +59,7 @@ func ReferencesOf(d *Desired) References {
 	for _, s := range specsOf[*SdnVnetSpec](d, KindSdnVnet) {
 		declared[" "+s.Name] = true
 		if _, ok := r.Zones[s.Zone]; !ok && s.Zone != "" && !zones[s.Zone] {
-			r.Zones[s.Zone] = KindSdnVnet + "/" + s.Name
+			r.Zones[s.Zone] = vocab.Key(KindSdnVnet, s.Name)
 		}
 	}
 	node := func(n, key string) {
@@ -74,7 +78,7 @@ func ReferencesOf(d *Desired) References {
 		}
 	}
 	qemu := func(m *Meta, vmid int, img *ImageSpec, disks []DiskSpec, nics []NICSpec, ci *CloudInitSpec) {
-		key := m.Kind + "/" + m.Name
+		key := vocab.Key(m.Kind, m.Name)
 		node(m.Node, key)
 		if img != nil {
 			stor := img.Storage
@@ -99,11 +103,11 @@ func ReferencesOf(d *Desired) References {
 	for _, s := range specsOf[*VMSpec](d, KindVirtualMachine) {
 		qemu(&s.Meta, s.VMID, s.Image, s.Disks, s.NICs, s.CloudInit)
 		if strings.Contains(s.Iso, ":") {
-			use(StorageUse{Node: s.Node, Storage: storageOf(s.Iso), Content: "iso", Why: KindVirtualMachine + "/" + s.Name + " (ISO)"})
+			use(StorageUse{Node: s.Node, Storage: storageOf(s.Iso), Content: "iso", Why: vocab.Key(KindVirtualMachine, s.Name) + " (ISO)"})
 		}
 	}
 	for _, s := range specsOf[*ContainerSpec](d, KindContainer) {
-		key := KindContainer + "/" + s.Name
+		key := vocab.Key(KindContainer, s.Name)
 		node(s.Node, key)
 		for _, m := range append([]MountSpec{s.RootFS}, s.Mounts...) {
 			use(StorageUse{Node: s.Node, Storage: m.Storage, Content: "rootdir", Bytes: m.Size, VMID: s.VMID, Why: key + " (" + m.Slot + ")"})
@@ -116,15 +120,15 @@ func ReferencesOf(d *Desired) References {
 		}
 	}
 	for _, s := range specsOf[*IsoSpec](d, KindIso) {
-		node(s.Node, KindIso+"/"+s.Name)
-		use(StorageUse{Node: s.Node, Storage: s.Storage, Content: "iso", Why: KindIso + "/" + s.Name})
+		node(s.Node, vocab.Key(KindIso, s.Name))
+		use(StorageUse{Node: s.Node, Storage: s.Storage, Content: "iso", Why: vocab.Key(KindIso, s.Name)})
 	}
 	for _, s := range specsOf[*CTemplateSpec](d, KindContainerTemplate) {
-		node(s.Node, KindContainerTemplate+"/"+s.Name)
-		use(StorageUse{Node: s.Node, Storage: s.Storage, Content: "vztmpl", Why: KindContainerTemplate + "/" + s.Name})
+		node(s.Node, vocab.Key(KindContainerTemplate, s.Name))
+		use(StorageUse{Node: s.Node, Storage: s.Storage, Content: "vztmpl", Why: vocab.Key(KindContainerTemplate, s.Name)})
 	}
 	for _, s := range specsOf[*NetworkSpec](d, KindNetwork) {
-		node(s.Node, KindNetwork+"/"+s.Name)
+		node(s.Node, vocab.Key(KindNetwork, s.Name))
 	}
 	return r
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // The kinds the engine reconciles, named as the manifests name them.
@@ -115,7 +116,7 @@ func claimVMIDs(d *Desired) map[int]string {
 		}
 		for _, s := range d.Specs(row.kind) {
 			if id := row.vmid(s); id > 0 {
-				out[id] = row.kind + "/" + s.meta().Name
+				out[id] = vocab.Key(row.kind, s.meta().Name)
 			}
 		}
 	}

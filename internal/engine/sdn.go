@@ -784,7 +784,7 @@ func sdnBridgeDeps(pc *planContext, bridges []string) []string {
 	for _, b := range bridges {
 		for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
 			if v.Name == b {
-				deps = append(deps, KindSdnVnet+"/"+v.Name)
+				deps = append(deps, vocab.Key(KindSdnVnet, v.Name))
 				if pc.kinds.sdnApplyKey != "" {
 					deps = append(deps, pc.kinds.sdnApplyKey)
 				}

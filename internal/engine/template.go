@@ -148,7 +148,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *guestSpec, a *Action) *Action {
 	node := a.Node
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
-	if kind, ok := pc.declared[s.VMID]; ok && kind != KindTemplate+"/"+s.Name {
+	if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindTemplate, s.Name) {
 		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
 		return a
 	}

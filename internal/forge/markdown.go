@@ -43,7 +43,7 @@ func (o outcome) firstProblem() string {
 	}
 	for _, a := range o.plan.Actions {
 		if a.Conflict || a.Status == vocab.StatusFailed || a.Status == vocab.StatusConflict {
-			return a.Kind + "/" + a.Name + ": " + a.Reason
+			return vocab.Key(a.Kind, a.Name) + ": " + a.Reason
 		}
 	}
 	return ""
@@ -102,7 +102,7 @@ func renderPlan(b *strings.Builder, p *api.Plan) {
 	var conflicts, failed, privileges []string
 	shown := 0
 	for _, a := range p.Actions {
-		key := a.Kind + "/" + a.Name
+		key := vocab.Key(a.Kind, a.Name)
 		if a.Cluster != "" {
 			key = a.Cluster + ": " + key
 		}

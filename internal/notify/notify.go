@@ -14,6 +14,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Notifier takes transitions. Notify never blocks and never fails: what
@@ -207,7 +208,7 @@ func (d *Dispatcher) link(n api.Notice) string {
 	if base == "" || n.Kind == "" {
 		return ""
 	}
-	q := "/?r=" + url.QueryEscape(n.Kind+"/"+n.Name)
+	q := "/?r=" + url.QueryEscape(vocab.Key(n.Kind, n.Name))
 	if n.Cluster != "" && n.Cluster != config.DefaultClusterName {
 		q += "&cluster=" + url.QueryEscape(n.Cluster)
 	}

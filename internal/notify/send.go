@@ -19,6 +19,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/buildinfo"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // sender delivers one message of a receiver.
@@ -206,7 +207,7 @@ func headline(n api.Notice) string {
 	what := string(n.Event)
 	switch {
 	case n.Kind != "":
-		what = n.Kind + "/" + n.Name + " " + what
+		what = vocab.Key(n.Kind, n.Name) + " " + what
 	case n.PullRequest != 0:
 		what = fmt.Sprintf("pull request #%d planned", n.PullRequest)
 	case n.Event == api.NotifySourceError:

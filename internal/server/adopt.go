@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // AdoptBackend is what a Backend offers for explicit adoption (the
@@ -42,7 +43,7 @@ func (s *Server) handleAdopt(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), adoptWait)
 	defer cancel()
 	if !req.DryRun {
-		s.log.Info("adoption requested", "resource", kind+"/"+name, "by", api.ActorFrom(ctx).String())
+		s.log.Info("adoption requested", "resource", vocab.Key(kind, name), "by", api.ActorFrom(ctx).String())
 	}
 	res, err := ab.Adopt(ctx, kind, name, req.DryRun)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/provision"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // handleResetHostKey forgets the SSH host key pinned for a guest's
@@ -23,7 +24,7 @@ func (s *Server) handleResetHostKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	keys := provision.NewKeys(st, "")
-	id := kind + "/" + name
+	id := vocab.Key(kind, name)
 	pin, had, err := keys.HostKey(r.Context(), id)
 	if err != nil {
 		s.internal(w, r, err)

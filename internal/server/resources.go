@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/settings"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // historyLimit is how many history entries a resource's detail shows.
@@ -147,7 +148,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string)
 	}
 	what := "a full sync"
 	if kind != "" {
-		what = "sync of " + kind + "/" + name
+		what = "sync of " + vocab.Key(kind, name)
 	}
 	if o.DryRun {
 		if plan == nil {
@@ -156,7 +157,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string)
 		writeJSON(w, http.StatusOK, map[string]any{"status": "dry run of " + what + ": nothing was changed", "plan": plan})
 		return
 	}
-	s.log.Info("sync requested", "resource", kind+"/"+name, "prune", o.Prune, "reboot", o.Reboot, "by", api.ActorFrom(r.Context()).String())
+	s.log.Info("sync requested", "resource", vocab.Key(kind, name), "prune", o.Prune, "reboot", o.Reboot, "by", api.ActorFrom(r.Context()).String())
 	msg := what + " started"
 	if kind == "" {
 		msg = "a full pass started"
@@ -186,8 +187,8 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("delete requested", "resource", kind+"/"+name, "by", api.ActorFrom(r.Context()).String())
-	accepted(w, "delete of "+kind+"/"+name+" started")
+	s.log.Info("delete requested", "resource", vocab.Key(kind, name), "by", api.ActorFrom(r.Context()).String())
+	accepted(w, "delete of "+vocab.Key(kind, name)+" started")
 }
 
 func (s *Server) handleSyncAll(w http.ResponseWriter, r *http.Request) {

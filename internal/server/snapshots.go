@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // SnapshotBackend is what a Backend offers for guest snapshots (the
@@ -75,7 +76,7 @@ func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(rollbackWait + time.Minute))
 	ctx, cancel := context.WithTimeout(r.Context(), rollbackWait)
 	defer cancel()
-	s.log.Info("rollback requested", "resource", kind+"/"+name, "snapshot", req.Snapshot, "by", api.ActorFrom(r.Context()).String())
+	s.log.Info("rollback requested", "resource", vocab.Key(kind, name), "snapshot", req.Snapshot, "by", api.ActorFrom(r.Context()).String())
 	res, err := sb.Rollback(ctx, kind, name, req.Snapshot)
 	if err != nil {
 		s.fail(w, r, err)
