@@ -34,7 +34,7 @@ import (
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-// The chaos suite (docs/reliability.md, "Chaos suite (issue 15)"): the
+// The chaos suite (docs/reliability.md, "Chaos suite"): the
 // daemon runs as a child process (this test binary re-run as
 // TestChaosDaemonChild, which calls Run exactly as `proxmops serve` does)
 // against a simulated cluster over real HTTP that fails requests, drops

@@ -19,7 +19,8 @@ import (
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-// faultSpec is issue 10's fault mix for the convergence experiment.
+// faultSpec is the fault mix of the convergence experiment
+// (docs/reliability.md, "Fault convergence").
 const faultSpec = "error-rate=0.15,drop-rate=0.05,task-fail-rate=0.1,lock-timeout-rate=0.05"
 
 // TestExamplesConvergeUnderFaults applies the example repository (as the

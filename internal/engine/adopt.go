@@ -12,7 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
-// Explicit adoption of guests proxmops did not make (issue 16). A guest
+// Explicit adoption of guests proxmops did not make. A guest
 // manifest annotated proxmops.dev/adopt: "true", or named to `proxmops
 // adopt` (Options.Adopt), takes ownership of the unowned guest at its
 // VMID: the plan shows "adopt" with the ownership tag (the guest's other

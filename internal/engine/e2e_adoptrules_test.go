@@ -11,10 +11,10 @@ import (
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-// The adoption rules of issue 16, point 2, each over real HTTP against
-// the simulator: creation-only choices are never a reason to replace,
-// larger disks are never shrunk, tags are managed but their removal is
-// shown before anything happens.
+// The adoption rules, each over real HTTP against the simulator:
+// creation-only choices are never a reason to replace, larger disks are
+// never shrunk, tags are managed but their removal is shown before
+// anything happens.
 
 // replacements counts the requests that would replace, recreate or move a
 // guest or a disk: deletions, creates, clones and disk moves.
