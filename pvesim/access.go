@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The /access endpoints for roles, ACLs and effective permissions
@@ -66,7 +68,7 @@ func init() {
 }
 
 // permModify is ['perm-modify', path]: check_perm_modify.
-func permModify(path string) *Perm { return &Perm{op: "perm-modify", path: path} }
+func permModify(path string) *Perm { return route.PermModify(path) }
 
 // checkPermModify is RPCEnvironment::check_perm_modify: Permissions.Modify,
 // or the allocation privilege of the object the path names.

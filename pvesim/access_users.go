@@ -1,5 +1,7 @@
 package pvesim
 
+import "github.com/proxmops/proxmops/pvesim/route"
+
 // GET /access/users/{userid}: pve-access-control's API2/User.pm read_user,
 // with its ['userid-group', ['User.Modify', 'Sys.Audit']] check
 // (RPCEnvironment.pm check_api2_permissions). The simulator knows root@pam
@@ -15,7 +17,7 @@ func init() {
 
 // permUseridGroup is ['userid-group', [privs]]: any of privs on
 // /access/groups, or on a group the user of the userid parameter is in.
-func permUseridGroup(privs ...string) *Perm { return &Perm{op: "userid-group", privs: privs} }
+func permUseridGroup(privs ...string) *Perm { return route.PermUseridGroup(privs...) }
 
 // checkUseridGroup is the userid-group test: the user must exist
 // (check_user_exist dies otherwise), then any of the privileges on all
@@ -29,7 +31,7 @@ func (s *Server) checkUseridGroup(p *Perm, user string, params map[string]string
 		}
 		return false, Fail("no such user ('%s')", id)
 	}
-	if s.checkAny(user, "/access/groups", p.privs...) == nil {
+	if s.checkAny(user, "/access/groups", p.Privs...) == nil {
 		return true, nil
 	}
 	return false, permErr("")

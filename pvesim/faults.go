@@ -202,7 +202,7 @@ func (fs *faultState) set(f Faults, seed int64) {
 func (fs *faultState) ratesFor(route *Route) FaultRates {
 	r := fs.f.FaultRates
 	if route != nil {
-		if c, ok := fs.f.Classes[route.faultClass()]; ok {
+		if c, ok := fs.f.Classes[route.FaultClass()]; ok {
 			r = c
 		}
 	}

@@ -672,7 +672,7 @@ func (s *Server) haMigrateRequest(r *Request, g *Guest, o migrateOpts) string {
 		if err != nil || s.state.Guests[g.VMID] != g {
 			return
 		}
-		lrm := &Request{User: "root@pam", srv: s}
+		lrm := &Request{User: "root@pam"}
 		ha := migrateOpts{target: o.target, online: g.Running, restart: g.Running, timeout: 180}
 		s.startTask(lrm, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 			return s.migrateFrame(tc, g, func(ml *migrateLog) error {

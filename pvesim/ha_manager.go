@@ -215,7 +215,7 @@ func (s *Server) haLRM(sid string, sv *HAService, g *Guest, op string) {
 		}
 		body = func(tc *taskCtx) error { return s.stopGuest(tc, g, o, false) }
 	}
-	lrm := &Request{User: "root@pam", srv: s}
+	lrm := &Request{User: "root@pam"}
 	s.startTaskWith(lrm, g.Node, typ, strconv.Itoa(g.VMID), body, func(err error) {
 		sv.busy = false
 		if s.state.HA == nil || s.state.HA.Services[sid] != sv {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Privileges, roles and ACLs as pve-access-control keeps them
@@ -325,114 +327,58 @@ func (s *Server) can(user, path string, privs ...string) bool {
 	return s.check(user, path, privs...) == nil
 }
 
-// Perm is a method's "permissions" entry, which pve-http-server checks
-// (RPCEnvironment::check_api2_permissions) right after authentication,
-// before the node is proxied to and before the parameters are verified.
-// A route without one is for root@pam only, as in Proxmox.
-type Perm struct {
-	user         string // "all" or "world"
-	op           string // perm, and, or
-	path         string
-	privs        []string
-	any          bool
-	requireParam string
-	subs         []*Perm
-}
+// Perm is a method's "permissions" entry (see pvesim/route).
+type Perm = route.Perm
 
-// PermUser is `user => 'all'`: any authenticated user; the handler checks.
-func PermUser() *Perm { return &Perm{user: "all"} }
-
-// PermCheck is ['perm', path, [privs]]: all privileges on the path, whose
-// {param} parts are filled from the request.
-func PermCheck(path string, privs ...string) *Perm {
-	return &Perm{op: "perm", path: path, privs: privs}
-}
-
-// PermAny is ['perm', path, [privs], any => 1].
-func PermAny(path string, privs ...string) *Perm {
-	return &Perm{op: "perm", path: path, privs: privs, any: true}
-}
-
-// PermAnd is ['and', ...]: every check must pass.
-func PermAnd(subs ...*Perm) *Perm { return &Perm{op: "and", subs: subs} }
-
-// PermOr is ['or', ...]: one check must pass.
-func PermOr(subs ...*Perm) *Perm { return &Perm{op: "or", subs: subs} }
-
-// RequireParam is require_param: the check fails when the parameter is absent.
-func (p *Perm) RequireParam(name string) *Perm { p.requireParam = name; return p }
-
-// String shows the check in the form of Proxmox's schema, for tests.
-func (p *Perm) String() string {
-	if p == nil {
-		return "root only"
-	}
-	if p.user != "" {
-		return "user=" + p.user
-	}
-	switch p.op {
-	case "perm-modify":
-		return "perm-modify " + p.path
-	case "userid-group":
-		return fmt.Sprintf("userid-group [%s]", strings.Join(p.privs, ","))
-	case "perm":
-		s := fmt.Sprintf("perm %s [%s]", p.path, strings.Join(p.privs, ","))
-		if p.any {
-			s += " any"
-		}
-		if p.requireParam != "" {
-			s += " require_param=" + p.requireParam
-		}
-		return s
-	default:
-		parts := make([]string, len(p.subs))
-		for i, sub := range p.subs {
-			parts[i] = "(" + sub.String() + ")"
-		}
-		return p.op + " " + strings.Join(parts, " ")
-	}
-}
+// The permission builders, from pvesim/route.
+var (
+	PermUser  = route.PermUser
+	PermCheck = route.PermCheck
+	PermAny   = route.PermAny
+	PermAnd   = route.PermAnd
+	PermOr    = route.PermOr
+)
 
 var reTemplateParam = regexp.MustCompile(`\{(\w+)\}`)
 
 // eval is exec_api2_perm_check.
 func (s *Server) evalPerm(p *Perm, user string, params map[string]string, noerr bool) (bool, error) {
-	switch p.op {
+	switch p.Op {
 	case "and":
-		for _, sub := range p.subs {
+		for _, sub := range p.Subs {
 			if _, err := s.evalPerm(sub, user, params, false); err != nil {
 				return false, err
 			}
 		}
 		return true, nil
 	case "or":
-		for _, sub := range p.subs {
+		for _, sub := range p.Subs {
 			if ok, _ := s.evalPerm(sub, user, params, true); ok {
 				return true, nil
 			}
 		}
 		return false, permErr("")
 	}
-	if p.op == "userid-group" {
+	if p.Op == "userid-group" {
 		return s.checkUseridGroup(p, user, params, noerr)
 	}
-	if p.op == "perm-modify" {
-		path := reTemplateParam.ReplaceAllStringFunc(p.path, func(m string) string { return params[m[1:len(m)-1]] })
+	if p.Op == "perm-modify" {
+		path := reTemplateParam.ReplaceAllStringFunc(p.Path, func(m string) string { return params[m[1:len(m)-1]] })
 		err := s.checkPermModify(user, normalizeACLPath(path))
 		return err == nil, err
 	}
-	if p.requireParam != "" {
-		if _, ok := params[p.requireParam]; !ok {
+	if p.Required != "" {
+		if _, ok := params[p.Required]; !ok {
 			return false, permErr("")
 		}
 	}
-	path := reTemplateParam.ReplaceAllStringFunc(p.path, func(m string) string { return params[m[1:len(m)-1]] })
+	path := reTemplateParam.ReplaceAllStringFunc(p.Path, func(m string) string { return params[m[1:len(m)-1]] })
 	path = normalizeACLPath(path)
 	var err error
-	if p.any {
-		err = s.checkAny(user, path, p.privs...)
+	if p.Any {
+		err = s.checkAny(user, path, p.Privs...)
 	} else {
-		err = s.check(user, path, p.privs...)
+		err = s.check(user, path, p.Privs...)
 	}
 	return err == nil, err
 }
@@ -445,7 +391,7 @@ func (s *Server) checkAPI2Permissions(p *Perm, user string, params map[string]st
 	if p == nil {
 		return permErr("user != root@pam")
 	}
-	if p.user == "all" || p.user == "world" {
+	if p.User == "all" || p.User == "world" {
 		return nil
 	}
 	_, err := s.evalPerm(p, user, params, false)

@@ -2,47 +2,20 @@ package pvesim
 
 import (
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-// HandlerFunc serves one endpoint. It runs after authentication and
-// parameter validation, with the server's state lock held; it returns the
-// value for the "data" envelope or an error (see Fail and ParamError).
-type HandlerFunc func(r *Request) (any, error)
-
-// Route is one method on one path of the API.
-type Route struct {
-	Method string
-	// Path is the template below /api2/json, e.g. "/nodes/{node}/qemu/{vmid}/config".
-	// A final "{name*}" segment takes the rest of the path (storage volume ids contain '/').
-	Path string
-	// Params are all parameters of the method, path parameters included,
-	// exactly as the official schema lists them.
-	Params *Params
-	// ProxyTo names the path parameter holding the node that executes the
-	// call ("node"); an unknown node fails and an offline node does not answer.
-	ProxyTo string
-	// NoToken marks methods Proxmox refuses for API tokens.
-	NoToken bool
-	// Perm is the method's permission check (its "permissions" in Proxmox's
-	// Perl); nil means root@pam only, as in Proxmox.
-	Perm *Perm
-	// Unauthenticated marks methods callable without a ticket or token.
-	Unauthenticated bool
-	// Class is the fault-injection class ("read", "write", "task", "auth");
-	// empty means "read" for GET and "write" otherwise.
-	Class   string
-	Handler HandlerFunc
-}
-
-func (rt *Route) faultClass() string {
-	if rt.Class != "" {
-		return rt.Class
-	}
-	if rt.Method == "GET" {
-		return "read"
-	}
-	return "write"
-}
+// The endpoint types live in pvesim/route; these names keep the endpoint
+// files writing Route, Request and HandlerFunc as before.
+type (
+	// HandlerFunc serves one endpoint.
+	HandlerFunc = route.HandlerFunc
+	// Route is one method on one path of the API.
+	Route = route.Route
+	// Request is one validated API call as a handler sees it.
+	Request = route.Request
+)
 
 // router is a tree of path segments: at each level either literal folders
 // or one parameter, like Proxmox's RESTHandler.

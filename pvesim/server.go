@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/pvesim/guestssh"
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Options configure a simulated cluster.
@@ -171,58 +172,6 @@ func (s *Server) Handle(r *Route) {
 // Routes lists every served method, for conformance tests.
 func (s *Server) Routes() []*Route { return append([]*Route(nil), s.routes.all...) }
 
-// Request is one validated API call as a handler sees it.
-type Request struct {
-	Method string
-	// Path is the path below /api2/json; Template the route's path template.
-	Path     string
-	Template string
-	Route    *Route
-	// Params holds every parameter (path, query and body) as strings.
-	Params map[string]string
-	// User is "root@pam" for a ticket, the full token id for a token.
-	User    string
-	IsToken bool
-	HTTP    *http.Request
-	srv     *Server
-	upload  *uploadedFile
-}
-
-// Has says whether a parameter was given.
-func (r *Request) Has(name string) bool { _, ok := r.Params[name]; return ok }
-
-// Str returns a parameter ("" when absent).
-func (r *Request) Str(name string) string { return r.Params[name] }
-
-// Int returns an integer parameter and whether it was given.
-func (r *Request) Int(name string) (int, bool) {
-	v, ok := r.Params[name]
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(strings.TrimPrefix(v, "+"))
-	return n, err == nil
-}
-
-// IntOr returns an integer parameter or a default.
-func (r *Request) IntOr(name string, def int) int {
-	if n, ok := r.Int(name); ok {
-		return n
-	}
-	return def
-}
-
-// Bool returns a boolean parameter (validated as "0"/"1").
-func (r *Request) Bool(name string) bool { return r.Params[name] == "1" }
-
-// BoolOr returns a boolean parameter or a default when absent.
-func (r *Request) BoolOr(name string, def bool) bool {
-	if v, ok := r.Params[name]; ok {
-		return v == "1"
-	}
-	return def
-}
-
 // Start serves plain HTTP on addr (use "127.0.0.1:0" in tests).
 func (s *Server) Start(addr string) error { return s.start(addr, false) }
 
@@ -352,7 +301,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	if upload != nil {
-		defer upload.cleanup()
+		defer removeUpload(upload)
 	}
 	delete(raw, "_dc")
 
@@ -393,7 +342,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 
-	req := &Request{Method: hr.Method, Path: rel, Template: template, Route: route, User: auth.user, IsToken: auth.isToken, HTTP: hr, srv: s, upload: upload}
+	req := &Request{Method: hr.Method, Path: rel, Template: template, Route: route, User: auth.user, IsToken: auth.isToken, HTTP: hr, Upload: upload}
 	if route.ProxyTo != "" {
 		node := uriParams[route.ProxyTo]
 		if err := s.checkNodeReachable(node); err != nil {
@@ -549,9 +498,9 @@ func dropConnection(w http.ResponseWriter) {
 }
 
 // extractParams merges body and query parameters as pve-http-server does.
-func extractParams(hr *http.Request, isUpload bool) (map[string]rawValue, *uploadedFile, *APIError) {
+func extractParams(hr *http.Request, isUpload bool) (map[string]rawValue, *route.Upload, *APIError) {
 	out := map[string]rawValue{}
-	var upload *uploadedFile
+	var upload *route.Upload
 	if hr.Method == "POST" || hr.Method == "PUT" {
 		ct, ctParams, _ := mime.ParseMediaType(hr.Header.Get("Content-Type"))
 		if isUpload && hr.ContentLength != 0 {

@@ -376,7 +376,7 @@ func encodeText(s string) string {
 }
 
 func (s *Server) upload(r *Request) (any, error) {
-	if r.upload == nil {
+	if r.Upload == nil {
 		return nil, Fail("upload without file")
 	}
 	content := r.Str("content")
@@ -394,7 +394,7 @@ func (s *Server) upload(r *Request) (any, error) {
 	}
 	alg, want := r.Str("checksum-algorithm"), strings.ToLower(r.Str("checksum"))
 	// The request's temporary file goes away when the request ends: read it now.
-	tmp, err := os.Open(r.upload.path)
+	tmp, err := os.Open(r.Upload.Path)
 	if err != nil {
 		return nil, err
 	}

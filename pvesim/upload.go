@@ -6,33 +6,29 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-// uploadedFile is the file part of a multipart upload, spooled to disk.
-type uploadedFile struct {
-	path     string
-	filename string
-	size     int64
-}
-
-func (u *uploadedFile) cleanup() {
-	if u != nil && u.path != "" {
-		os.Remove(u.path)
+// removeUpload deletes the spooled file of an upload, once served.
+func removeUpload(u *route.Upload) {
+	if u != nil && u.Path != "" {
+		os.Remove(u.Path)
 	}
 }
 
 // readMultipart reads the fields and the one file of an upload request.
-func readMultipart(hr *http.Request, boundary string) (*uploadedFile, map[string]string, error) {
+func readMultipart(hr *http.Request, boundary string) (*route.Upload, map[string]string, error) {
 	mr := multipart.NewReader(hr.Body, boundary)
 	fields := map[string]string{}
-	var up *uploadedFile
+	var up *route.Upload
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			up.cleanup()
+			removeUpload(up)
 			return nil, nil, errors.New("error reading multipart upload: " + err.Error())
 		}
 		if part.FileName() != "" {
@@ -46,7 +42,7 @@ func readMultipart(hr *http.Request, boundary string) (*uploadedFile, map[string
 				os.Remove(f.Name())
 				return nil, nil, errors.New("error reading upload: " + err.Error())
 			}
-			up = &uploadedFile{path: f.Name(), filename: part.FileName(), size: n}
+			up = &route.Upload{Path: f.Name(), Filename: part.FileName(), Size: n}
 			if _, ok := fields["filename"]; !ok {
 				fields["filename"] = part.FileName()
 			}
@@ -54,7 +50,7 @@ func readMultipart(hr *http.Request, boundary string) (*uploadedFile, map[string
 		}
 		b, err := io.ReadAll(io.LimitReader(part, maxPostSize))
 		if err != nil {
-			up.cleanup()
+			removeUpload(up)
 			return nil, nil, err
 		}
 		fields[part.FormName()] = string(b)
