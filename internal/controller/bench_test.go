@@ -34,7 +34,7 @@ func newBenchFleet(b *testing.B, n int) *benchFleet {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { sim.Close() })
-	repo := newGitRepoB(b)
+	repo := gittest.New(b)
 	files := map[string]string{}
 	for i := range n {
 		m := vmManifest(fmt.Sprintf("vm-%04d", i), 1000+i, 1)

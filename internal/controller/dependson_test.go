@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -29,8 +30,8 @@ func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
 	ln, port := listenOn(t, ip)
 	ln.Close() // db's service is down at first
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("db and web", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("db and web", map[string]string{
 		"db.yaml": healthVM("db", 150, "  cloudInit: {ip: "+ip+"/8}\n"+
 			"  healthCheck: {tcp: {port: "+strconv.Itoa(port)+"}, interval: 5s, failureThreshold: 2}\n"),
 		"web.yaml": dependentVM("web", 151, "VirtualMachine/db"),
@@ -125,15 +126,15 @@ func getJSON(t *testing.T, url, token string, into any) {
 // its deletion alone would be over before web's (a stop, then a destroy).
 func TestPruneDeletesADependentBeforeItsDependency(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("db and web", map[string]string{
+	repo := gittest.New(t)
+	repo.Commit("db and web", map[string]string{
 		"db.yaml":   strings.Replace(vmManifest("db", 152, 1), "state: running", "state: stopped", 1),
 		"web.yaml":  dependentVM("web", 153, "VirtualMachine/db"),
 		"keep.yaml": vmManifest("keep", 154, 1),
 	})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = true }).start()
 	e.waitStatus("VirtualMachine/web", vocab.StatusSynced)
-	repo.commit("without db and web", map[string]string{"db.yaml": "", "web.yaml": ""})
+	repo.Commit("without db and web", map[string]string{"db.yaml": "", "web.yaml": ""})
 	if err := e.c.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -274,8 +274,6 @@ func branchRef(name string, at plumbing.Hash) *plumbing.Reference {
 	return plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), at)
 }
 
-func newGitRepoB(b *testing.B) *gittest.Repo { return gittest.New(b) }
-
 // newEnvB is newEnv on the wall clock, with the interval an hour: passes
 // happen when asked for.
 func newEnvB(b *testing.B, sim *pvesim.Server, repo *gittest.Repo, dir string, mods ...envOpt) *env {

@@ -102,7 +102,7 @@ func TestFailedResourceNotifiesOnceAcrossFailingAttempts(t *testing.T) {
 			if e.failures(key) >= want {
 				return true
 			}
-			e.clock.Advance(10 * time.Second) // past the backoff; waitUntil polls again
+			e.clock.Advance(10 * time.Second) // past the backoff; testwait polls again
 			return false
 		})
 		e.waitStatus(key, vocab.StatusFailed)

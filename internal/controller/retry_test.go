@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -19,8 +20,8 @@ import (
 // is over, without anyone asking.
 func TestTerminalFailureWaitsForAChangeAndRetryableOneIsRetriedWithBackoff(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := newGitRepo(t)
-	repo.commit("add app", map[string]string{"vms/app.yaml": vmManifest("app", 300, 2)})
+	repo := gittest.New(t)
+	repo.Commit("add app", map[string]string{"vms/app.yaml": vmManifest("app", 300, 2)})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/app"
 	e.waitStatus(key, vocab.StatusSynced)
@@ -35,7 +36,7 @@ func TestTerminalFailureWaitsForAChangeAndRetryableOneIsRetriedWithBackoff(t *te
 		}
 	}
 	change := func(msg string, cores int) {
-		repo.commit(msg, map[string]string{"vms/app.yaml": vmManifest("app", 300, cores)})
+		repo.Commit(msg, map[string]string{"vms/app.yaml": vmManifest("app", 300, cores)})
 		if err := e.c.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
