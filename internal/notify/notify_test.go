@@ -367,7 +367,7 @@ func TestShutdownGivesUpWhenItsTimeEnds(t *testing.T) {
 	}()
 	// The first try fails and the retry would wait an hour: ending the
 	// shutdown's time stops it.
-	waitFor(t, "the first try", func() bool { return len(rec.requests()) == 1 })
+	testwait.For(t, "the first try", 10*time.Second, func() bool { return len(rec.requests()) == 1 })
 	cancel()
 	<-done
 	if n := len(rec.requests()); n != 1 {
