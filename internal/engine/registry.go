@@ -62,6 +62,8 @@ type deletion struct {
 // share in planContext (network keys, the SDN apply, resolved container
 // templates).
 var kinds = []kindRow{
+	collectionRow(firewallAliases, fromManifest(firewallAliasFromManifest)),
+	collectionRow(firewallIPSets, fromManifest(firewallIPSetFromManifest)),
 	{kind: KindSdnZone, desired: fromManifest(zoneFromManifest), reconciler: func() reconciler { return sdnReconciler{} },
 		needs: sdnNeeds},
 	{kind: KindSdnVnet, desired: fromManifest(vnetFromManifest), needs: sdnNeeds},

@@ -298,6 +298,19 @@ var formats = map[string]format{
 		}
 		return fmt.Errorf("%q is not dhcp, auto, manual or an IPv6 address with prefix length", s)
 	}},
+	"fw-ip-or-cidr": {pattern: `^[0-9a-fA-F:.]+(/[0-9]{1,3})?$`, check: CheckFirewallCIDR},
+	"fw-ipset-cidr": {pattern: `^([0-9a-fA-F:.]+(/[0-9]{1,3})?|(dc/)?[A-Za-z][A-Za-z0-9\-_]+)$`, check: func(s string) error {
+		if reFWName.MatchString(strings.TrimPrefix(s, "dc/")) && !strings.Contains(s, ":") && !strings.Contains(s, ".") {
+			return nil
+		}
+		return CheckFirewallCIDR(s)
+	}},
+	"fw-comment": {pattern: `^[^\n\r]*$`, check: func(s string) error {
+		if strings.ContainsAny(s, "\n\r") {
+			return errors.New("a firewall comment is one line (Proxmox writes it after '#' on the object's line)")
+		}
+		return nil
+	}},
 	"not-empty": {pattern: `\S`, check: func(s string) error {
 		if strings.TrimSpace(s) == "" {
 			return errors.New("must not be empty")

@@ -68,6 +68,10 @@ var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, Relati
 // kindTable has one row per kind, in the order dependencies usually flow:
 // what others refer to comes first. The engine plans kinds in this order.
 var kindTable = []KindInfo{
+	{Kind: KindFirewallAlias, Node: NodeNone, Relation: RelationUses, Folder: "firewall", Aliases: []string{"alias", "aliases", "firewallaliases", "firewall"},
+		Doc: "A cluster firewall alias (/cluster/firewall/aliases).", spec: reflect.TypeFor[FirewallAliasSpec]()},
+	{Kind: KindFirewallIPSet, Node: NodeNone, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
+		Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", spec: reflect.TypeFor[FirewallIPSetSpec]()},
 	{Kind: KindSdnZone, Node: NodeNone, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
 		Doc: "A Proxmox SDN zone.", spec: reflect.TypeFor[SdnZoneSpec]()},
 	{Kind: KindSdnVnet, Node: NodeNone, Relation: RelationUses, Folder: "sdn", Aliases: []string{"sdn"},

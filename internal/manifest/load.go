@@ -297,6 +297,8 @@ var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
 	KindContainerTemplate: decodeKind[ContainerTemplateSpec](func(o Object, s ContainerTemplateSpec) Resource { return &ContainerTemplate{o, s} }),
 	KindSdnZone:           decodeKind[SdnZoneSpec](func(o Object, s SdnZoneSpec) Resource { return &SdnZone{o, s} }),
 	KindSdnVnet:           decodeKind[SdnVnetSpec](func(o Object, s SdnVnetSpec) Resource { return &SdnVnet{o, s} }),
+	KindFirewallAlias:     decodeKind[FirewallAliasSpec](func(o Object, s FirewallAliasSpec) Resource { return &FirewallAlias{o, s} }),
+	KindFirewallIPSet:     decodeKind[FirewallIPSetSpec](func(o Object, s FirewallIPSetSpec) Resource { return &FirewallIPSet{o, s} }),
 }
 
 func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode) Resource {
@@ -455,6 +457,10 @@ func objectOf(r Resource) *Object {
 	case *SdnZone:
 		return &v.Object
 	case *SdnVnet:
+		return &v.Object
+	case *FirewallAlias:
+		return &v.Object
+	case *FirewallIPSet:
 		return &v.Object
 	}
 	panic("manifest: unknown resource type")

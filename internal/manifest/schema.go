@@ -178,6 +178,9 @@ func Schema() map[string]any {
 		if k == KindSdnZone || k == KindSdnVnet {
 			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": sdnIDPattern, "maxLength": 8}}})
 		}
+		if k == KindFirewallAlias || k == KindFirewallIPSet {
+			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": fwNamePattern, "maxLength": 64}}})
+		}
 		switch info.Node {
 		case NodeNone:
 			metaRules = append(metaRules, map[string]any{"not": map[string]any{"required": []string{"node"}}})

@@ -69,6 +69,10 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 		checkSdnZone(v, c)
 	case *SdnVnet:
 		checkSdnVnet(v, c)
+	case *FirewallAlias:
+		checkFirewallAlias(v, c)
+	case *FirewallIPSet:
+		checkFirewallIPSet(v, c)
 	}
 	_ = decodeFailed
 	_ = o
@@ -85,6 +89,9 @@ func checkMetadata(r Resource, c *checker) {
 		if len(m.Tags) > 0 {
 			c.errorf("metadata.tags", "%s has no Proxmox tags", r.Kind())
 		}
+	}
+	if k := r.Kind(); (k == KindFirewallAlias || k == KindFirewallIPSet) && len(m.Tags) > 0 {
+		c.errorf("metadata.tags", "%s has no Proxmox tags; proxmops marks its comment", k)
 	}
 	switch r.Kind().Info().Node {
 	case NodeNone:
@@ -123,8 +130,8 @@ func checkMetadata(r Resource, c *checker) {
 			if v != "true" && v != "false" {
 				c.errorf(p, "%q is not one of true, false", v)
 			}
-			if k := r.Kind(); !k.Info().Guest {
-				c.errorf(p, "adoption applies to guests (VirtualMachine, Template, Container), not %s", k)
+			if k := r.Kind(); !k.Info().Guest && k != KindFirewallAlias && k != KindFirewallIPSet {
+				c.errorf(p, "adoption applies to guests (VirtualMachine, Template, Container) and firewall objects (FirewallAlias, FirewallIPSet), not %s", k)
 			}
 			continue
 		}

@@ -26,7 +26,7 @@ export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'faile
 export type Hold = 'creation-only' | 'grown since adoption';
 
 // Kind names a manifest kind; the kinds in the order dependencies usually flow.
-export const KINDS = ['SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Template', 'VirtualMachine', 'Container'] as const;
+export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Template', 'VirtualMachine', 'Container'] as const;
 export type Kind = (typeof KINDS)[number];
 
 // NodeRule says where a kind's target node comes from.
@@ -769,6 +769,8 @@ export interface KindInfo {
 
 // KIND_INFO is manifest.KindTable: one row per kind, in kind order.
 export const KIND_INFO: Record<Kind, KindInfo> = {
+  FirewallAlias: {"kind":"FirewallAlias","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["alias","aliases","firewallaliases","firewall"],"doc":"A cluster firewall alias (/cluster/firewall/aliases)."},
+  FirewallIPSet: {"kind":"FirewallIPSet","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"firewall","aliases":["ipset","ipsets","firewallipsets","firewall"],"doc":"A cluster firewall IP set with its entries (/cluster/firewall/ipset)."},
   SdnZone: {"kind":"SdnZone","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"inZone","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN zone."},
   SdnVnet: {"kind":"SdnVnet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN vnet with its subnets."},
   Network: {"kind":"Network","guest":false,"snapshots":false,"reaches":false,"node":"required","relation":"uses","folder":"networks","aliases":["networks"],"doc":"A bridge, bond or VLAN interface on a node."},

@@ -1,0 +1,398 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// A cluster-wide collection (firewall aliases, IP sets, ...) is planned by
+// one generic reconciler fed by a row of the collections table
+// (firewall.go holds the firewall rows). The whole collection is listed
+// with one request per pass, plus one per declared item with nested
+// entries (an IP set's addresses). An item is proxmops' when its comment
+// carries the ownership mark (markOwned, as interfaces do): the user's
+// comment text is kept beside it; an unmarked item under a declared name
+// is a Conflict unless adopted, and an unmarked item is never pruned.
+
+// collection is one row of the collections table.
+type collection struct {
+	kind   string
+	noun   string // "alias", "IP set": for reasons
+	plural string
+	list   string // GET: the whole collection
+	key    string // the item's name in the listing
+	// fold: names compared in lower case (Proxmox's aliases).
+	fold bool
+	// fields are the managed fields besides the comment, with their
+	// wanted values in Proxmox's read-back form.
+	fields  func(Spec) []collField
+	comment func(Spec) string
+	// create, update (with the marked comment and every managed field)
+	// and remove are the item's requests.
+	create func(s Spec, marked string) collReq
+	update func(name string, s Spec, marked, digest string) collReq
+	remove func(name string) collReq
+	// entries is the item's nested list, nil when it has none.
+	entries *collEntries
+	// dependsOn names the actions an item's creation waits for.
+	dependsOn func(d *Desired, s Spec) []string
+	// read and write are the privileges the listing and the changes need
+	// (Proxmox's schema: Sys.Audit and Sys.Modify on / for the firewall).
+	privPath    string
+	read, write string
+}
+
+// collField is one managed field: the Proxmox key, the manifest path and
+// the wanted value ("" when unset), compared by same (nil: equal strings).
+type collField struct {
+	key, path, want string
+	same            func(have, want string) bool
+}
+
+// collReq is one request to the API.
+type collReq struct {
+	method, path string
+	params       *pve.Params
+}
+
+func (q collReq) do(ctx context.Context, c *pve.Client) error {
+	switch q.method {
+	case "POST":
+		return c.Post(ctx, q.path, q.params, nil)
+	case "PUT":
+		return c.Put(ctx, q.path, q.params, nil)
+	case "DELETE":
+		return c.Delete(ctx, q.path, q.params, nil)
+	}
+	return fmt.Errorf("unknown method %s", q.method)
+}
+
+// collEntries describes an item's nested entries, a list keyed by one
+// field and compared as a set: GET path lists them, POST path adds one,
+// PUT and DELETE path/{key} change and remove one.
+type collEntries struct {
+	noun   string
+	path   func(name string) string
+	key    string
+	fields []string // compared besides the key
+	want   func(Spec) []collEntry
+}
+
+// collEntry is one wanted entry: its key, its fields in read-back form,
+// and its manifest path.
+type collEntry struct {
+	key    string
+	values map[string]string
+	path   string
+}
+
+// collItem is one listed item, its values as strings.
+type collItem map[string]string
+
+func stringValues(in map[string]any) collItem {
+	out := collItem{}
+	for k, v := range in {
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case float64:
+			out[k] = fmt.Sprint(int64(x))
+		case nil:
+		default:
+			out[k] = fmt.Sprint(x)
+		}
+	}
+	return out
+}
+
+// collectionReconciler plans one row's kind; one per plan.
+type collectionReconciler struct {
+	row      *collection
+	items    []collItem
+	err      error
+	entries  map[string][]collItem // by the item's name as listed
+	entryErr map[string]error
+}
+
+func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
+	specs := pc.d.Specs(r.row.kind)
+	if len(specs) == 0 && !pc.e.opts.Prune {
+		return
+	}
+	sc.read(func(ctx context.Context) error {
+		var list []map[string]any
+		if err := pc.e.client.Get(ctx, r.row.list, nil, &list); err != nil {
+			r.err = fmt.Errorf("listing %s: %w", r.row.list, err)
+			return nil
+		}
+		for _, m := range list {
+			r.items = append(r.items, stringValues(m))
+		}
+		if r.row.entries == nil {
+			return nil
+		}
+		r.entries, r.entryErr = map[string][]collItem{}, map[string]error{}
+		for _, s := range specs {
+			it := r.find(s.meta().Name)
+			if it == nil || s.meta().Sync == vocab.SyncDisabled {
+				continue
+			}
+			name := it[r.row.key]
+			var got []map[string]any
+			if err := pc.e.client.Get(ctx, r.row.entries.path(name), nil, &got); err != nil {
+				r.entryErr[name] = err
+				continue
+			}
+			for _, m := range got {
+				r.entries[name] = append(r.entries[name], stringValues(m))
+			}
+		}
+		return nil
+	})
+}
+
+// find returns the listed item of a name.
+func (r *collectionReconciler) find(name string) collItem {
+	for _, it := range r.items {
+		if it[r.row.key] == name || (r.row.fold && strings.EqualFold(it[r.row.key], name)) {
+			return it
+		}
+	}
+	return nil
+}
+
+func (r *collectionReconciler) plan(pc *planContext) []*Action {
+	var out []*Action
+	declared := map[string]bool{}
+	for _, s := range pc.d.Specs(r.row.kind) {
+		declared[r.norm(s.meta().Name)] = true
+		out = append(out, r.planOne(pc, s))
+	}
+	if r.err != nil {
+		return out
+	}
+	return append(out, r.prune(pc, declared)...)
+}
+
+func (r *collectionReconciler) norm(name string) string {
+	if r.row.fold {
+		return strings.ToLower(name)
+	}
+	return name
+}
+
+func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
+	row := r.row
+	a := baseAction(*s.meta(), "", 0)
+	if syncDisabled(a) {
+		return a
+	}
+	if r.err != nil {
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the %s: %v%s", row.plural, r.err, r.privHint(r.err))
+		return a
+	}
+	if row.dependsOn != nil {
+		a.DependsOn = append(a.DependsOn, row.dependsOn(pc.d, s)...)
+	}
+	want := row.comment(s)
+	it := r.find(s.meta().Name)
+	if it == nil {
+		return r.planCreate(a, s, want)
+	}
+	name := it[row.key]
+	owned, comment := parseOwned(it["comment"])
+	a.Owned = owned
+	a.Observed = map[string]any{row.noun: map[string]string(it)}
+	adopt := !owned && pc.adoptRequested(*s.meta())
+	if !owned && !adopt {
+		return a.conflict(fmt.Sprintf("%s %s exists but proxmops does not own it (no %q in its comment): left untouched; annotate the manifest proxmops.dev/adopt: \"true\" to take it over", row.noun, name, OwnerMark))
+	}
+	var changes []vocab.Change
+	for _, f := range row.fields(s) {
+		same := f.same
+		if same == nil {
+			same = func(a, b string) bool { return a == b }
+		}
+		if !same(it[f.key], f.want) {
+			changes = append(changes, vocab.Change{Field: f.key, Path: f.path, From: it[f.key], To: f.want})
+		}
+	}
+	if comment != want {
+		changes = append(changes, vocab.Change{Field: "comment", Path: "spec.comment", From: comment, To: want})
+	}
+	if adopt {
+		changes = append(changes, vocab.Change{Field: "comment (ownership)", Path: "spec.comment", From: it["comment"], To: markOwned(want)})
+	}
+	itemChanged := len(changes) > 0
+	var ops []collReq
+	if row.entries != nil {
+		if err := r.entryErr[name]; err != nil {
+			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the entries of %s %s: %v%s", row.noun, name, err, r.privHint(err))
+			return a
+		}
+		var ec []vocab.Change
+		ec, ops = r.entryDiff(s, name, r.entries[name])
+		changes = append(changes, ec...)
+	}
+	if len(changes) == 0 {
+		a.Status, a.Reason = vocab.StatusSynced, "in sync"
+		return a
+	}
+	a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
+	fields := make([]string, 0, len(changes))
+	for _, c := range changes {
+		fields = append(fields, c.Field)
+	}
+	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+	if adopt {
+		a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: marks its comment %q; %s", row.noun, name, OwnerMark, a.Reason)
+	}
+	if itemChanged {
+		ops = append([]collReq{row.update(name, s, markOwned(want), it["digest"])}, ops...)
+	}
+	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, ops) }
+	return a
+}
+
+func runOps(ctx context.Context, x *execCtx, ops []collReq) error {
+	for _, op := range ops {
+		if err := op.do(ctx, x.e.client); err != nil {
+			return fmt.Errorf("%s %s: %w", op.method, op.path, err)
+		}
+	}
+	return nil
+}
+
+func (r *collectionReconciler) planCreate(a *Action, s Spec, want string) *Action {
+	row := r.row
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
+	a.Reason = fmt.Sprintf("%s %s does not exist", row.noun, s.meta().Name)
+	for _, f := range row.fields(s) {
+		if f.want != "" {
+			a.Changes = append(a.Changes, vocab.Change{Field: f.key, Path: f.path, To: f.want})
+		}
+	}
+	if want != "" {
+		a.Changes = append(a.Changes, vocab.Change{Field: "comment", Path: "spec.comment", To: want})
+	}
+	ops := []collReq{row.create(s, markOwned(want))}
+	if row.entries != nil {
+		ec, add := r.entryDiff(s, s.meta().Name, nil)
+		a.Changes, ops = append(a.Changes, ec...), append(ops, add...)
+	}
+	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, ops) }
+	return a
+}
+
+// entryDiff compares an item's entries as a set keyed by the key field:
+// the changes, and the requests that make the listed entries the wanted
+// ones (removals first, then updates, then additions).
+func (r *collectionReconciler) entryDiff(s Spec, name string, have []collItem) ([]vocab.Change, []collReq) {
+	en := r.row.entries
+	base := en.path(name)
+	at := func(key string) string { return base + "/" + pve.PathEscape(key) }
+	wanted := map[string]collEntry{}
+	for _, w := range en.want(s) {
+		wanted[w.key] = w
+	}
+	listed := map[string]collItem{}
+	for _, h := range have {
+		listed[h[en.key]] = h
+	}
+	label := func(key string) string { return "entries[" + key + "]" }
+	var changes []vocab.Change
+	var removes, updates, adds []collReq
+	for _, h := range have {
+		k := h[en.key]
+		if _, ok := wanted[k]; !ok {
+			changes = append(changes, vocab.Change{Field: label(k), Path: "spec.entries", From: describeEntry(en, h)})
+			removes = append(removes, collReq{method: "DELETE", path: at(k)})
+		}
+	}
+	keys := make([]string, 0, len(wanted))
+	for k := range wanted {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w := wanted[k]
+		p := pve.NewParams()
+		for _, f := range en.fields {
+			if v := w.values[f]; v != "" {
+				p.Set(f, v)
+			}
+		}
+		h, ok := listed[k]
+		if !ok {
+			changes = append(changes, vocab.Change{Field: label(k), Path: w.path, To: describeEntry(en, collItem(w.values))})
+			adds = append(adds, collReq{method: "POST", path: base, params: p.Set(en.key, k)})
+			continue
+		}
+		differs := false
+		for _, f := range en.fields {
+			if h[f] != w.values[f] {
+				differs = true
+				changes = append(changes, vocab.Change{Field: label(k) + "." + f, Path: w.path + "." + f, From: h[f], To: w.values[f]})
+			}
+		}
+		if differs {
+			updates = append(updates, collReq{method: "PUT", path: at(k), params: p})
+		}
+	}
+	return changes, append(append(removes, updates...), adds...)
+}
+
+// describeEntry shows an entry's fields: "nomatch=1 comment=laptop".
+func describeEntry(en *collEntries, e collItem) string {
+	parts := []string{}
+	for _, f := range en.fields {
+		if v := e[f]; v != "" {
+			parts = append(parts, f+"="+v)
+		}
+	}
+	if len(parts) == 0 {
+		return "present"
+	}
+	return strings.Join(parts, " ")
+}
+
+// prune plans the deletion of owned items no manifest declares.
+func (r *collectionReconciler) prune(pc *planContext, declared map[string]bool) []*Action {
+	var out []*Action
+	for _, it := range r.items {
+		name := it[r.row.key]
+		owned, _ := parseOwned(it["comment"])
+		if !owned || declared[r.norm(name)] {
+			continue
+		}
+		a := orphan(r.row.kind, r.norm(name), "", 0, map[string]any{r.row.noun: map[string]string(it)})
+		out = append(out, a)
+		if decidePrune(pc, a, ownedWhy(fmt.Sprintf("%s %s is owned by proxmops", r.row.noun, name)), "", vocab.Change{Field: r.row.key, From: name}) {
+			op := r.row.remove(name)
+			a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, []collReq{op}) }
+		}
+	}
+	return out
+}
+
+// privHint names the privilege a refused read lacked.
+func (r *collectionReconciler) privHint(err error) string {
+	if err != nil && (strings.Contains(err.Error(), "403") || strings.Contains(err.Error(), "permission")) && !strings.Contains(err.Error(), r.row.read) {
+		return fmt.Sprintf(" (reading needs %s on %s)", r.row.read, r.row.privPath)
+	}
+	return ""
+}
+
+// collectionRow makes a collection's registry row.
+func collectionRow(c *collection, desired func(manifest.Resource, SecretReader) Spec) kindRow {
+	return kindRow{kind: c.kind, desired: desired, reconciler: func() reconciler { return &collectionReconciler{row: c} },
+		needs: func(_ *privContext, a *Action, _ Spec) []privNeed {
+			return []privNeed{needAll("change the cluster's "+c.plural, c.privPath, c.write)}
+		}}
+}
