@@ -210,6 +210,7 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 	a.Owned = owned
 	a.Observed = map[string]any{row.noun: map[string]string(it)}
 	adopt := !owned && pc.adoptRequested(*s.meta())
+	a.Adopt = adopt
 	if !owned && !adopt {
 		return a.conflict(fmt.Sprintf("%s %s exists but proxmops does not own it (no %q in its comment): left untouched; annotate the manifest proxmops.dev/adopt: \"true\" to take it over", row.noun, name, OwnerMark))
 	}
@@ -227,7 +228,7 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		changes = append(changes, vocab.Change{Field: "comment", Path: "spec.comment", From: comment, To: want})
 	}
 	if adopt {
-		changes = append(changes, vocab.Change{Field: "comment (ownership)", Path: "spec.comment", From: it["comment"], To: markOwned(want)})
+		changes = append(changes, vocab.Change{Field: OwnershipField, Path: "spec.comment", From: it["comment"], To: markOwned(want)})
 	}
 	itemChanged := len(changes) > 0
 	var ops []collReq
@@ -395,4 +396,67 @@ func collectionRow(c *collection, desired func(manifest.Resource, SecretReader) 
 		needs: func(_ *privContext, a *Action, _ Spec) []privNeed {
 			return []privNeed{needAll("change the cluster's "+c.plural, c.privPath, c.write)}
 		}}
+}
+
+// OwnershipField names the change an adoption makes to a collection
+// item's comment: the ownership mark.
+const OwnershipField = "comment (ownership)"
+
+// collections is the table: one row per cluster-wide collection.
+var collections = []*collection{firewallAliases, firewallIPSets}
+
+// CollectionItem is one item of a collection as Proxmox lists it, for
+// export: its name, whether proxmops owns it, its comment without the
+// mark, its values and its entries (in Proxmox's order).
+type CollectionItem struct {
+	Name    string
+	Owned   bool
+	Comment string
+	Values  map[string]string
+	Entries []map[string]string
+}
+
+// IsCollection reports whether kind is one of the collections' kinds.
+func IsCollection(kind string) bool {
+	for _, c := range collections {
+		if c.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadCollection lists every item of a collection kind, with its entries
+// (one request for the list, one per item with entries).
+func (e *Engine) ReadCollection(ctx context.Context, kind string) ([]CollectionItem, error) {
+	var row *collection
+	for _, c := range collections {
+		if c.kind == kind {
+			row = c
+		}
+	}
+	if row == nil {
+		return nil, fmt.Errorf("%s is not a collection kind", kind)
+	}
+	var list []map[string]any
+	if err := e.client.Get(ctx, row.list, nil, &list); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", row.list, err)
+	}
+	out := make([]CollectionItem, 0, len(list))
+	for _, m := range list {
+		it := stringValues(m)
+		owned, comment := parseOwned(it["comment"])
+		ci := CollectionItem{Name: it[row.key], Owned: owned, Comment: comment, Values: it}
+		if row.entries != nil {
+			var got []map[string]any
+			if err := e.client.Get(ctx, row.entries.path(ci.Name), nil, &got); err != nil {
+				return nil, fmt.Errorf("reading the entries of %s %s: %w", row.noun, ci.Name, err)
+			}
+			for _, en := range got {
+				ci.Entries = append(ci.Entries, stringValues(en))
+			}
+		}
+		out = append(out, ci)
+	}
+	return out, nil
 }

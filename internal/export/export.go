@@ -69,7 +69,7 @@ func ParseKinds(list []string) ([]manifest.Kind, error) {
 			}
 			ks := kindsNamed(w)
 			if len(ks) == 0 {
-				return nil, fmt.Errorf("--kind %q: not a kind export writes (VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, or sdn for both SDN kinds)", w)
+				return nil, fmt.Errorf("--kind %q: not a kind export writes (VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, or sdn for both SDN kinds, FirewallAlias, FirewallIPSet, or firewall for both)", w)
 			}
 			for _, k := range ks {
 				add(k)
@@ -157,7 +157,12 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 	}
 	sel.Networks = slices.Contains(kinds, manifest.KindNetwork)
 	sel.SDN = slices.Contains(kinds, manifest.KindSdnZone) || slices.Contains(kinds, manifest.KindSdnVnet)
-	read, err := engine.New(client, engine.Options{}).ObserveSelection(ctx, sel)
+	eng := engine.New(client, engine.Options{})
+	read, err := eng.ObserveSelection(ctx, sel)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
+	colls, collRefused, err := exportCollections(ctx, eng, kinds)
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
@@ -165,7 +170,8 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: --node %s: no such node in the cluster (nodes: %s)", ErrOptions, o.Node, strings.Join(read.Nodes, ", "))
 	}
 	exported, skipped, refused := (&cluster{read}).Export()
-	res := &Result{Skipped: skipped, Refused: refused}
+	exported = append(exported, colls...)
+	res := &Result{Skipped: skipped, Refused: append(refused, collRefused...)}
 	for _, ex := range exported {
 		k := ex.Resource.Kind()
 		if !slices.Contains(kinds, k) {
@@ -218,7 +224,7 @@ func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error
 		default:
 			out = append(out, fmt.Sprintf("%s/%s: %s: %s", a.Kind, a.Name, a.Action, a.Reason))
 			for _, c := range a.Changes {
-				if c.Field != "tags" || !a.Adopt {
+				if (c.Field != "tags" && c.Field != engine.OwnershipField) || !a.Adopt {
 					out = append(out, fmt.Sprintf("  %s: %s -> %s", c.Label(), c.From, c.To))
 				}
 			}
@@ -227,9 +233,11 @@ func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error
 	return out, nil
 }
 
+// onlyTags: an adoption that only adds proxmops' marks (a guest's tags, a
+// firewall object's comment).
 func onlyTags(cs []vocab.Change) bool {
 	for _, c := range cs {
-		if c.Field != "tags" {
+		if c.Field != "tags" && c.Field != engine.OwnershipField {
 			return false
 		}
 	}

@@ -145,3 +145,9 @@ func checkFirewallIPSet(s *FirewallIPSet, c *checker) {
 		}
 	}
 }
+
+// ValidFirewallName reports whether name can be a FirewallAlias or
+// FirewallIPSet manifest's metadata.name.
+func ValidFirewallName(name string) bool {
+	return reFWName.MatchString(name) && len(name) <= 64 && checkFormat("dns-label", name) == nil
+}

@@ -1,0 +1,55 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
+)
+
+// exportCollections writes the cluster-wide collections asked for (the
+// firewall's aliases and IP sets), read with the engine's own listing.
+// One proxmops does not own is annotated proxmops.dev/adopt: "true"; one
+// whose name no manifest can keep is refused.
+func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest.Kind) (out []Exported, refused []string, err error) {
+	for _, k := range kinds {
+		if !engine.IsCollection(string(k)) {
+			continue
+		}
+		items, err := eng.ReadCollection(ctx, string(k))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, it := range items {
+			name := strings.ToLower(it.Name)
+			if !manifest.ValidFirewallName(name) {
+				refused = append(refused, fmt.Sprintf("%s %s: not a manifest name (lower-case letters, digits and '-', starting with a letter)", k, it.Name))
+				continue
+			}
+			m := manifest.Metadata{Name: name}
+			var notes []string
+			if !it.Owned {
+				m.Annotations = map[string]string{manifest.AnnotationAdopt: "true"}
+				notes = append(notes, "proxmops did not make this object: the first sync adopts it (marks its comment "+engine.OwnerMark+")")
+			}
+			ex := Exported{Dir: "firewall", Notes: notes}
+			switch k {
+			case manifest.KindFirewallAlias:
+				ex.File = "alias-" + name + ".yaml"
+				ex.Resource = &manifest.FirewallAlias{Object: manifest.Object{Metadata: m},
+					Spec: manifest.FirewallAliasSpec{CIDR: it.Values["cidr"], Comment: it.Comment}}
+			case manifest.KindFirewallIPSet:
+				s := manifest.FirewallIPSetSpec{Comment: it.Comment}
+				for _, en := range it.Entries {
+					s.Entries = append(s.Entries, manifest.FirewallIPSetEntry{CIDR: en["cidr"], Comment: en["comment"], Nomatch: engine.Truthy(en["nomatch"])})
+				}
+				ex.File = "ipset-" + name + ".yaml"
+				ex.Resource = &manifest.FirewallIPSet{Object: manifest.Object{Metadata: m}, Spec: s}
+			}
+			out = append(out, ex)
+		}
+	}
+	return out, refused, nil
+}
