@@ -23,6 +23,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 	e.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
 	e.write("sdn/vnets.yaml", example(t, "sdn/vnets.yaml"))
 	e.write("net/vmbr7.yaml", hostBridge)
+	e.write("fw/firewall.yaml", example(t, "firewall/firewall.yaml"))
 	e.write("isos/debian-12.yaml", seedIso)
 	e.write("cts/debian-12-standard.yaml", example(t, "container-templates/debian-12-standard.yaml"))
 	e.write("cts/dns-01.yaml", example(t, "containers/dns-01.yaml"))
@@ -40,7 +41,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 			created[a.Kind] = true
 		}
 	}
-	for _, k := range []string{engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
+	for _, k := range []string{engine.KindFirewallAlias, engine.KindFirewallIPSet, engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
 		engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer} {
 		if !created[k] {
 			t.Fatalf("the plan creates no %s:\n%s", k, planText(p))
