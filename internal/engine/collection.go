@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
@@ -144,14 +145,22 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 				continue
 			}
 			name := it[r.row.key]
+			key, seen := r.row.kind+"/"+r.norm(name), name+"\x00"+it["comment"]
+			if cached, ok := pc.e.opts.Reads.cachedEntriesOf(key, seen); ok {
+				r.entries[name] = cached
+				continue
+			}
 			var got []map[string]any
 			if err := pc.e.client.Get(ctx, r.row.entries.path(name), nil, &got); err != nil {
 				r.entryErr[name] = err
 				continue
 			}
+			list := []collItem{}
 			for _, m := range got {
-				r.entries[name] = append(r.entries[name], stringValues(m))
+				list = append(list, stringValues(m))
 			}
+			r.entries[name] = list
+			pc.e.opts.Reads.keepEntries(key, seen, list)
 		}
 		return nil
 	})
@@ -257,11 +266,14 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 	if itemChanged {
 		ops = append([]collReq{row.update(name, s, markOwned(want), it["digest"])}, ops...)
 	}
-	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, ops) }
+	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), ops) }
 	return a
 }
 
-func runOps(ctx context.Context, x *execCtx, ops []collReq) error {
+// runOps sends an action's requests in order; the item's cached entries
+// are forgotten first, whatever the outcome.
+func runOps(ctx context.Context, x *execCtx, key string, ops []collReq) error {
+	x.e.opts.Reads.forgetEntries(key)
 	for _, op := range ops {
 		if err := op.do(ctx, x.e.client); err != nil {
 			return fmt.Errorf("%s %s: %w", op.method, op.path, err)
@@ -287,7 +299,7 @@ func (r *collectionReconciler) planCreate(a *Action, s Spec, want string) *Actio
 		ec, add := r.entryDiff(s, s.meta().Name, nil)
 		a.Changes, ops = append(a.Changes, ec...), append(ops, add...)
 	}
-	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, ops) }
+	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), ops) }
 	return a
 }
 
@@ -376,7 +388,7 @@ func (r *collectionReconciler) prune(pc *planContext, declared map[string]bool) 
 		out = append(out, a)
 		if decidePrune(pc, a, ownedWhy(fmt.Sprintf("%s %s is owned by proxmops", r.row.noun, name)), "", vocab.Change{Field: r.row.key, From: name}) {
 			op := r.row.remove(name)
-			a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, []collReq{op}) }
+			a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), []collReq{op}) }
 		}
 	}
 	return out
@@ -459,4 +471,53 @@ func (e *Engine) ReadCollection(ctx context.Context, kind string) ([]CollectionI
 		out = append(out, ci)
 	}
 	return out, nil
+}
+
+// cachedEntries are an item's entries as last read, with what the listing
+// showed of the item then (its name and comment).
+type cachedEntries struct {
+	seen    string
+	readAt  time.Time
+	entries []collItem
+}
+
+// cachedEntriesOf returns an item's entries when the cache holds them,
+// the listing shows the item as it did then, and they were read within
+// the drift-check period: Proxmox's listing of IP sets carries no sign of
+// a change of their entries (its digest covers names and comments), so a
+// change made by hand is found at the cadence guests' configurations are.
+func (c *ReadCache) cachedEntriesOf(key, seen string) ([]collItem, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ce := c.entries[key]
+	if ce == nil || ce.seen != seen || c.now().Sub(ce.readAt) >= c.every {
+		return nil, false
+	}
+	return ce.entries, true
+}
+
+func (c *ReadCache) keepEntries(key, seen string, entries []collItem) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]*cachedEntries{}
+	}
+	c.entries[key] = &cachedEntries{seen: seen, readAt: c.now(), entries: entries}
+}
+
+// forgetEntries makes the next plan read an item's entries (after
+// proxmops changed them).
+func (c *ReadCache) forgetEntries(key string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.entries, key)
+	c.mu.Unlock()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
@@ -208,5 +209,62 @@ func TestFirewallPlanNamesMissingSysModify(t *testing.T) {
 	a := e.plan(eng).Find(engine.KindFirewallAlias, "lan")
 	if a.Status != vocab.StatusUnknown || !strings.Contains(a.Reason, "lacks privilege Sys.Audit on /") {
 		t.Fatalf("without Sys.Audit: %s %s", a.Status, a.Reason)
+	}
+}
+
+// Each pass lists every collection with one request; an IP set's entries
+// are read again only when the listing shows it changed (its comment),
+// after proxmops changed it, or once the drift-check period has passed,
+// when a change made by hand is found and fixed.
+func TestFirewallRequestsPerPass(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("fw/lan.yaml", fwAliasYAML("lan", "192.168.1.0/24", "home LAN"))
+	e.write("fw/admins.yaml", fwAdminsYAML)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	reads := engine.NewReadCache(time.Hour, func() time.Time { return now })
+	eng := e.engine(engine.Options{Reads: reads})
+	e.converge(eng)
+	e.assertInSync(eng)
+
+	counts := func() (aliases, sets, entries int64) {
+		return e.sim.RequestCountFor("GET", "/cluster/firewall/aliases"), e.sim.RequestCountFor("GET", "/cluster/firewall/ipset"),
+			e.sim.RequestCountFor("GET", "/cluster/firewall/ipset/{name}")
+	}
+	e.sim.ResetRequests()
+	e.plan(eng)
+	if a, s, n := counts(); a != 1 || s != 1 || n != 0 {
+		t.Fatalf("a pass read aliases %d, IP sets %d, entries %d times; want 1, 1, 0", a, s, n)
+	}
+
+	// A hand edit of an entry: not seen within the period, found after it.
+	if err := e.client.Delete(ctx, "cluster/firewall/ipset/admins/"+pve.PathEscape("192.168.1.11"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a := e.plan(eng).Find(engine.KindFirewallIPSet, "admins"); a.Status != vocab.StatusSynced {
+		t.Fatalf("within the period: %s %s", a.Status, a.Reason)
+	}
+	now = now.Add(time.Hour)
+	e.sim.ResetRequests()
+	if a := e.plan(eng).Find(engine.KindFirewallIPSet, "admins"); a.Action != vocab.ActionUpdate {
+		t.Fatalf("after the period: %s %s", a.Action, a.Reason)
+	}
+	if _, _, n := counts(); n != 1 {
+		t.Fatalf("entries read %d times after the period, want 1", n)
+	}
+	e.converge(eng)
+	e.assertInSync(eng)
+
+	// A comment changed by hand shows in the listing: entries read at once.
+	digest := fwList(t, e.client, "cluster/firewall/ipset")[0]["digest"].(string)
+	if err := e.client.Post(ctx, "cluster/firewall/ipset", pve.NewParams().Set("name", "admins").Set("rename", "admins").Set("comment", "x (managed-by-proxmops)").Set("digest", digest), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.sim.ResetRequests()
+	if a := e.plan(eng).Find(engine.KindFirewallIPSet, "admins"); a.Action != vocab.ActionUpdate || fwChangePaths(a) != "comment@spec.comment" {
+		t.Fatalf("comment drift: %s %s", a.Action, fwChangePaths(a))
+	}
+	if _, _, n := counts(); n != 1 {
+		t.Fatalf("entries read %d times after the listing changed, want 1", n)
 	}
 }

@@ -42,6 +42,9 @@ type ReadCache struct {
 	want   map[int]bool // read on the next plan
 	all    bool         // read every guest on the next plan
 	plans  uint64       // plans begun
+	// entries are collection items' nested entries (an IP set's), by
+	// "Kind/name" (collection.go).
+	entries map[string]*cachedEntries
 }
 
 // cachedGuest is one guest's configuration as last read.
@@ -112,6 +115,7 @@ func (c *ReadCache) Refresh(vmids ...int) {
 func (c *ReadCache) RefreshAll() {
 	c.mu.Lock()
 	c.all = true
+	c.entries = nil
 	c.mu.Unlock()
 }
 
