@@ -124,6 +124,12 @@
 //     TestEveryFieldRowIsExported (internal/export) and
 //     TestEveryFieldRowInSyncAfterCreate fail until all are there.
 //
+// A cluster-wide collection kind (firewall aliases and IP sets) has no
+// reconciler of its own: its row is collectionRow over a row of the
+// collections table (collection.go: list path, item key, managed fields,
+// requests, nested entries, privileges); firewall.go holds the firewall
+// rows, specs and conversions.
+//
 // The manifest type itself (internal/manifest: type, decoder, schema) is
 // the manifest package's part.
 package engine
