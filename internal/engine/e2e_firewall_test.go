@@ -167,6 +167,17 @@ func TestFirewallHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 		t.Fatalf("adopted alias: %v", a)
 	}
 	e.assertInSync(pruning)
+
+	// Delete on request: the owned one goes, a hand-made one is refused.
+	if _, err := pruning.Delete(ctx, e.desired(), engine.KindFirewallAlias, "other", nil); err != nil {
+		t.Fatalf("deleting an owned alias: %v", err)
+	}
+	if fwAlias(t, e.client, "other") != nil {
+		t.Fatal("the owned alias is still there")
+	}
+	if _, err := pruning.Delete(ctx, e.desired(), engine.KindFirewallAlias, "theirs", nil); err == nil || fwAlias(t, e.client, "theirs") == nil {
+		t.Fatalf("deleted an alias proxmops does not own: %v", err)
+	}
 }
 
 func fwAlias(t *testing.T, c *pve.Client, name string) map[string]any {
