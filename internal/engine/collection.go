@@ -78,7 +78,6 @@ func (q collReq) do(ctx context.Context, c *pve.Client) error {
 // field and compared as a set: GET path lists them, POST path adds one,
 // PUT and DELETE path/{key} change and remove one.
 type collEntries struct {
-	noun   string
 	path   func(name string) string
 	key    string
 	fields []string // compared besides the key

@@ -103,7 +103,7 @@ var firewallIPSets = &collection{
 		return collReq{method: "DELETE", path: fwBase + "/ipset/" + pve.PathEscape(name), params: pve.NewParams().Set("force", "1")}
 	},
 	entries: &collEntries{
-		noun: "entry", key: "cidr", fields: []string{"nomatch", "comment"},
+		key: "cidr", fields: []string{"nomatch", "comment"},
 		path: func(name string) string { return fwBase + "/ipset/" + pve.PathEscape(name) },
 		want: func(sp Spec) []collEntry {
 			var out []collEntry
