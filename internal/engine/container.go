@@ -81,7 +81,7 @@ func declaredCTemplate(pc *planContext, name string) bool {
 func (r containerReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
-		out = append(out, r.planOne(pc, s))
+		out = append(out, planGuestPool(pc, r.planOne(pc, s), s.Pool))
 	}
 	return append(out, pruneGuests(pc, KindContainer, "lxc", func(g *Guest) bool { return !g.Template })...)
 }
@@ -372,6 +372,9 @@ func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
 	p := pve.NewParams()
 	p.Set("ostemplate", ostemplate)
 	createParamsOf(params(ctFields, s, &fieldCtx{vmid: s.VMID}), p)
+	if s.Pool != "" {
+		p.Set("pool", s.Pool)
+	}
 	return p
 }
 
@@ -576,6 +579,7 @@ type CTNICSpec struct {
 type ContainerSpec struct {
 	Meta
 	VMID         int
+	Pool         string // resource pool ("" leaves the container's pool alone)
 	Template     string // a ContainerTemplate's name, a volume id or an appliance name
 	Hostname     string
 	OSType       string
@@ -613,7 +617,7 @@ func containerFromManifest(c *manifest.Container, secrets SecretReader) *Contain
 	s := &ContainerSpec{Meta: metaOf(c), VMID: sp.VMID, Template: sp.Template, Hostname: sp.Hostname,
 		OSType: sp.OSType, Arch: sp.Arch, Cores: sp.Cores, Memory: sp.Memory, Swap: sp.Swap,
 		Nameserver: strings.Join(strings.Fields(sp.Nameserver), " "), SearchDomain: strings.Join(strings.Fields(sp.SearchDomain), " "),
-		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone,
+		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone, Pool: sp.Pool,
 		State: string(sp.State), Unprivileged: sp.Unprivileged == nil || *sp.Unprivileged}
 	if s.Hostname == "" {
 		s.Hostname = s.Name

@@ -37,6 +37,7 @@ type guestSpec struct {
 	userData   string
 	isoVolume  string // volume id attached as cdrom
 	cidataStor string // storage for the CIDATA seed
+	pool       string // resource pool the guest is created in
 }
 
 func (gs *guestSpec) wantTags() []string {

@@ -47,6 +47,7 @@ type kindsPlan struct {
 	sdnApplyKey string            // action key that runs PUT /cluster/sdn, "" when none
 	netKeys     map[string]string // node/iface -> Network action key
 	ctemplates  map[string]*resolvedCTemplate
+	pools       map[string]string // poolid -> comment, read by the Pool reconciler (nil: not read)
 }
 
 // kindsJobs returns the reads the kinds need, to run with the others.

@@ -35,6 +35,8 @@ type Guest struct {
 	// HAState is the guest's HA state from /cluster/resources ("" when it
 	// is not an HA resource).
 	HAState string
+	// Pool is the resource pool the guest is in, from /cluster/resources.
+	Pool string
 
 	// Read says whether the configuration below was read this pass (only
 	// for owned guests and declared VMIDs); ReadErr says why a read failed
@@ -260,7 +262,7 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 			tags := r.TagList()
 			snap.Guests[int(r.VMID)] = &Guest{VMID: int(r.VMID), Type: r.Type, Node: r.Node, Name: r.Name,
 				Status: r.Status, Lock: r.Lock, Tags: tags, Template: r.IsTemplate(), Owned: hasTag(tags, OwnerTag),
-				Adopted: hasTag(tags, AdoptedTag), HAState: r.HAState}
+				Adopted: hasTag(tags, AdoptedTag), HAState: r.HAState, Pool: r.Pool}
 			if sums != nil {
 				sums[int(r.VMID)] = summaryOf(r)
 			}

@@ -247,7 +247,7 @@ func guestNeeds[S Spec](f func(pv *privContext, a *Action, s S) []privNeed) func
 		if !ok {
 			return nil
 		}
-		return f(pv, a, spec)
+		return append(f(pv, a, spec), guestPoolNeeds(a)...)
 	}
 }
 

@@ -17,6 +17,7 @@ const (
 	KindTemplate          = string(manifest.KindTemplate)
 	KindVirtualMachine    = string(manifest.KindVirtualMachine)
 	KindContainer         = string(manifest.KindContainer)
+	KindPool              = string(manifest.KindPool)
 )
 
 // kindRow is everything the engine knows of one kind apart from its
@@ -73,6 +74,8 @@ var kinds = []kindRow{
 		deletion: isoDeletion, needs: isoNeeds},
 	{kind: KindContainerTemplate, desired: fromManifest(ctemplateFromManifest), reconciler: func() reconciler { return ctemplateReconciler{} },
 		deletion: ctemplateDeletion, needs: ctemplateNeeds},
+	{kind: KindPool, desired: fromManifest(poolFromManifest), reconciler: func() reconciler { return &resourcePoolReconciler{} },
+		needs: poolNeeds},
 	{kind: KindTemplate, desired: fromManifest(templateFromManifest), reconciler: func() reconciler { return templateReconciler{} },
 		vmid: templateVMID, deletion: guestDeletion(templateVMID), needs: guestNeeds(templateNeeds)},
 	{kind: KindVirtualMachine, desired: fromManifest(vmFromManifest), reconciler: func() reconciler { return vmReconciler{} },

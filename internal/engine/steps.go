@@ -23,6 +23,9 @@ func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
 		p.Set("vga", "serial0")
 	}
 	createParamsOf(params(qemuFields, gs, &fieldCtx{vmid: vmid, importFrom: importFrom}), p)
+	if gs.pool != "" {
+		p.Set("pool", gs.pool)
+	}
 	return p
 }
 

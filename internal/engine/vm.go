@@ -108,7 +108,7 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 	gs := &guestSpec{kind: KindVirtualMachine, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
 		QemuHW: s.QemuHW, desc: s.Description, onboot: s.OnBoot, startup: s.Startup, agent: s.Agent,
 		balloon: s.Balloon, disks: s.Disks, nics: s.NICs,
-		ci: s.CloudInit, userData: s.UserData}
+		ci: s.CloudInit, userData: s.UserData, pool: s.Pool}
 	ci, err := pc.withProvisionKey(s)
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 func (r vmReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*VMSpec](pc.d, KindVirtualMachine) {
-		out = append(out, r.planOne(pc, s))
+		out = append(out, planGuestPool(pc, r.planOne(pc, s), s.Pool))
 	}
 	out = append(out, pruneGuests(pc, KindVirtualMachine, "qemu", func(g *Guest) bool { return !g.Template })...)
 	return out
@@ -415,7 +415,7 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 			return err
 		}
 		full := !ref.Linked
-		o := pve.CloneOptions{NewID: vmid, Name: s.Name, Full: &full, Description: desc}
+		o := pve.CloneOptions{NewID: vmid, Name: s.Name, Full: &full, Description: desc, Pool: gs.pool}
 		if full && len(gs.disks) > 0 && gs.disks[0].Storage != "" {
 			o.Storage = gs.disks[0].Storage
 		}
@@ -530,6 +530,7 @@ type VMSpec struct {
 	VMID int
 	QemuHW
 	Description  string
+	Pool         string // resource pool ("" leaves the guest's pool alone)
 	OnBoot       *bool
 	Startup      string
 	Agent        *bool
@@ -556,7 +557,7 @@ type VMSpec struct {
 func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 	sp := v.Spec
 	s := &VMSpec{Meta: metaOf(v), VMID: sp.VMID, QemuHW: qemuHW(sp.QemuHardware),
-		Description: sp.Description, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
+		Description: sp.Description, Pool: sp.Pool, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
 		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
 		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State),
 		AgentHealthCheck: sp.HealthCheck != nil && sp.HealthCheck.Agent}

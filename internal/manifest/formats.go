@@ -213,6 +213,9 @@ var formats = map[string]format{
 	"cpu-type":   regexFormat(cpuTypePattern, "CPU type", 64),
 	"hex":        matcherFormat(hexPattern, "hexadecimal string", 256, run(hexDigit, hexDigit, hexDigit, 1)),
 	"mount-type": regexFormat(mountTypePattern, "file system type", 32),
+	// pve-access-control AccessControl.pm verify_poolname: at most three
+	// levels ("a/b/c") of letters, digits, '.', '-' and '_'.
+	"pve-poolid": regexFormat(`^[A-Za-z0-9.\-_]+(?:/[A-Za-z0-9.\-_]+){0,2}$`, "pool name (letters, digits, '.', '-', '_'; at most three levels joined by '/')", 0),
 	"machine":    regexFormat(machinePattern, "QEMU machine type (e.g. q35, pc-i440fx-9.0)", 40),
 	"vlan-list":  regexFormat(vlanListPattern, "VLAN ID list (e.g. 2-4094 or \"10 20 30-40\")", 0),
 	"disk-slot":  regexFormat(diskSlotPattern, "disk slot (scsi0-30, virtio0-15, sata0-5)", 0),

@@ -82,6 +82,8 @@ var kindTable = []KindInfo{
 		Doc: "An ISO image downloaded onto a storage.", spec: reflect.TypeFor[IsoSpec]()},
 	{Kind: KindContainerTemplate, Node: NodeOrSpec, Relation: RelationBuilt,
 		Doc: "An LXC OS template: a Proxmox appliance or a download.", spec: reflect.TypeFor[ContainerTemplateSpec]()},
+	{Kind: KindPool, Node: NodeNone, Folder: "pools", Aliases: []string{"pools"},
+		Doc: "A Proxmox resource pool.", spec: reflect.TypeFor[PoolSpec]()},
 	{Kind: KindTemplate, Guest: true, PVEType: "qemu", Node: NodeRequired, Relation: RelationClones, Folder: "templates", Aliases: []string{"templates"},
 		Doc: "A QEMU template built from a cloud image.", spec: reflect.TypeFor[TemplateSpec]()},
 	{Kind: KindVirtualMachine, Guest: true, PVEType: "qemu", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "vms", Aliases: []string{"vm", "vms"},

@@ -299,6 +299,7 @@ var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
 	KindSdnVnet:           decodeKind[SdnVnetSpec](func(o Object, s SdnVnetSpec) Resource { return &SdnVnet{o, s} }),
 	KindFirewallAlias:     decodeKind[FirewallAliasSpec](func(o Object, s FirewallAliasSpec) Resource { return &FirewallAlias{o, s} }),
 	KindFirewallIPSet:     decodeKind[FirewallIPSetSpec](func(o Object, s FirewallIPSetSpec) Resource { return &FirewallIPSet{o, s} }),
+	KindPool:              decodeKind[PoolSpec](func(o Object, s PoolSpec) Resource { return &Pool{o, s} }),
 }
 
 func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode) Resource {
@@ -461,6 +462,8 @@ func objectOf(r Resource) *Object {
 	case *FirewallAlias:
 		return &v.Object
 	case *FirewallIPSet:
+		return &v.Object
+	case *Pool:
 		return &v.Object
 	}
 	panic("manifest: unknown resource type")

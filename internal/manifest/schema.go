@@ -181,6 +181,10 @@ func Schema() map[string]any {
 		if k == KindFirewallAlias || k == KindFirewallIPSet {
 			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": fwNamePattern, "maxLength": 64}}})
 		}
+		if k == KindPool {
+			// pve-manager API2/Pool.pm create_pool: a pool name starts with a letter.
+			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": "^[a-z]"}}})
+		}
 		switch info.Node {
 		case NodeNone:
 			metaRules = append(metaRules, map[string]any{"not": map[string]any{"required": []string{"node"}}})

@@ -24,6 +24,7 @@ const (
 	KindSdnVnet           Kind = "SdnVnet"
 	KindFirewallAlias     Kind = "FirewallAlias"
 	KindFirewallIPSet     Kind = "FirewallIPSet"
+	KindPool              Kind = "Pool"
 )
 
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.
@@ -187,6 +188,7 @@ type VirtualMachineSpec struct {
 	QemuHardware
 	Balloon      *int          `json:"balloon,omitempty" pm:"min=0" doc:"Minimum memory in MiB for the balloon driver; 0 disables ballooning."`
 	Description  string        `json:"description,omitempty" doc:"Notes shown in the Proxmox UI: Proxmox takes 8192 bytes, less the room proxmops keeps for its record lines (766 bytes, 29 more per disk beyond the first)."`
+	Pool         string        `json:"pool,omitempty" pm:"format=pve-poolid" doc:"Resource pool the guest belongs to: a declared Pool or one that exists on the cluster. Unset leaves the guest's pool alone."`
 	OnBoot       *bool         `json:"onboot,omitempty" doc:"Start the guest when its node boots."`
 	Startup      *Startup      `json:"startup,omitempty" doc:"Start order and delays."`
 	Agent        *bool         `json:"agent,omitempty" doc:"Enable the QEMU guest agent."`
@@ -340,6 +342,7 @@ type Container struct {
 // ContainerSpec is the desired state of an LXC container.
 type ContainerSpec struct {
 	VMID         int            `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
+	Pool         string         `json:"pool,omitempty" pm:"format=pve-poolid" doc:"Resource pool the container belongs to: a declared Pool or one that exists on the cluster. Unset leaves its pool alone."`
 	Template     string         `json:"template" pm:"required,format=not-empty" doc:"OS template: a ContainerTemplate's name, a volume ID such as local:vztmpl/x.tar.zst, or an appliance name expected on the cluster."`
 	Hostname     string         `json:"hostname,omitempty" pm:"format=dns-name" doc:"Host name inside the container (default metadata.name)."`
 	OSType       string         `json:"ostype,omitempty" pm:"enum=debian|devuan|ubuntu|centos|fedora|opensuse|archlinux|alpine|gentoo|nixos|unmanaged" doc:"OS type; detected from the template when omitted."`
@@ -495,4 +498,23 @@ type Subnet struct {
 type DHCPRange struct {
 	Start string `json:"start" pm:"required,format=ip" doc:"First address."`
 	End   string `json:"end" pm:"required,format=ip" doc:"Last address."`
+}
+
+// Pool is a Proxmox resource pool (cluster-wide, /pools).
+type Pool struct {
+	Object
+	Spec PoolSpec
+}
+
+// PoolSpec is the desired pool; metadata.name is the pool ID.
+type PoolSpec struct {
+	Comment string `json:"comment,omitempty" doc:"Comment; proxmops adds its ownership marker."`
+}
+
+// Kind returns KindPool.
+func (*Pool) Kind() Kind { return KindPool }
+
+// MarshalJSON gives back the manifest shape.
+func (p *Pool) MarshalJSON() ([]byte, error) {
+	return marshalManifest(p.Kind(), &p.Object, &p.Spec)
 }

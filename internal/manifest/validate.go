@@ -93,6 +93,15 @@ func checkMetadata(r Resource, c *checker) {
 	if k := r.Kind(); (k == KindFirewallAlias || k == KindFirewallIPSet) && len(m.Tags) > 0 {
 		c.errorf("metadata.tags", "%s has no Proxmox tags; proxmops marks its comment", k)
 	}
+	if r.Kind() == KindPool {
+		// pve-manager API2/Pool.pm create_pool: a pool name starts with a letter.
+		if m.Name != "" && !(m.Name[0] >= 'a' && m.Name[0] <= 'z') {
+			c.errorf("metadata.name", "pool name must start with a letter")
+		}
+		if len(m.Tags) > 0 {
+			c.errorf("metadata.tags", "%s has no Proxmox tags", r.Kind())
+		}
+	}
 	switch r.Kind().Info().Node {
 	case NodeNone:
 		if m.Node != "" {

@@ -107,6 +107,8 @@ type Resource struct {
 	MaxMem     Int    `json:"maxmem"`
 	MaxCPU     Float  `json:"maxcpu"` // a container's cpulimit may be fractional
 	SDN        string `json:"sdn"`
+	// Pool is the resource pool a guest belongs to ("" for none).
+	Pool string `json:"pool"`
 	// HAState is the state of a guest's HA service, set only for guests in
 	// the HA resources ("ignored" for those HA leaves alone).
 	HAState string `json:"hastate"`
