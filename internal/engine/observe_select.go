@@ -15,6 +15,8 @@ type Selection struct {
 	// Networks reads the host interfaces of the selected nodes; SDN the
 	// zones, vnets and subnets.
 	Networks, SDN bool
+	// Pools reads the resource pools.
+	Pools bool
 }
 
 // Wants says whether the selection holds guest g.
@@ -32,6 +34,8 @@ type Selected struct {
 	// will be once pending changes are applied (when asked).
 	Zones, Vnets []pve.SDNEntry
 	Subnets      map[string][]pve.SDNEntry
+	// Pools are the resource pools' comments by pool ID (when asked).
+	Pools map[string]string
 }
 
 // ObserveSelection reads the selected guests' configurations (and, when
@@ -62,6 +66,19 @@ func (e *Engine) ObserveSelection(ctx context.Context, sel Selection) (*Selected
 	}
 	out := &Selected{Observation: snap, Selection: sel, Networks: snap.kinds.networks, Zones: snap.kinds.zones,
 		Vnets: snap.kinds.vnets, Subnets: map[string][]pve.SDNEntry{}}
+	if sel.Pools {
+		var list []struct {
+			PoolID  string `json:"poolid"`
+			Comment string `json:"comment"`
+		}
+		if err := e.client.Get(ctx, "pools", nil, &list); err != nil {
+			return nil, fmt.Errorf("reading the pools: %w", err)
+		}
+		out.Pools = map[string]string{}
+		for _, p := range list {
+			out.Pools[p.PoolID] = p.Comment
+		}
+	}
 	if sel.SDN {
 		if snap.kinds.sdnErr != nil {
 			return nil, snap.kinds.sdnErr

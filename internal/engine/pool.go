@@ -187,8 +187,16 @@ func (r *resourcePoolReconciler) planOne(pc *planContext, s *PoolSpec) *Action {
 	}
 	a.Observed = map[string]any{"comment": have}
 	owned, comment := parseOwned(have)
+	if !owned && s.Adopt {
+		// proxmops.dev/adopt: the pool becomes proxmops' by its mark.
+		a.Adopt = true
+		a.Action, a.Status, a.Reason = vocab.ActionUpdate, vocab.StatusOutOfSync, "adopting the pool (proxmops.dev/adopt): its comment gets the "+OwnerMark+" mark"
+		a.Changes = []vocab.Change{{Field: "comment", Path: "spec.comment", From: have, To: markOwned(s.Comment)}}
+		a.run = func(ctx context.Context, x *execCtx) error { return x.e.client.Put(ctx, "pools", params, nil) }
+		return a
+	}
 	if a.Owned = owned; !owned {
-		return a.conflict("pool " + s.Name + " exists but proxmops does not own it (its comment has no " + OwnerMark + " mark): left untouched")
+		return a.conflict("pool " + s.Name + " exists but proxmops does not own it (its comment has no " + OwnerMark + " mark): left untouched (annotate proxmops.dev/adopt: \"true\" to take it over)")
 	}
 	if comment == strings.TrimSpace(s.Comment) {
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"

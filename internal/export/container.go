@@ -99,7 +99,7 @@ var ctReaders = map[string]func(x *ctExport){
 // exportCT reads a container row by row.
 func (es *cluster) exportCT(g *engine.Guest, names map[int]string) Exported {
 	x := &ctExport{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
-	x.spec.VMID = g.VMID
+	x.spec.VMID, x.spec.Pool = g.VMID, g.Pool
 	for _, k := range engine.FieldRows(engine.KindContainer) {
 		read, ok := ctReaders[k]
 		if !ok {

@@ -69,7 +69,7 @@ func ParseKinds(list []string) ([]manifest.Kind, error) {
 			}
 			ks := kindsNamed(w)
 			if len(ks) == 0 {
-				return nil, fmt.Errorf("--kind %q: not a kind export writes (VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, or sdn for both SDN kinds, FirewallAlias, FirewallIPSet, or firewall for both)", w)
+				return nil, fmt.Errorf("--kind %q: not a kind export writes (VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, or sdn for both SDN kinds, Pool, FirewallAlias, FirewallIPSet, or firewall for both)", w)
 			}
 			for _, k := range ks {
 				add(k)
@@ -157,6 +157,7 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 	}
 	sel.Networks = slices.Contains(kinds, manifest.KindNetwork)
 	sel.SDN = slices.Contains(kinds, manifest.KindSdnZone) || slices.Contains(kinds, manifest.KindSdnVnet)
+	sel.Pools = slices.Contains(kinds, manifest.KindPool)
 	eng := engine.New(client, engine.Options{})
 	read, err := eng.ObserveSelection(ctx, sel)
 	if err != nil {

@@ -79,8 +79,10 @@ func (es *cluster) Export() (out []Exported, skipped, refused []string) {
 		}
 	}
 	out = append(out, es.exportNetworks()...)
+	pools, poolSkipped := es.exportPools()
+	out = append(out, pools...)
 	sdn, sdnSkipped := es.exportSDN()
-	return append(out, sdn...), append(skipped, sdnSkipped...), refused
+	return append(out, sdn...), append(append(skipped, poolSkipped...), sdnSkipped...), refused
 }
 
 var notLabel = regexp.MustCompile(`[^a-z0-9-]+`)

@@ -137,7 +137,7 @@ func (x *qemuExport) int(k string) int {
 // exportQemu reads a VM or a template row by row.
 func (es *cluster) exportQemu(g *engine.Guest, names map[int]string) Exported {
 	x := &qemuExport{es: es, g: g, eff: g.Effective, names: names, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
-	x.spec.VMID = g.VMID
+	x.spec.VMID, x.spec.Pool = g.VMID, g.Pool
 	for _, k := range engine.FieldRows(engine.KindVirtualMachine) {
 		read, ok := qemuReaders[k]
 		if !ok {

@@ -139,8 +139,8 @@ func checkMetadata(r Resource, c *checker) {
 			if v != "true" && v != "false" {
 				c.errorf(p, "%q is not one of true, false", v)
 			}
-			if k := r.Kind(); !k.Info().Guest && k != KindFirewallAlias && k != KindFirewallIPSet {
-				c.errorf(p, "adoption applies to guests (VirtualMachine, Template, Container) and firewall objects (FirewallAlias, FirewallIPSet), not %s", k)
+			if k := r.Kind(); !k.Info().Guest && k != KindFirewallAlias && k != KindFirewallIPSet && k != KindPool {
+				c.errorf(p, "adoption applies to guests (VirtualMachine, Template, Container) firewall objects (FirewallAlias, FirewallIPSet) and pools, not %s", k)
 			}
 			continue
 		}
