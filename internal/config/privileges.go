@@ -38,6 +38,8 @@ var RequiredPrivileges = []Privilege{
 	{"SDN.Audit", "read SDN zones and VNets"},
 	{"SDN.Allocate", "create and change SDN zones, VNets and subnets"},
 	{"SDN.Use", "attach guest NICs to bridges and VNets"},
+	{"Pool.Audit", "list resource pools (Proxmox lists only the pools the token may audit)"},
+	{"Pool.Allocate", "create, change and delete pools (kind: Pool) and put guests into them (spec.pool); the throwaway pool of `proxmops check --exercise`"},
 }
 
 // OptionalPrivileges improve what proxmops shows but are not needed to
@@ -45,7 +47,6 @@ var RequiredPrivileges = []Privilege{
 var OptionalPrivileges = []Privilege{
 	{"VM.GuestAgent.Audit", "read guest IP addresses from the QEMU guest agent, and its agent health checks (Proxmox VE 9; on 8.4 the privilege is VM.Monitor)"},
 	{"VM.GuestAgent.Unrestricted", "an alternative to VM.GuestAgent.Audit for agent health checks (Proxmox VE 9)"},
-	{"Pool.Allocate", "create and remove the throwaway pool proxmops-check of `proxmops check --exercise` (on /pool/proxmops-check)"},
 	{"VM.Migrate", "migrate the throwaway VM of `proxmops check --exercise` where a second node and shared storage exist"},
 }
 

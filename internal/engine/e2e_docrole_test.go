@@ -29,9 +29,10 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 	e.write("cts/dns-01.yaml", example(t, "containers/dns-01.yaml"))
 	e.write("cts/legacy.yaml", strings.Replace(privilegedCT, "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", "debian-12-standard", 1))
 	e.write("templates/debian-12-tpl.yaml", seedTemplate)
+	e.write("pools/prod.yaml", example(t, "pools/prod.yaml"))
 	e.write("vms/app-02.yaml", seedClone)
 	e.write("vms/web01.yaml", seedUserData)
-	app01 := seedVMImage + "  startup: { order: 2 }\n  snapshots:\n    beforeChange: true\n"
+	app01 := seedVMImage + "  startup: { order: 2 }\n  snapshots:\n    beforeChange: true\n  pool: prod\n"
 	e.write("vms/app-01.yaml", app01)
 	eng := e.engine(engine.Options{Concurrency: 4})
 	p := e.plan(eng)
@@ -42,7 +43,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 		}
 	}
 	for _, k := range []string{engine.KindFirewallAlias, engine.KindFirewallIPSet, engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
-		engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer} {
+		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer} {
 		if !created[k] {
 			t.Fatalf("the plan creates no %s:\n%s", k, planText(p))
 		}
@@ -62,7 +63,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 
 	// Prune removes everything again, downloads included.
 	for _, f := range []string{"sdn/zones.yaml", "sdn/vnets.yaml", "net/vmbr7.yaml", "isos/debian-12.yaml", "cts/debian-12-standard.yaml",
-		"cts/dns-01.yaml", "cts/legacy.yaml", "templates/debian-12-tpl.yaml", "vms/app-02.yaml", "vms/web01.yaml", "vms/app-01.yaml"} {
+		"cts/dns-01.yaml", "cts/legacy.yaml", "pools/prod.yaml", "templates/debian-12-tpl.yaml", "vms/app-02.yaml", "vms/web01.yaml", "vms/app-01.yaml"} {
 		e.remove(f)
 	}
 	e.write("keep.yaml", isoManifest) // prune never runs on an empty load
@@ -75,7 +76,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 		}
 	}
 	for _, k := range []string{engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
-		engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer} {
+		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer} {
 		if deleted[k] == 0 {
 			t.Errorf("prune deleted no %s: %v", k, deleted)
 		}

@@ -276,9 +276,9 @@ func poolNeeds(_ *privContext, a *Action, _ Spec) []privNeed {
 }
 
 // guestPoolNeeds are what moving a guest into its pool asks (Pool.pm
-// update_pool): Pool.Allocate on the pool, Permissions.Modify or
-// VM.Allocate on the guest (check_perm_modify), and Pool.Allocate on the
-// pool it leaves.
+// update_pool): Pool.Allocate on the pool, VM.Allocate on the guest
+// (check_perm_modify, which takes Permissions.Modify as well: proxmops'
+// role grants the former), and Pool.Allocate on the pool it leaves.
 func guestPoolNeeds(a *Action) []privNeed {
 	var to, from string
 	for _, c := range a.Changes {
@@ -290,7 +290,7 @@ func guestPoolNeeds(a *Action) []privNeed {
 		return nil
 	}
 	needs := []privNeed{needAll("put the guest into pool "+to, "/pool/"+to, "Pool.Allocate"),
-		needAny("put the guest into pool "+to, vmPath(a.VMID), "Permissions.Modify", "VM.Allocate")}
+		needAll("put the guest into pool "+to, vmPath(a.VMID), "VM.Allocate")}
 	if from != "" {
 		needs = append(needs, needAll("move the guest out of pool "+from, "/pool/"+from, "Pool.Allocate"))
 	}
