@@ -43,7 +43,7 @@ test('host networks and SDN objects are exported on request only', async () => {
   vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:x'), revokeObjectURL: vi.fn() }));
   const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
   render(<ExportPanel />);
-  for (const k of ['Network', 'SdnZone', 'SdnVnet']) {
+  for (const k of ['Network', 'SdnZone', 'SdnVnet', 'Pool']) {
     expect((screen.getByRole('checkbox', { name: k }) as HTMLInputElement).checked).toBe(false);
   }
   for (const k of ['VirtualMachine', 'Template', 'Container']) {
