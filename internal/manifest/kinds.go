@@ -54,7 +54,7 @@ const (
 	RelationClones Relation = "clones"    // VirtualMachine -> Template (spec.fromTemplate)
 	RelationMounts Relation = "mounts"    // VirtualMachine -> Iso (spec.iso)
 	RelationBuilt  Relation = "builtFrom" // Container -> ContainerTemplate (spec.template)
-	RelationUses   Relation = "uses"      // guest -> SdnVnet or Network (a NIC's bridge); Network -> Network (ports, VLAN parent)
+	RelationUses   Relation = "uses"      // guest -> SdnVnet or Network (a NIC's bridge), Pool (spec.pool); Network -> Network (ports, VLAN parent)
 	RelationZone   Relation = "inZone"    // SdnVnet -> SdnZone (spec.zone)
 	// RelationDependsOn is an edge the manifest asks for
 	// (metadata.dependsOn): created and started after it is healthy.
@@ -82,7 +82,7 @@ var kindTable = []KindInfo{
 		Doc: "An ISO image downloaded onto a storage.", spec: reflect.TypeFor[IsoSpec]()},
 	{Kind: KindContainerTemplate, Node: NodeOrSpec, Relation: RelationBuilt,
 		Doc: "An LXC OS template: a Proxmox appliance or a download.", spec: reflect.TypeFor[ContainerTemplateSpec]()},
-	{Kind: KindPool, Node: NodeNone, Folder: "pools", Aliases: []string{"pools"},
+	{Kind: KindPool, Node: NodeNone, Relation: RelationUses, Folder: "pools", Aliases: []string{"pools"},
 		Doc: "A Proxmox resource pool.", spec: reflect.TypeFor[PoolSpec]()},
 	{Kind: KindTemplate, Guest: true, PVEType: "qemu", Node: NodeRequired, Relation: RelationClones, Folder: "templates", Aliases: []string{"templates"},
 		Doc: "A QEMU template built from a cloud image.", spec: reflect.TypeFor[TemplateSpec]()},

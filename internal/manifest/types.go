@@ -71,7 +71,7 @@ type Origin struct {
 // Ref is one reference from a resource to another resource or to something
 // that must already exist on the cluster.
 type Ref struct {
-	Kind Kind   `json:"kind"` // what is referenced: Template, Iso, ContainerTemplate, SdnZone, Network or SdnVnet
+	Kind Kind   `json:"kind"` // what is referenced: Template, Iso, ContainerTemplate, SdnZone, Network, SdnVnet or Pool
 	Name string `json:"name"` // the declared resource's name; for an external reference, what is expected on the cluster (template name, volume ID, appliance, bridge)
 	Path string `json:"path"` // field of the referencing manifest, e.g. "spec.fromTemplate"
 	// External is true when nothing in the set declares the target: it is

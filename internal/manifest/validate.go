@@ -186,6 +186,9 @@ func checkGuestCommon(r Resource, c *checker, image *Image, disks []Disk, nets [
 
 func checkVM(v *VirtualMachine, c *checker) {
 	s := &v.Spec
+	if s.Pool != "" {
+		addRef(v, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
+	}
 	if s.Image != nil && s.FromTemplate != nil {
 		c.errorf("spec.fromTemplate", "image and fromTemplate are mutually exclusive")
 	}
@@ -506,6 +509,9 @@ func cmpPath(cond bool, a, b string) string {
 
 func checkContainer(ct *Container, c *checker) {
 	s := &ct.Spec
+	if s.Pool != "" {
+		addRef(ct, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
+	}
 	if strings.ContainsAny(s.Template, " \t\n") {
 		c.errorf("spec.template", "%q is not a template name or volume ID", s.Template)
 	} else if strings.Contains(s.Template, ":") {

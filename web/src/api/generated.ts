@@ -776,7 +776,7 @@ export const KIND_INFO: Record<Kind, KindInfo> = {
   Network: {"kind":"Network","guest":false,"snapshots":false,"reaches":false,"node":"required","relation":"uses","folder":"networks","aliases":["networks"],"doc":"A bridge, bond or VLAN interface on a node."},
   Iso: {"kind":"Iso","guest":false,"snapshots":false,"reaches":false,"node":"spec","relation":"mounts","doc":"An ISO image downloaded onto a storage."},
   ContainerTemplate: {"kind":"ContainerTemplate","guest":false,"snapshots":false,"reaches":false,"node":"spec","relation":"builtFrom","doc":"An LXC OS template: a Proxmox appliance or a download."},
-  Pool: {"kind":"Pool","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"pools","aliases":["pools"],"doc":"A Proxmox resource pool."},
+  Pool: {"kind":"Pool","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"pools","aliases":["pools"],"doc":"A Proxmox resource pool."},
   Template: {"kind":"Template","guest":true,"pveType":"qemu","snapshots":false,"reaches":false,"node":"required","relation":"clones","folder":"templates","aliases":["templates"],"doc":"A QEMU template built from a cloud image."},
   VirtualMachine: {"kind":"VirtualMachine","guest":true,"pveType":"qemu","snapshots":true,"reaches":true,"node":"required","folder":"vms","aliases":["vm","vms"],"doc":"A QEMU virtual machine, from a cloud image or cloned from a template."},
   Container: {"kind":"Container","guest":true,"pveType":"lxc","snapshots":true,"reaches":true,"node":"required","folder":"containers","aliases":["containers","ct","lxc"],"doc":"An LXC container."},

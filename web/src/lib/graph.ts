@@ -369,6 +369,7 @@ const KIND_WORD: Record<string, string> = {
   SdnVnet: 'vnet',
   SdnZone: 'zone',
   Network: 'bridge',
+  Pool: 'pool',
 };
 
 // targetWords names what a dependency points at, as its relation reads it:
