@@ -20,7 +20,7 @@
 // (xxxFromManifest) and its reconciler sit in one file: vm.go
 // (VirtualMachine), template.go, iso.go, ctemplate.go (ContainerTemplate),
 // container.go, network.go, sdn.go (SdnZone and SdnVnet; sdnapply.go
-// applies them). What several kinds share is apart: desired.go (Meta,
+// applies them), pool.go (Pool, and the guests' spec.pool membership). What several kinds share is apart: desired.go (Meta,
 // Desired and the QEMU hardware, disk, NIC and cloud-init specs of VMs and
 // templates), fromset.go (DesiredFromSet and the shared conversions),
 // guest.go (the guest kinds' diff and update plan), gate.go (the checks
