@@ -190,8 +190,8 @@ func TestPoolOwnershipAndDeletionOnlyWhenEmpty(t *testing.T) {
 }
 
 // A guest naming a pool that is neither declared nor on the cluster fails
-// its plan; a token without Pool.Allocate is named by the plan, and no
-// pool request is made.
+// its plan; a token without Pool.Allocate is named by the plan, for a pool
+// and for a guest to move back into one, and no pool request is made.
 func TestPoolRefusalsBeforeActing(t *testing.T) {
 	e := newEnv(t)
 	e.write("vms/web.yaml", strings.ReplaceAll(pooledVM, "POOL", "nowhere"))
@@ -213,5 +213,25 @@ func TestPoolRefusalsBeforeActing(t *testing.T) {
 	}
 	if n := e.sim.RequestCountFor("POST", "/pools"); n != 0 {
 		t.Fatalf("POST /pools called %d times", n)
+	}
+
+	// A guest moved out of its pool by hand, and the token loses Pool.Allocate.
+	e = newEnv(t)
+	e.write("pools/prod.yaml", prodPool)
+	e.write("vms/web.yaml", strings.ReplaceAll(pooledVM, "POOL", "prod"))
+	eng = e.engine(engine.Options{})
+	e.converge(eng)
+	put(t, e.client, "poolid", "prod", "vms", "150", "delete", "1")
+	e.sim.SetTokenPrivileges(allPrivilegesBut("Pool.Allocate"))
+	p = e.plan(eng)
+	if a := p.Find(engine.KindVirtualMachine, "web"); a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, "Pool.Allocate on /pool/prod") {
+		t.Fatalf("moving web back without Pool.Allocate: %+v", a)
+	}
+	e.sim.ResetRequests()
+	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.sim.RequestCountFor("PUT", "/pools"); n != 0 {
+		t.Fatalf("PUT /pools called %d times", n)
 	}
 }
