@@ -200,19 +200,23 @@ func TestPoolRefusalsBeforeActing(t *testing.T) {
 		t.Fatalf("unknown pool: %+v", a)
 	}
 
-	e = newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut("Pool.Allocate") })
-	e.write("pools/prod.yaml", prodPool)
-	eng := e.engine(engine.Options{})
-	p := e.plan(eng)
-	if a := p.Find(engine.KindPool, "prod"); a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, "Pool.Allocate on /pool/prod") {
-		t.Fatalf("without Pool.Allocate: %+v", a)
-	}
-	e.sim.ResetRequests()
-	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.sim.RequestCountFor("POST", "/pools"); n != 0 {
-		t.Fatalf("POST /pools called %d times", n)
+	var eng *engine.Engine
+	var p *engine.Plan
+	for _, missing := range []string{"Pool.Allocate", "Pool.Audit"} {
+		e = newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut(missing) })
+		e.write("pools/prod.yaml", prodPool)
+		eng = e.engine(engine.Options{})
+		p = e.plan(eng)
+		if a := p.Find(engine.KindPool, "prod"); a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, missing+" on /pool/prod") {
+			t.Fatalf("without %s: %+v", missing, a)
+		}
+		e.sim.ResetRequests()
+		if _, err := eng.Apply(t.Context(), p, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := e.sim.RequestCountFor("POST", "/pools"); n != 0 {
+			t.Fatalf("without %s: POST /pools called %d times", missing, n)
+		}
 	}
 
 	// A guest moved out of its pool by hand, and the token loses Pool.Allocate.

@@ -231,7 +231,7 @@ func planGuestPool(pc *planContext, a *Action, want string) *Action {
 	if declared {
 		a.DependsOn = append(a.DependsOn, KindPool+"/"+want)
 	} else if _, exists := pc.kinds.pools[want]; pc.kinds.pools != nil && !exists {
-		a.refuse(fmt.Sprintf("pool %q is neither declared (kind: Pool) nor on the cluster: declare it or create it first", want))
+		a.refuse(fmt.Sprintf("pool %q is neither declared (kind: Pool) nor on the cluster: declare it or create it first (GET /pools lists only the pools the token has Pool.Audit on)", want))
 		return a
 	}
 	if a.Action == vocab.ActionCreate {
@@ -269,10 +269,12 @@ func planGuestPool(pc *planContext, a *Action, want string) *Action {
 }
 
 // poolNeeds are a Pool's privileges: Pool.Allocate on it for every write
-// (Pool.pm create_pool, update_pool, delete_pool).
+// (Pool.pm create_pool, update_pool, delete_pool), and Pool.Audit to see
+// it: Pool.pm index lists only the pools the caller may audit, so a pool
+// the token cannot see would be created again (and refused) every pass.
 func poolNeeds(_ *privContext, a *Action, _ Spec) []privNeed {
 	verb := map[vocab.Action]string{vocab.ActionCreate: "create", vocab.ActionUpdate: "change", vocab.ActionDelete: "delete"}[a.Action]
-	return []privNeed{needAll(verb+" the pool", "/pool/"+a.Name, "Pool.Allocate")}
+	return []privNeed{needAll(verb+" the pool", "/pool/"+a.Name, "Pool.Allocate"), needAll("see the pool in GET /pools", "/pool/"+a.Name, "Pool.Audit")}
 }
 
 // guestPoolNeeds are what moving a guest into its pool asks (Pool.pm
