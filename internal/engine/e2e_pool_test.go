@@ -239,3 +239,32 @@ func TestPoolRefusalsBeforeActing(t *testing.T) {
 		t.Fatalf("PUT /pools called %d times", n)
 	}
 }
+
+// A container is created in its pool too, and put back after a hand move;
+// a guest without spec.pool keeps the pool someone gave it.
+func TestContainerPoolAndUnsetPoolLeftAlone(t *testing.T) {
+	e := newEnv(t)
+	e.addCTTemplate()
+	e.write("pools/prod.yaml", prodPool)
+	e.write("cts/cache-01.yaml", strings.Replace(strings.ReplaceAll(movedCT, "CORES", "1"), "  vmid: 230\n", "  vmid: 230\n  pool: prod\n", 1))
+	e.write("vms/web.yaml", strings.ReplaceAll(pooledVM, "  pool: POOL\n", ""))
+	eng := e.engine(engine.Options{})
+	e.converge(eng)
+	if got := poolVMIDs(t, e.client, "prod"); !reflect.DeepEqual(got, []int{230}) {
+		t.Fatalf("prod holds %v", got)
+	}
+	put(t, e.client, "poolid", "prod", "vms", "230", "delete", "1")
+	put(t, e.client, "poolid", "prod", "vms", "150")
+	p := e.plan(eng)
+	if a := p.Find(engine.KindContainer, "cache-01"); a.Action != vocab.ActionUpdate || poolChange(a) == nil {
+		t.Fatalf("cache-01 out of its pool: %+v", a)
+	}
+	if a := p.Find(engine.KindVirtualMachine, "web"); a.Action != vocab.ActionNone || a.Status != vocab.StatusSynced {
+		t.Fatalf("web without spec.pool: %+v", a)
+	}
+	e.converge(eng)
+	if got := poolVMIDs(t, e.client, "prod"); !reflect.DeepEqual(got, []int{150, 230}) {
+		t.Fatalf("prod holds %v", got)
+	}
+	e.assertInSync(eng)
+}
