@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,16 +75,25 @@ func startSimTB(t testing.TB) *pvesim.Server {
 // passReads sorts one simulator's requests into the budget's parts.
 type passReads struct {
 	resources, guests, storages, networks, other int64
-	writes                                       int64
-	otherPaths                                   []string
+	// collections counts the reads of each cluster-wide collection's list.
+	collections map[string]int64
+	writes      int64
+	otherPaths  []string
 }
 
+// collectionLists are the lists of the cluster-wide kinds: with prune on,
+// each is read once per pass (its owned items may have to go), whatever
+// the number of guests.
+var collectionLists = []string{"/cluster/firewall/aliases", "/cluster/firewall/ipset", "/pools"}
+
 func readsOf(sim *pvesim.Server) passReads {
-	var r passReads
+	r := passReads{collections: map[string]int64{}}
 	for _, rc := range sim.Requests() {
 		switch {
 		case rc.Method != "GET":
 			r.writes += rc.Count
+		case slices.Contains(collectionLists, rc.Path):
+			r.collections[rc.Path] += rc.Count
 		case rc.Path == "/cluster/resources":
 			r.resources += rc.Count
 		case strings.HasPrefix(rc.Path, "/nodes/{node}/qemu/{vmid}") || strings.HasPrefix(rc.Path, "/nodes/{node}/lxc/{vmid}"):
@@ -163,8 +173,9 @@ func (e *fleetEnv) inSyncPass() {
 // TestInSyncPassKeepsTheRequestBudgetPerCluster: with two clusters of
 // 2,000 owned guests each, an in-sync pass of each cluster reads its
 // /cluster/resources once, each owned guest once and its storages, as one
-// cluster's pass always did; nothing is written, and the other cluster's
-// guests cost it nothing.
+// cluster's pass always did, plus one read of each cluster-wide
+// collection's list (prune is on); nothing is written, and the other
+// cluster's guests cost it nothing.
 func TestInSyncPassKeepsTheRequestBudgetPerCluster(t *testing.T) {
 	// The budget is per guest, so the rule is the same at any size; the
 	// issue's 2,000 per cluster (PROXMOPS_SCALE_GUESTS=2000) takes minutes
@@ -180,7 +191,7 @@ func TestInSyncPassKeepsTheRequestBudgetPerCluster(t *testing.T) {
 	e.inSyncPass()
 	for name, sim := range map[string]*pvesim.Server{"alpha": alpha, "beta": beta} {
 		r := readsOf(sim)
-		t.Logf("%s: %d /cluster/resources, %d guest reads, %d storage reads, %d network reads, %d other %v, %d writes", name, r.resources, r.guests, r.storages, r.networks, r.other, r.otherPaths, r.writes)
+		t.Logf("%s: %d /cluster/resources, %d guest reads, %d storage reads, %d network reads, collections %v, %d other %v, %d writes", name, r.resources, r.guests, r.storages, r.networks, r.collections, r.other, r.otherPaths, r.writes)
 		if r.writes != 0 {
 			t.Errorf("%s: an in-sync pass wrote %d times", name, r.writes)
 		}
@@ -196,6 +207,11 @@ func TestInSyncPassKeepsTheRequestBudgetPerCluster(t *testing.T) {
 		}
 		if r.networks > (3+2)*r.resources {
 			t.Errorf("%s: %d network reads in %d pass(es): more than one per node and the two SDN lists", name, r.networks, r.resources)
+		}
+		for path, reads := range r.collections {
+			if reads > r.resources {
+				t.Errorf("%s: %s read %d times in %d pass(es): want one per pass", name, path, reads, r.resources)
+			}
 		}
 		if r.other != 0 {
 			t.Errorf("%s: %d reads outside the budget: %v", name, r.other, r.otherPaths)
