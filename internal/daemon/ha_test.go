@@ -28,6 +28,7 @@ import (
 	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -46,7 +47,30 @@ const haVMs = 4 // per commit
 // createLog records the guest creations the simulator was asked for.
 type createLog struct {
 	mu    sync.Mutex
-	posts map[string]int // vmid -> create POSTs
+	posts map[string]int // vmid -> create POSTs that reached the simulator
+	// With hold set, a create of a new VMID once holdAt VMIDs were created
+	// waits until hold is closed, and is dropped if its client went away
+	// meanwhile: a leader killed then is surely mid-apply, whatever the
+	// machine's speed.
+	hold    chan struct{}
+	holdAt  int
+	waiting int // creates held now
+}
+
+// held is the number of creates waiting now.
+func (l *createLog) held() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
+}
+
+// holdFrom lets creates through until n VMIDs were created, then holds
+// the others until release.
+func (l *createLog) holdFrom(n int) (release func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hold, l.holdAt = make(chan struct{}), n
+	return sync.OnceFunc(func() { close(l.hold) })
 }
 
 // wrap serves sim, noting each create (POST /nodes/{node}/qemu) by vmid.
@@ -62,6 +86,29 @@ func (l *createLog) wrap(sim *pvesim.Server) http.Handler {
 				var m map[string]any
 				if json.Unmarshal(body, &m) == nil {
 					vmid = fmt.Sprint(m["vmid"])
+				}
+			}
+			l.mu.Lock()
+			hold := l.hold
+			if hold != nil && (l.posts[vmid] > 0 || len(l.posts) < l.holdAt) {
+				hold = nil
+			}
+			if hold != nil {
+				l.waiting++
+			}
+			l.mu.Unlock()
+			if hold != nil {
+				var gone bool
+				select {
+				case <-hold:
+				case <-r.Context().Done():
+					gone = true // its sender died: it never reaches Proxmox
+				}
+				l.mu.Lock()
+				l.waiting--
+				l.mu.Unlock()
+				if gone {
+					return
 				}
 			}
 			l.mu.Lock()
@@ -138,6 +185,8 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 	// asked for the first of them and the follower's browser saw its
 	// progress, while the others are still to come.
 	before := len(creates.counts())
+	release := creates.holdFrom(before + 1)
+	defer release()
 	r.addVMs(haVMs, haVMs)
 	r.haWait("the leader to start creating, seen on the follower", 60*time.Second, func() bool {
 		return len(creates.counts()) > before && seen.progress() > 0
@@ -147,6 +196,10 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 		t.Fatal(err)
 	}
 	<-a.exited
+	// The creates the killed leader left waiting end with it; only then
+	// may the others through.
+	testwait.For(t, "the killed leader's held creates to end", 30*time.Second, func() bool { return creates.held() == 0 })
+	release()
 	progressBefore := seen.progress()
 	createdAtKill, lockedAtKill := len(creates.counts()), r.anyLocked()
 	if createdAtKill == len(r.cores) && !lockedAtKill {
