@@ -81,9 +81,8 @@
 // Plan.JSON (the document of docs/api.md). The engine keeps data only:
 // internal/render writes a plan and apply results as text.
 //
-// Adding a kind is one file and one row (registry_test.go follows this
-// recipe with a test-only TestPool kind, planned and applied against
-// pvesim):
+// Adding a kind is one file and one row (pool.go follows this recipe; a
+// cluster-wide collection is a collection row instead, firewall.go):
 //
 //  1. The file (pool.go, say) holds the spec, a struct embedding Meta; its
 //     conversion from the manifest type, func(*manifest.Pool,
