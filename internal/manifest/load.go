@@ -441,30 +441,11 @@ func (n *yNode) find(p string) (*yNode, bool) {
 	return cur, true
 }
 
+// objectOf is the Object every kind embeds (its promoted object method),
+// so a new kind needs no case here.
 func objectOf(r Resource) *Object {
-	switch v := r.(type) {
-	case *VirtualMachine:
-		return &v.Object
-	case *Template:
-		return &v.Object
-	case *Iso:
-		return &v.Object
-	case *Container:
-		return &v.Object
-	case *Network:
-		return &v.Object
-	case *ContainerTemplate:
-		return &v.Object
-	case *SdnZone:
-		return &v.Object
-	case *SdnVnet:
-		return &v.Object
-	case *FirewallAlias:
-		return &v.Object
-	case *FirewallIPSet:
-		return &v.Object
-	case *Pool:
-		return &v.Object
+	if o, ok := r.(interface{ object() *Object }); ok {
+		return o.object()
 	}
 	panic("manifest: unknown resource type")
 }

@@ -114,6 +114,9 @@ type Object struct {
 // Meta returns the metadata.
 func (o *Object) Meta() *Metadata { return &o.Metadata }
 
+// object is the Object itself, promoted to every kind that embeds it.
+func (o *Object) object() *Object { return o }
+
 // Name returns metadata.name.
 func (o *Object) Name() string { return o.Metadata.Name }
 
