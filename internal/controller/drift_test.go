@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"syscall"
@@ -176,6 +177,7 @@ type driftFigures struct {
 	Passes          int
 	Requests        []int64 // per interval: every request of the passes in it
 	Reads           []int64 // per interval: GET requests
+	Found           []int   // per interval: hand changes found
 	Detect          []time.Duration
 	CPU             time.Duration
 	AllocBytes      uint64
@@ -231,10 +233,11 @@ func (r *driftRun) hour(perMinute int) driftFigures {
 			f.Reads = append(f.Reads, r.count.gets.Load()-gets0)
 			f.Passes += int(r.e.c.passes.Load()-p0) / 2
 		}
-		kept := open[:0]
+		kept, found := open[:0], 0
 		for _, ch := range open {
 			g, _ := r.sim.Guest(ch.vmid)
 			if g.Config["onboot"] == "1" {
+				found++
 				d := r.now().Sub(ch.at)
 				f.Detect = append(f.Detect, d)
 				f.MaxDetect = max(f.MaxDetect, d)
@@ -247,6 +250,9 @@ func (r *driftRun) hour(perMinute int) driftFigures {
 			kept = append(kept, ch)
 		}
 		open = kept
+		if inHour {
+			f.Found = append(f.Found, found)
+		}
 	}
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
@@ -285,10 +291,21 @@ func TestDriftChecksFindEveryHandChangeWithinTheBound(t *testing.T) {
 	if !f.DetectedInBound || len(f.Detect) != f.HandChanges || f.HandChanges < 100 {
 		t.Fatalf("%d of %d hand changes found, the slowest after %s (bound %s)", len(f.Detect), f.HandChanges, f.MaxDetect, r.every+r.interval)
 	}
-	// Quiet passes: /cluster/resources, about n/10 configurations, and
-	// for each change found a re-read, the update and the read after it.
-	if m := median(f.Reads); m > 1+n/10+12 || m < 1+n/20 {
-		t.Errorf("median GET requests per interval %d, want about 1 + %d", m, n/10)
+	// Quiet passes: /cluster/resources and about n/10 configurations. A
+	// change found costs its fix on top (a re-read, the update, its task
+	// and the read after it: readsPerFix), so each interval is measured
+	// less what its fixes cost: how many changes an interval finds varies
+	// with the machine's speed, the reads of a quiet pass do not.
+	const readsPerFix = 8
+	quiet := make([]int64, len(f.Reads))
+	for i, reads := range f.Reads {
+		quiet[i] = reads - readsPerFix*int64(f.Found[i])
+	}
+	if m := median(quiet); m > 1+n/10+4 || m < 1+n/20 {
+		t.Errorf("median GET requests per interval, less the fixes, %d, want about 1 + %d (reads %v, changes found %v)", m, n/10, f.Reads, f.Found)
+	}
+	if m := slices.Max(quiet); m > 1+n/10+12 {
+		t.Errorf("an interval made %d GET requests besides its fixes, want at most 1 + %d + 12 (reads %v, changes found %v)", m, n/10, f.Reads, f.Found)
 	}
 	// With a slot per guest the longest wait is the bound; the spread
 	// means some changes wait most of it.
