@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
 import { freePort, startProcess, stop, waitForLine } from './daemon';
-import { openBrowser, signIn, type BrowserSession } from './harness';
+import { openBrowser, revealCard, signIn, type BrowserSession } from './harness';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -56,7 +56,7 @@ describe('two clusters from one repository', () => {
   test('the overview filters to one cluster through the URL, and cards name their cluster', async () => {
     await page.goto(`${url}/?view=cards`);
     // lab-2's guests come up beside lab-1's examples.
-    await page.locator('.card', { hasText: 'web' }).filter({ hasText: 'lab-2' }).waitFor({ timeout: 60_000 });
+    await revealCard(page, page.locator('.card', { hasText: 'web' }).filter({ hasText: 'lab-2' }), 60_000);
     await page.locator('summary', { hasText: 'Cluster' }).click();
     const menu = page.getByRole('group', { name: 'Cluster' });
     expect(await menu.getByRole('checkbox').count()).toBe(2);

@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = process.env.PROXMOPS_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = [
@@ -84,4 +85,26 @@ export async function openBrowser(opts: { colorScheme?: 'light' | 'dark'; width?
       rmSync(userDataDir, { recursive: true, force: true });
     },
   };
+}
+
+// revealCard scrolls the overview's cards, a virtual list, until the card
+// is in the page: a card below the fold is not rendered until the list is
+// scrolled to it. It scrolls down half a screen at a time, from the top
+// again after the end, until the card shows.
+export async function revealCard(page: Page, card: Locator, timeout = 30_000): Promise<Locator> {
+  const list = page.locator('.vlist:has(.card)').first();
+  await expect
+    .poll(
+      async () => {
+        if (await card.count()) return true;
+        await list.evaluate((el) => {
+          const atEnd = el.scrollTop + el.clientHeight >= el.scrollHeight - 1;
+          el.scrollTop = atEnd ? 0 : el.scrollTop + el.clientHeight / 2;
+        });
+        return false;
+      },
+      { timeout, message: `the card ${card} to show in the overview` },
+    )
+    .toBe(true);
+  return card;
 }

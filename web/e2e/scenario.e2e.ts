@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from '
 import { auditEverywhere, axeViolations, layoutProblems, sidewaysScroll, SIZES } from './a11y';
 import { ROUTES, type RoutePath } from '../src/lib/routes';
 import { simRequest } from './daemon';
-import { openBrowser, signIn, type BrowserSession } from './harness';
+import { openBrowser, revealCard, signIn, type BrowserSession } from './harness';
 import { settled } from './settle';
 
 const backend = inject('backend');
@@ -29,6 +29,8 @@ async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 30_00
 }
 
 const card = (kind: string, name: string): Locator => page.locator(`.card[data-key="${kind}/${name}"]`);
+// A card scrolled into the page first (the cards are a virtual list).
+const shownCard = (kind: string, name: string): Promise<Locator> => revealCard(page, card(kind, name));
 const hasStatus = (l: Locator, status: string) => async () => ((await l.getAttribute('class').catch(() => null)) ?? '').includes(`st-${status.toLowerCase()}`);
 
 async function saveSettings() {
@@ -173,7 +175,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     // does not show: the daemon finds it on its next full read of the guest,
     // spread over reconcile.driftCheckInterval, or at once when someone opens
     // the guest's drawer, as here.
-    await card('VirtualMachine', 'app-01').click();
+    await (await shownCard('VirtualMachine', 'app-01')).click();
     const drawer = page.getByRole('dialog', { name: 'VirtualMachine app-01' });
     await drawer.waitFor();
     await until('app-01 is out of sync', hasStatus(card('VirtualMachine', 'app-01'), 'OutOfSync'));
@@ -221,7 +223,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
   }, 240_000);
 
   test('a guest proxmops does not own offers no delete', async () => {
-    await card('VirtualMachine', backend.conflicting).click();
+    await (await shownCard('VirtualMachine', backend.conflicting)).click();
     const drawer = page.getByRole('dialog', { name: `VirtualMachine ${backend.conflicting}` });
     await drawer.getByText('proxmops does not own this resource').waitFor();
     expect(await drawer.getByRole('button', { name: /Delete/ }).count()).toBe(0);
@@ -229,7 +231,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
   });
 
   test('delete asks for the name typed, then the guest is gone from the cluster', async () => {
-    await card('VirtualMachine', 'app-02').click();
+    await (await shownCard('VirtualMachine', 'app-02')).click();
     const drawer = page.getByRole('dialog', { name: 'VirtualMachine app-02' });
     await drawer.getByRole('button', { name: 'Delete…' }).click();
     const confirm = drawer.getByRole('button', { name: 'Delete', exact: true });
@@ -454,8 +456,8 @@ describe('dashboard against proxmops serve and the simulator', () => {
     expect(tagged.status, tagged.body).toBe(200);
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('button', { name: 'Cards' }).click();
-    await until(`${backend.conflicting} is a conflict`, hasStatus(card('VirtualMachine', backend.conflicting), 'Conflict'));
-    await card('VirtualMachine', backend.conflicting).click();
+    await until(`${backend.conflicting} is a conflict`, hasStatus(await shownCard('VirtualMachine', backend.conflicting), 'Conflict'));
+    await (await shownCard('VirtualMachine', backend.conflicting)).click();
     const drawer = page.getByRole('dialog', { name: `VirtualMachine ${backend.conflicting}` });
     await drawer.getByRole('button', { name: 'Adopt…' }).click();
     const confirm = drawer.getByRole('alertdialog', { name: `Adopt VMID 122 on pve1 as ${backend.conflicting}?` });
