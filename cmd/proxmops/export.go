@@ -47,7 +47,7 @@ func init() {
 	cmd.Flags().StringVar(&o.Node, "node", "", "only the guests (and interfaces) of this node")
 	cmd.Flags().StringVar(&o.VMIDs, "vmid", "", "guests to export, e.g. 100,105-110")
 	cmd.Flags().BoolVar(&o.All, "all", false, "export every guest")
-	cmd.Flags().Var((*kindList)(&o.Kinds), "kind", "kinds to export (repeatable or comma-separated): VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, sdn, Pool, FirewallAlias, FirewallIPSet (default the three guest kinds)")
+	cmd.Flags().Var((*kindList)(&o.Kinds), "kind", "kinds to export (repeatable or comma-separated): "+export.KindWords()+" (default the guest kinds)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite files that exist in --out")
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster to export (required there)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

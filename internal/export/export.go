@@ -53,6 +53,31 @@ func kindsNamed(w string) []manifest.Kind {
 	return slices.DeleteFunc(manifest.KindsNamed(w), func(k manifest.Kind) bool { return !exportable(k) })
 }
 
+// KindWords names the kinds export writes and the words that select
+// several of them, for --kind's help and errors.
+func KindWords() string {
+	var names []string
+	groups := map[string][]string{}
+	var shared []string
+	for _, info := range manifest.KindTable() {
+		if !exportable(info.Kind) {
+			continue
+		}
+		names = append(names, string(info.Kind))
+		for _, a := range info.Aliases {
+			if len(groups[a]) == 1 {
+				shared = append(shared, a)
+			}
+			groups[a] = append(groups[a], string(info.Kind))
+		}
+	}
+	out := strings.Join(names, ", ")
+	for _, a := range shared {
+		out += "; " + a + " for " + strings.Join(groups[a], " and ")
+	}
+	return out
+}
+
 // ParseKinds reads --kind values (repeated or comma-separated).
 func ParseKinds(list []string) ([]manifest.Kind, error) {
 	var out []manifest.Kind
@@ -69,7 +94,7 @@ func ParseKinds(list []string) ([]manifest.Kind, error) {
 			}
 			ks := kindsNamed(w)
 			if len(ks) == 0 {
-				return nil, fmt.Errorf("--kind %q: not a kind export writes (VirtualMachine, Template, Container, Network, SdnZone, SdnVnet, or sdn for both SDN kinds, Pool, FirewallAlias, FirewallIPSet, or firewall for both)", w)
+				return nil, fmt.Errorf("--kind %q: not a kind export writes (%s)", w, KindWords())
 			}
 			for _, k := range ks {
 				add(k)

@@ -112,18 +112,7 @@ func FirewallAliasCIDR(s string) string {
 	return netip.MustParseAddr(s).String()
 }
 
-func checkFirewallName(r Resource, c *checker) {
-	if n := r.Meta().Name; n != "" && (!reFWName.MatchString(n) || len(n) > 64) {
-		c.errorf("metadata.name", "%q is not a firewall name (a letter, then letters, digits, '-' or '_'; at least 2 and at most 64 characters)", n)
-	}
-}
-
-func checkFirewallAlias(a *FirewallAlias, c *checker) {
-	checkFirewallName(a, c)
-}
-
 func checkFirewallIPSet(s *FirewallIPSet, c *checker) {
-	checkFirewallName(s, c)
 	seen := map[string]int{}
 	for i, e := range s.Spec.Entries {
 		p := indexPath("spec.entries", i) + ".cidr"

@@ -1,8 +1,11 @@
 package manifest
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // KindInfo is what proxmops knows of a kind besides its spec: one row of
@@ -32,9 +35,55 @@ type KindInfo struct {
 	Aliases []string `json:"aliases,omitempty"`
 	// Doc is the kind's one-line description (JSON Schema).
 	Doc string `json:"doc"`
+	// Tagless kinds have no Proxmox tags: metadata.tags is refused.
+	// CommentMark says proxmops proves ownership by marking the object's
+	// comment instead (the refusal says so).
+	Tagless     bool `json:"tagless,omitempty"`
+	CommentMark bool `json:"commentMark,omitempty"`
+	// Adoptable kinds take the proxmops.dev/adopt annotation.
+	Adoptable bool `json:"adoptable,omitempty"`
+	// Name is the kind's rule for metadata.name beyond the common one.
+	Name *NameRule `json:"name,omitempty"`
 
 	spec reflect.Type
 }
+
+// NameRule is a kind's own rule for metadata.name: Proxmox's pattern for
+// the object's ID, with the length it allows, for JSON Schema and the
+// check, and the check itself where its error says more than the pattern.
+type NameRule struct {
+	Pattern   string `json:"pattern"`
+	MaxLength int    `json:"maxLength,omitempty"`
+	check     func(name string) error
+}
+
+// Check reports whether name follows the rule.
+func (r *NameRule) Check(name string) error { return r.check(name) }
+
+var (
+	// pve-network's sdn-id format (PVE/Network/SDN/Zones/Plugin.pm,
+	// VnetPlugin.pm).
+	sdnIDName = &NameRule{Pattern: sdnIDPattern, MaxLength: 8, check: func(n string) error {
+		if err := checkFormat("sdn-id", n); err != nil {
+			return fmt.Errorf("%v (an SDN ID)", err)
+		}
+		return nil
+	}}
+	// pve-firewall's $ipset_name_pattern and alias names.
+	firewallName = &NameRule{Pattern: fwNamePattern, MaxLength: 64, check: func(n string) error {
+		if !reFWName.MatchString(n) || len(n) > 64 {
+			return fmt.Errorf("%q is not a firewall name (a letter, then letters, digits, '-' or '_'; at least 2 and at most 64 characters)", n)
+		}
+		return nil
+	}}
+	// pve-manager API2/Pool.pm create_pool: a pool name starts with a letter.
+	poolName = &NameRule{Pattern: "^[a-z]", check: func(n string) error {
+		if !(n[0] >= 'a' && n[0] <= 'z') {
+			return errors.New("pool name must start with a letter")
+		}
+		return nil
+	}}
+)
 
 // NodeRule says where a kind's target node comes from.
 type NodeRule string
@@ -68,13 +117,13 @@ var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, Relati
 // kindTable has one row per kind, in the order dependencies usually flow:
 // what others refer to comes first. The engine plans kinds in this order.
 var kindTable = []KindInfo{
-	{Kind: KindFirewallAlias, Node: NodeNone, Relation: RelationUses, Folder: "firewall", Aliases: []string{"alias", "aliases", "firewallaliases", "firewall"},
+	{Kind: KindFirewallAlias, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"alias", "aliases", "firewallaliases", "firewall"},
 		Doc: "A cluster firewall alias (/cluster/firewall/aliases).", spec: reflect.TypeFor[FirewallAliasSpec]()},
-	{Kind: KindFirewallIPSet, Node: NodeNone, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
+	{Kind: KindFirewallIPSet, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
 		Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", spec: reflect.TypeFor[FirewallIPSetSpec]()},
-	{Kind: KindSdnZone, Node: NodeNone, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
+	{Kind: KindSdnZone, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
 		Doc: "A Proxmox SDN zone.", spec: reflect.TypeFor[SdnZoneSpec]()},
-	{Kind: KindSdnVnet, Node: NodeNone, Relation: RelationUses, Folder: "sdn", Aliases: []string{"sdn"},
+	{Kind: KindSdnVnet, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationUses, Folder: "sdn", Aliases: []string{"sdn"},
 		Doc: "A Proxmox SDN vnet with its subnets.", spec: reflect.TypeFor[SdnVnetSpec]()},
 	{Kind: KindNetwork, Node: NodeRequired, Relation: RelationUses, Folder: "networks", Aliases: []string{"networks"},
 		Doc: "A bridge, bond or VLAN interface on a node.", spec: reflect.TypeFor[NetworkSpec]()},
@@ -82,13 +131,13 @@ var kindTable = []KindInfo{
 		Doc: "An ISO image downloaded onto a storage.", spec: reflect.TypeFor[IsoSpec]()},
 	{Kind: KindContainerTemplate, Node: NodeOrSpec, Relation: RelationBuilt,
 		Doc: "An LXC OS template: a Proxmox appliance or a download.", spec: reflect.TypeFor[ContainerTemplateSpec]()},
-	{Kind: KindPool, Node: NodeNone, Relation: RelationUses, Folder: "pools", Aliases: []string{"pools"},
+	{Kind: KindPool, Node: NodeNone, Tagless: true, Adoptable: true, Name: poolName, Relation: RelationUses, Folder: "pools", Aliases: []string{"pools"},
 		Doc: "A Proxmox resource pool.", spec: reflect.TypeFor[PoolSpec]()},
-	{Kind: KindTemplate, Guest: true, PVEType: "qemu", Node: NodeRequired, Relation: RelationClones, Folder: "templates", Aliases: []string{"templates"},
+	{Kind: KindTemplate, Guest: true, Adoptable: true, PVEType: "qemu", Node: NodeRequired, Relation: RelationClones, Folder: "templates", Aliases: []string{"templates"},
 		Doc: "A QEMU template built from a cloud image.", spec: reflect.TypeFor[TemplateSpec]()},
-	{Kind: KindVirtualMachine, Guest: true, PVEType: "qemu", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "vms", Aliases: []string{"vm", "vms"},
+	{Kind: KindVirtualMachine, Guest: true, Adoptable: true, PVEType: "qemu", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "vms", Aliases: []string{"vm", "vms"},
 		Doc: "A QEMU virtual machine, from a cloud image or cloned from a template.", spec: reflect.TypeFor[VirtualMachineSpec]()},
-	{Kind: KindContainer, Guest: true, PVEType: "lxc", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "containers", Aliases: []string{"containers", "ct", "lxc"},
+	{Kind: KindContainer, Guest: true, Adoptable: true, PVEType: "lxc", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "containers", Aliases: []string{"containers", "ct", "lxc"},
 		Doc: "An LXC container.", spec: reflect.TypeFor[ContainerSpec]()},
 }
 
@@ -136,4 +185,20 @@ func kindsWhere(keep func(KindInfo) bool) []Kind {
 func KindsNamed(name string) []Kind {
 	name = lower(name)
 	return kindsWhere(func(i KindInfo) bool { return lower(string(i.Kind)) == name || slices.Contains(i.Aliases, name) })
+}
+
+// KindNames joins the names of the kinds keep selects, in kind order, as
+// a list in prose ("A, B and C").
+func KindNames(keep func(KindInfo) bool) string {
+	var names []string
+	for _, k := range kindsWhere(keep) {
+		names = append(names, string(k))
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -175,15 +175,12 @@ func Schema() map[string]any {
 		spec := typeSchema(info.spec)
 		metaRef := map[string]any{"$ref": "#/$defs/Metadata"}
 		var metaRules []any
-		if k == KindSdnZone || k == KindSdnVnet {
-			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": sdnIDPattern, "maxLength": 8}}})
-		}
-		if k == KindFirewallAlias || k == KindFirewallIPSet {
-			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": fwNamePattern, "maxLength": 64}}})
-		}
-		if k == KindPool {
-			// pve-manager API2/Pool.pm create_pool: a pool name starts with a letter.
-			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": map[string]any{"pattern": "^[a-z]"}}})
+		if info.Name != nil {
+			name := map[string]any{"pattern": info.Name.Pattern}
+			if info.Name.MaxLength > 0 {
+				name["maxLength"] = info.Name.MaxLength
+			}
+			metaRules = append(metaRules, map[string]any{"properties": map[string]any{"name": name}})
 		}
 		switch info.Node {
 		case NodeNone:

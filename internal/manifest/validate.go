@@ -69,8 +69,6 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 		checkSdnZone(v, c)
 	case *SdnVnet:
 		checkSdnVnet(v, c)
-	case *FirewallAlias:
-		checkFirewallAlias(v, c)
 	case *FirewallIPSet:
 		checkFirewallIPSet(v, c)
 	}
@@ -80,25 +78,16 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 
 func checkMetadata(r Resource, c *checker) {
 	m := r.Meta()
-	if k := r.Kind(); k == KindSdnZone || k == KindSdnVnet {
-		if m.Name != "" {
-			if err := checkFormat("sdn-id", m.Name); err != nil {
-				c.errorf("metadata.name", "%v (an SDN ID)", err)
-			}
-		}
-		if len(m.Tags) > 0 {
-			c.errorf("metadata.tags", "%s has no Proxmox tags", r.Kind())
+	info := r.Kind().Info()
+	if info.Name != nil && m.Name != "" {
+		if err := info.Name.Check(m.Name); err != nil {
+			c.errorf("metadata.name", "%v", err)
 		}
 	}
-	if k := r.Kind(); (k == KindFirewallAlias || k == KindFirewallIPSet) && len(m.Tags) > 0 {
-		c.errorf("metadata.tags", "%s has no Proxmox tags; proxmops marks its comment", k)
-	}
-	if r.Kind() == KindPool {
-		// pve-manager API2/Pool.pm create_pool: a pool name starts with a letter.
-		if m.Name != "" && !(m.Name[0] >= 'a' && m.Name[0] <= 'z') {
-			c.errorf("metadata.name", "pool name must start with a letter")
-		}
-		if len(m.Tags) > 0 {
+	if info.Tagless && len(m.Tags) > 0 {
+		if info.CommentMark {
+			c.errorf("metadata.tags", "%s has no Proxmox tags; proxmops marks its comment", r.Kind())
+		} else {
 			c.errorf("metadata.tags", "%s has no Proxmox tags", r.Kind())
 		}
 	}
@@ -139,8 +128,8 @@ func checkMetadata(r Resource, c *checker) {
 			if v != "true" && v != "false" {
 				c.errorf(p, "%q is not one of true, false", v)
 			}
-			if k := r.Kind(); !k.Info().Guest && k != KindFirewallAlias && k != KindFirewallIPSet && k != KindPool {
-				c.errorf(p, "adoption applies to guests (VirtualMachine, Template, Container) firewall objects (FirewallAlias, FirewallIPSet) and pools, not %s", k)
+			if !info.Adoptable {
+				c.errorf(p, "adoption applies to %s, not %s", KindNames(func(i KindInfo) bool { return i.Adoptable }), r.Kind())
 			}
 			continue
 		}

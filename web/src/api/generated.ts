@@ -765,19 +765,36 @@ export interface KindInfo {
   aliases?: string[] | null;
   // Doc is the kind's one-line description (JSON Schema).
   doc: string;
+  // Tagless kinds have no Proxmox tags: metadata.tags is refused.
+  // CommentMark says proxmops proves ownership by marking the object's
+  // comment instead (the refusal says so).
+  tagless?: boolean;
+  commentMark?: boolean;
+  // Adoptable kinds take the proxmops.dev/adopt annotation.
+  adoptable?: boolean;
+  // Name is the kind's rule for metadata.name beyond the common one.
+  name?: NameRule | null;
+}
+
+// NameRule is a kind's own rule for metadata.name: Proxmox's pattern for
+// the object's ID, with the length it allows, for JSON Schema and the
+// check, and the check itself where its error says more than the pattern.
+export interface NameRule {
+  pattern: string;
+  maxLength?: number;
 }
 
 // KIND_INFO is manifest.KindTable: one row per kind, in kind order.
 export const KIND_INFO: Record<Kind, KindInfo> = {
-  FirewallAlias: {"kind":"FirewallAlias","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["alias","aliases","firewallaliases","firewall"],"doc":"A cluster firewall alias (/cluster/firewall/aliases)."},
-  FirewallIPSet: {"kind":"FirewallIPSet","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"firewall","aliases":["ipset","ipsets","firewallipsets","firewall"],"doc":"A cluster firewall IP set with its entries (/cluster/firewall/ipset)."},
-  SdnZone: {"kind":"SdnZone","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"inZone","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN zone."},
-  SdnVnet: {"kind":"SdnVnet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN vnet with its subnets."},
+  FirewallAlias: {"kind":"FirewallAlias","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["alias","aliases","firewallaliases","firewall"],"doc":"A cluster firewall alias (/cluster/firewall/aliases).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
+  FirewallIPSet: {"kind":"FirewallIPSet","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"firewall","aliases":["ipset","ipsets","firewallipsets","firewall"],"doc":"A cluster firewall IP set with its entries (/cluster/firewall/ipset).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
+  SdnZone: {"kind":"SdnZone","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"inZone","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN zone.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
+  SdnVnet: {"kind":"SdnVnet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN vnet with its subnets.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
   Network: {"kind":"Network","guest":false,"snapshots":false,"reaches":false,"node":"required","relation":"uses","folder":"networks","aliases":["networks"],"doc":"A bridge, bond or VLAN interface on a node."},
   Iso: {"kind":"Iso","guest":false,"snapshots":false,"reaches":false,"node":"spec","relation":"mounts","doc":"An ISO image downloaded onto a storage."},
   ContainerTemplate: {"kind":"ContainerTemplate","guest":false,"snapshots":false,"reaches":false,"node":"spec","relation":"builtFrom","doc":"An LXC OS template: a Proxmox appliance or a download."},
-  Pool: {"kind":"Pool","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"pools","aliases":["pools"],"doc":"A Proxmox resource pool."},
-  Template: {"kind":"Template","guest":true,"pveType":"qemu","snapshots":false,"reaches":false,"node":"required","relation":"clones","folder":"templates","aliases":["templates"],"doc":"A QEMU template built from a cloud image."},
-  VirtualMachine: {"kind":"VirtualMachine","guest":true,"pveType":"qemu","snapshots":true,"reaches":true,"node":"required","folder":"vms","aliases":["vm","vms"],"doc":"A QEMU virtual machine, from a cloud image or cloned from a template."},
-  Container: {"kind":"Container","guest":true,"pveType":"lxc","snapshots":true,"reaches":true,"node":"required","folder":"containers","aliases":["containers","ct","lxc"],"doc":"An LXC container."},
+  Pool: {"kind":"Pool","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"pools","aliases":["pools"],"doc":"A Proxmox resource pool.","tagless":true,"adoptable":true,"name":{"pattern":"^[a-z]"}},
+  Template: {"kind":"Template","guest":true,"pveType":"qemu","snapshots":false,"reaches":false,"node":"required","relation":"clones","folder":"templates","aliases":["templates"],"doc":"A QEMU template built from a cloud image.","adoptable":true},
+  VirtualMachine: {"kind":"VirtualMachine","guest":true,"pveType":"qemu","snapshots":true,"reaches":true,"node":"required","folder":"vms","aliases":["vm","vms"],"doc":"A QEMU virtual machine, from a cloud image or cloned from a template.","adoptable":true},
+  Container: {"kind":"Container","guest":true,"pveType":"lxc","snapshots":true,"reaches":true,"node":"required","folder":"containers","aliases":["containers","ct","lxc"],"doc":"An LXC container.","adoptable":true},
 };
