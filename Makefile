@@ -51,10 +51,13 @@ lint:
 	cd $(COMPAT) && $(GO) vet ./...
 
 # The compatibility tests against others' Proxmox clients are a module of
-# their own (pvesim/compat), so `./...` does not reach them.
+# their own (pvesim/compat), so `./...` does not reach them. A package may
+# take 20 minutes: the controller's (about 2 minutes alone with -race) ran past
+# Go's default 10 on a 2-core machine held at load 27 by other builds.
+GOTESTTIMEOUT ?= 20m
 test-go:
-	$(GO) test -race -count=1 ./...
-	cd $(COMPAT) && $(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(GOTESTTIMEOUT) ./...
+	cd $(COMPAT) && $(GO) test -race -count=1 -timeout $(GOTESTTIMEOUT) ./...
 
 # Each fuzz target runs briefly from its committed corpus (testdata/fuzz).
 # A failure that wrote no failing input is Go 1.26's coordinator race at
