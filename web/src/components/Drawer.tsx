@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage, resourcePath } from '../api/client';
 import { useApiGet } from '../api/useApi';
 import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
-import { actorText, changeLabel, formatTime, shortRev, timeAgo, waitText } from '../lib/format';
+import { actorText, formatTime, shortRev, timeAgo, waitText } from '../lib/format';
 import { revisionHref } from '../lib/links';
 import { Link } from '../lib/router';
 import { useSession } from '../state/session';
@@ -10,6 +10,7 @@ import { useResources } from '../state/useResources';
 import { useModal } from '../lib/modal';
 import { useTransient } from '../lib/transient';
 import ManifestTabs from './ManifestTabs';
+import ChangeTable from './ChangeTable';
 import SyncDialog from './SyncDialog';
 import TaskLog from './TaskLog';
 import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
@@ -232,26 +233,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                       : 'Never observed: the cluster has not answered since this resource was declared.'}
                   </p>
                 )}
-                {d.changes && d.changes.length > 0 && (
-                  <table className="changes">
-                    <thead>
-                      <tr>
-                        <th scope="col">field</th>
-                        <th scope="col">on the cluster</th>
-                        <th scope="col">in the manifest</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {d.changes.map((c) => (
-                        <tr key={changeLabel(c)}>
-                          <td className="mono" data-label="field">{changeLabel(c)}</td>
-                          <td className="del mono" data-label="on the cluster">{c.from || '—'}</td>
-                          <td className="add mono" data-label="in the manifest">{c.to || '—'}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                )}
+                {d.changes && d.changes.length > 0 && <ChangeTable changes={d.changes} />}
               </section>
 
               {isAdmin && (
