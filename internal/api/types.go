@@ -275,7 +275,7 @@ type ResourceDetail struct {
 	ConfigReadAt *time.Time `json:"configReadAt,omitempty"`
 	// FieldPaths maps the observed Proxmox keys to the manifest fields they
 	// come from, for kinds whose keys differ from the manifest's names
-	// (engine.FieldPaths): Network, SdnZone, SdnVnet.
+	// (pvefields.FieldPaths): Network, SdnZone, SdnVnet.
 	FieldPaths map[string]string `json:"fieldPaths,omitempty"`
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/check"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/dispatch"
-	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/source"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -60,7 +60,7 @@ func (c *Controller) Resource(ctx context.Context, kind, name string) (api.Resou
 		c.mu.Unlock()
 		return api.ResourceDetail{}, fmt.Errorf("no resource %s/%s: %w", kind, name, api.ErrNotFound)
 	}
-	d := api.ResourceDetail{ResourceSummary: r.sum, FieldPaths: engine.FieldPaths(kind)}
+	d := api.ResourceDetail{ResourceSummary: r.sum, FieldPaths: pvefields.FieldPaths(kind)}
 	if r.desired != nil {
 		d.Desired = r.desired
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -86,7 +87,7 @@ type Action struct {
 	wantRunning bool
 	// paths maps the fields of the resource's manifest to their paths, to
 	// fill Change.Path.
-	paths *fieldPaths
+	paths *pvefields.Paths
 	// declaredNode is the manifest's metadata.node ("" when it names none).
 	declaredNode string
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -34,7 +35,7 @@ import (
 // still annotated.
 
 // adoptionTags are the tags an adoption adds.
-var adoptionTags = strings.Join(normalTags([]string{OwnerTag, AdoptedTag}), ";")
+var adoptionTags = strings.Join(pvefields.NormalTags([]string{OwnerTag, AdoptedTag}), ";")
 
 // adoptingReason opens the reason of an adoption of a guest with rec.
 func adoptingReason(g *Guest, rec AdoptionRecord) string {
@@ -78,13 +79,13 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	}
 	refuse := func(why string) (*Guest, *Action) {
 		a.Observed = observedSummary(g)
-		return g, a.conflict(fmt.Sprintf("cannot adopt VMID %d (%s %q on %s): %s; left untouched", g.VMID, guestNoun(g), g.Name, g.Node, why))
+		return g, a.conflict(fmt.Sprintf("cannot adopt VMID %d (%s %q on %s): %s; left untouched", g.VMID, GuestNoun(g), g.Name, g.Node, why))
 	}
 	switch {
 	case g.Type != typ:
-		return refuse(fmt.Sprintf("it is a %s, the manifest declares a %s", guestNoun(g), kind))
+		return refuse(fmt.Sprintf("it is a %s, the manifest declares a %s", GuestNoun(g), kind))
 	case g.Template != template:
-		return refuse(fmt.Sprintf("it is a %s, the manifest declares a %s", guestNoun(g), kind))
+		return refuse(fmt.Sprintf("it is a %s, the manifest declares a %s", GuestNoun(g), kind))
 	case g.Lock != "":
 		return refuse(fmt.Sprintf("it is locked (%s)", g.Lock))
 	case !g.Read:
@@ -97,7 +98,7 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	a.adoptReason = adoptingReason(g, rec)
 	// The guest's own tags stay as they are (case and order: tag-style
 	// decides what Proxmox makes of them); proxmops' tags are added.
-	tags := appendTags(g.Tags, OwnerTag, AdoptedTag)
+	tags := pvefields.AppendTags(g.Tags, OwnerTag, AdoptedTag)
 	node, vmid := g.Node, g.VMID
 	// The record first: without the tags it is never read, so a failure
 	// in between leaves the guest as it was.
@@ -117,7 +118,7 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 // why), or, on an adopted guest, noted up to its size at adoption and
 // reported as drift beyond it (adoptDiff).
 func (d *guestDiff) refuseShrink(slot, subject string, have, want int64, unsupported string) {
-	head := fmt.Sprintf("%s is %s on the cluster but %s in the manifest", subject, FormatSize(have), FormatSize(want))
+	head := fmt.Sprintf("%s is %s on the cluster but %s in the manifest", subject, pvefields.FormatSize(have), pvefields.FormatSize(want))
 	msg := head + ": " + unsupported + ", raise the size in the manifest"
 	d.refused = append(d.refused, msg)
 	d.shrinks = append(d.shrinks, shrink{refused: msg, head: head, slot: slot, have: have, want: want})
@@ -153,13 +154,13 @@ func adoptDiff(a *Action, d *guestDiff) []string {
 		}
 		switch {
 		case s.have <= at:
-			notes = append(notes, fmt.Sprintf("%s: never shrunk (%s at adoption, accepted)", s.head, FormatSize(at)))
+			notes = append(notes, fmt.Sprintf("%s: never shrunk (%s at adoption, accepted)", s.head, pvefields.FormatSize(at)))
 		case recorded:
 			since := "it had no disk there at adoption"
 			if at > 0 {
-				since = FormatSize(at) + " at adoption"
+				since = pvefields.FormatSize(at) + " at adoption"
 			}
-			d.grow(s, fmt.Sprintf("%s, grown since its adoption (%s): never shrunk; raise the size in the manifest to %s to accept it", s.head, since, FormatSize(s.have)))
+			d.grow(s, fmt.Sprintf("%s, grown since its adoption (%s): never shrunk; raise the size in the manifest to %s to accept it", s.head, since, pvefields.FormatSize(s.have)))
 		default:
 			d.grow(s, fmt.Sprintf("%s, and its size at adoption is not recorded (adopted before proxmops recorded it): never shrunk; run `proxmops adopt %s` to record the sizes it has now, or raise the size in the manifest", s.head, a.Key()))
 		}
@@ -172,7 +173,7 @@ func adoptDiff(a *Action, d *guestDiff) []string {
 // adoption: drift that is reported (OutOfSync), never applied.
 func (d *guestDiff) grow(s shrink, reason string) {
 	d.grown = append(d.grown, reason)
-	d.grownChanges = append(d.grownChanges, vocab.Change{Field: s.slot + ".size", From: FormatSize(s.have), To: FormatSize(s.want), Hold: vocab.HoldGrownSinceAdoption})
+	d.grownChanges = append(d.grownChanges, vocab.Change{Field: s.slot + ".size", From: pvefields.FormatSize(s.have), To: pvefields.FormatSize(s.want), Hold: vocab.HoldGrownSinceAdoption})
 }
 
 // finishAdopt words an adopting action once its diff is planned: always

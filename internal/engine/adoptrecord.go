@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // The adoption record: what an adoption accepted must be bounded by what
@@ -39,7 +40,7 @@ func (r AdoptionRecord) Line() string {
 	var b strings.Builder
 	b.WriteString(AdoptedLinePrefix)
 	for _, slot := range slices.Sorted(maps.Keys(r.Sizes)) {
-		b.WriteString(" " + slot + "=" + FormatSize(r.Sizes[slot]))
+		b.WriteString(" " + slot + "=" + pvefields.FormatSize(r.Sizes[slot]))
 	}
 	return b.String()
 }
@@ -62,7 +63,7 @@ func parseAdoptedLine(line string) (AdoptionRecord, bool) {
 	r := AdoptionRecord{Sizes: map[string]int64{}}
 	for _, f := range strings.Fields(rest) {
 		slot, size, _ := strings.Cut(f, "=")
-		if n, err := ParseSize(size); err == nil && slot != "" && n > 0 {
+		if n, err := pvefields.ParseSize(size); err == nil && slot != "" && n > 0 {
 			r.Sizes[slot] = n
 		}
 	}
@@ -142,11 +143,11 @@ func diskSizes(g *Guest) AdoptionRecord {
 			if strings.HasPrefix(ps.Values["volume"], "/") {
 				continue
 			}
-			if n, err := ParseSize(ps.Values["size"]); err == nil && n > 0 {
+			if n, err := pvefields.ParseSize(ps.Values["size"]); err == nil && n > 0 {
 				r.Sizes[k] = n
 			}
-		case g.Type != "lxc" && isDiskKey(k) && !strings.HasPrefix(k, "efidisk") && !strings.HasPrefix(k, "tpmstate"):
-			if pd := parseDisk(v); !pd.isCdrom() && !pd.isCloudInit() && pd.Size > 0 {
+		case g.Type != "lxc" && pvefields.IsDiskKey(k) && !strings.HasPrefix(k, "efidisk") && !strings.HasPrefix(k, "tpmstate"):
+			if pd := pvefields.ParseDisk(v); !pd.IsCdrom() && !pd.IsCloudInit() && pd.Size > 0 {
 				r.Sizes[k] = pd.Size
 			}
 		}

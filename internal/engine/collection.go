@@ -214,7 +214,7 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		return r.planCreate(a, s, want)
 	}
 	name := it[row.key]
-	owned, comment := parseOwned(it["comment"])
+	owned, comment := ParseOwned(it["comment"])
 	a.Owned = owned
 	a.Observed = map[string]any{row.noun: map[string]string(it)}
 	adopt := !owned && pc.adoptRequested(*s.meta())
@@ -379,7 +379,7 @@ func (r *collectionReconciler) prune(pc *planContext, declared map[string]bool) 
 	var out []*Action
 	for _, it := range r.items {
 		name := it[r.row.key]
-		owned, _ := parseOwned(it["comment"])
+		owned, _ := ParseOwned(it["comment"])
 		if !owned || declared[r.norm(name)] {
 			continue
 		}
@@ -456,7 +456,7 @@ func (e *Engine) ReadCollection(ctx context.Context, kind string) ([]CollectionI
 	out := make([]CollectionItem, 0, len(list))
 	for _, m := range list {
 		it := stringValues(m)
-		owned, comment := parseOwned(it["comment"])
+		owned, comment := ParseOwned(it["comment"])
 		ci := CollectionItem{Name: it[row.key], Owned: owned, Comment: comment, Values: it}
 		if row.entries != nil {
 			var got []map[string]any

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -58,7 +59,7 @@ func (containerReconciler) scope(pc *planContext, sc *scope) {
 		switch {
 		case declaredCTemplate(pc, s.Template):
 		case strings.Contains(s.Template, ":"):
-			sc.storage(node, storageOf(s.Template))
+			sc.storage(node, pvefields.StorageOf(s.Template))
 		default:
 			for _, st := range pc.snap.StoragesOn(node) {
 				if st.Accepts("vztmpl") {
@@ -189,17 +190,13 @@ func sizeGiB(b int64) string {
 	if b <= 0 {
 		return "1"
 	}
-	return strconv.FormatFloat(float64(b)/float64(gib), 'f', -1, 64)
+	return strconv.FormatFloat(float64(b)/float64(pvefields.GiB), 'f', -1, 64)
 }
 
 // mountOptionsValue is Proxmox's mountoptions value ("noatime;nodev").
 func mountOptionsValue(opts []string) string {
-	o := sortedStrings(opts)
+	o := slices.Sorted(slices.Values(opts))
 	return strings.Join(o, ";")
-}
-
-func normalList(v string) string {
-	return strings.Join(sortedStrings(strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })), ";")
 }
 
 // volumeValue renders a new rootfs or mount point for a create or an add.
@@ -241,7 +238,7 @@ func applyMountOptions(ps *pve.PropertyString, m MountSpec) {
 		ps.Set("mountoptions", mountOptionsValue(m.MountOptions))
 	}
 	if m.ACL != nil {
-		ps.Set("acl", boolStr(*m.ACL))
+		ps.Set("acl", pvefields.FormatBool(*m.ACL))
 	}
 	if m.Quota {
 		ps.Set("quota", "1")
@@ -316,32 +313,12 @@ func orUnset(s string) string {
 	return s
 }
 
-// normalFeatures is a features value in a canonical form.
-func normalFeatures(v string) string {
-	ps := pve.ParsePropertyString(v, "")
-	var parts []string
-	for _, k := range ps.Keys {
-		val := ps.Values[k]
-		if k == "mount" {
-			val = normalList(val)
-		} else {
-			val = boolStr(truthy(val))
-		}
-		if val == "0" || val == "" {
-			continue
-		}
-		parts = append(parts, k+"="+val)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
 // changedRootOnly reports whether going from one features value to another
 // changes a feature other than nesting.
 func changedRootOnly(from, to string) bool {
 	strip := func(v string) string {
 		var keep []string
-		for _, p := range strings.Split(normalFeatures(v), ",") {
+		for _, p := range strings.Split(pvefields.NormalFeatures(v), ",") {
 			if p != "" && !strings.HasPrefix(p, "nesting=") {
 				keep = append(keep, p)
 			}
@@ -356,12 +333,12 @@ func ctDiffStorages(pc *planContext, g *Guest, d *ctDiff) []string {
 	var out []string
 	for _, c := range d.config {
 		if c.async {
-			out = append(out, claimStorage(pc.snap, g.Node, storageOf(c.value)))
+			out = append(out, claimStorage(pc.snap, g.Node, pvefields.StorageOf(c.value)))
 		}
 	}
 	for _, r := range d.resizes {
 		vol := pve.ParsePropertyString(g.Effective[r.slot], "volume").Values["volume"]
-		out = append(out, claimStorage(pc.snap, g.Node, storageOf(vol)))
+		out = append(out, claimStorage(pc.snap, g.Node, pvefields.StorageOf(vol)))
 	}
 	return out
 }
@@ -398,7 +375,7 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		reasons = append(reasons, storageRefusal(pc.snap, node, m.Storage, "rootdir"))
 	}
 	if strings.Contains(s.Template, ":") {
-		reasons = append(reasons, storageRefusal(pc.snap, node, storageOf(s.Template), ""))
+		reasons = append(reasons, storageRefusal(pc.snap, node, pvefields.StorageOf(s.Template), ""))
 	}
 	if reason := firstRefusal(reasons...); reason != "" {
 		a.Status, a.Reason = vocab.StatusFailed, reason
@@ -481,8 +458,8 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 		}
 	}
 	for _, r := range d.resizes {
-		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, FormatSize(r.to)), func() (string, error) {
-			return c.LxcResize(ctx, node, vmid, r.slot, FormatSize(r.to))
+		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, pvefields.FormatSize(r.to)), func() (string, error) {
+			return c.LxcResize(ctx, node, vmid, r.slot, pvefields.FormatSize(r.to))
 		}); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -75,7 +76,7 @@ func resolveCTemplate(pc *planContext, s *CTemplateSpec) *resolvedCTemplate {
 	default:
 		name := s.FileName
 		if name == "" {
-			n, err := isoFileName(s.URL, "", s.Name)
+			n, err := pvefields.ISOFileName(s.URL, "", s.Name)
 			if err != nil {
 				r.err = err
 				return r
@@ -84,7 +85,7 @@ func resolveCTemplate(pc *planContext, s *CTemplateSpec) *resolvedCTemplate {
 		}
 		// Proxmox stores a download under the normalised name (pve-storage
 		// Storage.pm normalize_content_filename): plan for the volume it makes.
-		name = sanitizeFileName(name)
+		name = pvefields.SanitizeFileName(name)
 		if !vztmplName.MatchString(name) {
 			r.err = fmt.Errorf("file name %q must end in .tar.gz, .tar.xz or .tar.zst for container templates", name)
 			return r
@@ -292,7 +293,7 @@ func ctemplateVolume(pc *planContext, node, ref string) (volid string, err error
 		return rt.volid, nil
 	}
 	if strings.Contains(ref, ":") {
-		stor := storageOf(ref)
+		stor := pvefields.StorageOf(ref)
 		if vols, listed, _ := pc.snap.Volumes(node, stor); listed {
 			for _, v := range vols {
 				if v.VolID == ref {

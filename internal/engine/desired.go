@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -39,7 +40,7 @@ type Meta struct {
 	Needs []string
 
 	// paths maps the manifest's fields to their paths (Change.Path).
-	paths *fieldPaths
+	paths *pvefields.Paths
 }
 
 // Desired is the state the repository asks for, already validated and

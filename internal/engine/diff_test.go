@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -22,7 +23,7 @@ func guestWith(cfg map[string]string, status string) *Guest {
 func baseSpec() *guestSpec {
 	return &guestSpec{kind: KindVirtualMachine, name: "app-01", vmid: 120, node: "pve1", tags: []string{"prod", "app"},
 		QemuHW: QemuHW{Cores: 2, Memory: 2048, CPU: "x86-64-v2"},
-		disks:  []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}},
+		disks:  []DiskSpec{{Storage: "local-lvm", Size: 20 * pvefields.GiB}},
 		nics:   []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
 		ci: &CloudInitSpec{User: "debian", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}, Nameserver: "1.1.1.1",
 			IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
@@ -101,7 +102,7 @@ func TestDriftDetected(t *testing.T) {
 				return
 			}
 			if tt.resize {
-				if len(d.resizes) != 1 || d.resizes[0].to != 20*gib {
+				if len(d.resizes) != 1 || d.resizes[0].to != 20*pvefields.GiB {
 					t.Fatalf("resizes %+v", d.resizes)
 				}
 				return
@@ -172,56 +173,8 @@ func TestPendingReported(t *testing.T) {
 	}
 }
 
-func TestSizes(t *testing.T) {
-	for in, want := range map[string]int64{"20G": 20 * gib, "20GiB": 20 * gib, "512M": 512 * mib, "1T": tib, "10240K": 10 * mib, "1.5G": 1536 * mib, "4096": 4096} {
-		got, err := ParseSize(in)
-		if err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "abc", "-1G"} {
-		if _, err := ParseSize(bad); err == nil {
-			t.Errorf("ParseSize(%q) accepted", bad)
-		}
-	}
-	if FormatSize(20*gib) != "20G" || FormatSize(1536*mib) != "1536M" {
-		t.Fatal("FormatSize")
-	}
-}
-
-func TestFileNames(t *testing.T) {
-	tests := []struct{ url, override, format, want string }{
-		{"https://cloud-images.example/jammy-server-cloudimg-amd64.img", "", "", "jammy-server-cloudimg-amd64.qcow2"},
-		{"https://images.example/openwrt-x86-64-generic-ext4-combined.img", "", "raw", "openwrt-x86-64-generic-ext4-combined.raw"},
-		{"http://127.0.0.1:8080/debian-12-genericcloud-amd64.qcow2", "", "", "debian-12-genericcloud-amd64.qcow2"},
-		{"http://127.0.0.1/disk.raw?token=x", "", "", "disk.raw"},
-		{"http://127.0.0.1/disk.VMDK", "", "", "disk.vmdk"},
-		{"http://127.0.0.1/image", "", "", "image.qcow2"},
-		{"http://127.0.0.1/image", "", "vmdk", "image.vmdk"},
-		{"http://127.0.0.1/a.img", "mine.raw", "", "mine.raw"},
-		{"http://127.0.0.1/a.img", "mine.qcow2", "raw", "mine.raw"},
-	}
-	for _, tt := range tests {
-		got, err := importFileName(tt.url, tt.override, tt.format)
-		if err != nil || got != tt.want {
-			t.Errorf("importFileName(%s, %q, %q) = %s, %v; want %s", tt.url, tt.override, tt.format, got, err, tt.want)
-		}
-	}
-	for _, u := range []string{"http://127.0.0.1/noble.img.xz", "http://127.0.0.1/disk.qcow2.gz", "http://127.0.0.1/d.raw.zst"} {
-		if _, err := importFileName(u, "", ""); err == nil || !strings.Contains(err.Error(), "is compressed") {
-			t.Errorf("importFileName(%s): %v", u, err)
-		}
-	}
-	if got, _ := isoFileName("http://127.0.0.1/x/debian-12-amd64-netinst.iso", "", "debian-12"); got != "debian-12-amd64-netinst.iso" {
-		t.Errorf("iso name %s", got)
-	}
-	if got, _ := isoFileName("http://127.0.0.1/download?id=3", "", "debian-12"); got != "download.iso" {
-		t.Errorf("iso name %s", got)
-	}
-}
-
 func TestResolveDiskSlotsFollowsBootDisk(t *testing.T) {
-	disks := []DiskSpec{{Storage: "local-lvm", Size: 20 * gib}, {Storage: "local-lvm", Size: 50 * gib}}
+	disks := []DiskSpec{{Storage: "local-lvm", Size: 20 * pvefields.GiB}, {Storage: "local-lvm", Size: 50 * pvefields.GiB}}
 	got := resolveDiskSlots(disks, map[string]string{"virtio0": "local-lvm:base-9000-disk-0/vm-130-disk-0,size=10G", "boot": "order=virtio0;net0"})
 	if got[0].Slot != "virtio0" || got[1].Slot != "scsi1" {
 		t.Fatalf("%+v", got)

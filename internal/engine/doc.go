@@ -37,8 +37,8 @@
 // guestsnapshot.go). A plan may take up to maxPlanRounds rounds: a guest
 // planned from the cache or from pvestatd's report is read and planned
 // again before anything is done to it. ObserveSelection reads what
-// internal/export writes manifests for; readings.go exports the readings
-// of Proxmox values it writes them with.
+// internal/export writes manifests for; it writes them with the readings
+// of Proxmox values of internal/pvefields, the ones the plan compares with.
 //
 // Kinds come from one registry, the kinds table of registry.go: a row
 // per kind says how its manifests become specs (desired), which reconciler
@@ -54,12 +54,15 @@
 //
 // Fields: a guest kind's managed fields are the rows of its table
 // (fields_vm.go for VirtualMachine and Template, fields_ct.go for
-// Container; the row type and shared comparisons in fields.go, value
-// parsing in normalize.go, the boot order in boot.go): the diff, the create
-// parameters and the create preview all walk the rows. A change's manifest
-// path comes from its row, else from fieldpath.go: the kind's keyPaths row
-// for keys not named as the manifest's fields (Network, SdnZone, SdnVnet),
-// else the manifest's struct tags; FieldPaths hands the same rows to the UI.
+// Container; the row type and the table walk in fields.go): the diff, the
+// create parameters and the create preview all walk the rows. How a
+// Proxmox value is read, compared and shown apart from any kind (sizes,
+// booleans, disk and NIC property strings, tags, lists, the boot order) is
+// internal/pvefields, which internal/export reads with too. A change's
+// manifest path comes from its row, else from pvefields.PathsOf: the
+// kind's keyPaths row (pvefields/fieldpath.go) for keys not named as the
+// manifest's fields (Network, SdnZone, SdnVnet), else the manifest's
+// struct tags; pvefields.FieldPaths hands the same rows to the UI.
 //
 // Actions depend on one another by key; Apply runs independent actions in
 // parallel under overall, per-node and per-storage limits, waits for every
@@ -104,7 +107,7 @@
 //     reconciler, and where they apply vmid, deletion (by name when nil)
 //     and needs (privileges.go).
 //  3. When its Proxmox keys are not named as its manifest fields, its row
-//     in keyPaths (fieldpath.go); when `proxmops export` writes it, its
+//     in keyPaths (internal/pvefields/fieldpath.go); when `proxmops export` writes it, its
 //     reader in internal/export.
 //
 // Adding a field of a guest kind:
@@ -116,7 +119,9 @@
 //     in container.go).
 //  2. One row in the kind's table (fields_vm.go, fields_ct.go): key, path,
 //     want, and whatever differs from a plain string compared as is and
-//     taken live.
+//     taken live; a reading, comparison or display of a Proxmox value that
+//     is not the kind's own (ParseBool, SameSpaced, ParseDisk, ...) comes
+//     from internal/pvefields, or is added there when new.
 //  3. Its export reader (qemuReaders or ctReaders in internal/export),
 //     and the field declared in the full specs of fields_test.go and in
 //     fieldsManifests (e2e_fields_test.go). TestFieldTablesAreWellFormed,

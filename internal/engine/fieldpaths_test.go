@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // Every key the engine manages has its manifest field in FieldPaths, so the
@@ -17,19 +18,19 @@ func TestFieldPathsNameEveryManagedKey(t *testing.T) {
 		{KindSdnZone, append([]string{"type", "zone"}, keysOf(fullZone().Options)...)},
 		{KindSdnVnet, append([]string{"zone", "alias", "vnet"}, vnetOptionKeys...)},
 	} {
-		paths := FieldPaths(tc.kind)
+		paths := pvefields.FieldPaths(tc.kind)
 		for _, k := range tc.keys {
 			if paths[k] == "" {
 				t.Errorf("%s: FieldPaths has no manifest field for %s", tc.kind, k)
 			}
 		}
 	}
-	if p := FieldPaths(KindVirtualMachine); p != nil {
+	if p := pvefields.FieldPaths(KindVirtualMachine); p != nil {
 		t.Errorf("a guest's keys are its manifest's, got %v", p)
 	}
 	// A copy: the caller may not change the engine's table.
-	FieldPaths(KindNetwork)["mtu"] = "x"
-	if keyPaths[KindNetwork]["mtu"] != "spec.mtu" {
+	pvefields.FieldPaths(KindNetwork)["mtu"] = "x"
+	if pvefields.FieldPaths(KindNetwork)["mtu"] != "spec.mtu" {
 		t.Fatal("FieldPaths handed out the engine's own table")
 	}
 }

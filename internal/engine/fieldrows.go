@@ -1,5 +1,9 @@
 package engine
 
+import (
+	"github.com/proxmops/proxmops/internal/pvefields"
+)
+
 // FieldRows names the rows of a kind's field table that its manifests can
 // declare (a manifest path, or the Proxmox key of a field without one): the
 // export reads each (every field the engine manages is exported), and the
@@ -36,7 +40,7 @@ func templateFieldRows() []row[*guestSpec] {
 	yes := true
 	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Description: "d", Agent: &yes,
 		QemuHW: QemuHW{Cores: 1, Sockets: 1, Memory: 512, CPU: "host", OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single"},
-		Disks:  []DiskSpec{{Storage: "local-lvm", Size: gib}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0", Firewall: &yes}},
+		Disks:  []DiskSpec{{Storage: "local-lvm", Size: pvefields.GiB}}, NICs: []NICSpec{{Slot: "net0", Bridge: "vmbr0", Firewall: &yes}},
 		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", Searchdomain: "example.org", Upgrade: &yes,
 			SSHKeys: []string{"ssh-ed25519 AAAA u@h"}, IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
 	gs := templateGuestSpec(full, "pve1")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -113,7 +114,7 @@ func descParam(desc string, x *fieldCtx) []param {
 		return nil
 	}
 	line := x.adoptLine
-	return []param{{key: "description", path: "spec.description", same: sameDesc, show: showDesc, want: desc,
+	return []param{{key: "description", path: "spec.description", same: pvefields.SameDescription, show: pvefields.ShowDescription, want: desc,
 		update: func(w, _ string) string { return withAdoptionLine(w, line) }}}
 }
 
@@ -125,7 +126,7 @@ func tagsParam(tags []string, x *fieldCtx) []param {
 	if x.adopted {
 		want = append(want, AdoptedTag)
 	}
-	return []param{{key: "tags", path: "metadata.tags", same: sameTags(x.tagCase), show: showTags, want: strings.Join(appendTags(nil, want...), ";")}}
+	return []param{{key: "tags", path: "metadata.tags", same: pvefields.SameTags(x.tagCase), show: pvefields.ShowTags, want: strings.Join(pvefields.AppendTags(nil, want...), ";")}}
 }
 
 // params evaluates a table for a spec.
@@ -366,45 +367,6 @@ func previewOf(ps []param) []vocab.Change {
 
 // Comparisons and displays the tables share.
 
-func sameTruthy(have, want string) bool { return boolStr(truthy(have)) == boolStr(truthy(want)) }
-
-func spaced(v string) string { return strings.Join(strings.Fields(v), " ") }
-
-func sameSpaced(have, want string) bool { return spaced(have) == spaced(want) }
-
-func sameFloat(have, want string) bool {
-	a, _ := strconv.ParseFloat(have, 64)
-	b, _ := strconv.ParseFloat(want, 64)
-	return a == b
-}
-
-func trimDesc(v string) string { return strings.TrimRight(v, " \n\r\t") }
-
-func sameDesc(have, want string) bool { return trimDesc(have) == trimDesc(want) }
-
-func showDesc(v string) string { return abbreviate(trimDesc(v)) }
-
-func showTags(v string) string { return strings.Join(normalTags(pve.SplitTags(v)), ";") }
-
-// sameTags compares tags as sets: exactly on a cluster whose tag-style is
-// case-sensitive, else as Proxmox stores them, lower-cased. caseSensitive
-// is asked only when the two differ in case alone (nil: not case-sensitive).
-func sameTags(caseSensitive func() bool) func(have, want string) bool {
-	return func(have, want string) bool {
-		if showTags(have) == showTags(want) {
-			return true
-		}
-		h, w := foldTags(pve.SplitTags(have)), foldTags(pve.SplitTags(want))
-		return sameStrings(h, w) && (caseSensitive == nil || !caseSensitive())
-	}
-}
-
-// propertyPart reads one key of a property string whose first value has
-// the default key dk (memory's current, cpu's cputype, agent's enabled).
-func propertyPart(dk string) func(string) string {
-	return func(v string) string { return pve.ParsePropertyString(v, dk).Values[dk] }
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // declared helpers for want functions.
@@ -422,5 +384,5 @@ func boolPtr(b *bool) (string, bool) {
 	if b == nil {
 		return "", false
 	}
-	return boolStr(*b), true
+	return pvefields.FormatBool(*b), true
 }

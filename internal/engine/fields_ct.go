@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -16,20 +17,20 @@ import (
 var ctFields = []row[*ContainerSpec]{
 	{param: param{key: "hostname", path: "spec.hostname"}, want: func(s *ContainerSpec) (string, bool) { return s.Hostname, true }},
 	{param: param{key: "cores", path: "spec.cores"}, want: func(s *ContainerSpec) (string, bool) { return positive(s.Cores) }},
-	{param: param{key: "cpulimit", path: "spec.cpulimit", def: "0", same: sameFloat}, want: func(s *ContainerSpec) (string, bool) { return str(s.CPULimit) }},
+	{param: param{key: "cpulimit", path: "spec.cpulimit", def: "0", same: pvefields.SameFloat}, want: func(s *ContainerSpec) (string, bool) { return str(s.CPULimit) }},
 	{param: param{key: "memory", path: "spec.memory", def: "512"}, want: func(s *ContainerSpec) (string, bool) { return positive(s.Memory) }},
 	{param: param{key: "swap", path: "spec.swap", def: "512"}, want: func(s *ContainerSpec) (string, bool) { return intPtr(s.Swap) }},
-	{param: param{key: "onboot", path: "spec.onboot", def: "0", same: sameTruthy}, want: func(s *ContainerSpec) (string, bool) { return boolPtr(s.OnBoot) }},
+	{param: param{key: "onboot", path: "spec.onboot", def: "0", same: pvefields.SameBool}, want: func(s *ContainerSpec) (string, bool) { return boolPtr(s.OnBoot) }},
 	{param: param{key: "startup", path: "spec.startup"}, want: func(s *ContainerSpec) (string, bool) { return str(s.Startup) }},
 	{param: param{key: "timezone", path: "spec.timezone", takes: takesReboot}, want: func(s *ContainerSpec) (string, bool) { return str(s.Timezone) }},
 	{param: param{key: "ostype", path: "spec.ostype", takes: takesReboot}, want: func(s *ContainerSpec) (string, bool) { return str(s.OSType) }},
 	{param: param{key: "tags", path: "metadata.tags"}, each: func(s *ContainerSpec, x *fieldCtx) []param { return tagsParam(s.Tags, x) }},
 	{param: param{key: "description", path: "spec.description"}, each: func(s *ContainerSpec, x *fieldCtx) []param { return descParam(s.Description, x) }},
-	{param: param{key: "nameserver", path: "spec.nameserver", takes: takesReboot, same: sameSpaced}, want: func(s *ContainerSpec) (string, bool) { return str(s.Nameserver) }},
-	{param: param{key: "searchdomain", path: "spec.searchDomain", takes: takesReboot, same: sameSpaced}, want: func(s *ContainerSpec) (string, bool) { return str(s.SearchDomain) }},
+	{param: param{key: "nameserver", path: "spec.nameserver", takes: takesReboot, same: pvefields.SameSpaced}, want: func(s *ContainerSpec) (string, bool) { return str(s.Nameserver) }},
+	{param: param{key: "searchdomain", path: "spec.searchDomain", takes: takesReboot, same: pvefields.SameSpaced}, want: func(s *ContainerSpec) (string, bool) { return str(s.SearchDomain) }},
 	// Features other than nesting are root@pam's (LXC.pm check_ct_modify_config_perm).
 	{param: param{key: "features", path: "spec.features", takes: takesReboot, delEmpty: true,
-		same: func(h, w string) bool { return normalFeatures(h) == normalFeatures(w) },
+		same: func(h, w string) bool { return pvefields.NormalFeatures(h) == pvefields.NormalFeatures(w) },
 		refuse: func(h, w string) string {
 			if !changedRootOnly(h, w) {
 				return ""
@@ -41,11 +42,11 @@ var ctFields = []row[*ContainerSpec]{
 		}
 		return *s.Features, true
 	}},
-	{param: param{key: "unprivileged", path: "spec.unprivileged", createOnly: true, same: sameTruthy, show: func(v string) string { return boolStr(truthy(v)) }},
-		want: func(s *ContainerSpec) (string, bool) { return boolStr(s.Unprivileged), true }},
+	{param: param{key: "unprivileged", path: "spec.unprivileged", createOnly: true, same: pvefields.SameBool, show: func(v string) string { return pvefields.FormatBool(pvefields.ParseBool(v)) }},
+		want: func(s *ContainerSpec) (string, bool) { return pvefields.FormatBool(s.Unprivileged), true }},
 	{param: param{key: "arch", path: "spec.arch", def: "amd64", createOnly: true}, want: func(s *ContainerSpec) (string, bool) { return str(s.Arch) }},
 	// Never read back: set at the create only.
-	{param: param{key: "ssh-public-keys", path: "spec.sshKeys", writeOnly: true, show: func(v string) string { return keysSummary(normalKeys(strings.Split(v, "\n"))) }},
+	{param: param{key: "ssh-public-keys", path: "spec.sshKeys", writeOnly: true, show: func(v string) string { return pvefields.KeysSummary(pvefields.NormalKeys(strings.Split(v, "\n"))) }},
 		want: func(s *ContainerSpec) (string, bool) { return strings.Join(s.SSHKeys, "\n"), len(s.SSHKeys) > 0 }},
 	{param: param{key: "password", path: "spec.passwordFrom", writeOnly: true, show: func(v string) string { return orEmpty(v, "(set)") }},
 		want: func(s *ContainerSpec) (string, bool) { return s.Password, s.PasswordSet }},
@@ -65,7 +66,7 @@ func ctVolumes(s *ContainerSpec, _ *fieldCtx) []param {
 		if i > 0 {
 			path = fmt.Sprintf("spec.mountpoints[%d]", i-1)
 		}
-		to := m.Storage + ":" + FormatSize(m.Size)
+		to := m.Storage + ":" + pvefields.FormatSize(m.Size)
 		if m.Bind != "" {
 			to = m.Bind
 		}
@@ -96,11 +97,11 @@ func diffMount(m MountSpec, path, have string, x *diffCtx, d *guestDiff) {
 	case m.Bind != "" && vol != m.Bind, m.Bind == "" && isBind:
 		d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".volume", From: vol, To: orStr(m.Bind, m.Storage)})
 		return
-	case m.Bind == "" && storageOf(vol) != m.Storage:
-		d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".storage", From: storageOf(vol), To: m.Storage})
+	case m.Bind == "" && pvefields.StorageOf(vol) != m.Storage:
+		d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".storage", From: pvefields.StorageOf(vol), To: m.Storage})
 	}
 	if m.Bind == "" && m.Size > 0 {
-		haveSize, _ := ParseSize(ps.Values["size"])
+		haveSize, _ := pvefields.ParseSize(ps.Values["size"])
 		switch {
 		case haveSize > 0 && haveSize < m.Size:
 			d.resizes = append(d.resizes, resize{slot: m.Slot, from: haveSize, to: m.Size})
@@ -120,10 +121,10 @@ func diffMount(m MountSpec, path, have string, x *diffCtx, d *guestDiff) {
 	for _, k := range []string{"mp", "ro", "backup", "shared", "mountoptions", "acl", "quota"} {
 		a, b := ps.Values[k], want.Values[k]
 		if k == "mountoptions" {
-			a, b = normalList(a), normalList(b)
+			a, b = pvefields.NormalList(a), pvefields.NormalList(b)
 		}
 		if k != "mp" && k != "mountoptions" {
-			a, b = boolStr(truthy(a)), boolStr(truthy(b))
+			a, b = pvefields.FormatBool(pvefields.ParseBool(a)), pvefields.FormatBool(pvefields.ParseBool(b))
 			if _, declared := want.Values[k]; !declared && k == "acl" {
 				continue
 			}
@@ -174,8 +175,8 @@ func ctNICParts(n CTNICSpec, ps pve.PropertyString) []vocab.Change {
 	cmp("gw6", n.Gw6, n.Gw6 != "", strings.EqualFold)
 	cmp("hwaddr", n.HWAddr, n.HWAddr != "", strings.EqualFold)
 	cmp("mtu", strconv.Itoa(n.MTU), n.MTU > 0, eq)
-	cmp("rate", n.Rate, n.Rate != "", sameFloat)
+	cmp("rate", n.Rate, n.Rate != "", pvefields.SameFloat)
 	cmp("tag", tag, true, eq)
-	cmp("firewall", boolStr(n.Firewall), true, sameTruthy)
+	cmp("firewall", pvefields.FormatBool(n.Firewall), true, pvefields.SameBool)
 	return out
 }

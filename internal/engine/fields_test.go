@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -63,7 +64,7 @@ func jsonField(t reflect.Type, name string) reflect.Type {
 			}
 			continue
 		}
-		if jsonName(f) == name {
+		if n, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && n != "-" && n == name {
 			return f.Type
 		}
 	}
@@ -126,8 +127,8 @@ func fullContainerSpec() *ContainerSpec {
 	features := "keyctl=1,nesting=1"
 	return &ContainerSpec{Meta: Meta{Name: "dns-01"}, VMID: 201, Hostname: "dns-01", OSType: "debian", Arch: "amd64",
 		Cores: 2, CPULimit: "1.5", Memory: 1024, Swap: ptr(256), Unprivileged: true, Features: &features,
-		RootFS:     MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * gib, MountOptions: []string{"noatime"}},
-		Mounts:     []MountSpec{{Slot: "mp0", Path: "/srv", Storage: "local-lvm", Size: 4 * gib, Backup: true}},
+		RootFS:     MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * pvefields.GiB, MountOptions: []string{"noatime"}},
+		Mounts:     []MountSpec{{Slot: "mp0", Path: "/srv", Storage: "local-lvm", Size: 4 * pvefields.GiB, Backup: true}},
 		NICs:       []CTNICSpec{{Slot: "net0", Name: "eth0", Bridge: "vmbr0", IP: "dhcp", Tag: 20, Firewall: true, MTU: 1450, Rate: "12.5"}},
 		Nameserver: "1.1.1.1 9.9.9.9", SearchDomain: "example.org", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"},
 		Password: "secret", PasswordSet: true, OnBoot: ptr(true), Startup: "order=3", Description: "resolver", Timezone: "Europe/Berlin"}
@@ -164,11 +165,11 @@ func TestCreatedAsDiffed(t *testing.T) {
 		}
 		cfg["scsi0"] = "local-lvm:vm-120-disk-0,size=20G"
 		if gs.ci != nil {
-			cfg[cloudInitSlot] = "local-lvm:vm-120-cloudinit,media=cdrom"
+			cfg[pvefields.CloudInitSlot] = "local-lvm:vm-120-cloudinit,media=cdrom"
 			cfg["cipassword"] = "**********"
 		}
 		if gs.userData != "" {
-			cfg[cdromSlot] = gs.cidataVolume(120) + ",media=cdrom"
+			cfg[pvefields.CdromSlot] = gs.cidataVolume(120) + ",media=cdrom"
 		}
 		d := diffGuest(gs, guestWith(cfg, "running"))
 		if !d.empty() {
@@ -228,7 +229,7 @@ func TestChangePathsFromTheRows(t *testing.T) {
 	}
 	for kind, m := range map[string]reflect.Type{KindNetwork: reflect.TypeOf(manifest.Network{}),
 		KindSdnZone: reflect.TypeOf(manifest.SdnZone{}), KindSdnVnet: reflect.TypeOf(manifest.SdnVnet{})} {
-		for key, path := range keyPaths[kind] {
+		for key, path := range pvefields.FieldPaths(kind) {
 			if !manifestPathExists(m, path) {
 				t.Errorf("%s key %s: %s is not a field of %s", kind, key, path, kind)
 			}

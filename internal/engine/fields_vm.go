@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -20,19 +21,19 @@ var qemuFields = []row[*guestSpec]{
 	{param: param{key: "sockets", path: "spec.sockets", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.Sockets) }},
 	// memory is "current=N" since 8.x; 512 MiB when absent.
 	{param: param{key: "memory", path: "spec.memory", def: "512", takes: takesHotplug, hotplug: "memory",
-		show: propertyPart("current"), same: func(h, w string) bool { return propertyPart("current")(h) == w }},
+		show: pvefields.PropertyPart("current"), same: func(h, w string) bool { return pvefields.PropertyPart("current")(h) == w }},
 		want: func(gs *guestSpec) (string, bool) { return positive(gs.Memory) }},
 	// CPUConfig.pm get_default_cpu_type: no cpu key runs kvm64 (x86-64-v2-AES
 	// is only what the web UI preselects). A change keeps the cpu's flags.
-	{param: param{key: "cpu", path: "spec.cpu", def: "kvm64", takes: takesReboot, show: propertyPart("cputype"),
-		same: func(h, w string) bool { return propertyPart("cputype")(h) == w }, update: func(w, h string) string {
+	{param: param{key: "cpu", path: "spec.cpu", def: "kvm64", takes: takesReboot, show: pvefields.PropertyPart("cputype"),
+		same: func(h, w string) bool { return pvefields.PropertyPart("cputype")(h) == w }, update: func(w, h string) string {
 			ps := pve.ParsePropertyString(h, "cputype")
 			ps.Set("cputype", w)
 			return ps.String("cputype")
 		}}, want: func(gs *guestSpec) (string, bool) { return str(gs.CPU) }},
 	{param: param{key: "tags", path: "metadata.tags"}, each: func(gs *guestSpec, x *fieldCtx) []param { return tagsParam(gs.tags, x) }},
 	{param: param{key: "description", path: "spec.description"}, each: func(gs *guestSpec, x *fieldCtx) []param { return descParam(gs.desc, x) }},
-	{param: param{key: "onboot", path: "spec.onboot", same: sameTruthy}, want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.onboot) }},
+	{param: param{key: "onboot", path: "spec.onboot", same: pvefields.SameBool}, want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.onboot) }},
 	{param: param{key: "startup", path: "spec.startup"}, want: func(gs *guestSpec) (string, bool) { return str(gs.startup) }},
 	{param: param{key: "balloon", path: "spec.balloon"}, want: func(gs *guestSpec) (string, bool) { return intPtr(gs.balloon) }},
 	// A create without ostype or scsihw gets l26 and virtio-scsi-single
@@ -43,11 +44,11 @@ var qemuFields = []row[*guestSpec]{
 	{param: param{key: "machine", path: "spec.machine", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.Machine) }},
 	{param: param{key: "scsihw", path: "spec.scsihw", def: "lsi", createDef: "virtio-scsi-single", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.SCSIHW) }},
 	{param: param{key: "agent", path: "spec.agent", takes: takesReboot,
-		same: func(h, w string) bool { return sameTruthy(propertyPart("enabled")(h), w) }},
+		same: func(h, w string) bool { return pvefields.SameBool(pvefields.PropertyPart("enabled")(h), w) }},
 		want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.agent) }},
 	{param: param{path: "spec.net", takes: takesHotplug, hotplug: "network"}, each: vmNICs, prune: "net"},
 	{param: param{path: "spec.disks"}, each: vmDisks},
-	{param: param{key: cloudInitSlot, path: "spec.cloudInit"}, each: vmCloudInitDrive},
+	{param: param{key: pvefields.CloudInitSlot, path: "spec.cloudInit"}, each: vmCloudInitDrive},
 	{param: param{key: "ciuser", path: "spec.cloudInit.user", takes: takesCloudInit}, want: func(gs *guestSpec) (string, bool) {
 		return ciStr(gs, ciField(gs, func(c *CloudInitSpec) string { return c.User }))
 	}},
@@ -62,23 +63,23 @@ var qemuFields = []row[*guestSpec]{
 			return gs.ci.Password, true
 		}},
 	{param: param{key: "sshkeys", path: "spec.cloudInit.sshKeys", takes: takesCloudInit,
-		same: func(h, w string) bool { return sameStrings(decodeKeys(h), decodeKeys(w)) },
-		show: func(v string) string { return keysSummary(decodeKeys(v)) }},
+		same: func(h, w string) bool { return slices.Equal(decodeKeys(h), decodeKeys(w)) },
+		show: func(v string) string { return pvefields.KeysSummary(decodeKeys(v)) }},
 		want: func(gs *guestSpec) (string, bool) {
 			if gs.ci == nil || len(gs.ci.SSHKeys) == 0 {
 				return "", false
 			}
 			return pve.EncodeSSHKeys(gs.ci.SSHKeys), true
 		}},
-	{param: param{key: "nameserver", path: "spec.cloudInit.nameserver", takes: takesCloudInit, same: sameSpaced},
+	{param: param{key: "nameserver", path: "spec.cloudInit.nameserver", takes: takesCloudInit, same: pvefields.SameSpaced},
 		want: func(gs *guestSpec) (string, bool) {
-			return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Nameserver })))
+			return ciStr(gs, pvefields.Spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Nameserver })))
 		}},
-	{param: param{key: "searchdomain", path: "spec.cloudInit.searchDomain", takes: takesCloudInit, same: sameSpaced},
+	{param: param{key: "searchdomain", path: "spec.cloudInit.searchDomain", takes: takesCloudInit, same: pvefields.SameSpaced},
 		want: func(gs *guestSpec) (string, bool) {
-			return ciStr(gs, spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Searchdomain })))
+			return ciStr(gs, pvefields.Spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Searchdomain })))
 		}},
-	{param: param{key: "ciupgrade", path: "spec.cloudInit.upgrade", def: "1", takes: takesCloudInit, same: sameTruthy},
+	{param: param{key: "ciupgrade", path: "spec.cloudInit.upgrade", def: "1", takes: takesCloudInit, same: pvefields.SameBool},
 		want: func(gs *guestSpec) (string, bool) {
 			if gs.ci == nil {
 				return "", false
@@ -88,15 +89,15 @@ var qemuFields = []row[*guestSpec]{
 	{param: param{path: "spec.cloudInit.ipConfigs"}, each: vmIPConfigs},
 	// An ISO as cdrom: a new IDE drive waits for a restart, a change of
 	// medium is live.
-	{param: param{key: cdromSlot, path: "spec.iso", takes: takesNewDrive,
-		same: func(h, w string) bool { return h != "" && parseDisk(h).File == parseDisk(w).File }},
+	{param: param{key: pvefields.CdromSlot, path: "spec.iso", takes: takesNewDrive,
+		same: func(h, w string) bool { return h != "" && pvefields.ParseDisk(h).File == pvefields.ParseDisk(w).File }},
 		want: func(gs *guestSpec) (string, bool) {
 			if gs.isoVolume == "" {
 				return "", false
 			}
 			return gs.isoVolume + ",media=cdrom", true
 		}},
-	{param: param{key: cdromSlot, path: "spec.userData"}, each: vmCidata},
+	{param: param{key: pvefields.CdromSlot, path: "spec.userData"}, each: vmCidata},
 	{param: param{key: "boot"}, each: vmBoot},
 }
 
@@ -121,7 +122,7 @@ func ciStr(gs *guestSpec, v string) (string, bool) {
 	return str(v)
 }
 
-func decodeKeys(v string) []string { return normalKeys(pve.DecodeSSHKeys(v)) }
+func decodeKeys(v string) []string { return pvefields.NormalKeys(pve.DecodeSSHKeys(v)) }
 
 // vmNICs: one net[n] per declared NIC; a change keeps the MAC and the keys
 // the manifest does not declare.
@@ -129,17 +130,17 @@ func vmNICs(gs *guestSpec, _ *fieldCtx) []param {
 	var out []param
 	for i, n := range gs.nics {
 		out = append(out, param{key: n.Slot, path: fmt.Sprintf("spec.net[%d]", i), want: nicValue(n, nil),
-			takes: takesHotplug, hotplug: "network", parts: func(have string) []vocab.Change { return nicParts(n, parseNIC(have)) },
-			update: func(_, have string) string { p := parseNIC(have); return nicValue(n, &p) }})
+			takes: takesHotplug, hotplug: "network", parts: func(have string) []vocab.Change { return nicParts(n, pvefields.ParseNIC(have)) },
+			update: func(_, have string) string { p := pvefields.ParseNIC(have); return nicValue(n, &p) }})
 	}
 	return out
 }
 
 // nicParts lists the declared keys of a NIC that differ from p.
-func nicParts(n NICSpec, p parsedNIC) []vocab.Change {
+func nicParts(n NICSpec, p pvefields.NIC) []vocab.Change {
 	var out []vocab.Change
 	cmp := func(k, want string, declared bool, same func(a, b string) bool) {
-		if have := p.get(k); declared && !same(have, want) {
+		if have := p.Get(k); declared && !same(have, want) {
 			out = append(out, vocab.Change{Field: n.Slot + "." + k, From: have, To: want})
 		}
 	}
@@ -156,7 +157,7 @@ func nicParts(n NICSpec, p parsedNIC) []vocab.Change {
 		cmp("tag", want, true, eq)
 	}
 	if n.Firewall != nil {
-		cmp("firewall", boolStr(*n.Firewall), true, sameTruthy)
+		cmp("firewall", pvefields.FormatBool(*n.Firewall), true, pvefields.SameBool)
 	}
 	if n.MAC != "" && !strings.EqualFold(n.MAC, p.MAC) {
 		out = append(out, vocab.Change{Field: n.Slot + ".macaddr", From: p.MAC, To: strings.ToUpper(n.MAC)})
@@ -186,7 +187,7 @@ func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
 		}
 		p := param{key: disk.Slot, path: fmt.Sprintf("spec.disks[%d]", i), async: true, takes: takesHotplug, hotplug: "disk",
 			want: fmt.Sprintf("%s:%d%s", disk.Storage, size, opts),
-			to:   fmt.Sprintf("%s:%s", disk.Storage, FormatSize(size*gib))}
+			to:   fmt.Sprintf("%s:%s", disk.Storage, pvefields.FormatSize(size*pvefields.GiB))}
 		if bus := strings.TrimRight(disk.Slot, "0123456789"); bus == "ide" || bus == "sata" {
 			p.takes = takesReboot
 		}
@@ -195,7 +196,7 @@ func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
 			p.want = fmt.Sprintf("%s:0,import-from=%s%s", disk.Storage, fx.importFrom, opts)
 			p.to = disk.Storage
 			if disk.Size > 0 {
-				p.to += ":" + FormatSize(disk.Size)
+				p.to += ":" + pvefields.FormatSize(disk.Size)
 			}
 		}
 		p.diff = func(have string, x *diffCtx, d *guestDiff) { diffDisk(disk, p.path, have, x, d) }
@@ -207,7 +208,7 @@ func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
 // diffDisk grows an existing disk, refuses to shrink it and sets the
 // declared options.
 func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
-	pd := parseDisk(have)
+	pd := pvefields.ParseDisk(have)
 	if disk.Size > 0 && pd.Size > 0 {
 		switch {
 		case pd.Size < disk.Size:
@@ -216,16 +217,16 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 			d.refuseShrink(disk.Slot, "disk "+disk.Slot, pd.Size, disk.Size, "shrinking disks is not supported")
 		}
 	}
-	if st := storageOf(pd.File); disk.Storage != "" && st != "" && st != disk.Storage {
+	if st := pvefields.StorageOf(pd.File); disk.Storage != "" && st != "" && st != disk.Storage {
 		// Where a disk lives is chosen at its allocation; proxmops never
 		// moves a disk, so only an adoption says so.
 		d.asIs = append(d.asIs, fmt.Sprintf("disk %s is on %s, the manifest says %s (accepted as it is, never moved)", disk.Slot, st, disk.Storage))
 	}
-	if have := volumeFormat(pd.File); disk.Format != "" && strings.Contains(pd.File, "-disk-") && have != disk.Format {
+	if have := pvefields.VolumeFormat(pd.File); disk.Format != "" && strings.Contains(pd.File, "-disk-") && have != disk.Format {
 		// The format is fixed at allocation: reported, never applied.
 		d.creationOnly = append(d.creationOnly, vocab.Change{Field: disk.Slot + ".format", Path: path + ".format", From: have, To: disk.Format})
 	}
-	ps := pd.props
+	ps := pd.Props
 	var parts []vocab.Change
 	for _, k := range slices.Sorted(maps.Keys(disk.Options)) {
 		if ps.Values[k] != disk.Options[k] {
@@ -245,7 +246,7 @@ func vmCloudInitDrive(gs *guestSpec, fx *fieldCtx) []param {
 		return nil
 	}
 	for k, v := range fx.eff {
-		if isDiskKey(k) && parseDisk(v).isCloudInit() {
+		if pvefields.IsDiskKey(k) && pvefields.ParseDisk(v).IsCloudInit() {
 			return nil
 		}
 	}
@@ -253,14 +254,14 @@ func vmCloudInitDrive(gs *guestSpec, fx *fieldCtx) []param {
 	if disks := resolveDiskSlots(gs.disks, fx.eff); stor == "" && len(disks) > 0 {
 		stor = disks[0].Storage
 	}
-	if boot := bootDiskSlot(fx.eff); stor == "" && boot != "" {
-		stor = storageOf(parseDisk(fx.eff[boot]).File)
+	if boot := pvefields.BootDiskSlot(fx.eff); stor == "" && boot != "" {
+		stor = pvefields.StorageOf(pvefields.ParseDisk(fx.eff[boot]).File)
 	}
 	if stor == "" {
 		return nil
 	}
-	return []param{{key: cloudInitSlot, label: "cloudinit drive", path: "spec.cloudInit", want: stor + ":cloudinit",
-		to: cloudInitSlot + " on " + stor, async: true, same: func(string, string) bool { return false }}}
+	return []param{{key: pvefields.CloudInitSlot, label: "cloudinit drive", path: "spec.cloudInit", want: stor + ":cloudinit",
+		to: pvefields.CloudInitSlot + " on " + stor, async: true, same: func(string, string) bool { return false }}}
 }
 
 func vmIPConfigs(gs *guestSpec, _ *fieldCtx) []param {
@@ -270,7 +271,7 @@ func vmIPConfigs(gs *guestSpec, _ *fieldCtx) []param {
 	var out []param
 	for _, slot := range slices.Sorted(maps.Keys(gs.ci.IPConfigs)) {
 		out = append(out, param{key: "ipconfig" + strings.TrimPrefix(slot, "net"), path: "spec.cloudInit.ipConfigs", want: gs.ci.IPConfigs[slot],
-			takes: takesCloudInit, same: func(h, w string) bool { return normalIPConfig(h) == normalIPConfig(w) }})
+			takes: takesCloudInit, same: func(h, w string) bool { return pvefields.NormalIPConfig(h) == pvefields.NormalIPConfig(w) }})
 	}
 	return out
 }
@@ -282,9 +283,9 @@ func vmCidata(gs *guestSpec, fx *fieldCtx) []param {
 		return nil
 	}
 	want := gs.cidataVolume(fx.vmid)
-	slot, have := cdromSlot, ""
+	slot, have := pvefields.CdromSlot, ""
 	for k, v := range fx.eff {
-		if pd := parseDisk(v); isDiskKey(k) && pd.isCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
+		if pd := pvefields.ParseDisk(v); pvefields.IsDiskKey(k) && pd.IsCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
 			slot, have = k, pd.File
 		}
 	}
@@ -304,13 +305,31 @@ func vmBoot(gs *guestSpec, fx *fieldCtx) []param {
 	if len(order) == 0 {
 		return nil
 	}
-	p := param{key: "boot", want: printBootOrder(order), takes: takesReboot, last: true}
+	p := param{key: "boot", want: pvefields.FormatBootOrder(order), takes: takesReboot, last: true}
 	check := func(_ string, x *diffCtx, d *guestDiff) {
-		if bootDrift(order, x.eff) {
-			d.config = append(d.config, x.change(&p, bootDisplay(x.eff), p.want, true))
+		if pvefields.BootDrift(order, x.eff) {
+			d.config = append(d.config, x.change(&p, pvefields.BootDisplay(x.eff), p.want, true))
 		}
 	}
 	p.diff = check
 	p.add = func(x *diffCtx, d *guestDiff) bool { check("", x, d); return true }
 	return []param{p}
+}
+
+// wantBootOrder lists the devices the guest must boot from, in order: its
+// boot disk, then the declared ISO's drive. cfg is the guest's effective
+// configuration (nil before it exists). Nil means the order is not managed.
+func wantBootOrder(gs *guestSpec, cfg map[string]string) []string {
+	var out []string
+	if disks := resolveDiskSlots(gs.disks, cfg); len(disks) > 0 {
+		out = append(out, disks[0].Slot)
+	} else if cfg != nil {
+		if slot := pvefields.BootDiskSlot(cfg); slot != "" {
+			out = append(out, slot)
+		}
+	}
+	if gs.isoVolume != "" {
+		out = append(out, pvefields.CdromSlot)
+	}
+	return out
 }

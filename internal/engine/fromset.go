@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // SecretReader resolves a manifest's secret reference (passwordFrom).
@@ -82,7 +83,7 @@ func (m *Meta) needs(kind string) []string {
 func metaOf(r manifest.Resource) Meta {
 	md := r.Meta()
 	return Meta{Kind: string(r.Kind()), Name: r.Name(), Node: r.Node(), Tags: md.Tags,
-		Sync: md.Sync(), Adopt: md.Adopt(), File: r.Source().File, DependsOn: manifest.DependsOnKeys(r), Needs: referenceKeys(r), paths: fieldPathsOf(r)}
+		Sync: md.Sync(), Adopt: md.Adopt(), File: r.Source().File, DependsOn: manifest.DependsOnKeys(r), Needs: referenceKeys(r), paths: pvefields.PathsOf(r)}
 }
 
 func imageFromManifest(img *manifest.Image) *ImageSpec {
@@ -118,7 +119,7 @@ func disksFromManifest(disks []manifest.Disk) []DiskSpec {
 			opts["iothread"] = "1"
 		}
 		if d.Backup != nil {
-			opts["backup"] = boolStr(*d.Backup)
+			opts["backup"] = pvefields.FormatBool(*d.Backup)
 		}
 		if len(opts) == 0 {
 			opts = nil

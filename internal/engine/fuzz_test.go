@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/proxmops/proxmops/internal/pvefields"
+)
 
 // FuzzDiffReadBack feeds arbitrary read-back values to the diff: whatever
 // Proxmox (or a person editing a config by hand) writes, planning must not
@@ -14,8 +18,8 @@ func FuzzDiffReadBack(f *testing.F) {
 		cfg := map[string]string{"net0": v, "scsi0": v, "memory": v, "cpu": v, "sshkeys": v, "ipconfig0": v, "boot": v, "tags": v, "ide2": v}
 		d := diffGuest(baseSpec(), guestWith(cfg, "running"))
 		_ = d.changes()
-		_, _ = ParseSize(v)
-		if normalIPConfig(v) != normalIPConfig(v) {
+		_, _ = pvefields.ParseSize(v)
+		if pvefields.NormalIPConfig(v) != pvefields.NormalIPConfig(v) {
 			t.Fatal("normalIPConfig is not stable")
 		}
 	})

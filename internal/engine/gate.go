@@ -33,8 +33,8 @@ func (a *Action) conflict(reason string) *Action {
 	return a
 }
 
-// guestNoun names what a guest is, for reasons.
-func guestNoun(g *Guest) string {
+// GuestNoun names what a guest is, for reasons.
+func GuestNoun(g *Guest) string {
 	switch {
 	case g.Type == "lxc" && g.Template:
 		return "container template"
@@ -64,10 +64,10 @@ func guestGate(a *Action, kind string, g *Guest, typ string, template bool) *Act
 		return a
 	}
 	if !g.Owned {
-		return a.conflict(fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, guestNoun(g), g.Name, g.Node, OwnerTag))
+		return a.conflict(fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, GuestNoun(g), g.Name, g.Node, OwnerTag))
 	}
 	if g.Type != typ || g.Template != template {
-		a.conflict(fmt.Sprintf("VMID %d holds a %s, but the manifest declares a %s", g.VMID, guestNoun(g), kind))
+		a.conflict(fmt.Sprintf("VMID %d holds a %s, but the manifest declares a %s", g.VMID, GuestNoun(g), kind))
 		if kind == KindTemplate && g.Type == "qemu" && !g.Template {
 			return nil // an owned VM at a template's VMID is an unfinished build
 		}

@@ -10,13 +10,8 @@ import (
 
 	"github.com/proxmops/proxmops/internal/cloudinit"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
-)
-
-// Slots for the drives proxmops adds itself.
-const (
-	cloudInitSlot = "ide2" // Proxmox's cloud-init drive
-	cdromSlot     = "ide0" // an ISO or the userData CIDATA seed
 )
 
 // guestSpec is the configuration VirtualMachine and Template share.
@@ -41,7 +36,7 @@ type guestSpec struct {
 }
 
 func (gs *guestSpec) wantTags() []string {
-	return appendTags(gs.tags, OwnerTag)
+	return pvefields.AppendTags(gs.tags, OwnerTag)
 }
 
 func (gs *guestSpec) seed() cloudinit.Seed {
@@ -100,7 +95,7 @@ func (d *guestDiff) changes() []vocab.Change {
 		out = append(out, c.Change)
 	}
 	for _, r := range d.resizes {
-		out = append(out, vocab.Change{Field: r.slot + ".size", Path: r.path, From: FormatSize(r.from), To: FormatSize(r.to)})
+		out = append(out, vocab.Change{Field: r.slot + ".size", Path: r.path, From: pvefields.FormatSize(r.from), To: pvefields.FormatSize(r.to)})
 	}
 	if d.cidata != nil {
 		out = append(out, vocab.Change{Field: "userData", Path: "spec.userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
@@ -234,63 +229,6 @@ func hotplug(cfg map[string]string) map[string]bool {
 	return out
 }
 
-// bootDiskSlot finds the boot disk of a configuration: the first disk of the
-// boot order, else the first non-cdrom disk.
-func bootDiskSlot(cfg map[string]string) string {
-	if b, ok := cfg["boot"]; ok {
-		ps := pve.ParsePropertyString(b, "legacy")
-		for _, dev := range strings.Split(ps.Values["order"], ";") {
-			dev = strings.TrimSpace(dev)
-			if isDiskKey(dev) {
-				if v, ok := cfg[dev]; ok && !parseDisk(v).isCdrom() {
-					return dev
-				}
-			}
-		}
-	}
-	var keys []string
-	for k, v := range cfg {
-		if isDiskKey(k) && !strings.HasPrefix(k, "efidisk") && !strings.HasPrefix(k, "tpmstate") {
-			if d := parseDisk(v); !d.isCdrom() && !d.isCloudInit() {
-				keys = append(keys, k)
-			}
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return busPreference.less(keys[i], keys[j]) })
-	if len(keys) > 0 {
-		return keys[0]
-	}
-	return ""
-}
-
-// slotOrder ranks drive slots by bus, in the order listed, then by index.
-type slotOrder []string
-
-var (
-	// busPreference is how proxmops orders the drives it lists.
-	busPreference = slotOrder{"scsi", "virtio", "sata", "ide"}
-	// legacyBootWalk is Proxmox's drive walk for legacy boot letters.
-	legacyBootWalk = slotOrder{"ide", "scsi", "virtio", "sata"}
-)
-
-func (o slotOrder) less(a, b string) bool {
-	rank := func(s string) (int, int) {
-		for i, p := range o {
-			if rest, ok := strings.CutPrefix(s, p); ok {
-				n, _ := strconv.Atoi(rest)
-				return i, n
-			}
-		}
-		return len(o), 0
-	}
-	ra, na := rank(a)
-	rb, nb := rank(b)
-	if ra != rb {
-		return ra < rb
-	}
-	return na < nb
-}
-
 // resolveDiskSlots fills in the slot of a first disk declared without one
 // (the boot disk of whatever the guest already has, else scsi0).
 func resolveDiskSlots(disks []DiskSpec, cfg map[string]string) []DiskSpec {
@@ -298,7 +236,7 @@ func resolveDiskSlots(disks []DiskSpec, cfg map[string]string) []DiskSpec {
 	if len(out) > 0 && out[0].Slot == "" {
 		slot := ""
 		if cfg != nil {
-			slot = bootDiskSlot(cfg)
+			slot = pvefields.BootDiskSlot(cfg)
 		}
 		if slot == "" {
 			slot = "scsi0"
@@ -334,7 +272,7 @@ func declaredSlot(disks []DiskSpec, slot string) bool {
 
 // nicValue renders a NIC for a create or a change, keeping the MAC of an
 // existing one unless a MAC is declared.
-func nicValue(n NICSpec, existing *parsedNIC) string {
+func nicValue(n NICSpec, existing *pvefields.NIC) string {
 	model := n.Model
 	if model == "" {
 		model = "virtio"
@@ -352,11 +290,11 @@ func nicValue(n NICSpec, existing *parsedNIC) string {
 	}
 	props := pve.PropertyString{}
 	if existing != nil {
-		for _, k := range existing.props.Keys {
-			if nicModels[k] || k == "model" || k == "macaddr" {
+		for _, k := range existing.Props.Keys {
+			if pvefields.IsNICModel(k) || k == "model" || k == "macaddr" {
 				continue
 			}
-			props.Set(k, existing.props.Values[k])
+			props.Set(k, existing.Props.Values[k])
 		}
 	}
 	if n.Bridge != "" {
@@ -409,7 +347,7 @@ func diskOptions(opts map[string]string) string {
 
 // gibCeil is a size in whole GiB, rounded up (new disks are allocated in GiB).
 func gibCeil(b int64) int64 {
-	return (b + gib - 1) / gib
+	return (b + pvefields.GiB - 1) / pvefields.GiB
 }
 
 // diffGuest compares gs with the guest's effective configuration, row by
@@ -420,42 +358,4 @@ func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
 	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine(), tagCase: g.tagCase}, x, d)
 	d.pending = pendingOf(g, d)
 	return d
-}
-
-func normalKeys(keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if k = strings.Join(strings.Fields(k), " "); k != "" {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func keysSummary(keys []string) string {
-	if len(keys) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(keys))
-	for _, k := range keys {
-		f := strings.Fields(k)
-		switch {
-		case len(f) >= 3:
-			names = append(names, f[len(f)-1])
-		case len(f) == 2 && len(f[1]) > 12:
-			names = append(names, f[0]+" …"+f[1][len(f[1])-8:])
-		default:
-			names = append(names, k)
-		}
-	}
-	return fmt.Sprintf("%d key(s): %s", len(keys), strings.Join(names, ", "))
-}
-
-func abbreviate(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 60 {
-		return s[:57] + "..."
-	}
-	return s
 }

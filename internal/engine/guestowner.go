@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -93,7 +94,7 @@ func adoptUntagged(pc *planContext, a *Action, g *Guest) *Action {
 	if err != nil || upid == "" {
 		return nil
 	}
-	tags := appendTags(g.Tags, OwnerTag)
+	tags := pvefields.AppendTags(g.Tags, OwnerTag)
 	a.placeOn(g)
 	a.Owned = true
 	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync

@@ -24,6 +24,7 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -314,22 +315,6 @@ func volumeSnapshots(storageType, format string) string {
 	return fmt.Sprintf("on %s storage, which has no snapshots", storageType)
 }
 
-// volumeFormat is the format parse_volname reads from a volume name.
-func volumeFormat(volid string) string {
-	_, name, _ := strings.Cut(volid, ":")
-	base := name[strings.LastIndex(name, "/")+1:]
-	if i := strings.LastIndex(base, "."); i >= 0 {
-		switch ext := base[i+1:]; ext {
-		case "raw", "qcow2", "vmdk", "subvol":
-			return ext
-		}
-	}
-	if strings.HasPrefix(base, "subvol-") {
-		return "subvol"
-	}
-	return "raw"
-}
-
 // guestSnapshotBlocker says why Proxmox cannot snapshot an existing guest
 // ("" when it can), from its current config and the storages' types.
 func guestSnapshotBlocker(snap *Observation, g *Guest) string {
@@ -360,11 +345,11 @@ func volumeBlocker(snap *Observation, node, slot, vol string) string {
 	if strings.HasPrefix(vol, "/") {
 		return fmt.Sprintf("%s is a bind or device mount of %s, which Proxmox never snapshots", slot, vol)
 	}
-	ref := snap.Storage(node, storageOf(vol))
+	ref := snap.Storage(node, pvefields.StorageOf(vol))
 	if ref == nil || ref.Type == "" {
 		return ""
 	}
-	if why := volumeSnapshots(ref.Type, volumeFormat(vol)); why != "" {
+	if why := volumeSnapshots(ref.Type, pvefields.VolumeFormat(vol)); why != "" {
 		return fmt.Sprintf("%s (%s) is %s", slot, vol, why)
 	}
 	return ""

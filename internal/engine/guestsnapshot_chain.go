@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // storageConfigs is storage.cfg by storage id; nil when it cannot be read
@@ -83,9 +84,9 @@ func configVolumes(typ string, cfg map[string]string) []guestVolume {
 	var out []guestVolume
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		switch {
-		case typ == "qemu" && isDiskKey(k):
-			d := parseDisk(cfg[k])
-			if d.isCdrom() || d.File == "" || d.File == "none" {
+		case typ == "qemu" && pvefields.IsDiskKey(k):
+			d := pvefields.ParseDisk(cfg[k])
+			if d.IsCdrom() || d.File == "" || d.File == "none" {
 				continue
 			}
 			out = append(out, guestVolume{k, d.File})
@@ -144,12 +145,12 @@ func (e *Engine) rollbackBlockers(ctx context.Context, typ, node string, vmid in
 // rollbackBlocker judges snapshot i of snaps (oldest first).
 func rollbackBlocker(cs storageConfigs, vols [][]guestVolume, snaps []pve.GuestSnapshot, i int) string {
 	for _, v := range vols[i] {
-		sid := storageOf(v.volid)
+		sid := pvefields.StorageOf(v.volid)
 		if !cs.newestOnly(sid) {
 			continue
 		}
-		if cs[sid].Type == "lvm" && volumeFormat(v.volid) != "qcow2" {
-			return fmt.Sprintf("%s (%s) is a %s volume on LVM storage %s, which rolls back qcow2 volumes only", v.slot, v.volid, volumeFormat(v.volid), sid)
+		if cs[sid].Type == "lvm" && pvefields.VolumeFormat(v.volid) != "qcow2" {
+			return fmt.Sprintf("%s (%s) is a %s volume on LVM storage %s, which rolls back qcow2 volumes only", v.slot, v.volid, pvefields.VolumeFormat(v.volid), sid)
 		}
 		var later []string
 		for j := i + 1; j < len(snaps); j++ {

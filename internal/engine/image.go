@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // resolvedImage is an ImageSpec placed on a node: which volume the boot disk
@@ -61,7 +63,7 @@ func resolveImage(snap *Observation, node string, img *ImageSpec) (*resolvedImag
 	} else if snap.Storage(node, stor) == nil {
 		return nil, fmt.Errorf("storage '%s' is not listed on node '%s'", stor, node)
 	}
-	name, err := importFileName(img.URL, img.FileName, img.Format)
+	name, err := pvefields.ImportFileName(img.URL, img.FileName, img.Format)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -20,7 +21,7 @@ func isoVolume(s *IsoSpec) (string, error) {
 	if s.Storage == "" {
 		return "", fmt.Errorf("Iso %s: storage is missing", s.Name)
 	}
-	name, err := isoFileName(s.URL, s.FileName, s.Name)
+	name, err := pvefields.ISOFileName(s.URL, s.FileName, s.Name)
 	if err != nil {
 		return "", err
 	}
@@ -166,7 +167,7 @@ func volumeLocation(snap *Observation, key, volid string) (node, storage string)
 	if n, s, ok := strings.Cut(key, "/"); ok {
 		return n, s
 	}
-	storage = storageOf(volid)
+	storage = pvefields.StorageOf(volid)
 	for _, n := range snap.Nodes {
 		if snap.Storage(n, storage) != nil {
 			return n, storage

@@ -16,9 +16,9 @@ func markOwned(text string) string {
 	return text + " (" + OwnerMark + ")"
 }
 
-// parseOwned reads markOwned back: whether the mark is there and the text
+// ParseOwned reads markOwned back: whether the mark is there and the text
 // without it.
-func parseOwned(field string) (bool, string) {
+func ParseOwned(field string) (bool, string) {
 	field = strings.TrimSpace(field)
 	for _, m := range []string{" (" + OwnerMark + ")", "(" + OwnerMark + ")", OwnerMark} {
 		if i := strings.Index(field, m); i >= 0 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 func TestOwnershipMark(t *testing.T) {
@@ -19,7 +20,7 @@ func TestOwnershipMark(t *testing.T) {
 		{"guest VLAN trunk (managed-by-proxmops)\n", true, "guest VLAN trunk"},
 		{"managed-by-proxmops edited", true, "edited"},
 	} {
-		owned, text := parseOwned(tc.field)
+		owned, text := ParseOwned(tc.field)
 		if owned != tc.owned || text != tc.text {
 			t.Errorf("parseOwned(%q) = %v %q, want %v %q", tc.field, owned, text, tc.owned, tc.text)
 		}
@@ -39,7 +40,7 @@ func TestFeatures(t *testing.T) {
 		{"mount=nfs;cifs,nesting=1", "nesting=1,mount=cifs;nfs", true, true},
 		{"fuse=0", "", true, true},
 	} {
-		if got := normalFeatures(tc.have) == normalFeatures(tc.want); got != tc.same {
+		if got := pvefields.NormalFeatures(tc.have) == pvefields.NormalFeatures(tc.want); got != tc.same {
 			t.Errorf("%q vs %q: same = %v", tc.have, tc.want, got)
 		}
 		if got := !changedRootOnly(tc.have, tc.want); got != tc.rootOK {
@@ -64,7 +65,7 @@ func TestSDNHelpers(t *testing.T) {
 		{"start-address=10.0.0.1,end-address=10.0.0.9\nstart-address=10.0.0.20,end-address=10.0.0.29",
 			"start-address=10.0.0.20,end-address=10.0.0.29\x00start-address=10.0.0.1,end-address=10.0.0.9"},
 	} {
-		if normalRanges(tc.a) != normalRanges(tc.b) {
+		if pvefields.NormalRanges(tc.a) != pvefields.NormalRanges(tc.b) {
 			t.Errorf("ranges differ: %q vs %q", tc.a, tc.b)
 		}
 	}
@@ -80,8 +81,8 @@ func TestDiffContainerReadBack(t *testing.T) {
 	feat := "nesting=1"
 	s := &ContainerSpec{Meta: Meta{Name: "dns-01"}, VMID: 201, Hostname: "dns-01", Cores: 1, Memory: 512, Swap: &swap,
 		OnBoot: &on, Unprivileged: true, Nameserver: "1.1.1.1 9.9.9.9", Features: &feat, CPULimit: "2.5",
-		RootFS: MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * gib, MountOptions: []string{"noatime"}},
-		Mounts: []MountSpec{{Slot: "mp0", Path: "/srv/data", Storage: "local-lvm", Size: 200 * gib, Backup: true}},
+		RootFS: MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * pvefields.GiB, MountOptions: []string{"noatime"}},
+		Mounts: []MountSpec{{Slot: "mp0", Path: "/srv/data", Storage: "local-lvm", Size: 200 * pvefields.GiB, Backup: true}},
 		NICs:   []CTNICSpec{{Slot: "net0", Name: "eth0", Bridge: "vmbr0", IP: "10.0.0.53/24", Gw: "10.0.0.1", Firewall: true}}}
 	cfg := map[string]string{"hostname": "dns-01", "cores": "1", "memory": "512", "swap": "512", "onboot": "1",
 		"unprivileged": "1", "nameserver": "1.1.1.1 9.9.9.9", "features": "nesting=1", "cpulimit": "2.5", "arch": "amd64",

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/proxmops/proxmops/internal/pve"
@@ -108,7 +107,7 @@ func (e *Engine) readSDN(ctx context.Context, k *kindsObserved, declared map[str
 	}
 	subnets := map[string][]pve.SDNEntry{}
 	for _, v := range vnets {
-		owned, _ := parseOwned(vnetAlias(v))
+		owned, _ := ParseOwned(VnetAlias(v))
 		if !owned && !declared[v.ID] {
 			continue
 		}
@@ -124,8 +123,8 @@ func (e *Engine) readSDN(ctx context.Context, k *kindsObserved, declared map[str
 	return nil
 }
 
-// vnetAlias is a vnet's alias, running or pending.
-func vnetAlias(v pve.SDNEntry) string {
+// VnetAlias is a vnet's alias, running or pending.
+func VnetAlias(v pve.SDNEntry) string {
 	if a, ok := v.Config["alias"]; ok {
 		return a
 	}
@@ -138,12 +137,5 @@ func sdnByID(list []pve.SDNEntry) map[string]pve.SDNEntry {
 	for _, e := range list {
 		out[e.ID] = e
 	}
-	return out
-}
-
-// sortedStrings returns a sorted copy.
-func sortedStrings(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
 	return out
 }

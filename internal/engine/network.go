@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -47,22 +48,20 @@ type netParam struct {
 }
 
 func sameSet(have, want string) bool {
-	return normalList(have) == normalList(want)
+	return pvefields.NormalList(have) == pvefields.NormalList(want)
 }
-
-func sameBool(have, want string) bool { return boolStr(truthy(have)) == boolStr(truthy(want)) }
 
 // networkParams lists the keys a NetworkSpec manages, with their values.
 func networkParams(s *NetworkSpec) []netParam {
 	var ps []netParam
 	add := func(k, v string, same func(string, string) bool) {
-		ps = append(ps, netParam{key: k, path: keyPaths[KindNetwork][k], want: v, same: same})
+		ps = append(ps, netParam{key: k, path: pvefields.KeyPath(KindNetwork, k), want: v, same: same})
 	}
 	ports := strings.Join(s.Ports, " ")
 	switch s.Type {
 	case "bridge":
 		add("bridge_ports", ports, sameSet)
-		add("bridge_vlan_aware", boolStr(s.VLANAware), sameBool)
+		add("bridge_vlan_aware", pvefields.FormatBool(s.VLANAware), pvefields.SameBool)
 		if s.VLANAware && s.VLANIDs != "" {
 			add("bridge_vids", strings.Join(strings.FieldsFunc(s.VLANIDs, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }), " "), sameSet)
 		}
@@ -102,7 +101,7 @@ func networkParams(s *NetworkSpec) []netParam {
 	if s.MTU > 0 {
 		add("mtu", strconv.Itoa(s.MTU), nil)
 	}
-	add("autostart", boolStr(s.Autostart), sameBool)
+	add("autostart", pvefields.FormatBool(s.Autostart), pvefields.SameBool)
 	return ps
 }
 
@@ -209,7 +208,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 	}
 	have := st.Interface(s.Iface)
 	if have != nil {
-		owned, comment := parseOwned(have["comments"])
+		owned, comment := ParseOwned(have["comments"])
 		a.Owned = owned
 		a.Observed = map[string]any{"interface": map[string]string(have), "node": node}
 		if !owned {
@@ -347,7 +346,7 @@ func (networkReconciler) prune(pc *planContext, declared map[string]bool) []*Act
 		sort.Slice(ifaces, func(i, j int) bool { return ifaces[i]["iface"] < ifaces[j]["iface"] })
 		for _, ifc := range ifaces {
 			name := ifc["iface"]
-			owned, _ := parseOwned(ifc["comments"])
+			owned, _ := ParseOwned(ifc["comments"])
 			if !owned || declared[node+"/"+name] {
 				continue
 			}

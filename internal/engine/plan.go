@@ -101,7 +101,7 @@ func (p *Plan) finish() {
 		}
 		for i := range a.Changes {
 			if a.Changes[i].Path == "" {
-				a.Changes[i].Path = a.paths.path(a.Changes[i].Field)
+				a.Changes[i].Path = a.paths.Path(a.Changes[i].Field)
 			}
 		}
 	}

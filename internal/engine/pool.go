@@ -92,7 +92,7 @@ func (r *resourcePoolReconciler) plan(pc *planContext) []*Action {
 		return out
 	}
 	for _, id := range slices.Sorted(maps.Keys(r.pools)) {
-		if owned, _ := parseOwned(r.pools[id]); !owned || declared[id] {
+		if owned, _ := ParseOwned(r.pools[id]); !owned || declared[id] {
 			continue
 		}
 		out = append(out, r.prune(pc, id))
@@ -186,7 +186,7 @@ func (r *resourcePoolReconciler) planOne(pc *planContext, s *PoolSpec) *Action {
 		return a
 	}
 	a.Observed = map[string]any{"comment": have}
-	owned, comment := parseOwned(have)
+	owned, comment := ParseOwned(have)
 	if !owned && s.Adopt {
 		// proxmops.dev/adopt: the pool becomes proxmops' by its mark.
 		a.Adopt = true

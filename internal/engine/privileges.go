@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -116,7 +117,7 @@ func guestConfigNeeds(d *Desired, vmid int, gs vmSettings, why string) []privNee
 		needs = append(needs, needAll(why+" (disk on "+s+")", "/storage/"+s, "Datastore.AllocateSpace"))
 	}
 	if gs.iso != "" {
-		needs = append(needs, needAny(why+" (ISO "+gs.iso+")", "/storage/"+storageOf(gs.iso), "Datastore.AllocateSpace", "Datastore.Audit"),
+		needs = append(needs, needAny(why+" (ISO "+gs.iso+")", "/storage/"+pvefields.StorageOf(gs.iso), "Datastore.AllocateSpace", "Datastore.Audit"),
 			needAll(why+" (CD-ROM)", p, "VM.Config.CDROM"))
 	}
 	if gs.cidataStor != "" {
@@ -157,7 +158,7 @@ func vmSettingsOf(s *VMSpec, isos map[string]*IsoSpec) vmSettings {
 	if s.UserData != "" && len(s.Disks) > 0 {
 		gs.cidataStor = "local"
 		if gs.iso != "" {
-			gs.cidataStor = storageOf(gs.iso)
+			gs.cidataStor = pvefields.StorageOf(gs.iso)
 		}
 	}
 	return gs
@@ -171,7 +172,7 @@ func imageNeeds(node string, img *ImageSpec, why string) []privNeed {
 	}
 	stor := img.Storage
 	if img.Volume != "" {
-		stor = storageOf(img.Volume)
+		stor = pvefields.StorageOf(img.Volume)
 	}
 	var needs []privNeed
 	if img.URL != "" && stor != "" {
@@ -475,7 +476,7 @@ func containerTemplateStorage(d *Desired, tpl string) string {
 		}
 	}
 	if strings.Contains(tpl, ":") {
-		return storageOf(tpl)
+		return pvefields.StorageOf(tpl)
 	}
 	return ""
 }

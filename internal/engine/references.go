@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -83,7 +84,7 @@ func ReferencesOf(d *Desired) References {
 		if img != nil {
 			stor := img.Storage
 			if img.Volume != "" {
-				stor = storageOf(img.Volume)
+				stor = pvefields.StorageOf(img.Volume)
 			}
 			use(StorageUse{Node: m.Node, Storage: stor, Content: "import", Why: key + " (boot image)"})
 		}
@@ -103,7 +104,7 @@ func ReferencesOf(d *Desired) References {
 	for _, s := range specsOf[*VMSpec](d, KindVirtualMachine) {
 		qemu(&s.Meta, s.VMID, s.Image, s.Disks, s.NICs, s.CloudInit)
 		if strings.Contains(s.Iso, ":") {
-			use(StorageUse{Node: s.Node, Storage: storageOf(s.Iso), Content: "iso", Why: vocab.Key(KindVirtualMachine, s.Name) + " (ISO)"})
+			use(StorageUse{Node: s.Node, Storage: pvefields.StorageOf(s.Iso), Content: "iso", Why: vocab.Key(KindVirtualMachine, s.Name) + " (ISO)"})
 		}
 	}
 	for _, s := range specsOf[*ContainerSpec](d, KindContainer) {
@@ -113,7 +114,7 @@ func ReferencesOf(d *Desired) References {
 			use(StorageUse{Node: s.Node, Storage: m.Storage, Content: "rootdir", Bytes: m.Size, VMID: s.VMID, Why: key + " (" + m.Slot + ")"})
 		}
 		if strings.Contains(s.Template, ":") {
-			use(StorageUse{Node: s.Node, Storage: storageOf(s.Template), Content: "vztmpl", Why: key + " (template)"})
+			use(StorageUse{Node: s.Node, Storage: pvefields.StorageOf(s.Template), Content: "vztmpl", Why: key + " (template)"})
 		}
 		for _, n := range s.NICs {
 			bridge(s.Node, n.Bridge, key+" ("+n.Slot+")")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // Refusals the plan can foresee. Proxmox refuses a guest on a node that is
@@ -129,7 +131,7 @@ func guestSpecRefusal(snap *Observation, gs *guestSpec, node string, skipFirstDi
 	}
 	if gs.isoVolume != "" {
 		// A CD-ROM's storage is activated at start: enabled on the node.
-		return storageRefusal(snap, node, storageOf(gs.isoVolume), "")
+		return storageRefusal(snap, node, pvefields.StorageOf(gs.isoVolume), "")
 	}
 	return ""
 }
@@ -156,7 +158,7 @@ func cloneRefusal(snap *Observation, tplNode, node, storage string, volumes []st
 		return ""
 	}
 	for _, v := range volumes {
-		if !sharedOn(snap, tplNode, storageOf(v)) {
+		if !sharedOn(snap, tplNode, pvefields.StorageOf(v)) {
 			return fmt.Sprintf("can't clone VM to node '%s' (VM uses local storage)", node)
 		}
 	}
@@ -168,10 +170,10 @@ func cloneRefusal(snap *Observation, tplNode, node, storage string, volumes []st
 func guestVolumeIDs(cfg map[string]string) []string {
 	var out []string
 	for k, v := range cfg {
-		if !isDiskKey(k) {
+		if !pvefields.IsDiskKey(k) {
 			continue
 		}
-		f := parseDisk(v).File
+		f := pvefields.ParseDisk(v).File
 		if f == "" || f == "none" || f == "cdrom" || !strings.Contains(f, ":") {
 			continue
 		}
@@ -208,7 +210,7 @@ func diffRefusal(snap *Observation, node string, d *guestDiff) string {
 		if strings.HasSuffix(c.value, ":cloudinit") {
 			content = ""
 		}
-		if r := storageRefusal(snap, node, storageOf(c.value), content); r != "" {
+		if r := storageRefusal(snap, node, pvefields.StorageOf(c.value), content); r != "" {
 			return r
 		}
 	}

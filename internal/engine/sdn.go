@@ -2,16 +2,15 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -61,7 +60,7 @@ type sdnState struct {
 // running one with its deletion pending).
 func exists(e pve.SDNEntry, ok bool) bool { return ok && e.State != "deleted" }
 
-func vnetZone(v pve.SDNEntry) string {
+func VnetZone(v pve.SDNEntry) string {
 	if z := v.Config["zone"]; z != "" {
 		return z
 	}
@@ -73,13 +72,13 @@ func (st *sdnState) zoneOwned(zone string) (owned bool, vnets []string) {
 	owned = true
 	for _, id := range slices.Sorted(maps.Keys(st.vnets)) {
 		v := st.vnets[id]
-		if vnetZone(v) != zone {
+		if VnetZone(v) != zone {
 			continue
 		}
 		// A vnet whose deletion is pending still tells who made the zone
 		// (its alias is in the running configuration), until applied.
 		vnets = append(vnets, id)
-		if o, _ := parseOwned(vnetAlias(v)); !o {
+		if o, _ := ParseOwned(VnetAlias(v)); !o {
 			owned = false
 		}
 	}
@@ -92,30 +91,11 @@ var listKeys = map[string]bool{"peers": true, "nodes": true, "exitnodes": true, 
 func sameSDNValue(key, have, want string) bool {
 	switch {
 	case listKeys[key]:
-		return normalList(have) == normalList(want)
+		return pvefields.NormalList(have) == pvefields.NormalList(want)
 	case key == "dhcp-range":
-		return normalRanges(have) == normalRanges(want)
+		return pvefields.NormalRanges(have) == pvefields.NormalRanges(want)
 	}
 	return have == want
-}
-
-// normalRanges puts DHCP ranges ("start-address=a,end-address=b", one per
-// line, or NUL-separated) in a canonical form.
-func normalRanges(v string) string {
-	var out []string
-	for _, r := range strings.FieldsFunc(v, func(c rune) bool { return c == '\n' || c == 0 }) {
-		r = strings.TrimSpace(r)
-		var obj map[string]string
-		if strings.HasPrefix(r, "{") && json.Unmarshal([]byte(r), &obj) == nil {
-			// Read back as objects: {"start-address": ..., "end-address": ...}.
-			out = append(out, obj["start-address"]+"-"+obj["end-address"])
-			continue
-		}
-		ps := pve.ParsePropertyString(r, "")
-		out = append(out, ps.Values["start-address"]+"-"+ps.Values["end-address"])
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
 }
 
 // optionChanges compares desired options with an object's configuration.
@@ -359,7 +339,7 @@ func (sdnReconciler) foreignPending(st *sdnState, zones map[string]*SdnZoneSpec,
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.vnets)) {
 		v := st.vnets[id]
-		owned, _ := parseOwned(vnetAlias(v))
+		owned, _ := ParseOwned(VnetAlias(v))
 		if v.Pending() && !owned {
 			what = append(what, fmt.Sprintf("vnet %s (%s)", id, v.State))
 		}
@@ -453,8 +433,8 @@ var vnetOptionKeys = []string{"tag", "vlanaware", "isolate-ports"}
 // subnetOptionKeys are the subnet options proxmops manages.
 var subnetOptionKeys = []string{"gateway", "snat", "dhcp-range", "dhcp-dns-server", "dnszoneprefix"}
 
-// subnetCIDR is a subnet entry's network in CIDR form.
-func subnetCIDR(e pve.SDNEntry) string {
+// SubnetCIDR is a subnet entry's network in CIDR form.
+func SubnetCIDR(e pve.SDNEntry) string {
 	for _, m := range []map[string]string{e.Config, e.Running} {
 		if c := m["cidr"]; c != "" {
 			return c
@@ -509,14 +489,14 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		return a, runSteps(append([]sdnStep{create}, subOps...))
 	}
 	a.Observed = map[string]any{"config": have.Config, "state": have.State}
-	owned, alias := parseOwned(vnetAlias(have))
+	owned, alias := ParseOwned(VnetAlias(have))
 	a.Owned = owned
 	if !owned {
 		return a.conflict(fmt.Sprintf("vnet %s exists but proxmops does not own it (no %q in its alias): left untouched", v.Name, OwnerMark)), nil
 	}
 	var changes []vocab.Change
 	params := pve.NewParams()
-	if z := vnetZone(have); z != v.Zone {
+	if z := VnetZone(have); z != v.Zone {
 		changes = append(changes, vocab.Change{Field: "zone", From: z, To: v.Zone})
 		params.Set("zone", v.Zone)
 	}
@@ -571,7 +551,7 @@ func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, [
 	have := map[string]pve.SDNEntry{}
 	for _, e := range existing {
 		if e.State != "deleted" {
-			have[subnetCIDR(e)] = e
+			have[SubnetCIDR(e)] = e
 		}
 	}
 	want := map[string]bool{}
@@ -655,7 +635,7 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 	leaving := map[string]bool{}
 	for _, id := range slices.Sorted(maps.Keys(st.vnets)) {
 		v := st.vnets[id]
-		owned, _ := parseOwned(vnetAlias(v))
+		owned, _ := ParseOwned(VnetAlias(v))
 		if !owned || vnets[id] != nil {
 			continue
 		}
@@ -906,4 +886,13 @@ func vnetFromManifest(v *manifest.SdnVnet, _ SecretReader) *SdnVnetSpec {
 		s.Subnets = append(s.Subnets, SubnetSpec{CIDR: sub.Subnet, Options: so})
 	}
 	return s
+}
+
+// ZoneDrift is the first zone option the plan of m would change in config,
+// "" when none.
+func ZoneDrift(m *manifest.SdnZone, config map[string]string) string {
+	if ch, _, _ := optionChanges("", zoneFromManifest(m, nil).Options, config, nil); len(ch) > 0 {
+		return ch[0].Field
+	}
+	return ""
 }

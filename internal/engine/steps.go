@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/cloudinit"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // createParams renders a guestSpec as the parameters of POST /qemu, from
@@ -174,7 +175,7 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 		}
 	}
 	for _, r := range d.resizes {
-		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, FormatSize(r.to)), func() (string, error) { return c.QemuResize(ctx, node, vmid, r.slot, FormatSize(r.to)) }); err != nil {
+		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, pvefields.FormatSize(r.to)), func() (string, error) { return c.QemuResize(ctx, node, vmid, r.slot, pvefields.FormatSize(r.to)) }); err != nil {
 			return err
 		}
 	}
@@ -254,7 +255,7 @@ func (x *execCtx) shutdown(ctx context.Context, node string, vmid int, timeout t
 // provisionCidata builds and uploads the userData seed and attaches it.
 func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, ch *cidataChange) error {
 	c := x.e.client
-	stor := storageOf(ch.newVolume)
+	stor := pvefields.StorageOf(ch.newVolume)
 	fileName := strings.TrimPrefix(ch.newVolume, stor+":iso/")
 	err := x.pass.ensureOnce("volume "+ch.newVolume+" on "+g.Node, func() error {
 		if _, ok := x.pass.snap.Volume(g.Node, stor, ch.newVolume); ok {
@@ -277,7 +278,7 @@ func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, 
 	}
 	if ch.oldVolume != "" && ch.oldVolume != ch.newVolume {
 		if _, file, _ := strings.Cut(ch.oldVolume, "/"); strings.HasPrefix(file, "proxmops-cidata-"+strconv.Itoa(g.VMID)+"-") {
-			upid, err := c.DeleteVolume(ctx, g.Node, storageOf(ch.oldVolume), ch.oldVolume)
+			upid, err := c.DeleteVolume(ctx, g.Node, pvefields.StorageOf(ch.oldVolume), ch.oldVolume)
 			if err == nil && upid != "" {
 				_, err = c.WaitTask(ctx, upid, nil)
 			}
@@ -320,8 +321,8 @@ func (x *execCtx) destroyGuest(ctx context.Context, node string, vmid int) error
 	// The VM's cloud-init seeds are proxmops' own volumes: they go with it.
 	prefix := "proxmops-cidata-" + strconv.Itoa(vmid) + "-"
 	for k, v := range cfg {
-		if pd := parseDisk(v); isDiskKey(k) && pd.isCdrom() && strings.Contains(pd.File, "/"+prefix) {
-			upid, err := c.DeleteVolume(ctx, node, storageOf(pd.File), pd.File)
+		if pd := pvefields.ParseDisk(v); pvefields.IsDiskKey(k) && pd.IsCdrom() && strings.Contains(pd.File, "/"+prefix) {
+			upid, err := c.DeleteVolume(ctx, node, pvefields.StorageOf(pd.File), pd.File)
 			if err == nil && upid != "" {
 				_, err = c.WaitTask(ctx, upid, nil)
 			}

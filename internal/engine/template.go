@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -25,7 +26,7 @@ func (templateReconciler) scope(pc *planContext, sc *scope) {
 		if pc.snap.Guest(s.VMID) == nil && s.Image != nil {
 			node := nodeFor(pc, s.Node)
 			if s.Image.Volume != "" {
-				sc.storage(node, storageOf(s.Image.Volume))
+				sc.storage(node, pvefields.StorageOf(s.Image.Volume))
 			} else if s.Image.Storage != "" {
 				sc.storage(node, s.Image.Storage)
 			} else {
@@ -99,7 +100,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 		a.Reason = fmt.Sprintf("the conversion to a template stopped before %s became base volumes: finishing it", strings.Join(disks, ", "))
 		for _, k := range disks {
-			a.Changes = append(a.Changes, vocab.Change{Field: k, From: parseDisk(g.Current[k]).File, To: "base volume"})
+			a.Changes = append(a.Changes, vocab.Change{Field: k, From: pvefields.ParseDisk(g.Current[k]).File, To: "base volume"})
 		}
 		a.claim = claim{nodes: []string{g.Node}}
 		node, vmid := g.Node, g.VMID
@@ -204,11 +205,11 @@ func (x *execCtx) finishTemplate(ctx context.Context, gs *guestSpec, node string
 func nonBaseDisks(g *Guest) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(g.Current)) {
-		if !isDiskKey(k) {
+		if !pvefields.IsDiskKey(k) {
 			continue
 		}
-		d := parseDisk(g.Current[k])
-		if d.isCdrom() || d.isCloudInit() {
+		d := pvefields.ParseDisk(g.Current[k])
+		if d.IsCdrom() || d.IsCloudInit() {
 			continue
 		}
 		_, name, _ := strings.Cut(d.File, ":")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -90,7 +91,7 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 		}
 		if g == nil && s.Image != nil {
 			if s.Image.Volume != "" {
-				sc.storage(node, storageOf(s.Image.Volume))
+				sc.storage(node, pvefields.StorageOf(s.Image.Volume))
 			} else if st := s.Image.Storage; st != "" {
 				sc.storage(node, st)
 			} else {
@@ -268,11 +269,11 @@ func diffStorages(pc *planContext, g *Guest, gs *guestSpec, d *guestDiff) []stri
 	var out []string
 	for _, c := range d.config {
 		if c.async {
-			out = append(out, claimStorage(pc.snap, node, storageOf(c.value)))
+			out = append(out, claimStorage(pc.snap, node, pvefields.StorageOf(c.value)))
 		}
 	}
 	for _, r := range d.resizes {
-		out = append(out, claimStorage(pc.snap, node, storageOf(parseDisk(g.Effective[r.slot]).File)))
+		out = append(out, claimStorage(pc.snap, node, pvefields.StorageOf(pvefields.ParseDisk(g.Effective[r.slot]).File)))
 	}
 	if d.cidata != nil {
 		out = append(out, claimStorage(pc.snap, node, gs.cidataStor))

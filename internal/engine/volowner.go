@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // Ownership of downloaded volumes (ISOs, container templates, cloud
@@ -277,7 +278,7 @@ type fileEvent struct {
 // download. nil without error means it cannot be proven (never ours); an
 // error means the history could not be read (unknown).
 func (pc *planContext) proveDownload(node string, v pve.Volume) (*volumeProof, error) {
-	storage := storageOf(v.VolID)
+	storage := pvefields.StorageOf(v.VolID)
 	file := v.FileName()
 	nodes := []string{node}
 	if ref := pc.snap.Storage(node, storage); ref != nil && ref.Shared {

@@ -10,6 +10,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // ctExport is the manifest of one container being read.
@@ -50,7 +51,7 @@ var ctReaders = map[string]func(x *ctExport){
 	},
 	"spec.onboot": func(x *ctExport) {
 		if v, ok := present(x.eff, "onboot"); ok {
-			x.spec.OnBoot = boolP(engine.Truthy(v))
+			x.spec.OnBoot = boolP(pvefields.ParseBool(v))
 		}
 	},
 	"spec.startup": func(x *ctExport) {
@@ -66,28 +67,28 @@ var ctReaders = map[string]func(x *ctExport){
 	"spec.timezone":     func(x *ctExport) { x.spec.Timezone = x.eff["timezone"] },
 	"spec.ostype":       func(x *ctExport) { x.spec.OSType = x.eff["ostype"] },
 	"metadata.tags":     func(x *ctExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
-	"spec.description":  func(x *ctExport) { x.spec.Description = engine.TrimDescription(x.eff["description"]) },
-	"spec.nameserver":   func(x *ctExport) { x.spec.Nameserver = engine.Spaced(x.eff["nameserver"]) },
-	"spec.searchDomain": func(x *ctExport) { x.spec.SearchDomain = engine.Spaced(x.eff["searchdomain"]) },
+	"spec.description":  func(x *ctExport) { x.spec.Description = pvefields.TrimDescription(x.eff["description"]) },
+	"spec.nameserver":   func(x *ctExport) { x.spec.Nameserver = pvefields.Spaced(x.eff["nameserver"]) },
+	"spec.searchDomain": func(x *ctExport) { x.spec.SearchDomain = pvefields.Spaced(x.eff["searchdomain"]) },
 	"spec.features": func(x *ctExport) {
 		v, ok := present(x.eff, "features")
 		if !ok {
 			return
 		}
 		ps := pve.ParsePropertyString(v, "")
-		f := manifest.Features{Nesting: engine.Truthy(ps.Values["nesting"]), Keyctl: engine.Truthy(ps.Values["keyctl"]),
-			Fuse: engine.Truthy(ps.Values["fuse"]), Mknod: engine.Truthy(ps.Values["mknod"])}
+		f := manifest.Features{Nesting: pvefields.ParseBool(ps.Values["nesting"]), Keyctl: pvefields.ParseBool(ps.Values["keyctl"]),
+			Fuse: pvefields.ParseBool(ps.Values["fuse"]), Mknod: pvefields.ParseBool(ps.Values["mknod"])}
 		if m := ps.Values["mount"]; m != "" {
 			f.Mount = strings.Split(m, ";")
 		}
-		if engine.NormalFeatures(f.String()) != engine.NormalFeatures(v) {
+		if pvefields.NormalFeatures(f.String()) != pvefields.NormalFeatures(v) {
 			x.note("features %q hold keys the manifest cannot declare: left out", v)
 			return
 		}
 		x.spec.Features = &f
 	},
 	// Proxmox's default is privileged (no key), the manifest's unprivileged.
-	"spec.unprivileged": func(x *ctExport) { x.spec.Unprivileged = boolP(engine.Truthy(x.eff["unprivileged"])) },
+	"spec.unprivileged": func(x *ctExport) { x.spec.Unprivileged = boolP(pvefields.ParseBool(x.eff["unprivileged"])) },
 	"spec.arch":         func(x *ctExport) { x.spec.Arch = x.eff["arch"] },
 	// Set at the create, never read back.
 	"spec.sshKeys":      func(*ctExport) {},
@@ -125,12 +126,12 @@ func (es *cluster) exportCT(g *engine.Guest, names map[int]string) Exported {
 func (x *ctExport) volumes() {
 	if v, ok := present(x.eff, "rootfs"); ok {
 		ps := pve.ParsePropertyString(v, "volume")
-		r := &manifest.RootFS{Storage: engine.StorageOf(ps.Values["volume"]), MountOptions: mountOpts(ps), Quota: engine.Truthy(ps.Values["quota"])}
-		if b, err := engine.ParseSize(ps.Values["size"]); err == nil {
+		r := &manifest.RootFS{Storage: pvefields.StorageOf(ps.Values["volume"]), MountOptions: mountOpts(ps), Quota: pvefields.ParseBool(ps.Values["quota"])}
+		if b, err := pvefields.ParseSize(ps.Values["size"]); err == nil {
 			r.Size, _ = sizeOf(b)
 		}
 		if a, ok := ps.Values["acl"]; ok {
-			r.ACL = boolP(engine.Truthy(a))
+			r.ACL = boolP(pvefields.ParseBool(a))
 		}
 		x.spec.RootFS = r
 	}
@@ -141,16 +142,16 @@ func (x *ctExport) volumes() {
 		}
 		ps := pve.ParsePropertyString(x.eff[k], "volume")
 		vol := ps.Values["volume"]
-		m := manifest.Mountpoint{Slot: k, Path: ps.Values["mp"], ReadOnly: engine.Truthy(ps.Values["ro"]), MountOptions: mountOpts(ps),
-			Quota: engine.Truthy(ps.Values["quota"])}
+		m := manifest.Mountpoint{Slot: k, Path: ps.Values["mp"], ReadOnly: pvefields.ParseBool(ps.Values["ro"]), MountOptions: mountOpts(ps),
+			Quota: pvefields.ParseBool(ps.Values["quota"])}
 		if a, ok := ps.Values["acl"]; ok {
-			m.ACL = boolP(engine.Truthy(a))
+			m.ACL = boolP(pvefields.ParseBool(a))
 		}
 		if strings.HasPrefix(vol, "/") {
-			m.Bind, m.Shared = vol, engine.Truthy(ps.Values["shared"])
+			m.Bind, m.Shared = vol, pvefields.ParseBool(ps.Values["shared"])
 		} else {
-			m.Storage, m.Backup = engine.StorageOf(vol), engine.Truthy(ps.Values["backup"])
-			if b, err := engine.ParseSize(ps.Values["size"]); err == nil {
+			m.Storage, m.Backup = pvefields.StorageOf(vol), pvefields.ParseBool(ps.Values["backup"])
+			if b, err := pvefields.ParseSize(ps.Values["size"]); err == nil {
 				m.Size, _ = sizeOf(b)
 			}
 		}
@@ -160,7 +161,7 @@ func (x *ctExport) volumes() {
 
 func mountOpts(ps pve.PropertyString) []string {
 	if v := ps.Values["mountoptions"]; v != "" {
-		return strings.Split(engine.NormalList(v), ";")
+		return strings.Split(pvefields.NormalList(v), ";")
 	}
 	return nil
 }
@@ -179,7 +180,7 @@ func (x *ctExport) nics() {
 			continue
 		}
 		n := manifest.ContainerNIC{Slot: k, Name: v["name"], Bridge: v["bridge"], IP: v["ip"], Gw: v["gw"], IP6: v["ip6"], Gw6: v["gw6"],
-			Firewall: engine.Truthy(v["firewall"]), HWAddr: strings.ToUpper(v["hwaddr"])}
+			Firewall: pvefields.ParseBool(v["firewall"]), HWAddr: strings.ToUpper(v["hwaddr"])}
 		n.Tag, _ = atoiOK(v["tag"])
 		n.MTU, _ = atoiOK(v["mtu"])
 		if r := v["rate"]; r != "" {

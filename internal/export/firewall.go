@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // exportCollections writes the cluster-wide collections asked for (the
@@ -43,7 +44,7 @@ func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest
 			case manifest.KindFirewallIPSet:
 				s := manifest.FirewallIPSetSpec{Comment: it.Comment}
 				for _, en := range it.Entries {
-					s.Entries = append(s.Entries, manifest.FirewallIPSetEntry{CIDR: en["cidr"], Comment: en["comment"], Nomatch: engine.Truthy(en["nomatch"])})
+					s.Entries = append(s.Entries, manifest.FirewallIPSetEntry{CIDR: en["cidr"], Comment: en["comment"], Nomatch: pvefields.ParseBool(en["nomatch"])})
 				}
 				ex.File = "ipset-" + name + ".yaml"
 				ex.Resource = &manifest.FirewallIPSet{Object: manifest.Object{Metadata: m}, Spec: s}

@@ -11,6 +11,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // The manifests of guests proxmops did not make, read from the cluster.
@@ -236,6 +237,6 @@ func sizeOf(b int64) (manifest.Size, bool) {
 	if b <= 0 {
 		return manifest.Size{}, false
 	}
-	s, err := manifest.ParseSize(engine.FormatSize(b))
+	s, err := manifest.ParseSize(pvefields.FormatSize(b))
 	return s, err == nil
 }

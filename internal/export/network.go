@@ -9,13 +9,14 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // netReaders read the interface keys the Network table manages, by manifest
-// path (engine.FieldPaths; type, iface and comments are read apart).
+// path (pvefields.FieldPaths; type, iface and comments are read apart).
 var netReaders = map[string]func(s *manifest.NetworkSpec, k, v string){
 	"spec.ports":         func(s *manifest.NetworkSpec, _, v string) { s.Ports = strings.Fields(v) },
-	"spec.vlanAware":     func(s *manifest.NetworkSpec, _, v string) { s.VLANAware = engine.Truthy(v) },
+	"spec.vlanAware":     func(s *manifest.NetworkSpec, _, v string) { s.VLANAware = pvefields.ParseBool(v) },
 	"spec.vlanIds":       func(s *manifest.NetworkSpec, _, v string) { s.VLANIDs = v },
 	"spec.bondMode":      func(s *manifest.NetworkSpec, _, v string) { s.BondMode = v },
 	"spec.hashPolicy":    func(s *manifest.NetworkSpec, _, v string) { s.HashPolicy = v },
@@ -27,7 +28,7 @@ var netReaders = map[string]func(s *manifest.NetworkSpec, k, v string){
 	"spec.cidr6":         func(s *manifest.NetworkSpec, _, v string) { s.CIDR6 = v },
 	"spec.gateway6":      func(s *manifest.NetworkSpec, _, v string) { s.Gateway6 = v },
 	"spec.mtu":           func(s *manifest.NetworkSpec, _, v string) { s.MTU, _ = atoiOK(v) },
-	"spec.autostart":     func(s *manifest.NetworkSpec, _, v string) { s.Autostart = boolP(engine.Truthy(v)) },
+	"spec.autostart":     func(s *manifest.NetworkSpec, _, v string) { s.Autostart = boolP(pvefields.ParseBool(v)) },
 }
 
 // exportedNet is an interface worth a manifest.
@@ -68,7 +69,7 @@ func (es *cluster) exportNetworks() []Exported {
 		if name != iface {
 			s.Iface = iface
 		}
-		paths := engine.FieldPaths(engine.KindNetwork)
+		paths := pvefields.FieldPaths(engine.KindNetwork)
 		for _, k := range slices.Sorted(maps.Keys(paths)) {
 			read := netReaders[paths[k]]
 			if read == nil {
@@ -106,7 +107,7 @@ var zoneReaders = map[string]func(s *manifest.SdnZoneSpec, v string){
 	"controller":        func(s *manifest.SdnZoneSpec, v string) { s.Controller = v },
 	"vrf-vxlan":         func(s *manifest.SdnZoneSpec, v string) { s.VRFVXLAN, _ = atoiOK(v) },
 	"exitnodes":         func(s *manifest.SdnZoneSpec, v string) { s.ExitNodes = splitSDNList(v) },
-	"advertise-subnets": func(s *manifest.SdnZoneSpec, v string) { s.AdvertiseSubnets = engine.Truthy(v) },
+	"advertise-subnets": func(s *manifest.SdnZoneSpec, v string) { s.AdvertiseSubnets = pvefields.ParseBool(v) },
 	"mtu":               func(s *manifest.SdnZoneSpec, v string) { s.MTU, _ = atoiOK(v) },
 	"nodes":             func(s *manifest.SdnZoneSpec, v string) { s.Nodes = splitSDNList(v) },
 	"ipam":              func(s *manifest.SdnZoneSpec, v string) { s.IPAM = v },
@@ -154,17 +155,17 @@ func (es *cluster) exportSDN() (out []Exported, skipped []string) {
 			continue
 		}
 		owned, alias := engine.ParseOwned(engine.VnetAlias(v))
-		s := manifest.SdnVnetSpec{Zone: engine.VnetZone(v), Alias: alias, VLANAware: engine.Truthy(v.Config["vlanaware"]),
-			IsolatePorts: engine.Truthy(v.Config["isolate-ports"])}
+		s := manifest.SdnVnetSpec{Zone: engine.VnetZone(v), Alias: alias, VLANAware: pvefields.ParseBool(v.Config["vlanaware"]),
+			IsolatePorts: pvefields.ParseBool(v.Config["isolate-ports"])}
 		s.Tag, _ = atoiOK(v.Config["tag"])
 		for _, sub := range es.Subnets[v.ID] {
 			if sub.State == "deleted" {
 				continue
 			}
 			c := sub.Config
-			ms := manifest.Subnet{Subnet: engine.SubnetCIDR(sub), Gateway: c["gateway"], SNAT: engine.Truthy(c["snat"]),
+			ms := manifest.Subnet{Subnet: engine.SubnetCIDR(sub), Gateway: c["gateway"], SNAT: pvefields.ParseBool(c["snat"]),
 				DHCPDNSServer: c["dhcp-dns-server"], DNSZonePrefix: c["dnszoneprefix"]}
-			for _, r := range strings.Fields(engine.NormalRanges(c["dhcp-range"])) {
+			for _, r := range strings.Fields(pvefields.NormalRanges(c["dhcp-range"])) {
 				if a, b, ok := strings.Cut(r, "-"); ok {
 					ms.DHCPRange = append(ms.DHCPRange, manifest.DHCPRange{Start: a, End: b})
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // qemuExport is the manifest of one VM or template being read.
@@ -39,19 +40,19 @@ var qemuReaders = map[string]func(x *qemuExport){
 	"spec.sockets":  func(x *qemuExport) { x.spec.Sockets = x.int("sockets") },
 	"spec.memory": func(x *qemuExport) {
 		if v, ok := present(x.eff, "memory"); ok {
-			x.spec.Memory, _ = atoiOK(engine.PropertyPart(v, "current"))
+			x.spec.Memory, _ = atoiOK(pvefields.PropertyPart("current")(v))
 		}
 	},
 	"spec.cpu": func(x *qemuExport) {
 		if v, ok := present(x.eff, "cpu"); ok {
-			x.spec.CPU = engine.PropertyPart(v, "cputype")
+			x.spec.CPU = pvefields.PropertyPart("cputype")(v)
 		}
 	},
 	"metadata.tags":    func(x *qemuExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
-	"spec.description": func(x *qemuExport) { x.spec.Description = engine.TrimDescription(x.eff["description"]) },
+	"spec.description": func(x *qemuExport) { x.spec.Description = pvefields.TrimDescription(x.eff["description"]) },
 	"spec.onboot": func(x *qemuExport) {
 		if v, ok := present(x.eff, "onboot"); ok {
-			x.spec.OnBoot = boolP(engine.Truthy(v))
+			x.spec.OnBoot = boolP(pvefields.ParseBool(v))
 		}
 	},
 	"spec.startup": func(x *qemuExport) {
@@ -77,7 +78,7 @@ var qemuReaders = map[string]func(x *qemuExport){
 	"spec.scsihw":  func(x *qemuExport) { x.spec.SCSIHW = x.eff["scsihw"] },
 	"spec.agent": func(x *qemuExport) {
 		if v, ok := present(x.eff, "agent"); ok {
-			x.spec.Agent = boolP(engine.Truthy(engine.PropertyPart(v, "enabled")))
+			x.spec.Agent = boolP(pvefields.ParseBool(pvefields.PropertyPart("enabled")(v)))
 		}
 	},
 	"spec.net":       (*qemuExport).nics,
@@ -102,17 +103,17 @@ var qemuReaders = map[string]func(x *qemuExport){
 	},
 	"spec.cloudInit.nameserver": func(x *qemuExport) {
 		if x.spec.CloudInit != nil {
-			x.spec.CloudInit.Nameserver = engine.Spaced(x.eff["nameserver"])
+			x.spec.CloudInit.Nameserver = pvefields.Spaced(x.eff["nameserver"])
 		}
 	},
 	"spec.cloudInit.searchDomain": func(x *qemuExport) {
 		if x.spec.CloudInit != nil {
-			x.spec.CloudInit.SearchDomain = engine.Spaced(x.eff["searchdomain"])
+			x.spec.CloudInit.SearchDomain = pvefields.Spaced(x.eff["searchdomain"])
 		}
 	},
 	"spec.cloudInit.upgrade": func(x *qemuExport) {
 		if v, ok := present(x.eff, "ciupgrade"); ok && x.spec.CloudInit != nil {
-			x.spec.CloudInit.Upgrade = boolP(engine.Truthy(v))
+			x.spec.CloudInit.Upgrade = boolP(pvefields.ParseBool(v))
 		}
 	},
 	"spec.cloudInit.ipConfigs": (*qemuExport).ipConfigs,
@@ -120,7 +121,7 @@ var qemuReaders = map[string]func(x *qemuExport){
 	// The userData seed is proxmops' own upload: a hand-made guest has none.
 	"spec.userData": func(x *qemuExport) {
 		for _, k := range slices.Sorted(maps.Keys(x.eff)) {
-			if pd := engine.ParseDisk(x.eff[k]); engine.IsDiskKey(k) && pd.IsCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
+			if pd := pvefields.ParseDisk(x.eff[k]); pvefields.IsDiskKey(k) && pd.IsCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
 				x.note("%s holds a proxmops userData seed (%s): its user-data is not on the cluster, add spec.userData yourself", k, pd.File)
 			}
 		}
@@ -170,8 +171,8 @@ func (x *qemuExport) templateSpec() manifest.TemplateSpec {
 	s := x.spec
 	t := manifest.TemplateSpec{VMID: s.VMID, QemuHardware: s.QemuHardware, Description: s.Description, Agent: s.Agent,
 		Disks: s.Disks, Net: s.Net, CloudInit: s.CloudInit}
-	if boot := engine.BootDiskSlot(x.eff); boot != "" {
-		t.Image = &manifest.Image{Source: engine.ParseDisk(x.eff[boot]).File}
+	if boot := pvefields.BootDiskSlot(x.eff); boot != "" {
+		t.Image = &manifest.Image{Source: pvefields.ParseDisk(x.eff[boot]).File}
 	}
 	if t.Image == nil || !strings.Contains(t.Image.Source, ":") {
 		t.Image = &manifest.Image{Source: "local:import/unknown.qcow2"}
@@ -198,11 +199,11 @@ var baseVolume = regexp.MustCompile(`^([^:]+:(?:[0-9]+/)?base-([0-9]+)-disk-[0-9
 // source names where the VM came from: a linked clone's template when its
 // base image belongs to a template on the cluster, else the base image.
 func (x *qemuExport) source() {
-	boot := engine.BootDiskSlot(x.eff)
+	boot := pvefields.BootDiskSlot(x.eff)
 	if boot == "" {
 		return
 	}
-	m := baseVolume.FindStringSubmatch(engine.ParseDisk(x.eff[boot]).File)
+	m := baseVolume.FindStringSubmatch(pvefields.ParseDisk(x.eff[boot]).File)
 	if m == nil {
 		return // not a linked clone that says so: a VM of its own
 	}
@@ -228,26 +229,26 @@ var diskSlotOK = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0
 func (x *qemuExport) disks() {
 	var slots []string
 	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
-		if !engine.IsDiskKey(k) || strings.HasPrefix(k, "efidisk") || strings.HasPrefix(k, "tpmstate") {
+		if !pvefields.IsDiskKey(k) || strings.HasPrefix(k, "efidisk") || strings.HasPrefix(k, "tpmstate") {
 			continue
 		}
-		if pd := engine.ParseDisk(x.eff[k]); pd.IsCdrom() || pd.IsCloudInit() || pd.File == "none" {
+		if pd := pvefields.ParseDisk(x.eff[k]); pd.IsCdrom() || pd.IsCloudInit() || pd.File == "none" {
 			continue
 		}
 		slots = append(slots, k)
 	}
-	if boot := engine.BootDiskSlot(x.eff); boot != "" {
+	if boot := pvefields.BootDiskSlot(x.eff); boot != "" {
 		if i := slices.Index(slots, boot); i > 0 {
 			slots = append([]string{boot}, slices.Delete(slots, i, i+1)...)
 		}
 	}
 	for _, k := range slots {
-		pd := engine.ParseDisk(x.eff[k])
+		pd := pvefields.ParseDisk(x.eff[k])
 		if !diskSlotOK.MatchString(k) {
 			x.note("disk %s (%s) is in a slot a manifest cannot declare: left out, and left alone", k, pd.File)
 			continue
 		}
-		stor := engine.StorageOf(pd.File)
+		stor := pvefields.StorageOf(pd.File)
 		if stor == "" || !strings.Contains(pd.File, ":") {
 			x.note("disk %s is not a storage volume (%s): left out, and left alone", k, pd.File)
 			continue
@@ -256,7 +257,7 @@ func (x *qemuExport) disks() {
 		if s, ok := sizeOf(pd.Size); ok {
 			d.Size = s
 		}
-		if f := engine.VolumeFormat(pd.File); strings.Contains(pd.File, ".") && f != "subvol" {
+		if f := pvefields.VolumeFormat(pd.File); strings.Contains(pd.File, ".") && f != "subvol" {
 			d.Format = f
 		}
 		ps := pd.Props
@@ -283,13 +284,13 @@ func (x *qemuExport) nics() {
 		if n, err := strconv.Atoi(rest); !ok || err != nil || n > 31 {
 			continue
 		}
-		p := engine.ParseNIC(x.eff[k])
-		if p.Props.Values["bridge"] == "" || !engine.NICModel(p.Model) {
+		p := pvefields.ParseNIC(x.eff[k])
+		if p.Props.Values["bridge"] == "" || !pvefields.IsNICModel(p.Model) {
 			x.note("%s (%s) has no bridge or an unknown model: the manifest cannot declare it, and the plan deletes an undeclared NIC: declare it by hand", k, x.eff[k])
 			continue
 		}
 		nic := manifest.NIC{Slot: k, Bridge: p.Props.Values["bridge"], Model: p.Model, MACAddr: strings.ToUpper(p.MAC),
-			Firewall: engine.Truthy(p.Props.Values["firewall"]), LinkDown: engine.Truthy(p.Props.Values["link_down"])}
+			Firewall: pvefields.ParseBool(p.Props.Values["firewall"]), LinkDown: pvefields.ParseBool(p.Props.Values["link_down"])}
 		nic.Tag, _ = atoiOK(p.Props.Values["tag"])
 		nic.MTU, _ = atoiOK(p.Props.Values["mtu"])
 		nic.Queues, _ = atoiOK(p.Props.Values["queues"])
@@ -304,7 +305,7 @@ func (x *qemuExport) nics() {
 // drive (declaring it without one would add a drive).
 func (x *qemuExport) cloudInitDrive() {
 	for k, v := range x.eff {
-		if engine.IsDiskKey(k) && engine.ParseDisk(v).IsCloudInit() {
+		if pvefields.IsDiskKey(k) && pvefields.ParseDisk(v).IsCloudInit() {
 			x.spec.CloudInit = &manifest.CloudInit{}
 			return
 		}
@@ -340,14 +341,14 @@ func (x *qemuExport) ipConfigs() {
 // (declaring it would add a second drive).
 func (x *qemuExport) iso() {
 	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
-		pd := engine.ParseDisk(x.eff[k])
-		if !engine.IsDiskKey(k) || !pd.IsCdrom() || pd.IsCloudInit() || pd.File == "none" || pd.File == "cdrom" || strings.Contains(pd.File, "proxmops-cidata-") {
+		pd := pvefields.ParseDisk(x.eff[k])
+		if !pvefields.IsDiskKey(k) || !pd.IsCdrom() || pd.IsCloudInit() || pd.File == "none" || pd.File == "cdrom" || strings.Contains(pd.File, "proxmops-cidata-") {
 			continue
 		}
-		if k == engine.CdromSlot && strings.Contains(pd.File, ":iso/") {
+		if k == pvefields.CdromSlot && strings.Contains(pd.File, ":iso/") {
 			x.spec.ISO = pd.File
 			continue
 		}
-		x.note("%s holds %s: proxmops declares an ISO on %s only, left out", k, pd.File, engine.CdromSlot)
+		x.note("%s holds %s: proxmops declares an ISO on %s only, left out", k, pd.File, pvefields.CdromSlot)
 	}
 }

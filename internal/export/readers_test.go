@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // Every managed field of the guest tables has an export reader, and every
@@ -37,7 +38,7 @@ func TestEveryFieldRowIsExported(t *testing.T) {
 			t.Errorf("container export reader %s reads no managed field", k)
 		}
 	}
-	for k, p := range engine.FieldPaths(engine.KindNetwork) {
+	for k, p := range pvefields.FieldPaths(engine.KindNetwork) {
 		if k == "type" || k == "iface" || k == "comments" {
 			continue // read apart
 		}
@@ -47,7 +48,7 @@ func TestEveryFieldRowIsExported(t *testing.T) {
 	}
 	// Every zone option the export reads is a managed one, with its
 	// manifest field.
-	zone := engine.FieldPaths(engine.KindSdnZone)
+	zone := pvefields.FieldPaths(engine.KindSdnZone)
 	for k := range zoneReaders {
 		if zone[k] == "" {
 			t.Errorf("zone option %s: FieldPaths has no manifest field for it", k)

@@ -210,7 +210,7 @@ export interface ResourceDetail extends ResourceSummary {
   configReadAt?: string | null;
   // FieldPaths maps the observed Proxmox keys to the manifest fields they
   // come from, for kinds whose keys differ from the manifest's names
-  // (engine.FieldPaths): Network, SdnZone, SdnVnet.
+  // (pvefields.FieldPaths): Network, SdnZone, SdnVnet.
   fieldPaths?: Record<string, string> | null;
 }
 

@@ -179,7 +179,7 @@ test('a ContainerTemplate lines up filename, source and checksum; an appliance i
   expect(row(app, 'appliance')).toMatchObject({ observed: ['debian-12-standard_12.7-1_amd64.tar.zst'], changed: false });
 });
 
-// engine.FieldPaths("Network"), as the detail carries it.
+// pvefields.FieldPaths("Network"), as the detail carries it.
 const NET_PATHS = {
   bridge_ports: 'spec.ports',
   slaves: 'spec.ports',

@@ -215,7 +215,7 @@ function observedLines(key: string, v: unknown, pending: Obj): string[] {
 }
 
 // fieldKey is the Proxmox key of a manifest path, from the detail's fieldPaths
-// (engine.FieldPaths): the one the cluster has, else the one a change names.
+// (pvefields.FieldPaths): the one the cluster has, else the one a change names.
 function fieldKey(paths: Record<string, string> | null | undefined, path: string, cfg: Obj, changes: Change[]): string | undefined {
   const keys = Object.entries(paths ?? {})
     .filter(([, p]) => p === path)

@@ -1,4 +1,4 @@
-package engine
+package pvefields
 
 import (
 	"fmt"
@@ -11,11 +11,18 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 )
 
+// Slots for the drives proxmops adds itself.
 const (
-	kib = int64(1) << 10
-	mib = kib << 10
-	gib = mib << 10
-	tib = gib << 10
+	CloudInitSlot = "ide2" // Proxmox's cloud-init drive
+	CdromSlot     = "ide0" // an ISO or the userData CIDATA seed
+)
+
+// Units of ParseSize and FormatSize.
+const (
+	KiB = int64(1) << 10
+	MiB = KiB << 10
+	GiB = MiB << 10
+	TiB = GiB << 10
 )
 
 // ParseSize reads a size as Proxmox and manifests write it: "20G", "512M",
@@ -30,13 +37,13 @@ func ParseSize(s string) (int64, error) {
 	mult := int64(1)
 	switch {
 	case strings.HasSuffix(upper, "K"):
-		mult = kib
+		mult = KiB
 	case strings.HasSuffix(upper, "M"):
-		mult = mib
+		mult = MiB
 	case strings.HasSuffix(upper, "G"):
-		mult = gib
+		mult = GiB
 	case strings.HasSuffix(upper, "T"):
-		mult = tib
+		mult = TiB
 	}
 	if mult != 1 {
 		upper = upper[:len(upper)-1]
@@ -54,14 +61,14 @@ func FormatSize(b int64) string {
 	switch {
 	case b == 0:
 		return "0"
-	case b%tib == 0:
-		return fmt.Sprintf("%dT", b/tib)
-	case b%gib == 0:
-		return fmt.Sprintf("%dG", b/gib)
-	case b%mib == 0:
-		return fmt.Sprintf("%dM", b/mib)
-	case b%kib == 0:
-		return fmt.Sprintf("%dK", b/kib)
+	case b%TiB == 0:
+		return fmt.Sprintf("%dT", b/TiB)
+	case b%GiB == 0:
+		return fmt.Sprintf("%dG", b/GiB)
+	case b%MiB == 0:
+		return fmt.Sprintf("%dM", b/MiB)
+	case b%KiB == 0:
+		return fmt.Sprintf("%dK", b/KiB)
 	}
 	return strconv.FormatInt(b, 10)
 }
@@ -71,16 +78,21 @@ var nicModels = map[string]bool{"virtio": true, "e1000": true, "e1000e": true, "
 	"e1000-82540em": true, "e1000-82544gc": true, "e1000-82545em": true, "i82551": true, "i82557b": true,
 	"i82559er": true, "ne2k_isa": true, "ne2k_pci": true, "pcnet": true}
 
-// parsedNIC is a net[n] value read back.
-type parsedNIC struct {
+// IsNICModel says whether m is a NIC model Proxmox knows.
+func IsNICModel(m string) bool { return nicModels[m] }
+
+// NIC is a net[n] value read back.
+type NIC struct {
 	Model string
 	MAC   string
-	props pve.PropertyString
+	Props pve.PropertyString
 }
 
-func parseNIC(v string) parsedNIC {
+// ParseNIC reads a VM's net[n] value: "virtio=MAC,bridge=vmbr0" or
+// "model=virtio,macaddr=MAC,...".
+func ParseNIC(v string) NIC {
 	ps := pve.ParsePropertyString(v, "model")
-	n := parsedNIC{props: ps}
+	n := NIC{Props: ps}
 	for _, k := range ps.Keys {
 		if nicModels[k] {
 			n.Model, n.MAC = k, ps.Values[k]
@@ -94,10 +106,11 @@ func parseNIC(v string) parsedNIC {
 	return n
 }
 
-func (n parsedNIC) get(k string) string { return n.props.Values[k] }
+// Get is the value of key k of the NIC ("" when absent).
+func (n NIC) Get(k string) string { return n.Props.Values[k] }
 
-// isDiskKey reports whether a config key is a disk slot.
-func isDiskKey(k string) bool {
+// IsDiskKey reports whether a config key is a disk slot.
+func IsDiskKey(k string) bool {
 	for _, p := range []string{"scsi", "virtio", "sata", "ide", "efidisk", "tpmstate"} {
 		if rest, ok := strings.CutPrefix(k, p); ok && rest != "" {
 			if _, err := strconv.Atoi(rest); err == nil {
@@ -108,41 +121,46 @@ func isDiskKey(k string) bool {
 	return false
 }
 
-// parsedDisk is a disk slot value read back.
-type parsedDisk struct {
+// Disk is a disk slot value read back.
+type Disk struct {
 	File  string // local-lvm:vm-120-disk-0, local-lvm:vm-120-cloudinit, none
 	Size  int64
 	Media string
-	props pve.PropertyString
+	Props pve.PropertyString
 }
 
-func parseDisk(v string) parsedDisk {
+// ParseDisk reads a disk slot value: its volume, size and media.
+func ParseDisk(v string) Disk {
 	ps := pve.ParsePropertyString(v, "file")
-	d := parsedDisk{File: ps.Values["file"], Media: ps.Values["media"], props: ps}
+	d := Disk{File: ps.Values["file"], Media: ps.Values["media"], Props: ps}
 	if s, ok := ps.Values["size"]; ok {
 		d.Size, _ = ParseSize(s)
 	}
 	return d
 }
 
-func (d parsedDisk) isCloudInit() bool { return strings.Contains(d.File, "cloudinit") }
-func (d parsedDisk) isCdrom() bool     { return d.Media == "cdrom" }
+// IsCloudInit says whether the disk is Proxmox's cloud-init drive.
+func (d Disk) IsCloudInit() bool { return strings.Contains(d.File, "cloudinit") }
 
-// storageOf returns the storage part of a volume id.
-func storageOf(volid string) string {
+// IsCdrom says whether the disk is a CD-ROM drive.
+func (d Disk) IsCdrom() bool { return d.Media == "cdrom" }
+
+// StorageOf returns the storage part of a volume id.
+func StorageOf(volid string) string {
 	s, _, _ := strings.Cut(volid, ":")
 	return s
 }
 
-func boolStr(b bool) string {
+// FormatBool writes a boolean as Proxmox reads it back: "1" or "0".
+func FormatBool(b bool) string {
 	if b {
 		return "1"
 	}
 	return "0"
 }
 
-// truthy reads a Proxmox boolean ("1", "on", "yes", "true").
-func truthy(v string) bool {
+// ParseBool reads a Proxmox boolean ("1", "on", "yes", "true").
+func ParseBool(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "1", "on", "yes", "true":
 		return true
@@ -150,11 +168,11 @@ func truthy(v string) bool {
 	return false
 }
 
-// normalTags de-duplicates and sorts tags (case-insensitively first, as
+// NormalTags de-duplicates and sorts tags (case-insensitively first, as
 // get_unique_tags' default does), keeping each tag's case: whether Proxmox
-// lower-cases them is the cluster's tag-style (sameTags).
-func normalTags(tags []string) []string {
-	out := appendTags(nil, tags...)
+// lower-cases them is the cluster's tag-style (SameTags).
+func NormalTags(tags []string) []string {
+	out := AppendTags(nil, tags...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if li, lj := strings.ToLower(out[i]), strings.ToLower(out[j]); li != lj {
 			return li < lj
@@ -164,9 +182,9 @@ func normalTags(tags []string) []string {
 	return out
 }
 
-// appendTags adds tags to a list that lacks them, in order, keeping the
+// AppendTags adds tags to a list that lacks them, in order, keeping the
 // list's own tags, their case and their order as they are.
-func appendTags(list []string, tags ...string) []string {
+func AppendTags(list []string, tags ...string) []string {
 	out := make([]string, 0, len(list)+len(tags))
 	seen := map[string]bool{}
 	for _, t := range append(append([]string(nil), list...), tags...) {
@@ -179,31 +197,19 @@ func appendTags(list []string, tags ...string) []string {
 	return out
 }
 
-// foldTags is normalTags as a cluster without tag-style case-sensitive=1
+// FoldTags is NormalTags as a cluster without tag-style case-sensitive=1
 // stores them: lower-cased (GuestHelpers.pm get_unique_tags).
-func foldTags(tags []string) []string {
+func FoldTags(tags []string) []string {
 	low := make([]string, len(tags))
 	for i, t := range tags {
 		low[i] = strings.ToLower(t)
 	}
-	return normalTags(low)
+	return NormalTags(low)
 }
 
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// normalIPConfig parses "ip=dhcp,gw=..." into a canonical string for
+// NormalIPConfig parses "ip=dhcp,gw=..." into a canonical string for
 // comparison.
-func normalIPConfig(v string) string {
+func NormalIPConfig(v string) string {
 	ps := pve.ParsePropertyString(v, "ip")
 	keys := append([]string(nil), ps.Keys...)
 	sort.Strings(keys)
@@ -235,10 +241,10 @@ func compressedImageExt(name string) string {
 	return ""
 }
 
-// imageFormat is the format of an image: the declared one, else the one
+// ImageFormat is the format of an image: the declared one, else the one
 // its name implies (.raw raw, .vmdk vmdk, anything else qcow2: .img is
 // what Ubuntu and others name qcow2 cloud images).
-func imageFormat(declared, name string) string {
+func ImageFormat(declared, name string) string {
 	if declared != "" {
 		return declared
 	}
@@ -248,10 +254,10 @@ func imageFormat(declared, name string) string {
 	return "qcow2"
 }
 
-// importFileName picks the name a cloud image is stored under for import:
+// ImportFileName picks the name a cloud image is stored under for import:
 // the override or the URL's last path element, its image extension
 // replaced by the format's, so that Proxmox checks the file as that format.
-func importFileName(rawURL, override, format string) (string, error) {
+func ImportFileName(rawURL, override, format string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "", fmt.Errorf("invalid image URL %q: %w", rawURL, err)
@@ -263,8 +269,8 @@ func importFileName(rawURL, override, format string) (string, error) {
 	if name == "" {
 		name = path.Base(u.Path)
 	}
-	format = imageFormat(format, name)
-	name = sanitizeFileName(name)
+	format = ImageFormat(format, name)
+	name = SanitizeFileName(name)
 	if name == "" || name == "." || name == "/" || name == "_" {
 		return "", fmt.Errorf("cannot derive a file name from %q", rawURL)
 	}
@@ -278,9 +284,9 @@ func importFileName(rawURL, override, format string) (string, error) {
 	return name + "." + format, nil
 }
 
-// isoFileName picks the file name of an ISO volume: .iso and .img are what
+// ISOFileName picks the file name of an ISO volume: .iso and .img are what
 // Proxmox accepts for iso content.
-func isoFileName(rawURL, override, fallback string) (string, error) {
+func ISOFileName(rawURL, override, fallback string) (string, error) {
 	name := override
 	if name == "" {
 		u, err := url.Parse(rawURL)
@@ -289,7 +295,7 @@ func isoFileName(rawURL, override, fallback string) (string, error) {
 		}
 		name = path.Base(u.Path)
 	}
-	name = sanitizeFileName(name)
+	name = SanitizeFileName(name)
 	ext := strings.ToLower(path.Ext(name))
 	if ext == ".iso" || ext == ".img" {
 		return name, nil
@@ -300,8 +306,8 @@ func isoFileName(rawURL, override, fallback string) (string, error) {
 	return name + ".iso", nil
 }
 
-// sanitizeFileName keeps the characters Proxmox keeps in volume names.
-func sanitizeFileName(s string) string {
+// SanitizeFileName keeps the characters Proxmox keeps in volume names.
+func SanitizeFileName(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -312,4 +318,20 @@ func sanitizeFileName(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// VolumeFormat is the format parse_volname reads from a volume name.
+func VolumeFormat(volid string) string {
+	_, name, _ := strings.Cut(volid, ":")
+	base := name[strings.LastIndex(name, "/")+1:]
+	if i := strings.LastIndex(base, "."); i >= 0 {
+		switch ext := base[i+1:]; ext {
+		case "raw", "qcow2", "vmdk", "subvol":
+			return ext
+		}
+	}
+	if strings.HasPrefix(base, "subvol-") {
+		return "subvol"
+	}
+	return "raw"
 }

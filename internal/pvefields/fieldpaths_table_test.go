@@ -1,4 +1,4 @@
-package engine_test
+package pvefields_test
 
 import (
 	"maps"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // The manifest field of each Proxmox key the engine manages, written out by
@@ -16,7 +16,7 @@ import (
 // pve-network's zone and vnet plugins) and the manifest's field names, so a
 // key dropped from, added to or re-pointed in the engine's table shows here.
 var wantFieldPaths = map[string]map[string]string{
-	engine.KindNetwork: {
+	string(manifest.KindNetwork): {
 		"type": "spec.type", "iface": "spec.iface", "comments": "spec.comments",
 		"autostart": "spec.autostart", "mtu": "spec.mtu",
 		"bridge_ports": "spec.ports", "slaves": "spec.ports",
@@ -25,14 +25,14 @@ var wantFieldPaths = map[string]map[string]string{
 		"vlan-id": "spec.vlanId", "vlan-raw-device": "spec.vlanRawDevice",
 		"cidr": "spec.cidr", "cidr6": "spec.cidr6", "gateway": "spec.gateway", "gateway6": "spec.gateway6",
 	},
-	engine.KindSdnZone: {
+	string(manifest.KindSdnZone): {
 		"zone": "metadata.name", "type": "spec.type",
 		"bridge": "spec.bridge", "tag": "spec.tag", "vlan-protocol": "spec.vlanProtocol", "mtu": "spec.mtu",
 		"peers": "spec.peers", "controller": "spec.controller", "vrf-vxlan": "spec.vrfVxlan",
 		"exitnodes": "spec.exitNodes", "advertise-subnets": "spec.advertiseSubnets", "nodes": "spec.nodes",
 		"ipam": "spec.ipam", "dhcp": "spec.dhcp", "dns": "spec.dns", "reversedns": "spec.reverseDns", "dnszone": "spec.dnsZone",
 	},
-	engine.KindSdnVnet: {
+	string(manifest.KindSdnVnet): {
 		"vnet": "metadata.name", "zone": "spec.zone", "alias": "spec.alias",
 		"tag": "spec.tag", "vlanaware": "spec.vlanAware", "isolate-ports": "spec.isolatePorts",
 	},
@@ -42,7 +42,7 @@ var wantFieldPaths = map[string]map[string]string{
 // names, no more keys and no fewer.
 func TestFieldPathsMatchAHandWrittenTable(t *testing.T) {
 	for kind, want := range wantFieldPaths {
-		got := engine.FieldPaths(kind)
+		got := pvefields.FieldPaths(kind)
 		for _, k := range slices.Sorted(maps.Keys(want)) {
 			if got[k] != want[k] {
 				t.Errorf("%s: key %s is at %q, want %q", kind, k, got[k], want[k])
@@ -54,12 +54,12 @@ func TestFieldPathsMatchAHandWrittenTable(t *testing.T) {
 			}
 		}
 	}
-	if p := engine.FieldPaths(engine.KindVirtualMachine); p != nil {
+	if p := pvefields.FieldPaths(string(manifest.KindVirtualMachine)); p != nil {
 		t.Errorf("a guest's keys are its manifest's, got %v", p)
 	}
 	// A copy: the caller may not change the engine's table.
-	engine.FieldPaths(engine.KindNetwork)["mtu"] = "x"
-	if p := engine.FieldPaths(engine.KindNetwork)["mtu"]; p != "spec.mtu" {
+	pvefields.FieldPaths(string(manifest.KindNetwork))["mtu"] = "x"
+	if p := pvefields.FieldPaths(string(manifest.KindNetwork))["mtu"]; p != "spec.mtu" {
 		t.Fatalf("FieldPaths handed out the engine's own table: mtu now at %q", p)
 	}
 }
@@ -67,9 +67,9 @@ func TestFieldPathsMatchAHandWrittenTable(t *testing.T) {
 // Each path names a field the manifest really has: its spec's JSON names.
 func TestFieldPathsAreManifestFields(t *testing.T) {
 	specs := map[string]reflect.Type{
-		engine.KindNetwork: reflect.TypeFor[manifest.NetworkSpec](),
-		engine.KindSdnZone: reflect.TypeFor[manifest.SdnZoneSpec](),
-		engine.KindSdnVnet: reflect.TypeFor[manifest.SdnVnetSpec](),
+		string(manifest.KindNetwork): reflect.TypeFor[manifest.NetworkSpec](),
+		string(manifest.KindSdnZone): reflect.TypeFor[manifest.SdnZoneSpec](),
+		string(manifest.KindSdnVnet): reflect.TypeFor[manifest.SdnVnetSpec](),
 	}
 	for kind, spec := range specs {
 		fields := map[string]bool{}
@@ -77,7 +77,7 @@ func TestFieldPathsAreManifestFields(t *testing.T) {
 			name, _, _ := strings.Cut(spec.Field(i).Tag.Get("json"), ",")
 			fields["spec."+name] = true
 		}
-		for key, path := range engine.FieldPaths(kind) {
+		for key, path := range pvefields.FieldPaths(kind) {
 			if path != "metadata.name" && !fields[path] {
 				t.Errorf("%s: key %s points at %s, which %s does not have", kind, key, path, spec.Name())
 			}

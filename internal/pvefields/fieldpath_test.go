@@ -1,4 +1,4 @@
-package engine
+package pvefields
 
 import (
 	"testing"
@@ -38,12 +38,12 @@ func TestChangePathsComeFromTheManifestFields(t *testing.T) {
 		{vnet, "alias", "spec.alias"},
 	}
 	for _, tt := range tests {
-		if got := fieldPathsOf(tt.r).path(tt.field); got != tt.want {
+		if got := PathsOf(tt.r).Path(tt.field); got != tt.want {
 			t.Errorf("%s %q: %q, want %q", tt.r.Kind(), tt.field, got, tt.want)
 		}
 	}
-	var none *fieldPaths
-	if none.path("cores") != "" {
+	var none *Paths
+	if none.Path("cores") != "" {
 		t.Error("a resource only on the cluster has no manifest paths")
 	}
 }
