@@ -20,7 +20,7 @@ func FuzzDiffReadBack(f *testing.F) {
 		_ = d.changes()
 		_, _ = pvefields.ParseSize(v)
 		if pvefields.NormalIPConfig(v) != pvefields.NormalIPConfig(v) {
-			t.Fatal("normalIPConfig is not stable")
+			t.Fatal("NormalIPConfig is not stable")
 		}
 	})
 }

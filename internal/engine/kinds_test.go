@@ -22,7 +22,7 @@ func TestOwnershipMark(t *testing.T) {
 	} {
 		owned, text := ParseOwned(tc.field)
 		if owned != tc.owned || text != tc.text {
-			t.Errorf("parseOwned(%q) = %v %q, want %v %q", tc.field, owned, text, tc.owned, tc.text)
+			t.Errorf("ParseOwned(%q) = %v %q, want %v %q", tc.field, owned, text, tc.owned, tc.text)
 		}
 	}
 }
