@@ -90,7 +90,7 @@ func (l ruleList) mine(h collItem) (bool, collItem) {
 	if !l.shared {
 		return true, out
 	}
-	owned, comment := parseOwned(h["comment"])
+	owned, comment := ParseOwned(h["comment"])
 	out["comment"] = comment
 	return owned, out
 }
