@@ -60,8 +60,8 @@ func init() {
 		return fmt.Errorf("invalid icmp-type value '%s'\n", s)
 	})
 	RegisterFormat("pve-fw-conntrack-helper", func(s string) error {
-		items := strings.Split(s, ",")
-		if s != strings.Join(nonEmpty(items), ",") {
+		items := nonEmpty(strings.Split(s, ","))
+		if s != strings.Join(items, ",") {
 			return errors.New("extraneous commas in list\n")
 		}
 		for _, h := range items {
@@ -74,7 +74,8 @@ func init() {
 	})
 }
 
-// nonEmpty is what Perl's split(/,/, $str) keeps: trailing empty fields go.
+// nonEmpty is what Perl's split(/,/, $str) keeps: trailing empty fields go,
+// so an empty string is an empty list.
 func nonEmpty(items []string) []string {
 	for len(items) > 0 && items[len(items)-1] == "" {
 		items = items[:len(items)-1]
@@ -266,8 +267,8 @@ func fwParseAddressList(s string) (int, error) {
 		}
 		return 0, nil
 	}
-	elems := strings.Split(s, ",")
-	if s != strings.Join(nonEmpty(elems), ",") {
+	elems := nonEmpty(strings.Split(s, ","))
+	if s != strings.Join(elems, ",") {
 		return 0, errors.New("extraneous commas in list\n")
 	}
 	version, isRange := 0, false
@@ -293,8 +294,8 @@ func fwParseAddressList(s string) (int, error) {
 // fwParsePorts is parse_port_name_number_or_range; dport allows ICMP type
 // names (they used to be stored in dport).
 func fwParsePorts(s string, dport bool) error {
-	items := strings.Split(s, ",")
-	if s != strings.Join(nonEmpty(items), ",") {
+	items := nonEmpty(strings.Split(s, ","))
+	if s != strings.Join(items, ",") {
 		return errors.New("extraneous commas in list\n")
 	}
 	count, icmp := 0, false

@@ -232,3 +232,34 @@ func TestFirewallSecurityGroups(t *testing.T) {
 		t.Errorf("the cluster rule naming the deleted group: %v", a)
 	}
 }
+
+// An empty address or port list is valid (Perl's split of an empty string is an empty
+// list, so parse_address_list and parse_port_name_number_or_range in
+// pve-firewall's Firewall.pm find nothing wrong), and copy_rule_data then
+// drops the field: clients that send every field, empty ones included, are
+// served.
+func TestFirewallRuleEmptyAddressAndPortListsAreValidAndDropped(t *testing.T) {
+	c := newClient(t, startSim(t, Options{}))
+	base := "/cluster/firewall/rules"
+	c.mustOK("POST", base, vals("type", "in", "action", "ACCEPT", "proto", "tcp", "comment", "e",
+		"source", "", "dest", "", "sport", "", "dport", "", "icmp-type", "", "macro", ""))
+	got := c.mustOK("GET", base+"/0", nil).obj(t)
+	for _, k := range []string{"source", "dest", "sport", "dport", "icmp-type", "macro"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("%s reads back as %v, want no field", k, got[k])
+		}
+	}
+	c.mustOK("PUT", base+"/0", vals("dest", "", "dport", "22", "sport", ""))
+	if got := c.mustOK("GET", base+"/0", nil).obj(t); got["dport"] != "22" || got["dest"] != nil {
+		t.Errorf("after update: %v", got)
+	}
+	if r := c.do("POST", base, vals("type", "in", "action", "ACCEPT", "dest", ",")); r.Status != 400 ||
+		!strings.Contains(r.Message+fmt.Sprint(r.Errors), "extraneous commas in list") {
+		t.Errorf("a lone comma: %d %q %v", r.Status, r.Message, r.Errors)
+	}
+	// pve-iface has no such leniency (pve_verify_iface in JSONSchema.pm).
+	if r := c.do("POST", base, vals("type", "in", "action", "ACCEPT", "iface", "")); r.Status != 400 ||
+		r.Errors["iface"] != "invalid format - invalid network interface name ''\n" {
+		t.Errorf("an empty iface: %d %q %v", r.Status, r.Message, r.Errors)
+	}
+}
