@@ -153,7 +153,10 @@ func (sc *fwRuleScope) list(s *Server, r *Request) (any, error) {
 	return list, nil
 }
 
-// get is get_rule.
+// get is get_rule. Its pos is the path's text, so it reads back as a JSON
+// string (the list's positions are numbers): get_rule in pve-firewall's
+// API2/Firewall/Rules.pm copies $param->{pos}, which JSON::XS writes as
+// the string it came as.
 func (sc *fwRuleScope) get(s *Server, r *Request) (any, error) {
 	out, err := sc.list(s, r)
 	if err != nil {
@@ -162,8 +165,9 @@ func (sc *fwRuleScope) get(s *Server, r *Request) (any, error) {
 	list := out.([]map[string]any)
 	pos, _ := r.Int("pos")
 	if pos >= len(list) {
-		return nil, Fail("no rule at position %d", pos)
+		return nil, Fail("no rule at position %s", r.Str("pos"))
 	}
+	list[pos]["pos"] = r.Str("pos")
 	return list[pos], nil
 }
 

@@ -25,7 +25,8 @@ func fwRuleOrder(t *testing.T, c *client, path string) []string {
 }
 
 // A new rule goes first (create_rule unshifts it, whatever pos says),
-// disabled unless enable is given; moveto puts a rule before the one at
+// disabled unless enable is given; one rule read by its position carries
+// that position as the string of the path (get_rule returns $param->{pos}); moveto puts a rule before the one at
 // the target position, or last (other arguments are then ignored); a stale digest, a missing position and a
 // deletion of a required field are refused with Proxmox's texts.
 func TestFirewallRuleListOrderMoveAndDigest(t *testing.T) {
@@ -38,7 +39,7 @@ func TestFirewallRuleListOrderMoveAndDigest(t *testing.T) {
 		t.Fatalf("order after three creates: %s", got)
 	}
 	first := c.mustOK("GET", base+"/0", nil).obj(t)
-	if first["enable"] != 0.0 || first["pos"] != 0.0 || first["type"] != "in" || first["dport"] != "22" {
+	if first["enable"] != 0.0 || first["pos"] != "0" || first["type"] != "in" || first["dport"] != "22" {
 		t.Fatalf("rule 0 reads back %v", first)
 	}
 	moves := []struct {
