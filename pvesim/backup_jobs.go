@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/internal/calendarevent"
 )
 
 // Backup jobs: /cluster/backup (pve-manager PVE/API2/Backup.pm) over
@@ -83,6 +85,8 @@ var (
 )
 
 func init() {
+	// pve-common PVE/CalendarEvent.pm pve_verify_calendar_event.
+	RegisterFormat("pve-calendar-event", calendarevent.Verify)
 	RegisterFormat("pve-day-of-week", func(s string) error {
 		switch s {
 		case "mon", "tue", "wed", "thu", "fri", "sat", "sun":
@@ -391,8 +395,8 @@ func (s *Server) backupJobList(r *Request) (any, error) {
 			continue
 		}
 		m := backupJobJSON(id, job)
-		if ev, err := parseCalendarEvent(job["schedule"]); err == nil {
-			if next, ok := ev.nextEvent(now, time.UTC); ok {
+		if ev, err := calendarevent.Parse(job["schedule"]); err == nil {
+			if next, ok := ev.Next(now, time.UTC); ok {
 				m["next-run"] = next
 			}
 		}

@@ -1,4 +1,17 @@
-package pvesim
+// Package calendarevent is Proxmox VE's calendar event grammar (the
+// "pve-calendar-event" format of backup and replication schedules): pve-common
+// src/PVE/CalendarEvent.pm pve_verify_calendar_event, which trims the text
+// and hands it to the Rust parser of proxmox-time (calendar_event.rs
+// parse_calendar_event_incomplete, parse_helpers.rs parse_complete_line).
+// The parser here has the same grammar and the same nom combinator
+// semantics, so it accepts the same texts and names the same place and
+// error kind in its message ("unable to parse calendar event at 'x' -
+// Context(\"weekday\")"), and computes the next event as
+// compute_next_event does.
+//
+// It is a leaf: the manifest checks and pvesim both import it, and it
+// imports nothing of proxmops.
+package calendarevent
 
 import (
 	"fmt"
@@ -6,15 +19,6 @@ import (
 	"strings"
 	"time"
 )
-
-// Calendar events (the "pve-calendar-event" format): pve-common
-// src/PVE/CalendarEvent.pm pve_verify_calendar_event, which trims the text
-// and hands it to the Rust parser of proxmox-time (calendar_event.rs
-// parse_calendar_event_incomplete, parse_helpers.rs parse_complete_line).
-// The parser here has the same grammar and the same nom combinator
-// semantics, so it accepts the same texts and names the same place and
-// error kind in its message ("unable to parse calendar event at 'x' -
-// Context(\"weekday\")").
 
 // calErr is nom's first VerboseError entry: the input left where the
 // parse failed and the Debug form of its kind.
@@ -92,14 +96,14 @@ func calFindNext(list []calValue, x uint32) (uint32, bool) {
 	return next, found
 }
 
-// calendarEvent is CalendarEvent; days is WeekDays (bit 0 Monday).
-type calendarEvent struct {
+// Event is a parsed calendar event (proxmox-time CalendarEvent); days is WeekDays (bit 0 Monday).
+type Event struct {
 	utc                                    bool
 	days                                   uint8
 	second, minute, hour, day, month, year []calValue
 }
 
-var calShortcuts = map[string]calendarEvent{
+var calShortcuts = map[string]Event{
 	"minutely":      {second: calSingles(0)},
 	"hourly":        {minute: calSingles(0), second: calSingles(0)},
 	"daily":         {hour: calSingles(0), minute: calSingles(0), second: calSingles(0)},
@@ -120,19 +124,19 @@ func calSingles(vs ...uint32) []calValue {
 	return out
 }
 
-// verifyCalendarEvent is pve_verify_calendar_event's check, with its
+// Verify is pve_verify_calendar_event's check, with its
 // error text.
-func verifyCalendarEvent(text string) error {
-	if _, err := parseCalendarEvent(text); err != nil {
+func Verify(text string) error {
+	if _, err := Parse(text); err != nil {
 		return fmt.Errorf("invalid calendar event '%s' - %s\n", text, err)
 	}
 	return nil
 }
 
-// parseCalendarEvent is parse_calendar_event: trim, refuse an empty
+// Parse is parse_calendar_event: trim, refuse an empty
 // event, then the whole text must parse (all_consuming: what is left is
 // a Nom(Eof) error).
-func parseCalendarEvent(text string) (*calendarEvent, error) {
+func Parse(text string) (*Event, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return nil, fmt.Errorf("unable to parse calendar event - event is empty")
@@ -147,8 +151,8 @@ func parseCalendarEvent(text string) (*calendarEvent, error) {
 	return ev, nil
 }
 
-func calParseIncomplete(i string) (*calendarEvent, string, *calErr) {
-	ev := &calendarEvent{}
+func calParseIncomplete(i string) (*Event, string, *calErr) {
+	ev := &Event{}
 	if n, ok := strings.CutSuffix(i, "UTC"); ok {
 		ev.utc = true
 		i = strings.TrimRight(n, " ")
@@ -365,9 +369,9 @@ func calDateSpec(i string) (string, [3][]calValue, bool) {
 	return "", out, false
 }
 
-// nextEvent is compute_next_event: the first time after last the event
+// Next is compute_next_event: the first time after last the event
 // triggers (in loc, or UTC for a UTC event), or false after 1000 steps.
-func (ev *calendarEvent) nextEvent(last int64, loc *time.Location) (int64, bool) {
+func (ev *Event) Next(last int64, loc *time.Location) (int64, bool) {
 	if ev.utc {
 		loc = time.UTC
 	}
@@ -429,8 +433,4 @@ func (ev *calendarEvent) nextEvent(last int64, loc *time.Location) (int64, bool)
 		}
 	}
 	return 0, false
-}
-
-func init() {
-	RegisterFormat("pve-calendar-event", verifyCalendarEvent)
 }
