@@ -34,11 +34,26 @@ type collection struct {
 	// wanted values in Proxmox's read-back form.
 	fields  func(Spec) []collField
 	comment func(Spec) string
-	// create, update (with the marked comment and every managed field)
-	// and remove are the item's requests.
+	// create, update (with the marked comment and every managed field,
+	// given the item as listed) and remove are the item's requests.
 	create func(s Spec, marked string) collReq
-	update func(name string, s Spec, marked, digest string) collReq
+	update func(name string, s Spec, marked string, have collItem) collReq
 	remove func(name string) collReq
+	// id and nameOf map a declared name to the item's key and back, for
+	// a collection whose keys proxmops chooses (a backup job's
+	// "proxmops-<name>"); nameOf's false is a key proxmops never gives,
+	// whose item is never pruned. Nil: the key is the name.
+	id     func(name string) string
+	nameOf func(key string) (string, bool)
+	// adoptKey, when set, is the key of the item an adopting manifest
+	// takes over when none is at id(name) (a key Proxmox cannot change):
+	// the item is made again under id(name) and the old one removed.
+	adoptKey func(name string) string
+	// resolve, when set, completes a spec from the plan (a backup job's
+	// guests as VMIDs); its error refuses the item's action.
+	resolve func(pc *planContext, s Spec) (Spec, error)
+	// needs adds the privileges a change of an item needs besides write.
+	needs func(a *Action, s Spec) []privNeed
 	// entries is the item's nested list, nil when it has none.
 	entries *collEntries
 	// dependsOn names the actions an item's creation waits for.
@@ -103,12 +118,48 @@ func stringValues(in map[string]any) collItem {
 			out[k] = x
 		case float64:
 			out[k] = fmt.Sprint(int64(x))
+		case map[string]any:
+			// A property string read back as an object (a backup job's
+			// prune-backups): written again as one, keys sorted.
+			parts := make([]string, 0, len(x))
+			for _, pk := range sortedKeysOf(x) {
+				if pv := stringValues(map[string]any{pk: x[pk]})[pk]; pv != "" {
+					parts = append(parts, pk+"="+pv)
+				}
+			}
+			out[k] = strings.Join(parts, ",")
 		case nil:
 		default:
 			out[k] = fmt.Sprint(x)
 		}
 	}
 	return out
+}
+
+func sortedKeysOf(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// itemKey is the key of a declared name's item.
+func (c *collection) itemKey(name string) string {
+	if c.id != nil {
+		return c.id(name)
+	}
+	return name
+}
+
+// declaredName is the declared name of an item's key; false for a key
+// proxmops never gives.
+func (c *collection) declaredName(key string) (string, bool) {
+	if c.nameOf != nil {
+		return c.nameOf(key)
+	}
+	return key, true
 }
 
 // collectionReconciler plans one row's kind; one per plan.
@@ -139,7 +190,7 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 		}
 		r.entries, r.entryErr = map[string][]collItem{}, map[string]error{}
 		for _, s := range specs {
-			it := r.find(s.meta().Name)
+			it := r.find(r.row.itemKey(s.meta().Name))
 			if it == nil || s.meta().Sync == vocab.SyncDisabled {
 				continue
 			}
@@ -179,7 +230,7 @@ func (r *collectionReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	declared := map[string]bool{}
 	for _, s := range pc.d.Specs(r.row.kind) {
-		declared[r.norm(s.meta().Name)] = true
+		declared[r.norm(r.row.itemKey(s.meta().Name))] = true
 		out = append(out, r.planOne(pc, s))
 	}
 	if r.err != nil {
@@ -208,9 +259,20 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 	if row.dependsOn != nil {
 		a.DependsOn = append(a.DependsOn, row.dependsOn(pc.d, s)...)
 	}
+	if row.resolve != nil {
+		rs, err := row.resolve(pc, s)
+		if err != nil {
+			a.refuse(err.Error())
+			return a
+		}
+		s = rs
+	}
 	want := row.comment(s)
-	it := r.find(s.meta().Name)
+	it := r.find(row.itemKey(s.meta().Name))
 	if it == nil {
+		if old := r.adoptable(pc, s); old != nil {
+			return r.planReplace(a, s, want, old)
+		}
 		return r.planCreate(a, s, want)
 	}
 	name := it[row.key]
@@ -263,9 +325,43 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: marks its comment %q; %s", row.noun, name, OwnerMark, a.Reason)
 	}
 	if itemChanged {
-		ops = append([]collReq{row.update(name, s, markOwned(want), it["digest"])}, ops...)
+		ops = append([]collReq{row.update(name, s, markOwned(want), it)}, ops...)
 	}
 	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), ops) }
+	return a
+}
+
+// adoptable returns the unowned item an adopting manifest takes over
+// under a new key (the row's adoptKey), or nil.
+func (r *collectionReconciler) adoptable(pc *planContext, s Spec) collItem {
+	if r.row.adoptKey == nil || !pc.adoptRequested(*s.meta()) {
+		return nil
+	}
+	old := r.find(r.row.adoptKey(s.meta().Name))
+	if old == nil {
+		return nil
+	}
+	if owned, _ := ParseOwned(old["comment"]); owned {
+		return nil
+	}
+	return old
+}
+
+// planReplace takes over an item made by hand whose key proxmops cannot
+// give it: the item is made under proxmops' key with the manifest's
+// values, then the old one is removed (the manifest's adoption names it).
+func (r *collectionReconciler) planReplace(a *Action, s Spec, want string, old collItem) *Action {
+	row := r.row
+	from, to := old[row.key], row.itemKey(s.meta().Name)
+	a.Adopt = true
+	a.Observed = map[string]any{row.noun: map[string]string(old)}
+	r.planCreate(a, s, want)
+	a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: Proxmox cannot rename it, so it is made again as %s with the manifest's settings and %s is removed", row.noun, from, to, from)
+	a.Changes = append([]vocab.Change{{Field: row.key, Path: "metadata.name", From: from, To: to}}, a.Changes...)
+	create, remove := row.create(s, markOwned(want)), row.remove(from)
+	a.run = func(ctx context.Context, x *execCtx) error {
+		return runOps(ctx, x, a.Key(), []collReq{create, remove})
+	}
 	return a
 }
 
@@ -378,15 +474,16 @@ func describeEntry(en *collEntries, e collItem) string {
 func (r *collectionReconciler) prune(pc *planContext, declared map[string]bool) []*Action {
 	var out []*Action
 	for _, it := range r.items {
-		name := it[r.row.key]
+		key := it[r.row.key]
 		owned, _ := ParseOwned(it["comment"])
-		if !owned || declared[r.norm(name)] {
+		name, ours := r.row.declaredName(key)
+		if !owned || !ours || declared[r.norm(key)] {
 			continue
 		}
 		a := orphan(r.row.kind, r.norm(name), "", 0, map[string]any{r.row.noun: map[string]string(it)})
 		out = append(out, a)
-		if decidePrune(pc, a, ownedWhy(fmt.Sprintf("%s %s is owned by proxmops", r.row.noun, name)), "", vocab.Change{Field: r.row.key, From: name}) {
-			op := r.row.remove(name)
+		if decidePrune(pc, a, ownedWhy(fmt.Sprintf("%s %s is owned by proxmops", r.row.noun, key)), "", vocab.Change{Field: r.row.key, From: key}) {
+			op := r.row.remove(key)
 			a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), []collReq{op}) }
 		}
 	}
@@ -404,8 +501,12 @@ func (r *collectionReconciler) privHint(err error) string {
 // collectionRow makes a collection's registry row.
 func collectionRow(c *collection, desired func(manifest.Resource, SecretReader) Spec) kindRow {
 	return kindRow{kind: c.kind, desired: desired, reconciler: func() reconciler { return &collectionReconciler{row: c} },
-		needs: func(_ *privContext, a *Action, _ Spec) []privNeed {
-			return []privNeed{needAll("change the cluster's "+c.plural, c.privPath, c.write)}
+		needs: func(_ *privContext, a *Action, s Spec) []privNeed {
+			out := []privNeed{needAll("change the cluster's "+c.plural, c.privPath, c.write)}
+			if c.needs != nil {
+				out = append(out, c.needs(a, s)...)
+			}
+			return out
 		}}
 }
 
@@ -414,7 +515,7 @@ func collectionRow(c *collection, desired func(manifest.Resource, SecretReader) 
 const OwnershipField = "comment (ownership)"
 
 // collections is the table: one row per cluster-wide collection.
-var collections = []*collection{firewallAliases, firewallIPSets}
+var collections = []*collection{firewallAliases, firewallIPSets, backupJobs}
 
 // CollectionItem is one item of a collection as Proxmox lists it, for
 // export: its name, whether proxmops owns it, its comment without the
@@ -458,6 +559,11 @@ func (e *Engine) ReadCollection(ctx context.Context, kind string) ([]CollectionI
 		it := stringValues(m)
 		owned, comment := ParseOwned(it["comment"])
 		ci := CollectionItem{Name: it[row.key], Owned: owned, Comment: comment, Values: it}
+		if name, ours := row.declaredName(ci.Name); ours {
+			ci.Name = name
+		} else {
+			ci.Owned = false
+		}
 		if row.entries != nil {
 			var got []map[string]any
 			if err := e.client.Get(ctx, row.entries.path(ci.Name), nil, &got); err != nil {

@@ -34,6 +34,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 	e.write("vms/web01.yaml", seedUserData)
 	app01 := seedVMImage + "  startup: { order: 2 }\n  snapshots:\n    beforeChange: true\n  pool: prod\n"
 	e.write("vms/app-01.yaml", app01)
+	e.write("backup/nightly.yaml", example(t, "backup/nightly.yaml"))
 	eng := e.engine(engine.Options{Concurrency: 4})
 	p := e.plan(eng)
 	created := map[string]bool{}
@@ -43,7 +44,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 		}
 	}
 	for _, k := range []string{engine.KindFirewallAlias, engine.KindFirewallIPSet, engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
-		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer} {
+		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer, engine.KindBackupJob} {
 		if !created[k] {
 			t.Fatalf("the plan creates no %s:\n%s", k, planText(p))
 		}
@@ -63,7 +64,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 
 	// Prune removes everything again, downloads included.
 	for _, f := range []string{"sdn/zones.yaml", "sdn/vnets.yaml", "net/vmbr7.yaml", "isos/debian-12.yaml", "cts/debian-12-standard.yaml",
-		"cts/dns-01.yaml", "cts/legacy.yaml", "pools/prod.yaml", "templates/debian-12-tpl.yaml", "vms/app-02.yaml", "vms/web01.yaml", "vms/app-01.yaml"} {
+		"cts/dns-01.yaml", "cts/legacy.yaml", "pools/prod.yaml", "templates/debian-12-tpl.yaml", "vms/app-02.yaml", "vms/web01.yaml", "vms/app-01.yaml", "backup/nightly.yaml"} {
 		e.remove(f)
 	}
 	e.write("keep.yaml", isoManifest) // prune never runs on an empty load
@@ -76,7 +77,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 		}
 	}
 	for _, k := range []string{engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
-		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer} {
+		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer, engine.KindBackupJob} {
 		if deleted[k] == 0 {
 			t.Errorf("prune deleted no %s: %v", k, deleted)
 		}

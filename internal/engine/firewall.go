@@ -67,10 +67,10 @@ var firewallAliases = &collection{
 		return collReq{method: "POST", path: fwBase + "/aliases",
 			params: pve.NewParams().Set("name", s.Name).Set("cidr", s.CIDR).Set("comment", marked)}
 	},
-	update: func(name string, sp Spec, marked, digest string) collReq {
+	update: func(name string, sp Spec, marked string, have collItem) collReq {
 		// update_alias replaces the alias: every field is sent.
 		p := pve.NewParams().Set("cidr", sp.(*FirewallAliasSpec).CIDR).Set("comment", marked)
-		if digest != "" {
+		if digest := have["digest"]; digest != "" {
 			p.Set("digest", digest)
 		}
 		return collReq{method: "PUT", path: fwBase + "/aliases/" + pve.PathEscape(name), params: p}
@@ -89,10 +89,10 @@ var firewallIPSets = &collection{
 		return collReq{method: "POST", path: fwBase + "/ipset",
 			params: pve.NewParams().Set("name", sp.meta().Name).Set("comment", marked)}
 	},
-	update: func(name string, _ Spec, marked, digest string) collReq {
+	update: func(name string, _ Spec, marked string, have collItem) collReq {
 		// create_ipset with rename = name changes only the comment.
 		p := pve.NewParams().Set("name", name).Set("rename", name).Set("comment", marked)
-		if digest != "" {
+		if digest := have["digest"]; digest != "" {
 			p.Set("digest", digest)
 		}
 		return collReq{method: "POST", path: fwBase + "/ipset", params: p}

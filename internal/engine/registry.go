@@ -82,6 +82,7 @@ var kinds = []kindRow{
 		vmid: vmVMID, deletion: guestDeletion(vmVMID), needs: guestNeeds(vmSpecNeeds)},
 	{kind: KindContainer, desired: fromManifest(containerFromManifest), reconciler: func() reconciler { return containerReconciler{} },
 		vmid: containerVMID, deletion: guestDeletion(containerVMID), needs: guestNeeds(containerSpecNeeds)},
+	collectionRow(backupJobs, fromManifest(backupJobFromManifest)),
 }
 
 func templateVMID(s Spec) int  { return s.(*TemplateSpec).VMID }

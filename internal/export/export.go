@@ -188,14 +188,21 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
-	colls, collRefused, err := exportCollections(ctx, eng, kinds)
-	if err != nil {
-		return nil, fmt.Errorf("reading the cluster: %w", err)
-	}
 	if o.Node != "" && !slices.Contains(read.Nodes, o.Node) {
 		return nil, fmt.Errorf("%w: --node %s: no such node in the cluster (nodes: %s)", ErrOptions, o.Node, strings.Join(read.Nodes, ", "))
 	}
 	exported, skipped, refused := (&cluster{read}).Export()
+	// A backup job names the guests this export writes.
+	guestNames := map[int]string{}
+	for _, ex := range exported {
+		if ex.Resource.VMID() > 0 && slices.Contains(kinds, ex.Resource.Kind()) {
+			guestNames[ex.Resource.VMID()] = ex.Resource.Name()
+		}
+	}
+	colls, collRefused, err := exportCollections(ctx, eng, kinds, guestNames)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
 	exported = append(exported, colls...)
 	res := &Result{Skipped: skipped, Refused: append(refused, collRefused...)}
 	for _, ex := range exported {
@@ -246,6 +253,9 @@ func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error
 			// of the repository, and the owned guests it left out are not
 			// leaving it.
 		case a.Adopt && a.Action == vocab.ActionUpdate && onlyTags(a.Changes):
+		case a.Adopt && a.Action == vocab.ActionCreate:
+			// An adoption that makes the object again under proxmops' key
+			// (a backup job, which Proxmox cannot rename).
 		case a.Action == vocab.ActionNone && a.Status == vocab.StatusSynced:
 		default:
 			out = append(out, fmt.Sprintf("%s/%s: %s: %s", a.Kind, a.Name, a.Action, a.Reason))

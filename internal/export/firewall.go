@@ -11,10 +11,11 @@ import (
 )
 
 // exportCollections writes the cluster-wide collections asked for (the
-// firewall's aliases and IP sets), read with the engine's own listing.
+// firewall's aliases and IP sets, backup jobs: backupjob.go), read with
+// the engine's own listing.
 // One proxmops does not own is annotated proxmops.dev/adopt: "true"; one
 // whose name no manifest can keep is refused.
-func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest.Kind) (out []Exported, refused []string, err error) {
+func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest.Kind, guestNames map[int]string) (out []Exported, refused []string, err error) {
 	for _, k := range kinds {
 		if !engine.IsCollection(string(k)) {
 			continue
@@ -24,6 +25,15 @@ func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest
 			return nil, nil, err
 		}
 		for _, it := range items {
+			if k == manifest.KindBackupJob {
+				ex, err := backupJobExport(it, guestNames)
+				if err != nil {
+					refused = append(refused, err.Error())
+					continue
+				}
+				out = append(out, ex)
+				continue
+			}
 			name := strings.ToLower(it.Name)
 			if !manifest.ValidFirewallName(name) {
 				refused = append(refused, fmt.Sprintf("%s %s: not a manifest name (lower-case letters, digits and '-', starting with a letter)", k, it.Name))

@@ -139,6 +139,8 @@ var kindTable = []KindInfo{
 		Doc: "A QEMU virtual machine, from a cloud image or cloned from a template.", spec: reflect.TypeFor[VirtualMachineSpec]()},
 	{Kind: KindContainer, Guest: true, Adoptable: true, PVEType: "lxc", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "containers", Aliases: []string{"containers", "ct", "lxc"},
 		Doc: "An LXC container.", spec: reflect.TypeFor[ContainerSpec]()},
+	{Kind: KindBackupJob, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: backupJobName, Folder: "backup", Aliases: []string{"backup", "backups", "backupjobs"},
+		Doc: "A scheduled backup job of the cluster (/cluster/backup).", spec: reflect.TypeFor[BackupJobSpec]()},
 }
 
 // KindTable returns every kind's row, in kind order.

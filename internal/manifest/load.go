@@ -300,6 +300,7 @@ var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
 	KindFirewallAlias:     decodeKind[FirewallAliasSpec](func(o Object, s FirewallAliasSpec) Resource { return &FirewallAlias{o, s} }),
 	KindFirewallIPSet:     decodeKind[FirewallIPSetSpec](func(o Object, s FirewallIPSetSpec) Resource { return &FirewallIPSet{o, s} }),
 	KindPool:              decodeKind[PoolSpec](func(o Object, s PoolSpec) Resource { return &Pool{o, s} }),
+	KindBackupJob:         decodeKind[BackupJobSpec](func(o Object, s BackupJobSpec) Resource { return &BackupJob{o, s} }),
 }
 
 func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode) Resource {

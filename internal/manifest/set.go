@@ -100,6 +100,9 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 			if ref.DependsOn && target == nil {
 				fail(r, ref.Path, "%s/%s is not declared in the manifests", ref.Kind, ref.Name)
 			}
+			if ref.AnyGuest && target == nil {
+				fail(r, ref.Path, "no VirtualMachine, Container or Template %s is declared in the manifests", ref.Name)
+			}
 			ref.External = target == nil
 			if target != nil {
 				ref.Kind, ref.Name = target.Kind(), target.Name()
@@ -115,6 +118,14 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 func (s *Set) resolve(from Resource, ref *Ref, ifaces map[string]Resource, volumeOwner map[string]Resource) Resource {
 	if ref.DependsOn {
 		return s.Get(ref.Kind, ref.Name)
+	}
+	if ref.AnyGuest {
+		for _, k := range GuestKinds() {
+			if t := s.Get(k, ref.Name); t != nil {
+				return t
+			}
+		}
+		return nil
 	}
 	if ref.Volume {
 		if t, ok := volumeOwner[ref.Name]; ok && t.Kind() == ref.Kind {

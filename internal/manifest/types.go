@@ -25,6 +25,7 @@ const (
 	KindFirewallAlias     Kind = "FirewallAlias"
 	KindFirewallIPSet     Kind = "FirewallIPSet"
 	KindPool              Kind = "Pool"
+	KindBackupJob         Kind = "BackupJob"
 )
 
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.
@@ -82,6 +83,10 @@ type Ref struct {
 	// DependsOn is true for an entry of metadata.dependsOn: it must be
 	// declared, and it is waited for until healthy.
 	DependsOn bool `json:"dependsOn,omitempty"`
+	// AnyGuest is true for a reference to a declared guest of any guest
+	// kind (Kind is then VirtualMachine until resolved): it must be
+	// declared.
+	AnyGuest bool `json:"-"`
 }
 
 // Resource is any loaded manifest. The concrete types are *VirtualMachine,

@@ -71,6 +71,8 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 		checkSdnVnet(v, c)
 	case *FirewallIPSet:
 		checkFirewallIPSet(v, c)
+	case *BackupJob:
+		checkBackupJob(v, c)
 	}
 	_ = decodeFailed
 	_ = o

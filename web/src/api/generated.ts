@@ -26,7 +26,7 @@ export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'faile
 export type Hold = 'creation-only' | 'grown since adoption';
 
 // Kind names a manifest kind; the kinds in the order dependencies usually flow.
-export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container'] as const;
+export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob'] as const;
 export type Kind = (typeof KINDS)[number];
 
 // NodeRule says where a kind's target node comes from.
@@ -797,4 +797,5 @@ export const KIND_INFO: Record<Kind, KindInfo> = {
   Template: {"kind":"Template","guest":true,"pveType":"qemu","snapshots":false,"reaches":false,"node":"required","relation":"clones","folder":"templates","aliases":["templates"],"doc":"A QEMU template built from a cloud image.","adoptable":true},
   VirtualMachine: {"kind":"VirtualMachine","guest":true,"pveType":"qemu","snapshots":true,"reaches":true,"node":"required","folder":"vms","aliases":["vm","vms"],"doc":"A QEMU virtual machine, from a cloud image or cloned from a template.","adoptable":true},
   Container: {"kind":"Container","guest":true,"pveType":"lxc","snapshots":true,"reaches":true,"node":"required","folder":"containers","aliases":["containers","ct","lxc"],"doc":"An LXC container.","adoptable":true},
+  BackupJob: {"kind":"BackupJob","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"backup","aliases":["backup","backups","backupjobs"],"doc":"A scheduled backup job of the cluster (/cluster/backup).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^.{1,41}$","maxLength":41}},
 };

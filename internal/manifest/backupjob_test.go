@@ -1,0 +1,82 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+)
+
+// A BackupJob's schedule follows Proxmox's calendar event grammar (with
+// its parser's error text), its guests are declared guests, and exactly
+// one of guests, selector and all says which are backed up.
+func TestBackupJobValidation(t *testing.T) {
+	job := func(meta, spec string) string {
+		return "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata: {" + meta + "}\nspec: {" + spec + "}\n"
+	}
+	ct := "apiVersion: proxmops.dev/v1\nkind: Container\nmetadata: {name: db, node: pve1}\nspec: {vmid: 200, template: local:vztmpl/debian.tar.zst, rootfs: {storage: local-lvm, size: 8G}}\n"
+	vm := vmHead + "  vmid: 100\n  image: {source: https://example.com/x.img}\n  disks: [{slot: scsi0, storage: local-lvm, size: 10G}]\n"
+	tests := []struct {
+		name, doc, want string // want "" is valid
+	}{
+		{"by names", job("name: nightly", "schedule: \"02:30\", storage: local, guests: [vm-a, db], retention: {keepLast: 3, keepDaily: 7}, notesTemplate: \"{{guestname}}\""), ""},
+		{"by tags with exclude", job("name: nightly", "schedule: \"mon..fri 22:00\", selector: {tags: [prod]}, exclude: [vm-a]"), ""},
+		{"by pool", job("name: nightly", "schedule: daily, selector: {pool: prod}"), ""},
+		{"all", job("name: weekly", "schedule: \"sat 03:00\", all: true, mode: stop, compress: zstd, mailto: [root@pam, admin@example.com], notificationMode: auto"), ""},
+		{"schedule out of range", job("name: n", "schedule: \"61:00\", all: true"),
+			`invalid calendar event '61:00' - unable to parse calendar event at '61:00' - Context("date or time specification")`},
+		{"schedule with an unknown day", job("name: n", "schedule: \"foo 02:30\", all: true"),
+			`unable to parse calendar event at 'foo' - Context("weekday")`},
+		{"schedule missing", job("name: n", "all: true"), "schedule"},
+		{"no guests said", job("name: n", "schedule: daily"), "guests, selector or all"},
+		{"two ways", job("name: n", "schedule: daily, all: true, guests: [vm-a]"), "exclude one another"},
+		{"selector with tags and pool", job("name: n", "schedule: daily, selector: {tags: [a], pool: p}"), "either tags or pool"},
+		{"exclude with names", job("name: n", "schedule: daily, guests: [vm-a], exclude: [db]"), "exclude applies to all or to a tag selector"},
+		{"by VMIDs of guests on the cluster", job("name: n", "schedule: daily, guests: [\"105\", vm-a]"), ""},
+		{"a VMID too small", job("name: n", "schedule: daily, guests: [\"99\"]"), "VMID 99 is not 100-999999999"},
+		{"undeclared guest", job("name: n", "schedule: daily, guests: [nope]"), "no VirtualMachine, Container or Template nope is declared"},
+		{"notes without storage", job("name: n", "schedule: daily, all: true, notesTemplate: x"), "notesTemplate needs storage"},
+		{"notes with an unknown variable", job("name: n", "schedule: daily, all: true, storage: local, notesTemplate: \"{{host}}\""), "found unknown: variable 'host'"},
+		{"bad mailto", job("name: n", "schedule: daily, all: true, mailto: [\"a b\"]"), "valid email address or user name"},
+		{"retention of zero", job("name: n", "schedule: daily, all: true, retention: {keepLast: 0, keepDaily: -1}"), "keepDaily"},
+		{"name too long", job("name: "+strings.Repeat("a", 42), "schedule: daily, all: true"), "at most 41 characters"},
+		{"tags", job("name: n, tags: [a]", "schedule: daily, all: true"), "BackupJob has no Proxmox tags"},
+		{"node", job("name: n, node: pve1", "schedule: daily, all: true"), "cluster-wide"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc, "vm.yaml": vm, "ct.yaml": ct})
+			switch {
+			case tt.want == "" && len(errs) > 0:
+				t.Fatalf("unexpected errors: %v", errs)
+			case tt.want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), tt.want)):
+				t.Fatalf("errors %v, want %q", errs, tt.want)
+			}
+		})
+	}
+}
+
+// A job names its guests as dependencies, so the graph links it to them.
+func TestBackupJobDependsOnItsGuests(t *testing.T) {
+	set := loadSet(t, map[string]string{
+		"vm.yaml":  vmHead + "  vmid: 100\n  image: {source: https://example.com/x.img}\n  disks: [{slot: scsi0, storage: local-lvm, size: 10G}]\n",
+		"job.yaml": "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata: {name: nightly}\nspec: {schedule: daily, guests: [vm-a]}\n",
+	})
+	deps := Dependencies(set.Get(KindBackupJob, "nightly"))
+	if len(deps) != 1 || deps[0].Key() != "VirtualMachine/vm-a" || deps[0].Path != "spec.guests[0]" {
+		t.Fatalf("dependencies %+v", deps)
+	}
+}
+
+func TestBackupRetentionIsProxmoxsPruneBackups(t *testing.T) {
+	for _, c := range []struct {
+		r    *BackupRetention
+		want string
+	}{
+		{nil, ""},
+		{&BackupRetention{}, "keep-all=1"},
+		{&BackupRetention{KeepLast: 3, KeepDaily: 7, KeepYearly: 1}, "keep-daily=7,keep-last=3,keep-yearly=1"},
+	} {
+		if got := c.r.PruneBackups(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+}
