@@ -128,11 +128,13 @@
 //     TestEveryFieldRowIsExported (internal/export) and
 //     TestEveryFieldRowInSyncAfterCreate fail until all are there.
 //
-// A cluster-wide collection kind (firewall aliases and IP sets) has no
-// reconciler of its own: its row is collectionRow over a row of the
-// collections table (collection.go: list path, item key, managed fields,
-// requests, nested entries, privileges); firewall.go holds the firewall
-// rows, specs and conversions.
+// A cluster-wide collection kind (firewall aliases and IP sets, backup
+// jobs) has no reconciler of its own: its row is collectionRow over a row
+// of the collections table (collection.go: list path, item key, managed
+// fields, requests, nested entries, privileges; where needed the key
+// proxmops gives an item, a takeover under that key, a resolution of the
+// spec against the plan and further privileges); firewall.go holds the
+// firewall rows, specs and conversions, backupjob.go the backup jobs'.
 //
 // The manifest type itself (internal/manifest: type, decoder, schema) is
 // the manifest package's part.
