@@ -97,7 +97,7 @@ var backupJobs = &collection{
 		return collReq{method: "DELETE", path: "cluster/backup/" + pve.PathEscape(id)}
 	},
 	resolve:   resolveBackupJob,
-	dependsOn: backupJobTagged,
+	dependsOn: backupJobGuests,
 	needs:     backupJobNeeds,
 }
 
@@ -212,23 +212,9 @@ func hasTags(tags, wanted []string) bool {
 	return true
 }
 
-// backupJobTagged names the declared guests a tag selection takes in:
-// the job is made after them.
-func backupJobTagged(d *Desired, sp Spec) []string {
-	s := sp.(*BackupJobSpec)
-	if len(s.SelectTags) == 0 {
-		return nil
-	}
-	var out []string
-	for _, k := range manifest.GuestKinds() {
-		for _, g := range d.Specs(string(k)) {
-			if hasTags(g.meta().Tags, s.SelectTags) && !slices.Contains(s.Exclude, g.meta().Name) {
-				out = append(out, vocab.Key(string(k), g.meta().Name))
-			}
-		}
-	}
-	return out
-}
+// backupJobGuests are the declared guests the job names or its tags take
+// in (manifest references): the job is made after them.
+func backupJobGuests(_ *Desired, sp Spec) []string { return sp.meta().Needs }
 
 // resolveBackupJob turns a job's guests into VMIDs for this pass: the
 // declared guests it names, or every guest carrying its tags (on the

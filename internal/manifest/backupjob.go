@@ -199,6 +199,27 @@ func BackupGuestVMID(entry string) (int, bool) {
 	return id, err == nil
 }
 
+// addTaggedGuests records the declared guests a tag selector takes in as
+// references (the graph's edges, the apply order); guests tagged on the
+// cluster are found by the engine on every pass.
+func (j *BackupJob) addTaggedGuests(resources []Resource) {
+	sel := j.Spec.Selector
+	if sel == nil || len(sel.Tags) == 0 {
+		return
+	}
+	for _, r := range resources {
+		if !r.Kind().Info().Guest || slices.Contains(j.Spec.Exclude, r.Name()) {
+			continue
+		}
+		has := func(w string) bool {
+			return slices.ContainsFunc(r.Meta().Tags, func(t string) bool { return strings.EqualFold(t, w) })
+		}
+		if !slices.ContainsFunc(sel.Tags, func(w string) bool { return !has(w) }) {
+			addRef(j, Ref{Kind: r.Kind(), Name: r.Name(), Path: "spec.selector.tags", AnyGuest: true})
+		}
+	}
+}
+
 // checkNotesTemplate is VZDump.pm's $verify_notes_template.
 func checkNotesTemplate(t string) error {
 	if strings.Contains(t, "\n") {

@@ -66,6 +66,28 @@ func TestBackupJobDependsOnItsGuests(t *testing.T) {
 	}
 }
 
+// A tag selector links the job to the declared guests carrying every tag
+// (less exclude).
+func TestBackupJobDependsOnTheGuestsItsTagsSelect(t *testing.T) {
+	guest := func(name, vmid, tags string) string {
+		return "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: " + name + ", node: pve1, tags: [" + tags + "]}\nspec: {vmid: " + vmid + "}\n"
+	}
+	set := loadSet(t, map[string]string{
+		"a.yaml":   guest("a", "100", "prod, db"),
+		"b.yaml":   guest("b", "101", "Prod"),
+		"c.yaml":   guest("c", "102", "lab"),
+		"d.yaml":   guest("d", "103", "prod"),
+		"job.yaml": "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata: {name: nightly}\nspec: {schedule: daily, selector: {tags: [prod]}, exclude: [d]}\n",
+	})
+	var keys []string
+	for _, e := range Dependencies(set.Get(KindBackupJob, "nightly")) {
+		keys = append(keys, e.Key()+"@"+e.Path)
+	}
+	if got := strings.Join(keys, " "); got != "VirtualMachine/a@spec.selector.tags VirtualMachine/b@spec.selector.tags VirtualMachine/d@spec.exclude[0]" {
+		t.Fatalf("dependencies: %s", got)
+	}
+}
+
 func TestBackupRetentionIsProxmoxsPruneBackups(t *testing.T) {
 	for _, c := range []struct {
 		r    *BackupRetention

@@ -90,6 +90,8 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 			volumeOwner[v.VolumeID()] = r
 		case *ContainerTemplate:
 			volumeOwner[v.VolumeID()] = r
+		case *BackupJob:
+			v.addTaggedGuests(resources)
 		}
 	}
 	for _, r := range resources {
