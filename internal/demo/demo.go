@@ -88,35 +88,12 @@ type Info struct {
 
 // Run starts everything and blocks until ctx ends, then stops it all.
 func Run(ctx context.Context, o Options) (err error) {
-	if o.Addr == "" {
-		o.Addr = "127.0.0.1:8080"
-	}
-	if o.TaskSpeed == 0 {
-		o.TaskSpeed = 1
-	}
-	if o.Interval <= 0 {
-		o.Interval = 5 * time.Second
-	}
-	if o.Out == nil {
-		o.Out = os.Stdout
-	}
-	if o.Log == nil {
-		o.Log = os.Stderr
-	}
-	dir := o.Dir
-	if dir == "" {
-		dir, err = os.MkdirTemp("", "proxmops-demo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	dir, err = filepath.Abs(dir)
+	o.setDefaults()
+	dir, removeDir, err := workDir(o.Dir)
 	if err != nil {
 		return err
 	}
+	defer removeDir()
 
 	// Listen first, so a busy address fails before anything else starts.
 	ln, err := net.Listen("tcp", o.Addr)
@@ -137,14 +114,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	}
-	if o.Clusters < 1 {
-		o.Clusters = 1
-	}
-	repoDir, prefix := filepath.Join(dir, "repo"), ""
-	if o.Clusters > 1 {
-		// Another layout: a kept single-cluster repository stays as it is.
-		repoDir, prefix = filepath.Join(dir, "repo-clusters"), "clusters/"+clusterName(1)+"/"
-	}
+	repoDir, prefix := repoLayout(dir, o.Clusters)
 	if err := prepareRepo(repoDir, files, sshPort, prefix, o.Clusters); err != nil {
 		return err
 	}
@@ -153,23 +123,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: secret,
-		TaskSpeed: o.TaskSpeed, Seed: time.Now().UnixNano(),
-		// Proxmox's status lag of /cluster/resources, independent of the task speed.
-		StatusInterval: pvesim.DefaultStatusInterval,
-		// Guests that declare provision get a real SSH server (commands
-		// confined to their tree under dir/guests).
-		GuestSSHPort: sshPort, GuestRoot: filepath.Join(dir, "guests")})
-	simState := filepath.Join(dir, "cluster.json")
-	if err := sim.LoadState(simState); errors.Is(err, fs.ErrNotExist) {
-		// A new cluster: add what its admin made by hand before proxmops.
-		if err := addHandMade(sim); err != nil {
-			return fmt.Errorf("simulated cluster: %w", err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("simulated cluster state: %w", err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
+	sim, simState, err := startSim(dir, secret, sshPort, o.TaskSpeed)
+	if err != nil {
 		return err
 	}
 	defer func() {
@@ -198,23 +153,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer restoreEnv()
 
-	cfg := config.Defaults()
-	if o.Clusters > 1 {
-		cfg.Clusters = clustersConfig(sim, extra, secret)
-	} else {
-		cfg.Cluster = config.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: secret}
-	}
-	cfg.Source.RepoURL = "file://" + filepath.ToSlash(repoDir)
-	cfg.Source.Revision = "main"
-	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
-	cfg.Reconcile.Interval = o.Interval
-	cfg.Reconcile.Prune = true
-	cfg.Server.Addr = ln.Addr().String()
-	cfg.Server.DatabasePath = filepath.Join(dir, "proxmops.db")
-	if o.LogLevel != "" {
-		cfg.Log.Level = o.LogLevel
-	}
-
+	cfg := daemonConfig(o, dir, repoDir, ln.Addr().String(), sim, extra, secret)
 	logger, ring, err := daemon.NewLogger(cfg.Log, o.Log)
 	if err != nil {
 		return err
@@ -243,6 +182,109 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		},
 	})
+}
+
+// setDefaults fills the options left zero.
+func (o *Options) setDefaults() {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:8080"
+	}
+	if o.TaskSpeed == 0 {
+		o.TaskSpeed = 1
+	}
+	if o.Interval <= 0 {
+		o.Interval = 5 * time.Second
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	if o.Clusters < 1 {
+		o.Clusters = 1
+	}
+}
+
+// workDir returns the demo's directory as an absolute path: dir, created if
+// missing, or a new temporary one that remove deletes.
+func workDir(dir string) (abs string, remove func(), err error) {
+	remove = func() {}
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "proxmops-demo-")
+		if err != nil {
+			return "", nil, err
+		}
+		tmp := dir
+		remove = func() { os.RemoveAll(tmp) }
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	abs, err = filepath.Abs(dir)
+	if err != nil {
+		remove()
+		return "", nil, err
+	}
+	return abs, remove, nil
+}
+
+// repoLayout returns the Git repository's directory and the examples'
+// prefix in it: the examples at the root for one cluster, under
+// clusters/lab-1/ in another repository for several.
+func repoLayout(dir string, clusters int) (repoDir, prefix string) {
+	if clusters > 1 {
+		// Another layout: a kept single-cluster repository stays as it is.
+		return filepath.Join(dir, "repo-clusters"), "clusters/" + clusterName(1) + "/"
+	}
+	return filepath.Join(dir, "repo"), ""
+}
+
+// startSim starts the first simulated cluster from its state kept in dir
+// (cluster.json, returned for saving at the end), or as a new cluster with
+// the objects its admin made by hand before proxmops.
+func startSim(dir, secret string, sshPort int, taskSpeed float64) (*pvesim.Server, string, error) {
+	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: secret,
+		TaskSpeed: taskSpeed, Seed: time.Now().UnixNano(),
+		// Proxmox's status lag of /cluster/resources, independent of the task speed.
+		StatusInterval: pvesim.DefaultStatusInterval,
+		// Guests that declare provision get a real SSH server (commands
+		// confined to their tree under dir/guests).
+		GuestSSHPort: sshPort, GuestRoot: filepath.Join(dir, "guests")})
+	simState := filepath.Join(dir, "cluster.json")
+	if err := sim.LoadState(simState); errors.Is(err, fs.ErrNotExist) {
+		if err := addHandMade(sim); err != nil {
+			return nil, "", fmt.Errorf("simulated cluster: %w", err)
+		}
+	} else if err != nil {
+		return nil, "", fmt.Errorf("simulated cluster state: %w", err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		return nil, "", err
+	}
+	return sim, simState, nil
+}
+
+// daemonConfig is the daemon's configuration for the demo: the simulated
+// clusters, the local repository followed with prune on, the database and
+// Git cache in dir.
+func daemonConfig(o Options, dir, repoDir, addr string, sim *pvesim.Server, extra []*extraCluster, secret string) *config.Config {
+	cfg := config.Defaults()
+	if o.Clusters > 1 {
+		cfg.Clusters = clustersConfig(sim, extra, secret)
+	} else {
+		cfg.Cluster = config.Cluster{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: secret}
+	}
+	cfg.Source.RepoURL = "file://" + filepath.ToSlash(repoDir)
+	cfg.Source.Revision = "main"
+	cfg.Source.CacheDir = filepath.Join(dir, "git-cache")
+	cfg.Reconcile.Interval = o.Interval
+	cfg.Reconcile.Prune = true
+	cfg.Server.Addr = addr
+	cfg.Server.DatabasePath = filepath.Join(dir, "proxmops.db")
+	if o.LogLevel != "" {
+		cfg.Log.Level = o.LogLevel
+	}
+	return cfg
 }
 
 // exampleSecrets are the environment variables the examples read passwords
