@@ -94,50 +94,30 @@ func Run(ctx context.Context, o Options) error {
 	if key == "" {
 		key = os.Getenv(EnvEncryptionKey)
 	}
-	// One writer per database: a second daemon (or rotate-key) is refused
-	// with the first one's PID and address instead of reconciling beside it.
 	addr := cfg.Server.Addr
 	if o.Listener != nil {
 		addr = o.Listener.Addr().String()
 	}
-	// On PostgreSQL several replicas share the database by design.
-	var lock *store.WriterLock
-	if cfg.Server.Database == "" {
-		l, err := store.LockWriter(cfg.Server.DatabasePath, "serve", addr)
-		if err != nil {
-			return err
-		}
-		defer l.Release()
-		lock = l
-	}
-	sopt := store.ServerOptions(cfg.Server, key)
-	sopt.HistoryPerResource, sopt.HistoryTotal, sopt.Logger = cfg.Reconcile.HistoryPerResource, cfg.Reconcile.HistoryTotal, log
-	st, err := store.Open(ctx, sopt)
+	lock, err := lockWriter(cfg, addr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	// PostgreSQL: rotate-key refuses while any replica runs.
-	inUse, err := st.MarkInUse(ctx)
+	if lock != nil {
+		defer lock.Release()
+	}
+	st, closeStore, err := openStore(ctx, cfg, key, log)
 	if err != nil {
 		return err
 	}
-	defer inUse()
+	defer closeStore()
 	if o.Prepare != nil {
 		if err := o.Prepare(ctx, st); err != nil {
 			return err
 		}
 	}
-	overlay, err := st.Overlay(ctx)
+	effective, err := effectiveConfig(ctx, st, cfg, log)
 	if err != nil {
 		return err
-	}
-	effective, warnings, err := cfg.WithOverlay(overlay)
-	if err != nil {
-		return fmt.Errorf("settings saved from the UI: %w", err)
-	}
-	for _, w := range warnings {
-		log.Warn(w)
 	}
 
 	ln := o.Listener
@@ -164,27 +144,13 @@ func Run(ctx context.Context, o Options) error {
 		TLSCertFile: cfg.Server.TLSCertFile, TLSKeyFile: cfg.Server.TLSKeyFile,
 		TrustProxy: cfg.Server.TrustProxy,
 	}
-	var reps *replicas
-	if dbURL := databaseURL(cfg); dbURL != "" {
-		if reps, err = newReplicas(cfg, dbURL, ln.Addr(), hub, o.Logs, log); err != nil {
-			ln.Close()
-			return err
-		}
-		if reps.guard, err = leader.OpenGuard(dbURL, reps.elector.Timeout(), log); err != nil {
-			ln.Close()
-			return err
-		}
+	reps, err := wireReplicas(cfg, ln.Addr(), hub, o.Logs, log, m, &copts, &sopts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if reps != nil {
 		defer reps.guard.Close()
-		copts.Hub, copts.Replicated, copts.Guard = reps.fan, true, reps.guard
-		sopts.Replicas = reps.elector
-		if sopts.ForwardTransport, err = forwardTransport(cfg); err != nil {
-			ln.Close()
-			return err
-		}
-		m.WatchLeader(reps.elector.Status)
-	} else {
-		self := leader.DefaultIdentity(cfg.HA.Replica, "")
-		m.WatchLeader(func() leader.Status { return leader.Status{Role: leader.RoleSingle, Self: self.Replica} })
 	}
 	if o.Controller != nil {
 		o.Controller(&copts)
@@ -212,6 +178,89 @@ func Run(ctx context.Context, o Options) error {
 	if o.Started != nil {
 		o.Started(ln.Addr())
 	}
+	return serve(ctx, ln, ctrl, srv, reps, log)
+}
+
+// lockWriter takes the single writer's lock of a SQLite database: a second
+// daemon (or rotate-key) is refused with the first one's PID and address
+// instead of reconciling beside it. On PostgreSQL several replicas share
+// the database by design, so there is no lock (nil).
+func lockWriter(cfg *config.Config, addr string) (*store.WriterLock, error) {
+	if cfg.Server.Database != "" {
+		return nil, nil
+	}
+	return store.LockWriter(cfg.Server.DatabasePath, "serve", addr)
+}
+
+// openStore opens the store and marks it in use (on PostgreSQL rotate-key
+// refuses while any replica runs); closeStore undoes both.
+func openStore(ctx context.Context, cfg *config.Config, key string, log *slog.Logger) (st *store.Store, closeStore func(), err error) {
+	sopt := store.ServerOptions(cfg.Server, key)
+	sopt.HistoryPerResource, sopt.HistoryTotal, sopt.Logger = cfg.Reconcile.HistoryPerResource, cfg.Reconcile.HistoryTotal, log
+	st, err = store.Open(ctx, sopt)
+	if err != nil {
+		return nil, nil, err
+	}
+	inUse, err := st.MarkInUse(ctx)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, func() {
+		inUse()
+		st.Close()
+	}, nil
+}
+
+// effectiveConfig is the configuration with the settings saved from the UI
+// laid over it; their warnings are logged.
+func effectiveConfig(ctx context.Context, st *store.Store, cfg *config.Config, log *slog.Logger) (*config.Config, error) {
+	overlay, err := st.Overlay(ctx)
+	if err != nil {
+		return nil, err
+	}
+	effective, warnings, err := cfg.WithOverlay(overlay)
+	if err != nil {
+		return nil, fmt.Errorf("settings saved from the UI: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	return effective, nil
+}
+
+// wireReplicas joins the replicas sharing a PostgreSQL database: the
+// leader election, the fencing guard (the caller closes it) and request
+// forwarding, set into the controller's and the server's options. Without
+// a shared database it returns nil and the metrics report a single replica.
+func wireReplicas(cfg *config.Config, addr net.Addr, hub *events.Hub, ring *logring.Ring, log *slog.Logger,
+	m *metrics.Metrics, copts *controller.Options, sopts *server.Options) (*replicas, error) {
+	dbURL := databaseURL(cfg)
+	if dbURL == "" {
+		self := leader.DefaultIdentity(cfg.HA.Replica, "")
+		m.WatchLeader(func() leader.Status { return leader.Status{Role: leader.RoleSingle, Self: self.Replica} })
+		return nil, nil
+	}
+	reps, err := newReplicas(cfg, dbURL, addr, hub, ring, log)
+	if err != nil {
+		return nil, err
+	}
+	if reps.guard, err = leader.OpenGuard(dbURL, reps.elector.Timeout(), log); err != nil {
+		return nil, err
+	}
+	copts.Hub, copts.Replicated, copts.Guard = reps.fan, true, reps.guard
+	sopts.Replicas = reps.elector
+	if sopts.ForwardTransport, err = forwardTransport(cfg); err != nil {
+		reps.guard.Close()
+		return nil, err
+	}
+	m.WatchLeader(reps.elector.Status)
+	return reps, nil
+}
+
+// serve runs the controller (as a replica with reps) and the HTTP server
+// until ctx ends or the server fails on its own, then stops both.
+func serve(ctx context.Context, ln net.Listener, ctrl *controller.Fleet, srv *server.Server, reps *replicas, log *slog.Logger) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ctrlDone := make(chan error, 1)
