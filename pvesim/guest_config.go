@@ -24,7 +24,10 @@ func (s *Server) qemuGetConfig(r *Request) (any, error) {
 	return qemuConfigJSON(cg, current), nil
 }
 
-// qemuUpdate is update_vm_api: PUT (sync) and POST (task) .../config.
+// qemuUpdate is update_vm_api: PUT (sync) and POST (task) .../config. Its
+// steps, in the Perl's order: the parameters (keys, aliases, revert and
+// delete lists, drives, MAC addresses), the caller's rights, the early
+// config checks, then updatefn under the guest's lock.
 func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 	g, err := s.qemuGuest(r)
 	if err != nil {
@@ -33,85 +36,30 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
-	params := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "node", "vmid", "digest", "delete", "revert", "skiplock", "force", "background_delay", "import-working-storage":
-			continue
-		}
-		params[k] = v
-	}
-	if keys, ok := params["sshkeys"]; ok {
-		dec, err := decodeSSHKeys(keys)
-		if err != nil {
-			return nil, Fail("SSH public key validation error")
-		}
-		if err := validateSSHKeys(dec); err != nil {
-			return nil, err
-		}
+	params := qemuUpdateValues(r)
+	if err := checkSSHKeysParam(params); err != nil {
+		return nil, err
 	}
 	if !r.Has("delete") && !r.Has("revert") && len(params) == 0 {
 		return nil, Fail("no options specified")
 	}
-	if cd, ok := params["cdrom"]; ok {
-		if !strings.Contains(cd, "media=") {
-			cd += ",media=cdrom"
-		}
-		params["ide2"] = cd
-		delete(params, "cdrom")
-	}
-	revert := map[string]bool{}
-	for _, opt := range splitList(r.Str("revert")) {
-		if qemuConfigTypes.Lookup(opt) == nil {
-			return nil, ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
-		}
-		if _, ok := params[opt]; ok {
-			return nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -revert %s' at the same time", opt, opt))
-		}
-		revert[opt] = true
-	}
-	var deletes []string
-	for _, opt := range splitList(r.Str("delete")) {
-		if opt == "cdrom" {
-			opt = "ide2"
-		}
-		if _, ok := params[opt]; ok {
-			return nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
-		}
-		if revert[opt] {
-			return nil, ParamErr("revert", fmt.Sprintf("you can't use '-delete %s' and -revert %s' at the same time", opt, opt))
-		}
-		if qemuConfigTypes.Lookup(opt) == nil {
-			return nil, ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
-		}
-		deletes = append(deletes, opt)
+	resolveCdromAlias(params)
+	revert, deletes, err := qemuRevertAndDelete(r, params)
+	if err != nil {
+		return nil, err
 	}
 	plans, err := s.checkDriveParams(g.Node, params, "")
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range params {
-		if _, ok := indexOf(k, "net"); ok {
-			params[k] = s.normaliseNet(v)
-		} else if k == "vmgenid" && v == "1" {
-			params[k] = s.randomUUID()
-		}
-	}
-	if err := s.qemuModifyConfigPerm(r.User, g.VMID, deletes); err != nil {
-		return nil, err
-	}
-	if err := s.qemuModifyConfigPerm(r.User, g.VMID, sortedKeys(params)); err != nil {
-		return nil, err
-	}
-	if err := s.qemuStorageAccess(r.User, g.VMID, params, ""); err != nil {
-		return nil, err
-	}
-	if err := s.qemuBridgeAccess(r.User, params); err != nil {
+	s.completeUpdateValues(params)
+	if err := s.qemuUpdateAccess(r.User, g.VMID, params, deletes); err != nil {
 		return nil, err
 	}
 	digest := r.Str("digest")
 	skiplock := r.Bool("skiplock")
 	force := r.Bool("force")
+	// load_and_check_config: before forking, and again under the lock.
 	early := func() error {
 		if digest != "" && digest != g.Digest() {
 			return Fail("checksum mismatch (file change by other user?)")
@@ -137,15 +85,7 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 		return s.qemuApplyUpdate(tc, g, params, plans, deletes, revert, force)
 	}
 	if sync {
-		if err := s.acquireGuestLock(g.VMID, "qemu"); err != nil {
-			return nil, err
-		}
-		defer s.releaseGuestLock(g.VMID)
-		tc := &taskCtx{s: s, t: &Task{}}
-		if err := update(tc); err != nil {
-			return nil, err
-		}
-		return nil, nil
+		return nil, s.qemuUpdateLocked(g.VMID, update)
 	}
 	upid := s.startTask(r, g.Node, "qmconfig", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
@@ -160,6 +100,120 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 		return s.backgroundDelay(upid, g.VMID, time.Duration(delay)*time.Second)
 	}
 	return upid, nil
+}
+
+// qemuUpdateValues is the request's config values: its parameters without
+// the ones update_vm_api extracts (the path, digest, delete and revert
+// lists and the flags).
+func qemuUpdateValues(r *Request) map[string]string {
+	params := map[string]string{}
+	for k, v := range r.Params {
+		switch k {
+		case "node", "vmid", "digest", "delete", "revert", "skiplock", "force", "background_delay", "import-working-storage":
+			continue
+		}
+		params[k] = v
+	}
+	return params
+}
+
+// checkSSHKeysParam is the sshkeys check of create_vm and update_vm_api:
+// the URI-escaped value must decode to valid public keys.
+func checkSSHKeysParam(params map[string]string) error {
+	keys, ok := params["sshkeys"]
+	if !ok {
+		return nil
+	}
+	dec, err := decodeSSHKeys(keys)
+	if err != nil {
+		return Fail("SSH public key validation error")
+	}
+	return validateSSHKeys(dec)
+}
+
+// resolveCdromAlias is qemu-server API2/Qemu.pm's resolve_cdrom_alias: the
+// cdrom parameter is ide2 with media=cdrom.
+func resolveCdromAlias(params map[string]string) {
+	cd, ok := params["cdrom"]
+	if !ok {
+		return
+	}
+	if !strings.Contains(cd, "media=") {
+		cd += ",media=cdrom"
+	}
+	params["ide2"] = cd
+	delete(params, "cdrom")
+}
+
+// qemuRevertAndDelete checks update_vm_api's revert list, then its delete
+// list (cdrom read as ide2): each option must exist and appear in only one
+// of the values, the revert and the delete lists.
+func qemuRevertAndDelete(r *Request, params map[string]string) (revert map[string]bool, deletes []string, err error) {
+	revert = map[string]bool{}
+	for _, opt := range splitList(r.Str("revert")) {
+		if qemuConfigTypes.Lookup(opt) == nil {
+			return nil, nil, ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
+		}
+		if _, ok := params[opt]; ok {
+			return nil, nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -revert %s' at the same time", opt, opt))
+		}
+		revert[opt] = true
+	}
+	for _, opt := range splitList(r.Str("delete")) {
+		if opt == "cdrom" {
+			opt = "ide2"
+		}
+		if _, ok := params[opt]; ok {
+			return nil, nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
+		}
+		if revert[opt] {
+			return nil, nil, ParamErr("revert", fmt.Sprintf("you can't use '-delete %s' and -revert %s' at the same time", opt, opt))
+		}
+		if qemuConfigTypes.Lookup(opt) == nil {
+			return nil, nil, ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
+		}
+		deletes = append(deletes, opt)
+	}
+	return revert, deletes, nil
+}
+
+// completeUpdateValues is update_vm_api's pass over the values after the
+// drive checks: network devices get their MAC address, vmgenid=1 a new
+// UUID.
+func (s *Server) completeUpdateValues(params map[string]string) {
+	for k, v := range params {
+		if _, ok := indexOf(k, "net"); ok {
+			params[k] = s.normaliseNet(v)
+		} else if k == "vmgenid" && v == "1" {
+			params[k] = s.randomUUID()
+		}
+	}
+}
+
+// qemuUpdateAccess is update_vm_api's rights check before the config is
+// read: modify rights for the deleted options, then for the set ones,
+// then storage and bridge access.
+func (s *Server) qemuUpdateAccess(user string, vmid int, params map[string]string, deletes []string) error {
+	if err := s.qemuModifyConfigPerm(user, vmid, deletes); err != nil {
+		return err
+	}
+	if err := s.qemuModifyConfigPerm(user, vmid, sortedKeys(params)); err != nil {
+		return err
+	}
+	if err := s.qemuStorageAccess(user, vmid, params, ""); err != nil {
+		return err
+	}
+	return s.qemuBridgeAccess(user, params)
+}
+
+// qemuUpdateLocked runs a synchronous update (PUT) under the guest's
+// config lock, as lock_config does outside a task.
+func (s *Server) qemuUpdateLocked(vmid int, update func(*taskCtx) error) error {
+	if err := s.acquireGuestLock(vmid, "qemu"); err != nil {
+		return err
+	}
+	defer s.releaseGuestLock(vmid)
+	return update(&taskCtx{s: s, t: &Task{}})
 }
 
 // backgroundDelay is update_vm_api's background_delay: wait up to delay
@@ -191,7 +245,10 @@ func (s *Server) backgroundDelay(upid string, vmid int, delay time.Duration) (an
 }
 
 // qemuApplyUpdate is the body of update_vm_api's updatefn: write the
-// changes to the pending section, then apply what the guest's state allows.
+// changes to the pending section (reverts, then deletions, then values),
+// drop pending values equal to the current ones, then apply what the
+// guest's state allows (vmconfig_hotplug_pending when it runs, else
+// vmconfig_apply_pending).
 func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string, plans []drivePlan, deletes []string, revert map[string]bool, force bool) error {
 	for opt := range revert {
 		if v, ok := g.Conf[opt]; ok {
@@ -203,6 +260,37 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 	// update_vm_api reads the boot order once, from the current config:
 	// a deleted device leaves it, a new CD-ROM joins its end.
 	bootorder := bootOrderList(g.Conf["boot"])
+	bootorder, err := s.qemuPendingDeletes(tc, g, deletes, bootorder, force)
+	if err != nil {
+		return err
+	}
+	planByKey := map[string]drivePlan{}
+	for _, p := range plans {
+		if !revert[p.key] {
+			planByKey[p.key] = p
+		}
+	}
+	if err := s.qemuPendingValues(tc, g, params, planByKey, deletes, bootorder); err != nil {
+		return err
+	}
+	cleanupPending(g)
+	if len(g.Pending) == 0 && len(g.PendingDelete) == 0 {
+		return nil
+	}
+	if g.Running {
+		s.hotplugPending(g)
+	} else {
+		s.applyPending(g)
+	}
+	return nil
+}
+
+// qemuPendingDeletes is updatefn's loop over the deleted options: each
+// leaves the pending values and the boot order; an unused disk is freed at
+// once, tags go at once, anything else set in the config is marked for
+// deletion (a drive only pending is kept as unused). It returns the boot
+// order left.
+func (s *Server) qemuPendingDeletes(tc *taskCtx, g *Guest, deletes, bootorder []string, force bool) ([]string, error) {
 	for _, opt := range deletes {
 		val, ok := g.Conf[opt]
 		if !ok {
@@ -223,13 +311,13 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 		switch {
 		case strings.HasPrefix(opt, "unused"):
 			if g.Conf["protection"] == "1" {
-				return Fail("can't remove unused disk '%s' - protection mode enabled", val)
+				return nil, Fail("can't remove unused disk '%s' - protection mode enabled", val)
 			}
 			s.state.removeVolume(g.Node, val)
 			delete(g.Conf, opt)
 		case isQemuDiskKey(opt):
 			if g.Conf["protection"] == "1" {
-				return Fail("can't remove drive '%s' - protection mode enabled", opt)
+				return nil, Fail("can't remove drive '%s' - protection mode enabled", opt)
 			}
 			if isPending {
 				if d, err := parseDrive(opt, val); err == nil {
@@ -247,16 +335,15 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 			}
 		}
 	}
-	var drivePlans []drivePlan
-	for _, p := range plans {
-		if !revert[p.key] {
-			drivePlans = append(drivePlans, p)
-		}
-	}
-	planByKey := map[string]drivePlan{}
-	for _, p := range drivePlans {
-		planByKey[p.key] = p
-	}
+	return bootorder, nil
+}
+
+// qemuPendingValues is updatefn's loop over the set options, in name
+// order: a value already pending is skipped; a new CD-ROM joins the boot
+// order; drives are created, tags made unique, the cloud-init password
+// hashed into the config, a boot order checked; each value written is no
+// longer marked for deletion.
+func (s *Server) qemuPendingValues(tc *taskCtx, g *Guest, params map[string]string, planByKey map[string]drivePlan, deletes, bootorder []string) error {
 	for _, opt := range sortedKeys(params) {
 		v := params[opt]
 		if pv, ok := g.Pending[opt]; ok && pv == v {
@@ -270,73 +357,81 @@ func (s *Server) qemuApplyUpdate(tc *taskCtx, g *Guest, params map[string]string
 		}
 		switch {
 		case isQemuDiskKey(opt):
-			if pv, ok := g.Pending[opt]; ok {
-				if d, err := parseDrive(opt, pv); err == nil {
-					s.registerUnusedDrive(g, d)
-				}
-			}
 			p, ok := planByKey[opt]
-			if !ok {
-				d, err := parseDrive(opt, v)
-				if err != nil {
-					return ParamErr(opt, "unable to parse drive options")
-				}
-				p = drivePlan{key: opt, drive: d}
-			}
-			if cur, ok := g.Conf[opt]; ok && cur == v {
-				g.Pending[opt] = v
-				break
-			}
-			created, copied, err := s.createDisks(tc, g, []drivePlan{p}, "", g.IsTemplate())
-			if err != nil {
+			if err := s.qemuPendingDrive(tc, g, opt, v, p, ok); err != nil {
 				return err
 			}
-			if copied > 0 {
-				if err := tc.Sleep(time.Duration(float64(copied) / importRate * float64(time.Second))); err != nil {
-					return err
-				}
-			}
-			g.Pending[opt] = created[opt]
 		case opt == "tags":
 			g.Pending[opt] = s.uniqueTags(v)
 		case opt == "cipassword":
 			g.Conf[opt] = s.hashPassword(v)
 		case opt == "boot":
-			// update_vm_api: every device of the new order must exist
-			// (config, pending or this request) and not be deleted by it;
-			// the order is stored as print_bootorder writes it.
-			g.Pending[opt] = v
-			if devs := bootOrderList(v); len(devs) > 0 {
-				for _, dev := range devs {
-					_, inConf := g.Conf[dev]
-					_, inPending := g.Pending[dev]
-					_, inParams := params[dev]
-					deleted := false
-					for _, d := range deletes {
-						deleted = deleted || d == dev
-					}
-					if (!inConf && !inPending && !inParams) || deleted {
-						return Fail("invalid bootorder: device '%s' does not exist'", dev)
-					}
-				}
-				g.Pending[opt] = printBootOrder(devs)
-				if _, ok := g.Conf["bootdisk"]; ok {
-					g.PendingDelete["bootdisk"] = false
-				}
+			if err := qemuPendingBoot(g, v, params, deletes); err != nil {
+				return err
 			}
 		default:
 			g.Pending[opt] = v
 		}
 		delete(g.PendingDelete, opt)
 	}
-	cleanupPending(g)
-	if len(g.Pending) == 0 && len(g.PendingDelete) == 0 {
+	return nil
+}
+
+// qemuPendingDrive writes drive opt=v to the pending section: a drive
+// pending there before is kept as unused; a value equal to the current
+// one is pending as it is, else create_disks allocates (or imports) its
+// volume from plan (planned false: parsed from v).
+func (s *Server) qemuPendingDrive(tc *taskCtx, g *Guest, opt, v string, plan drivePlan, planned bool) error {
+	if pv, ok := g.Pending[opt]; ok {
+		if d, err := parseDrive(opt, pv); err == nil {
+			s.registerUnusedDrive(g, d)
+		}
+	}
+	if !planned {
+		d, err := parseDrive(opt, v)
+		if err != nil {
+			return ParamErr(opt, "unable to parse drive options")
+		}
+		plan = drivePlan{key: opt, drive: d}
+	}
+	if cur, ok := g.Conf[opt]; ok && cur == v {
+		g.Pending[opt] = v
 		return nil
 	}
-	if g.Running {
-		s.hotplugPending(g)
-	} else {
-		s.applyPending(g)
+	created, copied, err := s.createDisks(tc, g, []drivePlan{plan}, "", g.IsTemplate())
+	if err != nil {
+		return err
+	}
+	if copied > 0 {
+		if err := tc.Sleep(time.Duration(float64(copied) / importRate * float64(time.Second))); err != nil {
+			return err
+		}
+	}
+	g.Pending[opt] = created[opt]
+	return nil
+}
+
+// qemuPendingBoot writes a new boot order to the pending section. As in
+// update_vm_api, every device of the order must exist (config, pending or
+// this request) and not be deleted by it; the order is stored as
+// print_bootorder writes it, and replaces the legacy bootdisk.
+func qemuPendingBoot(g *Guest, v string, params map[string]string, deletes []string) error {
+	g.Pending["boot"] = v
+	devs := bootOrderList(v)
+	if len(devs) == 0 {
+		return nil
+	}
+	for _, dev := range devs {
+		_, inConf := g.Conf[dev]
+		_, inPending := g.Pending[dev]
+		_, inParams := params[dev]
+		if (!inConf && !inPending && !inParams) || slices.Contains(deletes, dev) {
+			return Fail("invalid bootorder: device '%s' does not exist'", dev)
+		}
+	}
+	g.Pending["boot"] = printBootOrder(devs)
+	if _, ok := g.Conf["bootdisk"]; ok {
+		g.PendingDelete["bootdisk"] = false
 	}
 	return nil
 }

@@ -281,14 +281,8 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 // SSH keys, the pool, the caller's rights, then the parameters (cdrom
 // alias, storage access, modify rights, bridges, drives, MAC addresses).
 func (s *Server) qemuCreateChecks(r *Request, vmid int, node, storage string, params map[string]string) ([]drivePlan, error) {
-	if keys, ok := params["sshkeys"]; ok {
-		dec, err := decodeSSHKeys(keys)
-		if err != nil {
-			return nil, Fail("SSH public key validation error")
-		}
-		if err := validateSSHKeys(dec); err != nil {
-			return nil, err
-		}
+	if err := checkSSHKeysParam(params); err != nil {
+		return nil, err
 	}
 	// qemu-server API2/Qemu.pm create_vm: check_pool_exist after the keys.
 	if err := s.checkPoolExist(r); err != nil {
@@ -297,13 +291,7 @@ func (s *Server) qemuCreateChecks(r *Request, vmid int, node, storage string, pa
 	if err := s.qemuCreateAccess(r, vmid); err != nil {
 		return nil, err
 	}
-	if cd, ok := params["cdrom"]; ok {
-		if !strings.Contains(cd, "media=") {
-			cd += ",media=cdrom"
-		}
-		params["ide2"] = cd
-		delete(params, "cdrom")
-	}
+	resolveCdromAlias(params)
 	if err := s.qemuStorageAccess(r.User, vmid, params, storage); err != nil {
 		return nil, err
 	}
