@@ -248,24 +248,19 @@ const apiBase = "/api2/json"
 // maxPostSize is pve-http-server's limit for non-upload bodies.
 const maxPostSize = 64 * 1024
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: pve-http-server's steps in order,
+// the route, the injected latency, authentication, the parameters, the
+// token and permission checks, the injected error, the node's reach, the
+// parameter schema, then the handler under the server's lock.
 func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
-	path := hr.URL.Path
-	if strings.HasPrefix(path, "/_sim/") {
+	if strings.HasPrefix(hr.URL.Path, "/_sim/") {
 		s.serveSim(w, hr)
 		return
 	}
-	if !strings.HasPrefix(path, "/api2/") {
+	rel, ok := apiPath(hr.URL.Path)
+	if !ok {
 		writeError(w, &APIError{Status: 501, Message: "no such uri", PlainBody: true})
 		return
-	}
-	if path != apiBase && !strings.HasPrefix(path, apiBase+"/") {
-		writeError(w, &APIError{Status: 501, Message: "no such uri", PlainBody: true})
-		return
-	}
-	rel := strings.TrimPrefix(path, apiBase)
-	if rel == "" {
-		rel = "/"
 	}
 	route, uriParams, template := s.routes.match(hr.Method, rel)
 	s.count(hr.Method, template, rel)
@@ -286,57 +281,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-
-	isUpload := auth.isUpload
-	if hr.ContentLength > 0 || (hr.ContentLength < 0 && len(hr.TransferEncoding) > 0) {
-		if hr.Method != "POST" && hr.Method != "PUT" {
-			writeError(w, &APIError{Status: 501, Message: fmt.Sprintf("Unexpected content for method '%s'", hr.Method), PlainBody: true})
-			return
-		}
+	raw, upload, perr := requestParams(hr, auth.isUpload, route, rel, uriParams)
+	if upload != nil {
+		defer removeUpload(upload)
 	}
-
-	raw, upload, perr := extractParams(hr, isUpload)
 	if perr != nil {
 		writeError(w, perr)
 		return
 	}
-	if upload != nil {
-		defer removeUpload(upload)
-	}
-	delete(raw, "_dc")
-
-	if route == nil {
-		writeError(w, &APIError{Status: 501, Message: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, rel)})
+	if err := s.authorize(route, auth, rel, raw); err != nil {
+		writeError(w, err)
 		return
 	}
-	for _, k := range sortedKeys(raw) {
-		if uv, ok := uriParams[k]; ok && (raw[k].kind != vString || raw[k].s != uv) {
-			writeError(w, asAPIError(ParamErr(k, "duplicate parameter (already defined in URI) with conflicting values!")))
-			return
-		}
-	}
-	for k, v := range uriParams {
-		raw[k] = rawValue{s: v}
-	}
-	if auth.isToken && route.NoToken {
-		writeError(w, &APIError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", rel)})
-		return
-	}
-
-	if !route.Unauthenticated {
-		flat := make(map[string]string, len(raw))
-		for k, v := range raw {
-			flat[k] = v.s
-		}
-		s.mu.Lock()
-		err := s.checkAPI2Permissions(route.Perm, auth.user, flat)
-		s.mu.Unlock()
-		if err != nil {
-			writeError(w, asAPIError(err))
-			return
-		}
-	}
-
 	if fe := s.faults.errorFor(route, hr.Method, rel); fe != nil {
 		writeError(w, fe)
 		return
@@ -356,17 +312,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	req.Params = params
-
-	s.mu.Lock()
-	s.statdCatchUp()
-	if hr.Method != "GET" {
-		s.touch()
-	}
-	data, err := route.Handler(req)
-	if hr.Method != "GET" {
-		s.guestSSHSync()
-	}
-	s.mu.Unlock()
+	data, err := s.handle(route, req)
 
 	if s.faults.dropFor(route, hr.Method, rel) {
 		dropConnection(w)
@@ -377,6 +323,91 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	writeData(w, data)
+}
+
+// apiPath is a request path relative to /api2/json ("/" for the base
+// itself); ok is false for any other path.
+func apiPath(path string) (rel string, ok bool) {
+	if !strings.HasPrefix(path, "/api2/") {
+		return "", false
+	}
+	if path != apiBase && !strings.HasPrefix(path, apiBase+"/") {
+		return "", false
+	}
+	rel = strings.TrimPrefix(path, apiBase)
+	if rel == "" {
+		rel = "/"
+	}
+	return rel, true
+}
+
+// requestParams reads the request's parameters (body or query) and adds
+// the path's: a body is refused on methods other than POST and PUT, an
+// unknown route answers 501 once the body is read, and a parameter given
+// in both the path and the body must agree. An upload is returned for the
+// caller to remove whenever one was read.
+func requestParams(hr *http.Request, isUpload bool, rt *Route, rel string, uriParams map[string]string) (map[string]rawValue, *route.Upload, *APIError) {
+	if hr.ContentLength > 0 || (hr.ContentLength < 0 && len(hr.TransferEncoding) > 0) {
+		if hr.Method != "POST" && hr.Method != "PUT" {
+			return nil, nil, &APIError{Status: 501, Message: fmt.Sprintf("Unexpected content for method '%s'", hr.Method), PlainBody: true}
+		}
+	}
+	raw, upload, perr := extractParams(hr, isUpload)
+	if perr != nil {
+		return nil, nil, perr
+	}
+	delete(raw, "_dc")
+	if rt == nil {
+		return nil, upload, &APIError{Status: 501, Message: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, rel)}
+	}
+	for _, k := range sortedKeys(raw) {
+		if uv, ok := uriParams[k]; ok && (raw[k].kind != vString || raw[k].s != uv) {
+			return nil, upload, asAPIError(ParamErr(k, "duplicate parameter (already defined in URI) with conflicting values!"))
+		}
+	}
+	for k, v := range uriParams {
+		raw[k] = rawValue{s: v}
+	}
+	return raw, upload, nil
+}
+
+// authorize refuses an API token on a route that needs a ticket, then
+// checks the route's permissions with the request's parameters.
+func (s *Server) authorize(rt *Route, auth authInfo, rel string, raw map[string]rawValue) *APIError {
+	if auth.isToken && rt.NoToken {
+		return &APIError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", rel)}
+	}
+	if rt.Unauthenticated {
+		return nil
+	}
+	flat := make(map[string]string, len(raw))
+	for k, v := range raw {
+		flat[k] = v.s
+	}
+	s.mu.Lock()
+	err := s.checkAPI2Permissions(rt.Perm, auth.user, flat)
+	s.mu.Unlock()
+	if err != nil {
+		return asAPIError(err)
+	}
+	return nil
+}
+
+// handle runs the route's handler under the server's lock, after the
+// status daemon's catch-up; a write counts as a change and brings the
+// guests' SSH servers in line.
+func (s *Server) handle(rt *Route, req *Request) (any, error) {
+	s.mu.Lock()
+	s.statdCatchUp()
+	if req.Method != "GET" {
+		s.touch()
+	}
+	data, err := rt.Handler(req)
+	if req.Method != "GET" {
+		s.guestSSHSync()
+	}
+	s.mu.Unlock()
+	return data, err
 }
 
 // Result lets a handler add "total" (or "changes") next to "data".
