@@ -18,11 +18,10 @@ import (
 // token name starting with a letter.
 var tokenIDPattern = regexp.MustCompile(`^[^\s:/@!]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$`)
 
-// validate normalises c and reports every problem; it returns warnings.
+// validate normalises c and reports every problem, section by section in
+// the file's order; it returns warnings.
 func (c *Config) validate(probs *problems) []string {
 	var warnings []string
-
-	// cluster
 	warnings = append(warnings, validateCluster("cluster.", &c.Cluster, probs)...)
 	warnings = append(warnings, c.validateClusters(probs)...)
 	warnings = append(warnings, c.validateNotifications(probs)...)
@@ -36,110 +35,138 @@ func (c *Config) validate(probs *problems) []string {
 			probs.addf("provision.sshKeyFile", "%v", err)
 		}
 	}
-	// source
-	if c.Source.RepoURL != "" {
-		if err := checkRepoURL(c.Source.RepoURL); err != nil {
+	warnings = append(warnings, c.Source.validate(probs)...)
+	c.CLI.validate(probs)
+	c.Reconcile.validate(probs)
+	c.validateServer(probs)
+	warnings = append(warnings, c.Auth.OIDC.validate(probs)...)
+	c.HA.validate(probs)
+	c.Log.validate(probs)
+	return append(warnings, c.Forge.validate(probs, c.Server.PublicURL)...)
+}
+
+// validate checks the source section and fills its defaults (Git user
+// name, cache directory); a token over plain http is a warning.
+func (s *Source) validate(probs *problems) []string {
+	var warnings []string
+	if s.RepoURL != "" {
+		if err := checkRepoURL(s.RepoURL); err != nil {
 			probs.addf("source.repoURL", "%v", err)
-		} else if strings.HasPrefix(strings.ToLower(c.Source.RepoURL), "http://") && c.Source.Token != "" {
+		} else if strings.HasPrefix(strings.ToLower(s.RepoURL), "http://") && s.Token != "" {
 			warnings = append(warnings, "source.repoURL uses plain http: the Git token is sent unencrypted")
 		}
 	}
-	if p, err := CleanSourcePath(c.Source.Path); err != nil {
+	if p, err := CleanSourcePath(s.Path); err != nil {
 		probs.addf("source.path", "%v", err)
 	} else {
-		c.Source.Path = p
+		s.Path = p
 	}
-	if c.Source.Username == "" {
-		c.Source.Username = DefaultGitUsername
+	if s.Username == "" {
+		s.Username = DefaultGitUsername
 	}
-	if c.Source.KnownHostsFile != "" {
-		if _, err := os.Stat(c.Source.KnownHostsFile); err != nil {
+	if s.KnownHostsFile != "" {
+		if _, err := os.Stat(s.KnownHostsFile); err != nil {
 			probs.addf("source.knownHostsFile", "%v", err)
 		}
 	}
-	if c.Source.CacheDir == "" {
-		c.Source.CacheDir = DefaultCacheDir()
+	if s.CacheDir == "" {
+		s.CacheDir = DefaultCacheDir()
 	}
+	return warnings
+}
 
-	// cli
-	if c.CLI.Server != "" {
-		u, err := url.Parse(c.CLI.Server)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			probs.addf("cli.server", "%q is not the daemon's URL: want http(s)://host:port", c.CLI.Server)
-		}
+// validate checks the daemon's URL the command line talks to.
+func (c *CLI) validate(probs *problems) {
+	if c.Server == "" {
+		return
 	}
+	u, err := url.Parse(c.Server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		probs.addf("cli.server", "%q is not the daemon's URL: want http(s)://host:port", c.Server)
+	}
+}
 
-	// reconcile
-	if c.Reconcile.Interval <= 0 {
-		probs.addf("reconcile.interval", "must be greater than zero, got %s", c.Reconcile.Interval)
+// validate checks the reconcile section's intervals and limits.
+func (r *Reconcile) validate(probs *problems) {
+	if r.Interval <= 0 {
+		probs.addf("reconcile.interval", "must be greater than zero, got %s", r.Interval)
 	}
-	if c.Reconcile.Concurrency < 1 {
-		probs.addf("reconcile.concurrency", "must be at least 1, got %d", c.Reconcile.Concurrency)
+	if r.Concurrency < 1 {
+		probs.addf("reconcile.concurrency", "must be at least 1, got %d", r.Concurrency)
 	}
-	if c.Reconcile.DriftCheckInterval < 0 {
-		probs.addf("reconcile.driftCheckInterval", "must be zero (every pass) or more, got %s", c.Reconcile.DriftCheckInterval)
+	if r.DriftCheckInterval < 0 {
+		probs.addf("reconcile.driftCheckInterval", "must be zero (every pass) or more, got %s", r.DriftCheckInterval)
 	}
-	if c.Reconcile.HistoryPerResource < 1 {
-		probs.addf("reconcile.historyPerResource", "must be at least 1, got %d", c.Reconcile.HistoryPerResource)
+	if r.HistoryPerResource < 1 {
+		probs.addf("reconcile.historyPerResource", "must be at least 1, got %d", r.HistoryPerResource)
 	}
-	if c.Reconcile.HistoryTotal < 1 {
-		probs.addf("reconcile.historyTotal", "must be at least 1, got %d", c.Reconcile.HistoryTotal)
+	if r.HistoryTotal < 1 {
+		probs.addf("reconcile.historyTotal", "must be at least 1, got %d", r.HistoryTotal)
 	}
+}
 
-	// server
-	if _, port, err := net.SplitHostPort(c.Server.Addr); err != nil {
-		probs.addf("server.addr", "%q is not host:port (e.g. :8080 or 127.0.0.1:8080)", c.Server.Addr)
+// validateServer checks the server section: the listen address, one
+// database (PostgreSQL or SQLite; PostgreSQL clears SQLite's default
+// path) and the TLS files, both or neither.
+func (c *Config) validateServer(probs *problems) {
+	s := &c.Server
+	if _, port, err := net.SplitHostPort(s.Addr); err != nil {
+		probs.addf("server.addr", "%q is not host:port (e.g. :8080 or 127.0.0.1:8080)", s.Addr)
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		probs.addf("server.addr", "port %q of %q is not a number from 0 to 65535", port, c.Server.Addr)
+		probs.addf("server.addr", "port %q of %q is not a number from 0 to 65535", port, s.Addr)
 	}
 	switch {
-	case c.Server.Database != "":
-		if err := CheckDatabaseURL(c.Server.Database); err != nil {
+	case s.Database != "":
+		if err := CheckDatabaseURL(s.Database); err != nil {
 			probs.addf("server.database", "%v", err)
 		}
 		// databasePath keeps meaning SQLite: only its default gives way.
-		if c.Server.DatabasePath != "" && c.Server.DatabasePath != DefaultDatabasePath && c.Server.DatabasePath != c.defaultDatabasePath {
-			probs.addf("server.database", "server.database (PostgreSQL) and server.databasePath (SQLite, %s) are both set: keep one", c.Server.DatabasePath)
+		if s.DatabasePath != "" && s.DatabasePath != DefaultDatabasePath && s.DatabasePath != c.defaultDatabasePath {
+			probs.addf("server.database", "server.database (PostgreSQL) and server.databasePath (SQLite, %s) are both set: keep one", s.DatabasePath)
 		} else {
-			c.Server.DatabasePath = ""
+			s.DatabasePath = ""
 		}
-	case c.Server.DatabasePath == "":
+	case s.DatabasePath == "":
 		probs.addf("server.databasePath", "must not be empty")
 	}
-	if (c.Server.TLSCertFile == "") != (c.Server.TLSKeyFile == "") {
+	if (s.TLSCertFile == "") != (s.TLSKeyFile == "") {
 		probs.addf("server.tlsCertFile", "tlsCertFile and tlsKeyFile go together: set both or neither")
 	}
-	for _, f := range []struct{ key, file string }{{"server.tlsCertFile", c.Server.TLSCertFile}, {"server.tlsKeyFile", c.Server.TLSKeyFile}} {
+	for _, f := range []struct{ key, file string }{{"server.tlsCertFile", s.TLSCertFile}, {"server.tlsKeyFile", s.TLSKeyFile}} {
 		if f.file != "" {
 			if _, err := os.Stat(f.file); err != nil {
 				probs.addf(f.key, "%v", err)
 			}
 		}
 	}
+}
 
-	warnings = append(warnings, c.Auth.OIDC.validate(probs)...)
-
-	// log
-	if c.HA.FailoverTimeout < time.Second {
-		probs.addf("ha.failoverTimeout", "%s is below 1s", c.HA.FailoverTimeout)
+// validate checks the high-availability section.
+func (h *HA) validate(probs *problems) {
+	if h.FailoverTimeout < time.Second {
+		probs.addf("ha.failoverTimeout", "%s is below 1s", h.FailoverTimeout)
 	}
-	if u := c.HA.AdvertiseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+	if u := h.AdvertiseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		probs.addf("ha.advertiseURL", "%q is not an http:// or https:// URL", u)
 	}
-	c.Log.Format = strings.ToLower(c.Log.Format)
-	if c.Log.Format != "text" && c.Log.Format != "json" {
-		probs.addf("log.format", "%q is not text or json", c.Log.Format)
+}
+
+// validate lower-cases the log format and level (warning reads as warn)
+// and checks them.
+func (l *Log) validate(probs *problems) {
+	l.Format = strings.ToLower(l.Format)
+	if l.Format != "text" && l.Format != "json" {
+		probs.addf("log.format", "%q is not text or json", l.Format)
 	}
-	c.Log.Level = strings.ToLower(c.Log.Level)
-	if c.Log.Level == "warning" {
-		c.Log.Level = "warn"
+	l.Level = strings.ToLower(l.Level)
+	if l.Level == "warning" {
+		l.Level = "warn"
 	}
-	switch c.Log.Level {
+	switch l.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		probs.addf("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+		probs.addf("log.level", "%q is not debug, info, warn or error", l.Level)
 	}
-	return append(warnings, c.Forge.validate(probs, c.Server.PublicURL)...)
 }
 
 // validate normalises and checks the forge section: nothing is needed
