@@ -160,7 +160,13 @@ func sessionFor(ctx context.Context, cfg *config.Config, res *source.Result, sub
 		}
 		prune, held = false, "the repository has no manifests"+at+"; nothing is pruned from an empty load"
 	}
-	eng := engine.New(client, engine.Options{Prune: prune, PruneHeld: held, Concurrency: cfg.Reconcile.Concurrency, Provisioner: prov})
+	opts := engine.Options{Prune: prune, PruneHeld: held, Concurrency: cfg.Reconcile.Concurrency, Provisioner: prov}
+	if len(set.OfKind(manifest.KindStorage)) > 0 {
+		// Storages are proxmops' by the daemon's records (Proxmox keeps no
+		// comment on them): plan and apply read and write the same ones.
+		opts.Records = db
+	}
+	eng := engine.New(client, opts)
 	return &session{cfg: cfg, engine: eng, client: client, desired: engine.DesiredFromSet(set, nil),
 		revision: res.Commit.Hash, db: db}, nil
 }

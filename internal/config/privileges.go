@@ -31,7 +31,7 @@ var RequiredPrivileges = []Privilege{
 	{"Datastore.Audit", "list storages and their content"},
 	{"Datastore.AllocateSpace", "allocate disk space for guests"},
 	{"Datastore.AllocateTemplate", "download and upload ISOs, cloud images and container templates"},
-	{"Datastore.Allocate", "delete ISOs and templates that proxmops downloaded (prune); write backup jobs' backups to a storage (kind: BackupJob)"},
+	{"Datastore.Allocate", "delete ISOs and templates that proxmops downloaded (prune); write backup jobs' backups to a storage (kind: BackupJob); create, change and remove storage definitions (on /storage)"},
 	{"Sys.Audit", "read nodes, tasks, cluster and HA status"},
 	{"Sys.Modify", "node network interfaces (on /nodes/NODE), privileged containers, VM startup order and backup jobs (on /)"},
 	{"Sys.AccessNetwork", "let Proxmox VE download from a URL (download-url, on /nodes/NODE)"},

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -62,6 +64,34 @@ type collection struct {
 	// (Proxmox's schema: Sys.Audit and Sys.Modify on / for the firewall).
 	privPath    string
 	read, write string
+
+	// What a kind whose items carry no comment (storage definitions)
+	// needs instead. owner, when set, proves ownership in place of the
+	// mark (comment is then nil). patch, when set, replaces update: the
+	// request that makes the item what the changes ask. fixed lists the
+	// changes Proxmox refuses on update (fields fixed at creation): a
+	// replacement, removal then creation, when replace allows it, refused
+	// otherwise. guard reads why an owned item must stay ("" when it may
+	// go), asked before a prune. secrets are the changes shown for what a
+	// creation or adoption sends and Proxmox never returns (a password):
+	// named, never with their value.
+	owner   *collOwner
+	patch   func(name string, s Spec, changes []vocab.Change, digest string) collReq
+	fixed   func(s Spec, it collItem) []vocab.Change
+	replace func(s Spec) bool
+	guard   func(ctx context.Context, pc *planContext, it collItem) string
+	secrets func(s Spec) []vocab.Change
+}
+
+// collOwner proves and records the ownership of a collection's items that
+// carry no comment: the record is kept in Records (proxmops' store) when
+// proxmops creates or adopts an item, and forgotten when it removes it.
+type collOwner struct {
+	// what says where the proof is, for reasons.
+	what   string
+	owned  func(ctx context.Context, rec Records, it collItem) (bool, error)
+	record func(ctx context.Context, rec Records, s Spec) error
+	forget func(ctx context.Context, rec Records, name string) error
 }
 
 // collField is one managed field: the Proxmox key, the manifest path and
@@ -169,6 +199,8 @@ type collectionReconciler struct {
 	err      error
 	entries  map[string][]collItem // by the item's name as listed
 	entryErr map[string]error
+	owned    map[string]bool   // by the item's key as listed, with an owner
+	kept     map[string]string // why an owned undeclared item stays (guard)
 }
 
 func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
@@ -184,6 +216,10 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 		}
 		for _, m := range list {
 			r.items = append(r.items, stringValues(m))
+		}
+		if err := r.readOwners(ctx, pc, specs); err != nil {
+			r.err = err
+			return nil
 		}
 		if r.row.entries == nil {
 			return nil
@@ -214,6 +250,43 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 		}
 		return nil
 	})
+}
+
+// readOwners reads the ownership records of the listed items (a row with
+// an owner) and, for the owned ones prune would remove, why they must
+// stay (a row with a guard).
+func (r *collectionReconciler) readOwners(ctx context.Context, pc *planContext, specs []Spec) error {
+	declared := map[string]bool{}
+	for _, s := range specs {
+		declared[r.norm(r.row.itemKey(s.meta().Name))] = true
+	}
+	r.owned, r.kept = map[string]bool{}, map[string]string{}
+	for _, it := range r.items {
+		key := it[r.row.key]
+		owned := false
+		if r.row.owner != nil {
+			var err error
+			if owned, err = r.row.owner.owned(ctx, pc.e.records, it); err != nil {
+				return fmt.Errorf("reading the ownership record of %s %s: %w", r.row.noun, key, err)
+			}
+			r.owned[key] = owned
+		} else {
+			owned, _ = ParseOwned(it["comment"])
+		}
+		if owned && !declared[r.norm(key)] && pc.e.opts.Prune && r.row.guard != nil {
+			r.kept[key] = r.row.guard(ctx, pc, it)
+		}
+	}
+	return nil
+}
+
+// ownership says whether proxmops owns a listed item, and the item's
+// comment without the mark.
+func (r *collectionReconciler) ownership(it collItem) (bool, string) {
+	if r.row.owner != nil {
+		return r.owned[it[r.row.key]], ""
+	}
+	return ParseOwned(it["comment"])
 }
 
 // find returns the listed item of a name.
@@ -267,7 +340,14 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		}
 		s = rs
 	}
-	want := row.comment(s)
+	want := ""
+	if row.comment != nil {
+		want = row.comment(s)
+	}
+	if s.meta().Invalid != "" {
+		a.Status, a.Reason = vocab.StatusFailed, s.meta().Invalid
+		return a
+	}
 	it := r.find(row.itemKey(s.meta().Name))
 	if it == nil {
 		if old := r.adoptable(pc, s); old != nil {
@@ -276,13 +356,22 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		return r.planCreate(a, s, want)
 	}
 	name := it[row.key]
-	owned, comment := ParseOwned(it["comment"])
+	owned, comment := r.ownership(it)
 	a.Owned = owned
 	a.Observed = map[string]any{row.noun: map[string]string(it)}
 	adopt := !owned && pc.adoptRequested(*s.meta())
 	a.Adopt = adopt
 	if !owned && !adopt {
-		return a.conflict(fmt.Sprintf("%s %s exists but proxmops does not own it (no %q in its comment): left untouched; annotate the manifest proxmops.dev/adopt: \"true\" to take it over", row.noun, name, OwnerMark))
+		proof := fmt.Sprintf("no %q in its comment", OwnerMark)
+		if row.owner != nil {
+			proof = row.owner.what
+		}
+		return a.conflict(fmt.Sprintf("%s %s exists but proxmops does not own it (%s): left untouched; annotate the manifest proxmops.dev/adopt: \"true\" to take it over", row.noun, name, proof))
+	}
+	if row.fixed != nil {
+		if fc := row.fixed(s, it); len(fc) > 0 {
+			return r.planFixedChange(a, s, it, fc)
+		}
 	}
 	var changes []vocab.Change
 	for _, f := range row.fields(s) {
@@ -294,13 +383,21 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 			changes = append(changes, vocab.Change{Field: f.key, Path: f.path, From: it[f.key], To: f.want})
 		}
 	}
-	if comment != want {
+	if row.comment != nil && comment != want {
 		changes = append(changes, vocab.Change{Field: "comment", Path: "spec.comment", From: comment, To: want})
 	}
-	if adopt {
+	fieldChanges := slices.Clone(changes)
+	if adopt && row.owner == nil {
 		changes = append(changes, vocab.Change{Field: OwnershipField, Path: "spec.comment", From: it["comment"], To: markOwned(want)})
 	}
-	itemChanged := len(changes) > 0
+	if adopt && row.owner != nil {
+		changes = append(changes, vocab.Change{Field: OwnershipField, Path: "metadata.annotations", To: "recorded in proxmops' store"})
+		if row.secrets != nil {
+			fieldChanges = append(fieldChanges, row.secrets(s)...)
+			changes = append(changes, row.secrets(s)...)
+		}
+	}
+	itemChanged := len(fieldChanges) > 0 || (adopt && row.owner == nil)
 	var ops []collReq
 	if row.entries != nil {
 		if err := r.entryErr[name]; err != nil {
@@ -321,13 +418,92 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		fields = append(fields, c.Field)
 	}
 	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
-	if adopt {
+	switch {
+	case adopt && row.owner != nil:
+		a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: records it in proxmops' store; %s", row.noun, name, a.Reason)
+	case adopt:
 		a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: marks its comment %q; %s", row.noun, name, OwnerMark, a.Reason)
 	}
 	if itemChanged {
-		ops = append([]collReq{row.update(name, s, markOwned(want), it)}, ops...)
+		op := collReq{}
+		if row.patch != nil {
+			op = row.patch(name, s, fieldChanges, it["digest"])
+		} else {
+			op = row.update(name, s, markOwned(want), it)
+		}
+		ops = append([]collReq{op}, ops...)
 	}
-	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), ops) }
+	a.run = r.runAndRecord(a.Key(), ops, s, adopt)
+	return a
+}
+
+// runAndRecord sends ops, then records the item as proxmops' when record
+// is set and the row keeps ownership records.
+func (r *collectionReconciler) runAndRecord(key string, ops []collReq, s Spec, record bool) func(context.Context, *execCtx) error {
+	return func(ctx context.Context, x *execCtx) error {
+		if err := runOps(ctx, x, key, ops); err != nil {
+			return err
+		}
+		if record && r.row.owner != nil {
+			if err := r.row.owner.record(ctx, x.e.records, s); err != nil {
+				return fmt.Errorf("recording %s %s as proxmops': %w", r.row.noun, s.meta().Name, err)
+			}
+		}
+		return nil
+	}
+}
+
+// runCreating sends the requests that make an item, recording it as
+// proxmops' first when the row keeps ownership records: a creation whose
+// answer was lost (it may have happened) leaves the item proxmops', not a
+// Conflict of its own making. A refusal Proxmox answered (nothing made)
+// forgets the record again.
+func (r *collectionReconciler) runCreating(key string, ops []collReq, s Spec) func(context.Context, *execCtx) error {
+	if r.row.owner == nil {
+		return r.runAndRecord(key, ops, s, false)
+	}
+	return func(ctx context.Context, x *execCtx) error {
+		if err := r.row.owner.record(ctx, x.e.records, s); err != nil {
+			return fmt.Errorf("recording %s %s as proxmops': %w", r.row.noun, s.meta().Name, err)
+		}
+		err := runOps(ctx, x, key, ops)
+		var apiErr *pve.APIError
+		var paramErr *pve.ParamError
+		var permErr *pve.PermissionError
+		if errors.As(err, &apiErr) || errors.As(err, &paramErr) || errors.As(err, &permErr) {
+			if ferr := r.row.owner.forget(ctx, x.e.records, s.meta().Name); ferr != nil {
+				return fmt.Errorf("%w (and forgetting the record: %v)", err, ferr)
+			}
+		}
+		return err
+	}
+}
+
+// planFixedChange plans a change of fields fixed at creation: refused
+// unless the manifest allows the replacement, then the item is removed
+// and made again with what the manifest declares.
+func (r *collectionReconciler) planFixedChange(a *Action, s Spec, it collItem, fixed []vocab.Change) *Action {
+	row := r.row
+	name := it[row.key]
+	fields := make([]string, 0, len(fixed))
+	for _, c := range fixed {
+		fields = append(fields, c.Field)
+	}
+	a.Changes = fixed
+	if row.replace == nil || !row.replace(s) {
+		a.Action = vocab.ActionUpdate
+		a.refuse(fmt.Sprintf("%s of %s %s differ from the manifest, and Proxmox fixes them at creation: changing them replaces the %s (its definition removed and made again; what is on the old one is not moved); annotate the manifest %s: \"true\" to allow it",
+			strings.Join(fields, ", "), row.noun, name, row.noun, manifest.AnnotationReplace))
+		return a
+	}
+	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
+	a.Reason = fmt.Sprintf("%s of %s %s are fixed at creation: replacing it (annotation %s; what is on the old one is not moved)", strings.Join(fields, ", "), row.noun, name, manifest.AnnotationReplace)
+	if row.secrets != nil {
+		a.Changes = append(a.Changes, row.secrets(s)...)
+	}
+	// Recorded after: the record names the new fixed fields, and the old
+	// item stays proxmops' should its removal fail.
+	a.run = r.runAndRecord(a.Key(), []collReq{row.remove(name), row.create(s, "")}, s, true)
 	return a
 }
 
@@ -341,7 +517,7 @@ func (r *collectionReconciler) adoptable(pc *planContext, s Spec) collItem {
 	if old == nil {
 		return nil
 	}
-	if owned, _ := ParseOwned(old["comment"]); owned {
+	if owned, _ := r.ownership(old); owned {
 		return nil
 	}
 	return old
@@ -389,12 +565,19 @@ func (r *collectionReconciler) planCreate(a *Action, s Spec, want string) *Actio
 	if want != "" {
 		a.Changes = append(a.Changes, vocab.Change{Field: "comment", Path: "spec.comment", To: want})
 	}
-	ops := []collReq{row.create(s, markOwned(want))}
+	if row.secrets != nil {
+		a.Changes = append(a.Changes, row.secrets(s)...)
+	}
+	marked := ""
+	if row.comment != nil {
+		marked = markOwned(want)
+	}
+	ops := []collReq{row.create(s, marked)}
 	if row.entries != nil {
 		ec, add := r.entryDiff(s, s.meta().Name, nil)
 		a.Changes, ops = append(a.Changes, ec...), append(ops, add...)
 	}
-	a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), ops) }
+	a.run = r.runCreating(a.Key(), ops, s)
 	return a
 }
 
@@ -475,16 +658,24 @@ func (r *collectionReconciler) prune(pc *planContext, declared map[string]bool) 
 	var out []*Action
 	for _, it := range r.items {
 		key := it[r.row.key]
-		owned, _ := ParseOwned(it["comment"])
+		owned, _ := r.ownership(it)
 		name, ours := r.row.declaredName(key)
 		if !owned || !ours || declared[r.norm(key)] {
 			continue
 		}
 		a := orphan(r.row.kind, r.norm(name), "", 0, map[string]any{r.row.noun: map[string]string(it)})
 		out = append(out, a)
-		if decidePrune(pc, a, ownedWhy(fmt.Sprintf("%s %s is owned by proxmops", r.row.noun, key)), "", vocab.Change{Field: r.row.key, From: key}) {
+		if decidePrune(pc, a, ownedWhy(fmt.Sprintf("%s %s is owned by proxmops", r.row.noun, key)), r.kept[key], vocab.Change{Field: r.row.key, From: key}) {
 			op := r.row.remove(key)
-			a.run = func(ctx context.Context, x *execCtx) error { return runOps(ctx, x, a.Key(), []collReq{op}) }
+			a.run = func(ctx context.Context, x *execCtx) error {
+				if err := runOps(ctx, x, a.Key(), []collReq{op}); err != nil {
+					return err
+				}
+				if r.row.owner != nil {
+					return r.row.owner.forget(ctx, x.e.records, key)
+				}
+				return nil
+			}
 		}
 	}
 	return out
@@ -515,7 +706,7 @@ func collectionRow(c *collection, desired func(manifest.Resource, SecretReader) 
 const OwnershipField = "comment (ownership)"
 
 // collections is the table: one row per cluster-wide collection.
-var collections = []*collection{firewallAliases, firewallIPSets, backupJobs}
+var collections = []*collection{firewallAliases, firewallIPSets, backupJobs, storages}
 
 // CollectionItem is one item of a collection as Proxmox lists it, for
 // export: its name, whether proxmops owns it, its comment without the
@@ -558,6 +749,13 @@ func (e *Engine) ReadCollection(ctx context.Context, kind string) ([]CollectionI
 	for _, m := range list {
 		it := stringValues(m)
 		owned, comment := ParseOwned(it["comment"])
+		if row.owner != nil {
+			var err error
+			if owned, err = row.owner.owned(ctx, e.records, it); err != nil {
+				return nil, fmt.Errorf("reading the ownership record of %s %s: %w", row.noun, it[row.key], err)
+			}
+			comment = ""
+		}
 		ci := CollectionItem{Name: it[row.key], Owned: owned, Comment: comment, Values: it}
 		if name, ours := row.declaredName(ci.Name); ours {
 			ci.Name = name

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -44,11 +45,17 @@ func (e *Engine) Delete(ctx context.Context, d *Desired, kind, name string, prog
 	if err != nil {
 		return nil, err
 	}
-	var found *Action
+	var found, refused *Action
 	for _, a := range p.Actions {
-		if a.Kind == kind && a.Action == vocab.ActionDelete && target.match(a) {
+		switch {
+		case a.Kind == kind && a.Action == vocab.ActionDelete && target.match(a):
 			found = a
+		case a.Kind == kind && a.Owned && a.failedPlanning() && target.match(a):
+			refused = a // an owned one a guard keeps (a storage holding volumes)
 		}
+	}
+	if found == nil && refused != nil {
+		return nil, fmt.Errorf("%s/%s: %s: %w", kind, name, refused.Reason, api.ErrConflict)
 	}
 	if found == nil {
 		if target.vmid > 0 {

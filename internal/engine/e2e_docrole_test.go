@@ -30,12 +30,14 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 	e.write("cts/legacy.yaml", strings.Replace(privilegedCT, "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", "debian-12-standard", 1))
 	e.write("templates/debian-12-tpl.yaml", seedTemplate)
 	e.write("pools/prod.yaml", example(t, "pools/prod.yaml"))
+	e.write("storage/nas-iso.yaml", example(t, "storage/nas-iso.yaml"))
 	e.write("vms/app-02.yaml", seedClone)
 	e.write("vms/web01.yaml", seedUserData)
 	app01 := seedVMImage + "  startup: { order: 2 }\n  snapshots:\n    beforeChange: true\n  pool: prod\n"
 	e.write("vms/app-01.yaml", app01)
 	e.write("backup/nightly.yaml", example(t, "backup/nightly.yaml"))
-	eng := e.engine(engine.Options{Concurrency: 4})
+	rec := storageRecords(t) // the ownership records of storages, shared by the engines
+	eng := e.engine(engine.Options{Concurrency: 4, Records: rec})
 	p := e.plan(eng)
 	created := map[string]bool{}
 	for _, a := range p.Actions {
@@ -44,7 +46,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 		}
 	}
 	for _, k := range []string{engine.KindFirewallAlias, engine.KindFirewallIPSet, engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
-		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer, engine.KindBackupJob} {
+		engine.KindPool, engine.KindStorage, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer, engine.KindBackupJob} {
 		if !created[k] {
 			t.Fatalf("the plan creates no %s:\n%s", k, planText(p))
 		}
@@ -64,11 +66,11 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 
 	// Prune removes everything again, downloads included.
 	for _, f := range []string{"sdn/zones.yaml", "sdn/vnets.yaml", "net/vmbr7.yaml", "isos/debian-12.yaml", "cts/debian-12-standard.yaml",
-		"cts/dns-01.yaml", "cts/legacy.yaml", "pools/prod.yaml", "templates/debian-12-tpl.yaml", "vms/app-02.yaml", "vms/web01.yaml", "vms/app-01.yaml", "backup/nightly.yaml"} {
+		"cts/dns-01.yaml", "cts/legacy.yaml", "pools/prod.yaml", "storage/nas-iso.yaml", "templates/debian-12-tpl.yaml", "vms/app-02.yaml", "vms/web01.yaml", "vms/app-01.yaml", "backup/nightly.yaml"} {
 		e.remove(f)
 	}
 	e.write("keep.yaml", isoManifest) // prune never runs on an empty load
-	pruner := e.engine(engine.Options{Concurrency: 4, Prune: true})
+	pruner := e.engine(engine.Options{Concurrency: 4, Prune: true, Records: rec})
 	rep := e.converge(pruner)
 	deleted := map[string]int{}
 	for _, r := range rep.Results {
@@ -77,7 +79,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 		}
 	}
 	for _, k := range []string{engine.KindSdnZone, engine.KindSdnVnet, engine.KindNetwork, engine.KindIso, engine.KindContainerTemplate,
-		engine.KindPool, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer, engine.KindBackupJob} {
+		engine.KindPool, engine.KindStorage, engine.KindTemplate, engine.KindVirtualMachine, engine.KindContainer, engine.KindBackupJob} {
 		if deleted[k] == 0 {
 			t.Errorf("prune deleted no %s: %v", k, deleted)
 		}

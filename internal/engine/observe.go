@@ -90,6 +90,9 @@ type StorageRef struct {
 	Shared  bool
 	Type    string
 	Status  string
+	// pending: a declared storage no node lists yet, shown as this plan
+	// will make it, empty (markPendingStorages).
+	pending bool
 }
 
 // Accepts reports whether the storage takes a content type.
@@ -325,7 +328,7 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
 	for _, k := range keys {
 		ref := snap.Storage(k[0], k[1])
-		if ref == nil || listed[storageKey(ref)] {
+		if ref == nil || ref.pending || listed[storageKey(ref)] {
 			continue
 		}
 		key := storageKey(ref)

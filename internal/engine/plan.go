@@ -387,6 +387,7 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 	recs := reconcilers()
 	snap, err := e.observe(ctx, cr, func(snap *Observation) *scope {
 		pc.snap = snap
+		markPendingStorages(pc)
 		sc := newScope()
 		for _, g := range snap.Guests {
 			if g.Owned {
@@ -418,6 +419,7 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 	for _, r := range recs {
 		p.Actions = append(p.Actions, r.plan(pc)...)
 	}
+	dependOnStorages(p, d)
 	checkNodes(p, snap)
 	e.holdForPowerTasks(ctx, p)
 	planSnapshots(pc, p)

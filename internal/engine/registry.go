@@ -65,6 +65,7 @@ type deletion struct {
 var kinds = []kindRow{
 	collectionRow(firewallAliases, fromManifest(firewallAliasFromManifest)),
 	collectionRow(firewallIPSets, fromManifest(firewallIPSetFromManifest)),
+	collectionRow(storages, fromManifest(storageFromManifest)),
 	{kind: KindSdnZone, desired: fromManifest(zoneFromManifest), reconciler: func() reconciler { return sdnReconciler{} },
 		needs: sdnNeeds},
 	{kind: KindSdnVnet, desired: fromManifest(vnetFromManifest), needs: sdnNeeds},

@@ -260,7 +260,7 @@ func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error
 		default:
 			out = append(out, fmt.Sprintf("%s/%s: %s: %s", a.Kind, a.Name, a.Action, a.Reason))
 			for _, c := range a.Changes {
-				if (c.Field != "tags" && c.Field != engine.OwnershipField) || !a.Adopt {
+				if (c.Field != "tags" && c.Field != engine.OwnershipField && !engine.SecretChange(c)) || !a.Adopt {
 					out = append(out, fmt.Sprintf("  %s: %s -> %s", c.Label(), c.From, c.To))
 				}
 			}
@@ -273,7 +273,7 @@ func (r *Result) Check(ctx context.Context, client *pve.Client) ([]string, error
 // firewall object's comment).
 func onlyTags(cs []vocab.Change) bool {
 	for _, c := range cs {
-		if c.Field != "tags" && c.Field != engine.OwnershipField {
+		if c.Field != "tags" && c.Field != engine.OwnershipField && !engine.SecretChange(c) {
 			return false
 		}
 	}

@@ -35,7 +35,17 @@ func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest
 				continue
 			}
 			name := strings.ToLower(it.Name)
-			if !manifest.ValidFirewallName(name) {
+			if k == manifest.KindStorage {
+				name = it.Name
+				if !manifest.ValidStorageName(name) {
+					refused = append(refused, fmt.Sprintf("%s %s: not a manifest name (lower-case letters, digits and '-', starting with a letter)", k, it.Name))
+					continue
+				}
+				if _, ok := manifest.StorageTypeFields[it.Values["type"]]; !ok {
+					refused = append(refused, fmt.Sprintf("%s %s: type %s is not one a Storage manifest declares (dir, nfs, cifs, pbs, lvmthin, zfspool)", k, it.Name, it.Values["type"]))
+					continue
+				}
+			} else if !manifest.ValidFirewallName(name) {
 				refused = append(refused, fmt.Sprintf("%s %s: not a manifest name (lower-case letters, digits and '-', starting with a letter)", k, it.Name))
 				continue
 			}
@@ -45,8 +55,16 @@ func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest
 				m.Annotations = map[string]string{manifest.AnnotationAdopt: "true"}
 				notes = append(notes, "proxmops did not make this object: the first sync adopts it (marks its comment "+engine.OwnerMark+")")
 			}
-			ex := Exported{Dir: "firewall", Notes: notes}
+			ex := Exported{Dir: k.Info().Folder, Notes: notes}
 			switch k {
+			case manifest.KindStorage:
+				if !it.Owned {
+					ex.Notes = []string{"proxmops has no record of this storage: the first sync adopts it (records it in proxmops' store)"}
+				}
+				s, more := storageSpec(name, it.Values)
+				ex.Notes = append(ex.Notes, more...)
+				ex.File = name + ".yaml"
+				ex.Resource = &manifest.Storage{Object: manifest.Object{Metadata: m}, Spec: s}
 			case manifest.KindFirewallAlias:
 				ex.File = "alias-" + name + ".yaml"
 				ex.Resource = &manifest.FirewallAlias{Object: manifest.Object{Metadata: m},

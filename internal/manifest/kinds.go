@@ -121,6 +121,8 @@ var kindTable = []KindInfo{
 		Doc: "A cluster firewall alias (/cluster/firewall/aliases).", spec: reflect.TypeFor[FirewallAliasSpec]()},
 	{Kind: KindFirewallIPSet, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
 		Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", spec: reflect.TypeFor[FirewallIPSetSpec]()},
+	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Name: storageName, Relation: RelationUses, Folder: "storage", Aliases: []string{"storage", "storages"},
+		Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", spec: reflect.TypeFor[StorageSpec]()},
 	{Kind: KindSdnZone, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
 		Doc: "A Proxmox SDN zone.", spec: reflect.TypeFor[SdnZoneSpec]()},
 	{Kind: KindSdnVnet, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationUses, Folder: "sdn", Aliases: []string{"sdn"},

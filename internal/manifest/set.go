@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -111,6 +112,9 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 			}
 			s.checkRef(r, ref, target, fail)
 		}
+		// A storage only on the cluster is no reference (a guest's disk
+		// names one anyway); only a declared Storage gives an edge.
+		o.Refs = slices.DeleteFunc(o.Refs, func(ref Ref) bool { return ref.Kind == KindStorage && ref.External })
 	}
 	s.checkDependencyCycles(fail)
 	return s, errs

@@ -26,6 +26,7 @@ const (
 	KindFirewallIPSet     Kind = "FirewallIPSet"
 	KindPool              Kind = "Pool"
 	KindBackupJob         Kind = "BackupJob"
+	KindStorage           Kind = "Storage"
 )
 
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.

@@ -73,7 +73,10 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 		checkFirewallIPSet(v, c)
 	case *BackupJob:
 		checkBackupJob(v, c)
+	case *Storage:
+		checkStorage(v, c)
 	}
+	addStorageRefs(r)
 	_ = decodeFailed
 	_ = o
 }
@@ -135,8 +138,17 @@ func checkMetadata(r Resource, c *checker) {
 			}
 			continue
 		}
+		if k == AnnotationReplace {
+			if v != "true" && v != "false" {
+				c.errorf(p, "%q is not one of true, false", v)
+			}
+			if r.Kind() != KindStorage {
+				c.errorf(p, "replacement applies to storages (a change of a field fixed at creation), not %s", r.Kind())
+			}
+			continue
+		}
 		if strings.HasPrefix(k, "proxmops.dev/") {
-			c.errorf(p, "unknown annotation %q%s", k, didYouMean(k, []string{AnnotationSync, AnnotationAdopt}))
+			c.errorf(p, "unknown annotation %q%s", k, didYouMean(k, []string{AnnotationSync, AnnotationAdopt, AnnotationReplace}))
 		}
 	}
 }

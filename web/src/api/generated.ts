@@ -26,7 +26,7 @@ export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'faile
 export type Hold = 'creation-only' | 'grown since adoption';
 
 // Kind names a manifest kind; the kinds in the order dependencies usually flow.
-export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob'] as const;
+export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'Storage', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob'] as const;
 export type Kind = (typeof KINDS)[number];
 
 // NodeRule says where a kind's target node comes from.
@@ -788,6 +788,7 @@ export interface NameRule {
 export const KIND_INFO: Record<Kind, KindInfo> = {
   FirewallAlias: {"kind":"FirewallAlias","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["alias","aliases","firewallaliases","firewall"],"doc":"A cluster firewall alias (/cluster/firewall/aliases).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
   FirewallIPSet: {"kind":"FirewallIPSet","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"firewall","aliases":["ipset","ipsets","firewallipsets","firewall"],"doc":"A cluster firewall IP set with its entries (/cluster/firewall/ipset).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
+  Storage: {"kind":"Storage","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"storage","aliases":["storage","storages"],"doc":"A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.","tagless":true,"adoptable":true,"name":{"pattern":"^[a-z]"}},
   SdnZone: {"kind":"SdnZone","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"inZone","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN zone.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
   SdnVnet: {"kind":"SdnVnet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN vnet with its subnets.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
   Network: {"kind":"Network","guest":false,"snapshots":false,"reaches":false,"node":"required","relation":"uses","folder":"networks","aliases":["networks"],"doc":"A bridge, bond or VLAN interface on a node."},

@@ -127,10 +127,11 @@ function ipconfig(v: string): string {
 }
 
 // listSep joins a manifest list the way the engine writes it to Proxmox
-// (engine/network.go bridge_ports "eno1 eno2", engine/kinds.go zone "peers" a,b).
+// (engine/network.go bridge_ports "eno1 eno2", engine/kinds.go zone "peers" a,b,
+// engine/storage.go content and nodes a,b).
 function listSep(kind: string): string {
   if (kind === 'Network') return ' ';
-  if (kind === 'SdnZone') return ',';
+  if (kind === 'SdnZone' || kind === 'Storage') return ',';
   return ', ';
 }
 

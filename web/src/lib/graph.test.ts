@@ -368,6 +368,7 @@ describe('dependency edges', () => {
     expect(dependencyLabel({ kind: 'Network', name: 'pve3-vmbr1' }, { kind: 'Network', name: 'pve3-bond0', relation: 'uses' })).toBe(
       'pve3-vmbr1 uses interface pve3-bond0',
     );
+    expect(dependencyLabel({ kind: 'Iso', name: 'debian-12' }, { kind: 'Storage', name: 'nas-iso', relation: 'uses' })).toBe('debian-12 uses storage nas-iso');
   });
 
   test('the signature changes with the dependencies only, not with statuses', () => {

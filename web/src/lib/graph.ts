@@ -370,6 +370,7 @@ const KIND_WORD: Record<string, string> = {
   SdnZone: 'zone',
   Network: 'bridge',
   Pool: 'pool',
+  Storage: 'storage',
 };
 
 // targetWords names what a dependency points at, as its relation reads it:
