@@ -369,3 +369,20 @@ func TestStorageWithAnUnreadablePasswordFails(t *testing.T) {
 		t.Fatalf("POST /storage sent %d times", n)
 	}
 }
+
+// A backup job writing to a storage declared in the same commit waits for
+// the storage's creation, and both converge in one pass.
+func TestBackupJobOnANewlyDeclaredStorageConvergesInOnePass(t *testing.T) {
+	e := newEnv(t)
+	rec := storageRecords(t)
+	e.write("storage/backups.yaml", strings.NewReplacer("name: scratch", "name: backups", "/srv/scratch", "/srv/backups", "[images, iso]", "[backup]").Replace(scratchYAML))
+	e.write("backup/nightly.yaml", "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata:\n  name: nightly\nspec:\n  schedule: \"02:30\"\n  storage: backups\n  all: true\n")
+	eng := e.engine(engine.Options{Records: rec})
+	p := e.plan(eng)
+	job := p.Find(engine.KindBackupJob, "nightly")
+	if job.Action != vocab.ActionCreate || !strings.Contains(strings.Join(job.DependsOn, " "), "Storage/backups") {
+		t.Fatalf("the job planned %s %s (%s), depends on %v", job.Action, job.Status, job.Reason, job.DependsOn)
+	}
+	e.converge(eng)
+	e.assertInSync(e.engine(engine.Options{Records: rec}))
+}

@@ -166,8 +166,8 @@ func takes(req, opt []string) string {
 }
 
 // addStorageRefs records the storages r's spec puts something on (an
-// ISO's or a template's storage, a guest's disks, its imported image,
-// a container's root and mount points): a declared Storage is created
+// ISO's or a template's storage, a backup job's, a guest's disks, its
+// imported image, a container's root and mount points): a declared Storage is created
 // first, and the graph links it to what lives on it; one only on the
 // cluster is an external reference, as before.
 func addStorageRefs(r Resource) {
@@ -188,6 +188,8 @@ func addStorageRefs(r Resource) {
 	case *Iso:
 		add(v.Spec.Storage, "spec.storage")
 	case *ContainerTemplate:
+		add(v.Spec.Storage, "spec.storage")
+	case *BackupJob:
 		add(v.Spec.Storage, "spec.storage")
 	case *VirtualMachine:
 		disks(v.Spec.Disks, v.Spec.Image)

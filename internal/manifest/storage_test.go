@@ -56,6 +56,7 @@ func TestStorageDependencies(t *testing.T) {
 		"s.yaml":   "apiVersion: proxmops.dev/v1\nkind: Storage\nmetadata: {name: nas}\nspec: {type: nfs, server: a, export: /e, content: [iso, images]}\n",
 		"iso.yaml": "apiVersion: proxmops.dev/v1\nkind: Iso\nmetadata: {name: d, node: pve1}\nspec: {source: \"https://x/d.iso\", storage: nas}\n",
 		"vm.yaml":  vmHead + "  vmid: 100\n  disks:\n    - { storage: nas, size: 4G }\n    - { storage: local-lvm, size: 4G }\n",
+		"job.yaml": "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata: {name: nightly}\nspec: {schedule: \"02:30\", storage: nas, all: true}\n",
 	})
 	for _, c := range []struct {
 		kind       Kind
@@ -63,6 +64,7 @@ func TestStorageDependencies(t *testing.T) {
 	}{
 		{KindIso, "d", "Storage/nas uses spec.storage"},
 		{KindVirtualMachine, "vm-a", "Storage/nas uses spec.disks[0].storage"},
+		{KindBackupJob, "nightly", "Storage/nas uses spec.storage"},
 	} {
 		var got []string
 		for _, e := range Dependencies(set.Get(c.kind, c.name)) {
