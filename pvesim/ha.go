@@ -359,8 +359,8 @@ func (s *Server) haSet(sid string, params map[string]string, deletes []string, d
 	return nil
 }
 
-// haDelete is API2::HA::Resources delete. Rules are not modelled, so
-// purge has nothing more to remove.
+// haDelete is API2::HA::Resources delete; purge (the default) takes the
+// resource out of every rule (haRulesForget).
 func (s *Server) haDelete(r *Request) (any, error) {
 	sid, _, _, err := s.haParseSID(r.Str("sid"))
 	if err != nil {

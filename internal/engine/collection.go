@@ -60,6 +60,10 @@ type collection struct {
 	entries *collEntries
 	// dependsOn names the actions an item's creation waits for.
 	dependsOn func(d *Desired, s Spec) []string
+	// holds, when set, is what a resolved item waits for this pass (an HA
+	// rule's guest not yet an HA resource, which this plan does not add);
+	// nil when it is ready.
+	holds func(pc *planContext, s Spec) *Wait
 	// read and write are the privileges the listing and the changes need
 	// (Proxmox's schema: Sys.Audit and Sys.Modify on / for the firewall).
 	privPath    string
@@ -99,6 +103,9 @@ type collOwner struct {
 type collField struct {
 	key, path, want string
 	same            func(have, want string) bool
+	// replace: Proxmox cannot change the field; a change deletes the item
+	// and creates it again.
+	replace bool
 }
 
 // collReq is one request to the API.
@@ -348,6 +355,9 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		a.Status, a.Reason = vocab.StatusFailed, s.meta().Invalid
 		return a
 	}
+	if row.holds != nil {
+		a.Waiting = row.holds(pc, s)
+	}
 	it := r.find(row.itemKey(s.meta().Name))
 	if it == nil {
 		if old := r.adoptable(pc, s); old != nil {
@@ -374,6 +384,7 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		}
 	}
 	var changes []vocab.Change
+	replace := false
 	for _, f := range row.fields(s) {
 		same := f.same
 		if same == nil {
@@ -381,6 +392,7 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		}
 		if !same(it[f.key], f.want) {
 			changes = append(changes, vocab.Change{Field: f.key, Path: f.path, From: it[f.key], To: f.want})
+			replace = replace || f.replace
 		}
 	}
 	if row.comment != nil && comment != want {
@@ -424,7 +436,11 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 	case adopt:
 		a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: marks its comment %q; %s", row.noun, name, OwnerMark, a.Reason)
 	}
-	if itemChanged {
+	switch {
+	case replace:
+		a.Reason += fmt.Sprintf(" (Proxmox cannot change it in place: %s %s is deleted and created again)", row.noun, name)
+		ops = append([]collReq{row.remove(name), row.create(s, markOwned(want))}, ops...)
+	case itemChanged:
 		op := collReq{}
 		if row.patch != nil {
 			op = row.patch(name, s, fieldChanges, it["digest"])
@@ -706,7 +722,7 @@ func collectionRow(c *collection, desired func(manifest.Resource, SecretReader) 
 const OwnershipField = "comment (ownership)"
 
 // collections is the table: one row per cluster-wide collection.
-var collections = []*collection{firewallAliases, firewallIPSets, backupJobs, storages}
+var collections = []*collection{firewallAliases, firewallIPSets, backupJobs, storages, haRules}
 
 // CollectionItem is one item of a collection as Proxmox lists it, for
 // export: its name, whether proxmops owns it, its comment without the

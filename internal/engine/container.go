@@ -82,7 +82,7 @@ func declaredCTemplate(pc *planContext, name string) bool {
 func (r containerReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
-		out = append(out, planGuestPool(pc, r.planOne(pc, s), s.Pool))
+		out = append(out, planGuestHA(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.HA, "lxc"))
 	}
 	return append(out, pruneGuests(pc, KindContainer, "lxc", func(g *Guest) bool { return !g.Template })...)
 }
@@ -556,8 +556,9 @@ type CTNICSpec struct {
 type ContainerSpec struct {
 	Meta
 	VMID         int
-	Pool         string // resource pool ("" leaves the container's pool alone)
-	Template     string // a ContainerTemplate's name, a volume id or an appliance name
+	Pool         string            // resource pool ("" leaves the container's pool alone)
+	HA           *manifest.GuestHA // nil leaves the container's HA resource alone
+	Template     string            // a ContainerTemplate's name, a volume id or an appliance name
 	Hostname     string
 	OSType       string
 	Arch         string
@@ -594,7 +595,7 @@ func containerFromManifest(c *manifest.Container, secrets SecretReader) *Contain
 	s := &ContainerSpec{Meta: metaOf(c), VMID: sp.VMID, Template: sp.Template, Hostname: sp.Hostname,
 		OSType: sp.OSType, Arch: sp.Arch, Cores: sp.Cores, Memory: sp.Memory, Swap: sp.Swap,
 		Nameserver: strings.Join(strings.Fields(sp.Nameserver), " "), SearchDomain: strings.Join(strings.Fields(sp.SearchDomain), " "),
-		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone, Pool: sp.Pool,
+		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone, Pool: sp.Pool, HA: sp.HA,
 		State: string(sp.State), Unprivileged: sp.Unprivileged == nil || *sp.Unprivileged}
 	if s.Hostname == "" {
 		s.Hostname = s.Name

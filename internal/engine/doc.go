@@ -129,15 +129,17 @@
 //     TestEveryFieldRowInSyncAfterCreate fail until all are there.
 //
 // A cluster-wide collection kind (firewall aliases and IP sets, backup
-// jobs, storage definitions) has no reconciler of its own: its row is
-// collectionRow over a row of the collections table (collection.go: list
-// path, item key, managed fields, requests, nested entries, privileges;
-// where needed the key proxmops gives an item, a takeover under that key,
-// a resolution of the spec against the plan and further privileges, and
-// for items without a comment an owner keeping ownership records in
-// Records, fixed fields, a removal guard and secrets); firewall.go holds
-// the firewall rows, specs and conversions, backupjob.go the backup
-// jobs', storage.go the storage row.
+// jobs, HA rules, storage definitions) has no reconciler of its own: its
+// row is collectionRow over a row of the collections table (collection.go:
+// list path, item key, managed fields, requests, nested entries,
+// privileges; where needed the key proxmops gives an item, a takeover
+// under that key, a resolution of the spec against the plan, a wait
+// holding an item this pass, fields a change of which replaces the item,
+// further privileges, and for items without a comment an owner keeping
+// ownership records in Records, fixed fields, a removal guard and
+// secrets); firewall.go holds the firewall rows, specs and conversions,
+// backupjob.go the backup jobs', ha.go the HA rules' (and the guests'
+// spec.ha, planned with the guest), storage.go the storage row.
 //
 // The manifest type itself (internal/manifest: type, decoder, schema) is
 // the manifest package's part.

@@ -180,6 +180,12 @@ type planContext struct {
 	// storageCfg is storage.cfg, read when a plan first needs it.
 	storageOnce sync.Once
 	storageCfg  storageConfigs
+	// haRes are the HA resources by sid, read when a plan first needs them.
+	haOnce sync.Once
+	haRes  map[string]collItem
+	haErr  error
+	// haJoining are the HA resource ids this plan adds (spec.ha).
+	haJoining map[string]bool
 }
 
 // clusterOptions reads /cluster/options once per plan (nil when it cannot
@@ -425,6 +431,7 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 	planSnapshots(pc, p)
 	e.checkPrivileges(ctx, p, d)
 	holdForDependencies(p, d, e.opts.Health)
+	holdHARules(p)
 	if err := resolveDependencies(p); err != nil {
 		return nil, err
 	}

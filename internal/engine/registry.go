@@ -84,6 +84,7 @@ var kinds = []kindRow{
 	{kind: KindContainer, desired: fromManifest(containerFromManifest), reconciler: func() reconciler { return containerReconciler{} },
 		vmid: containerVMID, deletion: guestDeletion(containerVMID), needs: guestNeeds(containerSpecNeeds)},
 	collectionRow(backupJobs, fromManifest(backupJobFromManifest)),
+	collectionRow(haRules, fromManifest(haRuleFromManifest)),
 }
 
 func templateVMID(s Spec) int  { return s.(*TemplateSpec).VMID }

@@ -140,7 +140,7 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 func (r vmReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*VMSpec](pc.d, KindVirtualMachine) {
-		out = append(out, planGuestPool(pc, r.planOne(pc, s), s.Pool))
+		out = append(out, planGuestHA(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.HA, "qemu"))
 	}
 	out = append(out, pruneGuests(pc, KindVirtualMachine, "qemu", func(g *Guest) bool { return !g.Template })...)
 	return out
@@ -531,7 +531,8 @@ type VMSpec struct {
 	VMID int
 	QemuHW
 	Description  string
-	Pool         string // resource pool ("" leaves the guest's pool alone)
+	Pool         string            // resource pool ("" leaves the guest's pool alone)
+	HA           *manifest.GuestHA // nil leaves the guest's HA resource alone
 	OnBoot       *bool
 	Startup      string
 	Agent        *bool
@@ -558,7 +559,7 @@ type VMSpec struct {
 func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 	sp := v.Spec
 	s := &VMSpec{Meta: metaOf(v), VMID: sp.VMID, QemuHW: qemuHW(sp.QemuHardware),
-		Description: sp.Description, Pool: sp.Pool, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
+		Description: sp.Description, Pool: sp.Pool, HA: sp.HA, OnBoot: sp.OnBoot, Agent: sp.Agent, Balloon: sp.Balloon,
 		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
 		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State),
 		AgentHealthCheck: sp.HealthCheck != nil && sp.HealthCheck.Agent}

@@ -192,6 +192,11 @@ func Run(ctx context.Context, client *pve.Client, o Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: --node %s: no such node in the cluster (nodes: %s)", ErrOptions, o.Node, strings.Join(read.Nodes, ", "))
 	}
 	exported, skipped, refused := (&cluster{read}).Export()
+	if guests {
+		if err := exportGuestHA(ctx, client, exported); err != nil {
+			skipped = append(skipped, "spec.ha of the guests: "+err.Error())
+		}
+	}
 	// A backup job names the guests this export writes.
 	guestNames := map[int]string{}
 	for _, ex := range exported {

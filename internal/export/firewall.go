@@ -45,7 +45,7 @@ func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest
 					refused = append(refused, fmt.Sprintf("%s %s: type %s is not one a Storage manifest declares (dir, nfs, cifs, pbs, lvmthin, zfspool)", k, it.Name, it.Values["type"]))
 					continue
 				}
-			} else if !manifest.ValidFirewallName(name) {
+			} else if !manifest.ValidFirewallName(name) || k == manifest.KindHARule && name != it.Name {
 				refused = append(refused, fmt.Sprintf("%s %s: not a manifest name (lower-case letters, digits and '-', starting with a letter)", k, it.Name))
 				continue
 			}
@@ -76,6 +76,14 @@ func exportCollections(ctx context.Context, eng *engine.Engine, kinds []manifest
 				}
 				ex.File = "ipset-" + name + ".yaml"
 				ex.Resource = &manifest.FirewallIPSet{Object: manifest.Object{Metadata: m}, Spec: s}
+			case manifest.KindHARule:
+				r, why := exportHARule(it, guestNames)
+				if r == nil {
+					refused = append(refused, fmt.Sprintf("%s %s: %s", k, it.Name, why))
+					continue
+				}
+				r.Metadata = m
+				ex.File, ex.Resource = "rule-"+name+".yaml", r
 			}
 			out = append(out, ex)
 		}

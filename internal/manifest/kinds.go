@@ -83,6 +83,13 @@ var (
 		}
 		return nil
 	}}
+	// pve-common's pve-configid (JSONSchema.pm), the format of an HA rule ID.
+	haRuleName = &NameRule{Pattern: configIDPattern, check: func(n string) error {
+		if !reConfigID.MatchString(n) {
+			return fmt.Errorf("%q is not an HA rule ID (a letter, then letters, digits, '-' or '_'; at least 2 characters)", n)
+		}
+		return nil
+	}}
 )
 
 // NodeRule says where a kind's target node comes from.
@@ -143,6 +150,8 @@ var kindTable = []KindInfo{
 		Doc: "An LXC container.", spec: reflect.TypeFor[ContainerSpec]()},
 	{Kind: KindBackupJob, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: backupJobName, Folder: "backup", Aliases: []string{"backup", "backups", "backupjobs"},
 		Doc: "A scheduled backup job of the cluster (/cluster/backup).", spec: reflect.TypeFor[BackupJobSpec]()},
+	{Kind: KindHARule, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: haRuleName, Folder: "ha", Aliases: []string{"ha", "harules", "rules"},
+		Doc: "A PVE 9 HA rule placing guests: node affinity or resource affinity (/cluster/ha/rules).", spec: reflect.TypeFor[HARuleSpec]()},
 }
 
 // KindTable returns every kind's row, in kind order.

@@ -302,6 +302,7 @@ var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
 	KindPool:              decodeKind[PoolSpec](func(o Object, s PoolSpec) Resource { return &Pool{o, s} }),
 	KindBackupJob:         decodeKind[BackupJobSpec](func(o Object, s BackupJobSpec) Resource { return &BackupJob{o, s} }),
 	KindStorage:           decodeKind[StorageSpec](func(o Object, s StorageSpec) Resource { return &Storage{o, s} }),
+	KindHARule:            decodeKind[HARuleSpec](func(o Object, s HARuleSpec) Resource { return &HARule{o, s} }),
 }
 
 func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode) Resource {

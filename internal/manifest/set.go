@@ -106,6 +106,13 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 			if ref.AnyGuest && target == nil {
 				fail(r, ref.Path, "no VirtualMachine, Container or Template %s is declared in the manifests", ref.Name)
 			}
+			if ref.Guest && target == nil {
+				if s.Get(KindVirtualMachine, ref.Name) != nil {
+					fail(r, ref.Path, "both a VirtualMachine and a Container are named %q: rename one", ref.Name)
+				} else {
+					fail(r, ref.Path, "no VirtualMachine or Container %q is declared in the manifests", ref.Name)
+				}
+			}
 			ref.External = target == nil
 			if target != nil {
 				ref.Kind, ref.Name = target.Kind(), target.Name()
@@ -132,6 +139,16 @@ func (s *Set) resolve(from Resource, ref *Ref, ifaces map[string]Resource, volum
 			}
 		}
 		return nil
+	}
+	if ref.Guest {
+		vm, ct := s.Get(KindVirtualMachine, ref.Name), s.Get(KindContainer, ref.Name)
+		if vm != nil && ct != nil {
+			return nil // ambiguous: refused by the referring kind's check
+		}
+		if vm != nil {
+			return vm
+		}
+		return ct
 	}
 	if ref.Volume {
 		if t, ok := volumeOwner[ref.Name]; ok && t.Kind() == ref.Kind {

@@ -27,6 +27,7 @@ const (
 	KindPool              Kind = "Pool"
 	KindBackupJob         Kind = "BackupJob"
 	KindStorage           Kind = "Storage"
+	KindHARule            Kind = "HARule"
 )
 
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.
@@ -88,6 +89,10 @@ type Ref struct {
 	// kind (Kind is then VirtualMachine until resolved): it must be
 	// declared.
 	AnyGuest bool `json:"-"`
+	// Guest is true for a VirtualMachine or Container named by its
+	// declared name (an HA rule's: no template is an HA resource): Kind is
+	// VirtualMachine until resolved; both kinds under one name refuse it.
+	Guest bool `json:"-"`
 }
 
 // Resource is any loaded manifest. The concrete types are *VirtualMachine,
@@ -198,6 +203,7 @@ type VirtualMachineSpec struct {
 	Balloon      *int          `json:"balloon,omitempty" pm:"min=0" doc:"Minimum memory in MiB for the balloon driver; 0 disables ballooning."`
 	Description  string        `json:"description,omitempty" doc:"Notes shown in the Proxmox UI: Proxmox takes 8192 bytes, less the room proxmops keeps for its record lines (766 bytes, 29 more per disk beyond the first)."`
 	Pool         string        `json:"pool,omitempty" pm:"format=pve-poolid" doc:"Resource pool the guest belongs to: a declared Pool or one that exists on the cluster. Unset leaves the guest's pool alone."`
+	HA           *GuestHA      `json:"ha,omitempty" doc:"The guest's HA resource (vm:VMID): proxmops adds and keeps it; unset leaves HA alone; state absent takes the guest out of HA."`
 	OnBoot       *bool         `json:"onboot,omitempty" doc:"Start the guest when its node boots."`
 	Startup      *Startup      `json:"startup,omitempty" doc:"Start order and delays."`
 	Agent        *bool         `json:"agent,omitempty" doc:"Enable the QEMU guest agent."`
@@ -352,6 +358,7 @@ type Container struct {
 type ContainerSpec struct {
 	VMID         int            `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
 	Pool         string         `json:"pool,omitempty" pm:"format=pve-poolid" doc:"Resource pool the container belongs to: a declared Pool or one that exists on the cluster. Unset leaves its pool alone."`
+	HA           *GuestHA       `json:"ha,omitempty" doc:"The container's HA resource (ct:VMID): proxmops adds and keeps it; unset leaves HA alone; state absent takes it out of HA."`
 	Template     string         `json:"template" pm:"required,format=not-empty" doc:"OS template: a ContainerTemplate's name, a volume ID such as local:vztmpl/x.tar.zst, or an appliance name expected on the cluster."`
 	Hostname     string         `json:"hostname,omitempty" pm:"format=dns-name" doc:"Host name inside the container (default metadata.name)."`
 	OSType       string         `json:"ostype,omitempty" pm:"enum=debian|devuan|ubuntu|centos|fedora|opensuse|archlinux|alpine|gentoo|nixos|unmanaged" doc:"OS type; detected from the template when omitted."`

@@ -75,6 +75,8 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 		checkBackupJob(v, c)
 	case *Storage:
 		checkStorage(v, c)
+	case *HARule:
+		checkHARule(v, c)
 	}
 	addStorageRefs(r)
 	_ = decodeFailed
@@ -192,6 +194,7 @@ func checkVM(v *VirtualMachine, c *checker) {
 	if s.Pool != "" {
 		addRef(v, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
 	}
+	checkGuestHA(s.HA, s.State, c)
 	if s.Image != nil && s.FromTemplate != nil {
 		c.errorf("spec.fromTemplate", "image and fromTemplate are mutually exclusive")
 	}
@@ -515,6 +518,7 @@ func checkContainer(ct *Container, c *checker) {
 	if s.Pool != "" {
 		addRef(ct, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
 	}
+	checkGuestHA(s.HA, s.State, c)
 	if strings.ContainsAny(s.Template, " \t\n") {
 		c.errorf("spec.template", "%q is not a template name or volume ID", s.Template)
 	} else if strings.Contains(s.Template, ":") {

@@ -37,11 +37,13 @@ var keyPaths = map[string]map[string]string{
 	// The vnet keys: vnetOptionKeys, zone, alias.
 	string(manifest.KindSdnVnet): {"vnet": "metadata.name", "zone": "spec.zone", "alias": "spec.alias", "tag": "spec.tag",
 		"vlanaware": "spec.vlanAware", "isolate-ports": "spec.isolatePorts"},
+	// An HA rule's keys: its guests' HA resource ids, the disable flag.
+	string(manifest.KindHARule): {"rule": "metadata.name", "resources": "spec.guests", "disable": "spec.enabled"},
 }
 
 // FieldPaths maps the Proxmox keys of a kind's observed configuration to the
 // manifest fields they come from, for the kinds whose keys are not the
-// manifest's field names (Network, SdnZone, SdnVnet); nil for the others.
+// manifest's field names (Network, SdnZone, SdnVnet, HARule); nil for the others.
 // The drawer's aligned diff puts each cluster value on its manifest row with it.
 func FieldPaths(kind string) map[string]string { return maps.Clone(keyPaths[kind]) }
 

@@ -26,7 +26,7 @@ export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'faile
 export type Hold = 'creation-only' | 'grown since adoption';
 
 // Kind names a manifest kind; the kinds in the order dependencies usually flow.
-export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'Storage', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob'] as const;
+export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'Storage', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob', 'HARule'] as const;
 export type Kind = (typeof KINDS)[number];
 
 // NodeRule says where a kind's target node comes from.
@@ -799,4 +799,5 @@ export const KIND_INFO: Record<Kind, KindInfo> = {
   VirtualMachine: {"kind":"VirtualMachine","guest":true,"pveType":"qemu","snapshots":true,"reaches":true,"node":"required","folder":"vms","aliases":["vm","vms"],"doc":"A QEMU virtual machine, from a cloud image or cloned from a template.","adoptable":true},
   Container: {"kind":"Container","guest":true,"pveType":"lxc","snapshots":true,"reaches":true,"node":"required","folder":"containers","aliases":["containers","ct","lxc"],"doc":"An LXC container.","adoptable":true},
   BackupJob: {"kind":"BackupJob","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"backup","aliases":["backup","backups","backupjobs"],"doc":"A scheduled backup job of the cluster (/cluster/backup).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^.{1,41}$","maxLength":41}},
+  HARule: {"kind":"HARule","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"ha","aliases":["ha","harules","rules"],"doc":"A PVE 9 HA rule placing guests: node affinity or resource affinity (/cluster/ha/rules).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$"}},
 };
