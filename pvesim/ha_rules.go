@@ -558,38 +558,65 @@ func haCommon(a, b map[string]bool) int {
 	return n
 }
 
-// haTypedConflict is a [type, ruleid] pair, sorted as the checks sort them.
-type haTypedConflict struct{ typ, id string }
+// haConflicts are one check's [type, ruleid] pairs.
+type haConflicts []struct{ typ, id string }
 
-func sortConflicts(cs []haTypedConflict) {
+func (cs *haConflicts) add(typ string, ids ...string) {
+	for _, id := range ids {
+		*cs = append(*cs, struct{ typ, id string }{typ, id})
+	}
+}
+
+// report sorts the pairs as the checks sort them (by type, then rule id)
+// and names each rule of type typ with msg, every other with otherMsg.
+func (cs haConflicts) report(add func(id, msg string), typ, msg, otherMsg string) {
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].typ < cs[j].typ || cs[i].typ == cs[j].typ && cs[i].id < cs[j].id })
+	for _, c := range cs {
+		if c.typ == typ {
+			add(c.id, msg)
+		} else {
+			add(c.id, otherMsg)
+		}
+	}
 }
 
 // haRuleInterChecks are check_inter_resource_affinity_rules_consistency
-// (ResourceAffinity.pm) and Rules.pm's global checks.
+// (ResourceAffinity.pm) and Rules.pm's global checks, in their order.
 func (s *Server) haRuleInterChecks(na, pos, neg, ra []*haRuleSet, add func(id, msg string)) {
-	var cs []haTypedConflict
+	haAffinityOverlap(pos, neg).report(add, "positive",
+		"rule shares two or more resources with a negative resource affinity rule",
+		"rule shares two or more resources with a positive resource affinity rule")
+	haSinglePriority(na, ra).report(add, "node-affinity",
+		"resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities",
+		"resources are in node affinity rules with multiple priorities")
+	haSingleNodeAffinity(na, pos).report(add, "positive",
+		"resources are in multiple node affinity rules",
+		"at least one resource is in a positive resource affinity rule and there are other resources in at least one other node affinity rule already")
+	haNegativeNodeAffinity(na, neg).report(add, "negative",
+		"two or more resources are restricted to less nodes than available to the resources",
+		"at least one resource is in a negative resource affinity rule and this rule would restrict these to less nodes than available to the resources")
+}
+
+// haAffinityOverlap is check_inter_resource_affinity_rules_consistency:
+// positive and negative rules sharing two or more resources.
+func haAffinityOverlap(pos, neg []*haRuleSet) haConflicts {
+	var cs haConflicts
 	for _, e := range haDisjoint(pos) {
 		for _, n := range neg {
 			if haCommon(e.resources, n.resources) < 2 {
 				continue
 			}
-			cs = append(cs, haTypedConflict{"negative", n.id})
-			for _, id := range e.ids {
-				cs = append(cs, haTypedConflict{"positive", id})
-			}
+			cs.add("negative", n.id)
+			cs.add("positive", e.ids...)
 		}
 	}
-	sortConflicts(cs)
-	for _, c := range cs {
-		if c.typ == "positive" {
-			add(c.id, "rule shares two or more resources with a negative resource affinity rule")
-		} else {
-			add(c.id, "rule shares two or more resources with a positive resource affinity rule")
-		}
-	}
-	// check_single_priority_node_affinity_in_resource_affinity_rules.
-	cs = nil
+	return cs
+}
+
+// haSinglePriority is
+// check_single_priority_node_affinity_in_resource_affinity_rules.
+func haSinglePriority(na, ra []*haRuleSet) haConflicts {
+	var cs haConflicts
 	for _, r := range ra {
 		conflicts := false
 		var paired []string
@@ -601,22 +628,17 @@ func (s *Server) haRuleInterChecks(na, pos, neg, ra []*haRuleSet, add func(id, m
 			paired = append(paired, n.id)
 		}
 		if conflicts {
-			cs = append(cs, haTypedConflict{"resource-affinity", r.id})
-			for _, id := range paired {
-				cs = append(cs, haTypedConflict{"node-affinity", id})
-			}
+			cs.add("resource-affinity", r.id)
+			cs.add("node-affinity", paired...)
 		}
 	}
-	sortConflicts(cs)
-	for _, c := range cs {
-		if c.typ == "node-affinity" {
-			add(c.id, "resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities")
-		} else {
-			add(c.id, "resources are in node affinity rules with multiple priorities")
-		}
-	}
-	// check_single_node_affinity_per_positive_resource_affinity_rule.
-	cs = nil
+	return cs
+}
+
+// haSingleNodeAffinity is
+// check_single_node_affinity_per_positive_resource_affinity_rule.
+func haSingleNodeAffinity(na, pos []*haRuleSet) haConflicts {
+	var cs haConflicts
 	for _, e := range haDisjoint(pos) {
 		var paired []string
 		for _, n := range na {
@@ -625,24 +647,17 @@ func (s *Server) haRuleInterChecks(na, pos, neg, ra []*haRuleSet, add func(id, m
 			}
 		}
 		if len(paired) > 1 {
-			for _, id := range e.ids {
-				cs = append(cs, haTypedConflict{"positive", id})
-			}
-			for _, id := range paired {
-				cs = append(cs, haTypedConflict{"node-affinity", id})
-			}
+			cs.add("positive", e.ids...)
+			cs.add("node-affinity", paired...)
 		}
 	}
-	sortConflicts(cs)
-	for _, c := range cs {
-		if c.typ == "positive" {
-			add(c.id, "resources are in multiple node affinity rules")
-		} else {
-			add(c.id, "at least one resource is in a positive resource affinity rule and there are other resources in at least one other node affinity rule already")
-		}
-	}
-	// check_negative_resource_affinity_node_affinity_consistency.
-	cs = nil
+	return cs
+}
+
+// haNegativeNodeAffinity is
+// check_negative_resource_affinity_node_affinity_consistency.
+func haNegativeNodeAffinity(na, neg []*haRuleSet) haConflicts {
+	var cs haConflicts
 	for _, r := range neg {
 		allowed, located := map[string]bool{}, map[string]bool{}
 		var paired []string
@@ -661,20 +676,11 @@ func (s *Server) haRuleInterChecks(na, pos, neg, ra []*haRuleSet, add func(id, m
 			paired = append(paired, n.id)
 		}
 		if len(allowed) < len(located) {
-			cs = append(cs, haTypedConflict{"negative", r.id})
-			for _, id := range paired {
-				cs = append(cs, haTypedConflict{"node-affinity", id})
-			}
+			cs.add("negative", r.id)
+			cs.add("node-affinity", paired...)
 		}
 	}
-	sortConflicts(cs)
-	for _, c := range cs {
-		if c.typ == "negative" {
-			add(c.id, "two or more resources are restricted to less nodes than available to the resources")
-		} else {
-			add(c.id, "at least one resource is in a negative resource affinity rule and this rule would restrict these to less nodes than available to the resources")
-		}
-	}
+	return cs
 }
 
 // haMultiplePriorities is Rules.pm $has_multiple_priorities.

@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
@@ -64,14 +63,7 @@ func TestHARulesAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
 		r.Reason != "update HA rules failed: detected modified configuration - file changed by other user? Try again." {
 		t.Errorf("PUT with a stale digest: %d %q", r.Status, r.Reason)
 	}
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	srv2 := startSim(t, Options{})
-	if err := srv2.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	srv2 := reloaded(t, srv)
 	if got := newClient(t, srv2).mustOK("GET", "/cluster/ha/rules", nil).list(t); len(got) != 3 {
 		t.Errorf("rules after LoadState: %v", got)
 	}

@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -365,14 +364,7 @@ func TestHAManagedCreate(t *testing.T) {
 func TestHAStateIsSaved(t *testing.T) {
 	srv, c := haSim(t, Options{})
 	c.mustOK("POST", "/cluster/ha/resources", vals("sid", "100", "comment", "keep"))
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	srv2 := startSim(t, Options{})
-	if err := srv2.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	srv2 := reloaded(t, srv)
 	c2 := newClient(t, srv2)
 	if r := c2.mustOK("GET", "/cluster/ha/resources/vm:100", nil).obj(t); r["comment"] != "keep" {
 		t.Fatalf("restored resource %v", r)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -166,3 +167,18 @@ func vals(kv ...string) url.Values {
 }
 
 func newRawRequest(method, u string) (*http.Request, error) { return http.NewRequest(method, u, nil) }
+
+// reloaded saves srv's state to a file and loads it into a fresh simulator,
+// as a restarted pvesim would.
+func reloaded(t testing.TB, srv *Server) *Server {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := srv.SaveState(path); err != nil {
+		t.Fatal(err)
+	}
+	again := startSim(t, Options{})
+	if err := again.LoadState(path); err != nil {
+		t.Fatal(err)
+	}
+	return again
+}

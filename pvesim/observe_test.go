@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 )
 
@@ -40,14 +39,7 @@ func TestRequestCountersAndState(t *testing.T) {
 	if err := srv.MutateGuest(100, func(conf map[string]string) { conf["cores"] = "3" }); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	srv2 := startSim(t, Options{})
-	if err := srv2.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	srv2 := reloaded(t, srv)
 	c2 := newClient(t, srv2)
 	cfg := c2.mustOK("GET", "/nodes/pve1/qemu/100/config", nil).obj(t)
 	if cfg["cores"] != float64(3) || cfg["scsi0"] != "local-lvm:vm-100-disk-0,size=8G" {

@@ -119,14 +119,7 @@ func TestCloseInterruptsRunningTasks(t *testing.T) {
 		t.Fatal("create never slept")
 	}
 	srv.Close()
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	restored := startSim(t, Options{})
-	if err := restored.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	restored := reloaded(t, srv)
 	rc := newClient(t, restored)
 	if st := taskStatus(rc, create); st["status"] != "stopped" || st["exitstatus"] != "unable to create VM 100 - received interrupt" {
 		t.Errorf("create after close: %v", st)

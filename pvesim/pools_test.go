@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -58,14 +57,7 @@ func TestPoolsStartEmptyAndAreCreatedThroughTheAPI(t *testing.T) {
 		t.Fatalf("after deletes: %v", got)
 	}
 	// Pools are part of the saved state.
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	srv2 := startSim(t, Options{})
-	if err := srv2.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	srv2 := reloaded(t, srv)
 	if got := newClient(t, srv2).mustOK("GET", "/pools", nil).list(t); len(got) != 1 || got[0]["comment"] != "changed" {
 		t.Fatalf("pools after LoadState: %v", got)
 	}

@@ -273,14 +273,7 @@ func TestNetworkAndSDNStatePersists(t *testing.T) {
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "v1", "zone", "z1"))
 	c.task("PUT", "/cluster/sdn", nil)
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "v2", "zone", "z1"))
-	path := t.TempDir() + "/state.json"
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	again := startSim(t, Options{})
-	if err := again.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	again := reloaded(t, srv)
 	c2 := newClient(t, again)
 	ifaces, changes := networkList(t, c2, "pve1")
 	if ifaces["vmbr1"]["active"] != float64(1) || ifaces["vmbr2"] == nil || ifaces["vmbr2"]["active"] != nil || !strings.Contains(changes, "+iface vmbr2") {
