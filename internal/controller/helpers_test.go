@@ -83,6 +83,8 @@ type env struct {
 	c     *Controller
 	clock *FakeClock
 	dir   string
+	// first is the repository's first commit, when syncedVM made it.
+	first plumbing.Hash
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -133,6 +135,18 @@ func newEnv(t testing.TB, sim *pvesim.Server, repo *gittest.Repo, dir string, mo
 		t.Fatal(err)
 	}
 	e.c = c
+	return e
+}
+
+// syncedVM runs a controller over a fresh simulator and a repository whose
+// first commit holds one VM of vmManifest, and returns once it is Synced.
+func syncedVM(t *testing.T, taskSpeed float64, name string, vmid, cores int) *env {
+	t.Helper()
+	repo := gittest.New(t)
+	first := repo.Commit("vm", map[string]string{"vms/" + name + ".yaml": vmManifest(name, vmid, cores)})
+	e := newEnv(t, startSim(t, taskSpeed), repo, "").start()
+	e.first = first
+	e.waitStatus("VirtualMachine/"+name, vocab.StatusSynced)
 	return e
 }
 

@@ -114,11 +114,8 @@ func TestFirstLoadFailureSaysWhy(t *testing.T) {
 // Pass events on GET /api/v1/events carry the head's load error while it
 // fails and null once a head loads again, as the status list does.
 func TestPassEventsCarryTheLoadError(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0, "a", 431, 1)
+	repo := e.repo
 	s := serve(t, e, nil)
 	events := s.events(t)
 	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
@@ -184,11 +181,9 @@ func TestActionLogLinesNameResourceAndCommit(t *testing.T) {
 // its errors (the last good commit is the current one), and a preview of it
 // lists the errors one per line, without a trailing "invalid request".
 func TestBrokenHeadIsNamedInRevisionsAndPreview(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	good := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 432, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0, "a", 432, 1)
+	repo := e.repo
+	good := e.first
 	s := serve(t, e, nil)
 
 	broken := repo.Commit("broken", map[string]string{"vms/a.yaml": coersManifest, "vms/b.yaml": memryManifest})

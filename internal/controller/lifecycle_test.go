@@ -203,11 +203,9 @@ func TestSubmodulesArePartOfTheDesiredState(t *testing.T) {
 }
 
 func TestPlanOfAnotherRevision(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 400, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0, "a", 400, 1)
+	sim, repo := e.sim, e.repo
+	base := e.first
 
 	// A pull request's branch: one more VM, one changed.
 	pr := repo.Commit("pr", map[string]string{"vms/a.yaml": vmManifest("a", 400, 2), "vms/b.yaml": vmManifest("b", 401, 1)})

@@ -6,19 +6,15 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // The plan of the watched branch says when its head failed to load, with
 // each error on its own (file:line:column), instead of passing the last
 // good revision's plan off as the head's.
 func TestPlanReportsTheFailedHeadWithEachError(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	good := repo.Commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 330, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0, "a", 330, 1)
+	repo := e.repo
+	good := e.first
 
 	p, err := e.c.Plan(context.Background(), "")
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -17,11 +16,8 @@ import (
 // and the history say where it is and what the manifest says, it counts
 // as in sync, and the daemon neither creates it again nor moves it back.
 func TestAGuestMovedUnderTheDaemonIsNamedAndLeftThere(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 380, 2)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0, "a", 380, 2)
+	sim := e.sim
 
 	ctx := context.Background()
 	hand, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})

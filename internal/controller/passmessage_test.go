@@ -6,19 +6,14 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // A pass event names its commit's subject, as the status list does: a
 // browser that learns a new revision (a push, a pin) from the event shows
 // the commit's message beside its hash instead of the hash alone.
 func TestPassEventsNameTheirCommitsMessage(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 433, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0, "a", 433, 1)
+	repo := e.repo
 	s := serve(t, e, nil)
 	events := s.events(t)
 	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })

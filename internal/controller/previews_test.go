@@ -89,11 +89,9 @@ func TestPullRequestPreviewOnEachForge(t *testing.T) {
 }
 
 func testPreview(t *testing.T, f previewForge) {
-	sim := startSim(t, 0.2)
-	repo := gittest.New(t)
-	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0.2, "a", 420, 1)
+	sim, repo := e.sim, e.repo
+	base := e.first
 
 	fs := forgetest.Start(t, f.name, "forge-token")
 	fs.RateLimitOnce = f.name != "gitea" // GitHub's secondary limit (403), GitLab's 429
@@ -326,11 +324,9 @@ func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
 // leaves the request recorded with the forge's answer, and the token is in
 // no log line.
 func TestRefusedForgeCallIsShownNeverTheToken(t *testing.T) {
-	sim := startSim(t, 0.2)
-	repo := gittest.New(t)
-	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0.2, "a", 420, 1)
+	repo := e.repo
+	base := e.first
 	fs := forgetest.Start(t, "gitlab", "the-right-token")
 	logs := &syncBuffer{}
 	url := startPreviewServerWith(t, e, "gitlab", fs.URL, "glpat-wrong-token-1234", logs)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -19,12 +18,9 @@ import (
 // A passing fault (a 500) is retried by the interval pass once its backoff
 // is over, without anyone asking.
 func TestTerminalFailureWaitsForAChangeAndRetryableOneIsRetriedWithBackoff(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("add app", map[string]string{"vms/app.yaml": vmManifest("app", 300, 2)})
-	e := newEnv(t, sim, repo, "").start()
+	e := syncedVM(t, 0, "app", 300, 2)
 	const key = "VirtualMachine/app"
-	e.waitStatus(key, vocab.StatusSynced)
+	sim, repo := e.sim, e.repo
 	const putConfig = "/nodes/{node}/qemu/{vmid}/config"
 	puts := func() int64 { return sim.RequestCountFor("PUT", putConfig) }
 	// intervals lets the fake clock pass n reconcile intervals, each

@@ -11,18 +11,14 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // TestSSEStreamsStatusChanges reads GET /api/v1/events with a real HTTP
 // client while a commit makes a resource go Progressing, then Synced.
 func TestSSEStreamsStatusChanges(t *testing.T) {
-	sim := startSim(t, 0.2)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0.2, "a", 420, 1)
+	repo := e.repo
 
 	// A session of the first admin, set up with the server's setup token.
 	c := serveAPI(t, e)

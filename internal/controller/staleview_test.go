@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -16,11 +15,8 @@ import (
 // outcome was recorded, must not take its old view for news: no "drifted"
 // entry, and no second update of what the first already changed.
 func TestAPassThatReadBeforeAnActionEndedLeavesItsOutcomeStanding(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("a", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0, "a", 360, 2)
+	sim, repo := e.sim, e.repo
 	ctx := context.Background()
 	sim.ResetRequests()
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -17,11 +16,8 @@ import (
 // over real HTTP to the daemon's server wired to a real controller: the
 // first pulls the new commit and makes one pass, the 49 replays none.
 func TestReplayedWebhookCostsOnePass(t *testing.T) {
-	sim := startSim(t, 0.2)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
-	e := newEnv(t, sim, repo, "").start()
-	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
+	e := syncedVM(t, 0.2, "a", 420, 1)
+	sim, repo := e.sim, e.repo
 
 	base := e.serve(t, "hook-secret")
 
