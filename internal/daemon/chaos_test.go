@@ -154,12 +154,7 @@ func runChaos(t *testing.T, seed int64, kills int, lag bool, faults pvesim.Fault
 	if lag {
 		statusInterval = 0
 	}
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
-		TaskSpeed: 0.05, Seed: seed, StatusInterval: statusInterval})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := startChaosSim(t, pvesim.Options{TaskSpeed: 0.05, Seed: seed, StatusInterval: statusInterval})
 	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{}, foreign: map[int]pvesim.GuestInfo{}}
 	r.addForeignGuests()
 	r.initRepo()
@@ -343,24 +338,8 @@ log:
 // startChild starts the daemon as a child process, its log appended to
 // logFile.
 func (r *chaosRun) startChild() {
-	log, err := os.OpenFile(r.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChaosDaemonChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+r.cfgFile)
-	cmd.Dir = r.dir
-	cmd.Stdout, cmd.Stderr = io.Discard, log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		r.t.Fatal(err)
-	}
-	r.child, r.exited = cmd, make(chan struct{})
-	go func(exited chan struct{}) {
-		cmd.Wait()
-		log.Close()
-		close(exited)
-	}(r.exited)
+	cmd, exited := startDaemonChild(r.t, r.cfgFile, r.dir, r.logFile)
+	r.child, r.exited = cmd, exited
 	r.t.Cleanup(func() {
 		if r.child == cmd {
 			cmd.Process.Kill()
@@ -558,4 +537,42 @@ func (r *chaosRun) checkStore() (interrupted, failures int) {
 		}
 	}
 	return interrupted, failures
+}
+
+// startChaosSim serves a three-node simulator with the chaos token on
+// loopback until the test ends.
+func startChaosSim(t *testing.T, o pvesim.Options) *pvesim.Server {
+	t.Helper()
+	o.Nodes, o.TokenID, o.TokenSecret = 3, chaosTokenID, chaosTokenSecret
+	sim := pvesim.New(o)
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
+}
+
+// startDaemonChild runs this test binary as a daemon on cfgFile in dir, its
+// log appended to logFile; exited closes once the process has ended.
+func startDaemonChild(t testing.TB, cfgFile, dir, logFile string) (cmd *exec.Cmd, exited chan struct{}) {
+	t.Helper()
+	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(os.Args[0], "-test.run=^TestChaosDaemonChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+cfgFile)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = io.Discard, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		t.Fatal(err)
+	}
+	exited = make(chan struct{})
+	go func() {
+		cmd.Wait()
+		log.Close()
+		close(exited)
+	}()
+	return cmd, exited
 }

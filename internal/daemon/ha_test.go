@@ -129,6 +129,20 @@ func (l *createLog) counts() map[string]int {
 	return out
 }
 
+// startHASim serves the failover tests' simulator behind a proxy that counts
+// creates (endpoint is the proxy's API URL), with the chaos suite's
+// repository helpers on a fresh directory holding the HA repository.
+func startHASim(t *testing.T) (r *chaosRun, creates *createLog, endpoint string) {
+	t.Helper()
+	sim := startChaosSim(t, pvesim.Options{TaskSpeed: 0.3, StatusInterval: -1})
+	creates = &createLog{posts: map[string]int{}}
+	proxy := httptest.NewServer(creates.wrap(sim))
+	t.Cleanup(proxy.Close)
+	r = &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{}}
+	r.initHARepo()
+	return r, creates, proxy.URL + "/api2/json"
+}
+
 // haReplica is one daemon of the pair.
 type haReplica struct {
 	name, dir, cfgFile, logFile, apiURL string
@@ -141,30 +155,14 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 		t.Skip("inside the child")
 	}
 	dbURL := pgtest.Database(t)
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
-		TaskSpeed: 0.3, StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	creates := &createLog{posts: map[string]int{}}
-	proxy := httptest.NewServer(creates.wrap(sim))
-	t.Cleanup(proxy.Close)
-
-	// The chaos suite's repository helpers, on this test's directory.
-	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{}}
-	r.initHARepo()
+	r, creates, endpoint := startHASim(t)
 	keyFile := filepath.Join(r.dir, "proxmops.key")
 	token := haToken(t, dbURL, keyFile)
 	adminToken := haAdminToken(t, dbURL, keyFile)
 
-	a := r.haReplica("a", dbURL, keyFile, proxy.URL+"/api2/json", "15s")
-	b := r.haReplica("b", dbURL, keyFile, proxy.URL+"/api2/json", "15s")
-	r.startReplica(a)
-	waitRole(t, a, token, leader.RoleLeader, 60*time.Second)
-	r.startReplica(b)
-	waitRole(t, b, token, leader.RoleFollower, 60*time.Second)
-	r.haWait("the first commit converged", 120*time.Second, func() bool { return r.converged() && haSynced(a, token, len(r.cores)) }, a, b)
+	a := r.haReplica("a", dbURL, keyFile, endpoint, "15s")
+	b := r.haReplica("b", dbURL, keyFile, endpoint, "15s")
+	r.startPair(a, b, token)
 
 	// A browser on the follower, listening before the new commit.
 	seen := watchEvents(t, b, token)
@@ -211,11 +209,7 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(b, token, len(r.cores)) }, b)
 	converged := time.Since(kill)
 
-	for vmid := range r.cores {
-		if n := creates.counts()[fmt.Sprint(vmid)]; n != 1 {
-			t.Errorf("VM %d: %d create POSTs, want exactly 1 (all: %v)", vmid, n, creates.counts())
-		}
-	}
+	r.wantOneCreateEach(creates)
 	if extra := len(creates.counts()) - len(r.cores); extra != 0 {
 		t.Errorf("%d creates of undeclared VMs: %v", extra, creates.counts())
 	}
@@ -298,6 +292,15 @@ func (r *chaosRun) addVMs(first, n int) {
 // haToken makes the database (and its key file) and a viewer API token in
 // it, before any daemon starts.
 func haToken(t *testing.T, dbURL, keyFile string) string {
+	return haAPIToken(t, dbURL, keyFile, "ha", api.RoleViewer)
+}
+
+// haAdminToken is an admin API token (for writes) in the database.
+func haAdminToken(t *testing.T, dbURL, keyFile string) string {
+	return haAPIToken(t, dbURL, keyFile, "ha-admin", api.RoleAdmin)
+}
+
+func haAPIToken(t *testing.T, dbURL, keyFile, name string, role api.Role) string {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Options{URL: dbURL, KeyFile: keyFile})
 	if err != nil {
@@ -305,7 +308,7 @@ func haToken(t *testing.T, dbURL, keyFile string) string {
 	}
 	defer st.Close()
 	tok, hash := auth.NewToken(auth.PrefixAPI)
-	if _, err := st.CreateAPIToken(context.Background(), "ha", api.RoleViewer, hash, 0); err != nil {
+	if _, err := st.CreateAPIToken(context.Background(), name, role, hash, 0); err != nil {
 		t.Fatal(err)
 	}
 	return tok
@@ -356,24 +359,8 @@ log:
 }
 
 func (r *chaosRun) startReplica(rep *haReplica) {
-	log, err := os.OpenFile(rep.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChaosDaemonChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+rep.cfgFile)
-	cmd.Dir = rep.dir
-	cmd.Stdout, cmd.Stderr = io.Discard, log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		r.t.Fatal(err)
-	}
-	rep.cmd, rep.exited = cmd, make(chan struct{})
-	go func() {
-		cmd.Wait()
-		log.Close()
-		close(rep.exited)
-	}()
+	cmd, exited := startDaemonChild(r.t, rep.cfgFile, rep.dir, rep.logFile)
+	rep.cmd, rep.exited = cmd, exited
 	r.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -386,6 +373,28 @@ func (r *chaosRun) startReplica(rep *haReplica) {
 			r.t.Errorf("replica %s: the race detector reported: %s", rep.name, tail(rep.logFile))
 		}
 	})
+}
+
+// startPair starts a, waits for it to lead, then b as its follower, and
+// waits for the first commit to converge.
+func (r *chaosRun) startPair(a, b *haReplica, token string) {
+	r.t.Helper()
+	r.startReplica(a)
+	waitRole(r.t, a, token, leader.RoleLeader, 60*time.Second)
+	r.startReplica(b)
+	waitRole(r.t, b, token, leader.RoleFollower, 60*time.Second)
+	r.haWait("the first commit converged", 120*time.Second, func() bool { return r.converged() && haSynced(a, token, len(r.cores)) }, a, b)
+}
+
+// wantOneCreateEach checks that each declared VM was created by exactly one
+// POST, whichever replica sent it.
+func (r *chaosRun) wantOneCreateEach(creates *createLog) {
+	r.t.Helper()
+	for vmid := range r.cores {
+		if n := creates.counts()[fmt.Sprint(vmid)]; n != 1 {
+			r.t.Errorf("VM %d: %d create POSTs, want exactly 1 (all: %v)", vmid, n, creates.counts())
+		}
+	}
 }
 
 // haWait waits for ok, failing with the replicas' logs.
@@ -415,21 +424,6 @@ func tail(file string) string {
 	b, _ := os.ReadFile(file)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(len(lines)-30, 0):], "\n")
-}
-
-// haAdminToken is an admin API token (for writes) in the database.
-func haAdminToken(t *testing.T, dbURL, keyFile string) string {
-	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{URL: dbURL, KeyFile: keyFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	tok, hash := auth.NewToken(auth.PrefixAPI)
-	if _, err := st.CreateAPIToken(context.Background(), "ha-admin", api.RoleAdmin, hash, 0); err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 func haPost(rep *haReplica, token, path string) (int, string) {
@@ -572,28 +566,14 @@ func TestHANetworkLossFencesTheLeaderAndTheFollowerConverges(t *testing.T) {
 	}
 	const failover = 3 * time.Second
 	dbURL := pgtest.Database(t)
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
-		TaskSpeed: 0.3, StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	creates := &createLog{posts: map[string]int{}}
-	proxy := httptest.NewServer(creates.wrap(sim))
-	t.Cleanup(proxy.Close)
-	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{}}
-	r.initHARepo()
+	r, creates, endpoint := startHASim(t)
 	keyFile := filepath.Join(r.dir, "proxmops.key")
 	token := haToken(t, dbURL, keyFile)
 	link := newDBProxy(t, dbURL) // a's only way to the database
 
-	a := r.haReplica("a", link.url, keyFile, proxy.URL+"/api2/json", failover.String())
-	b := r.haReplica("b", dbURL, keyFile, proxy.URL+"/api2/json", failover.String())
-	r.startReplica(a)
-	waitRole(t, a, token, leader.RoleLeader, 60*time.Second)
-	r.startReplica(b)
-	waitRole(t, b, token, leader.RoleFollower, 60*time.Second)
-	r.haWait("the first commit converged", 120*time.Second, func() bool { return r.converged() && haSynced(a, token, len(r.cores)) }, a, b)
+	a := r.haReplica("a", link.url, keyFile, endpoint, failover.String())
+	b := r.haReplica("b", dbURL, keyFile, endpoint, failover.String())
+	r.startPair(a, b, token)
 
 	before := len(creates.counts())
 	r.addVMs(haVMs, haVMs)
@@ -605,11 +585,7 @@ func TestHANetworkLossFencesTheLeaderAndTheFollowerConverges(t *testing.T) {
 	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(b, token, len(r.cores)) }, b)
 	converged := time.Since(cut)
 
-	for vmid := range r.cores {
-		if n := creates.counts()[fmt.Sprint(vmid)]; n != 1 {
-			t.Errorf("VM %d: %d create POSTs, want exactly 1 (all: %v)", vmid, n, creates.counts())
-		}
-	}
+	r.wantOneCreateEach(creates)
 	if b, _ := os.ReadFile(a.logFile); !strings.Contains(string(b), "leadership ended") {
 		t.Errorf("the cut-off leader never said it stopped acting: %s", tail(a.logFile))
 	}

@@ -105,12 +105,7 @@ type fenceRig struct {
 
 func newFenceRig(t *testing.T, failover time.Duration, proxyA bool) *fenceRig {
 	f := &fenceRig{t: t, failover: failover, dbURL: pgtest.Database(t)}
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
-		TaskSpeed: 0.3, StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := startChaosSim(t, pvesim.Options{TaskSpeed: 0.3, StatusInterval: -1})
 	db, err := sql.Open("pgx", f.dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -202,11 +197,7 @@ func (f *fenceRig) check() (sent, wrote int) {
 	if sent == 0 || wrote == 0 {
 		t.Fatalf("a sent %d Proxmox writes and wrote %d rows in its term: the test observes nothing", sent, wrote)
 	}
-	for vmid := range r.cores {
-		if n := f.creates.counts()[fmt.Sprint(vmid)]; n != 1 {
-			t.Errorf("VM %d: %d create POSTs, want exactly 1 (all: %v)", vmid, n, f.creates.counts())
-		}
-	}
+	r.wantOneCreateEach(f.creates)
 	if b, _ := os.ReadFile(f.a.logFile); !strings.Contains(string(b), "leadership ended") {
 		t.Errorf("the old leader never said it stopped acting: %s", tail(f.a.logFile))
 	}

@@ -26,12 +26,7 @@ func TestKilledCreateHistoryReadsCreated(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
 		t.Skip("inside the child")
 	}
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret,
-		TaskSpeed: 0.5, Seed: 1, StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := startChaosSim(t, pvesim.Options{TaskSpeed: 0.5, Seed: 1, StatusInterval: -1})
 	r := &chaosRun{t: t, sim: sim, dir: t.TempDir(), cores: map[int]string{500: "1"}, foreign: map[int]pvesim.GuestInfo{}}
 	r.repo = gittest.Init(t, filepath.Join(r.dir, "repo"))
 	r.repo.Commit("one VM", map[string]string{"vms/chaos-0.yaml": chaosManifest(0, "1")})

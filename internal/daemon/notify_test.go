@@ -28,11 +28,7 @@ import (
 // its link under server.publicURL, and GET /api/v1/notifications shows the
 // delivery without the secret.
 func TestDaemonAnnouncesAFailureToTheConfiguredReceiver(t *testing.T) {
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: chaosTokenID, TokenSecret: chaosTokenSecret, Seed: 1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := startChaosSim(t, pvesim.Options{Seed: 1})
 	sim.SetFaults(pvesim.Faults{TaskFailRate: 1})
 
 	var mu sync.Mutex
