@@ -1,9 +1,6 @@
 package export
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,20 +12,8 @@ import (
 
 // ctExport is the manifest of one container being read.
 type ctExport struct {
-	eff      map[string]string
-	meta     manifest.Metadata
-	spec     manifest.ContainerSpec
-	notes    []string
-	comments map[string]string
-}
-
-func (x *ctExport) note(format string, a ...any) {
-	x.notes = append(x.notes, fmt.Sprintf(format, a...))
-}
-
-func (x *ctExport) int(k string) int {
-	n, _ := atoiOK(x.eff[k])
-	return n
+	guestRead
+	spec manifest.ContainerSpec
 }
 
 // ctReaders read one row of ctFields each, by the row's manifest path.
@@ -39,31 +24,12 @@ var ctReaders = map[string]func(x *ctExport){
 			x.note("the container has no hostname: the plan sets it to %s", x.meta.Name)
 		}
 	},
-	"spec.cores":    func(x *ctExport) { x.spec.Cores = x.int("cores") },
-	"spec.cpulimit": func(x *ctExport) { x.spec.CPULimit, _ = strconv.ParseFloat(x.eff["cpulimit"], 64) },
-	"spec.memory":   func(x *ctExport) { x.spec.Memory = x.int("memory") },
-	"spec.swap": func(x *ctExport) {
-		if v, ok := present(x.eff, "swap"); ok {
-			if n, ok := atoiOK(v); ok {
-				x.spec.Swap = &n
-			}
-		}
-	},
-	"spec.onboot": func(x *ctExport) {
-		if v, ok := present(x.eff, "onboot"); ok {
-			x.spec.OnBoot = boolP(pvefields.ParseBool(v))
-		}
-	},
-	"spec.startup": func(x *ctExport) {
-		if v, ok := present(x.eff, "startup"); ok {
-			s, same := startupOf(v)
-			if !same {
-				x.note("startup %q is not in the form the manifest writes (order=N,up=N,down=N): left out", v)
-				return
-			}
-			x.spec.Startup = s
-		}
-	},
+	"spec.cores":        func(x *ctExport) { x.spec.Cores = x.int("cores") },
+	"spec.cpulimit":     func(x *ctExport) { x.spec.CPULimit, _ = strconv.ParseFloat(x.eff["cpulimit"], 64) },
+	"spec.memory":       func(x *ctExport) { x.spec.Memory = x.int("memory") },
+	"spec.swap":         func(x *ctExport) { x.spec.Swap = x.intP("swap") },
+	"spec.onboot":       func(x *ctExport) { x.spec.OnBoot = x.flag("onboot") },
+	"spec.startup":      func(x *ctExport) { x.spec.Startup = x.startup() },
 	"spec.timezone":     func(x *ctExport) { x.spec.Timezone = x.eff["timezone"] },
 	"spec.ostype":       func(x *ctExport) { x.spec.OSType = x.eff["ostype"] },
 	"metadata.tags":     func(x *ctExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
@@ -99,15 +65,9 @@ var ctReaders = map[string]func(x *ctExport){
 
 // exportCT reads a container row by row.
 func (es *cluster) exportCT(g *engine.Guest, names map[int]string) Exported {
-	x := &ctExport{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
+	x := &ctExport{guestRead: guestRead{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}}
 	x.spec.VMID, x.spec.Pool = g.VMID, g.Pool
-	for _, k := range engine.FieldRows(engine.KindContainer) {
-		read, ok := ctReaders[k]
-		if !ok {
-			panic("export: no export reader for container field " + k) // TestEveryFieldRowIsExported
-		}
-		read(x)
-	}
+	readRows(engine.KindContainer, ctReaders, x)
 	// Proxmox does not record the OS template a container was made from;
 	// only a create would use it.
 	x.spec.Template = "local:vztmpl/unknown.tar.zst"
@@ -118,8 +78,7 @@ func (es *cluster) exportCT(g *engine.Guest, names map[int]string) Exported {
 	if len(g.Pending) > 0 || len(g.PendingDelete) > 0 {
 		x.note("the container has pending changes (waiting for a restart): exported as they will be after it")
 	}
-	return Exported{Dir: manifest.KindContainer.Info().Folder, File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
-		Resource: &manifest.Container{Object: manifest.Object{Metadata: x.meta}, Spec: x.spec}}
+	return x.exported(manifest.KindContainer, &manifest.Container{Object: manifest.Object{Metadata: x.meta}, Spec: x.spec})
 }
 
 // volumes reads the root volume and the mount points by slot.
@@ -135,11 +94,8 @@ func (x *ctExport) volumes() {
 		}
 		x.spec.RootFS = r
 	}
-	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
-		rest, ok := strings.CutPrefix(k, "mp")
-		if _, err := strconv.Atoi(rest); !ok || err != nil {
-			continue
-		}
+	mps, _ := x.slots("mp")
+	for _, k := range mps {
 		ps := pve.ParsePropertyString(x.eff[k], "volume")
 		vol := ps.Values["volume"]
 		m := manifest.Mountpoint{Slot: k, Path: ps.Values["mp"], ReadOnly: pvefields.ParseBool(ps.Values["ro"]), MountOptions: mountOpts(ps),
@@ -168,11 +124,8 @@ func mountOpts(ps pve.PropertyString) []string {
 
 // nics reads the container's interfaces by slot.
 func (x *ctExport) nics() {
-	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
-		rest, ok := strings.CutPrefix(k, "net")
-		if _, err := strconv.Atoi(rest); !ok || err != nil {
-			continue
-		}
+	nets, _ := x.slots("net")
+	for _, k := range nets {
 		ps := pve.ParsePropertyString(x.eff[k], "name")
 		v := ps.Values
 		if v["bridge"] == "" {

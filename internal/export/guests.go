@@ -3,6 +3,7 @@ package export
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -201,6 +202,86 @@ func exportTags(v string) []string {
 }
 
 // readers of both tables
+
+// guestRead is what reading a VM and reading a container share: the
+// guest's effective config, and the metadata, notes and comments written
+// from it.
+type guestRead struct {
+	eff      map[string]string
+	meta     manifest.Metadata
+	notes    []string
+	comments map[string]string
+}
+
+func (x *guestRead) note(format string, a ...any) {
+	x.notes = append(x.notes, fmt.Sprintf(format, a...))
+}
+
+func (x *guestRead) int(k string) int {
+	n, _ := atoiOK(x.eff[k])
+	return n
+}
+
+// intP is k when it is set to a number, else nil.
+func (x *guestRead) intP(k string) *int {
+	if v, ok := present(x.eff, k); ok {
+		if n, ok := atoiOK(v); ok {
+			return &n
+		}
+	}
+	return nil
+}
+
+// flag is k as a boolean when it is set, else nil.
+func (x *guestRead) flag(k string) *bool {
+	if v, ok := present(x.eff, k); ok {
+		return boolP(pvefields.ParseBool(v))
+	}
+	return nil
+}
+
+// startup is the startup key when the manifest writes it back the same;
+// another form is noted and left out.
+func (x *guestRead) startup() *manifest.Startup {
+	v, ok := present(x.eff, "startup")
+	if !ok {
+		return nil
+	}
+	s, same := startupOf(v)
+	if !same {
+		x.note("startup %q is not in the form the manifest writes (order=N,up=N,down=N): left out", v)
+		return nil
+	}
+	return s
+}
+
+// slots lists the keys prefix+N (net0, mp1, ipconfig2) in order, with N.
+func (x *guestRead) slots(prefix string) (keys []string, ns []int) {
+	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if n, err := strconv.Atoi(rest); ok && err == nil {
+			keys, ns = append(keys, k), append(ns, n)
+		}
+	}
+	return keys, ns
+}
+
+// exported is the read manifest, filed in its kind's folder.
+func (x *guestRead) exported(kind manifest.Kind, r manifest.Resource) Exported {
+	return Exported{Dir: kind.Info().Folder, File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments, Resource: r}
+}
+
+// readRows calls the reader of each of kind's field rows; a row without a
+// reader is a programming error (TestEveryFieldRowIsExported).
+func readRows[X any](kind string, readers map[string]func(X), x X) {
+	for _, k := range engine.FieldRows(kind) {
+		read, ok := readers[k]
+		if !ok {
+			panic("export: no export reader for " + kind + " field " + k)
+		}
+		read(x)
+	}
+}
 
 func present(eff map[string]string, k string) (string, bool) {
 	v, ok := eff[k]

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -16,18 +15,11 @@ import (
 
 // qemuExport is the manifest of one VM or template being read.
 type qemuExport struct {
-	es       *cluster
-	g        *engine.Guest
-	eff      map[string]string
-	names    map[int]string
-	meta     manifest.Metadata
-	spec     manifest.VirtualMachineSpec
-	notes    []string
-	comments map[string]string
-}
-
-func (x *qemuExport) note(format string, a ...any) {
-	x.notes = append(x.notes, fmt.Sprintf(format, a...))
+	guestRead
+	es    *cluster
+	g     *engine.Guest
+	names map[int]string
+	spec  manifest.VirtualMachineSpec
 }
 
 // qemuReaders read one row of qemuFields each, by the row's manifest path
@@ -50,32 +42,13 @@ var qemuReaders = map[string]func(x *qemuExport){
 	},
 	"metadata.tags":    func(x *qemuExport) { x.meta.Tags = exportTags(x.eff["tags"]) },
 	"spec.description": func(x *qemuExport) { x.spec.Description = pvefields.TrimDescription(x.eff["description"]) },
-	"spec.onboot": func(x *qemuExport) {
-		if v, ok := present(x.eff, "onboot"); ok {
-			x.spec.OnBoot = boolP(pvefields.ParseBool(v))
-		}
-	},
-	"spec.startup": func(x *qemuExport) {
-		if v, ok := present(x.eff, "startup"); ok {
-			s, same := startupOf(v)
-			if !same {
-				x.note("startup %q is not in the form the manifest writes (order=N,up=N,down=N): left out", v)
-				return
-			}
-			x.spec.Startup = s
-		}
-	},
-	"spec.balloon": func(x *qemuExport) {
-		if v, ok := present(x.eff, "balloon"); ok {
-			if n, ok := atoiOK(v); ok {
-				x.spec.Balloon = &n
-			}
-		}
-	},
-	"spec.ostype":  func(x *qemuExport) { x.spec.OSType = x.eff["ostype"] },
-	"spec.bios":    func(x *qemuExport) { x.spec.BIOS = x.eff["bios"] },
-	"spec.machine": func(x *qemuExport) { x.spec.Machine = x.eff["machine"] },
-	"spec.scsihw":  func(x *qemuExport) { x.spec.SCSIHW = x.eff["scsihw"] },
+	"spec.onboot":      func(x *qemuExport) { x.spec.OnBoot = x.flag("onboot") },
+	"spec.startup":     func(x *qemuExport) { x.spec.Startup = x.startup() },
+	"spec.balloon":     func(x *qemuExport) { x.spec.Balloon = x.intP("balloon") },
+	"spec.ostype":      func(x *qemuExport) { x.spec.OSType = x.eff["ostype"] },
+	"spec.bios":        func(x *qemuExport) { x.spec.BIOS = x.eff["bios"] },
+	"spec.machine":     func(x *qemuExport) { x.spec.Machine = x.eff["machine"] },
+	"spec.scsihw":      func(x *qemuExport) { x.spec.SCSIHW = x.eff["scsihw"] },
 	"spec.agent": func(x *qemuExport) {
 		if v, ok := present(x.eff, "agent"); ok {
 			x.spec.Agent = boolP(pvefields.ParseBool(pvefields.PropertyPart("enabled")(v)))
@@ -130,22 +103,11 @@ var qemuReaders = map[string]func(x *qemuExport){
 	"boot": func(*qemuExport) {},
 }
 
-func (x *qemuExport) int(k string) int {
-	n, _ := atoiOK(x.eff[k])
-	return n
-}
-
 // exportQemu reads a VM or a template row by row.
 func (es *cluster) exportQemu(g *engine.Guest, names map[int]string) Exported {
-	x := &qemuExport{es: es, g: g, eff: g.Effective, names: names, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}
+	x := &qemuExport{guestRead: guestRead{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}, es: es, g: g, names: names}
 	x.spec.VMID, x.spec.Pool = g.VMID, g.Pool
-	for _, k := range engine.FieldRows(engine.KindVirtualMachine) {
-		read, ok := qemuReaders[k]
-		if !ok {
-			panic("export: no export reader for qemu field " + k) // TestEveryFieldRowIsExported
-		}
-		read(x)
-	}
+	readRows(engine.KindVirtualMachine, qemuReaders, x)
 	if x.spec.CloudInit != nil && len(x.spec.CloudInit.IPConfigs) == 0 {
 		x.spec.CloudInit.IPConfigs = nil
 	}
@@ -154,15 +116,13 @@ func (es *cluster) exportQemu(g *engine.Guest, names map[int]string) Exported {
 	}
 	obj := manifest.Object{Metadata: x.meta}
 	if g.Template {
-		return Exported{Dir: manifest.KindTemplate.Info().Folder, File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
-			Resource: &manifest.Template{Object: obj, Spec: x.templateSpec()}}
+		return x.exported(manifest.KindTemplate, &manifest.Template{Object: obj, Spec: x.templateSpec()})
 	}
 	x.source()
 	if !g.Running() {
 		x.spec.State = manifest.StateStopped
 	}
-	return Exported{Dir: manifest.KindVirtualMachine.Info().Folder, File: x.meta.Name + ".yaml", Notes: x.notes, Comments: x.comments,
-		Resource: &manifest.VirtualMachine{Object: obj, Spec: x.spec}}
+	return x.exported(manifest.KindVirtualMachine, &manifest.VirtualMachine{Object: obj, Spec: x.spec})
 }
 
 // templateSpec keeps what a Template declares; its image is its boot
@@ -279,9 +239,9 @@ func (x *qemuExport) disks() {
 
 // nics reads the network devices by slot.
 func (x *qemuExport) nics() {
-	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
-		rest, ok := strings.CutPrefix(k, "net")
-		if n, err := strconv.Atoi(rest); !ok || err != nil || n > 31 {
+	nets, ns := x.slots("net")
+	for i, k := range nets {
+		if ns[i] > 31 {
 			continue
 		}
 		p := pvefields.ParseNIC(x.eff[k])
@@ -322,17 +282,14 @@ func (x *qemuExport) ipConfigs() {
 	if x.spec.CloudInit == nil {
 		return
 	}
-	for _, k := range slices.Sorted(maps.Keys(x.eff)) {
-		rest, ok := strings.CutPrefix(k, "ipconfig")
-		if _, err := strconv.Atoi(rest); !ok || err != nil {
-			continue
-		}
+	ipconfigs, _ := x.slots("ipconfig")
+	for _, k := range ipconfigs {
 		ic, err := manifest.ParseIPShorthand(x.eff[k])
 		if err != nil {
 			x.note("%s %q: %v: left out", k, x.eff[k], err)
 			continue
 		}
-		ic.Slot = "net" + rest
+		ic.Slot = "net" + strings.TrimPrefix(k, "ipconfig")
 		x.spec.CloudInit.IPConfigs = append(x.spec.CloudInit.IPConfigs, ic)
 	}
 }
