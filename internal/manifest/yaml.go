@@ -379,8 +379,37 @@ func unclosed(text string) (line, col int) {
 	type mark struct{ line, col int }
 	var open []mark
 	var quote mark
-	var q byte
+	q := scanFlow(text, func(i, line, lineStart int, ch byte) bool {
+		here := mark{line, utf8.RuneCountInString(text[lineStart:i]) + 1}
+		switch ch {
+		case '"', '\'':
+			quote = here
+		case '[', '{':
+			open = append(open, here)
+		default:
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+		}
+		return true
+	})
+	switch {
+	case q != 0:
+		return quote.line, quote.col
+	case len(open) > 0:
+		return open[len(open)-1].line, open[len(open)-1].col
+	}
+	return 0, 0
+}
+
+// scanFlow walks text's bytes outside quoted strings and comments, calling
+// visit with each flow bracket ([ { ] }) and each quote that opens a string
+// (at the start of a token): its byte index, its line, and the index where
+// that line starts. visit returns false to stop. The quote of a string
+// still open where the walk ends is returned, else 0.
+func scanFlow(text string, visit func(i, line, lineStart int, ch byte) bool) (openQuote byte) {
 	line, lineStart, comment := 1, 0, false
+	var q byte
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
 		if ch == '\n' {
@@ -403,29 +432,24 @@ func unclosed(text string) (line, col int) {
 		if i > lineStart {
 			prev = text[i-1]
 		}
-		here := mark{line, utf8.RuneCountInString(text[lineStart:i]) + 1}
 		switch ch {
 		case '#':
 			comment = prev == ' ' || prev == '\t'
+			continue
 		case '"', '\'':
-			if prev == ' ' || prev == '\t' || prev == '[' || prev == '{' || prev == ',' || prev == ':' {
-				q, quote = ch, here
+			if prev != ' ' && prev != '\t' && prev != '[' && prev != '{' && prev != ',' && prev != ':' {
+				continue
 			}
-		case '[', '{':
-			open = append(open, here)
-		case ']', '}':
-			if len(open) > 0 {
-				open = open[:len(open)-1]
-			}
+			q = ch
+		case '[', '{', ']', '}':
+		default:
+			continue
+		}
+		if !visit(i, line, lineStart, ch) {
+			break
 		}
 	}
-	switch {
-	case q != 0:
-		return quote.line, quote.col
-	case len(open) > 0:
-		return open[len(open)-1].line, open[len(open)-1].col
-	}
-	return 0, 0
+	return q
 }
 
 // strayLine finds, after the block mapping (or list) starting at line, the
@@ -821,51 +845,25 @@ func (c *converter) merge(y, m *yNode) {
 // ([ and {) outside quotes and comments, stopping once it passes MaxDepth.
 // It runs before the parser, so that such input is refused cheaply.
 func flowDepth(text string) (line, col, depth int) {
-	line, lineStart := 1, 0
-	var quote byte
-	comment := false
-	for i := 0; i < len(text); i++ {
-		ch := text[i]
-		if ch == '\n' {
-			line, lineStart, comment = line+1, i+1, false
-			continue
-		}
-		if comment {
-			continue
-		}
-		if quote != 0 {
-			switch {
-			case quote == '"' && ch == '\\':
-				i++
-			case ch == quote:
-				quote = 0
-			}
-			continue
-		}
-		prev := byte(' ')
-		if i > lineStart {
-			prev = text[i-1]
-		}
-		startsToken := prev == ' ' || prev == '\t' || prev == '[' || prev == '{' || prev == ',' || prev == ':'
+	scanFlow(text, func(i, l, lineStart int, ch byte) bool {
 		switch ch {
-		case '#':
-			comment = prev == ' ' || prev == '\t' || i == lineStart
-		case '"', '\'':
-			if startsToken || i == lineStart {
-				quote = ch
-			}
 		case '[', '{':
 			depth++
 			if depth > MaxDepth {
-				return line, i - lineStart + 1, depth
+				line, col = l, i-lineStart+1
+				return false
 			}
 		case ']', '}':
 			if depth > 0 {
 				depth--
 			}
 		}
+		return true
+	})
+	if line == 0 {
+		return 0, 0, 0
 	}
-	return 0, 0, 0
+	return line, col, depth
 }
 
 // satAdd adds b to a node count, saturating at MaxInt32.
