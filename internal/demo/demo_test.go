@@ -25,54 +25,23 @@ import (
 // examples reach the simulated cluster, and a commit in the demo's
 // repository changes it.
 func TestDemoConvergesAndFollowsACommit(t *testing.T) {
-	passwordParams = auth.Params{Memory: 1024, Time: 1, Threads: 1}
 	preset := map[string]bool{} // the person running the tests set these
 	for _, name := range exampleSecrets {
 		_, preset[name] = os.LookupEnv(name)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started := make(chan Info, 1)
-	var out, logs syncBuffer // the daemon writes while the test reads
-	done := make(chan error, 1)
 	dir := t.TempDir()
-	go func() {
-		done <- Run(ctx, Options{Addr: "127.0.0.1:0", Dir: dir, TaskSpeed: 0.01, Interval: time.Hour,
-			Out: &out, Log: &logs, Started: func(i Info) { started <- i }})
-	}()
-	var info Info
-	select {
-	case info = <-started:
-	case err := <-done:
-		t.Fatalf("demo stopped: %v\n%s", err, logs.String())
-	case <-time.After(60 * time.Second):
-		t.Fatal("demo did not start")
-	}
+	run := startDemo(t, Options{Dir: dir})
+	info, out, logs := run.info, &run.out, &run.logs
 	for _, want := range []string{info.URL, "username:  admin", info.Password, info.RepoDir, "git commit"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, out.String())
 		}
 	}
 
-	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	body, _ := json.Marshal(map[string]string{"username": info.Username, "password": info.Password})
-	resp, err := hc.Post(info.URL+"/api/v1/login", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("login: %s", resp.Status)
-	}
+	hc := run.login(t)
 	getApp := func() api.ResourceDetail {
 		var d api.ResourceDetail
-		resp, err := hc.Get(info.URL + "/api/v1/resources/VirtualMachine/app-01")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		json.NewDecoder(resp.Body).Decode(&d)
+		run.call(t, hc, "GET", "/api/v1/resources/VirtualMachine/app-01", "", &d)
 		return d
 	}
 	cores := func(d api.ResourceDetail) string {
@@ -97,12 +66,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var list api.ResourceList
-		resp, err := hc.Get(info.URL + "/api/v1/resources")
-		if err != nil {
-			t.Fatal(err)
-		}
-		json.NewDecoder(resp.Body).Decode(&list)
-		resp.Body.Close()
+		run.call(t, hc, "GET", "/api/v1/resources", "", &list)
 		var bad []string
 		for _, r := range list.Resources {
 			switch {
@@ -123,12 +87,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	// The broker example was provisioned over SSH, in its own tree: its
 	// packages, its file from the repository, its history.
 	var broker api.ResourceDetail
-	if resp, err := hc.Get(info.URL + "/api/v1/resources/Container/broker"); err != nil {
-		t.Fatal(err)
-	} else {
-		json.NewDecoder(resp.Body).Decode(&broker)
-		resp.Body.Close()
-	}
+	run.call(t, hc, "GET", "/api/v1/resources/Container/broker", "", &broker)
 	provisioned := false
 	for _, h := range broker.History {
 		provisioned = provisioned || strings.Contains(h.Message, "provisioned in")
@@ -154,40 +113,17 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 		"vms/app-01.yaml": string(bytes.Replace(data, []byte("cores: 2"), []byte("cores: 4"), 1)),
 	})
 	// The interval is an hour: the refresh (what a webhook does) brings it in.
-	req, _ := http.NewRequest(http.MethodGet, info.URL+"/api/v1/me", nil)
-	resp, err = hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var me api.Me
-	json.NewDecoder(resp.Body).Decode(&me)
-	resp.Body.Close()
-	req, _ = http.NewRequest(http.MethodPost, info.URL+"/api/v1/refresh", nil)
-	req.Header.Set("X-CSRF-Token", me.CSRFToken)
-	req.Header.Set("Origin", info.URL)
-	resp, err = hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
+	run.call(t, hc, "GET", "/api/v1/me", "", &me)
+	if resp := run.call(t, hc, "POST", "/api/v1/refresh", me.CSRFToken, nil); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("refresh: %s", resp.Status)
 	}
 	waitApp("app-01 with 4 cores", func(d api.ResourceDetail) bool { return d.Status == vocab.StatusSynced && cores(d) == "4" })
 
 	// The settings' "test connection" passes against the simulated cluster:
 	// its token holds every privilege proxmops needs.
-	req, _ = http.NewRequest(http.MethodPost, info.URL+"/api/v1/settings/test", nil)
-	req.Header.Set("X-CSRF-Token", me.CSRFToken)
-	req.Header.Set("Origin", info.URL)
-	resp, err = hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tr api.TestResult
-	json.NewDecoder(resp.Body).Decode(&tr)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !tr.OK || len(tr.Checks) == 0 {
+	if resp := run.call(t, hc, "POST", "/api/v1/settings/test", me.CSRFToken, &tr); resp.StatusCode != http.StatusOK || !tr.OK || len(tr.Checks) == 0 {
 		t.Fatalf("settings test: %s %+v", resp.Status, tr)
 	}
 	for _, c := range tr.Checks {
@@ -198,14 +134,8 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 
 	// GET /api/v1/check, for scripts, is the same report: the same lines,
 	// each with its level.
-	resp, err = hc.Get(info.URL + "/api/v1/check")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cr api.TestResult
-	json.NewDecoder(resp.Body).Decode(&cr)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !cr.OK || len(cr.Checks) != len(tr.Checks) {
+	if resp := run.call(t, hc, "GET", "/api/v1/check", "", &cr); resp.StatusCode != http.StatusOK || !cr.OK || len(cr.Checks) != len(tr.Checks) {
 		t.Fatalf("GET /api/v1/check: %s %+v\nsettings test: %+v", resp.Status, cr, tr)
 	}
 	for i, c := range cr.Checks {
@@ -224,31 +154,106 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 			t.Errorf("%s printed", name)
 		}
 	}
-	resp, err = hc.Get(info.URL + "/api/v1/resources/VirtualMachine/web01")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var web api.ResourceDetail
-	json.NewDecoder(resp.Body).Decode(&web)
-	resp.Body.Close()
+	run.call(t, hc, "GET", "/api/v1/resources/VirtualMachine/web01", "", &web)
 	if strings.Contains(web.Reason, "neither declared nor on the cluster") {
 		t.Errorf("web01: %s", web.Reason)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("demo stopped with %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("demo did not stop")
+	if err := run.stop(t); err != nil {
+		t.Fatalf("demo stopped with %v", err)
 	}
 	for _, name := range exampleSecrets {
 		if _, ok := os.LookupEnv(name); ok && !preset[name] {
 			t.Errorf("%s still set after the demo stopped", name)
 		}
 	}
+}
+
+// demoRun is the demo running in process for one test.
+type demoRun struct {
+	info      Info
+	out, logs syncBuffer // the daemon writes while the test reads
+	cancel    context.CancelFunc
+	finished  chan struct{}
+	err       error // what Run returned, once finished is closed
+}
+
+// startDemo runs the demo with o on a loopback port, its tasks fast and its
+// passes asked for, and returns once it has started. It is stopped at the
+// latest when the test ends: the demo restores the environment when it
+// ends, and the next test's demo must keep its secrets.
+func startDemo(t *testing.T, o Options) *demoRun {
+	t.Helper()
+	passwordParams = auth.Params{Memory: 1024, Time: 1, Threads: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &demoRun{cancel: cancel, finished: make(chan struct{})}
+	started := make(chan Info, 1)
+	o.Addr, o.TaskSpeed, o.Interval = "127.0.0.1:0", 0.01, time.Hour
+	o.Out, o.Log, o.Started = &d.out, &d.logs, func(i Info) { started <- i }
+	go func() {
+		d.err = Run(ctx, o)
+		close(d.finished)
+	}()
+	t.Cleanup(func() { cancel(); <-d.finished })
+	select {
+	case d.info = <-started:
+	case <-d.finished:
+		t.Fatalf("demo stopped: %v\n%s", d.err, d.logs.String())
+	case <-time.After(60 * time.Second):
+		t.Fatal("demo did not start")
+	}
+	return d
+}
+
+// stop ends the demo and returns what Run returned.
+func (d *demoRun) stop(t *testing.T) error {
+	t.Helper()
+	d.cancel()
+	select {
+	case <-d.finished:
+		return d.err
+	case <-time.After(30 * time.Second):
+		t.Fatal("demo did not stop")
+		return nil
+	}
+}
+
+// login is an HTTP client with the demo admin's session.
+func (d *demoRun) login(t *testing.T) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	body, _ := json.Marshal(map[string]string{"username": d.info.Username, "password": d.info.Password})
+	resp, err := hc.Post(d.info.URL+"/api/v1/login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: %s", resp.Status)
+	}
+	return hc
+}
+
+// call sends method path with hc, a write with csrf and the demo's Origin,
+// and decodes the answer into into unless it is nil.
+func (d *demoRun) call(t *testing.T, hc *http.Client, method, path, csrf string, into any) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(method, d.info.URL+path, nil)
+	if csrf != "" {
+		req.Header.Set("X-CSRF-Token", csrf)
+		req.Header.Set("Origin", d.info.URL)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if into != nil {
+		json.NewDecoder(resp.Body).Decode(into)
+	}
+	return resp
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
