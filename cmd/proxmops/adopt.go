@@ -36,9 +36,9 @@ func init() {
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster of the guest (required there)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		key := args[0]
-		kind, name, ok := vocab.SplitKey(key)
-		if !ok || kind == "" || name == "" {
-			return fmt.Errorf("name the guest as KIND/NAME, e.g. VirtualMachine/web-01, not %q", key)
+		kind, name, err := guestArg(key)
+		if err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
@@ -87,6 +87,15 @@ func init() {
 		return nil
 	}
 	rootCmd.AddCommand(cmd)
+}
+
+// guestArg reads a command's KIND/NAME argument.
+func guestArg(key string) (kind, name string, err error) {
+	kind, name, ok := vocab.SplitKey(key)
+	if !ok || kind == "" || name == "" {
+		return "", "", fmt.Errorf("name the guest as KIND/NAME, e.g. VirtualMachine/web-01, not %q", key)
+	}
+	return kind, name, nil
 }
 
 // recordAdoption writes the adoption to the daemon's history, as the API

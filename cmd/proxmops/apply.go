@@ -31,12 +31,12 @@ func init() {
 		Args: cobra.NoArgs,
 	}
 	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "reconcile.prune", "cli.server")...)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &output)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output")
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: apply this cluster only (default: every cluster, in turn)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if output != "text" && output != "json" {
-			return fmt.Errorf("--output must be text or json, not %q", output)
+		if err := checkOutput(output); err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
@@ -92,11 +92,9 @@ func init() {
 			if len(ss) == 1 && ss[0].name == "" && len(docs) == 1 {
 				v = docs[0]
 			}
-			b, err := json.MarshalIndent(v, "", "  ")
-			if err != nil {
+			if err := writeJSONDoc(out, v); err != nil {
 				return err
 			}
-			fmt.Fprintln(out, string(b))
 		}
 		if len(problems) > 0 {
 			return &exitError{code: 1, msg: strings.Join(problems, "; ")}

@@ -36,14 +36,14 @@ func init() {
 		Args: cobra.NoArgs,
 	}
 	flags := config.BindFlags(cmd.Flags(), clusterKeys...)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &output)
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: check this cluster only (default: every cluster)")
 	cmd.Flags().BoolVar(&exercise, "exercise", false, "also run a throwaway VM and container through their whole lives on the cluster (writes; cleans up)")
 	cmd.Flags().StringVar(&eo.Node, "node", "", "with --exercise: the node to run on (default: the first online one)")
 	cmd.Flags().StringVar(&eo.Storage, "storage", "", "with --exercise: the storage for the VM's disks (default: the node's first taking images)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if output != "text" && output != "json" {
-			return fmt.Errorf("--output must be text or json, not %q", output)
+		if err := checkOutput(output); err != nil {
+			return err
 		}
 		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
 		if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -42,13 +41,13 @@ func init() {
 	}
 	// --prune (reconcile.prune) previews the deletions apply --prune makes.
 	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "reconcile.prune")...)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &output)
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when any resource is not in sync, 0 when all are")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output")
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: plan this cluster only (default: every cluster, grouped)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if output != "text" && output != "json" {
-			return fmt.Errorf("--output must be text or json, not %q", output)
+		if err := checkOutput(output); err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		ss, err := openSessions(ctx, flags, only, cmd.ErrOrStderr())
@@ -69,11 +68,9 @@ func init() {
 		}
 		out := cmd.OutOrStdout()
 		if output == "json" {
-			b, err := json.MarshalIndent(planDocument(ss, plans), "", "  ")
-			if err != nil {
+			if err := writeJSONDoc(out, planDocument(ss, plans)); err != nil {
 				return err
 			}
-			fmt.Fprintln(out, string(b))
 		} else {
 			for i, s := range ss {
 				if i > 0 {

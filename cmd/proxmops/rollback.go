@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
@@ -32,15 +30,15 @@ func init() {
 	flags := config.BindFlags(cmd.Flags(), append(clusterKeys, "cli.server")...)
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "snapshot to roll back to (default: the newest proxmops-* snapshot)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the guest's snapshots and change nothing")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &output)
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: the cluster of the guest (required there)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		kind, name, ok := strings.Cut(args[0], "/")
-		if !ok || kind == "" || name == "" {
-			return fmt.Errorf("name the guest as KIND/NAME, e.g. VirtualMachine/web-01, not %q", args[0])
+		kind, name, err := guestArg(args[0])
+		if err != nil {
+			return err
 		}
-		if output != "text" && output != "json" {
-			return fmt.Errorf("--output must be text or json, not %q", output)
+		if err := checkOutput(output); err != nil {
+			return err
 		}
 		ctx := cmd.Context()
 		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
@@ -119,15 +117,6 @@ func init() {
 		return nil
 	}
 	rootCmd.AddCommand(cmd)
-}
-
-func writeJSONDoc(out io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(out, string(b))
-	return err
 }
 
 // writeSnapshotList prints a guest's snapshots, newest first, marking the

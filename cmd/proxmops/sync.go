@@ -30,7 +30,7 @@ func init() {
 		Args: cobra.MaximumNArgs(1),
 	}
 	flags := config.BindFlags(cmd.Flags(), "cli.server")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &output)
 	cmd.Flags().StringVar(&only, "cluster", "", "with a clusters list: sync this cluster only")
 	cmd.Flags().BoolVar(&o.Prune, "prune", false, "also delete owned resources no longer declared")
 	cmd.Flags().BoolVar(&o.Reboot, "reboot", false, "apply changes that need a reboot by rebooting")
@@ -63,8 +63,8 @@ const defaultSyncWait = 30 * time.Minute
 // syncCommand runs a sync through the daemon and reports it (sync, and
 // apply with --server).
 func syncCommand(cmd *cobra.Command, cfg *config.Config, only, kind, name string, o api.SyncOptions, output string, wait time.Duration) error {
-	if output != "text" && output != "json" {
-		return fmt.Errorf("--output must be text or json, not %q", output)
+	if err := checkOutput(output); err != nil {
+		return err
 	}
 	d, err := newDaemonClient(cfg, only)
 	if err != nil {

@@ -30,8 +30,8 @@ func init() {
 			"source.path and each cluster's path under it is validated on its own (or --cluster's).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output must be text or json, not %q", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			root := "."
 			if len(args) == 1 {
@@ -83,7 +83,7 @@ func init() {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &output)
 	cmd.Flags().StringVar(&configFile, "config", "", "a configuration listing clusters: validate each cluster's directory under PATH on its own")
 	cmd.Flags().StringVar(&only, "cluster", "", "with --config: validate this cluster only")
 	rootCmd.AddCommand(cmd)

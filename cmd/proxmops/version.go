@@ -24,6 +24,6 @@ func init() {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd, &output)
 	rootCmd.AddCommand(cmd)
 }
