@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -569,9 +568,9 @@ func TestHANetworkLossFencesTheLeaderAndTheFollowerConverges(t *testing.T) {
 	r, creates, endpoint := startHASim(t)
 	keyFile := filepath.Join(r.dir, "proxmops.key")
 	token := haToken(t, dbURL, keyFile)
-	link := newDBProxy(t, dbURL) // a's only way to the database
+	link := pgtest.NewLink(t, dbURL) // a's only way to the database
 
-	a := r.haReplica("a", link.url, keyFile, endpoint, failover.String())
+	a := r.haReplica("a", link.URL, keyFile, endpoint, failover.String())
 	b := r.haReplica("b", dbURL, keyFile, endpoint, failover.String())
 	r.startPair(a, b, token)
 
@@ -579,7 +578,7 @@ func TestHANetworkLossFencesTheLeaderAndTheFollowerConverges(t *testing.T) {
 	r.addVMs(haVMs, haVMs)
 	r.haWait("the leader to start creating", 60*time.Second, func() bool { return len(creates.counts()) > before }, a)
 	cut := time.Now()
-	link.freeze()
+	link.Freeze()
 	waitRole(t, b, token, leader.RoleLeader, 60*time.Second)
 	tookOver := time.Since(cut)
 	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(b, token, len(r.cores)) }, b)
@@ -592,67 +591,3 @@ func TestHANetworkLossFencesTheLeaderAndTheFollowerConverges(t *testing.T) {
 	t.Logf("network loss: the follower led %.1fs after the cut and converged the new commit %.1fs after it (failover timeout %s)",
 		tookOver.Seconds(), converged.Seconds(), failover)
 }
-
-// dbProxy forwards TCP to the database; freeze drops every byte from then
-// on without closing anything, as a cut network does.
-type dbProxy struct {
-	url    string
-	frozen atomic.Bool
-}
-
-func newDBProxy(t *testing.T, dbURL string) *dbProxy {
-	t.Helper()
-	p := &dbProxy{}
-	p.url = forwardTCP(t, dbURL, func(client, db net.Conn) {
-		go pipeUnlessFrozen(db, client, &p.frozen)
-		go pipeUnlessFrozen(client, db, &p.frozen)
-	})
-	return p
-}
-
-// forwardTCP listens on loopback and forwards each connection to dbURL's
-// host, handing both ends to serve; it returns dbURL with the listener's
-// address. Every connection is closed with the test.
-func forwardTCP(t *testing.T, dbURL string, serve func(client, db net.Conn)) string {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = ln.Addr().String()
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			d, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, d)
-			mu.Unlock()
-			serve(c, d)
-		}
-	}()
-	return u.String()
-}
-
-func (p *dbProxy) freeze() { p.frozen.Store(true) }

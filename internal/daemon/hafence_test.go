@@ -3,15 +3,12 @@ package daemon
 import (
 	"database/sql"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -99,7 +96,7 @@ type fenceRig struct {
 	termA          int64
 	failover       time.Duration
 	aDB            string // a's database URL (through linkA when set)
-	linkA          *connProxy
+	linkA          *pgtest.Link
 	startedCreates int
 }
 
@@ -130,8 +127,8 @@ func newFenceRig(t *testing.T, failover time.Duration, proxyA bool) *fenceRig {
 	// fan-out connections name themselves).
 	f.aDB = f.dbURL
 	if proxyA {
-		f.linkA = newConnProxy(t, f.dbURL)
-		f.aDB = f.linkA.url
+		f.linkA = pgtest.NewLink(t, f.dbURL)
+		f.aDB = f.linkA.URL
 	}
 	f.a = f.r.haReplica("a", f.aDB+"&application_name=replica-a", keyFile, pa.URL+"/api2/json", failover.String())
 	f.b = f.r.haReplica("b", f.dbURL+"&application_name=replica-b", keyFile, pb.URL+"/api2/json", failover.String())
@@ -253,7 +250,7 @@ func TestHALeaderUnawareOfItsLostLockWritesNothingAfterItsTerm(t *testing.T) {
 		JOIN pg_stat_activity a ON a.pid = l.backend_pid`).Scan(&pid, &port); err != nil {
 		t.Fatal(err)
 	}
-	if !f.linkA.freeze(port) {
+	if !f.linkA.FreezeConn(port) {
 		t.Fatalf("a's election connection (port %d) does not go through its proxy", port)
 	}
 	cut := time.Now()
@@ -265,53 +262,4 @@ func TestHALeaderUnawareOfItsLostLockWritesNothingAfterItsTerm(t *testing.T) {
 	sent, wrote := f.check()
 	t.Logf("unaware leader: the follower led %.1fs after a's lock session ended; a sent %d Proxmox writes and wrote %d rows in its term %d, none after it",
 		tookOver.Seconds(), sent, wrote, f.termA)
-}
-
-// connProxy forwards TCP to the database, one pipe pair per connection;
-// freeze drops every byte of the connection whose database side has the
-// given local port (pg_stat_activity.client_port), as a stuck path does.
-type connProxy struct {
-	url   string
-	mu    sync.Mutex
-	conns map[int]*atomic.Bool
-}
-
-func newConnProxy(t *testing.T, dbURL string) *connProxy {
-	t.Helper()
-	p := &connProxy{conns: map[int]*atomic.Bool{}}
-	p.url = forwardTCP(t, dbURL, func(client, db net.Conn) {
-		frozen := &atomic.Bool{}
-		p.mu.Lock()
-		p.conns[db.LocalAddr().(*net.TCPAddr).Port] = frozen
-		p.mu.Unlock()
-		go pipeUnlessFrozen(db, client, frozen)
-		go pipeUnlessFrozen(client, db, frozen)
-	})
-	return p
-}
-
-func (p *connProxy) freeze(port int) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f, ok := p.conns[port]
-	if ok {
-		f.Store(true)
-	}
-	return ok
-}
-
-func pipeUnlessFrozen(dst io.Writer, src io.Reader, frozen *atomic.Bool) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if err != nil {
-			return
-		}
-		if frozen.Load() {
-			continue
-		}
-		if _, err := dst.Write(buf[:n]); err != nil {
-			return
-		}
-	}
 }

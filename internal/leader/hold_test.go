@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/pvesim"
@@ -126,8 +127,8 @@ func TestAWriteWhoseCheckCannotRunIsRefusedUnsent(t *testing.T) {
 	}
 	refusing := strings.Replace(dbURL, hostOf(t, dbURL), closed.Addr().String(), 1)
 	closed.Close()
-	frozen := newProxy(t, dbURL)
-	frozen.freeze()
+	frozen := pgtest.NewLink(t, dbURL)
+	frozen.Freeze()
 
 	for _, tc := range []struct {
 		name  string
@@ -140,7 +141,7 @@ func TestAWriteWhoseCheckCannotRunIsRefusedUnsent(t *testing.T) {
 			return ctx
 		}},
 		{"the database refuses connections", refusing, context.Background},
-		{"the database does not answer", frozen.url, context.Background},
+		{"the database does not answer", frozen.URL, context.Background},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewGuard(openDB(t, tc.dbURL), 3*time.Second, nil)
@@ -238,11 +239,11 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 	dbURL := testDB(t)
 	db := openDB(t, dbURL)
-	p := newProxy(t, dbURL)
+	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 3 * time.Second
 	sim := newSimWrites(t, db)
-	g := NewGuard(openDB(t, p.url), timeout, nil)
+	g := NewGuard(openDB(t, p.URL), timeout, nil)
 	client := sim.client(t, g, 60*time.Second)
 
 	var mu sync.Mutex
@@ -273,7 +274,7 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 			}
 		}
 	}
-	a := startCampaignDoing(t, newElector(t, p.url, "a", timeout, nil), &seq, write)
+	a := startCampaignDoing(t, newElector(t, p.URL, "a", timeout, nil), &seq, write)
 	first := waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
 	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
@@ -281,7 +282,7 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 
 	between.Lock()
 	cut.Store(true)
-	p.freeze()
+	p.Freeze()
 	between.Unlock()
 	second := waitLead(t, b, 4*timeout)
 	testwait.For(t, "a to step down", 4*timeout, func() bool { at := a.allTerms(); return at[0].end != 0 })

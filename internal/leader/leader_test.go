@@ -2,9 +2,6 @@ package leader
 
 import (
 	"context"
-	"io"
-	"net"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/testwait"
 )
 
@@ -167,16 +165,16 @@ func TestALostSessionEndsTheTermBeforeAnotherBegins(t *testing.T) {
 // takes the lock, and the follower leads within the failover timeout.
 func TestACutOffLeaderStopsBeforeTheFollowerTakesOver(t *testing.T) {
 	dbURL := testDB(t)
-	p := newProxy(t, dbURL)
+	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	timeout := 3 * time.Second
-	a := startCampaign(t, newElector(t, p.url, "a", timeout, nil), &seq)
+	a := startCampaign(t, newElector(t, p.URL, "a", timeout, nil), &seq)
 	waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
 	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 
 	cut := time.Now()
-	p.freeze()
+	p.Freeze()
 	second := waitLead(t, b, 4*timeout)
 	took := time.Since(cut)
 	if second.Replica != "b" {
@@ -215,62 +213,4 @@ func connect(t *testing.T, dbURL string) *pgx.Conn {
 	}
 	t.Cleanup(func() { c.Close(context.Background()) })
 	return c
-}
-
-// proxy forwards TCP to the database; freeze drops every byte from then on
-// without closing anything, as a cut network does.
-type proxy struct {
-	url    string
-	frozen atomic.Bool
-}
-
-func newProxy(t *testing.T, dbURL string) *proxy {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	u.Host = ln.Addr().String()
-	p := &proxy{url: u.String()}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			d, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			t.Cleanup(func() { c.Close(); d.Close() })
-			go p.pipe(d, c)
-			go p.pipe(c, d)
-		}
-	}()
-	return p
-}
-
-func (p *proxy) freeze() { p.frozen.Store(true) }
-
-func (p *proxy) pipe(dst io.Writer, src io.Reader) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if err != nil {
-			return
-		}
-		if p.frozen.Load() {
-			continue
-		}
-		if _, err := dst.Write(buf[:n]); err != nil {
-			return
-		}
-	}
 }
