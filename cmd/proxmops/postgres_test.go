@@ -126,7 +126,7 @@ spec:
 	t.Setenv("PROXMOPS_RECONCILE_INTERVAL", "1s")
 	t.Chdir(dir) // a stray file in the working directory would show
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "text"}
-	start := func(t *testing.T) (base string, stdout *syncBuffer) {
+	start := func(t *testing.T) (base string, stdout *testwait.Buffer) {
 		out, errOut := background(t, args...)
 		return "http://" + waitFor(t, errOut, listeningRE)[1], out
 	}

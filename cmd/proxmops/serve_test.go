@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -18,7 +17,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,28 +26,9 @@ import (
 	"github.com/proxmops/proxmops/internal/testwait"
 )
 
-// syncBuffer is a bytes.Buffer safe for a command writing while the test
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // background runs a long-running command (serve, sim) until the test ends
 // and returns its stdout and stderr as they grow.
-func background(t *testing.T, args ...string) (stdout, stderr *syncBuffer) {
+func background(t *testing.T, args ...string) (stdout, stderr *testwait.Buffer) {
 	t.Helper()
 	for _, c := range rootCmd.Commands() {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
@@ -65,7 +44,7 @@ func background(t *testing.T, args ...string) (stdout, stderr *syncBuffer) {
 	// cobra hands the root's context to a subcommand only once: set it on
 	// the subcommand itself so each run gets its own.
 	sub.SetContext(ctx)
-	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	stdout, stderr = &testwait.Buffer{}, &testwait.Buffer{}
 	rootCmd.SetOut(stdout)
 	rootCmd.SetErr(stderr)
 	done := make(chan int, 1)
@@ -88,7 +67,7 @@ func background(t *testing.T, args ...string) (stdout, stderr *syncBuffer) {
 }
 
 // waitFor polls buf until re matches and returns the submatches.
-func waitFor(t *testing.T, buf *syncBuffer, re *regexp.Regexp) []string {
+func waitFor(t *testing.T, buf *testwait.Buffer, re *regexp.Regexp) []string {
 	t.Helper()
 	var m []string
 	if !testwait.Until(30*time.Second, func() bool { m = re.FindStringSubmatch(buf.String()); return m != nil }) {

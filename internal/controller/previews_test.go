@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -328,7 +327,7 @@ func TestRefusedForgeCallIsShownNeverTheToken(t *testing.T) {
 	repo := e.repo
 	base := e.first
 	fs := forgetest.Start(t, "gitlab", "the-right-token")
-	logs := &syncBuffer{}
+	logs := &testwait.Buffer{}
 	url := startPreviewServerWith(t, e, "gitlab", fs.URL, "glpat-wrong-token-1234", logs)
 	h := repo.Commit("cores", map[string]string{"vms/a.yaml": vmManifest("a", 420, 2)})
 	repo.ResetHard(base)
@@ -352,21 +351,4 @@ func TestRefusedForgeCallIsShownNeverTheToken(t *testing.T) {
 	if strings.Contains(logs.String(), "glpat-wrong-token-1234") || !strings.Contains(logs.String(), "the forge refused the plan") {
 		t.Fatalf("logs:\n%s", logs.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,27 +22,9 @@ import (
 
 const lockChildEnv = "PROXMOPS_TEST_LOCK_CHILD_DB"
 
-// lockedBuffer is written by a daemon while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type runningDaemon struct {
 	addr string
-	out  *lockedBuffer
+	out  *testwait.Buffer
 	stop context.CancelFunc
 	done chan error
 }
@@ -71,7 +51,7 @@ func startDaemonWith(t *testing.T, cfg *config.Config) (*runningDaemon, error) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &runningDaemon{addr: ln.Addr().String(), out: &lockedBuffer{}, stop: cancel, done: make(chan error, 1)}
+	d := &runningDaemon{addr: ln.Addr().String(), out: &testwait.Buffer{}, stop: cancel, done: make(chan error, 1)}
 	started := make(chan struct{})
 	go func() {
 		d.done <- Run(ctx, Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -154,7 +134,7 @@ func TestWriterLockChild(t *testing.T) {
 
 func TestWriterLockIsReleasedWhenTheDaemonIsKilled(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "p.db")
-	out := &lockedBuffer{}
+	out := &testwait.Buffer{}
 	child := exec.Command(os.Args[0], "-test.run=^TestWriterLockChild$", "-test.count=1", "-test.v")
 	child.Env = append(os.Environ(), lockChildEnv+"="+db)
 	child.Stdout, child.Stderr = out, out

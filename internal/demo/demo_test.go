@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,7 +172,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 // demoRun is the demo running in process for one test.
 type demoRun struct {
 	info      Info
-	out, logs syncBuffer // the daemon writes while the test reads
+	out, logs testwait.Buffer // the daemon writes while the test reads
 	cancel    context.CancelFunc
 	finished  chan struct{}
 	err       error // what Run returned, once finished is closed
@@ -254,22 +253,4 @@ func (d *demoRun) call(t *testing.T, hc *http.Client, method, path, csrf string,
 		json.NewDecoder(resp.Body).Decode(into)
 	}
 	return resp
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
