@@ -26,9 +26,8 @@ const adoptWait = 5 * time.Minute
 // ownership tag (or, dry, with what adopting would do). A refusal, or a
 // resource that is not a Conflict, is a 409 with the reason.
 func (s *Server) handleAdopt(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceRef(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	var req api.AdoptRequest

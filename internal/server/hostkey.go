@@ -14,7 +14,7 @@ import (
 // run pins what the guest offers then. For a guest rebuilt behind the same
 // name and VMID, whose new host key fails its provisioning.
 func (s *Server) handleResetHostKey(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceParams(r)
 	if !ok || !manifest.Kind(kind).Info().Reaches {
 		writeError(w, http.StatusNotFound, "no such guest: host keys are pinned for Container and VirtualMachine only")
 		return

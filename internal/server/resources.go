@@ -20,7 +20,17 @@ import (
 // historyLimit is how many history entries a resource's detail shows.
 const historyLimit = 100
 
-func resourceRef(r *http.Request) (kind, name string, ok bool) {
+// resourceRef reads the {kind} and {name} of a resource's route, answering
+// 404 when they cannot name one.
+func resourceRef(w http.ResponseWriter, r *http.Request) (kind, name string, ok bool) {
+	kind, name, ok = resourceParams(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such resource")
+	}
+	return kind, name, ok
+}
+
+func resourceParams(r *http.Request) (kind, name string, ok bool) {
 	kind, name = chi.URLParam(r, "kind"), chi.URLParam(r, "name")
 	return kind, name, kind != "" && name != "" && len(kind) <= 64 && len(name) <= 253
 }
@@ -38,9 +48,8 @@ func (s *Server) handleResources(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceRef(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	d, err := s.backend.Resource(r.Context(), kind, name)
@@ -65,9 +74,8 @@ const clusterReadTimeout = 20 * time.Second
 // serveResourceRead answers a GET on one resource with what read returns;
 // a positive timeout bounds a read that goes to the cluster.
 func serveResourceRead[T any](s *Server, w http.ResponseWriter, r *http.Request, timeout time.Duration, read func(context.Context, string, string) (T, error)) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceRef(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	ctx := r.Context()
@@ -169,18 +177,16 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string)
 }
 
 func (s *Server) handleSyncOne(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceRef(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	s.sync(w, r, kind, name)
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceRef(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	if err := s.backend.Delete(r.Context(), kind, name); err != nil {

@@ -32,9 +32,8 @@ func (s *Server) snapshotBackend(w http.ResponseWriter) (SnapshotBackend, bool) 
 
 // handleSnapshots is GET /api/v1/resources/{kind}/{name}/snapshots.
 func (s *Server) handleSnapshots(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceRef(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	sb, ok := s.snapshotBackend(w)
@@ -55,9 +54,8 @@ func (s *Server) handleSnapshots(w http.ResponseWriter, r *http.Request) {
 // handleRollback is POST /api/v1/resources/{kind}/{name}/rollback with an
 // optional {"snapshot": NAME}; it answers when the rollback is done.
 func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(r)
+	kind, name, ok := resourceRef(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	var req api.RollbackRequest
