@@ -12,7 +12,6 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -41,9 +40,7 @@ func (e *env) lastEntry(key string, ev api.HistoryEvent) *api.HistoryEntry {
 // guest whose policy is manual, and a signed webhook's pull applies a
 // change; each history entry names that actor, and so does the API.
 func TestHistoryNamesWhoStartedEachAction(t *testing.T) {
-	sim := startSim(t, 0.2)
-	repo := gittest.New(t)
-	repo.Commit("two vms", map[string]string{
+	sim, repo := simWithRepo(t, 0.2, "two vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 450, 1),
 		"vms/b.yaml": vmManifest("b", 451, 1, "proxmops.dev/sync=manual"),
 	})

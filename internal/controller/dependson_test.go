@@ -11,7 +11,6 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -29,9 +28,7 @@ func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
 	const ip = "127.0.75.10"
 	ln, port := listenOn(t, ip)
 	ln.Close() // db's service is down at first
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("db and web", map[string]string{
+	sim, repo := simWithRepo(t, 0, "db and web", map[string]string{
 		"db.yaml": healthVM("db", 150, "  cloudInit: {ip: "+ip+"/8}\n"+
 			"  healthCheck: {tcp: {port: "+strconv.Itoa(port)+"}, interval: 5s, failureThreshold: 2}\n"),
 		"web.yaml": dependentVM("web", 151, "VirtualMachine/db"),
@@ -125,9 +122,7 @@ func getJSON(t *testing.T, url, token string, into any) {
 // the revision that declared them orders the deletions. db is stopped, so
 // its deletion alone would be over before web's (a stop, then a destroy).
 func TestPruneDeletesADependentBeforeItsDependency(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("db and web", map[string]string{
+	sim, repo := simWithRepo(t, 0, "db and web", map[string]string{
 		"db.yaml":   strings.Replace(vmManifest("db", 152, 1), "state: running", "state: stopped", 1),
 		"web.yaml":  dependentVM("web", 153, "VirtualMachine/db"),
 		"keep.yaml": vmManifest("keep", 154, 1),

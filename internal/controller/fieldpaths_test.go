@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -12,9 +11,7 @@ import (
 // manifest fields, so the drawer puts bridge_ports on the spec.ports row;
 // a guest's detail has none (its keys are its manifest's).
 func TestNetworkDetailCarriesFieldPaths(t *testing.T) {
-	sim := startSim(t, 0.1)
-	repo := gittest.New(t)
-	repo.Commit("vmbr1", map[string]string{"net/vmbr1.yaml": `apiVersion: proxmops.dev/v1
+	sim, repo := simWithRepo(t, 0.1, "vmbr1", map[string]string{"net/vmbr1.yaml": `apiVersion: proxmops.dev/v1
 kind: Network
 metadata: {name: pve1-vmbr1, node: pve1}
 spec: {type: bridge, iface: vmbr1, ports: [eno2], vlanAware: true, vlanIds: "2-4094", mtu: 1500, comments: guest VLAN trunk}

@@ -75,9 +75,7 @@ func TestTCPHealthCheckGoesDegradedWhenThePortCloses(t *testing.T) {
 			c.Close()
 		}
 	}()
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("web", map[string]string{"web.yaml": healthVM("web", 140, "  cloudInit: {ip: "+ip+"/8}\n"+
+	sim, repo := simWithRepo(t, 0, "web", map[string]string{"web.yaml": healthVM("web", 140, "  cloudInit: {ip: "+ip+"/8}\n"+
 		"  healthCheck: {tcp: {port: "+strconv.Itoa(port)+"}, interval: 5s, failureThreshold: 2}\n")})
 	hook, url := startHookReceiver(t)
 	e := newEnv(t, sim, repo, "", withNotifier(t, url, "degraded")).start()
@@ -129,9 +127,7 @@ func TestHTTPHealthCheckWantsTheExpectedStatus(t *testing.T) {
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("api", map[string]string{"api.yaml": healthVM("api", 141,
+	sim, repo := simWithRepo(t, 0, "api", map[string]string{"api.yaml": healthVM("api", 141,
 		"  healthCheck: {http: {port: "+strconv.Itoa(port)+", path: /healthz, expectStatus: 204}, address: "+ip+", interval: 5s, failureThreshold: 1}\n")})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/api"
@@ -192,9 +188,7 @@ func TestHangingProbeDoesNotHoldUpPasses(t *testing.T) {
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { close(release); srv.Close() })
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("slow", map[string]string{"slow.yaml": healthVM("slow", 143,
+	sim, repo := simWithRepo(t, 0, "slow", map[string]string{"slow.yaml": healthVM("slow", 143,
 		"  healthCheck: {http: {port: "+strconv.Itoa(port)+"}, address: "+ip+", interval: 1h, timeout: 1h}\n")})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/slow"
@@ -236,9 +230,7 @@ func TestStoppedGuestIsNotProbed(t *testing.T) {
 // A health check removed from the manifest takes its verdict with it: the
 // guest has the plan's health again.
 func TestRemovedHealthCheckLeavesThePlansHealth(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("gone", map[string]string{"gone.yaml": healthVM("gone", 145,
+	sim, repo := simWithRepo(t, 0, "gone", map[string]string{"gone.yaml": healthVM("gone", 145,
 		"  healthCheck: {tcp: {port: 9}, address: 127.0.77.10, interval: 5s, failureThreshold: 1}\n")})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "VirtualMachine/gone"

@@ -43,6 +43,16 @@ func startSim(t *testing.T, taskSpeed float64) *pvesim.Server {
 	return sim
 }
 
+// simWithRepo is a fresh simulator (startSim) and a repository whose first
+// commit, msg, holds files.
+func simWithRepo(t *testing.T, taskSpeed float64, msg string, files map[string]string) (*pvesim.Server, *gittest.Repo) {
+	t.Helper()
+	sim := startSim(t, taskSpeed)
+	repo := gittest.New(t)
+	repo.Commit(msg, files)
+	return sim, repo
+}
+
 // vmManifest is a VirtualMachine without image or template: a blank disk.
 func vmManifest(name string, vmid, cores int, annotations ...string) string {
 	ann := ""
@@ -171,6 +181,16 @@ func (e *env) stop() {
 	<-e.done
 	e.cancel = nil
 	e.st.Close()
+}
+
+// kill ends e as SIGKILL would: nothing it does from now on reaches the
+// database.
+func (e *env) kill() {
+	e.st.Close()
+	e.c.Close()
+	e.cancel()
+	<-e.done
+	e.cancel = nil
 }
 
 // waitFor polls the status list until ok holds.

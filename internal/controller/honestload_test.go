@@ -280,9 +280,7 @@ func TestEmptyLoadGuardIsNamedInEveryPlan(t *testing.T) {
 // real HTTP: a synced VM, an orphan left by prune off (out of sync, never
 // in sync) and an Iso on a storage that does not exist (Failed).
 func TestEverySummaryCountsStatusesTheSameWay(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("two vms", map[string]string{"vms/a.yaml": vmManifest("a", 442, 1), "vms/b.yaml": vmManifest("b", 443, 1)})
+	sim, repo := simWithRepo(t, 0, "two vms", map[string]string{"vms/a.yaml": vmManifest("a", 442, 1), "vms/b.yaml": vmManifest("b", 443, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
 	c := serveAPI(t, e)

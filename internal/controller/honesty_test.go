@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -65,9 +64,8 @@ func (w *summaryWatch) contradictions() []string {
 // the summary keeps the action that runs and its reason, and never shows
 // "none" with the create's reason.
 func TestRunningActionKeepsItsActionAndReason(t *testing.T) {
-	sim := startSim(t, 0.5) // the create runs long enough for passes to see its lock
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 430, 1)})
+	// the create runs long enough for passes to see its lock
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 430, 1)})
 	e := newEnv(t, sim, repo, "")
 	w := watchSummaries(e)
 	e.start()
@@ -102,9 +100,7 @@ func TestRunningActionKeepsItsActionAndReason(t *testing.T) {
 // A deletion by hand shows as a delete with its own reason, then as done
 // with no action left, never "delete: in sync".
 func TestDeleteByHandIsShownAsADelete(t *testing.T) {
-	sim := startSim(t, 0.2)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1, "proxmops.dev/sync=manual")})
+	sim, repo := simWithRepo(t, 0.2, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 431, 1, "proxmops.dev/sync=manual")})
 	e := newEnv(t, sim, repo, "")
 	w := watchSummaries(e)
 	e.start()
@@ -138,9 +134,7 @@ func TestDeleteByHandIsShownAsADelete(t *testing.T) {
 // Resources whose create waits (the queue is full) have not drifted: each
 // history starts with "created".
 func TestNewResourcesHistoryStartsWithCreated(t *testing.T) {
-	sim := startSim(t, 0.1)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{
+	sim, repo := simWithRepo(t, 0.1, "vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 432, 1),
 		"vms/b.yaml": vmManifest("b", 433, 1),
 		"vms/c.yaml": vmManifest("c", 434, 1),
@@ -166,9 +160,7 @@ func TestNewResourcesHistoryStartsWithCreated(t *testing.T) {
 // records only the running one as interrupted; the queued ones changed
 // nothing and leave no failure in their history.
 func TestKillRecordsOnlyStartedActionsAsInterrupted(t *testing.T) {
-	sim := startSim(t, 0.5)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{
+	sim, repo := simWithRepo(t, 0.5, "vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 435, 1),
 		"vms/b.yaml": vmManifest("b", 436, 1),
 		"vms/c.yaml": vmManifest("c", 437, 1),
@@ -190,11 +182,7 @@ func TestKillRecordsOnlyStartedActionsAsInterrupted(t *testing.T) {
 		return n == 3 && running != ""
 	})
 	// The process dies: nothing it does from now on reaches the database.
-	e1.st.Close()
-	e1.c.Close()
-	e1.cancel()
-	<-e1.done
-	e1.cancel = nil
+	e1.kill()
 
 	e2 := newEnv(t, sim, repo, dir, oneAtATime).start()
 	e2.waitFor("interrupted create recorded", func(api.ResourceList) bool {
@@ -223,9 +211,7 @@ func TestKillRecordsOnlyStartedActionsAsInterrupted(t *testing.T) {
 // A graceful stop that outlasts its grace period interrupts the running
 // action only; the queued ones are dropped without a failure.
 func TestGracefulStopDropsQueuedActionsSilently(t *testing.T) {
-	sim := startSim(t, 2)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{
+	sim, repo := simWithRepo(t, 2, "vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 438, 1),
 		"vms/b.yaml": vmManifest("b", 439, 1),
 	})

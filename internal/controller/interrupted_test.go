@@ -18,14 +18,23 @@ import (
 // what became of it: the task went on in the cluster (Proxmox's worker does
 // not depend on the client that started it).
 
-// kill ends e as SIGKILL would: nothing it does from now on reaches the
-// database.
-func (e *env) kill() {
-	e.st.Close()
-	e.c.Close()
-	e.cancel()
-	<-e.done
-	e.cancel = nil
+// killWhenSent asks e for a pass and kills it once the cluster got its
+// method path request (the task it starts then runs on).
+func (e *env) killWhenSent(what, method, path string) {
+	e.t.Helper()
+	e.c.Refresh(context.Background())
+	testwait.For(e.t, what, 30*time.Second, func() bool { return e.sim.RequestCountFor(method, path) > 0 })
+	e.kill()
+}
+
+// historyTail is the last n entries of key's history.
+func (e *env) historyTail(key string, n int) []api.HistoryEntry {
+	e.t.Helper()
+	h := e.history(key)
+	if len(h) < n {
+		e.t.Fatalf("history:%s", historyLine(h))
+	}
+	return h[len(h)-n:]
 }
 
 // nudge runs passes until ok holds (the fake clock never fires the
@@ -79,9 +88,7 @@ func wantHistory(t *testing.T, key string, h []api.HistoryEntry, want ...[2]stri
 // finds the guest and records "created" once, after the interruption,
 // not "synced" standing in for the creation.
 func TestKilledCreateFinishedInTheClusterReadsCreated(t *testing.T) {
-	sim := startSim(t, 0.5)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitFor("create running", func(l api.ResourceList) bool {
@@ -119,9 +126,7 @@ func TestKilledCreateFinishedInTheClusterReadsCreated(t *testing.T) {
 // error path does) leaves nothing: the restarted daemon creates the guest
 // again and records "created" for that create.
 func TestKilledCreateThatFailedInTheClusterIsCreatedAgain(t *testing.T) {
-	sim := startSim(t, 0.5)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 372, 2)})
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 372, 2)})
 	dir := t.TempDir()
 	release := sim.HoldGuestLock(372)
 	e1 := newEnv(t, sim, repo, dir).start()
@@ -149,9 +154,7 @@ func TestKilledCreateThatFailedInTheClusterIsCreatedAgain(t *testing.T) {
 // A delete (prune) a kill interrupts finishes in the cluster: the history
 // of the resource ends with "deleted", not with the interruption.
 func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
-	sim := startSim(t, 0.5)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{"vms/a.yaml": vmManifest("a", 373, 1), "vms/b.yaml": vmManifest("b", 374, 1)})
+	sim, repo := simWithRepo(t, 0.5, "vms", map[string]string{"vms/a.yaml": vmManifest("a", 373, 1), "vms/b.yaml": vmManifest("b", 374, 1)})
 	dir := t.TempDir()
 	prune := func(o *Options) { o.Config.Reconcile.Prune = true }
 	e1 := newEnv(t, sim, repo, dir, prune).start()
@@ -159,11 +162,7 @@ func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
 	e1.waitStatus("VirtualMachine/b", vocab.StatusSynced)
 	repo.Commit("drop a", map[string]string{"vms/a.yaml": ""})
 	sim.ResetRequests()
-	e1.c.Refresh(context.Background())
-	testwait.For(t, "the delete task", 30*time.Second, func() bool {
-		return sim.RequestCountFor("DELETE", "/nodes/{node}/qemu/{vmid}") > 0
-	})
-	e1.kill()
+	e1.killWhenSent("the delete task", "DELETE", "/nodes/{node}/qemu/{vmid}")
 	testwait.For(t, "the delete to finish in the cluster", 30*time.Second, func() bool {
 		_, ok := sim.Guest(373)
 		return !ok
@@ -173,11 +172,7 @@ func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
 	e2.nudge("the deleted VM gone from the list", func(l api.ResourceList) bool {
 		return l.LastPass != nil && find(l, "VirtualMachine/a") == nil
 	})
-	h := e2.history("VirtualMachine/a")
-	if len(h) < 2 {
-		t.Fatalf("history:%s", historyLine(h))
-	}
-	wantHistory(t, "VirtualMachine/a", h[len(h)-2:],
+	wantHistory(t, "VirtualMachine/a", e2.historyTail("VirtualMachine/a", 2),
 		[2]string{"failed", "delete interrupted"},
 		[2]string{"deleted", "the delete interrupted by the daemon's stop went on in the cluster and finished"})
 	if n := sim.RequestCountFor("DELETE", "/nodes/{node}/qemu/{vmid}"); n != 1 {
@@ -189,19 +184,13 @@ func TestKilledDeleteFinishedInTheClusterReadsDeleted(t *testing.T) {
 // cluster: "synced" after the interruption is true, and its reason says
 // the update was not repeated, which the request counts confirm.
 func TestKilledUpdateFinishedInTheClusterReadsSynced(t *testing.T) {
-	sim := startSim(t, 0.5)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 376, 1)})
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 376, 1)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	repo.Commit("more cores", map[string]string{"vms/a.yaml": vmManifest("a", 376, 2)})
 	sim.ResetRequests()
-	e1.c.Refresh(context.Background())
-	testwait.For(t, "the reboot", 30*time.Second, func() bool {
-		return sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/status/reboot") > 0
-	})
-	e1.kill()
+	e1.killWhenSent("the reboot", "POST", "/nodes/{node}/qemu/{vmid}/status/reboot")
 	testwait.For(t, "the reboot to apply the pending cores", 30*time.Second, func() bool {
 		g, _ := sim.Guest(376)
 		return g.Running && g.Config["cores"] == "2" && len(g.Pending) == 0
@@ -210,11 +199,7 @@ func TestKilledUpdateFinishedInTheClusterReadsSynced(t *testing.T) {
 
 	e2 := newEnv(t, sim, repo, dir).start()
 	e2.nudge("convergence", synced("VirtualMachine/a"))
-	h := e2.history("VirtualMachine/a")
-	if len(h) < 2 {
-		t.Fatalf("history:%s", historyLine(h))
-	}
-	wantHistory(t, "VirtualMachine/a", h[len(h)-2:],
+	wantHistory(t, "VirtualMachine/a", e2.historyTail("VirtualMachine/a", 2),
 		[2]string{"failed", "interrupted"},
 		[2]string{"synced", "interrupted by the daemon's stop is not repeated: the cluster already matches"})
 	if w := writes(sim); w != 0 {
@@ -286,9 +271,7 @@ func TestKillBetweenTheWritesOfAFinishedCreate(t *testing.T) {
 // says the guest waits for that lock, and the history records no creation
 // nor a "synced": the create is still only interrupted.
 func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
-	sim := startSim(t, 0.5)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 378, 2)})
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 378, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	testwait.For(t, "the create's guest holding only its lock", 30*time.Second, func() bool {
@@ -329,9 +312,7 @@ func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
 // reads "created" alone, with no "drifted" from the older view nor the
 // "synced" that would follow it.
 func TestAPassThatReadTheClusterBeforeAnActionEndedRecordsNoDrift(t *testing.T) {
-	sim := startSim(t, 0.5)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 379, 2)})
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 379, 2)})
 	const key = "VirtualMachine/a"
 	e := newEnv(t, sim, repo, "")
 	var held, ended atomic.Bool

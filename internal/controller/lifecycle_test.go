@@ -15,9 +15,7 @@ import (
 )
 
 func TestRestartKeepsHistoryAndConverges(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
+	sim, repo := simWithRepo(t, 0, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 360, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitStatus("VirtualMachine/a", vocab.StatusSynced)
@@ -68,9 +66,8 @@ func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 }
 
 func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
-	sim := startSim(t, 0.5) // a create takes a few seconds
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
+	// a create takes a few seconds
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitFor("create running", func(l api.ResourceList) bool {
@@ -78,11 +75,7 @@ func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
 		return r != nil && r.Status == vocab.StatusProgressing && r.Progress != nil && r.Progress.Task != ""
 	})
 	// The process dies: nothing it does from now on reaches the database.
-	e1.st.Close()
-	e1.c.Close()
-	e1.cancel()
-	<-e1.done
-	e1.cancel = nil
+	e1.kill()
 
 	e2 := newEnv(t, sim, repo, dir, func(o *Options) { o.Config.Reconcile.Interval = time.Minute }).start()
 	e2.waitFor("interrupted create recorded", func(api.ResourceList) bool {
@@ -118,9 +111,8 @@ func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
 }
 
 func TestGracefulStopRecordsInterruptedActions(t *testing.T) {
-	sim := startSim(t, 2) // slow enough to outlast the grace period
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 375, 2)})
+	// slow enough to outlast the grace period
+	sim, repo := simWithRepo(t, 2, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 375, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.ShutdownGrace = 50 * time.Millisecond }).start()
 	e.waitFor("create running", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/a")
@@ -142,9 +134,7 @@ func TestGracefulStopRecordsInterruptedActions(t *testing.T) {
 }
 
 func TestNoDoubleQueueAndQueueLimit(t *testing.T) {
-	sim := startSim(t, 0.3)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{
+	sim, repo := simWithRepo(t, 0.3, "vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 380, 1),
 		"vms/b.yaml": vmManifest("b", 381, 1),
 	})
@@ -236,9 +226,7 @@ func TestPlanOfAnotherRevision(t *testing.T) {
 }
 
 func TestTestSettingsReportsEachCheck(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
+	sim, repo := simWithRepo(t, 0, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
 	e := newEnv(t, sim, repo, "")
 	defer e.st.Close()
 	defer e.c.Close()

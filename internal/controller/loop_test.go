@@ -63,9 +63,7 @@ func TestLoopFollowsGitCommitsAndForcePushes(t *testing.T) {
 }
 
 func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("two vms", map[string]string{
+	sim, repo := simWithRepo(t, 0, "two vms", map[string]string{
 		"vms/a.yaml": vmManifest("a", 310, 1),
 		"vms/b.yaml": vmManifest("b", 311, 1),
 	})
@@ -102,9 +100,7 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 }
 
 func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("one vm", map[string]string{"vms/a.yaml": vmManifest("a", 320, 1)})
+	sim, repo := simWithRepo(t, 0, "one vm", map[string]string{"vms/a.yaml": vmManifest("a", 320, 1)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.Prune = true }).start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 

@@ -50,9 +50,7 @@ func TestDetectOnlyAndDryRunTouchNothing(t *testing.T) {
 }
 
 func TestSyncAllAppliesInDetectOnlyMode(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 331, 2)})
+	sim, repo := simWithRepo(t, 0, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 331, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.AutoSync = false }).start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
 	if err := e.c.SyncAll(context.Background()); err != nil {
@@ -65,9 +63,7 @@ func TestSyncAllAppliesInDetectOnlyMode(t *testing.T) {
 }
 
 func TestDryRunRefusesActions(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 332, 2)})
+	sim, repo := simWithRepo(t, 0, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 332, 2)})
 	e := newEnv(t, sim, repo, "", func(o *Options) { o.Config.Reconcile.DryRun = true }).start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
 	for name, err := range map[string]error{
@@ -81,9 +77,7 @@ func TestDryRunRefusesActions(t *testing.T) {
 }
 
 func TestSyncAnnotations(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{
+	sim, repo := simWithRepo(t, 0, "vms", map[string]string{
 		"vms/auto.yaml":     vmManifest("auto", 340, 1),
 		"vms/manual.yaml":   vmManifest("manual", 341, 1, "proxmops.dev/sync=manual"),
 		"vms/disabled.yaml": vmManifest("disabled", 342, 1, "proxmops.dev/sync=disabled"),
@@ -121,9 +115,7 @@ func TestSyncAnnotations(t *testing.T) {
 }
 
 func TestDeleteChecksOwnership(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{
+	sim, repo := simWithRepo(t, 0, "vms", map[string]string{
 		"vms/mine.yaml":  vmManifest("mine", 350, 1, "proxmops.dev/sync=manual"),
 		"vms/taken.yaml": vmManifest("taken", 351, 1),
 	})

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -96,9 +95,7 @@ func snapManifest(cores int, annotations ...string) string {
 // roll back, an admin's rollback waits for Proxmox and is recorded, and
 // with sync manual the guest then stays OutOfSync, never re-applied.
 func TestRollbackThroughTheAPI(t *testing.T) {
-	sim := startSim(t, 0.2)
-	repo := gittest.New(t)
-	repo.Commit("vm", map[string]string{"vms/snap.yaml": snapManifest(1)})
+	sim, repo := simWithRepo(t, 0.2, "vm", map[string]string{"vms/snap.yaml": snapManifest(1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/snap", vocab.StatusSynced)
 	c := serveAPI(t, e)

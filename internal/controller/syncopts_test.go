@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -17,9 +16,7 @@ func pendingVM(name string, vmid, cores int) string {
 }
 
 func TestSyncOptionsRebootPruneAndDryRunApplyToThatSyncOnly(t *testing.T) {
-	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	repo.Commit("vms", map[string]string{"vms/a.yaml": pendingVM("a", 370, 2), "vms/b.yaml": pendingVM("b", 371, 1)})
+	sim, repo := simWithRepo(t, 0, "vms", map[string]string{"vms/a.yaml": pendingVM("a", 370, 2), "vms/b.yaml": pendingVM("b", 371, 1)})
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
 	e.waitStatus("VirtualMachine/b", vocab.StatusSynced)
