@@ -3,6 +3,7 @@ package pvesim
 // Destroying guests (DELETE /nodes/{node}/qemu/{vmid} and .../lxc/{vmid}).
 
 import (
+	"slices"
 	"strconv"
 )
 
@@ -63,21 +64,29 @@ func (s *Server) qemuDestroy(r *Request) (any, error) {
 			s.state.removeVolume(g.Node, volid)
 			tc.Log("Removed volume '%s'", volid)
 		}
-		if purgeUnref {
-			for _, v := range append([]*Volume(nil), s.state.Volumes...) {
-				if v.VMID == g.VMID && v.Content == "images" && (v.Node == "" || v.Node == g.Node) {
-					s.state.removeVolume(g.Node, v.VolID())
-				}
-			}
-		}
-		s.purgeGuest(tc, g, purge)
-		delete(s.state.Guests, g.VMID)
-		// destroy_vm: remove_vm_access takes the guest out of its pool.
-		s.state.removeVMAccess(g.VMID)
-		delete(s.state.Firewall, g.VMID) // remove_vmfw_conf
-		delete(s.state.FirewallFiles, fwGuestFile(g.VMID))
+		s.forgetGuest(tc, g, purge, purgeUnref, "images")
 		return nil
 	}), nil
+}
+
+// forgetGuest is the end both destroy_vm subs share once the configured
+// volumes are gone: the guest's unreferenced volumes of the given contents
+// when asked (destroy-unreferenced-disks), the purge of its references,
+// its config, its pool membership (remove_vm_access) and its firewall file
+// (remove_vmfw_conf).
+func (s *Server) forgetGuest(tc *taskCtx, g *Guest, purge, purgeUnref bool, contents ...string) {
+	if purgeUnref {
+		for _, v := range append([]*Volume(nil), s.state.Volumes...) {
+			if v.VMID == g.VMID && slices.Contains(contents, v.Content) && (v.Node == "" || v.Node == g.Node) {
+				s.state.removeVolume(g.Node, v.VolID())
+			}
+		}
+	}
+	s.purgeGuest(tc, g, purge)
+	delete(s.state.Guests, g.VMID)
+	s.state.removeVMAccess(g.VMID)
+	delete(s.state.Firewall, g.VMID)
+	delete(s.state.FirewallFiles, fwGuestFile(g.VMID))
 }
 
 func (s *Server) lxcDestroy(r *Request) (any, error) {
@@ -140,19 +149,7 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 				tc.Log("Removed volume '%s'", volid)
 			}
 		}
-		if purgeUnref {
-			for _, v := range append([]*Volume(nil), s.state.Volumes...) {
-				if v.VMID == g.VMID && (v.Content == "images" || v.Content == "rootdir") && (v.Node == "" || v.Node == g.Node) {
-					s.state.removeVolume(g.Node, v.VolID())
-				}
-			}
-		}
-		s.purgeGuest(tc, g, purge)
-		delete(s.state.Guests, g.VMID)
-		// destroy_vm: remove_vm_access takes the container out of its pool.
-		s.state.removeVMAccess(g.VMID)
-		delete(s.state.Firewall, g.VMID) // remove_vmfw_conf
-		delete(s.state.FirewallFiles, fwGuestFile(g.VMID))
+		s.forgetGuest(tc, g, purge, purgeUnref, "images", "rootdir")
 		return nil
 	}), nil
 }

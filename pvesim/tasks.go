@@ -468,11 +468,8 @@ func init() {
 		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/tasks/{upid}", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid),
 			Handler: func(r *Request) (any, error) {
-				t, err := s.findTask(r)
+				t, err := s.accessibleTask(r, "Sys.Modify")
 				if err != nil {
-					return nil, err
-				}
-				if err := s.checkTaskAccess(r, t, "Sys.Modify"); err != nil {
 					return nil, err
 				}
 				if t.Running {
@@ -483,11 +480,8 @@ func init() {
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/status", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid),
 			Handler: func(r *Request) (any, error) {
-				t, err := s.findTask(r)
+				t, err := s.accessibleTask(r, "Sys.Audit")
 				if err != nil {
-					return nil, err
-				}
-				if err := s.checkTaskAccess(r, t, "Sys.Audit"); err != nil {
 					return nil, err
 				}
 				m := taskJSON(t, true)
@@ -507,11 +501,8 @@ func init() {
 				Bool("download").Opt(),
 			),
 			Handler: func(r *Request) (any, error) {
-				t, err := s.findTask(r)
+				t, err := s.accessibleTask(r, "Sys.Audit")
 				if err != nil {
-					return nil, err
-				}
-				if err := s.checkTaskAccess(r, t, "Sys.Audit"); err != nil {
 					return nil, err
 				}
 				start := r.IntOr("start", 0)
@@ -663,6 +654,19 @@ func splitTokenID(id string) (user, token string, ok bool) {
 // a user its own and its tokens'.
 func taskOwnedBy(t *Task, user string) bool {
 	return t.User == user || strings.HasPrefix(t.User, user+"!")
+}
+
+// accessibleTask is the task {upid} names when the user may see it with
+// priv (checkTaskAccess).
+func (s *Server) accessibleTask(r *Request, priv string) (*Task, error) {
+	t, err := s.findTask(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkTaskAccess(r, t, priv); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // checkTaskAccess lets the task's owner through and asks others for a
