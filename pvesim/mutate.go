@@ -152,6 +152,12 @@ func (s *Server) AddGuest(spec GuestSpec) error {
 // by hand on the node would ("hand-made drift"). The function gets the
 // current config (without pending values) and may change it in place.
 func (s *Server) MutateGuest(vmid int, f func(conf map[string]string)) error {
+	return s.editGuest(vmid, func(g *Guest) { f(g.Conf) })
+}
+
+// editGuest changes guest vmid by hand, once pvestatd's view has caught up
+// with what was before.
+func (s *Server) editGuest(vmid int, edit func(g *Guest)) error {
 	s.mu.Lock()
 	s.statdCatchUp()
 	s.touch()
@@ -160,7 +166,7 @@ func (s *Server) MutateGuest(vmid int, f func(conf map[string]string)) error {
 	if g == nil {
 		return fmt.Errorf("guest %d does not exist", vmid)
 	}
-	f(g.Conf)
+	edit(g)
 	return nil
 }
 
@@ -193,24 +199,17 @@ func (s *Server) Guest(vmid int) (GuestInfo, bool) {
 
 // SetGuestRunning powers a guest on or off without a task (drift in power state).
 func (s *Server) SetGuestRunning(vmid int, running bool) error {
-	s.mu.Lock()
-	s.statdCatchUp()
-	s.touch()
-	defer s.mu.Unlock()
-	g := s.state.Guests[vmid]
-	if g == nil {
-		return fmt.Errorf("guest %d does not exist", vmid)
-	}
-	g.Running = running
-	if running {
-		g.StartedAt = s.clock.Now()
-		if g.Type == "qemu" {
-			g.KVM = kvmCommand(g.Conf)
+	return s.editGuest(vmid, func(g *Guest) {
+		g.Running = running
+		if running {
+			g.StartedAt = s.clock.Now()
+			if g.Type == "qemu" {
+				g.KVM = kvmCommand(g.Conf)
+			}
 		}
-	}
-	// The HA stack notices a guest that runs or stops against its request.
-	s.haKick()
-	return nil
+		// The HA stack notices a guest that runs or stops against its request.
+		s.haKick()
+	})
 }
 
 // SetGuestIgnoresShutdown makes a guest ignore (or obey again) shutdown

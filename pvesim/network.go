@@ -298,6 +298,22 @@ func portList(d map[string]string) (ports []string, param string) {
 	return ports, param
 }
 
+// checkShared is what create and update both check of what only one
+// interface may hold: the default gateways, then the bridge ports.
+func checkShared(work map[string]netIface, name string, p map[string]string) error {
+	if p["gateway"] != "" {
+		if err := checkDuplicate(work, name, "gateway", "Default gateway"); err != nil {
+			return err
+		}
+	}
+	if p["gateway6"] != "" {
+		if err := checkDuplicate(work, name, "gateway6", "Default ipv6 gateway"); err != nil {
+			return err
+		}
+	}
+	return checkDuplicatePorts(work, name, p)
+}
+
 // checkDuplicatePorts is $check_duplicate_ports.
 func checkDuplicatePorts(ifaces map[string]netIface, newIface string, p map[string]string) error {
 	ports, param := portList(p)
@@ -397,17 +413,7 @@ func (s *Server) networkCreate(r *Request) (any, error) {
 	if _, ok := work[name]; ok {
 		return nil, ParamErr("iface", "interface already exists")
 	}
-	if p["gateway"] != "" {
-		if err := checkDuplicate(work, name, "gateway", "Default gateway"); err != nil {
-			return nil, err
-		}
-	}
-	if p["gateway6"] != "" {
-		if err := checkDuplicate(work, name, "gateway6", "Default ipv6 gateway"); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkDuplicatePorts(work, name, p); err != nil {
+	if err := checkShared(work, name, p); err != nil {
 		return nil, err
 	}
 	if err := mapCIDR(p); err != nil {
@@ -465,17 +471,7 @@ func (s *Server) networkUpdate(r *Request) (any, error) {
 	if err := mapCIDR(p); err != nil {
 		return nil, err
 	}
-	if p["gateway"] != "" {
-		if err := checkDuplicate(work, name, "gateway", "Default gateway"); err != nil {
-			return nil, err
-		}
-	}
-	if p["gateway6"] != "" {
-		if err := checkDuplicate(work, name, "gateway6", "Default ipv6 gateway"); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkDuplicatePorts(work, name, p); err != nil {
+	if err := checkShared(work, name, p); err != nil {
 		return nil, err
 	}
 	if p["address6"] != "" {
