@@ -447,8 +447,9 @@ func lxcConfigJSON(g *Guest, current bool) map[string]any {
 	return out
 }
 
-// pendingJSON is PVE::GuestHelpers::config_with_pending_array.
-func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string) string) []map[string]any {
+// pendingJSON is PVE::GuestHelpers::config_with_pending_array; internal
+// keys are listed only while a value of theirs is pending.
+func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string) string, internal []string) []map[string]any {
 	keys := map[string]bool{}
 	for _, m := range []map[string]string{g.Conf, g.Pending} {
 		for k := range m {
@@ -463,8 +464,7 @@ func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string)
 	}
 	out := []map[string]any{}
 	for _, k := range sortedKeys(keys) {
-		if k == "lock" || k == "parent" {
-			// Internal keys are not listed as options.
+		if slices.Contains(internal, k) {
 			if _, ok := g.Pending[k]; !ok {
 				continue
 			}

@@ -54,7 +54,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				return pendingJSON(g, lxcKeyType, nil), nil
+				return pendingJSON(g, lxcKeyType, nil, []string{"lock", "parent"}), nil // internal keys are not listed as options
 			}})
 		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/resize", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
 			Params:  nv(Str("disk").Enum(lxcVolumeKeys()...), Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), Str("digest").Opt().MaxLen(40)),

@@ -150,44 +150,14 @@ func qemuConfigJSON(g *Guest, current bool) map[string]any {
 	return out
 }
 
-// qemuPendingJSON is GET .../pending.
+// qemuPendingJSON is GET .../pending: the API masks cipassword first.
 func qemuPendingJSON(g *Guest) []map[string]any {
-	keys := map[string]bool{}
-	for k := range g.Conf {
-		keys[k] = true
-	}
-	for k := range g.Pending {
-		keys[k] = true
-	}
-	for k := range g.PendingDelete {
-		keys[k] = true
-	}
-	out := []map[string]any{}
-	for _, k := range sortedKeys(keys) {
-		e := map[string]any{"key": k}
-		t := qemuKeyType(k)
-		if v, ok := g.Conf[k]; ok {
-			if k == "cipassword" {
-				v = "**********"
-			}
-			e["value"] = typedValue(t, v)
+	return pendingJSON(g, qemuKeyType, func(k, v string) string {
+		if k == "cipassword" {
+			return "**********"
 		}
-		if v, ok := g.Pending[k]; ok {
-			if k == "cipassword" {
-				v = "**********"
-			}
-			e["pending"] = typedValue(t, v)
-		}
-		if force, ok := g.PendingDelete[k]; ok {
-			if force {
-				e["delete"] = 2
-			} else {
-				e["delete"] = 1
-			}
-		}
-		out = append(out, e)
-	}
-	return out
+		return v
+	}, nil)
 }
 
 // addUnusedVolume records a detached volume as the first free unusedN.
