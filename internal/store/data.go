@@ -127,23 +127,7 @@ func (s *Store) History(ctx context.Context, kind, name string, limit int) ([]ap
 		q, args = q+` LIMIT ?`, append(args, limit)
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []api.HistoryEntry{}
-	for rows.Next() {
-		var e api.HistoryEntry
-		var event string
-		var t int64
-		var a api.Actor
-		if err := rows.Scan(&e.ID, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery, &a.Token); err != nil {
-			return nil, err
-		}
-		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return scanHistory(rows, err, false)
 }
 
 // HistoryAt lists the events recorded at one commit, whichever resource,
@@ -154,6 +138,12 @@ func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, name, event, commit_sha, time, message, `+actorColumns+` FROM history
 		WHERE commit_sha = ? ORDER BY id DESC LIMIT ?`, commit, limit)
+	return scanHistory(rows, err, true)
+}
+
+// scanHistory reads the rows of a history query: id, then kind and name
+// when withResource, then event, commit_sha, time, message and the actor.
+func scanHistory(rows *sql.Rows, err error, withResource bool) ([]api.HistoryEntry, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +154,12 @@ func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.
 		var event string
 		var t int64
 		var a api.Actor
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery, &a.Token); err != nil {
+		dst := []any{&e.ID}
+		if withResource {
+			dst = append(dst, &e.Kind, &e.Name)
+		}
+		dst = append(dst, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery, &a.Token)
+		if err := rows.Scan(dst...); err != nil {
 			return nil, err
 		}
 		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
