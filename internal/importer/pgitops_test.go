@@ -206,6 +206,23 @@ func TestImportGlobalSettings(t *testing.T) {
 	}
 }
 
+// wantImportErrors imports dir and wants an *importer.Error that says each
+// of want.
+func wantImportErrors(t *testing.T, dir string, want ...string) {
+	t.Helper()
+	_, err := importer.ProxmoxGitOps(dir, importer.Options{})
+	var ie *importer.Error
+	if !errors.As(err, &ie) {
+		t.Fatalf("want *importer.Error, got %v", err)
+	}
+	text := ie.Error()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("errors do not say %q:\n%s", w, text)
+		}
+	}
+}
+
 // Values the pipeline would pass but Proxmox or proxmops cannot take stop
 // the import, all of them reported at once.
 func TestImportRefusesUnusableValues(t *testing.T) {
@@ -215,13 +232,7 @@ func TestImportRefusesUnusableValues(t *testing.T) {
 		"libs/Bad_Name/container.env": "IP=192.168.178.44\nID=150\nCORES=1\nMEMORY=512\nSWAP=0\nDISK=local-lvm:2\n",
 		"libs/short/container.env":    "IP=192.168.178.45\nID=151\n",
 	})
-	_, err := importer.ProxmoxGitOps(dir, importer.Options{})
-	var ie *importer.Error
-	if !errors.As(err, &ie) {
-		t.Fatalf("want *importer.Error, got %v", err)
-	}
-	text := ie.Error()
-	for _, want := range []string{
+	wantImportErrors(t, dir,
 		`libs/apache/container.env:1: IP: "192.168.178.500" with PROXMOX_MASK "24" is not an IPv4 address`,
 		`libs/apache/container.env:3: CORES: "0" is not a whole number of at least 1`,
 		`libs/apache/container.env:5: SWAP: "-1" is not a whole number of at least 0`,
@@ -231,11 +242,7 @@ func TestImportRefusesUnusableValues(t *testing.T) {
 		`libs/Bad_Name/container.env: folder name: the lib's folder name "Bad_Name" is not a lower-case DNS label`,
 		`libs/short/container.env: CORES: missing`,
 		`libs/short/container.env: DISK: missing`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("errors do not say %q:\n%s", want, text)
-		}
-	}
+	)
 }
 
 // A file's problems are all reported, not only the first: a missing SWAP
@@ -247,13 +254,7 @@ func TestImportReportsEveryProblemOfAFileAtOnce(t *testing.T) {
 		"libs/low/container.env":     "IP=192.168.178.46\nID=42\nCORES=1\nMEMORY=512\nDISK=local-lvm:2\n",
 		"libs/Two_Bad/container.env": "IP=10.0.0.300\nID=160\nMEMORY=x\nSWAP=0\n",
 	})
-	_, err := importer.ProxmoxGitOps(dir, importer.Options{})
-	var ie *importer.Error
-	if !errors.As(err, &ie) {
-		t.Fatalf("want *importer.Error, got %v", err)
-	}
-	text := ie.Error()
-	for _, want := range []string{
+	wantImportErrors(t, dir,
 		`libs/low/container.env: SWAP: missing: the container role passes it to community.general.proxmox's swap`,
 		`write SWAP=512`,
 		`libs/low/container.env:2: ID: VMID 42 is below 100`,
@@ -262,11 +263,7 @@ func TestImportReportsEveryProblemOfAFileAtOnce(t *testing.T) {
 		`libs/Two_Bad/container.env: DISK: missing`,
 		`libs/Two_Bad/container.env:3: MEMORY: "x" is not a whole number`,
 		`libs/Two_Bad/container.env:1: IP: "10.0.0.300"`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("errors do not say %q:\n%s", want, text)
-		}
-	}
+	)
 }
 
 // MOUNT entries the container role turns into mount points become
