@@ -15,14 +15,7 @@ func BenchmarkSyncNewCommit(b *testing.B) {
 		files[fmt.Sprintf("proxmox/vm-%03d.yaml", i)] = fmt.Sprintf("apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: vm-%03d\n", i)
 	}
 	r.Commit("many", files)
-	s, err := New(Options{URL: r.URL(), Path: "proxmox", CacheDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := s.Sync(ctx); err != nil {
-		b.Fatal(err)
-	}
+	s, ctx := syncedSource(b, r.URL()), context.Background()
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -39,18 +32,25 @@ func BenchmarkSyncNewCommit(b *testing.B) {
 func BenchmarkSyncUnchanged(b *testing.B) {
 	r := newTestRepo(b)
 	r.Commit("one", map[string]string{"proxmox/a.yaml": "a: 1\n"})
-	s, err := New(Options{URL: r.URL(), Path: "proxmox", CacheDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := s.Sync(ctx); err != nil {
-		b.Fatal(err)
-	}
+	s, ctx := syncedSource(b, r.URL()), context.Background()
 	b.ResetTimer()
 	for range b.N {
 		if _, err := s.Sync(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// syncedSource follows the proxmox folder of the repository at url, synced
+// once.
+func syncedSource(b *testing.B, url string) *Syncer {
+	b.Helper()
+	s, err := New(Options{URL: url, Path: "proxmox", CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Sync(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
