@@ -31,7 +31,14 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: tokenID, TokenSecret: tokenSecret, TaskSpeed: 0.01, Seed: 7})
+	return newClusterWith(t, pvesim.Options{TaskSpeed: 0.01})
+}
+
+// newClusterWith serves a two-node simulator with o and a client of it.
+func newClusterWith(t *testing.T, o pvesim.Options) *cluster {
+	t.Helper()
+	o.Nodes, o.TokenID, o.TokenSecret, o.Seed = 2, tokenID, tokenSecret, 7
+	sim := pvesim.New(o)
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/export"
 	"github.com/proxmops/proxmops/internal/manifest"
-	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -18,18 +17,8 @@ import (
 func TestExportTakesTheStateFromTheGuest(t *testing.T) {
 	for _, running := range []bool{false, true} {
 		clock := pvesim.NewFakeClock(time.Unix(1_780_000_000, 0))
-		sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: tokenID, TokenSecret: tokenSecret, Seed: 7,
-			Clock: clock, StatusInterval: pvesim.DefaultStatusInterval})
-		if err := sim.Start("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { sim.Close() })
-		client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: tokenID, TokenSecret: tokenSecret,
-			RetryBackoff: 5 * time.Millisecond, TaskPollMin: 5 * time.Millisecond, TaskPollMax: 40 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(client.Close)
+		c := newClusterWith(t, pvesim.Options{Clock: clock, StatusInterval: pvesim.DefaultStatusInterval})
+		sim, client := c.sim, c.client
 		for _, g := range []pvesim.GuestSpec{
 			{VMID: 150, Node: "pve1", Running: running, Config: map[string]string{
 				"name": "web", "cores": "1", "memory": "512", "tags": engine.OwnerTag}},
