@@ -10,7 +10,6 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/store"
-	"github.com/proxmops/proxmops/pvesim"
 )
 
 // proxmops adopt over the CLI against the simulator: it shows the plan
@@ -23,11 +22,7 @@ func TestAdoptCommand(t *testing.T) {
 	sim, repo := cliEnv(t)
 	db := filepath.Join(t.TempDir(), "proxmops.db")
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-		"name": "app-01", "cores": "1", "memory": "2048", "tags": "old",
-		"scsi0": "local-lvm:vm-120-disk-0,size=32G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	addApp01(t, sim, "tags", "old", "scsi0", "local-lvm:vm-120-disk-0,size=32G")
 	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
 	code, out, errOut := runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
 	if code != 0 || !strings.Contains(out, "adopt") || !strings.Contains(out, "tags") || !strings.Contains(out, "old") ||
@@ -77,11 +72,7 @@ func TestApplyRecordsAnAnnotatedAdoption(t *testing.T) {
 	sim, repo := cliEnv(t)
 	db := filepath.Join(t.TempDir(), "proxmops.db")
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-		"name": "app-01", "cores": "1", "memory": "2048",
-		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	addApp01(t, sim)
 	annotated := strings.Replace(cliVM, "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1)
 	if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(annotated), 0o644); err != nil {
 		t.Fatal(err)
@@ -113,11 +104,7 @@ func TestApplyRecordsAnAnnotatedAdoption(t *testing.T) {
 func TestAdoptCommandCompletesAnOlderAdoption(t *testing.T) {
 	sim, repo := cliEnv(t)
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", filepath.Join(t.TempDir(), "proxmops.db"))
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-		"name": "app-01", "cores": "2", "memory": "2048", "tags": engine.OwnerTag,
-		"scsi0": "local-lvm:vm-120-disk-0,size=32G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	addApp01(t, sim, "cores", "2", "tags", engine.OwnerTag, "scsi0", "local-lvm:vm-120-disk-0,size=32G")
 	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
 	code, out, errOut := runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
 	if code != 1 || !strings.Contains(out, "shrinking disks is not supported") {

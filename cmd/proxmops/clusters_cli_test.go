@@ -147,11 +147,7 @@ func TestOneClusterCommandsNeedCluster(t *testing.T) {
 
 	// The same VMID unowned on both: adopt --cluster office tags office's only.
 	for _, sim := range []*pvesim.Server{home, office} {
-		if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-			"name": "app-01", "cores": "2", "memory": "2048", "tags": "old",
-			"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-			t.Fatal(err)
-		}
+		addApp01(t, sim, "cores", "2", "tags", "old")
 	}
 	code, out, errOut := runCLI(t, append([]string{"adopt", "VirtualMachine/app-01", "--cluster", "office"}, cfg...)...)
 	if code != 0 || !strings.Contains(out, "adopted VirtualMachine/app-01") {

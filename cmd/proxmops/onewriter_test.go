@@ -16,7 +16,6 @@ import (
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
-	"github.com/proxmops/proxmops/pvesim"
 )
 
 // With a daemon serving the cluster, the CLI is no second writer: run from
@@ -26,11 +25,7 @@ import (
 // one history shows the token and the CLI's user.
 func TestCLIThroughARunningDaemonLeavesOneHistory(t *testing.T) {
 	sim, repo := cliEnv(t)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-		"name": "app-01", "cores": "1", "memory": "2048",
-		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	addApp01(t, sim)
 	// The default database, proxmops.db in the working directory.
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", "")
 	os.Unsetenv("PROXMOPS_SERVER_DATABASEPATH")
@@ -147,11 +142,7 @@ func TestCLIKeepsNoStateInAGitWorkTree(t *testing.T) {
 	sim, repo := cliEnv(t)
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", "")
 	os.Unsetenv("PROXMOPS_SERVER_DATABASEPATH")
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-		"name": "app-01", "cores": "1", "memory": "2048",
-		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	addApp01(t, sim)
 	checkout := t.TempDir()
 	if err := os.WriteFile(filepath.Join(checkout, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil { // a linked work tree
 		t.Fatal(err)
@@ -186,11 +177,7 @@ func TestCLIUsesTheServiceConfigurationByDefault(t *testing.T) {
 	sim, repo := cliEnv(t)
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", "")
 	os.Unsetenv("PROXMOPS_SERVER_DATABASEPATH")
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-		"name": "app-01", "cores": "1", "memory": "2048",
-		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	addApp01(t, sim)
 	etc, state := t.TempDir(), t.TempDir()
 	db := filepath.Join(state, "proxmops.db")
 	serviceFile := filepath.Join(etc, "proxmops.yaml")

@@ -39,6 +39,20 @@ spec:
 // configuration's environment at them.
 func cliEnv(t *testing.T) (*pvesim.Server, string) { t.Helper(); return cliEnvWith(t, nil) }
 
+// addApp01 makes VM 120, app-01, by hand on pve1: one core, 2 GiB, a 20G
+// disk and one NIC, with kv (key, value, ...) set over that.
+func addApp01(t *testing.T, sim *pvesim.Server, kv ...string) {
+	t.Helper()
+	conf := map[string]string{"name": "app-01", "cores": "1", "memory": "2048",
+		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		conf[kv[i]] = kv[i+1]
+	}
+	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: conf}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // cliEnvWith is cliEnv with the simulator's token holding only privs on /
 // (nil: all).
 func cliEnvWith(t *testing.T, privs []string) (*pvesim.Server, string) {

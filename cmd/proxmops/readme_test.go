@@ -13,7 +13,6 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/vocab"
-	"github.com/proxmops/proxmops/pvesim"
 )
 
 // readmeBlock returns the command lines of the first ```sh block of the
@@ -101,11 +100,7 @@ func (r readmeRunner) run(line string) string {
 // cluster" pass on the result.
 func TestREADMEOnboardingAndCIAsWritten(t *testing.T) {
 	sim, _ := cliEnv(t)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 120, Node: "pve1", Config: map[string]string{
-		"name": "app-01", "cores": "1", "memory": "2048", "boot": "order=scsi0;net0",
-		"scsi0": "local-lvm:vm-120-disk-0,size=20G", "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	addApp01(t, sim, "boot", "order=scsi0;net0")
 	checkout := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.email", "you@example.com"}, {"config", "user.name", "You"},
 		{"commit", "-q", "--allow-empty", "-m", "start"}} {
