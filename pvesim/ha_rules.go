@@ -3,6 +3,7 @@ package pvesim
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -230,36 +231,31 @@ func haRuleCheckConfig(typ string, param map[string]string, create bool) (map[st
 
 // haAssertResources is $assert_valid_resources_param.
 func (s *Server) haAssertResources(v string) error {
-	res := haDecodeResources(v)
-	if len(res) == 0 {
-		return fmt.Errorf("no resources were specified")
-	}
-	var bad []string
-	for _, sid := range sortedKeys(res) {
-		if !s.haConfigured(sid) {
-			bad = append(bad, sid)
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("cannot use unmanaged resource(s) %s.", strings.Join(bad, ", "))
-	}
-	return nil
+	return haAssertListed(haDecodeResources(v), "no resources were specified", "cannot use unmanaged resource(s) %s.", s.haConfigured)
 }
 
 // haAssertNodes is $assert_valid_nodes_param (the local node always exists).
 func (s *Server) haAssertNodes(v string) error {
-	nodes := haDecodeNodes(v)
-	if len(nodes) == 0 {
-		return fmt.Errorf("no nodes were specified")
+	return haAssertListed(haDecodeNodes(v), "no nodes were specified", "cannot use non-existent node(s) %s.", func(n string) bool {
+		return n == s.state.Nodes[0].Name || s.state.node(n) != nil
+	})
+}
+
+// haAssertListed is the shape both assert subs share: a list that is not
+// empty, else none, and whose entries are all valid, else the invalid ones
+// sorted and joined into invalid.
+func haAssertListed[V any](list map[string]V, none, invalid string, valid func(string) bool) error {
+	if len(list) == 0 {
+		return errors.New(none)
 	}
 	var bad []string
-	for _, n := range sortedKeys(nodes) {
-		if n != s.state.Nodes[0].Name && s.state.node(n) == nil {
-			bad = append(bad, n)
+	for _, k := range sortedKeys(list) {
+		if !valid(k) {
+			bad = append(bad, k)
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("cannot use non-existent node(s) %s.", strings.Join(bad, ", "))
+		return fmt.Errorf(invalid, strings.Join(bad, ", "))
 	}
 	return nil
 }
