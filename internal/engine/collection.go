@@ -56,8 +56,10 @@ type collection struct {
 	resolve func(pc *planContext, s Spec) (Spec, error)
 	// needs adds the privileges a change of an item needs besides write.
 	needs func(a *Action, s Spec) []privNeed
-	// entries is the item's nested list, nil when it has none.
+	// entries is the item's nested list, nil when it has none; rules is
+	// its ordered rule list instead (compared by position).
 	entries *collEntries
+	rules   *collRules
 	// dependsOn names the actions an item's creation waits for.
 	dependsOn func(d *Desired, s Spec) []string
 	// holds, when set, is what a resolved item waits for this pass (an HA
@@ -112,6 +114,9 @@ type collField struct {
 type collReq struct {
 	method, path string
 	params       *pve.Params
+	// rules, when set, is an ordered rule list brought to the wanted one
+	// (firewall_rules.go) instead of a single request.
+	rules *rulePlan
 }
 
 func (q collReq) do(ctx context.Context, c *pve.Client) error {
@@ -134,6 +139,28 @@ type collEntries struct {
 	key    string
 	fields []string // compared besides the key
 	want   func(Spec) []collEntry
+}
+
+// collRules describes an item's ordered firewall rule list (a security
+// group's): GET path lists it; firewall_rules.go compares and changes it.
+type collRules struct {
+	path  func(name string) string
+	field string // the manifest path of the rules
+	want  func(Spec) []manifest.FirewallRule
+	// users names what still applies the item (rules elsewhere naming
+	// it), read before it is removed: it is not removed while any does.
+	users func(ctx context.Context, c *pve.Client, name string) ([]string, error)
+}
+
+// nestedPath is the API path of an item's nested list, "" when it has none.
+func (c *collection) nestedPath(name string) string {
+	switch {
+	case c.entries != nil:
+		return c.entries.path(name)
+	case c.rules != nil:
+		return c.rules.path(name)
+	}
+	return ""
 }
 
 // collEntry is one wanted entry: its key, its fields in read-back form,
@@ -228,7 +255,7 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 			r.err = err
 			return nil
 		}
-		if r.row.entries == nil {
+		if r.row.entries == nil && r.row.rules == nil {
 			return nil
 		}
 		r.entries, r.entryErr = map[string][]collItem{}, map[string]error{}
@@ -244,7 +271,7 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 				continue
 			}
 			var got []map[string]any
-			if err := pc.e.client.Get(ctx, r.row.entries.path(name), nil, &got); err != nil {
+			if err := pc.e.client.Get(ctx, r.row.nestedPath(name), nil, &got); err != nil {
 				r.entryErr[name] = err
 				continue
 			}
@@ -411,14 +438,22 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 	}
 	itemChanged := len(fieldChanges) > 0 || (adopt && row.owner == nil)
 	var ops []collReq
-	if row.entries != nil {
+	var rules *rulePlan
+	if row.entries != nil || row.rules != nil {
 		if err := r.entryErr[name]; err != nil {
-			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the entries of %s %s: %v%s", row.noun, name, err, r.privHint(err))
+			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the %s of %s %s: %v%s", r.nestedNoun(), row.noun, name, err, r.privHint(err))
 			return a
 		}
+	}
+	if row.entries != nil {
 		var ec []vocab.Change
 		ec, ops = r.entryDiff(s, name, r.entries[name])
 		changes = append(changes, ec...)
+	}
+	if row.rules != nil {
+		var rc []vocab.Change
+		rc, rules = r.ruleList(name).diffRules(r.entries[name], row.rules.want(s))
+		changes = append(changes, rc...)
 	}
 	if len(changes) == 0 {
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
@@ -448,6 +483,9 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 			op = row.update(name, s, markOwned(want), it)
 		}
 		ops = append([]collReq{op}, ops...)
+	}
+	if rules != nil {
+		ops = append(ops, collReq{rules: rules})
 	}
 	a.run = r.runAndRecord(a.Key(), ops, s, adopt)
 	return a
@@ -557,11 +595,30 @@ func (r *collectionReconciler) planReplace(a *Action, s Spec, want string, old c
 	return a
 }
 
-// runOps sends an action's requests in order; the item's cached entries
-// are forgotten first, whatever the outcome.
+// ruleList is an item's rule list.
+func (r *collectionReconciler) ruleList(name string) ruleList {
+	return ruleList{path: r.row.rules.path(name), field: r.row.rules.field}
+}
+
+func (r *collectionReconciler) nestedNoun() string {
+	if r.row.rules != nil {
+		return "rules"
+	}
+	return "entries"
+}
+
+// runOps sends an action's requests in order, then makes its rule list
+// the wanted one (rules may be nil); the item's cached entries are
+// forgotten first, whatever the outcome.
 func runOps(ctx context.Context, x *execCtx, key string, ops []collReq) error {
 	x.e.opts.Reads.forgetEntries(key)
 	for _, op := range ops {
+		if op.rules != nil {
+			if err := op.rules.apply(ctx, x.e.client); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := op.do(ctx, x.e.client); err != nil {
 			return fmt.Errorf("%s %s: %w", op.method, op.path, err)
 		}
@@ -592,6 +649,15 @@ func (r *collectionReconciler) planCreate(a *Action, s Spec, want string) *Actio
 	if row.entries != nil {
 		ec, add := r.entryDiff(s, s.meta().Name, nil)
 		a.Changes, ops = append(a.Changes, ec...), append(ops, add...)
+	}
+	var rules *rulePlan
+	if row.rules != nil {
+		var rc []vocab.Change
+		rc, rules = r.ruleList(s.meta().Name).diffRules(nil, row.rules.want(s))
+		a.Changes = append(a.Changes, rc...)
+	}
+	if rules != nil {
+		ops = append(ops, collReq{rules: rules})
 	}
 	a.run = r.runCreating(a.Key(), ops, s)
 	return a
@@ -684,6 +750,11 @@ func (r *collectionReconciler) prune(pc *planContext, declared map[string]bool) 
 		if decidePrune(pc, a, ownedWhy(fmt.Sprintf("%s %s is owned by proxmops", r.row.noun, key)), r.kept[key], vocab.Change{Field: r.row.key, From: key}) {
 			op := r.row.remove(key)
 			a.run = func(ctx context.Context, x *execCtx) error {
+				if r.row.rules != nil {
+					if err := r.emptyRules(ctx, x, key); err != nil {
+						return err
+					}
+				}
 				if err := runOps(ctx, x, a.Key(), []collReq{op}); err != nil {
 					return err
 				}
@@ -695,6 +766,35 @@ func (r *collectionReconciler) prune(pc *planContext, declared map[string]bool) 
 		}
 	}
 	return out
+}
+
+// emptyRules readies an item with a rule list for its removal: refused
+// while rules elsewhere still apply it (Proxmox would remove it and leave
+// them applying nothing), then its rules are removed (Proxmox removes
+// only an empty one).
+func (r *collectionReconciler) emptyRules(ctx context.Context, x *execCtx, name string) error {
+	if r.row.rules.users != nil {
+		users, err := r.row.rules.users(ctx, x.e.client, name)
+		if err != nil {
+			return err
+		}
+		if len(users) > 0 {
+			return fmt.Errorf("%s %s is still applied by %s: remove those rules first; it is left as it is", r.row.noun, name, strings.Join(users, ", "))
+		}
+	}
+	l := r.ruleList(name)
+	var got []map[string]any
+	if err := x.e.client.Get(ctx, l.path, nil, &got); err != nil {
+		return fmt.Errorf("reading %s: %w", l.path, err)
+	}
+	var have []collItem
+	for _, m := range got {
+		have = append(have, stringValues(m))
+	}
+	if _, p := l.diffRules(have, nil); p != nil {
+		return p.apply(ctx, x.e.client)
+	}
+	return nil
 }
 
 // privHint names the privilege a refused read lacked.
@@ -722,11 +822,11 @@ func collectionRow(c *collection, desired func(manifest.Resource, SecretReader) 
 const OwnershipField = "comment (ownership)"
 
 // collections is the table: one row per cluster-wide collection.
-var collections = []*collection{firewallAliases, firewallIPSets, backupJobs, storages, haRules}
+var collections = []*collection{firewallAliases, firewallIPSets, firewallGroups, backupJobs, storages, haRules}
 
 // CollectionItem is one item of a collection as Proxmox lists it, for
 // export: its name, whether proxmops owns it, its comment without the
-// mark, its values and its entries (in Proxmox's order).
+// mark, its values and its entries or rules (in Proxmox's order).
 type CollectionItem struct {
 	Name    string
 	Owned   bool
@@ -778,9 +878,9 @@ func (e *Engine) ReadCollection(ctx context.Context, kind string) ([]CollectionI
 		} else {
 			ci.Owned = false
 		}
-		if row.entries != nil {
+		if path := row.nestedPath(it[row.key]); path != "" {
 			var got []map[string]any
-			if err := e.client.Get(ctx, row.entries.path(ci.Name), nil, &got); err != nil {
+			if err := e.client.Get(ctx, path, nil, &got); err != nil {
 				return nil, fmt.Errorf("reading the entries of %s %s: %w", row.noun, ci.Name, err)
 			}
 			for _, en := range got {

@@ -102,6 +102,10 @@ func TestPlanNamesMissingPrivilegesAndApplyDoesNotStart(t *testing.T) {
 			engine.KindIso, "x", "the API token lacks the privileges to download the ISO: it needs Sys.Audit+Sys.Modify on /, or Sys.AccessNetwork on /nodes/pve1", "POST /nodes/{node}/storage/{storage}/download-url"},
 		{"host network without Sys.Modify", []string{"Sys.Modify"}, "net/vmbr7.yaml", hostBridge,
 			engine.KindNetwork, "vmbr7", "the API token lacks Sys.Modify on /nodes/pve1, needed to change the node's network", "POST /nodes/{node}/network"},
+		{"security group without Sys.Modify", []string{"Sys.Modify"}, "fw/web.yaml", "apiVersion: proxmops.dev/v1\nkind: FirewallGroup\nmetadata:\n  name: web\nspec:\n  rules:\n    - { type: in, action: ACCEPT, macro: HTTP }\n",
+			engine.KindFirewallGroup, "web", "the API token lacks Sys.Modify on /, needed to change the cluster's firewall security groups", "POST /cluster/firewall/groups"},
+		{"cluster firewall without Sys.Modify", []string{"Sys.Modify"}, "fw/cluster.yaml", "apiVersion: proxmops.dev/v1\nkind: ClusterFirewall\nmetadata:\n  name: cluster\nspec:\n  policyOut: REJECT\n",
+			engine.KindClusterFirewall, "cluster", "the API token lacks Sys.Modify on /, needed to change the cluster firewall", "PUT /cluster/firewall/options"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,8 +115,9 @@ type rulePlan struct {
 }
 
 // diffRules compares the listed rules (GET's answer, by position) with
-// the wanted ones: a change per differing position (Field and Path the
-// manifest path, spec.rules[3]; From and To one line per rule), and the
+// the wanted ones: a change per differing position (Field the list's
+// name and position, rules[3], Path the manifest path, spec.rules[3];
+// From and To one line per rule), and the
 // plan that applies them (nil when in sync).
 func (l ruleList) diffRules(listed []collItem, wanted []manifest.FirewallRule) ([]vocab.Change, *rulePlan) {
 	p := &rulePlan{list: l, have: listed}
@@ -136,7 +137,7 @@ func (l ruleList) diffRules(listed []collItem, wanted []manifest.FirewallRule) (
 	var changes []vocab.Change
 	for k := 0; k < max(len(mineRules), len(p.want)); k++ {
 		path := indexPath(l.field, k)
-		c := vocab.Change{Field: path, Path: path}
+		c := vocab.Change{Field: indexPath(l.field[strings.LastIndex(l.field, ".")+1:], k), Path: path}
 		switch {
 		case k >= len(p.want):
 			c.From = ruleLine(mineRules[k])
@@ -358,4 +359,25 @@ func (p *rulePlan) track(model []collItem, slots []int, op ruleOp) ([]collItem, 
 		model[op.pos] = p.written(op.rule)
 	}
 	return model, slots
+}
+
+// result is the list as the plan leaves it: proxmops' rules rewritten,
+// removed or added (after its last one, or first), the others in place.
+func (p *rulePlan) result() []collItem {
+	model, slots := slices.Clone(p.have), slices.Clone(p.slots)
+	for k := 0; k < min(len(slots), len(p.want)); k++ {
+		model[slots[k]] = p.written(p.want[k])
+	}
+	for k := len(slots) - 1; k >= len(p.want); k-- {
+		model = slices.Delete(model, slots[k], slots[k]+1)
+	}
+	at := 0
+	if len(slots) > 0 && len(slots) <= len(p.want) {
+		at = slots[len(slots)-1] + 1
+	}
+	for k := len(slots); k < len(p.want); k++ {
+		model = slices.Insert(model, at, p.written(p.want[k]))
+		at++
+	}
+	return model
 }

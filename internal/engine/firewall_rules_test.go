@@ -104,10 +104,10 @@ func TestRuleListBecomesTheWantedOneByPosition(t *testing.T) {
 			changes, plan := l.diffRules(listRules(t, c, path), tt.want)
 			var got []string
 			for _, ch := range changes {
-				if ch.Field != ch.Path {
+				if "spec."+ch.Field != ch.Path {
 					t.Errorf("change field %s, path %s", ch.Field, ch.Path)
 				}
-				got = append(got, ch.Field+": "+ch.From+" -> "+ch.To)
+				got = append(got, ch.Path+": "+ch.From+" -> "+ch.To)
 			}
 			if strings.Join(got, "|") != tt.changes {
 				t.Fatalf("changes\n%s\nwant\n%s", strings.Join(got, "|"), tt.changes)
@@ -152,7 +152,7 @@ func TestSharedRuleListTouchesOnlyMarkedRules(t *testing.T) {
 	for _, ch := range changes {
 		got = append(got, ch.Field)
 	}
-	if strings.Join(got, " ") != "spec.rules[1] spec.rules[2] spec.rules[3]" {
+	if strings.Join(got, " ") != "rules[1] rules[2] rules[3]" {
 		t.Fatalf("changes %v", changes)
 	}
 	if err := plan.apply(context.Background(), c); err != nil {
@@ -186,5 +186,41 @@ func TestRuleListChangedSincePlanFailsTheApply(t *testing.T) {
 	}
 	if got := ruleLines(listRules(t, c, path)); got != "in SSH(ACCEPT) # just added\nin DROP -p udp" {
 		t.Fatalf("list touched:\n%s", got)
+	}
+}
+
+// What the manifest's rule checks accept, the simulator's verify_rule
+// accepts in a security group, and what they refuse it refuses too (an
+// IP set the rules name exists; the cases are the manifest's own kinds
+// of mistakes).
+func TestManifestRuleChecksAgreeWithVerifyRule(t *testing.T) {
+	const path = "cluster/firewall/groups/web"
+	c := ruleSim(t)
+	if err := c.Post(context.Background(), "cluster/firewall/ipset", pve.NewParams().Set("name", "admins"), nil); err != nil {
+		t.Fatal(err)
+	}
+	rules := []manifest.FirewallRule{
+		ruleWeb, ruleSSH, rulePing, ruleDropO,
+		{Type: "in", Action: "ACCEPT", Macro: "ssh", Source: "+admins"},
+		{Type: "forward", Action: "DROP", Proto: "udp", Sport: "53", Dport: "1024:65535"},
+		{Type: "in", Action: "ACCEPT", Proto: "icmp", Dport: "echo-request"},
+		{Type: "in", Action: "ACCEPT", Source: "10.0.0.1-10.0.0.9", Dest: "fd00::/64"},
+		{Type: "in", Action: "ACCEPT", Macro: "SSH", Proto: "udp"},
+		{Type: "in", Action: "ACCEPT", Proto: "tcp", Dport: "90:80"},
+		{Type: "in", Action: "ACCEPT", Dport: "22"},
+		{Type: "in", Action: "ACCEPT", Proto: "icmp", ICMPType: "neighbor-solicitation"},
+		{Type: "in", Action: "ACCEPT", Source: "10.1.2.3/16"},
+		{Type: "in", Action: "ACCEPT", Source: "10.0.0.1,fd00::1"},
+		{Type: "forward", Action: "REJECT"},
+		{Type: "group", Action: "other"},
+		{Type: "in", Action: "ACCEPT", Iface: "net0"},
+		{Type: "in", Action: "ACCEPT", Proto: "tcp", Dport: "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15:16"},
+	}
+	for _, r := range rules {
+		manifestOK := len(manifest.FirewallRuleErrors(manifest.FirewallRulesGroup, &r)) == 0
+		err := c.Post(context.Background(), path, ruleParams(ruleFields(r), false), nil)
+		if manifestOK != (err == nil) {
+			t.Errorf("%s: the manifest says valid=%v, Proxmox says %v", ruleLine(ruleFields(r)), manifestOK, err)
+		}
 	}
 }

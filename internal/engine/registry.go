@@ -65,6 +65,8 @@ type deletion struct {
 var kinds = []kindRow{
 	collectionRow(firewallAliases, fromManifest(firewallAliasFromManifest)),
 	collectionRow(firewallIPSets, fromManifest(firewallIPSetFromManifest)),
+	collectionRow(firewallGroups, fromManifest(firewallGroupFromManifest)),
+	clusterFirewallRow(),
 	collectionRow(storages, fromManifest(storageFromManifest)),
 	{kind: KindSdnZone, desired: fromManifest(zoneFromManifest), reconciler: func() reconciler { return sdnReconciler{} },
 		needs: sdnNeeds},

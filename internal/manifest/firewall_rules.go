@@ -403,6 +403,24 @@ func addFirewallRuleRefs(r Resource, p string, rule *FirewallRule) {
 	}
 }
 
-// KindFirewallGroup is a cluster security group
-// (/cluster/firewall/groups/{group}).
-const KindFirewallGroup Kind = "FirewallGroup"
+// FirewallMacroTemplates are a macro's template rules as "proto", "dport"
+// and "sport" fields (the IPv4 ones; an IPv6-only macro's otherwise), nil
+// for an unknown macro.
+func FirewallMacroTemplates(name string) []map[string]string {
+	tmpl, ok := fwMacros[name]
+	if !ok {
+		if tmpl, ok = fwMacrosV6[name]; !ok {
+			return nil
+		}
+	}
+	var out []map[string]string
+	for _, t := range strings.Split(tmpl, ";") {
+		m := map[string]string{}
+		for _, kv := range strings.Fields(t) {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -91,3 +91,96 @@ func TestFirewallRuleMacroSpelling(t *testing.T) {
 		t.Fatalf("macro %q, errors %v; want SSH and none", r.Macro, errs)
 	}
 }
+
+func fwGroupYAML(name, spec string) string {
+	return "apiVersion: proxmops.dev/v1\nkind: FirewallGroup\nmetadata:\n  name: " + name + "\nspec:\n" + spec
+}
+
+// A security group's manifest: its name as create_security_group takes
+// it, its rules checked for a group (errors located at the rule's
+// field), and strict decoding of the rule fields.
+func TestFirewallGroupManifestValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want string // "" when valid; else a substring of the errors
+	}{
+		{"rules", fwGroupYAML("webserver", "  comment: web\n  rules:\n    - { type: in, action: ACCEPT, proto: tcp, dport: \"80,443\" }\n    - { type: in, action: ACCEPT, macro: ssh, source: +admins, log: info }\n    - { type: out, action: DROP, enable: false }\n"), ""},
+		{"empty", fwGroupYAML("empty", "  comment: nothing yet\n"), ""},
+		{"name too long", fwGroupYAML("a-very-long-group-name", "  comment: x\n"), "not a security group name"},
+		{"name with capitals", fwGroupYAML("Web", "  comment: x\n"), "is not a valid name"},
+		{"located error", fwGroupYAML("web", "  rules:\n    - { type: in, action: ACCEPT }\n    - { type: in, action: ACCEPT, dport: \"22\" }\n"), "spec.rules[1].dport: needs proto"},
+		{"group rule in a group", fwGroupYAML("web", "  rules:\n    - { type: group, action: other }\n"), "spec.rules[0].type: group rules are not allowed in a security group"},
+		{"unknown type", fwGroupYAML("web", "  rules:\n    - { type: inbound, action: ACCEPT }\n"), "spec.rules[0].type"},
+		{"unknown log level", fwGroupYAML("web", "  rules:\n    - { type: in, action: ACCEPT, log: verbose }\n"), "spec.rules[0].log"},
+		{"port as a number", fwGroupYAML("web", "  rules:\n    - { type: in, action: ACCEPT, proto: tcp, dport: 22 }\n"), "quote it"},
+		{"misspelt field", fwGroupYAML("web", "  rules:\n    - { type: in, action: ACCEPT, icmp-type: echo-request }\n"), "did you mean `icmpType`"},
+		{"without action", fwGroupYAML("web", "  rules:\n    - { type: in }\n"), "missing required field `action`"},
+		{"with tags", "apiVersion: proxmops.dev/v1\nkind: FirewallGroup\nmetadata:\n  name: web\n  tags: [a]\nspec:\n  comment: x\n", "no Proxmox tags"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
+			if tt.want == "" {
+				if len(errs) > 0 {
+					t.Fatalf("valid manifest refused: %v", errs)
+				}
+				return
+			}
+			if !strings.Contains(errs.Error(), tt.want) {
+				t.Fatalf("errors %q, want one with %q", errs.Error(), tt.want)
+			}
+		})
+	}
+}
+
+// The IP sets and aliases a group's rules name are its dependencies when
+// declared (the graph's edges and the apply order), and so is a group a
+// guest's or the cluster's rule applies; undeclared ones are expected on
+// the cluster.
+func TestFirewallGroupDependencies(t *testing.T) {
+	set := loadSet(t, map[string]string{
+		"ipset.yaml": "apiVersion: proxmops.dev/v1\nkind: FirewallIPSet\nmetadata:\n  name: admins\nspec:\n  comment: x\n",
+		"alias.yaml": "apiVersion: proxmops.dev/v1\nkind: FirewallAlias\nmetadata:\n  name: lan\nspec:\n  cidr: 10.0.0.0/8\n",
+		"group.yaml": fwGroupYAML("web", "  rules:\n    - { type: in, action: ACCEPT, macro: SSH, source: +admins }\n    - { type: in, action: ACCEPT, macro: HTTP, source: dc/LAN }\n    - { type: in, action: ACCEPT, macro: DNS, source: +elsewhere }\n"),
+	})
+	var got []string
+	for _, e := range Dependencies(set.Get(KindFirewallGroup, "web")) {
+		got = append(got, e.Key()+"@"+e.Path+":"+string(e.Relation))
+	}
+	if want := "FirewallAlias/lan@spec.rules[1].source:uses FirewallIPSet/admins@spec.rules[0].source:uses"; strings.Join(got, " ") != want {
+		t.Fatalf("dependencies %v, want %s", got, want)
+	}
+}
+
+// The cluster firewall is one object named cluster; its options take
+// Proxmox's policies; its rules are checked for the cluster's list
+// (forward and group rules, a node's interface).
+func TestClusterFirewallManifestValidation(t *testing.T) {
+	doc := func(name, spec string) string {
+		return "apiVersion: proxmops.dev/v1\nkind: ClusterFirewall\nmetadata:\n  name: " + name + "\nspec:\n" + spec
+	}
+	tests := []struct{ name, doc, want string }{
+		{"options and rules", doc("cluster", "  enabled: true\n  policyIn: DROP\n  policyOut: ACCEPT\n  rules:\n    - { type: group, action: webserver, iface: vmbr0 }\n    - { type: forward, action: ACCEPT, proto: udp, dport: \"53\" }\n"), ""},
+		{"only rules", doc("cluster", "  rules:\n    - { type: in, action: ACCEPT, macro: SSH }\n"), ""},
+		{"another name", doc("main", "  enabled: true\n"), "the cluster firewall is one object named \"cluster\""},
+		{"unknown policy", doc("cluster", "  policyIn: DENY\n"), "spec.policyIn"},
+		{"enabled as a string", doc("cluster", "  enabled: \"yes\"\n"), "spec.enabled"},
+		{"a rule's error located", doc("cluster", "  rules:\n    - { type: in, action: ACCEPT, iface: \"vmbr0-\" }\n"), "spec.rules[0].iface: invalid network interface name"},
+		{"with a node", "apiVersion: proxmops.dev/v1\nkind: ClusterFirewall\nmetadata:\n  name: cluster\n  node: pve1\nspec:\n  enabled: false\n", "cluster-wide"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
+			if tt.want == "" {
+				if len(errs) > 0 {
+					t.Fatalf("valid manifest refused: %v", errs)
+				}
+				return
+			}
+			if !strings.Contains(errs.Error(), tt.want) {
+				t.Fatalf("errors %q, want one with %q", errs.Error(), tt.want)
+			}
+		})
+	}
+}

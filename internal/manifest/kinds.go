@@ -76,6 +76,15 @@ var (
 		}
 		return nil
 	}}
+	// create_security_group's pve-security-group-name: the firewall name
+	// pattern, 2 to 18 characters (Proxmox keeps it in lower case, as the
+	// common manifest name is).
+	firewallGroupName = &NameRule{Pattern: fwNamePattern, MaxLength: MaxFirewallGroupName, check: func(n string) error {
+		if !reFWName.MatchString(n) || len(n) > MaxFirewallGroupName {
+			return fmt.Errorf("%q is not a security group name (a letter, then letters, digits or '-'; 2 to %d characters)", n, MaxFirewallGroupName)
+		}
+		return nil
+	}}
 	// pve-manager API2/Pool.pm create_pool: a pool name starts with a letter.
 	poolName = &NameRule{Pattern: "^[a-z]", check: func(n string) error {
 		if !(n[0] >= 'a' && n[0] <= 'z') {
@@ -126,8 +135,12 @@ var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, Relati
 var kindTable = []KindInfo{
 	{Kind: KindFirewallAlias, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"alias", "aliases", "firewallaliases", "firewall"},
 		Doc: "A cluster firewall alias (/cluster/firewall/aliases).", spec: reflect.TypeFor[FirewallAliasSpec]()},
-	{Kind: KindFirewallIPSet, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
+	{Kind: KindFirewallIPSet, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
 		Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", spec: reflect.TypeFor[FirewallIPSetSpec]()},
+	{Kind: KindFirewallGroup, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallGroupName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"group", "groups", "securitygroup", "firewallgroups", "firewall"},
+		Doc: "A cluster firewall security group: its ordered rules (/cluster/firewall/groups).", spec: reflect.TypeFor[FirewallGroupSpec]()},
+	{Kind: KindClusterFirewall, Node: NodeNone, Tagless: true, Name: clusterFirewallName, Folder: "firewall", Aliases: []string{"clusterfirewall", "firewall"},
+		Doc: "The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).", spec: reflect.TypeFor[ClusterFirewallSpec]()},
 	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Name: storageName, Relation: RelationUses, Folder: "storage", Aliases: []string{"storage", "storages"},
 		Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", spec: reflect.TypeFor[StorageSpec]()},
 	{Kind: KindSdnZone, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},

@@ -299,6 +299,8 @@ var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
 	KindSdnVnet:           decodeKind[SdnVnetSpec](func(o Object, s SdnVnetSpec) Resource { return &SdnVnet{o, s} }),
 	KindFirewallAlias:     decodeKind[FirewallAliasSpec](func(o Object, s FirewallAliasSpec) Resource { return &FirewallAlias{o, s} }),
 	KindFirewallIPSet:     decodeKind[FirewallIPSetSpec](func(o Object, s FirewallIPSetSpec) Resource { return &FirewallIPSet{o, s} }),
+	KindFirewallGroup:     decodeKind[FirewallGroupSpec](func(o Object, s FirewallGroupSpec) Resource { return &FirewallGroup{o, s} }),
+	KindClusterFirewall:   decodeKind[ClusterFirewallSpec](func(o Object, s ClusterFirewallSpec) Resource { return &ClusterFirewall{o, s} }),
 	KindPool:              decodeKind[PoolSpec](func(o Object, s PoolSpec) Resource { return &Pool{o, s} }),
 	KindBackupJob:         decodeKind[BackupJobSpec](func(o Object, s BackupJobSpec) Resource { return &BackupJob{o, s} }),
 	KindStorage:           decodeKind[StorageSpec](func(o Object, s StorageSpec) Resource { return &Storage{o, s} }),

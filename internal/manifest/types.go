@@ -43,7 +43,7 @@ func (m *Metadata) Adopt() bool { return m.Annotations[AnnotationAdopt] == "true
 // Metadata is common to every kind.
 type Metadata struct {
 	Name        string            `json:"name" pm:"required,format=dns-label" doc:"Unique per kind; a lower-case DNS label. Used as the Proxmox guest name for VMs, templates and containers."`
-	Node        string            `json:"node,omitempty" pm:"format=node" doc:"Target node. Required for guests, Iso, ContainerTemplate and Network; not allowed on SdnZone, SdnVnet, FirewallAlias and FirewallIPSet, which are cluster-wide."`
+	Node        string            `json:"node,omitempty" pm:"format=node" doc:"Target node. Required for guests, Iso, ContainerTemplate and Network; not allowed on SdnZone, SdnVnet, FirewallAlias, FirewallIPSet, FirewallGroup and ClusterFirewall, which are cluster-wide."`
 	Tags        []string          `json:"tags,omitempty" pm:"format=tag" doc:"Proxmox tags; proxmops adds its ownership tag managed-by-proxmops itself."`
 	Annotations map[string]string `json:"annotations,omitempty" doc:"Free-form annotations; proxmops.dev/sync: auto | manual | disabled."`
 	DependsOn   []string          `json:"dependsOn,omitempty" doc:"Declared resources (Kind/name) this one waits for: it is created or started only once they are in sync and healthy, and stopped or deleted before them."`

@@ -77,6 +77,10 @@ func checkResource(r Resource, c *checker, decodeFailed bool) {
 		checkStorage(v, c)
 	case *HARule:
 		checkHARule(v, c)
+	case *FirewallGroup:
+		checkFirewallGroup(v, c)
+	case *ClusterFirewall:
+		checkClusterFirewall(v, c)
 	}
 	addStorageRefs(r)
 	_ = decodeFailed

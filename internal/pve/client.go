@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -64,6 +65,39 @@ type Client struct {
 	requests [4]atomic.Int64 // GET, POST, PUT, DELETE
 	// taskTimes is how long tasks took lately, per type (WaitTask).
 	taskTimes taskTimes
+	// conn is the last connection's local and remote address (ConnAddrs).
+	conn atomic.Pointer[[2]string]
+}
+
+// ConnAddrs returns the local and the remote IP address of the last
+// connection a request used: proxmops' own address as the node sees it,
+// and the node's. Both are "" before the first request (or with a
+// transport that reports no connection).
+func (c *Client) ConnAddrs() (local, remote string) {
+	if a := c.conn.Load(); a != nil {
+		return a[0], a[1]
+	}
+	return "", ""
+}
+
+// traced records the connection a request gets (httptrace GotConn).
+func (c *Client) traced(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if info.Conn == nil {
+			return
+		}
+		host := func(a net.Addr) string {
+			if a == nil {
+				return ""
+			}
+			h, _, err := net.SplitHostPort(a.String())
+			if err != nil {
+				return a.String()
+			}
+			return h
+		}
+		c.conn.Store(&[2]string{host(info.Conn.LocalAddr()), host(info.Conn.RemoteAddr())})
+	}})
 }
 
 // RequestStats counts HTTP requests sent, including retries.
@@ -231,7 +265,7 @@ func (c *Client) do(ctx context.Context, method, path string, params *Params, bo
 		} else if method == http.MethodPost || method == http.MethodPut {
 			rd = strings.NewReader(form)
 		}
-		req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+		req, err := http.NewRequestWithContext(c.traced(ctx), method, u.String(), rd)
 		if err != nil {
 			return fmt.Errorf("pve: building request: %w", err)
 		}

@@ -461,3 +461,26 @@ func TestPropertyStringRoundTrip(t *testing.T) {
 		t.Fatalf("rendered %q", s)
 	}
 }
+
+// The client knows its own address and the node's from the connection
+// its requests used (what a firewall rule must let in).
+func TestConnAddrsAreTheConnectionsOwn(t *testing.T) {
+	var peer string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		peer = r.RemoteAddr
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"data":{"version":"8.4"}}`)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL, nil)
+	if l, r := c.ConnAddrs(); l != "" || r != "" {
+		t.Fatalf("before any request: %q %q", l, r)
+	}
+	if _, err := c.Version(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	local, remote := c.ConnAddrs()
+	if !strings.HasPrefix(peer, local+":") || !strings.HasPrefix(strings.TrimPrefix(srv.URL, "http://"), remote+":") {
+		t.Fatalf("local %q remote %q; the server saw %s at %s", local, remote, peer, srv.URL)
+	}
+}

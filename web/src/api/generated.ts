@@ -26,7 +26,7 @@ export type HistoryEvent = 'created' | 'drifted' | 'synced' | 'applied' | 'faile
 export type Hold = 'creation-only' | 'grown since adoption';
 
 // Kind names a manifest kind; the kinds in the order dependencies usually flow.
-export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'Storage', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob', 'HARule'] as const;
+export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'FirewallGroup', 'ClusterFirewall', 'Storage', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob', 'HARule'] as const;
 export type Kind = (typeof KINDS)[number];
 
 // NodeRule says where a kind's target node comes from.
@@ -787,7 +787,9 @@ export interface NameRule {
 // KIND_INFO is manifest.KindTable: one row per kind, in kind order.
 export const KIND_INFO: Record<Kind, KindInfo> = {
   FirewallAlias: {"kind":"FirewallAlias","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["alias","aliases","firewallaliases","firewall"],"doc":"A cluster firewall alias (/cluster/firewall/aliases).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
-  FirewallIPSet: {"kind":"FirewallIPSet","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"firewall","aliases":["ipset","ipsets","firewallipsets","firewall"],"doc":"A cluster firewall IP set with its entries (/cluster/firewall/ipset).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
+  FirewallIPSet: {"kind":"FirewallIPSet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["ipset","ipsets","firewallipsets","firewall"],"doc":"A cluster firewall IP set with its entries (/cluster/firewall/ipset).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
+  FirewallGroup: {"kind":"FirewallGroup","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["group","groups","securitygroup","firewallgroups","firewall"],"doc":"A cluster firewall security group: its ordered rules (/cluster/firewall/groups).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":18}},
+  ClusterFirewall: {"kind":"ClusterFirewall","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"firewall","aliases":["clusterfirewall","firewall"],"doc":"The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).","tagless":true,"name":{"pattern":"^cluster$"}},
   Storage: {"kind":"Storage","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"storage","aliases":["storage","storages"],"doc":"A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.","tagless":true,"adoptable":true,"name":{"pattern":"^[a-z]"}},
   SdnZone: {"kind":"SdnZone","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"inZone","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN zone.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
   SdnVnet: {"kind":"SdnVnet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN vnet with its subnets.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
