@@ -216,17 +216,22 @@ type Dependency struct {
 }
 
 // Relation says how a resource needs another (manifest.Relation, read from
-// the kind table: the relation of a reference to a kind is its row's).
+// the reference, or else the kind table: the target kind's row's).
 type Relation = manifest.Relation
 
 // Relations of a Dependency.
 const (
-	RelationClones    = manifest.RelationClones
-	RelationMounts    = manifest.RelationMounts
-	RelationBuilt     = manifest.RelationBuilt
-	RelationUses      = manifest.RelationUses
-	RelationZone      = manifest.RelationZone
-	RelationDependsOn = manifest.RelationDependsOn
+	RelationClones      = manifest.RelationClones
+	RelationMounts      = manifest.RelationMounts
+	RelationBuilt       = manifest.RelationBuilt
+	RelationUses        = manifest.RelationUses
+	RelationZone        = manifest.RelationZone
+	RelationProtectedBy = manifest.RelationProtectedBy
+	RelationStoredOn    = manifest.RelationStoredOn
+	RelationBacksUp     = manifest.RelationBacksUp
+	RelationExcludes    = manifest.RelationExcludes
+	RelationPlaces      = manifest.RelationPlaces
+	RelationDependsOn   = manifest.RelationDependsOn
 )
 
 // Relations lists the relations in the order a resource's dependencies

@@ -142,8 +142,8 @@ func checkBackupJob(j *BackupJob, c *checker) {
 	if len(s.Exclude) > 0 && !s.All && (s.Selector == nil || len(s.Selector.Tags) == 0) {
 		c.errorf("spec.exclude", "exclude applies to all or to a tag selector")
 	}
-	guestRefs(j, c, "spec.guests", s.Guests)
-	guestRefs(j, c, "spec.exclude", s.Exclude)
+	guestRefs(j, c, "spec.guests", s.Guests, RelationBacksUp)
+	guestRefs(j, c, "spec.exclude", s.Exclude, RelationExcludes)
 	if s.NotesTemplate != "" {
 		if s.Storage == "" {
 			c.errorf("spec.notesTemplate", "notesTemplate needs storage (Proxmox: notes-template requires storage)")
@@ -170,8 +170,8 @@ func checkBackupJob(j *BackupJob, c *checker) {
 
 // guestRefs records each named guest as a reference that must be
 // declared (a VirtualMachine, Container or Template of that name); a
-// VMID names a guest on the cluster.
-func guestRefs(r Resource, c *checker, path string, names []string) {
+// VMID names a guest on the cluster. rel is how r needs them.
+func guestRefs(r Resource, c *checker, path string, names []string, rel Relation) {
 	seen := map[string]bool{}
 	for i, n := range names {
 		p := indexPath(path, i)
@@ -186,7 +186,7 @@ func guestRefs(r Resource, c *checker, path string, names []string) {
 			}
 			continue
 		}
-		addRef(r, Ref{Kind: KindVirtualMachine, Name: n, Path: p, AnyGuest: true})
+		addRef(r, Ref{Kind: KindVirtualMachine, Name: n, Path: p, AnyGuest: true, Relation: rel})
 	}
 }
 
@@ -215,7 +215,7 @@ func (j *BackupJob) addTaggedGuests(resources []Resource) {
 			return slices.ContainsFunc(r.Meta().Tags, func(t string) bool { return strings.EqualFold(t, w) })
 		}
 		if !slices.ContainsFunc(sel.Tags, func(w string) bool { return !has(w) }) {
-			addRef(j, Ref{Kind: r.Kind(), Name: r.Name(), Path: "spec.selector.tags", AnyGuest: true})
+			addRef(j, Ref{Kind: r.Kind(), Name: r.Name(), Path: "spec.selector.tags", AnyGuest: true, Relation: RelationBacksUp})
 		}
 	}
 }

@@ -61,7 +61,7 @@ func TestBackupJobDependsOnItsGuests(t *testing.T) {
 		"job.yaml": "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata: {name: nightly}\nspec: {schedule: daily, guests: [vm-a]}\n",
 	})
 	deps := Dependencies(set.Get(KindBackupJob, "nightly"))
-	if len(deps) != 1 || deps[0].Key() != "VirtualMachine/vm-a" || deps[0].Path != "spec.guests[0]" {
+	if len(deps) != 1 || deps[0].Key() != "VirtualMachine/vm-a" || deps[0].Path != "spec.guests[0]" || deps[0].Relation != RelationBacksUp {
 		t.Fatalf("dependencies %+v", deps)
 	}
 }
@@ -81,9 +81,9 @@ func TestBackupJobDependsOnTheGuestsItsTagsSelect(t *testing.T) {
 	})
 	var keys []string
 	for _, e := range Dependencies(set.Get(KindBackupJob, "nightly")) {
-		keys = append(keys, e.Key()+"@"+e.Path)
+		keys = append(keys, string(e.Relation)+":"+e.Key()+"@"+e.Path)
 	}
-	if got := strings.Join(keys, " "); got != "VirtualMachine/a@spec.selector.tags VirtualMachine/b@spec.selector.tags VirtualMachine/d@spec.exclude[0]" {
+	if got := strings.Join(keys, " "); got != "backsUp:VirtualMachine/a@spec.selector.tags backsUp:VirtualMachine/b@spec.selector.tags excludes:VirtualMachine/d@spec.exclude[0]" {
 		t.Fatalf("dependencies: %s", got)
 	}
 }

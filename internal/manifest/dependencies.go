@@ -20,8 +20,8 @@ type Edge struct {
 func (e Edge) Key() string { return string(e.Kind) + "/" + e.Name }
 
 // Dependencies lists what r needs among the declared resources: its spec's
-// references, each with the relation of the target kind's row
-// (KindInfo.Relation), and its metadata.dependsOn (RelationDependsOn). The
+// references, each with its own relation (Ref.Relation) or else the
+// target kind's row's (KindInfo.Relation), and its metadata.dependsOn (RelationDependsOn). The
 // UI's graph (the API's dependsOn), the engine's apply order and the
 // cycle check all read this one function. A reference to something only
 // on the cluster (External) gives no edge, nor one to r itself; an edge
@@ -41,6 +41,9 @@ func Dependencies(r Resource) []Edge {
 			continue
 		}
 		e := Edge{Kind: ref.Kind, Name: ref.Name, Relation: ref.Kind.Info().Relation, Path: ref.Path}
+		if ref.Relation != "" {
+			e.Relation = ref.Relation
+		}
 		if ref.DependsOn {
 			e.Relation = RelationDependsOn
 		}

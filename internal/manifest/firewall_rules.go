@@ -389,7 +389,7 @@ func fwParseAddr(s string) (netip.Addr, error) {
 // cluster objects; nor are SDN's sets).
 func addFirewallRuleRefs(r Resource, p string, rule *FirewallRule) {
 	if rule.Type == "group" && rule.Action != "" {
-		addRef(r, Ref{Kind: KindFirewallGroup, Name: rule.Action, Path: p + ".action"})
+		addRef(r, Ref{Kind: KindFirewallGroup, Name: rule.Action, Path: p + ".action", Relation: RelationProtectedBy})
 		return
 	}
 	for _, f := range []struct{ name, v string }{{"source", rule.Source}, {"dest", rule.Dest}} {

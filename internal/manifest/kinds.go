@@ -121,6 +121,15 @@ const (
 	RelationBuilt  Relation = "builtFrom" // Container -> ContainerTemplate (spec.template)
 	RelationUses   Relation = "uses"      // guest -> SdnVnet or Network (a NIC's bridge), Pool (spec.pool); Network -> Network (ports, VLAN parent)
 	RelationZone   Relation = "inZone"    // SdnVnet -> SdnZone (spec.zone)
+	// RelationProtectedBy: a guest or the cluster firewall -> FirewallGroup
+	// (a rule of type group).
+	RelationProtectedBy Relation = "protectedBy"
+	RelationStoredOn    Relation = "storedOn" // anything -> Storage
+	RelationBacksUp     Relation = "backsUp"  // BackupJob -> guest (spec.guests, a tag selector)
+	// RelationExcludes: BackupJob -> guest in spec.exclude, left out of
+	// the backup (made first only so that its VMID is known).
+	RelationExcludes Relation = "excludes"
+	RelationPlaces   Relation = "places" // HARule -> guest (spec.guests)
 	// RelationDependsOn is an edge the manifest asks for
 	// (metadata.dependsOn): created and started after it is healthy.
 	RelationDependsOn Relation = "dependsOn"
@@ -128,7 +137,8 @@ const (
 
 // Relations lists the relations in the order a resource's dependencies
 // are listed.
-var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, RelationUses, RelationZone, RelationDependsOn}
+var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, RelationStoredOn, RelationUses, RelationProtectedBy, RelationZone,
+	RelationBacksUp, RelationPlaces, RelationExcludes, RelationDependsOn}
 
 // kindTable has one row per kind, in the order dependencies usually flow:
 // what others refer to comes first. The engine plans kinds in this order.

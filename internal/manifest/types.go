@@ -93,6 +93,10 @@ type Ref struct {
 	// declared name (an HA rule's: no template is an HA resource): Kind is
 	// VirtualMachine until resolved; both kinds under one name refuse it.
 	Guest bool `json:"-"`
+	// Relation, when set, is how the referring kind needs the target
+	// (a backup job backs up a guest, an HA rule places it); empty takes
+	// the target kind's row (KindInfo.Relation).
+	Relation Relation `json:"relation,omitempty"`
 }
 
 // Resource is any loaded manifest. The concrete types are *VirtualMachine,

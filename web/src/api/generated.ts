@@ -37,7 +37,7 @@ export type NodeRule = 'required' | 'spec' | 'none';
 export type NotificationEvent = 'failed' | 'degraded' | 'drift' | 'synced' | 'conflict' | 'source-error' | 'pr-plan';
 
 // Relation says how a resource needs another.
-export type Relation = 'clones' | 'builtFrom' | 'mounts' | 'uses' | 'inZone' | 'dependsOn';
+export type Relation = 'clones' | 'builtFrom' | 'mounts' | 'storedOn' | 'uses' | 'protectedBy' | 'inZone' | 'backsUp' | 'places' | 'excludes' | 'dependsOn';
 
 // Role is what an account or API token may do.
 export type Role = 'admin' | 'viewer';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { Resource } from '../api/types';
+import type { Dependency, Resource } from '../api/types';
 import { parseResourceKey, resourceKey } from '../api/types';
 import {
   createLayoutCache,
@@ -369,6 +369,35 @@ describe('dependency edges', () => {
       'pve3-vmbr1 uses interface pve3-bond0',
     );
     expect(dependencyLabel({ kind: 'Iso', name: 'debian-12' }, { kind: 'Storage', name: 'nas-iso', relation: 'uses' })).toBe('debian-12 uses storage nas-iso');
+  });
+
+  test('the cluster kinds say what they do to what they name', () => {
+    const job = { kind: 'BackupJob', name: 'nightly' };
+    const web = { kind: 'VirtualMachine', name: 'web' };
+    const cases: [Pick<Resource, 'kind' | 'name'>, Dependency, string][] = [
+      [job, { kind: 'VirtualMachine', name: 'web', relation: 'backsUp' }, 'nightly backs up web'],
+      [job, { kind: 'Container', name: 'scratch', relation: 'excludes' }, 'nightly does not back up scratch'],
+      [{ kind: 'HARule', name: 'web-on-pve1' }, { kind: 'VirtualMachine', name: 'web', relation: 'places' }, 'web-on-pve1 places web'],
+      [web, { kind: 'FirewallGroup', name: 'webserver', relation: 'protectedBy' }, 'web is protected by security group webserver'],
+      [web, { kind: 'Storage', name: 'nas', relation: 'storedOn' }, 'web is stored on storage nas'],
+      [web, { kind: 'Pool', name: 'prod', relation: 'uses' }, 'web uses pool prod'],
+      [{ kind: 'FirewallIPSet', name: 'admins' }, { kind: 'FirewallAlias', name: 'lan', relation: 'uses' }, 'admins uses alias lan'],
+    ];
+    for (const [from, dep, want] of cases) expect(dependencyLabel(from, dep)).toBe(want);
+  });
+
+  test('a backup job bundled from a frame says how many guests it leaves out, in words that are not a backup', () => {
+    const jobs: Resource[] = partial(Array.from({ length: 30 }, (_, i) => ({
+      kind: 'BackupJob',
+      name: `job-${String(i).padStart(2, '0')}`,
+      status: 'Synced',
+      dependsOn: [{ kind: 'VirtualMachine', name: 'db', relation: 'excludes' as const }],
+    })));
+    const all: Resource[] = [...jobs, partial({ kind: 'VirtualMachine', name: 'db', status: 'Synced' })];
+    const l = layoutGraph(graphGroups(all, 'kind'));
+    const e = dependencyEdges(all, l).find((d) => d.relation === 'excludes');
+    expect(e?.label).toMatch(/^30 resources of BackupJob \(job-00, job-01, job-02, …\) do not back up db$/);
+    expect(e?.text).toBe('30 no backup');
   });
 
   test('the signature changes with the dependencies only, not with statuses', () => {

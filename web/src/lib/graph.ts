@@ -370,13 +370,23 @@ const KIND_WORD: Record<string, string> = {
   SdnZone: 'zone',
   Network: 'bridge',
   Pool: 'pool',
+  FirewallAlias: 'alias',
+  FirewallIPSet: 'IP set',
+  FirewallGroup: 'security group',
   Storage: 'storage',
+  BackupJob: 'backup job',
+  HARule: 'HA rule',
 };
 
+// The relations whose verb says what the target is: a template by name
+// ("clones debian-12-tpl"), the guests a job backs up or a rule places.
+const NAME_ONLY: ReadonlySet<Relation> = new Set<Relation>(['clones', 'backsUp', 'excludes', 'places']);
+
 // targetWords names what a dependency points at, as its relation reads it:
-// a template by name ("clones debian-12-tpl"), others with their kind ("vnet prod").
+// a template or guest by name ("clones debian-12-tpl", "backs up web"),
+// others with their kind ("vnet prod").
 function targetWords(fromKind: string, dep: Dependency): string {
-  if (dep.relation === 'clones') return dep.name;
+  if (NAME_ONLY.has(dep.relation)) return dep.name;
   return `${fromKind === 'Network' && dep.kind === 'Network' ? 'interface' : KIND_WORD[dep.kind] ?? dep.kind} ${dep.name}`;
 }
 
@@ -450,20 +460,32 @@ function bezierAt(p0: Point, p1: Point, p2: Point, p3: Point, t: number): Point 
   return [a * p0[0] + b * p1[0] + c * p2[0] + d * p3[0], a * p0[1] + b * p1[1] + c * p2[1] + d * p3[1]];
 }
 
+// A backup job's excluded guest is an edge only so that the job is made after
+// it (its VMID): its words say the guest is not backed up.
 const VERB_ONE: Record<Relation, string> = {
   clones: 'clones',
   mounts: 'mounts',
   builtFrom: 'is built from',
+  storedOn: 'is stored on',
   uses: 'uses',
+  protectedBy: 'is protected by',
   inZone: 'is in',
+  backsUp: 'backs up',
+  places: 'places',
+  excludes: 'does not back up',
   dependsOn: 'waits for',
 };
 const PLURAL_VERB: Record<Relation, string> = {
   clones: 'clone',
   mounts: 'mount',
   builtFrom: 'are built from',
+  storedOn: 'are stored on',
   uses: 'use',
+  protectedBy: 'are protected by',
   inZone: 'are in',
+  backsUp: 'back up',
+  places: 'place',
+  excludes: 'do not back up',
   dependsOn: 'wait for',
 };
 // The words on an edge itself (its aria-label says the whole sentence).
@@ -471,8 +493,13 @@ const EDGE_VERB: Record<Relation, string> = {
   clones: 'clones',
   mounts: 'mounts',
   builtFrom: 'built from',
+  storedOn: 'stored on',
   uses: 'uses',
+  protectedBy: 'protected by',
   inZone: 'in zone',
+  backsUp: 'backs up',
+  places: 'places',
+  excludes: 'no backup',
   dependsOn: 'waits for',
 };
 
