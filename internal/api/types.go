@@ -193,6 +193,9 @@ type ResourceSummary struct {
 	Owned        bool             `json:"owned"`
 	SyncPolicy   vocab.SyncPolicy `json:"syncPolicy"`
 	File         string           `json:"file"`
+	// Summary says in a line what the manifest declares, for kinds without
+	// tags (a backup job's schedule and guests; manifest.Summary).
+	Summary string `json:"summary,omitempty"`
 	// DependsOn lists the declared resources this one needs, from its
 	// manifest (controller.dependenciesOf); absent when it needs none.
 	DependsOn []Dependency `json:"dependsOn,omitempty"`

@@ -212,3 +212,29 @@ func TestResourceListCarriesDependsOn(t *testing.T) {
 		t.Errorf("synced runner: dependsOn %+v", r.DependsOn)
 	}
 }
+
+// A backup job is listed with what it backs up and leaves out, and with its
+// card's line, from the first pass on.
+func TestResourceListCarriesABackupJobsGuestsAndSummary(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := gittest.New(t)
+	repo.Commit("backup", map[string]string{
+		"vms/web.yaml": strings.Replace(vmManifest("web", 321, 1), "tags: [lab]", "tags: [lab, prod]", 1),
+		"vms/db.yaml":  strings.Replace(vmManifest("db", 322, 1), "tags: [lab]", "tags: [lab, prod]", 1),
+		"backup/nightly.yaml": "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata: {name: nightly}\n" +
+			"spec: {schedule: \"02:30\", storage: local, selector: {tags: [prod]}, exclude: [db]}\n",
+	})
+	e := newEnv(t, sim, repo, "").start()
+	l := e.waitFor("the job listed", func(l api.ResourceList) bool { return find(l, "BackupJob/nightly") != nil })
+	job := find(l, "BackupJob/nightly")
+	want := []api.Dependency{
+		{Kind: "VirtualMachine", Name: "web", Relation: api.RelationBacksUp},
+		{Kind: "VirtualMachine", Name: "db", Relation: api.RelationExcludes},
+	}
+	if !reflect.DeepEqual(job.DependsOn, want) {
+		t.Errorf("dependsOn %+v, want %+v", job.DependsOn, want)
+	}
+	if job.Summary != "02:30 · tagged prod less 1 · to local" {
+		t.Errorf("summary %q", job.Summary)
+	}
+}

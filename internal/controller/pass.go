@@ -603,6 +603,7 @@ func summaryOf(a *engine.Action, desired manifest.Resource) api.ResourceSummary 
 		if md := desired.Meta(); md != nil && md.Tags != nil {
 			sum.Tags = append(sum.Tags, md.Tags...)
 		}
+		sum.Summary = manifest.Summary(desired)
 	}
 	for _, ch := range a.Changes {
 		sum.Changes = append(sum.Changes, vocab.Change{Field: ch.Field, From: ch.From, To: ch.To, Pending: ch.Pending, Hold: ch.Hold})

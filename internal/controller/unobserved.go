@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -24,7 +25,8 @@ func (c *Controller) markUnobservedLocked(ds *desiredState) {
 			kind, name := splitKey(key)
 			md := desired.Meta()
 			sum := api.ResourceSummary{Kind: kind, Name: name, Node: desired.Node(), VMID: desired.VMID(),
-				SyncPolicy: md.Sync(), File: desired.Source().File, DependsOn: dependenciesOf(desired), Tags: append([]string{}, md.Tags...)}
+				SyncPolicy: md.Sync(), File: desired.Source().File, DependsOn: dependenciesOf(desired), Tags: append([]string{}, md.Tags...),
+				Summary: manifest.Summary(desired)}
 			c.resources[key] = &resource{desired: desired, sum: sum}
 		}
 	}

@@ -25,6 +25,33 @@ const BackupJobIDPrefix = "proxmops-"
 // BackupJobID is the Proxmox job ID of a BackupJob manifest's name.
 func BackupJobID(name string) string { return BackupJobIDPrefix + name }
 
+// Summary is when the job runs, which guests and where to: "02:30 ·
+// 2 guests · to pbs".
+func (j *BackupJob) Summary() string {
+	s := j.Spec
+	parts := []string{s.Schedule}
+	switch {
+	case s.All:
+		parts = append(parts, "all guests")
+	case s.Selector != nil && len(s.Selector.Tags) > 0:
+		parts = append(parts, "tagged "+strings.Join(s.Selector.Tags, ", "))
+	case s.Selector != nil && s.Selector.Pool != "":
+		parts = append(parts, "pool "+s.Selector.Pool)
+	default:
+		parts = append(parts, countWord(len(s.Guests), "guest", "guests"))
+	}
+	if len(s.Exclude) > 0 {
+		parts[len(parts)-1] += " less " + strconv.Itoa(len(s.Exclude))
+	}
+	if s.Storage != "" {
+		parts = append(parts, "to "+s.Storage)
+	}
+	if s.Enabled != nil && !*s.Enabled {
+		parts = append(parts, "disabled")
+	}
+	return strings.Join(parts, " · ")
+}
+
 // BackupJobSpec is the desired job; which guests it backs up is one of
 // guests, selector or all.
 type BackupJobSpec struct {

@@ -102,3 +102,26 @@ func TestBackupRetentionIsProxmoxsPruneBackups(t *testing.T) {
 		}
 	}
 }
+
+// The card's line of a tagless kind says what the manifest declares.
+func TestClusterKindsSummariseTheirManifest(t *testing.T) {
+	off := false
+	for _, c := range []struct {
+		r    Resource
+		want string
+	}{
+		{&BackupJob{Spec: BackupJobSpec{Schedule: "02:30", Storage: "pbs", Guests: []string{"web", "db"}}}, "02:30 · 2 guests · to pbs"},
+		{&BackupJob{Spec: BackupJobSpec{Schedule: "daily", Guests: []string{"web"}, Enabled: &off}}, "daily · 1 guest · disabled"},
+		{&BackupJob{Spec: BackupJobSpec{Schedule: "sat 03:00", Selector: &BackupSelector{Tags: []string{"prod", "db"}}, Exclude: []string{"x"}}}, "sat 03:00 · tagged prod, db less 1"},
+		{&BackupJob{Spec: BackupJobSpec{Schedule: "daily", Selector: &BackupSelector{Pool: "prod"}}}, "daily · pool prod"},
+		{&BackupJob{Spec: BackupJobSpec{Schedule: "daily", All: true}}, "daily · all guests"},
+		{&FirewallAlias{Spec: FirewallAliasSpec{CIDR: "192.168.1.0/24"}}, "192.168.1.0/24"},
+		{&FirewallIPSet{Spec: FirewallIPSetSpec{Entries: []FirewallIPSetEntry{{CIDR: "10.0.0.1"}, {CIDR: "10.0.0.2"}}}}, "2 entries"},
+		{&Pool{Spec: PoolSpec{Comment: "Production"}}, "Production"},
+		{&VirtualMachine{}, ""},
+	} {
+		if got := Summary(c.r); got != c.want {
+			t.Errorf("%s: Summary = %q, want %q", c.r.Kind(), got, c.want)
+		}
+	}
+}

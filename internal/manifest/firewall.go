@@ -25,6 +25,9 @@ type FirewallAliasSpec struct {
 // Kind returns KindFirewallAlias.
 func (*FirewallAlias) Kind() Kind { return KindFirewallAlias }
 
+// Summary is the address the alias names.
+func (a *FirewallAlias) Summary() string { return a.Spec.CIDR }
+
 // MarshalJSON gives back the manifest shape.
 func (a *FirewallAlias) MarshalJSON() ([]byte, error) {
 	return marshalManifest(a.Kind(), &a.Object, &a.Spec)
@@ -48,6 +51,9 @@ type FirewallIPSetEntry struct {
 	Comment string `json:"comment,omitempty" pm:"format=fw-comment" doc:"Comment of the entry."`
 	Nomatch bool   `json:"nomatch,omitempty" doc:"Exclude this entry from the set."`
 }
+
+// Summary counts the set's entries.
+func (s *FirewallIPSet) Summary() string { return countWord(len(s.Spec.Entries), "entry", "entries") }
 
 // Kind returns KindFirewallIPSet.
 func (*FirewallIPSet) Kind() Kind { return KindFirewallIPSet }

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -115,6 +116,29 @@ type Resource interface {
 	// set it was loaded with.
 	References() []Ref
 	json.Marshaler
+}
+
+// Summarizer is a kind that says in a line what one of its manifests
+// declares (a backup job's schedule and guests): the UI card's line for
+// kinds without tags. Each kind implements it in its own file.
+type Summarizer interface {
+	Summary() string
+}
+
+// Summary is r's line (Summarizer), "" for a kind without one.
+func Summary(r Resource) string {
+	if s, ok := r.(Summarizer); ok {
+		return s.Summary()
+	}
+	return ""
+}
+
+// countWord says n things: "1 guest", "3 guests".
+func countWord(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // Object holds what every kind has besides its spec.
@@ -533,6 +557,9 @@ type PoolSpec struct {
 
 // Kind returns KindPool.
 func (*Pool) Kind() Kind { return KindPool }
+
+// Summary is the pool's comment.
+func (p *Pool) Summary() string { return p.Spec.Comment }
 
 // MarshalJSON gives back the manifest shape.
 func (p *Pool) MarshalJSON() ([]byte, error) {

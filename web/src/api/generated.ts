@@ -109,6 +109,9 @@ export interface ResourceSummary {
   owned: boolean;
   syncPolicy: SyncPolicy;
   file: string;
+  // Summary says in a line what the manifest declares, for kinds without
+  // tags (a backup job's schedule and guests; manifest.Summary).
+  summary?: string;
   // DependsOn lists the declared resources this one needs, from its
   // manifest (controller.dependenciesOf); absent when it needs none.
   dependsOn?: Dependency[] | null;

@@ -60,3 +60,15 @@ test('a card of a guest moved off its declared node marks it moved', () => {
   expect(screen.getByRole('button', { name: /web-01/ }).textContent).toContain('moved');
   expect(screen.getByRole('button', { name: /web-02/ }).textContent).not.toContain('moved');
 });
+
+test('a card of a kind without tags says what its manifest declares', () => {
+  const rs: Resource[] = [
+    partial({ kind: 'BackupJob', name: 'nightly', status: 'Synced', summary: '02:30 · tagged prod · to pbs' }),
+    partial({ kind: 'FirewallIPSet', name: 'admins', status: 'Synced', summary: '2 entries' }),
+    partial({ kind: 'VirtualMachine', name: 'web', status: 'Synced', tags: ['prod'] }),
+  ];
+  render(<Cards resources={rs} groupBy="kind" onOpen={() => {}} />);
+  expect(screen.getByRole('button', { name: /nightly/ }).querySelector('.card-summary')?.textContent).toBe('02:30 · tagged prod · to pbs');
+  expect(screen.getByRole('button', { name: /admins/ }).textContent).toContain('2 entries');
+  expect(screen.getByRole('button', { name: /web/ }).querySelector('.card-summary')).toBeNull();
+});

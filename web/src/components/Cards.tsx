@@ -66,6 +66,11 @@ export const ResourceCard = memo(function ResourceCard({ r, onOpen }: { r: Resou
         </div>
       )}
       <div className="card-tags">
+        {r.summary && (
+          <span className="card-summary" title={r.summary}>
+            {r.summary}
+          </span>
+        )}
         {(r.tags ?? []).slice(0, 4).map((t) => (
           <span key={t} className="tag">
             {t}
