@@ -72,3 +72,18 @@ func loadSet(t *testing.T, files map[string]string) *Set {
 	}
 	return set
 }
+
+// A firewall rule of type group is protected by its security group; the IP
+// sets and aliases a rule names keep their kind's relation (uses).
+func TestFirewallRuleReferencesSayHowTheyAreNeeded(t *testing.T) {
+	vm := &VirtualMachine{Object: Object{Metadata: Metadata{Name: "web"}}}
+	addFirewallRuleRefs(vm, "spec.firewall.rules[0]", &FirewallRule{Type: "group", Action: "webserver"})
+	addFirewallRuleRefs(vm, "spec.firewall.rules[1]", &FirewallRule{Type: "in", Action: "ACCEPT", Source: "+admins", Dest: "lan"})
+	var got []string
+	for _, e := range Dependencies(vm) {
+		got = append(got, string(e.Relation)+":"+e.Key())
+	}
+	if want := "uses:FirewallAlias/lan uses:FirewallIPSet/admins protectedBy:FirewallGroup/webserver"; strings.Join(got, " ") != want {
+		t.Fatalf("dependencies %v, want %s", got, want)
+	}
+}

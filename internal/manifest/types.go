@@ -78,6 +78,10 @@ type Ref struct {
 	Kind Kind   `json:"kind"` // what is referenced: Template, Iso, ContainerTemplate, SdnZone, Network, SdnVnet or Pool
 	Name string `json:"name"` // the declared resource's name; for an external reference, what is expected on the cluster (template name, volume ID, appliance, bridge)
 	Path string `json:"path"` // field of the referencing manifest, e.g. "spec.fromTemplate"
+	// Relation, when set, is how the referring kind needs the target
+	// (a backup job backs up a guest, an HA rule places it); empty takes
+	// the target kind's row (KindInfo.Relation).
+	Relation Relation `json:"relation,omitempty"`
 	// External is true when nothing in the set declares the target: it is
 	// expected on the cluster (an existing template, volume or bridge).
 	External bool `json:"external"`
@@ -94,10 +98,6 @@ type Ref struct {
 	// declared name (an HA rule's: no template is an HA resource): Kind is
 	// VirtualMachine until resolved; both kinds under one name refuse it.
 	Guest bool `json:"-"`
-	// Relation, when set, is how the referring kind needs the target
-	// (a backup job backs up a guest, an HA rule places it); empty takes
-	// the target kind's row (KindInfo.Relation).
-	Relation Relation `json:"relation,omitempty"`
 }
 
 // Resource is any loaded manifest. The concrete types are *VirtualMachine,
