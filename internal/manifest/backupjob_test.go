@@ -118,6 +118,7 @@ func TestClusterKindsSummariseTheirManifest(t *testing.T) {
 		{&FirewallAlias{Spec: FirewallAliasSpec{CIDR: "192.168.1.0/24"}}, "192.168.1.0/24"},
 		{&FirewallIPSet{Spec: FirewallIPSetSpec{Entries: []FirewallIPSetEntry{{CIDR: "10.0.0.1"}, {CIDR: "10.0.0.2"}}}}, "2 entries"},
 		{&Pool{Spec: PoolSpec{Comment: "Production"}}, "Production"},
+		{&Storage{Spec: StorageSpec{Type: "nfs", Content: []string{"iso", "vztmpl"}}}, "nfs · iso, vztmpl"},
 		{&VirtualMachine{}, ""},
 	} {
 		if got := Summary(c.r); got != c.want {

@@ -151,7 +151,7 @@ var kindTable = []KindInfo{
 		Doc: "A cluster firewall security group: its ordered rules (/cluster/firewall/groups).", spec: reflect.TypeFor[FirewallGroupSpec]()},
 	{Kind: KindClusterFirewall, Node: NodeNone, Tagless: true, Name: clusterFirewallName, Folder: "firewall", Aliases: []string{"clusterfirewall", "firewall"},
 		Doc: "The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).", spec: reflect.TypeFor[ClusterFirewallSpec]()},
-	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Name: storageName, Relation: RelationUses, Folder: "storage", Aliases: []string{"storage", "storages"},
+	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Name: storageName, Relation: RelationStoredOn, Folder: "storage", Aliases: []string{"storage", "storages"},
 		Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", spec: reflect.TypeFor[StorageSpec]()},
 	{Kind: KindSdnZone, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
 		Doc: "A Proxmox SDN zone.", spec: reflect.TypeFor[SdnZoneSpec]()},

@@ -73,6 +73,18 @@ type StorageSpec struct {
 // Kind returns KindStorage.
 func (*Storage) Kind() Kind { return KindStorage }
 
+// Summary is the storage's type and content: "nfs · iso, vztmpl".
+func (s *Storage) Summary() string {
+	parts := []string{s.Spec.Type}
+	if len(s.Spec.Content) > 0 {
+		parts = append(parts, strings.Join(s.Spec.Content, ", "))
+	}
+	if s.Spec.Disable {
+		parts = append(parts, "disabled")
+	}
+	return strings.Join(parts, " · ")
+}
+
 // MarshalJSON gives back the manifest shape.
 func (s *Storage) MarshalJSON() ([]byte, error) {
 	return marshalManifest(s.Kind(), &s.Object, &s.Spec)

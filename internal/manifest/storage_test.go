@@ -62,9 +62,9 @@ func TestStorageDependencies(t *testing.T) {
 		kind       Kind
 		name, want string
 	}{
-		{KindIso, "d", "Storage/nas uses spec.storage"},
-		{KindVirtualMachine, "vm-a", "Storage/nas uses spec.disks[0].storage"},
-		{KindBackupJob, "nightly", "Storage/nas uses spec.storage"},
+		{KindIso, "d", "Storage/nas storedOn spec.storage"},
+		{KindVirtualMachine, "vm-a", "Storage/nas storedOn spec.disks[0].storage"},
+		{KindBackupJob, "nightly", "Storage/nas storedOn spec.storage"},
 	} {
 		var got []string
 		for _, e := range Dependencies(set.Get(c.kind, c.name)) {

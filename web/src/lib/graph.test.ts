@@ -368,7 +368,7 @@ describe('dependency edges', () => {
     expect(dependencyLabel({ kind: 'Network', name: 'pve3-vmbr1' }, { kind: 'Network', name: 'pve3-bond0', relation: 'uses' })).toBe(
       'pve3-vmbr1 uses interface pve3-bond0',
     );
-    expect(dependencyLabel({ kind: 'Iso', name: 'debian-12' }, { kind: 'Storage', name: 'nas-iso', relation: 'uses' })).toBe('debian-12 uses storage nas-iso');
+    expect(dependencyLabel({ kind: 'Iso', name: 'debian-12' }, { kind: 'Storage', name: 'nas-iso', relation: 'storedOn' })).toBe('debian-12 is stored on storage nas-iso');
   });
 
   test('the cluster kinds say what they do to what they name', () => {
