@@ -119,6 +119,8 @@ func TestClusterKindsSummariseTheirManifest(t *testing.T) {
 		{&FirewallIPSet{Spec: FirewallIPSetSpec{Entries: []FirewallIPSetEntry{{CIDR: "10.0.0.1"}, {CIDR: "10.0.0.2"}}}}, "2 entries"},
 		{&Pool{Spec: PoolSpec{Comment: "Production"}}, "Production"},
 		{&Storage{Spec: StorageSpec{Type: "nfs", Content: []string{"iso", "vztmpl"}}}, "nfs · iso, vztmpl"},
+		{&HARule{Spec: HARuleSpec{Type: "node-affinity", Nodes: []HARuleNode{{Node: "pve1", Priority: 2}, {Node: "pve2"}}, Strict: true}}, "on pve1 (2), pve2 · strict"},
+		{&HARule{Spec: HARuleSpec{Type: "resource-affinity", Affinity: "negative", Enabled: &off}}, "apart · disabled"},
 		{&VirtualMachine{}, ""},
 	} {
 		if got := Summary(c.r); got != c.want {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -65,6 +66,36 @@ type HARuleNode struct {
 
 // Kind returns KindHARule.
 func (*HARule) Kind() Kind { return KindHARule }
+
+// Summary says where the rule places its guests, naming the nodes (the
+// graph has no node boxes): "on pve1 (2), pve2 · strict", "apart".
+func (r *HARule) Summary() string {
+	s := r.Spec
+	var parts []string
+	switch s.Affinity {
+	case "negative":
+		parts = append(parts, "apart")
+	case "positive":
+		parts = append(parts, "together")
+	}
+	if len(s.Nodes) > 0 {
+		nodes := make([]string, len(s.Nodes))
+		for i, n := range s.Nodes {
+			nodes[i] = n.Node
+			if n.Priority != 0 {
+				nodes[i] += " (" + strconv.Itoa(n.Priority) + ")"
+			}
+		}
+		parts = append(parts, "on "+strings.Join(nodes, ", "))
+	}
+	if s.Strict {
+		parts = append(parts, "strict")
+	}
+	if s.Enabled != nil && !*s.Enabled {
+		parts = append(parts, "disabled")
+	}
+	return strings.Join(parts, " · ")
+}
 
 // MarshalJSON gives back the manifest shape.
 func (r *HARule) MarshalJSON() ([]byte, error) {
@@ -134,7 +165,7 @@ func checkHARule(r *HARule, c *checker) {
 		}
 		seen[g] = true
 		if g != "" {
-			addRef(r, Ref{Kind: KindVirtualMachine, Name: g, Path: p, Guest: true})
+			addRef(r, Ref{Kind: KindVirtualMachine, Name: g, Path: p, Guest: true, Relation: RelationPlaces})
 		}
 	}
 	switch s.Type {

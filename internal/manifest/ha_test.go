@@ -86,7 +86,7 @@ func TestHARuleDependsOnItsGuests(t *testing.T) {
 	for _, e := range Dependencies(set.Get(KindHARule, "apart")) {
 		got = append(got, e.Key()+" "+string(e.Relation)+" "+e.Path)
 	}
-	if want := "Container/dns uses spec.guests[1],VirtualMachine/web uses spec.guests[0]"; strings.Join(got, ",") != want {
+	if want := "Container/dns places spec.guests[1],VirtualMachine/web places spec.guests[0]"; strings.Join(got, ",") != want {
 		t.Fatalf("dependencies %v, want %s", got, want)
 	}
 }
