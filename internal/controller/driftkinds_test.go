@@ -1,0 +1,151 @@
+package controller
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// driftClusterWide declares one object of every cluster-wide kind beside
+// the drift runs' guests: each is a collection the daemon lists once a
+// pass, whatever the number of guests.
+var driftClusterWide = map[string]string{
+	"cluster/alias.yaml": `apiVersion: proxmops.dev/v1
+kind: FirewallAlias
+metadata:
+  name: bench-lan
+spec:
+  cidr: 192.168.1.0/24
+  comment: bench LAN
+`,
+	"cluster/ipset.yaml": `apiVersion: proxmops.dev/v1
+kind: FirewallIPSet
+metadata:
+  name: bench-admins
+spec:
+  comment: bench admins
+  entries:
+    - cidr: 192.168.1.10
+    - { cidr: 192.168.1.11, comment: laptop }
+    - { cidr: 10.0.0.0/8, nomatch: true }
+`,
+	"cluster/pool.yaml": `apiVersion: proxmops.dev/v1
+kind: Pool
+metadata:
+  name: bench
+spec:
+  comment: bench pool
+`,
+	"cluster/backup.yaml": `apiVersion: proxmops.dev/v1
+kind: BackupJob
+metadata:
+  name: bench-nightly
+spec:
+  schedule: "02:30"
+  mode: snapshot
+  selector:
+    tags: [bench]
+  comment: bench backups
+`,
+}
+
+// driftCollections is the number of cluster-wide lists the declared
+// objects of driftClusterWide make the daemon read each pass (aliases,
+// IP sets, pools, backup jobs).
+const driftCollections = 4
+
+// requestKinds sorts the daemon's requests by what they are for, so the
+// share of the cluster-wide collections shows beside the guests'.
+type requestKinds struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+// kindOf names a request's kind from its method and API path.
+func kindOf(method, path string) string {
+	p := strings.TrimPrefix(path, "/api2/json")
+	seg := strings.Split(strings.Trim(p, "/"), "/")
+	verb := "read"
+	if method != http.MethodGet {
+		verb = "write"
+	}
+	switch {
+	case p == "/cluster/resources":
+		return "resources"
+	case len(seg) >= 3 && seg[0] == "nodes" && seg[2] == "tasks":
+		return "tasks"
+	case len(seg) >= 4 && seg[0] == "nodes" && (seg[2] == "qemu" || seg[2] == "lxc"):
+		return "guest " + verb
+	case strings.HasPrefix(p, "/cluster/firewall/aliases"):
+		return "aliases " + verb
+	case p == "/cluster/firewall/ipset":
+		return "ipsets " + verb
+	case strings.HasPrefix(p, "/cluster/firewall/ipset/"):
+		return "ipset entries " + verb
+	case strings.HasPrefix(p, "/pools"):
+		return "pools " + verb
+	case strings.HasPrefix(p, "/cluster/backup"):
+		return "backup jobs " + verb
+	case strings.Contains(p, "storage"):
+		return "storage " + verb
+	}
+	return "other " + verb + " " + p
+}
+
+func (k *requestKinds) add(r *http.Request) {
+	kind := kindOf(r.Method, r.URL.Path)
+	k.mu.Lock()
+	if k.n == nil {
+		k.n = map[string]int64{}
+	}
+	k.n[kind]++
+	k.mu.Unlock()
+}
+
+func (k *requestKinds) snapshot() map[string]int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return maps.Clone(k.n)
+}
+
+// since is the requests of each kind made after before was taken.
+func (k *requestKinds) since(before map[string]int64) map[string]int64 {
+	d := map[string]int64{}
+	for kind, n := range k.snapshot() {
+		if n -= before[kind]; n > 0 {
+			d[kind] = n
+		}
+	}
+	return d
+}
+
+// collectionReads is the interval's GETs of the cluster-wide lists and
+// of IP sets' entries.
+func collectionReads(byKind map[string]int64) int64 {
+	var n int64
+	for _, kind := range []string{"aliases read", "ipsets read", "ipset entries read", "pools read", "backup jobs read"} {
+		n += byKind[kind]
+	}
+	return n
+}
+
+// kindMedians is the median per interval of each kind of request.
+func kindMedians(intervals []map[string]int64) map[string]int64 {
+	kinds := map[string]bool{}
+	for _, m := range intervals {
+		for k := range m {
+			kinds[k] = true
+		}
+	}
+	out := map[string]int64{}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		xs := make([]int64, len(intervals))
+		for i, m := range intervals {
+			xs[i] = m[k]
+		}
+		out[k] = median(xs)
+	}
+	return out
+}
