@@ -105,6 +105,9 @@ func newDriftRunDeclaring(t testing.TB, n int, every time.Duration, clusterWide 
 		files[fmt.Sprintf("vms/g-%04d.yaml", i)] = driftManifest(i)
 		if clusterWide { // the backup job selects the guests by tag
 			files[fmt.Sprintf("vms/g-%04d.yaml", i)] = strings.Replace(driftManifest(i), "spec:\n", "  tags: [bench]\nspec:\n", 1)
+			if i == 0 { // the HA rule's guest is an HA resource
+				files["vms/g-0000.yaml"] += "  ha: { state: started }\n"
+			}
 		}
 	}
 	declared := n
@@ -353,7 +356,7 @@ func TestDriftChecksFindEveryHandChangeWithinTheBound(t *testing.T) {
 	var entries int64
 	for i, byKind := range f.ByKind {
 		passes := byKind["resources"] // each pass reads /cluster/resources once
-		for _, kind := range []string{"aliases read", "ipsets read", "pools read", "backup jobs read"} {
+		for _, kind := range []string{"aliases read", "ipsets read", "pools read", "backup jobs read", "ha rules read", "ha resources read"} {
 			if byKind[kind] < 1 || byKind[kind] > passes {
 				t.Errorf("interval %d: %d %q in %d pass(es), want one a pass (by kind %v)", i, byKind[kind], kind, passes, byKind)
 			}

@@ -38,6 +38,15 @@ metadata:
 spec:
   comment: bench pool
 `,
+	"cluster/harule.yaml": `apiVersion: proxmops.dev/v1
+kind: HARule
+metadata:
+  name: bench-prefers-pve1
+spec:
+  type: node-affinity
+  guests: [g-0000]
+  nodes: [{ node: pve1, priority: 2 }, { node: pve2 }]
+`,
 	"cluster/backup.yaml": `apiVersion: proxmops.dev/v1
 kind: BackupJob
 metadata:
@@ -53,8 +62,8 @@ spec:
 
 // driftCollections is the number of cluster-wide lists the declared
 // objects of driftClusterWide make the daemon read each pass (aliases,
-// IP sets, pools, backup jobs).
-const driftCollections = 4
+// IP sets, pools, backup jobs, HA rules, HA resources).
+const driftCollections = 6
 
 // requestKinds sorts the daemon's requests by what they are for, so the
 // share of the cluster-wide collections shows beside the guests'.
@@ -84,6 +93,10 @@ func kindOf(method, path string) string {
 		return "ipsets " + verb
 	case strings.HasPrefix(p, "/cluster/firewall/ipset/"):
 		return "ipset entries " + verb
+	case strings.HasPrefix(p, "/cluster/ha/rules"):
+		return "ha rules " + verb
+	case strings.HasPrefix(p, "/cluster/ha/resources"):
+		return "ha resources " + verb
 	case strings.HasPrefix(p, "/pools"):
 		return "pools " + verb
 	case strings.HasPrefix(p, "/cluster/backup"):
@@ -125,7 +138,7 @@ func (k *requestKinds) since(before map[string]int64) map[string]int64 {
 // of IP sets' entries.
 func collectionReads(byKind map[string]int64) int64 {
 	var n int64
-	for _, kind := range []string{"aliases read", "ipsets read", "ipset entries read", "pools read", "backup jobs read"} {
+	for _, kind := range []string{"aliases read", "ipsets read", "ipset entries read", "pools read", "backup jobs read", "ha rules read", "ha resources read"} {
 		n += byKind[kind]
 	}
 	return n
