@@ -51,6 +51,9 @@ func (containerReconciler) scope(pc *planContext, sc *scope) {
 			continue
 		}
 		sc.guest(s.VMID)
+		if s.Firewall != nil {
+			sc.guestFirewall(s.VMID, s.Firewall.RulesSet)
+		}
 		if g := pc.snap.Guest(s.VMID); g != nil {
 			sc.confirmPower(g, s.State)
 			continue
@@ -82,7 +85,7 @@ func declaredCTemplate(pc *planContext, name string) bool {
 func (r containerReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
-		out = append(out, planGuestHA(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.HA, "lxc"))
+		out = append(out, planGuestHA(pc, planGuestFirewall(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.Firewall), s.HA, "lxc"))
 	}
 	return append(out, pruneGuests(pc, KindContainer, "lxc", func(g *Guest) bool { return !g.Template })...)
 }
@@ -587,7 +590,8 @@ type ContainerSpec struct {
 	// Provision is spec.provision (nil when absent).
 	Provision       *ProvisionSpec
 	ShutdownTimeout time.Duration
-	Snapshots       *SnapshotPolicy // nil: no snapshots before changes
+	Snapshots       *SnapshotPolicy    // nil: no snapshots before changes
+	Firewall        *GuestFirewallSpec // nil leaves the container's firewall alone
 }
 
 func containerFromManifest(c *manifest.Container, secrets SecretReader) *ContainerSpec {
@@ -597,6 +601,7 @@ func containerFromManifest(c *manifest.Container, secrets SecretReader) *Contain
 		Nameserver: strings.Join(strings.Fields(sp.Nameserver), " "), SearchDomain: strings.Join(strings.Fields(sp.SearchDomain), " "),
 		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone, Pool: sp.Pool, HA: sp.HA,
 		State: string(sp.State), Unprivileged: sp.Unprivileged == nil || *sp.Unprivileged}
+	s.Firewall = guestFirewallFromManifest(sp.Firewall, nicFirewalls(sp.Net, func(n manifest.ContainerNIC) bool { return n.Firewall }), s.Meta)
 	if s.Hostname == "" {
 		s.Hostname = s.Name
 	}

@@ -37,6 +37,11 @@ type Guest struct {
 	HAState string
 	// Pool is the resource pool the guest is in, from /cluster/resources.
 	Pool string
+	// Firewall is the guest's firewall, read with its configuration when
+	// its manifest declares one (wantFW; its rules too with wantFWRules),
+	// else nil.
+	Firewall            *GuestFirewall
+	wantFW, wantFWRules bool
 
 	// Read says whether the configuration below was read this pass (only
 	// for owned guests and declared VMIDs); ReadErr says why a read failed
@@ -194,6 +199,7 @@ func (s *Observation) Volume(node, storage, volid string) (pve.Volume, bool) {
 // scope is what reconcilers ask to be read besides /cluster/resources.
 type scope struct {
 	vmids    map[int]bool
+	firewall map[int]bool       // guests whose firewall is read with their configuration: true with its rules
 	status   map[int]bool       // guests whose power state must be read from status/current
 	storages map[[2]string]bool // node, storage
 	kinds    kindsScope
@@ -211,7 +217,7 @@ func (sc *scope) read(job func(context.Context) error) {
 }
 
 func newScope() *scope {
-	return &scope{vmids: map[int]bool{}, status: map[int]bool{}, storages: map[[2]string]bool{}, kinds: newKindsScope()}
+	return &scope{vmids: map[int]bool{}, firewall: map[int]bool{}, status: map[int]bool{}, storages: map[[2]string]bool{}, kinds: newKindsScope()}
 }
 
 func (sc *scope) guest(vmid int) {
@@ -228,6 +234,15 @@ func (sc *scope) confirmPower(g *Guest, want string) {
 	if g != nil && want != "" && (want == "running") != g.Running() {
 		sc.guest(g.VMID)
 		sc.status[g.VMID] = true
+	}
+}
+
+// guestFirewall asks for a guest's configuration and its firewall's
+// options, and its rules too when asked.
+func (sc *scope) guestFirewall(vmid int, rules bool) {
+	if vmid > 0 {
+		sc.vmids[vmid] = true
+		sc.firewall[vmid] = sc.firewall[vmid] || rules
 	}
 }
 
@@ -293,6 +308,8 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 	read := 0
 	for _, id := range vmids {
 		g := snap.Guests[id]
+		rules, fw := sc.firewall[id]
+		g.wantFW, g.wantFWRules = fw, rules
 		// pvestatd has not reported the guest yet (or its node went
 		// silent): its power state comes from the guest itself.
 		needStatus := sc.status[id] || g.Status == statusUnknown
@@ -418,6 +435,11 @@ func (e *Engine) readGuestState(ctx context.Context, g *Guest, withStatus bool) 
 	g.splitProvisionRecord()
 	g.splitAdoptionRecord()
 	g.nameFromConfig()
+	if g.wantFW {
+		if err := e.readGuestFirewall(ctx, g); err != nil {
+			return err
+		}
+	}
 	if !withStatus {
 		return nil
 	}

@@ -47,7 +47,7 @@ func (e *Engine) ObserveSelection(ctx context.Context, sel Selection) (*Selected
 			if sel.Wants(g) {
 				// The manifest's state comes from the guest's own status:
 				// /cluster/resources has pvestatd's report, up to 10 s old.
-				sc.guest(id)
+				sc.guestFirewall(id, true)
 				sc.status[id] = true
 			}
 		}

@@ -248,7 +248,7 @@ func guestNeeds[S Spec](f func(pv *privContext, a *Action, s S) []privNeed) func
 		if !ok {
 			return nil
 		}
-		return append(append(f(pv, a, spec), guestPoolNeeds(a)...), guestHANeeds(a)...)
+		return append(append(append(f(pv, a, spec), guestPoolNeeds(a)...), guestHANeeds(a)...), guestFirewallNeeds(a)...)
 	}
 }
 

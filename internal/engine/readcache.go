@@ -59,6 +59,7 @@ type cachedGuest struct {
 	record        provision.Record
 	provisioned   bool
 	adopted       *AdoptionRecord // shared, never changed
+	firewall      *GuestFirewall  // nil when not read with the configuration
 }
 
 // guestSummary is what /cluster/resources shows of a guest that follows
@@ -160,7 +161,7 @@ func (r *cacheRound) fill(g *Guest, sum guestSummary) bool {
 	r.c.mu.Lock()
 	cg := r.c.guests[g.VMID]
 	r.c.mu.Unlock()
-	if cg == nil || cg.sum != sum || r.c.due(g.VMID, cg.readAt, r.now) {
+	if cg == nil || cg.sum != sum || r.c.due(g.VMID, cg.readAt, r.now) || g.wantFW && (cg.firewall == nil || g.wantFWRules && !cg.firewall.RulesRead) {
 		return false
 	}
 	// Copies: the plan must not be able to change what the cache keeps.
@@ -168,6 +169,9 @@ func (r *cacheRound) fill(g *Guest, sum guestSummary) bool {
 	g.Pending, g.PendingDelete = maps.Clone(cg.pending), maps.Clone(cg.pendingDelete)
 	g.ProvisionRecord, g.Provisioned = cg.record, cg.provisioned
 	g.AdoptionRecord = cg.adopted
+	if g.wantFW {
+		g.Firewall = cg.firewall.clone()
+	}
 	g.Read, g.cached, g.ReadAt = true, true, cg.readAt
 	g.nameFromConfig()
 	return true
@@ -184,6 +188,7 @@ func (r *cacheRound) keep(g *Guest, sum guestSummary) {
 	if r.c.every > 0 {
 		cg.current, cg.effective = maps.Clone(g.Current), maps.Clone(g.Effective)
 		cg.pending, cg.pendingDelete = maps.Clone(g.Pending), maps.Clone(g.PendingDelete)
+		cg.firewall = g.Firewall.clone()
 	} else {
 		// Every plan reads every guest: only the time of the read is kept.
 		cg.current, cg.effective, cg.pending, cg.pendingDelete = nil, nil, nil, nil

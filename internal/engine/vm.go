@@ -66,6 +66,9 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 		g := findVM(pc, s)
 		if g != nil {
 			sc.guest(g.VMID)
+			if s.Firewall != nil {
+				sc.guestFirewall(g.VMID, s.Firewall.RulesSet)
+			}
 			sc.confirmPower(g, s.State)
 			node = g.Node // moved by HA or a migration: what it needs is read where it is
 		}
@@ -140,7 +143,7 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 func (r vmReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*VMSpec](pc.d, KindVirtualMachine) {
-		out = append(out, planGuestHA(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.HA, "qemu"))
+		out = append(out, planGuestHA(pc, planGuestFirewall(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.Firewall), s.HA, "qemu"))
 	}
 	out = append(out, pruneGuests(pc, KindVirtualMachine, "qemu", func(g *Guest) bool { return !g.Template })...)
 	return out
@@ -554,6 +557,7 @@ type VMSpec struct {
 	// AgentHealthCheck is spec.healthCheck.agent: the daemon asks the
 	// guest agent (agent/ping), which takes a privilege of its own.
 	AgentHealthCheck bool
+	Firewall         *GuestFirewallSpec // nil leaves the guest's firewall alone
 }
 
 func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
@@ -563,6 +567,7 @@ func vmFromManifest(v *manifest.VirtualMachine, secrets SecretReader) *VMSpec {
 		Image: imageFromManifest(sp.Image), Disks: disksFromManifest(sp.Disks), NICs: nicsFromManifest(sp.Net),
 		UserData: sp.UserData, Iso: sp.ISO, State: string(sp.State),
 		AgentHealthCheck: sp.HealthCheck != nil && sp.HealthCheck.Agent}
+	s.Firewall = guestFirewallFromManifest(sp.Firewall, nicFirewalls(sp.Net, func(n manifest.NIC) bool { return n.Firewall }), s.Meta)
 	if sp.Startup != nil {
 		s.Startup = sp.Startup.String()
 	}

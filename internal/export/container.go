@@ -66,7 +66,7 @@ var ctReaders = map[string]func(x *ctExport){
 // exportCT reads a container row by row.
 func (es *cluster) exportCT(g *engine.Guest, names map[int]string) Exported {
 	x := &ctExport{guestRead: guestRead{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}}
-	x.spec.VMID, x.spec.Pool = g.VMID, g.Pool
+	x.spec.VMID, x.spec.Pool, x.spec.Firewall = g.VMID, g.Pool, engine.GuestFirewallManifest(g.Firewall)
 	readRows(engine.KindContainer, ctReaders, x)
 	// Proxmox does not record the OS template a container was made from;
 	// only a create would use it.

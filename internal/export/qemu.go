@@ -106,7 +106,7 @@ var qemuReaders = map[string]func(x *qemuExport){
 // exportQemu reads a VM or a template row by row.
 func (es *cluster) exportQemu(g *engine.Guest, names map[int]string) Exported {
 	x := &qemuExport{guestRead: guestRead{eff: g.Effective, meta: guestMeta(g, names[g.VMID]), comments: map[string]string{}}, es: es, g: g, names: names}
-	x.spec.VMID, x.spec.Pool = g.VMID, g.Pool
+	x.spec.VMID, x.spec.Pool, x.spec.Firewall = g.VMID, g.Pool, engine.GuestFirewallManifest(g.Firewall)
 	readRows(engine.KindVirtualMachine, qemuReaders, x)
 	if x.spec.CloudInit != nil && len(x.spec.CloudInit.IPConfigs) == 0 {
 		x.spec.CloudInit.IPConfigs = nil

@@ -228,25 +228,26 @@ type VirtualMachine struct {
 type VirtualMachineSpec struct {
 	VMID int `json:"vmid" pm:"required,min=100,max=999999999" doc:"Proxmox VMID, unique across VirtualMachine, Template and Container."`
 	QemuHardware
-	Balloon      *int          `json:"balloon,omitempty" pm:"min=0" doc:"Minimum memory in MiB for the balloon driver; 0 disables ballooning."`
-	Description  string        `json:"description,omitempty" doc:"Notes shown in the Proxmox UI: Proxmox takes 8192 bytes, less the room proxmops keeps for its record lines (766 bytes, 29 more per disk beyond the first)."`
-	Pool         string        `json:"pool,omitempty" pm:"format=pve-poolid" doc:"Resource pool the guest belongs to: a declared Pool or one that exists on the cluster. Unset leaves the guest's pool alone."`
-	HA           *GuestHA      `json:"ha,omitempty" doc:"The guest's HA resource (vm:VMID): proxmops adds and keeps it; unset leaves HA alone; state absent takes the guest out of HA."`
-	OnBoot       *bool         `json:"onboot,omitempty" doc:"Start the guest when its node boots."`
-	Startup      *Startup      `json:"startup,omitempty" doc:"Start order and delays."`
-	Agent        *bool         `json:"agent,omitempty" doc:"Enable the QEMU guest agent."`
-	Image        *Image        `json:"image,omitempty" doc:"Cloud image imported as the first disk; excludes fromTemplate."`
-	FromTemplate *FromTemplate `json:"fromTemplate,omitempty" doc:"Clone from a template: a name (full clone) or {name, linked}; excludes image."`
-	Disks        []Disk        `json:"disks,omitempty" doc:"Disks keyed by slot; entries without slot take the lowest free scsiN in order."`
-	Net          []NIC         `json:"net,omitempty" doc:"Network devices keyed by slot; entries without slot take the lowest free netN in order."`
-	CloudInit    *CloudInit    `json:"cloudInit,omitempty" doc:"Proxmox cloud-init settings; excludes userData."`
-	UserData     string        `json:"userData,omitempty" doc:"Raw user-data delivered on a NoCloud CIDATA ISO; excludes cloudInit and iso."`
-	ISO          string        `json:"iso,omitempty" doc:"CD-ROM: an Iso resource's name or a volume ID such as local:iso/x.iso; excludes userData."`
-	ApplyMode    ApplyMode     `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes needing a restart are reported; reboot: the guest is rebooted to apply them."`
-	State        PowerState    `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
-	Provision    *Provision    `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the VM over SSH after it is created and started, and again whenever their inputs change."`
-	Snapshots    *Snapshots    `json:"snapshots,omitempty" doc:"Proxmox snapshots proxmops takes before it changes the guest."`
-	HealthCheck  *HealthCheck  `json:"healthCheck,omitempty" doc:"How proxmops tells whether the running VM works: its guest agent, a TCP port or an HTTP endpoint, probed every interval; a guest failing it is Degraded."`
+	Balloon      *int           `json:"balloon,omitempty" pm:"min=0" doc:"Minimum memory in MiB for the balloon driver; 0 disables ballooning."`
+	Description  string         `json:"description,omitempty" doc:"Notes shown in the Proxmox UI: Proxmox takes 8192 bytes, less the room proxmops keeps for its record lines (766 bytes, 29 more per disk beyond the first)."`
+	Pool         string         `json:"pool,omitempty" pm:"format=pve-poolid" doc:"Resource pool the guest belongs to: a declared Pool or one that exists on the cluster. Unset leaves the guest's pool alone."`
+	HA           *GuestHA       `json:"ha,omitempty" doc:"The guest's HA resource (vm:VMID): proxmops adds and keeps it; unset leaves HA alone; state absent takes the guest out of HA."`
+	OnBoot       *bool          `json:"onboot,omitempty" doc:"Start the guest when its node boots."`
+	Startup      *Startup       `json:"startup,omitempty" doc:"Start order and delays."`
+	Agent        *bool          `json:"agent,omitempty" doc:"Enable the QEMU guest agent."`
+	Image        *Image         `json:"image,omitempty" doc:"Cloud image imported as the first disk; excludes fromTemplate."`
+	FromTemplate *FromTemplate  `json:"fromTemplate,omitempty" doc:"Clone from a template: a name (full clone) or {name, linked}; excludes image."`
+	Disks        []Disk         `json:"disks,omitempty" doc:"Disks keyed by slot; entries without slot take the lowest free scsiN in order."`
+	Net          []NIC          `json:"net,omitempty" doc:"Network devices keyed by slot; entries without slot take the lowest free netN in order."`
+	CloudInit    *CloudInit     `json:"cloudInit,omitempty" doc:"Proxmox cloud-init settings; excludes userData."`
+	UserData     string         `json:"userData,omitempty" doc:"Raw user-data delivered on a NoCloud CIDATA ISO; excludes cloudInit and iso."`
+	ISO          string         `json:"iso,omitempty" doc:"CD-ROM: an Iso resource's name or a volume ID such as local:iso/x.iso; excludes userData."`
+	ApplyMode    ApplyMode      `json:"applyMode,omitempty" pm:"enum=pending|reboot" doc:"pending (default): changes needing a restart are reported; reboot: the guest is rebooted to apply them."`
+	State        PowerState     `json:"state,omitempty" pm:"enum=running|stopped" doc:"Desired power state (default running)."`
+	Provision    *Provision     `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the VM over SSH after it is created and started, and again whenever their inputs change."`
+	Snapshots    *Snapshots     `json:"snapshots,omitempty" doc:"Proxmox snapshots proxmops takes before it changes the guest."`
+	HealthCheck  *HealthCheck   `json:"healthCheck,omitempty" doc:"How proxmops tells whether the running VM works: its guest agent, a TCP port or an HTTP endpoint, probed every interval; a guest failing it is Degraded."`
+	Firewall     *GuestFirewall `json:"firewall,omitempty" doc:"The VM's own firewall: its options (and rules). Unset leaves the VM's firewall alone."`
 }
 
 // Snapshots asks proxmops for a Proxmox snapshot before each change it
@@ -413,6 +414,7 @@ type ContainerSpec struct {
 	Provision    *Provision     `json:"provision,omitempty" doc:"Packages, files, copied directories and commands applied inside the container over SSH after it is created and started, and again whenever their inputs change."`
 	Snapshots    *Snapshots     `json:"snapshots,omitempty" doc:"Proxmox snapshots proxmops takes before it changes the container."`
 	HealthCheck  *HealthCheck   `json:"healthCheck,omitempty" doc:"How proxmops tells whether the running container works: a TCP port or an HTTP endpoint, probed every interval; a container failing it is Degraded."`
+	Firewall     *GuestFirewall `json:"firewall,omitempty" doc:"The container's own firewall: its options (and rules). Unset leaves the container's firewall alone."`
 }
 
 // Kind returns KindContainer.

@@ -213,6 +213,7 @@ func checkVM(v *VirtualMachine, c *checker) {
 		c.errorf("spec.userData", "must not be empty")
 	}
 	checkGuestCommon(v, c, s.Image, s.Disks, s.Net, s.CloudInit, s.Image != nil || s.FromTemplate != nil, s.Description)
+	checkGuestFirewall(v, s.Firewall, c)
 	if s.Provision != nil {
 		addr, _, _, _ := v.ProvisionTarget()
 		checkProvision(s.Provision, c, addr)
@@ -534,6 +535,7 @@ func checkContainer(ct *Container, c *checker) {
 	} else if s.Template != "" {
 		addRef(ct, Ref{Kind: KindContainerTemplate, Name: s.Template, Path: "spec.template"})
 	}
+	checkGuestFirewall(ct, s.Firewall, c)
 	if s.Unprivileged == nil {
 		t := true
 		s.Unprivileged = &t
