@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -393,6 +394,32 @@ func TestGuestFirewallOfACloneReplacesTheTemplates(t *testing.T) {
 	want := map[string]string{"enable": "1", "policy_in": "DROP", "policy_out": "ACCEPT", "macfilter": "0", "log_level_in": "info", "dhcp": "1"}
 	if got := guestFWOptions(t, e.client, "qemu", 150); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("the clone's options: %v, want %v", got, want)
+	}
+	e.assertInSync(eng)
+}
+
+// A rule of type group naming a declared FirewallGroup makes the guest
+// depend on it: the group is created first, then the guest's rules that
+// apply it.
+func TestGuestFirewallGroupRuleDependsOnTheDeclaredGroup(t *testing.T) {
+	e := newEnv(t)
+	e.write("fw/web.yaml", `apiVersion: proxmops.dev/v1
+kind: FirewallGroup
+metadata:
+  name: webserver
+spec:
+  rules:
+    - { type: in, action: ACCEPT, proto: tcp, dport: "80,443" }
+`)
+	e.write("vms/web.yaml", fwVM+fwRules)
+	eng := e.engine(engine.Options{})
+	web := e.plan(eng).Find(engine.KindVirtualMachine, "web")
+	if !slices.Contains(web.DependsOn, "FirewallGroup/webserver") {
+		t.Fatalf("web depends on %v", web.DependsOn)
+	}
+	e.converge(eng)
+	if got := guestRuleLines(t, e.client, "qemu", 150); fmt.Sprint(got) != fmt.Sprint(wantFWRuleLines) {
+		t.Fatalf("rules:\n%s", strings.Join(got, "\n"))
 	}
 	e.assertInSync(eng)
 }
