@@ -410,21 +410,7 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 			return r.planFixedChange(a, s, it, fc)
 		}
 	}
-	var changes []vocab.Change
-	replace := false
-	for _, f := range row.fields(s) {
-		same := f.same
-		if same == nil {
-			same = func(a, b string) bool { return a == b }
-		}
-		if !same(it[f.key], f.want) {
-			changes = append(changes, vocab.Change{Field: f.key, Path: f.path, From: it[f.key], To: f.want})
-			replace = replace || f.replace
-		}
-	}
-	if row.comment != nil && comment != want {
-		changes = append(changes, vocab.Change{Field: "comment", Path: "spec.comment", From: comment, To: want})
-	}
+	changes, replace := r.fieldDiff(s, it, comment, want)
 	fieldChanges := slices.Clone(changes)
 	if adopt && row.owner == nil {
 		changes = append(changes, vocab.Change{Field: OwnershipField, Path: "spec.comment", From: it["comment"], To: markOwned(want)})
@@ -437,40 +423,18 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		}
 	}
 	itemChanged := len(fieldChanges) > 0 || (adopt && row.owner == nil)
-	var ops []collReq
-	var rules *rulePlan
-	if row.entries != nil || row.rules != nil {
-		if err := r.entryErr[name]; err != nil {
-			a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the %s of %s %s: %v%s", r.nestedNoun(), row.noun, name, err, r.privHint(err))
-			return a
-		}
+	if err := r.entryErr[name]; err != nil && (row.entries != nil || row.rules != nil) {
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the %s of %s %s: %v%s", r.nestedNoun(), row.noun, name, err, r.privHint(err))
+		return a
 	}
-	if row.entries != nil {
-		var ec []vocab.Change
-		ec, ops = r.entryDiff(s, name, r.entries[name])
-		changes = append(changes, ec...)
-	}
-	if row.rules != nil {
-		var rc []vocab.Change
-		rc, rules = r.ruleList(name).diffRules(r.entries[name], row.rules.want(s))
-		changes = append(changes, rc...)
-	}
+	nested, ops, rules := r.nestedDiff(s, name)
+	changes = append(changes, nested...)
 	if len(changes) == 0 {
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return a
 	}
 	a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
-	fields := make([]string, 0, len(changes))
-	for _, c := range changes {
-		fields = append(fields, c.Field)
-	}
-	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
-	switch {
-	case adopt && row.owner != nil:
-		a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: records it in proxmops' store; %s", row.noun, name, a.Reason)
-	case adopt:
-		a.Reason = fmt.Sprintf("adopting %s %s proxmops did not make: marks its comment %q; %s", row.noun, name, OwnerMark, a.Reason)
-	}
+	a.Reason = r.updateReason(changes, name, adopt)
 	switch {
 	case replace:
 		a.Reason += fmt.Sprintf(" (Proxmox cannot change it in place: %s %s is deleted and created again)", row.noun, name)
@@ -489,6 +453,56 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 	}
 	a.run = r.runAndRecord(a.Key(), ops, s, adopt)
 	return a
+}
+
+// fieldDiff compares an item's managed fields and comment with the
+// spec's; replace is true when a changed field cannot change in place.
+func (r *collectionReconciler) fieldDiff(s Spec, it collItem, comment, want string) (changes []vocab.Change, replace bool) {
+	for _, f := range r.row.fields(s) {
+		same := f.same
+		if same == nil {
+			same = func(a, b string) bool { return a == b }
+		}
+		if !same(it[f.key], f.want) {
+			changes = append(changes, vocab.Change{Field: f.key, Path: f.path, From: it[f.key], To: f.want})
+			replace = replace || f.replace
+		}
+	}
+	if r.row.comment != nil && comment != want {
+		changes = append(changes, vocab.Change{Field: "comment", Path: "spec.comment", From: comment, To: want})
+	}
+	return changes, replace
+}
+
+// nestedDiff compares an item's nested entries (a set: the requests that
+// change them) or rules (an ordered list: its plan) with the spec's.
+func (r *collectionReconciler) nestedDiff(s Spec, name string) (changes []vocab.Change, ops []collReq, rules *rulePlan) {
+	if r.row.entries != nil {
+		changes, ops = r.entryDiff(s, name, r.entries[name])
+	}
+	if r.row.rules != nil {
+		var rc []vocab.Change
+		rc, rules = r.ruleList(name).diffRules(r.entries[name], r.row.rules.want(s))
+		changes = append(changes, rc...)
+	}
+	return changes, ops, rules
+}
+
+// updateReason says which fields differ, and how an adoption proves the
+// item proxmops' from now on.
+func (r *collectionReconciler) updateReason(changes []vocab.Change, name string, adopt bool) string {
+	fields := make([]string, 0, len(changes))
+	for _, c := range changes {
+		fields = append(fields, c.Field)
+	}
+	reason := fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+	switch {
+	case adopt && r.row.owner != nil:
+		return fmt.Sprintf("adopting %s %s proxmops did not make: records it in proxmops' store; %s", r.row.noun, name, reason)
+	case adopt:
+		return fmt.Sprintf("adopting %s %s proxmops did not make: marks its comment %q; %s", r.row.noun, name, OwnerMark, reason)
+	}
+	return reason
 }
 
 // runAndRecord sends ops, then records the item as proxmops' when record
