@@ -105,7 +105,7 @@ func TestBackupRetentionIsProxmoxsPruneBackups(t *testing.T) {
 
 // The card's line of a tagless kind says what the manifest declares.
 func TestClusterKindsSummariseTheirManifest(t *testing.T) {
-	off := false
+	off, on := false, true
 	for _, c := range []struct {
 		r    Resource
 		want string
@@ -121,6 +121,9 @@ func TestClusterKindsSummariseTheirManifest(t *testing.T) {
 		{&Storage{Spec: StorageSpec{Type: "nfs", Content: []string{"iso", "vztmpl"}}}, "nfs · iso, vztmpl"},
 		{&HARule{Spec: HARuleSpec{Type: "node-affinity", Nodes: []HARuleNode{{Node: "pve1", Priority: 2}, {Node: "pve2"}}, Strict: true}}, "on pve1 (2), pve2 · strict"},
 		{&HARule{Spec: HARuleSpec{Type: "resource-affinity", Affinity: "negative", Enabled: &off}}, "apart · disabled"},
+		{&FirewallGroup{Spec: FirewallGroupSpec{Rules: []FirewallRule{{Type: "in", Action: "ACCEPT"}}}}, "1 rule"},
+		{&ClusterFirewall{Spec: ClusterFirewallSpec{Enabled: &on, PolicyIn: "DROP", Rules: []FirewallRule{{}, {}}}}, "enabled · in DROP · 2 own rules"},
+		{&ClusterFirewall{}, "0 own rules"},
 		{&VirtualMachine{}, ""},
 	} {
 		if got := Summary(c.r); got != c.want {

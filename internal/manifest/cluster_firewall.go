@@ -1,6 +1,9 @@
 package manifest
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // KindClusterFirewall is the cluster firewall: its options
 // (/cluster/firewall/options) and proxmops' rules in the cluster's rule
@@ -27,6 +30,22 @@ type ClusterFirewallSpec struct {
 
 // Kind returns KindClusterFirewall.
 func (*ClusterFirewall) Kind() Kind { return KindClusterFirewall }
+
+// Summary is the card's line: on or off and the policies as declared,
+// and how many rules of the cluster's list are proxmops'.
+func (f *ClusterFirewall) Summary() string {
+	var parts []string
+	if f.Spec.Enabled != nil {
+		parts = append(parts, map[bool]string{true: "enabled", false: "disabled"}[*f.Spec.Enabled])
+	}
+	if f.Spec.PolicyIn != "" {
+		parts = append(parts, "in "+f.Spec.PolicyIn)
+	}
+	if f.Spec.PolicyOut != "" {
+		parts = append(parts, "out "+f.Spec.PolicyOut)
+	}
+	return strings.Join(append(parts, countWord(len(f.Spec.Rules), "own rule", "own rules")), " · ")
+}
 
 // MarshalJSON gives back the manifest shape.
 func (f *ClusterFirewall) MarshalJSON() ([]byte, error) {

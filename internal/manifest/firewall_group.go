@@ -20,6 +20,9 @@ type FirewallGroupSpec struct {
 // Kind returns KindFirewallGroup.
 func (*FirewallGroup) Kind() Kind { return KindFirewallGroup }
 
+// Summary is the card's line: how many rules the group holds.
+func (g *FirewallGroup) Summary() string { return countWord(len(g.Spec.Rules), "rule", "rules") }
+
 // MarshalJSON gives back the manifest shape.
 func (g *FirewallGroup) MarshalJSON() ([]byte, error) {
 	return marshalManifest(g.Kind(), &g.Object, &g.Spec)
