@@ -59,13 +59,18 @@ func (s *ClusterFirewallSpec) options() []fwOption {
 type clusterFirewallReconciler struct {
 	options collItem
 	rules   []collItem
+	listed  bool // the rule list was read (undeclared: prune's own read)
 	err     error
 	guard   guardInputs
 }
 
 func (r *clusterFirewallReconciler) scope(pc *planContext, sc *scope) {
 	specs := specsOf[*ClusterFirewallSpec](pc.d, KindClusterFirewall)
-	if len(specs) == 0 || specs[0].Sync == vocab.SyncDisabled {
+	if len(specs) == 0 {
+		r.scopeUndeclared(pc, sc)
+		return
+	}
+	if specs[0].Sync == vocab.SyncDisabled {
 		return
 	}
 	sc.read(func(ctx context.Context) error {
@@ -111,8 +116,12 @@ func (r *clusterFirewallReconciler) effective(o fwOption) string {
 }
 
 func (r *clusterFirewallReconciler) plan(pc *planContext) []*Action {
+	specs := specsOf[*ClusterFirewallSpec](pc.d, KindClusterFirewall)
+	if len(specs) == 0 {
+		return r.planUndeclared(pc)
+	}
 	var out []*Action
-	for _, s := range specsOf[*ClusterFirewallSpec](pc.d, KindClusterFirewall) {
+	for _, s := range specs {
 		out = append(out, r.planOne(pc, s))
 	}
 	return out
@@ -150,7 +159,7 @@ func (r *clusterFirewallReconciler) planOne(pc *planContext, s *ClusterFirewallS
 	}
 	a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
 	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
-	if why := r.guardRefusal(pc, s, rules); why != "" {
+	if why := r.guardRefusal(pc, "spec.rules", rules); why != "" {
 		a.refuse(why)
 		return a
 	}

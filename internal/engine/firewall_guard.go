@@ -72,8 +72,9 @@ func readGuardInputs(ctx context.Context, pc *planContext, s *ClusterFirewallSpe
 	return g
 }
 
-// guardRefusal says why the plan is refused, "" when it is not.
-func (r *clusterFirewallReconciler) guardRefusal(pc *planContext, s *ClusterFirewallSpec, rules *rulePlan) string {
+// guardRefusal says why the plan is refused, "" when it is not; where
+// says where the rule to add goes.
+func (r *clusterFirewallReconciler) guardRefusal(pc *planContext, where string, rules *rulePlan) string {
 	g := r.guard
 	if !g.needed {
 		return ""
@@ -122,8 +123,8 @@ func (r *clusterFirewallReconciler) guardRefusal(pc *planContext, s *ClusterFire
 	if len(problems) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s, which would cut proxmops off: %s. Add %s to spec.rules, before any rule that drops it",
-		cut, strings.Join(problems, "; "), strings.Join(adds, " and "))
+	return fmt.Sprintf("%s, which would cut proxmops off: %s. Add %s to %s, before any rule that drops it",
+		cut, strings.Join(problems, "; "), strings.Join(adds, " and "), where)
 }
 
 // guardEval evaluates rules for one packet.
