@@ -73,3 +73,70 @@ func TestClusterFirewallUndeclaredMarkedRulesPrunedHandMadeKept(t *testing.T) {
 		t.Fatalf("nothing left to prune, yet planned %+v", a)
 	}
 }
+
+// Never cut its own cord, also when pruning: removing proxmops' own
+// ACCEPT rule while the firewall is on with a dropping input policy is
+// refused with the rule to add and nothing is removed; a hand-made rule
+// that lets proxmops in, or the firewall turned off, lets the removal go.
+func TestClusterFirewallPruneRefusesToCutProxmopsOff(t *testing.T) {
+	e := newEnv(t)
+	e.write("fw/cluster.yaml", clusterFWYAML(`  enabled: true
+  policyIn: DROP
+  rules:
+    - { type: in, action: ACCEPT, proto: tcp, dport: "8006,22", source: 127.0.0.1, comment: proxmops itself }
+`))
+	pruning := e.engine(engine.Options{Prune: true})
+	e.converge(pruning)
+	e.remove("fw/cluster.yaml")
+	options := clusterOptions(t, e.client)
+	own := "in ACCEPT proto=tcp dport=8006,22 source=127.0.0.1 # proxmops itself (managed-by-proxmops)"
+
+	p, rep := e.apply(pruning)
+	a := p.Find(engine.KindClusterFirewall, "cluster")
+	want := `TCP 8006 from proxmops' own address 127.0.0.1 is dropped by the input policy; TCP 22 from proxmops' own address 127.0.0.1 is dropped by the input policy. Add { type: in, action: ACCEPT, proto: tcp, dport: "8006,22", source: 127.0.0.1 } to the cluster's rule list`
+	if a == nil || a.Action != vocab.ActionDelete || a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, want) {
+		t.Fatalf("planned %+v\nwant a refusal with %q", a, want)
+	}
+	for _, r := range rep.Results {
+		if r.Kind == engine.KindClusterFirewall && r.Status == vocab.StatusSynced {
+			t.Fatalf("a refused removal ran: %+v", r)
+		}
+	}
+	if got := clusterRuleLines(t, e.client); got != own {
+		t.Fatalf("a refused removal changed the rules:\n%s", got)
+	}
+
+	// A rule made by hand lets proxmops in: its own rule may go.
+	addRule(t, e.client, "cluster/firewall/rules", "type", "in", "action", "ACCEPT", "proto", "tcp", "dport", "8006,22", "source", "127.0.0.1", "comment", "by hand", "enable", "1")
+	e.converge(pruning)
+	if got := clusterRuleLines(t, e.client); got != "in ACCEPT proto=tcp dport=8006,22 source=127.0.0.1 # by hand" {
+		t.Fatalf("rules after prune:\n%s", got)
+	}
+	if o := clusterOptions(t, e.client); o["enable"] != float64(1) || o["digest"] != options["digest"] {
+		t.Fatalf("prune changed the options: %v", o)
+	}
+	e.assertInSync(pruning)
+}
+
+// With the firewall off, the guard has nothing to keep: the marked rules
+// go. In sync, a pruning pass reads the rule list once, and not the
+// options.
+func TestClusterFirewallPruneWithTheFirewallOffReadsTheRulesOnce(t *testing.T) {
+	e := newEnv(t)
+	e.write("fw/cluster.yaml", clusterFWYAML("  rules:\n    - { type: in, action: DROP, source: 127.0.0.1 }\n"))
+	pruning := e.engine(engine.Options{Prune: true})
+	e.converge(pruning)
+	e.remove("fw/cluster.yaml")
+	e.converge(pruning)
+	if got := clusterRuleLines(t, e.client); got != "" {
+		t.Fatalf("rules after prune:\n%s", got)
+	}
+	e.sim.ResetRequests()
+	e.assertInSync(pruning)
+	if n := e.sim.RequestCountFor("GET", "/cluster/firewall/rules"); n != 1 {
+		t.Fatalf("an in-sync pass read the cluster's rules %d times", n)
+	}
+	if n := e.sim.RequestCountFor("GET", "/cluster/firewall/options"); n != 0 {
+		t.Fatalf("an in-sync pass read the options %d times", n)
+	}
+}
