@@ -84,7 +84,7 @@ type passReads struct {
 // collectionLists are the lists of the cluster-wide kinds: with prune on,
 // each is read once per pass (its owned items may have to go), whatever
 // the number of guests.
-var collectionLists = []string{"/cluster/firewall/aliases", "/cluster/firewall/ipset", "/cluster/firewall/groups", "/pools", "/cluster/backup", "/storage", "/cluster/ha/rules"}
+var collectionLists = []string{"/cluster/firewall/aliases", "/cluster/firewall/rules", "/cluster/firewall/ipset", "/cluster/firewall/groups", "/pools", "/cluster/backup", "/storage", "/cluster/ha/rules"}
 
 func readsOf(sim *pvesim.Server) passReads {
 	r := passReads{collections: map[string]int64{}}
