@@ -188,7 +188,10 @@ func (r *clusterFirewallReconciler) planOne(pc *planContext, s *ClusterFirewallS
 func clusterFirewallRow() kindRow {
 	return kindRow{kind: KindClusterFirewall, desired: fromManifest(clusterFirewallFromManifest),
 		reconciler: func() reconciler { return &clusterFirewallReconciler{} },
-		needs: func(_ *privContext, _ *Action, _ Spec) []privNeed {
+		needs: func(_ *privContext, a *Action, _ Spec) []privNeed {
+			if a.Action == vocab.ActionDelete {
+				return []privNeed{needAll("remove proxmops' rules from the cluster's rule list", "/", "Sys.Modify")}
+			}
 			return []privNeed{needAll("change the cluster firewall", "/", "Sys.Modify")}
 		}}
 }
