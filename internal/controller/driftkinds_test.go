@@ -31,6 +31,38 @@ spec:
     - { cidr: 192.168.1.11, comment: laptop }
     - { cidr: 10.0.0.0/8, nomatch: true }
 `,
+	"cluster/group.yaml": `apiVersion: proxmops.dev/v1
+kind: FirewallGroup
+metadata:
+  name: bench-web
+spec:
+  comment: bench web servers
+  rules:
+    - { type: in, action: ACCEPT, proto: tcp, dport: "80,443" }
+    - { type: in, action: ACCEPT, macro: SSH, source: +bench-admins, log: info }
+`,
+	// Off, so the guard against cutting proxmops' own cord has nothing to
+	// refuse: reading it costs the same either way.
+	"cluster/firewall.yaml": `apiVersion: proxmops.dev/v1
+kind: ClusterFirewall
+metadata:
+  name: cluster
+spec:
+  enabled: false
+  policyIn: DROP
+  rules:
+    - { type: in, action: ACCEPT, proto: tcp, dport: "8006,22", source: +bench-admins, comment: admins }
+    - { type: group, action: bench-web }
+`,
+	"cluster/storage.yaml": `apiVersion: proxmops.dev/v1
+kind: Storage
+metadata:
+  name: bench-dir
+spec:
+  type: dir
+  path: /srv/bench
+  content: [backup, iso]
+`,
 	"cluster/pool.yaml": `apiVersion: proxmops.dev/v1
 kind: Pool
 metadata:
@@ -60,10 +92,32 @@ spec:
 `,
 }
 
-// driftCollections is the number of cluster-wide lists the declared
-// objects of driftClusterWide make the daemon read each pass (aliases,
-// IP sets, pools, backup jobs, HA rules, HA resources).
-const driftCollections = 6
+// driftCollectionKinds are the cluster-wide lists (kindOf) the declared
+// objects of driftClusterWide make the daemon read each pass: the cluster
+// firewall is two of them, its options and its rules.
+var driftCollectionKinds = []string{"aliases read", "ipsets read", "groups read", "cluster firewall options read",
+	"cluster firewall rules read", "pools read", "backup jobs read", "ha rules read", "ha resources read", "storage read"}
+
+// driftCollections is the number of those lists.
+var driftCollections = len(driftCollectionKinds)
+
+// driftFirewallEvery is the share of guests with a firewall of their own
+// (spec.firewall, options and rules): one in four, the ones a home lab or
+// a small business exposes (web, mail, VPN); the rest sit behind the
+// cluster's firewall and the router.
+const driftFirewallEvery = 4
+
+// driftGuestFirewall is the spec.firewall (and the NIC it filters) of
+// the guests that have one.
+const driftGuestFirewall = `  net: [{ bridge: vmbr0, firewall: true }]
+  firewall:
+    enabled: true
+    policyIn: DROP
+    policyOut: ACCEPT
+    rules:
+      - { type: group, action: bench-web }
+      - { type: in, action: ACCEPT, macro: Ping, source: bench-lan }
+`
 
 // requestKinds sorts the daemon's requests by what they are for, so the
 // share of the cluster-wide collections shows beside the guests'.
@@ -85,10 +139,20 @@ func kindOf(method, path string) string {
 		return "resources"
 	case len(seg) >= 3 && seg[0] == "nodes" && seg[2] == "tasks":
 		return "tasks"
+	case len(seg) >= 5 && seg[0] == "nodes" && (seg[2] == "qemu" || seg[2] == "lxc") && seg[4] == "firewall":
+		return "guest firewall " + verb
 	case len(seg) >= 4 && seg[0] == "nodes" && (seg[2] == "qemu" || seg[2] == "lxc"):
 		return "guest " + verb
 	case strings.HasPrefix(p, "/cluster/firewall/aliases"):
 		return "aliases " + verb
+	case p == "/cluster/firewall/groups":
+		return "groups " + verb
+	case strings.HasPrefix(p, "/cluster/firewall/groups/"):
+		return "group rules " + verb
+	case p == "/cluster/firewall/options":
+		return "cluster firewall options " + verb
+	case strings.HasPrefix(p, "/cluster/firewall/rules"):
+		return "cluster firewall rules " + verb
 	case p == "/cluster/firewall/ipset":
 		return "ipsets " + verb
 	case strings.HasPrefix(p, "/cluster/firewall/ipset/"):
@@ -134,11 +198,11 @@ func (k *requestKinds) since(before map[string]int64) map[string]int64 {
 	return d
 }
 
-// collectionReads is the interval's GETs of the cluster-wide lists and
-// of IP sets' entries.
+// collectionReads is the interval's GETs of the cluster-wide lists, of
+// IP sets' entries and of security groups' rules.
 func collectionReads(byKind map[string]int64) int64 {
 	var n int64
-	for _, kind := range []string{"aliases read", "ipsets read", "ipset entries read", "pools read", "backup jobs read", "ha rules read", "ha resources read"} {
+	for _, kind := range append([]string{"ipset entries read", "group rules read"}, driftCollectionKinds...) {
 		n += byKind[kind]
 	}
 	return n
