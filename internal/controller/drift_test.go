@@ -342,7 +342,9 @@ func median(xs []int64) int64 {
 // of a field /cluster/resources does not show every minute: each is found
 // (and put right) within driftCheckInterval plus one interval on the fake
 // clock, while a pass reads about a tenth of the guests and each
-// collection's list once: 1 + storages (0) + owned/10 + collections.
+// collection's list once: 1 + storages (0) + owned/10 + collections; a
+// quarter of the guests have a firewall of their own, read with their
+// configuration and so at the same cadence.
 func TestDriftChecksFindEveryHandChangeWithinTheBound(t *testing.T) {
 	const n = 150
 	r := newDriftRunDeclaring(t, n, 10*time.Minute, true)
