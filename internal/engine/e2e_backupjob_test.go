@@ -200,10 +200,7 @@ func TestBackupJobSelectingNoGuestIsRefused(t *testing.T) {
 	e := newEnv(t)
 	e.write("backup/nightly.yaml", nightlyByTag)
 	eng := e.engine(engine.Options{})
-	a := e.plan(eng).Find(engine.KindBackupJob, "nightly")
-	if a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, "no guest carries the tags prod") {
-		t.Fatalf("empty selection: %s %s", a.Status, a.Reason)
-	}
+	e.assertRefused(e.plan(eng).Find(engine.KindBackupJob, "nightly"), "no guest carries the tags prod")
 	e.converge(eng)
 	if backupJob(t, e.client, "proxmops-nightly") != nil {
 		t.Fatal("a job without guests was made")
@@ -217,16 +214,5 @@ func TestBackupJobPlanNamesMissingDatastoreAllocate(t *testing.T) {
 	e.write("vms/web.yaml", taggedVM("web", 150, "prod"))
 	e.write("backup/nightly.yaml", nightlyByTag)
 	eng := e.engine(engine.Options{})
-	p := e.plan(eng)
-	a := p.Find(engine.KindBackupJob, "nightly")
-	if a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, "lacks Datastore.Allocate on /storage/local") {
-		t.Fatalf("planned %s %s", a.Status, a.Reason)
-	}
-	e.sim.ResetRequests()
-	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.sim.RequestCountFor("POST", "/cluster/backup"); n != 0 {
-		t.Fatalf("POST /cluster/backup called %d times", n)
-	}
+	e.assertRefusedSendingNothing(eng, engine.KindBackupJob, "nightly", "lacks Datastore.Allocate on /storage/local", "POST", "/cluster/backup")
 }

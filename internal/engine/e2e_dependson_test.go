@@ -58,6 +58,20 @@ func (o *order) index(ev string) int {
 	return slices.Index(o.events, ev)
 }
 
+// assertSyncedInOrder fails unless every result is synced and the action
+// then started only after first finished (what says the wrong order).
+func (o *order) assertSyncedInOrder(t *testing.T, rep *engine.Report, first, then, what string) {
+	t.Helper()
+	for _, r := range rep.Results {
+		if r.Status != vocab.StatusSynced {
+			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
+		}
+	}
+	if firstDone, thenStart := o.index("end "+first+" Synced"), o.index("start "+then); firstDone < 0 || thenStart < firstDone {
+		t.Fatalf("%s: %q", what, o.events)
+	}
+}
+
 // A web VM depending on db is planned as a create that waits, the wait
 // carried as data in the plan document and said in the text; apply creates
 // db, and the next pass, db running and in sync, creates web.
@@ -95,14 +109,7 @@ func TestAPlanSaysWhatACreateWaitsFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rep.Results {
-		if r.Status != vocab.StatusSynced {
-			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
-		}
-	}
-	if dbDone, webStart := o.index("end VirtualMachine/db Synced"), o.index("start VirtualMachine/web"); dbDone < 0 || webStart < dbDone {
-		t.Fatalf("web created before db was done: %q", o.events)
-	}
+	o.assertSyncedInOrder(t, rep, "VirtualMachine/db", "VirtualMachine/web", "web created before db was done")
 
 	// db in sync and running: nothing waits any more.
 	p = e.plan(eng)
@@ -131,14 +138,7 @@ func TestADependencyStopsAfterWhatDependsOnIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rep.Results {
-		if r.Status != vocab.StatusSynced {
-			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
-		}
-	}
-	if webDone, dbStart := o.index("end VirtualMachine/web Synced"), o.index("start VirtualMachine/db"); webDone < 0 || dbStart < webDone {
-		t.Fatalf("db stopped before web: %q", o.events)
-	}
+	o.assertSyncedInOrder(t, rep, "VirtualMachine/web", "VirtualMachine/db", "db stopped before web")
 }
 
 // Pruning both, the dependent is deleted first: the dependencies of the
@@ -172,14 +172,7 @@ func TestAPrunedDependencyIsDeletedAfterWhatDependedOnIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rep.Results {
-		if r.Status != vocab.StatusSynced {
-			t.Fatalf("%s/%s: %s %s", r.Kind, r.Name, r.Status, r.Error)
-		}
-	}
-	if webDone, dbStart := o.index("end VirtualMachine/web Synced"), o.index("start VirtualMachine/db"); webDone < 0 || dbStart < webDone {
-		t.Fatalf("db deleted before web: %q", o.events)
-	}
+	o.assertSyncedInOrder(t, rep, "VirtualMachine/web", "VirtualMachine/db", "db deleted before web")
 	if _, ok := e.sim.Guest(174); ok {
 		t.Fatal("db is still on the cluster")
 	}

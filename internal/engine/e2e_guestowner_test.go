@@ -19,8 +19,26 @@ import (
 const rootPassword = "other-user-pw"
 
 // asRoot sends one API request as root@pam with a login ticket, as a
-// person in the Proxmox UI would.
+// person in the Proxmox UI would, and waits for the task it starts.
 func asRoot(t *testing.T, e *env, method, path string, form url.Values) string {
+	t.Helper()
+	resp := rootRequest(t, e, method, path, form)
+	defer resp.Body.Close()
+	var out struct {
+		Data string `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, err)
+	}
+	if _, err := e.client.WaitTask(context.Background(), out.Data, nil); err != nil {
+		t.Fatal(err)
+	}
+	return out.Data
+}
+
+// rootRequest logs in as root@pam with a password and sends one request
+// with the ticket; the caller closes the answer's body.
+func rootRequest(t *testing.T, e *env, method, path string, form url.Values) *http.Response {
 	t.Helper()
 	base := e.sim.APIURL()
 	resp, err := http.PostForm(base+"/access/ticket", url.Values{"username": {"root@pam"}, "password": {rootPassword}})
@@ -46,17 +64,7 @@ func asRoot(t *testing.T, e *env, method, path string, form url.Values) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Data string `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, err)
-	}
-	if _, err := e.client.WaitTask(context.Background(), out.Data, nil); err != nil {
-		t.Fatal(err)
-	}
-	return out.Data
+	return resp
 }
 
 // externalTemplate puts a template proxmops did not build on the cluster:

@@ -528,25 +528,7 @@ func TestPasswordByReference(t *testing.T) {
 }
 
 func TestConvergeReplansAfterALostAnswer(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
-	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
-	p := e.plan(eng)
-	// The wait outlasts the lost create's task (about 120 ms here): the
-	// simulator drops "lock: create" while it imports the disk, where
-	// Proxmox keeps it and the engine would report the VM in progress.
-	rep, err := eng.Converge(context.Background(), e.desired(), p, nil, engine.ConvergeOptions{Passes: 5, Wait: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Failed != 0 || rep.Applied != 1 {
-		t.Fatalf("not converged: %+v", rep.Results)
-	}
-	e.assertInSync(eng)
-	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
-		t.Fatalf("create sent %d times", n)
-	}
+	convergeAfterLostCreate(t, 0)
 }
 
 // TestConvergeRetriesAFailedReread loses a create's answer and then makes
@@ -554,14 +536,25 @@ func TestConvergeReplansAfterALostAnswer(t *testing.T) {
 // the client retries a GET: `proxmops apply` must wait and read again, not
 // give up with the cluster half done (the demo's fault runs met this).
 func TestConvergeRetriesAFailedReread(t *testing.T) {
+	convergeAfterLostCreate(t, 4) // the first try and the client's three retries
+}
+
+// convergeAfterLostCreate drops the answer to a VM's create, fails the next
+// rereadFailures cluster reads, and checks that converging still ends in
+// sync with the create sent once.
+func convergeAfterLostCreate(t *testing.T, rereadFailures int) {
+	t.Helper()
 	e := newEnv(t)
 	e.write("vms/app-01.yaml", seedVMImage)
 	eng := e.engine(engine.Options{})
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
 	p := e.plan(eng)
-	for range 4 { // the first try and the client's three retries
+	for range rereadFailures {
 		e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "GET", Path: "/cluster/resources"})
 	}
+	// The wait outlasts the lost create's task (about 120 ms here): the
+	// simulator drops "lock: create" while it imports the disk, where
+	// Proxmox keeps it and the engine would report the VM in progress.
 	rep, err := eng.Converge(context.Background(), e.desired(), p, nil, engine.ConvergeOptions{Passes: 5, Wait: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

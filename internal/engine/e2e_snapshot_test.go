@@ -2,9 +2,7 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -125,30 +123,7 @@ func TestSnapshotsBeforeChangePrunedToKeep(t *testing.T) {
 // (a person adding a bind mount, which an API token may not).
 func rootPut(t *testing.T, e *env, path string, form url.Values) {
 	t.Helper()
-	base := e.sim.APIURL()
-	resp, err := http.PostForm(base+"/access/ticket", url.Values{"username": {"root@pam"}, "password": {rootPassword}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var login struct {
-		Data struct {
-			Ticket string `json:"ticket"`
-			CSRF   string `json:"CSRFPreventionToken"`
-		} `json:"data"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&login)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest("PUT", base+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("CSRFPreventionToken", login.Data.CSRF)
-	req.AddCookie(&http.Cookie{Name: "PVEAuthCookie", Value: login.Data.Ticket})
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := rootRequest(t, e, "PUT", path, form)
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("PUT %s: %s", path, resp.Status)

@@ -268,18 +268,7 @@ func TestStoragePlanNamesMissingDatastoreAllocate(t *testing.T) {
 	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut("Datastore.Allocate") })
 	e.write("storage/scratch.yaml", scratchYAML)
 	eng := e.engine(engine.Options{Records: storageRecords(t)})
-	p := e.plan(eng)
-	a := p.Find(engine.KindStorage, "scratch")
-	if a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, "lacks Datastore.Allocate on /storage") {
-		t.Fatalf("planned %s %s", a.Status, a.Reason)
-	}
-	e.sim.ResetRequests()
-	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.sim.RequestCountFor("POST", "/storage"); n != 0 {
-		t.Fatalf("POST /storage sent %d times", n)
-	}
+	e.assertRefusedSendingNothing(eng, engine.KindStorage, "scratch", "lacks Datastore.Allocate on /storage", "POST", "/storage")
 }
 
 // An ISO on a storage declared in the same commit: the storage is
@@ -311,10 +300,7 @@ func TestStoragePlanNamesTheAuditPrivilegeItNeedsToSeeIt(t *testing.T) {
 	})
 	e.write("storage/scratch.yaml", scratchYAML)
 	p := e.plan(e.engine(engine.Options{Records: storageRecords(t)}))
-	a := p.Find(engine.KindStorage, "scratch")
-	if a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, "Datastore.Audit or Datastore.AllocateSpace on /storage/scratch") {
-		t.Fatalf("planned %s %s", a.Status, a.Reason)
-	}
+	e.assertRefused(p.Find(engine.KindStorage, "scratch"), "Datastore.Audit or Datastore.AllocateSpace on /storage/scratch")
 }
 
 // A creation whose answer is lost (Proxmox made the storage) leaves it
@@ -356,18 +342,7 @@ func TestStorageWithAnUnreadablePasswordFails(t *testing.T) {
 	e := newEnv(t)
 	e.write("storage/smb.yaml", smbYAML) // PROXMOPS_TEST_SMB_PASSWORD unset
 	eng := e.engine(engine.Options{Records: storageRecords(t)})
-	p := e.plan(eng)
-	a := p.Find(engine.KindStorage, "smb")
-	if a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, "passwordFrom: environment variable PROXMOPS_TEST_SMB_PASSWORD is not set") {
-		t.Fatalf("planned %s %s", a.Status, a.Reason)
-	}
-	e.sim.ResetRequests()
-	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.sim.RequestCountFor("POST", "/storage"); n != 0 {
-		t.Fatalf("POST /storage sent %d times", n)
-	}
+	e.assertRefusedSendingNothing(eng, engine.KindStorage, "smb", "passwordFrom: environment variable PROXMOPS_TEST_SMB_PASSWORD is not set", "POST", "/storage")
 }
 
 // A backup job writing to a storage declared in the same commit waits for

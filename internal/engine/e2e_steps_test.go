@@ -1,0 +1,36 @@
+package engine_test
+
+import (
+	"strings"
+
+	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/vocab"
+)
+
+// assertRefused fails unless the action is planned failed, will not run,
+// and its reason contains want.
+func (e *env) assertRefused(a *engine.Action, want string) {
+	e.t.Helper()
+	if a == nil {
+		e.t.Fatalf("not planned; want a refusal naming %q", want)
+	}
+	if a.Status != vocab.StatusFailed || a.Runnable() || !strings.Contains(a.Reason, want) {
+		e.t.Fatalf("planned %s %s; want a refusal naming %q", a.Status, a.Reason, want)
+	}
+}
+
+// assertRefusedSendingNothing plans, checks that kind/name is refused
+// naming want, applies the plan and checks that no method path request
+// went out.
+func (e *env) assertRefusedSendingNothing(eng *engine.Engine, kind, name, want, method, path string) {
+	e.t.Helper()
+	p := e.plan(eng)
+	e.assertRefused(p.Find(kind, name), want)
+	e.sim.ResetRequests()
+	if _, err := eng.Apply(e.t.Context(), p, nil); err != nil {
+		e.t.Fatal(err)
+	}
+	if n := e.sim.RequestCountFor(method, path); n != 0 {
+		e.t.Fatalf("%s %s sent %d times", method, path, n)
+	}
+}
