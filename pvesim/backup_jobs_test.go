@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -71,14 +70,7 @@ func TestBackupJobsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
 		!reflect.DeepEqual(got["prune-backups"], map[string]any{"keep-all": float64(1)}) {
 		t.Errorf("after PUT vmid=100 enabled=0 keep-last=0: %v", got)
 	}
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	srv2 := startSim(t, Options{})
-	if err := srv2.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	srv2 := reloaded(t, srv)
 	if got := newClient(t, srv2).mustOK("GET", "/cluster/backup/nightly", nil).obj(t); got["vmid"] != "100" {
 		t.Errorf("job after LoadState: %v", got)
 	}

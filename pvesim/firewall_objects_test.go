@@ -1,7 +1,6 @@
 package pvesim
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -239,14 +238,7 @@ func TestFirewallStateSurvivesRestartCloneAndDestroy(t *testing.T) {
 	for _, p := range paths {
 		before[p] = string(c.mustOK("GET", p, nil).Data)
 	}
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	srv2 := startSim(t, Options{})
-	if err := srv2.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	srv2 := reloaded(t, srv)
 	c2 := newClient(t, srv2)
 	for _, p := range paths {
 		if got := string(c2.mustOK("GET", p, nil).Data); got != before[p] {

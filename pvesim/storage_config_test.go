@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -84,14 +83,7 @@ func TestStorageDefinitionsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testi
 	}
 
 	// Storage definitions and their secrets are part of the saved state.
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := srv.SaveState(path); err != nil {
-		t.Fatal(err)
-	}
-	srv2 := startSim(t, Options{})
-	if err := srv2.LoadState(path); err != nil {
-		t.Fatal(err)
-	}
+	srv2 := reloaded(t, srv)
 	if got := newClient(t, srv2).mustOK("GET", "/storage/nas", nil).obj(t); got["disable"] != float64(1) {
 		t.Errorf("nas after LoadState: %v", got)
 	}
