@@ -29,13 +29,8 @@ func TestExportWritesTheGuestFirewallAndAdoptsIt(t *testing.T) {
 	c.call("POST", "/nodes/pve1/lxc", "vmid", "200", "hostname", "db", "ostemplate", ctTemplate, "rootfs", "local-lvm:2")
 	c.call("PUT", "/nodes/pve1/lxc/200/firewall/options", "ipfilter", "1", "ndp", "0")
 	res := export1(t, c, export.Options{All: true})
-	web := file(t, res, "vms/web.yaml")
-	for _, want := range []string{"firewall:\n    enabled: true\n    policyIn: DROP\n    macfilter: false\n    logLevelIn: info\n",
-		"    rules:\n      - type: group\n        action: webserver\n      - type: in\n        action: ACCEPT\n        proto: tcp\n        dport: \"8080\"\n        enable: false\n        comment: later\n"} {
-		if !strings.Contains(web, want) {
-			t.Errorf("vms/web.yaml lacks %q:\n%s", want, web)
-		}
-	}
+	fileWith(t, res, "vms/web.yaml", []string{"firewall:\n    enabled: true\n    policyIn: DROP\n    macfilter: false\n    logLevelIn: info\n",
+		"    rules:\n      - type: group\n        action: webserver\n      - type: in\n        action: ACCEPT\n        proto: tcp\n        dport: \"8080\"\n        enable: false\n        comment: later\n"}...)
 	if y := file(t, res, "vms/plain.yaml"); strings.Contains(y, "  firewall:") {
 		t.Errorf("vms/plain.yaml declares a firewall it does not have:\n%s", y)
 	}
@@ -43,39 +38,20 @@ func TestExportWritesTheGuestFirewallAndAdoptsIt(t *testing.T) {
 		t.Errorf("containers/db.yaml lacks its firewall:\n%s", y)
 	}
 
-	set, err := res.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ad := adopt(t, c, res)
 	ctx := context.Background()
-	eng := engine.New(c.client, engine.Options{})
-	plan := func() *engine.Plan {
-		t.Helper()
-		p, err := eng.Plan(ctx, engine.DesiredFromSet(set, nil), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	p := plan()
+	p := ad.plan()
 	for _, a := range p.Actions {
 		if len(a.Changes) != 1 || a.Changes[0].Field != "tags" {
 			t.Errorf("%s plans more than its adoption: %+v", a.Key(), a.Changes)
 		}
 	}
-	if rep, err := eng.Apply(ctx, p, nil); err != nil || rep.Failed > 0 {
-		t.Fatalf("apply: %v %+v", err, rep)
-	}
-	for _, a := range plan().Actions {
-		if a.Action != vocab.ActionNone || a.Status != vocab.StatusSynced {
-			t.Errorf("after the adoption: %s %s %s %s %v", a.Key(), a.Action, a.Status, a.Reason, a.Changes)
-		}
-	}
+	ad.applyInSync(p)
 	c.call("PUT", "/nodes/pve1/qemu/100/firewall/options", "policy_in", "ACCEPT")
 	if err := c.client.Delete(ctx, "nodes/pve1/qemu/100/firewall/rules/1", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	a := plan().Find(engine.KindVirtualMachine, "web")
+	a := ad.plan().Find(engine.KindVirtualMachine, "web")
 	if a.Action != vocab.ActionUpdate || len(a.Changes) != 2 || a.Changes[0].Path != "spec.firewall.rules[1]" || a.Changes[1].Path != "spec.firewall.policyIn" || a.Changes[1].From != "ACCEPT" {
 		t.Fatalf("hand change after the adoption: %s %+v", a.Action, a.Changes)
 	}

@@ -1,7 +1,6 @@
 package export_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -27,35 +26,17 @@ func TestExportHAAndAdoptIt(t *testing.T) {
 	c.call("POST", "/cluster/ha/rules", "rule", "web-db", "type", "node-affinity", "resources", "vm:100,vm:101", "nodes", "pve1:2,pve2", "comment", "prefer pve1")
 	c.call("POST", "/cluster/ha/rules", "rule", "with-other", "type", "node-affinity", "resources", "vm:102", "nodes", "pve2")
 	res := export1(t, c, export.Options{Kinds: []string{"vm", "harule"}, VMIDs: "100,101"})
-	web := file(t, res, "vms/web.yaml")
-	for _, want := range []string{"state: stopped", "maxRestart: 3", "failback: false", "comment: front"} {
-		if !strings.Contains(web, want) {
-			t.Errorf("vms/web.yaml lacks %q:\n%s", want, web)
-		}
-	}
+	fileWith(t, res, "vms/web.yaml", "state: stopped", "maxRestart: 3", "failback: false", "comment: front")
 	if db := file(t, res, "vms/db.yaml"); !strings.Contains(db, "state: ignored") {
 		t.Errorf("vms/db.yaml:\n%s", db)
 	}
-	rule := file(t, res, "ha/rule-web-db.yaml")
-	for _, want := range []string{"kind: HARule", "proxmops.dev/adopt: \"true\"", "type: node-affinity", "- web", "- db", "node: pve1", "priority: 2", "node: pve2", "comment: prefer pve1"} {
-		if !strings.Contains(rule, want) {
-			t.Errorf("ha/rule-web-db.yaml lacks %q:\n%s", want, rule)
-		}
-	}
+	fileWith(t, res, "ha/rule-web-db.yaml", "kind: HARule", "proxmops.dev/adopt: \"true\"", "type: node-affinity", "- web", "- db", "node: pve1", "priority: 2", "node: pve2", "comment: prefer pve1")
 	if len(res.Refused) != 1 || !strings.Contains(res.Refused[0], "HARule with-other: names vm:102, which this export does not write") {
 		t.Fatalf("refused: %q", res.Refused)
 	}
 
-	set, err := res.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	eng := engine.New(c.client, engine.Options{})
-	p, err := eng.Plan(ctx, engine.DesiredFromSet(set, nil), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ad := adopt(t, c, res)
+	p := ad.plan()
 	if a := p.Find(engine.KindHARule, "web-db"); a.Action != vocab.ActionUpdate || !a.Adopt || len(a.Changes) != 1 {
 		t.Fatalf("adoption of the rule: %+v", a)
 	}
@@ -66,16 +47,5 @@ func TestExportHAAndAdoptIt(t *testing.T) {
 			}
 		}
 	}
-	if rep, err := eng.Apply(ctx, p, nil); err != nil || rep.Failed > 0 {
-		t.Fatalf("apply: %v %+v", err, rep)
-	}
-	p, err = eng.Plan(ctx, engine.DesiredFromSet(set, nil), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range p.Actions {
-		if a.Action != vocab.ActionNone || a.Status != vocab.StatusSynced {
-			t.Errorf("after the adoption: %s %s %s %s", a.Key(), a.Action, a.Status, a.Reason)
-		}
-	}
+	ad.applyInSync(p)
 }

@@ -1,7 +1,6 @@
 package export_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -31,12 +30,8 @@ func TestExportPoolsAndAdoptThem(t *testing.T) {
 	if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "pool Team: its ID is not a manifest name") {
 		t.Fatalf("skipped: %q", res.Skipped)
 	}
-	prod, own := file(t, res, "pools/prod.yaml"), file(t, res, "pools/own.yaml")
-	for _, want := range []string{"kind: Pool", "name: prod", "proxmops.dev/adopt: \"true\"", "comment: Production"} {
-		if !strings.Contains(prod, want) {
-			t.Errorf("pools/prod.yaml lacks %q:\n%s", want, prod)
-		}
-	}
+	fileWith(t, res, "pools/prod.yaml", "kind: Pool", "name: prod", "proxmops.dev/adopt: \"true\"", "comment: Production")
+	own := file(t, res, "pools/own.yaml")
 	if !strings.Contains(own, "comment: Mine\n") || strings.Contains(own, "proxmops.dev/adopt") {
 		t.Errorf("pools/own.yaml:\n%s", own)
 	}
@@ -44,16 +39,8 @@ func TestExportPoolsAndAdoptThem(t *testing.T) {
 		t.Errorf("vms/web.yaml lacks its pool:\n%s", y)
 	}
 
-	set, err := res.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	eng := engine.New(c.client, engine.Options{})
-	p, err := eng.Plan(ctx, engine.DesiredFromSet(set, nil), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ad := adopt(t, c, res)
+	p := ad.plan()
 	a := p.Find(engine.KindPool, "prod")
 	if a.Action != vocab.ActionUpdate || !a.Adopt || len(a.Changes) != 1 || a.Changes[0].To != "Production ("+engine.OwnerMark+")" {
 		t.Fatalf("adoption of prod: %+v", a)
@@ -64,16 +51,5 @@ func TestExportPoolsAndAdoptThem(t *testing.T) {
 	if web := p.Find(engine.KindVirtualMachine, "web"); web == nil || len(web.Changes) != 1 || web.Changes[0].Field != "tags" {
 		t.Fatalf("web plans more than its adoption: %+v", web)
 	}
-	if rep, err := eng.Apply(ctx, p, nil); err != nil || rep.Failed > 0 {
-		t.Fatalf("apply: %v %+v", err, rep)
-	}
-	p, err = eng.Plan(ctx, engine.DesiredFromSet(set, nil), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range p.Actions {
-		if a.Action != vocab.ActionNone || a.Status != vocab.StatusSynced {
-			t.Errorf("after the adoption: %s %s %s %s", a.Key(), a.Action, a.Status, a.Reason)
-		}
-	}
+	ad.applyInSync(p)
 }
