@@ -185,13 +185,7 @@ func TestDependenciesAreTheDeclaredTargetsOfEachManifest(t *testing.T) {
 // example and a VM on one of its vnets, through the controller's list.
 func TestResourceListCarriesDependsOn(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	vm := strings.Replace(vmManifest("runner", 320, 1), "bridge: vmbr0", "bridge: labnet", 1)
-	repo.Commit("sdn", map[string]string{
-		"sdn/zones.yaml":  exampleFile(t, "sdn/zones.yaml"),
-		"sdn/vnets.yaml":  exampleFile(t, "sdn/vnets.yaml"),
-		"vms/runner.yaml": vm,
-	})
+	repo := sdnRepo(t)
 	e := newEnv(t, sim, repo, "").start()
 	l := e.waitFor("the VM and its vnet listed", func(l api.ResourceList) bool {
 		return find(l, "VirtualMachine/runner") != nil && find(l, "SdnVnet/labnet") != nil && find(l, "SdnZone/lab") != nil

@@ -23,19 +23,26 @@ func exampleFile(t *testing.T, name string) string {
 	return string(b)
 }
 
+// sdnRepo is a repository holding the SDN example and the VM runner on
+// its vnet labnet.
+func sdnRepo(t *testing.T) *gittest.Repo {
+	t.Helper()
+	repo := gittest.New(t)
+	repo.Commit("sdn", map[string]string{
+		"sdn/zones.yaml":  exampleFile(t, "sdn/zones.yaml"),
+		"sdn/vnets.yaml":  exampleFile(t, "sdn/vnets.yaml"),
+		"vms/runner.yaml": strings.Replace(vmManifest("runner", 320, 1), "bridge: vmbr0", "bridge: labnet", 1),
+	})
+	return repo
+}
+
 // The daemon hands SDN actions to its dispatcher one at a time: zones,
 // vnets with their subnets and a VM on a vnet converge to Synced through
 // the loop, every change applied (nothing left pending in /cluster/sdn),
 // and a removed repository prunes them again, zones with their vnets.
 func TestSdnConvergesThroughTheLoop(t *testing.T) {
 	sim := startSim(t, 0)
-	repo := gittest.New(t)
-	vm := strings.Replace(vmManifest("runner", 320, 1), "bridge: vmbr0", "bridge: labnet", 1)
-	repo.Commit("sdn", map[string]string{
-		"sdn/zones.yaml":  exampleFile(t, "sdn/zones.yaml"),
-		"sdn/vnets.yaml":  exampleFile(t, "sdn/vnets.yaml"),
-		"vms/runner.yaml": vm,
-	})
+	repo := sdnRepo(t)
 	prune := func(o *Options) { o.Config.Reconcile.Prune = true }
 	e := newEnv(t, sim, repo, "", prune).start()
 	keys := []string{"SdnZone/lab", "SdnZone/vlans", "SdnZone/overlay", "SdnVnet/labnet", "SdnVnet/iot", "SdnVnet/k8s", "VirtualMachine/runner"}
