@@ -280,14 +280,7 @@ func TestIsoOnANewlyDeclaredStorageConvergesInOnePass(t *testing.T) {
 	rec := storageRecords(t)
 	e.write("storage/nas-iso.yaml", nasISOYAML)
 	e.write("isos/debian.yaml", strings.Replace(seedIso, "storage: local", "storage: nas-iso", 1))
-	eng := e.engine(engine.Options{Records: rec})
-	p := e.plan(eng)
-	iso := p.Find(engine.KindIso, "debian-12")
-	if iso.Action != vocab.ActionCreate || !strings.Contains(strings.Join(iso.DependsOn, " "), "Storage/nas-iso") {
-		t.Fatalf("the ISO planned %s %s (%s), depends on %v", iso.Action, iso.Status, iso.Reason, iso.DependsOn)
-	}
-	e.converge(eng)
-	e.assertInSync(e.engine(engine.Options{Records: rec}))
+	e.assertCreatedAfterItsStorage(rec, engine.KindIso, "debian-12", "Storage/nas-iso")
 }
 
 // A token that may allocate storages but not see one (no Datastore.Audit
@@ -352,11 +345,18 @@ func TestBackupJobOnANewlyDeclaredStorageConvergesInOnePass(t *testing.T) {
 	rec := storageRecords(t)
 	e.write("storage/backups.yaml", strings.NewReplacer("name: scratch", "name: backups", "/srv/scratch", "/srv/backups", "[images, iso]", "[backup]").Replace(scratchYAML))
 	e.write("backup/nightly.yaml", "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata:\n  name: nightly\nspec:\n  schedule: \"02:30\"\n  storage: backups\n  all: true\n")
+	e.assertCreatedAfterItsStorage(rec, engine.KindBackupJob, "nightly", "Storage/backups")
+}
+
+// assertCreatedAfterItsStorage checks that kind/name is planned as a
+// create depending on the storage declared beside it, and that one
+// converge brings both in sync.
+func (e *env) assertCreatedAfterItsStorage(rec engine.Records, kind, name, storage string) {
+	e.t.Helper()
 	eng := e.engine(engine.Options{Records: rec})
-	p := e.plan(eng)
-	job := p.Find(engine.KindBackupJob, "nightly")
-	if job.Action != vocab.ActionCreate || !strings.Contains(strings.Join(job.DependsOn, " "), "Storage/backups") {
-		t.Fatalf("the job planned %s %s (%s), depends on %v", job.Action, job.Status, job.Reason, job.DependsOn)
+	a := e.plan(eng).Find(kind, name)
+	if a.Action != vocab.ActionCreate || !strings.Contains(strings.Join(a.DependsOn, " "), storage) {
+		e.t.Fatalf("%s/%s planned %s %s (%s), depends on %v", kind, name, a.Action, a.Status, a.Reason, a.DependsOn)
 	}
 	e.converge(eng)
 	e.assertInSync(e.engine(engine.Options{Records: rec}))
