@@ -18,16 +18,7 @@ func TestRotateKeyCommand(t *testing.T) {
 	t.Setenv(envEncryptionKey, "")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "proxmops.db")
-	st, err := store.Open(ctx, store.Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret := "pve-token-secret"
-	if err := st.SaveOverlay(ctx, config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: &secret}}); err != nil {
-		t.Fatal(err)
-	}
-	oldID := st.KeyID()
-	st.Close()
+	oldID := storeWithTokenSecret(t, path)
 	oldKey, _ := os.ReadFile(path + ".key")
 
 	var out bytes.Buffer
@@ -40,13 +31,13 @@ func TestRotateKeyCommand(t *testing.T) {
 	if bytes.Equal(oldKey, newKey) || !strings.Contains(out.String(), "was "+oldID) {
 		t.Fatalf("key not rotated: %s", out.String())
 	}
-	st, err = store.Open(ctx, store.Options{Path: path})
+	st, err := store.Open(ctx, store.Options{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	o, err := st.Overlay(ctx)
-	if err != nil || *o.Cluster.TokenSecret != secret {
+	if err != nil || *o.Cluster.TokenSecret != storedTokenSecret {
 		t.Fatalf("after rotate-key: %+v %v", o, err)
 	}
 	if code := run([]string{"rotate-key", "--database", filepath.Join(t.TempDir(), "missing.db")}); code != 1 {
@@ -110,18 +101,9 @@ func TestRotateKeyKeepsTheKeyFilesOwnerAndMode(t *testing.T) {
 	}
 	t.Setenv(envEncryptionKey, "")
 	t.Setenv("PROXMOPS_CONFIG", "")
-	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "proxmops.db")
-	st, err := store.Open(ctx, store.Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret := "pve-token-secret"
-	if err := st.SaveOverlay(ctx, config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: &secret}}); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	storeWithTokenSecret(t, path)
 	const uid, gid = 4242, 4343 // the service's user, not root
 	if err := os.Chmod(path+".key", 0o400); err != nil {
 		t.Fatal(err)
@@ -180,4 +162,23 @@ func TestRotateKeyActsOnTheServicesDatabaseByDefault(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "every secret in "+path+" is now encrypted") || !strings.Contains(stdout, "(was "+oldID+")") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+// storedTokenSecret is the token secret storeWithTokenSecret saves.
+const storedTokenSecret = "pve-token-secret"
+
+// storeWithTokenSecret makes a store at path holding storedTokenSecret and
+// returns the id of the key that encrypts it.
+func storeWithTokenSecret(t *testing.T, path string) string {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	secret := storedTokenSecret
+	if err := st.SaveOverlay(context.Background(), config.Overlay{Cluster: &config.ClusterOverlay{TokenSecret: &secret}}); err != nil {
+		t.Fatal(err)
+	}
+	return st.KeyID()
 }
