@@ -154,7 +154,7 @@ func TestAdoptionRefused(t *testing.T) {
 			name := "app-02"
 			if tc.kind == engine.KindContainer {
 				name = "dns-01"
-				e.write("ct/debian.yaml", "apiVersion: proxmops.dev/v1\nkind: ContainerTemplate\nmetadata:\n  name: debian-12-standard\nspec:\n  node: pve1\n  appliance: debian-12-standard\n  storage: local\n")
+				e.write("ct/debian.yaml", applianceTemplate)
 			}
 			e.write("guest.yaml", tc.manifest)
 			eng := e.engine(engine.Options{})

@@ -89,7 +89,7 @@ func TestDiskGrownAfterAdoptionIsDrift(t *testing.T) {
 // adoption is drift too.
 func TestContainerRootDiskGrownAfterAdoptionIsDrift(t *testing.T) {
 	e := newEnv(t)
-	e.write("ct/debian.yaml", "apiVersion: proxmops.dev/v1\nkind: ContainerTemplate\nmetadata:\n  name: debian-12-standard\nspec:\n  node: pve1\n  appliance: debian-12-standard\n  storage: local\n")
+	e.write("ct/debian.yaml", applianceTemplate)
 	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 201, Node: "pve1", Type: "lxc", Config: map[string]string{
 		"hostname": "dns-01", "cores": "2", "memory": "512", "ostype": "debian", "arch": "amd64", "unprivileged": "1",
 		"rootfs": "local-lvm:vm-201-disk-0,size=16G",

@@ -93,7 +93,7 @@ func TestAdoptionAcceptsCreationOnlyChoices(t *testing.T) {
 			e := newEnv(t)
 			externalTemplate(t, e)
 			if tc.kind == engine.KindContainer {
-				e.write("ct/debian.yaml", "apiVersion: proxmops.dev/v1\nkind: ContainerTemplate\nmetadata:\n  name: debian-12-standard\nspec:\n  node: pve1\n  appliance: debian-12-standard\n  storage: local\n")
+				e.write("ct/debian.yaml", applianceTemplate)
 			}
 			tc.setup(t, e)
 			e.write(tc.file, tc.manifest)
@@ -278,7 +278,7 @@ func TestAdoptedByCommandKeepsWhatItAccepted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write("ct/debian.yaml", "apiVersion: proxmops.dev/v1\nkind: ContainerTemplate\nmetadata:\n  name: debian-12-standard\nspec:\n  node: pve1\n  appliance: debian-12-standard\n  storage: local\n")
+			e.write("ct/debian.yaml", applianceTemplate)
 			if err := e.sim.AddGuest(tc.guest); err != nil {
 				t.Fatal(err)
 			}

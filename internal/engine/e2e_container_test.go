@@ -73,15 +73,7 @@ func lxcConfig(t *testing.T, e *env, node string, vmid int) pve.ConfigValues {
 func TestContainerSeedLifecycle(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.write("ct/debian.yaml", `apiVersion: proxmops.dev/v1
-kind: ContainerTemplate
-metadata:
-  name: debian-12-standard
-spec:
-  node: pve1
-  appliance: debian-12-standard
-  storage: local
-`)
+	e.write("ct/debian.yaml", applianceTemplate)
 	e.write("ct/dns-01.yaml", example(t, "containers/dns-01.yaml"))
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)

@@ -186,15 +186,7 @@ func TestHAManagedVMDeleteLeavesHAFirst(t *testing.T) {
 // pruned after leaving HA.
 func TestHAManagedContainerStopAndDelete(t *testing.T) {
 	e := newEnv(t)
-	e.write("tpl.yaml", `apiVersion: proxmops.dev/v1
-kind: ContainerTemplate
-metadata:
-  name: debian-12-standard
-spec:
-  node: pve1
-  appliance: debian-12-standard
-  storage: local
-`)
+	e.write("tpl.yaml", applianceTemplate)
 	ct := example(t, "containers/dns-01.yaml")
 	e.write("ct.yaml", ct)
 	eng := e.engine(engine.Options{Prune: true})

@@ -7,6 +7,18 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
+// applianceTemplate is the Debian container template downloaded from the
+// appliance index to pve1's local storage.
+const applianceTemplate = `apiVersion: proxmops.dev/v1
+kind: ContainerTemplate
+metadata:
+  name: debian-12-standard
+spec:
+  node: pve1
+  appliance: debian-12-standard
+  storage: local
+`
+
 // assertRefused fails unless the action is planned failed, will not run,
 // and its reason contains want.
 func (e *env) assertRefused(a *engine.Action, want string) {

@@ -17,16 +17,6 @@ import (
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-const volownerTemplate = `apiVersion: proxmops.dev/v1
-kind: ContainerTemplate
-metadata:
-  name: debian-12-standard
-spec:
-  appliance: debian-12-standard
-  node: pve1
-  storage: local
-`
-
 // Proxmox refuses notes on ISOs and templates, so proxmops proves its
 // downloads from the node's task history: downloaded volumes plan clean
 // (no Conflict) even for an engine that has no record of them, prune
@@ -36,7 +26,7 @@ func TestDownloadedVolumesOwnedThroughTheTaskHistory(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.write("isos/debian-12.yaml", seedIso)
-	e.write("tpl/debian.yaml", volownerTemplate)
+	e.write("tpl/debian.yaml", applianceTemplate)
 	e.converge(e.engine(engine.Options{}))
 	// A new engine (a restarted daemon, the CLI) knows nothing of the
 	// downloads: the task history proves them.
