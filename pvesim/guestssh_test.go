@@ -56,6 +56,20 @@ func guestSSHSim(t *testing.T, ip string) (*Server, *client, int, string) {
 }
 
 // dialGuest logs in with key and returns the client and the host key seen.
+// rootOnNewGuest creates and starts container vmid at ip with authLine's
+// key for root, and connects to its SSH as root with key until the test
+// ends.
+func rootOnNewGuest(t *testing.T, c *client, vmid, ip string, port int, key ssh.Signer, authLine string) *ssh.Client {
+	t.Helper()
+	createCT(t, c, vmid, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
+	cl, _, err := dialGuest(net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
 func dialGuest(addr, user string, key ssh.Signer) (*ssh.Client, ssh.PublicKey, error) {
 	var hostKey ssh.PublicKey
 	cfg := &ssh.ClientConfig{User: user, Auth: []ssh.AuthMethod{ssh.PublicKeys(key)},
@@ -201,12 +215,7 @@ func TestGuestSSHSFTPIsRootedAtTheGuestTree(t *testing.T) {
 	const ip = "127.77.0.12"
 	_, c, port, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	createCT(t, c, "302", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, _, err := dialGuest(net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := rootOnNewGuest(t, c, "302", ip, port, key, authLine)
 	sc, err := sftp.NewClient(cl)
 	if err != nil {
 		t.Fatal(err)
@@ -256,12 +265,7 @@ func TestGuestSSHPackageStandIns(t *testing.T) {
 	const ip = "127.77.0.13"
 	_, c, port, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	createCT(t, c, "303", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, _, err := dialGuest(net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := rootOnNewGuest(t, c, "303", ip, port, key, authLine)
 	if got := mustRun(t, cl, "command -v apt-get"); got != "/usr/local/sbin/apt-get\n" {
 		t.Errorf("apt-get is %q", got)
 	}
