@@ -15,6 +15,26 @@ import (
 	"github.com/proxmops/proxmops/pvesim"
 )
 
+// writeExampleTemplates writes the repository's two ContainerTemplate
+// examples, the alpine download served by a local server; it returns that
+// server's URL and the served archive's SHA-256 in hex.
+func writeExampleTemplates(t *testing.T, e *env) (url, sum string) {
+	t.Helper()
+	archive := []byte(strings.Repeat("alpine rootfs ", 4096))
+	digest := sha256.Sum256(archive)
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write(archive)
+	}))
+	t.Cleanup(files.Close)
+	sum = hex.EncodeToString(digest[:])
+	tpl := example(t, "container-templates/alpine-3-20.yaml")
+	tpl = strings.Replace(tpl, "https://images.linuxcontainers.org", files.URL, 1)
+	tpl = strings.Replace(tpl, "9a0f3ad2a5ea87b8c67e1e0e5f3ac6cc4c9b3f64dd3ac4b1a52e5d64b2ec5d4e", sum, 1)
+	e.write("tpl/alpine.yaml", tpl)
+	e.write("tpl/debian.yaml", example(t, "container-templates/debian-12-standard.yaml"))
+	return files.URL, sum
+}
+
 // The repository's ContainerTemplate download example: fetched from a URL
 // with its checksum, owned through its download task, in sync on the next plan; a
 // same-named volume someone else put there is a Conflict; prune and the
@@ -22,17 +42,7 @@ import (
 func TestContainerTemplateDownload(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	archive := []byte(strings.Repeat("alpine rootfs ", 4096))
-	sum := sha256.Sum256(archive)
-	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write(archive)
-	}))
-	t.Cleanup(files.Close)
-	tpl := example(t, "container-templates/alpine-3-20.yaml")
-	tpl = strings.Replace(tpl, "https://images.linuxcontainers.org", files.URL, 1)
-	tpl = strings.Replace(tpl, "9a0f3ad2a5ea87b8c67e1e0e5f3ac6cc4c9b3f64dd3ac4b1a52e5d64b2ec5d4e", hex.EncodeToString(sum[:]), 1)
-	e.write("tpl/alpine.yaml", tpl)
-	e.write("tpl/debian.yaml", example(t, "container-templates/debian-12-standard.yaml"))
+	filesURL, _ := writeExampleTemplates(t, e)
 	ct := strings.Replace(example(t, "containers/dns-01.yaml"), "template: debian-12-standard", "template: alpine-3-20", 1)
 	ct = strings.Replace(ct, "node: pve1", "node: pve2", 1)
 	e.write("ct.yaml", ct)
@@ -61,7 +71,7 @@ metadata:
   name: custom
   node: pve3
 spec:
-  source: `+files.URL+`/custom.tar.zst
+  source: `+filesURL+`/custom.tar.zst
   storage: local
 `)
 	pruning := e.engine(engine.Options{Prune: true})

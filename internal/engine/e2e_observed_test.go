@@ -1,10 +1,6 @@
 package engine_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,21 +46,13 @@ func TestIsoObservedHasSourceStorageAndRecordedChecksum(t *testing.T) {
 // source (a download) or the appliance file name (the catalogue).
 func TestContainerTemplateObservedHasSourceAndFilename(t *testing.T) {
 	e := newEnv(t)
-	archive := []byte(strings.Repeat("alpine rootfs ", 4096))
-	sum := sha256.Sum256(archive)
-	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(archive) }))
-	t.Cleanup(files.Close)
-	tpl := example(t, "container-templates/alpine-3-20.yaml")
-	tpl = strings.Replace(tpl, "https://images.linuxcontainers.org", files.URL, 1)
-	tpl = strings.Replace(tpl, "9a0f3ad2a5ea87b8c67e1e0e5f3ac6cc4c9b3f64dd3ac4b1a52e5d64b2ec5d4e", hex.EncodeToString(sum[:]), 1)
-	e.write("tpl/alpine.yaml", tpl)
-	e.write("tpl/debian.yaml", example(t, "container-templates/debian-12-standard.yaml"))
+	filesURL, sum := writeExampleTemplates(t, e)
 	eng := e.engine(engine.Options{})
 	e.converge(eng)
 	p := e.assertInSync(eng)
 	keys := []string{"storage", "filename", "source", "checksum", "appliance"}
 	want := map[string]any{"storage": "nfs-shared", "filename": "alpine-3.20-default_20241201_amd64.tar.xz",
-		"source": files.URL + "/images/alpine/3.20/amd64/default/20241201_13%3A00/rootfs.tar.xz", "checksum": "sha256:" + hex.EncodeToString(sum[:])}
+		"source": filesURL + "/images/alpine/3.20/amd64/default/20241201_13%3A00/rootfs.tar.xz", "checksum": "sha256:" + sum}
 	if got := observedOf(p.Find(engine.KindContainerTemplate, "alpine-3-20"), keys...); !reflect.DeepEqual(got, want) {
 		t.Fatalf("alpine observed %v, want %v", got, want)
 	}
