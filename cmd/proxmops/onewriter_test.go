@@ -37,14 +37,7 @@ func TestCLIThroughARunningDaemonLeavesOneHistory(t *testing.T) {
 	}
 	t.Chdir(checkout)
 	conn := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
-	stdout, stderr := background(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--database", db, "--log-format", "text"}, conn...)...)
-	base := "http://" + waitFor(t, stderr, listeningRE)[1]
-	c := newAPIClient(t, base, must(cookiejar.New(nil)))
-	c.login(c.expect(201, "POST", "/api/v1/setup", map[string]string{"token": waitFor(t, stdout, setupTokenLine)[0], "username": "admin", "password": "correct horse battery"}))
-	var tok api.NewToken
-	if err := json.Unmarshal(c.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "laptop", "role": "admin"}), &tok); err != nil {
-		t.Fatal(err)
-	}
+	base, c, tok, stderr := serveAndSetUp(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--database", db, "--log-format", "text"}, conn...)...)
 	waitStatus(t, c, "app-01", vocab.StatusConflict)
 
 	t.Run("without --server, no database in the checkout", func(t *testing.T) {
@@ -205,4 +198,20 @@ func TestCLIUsesTheServiceConfigurationByDefault(t *testing.T) {
 	if entries, _ := os.ReadDir("."); len(entries) != 0 {
 		t.Fatalf("state left in the working directory: %v", entries)
 	}
+}
+
+// serveAndSetUp starts the daemon with args, sets up its first user (admin)
+// and returns its URL, a client logged in as that user, an admin API token
+// named laptop, and the daemon's log.
+func serveAndSetUp(t *testing.T, args ...string) (string, *apiClient, api.NewToken, *testwait.Buffer) {
+	t.Helper()
+	stdout, stderr := background(t, args...)
+	base := "http://" + waitFor(t, stderr, listeningRE)[1]
+	c := newAPIClient(t, base, must(cookiejar.New(nil)))
+	c.login(c.expect(201, "POST", "/api/v1/setup", map[string]string{"token": waitFor(t, stdout, setupTokenLine)[0], "username": "admin", "password": "correct horse battery"}))
+	var tok api.NewToken
+	if err := json.Unmarshal(c.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "laptop", "role": "admin"}), &tok); err != nil {
+		t.Fatal(err)
+	}
+	return base, c, tok, stderr
 }

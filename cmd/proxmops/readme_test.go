@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -121,14 +118,7 @@ func TestREADMEOnboardingAndCIAsWritten(t *testing.T) {
 	ci := readmeBlock(t, "Running it against a real cluster", "proxmops validate")
 	t.Chdir(checkout)
 
-	stdout, stderr := background(t, "serve", "--addr", "127.0.0.1:0", "--log-format", "text")
-	base := "http://" + waitFor(t, stderr, listeningRE)[1]
-	c := newAPIClient(t, base, must(cookiejar.New(nil)))
-	c.login(c.expect(201, "POST", "/api/v1/setup", map[string]string{"token": waitFor(t, stdout, setupTokenLine)[0], "username": "admin", "password": "correct horse battery"}))
-	var tok api.NewToken
-	if err := json.Unmarshal(c.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "laptop", "role": "admin"}), &tok); err != nil {
-		t.Fatal(err)
-	}
+	base, c, tok, _ := serveAndSetUp(t, "serve", "--addr", "127.0.0.1:0", "--log-format", "text")
 	t.Setenv("PROXMOPS_CLI_TOKEN", tok.Token)
 
 	r := readmeRunner{t: t, checkout: checkout, words: map[string]string{"URL": base, "proxmops.yaml": conf, "$PR_BRANCH": "main"}}
