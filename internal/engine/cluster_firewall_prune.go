@@ -14,14 +14,21 @@ import (
 // cluster's rule list are orphans like any undeclared owned resource:
 // with prune on they are removed, all in one action, the rules without
 // the mark and the options (enable, policies) left as they are; with
-// prune off they are reported and left. The removal is guarded as any
-// change of the rules is (firewall_guard.go): it may not leave the
-// firewall on with a dropping policy and nothing letting proxmops in.
-// The rule list is read once per pass; the options and what the guard
-// needs only when prune would remove marked rules.
+// prune off they are left and not even read, as no cluster collection is
+// read when nothing of it is declared and prune is off. The removal is
+// guarded as any change of the rules is (firewall_guard.go): it may not
+// leave the firewall on with a dropping policy and nothing letting
+// proxmops in.
+// With prune on the rule list is read once per pass; the options and what
+// the guard needs only when prune would remove marked rules.
 
-// scopeUndeclared reads the cluster's rule list for its marked rules.
+// scopeUndeclared reads the cluster's rule list for its marked rules,
+// only with prune on: as for every cluster-wide collection, a pass with
+// nothing declared and prune off reads nothing of it.
 func (r *clusterFirewallReconciler) scopeUndeclared(pc *planContext, sc *scope) {
+	if !pc.e.opts.Prune {
+		return
+	}
 	sc.read(func(ctx context.Context) error {
 		var list []map[string]any
 		if err := pc.e.client.Get(ctx, fwClusterRulesPath, nil, &list); err != nil {
@@ -31,7 +38,7 @@ func (r *clusterFirewallReconciler) scopeUndeclared(pc *planContext, sc *scope) 
 		for _, m := range list {
 			r.rules = append(r.rules, stringValues(m))
 		}
-		if !pc.e.opts.Prune || len(r.markedPositions()) == 0 {
+		if len(r.markedPositions()) == 0 {
 			return nil
 		}
 		var opts map[string]any
