@@ -482,7 +482,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     await entry.waitFor();
     expect(await entry.textContent()).toMatch(/adopted.* by admin/);
     expect(await entry.textContent()).toContain('adopted VMID 122 on pve1');
-    expect(await drawer.getByRole('button', { name: 'Adopt…' }).count()).toBe(0);
+    await drawer.getByRole('button', { name: 'Adopt…' }).waitFor({ state: 'detached' });
     await b.shot('drawer-adopted');
     await page.keyboard.press('Escape');
   }, 240_000);
