@@ -149,7 +149,7 @@ func init() {
 	}}
 }
 
-func checkBackupJob(j *BackupJob, c *checker) {
+func (j *BackupJob) check(c *checker) {
 	s := &j.Spec
 	ways := 0
 	for _, set := range []bool{len(s.Guests) > 0, s.Selector != nil, s.All} {

@@ -60,6 +60,6 @@ var clusterFirewallName = &NameRule{Pattern: "^" + ClusterFirewallName + "$", ch
 	return nil
 }}
 
-func checkClusterFirewall(f *ClusterFirewall, c *checker) {
+func (f *ClusterFirewall) check(c *checker) {
 	checkFirewallRules(f, FirewallRulesCluster, "spec.rules", f.Spec.Rules, c)
 }

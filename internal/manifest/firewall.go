@@ -118,7 +118,7 @@ func FirewallAliasCIDR(s string) string {
 	return netip.MustParseAddr(s).String()
 }
 
-func checkFirewallIPSet(s *FirewallIPSet, c *checker) {
+func (s *FirewallIPSet) check(c *checker) {
 	seen := map[string]int{}
 	for i, e := range s.Spec.Entries {
 		p := indexPath("spec.entries", i) + ".cidr"

@@ -29,7 +29,7 @@ func (g *FirewallGroup) MarshalJSON() ([]byte, error) {
 }
 
 // checkFirewallGroup checks the rules (the name is the kind row's rule).
-func checkFirewallGroup(g *FirewallGroup, c *checker) {
+func (g *FirewallGroup) check(c *checker) {
 	checkFirewallRules(g, FirewallRulesGroup, "spec.rules", g.Spec.Rules, c)
 }
 

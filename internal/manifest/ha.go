@@ -151,7 +151,7 @@ func checkGuestHA(h *GuestHA, state PowerState, c *checker) {
 	}
 }
 
-func checkHARule(r *HARule, c *checker) {
+func (r *HARule) check(c *checker) {
 	s := &r.Spec
 	if len(s.Comment) > 4096 {
 		c.errorf("spec.comment", "at most 4096 characters")

@@ -355,12 +355,11 @@ func decodeDocument(file string, doc yDoc) (Resource, ErrorList) {
 		}
 	}
 	errs := make(ErrorList, 0, len(d.errs))
-	decodeFailed := len(d.errs) > 0
 	if res != nil {
 		o := objectOf(res)
 		o.Origin = Origin{File: file, Line: root.line, Column: root.col, Document: doc.index}
 		v := &checker{root: root}
-		checkResource(res, v, decodeFailed)
+		checkResource(res, v)
 		o.locs = v.keepLocs(res)
 		d.errs = append(d.errs, v.errs...)
 	}

@@ -139,7 +139,7 @@ func (s *StorageSpec) StorageFieldSet() map[string]bool {
 // checkStorage is pve-storage's per-type checks: the required options,
 // no option the type does not take (SectionConfig check_config: "unexpected
 // property"), content types the plugin supports.
-func checkStorage(st *Storage, c *checker) {
+func (st *Storage) check(c *checker) {
 	s := &st.Spec
 	tf, ok := StorageTypeFields[s.Type]
 	if !ok {

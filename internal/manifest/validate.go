@@ -47,44 +47,14 @@ func (c *checker) keepLocs(r Resource) []loc {
 }
 
 // checkResource validates one decoded resource, fills defaults and slots,
-// and records its (still unresolved) references. With decodeFailed, only
-// checks that cannot be confused by missing values run.
-func checkResource(r Resource, c *checker, decodeFailed bool) {
-	o := objectOf(r)
+// and records its (still unresolved) references.
+func checkResource(r Resource, c *checker) {
 	checkMetadata(r, c)
-	switch v := r.(type) {
-	case *VirtualMachine:
-		checkVM(v, c)
-	case *Template:
-		checkTemplate(v, c)
-	case *Iso:
-		checkIso(v, c)
-	case *ContainerTemplate:
-		checkContainerTemplate(v, c)
-	case *Container:
-		checkContainer(v, c)
-	case *Network:
-		checkNetwork(v, c)
-	case *SdnZone:
-		checkSdnZone(v, c)
-	case *SdnVnet:
-		checkSdnVnet(v, c)
-	case *FirewallIPSet:
-		checkFirewallIPSet(v, c)
-	case *BackupJob:
-		checkBackupJob(v, c)
-	case *Storage:
-		checkStorage(v, c)
-	case *HARule:
-		checkHARule(v, c)
-	case *FirewallGroup:
-		checkFirewallGroup(v, c)
-	case *ClusterFirewall:
-		checkClusterFirewall(v, c)
+	// Each kind's own checks are its check method (in the kind's file).
+	if k, ok := r.(interface{ check(*checker) }); ok {
+		k.check(c)
 	}
 	addStorageRefs(r)
-	_ = decodeFailed
-	_ = o
 }
 
 func checkMetadata(r Resource, c *checker) {
@@ -193,7 +163,7 @@ func checkGuestCommon(r Resource, c *checker, image *Image, disks []Disk, nets [
 	checkDescription(description, max(len(disks), 1), c)
 }
 
-func checkVM(v *VirtualMachine, c *checker) {
+func (v *VirtualMachine) check(c *checker) {
 	s := &v.Spec
 	if s.Pool != "" {
 		addRef(v, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
@@ -248,7 +218,7 @@ func checkVM(v *VirtualMachine, c *checker) {
 	}
 }
 
-func checkTemplate(t *Template, c *checker) {
+func (t *Template) check(c *checker) {
 	s := &t.Spec
 	checkGuestCommon(t, c, s.Image, s.Disks, s.Net, s.CloudInit, s.Image != nil, s.Description)
 }
@@ -461,7 +431,7 @@ func foldNode(r Resource, specNode string, c *checker) {
 	}
 }
 
-func checkIso(i *Iso, c *checker) {
+func (i *Iso) check(c *checker) {
 	foldNode(i, i.Spec.Node, c)
 	i.Spec.Node = ""
 	name := i.FileName()
@@ -482,7 +452,7 @@ var vztmplExt = regexp.MustCompile(`\.(tar\.(gz|xz|zst|bz2)|tgz)$`)
 // debian-12-standard: the newest version in the catalogue is meant.
 var appliancePackage = regexp.MustCompile(`^[a-z0-9][a-z0-9.+-]*$`)
 
-func checkContainerTemplate(t *ContainerTemplate, c *checker) {
+func (t *ContainerTemplate) check(c *checker) {
 	s := &t.Spec
 	foldNode(t, s.Node, c)
 	s.Node = ""
@@ -518,7 +488,7 @@ func cmpPath(cond bool, a, b string) string {
 	return b
 }
 
-func checkContainer(ct *Container, c *checker) {
+func (ct *Container) check(c *checker) {
 	s := &ct.Spec
 	if s.Pool != "" {
 		addRef(ct, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
@@ -606,7 +576,7 @@ func checkContainer(ct *Container, c *checker) {
 	}
 }
 
-func checkNetwork(n *Network, c *checker) {
+func (n *Network) check(c *checker) {
 	s := &n.Spec
 	if s.Iface == "" {
 		if err := checkFormat("iface", n.Metadata.Name); err != nil && n.Metadata.Name != "" {
@@ -699,7 +669,7 @@ func checkNetwork(n *Network, c *checker) {
 	}
 }
 
-func checkSdnZone(z *SdnZone, c *checker) {
+func (z *SdnZone) check(c *checker) {
 	s := &z.Spec
 	type field struct {
 		name string
@@ -746,7 +716,7 @@ func checkSdnZone(z *SdnZone, c *checker) {
 	}
 }
 
-func checkSdnVnet(v *SdnVnet, c *checker) {
+func (v *SdnVnet) check(c *checker) {
 	s := &v.Spec
 	if s.Zone != "" {
 		addRef(v, Ref{Kind: KindSdnZone, Name: s.Zone, Path: "spec.zone"})
