@@ -10,6 +10,9 @@ import (
 	"github.com/proxmops/proxmops/internal/calendarevent"
 )
 
+// KindBackupJob is a cluster backup job (/cluster/backup).
+const KindBackupJob Kind = "BackupJob"
+
 // BackupJob is a scheduled vzdump job of the cluster (/cluster/backup,
 // pve-manager PVE/API2/Backup.pm), its options those of pve-guest-common
 // PVE/VZDump/Common.pm. proxmops gives the job the ID

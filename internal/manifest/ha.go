@@ -9,6 +9,9 @@ import (
 	"strings"
 )
 
+// KindHARule is a PVE 9 HA rule (/cluster/ha/rules).
+const KindHARule Kind = "HARule"
+
 // The HA stack's configuration (pve-ha-manager): a guest's own HA
 // resource (spec.ha, /cluster/ha/resources) and the rules placing guests
 // (HARule, /cluster/ha/rules; PVE 9's rules replace HA groups).

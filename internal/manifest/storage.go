@@ -8,6 +8,9 @@ import (
 	"strings"
 )
 
+// KindStorage is a cluster storage definition (/storage).
+const KindStorage Kind = "Storage"
+
 // storageName is pve-storage's pve-storage-id
 // ([a-z][a-z0-9\-\_\.]*[a-z0-9]) within a manifest name: it starts with
 // a letter.

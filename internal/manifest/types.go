@@ -26,9 +26,6 @@ const (
 	KindFirewallAlias     Kind = "FirewallAlias"
 	KindFirewallIPSet     Kind = "FirewallIPSet"
 	KindPool              Kind = "Pool"
-	KindBackupJob         Kind = "BackupJob"
-	KindStorage           Kind = "Storage"
-	KindHARule            Kind = "HARule"
 )
 
 // AnnotationSync is the annotation that sets a resource's SyncPolicy.
