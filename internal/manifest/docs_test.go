@@ -88,7 +88,7 @@ func TestDocsCoverEveryField(t *testing.T) {
 		types = append(types, struct {
 			title string
 			t     reflect.Type
-		}{string(k), k.Info().spec})
+		}{string(k), k.Info().specType()})
 	}
 	for _, ty := range types {
 		var rows []string

@@ -45,7 +45,15 @@ type KindInfo struct {
 	// Name is the kind's rule for metadata.name beyond the common one.
 	Name *NameRule `json:"name,omitempty"`
 
-	spec reflect.Type
+	// resource is the kind's struct (Object and Spec): the loader builds
+	// it, the schema describes its Spec.
+	resource reflect.Type
+}
+
+// specType is the type of the kind's spec.
+func (i KindInfo) specType() reflect.Type {
+	f, _ := i.resource.FieldByName("Spec")
+	return f.Type
 }
 
 // NameRule is a kind's own rule for metadata.name: Proxmox's pattern for
@@ -144,37 +152,37 @@ var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, Relati
 // what others refer to comes first. The engine plans kinds in this order.
 var kindTable = []KindInfo{
 	{Kind: KindFirewallAlias, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"alias", "aliases", "firewallaliases", "firewall"},
-		Doc: "A cluster firewall alias (/cluster/firewall/aliases).", spec: reflect.TypeFor[FirewallAliasSpec]()},
+		Doc: "A cluster firewall alias (/cluster/firewall/aliases).", resource: reflect.TypeFor[FirewallAlias]()},
 	{Kind: KindFirewallIPSet, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
-		Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", spec: reflect.TypeFor[FirewallIPSetSpec]()},
+		Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", resource: reflect.TypeFor[FirewallIPSet]()},
 	{Kind: KindFirewallGroup, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallGroupName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"group", "groups", "securitygroup", "firewallgroups", "firewall"},
-		Doc: "A cluster firewall security group: its ordered rules (/cluster/firewall/groups).", spec: reflect.TypeFor[FirewallGroupSpec]()},
+		Doc: "A cluster firewall security group: its ordered rules (/cluster/firewall/groups).", resource: reflect.TypeFor[FirewallGroup]()},
 	{Kind: KindClusterFirewall, Node: NodeNone, Tagless: true, Name: clusterFirewallName, Folder: "firewall", Aliases: []string{"clusterfirewall", "firewall"},
-		Doc: "The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).", spec: reflect.TypeFor[ClusterFirewallSpec]()},
+		Doc: "The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).", resource: reflect.TypeFor[ClusterFirewall]()},
 	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Name: storageName, Relation: RelationStoredOn, Folder: "storage", Aliases: []string{"storage", "storages"},
-		Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", spec: reflect.TypeFor[StorageSpec]()},
+		Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", resource: reflect.TypeFor[Storage]()},
 	{Kind: KindSdnZone, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
-		Doc: "A Proxmox SDN zone.", spec: reflect.TypeFor[SdnZoneSpec]()},
+		Doc: "A Proxmox SDN zone.", resource: reflect.TypeFor[SdnZone]()},
 	{Kind: KindSdnVnet, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationUses, Folder: "sdn", Aliases: []string{"sdn"},
-		Doc: "A Proxmox SDN vnet with its subnets.", spec: reflect.TypeFor[SdnVnetSpec]()},
+		Doc: "A Proxmox SDN vnet with its subnets.", resource: reflect.TypeFor[SdnVnet]()},
 	{Kind: KindNetwork, Node: NodeRequired, Relation: RelationUses, Folder: "networks", Aliases: []string{"networks"},
-		Doc: "A bridge, bond or VLAN interface on a node.", spec: reflect.TypeFor[NetworkSpec]()},
+		Doc: "A bridge, bond or VLAN interface on a node.", resource: reflect.TypeFor[Network]()},
 	{Kind: KindIso, Node: NodeOrSpec, Relation: RelationMounts,
-		Doc: "An ISO image downloaded onto a storage.", spec: reflect.TypeFor[IsoSpec]()},
+		Doc: "An ISO image downloaded onto a storage.", resource: reflect.TypeFor[Iso]()},
 	{Kind: KindContainerTemplate, Node: NodeOrSpec, Relation: RelationBuilt,
-		Doc: "An LXC OS template: a Proxmox appliance or a download.", spec: reflect.TypeFor[ContainerTemplateSpec]()},
+		Doc: "An LXC OS template: a Proxmox appliance or a download.", resource: reflect.TypeFor[ContainerTemplate]()},
 	{Kind: KindPool, Node: NodeNone, Tagless: true, Adoptable: true, Name: poolName, Relation: RelationUses, Folder: "pools", Aliases: []string{"pools"},
-		Doc: "A Proxmox resource pool.", spec: reflect.TypeFor[PoolSpec]()},
+		Doc: "A Proxmox resource pool.", resource: reflect.TypeFor[Pool]()},
 	{Kind: KindTemplate, Guest: true, Adoptable: true, PVEType: "qemu", Node: NodeRequired, Relation: RelationClones, Folder: "templates", Aliases: []string{"templates"},
-		Doc: "A QEMU template built from a cloud image.", spec: reflect.TypeFor[TemplateSpec]()},
+		Doc: "A QEMU template built from a cloud image.", resource: reflect.TypeFor[Template]()},
 	{Kind: KindVirtualMachine, Guest: true, Adoptable: true, PVEType: "qemu", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "vms", Aliases: []string{"vm", "vms"},
-		Doc: "A QEMU virtual machine, from a cloud image or cloned from a template.", spec: reflect.TypeFor[VirtualMachineSpec]()},
+		Doc: "A QEMU virtual machine, from a cloud image or cloned from a template.", resource: reflect.TypeFor[VirtualMachine]()},
 	{Kind: KindContainer, Guest: true, Adoptable: true, PVEType: "lxc", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "containers", Aliases: []string{"containers", "ct", "lxc"},
-		Doc: "An LXC container.", spec: reflect.TypeFor[ContainerSpec]()},
+		Doc: "An LXC container.", resource: reflect.TypeFor[Container]()},
 	{Kind: KindBackupJob, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: backupJobName, Folder: "backup", Aliases: []string{"backup", "backups", "backupjobs"},
-		Doc: "A scheduled backup job of the cluster (/cluster/backup).", spec: reflect.TypeFor[BackupJobSpec]()},
+		Doc: "A scheduled backup job of the cluster (/cluster/backup).", resource: reflect.TypeFor[BackupJob]()},
 	{Kind: KindHARule, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: haRuleName, Folder: "ha", Aliases: []string{"ha", "harules", "rules"},
-		Doc: "A PVE 9 HA rule placing guests: node affinity or resource affinity (/cluster/ha/rules).", spec: reflect.TypeFor[HARuleSpec]()},
+		Doc: "A PVE 9 HA rule placing guests: node affinity or resource affinity (/cluster/ha/rules).", resource: reflect.TypeFor[HARule]()},
 }
 
 // KindTable returns every kind's row, in kind order.

@@ -287,32 +287,32 @@ type envelope[S any] struct {
 	Spec       S        `json:"spec" pm:"required"`
 }
 
-// kindDecoders build a resource of each kind from a document.
-var kindDecoders = map[Kind]func(d *decoder, n *yNode) Resource{
-	KindVirtualMachine:    decodeKind[VirtualMachineSpec](func(o Object, s VirtualMachineSpec) Resource { return &VirtualMachine{o, s} }),
-	KindTemplate:          decodeKind[TemplateSpec](func(o Object, s TemplateSpec) Resource { return &Template{o, s} }),
-	KindIso:               decodeKind[IsoSpec](func(o Object, s IsoSpec) Resource { return &Iso{o, s} }),
-	KindContainer:         decodeKind[ContainerSpec](func(o Object, s ContainerSpec) Resource { return &Container{o, s} }),
-	KindNetwork:           decodeKind[NetworkSpec](func(o Object, s NetworkSpec) Resource { return &Network{o, s} }),
-	KindContainerTemplate: decodeKind[ContainerTemplateSpec](func(o Object, s ContainerTemplateSpec) Resource { return &ContainerTemplate{o, s} }),
-	KindSdnZone:           decodeKind[SdnZoneSpec](func(o Object, s SdnZoneSpec) Resource { return &SdnZone{o, s} }),
-	KindSdnVnet:           decodeKind[SdnVnetSpec](func(o Object, s SdnVnetSpec) Resource { return &SdnVnet{o, s} }),
-	KindFirewallAlias:     decodeKind[FirewallAliasSpec](func(o Object, s FirewallAliasSpec) Resource { return &FirewallAlias{o, s} }),
-	KindFirewallIPSet:     decodeKind[FirewallIPSetSpec](func(o Object, s FirewallIPSetSpec) Resource { return &FirewallIPSet{o, s} }),
-	KindFirewallGroup:     decodeKind[FirewallGroupSpec](func(o Object, s FirewallGroupSpec) Resource { return &FirewallGroup{o, s} }),
-	KindClusterFirewall:   decodeKind[ClusterFirewallSpec](func(o Object, s ClusterFirewallSpec) Resource { return &ClusterFirewall{o, s} }),
-	KindPool:              decodeKind[PoolSpec](func(o Object, s PoolSpec) Resource { return &Pool{o, s} }),
-	KindBackupJob:         decodeKind[BackupJobSpec](func(o Object, s BackupJobSpec) Resource { return &BackupJob{o, s} }),
-	KindStorage:           decodeKind[StorageSpec](func(o Object, s StorageSpec) Resource { return &Storage{o, s} }),
-	KindHARule:            decodeKind[HARuleSpec](func(o Object, s HARuleSpec) Resource { return &HARule{o, s} }),
-}
-
-func decodeKind[S any](build func(Object, S) Resource) func(d *decoder, n *yNode) Resource {
-	return func(d *decoder, n *yNode) Resource {
-		var env envelope[S]
-		d.decodeStruct(n, reflect.ValueOf(&env).Elem())
-		return build(Object{Metadata: env.Metadata}, env.Spec)
+// envelopes are each kind's document shape: envelope with the kind's
+// spec type, made once from the kind table.
+var envelopes = func() map[Kind]reflect.Type {
+	base := reflect.TypeFor[envelope[struct{}]]()
+	out := make(map[Kind]reflect.Type, len(kindTable))
+	for _, info := range kindTable {
+		fields := make([]reflect.StructField, base.NumField())
+		for i := range fields {
+			fields[i] = base.Field(i)
+		}
+		fields[len(fields)-1].Type = info.specType()
+		out[info.Kind] = reflect.StructOf(fields)
 	}
+	return out
+}()
+
+// decodeResource builds a resource of the kind from a document: its
+// envelope decoded strictly, then the kind's struct made of its metadata
+// and spec.
+func decodeResource(info KindInfo, d *decoder, n *yNode) Resource {
+	env := reflect.New(envelopes[info.Kind]).Elem()
+	d.decodeStruct(n, env)
+	res := reflect.New(info.resource)
+	res.Elem().FieldByName("Object").Set(reflect.ValueOf(Object{Metadata: env.FieldByName("Metadata").Interface().(Metadata)}))
+	res.Elem().FieldByName("Spec").Set(env.FieldByName("Spec"))
+	return res.Interface().(Resource)
 }
 
 // kindNameList is every kind's name, for errors and suggestions.
@@ -343,12 +343,12 @@ func decodeDocument(file string, doc yDoc) (Resource, ErrorList) {
 		case kindNode.kind != scalarNode || kindNode.typ != tString:
 			d.errorf(kindNode, "kind", "expected a kind name, got %s", kindNode.describe())
 		default:
-			build, ok := kindDecoders[Kind(kindNode.text)]
+			info, ok := Info(Kind(kindNode.text))
 			if !ok {
 				d.errorf(kindNode, "kind", "unknown kind %q%s", kindNode.text, kindSuggestion(kindNode.text))
 				break
 			}
-			res = build(d, root)
+			res = decodeResource(info, d, root)
 			if av := root.get("apiVersion"); av != nil && av.kind == scalarNode && av.text != APIVersion {
 				d.errorf(av, "apiVersion", "apiVersion must be %s, got %q", APIVersion, av.text)
 			}

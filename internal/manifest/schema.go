@@ -172,7 +172,7 @@ func Schema() map[string]any {
 	var branches []any
 	for _, info := range kindTable {
 		k := info.Kind
-		spec := typeSchema(info.spec)
+		spec := typeSchema(info.specType())
 		metaRef := map[string]any{"$ref": "#/$defs/Metadata"}
 		var metaRules []any
 		if info.Name != nil {
