@@ -104,7 +104,8 @@
 // uploads and storage_config.go for storage.cfg changes), network
 // (network.go, network_file.go for the interfaces file), sdn (sdn.go,
 // sdn_write.go for changes), pools, ha (ha_rules.go for PVE 9's rules),
-// backup jobs (backup_jobs.go; calendar events are internal/calendarevent),
+// backup jobs (backup_jobs.go; calendar events are internal/calendarevent;
+// the firewall's names are internal/pvefirewall),
 // access and perms each have their own files; state_cluster.go holds the
 // state of the cluster-wide configuration; server.go, router.go,
 // formats.go, validate.go and tasks.go are the framework, with the

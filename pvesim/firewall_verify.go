@@ -2,24 +2,30 @@ package pvesim
 
 import (
 	"fmt"
+	"github.com/proxmops/proxmops/internal/pvefirewall"
 	"regexp"
 	"sort"
 	"strings"
 )
 
-// fwMacroDef is one macro: its name, description and template rules.
-type fwMacroDef struct{ Name, Descr, Rules string }
+// Proxmox's firewall names (services, protocols, ICMP types, macros):
+// one copy, shared with the manifest's rule checks.
+type fwMacroDef = pvefirewall.Macro
 
-// fwMacroRules parses the templates of a macro definition.
-func (d fwMacroDef) templates() []map[string]string {
-	var out []map[string]string
-	for _, r := range strings.Split(d.Rules, ";") {
-		t := map[string]string{}
-		for _, kv := range strings.Fields(r) {
-			k, v, _ := strings.Cut(kv, "=")
-			t[k] = v
-		}
-		out = append(out, t)
+var (
+	fwServiceNames = pvefirewall.ServiceNames
+	fwProtocols    = pvefirewall.Protocols
+	fwICMPTypes    = pvefirewall.ICMPTypes
+	fwICMPv6Types  = pvefirewall.ICMPv6Types
+	fwMacros       = pvefirewall.Macros
+	fwMacrosV6     = pvefirewall.MacrosV6
+)
+
+// fieldSet is a set of the words of s.
+func fieldSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range strings.Fields(s) {
+		out[f] = true
 	}
 	return out
 }
@@ -313,7 +319,7 @@ func fwApplyMacro(name string, f map[string]string, ipversion int) (string, stri
 	if req := fwMacroIndex.only[name]; ipversion != 0 && req != 0 && ipversion != req {
 		return "", ""
 	}
-	for _, t := range def.templates() {
+	for _, t := range def.Templates() {
 		if f["action"] == "" {
 			return "macro", "missing parameter 'action' in macro '" + name + "'"
 		}

@@ -1,4 +1,9 @@
-package pvesim
+// Package pvefirewall holds the names pve-firewall checks rules against
+// (src/PVE/Firewall.pm): services, protocols, ICMP types and the macros
+// with their template rules. Data only, imported by both the manifest's
+// rule checks and the simulator, so the two read one copy of Proxmox's
+// lists.
+package pvefirewall
 
 import "strings"
 
@@ -7,9 +12,9 @@ import "strings"
 // Debian's netbase ships them: a port may be a service's first name, a
 // protocol its name or number.
 
-// fwServiceNames are the first names of /etc/services entries for tcp,
+// ServiceNames are the first names of /etc/services entries for tcp,
 // udp or sctp.
-var fwServiceNames = fieldSet(`
+var ServiceNames = fieldSet(`
 tcpmux echo discard systat daytime netstat qotd chargen ftp-data
 ftp fsp ssh telnet smtp time whois tacacs domain bootps bootpc tftp
 gopher finger http kerberos iso-tsap acr-nema pop3 sunrpc auth nntp ntp
@@ -42,9 +47,9 @@ amandaidx amidxtape sgi-cmsd sgi-crsd sgi-gcd sgi-cad binkp asp csync2
 dircproxy tfido fido
 `)
 
-// fwProtocols are /etc/protocols' names and numbers, plus the icmpv6
+// Protocols are /etc/protocols' names and numbers, plus the icmpv6
 // special case get_etc_protocols adds.
-var fwProtocols = fieldSet(`
+var Protocols = fieldSet(`
 ip 0 hopopt icmp 1 igmp 2 ggp 3 ipencap 4 st 5 tcp 6 egp 8 igp 9 pup 12 udp
 17 hmp 20 xns-idp 22 rdp 27 iso-tp4 29 dccp 33 xtp 36 ddp 37 idpr-cmtp 38
 ipv6 41 ipv6-route 43 ipv6-frag 44 idrp 45 rsvp 46 gre 47 esp 50 ah 51 skip
@@ -63,10 +68,10 @@ func fieldSet(s string) map[string]bool {
 	return out
 }
 
-// fwMacros is Firewall.pm $pve_fw_macros: name, description, and each
+// Macros is Firewall.pm $pve_fw_macros: name, description, and each
 // template rule as "key=value" fields separated by ";" (the action is
 // always the rule's own).
-var fwMacros = []fwMacroDef{
+var Macros = []Macro{
 	{"Amanda", "Amanda Backup", "dport=10080 proto=udp; dport=10080 proto=tcp"},
 	{"Auth", "Auth (identd) traffic", "dport=113 proto=tcp"},
 	{"BGP", "Border Gateway Protocol traffic", "dport=179 proto=tcp"},
@@ -153,17 +158,17 @@ var fwMacros = []fwMacroDef{
 	{"Whois", "Whois (nicname, RFC 3912) traffic", "dport=43 proto=tcp"},
 }
 
-// fwMacrosV6 is $pve_ipv6fw_macros: the templates used for an IPv6 rule;
+// MacrosV6 is $pve_ipv6fw_macros: the templates used for an IPv6 rule;
 // those without an IPv4 twin are IPv6-only macros (init_firewall_macros).
-var fwMacrosV6 = []fwMacroDef{
+var MacrosV6 = []Macro{
 	{"DHCPv6", "DHCPv6 traffic", "dport=546:547 proto=udp sport=546:547"},
 	{"NeighborDiscovery", "IPv6 neighbor solicitation, neighbor and router advertisement", "dport=router-solicitation proto=icmpv6; dport=router-advertisement proto=icmpv6; dport=neighbor-solicitation proto=icmpv6; dport=neighbor-advertisement proto=icmpv6"},
 	{"Ping", "", "dport=echo-request proto=icmpv6"},
 	{"Trcrt", "", "dport=33434:33524 proto=udp; dport=echo-request proto=icmpv6"},
 }
 
-// fwICMPTypes is $icmp_type_names (iptables -p icmp -h).
-var fwICMPTypes = fieldSet(`
+// ICMPTypes is $icmp_type_names (iptables -p icmp -h).
+var ICMPTypes = fieldSet(`
 any echo-reply destination-unreachable network-unreachable
 host-unreachable protocol-unreachable port-unreachable fragmentation-needed
 source-route-failed network-unknown host-unknown network-prohibited
@@ -176,8 +181,8 @@ parameter-problem ip-header-bad required-option-missing timestamp-request
 timestamp-reply address-mask-request address-mask-reply
 `)
 
-// fwICMPv6Types is $icmpv6_type_names (ip6tables -p icmpv6 -h).
-var fwICMPv6Types = fieldSet(`
+// ICMPv6Types is $icmpv6_type_names (ip6tables -p icmpv6 -h).
+var ICMPv6Types = fieldSet(`
 destination-unreachable no-route communication-prohibited
 beyond-scope address-unreachable port-unreachable failed-policy
 reject-route packet-too-big time-exceeded ttl-zero-during-transit
@@ -186,3 +191,21 @@ unknown-option echo-request echo-reply router-solicitation
 router-advertisement neighbor-solicitation neighbour-solicitation
 neighbor-advertisement neighbour-advertisement redirect
 `)
+
+// Macro is one macro: its name, description and template rules, each
+// "key=value" fields, the rules separated by ";".
+type Macro struct{ Name, Descr, Rules string }
+
+// Templates parses the macro's template rules.
+func (m Macro) Templates() []map[string]string {
+	var out []map[string]string
+	for _, r := range strings.Split(m.Rules, ";") {
+		t := map[string]string{}
+		for _, kv := range strings.Fields(r) {
+			k, v, _ := strings.Cut(kv, "=")
+			t[k] = v
+		}
+		out = append(out, t)
+	}
+	return out
+}
