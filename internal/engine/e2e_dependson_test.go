@@ -177,3 +177,26 @@ func TestAPrunedDependencyIsDeletedAfterWhatDependedOnIt(t *testing.T) {
 		t.Fatal("db is still on the cluster")
 	}
 }
+
+// A clone whose template is held for a manual sync waits for it, the
+// template named, instead of failing as blocked when the apply reaches it;
+// once the template is synced by hand the clone is made.
+func TestAnActionWaitsBehindADependencyThatDoesNotRunThisPass(t *testing.T) {
+	e := newEnv(t)
+	e.write("templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/sync: manual\n", 1))
+	e.write("vms/app-02.yaml", seedClone)
+	eng := e.engine(engine.Options{})
+	p, rep := e.apply(eng)
+	clone := p.Find(engine.KindVirtualMachine, "app-02")
+	if clone == nil || clone.Waiting == nil || clone.Waiting.Key != "Template/debian-12-tpl" {
+		t.Fatalf("clone planned %+v, want it waiting for Template/debian-12-tpl", clone)
+	}
+	for _, r := range rep.Results {
+		if r.Kind == engine.KindVirtualMachine && (r.Status != vocab.StatusOutOfSync || r.Blocked != "") {
+			t.Fatalf("clone applied %+v, want it left out of sync, waiting (not failed as blocked)", r)
+		}
+	}
+	if rep.Failed != 0 {
+		t.Fatalf("apply failed %d actions: %+v", rep.Failed, rep.Results)
+	}
+}

@@ -58,28 +58,6 @@ func (pc *planContext) joinHA(sid string) {
 	pc.haJoining[sid] = true
 }
 
-// holdHARules holds an HA rule whose guest has something to do this pass
-// that will not be done (it waits, or its sync is manual): the guest may
-// not be an HA resource yet, and Proxmox refuses a rule naming one that
-// is not.
-func holdHARules(p *Plan) {
-	byKey := make(map[string]*Action, len(p.Actions))
-	for _, a := range p.Actions {
-		byKey[a.Key()] = a
-	}
-	for _, a := range p.Actions {
-		if a.Kind != KindHARule || a.Waiting != nil || !a.Acts() {
-			continue
-		}
-		for _, k := range a.DependsOn {
-			if dep := byKey[k]; dep != nil && dep.Acts() && !dep.Runnable() {
-				a.Waiting = &Wait{Key: k, Status: StatusOf(dep), Health: HealthOf(dep)}
-				break
-			}
-		}
-	}
-}
-
 // haField is one managed key of an HA resource: its Proxmox key, the
 // manifest field, the wanted value and Proxmox's default for an unset
 // key (read_and_check_resources_config).

@@ -431,7 +431,7 @@ func (e *Engine) planRound(ctx context.Context, d *Desired, revision string, cr 
 	planSnapshots(pc, p)
 	e.checkPrivileges(ctx, p, d)
 	holdForDependencies(p, d, e.opts.Health)
-	holdHARules(p)
+	holdBehindHeldDependencies(p)
 	if err := resolveDependencies(p); err != nil {
 		return nil, err
 	}

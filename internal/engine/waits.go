@@ -128,3 +128,28 @@ func waitFor(dep *Action, probe func(key string) (vocab.Health, bool)) *Wait {
 	}
 	return &Wait{Key: dep.Key(), Status: st, Health: h}
 }
+
+// holdBehindHeldDependencies holds an action whose dependency has
+// something to do this pass that will not be done (it waits, or its sync
+// is manual): run, it would find what it needs missing (a clone without
+// its template, an HA rule naming a guest not yet in HA, which Proxmox
+// refuses). It waits with the dependency named, instead of failing as
+// blocked when the apply reaches it. Actions come in dependency order, so
+// a wait passes on down a chain.
+func holdBehindHeldDependencies(p *Plan) {
+	byKey := make(map[string]*Action, len(p.Actions))
+	for _, a := range p.Actions {
+		byKey[a.Key()] = a
+	}
+	for _, a := range p.Actions {
+		if a.Waiting != nil || !a.Acts() {
+			continue
+		}
+		for _, k := range a.DependsOn {
+			if dep := byKey[k]; dep != nil && dep.Acts() && !dep.Runnable() && dep.BlockedBy == "" && !dep.Refused() {
+				a.Waiting = &Wait{Key: k, Status: StatusOf(dep), Health: HealthOf(dep)}
+				break
+			}
+		}
+	}
+}
