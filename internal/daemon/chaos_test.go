@@ -382,7 +382,7 @@ func (r *chaosRun) waitFor(what string, timeout time.Duration, ok func() bool) {
 		return ok()
 	})
 	if !met {
-		r.t.Fatalf("timed out waiting for %s\ncluster: %s\ndaemon log: %s", what, r.describe(), r.logTail())
+		r.t.Fatalf("timed out waiting for %s\ncluster: %s\nthe daemon's view: %s\ndaemon log: %s", what, r.describe(), r.daemonView(), r.logTail())
 	}
 }
 
@@ -464,10 +464,40 @@ func (r *chaosRun) countPasses() int {
 	return bytes.Count(b, []byte(`"msg":"pass done"`))
 }
 
+// logTail is the end of the daemon's log without its routine lines (each
+// pass's fetch and summary), which would hide what went wrong.
 func (r *chaosRun) logTail() string {
 	b, _ := os.ReadFile(r.logFile)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.Join(lines[max(len(lines)-30, 0):], "\n")
+	var lines []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		if !strings.Contains(line, `"msg":"pass done"`) && !strings.Contains(line, `"msg":"git fetch"`) {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines[max(len(lines)-40, 0):], "\n")
+}
+
+// daemonView is what the daemon says of each declared VM: its status,
+// planned action and reason.
+func (r *chaosRun) daemonView() string {
+	req, _ := http.NewRequest("GET", r.apiURL+"/api/v1/resources", nil)
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var list api.ResourceList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, res := range list.Resources {
+		if strings.HasPrefix(res.Name, "chaos-") {
+			fmt.Fprintf(&b, "\n  %s status=%s action=%s progress=%v reason=%q", res.Name, res.Status, res.Action, res.Progress != nil, res.Reason)
+		}
+	}
+	return b.String()
 }
 
 // historyText renders a history (newest first) oldest first, one entry a
