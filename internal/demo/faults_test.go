@@ -1,13 +1,16 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,7 +99,16 @@ func convergeUnderFaults(t *testing.T, seed int64) faultRun {
 		t.Fatal(err)
 	}
 	d := engine.DesiredFromSet(set, nil)
-	eng := engine.New(client, engine.Options{Provisioner: provision.NewRunner(provision.NewKeys(&provision.MemStore{}, ""))})
+	// The engine's account of each action, shown only when the seed fails:
+	// which actions the passes went to.
+	var log lockedBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the engine's log:\n%s", log.String())
+		}
+	})
+	eng := engine.New(client, engine.Options{Provisioner: provision.NewRunner(provision.NewKeys(&provision.MemStore{}, "")),
+		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -191,6 +203,24 @@ func checkConverged(t *testing.T, sim *pvesim.Server, eng *engine.Engine, d *eng
 			t.Errorf("volume %s:%s belongs to no guest (a failed task's leftover)", v.Storage, v.Name)
 		}
 	}
+}
+
+// lockedBuffer is a log sink the engine's workers write to at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func parseSeeds(t *testing.T, s string) []int64 {

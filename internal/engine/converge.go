@@ -95,6 +95,7 @@ func (e *Engine) Converge(ctx context.Context, d *Desired, first *Plan, prog Pro
 					Error: "still in progress on the cluster: " + a.Reason})
 			}
 		}
+		e.log.Debug("converge: pass done", "pass", pass, "failures", len(failures), "progressed", progressed)
 		if !progressed && sameFailures(failures, lastFailures) {
 			stale++
 		} else {
