@@ -55,6 +55,9 @@ func init() {
 			return err
 		}
 		defer closeSessions(ss)
+		for _, s := range ss {
+			s.db.readOnly = true // a plan leaves no database behind
+		}
 		plans := make([]*engine.Plan, len(ss))
 		changes := false
 		for i, s := range ss {

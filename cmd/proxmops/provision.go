@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 
@@ -19,7 +22,11 @@ type lazyStore struct {
 	// daemon keeps them: api.ClusterStatePrefix), "" for the single
 	// cluster section: host key pins of one cluster say nothing of another's.
 	prefix string
-	once   sync.Once
+	// readOnly is a command that must leave no database behind (plan):
+	// a SQLite file that is not there is not made, and reading from it
+	// is an error that says so.
+	readOnly bool
+	once     sync.Once
 	st     *store.Store
 	err    error
 }
@@ -29,9 +36,25 @@ func (l *lazyStore) open(ctx context.Context) (*store.Store, error) {
 		if l.err = stateOutsideWorkTree(config.Server{DatabasePath: l.opt.Path, Database: l.opt.URL, KeyFile: l.opt.KeyFile}); l.err != nil {
 			return
 		}
+		if l.readOnly && l.opt.URL == "" {
+			if _, err := os.Stat(l.opt.Path); errors.Is(err, fs.ErrNotExist) {
+				l.err = &noDatabaseError{path: l.opt.Path}
+				return
+			}
+		}
 		l.st, l.err = store.Open(ctx, l.opt)
 	})
 	return l.st, l.err
+}
+
+// noDatabaseError is a read-only command's answer when the daemon's
+// database is not where the configuration says: what proxmops records
+// there (which storages it made) cannot be known, and the command does not
+// make an empty database to pretend otherwise.
+type noDatabaseError struct{ path string }
+
+func (e *noDatabaseError) Error() string {
+	return fmt.Sprintf("proxmops keeps what it made that Proxmox cannot mark (storages) in the daemon's database, and there is none at %s: run with the daemon's database (server.databasePath or server.database) to tell whether it is proxmops'", e.path)
 }
 
 func (l *lazyStore) close() {

@@ -24,4 +24,17 @@ func TestCLIStorageOwnershipOutlivesTheRun(t *testing.T) {
 	if code != 0 || strings.Contains(out, "Storage/nas-iso: conflict") {
 		t.Fatalf("plan after apply exit %d:\n%s%s", code, out, errOut)
 	}
+
+	// A plan run where the daemon's database is not (a CI job) cannot
+	// tell a storage proxmops made from one a person made: it says so,
+	// never calls it a Conflict, and makes no empty database.
+	elsewhere := filepath.Join(t.TempDir(), "proxmops.db")
+	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", elsewhere)
+	_, out, errOut = runCLI(t, append([]string{"plan", "--output", "text"}, common...)...)
+	if !strings.Contains(out, "Storage/nas-iso: unknown") || !strings.Contains(out, "there is none at "+elsewhere) || !strings.Contains(out, "0 conflict(s)") {
+		t.Fatalf("plan without the daemon's database should say the storage's owner is unknown:\n%s%s", out, errOut)
+	}
+	if _, err := os.Stat(elsewhere); !os.IsNotExist(err) {
+		t.Fatalf("plan made a database at %s (%v)", elsewhere, err)
+	}
 }
