@@ -40,7 +40,8 @@ type runtime struct {
 	// keys kept in the store.
 	provisioner *provision.Runner
 	// reads keeps guests' configurations between passes and spreads their
-	// full reads over reconcile.driftCheckInterval.
+	// full reads over the passes, a budget of requests each
+	// (reconcile.driftCheckInterval).
 	reads *engine.ReadCache
 	// health is the health checks' verdict on a resource
 	// (Controller.checkedHealth), for metadata.dependsOn's waits.
@@ -75,6 +76,7 @@ func (rt *runtime) close() {
 func (c *Controller) buildRuntime(cfg *config.Config) *runtime {
 	rt := &runtime{cfg: cfg, taskLogs: &engine.TaskLogCache{},
 		reads: engine.NewReadCache(cfg.Reconcile.DriftCheckInterval, c.clock.Now), health: c.checkedHealth}
+	rt.reads.SetInterval(cfg.Reconcile.Interval)
 	if c.st.Store != nil {
 		st := c.clusterStore()
 		rt.records = st

@@ -28,8 +28,9 @@
 //
 // Observation (observe.go) is one GET /cluster/resources, then what the
 // reconcilers ask for: the configuration of owned guests and declared
-// VMIDs (with a ReadCache, only those whose summary changed, that are due,
-// or that the plan would act on), the status/current of guests whose
+// VMIDs (with a ReadCache, only those whose summary changed, those whose
+// turn came within the pass's budget of requests, or that the plan would
+// act on), the status/current of guests whose
 // power the plan would change, one content listing per storage that
 // matters, and each kind's own reads (host networks, SDN, appliance
 // catalogues, task histories): never a walk over the whole cluster. The

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -84,10 +85,10 @@ func TestReadCacheSpreadsFullReadsOverThePeriod(t *testing.T) {
 	for pass := 1; pass <= 10; pass++ {
 		clock.Advance(interval)
 		p := planOK(t, eng, d)
-		// One period over ten passes: a tenth of the guests each, give or
-		// take the hash's unevenness.
-		if got := p.Stats.ConfigsRead; got > 25 {
-			t.Errorf("pass %d read %d configurations, want about %d", pass, got, n/10)
+		// One period over ten passes: a tenth of the guests each, the
+		// budget of a pass (one request a guest).
+		if got := p.Stats.ConfigsRead; got != n/10 {
+			t.Errorf("pass %d read %d configurations, want %d", pass, got, n/10)
 		}
 		if p.Stats.Requests != int64(1+p.Stats.ConfigsRead) || p.Stats.ConfigsCached != n-p.Stats.ConfigsRead {
 			t.Errorf("pass %d: %+v, want 1 + the configurations read", pass, p.Stats)
@@ -220,5 +221,82 @@ func TestReadCacheRefreshReadsAskedGuests(t *testing.T) {
 	clock.Advance(time.Minute)
 	if p := planOK(t, eng, desired(nil)); p.Stats.ConfigsRead != n {
 		t.Errorf("RefreshAll read %d of %d", p.Stats.ConfigsRead, n)
+	}
+}
+
+// A pass's drift reads spend a budget of requests, not of guests: a guest
+// whose firewall's options and rules are declared costs three (its
+// configuration and the two firewall reads, never split), so with a
+// quarter of the guests so declared no pass sends more than 1 + n/10
+// requests, each guest is still read in full, firewall and all, and the
+// period within which it is stretches to 10 min × (1 + 2/4) = 15 min.
+func TestReadCacheSpendsAPassBudgetOfRequestsFirewallReadsIncluded(t *testing.T) {
+	const n, every, interval = 100, 10 * time.Minute, time.Minute
+	e, eng, cache, clock, fleet := cachedFleet(t, n, every)
+	desired := func() *engine.Desired {
+		d := fleet(nil)
+		for _, s := range d.Specs(engine.KindVirtualMachine) {
+			if vm := s.(*engine.VMSpec); vm.VMID%4 == 0 {
+				vm.Firewall = &engine.GuestFirewallSpec{
+					Options:  []engine.GuestFirewallOption{{Key: "enable", Path: "spec.firewall.enabled", Value: "1"}},
+					Rules:    []manifest.FirewallRule{{Type: "in", Action: "ACCEPT", Proto: "tcp", Dport: "22"}},
+					RulesSet: true,
+				}
+			}
+		}
+		return d
+	}
+	if rep, err := eng.Apply(context.Background(), planOK(t, eng, desired()), nil); err != nil || rep.Failed > 0 {
+		t.Fatalf("giving a quarter of the guests a firewall: %v %+v", err, rep)
+	}
+	clock.Advance(time.Second)
+	if p := planOK(t, eng, desired()); p.HasChanges() {
+		t.Fatalf("not in sync after the apply: %s", planText(p))
+	}
+	wantPeriod := every * (n + 2*n/4) / n
+	if got := cache.Period(); got != wantPeriod {
+		t.Errorf("Period %s, want %s (every guest's read: 1 request, 3 with a firewall)", got, wantPeriod)
+	}
+	const budget = 1 + n/10 // /cluster/resources and a tenth of the guests' requests
+	fwReads := func() int64 {
+		return e.sim.RequestCountFor("GET", fwOptionsPath) + e.sim.RequestCountFor("GET", "/nodes/{node}/qemu/{vmid}/firewall/rules")
+	}
+	lastRead := map[int]time.Time{}
+	var spent int64
+	passes := int(wantPeriod/interval) + 1
+	for pass := 1; pass <= 2*passes; pass++ {
+		clock.Advance(interval)
+		fw0, opts0 := fwReads(), e.sim.RequestCountFor("GET", fwOptionsPath)
+		p := planOK(t, eng, desired())
+		if p.HasChanges() || p.Stats.Rounds != 1 {
+			t.Fatalf("pass %d: %s in %d rounds, want in sync", pass, planText(p), p.Stats.Rounds)
+		}
+		if p.Stats.Requests > budget {
+			t.Errorf("pass %d sent %d requests (%d configurations, %d firewall reads), want at most the budget %d",
+				pass, p.Stats.Requests, p.Stats.ConfigsRead, fwReads()-fw0, budget)
+		}
+		spent += p.Stats.Requests - 1
+		// The firewall comes with the configuration: options and rules
+		// for each guest with one that the pass read, none for the rest.
+		opts := e.sim.RequestCountFor("GET", fwOptionsPath) - opts0
+		if fwReads()-fw0 != 2*opts || opts > int64(p.Stats.ConfigsRead) {
+			t.Errorf("pass %d: %d firewall reads, %d options, beside %d configurations", pass, fwReads()-fw0, opts, p.Stats.ConfigsRead)
+		}
+		for id := 1000; id < 1000+n; id++ {
+			at, _ := cache.ReadAt(id)
+			if prev, ok := lastRead[id]; ok && at.Sub(prev) > wantPeriod+interval {
+				t.Errorf("guest %d read at %s and then at %s: more than the period %s + an interval apart", id, prev, at, wantPeriod)
+			}
+			lastRead[id] = at
+		}
+	}
+	// The budget is spent, not hoarded: 10 requests a pass on average.
+	if want := int64(2 * passes * n / 10); spent < want-3 {
+		t.Errorf("%d passes spent %d requests on the guests, want about %d", 2*passes, spent, want)
+	}
+	for id, at := range lastRead {
+		if clock.Now().Sub(at) > wantPeriod {
+			t.Errorf("guest %d last read at %s, more than the period %s before %s", id, at, wantPeriod, clock.Now())
+		}
 	}
 }

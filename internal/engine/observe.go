@@ -306,14 +306,31 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 	}
 	sort.Ints(vmids)
 	read := 0
+	withStatus, cost := map[int]bool{}, 0
+	var served []servable
 	for _, id := range vmids {
 		g := snap.Guests[id]
 		rules, fw := sc.firewall[id]
 		g.wantFW, g.wantFWRules = fw, rules
+		cost += readCost(g)
 		// pvestatd has not reported the guest yet (or its node went
 		// silent): its power state comes from the guest itself.
-		needStatus := sc.status[id] || g.Status == statusUnknown
-		if !needStatus && cr.fill(g, sums[id]) {
+		if sc.status[id] || g.Status == statusUnknown {
+			withStatus[id] = true
+		} else if cg := cr.cached(g, sums[id]); cg != nil {
+			served = append(served, servable{g: g, cg: cg})
+		}
+	}
+	turns := cr.turns(served, len(vmids), cost)
+	for _, s := range served {
+		if !turns[s.g.VMID] {
+			cr.fill(s.g, s.cg)
+		}
+	}
+	for _, id := range vmids {
+		g := snap.Guests[id]
+		needStatus := withStatus[id]
+		if g.cached { // served by the cache
 			continue
 		}
 		read++
