@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/gittest"
@@ -362,6 +363,9 @@ func TestDriftChecksFindEveryHandChangeWithinTheBound(t *testing.T) {
 	period := r.every * time.Duration(n+2*withFW) / n
 	if got := r.period(); got != period {
 		t.Errorf("the daemon reads every guest within %s, want %s (10 min × (1 + 2 × %d/%d))", got, period, withFW, n)
+	}
+	if got := testutil.ToFloat64(r.e.c.m.DriftPeriod.WithLabelValues(r.e.c.Name())); got != period.Seconds() {
+		t.Errorf("proxmops_drift_check_period_seconds %v, want %v", got, period.Seconds())
 	}
 	f := r.hour(2)
 	if !f.DetectedInBound || len(f.Detect) != f.HandChanges || f.HandChanges < 100 {

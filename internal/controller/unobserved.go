@@ -52,7 +52,8 @@ func (c *Controller) markUnobservedLocked(ds *desiredState) {
 }
 
 // noteClusterUp sets the cluster's gauges from a pass that tried to
-// observe it.
+// observe it: up, the last observation and, from one that observed it,
+// the drift-check period its plan worked to.
 func (c *Controller) noteClusterUp(ev api.PassEvent) {
 	up := 0.0
 	if ev.ClusterError == "" {
@@ -61,5 +62,8 @@ func (c *Controller) noteClusterUp(ev api.PassEvent) {
 	c.m.ClusterUp.WithLabelValues(c.Name()).Set(up)
 	if ev.LastObserved != nil {
 		c.m.LastObservation.WithLabelValues(c.Name()).Set(float64(ev.LastObserved.UnixNano()) / float64(time.Second))
+	}
+	if ev.ClusterError == "" {
+		c.m.DriftPeriod.WithLabelValues(c.Name()).Set(c.currentRuntime().reads.Period().Seconds())
 	}
 }

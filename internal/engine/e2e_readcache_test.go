@@ -300,3 +300,26 @@ func TestReadCacheSpendsAPassBudgetOfRequestsFirewallReadsIncluded(t *testing.T)
 		}
 	}
 }
+
+// A pass that comes long after the last (a daemon stopped, a pass that
+// waited) spends the budget of two intervals, not one of the whole wait:
+// the guests are read in turn over the next passes, not all at once.
+func TestReadCacheAfterALongGapSpendsTwoIntervalsBudget(t *testing.T) {
+	const n, every, interval = 100, 10 * time.Minute, time.Minute
+	_, eng, cache, clock, desired := cachedFleet(t, n, every)
+	cache.SetInterval(interval)
+	d := desired(nil)
+	planOK(t, eng, d)
+	clock.Advance(interval)
+	if p := planOK(t, eng, d); p.Stats.ConfigsRead != n/10 {
+		t.Fatalf("a pass one interval on read %d configurations, want %d", p.Stats.ConfigsRead, n/10)
+	}
+	clock.Advance(3 * every)
+	if p := planOK(t, eng, d); p.Stats.ConfigsRead != 2*n/10 || p.Stats.Requests != int64(1+2*n/10) {
+		t.Errorf("a pass after %s read %d configurations in %d requests, want %d (two intervals' budget)", 3*every, p.Stats.ConfigsRead, p.Stats.Requests, 2*n/10)
+	}
+	clock.Advance(interval)
+	if p := planOK(t, eng, d); p.Stats.ConfigsRead != n/10 {
+		t.Errorf("the next pass read %d configurations, want %d", p.Stats.ConfigsRead, n/10)
+	}
+}

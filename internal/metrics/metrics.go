@@ -19,6 +19,11 @@ type Metrics struct {
 	// could not; LastObservation is the Unix time of the last one that did.
 	ClusterUp       *prometheus.GaugeVec // labels: cluster
 	LastObservation *prometheus.GaugeVec // labels: cluster
+	// DriftPeriod is the time within which the daemon reads every owned
+	// guest's full configuration (reconcile.driftCheckInterval stretched
+	// by the guests whose firewall is read with it), 0 when every pass
+	// reads every guest; labels: cluster.
+	DriftPeriod *prometheus.GaugeVec
 	// ResourceHealth is 1 for each resource's health, labels: kind, name,
 	// health, cluster (one series per resource).
 	ResourceHealth *prometheus.GaugeVec
@@ -56,6 +61,8 @@ func New() *Metrics {
 			Name: "proxmops_cluster_up", Help: "1 when the last reconcile pass observed the cluster, 0 when it could not (connection, TLS pin, authentication)."}, []string{"cluster"}),
 		LastObservation: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "proxmops_last_successful_observation_timestamp_seconds", Help: "Unix time at which a reconcile pass last observed the cluster in full."}, []string{"cluster"}),
+		DriftPeriod: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "proxmops_drift_check_period_seconds", Help: "Time within which the daemon reads every owned guest's full configuration (driftCheckInterval stretched by the guests whose firewall is read with it), 0 when every pass reads every guest."}, []string{"cluster"}),
 		ResourceHealth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "proxmops_resource_health", Help: "1 for a resource's current health (Healthy, Progressing, Suspended, Missing, Degraded, Unknown), by kind, name and cluster."},
 			[]string{"kind", "name", "health", "cluster"}),
@@ -81,7 +88,7 @@ func New() *Metrics {
 			Name: "proxmops_sse_clients", Help: "Connected Server-Sent Events clients by stream."}, []string{"stream"}),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.PassDuration, m.Resources, m.Actions, m.ClusterUp, m.LastObservation, m.ResourceHealth, m.PVERequests, m.PVEErrors, m.GitFetchDuration, m.GitFetchErrors,
+		m.PassDuration, m.Resources, m.Actions, m.ClusterUp, m.LastObservation, m.DriftPeriod, m.ResourceHealth, m.PVERequests, m.PVEErrors, m.GitFetchDuration, m.GitFetchErrors,
 		m.HTTPRequests, m.HTTPDuration, m.Webhooks, m.LoginFailures, m.SSEClients)
 	return m
 }
