@@ -296,7 +296,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
               </section>
               <p className="muted small">Updated {formatTime(d.updatedAt)}</p>
               {d.configReadAt && (
-                <p className="muted small" title="The daemon reads each guest's full configuration when its summary changes, after it acts on it, when you look at it, and at least once per reconcile.driftCheckInterval.">
+                <p className="muted small" title="The daemon reads each guest's full configuration when its summary changes, after it acts on it, when you look at it, and otherwise in turn: once per reconcile.driftCheckInterval, stretched when guests' firewalls are read with their configurations (the proxmops_drift_check_period_seconds metric).">
                   Configuration read from Proxmox {formatTime(d.configReadAt)} ({timeAgo(d.configReadAt)})
                 </p>
               )}
