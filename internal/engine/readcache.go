@@ -99,8 +99,9 @@ func summaryOf(r pve.Resource) guestSummary {
 		haState: r.HAState, template: r.IsTemplate(), maxCPU: float64(r.MaxCPU), maxMem: int64(r.MaxMem), maxDisk: int64(r.MaxDisk)}
 }
 
-// NewReadCache returns a cache that reads each guest at least once per
-// every (0: on every plan), with now as its clock (nil: the wall clock).
+// NewReadCache returns a cache whose plans spend on drift reads one
+// request per guest in scope per every (0: every plan reads every guest),
+// with now as its clock (nil: the wall clock).
 func NewReadCache(every time.Duration, now func() time.Time) *ReadCache {
 	if now == nil {
 		now = time.Now
