@@ -27,8 +27,8 @@ type lazyStore struct {
 	// is an error that says so.
 	readOnly bool
 	once     sync.Once
-	st     *store.Store
-	err    error
+	st       *store.Store
+	err      error
 }
 
 func (l *lazyStore) open(ctx context.Context) (*store.Store, error) {
