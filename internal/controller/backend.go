@@ -77,6 +77,12 @@ func (c *Controller) Resource(ctx context.Context, kind, name string) (api.Resou
 	}
 	c.mu.Unlock()
 	c.lookedAt(vmid)
+	// A security group's rules or an IP set's entries are read at the
+	// drift-check cadence, as a guest's configuration is: looked at, they
+	// are read again at once.
+	if rt := c.currentRuntime(); vmid == 0 && rt != nil && rt.reads.RefreshEntries(kind, name) {
+		c.askRescan()
+	}
 	if c.opts.Cluster != "" {
 		// A named cluster's history is kept under its own name.
 		h, err := c.st.History(ctx, kind, c.historyName(name), historyLimit)

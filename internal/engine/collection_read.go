@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -113,6 +114,29 @@ func (c *ReadCache) keepEntries(key, seen string, entries []collItem) {
 		c.entries = map[string]*cachedEntries{}
 	}
 	c.entries[key] = &cachedEntries{seen: seen, readAt: c.now(), entries: entries}
+}
+
+// RefreshEntries makes the next plan read again the nested entries (an
+// IP set's addresses, a security group's rules) of the collection item
+// kind/name, as Refresh does a guest's configuration: someone looks at
+// it, and what they see must not be a read older than a change by hand.
+// It reports whether the cache held them (else the next plan reads them
+// anyway).
+func (c *ReadCache) RefreshEntries(kind, name string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	held := false
+	// A row that folds names keeps them in lower case (collection_plan.go).
+	for _, key := range []string{kind + "/" + name, kind + "/" + strings.ToLower(name)} {
+		if _, ok := c.entries[key]; ok {
+			delete(c.entries, key)
+			held = true
+		}
+	}
+	return held
 }
 
 // forgetEntries makes the next plan read an item's entries (after
