@@ -125,7 +125,7 @@ export async function stop(child: ChildProcess | undefined): Promise<void> {
 // simRequest calls the simulator's API as a script would (form-encoded, API token
 // unless other credentials are given).
 export function simRequest(
-  info: BackendInfo,
+  info: Pick<BackendInfo, 'sim'>,
   method: string,
   path: string,
   form: Record<string, string> = {},
