@@ -198,6 +198,9 @@ function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
     } else if (k === 'vlanIds' && kind === 'Network') {
       // bridge_vids as the engine writes it: space-separated.
       add('bridge_vids', path, scalar(v).split(/[ ,;]+/).filter(Boolean).join(' '));
+    } else if (Array.isArray(v) && v.length > 0 && v.every(isObj)) {
+      // A list of objects (a security group's rules, an IP set's entries): one line each.
+      add(k.toLowerCase(), path, v.map(propertyString));
     } else {
       add(k.toLowerCase(), path, isObj(v) ? propertyString(v) : Array.isArray(v) ? v.map(scalar).join(listSep(kind)) : scalar(v));
     }
@@ -235,9 +238,12 @@ export function align(
 ): AlignedRow[] {
   const obs = isObj(observed) ? observed : null;
   const des = isObj(desired) ? desired : null;
-  // A Network's keys are under "interface", an SDN zone's or vnet's under "config".
+  // A Network's keys are under "interface", an SDN zone's or vnet's under "config",
+  // a cluster-wide collection's item under its noun alone ({"security group": {…}}).
   const { config, pending, interface: iface, ...facts } = obs ?? {};
-  const cfg: Obj = isObj(config) ? config : obs ? { ...facts, ...(isObj(iface) ? iface : {}) } : {};
+  const sole = Object.values(facts);
+  const item = config === undefined && iface === undefined && sole.length === 1 && isObj(sole[0]) ? sole[0] : null;
+  const cfg: Obj = isObj(config) ? config : item ? item : obs ? { ...facts, ...(isObj(iface) ? iface : {}) } : {};
   const pend: Obj = isObj(pending) ? pending : {};
   // Facts beside the config: the power state and where the guest is.
   const extra: Obj = isObj(config) ? { state: facts.status, node: facts.node, vmid: facts.vmid } : {};
