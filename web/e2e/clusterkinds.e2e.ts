@@ -186,6 +186,21 @@ describe('the cluster-wide kinds in the demo', () => {
     expect(rows[0][1]).toContain('SSH');
     expect(rows[0][2]).toContain('SSH');
     expect(rows[0][1]).not.toBe(rows[0][2]);
+    // The aligned diff below lines the group's fields up with what the cluster
+    // lists (the comment with proxmops' mark), each rule on a line of its own.
+    // A row of it by its field (the header's title names the field and its path).
+    const aligned = (field: string) => drawer.locator('.aligned tr', { has: page.locator(`th[title="${field}"], th[title^="${field} · "]`) });
+    const lines = (row: Locator, side: 0 | 1) => row.locator('td').nth(side).locator('.val').allTextContents();
+    expect(await lines(aligned('comment'), 0)).toEqual(['public web servers']);
+    expect(await lines(aligned('comment'), 1)).toEqual(['public web servers (managed-by-proxmops)']);
+    expect(await lines(aligned('rules'), 0)).toEqual([
+      'type=in,action=ACCEPT,proto=tcp,dport=80,443,comment=web',
+      'type=in,action=ACCEPT,macro=SSH,source=+admins',
+      'type=in,action=ACCEPT,macro=Ping',
+    ]);
+    const changedRule = aligned('rules[1]');
+    expect(await changedRule.getAttribute('class')).toBe('changed');
+    expect(await lines(changedRule, 1)).toEqual([rows[0][1]]);
     await b.shot('clusterkinds-drawer-rules');
     await bothThemes('drawer-rules');
 
