@@ -57,9 +57,11 @@ func (r *collectionReconciler) runCreating(key string, ops []collReq, s Spec) fu
 
 // runOps sends an action's requests in order, then makes its rule list
 // the wanted one (rules may be nil); the item's cached entries are
-// forgotten first, whatever the outcome.
+// forgotten before and after, whatever the outcome: a plan that read them
+// meanwhile saw them half-made.
 func runOps(ctx context.Context, x *execCtx, key string, ops []collReq) error {
 	x.e.opts.Reads.forgetEntries(key)
+	defer x.e.opts.Reads.forgetEntries(key)
 	for _, op := range ops {
 		if op.rules != nil {
 			if err := op.rules.apply(ctx, x.e.client); err != nil {

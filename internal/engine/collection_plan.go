@@ -60,6 +60,7 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 				r.entries[name] = cached
 				continue
 			}
+			mark := pc.e.opts.Reads.entriesMark()
 			var got []map[string]any
 			if err := pc.e.client.Get(ctx, r.row.nestedPath(name), nil, &got); err != nil {
 				r.entryErr[name] = err
@@ -70,7 +71,7 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 				list = append(list, stringValues(m))
 			}
 			r.entries[name] = list
-			pc.e.opts.Reads.keepEntries(key, seen, list)
+			pc.e.opts.Reads.keepEntries(key, seen, list, mark)
 		}
 		return nil
 	})

@@ -104,12 +104,38 @@ func (c *ReadCache) cachedEntriesOf(key, seen string) ([]collItem, bool) {
 	return ce.entries, true
 }
 
-func (c *ReadCache) keepEntries(key, seen string, entries []collItem) {
+// entryMarks tell a read of an item's entries that began before proxmops
+// changed the item from one that began after: the daemon plans while its
+// actions run, and a list read halfway through proxmops' own writes (a
+// security group whose rules it is still adding) must not be kept, or the
+// next plans would see the item drifted for a whole drift-check period.
+type entryMarks struct {
+	n         uint64
+	changedAt map[string]uint64 // by key: n when proxmops last changed it
+}
+
+// entriesMark is taken before an item's entries are read, for keepEntries.
+func (c *ReadCache) entriesMark() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.marks.n
+}
+
+// keepEntries keeps entries read since mark, unless proxmops changed the
+// item meanwhile (forgetEntries) or someone asked for a new read
+// (RefreshEntries).
+func (c *ReadCache) keepEntries(key, seen string, entries []collItem, mark uint64) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.marks.changedAt[key] > mark {
+		return
+	}
 	if c.entries == nil {
 		c.entries = map[string]*cachedEntries{}
 	}
@@ -128,24 +154,34 @@ func (c *ReadCache) RefreshEntries(kind, name string) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	held := false
 	// A row that folds names keeps them in lower case (collection_plan.go).
-	for _, key := range []string{kind + "/" + name, kind + "/" + strings.ToLower(name)} {
-		if _, ok := c.entries[key]; ok {
-			delete(c.entries, key)
-			held = true
-		}
+	held := c.dropEntries(kind + "/" + name)
+	if lower := kind + "/" + strings.ToLower(name); lower != kind+"/"+name {
+		held = c.dropEntries(lower) || held
 	}
 	return held
 }
 
-// forgetEntries makes the next plan read an item's entries (after
-// proxmops changed them).
+// forgetEntries makes the next plan read an item's entries (proxmops
+// changes them), and drops a read of them begun before.
 func (c *ReadCache) forgetEntries(key string) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
-	delete(c.entries, key)
+	c.dropEntries(key)
 	c.mu.Unlock()
+}
+
+// dropEntries forgets an item's entries and any read of them begun
+// before, reporting whether the cache held them; c.mu is held.
+func (c *ReadCache) dropEntries(key string) bool {
+	_, held := c.entries[key]
+	delete(c.entries, key)
+	if c.marks.changedAt == nil {
+		c.marks.changedAt = map[string]uint64{}
+	}
+	c.marks.n++
+	c.marks.changedAt[key] = c.marks.n
+	return held
 }

@@ -65,6 +65,7 @@ type ReadCache struct {
 	// entries are collection items' nested entries (an IP set's), by
 	// "Kind/name" (collection.go).
 	entries map[string]*cachedEntries
+	marks   entryMarks
 }
 
 // cachedGuest is one guest's configuration as last read.
