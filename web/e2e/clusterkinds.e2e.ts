@@ -201,6 +201,11 @@ describe('the cluster-wide kinds in the demo', () => {
     const changedRule = aligned('rules[1]');
     expect(await changedRule.getAttribute('class')).toBe('changed');
     expect(await lines(changedRule, 1)).toEqual([rows[0][1]]);
+    // Its history: created, then this drift; no false drift or failed update
+    // from a pass that read the rules while proxmops was still adding them.
+    const history = await drawer.getByRole('region', { name: 'History' }).textContent();
+    expect(history).toMatch(/\bcreated\b/);
+    expect(history).not.toMatch(/\bfailed\b/);
     await b.shot('clusterkinds-drawer-rules');
     await bothThemes('drawer-rules');
 
