@@ -4,9 +4,10 @@
 // HA rule, pool and storage each have a card with its summary line; the
 // graph links the security group to the two VMs that use it, the backup job
 // to the guests its tag selects, the HA rule to its guest and the storage to
-// the ISO on it, each edge in words; a rule of the security group changed by
-// hand on the simulator shows in the drawer as the ordered rule table, at
-// its position, and Sync now puts it back; axe finds nothing serious there.
+// the ISO on it, each edge in words; a rule of the security group changed,
+// then one moved, by hand on the simulator shows in the drawer as the
+// ordered rule table, by position, and Sync now puts it back; axe finds
+// nothing serious on those pages.
 
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -155,7 +156,7 @@ describe('the cluster-wide kinds in the demo', () => {
     await bothThemes('graph');
   }, 120_000);
 
-  test('a rule of the security group changed by hand shows as the ordered rule table at its position; Sync now puts it back', async () => {
+  test('a rule of the security group changed, then moved, by hand shows in the ordered rule table by position; Sync now puts it back', async () => {
     // Automatic sync would repair the drift before anyone could look at it.
     await page.goto(`${url}/settings`);
     await page.getByLabel('Apply changes automatically').uncheck();
@@ -180,12 +181,8 @@ describe('the cluster-wide kinds in the demo', () => {
     expect(await table.locator('caption').textContent()).toMatch(/rules, in order$/);
     expect(await table.locator('thead th').allTextContents()).toEqual(['#', 'on the cluster', 'in the manifest']);
     // One row: the rule at position 1, the cluster's disabled beside the manifest's.
-    const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
-    expect(rows).toHaveLength(1);
-    expect(rows[0][0]).toBe('1');
-    expect(rows[0][1]).toContain('SSH');
-    expect(rows[0][2]).toContain('SSH');
-    expect(rows[0][1]).not.toBe(rows[0][2]);
+    const rows = await tableRows(table);
+    expect(rows).toEqual([['1', 'disabled: in SSH(ACCEPT) -source +admins', 'in SSH(ACCEPT) -source +admins']]);
     // The aligned diff below lines the group's fields up with what the cluster
     // lists (the comment with proxmops' mark), each rule on a line of its own.
     // A row of it by its field (the header's title names the field and its path).
@@ -219,5 +216,33 @@ describe('the cluster-wide kinds in the demo', () => {
       ['Ping', 1],
     ]);
     await page.keyboard.press('Escape');
+    await drawer.waitFor({ state: 'detached' });
+
+    // Someone moves the last rule (Ping) to the top: every position differs,
+    // and the table reads in list order, the cluster's order beside the manifest's.
+    const moved = await simRequest(sim, 'PUT', `${GROUP_RULES}/2`, { moveto: '0' });
+    expect(moved.status, moved.body).toBe(200);
+    await l.click();
+    await drawer.waitFor();
+    await table.waitFor({ timeout: 30_000 });
+    const web = 'in ACCEPT -p tcp -dport 80,443 # web';
+    const ssh = 'in SSH(ACCEPT) -source +admins';
+    const ping = 'in Ping(ACCEPT)';
+    await expect.poll(() => tableRows(table)).toEqual([
+      ['0', ping, web],
+      ['1', web, ssh],
+      ['2', ssh, ping],
+    ]);
+    await b.shot('clusterkinds-drawer-rules-moved');
+    await drawer.getByRole('button', { name: 'Sync now' }).click();
+    await expect.poll(() => synced(l), { timeout: 60_000, message: 'the group to be in sync after the second Sync now' }).toBe(true);
+    const again = JSON.parse((await simRequest(sim, 'GET', GROUP_RULES)).body).data as Record<string, unknown>[];
+    expect(again.map((r) => r.macro ?? r.dport)).toEqual(['80,443', 'SSH', 'Ping']);
+    await page.keyboard.press('Escape');
   }, 180_000);
 });
+
+// tableRows is a table's body, a row a list of its cells' texts.
+function tableRows(table: Locator): Promise<string[][]> {
+  return table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+}
