@@ -137,7 +137,13 @@ func (g *Guard) Check(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
-	return g.lock(ctx, tx, term)
+	if err := checkLease(ctx, term); err != nil {
+		return err
+	}
+	if err := g.lock(ctx, tx, term); err != nil {
+		return err
+	}
+	return checkLease(ctx, term)
 }
 
 func (g *Guard) lock(ctx context.Context, tx *sql.Tx, term int64) error {
@@ -166,7 +172,13 @@ func (g *Guard) Hold(ctx context.Context, send func(Held) error) error {
 		return err
 	}
 	begun := time.Now() // before the lock is asked for: the server's idle clock starts later
+	if err := checkLease(ctx, term); err != nil {
+		return err
+	}
 	sendBy := begun.Add(g.sendWindow)
+	if u, ok := LeaseUntil(ctx); ok && u.Before(sendBy) {
+		sendBy = u // nothing is sent after the term's lease
+	}
 	tx, end, err := g.take(ctx, term, sendBy)
 	if err != nil {
 		return err
@@ -271,7 +283,8 @@ func (u unsent) WriteRefused() bool { return true }
 // Held is what send gets from Hold while its term provably leads.
 type Held struct {
 	// SendBy is the time by which the request must have been sent: after
-	// it, PostgreSQL may have ended the hold of a stalled process.
+	// it, PostgreSQL may have ended the hold of a stalled process, or the
+	// term's lease (LeaseUntil) ran out.
 	SendBy time.Time
 	drain  time.Duration
 	lost   <-chan struct{}

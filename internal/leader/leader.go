@@ -80,16 +80,19 @@ type Options struct {
 }
 
 // timings derive from the failover timeout T: the server ends the
-// leader's session after 2T/3 idle, followers try every T/10, and the
-// leader pings every T/10, each ping bounded by T/5, and stops leading at
-// the first failed ping or when none succeeded for T/3 (before the server
-// can end its session, so it has stopped acting when the lock goes).
+// leader's session after T/2 idle, followers try every T/10, and the
+// leader pings every T/10, each ping bounded by T/5. A term may act until
+// its lease (T/3) after the sending of the last ping its session answered,
+// and a follower that takes the lock from a leader that did not stop
+// cleanly waits one lease before its term begins: the old term has run out
+// by then on its own clock, however late its goroutines run. Worst case
+// from a cut-off to a new term: T/2 + T/10 + a connection + T/3 < T.
 type timings struct {
 	serverIdle, retry, heartbeat, pingTimeout, lease time.Duration
 }
 
 func timingsFor(t time.Duration) timings {
-	return timings{serverIdle: t * 2 / 3, retry: t / 10, heartbeat: t / 10, pingTimeout: t / 5, lease: t / 3}
+	return timings{serverIdle: t / 2, retry: t / 10, heartbeat: t / 10, pingTimeout: t / 5, lease: t / 3}
 }
 
 // Elector campaigns for leadership; see Run.
@@ -102,6 +105,8 @@ type Elector struct {
 	mu      sync.Mutex
 	leading bool
 	current *Info // the leader last seen (self while leading)
+
+	ended int64 // the last term this replica led whose lead returned
 }
 
 // New checks the options; Run campaigns.
@@ -206,7 +211,7 @@ func (e *Elector) session(ctx context.Context, lead func(ctx context.Context, se
 			return err
 		}
 		if got {
-			return e.leadWith(ctx, conn, lead)
+			return e.leadWith(ctx, conn, lead, time.Now())
 		}
 		cur, err := e.readLeader(ctx, conn)
 		if err != nil {
@@ -226,29 +231,44 @@ func (e *Elector) tryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	return got, err
 }
 
-// leadWith publishes this replica as leader, runs lead and pings until
-// leadership is in doubt or ctx ends.
-func (e *Elector) leadWith(ctx context.Context, conn *pgx.Conn, lead func(ctx context.Context, self Info)) error {
+// leadWith waits for the previous term's lease when it may still run,
+// publishes this replica as leader, runs lead and pings until leadership
+// is in doubt or ctx ends. acquired is when the lock was taken.
+func (e *Elector) leadWith(ctx context.Context, conn *pgx.Conn, lead func(ctx context.Context, self Info), acquired time.Time) error {
+	if err := e.awaitPrevious(ctx, conn, acquired); err != nil {
+		return fmt.Errorf("waiting for the previous leader's lease: %w", err)
+	}
+	l := &lease{d: e.tm.lease}
 	self, err := e.publish(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("recording this replica as leader: %w", err)
 	}
+	// The publish may have waited for the old term's writes: the lease
+	// starts at a ping sent now.
+	if err := e.ping(ctx, conn, l); err != nil {
+		return err
+	}
 	e.set(true, &self)
 	e.log.Info("leading", "replica", self.Replica, "term", self.Term)
-	lctx, stop := context.WithCancel(ctx)
+	lctx, stop := context.WithCancelCause(withLease(ctx, l))
+	go l.watch(lctx, stop)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		lead(lctx, self)
+		stop(errLeadReturned)
 	}()
-	err = e.heartbeat(lctx, conn)
-	stop()
+	err = e.heartbeat(lctx, conn, l)
+	stop(nil)
 	<-done
+	e.ended = self.Term
 	e.set(false, nil)
 	if err != nil {
 		e.log.Warn("stopped leading: the database did not answer; a follower takes over", "err", err)
 		return err
 	}
+	// lead returned: the next leader need not wait for this term's lease.
+	e.markEnded(conn, self.Term)
 	if ctx.Err() == nil {
 		return errors.New("lead returned")
 	}
@@ -260,31 +280,89 @@ func (e *Elector) leadWith(ctx context.Context, conn *pgx.Conn, lead func(ctx co
 	return nil
 }
 
-// heartbeat pings until ctx ends (nil) or a ping fails or none succeeded
-// within the lease (an error: leadership is in doubt).
-func (e *Elector) heartbeat(ctx context.Context, conn *pgx.Conn) error {
+var errLeadReturned = errors.New("lead returned")
+
+// heartbeat pings until ctx ends (nil) or a ping fails or the lease ran
+// out (an error: leadership is in doubt).
+func (e *Elector) heartbeat(ctx context.Context, conn *pgx.Conn, l *lease) error {
 	t := time.NewTicker(e.tm.heartbeat)
 	defer t.Stop()
-	lastOK := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return leaseEnd(ctx)
 		case <-t.C:
 		}
-		if time.Since(lastOK) >= e.tm.lease {
-			return fmt.Errorf("no ping answered for %s", time.Since(lastOK).Round(time.Millisecond))
+		if u := l.Until(); !time.Now().Before(u) {
+			return fmt.Errorf("%w (%s ago)", errLeaseRanOut, time.Since(u).Round(time.Millisecond))
 		}
-		pctx, cancel := context.WithTimeout(ctx, e.tm.pingTimeout)
-		_, err := conn.Exec(pctx, "SELECT 1")
-		cancel()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
+		if err := e.ping(ctx, conn, l); err != nil {
+			if ctx.Err() != nil {
+				return leaseEnd(ctx)
+			}
 			return err
 		}
-		lastOK = time.Now()
+	}
+}
+
+// leaseEnd is the error of a term's ended context: the lease's, or nil.
+func leaseEnd(ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errLeaseRanOut) {
+		return cause
+	}
+	return nil
+}
+
+// ping sends a request on the lock session; its answer extends l.
+func (e *Elector) ping(ctx context.Context, conn *pgx.Conn, l *lease) error {
+	sent := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, e.tm.pingTimeout)
+	defer cancel()
+	if _, err := conn.Exec(pctx, "SELECT 1"); err != nil {
+		return err
+	}
+	l.extend(sent)
+	return nil
+}
+
+// awaitPrevious returns once the previous term can no longer act: at once
+// when there was none, when this replica led it, or when its leader
+// recorded its end (a clean stop); else one lease after the lock was
+// taken (acquired), by which time that term's lease ran out.
+func (e *Elector) awaitPrevious(ctx context.Context, conn *pgx.Conn, acquired time.Time) error {
+	qctx, cancel := context.WithTimeout(ctx, e.tm.pingTimeout)
+	defer cancel()
+	// Only the lock holder creates the tables, so this cannot race.
+	for _, ddl := range []string{createLeaderTable, createEndedTable} {
+		if _, err := conn.Exec(qctx, ddl); err != nil {
+			return err
+		}
+	}
+	var term, ended int64
+	err := conn.QueryRow(qctx, `SELECT l.term, coalesce(x.term, 0) FROM proxmops_ha_leader l
+		LEFT JOIN proxmops_ha_ended x ON x.slot = 1 WHERE l.slot = 1`).Scan(&term, &ended)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	case term == ended || term == e.ended:
+		return nil
+	}
+	e.log.Info("waiting for the previous leader's lease to run out", "term", term, "lease", e.tm.lease.String())
+	sleep(ctx, time.Until(acquired.Add(e.tm.lease)))
+	return ctx.Err()
+}
+
+// markEnded records that term's lead returned, while this session still
+// holds the lock (so no later term exists).
+func (e *Elector) markEnded(conn *pgx.Conn, term int64) {
+	qctx, cancel := context.WithTimeout(context.Background(), e.tm.pingTimeout)
+	defer cancel()
+	_, err := conn.Exec(qctx, `INSERT INTO proxmops_ha_ended (slot, term) VALUES (1, $1)
+		ON CONFLICT (slot) DO UPDATE SET term = EXCLUDED.term`, term)
+	if err != nil {
+		e.log.Warn("recording the end of this term; the next leader waits for its lease", "term", term, "err", err)
 	}
 }
 
@@ -298,14 +376,17 @@ const createLeaderTable = `CREATE TABLE IF NOT EXISTS proxmops_ha_leader (
 	backend_pid integer NOT NULL,
 	since timestamptz NOT NULL)`
 
+// createEndedTable holds the last term whose leader recorded that it
+// stopped acting (a clean stop): its successor need not wait its lease.
+const createEndedTable = `CREATE TABLE IF NOT EXISTS proxmops_ha_ended (
+	slot integer PRIMARY KEY CHECK (slot = 1),
+	term bigint NOT NULL)`
+
 // publish records this replica as the leader (only the lock holder writes
-// the row, so creating the table cannot race).
+// the row); it waits for the old term's checks (fence.go).
 func (e *Elector) publish(ctx context.Context, conn *pgx.Conn) (Info, error) {
 	qctx, cancel := context.WithTimeout(ctx, e.opts.Timeout/3)
 	defer cancel()
-	if _, err := conn.Exec(qctx, createLeaderTable); err != nil {
-		return Info{}, err
-	}
 	id := e.opts.Identity
 	self := Info{Identity: id}
 	err := conn.QueryRow(qctx, `INSERT INTO proxmops_ha_leader AS l VALUES (1, 1, $1, $2, $3, $4, pg_backend_pid(), now())

@@ -14,11 +14,29 @@ import (
 )
 
 // term is one leadership as the test saw it: when lead started and ended,
-// in the order of one shared sequence (no wall clock).
+// in the order of one shared sequence, and on the clock: when it started,
+// when lead saw its context end, and its lease (ctx).
 type term struct {
 	replica    string
 	info       Info
 	start, end int64
+	startAt    time.Time
+	endAt      time.Time // zero while lead has not seen its end
+	ctx        context.Context
+}
+
+// until is when the term stopped acting on its own clock: when lead saw its
+// context end, or earlier when its lease ran out first (a starved
+// goroutine learns of it late, but every act checks the lease).
+func (x term) until() time.Time {
+	u, ok := LeaseUntil(x.ctx)
+	if !ok {
+		panic("a term's context without a lease")
+	}
+	if !x.endAt.IsZero() && x.endAt.Before(u) {
+		return x.endAt
+	}
+	return u
 }
 
 // campaign runs an elector in the background and records its terms.
@@ -48,7 +66,7 @@ func startCampaignDoing(t *testing.T, e *Elector, seq *atomic.Int64, work func(l
 		_ = e.Run(ctx, func(lctx context.Context, self Info) {
 			c.mu.Lock()
 			i := len(c.terms)
-			c.terms = append(c.terms, term{replica: self.Replica, info: self, start: seq.Add(1)})
+			c.terms = append(c.terms, term{replica: self.Replica, info: self, start: seq.Add(1), startAt: time.Now(), ctx: lctx})
 			c.mu.Unlock()
 			c.began <- self
 			if work != nil {
@@ -56,7 +74,7 @@ func startCampaignDoing(t *testing.T, e *Elector, seq *atomic.Int64, work func(l
 			}
 			<-lctx.Done()
 			c.mu.Lock()
-			c.terms[i].end = seq.Add(1)
+			c.terms[i].end, c.terms[i].endAt = seq.Add(1), time.Now()
 			c.mu.Unlock()
 		})
 	}()
@@ -136,6 +154,11 @@ func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
 	if at[0].end == 0 || at[0].end > bt[0].start {
 		t.Fatalf("a's term ended at %d, b's began at %d: overlap", at[0].end, bt[0].start)
 	}
+	// a recorded its end, so b's term need not wait for a's lease.
+	var ended int64
+	if err := connect(t, dbURL).QueryRow(context.Background(), `SELECT term FROM proxmops_ha_ended`).Scan(&ended); err != nil || ended != first.Term {
+		t.Fatalf("the recorded end: term %d (%v), want a's %d", ended, err, first.Term)
+	}
 	if st := a.e.Status(); st.Role != RoleFollower || st.Leader != nil {
 		t.Fatalf("a after stopping: %+v", st)
 	}
@@ -143,21 +166,52 @@ func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
 
 // The server ends the leader's session (a restart, an administrator, a
 // broken socket): the leader stops leading and one of the replicas leads
-// again, never two at once.
+// again, never two at once, on the clock of each, however late the old
+// leader learns of its loss; and no fenced step of the old term runs once
+// the new one began.
 func TestALostSessionEndsTheTermBeforeAnotherBegins(t *testing.T) {
 	dbURL := testDB(t)
+	g := NewGuard(openDB(t, dbURL), 3*time.Second, nil)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
+	var mu sync.Mutex
+	var steps []time.Time // when a step of a's ran, as it ran
+	work := func(lctx context.Context, self Info) {
+		for ctx := WithTerm(lctx, self.Term); ctx.Err() == nil; {
+			_ = g.Do(ctx, func() error {
+				mu.Lock()
+				steps = append(steps, time.Now())
+				mu.Unlock()
+				return nil
+			})
+			sleep(ctx, 5*time.Millisecond)
+		}
+	}
+	a := startCampaignDoing(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq, work)
 	waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
 	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	testwait.For(t, "a's fenced steps", 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(steps) >= 3 })
 	admin := connect(t, dbURL)
 	if _, err := admin.Exec(context.Background(),
 		"SELECT pg_terminate_backend(backend_pid) FROM proxmops_ha_leader"); err != nil {
 		t.Fatal(err)
 	}
 	testwait.For(t, "a new term", 10*time.Second, func() bool { return len(a.allTerms())+len(b.allTerms()) >= 2 })
-	checkNoOverlap(t, append(a.allTerms(), b.allTerms()...))
+	terms := append(a.allTerms(), b.allTerms()...)
+	checkNoOverlap(t, terms)
+	next := terms[len(terms)-1]
+	for _, x := range terms {
+		if x.startAt.After(next.startAt) {
+			next = x
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, at := range steps {
+		if !at.Before(next.startAt) {
+			t.Fatalf("a step of a's term ran %s after %s's term %d began", at.Sub(next.startAt), next.replica, next.info.Term)
+		}
+	}
 }
 
 // A leader cut off from the database (packets dropped, no reset) stops
@@ -180,26 +234,20 @@ func TestACutOffLeaderStopsBeforeTheFollowerTakesOver(t *testing.T) {
 	if second.Replica != "b" {
 		t.Fatalf("after the cut: %+v", second)
 	}
-	at := a.allTerms()
-	if at[0].end == 0 || at[0].end > b.allTerms()[0].start {
-		t.Fatalf("a's term ended at %d, b's began at %d: a still led when b took over", at[0].end, b.allTerms()[0].start)
-	}
+	checkNoOverlap(t, append(a.allTerms(), b.allTerms()...))
 	t.Logf("failover after a cut-off leader: %s (timeout %s)", took.Round(10*time.Millisecond), timeout)
 }
 
+// checkNoOverlap fails when a term began before another one, begun
+// earlier, had stopped acting on its own clock.
 func checkNoOverlap(t *testing.T, terms []term) {
 	t.Helper()
 	for i, x := range terms {
 		for j, y := range terms {
-			if i == j {
-				continue
-			}
-			xEnd := x.end
-			if xEnd == 0 {
-				xEnd = 1 << 62
-			}
-			if x.start < y.start && y.start < xEnd {
-				t.Fatalf("terms overlap: %s %+v and %s %+v", x.replica, x, y.replica, y)
+			if i != j && x.startAt.Before(y.startAt) && y.startAt.Before(x.until()) {
+				t.Fatalf("terms overlap: %s's term %d (started %s, acting until %s, lead saw its end: %t) and %s's term %d, started %s before that",
+					x.replica, x.info.Term, x.startAt.Format(time.StampMicro), x.until().Format(time.StampMicro), !x.endAt.IsZero(),
+					y.replica, y.info.Term, x.until().Sub(y.startAt))
 			}
 		}
 	}
