@@ -7,8 +7,12 @@
 // once when the process dies (the kernel closes its socket), and within the
 // idle session timeout the leader sets on its session when the leader is cut
 // off from the database (the server ends a session idle that long, and a
-// healthy leader pings far more often). The leader itself stops leading when
-// no ping succeeded for a third of the failover timeout, well before the
-// server can release the lock, so a cut-off leader has stopped acting before
-// a follower can take over. See docs/ha.md.
+// healthy leader pings far more often).
+//
+// Two terms never overlap, by the clock rather than by the scheduling of
+// goroutines (lease.go): a term acts only until a lease after the sending of
+// the last ping its session answered, its context ends then, and its fenced
+// writes (fence.go) check the lease as they are made; a follower that takes
+// the lock waits one lease before its term begins, unless the previous
+// leader recorded its clean stop. See docs/ha.md.
 package leader

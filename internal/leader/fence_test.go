@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/testwait"
 )
@@ -195,4 +196,47 @@ func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
 	if w, r := writes.Load(), gets.Load(); w != 1 || r != 1 {
 		t.Fatalf("Proxmox got %d writes and %d reads, want the 1 write of the leading term and the read", w, r)
 	}
+}
+
+// A leader whose lock session stops answering (every byte dropped) stops
+// acting when its lease runs out, on its own clock: a fenced step or store
+// write of its term is then refused even though the database still names
+// its term (no follower took over yet), and the term's context ends.
+func TestAWriteAfterItsTermsLeaseIsRefusedThoughTheDatabaseStillNamesTheTerm(t *testing.T) {
+	dbURL := testDB(t)
+	db := openDB(t, dbURL)
+	p := pgtest.NewLink(t, dbURL)
+	var seq atomic.Int64
+	const timeout = 3 * time.Second
+	a := startCampaign(t, newElector(t, p.URL, "a", timeout, nil), &seq)
+	first := waitLead(t, a, 10*time.Second)
+	g := NewGuard(db, timeout, nil) // its own connections still answer
+	lctx := a.allTerms()[0].ctx
+	// Work of the term that outlives the term's context, as a request
+	// already under way does: only the lease stops it.
+	ctx := WithTerm(context.WithoutCancel(lctx), first.Term)
+	if err := g.Do(ctx, func() error { return nil }); err != nil {
+		t.Fatalf("a step within the lease: %v", err)
+	}
+
+	p.Freeze()
+	testwait.For(t, "a's lease to run out", 4*timeout, func() bool {
+		u, _ := LeaseUntil(lctx)
+		return !time.Now().Before(u)
+	})
+	ran := false
+	err := g.Do(ctx, func() error { ran = true; return nil })
+	var expired *LeaseError
+	if !errors.As(err, &expired) || ran || !refusedUnsent(err) {
+		t.Fatalf("a step past the lease: %v (ran: %t), want a LeaseError, unsent", err, ran)
+	}
+	if err := checkIn(g, db, ctx); !errors.As(err, &expired) {
+		t.Fatalf("a store write past the lease: %v, want a LeaseError", err)
+	}
+	var term int64
+	if err := db.QueryRow(`SELECT term FROM proxmops_ha_leader WHERE slot = 1`).Scan(&term); err != nil || term != first.Term {
+		t.Fatalf("the database names term %d (%v), want a's %d still", term, err, first.Term)
+	}
+	testwait.For(t, "a's term's context to end", 4*timeout, func() bool { return lctx.Err() != nil })
+	t.Logf("refused: %v", err)
 }
