@@ -263,12 +263,16 @@ func (e *Elector) leadWith(ctx context.Context, conn *pgx.Conn, lead func(ctx co
 	<-done
 	e.ended = self.Term
 	e.set(false, nil)
+	// lead returned: if this session still holds the lock (a heartbeat
+	// that ran late), the next leader need not wait for this term's lease.
+	merr := e.markEnded(conn, self.Term)
 	if err != nil {
 		e.log.Warn("stopped leading: the database did not answer; a follower takes over", "err", err)
 		return err
 	}
-	// lead returned: the next leader need not wait for this term's lease.
-	e.markEnded(conn, self.Term)
+	if merr != nil {
+		e.log.Warn("recording the end of this term; the next leader waits for its lease", "term", self.Term, "err", merr)
+	}
 	if ctx.Err() == nil {
 		return errors.New("lead returned")
 	}
@@ -356,14 +360,12 @@ func (e *Elector) awaitPrevious(ctx context.Context, conn *pgx.Conn, acquired ti
 
 // markEnded records that term's lead returned, while this session still
 // holds the lock (so no later term exists).
-func (e *Elector) markEnded(conn *pgx.Conn, term int64) {
+func (e *Elector) markEnded(conn *pgx.Conn, term int64) error {
 	qctx, cancel := context.WithTimeout(context.Background(), e.tm.pingTimeout)
 	defer cancel()
 	_, err := conn.Exec(qctx, `INSERT INTO proxmops_ha_ended (slot, term) VALUES (1, $1)
 		ON CONFLICT (slot) DO UPDATE SET term = EXCLUDED.term`, term)
-	if err != nil {
-		e.log.Warn("recording the end of this term; the next leader waits for its lease", "term", term, "err", err)
-	}
+	return err
 }
 
 const createLeaderTable = `CREATE TABLE IF NOT EXISTS proxmops_ha_leader (
