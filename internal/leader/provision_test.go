@@ -49,8 +49,9 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 	in := &provision.Inputs{
 		Files: []provision.File{{Path: "/etc/app.conf", Data: []byte("one\n")}},
 		Commands: []string{
-			// the second step runs until the test lets it end
-			"while [ ! -e /release ]; do sleep 0.05; done; echo two > /two",
+			// the second step says it runs (so under its check), and runs
+			// until the test lets it end
+			"echo > /running; while [ ! -e /release ]; do sleep 0.05; done; echo two > /two",
 			"echo three > /three",
 		},
 	}
@@ -60,7 +61,9 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 			provision.Target{ID: "Container/app", VMID: 300, Host: provIP, Port: port}, in, nil)
 		done <- err
 	}()
-	testwait.For(t, "the file step", 30*time.Second, func() bool { _, err := os.Stat(filepath.Join(tree, "etc/app.conf")); return err == nil })
+	// Not just the file step: the command must hold its check before the
+	// lock is free, or b's term may rightly begin before it asks.
+	testwait.For(t, "the running command", 30*time.Second, func() bool { _, err := os.Stat(filepath.Join(tree, "running")); return err == nil })
 	a.stop() // the lock is free: b takes it, and its term waits for the running step
 
 	admin := connect(t, dbURL)
