@@ -176,9 +176,6 @@ func (g *Guard) Hold(ctx context.Context, send func(Held) error) error {
 		return err
 	}
 	sendBy := begun.Add(g.sendWindow)
-	if u, ok := LeaseUntil(ctx); ok && u.Before(sendBy) {
-		sendBy = u // nothing is sent after the term's lease
-	}
 	tx, end, err := g.take(ctx, term, sendBy)
 	if err != nil {
 		return err
@@ -201,7 +198,7 @@ func (g *Guard) Hold(ctx context.Context, send func(Held) error) error {
 		}
 		end()
 	})
-	serr := send(Held{SendBy: sendBy, drain: g.idle, lost: lost})
+	serr := send(Held{SendBy: sendBy, drain: g.idle, lost: lost, term: term, lease: leaseOf(ctx)})
 	close(returned)
 	unwatch()
 	alive := stop()
@@ -283,11 +280,22 @@ func (u unsent) WriteRefused() bool { return true }
 // Held is what send gets from Hold while its term provably leads.
 type Held struct {
 	// SendBy is the time by which the request must have been sent: after
-	// it, PostgreSQL may have ended the hold of a stalled process, or the
-	// term's lease (LeaseUntil) ran out.
+	// it, PostgreSQL may have ended the hold of a stalled process.
 	SendBy time.Time
 	drain  time.Duration
 	lost   <-chan struct{}
+	term   int64
+	lease  *lease // the term's, if any
+}
+
+// sendable refuses a request about to be sent too late: past SendBy, or
+// once its term's lease ran out (LeaseUntil; it may have been renewed
+// since the check began).
+func (h Held) sendable() error {
+	if late := time.Since(h.SendBy); late > 0 {
+		return errSendWindow{late: late}
+	}
+	return h.lease.check(h.term)
 }
 
 // Context is ctx for what is sent under the hold, except that ctx's
@@ -363,8 +371,8 @@ func (g *Guard) keepAlive(tx *sql.Tx) (lost <-chan struct{}, stop func() bool) {
 // lasts until step returns).
 func (g *Guard) Do(ctx context.Context, step func() error) error {
 	return g.Hold(ctx, func(h Held) error {
-		if late := time.Since(h.SendBy); late > 0 {
-			return errSendWindow{late: late}
+		if err := h.sendable(); err != nil {
+			return err
 		}
 		return step()
 	})
@@ -396,8 +404,8 @@ func (t *fenceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var resp *http.Response
 	sent := false
 	err := t.g.Hold(req.Context(), func(h Held) error {
-		if late := time.Since(h.SendBy); late > 0 {
-			return errSendWindow{late: late}
+		if err := h.sendable(); err != nil {
+			return err
 		}
 		sent = true
 		sctx, release := h.Context(req.Context())

@@ -240,3 +240,50 @@ func TestAWriteAfterItsTermsLeaseIsRefusedThoughTheDatabaseStillNamesTheTerm(t *
 	testwait.For(t, "a's term's context to end", 4*timeout, func() bool { return lctx.Err() != nil })
 	t.Logf("refused: %v", err)
 }
+
+// The lease is checked again when the request is about to be sent: a step
+// whose check waited (another transaction held the leader row) while its
+// term's lease ran out is refused once the check passes, though the
+// database still names its term.
+func TestAStepWhoseLeaseRanOutWhileItsCheckWaitedIsRefused(t *testing.T) {
+	dbURL := testDB(t)
+	db := openDB(t, dbURL)
+	p := pgtest.NewLink(t, dbURL)
+	var seq atomic.Int64
+	a := startCampaign(t, newElector(t, p.URL, "a", 3*time.Second, nil), &seq) // lease 1s
+	first := waitLead(t, a, 10*time.Second)
+	// A send window (2.5s) longer than the lease: only the lease refuses.
+	g := NewGuard(db, 10*time.Second, nil)
+	ctx := WithTerm(context.WithoutCancel(a.allTerms()[0].ctx), first.Term)
+
+	admin := connect(t, dbURL)
+	tx, err := admin.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(context.Background(), `SELECT 1 FROM proxmops_ha_leader WHERE slot = 1 FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Bool
+	done := make(chan error, 1)
+	go func() { done <- g.Do(ctx, func() error { ran.Store(true); return nil }) }()
+	testwait.For(t, "the step's check to wait for the row", 10*time.Second, func() bool {
+		var n int
+		err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	p.Freeze()
+	testwait.For(t, "a's lease to run out", 10*time.Second, func() bool {
+		u, _ := LeaseUntil(ctx)
+		return !time.Now().Before(u)
+	})
+	if err := tx.Rollback(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	var expired *LeaseError
+	if !errors.As(err, &expired) || ran.Load() || !refusedUnsent(err) {
+		t.Fatalf("the step: %v (ran: %t), want a LeaseError, unsent", err, ran.Load())
+	}
+}

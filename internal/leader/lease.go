@@ -72,11 +72,16 @@ func withLease(ctx context.Context, l *lease) context.Context {
 // the term's context ends at that time too, but its goroutines may learn
 // it late.
 func LeaseUntil(ctx context.Context) (until time.Time, ok bool) {
-	l, ok := ctx.Value(leaseKey{}).(*lease)
-	if !ok {
+	l := leaseOf(ctx)
+	if l == nil {
 		return time.Time{}, false
 	}
 	return l.Until(), true
+}
+
+func leaseOf(ctx context.Context) *lease {
+	l, _ := ctx.Value(leaseKey{}).(*lease)
+	return l
 }
 
 // LeaseError refuses a write of a term whose lease ran out: its lock
@@ -96,7 +101,16 @@ func (e *LeaseError) WriteRefused() bool { return true }
 
 // checkLease fails when ctx's term lease ran out by now.
 func checkLease(ctx context.Context, term int64) error {
-	if u, ok := LeaseUntil(ctx); ok && !time.Now().Before(u) {
+	return leaseOf(ctx).check(term)
+}
+
+// check fails when the lease (of term) ran out by now; a nil lease (work
+// outside a term's context) has none to run out.
+func (l *lease) check(term int64) error {
+	if l == nil {
+		return nil
+	}
+	if u := l.Until(); !time.Now().Before(u) {
 		return &LeaseError{Term: term, Until: u}
 	}
 	return nil
