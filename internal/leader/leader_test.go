@@ -167,11 +167,24 @@ func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
 // The server ends the leader's session (a restart, an administrator, a
 // broken socket): the leader stops leading and one of the replicas leads
 // again, never two at once, on the clock of each, however late the old
-// leader learns of its loss; and no fenced step of the old term runs once
-// the new one began.
+// leader learns of its loss (its pings hang, as a starved heartbeat runs
+// late); and no fenced step of the old term runs once the new one began.
 func TestALostSessionEndsTheTermBeforeAnotherBegins(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		late bool
+	}{
+		{"the leader learns of it at its next ping", false},
+		{"the leader's pings hang", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { lostSession(t, tc.late) })
+	}
+}
+
+func lostSession(t *testing.T, late bool) {
 	dbURL := testDB(t)
 	g := NewGuard(openDB(t, dbURL), 3*time.Second, nil)
+	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	var mu sync.Mutex
 	var steps []time.Time // when a step of a's ran, as it ran
@@ -186,11 +199,14 @@ func TestALostSessionEndsTheTermBeforeAnotherBegins(t *testing.T) {
 			sleep(ctx, 5*time.Millisecond)
 		}
 	}
-	a := startCampaignDoing(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq, work)
+	a := startCampaignDoing(t, newElector(t, p.URL, "a", 3*time.Second, nil), &seq, work)
 	waitLead(t, a, 10*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
 	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
 	testwait.For(t, "a's fenced steps", 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(steps) >= 3 })
+	if late {
+		p.Freeze()
+	}
 	admin := connect(t, dbURL)
 	if _, err := admin.Exec(context.Background(),
 		"SELECT pg_terminate_backend(backend_pid) FROM proxmops_ha_leader"); err != nil {
