@@ -42,6 +42,9 @@ type KindInfo struct {
 	CommentMark bool `json:"commentMark,omitempty"`
 	// Adoptable kinds take the proxmops.dev/adopt annotation.
 	Adoptable bool `json:"adoptable,omitempty"`
+	// Replaceable kinds take the proxmops.dev/replace annotation: a change
+	// of a field fixed at creation deletes and recreates the object.
+	Replaceable bool `json:"replaceable,omitempty"`
 	// Name is the kind's rule for metadata.name beyond the common one.
 	Name *NameRule `json:"name,omitempty"`
 
@@ -159,7 +162,7 @@ var kindTable = []KindInfo{
 		Doc: "A cluster firewall security group: its ordered rules (/cluster/firewall/groups).", resource: reflect.TypeFor[FirewallGroup]()},
 	{Kind: KindClusterFirewall, Node: NodeNone, Tagless: true, Name: clusterFirewallName, Folder: "firewall", Aliases: []string{"clusterfirewall", "firewall"},
 		Doc: "The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).", resource: reflect.TypeFor[ClusterFirewall]()},
-	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Name: storageName, Relation: RelationStoredOn, Folder: "storage", Aliases: []string{"storage", "storages"},
+	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Replaceable: true, Name: storageName, Relation: RelationStoredOn, Folder: "storage", Aliases: []string{"storage", "storages"},
 		Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", resource: reflect.TypeFor[Storage]()},
 	{Kind: KindSdnZone, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
 		Doc: "A Proxmox SDN zone.", resource: reflect.TypeFor[SdnZone]()},

@@ -32,7 +32,7 @@ func TestStorageValidation(t *testing.T) {
 		{"tags", st("name: nas, tags: [a]", "type: dir, path: /srv/x"), "Storage has no Proxmox tags"},
 		{"a node", st("name: nas, node: pve1", "type: dir, path: /srv/x"), "Storage is cluster-wide"},
 		{"replace on a storage", st("name: nas, annotations: {proxmops.dev/replace: \"true\"}", "type: dir, path: /srv/x"), ""},
-		{"replace on a pool", "apiVersion: proxmops.dev/v1\nkind: Pool\nmetadata: {name: p, annotations: {proxmops.dev/replace: \"true\"}}\nspec: {}\n", "replacement applies to storages"},
+		{"replace on a pool", "apiVersion: proxmops.dev/v1\nkind: Pool\nmetadata: {name: p, annotations: {proxmops.dev/replace: \"true\"}}\nspec: {}\n", "replacement applies to Storage (a change of a field fixed at creation), not Pool"},
 		{"adopt on a storage", st("name: nas, annotations: {proxmops.dev/adopt: \"true\"}", "type: dir, path: /srv/x"), ""},
 	}
 	for _, tt := range tests {

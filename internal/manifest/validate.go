@@ -118,8 +118,8 @@ func checkMetadata(r Resource, c *checker) {
 			if v != "true" && v != "false" {
 				c.errorf(p, "%q is not one of true, false", v)
 			}
-			if r.Kind() != KindStorage {
-				c.errorf(p, "replacement applies to storages (a change of a field fixed at creation), not %s", r.Kind())
+			if !info.Replaceable {
+				c.errorf(p, "replacement applies to %s (a change of a field fixed at creation), not %s", KindNames(func(i KindInfo) bool { return i.Replaceable }), r.Kind())
 			}
 			continue
 		}

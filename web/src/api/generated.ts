@@ -775,6 +775,9 @@ export interface KindInfo {
   commentMark?: boolean;
   // Adoptable kinds take the proxmops.dev/adopt annotation.
   adoptable?: boolean;
+  // Replaceable kinds take the proxmops.dev/replace annotation: a change
+  // of a field fixed at creation deletes and recreates the object.
+  replaceable?: boolean;
   // Name is the kind's rule for metadata.name beyond the common one.
   name?: NameRule | null;
 }
@@ -793,7 +796,7 @@ export const KIND_INFO: Record<Kind, KindInfo> = {
   FirewallIPSet: {"kind":"FirewallIPSet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["ipset","ipsets","firewallipsets","firewall"],"doc":"A cluster firewall IP set with its entries (/cluster/firewall/ipset).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":64}},
   FirewallGroup: {"kind":"FirewallGroup","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"firewall","aliases":["group","groups","securitygroup","firewallgroups","firewall"],"doc":"A cluster firewall security group: its ordered rules (/cluster/firewall/groups).","tagless":true,"commentMark":true,"adoptable":true,"name":{"pattern":"^[A-Za-z][A-Za-z0-9_-]+$","maxLength":18}},
   ClusterFirewall: {"kind":"ClusterFirewall","guest":false,"snapshots":false,"reaches":false,"node":"none","folder":"firewall","aliases":["clusterfirewall","firewall"],"doc":"The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).","tagless":true,"name":{"pattern":"^cluster$"}},
-  Storage: {"kind":"Storage","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"storedOn","folder":"storage","aliases":["storage","storages"],"doc":"A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.","tagless":true,"adoptable":true,"name":{"pattern":"^[a-z]"}},
+  Storage: {"kind":"Storage","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"storedOn","folder":"storage","aliases":["storage","storages"],"doc":"A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.","tagless":true,"adoptable":true,"replaceable":true,"name":{"pattern":"^[a-z]"}},
   SdnZone: {"kind":"SdnZone","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"inZone","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN zone.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
   SdnVnet: {"kind":"SdnVnet","guest":false,"snapshots":false,"reaches":false,"node":"none","relation":"uses","folder":"sdn","aliases":["sdn"],"doc":"A Proxmox SDN vnet with its subnets.","tagless":true,"name":{"pattern":"^[a-z][a-z0-9]*[a-z0-9]$","maxLength":8}},
   Network: {"kind":"Network","guest":false,"snapshots":false,"reaches":false,"node":"required","relation":"uses","folder":"networks","aliases":["networks"],"doc":"A bridge, bond or VLAN interface on a node."},
