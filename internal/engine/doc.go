@@ -109,7 +109,8 @@
 //     and needs (privileges.go).
 //  3. When its Proxmox keys are not named as its manifest fields, its row
 //     in keyPaths (internal/pvefields/fieldpath.go); when `proxmops export` writes it, its
-//     reader in internal/export.
+//     reader in internal/export (a cluster-wide collection: its row in
+//     collectionExports, internal/export/collections.go).
 //
 // Adding a field of a guest kind:
 //

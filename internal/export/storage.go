@@ -1,12 +1,32 @@
 package export
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pvefields"
 )
+
+// exportStorage writes one storage definition of /storage: its ID is its
+// name, kept as Proxmox has it.
+func exportStorage(it engine.CollectionItem, _ map[int]string) (Exported, error) {
+	k := manifest.KindStorage
+	if !manifest.ValidStorageName(it.Name) {
+		return Exported{}, notAName(k, it)
+	}
+	if _, ok := manifest.StorageTypeFields[it.Values["type"]]; !ok {
+		return Exported{}, fmt.Errorf("%s %s: type %s is not one a Storage manifest declares (dir, nfs, cifs, pbs, lvmthin, zfspool)", k, it.Name, it.Values["type"])
+	}
+	ex, o := adoptableItem(k, it.Name, it, "proxmops has no record of this storage: the first sync adopts it (records it in proxmops' store)")
+	s, more := storageSpec(it.Name, it.Values)
+	ex.Notes = append(ex.Notes, more...)
+	ex.File = it.Name + ".yaml"
+	ex.Resource = &manifest.Storage{Object: o, Spec: s}
+	return ex, nil
+}
 
 // storageSpec is a listed storage definition as a manifest spec. Proxmox
 // never lists a password or an encryption key: where the storage has one
