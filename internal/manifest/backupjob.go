@@ -216,7 +216,7 @@ func guestRefs(r Resource, c *checker, path string, names []string, rel Relation
 			}
 			continue
 		}
-		addRef(r, Ref{Kind: KindVirtualMachine, Name: n, Path: p, AnyGuest: true, Relation: rel})
+		addRef(r, anyGuest.ref(n, p, rel))
 	}
 }
 
@@ -245,7 +245,9 @@ func (j *BackupJob) addTaggedGuests(resources []Resource) {
 			return slices.ContainsFunc(r.Meta().Tags, func(t string) bool { return strings.EqualFold(t, w) })
 		}
 		if !slices.ContainsFunc(sel.Tags, func(w string) bool { return !has(w) }) {
-			addRef(j, Ref{Kind: r.Kind(), Name: r.Name(), Path: "spec.selector.tags", AnyGuest: true, Relation: RelationBacksUp})
+			ref := anyGuest.ref(r.Name(), "spec.selector.tags", RelationBacksUp)
+			ref.Kind = r.Kind()
+			addRef(j, ref)
 		}
 	}
 }

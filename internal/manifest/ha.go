@@ -168,7 +168,7 @@ func (r *HARule) check(c *checker) {
 		}
 		seen[g] = true
 		if g != "" {
-			addRef(r, Ref{Kind: KindVirtualMachine, Name: g, Path: p, Guest: true, Relation: RelationPlaces})
+			addRef(r, haGuest.ref(g, p, RelationPlaces))
 		}
 	}
 	switch s.Type {

@@ -103,15 +103,8 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 			if ref.DependsOn && target == nil {
 				fail(r, ref.Path, "%s/%s is not declared in the manifests", ref.Kind, ref.Name)
 			}
-			if ref.AnyGuest && target == nil {
-				fail(r, ref.Path, "no VirtualMachine, Container or Template %s is declared in the manifests", ref.Name)
-			}
-			if ref.Guest && target == nil {
-				if s.Get(KindVirtualMachine, ref.Name) != nil {
-					fail(r, ref.Path, "both a VirtualMachine and a Container are named %q: rename one", ref.Name)
-				} else {
-					fail(r, ref.Path, "no VirtualMachine or Container %q is declared in the manifests", ref.Name)
-				}
+			if ref.guest != nil && target == nil {
+				fail(r, ref.Path, "%s", ref.guest.refusal(s, ref.Name))
 			}
 			ref.External = target == nil
 			if target != nil {
@@ -132,23 +125,11 @@ func (s *Set) resolve(from Resource, ref *Ref, ifaces map[string]Resource, volum
 	if ref.DependsOn {
 		return s.Get(ref.Kind, ref.Name)
 	}
-	if ref.AnyGuest {
-		for _, k := range GuestKinds() {
-			if t := s.Get(k, ref.Name); t != nil {
-				return t
-			}
+	if ref.guest != nil {
+		if found := ref.guest.find(s, ref.Name); len(found) == 1 || len(found) > 1 && !ref.guest.unique {
+			return found[0]
 		}
-		return nil
-	}
-	if ref.Guest {
-		vm, ct := s.Get(KindVirtualMachine, ref.Name), s.Get(KindContainer, ref.Name)
-		if vm != nil && ct != nil {
-			return nil // ambiguous: refused by the referring kind's check
-		}
-		if vm != nil {
-			return vm
-		}
-		return ct
+		return nil // none, or ambiguous: refused by refusal
 	}
 	if ref.Volume {
 		if t, ok := volumeOwner[ref.Name]; ok && t.Kind() == ref.Kind {
@@ -264,3 +245,51 @@ func (s *Set) SdnZones() []*SdnZone { return ofType[*SdnZone](s) }
 
 // SdnVnets returns the SdnVnet resources in load order.
 func (s *Set) SdnVnets() []*SdnVnet { return ofType[*SdnVnet](s) }
+
+// guestRule is how a reference names a declared guest by its name alone
+// (a backup job's or an HA rule's guests), said once for every such
+// reference: which kinds the name may be, and what an unknown or an
+// ambiguous name is told.
+type guestRule struct {
+	kinds []Kind // in the order they are looked for
+	// unique refuses a name two of the kinds declare; otherwise the first
+	// found is meant.
+	unique bool
+	// missing is the refusal of a name none declares (the name its
+	// argument).
+	missing string
+}
+
+var (
+	// anyGuest: a VirtualMachine, Container or Template.
+	anyGuest = &guestRule{kinds: GuestKinds(), missing: "no VirtualMachine, Container or Template %s is declared in the manifests"}
+	// haGuest: a VirtualMachine or Container (no template is an HA
+	// resource); both kinds under one name refuse it.
+	haGuest = &guestRule{kinds: kindsWhere(func(i KindInfo) bool { return i.Guest && i.Kind != KindTemplate }), unique: true,
+		missing: "no VirtualMachine or Container %q is declared in the manifests"}
+)
+
+// ref is a reference to the guest named name; its Kind is VirtualMachine
+// until resolved.
+func (g *guestRule) ref(name, path string, rel Relation) Ref {
+	return Ref{Kind: KindVirtualMachine, Name: name, Path: path, Relation: rel, guest: g}
+}
+
+// find lists the declared guests named name, in the rule's kind order.
+func (g *guestRule) find(s *Set, name string) []Resource {
+	var out []Resource
+	for _, k := range g.kinds {
+		if t := s.Get(k, name); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// refusal says why name resolves to no guest.
+func (g *guestRule) refusal(s *Set, name string) string {
+	if found := g.find(s, name); len(found) > 1 {
+		return fmt.Sprintf("both a %s and a %s are named %q: rename one", found[0].Kind(), found[1].Kind(), name)
+	}
+	return fmt.Sprintf(g.missing, name)
+}

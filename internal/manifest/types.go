@@ -87,14 +87,9 @@ type Ref struct {
 	// DependsOn is true for an entry of metadata.dependsOn: it must be
 	// declared, and it is waited for until healthy.
 	DependsOn bool `json:"dependsOn,omitempty"`
-	// AnyGuest is true for a reference to a declared guest of any guest
-	// kind (Kind is then VirtualMachine until resolved): it must be
-	// declared.
-	AnyGuest bool `json:"-"`
-	// Guest is true for a VirtualMachine or Container named by its
-	// declared name (an HA rule's: no template is an HA resource): Kind is
-	// VirtualMachine until resolved; both kinds under one name refuse it.
-	Guest bool `json:"-"`
+	// guest, when set, is the rule of a reference to a declared guest
+	// named by its name alone (guestRule.ref): it must be declared.
+	guest *guestRule
 }
 
 // Resource is any loaded manifest. The concrete types are *VirtualMachine,
