@@ -14,9 +14,7 @@ func TestBackupJobValidation(t *testing.T) {
 	}
 	ct := "apiVersion: proxmops.dev/v1\nkind: Container\nmetadata: {name: db, node: pve1}\nspec: {vmid: 200, template: local:vztmpl/debian.tar.zst, rootfs: {storage: local-lvm, size: 8G}}\n"
 	vm := vmHead + "  vmid: 100\n  image: {source: https://example.com/x.img}\n  disks: [{slot: scsi0, storage: local-lvm, size: 10G}]\n"
-	tests := []struct {
-		name, doc, want string // want "" is valid
-	}{
+	tests := []validationCase{
 		{"by names", job("name: nightly", "schedule: \"02:30\", storage: local, guests: [vm-a, db], retention: {keepLast: 3, keepDaily: 7}, notesTemplate: \"{{guestname}}\""), ""},
 		{"by tags with exclude", job("name: nightly", "schedule: \"mon..fri 22:00\", selector: {tags: [prod]}, exclude: [vm-a]"), ""},
 		{"by pool", job("name: nightly", "schedule: daily, selector: {pool: prod}"), ""},
@@ -41,17 +39,7 @@ func TestBackupJobValidation(t *testing.T) {
 		{"tags", job("name: n, tags: [a]", "schedule: daily, all: true"), "BackupJob has no Proxmox tags"},
 		{"node", job("name: n, node: pve1", "schedule: daily, all: true"), "cluster-wide"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc, "vm.yaml": vm, "ct.yaml": ct})
-			switch {
-			case tt.want == "" && len(errs) > 0:
-				t.Fatalf("unexpected errors: %v", errs)
-			case tt.want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), tt.want)):
-				t.Fatalf("errors %v, want %q", errs, tt.want)
-			}
-		})
-	}
+	checkValidation(t, tests, map[string]string{"vm.yaml": vm, "ct.yaml": ct})
 }
 
 // A job names its guests as dependencies, so the graph links it to them.

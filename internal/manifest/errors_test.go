@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,35 @@ func loadErrors(t *testing.T, files map[string]string) ErrorList {
 }
 
 const vmHead = "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  name: vm-a\n  node: pve1\nspec:\n"
+
+// validationCase is one manifest and what loading it says: want is ""
+// when it is valid, else a substring of its errors.
+type validationCase struct{ name, doc, want string }
+
+// checkValidation loads each case's manifest as a.yaml, beside the files
+// of others, and checks its errors.
+func checkValidation(t *testing.T, tests []validationCase, others map[string]string) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"a.yaml": tt.doc}
+			maps.Copy(files, others)
+			wantErrors(t, loadErrors(t, files), tt.want)
+		})
+	}
+}
+
+// wantErrors checks a load's errors: none when want is "", else one with
+// want in it.
+func wantErrors(t *testing.T, errs ErrorList, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(errs) > 0:
+		t.Fatalf("valid manifest refused: %v", errs)
+	case want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), want)):
+		t.Fatalf("errors %v, want one with %q", errs, want)
+	}
+}
 
 func TestErrorMessages(t *testing.T) {
 	tests := []struct {

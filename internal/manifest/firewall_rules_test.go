@@ -100,11 +100,7 @@ func fwGroupYAML(name, spec string) string {
 // it, its rules checked for a group (errors located at the rule's
 // field), and strict decoding of the rule fields.
 func TestFirewallGroupManifestValidation(t *testing.T) {
-	tests := []struct {
-		name string
-		doc  string
-		want string // "" when valid; else a substring of the errors
-	}{
+	tests := []validationCase{
 		{"rules", fwGroupYAML("webserver", "  comment: web\n  rules:\n    - { type: in, action: ACCEPT, proto: tcp, dport: \"80,443\" }\n    - { type: in, action: ACCEPT, macro: ssh, source: +admins, log: info }\n    - { type: out, action: DROP, enable: false }\n"), ""},
 		{"empty", fwGroupYAML("empty", "  comment: nothing yet\n"), ""},
 		{"name too long", fwGroupYAML("a-very-long-group-name", "  comment: x\n"), "not a security group name"},
@@ -118,20 +114,7 @@ func TestFirewallGroupManifestValidation(t *testing.T) {
 		{"without action", fwGroupYAML("web", "  rules:\n    - { type: in }\n"), "missing required field `action`"},
 		{"with tags", "apiVersion: proxmops.dev/v1\nkind: FirewallGroup\nmetadata:\n  name: web\n  tags: [a]\nspec:\n  comment: x\n", "no Proxmox tags"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
-			if tt.want == "" {
-				if len(errs) > 0 {
-					t.Fatalf("valid manifest refused: %v", errs)
-				}
-				return
-			}
-			if !strings.Contains(errs.Error(), tt.want) {
-				t.Fatalf("errors %q, want one with %q", errs.Error(), tt.want)
-			}
-		})
-	}
+	checkValidation(t, tests, nil)
 }
 
 // The IP sets and aliases a group's rules name are its dependencies when
@@ -160,7 +143,7 @@ func TestClusterFirewallManifestValidation(t *testing.T) {
 	doc := func(name, spec string) string {
 		return "apiVersion: proxmops.dev/v1\nkind: ClusterFirewall\nmetadata:\n  name: " + name + "\nspec:\n" + spec
 	}
-	tests := []struct{ name, doc, want string }{
+	tests := []validationCase{
 		{"options and rules", doc("cluster", "  enabled: true\n  policyIn: DROP\n  policyOut: ACCEPT\n  rules:\n    - { type: group, action: webserver, iface: vmbr0 }\n    - { type: forward, action: ACCEPT, proto: udp, dport: \"53\" }\n"), ""},
 		{"only rules", doc("cluster", "  rules:\n    - { type: in, action: ACCEPT, macro: SSH }\n"), ""},
 		{"another name", doc("main", "  enabled: true\n"), "the cluster firewall is one object named \"cluster\""},
@@ -169,18 +152,5 @@ func TestClusterFirewallManifestValidation(t *testing.T) {
 		{"a rule's error located", doc("cluster", "  rules:\n    - { type: in, action: ACCEPT, iface: \"vmbr0-\" }\n"), "spec.rules[0].iface: invalid network interface name"},
 		{"with a node", "apiVersion: proxmops.dev/v1\nkind: ClusterFirewall\nmetadata:\n  name: cluster\n  node: pve1\nspec:\n  enabled: false\n", "cluster-wide"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
-			if tt.want == "" {
-				if len(errs) > 0 {
-					t.Fatalf("valid manifest refused: %v", errs)
-				}
-				return
-			}
-			if !strings.Contains(errs.Error(), tt.want) {
-				t.Fatalf("errors %q, want one with %q", errs.Error(), tt.want)
-			}
-		})
-	}
+	checkValidation(t, tests, nil)
 }

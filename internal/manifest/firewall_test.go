@@ -1,9 +1,6 @@
 package manifest
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // Firewall aliases and IP sets are checked with pve-firewall's rules: the
 // name pattern, IP or CIDR as pve_verify_ip_or_cidr reads it, IP set
@@ -16,11 +13,7 @@ func TestFirewallManifestValidation(t *testing.T) {
 	ipset := func(name, spec string) string {
 		return "apiVersion: proxmops.dev/v1\nkind: FirewallIPSet\nmetadata:\n  name: " + name + "\nspec:\n" + spec
 	}
-	tests := []struct {
-		name string
-		doc  string
-		want string // "" when valid; else a substring of the error
-	}{
+	tests := []validationCase{
 		{"alias network", alias("lan", "  cidr: 192.168.1.0/24\n  comment: home LAN\n"), ""},
 		{"alias address", alias("gw", "  cidr: 192.168.1.1\n"), ""},
 		{"alias IPv6", alias("v6", "  cidr: fd00::/64\n"), ""},
@@ -47,20 +40,7 @@ func TestFirewallManifestValidation(t *testing.T) {
 		{"ipset entry without cidr", ipset("bad", "  entries:\n    - comment: x\n"), "missing required field `cidr`"},
 		{"ipset unknown entry field", ipset("bad", "  entries:\n    - {cidr: 10.0.0.1, nomacth: true}\n"), "did you mean `nomatch`"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
-			if tt.want == "" {
-				if len(errs) > 0 {
-					t.Fatalf("valid manifest refused: %v", errs)
-				}
-				return
-			}
-			if !strings.Contains(errs.Error(), tt.want) {
-				t.Fatalf("errors %q, want one with %q", errs.Error(), tt.want)
-			}
-		})
-	}
+	checkValidation(t, tests, nil)
 }
 
 // Entries and aliases compare in the form Proxmox reads them back.

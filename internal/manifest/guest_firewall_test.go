@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -14,9 +13,7 @@ func TestGuestFirewallValidation(t *testing.T) {
 	ct := func(fw string) string {
 		return "apiVersion: proxmops.dev/v1\nkind: Container\nmetadata: {name: c, node: pve1}\nspec:\n  vmid: 200\n  template: local:vztmpl/x.tar.zst\n  rootfs: {storage: local-lvm, size: 2G}\n  firewall:\n" + fw
 	}
-	tests := []struct {
-		name, doc, want string // want "" is valid
-	}{
+	tests := []validationCase{
 		{"options", vm("    enabled: true\n    policyIn: DROP\n    policyOut: REJECT\n    macfilter: false\n    ipfilter: true\n    dhcp: true\n    ndp: false\n    radv: true\n    logLevelIn: info\n    logLevelOut: nolog\n"), ""},
 		{"a container's options", ct("    enabled: true\n    policyIn: ACCEPT\n"), ""},
 		{"a policy Proxmox does not know", vm("    policyIn: deny\n"), "policyIn"},
@@ -28,17 +25,7 @@ func TestGuestFirewallValidation(t *testing.T) {
 		{"a host interface", vm("    rules:\n      - { type: in, action: ACCEPT, iface: vmbr0 }\n"), "spec.firewall.rules[0].iface"},
 		{"a container's bad rule", ct("    rules:\n      - { type: in, action: ALLOW }\n"), "spec.firewall.rules[0].action"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
-			switch {
-			case tt.want == "" && len(errs) > 0:
-				t.Fatalf("unexpected errors: %v", errs)
-			case tt.want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), tt.want)):
-				t.Fatalf("errors %v, want %q", errs, tt.want)
-			}
-		})
-	}
+	checkValidation(t, tests, nil)
 	rs, errs := ParseFile("a.yaml", []byte(vm("    rules:\n      - { type: group, action: webserver }\n")))
 	if len(errs) > 0 {
 		t.Fatal(errs)

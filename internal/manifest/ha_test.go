@@ -53,13 +53,7 @@ func TestHAValidation(t *testing.T) {
 			for i, d := range tt.docs {
 				files[string(rune('a'+i))+".yaml"] = d
 			}
-			errs := loadErrors(t, files)
-			switch {
-			case tt.want == "" && len(errs) > 0:
-				t.Fatalf("unexpected errors: %v", errs)
-			case tt.want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), tt.want)):
-				t.Fatalf("errors %v, want %q", errs, tt.want)
-			}
+			wantErrors(t, loadErrors(t, files), tt.want)
 		})
 	}
 }

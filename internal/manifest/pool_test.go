@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -13,9 +12,7 @@ func TestPoolValidation(t *testing.T) {
 		return "apiVersion: proxmops.dev/v1\nkind: Pool\nmetadata: {" + meta + "}\nspec: {comment: Production}\n"
 	}
 	vm := func(p string) string { return vmHead + "  vmid: 100\n  pool: " + p + "\n" }
-	tests := []struct {
-		name, doc, want string // want "" is valid
-	}{
+	tests := []validationCase{
 		{"pool", pool("name: prod"), ""},
 		{"pool without spec fields", "apiVersion: proxmops.dev/v1\nkind: Pool\nmetadata: {name: dev}\nspec: {}\n", ""},
 		{"pool starting with a digit", pool("name: 1prod"), "pool name must start with a letter"},
@@ -28,15 +25,5 @@ func TestPoolValidation(t *testing.T) {
 		{"guest in a pool with a space", vm(`"a b"`), "pool name"},
 		{"guest in an empty-level pool", vm("a//b"), "pool name"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
-			switch {
-			case tt.want == "" && len(errs) > 0:
-				t.Fatalf("unexpected errors: %v", errs)
-			case tt.want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), tt.want)):
-				t.Fatalf("errors %v, want %q", errs, tt.want)
-			}
-		})
-	}
+	checkValidation(t, tests, nil)
 }

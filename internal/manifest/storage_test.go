@@ -13,9 +13,7 @@ func TestStorageValidation(t *testing.T) {
 	st := func(meta, spec string) string {
 		return "apiVersion: proxmops.dev/v1\nkind: Storage\nmetadata: {" + meta + "}\nspec: {" + spec + "}\n"
 	}
-	tests := []struct {
-		name, doc, want string // want "" is valid
-	}{
+	tests := []validationCase{
 		{"nfs", st("name: nas", "type: nfs, server: 192.168.1.5, export: /export/iso, content: [iso, vztmpl], nodes: [pve1]"), ""},
 		{"cifs with a password reference", st("name: smb", "type: cifs, server: nas, share: b, username: u, passwordFrom: {env: PW}"), ""},
 		{"pbs", st("name: pbs", "type: pbs, server: pbs.lan, datastore: main, port: 8007, encryptionKeyFrom: {file: /etc/key.json}"), ""},
@@ -35,17 +33,7 @@ func TestStorageValidation(t *testing.T) {
 		{"replace on a pool", "apiVersion: proxmops.dev/v1\nkind: Pool\nmetadata: {name: p, annotations: {proxmops.dev/replace: \"true\"}}\nspec: {}\n", "replacement applies to Storage (a change of a field fixed at creation), not Pool"},
 		{"adopt on a storage", st("name: nas, annotations: {proxmops.dev/adopt: \"true\"}", "type: dir, path: /srv/x"), ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := loadErrors(t, map[string]string{"a.yaml": tt.doc})
-			switch {
-			case tt.want == "" && len(errs) > 0:
-				t.Fatalf("unexpected errors: %v", errs)
-			case tt.want != "" && (len(errs) == 0 || !strings.Contains(errs.Error(), tt.want)):
-				t.Fatalf("errors %v, want %q", errs, tt.want)
-			}
-		})
-	}
+	checkValidation(t, tests, nil)
 }
 
 // An ISO, a container template and a guest's disks on a declared Storage
