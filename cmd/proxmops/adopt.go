@@ -41,15 +41,12 @@ func init() {
 			return err
 		}
 		ctx := cmd.Context()
-		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
+		cfg, daemon, err := writerConfig(cmd, flags, true)
 		if err != nil {
 			return err
 		}
-		if cfg.CLI.Server != "" {
+		if daemon {
 			return adoptThroughDaemon(cmd, cfg, only, kind, name)
-		}
-		if err := offlineWriteGuard(cfg); err != nil {
-			return err
 		}
 		s, err := oneSession(ctx, cfg, only)
 		if err != nil {

@@ -39,15 +39,12 @@ func init() {
 			return err
 		}
 		ctx := cmd.Context()
-		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
+		cfg, daemon, err := writerConfig(cmd, flags, true)
 		if err != nil {
 			return err
 		}
-		if cfg.CLI.Server != "" {
+		if daemon {
 			return syncCommand(cmd, cfg, only, "", "", api.SyncOptions{Prune: cfg.Reconcile.Prune}, output, defaultSyncWait)
-		}
-		if err := offlineWriteGuard(cfg); err != nil {
-			return err
 		}
 		ss, err := sessionsOf(ctx, cfg, only)
 		if err != nil {

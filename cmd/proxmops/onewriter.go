@@ -21,6 +21,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/spf13/cobra"
 )
 
 // One writer with one state: when a daemon serves the cluster, the
@@ -159,6 +160,25 @@ func syncThroughDaemon(ctx context.Context, d *daemonClient, kind, name string, 
 
 func passAfter(now, before *time.Time) bool {
 	return now != nil && (before == nil || now.After(*before))
+}
+
+// writerConfig loads a changing command's configuration: daemon is true
+// when cli.server names a daemon to ask; otherwise, when the command
+// writes, offlineWriteGuard is asked first.
+func writerConfig(cmd *cobra.Command, flags *config.Flags, writes bool) (cfg *config.Config, daemon bool, err error) {
+	cfg, err = loadConfig(flags, cmd.ErrOrStderr())
+	if err != nil {
+		return nil, false, err
+	}
+	if cfg.CLI.Server != "" {
+		return cfg, true, nil
+	}
+	if writes {
+		if err := offlineWriteGuard(cfg); err != nil {
+			return nil, false, err
+		}
+	}
+	return cfg, false, nil
 }
 
 // offlineWriteGuard refuses to change the cluster without the daemon when

@@ -41,17 +41,12 @@ func init() {
 			return err
 		}
 		ctx := cmd.Context()
-		cfg, err := loadConfig(flags, cmd.ErrOrStderr())
+		cfg, daemon, err := writerConfig(cmd, flags, !list)
 		if err != nil {
 			return err
 		}
-		if cfg.CLI.Server != "" {
+		if daemon {
 			return rollbackThroughDaemon(cmd, cfg, only, kind, name, snapshot, list, output)
-		}
-		if !list {
-			if err := offlineWriteGuard(cfg); err != nil {
-				return err
-			}
 		}
 		s, err := oneSession(ctx, cfg, only)
 		if err != nil {
