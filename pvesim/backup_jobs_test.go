@@ -186,9 +186,7 @@ func TestBackupJobsNeedTheSchemasPrivileges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startSim(t, Options{TokenPrivileges: allBut(tt.missing...)})
 			c := newClient(t, srv)
-			if r := c.do(tt.method, tt.path, tt.params); r.Status != 403 || r.Reason != tt.reason {
-				t.Fatalf("%d %q, want 403 %q", r.Status, r.Reason, tt.reason)
-			}
+			c.do(tt.method, tt.path, tt.params).want(t, 403, tt.reason, nil)
 		})
 	}
 }

@@ -213,20 +213,30 @@ func fwAssertDigest(r *Request, digest string) error {
 	return nil
 }
 
+// loadAt is how update_rule and delete_rule start: load_config,
+// assert_if_modified against the list's digest, then the rule at pos.
+func (sc *fwRuleScope) loadAt(s *Server, r *Request) (cluster, fw *fwConf, rules []*fwRule, pos int, err error) {
+	cluster, fw, rules, err = sc.load(s, r)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	if err := fwAssertDigest(r, fwListDigest(fwRulesList(rules))); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	pos, _ = r.Int("pos")
+	if pos >= len(rules) {
+		return nil, nil, nil, 0, Fail("no rule at position %d", pos)
+	}
+	return cluster, fw, rules, pos, nil
+}
+
 // update is update_rule: digest, position, then either a move (moveto:
 // the rule goes before the one now at moveto, or last; other arguments
 // are ignored) or the changes, the deletions and verify_rule.
 func (sc *fwRuleScope) update(s *Server, r *Request) error {
-	cluster, fw, rules, err := sc.load(s, r)
+	cluster, fw, rules, pos, err := sc.loadAt(s, r)
 	if err != nil {
 		return err
-	}
-	if err := fwAssertDigest(r, fwListDigest(fwRulesList(rules))); err != nil {
-		return err
-	}
-	pos, _ := r.Int("pos")
-	if pos >= len(rules) {
-		return Fail("no rule at position %d", pos)
 	}
 	rule := rules[pos]
 	if moveto, ok := r.Int("moveto"); ok && moveto != pos {
@@ -279,16 +289,9 @@ func fwDeleteRuleProps(f map[string]string, list string) error {
 
 // remove is delete_rule.
 func (sc *fwRuleScope) remove(s *Server, r *Request) error {
-	_, fw, rules, err := sc.load(s, r)
+	_, fw, rules, pos, err := sc.loadAt(s, r)
 	if err != nil {
 		return err
-	}
-	if err := fwAssertDigest(r, fwListDigest(fwRulesList(rules))); err != nil {
-		return err
-	}
-	pos, _ := r.Int("pos")
-	if pos >= len(rules) {
-		return Fail("no rule at position %d", pos)
 	}
 	sc.save(s, r, fw, append(append([]*fwRule{}, rules[:pos]...), rules[pos+1:]...))
 	return nil

@@ -29,11 +29,8 @@ func (s *Server) qemuGetConfig(r *Request) (any, error) {
 // delete lists, drives, MAC addresses), the caller's rights, the early
 // config checks, then updatefn under the guest's lock.
 func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
-	g, err := s.qemuGuest(r)
+	g, err := s.qemuGuestSkiplock(r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
 	params := qemuUpdateValues(r)

@@ -8,11 +8,8 @@ import (
 )
 
 func (s *Server) qemuDestroy(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
+	g, err := s.qemuGuestSkiplock(r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
 	skiplock := r.Bool("skiplock")

@@ -334,15 +334,21 @@ func (s *Server) migrateGone(g *Guest, node string) error {
 	return nil
 }
 
+// migrateGoneOrLocked is how both prepare steps begin: the guest still
+// on the source, then check_lock.
+func (s *Server) migrateGoneOrLocked(g *Guest, source string) error {
+	if err := s.migrateGone(g, source); err != nil {
+		return err
+	}
+	return checkLock(g)
+}
+
 // qemuMigrateWorker is QemuMigrate.pm prepare, phase1 (scan and copy of
 // local volumes), phase2 (the live transfer of a running VM) and phase3
 // (the config moves to the target).
 func (s *Server) qemuMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migrateOpts) error {
 	source := g.Node
-	if err := s.migrateGone(g, source); err != nil {
-		return err
-	}
-	if err := checkLock(g); err != nil {
+	if err := s.migrateGoneOrLocked(g, source); err != nil {
 		return err
 	}
 	running := g.Running
@@ -773,10 +779,7 @@ func (s *Server) lxcMigrate(r *Request) (any, error) {
 // again on the source when the migration failed).
 func (s *Server) lxcMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migrateOpts) error {
 	source := g.Node
-	if err := s.migrateGone(g, source); err != nil {
-		return err
-	}
-	if err := checkLock(g); err != nil {
+	if err := s.migrateGoneOrLocked(g, source); err != nil {
 		return err
 	}
 	running := g.Running

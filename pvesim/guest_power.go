@@ -9,11 +9,8 @@ import (
 )
 
 func (s *Server) qemuStart(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
+	g, err := s.qemuGuestSkiplock(r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
 	skiplock := r.Bool("skiplock")
@@ -88,11 +85,8 @@ func (s *Server) qemuCheckBridges(tc *taskCtx, g *Guest) error {
 }
 
 func (s *Server) qemuStop(r *Request, typ string) (any, error) {
-	g, err := s.qemuGuest(r)
+	g, err := s.qemuGuestSkiplock(r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
 	if err := s.rootOnly(r, "keepActive"); err != nil {
@@ -150,11 +144,8 @@ func (s *Server) qemuReboot(r *Request) (any, error) {
 }
 
 func (s *Server) qemuReset(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
+	g, err := s.qemuGuestSkiplock(r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
 	if !g.Running {
@@ -188,11 +179,8 @@ func (s *Server) lxcCheckBridges(tc *taskCtx, g *Guest) error {
 }
 
 func (s *Server) lxcStart(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
+	g, err := s.lxcGuestSkiplock(r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
 	if g.Running {
@@ -241,11 +229,8 @@ func (s *Server) lxcStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 }
 
 func (s *Server) lxcStop(r *Request, typ string) (any, error) {
-	g, err := s.lxcGuest(r)
+	g, err := s.lxcGuestSkiplock(r)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rootOnly(r, "skiplock"); err != nil {
 		return nil, err
 	}
 	if !g.Running {

@@ -41,6 +41,20 @@ type apiResp struct {
 	Total   *int
 }
 
+// want checks an answer's status and reason, and the parameter errors
+// named in errors (others are not looked at).
+func (r apiResp) want(t testing.TB, status int, reason string, errors map[string]string) {
+	t.Helper()
+	if r.Status != status || r.Reason != reason {
+		t.Fatalf("%d %q, want %d %q (%s)", r.Status, r.Reason, status, reason, r.Body)
+	}
+	for k, v := range errors {
+		if r.Errors[k] != v {
+			t.Errorf("errors[%s] = %q, want %q", k, r.Errors[k], v)
+		}
+	}
+}
+
 func (r apiResp) str(t testing.TB) string {
 	t.Helper()
 	var s string

@@ -171,15 +171,7 @@ func TestLxcCreateRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.do("POST", "/nodes/pve1/lxc", tt.params)
-			if r.Status != tt.status || r.Reason != tt.reason {
-				t.Fatalf("%d %q, want %d %q (%s)", r.Status, r.Reason, tt.status, tt.reason, r.Body)
-			}
-			for k, v := range tt.errors {
-				if r.Errors[k] != v {
-					t.Errorf("errors[%s] = %q, want %q", k, r.Errors[k], v)
-				}
-			}
+			c.do("POST", "/nodes/pve1/lxc", tt.params).want(t, tt.status, tt.reason, tt.errors)
 			if _, exists := srv.Guest(300); exists {
 				t.Errorf("a refused create left CT 300 behind")
 			}
@@ -309,15 +301,7 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.do(tt.method, base+"/config", tt.params)
-			if r.Status != tt.status || r.Reason != tt.reason {
-				t.Fatalf("%d %q, want %d %q (%s)", r.Status, r.Reason, tt.status, tt.reason, r.Body)
-			}
-			for k, v := range tt.errors {
-				if r.Errors[k] != v {
-					t.Errorf("errors[%s] = %q, want %q", k, r.Errors[k], v)
-				}
-			}
+			c.do(tt.method, base+"/config", tt.params).want(t, tt.status, tt.reason, tt.errors)
 		})
 	}
 	if again := c.mustOK("GET", base+"/config", nil).obj(t); again["digest"] != digest {

@@ -118,15 +118,7 @@ func TestNetworkStageApplyRevert(t *testing.T) {
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.do(tt.method, "/nodes/pve1/network"+tt.path, tt.params)
-			if r.Status != tt.status || r.Reason != tt.reason {
-				t.Fatalf("%d %q, want %d %q (%s)", r.Status, r.Reason, tt.status, tt.reason, r.Body)
-			}
-			for k, v := range tt.errors {
-				if r.Errors[k] != v {
-					t.Errorf("errors[%s] = %q, want %q", k, r.Errors[k], v)
-				}
-			}
+			c.do(tt.method, "/nodes/pve1/network"+tt.path, tt.params).want(t, tt.status, tt.reason, tt.errors)
 		})
 	}
 	ifaces, _ = networkList(t, c, "pve1")

@@ -97,10 +97,7 @@ func TestTokenPrivilegesDenyWithProxmoxText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, c := privSim(t, allBut(tt.missing...))
-			r := c.do(tt.method, tt.path, tt.params)
-			if r.Status != tt.status || r.Reason != tt.reason {
-				t.Fatalf("%d %q, want %d %q (%s)", r.Status, r.Reason, tt.status, tt.reason, r.Body)
-			}
+			c.do(tt.method, tt.path, tt.params).want(t, tt.status, tt.reason, nil)
 		})
 	}
 }

@@ -117,15 +117,7 @@ func TestPoolRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.do(tt.method, tt.path, tt.params)
-			if r.Status != tt.status || r.Reason != tt.reason {
-				t.Fatalf("%d %q, want %d %q (%s)", r.Status, r.Reason, tt.status, tt.reason, r.Body)
-			}
-			for k, v := range tt.errors {
-				if r.Errors[k] != v {
-					t.Errorf("errors[%s] = %q, want %q", k, r.Errors[k], v)
-				}
-			}
+			c.do(tt.method, tt.path, tt.params).want(t, tt.status, tt.reason, tt.errors)
 		})
 	}
 	// A refused update changes nothing, not even the members listed before

@@ -151,6 +151,27 @@ func checkLock(g *Guest) error {
 	return nil
 }
 
+// qemuGuestSkiplock and lxcGuestSkiplock are the guest of the path, for
+// a call whose skiplock only root may use (the API's first two checks).
+func (s *Server) qemuGuestSkiplock(r *Request) (*Guest, error) {
+	return guestSkiplock(s, r, s.qemuGuest)
+}
+
+func (s *Server) lxcGuestSkiplock(r *Request) (*Guest, error) {
+	return guestSkiplock(s, r, s.lxcGuest)
+}
+
+func guestSkiplock(s *Server, r *Request, guest func(*Request) (*Guest, error)) (*Guest, error) {
+	g, err := guest(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rootOnly(r, "skiplock"); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
 func (s *Server) rootOnly(r *Request, param string) error {
 	if r.Bool(param) && r.User != "root@pam" {
 		return ParamErr(param, "Only root may use this option.")

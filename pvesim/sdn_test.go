@@ -47,15 +47,7 @@ func TestSDNZonesValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.do("POST", "/cluster/sdn/zones", tt.params)
-			if r.Status != tt.status || (tt.status != 200 && r.Reason != tt.reason) {
-				t.Fatalf("%d %q, want %d %q (%s)", r.Status, r.Reason, tt.status, tt.reason, r.Body)
-			}
-			for k, v := range tt.errors {
-				if r.Errors[k] != v {
-					t.Errorf("errors[%s] = %q, want %q", k, r.Errors[k], v)
-				}
-			}
+			c.do("POST", "/cluster/sdn/zones", tt.params).want(t, tt.status, tt.reason, tt.errors)
 		})
 	}
 	srv.AddSDNController("evpnctl", "evpn", map[string]string{"asn": "65000", "peers": "192.0.2.11"})
