@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
@@ -153,12 +152,8 @@ func (r *clusterFirewallReconciler) planOne(pc *planContext, s *ClusterFirewallS
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return a
 	}
-	fields := make([]string, 0, len(changes))
-	for _, c := range changes {
-		fields = append(fields, c.Field)
-	}
 	a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
-	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+	a.Reason = fieldNames(changes, ", ") + " differ from the manifest"
 	if why := r.guardRefusal(pc, "spec.rules", rules); why != "" {
 		a.refuse(why)
 		return a

@@ -282,11 +282,7 @@ func (r *collectionReconciler) nestedDiff(s Spec, name string) (changes []vocab.
 // updateReason says which fields differ, and how an adoption proves the
 // item proxmops' from now on.
 func (r *collectionReconciler) updateReason(changes []vocab.Change, name string, adopt bool) string {
-	fields := make([]string, 0, len(changes))
-	for _, c := range changes {
-		fields = append(fields, c.Field)
-	}
-	reason := fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+	reason := fieldNames(changes, ", ") + " differ from the manifest"
 	switch {
 	case adopt && r.row.owner != nil:
 		return fmt.Sprintf("adopting %s %s proxmops did not make: records it in proxmops' store; %s", r.row.noun, name, reason)
@@ -302,19 +298,16 @@ func (r *collectionReconciler) updateReason(changes []vocab.Change, name string,
 func (r *collectionReconciler) planFixedChange(a *Action, s Spec, it collItem, fixed []vocab.Change) *Action {
 	row := r.row
 	name := it[row.key]
-	fields := make([]string, 0, len(fixed))
-	for _, c := range fixed {
-		fields = append(fields, c.Field)
-	}
+	fields := fieldNames(fixed, ", ")
 	a.Changes = fixed
 	if row.replace == nil || !row.replace(s) {
 		a.Action = vocab.ActionUpdate
 		a.refuse(fmt.Sprintf("%s of %s %s differ from the manifest, and Proxmox fixes them at creation: changing them replaces the %s (its definition removed and made again; what is on the old one is not moved); annotate the manifest %s: \"true\" to allow it",
-			strings.Join(fields, ", "), row.noun, name, row.noun, manifest.AnnotationReplace))
+			fields, row.noun, name, row.noun, manifest.AnnotationReplace))
 		return a
 	}
 	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
-	a.Reason = fmt.Sprintf("%s of %s %s are fixed at creation: replacing it (annotation %s; what is on the old one is not moved)", strings.Join(fields, ", "), row.noun, name, manifest.AnnotationReplace)
+	a.Reason = fmt.Sprintf("%s of %s %s are fixed at creation: replacing it (annotation %s; what is on the old one is not moved)", fields, row.noun, name, manifest.AnnotationReplace)
 	if row.secrets != nil {
 		a.Changes = append(a.Changes, row.secrets(s)...)
 	}

@@ -15,14 +15,7 @@ import (
 )
 
 const (
-	fwVM = `apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: web
-  node: pve1
-spec:
-  vmid: 150
-  cores: 1
+	fwVM = webVM + `  cores: 1
   memory: 512
   net:
     - bridge: vmbr0

@@ -20,14 +20,7 @@ metadata:
 spec:
   comment: Production
 `
-	pooledVM = `apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: web
-  node: pve1
-spec:
-  vmid: 150
-  pool: POOL
+	pooledVM = webVM + `  pool: POOL
   cores: 1
   memory: 512
 `

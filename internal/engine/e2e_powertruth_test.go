@@ -19,14 +19,7 @@ import (
 // stopped container and a reboot of a stopped VM ("VM 150 not running").
 
 const (
-	truthVM = `apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: web
-  node: pve1
-spec:
-  vmid: 150
-  cores: CORES
+	truthVM = webVM + `  cores: CORES
   memory: 512
   applyMode: reboot
   state: STATE

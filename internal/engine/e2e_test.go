@@ -31,6 +31,17 @@ const (
 	taskSpeed = 0.01
 )
 
+// webVM is the head of the VM "web" (VMID 150 on pve1) the kind tests
+// add their spec to.
+const webVM = `apiVersion: proxmops.dev/v1
+kind: VirtualMachine
+metadata:
+  name: web
+  node: pve1
+spec:
+  vmid: 150
+`
+
 // qcow2Image is a minimal qcow2 header announcing a virtual size.
 func qcow2Image(virtual int64) []byte {
 	b := make([]byte, 4096)

@@ -156,11 +156,7 @@ func planGuestUpdate(a *Action, g *Guest, d *guestDiff, needsReboot bool, uo upd
 	reasons = append(reasons, d.refused...)
 	reasons = append(reasons, d.grown...)
 	if len(d.creationOnly) > 0 {
-		var fields []string
-		for _, c := range d.creationOnly {
-			fields = append(fields, c.Field)
-		}
-		reasons = append(reasons, fmt.Sprintf("%s can only be set when %s is created: the change is not applied (recreate %s to get it)", strings.Join(fields, ", "), w.it, w.it))
+		reasons = append(reasons, fmt.Sprintf("%s can only be set when %s is created: the change is not applied (recreate %s to get it)", fieldNames(d.creationOnly, ", "), w.it, w.it))
 	}
 	power := ""
 	running := g.Running()

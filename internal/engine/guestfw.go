@@ -275,14 +275,7 @@ func planGuestFirewall(pc *planContext, a *Action, want *GuestFirewallSpec) *Act
 	a.Changes = append(a.Changes, changes...)
 	a.DependsOn = append(a.DependsOn, want.Groups...)
 	why := "firewall differs from the manifest" + unfilteredNote(want)
-	if a.Action == vocab.ActionNone {
-		a.Action, a.Status, a.Reason = vocab.ActionUpdate, vocab.StatusOutOfSync, why
-	} else {
-		a.Reason = joinReasons([]string{a.Reason, why})
-	}
-	if len(a.claim.nodes) == 0 {
-		a.claim.nodes = []string{g.Node}
-	}
+	a.guestChange(why, g.Node)
 	chainStep(a, steps)
 	return a
 }

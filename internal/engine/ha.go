@@ -185,14 +185,7 @@ func planGuestHA(pc *planContext, a *Action, want *manifest.GuestHA, typ string)
 	} else if absent {
 		why = "spec.ha.state absent: " + sid + " leaves the HA resources"
 	}
-	if a.Action == vocab.ActionNone {
-		a.Action, a.Status, a.Reason = vocab.ActionUpdate, vocab.StatusOutOfSync, why
-	} else {
-		a.Reason = joinReasons([]string{a.Reason, why})
-	}
-	if len(a.claim.nodes) == 0 {
-		a.claim.nodes = []string{g.Node}
-	}
+	a.guestChange(why, g.Node)
 	if !exists {
 		pc.joinHA(sid)
 	}

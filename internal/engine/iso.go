@@ -127,12 +127,8 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 			a.Status, a.Reason = vocab.StatusSynced, "in sync"
 			return a
 		}
-		fields := make([]string, 0, len(changes))
-		for _, c := range changes {
-			fields = append(fields, c.Field)
-		}
 		a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
-		a.Reason = fmt.Sprintf("%s changed: the ISO is downloaded again", strings.Join(fields, " and "))
+		a.Reason = fieldNames(changes, " and ") + " changed: the ISO is downloaded again"
 		a.run = func(ctx context.Context, x *execCtx) error {
 			upid, err := x.e.client.DeleteVolume(ctx, node, s.Storage, volid)
 			if upid != "" || err != nil {

@@ -57,6 +57,20 @@ func networkParams(s *NetworkSpec) []netParam {
 	add := func(k, v string, same func(string, string) bool) {
 		ps = append(ps, netParam{key: k, path: pvefields.KeyPath(KindNetwork, k), want: v, same: same})
 	}
+	// set adds a key the spec sets: one left empty is not managed.
+	set := func(k, v string, same func(string, string) bool) {
+		if v != "" {
+			add(k, v, same)
+		}
+	}
+	// num is a number the spec sets, "" when it is not positive.
+	num := func(n int) string {
+		if n > 0 {
+			return strconv.Itoa(n)
+		}
+		return ""
+	}
+	sameFold := func(a, b string) bool { return strings.EqualFold(a, b) }
 	ports := strings.Join(s.Ports, " ")
 	switch s.Type {
 	case "bridge":
@@ -67,40 +81,20 @@ func networkParams(s *NetworkSpec) []netParam {
 		}
 	case "bond":
 		add("slaves", ports, sameSet)
-		if s.BondMode != "" {
-			add("bond_mode", s.BondMode, nil)
-		}
-		if s.HashPolicy != "" {
-			add("bond_xmit_hash_policy", s.HashPolicy, nil)
-		}
-		if s.BondPrimary != "" {
-			add("bond-primary", s.BondPrimary, nil)
-		}
+		set("bond_mode", s.BondMode, nil)
+		set("bond_xmit_hash_policy", s.HashPolicy, nil)
+		set("bond-primary", s.BondPrimary, nil)
 	case "vlan":
 		if !strings.Contains(s.Iface, ".") {
-			if s.VLANID > 0 {
-				add("vlan-id", strconv.Itoa(s.VLANID), nil)
-			}
-			if s.VLANRawDevice != "" {
-				add("vlan-raw-device", s.VLANRawDevice, nil)
-			}
+			set("vlan-id", num(s.VLANID), nil)
+			set("vlan-raw-device", s.VLANRawDevice, nil)
 		}
 	}
-	if s.CIDR != "" {
-		add("cidr", s.CIDR, nil)
-	}
-	if s.Gateway != "" {
-		add("gateway", s.Gateway, nil)
-	}
-	if s.CIDR6 != "" {
-		add("cidr6", s.CIDR6, func(a, b string) bool { return strings.EqualFold(a, b) })
-	}
-	if s.Gateway6 != "" {
-		add("gateway6", s.Gateway6, func(a, b string) bool { return strings.EqualFold(a, b) })
-	}
-	if s.MTU > 0 {
-		add("mtu", strconv.Itoa(s.MTU), nil)
-	}
+	set("cidr", s.CIDR, nil)
+	set("gateway", s.Gateway, nil)
+	set("cidr6", s.CIDR6, sameFold)
+	set("gateway6", s.Gateway6, sameFold)
+	set("mtu", num(s.MTU), nil)
 	add("autostart", pvefields.FormatBool(s.Autostart), pvefields.SameBool)
 	return ps
 }
@@ -236,11 +230,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 			return r.planStaged(pc, a, node, st, have)
 		}
 		a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
-		fields := make([]string, 0, len(changes))
-		for _, c := range changes {
-			fields = append(fields, c.Field)
-		}
-		a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+		a.Reason = fieldNames(changes, ", ") + " differ from the manifest"
 		if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
 			a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, why})
 			return a

@@ -121,6 +121,29 @@ func joinReasons(rs []string) string {
 	return strings.Join(out, "; ")
 }
 
+// fieldNames joins the changes' fields with sep, for reasons.
+func fieldNames(changes []vocab.Change, sep string) string {
+	fields := make([]string, 0, len(changes))
+	for _, c := range changes {
+		fields = append(fields, c.Field)
+	}
+	return strings.Join(fields, sep)
+}
+
+// guestChange makes a guest's action an update for why, or adds why to
+// the change it already is; it occupies the guest's node unless it
+// already claims one.
+func (a *Action) guestChange(why, node string) {
+	if a.Action == vocab.ActionNone {
+		a.Action, a.Status, a.Reason = vocab.ActionUpdate, vocab.StatusOutOfSync, why
+	} else {
+		a.Reason = joinReasons([]string{a.Reason, why})
+	}
+	if len(a.claim.nodes) == 0 {
+		a.claim.nodes = []string{node}
+	}
+}
+
 // passState is shared by the actions of one plan while they run: volumes
 // being fetched once for all, and the observation they were planned from.
 type passState struct {

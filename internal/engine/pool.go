@@ -244,14 +244,7 @@ func planGuestPool(pc *planContext, a *Action, want string) *Action {
 	}
 	a.Changes = append(a.Changes, vocab.Change{Field: "pool", Path: "spec.pool", From: g.Pool, To: want})
 	why := "pool differs from the manifest"
-	if a.Action == vocab.ActionNone {
-		a.Action, a.Status, a.Reason = vocab.ActionUpdate, vocab.StatusOutOfSync, why
-	} else {
-		a.Reason = joinReasons([]string{a.Reason, why})
-	}
-	if len(a.claim.nodes) == 0 {
-		a.claim.nodes = []string{g.Node}
-	}
+	a.guestChange(why, g.Node)
 	params := pve.NewParams().Set("poolid", want).Set("vms", strconv.Itoa(g.VMID))
 	if g.Pool != "" {
 		params.Set("allow-move", "1")

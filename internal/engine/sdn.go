@@ -405,20 +405,17 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 		return a, nil
 	}
 	a.Changes = changes
-	fields := make([]string, 0, len(changes))
-	for _, c := range changes {
-		fields = append(fields, c.Field)
-	}
+	fields := fieldNames(changes, ", ")
 	if !owned {
 		held := "it holds no vnet"
 		if len(vnets) > 0 {
 			held = "it holds vnets proxmops does not own (" + strings.Join(vnets, ", ") + ")"
 		}
 		return a.conflict(fmt.Sprintf("zone %s exists and differs from the manifest (%s), but proxmops cannot tell it made it: Proxmox zones have no comment field, so proxmops changes a zone only when every vnet in it is its own, and %s: left untouched",
-			z.Name, strings.Join(fields, ", "), held)), nil
+			z.Name, fields, held)), nil
 	}
 	a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
-	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(fields, ", "))
+	a.Reason = fmt.Sprintf("%s differ from the manifest", fields)
 	return a, func(ctx context.Context, x *execCtx) error {
 		if err := x.e.client.SDNSet(ctx, "zones", z.Name, params, nil); err != nil {
 			return fmt.Errorf("updating SDN zone %s: %w", z.Name, err)
