@@ -34,9 +34,8 @@ func (s *Server) handleAdopt(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decodeJSON(w, r, &req) {
 		return
 	}
-	ab, ok := s.backend.(AdoptBackend)
+	ab, ok := optional[AdoptBackend](s, w, "this server has no adoption support")
 	if !ok {
-		writeError(w, http.StatusNotImplemented, "this server has no adoption support")
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), adoptWait)

@@ -20,9 +20,8 @@ type Exporter interface {
 // tar.gz of the tree `proxmops export` writes; the query mirrors its
 // flags: node, vmid (100,105-110) or all, kind (repeated or a comma list).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
-	ex, ok := s.backend.(Exporter)
+	ex, ok := optional[Exporter](s, w, "this daemon cannot export")
 	if !ok {
-		writeError(w, http.StatusNotImplemented, "this daemon cannot export")
 		return
 	}
 	q := r.URL.Query()

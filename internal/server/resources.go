@@ -306,15 +306,5 @@ func (s *Server) handleTestSettings(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 45*time.Second)
-	defer cancel()
-	res, err := s.backend.TestSettings(ctx, eff)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if res.Checks == nil {
-		res.Checks = []api.Check{}
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.testSettings(w, r, 45*time.Second, eff)
 }

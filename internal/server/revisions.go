@@ -23,11 +23,17 @@ type RevisionBackend interface {
 }
 
 func (s *Server) revisionBackend(w http.ResponseWriter) (RevisionBackend, bool) {
-	rb, ok := s.backend.(RevisionBackend)
+	return optional[RevisionBackend](s, w, "this backend has no revisions")
+}
+
+// optional is the backend as B, a part of the API a backend may leave
+// out; without it the answer is a 501 saying missing.
+func optional[B any](s *Server, w http.ResponseWriter, missing string) (B, bool) {
+	b, ok := s.backend.(B)
 	if !ok {
-		writeError(w, http.StatusNotImplemented, "this backend has no revisions")
+		writeError(w, http.StatusNotImplemented, missing)
 	}
-	return rb, ok
+	return b, ok
 }
 
 func (s *Server) handleRevisions(w http.ResponseWriter, r *http.Request) {

@@ -23,11 +23,7 @@ type SnapshotBackend interface {
 const rollbackWait = 10 * time.Minute
 
 func (s *Server) snapshotBackend(w http.ResponseWriter) (SnapshotBackend, bool) {
-	sb, ok := s.backend.(SnapshotBackend)
-	if !ok {
-		writeError(w, http.StatusNotImplemented, "this server has no snapshot support")
-	}
-	return sb, ok
+	return optional[SnapshotBackend](s, w, "this server has no snapshot support")
 }
 
 // handleSnapshots is GET /api/v1/resources/{kind}/{name}/snapshots.
