@@ -164,6 +164,27 @@ func (networkReconciler) planStaged(pc *planContext, a *Action, node string, st 
 
 // stagedElsewhere says why a node's network cannot be changed this pass:
 // someone staged changes proxmops must neither apply nor revert.
+// stageRun ends the plan of an interface's creation or change: refused
+// while someone else's change is staged on the node, else its run stages
+// it (send: progress says so, failed names it in the error) and applies
+// the node's network.
+func stageRun(pc *planContext, a *Action, node string, st *pve.NetworkState, progress, failed string, send func(ctx context.Context, x *execCtx) error) *Action {
+	if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
+		a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, why})
+		return a
+	}
+	a.claim = claim{nodes: []string{node}}
+	a.run = func(ctx context.Context, x *execCtx) error {
+		x.progress(progress, "", -1)
+		if err := send(ctx, x); err != nil {
+			x.rememberStaged(ctx, node)
+			return fmt.Errorf("%s on %s: %w", failed, node, err)
+		}
+		return x.applyNetwork(ctx, node)
+	}
+	return a
+}
+
 func stagedElsewhere(node string, st *pve.NetworkState) string {
 	if st == nil || strings.TrimSpace(st.Changes) == "" {
 		return ""
@@ -231,21 +252,10 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 		}
 		a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
 		a.Reason = fieldNames(changes, ", ") + " differ from the manifest"
-		if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
-			a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, why})
-			return a
-		}
 		iface := s.Iface
-		a.claim = claim{nodes: []string{node}}
-		a.run = func(ctx context.Context, x *execCtx) error {
-			x.progress("staging the change of "+iface, "", -1)
-			if err := x.e.client.NetworkSet(ctx, node, iface, netParamsFor(s, have), nil); err != nil {
-				x.rememberStaged(ctx, node)
-				return fmt.Errorf("staging the change of %s on %s: %w", iface, node, err)
-			}
-			return x.applyNetwork(ctx, node)
-		}
-		return a
+		return stageRun(pc, a, node, st, "staging the change of "+iface, "staging the change of "+iface, func(ctx context.Context, x *execCtx) error {
+			return x.e.client.NetworkSet(ctx, node, iface, netParamsFor(s, have), nil)
+		})
 	}
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	a.Reason = fmt.Sprintf("interface %s does not exist on %s", s.Iface, node)
@@ -258,22 +268,10 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 	if s.Comments != "" {
 		a.Changes = append(a.Changes, vocab.Change{Field: "comments", To: s.Comments})
 	}
-	if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
-		a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, why})
-		return a
-	}
 	iface := s.Iface
-	a.claim = claim{nodes: []string{node}}
-	a.run = func(ctx context.Context, x *execCtx) error {
-		x.progress("staging "+iface, "", -1)
-		p := netParamsFor(s, nil).Set("iface", iface)
-		if err := x.e.client.NetworkCreate(ctx, node, p); err != nil {
-			x.rememberStaged(ctx, node)
-			return fmt.Errorf("staging interface %s on %s: %w", iface, node, err)
-		}
-		return x.applyNetwork(ctx, node)
-	}
-	return a
+	return stageRun(pc, a, node, st, "staging "+iface, "staging interface "+iface, func(ctx context.Context, x *execCtx) error {
+		return x.e.client.NetworkCreate(ctx, node, netParamsFor(s, nil).Set("iface", iface))
+	})
 }
 
 // applyNetwork applies a node's staged network configuration (a task).
