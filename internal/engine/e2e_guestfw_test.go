@@ -27,14 +27,7 @@ const (
     macfilter: false
     logLevelIn: info
 `
-	fwCT = `apiVersion: proxmops.dev/v1
-kind: Container
-metadata:
-  name: dns
-  node: pve1
-spec:
-  vmid: 250
-  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
+	fwCT = dnsCT + `  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
   rootfs: { storage: local-lvm, size: 2G }
   net:
     - bridge: vmbr0

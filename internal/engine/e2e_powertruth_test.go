@@ -24,14 +24,7 @@ const (
   applyMode: reboot
   state: STATE
 `
-	truthCT = `apiVersion: proxmops.dev/v1
-kind: Container
-metadata:
-  name: dns
-  node: pve1
-spec:
-  vmid: 250
-  cores: 1
+	truthCT = dnsCT + `  cores: 1
   memory: 512
   rootfs:
     storage: local-lvm

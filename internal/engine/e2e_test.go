@@ -31,9 +31,10 @@ const (
 	taskSpeed = 0.01
 )
 
-// webVM is the head of the VM "web" (VMID 150 on pve1) the kind tests
-// add their spec to.
-const webVM = `apiVersion: proxmops.dev/v1
+// webVM and dnsCT are the heads of the VM "web" (VMID 150 on pve1) and
+// the container "dns" (250 on pve1) the kind tests add their spec to.
+const (
+	webVM = `apiVersion: proxmops.dev/v1
 kind: VirtualMachine
 metadata:
   name: web
@@ -41,6 +42,15 @@ metadata:
 spec:
   vmid: 150
 `
+	dnsCT = `apiVersion: proxmops.dev/v1
+kind: Container
+metadata:
+  name: dns
+  node: pve1
+spec:
+  vmid: 250
+`
+)
 
 // qcow2Image is a minimal qcow2 header announcing a virtual size.
 func qcow2Image(virtual int64) []byte {
