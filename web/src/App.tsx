@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, ApiError, errorMessage, setCsrfToken } from './api/client';
 import type { Me } from './api/types';
 import { Link, navigate, useLocation } from './lib/router';
@@ -14,6 +14,7 @@ import Settings from './pages/Settings';
 import { SessionContext, type Session } from './state/session';
 import { useTheme, type ThemeChoice } from './state/theme';
 import { ResourcesProvider } from './state/useResources';
+import { useMenuRef } from './lib/menu';
 
 type Boot = { phase: 'loading' } | { phase: 'setup' } | { phase: 'login' } | { phase: 'ready'; me: Me } | { phase: 'down'; error: string };
 
@@ -31,14 +32,7 @@ function hint(on?: boolean): boolean {
 }
 
 function UserMenu({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void; theme: ThemeChoice; setTheme: (c: ThemeChoice) => void }) {
-  const ref = useRef<HTMLDetailsElement>(null);
-  useEffect(() => {
-    const onDoc = (e: MouseEvent) => {
-      if (ref.current?.open && !ref.current.contains(e.target as Node)) ref.current.open = false;
-    };
-    document.addEventListener('mousedown', onDoc);
-    return () => document.removeEventListener('mousedown', onDoc);
-  }, []);
+  const ref = useMenuRef();
   return (
     <details
       className="menu user-menu"

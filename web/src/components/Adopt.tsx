@@ -4,6 +4,8 @@ import type { AdoptResult, Change } from '../api/types';
 import { changeLabel } from '../lib/format';
 import { isGuest } from '../lib/kinds';
 import { useModal } from '../lib/modal';
+import { ErrorAlert } from './RoleSelect';
+import { ConfirmRow } from './ConfirmRow';
 
 // Adoption of a Conflict's guest (docs/api.md, "Adoption"), for admins: a dry run
 // first shows what adopting does (the ownership tag now, then the ordinary updates a
@@ -69,14 +71,7 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
         </table>
         {later.length === 0 && <p>Apart from the tags the guest already matches the manifest.</p>}
       </div>
-      <div className="row">
-        <button type="button" className="btn primary" onClick={onConfirm} disabled={busy}>
-          {busy ? 'Adopting…' : 'Adopt'}
-        </button>
-        <button type="button" className="btn" ref={cancel} onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <ConfirmRow tone="primary" label="Adopt" busyLabel="Adopting…" busy={busy} onConfirm={onConfirm} onCancel={onCancel} cancelRef={cancel} />
     </div>
   );
 }
@@ -127,11 +122,7 @@ export default function Adopt({ kind, name, cluster = '', onDone }: { kind: stri
         {busy === 'plan' ? 'Planning the adoption…' : 'Adopt…'}
       </button>
       <span className="muted small">Take ownership of this guest: proxmops then reconciles it with the manifest.</span>
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorAlert error={error} />
       {plan && <AdoptConfirm name={name} plan={plan} busy={busy === 'adopt'} onCancel={() => setPlan(null)} onConfirm={adopt} />}
     </section>
   );

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { ApiError } from '../api/client';
 import { EXPORT_KINDS, GUEST_KINDS } from '../lib/kinds';
 import { useTransient } from '../lib/transient';
+import { ErrorAlert } from './RoleSelect';
 
 
 // exportURL builds the query of GET /api/v1/export from the form.
@@ -102,11 +103,7 @@ export default function ExportPanel() {
             </span>
           )}
         </div>
-        {error && (
-          <div className="alert error" role="alert">
-            {error}
-          </div>
-        )}
+        <ErrorAlert error={error} />
       </form>
     </section>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { useMenuRef } from '../lib/menu';
 
 // A filter menu built on <details>, so it opens and closes from the keyboard with
 // no extra code; a click outside or Escape closes it.
@@ -15,14 +15,7 @@ export default function MultiSelect({
   onChange: (values: string[]) => void;
   render?: (v: string) => string;
 }) {
-  const ref = useRef<HTMLDetailsElement>(null);
-  useEffect(() => {
-    const onDoc = (e: MouseEvent) => {
-      if (ref.current?.open && !ref.current.contains(e.target as Node)) ref.current.open = false;
-    };
-    document.addEventListener('mousedown', onDoc);
-    return () => document.removeEventListener('mousedown', onDoc);
-  }, []);
+  const ref = useMenuRef();
   return (
     <details
       className={`menu${selected.length ? ' active' : ''}`}

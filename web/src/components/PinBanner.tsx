@@ -3,6 +3,7 @@ import { api, errorMessage } from '../api/client';
 import type { Pin } from '../api/types';
 import { shortRev } from '../lib/format';
 import { Link } from '../lib/router';
+import { ErrorAlert } from './RoleSelect';
 
 // PinBanner says loudly that the controller applies a pinned revision, not the
 // branch head, with the way back (admins only may unpin).
@@ -36,11 +37,7 @@ export default function PinBanner({ pinned, isAdmin, onUnpinned }: { pinned: Pin
       ) : (
         <Link href="/revisions">Revisions</Link>
       )}
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorAlert error={error} />
     </div>
   );
 }

@@ -7,6 +7,7 @@ import { takesSnapshots } from '../lib/kinds';
 import { useModal } from '../lib/modal';
 import { useTransient } from '../lib/transient';
 import { ErrorAlert } from './RoleSelect';
+import { ConfirmRow } from './ConfirmRow';
 
 // The guest's Proxmox snapshots, and (for admins) a rollback to one of them behind a
 // confirmation that says what Proxmox and the next pass will do (docs/api.md,
@@ -50,14 +51,7 @@ function RollbackConfirm({
           <p>Its sync policy is {list.syncPolicy}: it stays as rolled back and shows OutOfSync against Git until you sync it or revert the commit.</p>
         )}
       </div>
-      <div className="row">
-        <button type="button" className="btn danger" onClick={onConfirm} disabled={busy}>
-          {busy ? 'Rolling back…' : 'Roll back'}
-        </button>
-        <button type="button" className="btn" ref={cancel} onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <ConfirmRow tone="danger" label="Roll back" busyLabel="Rolling back…" busy={busy} onConfirm={onConfirm} onCancel={onCancel} cancelRef={cancel} />
     </div>
   );
 }

@@ -9,6 +9,7 @@ import type { ActionAccepted, PlanDocument, PlanSummary, Status } from '../api/t
 import { useModal } from '../lib/modal';
 import { ErrorLines } from './LoadError';
 import { ActionBadge, StatusBadge, unplannable } from './Status';
+import { ErrorAlert } from './RoleSelect';
 
 export interface SyncTarget {
   kind: string;
@@ -226,11 +227,7 @@ export default function SyncDialog({
             </>
           )}
         </section>
-        {error && (
-          <div className="alert error" role="alert">
-            {error}
-          </div>
-        )}
+        <ErrorAlert error={error} />
         <div className="row modal-actions">
           <button type="button" className="btn primary" onClick={submit} disabled={busy || (!target && !plan && !opts.dryRun)}>
             {opts.dryRun ? 'Done' : busy ? 'Syncing…' : target ? 'Sync' : 'Sync all'}

@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
 import type { AuthMethods } from '../api/types';
+import { ErrorAlert } from '../components/RoleSelect';
 
 function AuthCard({ title, intro, children }: { title: string; intro?: ReactNode; children: ReactNode }) {
   return (
@@ -68,11 +69,7 @@ export function Login({ onDone, onSSO }: { onDone: () => void; onSSO?: () => voi
           <span className="field-label">Password</span>
           <input type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required />
         </label>
-        {error && (
-          <div className="alert error" role="alert">
-            {error}
-          </div>
-        )}
+        <ErrorAlert error={error} />
         <button type="submit" className="btn primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
@@ -146,11 +143,7 @@ export function Setup({ onDone }: { onDone: () => void }) {
           <span className="field-label">Password again</span>
           <input type="password" autoComplete="new-password" value={confirm} onChange={(e) => setConfirm(e.target.value)} required />
         </label>
-        {error && (
-          <div className="alert error" role="alert">
-            {error}
-          </div>
-        )}
+        <ErrorAlert error={error} />
         <button type="submit" className="btn primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create administrator'}
         </button>

@@ -9,6 +9,7 @@ import { resourceHref } from '../lib/links';
 import { useTransient } from '../lib/transient';
 import { Link, useLocation } from '../lib/router';
 import { useSession } from '../state/session';
+import { ErrorAlert } from '../components/RoleSelect';
 
 const EVENTS: HistoryEvent[] = ['created', 'applied', 'synced', 'drifted', 'failed', 'deleted'];
 
@@ -178,11 +179,7 @@ export default function Revisions() {
           reload();
         }}
       />
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorAlert error={error} />
       {notice && (
         <div className="alert" role="status">
           {notice}
