@@ -9,6 +9,7 @@ import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
 import { ErrorAlert, RoleSelect } from './RoleSelect';
+import { TableHead } from './TableHead';
 
 const userPath = (name: string) => `/api/v1/users/${encodeURIComponent(name)}`;
 
@@ -224,16 +225,7 @@ export function Users() {
     <section className="panel" aria-label="Users">
       <h2>Users</h2>
       <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">user</th>
-            <th scope="col">role</th>
-            <th scope="col">created</th>
-            <th scope="col">
-              <span className="sr-only">actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['user', 'role', 'created']} actions />
         <tbody>
           {users.map((u) => (
             <UserRow key={u.username} u={u} self={u.username === me.username} onChanged={changed} onError={setError} />

@@ -6,6 +6,7 @@ import { isGuest } from '../lib/kinds';
 import { useModal } from '../lib/modal';
 import { ErrorAlert } from './RoleSelect';
 import { ConfirmRow } from './ConfirmRow';
+import { TableHead } from './TableHead';
 
 // Adoption of a Conflict's guest (docs/api.md, "Adoption"), for admins: a dry run
 // first shows what adopting does (the ownership tag now, then the ordinary updates a
@@ -50,14 +51,7 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
           </p>
         )}
         <table className="changes" aria-label="The plan after adoption">
-          <thead>
-            <tr>
-              <th scope="col">field</th>
-              <th scope="col">on the guest</th>
-              <th scope="col">after</th>
-              <th scope="col">when</th>
-            </tr>
-          </thead>
+          <TableHead columns={['field', 'on the guest', 'after', 'when']} />
           <tbody>
             {changes.map((c) => (
               <tr key={changeLabel(c)}>

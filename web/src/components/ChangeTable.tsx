@@ -1,5 +1,6 @@
 import type { Change } from '../api/types';
 import { changeLabel } from '../lib/format';
+import { TableHead } from './TableHead';
 
 // An ordered list (a security group's or a guest's firewall rules) is
 // compared by position: its changes are named "<list>[<position>]" and
@@ -38,13 +39,7 @@ export default function ChangeTable({ changes }: { changes: Change[] }) {
     <>
       {fields.length > 0 && (
         <table className="changes">
-          <thead>
-            <tr>
-              <th scope="col">field</th>
-              <th scope="col">on the cluster</th>
-              <th scope="col">in the manifest</th>
-            </tr>
-          </thead>
+          <TableHead columns={['field', 'on the cluster', 'in the manifest']} />
           <tbody>
             {fields.map((c) => (
               <tr key={changeLabel(c)}>
@@ -59,13 +54,7 @@ export default function ChangeTable({ changes }: { changes: Change[] }) {
       {lists.map((l) => (
         <table className="changes ordered" key={l.list} aria-label={`${l.list}, in order`}>
           <caption className="mono">{l.list}, in order</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">on the cluster</th>
-              <th scope="col">in the manifest</th>
-            </tr>
-          </thead>
+          <TableHead columns={['#', 'on the cluster', 'in the manifest']} />
           <tbody>
             {l.rows.map(({ position, change }) => (
               <tr key={position}>

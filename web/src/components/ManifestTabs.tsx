@@ -8,6 +8,7 @@ import { useApiGet } from '../api/useApi';
 import type { Change, LiveConfig, ManifestText } from '../api/types';
 import { align, GROUPS, shortKey, yaml, type AlignedRow } from '../lib/align';
 import { changeNote, formatTime } from '../lib/format';
+import { TableHead } from './TableHead';
 
 const CLIP = 160;
 
@@ -110,13 +111,7 @@ export function AlignedDiff({
           <col />
           <col />
         </colgroup>
-        <thead>
-          <tr>
-            <th scope="col">field</th>
-            <th scope="col">manifest (Git)</th>
-            <th scope="col">cluster (Proxmox)</th>
-          </tr>
-        </thead>
+        <TableHead columns={['field', 'manifest (Git)', 'cluster (Proxmox)']} />
         {groups.map(({ g, rows: rs }) => (
           <tbody key={g}>
             <tr className="group">

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { api } from '../api/client';
 import type { NotificationList, NotificationStatus } from '../api/types';
 import { formatTime, timeAgo } from '../lib/format';
+import { TableHead } from './TableHead';
 
 // Deliveries are retried within a minute or so: ask again that often.
 const POLL_MS = 15_000;
@@ -82,14 +83,7 @@ export function Notifications() {
       ) : (
         <>
           <table className="list">
-            <thead>
-              <tr>
-                <th scope="col">receiver</th>
-                <th scope="col">events</th>
-                <th scope="col">last delivery</th>
-                <th scope="col">state</th>
-              </tr>
-            </thead>
+            <TableHead columns={['receiver', 'events', 'last delivery', 'state']} />
             <tbody>
               {list.map((st) => (
                 <Receiver key={st.name} st={st} />

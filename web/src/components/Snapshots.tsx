@@ -8,6 +8,7 @@ import { useModal } from '../lib/modal';
 import { useTransient } from '../lib/transient';
 import { ErrorAlert } from './RoleSelect';
 import { ConfirmRow } from './ConfirmRow';
+import { TableHead } from './TableHead';
 
 // The guest's Proxmox snapshots, and (for admins) a rollback to one of them behind a
 // confirmation that says what Proxmox and the next pass will do (docs/api.md,
@@ -103,14 +104,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
       {open && list && !list.snapshots?.length && <p className="muted">This guest has no snapshots.</p>}
       {open && list && !!list.snapshots?.length && (
         <table className="changes">
-          <thead>
-            <tr>
-              <th scope="col">snapshot</th>
-              <th scope="col">taken</th>
-              <th scope="col">description</th>
-              {isAdmin && <th scope="col">action</th>}
-            </tr>
-          </thead>
+          <TableHead columns={['snapshot', 'taken', 'description', isAdmin && 'action']} />
           <tbody>
             {(list.snapshots ?? []).map((s) => (
               <tr key={s.name}>

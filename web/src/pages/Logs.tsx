@@ -8,6 +8,7 @@ import { PHONE, useMediaQuery } from '../lib/media';
 import { Link } from '../lib/router';
 import { openSSE, type ConnState } from '../lib/sse';
 import { appendLines, attrsText, filterLines, LEVELS, lineClusters, logRefs } from '../state/logs';
+import { ErrorAlert } from '../components/RoleSelect';
 
 const LINE_HEIGHT = 22;
 // On a phone a line takes two rows: when, level, resource and commit, then
@@ -166,11 +167,7 @@ export default function Logs() {
           {shown.length} of {lines.length} lines
         </span>
       </div>
-      {error && (
-        <div className="alert error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorAlert error={error} />
       <VirtualList
         className="log-view"
         label="Log lines"

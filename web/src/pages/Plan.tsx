@@ -8,6 +8,7 @@ import { changeLabel, shortRev, waitText } from '../lib/format';
 import MultiSelect from '../components/MultiSelect';
 import { setQuery, useLocation } from '../lib/router';
 import { clusterChoices, defaultFilters, effectiveFilters, parseFilters, resourceCluster, writeFilters } from '../state/filters';
+import { TableHead } from '../components/TableHead';
 
 const ORDER: (Action | 'conflict')[] = ['create', 'update', 'reboot', 'delete', 'conflict', 'none'];
 // The summary's action counts (what a sync would carry out); the statuses follow.
@@ -172,15 +173,7 @@ export default function Plan() {
             </div>
           ) : (
             <table className="plan-table">
-              <thead>
-                <tr>
-                  <th scope="col">action</th>
-                  <th scope="col">resource</th>
-                  <th scope="col">node</th>
-                  <th scope="col">why</th>
-                  <th scope="col">changes</th>
-                </tr>
-              </thead>
+              <TableHead columns={['action', 'resource', 'node', 'why', 'changes']} />
               {groups.map((g) => (
               <tbody key={g.cluster || 'all'}>
                 {g.cluster && (

@@ -9,6 +9,7 @@ import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
+import { TableHead } from '../components/TableHead';
 
 type Section = 'cluster' | 'source' | 'reconcile' | 'forge';
 
@@ -334,15 +335,7 @@ function Tokens() {
         </div>
       )}
       <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">name</th>
-            <th scope="col">role</th>
-            <th scope="col">created</th>
-            <th scope="col">last used</th>
-            <th scope="col"><span className="sr-only">actions</span></th>
-          </tr>
-        </thead>
+        <TableHead columns={['name', 'role', 'created', 'last used']} actions />
         <tbody>
           {tokens.length === 0 && (
             <tr>
