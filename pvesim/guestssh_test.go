@@ -59,15 +59,15 @@ func guestSSHSim(t *testing.T, ip string) (*Server, *client, int, string) {
 // rootOnNewGuest creates and starts container vmid at ip with authLine's
 // key for root, and connects to its SSH as root with key until the test
 // ends.
-func rootOnNewGuest(t *testing.T, c *client, vmid, ip string, port int, key ssh.Signer, authLine string) *ssh.Client {
+func rootOnNewGuest(t *testing.T, c *client, vmid, ip string, port int, key ssh.Signer, authLine string) (*ssh.Client, ssh.PublicKey) {
 	t.Helper()
 	createCT(t, c, vmid, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, _, err := dialGuest(net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
+	cl, hostKey, err := dialGuest(net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
-	return cl
+	return cl, hostKey
 }
 
 func dialGuest(addr, user string, key ssh.Signer) (*ssh.Client, ssh.PublicKey, error) {
@@ -215,7 +215,7 @@ func TestGuestSSHSFTPIsRootedAtTheGuestTree(t *testing.T) {
 	const ip = "127.77.0.12"
 	_, c, port, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	cl := rootOnNewGuest(t, c, "302", ip, port, key, authLine)
+	cl, _ := rootOnNewGuest(t, c, "302", ip, port, key, authLine)
 	sc, err := sftp.NewClient(cl)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +265,7 @@ func TestGuestSSHPackageStandIns(t *testing.T) {
 	const ip = "127.77.0.13"
 	_, c, port, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	cl := rootOnNewGuest(t, c, "303", ip, port, key, authLine)
+	cl, _ := rootOnNewGuest(t, c, "303", ip, port, key, authLine)
 	if got := mustRun(t, cl, "command -v apt-get"); got != "/usr/local/sbin/apt-get\n" {
 		t.Errorf("apt-get is %q", got)
 	}
@@ -328,11 +328,7 @@ func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 	srv, c, port, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
 	addr := net.JoinHostPort(ip, strconv.Itoa(port))
-	createCT(t, c, "304", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, hostKey, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, hostKey := rootOnNewGuest(t, c, "304", ip, port, key, authLine)
 	mustRun(t, cl, "echo kept > /root/data")
 	// A command still running when the guest stops is ended with it.
 	sess, err := cl.NewSession()
@@ -487,11 +483,7 @@ func TestGuestSSHFollowsRebootsAndTheGoAPI(t *testing.T) {
 	srv, c, port, _ := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
 	addr := net.JoinHostPort(ip, strconv.Itoa(port))
-	createCT(t, c, "307", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, _, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, _ := rootOnNewGuest(t, c, "307", ip, port, key, authLine)
 	// A reboot ends the connections of the run before it.
 	if st := c.task("POST", "/nodes/pve1/lxc/307/status/reboot", nil); st != "OK" {
 		t.Fatal(st)
@@ -500,7 +492,7 @@ func TestGuestSSHFollowsRebootsAndTheGoAPI(t *testing.T) {
 		t.Error("a connection outlived the guest's reboot")
 	}
 	cl.Close()
-	cl, _, err = dialGuest(addr, "root", key)
+	cl, _, err := dialGuest(addr, "root", key)
 	if err != nil {
 		t.Fatalf("after the reboot: %v", err)
 	}

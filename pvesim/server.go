@@ -427,12 +427,7 @@ func (s *Server) touch() { s.gen.Add(1) }
 
 func writeData(w http.ResponseWriter, data any) {
 	if b, ok := data.(encodedBody); ok {
-		h := w.Header()
-		setStdHeaders(h)
-		h.Set("Content-Type", "application/json;charset=UTF-8")
-		h.Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(200)
-		_, _ = w.Write(b)
+		writeOK(w, b)
 		return
 	}
 	body := map[string]any{"data": data}
@@ -450,12 +445,17 @@ func writeData(w http.ResponseWriter, data any) {
 		writeError(w, asAPIError(Fail("unable to encode result: %v", err)))
 		return
 	}
+	writeOK(w, buf)
+}
+
+// writeOK sends a 200 with the encoded JSON body b.
+func writeOK(w http.ResponseWriter, b []byte) {
 	h := w.Header()
 	setStdHeaders(h)
 	h.Set("Content-Type", "application/json;charset=UTF-8")
-	h.Set("Content-Length", strconv.Itoa(len(buf)))
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(200)
-	_, _ = w.Write(buf)
+	_, _ = w.Write(b)
 }
 
 func setStdHeaders(h http.Header) {
