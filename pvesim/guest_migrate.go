@@ -415,6 +415,13 @@ func (s *Server) migrateTargetStorageCheck(g *Guest, volid string, o migrateOpts
 	if err != nil {
 		return err
 	}
+	return s.migrateTargetAllows(volid, sid, st, o, qemuVolumeContent(volid))
+}
+
+// migrateTargetAllows checks the storage a volume on sid goes to (sid
+// itself when shared, else the target storage map's) is enabled on the
+// target node and takes content.
+func (s *Server) migrateTargetAllows(volid, sid string, st *Storage, o migrateOpts, content string) error {
 	targetSID := sid
 	if !st.Shared {
 		targetSID = o.smap.target(sid)
@@ -423,8 +430,8 @@ func (s *Server) migrateTargetStorageCheck(g *Guest, volid string, o migrateOpts
 	if err != nil {
 		return err
 	}
-	if vt := qemuVolumeContent(volid); !tst.allows(vt) {
-		return Fail("%s: content type '%s' is not available on storage '%s'", volid, vt, targetSID)
+	if !tst.allows(content) {
+		return Fail("%s: content type '%s' is not available on storage '%s'", volid, content, targetSID)
 	}
 	return nil
 }
@@ -865,18 +872,7 @@ func (s *Server) lxcPrepareMountPoint(g *Guest, key string, o migrateOpts) error
 	if !st.allows("rootdir") {
 		return Fail("content type 'rootdir' is not available on storage '%s'", sid)
 	}
-	targetSID := sid
-	if !st.Shared {
-		targetSID = o.smap.target(sid)
-	}
-	tst, err := s.storageCheckEnabled(targetSID, o.target)
-	if err != nil {
-		return err
-	}
-	if !tst.allows("rootdir") {
-		return Fail("%s: content type 'rootdir' is not available on storage '%s'", volid, targetSID)
-	}
-	return nil
+	return s.migrateTargetAllows(volid, sid, st, o, "rootdir")
 }
 
 // lxcScanVolumes is phase1's volume scan: shared volumes stay, local ones

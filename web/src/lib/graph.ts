@@ -692,18 +692,9 @@ export function focusEdges(resources: Resource[], layout: GraphLayout, key: stri
       const a = at.get(from);
       const b = at.get(to);
       if (!a || !b) continue;
-      const [sourceHandle, targetHandle] = sides(a, b);
-      out.push({
-        id: `focus:${from}->${to}:${d.relation}`,
-        source: resourceNodeId(from),
-        target: resourceNodeId(to),
-        relation: d.relation,
-        label: dependencyLabel(r, d),
-        count: 1,
-        sourceHandle,
-        targetHandle,
-        text: EDGE_VERB[d.relation],
-      });
+      // The drawn edge's shape (a and b are the nodes of from and to),
+      // under an id of its own.
+      out.push({ ...memberEdge(r, d, a, b), id: `focus:${from}->${to}:${d.relation}` });
       if (out.length >= max) break;
     }
     if (out.length >= max) break;
