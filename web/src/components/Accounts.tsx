@@ -8,7 +8,7 @@ import type { Me, Role, User } from '../api/types';
 import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
-import { ErrorAlert, RoleSelect } from './RoleSelect';
+import { ErrorAlert, Notice, RoleSelect } from './RoleSelect';
 import { TableHead } from './TableHead';
 
 const userPath = (name: string) => `/api/v1/users/${encodeURIComponent(name)}`;
@@ -95,11 +95,7 @@ function PasswordForm() {
           <button type="submit" className="btn" disabled={busy || mismatch}>
             {busy ? 'Changing…' : 'Change password'}
           </button>
-          {done && (
-            <span className="notice" role="status">
-              {done}
-            </span>
-          )}
+          <Notice text={done} />
         </div>
         <ErrorAlert error={error} />
       </form>
@@ -232,11 +228,7 @@ export function Users() {
           ))}
         </tbody>
       </table>
-      {notice && (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} block />
       <form
         className="row inline-form"
         onSubmit={(e) => {

@@ -16,7 +16,7 @@ import TaskLog from './TaskLog';
 import { ActionBadge, HealthBadge, ProgressBar, StatusBadge } from './Status';
 import Snapshots from './Snapshots';
 import Adopt from './Adopt';
-import { ErrorAlert } from './RoleSelect';
+import { ErrorAlert, Notice } from './RoleSelect';
 
 const EVENT_ICON: Record<string, string> = {
   created: '+',
@@ -257,7 +257,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
                       Delete…
                     </button>
                   ) : null}
-                  {notice && <span className="notice" role="status">{notice}</span>}
+                  <Notice text={notice} />
                 </section>
               )}
               <ErrorAlert error={actionError} onDismiss={() => setActionError('')} />

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { ApiError } from '../api/client';
 import { EXPORT_KINDS, GUEST_KINDS } from '../lib/kinds';
 import { useTransient } from '../lib/transient';
-import { ErrorAlert } from './RoleSelect';
+import { ErrorAlert, Notice } from './RoleSelect';
 
 
 // exportURL builds the query of GET /api/v1/export from the form.
@@ -97,11 +97,7 @@ export default function ExportPanel() {
           <button type="submit" className="btn" disabled={busy || kinds.length === 0}>
             {busy ? 'Exporting…' : 'Download manifests (.tar.gz)'}
           </button>
-          {done && (
-            <span className="notice" role="status">
-              {done}
-            </span>
-          )}
+          <Notice text={done} />
         </div>
         <ErrorAlert error={error} />
       </form>

@@ -1,5 +1,5 @@
-// The role picker and the error alert the account and token forms share
-// (Accounts.tsx, Settings.tsx).
+// The role picker, the error alert and the success notice the forms share
+// (Accounts.tsx, Settings.tsx and the panels).
 
 import type { Role } from '../api/types';
 
@@ -31,5 +31,20 @@ export function ErrorAlert({ error, onDismiss }: { error: string; onDismiss?: ()
         </button>
       )}
     </div>
+  );
+}
+
+// Notice shows a success message (lib/transient.ts), or nothing when there is
+// none: inline beside a form's button, or as a paragraph with block.
+export function Notice({ text, block }: { text: string; block?: boolean }) {
+  if (!text) return null;
+  return block ? (
+    <p className="notice" role="status">
+      {text}
+    </p>
+  ) : (
+    <span className="notice" role="status">
+      {text}
+    </span>
   );
 }

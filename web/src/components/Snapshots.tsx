@@ -6,7 +6,7 @@ import { formatTime } from '../lib/format';
 import { takesSnapshots } from '../lib/kinds';
 import { useModal } from '../lib/modal';
 import { useTransient } from '../lib/transient';
-import { ErrorAlert } from './RoleSelect';
+import { ErrorAlert, Notice } from './RoleSelect';
 import { ConfirmRow } from './ConfirmRow';
 import { TableHead } from './TableHead';
 
@@ -142,11 +142,7 @@ export default function Snapshots({ kind, name, cluster = '', isAdmin, onChanged
       {isAdmin && target && list && (
         <RollbackConfirm name={name} snapshot={target} list={list} busy={busy} onCancel={() => setTarget(null)} onConfirm={rollback} />
       )}
-      {notice && (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} block />
       <ErrorAlert error={failed} onDismiss={() => setFailed('')} />
     </section>
   );

@@ -4,7 +4,7 @@ import type { ApiToken, Check, CheckLevel, NewToken, Role, Settings as SettingsD
 import { ChangePassword, Users } from '../components/Accounts';
 import ExportPanel from '../components/ExportPanel';
 import { Notifications } from '../components/Notifications';
-import { ErrorAlert, RoleSelect } from '../components/RoleSelect';
+import { ErrorAlert, Notice, RoleSelect } from '../components/RoleSelect';
 import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
@@ -232,7 +232,7 @@ function ConnectionSettings() {
         <button type="button" className="btn" onClick={test} disabled={busy !== ''}>
           {busy === 'test' ? 'Testing…' : 'Test connection'}
         </button>
-        {saved && <span className="notice" role="status">{saved}</span>}
+        <Notice text={saved} />
       </div>
       <ErrorAlert error={error} />
       {result && <CheckReport result={result} />}
