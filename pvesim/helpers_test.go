@@ -41,6 +41,16 @@ type apiResp struct {
 	Total   *int
 }
 
+// requestCase is a request and the answer it gets: its status, reason
+// and the parameter errors named.
+type requestCase struct {
+	name, method, path string
+	params             url.Values
+	status             int
+	reason             string
+	errors             map[string]string
+}
+
 // want checks an answer's status and reason, and the parameter errors
 // named in errors (others are not looked at).
 func (r apiResp) want(t testing.TB, status int, reason string, errors map[string]string) {

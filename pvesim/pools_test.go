@@ -1,7 +1,6 @@
 package pvesim
 
 import (
-	"net/url"
 	"reflect"
 	"testing"
 	"time"
@@ -75,13 +74,7 @@ func TestPoolRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 	c.mustOK("POST", "/pools", vals("poolid", "store"))
 	c.mustOK("PUT", "/pools", vals("poolid", "prod", "vms", "100"))
 	c.mustOK("PUT", "/pools", vals("poolid", "store", "storage", "local"))
-	tests := []struct {
-		name, method, path string
-		params             url.Values
-		status             int
-		reason             string
-		errors             map[string]string
-	}{
+	tests := []requestCase{
 		{"type without poolid", "GET", "/pools", vals("type", "qemu"), 400, "Parameter verification failed.",
 			map[string]string{"poolid": "missing property required by 'type'"}},
 		{"unknown pool read", "GET", "/pools", vals("poolid", "nope"), 500, "pool 'nope' does not exist", nil},

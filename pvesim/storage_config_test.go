@@ -1,7 +1,6 @@
 package pvesim
 
 import (
-	"net/url"
 	"reflect"
 	"testing"
 )
@@ -110,13 +109,7 @@ func TestStorageDefinitionRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 	c := newClient(t, srv)
 	c.mustOK("POST", "/storage", vals("storage", "nas", "type", "nfs", "server", "192.0.2.5", "export", "/export"))
 	c.mustOK("POST", "/storage", vals("storage", "lv", "type", "lvm", "vgname", "vg", "base", "nas:0.0.0.0:iqn.x-lun-0"))
-	tests := []struct {
-		name, method, path string
-		params             url.Values
-		status             int
-		reason             string
-		errors             map[string]string
-	}{
+	tests := []requestCase{
 		{"required option", "POST", "/storage", vals("storage", "dd", "type", "dir"), 500, "missing value for required option 'path'", nil},
 		{"option of another type", "POST", "/storage", vals("storage", "dd", "type", "dir", "path", "/srv", "export", "/x"), 500,
 			"unexpected property 'export'", nil},
