@@ -78,12 +78,16 @@ func resolveImage(snap *Observation, node string, img *ImageSpec) (*resolvedImag
 
 // importStorage picks the storage that receives cloud images on a node:
 // "local" when it accepts import content, else the first that does.
-func importStorage(snap *Observation, node string) string {
-	if ref := snap.Storage(node, "local"); ref != nil && ref.Accepts("import") {
+func importStorage(snap *Observation, node string) string { return storageFor(snap, node, "import") }
+
+// storageFor is "local" when it accepts content on node, else the first
+// storage there that does ("" when none).
+func storageFor(snap *Observation, node, content string) string {
+	if ref := snap.Storage(node, "local"); ref != nil && ref.Accepts(content) {
 		return "local"
 	}
 	for _, ref := range snap.StoragesOn(node) {
-		if ref.Accepts("import") {
+		if ref.Accepts(content) {
 			return ref.Storage
 		}
 	}
@@ -91,17 +95,7 @@ func importStorage(snap *Observation, node string) string {
 }
 
 // isoStorage picks a storage for ISO content on a node (the CIDATA seeds).
-func isoStorage(snap *Observation, node string) string {
-	if ref := snap.Storage(node, "local"); ref != nil && ref.Accepts("iso") {
-		return "local"
-	}
-	for _, ref := range snap.StoragesOn(node) {
-		if ref.Accepts("iso") {
-			return ref.Storage
-		}
-	}
-	return ""
-}
+func isoStorage(snap *Observation, node string) string { return storageFor(snap, node, "iso") }
 
 // claimStorage names a storage for the concurrency limits.
 func claimStorage(snap *Observation, node, storage string) string {

@@ -49,39 +49,33 @@ type kindsPlan struct {
 	pools       map[string]string // poolid -> comment, read by the Pool reconciler (nil: not read)
 }
 
+// perNodeJobs adds to jobs a read per node: its answer goes to out, its
+// error to errs (a node's failed read fails no other).
+func perNodeJobs[T any](jobs []func(context.Context) error, mu *sync.Mutex, nodes []string, read func(context.Context, string) (T, error), out map[string]T, errs map[string]error) []func(context.Context) error {
+	for _, node := range nodes {
+		jobs = append(jobs, func(ctx context.Context) error {
+			v, err := read(ctx, node)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs[node] = err
+				return nil
+			}
+			out[node] = v
+			return nil
+		})
+	}
+	return jobs
+}
+
 // kindsJobs returns the reads the kinds need, to run with the others.
 func (e *Engine) kindsJobs(snap *Observation, sc kindsScope, mu *sync.Mutex) []func(context.Context) error {
 	k := &snap.kinds
 	k.networks, k.netErr = map[string]*pve.NetworkState{}, map[string]error{}
 	k.appliances, k.aplErr = map[string][]pve.Appliance{}, map[string]error{}
 	k.subnets = map[string][]pve.SDNEntry{}
-	var jobs []func(context.Context) error
-	for _, node := range slices.Sorted(maps.Keys(sc.networks)) {
-		jobs = append(jobs, func(ctx context.Context) error {
-			st, err := e.client.NetworkConfig(ctx, node)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				k.netErr[node] = err
-				return nil
-			}
-			k.networks[node] = st
-			return nil
-		})
-	}
-	for _, node := range slices.Sorted(maps.Keys(sc.appliances)) {
-		jobs = append(jobs, func(ctx context.Context) error {
-			apl, err := e.client.Appliances(ctx, node)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				k.aplErr[node] = err
-				return nil
-			}
-			k.appliances[node] = apl
-			return nil
-		})
-	}
+	jobs := perNodeJobs(nil, mu, slices.Sorted(maps.Keys(sc.networks)), e.client.NetworkConfig, k.networks, k.netErr)
+	jobs = perNodeJobs(jobs, mu, slices.Sorted(maps.Keys(sc.appliances)), e.client.Appliances, k.appliances, k.aplErr)
 	if sc.sdn {
 		jobs = append(jobs, func(ctx context.Context) error {
 			err := e.readSDN(ctx, k, sc.sdnVnets, mu)
