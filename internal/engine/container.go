@@ -501,29 +501,9 @@ func (x *execCtx) shutdownContainer(ctx context.Context, node string, vmid int, 
 // ownership again on the cluster first.
 func (x *execCtx) destroyContainer(ctx context.Context, node string, vmid int) error {
 	c := x.e.client
-	st, err := c.LxcStatus(ctx, node, vmid)
-	if pve.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading container %d: %w", vmid, err)
-	}
-	cfg, err := c.LxcConfig(ctx, node, vmid)
-	if err != nil {
-		return fmt.Errorf("reading container %d: %w", vmid, err)
-	}
-	if !hasTag(pve.SplitTags(cfg["tags"]), OwnerTag) {
-		return fmt.Errorf("container %d is not owned by proxmops (tag %s missing): not deleted", vmid, OwnerTag)
-	}
-	if err := x.leaveHA(ctx, st, pve.HASID("lxc", vmid)); err != nil {
-		return err
-	}
-	if st.Status == "running" {
-		if err := x.task(ctx, "stopping before delete", func() (string, error) { return c.LxcStop(ctx, node, vmid) }); err != nil {
-			return err
-		}
-	}
-	return x.task(ctx, "deleting", func() (string, error) { return c.LxcDelete(ctx, node, vmid) })
+	_, err := x.destroyOwned(ctx, node, vmid, guestCalls{what: "container", pveType: "lxc", status: c.LxcStatus,
+		config: c.LxcConfig, stop: c.LxcStop, delete: c.LxcDelete})
+	return err
 }
 
 // MountSpec is a container mount point (or the rootfs), keyed by slot.

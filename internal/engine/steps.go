@@ -290,32 +290,55 @@ func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, 
 	return nil
 }
 
+// guestCalls are the API calls that tell a VM's destruction from a
+// container's.
+type guestCalls struct {
+	what, pveType string // VM and qemu, or container and lxc
+	status        func(ctx context.Context, node string, vmid int) (pve.VMStatus, error)
+	config        func(ctx context.Context, node string, vmid int) (pve.ConfigValues, error)
+	stop, delete  func(ctx context.Context, node string, vmid int) (string, error)
+}
+
+// destroyOwned stops an owned guest and deletes it, checking its
+// ownership again on the cluster first; cfg is its configuration as it
+// was, nil when the guest was already gone.
+func (x *execCtx) destroyOwned(ctx context.Context, node string, vmid int, g guestCalls) (cfg pve.ConfigValues, err error) {
+	st, err := g.status(ctx, node, vmid)
+	if pve.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %d: %w", g.what, vmid, err)
+	}
+	cfg, err = g.config(ctx, node, vmid)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %d: %w", g.what, vmid, err)
+	}
+	if !hasTag(pve.SplitTags(cfg["tags"]), OwnerTag) {
+		return nil, fmt.Errorf("%s %d is not owned by proxmops (tag %s missing): not deleted", g.what, vmid, OwnerTag)
+	}
+	if err := x.leaveHA(ctx, st, pve.HASID(g.pveType, vmid)); err != nil {
+		return nil, err
+	}
+	if st.Status == "running" {
+		if err := x.task(ctx, "stopping before delete", func() (string, error) { return g.stop(ctx, node, vmid) }); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.task(ctx, "deleting", func() (string, error) { return g.delete(ctx, node, vmid) }); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 // destroyGuest stops an owned VM and deletes it.
 func (x *execCtx) destroyGuest(ctx context.Context, node string, vmid int) error {
 	c := x.e.client
-	st, err := c.QemuStatus(ctx, node, vmid)
-	if pve.IsNotFound(err) {
-		return nil
-	}
+	cfg, err := x.destroyOwned(ctx, node, vmid, guestCalls{what: "VM", pveType: "qemu", status: c.QemuStatus,
+		config: func(ctx context.Context, node string, vmid int) (pve.ConfigValues, error) {
+			return c.QemuConfig(ctx, node, vmid, true)
+		}, stop: c.QemuStop, delete: c.QemuDelete})
 	if err != nil {
-		return fmt.Errorf("reading VM %d: %w", vmid, err)
-	}
-	cfg, err := c.QemuConfig(ctx, node, vmid, true)
-	if err != nil {
-		return fmt.Errorf("reading VM %d: %w", vmid, err)
-	}
-	if !hasTag(pve.SplitTags(cfg["tags"]), OwnerTag) {
-		return fmt.Errorf("VM %d is not owned by proxmops (tag %s missing): not deleted", vmid, OwnerTag)
-	}
-	if err := x.leaveHA(ctx, st, pve.HASID("qemu", vmid)); err != nil {
-		return err
-	}
-	if st.Status == "running" {
-		if err := x.task(ctx, "stopping before delete", func() (string, error) { return c.QemuStop(ctx, node, vmid) }); err != nil {
-			return err
-		}
-	}
-	if err := x.task(ctx, "deleting", func() (string, error) { return c.QemuDelete(ctx, node, vmid) }); err != nil {
 		return err
 	}
 	// The VM's cloud-init seeds are proxmops' own volumes: they go with it.
