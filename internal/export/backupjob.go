@@ -65,19 +65,10 @@ func backupJobExport(it engine.CollectionItem, names map[int]string) (Exported, 
 		for _, kv := range strings.Split(pb, ",") {
 			k, val, _ := strings.Cut(kv, "=")
 			n, _ := strconv.Atoi(val)
-			switch k {
-			case "keep-last":
-				s.Retention.KeepLast = n
-			case "keep-hourly":
-				s.Retention.KeepHourly = n
-			case "keep-daily":
-				s.Retention.KeepDaily = n
-			case "keep-weekly":
-				s.Retention.KeepWeekly = n
-			case "keep-monthly":
-				s.Retention.KeepMonthly = n
-			case "keep-yearly":
-				s.Retention.KeepYearly = n
+			for _, kv := range s.Retention.Keeps() {
+				if kv.Key == k {
+					*kv.N = n
+				}
 			}
 		}
 	}

@@ -99,19 +99,28 @@ func (r *BackupRetention) PruneBackups() string {
 		return ""
 	}
 	var parts []string
-	for _, kv := range []struct {
-		k string
-		v int
-	}{{"keep-daily", r.KeepDaily}, {"keep-hourly", r.KeepHourly}, {"keep-last", r.KeepLast},
-		{"keep-monthly", r.KeepMonthly}, {"keep-weekly", r.KeepWeekly}, {"keep-yearly", r.KeepYearly}} {
-		if kv.v > 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", kv.k, kv.v))
+	for _, kv := range r.Keeps() {
+		if *kv.N > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", kv.Key, *kv.N))
 		}
 	}
 	if len(parts) == 0 {
 		return "keep-all=1"
 	}
 	return strings.Join(parts, ",")
+}
+
+// RetentionKeep is one prune-backups key and the field that holds its
+// count.
+type RetentionKeep struct {
+	Key string
+	N   *int
+}
+
+// Keeps lists r's prune-backups keys with their fields, in key order.
+func (r *BackupRetention) Keeps() []RetentionKeep {
+	return []RetentionKeep{{"keep-daily", &r.KeepDaily}, {"keep-hourly", &r.KeepHourly}, {"keep-last", &r.KeepLast},
+		{"keep-monthly", &r.KeepMonthly}, {"keep-weekly", &r.KeepWeekly}, {"keep-yearly", &r.KeepYearly}}
 }
 
 // Kind returns KindBackupJob.
