@@ -10,6 +10,7 @@ import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
 import { ErrorAlert, Notice, RoleSelect } from './RoleSelect';
 import { TableHead } from './TableHead';
+import { submitted } from '../lib/forms';
 
 const userPath = (name: string) => `/api/v1/users/${encodeURIComponent(name)}`;
 
@@ -59,10 +60,7 @@ function PasswordForm() {
       <h2>Your password</h2>
       <form
         className="settings-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          submit();
-        }}
+        onSubmit={submitted(submit)}
       >
         <label className="field">
           <span className="field-label">Current password</span>
@@ -231,10 +229,7 @@ export function Users() {
       <Notice text={notice} block />
       <form
         className="row inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          add();
-        }}
+        onSubmit={submitted(add)}
       >
         <input aria-label="New user's name" placeholder="username" value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} required />
         <input

@@ -3,6 +3,7 @@ import { ApiError } from '../api/client';
 import { EXPORT_KINDS, GUEST_KINDS } from '../lib/kinds';
 import { useTransient } from '../lib/transient';
 import { ErrorAlert, Notice } from './RoleSelect';
+import { submitted } from '../lib/forms';
 
 
 // exportURL builds the query of GET /api/v1/export from the form.
@@ -67,10 +68,7 @@ export default function ExportPanel() {
       </p>
       <form
         className="settings-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          download();
-        }}
+        onSubmit={submitted(download)}
       >
         <label className="field">
           <span className="field-label">VMIDs (empty: all guests)</span>
