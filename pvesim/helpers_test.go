@@ -51,6 +51,16 @@ type requestCase struct {
 	errors             map[string]string
 }
 
+// paramsCase is a request's parameters and the answer they get, for a
+// test that sends them all to one path.
+type paramsCase struct {
+	name   string
+	params url.Values
+	status int
+	reason string
+	errors map[string]string
+}
+
 // want checks an answer's status and reason, and the parameter errors
 // named in errors (others are not looked at).
 func (r apiResp) want(t testing.TB, status int, reason string, errors map[string]string) {

@@ -125,13 +125,7 @@ func TestLxcCreateReadBack(t *testing.T) {
 
 func TestLxcCreateRefusals(t *testing.T) {
 	srv, c := lxcSim(t, Options{})
-	tests := []struct {
-		name   string
-		params url.Values
-		status int
-		reason string
-		errors map[string]string
-	}{
+	tests := []paramsCase{
 		{"ostemplate required", vals("vmid", "300"), 400, "Parameter verification failed.",
 			map[string]string{"ostemplate": "property is missing and it is not optional"}},
 		{"short password", vals("vmid", "300", "ostemplate", testTemplate, "password", "abc"), 400, "Parameter verification failed.",

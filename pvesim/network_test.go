@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"encoding/json"
-	"net/url"
 	"strings"
 	"testing"
 )
@@ -81,15 +80,7 @@ func TestNetworkStageApplyRevert(t *testing.T) {
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr0.100", "type", "vlan", "autostart", "1", "cidr", "10.100.0.5/24"))
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vlan50", "type", "vlan", "vlan-raw-device", "bond0"))
 
-	refusals := []struct {
-		name   string
-		method string
-		path   string
-		params url.Values
-		status int
-		reason string
-		errors map[string]string
-	}{
+	refusals := []requestCase{
 		{"existing interface", "POST", "", vals("iface", "vmbr0", "type", "bridge"), 400, "Parameter verification failed.", map[string]string{"iface": "interface already exists"}},
 		{"second default gateway", "POST", "", vals("iface", "vmbr5", "type", "bridge", "cidr", "10.5.0.2/24", "gateway", "10.5.0.1"), 400, "Parameter verification failed.",
 			map[string]string{"gateway": "Default gateway already exists on interface 'vmbr0'."}},

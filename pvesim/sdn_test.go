@@ -18,13 +18,7 @@ func sdnByID(list []map[string]any, key string) map[string]map[string]any {
 func TestSDNZonesValidation(t *testing.T) {
 	srv := startSim(t, Options{})
 	c := newClient(t, srv)
-	tests := []struct {
-		name   string
-		params url.Values
-		status int
-		reason string
-		errors map[string]string
-	}{
+	tests := []paramsCase{
 		{"simple", vals("zone", "simple1", "type", "simple", "ipam", "pve", "mtu", "1450"), 200, "OK", nil},
 		{"vlan", vals("zone", "vlanz", "type", "vlan", "bridge", "vmbr0", "nodes", "pve1,pve2"), 200, "OK", nil},
 		{"vlan needs a bridge", vals("zone", "vlanz2", "type", "vlan"), 500, "missing value for required option 'bridge'", nil},
