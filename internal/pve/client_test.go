@@ -21,6 +21,20 @@ import (
 
 const testToken = "root@pam!proxmops"
 
+// taskDone returns a check that a call sent its task and the task ended
+// well.
+func taskDone(t *testing.T, c *Client) func(upid string, err error) {
+	return func(upid string, err error) {
+		t.Helper()
+		if err == nil {
+			_, err = c.WaitTask(context.Background(), upid, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func newTestClient(t *testing.T, url string, mod func(*Config)) *Client {
 	t.Helper()
 	cfg := Config{Endpoint: url + "/api2/json", TokenID: testToken, TokenSecret: "s3cret",

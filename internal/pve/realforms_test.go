@@ -136,15 +136,7 @@ func TestClientDecodesSimulatorShapes(t *testing.T) {
 	}
 	c := newTestClient(t, strings.TrimSuffix(sim.APIURL(), "/api2/json"), nil)
 	ctx := context.Background()
-	must := func(upid string, err error) {
-		t.Helper()
-		if err == nil {
-			_, err = c.WaitTask(ctx, upid, nil)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	must := taskDone(t, c)
 	must(c.QemuCreate(ctx, "pve1", 100, NewParams().Set("cpulimit", "1.5").Set("scsi0", "local-lvm:1").Set("agent", "1")))
 	must(c.LxcCreate(ctx, "pve1", 200, NewParams().Set("ostemplate", tmpl).Set("rootfs", "local-lvm:1").Set("cpulimit", "2.5")))
 	must(c.QemuStart(ctx, "pve1", 100))

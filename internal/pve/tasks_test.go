@@ -22,15 +22,7 @@ func TestWaitTaskPollsATaskOfAKnownTypeOnce(t *testing.T) {
 		cfg.TaskPollMin, cfg.TaskPollMax = 2*time.Millisecond, 200*time.Millisecond
 	})
 	ctx := context.Background()
-	must := func(upid string, err error) {
-		t.Helper()
-		if err == nil {
-			_, err = c.WaitTask(ctx, upid, nil)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	must := taskDone(t, c)
 	must(c.QemuCreate(ctx, "pve1", 100, NewParams().Set("scsi0", "local-lvm:1")))
 	// One round to learn how long a start and a stop take.
 	must(c.QemuStart(ctx, "pve1", 100))
