@@ -218,6 +218,9 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not read the %s of %s %s: %v%s", r.nestedNoun(), row.noun, name, err, r.privHint(err))
 		return a
 	}
+	if key, list := r.observedNested(name); key != "" {
+		a.Observed[key] = list
+	}
 	nested, ops, rules := r.nestedDiff(s, name)
 	changes = append(changes, nested...)
 	if len(changes) == 0 {
@@ -354,6 +357,35 @@ func (r *collectionReconciler) planReplace(a *Action, s Spec, want string, old c
 // ruleList is an item's rule list.
 func (r *collectionReconciler) ruleList(name string) ruleList {
 	return ruleList{path: r.row.rules.path(name), field: r.row.rules.field}
+}
+
+// observedNested is an item's nested list as the cluster has it, in the
+// manifest's form and order (a security group's rules, an IP set's
+// entries), for the detail beside the item's own values: its key in the
+// manifest's spec and the list; "" for an item without one.
+func (r *collectionReconciler) observedNested(name string) (string, any) {
+	listed := r.entries[name]
+	switch {
+	case r.row.rules != nil:
+		rules := make([]manifest.FirewallRule, 0, len(listed))
+		for _, f := range listed {
+			rules = append(rules, RuleAsDeclared(f))
+		}
+		return "rules", rules
+	case r.row.entries != nil:
+		entries := make([]map[string]string, 0, len(listed))
+		for _, f := range listed {
+			e := map[string]string{r.row.entries.key: f[r.row.entries.key]}
+			for _, k := range r.row.entries.fields {
+				if v := f[k]; v != "" {
+					e[k] = v
+				}
+			}
+			entries = append(entries, e)
+		}
+		return "entries", entries
+	}
+	return "", nil
 }
 
 func (r *collectionReconciler) nestedNoun() string {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -98,9 +99,15 @@ func TestFirewallAliasAndIPSetCreatedInSyncDriftFixed(t *testing.T) {
 		t.Fatalf("alias drift: %s %s", a.Action, fwChangePaths(a))
 	}
 	s := p.Find(engine.KindFirewallIPSet, "admins")
+	const wantObservedEntries = `[{"cidr":"10.9.0.0/16","comment":"hand"},{"cidr":"172.16.0.1"},{"cidr":"192.168.1.10"},{"cidr":"lan","comment":"the whole LAN"}]`
 	want := "entries[172.16.0.1]@spec.entries entries[10.9.0.0/16].nomatch@spec.entries[2].nomatch entries[10.9.0.0/16].comment@spec.entries[2].comment entries[192.168.1.11]@spec.entries[1]"
 	if s.Action != vocab.ActionUpdate || fwChangePaths(s) != want {
 		t.Fatalf("IP set drift: %s\n got %s\nwant %s", s.Action, fwChangePaths(s), want)
+	}
+	// The detail shows the cluster's entries in the manifest's form, as
+	// Proxmox lists them.
+	if got, _ := json.Marshal(s.Observed["entries"]); string(got) != wantObservedEntries {
+		t.Fatalf("observed entries:\n%s\nwant:\n%s", got, wantObservedEntries)
 	}
 	e.converge(eng)
 	e.assertInSync(eng)

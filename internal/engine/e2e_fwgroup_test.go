@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -98,6 +99,16 @@ func TestFirewallGroupCreatedInSyncDriftFixedByPosition(t *testing.T) {
 		"spec.rules[3]: disabled: out DROP -dest 192.168.0.0/16 => "
 	if got := strings.Join(lines, "\n"); g.Action != vocab.ActionUpdate || got != wantChanges {
 		t.Fatalf("drift %s:\n%s\nwant:\n%s", g.Action, got, wantChanges)
+	}
+	// The detail shows the cluster's list beside the manifest's, in the
+	// manifest's form and the cluster's order.
+	observed, _ := json.Marshal(g.Observed["rules"])
+	wantObserved := `[{"type":"in","action":"ACCEPT","proto":"udp","dport":"53"},` +
+		`{"type":"in","action":"ACCEPT","proto":"tcp","dport":"80,443","comment":"web"},` +
+		`{"type":"in","action":"ACCEPT","macro":"SSH","source":"dc/lan","log":"info"},` +
+		`{"type":"out","action":"DROP","dest":"192.168.0.0/16","enable":false}]`
+	if string(observed) != wantObserved {
+		t.Fatalf("observed rules:\n%s\nwant:\n%s", observed, wantObserved)
 	}
 	e.converge(eng)
 	if got := groupRules(t, e.client, "webserver"); got != want {

@@ -47,6 +47,19 @@ func ruleFields(r manifest.FirewallRule) collItem {
 	return f
 }
 
+// RuleAsDeclared is a listed rule (Proxmox's read-back form) as a
+// manifest declares it: ruleFields read backwards.
+func RuleAsDeclared(f map[string]string) manifest.FirewallRule {
+	r := manifest.FirewallRule{Type: f["type"], Action: f["action"], Macro: f["macro"], Iface: f["iface"], Source: f["source"],
+		Dest: f["dest"], Proto: f["proto"], Dport: f["dport"], Sport: f["sport"], Log: f["log"], ICMPType: f["icmp-type"],
+		Comment: strings.TrimSpace(f["comment"])}
+	if f["enable"] == "0" {
+		off := false
+		r.Enable = &off
+	}
+	return r
+}
+
 // ruleLine is a rule on one line, as the firewall file writes it:
 // "in SSH(ACCEPT) -source +admins -log info # admins", "disabled:" first
 // when it is off.

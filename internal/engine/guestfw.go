@@ -134,26 +134,13 @@ func GuestFirewallManifest(fw *GuestFirewall) *manifest.GuestFirewall {
 	if len(fw.Rules) > 0 {
 		out.Rules, found = make([]manifest.FirewallRule, 0, len(fw.Rules)), true
 		for _, r := range fw.Rules {
-			out.Rules = append(out.Rules, ruleOfItem(r))
+			out.Rules = append(out.Rules, RuleAsDeclared(r))
 		}
 	}
 	if !found {
 		return nil
 	}
 	return out
-}
-
-// ruleOfItem is a listed rule as a manifest declares it (ruleFields read
-// backwards).
-func ruleOfItem(f collItem) manifest.FirewallRule {
-	r := manifest.FirewallRule{Type: f["type"], Action: f["action"], Macro: f["macro"], Iface: f["iface"], Source: f["source"],
-		Dest: f["dest"], Proto: f["proto"], Dport: f["dport"], Sport: f["sport"], Log: f["log"], ICMPType: f["icmp-type"],
-		Comment: strings.TrimSpace(f["comment"])}
-	if f["enable"] == "0" {
-		off := false
-		r.Enable = &off
-	}
-	return r
 }
 
 // guestFirewallFromManifest converts spec.firewall; nics are the firewall

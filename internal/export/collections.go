@@ -149,13 +149,7 @@ func adoptableItem(k manifest.Kind, name string, it engine.CollectionItem, adopt
 func exportRules(listed []map[string]string) []manifest.FirewallRule {
 	var out []manifest.FirewallRule
 	for _, f := range listed {
-		r := manifest.FirewallRule{Type: f["type"], Action: f["action"], Macro: f["macro"], Proto: f["proto"], Dport: f["dport"],
-			Sport: f["sport"], Source: f["source"], Dest: f["dest"], Iface: f["iface"], Log: f["log"], Comment: f["comment"], ICMPType: f["icmp-type"]}
-		if f["enable"] == "0" {
-			off := false
-			r.Enable = &off
-		}
-		out = append(out, r)
+		out = append(out, engine.RuleAsDeclared(f))
 	}
 	return out
 }

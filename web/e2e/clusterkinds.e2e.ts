@@ -195,6 +195,12 @@ describe('the cluster-wide kinds in the demo', () => {
       'type=in,action=ACCEPT,macro=SSH,source=+admins',
       'type=in,action=ACCEPT,macro=Ping',
     ]);
+    // Beside it, the cluster's list in the same form: the rule disabled by hand.
+    expect(await lines(aligned('rules'), 1)).toEqual([
+      'type=in,action=ACCEPT,proto=tcp,dport=80,443,comment=web',
+      'type=in,action=ACCEPT,macro=SSH,source=+admins,enable=0',
+      'type=in,action=ACCEPT,macro=Ping',
+    ]);
     const changedRule = aligned('rules[1]');
     expect(await changedRule.getAttribute('class')).toBe('changed');
     expect(await lines(changedRule, 1)).toEqual([rows[0][1]]);

@@ -306,12 +306,22 @@ test("a cluster-wide collection's item, kept under its noun, lines up on the man
       ],
     },
   };
-  const observed = { 'security group': { group: 'webserver', comment: 'public web servers (managed-by-proxmops)', digest: 'abc' } };
+  const observed = {
+    'security group': { group: 'webserver', comment: 'public web servers (managed-by-proxmops)', digest: 'abc' },
+    // The cluster's list in the manifest's form, as the engine sends it beside the item.
+    rules: [
+      { type: 'in', action: 'ACCEPT', proto: 'tcp', dport: '80,443' },
+      { type: 'in', action: 'ACCEPT', macro: 'SSH', source: '+admins', enable: false },
+    ],
+  };
   const rows = align('FirewallGroup', group, observed, [{ field: 'rules[1]', path: 'spec.rules[1]', from: 'disabled: in SSH(ACCEPT) -source +admins', to: 'in SSH(ACCEPT) -source +admins' }]);
   expect(row(rows, 'comment')).toMatchObject({ desired: ['public web servers'], observed: ['public web servers (managed-by-proxmops)'] });
   expect(row(rows, 'security group')).toBeUndefined();
   expect(row(rows, 'group')).toMatchObject({ group: 'not in the manifest', observed: ['webserver'] });
-  expect(row(rows, 'rules')?.desired).toEqual(['type=in,action=ACCEPT,proto=tcp,dport=80,443', 'type=in,action=ACCEPT,macro=SSH,source=+admins']);
+  expect(row(rows, 'rules')).toMatchObject({
+    desired: ['type=in,action=ACCEPT,proto=tcp,dport=80,443', 'type=in,action=ACCEPT,macro=SSH,source=+admins'],
+    observed: ['type=in,action=ACCEPT,proto=tcp,dport=80,443', 'type=in,action=ACCEPT,macro=SSH,source=+admins,enable=0'],
+  });
   expect(row(rows, 'rules[1]')).toMatchObject({ changed: true, observed: ['disabled: in SSH(ACCEPT) -source +admins'] });
   // The cluster firewall's options are its item too.
   const fw = align('ClusterFirewall', { kind: 'ClusterFirewall', metadata: { name: 'cluster' }, spec: { policyIn: 'DROP' } }, { options: { policy_in: 'DROP', enable: 0 } }, null, { policy_in: 'spec.policyIn' });

@@ -211,6 +211,8 @@ function wanted(desired: Obj, cfg: Obj, kind: string): Want[] {
 // observedLines shows a Proxmox value as lines (sshkeys decoded into keys) and marks
 // a value waiting for a reboot.
 function observedLines(key: string, v: unknown, pending: Obj): string[] {
+  // A nested list (a security group's rules, an IP set's entries), in the manifest's form: one line each.
+  if (Array.isArray(v) && v.every(isObj)) return v.map(propertyString);
   const s = scalar(v);
   const lines = key === 'sshkeys' ? decodeSSHKeys(s) : [s];
   // The config shown is the one pending changes lead to: say when it waits for a reboot.
@@ -239,10 +241,15 @@ export function align(
   const obs = isObj(observed) ? observed : null;
   const des = isObj(desired) ? desired : null;
   // A Network's keys are under "interface", an SDN zone's or vnet's under "config",
-  // a cluster-wide collection's item under its noun alone ({"security group": {…}}).
+  // a cluster-wide collection's item under its noun ({"security group": {…}}), with its
+  // nested list beside it when it has one ("rules": […]).
   const { config, pending, interface: iface, ...facts } = obs ?? {};
-  const sole = Object.values(facts);
-  const item = config === undefined && iface === undefined && sole.length === 1 && isObj(sole[0]) ? sole[0] : null;
+  const objects = Object.values(facts).filter(isObj);
+  const lists = Object.entries(facts).filter(([, v]) => Array.isArray(v));
+  const item =
+    config === undefined && iface === undefined && objects.length === 1 && objects.length + lists.length === Object.keys(facts).length
+      ? { ...objects[0], ...Object.fromEntries(lists) }
+      : null;
   const cfg: Obj = isObj(config) ? config : item ? item : obs ? { ...facts, ...(isObj(iface) ? iface : {}) } : {};
   const pend: Obj = isObj(pending) ? pending : {};
   // Facts beside the config: the power state and where the guest is.
