@@ -87,7 +87,9 @@ func (r *collectionReconciler) emptyRules(ctx context.Context, x *execCtx, name 
 			return err
 		}
 		if len(users) > 0 {
-			return fmt.Errorf("%s %s is still applied by %s: remove those rules first; it is left as it is", r.row.noun, name, strings.Join(users, ", "))
+			// Terminal: a person has to remove those rules first; retrying
+			// on every pass would read every guest's rules each time.
+			return &terminalError{fmt.Sprintf("%s %s is still applied by %s: remove those rules first; it is left as it is", r.row.noun, name, strings.Join(users, ", "))}
 		}
 	}
 	l := r.ruleList(name)
