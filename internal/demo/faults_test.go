@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -101,7 +100,7 @@ func convergeUnderFaults(t *testing.T, seed int64) faultRun {
 	d := engine.DesiredFromSet(set, nil)
 	// The engine's account of each action, shown only when the seed fails:
 	// which actions the passes went to.
-	var log lockedBuffer
+	var log testwait.Buffer
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the engine's log:\n%s", log.String())
@@ -203,24 +202,6 @@ func checkConverged(t *testing.T, sim *pvesim.Server, eng *engine.Engine, d *eng
 			t.Errorf("volume %s:%s belongs to no guest (a failed task's leftover)", v.Storage, v.Name)
 		}
 	}
-}
-
-// lockedBuffer is a log sink the engine's workers write to at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func parseSeeds(t *testing.T, s string) []int64 {
