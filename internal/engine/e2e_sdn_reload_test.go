@@ -10,6 +10,7 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 const labZone = `apiVersion: proxmops.dev/v1
@@ -164,6 +165,30 @@ func TestSdnLockedByAnotherUserIsReportedAndRetried(t *testing.T) {
 		t.Errorf("zone written under the lock: %+v", z)
 	}
 	must(t, e.client.Delete(ctx, "cluster/sdn/lock", pve.NewParams().Set("lock-token", token), nil))
+	e.converge(eng)
+	e.requireInSync(eng)
+}
+
+// An apply whose answer was lost commits the configuration and starts the
+// nodes' reloads all the same, but none is watched: when one of them
+// failed, nothing is pending and the next plan must still apply it again,
+// or a guest on the vnet fails to start on that node on every try.
+func TestSdnApplyWithALostAnswerIsAppliedAgain(t *testing.T) {
+	e := newEnv(t)
+	e.write("sdn/zone.yaml", labZone)
+	e.write("sdn/vnet.yaml", labVnet)
+	e.sim.FailNetworkReload("pve3", "error: labnet: netlink: operation not permitted")
+	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "PUT", Path: "/cluster/sdn"})
+	eng := e.engine(engine.Options{})
+	_, rep := e.apply(eng)
+	if vnet := resultOf(t, rep, engine.KindSdnVnet, "labnet"); vnet.Status != vocab.StatusFailed || !strings.Contains(vnet.Error, "outcome unknown") {
+		t.Fatalf("labnet after the lost answer: %s %q", vnet.Status, vnet.Error)
+	}
+	vp := e.plan(eng).Find(engine.KindSdnVnet, "labnet")
+	if vp.Action != vocab.ActionUpdate || !strings.Contains(vp.Reason, "the last SDN apply ended before its nodes' network reloads were seen") {
+		t.Fatalf("after a lost apply answer: labnet %s %q; want an update that applies the configuration again", vp.Action, vp.Reason)
+	}
+	e.sim.FailNetworkReload("pve3", "")
 	e.converge(eng)
 	e.requireInSync(eng)
 }

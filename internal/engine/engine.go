@@ -68,28 +68,29 @@ type Engine struct {
 	// GET /nodes/{node}/network) that proxmops itself staged and failed to
 	// apply: a later pass applies them, and only them.
 	staged *stagedNets
-	// sdnReload names the nodes whose network reload failed after an SDN
-	// apply: the configuration is committed, so nothing is pending, but
-	// their vnets are no bridges until a later apply reloads them.
+	// sdnReload says why the last SDN apply may have left a node without
+	// its vnets' bridges (its network reload failed, or the apply ended
+	// before the reloads were seen): the configuration is committed, so
+	// nothing is pending, but a later apply must reload them.
 	sdnReload *failedReloads
 }
 
 // failedReloads is Engine.sdnReload, shared by the copies Delete makes.
 type failedReloads struct {
-	mu    sync.Mutex
-	nodes string // "" when the last apply reloaded every node
+	mu  sync.Mutex
+	why string // "" when the last apply reloaded every node
 }
 
-func (f *failedReloads) set(nodes string) {
+func (f *failedReloads) set(why string) {
 	f.mu.Lock()
-	f.nodes = nodes
+	f.why = why
 	f.mu.Unlock()
 }
 
 func (f *failedReloads) get() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.nodes
+	return f.why
 }
 
 // stagedNets is Engine.staged, shared by the copies Delete makes.

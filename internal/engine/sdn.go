@@ -737,15 +737,14 @@ func sdnFieldGroup(field string) string {
 // node: the configuration is committed there too, so nothing is pending,
 // but that node has no bridge for the vnets until it reloads.
 func reapplier(pc *planContext, chain, waiting, zoneActs, vnetActs []*Action) *Action {
-	nodes := pc.e.sdnReload.get()
-	if nodes == "" || len(chain) > 0 || len(waiting) > 0 {
+	why := pc.e.sdnReload.get()
+	if why == "" || len(chain) > 0 || len(waiting) > 0 {
 		return nil
 	}
 	for _, a := range append(append([]*Action(nil), vnetActs...), zoneActs...) {
 		if a.Action == vocab.ActionNone && a.Sync == vocab.SyncAuto && a.BlockedBy == "" && a.Status == vocab.StatusSynced {
 			a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
-			a.Reason = joinReasons([]string{a.Reason, "the network reload after the last SDN apply failed on " + nodes +
-				": its vnets are no bridges there until the SDN configuration is applied again"})
+			a.Reason = joinReasons([]string{a.Reason, why + " until the SDN configuration is applied again"})
 			return a
 		}
 	}

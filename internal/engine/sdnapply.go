@@ -31,10 +31,19 @@ func (x *execCtx) applySDN(ctx context.Context) error {
 		return u, err
 	})
 	if err != nil {
+		// The configuration may be committed all the same (a lost answer,
+		// a task whose end was not seen) while no node's reload was
+		// watched: nothing is pending, so only this makes the next plan
+		// apply it again rather than start guests on missing bridges.
+		x.e.sdnReload.set("the last SDN apply ended before its nodes' network reloads were seen, so a vnet may be no bridge on some node")
 		return err
 	}
 	failed, err := x.waitNodeReloads(ctx, upid)
-	x.e.sdnReload.set(strings.Join(failed, ", "))
+	reason := ""
+	if len(failed) > 0 {
+		reason = "the network reload after the last SDN apply failed on " + strings.Join(failed, ", ") + ": its vnets are no bridges there"
+	}
+	x.e.sdnReload.set(reason)
 	return err
 }
 
