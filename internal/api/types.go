@@ -211,12 +211,21 @@ type ResourceSummary struct {
 }
 
 // Dependency is one edge of the dependency graph: the resource needs the
-// declared resource Kind/Name, in the way Relation says.
+// declared resource Kind/Name, in the way Relation says; or, Kind
+// DependencyNode, it places guests on the Proxmox node Name
+// (RelationPrefers or RelationOnlyOn, with the node's Priority).
 type Dependency struct {
 	Kind     string   `json:"kind"`
 	Name     string   `json:"name"`
 	Relation Relation `json:"relation"`
+	// Priority is a node's priority in an HA rule (higher first); absent
+	// when 0 and for any other dependency.
+	Priority int `json:"priority,omitempty"`
 }
+
+// DependencyNode is the Kind of a Dependency on a Proxmox node: a node is
+// no declared resource, so the graph shows it only grouped by node.
+const DependencyNode = "Node"
 
 // Relation says how a resource needs another (manifest.Relation, read from
 // the reference, or else the kind table: the target kind's row's).
@@ -234,6 +243,8 @@ const (
 	RelationBacksUp     = manifest.RelationBacksUp
 	RelationExcludes    = manifest.RelationExcludes
 	RelationPlaces      = manifest.RelationPlaces
+	RelationPrefers     = manifest.RelationPrefers
+	RelationOnlyOn      = manifest.RelationOnlyOn
 	RelationDependsOn   = manifest.RelationDependsOn
 )
 

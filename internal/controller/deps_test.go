@@ -232,3 +232,43 @@ func TestResourceListCarriesABackupJobsGuestsAndSummary(t *testing.T) {
 		t.Errorf("summary %q", job.Summary)
 	}
 }
+
+// An HA rule is listed with the guest it places and, as dependencies of
+// kind Node, the nodes it prefers, the preferred first with its priority:
+// the graph grouped by node draws them; the apply order never waits for
+// them (manifest.Dependencies has no node).
+func TestResourceListCarriesAnHARulesGuestsAndNodes(t *testing.T) {
+	sim := startSim(t, 0)
+	repo := gittest.New(t)
+	rule := func(name, extra string) string {
+		return "apiVersion: proxmops.dev/v1\nkind: HARule\nmetadata: {name: " + name + "}\n" +
+			"spec: {type: node-affinity, guests: [web], nodes: [{node: pve3}, {node: pve2, priority: 2}]" + extra + "}\n"
+	}
+	repo.Commit("ha", map[string]string{
+		"vms/web.yaml":    vmManifest("web", 321, 1),
+		"ha/prefers.yaml": rule("web-prefers-pve2", ""),
+		"ha/strict.yaml":  rule("web-only-pve2-pve3", ", strict: true"),
+		"ha/apart.yaml":   "apiVersion: proxmops.dev/v1\nkind: HARule\nmetadata: {name: apart}\nspec: {type: resource-affinity, guests: [web, db], affinity: negative}\n",
+		"vms/db.yaml":     vmManifest("db", 322, 1),
+	})
+	e := newEnv(t, sim, repo, "").start()
+	l := e.waitFor("the rules listed", func(l api.ResourceList) bool {
+		return find(l, "HARule/web-prefers-pve2") != nil && find(l, "HARule/web-only-pve2-pve3") != nil && find(l, "HARule/apart") != nil
+	})
+	web := api.Dependency{Kind: "VirtualMachine", Name: "web", Relation: api.RelationPlaces}
+	want := map[string][]api.Dependency{
+		"HARule/web-prefers-pve2": {web,
+			{Kind: api.DependencyNode, Name: "pve2", Relation: api.RelationPrefers, Priority: 2},
+			{Kind: api.DependencyNode, Name: "pve3", Relation: api.RelationPrefers}},
+		"HARule/web-only-pve2-pve3": {web,
+			{Kind: api.DependencyNode, Name: "pve2", Relation: api.RelationOnlyOn, Priority: 2},
+			{Kind: api.DependencyNode, Name: "pve3", Relation: api.RelationOnlyOn}},
+		// Resource affinity names no node.
+		"HARule/apart": {{Kind: "VirtualMachine", Name: "db", Relation: api.RelationPlaces}, web},
+	}
+	for key, deps := range want {
+		if got := find(l, key).DependsOn; !reflect.DeepEqual(got, deps) {
+			t.Errorf("%s: dependsOn %+v, want %+v", key, got, deps)
+		}
+	}
+}

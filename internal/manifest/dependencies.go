@@ -66,6 +66,34 @@ func Dependencies(r Resource) []Edge {
 	return out
 }
 
+// NodeEdge is a node a resource places something on: a node-affinity HA
+// rule's node, with its priority. Nodes are no declared resources, so a
+// NodeEdge is for the UI's graph only: Dependencies (the apply order)
+// never lists it.
+type NodeEdge struct {
+	Node     string
+	Priority int
+	Relation Relation
+}
+
+// NodeEdges lists the nodes r places something on (RelationPrefers or
+// RelationOnlyOn), the preferred first (highest priority, then by name);
+// none for a kind that places nothing on nodes.
+func NodeEdges(r Resource) []NodeEdge {
+	p, ok := r.(interface{ nodeEdges() []NodeEdge })
+	if !ok {
+		return nil
+	}
+	out := p.nodeEdges()
+	slices.SortStableFunc(out, func(a, b NodeEdge) int {
+		if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Node, b.Node)
+	})
+	return out
+}
+
 // DependsOnKeys lists the keys ("Kind/name") r's metadata.dependsOn names,
 // in Dependencies' order.
 func DependsOnKeys(r Resource) []string {

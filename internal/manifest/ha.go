@@ -70,8 +70,8 @@ type HARuleNode struct {
 // Kind returns KindHARule.
 func (*HARule) Kind() Kind { return KindHARule }
 
-// Summary says where the rule places its guests, naming the nodes (the
-// graph has no node boxes): "on pve1 (2), pve2 · strict", "apart".
+// Summary says where the rule places its guests, naming the nodes (only
+// the graph grouped by node has boxes for them): "on pve1 (2), pve2 · strict", "apart".
 func (r *HARule) Summary() string {
 	s := r.Spec
 	var parts []string
@@ -98,6 +98,23 @@ func (r *HARule) Summary() string {
 		parts = append(parts, "disabled")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// nodeEdges lists a node-affinity rule's nodes (NodeEdges): the guests
+// prefer them, or run only on them when the rule is strict.
+func (r *HARule) nodeEdges() []NodeEdge {
+	if r.Spec.Type != "node-affinity" {
+		return nil
+	}
+	rel := RelationPrefers
+	if r.Spec.Strict {
+		rel = RelationOnlyOn
+	}
+	out := make([]NodeEdge, 0, len(r.Spec.Nodes))
+	for _, n := range r.Spec.Nodes {
+		out = append(out, NodeEdge{Node: n.Node, Priority: n.Priority, Relation: rel})
+	}
+	return out
 }
 
 // MarshalJSON gives back the manifest shape.

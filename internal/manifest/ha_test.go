@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -82,5 +83,47 @@ func TestHARuleDependsOnItsGuests(t *testing.T) {
 	}
 	if want := "Container/dns places spec.guests[1],VirtualMachine/web places spec.guests[0]"; strings.Join(got, ",") != want {
 		t.Fatalf("dependencies %v, want %s", got, want)
+	}
+}
+
+// A node-affinity rule's nodes are node edges for the graph (the preferred
+// first; strict: only on them), never dependencies: the apply order must
+// not wait for a node, which is no declared resource.
+func TestHARuleNodesAreNodeEdgesNotDependencies(t *testing.T) {
+	rule := func(name, extra string) string {
+		return "apiVersion: proxmops.dev/v1\nkind: HARule\nmetadata: {name: " + name + "}\n" +
+			"spec: {type: node-affinity, guests: [web], nodes: [{node: pve3}, {node: pve2, priority: 1}, {node: pve1, priority: 1}]" + extra + "}\n"
+	}
+	set, err := LoadDir(writeTree(t, map[string]string{
+		"vm.yaml":     "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: web, node: pve1}\nspec: {vmid: 100, cores: 1}\n",
+		"prefer.yaml": rule("prefer", ""),
+		"strict.yaml": rule("strict", ", strict: true"),
+		"apart.yaml":  "apiVersion: proxmops.dev/v1\nkind: HARule\nmetadata: {name: apart}\nspec: {type: resource-affinity, guests: [web, web2], affinity: negative}\n",
+		"vm2.yaml":    "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: web2, node: pve1}\nspec: {vmid: 101, cores: 1}\n",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"prefer", "pve1:1 prefers,pve2:1 prefers,pve3:0 prefers"},
+		{"strict", "pve1:1 onlyOn,pve2:1 onlyOn,pve3:0 onlyOn"},
+		{"apart", ""},
+	} {
+		r := set.Get(KindHARule, tc.name)
+		var got []string
+		for _, n := range NodeEdges(r) {
+			got = append(got, fmt.Sprintf("%s:%d %s", n.Node, n.Priority, n.Relation))
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("%s: node edges %v, want %s", tc.name, got, tc.want)
+		}
+		for _, e := range Dependencies(r) {
+			if e.Relation != RelationPlaces {
+				t.Errorf("%s: dependency %s %s: only its guests are dependencies", tc.name, e.Key(), e.Relation)
+			}
+		}
+	}
+	if got := NodeEdges(set.Get(KindVirtualMachine, "web")); got != nil {
+		t.Errorf("a VM places nothing on nodes: %+v", got)
 	}
 }

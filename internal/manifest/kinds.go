@@ -141,6 +141,12 @@ const (
 	// the backup (made first only so that its VMID is known).
 	RelationExcludes Relation = "excludes"
 	RelationPlaces   Relation = "places" // HARule -> guest (spec.guests)
+	// RelationPrefers and RelationOnlyOn: a node-affinity HARule -> a node
+	// of spec.nodes (RelationOnlyOn when strict). Nodes are no declared
+	// resources: these are edges of the UI's graph only (NodeEdges), never
+	// of Dependencies and so never of the apply order.
+	RelationPrefers Relation = "prefers"
+	RelationOnlyOn  Relation = "onlyOn"
 	// RelationDependsOn is an edge the manifest asks for
 	// (metadata.dependsOn): created and started after it is healthy.
 	RelationDependsOn Relation = "dependsOn"
@@ -149,7 +155,7 @@ const (
 // Relations lists the relations in the order a resource's dependencies
 // are listed.
 var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, RelationStoredOn, RelationUses, RelationProtectedBy, RelationZone,
-	RelationBacksUp, RelationPlaces, RelationExcludes, RelationDependsOn}
+	RelationBacksUp, RelationPlaces, RelationPrefers, RelationOnlyOn, RelationExcludes, RelationDependsOn}
 
 // kindTable has one row per kind, in the order dependencies usually flow:
 // what others refer to comes first. The engine plans kinds in this order.

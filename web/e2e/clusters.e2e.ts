@@ -85,7 +85,7 @@ describe('two clusters from one repository', () => {
     await page.locator('.react-flow__edge.gdep[aria-label="dns-01 is built from container template debian-12-standard"]').waitFor({ state: 'attached' });
     const depLabels = await page.locator('.react-flow__edge.gdep').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''));
     expect(depLabels.length).toBeGreaterThan(5);
-    for (const l of depLabels) expect(l).toMatch(/^(vnet )?\S+ (clones|mounts|is built from|is stored on|uses|is protected by|is in|backs up|places|does not back up) \S/);
+    for (const l of depLabels) expect(l).toMatch(/^(vnet )?\S+ (clones|mounts|is built from|is stored on|uses|is protected by|is in|backs up|places|prefers|keeps its guests only on|does not back up) \S/);
     await b.shot('clusters-graph-grouped');
 
     const detail = page.waitForResponse((r) => r.url().endsWith('/api/v1/resources/VirtualMachine/web?cluster=lab-2'));

@@ -37,7 +37,7 @@ export type NodeRule = 'required' | 'spec' | 'none';
 export type NotificationEvent = 'failed' | 'degraded' | 'drift' | 'synced' | 'conflict' | 'source-error' | 'pr-plan';
 
 // Relation says how a resource needs another.
-export type Relation = 'clones' | 'builtFrom' | 'mounts' | 'storedOn' | 'uses' | 'protectedBy' | 'inZone' | 'backsUp' | 'places' | 'excludes' | 'dependsOn';
+export type Relation = 'clones' | 'builtFrom' | 'mounts' | 'storedOn' | 'uses' | 'protectedBy' | 'inZone' | 'backsUp' | 'places' | 'prefers' | 'onlyOn' | 'excludes' | 'dependsOn';
 
 // Role is what an account or API token may do.
 export type Role = 'admin' | 'viewer';
@@ -148,11 +148,16 @@ export interface Change {
 }
 
 // Dependency is one edge of the dependency graph: the resource needs the
-// declared resource Kind/Name, in the way Relation says.
+// declared resource Kind/Name, in the way Relation says; or, Kind
+// DependencyNode, it places guests on the Proxmox node Name
+// (RelationPrefers or RelationOnlyOn, with the node's Priority).
 export interface Dependency {
   kind: string;
   name: string;
   relation: Relation;
+  // Priority is a node's priority in an HA rule (higher first); absent
+  // when 0 and for any other dependency.
+  priority?: number;
 }
 
 // Wait is what a held action waits for (metadata.dependsOn): the

@@ -155,6 +155,9 @@ const GroupNodeView = memo(function GroupNodeView({ data }: NodeProps<GroupNode>
         ))}
       </div>
       <Handle type="source" position={Position.Right} isConnectable={false} />
+      {/* After the tree's own handles (an edge without a handle id takes the
+          first): where an HA rule's edge to its node comes in, grouped by node. */}
+      <SideHandles />
     </div>
   );
 });
@@ -343,20 +346,23 @@ export interface GraphProps {
 
 // useDependencyEdges keeps the dependency edges of a layout; a status update
 // that changes no dependency keeps the same array.
-function useDependencyEdges(resources: Resource[], layout: GraphLayout): DependencyEdge[] {
-  const last = useRef<{ sig: string; layout: GraphLayout; edges: DependencyEdge[] } | null>(null);
+function useDependencyEdges(resources: Resource[], layout: GraphLayout, by: GraphGroupBy): DependencyEdge[] {
+  const last = useRef<{ sig: string; layout: GraphLayout; by: GraphGroupBy; edges: DependencyEdge[] } | null>(null);
   return useMemo(() => {
     const sig = dependencySignature(resources);
     const l = last.current;
-    if (l && l.sig === sig && l.layout === layout) return l.edges;
-    const edges = dependencyEdges(resources, layout);
-    last.current = { sig, layout, edges };
+    if (l && l.sig === sig && l.layout === layout && l.by === by) return l.edges;
+    const edges = dependencyEdges(resources, layout, by);
+    last.current = { sig, layout, by, edges };
     return edges;
-  }, [resources, layout]);
+  }, [resources, layout, by]);
 }
 
 // In layout units, not stroke widths: a bundle's thick stroke keeps a normal arrow.
 const ARROW = { type: MarkerType.ArrowClosed, width: 22, height: 22, markerUnits: 'userSpaceOnUse', color: 'var(--dep-edge)' } as const;
+// An HA rule's edge to a node's group is a placement: its arrow has its colour.
+const PLACE_ARROW = { ...ARROW, color: 'var(--place-edge)' } as const;
+const isPlacement = (r: Relation) => r === 'prefers' || r === 'onlyOn';
 
 // useFlowElements turns the layout and the current resources into React Flow's
 // nodes and edges, reusing the previous objects of every node and edge whose data
@@ -365,15 +371,15 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
   const cache = useRef(new Map<string, FlowNode>());
   const edgeCache = useRef(new Map<string, Edge>());
   const byKey = useMemo(() => new Map(props.resources.map((r) => [resourceKey(r), r])), [props.resources]);
-  const bundled = useDependencyEdges(props.resources, layout);
+  const bundled = useDependencyEdges(props.resources, layout, props.groupBy);
   // The hovered or focused resource's own dependencies, both ways, on top.
   const focused = useMemo(() => {
     if (!focusKey) return [];
     // Its labels keep off the drawn edges' ones.
     const taken: LabelBox[] = [];
     for (const e of bundled) if (e.textBox) taken.push(e.textBox);
-    return focusEdges(props.resources, layout, focusKey, 60, taken);
-  }, [props.resources, layout, focusKey, bundled]);
+    return focusEdges(props.resources, layout, focusKey, 60, taken, props.groupBy);
+  }, [props.resources, layout, focusKey, bundled, props.groupBy]);
   const deps = useMemo(() => (focused.length ? [...bundled, ...focused] : bundled), [bundled, focused]);
   const groupCounts = useMemo(() => {
     const m = new Map<string, Resource[]>();
@@ -585,7 +591,7 @@ function useFlowElements(props: GraphProps, layout: GraphLayout, focusKey: strin
               sourceHandle: de.sourceHandle,
               targetHandle,
               className,
-              markerEnd: ARROW,
+              markerEnd: isPlacement(de.relation) ? PLACE_ARROW : ARROW,
               focusable: false,
               selectable: false,
               ariaLabel: de.label,

@@ -378,6 +378,8 @@ describe('dependency edges', () => {
       [job, { kind: 'VirtualMachine', name: 'web', relation: 'backsUp' }, 'nightly backs up web'],
       [job, { kind: 'Container', name: 'scratch', relation: 'excludes' }, 'nightly does not back up scratch'],
       [{ kind: 'HARule', name: 'web-on-pve1' }, { kind: 'VirtualMachine', name: 'web', relation: 'places' }, 'web-on-pve1 places web'],
+      [{ kind: 'HARule', name: 'web-on-pve1' }, { kind: 'Node', name: 'pve1', relation: 'prefers', priority: 2 }, 'web-on-pve1 prefers node pve1 (priority 2)'],
+      [{ kind: 'HARule', name: 'web-on-pve1' }, { kind: 'Node', name: 'pve1', relation: 'onlyOn' }, 'web-on-pve1 keeps its guests only on node pve1'],
       [web, { kind: 'FirewallGroup', name: 'webserver', relation: 'protectedBy' }, 'web is protected by security group webserver'],
       [web, { kind: 'Storage', name: 'nas', relation: 'storedOn' }, 'web is stored on storage nas'],
       [web, { kind: 'Pool', name: 'prod', relation: 'uses' }, 'web uses pool prod'],
@@ -398,6 +400,87 @@ describe('dependency edges', () => {
     const e = dependencyEdges(all, l).find((d) => d.relation === 'excludes');
     expect(e?.label).toMatch(/^30 resources of BackupJob \(job-00, job-01, job-02, …\) do not back up db$/);
     expect(e?.text).toBe('30 no backup');
+  });
+
+  describe("an HA rule's nodes", () => {
+    const rule = (name: string, strict: boolean): Resource =>
+      partial({
+        kind: 'HARule',
+        name,
+        status: 'Synced',
+        dependsOn: [
+          { kind: 'VirtualMachine', name: 'web', relation: 'places' },
+          { kind: 'Node', name: 'pve2', relation: strict ? 'onlyOn' : 'prefers', priority: 2 },
+          { kind: 'Node', name: 'pve3', relation: strict ? 'onlyOn' : 'prefers' },
+        ],
+      });
+    const all: Resource[] = [
+      rule('web-prefers-pve2', false),
+      rule('web-only-pve2', true),
+      partial({ kind: 'VirtualMachine', name: 'web', status: 'Synced', node: 'pve1' }),
+      partial({ kind: 'VirtualMachine', name: 'db', status: 'Synced', node: 'pve2' }),
+      partial({ kind: 'Container', name: 'dns', status: 'Synced', node: 'pve3' }),
+    ];
+    const words = (es: ReturnType<typeof dependencyEdges>) => es.map((e) => `${e.source} -> ${e.target}: ${e.text} | ${e.label}`).sort();
+
+    test('grouped by node, the rule points at each node\'s group, saying it prefers it (with the priority) or keeps its guests only there', () => {
+      const l = layoutGraph(graphGroups(all, 'node'));
+      const edges = dependencyEdges(all, l, 'node');
+      expect(words(edges.filter((e) => e.target.startsWith('group:')))).toEqual([
+        'res:HARule/web-only-pve2 -> group:pve2: only on (2) | web-only-pve2 keeps its guests only on node pve2 (priority 2)',
+        'res:HARule/web-only-pve2 -> group:pve3: only on | web-only-pve2 keeps its guests only on node pve3',
+        'res:HARule/web-prefers-pve2 -> group:pve2: prefers (2) | web-prefers-pve2 prefers node pve2 (priority 2)',
+        'res:HARule/web-prefers-pve2 -> group:pve3: prefers | web-prefers-pve2 prefers node pve3',
+      ]);
+      expect(new Set(edges.filter((e) => e.target.startsWith('group:')).map((e) => e.relation))).toEqual(new Set(['prefers', 'onlyOn']));
+      // Its guest as before.
+      expect(edges.filter((e) => e.relation === 'places')).toHaveLength(2);
+      // Each edge joins the sides of its ends that face each other; a node's says its words somewhere.
+      const at = new Map(l.nodes.map((n) => [n.id, n]));
+      for (const e of edges) {
+        expect([e.sourceHandle, e.targetHandle]).toEqual(sides(at.get(e.source)!, at.get(e.target)!));
+        if (e.target.startsWith('group:')) expect(e.textBox, e.label).toBeDefined();
+      }
+      // Hovered, the rule's own edges include its nodes.
+      expect(focusEdges(all, l, 'HARule/web-prefers-pve2', 60, [], 'node').map((e) => e.target).sort()).toEqual([
+        'group:pve2',
+        'group:pve3',
+        'res:VirtualMachine/web',
+      ]);
+    });
+
+    test('a node with nothing shown on it has no group, and no edge', () => {
+      const noPve3 = all.filter((r) => r.name !== 'dns');
+      const edges = dependencyEdges(noPve3, layoutGraph(graphGroups(noPve3, 'node')), 'node');
+      expect(edges.filter((e) => e.target.startsWith('group:')).map((e) => e.target)).toEqual(['group:pve2', 'group:pve2']);
+    });
+
+    test('grouped by kind or cluster, no edge goes to a group (the card names the nodes)', () => {
+      for (const by of ['kind', 'cluster'] as const) {
+        const l = layoutGraph(graphGroups(all, by));
+        const edges = dependencyEdges(all, l, by);
+        expect(edges.map((e) => e.relation).sort(), by).toEqual(['places', 'places']);
+        expect(focusEdges(all, l, 'HARule/web-prefers-pve2', 60, [], by).map((e) => e.relation), by).toEqual(['places']);
+      }
+      // A kind named like a node changes nothing.
+      const l = layoutGraph(graphGroups(all, 'kind'));
+      expect(l.nodes.some((n) => n.type === 'group' && n.ref === 'HARule')).toBe(true);
+    });
+
+    test('many rules in a frame are one bundle per node, in plural words', () => {
+      const rules = Array.from({ length: 20 }, (_, i) => rule(`r-${String(i).padStart(2, '0')}`, false));
+      const rs = [...rules, ...all.slice(2)];
+      const edges = dependencyEdges(rs, layoutGraph(graphGroups(rs, 'node')), 'node');
+      expect(words(edges.filter((e) => e.target.startsWith('group:')))).toEqual([
+        'frame:(no node) -> group:pve2: 20 prefers | 20 resources of (no node) (r-00, r-01, r-02, …) prefer node pve2',
+        'frame:(no node) -> group:pve3: 20 prefers | 20 resources of (no node) (r-00, r-01, r-02, …) prefer node pve3',
+      ]);
+    });
+
+    test('the signature changes with a node\'s priority', () => {
+      const other = all.map((r) => (r.name === 'web-prefers-pve2' ? { ...r, dependsOn: r.dependsOn!.map((d) => (d.name === 'pve2' ? { ...d, priority: 3 } : d)) } : r));
+      expect(dependencySignature(other)).not.toBe(dependencySignature(all));
+    });
   });
 
   test('the signature changes with the dependencies only, not with statuses', () => {

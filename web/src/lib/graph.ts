@@ -382,11 +382,18 @@ const KIND_WORD: Record<string, string> = {
 // ("clones debian-12-tpl"), the guests a job backs up or a rule places.
 const NAME_ONLY: ReadonlySet<Relation> = new Set<Relation>(['clones', 'backsUp', 'excludes', 'places']);
 
+// NODE_DEP is the kind of a dependency on a Proxmox node (api.DependencyNode):
+// an HA rule's node. A node is no resource: grouped by node, the edge ends at
+// the node's group; grouped otherwise, it draws nothing (the card says the nodes).
+export const NODE_DEP = 'Node';
+
 // targetWords names what a dependency points at, as its relation reads it:
 // a template or guest by name ("clones debian-12-tpl", "backs up web"),
-// others with their kind ("vnet prod").
+// a node with its priority ("node pve2 (priority 2)"), others with their
+// kind ("vnet prod").
 function targetWords(fromKind: string, dep: Dependency): string {
   if (NAME_ONLY.has(dep.relation)) return dep.name;
+  if (dep.kind === NODE_DEP) return `node ${dep.name}${dep.priority ? ` (priority ${dep.priority})` : ''}`;
   return `${fromKind === 'Network' && dep.kind === 'Network' ? 'interface' : KIND_WORD[dep.kind] ?? dep.kind} ${dep.name}`;
 }
 
@@ -472,6 +479,8 @@ const VERB_ONE: Record<Relation, string> = {
   inZone: 'is in',
   backsUp: 'backs up',
   places: 'places',
+  prefers: 'prefers',
+  onlyOn: 'keeps its guests only on',
   excludes: 'does not back up',
   dependsOn: 'waits for',
 };
@@ -485,6 +494,8 @@ const PLURAL_VERB: Record<Relation, string> = {
   inZone: 'are in',
   backsUp: 'back up',
   places: 'place',
+  prefers: 'prefer',
+  onlyOn: 'keep their guests only on',
   excludes: 'do not back up',
   dependsOn: 'wait for',
 };
@@ -499,6 +510,8 @@ const EDGE_VERB: Record<Relation, string> = {
   inZone: 'in zone',
   backsUp: 'backs up',
   places: 'places',
+  prefers: 'prefers',
+  onlyOn: 'only on',
   excludes: 'no backup',
   dependsOn: 'waits for',
 };
@@ -560,20 +573,35 @@ export function placeLabels(edges: DependencyEdge[], layout: GraphLayout, taken:
   }
 }
 
-// memberEdge is the edge of one dependency drawn from resource to resource.
-function memberEdge(r: Resource, d: NonNullable<Resource['dependsOn']>[number], a: LayoutNode, b: LayoutNode): DependencyEdge {
+// memberEdge is the edge of one dependency drawn from resource to resource, or
+// to a node's group (an HA rule's node, with its priority: "prefers (2)").
+function memberEdge(r: Resource, d: Dependency, a: LayoutNode, b: LayoutNode): DependencyEdge {
   const [sourceHandle, targetHandle] = sides(a, b);
   return {
-    id: `dep:${a.ref}->${b.ref}:${d.relation}`,
-    source: resourceNodeId(a.ref),
-    target: resourceNodeId(b.ref),
+    id: `dep:${a.ref}->${b.type === 'resource' ? b.ref : b.id}:${d.relation}`,
+    source: a.id,
+    target: b.id,
     relation: d.relation,
     label: dependencyLabel(r, d),
     count: 1,
     sourceHandle,
     targetHandle,
-    text: EDGE_VERB[d.relation],
+    text: `${EDGE_VERB[d.relation]}${d.priority ? ` (${d.priority})` : ''}`,
   };
+}
+
+// depTarget is the node a dependency of r ends at: the resource it names, or,
+// grouped by node, the group of the node it names; undefined when not shown.
+function depTarget(r: Resource, d: Dependency, at: Map<string, LayoutNode>, nodeGroups: Map<string, LayoutNode> | null): LayoutNode | undefined {
+  if (d.kind === NODE_DEP) return nodeGroups?.get(d.name);
+  return at.get(depKey(r, d));
+}
+
+// nodeGroupsOf maps a node's name to its group's node in a layout grouped by
+// node; null in one grouped otherwise, where no edge ends at a group.
+function nodeGroupsOf(layout: GraphLayout, by: GraphGroupBy): Map<string, LayoutNode> | null {
+  if (by !== 'node') return null;
+  return new Map(layout.nodes.filter((n) => n.type === 'group').map((n) => [n.ref, n]));
 }
 
 // dependencyEdges lists what the graph draws for the resources' dependencies. A
@@ -584,7 +612,8 @@ function memberEdge(r: Resource, d: NonNullable<Resource['dependsOn']>[number], 
 // vm-002, vm-003, …) clone debian-12-tpl"); a target inside a frame is reached at its frame the same way.
 // Hundreds of crossing curves would be neither readable nor cheap to pan. Labels
 // are placed so that none covers another or a node (placeLabels).
-export function dependencyEdges(resources: Resource[], layout: GraphLayout): DependencyEdge[] {
+export function dependencyEdges(resources: Resource[], layout: GraphLayout, by: GraphGroupBy = 'kind'): DependencyEdge[] {
+  const nodeGroups = nodeGroupsOf(layout, by);
   const at = new Map<string, LayoutNode>();
   const frames = new Map<string, LayoutNode>();
   for (const n of layout.nodes) {
@@ -602,9 +631,8 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
     if (!a) continue;
     const fa = frames.get(a.group ?? '');
     for (const d of r.dependsOn) {
-      const to = depKey(r, d);
-      const b = at.get(to);
-      if (!b || to === key) continue;
+      const b = depTarget(r, d, at, nodeGroups);
+      if (!b || b === a) continue;
       const fb = frames.get(b.group ?? '');
       if (!fa) {
         out.push({ ...memberEdge(r, d, a, b), targetFrame: fb ? { id: fb.id, handle: sides(a, fb)[1] } : undefined });
@@ -637,7 +665,7 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout): Dep
           text: '',
           names: [],
           groupLabel: fa.ref,
-          targetLabel: fb ? fb.ref : targetWords(r.kind, d),
+          targetLabel: fb ? fb.ref : d.kind === NODE_DEP ? `node ${d.name}` : targetWords(r.kind, d),
         };
         bundles.set(id, e);
       }
@@ -678,7 +706,15 @@ export const IN_FRAME_MAX = 200;
 // needs and what needs it, at most `max`): drawn while it is hovered or focused,
 // also inside clusters. Their labels avoid the nodes and the labels in `taken`
 // (the drawn edges' ones), and, inside a frame, the frame's other members.
-export function focusEdges(resources: Resource[], layout: GraphLayout, key: string, max = 60, taken: LabelBox[] = []): DependencyEdge[] {
+export function focusEdges(
+  resources: Resource[],
+  layout: GraphLayout,
+  key: string,
+  max = 60,
+  taken: LabelBox[] = [],
+  by: GraphGroupBy = 'kind',
+): DependencyEdge[] {
+  const nodeGroups = nodeGroupsOf(layout, by);
   const at = new Map<string, LayoutNode>();
   for (const n of layout.nodes) if (n.type === 'resource') at.set(n.ref, n);
   const out: DependencyEdge[] = [];
@@ -687,10 +723,10 @@ export function focusEdges(resources: Resource[], layout: GraphLayout, key: stri
     if (!r.dependsOn?.length) continue;
     const from = resourceKey(r);
     for (const d of r.dependsOn) {
-      const to = depKey(r, d);
+      const to = d.kind === NODE_DEP ? groupNodeId(d.name) : depKey(r, d);
       if ((from !== key && to !== key) || from === to) continue;
       const a = at.get(from);
-      const b = at.get(to);
+      const b = depTarget(r, d, at, nodeGroups);
       if (!a || !b) continue;
       // The drawn edge's shape (a and b are the nodes of from and to),
       // under an id of its own.
@@ -710,7 +746,7 @@ export function dependencySignature(resources: Resource[]): string {
   const parts: string[] = [];
   for (const r of resources) {
     if (!r.dependsOn?.length) continue;
-    parts.push(`${resourceKey(r)}\u0000${r.dependsOn.map((d) => `${d.kind}/${d.name}/${d.relation}`).join('\u0001')}`);
+    parts.push(`${resourceKey(r)}\u0000${r.dependsOn.map((d) => `${d.kind}/${d.name}/${d.relation}/${d.priority ?? ''}`).join('\u0001')}`);
   }
   return parts.join('\u0002');
 }
