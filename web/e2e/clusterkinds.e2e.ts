@@ -136,10 +136,11 @@ describe('the cluster-wide kinds in the demo', () => {
     // Exactly the two VMs that use the group, the three guests tagged prod, the one guest of the rule.
     expect(labels.filter((l) => l.endsWith(' security group webserver')).sort()).toEqual(EDGES.slice(0, 2).map((e) => e.label));
     expect(labels.filter((l) => l.startsWith('nightly ')).sort()).toEqual(EDGES.slice(2, 5).map((e) => e.label));
+    // Grouped by kind the rule's nodes are no boxes: its card names them.
     expect(labels.filter((l) => l.startsWith('web01-prefers-pve2 '))).toEqual([EDGES[5].label]);
     expect(labels.filter((l) => l.endsWith(' storage nas-iso'))).toEqual([EDGES[6].label]);
     // A resource's node names what it needs, and the rule's node its guest.
-    await page.getByRole('group', { name: 'HARule web01-prefers-pve2: Synced; places web01' }).waitFor();
+    await page.getByRole('group', { name: 'HARule web01-prefers-pve2: Synced; places web01, prefers node pve2 (priority 2), prefers node pve3 (priority 1)' }).waitFor();
     await page.getByRole('group', { name: /^VirtualMachine app-01: Synced; .*uses pool prod, is protected by security group webserver/ }).waitFor();
     await settled(page);
     await b.shot('clusterkinds-graph');
@@ -154,6 +155,30 @@ describe('the cluster-wide kinds in the demo', () => {
     await b.shot('clusterkinds-graph-zoomed');
     await page.getByRole('button', { name: 'Fit View' }).click();
     await bothThemes('graph');
+  }, 120_000);
+
+  test("grouped by node, the HA rule points at its nodes' groups, in words that are not a dependency", async () => {
+    await page.goto(`${url}/?view=graph&group=node`);
+    const edge = (node: string, words: string) =>
+      page.locator(`.react-flow__edge.gdep.rel-prefers[aria-label="web01-prefers-pve2 prefers node ${node} (priority ${words})"]`);
+    await edge('pve2', '2').waitFor({ state: 'attached', timeout: 60_000 });
+    await edge('pve3', '1').waitFor({ state: 'attached' });
+    // They end at the nodes' groups (the tier nodes; from the rule, or from the
+    // frame of the cluster-wide kinds it is in), and no other edge says it.
+    const ids = await page.locator('.react-flow__edge.gdep.rel-prefers').evaluateAll((els) => els.map((el) => el.getAttribute('data-id') ?? ''));
+    expect(ids.map((id) => id.slice(id.indexOf('->'))).sort()).toEqual(['->group:pve2:prefers', '->group:pve3:prefers']);
+    // Zoomed in on pve2's group, the edge says it, with the priority.
+    await page.getByRole('group', { name: /^node pve2, \d+ resources?: zoom to fit$/ }).click();
+    await settled(page);
+    const words = edge('pve2', '2').locator('.gdep-label');
+    await expect.poll(() => words.textContent().catch(() => null), { message: 'the words on the edge to pve2' }).toBe('prefers (2)');
+    // Its own colour: a placement, not a dependency.
+    const stroke = (l: Locator) => l.locator('path.react-flow__edge-path').first().evaluate((el) => getComputedStyle(el).stroke);
+    const dep = page.locator('.react-flow__edge.gdep.rel-places[aria-label="web01-prefers-pve2 places web01"]');
+    expect(await stroke(edge('pve2', '2'))).not.toBe(await stroke(dep));
+    await b.shot('clusterkinds-graph-by-node');
+    await page.getByRole('button', { name: 'Fit View' }).click();
+    await bothThemes('graph-by-node');
   }, 120_000);
 
   test('a rule of the security group changed, then moved, by hand shows in the ordered rule table by position; Sync now puts it back', async () => {

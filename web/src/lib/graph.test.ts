@@ -477,6 +477,17 @@ describe('dependency edges', () => {
       ]);
     });
 
+    test('one rule in a frame says its node and priority as when alone', () => {
+      const others = Array.from({ length: 14 }, (_, i) => partial<Resource>({ kind: 'Pool', name: `p-${i}`, status: 'Synced' }));
+      const rs = [all[0], ...others, ...all.slice(2)];
+      const l = layoutGraph(graphGroups(rs, 'node'));
+      expect(l.nodes.some((n) => n.id === 'frame:(no node)')).toBe(true);
+      expect(words(dependencyEdges(rs, l, 'node').filter((e) => e.target.startsWith('group:')))).toEqual([
+        'frame:(no node) -> group:pve2: prefers (2) | web-prefers-pve2 prefers node pve2 (priority 2)',
+        'frame:(no node) -> group:pve3: prefers | web-prefers-pve2 prefers node pve3',
+      ]);
+    });
+
     test('the signature changes with a node\'s priority', () => {
       const other = all.map((r) => (r.name === 'web-prefers-pve2' ? { ...r, dependsOn: r.dependsOn!.map((d) => (d.name === 'pve2' ? { ...d, priority: 3 } : d)) } : r));
       expect(dependencySignature(other)).not.toBe(dependencySignature(all));

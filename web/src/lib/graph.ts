@@ -586,9 +586,13 @@ function memberEdge(r: Resource, d: Dependency, a: LayoutNode, b: LayoutNode): D
     count: 1,
     sourceHandle,
     targetHandle,
-    text: `${EDGE_VERB[d.relation]}${d.priority ? ` (${d.priority})` : ''}`,
+    text: edgeText(d),
   };
 }
+
+// edgeText is the words on one dependency's edge: its verb, and a node's
+// priority ("prefers (2)").
+const edgeText = (d: Dependency) => `${EDGE_VERB[d.relation]}${d.priority ? ` (${d.priority})` : ''}`;
 
 // depTarget is the node a dependency of r ends at: the resource it names, or,
 // grouped by node, the group of the node it names; undefined when not shown.
@@ -621,7 +625,8 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout, by: 
     else if (n.type === 'frame') frames.set(n.ref, n);
   }
   const out: DependencyEdge[] = [];
-  const bundles = new Map<string, DependencyEdge & { names: string[]; groupLabel: string; targetLabel: string }>();
+  // oneTarget and oneText are a bundle's words while it stands for one dependency.
+  const bundles = new Map<string, DependencyEdge & { names: string[]; groupLabel: string; targetLabel: string; oneTarget: string; oneText: string }>();
   // The dependencies between members of one named frame, by frame.
   const inFrame = new Map<string, DependencyEdge[]>();
   for (const r of resources) {
@@ -666,6 +671,8 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout, by: 
           names: [],
           groupLabel: fa.ref,
           targetLabel: fb ? fb.ref : d.kind === NODE_DEP ? `node ${d.name}` : targetWords(r.kind, d),
+          oneTarget: fb ? fb.ref : targetWords(r.kind, d),
+          oneText: edgeText(d),
         };
         bundles.set(id, e);
       }
@@ -674,13 +681,14 @@ export function dependencyEdges(resources: Resource[], layout: GraphLayout, by: 
     }
   }
   for (const e of bundles.values()) {
-    const { names, groupLabel, targetLabel, ...edge } = e;
-    const whoFrom = e.count === 1 ? names[0] : `${e.count} resources of ${groupLabel} (${names.join(', ')}, …)`;
-    const whatTo = e.target.startsWith('frame:') ? `resources of ${targetLabel}` : targetLabel;
+    const { names, groupLabel, targetLabel, oneTarget, oneText, ...edge } = e;
+    const one = e.count === 1;
+    const whoFrom = one ? names[0] : `${e.count} resources of ${groupLabel} (${names.join(', ')}, …)`;
+    const whatTo = e.target.startsWith('frame:') ? `resources of ${targetLabel}` : one ? oneTarget : targetLabel;
     out.push({
       ...edge,
-      label: `${whoFrom} ${e.count === 1 ? VERB_ONE[e.relation] : PLURAL_VERB[e.relation]} ${whatTo}`,
-      text: e.count === 1 ? EDGE_VERB[e.relation] : `${e.count} ${EDGE_VERB[e.relation]}`,
+      label: `${whoFrom} ${one ? VERB_ONE[e.relation] : PLURAL_VERB[e.relation]} ${whatTo}`,
+      text: one ? oneText : `${e.count} ${EDGE_VERB[e.relation]}`,
     });
   }
   const taken = labelObstacles(layout);
