@@ -171,7 +171,7 @@ describe('the cluster-wide kinds in the demo', () => {
     await page.getByRole('group', { name: /^node pve2, \d+ resources?: zoom to fit$/ }).click();
     await settled(page);
     const words = edge('pve2', '2').locator('.gdep-label');
-    await expect.poll(() => words.textContent().catch(() => null), { message: 'the words on the edge to pve2' }).toBe('prefers (2)');
+    await expect.poll(() => words.textContent().catch(() => null), { message: 'the words on the edge to pve2' }).toMatch(/\)prefers \(2\)$/);
     // Its own colour: a placement, not a dependency.
     const stroke = (l: Locator) => l.locator('path.react-flow__edge-path').first().evaluate((el) => getComputedStyle(el).stroke);
     const dep = page.locator('.react-flow__edge.gdep.rel-places[aria-label="web01-prefers-pve2 places web01"]');
