@@ -70,9 +70,15 @@ func TestChaosDaemonChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The API's socket is the parent's (heldPort), inherited as fd 3: no
+	// other process can take the port between two starts.
+	ln, err := net.FileListener(os.NewFile(3, "api listener"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	err = Run(ctx, Options{Config: cfg, Logger: logger, Logs: ring, SetupOutput: io.Discard,
+	err = Run(ctx, Options{Config: cfg, Logger: logger, Logs: ring, SetupOutput: io.Discard, Listener: ln,
 		Controller: func(o *controller.Options) {
 			o.ShutdownGrace = 2 * time.Second
 			o.MinPassGap = 200 * time.Millisecond
@@ -132,6 +138,32 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// testHTTP asks the daemons under test: with a timeout, since a held
+// port (below) accepts connections even while no daemon runs to answer.
+var testHTTP = &http.Client{Timeout: 15 * time.Second}
+
+// heldPort is a listening socket the test keeps open for a daemon child
+// to inherit at each start: reserving a port by listening and closing
+// would let another process take it before the child binds it.
+type heldPort struct {
+	file *os.File
+	addr string
+}
+
+func holdPort(t testing.TB) heldPort {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close(); ln.Close() })
+	return heldPort{file: f, addr: ln.Addr().String()}
+}
+
 // chaosRun is one seed's world: the simulator, the repository, the daemon.
 type chaosRun struct {
 	t       *testing.T
@@ -142,6 +174,7 @@ type chaosRun struct {
 	repo    *gittest.Repo
 	cores   map[int]string // vmid -> desired cores
 	foreign map[int]pvesim.GuestInfo
+	port    heldPort // the daemon's API socket, kept across its starts
 	child   *exec.Cmd
 	exited  chan struct{}
 	apiURL  string // the daemon's HTTP API
@@ -281,9 +314,9 @@ func (r *chaosRun) createToken() {
 func (r *chaosRun) daemonSynced() bool {
 	req, _ := http.NewRequest("GET", r.apiURL+"/api/v1/resources", nil)
 	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTP.Do(req)
 	if err != nil {
-		return false // not listening yet
+		return false // not answering yet
 	}
 	defer resp.Body.Close()
 	var list api.ResourceList
@@ -300,12 +333,8 @@ func (r *chaosRun) daemonSynced() bool {
 }
 
 func (r *chaosRun) writeConfig() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	addr := ln.Addr().String() // the same port for every start of the daemon
-	ln.Close()
+	r.port = holdPort(r.t) // the same port for every start of the daemon
+	addr := r.port.addr
 	r.apiURL = "http://" + addr
 	r.cfgFile = filepath.Join(r.dir, "proxmops.yaml")
 	r.logFile = filepath.Join(r.dir, "daemon.log")
@@ -338,7 +367,7 @@ log:
 // startChild starts the daemon as a child process, its log appended to
 // logFile.
 func (r *chaosRun) startChild() {
-	cmd, exited := startDaemonChild(r.t, r.cfgFile, r.dir, r.logFile)
+	cmd, exited := startDaemonChild(r.t, r.cfgFile, r.dir, r.logFile, r.port)
 	r.child, r.exited = cmd, exited
 	r.t.Cleanup(func() {
 		if r.child == cmd {
@@ -482,7 +511,7 @@ func (r *chaosRun) logTail() string {
 func (r *chaosRun) daemonView() string {
 	req, _ := http.NewRequest("GET", r.apiURL+"/api/v1/resources", nil)
 	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTP.Do(req)
 	if err != nil {
 		return err.Error()
 	}
@@ -584,7 +613,7 @@ func startChaosSim(t *testing.T, o pvesim.Options) *pvesim.Server {
 
 // startDaemonChild runs this test binary as a daemon on cfgFile in dir, its
 // log appended to logFile; exited closes once the process has ended.
-func startDaemonChild(t testing.TB, cfgFile, dir, logFile string) (cmd *exec.Cmd, exited chan struct{}) {
+func startDaemonChild(t testing.TB, cfgFile, dir, logFile string, port heldPort) (cmd *exec.Cmd, exited chan struct{}) {
 	t.Helper()
 	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -593,7 +622,10 @@ func startDaemonChild(t testing.TB, cfgFile, dir, logFile string) (cmd *exec.Cmd
 	cmd = exec.Command(os.Args[0], "-test.run=^TestChaosDaemonChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"="+cfgFile)
 	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = io.Discard, log
+	cmd.ExtraFiles = []*os.File{port.file}
+	// Both to the log: a child that fails before its logger (t.Fatal)
+	// says why on stdout.
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -145,6 +144,7 @@ func startHASim(t *testing.T) (r *chaosRun, creates *createLog, endpoint string)
 // haReplica is one daemon of the pair.
 type haReplica struct {
 	name, dir, cfgFile, logFile, apiURL string
+	port                                heldPort // its API socket, kept across its starts
 	cmd                                 *exec.Cmd
 	exited                              chan struct{}
 }
@@ -318,13 +318,9 @@ func (r *chaosRun) haReplica(name, dbURL, keyFile, endpoint, failover string) *h
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		r.t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	rep := &haReplica{name: name, dir: dir, cfgFile: filepath.Join(dir, "proxmops.yaml"), logFile: filepath.Join(dir, "daemon.log"), apiURL: "http://" + addr}
+	port := holdPort(r.t)
+	addr := port.addr
+	rep := &haReplica{name: name, dir: dir, port: port, cfgFile: filepath.Join(dir, "proxmops.yaml"), logFile: filepath.Join(dir, "daemon.log"), apiURL: "http://" + addr}
 	cfg := fmt.Sprintf(`cluster:
   endpoint: %s
   tokenId: "%s"
@@ -358,7 +354,7 @@ log:
 }
 
 func (r *chaosRun) startReplica(rep *haReplica) {
-	cmd, exited := startDaemonChild(r.t, rep.cfgFile, rep.dir, rep.logFile)
+	cmd, exited := startDaemonChild(r.t, rep.cfgFile, rep.dir, rep.logFile, rep.port)
 	rep.cmd, rep.exited = cmd, exited
 	r.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -429,7 +425,7 @@ func haPost(rep *haReplica, token, path string) (int, string) {
 	req, _ := http.NewRequest("POST", rep.apiURL+path, strings.NewReader("{}"))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTP.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -441,7 +437,7 @@ func haPost(rep *haReplica, token, path string) (int, string) {
 func haGet(rep *haReplica, token, path string, into any) bool {
 	req, _ := http.NewRequest("GET", rep.apiURL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTP.Do(req)
 	if err != nil {
 		return false
 	}
@@ -510,7 +506,7 @@ func watchEvents(t *testing.T, rep *haReplica, token string) *eventWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", rep.apiURL+"/api/v1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTP.Do(req)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
