@@ -23,6 +23,7 @@ import (
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -528,10 +529,8 @@ func TestOpeningADetailReadsAgainAfterAPassThatReadIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The daemon's clock stands still: only the detail can ask for a pass.
-	for wait := time.Now().Add(20 * time.Second); c.passes.Load() == before; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(wait) {
-			t.Fatal("opening the detail of a guest the last pass read asked for no new read: a change by hand since that read stays hidden")
-		}
+	if !testwait.Until(20*time.Second, func() bool { return c.passes.Load() != before }) {
+		t.Fatal("opening the detail of a guest the last pass read asked for no new read: a change by hand since that read stays hidden")
 	}
 	r.settle(before)
 	if g, _ := r.sim.Guest(2002); g.Config["onboot"] != "1" {

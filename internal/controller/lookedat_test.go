@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 // TestOpeningACollectionItemReadsItsEntriesAgain: a security group's rules
@@ -39,10 +40,8 @@ func TestOpeningACollectionItemReadsItsEntriesAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The daemon's clock stands still: only the detail can ask for a pass.
-			for wait := time.Now().Add(20 * time.Second); c.passes.Load() == before; time.Sleep(5 * time.Millisecond) {
-				if time.Now().After(wait) {
-					t.Fatalf("opening %s/%s asked for no new read: the change by hand stays hidden for an hour", tc.kind, tc.name)
-				}
+			if !testwait.Until(20*time.Second, func() bool { return c.passes.Load() != before }) {
+				t.Fatalf("opening %s/%s asked for no new read: the change by hand stays hidden for an hour", tc.kind, tc.name)
 			}
 			r.settle(before)
 			if got := entryField(t, r.hand, tc.path, tc.key, tc.field); got != tc.want {
