@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
@@ -457,12 +457,7 @@ func (r *collectionReconciler) entryDiff(s Spec, name string, have []collItem) (
 			removes = append(removes, collReq{method: "DELETE", path: at(k)})
 		}
 	}
-	keys := make([]string, 0, len(wanted))
-	for k := range wanted {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(wanted)) {
 		w := wanted[k]
 		p := pve.NewParams()
 		for _, f := range en.fields {
