@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
 import type { BackendInfo } from './backend';
 import { freePort, simRequest, startProcess, stop, waitForLine } from './daemon';
-import { openBrowser, revealCard, signIn, type BrowserSession } from './harness';
+import { openSignedIn, revealCard, type BrowserSession } from './harness';
 import { settled } from './settle';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -84,11 +84,8 @@ describe('the cluster-wide kinds in the demo', () => {
     // The demo keeps its token's secret in its directory.
     const secret = readFileSync(join(demoDir, 'sim-token'), 'utf8').trim();
     sim = { sim: { apiURL, authorization: `PVEAPIToken=${SIM_TOKEN_ID}=${secret}` } };
-    b = await openBrowser({ width: 1440, height: 900 });
+    b = await openSignedIn(url, password);
     page = b.page;
-    await page.goto(url);
-    await signIn(page, 'admin', password);
-    await page.getByRole('searchbox', { name: 'Search resources' }).waitFor();
   }, 240_000);
 
   afterAll(async () => {

@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
 import { freePort, startProcess, stop, waitForLine } from './daemon';
-import { openBrowser, revealCard, signIn, type BrowserSession } from './harness';
+import { openSignedIn, revealCard, type BrowserSession } from './harness';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -38,11 +38,8 @@ describe('two clusters from one repository', () => {
     );
     const [, ui, password] = await waitForLine(demo, /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)/, 'the demo banner', 120_000);
     url = ui;
-    b = await openBrowser({ width: 1440, height: 900 });
+    b = await openSignedIn(url, password);
     page = b.page;
-    await page.goto(url);
-    await signIn(page, 'admin', password);
-    await page.getByRole('searchbox', { name: 'Search resources' }).waitFor();
   }, 240_000);
 
   afterAll(async () => {

@@ -45,6 +45,16 @@ export async function signIn(page: Page, username: string, password: string) {
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
+// openSignedIn opens a browser on the UI at url and signs in as admin, returning once
+// the resource view is there: how a file over a running demo starts.
+export async function openSignedIn(url: string, password: string): Promise<BrowserSession> {
+  const b = await openBrowser({ width: 1440, height: 900 });
+  await b.page.goto(url);
+  await signIn(b.page, 'admin', password);
+  await b.page.getByRole('searchbox', { name: 'Search resources' }).waitFor();
+  return b;
+}
+
 export async function openBrowser(opts: { colorScheme?: 'light' | 'dark'; width?: number; height?: number } = {}): Promise<BrowserSession> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
