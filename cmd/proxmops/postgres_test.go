@@ -128,7 +128,19 @@ spec:
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "text"}
 	start := func(t *testing.T) (base string, stdout *testwait.Buffer) {
 		out, errOut := background(t, args...)
-		return "http://" + waitFor(t, errOut, listeningRE)[1], out
+		base = "http://" + waitFor(t, errOut, listeningRE)[1]
+		// A lone replica leads once it holds the lock (and, after an
+		// unclean stop, once the old term's lease ran out).
+		testwait.For(t, "the replica to lead", time.Minute, func() bool {
+			var doc struct{ Role string }
+			resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(base + "/readyz")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			return json.NewDecoder(resp.Body).Decode(&doc) == nil && doc.Role == "leader"
+		})
+		return base, out
 	}
 
 	var token string

@@ -104,7 +104,8 @@ type Elector struct {
 
 	mu      sync.Mutex
 	leading bool
-	current *Info // the leader last seen (self while leading)
+	current *Info         // the leader last seen (self while leading)
+	changed chan struct{} // closed and replaced by each set
 
 	ended int64 // the last term this replica led whose lead returned
 }
@@ -136,7 +137,7 @@ func New(o Options) (*Elector, error) {
 	cfg.RuntimeParams["idle_session_timeout"] = strconv.FormatInt(tm.serverIdle.Milliseconds(), 10)
 	cfg.RuntimeParams["application_name"] = "proxmops leader election (" + o.Identity.Replica + ")"
 	cfg.ConnectTimeout = tm.pingTimeout
-	return &Elector{opts: o, cfg: cfg, tm: tm, log: o.Logger.With("component", "leader")}, nil
+	return &Elector{opts: o, cfg: cfg, tm: tm, log: o.Logger.With("component", "leader"), changed: make(chan struct{})}, nil
 }
 
 // Timeout is the failover bound in force.
@@ -157,9 +158,18 @@ func (e *Elector) Status() Status {
 	return st
 }
 
+// Changed is closed at the next change of Status.
+func (e *Elector) Changed() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.changed
+}
+
 func (e *Elector) set(leading bool, cur *Info) {
 	e.mu.Lock()
 	e.leading, e.current = leading, cur
+	close(e.changed)
+	e.changed = make(chan struct{})
 	e.mu.Unlock()
 }
 
@@ -246,6 +256,8 @@ func (e *Elector) leadWith(ctx context.Context, conn *pgx.Conn, lead func(ctx co
 	// The publish may have waited for the old term's writes: the lease
 	// starts at a ping sent now.
 	if err := e.ping(ctx, conn, l); err != nil {
+		// This term never acted: the next leader need not wait for it.
+		_ = e.markEnded(conn, self.Term)
 		return err
 	}
 	e.set(true, &self)

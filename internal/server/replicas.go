@@ -7,16 +7,20 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/leader"
 )
 
 // Replicas is the high-availability view of a daemon on PostgreSQL: this
-// replica's role and the leader's identity (leader.Elector).
+// replica's role and the leader's identity (leader.Elector). Changed's
+// channel is closed at the next change of Status.
 type Replicas interface {
 	Status() leader.Status
+	Changed() <-chan struct{}
 }
 
 // forwardedHeader marks a request a follower forwarded; it is never
@@ -58,13 +62,17 @@ func (s *Server) forwardToLeader(next http.Handler) http.Handler {
 		transport = http.DefaultTransport
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := s.opt.Replicas.Status()
-		if st.Role != leader.RoleFollower || isLocalRoute(r) || r.Header.Get(forwardedHeader) != "" {
+		if isLocalRoute(r) || r.Header.Get(forwardedHeader) != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		st := s.awaitLeader(r.Context())
+		if st.Role != leader.RoleFollower {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if st.Leader == nil || st.Leader.URL == "" {
-			w.Header().Set("Retry-After", "5")
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(s.opt.LeaderWait.Seconds()))))
 			writeError(w, http.StatusServiceUnavailable,
 				"no replica leads right now (a failover is under way); retry in a few seconds")
 			return
@@ -92,6 +100,29 @@ func (s *Server) forwardToLeader(next http.Handler) http.Handler {
 		}
 		p.ServeHTTP(w, r)
 	})
+}
+
+// awaitLeader is the replicas' status once some replica leads, or after
+// LeaderWait (or the request's end) when none does: a replica that just
+// started, or a failover under way, holds the request for those seconds
+// instead of refusing it at once.
+func (s *Server) awaitLeader(ctx context.Context) leader.Status {
+	timer := time.NewTimer(s.opt.LeaderWait)
+	defer timer.Stop()
+	for {
+		changed := s.opt.Replicas.Changed()
+		st := s.opt.Replicas.Status()
+		if st.Role != leader.RoleFollower || (st.Leader != nil && st.Leader.URL != "") {
+			return st
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return st
+		case <-ctx.Done():
+			return st
+		}
+	}
 }
 
 // replicasDoc is GET /api/v1/replicas and part of /readyz.

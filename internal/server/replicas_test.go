@@ -12,11 +12,14 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/logring"
+	"github.com/proxmops/proxmops/internal/testwait"
 )
 
 type fakeReplicas struct {
-	mu sync.Mutex
-	st leader.Status
+	mu      sync.Mutex
+	st      leader.Status
+	changed chan struct{}
+	asked   int // calls of Changed: a forwarder about to wait
 }
 
 func (f *fakeReplicas) Status() leader.Status {
@@ -25,9 +28,23 @@ func (f *fakeReplicas) Status() leader.Status {
 	return f.st
 }
 
+func (f *fakeReplicas) Changed() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked++
+	if f.changed == nil {
+		f.changed = make(chan struct{})
+	}
+	return f.changed
+}
+
 func (f *fakeReplicas) set(st leader.Status) {
 	f.mu.Lock()
 	f.st = st
+	if f.changed != nil {
+		close(f.changed)
+		f.changed = nil
+	}
 	f.mu.Unlock()
 }
 
@@ -36,7 +53,7 @@ func (e *env) follower(t *testing.T, reps *fakeReplicas) *env {
 	t.Helper()
 	f := &env{t: t, st: e.st, backend: newFakeBackend(), ring: logring.New(100), changed: make(chan *config.Config, 10)}
 	srv, err := New(context.Background(), Options{Store: e.st, Backend: f.backend, Logs: f.ring, Logger: slogFor(f.ring),
-		PasswordParams: testParams, KeepAlive: 50 * time.Millisecond, Config: config.Defaults(), Replicas: reps,
+		PasswordParams: testParams, KeepAlive: 50 * time.Millisecond, Config: config.Defaults(), Replicas: reps, LeaderWait: 300 * time.Millisecond,
 		OnSettingsChanged: func(c *config.Config) { f.changed <- c }})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +114,43 @@ func TestAFollowerForwardsControllerRoutesToTheLeader(t *testing.T) {
 		t.Fatalf("no leader: %d %s", resp.StatusCode, body)
 	}
 	c.expect(200, "GET", "/api/v1/users", nil)
+}
+
+// A request that needs the controller while no replica leads yet (a
+// replica that just started, a failover) is held until one leads, not
+// refused at once.
+func TestAFollowerHoldsARequestUntilAReplicaLeads(t *testing.T) {
+	lead := newEnv(t)
+	lead.admin()
+	reps := &fakeReplicas{st: leader.Status{Role: leader.RoleFollower, Self: "b"}}
+	fol := lead.follower(t, reps)
+	fol.srv.opt.LeaderWait = time.Minute
+	c := fol.client()
+	c.login("admin", adminPassword)
+	type answer struct {
+		code int
+		body string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, body := c.req("POST", "/api/v1/sync", nil)
+		got <- answer{resp.StatusCode, string(body)}
+	}()
+	// The request is waiting once the forwarder asked for the next
+	// change; then this replica starts leading.
+	testwait.For(t, "the forwarder to wait for a leader", 10*time.Second, func() bool {
+		reps.mu.Lock()
+		defer reps.mu.Unlock()
+		return reps.asked > 0
+	})
+	reps.set(leader.Status{Role: leader.RoleLeader, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "b"}, Term: 4}})
+	a := <-got
+	if a.code != 202 {
+		t.Fatalf("held request: %d %s, want 202 once this replica leads", a.code, a.body)
+	}
+	if calls := fol.backend.Calls(); !slices.Equal(calls, []string{"SyncAll"}) {
+		t.Fatalf("the replica's backend saw %q", calls)
+	}
 }
 
 // Without replicas (SQLite) the documents say so and nothing is forwarded.

@@ -114,6 +114,10 @@ type Options struct {
 	// /readyz and GET /api/v1/replicas name the leader.
 	Replicas         Replicas
 	ForwardTransport http.RoundTripper
+	// LeaderWait is how long a follower holds a request that needs the
+	// controller while no replica leads (a start, a failover) before it
+	// answers 503 (default 5s, the Retry-After it names).
+	LeaderWait time.Duration
 	// Notifications reports the receivers of notifications for
 	// GET /api/v1/notifications (notify.Dispatcher); nil lists none.
 	Notifications NotificationStatuser
@@ -198,6 +202,9 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	}
 	if opt.KeepAlive <= 0 {
 		opt.KeepAlive = 15 * time.Second
+	}
+	if opt.LeaderWait <= 0 {
+		opt.LeaderWait = 5 * time.Second
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
