@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -264,10 +265,38 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 	if err != nil {
 		return nil, fmt.Errorf("reading cluster resources: %w", err)
 	}
+	snap, sums := indexResources(res, cr != nil)
+	sc := need(snap)
+
+	var mu sync.Mutex
+	var vanished []*Guest
+	vmids := sc.guestsToRead(snap)
+	withStatus := cr.serve(snap, sc, vmids, sums)
+	jobs, read := e.guestReadJobs(snap, vmids, withStatus, cr, sums, &mu, &vanished)
+	storageJobs, listed := e.storageListJobs(snap, sc, &mu)
+	jobs = append(jobs, storageJobs...)
+	jobs = append(jobs, e.kindsJobs(snap, sc.kinds, &mu)...)
+	jobs = append(jobs, sc.reads...)
+	if err := runParallel(ctx, observeWorkers, jobs); err != nil {
+		return nil, err
+	}
+	if err := e.relocate(ctx, snap, vanished, cr); err != nil {
+		return nil, err
+	}
+	cr.end(snap.Guests)
+	snap.Stats = ObserveStats{Requests: e.client.Stats().Sub(before).Total(), Guests: len(snap.Guests),
+		ConfigsRead: read, ConfigsCached: len(vmids) - read, StoragesListed: listed, Duration: time.Since(start), Rounds: 1}
+	return snap, nil
+}
+
+// indexResources is the observation of the cluster's resource list: its
+// nodes, guests and storages (and each guest's summary for the read cache
+// when withSums).
+func indexResources(res []pve.Resource, withSums bool) (*Observation, map[int]guestSummary) {
 	snap := &Observation{Guests: map[int]*Guest{}, storages: map[string]map[string]*StorageRef{},
 		volumes: map[string][]pve.Volume{}, listErr: map[string]error{}}
 	var sums map[int]guestSummary
-	if cr != nil {
+	if withSums {
 		sums = map[int]guestSummary{}
 	}
 	for _, r := range res {
@@ -293,11 +322,11 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 		}
 	}
 	sort.Strings(snap.Nodes)
-	sc := need(snap)
+	return snap, sums
+}
 
-	var jobs []func(context.Context) error
-	var mu sync.Mutex
-	var vanished []*Guest
+// guestsToRead are the guests in scope that exist, in VMID order.
+func (sc *scope) guestsToRead(snap *Observation) []int {
 	vmids := make([]int, 0, len(sc.vmids))
 	for id := range sc.vmids {
 		if g := snap.Guests[id]; g != nil && (g.Type == "qemu" || g.Type == "lxc") {
@@ -305,7 +334,13 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 		}
 	}
 	sort.Ints(vmids)
-	read := 0
+	return vmids
+}
+
+// serve fills from the cache the guests whose turn to be read has not come
+// (see turns); a guest whose power state must come from itself is never
+// served, and is in withStatus.
+func (cr *cacheRound) serve(snap *Observation, sc *scope, vmids []int, sums map[int]guestSummary) (withStatus map[int]bool) {
 	withStatus, cost := map[int]bool{}, 0
 	var served []servable
 	for _, id := range vmids {
@@ -327,9 +362,15 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 			cr.fill(s.g, s.cg)
 		}
 	}
+	return withStatus
+}
+
+// guestReadJobs read the guests the cache did not serve; a guest gone
+// from its node meanwhile is added to vanished. read counts them.
+func (e *Engine) guestReadJobs(snap *Observation, vmids []int, withStatus map[int]bool, cr *cacheRound, sums map[int]guestSummary,
+	mu *sync.Mutex, vanished *[]*Guest) (jobs []func(context.Context) error, read int) {
 	for _, id := range vmids {
-		g := snap.Guests[id]
-		needStatus := withStatus[id]
+		g, needStatus := snap.Guests[id], withStatus[id]
 		if g.cached { // served by the cache
 			continue
 		}
@@ -344,7 +385,7 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 			case pve.IsNotFound(err):
 				// Gone from its node between the two reads: deleted, or
 				// migrated meanwhile (Proxmox answers both alike).
-				vanished = append(vanished, g)
+				*vanished = append(*vanished, g)
 			case ctx.Err() != nil:
 				return ctx.Err()
 			default:
@@ -354,19 +395,23 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 			return nil
 		})
 	}
-	listed := map[string]bool{}
-	var keys [][2]string
-	for k := range sc.storages {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	return jobs, read
+}
+
+// storageListJobs list each storage in scope once (a shared storage is
+// one listing whatever node names it); listed counts them.
+func (e *Engine) storageListJobs(snap *Observation, sc *scope, mu *sync.Mutex) (jobs []func(context.Context) error, listed int) {
+	seen := map[string]bool{}
+	keys := slices.SortedFunc(maps.Keys(sc.storages), func(a, b [2]string) int {
+		return strings.Compare(a[0]+a[1], b[0]+b[1])
+	})
 	for _, k := range keys {
 		ref := snap.Storage(k[0], k[1])
-		if ref == nil || ref.pending || listed[storageKey(ref)] {
+		if ref == nil || ref.pending || seen[storageKey(ref)] {
 			continue
 		}
 		key := storageKey(ref)
-		listed[key] = true
+		seen[key] = true
 		jobs = append(jobs, func(ctx context.Context) error {
 			vols, err := e.client.StorageContent(ctx, ref.Node, ref.Storage, "")
 			mu.Lock()
@@ -381,18 +426,7 @@ func (e *Engine) observe(ctx context.Context, cr *cacheRound, need func(*Observa
 			return nil
 		})
 	}
-	jobs = append(jobs, e.kindsJobs(snap, sc.kinds, &mu)...)
-	jobs = append(jobs, sc.reads...)
-	if err := runParallel(ctx, observeWorkers, jobs); err != nil {
-		return nil, err
-	}
-	if err := e.relocate(ctx, snap, vanished, cr); err != nil {
-		return nil, err
-	}
-	cr.end(snap.Guests)
-	snap.Stats = ObserveStats{Requests: e.client.Stats().Sub(before).Total(), Guests: len(snap.Guests),
-		ConfigsRead: read, ConfigsCached: len(vmids) - read, StoragesListed: len(listed), Duration: time.Since(start), Rounds: 1}
-	return snap, nil
+	return jobs, len(seen)
 }
 
 // relocate settles the guests whose node said they do not exist: the
