@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -108,6 +109,8 @@ type Elector struct {
 	changed chan struct{} // closed and replaced by each set
 
 	ended int64 // the last term this replica led whose lead returned
+
+	refused atomic.Int64 // lock attempts refused: another replica led
 }
 
 // New checks the options; Run campaigns.
@@ -223,6 +226,7 @@ func (e *Elector) session(ctx context.Context, lead func(ctx context.Context, se
 		if got {
 			return e.leadWith(ctx, conn, lead, time.Now())
 		}
+		e.refused.Add(1)
 		cur, err := e.readLeader(ctx, conn)
 		if err != nil {
 			return err

@@ -132,7 +132,8 @@ func TestOneLeaderAndTheFollowerSeesIt(t *testing.T) {
 		t.Fatalf("leader status %+v", st)
 	}
 	// b keeps trying and never leads while a holds the lock.
-	time.Sleep(3 * b.e.tm.retry)
+	tried := b.e.refused.Load()
+	testwait.For(t, "b to be refused the lock three more times", 10*time.Second, func() bool { return b.e.refused.Load() >= tried+3 })
 	if n := len(b.allTerms()); n != 0 {
 		t.Fatalf("b led %d times while a held the lock", n)
 	}
