@@ -449,6 +449,23 @@ describe('dependency edges', () => {
       ]);
     });
 
+    test("grouped by node, another cluster's nodes are groups of their own, and its rules point at them", () => {
+      const lab = (r: Resource): Resource => ({ ...r, cluster: 'lab' });
+      const rs = [...all.map((r) => ({ ...r, cluster: 'default' })), lab(rule('lab-prefers-pve2', false)), lab(all[2]), lab(all[3])];
+      const l = layoutGraph(graphGroups(rs, 'node'));
+      expect(graphGroups(rs, 'node').map((g) => g.key)).toEqual(['(no node)', 'lab/pve1', 'lab/pve2', 'pve1', 'pve2', 'pve3']);
+      const targets = (from: string) =>
+        dependencyEdges(rs, l, 'node')
+          .filter((e) => e.target.startsWith('group:') && e.label.startsWith(from))
+          .map((e) => e.target)
+          .sort();
+      // The lab rule's pve3 is not a node of lab's shown here: no edge.
+      expect(targets('lab-prefers-pve2')).toEqual(['group:lab/pve2']);
+      expect(targets('web-prefers-pve2')).toEqual(['group:pve2', 'group:pve3']);
+      const labKey = rs.find((r) => r.name === 'lab-prefers-pve2')!;
+      expect(focusEdges(rs, l, resourceKey(labKey), 60, [], 'node').map((e) => e.target).filter((t) => t.startsWith('group:'))).toEqual(['group:lab/pve2']);
+    });
+
     test('a node with nothing shown on it has no group, and no edge', () => {
       const noPve3 = all.filter((r) => r.name !== 'dns');
       const edges = dependencyEdges(noPve3, layoutGraph(graphGroups(noPve3, 'node')), 'node');

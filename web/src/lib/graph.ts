@@ -110,10 +110,16 @@ export const groupNodeId = (key: string) => `group:${key}`;
 export const resourceNodeId = (key: string) => `res:${key}`;
 export const frameNodeId = (key: string) => `frame:${key}`;
 
+// nodeGroupKey is the group of a cluster's node: node names repeat across
+// clusters (each has its pve1), so another cluster's are named with it.
+export const nodeGroupKey = (cluster: string | undefined, node: string) =>
+  !cluster || cluster === DEFAULT_CLUSTER ? node : `${cluster}/${node}`;
+
 // graphGroupKey is the group of the graph's middle tier a resource is in.
 export function graphGroupKey(r: Resource, by: GraphGroupBy): string {
   if (by === 'cluster') return r.cluster || DEFAULT_CLUSTER;
-  return by === 'node' ? r.node || '(no node)' : r.kind;
+  if (by === 'node') return r.node ? nodeGroupKey(r.cluster, r.node) : '(no node)';
+  return r.kind;
 }
 
 // depKey is the key of what a dependency of r points at: a resource of r's cluster.
@@ -597,12 +603,12 @@ const edgeText = (d: Dependency) => `${EDGE_VERB[d.relation]}${d.priority ? ` ($
 // depTarget is the node a dependency of r ends at: the resource it names, or,
 // grouped by node, the group of the node it names; undefined when not shown.
 function depTarget(r: Resource, d: Dependency, at: Map<string, LayoutNode>, nodeGroups: Map<string, LayoutNode> | null): LayoutNode | undefined {
-  if (d.kind === NODE_DEP) return nodeGroups?.get(d.name);
+  if (d.kind === NODE_DEP) return nodeGroups?.get(nodeGroupKey(r.cluster, d.name));
   return at.get(depKey(r, d));
 }
 
-// nodeGroupsOf maps a node's name to its group's node in a layout grouped by
-// node; null in one grouped otherwise, where no edge ends at a group.
+// nodeGroupsOf maps a node's group key (nodeGroupKey) to its group's node in a
+// layout grouped by node; null in one grouped otherwise, where no edge ends at a group.
 function nodeGroupsOf(layout: GraphLayout, by: GraphGroupBy): Map<string, LayoutNode> | null {
   if (by !== 'node') return null;
   return new Map(layout.nodes.filter((n) => n.type === 'group').map((n) => [n.ref, n]));
@@ -731,7 +737,7 @@ export function focusEdges(
     if (!r.dependsOn?.length) continue;
     const from = resourceKey(r);
     for (const d of r.dependsOn) {
-      const to = d.kind === NODE_DEP ? groupNodeId(d.name) : depKey(r, d);
+      const to = d.kind === NODE_DEP ? groupNodeId(nodeGroupKey(r.cluster, d.name)) : depKey(r, d);
       if ((from !== key && to !== key) || from === to) continue;
       const a = at.get(from);
       const b = depTarget(r, d, at, nodeGroups);
