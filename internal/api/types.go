@@ -474,6 +474,9 @@ type Wait struct {
 	Resource string       `json:"resource"` // "Kind/name"
 	Status   vocab.Status `json:"status"`
 	Health   vocab.Health `json:"health"`
+	// Sync is the resource's sync policy when it is not auto (manual,
+	// disabled): only a user brings it in sync.
+	Sync vocab.SyncPolicy `json:"sync,omitempty"`
 }
 
 // SSE event types of GET /api/v1/events and GET /api/v1/logs/stream.

@@ -188,8 +188,12 @@ func TestAnActionWaitsBehindADependencyThatDoesNotRunThisPass(t *testing.T) {
 	eng := e.engine(engine.Options{})
 	p, rep := e.apply(eng)
 	clone := p.Find(engine.KindVirtualMachine, "app-02")
-	if clone == nil || clone.Waiting == nil || clone.Waiting.Key != "Template/debian-12-tpl" {
-		t.Fatalf("clone planned %+v, want it waiting for Template/debian-12-tpl", clone)
+	if clone == nil || clone.Waiting == nil || clone.Waiting.Key != "Template/debian-12-tpl" || clone.Waiting.Sync != vocab.SyncManual {
+		t.Fatalf("clone planned %+v, want it waiting for Template/debian-12-tpl, whose sync is manual", clone)
+	}
+	// Only a user ends this wait, and the words say so.
+	if want := "waiting for Template/debian-12-tpl to be in sync and healthy (OutOfSync; its sync is manual: sync it to go on)"; clone.Waiting.Text() != want {
+		t.Fatalf("the wait says %q, want %q", clone.Waiting.Text(), want)
 	}
 	for _, r := range rep.Results {
 		if r.Kind == engine.KindVirtualMachine && (r.Status != vocab.StatusOutOfSync || r.Blocked != "") {
@@ -198,5 +202,28 @@ func TestAnActionWaitsBehindADependencyThatDoesNotRunThisPass(t *testing.T) {
 	}
 	if rep.Failed != 0 {
 		t.Fatalf("apply failed %d actions: %+v", rep.Failed, rep.Results)
+	}
+}
+
+// A create depending on a resource whose sync is disabled (or manual)
+// waits, and its wait says that only a user can end it.
+func TestAWaitOnAResourceNobodySyncsSaysSo(t *testing.T) {
+	for _, policy := range []vocab.SyncPolicy{vocab.SyncManual, vocab.SyncDisabled} {
+		t.Run(policy.String(), func(t *testing.T) {
+			e := newEnv(t)
+			e.write("db.yaml", strings.Replace(depVM("db", 172, "running"), "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/sync: "+policy.String()+"\n", 1))
+			e.write("web.yaml", depVM("web", 173, "running", "VirtualMachine/db"))
+			p := e.plan(e.engine(engine.Options{}))
+			web := p.Find("VirtualMachine", "web")
+			if web.Waiting == nil || web.Waiting.Key != "VirtualMachine/db" || web.Waiting.Sync != policy {
+				t.Fatalf("web: %s waiting %+v, want a wait on db naming its %s sync", web.Action, web.Waiting, policy)
+			}
+			if txt := web.Waiting.Text(); !strings.Contains(txt, "its sync is "+policy.String()) {
+				t.Fatalf("the wait says %q", txt)
+			}
+			if doc := web.Waiting.Document(); doc.Sync != policy {
+				t.Fatalf("the API's wait: %+v", doc)
+			}
+		})
 	}
 }

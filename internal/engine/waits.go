@@ -15,14 +15,37 @@ type Wait struct {
 	Key    string // "Kind/name"
 	Status vocab.Status
 	Health vocab.Health
+	// Sync is the resource's policy when it is not auto: nothing brings it
+	// in sync but a user, so the wait says so.
+	Sync vocab.SyncPolicy
 }
 
 // Text is the wait in words: "waiting for VirtualMachine/db to be healthy".
 func (w *Wait) Text() string {
 	if w.Status != vocab.StatusSynced {
-		return fmt.Sprintf("waiting for %s to be in sync and healthy (%s)", w.Key, w.Status)
+		return fmt.Sprintf("waiting for %s to be in sync and healthy (%s%s)", w.Key, w.Status, w.byHand())
 	}
 	return fmt.Sprintf("waiting for %s to be healthy (%s)", w.Key, w.Health)
+}
+
+// byHand names a policy that leaves the wait to a user.
+func (w *Wait) byHand() string {
+	switch w.Sync {
+	case vocab.SyncManual:
+		return "; its sync is manual: sync it to go on"
+	case vocab.SyncDisabled:
+		return "; its sync is disabled: proxmops will not bring it in sync"
+	}
+	return ""
+}
+
+// waitOn is the wait on dep as its plan has it.
+func waitOn(dep *Action, st vocab.Status, h vocab.Health) *Wait {
+	w := &Wait{Key: dep.Key(), Status: st, Health: h}
+	if dep.Sync != vocab.SyncAuto {
+		w.Sync = dep.Sync
+	}
+	return w
 }
 
 // Document is the wait as the API writes it (nil when there is none).
@@ -30,7 +53,7 @@ func (w *Wait) Document() *api.Wait {
 	if w == nil {
 		return nil
 	}
-	return &api.Wait{Resource: w.Key, Status: w.Status, Health: w.Health}
+	return &api.Wait{Resource: w.Key, Status: w.Status, Health: w.Health, Sync: w.Sync}
 }
 
 // Waits reports an action held until a dependency is in sync and healthy.
@@ -126,7 +149,7 @@ func waitFor(dep *Action, probe func(key string) (vocab.Health, bool)) *Wait {
 	if dep.Action == vocab.ActionNone && st == vocab.StatusSynced && h == vocab.HealthHealthy {
 		return nil
 	}
-	return &Wait{Key: dep.Key(), Status: st, Health: h}
+	return waitOn(dep, st, h)
 }
 
 // holdBehindHeldDependencies holds an action whose dependency has
@@ -147,7 +170,7 @@ func holdBehindHeldDependencies(p *Plan) {
 		}
 		for _, k := range a.DependsOn {
 			if dep := byKey[k]; dep != nil && dep.Acts() && !dep.Runnable() && dep.BlockedBy == "" && !dep.Refused() {
-				a.Waiting = &Wait{Key: k, Status: StatusOf(dep), Health: HealthOf(dep)}
+				a.Waiting = waitOn(dep, StatusOf(dep), HealthOf(dep))
 				break
 			}
 		}

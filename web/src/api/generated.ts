@@ -168,6 +168,9 @@ export interface Wait {
   resource: string;
   status: Status;
   health: Health;
+  // Sync is the resource's sync policy when it is not auto (manual,
+  // disabled): only a user brings it in sync.
+  sync?: SyncPolicy;
 }
 
 // Progress describes an action that is running. Percent is absent when unknown.

@@ -1,4 +1,4 @@
-import type { Actor, Change, Wait } from '../api/types';
+import type { Actor, Change, SyncPolicy, Wait } from '../api/types';
 
 // changeNote says what becomes of a change beyond applying it, as the CLI
 // prints it after the field: ' (pending)', ' (creation-only)', '' when applied.
@@ -10,9 +10,16 @@ export function changeNote(c: Change): string {
 // waitText says what a held action waits for (metadata.dependsOn), as the
 // CLI's plan does: "waiting for VirtualMachine/db to be healthy (Progressing)".
 export function waitText(w: Wait): string {
-  if (w.status !== 'Synced') return `waiting for ${w.resource} to be in sync and healthy (${w.status})`;
+  if (w.status !== 'Synced') return `waiting for ${w.resource} to be in sync and healthy (${w.status}${BY_HAND[w.sync ?? 'auto']})`;
   return `waiting for ${w.resource} to be healthy (${w.health})`;
 }
+
+// BY_HAND names a policy that leaves a wait to a user, as engine.Wait does.
+const BY_HAND: Record<SyncPolicy, string> = {
+  auto: '',
+  manual: '; its sync is manual: sync it to go on',
+  disabled: '; its sync is disabled: proxmops will not bring it in sync',
+};
 
 // changeLabel is the change's field as people read it ("memory (pending)").
 export function changeLabel(c: Change): string {
