@@ -44,7 +44,7 @@ func (c *Controller) submitLocked(ctx context.Context, eng *engine.Engine, plan 
 			case obs.neverStarted():
 				c.dropQueued(key)
 			default:
-				c.finish(key, a.Action, commit, nil, err.Error(), "", 0, "")
+				c.finish(key, a.Action, commit, nil, err.Error(), failedAttempt{commit: commit, a: a}, 0, "")
 			}
 			c.afterAction()
 		},
@@ -115,7 +115,7 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 		if a.Adopt {
 			o.c.adopted(a, o.commit)
 		}
-		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", "", r.Duration, r.Detail)
+		o.c.finish(a.Key(), a.Action, o.commit, a.Changes, "", failedAttempt{}, r.Duration, r.Detail)
 		return
 	}
 	msg := r.Error
@@ -126,11 +126,7 @@ func (o *observer) ActionFinished(a *engine.Action, r engine.Result) {
 	if errors.As(r.Err, &te) {
 		o.c.m.PVEErrors.WithLabelValues("task", o.c.Name()).Inc()
 	}
-	terminal := ""
-	if !r.Retry {
-		terminal = attemptOf(o.commit, a)
-	}
-	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, terminal, r.Duration, "")
+	o.c.finish(a.Key(), a.Action, o.commit, a.Changes, msg, failedAttempt{commit: o.commit, a: a, terminal: !r.Retry}, r.Duration, "")
 }
 
 // attemptOf names what an action tried: the commit, the action and its
@@ -162,12 +158,19 @@ func (c *Controller) progress(key string, p *api.Progress) {
 	c.setSummaryLocked(r, sum)
 }
 
+// failedAttempt is what a failed action tried at its commit (nil when
+// unknown) and whether a retry could change its outcome.
+type failedAttempt struct {
+	commit   string
+	a        *engine.Action
+	terminal bool
+}
+
 // finish records an action's outcome: history, metrics, status, and a
 // re-scan that confirms it (or picks up what waited for it). errMsg is ""
-// on success; terminal names the attempt of a failure that a retry
-// cannot change ("" when it may pass by itself); detail is what the
-// action reported beyond its changes.
-func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg, terminal string, dur time.Duration, detail string) {
+// on success; at is the attempt that failed; detail is what the action
+// reported beyond its changes.
+func (c *Controller) finish(key string, action vocab.Action, commit string, changes []vocab.Change, errMsg string, at failedAttempt, dur time.Duration, detail string) {
 	kind, _ := splitKey(key)
 	result := "ok"
 	if errMsg != "" {
@@ -216,10 +219,18 @@ func (c *Controller) finish(key string, action vocab.Action, commit string, chan
 			msg = fmt.Sprintf("%s interrupted: the daemon stopped while it ran; the next start re-reads the cluster and converges", action)
 		}
 		rec.Unfinished, rec.Interrupted = action, interrupted
+		if at.a != nil && rec.Failures > 0 && !rec.holds(at.commit, at.a) {
+			rec.Failures = 0 // a new attempt: its backoff starts over
+		}
 		rec.Failures++
 		rec.RetryAt = c.clock.Now().Add(retryDelay(interval, rec.Failures))
-		if rec.Terminal = terminal; terminal != "" {
+		rec.Terminal, rec.Attempt, rec.AttemptCommit = "", "", ""
+		switch {
+		case at.a != nil && at.terminal:
+			rec.Terminal = attemptOf(at.commit, at.a)
 			rec.RetryAt = c.clock.Now().Add(terminalRetryDelay(interval))
+		case at.a != nil:
+			rec.Attempt, rec.AttemptCommit = attemptOf("", at.a), at.commit
 		}
 		if msg != rec.Failure {
 			entry = &api.HistoryEntry{Event: api.EventFailed, Commit: commit, Message: msg, Actor: by}

@@ -181,7 +181,7 @@ func (c *Controller) Delete(ctx context.Context, kind, name string) error {
 			case obs.neverStarted():
 				c.dropQueued(key)
 			default:
-				c.finish(key, vocab.ActionDelete, commit, nil, err.Error(), "", 0, "")
+				c.finish(key, vocab.ActionDelete, commit, nil, err.Error(), failedAttempt{}, 0, "")
 			}
 			c.afterAction()
 		},

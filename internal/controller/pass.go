@@ -335,7 +335,7 @@ func (c *Controller) applyPlanLocked(ctx context.Context, rt *runtime, eng *engi
 				sum.Reason = joinReason(sum.Reason, "waiting for "+waiting+" first")
 				break
 			}
-			if !forced && !rec.RetryAt.IsZero() && now.Before(rec.RetryAt) && (rec.Terminal == "" || rec.Terminal == attemptOf(ds.commit, a)) {
+			if !forced && !rec.RetryAt.IsZero() && now.Before(rec.RetryAt) && rec.holds(ds.commit, a) {
 				sum.Status, sum.Health = vocab.StatusFailed, vocab.HealthDegraded
 				when := "retried after " + rec.RetryAt.UTC().Format(time.RFC3339)
 				if rec.Terminal != "" {
@@ -455,7 +455,7 @@ func (c *Controller) noteTransitionLocked(ctx context.Context, key string, sum a
 		if prevStatus != vocab.StatusSynced && rec.Event != api.EventCreated && rec.Event != api.EventApplied {
 			ev, msg = api.EventSynced, syncedMessage(rec, ds)
 		}
-		rec.Failure, rec.Failures, rec.RetryAt, rec.Terminal = "", 0, time.Time{}, ""
+		rec.Failure, rec.Failures, rec.RetryAt, rec.Terminal, rec.Attempt, rec.AttemptCommit = "", 0, time.Time{}, "", "", ""
 		rec.Unfinished, rec.Interrupted = 0, false
 	case vocab.StatusConflict:
 		if prevStatus != vocab.StatusConflict {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -88,4 +89,76 @@ func TestTerminalFailureWaitsForAChangeAndRetryableOneIsRetriedWithBackoff(t *te
 		t.Fatalf("%d PUTs for one passing fault and its retry", n)
 	}
 	e.waitStatus(key, vocab.StatusSynced)
+}
+
+// A retryable failure's backoff holds the same attempt only: a commit that
+// changes what is to be done for the resource is tried at the next pass,
+// however long the backoff had grown, and its own backoff starts over.
+func TestANewCommitIsTriedAtOnceWhateverTheBackoffOfTheLastAttempt(t *testing.T) {
+	e := syncedVM(t, 0, "app", 300, 2)
+	const key = "VirtualMachine/app"
+	sim, repo := e.sim, e.repo
+	puts := func() int64 { return sim.RequestCountFor("PUT", "/nodes/{node}/qemu/{vmid}/config") }
+	change := func(msg string, cores int) {
+		repo.Commit(msg, map[string]string{"vms/app.yaml": vmManifest("app", 300, cores)})
+		if err := e.c.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/300/config"})
+	}
+	sim.ResetRequests()
+	change("more cores", 4)
+	e.waitStatus(key, vocab.StatusFailed)
+	// Three failures in a row: the next retry is two intervals away.
+	for i := 0; puts() < 3; i++ {
+		if i == 10 {
+			t.Fatalf("%d PUTs after 10 intervals, want the three failing ones", puts())
+		}
+		e.clock.Advance(time.Minute)
+		e.waitPasses(1)
+	}
+	sum := e.waitStatus(key, vocab.StatusFailed)
+	if !strings.Contains(sum.Reason, "injected error") || guestCores(t, sim, 300) != "2" {
+		t.Fatalf("after three failures: %q, cores %s", sum.Reason, guestCores(t, sim, 300))
+	}
+
+	// The clock stands still: only the commit can make the next pass act.
+	change("five cores", 5)
+	e.waitFor("cores 5 at the pass after the commit", func(l api.ResourceList) bool {
+		r := find(l, key)
+		return r != nil && r.Status == vocab.StatusSynced && guestCores(t, sim, 300) == "5"
+	})
+}
+
+// Which plans a recorded failure holds until its retry time.
+func TestAFailureHoldsTheSameAttemptOnly(t *testing.T) {
+	act := func(to string) *engine.Action {
+		return &engine.Action{Kind: "VirtualMachine", Name: "app", Action: vocab.ActionUpdate,
+			Changes: []vocab.Change{{Field: "cores", From: "2", To: to}}}
+	}
+	retryable := record{Attempt: attemptOf("", act("4")), AttemptCommit: "c1"}
+	terminal := record{Terminal: attemptOf("c1", act("4"))}
+	tests := []struct {
+		name   string
+		rec    record
+		commit string
+		a      *engine.Action
+		holds  bool
+	}{
+		{"a retryable failure, the same commit and plan", retryable, "c1", act("4"), true},
+		{"a retryable failure, the same commit, another plan (partly applied)", retryable, "c1", act("5"), true},
+		{"a retryable failure, a later commit planning the same", retryable, "c2", act("4"), true},
+		{"a retryable failure, a later commit planning something else", retryable, "c2", act("5"), false},
+		{"a terminal failure, the same attempt", terminal, "c1", act("4"), true},
+		{"a terminal failure, another plan at the same commit", terminal, "c1", act("5"), false},
+		{"a terminal failure, a later commit", terminal, "c2", act("4"), false},
+		{"a record of an older build", record{}, "c2", act("5"), true},
+	}
+	for _, tt := range tests {
+		if got := tt.rec.holds(tt.commit, tt.a); got != tt.holds {
+			t.Errorf("%s: holds %v, want %v", tt.name, got, tt.holds)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -32,6 +33,13 @@ type record struct {
 	// not change; a pass whose plan attempts something else retries at
 	// once, RetryAt (a slow interval) otherwise.
 	Terminal string `json:"terminal,omitempty"`
+	// Attempt (attemptOf) and AttemptCommit name a retryable failure's
+	// attempt: its backoff holds every pass of that commit (a partly
+	// applied action plans other changes, and must not run again at once:
+	// provisioning commands would), and of a later commit that plans the
+	// same; a commit that changes what is planned is tried at once.
+	Attempt       string `json:"attempt,omitempty"`
+	AttemptCommit string `json:"attemptCommit,omitempty"`
 	// Unfinished is the last action that started and did not end in a
 	// success: cut by the daemon's stop (Interrupted) or failed. Its task
 	// may have gone on in the cluster, so the passes after it say in the
@@ -280,4 +288,17 @@ func (c *Controller) addEntryAsLocked(ctx context.Context, kind, name string, e 
 	if ev != "" {
 		c.notifyLocked(api.Notice{Event: ev, Kind: kind, Name: name, Revision: e.Commit, Message: e.Message, Time: e.Time})
 	}
+}
+
+// holds reports whether the failure recorded holds a's attempt at commit
+// until RetryAt. A record written before attempts were recorded holds
+// whatever is planned.
+func (r record) holds(commit string, a *engine.Action) bool {
+	switch {
+	case r.Terminal != "":
+		return r.Terminal == attemptOf(commit, a)
+	case r.Attempt != "":
+		return commit == r.AttemptCommit || attemptOf("", a) == r.Attempt
+	}
+	return true
 }
