@@ -89,17 +89,12 @@ func entryKey(i int, e ClusterEntry, name string) string {
 
 // clusters decodes the `clusters:` list: a sequence of mappings.
 func (l *fileLayer) clusters(c *Config, n *yaml.Node) {
-	var items []*yaml.Node
-	switch {
-	case isNull(n):
-		return
-	case n.Kind == yaml.SequenceNode:
-		items = n.Content
-	case n.Kind == yaml.AliasNode:
+	if n.Kind == yaml.AliasNode {
 		l.problem(n, "clusters", "YAML aliases are not allowed in the config file")
 		return
-	default:
-		l.problem(n, "clusters", "expected a list of clusters (- name: ...), found %s", nodeType(n))
+	}
+	items, ok := l.sequence(n, "clusters", "a list of clusters (- name: ...)")
+	if !ok {
 		return
 	}
 	names := []string{"name", "path"}

@@ -21,6 +21,34 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
+// loadFromEnv loads the configuration of env alone. With errorHas set, the
+// load must fail saying it, and ok is false: the case ends there.
+func loadFromEnv(t *testing.T, env []string, errorHas string) (c *Config, warnings []string, ok bool) {
+	t.Helper()
+	c, warnings, err := Load(LoadOptions{Env: env})
+	if errorHas != "" {
+		if err == nil || !strings.Contains(err.Error(), errorHas) {
+			t.Fatalf("err = %v, want mention of %q", err, errorHas)
+		}
+		return nil, nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, warnings, true
+}
+
+// warningsSaying is the warnings that contain word, in order.
+func warningsSaying(warnings []string, word string) []string {
+	var out []string
+	for _, w := range warnings {
+		if strings.Contains(w, word) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 func TestDefaults(t *testing.T) {
 	c, warnings, err := Load(LoadOptions{Env: []string{}})
 	if err != nil {
@@ -240,15 +268,9 @@ func TestEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, warnings, err := Load(LoadOptions{Env: tt.env})
-			if tt.errorHas != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.errorHas) {
-					t.Fatalf("err = %v, want mention of %s", err, tt.errorHas)
-				}
+			c, warnings, ok := loadFromEnv(t, tt.env, tt.errorHas)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !tt.check(c) {
 				t.Errorf("unexpected config %+v", c.Redacted())
@@ -323,15 +345,9 @@ func TestValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, err := Load(LoadOptions{Env: tt.env})
-			if tt.errorHas != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.errorHas) {
-					t.Fatalf("err = %v, want %q", err, tt.errorHas)
-				}
+			c, _, ok := loadFromEnv(t, tt.env, tt.errorHas)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !tt.check(c) {
 				t.Errorf("unexpected %+v", c)
@@ -543,13 +559,10 @@ func TestOverlayNamesTheSettingsThatShadowTheConfiguration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var shadows []string
-			for _, w := range warnings {
-				if strings.Contains(w, "shadows") {
-					shadows = append(shadows, w)
-					if strings.Contains(w, "ui-token") || strings.Contains(w, "file-token") {
-						t.Errorf("a warning shows a secret: %s", w)
-					}
+			shadows := warningsSaying(warnings, "shadows")
+			for _, w := range shadows {
+				if strings.Contains(w, "ui-token") || strings.Contains(w, "file-token") {
+					t.Errorf("a warning shows a secret: %s", w)
 				}
 			}
 			if len(shadows) != len(tt.want) {

@@ -146,6 +146,20 @@ func (l *fileLayer) syntaxProblem(err error) {
 	l.probs.add(p)
 }
 
+// sequence is the items of a section written as a list (clusters,
+// notifications); false, with a problem naming what was wanted unless the
+// section is null, when it is not a list.
+func (l *fileLayer) sequence(n *yaml.Node, section, want string) ([]*yaml.Node, bool) {
+	switch {
+	case isNull(n):
+		return nil, false
+	case n.Kind == yaml.SequenceNode:
+		return n.Content, true
+	}
+	l.problem(n, section, "expected %s, found %s", want, nodeType(n))
+	return nil, false
+}
+
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }

@@ -70,14 +70,8 @@ func RedactNotificationURL(raw string) string {
 
 // notifications decodes the `notifications:` list: a sequence of mappings.
 func (l *fileLayer) notifications(c *Config, n *yaml.Node) {
-	var items []*yaml.Node
-	switch {
-	case isNull(n):
-		return
-	case n.Kind == yaml.SequenceNode:
-		items = n.Content
-	default:
-		l.problem(n, "notifications", "expected a list of receivers (- name: ...), found %s", nodeType(n))
+	items, ok := l.sequence(n, "notifications", "a list of receivers (- name: ...)")
+	if !ok {
 		return
 	}
 	for i, item := range items {

@@ -70,13 +70,7 @@ func TestAnEnvironmentVariableThatChangesAFileKeyIsNamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, w := range warnings {
-				if strings.Contains(w, "overrides") {
-					got = append(got, w)
-				}
-			}
-			if !slices.Equal(got, tc.want) {
+			if got := warningsSaying(warnings, "overrides"); !slices.Equal(got, tc.want) {
 				t.Fatalf("warnings %q, want %q", got, tc.want)
 			}
 		})

@@ -119,27 +119,27 @@ func TestTsUnionsReadsBothForms(t *testing.T) {
 	}
 }
 
+// validWord is a vocabulary type with its Valid method.
+type validWord interface {
+	Word
+	Valid() bool
+}
+
+// checkAllValid fails for each word of list that is not Valid.
+func checkAllValid[W validWord](t *testing.T, what string, list []W) {
+	t.Helper()
+	for _, w := range list {
+		if !w.Valid() {
+			t.Errorf("%s %q not valid", what, w)
+		}
+	}
+}
+
 func TestWordsAreValidAndOthersAreNot(t *testing.T) {
-	for _, s := range Statuses {
-		if !s.Valid() {
-			t.Errorf("status %q not valid", s)
-		}
-	}
-	for _, h := range Healths {
-		if !h.Valid() {
-			t.Errorf("health %q not valid", h)
-		}
-	}
-	for _, a := range Actions {
-		if !a.Valid() {
-			t.Errorf("action %q not valid", a)
-		}
-	}
-	for _, p := range SyncPolicies {
-		if !p.Valid() {
-			t.Errorf("sync policy %q not valid", p)
-		}
-	}
+	checkAllValid(t, "status", Statuses)
+	checkAllValid(t, "health", Healths)
+	checkAllValid(t, "action", Actions)
+	checkAllValid(t, "sync policy", SyncPolicies)
 	if Status(0).Valid() || Status(99).Valid() || Health(0).Valid() || Action(-1).Valid() || SyncPolicy(4).Valid() {
 		t.Error("a value outside the vocabulary is valid")
 	}
