@@ -338,9 +338,17 @@ func (d *decoder) checkRange(n *yNode, v float64, fi *fieldInfo) bool {
 	return true
 }
 
-func (d *decoder) decodeMap(n *yNode, rv reflect.Value) {
+// isMapping reports whether n is a mapping; when not, the problem says so.
+func (d *decoder) isMapping(n *yNode) bool {
 	if n.kind != mapNode {
 		d.errorf(n, d.here(), "expected a mapping, got %s", n.describe())
+		return false
+	}
+	return true
+}
+
+func (d *decoder) decodeMap(n *yNode, rv reflect.Value) {
+	if !d.isMapping(n) {
 		return
 	}
 	if rv.Type().Key().Kind() != reflect.String {
@@ -407,8 +415,7 @@ func (f dupFinder) before(i int) *yNode {
 
 // decodeStruct decodes n, the value at d.here(), into the struct rv.
 func (d *decoder) decodeStruct(n *yNode, rv reflect.Value) {
-	if n.kind != mapNode {
-		d.errorf(n, d.here(), "expected a mapping, got %s", n.describe())
+	if !d.isMapping(n) {
 		return
 	}
 	info := structInfoOf(rv.Type())

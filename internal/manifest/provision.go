@@ -161,38 +161,30 @@ func loadProvisionSources(fsys fs.FS, dir string, resources []Resource) ErrorLis
 			errs = append(errs, Error{File: o.Origin.File, Line: line, Column: col, Path: at, Message: fmt.Sprintf(format, args...)})
 		}
 		budget := &sourceBudget{bytes: MaxProvisionTotal, files: MaxProvisionFiles}
+		// load resolves the source of the entry at and reads it with
+		// read (which keeps what it read; nil after an error).
+		load := func(at, src string, read func(full string) error) {
+			full, err := sourcePath(dir, o.Origin.File, src)
+			if err != nil {
+				fail(at+".source", "%v", err)
+			} else if err := read(full); err != nil {
+				fail(at+".source", "%s: %v", src, err)
+			}
+		}
 		for i := range p.Files {
-			f := &p.Files[i]
-			if f.Source == "" {
-				continue
+			if f := &p.Files[i]; f.Source != "" {
+				load(indexPath("spec.provision.files", i), f.Source, func(full string) (err error) {
+					f.Data, err = readSource(fsys, full, budget)
+					return err
+				})
 			}
-			at := indexPath("spec.provision.files", i) + ".source"
-			full, err := sourcePath(dir, o.Origin.File, f.Source)
-			if err != nil {
-				fail(at, "%v", err)
-				continue
-			}
-			data, err := readSource(fsys, full, budget)
-			if err != nil {
-				fail(at, "%s: %v", f.Source, err)
-				continue
-			}
-			f.Data = data
 		}
 		for i := range p.Copy {
 			cp := &p.Copy[i]
-			at := indexPath("spec.provision.copy", i) + ".source"
-			full, err := sourcePath(dir, o.Origin.File, cp.Source)
-			if err != nil {
-				fail(at, "%v", err)
-				continue
-			}
-			tree, err := readTree(fsys, full, budget)
-			if err != nil {
-				fail(at, "%s: %v", cp.Source, err)
-				continue
-			}
-			cp.Tree = tree
+			load(indexPath("spec.provision.copy", i), cp.Source, func(full string) (err error) {
+				cp.Tree, err = readTree(fsys, full, budget)
+				return err
+			})
 		}
 	}
 	return errs

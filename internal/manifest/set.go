@@ -68,14 +68,7 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 			} else {
 				ifaces[k] = r
 			}
-		case *Iso:
-			k := v.Node() + "/" + v.VolumeID()
-			if first, dup := volumes[k]; dup {
-				fail(r, "spec", "volume %s on node %s is already declared by %s %q at %s", v.VolumeID(), v.Node(), first.Kind(), first.Name(), where(first))
-			} else {
-				volumes[k] = r
-			}
-		case *ContainerTemplate:
+		case volumeKind:
 			k := v.Node() + "/" + v.VolumeID()
 			if first, dup := volumes[k]; dup {
 				fail(r, "spec", "volume %s on node %s is already declared by %s %q at %s", v.VolumeID(), v.Node(), first.Kind(), first.Name(), where(first))
@@ -87,9 +80,7 @@ func NewSet(resources []Resource) (*Set, ErrorList) {
 	volumeOwner := map[string]Resource{} // volume ID -> Iso/ContainerTemplate, any node
 	for _, r := range resources {
 		switch v := r.(type) {
-		case *Iso:
-			volumeOwner[v.VolumeID()] = r
-		case *ContainerTemplate:
+		case volumeKind:
 			volumeOwner[v.VolumeID()] = r
 		case *BackupJob:
 			v.addTaggedGuests(resources)

@@ -290,6 +290,13 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 	return marshalManifest(t.Kind(), &t.Object, &t.Spec)
 }
 
+// volumeKind is a kind whose resource is a volume it downloads: Iso and
+// ContainerTemplate.
+type volumeKind interface {
+	Resource
+	VolumeID() string
+}
+
 // Iso is an ISO image downloaded onto a storage.
 type Iso struct {
 	Object

@@ -57,6 +57,16 @@ func checkResource(r Resource, c *checker) {
 	addStorageRefs(r)
 }
 
+// flagAnnotations are the true/false annotations that only the kinds their
+// KindInfo row allows take.
+var flagAnnotations = map[string]struct {
+	takes   func(KindInfo) bool
+	refusal string // the problem on another kind: the kinds that take it, the kind
+}{
+	AnnotationAdopt:   {func(i KindInfo) bool { return i.Adoptable }, "adoption applies to %s, not %s"},
+	AnnotationReplace: {func(i KindInfo) bool { return i.Replaceable }, "replacement applies to %s (a change of a field fixed at creation), not %s"},
+}
+
 func checkMetadata(r Resource, c *checker) {
 	m := r.Meta()
 	info := r.Kind().Info()
@@ -105,21 +115,12 @@ func checkMetadata(r Resource, c *checker) {
 			}
 			continue
 		}
-		if k == AnnotationAdopt {
+		if f, ok := flagAnnotations[k]; ok {
 			if v != "true" && v != "false" {
 				c.errorf(p, "%q is not one of true, false", v)
 			}
-			if !info.Adoptable {
-				c.errorf(p, "adoption applies to %s, not %s", KindNames(func(i KindInfo) bool { return i.Adoptable }), r.Kind())
-			}
-			continue
-		}
-		if k == AnnotationReplace {
-			if v != "true" && v != "false" {
-				c.errorf(p, "%q is not one of true, false", v)
-			}
-			if !info.Replaceable {
-				c.errorf(p, "replacement applies to %s (a change of a field fixed at creation), not %s", KindNames(func(i KindInfo) bool { return i.Replaceable }), r.Kind())
+			if !f.takes(info) {
+				c.errorf(p, f.refusal, KindNames(f.takes), r.Kind())
 			}
 			continue
 		}
