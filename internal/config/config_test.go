@@ -21,21 +21,43 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-// loadFromEnv loads the configuration of env alone. With errorHas set, the
-// load must fail saying it, and ok is false: the case ends there.
-func loadFromEnv(t *testing.T, env []string, errorHas string) (c *Config, warnings []string, ok bool) {
+// envCase is a configuration given by environment variables alone: either
+// Load fails mentioning errorHas, or check holds and the warnings are none
+// (warning "") or mention warning.
+type envCase struct {
+	name     string
+	env      []string
+	check    func(*Config) bool
+	warning  string
+	errorHas string
+}
+
+func runEnvCases(t *testing.T, tests []envCase) {
 	t.Helper()
-	c, warnings, err := Load(LoadOptions{Env: env})
-	if errorHas != "" {
-		if err == nil || !strings.Contains(err.Error(), errorHas) {
-			t.Fatalf("err = %v, want mention of %q", err, errorHas)
-		}
-		return nil, nil, false
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, warnings, err := Load(LoadOptions{Env: tt.env})
+			if tt.errorHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errorHas) {
+					t.Fatalf("err = %v, want mention of %q", err, tt.errorHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(c) {
+				t.Errorf("unexpected config %+v", c.Redacted())
+			}
+			joined := strings.Join(warnings, "\n")
+			if tt.warning == "" && len(warnings) > 0 {
+				t.Errorf("unexpected warnings %v", warnings)
+			}
+			if tt.warning != "" && !strings.Contains(joined, tt.warning) {
+				t.Errorf("warnings %v lack %q", warnings, tt.warning)
+			}
+		})
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, warnings, true
 }
 
 // warningsSaying is the warnings that contain word, in order.
@@ -241,13 +263,7 @@ func TestPrecedenceFileEnvFlags(t *testing.T) {
 func TestEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := writeFile(t, dir, "key", "-----BEGIN KEY-----\nabc\n-----END KEY-----\n")
-	tests := []struct {
-		name     string
-		env      []string
-		check    func(*Config) bool
-		warning  string
-		errorHas string
-	}{
+	tests := []envCase{
 		{"git token", []string{"PROXMOPS_GIT_TOKEN=t1"}, func(c *Config) bool { return c.Source.Token == "t1" }, "", ""},
 		{"specific token wins", []string{"PROXMOPS_GIT_TOKEN=t1", "PROXMOPS_SOURCE_TOKEN=t2"}, func(c *Config) bool { return c.Source.Token == "t2" }, "", ""},
 		{"database path", []string{"PROXMOPS_SERVER_DATABASEPATH=/tmp/x.db"}, func(c *Config) bool { return c.Server.DatabasePath == "/tmp/x.db" }, "", ""},
@@ -266,24 +282,7 @@ func TestEnvironment(t *testing.T) {
 		{"bad bool", []string{"PROXMOPS_RECONCILE_PRUNE=maybe"}, nil, "", "PROXMOPS_RECONCILE_PRUNE"},
 		{"missing secret file", []string{"PROXMOPS_CLUSTER_TOKENSECRETFILE=" + filepath.Join(dir, "nope")}, nil, "", "cluster.tokenSecretFile"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, warnings, ok := loadFromEnv(t, tt.env, tt.errorHas)
-			if !ok {
-				return
-			}
-			if !tt.check(c) {
-				t.Errorf("unexpected config %+v", c.Redacted())
-			}
-			joined := strings.Join(warnings, "\n")
-			if tt.warning == "" && len(warnings) > 0 {
-				t.Errorf("unexpected warnings %v", warnings)
-			}
-			if tt.warning != "" && !strings.Contains(joined, tt.warning) {
-				t.Errorf("warnings %v lack %q", warnings, tt.warning)
-			}
-		})
-	}
+	runEnvCases(t, tests)
 }
 
 func TestInlineSecretWarnings(t *testing.T) {
@@ -312,48 +311,33 @@ func TestInlineSecretWarnings(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
-	tests := []struct {
-		name     string
-		env      []string
-		errorHas string
-		check    func(*Config) bool
-	}{
-		{"endpoint without path", []string{"PROXMOPS_CLUSTER_ENDPOINT=https://pve:8006"}, "", func(c *Config) bool { return c.Cluster.Endpoint == "https://pve:8006/api2/json" }},
-		{"endpoint trailing slash", []string{"PROXMOPS_CLUSTER_ENDPOINT=https://pve:8006/api2/json/"}, "", func(c *Config) bool { return c.Cluster.Endpoint == "https://pve:8006/api2/json" }},
-		{"endpoint behind proxy", []string{"PROXMOPS_CLUSTER_ENDPOINT=https://h/pve"}, "", func(c *Config) bool { return c.Cluster.Endpoint == "https://h/pve/api2/json" }},
-		{"endpoint scheme", []string{"PROXMOPS_CLUSTER_ENDPOINT=pve:8006"}, "must start with https://", nil},
-		{"endpoint ftp", []string{"PROXMOPS_CLUSTER_ENDPOINT=ftp://pve"}, "must start with https://", nil},
-		{"token id", []string{"PROXMOPS_CLUSTER_TOKENID=root@pam"}, "USER@REALM!TOKENID", nil},
-		{"token id ok", []string{"PROXMOPS_CLUSTER_TOKENID=root@pam!proxmops"}, "", func(c *Config) bool { return true }},
-		{"interval zero", []string{"PROXMOPS_RECONCILE_INTERVAL=0s"}, "greater than zero", nil},
-		{"concurrency zero", []string{"PROXMOPS_RECONCILE_CONCURRENCY=0"}, "at least 1", nil},
-		{"drift check every pass", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=0"}, "", func(c *Config) bool { return c.Reconcile.DriftCheckInterval == 0 }},
-		{"drift check as seconds", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=300"}, "", func(c *Config) bool { return c.Reconcile.DriftCheckInterval == 5*time.Minute }},
-		{"drift check negative", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=-1m"}, "reconcile.driftCheckInterval: must be zero (every pass) or more", nil},
-		{"log format", []string{"PROXMOPS_LOG_FORMAT=xml"}, "text or json", nil},
-		{"log level warning", []string{"PROXMOPS_LOG_LEVEL=WARNING"}, "", func(c *Config) bool { return c.Log.Level == "warn" }},
-		{"addr", []string{"PROXMOPS_SERVER_ADDR=8080"}, "not host:port", nil},
-		{"tls half", []string{"PROXMOPS_SERVER_TLSCERTFILE=/x"}, "set both or neither", nil},
-		{"fingerprint", []string{"PROXMOPS_CLUSTER_FINGERPRINT=abc"}, "SHA-256", nil},
-		{"path escapes", []string{"PROXMOPS_SOURCE_PATH=../x"}, "outside the repository", nil},
-		{"path absolute", []string{"PROXMOPS_SOURCE_PATH=/x"}, "relative", nil},
-		{"path dot", []string{"PROXMOPS_SOURCE_PATH=./"}, "", func(c *Config) bool { return c.Source.Path == "" }},
-		{"repo scheme", []string{"PROXMOPS_SOURCE_REPOURL=ftp://h/x"}, "not supported", nil},
-		{"repo password", []string{"PROXMOPS_SOURCE_REPOURL=https://u:p@h/x"}, "must not hold a password", nil},
-		{"repo scp", []string{"PROXMOPS_SOURCE_REPOURL=git@h:org/x.git"}, "", func(c *Config) bool { return c.Source.RepoURL == "git@h:org/x.git" }},
-		{"several at once", []string{"PROXMOPS_RECONCILE_CONCURRENCY=0", "PROXMOPS_LOG_FORMAT=xml"}, "2 problems", nil},
+	tests := []envCase{
+		{"endpoint without path", []string{"PROXMOPS_CLUSTER_ENDPOINT=https://pve:8006"}, func(c *Config) bool { return c.Cluster.Endpoint == "https://pve:8006/api2/json" }, "", ""},
+		{"endpoint trailing slash", []string{"PROXMOPS_CLUSTER_ENDPOINT=https://pve:8006/api2/json/"}, func(c *Config) bool { return c.Cluster.Endpoint == "https://pve:8006/api2/json" }, "", ""},
+		{"endpoint behind proxy", []string{"PROXMOPS_CLUSTER_ENDPOINT=https://h/pve"}, func(c *Config) bool { return c.Cluster.Endpoint == "https://h/pve/api2/json" }, "", ""},
+		{"endpoint scheme", []string{"PROXMOPS_CLUSTER_ENDPOINT=pve:8006"}, nil, "", "must start with https://"},
+		{"endpoint ftp", []string{"PROXMOPS_CLUSTER_ENDPOINT=ftp://pve"}, nil, "", "must start with https://"},
+		{"token id", []string{"PROXMOPS_CLUSTER_TOKENID=root@pam"}, nil, "", "USER@REALM!TOKENID"},
+		{"token id ok", []string{"PROXMOPS_CLUSTER_TOKENID=root@pam!proxmops"}, func(c *Config) bool { return true }, "", ""},
+		{"interval zero", []string{"PROXMOPS_RECONCILE_INTERVAL=0s"}, nil, "", "greater than zero"},
+		{"concurrency zero", []string{"PROXMOPS_RECONCILE_CONCURRENCY=0"}, nil, "", "at least 1"},
+		{"drift check every pass", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=0"}, func(c *Config) bool { return c.Reconcile.DriftCheckInterval == 0 }, "", ""},
+		{"drift check as seconds", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=300"}, func(c *Config) bool { return c.Reconcile.DriftCheckInterval == 5*time.Minute }, "", ""},
+		{"drift check negative", []string{"PROXMOPS_RECONCILE_DRIFTCHECKINTERVAL=-1m"}, nil, "", "reconcile.driftCheckInterval: must be zero (every pass) or more"},
+		{"log format", []string{"PROXMOPS_LOG_FORMAT=xml"}, nil, "", "text or json"},
+		{"log level warning", []string{"PROXMOPS_LOG_LEVEL=WARNING"}, func(c *Config) bool { return c.Log.Level == "warn" }, "", ""},
+		{"addr", []string{"PROXMOPS_SERVER_ADDR=8080"}, nil, "", "not host:port"},
+		{"tls half", []string{"PROXMOPS_SERVER_TLSCERTFILE=/x"}, nil, "", "set both or neither"},
+		{"fingerprint", []string{"PROXMOPS_CLUSTER_FINGERPRINT=abc"}, nil, "", "SHA-256"},
+		{"path escapes", []string{"PROXMOPS_SOURCE_PATH=../x"}, nil, "", "outside the repository"},
+		{"path absolute", []string{"PROXMOPS_SOURCE_PATH=/x"}, nil, "", "relative"},
+		{"path dot", []string{"PROXMOPS_SOURCE_PATH=./"}, func(c *Config) bool { return c.Source.Path == "" }, "", ""},
+		{"repo scheme", []string{"PROXMOPS_SOURCE_REPOURL=ftp://h/x"}, nil, "", "not supported"},
+		{"repo password", []string{"PROXMOPS_SOURCE_REPOURL=https://u:p@h/x"}, nil, "", "must not hold a password"},
+		{"repo scp", []string{"PROXMOPS_SOURCE_REPOURL=git@h:org/x.git"}, func(c *Config) bool { return c.Source.RepoURL == "git@h:org/x.git" }, "", ""},
+		{"several at once", []string{"PROXMOPS_RECONCILE_CONCURRENCY=0", "PROXMOPS_LOG_FORMAT=xml"}, nil, "", "2 problems"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, _, ok := loadFromEnv(t, tt.env, tt.errorHas)
-			if !ok {
-				return
-			}
-			if !tt.check(c) {
-				t.Errorf("unexpected %+v", c)
-			}
-		})
-	}
+	runEnvCases(t, tests)
 }
 
 func TestRequire(t *testing.T) {
