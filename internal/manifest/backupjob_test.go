@@ -9,9 +9,7 @@ import (
 // its parser's error text), its guests are declared guests, and exactly
 // one of guests, selector and all says which are backed up.
 func TestBackupJobValidation(t *testing.T) {
-	job := func(meta, spec string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata: {" + meta + "}\nspec: {" + spec + "}\n"
-	}
+	job := func(meta, spec string) string { return flowDoc(KindBackupJob, meta, spec) }
 	ct := "apiVersion: proxmops.dev/v1\nkind: Container\nmetadata: {name: db, node: pve1}\nspec: {vmid: 200, template: local:vztmpl/debian.tar.zst, rootfs: {storage: local-lvm, size: 8G}}\n"
 	vm := vmHead + "  vmid: 100\n  image: {source: https://example.com/x.img}\n  disks: [{slot: scsi0, storage: local-lvm, size: 10G}]\n"
 	tests := []validationCase{

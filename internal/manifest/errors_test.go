@@ -44,6 +44,18 @@ const vmHead = "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  
 // when it is valid, else a substring of its errors.
 type validationCase struct{ name, doc, want string }
 
+// namedDoc is a manifest of kind named name, its spec the block lines spec
+// (indented two spaces).
+func namedDoc(kind Kind, name, spec string) string {
+	return "apiVersion: proxmops.dev/v1\nkind: " + string(kind) + "\nmetadata:\n  name: " + name + "\nspec:\n" + spec
+}
+
+// flowDoc is a manifest of kind with its metadata and spec in flow style:
+// meta and spec are what stands inside their braces.
+func flowDoc(kind Kind, meta, spec string) string {
+	return "apiVersion: proxmops.dev/v1\nkind: " + string(kind) + "\nmetadata: {" + meta + "}\nspec: {" + spec + "}\n"
+}
+
 // checkValidation loads each case's manifest as a.yaml, beside the files
 // of others, and checks its errors.
 func checkValidation(t *testing.T, tests []validationCase, others map[string]string) {

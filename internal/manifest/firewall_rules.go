@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/internal/pvefirewall"
 )
 
 // FirewallRule is one rule of an ordered rule list (a security group, the
@@ -413,14 +415,5 @@ func FirewallMacroTemplates(name string) []map[string]string {
 			return nil
 		}
 	}
-	var out []map[string]string
-	for _, t := range strings.Split(tmpl, ";") {
-		m := map[string]string{}
-		for _, kv := range strings.Fields(t) {
-			k, v, _ := strings.Cut(kv, "=")
-			m[k] = v
-		}
-		out = append(out, m)
-	}
-	return out
+	return pvefirewall.Macro{Name: name, Rules: tmpl}.Templates()
 }

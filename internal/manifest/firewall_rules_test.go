@@ -92,9 +92,7 @@ func TestFirewallRuleMacroSpelling(t *testing.T) {
 	}
 }
 
-func fwGroupYAML(name, spec string) string {
-	return "apiVersion: proxmops.dev/v1\nkind: FirewallGroup\nmetadata:\n  name: " + name + "\nspec:\n" + spec
-}
+func fwGroupYAML(name, spec string) string { return namedDoc(KindFirewallGroup, name, spec) }
 
 // A security group's manifest: its name as create_security_group takes
 // it, its rules checked for a group (errors located at the rule's
@@ -140,9 +138,7 @@ func TestFirewallGroupDependencies(t *testing.T) {
 // Proxmox's policies; its rules are checked for the cluster's list
 // (forward and group rules, a node's interface).
 func TestClusterFirewallManifestValidation(t *testing.T) {
-	doc := func(name, spec string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: ClusterFirewall\nmetadata:\n  name: " + name + "\nspec:\n" + spec
-	}
+	doc := func(name, spec string) string { return namedDoc(KindClusterFirewall, name, spec) }
 	tests := []validationCase{
 		{"options and rules", doc("cluster", "  enabled: true\n  policyIn: DROP\n  policyOut: ACCEPT\n  rules:\n    - { type: group, action: webserver, iface: vmbr0 }\n    - { type: forward, action: ACCEPT, proto: udp, dport: \"53\" }\n"), ""},
 		{"only rules", doc("cluster", "  rules:\n    - { type: in, action: ACCEPT, macro: SSH }\n"), ""},

@@ -7,12 +7,8 @@ import "testing"
 // entries without a zero prefix or a duplicate (after Proxmox's own
 // normalisation), one-line comments, and no node or tags.
 func TestFirewallManifestValidation(t *testing.T) {
-	alias := func(name, spec string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: FirewallAlias\nmetadata:\n  name: " + name + "\nspec:\n" + spec
-	}
-	ipset := func(name, spec string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: FirewallIPSet\nmetadata:\n  name: " + name + "\nspec:\n" + spec
-	}
+	alias := func(name, spec string) string { return namedDoc(KindFirewallAlias, name, spec) }
+	ipset := func(name, spec string) string { return namedDoc(KindFirewallIPSet, name, spec) }
 	tests := []validationCase{
 		{"alias network", alias("lan", "  cidr: 192.168.1.0/24\n  comment: home LAN\n"), ""},
 		{"alias address", alias("gw", "  cidr: 192.168.1.1\n"), ""},

@@ -14,9 +14,7 @@ func TestHAValidation(t *testing.T) {
 		return "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: " + name + ", node: pve1}\nspec:\n  vmid: " +
 			map[string]string{"web": "100", "db": "101"}[name] + "\n  cores: 1\n" + extra
 	}
-	rule := func(meta, spec string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: HARule\nmetadata: {" + meta + "}\nspec: {" + spec + "}\n"
-	}
+	rule := func(meta, spec string) string { return flowDoc(KindHARule, meta, spec) }
 	ct := "apiVersion: proxmops.dev/v1\nkind: Container\nmetadata: {name: web, node: pve1}\nspec: {vmid: 200, template: local:vztmpl/a.tar.zst, rootfs: {storage: local-lvm, size: 8G}}\n"
 	tests := []struct {
 		name string
@@ -91,8 +89,7 @@ func TestHARuleDependsOnItsGuests(t *testing.T) {
 // not wait for a node, which is no declared resource.
 func TestHARuleNodesAreNodeEdgesNotDependencies(t *testing.T) {
 	rule := func(name, extra string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: HARule\nmetadata: {name: " + name + "}\n" +
-			"spec: {type: node-affinity, guests: [web], nodes: [{node: pve3}, {node: pve2, priority: 1}, {node: pve1, priority: 1}]" + extra + "}\n"
+		return flowDoc(KindHARule, "name: "+name, "type: node-affinity, guests: [web], nodes: [{node: pve3}, {node: pve2, priority: 1}, {node: pve1, priority: 1}]"+extra)
 	}
 	set, err := LoadDir(writeTree(t, map[string]string{
 		"vm.yaml":     "apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata: {name: web, node: pve1}\nspec: {vmid: 100, cores: 1}\n",

@@ -8,9 +8,7 @@ import (
 // (AccessControl.pm verify_poolname) and pve-manager's create_pool (a
 // pool name starts with a letter); a Pool is cluster-wide and untagged.
 func TestPoolValidation(t *testing.T) {
-	pool := func(meta string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: Pool\nmetadata: {" + meta + "}\nspec: {comment: Production}\n"
-	}
+	pool := func(meta string) string { return flowDoc(KindPool, meta, "comment: Production") }
 	vm := func(p string) string { return vmHead + "  vmid: 100\n  pool: " + p + "\n" }
 	tests := []validationCase{
 		{"pool", pool("name: prod"), ""},

@@ -10,9 +10,7 @@ import (
 // takes; content must be one the type holds; the storage ID starts with
 // a letter; proxmops.dev/replace is for storages only.
 func TestStorageValidation(t *testing.T) {
-	st := func(meta, spec string) string {
-		return "apiVersion: proxmops.dev/v1\nkind: Storage\nmetadata: {" + meta + "}\nspec: {" + spec + "}\n"
-	}
+	st := func(meta, spec string) string { return flowDoc(KindStorage, meta, spec) }
 	tests := []validationCase{
 		{"nfs", st("name: nas", "type: nfs, server: 192.168.1.5, export: /export/iso, content: [iso, vztmpl], nodes: [pve1]"), ""},
 		{"cifs with a password reference", st("name: smb", "type: cifs, server: nas, share: b, username: u, passwordFrom: {env: PW}"), ""},
