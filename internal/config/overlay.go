@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Overlay holds settings saved from the UI. They use the config file's
@@ -122,26 +123,12 @@ func (c *Config) WithOverlay(o Overlay) (*Config, []string, error) {
 		overlayField(&warnings, "source.submodules", &n.Source.Submodules, def.Source.Submodules, os.Submodules, false)
 	}
 	if or := o.Reconcile; or != nil {
-		if or.Interval != nil {
-			d, err := parseDuration(*or.Interval)
-			if err != nil {
-				probs.addf("reconcile.interval", "%v", err)
-			} else {
-				overlayField(&warnings, "reconcile.interval", &n.Reconcile.Interval, def.Reconcile.Interval, &d, false)
-			}
-		}
+		overlayDuration(&warnings, &probs, "reconcile.interval", &n.Reconcile.Interval, def.Reconcile.Interval, or.Interval)
 		overlayField(&warnings, "reconcile.autoSync", &n.Reconcile.AutoSync, def.Reconcile.AutoSync, or.AutoSync, false)
 		overlayField(&warnings, "reconcile.prune", &n.Reconcile.Prune, def.Reconcile.Prune, or.Prune, false)
 		overlayField(&warnings, "reconcile.concurrency", &n.Reconcile.Concurrency, def.Reconcile.Concurrency, or.Concurrency, false)
 		overlayField(&warnings, "reconcile.dryRun", &n.Reconcile.DryRun, def.Reconcile.DryRun, or.DryRun, false)
-		if or.DriftCheckInterval != nil {
-			d, err := parseDuration(*or.DriftCheckInterval)
-			if err != nil {
-				probs.addf("reconcile.driftCheckInterval", "%v", err)
-			} else {
-				overlayField(&warnings, "reconcile.driftCheckInterval", &n.Reconcile.DriftCheckInterval, def.Reconcile.DriftCheckInterval, &d, false)
-			}
-		}
+		overlayDuration(&warnings, &probs, "reconcile.driftCheckInterval", &n.Reconcile.DriftCheckInterval, def.Reconcile.DriftCheckInterval, or.DriftCheckInterval)
 		overlayField(&warnings, "reconcile.historyPerResource", &n.Reconcile.HistoryPerResource, def.Reconcile.HistoryPerResource, or.HistoryPerResource, false)
 		overlayField(&warnings, "reconcile.historyTotal", &n.Reconcile.HistoryTotal, def.Reconcile.HistoryTotal, or.HistoryTotal, false)
 	}
@@ -176,4 +163,18 @@ func overlayField[T comparable](warnings *[]string, key string, dst *T, def T, s
 		}
 	}
 	*dst = *src
+}
+
+// overlayDuration is overlayField for a duration saved as text ("60s"); a
+// text that is no duration is a problem of key.
+func overlayDuration(warnings *[]string, probs *problems, key string, dst *time.Duration, def time.Duration, src *string) {
+	if src == nil {
+		return
+	}
+	d, err := parseDuration(*src)
+	if err != nil {
+		probs.addf(key, "%v", err)
+		return
+	}
+	overlayField(warnings, key, dst, def, &d, false)
 }
