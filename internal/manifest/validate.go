@@ -164,12 +164,45 @@ func checkGuestCommon(r Resource, c *checker, image *Image, disks []Disk, nets [
 	checkDescription(description, max(len(disks), 1), c)
 }
 
+// guest is a kind with a power state and provisioning: VirtualMachine
+// and Container.
+type guest interface {
+	Resource
+	ProvisionTarget() (addr string, port int, user string, ok bool)
+}
+
+// checkGuestPlacement checks a guest's pool and HA resource (against the
+// power state as written, before checkGuestRun fills its default).
+func checkGuestPlacement(g guest, pool string, ha *GuestHA, state PowerState, c *checker) {
+	if pool != "" {
+		addRef(g, Ref{Kind: KindPool, Name: pool, Path: "spec.pool"})
+	}
+	checkGuestHA(ha, state, c)
+}
+
+// checkGuestRun checks a guest's provisioning and health check (agent: the
+// guest agent is enabled, VMs only) and fills the defaults of its power
+// state and apply mode.
+func checkGuestRun(g guest, p *Provision, state *PowerState, mode *ApplyMode, agent bool, c *checker) {
+	if p != nil {
+		addr, _, _, _ := g.ProvisionTarget()
+		checkProvision(p, c, addr)
+	}
+	if h, addr := HealthCheckOf(g); h != nil {
+		_, vm := g.(*VirtualMachine)
+		checkHealthCheck(h, c, vm, agent, addr)
+	}
+	if *state == "" {
+		*state = StateRunning
+	}
+	if *mode == "" {
+		*mode = ApplyPending
+	}
+}
+
 func (v *VirtualMachine) check(c *checker) {
 	s := &v.Spec
-	if s.Pool != "" {
-		addRef(v, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
-	}
-	checkGuestHA(s.HA, s.State, c)
+	checkGuestPlacement(v, s.Pool, s.HA, s.State, c)
 	if s.Image != nil && s.FromTemplate != nil {
 		c.errorf("spec.fromTemplate", "image and fromTemplate are mutually exclusive")
 	}
@@ -185,13 +218,6 @@ func (v *VirtualMachine) check(c *checker) {
 	}
 	checkGuestCommon(v, c, s.Image, s.Disks, s.Net, s.CloudInit, s.Image != nil || s.FromTemplate != nil, s.Description)
 	checkGuestFirewall(v, s.Firewall, c)
-	if s.Provision != nil {
-		addr, _, _, _ := v.ProvisionTarget()
-		checkProvision(s.Provision, c, addr)
-	}
-	if h, addr := HealthCheckOf(v); h != nil {
-		checkHealthCheck(h, c, true, s.Agent != nil && *s.Agent, addr)
-	}
 	if s.FromTemplate != nil {
 		addRef(v, Ref{Kind: KindTemplate, Name: s.FromTemplate.Name, Path: "spec.fromTemplate"})
 	}
@@ -211,12 +237,7 @@ func (v *VirtualMachine) check(c *checker) {
 	if s.Balloon != nil && s.Memory > 0 && *s.Balloon > s.Memory {
 		c.errorf("spec.balloon", "balloon (%d MiB) is larger than memory (%d MiB)", *s.Balloon, s.Memory)
 	}
-	if s.State == "" {
-		s.State = StateRunning
-	}
-	if s.ApplyMode == "" {
-		s.ApplyMode = ApplyPending
-	}
+	checkGuestRun(v, s.Provision, &s.State, &s.ApplyMode, s.Agent != nil && *s.Agent, c)
 }
 
 func (t *Template) check(c *checker) {
@@ -491,10 +512,7 @@ func cmpPath(cond bool, a, b string) string {
 
 func (ct *Container) check(c *checker) {
 	s := &ct.Spec
-	if s.Pool != "" {
-		addRef(ct, Ref{Kind: KindPool, Name: s.Pool, Path: "spec.pool"})
-	}
-	checkGuestHA(s.HA, s.State, c)
+	checkGuestPlacement(ct, s.Pool, s.HA, s.State, c)
 	if strings.ContainsAny(s.Template, " \t\n") {
 		c.errorf("spec.template", "%q is not a template name or volume ID", s.Template)
 	} else if strings.Contains(s.Template, ":") {
@@ -562,19 +580,7 @@ func (ct *Container) check(c *checker) {
 	checkAddressList(s.Nameserver, c, "spec.nameserver")
 	checkDomainList(s.SearchDomain, c, "spec.searchDomain")
 	checkDescription(s.Description, 1+len(s.Mountpoints), c)
-	if s.State == "" {
-		s.State = StateRunning
-	}
-	if s.ApplyMode == "" {
-		s.ApplyMode = ApplyPending
-	}
-	if s.Provision != nil {
-		addr, _, _, _ := ct.ProvisionTarget()
-		checkProvision(s.Provision, c, addr)
-	}
-	if h, addr := HealthCheckOf(ct); h != nil {
-		checkHealthCheck(h, c, false, false, addr)
-	}
+	checkGuestRun(ct, s.Provision, &s.State, &s.ApplyMode, false, c)
 }
 
 func (n *Network) check(c *checker) {
