@@ -57,50 +57,8 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	}
 	waitApp("app-01 synced", func(d api.ResourceDetail) bool { return d.Status == vocab.StatusSynced && cores(d) == "2" })
 
-	// With pvestatd's 10 s status lag on, the whole example repository
-	// converges: nothing is left failed, in conflict or out of sync but what
-	// waits for a manual sync (the
-	// template web01 clones was made by hand just before the first pass,
-	// so /cluster/resources does not name it yet).
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var list api.ResourceList
-		run.call(t, hc, "GET", "/api/v1/resources", "", &list)
-		var bad []string
-		for _, r := range list.Resources {
-			switch {
-			case r.Status == vocab.StatusOutOfSync && r.SyncPolicy == vocab.SyncManual: // applied only by hand
-			case r.Status == vocab.StatusFailed, r.Status == vocab.StatusConflict, r.Status == vocab.StatusOutOfSync, r.Status == vocab.StatusProgressing:
-				bad = append(bad, fmt.Sprintf("%s/%s %s: %s", r.Kind, r.Name, r.Status, r.Reason))
-			}
-		}
-		if len(list.Resources) > 0 && len(bad) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the examples did not converge:\n%s", strings.Join(bad, "\n"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-
-	// The broker example was provisioned over SSH, in its own tree: its
-	// packages, its file from the repository, its history.
-	var broker api.ResourceDetail
-	run.call(t, hc, "GET", "/api/v1/resources/Container/broker", "", &broker)
-	provisioned := false
-	for _, h := range broker.History {
-		provisioned = provisioned || strings.Contains(h.Message, "provisioned in")
-	}
-	if broker.Status != vocab.StatusSynced || !provisioned {
-		t.Errorf("broker %s (%s), history %+v", broker.Status, broker.Reason, broker.History)
-	}
-	tree := filepath.Join(dir, "guests", "143")
-	if b, err := os.ReadFile(filepath.Join(tree, "var/lib/pvesim/installed-packages")); err != nil || string(b) != "mosquitto\nmosquitto-clients\n" {
-		t.Errorf("broker packages %q %v", b, err)
-	}
-	if b, err := os.ReadFile(filepath.Join(tree, "etc/mosquitto/conf.d/proxmops.conf")); err != nil || !strings.Contains(string(b), "listener 1883") {
-		t.Errorf("broker configuration %q %v", b, err)
-	}
+	assertExamplesConverge(t, run, hc)
+	assertBrokerProvisioned(t, run, hc, filepath.Join(dir, "guests", "143"))
 
 	// A commit in the demo repository, as a person would make it.
 	p := filepath.Join(info.RepoDir, "vms", "app-01.yaml")
@@ -119,29 +77,7 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	}
 	waitApp("app-01 with 4 cores", func(d api.ResourceDetail) bool { return d.Status == vocab.StatusSynced && cores(d) == "4" })
 
-	// The settings' "test connection" passes against the simulated cluster:
-	// its token holds every privilege proxmops needs.
-	var tr api.TestResult
-	if resp := run.call(t, hc, "POST", "/api/v1/settings/test", me.CSRFToken, &tr); resp.StatusCode != http.StatusOK || !tr.OK || len(tr.Checks) == 0 {
-		t.Fatalf("settings test: %s %+v", resp.Status, tr)
-	}
-	for _, c := range tr.Checks {
-		if !c.OK {
-			t.Errorf("settings test check %s: %s", c.Name, c.Message)
-		}
-	}
-
-	// GET /api/v1/check, for scripts, is the same report: the same lines,
-	// each with its level.
-	var cr api.TestResult
-	if resp := run.call(t, hc, "GET", "/api/v1/check", "", &cr); resp.StatusCode != http.StatusOK || !cr.OK || len(cr.Checks) != len(tr.Checks) {
-		t.Fatalf("GET /api/v1/check: %s %+v\nsettings test: %+v", resp.Status, cr, tr)
-	}
-	for i, c := range cr.Checks {
-		if c.Name != tr.Checks[i].Name || c.Level != tr.Checks[i].Level || c.Level == "" {
-			t.Errorf("check line %d: %+v, the settings test's %+v", i, c, tr.Checks[i])
-		}
-	}
+	assertCheckPasses(t, run, hc, me.CSRFToken)
 
 	// What the demo provides: the examples' password variables, set but
 	// never printed, and the template web01 clones, made "by hand".
@@ -165,6 +101,80 @@ func TestDemoConvergesAndFollowsACommit(t *testing.T) {
 	for _, name := range exampleSecrets {
 		if _, ok := os.LookupEnv(name); ok && !preset[name] {
 			t.Errorf("%s still set after the demo stopped", name)
+		}
+	}
+}
+
+// assertExamplesConverge waits for the whole example repository to
+// converge, with pvestatd's 10 s status lag on: nothing is left failed, in
+// conflict or out of sync but what waits for a manual sync (the template
+// web01 clones was made by hand just before the first pass, so
+// /cluster/resources does not name it yet).
+func assertExamplesConverge(t *testing.T, run *demoRun, hc *http.Client) {
+	t.Helper()
+	var bad []string
+	converged := testwait.Until(60*time.Second, func() bool {
+		var list api.ResourceList
+		run.call(t, hc, "GET", "/api/v1/resources", "", &list)
+		bad = nil
+		for _, r := range list.Resources {
+			switch {
+			case r.Status == vocab.StatusOutOfSync && r.SyncPolicy == vocab.SyncManual: // applied only by hand
+			case r.Status == vocab.StatusFailed, r.Status == vocab.StatusConflict, r.Status == vocab.StatusOutOfSync, r.Status == vocab.StatusProgressing:
+				bad = append(bad, fmt.Sprintf("%s/%s %s: %s", r.Kind, r.Name, r.Status, r.Reason))
+			}
+		}
+		return len(list.Resources) > 0 && len(bad) == 0
+	})
+	if !converged {
+		t.Fatalf("the examples did not converge:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+// assertBrokerProvisioned checks that the broker example was provisioned
+// over SSH, in its own tree: its packages, its file from the repository,
+// its history.
+func assertBrokerProvisioned(t *testing.T, run *demoRun, hc *http.Client, tree string) {
+	t.Helper()
+	var broker api.ResourceDetail
+	run.call(t, hc, "GET", "/api/v1/resources/Container/broker", "", &broker)
+	provisioned := false
+	for _, h := range broker.History {
+		provisioned = provisioned || strings.Contains(h.Message, "provisioned in")
+	}
+	if broker.Status != vocab.StatusSynced || !provisioned {
+		t.Errorf("broker %s (%s), history %+v", broker.Status, broker.Reason, broker.History)
+	}
+	if b, err := os.ReadFile(filepath.Join(tree, "var/lib/pvesim/installed-packages")); err != nil || string(b) != "mosquitto\nmosquitto-clients\n" {
+		t.Errorf("broker packages %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(tree, "etc/mosquitto/conf.d/proxmops.conf")); err != nil || !strings.Contains(string(b), "listener 1883") {
+		t.Errorf("broker configuration %q %v", b, err)
+	}
+}
+
+// assertCheckPasses checks that the settings' "test connection" passes
+// against the simulated cluster (its token holds every privilege proxmops
+// needs), and that GET /api/v1/check, for scripts, is the same report: the
+// same lines, each with its level.
+func assertCheckPasses(t *testing.T, run *demoRun, hc *http.Client, csrf string) {
+	t.Helper()
+	var tr api.TestResult
+	if resp := run.call(t, hc, "POST", "/api/v1/settings/test", csrf, &tr); resp.StatusCode != http.StatusOK || !tr.OK || len(tr.Checks) == 0 {
+		t.Fatalf("settings test: %s %+v", resp.Status, tr)
+	}
+	for _, c := range tr.Checks {
+		if !c.OK {
+			t.Errorf("settings test check %s: %s", c.Name, c.Message)
+		}
+	}
+	var cr api.TestResult
+	if resp := run.call(t, hc, "GET", "/api/v1/check", "", &cr); resp.StatusCode != http.StatusOK || !cr.OK || len(cr.Checks) != len(tr.Checks) {
+		t.Fatalf("GET /api/v1/check: %s %+v\nsettings test: %+v", resp.Status, cr, tr)
+	}
+	for i, c := range cr.Checks {
+		if c.Name != tr.Checks[i].Name || c.Level != tr.Checks[i].Level || c.Level == "" {
+			t.Errorf("check line %d: %+v, the settings test's %+v", i, c, tr.Checks[i])
 		}
 	}
 }
