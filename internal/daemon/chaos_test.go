@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,7 +220,7 @@ func runChaos(t *testing.T, seed int64, kills int, lag bool, faults pvesim.Fault
 	r.startChild()
 	// Converged once the cluster is as declared and the restarted daemon
 	// says so too: every VM Synced, nothing running.
-	r.waitFor("convergence", 120*time.Second, func() bool { return r.converged() && r.daemonSynced() })
+	r.waitConverged(lastStart)
 	fig.converge = time.Since(lastStart)
 	fig.total = time.Since(start)
 	fig.finalPasses = r.countPasses() - passesBefore
@@ -402,7 +403,15 @@ func (r *chaosRun) stopChild() {
 
 func (r *chaosRun) waitFor(what string, timeout time.Duration, ok func() bool) {
 	r.t.Helper()
-	met := testwait.Until(timeout, func() bool {
+	if !r.waitUntil(what, timeout, ok) {
+		r.timedOut(what)
+	}
+}
+
+// waitUntil polls ok for timeout, failing the test if the daemon exits.
+func (r *chaosRun) waitUntil(what string, timeout time.Duration, ok func() bool) bool {
+	r.t.Helper()
+	return testwait.Until(timeout, func() bool {
 		select {
 		case <-r.exited:
 			r.t.Fatalf("the daemon exited while waiting for %s: %s", what, r.logTail())
@@ -410,9 +419,45 @@ func (r *chaosRun) waitFor(what string, timeout time.Duration, ok func() bool) {
 		}
 		return ok()
 	})
-	if !met {
-		r.t.Fatalf("timed out waiting for %s\ncluster: %s\nthe daemon's view: %s\ndaemon log: %s", what, r.describe(), r.daemonView(), r.logTail())
+}
+
+func (r *chaosRun) timedOut(what string) {
+	r.t.Helper()
+	r.t.Fatalf("timed out waiting for %s\ncluster: %s\nthe daemon's view: %s\ndaemon log: %s", what, r.describe(), r.daemonView(), r.logTail())
+}
+
+// waitConverged waits for the cluster to be as declared and the daemon to
+// say so, two minutes after since; longer only while the daemon's own retry
+// schedule says a failed action is due later (a retryable failure waits
+// half an interval, doubling with each failure in a row, so a VM whose
+// attempts kept meeting injected faults is retried later each time), and
+// never past five minutes.
+func (r *chaosRun) waitConverged(since time.Time) {
+	r.t.Helper()
+	const what, grace = "convergence", 30 * time.Second
+	deadline := since.Add(120 * time.Second)
+	for !r.waitUntil(what, time.Until(deadline), func() bool { return r.converged() && r.daemonSynced() }) {
+		due := r.nextRetry()
+		if !due.Add(grace).After(deadline) || due.Sub(since) > 5*time.Minute {
+			r.timedOut(what)
+		}
+		r.t.Logf("not converged yet: the daemon retries a failed action at %s", due.Format(time.RFC3339))
+		deadline = due.Add(grace)
 	}
+}
+
+var retriedAfter = regexp.MustCompile(`retried after (\S+)`)
+
+// nextRetry is the latest time the daemon names for a retry of a failed
+// action ("retried after ..." in a resource's reason); zero when none.
+func (r *chaosRun) nextRetry() time.Time {
+	var due time.Time
+	for _, m := range retriedAfter.FindAllStringSubmatch(r.daemonView(), -1) {
+		if t, err := time.Parse(time.RFC3339, strings.TrimSuffix(m[1], "\"")); err == nil && t.After(due) {
+			due = t
+		}
+	}
+	return due
 }
 
 func chaosWrites(sim *pvesim.Server) int64 {
