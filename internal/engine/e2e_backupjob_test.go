@@ -50,13 +50,13 @@ func backupJob(t *testing.T, c *pve.Client, id string) map[string]any {
 // drift made by hand is found by field with its manifest path and fixed;
 // a guest tagged later (made by hand) joins the job on the next pass.
 func TestBackupJobCreatedInSyncDriftFixedNewlyTaggedGuestJoins(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{},
+		"vms/web.yaml", taggedVM("web", 150, "prod"),
+		"vms/db.yaml", taggedVM("db", 151, "prod"),
+		"vms/lab.yaml", taggedVM("lab", 152, "lab"),
+		"backup/nightly.yaml", nightlyByTag,
+	)
 	ctx := context.Background()
-	e.write("vms/web.yaml", taggedVM("web", 150, "prod"))
-	e.write("vms/db.yaml", taggedVM("db", 151, "prod"))
-	e.write("vms/lab.yaml", taggedVM("lab", 152, "lab"))
-	e.write("backup/nightly.yaml", nightlyByTag)
-	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	a := p.Find(engine.KindBackupJob, "nightly")
 	deps := strings.Join(a.DependsOn, " ")
@@ -197,9 +197,7 @@ func TestBackupJobHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 // A tag selecting no guest is refused before anything is made: Proxmox
 // keeps no job without guests.
 func TestBackupJobSelectingNoGuestIsRefused(t *testing.T) {
-	e := newEnv(t)
-	e.write("backup/nightly.yaml", nightlyByTag)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{}, "backup/nightly.yaml", nightlyByTag)
 	e.assertRefused(e.plan(eng).Find(engine.KindBackupJob, "nightly"), "no guest carries the tags prod")
 	e.converge(eng)
 	if backupJob(t, e.client, "proxmops-nightly") != nil {

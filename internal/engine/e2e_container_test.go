@@ -71,11 +71,11 @@ func lxcConfig(t *testing.T, e *env, node string, vmid int) pve.ConfigValues {
 // read-back forms, drift corrected, growth by resize, shrink refused,
 // creation-only changes reported, deleted only when owned.
 func TestContainerSeedLifecycle(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{},
+		"ct/debian.yaml", applianceTemplate,
+		"ct/dns-01.yaml", example(t, "containers/dns-01.yaml"),
+	)
 	ctx := context.Background()
-	e.write("ct/debian.yaml", applianceTemplate)
-	e.write("ct/dns-01.yaml", example(t, "containers/dns-01.yaml"))
-	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	ct := p.Find(engine.KindContainer, "dns-01")
 	tpl := p.Find(engine.KindContainerTemplate, "debian-12-standard")

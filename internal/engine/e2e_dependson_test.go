@@ -76,10 +76,10 @@ func (o *order) assertSyncedInOrder(t *testing.T, rep *engine.Report, first, the
 // carried as data in the plan document and said in the text; apply creates
 // db, and the next pass, db running and in sync, creates web.
 func TestAPlanSaysWhatACreateWaitsFor(t *testing.T) {
-	e := newEnv(t)
-	e.write("db.yaml", depVM("db", 170, "running"))
-	e.write("web.yaml", depVM("web", 171, "running", "VirtualMachine/db"))
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"db.yaml", depVM("db", 170, "running"),
+		"web.yaml", depVM("web", 171, "running", "VirtualMachine/db"),
+	)
 	p := e.plan(eng)
 
 	web := p.Find("VirtualMachine", "web")
@@ -120,10 +120,10 @@ func TestAPlanSaysWhatACreateWaitsFor(t *testing.T) {
 
 // Stopping both, the dependent goes first: db's stop waits for web's.
 func TestADependencyStopsAfterWhatDependsOnIt(t *testing.T) {
-	e := newEnv(t)
-	e.write("db.yaml", depVM("db", 172, "running"))
-	e.write("web.yaml", depVM("web", 173, "running", "VirtualMachine/db"))
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"db.yaml", depVM("db", 172, "running"),
+		"web.yaml", depVM("web", 173, "running", "VirtualMachine/db"),
+	)
 	if _, err := eng.Converge(context.Background(), e.desired(), e.plan(eng), nil, engine.ConvergeOptions{Wait: 10 * time.Millisecond, MaxWait: 20 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
@@ -144,11 +144,11 @@ func TestADependencyStopsAfterWhatDependsOnIt(t *testing.T) {
 // Pruning both, the dependent is deleted first: the dependencies of the
 // revision that declared them (WithFormer) order the deletions.
 func TestAPrunedDependencyIsDeletedAfterWhatDependedOnIt(t *testing.T) {
-	e := newEnv(t)
-	e.write("db.yaml", depVM("db", 174, "running"))
-	e.write("web.yaml", depVM("web", 175, "running", "VirtualMachine/db"))
-	e.write("keep.yaml", depVM("keep", 176, "stopped"))
-	eng := e.engine(engine.Options{Prune: true})
+	e, eng := withManifests(t, engine.Options{Prune: true},
+		"db.yaml", depVM("db", 174, "running"),
+		"web.yaml", depVM("web", 175, "running", "VirtualMachine/db"),
+		"keep.yaml", depVM("keep", 176, "stopped"),
+	)
 	before := e.desired()
 	if _, err := eng.Converge(context.Background(), before, e.plan(eng), nil, engine.ConvergeOptions{Wait: 10 * time.Millisecond, MaxWait: 20 * time.Millisecond}); err != nil {
 		t.Fatal(err)
@@ -182,10 +182,10 @@ func TestAPrunedDependencyIsDeletedAfterWhatDependedOnIt(t *testing.T) {
 // template named, instead of failing as blocked when the apply reaches it;
 // once the template is synced by hand the clone is made.
 func TestAnActionWaitsBehindADependencyThatDoesNotRunThisPass(t *testing.T) {
-	e := newEnv(t)
-	e.write("templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/sync: manual\n", 1))
-	e.write("vms/app-02.yaml", seedClone)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/sync: manual\n", 1),
+		"vms/app-02.yaml", seedClone,
+	)
 	p, rep := e.apply(eng)
 	clone := p.Find(engine.KindVirtualMachine, "app-02")
 	if clone == nil || clone.Waiting == nil || clone.Waiting.Key != "Template/debian-12-tpl" || clone.Waiting.Sync != vocab.SyncManual {

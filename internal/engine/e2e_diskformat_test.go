@@ -31,10 +31,7 @@ spec:
 // only in the volume name, so a later change is reported as creation-only
 // and never applied.
 func TestDiskFormatAllocatesTheNamedFormatAndStaysInSync(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/fmt.yaml", formatVM("nfs-shared", "raw"))
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/fmt.yaml", formatVM("nfs-shared", "raw"))
 	e.assertInSync(eng)
 	cfg := e.guest(160).Config
 	if !strings.HasPrefix(cfg["scsi0"], "nfs-shared:160/vm-160-disk-0.raw,") || strings.Contains(cfg["scsi0"], "format=") {
@@ -66,9 +63,7 @@ func TestDiskFormatAllocatesTheNamedFormatAndStaysInSync(t *testing.T) {
 
 // LVM-thin holds raw images only: Proxmox refuses a qcow2 disk there.
 func TestDiskFormatTheStorageCannotHoldFails(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/fmt.yaml", formatVM("local-lvm", "qcow2"))
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{}, "vms/fmt.yaml", formatVM("local-lvm", "qcow2"))
 	_, rep := e.apply(eng)
 	var errs []string
 	for _, r := range rep.Results {

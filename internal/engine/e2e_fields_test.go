@@ -185,11 +185,11 @@ spec:
 func TestEveryFieldRowInSyncAfterCreate(t *testing.T) {
 	t.Setenv("FULL01_PASSWORD", "s3cret-pass")
 	t.Setenv("FULLCT_PASSWORD", "s3cret-root")
-	e := newEnv(t)
-	e.write("fields.yaml", fieldsManifests)
-	e.write("iso.yaml", seedIso)
-	e.write("ctemplate.yaml", example(t, "container-templates/debian-12-standard.yaml"))
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"fields.yaml", fieldsManifests,
+		"iso.yaml", seedIso,
+		"ctemplate.yaml", example(t, "container-templates/debian-12-standard.yaml"),
+	)
 	p := e.plan(eng)
 	seen := map[string][]string{} // kind -> previewed paths and fields
 	for _, a := range p.Actions {

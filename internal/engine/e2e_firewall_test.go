@@ -54,11 +54,11 @@ func fwChangePaths(a *engine.Action) string {
 // one added by hand, one's comment changed) is found field by field with
 // its manifest path and fixed.
 func TestFirewallAliasAndIPSetCreatedInSyncDriftFixed(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{},
+		"fw/lan.yaml", fwAliasYAML("lan", "192.168.1.0/24", "home LAN"),
+		"fw/admins.yaml", fwAdminsYAML,
+	)
 	ctx := context.Background()
-	e.write("fw/lan.yaml", fwAliasYAML("lan", "192.168.1.0/24", "home LAN"))
-	e.write("fw/admins.yaml", fwAdminsYAML)
-	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	set := p.Find(engine.KindFirewallIPSet, "admins")
 	if set.Action != vocab.ActionCreate || !strings.Contains(strings.Join(set.DependsOn, " "), "FirewallAlias/lan") {

@@ -57,11 +57,11 @@ func addRule(t *testing.T, c *pve.Client, path string, kv ...string) {
 // rules changed, added and reordered by hand are found position by
 // position with the rule on one line, and put back.
 func TestFirewallGroupCreatedInSyncDriftFixedByPosition(t *testing.T) {
-	e := newEnv(t)
-	e.write("fw/admins.yaml", fwAdminsYAML)
-	e.write("fw/lan.yaml", fwAliasYAML("lan", "192.168.1.0/24", "home LAN"))
-	e.write("fw/web.yaml", fwWebGroupYAML)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"fw/admins.yaml", fwAdminsYAML,
+		"fw/lan.yaml", fwAliasYAML("lan", "192.168.1.0/24", "home LAN"),
+		"fw/web.yaml", fwWebGroupYAML,
+	)
 	g := e.plan(eng).Find(engine.KindFirewallGroup, "webserver")
 	if g.Action != vocab.ActionCreate || strings.Join(g.DependsOn, " ") != "FirewallIPSet/admins" {
 		t.Fatalf("group planned %s, depends on %v", g.Action, g.DependsOn)

@@ -140,10 +140,7 @@ const fwOptionsPath = "/nodes/{node}/qemu/{vmid}/firewall/options"
 // gave it, and its options are never read; one whose manifest declares no
 // option keeps its options too.
 func TestGuestWithoutSpecFirewallLeftAlone(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/web.yaml", strings.Split(fwVM, "  firewall:\n")[0])
-	eng := e.engine(engine.Options{Prune: true})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{Prune: true}, "vms/web.yaml", strings.Split(fwVM, "  firewall:\n")[0])
 	setGuestFW(t, e.client, "qemu", 150, "enable", "1", "policy_in", "ACCEPT")
 	before := e.sim.RequestCountFor("GET", fwOptionsPath)
 	e.assertInSync(eng)
@@ -242,9 +239,7 @@ func TestGuestFirewallChangeNeedsVMConfigNetwork(t *testing.T) {
 // A firewall enabled on a guest none of whose declared network devices
 // has firewall: true filters nothing: the plan says so, and still sets it.
 func TestGuestFirewallWithoutFilteredNICIsNoted(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/web.yaml", strings.Replace(fwVM, "      firewall: true\n", "", 1))
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{}, "vms/web.yaml", strings.Replace(fwVM, "      firewall: true\n", "", 1))
 	note := "no network device has firewall: true, so Proxmox filters none of the guest's traffic"
 	if a := e.plan(eng).Find(engine.KindVirtualMachine, "web"); !strings.Contains(a.Reason, note) {
 		t.Fatalf("create: %q", a.Reason)

@@ -104,10 +104,7 @@ func (e *env) taskTypes(node, vmid string) []string {
 // the request, so an engine that trusts the hastart/hastop task alone sees
 // a VM that has not changed yet.
 func TestHAManagedVMPowerGoesThroughTheHAStack(t *testing.T) {
-	e := newEnv(t)
-	e.write("vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
-	eng := e.engine(engine.Options{Prune: true})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{Prune: true}, "vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
 	e.haAdd("vm:150", "started")
 
 	e.write("vm.yaml", strings.Replace(haVM, "STATE", "stopped", 1))
@@ -154,10 +151,7 @@ func TestHAManagedVMPowerGoesThroughTheHAStack(t *testing.T) {
 // it running, and Proxmox refuses to destroy an HA resource without purge),
 // then stopped and destroyed, without a stop request to the HA stack.
 func TestHAManagedVMDeleteLeavesHAFirst(t *testing.T) {
-	e := newEnv(t)
-	e.write("vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
-	eng := e.engine(engine.Options{Prune: true})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{Prune: true}, "vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
 	e.haAdd("vm:150", "started")
 
 	e.remove("vm.yaml")
@@ -227,10 +221,7 @@ func TestHAManagedContainerStopAndDelete(t *testing.T) {
 // instead of waiting in vain or hammering the HA stack with requests it
 // refuses.
 func TestHAManagedVMInErrorStateIsReported(t *testing.T) {
-	e := newEnv(t)
-	e.write("vm.yaml", strings.Replace(haVM, "STATE", "stopped", 1))
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vm.yaml", strings.Replace(haVM, "STATE", "stopped", 1))
 	ctx := context.Background()
 	if err := e.client.Post(ctx, "cluster/ha/resources", pve.NewParams().Set("sid", "vm:150").Set("state", "stopped").Set("max_restart", "0"), nil); err != nil {
 		t.Fatal(err)

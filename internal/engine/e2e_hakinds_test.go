@@ -60,12 +60,12 @@ func changeAt(a *engine.Action, path string) *vocab.Change {
 // it out of HA. A guest without spec.ha that someone put under HA stays
 // there.
 func TestGuestHACreatedInSyncDriftFixedAndRemoved(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{Prune: true},
+		"vms/web.yaml", haGuestVM("web", "150", "{ state: started, maxRestart: 2, comment: front }"),
+		"vms/db.yaml", haGuestVM("db", "151", ""),
+		"vms/api.yaml", haGuestVM("api", "152", "{}"),
+	)
 	ctx := context.Background()
-	e.write("vms/web.yaml", haGuestVM("web", "150", "{ state: started, maxRestart: 2, comment: front }"))
-	e.write("vms/db.yaml", haGuestVM("db", "151", ""))
-	e.write("vms/api.yaml", haGuestVM("api", "152", "{}"))
-	eng := e.engine(engine.Options{Prune: true})
 	web := e.plan(eng).Find(engine.KindVirtualMachine, "web")
 	if c := changeAt(web, "spec.ha.maxRestart"); web.Action != vocab.ActionCreate || c == nil || c.To != "2" {
 		t.Fatalf("create: %s %+v", web.Action, web.Changes)
@@ -133,10 +133,7 @@ func TestGuestHACreatedInSyncDriftFixedAndRemoved(t *testing.T) {
 // A stopped guest declared with HA state stopped joins HA stopped, and a
 // started one is started by the HA stack: power and HA agree.
 func TestGuestHAStoppedAndStartedAgreeWithPower(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/web.yaml", haGuestVM("web", "150", "{ state: stopped }")+"  state: stopped\n")
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/web.yaml", haGuestVM("web", "150", "{ state: stopped }")+"  state: stopped\n")
 	if e.guest(150).Running || e.haRequested("vm:150") != "stopped" {
 		t.Fatalf("running %v, HA %q", e.guest(150).Running, e.haRequested("vm:150"))
 	}
@@ -154,12 +151,12 @@ func TestGuestHAStoppedAndStartedAgreeWithPower(t *testing.T) {
 // mark; in sync on the next plan; a change by hand is found and fixed; a
 // change of its type replaces it.
 func TestHARuleCreatedInSyncDriftFixedReplaced(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{},
+		"vms/web.yaml", haGuestVM("web", "150", "{}"),
+		"vms/db.yaml", haGuestVM("db", "151", "{}"),
+		"ha/rule.yaml", haRuleYAML("web-db", "{ type: node-affinity, guests: [web, db], nodes: [{ node: pve2 }, { node: pve1, priority: 2 }], comment: prefer pve1 }"),
+	)
 	ctx := context.Background()
-	e.write("vms/web.yaml", haGuestVM("web", "150", "{}"))
-	e.write("vms/db.yaml", haGuestVM("db", "151", "{}"))
-	e.write("ha/rule.yaml", haRuleYAML("web-db", "{ type: node-affinity, guests: [web, db], nodes: [{ node: pve2 }, { node: pve1, priority: 2 }], comment: prefer pve1 }"))
-	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	rule := p.Find(engine.KindHARule, "web-db")
 	if rule.Action != vocab.ActionCreate || strings.Join(rule.DependsOn, ",") != "VirtualMachine/web,VirtualMachine/db" {
@@ -302,11 +299,11 @@ func TestHAPlanNamesMissingSysConsole(t *testing.T) {
 // Proxmox ("cannot use unmanaged resource(s)"), and is created once the
 // guest has joined.
 func TestHARuleWaitsForItsGuestToJoinHA(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/db.yaml", haGuestVM("db", "151", ""))
-	e.write("vms/web.yaml", strings.Replace(haGuestVM("web", "150", "{}"), "  node: pve1\n", "  node: pve1\n  dependsOn: [VirtualMachine/db]\n", 1))
-	e.write("ha/rule.yaml", haRuleYAML("web-pve2", "{ type: node-affinity, guests: [web], nodes: [{ node: pve2 }] }"))
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"vms/db.yaml", haGuestVM("db", "151", ""),
+		"vms/web.yaml", strings.Replace(haGuestVM("web", "150", "{}"), "  node: pve1\n", "  node: pve1\n  dependsOn: [VirtualMachine/db]\n", 1),
+		"ha/rule.yaml", haRuleYAML("web-pve2", "{ type: node-affinity, guests: [web], nodes: [{ node: pve2 }] }"),
+	)
 	p, rep := e.apply(eng)
 	if web := p.Find(engine.KindVirtualMachine, "web"); !web.Waits() {
 		t.Fatalf("web does not wait for db: %s %s", web.Action, web.Reason)

@@ -14,10 +14,7 @@ import (
 // container is not forced (PVECT.pm). A VM that ignores the shutdown ends
 // stopped all the same.
 func TestHAShutdownPlanSaysWhatTheHAStackDoes(t *testing.T) {
-	e := newEnv(t)
-	e.write("vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vm.yaml", strings.Replace(haVM, "STATE", "running", 1))
 	e.haAdd("vm:150", "started")
 	if err := e.sim.SetGuestIgnoresShutdown(150, true); err != nil {
 		t.Fatal(err)

@@ -267,10 +267,7 @@ func TestAdoptingAMovedGuestTagsItWhereItIs(t *testing.T) {
 // old node, the result says where the guest went and asks for a retry, and
 // the next plan applies the change there.
 func TestAGuestMovedWhileItsActionWaitsIsPlannedAgainWhereItIs(t *testing.T) {
-	e := newEnv(t)
-	e.write("vm.yaml", strings.Replace(movedVM, "DESC", "web", 1))
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vm.yaml", strings.Replace(movedVM, "DESC", "web", 1))
 	e.write("vm.yaml", strings.Replace(movedVM, "DESC", "web, changed", 1))
 	p := e.plan(eng)
 	e.migrate("qemu", 130, "pve1", "pve2", "online", "1", "with-local-disks", "1")

@@ -157,10 +157,8 @@ spec:
 // apply proxmops' own staged change, not call the bridge in sync; a
 // proxmops that did not stage it never calls it in sync either.
 func TestFailedNetworkReloadIsAppliedNextPass(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{}, "net/br.yaml", strings.ReplaceAll(pve1Bridge, "BR", "vmbr1"))
 	ctx := context.Background()
-	e.write("net/br.yaml", strings.ReplaceAll(pve1Bridge, "BR", "vmbr1"))
-	eng := e.engine(engine.Options{})
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "PUT", Path: "/nodes/pve1/network"})
 	if _, rep := e.apply(eng); rep.Failed != 1 {
 		t.Fatalf("want the reload to fail: %+v", rep.Results)

@@ -25,10 +25,7 @@ func observedOf(a *engine.Action, keys ...string) map[string]any {
 // record of the download says it (a new engine proves the download from
 // the task history alone).
 func TestIsoObservedHasSourceStorageAndRecordedChecksum(t *testing.T) {
-	e := newEnv(t)
-	e.write("isos/debian-12.yaml", seedIso)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "isos/debian-12.yaml", seedIso)
 	keys := []string{"storage", "filename", "source", "checksum", "node"}
 	src := e.files.URL + "/isos/debian-12-amd64-netinst.iso"
 	want := map[string]any{"storage": "local", "filename": "debian-12-amd64-netinst.iso", "source": src,

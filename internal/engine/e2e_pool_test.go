@@ -68,11 +68,11 @@ func poolChange(a *engine.Action) *vocab.Change {
 // hand and a guest moved by hand (to another pool, out of every pool) are
 // put back, and the field is shown with its manifest path.
 func TestPoolCreatedAndGuestKeptInIt(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{},
+		"pools/prod.yaml", prodPool,
+		"vms/web.yaml", strings.ReplaceAll(pooledVM, "POOL", "prod"),
+	)
 	ctx := context.Background()
-	e.write("pools/prod.yaml", prodPool)
-	e.write("vms/web.yaml", strings.ReplaceAll(pooledVM, "POOL", "prod"))
-	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
 	if a := p.Find(engine.KindPool, "prod"); a.Action != vocab.ActionCreate {
 		t.Fatalf("pool: %+v", a)

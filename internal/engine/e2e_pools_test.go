@@ -38,13 +38,12 @@ func poolVMIDs(t *testing.T, c *pve.Client, pool string) []int {
 // guests in a pool stay in sync and keep their pool through updates; a
 // pruned guest leaves its pool as Proxmox's destroy makes it.
 func TestGuestsInResourcePoolsConvergeAndKeepTheirPool(t *testing.T) {
-	e := newEnv(t)
+	e, eng := convergedWith(t, engine.Options{Prune: true},
+		"templates/debian-12-tpl.yaml", seedTemplate,
+		"vms/app-02.yaml", seedClone,
+		"vms/app-03.yaml", seedLinkedClone,
+	)
 	ctx := context.Background()
-	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	e.write("vms/app-02.yaml", seedClone)
-	e.write("vms/app-03.yaml", seedLinkedClone)
-	eng := e.engine(engine.Options{Prune: true})
-	e.converge(eng)
 
 	if err := e.client.Post(ctx, "pools", pve.NewParams().Set("poolid", "prod").Set("comment", "operator's pool"), nil); err != nil {
 		t.Fatal(err)

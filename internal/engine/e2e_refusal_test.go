@@ -143,10 +143,7 @@ spec:
 // A new disk on a storage Proxmox would refuse fails the plan of an
 // existing VM; nothing of the update is sent.
 func TestRefusedNewDiskFailsTheUpdate(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/a.yaml", vmManifest("app", "pve1", "320", "  disks:\n    - storage: local-lvm\n      size: 4G\n"))
-	eng := e.engine(engine.Options{Concurrency: 2})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{Concurrency: 2}, "vms/a.yaml", vmManifest("app", "pve1", "320", "  disks:\n    - storage: local-lvm\n      size: 4G\n"))
 	twoDisks := vmManifest("app", "pve1", "320", "  disks:\n    - storage: local-lvm\n      size: 4G\n    - storage: local\n      size: 4G\n")
 	e.write("vms/a.yaml", strings.Replace(twoDisks, "cores: 1", "cores: 2", 1))
 	p := e.plan(eng)

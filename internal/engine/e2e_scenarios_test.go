@@ -24,10 +24,7 @@ func changeFields(a *engine.Action) []string {
 }
 
 func TestHandMadeDriftIsCorrected(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 
 	if err := e.sim.MutateGuest(120, func(c map[string]string) {
 		c["cores"] = "4"
@@ -83,10 +80,7 @@ func TestHandMadeDriftIsCorrected(t *testing.T) {
 }
 
 func TestDiskGrowthAndShrinkRefused(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 	e.write("vms/app-01.yaml", strings.Replace(seedVMImage, "size: 20G", "size: 30G", 1))
 	e.converge(eng)
 	e.assertInSync(eng)
@@ -108,10 +102,7 @@ func TestDiskGrowthAndShrinkRefused(t *testing.T) {
 }
 
 func TestExtraDisksAndNICs(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 	e.write("vms/app-01.yaml", strings.Replace(strings.Replace(seedVMImage,
 		"      size: 20G\n", "      size: 20G\n    - storage: local-lvm\n      size: 5G\n      discard: true\n", 1),
 		"    - bridge: vmbr0\n", "    - bridge: vmbr0\n    - bridge: vmbr0\n      tag: 30\n      firewall: true\n", 1))
@@ -247,10 +238,7 @@ func TestPruneIsOptIn(t *testing.T) {
 }
 
 func TestIsoChecksumChangeAndForeignVolume(t *testing.T) {
-	e := newEnv(t)
-	e.write("isos/debian-12.yaml", seedIso)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "isos/debian-12.yaml", seedIso)
 	// A changed checksum: the ISO is fetched again (and verified).
 	old := e.isoData
 	e.isoData = append([]byte("v2"), old...)
@@ -284,9 +272,7 @@ func TestIsoChecksumChangeAndForeignVolume(t *testing.T) {
 }
 
 func TestFailingTaskSurfacesItsError(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 	e.sim.SetFaults(pvesim.Faults{TaskFailRate: 1})
 	_, rep := e.apply(eng)
 	if rep.Failed != 1 {
@@ -305,10 +291,7 @@ func TestFailingTaskSurfacesItsError(t *testing.T) {
 }
 
 func TestLockTimeoutIsAbsorbedByTheNextPass(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 	e.write("vms/app-01.yaml", strings.Replace(seedVMImage, "size: 20G", "size: 25G", 1))
 	e.sim.SetFaults(pvesim.Faults{LockTimeoutRate: 1})
 	_, rep := e.apply(eng)
@@ -321,9 +304,7 @@ func TestLockTimeoutIsAbsorbedByTheNextPass(t *testing.T) {
 }
 
 func TestDroppedCreateIsNotRepeated(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
 	_, rep := e.apply(eng)
 	if rep.Failed != 1 || !pve.IsUnknownOutcome(rep.Results[0].Err) {
@@ -353,10 +334,10 @@ func TestDroppedCreateIsNotRepeated(t *testing.T) {
 }
 
 func TestBlockedDependents(t *testing.T) {
-	e := newEnv(t)
-	e.write("templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "debian-12-genericcloud-amd64.qcow2", "missing.raw", 1))
-	e.write("vms/app-02.yaml", seedClone)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "debian-12-genericcloud-amd64.qcow2", "missing.raw", 1),
+		"vms/app-02.yaml", seedClone,
+	)
 	_, rep := e.apply(eng)
 	var tpl, vm engine.Result
 	for _, r := range rep.Results {
@@ -379,10 +360,7 @@ func TestBlockedDependents(t *testing.T) {
 }
 
 func TestSyncAnnotations(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 	manual := strings.Replace(seedVMImage, "  tags: [prod, app]\n", "  tags: [prod, app]\n  annotations:\n    proxmops.dev/sync: manual\n", 1)
 	e.write("vms/app-01.yaml", strings.Replace(manual, "cores: 2", "cores: 3", 1))
 	p, rep := e.apply(eng)
@@ -482,10 +460,7 @@ func TestOneShotDeleteChecksOwnership(t *testing.T) {
 }
 
 func TestUserDataChangeReprovisionsTheSeed(t *testing.T) {
-	e := newEnv(t)
-	e.write("vms/web01.yaml", seedUserData)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{}, "vms/web01.yaml", seedUserData)
 	first := e.guest(140).Config["ide0"]
 	e.write("vms/web01.yaml", strings.Replace(seedUserData, "web01.scm", "web02.scm", 1))
 	p := e.plan(eng)
@@ -544,9 +519,7 @@ func TestConvergeRetriesAFailedReread(t *testing.T) {
 // sync with the create sent once.
 func convergeAfterLostCreate(t *testing.T, rereadFailures int) {
 	t.Helper()
-	e := newEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{}, "vms/app-01.yaml", seedVMImage)
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
 	p := e.plan(eng)
 	for range rereadFailures {
@@ -573,13 +546,13 @@ func convergeAfterLostCreate(t *testing.T, rereadFailures int) {
 // connections after processing them: every pass re-reads the cluster, so
 // the manifests converge and nothing is ever created twice.
 func TestPassesConvergeUnderFaults(t *testing.T) {
-	e := newEnv(t)
-	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	e.write("vms/app-01.yaml", seedVMImage)
-	e.write("vms/app-02.yaml", seedClone)
-	e.write("vms/app-03.yaml", seedLinkedClone)
-	e.write("isos/debian-12.yaml", seedIso)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"templates/debian-12-tpl.yaml", seedTemplate,
+		"vms/app-01.yaml", seedVMImage,
+		"vms/app-02.yaml", seedClone,
+		"vms/app-03.yaml", seedLinkedClone,
+		"isos/debian-12.yaml", seedIso,
+	)
 	rates := pvesim.FaultRates{ErrorRate: 0.05, DropRate: 0.05}
 	e.sim.SetFaults(pvesim.Faults{FaultRates: rates})
 	converged := false
@@ -616,11 +589,10 @@ func TestPassesConvergeUnderFaults(t *testing.T) {
 }
 
 func TestTemplateDriftIsReportedNotChanged(t *testing.T) {
-	e := newEnv(t)
-	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	e.write("vms/app-03.yaml", seedLinkedClone)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	e, eng := convergedWith(t, engine.Options{},
+		"templates/debian-12-tpl.yaml", seedTemplate,
+		"vms/app-03.yaml", seedLinkedClone,
+	)
 	e.write("templates/debian-12-tpl.yaml", strings.Replace(seedTemplate, "cores: 2", "cores: 4", 1))
 	p, rep := e.apply(eng)
 	a := p.Find(engine.KindTemplate, "debian-12-tpl")

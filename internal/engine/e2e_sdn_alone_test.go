@@ -46,10 +46,10 @@ func TestSdnActionsAppliedAloneConverge(t *testing.T) {
 		return nil
 	}
 	t.Run("one action at a time", func(t *testing.T) {
-		e := newEnv(t)
-		e.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
-		e.write("sdn/vnets.yaml", example(t, "sdn/vnets.yaml"))
-		eng := e.engine(engine.Options{Prune: true})
+		e, eng := withManifests(t, engine.Options{Prune: true},
+			"sdn/zones.yaml", example(t, "sdn/zones.yaml"),
+			"sdn/vnets.yaml", example(t, "sdn/vnets.yaml"),
+		)
 		converge := func(what string) {
 			t.Helper()
 			for pass := 0; ; pass++ {

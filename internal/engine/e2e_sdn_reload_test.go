@@ -36,11 +36,11 @@ var labGuest = vmManifest("app", "pve2", "120", "  state: running\n  net:\n    -
 // when PUT /cluster/sdn's reloadnetworkall does: the guest on the vnet is
 // created and started only after every node's reload.
 func TestSdnGuestOnANewVnetWaitsForTheNodesReloads(t *testing.T) {
-	e := newEnv(t)
-	e.write("sdn/zone.yaml", labZone)
-	e.write("sdn/vnet.yaml", labVnet)
-	e.write("vms/app.yaml", labGuest)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"sdn/zone.yaml", labZone,
+		"sdn/vnet.yaml", labVnet,
+		"vms/app.yaml", labGuest,
+	)
 	p := e.plan(eng)
 	release := e.sim.HoldNetworkReload("pve2")
 	defer release()
@@ -116,10 +116,10 @@ func TestSdnNodeWhoseReloadFailedIsReported(t *testing.T) {
 // A node the apply cannot reach gets no reload: named with what the
 // apply logged for it.
 func TestSdnApplyNamesAnUnreachableNode(t *testing.T) {
-	e := newEnv(t)
-	e.write("sdn/zone.yaml", labZone)
-	e.write("sdn/vnet.yaml", labVnet)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{},
+		"sdn/zone.yaml", labZone,
+		"sdn/vnet.yaml", labVnet,
+	)
 	p := e.plan(eng)
 	e.sim.SetNodeOnline("pve3", false)
 	rep, err := eng.Apply(context.Background(), p, nil)

@@ -63,10 +63,8 @@ func snapshotNames(t *testing.T, e *env, typ string, vmid int) (own, other []pve
 // commit and the change; proxmops keeps its newest `keep` snapshots and
 // never touches one a person took. A start alone takes none.
 func TestSnapshotsBeforeChangePrunedToKeep(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{}, "vm.yaml", snapVMYAML("1", "local-lvm", "stopped"))
 	ctx := context.Background()
-	e.write("vm.yaml", snapVMYAML("1", "local-lvm", "stopped"))
-	eng := e.engine(engine.Options{})
 	e.mustApply(eng)
 	if own, _ := snapshotNames(t, e, "qemu", 330); len(own) != 0 {
 		t.Fatalf("a create took snapshots: %v", own)
@@ -246,10 +244,8 @@ func TestUnsnapshottableGuestRefusedInThePlan(t *testing.T) {
 // leaves the guest OutOfSync against Git; with sync manual nothing
 // re-applies it, with auto the next apply does (after a new snapshot).
 func TestRollbackToProxmopsSnapshot(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{}, "vm.yaml", snapVMYAML("1", "local-lvm", "running"))
 	ctx := context.Background()
-	e.write("vm.yaml", snapVMYAML("1", "local-lvm", "running"))
-	eng := e.engine(engine.Options{})
 	e.mustApply(eng)
 	// A change to a running VM's cores waits for a reboot: use reboot mode.
 	withReboot := func(cores string) string {
@@ -317,10 +313,8 @@ func TestRollbackToProxmopsSnapshot(t *testing.T) {
 // Rollback refuses guests proxmops does not own and kinds without
 // snapshots.
 func TestRollbackRefusals(t *testing.T) {
-	e := newEnv(t)
+	e, eng := withManifests(t, engine.Options{}, "vm.yaml", snapVMYAML("1", "local-lvm", "stopped"))
 	ctx := context.Background()
-	e.write("vm.yaml", snapVMYAML("1", "local-lvm", "stopped"))
-	eng := e.engine(engine.Options{})
 	if _, err := eng.Rollback(ctx, e.desired(), engine.KindVirtualMachine, "snappy", "", nil); !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("rollback of a guest not created yet: %v", err)
 	}

@@ -76,6 +76,28 @@ type env struct {
 
 func newEnv(t testing.TB) *env { t.Helper(); return newEnvWith(t, nil) }
 
+// withManifests starts a cluster with the manifests, given as path and
+// YAML pairs, in its repository and an engine with opts over it.
+func withManifests(t testing.TB, opts engine.Options, manifests ...string) (*env, *engine.Engine) {
+	t.Helper()
+	if len(manifests)%2 != 0 {
+		t.Fatalf("manifests come as path and YAML pairs: %d strings", len(manifests))
+	}
+	e := newEnv(t)
+	for i := 0; i < len(manifests); i += 2 {
+		e.write(manifests[i], manifests[i+1])
+	}
+	return e, e.engine(opts)
+}
+
+// convergedWith is withManifests with the manifests converged.
+func convergedWith(t testing.TB, opts engine.Options, manifests ...string) (*env, *engine.Engine) {
+	t.Helper()
+	e, eng := withManifests(t, opts, manifests...)
+	e.converge(eng)
+	return e, eng
+}
+
 // newEnvWith is newEnv with simulator options changed by tune.
 func newEnvWith(t testing.TB, tune func(*pvesim.Options)) *env {
 	t.Helper()

@@ -42,10 +42,10 @@ func findChange(a *engine.Action, field string) *vocab.Change {
 // QEMU runs with -boot strict=on: the installer's ISO boots only if its
 // drive is in the boot order, after the blank disk.
 func TestInstallerISOIsInTheBootOrder(t *testing.T) {
-	e := newEnv(t)
-	e.write("isos/debian-12.yaml", seedIso)
-	e.write("vms/installer.yaml", installerVM)
-	eng := e.engine(engine.Options{Concurrency: 2})
+	e, eng := withManifests(t, engine.Options{Concurrency: 2},
+		"isos/debian-12.yaml", seedIso,
+		"vms/installer.yaml", installerVM,
+	)
 
 	p := e.plan(eng)
 	if c := findChange(p.Find(engine.KindVirtualMachine, "debian-install"), "boot"); c == nil || c.To != "order=virtio0;ide0" {

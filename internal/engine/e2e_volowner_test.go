@@ -99,10 +99,7 @@ func TestSameNamedVolumeOfSomeoneElseIsNeverDeleted(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.write("isos/debian-12.yaml", seedIso)
-			eng := e.engine(engine.Options{})
-			e.converge(eng)
+			e, eng := convergedWith(t, engine.Options{}, "isos/debian-12.yaml", seedIso)
 			tc.replace(e)
 			for _, engName := range []string{"same engine", "fresh engine"} {
 				use := eng
@@ -127,9 +124,7 @@ func TestSameNamedVolumeOfSomeoneElseIsNeverDeleted(t *testing.T) {
 // A download whose answer is lost still ran: the next plan proves it from
 // the task history and downloads nothing again.
 func TestLostDownloadAnswerIsProvenFromTheHistory(t *testing.T) {
-	e := newEnv(t)
-	e.write("isos/debian-12.yaml", seedIso)
-	eng := e.engine(engine.Options{})
+	e, eng := withManifests(t, engine.Options{}, "isos/debian-12.yaml", seedIso)
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url"})
 	e.apply(eng)
 	testwait.For(t, "the ISO download to finish", 5*time.Second, func() bool { return contains(e.sim.Volumes("pve1", "local"), "local:iso/debian-12-amd64-netinst.iso") })
