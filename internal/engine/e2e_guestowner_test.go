@@ -77,6 +77,16 @@ func externalTemplate(t *testing.T, e *env) {
 	}
 }
 
+// externalTemplateClone starts a cluster with an external template and
+// the seed's clone of it declared, not yet applied.
+func externalTemplateClone(t *testing.T) (*env, *engine.Engine) {
+	t.Helper()
+	e := newEnv(t)
+	externalTemplate(t, e)
+	e.write("vms/app-02.yaml", seedClone)
+	return e, e.engine(engine.Options{})
+}
+
 // cloneWithoutTag applies a clone whose tagging calls fail (the first
 // configuration write, which carries the tag, then the tag written alone):
 // the clone is on the cluster, untagged.
@@ -103,10 +113,7 @@ func cloneWithoutTag(t *testing.T, e *env, eng *engine.Engine) {
 // one call) fails is still tagged as proxmops' own, by a write of the tag
 // alone, and converges on the next pass without a second clone.
 func TestCloneWhoseConfigWriteFailsIsStillOwned(t *testing.T) {
-	e := newEnv(t)
-	externalTemplate(t, e)
-	e.write("vms/app-02.yaml", seedClone)
-	eng := e.engine(engine.Options{})
+	e, eng := externalTemplateClone(t)
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultError, Method: "POST", Path: "/nodes/pve1/qemu/130/config"})
 	if _, rep := e.apply(eng); rep.Failed != 1 {
 		t.Fatalf("want the configuration write to fail: %+v", rep.Results)
@@ -124,10 +131,7 @@ func TestCloneWhoseConfigWriteFailsIsStillOwned(t *testing.T) {
 // A clone whose tagging call failed is adopted on the next pass: its
 // qmclone task, by proxmops' token, names it in its log.
 func TestUntaggedCloneOfOursIsAdopted(t *testing.T) {
-	e := newEnv(t)
-	externalTemplate(t, e)
-	e.write("vms/app-02.yaml", seedClone)
-	eng := e.engine(engine.Options{})
+	e, eng := externalTemplateClone(t)
 	cloneWithoutTag(t, e, eng)
 	// A fresh engine too: nothing but the cluster's task history is used.
 	p := e.plan(e.engine(engine.Options{}))
@@ -170,10 +174,7 @@ func TestGuestOfSomeoneElseAtTheVMIDStaysAConflict(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			externalTemplate(t, e)
-			e.write("vms/app-02.yaml", seedClone)
-			eng := e.engine(engine.Options{})
+			e, eng := externalTemplateClone(t)
 			cloneWithoutTag(t, e, eng)
 			tc.replace(t, e)
 			a := e.plan(eng).Find(engine.KindVirtualMachine, "app-02")
@@ -191,10 +192,7 @@ func TestGuestOfSomeoneElseAtTheVMIDStaysAConflict(t *testing.T) {
 // after sending it) is adopted once its task has finished: it is never
 // cloned a second time.
 func TestCloneWithLostAnswerIsAdopted(t *testing.T) {
-	e := newEnv(t)
-	externalTemplate(t, e)
-	e.write("vms/app-02.yaml", seedClone)
-	eng := e.engine(engine.Options{})
+	e, eng := externalTemplateClone(t)
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/nodes/pve1/qemu/9000/clone"})
 	e.apply(eng)
 	testwait.For(t, "the guest unlocked", 5*time.Second, func() bool {

@@ -380,10 +380,10 @@ func TestSyncAnnotations(t *testing.T) {
 
 func TestPlanRequestsPerPass(t *testing.T) {
 	e, clock := lagEnv(t)
-	e.write("vms/app-01.yaml", seedVMImage)
-	e.write("isos/debian-12.yaml", seedIso)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	eng := e.convergedEngine(engine.Options{},
+		"vms/app-01.yaml", seedVMImage,
+		"isos/debian-12.yaml", seedIso,
+	)
 	for i := 0; i < 20; i++ {
 		if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 1000 + i, Node: "pve2", Config: map[string]string{"name": "other", "cores": "1"}}); err != nil {
 			t.Fatal(err)

@@ -29,10 +29,10 @@ func lagEnv(t *testing.T) (*env, *pvesim.FakeClock) {
 // status.
 func TestStatusLagIsNotTrusted(t *testing.T) {
 	e, clock := lagEnv(t)
-	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	e.write("vms/app-02.yaml", seedClone)
-	eng := e.engine(engine.Options{})
-	e.converge(eng)
+	eng := e.convergedEngine(engine.Options{},
+		"templates/debian-12-tpl.yaml", seedTemplate,
+		"vms/app-02.yaml", seedClone,
+	)
 	if res := resourcesByVMID(t, e); res[130].Status != "unknown" || res[9000].Status != "unknown" {
 		t.Fatalf("the lag is off: %+v", res)
 	}

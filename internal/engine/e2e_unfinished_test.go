@@ -96,9 +96,10 @@ func TestFailedCreateAndCloneLeaveNothingBehind(t *testing.T) {
 // converts the disk, so that a linked clone of the template works.
 func TestTemplateConversionCutShortIsFinished(t *testing.T) {
 	e, _ := lagEnv(t)
-	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	e.write("vms/app-03.yaml", seedLinkedClone)
-	eng := e.engine(engine.Options{})
+	eng := e.engineWith(engine.Options{},
+		"templates/debian-12-tpl.yaml", seedTemplate,
+		"vms/app-03.yaml", seedLinkedClone,
+	)
 	e.sim.FailNextTask("qmtemplate")
 	if _, rep := e.apply(eng); rep.Failed == 0 {
 		t.Fatal("want the conversion to fail")
@@ -126,9 +127,10 @@ func TestTemplateConversionCutShortIsFinished(t *testing.T) {
 // changed nothing and failed alike, well before its pass limit.
 func TestConvergeStopsOnALastingRefusal(t *testing.T) {
 	e, _ := lagEnv(t)
-	e.write("vms/app-02.yaml", seedClone)
-	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	eng := e.engine(engine.Options{})
+	eng := e.engineWith(engine.Options{},
+		"vms/app-02.yaml", seedClone,
+		"templates/debian-12-tpl.yaml", seedTemplate,
+	)
 	e.sim.SetFaults(pvesim.Faults{Classes: map[string]pvesim.FaultRates{"write": {ErrorRate: 1}}})
 	p := e.plan(eng)
 	rep, err := eng.Converge(context.Background(), e.desired(), p, nil, engine.ConvergeOptions{Wait: time.Millisecond, MaxWait: time.Millisecond})
