@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -259,10 +260,7 @@ func resolveBackupJob(pc *planContext, sp Spec) (Spec, error) {
 		}
 		return &s, nil
 	}
-	for id := range ids {
-		s.vmids = append(s.vmids, id)
-	}
-	sort.Ints(s.vmids)
+	s.vmids = slices.Sorted(maps.Keys(ids))
 	if len(s.vmids) == 0 {
 		what := "none of the guests it names exists yet"
 		if len(s.SelectTags) > 0 {

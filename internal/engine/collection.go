@@ -3,7 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
@@ -189,7 +190,7 @@ func stringValues(in map[string]any) collItem {
 			// A property string read back as an object (a backup job's
 			// prune-backups): written again as one, keys sorted.
 			parts := make([]string, 0, len(x))
-			for _, pk := range sortedKeysOf(x) {
+			for _, pk := range slices.Sorted(maps.Keys(x)) {
 				if pv := stringValues(map[string]any{pk: x[pk]})[pk]; pv != "" {
 					parts = append(parts, pk+"="+pv)
 				}
@@ -201,15 +202,6 @@ func stringValues(in map[string]any) collItem {
 		}
 	}
 	return out
-}
-
-func sortedKeysOf(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // itemKey is the key of a declared name's item.

@@ -80,22 +80,15 @@ func newEnv(t testing.TB) *env { t.Helper(); return newEnvWith(t, nil) }
 // YAML pairs, in its repository and an engine with opts over it.
 func withManifests(t testing.TB, opts engine.Options, manifests ...string) (*env, *engine.Engine) {
 	t.Helper()
-	if len(manifests)%2 != 0 {
-		t.Fatalf("manifests come as path and YAML pairs: %d strings", len(manifests))
-	}
 	e := newEnv(t)
-	for i := 0; i < len(manifests); i += 2 {
-		e.write(manifests[i], manifests[i+1])
-	}
-	return e, e.engine(opts)
+	return e, e.engineWith(opts, manifests...)
 }
 
 // convergedWith is withManifests with the manifests converged.
 func convergedWith(t testing.TB, opts engine.Options, manifests ...string) (*env, *engine.Engine) {
 	t.Helper()
-	e, eng := withManifests(t, opts, manifests...)
-	e.converge(eng)
-	return e, eng
+	e := newEnv(t)
+	return e, e.convergedEngine(opts, manifests...)
 }
 
 // newEnvWith is newEnv with simulator options changed by tune.
@@ -171,6 +164,27 @@ func (e *env) desired() *engine.Desired {
 }
 
 func (e *env) engine(opts engine.Options) *engine.Engine { return engine.New(e.client, opts) }
+
+// engineWith writes the manifests, given as path and YAML pairs, and
+// returns an engine with opts over the cluster.
+func (e *env) engineWith(opts engine.Options, manifests ...string) *engine.Engine {
+	e.t.Helper()
+	if len(manifests)%2 != 0 {
+		e.t.Fatalf("manifests come as path and YAML pairs: %d strings", len(manifests))
+	}
+	for i := 0; i < len(manifests); i += 2 {
+		e.write(manifests[i], manifests[i+1])
+	}
+	return e.engine(opts)
+}
+
+// convergedEngine is engineWith with the manifests converged.
+func (e *env) convergedEngine(opts engine.Options, manifests ...string) *engine.Engine {
+	e.t.Helper()
+	eng := e.engineWith(opts, manifests...)
+	e.converge(eng)
+	return eng
+}
 
 func (e *env) plan(eng *engine.Engine) *engine.Plan {
 	e.t.Helper()

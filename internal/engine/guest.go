@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -329,13 +328,8 @@ func nicValue(n NICSpec, existing *pvefields.NIC) string {
 
 // diskOptions renders extra property-string keys in a stable order.
 func diskOptions(opts map[string]string) string {
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		b.WriteString("," + k + "=" + opts[k])
 	}
 	return b.String()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -287,14 +289,14 @@ func (e *Engine) Plan(ctx context.Context, d *Desired, revision string) (*Plan, 
 			if len(changed) == 0 {
 				return p, nil
 			}
-			e.log.Debug("plan: power states differ from /cluster/resources", "guests", sortedIDs(changed), "round", round)
+			e.log.Debug("plan: power states differ from /cluster/resources", "guests", slices.Sorted(maps.Keys(changed)), "round", round)
 		}
 		if len(stale) == 0 && len(lagging) == 0 {
 			return p, nil
 		}
 		if round >= maxPlanRounds {
 			return nil, fmt.Errorf("planning: guests %v were served from the read cache or guests %v planned from a lagging power state after %d rounds",
-				sortedIDs(stale), sortedIDs(lagging), round)
+				slices.Sorted(maps.Keys(stale)), slices.Sorted(maps.Keys(lagging)), round)
 		}
 		for id := range stale {
 			force[id] = true
@@ -392,15 +394,6 @@ func cachedActing(p *Plan) map[int]bool {
 			}
 		}
 	}
-	return out
-}
-
-func sortedIDs(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	sort.Ints(out)
 	return out
 }
 

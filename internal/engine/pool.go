@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -138,7 +137,7 @@ func poolGuests(pc *planContext, id string) (stays []int, leave []string) {
 	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
 		want[s.VMID], key[s.VMID] = s.Pool, KindContainer+"/"+s.Name
 	}
-	for _, vmid := range sortedGuestIDs(pc.snap) {
+	for _, vmid := range slices.Sorted(maps.Keys(pc.snap.Guests)) {
 		g := pc.snap.Guests[vmid]
 		if g.Pool != id {
 			continue
@@ -154,15 +153,6 @@ func poolGuests(pc *planContext, id string) (stays []int, leave []string) {
 		}
 	}
 	return stays, leave
-}
-
-func sortedGuestIDs(snap *Observation) []int {
-	ids := make([]int, 0, len(snap.Guests))
-	for id := range snap.Guests {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
 }
 
 func (r *resourcePoolReconciler) planOne(pc *planContext, s *PoolSpec) *Action {

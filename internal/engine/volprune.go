@@ -2,7 +2,8 @@ package engine
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -14,12 +15,7 @@ import (
 // resource name shown in the plan.
 func pruneOwnedVolumes(pc *planContext, kind, content string, declared, skip map[string]bool, resourceName func(file string) string) []*Action {
 	var out []*Action
-	var keys []string
-	for k := range pc.snap.volumes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(pc.snap.volumes)) {
 		if skip[k] {
 			continue
 		}
