@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -120,9 +121,9 @@ func backupJobFields(sp Spec) []collField {
 		{key: "exclude", path: "spec.exclude", want: joinVMIDs(s.excluded), same: sameVMIDs},
 		{key: "prune-backups", path: "spec.retention", want: s.PruneBackups},
 		{key: "notes-template", path: "spec.notesTemplate", want: s.NotesTemplate},
-		{key: "enabled", path: "spec.enabled", want: map[bool]string{true: "1", false: "0"}[s.Enabled],
+		{key: "enabled", path: "spec.enabled", want: boolParam(s.Enabled),
 			// Proxmox reads a job without the key back as enabled.
-			same: func(have, want string) bool { return cmpOr(have, "1") == want }},
+			same: func(have, want string) bool { return cmp.Or(have, "1") == want }},
 		{key: "repeat-missed", path: "spec.repeatMissed", want: flag(s.RepeatMissed), same: sameFlag},
 		{key: "mailto", path: "spec.mailto", want: strings.Join(s.Mailto, ","), same: sameList},
 		{key: "notification-mode", path: "spec.notificationMode", want: s.NotificationMode},
@@ -136,14 +137,7 @@ func flag(b bool) string {
 	return ""
 }
 
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
-func sameFlag(have, want string) bool { return cmpOr(have, "0") == cmpOr(want, "0") }
+func sameFlag(have, want string) bool { return cmp.Or(have, "0") == cmp.Or(want, "0") }
 
 // sameList compares Proxmox lists (split_list: commas, semicolons or
 // spaces, as SplitTags splits) in order.
@@ -278,9 +272,9 @@ func backupJobNeeds(a *Action, sp Spec) []privNeed {
 	if !ok || a.Action == vocab.ActionDelete {
 		return nil
 	}
-	stores := []string{cmpOr(s.Storage, "local")}
+	stores := []string{cmp.Or(s.Storage, "local")}
 	if job, ok := a.Observed["backup job"].(map[string]string); ok && a.Action == vocab.ActionUpdate {
-		if old := cmpOr(job["storage"], "local"); old != stores[0] {
+		if old := cmp.Or(job["storage"], "local"); old != stores[0] {
 			stores = append(stores, old)
 		}
 	}

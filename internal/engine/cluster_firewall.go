@@ -46,7 +46,7 @@ type fwOption struct{ key, path, want, def string }
 func (s *ClusterFirewallSpec) options() []fwOption {
 	enable := ""
 	if s.Enabled != nil {
-		enable = map[bool]string{true: "1", false: "0"}[*s.Enabled]
+		enable = boolParam(*s.Enabled)
 	}
 	return []fwOption{{"enable", "spec.enabled", enable, "0"}, {"policy_in", "spec.policyIn", s.PolicyIn, "DROP"},
 		{"policy_out", "spec.policyOut", s.PolicyOut, "ACCEPT"}}

@@ -178,6 +178,22 @@ type collEntry struct {
 // collItem is one listed item, its values as strings.
 type collItem map[string]string
 
+// withDigest adds the digest the item was read with to p, so that Proxmox
+// refuses the write if the item changed since.
+func (it collItem) withDigest(p *pve.Params) *pve.Params {
+	if digest := it["digest"]; digest != "" {
+		p.Set("digest", digest)
+	}
+	return p
+}
+
+// recomment is the write that changes only the comment of the item name
+// (key names it) through a create call at path renaming it to itself.
+func recomment(path, key, name, marked string, have collItem) collReq {
+	return collReq{method: "POST", path: path,
+		params: have.withDigest(pve.NewParams().Set(key, name).Set("rename", name).Set("comment", marked))}
+}
+
 func stringValues(in map[string]any) collItem {
 	out := collItem{}
 	for k, v := range in {

@@ -127,14 +127,8 @@ func nonNestingFeatures(v string) []string {
 func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	g, done := adoptGate(pc, a, KindContainer, s.Meta, pc.snap.Guest(s.VMID), "lxc", false)
+	g, done := guestGates(pc, a, KindContainer, s.Meta, pc.snap.Guest(s.VMID), "lxc", false)
 	if done != nil {
-		return done
-	}
-	if ad := adoptUntagged(pc, a, g); ad != nil {
-		return ad
-	}
-	if done := guestGate(a, KindContainer, g, "lxc", false); done != nil {
 		return done
 	}
 	if s.Invalid != "" {
@@ -480,21 +474,11 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 // shutdownContainer shuts a container down, stopping it when the timeout
 // is over.
 func (x *execCtx) shutdownContainer(ctx context.Context, node string, vmid int, timeout time.Duration) error {
-	if timeout <= 0 {
-		timeout = x.e.opts.ShutdownTimeout
-	}
-	secs := max(int(timeout/time.Second), 1)
 	c := x.e.client
-	err := x.task(ctx, fmt.Sprintf("shutting down (up to %ds)", secs), func() (string, error) { return c.LxcShutdown(ctx, node, vmid, secs, true) })
-	if err == nil {
-		if st, serr := c.LxcStatus(ctx, node, vmid); serr == nil && st.Status != "running" {
-			return nil
-		}
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return x.task(ctx, "stopping after the graceful shutdown", func() (string, error) { return c.LxcStop(ctx, node, vmid) })
+	return x.shutdownOrStop(ctx, timeout, "stopping after the graceful shutdown",
+		func(secs int) (string, error) { return c.LxcShutdown(ctx, node, vmid, secs, true) },
+		func() (pve.VMStatus, error) { return c.LxcStatus(ctx, node, vmid) },
+		func() (string, error) { return c.LxcStop(ctx, node, vmid) })
 }
 
 // destroyContainer stops an owned container and deletes it, checking

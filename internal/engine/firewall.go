@@ -69,10 +69,7 @@ var firewallAliases = &collection{
 	},
 	update: func(name string, sp Spec, marked string, have collItem) collReq {
 		// update_alias replaces the alias: every field is sent.
-		p := pve.NewParams().Set("cidr", sp.(*FirewallAliasSpec).CIDR).Set("comment", marked)
-		if digest := have["digest"]; digest != "" {
-			p.Set("digest", digest)
-		}
+		p := have.withDigest(pve.NewParams().Set("cidr", sp.(*FirewallAliasSpec).CIDR).Set("comment", marked))
 		return collReq{method: "PUT", path: fwBase + "/aliases/" + pve.PathEscape(name), params: p}
 	},
 	remove: func(name string) collReq {
@@ -91,11 +88,7 @@ var firewallIPSets = &collection{
 	},
 	update: func(name string, _ Spec, marked string, have collItem) collReq {
 		// create_ipset with rename = name changes only the comment.
-		p := pve.NewParams().Set("name", name).Set("rename", name).Set("comment", marked)
-		if digest := have["digest"]; digest != "" {
-			p.Set("digest", digest)
-		}
-		return collReq{method: "POST", path: fwBase + "/ipset", params: p}
+		return recomment(fwBase+"/ipset", "name", name, marked, have)
 	},
 	remove: func(name string) collReq {
 		// Owned entries go with their set (delete_ipset refuses a non-empty

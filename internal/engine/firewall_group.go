@@ -39,11 +39,7 @@ var firewallGroups = &collection{
 	},
 	update: func(name string, _ Spec, marked string, have collItem) collReq {
 		// create_security_group with rename = group changes only the comment.
-		p := pve.NewParams().Set("group", name).Set("rename", name).Set("comment", marked)
-		if d := have["digest"]; d != "" {
-			p.Set("digest", d)
-		}
-		return collReq{method: "POST", path: fwBase + "/groups", params: p}
+		return recomment(fwBase+"/groups", "group", name, marked, have)
 	},
 	remove: func(name string) collReq { return collReq{method: "DELETE", path: fwGroupPath(name)} },
 	rules: &collRules{

@@ -46,6 +46,21 @@ func GuestNoun(g *Guest) string {
 	return "VM"
 }
 
+// guestGates runs, in order, the gates every guest kind passes before its
+// own plan: the adoption of the guest at the VMID (adoptGate), the tagging
+// of an untagged guest proxmops made (adoptUntagged), then guestGate. It
+// returns the guest to plan with and a finished action, or nil to go on.
+func guestGates(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ string, template bool) (*Guest, *Action) {
+	g, done := adoptGate(pc, a, kind, m, g, typ, template)
+	if done != nil {
+		return g, done
+	}
+	if ad := adoptUntagged(pc, a, g); ad != nil {
+		return g, ad
+	}
+	return g, guestGate(a, kind, g, typ, template)
+}
+
 // guestGate handles what every guest kind checks first: sync disabled, an
 // unfinished create, a guest proxmops does not own or of another type at
 // the VMID, a lock. It returns a finished action, or nil to go on. typ is

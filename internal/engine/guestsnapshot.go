@@ -479,16 +479,26 @@ func (e *Engine) findGuestTarget(ctx context.Context, d *Desired, kind, name str
 	return t, nil
 }
 
-// GuestSnapshots lists the snapshots of the declared guest kind/name, newest
-// first.
-func (e *Engine) GuestSnapshots(ctx context.Context, d *Desired, kind, name string) (api.SnapshotList, error) {
+// targetSnapshots finds the declared guest kind/name (as findGuestTarget)
+// and lists its snapshots.
+func (e *Engine) targetSnapshots(ctx context.Context, d *Desired, kind, name string) (*guestTarget, []pve.GuestSnapshot, error) {
 	t, err := e.findGuestTarget(ctx, d, kind, name)
 	if err != nil {
-		return api.SnapshotList{}, err
+		return nil, nil, err
 	}
 	list, err := e.client.Snapshots(ctx, t.typ, t.node, t.vmid)
 	if err != nil {
-		return api.SnapshotList{}, fmt.Errorf("listing the snapshots of %s/%s: %w", kind, name, err)
+		return nil, nil, fmt.Errorf("listing the snapshots of %s/%s: %w", kind, name, err)
+	}
+	return t, list, nil
+}
+
+// GuestSnapshots lists the snapshots of the declared guest kind/name, newest
+// first.
+func (e *Engine) GuestSnapshots(ctx context.Context, d *Desired, kind, name string) (api.SnapshotList, error) {
+	t, list, err := e.targetSnapshots(ctx, d, kind, name)
+	if err != nil {
+		return api.SnapshotList{}, err
 	}
 	out := api.SnapshotList{Kind: kind, Name: name, Node: t.node, VMID: t.vmid, Running: t.running,
 		SyncPolicy: t.sync, Snapshots: []api.Snapshot{}}
@@ -523,13 +533,9 @@ func (e *Engine) Rollback(ctx context.Context, d *Desired, kind, name, snapshot 
 	if progress == nil {
 		progress = func(string) {}
 	}
-	t, err := e.findGuestTarget(ctx, d, kind, name)
+	t, list, err := e.targetSnapshots(ctx, d, kind, name)
 	if err != nil {
 		return api.RollbackResult{}, err
-	}
-	list, err := e.client.Snapshots(ctx, t.typ, t.node, t.vmid)
-	if err != nil {
-		return api.RollbackResult{}, fmt.Errorf("listing the snapshots of %s/%s: %w", kind, name, err)
 	}
 	sn, err := pickSnapshot(list, snapshot)
 	if err != nil {

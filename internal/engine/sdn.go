@@ -359,6 +359,25 @@ func (sdnReconciler) foreignPending(st *sdnState, zones map[string]*SdnZoneSpec,
 		strings.Join(what, ", "))
 }
 
+// planSdnCreate makes a the creation of the SDN entry what (zone, vnet)
+// called name: its changes are shown, then the options in key order; its
+// step posts params with the options.
+func planSdnCreate(a *Action, what, name string, shown []vocab.Change, params *pve.Params, options map[string]string) sdnStep {
+	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
+	a.Reason = fmt.Sprintf("%s %s does not exist", what, name)
+	a.Changes = shown
+	for _, k := range slices.Sorted(maps.Keys(options)) {
+		a.Changes = append(a.Changes, vocab.Change{Field: k, To: options[k]})
+		params.Set(k, options[k])
+	}
+	return func(ctx context.Context, x *execCtx) error {
+		if err := x.e.client.SDNCreate(ctx, what+"s", params); err != nil {
+			return fmt.Errorf("creating SDN %s %s: %w", what, name, err)
+		}
+		return nil
+	}
+}
+
 func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*Action, sdnStep) {
 	a := baseAction(z.Meta, "", 0)
 	if syncDisabled(a) {
@@ -366,22 +385,8 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 	}
 	have, ok := st.zones[z.Name]
 	if !exists(have, ok) {
-		a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
-		a.Reason = fmt.Sprintf("zone %s does not exist", z.Name)
-		a.Changes = []vocab.Change{{Field: "type", To: z.Type}}
-		for _, k := range slices.Sorted(maps.Keys(z.Options)) {
-			a.Changes = append(a.Changes, vocab.Change{Field: k, To: z.Options[k]})
-		}
-		return a, func(ctx context.Context, x *execCtx) error {
-			p := pve.NewParams().Set("zone", z.Name).Set("type", z.Type)
-			for _, k := range slices.Sorted(maps.Keys(z.Options)) {
-				p.Set(k, z.Options[k])
-			}
-			if err := x.e.client.SDNCreate(ctx, "zones", p); err != nil {
-				return fmt.Errorf("creating SDN zone %s: %w", z.Name, err)
-			}
-			return nil
-		}
+		return a, planSdnCreate(a, "zone", z.Name, []vocab.Change{{Field: "type", To: z.Type}},
+			pve.NewParams().Set("zone", z.Name).Set("type", z.Type), z.Options)
 	}
 	a.Observed = map[string]any{"config": have.Config, "state": have.State}
 	owned, vnets := st.zoneOwned(z.Name)
@@ -462,27 +467,14 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 
 	have, ok := st.vnets[v.Name]
 	if !exists(have, ok) {
-		a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
-		a.Reason = fmt.Sprintf("vnet %s does not exist", v.Name)
-		a.Changes = []vocab.Change{{Field: "zone", To: v.Zone}}
+		shown := []vocab.Change{{Field: "zone", To: v.Zone}}
 		if v.Alias != "" {
-			a.Changes = append(a.Changes, vocab.Change{Field: "alias", To: v.Alias})
+			shown = append(shown, vocab.Change{Field: "alias", To: v.Alias})
 		}
-		for _, k := range slices.Sorted(maps.Keys(v.Options)) {
-			a.Changes = append(a.Changes, vocab.Change{Field: k, To: v.Options[k]})
-		}
+		create := planSdnCreate(a, "vnet", v.Name, shown,
+			pve.NewParams().Set("vnet", v.Name).Set("zone", v.Zone).Set("alias", markOwned(v.Alias)), v.Options)
 		subChanges, subOps := vnetSubnetSteps(v, nil)
 		a.Changes = append(a.Changes, subChanges...)
-		create := func(ctx context.Context, x *execCtx) error {
-			p := pve.NewParams().Set("vnet", v.Name).Set("zone", v.Zone).Set("alias", markOwned(v.Alias))
-			for _, k := range slices.Sorted(maps.Keys(v.Options)) {
-				p.Set(k, v.Options[k])
-			}
-			if err := x.e.client.SDNCreate(ctx, "vnets", p); err != nil {
-				return fmt.Errorf("creating SDN vnet %s: %w", v.Name, err)
-			}
-			return nil
-		}
 		return a, runSteps(append([]sdnStep{create}, subOps...))
 	}
 	a.Observed = map[string]any{"config": have.Config, "state": have.State}

@@ -230,26 +230,30 @@ func (x *execCtx) writeConfig(ctx context.Context, node string, vmid int, sync, 
 // shutdown asks the guest to shut down and stops it hard after the timeout.
 func (x *execCtx) shutdown(ctx context.Context, node string, vmid int, timeout time.Duration) error {
 	c := x.e.client
+	return x.shutdownOrStop(ctx, timeout, "stopping after the graceful shutdown timed out",
+		func(secs int) (string, error) { return c.QemuShutdown(ctx, node, vmid, secs, false) },
+		func() (pve.VMStatus, error) { return c.QemuStatus(ctx, node, vmid) },
+		func() (string, error) { return c.QemuStop(ctx, node, vmid) })
+}
+
+// shutdownOrStop runs the shutdown task request (given the seconds it may
+// take, the engine's default when timeout is not positive) and, unless the
+// guest is then seen stopped, the stop task, named stopping.
+func (x *execCtx) shutdownOrStop(ctx context.Context, timeout time.Duration, stopping string,
+	request func(secs int) (string, error), status func() (pve.VMStatus, error), stop func() (string, error)) error {
 	if timeout <= 0 {
 		timeout = x.e.opts.ShutdownTimeout
 	}
-	secs := int(timeout / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	werr := x.task(ctx, fmt.Sprintf("shutting down (up to %ds)", secs), func() (string, error) { return c.QemuShutdown(ctx, node, vmid, secs, false) })
-	if werr == nil {
-		if st, err := c.QemuStatus(ctx, node, vmid); err == nil && st.Status != "running" {
+	secs := max(int(timeout/time.Second), 1)
+	if err := x.task(ctx, fmt.Sprintf("shutting down (up to %ds)", secs), func() (string, error) { return request(secs) }); err == nil {
+		if st, err := status(); err == nil && st.Status != "running" {
 			return nil
 		}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if err := x.task(ctx, "stopping after the graceful shutdown timed out", func() (string, error) { return c.QemuStop(ctx, node, vmid) }); err != nil {
-		return err
-	}
-	return nil
+	return x.task(ctx, stopping, stop)
 }
 
 // provisionCidata builds and uploads the userData seed and attaches it.

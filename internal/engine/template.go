@@ -58,14 +58,8 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		a.Status, a.Reason = vocab.StatusFailed, "a Template needs a vmid"
 		return a
 	}
-	g, done := adoptGate(pc, a, KindTemplate, s.Meta, pc.snap.Guest(s.VMID), "qemu", true)
+	g, done := guestGates(pc, a, KindTemplate, s.Meta, pc.snap.Guest(s.VMID), "qemu", true)
 	if done != nil {
-		return done
-	}
-	if ad := adoptUntagged(pc, a, g); ad != nil {
-		return ad
-	}
-	if done := guestGate(a, KindTemplate, g, "qemu", true); done != nil {
 		return done
 	}
 	a.Reason = ""

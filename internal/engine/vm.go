@@ -194,14 +194,8 @@ func unfinished(a *Action, g *Guest) bool {
 func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	g, done := adoptGate(pc, a, KindVirtualMachine, s.Meta, findVM(pc, s), "qemu", false)
+	g, done := guestGates(pc, a, KindVirtualMachine, s.Meta, findVM(pc, s), "qemu", false)
 	if done != nil {
-		return done
-	}
-	if ad := adoptUntagged(pc, a, g); ad != nil {
-		return ad
-	}
-	if done := guestGate(a, KindVirtualMachine, g, "qemu", false); done != nil {
 		return done
 	}
 	if s.Invalid != "" {
