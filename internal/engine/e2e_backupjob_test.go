@@ -37,12 +37,7 @@ spec:
 // there is none.
 func backupJob(t *testing.T, c *pve.Client, id string) map[string]any {
 	t.Helper()
-	for _, j := range fwList(t, c, "cluster/backup") {
-		if j["id"] == id {
-			return j
-		}
-	}
-	return nil
+	return listItem(t, c, "cluster/backup", "id", id)
 }
 
 // A job selecting its guests by tag is created after them as

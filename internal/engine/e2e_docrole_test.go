@@ -36,7 +36,7 @@ func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 	app01 := seedVMImage + "  startup: { order: 2 }\n  snapshots:\n    beforeChange: true\n  pool: prod\n"
 	e.write("vms/app-01.yaml", app01)
 	e.write("backup/nightly.yaml", example(t, "backup/nightly.yaml"))
-	rec := storageRecords(t) // the ownership records of storages, shared by the engines
+	rec := openStore(t) // the ownership records of storages, shared by the engines
 	eng := e.engine(engine.Options{Concurrency: 4, Records: rec})
 	p := e.plan(eng)
 	created := map[string]bool{}

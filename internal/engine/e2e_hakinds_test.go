@@ -27,22 +27,12 @@ func haRuleYAML(name, spec string) string {
 // haResource reads one HA resource as listed ("nil" when absent).
 func haResource(t *testing.T, c *pve.Client, sid string) map[string]any {
 	t.Helper()
-	for _, r := range fwList(t, c, "cluster/ha/resources") {
-		if r["sid"] == sid {
-			return r
-		}
-	}
-	return nil
+	return listItem(t, c, "cluster/ha/resources", "sid", sid)
 }
 
 func haRule(t *testing.T, c *pve.Client, id string) map[string]any {
 	t.Helper()
-	for _, r := range fwList(t, c, "cluster/ha/rules") {
-		if r["rule"] == id {
-			return r
-		}
-	}
-	return nil
+	return listItem(t, c, "cluster/ha/rules", "rule", id)
 }
 
 func changeAt(a *engine.Action, path string) *vocab.Change {
@@ -283,15 +273,7 @@ func TestHAPlanNamesMissingSysConsole(t *testing.T) {
 			t.Fatalf("%s/%s planned %+v", k[0], k[1], a)
 		}
 	}
-	e.sim.ResetRequests()
-	if _, err := eng.Apply(t.Context(), p, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, call := range [][2]string{{"POST", "/cluster/ha/resources"}, {"POST", "/cluster/ha/rules"}} {
-		if n := e.sim.RequestCountFor(call[0], call[1]); n != 0 {
-			t.Errorf("%s %s called %d times", call[0], call[1], n)
-		}
-	}
+	e.applySendingNone(eng, p, [][2]string{{"POST", "/cluster/ha/resources"}, {"POST", "/cluster/ha/rules"}})
 }
 
 // A rule whose guest does not join HA this pass (its creation waits for

@@ -38,11 +38,20 @@ func (e *env) assertRefusedSendingNothing(eng *engine.Engine, kind, name, want, 
 	e.t.Helper()
 	p := e.plan(eng)
 	e.assertRefused(p.Find(kind, name), want)
+	e.applySendingNone(eng, p, [][2]string{{method, path}})
+}
+
+// applySendingNone applies p and fails for each of the calls (method and
+// path pattern) the apply sent.
+func (e *env) applySendingNone(eng *engine.Engine, p *engine.Plan, calls [][2]string) {
+	e.t.Helper()
 	e.sim.ResetRequests()
 	if _, err := eng.Apply(e.t.Context(), p, nil); err != nil {
 		e.t.Fatal(err)
 	}
-	if n := e.sim.RequestCountFor(method, path); n != 0 {
-		e.t.Fatalf("%s %s sent %d times", method, path, n)
+	for _, call := range calls {
+		if n := e.sim.RequestCountFor(call[0], call[1]); n != 0 {
+			e.t.Errorf("%s %s sent %d times", call[0], call[1], n)
+		}
 	}
 }

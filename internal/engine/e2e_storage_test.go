@@ -3,14 +3,12 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -50,18 +48,6 @@ spec:
   content: [images, iso]
 `
 
-// storageEngine is an engine whose ownership records live in a real
-// store (SQLite), which engines made later share.
-func storageRecords(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(t.Context(), store.Options{Path: filepath.Join(t.TempDir(), "proxmops.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func storageConfig(t *testing.T, c *pve.Client, name string) map[string]any {
 	t.Helper()
 	var out map[string]any
@@ -73,12 +59,7 @@ func storageConfig(t *testing.T, c *pve.Client, name string) map[string]any {
 
 func storageExists(t *testing.T, c *pve.Client, name string) bool {
 	t.Helper()
-	for _, it := range fwList(t, c, "storage") {
-		if it["storage"] == name {
-			return true
-		}
-	}
-	return false
+	return listItem(t, c, "storage", "storage", name) != nil
 }
 
 // NFS and CIFS storages are created (the CIFS password read from its
@@ -90,7 +71,7 @@ func TestStorageCreatedInSyncDriftFixedPasswordNeverShown(t *testing.T) {
 	const secret = "s3cret-smb-pw"
 	t.Setenv("PROXMOPS_TEST_SMB_PASSWORD", secret)
 	e := newEnv(t)
-	rec := storageRecords(t)
+	rec := openStore(t)
 	e.write("storage/nas-iso.yaml", nasISOYAML)
 	e.write("storage/smb.yaml", smbYAML)
 	eng := e.engine(engine.Options{Records: rec})
@@ -140,7 +121,7 @@ func TestStorageCreatedInSyncDriftFixedPasswordNeverShown(t *testing.T) {
 func TestStorageHandMadeLeftAloneConflictAdoption(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	rec := storageRecords(t)
+	rec := openStore(t)
 	for _, p := range []*pve.Params{
 		pve.NewParams().Set("storage", "theirs").Set("type", "dir").Set("path", "/srv/theirs"),
 		pve.NewParams().Set("storage", "scratch").Set("type", "dir").Set("path", "/srv/scratch").Set("content", "images"),
@@ -188,7 +169,7 @@ func TestStorageHandMadeLeftAloneConflictAdoption(t *testing.T) {
 func TestStorageHoldingVolumesIsNeverPruned(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	rec := storageRecords(t)
+	rec := openStore(t)
 	e.write("storage/scratch.yaml", scratchYAML)
 	eng := e.engine(engine.Options{Prune: true, Records: rec})
 	e.converge(eng)
@@ -236,7 +217,7 @@ func TestStorageHoldingVolumesIsNeverPruned(t *testing.T) {
 // the manifest carries proxmops.dev/replace.
 func TestStorageFixedFieldChangeNeedsReplaceAnnotation(t *testing.T) {
 	e := newEnv(t)
-	rec := storageRecords(t)
+	rec := openStore(t)
 	e.write("storage/nas-iso.yaml", nasISOYAML)
 	eng := e.engine(engine.Options{Records: rec})
 	e.converge(eng)
@@ -267,7 +248,7 @@ func TestStorageFixedFieldChangeNeedsReplaceAnnotation(t *testing.T) {
 func TestStoragePlanNamesMissingDatastoreAllocate(t *testing.T) {
 	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = allPrivilegesBut("Datastore.Allocate") })
 	e.write("storage/scratch.yaml", scratchYAML)
-	eng := e.engine(engine.Options{Records: storageRecords(t)})
+	eng := e.engine(engine.Options{Records: openStore(t)})
 	e.assertRefusedSendingNothing(eng, engine.KindStorage, "scratch", "lacks Datastore.Allocate on /storage", "POST", "/storage")
 }
 
@@ -277,7 +258,7 @@ func TestStoragePlanNamesMissingDatastoreAllocate(t *testing.T) {
 // converge brings both in sync.
 func TestIsoOnANewlyDeclaredStorageConvergesInOnePass(t *testing.T) {
 	e := newEnv(t)
-	rec := storageRecords(t)
+	rec := openStore(t)
 	e.write("storage/nas-iso.yaml", nasISOYAML)
 	e.write("isos/debian.yaml", strings.Replace(seedIso, "storage: local", "storage: nas-iso", 1))
 	e.assertCreatedAfterItsStorage(rec, engine.KindIso, "debian-12", "Storage/nas-iso")
@@ -292,7 +273,7 @@ func TestStoragePlanNamesTheAuditPrivilegeItNeedsToSeeIt(t *testing.T) {
 		o.TokenPrivileges = allPrivilegesBut("Datastore.Audit", "Datastore.AllocateSpace")
 	})
 	e.write("storage/scratch.yaml", scratchYAML)
-	p := e.plan(e.engine(engine.Options{Records: storageRecords(t)}))
+	p := e.plan(e.engine(engine.Options{Records: openStore(t)}))
 	e.assertRefused(p.Find(engine.KindStorage, "scratch"), "Datastore.Audit or Datastore.AllocateSpace on /storage/scratch")
 }
 
@@ -303,7 +284,7 @@ func TestStoragePlanNamesTheAuditPrivilegeItNeedsToSeeIt(t *testing.T) {
 // under that name is theirs.
 func TestStorageCreationWithALostAnswerStaysProxmops(t *testing.T) {
 	e := newEnv(t)
-	rec := storageRecords(t)
+	rec := openStore(t)
 	e.write("storage/scratch.yaml", scratchYAML)
 	eng := e.engine(engine.Options{Records: rec})
 	e.sim.InjectOnce(pvesim.OneShot{Kind: pvesim.FaultDrop, Method: "POST", Path: "/storage"})
@@ -334,7 +315,7 @@ func TestStorageCreationWithALostAnswerStaysProxmops(t *testing.T) {
 func TestStorageWithAnUnreadablePasswordFails(t *testing.T) {
 	e := newEnv(t)
 	e.write("storage/smb.yaml", smbYAML) // PROXMOPS_TEST_SMB_PASSWORD unset
-	eng := e.engine(engine.Options{Records: storageRecords(t)})
+	eng := e.engine(engine.Options{Records: openStore(t)})
 	e.assertRefusedSendingNothing(eng, engine.KindStorage, "smb", "passwordFrom: environment variable PROXMOPS_TEST_SMB_PASSWORD is not set", "POST", "/storage")
 }
 
@@ -342,7 +323,7 @@ func TestStorageWithAnUnreadablePasswordFails(t *testing.T) {
 // the storage's creation, and both converge in one pass.
 func TestBackupJobOnANewlyDeclaredStorageConvergesInOnePass(t *testing.T) {
 	e := newEnv(t)
-	rec := storageRecords(t)
+	rec := openStore(t)
 	e.write("storage/backups.yaml", strings.NewReplacer("name: scratch", "name: backups", "/srv/scratch", "/srv/backups", "[images, iso]", "[backup]").Replace(scratchYAML))
 	e.write("backup/nightly.yaml", "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata:\n  name: nightly\nspec:\n  schedule: \"02:30\"\n  storage: backups\n  all: true\n")
 	e.assertCreatedAfterItsStorage(rec, engine.KindBackupJob, "nightly", "Storage/backups")

@@ -173,7 +173,7 @@ func TestNoProofWithoutSysAudit(t *testing.T) {
 }
 
 // openStore is the daemon's SQLite store, where the engine keeps its
-// download records across restarts.
+// ownership and download records and which engines made later share.
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Options{Path: filepath.Join(t.TempDir(), "proxmops.db")})
