@@ -54,9 +54,7 @@ func TestAdoptionByAnnotationTagsAndReconcilesTheGuest(t *testing.T) {
 	if !strings.Contains(text, "app-02 (pve1, vmid 130): adopt") || !strings.Contains(a.Reason, "never shrunk") {
 		t.Fatalf("plan text:\n%s", text)
 	}
-	if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {
-		t.Fatalf("tagged by a plan: %v", g.Config)
-	}
+	e.assertOwnerTag(130, false, "tagged by a plan")
 	e.mustApply(eng)
 	g := e.guest(130)
 	if g.Config["tags"] != engine.AdoptedTag+";"+engine.OwnerTag+";web" || g.Config["cores"] != "2" || !strings.Contains(g.Config["scsi0"], "size=2G") {
@@ -163,9 +161,7 @@ func TestAdoptionRefused(t *testing.T) {
 			if a == nil || !a.Conflicted() || a.Adopt || !strings.Contains(a.Reason, "cannot adopt VMID 130") || !strings.Contains(a.Reason, tc.want) {
 				t.Fatalf("want refused:\n%s", planText(p))
 			}
-			if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {
-				t.Fatalf("tagged: %v", g.Config)
-			}
+			e.assertOwnerTag(130, false, "tagged")
 		})
 	}
 }

@@ -37,12 +37,12 @@ func TestClusterFirewallUndeclaredMarkedRulesPrunedHandMadeKept(t *testing.T) {
 	if err := e.client.Put(ctx, "cluster/firewall/rules/0", pve.NewParams().Set("moveto", "2"), nil); err != nil {
 		t.Fatal(err)
 	}
-	before := "in ACCEPT macro=HTTPS # managed-by-proxmops\n" +
-		"in ACCEPT macro=Ping # by hand\n" +
-		"in ACCEPT proto=tcp dport=8080 # app (managed-by-proxmops)"
-	if got := clusterRuleLines(t, e.client); got != before {
-		t.Fatalf("rules:\n%s\nwant:\n%s", got, before)
+	before := []string{
+		"in ACCEPT macro=HTTPS # managed-by-proxmops",
+		"in ACCEPT macro=Ping # by hand",
+		"in ACCEPT proto=tcp dport=8080 # app (managed-by-proxmops)",
 	}
+	assertClusterRules(t, e.client, "before", before...)
 	e.remove("fw/cluster.yaml")
 
 	// Prune off: nothing of the cluster firewall is read or planned, as
@@ -51,9 +51,7 @@ func TestClusterFirewallUndeclaredMarkedRulesPrunedHandMadeKept(t *testing.T) {
 		t.Fatalf("prune off planned %+v", a)
 	}
 	e.apply(keeping)
-	if got := clusterRuleLines(t, e.client); got != before {
-		t.Fatalf("prune off changed the rules:\n%s", got)
-	}
+	assertClusterRules(t, e.client, "with prune off", before...)
 
 	a := e.plan(pruning).Find(engine.KindClusterFirewall, "cluster")
 	want := "rules[0]: in HTTPS(ACCEPT) -> \n" +
@@ -63,9 +61,7 @@ func TestClusterFirewallUndeclaredMarkedRulesPrunedHandMadeKept(t *testing.T) {
 		t.Fatalf("prune planned %+v\nchanges:\n%s\nwant:\n%s", a, removedRules(a), want)
 	}
 	e.converge(pruning)
-	if got := clusterRuleLines(t, e.client); got != "in ACCEPT macro=Ping # by hand" {
-		t.Fatalf("rules after prune:\n%s", got)
-	}
+	assertClusterRules(t, e.client, "after prune", "in ACCEPT macro=Ping # by hand")
 	if o := clusterOptions(t, e.client); o["policy_out"] != "REJECT" {
 		t.Fatalf("prune changed the options: %v", o)
 	}
@@ -102,16 +98,12 @@ func TestClusterFirewallPruneRefusesToCutProxmopsOff(t *testing.T) {
 			t.Fatalf("a refused removal ran: %+v", r)
 		}
 	}
-	if got := clusterRuleLines(t, e.client); got != own {
-		t.Fatalf("a refused removal changed the rules:\n%s", got)
-	}
+	assertClusterRules(t, e.client, "after a refused removal", own)
 
 	// A rule made by hand lets proxmops in: its own rule may go.
 	addRule(t, e.client, "cluster/firewall/rules", "type", "in", "action", "ACCEPT", "proto", "tcp", "dport", "8006,22", "source", "127.0.0.1", "comment", "by hand", "enable", "1")
 	e.converge(pruning)
-	if got := clusterRuleLines(t, e.client); got != "in ACCEPT proto=tcp dport=8006,22 source=127.0.0.1 # by hand" {
-		t.Fatalf("rules after prune:\n%s", got)
-	}
+	assertClusterRules(t, e.client, "after prune", "in ACCEPT proto=tcp dport=8006,22 source=127.0.0.1 # by hand")
 	if o := clusterOptions(t, e.client); o["enable"] != float64(1) || o["digest"] != options["digest"] {
 		t.Fatalf("prune changed the options: %v", o)
 	}
@@ -128,9 +120,7 @@ func TestClusterFirewallPruneWithTheFirewallOffReadsTheRulesOnce(t *testing.T) {
 	e.converge(pruning)
 	e.remove("fw/cluster.yaml")
 	e.converge(pruning)
-	if got := clusterRuleLines(t, e.client); got != "" {
-		t.Fatalf("rules after prune:\n%s", got)
-	}
+	assertClusterRules(t, e.client, "after prune")
 	e.sim.ResetRequests()
 	e.assertInSync(pruning)
 	if n := e.sim.RequestCountFor("GET", "/cluster/firewall/rules"); n != 1 {

@@ -14,6 +14,15 @@ func clusterFWYAML(spec string) string {
 	return "apiVersion: proxmops.dev/v1\nkind: ClusterFirewall\nmetadata:\n  name: cluster\nspec:\n" + spec
 }
 
+// assertClusterRules fails unless the cluster's rule list reads as the
+// lines want (as clusterRuleLines), in order; when says at which point.
+func assertClusterRules(t *testing.T, c *pve.Client, when string, want ...string) {
+	t.Helper()
+	if got, w := clusterRuleLines(t, c), strings.Join(want, "\n"); got != w {
+		t.Fatalf("rules %s:\n%s\nwant:\n%s", when, got, w)
+	}
+}
+
 // clusterRuleLines reads the cluster's rule list, one "type action fields
 // # comment" line per rule.
 func clusterRuleLines(t *testing.T, c *pve.Client) string {
@@ -67,12 +76,12 @@ func TestClusterFirewallOptionsAndOwnRulesAmongHandMadeOnes(t *testing.T) {
 		t.Fatalf("planned %s %s: %s", a.Action, a.Reason, fwChangePaths(a))
 	}
 	e.converge(eng)
-	want := "in ACCEPT proto=tcp dport=8006,22 source=127.0.0.1 # proxmops itself (managed-by-proxmops)\n" +
-		"in ACCEPT macro=HTTPS # managed-by-proxmops\n" +
-		"in ACCEPT macro=Ping # by hand"
-	if got := clusterRuleLines(t, e.client); got != want {
-		t.Fatalf("rules:\n%s\nwant:\n%s", got, want)
+	want := []string{
+		"in ACCEPT proto=tcp dport=8006,22 source=127.0.0.1 # proxmops itself (managed-by-proxmops)",
+		"in ACCEPT macro=HTTPS # managed-by-proxmops",
+		"in ACCEPT macro=Ping # by hand",
 	}
+	assertClusterRules(t, e.client, "after the create", want...)
 	if o := clusterOptions(t, e.client); o["enable"] != float64(1) || o["policy_out"] != "REJECT" {
 		t.Fatalf("options: %v", o)
 	}
@@ -92,9 +101,7 @@ func TestClusterFirewallOptionsAndOwnRulesAmongHandMadeOnes(t *testing.T) {
 		t.Fatalf("drift %s: %s", a.Action, got)
 	}
 	e.converge(eng)
-	if got := clusterRuleLines(t, e.client); got != "out ACCEPT # new by hand\n"+want {
-		t.Fatalf("rules after the fix:\n%s", got)
-	}
+	assertClusterRules(t, e.client, "after the fix", append([]string{"out ACCEPT # new by hand"}, want...)...)
 	e.assertInSync(eng)
 }
 
@@ -145,9 +152,7 @@ func TestClusterFirewallRefusesToCutProxmopsOff(t *testing.T) {
 	if err := e.client.Delete(ctx, "cluster/firewall/rules/0", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := clusterRuleLines(t, e.client); got != "" {
-		t.Fatalf("a refused plan changed the rules:\n%s", got)
-	}
+	assertClusterRules(t, e.client, "after a refused plan")
 
 	// With the rule, the firewall goes on; then a REJECT policy without
 	// it is refused while the firewall is on.

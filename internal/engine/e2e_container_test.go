@@ -51,6 +51,19 @@ func (e *env) requireInSync(eng *engine.Engine) *engine.Plan {
 	return p
 }
 
+// pruneRemoved removes the manifest files and fails unless eng, which
+// prunes, plans that many deletes (of what); then it applies the plan.
+func (e *env) pruneRemoved(eng *engine.Engine, deletes int, what string, files ...string) {
+	e.t.Helper()
+	for _, f := range files {
+		e.remove(f)
+	}
+	if p := e.plan(eng); p.Summary.Delete != deletes {
+		e.t.Fatalf("want %s deleted:\n%s", what, planText(p))
+	}
+	e.mustApply(eng)
+}
+
 func planText(p *engine.Plan) string {
 	var b strings.Builder
 	render.Plan(&b, p, false)

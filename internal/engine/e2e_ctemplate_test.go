@@ -90,13 +90,7 @@ spec:
 	}
 	e.remove("ct.yaml")
 	// Prune: the owned templates go, the unowned one stays.
-	e.remove("tpl/alpine.yaml")
-	e.remove("tpl/debian.yaml")
-	p = e.plan(pruning)
-	if p.Summary.Delete != 2 {
-		t.Fatalf("want both owned templates pruned:\n%s", planText(p))
-	}
-	e.mustApply(pruning)
+	e.pruneRemoved(pruning, 2, "both owned templates", "tpl/alpine.yaml", "tpl/debian.yaml")
 	if vols := e.sim.Volumes("pve2", "nfs-shared"); contains(vols, "nfs-shared:vztmpl/alpine-3.20-default_20241201_amd64.tar.xz") {
 		t.Fatalf("alpine template not pruned: %v", vols)
 	}

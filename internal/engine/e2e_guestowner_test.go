@@ -104,9 +104,7 @@ func cloneWithoutTag(t *testing.T, e *env, eng *engine.Engine) {
 	if len(failed) != 1 || !strings.HasPrefix(failed[0], "VirtualMachine/app-02: ") || !strings.Contains(failed[0], "POST /nodes/pve1/qemu/130/config: 500 injected error") {
 		t.Fatalf("want the tagging to fail: %v", failed)
 	}
-	if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {
-		t.Fatalf("clone tagged: %v", g)
-	}
+	e.assertOwnerTag(130, false, "clone tagged")
 }
 
 // A clone whose first configuration write (tag, settings and new drives in
@@ -118,9 +116,7 @@ func TestCloneWhoseConfigWriteFailsIsStillOwned(t *testing.T) {
 	if _, rep := e.apply(eng); rep.Failed != 1 {
 		t.Fatalf("want the configuration write to fail: %+v", rep.Results)
 	}
-	if g := e.guest(130); !strings.Contains(g.Config["tags"], engine.OwnerTag) {
-		t.Fatalf("clone not tagged after its configuration write failed: %v", g.Config)
-	}
+	e.assertOwnerTag(130, true, "clone not tagged after its configuration write failed")
 	e.converge(eng)
 	e.assertInSync(eng)
 	if n := e.sim.RequestCountFor("POST", "/nodes/{node}/qemu/{vmid}/clone"); n != 1 {
@@ -181,9 +177,7 @@ func TestGuestOfSomeoneElseAtTheVMIDStaysAConflict(t *testing.T) {
 			if !a.Conflicted() || a.Owned || a.Action != vocab.ActionNone {
 				t.Fatalf("someone else's guest: %+v", a)
 			}
-			if g := e.guest(130); strings.Contains(g.Config["tags"], engine.OwnerTag) {
-				t.Fatalf("tagged: %v", g)
-			}
+			e.assertOwnerTag(130, false, "tagged")
 		})
 	}
 }

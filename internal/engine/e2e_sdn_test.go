@@ -153,14 +153,7 @@ spec:
 
 	// Prune: the owned vnets and the zones holding only them go; the zone
 	// and vnet of someone else stay.
-	e.remove("sdn/vnets.yaml")
-	e.remove("sdn/zones.yaml")
-	e.remove("ct.yaml")
-	p = e.plan(pruning)
-	if p.Summary.Delete != 7 {
-		t.Fatalf("want 3 vnets, 3 zones and the container deleted:\n%s", planText(p))
-	}
-	e.mustApply(pruning)
+	e.pruneRemoved(pruning, 7, "3 vnets, 3 zones and the container", "sdn/vnets.yaml", "sdn/zones.yaml", "ct.yaml")
 	for _, id := range []string{"lab", "vlans", "overlay"} {
 		if z := sdnEntry(t, e, "zones", id); z.ID != "" {
 			t.Errorf("zone %s left: %+v", id, z)

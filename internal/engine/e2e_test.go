@@ -238,6 +238,15 @@ func (e *env) assertInSync(eng *engine.Engine) *engine.Plan {
 	return p
 }
 
+// assertOwnerTag fails unless guest vmid carries proxmops' ownership tag
+// exactly when want says; what says the failure.
+func (e *env) assertOwnerTag(vmid int, want bool, what string) {
+	e.t.Helper()
+	if g := e.guest(vmid); strings.Contains(g.Config["tags"], engine.OwnerTag) != want {
+		e.t.Fatalf("%s (guest %d owner-tagged %v, want %v): %v", what, vmid, !want, want, g.Config)
+	}
+}
+
 func (e *env) guest(vmid int) pvesim.GuestInfo {
 	e.t.Helper()
 	g, ok := e.sim.Guest(vmid)
