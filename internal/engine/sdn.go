@@ -618,6 +618,19 @@ func describeOptions(o map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
+// sdnOrphan is the action of the owned, undeclared SDN entry en (what:
+// zone, vnet), and whether its deletion by proxmops is pending already:
+// then it only waits for the SDN apply.
+func sdnOrphan(kind, what, id string, en pve.SDNEntry) (*Action, bool) {
+	if en.State == "deleted" {
+		a := orphan(kind, id, "", 0, map[string]any{"config": en.Running, "state": en.State})
+		a.Status, a.sdnPending = vocab.StatusOutOfSync, true
+		a.Reason = fmt.Sprintf("the deletion of %s %s is pending, not applied yet", what, id)
+		return a, true
+	}
+	return orphan(kind, id, "", 0, map[string]any{"config": en.Config, "state": en.State}), false
+}
+
 // prune plans the deletion of owned vnets (with their subnets) and of the
 // zones left holding only them, when no manifest declares them.
 func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZoneSpec, vnets map[string]*SdnVnetSpec, steps map[string]sdnStep) (delVnets, delZones []*Action) {
@@ -629,17 +642,9 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 			continue
 		}
 		leaving[id] = true
-		if v.State == "deleted" {
-			// Deleted by proxmops, not applied yet: waits for the apply.
-			a := orphan(KindSdnVnet, id, "", 0, map[string]any{"config": v.Running, "state": v.State})
-			a.Status, a.sdnPending = vocab.StatusOutOfSync, true
-			a.Reason = fmt.Sprintf("the deletion of vnet %s is pending, not applied yet", id)
-			delVnets = append(delVnets, a)
-			continue
-		}
-		a := orphan(KindSdnVnet, id, "", 0, map[string]any{"config": v.Config, "state": v.State})
+		a, pending := sdnOrphan(KindSdnVnet, "vnet", id, v)
 		delVnets = append(delVnets, a)
-		if !decidePrune(pc, a, ownedWhy("owned by proxmops"), "", vocab.Change{Field: "vnet", From: id}) {
+		if pending || !decidePrune(pc, a, ownedWhy("owned by proxmops"), "", vocab.Change{Field: "vnet", From: id}) {
 			continue
 		}
 		subs := st.subnets[id]
@@ -667,10 +672,8 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		if !owned {
 			continue
 		}
-		if z.State == "deleted" {
-			a := orphan(KindSdnZone, id, "", 0, map[string]any{"config": z.Running, "state": z.State})
-			a.Status, a.sdnPending = vocab.StatusOutOfSync, true
-			a.Reason = fmt.Sprintf("the deletion of zone %s is pending, not applied yet", id)
+		a, pending := sdnOrphan(KindSdnZone, "zone", id, z)
+		if pending {
 			delZones = append(delZones, a)
 			continue
 		}
@@ -681,7 +684,6 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		if !allLeaving {
 			continue
 		}
-		a := orphan(KindSdnZone, id, "", 0, map[string]any{"config": z.Config, "state": z.State})
 		delZones = append(delZones, a)
 		const holds = "holds only vnets of proxmops that are no longer in the repository"
 		why := pruneWhy{kept: holds + "; prune is off, so it is left in place", gone: holds + " (prune)"}
