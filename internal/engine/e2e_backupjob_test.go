@@ -178,15 +178,8 @@ func TestBackupJobHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 	}
 
 	// Delete on request: an owned job goes, a hand-made one is refused.
-	if _, err := pruning.Delete(ctx, e.desired(), engine.KindBackupJob, "weekly", nil); err != nil {
-		t.Fatalf("deleting an owned job: %v", err)
-	}
-	if backupJob(t, e.client, "proxmops-weekly") != nil {
-		t.Fatal("the owned job is still there")
-	}
-	if _, err := pruning.Delete(ctx, e.desired(), engine.KindBackupJob, "handmade", nil); err == nil || backupJob(t, e.client, "handmade") == nil {
-		t.Fatalf("deleted a job proxmops does not own: %v", err)
-	}
+	e.assertDeleteOnRequest(pruning, engine.KindBackupJob, "weekly", "proxmops-weekly", "handmade",
+		func(id string) bool { return backupJob(t, e.client, id) != nil })
 }
 
 // A tag selecting no guest is refused before anything is made: Proxmox

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,9 +45,7 @@ func (e *env) requireInSync(eng *engine.Engine) *engine.Plan {
 	e.t.Helper()
 	p := e.plan(eng)
 	if p.HasChanges() || p.Summary.Unknown > 0 {
-		var b strings.Builder
-		render.Plan(&b, p, false)
-		e.t.Fatalf("not in sync after apply:\n%s", b.String())
+		e.t.Fatalf("not in sync after apply:\n%s", planText(p))
 	}
 	return p
 }
@@ -62,6 +61,18 @@ func (e *env) pruneRemoved(eng *engine.Engine, deletes int, what string, files .
 		e.t.Fatalf("want %s deleted:\n%s", what, planText(p))
 	}
 	e.mustApply(eng)
+}
+
+// decodePlanJSON decodes the plan's JSON form into doc.
+func decodePlanJSON(t *testing.T, p *engine.Plan, doc any) {
+	t.Helper()
+	raw, err := p.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, doc); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func planText(p *engine.Plan) string {

@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
-	"github.com/proxmops/proxmops/internal/render"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -86,19 +83,11 @@ func TestAPlanSaysWhatACreateWaitsFor(t *testing.T) {
 	if web.Action != vocab.ActionCreate || !web.Waits() || web.Runnable() {
 		t.Fatalf("web: action %s, waiting %+v, runnable %v", web.Action, web.Waiting, web.Runnable())
 	}
-	var text bytes.Buffer
-	render.Plan(&text, p, false)
-	if !strings.Contains(text.String(), "VirtualMachine/web (pve1, vmid 171): create, waiting for VirtualMachine/db to be in sync and healthy (OutOfSync)") {
-		t.Fatalf("plan text:\n%s", text.String())
-	}
-	raw, err := p.JSON()
-	if err != nil {
-		t.Fatal(err)
+	if text := planText(p); !strings.Contains(text, "VirtualMachine/web (pve1, vmid 171): create, waiting for VirtualMachine/db to be in sync and healthy (OutOfSync)") {
+		t.Fatalf("plan text:\n%s", text)
 	}
 	var doc api.Plan
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	decodePlanJSON(t, p, &doc)
 	i := slices.IndexFunc(doc.Actions, func(a api.PlanAction) bool { return a.Name == "web" })
 	if w := doc.Actions[i].Waiting; w == nil || *w != (api.Wait{Resource: "VirtualMachine/db", Status: vocab.StatusOutOfSync, Health: vocab.HealthMissing}) {
 		t.Fatalf("web's wait in the JSON plan: %+v", doc.Actions[i].Waiting)

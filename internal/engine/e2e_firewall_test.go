@@ -188,15 +188,8 @@ func TestFirewallHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 	e.assertInSync(pruning)
 
 	// Delete on request: the owned one goes, a hand-made one is refused.
-	if _, err := pruning.Delete(ctx, e.desired(), engine.KindFirewallAlias, "other", nil); err != nil {
-		t.Fatalf("deleting an owned alias: %v", err)
-	}
-	if fwAlias(t, e.client, "other") != nil {
-		t.Fatal("the owned alias is still there")
-	}
-	if _, err := pruning.Delete(ctx, e.desired(), engine.KindFirewallAlias, "theirs", nil); err == nil || fwAlias(t, e.client, "theirs") == nil {
-		t.Fatalf("deleted an alias proxmops does not own: %v", err)
-	}
+	e.assertDeleteOnRequest(pruning, engine.KindFirewallAlias, "other", "other", "theirs",
+		func(id string) bool { return fwAlias(t, e.client, id) != nil })
 }
 
 func fwAlias(t *testing.T, c *pve.Client, name string) map[string]any {

@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/render"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -112,23 +109,15 @@ func TestAMovedGuestIsLeftWhereItIsAndNamed(t *testing.T) {
 	if p.Summary.InSync() != 2 {
 		t.Errorf("in sync: %d, want 2", p.Summary.InSync())
 	}
-	var text bytes.Buffer
-	render.Plan(&text, p, false)
-	if !strings.Contains(text.String(), "running on pve2; the manifest says pve1: moved by HA or a migration, left where it is") {
-		t.Errorf("plan text does not name the move:\n%s", text.String())
-	}
-	js, err := p.JSON()
-	if err != nil {
-		t.Fatal(err)
+	if text := planText(p); !strings.Contains(text, "running on pve2; the manifest says pve1: moved by HA or a migration, left where it is") {
+		t.Errorf("plan text does not name the move:\n%s", text)
 	}
 	var doc struct {
 		Actions []struct {
 			Name, Node, ManifestNode string
 		}
 	}
-	if err := json.Unmarshal(js, &doc); err != nil {
-		t.Fatal(err)
-	}
+	decodePlanJSON(t, p, &doc)
 	for _, a := range doc.Actions {
 		if a.ManifestNode != "pve1" {
 			t.Errorf("JSON %s: node %s, manifestNode %q", a.Name, a.Node, a.ManifestNode)

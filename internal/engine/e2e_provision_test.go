@@ -74,6 +74,21 @@ func (p *provEnv) guestFile(vmid int, path string) string {
 	return string(b)
 }
 
+// assertGuestFiles fails for each file of guest vmid's tree, given as path
+// and content pairs, that does not hold its content; when says at which
+// point.
+func (p *provEnv) assertGuestFiles(vmid int, when string, files ...string) {
+	p.t.Helper()
+	if len(files)%2 != 0 {
+		p.t.Fatalf("files come as path and content pairs: %d strings", len(files))
+	}
+	for i := 0; i < len(files); i += 2 {
+		if got := p.guestFile(vmid, files[i]); got != files[i+1] {
+			p.t.Errorf("%s: guest %d %s holds %q, want %q", when, vmid, files[i], got, files[i+1])
+		}
+	}
+}
+
 func (p *provEnv) applyOne(kind, name string) engine.Result {
 	p.t.Helper()
 	plan, rep := p.apply(p.eng)
@@ -250,12 +265,9 @@ func TestProvisionVMOverSSH(t *testing.T) {
 	if !strings.Contains(keys, "user@laptop") || !strings.Contains(keys, pub) {
 		t.Fatalf("sshkeys %q lack the declared or proxmops' key", keys)
 	}
-	if got := p.guestFile(320, "etc/motd"); got != "welcome\n" {
-		t.Errorf("motd %q", got)
-	}
-	if got := p.guestFile(320, "var/lib/pvesim/installed-packages"); got != "nginx\n" {
-		t.Errorf("packages %q", got)
-	}
+	p.assertGuestFiles(320, "after the first provisioning",
+		"etc/motd", "welcome\n",
+		"var/lib/pvesim/installed-packages", "nginx\n")
 	p.assertInSync(p.eng)
 
 	p.write("app.yaml", strings.Replace(vm, "MOTD", "welcome back", 1))
@@ -265,12 +277,9 @@ func TestProvisionVMOverSSH(t *testing.T) {
 	if r := p.applyOne(engine.KindVirtualMachine, "app"); r.Status != vocab.StatusSynced {
 		t.Fatalf("re-provision: %+v", r)
 	}
-	if got := p.guestFile(320, "etc/motd"); got != "welcome back\n" {
-		t.Errorf("motd %q", got)
-	}
-	if got := p.guestFile(320, "root/app.log"); got != "provisioned\nprovisioned\n" {
-		t.Errorf("runs %q", got)
-	}
+	p.assertGuestFiles(320, "after the re-provisioning",
+		"etc/motd", "welcome back\n",
+		"root/app.log", "provisioned\nprovisioned\n")
 	p.assertInSync(p.eng)
 }
 

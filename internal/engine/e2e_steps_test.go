@@ -41,6 +41,23 @@ func (e *env) assertRefusedSendingNothing(eng *engine.Engine, kind, name, want, 
 	e.applySendingNone(eng, p, [][2]string{{method, path}})
 }
 
+// assertDeleteOnRequest deletes the owned kind/owned on request, whose
+// object ownedID must then be gone, and the hand-made kind/theirs (its
+// object called so too), which must be refused and stay; present reads
+// whether an object is on the cluster.
+func (e *env) assertDeleteOnRequest(eng *engine.Engine, kind, owned, ownedID, theirs string, present func(id string) bool) {
+	e.t.Helper()
+	if _, err := eng.Delete(e.t.Context(), e.desired(), kind, owned, nil); err != nil {
+		e.t.Fatalf("deleting the owned %s/%s: %v", kind, owned, err)
+	}
+	if present(ownedID) {
+		e.t.Fatalf("the owned %s/%s is still there", kind, owned)
+	}
+	if _, err := eng.Delete(e.t.Context(), e.desired(), kind, theirs, nil); err == nil || !present(theirs) {
+		e.t.Fatalf("deleted %s/%s, which proxmops does not own: %v", kind, theirs, err)
+	}
+}
+
 // applySendingNone applies p and fails for each of the calls (method and
 // path pattern) the apply sent.
 func (e *env) applySendingNone(eng *engine.Engine, p *engine.Plan, calls [][2]string) {
