@@ -142,9 +142,7 @@ func TestBackupJobHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 
 	// No longer declared: kept with prune off, deleted with it on.
 	e.remove("backup/mine.yaml")
-	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindBackupJob, "mine"); a.Action != vocab.ActionNone || !strings.Contains(a.Reason, "prune is off") {
-		t.Fatalf("mine with prune off: %s %s", a.Action, a.Reason)
-	}
+	assertPlanned(t, e.plan(e.engine(engine.Options{})), engine.KindBackupJob, "mine", vocab.ActionNone, "prune is off")
 	e.converge(pruning)
 	if backupJob(t, e.client, "proxmops-mine") != nil || backupJob(t, e.client, "handmade") == nil || backupJob(t, e.client, "backup-1a2b3c4d-5e6f") == nil {
 		t.Fatal("prune removed the wrong jobs")
@@ -156,12 +154,8 @@ func TestBackupJobHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 	e.write("backup/weekly.yaml", "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata:\n  name: weekly\n"+adopt+"spec: {schedule: \"sat 03:00\", guests: [web]}\n")
 	e.write("backup/old.yaml", "apiVersion: proxmops.dev/v1\nkind: BackupJob\nmetadata:\n  name: backup-1a2b3c4d-5e6f\n"+adopt+"spec: {schedule: \"sun 01:00\", all: true, comment: by hand}\n")
 	p = e.plan(pruning)
-	if a := p.Find(engine.KindBackupJob, "weekly"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "adopting backup job proxmops-weekly") {
-		t.Fatalf("adoption in place: %s %s", a.Action, a.Reason)
-	}
-	if a := p.Find(engine.KindBackupJob, "backup-1a2b3c4d-5e6f"); a.Action != vocab.ActionCreate || !strings.Contains(a.Reason, "Proxmox cannot rename it") {
-		t.Fatalf("adoption by a new ID: %s %s", a.Action, a.Reason)
-	}
+	assertPlanned(t, p, engine.KindBackupJob, "weekly", vocab.ActionUpdate, "adopting backup job proxmops-weekly")
+	assertPlanned(t, p, engine.KindBackupJob, "backup-1a2b3c4d-5e6f", vocab.ActionCreate, "Proxmox cannot rename it")
 	e.converge(pruning)
 	if j := backupJob(t, e.client, "proxmops-weekly"); j["schedule"] != "sat 03:00" || j["vmid"] != "150" || j["comment"] != "managed-by-proxmops" {
 		t.Fatalf("adopted weekly: %v", j)

@@ -163,9 +163,7 @@ func TestFirewallHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 
 	// No longer declared: kept with prune off, deleted with it on.
 	e.remove("fw/mine.yaml")
-	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindFirewallAlias, "mine"); a.Action != vocab.ActionNone || !strings.Contains(a.Reason, "prune is off") {
-		t.Fatalf("mine with prune off: %s %s", a.Action, a.Reason)
-	}
+	assertPlanned(t, e.plan(e.engine(engine.Options{})), engine.KindFirewallAlias, "mine", vocab.ActionNone, "prune is off")
 	p = e.plan(pruning)
 	if a := p.Find(engine.KindFirewallAlias, "mine"); a.Action != vocab.ActionDelete {
 		t.Fatalf("mine with prune on: %s %s", a.Action, a.Reason)
@@ -178,9 +176,7 @@ func TestFirewallHandMadeLeftAloneConflictPruneAdopt(t *testing.T) {
 	// Adoption: the hand-made alias becomes proxmops', the manifest wins.
 	e.write("fw/other.yaml", strings.Replace(fwAliasYAML("other", "10.2.2.2", "declared"), "  name: other\n", "  name: other\n  annotations: {proxmops.dev/adopt: \"true\"}\n", 1))
 	p = e.plan(pruning)
-	if a := p.Find(engine.KindFirewallAlias, "other"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "adopting alias Other") {
-		t.Fatalf("adoption: %s %s", a.Action, a.Reason)
-	}
+	assertPlanned(t, p, engine.KindFirewallAlias, "other", vocab.ActionUpdate, "adopting alias Other")
 	e.converge(pruning)
 	if a := fwAlias(t, e.client, "other"); a["cidr"] != "10.2.2.2" || a["comment"] != "declared (managed-by-proxmops)" {
 		t.Fatalf("adopted alias: %v", a)

@@ -246,9 +246,7 @@ func TestGuestFirewallWithoutFilteredNICIsNoted(t *testing.T) {
 	}
 	e.converge(eng)
 	setGuestFW(t, e.client, "qemu", 150, "enable", "0")
-	if a := e.plan(eng).Find(engine.KindVirtualMachine, "web"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, note) {
-		t.Fatalf("update: %s %q", a.Action, a.Reason)
-	}
+	assertPlanned(t, e.plan(eng), engine.KindVirtualMachine, "web", vocab.ActionUpdate, note)
 	e.write("vms/web.yaml", fwVM)
 	setGuestFW(t, e.client, "qemu", 150, "enable", "0")
 	if a := e.plan(eng).Find(engine.KindVirtualMachine, "web"); strings.Contains(a.Reason, note) {

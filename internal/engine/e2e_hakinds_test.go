@@ -235,17 +235,13 @@ func TestHARuleHandMadeLeftAloneConflictPruneAdoptRefused(t *testing.T) {
 	e.remove("ha/mine.yaml")
 	e.remove("ha/plain.yaml")
 	e.remove("ha/far.yaml")
-	if a := e.plan(e.engine(engine.Options{})).Find(engine.KindHARule, "mine"); a.Action != vocab.ActionNone || !strings.Contains(a.Reason, "prune is off") {
-		t.Fatalf("mine with prune off: %s %s", a.Action, a.Reason)
-	}
+	assertPlanned(t, e.plan(e.engine(engine.Options{})), engine.KindHARule, "mine", vocab.ActionNone, "prune is off")
 	if a := e.plan(pruning).Find(engine.KindHARule, "mine"); a.Action != vocab.ActionDelete {
 		t.Fatalf("mine with prune on: %s %s", a.Action, a.Reason)
 	}
 	e.write("ha/taken.yaml", strings.Replace(haRuleYAML("taken", "{ type: node-affinity, guests: [db], nodes: [{ node: pve2 }] }"),
 		"  name: taken\n", "  name: taken\n  annotations: {proxmops.dev/adopt: \"true\"}\n", 1))
-	if a := e.plan(pruning).Find(engine.KindHARule, "taken"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "adopting HA rule taken") {
-		t.Fatalf("adoption: %s %s", a.Action, a.Reason)
-	}
+	assertPlanned(t, e.plan(pruning), engine.KindHARule, "taken", vocab.ActionUpdate, "adopting HA rule taken")
 	e.converge(pruning)
 	if haRule(t, e.client, "mine") != nil || haRule(t, e.client, "theirs") == nil {
 		t.Fatal("prune removed the wrong rules")

@@ -174,9 +174,7 @@ func TestFailedNetworkReloadIsAppliedNextPass(t *testing.T) {
 		t.Errorf("a fresh proxmops calls the staged, inactive vmbr1 in sync: %s", a.Reason)
 	}
 	p := e.plan(eng)
-	if a := p.Find(engine.KindNetwork, "pve1-vmbr1"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "not applied") {
-		t.Fatalf("pve1-vmbr1: %s %s: %s", a.Action, a.Status, a.Reason)
-	}
+	assertPlanned(t, p, engine.KindNetwork, "pve1-vmbr1", vocab.ActionUpdate, "not applied")
 	e.mustApply(eng)
 	e.requireInSync(eng)
 	st, _ = e.client.NetworkConfig(ctx, "pve1")

@@ -142,14 +142,7 @@ func TestSdnPendingChangeIsApplied(t *testing.T) {
 	if len(acts) != 1 || acts[0].Name != "overlay" {
 		t.Fatalf("want overlay created, the pending zones waiting for its apply:\n%s", planText(p))
 	}
-	e2.sim.ResetRequests()
-	if rep, err := eng2.Apply(ctx, p.Only(acts[0].Key()), nil); err != nil || rep.Failed > 0 {
-		t.Fatalf("%v %+v", err, rep)
-	}
-	if n := e2.sim.RequestCountFor("PUT", "/cluster/sdn"); n != 1 {
-		t.Fatalf("applied %d times, want once", n)
-	}
-	e2.requireInSync(eng2)
+	e2.applyAloneSendingOneSDNApply(eng2, p, acts[0].Key())
 
 	e3 := newEnv(t)
 	e3.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
@@ -166,12 +159,20 @@ func TestSdnPendingChangeIsApplied(t *testing.T) {
 	if len(acts) != 1 || p.Summary.Update != 1 {
 		t.Fatalf("want exactly one action carrying the apply:\n%s", planText(p))
 	}
-	e3.sim.ResetRequests()
-	if rep, err := eng3.Apply(ctx, p.Only(acts[0].Key()), nil); err != nil || rep.Failed > 0 {
-		t.Fatalf("%v %+v", err, rep)
+	e3.applyAloneSendingOneSDNApply(eng3, p, acts[0].Key())
+}
+
+// applyAloneSendingOneSDNApply applies only the action key of p and fails
+// unless it sent the SDN apply (PUT /cluster/sdn) exactly once and left
+// the cluster in sync.
+func (e *env) applyAloneSendingOneSDNApply(eng *engine.Engine, p *engine.Plan, key string) {
+	e.t.Helper()
+	e.sim.ResetRequests()
+	if rep, err := eng.Apply(e.t.Context(), p.Only(key), nil); err != nil || rep.Failed > 0 {
+		e.t.Fatalf("%s alone: %v %+v", key, err, rep)
 	}
-	if n := e3.sim.RequestCountFor("PUT", "/cluster/sdn"); n != 1 {
-		t.Fatalf("applied %d times, want once", n)
+	if n := e.sim.RequestCountFor("PUT", "/cluster/sdn"); n != 1 {
+		e.t.Fatalf("%s alone applied the SDN configuration %d times, want once", key, n)
 	}
-	e3.requireInSync(eng3)
+	e.requireInSync(eng)
 }

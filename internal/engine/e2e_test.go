@@ -247,6 +247,20 @@ func (e *env) assertOwnerTag(vmid int, want bool, what string) {
 	}
 }
 
+// assertPlanned fails unless p plans kind/name as action with a reason
+// holding part; it returns the action.
+func assertPlanned(t testing.TB, p *engine.Plan, kind, name string, action vocab.Action, part string) *engine.Action {
+	t.Helper()
+	a := p.Find(kind, name)
+	if a == nil {
+		t.Fatalf("%s/%s is not planned:\n%s", kind, name, planText(p))
+	}
+	if a.Action != action || !strings.Contains(a.Reason, part) {
+		t.Fatalf("%s/%s planned %s %s: %q %v; want %s with %q", kind, name, a.Action, a.Status, a.Reason, a.Changes, action, part)
+	}
+	return a
+}
+
 func (e *env) guest(vmid int) pvesim.GuestInfo {
 	e.t.Helper()
 	g, ok := e.sim.Guest(vmid)

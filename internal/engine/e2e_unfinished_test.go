@@ -109,9 +109,7 @@ func TestTemplateConversionCutShortIsFinished(t *testing.T) {
 		t.Fatalf("want a template with a VM disk: %v", g.Config)
 	}
 	p := e.plan(eng)
-	if a := p.Find(engine.KindTemplate, "debian-12-tpl"); a.Action != vocab.ActionUpdate || !strings.Contains(a.Reason, "scsi0") {
-		t.Fatalf("template: %s %s: %s", a.Action, a.Status, a.Reason)
-	}
+	assertPlanned(t, p, engine.KindTemplate, "debian-12-tpl", vocab.ActionUpdate, "scsi0")
 	e.converge(eng)
 	e.assertInSync(eng)
 	if g := e.guest(9000); !strings.Contains(g.Config["scsi0"], "base-9000-disk-0") {
