@@ -27,18 +27,6 @@ func example(t *testing.T, name string) string {
 	return string(b)
 }
 
-// mustApply applies a plan and fails the test on any failed action.
-func (e *env) mustApply(eng *engine.Engine) (*engine.Plan, *engine.Report) {
-	e.t.Helper()
-	p, rep := e.apply(eng)
-	for _, r := range rep.Results {
-		if r.Status != vocab.StatusSynced {
-			e.t.Fatalf("%s/%s: %s %s: %s", r.Kind, r.Name, r.Action, r.Status, r.Error)
-		}
-	}
-	return p, rep
-}
-
 // requireInSync plans again and fails when anything is still to do, or
 // cannot be evaluated.
 func (e *env) requireInSync(eng *engine.Engine) *engine.Plan {

@@ -208,6 +208,13 @@ func (e *env) apply(eng *engine.Engine) (*engine.Plan, *engine.Report) {
 // converge applies and fails the test on any failed action.
 func (e *env) converge(eng *engine.Engine) *engine.Report {
 	e.t.Helper()
+	_, rep := e.mustApply(eng)
+	return rep
+}
+
+// mustApply is converge returning the plan applied too.
+func (e *env) mustApply(eng *engine.Engine) (*engine.Plan, *engine.Report) {
+	e.t.Helper()
 	p, rep := e.apply(eng)
 	for _, r := range rep.Results {
 		if r.Status != vocab.StatusSynced {
@@ -220,7 +227,7 @@ func (e *env) converge(eng *engine.Engine) *engine.Report {
 		}
 		e.t.FailNow()
 	}
-	return rep
+	return p, rep
 }
 
 // assertInSync fails unless a fresh plan has nothing to do.
