@@ -461,32 +461,14 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 			return err
 		}
 	}
-	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused, guestPower{
-		shutdown: func() error { return x.shutdownContainer(ctx, node, vmid, uo.shutdownTimeout) },
-		start:    func() (string, error) { return c.LxcStart(ctx, node, vmid) },
-		reboot:   func() (string, error) { return c.LxcReboot(ctx, node, vmid) },
-		sid:      g.HASID(), haManaged: g.HAManaged(),
-		requestStop: func(secs int) (string, error) { return c.LxcShutdown(ctx, node, vmid, secs, false) },
-		status:      func() (pve.VMStatus, error) { return c.LxcStatus(ctx, node, vmid) },
-	})
-}
-
-// shutdownContainer shuts a container down, stopping it when the timeout
-// is over.
-func (x *execCtx) shutdownContainer(ctx context.Context, node string, vmid int, timeout time.Duration) error {
-	c := x.e.client
-	return x.shutdownOrStop(ctx, timeout, "stopping after the graceful shutdown",
-		func(secs int) (string, error) { return c.LxcShutdown(ctx, node, vmid, secs, true) },
-		func() (pve.VMStatus, error) { return c.LxcStatus(ctx, node, vmid) },
-		func() (string, error) { return c.LxcStop(ctx, node, vmid) })
+	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused,
+		x.power(ctx, lxcCalls(c), node, vmid, g, uo.shutdownTimeout))
 }
 
 // destroyContainer stops an owned container and deletes it, checking
 // ownership again on the cluster first.
 func (x *execCtx) destroyContainer(ctx context.Context, node string, vmid int) error {
-	c := x.e.client
-	_, err := x.destroyOwned(ctx, node, vmid, guestCalls{what: "container", pveType: "lxc", status: c.LxcStatus,
-		config: c.LxcConfig, stop: c.LxcStop, delete: c.LxcDelete})
+	_, err := x.destroyOwned(ctx, node, vmid, lxcCalls(x.e.client))
 	return err
 }
 

@@ -186,14 +186,8 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 			return fmt.Errorf("setting the boot order of VM %d: %w", vmid, err)
 		}
 	}
-	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused, guestPower{
-		shutdown: func() error { return x.shutdown(ctx, node, vmid, uo.shutdownTimeout) },
-		start:    func() (string, error) { return c.QemuStart(ctx, node, vmid) },
-		reboot:   func() (string, error) { return c.QemuReboot(ctx, node, vmid) },
-		sid:      g.HASID(), haManaged: g.HAManaged(),
-		requestStop: func(secs int) (string, error) { return c.QemuShutdown(ctx, node, vmid, secs, false) },
-		status:      func() (pve.VMStatus, error) { return c.QemuStatus(ctx, node, vmid) },
-	})
+	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused,
+		x.power(ctx, qemuCalls(c), node, vmid, g, uo.shutdownTimeout))
 }
 
 // writeConfig writes a VM's settings (PUT) and new drives (POST, a task),
@@ -227,33 +221,38 @@ func (x *execCtx) writeConfig(ctx context.Context, node string, vmid int, sync, 
 	return err
 }
 
-// shutdown asks the guest to shut down and stops it hard after the timeout.
-func (x *execCtx) shutdown(ctx context.Context, node string, vmid int, timeout time.Duration) error {
-	c := x.e.client
-	return x.shutdownOrStop(ctx, timeout, "stopping after the graceful shutdown timed out",
-		func(secs int) (string, error) { return c.QemuShutdown(ctx, node, vmid, secs, false) },
-		func() (pve.VMStatus, error) { return c.QemuStatus(ctx, node, vmid) },
-		func() (string, error) { return c.QemuStop(ctx, node, vmid) })
-}
-
-// shutdownOrStop runs the shutdown task request (given the seconds it may
-// take, the engine's default when timeout is not positive) and, unless the
-// guest is then seen stopped, the stop task, named stopping.
-func (x *execCtx) shutdownOrStop(ctx context.Context, timeout time.Duration, stopping string,
-	request func(secs int) (string, error), status func() (pve.VMStatus, error), stop func() (string, error)) error {
+// shutdownOrStop asks the guest to shut down (Proxmox stopping it when
+// calls.forceStop says so) within timeout, the engine's default when not
+// positive, and stops it hard, in the step calls.stopping, unless it is
+// then seen stopped.
+func (x *execCtx) shutdownOrStop(ctx context.Context, calls guestCalls, node string, vmid int, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = x.e.opts.ShutdownTimeout
 	}
 	secs := max(int(timeout/time.Second), 1)
-	if err := x.task(ctx, fmt.Sprintf("shutting down (up to %ds)", secs), func() (string, error) { return request(secs) }); err == nil {
-		if st, err := status(); err == nil && st.Status != "running" {
+	if err := x.task(ctx, fmt.Sprintf("shutting down (up to %ds)", secs), func() (string, error) {
+		return calls.shutdown(ctx, node, vmid, secs, calls.forceStop)
+	}); err == nil {
+		if st, err := calls.status(ctx, node, vmid); err == nil && st.Status != "running" {
 			return nil
 		}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return x.task(ctx, stopping, stop)
+	return x.task(ctx, calls.stopping, func() (string, error) { return calls.stop(ctx, node, vmid) })
+}
+
+// power is the guestPower of guest g, at node and vmid, through calls.
+func (x *execCtx) power(ctx context.Context, calls guestCalls, node string, vmid int, g *Guest, timeout time.Duration) guestPower {
+	return guestPower{
+		shutdown: func() error { return x.shutdownOrStop(ctx, calls, node, vmid, timeout) },
+		start:    func() (string, error) { return calls.start(ctx, node, vmid) },
+		reboot:   func() (string, error) { return calls.reboot(ctx, node, vmid) },
+		sid:      g.HASID(), haManaged: g.HAManaged(),
+		requestStop: func(secs int) (string, error) { return calls.shutdown(ctx, node, vmid, secs, false) },
+		status:      func() (pve.VMStatus, error) { return calls.status(ctx, node, vmid) },
+	}
 }
 
 // provisionCidata builds and uploads the userData seed and attaches it.
@@ -294,13 +293,35 @@ func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, 
 	return nil
 }
 
-// guestCalls are the API calls that tell a VM's destruction from a
-// container's.
+// guestCalls are the API calls of one Proxmox guest type, and how its
+// graceful shutdown is asked and its stop after it named.
 type guestCalls struct {
-	what, pveType string // VM and qemu, or container and lxc
-	status        func(ctx context.Context, node string, vmid int) (pve.VMStatus, error)
-	config        func(ctx context.Context, node string, vmid int) (pve.ConfigValues, error)
-	stop, delete  func(ctx context.Context, node string, vmid int) (string, error)
+	what, pveType               string // VM and qemu, or container and lxc
+	status                      func(ctx context.Context, node string, vmid int) (pve.VMStatus, error)
+	config                      func(ctx context.Context, node string, vmid int) (pve.ConfigValues, error)
+	stop, delete, start, reboot func(ctx context.Context, node string, vmid int) (string, error)
+	shutdown                    func(ctx context.Context, node string, vmid, timeoutSec int, forceStop bool) (string, error)
+	forceStop                   bool
+	stopping                    string
+}
+
+// qemuCalls are a VM's calls; its configuration is read with pending
+// changes applied.
+func qemuCalls(c *pve.Client) guestCalls {
+	return guestCalls{what: "VM", pveType: "qemu", status: c.QemuStatus,
+		config: func(ctx context.Context, node string, vmid int) (pve.ConfigValues, error) {
+			return c.QemuConfig(ctx, node, vmid, true)
+		},
+		stop: c.QemuStop, delete: c.QemuDelete, start: c.QemuStart, reboot: c.QemuReboot, shutdown: c.QemuShutdown,
+		stopping: "stopping after the graceful shutdown timed out"}
+}
+
+// lxcCalls are a container's calls; its graceful shutdown has Proxmox stop
+// it at the timeout.
+func lxcCalls(c *pve.Client) guestCalls {
+	return guestCalls{what: "container", pveType: "lxc", status: c.LxcStatus, config: c.LxcConfig,
+		stop: c.LxcStop, delete: c.LxcDelete, start: c.LxcStart, reboot: c.LxcReboot, shutdown: c.LxcShutdown,
+		forceStop: true, stopping: "stopping after the graceful shutdown"}
 }
 
 // destroyOwned stops an owned guest and deletes it, checking its
@@ -338,10 +359,7 @@ func (x *execCtx) destroyOwned(ctx context.Context, node string, vmid int, g gue
 // destroyGuest stops an owned VM and deletes it.
 func (x *execCtx) destroyGuest(ctx context.Context, node string, vmid int) error {
 	c := x.e.client
-	cfg, err := x.destroyOwned(ctx, node, vmid, guestCalls{what: "VM", pveType: "qemu", status: c.QemuStatus,
-		config: func(ctx context.Context, node string, vmid int) (pve.ConfigValues, error) {
-			return c.QemuConfig(ctx, node, vmid, true)
-		}, stop: c.QemuStop, delete: c.QemuDelete})
+	cfg, err := x.destroyOwned(ctx, node, vmid, qemuCalls(c))
 	if err != nil {
 		return err
 	}
