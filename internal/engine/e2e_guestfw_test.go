@@ -163,13 +163,9 @@ func TestGuestWithoutSpecFirewallLeftAlone(t *testing.T) {
 func TestGuestFirewallReadAtTheDriftCheckCadence(t *testing.T) {
 	const n, every, interval = 20, 10 * time.Minute, time.Minute
 	e, eng, cache, clock, fleet := cachedFleet(t, n, every)
-	desired := func() *engine.Desired {
-		d := fleet(nil)
-		for _, s := range d.Specs(engine.KindVirtualMachine) {
-			s.(*engine.VMSpec).Firewall = &engine.GuestFirewallSpec{Options: []engine.GuestFirewallOption{{Key: "enable", Path: "spec.firewall.enabled", Value: "1"}}}
-		}
-		return d
-	}
+	desired := withFirewalls(fleet, func(int) *engine.GuestFirewallSpec {
+		return &engine.GuestFirewallSpec{Options: []engine.GuestFirewallOption{{Key: "enable", Path: "spec.firewall.enabled", Value: "1"}}}
+	})
 	if _, err := eng.Apply(context.Background(), planOK(t, eng, desired()), nil); err != nil {
 		t.Fatal(err)
 	}

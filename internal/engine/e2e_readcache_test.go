@@ -56,6 +56,19 @@ func cachedFleet(t *testing.T, n int, every time.Duration) (*env, *engine.Engine
 	return e, eng, cache, clock, desired
 }
 
+// withFirewalls is the fleet (onboot on) with the firewall fw(vmid) given
+// to each VM, none where it is nil.
+func withFirewalls(fleet func(off map[int]bool) *engine.Desired, fw func(vmid int) *engine.GuestFirewallSpec) func() *engine.Desired {
+	return func() *engine.Desired {
+		d := fleet(nil)
+		for _, s := range d.Specs(engine.KindVirtualMachine) {
+			vm := s.(*engine.VMSpec)
+			vm.Firewall = fw(vm.VMID)
+		}
+		return d
+	}
+}
+
 func planOK(t *testing.T, eng *engine.Engine, d *engine.Desired) *engine.Plan {
 	t.Helper()
 	p, err := eng.Plan(context.Background(), d, "test")
@@ -233,19 +246,16 @@ func TestReadCacheRefreshReadsAskedGuests(t *testing.T) {
 func TestReadCacheSpendsAPassBudgetOfRequestsFirewallReadsIncluded(t *testing.T) {
 	const n, every, interval = 100, 10 * time.Minute, time.Minute
 	e, eng, cache, clock, fleet := cachedFleet(t, n, every)
-	desired := func() *engine.Desired {
-		d := fleet(nil)
-		for _, s := range d.Specs(engine.KindVirtualMachine) {
-			if vm := s.(*engine.VMSpec); vm.VMID%4 == 0 {
-				vm.Firewall = &engine.GuestFirewallSpec{
-					Options:  []engine.GuestFirewallOption{{Key: "enable", Path: "spec.firewall.enabled", Value: "1"}},
-					Rules:    []manifest.FirewallRule{{Type: "in", Action: "ACCEPT", Proto: "tcp", Dport: "22"}},
-					RulesSet: true,
-				}
-			}
+	desired := withFirewalls(fleet, func(vmid int) *engine.GuestFirewallSpec {
+		if vmid%4 != 0 {
+			return nil
 		}
-		return d
-	}
+		return &engine.GuestFirewallSpec{
+			Options:  []engine.GuestFirewallOption{{Key: "enable", Path: "spec.firewall.enabled", Value: "1"}},
+			Rules:    []manifest.FirewallRule{{Type: "in", Action: "ACCEPT", Proto: "tcp", Dport: "22"}},
+			RulesSet: true,
+		}
+	})
 	if rep, err := eng.Apply(context.Background(), planOK(t, eng, desired()), nil); err != nil || rep.Failed > 0 {
 		t.Fatalf("giving a quarter of the guests a firewall: %v %+v", err, rep)
 	}
