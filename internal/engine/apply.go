@@ -92,6 +92,19 @@ type Report struct {
 // stepFunc carries out an action.
 type stepFunc func(ctx context.Context, x *execCtx) error
 
+// chainStep makes step run after the action's own step, if any.
+func chainStep(a *Action, step stepFunc) {
+	prev := a.run
+	a.run = func(ctx context.Context, x *execCtx) error {
+		if prev != nil {
+			if err := prev(ctx, x); err != nil {
+				return err
+			}
+		}
+		return step(ctx, x)
+	}
+}
+
 // claim is what an action occupies while it runs.
 type claim struct {
 	nodes    []string

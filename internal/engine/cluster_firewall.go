@@ -73,19 +73,12 @@ func (r *clusterFirewallReconciler) scope(pc *planContext, sc *scope) {
 		return
 	}
 	sc.read(func(ctx context.Context) error {
-		var opts map[string]any
-		if err := pc.e.client.Get(ctx, fwOptionsPath, nil, &opts); err != nil {
-			r.err = fmt.Errorf("reading %s: %w", fwOptionsPath, err)
+		if !r.readOptions(ctx, pc.e.client) {
 			return nil
 		}
-		r.options = stringValues(opts)
-		var list []map[string]any
-		if err := pc.e.client.Get(ctx, fwClusterRulesPath, nil, &list); err != nil {
+		if err := r.readRules(ctx, pc.e.client); err != nil {
 			r.err = fmt.Errorf("reading %s: %w", fwClusterRulesPath, err)
 			return nil
-		}
-		for _, m := range list {
-			r.rules = append(r.rules, stringValues(m))
 		}
 		if r.changes(specs[0]) {
 			// Only a pass that would change something reads what the guard needs.
@@ -93,6 +86,30 @@ func (r *clusterFirewallReconciler) scope(pc *planContext, sc *scope) {
 		}
 		return nil
 	})
+}
+
+// readOptions reads the cluster firewall's options; a failed read is
+// r.err, and false.
+func (r *clusterFirewallReconciler) readOptions(ctx context.Context, c *pve.Client) bool {
+	var opts map[string]any
+	if err := c.Get(ctx, fwOptionsPath, nil, &opts); err != nil {
+		r.err = fmt.Errorf("reading %s: %w", fwOptionsPath, err)
+		return false
+	}
+	r.options = stringValues(opts)
+	return true
+}
+
+// readRules reads the cluster's rule list.
+func (r *clusterFirewallReconciler) readRules(ctx context.Context, c *pve.Client) error {
+	var list []map[string]any
+	if err := c.Get(ctx, fwClusterRulesPath, nil, &list); err != nil {
+		return err
+	}
+	for _, m := range list {
+		r.rules = append(r.rules, stringValues(m))
+	}
+	return nil
 }
 
 // changes reports whether the cluster firewall differs from s.

@@ -30,23 +30,13 @@ func (r *clusterFirewallReconciler) scopeUndeclared(pc *planContext, sc *scope) 
 		return
 	}
 	sc.read(func(ctx context.Context) error {
-		var list []map[string]any
-		if err := pc.e.client.Get(ctx, fwClusterRulesPath, nil, &list); err != nil {
+		if err := r.readRules(ctx, pc.e.client); err != nil {
 			return nil // nothing declared: a list proxmops cannot read is not reported
 		}
 		r.listed = true
-		for _, m := range list {
-			r.rules = append(r.rules, stringValues(m))
-		}
-		if len(r.markedPositions()) == 0 {
+		if len(r.markedPositions()) == 0 || !r.readOptions(ctx, pc.e.client) {
 			return nil
 		}
-		var opts map[string]any
-		if err := pc.e.client.Get(ctx, fwOptionsPath, nil, &opts); err != nil {
-			r.err = fmt.Errorf("reading %s: %w", fwOptionsPath, err)
-			return nil
-		}
-		r.options = stringValues(opts)
 		// Nothing declared: the options stay as they are.
 		r.guard = readGuardInputs(ctx, pc, &ClusterFirewallSpec{}, r.options)
 		return nil

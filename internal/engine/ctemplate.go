@@ -155,9 +155,8 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 		}
 		return a
 	}
-	vols, listed, lerr := pc.snap.Volumes(node, s.Storage)
-	if lerr != nil || !listed {
-		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
+	vols, ok := listedVolumes(pc, a, node, s.Storage)
+	if !ok {
 		return a
 	}
 	a.claim = claim{nodes: []string{node}, storages: []string{storageKey(ref)}}

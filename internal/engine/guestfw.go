@@ -316,19 +316,6 @@ func unfilteredNote(want *GuestFirewallSpec) string {
 	return ""
 }
 
-// chainStep makes step run after the action's own step, if any.
-func chainStep(a *Action, step stepFunc) {
-	prev := a.run
-	a.run = func(ctx context.Context, x *execCtx) error {
-		if prev != nil {
-			if err := prev(ctx, x); err != nil {
-				return err
-			}
-		}
-		return step(ctx, x)
-	}
-}
-
 // guestFirewallNeeds: set_options and the rule calls take
 // VM.Config.Network on the guest (VM.pm, Rules.pm GuestRules).
 func guestFirewallNeeds(a *Action) []privNeed {

@@ -198,18 +198,12 @@ func haChange(f haField, from, to string) vocab.Change {
 
 // chainRun runs op after the action's own step.
 func chainRun(a *Action, op collReq) *Action {
-	prev := a.run
-	a.run = func(ctx context.Context, x *execCtx) error {
-		if prev != nil {
-			if err := prev(ctx, x); err != nil {
-				return err
-			}
-		}
+	chainStep(a, func(ctx context.Context, x *execCtx) error {
 		if err := op.do(ctx, x.e.client); err != nil {
 			return fmt.Errorf("%s %s: %w", op.method, op.path, err)
 		}
 		return nil
-	}
+	})
 	return a
 }
 

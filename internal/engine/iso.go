@@ -56,6 +56,17 @@ func (r isoReconciler) plan(pc *planContext) []*Action {
 	return append(out, r.prune(pc, declared)...)
 }
 
+// listedVolumes is the volumes of storage on node; when the storage could
+// not be listed, a is Unknown and ok false.
+func listedVolumes(pc *planContext, a *Action, node, storage string) (vols []pve.Volume, ok bool) {
+	vols, listed, err := pc.snap.Volumes(node, storage)
+	if err != nil || !listed {
+		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", storage, node, err)
+		return nil, false
+	}
+	return vols, true
+}
+
 func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, 0)
@@ -72,9 +83,8 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 		a.Action, a.Status, a.Reason = vocab.ActionCreate, vocab.StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
 		return a
 	}
-	vols, listed, lerr := pc.snap.Volumes(node, s.Storage)
-	if lerr != nil || !listed {
-		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("could not list storage %s on %s: %v", s.Storage, node, lerr)
+	vols, ok := listedVolumes(pc, a, node, s.Storage)
+	if !ok {
 		return a
 	}
 	fileName := strings.TrimPrefix(volid, s.Storage+":iso/")

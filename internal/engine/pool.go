@@ -239,15 +239,7 @@ func planGuestPool(pc *planContext, a *Action, want string) *Action {
 	if g.Pool != "" {
 		params.Set("allow-move", "1")
 	}
-	prev := a.run
-	a.run = func(ctx context.Context, x *execCtx) error {
-		if prev != nil {
-			if err := prev(ctx, x); err != nil {
-				return err
-			}
-		}
-		return x.e.client.Put(ctx, "pools", params, nil)
-	}
+	chainStep(a, func(ctx context.Context, x *execCtx) error { return x.e.client.Put(ctx, "pools", params, nil) })
 	return a
 }
 

@@ -203,13 +203,7 @@ func (pc *planContext) planProvision(a *Action, p *ProvisionSpec, g *Guest, stat
 	// The other changes may rewrite the description: the old record goes
 	// back first, so a failed run still shows what was applied before.
 	keepProvisionRecord(a, g, g.ProvisionRecord)
-	prev := a.run
-	a.run = func(ctx context.Context, x *execCtx) error {
-		if err := prev(ctx, x); err != nil {
-			return err
-		}
-		return x.provision(ctx, id, node, vmid, p, false)
-	}
+	chainStep(a, func(ctx context.Context, x *execCtx) error { return x.provision(ctx, id, node, vmid, p, false) })
 	return a
 }
 
