@@ -50,10 +50,7 @@ func (containerReconciler) scope(pc *planContext, sc *scope) {
 		if s.Sync == vocab.SyncDisabled {
 			continue
 		}
-		sc.guest(s.VMID)
-		if s.Firewall != nil {
-			sc.guestFirewall(s.VMID, s.Firewall.RulesSet)
-		}
+		sc.declaredGuest(s.VMID, s.Firewall)
 		if g := pc.snap.Guest(s.VMID); g != nil {
 			sc.confirmPower(g, s.State)
 			continue

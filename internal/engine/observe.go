@@ -247,6 +247,15 @@ func (sc *scope) guestFirewall(vmid int, rules bool) {
 	}
 }
 
+// declaredGuest asks for a declared guest's configuration, and its
+// firewall's as guestFirewall when the manifest declares one (fw).
+func (sc *scope) declaredGuest(vmid int, fw *GuestFirewallSpec) {
+	sc.guest(vmid)
+	if fw != nil {
+		sc.guestFirewall(vmid, fw.RulesSet)
+	}
+}
+
 func (sc *scope) storage(node, storage string) {
 	if node != "" && storage != "" {
 		sc.storages[[2]string{node, storage}] = true

@@ -65,10 +65,7 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 		node := nodeFor(pc, s.Node)
 		g := findVM(pc, s)
 		if g != nil {
-			sc.guest(g.VMID)
-			if s.Firewall != nil {
-				sc.guestFirewall(g.VMID, s.Firewall.RulesSet)
-			}
+			sc.declaredGuest(g.VMID, s.Firewall)
 			sc.confirmPower(g, s.State)
 			node = g.Node // moved by HA or a migration: what it needs is read where it is
 		}
