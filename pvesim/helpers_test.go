@@ -61,6 +61,32 @@ type paramsCase struct {
 	errors map[string]string
 }
 
+// paramErrorCase is a request refused in parameter verification: the
+// parameters sent and the one parameter error the answer must name.
+type paramErrorCase struct {
+	name     string
+	params   url.Values
+	key, msg string
+}
+
+// wantParamErrors posts each case's parameters to path and checks the
+// answer is 400 "Parameter verification failed." with the case's message
+// on its parameter.
+func wantParamErrors(t *testing.T, c *client, path string, tests []paramErrorCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.do("POST", path, tt.params)
+			if r.Status != 400 || r.Reason != "Parameter verification failed." {
+				t.Fatalf("got %d %q: %s", r.Status, r.Reason, r.Body)
+			}
+			if got := r.Errors[tt.key]; got != tt.msg {
+				t.Fatalf("errors[%s] = %q, want %q (all: %v)", tt.key, got, tt.msg, r.Errors)
+			}
+		})
+	}
+}
+
 // want checks an answer's status and reason, and the parameter errors
 // named in errors (others are not looked at).
 func (r apiResp) want(t testing.TB, status int, reason string, errors map[string]string) {

@@ -76,25 +76,12 @@ func TestQemuCreateRefusals(t *testing.T) {
 	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/x.iso", Size: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name   string
-		params url.Values
-		key    string
-		msg    string
-	}{
+	wantParamErrors(t, c, "/nodes/pve1/qemu", []paramErrorCase{
 		{"import needs size 0", vals("vmid", "130", "scsi0", "local-lvm:8,import-from=local:iso/x.iso"), "scsi0", "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"},
 		{"import from iso", vals("vmid", "130", "scsi0", "local-lvm:0,import-from=local:iso/x.iso"), "scsi0", "local:iso/x.iso has wrong type 'iso' - needs to be 'images' or 'import'"},
 		{"iso without cdrom media", vals("vmid", "130", "ide2", "local:iso/x.iso"), "ide2", "explicit 'media=cdrom' is required for iso images"},
 		{"disk on iso storage", vals("vmid", "130", "scsi0", "local:8"), "storage", "storage 'local' does not support vm images"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := c.do("POST", "/nodes/pve1/qemu", tt.params)
-			if r.Status != 400 || r.Errors[tt.key] != tt.msg {
-				t.Fatalf("%d %s", r.Status, r.Body)
-			}
-		})
-	}
+	})
 }
 
 func createVM(t *testing.T, c *client, vmid string, extra ...string) {

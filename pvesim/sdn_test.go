@@ -111,20 +111,11 @@ func TestSDNPendingAndApply(t *testing.T) {
 	}
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "flat1", "zone", "flat"))
 	c.mustOK("POST", "/cluster/sdn/vnets/vnet10/subnets", vals("subnet", "10.10.0.0/24", "type", "subnet", "gateway", "10.10.0.1", "snat", "1"))
-	subnetRefusals := []struct {
-		params url.Values
-		key    string
-		msg    string
-	}{
-		{vals("subnet", "10.20.0.0/24", "type", "subnet", "gateway", "10.30.0.1"), "gateway", "10.30.0.1 is not in subnet 10.20.0.0/24"},
-		{vals("subnet", "10.20.0.0/24"), "type", "property is missing and it is not optional"},
-		{vals("subnet", "10.20.0.300/24", "type", "subnet"), "subnet", "invalid format - value does not look like a valid CIDR network\n"},
-	}
-	for _, tt := range subnetRefusals {
-		if r := c.do("POST", "/cluster/sdn/vnets/vnet10/subnets", tt.params); r.Status != 400 || r.Errors[tt.key] != tt.msg {
-			t.Errorf("subnet %v: %d %s", tt.params, r.Status, r.Body)
-		}
-	}
+	wantParamErrors(t, c, "/cluster/sdn/vnets/vnet10/subnets", []paramErrorCase{
+		{"gateway outside the subnet", vals("subnet", "10.20.0.0/24", "type", "subnet", "gateway", "10.30.0.1"), "gateway", "10.30.0.1 is not in subnet 10.20.0.0/24"},
+		{"no type", vals("subnet", "10.20.0.0/24"), "type", "property is missing and it is not optional"},
+		{"not a CIDR", vals("subnet", "10.20.0.300/24", "type", "subnet"), "subnet", "invalid format - value does not look like a valid CIDR network\n"},
+	})
 	// DHCP ranges are an array: sent as JSON.
 	postJSON := func(body string) apiResp {
 		req, _ := http.NewRequest("POST", srv.APIURL()+"/cluster/sdn/vnets/flat1/subnets", strings.NewReader(body))

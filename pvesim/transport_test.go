@@ -77,12 +77,7 @@ func TestParameterVerification(t *testing.T) {
 	srv := startSim(t, Options{})
 	c := newClient(t, srv)
 	long := strings.Repeat("x", 8193)
-	tests := []struct {
-		name   string
-		params url.Values
-		key    string
-		msg    string
-	}{
+	wantParamErrors(t, c, "/nodes/pve1/qemu", []paramErrorCase{
 		{"required", vals("cores", "2"), "vmid", "property is missing and it is not optional"},
 		{"unknown parameter", vals("vmid", "100", "coers", "2"), "coers", "property is not defined in schema and the schema does not allow additional properties"},
 		{"integer type", vals("vmid", "100", "cores", "two"), "cores", "type check ('integer') failed - got 'two'"},
@@ -108,18 +103,7 @@ func TestParameterVerification(t *testing.T) {
 		{"tag list", vals("vmid", "100", "tags", "prod;we$b"), "tags", "invalid format - invalid characters in tag\n"},
 		{"storage id", vals("vmid", "100", "storage", "x"), "storage", "invalid format - storage ID 'x' cannot be shorter than 2 characters\n"},
 		{"duplicate uri parameter", vals("vmid", "100", "node", "pve2"), "node", "duplicate parameter (already defined in URI) with conflicting values!"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := c.do("POST", "/nodes/pve1/qemu", tt.params)
-			if r.Status != 400 || r.Reason != "Parameter verification failed." {
-				t.Fatalf("got %d %q: %s", r.Status, r.Reason, r.Body)
-			}
-			if got := r.Errors[tt.key]; got != tt.msg {
-				t.Fatalf("errors[%s] = %q, want %q (all: %v)", tt.key, got, tt.msg, r.Errors)
-			}
-		})
-	}
+	})
 }
 
 func TestJSONBodyAndQueryMerge(t *testing.T) {
