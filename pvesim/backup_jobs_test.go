@@ -167,28 +167,16 @@ func TestBackupJobRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 }
 
 func TestBackupJobsNeedTheSchemasPrivileges(t *testing.T) {
-	tests := []struct {
-		name    string
-		missing []string
-		method  string
-		path    string
-		params  url.Values
-		reason  string
-	}{
+	wantPrivRefusals(t, []privCase{
 		{"creating needs Sys.Modify", []string{"Sys.Modify"}, "POST", "/cluster/backup", vals("id", "jj", "schedule", "1:00", "all", "1"),
-			"Permission check failed (/, Sys.Modify)"},
+			403, "Permission check failed (/, Sys.Modify)"},
 		{"creating needs Datastore.Allocate on the storage", []string{"Datastore.Allocate"}, "POST", "/cluster/backup",
-			vals("id", "jj", "schedule", "1:00", "all", "1"), "Permission check failed (/storage/local, Datastore.Allocate)"},
-		{"reading needs Sys.Audit", []string{"Sys.Audit"}, "GET", "/cluster/backup", nil, "Permission check failed (/, Sys.Audit)"},
-		{"deleting needs Sys.Modify", []string{"Sys.Modify"}, "DELETE", "/cluster/backup/jj", nil, "Permission check failed (/, Sys.Modify)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := startSim(t, Options{TokenPrivileges: allBut(tt.missing...)})
-			c := newClient(t, srv)
-			c.do(tt.method, tt.path, tt.params).want(t, 403, tt.reason, nil)
-		})
-	}
+			vals("id", "jj", "schedule", "1:00", "all", "1"), 403, "Permission check failed (/storage/local, Datastore.Allocate)"},
+		{"reading needs Sys.Audit", []string{"Sys.Audit"}, "GET", "/cluster/backup", nil, 403, "Permission check failed (/, Sys.Audit)"},
+		{"deleting needs Sys.Modify", []string{"Sys.Modify"}, "DELETE", "/cluster/backup/jj", nil, 403, "Permission check failed (/, Sys.Modify)"},
+	}, func(t *testing.T, privs []string) *client {
+		return newClient(t, startSim(t, Options{TokenPrivileges: privs}))
+	})
 }
 
 func TestDestroyingAGuestWithPurgeTakesItOutOfBackupJobsAndHARules(t *testing.T) {

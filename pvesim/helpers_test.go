@@ -61,6 +61,28 @@ type paramsCase struct {
 	errors map[string]string
 }
 
+// privCase is a request from a token that lacks the missing privileges,
+// and the answer it gets.
+type privCase struct {
+	name         string
+	missing      []string
+	method, path string
+	params       url.Values
+	status       int
+	reason       string
+}
+
+// wantPrivRefusals sends each case's request to a simulator sim starts
+// for a token holding every privilege but the case's missing ones.
+func wantPrivRefusals(t *testing.T, tests []privCase, sim func(t *testing.T, privs []string) *client) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim(t, allBut(tt.missing...)).do(tt.method, tt.path, tt.params).want(t, tt.status, tt.reason, nil)
+		})
+	}
+}
+
 // paramErrorCase is a request refused in parameter verification: the
 // parameters sent and the one parameter error the answer must name.
 type paramErrorCase struct {

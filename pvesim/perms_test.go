@@ -31,15 +31,7 @@ func privSim(t *testing.T, privs []string) (*Server, *client) {
 
 func TestTokenPrivilegesDenyWithProxmoxText(t *testing.T) {
 	ctCreate := vals("vmid", "300", "ostemplate", testTemplate, "rootfs", "local-lvm:1", "hostname", "ct", "memory", "256", "net0", "name=eth0,bridge=vmbr0")
-	tests := []struct {
-		name    string
-		missing []string
-		method  string
-		path    string
-		params  url.Values
-		status  int
-		reason  string
-	}{
+	wantPrivRefusals(t, []privCase{
 		{"config read needs VM.Audit", []string{"VM.Audit"}, "GET", "/nodes/pve1/qemu/100/config", nil,
 			403, "Permission check failed (/vms/100, VM.Audit)"},
 		{"changing cores needs VM.Config.CPU", []string{"VM.Config.CPU"}, "PUT", "/nodes/pve1/qemu/100/config", vals("cores", "4"),
@@ -93,13 +85,10 @@ func TestTokenPrivilegesDenyWithProxmoxText(t *testing.T) {
 			403, "Permission check failed (/pool/p1, Pool.Allocate)"},
 		{"node status needs Sys.Audit", []string{"Sys.Audit"}, "GET", "/nodes/pve1/status", nil,
 			403, "Permission check failed (/nodes/pve1, Sys.Audit)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, c := privSim(t, allBut(tt.missing...))
-			c.do(tt.method, tt.path, tt.params).want(t, tt.status, tt.reason, nil)
-		})
-	}
+	}, func(t *testing.T, privs []string) *client {
+		_, c := privSim(t, privs)
+		return c
+	})
 }
 
 func withVals(v url.Values, kv ...string) url.Values {
