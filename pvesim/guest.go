@@ -127,3 +127,17 @@ func copyConf(m map[string]string) map[string]string {
 	}
 	return c
 }
+
+// configGone is load_config's failure (PVE::AbstractConfig) for a guest
+// whose config file is no longer on node: destroyed, or migrated away,
+// since the request looked it up.
+func (s *Server) configGone(g *Guest, node string) error {
+	if s.state.Guests[g.VMID] != g || g.Node != node {
+		dir := "qemu-server"
+		if g.Type == "lxc" {
+			dir = "lxc"
+		}
+		return Fail("Configuration file 'nodes/%s/%s/%d.conf' does not exist", node, dir, g.VMID)
+	}
+	return nil
+}

@@ -20,8 +20,8 @@ func (s *Server) qemuTemplate(r *Request) (any, error) {
 	// config lock. qemu-server sets no "lock: template": it writes
 	// template: 1 first, then turns the disks into base volumes one by one.
 	loadAndCheck := func() error {
-		if s.state.Guests[g.VMID] != g {
-			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+		if err := s.configGone(g, g.Node); err != nil {
+			return err
 		}
 		if err := checkLock(g); err != nil {
 			return err
@@ -274,8 +274,8 @@ func (s *Server) qemuCloneWorker(tc *taskCtx, j *qemuCloneJob, ng *Guest) error 
 // qemuCloneRecheck is $load_and_check's second run, under the locks.
 func (s *Server) qemuCloneRecheck(j *qemuCloneJob) error {
 	g := j.g
-	if s.state.Guests[g.VMID] != g {
-		return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+	if err := s.configGone(g, g.Node); err != nil {
+		return err
 	}
 	if err := checkLock(g); err != nil {
 		return err

@@ -70,8 +70,8 @@ func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
 		return nil, err
 	}
 	update := func(tc *taskCtx) error {
-		if s.state.Guests[g.VMID] != g {
-			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
+		if err := s.configGone(g, g.Node); err != nil {
+			return err
 		}
 		if err := early(); err != nil {
 			return err

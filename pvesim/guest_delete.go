@@ -31,11 +31,8 @@ func (s *Server) qemuDestroy(r *Request) (any, error) {
 		return nil, err
 	}
 	return s.startTask(r, g.Node, "qmdestroy", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+		if err := tc.lockConfig(g); err != nil {
 			return err
-		}
-		if s.state.Guests[g.VMID] != g {
-			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
 		}
 		if err := early(); err != nil {
 			return err
@@ -111,10 +108,7 @@ func (s *Server) lxcDestroy(r *Request) (any, error) {
 		return nil, err
 	}
 	return s.startTask(r, g.Node, "vzdestroy", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
-			return err
-		}
-		if err := s.lxcGone(g); err != nil {
+		if err := tc.lockConfig(g); err != nil {
 			return err
 		}
 		if err := early(); err != nil {

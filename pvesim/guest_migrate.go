@@ -321,23 +321,10 @@ func (s *Server) migrateFrame(tc *taskCtx, g *Guest, work func(ml *migrateLog) e
 	return nil
 }
 
-// migrateGone is load_config's failure for a guest that went away or
-// moved before the worker ran.
-func (s *Server) migrateGone(g *Guest, node string) error {
-	if s.state.Guests[g.VMID] != g || g.Node != node {
-		dir := "qemu-server"
-		if g.Type == "lxc" {
-			dir = "lxc"
-		}
-		return Fail("Configuration file 'nodes/%s/%s/%d.conf' does not exist", node, dir, g.VMID)
-	}
-	return nil
-}
-
 // migrateGoneOrLocked is how both prepare steps begin: the guest still
 // on the source, then check_lock.
 func (s *Server) migrateGoneOrLocked(g *Guest, source string) error {
-	if err := s.migrateGone(g, source); err != nil {
+	if err := s.configGone(g, source); err != nil {
 		return err
 	}
 	return checkLock(g)

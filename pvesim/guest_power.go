@@ -25,11 +25,8 @@ func (s *Server) qemuStart(r *Request) (any, error) {
 // qemuStartGuest is vm_start: under the config lock, apply pending
 // changes and start QEMU, which fails when a NIC's bridge is missing.
 func (s *Server) qemuStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
-	if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+	if err := tc.lockConfig(g); err != nil {
 		return err
-	}
-	if s.state.Guests[g.VMID] != g {
-		return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
 	}
 	if g.IsTemplate() {
 		return Fail("you can't start a vm if it's a template")
@@ -198,10 +195,7 @@ func (s *Server) lxcStart(r *Request) (any, error) {
 // lxcStartGuest is the vzstart worker: under the config lock, apply
 // pending changes and start the container, which fails on a missing bridge.
 func (s *Server) lxcStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
-	if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
-		return err
-	}
-	if err := s.lxcGone(g); err != nil {
+	if err := tc.lockConfig(g); err != nil {
 		return err
 	}
 	if g.IsTemplate() {

@@ -14,11 +14,8 @@ func (s *Server) qemuResize(r *Request) (any, error) {
 	}
 	disk, sizeStr, digest, skiplock := r.Str("disk"), r.Str("size"), r.Str("digest"), r.Bool("skiplock")
 	return s.startTask(r, g.Node, "resize", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+		if err := tc.lockConfig(g); err != nil {
 			return err
-		}
-		if s.state.Guests[g.VMID] != g {
-			return Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", g.Node, g.VMID)
 		}
 		if digest != "" && digest != g.Digest() {
 			return Fail("checksum mismatch (file change by other user?)")
@@ -126,10 +123,7 @@ func (s *Server) lxcResize(r *Request) (any, error) {
 		return nil, err
 	}
 	return s.startTask(r, g.Node, "resize", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
-			return err
-		}
-		if err := s.lxcGone(g); err != nil {
+		if err := tc.lockConfig(g); err != nil {
 			return err
 		}
 		v, mp, newSize, err := check()

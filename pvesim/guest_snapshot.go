@@ -129,10 +129,7 @@ func (s *Server) lxcSnapshotCreate(r *Request) (any, error) {
 	}
 	desc := r.Str("description")
 	return s.startTask(r, g.Node, "vzsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
-			return err
-		}
-		if err := s.lxcGone(g); err != nil {
+		if err := tc.lockConfig(g); err != nil {
 			return err
 		}
 		return s.takeSnapshot(tc, g, name, desc, false, durCTSnapshot)

@@ -275,7 +275,7 @@ func (s *Server) stopGuest(tc *taskCtx, g *Guest, shutdown *shutdownOpts, skiplo
 		return err
 	}
 	if kind == "lxc" {
-		if err := s.lxcGone(g); err != nil {
+		if err := s.configGone(g, g.Node); err != nil {
 			return err
 		}
 	} else if !g.Running {

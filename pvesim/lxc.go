@@ -128,14 +128,6 @@ func (s *Server) lxcGuestByID(node string, vmid int) (*Guest, error) {
 	return g, nil
 }
 
-// lxcGone is the error of a task whose container vanished meanwhile.
-func (s *Server) lxcGone(g *Guest) error {
-	if s.state.Guests[g.VMID] != g {
-		return Fail("Configuration file 'nodes/%s/lxc/%d.conf' does not exist", g.Node, g.VMID)
-	}
-	return nil
-}
-
 // vmidUnusedErr is PVE::Cluster::check_vmid_unused.
 func (s *Server) vmidUnusedErr(vmid int) error {
 	if old := s.state.Guests[vmid]; old != nil {

@@ -152,6 +152,16 @@ func (tc *taskCtx) LockGuest(vmid int, kind string) error {
 	return tc.lock(vmid, kind, false, lockTimeout)
 }
 
+// lockConfig is lock_config then load_config (PVE::AbstractConfig): the
+// guest's config lock, then its config file, which a task that held the
+// lock before (a destroy, a migration) may have taken away.
+func (tc *taskCtx) lockConfig(g *Guest) error {
+	if err := tc.LockGuest(g.VMID, g.Type); err != nil {
+		return err
+	}
+	return tc.s.configGone(g, g.Node)
+}
+
 func (tc *taskCtx) lock(vmid int, kind string, shared bool, timeout time.Duration) error {
 	if err := tc.s.acquireLock(vmid, kind, shared, timeout); err != nil {
 		return err
