@@ -252,6 +252,13 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 		r.Template = 1
 	}
 	r.MaxCPU = guestCPUs(qemu, cores, sockets, vcpus, cpulimit, s.nodeCPUs(g.Node))
+	r.setRunning(g, now)
+	return r
+}
+
+// setRunning fills in what a running guest's row adds: its status, its
+// uptime and a light load.
+func (r *guestRes) setRunning(g *Guest, now int64) {
 	if g.Running {
 		r.Status = "running"
 		r.Uptime = now - g.StartedAt.Unix()
@@ -259,7 +266,6 @@ func (s *Server) guestRes(g *Guest, now int64) guestRes {
 		r.Mem = r.MaxMem / 2
 		r.MemHost = r.Mem
 	}
-	return r
 }
 
 // guestCPUs is the CPU count pvestatd reports for a guest. qemu-server

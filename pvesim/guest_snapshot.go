@@ -47,15 +47,7 @@ func (s *Server) qemuSnapshotDelete(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := r.Str("snapname")
-	return s.startTask(r, g.Node, "qmdelsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		sn, err := lockedSnapshot(tc, g, "qemu", name, durSnapshot)
-		if err != nil {
-			return err
-		}
-		removeSnapshot(g, sn)
-		return nil
-	}), nil
+	return s.snapshotDeleteTask(r, g, "qmdelsnapshot", durSnapshot), nil
 }
 
 // qemuSnapshotRollback is rollback (API2/Qemu.pm): start=1 needs
@@ -141,15 +133,7 @@ func (s *Server) lxcSnapshotDelete(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := r.Str("snapname")
-	return s.startTask(r, g.Node, "vzdelsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		sn, err := lockedSnapshot(tc, g, "lxc", name, durCTSnapshot)
-		if err != nil {
-			return err
-		}
-		removeSnapshot(g, sn)
-		return nil
-	}), nil
+	return s.snapshotDeleteTask(r, g, "vzdelsnapshot", durCTSnapshot), nil
 }
 
 // lxcSnapshotRollback is rollback (pve-container API2/LXC/Snapshot.pm):
@@ -232,6 +216,21 @@ func (s *Server) rollbackStart(tc *taskCtx, g *Guest) error {
 		return s.lxcStartGuest(tc, g, false)
 	}
 	return s.qemuStartGuest(tc, g, false)
+}
+
+// snapshotDeleteTask starts the delsnapshot worker of either guest type
+// (API2/Qemu.pm and API2/LXC/Snapshot.pm delsnapshot run the same
+// snapshot_delete of AbstractConfig.pm).
+func (s *Server) snapshotDeleteTask(r *Request, g *Guest, typ string, d time.Duration) string {
+	name := r.Str("snapname")
+	return s.startTask(r, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
+		sn, err := lockedSnapshot(tc, g, g.Type, name, d)
+		if err != nil {
+			return err
+		}
+		removeSnapshot(g, sn)
+		return nil
+	})
 }
 
 // lockedSnapshot is the start of snapshot_delete (AbstractConfig.pm) for

@@ -133,13 +133,7 @@ func referenceGuestRes(s *Server, g *Guest, now int64) guestRes {
 		r.Template = 1
 	}
 	r.MaxCPU = guestCPUs(g.Type == "qemu", g.Conf["cores"], g.Conf["sockets"], g.Conf["vcpus"], g.Conf["cpulimit"], s.nodeCPUs(g.Node))
-	if g.Running {
-		r.Status = "running"
-		r.Uptime = now - g.StartedAt.Unix()
-		r.CPU = 0.01
-		r.Mem = r.MaxMem / 2
-		r.MemHost = r.Mem
-	}
+	r.setRunning(g, now)
 	return r
 }
 
