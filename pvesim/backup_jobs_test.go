@@ -15,9 +15,7 @@ func TestBackupJobsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
 	for _, g := range []GuestSpec{{VMID: 100, Node: "pve1", Config: map[string]string{"name": "web"}},
 		{VMID: 101, Node: "pve2", Config: map[string]string{"name": "db"}},
 		{VMID: 102, Node: "pve1", Type: "lxc", Config: map[string]string{"hostname": "ct"}}} {
-		if err := srv.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, g)
 	}
 	c.mustOK("POST", "/cluster/backup", vals("id", "nightly", "schedule", "mon..fri 02:30", "storage", "local", "mode", "snapshot",
 		"compress", "zstd", "vmid", "100,101", "prune-backups", "keep-last=3,keep-daily=7", "notes-template", "{{guestname}}",

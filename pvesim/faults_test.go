@@ -69,9 +69,7 @@ func TestDroppedPostIsProcessed(t *testing.T) {
 func TestInjectedFaults(t *testing.T) {
 	srv := startSim(t, Options{})
 	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}})
 
 	srv.InjectOnce(OneShot{Kind: FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/100/config", Message: "cfs-lock 'file-user_cfg' error: got lock request timeout"})
 	if r := c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")); r.Status != 500 || r.Reason != "cfs-lock 'file-user_cfg' error: got lock request timeout" {
@@ -138,10 +136,8 @@ func TestFaultsAreReproducible(t *testing.T) {
 // clone_vm, pve-container create_vm and clone_vm remove what they made).
 func TestInjectedTaskFailureRunsTheErrorPath(t *testing.T) {
 	srv, c := lxcSim(t, Options{Seed: 1})
-	if err := srv.AddGuest(GuestSpec{VMID: 900, Node: "pve1", Config: map[string]string{
-		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-900-disk-0,size=4G"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 900, Node: "pve1", Config: map[string]string{
+		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-900-disk-0,size=4G"}})
 	createCT(t, c, "901")
 	before := map[string]string{
 		"local-lvm": strings.Join(srv.Volumes("pve1", "local-lvm"), " "),

@@ -10,9 +10,7 @@ import (
 func TestConfigUpdateBackgroundDelay(t *testing.T) {
 	srv := startSim(t, Options{Nodes: 1, TaskSpeed: 0.01})
 	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "cores": "1"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "cores": "1"}})
 	const path = "/nodes/pve1/qemu/100/config"
 
 	r := c.mustOK("POST", path, vals("cores", "2", "background_delay", "5"))

@@ -22,9 +22,7 @@ func migrateLogHas(lines []string, want string) bool {
 func TestQemuMigrateRefusesAsQmMigrate(t *testing.T) {
 	srv := startSim(t, Options{Nodes: 3})
 	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/x.iso", Size: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/x.iso", Size: 1 << 20})
 	createVM(t, c, "100")                                                                     // a local-lvm disk
 	createVMWith(t, c, "101", "scsi0", "nfs-shared:4", "ide2", "local:iso/x.iso,media=cdrom") // local ISO
 	createVMWith(t, c, "102", "scsi0", "nfs-shared:4", "hostpci0", "0000:01:00.0")
@@ -202,9 +200,7 @@ func TestLxcMigrateRestartMode(t *testing.T) {
 func TestMigrateNeedsVMMigrate(t *testing.T) {
 	srv := startSim(t, Options{TokenPrivileges: []string{"VM.Audit", "VM.PowerMgmt"}})
 	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}})
 	r := c.do("POST", "/nodes/pve1/qemu/100/migrate", vals("target", "pve2"))
 	if r.Status != 403 || strings.TrimSpace(r.Message) != "Permission check failed (/vms/100, VM.Migrate)" {
 		t.Errorf("%d %q", r.Status, r.Message)

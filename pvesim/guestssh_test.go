@@ -301,9 +301,7 @@ func TestGuestSSHPackageManagerFollowsOSType(t *testing.T) {
 		t.Run(tc.id, func(t *testing.T) {
 			ip := map[string]string{"alpine": "127.77.1.1", "fedora": "127.77.1.2", "ubuntu": "127.77.1.3"}[tc.id]
 			srv, c, port, dir := guestSSHSim(t, ip)
-			if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: tc.template, Size: 100 << 20}); err != nil {
-				t.Fatal(err)
-			}
+			mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: tc.template, Size: 100 << 20})
 			key, authLine := guestKey(t)
 			createCT(t, c, "310", "ostemplate", tc.template, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8",
 				"ssh-public-keys", authLine, "start", "1")

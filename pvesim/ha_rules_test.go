@@ -12,9 +12,7 @@ func haRuleSim(t *testing.T, opts Options) (*Server, *client) {
 	t.Helper()
 	srv := startSim(t, opts)
 	for id := 100; id <= 104; id++ {
-		if err := srv.AddGuest(GuestSpec{VMID: id, Node: "pve1", Config: map[string]string{"name": "g"}}); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, GuestSpec{VMID: id, Node: "pve1", Config: map[string]string{"name": "g"}})
 		if id < 104 {
 			if err := srv.AddHAResource("vm:"+strconv.Itoa(id), "stopped"); err != nil {
 				t.Fatal(err)

@@ -16,9 +16,7 @@ func haSim(t *testing.T, opts Options) (*Server, *client) {
 		{VMID: 100, Node: "pve1", Type: "qemu", Config: map[string]string{"name": "web", "memory": "1024", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}},
 		{VMID: 200, Node: "pve1", Type: "lxc", Config: map[string]string{"hostname": "ct", "memory": "512", "rootfs": "local-lvm:vm-200-disk-0,size=4G"}},
 	} {
-		if err := srv.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, g)
 	}
 	return srv, newClient(t, srv)
 }
@@ -341,9 +339,7 @@ func TestHAIgnoredBypassesTheStack(t *testing.T) {
 // goes through the HA stack.
 func TestHAManagedCreate(t *testing.T) {
 	srv, c := haSim(t, Options{})
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 100 << 20}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 100 << 20})
 	upid := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "101", "memory", "512", "start", "1", "ha-managed", "1")).str(t)
 	if st := c.waitTask(upid); st != "OK" || !strings.Contains(haTaskLog(c, upid), "Add as HA resource\nExecute autostart") {
 		t.Fatalf("create: %s %q", st, haTaskLog(c, upid))

@@ -61,6 +61,33 @@ type paramsCase struct {
 	errors map[string]string
 }
 
+// clockedSim is a simulator whose tasks take their real durations on a
+// fake clock the test advances, and a client of it.
+func clockedSim(t testing.TB) (*Server, *client, *FakeClock) {
+	t.Helper()
+	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
+	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
+	return srv, newClient(t, srv), clock
+}
+
+// mustAddGuest adds a guest to the simulator's state, failing the test
+// when it cannot.
+func mustAddGuest(t testing.TB, srv *Server, g GuestSpec) {
+	t.Helper()
+	if err := srv.AddGuest(g); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustAddVolume adds a volume to the simulator's state, failing the test
+// when it cannot.
+func mustAddVolume(t testing.TB, srv *Server, v VolumeSpec) {
+	t.Helper()
+	if err := srv.AddVolume(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // privCase is a request from a token that lacks the missing privileges,
 // and the answer it gets.
 type privCase struct {

@@ -20,12 +20,8 @@ func lxcSim(t *testing.T, opts Options) (*Server, *client) {
 		opts.RootPassword = "hunter2"
 	}
 	srv := startSim(t, opts)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: testTemplate, Size: 120 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/debian.iso", Size: 600 << 20}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: testTemplate, Size: 120 << 20})
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/debian.iso", Size: 600 << 20})
 	return srv, newClient(t, srv)
 }
 

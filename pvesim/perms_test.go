@@ -22,10 +22,8 @@ func allBut(except ...string) []string {
 func privSim(t *testing.T, privs []string) (*Server, *client) {
 	t.Helper()
 	srv, c := lxcSim(t, Options{TokenPrivileges: privs})
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{
-		"name": "vm", "scsi0": "local-lvm:vm-100-disk-0,size=1G", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{
+		"name": "vm", "scsi0": "local-lvm:vm-100-disk-0,size=1G", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}})
 	return srv, c
 }
 
@@ -114,9 +112,7 @@ func TestTokenPrivilegesAllowWhatTheyGrant(t *testing.T) {
 
 func TestListsAreFilteredByPrivilege(t *testing.T) {
 	srv, c := privSim(t, []string{"Sys.Audit"})
-	if err := srv.AddGuest(GuestSpec{VMID: 101, Node: "pve1", Config: map[string]string{"name": "other"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 101, Node: "pve1", Config: map[string]string{"name": "other"}})
 	root := rootClient(t, srv)
 	root.mustOK("PUT", "/access/acl", vals("path", "/vms/101", "tokens", testTokenID, "roles", "PVEAuditor"))
 	if l := c.mustOK("GET", "/nodes/pve1/qemu", nil).list(t); len(l) != 1 || l[0]["vmid"] != float64(101) {

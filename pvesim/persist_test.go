@@ -17,15 +17,9 @@ func taskStatus(c *client, upid string) map[string]any {
 // restores it into a new simulator: the tasks come back stopped with the
 // interrupt as their error, and what their error paths undo is undone.
 func TestStateRestoreInterruptsTasks(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30}); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30})
+	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}})
 	done := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "101")).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {
 		t.Fatal("clone never slept")
@@ -111,9 +105,7 @@ func TestStateRestoreInterruptsTasks(t *testing.T) {
 // as `proxmops sim` does before it saves: the worker is interrupted and
 // cleans up, and the saved state holds the stopped task.
 func TestCloseInterruptsRunningTasks(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
+	srv, c, clock := clockedSim(t)
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:4")).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {
 		t.Fatal("create never slept")

@@ -247,9 +247,7 @@ func TestPoolStatsSumRunningMembersInClusterResources(t *testing.T) {
 		{VMID: 101, Node: "pve2", Running: true, Config: map[string]string{"memory": "1024", "cores": "6"}},
 		{VMID: 102, Node: "pve2", Config: map[string]string{"memory": "8192", "cores": "8"}},
 	} {
-		if err := srv.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, g)
 	}
 	c.mustOK("PUT", "/pools", vals("poolid", "p", "vms", "100,101,102"))
 	if err := srv.SetGuestRunning(100, false); err != nil {
@@ -293,9 +291,7 @@ func TestClusterResourcesShowPoolsOnlyWithPoolAudit(t *testing.T) {
 		{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"cores": "2"}},
 		{VMID: 101, Node: "pve1", Running: true, Config: map[string]string{"cores": "3"}},
 	} {
-		if err := srv.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, g)
 	}
 	root.mustOK("POST", "/pools", vals("poolid", "seen"))
 	root.mustOK("POST", "/pools", vals("poolid", "hidden"))

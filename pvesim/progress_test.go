@@ -23,9 +23,7 @@ func TestRenderBytesIsProxmoxFormat(t *testing.T) {
 func TestImportAndFullCloneLogTheirProgress(t *testing.T) {
 	srv := startSim(t, Options{})
 	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 2 << 30}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 2 << 30})
 	upid := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "130", "scsi0", "local-lvm:0,import-from=local:import/big.qcow2")).str(t)
 	if st := c.waitTask(upid); st != "OK" {
 		t.Fatalf("create: %s", st)

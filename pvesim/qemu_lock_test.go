@@ -25,9 +25,7 @@ func TestQemuCreateKeepsLockCreate(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
 	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock, StatusInterval: -1})
 	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30})
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "name", "web", "cores", "2",
 		"scsi0", "local-lvm:0,import-from=local:import/big.qcow2", "net0", "virtio,bridge=vmbr0")).str(t)
 
@@ -111,12 +109,8 @@ func TestQemuCreateKeepsLockCreate(t *testing.T) {
 // TestQemuCreateFailureRemovesGuest makes the import fail after the first
 // disk was allocated: the allocated volume is freed and the guest is gone.
 func TestQemuCreateFailureRemovesGuest(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/gone.qcow2", Size: 1 << 30}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/gone.qcow2", Size: 1 << 30})
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100",
 		"scsi0", "local-lvm:4", "scsi1", "local-lvm:0,import-from=local:import/gone.qcow2")).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {
@@ -155,13 +149,9 @@ func TestQemuCreateFailureRemovesGuest(t *testing.T) {
 // shared, so clones run side by side while a config change of the source
 // waits and times out; each target carries lock: clone until its task ends.
 func TestQemuCloneLocks(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{
-		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{
+		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}})
 	clones := []struct {
 		newid  int
 		params url.Values
@@ -218,10 +208,8 @@ func TestQemuCloneLocks(t *testing.T) {
 
 	// A running source is locked exclusively: its config change waits too,
 	// and a full clone with a TPM state is refused.
-	if err := srv.AddGuest(GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{
-		"scsi0": "local-lvm:vm-300-disk-0,size=8G"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{
+		"scsi0": "local-lvm:vm-300-disk-0,size=8G"}})
 	clone := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "301")).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {
 		t.Fatal("clone of a running VM did not start")
@@ -238,10 +226,8 @@ func TestQemuCloneLocks(t *testing.T) {
 	if st := c.waitTask(clone); st != "OK" {
 		t.Fatalf("clone of a running VM: %q", st)
 	}
-	if err := srv.AddGuest(GuestSpec{VMID: 310, Node: "pve1", Running: true, Config: map[string]string{
-		"scsi0": "local-lvm:vm-310-disk-0,size=8G", "tpmstate0": "local-lvm:vm-310-disk-1,size=4M,version=v2.0"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 310, Node: "pve1", Running: true, Config: map[string]string{
+		"scsi0": "local-lvm:vm-310-disk-0,size=8G", "tpmstate0": "local-lvm:vm-310-disk-1,size=4M,version=v2.0"}})
 	if r := c.do("POST", "/nodes/pve1/qemu/310/clone", vals("newid", "311")); r.Status != 500 || r.Reason != "cannot clone TPM state while VM is running" {
 		t.Errorf("full clone of a running VM with TPM: %d %q", r.Status, r.Reason)
 	}
@@ -251,18 +237,14 @@ func TestQemuCloneLocks(t *testing.T) {
 // "lock: template": template: 1 is written first, then the disks turn into
 // base volumes.
 func TestQemuTemplate(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
+	srv, c, clock := clockedSim(t)
 	for _, g := range []GuestSpec{
 		{VMID: 100, Node: "pve1", Config: map[string]string{"scsi0": "local-lvm:vm-100-disk-0,size=8G", "scsi1": "local-lvm:vm-100-disk-1,size=2G"}},
 		{VMID: 101, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-101-disk-0,size=8G"}},
 		{VMID: 102, Node: "pve1", Config: map[string]string{"scsi0": "local-lvm:vm-102-disk-0,size=8G", "lock": "backup"}},
 		{VMID: 103, Node: "pve1", Config: map[string]string{"scsi0": "local-lvm:vm-103-disk-0,size=8G"}},
 	} {
-		if err := srv.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, g)
 	}
 	srv.mu.Lock()
 	srv.state.Guests[103].Snapshots["before"] = &Snapshot{Name: "before", Conf: copyConf(srv.state.Guests[103].Conf)}

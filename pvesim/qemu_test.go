@@ -10,12 +10,8 @@ import (
 func TestQemuCreateReadBack(t *testing.T) {
 	srv := startSim(t, Options{Seed: 7})
 	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/debian-12.qcow2", Size: 2 << 30}); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/debian-12.qcow2", Size: 2 << 30})
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20})
 	keys := url.QueryEscape("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@host")
 	keys = strings.ReplaceAll(keys, "+", "%20")
 	st := c.task("POST", "/nodes/pve1/qemu", vals(
@@ -73,9 +69,7 @@ func TestQemuCreateReadBack(t *testing.T) {
 func TestQemuCreateRefusals(t *testing.T) {
 	srv := startSim(t, Options{})
 	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:iso/x.iso", Size: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/x.iso", Size: 1 << 20})
 	wantParamErrors(t, c, "/nodes/pve1/qemu", []paramErrorCase{
 		{"import needs size 0", vals("vmid", "130", "scsi0", "local-lvm:8,import-from=local:iso/x.iso"), "scsi0", "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"},
 		{"import from iso", vals("vmid", "130", "scsi0", "local-lvm:0,import-from=local:iso/x.iso"), "scsi0", "local:iso/x.iso has wrong type 'iso' - needs to be 'images' or 'import'"},
@@ -254,9 +248,7 @@ func TestQemuSnapshots(t *testing.T) {
 func TestQemuPowerAnswersFollowTheRunState(t *testing.T) {
 	srv := startSim(t, Options{})
 	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"name": "a"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"name": "a"}})
 	base := "/nodes/pve1/qemu/100"
 	if st := c.task("POST", base+"/status/start", nil); st != "VM 100 already running" {
 		t.Errorf("start of a running VM: %s", st)

@@ -227,9 +227,7 @@ func TestClusterResourcesMatchesReference(t *testing.T) {
 		{VMID: 505, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-505-disk-0,size=1.5T", "ide0": "local:iso/x.iso,media=cdrom", "memory": "0"}},
 		{VMID: 502, Node: "pve3", Running: true, Config: map[string]string{"name": "ünïcode", "memory": "current=4096", "sockets": "2", "cores": "4", "bootdisk": "virtio0", "virtio0": "local-lvm:vm-502-disk-0,size=33G"}},
 	} {
-		if err := srv.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, g)
 	}
 	checkResources(t, srv, "populated")
 	// Pools: listed first, with the sums of their running guests.
@@ -343,9 +341,7 @@ func TestMaxDiskFollowsVmstatus(t *testing.T) {
 			// A fake clock: the reference answer is built at another instant.
 			srv := startSim(t, Options{StatusInterval: -1, Clock: NewFakeClock(time.Unix(1_750_000_000, 0))})
 			c := newClient(t, srv)
-			if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Type: tt.typ, Config: tt.conf}); err != nil {
-				t.Fatal(err)
-			}
+			mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Type: tt.typ, Config: tt.conf})
 			for _, running := range []bool{false, true} {
 				if err := srv.SetGuestRunning(100, running); err != nil {
 					t.Fatal(err)

@@ -213,9 +213,7 @@ func TestStorageContentFormatsAndUsed(t *testing.T) {
 	srv, c := lxcSim(t, Options{Nodes: 1})
 	for _, v := range []string{"local:vztmpl/alpine-3.22-default_20250617_amd64.tar.xz", "local:vztmpl/old.tar.gz",
 		"local:vztmpl/plain.tar", "local:backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", "local:snippets/user.yaml"} {
-		if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: v, Size: 1 << 20}); err != nil {
-			t.Fatal(err)
-		}
+		mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: v, Size: 1 << 20})
 	}
 	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1", "scsi1", "nfs-shared:1"))
 	formats := map[string]string{}

@@ -18,9 +18,7 @@ func TestStorageContentDelete(t *testing.T) {
 		{Node: "pve1", VolID: "local:iso/a.iso", Size: 1 << 20},
 		{Node: "pve1", VolID: backup, Size: 1 << 20},
 	} {
-		if err := srv.AddVolume(v); err != nil {
-			t.Fatal(err)
-		}
+		mustAddVolume(t, srv, v)
 	}
 	for _, g := range []GuestSpec{
 		{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-100-disk-0,size=8G", "scsi1": "local-lvm:vm-100-disk-1,size=1G"}},
@@ -29,9 +27,7 @@ func TestStorageContentDelete(t *testing.T) {
 		{VMID: 103, Node: "pve1", Type: "lxc", Running: true, Config: map[string]string{"hostname": "ct", "rootfs": "local-lvm:vm-103-disk-0,size=4G"}},
 		{VMID: 9000, Node: "pve1", Config: map[string]string{"template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}},
 	} {
-		if err := srv.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
+		mustAddGuest(t, srv, g)
 	}
 	if st := c.task("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "9001")); st != "OK" {
 		t.Fatalf("linked clone: %s", st)

@@ -18,10 +18,8 @@ func TestStorageNotEnabledOnANodeIsRefused(t *testing.T) {
 	if err := srv.SetStorage(StorageSpec{ID: "old", Type: "dir", Path: "/mnt/old", Content: []string{"iso", "images"}, Disable: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{
-		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=2G"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{
+		"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=2G"}})
 
 	listed := map[string]bool{}
 	for _, r := range c.mustOK("GET", "/cluster/resources", vals("type", "storage")).list(t) {

@@ -214,9 +214,7 @@ func TestNotesOnlyForBackups(t *testing.T) {
 		{Node: "pve1", VolID: "local:backup/vzdump-qemu-100-2025_01_01-00_00_00.vma.zst", Size: 10},
 		{Node: "pve1", VolID: "local-lvm:vm-100-disk-0", Size: 10},
 	} {
-		if err := srv.AddVolume(v); err != nil {
-			t.Fatal(err)
-		}
+		mustAddVolume(t, srv, v)
 	}
 	for _, tc := range []struct {
 		storage, volid string

@@ -44,12 +44,8 @@ func TestUPIDShapeAndTaskEndpoints(t *testing.T) {
 }
 
 func TestTaskRunsOnClock(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "scsi0": "local-lvm:vm-100-disk-0,size=8G"}}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "scsi0": "local-lvm:vm-100-disk-0,size=8G"}})
 	upid := c.mustOK("POST", "/nodes/pve1/qemu/100/status/start", nil).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {
 		t.Fatal("start task never slept")
@@ -68,12 +64,8 @@ func TestTaskRunsOnClock(t *testing.T) {
 }
 
 func TestGuestLockTimeout(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "scsi0": "local-lvm:vm-100-disk-0,size=8G"}}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "scsi0": "local-lvm:vm-100-disk-0,size=8G"}})
 	const lockErr = "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout"
 
 	// A synchronous call waits for the lock, then fails with 500.
@@ -114,12 +106,8 @@ func TestGuestLockTimeout(t *testing.T) {
 }
 
 func TestCreateWithImportHoldsLock(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddVolume(VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30})
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:0,import-from=local:import/big.qcow2")).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {
 		t.Fatal("create never slept")
@@ -156,12 +144,8 @@ func isDone(srv *Server, upid string) bool {
 }
 
 func TestConcurrentClonesShareTheSourceLock(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}})
 	a := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "101")).str(t)
 	b := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "102", "full", "1")).str(t)
 	if !clock.WaitForWaiters(2, 5*time.Second) {
@@ -174,9 +158,7 @@ func TestConcurrentClonesShareTheSourceLock(t *testing.T) {
 		}
 	}
 	// A running source is locked exclusively: a second clone waits 1 s, then fails.
-	if err := srv.AddGuest(GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-300-disk-0,size=8G"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-300-disk-0,size=8G"}})
 	first := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "301")).str(t)
 	if !clock.WaitForWaiters(1, 5*time.Second) {
 		t.Fatal("first clone did not start")
@@ -201,12 +183,8 @@ func TestConcurrentClonesShareTheSourceLock(t *testing.T) {
 // the user alone, so the full token id matches no archived task, and only
 // the UPID keeps it. Running tasks come from the active file unconverted.
 func TestTaskListsSplitTheTokenUser(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}}); err != nil {
-		t.Fatal(err)
-	}
+	srv, c, clock := clockedSim(t)
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}})
 	done := c.mustOK("POST", "/nodes/pve1/qemu/100/status/start", nil).str(t)
 	clock.WaitForWaiters(1, 5*time.Second)
 	clock.Advance(durStart)
@@ -262,9 +240,7 @@ func TestTaskListsSplitTheTokenUser(t *testing.T) {
 func TestCloneTaskLogNamesTheNewGuest(t *testing.T) {
 	srv := startSim(t, Options{})
 	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1"}})
 	upid := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "120", "name", "app")).str(t)
 	if st := c.waitTask(upid); st != "OK" {
 		t.Fatal(st)
@@ -288,9 +264,7 @@ func TestCloneTaskLogNamesTheNewGuest(t *testing.T) {
 func TestTaskIndexRotates(t *testing.T) {
 	srv := startSim(t, Options{TaskIndexBytes: 500})
 	c := newClient(t, srv)
-	if err := srv.AddGuest(GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}}); err != nil {
-		t.Fatal(err)
-	}
+	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}})
 	var upids []string
 	for i := 0; i < 20; i++ {
 		path := "/nodes/pve1/qemu/100/status/start"
