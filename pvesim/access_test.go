@@ -7,8 +7,7 @@ import (
 )
 
 func TestAccessPermissions(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	tests := []struct {
 		name      string
 		params    url.Values
@@ -54,8 +53,7 @@ func TestAccessPermissions(t *testing.T) {
 }
 
 func TestAccessPermissionsRefusesABadUserID(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	for _, bad := range []string{"root", "root@", "root@pam!", "ro ot@pam", "root@pam!1token"} {
 		r := c.do("GET", "/access/permissions", vals("userid", bad))
 		if r.Status != 400 || r.Errors["userid"] == "" {

@@ -20,8 +20,7 @@ func TestReadUserShowsTheTokensPrivsepToAuditors(t *testing.T) {
 		{"a separated token without", []string{"VM.Audit"}, 403, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := startSim(t, Options{TokenPrivileges: tt.privs})
-			c := newClient(t, srv)
+			_, c := newSim(t, Options{TokenPrivileges: tt.privs})
 			r := c.do("GET", "/access/users/root@pam", nil)
 			if r.Status != tt.status {
 				t.Fatalf("%d %s %s", r.Status, r.Reason, r.Body)

@@ -15,8 +15,7 @@ import (
 )
 
 func TestAplinfoCatalogue(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	list := c.mustOK("GET", "/nodes/pve1/aplinfo", nil).list(t)
 	byName := map[string]map[string]any{}
 	for _, a := range list {
@@ -46,8 +45,7 @@ func TestAplinfoCatalogue(t *testing.T) {
 }
 
 func TestAplinfoDownload(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	const tmpl = "debian-12-standard_12.7-1_amd64.tar.zst"
 	refusals := []struct {
 		params url2

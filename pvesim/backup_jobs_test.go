@@ -10,8 +10,7 @@ import (
 
 func TestBackupJobsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
 	clock := NewFakeClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)) // a Monday
-	srv := startSim(t, Options{Clock: clock})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Clock: clock})
 	for _, g := range []GuestSpec{{VMID: 100, Node: "pve1", Config: map[string]string{"name": "web"}},
 		{VMID: 101, Node: "pve2", Config: map[string]string{"name": "db"}},
 		{VMID: 102, Node: "pve1", Type: "lxc", Config: map[string]string{"hostname": "ct"}}} {
@@ -85,8 +84,7 @@ func TestBackupJobsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
 }
 
 func TestBackupJobSchedulesAreCalendarEventsAsProxmoxParsesThem(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	accepted := []string{"02:30", "mon..fri 02:30", "sat,sun 3:00", "*:0/15", "daily", "weekly UTC", "2026-06-01 00:00",
 		"mon *-*-01..07 04:00", "hourly", "*-*-* 00:00:00", "fri..mon 22:00", "25:00", "minutely", "0/2:00", " 02:30 "}
 	for i, sched := range accepted {
@@ -115,8 +113,7 @@ func TestBackupJobSchedulesAreCalendarEventsAsProxmoxParsesThem(t *testing.T) {
 }
 
 func TestBackupJobRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	c.mustOK("POST", "/cluster/backup", vals("id", "nightly", "schedule", "02:30", "all", "1"))
 	lockedParam := "400 Parameter verification failed."
 	tests := []struct {

@@ -10,8 +10,7 @@ import (
 // default where not (QemuServer.pm resolve_dst_disk_format, Storage.pm
 // resolve_format_hint).
 func TestFullCloneKeepsTheSourceFormatWhereTheStorageTakesIt(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	if err := srv.SetStorage(StorageSpec{ID: "nfs-raw", Type: "nfs", Content: []string{"images"}, Shared: true, Path: "/mnt/pve/nfs-raw"}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,7 @@ import (
 // The clone is a guest like any other: it resizes, and its destruction
 // frees the base.
 func TestLinkedCloneVolumesAreNamedAsTheStoragePluginNamesThem(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	for _, tc := range []struct {
 		storage, base, clone string
 	}{

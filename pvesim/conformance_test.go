@@ -519,8 +519,7 @@ func diffSchemaProp(path string, o, c map[string]any) []string {
 // an unknown method, instead of being half-served.
 func TestUnservedPathsAnswer501(t *testing.T) {
 	schema := loadSchema(t, schemaCurrent)
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	served := map[string]bool{}
 	for _, r := range srv.Routes() {
 		served[routeKey(r)] = true

@@ -10,8 +10,7 @@ import (
 // (qemu-server API2/Qemu.pm create_disks, pve-storage Plugin.pm and
 // LvmThinPlugin.pm alloc_image).
 func TestNewDiskFormatNamesTheVolumeOrIsRefused(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	cases := []struct {
 		name, vmid, drive, status, scsi1 string
 	}{

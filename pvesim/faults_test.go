@@ -46,8 +46,7 @@ func TestParseFaults(t *testing.T) {
 }
 
 func TestDroppedPostIsProcessed(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	srv.InjectOnce(OneShot{Kind: FaultDrop, Method: "POST", Path: "/nodes/{node}/qemu"})
 	req, _ := http.NewRequest("POST", srv.APIURL()+"/nodes/pve1/qemu", strings.NewReader("vmid=100"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -67,8 +66,7 @@ func TestDroppedPostIsProcessed(t *testing.T) {
 }
 
 func TestInjectedFaults(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}})
 
 	srv.InjectOnce(OneShot{Kind: FaultError, Method: "PUT", Path: "/nodes/pve1/qemu/100/config", Message: "cfs-lock 'file-user_cfg' error: got lock request timeout"})
@@ -112,8 +110,7 @@ func TestInjectedFaults(t *testing.T) {
 func TestFaultsAreReproducible(t *testing.T) {
 	pattern := func() string {
 		f, _ := ParseFaults("error-rate=0.5")
-		srv := startSim(t, Options{Seed: 42, Faults: f})
-		c := newClient(t, srv)
+		_, c := newSim(t, Options{Seed: 42, Faults: f})
 		var b strings.Builder
 		for i := 0; i < 40; i++ {
 			if c.do("GET", "/version", nil).Status == 200 {

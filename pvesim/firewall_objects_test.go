@@ -187,8 +187,7 @@ func TestFirewallMacrosAndRefs(t *testing.T) {
 // and Sys.Modify on / for the cluster, on /nodes/{node} for a node,
 // VM.Audit and VM.Config.Network on /vms/{vmid} for a guest.
 func TestFirewallPrivileges(t *testing.T) {
-	srv := startSim(t, Options{TokenPrivileges: []string{"VM.Audit", "VM.Allocate", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "Datastore.AllocateSpace", "SDN.Use"}})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{TokenPrivileges: []string{"VM.Audit", "VM.Allocate", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "Datastore.AllocateSpace", "SDN.Use"}})
 	cases := []struct{ method, path, priv string }{
 		{"GET", "/cluster/firewall/rules", "/, Sys.Audit"},
 		{"POST", "/cluster/firewall/rules", "/, Sys.Modify"},
@@ -222,8 +221,7 @@ func TestFirewallPrivileges(t *testing.T) {
 // same rules, sets and options; a clone copies a guest's file and a
 // destroy removes it.
 func TestFirewallStateSurvivesRestartCloneAndDestroy(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	createVM(t, c, "100")
 	c.mustOK("PUT", "/cluster/firewall/options", vals("enable", "1"))
 	c.mustOK("POST", "/cluster/firewall/ipset", vals("name", "admins"))

@@ -10,8 +10,7 @@ import (
 // destroy removes them, and set_options refuses an unknown deletion, a
 // stale digest and a token without VM.Config.Network.
 func TestFirewallOptionsReadBackCloneAndDestroy(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	createVM(t, c, "140")
 	base := "/nodes/pve1/qemu/140/firewall/options"
 	empty := c.mustOK("GET", base, nil).obj(t)

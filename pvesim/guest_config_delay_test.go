@@ -8,8 +8,7 @@ import (
 // ended well in time, the task's status as the error when it failed, its
 // UPID when it still runs (qemu-server API2/Qemu.pm update_vm_api).
 func TestConfigUpdateBackgroundDelay(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 1, TaskSpeed: 0.01})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 1, TaskSpeed: 0.01})
 	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "cores": "1"}})
 	const path = "/nodes/pve1/qemu/100/config"
 

@@ -20,8 +20,7 @@ func migrateLogHas(lines []string, want string) bool {
 // TestQemuMigrateRefusesAsQmMigrate sends migrations Proxmox refuses at
 // the call or in its qmigrate task, and checks the texts.
 func TestQemuMigrateRefusesAsQmMigrate(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 3})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 3})
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/x.iso", Size: 1 << 20})
 	createVM(t, c, "100")                                                                     // a local-lvm disk
 	createVMWith(t, c, "101", "scsi0", "nfs-shared:4", "ide2", "local:iso/x.iso,media=cdrom") // local ISO
@@ -83,8 +82,7 @@ func TestQemuMigrateRefusesAsQmMigrate(t *testing.T) {
 // its local disk, and a stopped one offline: the config, the disks and the
 // run state end on the target, and calls on the old node fail.
 func TestQemuMigrateMovesTheVMAndItsDisks(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 2})
 	createVM(t, c, "100")
 	createVMWith(t, c, "101", "scsi0", "nfs-shared:4", "ide2", "local-lvm:cloudinit")
 	c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
@@ -134,8 +132,7 @@ func TestQemuMigrateMovesTheVMAndItsDisks(t *testing.T) {
 
 // TestQemuMigratePrecondition reads GET .../migrate.
 func TestQemuMigratePrecondition(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 3})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 3})
 	createVM(t, c, "100", "serial0", "socket")
 	if err := srv.MutateGuest(100, func(conf map[string]string) { conf["parallel0"] = "/dev/parport0" }); err != nil {
 		t.Fatal(err)
@@ -198,8 +195,7 @@ func TestLxcMigrateRestartMode(t *testing.T) {
 
 // TestMigrateNeedsVMMigrate checks the privilege.
 func TestMigrateNeedsVMMigrate(t *testing.T) {
-	srv := startSim(t, Options{TokenPrivileges: []string{"VM.Audit", "VM.PowerMgmt"}})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{TokenPrivileges: []string{"VM.Audit", "VM.PowerMgmt"}})
 	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}})
 	r := c.do("POST", "/nodes/pve1/qemu/100/migrate", vals("target", "pve2"))
 	if r.Status != 403 || strings.TrimSpace(r.Message) != "Permission check failed (/vms/100, VM.Migrate)" {
@@ -228,8 +224,7 @@ func createVMWith(t *testing.T, c *client, vmid string, kv ...string) {
 // VM is a hamigrate request; the HA stack then migrates it live as
 // root@pam.
 func TestHAManagedMigrateGoesThroughTheHAStack(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 2})
 	createVMWith(t, c, "100", "scsi0", "nfs-shared:4")
 	c.mustOK("POST", "/cluster/ha/resources", vals("sid", "vm:100", "state", "started"))
 	if g, _ := srv.Guest(100); !g.Running {
@@ -261,8 +256,7 @@ func TestHAManagedMigrateGoesThroughTheHAStack(t *testing.T) {
 // TestQemuMigrateForceIsRootsOnly: force is refused to a token and lets
 // root@pam migrate a VM with a host device.
 func TestQemuMigrateForceIsRootsOnly(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2, RootPassword: "hunter2"})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 2, RootPassword: "hunter2"})
 	createVMWith(t, c, "102", "scsi0", "nfs-shared:4", "hostpci0", "0000:01:00.0")
 	r := c.do("POST", "/nodes/pve1/qemu/102/migrate", vals("target", "pve2", "force", "1"))
 	if r.Status != 400 || r.Errors["force"] != "Only root may use this option." {

@@ -61,13 +61,20 @@ type paramsCase struct {
 	errors map[string]string
 }
 
+// newSim starts a simulator with opts and returns it with a client of it.
+func newSim(t testing.TB, opts Options) (*Server, *client) {
+	t.Helper()
+	srv := startSim(t, opts)
+	return srv, newClient(t, srv)
+}
+
 // clockedSim is a simulator whose tasks take their real durations on a
 // fake clock the test advances, and a client of it.
 func clockedSim(t testing.TB) (*Server, *client, *FakeClock) {
 	t.Helper()
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock})
-	return srv, newClient(t, srv), clock
+	srv, c := newSim(t, Options{TaskSpeed: 1, Clock: clock})
+	return srv, c, clock
 }
 
 // mustAddGuest adds a guest to the simulator's state, failing the test

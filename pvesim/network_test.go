@@ -22,8 +22,7 @@ func networkList(t *testing.T, c *client, node string) (map[string]map[string]an
 }
 
 func TestNetworkDefaults(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{Nodes: 2})
 	ifaces, changes := networkList(t, c, "pve2")
 	if changes != "" {
 		t.Errorf("fresh node has staged changes: %q", changes)
@@ -56,8 +55,7 @@ func TestNetworkDefaults(t *testing.T) {
 }
 
 func TestNetworkStageApplyRevert(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{Nodes: 2})
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr1", "type", "bridge", "bridge_ports", "eno2", "autostart", "1",
 		"cidr", "10.10.0.1/24", "bridge_vlan_aware", "1", "bridge_vids", "2-100,200", "comments", "lab"))
 	ifaces, changes := networkList(t, c, "pve1")

@@ -9,8 +9,7 @@ import (
 // the skew a test gives it, and needs Sys.Audit on the node.
 func TestNodeTimeAnswersTheNodesClock(t *testing.T) {
 	clock := NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv := startSim(t, Options{Seed: 1, Clock: clock})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Seed: 1, Clock: clock})
 	if !srv.SetNodeClockSkew("pve2", -90*time.Second) {
 		t.Fatal("pve2 not found")
 	}

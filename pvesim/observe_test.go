@@ -6,8 +6,7 @@ import (
 )
 
 func TestRequestCountersAndState(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	createVM(t, c, "100")
 	c.mustOK("GET", "/nodes/pve1/qemu/100/config", nil)
 	c.mustOK("GET", "/nodes/pve1/qemu/100/config", nil)

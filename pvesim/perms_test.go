@@ -178,8 +178,7 @@ func TestACLPropagationAndRoles(t *testing.T) {
 }
 
 func TestBuiltinRoles(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	roles := map[string]string{}
 	for _, r := range c.mustOK("GET", "/access/roles", nil).list(t) {
 		roles[r["roleid"].(string)] = r["privs"].(string)
@@ -249,8 +248,7 @@ func TestBridgesAreListedOnlyWithSDNAccess(t *testing.T) {
 }
 
 func TestPrivsepTokenOfAnotherUserHasTheIntersection(t *testing.T) {
-	srv := startSim(t, Options{TokenID: "proxmops@pve!gitops", TokenSecret: "x", RootPassword: "hunter2", TokenPrivileges: []string{"VM.Audit", "Sys.Modify"}})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{TokenID: "proxmops@pve!gitops", TokenSecret: "x", RootPassword: "hunter2", TokenPrivileges: []string{"VM.Audit", "Sys.Modify"}})
 	c.header.Set("Authorization", "PVEAPIToken=proxmops@pve!gitops=x")
 	root := rootClient(t, srv)
 	perm := func() map[string]any {

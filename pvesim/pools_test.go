@@ -23,8 +23,7 @@ func poolMembers(t *testing.T, c *client, pool string, extra ...string) []string
 }
 
 func TestPoolsStartEmptyAndAreCreatedThroughTheAPI(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	if got := c.mustOK("GET", "/pools", nil).list(t); len(got) != 0 {
 		t.Fatalf("a new cluster has pools: %v", got)
 	}
@@ -63,8 +62,7 @@ func TestPoolsStartEmptyAndAreCreatedThroughTheAPI(t *testing.T) {
 }
 
 func TestPoolRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1")); st != "OK" {
 		t.Fatal(st)
 	}
@@ -239,8 +237,7 @@ func TestGuestsJoinPoolsOnCreateAndCloneAndLeaveOnDestroy(t *testing.T) {
 
 func TestPoolStatsSumRunningMembersInClusterResources(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{Clock: clock})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Clock: clock})
 	c.mustOK("POST", "/pools", vals("poolid", "p"))
 	for _, g := range []GuestSpec{
 		{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"memory": "2048", "cores": "2"}},
@@ -321,8 +318,7 @@ func TestClusterResourcesShowPoolsOnlyWithPoolAudit(t *testing.T) {
 }
 
 func TestPoolStorageMembersAreReportedFromANodeTheyAreOn(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	c.mustOK("POST", "/storage", vals("storage", "far", "type", "dir", "path", "/srv/far", "nodes", "pve3,pve2"))
 	c.mustOK("POST", "/pools", vals("poolid", "prod"))
 	c.mustOK("POST", "/pools", vals("poolid", "prod/web"))
@@ -340,8 +336,7 @@ func TestPoolStorageMembersAreReportedFromANodeTheyAreOn(t *testing.T) {
 }
 
 func TestDeletingAPoolOrAStorageDropsItsACLs(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	c.mustOK("POST", "/pools", vals("poolid", "prod"))
 	c.mustOK("POST", "/pools", vals("poolid", "dev"))
 	c.mustOK("POST", "/pools", vals("poolid", "dev/a"))

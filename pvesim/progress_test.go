@@ -21,8 +21,7 @@ func TestRenderBytesIsProxmoxFormat(t *testing.T) {
 // task log (qemu-server QemuImage.pm convert; BlockJob.pm mirror monitor):
 // clients read the percent from there.
 func TestImportAndFullCloneLogTheirProgress(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 2 << 30})
 	upid := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "130", "scsi0", "local-lvm:0,import-from=local:import/big.qcow2")).str(t)
 	if st := c.waitTask(upid); st != "OK" {

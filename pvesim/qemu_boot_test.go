@@ -10,8 +10,7 @@ import (
 // and a NIC, the boot order given (none: Proxmox's default).
 func bootSim(t *testing.T, boot string) (*Server, *client) {
 	t.Helper()
-	srv := startSim(t, Options{Seed: 3})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Seed: 3})
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20})
 	p := vals("vmid", "100", "name", "inst", "virtio0", "local-lvm:8", "net0", "virtio,bridge=vmbr0")
 	if boot != "" {

@@ -30,8 +30,7 @@ func hasLine(lines []string, want string) bool {
 // TestQemuStartChecksBridges starts VMs whose NICs use bridges that exist
 // or not: a missing bridge fails the start as QEMU's tap script does.
 func TestQemuStartChecksBridges(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	// vmbr7 is staged on pve1 but not applied; vmbr8 is applied; vnet10 is an
 	// applied SDN vnet and vnet20 a defined but unapplied one.
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr8", "type", "bridge", "autostart", "1"))

@@ -23,8 +23,7 @@ func resourceOf(c *client, vmid int) map[string]any {
 // and the finished config has no lock.
 func TestQemuCreateKeepsLockCreate(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{TaskSpeed: 1, Clock: clock, StatusInterval: -1})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{TaskSpeed: 1, Clock: clock, StatusInterval: -1})
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30})
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "name", "web", "cores", "2",
 		"scsi0", "local-lvm:0,import-from=local:import/big.qcow2", "net0", "virtio,bridge=vmbr0")).str(t)

@@ -8,8 +8,7 @@ import (
 )
 
 func TestQemuCreateReadBack(t *testing.T) {
-	srv := startSim(t, Options{Seed: 7})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Seed: 7})
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/debian-12.qcow2", Size: 2 << 30})
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20})
 	keys := url.QueryEscape("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@host")
@@ -67,8 +66,7 @@ func TestQemuCreateReadBack(t *testing.T) {
 }
 
 func TestQemuCreateRefusals(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:iso/x.iso", Size: 1 << 20})
 	wantParamErrors(t, c, "/nodes/pve1/qemu", []paramErrorCase{
 		{"import needs size 0", vals("vmid", "130", "scsi0", "local-lvm:8,import-from=local:iso/x.iso"), "scsi0", "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"},
@@ -87,8 +85,7 @@ func createVM(t *testing.T, c *client, vmid string, extra ...string) {
 }
 
 func TestQemuPendingOnRunningGuest(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	createVM(t, c, "140")
 	if st := c.task("POST", "/nodes/pve1/qemu/140/status/start", nil); st != "OK" {
 		t.Fatal(st)
@@ -155,8 +152,7 @@ func TestQemuPendingOnRunningGuest(t *testing.T) {
 }
 
 func TestQemuResizeTemplateClone(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	createVM(t, c, "150", "ide2", "local-lvm:cloudinit", "tags", "golden")
 	if st := c.task("PUT", "/nodes/pve1/qemu/150/resize", vals("disk", "scsi0", "size", "+2G")); st != "OK" {
 		t.Fatal(st)
@@ -211,8 +207,7 @@ func TestQemuResizeTemplateClone(t *testing.T) {
 }
 
 func TestQemuSnapshots(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	createVM(t, c, "160")
 	if st := c.task("POST", "/nodes/pve1/qemu/160/snapshot", vals("snapname", "before", "description", "first")); st != "OK" {
 		t.Fatal(st)
@@ -246,8 +241,7 @@ func TestQemuSnapshots(t *testing.T) {
 // stop or shutdown of a stopped VM at once, OK, whatever its lock
 // (_do_vm_stop returns before it loads the config).
 func TestQemuPowerAnswersFollowTheRunState(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Running: true, Config: map[string]string{"name": "a"}})
 	base := "/nodes/pve1/qemu/100"
 	if st := c.task("POST", base+"/status/start", nil); st != "VM 100 already running" {

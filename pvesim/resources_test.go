@@ -216,8 +216,7 @@ func checkResources(t *testing.T, srv *Server, stage string) {
 // against the reference through the changes that must invalidate it.
 func TestClusterResourcesMatchesReference(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 500_000_000))
-	srv := startSim(t, Options{Clock: clock, StatusInterval: -1})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Clock: clock, StatusInterval: -1})
 	populate(t, srv, 60)
 	for _, g := range []GuestSpec{
 		{VMID: 500, Node: "pve2", Type: "lxc", Running: true, Config: map[string]string{"hostname": "ct<1>&x", "rootfs": "local-lvm:vm-500-disk-0,size=8G", "memory": "1024", "cores": "3"}},
@@ -339,8 +338,7 @@ func TestMaxDiskFollowsVmstatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// A fake clock: the reference answer is built at another instant.
-			srv := startSim(t, Options{StatusInterval: -1, Clock: NewFakeClock(time.Unix(1_750_000_000, 0))})
-			c := newClient(t, srv)
+			srv, c := newSim(t, Options{StatusInterval: -1, Clock: NewFakeClock(time.Unix(1_750_000_000, 0))})
 			mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Type: tt.typ, Config: tt.conf})
 			for _, running := range []bool{false, true} {
 				if err := srv.SetGuestRunning(100, running); err != nil {

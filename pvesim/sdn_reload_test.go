@@ -19,8 +19,7 @@ func srvreloadOf(t *testing.T, c *client, node string) string {
 // not when PUT /cluster/sdn or its reloadnetworkall task ends: a guest
 // started there before fails as QEMU's bridge script does.
 func TestSDNVnetIsABridgeOnlyAfterItsNodeReloaded(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2, TaskSpeed: 0.01})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 2, TaskSpeed: 0.01})
 	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "flat", "type", "simple"))
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "vnet10", "zone", "flat"))
 	for _, n := range []string{"pve1", "pve2"} {
@@ -65,8 +64,7 @@ func TestSDNVnetIsABridgeOnlyAfterItsNodeReloaded(t *testing.T) {
 // A node whose ifreload fails keeps the bridges it had: its srvreload
 // task fails, the other nodes have the vnet.
 func TestSDNFailedNodeReloadLeavesTheVnetAbsentThere(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 2})
 	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "flat", "type", "simple"))
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "vnet10", "zone", "flat"))
 	srv.FailNetworkReload("pve2", "error: vnet10: bridge port missing")
@@ -94,8 +92,7 @@ func TestSDNFailedNodeReloadLeavesTheVnetAbsentThere(t *testing.T) {
 // The SDN configuration lock (pve-network lock_sdn_config and the lock,
 // release_lock, reload and rollback methods of API2/Network/SDN.pm).
 func TestSDNConfigurationLock(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	const at = " at /usr/share/perl5/PVE/Network/SDN.pm line 291."
 	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "flat", "type", "simple"))
 	if r := c.do("POST", "/cluster/sdn/lock", nil); r.Status != 500 ||

@@ -16,8 +16,7 @@ func sdnByID(list []map[string]any, key string) map[string]map[string]any {
 }
 
 func TestSDNZonesValidation(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	tests := []paramsCase{
 		{"simple", vals("zone", "simple1", "type", "simple", "ipam", "pve", "mtu", "1450"), 200, "OK", nil},
 		{"vlan", vals("zone", "vlanz", "type", "vlan", "bridge", "vmbr0", "nodes", "pve1,pve2"), 200, "OK", nil},
@@ -241,8 +240,7 @@ func lxcSimNodes(t *testing.T, nodes int) *Server {
 // TestNetworkAndSDNStatePersists saves and restores the state with
 // staged and applied host network changes and SDN objects.
 func TestNetworkAndSDNStatePersists(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr1", "type", "bridge", "autostart", "1"))
 	c.task("PUT", "/nodes/pve1/network", nil)
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr2", "type", "bridge"))

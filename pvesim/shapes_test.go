@@ -151,8 +151,7 @@ func TestGuestStatusMembers(t *testing.T) {
 // extract_node_stats): zones as "network" entries, memhost on guests,
 // cgroup-mode and the HA node state on nodes, no ssl_fingerprint.
 func TestClusterResourcesShapes(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 2, StatusInterval: -1})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Nodes: 2, StatusInterval: -1})
 	c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1"))
 	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "lab", "type", "simple", "nodes", "pve2"))
 	c.task("PUT", "/cluster/sdn", nil)
@@ -264,8 +263,7 @@ func TestPermissionsListPoolMemberPaths(t *testing.T) {
 // pve-common's __read_etc_network_interfaces (PVE/Network/Interfaces.pm)
 // marks only interfaces that run active; a staged one has no active member.
 func TestNetworkListActiveOnlyOnActive(t *testing.T) {
-	srv := startSim(t, Options{Nodes: 1})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{Nodes: 1})
 	c.mustOK("POST", "/nodes/pve1/network", vals("iface", "vmbr9", "type", "bridge"))
 	for _, e := range rawList(t, c.mustOK("GET", "/nodes/pve1/network", nil).Data) {
 		active, has := e["active"]

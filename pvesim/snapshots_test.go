@@ -98,8 +98,7 @@ func TestSnapshotNeedsTheFeatureOnEveryVolume(t *testing.T) {
 // (__snapshot_apply_config), stops a running guest and starts it only when
 // asked; a snapshot's config holds no description of the guest.
 func TestRollbackStopsTheGuestAndKeepsItsDescription(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	createVM(t, c, "170", "description", "old notes")
 	base := "/nodes/pve1/qemu/170"
 	if st := c.task("POST", base+"/status/start", nil); st != "OK" {
@@ -184,8 +183,7 @@ func TestZFSRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
 // only (Plugin.pm and LVMPlugin.pm volume_rollback_is_possible, naming the
 // volume name); without the option a dir disk is raw.
 func TestVolumeChainRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
-	srv := startSim(t, Options{Clock: NewFakeClock(time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC))})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Clock: NewFakeClock(time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC))})
 	for _, st := range []StorageSpec{
 		{ID: "thick", Type: "lvm", Content: []string{"images"}, VolumeChain: true},
 		{ID: "chain", Type: "dir", Path: "/mnt/chain", Content: []string{"images"}, VolumeChain: true, Format: "qcow2"},

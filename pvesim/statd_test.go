@@ -13,8 +13,7 @@ import (
 // five minutes expires.
 func TestClusterResourcesLagsBehindPvestatd(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{Clock: clock})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Clock: clock})
 	want := func(stage string, kv ...any) {
 		t.Helper()
 		res := resourceOf(c, 100)
@@ -76,8 +75,7 @@ func TestClusterResourcesLagsBehindPvestatd(t *testing.T) {
 // RRD cache (keyed by VMID) does.
 func TestClusterResourcesReportsAreKeyedByVMID(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
-	srv := startSim(t, Options{Clock: clock, StatusInterval: 2 * time.Second})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{Clock: clock, StatusInterval: 2 * time.Second})
 	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "100", "name", "tpl", "template", "1"))
 	clock.Advance(2 * time.Second)
 	mustTaskOK(t, c, "DELETE", "/nodes/pve1/qemu/100", nil)
@@ -98,8 +96,7 @@ func TestClusterResourcesReportsAreKeyedByVMID(t *testing.T) {
 // answers from the current state, and that a nameless guest is named as
 // vmstatus names it.
 func TestClusterResourcesWithoutLag(t *testing.T) {
-	srv := startSim(t, Options{StatusInterval: -1})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{StatusInterval: -1})
 	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "100"))
 	if res := resourceOf(c, 100); res["status"] != "stopped" || res["name"] != "VM 100" {
 		t.Errorf("resource %v", res)

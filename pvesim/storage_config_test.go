@@ -6,8 +6,7 @@ import (
 )
 
 func TestStorageDefinitionsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	got := c.mustOK("POST", "/storage", vals("storage", "nas", "type", "nfs", "server", "192.0.2.5", "export", "/export/iso",
 		"content", "iso,vztmpl", "nodes", "pve1,pve2")).obj(t)
 	if !reflect.DeepEqual(got, map[string]any{"storage": "nas", "type": "nfs"}) {
@@ -105,8 +104,7 @@ func TestStorageDefinitionsAreCreatedReadChangedAndDeletedAsProxmoxDoes(t *testi
 }
 
 func TestStorageDefinitionRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	c.mustOK("POST", "/storage", vals("storage", "nas", "type", "nfs", "server", "192.0.2.5", "export", "/export"))
 	c.mustOK("POST", "/storage", vals("storage", "lv", "type", "lvm", "vgname", "vg", "base", "nas:0.0.0.0:iqn.x-lun-0"))
 	tests := []requestCase{
@@ -155,8 +153,7 @@ func TestStorageDefinitionRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 }
 
 func TestStorageDefinitionsNeedDatastoreAllocateOnStorage(t *testing.T) {
-	srv := startSim(t, Options{TokenPrivileges: allBut("Datastore.Allocate")})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{TokenPrivileges: allBut("Datastore.Allocate")})
 	for _, tt := range []struct{ method, path string }{{"POST", "/storage"}, {"PUT", "/storage/local"}, {"DELETE", "/storage/local"}} {
 		params := vals("storage", "dd", "type", "dir", "path", "/srv")
 		if tt.method != "POST" {
@@ -169,8 +166,7 @@ func TestStorageDefinitionsNeedDatastoreAllocateOnStorage(t *testing.T) {
 }
 
 func TestDeletingAStorageWithVolumesLeavesThemForTheNextDefinition(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	c.mustOK("POST", "/storage", vals("storage", "data", "type", "dir", "path", "/srv/data/", "content", "images"))
 	if got := c.mustOK("GET", "/storage/data", nil).obj(t)["path"]; got != "/srv/data" {
 		t.Errorf("path read back as %v, want it canonical", got)

@@ -11,8 +11,7 @@ import (
 // base volumes of linked clones are refused, and LVM-thin refuses the open
 // volume of a running guest while a stopped guest's volume goes.
 func TestStorageContentDelete(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	const backup = "local:backup/vzdump-qemu-100-2025_01_01-00_00_00.vma.zst"
 	for _, v := range []VolumeSpec{
 		{Node: "pve1", VolID: "local:iso/a.iso", Size: 1 << 20},

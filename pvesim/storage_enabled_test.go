@@ -10,8 +10,7 @@ import (
 // clone, upload and download-url; /cluster/resources lists it only on the
 // nodes where it is enabled.
 func TestStorageNotEnabledOnANodeIsRefused(t *testing.T) {
-	srv := startSim(t, Options{Seed: 5})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{Seed: 5})
 	if err := srv.SetStorage(StorageSpec{ID: "fast", Type: "lvmthin", Content: []string{"images", "rootdir"}, Nodes: []string{"pve2"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,7 @@ func TestDownloadURL(t *testing.T) {
 	img := qcow2Image(10<<30, 4096)
 	files := map[string][]byte{"/debian.iso": iso, "/noble.img": img, "/fake.qcow2": []byte("not an image"), "/ct.tar.zst": []byte("tar")}
 	hs := fileServer(t, files)
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	dl := func(extra ...string) url.Values { return vals(extra...) }
 
 	st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso", "checksum", sha(iso), "checksum-algorithm", "sha256"))
@@ -140,8 +139,7 @@ func TestDownloadURL(t *testing.T) {
 }
 
 func TestUpload(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	upload := func(content, filename string, data []byte) apiResp {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
@@ -179,8 +177,7 @@ func TestDownloadsStayOnLoopback(t *testing.T) {
 		http.Redirect(w, r, "http://192.0.2.1/elsewhere.iso", http.StatusFound)
 	}))
 	t.Cleanup(hs.Close)
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	for _, tt := range []struct{ name, url string }{
 		{"remote address", "http://192.0.2.1/a.iso"},
 		{"host name", "https://images.example.invalid/a.iso"},
@@ -204,8 +201,7 @@ func TestDownloadsStayOnLoopback(t *testing.T) {
 // altogether, and the listing (Plugin.pm list_volumes) and the info read
 // give notes for backups only.
 func TestNotesOnlyForBackups(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	for _, v := range []VolumeSpec{
 		{Node: "pve1", VolID: "local:iso/a.iso", Size: 10, Notes: "set behind the API"},
 		{Node: "pve1", VolID: "local:vztmpl/a.tar.zst", Size: 10},
@@ -273,8 +269,7 @@ func vmdkImage(virtual int64) []byte {
 func TestDownloadChecksImportFormatByName(t *testing.T) {
 	qcow := qcow2Image(10<<30, 0)
 	hs := fileServer(t, map[string][]byte{"/q": qcow, "/v": vmdkImage(4 << 30), "/x": []byte("plain bytes")})
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	for _, tc := range []struct {
 		file, path, want string
 		size             float64
@@ -308,8 +303,7 @@ func TestDownloadChecksImportFormatByName(t *testing.T) {
 // container template under its normalised name, as they do an ISO.
 func TestDownloadedTemplateNamesAreNormalised(t *testing.T) {
 	hs := fileServer(t, map[string][]byte{"/ct.tar.zst": []byte("tar")})
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	for _, tc := range []struct{ content, name, volid string }{
 		{"vztmpl", "alpine 3.20+build~1.tar.zst", "local:vztmpl/alpine_3.20_build_1.tar.zst"},
 		{"iso", "my disc+1.iso", "local:iso/my_disc_1.iso"},

@@ -9,8 +9,7 @@ import (
 )
 
 func TestUPIDShapeAndTaskEndpoints(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	upid := c.mustOK("POST", "/nodes/pve2/qemu", vals("vmid", "100")).str(t)
 	re := regexp.MustCompile(`^UPID:pve2:[0-9A-F]{8}:[0-9A-F]{8}:[0-9A-F]{8}:qmcreate:100:root@pam!proxmops:$`)
 	if !re.MatchString(upid) {
@@ -238,8 +237,7 @@ func TestTaskListsSplitTheTokenUser(t *testing.T) {
 // ("creating a clone of VM 9000 with ID 120"), as pve-container's vzclone
 // does for containers.
 func TestCloneTaskLogNamesTheNewGuest(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1"}})
 	upid := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "120", "name", "app")).str(t)
 	if st := c.waitTask(upid); st != "OK" {
@@ -262,8 +260,7 @@ func TestCloneTaskLogNamesTheNewGuest(t *testing.T) {
 // index.1, the previous index.1 is gone from the list, while the tasks'
 // status and logs stay readable.
 func TestTaskIndexRotates(t *testing.T) {
-	srv := startSim(t, Options{TaskIndexBytes: 500})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{TaskIndexBytes: 500})
 	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}})
 	var upids []string
 	for i := 0; i < 20; i++ {

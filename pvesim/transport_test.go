@@ -8,8 +8,7 @@ import (
 )
 
 func TestVersionAndEnvelope(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	r := c.mustOK("GET", "/version", nil)
 	v := r.obj(t)
 	if v["version"] != "9.1.3" || v["release"] != "9.1" || v["repoid"] == "" {
@@ -21,8 +20,7 @@ func TestVersionAndEnvelope(t *testing.T) {
 }
 
 func TestTransportErrors(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	tests := []struct {
 		name       string
 		method     string
@@ -74,8 +72,7 @@ func TestTransportErrors(t *testing.T) {
 }
 
 func TestParameterVerification(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{})
 	long := strings.Repeat("x", 8193)
 	wantParamErrors(t, c, "/nodes/pve1/qemu", []paramErrorCase{
 		{"required", vals("cores", "2"), "vmid", "property is missing and it is not optional"},
@@ -107,8 +104,7 @@ func TestParameterVerification(t *testing.T) {
 }
 
 func TestJSONBodyAndQueryMerge(t *testing.T) {
-	srv := startSim(t, Options{})
-	c := newClient(t, srv)
+	srv, c := newSim(t, Options{})
 	req, _ := http.NewRequest("POST", srv.APIURL()+"/nodes/pve1/qemu?cores=2", strings.NewReader(`{"vmid":100,"onboot":true,"memory":"1024","name":"json-vm"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "PVEAPIToken="+testTokenID+"="+testTokenSecret)
@@ -134,8 +130,7 @@ func TestJSONBodyAndQueryMerge(t *testing.T) {
 }
 
 func TestTicketAuth(t *testing.T) {
-	srv := startSim(t, Options{RootPassword: "hunter2"})
-	c := newClient(t, srv)
+	_, c := newSim(t, Options{RootPassword: "hunter2"})
 	c.header = http.Header{}
 	if r := c.do("POST", "/access/ticket", vals("username", "root@pam", "password", "wrong")); r.Status != 401 || r.Reason != "authentication failure" {
 		t.Fatalf("bad password: %d %q", r.Status, r.Reason)
