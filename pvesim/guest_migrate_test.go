@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -237,7 +238,7 @@ func TestHAManagedMigrateGoesThroughTheHAStack(t *testing.T) {
 	if st := c.waitTask(upid); st != "OK" {
 		t.Fatalf("hamigrate: %s", st)
 	}
-	if log := taskLog(c, upid); !hasLine(log, "Requesting HA migration for VM 100 to node pve2") {
+	if log := taskLog(c, upid); !slices.Contains(log, "Requesting HA migration for VM 100 to node pve2") {
 		t.Errorf("log: %v", log)
 	}
 	g, _ := srv.Guest(100)

@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -172,7 +173,7 @@ func (s *Server) qemuModifyConfigPerm(user string, vmid int, keys []string) erro
 		if isQemuDiskKey(opt) || opt == "cdrom" || opt == "tags" {
 			continue
 		}
-		if base, ok := splitIndexed(opt); ok && contains(reQemuValueDependents, base) {
+		if base, ok := splitIndexed(opt); ok && slices.Contains(reQemuValueDependents, base) {
 			continue
 		}
 		base, _ := splitIndexed(opt)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -345,7 +346,7 @@ func (s *Server) haSet(sid string, params map[string]string, deletes []string, d
 		return Fail(prefix+"no such resource '%s'", sid)
 	}
 	for _, k := range deletes {
-		if !contains(haOptionKeys, k) {
+		if !slices.Contains(haOptionKeys, k) {
 			return Fail(prefix+"no such option '%s'", k)
 		}
 	}
@@ -503,13 +504,4 @@ func (s *Server) haGuest(sid string) *Guest {
 		return nil
 	}
 	return g
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

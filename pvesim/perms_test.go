@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 func allBut(except ...string) []string {
 	var out []string
 	for _, p := range privileges {
-		if !contains(except, p) {
+		if !slices.Contains(except, p) {
 			out = append(out, p)
 		}
 	}

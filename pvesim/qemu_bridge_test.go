@@ -3,6 +3,7 @@ package pvesim
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,15 +17,6 @@ func taskLog(c *client, upid string) []string {
 		out = append(out, l["t"].(string))
 	}
 	return out
-}
-
-func hasLine(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
-			return true
-		}
-	}
-	return false
 }
 
 // TestQemuStartChecksBridges starts VMs whose NICs use bridges that exist
@@ -84,7 +76,7 @@ func TestQemuStartChecksBridges(t *testing.T) {
 				if strings.Contains(want, "%[1]d") {
 					want = fmt.Sprintf(want, vmid)
 				}
-				if !hasLine(lines, want) {
+				if !slices.Contains(lines, want) {
 					t.Errorf("log %q lacks %q", lines, want)
 				}
 			}
@@ -107,7 +99,7 @@ func TestQemuStartChecksBridges(t *testing.T) {
 	if st := c.waitTask(upid); st != "OK" {
 		t.Fatalf("create with start: %q", st)
 	}
-	if lines := taskLog(c, upid); !hasLine(lines, "bridge 'vmbr9' does not exist") || !hasLine(lines, failed) {
+	if lines := taskLog(c, upid); !slices.Contains(lines, "bridge 'vmbr9' does not exist") || !slices.Contains(lines, failed) {
 		t.Errorf("create log %q", lines)
 	}
 	if st := c.mustOK("GET", "/nodes/pve1/qemu/200/status/current", nil).obj(t); st["status"] != "stopped" {

@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"net/url"
+	"slices"
 	"testing"
 )
 
@@ -35,7 +36,7 @@ func TestSDNVnetIsABridgeOnlyAfterItsNodeReloaded(t *testing.T) {
 		t.Fatalf("apply: %s", st)
 	}
 	log := taskLog(c, apply)
-	if !hasLine(log, "pve1: reloading network config") || !hasLine(log, "pve2: reloading network config") {
+	if !slices.Contains(log, "pve1: reloading network config") || !slices.Contains(log, "pve2: reloading network config") {
 		t.Errorf("apply log %q", log)
 	}
 	r1, r2 := srvreloadOf(t, c, "pve1"), srvreloadOf(t, c, "pve2")
@@ -49,7 +50,7 @@ func TestSDNVnetIsABridgeOnlyAfterItsNodeReloaded(t *testing.T) {
 		t.Errorf("start on pve1 after its reload: %s", st)
 	}
 	upid := c.mustOK("POST", "/nodes/pve2/qemu/102/status/start", nil).str(t)
-	if st := c.waitTask(upid); st != "start failed: QEMU exited with code 1" || !hasLine(taskLog(c, upid), "bridge 'vnet10' does not exist") {
+	if st := c.waitTask(upid); st != "start failed: QEMU exited with code 1" || !slices.Contains(taskLog(c, upid), "bridge 'vnet10' does not exist") {
 		t.Errorf("start on pve2 before its reload: %s %q", st, taskLog(c, upid))
 	}
 	release()
@@ -72,7 +73,7 @@ func TestSDNFailedNodeReloadLeavesTheVnetAbsentThere(t *testing.T) {
 		t.Fatalf("apply: %s (reloadnetworkall does not watch the node tasks)", st)
 	}
 	r2 := srvreloadOf(t, c, "pve2")
-	if st := c.waitTask(r2); st != "command 'ifreload -a' failed: exit code 1" || !hasLine(taskLog(c, r2), "error: vnet10: bridge port missing") {
+	if st := c.waitTask(r2); st != "command 'ifreload -a' failed: exit code 1" || !slices.Contains(taskLog(c, r2), "error: vnet10: bridge port missing") {
 		t.Errorf("pve2 reload: %s %q", st, taskLog(c, r2))
 	}
 	for node, want := range map[string]string{"pve1": "OK", "pve2": "start failed: QEMU exited with code 1"} {

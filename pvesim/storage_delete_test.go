@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"net/url"
+	"slices"
 	"testing"
 )
 
@@ -100,7 +101,7 @@ func TestStorageContentDelete(t *testing.T) {
 			}
 			lines := taskLog(c, upid)
 			for _, want := range tt.logs {
-				if !hasLine(lines, want) {
+				if !slices.Contains(lines, want) {
 					t.Errorf("log %q lacks %q", lines, want)
 				}
 			}
