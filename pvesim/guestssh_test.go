@@ -70,6 +70,17 @@ func rootOnNewGuest(t *testing.T, c *client, vmid, ip string, port int, key ssh.
 	return cl, hostKey
 }
 
+// mustDial logs in to a guest's SSH server, failing the test when it
+// cannot; it returns the client and the host key the server showed.
+func mustDial(t *testing.T, addr, user string, key ssh.Signer) (*ssh.Client, ssh.PublicKey) {
+	t.Helper()
+	cl, hostKey, err := dialGuest(addr, user, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, hostKey
+}
+
 func dialGuest(addr, user string, key ssh.Signer) (*ssh.Client, ssh.PublicKey, error) {
 	var hostKey ssh.PublicKey
 	cfg := &ssh.ClientConfig{User: user, Auth: []ssh.AuthMethod{ssh.PublicKeys(key)},
@@ -131,10 +142,7 @@ func TestGuestSSHContainerRunsCommandsInItsOwnTree(t *testing.T) {
 	if srv.GuestTree(300) != filepath.Join(dir, "300") {
 		t.Fatalf("GuestTree = %s", srv.GuestTree(300))
 	}
-	cl, hostKey, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, hostKey := mustDial(t, addr, "root", key)
 	defer cl.Close()
 
 	out, errs, code := runGuest(t, cl, "echo hello; echo oops >&2; exit 3")
@@ -176,10 +184,7 @@ func TestGuestSSHContainerRunsCommandsInItsOwnTree(t *testing.T) {
 	}
 
 	// The same host key on every connection while the guest exists.
-	cl2, hostKey2, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl2, hostKey2 := mustDial(t, addr, "root", key)
 	cl2.Close()
 	if !bytes.Equal(hostKey.Marshal(), hostKey2.Marshal()) {
 		t.Error("host key changed between two connections")
@@ -204,10 +209,7 @@ func TestGuestSSHRefusesUnknownKeysAndUsers(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	cl, _, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, _ := mustDial(t, addr, "root", key)
 	cl.Close()
 }
 
@@ -356,10 +358,7 @@ func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 	if st := c.task("POST", "/nodes/pve1/lxc/304/status/start", nil); st != "OK" {
 		t.Fatal(st)
 	}
-	cl, hostKey2, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, hostKey2 := mustDial(t, addr, "root", key)
 	if got := mustRun(t, cl, "cat /root/data"); got != "kept\n" {
 		t.Errorf("file after restart = %q", got)
 	}
@@ -376,10 +375,7 @@ func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 	}
 	// A guest created again at the VMID is a new machine: a new host key.
 	createCT(t, c, "304", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, hostKey3, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, hostKey3 := mustDial(t, addr, "root", key)
 	defer cl.Close()
 	if bytes.Equal(hostKey.Marshal(), hostKey3.Marshal()) {
 		t.Error("a recreated guest kept the old host key")
@@ -413,10 +409,7 @@ func TestGuestSSHVMTakesCloudInitUserAndKeys(t *testing.T) {
 	if err != nil || addr != net.JoinHostPort(ip, strconv.Itoa(port)) {
 		t.Fatalf("GuestSSHAddr = %q, %v", addr, err)
 	}
-	cl, _, err := dialGuest(addr, "admin", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, _ := mustDial(t, addr, "admin", key)
 	if got := mustRun(t, cl, "echo $HOME; hostname; id -nG admin; sudo apt-get install -y nginx >/dev/null; echo ok"); got != "/home/admin\nvm400\nadmin sudo\nok\n" {
 		t.Errorf("as admin: %q", got)
 	}
@@ -425,10 +418,7 @@ func TestGuestSSHVMTakesCloudInitUserAndKeys(t *testing.T) {
 		t.Errorf("installed-packages = %q", b)
 	}
 	// cloud-init's disable_root: root's key only says to log in as the user.
-	cl, _, err = dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, _ = mustDial(t, addr, "root", key)
 	out, _, code := runGuest(t, cl, "id")
 	cl.Close()
 	if code != 142 || !strings.Contains(out, `Please login as the user "admin" rather than the user "root".`) {
@@ -445,10 +435,7 @@ func TestGuestSSHVMWithRootCIUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, _, err := dialGuest(addr, "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, _ := mustDial(t, addr, "root", key)
 	defer cl.Close()
 	if got := mustRun(t, cl, "id -u"); got != "0\n" {
 		t.Errorf("id -u = %q", got)
