@@ -259,6 +259,19 @@ func (sc *fwScope) loadIPSet(s *Server, r *Request) (*fwConf, *fwConf, []*fwEntr
 	return cluster, fw, set, nil
 }
 
+// loadIPSetUnmodified is how update_ip and remove_ip begin: the IPSet,
+// then assert_if_modified against the digest of its entry list.
+func (sc *fwScope) loadIPSetUnmodified(s *Server, r *Request) (*fwConf, []*fwEntry, error) {
+	_, fw, set, err := sc.loadIPSet(s, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := fwAssertDigest(r, fwListDigest(fwEntriesList(set))); err != nil {
+		return nil, nil, err
+	}
+	return fw, set, nil
+}
+
 func fwEntriesList(set []*fwEntry) []map[string]any {
 	list := []map[string]any{}
 	for _, e := range set {
@@ -354,11 +367,8 @@ func (sc *fwScope) ipRead(s *Server, r *Request) (any, error) {
 // ipUpdate is update_ip: nomatch and comment are replaced (an absent one
 // is cleared).
 func (sc *fwScope) ipUpdate(s *Server, r *Request) (any, error) {
-	_, fw, set, err := sc.loadIPSet(s, r)
+	fw, set, err := sc.loadIPSetUnmodified(s, r)
 	if err != nil {
-		return nil, err
-	}
-	if err := fwAssertDigest(r, fwListDigest(fwEntriesList(set))); err != nil {
 		return nil, err
 	}
 	for _, e := range set {
@@ -373,11 +383,8 @@ func (sc *fwScope) ipUpdate(s *Server, r *Request) (any, error) {
 
 // ipDelete is remove_ip: a missing entry is no error.
 func (sc *fwScope) ipDelete(s *Server, r *Request) (any, error) {
-	_, fw, set, err := sc.loadIPSet(s, r)
+	fw, set, err := sc.loadIPSetUnmodified(s, r)
 	if err != nil {
-		return nil, err
-	}
-	if err := fwAssertDigest(r, fwListDigest(fwEntriesList(set))); err != nil {
 		return nil, err
 	}
 	kept := []*fwEntry{}
