@@ -18,7 +18,7 @@ func init() {
 	registerRoutes(func(s *Server) {
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/agent/ping",
 			Perm: PermAny("/vms/{vmid}", "VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted"), ProxyTo: "node",
-			Params: NewParams(pNode(), pVMID()), Handler: s.agentPing})
+			Params: NewParams(pNode(), pVMID()), Handler: s.onGuest(s.qemuGuest, s.agentPing)})
 	})
 }
 
@@ -55,11 +55,7 @@ func (s *Server) assertAgentAvailable(g *Guest) error {
 
 // agentPing is the ping command of API2/Qemu/Agent.pm register_command:
 // the agent's empty answer to guest-ping as the result.
-func (s *Server) agentPing(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) agentPing(r *Request, g *Guest) (any, error) {
 	if err := s.assertAgentAvailable(g); err != nil {
 		return nil, err
 	}

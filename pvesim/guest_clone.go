@@ -10,11 +10,7 @@ import (
 	"time"
 )
 
-func (s *Server) qemuTemplate(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuTemplate(r *Request, g *Guest) (any, error) {
 	only := r.Str("disk")
 	// load_and_check runs before the worker forks and again under the
 	// config lock. qemu-server sets no "lock: template": it writes
@@ -83,11 +79,7 @@ type qemuCloneJob struct {
 
 // qemuClone is qemu-server API2/Qemu.pm clone_vm: $load_and_check before
 // forking, then the worker under the source's and the target's locks.
-func (s *Server) qemuClone(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuClone(r *Request, g *Guest) (any, error) {
 	j := &qemuCloneJob{g: g, storage: r.Str("storage"), format: r.Str("format"), target: r.Str("target"), snapname: r.Str("snapname")}
 	j.newid, _ = r.Int("newid")
 	if j.target == g.Node || j.target == "localhost" {
@@ -389,12 +381,8 @@ func (s *Server) qemuCloneIdentity(j *qemuCloneJob, conf map[string]string) {
 	}
 }
 
-func (s *Server) lxcTemplate(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.withGuestLock(g.VMID, "lxc", func() (any, error) {
+func (s *Server) lxcTemplate(r *Request, g *Guest) (any, error) {
+	_, err := s.withGuestLock(g.VMID, "lxc", func() (any, error) {
 		if err := checkLock(g); err != nil {
 			return nil, err
 		}

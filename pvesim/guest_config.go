@@ -12,11 +12,7 @@ import (
 	"time"
 )
 
-func (s *Server) qemuGetConfig(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuGetConfig(r *Request, g *Guest) (any, error) {
 	cg, current, err := configShown(g, r)
 	if err != nil {
 		return nil, err
@@ -28,11 +24,7 @@ func (s *Server) qemuGetConfig(r *Request) (any, error) {
 // steps, in the Perl's order: the parameters (keys, aliases, revert and
 // delete lists, drives, MAC addresses), the caller's rights, the early
 // config checks, then updatefn under the guest's lock.
-func (s *Server) qemuUpdate(r *Request, sync bool) (any, error) {
-	g, err := s.qemuGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuUpdate(r *Request, g *Guest, sync bool) (any, error) {
 	params := qemuUpdateValues(r)
 	if err := checkSSHKeysParam(params); err != nil {
 		return nil, err
@@ -502,11 +494,7 @@ func (s *Server) lxcGetConfig(r *Request) (any, error) {
 }
 
 // lxcUpdate is PUT .../config (update_vm): synchronous, under the lock.
-func (s *Server) lxcUpdate(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcUpdate(r *Request, g *Guest) (any, error) {
 	params := map[string]string{}
 	for k, v := range r.Params {
 		switch k {

@@ -7,11 +7,7 @@ import (
 	"strconv"
 )
 
-func (s *Server) qemuDestroy(r *Request) (any, error) {
-	g, err := s.qemuGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuDestroy(r *Request, g *Guest) (any, error) {
 	skiplock := r.Bool("skiplock")
 	purgeUnref := r.Bool("destroy-unreferenced-disks")
 	purge := r.Bool("purge")
@@ -83,11 +79,7 @@ func (s *Server) forgetGuest(tc *taskCtx, g *Guest, purge, purgeUnref bool, cont
 	delete(s.state.FirewallFiles, fwGuestFile(g.VMID))
 }
 
-func (s *Server) lxcDestroy(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcDestroy(r *Request, g *Guest) (any, error) {
 	force, purgeUnref, purge := r.Bool("force"), r.Bool("destroy-unreferenced-disks"), r.Bool("purge")
 	early := func() error {
 		if g.Conf["protection"] == "1" {

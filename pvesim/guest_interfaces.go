@@ -20,7 +20,7 @@ func init() {
 		nv := NewParams(pNode(), pVMID())
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces",
 			Perm: PermAny("/vms/{vmid}", "VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted"), ProxyTo: "node",
-			Params: nv, Handler: s.agentNetworkInterfaces})
+			Params: nv, Handler: s.onGuest(s.qemuGuest, s.agentNetworkInterfaces)})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/lxc/{vmid}/interfaces",
 			Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv, Handler: s.lxcInterfaces})
 	})
@@ -76,11 +76,7 @@ func linkLocal(mac string) (netip.Prefix, bool) {
 
 // agentNetworkInterfaces is the guest agent's network-get-interfaces after
 // assert_agent_available (agent.go).
-func (s *Server) agentNetworkInterfaces(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) agentNetworkInterfaces(r *Request, g *Guest) (any, error) {
 	if err := s.assertAgentAvailable(g); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func init() {
 		nv := func(extra ...*Param) *Params { return NewParams(append([]*Param{pNode(), pVMID()}, extra...)...) }
 		perm := PermCheck("/vms/{vmid}", "VM.Migrate")
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/migrate", Perm: perm, ProxyTo: "node",
-			Params: nv(Str("target").Opt().Fmt("pve-node")), Handler: s.qemuMigratePrecondition})
+			Params: nv(Str("target").Opt().Fmt("pve-node")), Handler: s.onGuest(s.qemuGuest, s.qemuMigratePrecondition)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/migrate", Perm: perm, ProxyTo: "node",
 			Params: nv(Str("target").Fmt("pve-node"),
 				Int("bwlimit").Opt().Min(0),
@@ -688,11 +688,7 @@ func (s *Server) haMigrateRequest(r *Request, g *Guest, o migrateOpts) string {
 // qemuMigratePrecondition is migrate_vm_precondition: whether the VM
 // runs, the nodes it may go to (not those lacking one of its storages),
 // its local disks and the local resources that block a migration.
-func (s *Server) qemuMigratePrecondition(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuMigratePrecondition(r *Request, g *Guest) (any, error) {
 	if err := checkLock(g); err != nil {
 		return nil, err
 	}

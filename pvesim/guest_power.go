@@ -8,11 +8,7 @@ import (
 	"time"
 )
 
-func (s *Server) qemuStart(r *Request) (any, error) {
-	g, err := s.qemuGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuStart(r *Request, g *Guest) (any, error) {
 	skiplock := r.Bool("skiplock")
 	if s.haManaged(g) && !r.Has("stateuri") {
 		return s.haPowerRequest(r, g, false, 0), nil
@@ -81,11 +77,7 @@ func (s *Server) qemuCheckBridges(tc *taskCtx, g *Guest) error {
 	return nil
 }
 
-func (s *Server) qemuStop(r *Request, typ string) (any, error) {
-	g, err := s.qemuGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuStop(r *Request, g *Guest, typ string) (any, error) {
 	if err := s.rootOnly(r, "keepActive"); err != nil {
 		return nil, err
 	}
@@ -106,11 +98,7 @@ func (s *Server) qemuStop(r *Request, typ string) (any, error) {
 	}), nil
 }
 
-func (s *Server) qemuReboot(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuReboot(r *Request, g *Guest) (any, error) {
 	if !g.Running {
 		return nil, Fail("VM %d not running", g.VMID)
 	}
@@ -140,11 +128,7 @@ func (s *Server) qemuReboot(r *Request) (any, error) {
 	}), nil
 }
 
-func (s *Server) qemuReset(r *Request) (any, error) {
-	g, err := s.qemuGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuReset(r *Request, g *Guest) (any, error) {
 	if !g.Running {
 		return nil, Fail("VM %d not running", g.VMID)
 	}
@@ -175,11 +159,7 @@ func (s *Server) lxcCheckBridges(tc *taskCtx, g *Guest) error {
 	return nil
 }
 
-func (s *Server) lxcStart(r *Request) (any, error) {
-	g, err := s.lxcGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcStart(r *Request, g *Guest) (any, error) {
 	if g.Running {
 		return nil, Fail("CT %d already running", g.VMID)
 	}
@@ -222,11 +202,7 @@ func (s *Server) lxcStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 	return nil
 }
 
-func (s *Server) lxcStop(r *Request, typ string) (any, error) {
-	g, err := s.lxcGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcStop(r *Request, g *Guest, typ string) (any, error) {
 	if !g.Running {
 		return nil, Fail("CT %d not running", g.VMID)
 	}
@@ -245,11 +221,7 @@ func (s *Server) lxcStop(r *Request, typ string) (any, error) {
 	}), nil
 }
 
-func (s *Server) lxcReboot(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcReboot(r *Request, g *Guest) (any, error) {
 	if !g.Running {
 		// pve-container says "VM" here.
 		return nil, Fail("VM %d not running", g.VMID)

@@ -7,11 +7,7 @@ import (
 	"strings"
 )
 
-func (s *Server) qemuResize(r *Request) (any, error) {
-	g, err := s.qemuGuestSkiplock(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuResize(r *Request, g *Guest) (any, error) {
 	disk, sizeStr, digest, skiplock := r.Str("disk"), r.Str("size"), r.Str("digest"), r.Bool("skiplock")
 	return s.startTask(r, g.Node, "resize", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if err := tc.lockConfig(g); err != nil {
@@ -71,11 +67,7 @@ func (s *Server) qemuResize(r *Request) (any, error) {
 	}), nil
 }
 
-func (s *Server) lxcResize(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcResize(r *Request, g *Guest) (any, error) {
 	disk, digest := r.Str("disk"), r.Str("digest")
 	sizeStr := r.Str("size")
 	grow := strings.HasPrefix(sizeStr, "+")

@@ -12,19 +12,11 @@ import (
 // qemuSnapshotList is snapshot_list (qemu-server API2/Qemu.pm): every
 // snapshot with vmstate 0 or 1, then "current", whose parent is the
 // config's parent only.
-func (s *Server) qemuSnapshotList(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuSnapshotList(r *Request, g *Guest) (any, error) {
 	return snapshotListJSON(g), nil
 }
 
-func (s *Server) qemuSnapshotCreate(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuSnapshotCreate(r *Request, g *Guest) (any, error) {
 	// API2/Qemu.pm snapshot: reserved names, before anything is locked.
 	name := r.Str("snapname")
 	if name == "current" {
@@ -42,22 +34,14 @@ func (s *Server) qemuSnapshotCreate(r *Request) (any, error) {
 	}), nil
 }
 
-func (s *Server) qemuSnapshotDelete(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuSnapshotDelete(r *Request, g *Guest) (any, error) {
 	return s.snapshotDeleteTask(r, g, "qmdelsnapshot", durSnapshot), nil
 }
 
 // qemuSnapshotRollback is rollback (API2/Qemu.pm): start=1 needs
 // VM.PowerMgmt as well; the worker is snapshot_rollback, then vm_start when
 // asked and the VM does not run (a snapshot with RAM starts it anyway).
-func (s *Server) qemuSnapshotRollback(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuSnapshotRollback(r *Request, g *Guest) (any, error) {
 	name := r.Str("snapname")
 	start := r.Bool("start")
 	if start {
@@ -110,11 +94,7 @@ func snapshotListJSON(g *Guest) []map[string]any {
 	return append(out, cur)
 }
 
-func (s *Server) lxcSnapshotCreate(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcSnapshotCreate(r *Request, g *Guest) (any, error) {
 	name := r.Str("snapname")
 	if name == "current" || name == "vzdump" {
 		return nil, Fail("unable to use snapshot name '%s' (reserved name)", name)
@@ -128,21 +108,13 @@ func (s *Server) lxcSnapshotCreate(r *Request) (any, error) {
 	}), nil
 }
 
-func (s *Server) lxcSnapshotDelete(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcSnapshotDelete(r *Request, g *Guest) (any, error) {
 	return s.snapshotDeleteTask(r, g, "vzdelsnapshot", durCTSnapshot), nil
 }
 
 // lxcSnapshotRollback is rollback (pve-container API2/LXC/Snapshot.pm):
 // snapshot_rollback, then vm_start when asked.
-func (s *Server) lxcSnapshotRollback(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcSnapshotRollback(r *Request, g *Guest) (any, error) {
 	name := r.Str("snapname")
 	start := r.Bool("start")
 	return s.startTask(r, g.Node, "vzrollback", strconv.Itoa(g.VMID), func(tc *taskCtx) error {

@@ -63,11 +63,7 @@ var pressureKeys = []string{"pressurecpusome", "pressurecpufull", "pressureiosom
 
 // qemuStatusCurrent is vm_status (qemu-server PVE/API2/Qemu.pm): the full
 // vmstatus, the HA status, spice and clipboard when vga is set, agent.
-func (s *Server) qemuStatusCurrent(r *Request) (any, error) {
-	g, err := s.qemuGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) qemuStatusCurrent(r *Request, g *Guest) (any, error) {
 	out := s.qemuVMStatus(g, s.clock.Now().Unix(), true)
 	out["ha"] = s.haStatusOf(g)
 	if vga := g.Conf["vga"]; vga != "" {
@@ -129,11 +125,7 @@ func (s *Server) lxcStatusJSON(g *Guest) map[string]any {
 	return out
 }
 
-func (s *Server) lxcStatusCurrent(r *Request) (any, error) {
-	g, err := s.lxcGuest(r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) lxcStatusCurrent(r *Request, g *Guest) (any, error) {
 	out := s.lxcStatusJSON(g)
 	out["ha"] = s.haStatusOf(g)
 	return out, nil

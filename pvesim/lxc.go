@@ -43,11 +43,11 @@ func init() {
 			}})
 		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
 			Params:  nv(Bool("destroy-unreferenced-disks").Opt(), Bool("force").Opt().Default("0"), Bool("purge").Opt().Default("0")),
-			Handler: s.lxcDestroy})
+			Handler: s.onGuest(s.lxcGuest, s.lxcDestroy)})
 		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/config", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
 			Params:  nv(Bool("current").Opt().Default("0"), Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
 			Handler: s.lxcGetConfig})
-		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options"), ProxyTo: "node", Params: lxcUpdateParams(), Handler: s.lxcUpdate})
+		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options"), ProxyTo: "node", Params: lxcUpdateParams(), Handler: s.onGuest(s.lxcGuest, s.lxcUpdate)})
 		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/pending", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				g, err := s.lxcGuest(r)
@@ -58,8 +58,8 @@ func init() {
 			}})
 		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/resize", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
 			Params:  nv(Str("disk").Enum(lxcVolumeKeys()...), Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), Str("digest").Opt().MaxLen(40)),
-			Handler: s.lxcResize})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/template", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node", Params: nv(), Handler: s.lxcTemplate})
+			Handler: s.onGuest(s.lxcGuest, s.lxcResize)})
+		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/template", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node", Params: nv(), Handler: s.onGuest(s.lxcGuest, s.lxcTemplate)})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/clone", Perm: PermAnd(PermCheck("/vms/{vmid}", "VM.Clone"), PermOr(PermCheck("/vms/{newid}", "VM.Allocate"), PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
 			Params: nv(
 				Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
@@ -80,17 +80,17 @@ func init() {
 				}
 				return subdirs("current", "start", "stop", "shutdown", "reboot", "suspend", "resume"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status/current", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(), Handler: s.lxcStatusCurrent})
+		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status/current", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(), Handler: s.onGuest(s.lxcGuest, s.lxcStatusCurrent)})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/start", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(Bool("debug").Opt().Default("0"), Bool("skiplock").Opt()), Handler: s.lxcStart})
+			Params: nv(Bool("debug").Opt().Default("0"), Bool("skiplock").Opt()), Handler: s.onGuest(s.lxcGuestSkiplock, s.lxcStart)})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/stop", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params:  nv(Bool("overrule-shutdown").Opt().Default("0"), Bool("skiplock").Opt()),
-			Handler: func(r *Request) (any, error) { return s.lxcStop(r, "vzstop") }})
+			Handler: s.onGuest(s.lxcGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.lxcStop(r, g, "vzstop") })})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/shutdown", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params:  nv(Bool("forceStop").Opt().Default("0"), Int("timeout").Opt().Min(0).Default("60")),
-			Handler: func(r *Request) (any, error) { return s.lxcStop(r, "vzshutdown") }})
+			Handler: s.onGuest(s.lxcGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.lxcStop(r, g, "vzshutdown") })})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/reboot", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.lxcReboot})
+			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.onGuest(s.lxcGuest, s.lxcReboot)})
 		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				g, err := s.lxcGuest(r)
@@ -100,13 +100,13 @@ func init() {
 				return snapshotListJSON(g), nil
 			}})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt()), Handler: s.lxcSnapshotCreate})
+			Params: nv(snap(), Str("description").Opt()), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotCreate)})
 		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermUser(), Params: nv(snap()),
 			Handler: s.snapshotIndex(s.lxcGuest)})
 		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Bool("force").Opt()), Handler: s.lxcSnapshotDelete})
+			Params: nv(snap(), Bool("force").Opt()), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotDelete)})
 		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
-			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.lxcSnapshotRollback})
+			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotRollback)})
 		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
 			Params: nv(snap()), Handler: s.snapshotConfig(s.lxcGuest, lxcKeyType)})
 		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",

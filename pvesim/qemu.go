@@ -43,14 +43,14 @@ func init() {
 			}})
 		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
 			Params:  nv(skiplock(), Bool("purge").Opt(), Bool("destroy-unreferenced-disks").Opt().Default("0")),
-			Handler: s.qemuDestroy})
+			Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuDestroy)})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
 			Params:  nv(Bool("current").Opt().Default("0"), Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
-			Handler: s.qemuGetConfig})
+			Handler: s.onGuest(s.qemuGuest, s.qemuGetConfig)})
 		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
-			Params: qemuUpdateParams(false), Handler: func(r *Request) (any, error) { return s.qemuUpdate(r, true) }})
+			Params: qemuUpdateParams(false), Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuUpdate(r, g, true) })})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
-			Params: qemuUpdateParams(true), Handler: func(r *Request) (any, error) { return s.qemuUpdate(r, false) }})
+			Params: qemuUpdateParams(true), Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuUpdate(r, g, false) })})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/pending", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				g, err := s.qemuGuest(r)
@@ -61,9 +61,9 @@ func init() {
 			}})
 		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/resize", Perm: PermCheck("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
 			Params:  nv(disk(), Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), Str("digest").Opt().MaxLen(40), skiplock()),
-			Handler: s.qemuResize})
+			Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuResize)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/template", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
-			Params: nv(Str("disk").Opt().Enum(qemuDiskSlots()...)), Handler: s.qemuTemplate})
+			Params: nv(Str("disk").Opt().Enum(qemuDiskSlots()...)), Handler: s.onGuest(s.qemuGuest, s.qemuTemplate)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", Perm: PermAnd(PermCheck("/vms/{vmid}", "VM.Clone"), PermOr(PermCheck("/vms/{newid}", "VM.Allocate"), PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
 			Params: nv(
 				Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
@@ -77,7 +77,7 @@ func init() {
 				Str("storage").Opt().Fmt("pve-storage-id"),
 				Str("target").Opt().Fmt("pve-node"),
 			),
-			Handler: s.qemuClone})
+			Handler: s.onGuest(s.qemuGuest, s.qemuClone)})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status", Perm: PermUser(), ProxyTo: "node", Params: nv(),
 			Handler: func(r *Request) (any, error) {
 				if _, err := s.qemuGuest(r); err != nil {
@@ -86,7 +86,7 @@ func init() {
 				return subdirs("current", "start", "stop", "reset", "shutdown", "suspend", "reboot"), nil
 			}})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status/current", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
-			Handler: s.qemuStatusCurrent})
+			Handler: s.onGuest(s.qemuGuest, s.qemuStatusCurrent)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/start", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(skiplock(),
 				Str("force-cpu").Opt(),
@@ -100,28 +100,28 @@ func init() {
 				Int("timeout").Opt().Min(0),
 				Bool("with-conntrack-state").Opt().Default("0"),
 			),
-			Handler: s.qemuStart})
+			Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuStart)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/stop", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(skiplock(), Bool("keepActive").Opt().Default("0"), Str("migratedfrom").Opt().Fmt("pve-node"),
 				Bool("overrule-shutdown").Opt().Default("0"), Int("timeout").Opt().Min(0)),
-			Handler: func(r *Request) (any, error) { return s.qemuStop(r, "qmstop") }})
+			Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuStop(r, g, "qmstop") })})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/shutdown", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params:  nv(skiplock(), Bool("forceStop").Opt().Default("0"), Bool("keepActive").Opt().Default("0"), Int("timeout").Opt().Min(0)),
-			Handler: func(r *Request) (any, error) { return s.qemuStop(r, "qmshutdown") }})
+			Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuStop(r, g, "qmshutdown") })})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reboot", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.qemuReboot})
+			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.onGuest(s.qemuGuest, s.qemuReboot)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reset", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(skiplock()), Handler: s.qemuReset})
+			Params: nv(skiplock()), Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuReset)})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
-			Handler: s.qemuSnapshotList})
+			Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotList)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt(), Bool("vmstate").Opt()), Handler: s.qemuSnapshotCreate})
+			Params: nv(snap(), Str("description").Opt(), Bool("vmstate").Opt()), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotCreate)})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermUser(), ProxyTo: "node",
 			Params: nv(snap()), Handler: s.snapshotIndex(s.qemuGuest)})
 		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Bool("force").Opt()), Handler: s.qemuSnapshotDelete})
+			Params: nv(snap(), Bool("force").Opt()), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotDelete)})
 		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
-			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.qemuSnapshotRollback})
+			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotRollback)})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
 			Params: nv(snap()), Handler: s.snapshotConfig(s.qemuGuest, qemuKeyType)})
 		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
@@ -159,6 +159,19 @@ func (s *Server) qemuGuestSkiplock(r *Request) (*Guest, error) {
 
 func (s *Server) lxcGuestSkiplock(r *Request) (*Guest, error) {
 	return guestSkiplock(s, r, s.lxcGuest)
+}
+
+// onGuest adapts a handler of one guest to a route: lookup finds the
+// path's guest (load_config, and for skiplock the root check) before h
+// runs, as every guest handler of qemu-server and pve-container begins.
+func (s *Server) onGuest(lookup func(*Request) (*Guest, error), h func(*Request, *Guest) (any, error)) func(*Request) (any, error) {
+	return func(r *Request) (any, error) {
+		g, err := lookup(r)
+		if err != nil {
+			return nil, err
+		}
+		return h(r, g)
+	}
 }
 
 func guestSkiplock(s *Server, r *Request, guest func(*Request) (*Guest, error)) (*Guest, error) {
