@@ -197,9 +197,7 @@ func TestHAActsARoundLater(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
 	srv, c := haSim(t, Options{TaskSpeed: 1, Clock: clock})
 	c.mustOK("POST", "/cluster/ha/resources", vals("sid", "100", "state", "stopped"))
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("no HA round scheduled")
-	}
+	waitSleepers(t, clock, 1, "no HA round scheduled")
 	clock.Advance(haRoundDelay)
 	waitFor(t, func() bool { return haServiceState(srv, "vm:100") == "stopped" })
 
@@ -214,14 +212,10 @@ func TestHAActsARoundLater(t *testing.T) {
 	if cur["request_state"] != "started" || cur["state"] != "starting" || cur["crm_state"] != "stopped" {
 		t.Fatalf("ha status before the round: %v", cur)
 	}
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("no HA round scheduled")
-	}
+	waitSleepers(t, clock, 1, "no HA round scheduled")
 	clock.Advance(haRoundDelay)
 	// The LRM's qmstart sleeps, and the manager has its next round planned.
-	if !clock.WaitForWaiters(2, 5*time.Second) {
-		t.Fatal("the LRM's start never ran")
-	}
+	waitSleepers(t, clock, 2, "the LRM's start never ran")
 	clock.Advance(durStart)
 	waitFor(t, func() bool { return guestStatus(c, "/nodes/pve1/qemu/100") == "running" })
 	waitFor(t, func() bool { return haServiceEntry(c, "vm:100")["state"] == "started" })

@@ -77,6 +77,15 @@ func clockedSim(t testing.TB) (*Server, *client, *FakeClock) {
 	return srv, c, clock
 }
 
+// waitSleepers waits until n tasks sleep on the fake clock, failing the
+// test with what when they do not within 5 s.
+func waitSleepers(t testing.TB, clock *FakeClock, n int, what string) {
+	t.Helper()
+	if !clock.WaitForWaiters(n, 5*time.Second) {
+		t.Fatal(what)
+	}
+}
+
 // mustAddGuest adds a guest to the simulator's state, failing the test
 // when it cannot.
 func mustAddGuest(t testing.TB, srv *Server, g GuestSpec) {

@@ -565,9 +565,7 @@ func TestLxcTasksHoldTheConfigLock(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_750_000_000, 0))
 	srv, c := lxcSim(t, Options{TaskSpeed: 1, Clock: clock})
 	create := c.mustOK("POST", "/nodes/pve1/lxc", vals("vmid", "200", "ostemplate", testTemplate, "rootfs", "local-lvm:2")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("create never slept")
-	}
+	waitSleepers(t, clock, 1, "create never slept")
 	if l := c.mustOK("GET", "/nodes/pve1/lxc", nil).list(t); len(l) != 1 || l[0]["lock"] != "create" {
 		t.Errorf("during create: %v", l)
 	}
@@ -575,9 +573,7 @@ func TestLxcTasksHoldTheConfigLock(t *testing.T) {
 		t.Errorf("config during create: %v", cfg)
 	}
 	start := c.mustOK("POST", "/nodes/pve1/lxc/200/status/start", nil).str(t)
-	if !clock.WaitForWaiters(2, 5*time.Second) {
-		t.Fatal("start did not wait for the lock")
-	}
+	waitSleepers(t, clock, 2, "start did not wait for the lock")
 	for i := 0; i < 3000 && !(isDone(srv, create) && isDone(srv, start)); i++ {
 		clock.Advance(100 * time.Millisecond)
 		time.Sleep(time.Millisecond)
@@ -593,9 +589,7 @@ func TestLxcTasksHoldTheConfigLock(t *testing.T) {
 	done := make(chan apiResp, 1)
 	waiting := clock.Waiters()
 	go func() { done <- c.do("PUT", "/nodes/pve1/lxc/200/config", vals("swap", "256")) }()
-	if !clock.WaitForWaiters(waiting+1, 5*time.Second) {
-		t.Fatal("update did not wait for the lock")
-	}
+	waitSleepers(t, clock, waiting+1, "update did not wait for the lock")
 	clock.Advance(lockTimeout)
 	r := <-done
 	release()

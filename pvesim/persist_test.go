@@ -21,22 +21,16 @@ func TestStateRestoreInterruptsTasks(t *testing.T) {
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30})
 	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}})
 	done := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "101")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("clone never slept")
-	}
+	waitSleepers(t, clock, 1, "clone never slept")
 	clock.Advance(time.Minute)
 	if st := c.waitTask(done); st != "OK" {
 		t.Fatalf("first clone: %s", st)
 	}
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:0,import-from=local:import/big.qcow2")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("create never slept")
-	}
+	waitSleepers(t, clock, 1, "create never slept")
 	clock.Advance(durCreate) // now importing, vm-100-disk-0 allocated
 	clone := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "102", "full", "1")).str(t)
-	if !clock.WaitForWaiters(2, 5*time.Second) {
-		t.Fatal("second clone never slept")
-	}
+	waitSleepers(t, clock, 2, "second clone never slept")
 	path := filepath.Join(t.TempDir(), "state.json")
 	if err := srv.SaveState(path); err != nil {
 		t.Fatal(err)
@@ -107,9 +101,7 @@ func TestStateRestoreInterruptsTasks(t *testing.T) {
 func TestCloseInterruptsRunningTasks(t *testing.T) {
 	srv, c, clock := clockedSim(t)
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:4")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("create never slept")
-	}
+	waitSleepers(t, clock, 1, "create never slept")
 	srv.Close()
 	restored := reloaded(t, srv)
 	rc := newClient(t, restored)

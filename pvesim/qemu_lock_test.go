@@ -39,15 +39,11 @@ func TestQemuCreateKeepsLockCreate(t *testing.T) {
 		}
 	}
 	// Before the worker runs its first step, the config file exists with the lock.
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("create never slept")
-	}
+	waitSleepers(t, clock, 1, "create never slept")
 	checkLocked("start of the task")
 	clock.Advance(durCreate)
 	// Now the disk is allocated and the image is being imported (about 100 s).
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("import never slept")
-	}
+	waitSleepers(t, clock, 1, "import never slept")
 	checkLocked("during the import")
 	vols := c.mustOK("GET", "/nodes/pve1/storage/local-lvm/content", nil).list(t)
 	if len(vols) != 1 || vols[0]["volid"] != "local-lvm:vm-100-disk-0" {
@@ -79,9 +75,7 @@ func TestQemuCreateKeepsLockCreate(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("%s during create: %d %q", op.name, r.Status, r.Reason)
 		}
-		if !clock.WaitForWaiters(2, 5*time.Second) {
-			t.Fatalf("%s never waited for the lock", op.name)
-		}
+		waitSleepers(t, clock, 2, op.name+" never waited for the lock")
 		clock.Advance(lockTimeout)
 		if st := c.waitTask(r.str(t)); st != lockErr {
 			t.Fatalf("%s during create: %q, want %q", op.name, st, lockErr)
@@ -112,9 +106,7 @@ func TestQemuCreateFailureRemovesGuest(t *testing.T) {
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/gone.qcow2", Size: 1 << 30})
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100",
 		"scsi0", "local-lvm:4", "scsi1", "local-lvm:0,import-from=local:import/gone.qcow2")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("create never slept")
-	}
+	waitSleepers(t, clock, 1, "create never slept")
 	// The import source disappears while the worker is starting.
 	if st := c.task("DELETE", "/nodes/pve1/storage/local/content/local:import/gone.qcow2", nil); st != "OK" {
 		t.Fatalf("delete source: %s", st)
@@ -135,9 +127,7 @@ func TestQemuCreateFailureRemovesGuest(t *testing.T) {
 	}
 	// The VMID is free again.
 	again := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("second create never slept")
-	}
+	waitSleepers(t, clock, 1, "second create never slept")
 	clock.Advance(durCreate)
 	if st := c.waitTask(again); st != "OK" {
 		t.Fatalf("create again: %q", st)
@@ -163,9 +153,7 @@ func TestQemuCloneLocks(t *testing.T) {
 	for _, cl := range clones {
 		upids = append(upids, c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", cl.params).str(t))
 	}
-	if !clock.WaitForWaiters(len(clones), 5*time.Second) {
-		t.Fatal("clones did not run side by side")
-	}
+	waitSleepers(t, clock, len(clones), "clones did not run side by side")
 	for _, cl := range clones {
 		cfg := c.mustOK("GET", "/nodes/pve1/qemu/"+itoa(cl.newid)+"/config", nil).obj(t)
 		if cfg["lock"] != "clone" {
@@ -181,9 +169,7 @@ func TestQemuCloneLocks(t *testing.T) {
 	}
 	put := make(chan apiResp, 1)
 	go func() { put <- c.do("PUT", "/nodes/pve1/qemu/9000/config", vals("description", "x")) }()
-	if !clock.WaitForWaiters(len(clones)+1, 5*time.Second) {
-		t.Fatal("config change never waited for the source lock")
-	}
+	waitSleepers(t, clock, len(clones)+1, "config change never waited for the source lock")
 	clock.Advance(lockTimeout)
 	if r := <-put; r.Status != 500 || r.Reason != "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout" {
 		t.Errorf("config change of a source being cloned: %d %q", r.Status, r.Reason)
@@ -210,13 +196,9 @@ func TestQemuCloneLocks(t *testing.T) {
 	mustAddGuest(t, srv, GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{
 		"scsi0": "local-lvm:vm-300-disk-0,size=8G"}})
 	clone := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "301")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("clone of a running VM did not start")
-	}
+	waitSleepers(t, clock, 1, "clone of a running VM did not start")
 	go func() { put <- c.do("PUT", "/nodes/pve1/qemu/300/config", vals("description", "x")) }()
-	if !clock.WaitForWaiters(2, 5*time.Second) {
-		t.Fatal("config change never waited")
-	}
+	waitSleepers(t, clock, 2, "config change never waited")
 	clock.Advance(lockTimeout)
 	if r := <-put; r.Status != 500 || r.Reason != "can't lock file '/var/lock/qemu-server/lock-300.conf' - got timeout" {
 		t.Errorf("config change of a running source: %d %q", r.Status, r.Reason)
@@ -250,9 +232,7 @@ func TestQemuTemplate(t *testing.T) {
 	srv.mu.Unlock()
 
 	upid := c.mustOK("POST", "/nodes/pve1/qemu/100/template", vals("disk", "scsi1")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("template never slept")
-	}
+	waitSleepers(t, clock, 1, "template never slept")
 	cfg := c.mustOK("GET", "/nodes/pve1/qemu/100/config", nil).obj(t)
 	if cfg["lock"] != nil || cfg["template"] != float64(1) {
 		t.Fatalf("during the template task: %v", cfg)

@@ -255,9 +255,7 @@ func TestClusterResourcesMatchesReference(t *testing.T) {
 	srv2 := startSim(t, Options{Clock: clock, TaskSpeed: 1, StatusInterval: -1})
 	c2 := newClient(t, srv2)
 	upid := c2.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:4", "tags", "t")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("create never slept")
-	}
+	waitSleepers(t, clock, 1, "create never slept")
 	checkResources(t, srv2, "during a create")
 	clock.Advance(durCreate)
 	if st := c2.waitTask(upid); st != "OK" {

@@ -46,9 +46,7 @@ func TestTaskRunsOnClock(t *testing.T) {
 	srv, c, clock := clockedSim(t)
 	mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a", "scsi0": "local-lvm:vm-100-disk-0,size=8G"}})
 	upid := c.mustOK("POST", "/nodes/pve1/qemu/100/status/start", nil).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("start task never slept")
-	}
+	waitSleepers(t, clock, 1, "start task never slept")
 	st := c.mustOK("GET", "/nodes/pve1/tasks/"+url.PathEscape(upid)+"/status", nil).obj(t)
 	if st["status"] != "running" {
 		t.Fatalf("status %v", st)
@@ -71,9 +69,7 @@ func TestGuestLockTimeout(t *testing.T) {
 	release := srv.HoldGuestLock(100)
 	done := make(chan apiResp, 1)
 	go func() { done <- c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")) }()
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("PUT never waited for the lock")
-	}
+	waitSleepers(t, clock, 1, "PUT never waited for the lock")
 	clock.Advance(lockTimeout)
 	if r := <-done; r.Status != 500 || r.Reason != lockErr {
 		t.Fatalf("PUT: %d %q", r.Status, r.Reason)
@@ -81,9 +77,7 @@ func TestGuestLockTimeout(t *testing.T) {
 
 	// A task waits for the lock too and fails with the same text.
 	upid := c.mustOK("PUT", "/nodes/pve1/qemu/100/resize", vals("disk", "scsi0", "size", "+1G")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("resize never waited for the lock")
-	}
+	waitSleepers(t, clock, 1, "resize never waited for the lock")
 	clock.Advance(lockTimeout)
 	if st := c.waitTask(upid); st != lockErr {
 		t.Fatalf("resize: %q", st)
@@ -91,9 +85,7 @@ func TestGuestLockTimeout(t *testing.T) {
 
 	// Released in time, the waiting call goes through.
 	go func() { done <- c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")) }()
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("PUT never waited for the lock")
-	}
+	waitSleepers(t, clock, 1, "PUT never waited for the lock")
 	clock.Advance(3 * time.Second)
 	release()
 	if r := <-done; r.Status != 200 {
@@ -108,17 +100,13 @@ func TestCreateWithImportHoldsLock(t *testing.T) {
 	srv, c, clock := clockedSim(t)
 	mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: "local:import/big.qcow2", Size: 20 << 30})
 	create := c.mustOK("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:0,import-from=local:import/big.qcow2")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("create never slept")
-	}
+	waitSleepers(t, clock, 1, "create never slept")
 	// While the create task runs, the config carries lock: create.
 	if r := c.do("PUT", "/nodes/pve1/qemu/100/config", vals("cores", "2")); r.Status != 500 || r.Reason != "VM is locked (create)" {
 		t.Fatalf("PUT during create: %d %q", r.Status, r.Reason)
 	}
 	resize := c.mustOK("PUT", "/nodes/pve1/qemu/100/resize", vals("disk", "scsi0", "size", "+1G")).str(t)
-	if !clock.WaitForWaiters(2, 5*time.Second) {
-		t.Fatal("resize never waited")
-	}
+	waitSleepers(t, clock, 2, "resize never waited")
 	clock.Advance(lockTimeout)
 	if st := c.waitTask(resize); !strings.HasPrefix(st, "can't lock file '/var/lock/qemu-server/lock-100.conf'") {
 		t.Fatalf("resize during import: %q", st)
@@ -147,9 +135,7 @@ func TestConcurrentClonesShareTheSourceLock(t *testing.T) {
 	mustAddGuest(t, srv, GuestSpec{VMID: 9000, Node: "pve1", Config: map[string]string{"name": "tpl", "template": "1", "scsi0": "local-lvm:base-9000-disk-0,size=8G"}})
 	a := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "101")).str(t)
 	b := c.mustOK("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "102", "full", "1")).str(t)
-	if !clock.WaitForWaiters(2, 5*time.Second) {
-		t.Fatal("clones did not run side by side")
-	}
+	waitSleepers(t, clock, 2, "clones did not run side by side")
 	clock.Advance(time.Minute)
 	for _, upid := range []string{a, b} {
 		if st := c.waitTask(upid); st != "OK" {
@@ -159,13 +145,9 @@ func TestConcurrentClonesShareTheSourceLock(t *testing.T) {
 	// A running source is locked exclusively: a second clone waits 1 s, then fails.
 	mustAddGuest(t, srv, GuestSpec{VMID: 300, Node: "pve1", Running: true, Config: map[string]string{"scsi0": "local-lvm:vm-300-disk-0,size=8G"}})
 	first := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "301")).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("first clone did not start")
-	}
+	waitSleepers(t, clock, 1, "first clone did not start")
 	second := c.mustOK("POST", "/nodes/pve1/qemu/300/clone", vals("newid", "302")).str(t)
-	if !clock.WaitForWaiters(2, 5*time.Second) {
-		t.Fatal("second clone did not wait")
-	}
+	waitSleepers(t, clock, 2, "second clone did not wait")
 	clock.Advance(time.Second)
 	if st := c.waitTask(second); st != "can't lock file '/var/lock/qemu-server/lock-300.conf' - got timeout" {
 		t.Fatalf("second clone: %q", st)
@@ -191,9 +173,7 @@ func TestTaskListsSplitTheTokenUser(t *testing.T) {
 		t.Fatal(st)
 	}
 	running := c.mustOK("POST", "/nodes/pve1/qemu/100/status/stop", nil).str(t)
-	if !clock.WaitForWaiters(1, 5*time.Second) {
-		t.Fatal("stop task never slept")
-	}
+	waitSleepers(t, clock, 1, "stop task never slept")
 	upids := func(q url.Values) []string {
 		var out []string
 		for _, e := range c.mustOK("GET", "/nodes/pve1/tasks", q).list(t) {
