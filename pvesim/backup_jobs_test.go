@@ -180,9 +180,7 @@ func TestDestroyingAGuestWithPurgeTakesItOutOfBackupJobsAndHARules(t *testing.T)
 	c.mustOK("POST", "/cluster/backup", vals("id", "two", "schedule", "1:00", "vmid", "100,101"))
 	c.mustOK("POST", "/cluster/backup", vals("id", "all-but", "schedule", "1:00", "exclude", "100"))
 	c.mustOK("POST", "/cluster/ha/rules", vals("rule", "apart", "type", "resource-affinity", "resources", "vm:100,vm:101", "affinity", "negative"))
-	if st := c.task("DELETE", "/nodes/pve1/qemu/100", vals("purge", "1")); st != "OK" {
-		t.Fatalf("destroy: %s", st)
-	}
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/qemu/100", vals("purge", "1"))
 	var jobs []string
 	for _, j := range c.mustOK("GET", "/cluster/backup", nil).list(t) {
 		jobs = append(jobs, j["id"].(string)+" "+fmtOr(j["vmid"])+" "+fmtOr(j["exclude"]))

@@ -20,15 +20,9 @@ func TestLinkedCloneVolumesAreNamedAsTheStoragePluginNamesThem(t *testing.T) {
 	} {
 		tpl, clone := map[string]string{"nfs-shared": "9000", "local-lvm": "9100"}[tc.storage], map[string]string{"nfs-shared": "9001", "local-lvm": "9101"}[tc.storage]
 		format := map[string]string{"nfs-shared": ",format=raw", "local-lvm": ""}[tc.storage]
-		if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", tpl, "scsi0", tc.storage+":2"+format)); st != "OK" {
-			t.Fatal(st)
-		}
-		if st := c.task("POST", "/nodes/pve1/qemu/"+tpl+"/template", nil); st != "OK" {
-			t.Fatal(st)
-		}
-		if st := c.task("POST", "/nodes/pve1/qemu/"+tpl+"/clone", vals("newid", clone, "name", "linked")); st != "OK" {
-			t.Fatal(st)
-		}
+		mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", tpl, "scsi0", tc.storage+":2"+format))
+		mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/"+tpl+"/template", nil)
+		mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/"+tpl+"/clone", vals("newid", clone, "name", "linked"))
 		tcfg := c.mustOK("GET", "/nodes/pve1/qemu/"+tpl+"/config", nil).obj(t)
 		ccfg := c.mustOK("GET", "/nodes/pve1/qemu/"+clone+"/config", nil).obj(t)
 		if tcfg["scsi0"] != tc.base+",size=2G" || ccfg["scsi0"] != tc.clone+",size=2G" {
@@ -54,15 +48,9 @@ func TestLinkedCloneVolumesAreNamedAsTheStoragePluginNamesThem(t *testing.T) {
 // clone_vm: `if ($param->{description})`).
 func TestACloneCopiesTheDescriptionUnlessOneIsGiven(t *testing.T) {
 	_, c := lxcSim(t, Options{})
-	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "9000", "scsi0", "local-lvm:2", "description", "base notes")); st != "OK" {
-		t.Fatal(st)
-	}
-	if st := c.task("POST", "/nodes/pve1/lxc", vals("vmid", "9100", "ostemplate", testTemplate, "rootfs", "local-lvm:1", "description", "base notes")); st != "OK" {
-		t.Fatal(st)
-	}
-	if st := c.task("POST", "/nodes/pve1/qemu/9000/template", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "9000", "scsi0", "local-lvm:2", "description", "base notes"))
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc", vals("vmid", "9100", "ostemplate", testTemplate, "rootfs", "local-lvm:1", "description", "base notes"))
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/9000/template", nil)
 	c.mustOK("POST", "/nodes/pve1/lxc/9100/template", nil)
 	for _, tc := range []struct {
 		path, newid, desc, want string

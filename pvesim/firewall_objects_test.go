@@ -243,15 +243,11 @@ func TestFirewallStateSurvivesRestartCloneAndDestroy(t *testing.T) {
 			t.Errorf("%s after the restart: %s, want %s", p, got, before[p])
 		}
 	}
-	if st := c2.task("POST", "/nodes/pve1/qemu/100/clone", vals("newid", "101", "full", "1")); st != "OK" {
-		t.Fatalf("clone: %s", st)
-	}
+	mustTaskOK(t, c2, "POST", "/nodes/pve1/qemu/100/clone", vals("newid", "101", "full", "1"))
 	if got := string(c2.mustOK("GET", "/nodes/pve1/qemu/101/firewall/rules", nil).Data); got != before["/nodes/pve1/qemu/100/firewall/rules"] {
 		t.Errorf("the clone's rules %s", got)
 	}
-	if st := c2.task("DELETE", "/nodes/pve1/qemu/100", nil); st != "OK" {
-		t.Fatalf("destroy: %s", st)
-	}
+	mustTaskOK(t, c2, "DELETE", "/nodes/pve1/qemu/100", nil)
 	if n := len(c2.mustOK("GET", "/nodes/pve1/qemu/100/firewall/rules", nil).list(t)); n != 0 {
 		t.Errorf("rules of the destroyed guest: %d", n)
 	}

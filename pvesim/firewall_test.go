@@ -33,15 +33,11 @@ func TestFirewallOptionsReadBackCloneAndDestroy(t *testing.T) {
 	if r := c.do("PUT", base, vals("enable", "0", "digest", empty["digest"].(string))); r.Status != 500 || !strings.Contains(r.Reason, "detected modified configuration") {
 		t.Errorf("stale digest: %d %s", r.Status, r.Reason)
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu/140/clone", vals("newid", "141", "full", "1")); st != "OK" {
-		t.Fatalf("clone: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/140/clone", vals("newid", "141", "full", "1"))
 	if cl := c.mustOK("GET", "/nodes/pve1/qemu/141/firewall/options", nil).obj(t); cl["digest"] != got["digest"] {
 		t.Errorf("the clone's options %v, want the source's %v", cl, got)
 	}
-	if st := c.task("DELETE", "/nodes/pve1/qemu/140", nil); st != "OK" {
-		t.Fatalf("destroy: %s", st)
-	}
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/qemu/140", nil)
 	if after := c.mustOK("GET", base, nil).obj(t); len(after) != 1 {
 		t.Errorf("options after the destroy: %v", after)
 	}

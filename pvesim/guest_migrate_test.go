@@ -216,9 +216,7 @@ func createVMWith(t *testing.T, c *client, vmid string, kv ...string) {
 	for i := 0; i+1 < len(kv); i += 2 {
 		p.Set(kv[i], kv[i+1])
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu", p); st != "OK" {
-		t.Fatalf("create %s: %s", vmid, st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", p)
 }
 
 // TestHAManagedMigrateGoesThroughTheHAStack: a migration of an HA-managed

@@ -133,9 +133,7 @@ func TestGuestSSHContainerRunsCommandsInItsOwnTree(t *testing.T) {
 	if _, _, err := dialGuest(addr, "root", key); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("stopped guest: dial error = %v, want connection refused", err)
 	}
-	if st := c.task("POST", "/nodes/pve1/lxc/300/status/start", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/300/status/start", nil)
 	if got, err := srv.GuestSSHAddr(300); err != nil || got != addr {
 		t.Fatalf("GuestSSHAddr = %q, %v; want %s", got, err, addr)
 	}
@@ -343,9 +341,7 @@ func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 	}
 	waitFor(t, func() bool { return strings.Contains(out.String(), "started") })
 
-	if st := c.task("POST", "/nodes/pve1/lxc/304/status/stop", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/304/status/stop", nil)
 	if err := sess.Wait(); err == nil {
 		t.Error("the command outlived the guest's stop")
 	}
@@ -355,9 +351,7 @@ func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 		t.Fatalf("stopped guest: dial error = %v, want connection refused", err)
 	}
 	// Started again: same tree, same host key.
-	if st := c.task("POST", "/nodes/pve1/lxc/304/status/start", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/304/status/start", nil)
 	cl, hostKey2 := mustDial(t, addr, "root", key)
 	if got := mustRun(t, cl, "cat /root/data"); got != "kept\n" {
 		t.Errorf("file after restart = %q", got)
@@ -367,9 +361,7 @@ func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 		t.Error("host key changed across a restart")
 	}
 	c.task("POST", "/nodes/pve1/lxc/304/status/stop", nil)
-	if st := c.task("DELETE", "/nodes/pve1/lxc/304", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/lxc/304", nil)
 	if _, err := os.Stat(filepath.Join(dir, "304")); !os.IsNotExist(err) {
 		t.Fatalf("tree after delete: %v", err)
 	}
@@ -402,9 +394,7 @@ func TestGuestSSHVMTakesCloudInitUserAndKeys(t *testing.T) {
 	srv, c, port, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
 	createVM(t, c, "400", "ciuser", "admin", "sshkeys", pveEscape(authLine+"\n"), "ipconfig0", "ip="+ip+"/8,gw=127.0.0.1")
-	if st := c.task("POST", "/nodes/pve1/qemu/400/status/start", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/400/status/start", nil)
 	addr, err := srv.GuestSSHAddr(400)
 	if err != nil || addr != net.JoinHostPort(ip, strconv.Itoa(port)) {
 		t.Fatalf("GuestSSHAddr = %q, %v", addr, err)
@@ -470,9 +460,7 @@ func TestGuestSSHFollowsRebootsAndTheGoAPI(t *testing.T) {
 	addr := net.JoinHostPort(ip, strconv.Itoa(port))
 	cl, _ := rootOnNewGuest(t, c, "307", ip, port, key, authLine)
 	// A reboot ends the connections of the run before it.
-	if st := c.task("POST", "/nodes/pve1/lxc/307/status/reboot", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/307/status/reboot", nil)
 	if _, err := cl.NewSession(); err == nil {
 		t.Error("a connection outlived the guest's reboot")
 	}

@@ -468,9 +468,7 @@ func TestHARollbackRacesTheLRM(t *testing.T) {
 			if state == "ignored" {
 				c.task("POST", "/nodes/pve1/qemu/100/status/start", nil)
 			}
-			if st := c.task("POST", "/nodes/pve1/qemu/100/snapshot", vals("snapname", "s1")); st != "OK" {
-				t.Fatal(st)
-			}
+			mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/100/snapshot", vals("snapname", "s1"))
 			st := c.task("POST", "/nodes/pve1/qemu/100/snapshot/s1/rollback", vals("start", "1"))
 			failedStarts := 0
 			for _, e := range c.mustOK("GET", "/nodes/pve1/tasks", vals("vmid", "100", "typefilter", "qmstart")).list(t) {

@@ -86,6 +86,15 @@ func waitSleepers(t testing.TB, clock *FakeClock, n int, what string) {
 	}
 }
 
+// mustTaskOK sends a request that starts a task and fails the test unless
+// the task ends OK.
+func mustTaskOK(t testing.TB, c *client, method, path string, params url.Values) {
+	t.Helper()
+	if st := c.task(method, path, params); st != "OK" {
+		t.Fatalf("%s %s: %s", method, path, st)
+	}
+}
+
 // mustAddGuest adds a guest to the simulator's state, failing the test
 // when it cannot.
 func mustAddGuest(t testing.TB, srv *Server, g GuestSpec) {

@@ -44,9 +44,7 @@ func createCT(t *testing.T, c *client, vmid string, extra ...string) {
 	for i := 0; i+1 < len(extra); i += 2 {
 		p.Set(extra[i], extra[i+1])
 	}
-	if st := c.task("POST", "/nodes/pve1/lxc", p); st != "OK" {
-		t.Fatalf("create CT %s: %s", vmid, st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc", p)
 }
 
 func TestLxcCreateReadBack(t *testing.T) {
@@ -202,9 +200,7 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 	if p := c.mustOK("GET", base+"/pending", nil).list(t); hasPending(p) {
 		t.Errorf("stopped container kept pending values: %v", p)
 	}
-	if st := c.task("POST", base+"/status/start", nil); st != "OK" {
-		t.Fatalf("start: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/status/start", nil)
 	if r := c.do("POST", base+"/status/start", nil); r.Status != 500 || r.Reason != "CT 200 already running" {
 		t.Errorf("second start: %d %q", r.Status, r.Reason)
 	}
@@ -245,9 +241,7 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 		}
 	}
 	// A reboot applies what was pending.
-	if st := c.task("POST", base+"/status/reboot", nil); st != "OK" {
-		t.Fatalf("reboot: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/status/reboot", nil)
 	cfg := c.mustOK("GET", base+"/config", vals("current", "1")).obj(t)
 	if cfg["nameserver"] != "9.9.9.9" || cfg["searchdomain"] != nil {
 		t.Errorf("after reboot: %v", cfg)
@@ -255,9 +249,7 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 	if p := c.mustOK("GET", base+"/pending", nil).list(t); hasPending(p) {
 		t.Errorf("pending after reboot: %v", p)
 	}
-	if st := c.task("POST", base+"/status/shutdown", vals("timeout", "10")); st != "OK" {
-		t.Fatalf("shutdown: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/status/shutdown", vals("timeout", "10"))
 	if info, _ := srv.Guest(200); info.Running {
 		t.Errorf("still running after shutdown")
 	}
@@ -360,9 +352,7 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 	}
 
 	// Refusals of template and destroy.
-	if st := c.task("POST", base+"/snapshot", vals("snapname", "s1")); st != "OK" {
-		t.Fatalf("snapshot: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/snapshot", vals("snapname", "s1"))
 	if r := c.do("POST", base+"/template", nil); r.Status != 500 || r.Reason != "unable to create template, because CT contains snapshots" {
 		t.Errorf("template with snapshot: %d %q", r.Status, r.Reason)
 	}
@@ -396,9 +386,7 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 	}
 
 	// Linked clone (the default for a template).
-	if st := c.task("POST", base+"/clone", vals("newid", "201", "hostname", "clone-1", "description", "first clone")); st != "OK" {
-		t.Fatalf("linked clone: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/clone", vals("newid", "201", "hostname", "clone-1", "description", "first clone"))
 	cl := c.mustOK("GET", "/nodes/pve1/lxc/201/config", nil).obj(t)
 	if cl["rootfs"] != "local-lvm:vm-201-disk-0,size=10G" || cl["hostname"] != "clone-1" || cl["description"] != "first clone" || cl["template"] != nil || cl["lock"] != nil {
 		t.Errorf("clone config: %v", cl)
@@ -407,9 +395,7 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 		t.Errorf("clone kept the MAC address: %v vs %v", cl["net0"], cfg["net0"])
 	}
 	// Full clone to the shared storage.
-	if st := c.task("POST", base+"/clone", vals("newid", "202", "full", "1", "storage", "nfs-shared")); st != "OK" {
-		t.Fatalf("full clone: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/clone", vals("newid", "202", "full", "1", "storage", "nfs-shared"))
 	if cl := c.mustOK("GET", "/nodes/pve1/lxc/202/config", nil).obj(t); cl["rootfs"] != "nfs-shared:202/vm-202-disk-0.raw,size=10G" || cl["hostname"] != "base" {
 		t.Errorf("full clone config: %v", cl)
 	}
@@ -434,12 +420,8 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 	if st := c.task("DELETE", base, nil); st != "base volume 'local-lvm:base-200-disk-0' is still in use by linked cloned" {
 		t.Errorf("destroy base: %s", st)
 	}
-	if st := c.task("DELETE", "/nodes/pve1/lxc/201", vals("purge", "1", "destroy-unreferenced-disks", "1")); st != "OK" {
-		t.Fatalf("destroy clone: %s", st)
-	}
-	if st := c.task("DELETE", base, nil); st != "OK" {
-		t.Fatalf("destroy template: %s", st)
-	}
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/lxc/201", vals("purge", "1", "destroy-unreferenced-disks", "1"))
+	mustTaskOK(t, c, "DELETE", base, nil)
 	if vols := srv.Volumes("pve1", "local-lvm"); len(vols) != 0 {
 		t.Errorf("volumes left: %v", vols)
 	}
@@ -463,9 +445,7 @@ func TestLxcSnapshots(t *testing.T) {
 	_, c := lxcSim(t, Options{})
 	createCT(t, c, "200", "memory", "512")
 	base := "/nodes/pve1/lxc/200"
-	if st := c.task("POST", base+"/snapshot", vals("snapname", "before", "description", "pre-upgrade")); st != "OK" {
-		t.Fatalf("snapshot: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/snapshot", vals("snapname", "before", "description", "pre-upgrade"))
 	c.mustOK("PUT", base+"/config", vals("memory", "2048"))
 	list := c.mustOK("GET", base+"/snapshot", nil).list(t)
 	if len(list) != 2 || list[0]["name"] != "before" || list[0]["description"] != "pre-upgrade" || list[1]["name"] != "current" || list[1]["parent"] != "before" {
@@ -499,17 +479,13 @@ func TestLxcSnapshots(t *testing.T) {
 	if st := c.task("POST", base+"/snapshot", vals("snapname", "before")); st != "snapshot name 'before' already used" {
 		t.Errorf("duplicate snapshot: %s", st)
 	}
-	if st := c.task("POST", base+"/snapshot/before/rollback", vals("start", "1")); st != "OK" {
-		t.Fatalf("rollback: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/snapshot/before/rollback", vals("start", "1"))
 	cfg := c.mustOK("GET", base+"/config", nil).obj(t)
 	st := c.mustOK("GET", base+"/status/current", nil).obj(t)
 	if cfg["memory"] != float64(512) || cfg["parent"] != "before" || st["status"] != "running" {
 		t.Errorf("after rollback: %v %v", cfg, st["status"])
 	}
-	if st := c.task("DELETE", base+"/snapshot/before", nil); st != "OK" {
-		t.Fatalf("delete snapshot: %s", st)
-	}
+	mustTaskOK(t, c, "DELETE", base+"/snapshot/before", nil)
 	if st := c.task("DELETE", base+"/snapshot/before", nil); st != "snapshot 'before' does not exist" {
 		t.Errorf("delete twice: %s", st)
 	}

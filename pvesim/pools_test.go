@@ -63,9 +63,7 @@ func TestPoolsStartEmptyAndAreCreatedThroughTheAPI(t *testing.T) {
 
 func TestPoolRequestsAreRefusedAsProxmoxRefusesThem(t *testing.T) {
 	srv, c := newSim(t, Options{})
-	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1"))
 	c.mustOK("POST", "/pools", vals("poolid", "prod"))
 	c.mustOK("POST", "/pools", vals("poolid", "dev"))
 	c.mustOK("POST", "/pools", vals("poolid", "dev/a"))
@@ -128,20 +126,12 @@ func TestGuestsJoinPoolsOnCreateAndCloneAndLeaveOnDestroy(t *testing.T) {
 	srv, c := lxcSim(t, Options{Clock: clock})
 	c.mustOK("POST", "/pools", vals("poolid", "prod"))
 	c.mustOK("POST", "/pools", vals("poolid", "other"))
-	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1", "pool", "prod")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "100", "scsi0", "local-lvm:1", "pool", "prod"))
 	c.mustOK("POST", "/nodes/pve1/qemu/100/template", nil)
-	if st := c.task("POST", "/nodes/pve1/qemu/100/clone", vals("newid", "1000", "name", "web", "pool", "prod")); st != "OK" {
-		t.Fatal(st)
-	}
-	if st := c.task("POST", "/nodes/pve1/qemu/100/clone", vals("newid", "101")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/100/clone", vals("newid", "1000", "name", "web", "pool", "prod"))
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/100/clone", vals("newid", "101"))
 	createCT(t, c, "200", "pool", "prod")
-	if st := c.task("POST", "/nodes/pve1/lxc/200/clone", vals("newid", "201", "pool", "other")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/200/clone", vals("newid", "201", "pool", "other"))
 	// Guests that do not exist can be added and are not listed.
 	c.mustOK("PUT", "/pools", vals("poolid", "prod", "vms", "9999", "storage", "local-lvm,gone"))
 
@@ -222,9 +212,7 @@ func TestGuestsJoinPoolsOnCreateAndCloneAndLeaveOnDestroy(t *testing.T) {
 	}
 	c.mustOK("DELETE", "/pools", vals("poolid", "other"))
 	// A later guest with a destroyed member's VMID is not in any pool.
-	if st := c.task("POST", "/nodes/pve1/lxc/200/clone", vals("newid", "1000")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/200/clone", vals("newid", "1000"))
 	c.mustOK("POST", "/pools", vals("poolid", "other"))
 	if got := poolMembers(t, c, "other"); len(got) != 0 {
 		t.Errorf("a recreated pool has members %v", got)

@@ -48,9 +48,7 @@ func TestImportAndFullCloneLogTheirProgress(t *testing.T) {
 		t.Fatalf("clone log: %q", log)
 	}
 	// Of a running one: the block mirror's, per drive.
-	if st := c.task("POST", "/nodes/pve1/qemu/130/status/start", nil); st != "OK" {
-		t.Fatalf("start: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/130/status/start", nil)
 	clone = c.mustOK("POST", "/nodes/pve1/qemu/130/clone", vals("newid", "132", "full", "1")).str(t)
 	if st := c.waitTask(clone); st != "OK" {
 		t.Fatalf("clone: %s", st)

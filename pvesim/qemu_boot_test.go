@@ -16,17 +16,13 @@ func bootSim(t *testing.T, boot string) (*Server, *client) {
 	if boot != "" {
 		p.Set("boot", boot)
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu", p); st != "OK" {
-		t.Fatalf("create: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", p)
 	return srv, c
 }
 
 func startedWith(t *testing.T, srv *Server, c *client) *KVMCommand {
 	t.Helper()
-	if st := c.task("POST", "/nodes/pve1/qemu/100/status/start", nil); st != "OK" {
-		t.Fatalf("start: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/100/status/start", nil)
 	g, _ := srv.Guest(100)
 	if g.KVM == nil {
 		t.Fatal("a running VM has no command line")

@@ -64,9 +64,7 @@ func TestQemuStartChecksBridges(t *testing.T) {
 			for j := 0; j+1 < len(tt.nics); j += 2 {
 				params.Set(tt.nics[j], tt.nics[j+1])
 			}
-			if st := c.task("POST", "/nodes/pve1/qemu", params); st != "OK" {
-				t.Fatalf("create: %s", st)
-			}
+			mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", params)
 			upid := c.mustOK("POST", "/nodes/pve1/qemu/"+id+"/status/start", nil).str(t)
 			if st := c.waitTask(upid); st != tt.status {
 				t.Fatalf("start: %q, want %q", st, tt.status)
@@ -108,15 +106,11 @@ func TestQemuStartChecksBridges(t *testing.T) {
 
 	// A reboot that brings a pending NIC change onto a missing bridge: the
 	// reboot task succeeds (qmeventd starts the VM outside it), the VM stays down.
-	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "201", "net0", "virtio,bridge=vmbr0", "start", "1")); st != "OK" {
-		t.Fatalf("create 201: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "201", "net0", "virtio,bridge=vmbr0", "start", "1"))
 	g, _ := srv.Guest(201)
 	net0 := strings.Replace(g.Config["net0"], "bridge=vmbr0", "bridge=vmbr9", 1)
 	c.mustOK("PUT", "/nodes/pve1/qemu/201/config", vals("net0", net0))
-	if st := c.task("POST", "/nodes/pve1/qemu/201/status/reboot", nil); st != "OK" {
-		t.Fatalf("reboot: %q", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/201/status/reboot", nil)
 	if st := c.mustOK("GET", "/nodes/pve1/qemu/201/status/current", nil).obj(t); st["status"] != "stopped" {
 		t.Errorf("after reboot onto a missing bridge: %v", st["status"])
 	}

@@ -108,9 +108,7 @@ func TestQemuCreateFailureRemovesGuest(t *testing.T) {
 		"scsi0", "local-lvm:4", "scsi1", "local-lvm:0,import-from=local:import/gone.qcow2")).str(t)
 	waitSleepers(t, clock, 1, "create never slept")
 	// The import source disappears while the worker is starting.
-	if st := c.task("DELETE", "/nodes/pve1/storage/local/content/local:import/gone.qcow2", nil); st != "OK" {
-		t.Fatalf("delete source: %s", st)
-	}
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/storage/local/content/local:import/gone.qcow2", nil)
 	clock.Advance(durCreate)
 	want := "unable to create VM 100 - cannot import from 'local:import/gone.qcow2' - could not get size of local:import/gone.qcow2"
 	if st := c.waitTask(create); st != want {

@@ -79,17 +79,13 @@ func TestQemuCreateRefusals(t *testing.T) {
 func createVM(t *testing.T, c *client, vmid string, extra ...string) {
 	t.Helper()
 	p := vals(append([]string{"vmid", vmid, "name", "vm" + vmid, "cores", "1", "memory", "1024", "scsi0", "local-lvm:8", "net0", "virtio,bridge=vmbr0"}, extra...)...)
-	if st := c.task("POST", "/nodes/pve1/qemu", p); st != "OK" {
-		t.Fatalf("create %s: %s", vmid, st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", p)
 }
 
 func TestQemuPendingOnRunningGuest(t *testing.T) {
 	srv, c := newSim(t, Options{})
 	createVM(t, c, "140")
-	if st := c.task("POST", "/nodes/pve1/qemu/140/status/start", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/140/status/start", nil)
 	c.mustOK("PUT", "/nodes/pve1/qemu/140/config", vals("cores", "4", "memory", "4096", "name", "renamed", "onboot", "1", "ciuser", "ops"))
 	cur := c.mustOK("GET", "/nodes/pve1/qemu/140/config", vals("current", "1")).obj(t)
 	if cur["cores"] != float64(1) || cur["memory"] != "1024" || cur["name"] != "renamed" || cur["onboot"] != float64(1) || cur["ciuser"] != "ops" {
@@ -119,9 +115,7 @@ func TestQemuPendingOnRunningGuest(t *testing.T) {
 		t.Fatalf("after revert: %v", cfg)
 	}
 	c.mustOK("PUT", "/nodes/pve1/qemu/140/config", vals("cores", "4"))
-	if st := c.task("POST", "/nodes/pve1/qemu/140/status/reboot", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/140/status/reboot", nil)
 	if cur := c.mustOK("GET", "/nodes/pve1/qemu/140/config", vals("current", "1")).obj(t); cur["cores"] != float64(4) || cur["memory"] != "4096" {
 		t.Fatalf("reboot did not apply pending: %v", cur)
 	}
@@ -140,12 +134,8 @@ func TestQemuPendingOnRunningGuest(t *testing.T) {
 	if r.Status != 500 || r.Reason != "VM 140 is running - destroy failed" {
 		t.Fatalf("delete running: %d %q", r.Status, r.Reason)
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu/140/status/stop", nil); st != "OK" {
-		t.Fatal(st)
-	}
-	if st := c.task("DELETE", "/nodes/pve1/qemu/140", vals("purge", "1", "destroy-unreferenced-disks", "1")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/140/status/stop", nil)
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/qemu/140", vals("purge", "1", "destroy-unreferenced-disks", "1"))
 	if vols := srv.Volumes("pve1", "local-lvm"); len(vols) != 0 {
 		t.Fatalf("volumes left: %v", vols)
 	}
@@ -154,21 +144,15 @@ func TestQemuPendingOnRunningGuest(t *testing.T) {
 func TestQemuResizeTemplateClone(t *testing.T) {
 	_, c := newSim(t, Options{})
 	createVM(t, c, "150", "ide2", "local-lvm:cloudinit", "tags", "golden")
-	if st := c.task("PUT", "/nodes/pve1/qemu/150/resize", vals("disk", "scsi0", "size", "+2G")); st != "OK" {
-		t.Fatal(st)
-	}
-	if st := c.task("PUT", "/nodes/pve1/qemu/150/resize", vals("disk", "scsi0", "size", "12G")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "PUT", "/nodes/pve1/qemu/150/resize", vals("disk", "scsi0", "size", "+2G"))
+	mustTaskOK(t, c, "PUT", "/nodes/pve1/qemu/150/resize", vals("disk", "scsi0", "size", "12G"))
 	if st := c.task("PUT", "/nodes/pve1/qemu/150/resize", vals("disk", "scsi0", "size", "4G")); st != "shrinking disks is not supported" {
 		t.Fatalf("shrink: %s", st)
 	}
 	if cfg := c.mustOK("GET", "/nodes/pve1/qemu/150/config", nil).obj(t); cfg["scsi0"] != "local-lvm:vm-150-disk-0,size=12G" {
 		t.Fatalf("after resize: %v", cfg["scsi0"])
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu/150/template", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/150/template", nil)
 	cfg := c.mustOK("GET", "/nodes/pve1/qemu/150/config", nil).obj(t)
 	if cfg["scsi0"] != "local-lvm:base-150-disk-0,size=12G" || cfg["template"] != float64(1) || cfg["ide2"] != "local-lvm:vm-150-cloudinit,media=cdrom" {
 		t.Fatalf("template: %v", cfg)
@@ -179,12 +163,8 @@ func TestQemuResizeTemplateClone(t *testing.T) {
 	if r := c.do("POST", "/nodes/pve1/qemu/150/clone", vals("newid", "151", "storage", "nfs-shared", "full", "0")); r.Status != 500 || r.Reason != "parameter 'storage' not allowed for linked clones" {
 		t.Fatalf("linked clone with storage: %d %q", r.Status, r.Reason)
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu/150/clone", vals("newid", "151", "name", "linked")); st != "OK" {
-		t.Fatal(st)
-	}
-	if st := c.task("POST", "/nodes/pve1/qemu/150/clone", vals("newid", "152", "name", "full", "full", "1", "storage", "nfs-shared")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/150/clone", vals("newid", "151", "name", "linked"))
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/150/clone", vals("newid", "152", "name", "full", "full", "1", "storage", "nfs-shared"))
 	linked := c.mustOK("GET", "/nodes/pve1/qemu/151/config", nil).obj(t)
 	full := c.mustOK("GET", "/nodes/pve1/qemu/152/config", nil).obj(t)
 	// The full clone keeps the raw source's format, which NFS takes
@@ -209,9 +189,7 @@ func TestQemuResizeTemplateClone(t *testing.T) {
 func TestQemuSnapshots(t *testing.T) {
 	_, c := newSim(t, Options{})
 	createVM(t, c, "160")
-	if st := c.task("POST", "/nodes/pve1/qemu/160/snapshot", vals("snapname", "before", "description", "first")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/160/snapshot", vals("snapname", "before", "description", "first"))
 	c.mustOK("PUT", "/nodes/pve1/qemu/160/config", vals("cores", "8"))
 	list := c.mustOK("GET", "/nodes/pve1/qemu/160/snapshot", nil).list(t)
 	if len(list) != 2 || list[0]["name"] != "before" || list[1]["name"] != "current" || list[1]["parent"] != "before" {
@@ -220,15 +198,11 @@ func TestQemuSnapshots(t *testing.T) {
 	if st := c.task("POST", "/nodes/pve1/qemu/160/snapshot", vals("snapname", "before")); st != "snapshot name 'before' already used" {
 		t.Fatalf("duplicate snapshot: %s", st)
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu/160/snapshot/before/rollback", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/160/snapshot/before/rollback", nil)
 	if cfg := c.mustOK("GET", "/nodes/pve1/qemu/160/config", nil).obj(t); cfg["cores"] != float64(1) || cfg["parent"] != "before" {
 		t.Fatalf("after rollback: %v", cfg)
 	}
-	if st := c.task("DELETE", "/nodes/pve1/qemu/160/snapshot/before", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/qemu/160/snapshot/before", nil)
 	if st := c.task("DELETE", "/nodes/pve1/qemu/160/snapshot/before", nil); st != "snapshot 'before' does not exist" {
 		t.Fatalf("delete missing snapshot: %s", st)
 	}

@@ -25,9 +25,7 @@ func TestSDNVnetIsABridgeOnlyAfterItsNodeReloaded(t *testing.T) {
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "vnet10", "zone", "flat"))
 	for _, n := range []string{"pve1", "pve2"} {
 		vmid := map[string]string{"pve1": "101", "pve2": "102"}[n]
-		if st := c.task("POST", "/nodes/"+n+"/qemu", vals("vmid", vmid, "net0", "virtio,bridge=vnet10")); st != "OK" {
-			t.Fatalf("create on %s: %s", n, st)
-		}
+		mustTaskOK(t, c, "POST", "/nodes/"+n+"/qemu", vals("vmid", vmid, "net0", "virtio,bridge=vnet10"))
 	}
 	release := srv.HoldNetworkReload("pve2")
 	defer release()
@@ -69,9 +67,7 @@ func TestSDNFailedNodeReloadLeavesTheVnetAbsentThere(t *testing.T) {
 	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "flat", "type", "simple"))
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "vnet10", "zone", "flat"))
 	srv.FailNetworkReload("pve2", "error: vnet10: bridge port missing")
-	if st := c.task("PUT", "/cluster/sdn", nil); st != "OK" {
-		t.Fatalf("apply: %s (reloadnetworkall does not watch the node tasks)", st)
-	}
+	mustTaskOK(t, c, "PUT", "/cluster/sdn", nil)
 	r2 := srvreloadOf(t, c, "pve2")
 	if st := c.waitTask(r2); st != "command 'ifreload -a' failed: exit code 1" || !slices.Contains(taskLog(c, r2), "error: vnet10: bridge port missing") {
 		t.Errorf("pve2 reload: %s %q", st, taskLog(c, r2))

@@ -70,9 +70,7 @@ func TestSnapshotNeedsTheFeatureOnEveryVolume(t *testing.T) {
 		{"container on NFS", func(id string) { createCT(t, c, id, "rootfs", "nfs-shared:8") }, "lxc", "snapshot feature is not available"},
 		{"container with a bind mount", func(id string) {
 			p := vals("vmid", id, "ostemplate", testTemplate, "rootfs", "local-lvm:8", "mp0", "/mnt/data,mp=/data")
-			if st := root.task("POST", "/nodes/pve1/lxc", p); st != "OK" {
-				t.Fatalf("create CT %s: %s", id, st)
-			}
+			mustTaskOK(t, root, "POST", "/nodes/pve1/lxc", p)
 		}, "lxc", "snapshot feature is not available"},
 	}
 	for i, tt := range tests {
@@ -101,12 +99,8 @@ func TestRollbackStopsTheGuestAndKeepsItsDescription(t *testing.T) {
 	_, c := newSim(t, Options{})
 	createVM(t, c, "170", "description", "old notes")
 	base := "/nodes/pve1/qemu/170"
-	if st := c.task("POST", base+"/status/start", nil); st != "OK" {
-		t.Fatal(st)
-	}
-	if st := c.task("POST", base+"/snapshot", vals("snapname", "s1", "description", "before change")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", base+"/status/start", nil)
+	mustTaskOK(t, c, "POST", base+"/snapshot", vals("snapname", "s1", "description", "before change"))
 	if sc := c.mustOK("GET", base+"/snapshot/s1/config", nil).obj(t); sc["description"] != "before change" {
 		t.Fatalf("snapshot config description = %v", sc["description"])
 	}
@@ -115,9 +109,7 @@ func TestRollbackStopsTheGuestAndKeepsItsDescription(t *testing.T) {
 	if list[0]["vmstate"] != float64(0) || list[1]["parent"] != "s1" {
 		t.Fatalf("list: %v", list)
 	}
-	if st := c.task("POST", base+"/snapshot/s1/rollback", nil); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", base+"/snapshot/s1/rollback", nil)
 	cfg := c.mustOK("GET", base+"/config", nil).obj(t)
 	if cfg["description"] != "new notes" || cfg["name"] != "vm170" || cfg["parent"] != "s1" {
 		t.Fatalf("after rollback: %v", cfg)
@@ -125,9 +117,7 @@ func TestRollbackStopsTheGuestAndKeepsItsDescription(t *testing.T) {
 	if st := c.mustOK("GET", base+"/status/current", nil).obj(t); st["status"] != "stopped" {
 		t.Fatalf("status after rollback: %v", st["status"])
 	}
-	if st := c.task("POST", base+"/snapshot/s1/rollback", vals("start", "1")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", base+"/snapshot/s1/rollback", vals("start", "1"))
 	if st := c.mustOK("GET", base+"/status/current", nil).obj(t); st["status"] != "running" {
 		t.Fatalf("status after rollback with start: %v", st["status"])
 	}
@@ -164,18 +154,14 @@ func TestZFSRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
 	createCT(t, c, "190", "rootfs", "tank:8")
 	base := "/nodes/pve1/lxc/190"
 	for _, n := range []string{"first", "second"} {
-		if st := c.task("POST", base+"/snapshot", vals("snapname", n)); st != "OK" {
-			t.Fatal(st)
-		}
+		mustTaskOK(t, c, "POST", base+"/snapshot", vals("snapname", n))
 	}
 	vol := c.mustOK("GET", base+"/config", nil).obj(t)["rootfs"].(string)
 	vol, _, _ = strings.Cut(vol, ",")
 	if st := c.task("POST", base+"/snapshot/first/rollback", nil); st != "can't rollback, 'first' is not most recent snapshot on '"+vol+"'" {
 		t.Fatalf("rollback to first: %s", st)
 	}
-	if st := c.task("POST", base+"/snapshot/second/rollback", nil); st != "OK" {
-		t.Fatalf("rollback to second: %s", st)
-	}
+	mustTaskOK(t, c, "POST", base+"/snapshot/second/rollback", nil)
 }
 
 // On LVM and the file storages with snapshot-as-volume-chain, a disk is
@@ -199,31 +185,23 @@ func TestVolumeChainRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.disk, func(t *testing.T) {
-			if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", tt.vmid, "scsi0", tt.disk)); st != "OK" {
-				t.Fatal(st)
-			}
+			mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", tt.vmid, "scsi0", tt.disk))
 			base := "/nodes/pve1/qemu/" + tt.vmid
 			vol, _, _ := strings.Cut(c.mustOK("GET", base+"/config", nil).obj(t)["scsi0"].(string), ",")
 			if vol != tt.wantVol {
 				t.Fatalf("scsi0 = %s, want %s", vol, tt.wantVol)
 			}
 			for _, n := range []string{"first", "second"} {
-				if st := c.task("POST", base+"/snapshot", vals("snapname", n)); st != "OK" {
-					t.Fatal(st)
-				}
+				mustTaskOK(t, c, "POST", base+"/snapshot", vals("snapname", n))
 			}
 			_, volname, _ := strings.Cut(vol, ":")
 			if st := c.task("POST", base+"/snapshot/first/rollback", nil); st != "can't rollback, 'first' is not most recent snapshot on '"+volname+"'" {
 				t.Fatalf("rollback to first: %s", st)
 			}
-			if st := c.task("POST", base+"/snapshot/second/rollback", nil); st != "OK" {
-				t.Fatalf("rollback to second: %s", st)
-			}
+			mustTaskOK(t, c, "POST", base+"/snapshot/second/rollback", nil)
 		})
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "203", "scsi0", "plain:1")); st != "OK" {
-		t.Fatal(st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "203", "scsi0", "plain:1"))
 	if got := c.mustOK("GET", "/nodes/pve1/qemu/203/config", nil).obj(t)["scsi0"].(string); !strings.HasPrefix(got, "plain:203/vm-203-disk-0.raw,") {
 		t.Fatalf("a disk on a dir storage without format: %s", got)
 	}

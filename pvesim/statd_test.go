@@ -105,10 +105,3 @@ func TestClusterResourcesWithoutLag(t *testing.T) {
 		t.Errorf("status/current %v", st)
 	}
 }
-
-func mustTaskOK(t *testing.T, c *client, method, path string, params map[string][]string) {
-	t.Helper()
-	if st := c.task(method, path, params); st != "OK" {
-		t.Fatalf("%s %s: %s", method, path, st)
-	}
-}

@@ -29,9 +29,7 @@ func TestStorageContentDelete(t *testing.T) {
 	} {
 		mustAddGuest(t, srv, g)
 	}
-	if st := c.task("POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "9001")); st != "OK" {
-		t.Fatalf("linked clone: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/9000/clone", vals("newid", "9001"))
 	// Protection: backups only.
 	c.mustOK("PUT", "/nodes/pve1/storage/local/content/"+backup, vals("protected", "1"))
 	for _, tt := range []struct{ path, reason string }{

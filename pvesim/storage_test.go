@@ -65,17 +65,11 @@ func TestDownloadURL(t *testing.T) {
 	if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso")); st != "refusing to override existing file '/var/lib/vz/template/iso/debian.iso'" {
 		t.Fatalf("overwrite: %s", st)
 	}
-	if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso", "checksum", sha(iso), "checksum-algorithm", "sha256")); st != "OK" {
-		t.Fatalf("same checksum again: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/storage/local/download-url", dl("content", "iso", "filename", "debian.iso", "url", hs.URL+"/debian.iso", "checksum", sha(iso), "checksum-algorithm", "sha256"))
 
 	// A cloud image stored for import, sized from its qcow2 header, then imported.
-	if st := c.task("POST", "/nodes/pve1/storage/local/download-url", dl("content", "import", "filename", "noble.qcow2", "url", hs.URL+"/noble.img")); st != "OK" {
-		t.Fatalf("import download: %s", st)
-	}
-	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "200", "scsi0", "local-lvm:0,import-from=local:import/noble.qcow2")); st != "OK" {
-		t.Fatalf("create from import: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/storage/local/download-url", dl("content", "import", "filename", "noble.qcow2", "url", hs.URL+"/noble.img"))
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "200", "scsi0", "local-lvm:0,import-from=local:import/noble.qcow2"))
 	if cfg := c.mustOK("GET", "/nodes/pve1/qemu/200/config", nil).obj(t); cfg["scsi0"] != "local-lvm:vm-200-disk-0,size=10G" {
 		t.Fatalf("imported disk %v", cfg["scsi0"])
 	}
@@ -130,9 +124,7 @@ func TestDownloadURL(t *testing.T) {
 		})
 	}
 
-	if st := c.task("DELETE", "/nodes/pve1/storage/local/content/local:iso/debian.iso", nil); st != "OK" {
-		t.Fatalf("delete: %s", st)
-	}
+	mustTaskOK(t, c, "DELETE", "/nodes/pve1/storage/local/content/local:iso/debian.iso", nil)
 	if r := c.do("GET", "/nodes/pve1/storage/local/content/local:iso/debian.iso", nil); r.Status != 500 {
 		t.Fatalf("deleted volume still there: %s", r.Body)
 	}

@@ -147,9 +147,7 @@ func TestTicketAuth(t *testing.T) {
 		t.Fatalf("write without CSRF token: %d %q", r.Status, r.Reason)
 	}
 	c.header.Set("CSRFPreventionToken", csrf)
-	if st := c.task("POST", "/nodes/pve1/qemu", vals("vmid", "100")); st != "OK" {
-		t.Fatalf("create: %s", st)
-	}
+	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu", vals("vmid", "100"))
 	c.header.Set("Cookie", "PVEAuthCookie=PVE:root@pam:00000000::forged")
 	if r := c.do("GET", "/nodes", nil); r.Status != 401 || r.Reason != "Authentication failed!" {
 		t.Fatalf("forged ticket: %d %q", r.Status, r.Reason)
