@@ -55,21 +55,7 @@ func (tc *taskCtx) copyWithProgress(total int64, d time.Duration, drive string, 
 // sleepUntil is Sleep up to a time of the server's clock (no wait once it
 // has passed).
 func (tc *taskCtx) sleepUntil(deadline time.Time) error {
-	if err := tc.failPoint(); err != nil {
-		return err
-	}
-	wait := deadline.Sub(tc.s.clock.Now())
-	if wait <= 0 || !tc.async {
-		return nil
-	}
-	tc.s.mu.Unlock()
-	defer tc.s.relock()
-	select {
-	case <-tc.s.clock.After(wait):
-		return nil
-	case <-tc.s.closed:
-		return errInterrupted
-	}
+	return tc.wait(deadline.Sub(tc.s.clock.Now()))
 }
 
 // firstDisk is the first drive of conf a clone copies (not a CD-ROM).

@@ -119,17 +119,23 @@ func (tc *taskCtx) Log(format string, args ...any) {
 
 // Sleep waits d (scaled by TaskSpeed) without holding the state lock.
 func (tc *taskCtx) Sleep(d time.Duration) error {
+	return tc.wait(tc.s.scale(d))
+}
+
+// wait is how a task sleeps: an injected failure ends it first; then it
+// waits d on the server's clock without holding the state lock (not at
+// all when the task runs synchronously), or until the server closes.
+func (tc *taskCtx) wait(d time.Duration) error {
 	if err := tc.failPoint(); err != nil {
 		return err
 	}
-	scaled := tc.s.scale(d)
-	if scaled <= 0 || !tc.async {
+	if d <= 0 || !tc.async {
 		return nil
 	}
 	tc.s.mu.Unlock()
 	defer tc.s.relock()
 	select {
-	case <-tc.s.clock.After(scaled):
+	case <-tc.s.clock.After(d):
 		return nil
 	case <-tc.s.closed:
 		return errInterrupted
