@@ -1,9 +1,7 @@
 package pvesim
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
-	"sort"
+	"slices"
 )
 
 // A guest's firewall options (GET and PUT .../{qemu,lxc}/{vmid}/firewall/
@@ -61,26 +59,14 @@ func (s *Server) firewallOptions(r *Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	opts := s.state.Firewall[vmid]
 	out := map[string]any{}
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h := sha1.New()
-	isBool := map[string]bool{}
-	for _, b := range fwBoolOptions {
-		isBool[b] = true
-	}
-	for _, k := range keys {
-		v := opts[k]
-		h.Write([]byte(k + ":" + v + "\n"))
-		if isBool[k] {
+	for k, v := range opts {
+		if slices.Contains(fwBoolOptions, k) {
 			out[k] = map[string]int{"0": 0, "1": 1}[v]
 		} else {
 			out[k] = v
 		}
 	}
-	out["digest"] = hex.EncodeToString(h.Sum(nil))
+	out["digest"] = fwObjectDigest(opts)
 	return out, nil
 }
 

@@ -116,7 +116,13 @@ func (g *Guest) configFile() string {
 
 // Digest is the SHA-1 of the config file, as Proxmox computes it.
 func (g *Guest) Digest() string {
-	sum := sha1.Sum([]byte(g.configFile()))
+	return sha1Hex(g.configFile())
+}
+
+// sha1Hex is Digest::SHA's sha1_hex: the digest Proxmox gives a config
+// file's text.
+func sha1Hex(text string) string {
+	sum := sha1.Sum([]byte(text))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -1,8 +1,6 @@
 package pvesim
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -149,8 +147,7 @@ func (h *HAState) haFile() string {
 }
 
 func (h *HAState) digest() string {
-	sum := sha1.Sum([]byte(h.haFile()))
-	return hex.EncodeToString(sum[:])
+	return sha1Hex(h.haFile())
 }
 
 // haKeyTypes are the typed keys of a resource section (check_value turns them into numbers).

@@ -1,8 +1,6 @@
 package pvesim
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -149,8 +147,7 @@ func (cs *clusterState) haRulesFile() string {
 }
 
 func (cs *clusterState) haRulesDigest() string {
-	sum := sha1.Sum([]byte(cs.haRulesFile()))
-	return hex.EncodeToString(sum[:])
+	return sha1Hex(cs.haRulesFile())
 }
 
 // haRuleJSON is $get_api_ha_rule: the section with rule, digest, order

@@ -1,8 +1,6 @@
 package pvesim
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -111,8 +109,7 @@ func (sec sdnSection) digest() string {
 		}
 		b.WriteString("\n")
 	}
-	sum := sha1.Sum([]byte(b.String()))
-	return hex.EncodeToString(sum[:])
+	return sha1Hex(b.String())
 }
 
 func (s *Server) sdnAppliedVnets() []string { return sortedKeys(s.sdn().running("vnets")) }

@@ -313,8 +313,7 @@ func (cs *clusterState) storageCfgText() string {
 }
 
 func (cs *clusterState) storageDigest() string {
-	sum := sha1.Sum([]byte(cs.storageCfgText()))
-	return hex.EncodeToString(sum[:])
+	return sha1Hex(cs.storageCfgText())
 }
 
 var storageCreateParams = storageParams(true)
