@@ -338,15 +338,20 @@ func compareRoute(r *Route, info map[string]any) []string {
 	return diffs
 }
 
+// sortedRoutes is every method a simulator serves, in routeKey order.
+func sortedRoutes() []*Route {
+	routes := New(Options{}).Routes()
+	sort.Slice(routes, func(i, j int) bool { return routeKey(routes[i]) < routeKey(routes[j]) })
+	return routes
+}
+
 // TestConformanceWithSchema proves that, for every method the simulator
 // serves, its parameters (names, types, optionality, enumerations, ranges,
 // lengths, patterns, formats, links and property-string keys) are those of
 // Proxmox VE 9.1's schema.
 func TestConformanceWithSchema(t *testing.T) {
 	schema := loadSchema(t, schemaCurrent)
-	srv := New(Options{})
-	routes := srv.Routes()
-	sort.Slice(routes, func(i, j int) bool { return routeKey(routes[i]) < routeKey(routes[j]) })
+	routes := sortedRoutes()
 	checked := 0
 	for _, r := range routes {
 		key := routeKey(r)
@@ -386,9 +391,7 @@ func proxyTo(info map[string]any) string {
 func TestSchemaDifferences84(t *testing.T) {
 	cur := loadSchema(t, schemaCurrent)
 	old := loadSchema(t, schemaOld)
-	srv := New(Options{})
-	routes := srv.Routes()
-	sort.Slice(routes, func(i, j int) bool { return routeKey(routes[i]) < routeKey(routes[j]) })
+	routes := sortedRoutes()
 	var report []string
 	for _, r := range routes {
 		key := routeKey(r)

@@ -2,7 +2,6 @@ package pvesim
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -72,9 +71,7 @@ func schemaCheckString(c []any) string {
 // table's Perm equals the schema's "permissions".
 func TestRoutePermissionsMatchSchema(t *testing.T) {
 	schema := loadSchema(t, schemaCurrent)
-	srv := New(Options{})
-	routes := srv.Routes()
-	sort.Slice(routes, func(i, j int) bool { return routeKey(routes[i]) < routeKey(routes[j]) })
+	routes := sortedRoutes()
 	for _, r := range routes {
 		key := routeKey(r)
 		info, ok := schema[key]

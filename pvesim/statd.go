@@ -128,21 +128,13 @@ func appendUnknownRes(b []byte, r guestRes) []byte {
 // when set (tags, lock, pool, hastate), in the order both the fresh and the
 // "unknown" entry write them.
 func appendGuestOptional(b []byte, r guestRes) []byte {
-	if r.Tags != "" {
-		b = append(b, `,"tags":`...)
-		b = appendJSONString(b, r.Tags)
-	}
-	if r.Lock != "" {
-		b = append(b, `,"lock":`...)
-		b = appendJSONString(b, r.Lock)
-	}
-	if r.Pool != "" {
-		b = append(b, `,"pool":`...)
-		b = appendJSONString(b, r.Pool)
-	}
-	if r.HAState != "" {
-		b = append(b, `,"hastate":`...)
-		b = appendJSONString(b, r.HAState)
+	for _, m := range [...]struct{ key, val string }{
+		{`,"tags":`, r.Tags}, {`,"lock":`, r.Lock}, {`,"pool":`, r.Pool}, {`,"hastate":`, r.HAState},
+	} {
+		if m.val != "" {
+			b = append(b, m.key...)
+			b = appendJSONString(b, m.val)
+		}
 	}
 	return b
 }

@@ -102,10 +102,7 @@ func (s *Server) findVolume(r *Request) (*Storage, *Volume, error) {
 }
 
 func (s *Server) contentInfo(r *Request) (any, error) {
-	if err := s.contentVolumeAccess(r); err != nil {
-		return nil, err
-	}
-	st, v, err := s.findVolume(r)
+	st, v, err := s.contentVolume(r)
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +124,7 @@ func (s *Server) contentInfo(r *Request) (any, error) {
 }
 
 func (s *Server) contentUpdate(r *Request) (any, error) {
-	if err := s.contentVolumeAccess(r); err != nil {
-		return nil, err
-	}
-	st, v, err := s.findVolume(r)
+	st, v, err := s.contentVolume(r)
 	if err != nil {
 		return nil, err
 	}
@@ -355,12 +349,15 @@ func (s *Server) contentAlloc(r *Request) (any, error) {
 	return v.VolID(), nil
 }
 
-// contentVolumeAccess is the check_volume_access Content.pm's info and
-// updateattributes make before reading the volume.
-func (s *Server) contentVolumeAccess(r *Request) error {
+// contentVolume is how Content.pm's info and updateattributes begin:
+// check_volume_access, then the volume itself.
+func (s *Server) contentVolume(r *Request) (*Storage, *Volume, error) {
 	volid, _, err := realVolumeID(r.Str("storage"), r.Str("volume"))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return s.checkVolumeAccess(r.User, 0, volid, "")
+	if err := s.checkVolumeAccess(r.User, 0, volid, ""); err != nil {
+		return nil, nil, err
+	}
+	return s.findVolume(r)
 }
