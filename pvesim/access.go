@@ -23,24 +23,9 @@ var (
 )
 
 func init() {
-	RegisterFormat("pve-roleid", func(s string) error {
-		if !reRoleID.MatchString(s) {
-			return fmt.Errorf("role name '%s' contains invalid characters\n", s)
-		}
-		return nil
-	})
-	RegisterFormat("pve-groupid", func(s string) error {
-		if !reRoleID.MatchString(s) {
-			return fmt.Errorf("group name '%s' contains invalid characters\n", s)
-		}
-		return nil
-	})
-	RegisterFormat("pve-tokenid", func(s string) error {
-		if !reTokenID.MatchString(s) {
-			return fmt.Errorf("value '%s' does not look like a valid token ID\n", s)
-		}
-		return nil
-	})
+	RegisterFormat("pve-roleid", regexFormat(reRoleID, "role name '%s' contains invalid characters\n"))
+	RegisterFormat("pve-groupid", regexFormat(reRoleID, "group name '%s' contains invalid characters\n"))
+	RegisterFormat("pve-tokenid", regexFormat(reTokenID, "value '%s' does not look like a valid token ID\n"))
 	registerRoutes(func(s *Server) {
 		s.Handle(&Route{Method: "GET", Path: "/access/permissions", Perm: PermUser(),
 			Params: NewParams(

@@ -198,28 +198,24 @@ func FormatSize(size int64) string {
 	return strconv.FormatInt(tb, 10) + "T"
 }
 
+// regexFormat is a format that is a pattern: a value that does not match
+// it is refused with msg, formatted with the value.
+func regexFormat(re *regexp.Regexp, msg string) func(string) error {
+	return func(s string) error {
+		if !re.MatchString(s) {
+			return fmt.Errorf(msg, s)
+		}
+		return nil
+	}
+}
+
 func init() {
 	RegisterFormat("string", func(string) error { return nil })
-	RegisterFormat("urlencoded", func(s string) error {
-		if !reURLEncoded.MatchString(s) {
-			return fmt.Errorf("invalid urlencoded string: %s\n", s)
-		}
-		return nil
-	})
-	RegisterFormat("pve-configid", func(s string) error {
-		if !reConfigID.MatchString(s) {
-			return fmt.Errorf("invalid configuration ID '%s'\n", s)
-		}
-		return nil
-	})
+	RegisterFormat("urlencoded", regexFormat(reURLEncoded, "invalid urlencoded string: %s\n"))
+	RegisterFormat("pve-configid", regexFormat(reConfigID, "invalid configuration ID '%s'\n"))
 	RegisterFormat("pve-storage-id", parseIDFormat("storage"))
 	RegisterFormat("pve-sdn-zone-id", parseIDFormat("zone"))
-	RegisterFormat("pve-bridge-id", func(s string) error {
-		if !reBridgeID.MatchString(s) {
-			return fmt.Errorf("invalid bridge ID '%s'\n", s)
-		}
-		return nil
-	})
+	RegisterFormat("pve-bridge-id", regexFormat(reBridgeID, "invalid bridge ID '%s'\n"))
 	RegisterFormat("pve-vmid", matchOr(reVMID, "value does not look like a valid VM ID"))
 	RegisterFormat("pve-node", matchOr(reNodeName, "value does not look like a valid node name"))
 	RegisterFormat("mac-addr", matchOr(reMAC, "value does not look like a valid unicast MAC address"))
@@ -334,12 +330,7 @@ func init() {
 		}
 		return nil
 	})
-	RegisterFormat("pve-qm-bootdisk", func(s string) error {
-		if !reBootdisk.MatchString(s) {
-			return fmt.Errorf("invalid drive name '%s'\n", s)
-		}
-		return nil
-	})
+	RegisterFormat("pve-qm-bootdisk", regexFormat(reBootdisk, "invalid drive name '%s'\n"))
 	RegisterFormat("pve-qm-bootdev", func(s string) error {
 		if !reBootdisk.MatchString(s) && !regexp.MustCompile(`^(net\d+|hostpci\d+|usb\d+)$`).MatchString(s) {
 			return fmt.Errorf("invalid boot device '%s'\n", s)

@@ -198,12 +198,7 @@ func init() {
 		}
 		return nil
 	})
-	RegisterFormat("pve-storage-vgname", func(s string) error {
-		if !reLVMName.MatchString(s) {
-			return fmt.Errorf("lvm name '%s' contains illegal characters\n", s)
-		}
-		return nil
-	})
+	RegisterFormat("pve-storage-vgname", regexFormat(reLVMName, "lvm name '%s' contains illegal characters\n"))
 	RegisterFormat("pve-storage-portal-dns", matchOr(reDNSOrIPPort, "value does not look like a valid portal address"))
 	RegisterFormat("pve-storage-options", func(s string) error {
 		if !regexp.MustCompile(`^\S+$`).MatchString(s) {
