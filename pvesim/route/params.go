@@ -6,6 +6,7 @@ package route
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -182,27 +183,14 @@ func (f *PropFormat) add(k *Param) {
 // With returns a copy of the format with more (or replaced) keys.
 func (f *PropFormat) With(keys ...*Param) *PropFormat {
 	n := &PropFormat{Keys: map[string]*Param{}}
-	for _, name := range f.order {
-		n.add(f.Keys[name])
-	}
-	for _, k := range keys {
-		n.add(k)
-	}
+	copyParams(n.add, f.order, f.Keys, nil, keys)
 	return n
 }
 
 // Without returns a copy of the format without the named keys.
 func (f *PropFormat) Without(names ...string) *PropFormat {
-	drop := map[string]bool{}
-	for _, n := range names {
-		drop[n] = true
-	}
 	n := &PropFormat{Keys: map[string]*Param{}}
-	for _, name := range f.order {
-		if !drop[name] {
-			n.add(f.Keys[name])
-		}
-	}
+	copyParams(n.add, f.order, f.Keys, names, nil)
 	return n
 }
 
@@ -251,28 +239,29 @@ func (s *Params) add(p *Param) {
 // With returns a copy with more (or replaced) parameters.
 func (s *Params) With(ps ...*Param) *Params {
 	n := NewParams()
-	for _, name := range s.order {
-		n.add(s.byName[name])
-	}
-	for _, p := range ps {
-		n.add(p)
-	}
+	copyParams(n.add, s.order, s.byName, nil, ps)
 	return n
 }
 
 // Without returns a copy without the named parameters (schema names, e.g. "scsi[n]").
 func (s *Params) Without(names ...string) *Params {
-	drop := map[string]bool{}
-	for _, name := range names {
-		drop[name] = true
-	}
 	n := NewParams()
-	for _, name := range s.order {
-		if !drop[name] {
-			n.add(s.byName[name])
+	copyParams(n.add, s.order, s.byName, names, nil)
+	return n
+}
+
+// copyParams is how With and Without copy an ordered set of parameters
+// (a format's keys, an endpoint's parameters): each of order but the
+// dropped names, in order, then the extra ones.
+func copyParams(add func(*Param), order []string, byName map[string]*Param, drop []string, extra []*Param) {
+	for _, name := range order {
+		if !slices.Contains(drop, name) {
+			add(byName[name])
 		}
 	}
-	return n
+	for _, p := range extra {
+		add(p)
+	}
 }
 
 // All lists the parameters in definition order.
