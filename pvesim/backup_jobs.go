@@ -131,17 +131,6 @@ func lockedParamErr(key, msg string) error {
 	return Fail("400 Parameter verification failed.\n%s: %s", key, strings.TrimSuffix(msg, "\n"))
 }
 
-// jobParams are the request's job options (path and control keys out).
-func jobParams(r *Request, skip ...string) map[string]string {
-	out := map[string]string{}
-	for k, v := range r.Params {
-		if !slices.Contains(skip, k) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // backupAssertCommon is assert_param_permission_common.
 func (s *Server) backupAssertCommon(user string, param map[string]string, isDelete bool) error {
 	if user == "root@pam" {
@@ -295,7 +284,7 @@ func normalizePrune(v string) string {
 }
 
 func (s *Server) backupJobCreate(r *Request) (any, error) {
-	param := jobParams(r)
+	param := paramsExcept(r)
 	if err := s.storagePruneCheck(param); err != nil {
 		return nil, err
 	}
@@ -464,7 +453,7 @@ func (s *Server) backupAssertUpdate(user string, param map[string]string, delete
 // backupJobUpdate is Backup.pm "update_job".
 func (s *Server) backupJobUpdate(r *Request) (any, error) {
 	id := r.Str("id")
-	param := jobParams(r, "id", "delete")
+	param := paramsExcept(r, "id", "delete")
 	deletes := splitList(r.Str("delete"))
 	if err := s.storagePruneCheck(param); err != nil {
 		return nil, err

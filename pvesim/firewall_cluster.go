@@ -211,11 +211,18 @@ func fwCollectRefs(c *fwConf, typ, scope string) []map[string]any {
 
 // fwGroupList is $get_security_group_list.
 func fwGroupList(c *fwConf) ([]map[string]any, string) {
+	return fwCommentedList("group", c.Groups, c.GroupComments)
+}
+
+// fwCommentedList is the list $get_security_group_list and
+// $get_ipset_list build alike: each name, under key, in order with its
+// comment, and the list's digest.
+func fwCommentedList[V any](key string, byName map[string]V, comments map[string]string) ([]map[string]any, string) {
 	list := []map[string]any{}
-	for _, g := range sortedKeys(c.Groups) {
-		e := map[string]any{"group": g}
-		if cm := c.GroupComments[g]; cm != "" {
-			e["comment"] = cm
+	for _, n := range sortedKeys(byName) {
+		e := map[string]any{key: n}
+		if c := comments[n]; c != "" {
+			e["comment"] = c
 		}
 		list = append(list, e)
 	}

@@ -191,15 +191,7 @@ func (sc *fwScope) registerIPSets(s *Server) {
 
 // ipsetList is $get_ipset_list: names in order, their comments, a digest.
 func ipsetList(fw *fwConf) ([]map[string]any, string) {
-	list := []map[string]any{}
-	for _, n := range sortedKeys(fw.IPSets) {
-		e := map[string]any{"name": n}
-		if c := fw.IPSetComments[n]; c != "" {
-			e["comment"] = c
-		}
-		list = append(list, e)
-	}
-	return list, fwListDigest(list)
+	return fwCommentedList("name", fw.IPSets, fw.IPSetComments)
 }
 
 func (sc *fwScope) ipsetIndex(s *Server, r *Request) (any, error) {

@@ -95,14 +95,7 @@ func (s *Server) qemuUpdate(r *Request, g *Guest, sync bool) (any, error) {
 // the ones update_vm_api extracts (the path, digest, delete and revert
 // lists and the flags).
 func qemuUpdateValues(r *Request) map[string]string {
-	params := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "node", "vmid", "digest", "delete", "revert", "skiplock", "force", "background_delay", "import-working-storage":
-			continue
-		}
-		params[k] = v
-	}
+	params := paramsExcept(r, "node", "vmid", "digest", "delete", "revert", "skiplock", "force", "background_delay", "import-working-storage")
 	return params
 }
 
@@ -495,14 +488,7 @@ func (s *Server) lxcGetConfig(r *Request) (any, error) {
 
 // lxcUpdate is PUT .../config (update_vm): synchronous, under the lock.
 func (s *Server) lxcUpdate(r *Request, g *Guest) (any, error) {
-	params := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "node", "vmid", "digest", "delete", "revert":
-			continue
-		}
-		params[k] = v
-	}
+	params := paramsExcept(r, "node", "vmid", "digest", "delete", "revert")
 	if len(params) == 0 && !r.Has("delete") && !r.Has("revert") {
 		return nil, Fail("no options specified")
 	}

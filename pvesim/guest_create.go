@@ -246,14 +246,8 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		return nil, Fail("unable to restore VM %d - restoring backups is not supported by the simulator", vmid)
 	}
 	storage := r.Str("storage")
-	params := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "node", "vmid", "storage", "start", "pool", "bwlimit", "unique", "force", "archive", "ha-managed", "live-restore", "import-working-storage":
-			continue
-		}
-		params[k] = v
-	}
+	params := paramsExcept(r, "node", "vmid", "storage", "start", "pool", "bwlimit", "unique", "force", "archive",
+		"ha-managed", "live-restore", "import-working-storage")
 	plans, err := s.qemuCreateChecks(r, vmid, node, storage, params)
 	if err != nil {
 		return nil, err
@@ -451,15 +445,8 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 	if storage == "" {
 		storage = "local"
 	}
-	params := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "node", "vmid", "ignore-unpack-errors", "bwlimit", "start", "ha-managed", "unprivileged", "restore",
-			"unique", "force", "password", "ssh-public-keys", "pool", "ostemplate", "storage":
-			continue
-		}
-		params[k] = v
-	}
+	params := paramsExcept(r, "node", "vmid", "ignore-unpack-errors", "bwlimit", "start", "ha-managed", "unprivileged", "restore",
+		"unique", "force", "password", "ssh-public-keys", "pool", "ostemplate", "storage")
 	if err := s.checkCTModifyPerm(r.User, vmid, nil, params, nil, unprivileged); err != nil {
 		return nil, err
 	}

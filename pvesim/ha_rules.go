@@ -275,14 +275,7 @@ func (s *Server) haAssertFeasible(id string) error {
 // haRuleParams are the request's rule keys; disable=0 is dropped, as
 // create_rule and update_rule do.
 func haRuleParams(r *Request) map[string]string {
-	out := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "rule", "digest", "delete":
-			continue
-		}
-		out[k] = v
-	}
+	out := paramsExcept(r, "rule", "digest", "delete")
 	if out["disable"] != "1" {
 		delete(out, "disable")
 	}

@@ -263,14 +263,7 @@ func (s *Server) networkGet(r *Request) (any, error) {
 
 // networkParams collects the interface options of a create or update.
 func networkParams(r *Request) map[string]string {
-	p := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "node", "iface", "delete":
-			continue
-		}
-		p[k] = v
-	}
+	p := paramsExcept(r, "node", "iface", "delete")
 	return p
 }
 

@@ -62,4 +62,17 @@ func indexOf(key, prefix string) (int, bool) { return route.IndexOf(key, prefix)
 
 // sortedKeys returns the keys of a string map in order (kept as a name
 // because the endpoint files use it in a hundred places).
+// paramsExcept is the request's parameters but the named ones (path,
+// control and separately handled keys), as the Perl takes them out with
+// extract_param before it looks at the rest.
+func paramsExcept(r *Request, skip ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range r.Params {
+		if !slices.Contains(skip, k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -409,14 +409,7 @@ func decodeStorageContent(pl *storagePlugin, v string) ([]string, error) {
 // storageParamsOf are the request's storage.cfg keys (the path, type,
 // digest and delete parameters left out).
 func storageParamsOf(r *Request) map[string]string {
-	out := map[string]string{}
-	for k, v := range r.Params {
-		switch k {
-		case "storage", "type", "digest", "delete":
-			continue
-		}
-		out[k] = v
-	}
+	out := paramsExcept(r, "storage", "type", "digest", "delete")
 	return out
 }
 
