@@ -483,23 +483,15 @@ func init() {
 			}})
 		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/tasks/{upid}", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid),
-			Handler: func(r *Request) (any, error) {
-				t, err := s.accessibleTask(r, "Sys.Modify")
-				if err != nil {
-					return nil, err
-				}
+			Handler: s.onTask("Sys.Modify", func(r *Request, t *Task) (any, error) {
 				if t.Running {
 					t.Log = append(t.Log, "received interrupt")
 				}
 				return nil, nil
-			}})
+			})})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/status", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid),
-			Handler: func(r *Request) (any, error) {
-				t, err := s.accessibleTask(r, "Sys.Audit")
-				if err != nil {
-					return nil, err
-				}
+			Handler: s.onTask("Sys.Audit", func(r *Request, t *Task) (any, error) {
 				m := taskJSON(t, true)
 				if t.Running {
 					m["status"] = "running"
@@ -509,18 +501,14 @@ func init() {
 				}
 				delete(m, "endtime")
 				return m, nil
-			}})
+			})})
 		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/log", Perm: PermUser(), ProxyTo: "node",
 			Params: NewParams(node, upid,
 				Int("start").Opt().Min(0).Default("0"),
 				Int("limit").Opt().Min(0).Default("50"),
 				Bool("download").Opt(),
 			),
-			Handler: func(r *Request) (any, error) {
-				t, err := s.accessibleTask(r, "Sys.Audit")
-				if err != nil {
-					return nil, err
-				}
+			Handler: s.onTask("Sys.Audit", func(r *Request, t *Task) (any, error) {
 				start := r.IntOr("start", 0)
 				limit := r.IntOr("limit", 50)
 				out := []map[string]any{}
@@ -536,7 +524,7 @@ func init() {
 					out, total = []map[string]any{{"n": 1, "t": "no content"}}, 1
 				}
 				return Result{Data: out, Total: &total}, nil
-			}})
+			})})
 	})
 }
 
@@ -670,6 +658,18 @@ func splitTokenID(id string) (user, token string, ok bool) {
 // a user its own and its tokens'.
 func taskOwnedBy(t *Task, user string) bool {
 	return t.User == user || strings.HasPrefix(t.User, user+"!")
+}
+
+// onTask adapts a handler of one task to a route: the path's task, which
+// the user may see with priv (accessibleTask), before h runs.
+func (s *Server) onTask(priv string, h func(*Request, *Task) (any, error)) func(*Request) (any, error) {
+	return func(r *Request) (any, error) {
+		t, err := s.accessibleTask(r, priv)
+		if err != nil {
+			return nil, err
+		}
+		return h(r, t)
+	}
 }
 
 // accessibleTask is the task {upid} names when the user may see it with
