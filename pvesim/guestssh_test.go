@@ -55,17 +55,13 @@ func guestSSHSim(t *testing.T, ip string) (*Server, *client, int, string) {
 	return srv, c, port, dir
 }
 
-// dialGuest logs in with key and returns the client and the host key seen.
 // rootOnNewGuest creates and starts container vmid at ip with authLine's
 // key for root, and connects to its SSH as root with key until the test
 // ends.
 func rootOnNewGuest(t *testing.T, c *client, vmid, ip string, port int, key ssh.Signer, authLine string) (*ssh.Client, ssh.PublicKey) {
 	t.Helper()
 	createCT(t, c, vmid, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, hostKey, err := dialGuest(net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, hostKey := mustDial(t, net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
 	t.Cleanup(func() { cl.Close() })
 	return cl, hostKey
 }
@@ -81,6 +77,7 @@ func mustDial(t *testing.T, addr, user string, key ssh.Signer) (*ssh.Client, ssh
 	return cl, hostKey
 }
 
+// dialGuest logs in with key and returns the client and the host key seen.
 func dialGuest(addr, user string, key ssh.Signer) (*ssh.Client, ssh.PublicKey, error) {
 	var hostKey ssh.PublicKey
 	cfg := &ssh.ClientConfig{User: user, Auth: []ssh.AuthMethod{ssh.PublicKeys(key)},
