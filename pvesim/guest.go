@@ -139,11 +139,29 @@ func copyConf(m map[string]string) map[string]string {
 // since the request looked it up.
 func (s *Server) configGone(g *Guest, node string) error {
 	if s.state.Guests[g.VMID] != g || g.Node != node {
-		dir := "qemu-server"
-		if g.Type == "lxc" {
-			dir = "lxc"
-		}
-		return Fail("Configuration file 'nodes/%s/%s/%d.conf' does not exist", node, dir, g.VMID)
+		return noConfigFile(node, g.Type, g.VMID)
 	}
 	return nil
+}
+
+// pathGuest is load_config for the path's {node} and {vmid}: the guest
+// there, of type typ ("qemu" or "lxc").
+func (s *Server) pathGuest(r *Request, typ string) (*Guest, error) {
+	vmid, _ := r.Int("vmid")
+	node := r.Str("node")
+	g := s.state.Guests[vmid]
+	if g == nil || g.Node != node || g.Type != typ {
+		return nil, noConfigFile(node, typ, vmid)
+	}
+	return g, nil
+}
+
+// noConfigFile is load_config's failure for a guest of type typ that has
+// no config file on node.
+func noConfigFile(node, typ string, vmid int) error {
+	dir := "qemu-server"
+	if typ == "lxc" {
+		dir = "lxc"
+	}
+	return Fail("Configuration file 'nodes/%s/%s/%d.conf' does not exist", node, dir, vmid)
 }

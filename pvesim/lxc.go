@@ -116,16 +116,7 @@ func init() {
 
 // lxcGuest loads the container of the request, failing as load_config does.
 func (s *Server) lxcGuest(r *Request) (*Guest, error) {
-	vmid, _ := r.Int("vmid")
-	return s.lxcGuestByID(r.Str("node"), vmid)
-}
-
-func (s *Server) lxcGuestByID(node string, vmid int) (*Guest, error) {
-	g := s.state.Guests[vmid]
-	if g == nil || g.Node != node || g.Type != "lxc" {
-		return nil, Fail("Configuration file 'nodes/%s/lxc/%d.conf' does not exist", node, vmid)
-	}
-	return g, nil
+	return s.pathGuest(r, "lxc")
 }
 
 // vmidUnusedErr is PVE::Cluster::check_vmid_unused.

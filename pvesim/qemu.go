@@ -131,13 +131,7 @@ func init() {
 
 // qemuGuest loads the VM of the request, failing as load_config does.
 func (s *Server) qemuGuest(r *Request) (*Guest, error) {
-	vmid, _ := r.Int("vmid")
-	node := r.Str("node")
-	g := s.state.Guests[vmid]
-	if g == nil || g.Node != node || g.Type != "qemu" {
-		return nil, Fail("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", node, vmid)
-	}
-	return g, nil
+	return s.pathGuest(r, "qemu")
 }
 
 func checkLock(g *Guest) error {
