@@ -38,14 +38,9 @@ func (s *Server) qemuDestroy(r *Request, g *Guest) (any, error) {
 				return err
 			}
 		}
-		vols := guestVolumes(g.Conf)
-		for _, sn := range g.Snapshots {
-			vols = append(vols, guestVolumes(sn.Conf)...)
-		}
-		for _, volid := range vols {
-			if s.linkedChildren(volid) > 0 {
-				return Fail("base volume '%s' is still in use by linked cloned", volid)
-			}
+		vols, err := s.destroyVolumes(g, guestVolumes)
+		if err != nil {
+			return err
 		}
 		if err := tc.Sleep(durDestroy); err != nil {
 			return err
@@ -57,6 +52,22 @@ func (s *Server) qemuDestroy(r *Request, g *Guest) (any, error) {
 		s.forgetGuest(tc, g, purge, purgeUnref, "images")
 		return nil
 	}), nil
+}
+
+// destroyVolumes lists the volumes a destroy frees, the config's and its
+// snapshots' (volumesOf reads them from a config), and refuses as
+// vdisk_free (pve-storage) does while a base volume has linked clones.
+func (s *Server) destroyVolumes(g *Guest, volumesOf func(map[string]string) []string) ([]string, error) {
+	vols := volumesOf(g.Conf)
+	for _, sn := range g.Snapshots {
+		vols = append(vols, volumesOf(sn.Conf)...)
+	}
+	for _, volid := range vols {
+		if s.linkedChildren(volid) > 0 {
+			return nil, Fail("base volume '%s' is still in use by linked cloned", volid)
+		}
+	}
+	return vols, nil
 }
 
 // forgetGuest is the end both destroy_vm subs share once the configured
@@ -106,14 +117,9 @@ func (s *Server) lxcDestroy(r *Request, g *Guest) (any, error) {
 		if err := early(); err != nil {
 			return err
 		}
-		vols := lxcVolumes(g.Conf)
-		for _, sn := range g.Snapshots {
-			vols = append(vols, lxcVolumes(sn.Conf)...)
-		}
-		for _, volid := range vols {
-			if s.linkedChildren(volid) > 0 {
-				return Fail("base volume '%s' is still in use by linked cloned", volid)
-			}
+		vols, err := s.destroyVolumes(g, lxcVolumes)
+		if err != nil {
+			return err
 		}
 		if g.Running {
 			tc.Log("forced to stop CT %d before destroying!", g.VMID)
