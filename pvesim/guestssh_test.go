@@ -46,22 +46,23 @@ func freePort(t *testing.T, ip string) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// guestSSHSim is a simulator with guest SSH on port, trees under a test folder.
-func guestSSHSim(t *testing.T, ip string) (*Server, *client, int, string) {
+// guestSSHSim is a simulator with guest SSH on a free port of ip, trees
+// under a test folder; it returns that SSH address.
+func guestSSHSim(t *testing.T, ip string) (*Server, *client, string, string) {
 	t.Helper()
 	port := freePort(t, ip)
 	dir := t.TempDir()
 	srv, c := lxcSim(t, Options{GuestSSHPort: port, GuestRoot: dir, StatusInterval: -1})
-	return srv, c, port, dir
+	return srv, c, net.JoinHostPort(ip, strconv.Itoa(port)), dir
 }
 
 // rootOnNewGuest creates and starts container vmid at ip with authLine's
 // key for root, and connects to its SSH as root with key until the test
 // ends.
-func rootOnNewGuest(t *testing.T, c *client, vmid, ip string, port int, key ssh.Signer, authLine string) (*ssh.Client, ssh.PublicKey) {
+func rootOnNewGuest(t *testing.T, c *client, vmid, ip, addr string, key ssh.Signer, authLine string) (*ssh.Client, ssh.PublicKey) {
 	t.Helper()
 	createCT(t, c, vmid, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, hostKey := mustDial(t, net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
+	cl, hostKey := mustDial(t, addr, "root", key)
 	t.Cleanup(func() { cl.Close() })
 	return cl, hostKey
 }
@@ -119,11 +120,10 @@ func mustRun(t *testing.T, cl *ssh.Client, cmd string) string {
 
 func TestGuestSSHContainerRunsCommandsInItsOwnTree(t *testing.T) {
 	const ip = "127.77.0.10"
-	srv, c, port, dir := guestSSHSim(t, ip)
+	srv, c, addr, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
 	createCT(t, c, "300", "hostname", "web-01", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8",
 		"ssh-public-keys", authLine+"\n")
-	addr := net.JoinHostPort(ip, strconv.Itoa(port))
 	if _, err := srv.GuestSSHAddr(300); err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Fatalf("stopped guest: GuestSSHAddr error = %v", err)
 	}
@@ -188,11 +188,10 @@ func TestGuestSSHContainerRunsCommandsInItsOwnTree(t *testing.T) {
 
 func TestGuestSSHRefusesUnknownKeysAndUsers(t *testing.T) {
 	const ip = "127.77.0.11"
-	_, c, port, _ := guestSSHSim(t, ip)
+	_, c, addr, _ := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
 	other, _ := guestKey(t)
 	createCT(t, c, "301", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	addr := net.JoinHostPort(ip, strconv.Itoa(port))
 	for _, tc := range []struct {
 		name, user string
 		key        ssh.Signer
@@ -210,9 +209,9 @@ func TestGuestSSHRefusesUnknownKeysAndUsers(t *testing.T) {
 
 func TestGuestSSHSFTPIsRootedAtTheGuestTree(t *testing.T) {
 	const ip = "127.77.0.12"
-	_, c, port, dir := guestSSHSim(t, ip)
+	_, c, addr, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	cl, _ := rootOnNewGuest(t, c, "302", ip, port, key, authLine)
+	cl, _ := rootOnNewGuest(t, c, "302", ip, addr, key, authLine)
 	sc, err := sftp.NewClient(cl)
 	if err != nil {
 		t.Fatal(err)
@@ -260,9 +259,9 @@ func TestGuestSSHSFTPIsRootedAtTheGuestTree(t *testing.T) {
 
 func TestGuestSSHPackageStandIns(t *testing.T) {
 	const ip = "127.77.0.13"
-	_, c, port, dir := guestSSHSim(t, ip)
+	_, c, addr, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	cl, _ := rootOnNewGuest(t, c, "303", ip, port, key, authLine)
+	cl, _ := rootOnNewGuest(t, c, "303", ip, addr, key, authLine)
 	if got := mustRun(t, cl, "command -v apt-get"); got != "/usr/local/sbin/apt-get\n" {
 		t.Errorf("apt-get is %q", got)
 	}
@@ -297,15 +296,12 @@ func TestGuestSSHPackageManagerFollowsOSType(t *testing.T) {
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			ip := map[string]string{"alpine": "127.77.1.1", "fedora": "127.77.1.2", "ubuntu": "127.77.1.3"}[tc.id]
-			srv, c, port, dir := guestSSHSim(t, ip)
+			srv, c, addr, dir := guestSSHSim(t, ip)
 			mustAddVolume(t, srv, VolumeSpec{Node: "pve1", VolID: tc.template, Size: 100 << 20})
 			key, authLine := guestKey(t)
 			createCT(t, c, "310", "ostemplate", tc.template, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8",
 				"ssh-public-keys", authLine, "start", "1")
-			cl, _, err := dialGuest(net.JoinHostPort(ip, strconv.Itoa(port)), "root", key)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cl, _ := mustDial(t, addr, "root", key)
 			defer cl.Close()
 			if got := mustRun(t, cl, ". /etc/os-release; echo $ID; command -v "+tc.pm); got != tc.id+"\n/usr/local/sbin/"+tc.pm+"\n" {
 				t.Errorf("os-release and package manager: %q", got)
@@ -320,10 +316,9 @@ func TestGuestSSHPackageManagerFollowsOSType(t *testing.T) {
 
 func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 	const ip = "127.77.0.14"
-	srv, c, port, dir := guestSSHSim(t, ip)
+	srv, c, addr, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	addr := net.JoinHostPort(ip, strconv.Itoa(port))
-	cl, hostKey := rootOnNewGuest(t, c, "304", ip, port, key, authLine)
+	cl, hostKey := rootOnNewGuest(t, c, "304", ip, addr, key, authLine)
 	mustRun(t, cl, "echo kept > /root/data")
 	// A command still running when the guest stops is ended with it.
 	sess, err := cl.NewSession()
@@ -388,12 +383,12 @@ func TestGuestSSHServesOnlyLoopbackAddresses(t *testing.T) {
 
 func TestGuestSSHVMTakesCloudInitUserAndKeys(t *testing.T) {
 	const ip = "127.77.0.15"
-	srv, c, port, dir := guestSSHSim(t, ip)
+	srv, c, sshAddr, dir := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
 	createVM(t, c, "400", "ciuser", "admin", "sshkeys", pveEscape(authLine+"\n"), "ipconfig0", "ip="+ip+"/8,gw=127.0.0.1")
 	mustTaskOK(t, c, "POST", "/nodes/pve1/qemu/400/status/start", nil)
 	addr, err := srv.GuestSSHAddr(400)
-	if err != nil || addr != net.JoinHostPort(ip, strconv.Itoa(port)) {
+	if err != nil || addr != sshAddr {
 		t.Fatalf("GuestSSHAddr = %q, %v", addr, err)
 	}
 	cl, _ := mustDial(t, addr, "admin", key)
@@ -452,10 +447,9 @@ func (l *lockedBuffer) String() string {
 
 func TestGuestSSHFollowsRebootsAndTheGoAPI(t *testing.T) {
 	const ip = "127.77.0.17"
-	srv, c, port, _ := guestSSHSim(t, ip)
+	srv, c, addr, _ := guestSSHSim(t, ip)
 	key, authLine := guestKey(t)
-	addr := net.JoinHostPort(ip, strconv.Itoa(port))
-	cl, _ := rootOnNewGuest(t, c, "307", ip, port, key, authLine)
+	cl, _ := rootOnNewGuest(t, c, "307", ip, addr, key, authLine)
 	// A reboot ends the connections of the run before it.
 	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/307/status/reboot", nil)
 	if _, err := cl.NewSession(); err == nil {
