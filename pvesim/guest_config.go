@@ -431,7 +431,7 @@ func lxcConfigJSON(g *Guest, current bool) map[string]any {
 
 // pendingJSON is PVE::GuestHelpers::config_with_pending_array; internal
 // keys are listed only while a value of theirs is pending.
-func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string) string, internal []string) []map[string]any {
+func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string, pending bool) string, internal []string) []map[string]any {
 	keys := map[string]bool{}
 	for _, m := range []map[string]string{g.Conf, g.Pending} {
 		for k := range m {
@@ -442,7 +442,7 @@ func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string)
 		keys[k] = true
 	}
 	if mask == nil {
-		mask = func(_, v string) string { return v }
+		mask = func(_, v string, _ bool) string { return v }
 	}
 	out := []map[string]any{}
 	for _, k := range sortedKeys(keys) {
@@ -453,10 +453,10 @@ func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string)
 		}
 		e := map[string]any{"key": k}
 		if v, ok := g.Conf[k]; ok {
-			e["value"] = typedValue(keyType(k), mask(k, v))
+			e["value"] = typedValue(keyType(k), mask(k, v, false))
 		}
 		if v, ok := g.Pending[k]; ok {
-			e["pending"] = typedValue(keyType(k), mask(k, v))
+			e["pending"] = typedValue(keyType(k), mask(k, v, true))
 		}
 		if force, ok := g.PendingDelete[k]; ok {
 			if force {

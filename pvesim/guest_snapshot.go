@@ -27,7 +27,9 @@ func (s *Server) qemuSnapshotCreate(r *Request, g *Guest) (any, error) {
 	}
 	desc, vmstate := r.Str("description"), r.Bool("vmstate")
 	return s.startTask(r, g.Node, "qmsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
-		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
+		// AbstractConfig.pm __snapshot_prepare: lock_config, then
+		// load_config (a destroy that held the lock took the file away).
+		if err := tc.lockConfig(g); err != nil {
 			return err
 		}
 		return s.takeSnapshot(tc, g, name, desc, vmstate, durSnapshot)

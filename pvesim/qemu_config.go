@@ -140,7 +140,9 @@ func qemuConfigJSON(g *Guest, current bool) map[string]any {
 	conf := mergedConf(g, current)
 	out := make(map[string]any, len(conf)+1)
 	for k, v := range conf {
-		if k == "cipassword" {
+		// API2/Qemu.pm vm_config masks a set password only when it is
+		// true in Perl's sense.
+		if k == "cipassword" && v != "" && v != "0" {
 			out[k] = "**********"
 			continue
 		}
@@ -150,13 +152,18 @@ func qemuConfigJSON(g *Guest, current bool) map[string]any {
 	return out
 }
 
-// qemuPendingJSON is GET .../pending: the API masks cipassword first.
+// qemuPendingJSON is GET .../pending: the API masks cipassword first
+// (API2/Qemu.pm vm_pending), the pending one with a trailing space, so a
+// pending change of the password shows as one.
 func qemuPendingJSON(g *Guest) []map[string]any {
-	return pendingJSON(g, qemuKeyType, func(k, v string) string {
-		if k == "cipassword" {
-			return "**********"
+	return pendingJSON(g, qemuKeyType, func(k, v string, pending bool) string {
+		switch {
+		case k != "cipassword":
+			return v
+		case pending:
+			return "********** "
 		}
-		return v
+		return "**********"
 	}, nil)
 }
 

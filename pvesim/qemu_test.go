@@ -236,3 +236,25 @@ func TestQemuPowerAnswersFollowTheRunState(t *testing.T) {
 		}
 	}
 }
+
+// The cloud-init password is masked as API2/Qemu.pm masks it: vm_config
+// when it is true in Perl's sense, vm_pending the current value as ten
+// asterisks and a pending one with a trailing space.
+func TestCloudInitPasswordIsMaskedAsProxmoxMasksIt(t *testing.T) {
+	g := &Guest{VMID: 100, Type: "qemu", Conf: map[string]string{"cipassword": "old"}, Pending: map[string]string{"cipassword": "new"}}
+	var entry map[string]any
+	for _, e := range qemuPendingJSON(g) {
+		if e["key"] == "cipassword" {
+			entry = e
+		}
+	}
+	if entry["value"] != "**********" || entry["pending"] != "********** " {
+		t.Fatalf("pending entry %v, want the value masked and the pending one masked with a trailing space", entry)
+	}
+	for conf, want := range map[string]any{"secret": "**********", "0": "0", "": ""} {
+		got := qemuConfigJSON(&Guest{VMID: 100, Type: "qemu", Conf: map[string]string{"cipassword": conf}}, true)["cipassword"]
+		if got != want {
+			t.Errorf("config with cipassword %q reads %v, want %v", conf, got, want)
+		}
+	}
+}

@@ -212,3 +212,26 @@ func TestVolumeChainRollbackOnlyToTheMostRecentSnapshot(t *testing.T) {
 		t.Fatalf("qcow2 on LVM without volume chains: %s", st)
 	}
 }
+
+// A snapshot queued behind a destroy holding the guest's lock fails as
+// AbstractConfig.pm __snapshot_prepare does (lock_config, then
+// load_config): the configuration file is gone, nothing is snapshotted.
+func TestASnapshotQueuedBehindADestroyFindsNoConfiguration(t *testing.T) {
+	for _, typ := range []string{"qemu", "lxc"} {
+		t.Run(typ, func(t *testing.T) {
+			srv, c, clock := clockedSim(t)
+			mustAddGuest(t, srv, GuestSpec{VMID: 100, Node: "pve1", Type: typ, Config: map[string]string{"name": "db"}})
+			destroy := c.mustOK("DELETE", "/nodes/pve1/"+typ+"/100", nil).str(t)
+			waitSleepers(t, clock, 1, "the destroy did not start")
+			snap := c.mustOK("POST", "/nodes/pve1/"+typ+"/100/snapshot", vals("snapname", "before")).str(t)
+			waitSleepers(t, clock, 2, "the snapshot did not wait for the lock")
+			clock.Advance(2 * time.Second) // the destroy's second, within the lock's 10 s
+			if st := c.waitTask(destroy); st != "OK" {
+				t.Fatalf("destroy: %s", st)
+			}
+			if st := c.waitTask(snap); !strings.Contains(st, "Configuration file 'nodes/pve1/") || !strings.Contains(st, "/100.conf' does not exist") {
+				t.Fatalf("snapshot behind the destroy: %q, want the missing configuration file", st)
+			}
+		})
+	}
+}
