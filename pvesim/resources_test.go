@@ -133,7 +133,11 @@ func referenceGuestRes(s *Server, g *Guest, now int64) guestRes {
 		r.Template = 1
 	}
 	r.MaxCPU = guestCPUs(g.Type == "qemu", g.Conf["cores"], g.Conf["sockets"], g.Conf["vcpus"], g.Conf["cpulimit"], s.nodeCPUs(g.Node))
-	r.setRunning(g, now)
+	if g.Running { // written out, not setRunning: the reference stands apart
+		r.Status, r.Uptime, r.CPU = "running", now-g.StartedAt.Unix(), 0.01
+		r.Mem = r.MaxMem / 2
+		r.MemHost = r.Mem
+	}
 	return r
 }
 
