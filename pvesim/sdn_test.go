@@ -81,6 +81,17 @@ func TestSDNPendingAndApply(t *testing.T) {
 	c := newClient(t, srv)
 	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "lab", "type", "vlan", "bridge", "vmbr0"))
 	c.mustOK("POST", "/cluster/sdn/zones", vals("zone", "flat", "type", "simple"))
+	sdnVnetsAreCheckedAgainstTheirZone(t, c)
+	sdnSubnetsAreCheckedAgainstTheirVnet(t, c, srv)
+	sdnNewObjectsStayPendingUntilApplied(t, c)
+	sdnApplyReloadsEveryNodeAndClearsPending(t, c)
+	sdnChangesAndDeletionsArePendingUntilApplied(t, c)
+}
+
+// The steps below run in this order on one simulator: zones "lab" (vlan)
+// and "flat" (simple) exist, nothing is applied yet.
+
+func sdnVnetsAreCheckedAgainstTheirZone(t *testing.T, c *client) {
 	vnetRefusals := []struct {
 		params url.Values
 		status int
@@ -109,6 +120,9 @@ func TestSDNPendingAndApply(t *testing.T) {
 		t.Errorf("duplicate tag: %s", r.Body)
 	}
 	c.mustOK("POST", "/cluster/sdn/vnets", vals("vnet", "flat1", "zone", "flat"))
+}
+
+func sdnSubnetsAreCheckedAgainstTheirVnet(t *testing.T, c *client, srv *Server) {
 	c.mustOK("POST", "/cluster/sdn/vnets/vnet10/subnets", vals("subnet", "10.10.0.0/24", "type", "subnet", "gateway", "10.10.0.1", "snat", "1"))
 	wantParamErrors(t, c, "/cluster/sdn/vnets/vnet10/subnets", []paramErrorCase{
 		{"gateway outside the subnet", vals("subnet", "10.20.0.0/24", "type", "subnet", "gateway", "10.30.0.1"), "gateway", "10.30.0.1 is not in subnet 10.20.0.0/24"},
@@ -146,7 +160,9 @@ func TestSDNPendingAndApply(t *testing.T) {
 	if r := c.do("GET", "/cluster/sdn/vnets/flat1/subnets/lab-10.10.0.0-24", nil); r.Errors["vnet"] != "wrong vnet" {
 		t.Errorf("subnet under the wrong vnet: %s", r.Body)
 	}
+}
 
+func sdnNewObjectsStayPendingUntilApplied(t *testing.T, c *client) {
 	// Nothing applied yet: running is empty, pending marks everything new.
 	if run := c.mustOK("GET", "/cluster/sdn/vnets", vals("running", "1")).list(t); len(run) != 0 {
 		t.Errorf("running before apply: %v", run)
@@ -164,7 +180,9 @@ func TestSDNPendingAndApply(t *testing.T) {
 	if st := c.task("POST", "/nodes/pve1/lxc/200/status/start", nil); st != "startup for container '200' failed" {
 		t.Errorf("start on an unapplied vnet: %s", st)
 	}
+}
 
+func sdnApplyReloadsEveryNodeAndClearsPending(t *testing.T, c *client) {
 	// Apply: reloadnetworkall on the local node, srvreload on every node.
 	upid := c.mustOK("PUT", "/cluster/sdn", nil).str(t)
 	info, _ := ParseUPID(upid)
@@ -193,7 +211,9 @@ func TestSDNPendingAndApply(t *testing.T) {
 	if l := c.mustOK("GET", "/nodes/pve1/network", vals("type", "any_bridge")).list(t); len(l) != 3 {
 		t.Errorf("any_bridge lists vnets: %v", l)
 	}
+}
 
+func sdnChangesAndDeletionsArePendingUntilApplied(t *testing.T, c *client) {
 	// Changes and deletions show up as changed and deleted.
 	c.mustOK("PUT", "/cluster/sdn/vnets/vnet10", vals("isolate-ports", "0", "delete", "alias"))
 	if r := c.do("PUT", "/cluster/sdn/vnets/vnet10", vals("delete", "tag")); r.Errors["tag"] != "missing vlan tag" {
@@ -210,7 +230,7 @@ func TestSDNPendingAndApply(t *testing.T) {
 		t.Errorf("delete used zone: %q", r.Reason)
 	}
 	c.mustOK("DELETE", "/cluster/sdn/vnets/flat1", nil)
-	pend = sdnByID(c.mustOK("GET", "/cluster/sdn/vnets", vals("pending", "1")).list(t), "vnet")
+	pend := sdnByID(c.mustOK("GET", "/cluster/sdn/vnets", vals("pending", "1")).list(t), "vnet")
 	if p := pend["vnet10"]; p["state"] != "changed" || p["alias"] != "lab net" || p["pending"].(map[string]any)["alias"] != "deleted" ||
 		p["pending"].(map[string]any)["tag"] != float64(20) || p["pending"].(map[string]any)["isolate-ports"] != float64(0) {
 		t.Errorf("changed vnet10 = %v", p)
