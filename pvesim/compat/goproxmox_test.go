@@ -20,17 +20,17 @@ import (
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-// TestGoProxmoxClient drives the simulator with a client nobody here wrote
-// (github.com/luthermonson/go-proxmox) over HTTPS on loopback, pinning the
-// simulator's certificate fingerprint: version, nodes, storage content,
-// appliance download, VM create, config update, start/stop, clone, a
-// container, and task waiting with running tasks.
 // The token the simulator is started with.
 const (
 	testTokenID     = "root@pam!proxmops"
 	testTokenSecret = "s3cret"
 )
 
+// TestGoProxmoxClient drives the simulator with a client nobody here wrote
+// (github.com/luthermonson/go-proxmox) over HTTPS on loopback, pinning the
+// simulator's certificate fingerprint: version, nodes, storage content,
+// appliance download, VM create, config update, start/stop, clone, a
+// container, and task waiting with running tasks.
 func TestGoProxmoxClient(t *testing.T) {
 	srv := pvesim.New(pvesim.Options{Nodes: 2, TokenID: testTokenID, TokenSecret: testTokenSecret, TaskSpeed: 0.005, Seed: 11})
 	if err := srv.StartTLS("127.0.0.1:0"); err != nil {
@@ -43,6 +43,18 @@ func TestGoProxmoxClient(t *testing.T) {
 	if err := srv.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:iso/debian-12.iso", Size: 600 << 20}); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := &goProxmoxSteps{t: t, ctx: ctx, c: pinnedClient(srv)}
+	node := s.versionAndNodesAreReported(srv.Fingerprint())
+	s.storageContentListsADownloadedAppliance(node)
+	s.vmIsCreatedConfiguredStartedStoppedAndCloned(node)
+	s.containerIsCreatedFromTheDownloadedTemplate(node)
+}
+
+// pinnedClient is a go-proxmox client that trusts the simulator's
+// certificate by its fingerprint only.
+func pinnedClient(srv *pvesim.Server) *proxmox.Client {
 	fingerprint := srv.Fingerprint()
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
 		InsecureSkipVerify: true, // verified below by fingerprint, as Proxmox clients pin self-signed certificates
@@ -58,19 +70,30 @@ func TestGoProxmoxClient(t *testing.T) {
 			return nil
 		},
 	}}}
-	c := proxmox.NewClient(srv.APIURL(), proxmox.WithAPIToken(testTokenID, testTokenSecret), proxmox.WithHTTPClient(hc))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	wait := func(what string, task *proxmox.Task, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if err := task.Wait(ctx, 5*time.Millisecond, 30*time.Second); err != nil {
-			t.Fatalf("%s: task %s: %v", what, task.UPID, err)
-		}
-	}
+	return proxmox.NewClient(srv.APIURL(), proxmox.WithAPIToken(testTokenID, testTokenSecret), proxmox.WithHTTPClient(hc))
+}
 
+// goProxmoxSteps are the steps of TestGoProxmoxClient, run in order on one
+// simulator.
+type goProxmoxSteps struct {
+	t   *testing.T
+	ctx context.Context
+	c   *proxmox.Client
+}
+
+// wait fails the test when a request or its task failed.
+func (s *goProxmoxSteps) wait(what string, task *proxmox.Task, err error) {
+	s.t.Helper()
+	if err != nil {
+		s.t.Fatalf("%s: %v", what, err)
+	}
+	if err := task.Wait(s.ctx, 5*time.Millisecond, 30*time.Second); err != nil {
+		s.t.Fatalf("%s: task %s: %v", what, task.UPID, err)
+	}
+}
+
+func (s *goProxmoxSteps) versionAndNodesAreReported(fingerprint string) *proxmox.Node {
+	t, ctx, c := s.t, s.ctx, s.c
 	v, err := c.Version(ctx)
 	if err != nil || v.Version != "9.1.3" || v.Release != "9.1" {
 		t.Fatalf("version %+v %v", v, err)
@@ -83,8 +106,13 @@ func TestGoProxmoxClient(t *testing.T) {
 	if err != nil || !strings.HasPrefix(node.PVEVersion, "pve-manager/9.1.3") {
 		t.Fatalf("node %+v %v", node, err)
 	}
+	return node
+}
 
-	// Storage content, including an appliance template downloaded through the client.
+// storageContentListsADownloadedAppliance: storage content, including an
+// appliance template downloaded through the client.
+func (s *goProxmoxSteps) storageContentListsADownloadedAppliance(node *proxmox.Node) {
+	t, ctx, c, wait := s.t, s.ctx, s.c, s.wait
 	local, err := node.Storage(ctx, "local")
 	if err != nil {
 		t.Fatalf("storage: %v", err)
@@ -107,8 +135,12 @@ func TestGoProxmoxClient(t *testing.T) {
 	if err != nil || tmpl.Size == 0 {
 		t.Errorf("vztmpl %+v %v", tmpl, err)
 	}
+}
 
-	// A VM importing the cloud image, then configured, started, stopped and cloned.
+// vmIsCreatedConfiguredStartedStoppedAndCloned: a VM importing the cloud
+// image, then configured, started, stopped and cloned.
+func (s *goProxmoxSteps) vmIsCreatedConfiguredStartedStoppedAndCloned(node *proxmox.Node) {
+	t, ctx, wait := s.t, s.ctx, s.wait
 	task, err := node.NewVirtualMachine(ctx, 120,
 		proxmox.VirtualMachineOption{Name: "name", Value: "app-01"},
 		proxmox.VirtualMachineOption{Name: "cores", Value: 2},
@@ -161,9 +193,13 @@ func TestGoProxmoxClient(t *testing.T) {
 	if _, err := node.VirtualMachine(ctx, 999); err == nil || !proxmox.IsNotFound(err) {
 		t.Errorf("missing VM: %v", err)
 	}
+}
 
-	// A container from the downloaded template.
-	task, err = node.NewContainer(ctx, 200,
+// containerIsCreatedFromTheDownloadedTemplate: a container from the
+// downloaded template, counted in the cluster's resources with the two VMs.
+func (s *goProxmoxSteps) containerIsCreatedFromTheDownloadedTemplate(node *proxmox.Node) {
+	t, ctx, c, wait := s.t, s.ctx, s.c, s.wait
+	task, err := node.NewContainer(ctx, 200,
 		proxmox.ContainerOption{Name: "ostemplate", Value: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"},
 		proxmox.ContainerOption{Name: "hostname", Value: "ct-01"},
 		proxmox.ContainerOption{Name: "rootfs", Value: "local-lvm:4"},
