@@ -87,6 +87,19 @@ func TestContainerSeedLifecycle(t *testing.T) {
 		"ct/debian.yaml", applianceTemplate,
 		"ct/dns-01.yaml", example(t, "containers/dns-01.yaml"),
 	)
+	cfg := containerIsCreatedFromTheNewestTemplate(t, e, eng)
+	containerDriftIsCorrectedLive(t, e, eng, cfg)
+	dns := containerGrowsAndKeepsPendingAndCreationOnlyChanges(t, e, eng)
+	containerRebootAppliesThePendingSetting(t, e, eng, dns)
+	containerShrinkIsRefused(t, e, eng)
+	containerIsDeletedOnlyWithPrune(t, e, eng)
+}
+
+// The steps of TestContainerSeedLifecycle, in order on one cluster: the
+// container is dns-01 (VMID 201 on pve1) from examples/.
+
+// containerIsCreatedFromTheNewestTemplate returns its configuration as created.
+func containerIsCreatedFromTheNewestTemplate(t *testing.T, e *env, eng *engine.Engine) pve.ConfigValues {
 	ctx := context.Background()
 	p := e.plan(eng)
 	ct := p.Find(engine.KindContainer, "dns-01")
@@ -118,13 +131,18 @@ func TestContainerSeedLifecycle(t *testing.T) {
 	if st, _ := e.client.LxcStatus(ctx, "pve1", 201); st.Status != "running" {
 		t.Errorf("status %q, want running", st.Status)
 	}
+	return cfg
+}
 
-	// Hand-made drift on what Proxmox applies live.
+// containerDriftIsCorrectedLive: hand-made drift on what Proxmox applies
+// live; cfg is the configuration as created.
+func containerDriftIsCorrectedLive(t *testing.T, e *env, eng *engine.Engine, cfg pve.ConfigValues) {
+	ctx := context.Background()
 	if err := e.client.LxcSetConfig(ctx, "pve1", 201, pve.NewParams().Set("cores", "3").Set("hostname", "other").
 		Set("net0", strings.Replace(cfg["net0"], "bridge=vmbr0", "bridge=vmbr0,tag=7", 1))); err != nil {
 		t.Fatal(err)
 	}
-	p = e.plan(eng)
+	p := e.plan(eng)
 	a := p.Find(engine.KindContainer, "dns-01")
 	if a.Action != vocab.ActionUpdate || a.NeedsReboot {
 		t.Fatalf("want a live update:\n%s", planText(p))
@@ -149,21 +167,24 @@ func TestContainerSeedLifecycle(t *testing.T) {
 	if got := lxcConfig(t, e, "pve1", 201)["net0"]; got != cfg["net0"] {
 		t.Errorf("net0 after correction = %q, want %q (hwaddr kept)", got, cfg["net0"])
 	}
+}
 
-	// Growth, a setting Proxmox keeps pending on a running container, and a
-	// creation-only change.
+// containerGrowsAndKeepsPendingAndCreationOnlyChanges: growth, a setting
+// Proxmox keeps pending on a running container, and a creation-only change.
+// It returns the manifest it wrote.
+func containerGrowsAndKeepsPendingAndCreationOnlyChanges(t *testing.T, e *env, eng *engine.Engine) string {
 	dns := strings.Replace(example(t, "containers/dns-01.yaml"), "size: 8G", "size: 10G", 1)
 	dns = strings.Replace(dns, "  state: running", "  nameserver: 1.1.1.1 9.9.9.9\n  unprivileged: false\n  state: running", 1)
 	e.write("ct/dns-01.yaml", dns)
-	p = e.plan(eng)
-	a = p.Find(engine.KindContainer, "dns-01")
-	text = planText(p)
+	p := e.plan(eng)
+	a := p.Find(engine.KindContainer, "dns-01")
+	text := planText(p)
 	if a.Action != vocab.ActionUpdate || !a.NeedsReboot || !strings.Contains(text, "rootfs.size: 8G -> 10G") ||
 		!strings.Contains(text, "unprivileged (creation-only): 1 -> 0") || !strings.Contains(text, "can only be set when the container is created") {
 		t.Fatalf("want resize, pending nameserver and a creation-only report:\n%s", text)
 	}
 	e.mustApply(eng)
-	cfg = lxcConfig(t, e, "pve1", 201)
+	cfg := lxcConfig(t, e, "pve1", 201)
 	if !strings.Contains(cfg["rootfs"], "size=10G") || cfg["unprivileged"] != "1" {
 		t.Errorf("rootfs %q unprivileged %q", cfg["rootfs"], cfg["unprivileged"])
 	}
@@ -176,10 +197,15 @@ func TestContainerSeedLifecycle(t *testing.T) {
 	if !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "nameserver" && c.Pending && c.Path == "spec.nameserver" }) {
 		t.Fatalf("want the pending nameserver as data, with its path: %+v", a.Changes)
 	}
-	// applyMode: reboot restarts it; the creation-only change stays reported.
+	return dns
+}
+
+// containerRebootAppliesThePendingSetting: applyMode: reboot restarts it;
+// the creation-only change stays reported. dns is the manifest as grown.
+func containerRebootAppliesThePendingSetting(t *testing.T, e *env, eng *engine.Engine, dns string) {
 	e.write("ct/dns-01.yaml", strings.Replace(dns, "  state: running", "  applyMode: reboot\n  state: running", 1))
-	p = e.plan(eng)
-	if a = p.Find(engine.KindContainer, "dns-01"); a.Action != vocab.ActionReboot {
+	p := e.plan(eng)
+	if a := p.Find(engine.KindContainer, "dns-01"); a.Action != vocab.ActionReboot {
 		t.Fatalf("want a reboot:\n%s", planText(p))
 	}
 	e.mustApply(eng)
@@ -187,22 +213,26 @@ func TestContainerSeedLifecycle(t *testing.T) {
 		t.Errorf("nameserver = %q after the reboot", got)
 	}
 	p = e.plan(eng)
-	if a = p.Find(engine.KindContainer, "dns-01"); a.Action != vocab.ActionNone || len(a.Changes) != 1 {
+	if a := p.Find(engine.KindContainer, "dns-01"); a.Action != vocab.ActionNone || len(a.Changes) != 1 {
 		t.Fatalf("only the creation-only change should remain:\n%s", planText(p))
 	}
+}
 
-	// Shrinking is refused with a clear message.
+// containerShrinkIsRefused with a clear message.
+func containerShrinkIsRefused(t *testing.T, e *env, eng *engine.Engine) {
 	e.write("ct/dns-01.yaml", strings.Replace(example(t, "containers/dns-01.yaml"), "size: 8G", "size: 4G", 1))
-	p = e.plan(eng)
+	p := e.plan(eng)
 	if !strings.Contains(planText(p), "rootfs is 10G on the cluster but 4G in the manifest: shrinking is not supported") {
 		t.Fatalf("want a refused shrink:\n%s", planText(p))
 	}
+}
 
-	// Prune: off leaves it, on stops and deletes it; the template stays
-	// while declared.
+// containerIsDeletedOnlyWithPrune: prune off leaves it, on stops and deletes
+// it; the template stays while declared.
+func containerIsDeletedOnlyWithPrune(t *testing.T, e *env, eng *engine.Engine) {
 	e.remove("ct/dns-01.yaml")
-	p = e.plan(eng)
-	if a = p.Find(engine.KindContainer, "dns-01"); a == nil || a.Action != vocab.ActionNone || a.Status != vocab.StatusOutOfSync {
+	p := e.plan(eng)
+	if a := p.Find(engine.KindContainer, "dns-01"); a == nil || a.Action != vocab.ActionNone || a.Status != vocab.StatusOutOfSync {
 		t.Fatalf("prune off: want it reported and kept:\n%s", planText(p))
 	}
 	e.mustApply(e.engine(engine.Options{Prune: true}))
