@@ -41,7 +41,6 @@ func applySDN(t *testing.T, e *env) {
 // removing only owned vnets and the zones left holding only them.
 func TestSdnExamples(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
 	e.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
 	e.write("sdn/vnets.yaml", example(t, "sdn/vnets.yaml"))
 	// A container on the lab vnet waits for the SDN apply.
@@ -50,6 +49,16 @@ func TestSdnExamples(t *testing.T) {
 	}
 	e.write("ct.yaml", strings.Replace(example(t, "containers/dns-01.yaml"), "bridge: vmbr0\n      ip: 10.0.0.53/24\n      gw: 10.0.0.1", "bridge: labnet\n      ip: 10.10.0.53/24\n      gw: 10.10.0.1", 1))
 	eng := e.engine(engine.Options{})
+	sdnExamplesAreCreatedWithOneApply(t, e, eng)
+	sdnDriftIsCorrectedWithOneApply(t, e, eng)
+	pruning := sdnObjectsOfOthersAreLeftAlone(t, e)
+	sdnPruneRemovesOnlyOwnedObjects(t, e, pruning)
+}
+
+// The steps of TestSdnExamples, in order on one cluster holding
+// examples/sdn and a container on the lab vnet.
+
+func sdnExamplesAreCreatedWithOneApply(t *testing.T, e *env, eng *engine.Engine) {
 	p := e.plan(eng)
 	if p.Summary.Create != 7 {
 		t.Fatalf("want 3 zones, 3 vnets and a container created:\n%s", planText(p))
@@ -80,14 +89,17 @@ func TestSdnExamples(t *testing.T) {
 	if k8s := sdnEntry(t, e, "vnets", "k8s"); k8s.Config["tag"] != "100000" {
 		t.Fatalf("vnet k8s = %+v", k8s)
 	}
+}
 
-	// Hand-made drift, applied by a person: a zone's MTU, a vnet's tag and a
-	// subnet's gateway.
+// sdnDriftIsCorrectedWithOneApply: hand-made drift, applied by a person: a
+// zone's MTU, a vnet's tag and a subnet's gateway.
+func sdnDriftIsCorrectedWithOneApply(t *testing.T, e *env, eng *engine.Engine) {
+	ctx := context.Background()
 	must(t, e.client.SDNSet(ctx, "zones", "overlay", pve.NewParams().Set("mtu", "1400"), nil))
 	must(t, e.client.SDNSet(ctx, "vnets", "iot", pve.NewParams().Set("tag", "31"), nil))
 	must(t, e.client.SDNSet(ctx, "vnets/labnet/subnets", "lab-10.10.0.0-24", pve.NewParams().Set("gateway", "10.10.0.254"), []string{"snat"}))
 	applySDN(t, e)
-	p = e.plan(eng)
+	p := e.plan(eng)
 	text := planText(p)
 	for _, want := range []string{"mtu: 1400 -> 1450", "tag: 31 -> 30", "subnet 10.10.0.0/24.gateway: 10.10.0.254 -> 10.10.0.1", "subnet 10.10.0.0/24.snat: 1"} {
 		if !strings.Contains(text, want) {
@@ -100,10 +112,14 @@ func TestSdnExamples(t *testing.T) {
 		t.Fatalf("SDN applied %d times, want once", n)
 	}
 	e.requireInSync(eng)
+}
 
-	// Objects proxmops does not own: a declared vnet of someone else is a
-	// Conflict; their zone that differs too; their pending change blocks
-	// the apply and is neither applied nor reverted.
+// sdnObjectsOfOthersAreLeftAlone: objects proxmops does not own: a declared
+// vnet of someone else is a Conflict; their zone that differs too; their
+// pending change blocks the apply and is neither applied nor reverted. It
+// returns the pruning engine it planned with.
+func sdnObjectsOfOthersAreLeftAlone(t *testing.T, e *env) *engine.Engine {
+	ctx := context.Background()
 	must(t, e.client.SDNCreate(ctx, "zones", pve.NewParams().Set("zone", "theirs").Set("type", "simple")))
 	must(t, e.client.SDNCreate(ctx, "vnets", pve.NewParams().Set("vnet", "guests").Set("zone", "theirs").Set("alias", "their vnet")))
 	applySDN(t, e)
@@ -123,7 +139,7 @@ spec:
   zone: theirs
 `)
 	pruning := e.engine(engine.Options{Prune: true})
-	p = e.plan(pruning)
+	p := e.plan(pruning)
 	if a := p.Find(engine.KindSdnZone, "theirs"); !a.Conflicted() || !strings.Contains(a.Reason, "Proxmox zones have no comment field") {
 		t.Fatalf("want a conflict for zone theirs:\n%s", planText(p))
 	}
@@ -150,9 +166,12 @@ spec:
 		t.Fatalf("iot = %+v", iot)
 	}
 	e.requireInSync(pruning)
+	return pruning
+}
 
-	// Prune: the owned vnets and the zones holding only them go; the zone
-	// and vnet of someone else stay.
+// sdnPruneRemovesOnlyOwnedObjects: the owned vnets and the zones holding
+// only them go; the zone and vnet of someone else stay.
+func sdnPruneRemovesOnlyOwnedObjects(t *testing.T, e *env, pruning *engine.Engine) {
 	e.pruneRemoved(pruning, 7, "3 vnets, 3 zones and the container", "sdn/vnets.yaml", "sdn/zones.yaml", "ct.yaml")
 	for _, id := range []string{"lab", "vlans", "overlay"} {
 		if z := sdnEntry(t, e, "zones", id); z.ID != "" {
