@@ -194,8 +194,19 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 	srv, c := lxcSim(t, Options{Seed: 5})
 	createCT(t, c, "200", "hostname", "app", "nameserver", "1.1.1.1")
 	base := "/nodes/pve1/lxc/200"
+	lxcStoppedContainerAppliesConfigAtOnce(t, c, base)
+	lxcRunningContainerHotplugsAndKeepsTheRestPending(t, c, base)
+	digest := lxcRebootAppliesWhatWasPending(t, c, srv, base)
+	lxcRefusedConfigUpdatesLeaveTheConfig(t, c, base, digest)
+	lxcReplacedMountPointsFreeTheirVolumeAndUpdatesWaitForTheLock(t, c, srv, base, digest)
+}
 
-	// Stopped: everything applies at once.
+// The steps of TestLxcConfigPendingAndHotplug, in order on container 200
+// (base is its API path).
+
+// lxcStoppedContainerAppliesConfigAtOnce: stopped, everything applies at
+// once; then it starts.
+func lxcStoppedContainerAppliesConfigAtOnce(t *testing.T, c *client, base string) {
 	c.mustOK("PUT", base+"/config", vals("memory", "2048", "searchdomain", "a.example b.example"))
 	if p := c.mustOK("GET", base+"/pending", nil).list(t); hasPending(p) {
 		t.Errorf("stopped container kept pending values: %v", p)
@@ -204,8 +215,12 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 	if r := c.do("POST", base+"/status/start", nil); r.Status != 500 || r.Reason != "CT 200 already running" {
 		t.Errorf("second start: %d %q", r.Status, r.Reason)
 	}
-	// Running: hostname, cores, memory, NICs and new mount points change
-	// live; the nameserver waits for the next start.
+}
+
+// lxcRunningContainerHotplugsAndKeepsTheRestPending: running, hostname,
+// cores, memory, NICs and new mount points change live; the nameserver
+// waits for the next start.
+func lxcRunningContainerHotplugsAndKeepsTheRestPending(t *testing.T, c *client, base string) {
 	c.mustOK("PUT", base+"/config", vals("hostname", "app2", "cores", "2", "memory", "4096", "nameserver", "9.9.9.9",
 		"net1", "name=eth1,bridge=vmbr0,ip=dhcp", "mp1", "local-lvm:2,mp=/srv"))
 	cur := c.mustOK("GET", base+"/config", vals("current", "1")).obj(t)
@@ -240,7 +255,11 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 			t.Errorf("searchdomain delete is not pending: %v", e)
 		}
 	}
-	// A reboot applies what was pending.
+}
+
+// lxcRebootAppliesWhatWasPending, then the container shuts down. It returns
+// the digest of the configuration after the reboot.
+func lxcRebootAppliesWhatWasPending(t *testing.T, c *client, srv *Server, base string) string {
 	mustTaskOK(t, c, "POST", base+"/status/reboot", nil)
 	cfg := c.mustOK("GET", base+"/config", vals("current", "1")).obj(t)
 	if cfg["nameserver"] != "9.9.9.9" || cfg["searchdomain"] != nil {
@@ -255,6 +274,11 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 	}
 
 	digest := cfg["digest"].(string)
+	return digest
+}
+
+// lxcRefusedConfigUpdatesLeaveTheConfig: digest is the configuration's.
+func lxcRefusedConfigUpdatesLeaveTheConfig(t *testing.T, c *client, base, digest string) {
 	tests := []struct {
 		name   string
 		method string
@@ -289,12 +313,15 @@ func TestLxcConfigPendingAndHotplug(t *testing.T) {
 	if again := c.mustOK("GET", base+"/config", nil).obj(t); again["digest"] != digest {
 		t.Errorf("refused updates changed the config")
 	}
+}
+
+func lxcReplacedMountPointsFreeTheirVolumeAndUpdatesWaitForTheLock(t *testing.T, c *client, srv *Server, base, digest string) {
 	// Nesting alone may be switched with a token; the current digest is accepted.
 	c.mustOK("PUT", base+"/config", vals("features", "nesting=1", "digest", digest))
 	// Replacing a mount point's volume turns the old one into unusedN; deleting
 	// unusedN frees the volume.
 	c.mustOK("PUT", base+"/config", vals("mp1", "local-lvm:1,mp=/srv"))
-	cfg = c.mustOK("GET", base+"/config", nil).obj(t)
+	cfg := c.mustOK("GET", base+"/config", nil).obj(t)
 	if cfg["mp1"] != "local-lvm:vm-200-disk-2,mp=/srv,size=1G" || cfg["unused0"] != "local-lvm:vm-200-disk-1" {
 		t.Fatalf("after replacing mp1: %v", cfg)
 	}
