@@ -351,6 +351,17 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 	srv, c := lxcSim(t, Options{Seed: 9})
 	createCT(t, c, "200", "hostname", "base")
 	base := "/nodes/pve1/lxc/200"
+	lxcResizeOnlyGrows(t, c, base)
+	lxcTemplateDestroyAndCloneAreRefusedWhileSnapshottedOrRunning(t, c, base)
+	cfg := lxcTemplateTurnsTheDisksIntoBaseImages(t, c, base)
+	lxcTemplateClonesLinkedOrFull(t, c, base, cfg)
+	lxcDestroyFreesTheVolumesUnlessInUseOrProtected(t, c, srv, base)
+}
+
+// The steps of TestLxcResizeTemplateCloneDestroy, in order on container
+// 200 (base is its API path).
+
+func lxcResizeOnlyGrows(t *testing.T, c *client, base string) {
 	upid := c.mustOK("PUT", base+"/resize", vals("disk", "rootfs", "size", "+2G")).str(t)
 	if st := c.waitTask(upid); st != "OK" {
 		t.Fatalf("resize: %s", st)
@@ -377,7 +388,9 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 			t.Errorf("resize %v: %d %q, want %d %q", tt.params, r.Status, r.Reason, tt.status, tt.reason)
 		}
 	}
+}
 
+func lxcTemplateDestroyAndCloneAreRefusedWhileSnapshottedOrRunning(t *testing.T, c *client, base string) {
 	// Refusals of template and destroy.
 	mustTaskOK(t, c, "POST", base+"/snapshot", vals("snapname", "s1"))
 	if r := c.do("POST", base+"/template", nil); r.Status != 500 || r.Reason != "unable to create template, because CT contains snapshots" {
@@ -395,8 +408,11 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 		t.Errorf("full clone of a running CT: %d %q", r.Status, r.Reason)
 	}
 	c.task("POST", base+"/status/stop", nil)
+}
 
-	// Template: answers null, the disks become base images.
+// lxcTemplateTurnsTheDisksIntoBaseImages: the template call answers null.
+// It returns the template's configuration.
+func lxcTemplateTurnsTheDisksIntoBaseImages(t *testing.T, c *client, base string) map[string]any {
 	r := c.mustOK("POST", base+"/template", nil)
 	if string(r.Data) != "null" {
 		t.Errorf("template answered %s, want null", r.Data)
@@ -411,7 +427,11 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 	if st := c.task("POST", base+"/status/start", nil); st != "you can't start a CT if it's a template" {
 		t.Errorf("start template: %s", st)
 	}
+	return cfg
+}
 
+// lxcTemplateClonesLinkedOrFull: cfg is the template's configuration.
+func lxcTemplateClonesLinkedOrFull(t *testing.T, c *client, base string, cfg map[string]any) {
 	// Linked clone (the default for a template).
 	mustTaskOK(t, c, "POST", base+"/clone", vals("newid", "201", "hostname", "clone-1", "description", "first clone"))
 	cl := c.mustOK("GET", "/nodes/pve1/lxc/201/config", nil).obj(t)
@@ -443,6 +463,9 @@ func TestLxcResizeTemplateCloneDestroy(t *testing.T) {
 			t.Errorf("clone %v: %d %q, want %q", tt.params, r.Status, r.Reason, tt.reason)
 		}
 	}
+}
+
+func lxcDestroyFreesTheVolumesUnlessInUseOrProtected(t *testing.T, c *client, srv *Server, base string) {
 	// The base volume cannot go while a linked clone uses it.
 	if st := c.task("DELETE", base, nil); st != "base volume 'local-lvm:base-200-disk-0' is still in use by linked cloned" {
 		t.Errorf("destroy base: %s", st)
