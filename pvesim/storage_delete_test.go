@@ -41,14 +41,7 @@ func TestStorageContentDelete(t *testing.T) {
 		}
 	}
 
-	tests := []struct {
-		name, storage, volume string
-		// early is a synchronous 500 answer, paramErr a 400 one for "volume";
-		// otherwise the task ends with status.
-		early, paramErr, status, taskID string
-		logs                            []string
-		gone                            bool // the volume no longer exists afterwards
-	}{
+	tests := []contentDeleteCase{
 		{name: "storage mismatch", storage: "local", volume: "nostore:iso/x.iso", paramErr: "storage ID mismatch (nostore != local)\n"},
 		{name: "storage does not exist", storage: "nostore", volume: "iso/x.iso", early: "storage 'nostore' does not exist"},
 		{name: "unparsable LVM name", storage: "local-lvm", volume: "local-lvm:foo", early: "unable to parse lvm volume name 'foo'"},
@@ -72,53 +65,72 @@ func TestStorageContentDelete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(t, srv)
-			path := "/nodes/pve1/storage/" + tt.storage + "/content/" + url.PathEscape(tt.volume)
-			r := c.do("DELETE", path, nil)
-			if tt.paramErr != "" {
-				if r.Status != 400 || r.Errors["volume"] != tt.paramErr {
-					t.Fatalf("%d %q %v, want 400 with volume: %q", r.Status, r.Reason, r.Errors, tt.paramErr)
-				}
-				return
-			}
-			if tt.early != "" {
-				if r.Status != 500 || r.Reason != tt.early {
-					t.Fatalf("%d %q, want 500 %q", r.Status, r.Reason, tt.early)
-				}
-				return
-			}
-			if r.Status != 200 {
-				t.Fatalf("%d %q", r.Status, r.Reason)
-			}
-			upid := r.str(t)
-			if info, _ := ParseUPID(upid); info.Type != "imgdel" || info.ID != tt.taskID {
-				t.Errorf("task %s, want imgdel with id %s", upid, tt.taskID)
-			}
-			if st := c.waitTask(upid); st != tt.status {
-				t.Fatalf("exit status %q, want %q", st, tt.status)
-			}
-			lines := taskLog(c, upid)
-			for _, want := range tt.logs {
-				if !slices.Contains(lines, want) {
-					t.Errorf("log %q lacks %q", lines, want)
-				}
-			}
-			volid := tt.volume
-			if tt.storage == "local" && volid == "iso/a.iso" {
-				volid = "local:iso/a.iso"
-			}
-			info := c.do("GET", "/nodes/pve1/storage/"+tt.storage+"/content/"+url.PathEscape(volid), nil)
-			if gone := info.Status != 200; gone != tt.gone {
-				t.Errorf("volume gone: %v, want %v (%d %q)", gone, tt.gone, info.Status, info.Reason)
-			}
+			wantContentDelete(t, newClient(t, srv), tt)
 		})
 	}
 	// Proxmox leaves the stopped VM's config pointing at the removed volume.
 	if cfg := c.mustOK("GET", "/nodes/pve1/qemu/101/config", nil).obj(t); cfg["scsi0"] != "local-lvm:vm-101-disk-0,size=8G" {
 		t.Errorf("config of 101: %v", cfg)
 	}
+	contentDeleteWithDelayWaitsForTheTask(t, srv, c)
+}
 
-	// delay: the call waits for the task; null on success, the exit status as a 500 on failure.
+// contentDeleteCase is a DELETE of one volume and what it answers.
+type contentDeleteCase struct {
+	name, storage, volume string
+	// early is a synchronous 500 answer, paramErr a 400 one for "volume";
+	// otherwise the task ends with status.
+	early, paramErr, status, taskID string
+	logs                            []string
+	gone                            bool // the volume no longer exists afterwards
+}
+
+// wantContentDelete deletes tt's volume and checks the answer, the imgdel
+// task and whether the volume is gone afterwards.
+func wantContentDelete(t *testing.T, c *client, tt contentDeleteCase) {
+	path := "/nodes/pve1/storage/" + tt.storage + "/content/" + url.PathEscape(tt.volume)
+	r := c.do("DELETE", path, nil)
+	if tt.paramErr != "" {
+		if r.Status != 400 || r.Errors["volume"] != tt.paramErr {
+			t.Fatalf("%d %q %v, want 400 with volume: %q", r.Status, r.Reason, r.Errors, tt.paramErr)
+		}
+		return
+	}
+	if tt.early != "" {
+		if r.Status != 500 || r.Reason != tt.early {
+			t.Fatalf("%d %q, want 500 %q", r.Status, r.Reason, tt.early)
+		}
+		return
+	}
+	if r.Status != 200 {
+		t.Fatalf("%d %q", r.Status, r.Reason)
+	}
+	upid := r.str(t)
+	if info, _ := ParseUPID(upid); info.Type != "imgdel" || info.ID != tt.taskID {
+		t.Errorf("task %s, want imgdel with id %s", upid, tt.taskID)
+	}
+	if st := c.waitTask(upid); st != tt.status {
+		t.Fatalf("exit status %q, want %q", st, tt.status)
+	}
+	lines := taskLog(c, upid)
+	for _, want := range tt.logs {
+		if !slices.Contains(lines, want) {
+			t.Errorf("log %q lacks %q", lines, want)
+		}
+	}
+	volid := tt.volume
+	if tt.storage == "local" && volid == "iso/a.iso" {
+		volid = "local:iso/a.iso"
+	}
+	info := c.do("GET", "/nodes/pve1/storage/"+tt.storage+"/content/"+url.PathEscape(volid), nil)
+	if gone := info.Status != 200; gone != tt.gone {
+		t.Errorf("volume gone: %v, want %v (%d %q)", gone, tt.gone, info.Status, info.Reason)
+	}
+}
+
+// contentDeleteWithDelayWaitsForTheTask: the call answers null on success,
+// the exit status as a 500 on failure.
+func contentDeleteWithDelayWaitsForTheTask(t *testing.T, srv *Server, c *client) {
 	if r := c.do("DELETE", "/nodes/pve1/storage/local-lvm/content/local-lvm:vm-100-disk-1", vals("delay", "5")); r.Status != 500 ||
 		r.Reason != "lvremove 'pve/vm-100-disk-1' error:   Logical volume pve/vm-100-disk-1 in use." {
 		t.Errorf("delay, failing: %d %q", r.Status, r.Reason)
