@@ -47,8 +47,7 @@ func TestTheCheckPassesOnlyForTheTermThatLeads(t *testing.T) {
 	dbURL := testDB(t)
 	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
 	g := NewGuard(db, 3*time.Second, nil)
 
 	if err := checkIn(g, db, context.Background()); !errors.Is(err, ErrNotLeading) {
@@ -58,8 +57,7 @@ func TestTheCheckPassesOnlyForTheTermThatLeads(t *testing.T) {
 	if err := checkIn(g, db, context.Background()); err != nil {
 		t.Fatalf("the leading term: %v", err)
 	}
-	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", 3*time.Second, 10*time.Second)
 	a.stop()
 	second := waitLead(t, b, 10*time.Second)
 
@@ -91,12 +89,10 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 	dbURL := testDB(t)
 	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
 	g := NewGuard(db, 3*time.Second, nil)
 	g.Begin(first.Term)
-	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", 3*time.Second, 10*time.Second)
 
 	sending, release := make(chan struct{}), make(chan struct{})
 	var answered int64
@@ -114,10 +110,7 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 
 	admin := connect(t, dbURL)
 	testwait.For(t, "b's takeover to wait for the held write", 10*time.Second, func() bool {
-		var n int
-		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = 'proxmops leader election (b)' AND wait_event_type = 'Lock'`).Scan(&n)
-		return err == nil && n == 1
+		return electionWaitsForLock(admin, "b")
 	})
 	if n := len(b.allTerms()); n != 0 {
 		t.Fatalf("b led while a's write was held")
@@ -145,8 +138,7 @@ func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
 	dbURL := testDB(t)
 	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
 	g := NewGuard(db, 3*time.Second, nil)
 
 	var gets, writes atomic.Int64
@@ -173,8 +165,7 @@ func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
 		t.Fatalf("a write with no term, none begun: %v, want ErrNotLeading", err)
 	}
 
-	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", 3*time.Second, 10*time.Second)
 	a.stop()
 	waitLead(t, b, 10*time.Second)
 
@@ -208,8 +199,7 @@ func TestAWriteAfterItsTermsLeaseIsRefusedThoughTheDatabaseStillNamesTheTerm(t *
 	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 3 * time.Second
-	a := startCampaign(t, newElector(t, p.URL, "a", timeout, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, p.URL, "a", timeout)
 	g := NewGuard(db, timeout, nil) // its own connections still answer
 	lctx := a.allTerms()[0].ctx
 	// Work of the term that outlives the term's context, as a request
@@ -250,8 +240,7 @@ func TestAStepWhoseLeaseRanOutWhileItsCheckWaitedIsRefused(t *testing.T) {
 	db := openDB(t, dbURL)
 	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, p.URL, "a", 3*time.Second, nil), &seq) // lease 1s
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, p.URL, "a", 3*time.Second) // lease 1s
 	// A send window (2.5s) longer than the lease: only the lease refuses.
 	g := NewGuard(db, 10*time.Second, nil)
 	ctx := WithTerm(context.WithoutCancel(a.allTerms()[0].ctx), first.Term)

@@ -117,8 +117,7 @@ func TestAWriteWhoseCheckCannotRunIsRefusedUnsent(t *testing.T) {
 	dbURL := testDB(t)
 	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	_, first := leading(t, &seq, dbURL, "a", 3*time.Second)
 	sim := newSimWrites(t, db)
 
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
@@ -189,13 +188,11 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 	db := openDB(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 20 * time.Second // the answer is awaited up to timeout/2 after the cancellation
-	a := startCampaign(t, newElector(t, dbURL, "a", timeout, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, dbURL, "a", timeout)
 	g := NewGuard(db, timeout, nil)
 	sim := newSimWrites(t, db)
 	client := sim.client(t, g, 60*time.Second)
-	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	testwait.For(t, "b to follow", 30*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", timeout, 30*time.Second)
 
 	release := sim.hold()
 	defer release()
@@ -208,10 +205,7 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 
 	admin := connect(t, dbURL)
 	testwait.For(t, "b to lead or to wait for a's write", 30*time.Second, func() bool {
-		var n int
-		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = 'proxmops leader election (b)' AND wait_event_type = 'Lock'`).Scan(&n)
-		return len(b.allTerms()) > 0 || err == nil && n == 1
+		return len(b.allTerms()) > 0 || electionWaitsForLock(admin, "b")
 	})
 	if len(b.allTerms()) > 0 {
 		t.Fatal("b's term began while Proxmox was still handling a's write, which was cancelled: b reads a cluster a's term is still changing")
@@ -276,8 +270,7 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 	}
 	a := startCampaignDoing(t, newElector(t, p.URL, "a", timeout, nil), &seq, write)
 	first := waitLead(t, a, 10*time.Second)
-	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", timeout, 10*time.Second)
 	testwait.For(t, "a to write", 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return answered >= 3 })
 
 	between.Lock()
@@ -313,11 +306,9 @@ func TestAStepIgnoringItsCancellationLosesItsHoldAfterTheDrain(t *testing.T) {
 	db := openDB(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 2 * time.Second // the drain is timeout/2
-	a := startCampaign(t, newElector(t, dbURL, "a", timeout, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, dbURL, "a", timeout)
 	g := NewGuard(db, timeout, nil)
-	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", timeout, 10*time.Second)
 
 	ctx, cancel := context.WithCancel(WithTerm(context.Background(), first.Term))
 	running, stuck := make(chan struct{}), make(chan struct{})

@@ -114,11 +114,35 @@ func waitLead(t *testing.T, c *campaign, within time.Duration) Info {
 	}
 }
 
+// leading starts replica's campaign over dbURL and waits for its first term.
+func leading(t *testing.T, seq *atomic.Int64, dbURL, replica string, timeout time.Duration) (*campaign, Info) {
+	t.Helper()
+	c := startCampaign(t, newElector(t, dbURL, replica, timeout, nil), seq)
+	return c, waitLead(t, c, 10*time.Second)
+}
+
+// following starts replica's campaign over dbURL and waits until it sees
+// a leader.
+func following(t *testing.T, seq *atomic.Int64, dbURL, replica string, timeout, within time.Duration) *campaign {
+	t.Helper()
+	c := startCampaign(t, newElector(t, dbURL, replica, timeout, nil), seq)
+	testwait.For(t, replica+" to follow", within, func() bool { return c.e.Status().Leader != nil })
+	return c
+}
+
+// electionWaitsForLock reports whether replica's election session waits
+// for a lock (its takeover waits for a held write).
+func electionWaitsForLock(admin *pgx.Conn, replica string) bool {
+	var n int
+	err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = 'proxmops leader election ('||$1||')' AND wait_event_type = 'Lock'`, replica).Scan(&n)
+	return err == nil && n == 1
+}
+
 func TestOneLeaderAndTheFollowerSeesIt(t *testing.T) {
 	dbURL := testDB(t)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
 	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
 	testwait.For(t, "b to see a as leader", 10*time.Second, func() bool {
 		st := b.e.Status()
@@ -142,10 +166,8 @@ func TestOneLeaderAndTheFollowerSeesIt(t *testing.T) {
 func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
 	dbURL := testDB(t)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 3*time.Second, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
-	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
+	b := following(t, &seq, dbURL, "b", 3*time.Second, 10*time.Second)
 	a.stop()
 	second := waitLead(t, b, 10*time.Second)
 	if second.Term != first.Term+1 || second.Replica != "b" {
@@ -202,8 +224,7 @@ func lostSession(t *testing.T, late bool) {
 	}
 	a := startCampaignDoing(t, newElector(t, p.URL, "a", 3*time.Second, nil), &seq, work)
 	waitLead(t, a, 10*time.Second)
-	b := startCampaign(t, newElector(t, dbURL, "b", 3*time.Second, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", 3*time.Second, 10*time.Second)
 	testwait.For(t, "a's fenced steps", 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(steps) >= 3 })
 	if late {
 		p.Freeze()
@@ -239,10 +260,8 @@ func TestACutOffLeaderStopsBeforeTheFollowerTakesOver(t *testing.T) {
 	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	timeout := 3 * time.Second
-	a := startCampaign(t, newElector(t, p.URL, "a", timeout, nil), &seq)
-	waitLead(t, a, 10*time.Second)
-	b := startCampaign(t, newElector(t, dbURL, "b", timeout, nil), &seq)
-	testwait.For(t, "b to follow", 10*time.Second, func() bool { return b.e.Status().Leader != nil })
+	a, _ := leading(t, &seq, p.URL, "a", timeout)
+	b := following(t, &seq, dbURL, "b", timeout, 10*time.Second)
 
 	cut := time.Now()
 	p.Freeze()

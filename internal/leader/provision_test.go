@@ -27,11 +27,9 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 	dbURL := testDB(t)
 	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a := startCampaign(t, newElector(t, dbURL, "a", 10*time.Second, nil), &seq)
-	first := waitLead(t, a, 10*time.Second)
+	a, first := leading(t, &seq, dbURL, "a", 10*time.Second)
 	g := NewGuard(db, 10*time.Second, nil)
-	b := startCampaign(t, newElector(t, dbURL, "b", 10*time.Second, nil), &seq)
-	testwait.For(t, "b to follow", 20*time.Second, func() bool { return b.e.Status().Leader != nil })
+	b := following(t, &seq, dbURL, "b", 10*time.Second, 20*time.Second)
 
 	keys := provision.NewKeys(&provision.MemStore{}, "")
 	tree, port := provisionedCT(t, keys, 300)
@@ -68,10 +66,7 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 
 	admin := connect(t, dbURL)
 	testwait.For(t, "b to lead or to wait for a's running step", 30*time.Second, func() bool {
-		var n int
-		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = 'proxmops leader election (b)' AND wait_event_type = 'Lock'`).Scan(&n)
-		return len(b.allTerms()) > 0 || err == nil && n == 1
+		return len(b.allTerms()) > 0 || electionWaitsForLock(admin, "b")
 	})
 	if len(b.allTerms()) > 0 {
 		t.Fatal("b's term began while a's provisioning command still ran")
