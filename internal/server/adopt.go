@@ -26,12 +26,8 @@ const adoptWait = 5 * time.Minute
 // ownership tag (or, dry, with what adopting would do). A refusal, or a
 // resource that is not a Conflict, is a 409 with the reason.
 func (s *Server) handleAdopt(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(w, r)
+	kind, name, req, ok := resourceRequest[api.AdoptRequest](w, r)
 	if !ok {
-		return
-	}
-	var req api.AdoptRequest
-	if r.ContentLength != 0 && !decodeJSON(w, r, &req) {
 		return
 	}
 	ab, ok := optional[AdoptBackend](s, w, "this server has no adoption support")

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 )
 
@@ -23,12 +22,5 @@ func (s *Server) testSettings(w http.ResponseWriter, r *http.Request, timeout ti
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	res, err := s.backend.TestSettings(ctx, cfg)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if res.Checks == nil {
-		res.Checks = []api.Check{}
-	}
-	writeJSON(w, http.StatusOK, res)
+	answerList(s, w, r, &res, &res.Checks, err)
 }

@@ -343,6 +343,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// answerList answers err, or v (200) with its list empty, never null.
+func answerList[T, E any](s *Server, w http.ResponseWriter, r *http.Request, v *T, list *[]E, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if *list == nil {
+		*list = []E{}
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, api.Error{Error: msg})
 }

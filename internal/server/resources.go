@@ -30,6 +30,18 @@ func resourceRef(w http.ResponseWriter, r *http.Request) (kind, name string, ok 
 	return kind, name, ok
 }
 
+// resourceRequest is resourceRef and the request's optional JSON body
+// (the zero T when it has none).
+func resourceRequest[T any](w http.ResponseWriter, r *http.Request) (kind, name string, req T, ok bool) {
+	if kind, name, ok = resourceRef(w, r); !ok {
+		return kind, name, req, false
+	}
+	if r.ContentLength != 0 && !decodeJSON(w, r, &req) {
+		return kind, name, req, false
+	}
+	return kind, name, req, true
+}
+
 func resourceParams(r *http.Request) (kind, name string, ok bool) {
 	kind, name = chi.URLParam(r, "kind"), chi.URLParam(r, "name")
 	return kind, name, kind != "" && name != "" && len(kind) <= 64 && len(name) <= 253
@@ -37,14 +49,7 @@ func resourceParams(r *http.Request) (kind, name string, ok bool) {
 
 func (s *Server) handleResources(w http.ResponseWriter, r *http.Request) {
 	list, err := s.backend.Resources(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if list.Resources == nil {
-		list.Resources = []api.ResourceSummary{}
-	}
-	writeJSON(w, http.StatusOK, list)
+	answerList(s, w, r, &list, &list.Resources, err)
 }
 
 func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {

@@ -37,25 +37,14 @@ func (s *Server) handleSnapshots(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l, err := sb.Snapshots(r.Context(), kind, name)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if l.Snapshots == nil {
-		l.Snapshots = []api.Snapshot{}
-	}
-	writeJSON(w, http.StatusOK, l)
+	answerList(s, w, r, &l, &l.Snapshots, err)
 }
 
 // handleRollback is POST /api/v1/resources/{kind}/{name}/rollback with an
 // optional {"snapshot": NAME}; it answers when the rollback is done.
 func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request) {
-	kind, name, ok := resourceRef(w, r)
+	kind, name, req, ok := resourceRequest[api.RollbackRequest](w, r)
 	if !ok {
-		return
-	}
-	var req api.RollbackRequest
-	if r.ContentLength != 0 && !decodeJSON(w, r, &req) {
 		return
 	}
 	if len(req.Snapshot) > 40 {
