@@ -26,13 +26,7 @@ func TestExportBackupJobsAndTakeOverAHandMadeOne(t *testing.T) {
 		"comment", "nightly ("+engine.OwnerMark+")")
 	c.call("POST", "/cluster/backup", "id", "Odd_ID", "schedule", "daily", "all", "1")
 	res := export1(t, c, export.Options{Kinds: []string{"backupjob"}})
-	var paths []string
-	for _, f := range res.Files {
-		paths = append(paths, f.Path)
-	}
-	if strings.Join(paths, " ") != "backup/backup-ab12cd34-5678.yaml backup/nightly.yaml" {
-		t.Fatalf("files: %v", paths)
-	}
+	wantFiles(t, res, "backup/backup-ab12cd34-5678.yaml backup/nightly.yaml")
 	if len(res.Refused) != 1 || !strings.Contains(res.Refused[0], "Odd_ID") {
 		t.Fatalf("refused: %v", res.Refused)
 	}
@@ -49,10 +43,7 @@ func TestExportBackupJobsAndTakeOverAHandMadeOne(t *testing.T) {
 			t.Errorf("owned job lacks %q or is annotated:\n%s", want, own)
 		}
 	}
-	issues, err := res.Check(ctx, c.client)
-	if err != nil || len(issues) != 0 {
-		t.Fatalf("check: %v %q", err, issues)
-	}
+	c.checkClean(res)
 
 	// The takeover.
 	set, err := res.Load()

@@ -147,12 +147,34 @@ func file(t *testing.T, res *export.Result, path string) string {
 			return string(f.Data)
 		}
 	}
+	t.Fatalf("no %s in the export: %v", path, paths(res))
+	return ""
+}
+
+// paths is the paths of the files res wrote, in its order.
+func paths(res *export.Result) []string {
 	var have []string
 	for _, f := range res.Files {
 		have = append(have, f.Path)
 	}
-	t.Fatalf("no %s in the export: %v", path, have)
-	return ""
+	return have
+}
+
+// wantFiles fails unless res wrote exactly the files want names, in order.
+func wantFiles(t *testing.T, res *export.Result, want string) {
+	t.Helper()
+	if got := paths(res); strings.Join(got, " ") != want {
+		t.Fatalf("files: %v, want %s", got, want)
+	}
+}
+
+// checkClean fails unless the exported tree checks against c's cluster
+// with no issue.
+func (c *cluster) checkClean(res *export.Result) {
+	c.t.Helper()
+	if issues, err := res.Check(context.Background(), c.client); err != nil || len(issues) != 0 {
+		c.t.Fatalf("check: %v %q", err, issues)
+	}
 }
 
 // The export of a hand-made cluster validates, declares each guest in
@@ -273,13 +295,7 @@ func TestExportOfAHandMadeClusterPlansOnlyAdoption(t *testing.T) {
 func TestExportSelectsAndNeverOverwrites(t *testing.T) {
 	c := handMade(t)
 	res := export1(t, c, export.Options{VMIDs: "100,130-140"})
-	var paths []string
-	for _, f := range res.Files {
-		paths = append(paths, f.Path)
-	}
-	if strings.Join(paths, " ") != "vms/app-01.yaml vms/app-02.yaml vms/app-03.yaml vms/web-01.yaml" {
-		t.Fatalf("selected: %v", paths)
-	}
+	wantFiles(t, res, "vms/app-01.yaml vms/app-02.yaml vms/app-03.yaml vms/web-01.yaml")
 	if res := export1(t, c, export.Options{All: true, Node: "pve2"}); len(res.Files) != 0 {
 		t.Fatalf("pve2 has no guest: %v", res.Files)
 	}
@@ -342,9 +358,7 @@ func TestLinkedCloneOfAMissingTemplateNamesTheBaseVolume(t *testing.T) {
 	if !strings.Contains(y, "image:\n    source: nfs-shared:9500/base-9500-disk-0.qcow2\n") || !strings.Contains(y, "NOTE: linked clone of nfs-shared:9500/base-9500-disk-0.qcow2") {
 		t.Fatalf("vms/orphan.yaml:\n%s", y)
 	}
-	if issues, err := res.Check(context.Background(), c.client); err != nil || len(issues) != 0 {
-		t.Fatalf("check: %v %q", err, issues)
-	}
+	c.checkClean(res)
 }
 
 // --kind sdn writes the zones and vnets with their subnets: a zone that
@@ -359,13 +373,7 @@ func TestExportSDN(t *testing.T) {
 	c.call("POST", "/cluster/sdn/vnets", "vnet", "ownnet", "zone", "lab", "alias", "Own ("+engine.OwnerMark+")")
 	c.call("PUT", "/cluster/sdn")
 	res := export1(t, c, export.Options{Kinds: []string{"sdn"}})
-	var paths []string
-	for _, f := range res.Files {
-		paths = append(paths, f.Path)
-	}
-	if strings.Join(paths, " ") != "sdn/vnet-labnet.yaml sdn/vnet-ownnet.yaml sdn/zone-lab.yaml" {
-		t.Fatalf("files: %v", paths)
-	}
+	wantFiles(t, res, "sdn/vnet-labnet.yaml sdn/vnet-ownnet.yaml sdn/zone-lab.yaml")
 	fileWith(t, res, "sdn/zone-lab.yaml", "kind: SdnZone", "type: simple", "dhcp: dnsmasq", "ipam: pve")
 	fileWith(t, res, "sdn/vnet-labnet.yaml", "kind: SdnVnet", "zone: lab", "alias: Lab net", "subnet: 10.10.0.0/24", "gateway: 10.10.0.1", "snat: true", "start: 10.10.0.100", "end: 10.10.0.200")
 	if own := file(t, res, "sdn/vnet-ownnet.yaml"); !strings.Contains(own, "alias: Own\n") {

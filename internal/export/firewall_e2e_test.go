@@ -1,7 +1,6 @@
 package export_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -23,13 +22,7 @@ func TestExportFirewallAliasesAndIPSets(t *testing.T) {
 	c.call("POST", "/cluster/firewall/ipset/admins", "cidr", "10.1.2.3/16", "nomatch", "1")
 	c.call("POST", "/cluster/firewall/ipset/admins", "cidr", "dc/lan")
 	res := export1(t, c, export.Options{Kinds: []string{"FirewallAlias", "ipsets"}})
-	var paths []string
-	for _, f := range res.Files {
-		paths = append(paths, f.Path)
-	}
-	if strings.Join(paths, " ") != "firewall/alias-gw.yaml firewall/alias-lan.yaml firewall/ipset-admins.yaml" {
-		t.Fatalf("files: %v", paths)
-	}
+	wantFiles(t, res, "firewall/alias-gw.yaml firewall/alias-lan.yaml firewall/ipset-admins.yaml")
 	if len(res.Refused) != 1 || !strings.Contains(res.Refused[0], "odd_name") {
 		t.Fatalf("refused: %v", res.Refused)
 	}
@@ -47,10 +40,7 @@ func TestExportFirewallAliasesAndIPSets(t *testing.T) {
 			t.Errorf("IP set lacks %q:\n%s", want, set)
 		}
 	}
-	issues, err := res.Check(context.Background(), c.client)
-	if err != nil || len(issues) != 0 {
-		t.Fatalf("check: %v %q", err, issues)
-	}
+	c.checkClean(res)
 }
 
 // Security groups are exported with their rules in Proxmox's order and
@@ -66,13 +56,7 @@ func TestExportFirewallGroups(t *testing.T) {
 	c.call("POST", "/cluster/firewall/groups/webserver", "type", "out", "action", "DROP", "proto", "icmp", "icmp-type", "echo-request", "log", "info")
 	c.call("POST", "/cluster/firewall/groups", "group", "db", "comment", "databases ("+engine.OwnerMark+")")
 	res := export1(t, c, export.Options{Kinds: []string{"group"}})
-	var paths []string
-	for _, f := range res.Files {
-		paths = append(paths, f.Path)
-	}
-	if strings.Join(paths, " ") != "firewall/group-db.yaml firewall/group-webserver.yaml" {
-		t.Fatalf("files: %v", paths)
-	}
+	wantFiles(t, res, "firewall/group-db.yaml firewall/group-webserver.yaml")
 	web, db := file(t, res, "firewall/group-webserver.yaml"), file(t, res, "firewall/group-db.yaml")
 	order := []string{"kind: FirewallGroup", "proxmops.dev/adopt: \"true\"", "comment: web", "type: out", "action: DROP", "proto: icmp", "log: info",
 		"enable: false", "icmpType: echo-request", "dport: 80,443", "comment: web", "macro: SSH", "source: +admins"}
@@ -87,10 +71,7 @@ func TestExportFirewallGroups(t *testing.T) {
 	if !strings.Contains(db, "comment: databases\n") || strings.Contains(db, "proxmops.dev/adopt") || strings.Contains(db, "rules:") {
 		t.Errorf("owned group:\n%s", db)
 	}
-	issues, err := res.Check(context.Background(), c.client)
-	if err != nil || len(issues) != 0 {
-		t.Fatalf("check: %v %q", err, issues)
-	}
+	c.checkClean(res)
 }
 
 // The cluster firewall is exported with the options Proxmox holds and
@@ -114,10 +95,7 @@ func TestExportClusterFirewall(t *testing.T) {
 	if strings.Contains(got, "SSH") || !strings.Contains(strings.Join(res.Files[0].Notes, " "), "1 more rules") {
 		t.Errorf("a hand-made rule is exported or not noted:\n%s %v", got, res.Files[0].Notes)
 	}
-	issues, err := res.Check(context.Background(), c.client)
-	if err != nil || len(issues) != 0 {
-		t.Fatalf("check: %v %q", err, issues)
-	}
+	c.checkClean(res)
 }
 
 // On a cluster whose firewall nobody set up, `--kind firewall` writes a
@@ -131,8 +109,5 @@ func TestExportFirewallOfAnUntouchedCluster(t *testing.T) {
 	if got := file(t, res, "firewall/cluster.yaml"); strings.Contains(got, "enabled") || strings.Contains(got, "rules") {
 		t.Fatalf("an untouched firewall declares something:\n%s", got)
 	}
-	issues, err := res.Check(context.Background(), c.client)
-	if err != nil || len(issues) != 0 {
-		t.Fatalf("check: %v %q", err, issues)
-	}
+	c.checkClean(res)
 }

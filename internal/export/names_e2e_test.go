@@ -41,13 +41,7 @@ func TestExportNeverWritesAManifestThatRenames(t *testing.T) {
 	c.call("POST", "/nodes/pve1/lxc", "vmid", "201", "hostname", "Cache.Example", "ostemplate", ctTemplate, "rootfs", "local-lvm:2")
 
 	res := export1(t, c, export.Options{All: true})
-	var paths []string
-	for _, f := range res.Files {
-		paths = append(paths, f.Path)
-	}
-	if got := strings.Join(paths, " "); got != "containers/cache-example.yaml containers/db.yaml vms/app-03.yaml vms/db.yaml" {
-		t.Fatalf("files: %s", got)
-	}
+	wantFiles(t, res, "containers/cache-example.yaml containers/db.yaml vms/app-03.yaml vms/db.yaml")
 	want := map[string]string{"VMID 100 ": `2 guests of kind VirtualMachine are named "web" (VMID 100 on pve1, VMID 101 on pve2)`,
 		"VMID 101 ": `named "web"`, "VMID 102 ": `its name "Db.Example" is not a manifest name`, "VMID 104 ": "has no name", "VMID 9001 ": `its name "Base.TPL" is not a manifest name`}
 	if len(res.Refused) != len(want) {

@@ -20,13 +20,7 @@ func TestExportPoolsAndAdoptThem(t *testing.T) {
 	c.call("POST", "/pools", "poolid", "Team")
 	c.call("POST", "/nodes/pve1/qemu", "vmid", "100", "name", "web", "cores", "1", "memory", "512", "pool", "prod")
 	res := export1(t, c, export.Options{Kinds: []string{"pools", "vm"}, VMIDs: "100"})
-	var paths []string
-	for _, f := range res.Files {
-		paths = append(paths, f.Path)
-	}
-	if strings.Join(paths, " ") != "pools/own.yaml pools/prod.yaml vms/web.yaml" {
-		t.Fatalf("files: %v", paths)
-	}
+	wantFiles(t, res, "pools/own.yaml pools/prod.yaml vms/web.yaml")
 	if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "pool Team: its ID is not a manifest name") {
 		t.Fatalf("skipped: %q", res.Skipped)
 	}
