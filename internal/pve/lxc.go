@@ -11,14 +11,7 @@ func lxcPath(node string, vmid int) string {
 
 // LxcCreate creates a container; vmid is added to params.
 func (c *Client) LxcCreate(ctx context.Context, node string, vmid int, params *Params) (string, error) {
-	p := NewParams().SetInt("vmid", vmid)
-	for _, k := range params.Keys() {
-		v, _ := params.Get(k)
-		p.Set(k, v)
-	}
-	var upid string
-	err := c.Post(ctx, "nodes/"+PathEscape(node)+"/lxc", p, &upid)
-	return upid, err
+	return c.createGuest(ctx, node, "lxc", vmid, params)
 }
 
 // LxcConfig reads a container's configuration.
@@ -35,17 +28,12 @@ func (c *Client) LxcSetConfig(ctx context.Context, node string, vmid int, params
 
 // LxcDelete destroys a stopped container.
 func (c *Client) LxcDelete(ctx context.Context, node string, vmid int) (string, error) {
-	q := NewParams().SetBool("purge", true).SetBool("destroy-unreferenced-disks", true)
-	var upid string
-	err := c.Delete(ctx, lxcPath(node, vmid), q, &upid)
-	return upid, err
+	return c.deleteGuest(ctx, lxcPath(node, vmid))
 }
 
 // LxcStatus reads a container's run state.
 func (c *Client) LxcStatus(ctx context.Context, node string, vmid int) (VMStatus, error) {
-	var s VMStatus
-	err := c.Get(ctx, lxcPath(node, vmid)+"/status/current", nil, &s)
-	return s, err
+	return c.guestStatus(ctx, lxcPath(node, vmid))
 }
 
 // LxcPower runs start, stop, shutdown or reboot on a container.
@@ -57,7 +45,44 @@ func (c *Client) LxcPower(ctx context.Context, node string, vmid int, op string,
 
 // LxcResize grows a container volume ("rootfs", "mp0").
 func (c *Client) LxcResize(ctx context.Context, node string, vmid int, disk, size string) (string, error) {
+	return c.resizeGuest(ctx, lxcPath(node, vmid), disk, size)
+}
+
+// The calls below are the same for a VM and a container: Proxmox's
+// qemu-server and pve-container take the same parameters for them.
+
+// createGuest creates a guest of typ ("qemu", "lxc") on node; vmid is
+// added to params. It returns the task id.
+func (c *Client) createGuest(ctx context.Context, node, typ string, vmid int, params *Params) (string, error) {
+	p := NewParams().SetInt("vmid", vmid)
+	for _, k := range params.Keys() {
+		v, _ := params.Get(k)
+		p.Set(k, v)
+	}
 	var upid string
-	err := c.Put(ctx, lxcPath(node, vmid)+"/resize", NewParams().Set("disk", disk).Set("size", size), &upid)
+	err := c.Post(ctx, "nodes/"+PathEscape(node)+"/"+typ, p, &upid)
 	return upid, err
+}
+
+// deleteGuest destroys the stopped guest at path, purging it from jobs
+// and destroying unreferenced disks.
+func (c *Client) deleteGuest(ctx context.Context, path string) (string, error) {
+	q := NewParams().SetBool("purge", true).SetBool("destroy-unreferenced-disks", true)
+	var upid string
+	err := c.Delete(ctx, path, q, &upid)
+	return upid, err
+}
+
+// resizeGuest resizes the volume disk of the guest at path to size.
+func (c *Client) resizeGuest(ctx context.Context, path, disk, size string) (string, error) {
+	var upid string
+	err := c.Put(ctx, path+"/resize", NewParams().Set("disk", disk).Set("size", size), &upid)
+	return upid, err
+}
+
+// guestStatus reads the run state of the guest at path.
+func (c *Client) guestStatus(ctx context.Context, path string) (VMStatus, error) {
+	var s VMStatus
+	err := c.Get(ctx, path+"/status/current", nil, &s)
+	return s, err
 }

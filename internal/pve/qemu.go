@@ -12,14 +12,7 @@ func qemuPath(node string, vmid int) string {
 // QemuCreate creates a VM (POST /nodes/{node}/qemu) and returns the task id.
 // vmid is added to params.
 func (c *Client) QemuCreate(ctx context.Context, node string, vmid int, params *Params) (string, error) {
-	p := NewParams().SetInt("vmid", vmid)
-	for _, k := range params.Keys() {
-		v, _ := params.Get(k)
-		p.Set(k, v)
-	}
-	var upid string
-	err := c.Post(ctx, "nodes/"+PathEscape(node)+"/qemu", p, &upid)
-	return upid, err
+	return c.createGuest(ctx, node, "qemu", vmid, params)
 }
 
 // QemuConfig reads a VM's configuration. With current, pending values are
@@ -57,18 +50,13 @@ func (c *Client) QemuPending(ctx context.Context, node string, vmid int) ([]Pend
 // QemuDelete destroys a VM (it must be stopped), purging it from jobs and
 // destroying unreferenced disks.
 func (c *Client) QemuDelete(ctx context.Context, node string, vmid int) (string, error) {
-	q := NewParams().SetBool("purge", true).SetBool("destroy-unreferenced-disks", true)
-	var upid string
-	err := c.Delete(ctx, qemuPath(node, vmid), q, &upid)
-	return upid, err
+	return c.deleteGuest(ctx, qemuPath(node, vmid))
 }
 
 // QemuResize grows a disk to size ("20G") or by a delta ("+2G"). The task id
 // is empty on servers that resize synchronously (7.x).
 func (c *Client) QemuResize(ctx context.Context, node string, vmid int, disk, size string) (string, error) {
-	var upid string
-	err := c.Put(ctx, qemuPath(node, vmid)+"/resize", NewParams().Set("disk", disk).Set("size", size), &upid)
-	return upid, err
+	return c.resizeGuest(ctx, qemuPath(node, vmid), disk, size)
 }
 
 // QemuTemplate converts a VM into a template.
@@ -131,9 +119,7 @@ func (c *Client) QemuClone(ctx context.Context, node string, vmid int, o CloneOp
 
 // QemuStatus reads the current run state.
 func (c *Client) QemuStatus(ctx context.Context, node string, vmid int) (VMStatus, error) {
-	var s VMStatus
-	err := c.Get(ctx, qemuPath(node, vmid)+"/status/current", nil, &s)
-	return s, err
+	return c.guestStatus(ctx, qemuPath(node, vmid))
 }
 
 func (c *Client) qemuPower(ctx context.Context, node string, vmid int, op string, p *Params) (string, error) {
