@@ -15,22 +15,13 @@ type Int int64
 
 // UnmarshalJSON accepts 12, 12.0, "12" and "".
 func (i *Int) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || string(b) == "null" {
+	s, err := numberText(b)
+	if err != nil {
+		return err
+	}
+	if s == "" {
 		*i = 0
 		return nil
-	}
-	s := string(b)
-	if b[0] == '"' {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		s = strings.TrimSpace(str)
-		if s == "" {
-			*i = 0
-			return nil
-		}
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		*i = Int(n)
@@ -49,20 +40,13 @@ type Float float64
 
 // UnmarshalJSON accepts numbers and numeric strings.
 func (f *Float) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || string(b) == "null" {
+	s, err := numberText(b)
+	if err != nil {
+		return err
+	}
+	if s == "" {
 		*f = 0
 		return nil
-	}
-	s := string(b)
-	if b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		if s = strings.TrimSpace(s); s == "" {
-			*f = 0
-			return nil
-		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -70,6 +54,23 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	}
 	*f = Float(v)
 	return nil
+}
+
+// numberText is the text of a JSON number or numeric string, space
+// trimmed: "" for null, nothing or an empty string.
+func numberText(b []byte) (string, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		return "", nil
+	}
+	if b[0] != '"' {
+		return string(b), nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(s), nil
 }
 
 // Version is GET /version.
