@@ -44,11 +44,8 @@ func checkIn(g *Guard, db *sql.DB, ctx context.Context) error {
 // leads and fail once the second began, whichever replica asks; a replica
 // leading no term is refused.
 func TestTheCheckPassesOnlyForTheTermThatLeads(t *testing.T) {
-	dbURL := testDB(t)
-	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
-	g := NewGuard(db, 3*time.Second, nil)
+	dbURL, db, a, first, g := guardedLead(t, &seq, 3*time.Second)
 
 	if err := checkIn(g, db, context.Background()); !errors.Is(err, ErrNotLeading) {
 		t.Fatalf("a guard with no term begun: %v, want ErrNotLeading", err)
@@ -86,11 +83,8 @@ func TestTheCheckPassesOnlyForTheTermThatLeads(t *testing.T) {
 // when the lock already changed hands; the next term's writes then pass and
 // the old term's are refused unsent.
 func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
-	dbURL := testDB(t)
-	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
-	g := NewGuard(db, 3*time.Second, nil)
+	dbURL, _, a, first, g := guardedLead(t, &seq, 3*time.Second)
 	g.Begin(first.Term)
 	b := following(t, &seq, dbURL, "b", 3*time.Second, 10*time.Second)
 
@@ -135,11 +129,8 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 // writes only while their term leads; a refused write comes back as the
 // refusal, not as a request of unknown outcome.
 func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
-	dbURL := testDB(t)
-	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a, first := leading(t, &seq, dbURL, "a", 3*time.Second)
-	g := NewGuard(db, 3*time.Second, nil)
+	dbURL, _, a, first, g := guardedLead(t, &seq, 3*time.Second)
 
 	var gets, writes atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

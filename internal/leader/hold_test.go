@@ -184,12 +184,9 @@ func hostOf(t *testing.T, dbURL string) string {
 // holds its term until Proxmox answered it, so the next term begins only
 // after the write's effect, and its first read of the cluster sees it.
 func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
-	dbURL := testDB(t)
-	db := openDB(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 20 * time.Second // the answer is awaited up to timeout/2 after the cancellation
-	a, first := leading(t, &seq, dbURL, "a", timeout)
-	g := NewGuard(db, timeout, nil)
+	dbURL, db, a, first, g := guardedLead(t, &seq, timeout)
 	sim := newSimWrites(t, db)
 	client := sim.client(t, g, 60*time.Second)
 	b := following(t, &seq, dbURL, "b", timeout, 30*time.Second)
@@ -302,12 +299,9 @@ func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 // waiting only for the drain: then its hold ends, the next term begins,
 // and the step's own outcome is still what the caller gets.
 func TestAStepIgnoringItsCancellationLosesItsHoldAfterTheDrain(t *testing.T) {
-	dbURL := testDB(t)
-	db := openDB(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 2 * time.Second // the drain is timeout/2
-	a, first := leading(t, &seq, dbURL, "a", timeout)
-	g := NewGuard(db, timeout, nil)
+	dbURL, _, a, first, g := guardedLead(t, &seq, timeout)
 	b := following(t, &seq, dbURL, "b", timeout, 10*time.Second)
 
 	ctx, cancel := context.WithCancel(WithTerm(context.Background(), first.Term))

@@ -2,6 +2,7 @@ package leader
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,6 +120,16 @@ func leading(t *testing.T, seq *atomic.Int64, dbURL, replica string, timeout tim
 	t.Helper()
 	c := startCampaign(t, newElector(t, dbURL, replica, timeout, nil), seq)
 	return c, waitLead(t, c, 10*time.Second)
+}
+
+// guardedLead is a fresh database in which replica a leads (first is its
+// term), with a guard over the database; both with timeout.
+func guardedLead(t *testing.T, seq *atomic.Int64, timeout time.Duration) (dbURL string, db *sql.DB, a *campaign, first Info, g *Guard) {
+	t.Helper()
+	dbURL = testDB(t)
+	db = openDB(t, dbURL)
+	a, first = leading(t, seq, dbURL, "a", timeout)
+	return dbURL, db, a, first, NewGuard(db, timeout, nil)
 }
 
 // following starts replica's campaign over dbURL and waits until it sees

@@ -24,11 +24,8 @@ const provIP = "127.0.72.10"
 // ended, and the step after it, once the term ended, is refused without
 // reaching the guest.
 func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
-	dbURL := testDB(t)
-	db := openDB(t, dbURL)
 	var seq atomic.Int64
-	a, first := leading(t, &seq, dbURL, "a", 10*time.Second)
-	g := NewGuard(db, 10*time.Second, nil)
+	dbURL, _, a, first, g := guardedLead(t, &seq, 10*time.Second)
 	b := following(t, &seq, dbURL, "b", 10*time.Second, 20*time.Second)
 
 	keys := provision.NewKeys(&provision.MemStore{}, "")
