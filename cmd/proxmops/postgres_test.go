@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pgtest"
@@ -224,11 +222,7 @@ func waitSynced(t *testing.T, c *apiClient, name string) []api.HistoryEntry {
 func assertSealed(t *testing.T, dbURL, secret string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, dbURL)
 	rows, err := conn.Query(ctx, `SELECT name, value FROM encrypted`)
 	if err != nil {
 		t.Fatal(err)

@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/gittest"
@@ -226,11 +224,7 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 func dropListener(t *testing.T, dbURL, replica string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, dbURL)
 	app := "proxmops fan-out listener (" + replica + ")"
 	deadline := time.Now().Add(60 * time.Second)
 	for {

@@ -103,11 +103,7 @@ type fenceRig struct {
 func newFenceRig(t *testing.T, failover time.Duration, proxyA bool) *fenceRig {
 	f := &fenceRig{t: t, failover: failover, dbURL: pgtest.Database(t)}
 	sim := startChaosSim(t, pvesim.Options{TaskSpeed: 0.3, StatusInterval: -1})
-	db, err := sql.Open("pgx", f.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := pgtest.OpenDB(t, f.dbURL)
 	f.db = db
 	f.creates = &createLog{posts: map[string]int{}}
 	f.logA, f.logB = &writeLog{db: db}, &writeLog{db: db}

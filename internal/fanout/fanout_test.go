@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/events"
 	"github.com/proxmops/proxmops/internal/logring"
+	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
@@ -182,11 +181,7 @@ func TestAReplicaListeningAgainGetsTheLeadersCurrentList(t *testing.T) {
 		t.Fatalf("%d resyncs at the first connection", n)
 	}
 
-	admin, err := pgx.Connect(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
+	admin := pgtest.Connect(t, dbURL)
 	var ended int
 	if err := admin.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE application_name = 'proxmops fan-out listener (b)'`).Scan(&ended); err != nil || ended != 1 {

@@ -17,16 +17,6 @@ import (
 	"github.com/proxmops/proxmops/internal/testwait"
 )
 
-func openDB(t *testing.T, dbURL string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("pgx", dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // checkIn runs the guard's check in a transaction of its own.
 func checkIn(g *Guard, db *sql.DB, ctx context.Context) error {
 	tx, err := db.BeginTx(ctx, nil)
@@ -102,7 +92,7 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 	<-sending
 	a.stop() // the lock is free; b takes it and records its term
 
-	admin := connect(t, dbURL)
+	admin := pgtest.Connect(t, dbURL)
 	testwait.For(t, "b's takeover to wait for the held write", 10*time.Second, func() bool {
 		return electionWaitsForLock(admin, "b")
 	})
@@ -186,7 +176,7 @@ func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
 // its term (no follower took over yet), and the term's context ends.
 func TestAWriteAfterItsTermsLeaseIsRefusedThoughTheDatabaseStillNamesTheTerm(t *testing.T) {
 	dbURL := testDB(t)
-	db := openDB(t, dbURL)
+	db := pgtest.OpenDB(t, dbURL)
 	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 3 * time.Second
@@ -228,7 +218,7 @@ func TestAWriteAfterItsTermsLeaseIsRefusedThoughTheDatabaseStillNamesTheTerm(t *
 // database still names its term.
 func TestAStepWhoseLeaseRanOutWhileItsCheckWaitedIsRefused(t *testing.T) {
 	dbURL := testDB(t)
-	db := openDB(t, dbURL)
+	db := pgtest.OpenDB(t, dbURL)
 	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	a, first := leading(t, &seq, p.URL, "a", 3*time.Second) // lease 1s
@@ -236,7 +226,7 @@ func TestAStepWhoseLeaseRanOutWhileItsCheckWaitedIsRefused(t *testing.T) {
 	g := NewGuard(db, 10*time.Second, nil)
 	ctx := WithTerm(context.WithoutCancel(a.allTerms()[0].ctx), first.Term)
 
-	admin := connect(t, dbURL)
+	admin := pgtest.Connect(t, dbURL)
 	tx, err := admin.Begin(context.Background())
 	if err != nil {
 		t.Fatal(err)

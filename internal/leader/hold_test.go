@@ -115,7 +115,7 @@ func refusedUnsent(err error) bool {
 // cancellation or the client's timeout.
 func TestAWriteWhoseCheckCannotRunIsRefusedUnsent(t *testing.T) {
 	dbURL := testDB(t)
-	db := openDB(t, dbURL)
+	db := pgtest.OpenDB(t, dbURL)
 	var seq atomic.Int64
 	_, first := leading(t, &seq, dbURL, "a", 3*time.Second)
 	sim := newSimWrites(t, db)
@@ -143,7 +143,7 @@ func TestAWriteWhoseCheckCannotRunIsRefusedUnsent(t *testing.T) {
 		{"the database does not answer", frozen.URL, context.Background},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := NewGuard(openDB(t, tc.dbURL), 3*time.Second, nil)
+			g := NewGuard(pgtest.OpenDB(t, tc.dbURL), 3*time.Second, nil)
 			// The client's own timeout is far above the guard's bounds:
 			// a write that waits for it fails the test.
 			client := sim.client(t, g, 30*time.Second)
@@ -200,7 +200,7 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 	cancel()
 	a.stop()
 
-	admin := connect(t, dbURL)
+	admin := pgtest.Connect(t, dbURL)
 	testwait.For(t, "b to lead or to wait for a's write", 30*time.Second, func() bool {
 		return len(b.allTerms()) > 0 || electionWaitsForLock(admin, "b")
 	})
@@ -229,12 +229,12 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 // force, and its term ends before the follower's begins.
 func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
 	dbURL := testDB(t)
-	db := openDB(t, dbURL)
+	db := pgtest.OpenDB(t, dbURL)
 	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	const timeout = 3 * time.Second
 	sim := newSimWrites(t, db)
-	g := NewGuard(openDB(t, p.URL), timeout, nil)
+	g := NewGuard(pgtest.OpenDB(t, p.URL), timeout, nil)
 	client := sim.client(t, g, 60*time.Second)
 
 	var mu sync.Mutex

@@ -127,7 +127,7 @@ func leading(t *testing.T, seq *atomic.Int64, dbURL, replica string, timeout tim
 func guardedLead(t *testing.T, seq *atomic.Int64, timeout time.Duration) (dbURL string, db *sql.DB, a *campaign, first Info, g *Guard) {
 	t.Helper()
 	dbURL = testDB(t)
-	db = openDB(t, dbURL)
+	db = pgtest.OpenDB(t, dbURL)
 	a, first = leading(t, seq, dbURL, "a", timeout)
 	return dbURL, db, a, first, NewGuard(db, timeout, nil)
 }
@@ -190,7 +190,7 @@ func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
 	}
 	// a recorded its end, so b's term need not wait for a's lease.
 	var ended int64
-	if err := connect(t, dbURL).QueryRow(context.Background(), `SELECT term FROM proxmops_ha_ended`).Scan(&ended); err != nil || ended != first.Term {
+	if err := pgtest.Connect(t, dbURL).QueryRow(context.Background(), `SELECT term FROM proxmops_ha_ended`).Scan(&ended); err != nil || ended != first.Term {
 		t.Fatalf("the recorded end: term %d (%v), want a's %d", ended, err, first.Term)
 	}
 	if st := a.e.Status(); st.Role != RoleFollower || st.Leader != nil {
@@ -217,7 +217,7 @@ func TestALostSessionEndsTheTermBeforeAnotherBegins(t *testing.T) {
 
 func lostSession(t *testing.T, late bool) {
 	dbURL := testDB(t)
-	g := NewGuard(openDB(t, dbURL), 3*time.Second, nil)
+	g := NewGuard(pgtest.OpenDB(t, dbURL), 3*time.Second, nil)
 	p := pgtest.NewLink(t, dbURL)
 	var seq atomic.Int64
 	var mu sync.Mutex
@@ -240,7 +240,7 @@ func lostSession(t *testing.T, late bool) {
 	if late {
 		p.Freeze()
 	}
-	admin := connect(t, dbURL)
+	admin := pgtest.Connect(t, dbURL)
 	if _, err := admin.Exec(context.Background(),
 		"SELECT pg_terminate_backend(backend_pid) FROM proxmops_ha_leader"); err != nil {
 		t.Fatal(err)
@@ -298,14 +298,4 @@ func checkNoOverlap(t *testing.T, terms []term) {
 			}
 		}
 	}
-}
-
-func connect(t *testing.T, dbURL string) *pgx.Conn {
-	t.Helper()
-	c, err := pgx.Connect(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return c
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/testwait"
@@ -61,7 +62,7 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 	testwait.For(t, "the running command", 30*time.Second, func() bool { _, err := os.Stat(filepath.Join(tree, "running")); return err == nil })
 	a.stop() // the lock is free: b takes it, and its term waits for the running step
 
-	admin := connect(t, dbURL)
+	admin := pgtest.Connect(t, dbURL)
 	testwait.For(t, "b to lead or to wait for a's running step", 30*time.Second, func() bool {
 		return len(b.allTerms()) > 0 || electionWaitsForLock(admin, "b")
 	})

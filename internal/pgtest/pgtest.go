@@ -18,6 +18,7 @@ package pgtest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of OpenDB
 )
 
 // ErrNoBinaries means no PostgreSQL installation was found.
@@ -365,4 +367,27 @@ func check(t testing.TB, err error) {
 func Database(t testing.TB) string {
 	t.Helper()
 	return Shared(t).CreateDatabase(t)
+}
+
+// Connect is a connection to dbURL, closed when the test ends.
+func Connect(t testing.TB, dbURL string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// OpenDB is a connection pool of database/sql on dbURL, closed when the
+// test ends.
+func OpenDB(t testing.TB, dbURL string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -21,30 +21,18 @@ func TestDatabasesAreSeparateAndReachableByPortAndSocket(t *testing.T) {
 	if a == b {
 		t.Fatalf("same database twice: %s", a)
 	}
-	ca, err := pgx.Connect(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ca.Close(ctx)
+	ca := Connect(t, a)
 	if _, err := ca.Exec(ctx, `CREATE TABLE only_in_a (x int)`); err != nil {
 		t.Fatal(err)
 	}
-	cb, err := pgx.Connect(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cb.Close(ctx)
+	cb := Connect(t, b)
 	var n int
 	if err := cb.QueryRow(ctx, `SELECT COUNT(*) FROM pg_tables WHERE tablename = 'only_in_a'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("table of a seen in b: %d %v", n, err)
 	}
 	// The same database over the Unix socket.
 	name := a[strings.LastIndex(a, "/")+1 : strings.Index(a, "?")]
-	cs, err := pgx.Connect(ctx, srv.SocketURL(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close(ctx)
+	cs := Connect(t, srv.SocketURL(name))
 	if err := cs.QueryRow(ctx, `SELECT COUNT(*) FROM pg_tables WHERE tablename = 'only_in_a'`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("socket: %d %v", n, err)
 	}
