@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pgtest"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -100,21 +101,7 @@ func TestServeOnPostgreSQLKeepsAccountsSettingsAndHistoryAcrossRestarts(t *testi
 	}
 	t.Cleanup(func() { sim.Close() })
 	repoDir := filepath.Join(dir, "repo")
-	gittest.Init(t, repoDir).Commit("add vms/web.yaml", map[string]string{"vms/web.yaml": `apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: web
-  node: pve1
-spec:
-  vmid: 300
-  cores: 2
-  memory: 1024
-  disks:
-    - storage: local-lvm
-      size: 4G
-  net:
-    - bridge: vmbr0
-`})
+	gittest.Init(t, repoDir).Commit("add vms/web.yaml", map[string]string{"vms/web.yaml": testvm.VM{Name: "web", Node: "pve1", VMID: 300, Cores: 2}.YAML()})
 	keyFile := filepath.Join(dir, "keys", "proxmops.key")
 	os.MkdirAll(filepath.Dir(keyFile), 0o700)
 	t.Setenv("PROXMOPS_CONFIG", "")

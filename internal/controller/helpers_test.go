@@ -20,6 +20,7 @@ import (
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -53,34 +54,10 @@ func simWithRepo(t *testing.T, taskSpeed float64, msg string, files map[string]s
 	return sim, repo
 }
 
-// vmManifest is a VirtualMachine without image or template: a blank disk.
+// vmManifest is a VirtualMachine without image or template: a blank disk,
+// running, tagged lab.
 func vmManifest(name string, vmid, cores int, annotations ...string) string {
-	ann := ""
-	if len(annotations) > 0 {
-		ann = "  annotations:\n"
-		for _, a := range annotations {
-			k, v, _ := strings.Cut(a, "=")
-			ann += fmt.Sprintf("    %s: %s\n", k, v)
-		}
-	}
-	return fmt.Sprintf(`apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: %s
-  node: pve1
-  tags: [lab]
-%sspec:
-  vmid: %d
-  cores: %d
-  memory: 1024
-  disks:
-    - storage: local-lvm
-      size: 4G
-  net:
-    - bridge: vmbr0
-  applyMode: reboot
-  state: running
-`, name, ann, vmid, cores)
+	return testvm.VM{Name: name, Node: "pve1", VMID: vmid, Cores: cores, Tags: []string{"lab"}, Annotations: annotations, Running: true}.YAML()
 }
 
 // env is a controller wired to a simulator, a Git repository and a store.

@@ -30,6 +30,7 @@ import (
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/store"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -249,24 +250,12 @@ func (r *chaosRun) addForeignGuests() {
 }
 
 func chaosManifest(i int, cores string) string {
-	return fmt.Sprintf(`apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: chaos-%d
-  node: pve%d
-  tags: [chaos]
-spec:
-  vmid: %d
-  cores: %s
-  memory: 1024
-  disks:
-    - storage: local-lvm
-      size: 4G
-  net:
-    - bridge: vmbr0
-  applyMode: reboot
-  state: running
-`, i, i%3+1, 500+i, cores)
+	n, err := strconv.Atoi(cores)
+	if err != nil {
+		panic("cores: " + cores)
+	}
+	return testvm.VM{Name: fmt.Sprintf("chaos-%d", i), Node: fmt.Sprintf("pve%d", i%3+1), VMID: 500 + i, Cores: n,
+		Tags: []string{"chaos"}, Running: true}.YAML()
 }
 
 func (r *chaosRun) initRepo() {
