@@ -328,28 +328,35 @@ func (r *chaosRun) writeConfig() {
 	r.apiURL = "http://" + addr
 	r.cfgFile = filepath.Join(r.dir, "proxmops.yaml")
 	r.logFile = filepath.Join(r.dir, "daemon.log")
+	r.writeDaemonConfig(r.cfgFile, r.sim.APIURL(), "token", 4, addr, "  databasePath: proxmops.db\n")
+}
+
+// writeDaemonConfig writes the run's token file and cfgFile: a daemon over
+// endpoint and the run's repository, with concurrency, serving addr, then
+// the lines of server (the rest of the server section and any sections
+// after it), logging JSON at debug level.
+func (r *chaosRun) writeDaemonConfig(cfgFile, endpoint, tokenFile string, concurrency int, addr, server string) {
 	cfg := fmt.Sprintf(`cluster:
   endpoint: %s
   tokenId: "%s"
-  tokenSecretFile: token
+  tokenSecretFile: %s
 source:
   repoURL: file://%s
   revision: main
   cacheDir: git-cache
 reconcile:
   interval: 1s
-  concurrency: 4
+  concurrency: %d
 server:
   addr: %s
-  databasePath: proxmops.db
-log:
+%slog:
   format: json
   level: debug
-`, r.sim.APIURL(), chaosTokenID, filepath.ToSlash(filepath.Join(r.dir, "repo")), addr)
+`, endpoint, chaosTokenID, tokenFile, filepath.ToSlash(filepath.Join(r.dir, "repo")), concurrency, addr, server)
 	if err := os.WriteFile(filepath.Join(r.dir, "token"), []byte(chaosTokenSecret), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := os.WriteFile(r.cfgFile, []byte(cfg), 0o600); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -315,35 +315,13 @@ func (r *chaosRun) haReplica(name, dbURL, keyFile, endpoint, failover string) *h
 	port := holdPort(r.t)
 	addr := port.addr
 	rep := &haReplica{name: name, dir: dir, port: port, cfgFile: filepath.Join(dir, "proxmops.yaml"), logFile: filepath.Join(dir, "daemon.log"), apiURL: "http://" + addr}
-	cfg := fmt.Sprintf(`cluster:
-  endpoint: %s
-  tokenId: "%s"
-  tokenSecretFile: %s
-source:
-  repoURL: file://%s
-  revision: main
-  cacheDir: git-cache
-reconcile:
-  interval: 1s
-  concurrency: 2
-server:
-  addr: %s
-  database: %s
+	r.writeDaemonConfig(rep.cfgFile, endpoint, filepath.Join(r.dir, "token"), 2, addr, fmt.Sprintf(`  database: %s
   keyFile: %s
 ha:
   replica: %s
   advertiseURL: %s
   failoverTimeout: %s
-log:
-  format: json
-  level: debug
-`, endpoint, chaosTokenID, filepath.Join(r.dir, "token"), filepath.ToSlash(filepath.Join(r.dir, "repo")), addr, dbURL, keyFile, name, rep.apiURL, failover)
-	if err := os.WriteFile(filepath.Join(r.dir, "token"), []byte(chaosTokenSecret), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(rep.cfgFile, []byte(cfg), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
+`, dbURL, keyFile, name, rep.apiURL, failover))
 	return rep
 }
 
