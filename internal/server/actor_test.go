@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
@@ -12,10 +11,7 @@ import (
 func TestRequestsCarryTheirActorToTheBackend(t *testing.T) {
 	e := newEnv(t)
 	admin := e.admin()
-	var tok api.NewToken
-	json.Unmarshal(admin.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "admin", "role": "admin"}), &tok)
-	script := e.client()
-	script.bearer = tok.Token
+	script, _ := e.tokenClient(admin, "admin", "admin")
 
 	admin.expect(202, "POST", "/api/v1/sync", nil)
 	if got := e.backend.lastActor(); got != (api.Actor{Kind: api.ActorUser, Name: "admin"}) {

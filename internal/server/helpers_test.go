@@ -306,6 +306,19 @@ func (e *env) admin() *client {
 	return c
 }
 
+// tokenClient has admin create an API token name with role, and returns a
+// client that authenticates with it, and the token.
+func (e *env) tokenClient(admin *client, name, role string) (*client, api.NewToken) {
+	e.t.Helper()
+	var nt api.NewToken
+	if err := json.Unmarshal(admin.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": name, "role": role}), &nt); err != nil {
+		e.t.Fatal(err)
+	}
+	c := e.client()
+	c.bearer = nt.Token
+	return c, nt
+}
+
 // viewer creates a viewer account and returns it logged in.
 func (e *env) viewer(admin *client) *client {
 	e.t.Helper()

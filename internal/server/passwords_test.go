@@ -59,10 +59,7 @@ func TestWrongCurrentPasswordsAreRateLimited(t *testing.T) {
 func TestAPITokenHasNoPasswordToChange(t *testing.T) {
 	e := newEnv(t)
 	a := e.admin()
-	var tok api.NewToken
-	json.Unmarshal(a.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "ci", "role": "admin"}), &tok)
-	s := e.client()
-	s.bearer = tok.Token
+	s, _ := e.tokenClient(a, "ci", "admin")
 	b := s.expect(400, "POST", "/api/v1/me/password", map[string]string{"currentPassword": adminPassword, "newPassword": "a new password"})
 	if !strings.Contains(string(b), "API token has no password") {
 		t.Fatalf("answer: %s", b)

@@ -98,11 +98,7 @@ func TestViewerCannotChangeAnything(t *testing.T) {
 	e := newEnv(t)
 	admin := e.admin()
 	viewer := e.viewer(admin)
-	tok := admin.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "ci", "role": "viewer"})
-	var nt api.NewToken
-	json.Unmarshal(tok, &nt)
-	script := e.client()
-	script.bearer = nt.Token
+	script, _ := e.tokenClient(admin, "ci", "viewer")
 	admin.expect(200, "PUT", "/api/v1/settings", map[string]any{"source": map[string]any{"repoURL": "file:///repo"}})
 
 	lastUsed := regexp.MustCompile(`"lastUsedAt":[^,}]*`)
@@ -181,11 +177,7 @@ func TestCSRFIsRequiredForSessionWrites(t *testing.T) {
 	admin.expect(415, "POST", "/api/v1/users", "username=x", "Content-Type", "application/x-www-form-urlencoded", csrfHeader, csrf)
 	// API tokens need no CSRF token.
 	admin.csrf = csrf
-	b := admin.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "deploy", "role": "admin"})
-	var nt api.NewToken
-	json.Unmarshal(b, &nt)
-	script := e.client()
-	script.bearer = nt.Token
+	script, nt := e.tokenClient(admin, "deploy", "admin")
 	script.expect(202, "POST", "/api/v1/refresh", nil)
 	if b := script.expect(200, "GET", "/api/v1/me", nil); !strings.Contains(string(b), `"token:deploy"`) {
 		t.Fatalf("me via token: %s", b)
@@ -556,10 +548,7 @@ func TestCommitHistoryNamesEachResource(t *testing.T) {
 func TestTheCLIUserIsShownBesideItsToken(t *testing.T) {
 	e := newEnv(t)
 	admin := e.admin()
-	var nt api.NewToken
-	json.Unmarshal(admin.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "laptop", "role": "admin"}), &nt)
-	cli := e.client()
-	cli.bearer = nt.Token
+	cli, _ := e.tokenClient(admin, "laptop", "admin")
 	for _, tc := range []struct{ header, want string }{
 		{"alice", `"token:laptop (cli, alice)"`},
 		{"", `"token:laptop"`},
