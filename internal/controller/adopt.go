@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/proxmops/proxmops/internal/api"
-	"github.com/proxmops/proxmops/internal/dispatch"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -46,29 +45,15 @@ func (c *Controller) Adopt(ctx context.Context, kind, name string, dryRun bool) 
 		return adoptResult(kind, name, ds.commit, ad, true), nil
 	}
 	var ad *engine.Adoption
-	var runErr error
-	done := make(chan struct{})
-	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
-		Key: key,
-		Run: func(jctx context.Context) error {
-			c.progress(key, &api.Progress{Message: "adopting"})
-			if ad, runErr = eng.PlanAdoption(jctx, ds.desired, ds.commit, key); runErr == nil {
-				runErr = eng.ApplyAdoption(jctx, ad, nil)
-			}
-			return runErr
-		},
-		Done: func(error) {
-			close(done)
-			c.afterAction()
-		},
+	runErr, err := c.runWaiting(ctx, key, "the adoption", func(jctx context.Context) (err error) {
+		c.progress(key, &api.Progress{Message: "adopting"})
+		if ad, err = eng.PlanAdoption(jctx, ds.desired, ds.commit, key); err == nil {
+			err = eng.ApplyAdoption(jctx, ad, nil)
+		}
+		return err
 	})
-	if !ok {
-		return api.AdoptResult{}, fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return api.AdoptResult{}, fmt.Errorf("the adoption of %s goes on, but the request ended: %w", key, ctx.Err())
+	if err != nil {
+		return api.AdoptResult{}, err
 	}
 	if runErr != nil {
 		return api.AdoptResult{}, runErr

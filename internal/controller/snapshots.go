@@ -40,8 +40,6 @@ func (c *Controller) Rollback(ctx context.Context, kind, name, snapshot string) 
 	}
 	eng := c.currentRuntime().engine(false, "", c.opts.Logger)
 	var res api.RollbackResult
-	var runErr error
-	done := make(chan struct{})
 	c.mu.Lock()
 	var before *api.ResourceSummary
 	if r := c.resources[key]; r != nil {
@@ -49,26 +47,14 @@ func (c *Controller) Rollback(ctx context.Context, kind, name, snapshot string) 
 		before = &sum
 	}
 	c.mu.Unlock()
-	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
-		Key: key,
-		Run: func(jctx context.Context) error {
-			res, runErr = eng.Rollback(jctx, ds.desired, kind, name, snapshot, func(m string) {
-				c.progress(key, &api.Progress{Message: m})
-			})
-			return runErr
-		},
-		Done: func(error) {
-			close(done)
-			c.afterAction()
-		},
+	runErr, err := c.runWaiting(ctx, key, "the rollback", func(jctx context.Context) (err error) {
+		res, err = eng.Rollback(jctx, ds.desired, kind, name, snapshot, func(m string) {
+			c.progress(key, &api.Progress{Message: m})
+		})
+		return err
 	})
-	if !ok {
-		return api.RollbackResult{}, fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return api.RollbackResult{}, fmt.Errorf("the rollback of %s goes on, but the request ended: %w", key, ctx.Err())
+	if err != nil {
+		return api.RollbackResult{}, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -88,4 +74,33 @@ func (c *Controller) Rollback(ctx context.Context, kind, name, snapshot string) 
 	c.addHistoryLocked(hctx, kind, name, api.EventRolledBack, ds.commit, fmt.Sprintf("rolled back to snapshot %s. %s", res.Snapshot, res.Next))
 	c.log.Info("guest rolled back", "resource", key, "snapshot", res.Snapshot, "syncPolicy", res.SyncPolicy)
 	return res, nil
+}
+
+// runWaiting runs run as key's one job in the dispatcher and waits for it
+// to end: runErr is what run returned. err says why it was not run (an
+// action on key is running) or not waited for (ctx, the request, ended
+// first: the job goes on, and what, "the rollback", names it).
+func (c *Controller) runWaiting(ctx context.Context, key, what string, run func(context.Context) error) (runErr, err error) {
+	var jobErr error // written by the job, read only once it is done
+	done := make(chan struct{})
+	ok := c.dispatcher.Submit(c.workCtx, dispatch.Job{
+		Key: key,
+		Run: func(jctx context.Context) error {
+			jobErr = run(jctx)
+			return jobErr
+		},
+		Done: func(error) {
+			close(done)
+			c.afterAction()
+		},
+	})
+	if !ok {
+		return nil, fmt.Errorf("an action on %s is already running: %w", key, api.ErrConflict)
+	}
+	select {
+	case <-done:
+		return jobErr, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s of %s goes on, but the request ended: %w", what, key, ctx.Err())
+	}
 }
