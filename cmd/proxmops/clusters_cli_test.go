@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/pvesim"
-	"github.com/spf13/pflag"
 )
 
 // twoClusterCLI starts two simulators and writes a configuration listing
@@ -23,11 +25,7 @@ import (
 func twoClusterCLI(t *testing.T) (home, office *pvesim.Server, cfgFile, repo string) {
 	t.Helper()
 	start := func() *pvesim.Server {
-		sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TaskSpeed: 0.01})
-		if err := sim.Start("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { sim.Close() })
+		sim := simtest.Start(t, pvesim.Options{Nodes: 2, TokenID: "root@pam!cli", TokenSecret: "cli-secret", TaskSpeed: 0.01})
 		if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:import/debian.qcow2", Size: 2 << 30}); err != nil {
 			t.Fatal(err)
 		}

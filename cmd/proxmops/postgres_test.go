@@ -17,6 +17,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pgtest"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -95,11 +96,7 @@ var setupTokenLine = regexp.MustCompile(`pmsetup_[A-Za-z0-9_-]+`)
 func TestServeOnPostgreSQLKeepsAccountsSettingsAndHistoryAcrossRestarts(t *testing.T) {
 	dbURL := pgtest.Database(t)
 	dir := t.TempDir()
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: pgSimTokenID, TokenSecret: pgSimTokenSecret, StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: pgSimTokenID, TokenSecret: pgSimTokenSecret, StatusInterval: -1})
 	repoDir := filepath.Join(dir, "repo")
 	gittest.Init(t, repoDir).Commit("add vms/web.yaml", map[string]string{"vms/web.yaml": testvm.VM{Name: "web", Node: "pve1", VMID: 300, Cores: 2}.YAML()})
 	keyFile := filepath.Join(dir, "keys", "proxmops.key")

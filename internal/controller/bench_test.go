@@ -15,6 +15,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -29,11 +30,7 @@ type benchFleet struct {
 
 func newBenchFleet(b *testing.B, n int) *benchFleet {
 	b.Helper()
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(b, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1})
 	repo := gittest.New(b)
 	files := map[string]string{}
 	for i := range n {

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -147,12 +149,8 @@ func TestHTTPHealthCheckWantsTheExpectedStatus(t *testing.T) {
 // has started.
 func TestAgentHealthCheckIsProgressingUntilTheAgentAnswers(t *testing.T) {
 	simClock := pvesim.NewFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1,
+	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1,
 		Clock: simClock, StatusInterval: -1, AgentStartDelay: 30 * time.Second})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
 	repo := gittest.New(t)
 	repo.Commit("db", map[string]string{"db.yaml": healthVM("db", 142,
 		"  agent: true\n  healthCheck: {agent: true, interval: 5s, gracePeriod: 10m}\n")})

@@ -19,6 +19,7 @@ import (
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/testwait"
@@ -36,11 +37,7 @@ const (
 // startSim serves a simulated three-node cluster over HTTP on loopback.
 func startSim(t *testing.T, taskSpeed float64) *pvesim.Server {
 	t.Helper()
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: taskSpeed, Seed: 1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: taskSpeed, Seed: 1})
 	return sim
 }
 

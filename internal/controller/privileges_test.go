@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -31,11 +32,7 @@ func TestTestSettingsNamesPrivilegesTheManifestsNeed(t *testing.T) {
 	vmOnly := []string{"VM.Allocate", "VM.Audit", "VM.PowerMgmt", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Disk",
 		"VM.Config.Network", "VM.Config.Options", "VM.Config.Cloudinit", "VM.Config.CDROM", "VM.Config.HWType",
 		"Datastore.AllocateSpace", "Datastore.Audit", "SDN.Use", "Sys.Audit"}
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1, TokenPrivileges: vmOnly})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1, TokenPrivileges: vmOnly})
 	repo := gittest.New(t)
 	repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 410, 1)})
 	e := newEnv(t, sim, repo, "")

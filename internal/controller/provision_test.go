@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -27,12 +28,8 @@ func TestFailedProvisioningIsRetriedWithBackoff(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	trees := filepath.Join(t.TempDir(), "guests")
-	sim := pvesim.New(pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: 0.01, Seed: 1,
+	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: 0.01, Seed: 1,
 		GuestSSHPort: port, GuestRoot: trees})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
 	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/store"
 	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/testwait"
@@ -644,11 +645,7 @@ func (r *chaosRun) checkStore() (interrupted, failures int) {
 func startChaosSim(t *testing.T, o pvesim.Options) *pvesim.Server {
 	t.Helper()
 	o.Nodes, o.TokenID, o.TokenSecret = 3, chaosTokenID, chaosTokenSecret
-	sim := pvesim.New(o)
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, o)
 	return sim
 }
 

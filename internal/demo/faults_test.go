@@ -16,6 +16,7 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -81,10 +82,7 @@ func convergeUnderFaults(t *testing.T, seed int64) faultRun {
 	if err := addHandMade(sim); err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	simtest.Serve(t, sim)
 	// The client as `proxmops apply` configures it, but for the task poll,
 	// which follows the simulator's shortened tasks.
 	client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: "s3cret",

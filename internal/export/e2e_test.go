@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/export"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -38,11 +39,7 @@ func newCluster(t *testing.T) *cluster {
 func newClusterWith(t *testing.T, o pvesim.Options) *cluster {
 	t.Helper()
 	o.Nodes, o.TokenID, o.TokenSecret, o.Seed = 2, tokenID, tokenSecret, 7
-	sim := pvesim.New(o)
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, o)
 	client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: tokenID, TokenSecret: tokenSecret,
 		RetryBackoff: 5 * time.Millisecond, TaskPollMin: 5 * time.Millisecond, TaskPollMax: 40 * time.Millisecond})
 	if err != nil {

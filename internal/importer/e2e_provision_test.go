@@ -16,6 +16,7 @@ import (
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/render"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -58,12 +59,8 @@ func newProvisioned(t *testing.T) *provisioned {
 	p.port = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	const id, secret = "root@pam!proxmops", "import-e2e"
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: id, TokenSecret: secret, TaskSpeed: 0.01, Seed: 5,
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: id, TokenSecret: secret, TaskSpeed: 0.01, Seed: 5,
 		GuestSSHPort: p.port, GuestRoot: p.trees})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
 	p.client, err = pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: id, TokenSecret: secret,
 		RetryBackoff: 5 * time.Millisecond, TaskPollMin: 5 * time.Millisecond, TaskPollMax: 40 * time.Millisecond})
 	if err != nil {

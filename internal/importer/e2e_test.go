@@ -10,6 +10,7 @@ import (
 	"github.com/proxmops/proxmops/internal/importer"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -19,11 +20,7 @@ import (
 func simClient(t *testing.T) *pve.Client {
 	t.Helper()
 	const id, secret = "root@pam!proxmops", "import-e2e"
-	sim := pvesim.New(pvesim.Options{Nodes: 2, TokenID: id, TokenSecret: secret, TaskSpeed: 0.01, Seed: 3})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 2, TokenID: id, TokenSecret: secret, TaskSpeed: 0.01, Seed: 3})
 	client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: id, TokenSecret: secret,
 		RetryBackoff: 5 * time.Millisecond, TaskPollMin: 5 * time.Millisecond, TaskPollMax: 40 * time.Millisecond})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -101,12 +102,8 @@ func provisionedCT(t *testing.T, keys *provision.Keys, vmid int) (string, int) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: "root@pam!t", TokenSecret: "s", TaskSpeed: 0,
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: "root@pam!t", TokenSecret: "s", TaskSpeed: 0,
 		StatusInterval: -1, GuestSSHPort: port, GuestRoot: t.TempDir()})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
 	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -125,11 +126,7 @@ func TestClientDecodesRealAnswerShapes(t *testing.T) {
 
 // The same reads against the simulator, which sends those shapes.
 func TestClientDecodesSimulatorShapes(t *testing.T) {
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: testToken, TokenSecret: "s3cret", StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: testToken, TokenSecret: "s3cret", StatusInterval: -1})
 	tmpl := "local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst"
 	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: tmpl, Size: 1 << 20}); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -13,11 +14,7 @@ import (
 // has usually ended, instead of polling from the start at a growing
 // interval: 20 starts and stops of a VM cost at most 30 status reads.
 func TestWaitTaskPollsATaskOfAKnownTypeOnce(t *testing.T) {
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: testToken, TokenSecret: "s3cret", TaskSpeed: 0.01, StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: testToken, TokenSecret: "s3cret", TaskSpeed: 0.01, StatusInterval: -1})
 	c := newTestClient(t, strings.TrimSuffix(sim.APIURL(), "/api2/json"), func(cfg *Config) {
 		cfg.TaskPollMin, cfg.TaskPollMax = 2*time.Millisecond, 200*time.Millisecond
 	})

@@ -5,17 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
 // Refusals a retry cannot change are terminal; answers that may pass by
 // themselves are not, as the simulator gives them over HTTP.
 func TestTerminalTellsRefusalsFromPassingFaults(t *testing.T) {
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: testToken, TokenSecret: "s3cret", StatusInterval: -1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: testToken, TokenSecret: "s3cret", StatusInterval: -1})
 	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 100, Node: "pve1", Config: map[string]string{"name": "a"}}); err != nil {
 		t.Fatal(err)
 	}

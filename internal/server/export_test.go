@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/export"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
@@ -35,11 +36,7 @@ func (b exportingBackend) Export(ctx context.Context, o export.Options) (*export
 // GET /api/v1/export answers the exported tree as a tar.gz, for admins
 // only; bad options are a 400 naming the problem.
 func TestExportRouteServesATarGzOfTheTree(t *testing.T) {
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: "root@pam!srv", TokenSecret: "s", TaskSpeed: 0.01})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: "root@pam!srv", TokenSecret: "s", TaskSpeed: 0.01})
 	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 150, Node: "pve1", Config: map[string]string{
 		"name": "legacy-01", "cores": "2", "scsi0": "local-lvm:vm-150-disk-0,size=4G", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0"}}); err != nil {
 		t.Fatal(err)

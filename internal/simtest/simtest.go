@@ -1,0 +1,25 @@
+// Package simtest serves the Proxmox VE simulator (pvesim) to the tests
+// of several packages: on a free loopback port, closed when the test ends.
+package simtest
+
+import (
+	"testing"
+
+	"github.com/proxmops/proxmops/pvesim"
+)
+
+// Start serves a simulator of o until the test ends.
+func Start(t testing.TB, o pvesim.Options) *pvesim.Server {
+	t.Helper()
+	return Serve(t, pvesim.New(o))
+}
+
+// Serve serves sim, set up by the caller, until the test ends.
+func Serve(t testing.TB, sim *pvesim.Server) *pvesim.Server {
+	t.Helper()
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
+}
