@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/proxmops/proxmops/internal/simtest"
 )
 
 func TestSimRejectsBadFlags(t *testing.T) {
@@ -47,12 +49,7 @@ func TestSimRejectsBadFlags(t *testing.T) {
 // API and runs a command in it over SSH; its files sit beside the state.
 func TestSimGuestSSHRunsCommandsInTheGuest(t *testing.T) {
 	const ip = "127.78.0.10"
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := simtest.GuestSSHPort(t, ip)
 	state := filepath.Join(t.TempDir(), "cluster.json")
 	out, _ := background(t, "sim", "--listen", "127.0.0.1:0", "--http", "--task-speed", "0", "--token-secret", "s",
 		"--guest-ssh-port", strconv.Itoa(port), "--state", state)

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,12 +20,7 @@ import (
 // waits for the backoff) but only when the retry time has come.
 func TestFailedProvisioningIsRetriedWithBackoff(t *testing.T) {
 	const ip = "127.0.72.10"
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := simtest.GuestSSHPort(t, ip)
 	trees := filepath.Join(t.TempDir(), "guests")
 	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: 0.01, Seed: 1,
 		GuestSSHPort: port, GuestRoot: trees})

@@ -2,7 +2,6 @@ package importer_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,21 +51,17 @@ func newProvisioned(t *testing.T) *provisioned {
 		"libs/broker/config.local.env":    "IP=127.0.43.109\n",
 		"env.local.json":                  `{"PROXMOX_GATEWAY": "127.0.43.1"}`,
 	})
-	ln, err := net.Listen("tcp", "127.0.43.42:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	p.port = simtest.GuestSSHPort(t, "127.0.43.42")
 	const id, secret = "root@pam!proxmops", "import-e2e"
 	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: id, TokenSecret: secret, TaskSpeed: 0.01, Seed: 5,
 		GuestSSHPort: p.port, GuestRoot: p.trees})
-	p.client, err = pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: id, TokenSecret: secret,
+	client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: id, TokenSecret: secret,
 		RetryBackoff: 5 * time.Millisecond, TaskPollMin: 5 * time.Millisecond, TaskPollMax: 40 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.client.Close)
+	t.Cleanup(client.Close)
+	p.client = client
 	runner := &provision.Runner{Keys: provision.NewKeys(&provision.MemStore{}, ""), ConnectWait: 20 * time.Second}
 	p.eng = engine.New(p.client, engine.Options{Provisioner: runner})
 	return p

@@ -3,7 +3,6 @@ package leader
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -96,12 +95,7 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 // with keys' key: its tree on the host and its SSH port.
 func provisionedCT(t *testing.T, keys *provision.Keys, vmid int) (string, int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", provIP+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := simtest.GuestSSHPort(t, provIP)
 	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: "root@pam!t", TokenSecret: "s", TaskSpeed: 0,
 		StatusInterval: -1, GuestSSHPort: port, GuestRoot: t.TempDir()})
 	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {

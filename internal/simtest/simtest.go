@@ -3,6 +3,7 @@
 package simtest
 
 import (
+	"net"
 	"testing"
 
 	"github.com/proxmops/proxmops/pvesim"
@@ -22,4 +23,16 @@ func Serve(t testing.TB, sim *pvesim.Server) *pvesim.Server {
 	}
 	t.Cleanup(func() { sim.Close() })
 	return sim
+}
+
+// GuestSSHPort is a port free on ip now, for Options.GuestSSHPort: the
+// simulator's guest SSH servers listen on it at the guests' addresses.
+func GuestSSHPort(t testing.TB, ip string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
