@@ -23,7 +23,7 @@ func TestAdoptCommand(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "proxmops.db")
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", db)
 	addApp01(t, sim, "tags", "old", "scsi0", "local-lvm:vm-120-disk-0,size=32G")
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 	code, out, errOut := runCLI(t, append([]string{"adopt", "VirtualMachine/app-01"}, common...)...)
 	if code != 0 || !strings.Contains(out, "adopt") || !strings.Contains(out, "tags") || !strings.Contains(out, "old") ||
 		!strings.Contains(out, "adopted VirtualMachine/app-01") {
@@ -77,7 +77,7 @@ func TestApplyRecordsAnAnnotatedAdoption(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(annotated), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 	code, out, errOut := runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
 	if code != 0 || !strings.Contains(out, "adopt") || strings.Contains(out+errOut, "Warning") {
 		t.Fatalf("apply: %d\n%s%s", code, out, errOut)
@@ -105,7 +105,7 @@ func TestAdoptCommandCompletesAnOlderAdoption(t *testing.T) {
 	sim, repo := cliEnv(t)
 	t.Setenv("PROXMOPS_SERVER_DATABASEPATH", filepath.Join(t.TempDir(), "proxmops.db"))
 	addApp01(t, sim, "cores", "2", "tags", engine.OwnerTag, "scsi0", "local-lvm:vm-120-disk-0,size=32G")
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 	code, out, errOut := runCLI(t, append([]string{"apply", "--output", "text"}, common...)...)
 	if code != 1 || !strings.Contains(out, "shrinking disks is not supported") {
 		t.Fatalf("apply before: %d\n%s%s", code, out, errOut)

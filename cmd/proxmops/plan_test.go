@@ -53,6 +53,11 @@ func addApp01(t *testing.T, sim *pvesim.Server, kv ...string) {
 	}
 }
 
+// cliArgs are the flags that point a command at sim and the repository.
+func cliArgs(sim *pvesim.Server, repo string) []string {
+	return []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+}
+
 // cliEnvWith is cliEnv with the simulator's token holding only privs on /
 // (nil: all).
 func cliEnvWith(t *testing.T, privs []string) (*pvesim.Server, string) {
@@ -121,7 +126,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 
 func TestPlanAndApplyAgainstTheSimulator(t *testing.T) {
 	sim, repo := cliEnv(t)
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 
 	code, out, errOut := runCLI(t, append([]string{"plan", "--output", "json", "--detailed-exitcode"}, common...)...)
 	if code != 2 {

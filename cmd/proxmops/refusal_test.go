@@ -15,7 +15,7 @@ func TestForeseenRefusalExitCodes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(refused), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 	want := "storage 'local' does not support vm images"
 	code, out, errOut := runCLI(t, append([]string{"plan", "--output", "text", "--detailed-exitcode"}, common...)...)
 	if code != 2 || !strings.Contains(out, "x VirtualMachine/app-01") || !strings.Contains(out, want) {
@@ -38,7 +38,7 @@ func TestForeseenRefusalExitCodes(t *testing.T) {
 // path and exits 2; apply fails the resource without calling Proxmox.
 func TestPlanNamesAMissingPrivilege(t *testing.T) {
 	sim, repo := cliEnvWith(t, []string{"VM.Audit", "Datastore.Audit", "Sys.Audit", "SDN.Audit"})
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 	want := "the API token lacks VM.Allocate on /vms/120, needed to create the VM"
 	code, out, errOut := runCLI(t, append([]string{"plan", "--output", "text", "--detailed-exitcode"}, common...)...)
 	if code != 2 || !strings.Contains(out, "x VirtualMachine/app-01") || !strings.Contains(out, want) {

@@ -16,7 +16,7 @@ import (
 // is an error naming the ones there are.
 func TestRollbackCommand(t *testing.T) {
 	sim, repo := cliEnv(t)
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 	manifest := func(cores string) {
 		y := strings.Replace(cliVM, "cores: 2", "cores: "+cores, 1)
 		y = strings.Replace(y, "state: running\n", "state: running\n  applyMode: reboot\n  snapshots:\n    beforeChange: true\n    keep: 2\n", 1)

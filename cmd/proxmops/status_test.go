@@ -21,8 +21,7 @@ type statusRun struct {
 
 func newStatusRun(t *testing.T) *statusRun {
 	sim, repo := cliEnv(t)
-	return &statusRun{sim: sim, repo: repo, common: []string{"--repo", repo, "--endpoint", sim.APIURL(),
-		"--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}}
+	return &statusRun{sim: sim, repo: repo, common: cliArgs(sim, repo)}
 }
 
 func (s *statusRun) write(t *testing.T, name, body string) {
@@ -41,6 +40,14 @@ func (s *statusRun) write(t *testing.T, name, body string) {
 func (s *statusRun) run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	return runCLI(t, append(args, s.common...)...)
+}
+
+// applied runs apply, which must exit 0 (what names the run).
+func (s *statusRun) applied(t *testing.T, what string) {
+	t.Helper()
+	if code, out, errOut := s.run(t, "apply"); code != 0 {
+		t.Fatalf("%s exit %d:\n%s%s", what, code, out, errOut)
+	}
 }
 
 // planDoc runs plan --output json and decodes the document strictly.
@@ -116,9 +123,7 @@ func TestOrphanIsOutOfSyncAndPlanPrunePreviewsItsDeletion(t *testing.T) {
 	// A second VM stays declared: a load with no manifests prunes nothing
 	// (TestPruneFromAnEmptyLoadIsHeldBack).
 	s.write(t, "app-02.yaml", strings.NewReplacer("name: app-01", "name: app-02", "vmid: 120", "vmid: 121").Replace(cliVM))
-	if code, out, errOut := s.run(t, "apply"); code != 0 {
-		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
-	}
+	s.applied(t, "apply")
 	s.write(t, "app-01.yaml", "")
 	code, out, errOut := s.run(t, "plan", "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "Status: 1 in sync, 1 out of sync") || !strings.Contains(out, "prune is off") {
@@ -142,9 +147,7 @@ func TestOrphanIsOutOfSyncAndPlanPrunePreviewsItsDeletion(t *testing.T) {
 // --prune leaves the VM in place.
 func TestPruneFromAnEmptyLoadIsHeldBack(t *testing.T) {
 	s := newStatusRun(t)
-	if code, out, errOut := s.run(t, "apply"); code != 0 {
-		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
-	}
+	s.applied(t, "apply")
 	s.write(t, "app-01.yaml", "")
 	const guard = "nothing is pruned from an empty load"
 	doc := s.planDoc(t, "--prune")
@@ -164,13 +167,9 @@ func TestPruneFromAnEmptyLoadIsHeldBack(t *testing.T) {
 // as pending a reboot, never in sync.
 func TestPendingChangeIsNotInSync(t *testing.T) {
 	s := newStatusRun(t)
-	if code, out, errOut := s.run(t, "apply"); code != 0 {
-		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
-	}
+	s.applied(t, "apply")
 	s.write(t, "app-01.yaml", strings.Replace(cliVM, "cores: 2", "cores: 4", 1))
-	if code, out, errOut := s.run(t, "apply"); code != 0 {
-		t.Fatalf("second apply exit %d:\n%s%s", code, out, errOut)
-	}
+	s.applied(t, "second apply")
 	code, out, errOut := s.run(t, "plan", "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "needs reboot") || !strings.Contains(out, "Status: 0 in sync, 1 out of sync (1 pending a reboot)") {
 		t.Fatalf("plan exit %d:\n%s%s", code, out, errOut)
@@ -185,9 +184,7 @@ func TestPendingChangeIsNotInSync(t *testing.T) {
 // exits 2 even when nothing else differs, and apply exits 1 with the reason.
 func TestOnlyUnknownLeftIsAChange(t *testing.T) {
 	s := newStatusRun(t)
-	if code, out, errOut := s.run(t, "apply"); code != 0 {
-		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
-	}
+	s.applied(t, "apply")
 	// Every read of the VM's configuration fails from now on (more
 	// answers than the plan and the apply below ask for).
 	for range 40 {

@@ -16,7 +16,7 @@ func TestCLIStorageOwnershipOutlivesTheRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "nas-iso.yaml"), []byte(nas), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--repo", repo, "--endpoint", sim.APIURL(), "--token-id", "root@pam!cli", "--fingerprint", sim.Fingerprint()}
+	common := cliArgs(sim, repo)
 	if code, out, errOut := runCLI(t, append([]string{"apply", "--output", "text"}, common...)...); code != 0 {
 		t.Fatalf("apply exit %d:\n%s%s", code, out, errOut)
 	}
