@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, errorMessage, resourcePath } from '../api/client';
+import { api, resourcePath } from '../api/client';
+import { useAction } from '../api/useAction';
 import type { AdoptResult, Change } from '../api/types';
 import { changeLabel } from '../lib/format';
 import { isGuest } from '../lib/kinds';
@@ -74,8 +75,7 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
 // guest is no longer a Conflict.
 export default function Adopt({ kind, name, cluster = '', onDone }: { kind: string; name: string; cluster?: string; onDone: (message: string) => void }) {
   const [plan, setPlan] = useState<AdoptResult | null>(null);
-  const [busy, setBusy] = useState<'' | 'plan' | 'adopt'>('');
-  const [error, setError] = useState('');
+  const { busy, error, setError, run } = useAction<'plan' | 'adopt'>();
 
   useEffect(() => {
     setPlan(null);
@@ -85,30 +85,16 @@ export default function Adopt({ kind, name, cluster = '', onDone }: { kind: stri
   if (!isGuest(kind)) return null;
   const path = resourcePath(kind, name, '/adopt', cluster);
 
-  const preview = async () => {
-    setBusy('plan');
-    setError('');
-    try {
+  const preview = () =>
+    run('plan', async () => {
       setPlan(await api.post<AdoptResult>(path, { dryRun: true }));
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy('');
-    }
-  };
-  const adopt = async () => {
-    setBusy('adopt');
-    setError('');
-    try {
+    });
+  const adopt = () =>
+    run('adopt', async () => {
       const r = await api.post<AdoptResult>(path, {});
       setPlan(null);
       onDone(`Adopted. ${r.message}`);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy('');
-    }
-  };
+    });
 
   return (
     <section className="actions" aria-label="Adoption">

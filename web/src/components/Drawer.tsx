@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, errorMessage, resourcePath } from '../api/client';
+import { api, resourcePath } from '../api/client';
+import { useAction } from '../api/useAction';
 import { useApiGet } from '../api/useApi';
 import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
 import { actorText, formatTime, shortRev, timeAgo, waitText } from '../lib/format';
@@ -113,10 +114,9 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const gone = status === 404 || deletedAt?.shown === detail;
   const error = status === 404 ? '' : readError;
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState<'' | 'sync' | 'delete'>('');
+  const { busy, error: actionError, setError: setActionError, run } = useAction<'sync' | 'delete'>();
   // A success notice goes by itself; a refused action's error stays until dismissed or replaced.
   const [notice, setNotice] = useTransient();
-  const [actionError, setActionError] = useState('');
   const [dialog, setDialog] = useState(false);
   const panel = useRef<HTMLDivElement>(null);
 
@@ -143,33 +143,21 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
 
   useModal(panel, onClose);
 
-  const syncNow = async () => {
-    setBusy('sync');
+  const syncNow = () => {
     setNotice('');
-    setActionError('');
-    try {
+    return run('sync', async () => {
       const r = await api.post<ActionAccepted | undefined>(resourcePath(kind, name, '/sync', cluster));
       setNotice(r?.status || 'Sync requested.');
       reload();
-    } catch (err) {
-      setActionError(errorMessage(err));
-    } finally {
-      setBusy('');
-    }
+    });
   };
-  const doDelete = async () => {
-    setBusy('delete');
+  const doDelete = () => {
     setNotice('');
-    setActionError('');
-    try {
+    return run('delete', async () => {
       const r = await api.del<ActionAccepted | undefined>(resourcePath(kind, name, '', cluster));
       setConfirming(false);
       setNotice(r?.status || 'Deletion requested.');
-    } catch (err) {
-      setActionError(errorMessage(err));
-    } finally {
-      setBusy('');
-    }
+    });
   };
 
   const d = detail;

@@ -1,5 +1,6 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
+import { useAction } from '../api/useAction';
 import type { ApiToken, Check, CheckLevel, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
 import { ChangePassword, Users } from '../components/Accounts';
 import ExportPanel from '../components/ExportPanel';
@@ -80,10 +81,9 @@ function ConnectionSettings() {
   const [doc, setDoc] = useState<SettingsDoc | null>(null);
   const [form, setForm] = useState<SettingsDoc | null>(null);
   const [edits, setEdits] = useState<SecretEdits>({});
-  const [error, setError] = useState('');
   // "Saved." goes by itself; an error stays until the next save or test.
   const [saved, setSaved] = useTransient();
-  const [busy, setBusy] = useState<'' | 'save' | 'test'>('');
+  const { busy, error, setError, run } = useAction<'save' | 'test'>();
   const [result, setResult] = useState<TestResult | null>(null);
 
   const load = () =>
@@ -120,31 +120,19 @@ function ConnectionSettings() {
     </label>
   );
 
-  const save = async () => {
-    setBusy('save');
-    setError('');
+  const save = () => {
     setSaved('');
-    try {
+    return run('save', async () => {
       await api.put('/api/v1/settings', settingsPayload(form, edits));
       setSaved('Saved. The daemon uses the new settings from its next pass.');
       await load();
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy('');
-    }
+    });
   };
-  const test = async () => {
-    setBusy('test');
-    setError('');
+  const test = () => {
     setResult(null);
-    try {
+    return run('test', async () => {
       setResult(await api.post<TestResult>('/api/v1/settings/test', settingsPayload(form, edits)));
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy('');
-    }
+    });
   };
 
   return (
