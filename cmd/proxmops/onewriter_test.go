@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/apitest"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/store"
@@ -79,7 +80,7 @@ func TestCLIThroughARunningDaemonLeavesOneHistory(t *testing.T) {
 		t.Fatalf("apply through the daemon: %d\n%s%s", code, out, errOut)
 	}
 	var d api.ResourceDetail
-	if err := json.Unmarshal(c.expect(200, "GET", "/api/v1/resources/VirtualMachine/app-01", nil), &d); err != nil {
+	if err := json.Unmarshal(c.Expect(200, "GET", "/api/v1/resources/VirtualMachine/app-01", nil), &d); err != nil {
 		t.Fatal(err)
 	}
 	want := api.Actor{Kind: api.ActorCLI, Name: cliUser(), Token: "laptop"}
@@ -107,11 +108,11 @@ func assertNoState(t *testing.T, dir string) {
 	})
 }
 
-func waitStatus(t *testing.T, c *apiClient, name string, want vocab.Status) {
+func waitStatus(t *testing.T, c *apitest.Client, name string, want vocab.Status) {
 	t.Helper()
 	var last []byte
 	if !testwait.Until(60*time.Second, func() bool {
-		code, b := c.do("GET", "/api/v1/resources/VirtualMachine/"+name, nil)
+		code, b := c.Do("GET", "/api/v1/resources/VirtualMachine/"+name, nil)
 		last = b
 		var d api.ResourceDetail
 		return code == 200 && json.Unmarshal(b, &d) == nil && d.Status == want
@@ -203,14 +204,14 @@ func TestCLIUsesTheServiceConfigurationByDefault(t *testing.T) {
 // serveAndSetUp starts the daemon with args, sets up its first user (admin)
 // and returns its URL, a client logged in as that user, an admin API token
 // named laptop, and the daemon's log.
-func serveAndSetUp(t *testing.T, args ...string) (string, *apiClient, api.NewToken, *testwait.Buffer) {
+func serveAndSetUp(t *testing.T, args ...string) (string, *apitest.Client, api.NewToken, *testwait.Buffer) {
 	t.Helper()
 	stdout, stderr := background(t, args...)
 	base := "http://" + waitFor(t, stderr, listeningRE)[1]
-	c := newAPIClient(t, base, must(cookiejar.New(nil)))
-	c.login(c.expect(201, "POST", "/api/v1/setup", map[string]string{"token": waitFor(t, stdout, setupTokenLine)[0], "username": "admin", "password": "correct horse battery"}))
+	c := apitest.New(t, base, must(cookiejar.New(nil)))
+	c.Login(c.Expect(201, "POST", "/api/v1/setup", map[string]string{"token": waitFor(t, stdout, setupTokenLine)[0], "username": "admin", "password": "correct horse battery"}))
 	var tok api.NewToken
-	if err := json.Unmarshal(c.expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "laptop", "role": "admin"}), &tok); err != nil {
+	if err := json.Unmarshal(c.Expect(201, "POST", "/api/v1/tokens", map[string]string{"name": "laptop", "role": "admin"}), &tok); err != nil {
 		t.Fatal(err)
 	}
 	return base, c, tok, stderr

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/apitest"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/simtest"
@@ -25,61 +25,6 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// apiClient is a browser-like client of one daemon: a cookie jar and the
-// session's CSRF token.
-type apiClient struct {
-	t    *testing.T
-	base string
-	hc   *http.Client
-	csrf string
-}
-
-func newAPIClient(t *testing.T, base string, jar http.CookieJar) *apiClient {
-	return &apiClient{t: t, base: base, hc: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
-}
-
-func (c *apiClient) do(method, path string, body any) (int, []byte) {
-	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, c.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if c.csrf != "" {
-		req.Header.Set("X-CSRF-Token", c.csrf)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
-}
-
-func (c *apiClient) expect(code int, method, path string, body any) []byte {
-	c.t.Helper()
-	got, b := c.do(method, path, body)
-	if got != code {
-		c.t.Fatalf("%s %s: %d %s, want %d", method, path, got, b, code)
-	}
-	return b
-}
-
-// login keeps the CSRF token of an answer carrying "me".
-func (c *apiClient) login(b []byte) {
-	c.t.Helper()
-	var me struct {
-		CSRFToken string `json:"csrfToken"`
-	}
-	if err := json.Unmarshal(b, &me); err != nil || me.CSRFToken == "" {
-		c.t.Fatalf("no csrfToken in %s", b)
-	}
-	c.csrf = me.CSRFToken
-}
 
 const (
 	pgSimTokenID     = "root@pam!proxmops"
@@ -140,9 +85,9 @@ func TestServeOnPostgreSQLKeepsAccountsSettingsAndHistoryAcrossRestarts(t *testi
 		if again := waitFor(t, out, setupTokenLine)[0]; again != token {
 			t.Fatalf("the restart made a new setup token: %s, was %s", again, token)
 		}
-		c := newAPIClient(t, base, jar)
-		c.login(c.expect(201, "POST", "/api/v1/setup", map[string]string{"token": token, "username": "admin", "password": pgAdminPassword}))
-		c.expect(200, "PUT", "/api/v1/settings", map[string]any{
+		c := apitest.New(t, base, jar)
+		c.Login(c.Expect(201, "POST", "/api/v1/setup", map[string]string{"token": token, "username": "admin", "password": pgAdminPassword}))
+		c.Expect(200, "PUT", "/api/v1/settings", map[string]any{
 			"cluster": map[string]any{"endpoint": sim.APIURL(), "tokenId": pgSimTokenID, "tokenSecret": pgSimTokenSecret},
 			"source":  map[string]any{"repoURL": "file://" + filepath.ToSlash(repoDir), "revision": "main", "path": ""},
 		})
@@ -157,24 +102,24 @@ func TestServeOnPostgreSQLKeepsAccountsSettingsAndHistoryAcrossRestarts(t *testi
 	}
 	t.Run("after a restart everything is still there", func(t *testing.T) {
 		base, out := start(t)
-		c := newAPIClient(t, base, jar)
+		c := apitest.New(t, base, jar)
 		// The session made before the restart still works.
-		c.login(c.expect(200, "GET", "/api/v1/me", nil))
+		c.Login(c.Expect(200, "GET", "/api/v1/me", nil))
 		var settings struct {
 			Cluster struct {
 				Endpoint    string `json:"endpoint"`
 				TokenSecret string `json:"tokenSecret"`
 			} `json:"cluster"`
 		}
-		if err := json.Unmarshal(c.expect(200, "GET", "/api/v1/settings", nil), &settings); err != nil ||
+		if err := json.Unmarshal(c.Expect(200, "GET", "/api/v1/settings", nil), &settings); err != nil ||
 			settings.Cluster.Endpoint != sim.APIURL() || settings.Cluster.TokenSecret != "set" {
 			t.Fatalf("settings after restart: %+v %v", settings, err)
 		}
 		otherJar, _ := cookiejar.New(nil)
-		fresh := newAPIClient(t, base, otherJar)
-		fresh.login(fresh.expect(200, "POST", "/api/v1/login", map[string]string{"username": "admin", "password": pgAdminPassword}))
+		fresh := apitest.New(t, base, otherJar)
+		fresh.Login(fresh.Expect(200, "POST", "/api/v1/login", map[string]string{"username": "admin", "password": pgAdminPassword}))
 		var detail api.ResourceDetail
-		if err := json.Unmarshal(fresh.expect(200, "GET", "/api/v1/resources/VirtualMachine/web", nil), &detail); err != nil {
+		if err := json.Unmarshal(fresh.Expect(200, "GET", "/api/v1/resources/VirtualMachine/web", nil), &detail); err != nil {
 			t.Fatal(err)
 		}
 		if len(detail.History) < len(vmHistory) || detail.History[len(detail.History)-1].ID != vmHistory[len(vmHistory)-1].ID {
@@ -188,12 +133,12 @@ func TestServeOnPostgreSQLKeepsAccountsSettingsAndHistoryAcrossRestarts(t *testi
 
 // waitSynced waits until the daemon reports the VM Synced with history,
 // and returns that history.
-func waitSynced(t *testing.T, c *apiClient, name string) []api.HistoryEntry {
+func waitSynced(t *testing.T, c *apitest.Client, name string) []api.HistoryEntry {
 	t.Helper()
 	var last []byte
 	var d api.ResourceDetail
 	if !testwait.Until(60*time.Second, func() bool {
-		code, b := c.do("GET", "/api/v1/resources/VirtualMachine/"+name, nil)
+		code, b := c.Do("GET", "/api/v1/resources/VirtualMachine/"+name, nil)
 		last = b
 		return code == 200 && json.Unmarshal(b, &d) == nil && d.Status == vocab.StatusSynced && len(d.History) > 0
 	}) {

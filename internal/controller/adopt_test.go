@@ -84,7 +84,7 @@ func TestAdoptThroughTheAPI(t *testing.T) {
 	if st := c.do("POST", "/api/v1/tokens", map[string]string{"name": "ro", "role": "viewer"}, &tok); st != http.StatusCreated && st != http.StatusOK {
 		t.Fatalf("token: %d", st)
 	}
-	req, _ := http.NewRequest("POST", c.base+path, nil)
+	req, _ := http.NewRequest("POST", c.Base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+tok.Token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -32,7 +32,7 @@ func serve(t *testing.T, e *env, logs *logring.Ring) *served {
 	c := serveAPIWithLogs(t, e, logs)
 	// The test's context ends before the server stops, so an open event
 	// stream never holds the server's shutdown.
-	return &served{base: c.base, hc: c.hc, ctx: t.Context()}
+	return &served{base: c.Base, hc: c.HC, ctx: t.Context()}
 }
 
 // get answers the status and body of a GET.
@@ -305,7 +305,7 @@ func TestEverySummaryCountsStatusesTheSameWay(t *testing.T) {
 	if st := c.do("GET", "/api/v1/plan", nil, &plan); st != http.StatusOK {
 		t.Fatalf("GET /api/v1/plan: %d", st)
 	}
-	resp, err := c.hc.Get(c.base + "/metrics")
+	resp, err := c.HC.Get(c.Base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

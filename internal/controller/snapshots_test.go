@@ -1,10 +1,8 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/apitest"
 	"github.com/proxmops/proxmops/internal/logring"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
@@ -20,35 +19,17 @@ import (
 var _ server.SnapshotBackend = (*Controller)(nil)
 
 // apiClient is an admin session on a served controller.
-type apiClient struct {
-	t    *testing.T
-	hc   *http.Client
-	base string
-	csrf string
-}
+type apiClient struct{ *apitest.Client }
 
+// do sends body and decodes the answer into out (when not nil); it returns
+// the answer's status.
 func (c *apiClient) do(method, path string, body any, out any) int {
-	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, c.base+path, rd)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("X-CSRF-Token", c.csrf)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	c.T().Helper()
+	st, b := c.Do(method, path, body)
 	if out != nil && json.Unmarshal(b, out) != nil {
-		c.t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
+		c.T().Fatalf("%s %s: %d %s", method, path, st, b)
 	}
-	return resp.StatusCode
+	return st
 }
 
 // serveAPI serves the controller's HTTP API on loopback and logs in as the
@@ -75,14 +56,15 @@ func serveOptions(t *testing.T, o server.Options) *apiClient {
 		t.Fatal(err)
 	}
 	jar, _ := cookiejar.New(nil)
-	c := &apiClient{t: t, hc: &http.Client{Jar: jar}, base: base}
+	c := &apiClient{apitest.New(t, base, jar)}
+	c.HC.Timeout = 0 // event streams stay open
 	var me struct {
 		CSRF string `json:"csrfToken"`
 	}
 	if st := c.do("POST", "/api/v1/setup", map[string]string{"token": strings.TrimSpace(string(tok)), "username": "admin", "password": "a long enough password 1"}, &me); st != http.StatusCreated && st != http.StatusOK {
 		t.Fatalf("setup: %d", st)
 	}
-	c.csrf = me.CSRF
+	c.CSRF = me.CSRF
 	return c
 }
 
@@ -124,7 +106,7 @@ func TestRollbackThroughTheAPI(t *testing.T) {
 		t.Fatalf("token: %d", st)
 	}
 	viewer := func(method, path string) int {
-		req, _ := http.NewRequest(method, c.base+path, nil)
+		req, _ := http.NewRequest(method, c.Base+path, nil)
 		req.Header.Set("Authorization", "Bearer "+tok.Token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -22,7 +22,7 @@ func TestSSEStreamsStatusChanges(t *testing.T) {
 
 	// A session of the first admin, set up with the server's setup token.
 	c := serveAPI(t, e)
-	hc, base := c.hc, c.base
+	hc, base := c.HC, c.Base
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
