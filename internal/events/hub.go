@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/proxmops/proxmops/internal/ring"
 )
 
 // Event is one published event. ID is "<epoch>-<sequence>".
@@ -26,9 +28,7 @@ type Hub struct {
 	mu     sync.Mutex
 	epoch  string
 	seq    uint64
-	buf    []Event // ring of the latest events, oldest at start
-	start  int
-	size   int
+	buf    ring.Buffer[Event] // the latest events
 	subs   map[*Subscription]struct{}
 	subBuf int
 }
@@ -51,7 +51,7 @@ func (s *Subscription) Lagged() bool { return s.lagged }
 
 // NewHub keeps the last capacity events for replay.
 func NewHub(capacity int) *Hub {
-	return &Hub{epoch: strconv.FormatInt(time.Now().UnixNano(), 36), buf: make([]Event, max(capacity, 1)),
+	return &Hub{epoch: strconv.FormatInt(time.Now().UnixNano(), 36), buf: ring.New[Event](capacity),
 		subs: map[*Subscription]struct{}{}, subBuf: 256}
 }
 
@@ -65,13 +65,7 @@ func (h *Hub) Publish(eventType string, payload any) error {
 	defer h.mu.Unlock()
 	h.seq++
 	ev := Event{ID: h.id(h.seq), Type: eventType, Data: data}
-	if h.size < len(h.buf) {
-		h.buf[(h.start+h.size)%len(h.buf)] = ev
-		h.size++
-	} else {
-		h.buf[h.start] = ev
-		h.start = (h.start + 1) % len(h.buf)
-	}
+	h.buf.Push(ev)
 	for s := range h.subs {
 		select {
 		case s.c <- ev:
@@ -107,12 +101,12 @@ func (h *Hub) Subscribe(lastID string) (sub *Subscription, replay []Event, resum
 	if !ok {
 		return sub, nil, false
 	}
-	oldest := h.seq + 1 - uint64(h.size) // sequence of the oldest buffered event
+	oldest := h.seq + 1 - uint64(h.buf.Len()) // sequence of the oldest buffered event
 	if seq+1 < oldest {
 		return sub, nil, false
 	}
-	for i := 0; i < h.size; i++ {
-		ev := h.buf[(h.start+i)%len(h.buf)]
+	for i := 0; i < h.buf.Len(); i++ {
+		ev := h.buf.At(i)
 		if evSeq, _ := h.parse(ev.ID); evSeq > seq {
 			replay = append(replay, ev)
 		}

@@ -9,21 +9,20 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/api"
+	"github.com/proxmops/proxmops/internal/ring"
 )
 
 // Ring holds the latest log lines.
 type Ring struct {
 	mu    sync.Mutex
-	lines []api.LogLine
-	start int
-	size  int
+	lines ring.Buffer[api.LogLine]
 	next  int64
 	subs  map[chan api.LogLine]struct{}
 }
 
 // New keeps the last capacity lines.
 func New(capacity int) *Ring {
-	return &Ring{lines: make([]api.LogLine, max(capacity, 1)), next: 1, subs: map[chan api.LogLine]struct{}{}}
+	return &Ring{lines: ring.New[api.LogLine](capacity), next: 1, subs: map[chan api.LogLine]struct{}{}}
 }
 
 // Add appends a line, giving it the next id, and hands it to subscribers; a
@@ -34,13 +33,7 @@ func (r *Ring) Add(l api.LogLine) api.LogLine {
 	defer r.mu.Unlock()
 	l.ID = r.next
 	r.next++
-	if r.size < len(r.lines) {
-		r.lines[(r.start+r.size)%len(r.lines)] = l
-		r.size++
-	} else {
-		r.lines[r.start] = l
-		r.start = (r.start + 1) % len(r.lines)
-	}
+	r.lines.Push(l)
 	for c := range r.subs {
 		select {
 		case c <- l:
@@ -60,13 +53,14 @@ func (r *Ring) Lines(limit int) []api.LogLine {
 }
 
 func (r *Ring) tail(limit int, after int64) []api.LogLine {
-	n := r.size
+	size := r.lines.Len()
+	n := size
 	if limit > 0 && limit < n {
 		n = limit
 	}
 	out := make([]api.LogLine, 0, n)
-	for i := r.size - n; i < r.size; i++ {
-		l := r.lines[(r.start+i)%len(r.lines)]
+	for i := size - n; i < size; i++ {
+		l := r.lines.At(i)
 		if l.ID > after {
 			out = append(out, l)
 		}
