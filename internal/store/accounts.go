@@ -90,21 +90,12 @@ func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 // Users lists the accounts by name.
 func (s *Store) Users(ctx context.Context) ([]api.User, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT username, role, created_at FROM users ORDER BY lower(username), username`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	users := []api.User{}
-	for rows.Next() {
-		var u api.User
+	return scanAll(rows, err, func(rows *sql.Rows) (u api.User, err error) {
 		var created int64
-		if err := rows.Scan(&u.Username, &u.Role, &created); err != nil {
-			return nil, err
-		}
+		err = rows.Scan(&u.Username, &u.Role, &created)
 		u.CreatedAt = fromMS(created)
-		users = append(users, u)
-	}
-	return users, rows.Err()
+		return u, err
+	})
 }
 
 // DeleteUser removes an account with its sessions and the API tokens it
@@ -456,26 +447,19 @@ func (s *Store) TouchAPIToken(ctx context.Context, id int64, now time.Time) erro
 // APITokens lists the API tokens, oldest first.
 func (s *Store) APITokens(ctx context.Context) ([]api.Token, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, name, role, created_at, last_used_at FROM api_tokens ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	tokens := []api.Token{}
-	for rows.Next() {
-		var t api.Token
+	return scanAll(rows, err, func(rows *sql.Rows) (t api.Token, err error) {
 		var id, created int64
 		var used sql.NullInt64
 		if err := rows.Scan(&id, &t.Name, &t.Role, &created, &used); err != nil {
-			return nil, err
+			return t, err
 		}
 		t.ID, t.CreatedAt = fmt.Sprint(id), fromMS(created)
 		if used.Valid {
 			u := fromMS(used.Int64)
 			t.LastUsedAt = &u
 		}
-		tokens = append(tokens, t)
-	}
-	return tokens, rows.Err()
+		return t, nil
+	})
 }
 
 // DeleteAPIToken revokes an API token.

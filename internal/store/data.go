@@ -144,13 +144,7 @@ func (s *Store) HistoryAt(ctx context.Context, commit string, limit int) ([]api.
 // scanHistory reads the rows of a history query: id, then kind and name
 // when withResource, then event, commit_sha, time, message and the actor.
 func scanHistory(rows *sql.Rows, err error, withResource bool) ([]api.HistoryEntry, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []api.HistoryEntry{}
-	for rows.Next() {
-		var e api.HistoryEntry
+	return scanAll(rows, err, func(rows *sql.Rows) (e api.HistoryEntry, err error) {
 		var event string
 		var t int64
 		var a api.Actor
@@ -159,11 +153,26 @@ func scanHistory(rows *sql.Rows, err error, withResource bool) ([]api.HistoryEnt
 			dst = append(dst, &e.Kind, &e.Name)
 		}
 		dst = append(dst, &event, &e.Commit, &t, &e.Message, &a.Kind, &a.Name, &a.Via, &a.Delivery, &a.Token)
-		if err := rows.Scan(dst...); err != nil {
+		err = rows.Scan(dst...)
+		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
+		return e, err
+	})
+}
+
+// scanAll reads every row of a query with scan, closing the rows: an
+// empty list, never nil, when there are none; err is the query's.
+func scanAll[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, err
 		}
-		e.Event, e.Time, e.Actor = api.HistoryEvent(event), fromMS(t), actorOrNil(a)
-		out = append(out, e)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"time"
 
@@ -47,21 +48,11 @@ func (s *Store) DeletePullRequest(ctx context.Context, forge string, number int6
 // PullRequests lists the recorded requests, newest number first.
 func (s *Store) PullRequests(ctx context.Context) ([]api.PullRequest, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM pull_requests ORDER BY forge, number DESC`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []api.PullRequest{}
-	for rows.Next() {
+	return scanAll(rows, err, func(rows *sql.Rows) (pr api.PullRequest, err error) {
 		var doc []byte
 		if err := rows.Scan(&doc); err != nil {
-			return nil, err
+			return pr, err
 		}
-		var pr api.PullRequest
-		if err := json.Unmarshal(doc, &pr); err != nil {
-			return nil, err
-		}
-		out = append(out, pr)
-	}
-	return out, rows.Err()
+		return pr, json.Unmarshal(doc, &pr)
+	})
 }
