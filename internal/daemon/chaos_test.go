@@ -145,6 +145,20 @@ func envInt(name string, def int) int {
 // port (below) accepts connections even while no daemon runs to answer.
 var testHTTP = &http.Client{Timeout: 15 * time.Second}
 
+// apiGet reads path from the daemon's API at base with the API token, and
+// returns the answer's status and body.
+func apiGet(base, token, path string) (int, []byte, error) {
+	req, _ := http.NewRequest("GET", base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := testHTTP.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
 // heldPort is a listening socket the test keeps open for a daemon child
 // to inherit at each start: reserving a port by listening and closing
 // would let another process take it before the child binds it.
@@ -303,15 +317,12 @@ func (r *chaosRun) createToken() {
 
 // daemonSynced asks the daemon whether every declared VM is Synced.
 func (r *chaosRun) daemonSynced() bool {
-	req, _ := http.NewRequest("GET", r.apiURL+"/api/v1/resources", nil)
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := testHTTP.Do(req)
+	st, b, err := apiGet(r.apiURL, r.token, "/api/v1/resources")
 	if err != nil {
 		return false // not answering yet
 	}
-	defer resp.Body.Close()
 	var list api.ResourceList
-	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&list) != nil {
+	if st != 200 || json.Unmarshal(b, &list) != nil {
 		return false
 	}
 	synced := 0
@@ -551,15 +562,12 @@ func (r *chaosRun) logTail() string {
 // daemonView is what the daemon says of each declared VM: its status,
 // planned action and reason.
 func (r *chaosRun) daemonView() string {
-	req, _ := http.NewRequest("GET", r.apiURL+"/api/v1/resources", nil)
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := testHTTP.Do(req)
+	_, doc, err := apiGet(r.apiURL, r.token, "/api/v1/resources")
 	if err != nil {
 		return err.Error()
 	}
-	defer resp.Body.Close()
 	var list api.ResourceList
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+	if err := json.Unmarshal(doc, &list); err != nil {
 		return err.Error()
 	}
 	var b strings.Builder

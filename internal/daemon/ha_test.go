@@ -407,14 +407,8 @@ func haPost(rep *haReplica, token, path string) (int, string) {
 }
 
 func haGet(rep *haReplica, token, path string, into any) bool {
-	req, _ := http.NewRequest("GET", rep.apiURL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := testHTTP.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode == 200 && json.NewDecoder(resp.Body).Decode(into) == nil
+	st, b, err := apiGet(rep.apiURL, token, path)
+	return err == nil && st == 200 && json.Unmarshal(b, into) == nil
 }
 
 func waitRole(t *testing.T, rep *haReplica, token, role string, timeout time.Duration) {

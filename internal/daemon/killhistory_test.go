@@ -70,18 +70,15 @@ func TestKilledCreateHistoryReadsCreated(t *testing.T) {
 // HTTP API.
 func (r *chaosRun) apiHistory(kind, name string) []api.HistoryEntry {
 	r.t.Helper()
-	req, _ := http.NewRequest("GET", r.apiURL+"/api/v1/resources/"+kind+"/"+name, nil)
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := http.DefaultClient.Do(req)
+	st, b, err := apiGet(r.apiURL, r.token, "/api/v1/resources/"+kind+"/"+name)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	var d api.ResourceDetail
-	if resp.StatusCode != http.StatusOK {
-		r.t.Fatalf("GET %s/%s: %s", kind, name, resp.Status)
+	if st != http.StatusOK {
+		r.t.Fatalf("GET %s/%s: %d %s", kind, name, st, b)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
+	if err := json.Unmarshal(b, &d); err != nil {
 		r.t.Fatal(err)
 	}
 	return d.History

@@ -111,16 +111,13 @@ notifications:
 		t.Errorf("event = %+v", e)
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, "http://"+d.addr+"/api/v1/notifications", nil)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
+	code, doc, err := apiGet("http://"+d.addr, tok, "/api/v1/notifications")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	var list api.NotificationList
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/v1/notifications: %d %v", resp.StatusCode, err)
+	if err := json.Unmarshal(doc, &list); err != nil || code != http.StatusOK {
+		t.Fatalf("GET /api/v1/notifications: %d %v", code, err)
 	}
 	if len(list.Notifications) != 1 {
 		t.Fatalf("list = %+v", list)
