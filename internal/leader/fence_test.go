@@ -92,13 +92,7 @@ func TestTheNextTermBeginsOnlyAfterTheHeldWriteIsAnswered(t *testing.T) {
 	<-sending
 	a.stop() // the lock is free; b takes it and records its term
 
-	admin := pgtest.Connect(t, dbURL)
-	testwait.For(t, "b's takeover to wait for the held write", 10*time.Second, func() bool {
-		return electionWaitsForLock(admin, "b")
-	})
-	if n := len(b.allTerms()); n != 0 {
-		t.Fatalf("b led while a's write was held")
-	}
+	takeoverWaits(t, dbURL, b, "a's held write", 10*time.Second, "b led while a's write was held")
 	close(release)
 	if err := <-held; err != nil {
 		t.Fatal(err)

@@ -200,13 +200,8 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 	cancel()
 	a.stop()
 
-	admin := pgtest.Connect(t, dbURL)
-	testwait.For(t, "b to lead or to wait for a's write", 30*time.Second, func() bool {
-		return len(b.allTerms()) > 0 || electionWaitsForLock(admin, "b")
-	})
-	if len(b.allTerms()) > 0 {
-		t.Fatal("b's term began while Proxmox was still handling a's write, which was cancelled: b reads a cluster a's term is still changing")
-	}
+	takeoverWaits(t, dbURL, b, "a's write", 30*time.Second,
+		"b's term began while Proxmox was still handling a's write, which was cancelled: b reads a cluster a's term is still changing")
 	released := seq.Add(1)
 	release()
 	if err := <-done; err != nil {

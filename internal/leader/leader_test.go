@@ -141,6 +141,19 @@ func following(t *testing.T, seq *atomic.Int64, dbURL, replica string, timeout, 
 	return c
 }
 
+// takeoverWaits waits, within, until b's takeover waits for a lock (held
+// by what) or b leads, and fails with failure when b leads.
+func takeoverWaits(t *testing.T, dbURL string, b *campaign, what string, within time.Duration, failure string) {
+	t.Helper()
+	admin := pgtest.Connect(t, dbURL)
+	testwait.For(t, "b to lead or to wait for "+what, within, func() bool {
+		return len(b.allTerms()) > 0 || electionWaitsForLock(admin, "b")
+	})
+	if len(b.allTerms()) > 0 {
+		t.Fatal(failure)
+	}
+}
+
 // electionWaitsForLock reports whether replica's election session waits
 // for a lock (its takeover waits for a held write).
 func electionWaitsForLock(admin *pgx.Conn, replica string) bool {

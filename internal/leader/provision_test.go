@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/simtest"
@@ -62,13 +61,7 @@ func TestProvisioningRunsNoStepAfterItsTerm(t *testing.T) {
 	testwait.For(t, "the running command", 30*time.Second, func() bool { _, err := os.Stat(filepath.Join(tree, "running")); return err == nil })
 	a.stop() // the lock is free: b takes it, and its term waits for the running step
 
-	admin := pgtest.Connect(t, dbURL)
-	testwait.For(t, "b to lead or to wait for a's running step", 30*time.Second, func() bool {
-		return len(b.allTerms()) > 0 || electionWaitsForLock(admin, "b")
-	})
-	if len(b.allTerms()) > 0 {
-		t.Fatal("b's term began while a's provisioning command still ran")
-	}
+	takeoverWaits(t, dbURL, b, "a's running step", 30*time.Second, "b's term began while a's provisioning command still ran")
 	released := seq.Add(1)
 	if err := os.WriteFile(filepath.Join(tree, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
