@@ -88,14 +88,7 @@ func wantHistory(t *testing.T, key string, h []api.HistoryEntry, want ...[2]stri
 // finds the guest and records "created" once, after the interruption,
 // not "synced" standing in for the creation.
 func TestKilledCreateFinishedInTheClusterReadsCreated(t *testing.T) {
-	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 371, 2)})
-	dir := t.TempDir()
-	e1 := newEnv(t, sim, repo, dir).start()
-	e1.waitFor("create running", func(l api.ResourceList) bool {
-		r := find(l, "VirtualMachine/a")
-		return r != nil && r.Progress != nil && r.Progress.Task != ""
-	})
-	e1.kill()
+	sim, repo, dir := killedWhileCreating(t, 371)
 	if g, ok := sim.Guest(371); !ok || g.Config["lock"] != "create" {
 		t.Fatalf("the kill should land while the create task runs: %+v", g)
 	}

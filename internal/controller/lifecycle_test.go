@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 func TestRestartKeepsHistoryAndConverges(t *testing.T) {
@@ -65,18 +66,25 @@ func TestRestartKeepsHistoryAndConverges(t *testing.T) {
 	}
 }
 
-func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
-	// a create takes a few seconds
-	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 370, 2)})
+// killedWhileCreating runs a controller over a repository declaring VM a
+// (vmid, two cores) and kills it while its create task runs (a create
+// takes a few seconds): nothing it does from then on reaches the database
+// in dir.
+func killedWhileCreating(t *testing.T, vmid int) (*pvesim.Server, *gittest.Repo, string) {
+	t.Helper()
+	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", vmid, 2)})
 	dir := t.TempDir()
 	e1 := newEnv(t, sim, repo, dir).start()
 	e1.waitFor("create running", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/a")
 		return r != nil && r.Status == vocab.StatusProgressing && r.Progress != nil && r.Progress.Task != ""
 	})
-	// The process dies: nothing it does from now on reaches the database.
 	e1.kill()
+	return sim, repo, dir
+}
 
+func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
+	sim, repo, dir := killedWhileCreating(t, 370)
 	e2 := newEnv(t, sim, repo, dir, func(o *Options) { o.Config.Reconcile.Interval = time.Minute }).start()
 	e2.waitFor("interrupted create recorded", func(api.ResourceList) bool {
 		for _, x := range e2.history("VirtualMachine/a") {
