@@ -36,14 +36,21 @@ func TestAdoptionIsRecordedInHistory(t *testing.T) {
 	if !strings.Contains(g.Config["tags"], engine.OwnerTag) || g.Config["cores"] != "2" {
 		t.Fatalf("not adopted: %v", g.Config)
 	}
+	wantAdopted(t, e, "VirtualMachine/h", commit.String(), api.Actor{Kind: api.ActorCommit, Name: "Test"}, "VMID 440")
+}
+
+// wantAdopted fails unless key's history records its adoption at commit
+// by actor, its message naming vmid ("VMID 440").
+func wantAdopted(t *testing.T, e *env, key, commit string, actor api.Actor, vmid string) {
+	t.Helper()
 	var adopted *api.HistoryEntry
-	for _, h := range e.history("VirtualMachine/h") {
+	for _, h := range e.history(key) {
 		if h.Event == api.EventAdopted {
 			adopted = &h
 		}
 	}
-	if adopted == nil || adopted.Commit != commit.String() || adopted.Actor == nil || *adopted.Actor != (api.Actor{Kind: api.ActorCommit, Name: "Test"}) || !strings.Contains(adopted.Message, "VMID 440") {
-		t.Fatalf("history: %+v", e.history("VirtualMachine/h"))
+	if adopted == nil || adopted.Commit != commit || adopted.Actor == nil || *adopted.Actor != actor || !strings.Contains(adopted.Message, vmid) {
+		t.Fatalf("history: %+v", e.history(key))
 	}
 }
 
@@ -118,15 +125,7 @@ func TestAdoptThroughTheAPI(t *testing.T) {
 	if st := c.do("POST", path, nil, &res); st != http.StatusOK || !res.Adopted || res.Revision != commit.String() {
 		t.Fatalf("adopt: %d %+v", st, res)
 	}
-	var adopted *api.HistoryEntry
-	for _, h := range e.history("VirtualMachine/h2") {
-		if h.Event == api.EventAdopted {
-			adopted = &h
-		}
-	}
-	if adopted == nil || adopted.Commit != commit.String() || adopted.Actor == nil || *adopted.Actor != (api.Actor{Kind: api.ActorUser, Name: "admin"}) || !strings.Contains(adopted.Message, "VMID 441") {
-		t.Fatalf("history: %+v", e.history("VirtualMachine/h2"))
-	}
+	wantAdopted(t, e, "VirtualMachine/h2", commit.String(), api.Actor{Kind: api.ActorUser, Name: "admin"}, "VMID 441")
 	// The daemon's next sync applies the rest: the declared tags and the
 	// ownership tag, 2 cores.
 	e.waitFor("the adopted guest synced", func(l api.ResourceList) bool {
