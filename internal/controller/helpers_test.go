@@ -167,6 +167,19 @@ func (e *env) kill() {
 	e.cancel = nil
 }
 
+// syncCreated syncs the VirtualMachine name and waits until it is created,
+// owned and Synced.
+func (e *env) syncCreated(name string) {
+	e.t.Helper()
+	if err := e.c.SyncOne(context.Background(), "VirtualMachine", name); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor(name+" created", func(l api.ResourceList) bool {
+		r := find(l, "VirtualMachine/"+name)
+		return r != nil && r.Status == vocab.StatusSynced && r.Owned
+	})
+}
+
 // waitFor polls the status list until ok holds.
 func (e *env) waitFor(what string, ok func(api.ResourceList) bool) api.ResourceList {
 	e.t.Helper()

@@ -105,13 +105,7 @@ func TestDeleteByHandIsShownAsADelete(t *testing.T) {
 	w := watchSummaries(e)
 	e.start()
 	e.waitStatus("VirtualMachine/a", vocab.StatusOutOfSync)
-	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "a"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitFor("a created and scanned", func(l api.ResourceList) bool {
-		r := find(l, "VirtualMachine/a")
-		return r != nil && r.Status == vocab.StatusSynced && r.Owned
-	})
+	e.syncCreated("a")
 	if err := e.c.Delete(context.Background(), "VirtualMachine", "a"); err != nil {
 		t.Fatal(err)
 	}

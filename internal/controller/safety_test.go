@@ -125,13 +125,7 @@ func TestDeleteChecksOwnership(t *testing.T) {
 	}
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/mine", vocab.StatusOutOfSync)
-	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "mine"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitFor("mine created", func(l api.ResourceList) bool {
-		r := find(l, "VirtualMachine/mine")
-		return r != nil && r.Status == vocab.StatusSynced && r.Owned
-	})
+	e.syncCreated("mine")
 	e.waitStatus("VirtualMachine/taken", vocab.StatusConflict)
 
 	if err := e.c.Delete(context.Background(), "VirtualMachine", "taken"); !errors.Is(err, api.ErrNotOwned) {
