@@ -253,50 +253,41 @@ func (f *Fleet) Resources(ctx context.Context) (api.ResourceList, error) {
 	return out, nil
 }
 
+// onResource is what ask answers of the controller of the resource's
+// cluster: the request's, or the one cluster that has it.
+func onResource[T any](ctx context.Context, f *Fleet, kind, name string, ask func(*Controller, context.Context, string, string) (T, error)) (T, error) {
+	c, err := f.find(ctx, kind, name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return ask(c, ctx, kind, name)
+}
+
 // Resource is one resource of the request's cluster or the one cluster
 // that has it.
 func (f *Fleet) Resource(ctx context.Context, kind, name string) (api.ResourceDetail, error) {
-	c, err := f.find(ctx, kind, name)
-	if err != nil {
-		return api.ResourceDetail{}, err
-	}
-	return c.Resource(ctx, kind, name)
+	return onResource(ctx, f, kind, name, (*Controller).Resource)
 }
 
 // Manifest is a declared resource's YAML document.
 func (f *Fleet) Manifest(ctx context.Context, kind, name string) (api.Manifest, error) {
-	c, err := f.find(ctx, kind, name)
-	if err != nil {
-		return api.Manifest{}, err
-	}
-	return c.Manifest(ctx, kind, name)
+	return onResource(ctx, f, kind, name, (*Controller).Manifest)
 }
 
 // Live is what the resource's cluster answers for it now.
 func (f *Fleet) Live(ctx context.Context, kind, name string) (api.Live, error) {
-	c, err := f.find(ctx, kind, name)
-	if err != nil {
-		return api.Live{}, err
-	}
-	return c.Live(ctx, kind, name)
+	return onResource(ctx, f, kind, name, (*Controller).Live)
 }
 
 // TaskLog is the log of the resource's last Proxmox task.
 func (f *Fleet) TaskLog(ctx context.Context, kind, name string) (api.TaskLog, error) {
-	c, err := f.find(ctx, kind, name)
-	if err != nil {
-		return api.TaskLog{}, err
-	}
-	return c.TaskLog(ctx, kind, name)
+	return onResource(ctx, f, kind, name, (*Controller).TaskLog)
 }
 
 // Snapshots lists a guest's snapshots.
 func (f *Fleet) Snapshots(ctx context.Context, kind, name string) (api.SnapshotList, error) {
-	c, err := f.find(ctx, kind, name)
-	if err != nil {
-		return api.SnapshotList{}, err
-	}
-	return c.Snapshots(ctx, kind, name)
+	return onResource(ctx, f, kind, name, (*Controller).Snapshots)
 }
 
 // Rollback rolls a guest back to a snapshot.
