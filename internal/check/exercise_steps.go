@@ -184,16 +184,7 @@ func (x *exerciseRun) firewall(ctx context.Context) (map[string]string, error) {
 }
 
 func (x *exerciseRun) fullClone(ctx context.Context) (map[string]string, error) {
-	id, err := x.newID(ctx, "clone")
-	if err != nil {
-		return nil, err
-	}
-	full := true
-	o := pve.CloneOptions{NewID: id, Name: exerciseName + "clone", Full: &full, Pool: ExercisePool}
-	if err := x.wait(ctx)(x.client.QemuClone(ctx, x.node(), x.ids["vm"], o)); err != nil {
-		return nil, err
-	}
-	return x.readBack(ctx, id, "name", "tags", "scsi0", "cores")
+	return x.clone(ctx, "clone", "vm", true, "name", "tags", "scsi0", "cores")
 }
 
 func (x *exerciseRun) template(ctx context.Context) (map[string]string, error) {
@@ -204,16 +195,21 @@ func (x *exerciseRun) template(ctx context.Context) (map[string]string, error) {
 }
 
 func (x *exerciseRun) linkedClone(ctx context.Context) (map[string]string, error) {
-	id, err := x.newID(ctx, "linked")
+	return x.clone(ctx, "linked", "clone", false, "name", "tags", "scsi0", "template")
+}
+
+// clone makes the guest of role, a full or linked clone of the guest of
+// from, and reads fields of it back.
+func (x *exerciseRun) clone(ctx context.Context, role, from string, full bool, fields ...string) (map[string]string, error) {
+	id, err := x.newID(ctx, role)
 	if err != nil {
 		return nil, err
 	}
-	full := false
-	o := pve.CloneOptions{NewID: id, Name: exerciseName + "linked", Full: &full, Pool: ExercisePool}
-	if err := x.wait(ctx)(x.client.QemuClone(ctx, x.node(), x.ids["clone"], o)); err != nil {
+	o := pve.CloneOptions{NewID: id, Name: exerciseName + role, Full: &full, Pool: ExercisePool}
+	if err := x.wait(ctx)(x.client.QemuClone(ctx, x.node(), x.ids[from], o)); err != nil {
 		return nil, err
 	}
-	return x.readBack(ctx, id, "name", "tags", "scsi0", "template")
+	return x.readBack(ctx, id, fields...)
 }
 
 // deleteRole deletes the guest of a role and sees its VMID free again.
