@@ -12,26 +12,13 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-const haVM = `apiVersion: proxmops.dev/v1
-kind: VirtualMachine
-metadata:
-  name: ha-app
-  node: pve1
-spec:
-  vmid: 150
-  cores: 1
-  memory: 1024
-  disks:
-    - storage: local-lvm
-      size: 4G
-  net:
-    - bridge: vmbr0
-  state: STATE
-`
+// haVM is the guest put under HA, in state STATE.
+var haVM = testvm.VM{Name: "ha-app", Node: "pve1", VMID: 150, Cores: 1}.YAML() + "  state: STATE\n"
 
 // haAdd puts a guest under HA and waits until the HA stack has taken it over.
 func (e *env) haAdd(sid, state string) {

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -36,12 +36,7 @@ type provEnv struct {
 
 func newProvEnv(t *testing.T) *provEnv {
 	t.Helper()
-	ln, err := net.Listen("tcp", provCTIP+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := simtest.GuestSSHPort(t, provCTIP)
 	trees := filepath.Join(t.TempDir(), "guests")
 	e := newEnvWith(t, func(o *pvesim.Options) { o.GuestSSHPort, o.GuestRoot = port, trees })
 	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {

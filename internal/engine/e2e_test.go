@@ -18,6 +18,7 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -98,11 +99,7 @@ func newEnvWith(t testing.TB, tune func(*pvesim.Options)) *env {
 	if tune != nil {
 		tune(&opts)
 	}
-	sim := pvesim.New(opts)
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, opts)
 	e := &env{t: t, sim: sim, dir: t.TempDir()}
 	e.isoData = make([]byte, 256<<10)
 	if _, err := rand.Read(e.isoData); err != nil {

@@ -8,17 +8,14 @@ import (
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
 // ruleSim is a simulator with one empty security group "web", and a client.
 func ruleSim(t *testing.T) *pve.Client {
 	t.Helper()
-	sim := pvesim.New(pvesim.Options{Nodes: 1, TokenID: "root@pam!rules", TokenSecret: "s", Seed: 1})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, pvesim.Options{Nodes: 1, TokenID: "root@pam!rules", TokenSecret: "s", Seed: 1})
 	c, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: "root@pam!rules", TokenSecret: "s", RetryBackoff: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
