@@ -22,12 +22,9 @@ import (
 // reconciled by the daemon, and its history says it was adopted, at
 // which commit, by the commit's author.
 func TestAdoptionIsRecordedInHistory(t *testing.T) {
-	sim := startSim(t, 0.1)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 440, Node: "pve1", Config: map[string]string{
+	sim := startSim(t, 0.1, pvesim.GuestSpec{VMID: 440, Node: "pve1", Config: map[string]string{
 		"name": "h", "cores": "1", "memory": "1024", "tags": "lab",
-		"scsi0": "local-lvm:vm-440-disk-0,size=4G", "net0": "virtio=BC:24:11:00:04:40,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+		"scsi0": "local-lvm:vm-440-disk-0,size=4G", "net0": "virtio=BC:24:11:00:04:40,bridge=vmbr0"}})
 	repo := gittest.New(t)
 	commit := repo.Commit("adopt h", map[string]string{"vms/h.yaml": vmManifest("h", 440, 2, `proxmops.dev/adopt="true"`)})
 	e := newEnv(t, sim, repo, "").start()
@@ -65,12 +62,9 @@ func (e *env) waitPasses(n int) { e.passesAfter(n, e.c.SyncAll) }
 // included; the adoption only tags it, is recorded with the commit and the
 // user, and the next sync applies the rest. Adopting it again is a 409.
 func TestAdoptThroughTheAPI(t *testing.T) {
-	sim := startSim(t, 0.1)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 441, Node: "pve1", Running: true, Config: map[string]string{
+	sim := startSim(t, 0.1, pvesim.GuestSpec{VMID: 441, Node: "pve1", Running: true, Config: map[string]string{
 		"name": "h2", "cores": "1", "memory": "1024", "tags": "lab;old",
-		"scsi0": "local-lvm:vm-441-disk-0,size=4G", "net0": "virtio=BC:24:11:00:04:41,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+		"scsi0": "local-lvm:vm-441-disk-0,size=4G", "net0": "virtio=BC:24:11:00:04:41,bridge=vmbr0"}})
 	repo := gittest.New(t)
 	commit := repo.Commit("h2", map[string]string{"vms/h2.yaml": vmManifest("h2", 441, 2)})
 	e := newEnv(t, sim, repo, "").start()
@@ -155,11 +149,8 @@ func TestAdoptThroughTheAPI(t *testing.T) {
 // A refused adoption and a resource without a guest are 409s with the
 // reason, an undeclared resource a 404.
 func TestAdoptRefusedThroughTheAPI(t *testing.T) {
-	sim := startSim(t, 0.1)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 442, Node: "pve1", Config: map[string]string{
-		"name": "locked", "cores": "1", "memory": "1024", "lock": "backup"}}); err != nil {
-		t.Fatal(err)
-	}
+	sim := startSim(t, 0.1, pvesim.GuestSpec{VMID: 442, Node: "pve1", Config: map[string]string{
+		"name": "locked", "cores": "1", "memory": "1024", "lock": "backup"}})
 	repo := gittest.New(t)
 	repo.Commit("two", map[string]string{"vms/locked.yaml": vmManifest("locked", 442, 1), "vms/fresh.yaml": vmManifest("fresh", 443, 1, "proxmops.dev/sync=manual")})
 	e := newEnv(t, sim, repo, "").start()
@@ -194,17 +185,12 @@ func TestAdoptRefusedThroughTheAPI(t *testing.T) {
 // Synced with its larger disk reported, never Failed; no disk is resized,
 // no guest replaced, and each keeps the record of its adoption.
 func TestAdoptedGuestsWithLargerDisksReconcile(t *testing.T) {
-	sim := startSim(t, 0.1)
-	for _, g := range []pvesim.GuestSpec{
-		{VMID: 450, Node: "pve1", Config: map[string]string{"name": "by-cli", "cores": "1", "memory": "1024", "tags": "lab",
+	sim := startSim(t, 0.1,
+		pvesim.GuestSpec{VMID: 450, Node: "pve1", Config: map[string]string{"name": "by-cli", "cores": "1", "memory": "1024", "tags": "lab",
 			"scsi0": "local-lvm:vm-450-disk-0,size=8G", "net0": "virtio=BC:24:11:00:04:50,bridge=vmbr0"}},
-		{VMID: 451, Node: "pve1", Config: map[string]string{"name": "by-ui", "cores": "1", "memory": "1024", "tags": "lab",
+		pvesim.GuestSpec{VMID: 451, Node: "pve1", Config: map[string]string{"name": "by-ui", "cores": "1", "memory": "1024", "tags": "lab",
 			"scsi0": "nfs-shared:451/vm-451-disk-0.qcow2,size=8G", "net0": "virtio=BC:24:11:00:04:51,bridge=vmbr0"}},
-	} {
-		if err := sim.AddGuest(g); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	repo := gittest.New(t)
 	repo.Commit("two", map[string]string{"vms/by-cli.yaml": vmManifest("by-cli", 450, 2), "vms/by-ui.yaml": vmManifest("by-ui", 451, 2)})
 	e := newEnv(t, sim, repo, "").start()
@@ -277,11 +263,8 @@ func TestAdoptedGuestsWithLargerDisksReconcile(t *testing.T) {
 // writes only the description's record (the tags are there already), and
 // the daemon's next pass ends it Synced with the disk accepted.
 func TestAdoptButtonCompletesAnAdoptionWithoutRecord(t *testing.T) {
-	sim := startSim(t, 0.1)
-	if err := sim.AddGuest(pvesim.GuestSpec{VMID: 460, Node: "pve1", Config: map[string]string{"name": "older", "cores": "2", "memory": "1024",
-		"tags": engine.AdoptedTag + ";lab;" + engine.OwnerTag, "scsi0": "local-lvm:vm-460-disk-0,size=8G", "net0": "virtio=BC:24:11:00:04:60,bridge=vmbr0"}}); err != nil {
-		t.Fatal(err)
-	}
+	sim := startSim(t, 0.1, pvesim.GuestSpec{VMID: 460, Node: "pve1", Config: map[string]string{"name": "older", "cores": "2", "memory": "1024",
+		"tags": engine.AdoptedTag + ";lab;" + engine.OwnerTag, "scsi0": "local-lvm:vm-460-disk-0,size=8G", "net0": "virtio=BC:24:11:00:04:60,bridge=vmbr0"}})
 	repo := gittest.New(t)
 	repo.Commit("older", map[string]string{"vms/older.yaml": vmManifest("older", 460, 2)})
 	e := newEnv(t, sim, repo, "").start()

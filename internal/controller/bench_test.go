@@ -125,19 +125,8 @@ func BenchmarkWebhookToFirstAction(b *testing.B) {
 
 func waitActionStarted(b *testing.B, c <-chan eventsEvent, key string) {
 	b.Helper()
-	timeout := time.After(60 * time.Second)
-	for {
-		select {
-		case ev, ok := <-c:
-			if !ok {
-				b.Fatal("event subscription ended")
-			}
-			if ev.Type == api.SSEResource && bytes.Contains(ev.Data, []byte(`"name":"`+key[len("VirtualMachine/"):]+`"`)) &&
-				bytes.Contains(ev.Data, []byte(`started"`)) {
-				return
-			}
-		case <-timeout:
-			b.Fatal("no action started")
-		}
-	}
+	nextOn(b, c, time.After(60*time.Second), "event subscription ended", "no action started", func(ev eventsEvent) bool {
+		return ev.Type == api.SSEResource && bytes.Contains(ev.Data, []byte(`"name":"`+key[len("VirtualMachine/"):]+`"`)) &&
+			bytes.Contains(ev.Data, []byte(`started"`))
+	})
 }

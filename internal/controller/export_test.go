@@ -14,10 +14,7 @@ import (
 // The daemon exports with its own cluster connection; bad options are
 // api.ErrInvalid (a 400), not a server error.
 func TestDaemonExportsWithItsConnection(t *testing.T) {
-	sim := startSim(t, 0.1)
-	if err := sim.AddGuest(pvesimGuest(441, "legacy")); err != nil {
-		t.Fatal(err)
-	}
+	sim := startSim(t, 0.1, pvesimGuest(441, "legacy"))
 	repo := gittest.New(t)
 	repo.Commit("empty", map[string]string{"README.md": "x\n"})
 	e := newEnv(t, sim, repo, "")

@@ -34,10 +34,12 @@ const (
 	simTokenSecret = "sim-secret"
 )
 
-// startSim serves a simulated three-node cluster over HTTP on loopback.
-func startSim(t *testing.T, taskSpeed float64) *pvesim.Server {
+// startSim serves a simulated three-node cluster over HTTP on loopback,
+// holding guests.
+func startSim(t *testing.T, taskSpeed float64, guests ...pvesim.GuestSpec) *pvesim.Server {
 	t.Helper()
 	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: taskSpeed, Seed: 1})
+	simtest.AddGuests(t, sim, guests...)
 	return sim
 }
 

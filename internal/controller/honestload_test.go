@@ -57,9 +57,20 @@ func (s *served) events(t *testing.T) <-chan [2]string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
 	out := make(chan [2]string, 256)
 	go readSSE(resp.Body, out)
 	return out
+}
+
+// eventsFromSnapshot opens GET /api/v1/events and reads up to the
+// snapshot of the whole state the stream starts with.
+func (s *served) eventsFromSnapshot(t *testing.T) (<-chan [2]string, [2]string) {
+	t.Helper()
+	events := s.events(t)
+	return events, nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
 }
 
 const (
@@ -116,9 +127,7 @@ func TestFirstLoadFailureSaysWhy(t *testing.T) {
 func TestPassEventsCarryTheLoadError(t *testing.T) {
 	e := syncedVM(t, 0, "a", 431, 1)
 	repo := e.repo
-	s := serve(t, e, nil)
-	events := s.events(t)
-	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
+	events, _ := serve(t, e, nil).eventsFromSnapshot(t)
 
 	broken := repo.Commit("broken", map[string]string{"vms/a.yaml": coersManifest})
 	e.c.Refresh(context.Background())

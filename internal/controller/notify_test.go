@@ -143,10 +143,7 @@ func stoppedOwnedVM(vmid int, name string) pvesim.GuestSpec {
 }
 
 func TestDegradedResourceNotifiesOnceUntilHealthyAgain(t *testing.T) {
-	sim := startSim(t, 0)
-	if err := sim.AddGuest(stoppedOwnedVM(130, "db")); err != nil {
-		t.Fatal(err)
-	}
+	sim := startSim(t, 0, stoppedOwnedVM(130, "db"))
 	repo := gittest.New(t)
 	repo.Commit("db", map[string]string{"db.yaml": vmManifest("db", 130, 1)})
 	hook, url := startHookReceiver(t)
@@ -196,28 +193,13 @@ func (e *env) passesAfter(n int, start func(context.Context) error) {
 		if err := start(context.Background()); err != nil {
 			e.t.Fatal(err)
 		}
-	wait:
-		for {
-			select {
-			case ev, ok := <-sub.C:
-				if !ok {
-					e.t.Fatal("event subscription lagged")
-				}
-				if ev.Type == api.SSEPass {
-					break wait
-				}
-			case <-timeout:
-				e.t.Fatal("timed out waiting for a pass")
-			}
-		}
+		nextOn(e.t, sub.C, timeout, "event subscription lagged", "timed out waiting for a pass",
+			func(ev eventsEvent) bool { return ev.Type == api.SSEPass })
 	}
 }
 
 func TestConflictAndSourceErrorNotifyOnceEach(t *testing.T) {
-	sim := startSim(t, 0)
-	if err := sim.AddGuest(pvesimGuest(140, "theirs")); err != nil {
-		t.Fatal(err)
-	}
+	sim := startSim(t, 0, pvesimGuest(140, "theirs"))
 	repo := gittest.New(t)
 	repo.Commit("mine", map[string]string{"mine.yaml": vmManifest("mine", 140, 1)})
 	hook, url := startHookReceiver(t)

@@ -14,9 +14,7 @@ import (
 func TestPassEventsNameTheirCommitsMessage(t *testing.T) {
 	e := syncedVM(t, 0, "a", 433, 1)
 	repo := e.repo
-	s := serve(t, e, nil)
-	events := s.events(t)
-	nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
+	events, _ := serve(t, e, nil).eventsFromSnapshot(t)
 
 	next := repo.Commit("a: two cores", map[string]string{"vms/a.yaml": vmManifest("a", 433, 2)})
 	e.c.Refresh(context.Background())

@@ -253,10 +253,7 @@ func countLimited(fs *forgetest.Server) int {
 // its file and line, and a comment listing the errors; one that declares a
 // guest where someone else's VM is gets a failure naming the conflict.
 func TestPullRequestPreviewFailsOnWhatCannotBeMerged(t *testing.T) {
-	sim := startSim(t, 0.2)
-	if err := sim.AddGuest(pvesimGuest(441, "legacy")); err != nil {
-		t.Fatal(err)
-	}
+	sim := startSim(t, 0.2, pvesimGuest(441, "legacy"))
 	repo := gittest.New(t)
 	base := repo.Commit("vm", map[string]string{"vms/a.yaml": vmManifest("a", 420, 1)})
 	e := newEnv(t, sim, repo, "").start()

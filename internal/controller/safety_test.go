@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
+	"github.com/proxmops/proxmops/internal/simtest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -120,9 +121,7 @@ func TestDeleteChecksOwnership(t *testing.T) {
 		"vms/taken.yaml": vmManifest("taken", 351, 1),
 	})
 	// VMID 351 is held by a guest proxmops does not own.
-	if err := sim.AddGuest(pvesimGuest(351, "someone-elses")); err != nil {
-		t.Fatal(err)
-	}
+	simtest.AddGuests(t, sim, pvesimGuest(351, "someone-elses"))
 	e := newEnv(t, sim, repo, "").start()
 	e.waitStatus("VirtualMachine/mine", vocab.StatusOutOfSync)
 	e.syncCreated("mine")

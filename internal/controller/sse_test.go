@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -20,27 +19,9 @@ func TestSSEStreamsStatusChanges(t *testing.T) {
 	e := syncedVM(t, 0.2, "a", 420, 1)
 	repo := e.repo
 
-	// A session of the first admin, set up with the server's setup token.
-	c := serveAPI(t, e)
-	hc, base := c.HC, c.Base
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/events", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("content type %q", ct)
-	}
-	events := make(chan [2]string, 256)
-	go readSSE(resp.Body, events)
-
-	// The stream starts with a snapshot of the whole state.
-	first := nextEvent(t, events, func(typ, _ string) bool { return typ == api.SSESnapshot })
+	// A session of the first admin; the stream starts with a snapshot of
+	// the whole state.
+	events, first := serve(t, e, nil).eventsFromSnapshot(t)
 	var snap api.ResourceList
 	if err := json.Unmarshal([]byte(first[1]), &snap); err != nil || find(snap, "VirtualMachine/a") == nil {
 		t.Fatalf("snapshot %q: %v", first[1], err)
@@ -82,20 +63,28 @@ func readSSE(r io.Reader, out chan<- [2]string) {
 	}
 }
 
+// nextEvent waits up to 30 seconds for the next event ok accepts.
 func nextEvent(t *testing.T, events <-chan [2]string, ok func(typ, data string) bool) [2]string {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
+	return nextOn(t, events, time.After(30*time.Second), "the event stream ended", "timed out waiting for an event",
+		func(ev [2]string) bool { return ok(ev[0], ev[1]) })
+}
+
+// nextOn reads c until ok accepts a value and answers it; the test fails
+// with ended when c closes first, with timedOut when timeout fires first.
+func nextOn[T any](t testing.TB, c <-chan T, timeout <-chan time.Time, ended, timedOut string, ok func(T) bool) T {
+	t.Helper()
 	for {
 		select {
-		case ev, more := <-events:
+		case v, more := <-c:
 			if !more {
-				t.Fatal("the event stream ended")
+				t.Fatal(ended)
 			}
-			if ok(ev[0], ev[1]) {
-				return ev
+			if ok(v) {
+				return v
 			}
 		case <-timeout:
-			t.Fatal("timed out waiting for an event")
+			t.Fatal(timedOut)
 		}
 	}
 }

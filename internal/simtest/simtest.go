@@ -36,3 +36,13 @@ func GuestSSHPort(t testing.TB, ip string) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// AddGuests puts guests on sim, as if made before the test.
+func AddGuests(t testing.TB, sim *pvesim.Server, guests ...pvesim.GuestSpec) {
+	t.Helper()
+	for _, g := range guests {
+		if err := sim.AddGuest(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
