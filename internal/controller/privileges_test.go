@@ -8,22 +8,11 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/simtest"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/pvesim"
 )
 
-const privilegedCT = `apiVersion: proxmops.dev/v1
-kind: Container
-metadata:
-  name: legacy
-  node: pve1
-spec:
-  vmid: 420
-  unprivileged: false
-  rootfs:
-    storage: local-lvm
-    size: 4G
-  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
-`
+var privilegedCT = testvm.CT{Name: "legacy", Node: "pve1", VMID: 420, Privileged: true}.YAML()
 
 // "Test connection" names the privileges the repository's manifests need
 // and the token lacks, with the path and the resource, over real HTTP.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/simtest"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -24,24 +25,15 @@ func TestFailedProvisioningIsRetriedWithBackoff(t *testing.T) {
 	trees := filepath.Join(t.TempDir(), "guests")
 	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, TaskSpeed: 0.01, Seed: 1,
 		GuestSSHPort: port, GuestRoot: trees})
-	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
+	if err := sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: testvm.CTTemplate, Size: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	repo := gittest.New(t)
-	repo.Commit("broker", map[string]string{"broker.yaml": `apiVersion: proxmops.dev/v1
-kind: Container
-metadata: {name: broker, node: pve1}
-spec:
-  vmid: 330
-  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
-  rootfs: {storage: local-lvm, size: 4}
-  net: [{bridge: vmbr0, ip: ` + ip + `/8}]
-  provision:
-    port: ` + strconv.Itoa(port) + `
+	repo.Commit("broker", map[string]string{"broker.yaml": testvm.CT{Name: "broker", Node: "pve1", VMID: 330, IP: ip, Spec: "  provision:\n    port: " + strconv.Itoa(port) + `
     commands:
       - echo run >> /root/runs
       - echo "no broker.conf" >&2; exit 7
-`})
+`}.YAML()})
 	e := newEnv(t, sim, repo, "").start()
 	const key = "Container/broker"
 	sum := e.waitStatus(key, vocab.StatusFailed)

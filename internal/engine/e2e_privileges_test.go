@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -36,19 +37,7 @@ func allPrivilegesBut(except ...string) []string {
 	return out
 }
 
-const privilegedCT = `apiVersion: proxmops.dev/v1
-kind: Container
-metadata:
-  name: legacy
-  node: pve1
-spec:
-  vmid: 410
-  unprivileged: false
-  rootfs:
-    storage: local-lvm
-    size: 4G
-  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
-`
+var privilegedCT = testvm.CT{Name: "legacy", Node: "pve1", VMID: 410, Privileged: true}.YAML()
 
 const isoManifest = `apiVersion: proxmops.dev/v1
 kind: Iso

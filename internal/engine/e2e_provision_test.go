@@ -14,6 +14,7 @@ import (
 	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/simtest"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -39,7 +40,7 @@ func newProvEnv(t *testing.T) *provEnv {
 	port := simtest.GuestSSHPort(t, provCTIP)
 	trees := filepath.Join(t.TempDir(), "guests")
 	e := newEnvWith(t, func(o *pvesim.Options) { o.GuestSSHPort, o.GuestRoot = port, trees })
-	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", Size: 1 << 20}); err != nil {
+	if err := e.sim.AddVolume(pvesim.VolumeSpec{Node: "pve1", VolID: testvm.CTTemplate, Size: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	keys := provision.NewKeys(&provision.MemStore{}, "")
@@ -96,18 +97,7 @@ func (p *provEnv) applyOne(kind, name string) engine.Result {
 	return engine.Result{}
 }
 
-const brokerCT = `apiVersion: proxmops.dev/v1
-kind: Container
-metadata:
-  name: broker
-  node: pve1
-spec:
-  vmid: 310
-  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
-  rootfs: {storage: local-lvm, size: 4}
-  net:
-    - {bridge: vmbr0, ip: ` + provCTIP + `/8}
-  description: message broker
+var brokerCT = testvm.CT{Name: "broker", Node: "pve1", VMID: 310, IP: provCTIP, Spec: `  description: message broker
   provision:
     port: PORT
     packages: [mosquitto, mosquitto-clients]
@@ -121,7 +111,7 @@ spec:
     commands:
       - sh /opt/broker/setup.sh >> /opt/broker/setup.log
       - cat /etc/mosquitto/conf.d/proxmops.conf
-`
+`}.YAML()
 
 // A container is provisioned once after its creation and start, in sync
 // afterwards (its description keeps the user's text), provisioned again
@@ -284,18 +274,9 @@ func TestProvisionVMOverSSH(t *testing.T) {
 func TestProvisionHostKeyPinned(t *testing.T) {
 	p := newProvEnv(t)
 	ctx := context.Background()
-	motd := `apiVersion: proxmops.dev/v1
-kind: Container
-metadata: {name: web, node: pve1}
-spec:
-  vmid: 311
-  template: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
-  rootfs: {storage: local-lvm, size: 4}
-  net: [{bridge: vmbr0, ip: ` + provCTIP + `/8}]
-  provision:
-    port: ` + strconv.Itoa(p.port) + `
+	motd := testvm.CT{Name: "web", Node: "pve1", VMID: 311, IP: provCTIP, Spec: "  provision:\n    port: " + strconv.Itoa(p.port) + `
     files: [{path: /etc/motd, content: "MOTD\n"}]
-`
+`}.YAML()
 	p.write("web.yaml", strings.Replace(motd, "MOTD", "one", 1))
 	if r := p.applyOne(engine.KindContainer, "web"); r.Status != vocab.StatusSynced {
 		t.Fatalf("create: %+v", r)

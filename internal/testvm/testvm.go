@@ -1,6 +1,7 @@
-// Package testvm writes the small VirtualMachine manifest that the tests
-// of several packages commit to their repositories: a blank 4G disk on
-// local-lvm, one NIC on vmbr0 and 1024 MiB of memory.
+// Package testvm writes the small guest manifests that the tests of
+// several packages commit to their repositories: a VirtualMachine with a
+// blank 4G disk on local-lvm, one NIC on vmbr0 and 1024 MiB of memory, and
+// a Container from the Debian 12 template with a 4G root disk on local-lvm.
 package testvm
 
 import (
@@ -48,5 +49,36 @@ func (v VM) YAML() string {
 	if v.Running {
 		b.WriteString("  applyMode: reboot\n  state: running\n")
 	}
+	return b.String()
+}
+
+// CTTemplate is the container template CT creates its containers from.
+const CTTemplate = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+
+// CT is such a Container manifest.
+type CT struct {
+	Name string
+	Node string
+	VMID int
+	// Privileged declares a privileged container (unprivileged: false).
+	Privileged bool
+	// IP, when set, gives it a NIC on vmbr0 with this address in a /8.
+	IP string
+	// Spec is more of its spec, lines indented by two spaces.
+	Spec string
+}
+
+// YAML is the manifest.
+func (c CT) YAML() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: proxmops.dev/v1\nkind: Container\nmetadata:\n  name: %s\n  node: %s\nspec:\n  vmid: %d\n", c.Name, c.Node, c.VMID)
+	if c.Privileged {
+		b.WriteString("  unprivileged: false\n")
+	}
+	fmt.Fprintf(&b, "  template: %s\n  rootfs: {storage: local-lvm, size: 4G}\n", CTTemplate)
+	if c.IP != "" {
+		fmt.Fprintf(&b, "  net: [{bridge: vmbr0, ip: %s/8}]\n", c.IP)
+	}
+	b.WriteString(c.Spec)
 	return b.String()
 }
