@@ -2,7 +2,6 @@ package controller
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -79,20 +78,7 @@ func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
 		t.Fatalf("web in GET /api/v1/plan: %+v", planned)
 	}
 
-	up, err := net.Listen("tcp", ip+":"+strconv.Itoa(port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { up.Close() })
-	go func() {
-		for {
-			c, err := up.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	acceptAndClose(listenAt(t, ip+":"+strconv.Itoa(port)))
 	e.waitHealth(db, vocab.HealthHealthy, nil)
 	e.waitHealth(web, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced && s.Waiting == nil })
 	if _, ok := sim.Guest(151); !ok {

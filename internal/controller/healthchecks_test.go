@@ -27,12 +27,33 @@ func healthVM(name string, vmid int, extra string) string {
 // listenOn listens on a loopback address: the guest's service.
 func listenOn(t *testing.T, ip string) (net.Listener, int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", ip+":0")
+	ln := listenAt(t, ip+":0")
+	return ln, ln.Addr().(*net.TCPAddr).Port
+}
+
+// listenAt listens on addr until the test ends.
+func listenAt(t *testing.T, addr string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	return ln, ln.Addr().(*net.TCPAddr).Port
+	return ln
+}
+
+// acceptAndClose closes every connection ln accepts, until ln closes: a
+// port that is open and says nothing, what a TCP check wants.
+func acceptAndClose(ln net.Listener) {
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 }
 
 // waitHealth advances the controller's clock (the probes' interval) until
@@ -68,15 +89,7 @@ func healthEntries(h []api.HistoryEntry) []string {
 func TestTCPHealthCheckGoesDegradedWhenThePortCloses(t *testing.T) {
 	const ip = "127.0.73.10"
 	ln, port := listenOn(t, ip)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	acceptAndClose(ln)
 	sim, repo := simWithRepo(t, 0, "web", map[string]string{"web.yaml": healthVM("web", 140, "  cloudInit: {ip: "+ip+"/8}\n"+
 		"  healthCheck: {tcp: {port: "+strconv.Itoa(port)+"}, interval: 5s, failureThreshold: 2}\n")})
 	hook, url := startHookReceiver(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/testwait"
 	"github.com/proxmops/proxmops/internal/vocab"
+	"github.com/proxmops/proxmops/pvesim"
 )
 
 // The history of an action a kill interrupts says, once the daemon is back,
@@ -122,12 +123,7 @@ func TestKilledCreateThatFailedInTheClusterIsCreatedAgain(t *testing.T) {
 	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 372, 2)})
 	dir := t.TempDir()
 	release := sim.HoldGuestLock(372)
-	e1 := newEnv(t, sim, repo, dir).start()
-	testwait.For(t, "the create's guest holding only its lock", 30*time.Second, func() bool {
-		g, ok := sim.Guest(372)
-		return ok && g.Config["lock"] == "create"
-	})
-	e1.kill()
+	killedAtCreateLock(t, sim, repo, dir, 372)
 	testwait.For(t, "the create task to fail and remove its guest", 30*time.Second, func() bool {
 		_, ok := sim.Guest(372)
 		return !ok
@@ -266,12 +262,7 @@ func TestKillBetweenTheWritesOfAFinishedCreate(t *testing.T) {
 func TestKilledCreateLeftLockedIsNotCreated(t *testing.T) {
 	sim, repo := simWithRepo(t, 0.5, "vm", map[string]string{"vms/a.yaml": vmManifest("a", 378, 2)})
 	dir := t.TempDir()
-	e1 := newEnv(t, sim, repo, dir).start()
-	testwait.For(t, "the create's guest holding only its lock", 30*time.Second, func() bool {
-		g, ok := sim.Guest(378)
-		return ok && g.Config["lock"] == "create"
-	})
-	e1.kill()
+	killedAtCreateLock(t, sim, repo, dir, 378)
 	testwait.For(t, "the create task to end", 30*time.Second, func() bool {
 		g, _ := sim.Guest(378)
 		return g.Config["lock"] == ""
@@ -351,4 +342,16 @@ func TestAPassThatReadTheClusterBeforeAnActionEndedRecordsNoDrift(t *testing.T) 
 	if n := sim.RequestCountFor("POST", "/nodes/{node}/qemu"); n != 1 {
 		t.Errorf("%d creates: the older view made the create run again", n)
 	}
+}
+
+// killedAtCreateLock starts a controller over repo and dir and kills it
+// once the create's guest exists holding only its lock.
+func killedAtCreateLock(t *testing.T, sim *pvesim.Server, repo *gittest.Repo, dir string, vmid int) {
+	t.Helper()
+	e1 := newEnv(t, sim, repo, dir).start()
+	testwait.For(t, "the create's guest holding only its lock", 30*time.Second, func() bool {
+		g, ok := sim.Guest(vmid)
+		return ok && g.Config["lock"] == "create"
+	})
+	e1.kill()
 }
