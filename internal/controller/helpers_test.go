@@ -153,9 +153,37 @@ func (e *env) stop() {
 	if e.cancel == nil {
 		return
 	}
+	e.endRun()
+	e.st.Close()
+}
+
+// endRun cancels the controller's run and waits until it has returned.
+func (e *env) endRun() {
 	e.cancel()
 	<-e.done
 	e.cancel = nil
+}
+
+// stopMidAction stops e gracefully while key's action runs past the grace
+// period: its history ends with the interruption.
+func (e *env) stopMidAction(key string) {
+	e.t.Helper()
+	e.endRun()
+	h := e.history(key)
+	if len(h) == 0 || h[len(h)-1].Event != api.EventFailed || !strings.Contains(h[len(h)-1].Message, "interrupted") {
+		e.t.Fatalf("history of %s after a graceful stop mid-apply: %+v", key, h)
+	}
+}
+
+// closeWithNothingInFlight checks that the graceful stop left no guest in
+// the in-flight state, so the next start records nothing again, and closes
+// the store.
+func (e *env) closeWithNothingInFlight() {
+	e.t.Helper()
+	b, ok, err := e.st.State(context.Background(), stateInflight)
+	if err != nil || !ok || strings.Contains(string(b), "VirtualMachine/") {
+		e.t.Fatalf("in-flight state after a graceful stop: %s %v %v", b, ok, err)
+	}
 	e.st.Close()
 }
 
@@ -164,9 +192,7 @@ func (e *env) stop() {
 func (e *env) kill() {
 	e.st.Close()
 	e.c.Close()
-	e.cancel()
-	<-e.done
-	e.cancel = nil
+	e.endRun()
 }
 
 // syncCreated syncs the VirtualMachine name and waits until it is created,

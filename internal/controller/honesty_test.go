@@ -225,21 +225,11 @@ func TestGracefulStopDropsQueuedActionsSilently(t *testing.T) {
 		}
 		return running != "" && queued != ""
 	})
-	e.cancel()
-	<-e.done
-	e.cancel = nil
-	h := e.history(running)
-	if len(h) == 0 || h[len(h)-1].Event != api.EventFailed || !strings.Contains(h[len(h)-1].Message, "interrupted") {
-		t.Fatalf("history of the running action after a stop: %+v", h)
-	}
+	e.stopMidAction(running)
 	if h := e.history(queued); len(h) != 0 {
 		t.Fatalf("history of an action that never started: %+v", h)
 	}
-	b, ok, err := e.st.State(context.Background(), stateInflight)
-	if err != nil || !ok || strings.Contains(string(b), "VirtualMachine/") {
-		t.Fatalf("in-flight state after a graceful stop: %s %v %v", b, ok, err)
-	}
-	e.st.Close()
+	e.closeWithNothingInFlight()
 }
 
 // TestRunningSummaryNeverContradictsThePlan: while a resource's job is in

@@ -126,19 +126,9 @@ func TestGracefulStopRecordsInterruptedActions(t *testing.T) {
 		r := find(l, "VirtualMachine/a")
 		return r != nil && r.Status == vocab.StatusProgressing
 	})
-	e.cancel()
-	<-e.done
-	e.cancel = nil
-	h := e.history("VirtualMachine/a")
-	if len(h) == 0 || h[len(h)-1].Event != api.EventFailed || !strings.Contains(h[len(h)-1].Message, "interrupted") {
-		t.Fatalf("history after a stop mid-apply: %+v", h)
-	}
+	e.stopMidAction("VirtualMachine/a")
 	// Recorded once: the next start does not record it again.
-	b, ok, err := e.st.State(context.Background(), stateInflight)
-	if err != nil || !ok || strings.Contains(string(b), "VirtualMachine/a") {
-		t.Fatalf("in-flight state after a graceful stop: %s %v %v", b, ok, err)
-	}
-	e.st.Close()
+	e.closeWithNothingInFlight()
 }
 
 func TestNoDoubleQueueAndQueueLimit(t *testing.T) {
