@@ -126,6 +126,23 @@ type requestKinds struct {
 	n  map[string]int64
 }
 
+// collectionPaths names the cluster-wide collections' requests by path,
+// in the order they are tried: a path ending in "*" is a prefix, any other
+// is matched whole.
+var collectionPaths = []struct{ path, kind string }{
+	{"/cluster/firewall/aliases*", "aliases"},
+	{"/cluster/firewall/groups", "groups"},
+	{"/cluster/firewall/groups/*", "group rules"},
+	{"/cluster/firewall/options", "cluster firewall options"},
+	{"/cluster/firewall/rules*", "cluster firewall rules"},
+	{"/cluster/firewall/ipset", "ipsets"},
+	{"/cluster/firewall/ipset/*", "ipset entries"},
+	{"/cluster/ha/rules*", "ha rules"},
+	{"/cluster/ha/resources*", "ha resources"},
+	{"/pools*", "pools"},
+	{"/cluster/backup*", "backup jobs"},
+}
+
 // kindOf names a request's kind from its method and API path.
 func kindOf(method, path string) string {
 	p := strings.TrimPrefix(path, "/api2/json")
@@ -143,29 +160,13 @@ func kindOf(method, path string) string {
 		return "guest firewall " + verb
 	case len(seg) >= 4 && seg[0] == "nodes" && (seg[2] == "qemu" || seg[2] == "lxc"):
 		return "guest " + verb
-	case strings.HasPrefix(p, "/cluster/firewall/aliases"):
-		return "aliases " + verb
-	case p == "/cluster/firewall/groups":
-		return "groups " + verb
-	case strings.HasPrefix(p, "/cluster/firewall/groups/"):
-		return "group rules " + verb
-	case p == "/cluster/firewall/options":
-		return "cluster firewall options " + verb
-	case strings.HasPrefix(p, "/cluster/firewall/rules"):
-		return "cluster firewall rules " + verb
-	case p == "/cluster/firewall/ipset":
-		return "ipsets " + verb
-	case strings.HasPrefix(p, "/cluster/firewall/ipset/"):
-		return "ipset entries " + verb
-	case strings.HasPrefix(p, "/cluster/ha/rules"):
-		return "ha rules " + verb
-	case strings.HasPrefix(p, "/cluster/ha/resources"):
-		return "ha resources " + verb
-	case strings.HasPrefix(p, "/pools"):
-		return "pools " + verb
-	case strings.HasPrefix(p, "/cluster/backup"):
-		return "backup jobs " + verb
-	case strings.Contains(p, "storage"):
+	}
+	for _, c := range collectionPaths {
+		if prefix, ok := strings.CutSuffix(c.path, "*"); p == c.path || ok && strings.HasPrefix(p, prefix) {
+			return c.kind + " " + verb
+		}
+	}
+	if strings.Contains(p, "storage") {
 		return "storage " + verb
 	}
 	return "other " + verb + " " + p
