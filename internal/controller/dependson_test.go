@@ -51,9 +51,7 @@ func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
 	if _, ok := sim.Guest(151); ok {
 		t.Fatal("web was created while db was not healthy")
 	}
-	if _, ok := sim.Guest(150); !ok {
-		t.Fatal("db was not created")
-	}
+	wantGuest(t, sim, 150, "db was not created")
 
 	// Over HTTP: the graph's edge and the plan's wait.
 	base := e.serve(t, "")
@@ -81,9 +79,7 @@ func TestADependentGuestIsCreatedOnlyAfterItsDependencyIsHealthy(t *testing.T) {
 	acceptAndClose(listenAt(t, ip+":"+strconv.Itoa(port)))
 	e.waitHealth(db, vocab.HealthHealthy, nil)
 	e.waitHealth(web, vocab.HealthHealthy, func(s api.ResourceSummary) bool { return s.Status == vocab.StatusSynced && s.Waiting == nil })
-	if _, ok := sim.Guest(151); !ok {
-		t.Fatal("web is Synced but not on the cluster")
-	}
+	wantGuest(t, sim, 151, "web is Synced but not on the cluster")
 }
 
 // getJSON decodes the answer of GET url, authenticated by token.

@@ -43,6 +43,14 @@ func startSim(t *testing.T, taskSpeed float64, guests ...pvesim.GuestSpec) *pves
 	return sim
 }
 
+// wantGuest fails the test with why unless guest vmid is on sim.
+func wantGuest(t *testing.T, sim *pvesim.Server, vmid int, why string) {
+	t.Helper()
+	if _, ok := sim.Guest(vmid); !ok {
+		t.Fatal(why)
+	}
+}
+
 // simWithRepo is a fresh simulator (startSim) and a repository whose first
 // commit, msg, holds files.
 func simWithRepo(t *testing.T, taskSpeed float64, msg string, files map[string]string) (*pvesim.Server, *gittest.Repo) {

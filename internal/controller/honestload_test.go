@@ -277,9 +277,7 @@ func TestEmptyLoadGuardIsNamedInEveryPlan(t *testing.T) {
 				r := find(l, "VirtualMachine/a")
 				return r != nil && strings.Contains(r.Reason, guard)
 			})
-			if _, ok := sim.Guest(vmid); !ok {
-				t.Fatal("a sync with prune deleted the VM from an empty load")
-			}
+			wantGuest(t, sim, vmid, "a sync with prune deleted the VM from an empty load")
 		})
 	}
 }

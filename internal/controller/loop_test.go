@@ -78,9 +78,7 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 	if !strings.Contains(r.Reason, "prune is off") {
 		t.Errorf("reason %q", r.Reason)
 	}
-	if _, ok := sim.Guest(311); !ok {
-		t.Fatal("VM b was deleted without prune")
-	}
+	wantGuest(t, sim, 311, "VM b was deleted without prune")
 
 	// With prune, it is deleted, and the history says so.
 	v := values(sim, repo.URL(), e.dir)
@@ -94,9 +92,7 @@ func TestDeletedManifestWithoutAndWithPrune(t *testing.T) {
 	if h[len(h)-1] != api.EventDeleted {
 		t.Errorf("history of b %v, want it to end with deleted", h)
 	}
-	if _, ok := sim.Guest(310); !ok {
-		t.Fatal("VM a was deleted")
-	}
+	wantGuest(t, sim, 310, "VM a was deleted")
 }
 
 func TestNoPruneFromEmptyOrFailedLoad(t *testing.T) {

@@ -58,9 +58,7 @@ func TestSyncAllAppliesInDetectOnlyMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitStatus("VirtualMachine/a", vocab.StatusSynced)
-	if _, ok := sim.Guest(331); !ok {
-		t.Fatal("sync all did not create the VM")
-	}
+	wantGuest(t, sim, 331, "sync all did not create the VM")
 }
 
 func TestDryRunRefusesActions(t *testing.T) {
@@ -107,9 +105,7 @@ func TestSyncAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitStatus("VirtualMachine/manual", vocab.StatusSynced)
-	if _, ok := sim.Guest(341); !ok {
-		t.Fatal("sync one did not apply the manual resource")
-	}
+	wantGuest(t, sim, 341, "sync one did not apply the manual resource")
 	if err := e.c.SyncOne(context.Background(), "VirtualMachine", "nope"); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("sync one of an unknown resource: %v", err)
 	}
@@ -140,9 +136,7 @@ func TestDeleteChecksOwnership(t *testing.T) {
 		_, ok := sim.Guest(350)
 		return !ok && containsEvent(events_(e.history("VirtualMachine/mine")), api.EventDeleted)
 	})
-	if _, ok := sim.Guest(351); !ok {
-		t.Fatal("the unowned guest was deleted")
-	}
+	wantGuest(t, sim, 351, "the unowned guest was deleted")
 	// Its manifest (sync: manual) is still there: reported missing, not re-created.
 	e.waitFor("mine reported missing", func(l api.ResourceList) bool {
 		r := find(l, "VirtualMachine/mine")

@@ -50,9 +50,7 @@ func TestSyncOptionsRebootPruneAndDryRunApplyToThatSyncOnly(t *testing.T) {
 	if writes(sim) != before {
 		t.Fatal("a dry run wrote to the cluster")
 	}
-	if _, ok := sim.Guest(371); !ok {
-		t.Fatal("b is gone after a dry run")
-	}
+	wantGuest(t, sim, 371, "b is gone after a dry run")
 
 	// Reboot for this sync of a: the pending change is applied by a reboot.
 	if _, err := e.c.Sync(ctx, "VirtualMachine", "a", api.SyncOptions{Reboot: true}); err != nil {
@@ -63,9 +61,7 @@ func TestSyncOptionsRebootPruneAndDryRunApplyToThatSyncOnly(t *testing.T) {
 		return g.Config["cores"] == "3" && len(g.Pending) == 0 && g.Running
 	})
 	// Reconcile.prune is off and that sync asked for no prune: b is still there.
-	if _, ok := sim.Guest(371); !ok {
-		t.Fatal("b was pruned by a sync that did not ask for it")
-	}
+	wantGuest(t, sim, 371, "b was pruned by a sync that did not ask for it")
 
 	// A full sync with prune deletes it.
 	if _, err := e.c.Sync(ctx, "", "", api.SyncOptions{Prune: true}); err != nil {
