@@ -2,26 +2,16 @@ package controller
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
-
-func exampleFile(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // sdnRepo is a repository holding the SDN example and the VM runner on
 // its vnet labnet.
@@ -29,8 +19,8 @@ func sdnRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
 	repo := gittest.New(t)
 	repo.Commit("sdn", map[string]string{
-		"sdn/zones.yaml":  exampleFile(t, "sdn/zones.yaml"),
-		"sdn/vnets.yaml":  exampleFile(t, "sdn/vnets.yaml"),
+		"sdn/zones.yaml":  testvm.Example(t, "sdn/zones.yaml"),
+		"sdn/vnets.yaml":  testvm.Example(t, "sdn/vnets.yaml"),
 		"vms/runner.yaml": strings.Replace(vmManifest("runner", 320, 1), "bridge: vmbr0", "bridge: labnet", 1),
 	})
 	return repo

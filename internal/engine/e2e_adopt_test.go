@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -124,7 +125,7 @@ func TestAdoptCommandTagsOnly(t *testing.T) {
 func TestAdoptionRefused(t *testing.T) {
 	tpl := "apiVersion: proxmops.dev/v1\nkind: Template\nmetadata:\n  name: app-02\n  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n" +
 		"spec:\n  vmid: 130\n  image:\n    source: https://images.example.org/debian-12.qcow2\n  disks:\n    - storage: local-lvm\n      size: 2G\n"
-	ct := strings.Replace(strings.Replace(example(t, "containers/dns-01.yaml"), "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1),
+	ct := strings.Replace(strings.Replace(testvm.Example(t, "containers/dns-01.yaml"), "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1),
 		"vmid: 201", "vmid: 130", 1)
 	vm := pvesim.GuestSpec{VMID: 130, Node: "pve1", Config: map[string]string{"name": "app-02", "scsi0": "local-lvm:vm-130-disk-0,size=2G"}}
 	for _, tc := range []struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -96,7 +97,7 @@ func TestContainerRootDiskGrownAfterAdoptionIsDrift(t *testing.T) {
 		"net0":   "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:02:01,ip=10.0.0.53/24,gw=10.0.0.1,type=veth"}}); err != nil {
 		t.Fatal(err)
 	}
-	e.write("ct/dns-01.yaml", example(t, "containers/dns-01.yaml"))
+	e.write("ct/dns-01.yaml", testvm.Example(t, "containers/dns-01.yaml"))
 	eng := e.engine(engine.Options{})
 	ad, err := eng.PlanAdoption(context.Background(), e.desired(), "test", "Container/dns-01")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -56,7 +57,7 @@ func TestAdoptionAcceptsCreationOnlyChoices(t *testing.T) {
 		}
 	}
 	bigDisk := strings.Replace(adoptClone, "size: 1G", "size: 2G", 1)
-	ct := strings.Replace(example(t, "containers/dns-01.yaml"), "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1)
+	ct := strings.Replace(testvm.Example(t, "containers/dns-01.yaml"), "  node: pve1\n", "  node: pve1\n  annotations:\n    proxmops.dev/adopt: \"true\"\n", 1)
 	for _, tc := range []struct {
 		name     string
 		setup    func(t *testing.T, e *env)
@@ -262,7 +263,7 @@ func TestAdoptedByCommandKeepsWhatItAccepted(t *testing.T) {
 		guest                     pvesim.GuestSpec
 		notes                     []string
 	}{
-		{"a container", "ct/dns-01.yaml", example(t, "containers/dns-01.yaml"), "Container/dns-01", 201,
+		{"a container", "ct/dns-01.yaml", testvm.Example(t, "containers/dns-01.yaml"), "Container/dns-01", 201,
 			pvesim.GuestSpec{VMID: 201, Node: "pve1", Type: "lxc", Config: map[string]string{
 				"hostname": "dns-01", "cores": "2", "memory": "512", "ostype": "debian", "arch": "amd64",
 				"rootfs": "nfs-shared:201/vm-201-disk-0.raw,size=16G",

@@ -12,20 +12,10 @@ import (
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/render"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
-
-// example returns a file of examples/, for tests that run the repository's
-// own examples.
-func example(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // requireInSync plans again and fails when anything is still to do, or
 // cannot be evaluated.
@@ -85,7 +75,7 @@ func lxcConfig(t *testing.T, e *env, node string, vmid int) pve.ConfigValues {
 func TestContainerSeedLifecycle(t *testing.T) {
 	e, eng := withManifests(t, engine.Options{},
 		"ct/debian.yaml", applianceTemplate,
-		"ct/dns-01.yaml", example(t, "containers/dns-01.yaml"),
+		"ct/dns-01.yaml", testvm.Example(t, "containers/dns-01.yaml"),
 	)
 	cfg := containerIsCreatedFromTheNewestTemplate(t, e, eng)
 	containerDriftIsCorrectedLive(t, e, eng, cfg)
@@ -173,7 +163,7 @@ func containerDriftIsCorrectedLive(t *testing.T, e *env, eng *engine.Engine, cfg
 // Proxmox keeps pending on a running container, and a creation-only change.
 // It returns the manifest it wrote.
 func containerGrowsAndKeepsPendingAndCreationOnlyChanges(t *testing.T, e *env, eng *engine.Engine) string {
-	dns := strings.Replace(example(t, "containers/dns-01.yaml"), "size: 8G", "size: 10G", 1)
+	dns := strings.Replace(testvm.Example(t, "containers/dns-01.yaml"), "size: 8G", "size: 10G", 1)
 	dns = strings.Replace(dns, "  state: running", "  nameserver: 1.1.1.1 9.9.9.9\n  unprivileged: false\n  state: running", 1)
 	e.write("ct/dns-01.yaml", dns)
 	p := e.plan(eng)
@@ -220,7 +210,7 @@ func containerRebootAppliesThePendingSetting(t *testing.T, e *env, eng *engine.E
 
 // containerShrinkIsRefused with a clear message.
 func containerShrinkIsRefused(t *testing.T, e *env, eng *engine.Engine) {
-	e.write("ct/dns-01.yaml", strings.Replace(example(t, "containers/dns-01.yaml"), "size: 8G", "size: 4G", 1))
+	e.write("ct/dns-01.yaml", strings.Replace(testvm.Example(t, "containers/dns-01.yaml"), "size: 8G", "size: 4G", 1))
 	p := e.plan(eng)
 	if !strings.Contains(planText(p), "rootfs is 10G on the cluster but 4G in the manifest: shrinking is not supported") {
 		t.Fatalf("want a refused shrink:\n%s", planText(p))
@@ -259,8 +249,8 @@ func TestContainerConflictUntouched(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.write("dns-01.yaml", example(t, "containers/dns-01.yaml"))
-	e.write("apache.yaml", example(t, "containers/apache.yaml"))
+	e.write("dns-01.yaml", testvm.Example(t, "containers/dns-01.yaml"))
+	e.write("apache.yaml", testvm.Example(t, "containers/apache.yaml"))
 	eng := e.engine(engine.Options{Prune: true})
 	p := e.plan(eng)
 	for _, name := range []string{"dns-01", "apache"} {
@@ -304,8 +294,8 @@ func TestContainerSeedAndRootOnly(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("correct horse\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.write("apache.yaml", example(t, "containers/apache.yaml"))
-	media := strings.Replace(example(t, "containers/media.yaml"), "{ env: MEDIA_ROOT_PASSWORD }", "{ file: "+secret+" }", 1)
+	e.write("apache.yaml", testvm.Example(t, "containers/apache.yaml"))
+	media := strings.Replace(testvm.Example(t, "containers/media.yaml"), "{ env: MEDIA_ROOT_PASSWORD }", "{ file: "+secret+" }", 1)
 	media = strings.Replace(media, "bridge: vmbr1", "bridge: vmbr0", 1)
 	rootOnly := strings.Replace(media, "  net:\n", `    - path: /mnt/media
       bind: /mnt/pve/nfs-shared/media

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -27,11 +28,11 @@ func writeExampleTemplates(t *testing.T, e *env) (url, sum string) {
 	}))
 	t.Cleanup(files.Close)
 	sum = hex.EncodeToString(digest[:])
-	tpl := example(t, "container-templates/alpine-3-20.yaml")
+	tpl := testvm.Example(t, "container-templates/alpine-3-20.yaml")
 	tpl = strings.Replace(tpl, "https://images.linuxcontainers.org", files.URL, 1)
 	tpl = strings.Replace(tpl, "9a0f3ad2a5ea87b8c67e1e0e5f3ac6cc4c9b3f64dd3ac4b1a52e5d64b2ec5d4e", sum, 1)
 	e.write("tpl/alpine.yaml", tpl)
-	e.write("tpl/debian.yaml", example(t, "container-templates/debian-12-standard.yaml"))
+	e.write("tpl/debian.yaml", testvm.Example(t, "container-templates/debian-12-standard.yaml"))
 	return files.URL, sum
 }
 
@@ -43,7 +44,7 @@ func TestContainerTemplateDownload(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	filesURL, _ := writeExampleTemplates(t, e)
-	ct := strings.Replace(example(t, "containers/dns-01.yaml"), "template: debian-12-standard", "template: alpine-3-20", 1)
+	ct := strings.Replace(testvm.Example(t, "containers/dns-01.yaml"), "template: debian-12-standard", "template: alpine-3-20", 1)
 	ct = strings.Replace(ct, "node: pve1", "node: pve2", 1)
 	e.write("ct.yaml", ct)
 	eng := e.engine(engine.Options{})
@@ -103,7 +104,7 @@ spec:
 	if err := e.sim.AddGuest(pvesim.GuestSpec{VMID: 300, Node: "pve1", Type: "lxc", Config: map[string]string{"hostname": "x", "rootfs": "local-lvm:vm-300-disk-0,size=4G"}}); err != nil {
 		t.Fatal(err)
 	}
-	e.write("x.yaml", strings.Replace(strings.Replace(example(t, "containers/dns-01.yaml"), "vmid: 201", "vmid: 300", 1), "name: dns-01", "name: x", 1))
+	e.write("x.yaml", strings.Replace(strings.Replace(testvm.Example(t, "containers/dns-01.yaml"), "vmid: 201", "vmid: 300", 1), "name: dns-01", "name: x", 1))
 	if _, err := eng.Delete(ctx, e.desired(), engine.KindContainer, "x", nil); !errors.Is(err, engine.ErrNotOwned) && !errors.Is(err, engine.ErrNothingToDelete) {
 		t.Fatalf("delete of an unowned container: %v", err)
 	}

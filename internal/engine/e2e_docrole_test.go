@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -20,22 +21,22 @@ import (
 func TestTheDocumentedRoleManagesEveryKind(t *testing.T) {
 	e := newEnvWith(t, func(o *pvesim.Options) { o.TokenPrivileges = config.RequiredPrivilegeNames() })
 	ctx := context.Background()
-	e.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
-	e.write("sdn/vnets.yaml", example(t, "sdn/vnets.yaml"))
+	e.write("sdn/zones.yaml", testvm.Example(t, "sdn/zones.yaml"))
+	e.write("sdn/vnets.yaml", testvm.Example(t, "sdn/vnets.yaml"))
 	e.write("net/vmbr7.yaml", hostBridge)
-	e.write("fw/firewall.yaml", example(t, "firewall/firewall.yaml"))
+	e.write("fw/firewall.yaml", testvm.Example(t, "firewall/firewall.yaml"))
 	e.write("isos/debian-12.yaml", seedIso)
-	e.write("cts/debian-12-standard.yaml", example(t, "container-templates/debian-12-standard.yaml"))
-	e.write("cts/dns-01.yaml", example(t, "containers/dns-01.yaml"))
+	e.write("cts/debian-12-standard.yaml", testvm.Example(t, "container-templates/debian-12-standard.yaml"))
+	e.write("cts/dns-01.yaml", testvm.Example(t, "containers/dns-01.yaml"))
 	e.write("cts/legacy.yaml", strings.Replace(privilegedCT, "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", "debian-12-standard", 1))
 	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	e.write("pools/prod.yaml", example(t, "pools/prod.yaml"))
-	e.write("storage/nas-iso.yaml", example(t, "storage/nas-iso.yaml"))
+	e.write("pools/prod.yaml", testvm.Example(t, "pools/prod.yaml"))
+	e.write("storage/nas-iso.yaml", testvm.Example(t, "storage/nas-iso.yaml"))
 	e.write("vms/app-02.yaml", seedClone)
 	e.write("vms/web01.yaml", seedUserData)
 	app01 := seedVMImage + "  startup: { order: 2 }\n  snapshots:\n    beforeChange: true\n  pool: prod\n"
 	e.write("vms/app-01.yaml", app01)
-	e.write("backup/nightly.yaml", example(t, "backup/nightly.yaml"))
+	e.write("backup/nightly.yaml", testvm.Example(t, "backup/nightly.yaml"))
 	rec := openStore(t) // the ownership records of storages, shared by the engines
 	eng := e.engine(engine.Options{Concurrency: 4, Records: rec})
 	p := e.plan(eng)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -188,7 +189,7 @@ func TestEveryFieldRowInSyncAfterCreate(t *testing.T) {
 	e, eng := withManifests(t, engine.Options{},
 		"fields.yaml", fieldsManifests,
 		"iso.yaml", seedIso,
-		"ctemplate.yaml", example(t, "container-templates/debian-12-standard.yaml"),
+		"ctemplate.yaml", testvm.Example(t, "container-templates/debian-12-standard.yaml"),
 	)
 	p := e.plan(eng)
 	seen := map[string][]string{} // kind -> previewed paths and fields

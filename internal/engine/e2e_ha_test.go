@@ -168,7 +168,7 @@ func TestHAManagedVMDeleteLeavesHAFirst(t *testing.T) {
 func TestHAManagedContainerStopAndDelete(t *testing.T) {
 	e := newEnv(t)
 	e.write("tpl.yaml", applianceTemplate)
-	ct := example(t, "containers/dns-01.yaml")
+	ct := testvm.Example(t, "containers/dns-01.yaml")
 	e.write("ct.yaml", ct)
 	eng := e.engine(engine.Options{Prune: true})
 	e.converge(eng)

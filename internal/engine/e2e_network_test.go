@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -18,7 +19,7 @@ func TestNetworkExamples(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	for _, f := range []string{"vmbr1.yaml", "pve3-bond0.yaml", "pve1-storage-vlan.yaml"} {
-		e.write("net/"+f, example(t, "network/"+f))
+		e.write("net/"+f, testvm.Example(t, "network/"+f))
 	}
 	eng := e.engine(engine.Options{})
 	p := e.plan(eng)
@@ -93,7 +94,7 @@ spec:
 	if err := e.client.NetworkCreate(ctx, "pve2", pve.NewParams().Set("iface", "vmbr9").Set("type", "bridge")); err != nil {
 		t.Fatal(err)
 	}
-	e.write("net/vmbr1.yaml", strings.Replace(example(t, "network/vmbr1.yaml"), "comments: guest VLAN trunk\n---", "comments: trunk\n---", 2))
+	e.write("net/vmbr1.yaml", strings.Replace(testvm.Example(t, "network/vmbr1.yaml"), "comments: guest VLAN trunk\n---", "comments: trunk\n---", 2))
 	p = e.plan(eng)
 	a = p.Find(engine.KindNetwork, "pve2-vmbr1")
 	if a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, "node pve2 has network changes staged but not applied") {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -47,8 +48,8 @@ func TestSdnActionsAppliedAloneConverge(t *testing.T) {
 	}
 	t.Run("one action at a time", func(t *testing.T) {
 		e, eng := withManifests(t, engine.Options{Prune: true},
-			"sdn/zones.yaml", example(t, "sdn/zones.yaml"),
-			"sdn/vnets.yaml", example(t, "sdn/vnets.yaml"),
+			"sdn/zones.yaml", testvm.Example(t, "sdn/zones.yaml"),
+			"sdn/vnets.yaml", testvm.Example(t, "sdn/vnets.yaml"),
 		)
 		converge := func(what string) {
 			t.Helper()
@@ -115,8 +116,8 @@ func TestSdnActionsAppliedAloneConverge(t *testing.T) {
 func TestSdnPendingChangeIsApplied(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
-	e.write("sdn/vnets.yaml", example(t, "sdn/vnets.yaml"))
+	e.write("sdn/zones.yaml", testvm.Example(t, "sdn/zones.yaml"))
+	e.write("sdn/vnets.yaml", testvm.Example(t, "sdn/vnets.yaml"))
 	// Zone lab as the manifest has it, written but not applied.
 	must(t, e.client.SDNCreate(ctx, "zones", pve.NewParams().Set("zone", "lab").Set("type", "simple").Set("dhcp", "dnsmasq").Set("ipam", "pve")))
 	eng := e.engine(engine.Options{})
@@ -133,7 +134,7 @@ func TestSdnPendingChangeIsApplied(t *testing.T) {
 	// Only zones declared, all three written and left pending: one of them
 	// applies, once.
 	e2 := newEnv(t)
-	e2.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
+	e2.write("sdn/zones.yaml", testvm.Example(t, "sdn/zones.yaml"))
 	must(t, e2.client.SDNCreate(ctx, "zones", pve.NewParams().Set("zone", "lab").Set("type", "simple").Set("dhcp", "dnsmasq").Set("ipam", "pve")))
 	must(t, e2.client.SDNCreate(ctx, "zones", pve.NewParams().Set("zone", "vlans").Set("type", "vlan").Set("bridge", "vmbr1")))
 	eng2 := e2.engine(engine.Options{})
@@ -145,7 +146,7 @@ func TestSdnPendingChangeIsApplied(t *testing.T) {
 	e2.applyAloneSendingOneSDNApply(eng2, p, acts[0].Key())
 
 	e3 := newEnv(t)
-	e3.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
+	e3.write("sdn/zones.yaml", testvm.Example(t, "sdn/zones.yaml"))
 	for _, z := range []*pve.Params{
 		pve.NewParams().Set("zone", "lab").Set("type", "simple").Set("dhcp", "dnsmasq").Set("ipam", "pve"),
 		pve.NewParams().Set("zone", "vlans").Set("type", "vlan").Set("bridge", "vmbr1"),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -41,13 +42,13 @@ func applySDN(t *testing.T, e *env) {
 // removing only owned vnets and the zones left holding only them.
 func TestSdnExamples(t *testing.T) {
 	e := newEnv(t)
-	e.write("sdn/zones.yaml", example(t, "sdn/zones.yaml"))
-	e.write("sdn/vnets.yaml", example(t, "sdn/vnets.yaml"))
+	e.write("sdn/zones.yaml", testvm.Example(t, "sdn/zones.yaml"))
+	e.write("sdn/vnets.yaml", testvm.Example(t, "sdn/vnets.yaml"))
 	// A container on the lab vnet waits for the SDN apply.
 	if err := e.sim.AddVolume(pvesimVolume("local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst")); err != nil {
 		t.Fatal(err)
 	}
-	e.write("ct.yaml", strings.Replace(example(t, "containers/dns-01.yaml"), "bridge: vmbr0\n      ip: 10.0.0.53/24\n      gw: 10.0.0.1", "bridge: labnet\n      ip: 10.10.0.53/24\n      gw: 10.10.0.1", 1))
+	e.write("ct.yaml", strings.Replace(testvm.Example(t, "containers/dns-01.yaml"), "bridge: vmbr0\n      ip: 10.0.0.53/24\n      gw: 10.0.0.1", "bridge: labnet\n      ip: 10.10.0.53/24\n      gw: 10.10.0.1", 1))
 	eng := e.engine(engine.Options{})
 	sdnExamplesAreCreatedWithOneApply(t, e, eng)
 	sdnDriftIsCorrectedWithOneApply(t, e, eng)
@@ -148,7 +149,7 @@ spec:
 	}
 	e.remove("sdn/theirs.yaml")
 	must(t, e.client.SDNSet(ctx, "vnets", "guests", pve.NewParams().Set("alias", "renamed by hand"), nil))
-	e.write("sdn/vnets.yaml", strings.Replace(example(t, "sdn/vnets.yaml"), "alias: IoT VLAN", "alias: IoT devices", 1))
+	e.write("sdn/vnets.yaml", strings.Replace(testvm.Example(t, "sdn/vnets.yaml"), "alias: IoT VLAN", "alias: IoT devices", 1))
 	p = e.plan(pruning)
 	a := p.Find(engine.KindSdnVnet, "iot")
 	if a.Status != vocab.StatusFailed || !strings.Contains(a.Reason, "vnet guests (changed)") {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/engine"
+	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
 )
@@ -29,7 +30,7 @@ func TestGuestLeftLockedIsReportedAsUnfinished(t *testing.T) {
 	e.write("vms/app-01.yaml", seedVMImage)
 	e.write("vms/app-02.yaml", seedClone)
 	e.write("templates/debian-12-tpl.yaml", seedTemplate)
-	e.write("ct/dns-01.yaml", example(t, "containers/dns-01.yaml"))
+	e.write("ct/dns-01.yaml", testvm.Example(t, "containers/dns-01.yaml"))
 	p := e.plan(e.engine(engine.Options{}))
 	for _, tc := range []struct {
 		kind, name string

@@ -6,7 +6,11 @@ package testvm
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"testing"
 )
 
 // VM is one such manifest.
@@ -81,4 +85,16 @@ func (c CT) YAML() string {
 	}
 	b.WriteString(c.Spec)
 	return b.String()
+}
+
+// Example is the file name of the repository's examples/ directory, for
+// tests that run the repository's own examples.
+func Example(t testing.TB, name string) string {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
