@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,8 +179,34 @@ func (e *env) stopMidAction(key string) {
 	e.t.Helper()
 	e.endRun()
 	h := e.history(key)
-	if len(h) == 0 || h[len(h)-1].Event != api.EventFailed || !strings.Contains(h[len(h)-1].Message, "interrupted") {
+	if len(h) == 0 || !interrupted(h[len(h)-1]) {
 		e.t.Fatalf("history of %s after a graceful stop mid-apply: %+v", key, h)
+	}
+}
+
+// interrupted tells the failure recorded for an action the daemon's stop
+// or death cut short.
+func interrupted(x api.HistoryEntry) bool {
+	return x.Event == api.EventFailed && strings.Contains(x.Message, "interrupted")
+}
+
+// waitInterruptedRecorded waits until key's history holds the failure of
+// its interrupted action.
+func (e *env) waitInterruptedRecorded(key string) {
+	e.t.Helper()
+	e.waitFor("interrupted create recorded", func(api.ResourceList) bool {
+		return slices.ContainsFunc(e.history(key), interrupted)
+	})
+}
+
+// wantNoEvent fails the test for each entry of key's history that is an
+// event, saying why it should not be there.
+func (e *env) wantNoEvent(key string, event api.HistoryEvent, why string) {
+	e.t.Helper()
+	for _, x := range e.history(key) {
+		if x.Event == event {
+			e.t.Errorf("%s %s: %s", key, why, x.Message)
+		}
 	}
 }
 

@@ -142,11 +142,7 @@ func TestNewResourcesHistoryStartsWithCreated(t *testing.T) {
 		if len(h) == 0 || h[0].Event != api.EventCreated {
 			t.Errorf("%s history %+v: want created first", k, h)
 		}
-		for _, x := range h {
-			if x.Event == api.EventDrifted {
-				t.Errorf("%s: a new resource drifted: %s", k, x.Message)
-			}
-		}
+		e.wantNoEvent(k, api.EventDrifted, "a new resource drifted")
 	}
 }
 
@@ -179,14 +175,7 @@ func TestKillRecordsOnlyStartedActionsAsInterrupted(t *testing.T) {
 	e1.kill()
 
 	e2 := newEnv(t, sim, repo, dir, oneAtATime).start()
-	e2.waitFor("interrupted create recorded", func(api.ResourceList) bool {
-		for _, x := range e2.history(running) {
-			if x.Event == api.EventFailed && strings.Contains(x.Message, "interrupted") {
-				return true
-			}
-		}
-		return false
-	})
+	e2.waitInterruptedRecorded(running)
 	for _, k := range []string{"VirtualMachine/a", "VirtualMachine/b", "VirtualMachine/c"} {
 		e2.waitStatus(k, vocab.StatusSynced)
 	}
@@ -194,11 +183,7 @@ func TestKillRecordsOnlyStartedActionsAsInterrupted(t *testing.T) {
 		if k == running {
 			continue
 		}
-		for _, x := range e2.history(k) {
-			if x.Event == api.EventFailed {
-				t.Errorf("%s never started but its history says: %s", k, x.Message)
-			}
-		}
+		e2.wantNoEvent(k, api.EventFailed, "never started but its history says")
 	}
 }
 

@@ -86,14 +86,7 @@ func killedWhileCreating(t *testing.T, vmid int) (*pvesim.Server, *gittest.Repo,
 func TestKilledMidApplyConvergesOnNextStart(t *testing.T) {
 	sim, repo, dir := killedWhileCreating(t, 370)
 	e2 := newEnv(t, sim, repo, dir, func(o *Options) { o.Config.Reconcile.Interval = time.Minute }).start()
-	e2.waitFor("interrupted create recorded", func(api.ResourceList) bool {
-		for _, x := range e2.history("VirtualMachine/a") {
-			if x.Event == api.EventFailed && strings.Contains(x.Message, "interrupted") {
-				return true
-			}
-		}
-		return false
-	})
+	e2.waitInterruptedRecorded("VirtualMachine/a")
 	// The create task went on in the cluster; the new daemon finishes the
 	// job from what it observes (it may need a pass once the lock is gone).
 	deadline := time.Now().Add(40 * time.Second)
