@@ -155,36 +155,16 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 			pinned, "cluster: privileges", "FAIL", "VM.Config.CDROM on /vms/120 (VirtualMachine/app-01: create the VM (cloud-init drive))",
 			"pveum acl modify /vms/120 --tokens 'root@pam!cli'"},
 		{"a storage without the content type", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"rootdir"}}); err != nil {
-					t.Fatal(err)
-				}
-				return pinned(t, sim, repo)
-			},
+			withStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"rootdir"}}),
 			"storage local-lvm on pve1", "FAIL", "takes rootdir, not images (needed by VirtualMachine/app-01 (scsi0)", "pvesm set local-lvm --content rootdir,images"},
 		{"a disabled storage", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Disable: true}); err != nil {
-					t.Fatal(err)
-				}
-				return pinned(t, sim, repo)
-			},
+			withStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Disable: true}),
 			"storage local-lvm on pve1", "FAIL", "storage local-lvm is disabled on pve1 (needed by VirtualMachine/app-01 (scsi0))", "pvesm set local-lvm --disable 0"},
 		{"a storage not on the node", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Nodes: []string{"pve2"}}); err != nil {
-					t.Fatal(err)
-				}
-				return pinned(t, sim, repo)
-			},
+			withStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Nodes: []string{"pve2"}}),
 			"storage local-lvm on pve1", "FAIL", "node pve1 has no storage local-lvm", "add pve1 to the storage's nodes"},
 		{"a storage too small for the new disks", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				if err := sim.SetStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Total: 10 << 30}); err != nil {
-					t.Fatal(err)
-				}
-				return pinned(t, sim, repo)
-			},
+			withStorage(pvesim.StorageSpec{ID: "local-lvm", Type: "lvmthin", Content: []string{"images", "rootdir"}, Total: 10 << 30}),
 			"storage local-lvm on pve1", "FAIL", "20.0 GiB for the guests still to create: not enough room", "free space on local-lvm"},
 		{"the node the manifests name is offline", nil,
 			func(t *testing.T, sim *pvesim.Server, repo string) []string {
@@ -193,16 +173,10 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 			},
 			"node pve1", "FAIL", "offline, and VirtualMachine/app-01 names it", "bring the node back"},
 		{"another node is offline, the cluster quorate", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				sim.SetFaults(mustFaults(t, "offline=pve3"))
-				return pinned(t, sim, repo)
-			},
+			withFaults("offline=pve3"),
 			"node pve3", "WARN", "offline; no manifest names it", "bring it back"},
 		{"a two-node cluster with a node offline", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				sim.SetFaults(mustFaults(t, "offline=pve2"))
-				return pinned(t, sim, repo)
-			},
+			withFaults("offline=pve2"),
 			"cluster: quorum", "FAIL", "cluster pvesim is not quorate: Proxmox refuses every change", "bring enough nodes back (pvecm status)"},
 		{"a node whose clock is off", nil,
 			func(t *testing.T, sim *pvesim.Server, repo string) []string {
@@ -211,28 +185,13 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 			},
 			"node pve2", "WARN", "its clock is -1m", "synchronise the clocks"},
 		{"a bridge the node does not have", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				vm := strings.Replace(cliVM, "bridge: vmbr0", "bridge: vmbr7", 1)
-				if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(vm), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return pinned(t, sim, repo)
-			},
+			withManifest("app-01.yaml", strings.Replace(cliVM, "bridge: vmbr0", "bridge: vmbr7", 1)),
 			"bridge vmbr7 on pve1", "FAIL", "no bridge or VNet vmbr7", "Network or SdnVnet manifest"},
 		{"a node the cluster does not have", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				vm := strings.Replace(cliVM, "node: pve1", "node: pve9", 1)
-				if err := os.WriteFile(filepath.Join(repo, "app-01.yaml"), []byte(vm), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return pinned(t, sim, repo)
-			},
+			withManifest("app-01.yaml", strings.Replace(cliVM, "node: pve1", "node: pve9", 1)),
 			"node pve9", "FAIL", "no node pve9, which VirtualMachine/app-01 names", "nodes: pve1, pve2"},
 		{"an SDN zone no manifest declares and the cluster lacks", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				writeManifest(t, repo, "vnet.yaml", sdnVnet)
-				return pinned(t, sim, repo)
-			},
+			withManifest("vnet.yaml", sdnVnet),
 			"sdn zone lab", "FAIL", "no SDN zone lab (needed by SdnVnet/labnet)", "declare it in an SdnZone manifest"},
 		{"an SDN zone the cluster has", nil,
 			func(t *testing.T, sim *pvesim.Server, repo string) []string {
@@ -262,12 +221,7 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 			},
 			"source: repository", "FAIL", "missing.git", "check source.repoURL"},
 		{"invalid manifests", nil,
-			func(t *testing.T, sim *pvesim.Server, repo string) []string {
-				if err := os.WriteFile(filepath.Join(repo, "bad.yaml"), []byte("kind: VirtualMachine\nmetadata: {name: x}\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return pinned(t, sim, repo)
-			},
+			withManifest("bad.yaml", "kind: VirtualMachine\nmetadata: {name: x}\n"),
 			"source: repository", "FAIL", "", "proxmops validate"},
 	}
 	for _, tt := range tests {
@@ -297,6 +251,35 @@ func TestCheckNamesEachProblemWithItsFix(t *testing.T) {
 
 func pinned(_ *testing.T, sim *pvesim.Server, _ string) []string {
 	return []string{"--fingerprint", sim.Fingerprint()}
+}
+
+// withStorage is the setup that sets storage spec (as pvesm set would)
+// before a check with the certificate pinned.
+func withStorage(spec pvesim.StorageSpec) func(*testing.T, *pvesim.Server, string) []string {
+	return func(t *testing.T, sim *pvesim.Server, repo string) []string {
+		if err := sim.SetStorage(spec); err != nil {
+			t.Fatal(err)
+		}
+		return pinned(t, sim, repo)
+	}
+}
+
+// withManifest is the setup that writes the manifest file name into the
+// repository before a check with the certificate pinned.
+func withManifest(name, text string) func(*testing.T, *pvesim.Server, string) []string {
+	return func(t *testing.T, sim *pvesim.Server, repo string) []string {
+		writeManifest(t, repo, name, text)
+		return pinned(t, sim, repo)
+	}
+}
+
+// withFaults is the setup that injects the simulator's faults spec before
+// a check with the certificate pinned.
+func withFaults(spec string) func(*testing.T, *pvesim.Server, string) []string {
+	return func(t *testing.T, sim *pvesim.Server, repo string) []string {
+		sim.SetFaults(mustFaults(t, spec))
+		return pinned(t, sim, repo)
+	}
 }
 
 func mustFaults(t *testing.T, spec string) pvesim.Faults {

@@ -13,12 +13,8 @@ import (
 // The skeleton with `spec: {}` only shows the common fields.
 func TestDocsManifestExamplesValidate(t *testing.T) {
 	checked := 0
-	for _, path := range docPaths(t) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range yamlBlocks(string(data)) {
+	for path, text := range docTexts(t) {
+		for _, b := range yamlBlocks(text) {
 			if !strings.Contains(b.text, "apiVersion: proxmops.dev/v1") || strings.Contains(b.text, "\nspec: {}") {
 				continue
 			}
@@ -93,12 +89,8 @@ func TestDocsNameOnlyTestsThatExist(t *testing.T) {
 	}
 	nameRE := regexp.MustCompile(`\b((?:Test|Benchmark|Fuzz)[A-Z0-9]\w*)`)
 	checked := 0
-	for _, path := range docPaths(t) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, line := range strings.Split(string(data), "\n") {
+	for path, text := range docTexts(t) {
+		for i, line := range strings.Split(text, "\n") {
 			for _, m := range nameRE.FindAllStringSubmatch(line, -1) {
 				checked++
 				if !defined[m[1]] && !placeholderTests[m[1]] {
@@ -121,13 +113,9 @@ var (
 // anchorsOf returns the anchors GitHub makes of a Markdown file's headings.
 func anchorsOf(t *testing.T, path string) map[string]bool {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]bool{}
 	fenced := false
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range strings.Split(readText(t, path), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			fenced = !fenced
 		}
@@ -143,13 +131,9 @@ func anchorsOf(t *testing.T, path string) map[string]bool {
 // among them) reach a file, and a heading where they name one.
 func TestDocsLinksReachTheirFilesAndHeadings(t *testing.T) {
 	checked := 0
-	for _, path := range docPaths(t) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for path, text := range docTexts(t) {
 		fenced := false
-		for i, line := range strings.Split(string(data), "\n") {
+		for i, line := range strings.Split(text, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), "```") {
 				fenced = !fenced
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,6 +225,29 @@ func spanMentions(s, where, section string, fenced bool, commands map[string]boo
 		return []mention{{where: where, flags: flagsOf(first), section: section}}
 	}
 	return nil
+}
+
+// docTexts yields each document docPaths names with its text.
+func docTexts(t *testing.T) iter.Seq2[string, string] {
+	t.Helper()
+	paths := docPaths(t)
+	return func(yield func(path, text string) bool) {
+		for _, p := range paths {
+			if !yield(p, readText(t, p)) {
+				return
+			}
+		}
+	}
+}
+
+// readText is the content of the file at path.
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 func docPaths(t *testing.T) []string {
