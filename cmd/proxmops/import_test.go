@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxmops/proxmops/internal/gittest"
 )
 
 // seedLib is the second seed's libs/apache, as its Getting Started shows it.
@@ -19,15 +21,7 @@ var seedLib = map[string]string{
 // `validate` accepts and lists what it did not map on stderr.
 func TestImportProxmoxGitOpsCLI(t *testing.T) {
 	dir := t.TempDir()
-	for name, content := range seedLib {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	gittest.WriteFiles(t, dir, seedLib)
 	t.Cleanup(func() {
 		f := rootCmd.Commands()
 		for _, c := range f {

@@ -79,16 +79,30 @@ func (r *Repo) Write(files map[string]string) {
 			}
 			continue
 		}
-		p := filepath.Join(r.Dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			r.T.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			r.T.Fatal(err)
-		}
+		writeFile(r.T, r.Dir, name, content)
 		if _, err := wt.Add(name); err != nil {
 			r.T.Fatalf("add %s: %v", name, err)
 		}
+	}
+}
+
+// WriteFiles writes files, named with slashes, under dir (no repository),
+// making their folders.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		writeFile(t, dir, name, content)
+	}
+}
+
+func writeFile(t testing.TB, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
