@@ -141,20 +141,23 @@ func (c *Controller) recoverDoneLocked(ctx context.Context, key string, in infli
 }
 
 func (c *Controller) loadState(ctx context.Context) error {
-	if b, ok, err := c.st.State(ctx, c.stateKey(stateRecords)); err != nil {
-		return fmt.Errorf("controller state: %w", err)
-	} else if ok {
-		if err := json.Unmarshal(b, &c.records); err != nil {
-			c.log.Warn("controller state unreadable; starting afresh", "err", err)
-			c.records = map[string]record{}
-		}
+	if err := readState(ctx, c, stateRecords, "controller state unreadable; starting afresh", &c.records, map[string]record{}); err != nil {
+		return err
 	}
-	if b, ok, err := c.st.State(ctx, c.stateKey(stateInflight)); err != nil {
+	return readState(ctx, c, stateInflight, "controller in-flight state unreadable", &c.inflight, map[string]inflightAction{})
+}
+
+// readState decodes the JSON state under key into v, if there is one; an
+// unreadable one is logged as unreadable and v starts afresh.
+func readState[T any](ctx context.Context, c *Controller, key, unreadable string, v *T, afresh T) error {
+	b, ok, err := c.st.State(ctx, c.stateKey(key))
+	if err != nil {
 		return fmt.Errorf("controller state: %w", err)
-	} else if ok {
-		if err := json.Unmarshal(b, &c.inflight); err != nil {
-			c.log.Warn("controller in-flight state unreadable", "err", err)
-			c.inflight = map[string]inflightAction{}
+	}
+	if ok {
+		if err := json.Unmarshal(b, v); err != nil {
+			c.log.Warn(unreadable, "err", err)
+			*v = afresh
 		}
 	}
 	return nil
