@@ -72,11 +72,7 @@ func TestDocsNameOnlyTestsThatExist(t *testing.T) {
 			return filepath.SkipDir
 		}
 		if strings.HasSuffix(p, "_test.go") {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			code.Write(data)
+			code.WriteString(readText(t, p))
 		}
 		return nil
 	})
