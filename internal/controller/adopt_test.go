@@ -12,7 +12,6 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/engine"
 	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/server"
 	"github.com/proxmops/proxmops/internal/vocab"
 	"github.com/proxmops/proxmops/pvesim"
@@ -202,12 +201,8 @@ func TestAdoptedGuestsWithLargerDisksReconcile(t *testing.T) {
 	for _, key := range []string{"VirtualMachine/by-cli", "VirtualMachine/by-ui"} {
 		seen[key] = len(e.history(key))
 	}
-	client, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ds := e.c.currentDesired()
-	cli := engine.New(client, engine.Options{})
+	cli := engine.New(simClient(t, sim), engine.Options{})
 	ad, err := cli.PlanAdoption(context.Background(), ds.desired, ds.commit, "VirtualMachine/by-cli")
 	if err != nil {
 		t.Fatal(err)

@@ -93,11 +93,7 @@ func newDriftRunDeclaring(t testing.TB, n int, every time.Duration, clusterWide 
 	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	simClock := pvesim.NewFakeClock(start)
 	sim := simtest.Start(t, pvesim.Options{Nodes: 3, TokenID: simTokenID, TokenSecret: simTokenSecret, Seed: 1, Clock: simClock})
-	hand, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hand.Close)
+	hand := simClient(t, sim)
 
 	repo := gittest.New(t)
 	files := map[string]string{}

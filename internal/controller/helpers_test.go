@@ -44,6 +44,18 @@ func startSim(t *testing.T, taskSpeed float64, guests ...pvesim.GuestSpec) *pves
 	return sim
 }
 
+// simClient is a PVE client of sim, closed when the test ends: a person
+// working through the API, or a check of what the simulator holds.
+func simClient(t testing.TB, sim *pvesim.Server) *pve.Client {
+	t.Helper()
+	c, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // wantGuest fails the test with why unless guest vmid is on sim.
 func wantGuest(t *testing.T, sim *pvesim.Server, vmid int, why string) {
 	t.Helper()

@@ -20,11 +20,7 @@ func TestAGuestMovedUnderTheDaemonIsNamedAndLeftThere(t *testing.T) {
 	sim := e.sim
 
 	ctx := context.Background()
-	hand, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hand.Close()
+	hand := simClient(t, sim)
 	var upid string
 	if err := hand.Post(ctx, "/nodes/pve1/qemu/380/migrate", pve.NewParams().Set("target", "pve2").Set("online", "1").Set("with-local-disks", "1"), &upid); err != nil {
 		t.Fatal(err)

@@ -7,10 +7,8 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/gittest"
-	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/testvm"
 	"github.com/proxmops/proxmops/internal/vocab"
-	"github.com/proxmops/proxmops/pvesim"
 )
 
 // sdnRepo is a repository holding the SDN example and the VM runner on
@@ -91,14 +89,4 @@ func TestSdnConvergesThroughTheLoop(t *testing.T) {
 			t.Errorf("%s %s left (%s)", kind, x.ID, x.State)
 		}
 	}
-}
-
-// simClient is a PVE client for checking what the simulator holds.
-func simClient(t *testing.T, sim *pvesim.Server) *pve.Client {
-	t.Helper()
-	c, err := pve.New(pve.Config{Endpoint: sim.APIURL(), TokenID: simTokenID, TokenSecret: simTokenSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
