@@ -2,13 +2,15 @@
 // own password; administrators add and remove users, change their role and reset
 // their password.
 
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { api, errorMessage, setCsrfToken } from '../api/client';
+import { useAction } from '../api/useAction';
+import { useApiGet } from '../api/useApi';
 import type { Me, Role, User } from '../api/types';
 import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
-import { ErrorAlert, Notice, RoleSelect } from './RoleSelect';
+import { ErrorAlert, Notice, RoleSelect, SubmitRow } from './RoleSelect';
 import { TableHead } from './TableHead';
 import { submitted } from '../lib/forms';
 
@@ -31,29 +33,22 @@ export function ChangePassword() {
 
 function PasswordForm() {
   const [form, setForm] = useState({ current: '', next: '', again: '' });
-  const [error, setError] = useState('');
+  const { busy, error, setError, run } = useAction<'change'>();
   const [done, setDone] = useTransient();
-  const [busy, setBusy] = useState(false);
   const mismatch = form.again !== '' && form.next !== form.again;
   const submit = async () => {
-    setError('');
     setDone('');
     if (form.next !== form.again) {
       setError('The new password and its repetition differ.');
       return;
     }
-    setBusy(true);
-    try {
+    await run('change', async () => {
       const me = await api.post<Me>('/api/v1/me/password', { currentPassword: form.current, newPassword: form.next });
       // The server replaced this session: later writes need the new CSRF token.
       setCsrfToken(me.csrfToken);
       setForm({ current: '', next: '', again: '' });
       setDone('Password changed. Your other sessions were signed out.');
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <section className="panel" aria-label="Your password">
@@ -89,13 +84,7 @@ function PasswordForm() {
           />
         </label>
         <span className="field-hint">10 to 1024 characters.</span>
-        <div className="row">
-          <button type="submit" className="btn" disabled={busy || mismatch}>
-            {busy ? 'Changing…' : 'Change password'}
-          </button>
-          <Notice text={done} />
-        </div>
-        <ErrorAlert error={error} />
+        <SubmitRow label="Change password" busyLabel="Changing…" busy={busy === 'change'} disabled={mismatch} done={done} error={error} />
       </form>
     </section>
   );
@@ -188,32 +177,21 @@ function UserRow({ u, self, onChanged, onError }: { u: User; self: boolean; onCh
 
 export function Users() {
   const { me } = useSession();
-  const [users, setUsers] = useState<User[]>([]);
-  const [error, setError] = useState('');
+  const list = useApiGet<{ users: User[] | null }>('/api/v1/users');
+  const users = list.data?.users ?? [];
+  const { error, setError, run } = useAction<'add'>();
   const [notice, setNotice] = useTransient();
   const [form, setForm] = useState({ username: '', password: '', role: 'viewer' as Role });
-  const load = () =>
-    api
-      .get<{ users: User[] | null }>('/api/v1/users')
-      .then((r) => setUsers(r.users ?? []))
-      .catch((err) => setError(errorMessage(err)));
-  useEffect(() => {
-    load();
-  }, []);
-  const add = async () => {
-    setError('');
-    setNotice('');
-    try {
+  const add = () =>
+    run('add', async () => {
+      setNotice('');
       await api.post('/api/v1/users', form);
       setForm({ username: '', password: '', role: 'viewer' });
-      await load();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
+      list.reload();
+    });
   const changed = (msg: string) => {
     setNotice(msg);
-    load();
+    list.reload();
   };
   return (
     <section className="panel" aria-label="Users">
@@ -246,7 +224,7 @@ export function Users() {
           Add user
         </button>
       </form>
-      <ErrorAlert error={error} />
+      <ErrorAlert error={error || list.error} />
     </section>
   );
 }

@@ -1,8 +1,9 @@
 import { useState } from 'react';
 import { ApiError } from '../api/client';
+import { useAction } from '../api/useAction';
 import { EXPORT_KINDS, GUEST_KINDS } from '../lib/kinds';
 import { useTransient } from '../lib/transient';
-import { ErrorAlert, Notice } from './RoleSelect';
+import { SubmitRow } from './RoleSelect';
 import { submitted } from '../lib/forms';
 
 
@@ -22,15 +23,12 @@ export default function ExportPanel() {
   const [vmids, setVmids] = useState('');
   const [node, setNode] = useState('');
   const [kinds, setKinds] = useState<string[]>([...GUEST_KINDS]);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, run } = useAction<'export'>();
   const [done, setDone] = useTransient();
 
-  const download = async () => {
-    setBusy(true);
-    setError('');
-    setDone('');
-    try {
+  const download = () =>
+    run('export', async () => {
+      setDone('');
       const res = await fetch(exportURL({ vmids, node, kinds }), { credentials: 'same-origin' });
       if (!res.ok) {
         let msg = `${res.status} ${res.statusText || 'error'}`;
@@ -53,12 +51,7 @@ export default function ExportPanel() {
       a.remove();
       URL.revokeObjectURL(url);
       setDone(`Downloaded ${name} (${res.headers.get('X-Proxmops-Manifests') ?? '?'} manifests).`);
-    } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section className="panel" aria-label="Export">
@@ -91,13 +84,14 @@ export default function ExportPanel() {
             </label>
           ))}
         </fieldset>
-        <div className="row">
-          <button type="submit" className="btn" disabled={busy || kinds.length === 0}>
-            {busy ? 'Exporting…' : 'Download manifests (.tar.gz)'}
-          </button>
-          <Notice text={done} />
-        </div>
-        <ErrorAlert error={error} />
+        <SubmitRow
+          label="Download manifests (.tar.gz)"
+          busyLabel="Exporting…"
+          busy={busy === 'export'}
+          disabled={kinds.length === 0}
+          done={done}
+          error={error}
+        />
       </form>
     </section>
   );

@@ -1,5 +1,5 @@
-// The role picker, the error alert and the success notice the forms share
-// (Accounts.tsx, Settings.tsx and the panels).
+// The role picker, the error alert, the success notice and the submit row the
+// forms share (Accounts.tsx, Settings.tsx and the panels).
 
 import type { Role } from '../api/types';
 
@@ -46,5 +46,36 @@ export function Notice({ text, block }: { text: string; block?: boolean }) {
     <span className="notice" role="status">
       {text}
     </span>
+  );
+}
+
+// SubmitRow ends a form of one action: its submit button, named busyLabel and
+// disabled while the action runs, the notice of what the last one did beside it
+// and its error below.
+export function SubmitRow({
+  label,
+  busyLabel,
+  busy,
+  disabled = false,
+  done,
+  error,
+}: {
+  label: string;
+  busyLabel: string;
+  busy: boolean;
+  disabled?: boolean;
+  done: string;
+  error: string;
+}) {
+  return (
+    <>
+      <div className="row">
+        <button type="submit" className="btn" disabled={busy || disabled}>
+          {busy ? busyLabel : label}
+        </button>
+        <Notice text={done} />
+      </div>
+      <ErrorAlert error={error} />
+    </>
   );
 }

@@ -7,6 +7,7 @@ import { PLAN_REVISION_WORDS } from '../lib/revstate';
 import { changeLabel, shortRev, waitText } from '../lib/format';
 import MultiSelect from '../components/MultiSelect';
 import { setQuery, useLocation } from '../lib/router';
+import { submitted } from '../lib/forms';
 import { clusterChoices, defaultFilters, effectiveFilters, parseFilters, resourceCluster, writeFilters } from '../state/filters';
 import { TableHead } from '../components/TableHead';
 
@@ -105,13 +106,12 @@ export default function Plan() {
       </header>
       <form
         className="row plan-form"
-        onSubmit={(e) => {
-          e.preventDefault();
+        onSubmit={submitted(() => {
           const p = new URLSearchParams(window.location.search);
           p.delete('revision');
           if (typed.trim()) p.set('revision', typed.trim());
           setQuery(p);
-        }}
+        })}
       >
         <input
           value={typed}

@@ -1,6 +1,7 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
 import { useAction } from '../api/useAction';
+import { useApiGet } from '../api/useApi';
 import type { ApiToken, Check, CheckLevel, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
 import { ChangePassword, Users } from '../components/Accounts';
 import ExportPanel from '../components/ExportPanel';
@@ -11,6 +12,7 @@ import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
 import { isSet, secretId, settingsPayload, type SecretEdits } from '../state/settings';
 import { TableHead } from '../components/TableHead';
+import { submitted } from '../lib/forms';
 
 type Section = 'cluster' | 'source' | 'reconcile' | 'forge';
 
@@ -260,39 +262,25 @@ function CheckReport({ result }: { result: TestResult }) {
 }
 
 function Tokens() {
-  const [tokens, setTokens] = useState<ApiToken[]>([]);
-  const [error, setError] = useState('');
+  const list = useApiGet<{ tokens: ApiToken[] | null }>('/api/v1/tokens');
+  const tokens = list.data?.tokens ?? [];
+  const { error, run } = useAction<'create' | 'revoke'>();
   const [form, setForm] = useState({ name: '', role: 'viewer' as Role });
   const [created, setCreated] = useState<NewToken | null>(null);
   const [copied, setCopied] = useState(false);
-  const load = () =>
-    api
-      .get<{ tokens: ApiToken[] | null }>('/api/v1/tokens')
-      .then((r) => setTokens(r.tokens ?? []))
-      .catch((err) => setError(errorMessage(err)));
-  useEffect(() => {
-    load();
-  }, []);
-  const add = async () => {
-    setError('');
-    setCopied(false);
-    try {
+  const add = () =>
+    run('create', async () => {
+      setCopied(false);
       setCreated(await api.post<NewToken>('/api/v1/tokens', form));
       setForm({ name: '', role: 'viewer' });
-      await load();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
+      list.reload();
+    });
   const remove = async (t: ApiToken) => {
     if (!window.confirm(`Revoke the token ${t.name}? Scripts using it stop working.`)) return;
-    setError('');
-    try {
+    await run('revoke', async () => {
       await api.del(`/api/v1/tokens/${encodeURIComponent(String(t.id))}`);
-      await load();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
+      list.reload();
+    });
   };
   return (
     <section className="panel" aria-label="API tokens">
@@ -347,20 +335,14 @@ function Tokens() {
           ))}
         </tbody>
       </table>
-      <form
-        className="row inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          add();
-        }}
-      >
+      <form className="row inline-form" onSubmit={submitted(add)}>
         <input aria-label="New token's name" placeholder="token name, e.g. ci" value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} required />
         <RoleSelect label="New token's role" value={form.role} onChange={(role) => setForm({ ...form, role })} />
         <button type="submit" className="btn">
           Create token
         </button>
       </form>
-      <ErrorAlert error={error} />
+      <ErrorAlert error={error || list.error} />
     </section>
   );
 }
