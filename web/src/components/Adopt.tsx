@@ -6,6 +6,7 @@ import { changeLabel } from '../lib/format';
 import { isGuest } from '../lib/kinds';
 import { useModal } from '../lib/modal';
 import { ErrorAlert } from './RoleSelect';
+import { ChangeCells } from './ChangeTable';
 import { ConfirmRow } from './ConfirmRow';
 import { TableHead } from './TableHead';
 
@@ -56,9 +57,7 @@ function AdoptConfirm({ name, plan, busy, onCancel, onConfirm }: { name: string;
           <tbody>
             {changes.map((c) => (
               <tr key={changeLabel(c)}>
-                <td className="mono" data-label="field">{changeLabel(c)}</td>
-                <td className="del mono" data-label="on the guest">{c.from || '—'}</td>
-                <td className="add mono" data-label="after">{c.to || '—'}</td>
+                <ChangeCells c={c} from="on the guest" to="after" />
                 <td data-label="when">{c.field === 'tags' ? 'ownership tag now, the rest at the next sync' : 'at the next sync'}</td>
               </tr>
             ))}

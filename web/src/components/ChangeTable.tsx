@@ -31,6 +31,18 @@ export function splitChanges(changes: Change[]): { fields: Change[]; lists: Orde
   return { fields, lists: [...lists.values()] };
 }
 
+// ChangeCells are a changed field's cells in a table row: its name, the value
+// before (its column headed from) and after (headed to).
+export function ChangeCells({ c, from, to }: { c: Change; from: string; to: string }) {
+  return (
+    <>
+      <td className="mono" data-label="field">{changeLabel(c)}</td>
+      <td className="del mono" data-label={from}>{c.from || '—'}</td>
+      <td className="add mono" data-label={to}>{c.to || '—'}</td>
+    </>
+  );
+}
+
 // ChangeTable shows an action's changes: the fields it changes, cluster
 // beside manifest, then each ordered list as a table by position.
 export default function ChangeTable({ changes }: { changes: Change[] }) {
@@ -43,9 +55,7 @@ export default function ChangeTable({ changes }: { changes: Change[] }) {
           <tbody>
             {fields.map((c) => (
               <tr key={changeLabel(c)}>
-                <td className="mono" data-label="field">{changeLabel(c)}</td>
-                <td className="del mono" data-label="on the cluster">{c.from || '—'}</td>
-                <td className="add mono" data-label="in the manifest">{c.to || '—'}</td>
+                <ChangeCells c={c} from="on the cluster" to="in the manifest" />
               </tr>
             ))}
           </tbody>

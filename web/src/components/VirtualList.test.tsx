@@ -25,51 +25,49 @@ function list(n: number) {
   );
 }
 
+// following renders 50 laid-out lines, then a 51st that the list follows to
+// the bottom; show(n) renders n lines instead.
+function following() {
+  const { rerender } = render(list(50));
+  const el = screen.getByRole('region', { name: 'Log lines' });
+  layOut(el);
+  rerender(list(51));
+  return { el, show: (n: number) => rerender(list(n)) };
+}
+
 test.each([
   ['Home', (el: HTMLElement) => fireEvent.keyDown(el, { key: 'Home' })],
   ['PageUp', (el: HTMLElement) => fireEvent.keyDown(el, { key: 'PageUp' })],
   ['ArrowUp', (el: HTMLElement) => fireEvent.keyDown(el, { key: 'ArrowUp' })],
   ['a wheel turned up', (el: HTMLElement) => fireEvent.wheel(el, { deltaY: -40 })],
 ])('%s stops following new lines before the animated scroll has begun', (_, moveUp) => {
-  const { rerender } = render(list(50));
-  const el = screen.getByRole('region', { name: 'Log lines' });
-  layOut(el);
-  rerender(list(51));
+  const { el, show } = following();
   expect(el.scrollTop).toBe(51 * 20);
   moveUp(el);
-  rerender(list(52));
+  show(52);
   expect(el.scrollTop).toBe(51 * 20);
 });
 
 test('an animated scroll up whose first step stays near the bottom stops following', () => {
-  const { rerender } = render(list(50));
-  const el = screen.getByRole('region', { name: 'Log lines' });
-  layOut(el);
-  rerender(list(51));
+  const { el, show } = following();
   el.scrollTop = 51 * 20 - 100 - 5;
   fireEvent.scroll(el);
-  rerender(list(52));
+  show(52);
   expect(el.scrollTop).toBe(51 * 20 - 100 - 5);
 });
 
 test('a list clamped to its end by fewer lines keeps following', () => {
-  const { rerender } = render(list(50));
-  const el = screen.getByRole('region', { name: 'Log lines' });
-  layOut(el);
-  rerender(list(51));
-  rerender(list(40));
+  const { el, show } = following();
+  show(40);
   el.scrollTop = 40 * 20 - 100;
   fireEvent.scroll(el);
-  rerender(list(45));
+  show(45);
   expect(el.scrollTop).toBe(45 * 20);
 });
 
 test('a followed list keeps to the bottom as lines arrive', () => {
-  const { rerender } = render(list(50));
-  const el = screen.getByRole('region', { name: 'Log lines' });
-  layOut(el);
-  rerender(list(51));
+  const { el, show } = following();
   fireEvent.keyDown(el, { key: 'End' });
-  rerender(list(60));
+  show(60);
   expect(el.scrollTop).toBe(60 * 20);
 });

@@ -218,19 +218,22 @@ describe('first view', () => {
   });
 });
 
+// A VM cloned from a template on an SDN vnet: a resource with two dependencies.
+const APP_02: Resource = partial({
+  kind: 'VirtualMachine',
+  name: 'app-02',
+  status: 'Synced',
+  node: 'pve1',
+  dependsOn: [
+    { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' },
+    { kind: 'SdnVnet', name: 'prod', relation: 'uses' },
+  ],
+});
+
 describe('dependency edges', () => {
   const rs: Resource[] = [
     partial({ kind: 'Template', name: 'debian-12-tpl', status: 'Synced', node: 'pve1' }),
-    partial({
-      kind: 'VirtualMachine',
-      name: 'app-02',
-      status: 'Synced',
-      node: 'pve1',
-      dependsOn: [
-        { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' },
-        { kind: 'SdnVnet', name: 'prod', relation: 'uses' },
-      ],
-    }),
+    APP_02,
     partial({ kind: 'VirtualMachine', name: 'app-03', status: 'Synced', node: 'pve1', dependsOn: [{ kind: 'VirtualMachine', name: 'app-02', relation: 'uses' }] }),
     partial({ kind: 'Container', name: 'web-1', status: 'Synced', node: 'pve2', dependsOn: [{ kind: 'SdnVnet', name: 'prod', relation: 'uses' }] }),
     partial({ kind: 'SdnVnet', name: 'prod', status: 'Synced', dependsOn: [{ kind: 'SdnZone', name: 'lab', relation: 'inZone' }] }),
@@ -521,15 +524,7 @@ describe('dependency edges', () => {
 
 test('a resource node’s accessible name says what it needs', () => {
   expect(
-    resourceLabel(partial({
-      kind: 'VirtualMachine',
-      name: 'app-02',
-      status: 'Synced',
-      dependsOn: [
-        { kind: 'Template', name: 'debian-12-tpl', relation: 'clones' },
-        { kind: 'SdnVnet', name: 'prod', relation: 'uses' },
-      ],
-    })),
+    resourceLabel(APP_02),
   ).toBe('VirtualMachine app-02: Synced; clones debian-12-tpl, uses vnet prod');
   expect(resourceLabel(partial({ kind: 'Iso', name: 'debian-12', status: 'OutOfSync' }))).toBe('Iso debian-12: OutOfSync');
 });
