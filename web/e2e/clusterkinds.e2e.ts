@@ -9,16 +9,14 @@
 // ordered rule table, by position, and Sync now puts it back; axe finds
 // nothing serious on those pages.
 
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
 import type { BackendInfo } from './backend';
-import { freePort, simRequest, startProcess, stop, waitForLine } from './daemon';
+import { simRequest, startDemo, type RunningDemo } from './daemon';
 import { openSignedIn, revealCard, type BrowserSession } from './harness';
 import { settled } from './settle';
 
@@ -56,42 +54,26 @@ const EDGES: { label: string; words: string }[] = [
 const GROUP_RULES = '/cluster/firewall/groups/webserver';
 
 describe('the cluster-wide kinds in the demo', () => {
-  let dir = '';
-  let demo: ChildProcess | undefined;
+  let demo: RunningDemo | undefined;
   let url = '';
   let sim: Pick<BackendInfo, 'sim'>;
   let b: BrowserSession;
   let page: Page;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-clusterkinds-'));
-    const bin = join(dir, 'proxmops');
-    execFileSync('go', ['build', '-o', bin, './cmd/proxmops'], { cwd: repoRoot, stdio: 'pipe', env: { ...process.env, CGO_ENABLED: '0' } });
-    const port = await freePort();
-    const demoDir = join(dir, 'demo');
-    demo = startProcess(
-      bin,
-      ['demo', '--addr', `127.0.0.1:${port}`, '--dir', demoDir, '--task-speed', '0', '--interval', '2s', '--guest-ssh-port', '0'],
-      join(dir, 'demo.log'),
-    );
-    const [, ui, password, apiURL] = await waitForLine(
-      demo,
-      /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)\n[\s\S]*?cluster \(pve1, pve2, pve3\):\s+(\S+)\n/,
-      'the demo banner',
-      120_000,
-    );
-    url = ui;
+    // The banner on to the simulated cluster's API address.
+    demo = await startDemo(repoRoot, 'clusterkinds', [], /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)\n[\s\S]*?cluster \(pve1, pve2, pve3\):\s+(\S+)\n/);
+    url = demo.url;
     // The demo keeps its token's secret in its directory.
-    const secret = readFileSync(join(demoDir, 'sim-token'), 'utf8').trim();
-    sim = { sim: { apiURL, authorization: `PVEAPIToken=${SIM_TOKEN_ID}=${secret}` } };
-    b = await openSignedIn(url, password);
+    const secret = readFileSync(join(demo.demoDir, 'sim-token'), 'utf8').trim();
+    sim = { sim: { apiURL: demo.banner[3], authorization: `PVEAPIToken=${SIM_TOKEN_ID}=${secret}` } };
+    b = await openSignedIn(url, demo.admin);
     page = b.page;
   }, 240_000);
 
   afterAll(async () => {
     await b?.close();
-    await stop(demo);
-    if (dir && !process.env.PROXMOPS_E2E_KEEP) rmSync(dir, { recursive: true, force: true });
+    await demo?.close();
   });
 
   afterEach(() => {

@@ -6,46 +6,32 @@
 // lab-2 resource's drawer reads it with ?cluster=lab-2, the plan groups and
 // filters by cluster, and axe finds no serious or critical violation there.
 
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
-import { freePort, startProcess, stop, waitForLine } from './daemon';
+import { startDemo, type RunningDemo } from './daemon';
 import { openSignedIn, revealCard, type BrowserSession } from './harness';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 describe('two clusters from one repository', () => {
-  let dir = '';
-  let demo: ChildProcess | undefined;
+  let demo: RunningDemo | undefined;
   let url = '';
   let b: BrowserSession;
   let page: Page;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-clusters-'));
-    const bin = join(dir, 'proxmops');
-    execFileSync('go', ['build', '-o', bin, './cmd/proxmops'], { cwd: repoRoot, stdio: 'pipe', env: { ...process.env, CGO_ENABLED: '0' } });
-    const port = await freePort();
-    demo = startProcess(
-      bin,
-      ['demo', '--clusters', '2', '--addr', `127.0.0.1:${port}`, '--dir', join(dir, 'demo'), '--task-speed', '0', '--interval', '2s', '--guest-ssh-port', '0'],
-      join(dir, 'demo.log'),
-    );
-    const [, ui, password] = await waitForLine(demo, /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)/, 'the demo banner', 120_000);
-    url = ui;
-    b = await openSignedIn(url, password);
+    demo = await startDemo(repoRoot, 'clusters', ['--clusters', '2']);
+    url = demo.url;
+    b = await openSignedIn(url, demo.admin);
     page = b.page;
   }, 240_000);
 
   afterAll(async () => {
     await b?.close();
-    await stop(demo);
-    if (dir && !process.env.PROXMOPS_E2E_KEEP) rmSync(dir, { recursive: true, force: true });
+    await demo?.close();
   });
 
   const cardNames = () => page.locator('.card .card-name').allTextContents();

@@ -74,6 +74,55 @@ function addPlanBranch(dir: string, branch: string, name: string): void {
   git('checkout', '-q', 'main');
 }
 
+// buildProxmops builds this checkout's cmd/proxmops into dir and returns its path.
+export function buildProxmops(repoRoot: string, dir: string): string {
+  const bin = join(dir, 'proxmops');
+  execFileSync('go', ['build', '-o', bin, './cmd/proxmops'], { cwd: repoRoot, stdio: 'pipe', env: { ...process.env, CGO_ENABLED: '0' } });
+  return bin;
+}
+
+// The demo's banner up to the admin's password: the UI's address, then the password.
+const DEMO_BANNER = /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)/;
+
+export interface RunningDemo {
+  url: string;
+  admin: { username: string; password: string };
+  // The demo's own directory (it keeps its simulator token's secret in sim-token).
+  demoDir: string;
+  // The banner's match, for a test that reads more of it than the address and password.
+  banner: RegExpMatchArray;
+  close: () => Promise<void>;
+}
+
+// startDemo builds proxmops from this checkout and runs `proxmops demo` with args
+// added (instant tasks, a 2 s interval, no guest SSH port), in a temporary
+// directory named after the test file, and resolves once the demo printed its
+// banner; `banner` may match more of it, its first two groups still the UI's
+// address and the password. On failure it stops what it started.
+export async function startDemo(repoRoot: string, name: string, args: string[] = [], banner = DEMO_BANNER): Promise<RunningDemo> {
+  const dir = mkdtempSync(join(tmpdir(), `proxmops-e2e-${name}-`));
+  let demo: ChildProcess | undefined;
+  const close = async () => {
+    await stop(demo);
+    if (!process.env.PROXMOPS_E2E_KEEP) rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const bin = buildProxmops(repoRoot, dir);
+    const port = await freePort();
+    const demoDir = join(dir, 'demo');
+    demo = startProcess(
+      bin,
+      ['demo', ...args, '--addr', `127.0.0.1:${port}`, '--dir', demoDir, '--task-speed', '0', '--interval', '2s', '--guest-ssh-port', '0'],
+      join(dir, 'demo.log'),
+    );
+    const m = await waitForLine(demo, banner, 'the demo banner', 120_000);
+    return { url: m[1], admin: { username: 'admin', password: m[2] }, demoDir, banner: m, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
 export function startProcess(bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): ChildProcess {
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   const log = createWriteStream(logFile);
@@ -158,7 +207,6 @@ export function simRequest(
 
 export async function startRealBackend(repoRoot: string): Promise<RunningBackend> {
   const dir = mkdtempSync(join(tmpdir(), 'proxmops-e2e-'));
-  const bin = join(dir, 'proxmops');
   let sim: ChildProcess | undefined;
   let daemon: ChildProcess | undefined;
   let files: Server | undefined;
@@ -169,7 +217,7 @@ export async function startRealBackend(repoRoot: string): Promise<RunningBackend
     if (!process.env.PROXMOPS_E2E_KEEP) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    execFileSync('go', ['build', '-o', bin, './cmd/proxmops'], { cwd: repoRoot, stdio: 'pipe', env: { ...process.env, CGO_ENABLED: '0' } });
+    const bin = buildProxmops(repoRoot, dir);
 
     const blob = imageBlob();
     files = createServer((req, res) => {

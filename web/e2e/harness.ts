@@ -45,13 +45,13 @@ export async function signIn(page: Page, username: string, password: string) {
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-// openSignedIn opens a browser on the UI at url and signs in as admin, returning once
-// the resource view is there: how a file over a running demo starts.
-export async function openSignedIn(url: string, password: string): Promise<BrowserSession> {
+// openSignedIn opens a browser on the UI at url and signs in as who, returning
+// once the signed-in app's page navigation is there.
+export async function openSignedIn(url: string, who: { username: string; password: string }): Promise<BrowserSession> {
   const b = await openBrowser({ width: 1440, height: 900 });
   await b.page.goto(url);
-  await signIn(b.page, 'admin', password);
-  await b.page.getByRole('searchbox', { name: 'Search resources' }).waitFor();
+  await signIn(b.page, who.username, who.password);
+  await b.page.getByRole('navigation', { name: 'Pages' }).waitFor();
   return b;
 }
 

@@ -24,7 +24,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
 import { auditEverywhere } from './a11y';
 import { startOwnBackend, stop } from './daemon';
-import { openBrowser, signIn, type BrowserSession } from './harness';
+import { openSignedIn, type BrowserSession } from './harness';
 
 const shared = inject('backend');
 const ADMIN = { username: 'admin', password: 'watching it download' };
@@ -125,11 +125,8 @@ describe('a long action: percent, live task log, Sync now held', () => {
     const own = await startOwnBackend(bin, dir, repo, ADMIN);
     ({ sim, daemon, url } = own);
 
-    b = await openBrowser();
+    b = await openSignedIn(url, ADMIN);
     page = b.page;
-    await page.goto(url);
-    await signIn(page, ADMIN.username, ADMIN.password);
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   });
   afterAll(async () => {
     mirror.open(PARTS);

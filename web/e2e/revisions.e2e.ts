@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from '
 import { axeViolations } from './a11y';
 import type { BackendInfo } from './backend';
 import { simRequest, startOwnBackend, stop } from './daemon';
-import { openBrowser, signIn, type BrowserSession } from './harness';
+import { openSignedIn, type BrowserSession } from './harness';
 
 const shared = inject('backend');
 const ADMIN = { username: 'admin', password: 'pinned and unpinned' };
@@ -100,11 +100,8 @@ describe('revisions: pinning, and a HEAD that fails to load', () => {
     ({ sim, daemon, url } = own);
     simInfo = { sim: { apiURL: own.apiURL, authorization: `PVEAPIToken=${TOKEN_ID}=${own.tokenSecret}` } } as BackendInfo;
 
-    b = await openBrowser();
+    b = await openSignedIn(url, ADMIN);
     page = b.page;
-    await page.goto(url);
-    await signIn(page, ADMIN.username, ADMIN.password);
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   });
   afterAll(async () => {
     await b?.close();
