@@ -49,23 +49,31 @@ function exampleRepo(repoRoot: string, dir: string, filesURL: string, sha256: st
     if (stray) throw new Error(`${file} still names ${stray[0]}: the tests must reach only loopback addresses`);
     writeFileSync(file, text);
   }
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=proxmops e2e', '-c', 'user.email=e2e@proxmops.invalid', '-c', 'commit.gpgsign=false', ...args], {
-      cwd: dir,
-      stdio: 'pipe',
-    });
+  newRepo(dir, 'examples for the browser tests');
+}
+
+const E2E_AUTHOR = { name: 'proxmops e2e', email: 'e2e@proxmops.invalid' };
+
+// gitIn runs git in dir, committing as author without signing, and returns
+// what it printed, trimmed.
+export function gitIn(dir: string, author = E2E_AUTHOR): (...args: string[]) => string {
+  return (...args) =>
+    execFileSync('git', ['-c', `user.name=${author.name}`, '-c', `user.email=${author.email}`, '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' })
+      .toString()
+      .trim();
+}
+
+// newRepo makes dir, with what it holds, a Git repository of one commit on main.
+export function newRepo(dir: string, message: string): void {
+  const git = gitIn(dir);
   git('init', '-q', '-b', 'main');
   git('add', '-A');
-  git('commit', '-q', '-m', 'examples for the browser tests');
+  git('commit', '-q', '-m', message);
 }
 
 // planBranch adds one VM on a branch, as a pull request would.
 function addPlanBranch(dir: string, branch: string, name: string): void {
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=proxmops e2e', '-c', 'user.email=e2e@proxmops.invalid', '-c', 'commit.gpgsign=false', ...args], {
-      cwd: dir,
-      stdio: 'pipe',
-    });
+  const git = gitIn(dir);
   git('checkout', '-q', '-b', branch);
   const base = readFileSync(join(dir, 'vms', 'app-01.yaml'), 'utf8');
   writeFileSync(join(dir, 'vms', `${name}.yaml`), base.replace(/name: app-01/, `name: ${name}`).replace(/vmid: 120/, 'vmid: 124'));

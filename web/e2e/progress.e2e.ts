@@ -13,7 +13,6 @@
 // lasts until the test moves on: no sleeps, no timing.
 
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -23,8 +22,9 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
 import { auditEverywhere } from './a11y';
-import { startOwnBackend, stop } from './daemon';
+import { newRepo, startOwnBackend, stop } from './daemon';
 import { openSignedIn, type BrowserSession } from './harness';
+import { until as pollUntil } from './settle';
 
 const shared = inject('backend');
 const ADMIN = { username: 'admin', password: 'watching it download' };
@@ -70,14 +70,7 @@ async function serveSlowly(res: ServerResponse): Promise<void> {
   res.end();
 }
 
-async function until(what: string, fn: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await Promise.resolve(fn()).catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting until ${what} (output in ${dir})`);
-}
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) => pollUntil(what, check, timeoutMs, dir);
 
 const drawer = () => page.getByRole('dialog', { name: `Iso ${ISO}` });
 // "Sync now" reads "Syncing…" while an action of the resource runs.
@@ -116,11 +109,7 @@ describe('a long action: percent, live task log, Sync now held', () => {
       join(repo, 'isos', `${ISO}.yaml`),
       `apiVersion: proxmops.dev/v1\nkind: Iso\nmetadata:\n  name: ${ISO}\nspec:\n  source: ${source}\n  node: pve1\n  storage: local\n  checksum:\n    algo: sha256\n    value: ${sha.digest('hex')}\n`,
     );
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=proxmops e2e', '-c', 'user.email=e2e@proxmops.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: repo, stdio: 'pipe' });
-    git('init', '-q', '-b', 'main');
-    git('add', '-A');
-    git('commit', '-q', '-m', 'a big Iso from a slow mirror');
+    newRepo(repo, 'a big Iso from a slow mirror');
 
     const own = await startOwnBackend(bin, dir, repo, ADMIN);
     ({ sim, daemon, url } = own);

@@ -9,7 +9,6 @@
 //   own, and the plan shown is labelled the last good revision's.
 
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +16,9 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, test } from 'vitest';
 import { axeViolations } from './a11y';
 import type { BackendInfo } from './backend';
-import { simRequest, startOwnBackend, stop } from './daemon';
+import { gitIn, simRequest, startOwnBackend, stop } from './daemon';
 import { openSignedIn, type BrowserSession } from './harness';
+import { until as pollUntil } from './settle';
 
 const shared = inject('backend');
 const ADMIN = { username: 'admin', password: 'pinned and unpinned' };
@@ -41,14 +41,7 @@ let simInfo: BackendInfo;
 let b: BrowserSession;
 let page: Page;
 
-function git(...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Rita Revisions', '-c', 'user.email=rita@proxmops.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd: repo,
-    stdio: 'pipe',
-  })
-    .toString()
-    .trim();
-}
+const git = (...args: string[]) => gitIn(repo, { name: 'Rita Revisions', email: 'rita@proxmops.invalid' })(...args);
 
 function commit(message: string, files: Record<string, string | null>): string {
   for (const [path, text] of Object.entries(files)) {
@@ -60,14 +53,7 @@ function commit(message: string, files: Record<string, string | null>): string {
   return git('rev-parse', 'HEAD');
 }
 
-async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await fn().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting until ${what} (output in ${dir})`);
-}
+const until = (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => pollUntil(what, check, timeoutMs, dir);
 
 async function cores(): Promise<string> {
   const r = await simRequest(simInfo, 'GET', '/nodes/pve1/qemu/150/config');

@@ -27,3 +27,18 @@ export async function settled(page: Page, timeoutMs = 10_000): Promise<void> {
   );
   await page.evaluate(() => delete (window as unknown as { __settle?: unknown }).__settle);
 }
+
+// until polls check until it holds, a check that throws counting as not yet,
+// and fails after timeoutMs naming what it waited for and where the processes'
+// output is.
+export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, outputIn: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const holds = await Promise.resolve()
+      .then(check)
+      .catch(() => false);
+    if (holds) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting until ${what} (output in ${outputIn})`);
+}
