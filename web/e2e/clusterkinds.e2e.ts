@@ -16,8 +16,8 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
 import type { BackendInfo } from './backend';
-import { simRequest, startDemo, type RunningDemo } from './daemon';
-import { openSignedIn, revealCard, type BrowserSession } from './harness';
+import { simRequest } from './daemon';
+import { openDemo, revealCard, type BrowserSession, type DemoSession } from './harness';
 import { settled } from './settle';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -54,7 +54,7 @@ const EDGES: { label: string; words: string }[] = [
 const GROUP_RULES = '/cluster/firewall/groups/webserver';
 
 describe('the cluster-wide kinds in the demo', () => {
-  let demo: RunningDemo | undefined;
+  let s: DemoSession | undefined;
   let url = '';
   let sim: Pick<BackendInfo, 'sim'>;
   let b: BrowserSession;
@@ -62,19 +62,15 @@ describe('the cluster-wide kinds in the demo', () => {
 
   beforeAll(async () => {
     // The banner on to the simulated cluster's API address.
-    demo = await startDemo(repoRoot, 'clusterkinds', [], /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)\n[\s\S]*?cluster \(pve1, pve2, pve3\):\s+(\S+)\n/);
-    url = demo.url;
-    // The demo keeps its token's secret in its directory.
-    const secret = readFileSync(join(demo.demoDir, 'sim-token'), 'utf8').trim();
-    sim = { sim: { apiURL: demo.banner[3], authorization: `PVEAPIToken=${SIM_TOKEN_ID}=${secret}` } };
-    b = await openSignedIn(url, demo.admin);
+    s = await openDemo(repoRoot, 'clusterkinds', [], /UI:\s+(\S+)\n\s+username:\s+admin\n\s+password:\s+(\S+)\n[\s\S]*?cluster \(pve1, pve2, pve3\):\s+(\S+)\n/);
+    ({ demo: { url }, b } = s);
     page = b.page;
+    // The demo keeps its token's secret in its directory.
+    const secret = readFileSync(join(s.demo.demoDir, 'sim-token'), 'utf8').trim();
+    sim = { sim: { apiURL: s.demo.banner[3], authorization: `PVEAPIToken=${SIM_TOKEN_ID}=${secret}` } };
   }, 240_000);
 
-  afterAll(async () => {
-    await b?.close();
-    await demo?.close();
-  });
+  afterAll(() => s?.close());
 
   afterEach(() => {
     expect(b.takeProblems(), 'console errors or uncaught exceptions').toEqual([]);

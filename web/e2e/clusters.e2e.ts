@@ -11,28 +11,23 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations } from './a11y';
-import { startDemo, type RunningDemo } from './daemon';
-import { openSignedIn, revealCard, type BrowserSession } from './harness';
+import { openDemo, revealCard, type BrowserSession, type DemoSession } from './harness';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 describe('two clusters from one repository', () => {
-  let demo: RunningDemo | undefined;
+  let s: DemoSession | undefined;
   let url = '';
   let b: BrowserSession;
   let page: Page;
 
   beforeAll(async () => {
-    demo = await startDemo(repoRoot, 'clusters', ['--clusters', '2']);
-    url = demo.url;
-    b = await openSignedIn(url, demo.admin);
+    s = await openDemo(repoRoot, 'clusters', ['--clusters', '2']);
+    ({ demo: { url }, b } = s);
     page = b.page;
   }, 240_000);
 
-  afterAll(async () => {
-    await b?.close();
-    await demo?.close();
-  });
+  afterAll(() => s?.close());
 
   const cardNames = () => page.locator('.card .card-name').allTextContents();
 

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { startDemo, type RunningDemo } from './daemon';
 
 export const CHROMIUM = process.env.PROXMOPS_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = [
@@ -53,6 +54,33 @@ export async function openSignedIn(url: string, who: { username: string; passwor
   await signIn(b.page, who.username, who.password);
   await b.page.getByRole('navigation', { name: 'Pages' }).waitFor();
   return b;
+}
+
+export interface DemoSession {
+  demo: RunningDemo;
+  b: BrowserSession;
+  // Closes the browser, then stops the demo.
+  close: () => Promise<void>;
+}
+
+// openDemo starts `proxmops demo` (startDemo's arguments) and a browser signed
+// in to it as its admin: how a file over a demo of its own starts.
+export async function openDemo(...args: Parameters<typeof startDemo>): Promise<DemoSession> {
+  const demo = await startDemo(...args);
+  try {
+    const b = await openSignedIn(demo.url, demo.admin);
+    return {
+      demo,
+      b,
+      close: async () => {
+        await b.close();
+        await demo.close();
+      },
+    };
+  } catch (err) {
+    await demo.close();
+    throw err;
+  }
 }
 
 export async function openBrowser(opts: { colorScheme?: 'light' | 'dark'; width?: number; height?: number } = {}): Promise<BrowserSession> {
