@@ -132,7 +132,8 @@ describe('dashboard against proxmops serve and the simulator', () => {
     await until(`${backend.conflicting} is a conflict`, hasStatus(node(backend.conflicting), 'Conflict'));
     // Issue 13, point 6: what depends on what, each edge named by both its ends.
     for (const label of ['app-02 clones debian-12-tpl', 'debian-install mounts iso debian-12', 'debian-install uses vnet iot', 'vnet iot is in zone vlans', 'dns-01 is built from container template debian-12-standard']) {
-      await page.locator(`.react-flow__edge.gdep[aria-label="${label}"]`).waitFor({ state: 'attached' });
+      // A minute, as the syncs above: on a loaded machine the graph redraws late.
+      await page.locator(`.react-flow__edge.gdep[aria-label="${label}"]`).waitFor({ state: 'attached', timeout: 60_000 });
     }
     await b.shot('overview-graph');
   });
