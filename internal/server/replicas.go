@@ -107,17 +107,22 @@ func (s *Server) forwardToLeader(next http.Handler) http.Handler {
 // started, or a failover under way, holds the request for those seconds
 // instead of refusing it at once.
 func (s *Server) awaitLeader(ctx context.Context) leader.Status {
-	timer := time.NewTimer(s.opt.LeaderWait)
-	defer timer.Stop()
+	// The usual case, a leader known, costs no timer.
+	var timeout <-chan time.Time
 	for {
 		changed := s.opt.Replicas.Changed()
 		st := s.opt.Replicas.Status()
 		if st.Role != leader.RoleFollower || (st.Leader != nil && st.Leader.URL != "") {
 			return st
 		}
+		if timeout == nil {
+			timer := time.NewTimer(s.opt.LeaderWait)
+			defer timer.Stop()
+			timeout = timer.C
+		}
 		select {
 		case <-changed:
-		case <-timer.C:
+		case <-timeout:
 			return st
 		case <-ctx.Done():
 			return st
