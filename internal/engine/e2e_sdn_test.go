@@ -107,6 +107,15 @@ func sdnDriftIsCorrectedWithOneApply(t *testing.T, e *env, eng *engine.Engine) {
 			t.Errorf("plan lacks %q:\n%s", want, text)
 		}
 	}
+	// A reason names what differs once per option or subnet, however
+	// many of a subnet's keys differ.
+	for name, want := range map[string]string{"iot": "tag differ from the manifest", "labnet": "subnet 10.10.0.0/24 differ from the manifest"} {
+		if a := p.Find(engine.KindSdnVnet, name); a == nil {
+			t.Errorf("vnet %s not planned", name)
+		} else if r, _, _ := strings.Cut(a.Reason, ";"); r != want {
+			t.Errorf("vnet %s: reason %q, want it to begin %q", name, a.Reason, want)
+		}
+	}
 	e.sim.ResetRequests()
 	e.mustApply(eng)
 	if n := e.sim.RequestCountFor("PUT", "/cluster/sdn"); n != 1 {

@@ -50,16 +50,6 @@ func TestFeatures(t *testing.T) {
 }
 
 func TestSDNHelpers(t *testing.T) {
-	for field, want := range map[string]string{
-		"tag":                         "tag",
-		"subnet 10.10.0.0/24.gateway": "subnet 10.10.0.0/24",
-		"subnet 10.10.0.0/24":         "subnet 10.10.0.0/24",
-		"subnet fd00::/64.snat":       "subnet fd00::/64",
-	} {
-		if got := sdnFieldGroup(field); got != want {
-			t.Errorf("sdnFieldGroup(%q) = %q, want %q", field, got, want)
-		}
-	}
 	for _, tc := range []struct{ a, b string }{
 		{"start-address=10.0.0.1,end-address=10.0.0.9", `{"end-address":"10.0.0.9","start-address":"10.0.0.1"}`},
 		{"start-address=10.0.0.1,end-address=10.0.0.9\nstart-address=10.0.0.20,end-address=10.0.0.29",

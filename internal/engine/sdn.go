@@ -473,8 +473,9 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		}
 		create := planSdnCreate(a, "vnet", v.Name, shown,
 			pve.NewParams().Set("vnet", v.Name).Set("zone", v.Zone).Set("alias", markOwned(v.Alias)), v.Options)
-		subChanges, subOps := vnetSubnetSteps(v, nil)
-		a.Changes = append(a.Changes, subChanges...)
+		var subs sdnDiff
+		subOps := vnetSubnetSteps(v, nil, &subs)
+		a.Changes = append(a.Changes, subs.changes...)
 		return a, runSteps(append([]sdnStep{create}, subOps...))
 	}
 	a.Observed = map[string]any{"config": have.Config, "state": have.State}
@@ -483,29 +484,30 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	if !owned {
 		return a.conflict(fmt.Sprintf("vnet %s exists but proxmops does not own it (no %q in its alias): left untouched", v.Name, OwnerMark)), nil
 	}
-	var changes []vocab.Change
+	var diff sdnDiff
 	params := pve.NewParams()
 	if z := VnetZone(have); z != v.Zone {
-		changes = append(changes, vocab.Change{Field: "zone", From: z, To: v.Zone})
+		diff.add("zone", vocab.Change{Field: "zone", From: z, To: v.Zone})
 		params.Set("zone", v.Zone)
 	}
 	if alias != v.Alias {
-		changes = append(changes, vocab.Change{Field: "alias", From: alias, To: v.Alias})
+		diff.add("alias", vocab.Change{Field: "alias", From: alias, To: v.Alias})
 		params.Set("alias", markOwned(v.Alias))
 	}
 	optCh, optParams, del := optionChanges("", v.Options, have.Config, vnetOptionKeys)
-	changes = append(changes, optCh...)
+	for _, c := range optCh {
+		diff.add(c.Field, c) // a vnet option's field is its key
+	}
 	for _, k := range optParams.Keys() {
 		val, _ := optParams.Get(k)
 		params.Set(k, val)
 	}
-	subChanges, subOps := vnetSubnetSteps(v, st.subnets[v.Name])
-	changes = append(changes, subChanges...)
+	subOps := vnetSubnetSteps(v, st.subnets[v.Name], &diff)
 	pending := have.Pending()
 	for _, s := range st.subnets[v.Name] {
 		pending = pending || s.Pending()
 	}
-	if len(changes) == 0 {
+	if len(diff.changes) == 0 {
 		if pending {
 			a.Status, a.sdnPending = vocab.StatusOutOfSync, true
 			a.Reason = fmt.Sprintf("vnet %s has pending changes not applied yet", v.Name)
@@ -514,12 +516,8 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 		return a, nil
 	}
-	a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, changes
-	fields := make([]string, 0, len(changes))
-	for _, c := range changes {
-		fields = append(fields, sdnFieldGroup(c.Field))
-	}
-	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", "))
+	a.Action, a.Status, a.Changes = vocab.ActionUpdate, vocab.StatusOutOfSync, diff.changes
+	a.Reason = fmt.Sprintf("%s differ from the manifest", strings.Join(diff.groups, ", "))
 	update := func(ctx context.Context, x *execCtx) error {
 		if params.Len() == 0 && len(del) == 0 {
 			return nil
@@ -532,10 +530,26 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	return a, runSteps(append([]sdnStep{update}, subOps...))
 }
 
+// sdnDiff is a vnet's changes and what each belongs to ("tag", "subnet
+// 10.10.0.0/24"), in order, for the action's reason.
+type sdnDiff struct {
+	changes []vocab.Change
+	groups  []string
+}
+
+func (d *sdnDiff) add(group string, cs ...vocab.Change) {
+	if len(cs) == 0 {
+		return
+	}
+	d.changes = append(d.changes, cs...)
+	if !slices.Contains(d.groups, group) {
+		d.groups = append(d.groups, group)
+	}
+}
+
 // vnetSubnetSteps compares a vnet's declared subnets with the existing
-// ones and returns the changes and the calls that make them.
-func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, []sdnStep) {
-	var changes []vocab.Change
+// ones, adds the changes to diff and returns the calls that make them.
+func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry, diff *sdnDiff) []sdnStep {
 	var ops []sdnStep
 	have := map[string]pve.SDNEntry{}
 	for _, e := range existing {
@@ -548,7 +562,7 @@ func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, [
 		want[sub.CIDR] = true
 		e, ok := have[sub.CIDR]
 		if !ok {
-			changes = append(changes, vocab.Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
+			diff.add("subnet "+sub.CIDR, vocab.Change{Field: "subnet " + sub.CIDR, To: describeOptions(sub.Options)})
 			ops = append(ops, func(ctx context.Context, x *execCtx) error {
 				p := pve.NewParams()
 				for _, k := range slices.Sorted(maps.Keys(sub.Options)) {
@@ -569,7 +583,7 @@ func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, [
 		if len(ch) == 0 {
 			continue
 		}
-		changes = append(changes, ch...)
+		diff.add("subnet "+sub.CIDR, ch...)
 		id := e.ID
 		ops = append(ops, func(ctx context.Context, x *execCtx) error {
 			if err := x.e.client.SDNSet(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id, params, del); err != nil {
@@ -583,7 +597,7 @@ func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, [
 			continue
 		}
 		id := have[cidr].ID
-		changes = append(changes, vocab.Change{Field: "subnet " + cidr, From: describeOptions(have[cidr].Config)})
+		diff.add("subnet "+cidr, vocab.Change{Field: "subnet " + cidr, From: describeOptions(have[cidr].Config)})
 		ops = append(ops, func(ctx context.Context, x *execCtx) error {
 			if err := x.e.client.SDNDelete(ctx, "vnets/"+pve.PathEscape(v.Name)+"/subnets", id); err != nil {
 				return fmt.Errorf("deleting subnet %s of vnet %s: %w", cidr, v.Name, err)
@@ -591,7 +605,7 @@ func vnetSubnetSteps(v *SdnVnetSpec, existing []pve.SDNEntry) ([]vocab.Change, [
 			return nil
 		})
 	}
-	return changes, ops
+	return ops
 }
 
 // runSteps runs SDN steps one after the other, stopping at the first error.
@@ -709,21 +723,6 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 		}
 	}
 	return delVnets, delZones
-}
-
-// sdnFieldGroup is what a change's field belongs to, for reasons: "tag",
-// or "subnet 10.10.0.0/24" for "subnet 10.10.0.0/24.gateway".
-func sdnFieldGroup(field string) string {
-	rest, ok := strings.CutPrefix(field, "subnet ")
-	if !ok {
-		return strings.SplitN(field, ".", 2)[0]
-	}
-	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
-		if dot := strings.IndexByte(rest[slash:], '.'); dot >= 0 {
-			rest = rest[:slash+dot]
-		}
-	}
-	return "subnet " + rest
 }
 
 // reapplier picks the action that applies the SDN configuration again
