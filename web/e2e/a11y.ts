@@ -1,4 +1,4 @@
-// axe-core in the browser under test: the checks of issue 13 (no serious or critical
+// axe-core in the browser under test: the accessibility checks (no serious or critical
 // violation on any page, in both themes) and the phone-width check (no page scrolls
 // sideways at 390x844).
 
@@ -45,7 +45,7 @@ export async function sidewaysScroll(page: Page): Promise<number> {
   });
 }
 
-// layoutProblems lists what breaks the layout rules of issue 13 on the page as it
+// layoutProblems lists what breaks the UI's layout rules on the page as it
 // is: an element reaching past the viewport's sides outside a scroll or clip
 // container (a code block, an ellipsis) that itself fits; on a phone also a table
 // of more than three columns that is not stacked into rows. And, at any size, a

@@ -1,4 +1,4 @@
-// Issue 17, point 4: several clusters in the UI, in Chromium, against
+// Several clusters in the UI, in Chromium, against
 // `proxmops demo --clusters 2` built from this checkout (the UI the global setup
 // built embedded in it): two simulated clusters, lab-1 following clusters/lab-1
 // (the examples) and lab-2 following clusters/lab-2 (web and db). The overview

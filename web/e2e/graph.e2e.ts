@@ -1,4 +1,4 @@
-// Issue 13, point 6: the dependency graph with 1,000 resources, in Chromium. The UI
+// The dependency graph with 1,000 resources, in Chromium. The UI
 // is the build `proxmops serve` embeds, served by it; the API answers are made here
 // (page.route), so that the figure does not depend on what the simulator holds: 1,000
 // resources over 3 nodes with 1,900 dependencies (clones, isos, container

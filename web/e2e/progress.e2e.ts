@@ -1,4 +1,4 @@
-// Issue 13, point 7, in Chromium against a `proxmops serve` and `proxmops sim` of
+// Progress of a long action, in Chromium against a `proxmops serve` and `proxmops sim` of
 // their own (the binary the global setup built): a long action, an Iso's
 // download-url, shows in the drawer its percent as it grows and its live task log,
 // and "Sync now" is disabled while it runs and enabled again once it ended.

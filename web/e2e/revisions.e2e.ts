@@ -1,4 +1,4 @@
-// Issue 13, point 8 and the "broken HEAD" of its preamble, in Chromium against a
+// Revisions and a broken HEAD, in Chromium against a
 // `proxmops serve` and `proxmops sim` of their own (the binary the global setup built),
 // so that pinning and breaking the branch do not disturb the scenario's daemon:
 // - the Revisions page offers no sync to the commit applied now; an older one is

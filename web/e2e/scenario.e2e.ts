@@ -1,4 +1,4 @@
-// The end-to-end scenario of issue 7, against `proxmops serve` and `proxmops sim`
+// The end-to-end scenario, against `proxmops serve` and `proxmops sim`
 // built from this checkout: setup → login → settings → the examples sync → a drift
 // made through the simulator shows as a diff in the drawer → delete → the logs show
 // it; plus filters kept in the URL, the plan preview of a branch and the dark theme.
@@ -130,7 +130,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     const node = (name: string) => page.locator(`.react-flow__node[data-id="res:VirtualMachine/${name}"] .gres`);
     await until('app-01 and app-02 are synced', async () => (await hasStatus(node('app-01'), 'Synced')()) && (await hasStatus(node('app-02'), 'Synced')()), 120_000);
     await until(`${backend.conflicting} is a conflict`, hasStatus(node(backend.conflicting), 'Conflict'));
-    // Issue 13, point 6: what depends on what, each edge named by both its ends.
+    // What depends on what, each edge named by both its ends.
     for (const label of ['app-02 clones debian-12-tpl', 'debian-install mounts iso debian-12', 'debian-install uses vnet iot', 'vnet iot is in zone vlans', 'dns-01 is built from container template debian-12-standard']) {
       // A minute, as the syncs above: on a loaded machine the graph redraws late.
       await page.locator(`.react-flow__edge.gdep[aria-label="${label}"]`).waitFor({ state: 'attached', timeout: 60_000 });
@@ -449,7 +449,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
     }
   }, 240_000);
 
-  // Issue 16: an admin adopts the Conflict's hand-made guest from its drawer. The
+  // Adoption: an admin adopts the Conflict's hand-made guest from its drawer. The
   // confirmation shows the plan first, the guest's undeclared tag's removal named; the
   // adoption only tags the guest, and its history says who adopted it.
   test('adopt: a Conflict is adopted from the drawer after a confirmation that shows the plan', async () => {
@@ -489,7 +489,7 @@ describe('dashboard against proxmops serve and the simulator', () => {
   }, 240_000);
 });
 
-// Issue 13, points 4 and 5: every view of every route, at desktop and phone size, in
+// Every view of every route, at desktop and phone size, in
 // both themes: no serious or critical axe violation, one h1, named table headers and,
 // on a phone, nothing wider than the screen and tables stacked. The routes are the
 // router's own (src/lib/routes.ts): a route without a view here fails the suite.
