@@ -13,8 +13,9 @@ import (
 
 // The manifest field of each Proxmox key the engine manages, written out by
 // hand from the Proxmox keys (pve-common's network interface options,
-// pve-network's zone and vnet plugins) and the manifest's field names, so a
-// key dropped from, added to or re-pointed in the engine's table shows here.
+// pve-network's zone and vnet plugins, pve-ha-manager's rules) and the
+// manifest's field names, so a key dropped from, added to or re-pointed in
+// the engine's table shows here.
 var wantFieldPaths = map[string]map[string]string{
 	string(manifest.KindNetwork): {
 		"type": "spec.type", "iface": "spec.iface", "comments": "spec.comments",
@@ -36,6 +37,9 @@ var wantFieldPaths = map[string]map[string]string{
 		"vnet": "metadata.name", "zone": "spec.zone", "alias": "spec.alias",
 		"tag": "spec.tag", "vlanaware": "spec.vlanAware", "isolate-ports": "spec.isolatePorts",
 	},
+	// An HA rule's section id, its HA resource ids ("vm:100") and its
+	// disable flag, which the manifest turns round as enabled.
+	string(manifest.KindHARule): {"rule": "metadata.name", "resources": "spec.guests", "disable": "spec.enabled"},
 }
 
 // FieldPaths gives each key the manifest field the hand-written table
@@ -54,6 +58,13 @@ func TestFieldPathsMatchAHandWrittenTable(t *testing.T) {
 			}
 		}
 	}
+	// Every kind with renamed keys is in the hand-written table: a kind
+	// that gains a row in the engine's table fails here until it is.
+	for _, k := range manifest.Kinds() {
+		if _, ok := wantFieldPaths[string(k)]; !ok && pvefields.FieldPaths(string(k)) != nil {
+			t.Errorf("%s has renamed keys %v this test does not know", k, pvefields.FieldPaths(string(k)))
+		}
+	}
 	if p := pvefields.FieldPaths(string(manifest.KindVirtualMachine)); p != nil {
 		t.Errorf("a guest's keys are its manifest's, got %v", p)
 	}
@@ -70,6 +81,7 @@ func TestFieldPathsAreManifestFields(t *testing.T) {
 		string(manifest.KindNetwork): reflect.TypeFor[manifest.NetworkSpec](),
 		string(manifest.KindSdnZone): reflect.TypeFor[manifest.SdnZoneSpec](),
 		string(manifest.KindSdnVnet): reflect.TypeFor[manifest.SdnVnetSpec](),
+		string(manifest.KindHARule):  reflect.TypeFor[manifest.HARuleSpec](),
 	}
 	for kind, spec := range specs {
 		fields := map[string]bool{}
