@@ -33,17 +33,28 @@ func (a *Action) conflict(reason string) *Action {
 	return a
 }
 
+// GuestKind is the manifest kind that declares a guest of the cluster: a
+// container (a container template too: no kind declares one), a
+// template, else a VM.
+func GuestKind(g *Guest) string {
+	switch {
+	case g.Type == "lxc":
+		return KindContainer
+	case g.Template:
+		return KindTemplate
+	}
+	return KindVirtualMachine
+}
+
+// guestNouns are the words reasons use for the guest kinds.
+var guestNouns = map[string]string{KindContainer: "container", KindTemplate: "template", KindVirtualMachine: "VM"}
+
 // GuestNoun names what a guest is, for reasons.
 func GuestNoun(g *Guest) string {
-	switch {
-	case g.Type == "lxc" && g.Template:
+	if g.Type == "lxc" && g.Template {
 		return "container template"
-	case g.Type == "lxc":
-		return "container"
-	case g.Template:
-		return "template"
 	}
-	return "VM"
+	return guestNouns[GuestKind(g)]
 }
 
 // guestGates runs, in order, the gates every guest kind passes before its

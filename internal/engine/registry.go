@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
@@ -61,8 +63,9 @@ type deletion struct {
 // of the kinds above it (an Iso or a Template before the VMs that use
 // them), and its reconciler plans after theirs, so it sees what they
 // share in planContext (network keys, the SDN apply, resolved container
-// templates).
-var kinds = []kindRow{
+// templates). The order is the kind table's (manifest.KindTable), said
+// there once: the rows below are put in it.
+var kinds = inKindOrder([]kindRow{
 	collectionRow(firewallAliases, fromManifest(firewallAliasFromManifest)),
 	collectionRow(firewallIPSets, fromManifest(firewallIPSetFromManifest)),
 	collectionRow(firewallGroups, fromManifest(firewallGroupFromManifest)),
@@ -87,6 +90,28 @@ var kinds = []kindRow{
 		vmid: containerVMID, deletion: guestDeletion(containerVMID), needs: guestNeeds(containerSpecNeeds)},
 	collectionRow(backupJobs, fromManifest(backupJobFromManifest)),
 	collectionRow(haRules, fromManifest(haRuleFromManifest)),
+})
+
+// inKindOrder sorts the registry's rows in the kind table's order; a row
+// of a kind the table does not have, or a kind with no row, is a
+// programming error caught at start.
+func inKindOrder(rows []kindRow) []kindRow {
+	order := map[string]int{}
+	for i, k := range manifest.Kinds() {
+		order[string(k)] = i
+	}
+	if len(rows) != len(order) {
+		panic(fmt.Sprintf("engine: %d registry rows for %d kinds", len(rows), len(order)))
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if _, ok := order[r.kind]; !ok || seen[r.kind] {
+			panic("engine: a registry row of a kind the kind table lacks, or a second one: " + r.kind)
+		}
+		seen[r.kind] = true
+	}
+	slices.SortFunc(rows, func(a, b kindRow) int { return order[a.kind] - order[b.kind] })
+	return rows
 }
 
 func templateVMID(s Spec) int  { return s.(*TemplateSpec).VMID }

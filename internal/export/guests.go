@@ -108,14 +108,14 @@ func dnsLabel(s string) string {
 func (es *cluster) guestNames() (names map[int]string, refused map[int]string) {
 	byName := map[string][]int{}
 	for id, g := range es.Guests {
-		k := guestKind(g) + "/" + proxmoxName(g)
+		k := engine.GuestKind(g) + "/" + proxmoxName(g)
 		byName[k] = append(byName[k], id)
 	}
 	names, refused = map[int]string{}, map[int]string{}
 	taken := map[string]bool{}
 	var derive []int
 	for id, g := range es.Guests {
-		kind, pn := guestKind(g), proxmoxName(g)
+		kind, pn := engine.GuestKind(g), proxmoxName(g)
 		same := byName[kind+"/"+pn]
 		switch {
 		case kind == engine.KindContainer && (dnsLabel(pn) != pn || pn == "" || len(same) > 1):
@@ -158,17 +158,6 @@ func (es *cluster) guestNames() (names map[int]string, refused map[int]string) {
 		names[id], taken[engine.KindContainer+"/"+n] = n, true
 	}
 	return names, refused
-}
-
-// guestKind is the manifest kind that declares g.
-func guestKind(g *engine.Guest) string {
-	switch {
-	case g.Type == "lxc":
-		return engine.KindContainer
-	case g.Template:
-		return engine.KindTemplate
-	}
-	return engine.KindVirtualMachine
 }
 
 // proxmoxName is the name the plan compares with the manifest's: the
