@@ -40,7 +40,7 @@ func init() {
 		kind, name := "", ""
 		if len(args) == 1 {
 			var ok bool
-			if kind, name, ok = strings.Cut(args[0], "/"); !ok || kind == "" || name == "" {
+			if kind, name, ok = vocab.SplitKey(args[0]); !ok || kind == "" || name == "" {
 				return fmt.Errorf("name the resource as KIND/NAME, e.g. VirtualMachine/web-01, not %q", args[0])
 			}
 		}

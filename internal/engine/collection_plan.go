@@ -55,7 +55,7 @@ func (r *collectionReconciler) scope(pc *planContext, sc *scope) {
 				continue
 			}
 			name := it[r.row.key]
-			key, seen := r.row.kind+"/"+r.norm(name), name+"\x00"+it["comment"]
+			key, seen := vocab.Key(r.row.kind, r.norm(name)), name+"\x00"+it["comment"]
 			if cached, ok := pc.e.opts.Reads.cachedEntriesOf(key, seen); ok {
 				r.entries[name] = cached
 				continue

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Reading a collection for export, and the cache of items' nested
@@ -155,8 +157,8 @@ func (c *ReadCache) RefreshEntries(kind, name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// A row that folds names keeps them in lower case (collection_plan.go).
-	held := c.dropEntries(kind + "/" + name)
-	if lower := kind + "/" + strings.ToLower(name); lower != kind+"/"+name {
+	held := c.dropEntries(vocab.Key(kind, name))
+	if lower := vocab.Key(kind, strings.ToLower(name)); lower != vocab.Key(kind, name) {
 		held = c.dropEntries(lower) || held
 	}
 	return held

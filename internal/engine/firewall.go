@@ -6,6 +6,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // The cluster firewall's aliases and IP sets (pve-firewall
@@ -119,7 +120,7 @@ var firewallIPSets = &collection{
 			}
 			for _, a := range d.Specs(KindFirewallAlias) {
 				if a.meta().Name == name {
-					out = append(out, KindFirewallAlias+"/"+name)
+					out = append(out, vocab.Key(KindFirewallAlias, name))
 				}
 			}
 		}

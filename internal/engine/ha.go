@@ -302,7 +302,7 @@ func haRuleHolds(pc *planContext, sp Spec) *Wait {
 		kind, typ, vmid, _ := declaredGuest(pc.d, name)
 		sid := pve.HASID(typ, vmid)
 		if _, ok := res[sid]; !ok && !pc.haJoining[sid] {
-			return &Wait{Key: kind + "/" + name, Status: vocab.StatusOutOfSync}
+			return &Wait{Key: vocab.Key(kind, name), Status: vocab.StatusOutOfSync}
 		}
 	}
 	return nil
@@ -383,7 +383,7 @@ var haRules = &collection{
 		var out []string
 		for _, name := range sp.(*HARuleSpec).Guests {
 			if kind, _, _, _ := declaredGuest(d, name); kind != "" {
-				out = append(out, kind+"/"+name)
+				out = append(out, vocab.Key(kind, name))
 			}
 		}
 		return out

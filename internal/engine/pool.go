@@ -132,10 +132,10 @@ func poolGuests(pc *planContext, id string) (stays []int, leave []string) {
 	want := map[int]string{} // VMID -> declared pool, for declared guests
 	key := map[int]string{}
 	for _, s := range specsOf[*VMSpec](pc.d, KindVirtualMachine) {
-		want[s.VMID], key[s.VMID] = s.Pool, KindVirtualMachine+"/"+s.Name
+		want[s.VMID], key[s.VMID] = s.Pool, vocab.Key(KindVirtualMachine, s.Name)
 	}
 	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
-		want[s.VMID], key[s.VMID] = s.Pool, KindContainer+"/"+s.Name
+		want[s.VMID], key[s.VMID] = s.Pool, vocab.Key(KindContainer, s.Name)
 	}
 	for _, vmid := range slices.Sorted(maps.Keys(pc.snap.Guests)) {
 		g := pc.snap.Guests[vmid]
@@ -147,7 +147,7 @@ func poolGuests(pc *planContext, id string) (stays []int, leave []string) {
 		case declared && pool != "" && pool != id:
 			leave = append(leave, key[vmid])
 		case !declared && g.Owned && pc.e.opts.Prune && pc.declared[vmid] == "":
-			leave = append(leave, KindVirtualMachine+"/"+g.Name, KindContainer+"/"+g.Name)
+			leave = append(leave, vocab.Key(KindVirtualMachine, g.Name), vocab.Key(KindContainer, g.Name))
 		default:
 			stays = append(stays, vmid)
 		}
@@ -170,7 +170,7 @@ func (r *resourcePoolReconciler) planOne(pc *planContext, s *PoolSpec) *Action {
 		a.Action, a.Status, a.Reason = vocab.ActionCreate, vocab.StatusOutOfSync, "the pool does not exist"
 		a.Changes = []vocab.Change{{Field: "poolid", Path: "metadata.name", To: s.Name}, {Field: "comment", Path: "spec.comment", To: s.Comment}}
 		if parent, _, nested := cutLast(s.Name, "/"); nested {
-			a.DependsOn = append(a.DependsOn, KindPool+"/"+parent)
+			a.DependsOn = append(a.DependsOn, vocab.Key(KindPool, parent))
 		}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.e.client.Post(ctx, "pools", params, nil) }
 		return a
@@ -219,7 +219,7 @@ func planGuestPool(pc *planContext, a *Action, want string) *Action {
 		declared = declared || s.meta().Name == want
 	}
 	if declared {
-		a.DependsOn = append(a.DependsOn, KindPool+"/"+want)
+		a.DependsOn = append(a.DependsOn, vocab.Key(KindPool, want))
 	} else if _, exists := pc.kinds.pools[want]; pc.kinds.pools != nil && !exists {
 		a.refuse(fmt.Sprintf("pool %q is neither declared (kind: Pool) nor on the cluster: declare it or create it first (GET /pools lists only the pools the token has Pool.Audit on)", want))
 		return a

@@ -198,7 +198,7 @@ func newPrivContext(d *Desired, snap *Observation) *privContext {
 	pv := &privContext{d: d, isos: map[string]*IsoSpec{}, tplVMID: map[string]int{}, snap: snap, byKey: map[string]Spec{}}
 	for _, row := range kinds {
 		for _, s := range d.Specs(row.kind) {
-			pv.byKey[row.kind+"/"+s.meta().Name] = s
+			pv.byKey[vocab.Key(row.kind, s.meta().Name)] = s
 		}
 	}
 	for _, s := range specsOf[*IsoSpec](d, KindIso) {

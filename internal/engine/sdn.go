@@ -705,7 +705,7 @@ func (sdnReconciler) prune(pc *planContext, st *sdnState, zones map[string]*SdnZ
 			continue
 		}
 		for _, v := range held {
-			a.DependsOn = append(a.DependsOn, KindSdnVnet+"/"+v)
+			a.DependsOn = append(a.DependsOn, vocab.Key(KindSdnVnet, v))
 			// Applying the vnet's deletion alone would leave the zone
 			// without the vnets that tell it is proxmops': the zone's
 			// deletion applies both.

@@ -297,7 +297,7 @@ func createChanges(gs *guestSpec, source, importFrom string, clone bool) []vocab
 func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *Action, uo updateOptions) *Action {
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if s.VMID > 0 {
-		if kind, ok := pc.declared[s.VMID]; ok && kind != KindVirtualMachine+"/"+s.Name {
+		if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindVirtualMachine, s.Name) {
 			a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
 			return a
 		}

@@ -89,9 +89,9 @@ func (d *Desired) Dependencies() map[string][]string {
 	for _, list := range d.specs {
 		for _, s := range list {
 			m := s.meta()
-			delete(out, m.Kind+"/"+m.Name)
+			delete(out, vocab.Key(m.Kind, m.Name))
 			if len(m.DependsOn) > 0 {
-				out[m.Kind+"/"+m.Name] = m.DependsOn
+				out[vocab.Key(m.Kind, m.Name)] = m.DependsOn
 			}
 		}
 	}

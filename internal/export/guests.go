@@ -13,6 +13,7 @@ import (
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
 	"github.com/proxmops/proxmops/internal/pvefields"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // The manifests of guests proxmops did not make, read from the cluster.
@@ -108,7 +109,7 @@ func dnsLabel(s string) string {
 func (es *cluster) guestNames() (names map[int]string, refused map[int]string) {
 	byName := map[string][]int{}
 	for id, g := range es.Guests {
-		k := engine.GuestKind(g) + "/" + proxmoxName(g)
+		k := vocab.Key(engine.GuestKind(g), proxmoxName(g))
 		byName[k] = append(byName[k], id)
 	}
 	names, refused = map[int]string{}, map[int]string{}
@@ -116,7 +117,7 @@ func (es *cluster) guestNames() (names map[int]string, refused map[int]string) {
 	var derive []int
 	for id, g := range es.Guests {
 		kind, pn := engine.GuestKind(g), proxmoxName(g)
-		same := byName[kind+"/"+pn]
+		same := byName[vocab.Key(kind, pn)]
 		switch {
 		case kind == engine.KindContainer && (dnsLabel(pn) != pn || pn == "" || len(same) > 1):
 			derive = append(derive, id)
@@ -137,7 +138,7 @@ func (es *cluster) guestNames() (names map[int]string, refused map[int]string) {
 			names[id] = pn
 		}
 		if n, ok := names[id]; ok {
-			taken[kind+"/"+n] = true
+			taken[vocab.Key(kind, n)] = true
 		}
 	}
 	slices.Sort(derive)
@@ -148,14 +149,14 @@ func (es *cluster) guestNames() (names map[int]string, refused map[int]string) {
 	for _, id := range derive {
 		// g.Name is "CT<vmid>" for a container without a hostname (vmstatus).
 		base := dnsLabel(es.Guests[id].Name)
-		if base == "" || labels[base] > 1 || taken[engine.KindContainer+"/"+base] {
+		if base == "" || labels[base] > 1 || taken[vocab.Key(engine.KindContainer, base)] {
 			base = strings.Trim(base+"-"+strconv.Itoa(id), "-")
 		}
 		n := base
-		for i := 2; taken[engine.KindContainer+"/"+n]; i++ {
+		for i := 2; taken[vocab.Key(engine.KindContainer, n)]; i++ {
 			n = base + "-" + strconv.Itoa(i)
 		}
-		names[id], taken[engine.KindContainer+"/"+n] = n, true
+		names[id], taken[vocab.Key(engine.KindContainer, n)] = n, true
 	}
 	return names, refused
 }

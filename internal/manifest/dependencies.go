@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Edge is one declared resource a resource needs, and how.
@@ -17,7 +19,7 @@ type Edge struct {
 }
 
 // Key is the edge's target as "Kind/name".
-func (e Edge) Key() string { return string(e.Kind) + "/" + e.Name }
+func (e Edge) Key() string { return vocab.Key(e.Kind, e.Name) }
 
 // Dependencies lists what r needs among the declared resources: its spec's
 // references, each with its own relation (Ref.Relation) or else the
@@ -119,7 +121,7 @@ func checkDependsOn(r Resource, c *checker) {
 	seen := map[string]bool{}
 	for i, key := range r.Meta().DependsOn {
 		p := indexPath("metadata.dependsOn", i)
-		kind, name, ok := strings.Cut(key, "/")
+		kind, name, ok := vocab.SplitKey(key)
 		switch {
 		case !ok || name == "" || strings.Contains(name, "/"):
 			c.errorf(p, "%q is not Kind/name (e.g. VirtualMachine/db)", key)
@@ -143,7 +145,7 @@ func checkDependsOn(r Resource, c *checker) {
 // cycle over Dependencies' edges (a resource waiting, through others, for
 // itself would never be created).
 func (s *Set) checkDependencyCycles(fail func(Resource, string, string, ...any)) {
-	key := func(r Resource) string { return string(r.Kind()) + "/" + r.Name() }
+	key := func(r Resource) string { return vocab.Key(r.Kind(), r.Name()) }
 	// path finds a way from r to goal, returning the keys on it.
 	var path func(r Resource, goal string, visited map[string]bool) []string
 	path = func(r Resource, goal string, visited map[string]bool) []string {

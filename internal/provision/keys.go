@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // Store keeps proxmops' SSH key pair (encrypted) and the host keys pinned
@@ -206,7 +208,7 @@ type HostKeyError struct {
 }
 
 func (e *HostKeyError) Error() string {
-	kind, name, _ := strings.Cut(e.ID, "/")
+	kind, name, _ := vocab.SplitKey(e.ID)
 	return fmt.Sprintf("host key of %s at %s changed: pinned %s on %s, offered %s; provisioning stops until the guest is recreated or the pin is reset (DELETE /api/v1/resources/%s/%s/hostkey) if the change is expected",
 		e.ID, e.Address, e.Pinned.Fingerprint, e.Pinned.Pinned.UTC().Format(time.RFC3339), e.Offered, kind, name)
 }

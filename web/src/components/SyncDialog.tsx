@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { api, errorMessage, resourcePath } from '../api/client';
-import type { ActionAccepted, PlanDocument, PlanSummary, Status } from '../api/types';
+import { resourceKey, type ActionAccepted, type PlanDocument, type PlanSummary, type Status } from '../api/types';
 import { useModal } from '../lib/modal';
 import { ErrorLines } from './LoadError';
 import { ActionBadge, StatusBadge, unplannable } from './Status';
@@ -206,7 +206,7 @@ export default function SyncDialog({
               {changing.length > 0 && (
                 <ul className="sync-actions" tabIndex={0} aria-label="What this sync changes">
                   {changing.slice(0, 50).map((a) => (
-                    <li key={`${a.cluster ?? ''}:${a.kind}/${a.name}`}>
+                    <li key={resourceKey(a)}>
                       <ActionBadge action={a.action} conflict={a.conflict} />
                       {unplannable(a) && (
                         <>

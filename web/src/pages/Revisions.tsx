@@ -49,11 +49,12 @@ function CommitEvents({ hash }: { hash: string }) {
   return (
     <ul className="rev-events" aria-label={`Events at ${shortRev(hash)}`}>
       {(doc.entries ?? []).map((e) => {
-        const key = `${e.kind}/${e.name}`;
+        const kn = { kind: e.kind ?? '', name: e.name ?? '' };
+        const key = resourceKey(kn);
         return (
           <li key={e.id}>
             <span className={`rev-ev tl-${e.event}`}>{e.event}</span>{' '}
-            <Link href={resourceHref(resourceKey({ cluster: e.cluster, kind: e.kind ?? '', name: e.name ?? '' }))}>{e.cluster ? `${e.cluster}: ${key}` : key}</Link>{' '}
+            <Link href={resourceHref(resourceKey({ cluster: e.cluster, ...kn }))}>{e.cluster ? `${e.cluster}: ${key}` : key}</Link>{' '}
             <time className="muted" dateTime={e.time} title={formatTime(e.time)}>
               {timeAgo(e.time)}
             </time>
