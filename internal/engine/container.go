@@ -82,7 +82,7 @@ func declaredCTemplate(pc *planContext, name string) bool {
 func (r containerReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*ContainerSpec](pc.d, KindContainer) {
-		out = append(out, planGuestHA(pc, planGuestFirewall(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.Firewall), s.HA, "lxc"))
+		out = append(out, planGuestHA(pc, planGuestFirewall(pc, planGuestPool(pc, r.planOne(pc, s), &s.Meta, s.Pool), s.Firewall), s.HA, "lxc"))
 	}
 	return append(out, pruneGuests(pc, KindContainer, "lxc", func(g *Guest) bool { return !g.Template })...)
 }
@@ -157,15 +157,10 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 	return pc.planProvision(a, s.Provision, g, s.State, a.Action == vocab.ActionReboot)
 }
 
-// dependencies orders a container after the template, networks and SDN
-// vnets it uses.
+// dependencies orders a container after the networks and SDN vnets it
+// uses as bridges.
 func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Action, node string) {
-	for _, n := range s.NICs {
-		if k, ok := pc.kinds.netKeys[node+"/"+n.Bridge]; ok {
-			a.DependsOn = append(a.DependsOn, k)
-		}
-	}
-	a.DependsOn = append(a.DependsOn, sdnBridgeDeps(pc, ctBridges(s.NICs))...)
+	a.DependsOn = append(a.DependsOn, bridgeNeeds(pc, &s.Meta, node)...)
 }
 
 // ctDiff is everything that differs between a ContainerSpec and a

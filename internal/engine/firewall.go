@@ -6,7 +6,6 @@ import (
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // The cluster firewall's aliases and IP sets (pve-firewall
@@ -111,21 +110,8 @@ var firewallIPSets = &collection{
 			return out
 		},
 	},
-	dependsOn: func(d *Desired, sp Spec) []string {
-		var out []string
-		for _, e := range sp.(*FirewallIPSetSpec).Entries {
-			name := strings.ToLower(strings.TrimPrefix(e.CIDR, "dc/"))
-			if manifest.CheckFirewallCIDR(e.CIDR) == nil {
-				continue
-			}
-			for _, a := range d.Specs(KindFirewallAlias) {
-				if a.meta().Name == name {
-					out = append(out, vocab.Key(KindFirewallAlias, name))
-				}
-			}
-		}
-		return out
-	},
+	// The declared aliases its entries name.
+	dependsOn: func(_ *Desired, sp Spec) []string { return sp.meta().needs(KindFirewallAlias) },
 }
 
 // indexPath is "list[i]".

@@ -3,11 +3,13 @@ package engine
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/pvefields"
+	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // SecretReader resolves a manifest's secret reference (passwordFrom).
@@ -69,11 +71,12 @@ func referenceKeys(r manifest.Resource) []string {
 	return out
 }
 
-// needs returns the keys of m's references to resources of kind.
-func (m *Meta) needs(kind string) []string {
+// needs returns the keys of m's references to resources of the kinds:
+// the edges of manifest.Dependencies a reconciler orders an action after.
+func (m *Meta) needs(kinds ...string) []string {
 	var out []string
 	for _, k := range m.Needs {
-		if strings.HasPrefix(k, kind+"/") {
+		if kind, _, _ := vocab.SplitKey(k); slices.Contains(kinds, kind) {
 			out = append(out, k)
 		}
 	}

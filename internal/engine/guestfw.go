@@ -34,8 +34,11 @@ type GuestFirewallSpec struct {
 	// manifest has rules, maybe empty); else the list is left alone.
 	Rules    []manifest.FirewallRule
 	RulesSet bool
-	// Groups are the keys of the declared security groups the rules use.
-	Groups []string
+	// Needs are the keys of the declared security groups, IP sets and
+	// aliases the rules use (manifest.Dependencies): the firewall is
+	// written after them, as Proxmox refuses a rule naming one that does
+	// not exist.
+	Needs []string
 }
 
 // GuestFirewallOption is one declared option: its Proxmox key, its
@@ -150,7 +153,7 @@ func guestFirewallFromManifest(f *manifest.GuestFirewall, nics []bool, m Meta) *
 		return nil
 	}
 	out := &GuestFirewallSpec{NoFilteredNIC: len(nics) > 0 && !slices.Contains(nics, true),
-		Rules: f.Rules, RulesSet: f.Rules != nil, Groups: m.needs(string(manifest.KindFirewallGroup))}
+		Rules: f.Rules, RulesSet: f.Rules != nil, Needs: m.needs(KindFirewallGroup, KindFirewallIPSet, KindFirewallAlias)}
 	for _, o := range guestFWOptions {
 		if v, ok := o.get(f); ok {
 			out.Options = append(out.Options, GuestFirewallOption{Key: o.key, Path: "spec.firewall." + o.field, Value: v})
@@ -237,7 +240,7 @@ func planGuestFirewall(pc *planContext, a *Action, want *GuestFirewallSpec) *Act
 			return a
 		}
 		a.Changes = append(a.Changes, changes...)
-		a.DependsOn = append(a.DependsOn, want.Groups...)
+		a.DependsOn = append(a.DependsOn, want.Needs...)
 		a.Reason += unfilteredNote(want)
 		// A clone has its template's firewall (clone_vmfw_conf): the new
 		// guest's is read once it exists and brought to the manifest.
@@ -260,7 +263,7 @@ func planGuestFirewall(pc *planContext, a *Action, want *GuestFirewallSpec) *Act
 		return a
 	}
 	a.Changes = append(a.Changes, changes...)
-	a.DependsOn = append(a.DependsOn, want.Groups...)
+	a.DependsOn = append(a.DependsOn, want.Needs...)
 	why := "firewall differs from the manifest" + unfilteredNote(want)
 	a.guestChange(why, g.Node)
 	chainStep(a, steps)

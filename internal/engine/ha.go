@@ -379,11 +379,15 @@ var haRules = &collection{
 	remove: func(name string) collReq {
 		return collReq{method: "DELETE", path: "cluster/ha/rules/" + pve.PathEscape(name)}
 	},
-	dependsOn: func(d *Desired, sp Spec) []string {
+	dependsOn: func(_ *Desired, sp Spec) []string {
+		// The declared guests it places, in the rule's order.
+		needs := sp.meta().needs(KindVirtualMachine, KindContainer)
 		var out []string
-		for _, name := range sp.(*HARuleSpec).Guests {
-			if kind, _, _, _ := declaredGuest(d, name); kind != "" {
-				out = append(out, vocab.Key(kind, name))
+		for _, g := range sp.(*HARuleSpec).Guests {
+			for _, k := range needs {
+				if _, name, _ := vocab.SplitKey(k); name == g {
+					out = append(out, k)
+				}
 			}
 		}
 		return out

@@ -207,20 +207,9 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 		a.Status, a.Reason = vocab.StatusUnknown, fmt.Sprintf("the network of %s was not read (is the node online?)", node)
 		return a
 	}
-	// Interfaces this one stands on, when declared on the same node.
-	deps := append([]string(nil), s.Ports...)
-	if s.Type == "vlan" {
-		parent := s.VLANRawDevice
-		if base, _, ok := strings.Cut(s.Iface, "."); ok {
-			parent = base
-		}
-		deps = append(deps, parent)
-	}
-	for _, p := range deps {
-		if k, ok := pc.kinds.netKeys[node+"/"+p]; ok && k != a.Key() {
-			a.DependsOn = append(a.DependsOn, k)
-		}
-	}
+	// Interfaces this one stands on (its ports, a VLAN's parent), when
+	// declared on the same node: the manifest resolves them there.
+	a.DependsOn = append(a.DependsOn, s.needs(KindNetwork)...)
 	have := st.Interface(s.Iface)
 	if have != nil {
 		owned, comment := ParseOwned(have["comments"])

@@ -169,9 +169,7 @@ func (r *resourcePoolReconciler) planOne(pc *planContext, s *PoolSpec) *Action {
 	if !ok {
 		a.Action, a.Status, a.Reason = vocab.ActionCreate, vocab.StatusOutOfSync, "the pool does not exist"
 		a.Changes = []vocab.Change{{Field: "poolid", Path: "metadata.name", To: s.Name}, {Field: "comment", Path: "spec.comment", To: s.Comment}}
-		if parent, _, nested := cutLast(s.Name, "/"); nested {
-			a.DependsOn = append(a.DependsOn, vocab.Key(KindPool, parent))
-		}
+		a.DependsOn = append(a.DependsOn, s.needs(KindPool)...) // a nested pool's parent
 		a.run = func(ctx context.Context, x *execCtx) error { return x.e.client.Post(ctx, "pools", params, nil) }
 		return a
 	}
@@ -198,28 +196,19 @@ func (r *resourcePoolReconciler) planOne(pc *planContext, s *PoolSpec) *Action {
 	return a
 }
 
-func cutLast(s, sep string) (before, after string, found bool) {
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return s, "", false
-}
-
 // planGuestPool adds a guest's pool membership (spec.pool) to its action:
 // a create names the pool (create_vm and clone_vm take it); an existing
 // guest in another pool, or in none, is put back with PUT /pools (with
 // allow-move when it leaves another pool, Pool.pm update_pool). A pool
 // neither declared nor on the cluster is refused before anything is done.
-func planGuestPool(pc *planContext, a *Action, want string) *Action {
+// m is the guest's Meta: its edge to a declared pool (manifest.Dependencies)
+// orders the action after the pool's.
+func planGuestPool(pc *planContext, a *Action, m *Meta, want string) *Action {
 	if want == "" || a.Status != vocab.StatusSynced && a.Status != vocab.StatusOutOfSync {
 		return a
 	}
-	declared := false
-	for _, s := range pc.d.Specs(KindPool) {
-		declared = declared || s.meta().Name == want
-	}
-	if declared {
-		a.DependsOn = append(a.DependsOn, vocab.Key(KindPool, want))
+	if declared := m.needs(KindPool); len(declared) > 0 {
+		a.DependsOn = append(a.DependsOn, declared...)
 	} else if _, exists := pc.kinds.pools[want]; pc.kinds.pools != nil && !exists {
 		a.refuse(fmt.Sprintf("pool %q is neither declared (kind: Pool) nor on the cluster: declare it or create it first (GET /pools lists only the pools the token has Pool.Audit on)", want))
 		return a

@@ -744,39 +744,32 @@ func reapplier(pc *planContext, chain, waiting, zoneActs, vnetActs []*Action) *A
 	return nil
 }
 
-// sdnBridgeDeps orders a guest after the declared vnets its NICs use as
-// bridge and after the action that applies the SDN configuration: a vnet
-// is a bridge on a node only once applied and that node's network reload
-// has ended, which the applying action waits for (applySDN).
-func sdnBridgeDeps(pc *planContext, bridges []string) []string {
+// bridgeNeeds are a guest's bridge edges (manifest.Dependencies: the
+// Network with that interface on its node, or a declared vnet) resolved
+// against node, where the guest is: the Network declared there with the
+// interface, and a vnet followed by the action that applies the SDN
+// configuration, since a vnet is a bridge on a node only once applied and
+// that node's network reload has ended, which the applying action waits
+// for (applySDN).
+func bridgeNeeds(pc *planContext, m *Meta, node string) []string {
 	var deps []string
-	for _, b := range bridges {
-		for _, v := range specsOf[*SdnVnetSpec](pc.d, KindSdnVnet) {
-			if v.Name == b {
-				deps = append(deps, vocab.Key(KindSdnVnet, v.Name))
-				if pc.kinds.sdnApplyKey != "" {
-					deps = append(deps, pc.kinds.sdnApplyKey)
-				}
+	for _, k := range m.needs(KindNetwork) {
+		for _, n := range specsOf[*NetworkSpec](pc.d, KindNetwork) {
+			if vocab.Key(KindNetwork, n.Name) != k {
+				continue
+			}
+			if k, ok := pc.kinds.netKeys[node+"/"+n.Iface]; ok {
+				deps = append(deps, k)
 			}
 		}
 	}
+	for _, k := range m.needs(KindSdnVnet) {
+		deps = append(deps, k)
+		if pc.kinds.sdnApplyKey != "" {
+			deps = append(deps, pc.kinds.sdnApplyKey)
+		}
+	}
 	return deps
-}
-
-func nicBridges(nics []NICSpec) []string {
-	out := make([]string, 0, len(nics))
-	for _, n := range nics {
-		out = append(out, n.Bridge)
-	}
-	return out
-}
-
-func ctBridges(nics []CTNICSpec) []string {
-	out := make([]string, 0, len(nics))
-	for _, n := range nics {
-		out = append(out, n.Bridge)
-	}
-	return out
 }
 
 // SdnZoneSpec is a desired SDN zone; Options are Proxmox's keys.

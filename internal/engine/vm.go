@@ -140,7 +140,7 @@ func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
 func (r vmReconciler) plan(pc *planContext) []*Action {
 	var out []*Action
 	for _, s := range specsOf[*VMSpec](pc.d, KindVirtualMachine) {
-		out = append(out, planGuestHA(pc, planGuestFirewall(pc, planGuestPool(pc, r.planOne(pc, s), s.Pool), s.Firewall), s.HA, "qemu"))
+		out = append(out, planGuestHA(pc, planGuestFirewall(pc, planGuestPool(pc, r.planOne(pc, s), &s.Meta, s.Pool), s.Firewall), s.HA, "qemu"))
 	}
 	out = append(out, pruneGuests(pc, KindVirtualMachine, "qemu", func(g *Guest) bool { return !g.Template })...)
 	return out
@@ -210,7 +210,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		return a
 	}
 	a.DependsOn = append(a.DependsOn, s.needs(KindIso)...)
-	a.DependsOn = append(a.DependsOn, sdnBridgeDeps(pc, nicBridges(s.NICs))...)
+	a.DependsOn = append(a.DependsOn, bridgeNeeds(pc, &s.Meta, a.Node)...)
 	uo := updateOptions{state: s.State, rebootIfNeeded: s.ApplyMode == "reboot", shutdownTimeout: s.ShutdownTimeout}
 	if g == nil {
 		return pc.planProvision(r.planCreate(pc, s, gs, a, uo), s.Provision, nil, s.State, false)

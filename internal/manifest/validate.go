@@ -583,6 +583,14 @@ func (ct *Container) check(c *checker) {
 	checkGuestRun(ct, s.Provision, &s.State, &s.ApplyMode, false, c)
 }
 
+// check records a nested pool's parent (pve-poolid "parent/child"): a
+// declared parent is created first.
+func (p *Pool) check(*checker) {
+	if i := strings.LastIndex(p.Name(), "/"); i > 0 {
+		addRef(p, Ref{Kind: KindPool, Name: p.Name()[:i], Path: "metadata.name"})
+	}
+}
+
 func (n *Network) check(c *checker) {
 	s := &n.Spec
 	if s.Iface == "" {
