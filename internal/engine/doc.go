@@ -102,7 +102,10 @@
 //     not own in the way, orphan and decidePrune plan the fate of an owned
 //     undeclared one. A runnable action has a run function built from the
 //     typed client and a claim naming the nodes and storages it occupies;
-//     its dependencies are keys ("Kind/name") in Action.DependsOn.
+//     its dependencies are keys ("Kind/name") in Action.DependsOn, taken
+//     from the spec's Meta.needs (manifest.Dependencies' references, the
+//     graph the UI draws): a new relation is a reference the manifest
+//     records (addRef), never an edge the reconciler writes itself.
 //  2. The row in kinds, at the place of the kind's order: kind (KindPool =
 //     string(manifest.KindPool)), desired: fromManifest(poolFromManifest),
 //     reconciler, and where they apply vmid, deletion (by name when nil)
