@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -222,4 +223,39 @@ func TestApplyOrderIsTheDependencyGraph(t *testing.T) {
 			t.Errorf("the repository has no %s -> %s edge", want[0], want[1])
 		}
 	}
+}
+
+// A guest on a bridge a declared Network makes, whose firewall rule names
+// a declared IP set, is created after both in one apply: Proxmox refuses
+// a rule naming an IP set that does not exist (Firewall.pm verify_rule),
+// and a guest's bridge is there only once its Network is applied.
+func TestAGuestIsCreatedAfterItsBridgeAndTheIPSetItsFirewallNames(t *testing.T) {
+	e, eng := withManifests(t, engine.Options{},
+		"fw.yaml", `apiVersion: proxmops.dev/v1
+kind: FirewallIPSet
+metadata: {name: admins}
+spec:
+  entries: [{cidr: 192.168.1.10}]
+`,
+		"net.yaml", `apiVersion: proxmops.dev/v1
+kind: Network
+metadata: {name: pve1-vmbr1, node: pve1}
+spec: {type: bridge, iface: vmbr1, ports: [eno2]}
+`,
+		"vm.yaml", webVM+`  cores: 1
+  memory: 512
+  net: [{bridge: vmbr1, firewall: true}]
+  firewall:
+    rules:
+      - { type: in, action: ACCEPT, source: +admins }
+  state: stopped
+`)
+	var o order
+	rep, err := eng.Apply(context.Background(), e.plan(eng), o.progress())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.assertSyncedInOrder(t, rep, "FirewallIPSet/admins", "VirtualMachine/web", "web created before its IP set")
+	o.assertSyncedInOrder(t, rep, "Network/pve1-vmbr1", "VirtualMachine/web", "web created before its bridge")
+	e.assertInSync(eng)
 }
