@@ -87,3 +87,18 @@ func TestFirewallRuleReferencesSayHowTheyAreNeeded(t *testing.T) {
 		t.Fatalf("dependencies %v, want %s", got, want)
 	}
 }
+
+// A nested pool (pve-poolid "parent/child") needs its parent, so the
+// parent is created first; a top-level pool needs nothing.
+func TestANestedPoolDependsOnItsParent(t *testing.T) {
+	for name, want := range map[string][]Edge{
+		"prod/web": {{Kind: KindPool, Name: "prod", Relation: RelationUses, Path: "metadata.name"}},
+		"prod":     nil,
+	} {
+		p := &Pool{Object: Object{Metadata: Metadata{Name: name}}}
+		p.check(nil)
+		if got := Dependencies(p); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s needs %+v, want %+v", name, got, want)
+		}
+	}
+}
