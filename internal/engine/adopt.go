@@ -113,22 +113,22 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	return &own, nil
 }
 
-// refuseShrink refuses to shrink slot (subject names it: "disk scsi0",
+// RefuseShrink refuses to shrink slot (subject names it: "disk scsi0",
 // "rootfs") from have to want: reported and failed (unsupported says
 // why), or, on an adopted guest, noted up to its size at adoption and
 // reported as drift beyond it (adoptDiff).
-func (d *guestDiff) refuseShrink(slot, subject string, have, want int64, unsupported string) {
+func (d *Diff) RefuseShrink(slot, subject string, have, want int64, unsupported string) {
 	head := fmt.Sprintf("%s is %s on the cluster but %s in the manifest", subject, pvefields.FormatSize(have), pvefields.FormatSize(want))
 	msg := head + ": " + unsupported + ", raise the size in the manifest"
-	d.refused = append(d.refused, msg)
-	d.shrinks = append(d.shrinks, shrink{refused: msg, head: head, slot: slot, have: have, want: want})
+	d.Refused = append(d.Refused, msg)
+	d.Shrinks = append(d.Shrinks, Shrink{Refused: msg, Head: head, Slot: slot, Have: have, Want: want})
 }
 
-// shrink is one refused shrink, which an adopted guest may accept.
-type shrink struct {
-	refused, head string
-	slot          string
-	have, want    int64
+// Shrink is one refused Shrink, which an adopted guest may accept.
+type Shrink struct {
+	Refused, Head string
+	Slot          string
+	Have, Want    int64
 }
 
 // adoptDiff drops from an adopted or adopting guest's diff what adoption
@@ -136,44 +136,44 @@ type shrink struct {
 // less than the size at adoption, which are only noted; it turns a disk
 // grown beyond that size into drift (d.grown). It returns the notes for
 // the action's reason.
-func adoptDiff(a *Action, d *guestDiff) []string {
+func adoptDiff(a *Action, d *Diff) []string {
 	if !a.acceptAsIs {
 		return nil
 	}
 	var notes []string
-	for _, c := range d.creationOnly {
+	for _, c := range d.CreationOnly {
 		notes = append(notes, fmt.Sprintf("%s is %q on the guest (creation-only: accepted as it is)", c.Field, c.From))
 	}
-	d.creationOnly = nil
-	notes = append(notes, d.asIs...)
-	for _, s := range d.shrinks {
-		d.refused = slices.DeleteFunc(d.refused, func(r string) bool { return r == s.refused })
+	d.CreationOnly = nil
+	notes = append(notes, d.AsIs...)
+	for _, s := range d.Shrinks {
+		d.Refused = slices.DeleteFunc(d.Refused, func(r string) bool { return r == s.Refused })
 		at, recorded := int64(0), a.accepted != nil
 		if recorded {
-			at = a.accepted.Sizes[s.slot]
+			at = a.accepted.Sizes[s.Slot]
 		}
 		switch {
-		case s.have <= at:
-			notes = append(notes, fmt.Sprintf("%s: never shrunk (%s at adoption, accepted)", s.head, pvefields.FormatSize(at)))
+		case s.Have <= at:
+			notes = append(notes, fmt.Sprintf("%s: never shrunk (%s at adoption, accepted)", s.Head, pvefields.FormatSize(at)))
 		case recorded:
 			since := "it had no disk there at adoption"
 			if at > 0 {
 				since = pvefields.FormatSize(at) + " at adoption"
 			}
-			d.grow(s, fmt.Sprintf("%s, grown since its adoption (%s): never shrunk; raise the size in the manifest to %s to accept it", s.head, since, pvefields.FormatSize(s.have)))
+			d.grow(s, fmt.Sprintf("%s, grown since its adoption (%s): never shrunk; raise the size in the manifest to %s to accept it", s.Head, since, pvefields.FormatSize(s.Have)))
 		default:
-			d.grow(s, fmt.Sprintf("%s, and its size at adoption is not recorded (adopted before proxmops recorded it): never shrunk; run `proxmops adopt %s` to record the sizes it has now, or raise the size in the manifest", s.head, a.Key()))
+			d.grow(s, fmt.Sprintf("%s, and its size at adoption is not recorded (adopted before proxmops recorded it): never shrunk; run `proxmops adopt %s` to record the sizes it has now, or raise the size in the manifest", s.Head, a.Key()))
 		}
 	}
-	d.shrinks = nil
+	d.Shrinks = nil
 	return notes
 }
 
 // grow records a disk larger than both the manifest and its size at
 // adoption: drift that is reported (OutOfSync), never applied.
-func (d *guestDiff) grow(s shrink, reason string) {
-	d.grown = append(d.grown, reason)
-	d.grownChanges = append(d.grownChanges, vocab.Change{Field: s.slot + ".size", From: pvefields.FormatSize(s.have), To: pvefields.FormatSize(s.want), Hold: vocab.HoldGrownSinceAdoption})
+func (d *Diff) grow(s Shrink, reason string) {
+	d.Grown = append(d.Grown, reason)
+	d.GrownChanges = append(d.GrownChanges, vocab.Change{Field: s.Slot + ".size", From: pvefields.FormatSize(s.Have), To: pvefields.FormatSize(s.Want), Hold: vocab.HoldGrownSinceAdoption})
 }
 
 // finishAdopt words an adopting action once its diff is planned: always
@@ -238,10 +238,10 @@ func (p *Plan) AdoptOnly(key string) (*Plan, error) {
 
 // planTemplateAdopt plans the adoption of a template: only its tag, as a
 // template is never changed in place; what else differs is noted.
-func planTemplateAdopt(a *Action, d *guestDiff) *Action {
+func planTemplateAdopt(a *Action, d *Diff) *Action {
 	notes := adoptDiff(a, d)
 	var fields []string
-	for _, c := range d.changes() {
+	for _, c := range d.Changes() {
 		if c.Field != "tags" {
 			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
 		}

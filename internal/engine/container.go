@@ -147,8 +147,8 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		return a
 	}
 	d := diffContainer(s, g)
-	notes := adoptDiff(a, d.guestDiff)
-	planGuestUpdate(a, g, d.guestDiff, d.needsReboot(), uo, guestWords{it: "the container", restart: "restart", restarts: "restarts"})
+	notes := adoptDiff(a, d.Diff)
+	planGuestUpdate(a, g, d.Diff, d.needsReboot(), uo, guestWords{it: "the container", restart: "restart", restarts: "restarts"})
 	finishAdopt(a, notes)
 	if a.Action != vocab.ActionNone {
 		a.claim = claim{nodes: []string{g.Node}, storages: ctDiffStorages(pc, g, d)}
@@ -166,12 +166,12 @@ func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Ac
 // ctDiff is everything that differs between a ContainerSpec and a
 // container: a guestDiff whose restart matters only while it runs.
 type ctDiff struct {
-	*guestDiff
+	*Diff
 	running bool
 }
 
 func (d *ctDiff) needsReboot() bool {
-	return d.running && d.guestDiff.needsReboot()
+	return d.running && d.Diff.NeedsReboot()
 }
 
 // sizeGiB renders a size as the GiB number Proxmox allocates ("8", "0.5").
@@ -282,9 +282,9 @@ func nicCTValue(n CTNICSpec, existing *pve.PropertyString) string {
 // diffContainer compares s with the container's effective configuration,
 // row by row of ctFields.
 func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
-	d := &ctDiff{guestDiff: &guestDiff{managed: map[string]*param{}}, running: g.Running()}
-	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine(), tagCase: g.tagCase}, &diffCtx{eff: g.Effective, gate: d.running}, d.guestDiff)
-	d.pending = pendingOf(g, d.guestDiff)
+	d := &ctDiff{Diff: &Diff{managed: map[string]*param{}}, running: g.Running()}
+	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine(), tagCase: g.tagCase}, &diffCtx{eff: g.Effective, gate: d.running}, d.Diff)
+	d.Pending = pendingOf(g, d.Diff)
 	return d
 }
 
@@ -320,13 +320,13 @@ func changedRootOnly(from, to string) bool {
 // ctDiffStorages names the storages an update touches.
 func ctDiffStorages(pc *planContext, g *Guest, d *ctDiff) []string {
 	var out []string
-	for _, c := range d.config {
-		if c.async {
-			out = append(out, claimStorage(pc.snap, g.Node, pvefields.StorageOf(c.value)))
+	for _, c := range d.Config {
+		if c.Async {
+			out = append(out, claimStorage(pc.snap, g.Node, pvefields.StorageOf(c.Value)))
 		}
 	}
-	for _, r := range d.resizes {
-		vol := pve.ParsePropertyString(g.Effective[r.slot], "volume").Values["volume"]
+	for _, r := range d.Resizes {
+		vol := pve.ParsePropertyString(g.Effective[r.Slot], "volume").Values["volume"]
 		out = append(out, claimStorage(pc.snap, g.Node, pvefields.StorageOf(vol)))
 	}
 	return out
@@ -428,13 +428,13 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 	c := x.e.client
 	params := pve.NewParams()
 	var deletes []string
-	for _, ch := range d.config {
+	for _, ch := range d.Config {
 		switch {
-		case ch.key == "":
-		case ch.del:
-			deletes = append(deletes, ch.key)
+		case ch.Key == "":
+		case ch.Del:
+			deletes = append(deletes, ch.Key)
 		default:
-			params.Set(ch.key, ch.value)
+			params.Set(ch.Key, ch.Value)
 		}
 	}
 	if len(deletes) > 0 {
@@ -446,14 +446,14 @@ func (x *execCtx) applyCTDiff(ctx context.Context, g *Guest, d *ctDiff, uo updat
 			return fmt.Errorf("updating configuration of container %d: %w", vmid, err)
 		}
 	}
-	for _, r := range d.resizes {
-		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, pvefields.FormatSize(r.to)), func() (string, error) {
-			return c.LxcResize(ctx, node, vmid, r.slot, pvefields.FormatSize(r.to))
+	for _, r := range d.Resizes {
+		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.Slot, pvefields.FormatSize(r.To)), func() (string, error) {
+			return c.LxcResize(ctx, node, vmid, r.Slot, pvefields.FormatSize(r.To))
 		}); err != nil {
 			return err
 		}
 	}
-	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused,
+	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.Refused,
 		x.power(ctx, lxcCalls(c), node, vmid, g, uo.shutdownTimeout))
 }
 

@@ -20,12 +20,12 @@ func guestWith(cfg map[string]string, status string) *Guest {
 		Current: cfg, Effective: eff, Pending: map[string]string{}, PendingDelete: map[string]bool{}}
 }
 
-func baseSpec() *guestSpec {
-	return &guestSpec{kind: KindVirtualMachine, name: "app-01", vmid: 120, node: "pve1", tags: []string{"prod", "app"},
+func baseSpec() *GuestSpec {
+	return &GuestSpec{Kind: KindVirtualMachine, Name: "app-01", VMID: 120, Node: "pve1", Tags: []string{"prod", "app"},
 		QemuHW: QemuHW{Cores: 2, Memory: 2048, CPU: "x86-64-v2"},
-		disks:  []DiskSpec{{Storage: "local-lvm", Size: 20 * pvefields.GiB}},
-		nics:   []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
-		ci: &CloudInitSpec{User: "debian", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}, Nameserver: "1.1.1.1",
+		Disks:  []DiskSpec{{Storage: "local-lvm", Size: 20 * pvefields.GiB}},
+		NICs:   []NICSpec{{Slot: "net0", Bridge: "vmbr0"}},
+		CloudInit: &CloudInitSpec{User: "debian", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@host"}, Nameserver: "1.1.1.1",
 			IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
 }
 
@@ -51,8 +51,8 @@ func readBack() map[string]string {
 
 func TestNoPerpetualDiffAfterCreate(t *testing.T) {
 	d := diffGuest(baseSpec(), guestWith(readBack(), "running"))
-	if !d.empty() || len(d.pending) > 0 {
-		t.Fatalf("diff on the read-back form: %+v", d.changes())
+	if !d.Empty() || len(d.Pending) > 0 {
+		t.Fatalf("diff on the read-back form: %+v", d.Changes())
 	}
 	// Memory as a property string (8.x/9.x) and a clone's extra keys.
 	cfg := readBack()
@@ -62,8 +62,8 @@ func TestNoPerpetualDiffAfterCreate(t *testing.T) {
 	cfg["sshkeys"] = "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIExample%20user%40host%0A"
 	cfg["tags"] = "prod;app;managed-by-proxmops"
 	cfg["ipconfig0"] = "ip=DHCP"
-	if d := diffGuest(baseSpec(), guestWith(cfg, "running")); !d.empty() {
-		t.Fatalf("diff on equivalent forms: %+v", d.changes())
+	if d := diffGuest(baseSpec(), guestWith(cfg, "running")); !d.Empty() {
+		t.Fatalf("diff on equivalent forms: %+v", d.Changes())
 	}
 }
 
@@ -96,28 +96,28 @@ func TestDriftDetected(t *testing.T) {
 			tt.mutate(cfg)
 			d := diffGuest(baseSpec(), guestWith(cfg, "running"))
 			if tt.refused {
-				if len(d.refused) != 1 || !strings.Contains(d.refused[0], "shrinking disks is not supported") {
-					t.Fatalf("refused %v", d.refused)
+				if len(d.Refused) != 1 || !strings.Contains(d.Refused[0], "shrinking disks is not supported") {
+					t.Fatalf("refused %v", d.Refused)
 				}
 				return
 			}
 			if tt.resize {
-				if len(d.resizes) != 1 || d.resizes[0].to != 20*pvefields.GiB {
-					t.Fatalf("resizes %+v", d.resizes)
+				if len(d.Resizes) != 1 || d.Resizes[0].To != 20*pvefields.GiB {
+					t.Fatalf("resizes %+v", d.Resizes)
 				}
 				return
 			}
-			var found *configChange
-			for i := range d.config {
-				if d.config[i].Field == tt.field {
-					found = &d.config[i]
+			var found *ConfigChange
+			for i := range d.Config {
+				if d.Config[i].Field == tt.field {
+					found = &d.Config[i]
 				}
 			}
 			if found == nil {
-				t.Fatalf("no change on %s: %+v", tt.field, d.changes())
+				t.Fatalf("no change on %s: %+v", tt.field, d.Changes())
 			}
-			if found.reboot != tt.reboot {
-				t.Errorf("reboot = %v, want %v", found.reboot, tt.reboot)
+			if found.Reboot != tt.reboot {
+				t.Errorf("reboot = %v, want %v", found.Reboot, tt.reboot)
 			}
 		})
 	}
@@ -128,7 +128,7 @@ func TestGrownDiskIsNotShrunk(t *testing.T) {
 	cfg := readBack()
 	cfg["scsi0"] = "local-lvm:vm-120-disk-0,size=30G"
 	d := diffGuest(baseSpec(), guestWith(cfg, "running"))
-	if len(d.refused) != 1 || len(d.resizes) != 0 {
+	if len(d.Refused) != 1 || len(d.Resizes) != 0 {
 		t.Fatalf("%+v", d)
 	}
 }
@@ -137,12 +137,12 @@ func TestNICChangeKeepsMAC(t *testing.T) {
 	cfg := readBack()
 	cfg["net0"] = "virtio=BC:24:11:2A:3B:4C,bridge=vmbr1,firewall=1"
 	gs := baseSpec()
-	gs.nics[0].Tag = ptr(10)
+	gs.NICs[0].Tag = ptr(10)
 	d := diffGuest(gs, guestWith(cfg, "stopped"))
 	var v string
-	for _, c := range d.config {
-		if c.key == "net0" {
-			v = c.value
+	for _, c := range d.Config {
+		if c.Key == "net0" {
+			v = c.Value
 		}
 	}
 	if v != "virtio=BC:24:11:2A:3B:4C,bridge=vmbr0,firewall=1,tag=10" {
@@ -158,7 +158,7 @@ func TestPendingReported(t *testing.T) {
 	gs := baseSpec()
 	gs.Cores = 4
 	d := diffGuest(gs, g)
-	if !d.empty() || len(d.pending) != 1 || d.pending[0].Field != "cores" || d.pending[0].From != "2" || d.pending[0].To != "4" {
+	if !d.Empty() || len(d.Pending) != 1 || d.Pending[0].Field != "cores" || d.Pending[0].From != "2" || d.Pending[0].To != "4" {
 		t.Fatalf("%+v", d)
 	}
 	a := &Action{Action: vocab.ActionNone}

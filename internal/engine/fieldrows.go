@@ -36,7 +36,7 @@ func FieldRows(kind string) []string {
 // templateFieldRows are the rows of qemuFields a Template can declare: those
 // a TemplateSpec declaring everything fills (templateGuestSpec copies no
 // other field).
-func templateFieldRows() []row[*guestSpec] {
+func templateFieldRows() []row[*GuestSpec] {
 	yes := true
 	full := &TemplateSpec{Meta: Meta{Name: "t", Tags: []string{"x"}}, VMID: 9000, Description: "d", Agent: &yes,
 		QemuHW: QemuHW{Cores: 1, Sockets: 1, Memory: 512, CPU: "host", OSType: "l26", BIOS: "ovmf", Machine: "q35", SCSIHW: "virtio-scsi-single"},
@@ -44,9 +44,9 @@ func templateFieldRows() []row[*guestSpec] {
 		CloudInit: &CloudInitSpec{User: "u", Nameserver: "1.1.1.1", Searchdomain: "example.org", Upgrade: &yes,
 			SSHKeys: []string{"ssh-ed25519 AAAA u@h"}, IPConfigs: map[string]string{"net0": "ip=dhcp"}}}
 	gs := templateGuestSpec(full, "pve1")
-	var out []row[*guestSpec]
+	var out []row[*GuestSpec]
 	for _, r := range qemuFields {
-		if len(params([]row[*guestSpec]{r}, gs, &fieldCtx{vmid: full.VMID})) > 0 {
+		if len(params([]row[*GuestSpec]{r}, gs, &fieldCtx{vmid: full.VMID})) > 0 {
 			out = append(out, r)
 		}
 	}

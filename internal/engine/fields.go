@@ -73,10 +73,10 @@ type param struct {
 	parts func(have string) []vocab.Change
 	// diff replaces the comparison of an existing key (disks and mount
 	// points: growth, refusals, creation-only storage).
-	diff func(have string, x *diffCtx, d *guestDiff)
+	diff func(have string, x *diffCtx, d *Diff)
 	// add handles a missing key itself when it returns true (a bind mount
 	// an API token cannot add is refused); false adds it as want.
-	add func(x *diffCtx, d *guestDiff) bool
+	add func(x *diffCtx, d *Diff) bool
 }
 
 // row is one managed field of a kind: a scalar (want) or a slot-keyed list
@@ -201,13 +201,13 @@ func (x *diffCtx) reboot(p *param, present bool) bool {
 }
 
 // change is the configChange that sets p to value.
-func (x *diffCtx) change(p *param, from, value string, present bool) configChange {
-	return configChange{Change: vocab.Change{Field: p.field(), Path: p.path, From: from, To: p.wantShown()},
-		key: p.key, value: value, async: p.async, last: p.last, reboot: x.reboot(p, present), ci: p.takes == takesCloudInit}
+func (x *diffCtx) change(p *param, from, value string, present bool) ConfigChange {
+	return ConfigChange{Change: vocab.Change{Field: p.field(), Path: p.path, From: from, To: p.wantShown()},
+		Key: p.key, Value: value, Async: p.async, Last: p.last, Reboot: x.reboot(p, present), CI: p.takes == takesCloudInit}
 }
 
 // diffParams compares params with the guest's effective configuration.
-func diffParams(ps []param, x *diffCtx, d *guestDiff) {
+func diffParams(ps []param, x *diffCtx, d *Diff) {
 	for i := range ps {
 		p := &ps[i]
 		if p.writeOnly {
@@ -231,7 +231,7 @@ func diffParams(ps []param, x *diffCtx, d *guestDiff) {
 		}
 		if !present {
 			if p.parts != nil || p.diff != nil || p.add != nil {
-				d.config = append(d.config, x.change(p, "", p.want, false))
+				d.Config = append(d.Config, x.change(p, "", p.want, false))
 				continue
 			}
 			have = p.def
@@ -240,32 +240,32 @@ func diffParams(ps []param, x *diffCtx, d *guestDiff) {
 			continue
 		}
 		if p.createOnly {
-			d.creationOnly = append(d.creationOnly, vocab.Change{Field: p.field(), Path: p.path, From: p.display(have), To: p.wantShown()})
+			d.CreationOnly = append(d.CreationOnly, vocab.Change{Field: p.field(), Path: p.path, From: p.display(have), To: p.wantShown()})
 			continue
 		}
 		if p.refuse != nil {
 			if reason := p.refuse(have, p.want); reason != "" {
-				d.refused = append(d.refused, reason)
+				d.Refused = append(d.Refused, reason)
 				continue
 			}
 		}
 		if p.delEmpty && p.want == "" {
 			c := x.change(p, have, "", present)
-			c.del = true
-			d.config = append(d.config, c)
+			c.Del = true
+			d.Config = append(d.Config, c)
 			continue
 		}
 		value := p.want
 		if p.update != nil {
 			value = p.update(p.want, have)
 		}
-		d.config = append(d.config, x.change(p, p.display(have), value, present))
+		d.Config = append(d.Config, x.change(p, p.display(have), value, present))
 	}
 }
 
 // setParts records the sub-key differences of one property-string value:
 // the first change carries the new value, the others are shown only.
-func (x *diffCtx) setParts(p *param, parts []vocab.Change, have string, d *guestDiff) {
+func (x *diffCtx) setParts(p *param, parts []vocab.Change, have string, d *Diff) {
 	value := p.want
 	if p.update != nil {
 		value = p.update(p.want, have)
@@ -273,17 +273,17 @@ func (x *diffCtx) setParts(p *param, parts []vocab.Change, have string, d *guest
 	for i, f := range parts {
 		// f.Path stays empty: Plan.finish finds the entry's sub-field
 		// (net0.bridge is spec.net[0].bridge) from the manifest's tags.
-		c := configChange{Change: f, key: p.key, value: value, reboot: x.reboot(p, true), ci: p.takes == takesCloudInit}
+		c := ConfigChange{Change: f, Key: p.key, Value: value, Reboot: x.reboot(p, true), CI: p.takes == takesCloudInit}
 		if i > 0 {
-			c.key = "" // display only; the first carries the value
+			c.Key = "" // display only; the first carries the value
 		}
-		d.config = append(d.config, c)
+		d.Config = append(d.Config, c)
 	}
 }
 
 // pruneSlots deletes the keys prefix+N a declared list no longer has; row
 // says how the guest takes it.
-func pruneSlots(prefix string, row param, ps []param, x *diffCtx, d *guestDiff) {
+func pruneSlots(prefix string, row param, ps []param, x *diffCtx, d *Diff) {
 	declared := map[string]bool{}
 	for _, p := range ps {
 		declared[p.key] = true
@@ -299,12 +299,12 @@ func pruneSlots(prefix string, row param, ps []param, x *diffCtx, d *guestDiff) 
 		p := row
 		p.key = k
 		d.managed[k] = &p
-		d.config = append(d.config, configChange{Change: vocab.Change{Field: k, Path: p.path, From: x.eff[k]}, key: k, del: true, reboot: x.reboot(&p, true)})
+		d.Config = append(d.Config, ConfigChange{Change: vocab.Change{Field: k, Path: p.path, From: x.eff[k]}, Key: k, Del: true, Reboot: x.reboot(&p, true)})
 	}
 }
 
 // diffTable compares a spec's table with a guest.
-func diffTable[S any](rows []row[S], s S, fx *fieldCtx, x *diffCtx, d *guestDiff) {
+func diffTable[S any](rows []row[S], s S, fx *fieldCtx, x *diffCtx, d *Diff) {
 	for _, r := range rows {
 		if r.each == nil {
 			if v, ok := r.want(s); ok {
@@ -324,10 +324,10 @@ func diffTable[S any](rows []row[S], s S, fx *fieldCtx, x *diffCtx, d *guestDiff
 
 // pendingOf lists the managed keys whose desired value already waits for a
 // reboot (those the diff changes again are left out).
-func pendingOf(g *Guest, d *guestDiff) []vocab.Change {
+func pendingOf(g *Guest, d *Diff) []vocab.Change {
 	changed := map[string]bool{}
-	for _, c := range d.config {
-		changed[c.key] = true
+	for _, c := range d.Config {
+		changed[c.Key] = true
 	}
 	var out []vocab.Change
 	for _, k := range slices.Sorted(maps.Keys(d.managed)) {

@@ -74,14 +74,14 @@ func ctVolumes(s *ContainerSpec, _ *fieldCtx) []param {
 			to += " on " + m.Path
 		}
 		out = append(out, param{key: m.Slot, path: path, want: volumeValue(m), to: to, async: m.Bind == "",
-			add: func(_ *diffCtx, d *guestDiff) bool {
+			add: func(_ *diffCtx, d *Diff) bool {
 				if m.Bind == "" {
 					return false
 				}
-				d.refused = append(d.refused, fmt.Sprintf("bind mount %s (%s on %s) cannot be added: %s", m.Slot, m.Bind, m.Path, rootOnlyNote))
+				d.Refused = append(d.Refused, fmt.Sprintf("bind mount %s (%s on %s) cannot be added: %s", m.Slot, m.Bind, m.Path, rootOnlyNote))
 				return true
 			},
-			diff: func(have string, x *diffCtx, d *guestDiff) { diffMount(m, path, have, x, d) }})
+			diff: func(have string, x *diffCtx, d *Diff) { diffMount(m, path, have, x, d) }})
 	}
 	return out
 }
@@ -89,24 +89,24 @@ func ctVolumes(s *ContainerSpec, _ *fieldCtx) []param {
 // diffMount compares an existing root volume or mount point: its volume
 // and storage are creation-only, its size only grows, its options change
 // at the next restart; a bind mount is root@pam's.
-func diffMount(m MountSpec, path, have string, x *diffCtx, d *guestDiff) {
+func diffMount(m MountSpec, path, have string, x *diffCtx, d *Diff) {
 	ps := pve.ParsePropertyString(have, "volume")
 	vol := ps.Values["volume"]
 	isBind := strings.HasPrefix(vol, "/")
 	switch {
 	case m.Bind != "" && vol != m.Bind, m.Bind == "" && isBind:
-		d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".volume", From: vol, To: orStr(m.Bind, m.Storage)})
+		d.CreationOnly = append(d.CreationOnly, vocab.Change{Field: m.Slot + ".volume", From: vol, To: orStr(m.Bind, m.Storage)})
 		return
 	case m.Bind == "" && pvefields.StorageOf(vol) != m.Storage:
-		d.creationOnly = append(d.creationOnly, vocab.Change{Field: m.Slot + ".storage", From: pvefields.StorageOf(vol), To: m.Storage})
+		d.CreationOnly = append(d.CreationOnly, vocab.Change{Field: m.Slot + ".storage", From: pvefields.StorageOf(vol), To: m.Storage})
 	}
 	if m.Bind == "" && m.Size > 0 {
 		haveSize, _ := pvefields.ParseSize(ps.Values["size"])
 		switch {
 		case haveSize > 0 && haveSize < m.Size:
-			d.resizes = append(d.resizes, resize{slot: m.Slot, from: haveSize, to: m.Size})
+			d.Resizes = append(d.Resizes, Resize{Slot: m.Slot, From: haveSize, To: m.Size})
 		case haveSize > m.Size:
-			d.refuseShrink(m.Slot, m.Slot, haveSize, m.Size, "shrinking is not supported")
+			d.RefuseShrink(m.Slot, m.Slot, haveSize, m.Size, "shrinking is not supported")
 		}
 	}
 	want := pve.PropertyString{Keys: append([]string(nil), ps.Keys...), Values: map[string]string{}}
@@ -134,7 +134,7 @@ func diffMount(m MountSpec, path, have string, x *diffCtx, d *guestDiff) {
 		}
 	}
 	if len(parts) > 0 && isBind {
-		d.refused = append(d.refused, fmt.Sprintf("bind mount %s cannot be changed: %s", m.Slot, rootOnlyNote))
+		d.Refused = append(d.Refused, fmt.Sprintf("bind mount %s cannot be changed: %s", m.Slot, rootOnlyNote))
 		return
 	}
 	x.setParts(&param{key: m.Slot, path: path, want: want.String("volume"), takes: takesReboot}, parts, have, d)

@@ -12,15 +12,15 @@ import (
 
 // fullGuestSpecs declare, between them, every row of qemuFields (an ISO
 // and a userData seed exclude each other).
-func fullGuestSpecs() []*guestSpec {
+func fullGuestSpecs() []*GuestSpec {
 	gs := baseSpec()
-	gs.Sockets, gs.desc, gs.startup, gs.OSType, gs.BIOS, gs.Machine, gs.SCSIHW = 2, "app server", "order=2", "l26", "ovmf", "q35", "virtio-scsi-single"
-	gs.onboot, gs.agent, gs.balloon = ptr(true), ptr(true), ptr(1024)
-	gs.ci.PasswordSet, gs.ci.Password, gs.ci.Searchdomain, gs.ci.Upgrade = true, "secret", "example.org", ptr(false)
-	gs.isoVolume = "local:iso/debian.iso"
+	gs.Sockets, gs.Description, gs.Startup, gs.OSType, gs.BIOS, gs.Machine, gs.SCSIHW = 2, "app server", "order=2", "l26", "ovmf", "q35", "virtio-scsi-single"
+	gs.OnBoot, gs.Agent, gs.Balloon = ptr(true), ptr(true), ptr(1024)
+	gs.CloudInit.PasswordSet, gs.CloudInit.Password, gs.CloudInit.Searchdomain, gs.CloudInit.Upgrade = true, "secret", "example.org", ptr(false)
+	gs.ISOVolume = "local:iso/debian.iso"
 	seeded := *baseSpec()
-	seeded.ci, seeded.userData, seeded.cidataStor = nil, "#cloud-config\n", "local"
-	return []*guestSpec{gs, &seeded}
+	seeded.CloudInit, seeded.UserData, seeded.CidataStorage = nil, "#cloud-config\n", "local"
+	return []*GuestSpec{gs, &seeded}
 }
 
 // manifestPathExists reports whether a manifest path ("spec.net[1].bridge",
@@ -164,16 +164,16 @@ func TestCreatedAsDiffed(t *testing.T) {
 			cfg[k], _ = p.Get(k)
 		}
 		cfg["scsi0"] = "local-lvm:vm-120-disk-0,size=20G"
-		if gs.ci != nil {
+		if gs.CloudInit != nil {
 			cfg[pvefields.CloudInitSlot] = "local-lvm:vm-120-cloudinit,media=cdrom"
 			cfg["cipassword"] = "**********"
 		}
-		if gs.userData != "" {
-			cfg[pvefields.CdromSlot] = gs.cidataVolume(120) + ",media=cdrom"
+		if gs.UserData != "" {
+			cfg[pvefields.CdromSlot] = gs.CidataVolume(120) + ",media=cdrom"
 		}
 		d := diffGuest(gs, guestWith(cfg, "running"))
-		if !d.empty() {
-			t.Errorf("spec %d differs right after the create: %+v", i, d.changes())
+		if !d.Empty() {
+			t.Errorf("spec %d differs right after the create: %+v", i, d.Changes())
 		}
 	}
 }
@@ -194,8 +194,8 @@ func TestContainerCreatedAsDiffed(t *testing.T) {
 	delete(cfg, "ssh-public-keys")
 	g := &Guest{VMID: 201, Type: "lxc", Status: "running", Read: true, Current: cfg, Effective: cfg,
 		Pending: map[string]string{}, PendingDelete: map[string]bool{}}
-	if d := diffContainer(s, g); !d.empty() || len(d.creationOnly) > 0 || len(d.pending) > 0 {
-		t.Errorf("differs right after the create: %+v", d.changes())
+	if d := diffContainer(s, g); !d.Empty() || len(d.CreationOnly) > 0 || len(d.Pending) > 0 {
+		t.Errorf("differs right after the create: %+v", d.Changes())
 	}
 }
 
@@ -209,7 +209,7 @@ func TestChangePathsFromTheRows(t *testing.T) {
 	g.Pending["memory"] = "4096"
 	d := diffGuest(gs, g)
 	paths := map[string]string{}
-	for _, c := range append(d.changes(), d.pending...) {
+	for _, c := range append(d.Changes(), d.Pending...) {
 		paths[c.Field] = c.Path
 	}
 	for field, want := range map[string]string{"ciuser": "spec.cloudInit.user", "searchdomain": "spec.cloudInit.searchDomain",
@@ -222,7 +222,7 @@ func TestChangePathsFromTheRows(t *testing.T) {
 	s := fullContainerSpec()
 	ct := &Guest{VMID: 201, Type: "lxc", Status: "running", Read: true, Effective: map[string]string{"searchdomain": "other.org"},
 		Current: map[string]string{}, Pending: map[string]string{}, PendingDelete: map[string]bool{}}
-	for _, c := range diffContainer(s, ct).changes() {
+	for _, c := range diffContainer(s, ct).Changes() {
 		if c.Field == "searchdomain" && c.Path != "spec.searchDomain" || c.Field == "arch" && (c.Hold != vocab.HoldCreationOnly || c.Path != "spec.arch") {
 			t.Errorf("%s: path %q", c.Field, c.Path)
 		}

@@ -15,14 +15,14 @@ import (
 // qemuFields are the managed fields of a VirtualMachine and a Template, in
 // the order their changes are listed. Defaults are qemu-server's
 // (PVE/QemuServer.pm $confdesc) unless said otherwise.
-var qemuFields = []row[*guestSpec]{
-	{param: param{key: "name", path: "metadata.name"}, want: func(gs *guestSpec) (string, bool) { return gs.name, true }},
-	{param: param{key: "cores", path: "spec.cores", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.Cores) }},
-	{param: param{key: "sockets", path: "spec.sockets", def: "1", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return positive(gs.Sockets) }},
+var qemuFields = []row[*GuestSpec]{
+	{param: param{key: "name", path: "metadata.name"}, want: func(gs *GuestSpec) (string, bool) { return gs.Name, true }},
+	{param: param{key: "cores", path: "spec.cores", def: "1", takes: takesReboot}, want: func(gs *GuestSpec) (string, bool) { return positive(gs.Cores) }},
+	{param: param{key: "sockets", path: "spec.sockets", def: "1", takes: takesReboot}, want: func(gs *GuestSpec) (string, bool) { return positive(gs.Sockets) }},
 	// memory is "current=N" since 8.x; 512 MiB when absent.
 	{param: param{key: "memory", path: "spec.memory", def: "512", takes: takesHotplug, hotplug: "memory",
 		show: pvefields.PropertyPart("current"), same: func(h, w string) bool { return pvefields.PropertyPart("current")(h) == w }},
-		want: func(gs *guestSpec) (string, bool) { return positive(gs.Memory) }},
+		want: func(gs *GuestSpec) (string, bool) { return positive(gs.Memory) }},
 	// CPUConfig.pm get_default_cpu_type: no cpu key runs kvm64 (x86-64-v2-AES
 	// is only what the web UI preselects). A change keeps the cpu's flags.
 	{param: param{key: "cpu", path: "spec.cpu", def: "kvm64", takes: takesReboot, show: pvefields.PropertyPart("cputype"),
@@ -30,72 +30,72 @@ var qemuFields = []row[*guestSpec]{
 			ps := pve.ParsePropertyString(h, "cputype")
 			ps.Set("cputype", w)
 			return ps.String("cputype")
-		}}, want: func(gs *guestSpec) (string, bool) { return str(gs.CPU) }},
-	{param: param{key: "tags", path: "metadata.tags"}, each: func(gs *guestSpec, x *fieldCtx) []param { return tagsParam(gs.tags, x) }},
-	{param: param{key: "description", path: "spec.description"}, each: func(gs *guestSpec, x *fieldCtx) []param { return descParam(gs.desc, x) }},
-	{param: param{key: "onboot", path: "spec.onboot", same: pvefields.SameBool}, want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.onboot) }},
-	{param: param{key: "startup", path: "spec.startup"}, want: func(gs *guestSpec) (string, bool) { return str(gs.startup) }},
-	{param: param{key: "balloon", path: "spec.balloon"}, want: func(gs *guestSpec) (string, bool) { return intPtr(gs.balloon) }},
+		}}, want: func(gs *GuestSpec) (string, bool) { return str(gs.CPU) }},
+	{param: param{key: "tags", path: "metadata.tags"}, each: func(gs *GuestSpec, x *fieldCtx) []param { return tagsParam(gs.Tags, x) }},
+	{param: param{key: "description", path: "spec.description"}, each: func(gs *GuestSpec, x *fieldCtx) []param { return descParam(gs.Description, x) }},
+	{param: param{key: "onboot", path: "spec.onboot", same: pvefields.SameBool}, want: func(gs *GuestSpec) (string, bool) { return boolPtr(gs.OnBoot) }},
+	{param: param{key: "startup", path: "spec.startup"}, want: func(gs *GuestSpec) (string, bool) { return str(gs.Startup) }},
+	{param: param{key: "balloon", path: "spec.balloon"}, want: func(gs *GuestSpec) (string, bool) { return intPtr(gs.Balloon) }},
 	// A create without ostype or scsihw gets l26 and virtio-scsi-single
 	// (what the web UI proposes); an existing guest's are compared only when
 	// declared.
-	{param: param{key: "ostype", path: "spec.ostype", def: "other", createDef: "l26"}, want: func(gs *guestSpec) (string, bool) { return str(gs.OSType) }},
-	{param: param{key: "bios", path: "spec.bios", def: "seabios", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.BIOS) }},
-	{param: param{key: "machine", path: "spec.machine", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.Machine) }},
-	{param: param{key: "scsihw", path: "spec.scsihw", def: "lsi", createDef: "virtio-scsi-single", takes: takesReboot}, want: func(gs *guestSpec) (string, bool) { return str(gs.SCSIHW) }},
+	{param: param{key: "ostype", path: "spec.ostype", def: "other", createDef: "l26"}, want: func(gs *GuestSpec) (string, bool) { return str(gs.OSType) }},
+	{param: param{key: "bios", path: "spec.bios", def: "seabios", takes: takesReboot}, want: func(gs *GuestSpec) (string, bool) { return str(gs.BIOS) }},
+	{param: param{key: "machine", path: "spec.machine", takes: takesReboot}, want: func(gs *GuestSpec) (string, bool) { return str(gs.Machine) }},
+	{param: param{key: "scsihw", path: "spec.scsihw", def: "lsi", createDef: "virtio-scsi-single", takes: takesReboot}, want: func(gs *GuestSpec) (string, bool) { return str(gs.SCSIHW) }},
 	{param: param{key: "agent", path: "spec.agent", takes: takesReboot,
 		same: func(h, w string) bool { return pvefields.SameBool(pvefields.PropertyPart("enabled")(h), w) }},
-		want: func(gs *guestSpec) (string, bool) { return boolPtr(gs.agent) }},
+		want: func(gs *GuestSpec) (string, bool) { return boolPtr(gs.Agent) }},
 	{param: param{path: "spec.net", takes: takesHotplug, hotplug: "network"}, each: vmNICs, prune: "net"},
 	{param: param{path: "spec.disks"}, each: vmDisks},
 	{param: param{key: pvefields.CloudInitSlot, path: "spec.cloudInit"}, each: vmCloudInitDrive},
-	{param: param{key: "ciuser", path: "spec.cloudInit.user", takes: takesCloudInit}, want: func(gs *guestSpec) (string, bool) {
+	{param: param{key: "ciuser", path: "spec.cloudInit.user", takes: takesCloudInit}, want: func(gs *GuestSpec) (string, bool) {
 		return ciStr(gs, ciField(gs, func(c *CloudInitSpec) string { return c.User }))
 	}},
 	// Proxmox reads back a set password as asterisks: a password is
 	// written once and then kept.
 	{param: param{key: "cipassword", path: "spec.cloudInit.passwordFrom", takes: takesCloudInit,
 		same: func(h, _ string) bool { return h != "" }, show: func(v string) string { return orEmpty(v, "(set)") }},
-		want: func(gs *guestSpec) (string, bool) {
-			if gs.ci == nil || !gs.ci.PasswordSet {
+		want: func(gs *GuestSpec) (string, bool) {
+			if gs.CloudInit == nil || !gs.CloudInit.PasswordSet {
 				return "", false
 			}
-			return gs.ci.Password, true
+			return gs.CloudInit.Password, true
 		}},
 	{param: param{key: "sshkeys", path: "spec.cloudInit.sshKeys", takes: takesCloudInit,
 		same: func(h, w string) bool { return slices.Equal(decodeKeys(h), decodeKeys(w)) },
 		show: func(v string) string { return pvefields.KeysSummary(decodeKeys(v)) }},
-		want: func(gs *guestSpec) (string, bool) {
-			if gs.ci == nil || len(gs.ci.SSHKeys) == 0 {
+		want: func(gs *GuestSpec) (string, bool) {
+			if gs.CloudInit == nil || len(gs.CloudInit.SSHKeys) == 0 {
 				return "", false
 			}
-			return pve.EncodeSSHKeys(gs.ci.SSHKeys), true
+			return pve.EncodeSSHKeys(gs.CloudInit.SSHKeys), true
 		}},
 	{param: param{key: "nameserver", path: "spec.cloudInit.nameserver", takes: takesCloudInit, same: pvefields.SameSpaced},
-		want: func(gs *guestSpec) (string, bool) {
+		want: func(gs *GuestSpec) (string, bool) {
 			return ciStr(gs, pvefields.Spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Nameserver })))
 		}},
 	{param: param{key: "searchdomain", path: "spec.cloudInit.searchDomain", takes: takesCloudInit, same: pvefields.SameSpaced},
-		want: func(gs *guestSpec) (string, bool) {
+		want: func(gs *GuestSpec) (string, bool) {
 			return ciStr(gs, pvefields.Spaced(ciField(gs, func(c *CloudInitSpec) string { return c.Searchdomain })))
 		}},
 	{param: param{key: "ciupgrade", path: "spec.cloudInit.upgrade", def: "1", takes: takesCloudInit, same: pvefields.SameBool},
-		want: func(gs *guestSpec) (string, bool) {
-			if gs.ci == nil {
+		want: func(gs *GuestSpec) (string, bool) {
+			if gs.CloudInit == nil {
 				return "", false
 			}
-			return boolPtr(gs.ci.Upgrade)
+			return boolPtr(gs.CloudInit.Upgrade)
 		}},
 	{param: param{path: "spec.cloudInit.ipConfigs"}, each: vmIPConfigs},
 	// An ISO as cdrom: a new IDE drive waits for a restart, a change of
 	// medium is live.
 	{param: param{key: pvefields.CdromSlot, path: "spec.iso", takes: takesNewDrive,
 		same: func(h, w string) bool { return h != "" && pvefields.ParseDisk(h).File == pvefields.ParseDisk(w).File }},
-		want: func(gs *guestSpec) (string, bool) {
-			if gs.isoVolume == "" {
+		want: func(gs *GuestSpec) (string, bool) {
+			if gs.ISOVolume == "" {
 				return "", false
 			}
-			return gs.isoVolume + ",media=cdrom", true
+			return gs.ISOVolume + ",media=cdrom", true
 		}},
 	{param: param{key: pvefields.CdromSlot, path: "spec.userData"}, each: vmCidata},
 	{param: param{key: "boot"}, each: vmBoot},
@@ -108,15 +108,15 @@ func orEmpty(v, shown string) string {
 	return shown
 }
 
-func ciField(gs *guestSpec, f func(*CloudInitSpec) string) string {
-	if gs.ci == nil {
+func ciField(gs *GuestSpec, f func(*CloudInitSpec) string) string {
+	if gs.CloudInit == nil {
 		return ""
 	}
-	return f(gs.ci)
+	return f(gs.CloudInit)
 }
 
-func ciStr(gs *guestSpec, v string) (string, bool) {
-	if gs.ci == nil {
+func ciStr(gs *GuestSpec, v string) (string, bool) {
+	if gs.CloudInit == nil {
 		return "", false
 	}
 	return str(v)
@@ -126,9 +126,9 @@ func decodeKeys(v string) []string { return pvefields.NormalKeys(pve.DecodeSSHKe
 
 // vmNICs: one net[n] per declared NIC; a change keeps the MAC and the keys
 // the manifest does not declare.
-func vmNICs(gs *guestSpec, _ *fieldCtx) []param {
+func vmNICs(gs *GuestSpec, _ *fieldCtx) []param {
 	var out []param
-	for i, n := range gs.nics {
+	for i, n := range gs.NICs {
 		out = append(out, param{key: n.Slot, path: fmt.Sprintf("spec.net[%d]", i), want: nicValue(n, nil),
 			takes: takesHotplug, hotplug: "network", parts: func(have string) []vocab.Change { return nicParts(n, pvefields.ParseNIC(have)) },
 			update: func(_, have string) string { p := pvefields.ParseNIC(have); return nicValue(n, &p) }})
@@ -174,9 +174,9 @@ func nicParts(n NICSpec, p pvefields.NIC) []vocab.Change {
 
 // vmDisks: one slot per declared disk; the first is the import target of a
 // cloud image at create.
-func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
+func vmDisks(gs *GuestSpec, fx *fieldCtx) []param {
 	var out []param
-	for i, disk := range resolveDiskSlots(gs.disks, fx.eff) {
+	for i, disk := range resolveDiskSlots(gs.Disks, fx.eff) {
 		size := max(gibCeil(disk.Size), 1)
 		opts := diskOptions(disk.Options)
 		if disk.Format != "" {
@@ -199,7 +199,7 @@ func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
 				p.to += ":" + pvefields.FormatSize(disk.Size)
 			}
 		}
-		p.diff = func(have string, x *diffCtx, d *guestDiff) { diffDisk(disk, p.path, have, x, d) }
+		p.diff = func(have string, x *diffCtx, d *Diff) { diffDisk(disk, p.path, have, x, d) }
 		out = append(out, p)
 	}
 	return out
@@ -207,24 +207,24 @@ func vmDisks(gs *guestSpec, fx *fieldCtx) []param {
 
 // diffDisk grows an existing disk, refuses to shrink it and sets the
 // declared options.
-func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
+func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *Diff) {
 	pd := pvefields.ParseDisk(have)
 	if disk.Size > 0 && pd.Size > 0 {
 		switch {
 		case pd.Size < disk.Size:
-			d.resizes = append(d.resizes, resize{slot: disk.Slot, path: path + ".size", from: pd.Size, to: disk.Size})
+			d.Resizes = append(d.Resizes, Resize{Slot: disk.Slot, Path: path + ".size", From: pd.Size, To: disk.Size})
 		case pd.Size > disk.Size:
-			d.refuseShrink(disk.Slot, "disk "+disk.Slot, pd.Size, disk.Size, "shrinking disks is not supported")
+			d.RefuseShrink(disk.Slot, "disk "+disk.Slot, pd.Size, disk.Size, "shrinking disks is not supported")
 		}
 	}
 	if st := pvefields.StorageOf(pd.File); disk.Storage != "" && st != "" && st != disk.Storage {
 		// Where a disk lives is chosen at its allocation; proxmops never
 		// moves a disk, so only an adoption says so.
-		d.asIs = append(d.asIs, fmt.Sprintf("disk %s is on %s, the manifest says %s (accepted as it is, never moved)", disk.Slot, st, disk.Storage))
+		d.AsIs = append(d.AsIs, fmt.Sprintf("disk %s is on %s, the manifest says %s (accepted as it is, never moved)", disk.Slot, st, disk.Storage))
 	}
 	if have := pvefields.VolumeFormat(pd.File); disk.Format != "" && strings.Contains(pd.File, "-disk-") && have != disk.Format {
 		// The format is fixed at allocation: reported, never applied.
-		d.creationOnly = append(d.creationOnly, vocab.Change{Field: disk.Slot + ".format", Path: path + ".format", From: have, To: disk.Format})
+		d.CreationOnly = append(d.CreationOnly, vocab.Change{Field: disk.Slot + ".format", Path: path + ".format", From: have, To: disk.Format})
 	}
 	ps := pd.Props
 	var parts []vocab.Change
@@ -241,8 +241,8 @@ func diffDisk(disk DiskSpec, path, have string, x *diffCtx, d *guestDiff) {
 // vmCloudInitDrive adds Proxmox's cloud-init drive when the VM has none:
 // on the declared storage, else the first disk's, else (a clone declaring
 // no disk) its boot disk's.
-func vmCloudInitDrive(gs *guestSpec, fx *fieldCtx) []param {
-	if gs.ci == nil {
+func vmCloudInitDrive(gs *GuestSpec, fx *fieldCtx) []param {
+	if gs.CloudInit == nil {
 		return nil
 	}
 	for k, v := range fx.eff {
@@ -250,8 +250,8 @@ func vmCloudInitDrive(gs *guestSpec, fx *fieldCtx) []param {
 			return nil
 		}
 	}
-	stor := gs.ci.Storage
-	if disks := resolveDiskSlots(gs.disks, fx.eff); stor == "" && len(disks) > 0 {
+	stor := gs.CloudInit.Storage
+	if disks := resolveDiskSlots(gs.Disks, fx.eff); stor == "" && len(disks) > 0 {
 		stor = disks[0].Storage
 	}
 	if boot := pvefields.BootDiskSlot(fx.eff); stor == "" && boot != "" {
@@ -264,13 +264,13 @@ func vmCloudInitDrive(gs *guestSpec, fx *fieldCtx) []param {
 		to: pvefields.CloudInitSlot + " on " + stor, async: true, same: func(string, string) bool { return false }}}
 }
 
-func vmIPConfigs(gs *guestSpec, _ *fieldCtx) []param {
-	if gs.ci == nil {
+func vmIPConfigs(gs *GuestSpec, _ *fieldCtx) []param {
+	if gs.CloudInit == nil {
 		return nil
 	}
 	var out []param
-	for _, slot := range slices.Sorted(maps.Keys(gs.ci.IPConfigs)) {
-		out = append(out, param{key: "ipconfig" + strings.TrimPrefix(slot, "net"), path: "spec.cloudInit.ipConfigs", want: gs.ci.IPConfigs[slot],
+	for _, slot := range slices.Sorted(maps.Keys(gs.CloudInit.IPConfigs)) {
+		out = append(out, param{key: "ipconfig" + strings.TrimPrefix(slot, "net"), path: "spec.cloudInit.ipConfigs", want: gs.CloudInit.IPConfigs[slot],
 			takes: takesCloudInit, same: func(h, w string) bool { return pvefields.NormalIPConfig(h) == pvefields.NormalIPConfig(w) }})
 	}
 	return out
@@ -278,57 +278,57 @@ func vmIPConfigs(gs *guestSpec, _ *fieldCtx) []param {
 
 // vmCidata: the userData seed, uploaded and attached by the first converge
 // after the create (its file name carries the VMID).
-func vmCidata(gs *guestSpec, fx *fieldCtx) []param {
-	if gs.userData == "" || gs.cidataStor == "" {
+func vmCidata(gs *GuestSpec, fx *fieldCtx) []param {
+	if gs.UserData == "" || gs.CidataStorage == "" {
 		return nil
 	}
-	want := gs.cidataVolume(fx.vmid)
+	want := gs.CidataVolume(fx.vmid)
 	slot, have := pvefields.CdromSlot, ""
 	for k, v := range fx.eff {
 		if pd := pvefields.ParseDisk(v); pvefields.IsDiskKey(k) && pd.IsCdrom() && strings.Contains(pd.File, "proxmops-cidata-") {
 			slot, have = k, pd.File
 		}
 	}
-	check := func(_ string, _ *diffCtx, d *guestDiff) {
+	check := func(_ string, _ *diffCtx, d *Diff) {
 		if have != want {
-			d.cidata = &cidataChange{slot: slot, oldVolume: have, newVolume: want}
+			d.Cidata = &CidataChange{Slot: slot, OldVolume: have, NewVolume: want}
 		}
 	}
-	return []param{{key: slot, label: "userData", path: "spec.userData", want: want, to: "seed " + gs.seed().Hash(), noParam: true,
-		add: func(x *diffCtx, d *guestDiff) bool { check("", x, d); return true }, diff: check}}
+	return []param{{key: slot, label: "userData", path: "spec.userData", want: want, to: "seed " + gs.Seed().Hash(), noParam: true,
+		add: func(x *diffCtx, d *Diff) bool { check("", x, d); return true }, diff: check}}
 }
 
 // vmBoot: the boot order follows the first disk and the cdrom; it is sent
 // alone after the drives it names.
-func vmBoot(gs *guestSpec, fx *fieldCtx) []param {
+func vmBoot(gs *GuestSpec, fx *fieldCtx) []param {
 	order := wantBootOrder(gs, fx.eff)
 	if len(order) == 0 {
 		return nil
 	}
 	p := param{key: "boot", want: pvefields.FormatBootOrder(order), takes: takesReboot, last: true}
-	check := func(_ string, x *diffCtx, d *guestDiff) {
+	check := func(_ string, x *diffCtx, d *Diff) {
 		if pvefields.BootDrift(order, x.eff) {
-			d.config = append(d.config, x.change(&p, pvefields.BootDisplay(x.eff), p.want, true))
+			d.Config = append(d.Config, x.change(&p, pvefields.BootDisplay(x.eff), p.want, true))
 		}
 	}
 	p.diff = check
-	p.add = func(x *diffCtx, d *guestDiff) bool { check("", x, d); return true }
+	p.add = func(x *diffCtx, d *Diff) bool { check("", x, d); return true }
 	return []param{p}
 }
 
 // wantBootOrder lists the devices the guest must boot from, in order: its
 // boot disk, then the declared ISO's drive. cfg is the guest's effective
 // configuration (nil before it exists). Nil means the order is not managed.
-func wantBootOrder(gs *guestSpec, cfg map[string]string) []string {
+func wantBootOrder(gs *GuestSpec, cfg map[string]string) []string {
 	var out []string
-	if disks := resolveDiskSlots(gs.disks, cfg); len(disks) > 0 {
+	if disks := resolveDiskSlots(gs.Disks, cfg); len(disks) > 0 {
 		out = append(out, disks[0].Slot)
 	} else if cfg != nil {
 		if slot := pvefields.BootDiskSlot(cfg); slot != "" {
 			out = append(out, slot)
 		}
 	}
-	if gs.isoVolume != "" {
+	if gs.ISOVolume != "" {
 		out = append(out, pvefields.CdromSlot)
 	}
 	return out

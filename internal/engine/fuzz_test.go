@@ -17,7 +17,7 @@ func FuzzDiffReadBack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		cfg := map[string]string{"net0": v, "scsi0": v, "memory": v, "cpu": v, "sshkeys": v, "ipconfig0": v, "boot": v, "tags": v, "ide2": v}
 		d := diffGuest(baseSpec(), guestWith(cfg, "running"))
-		_ = d.changes()
+		_ = d.Changes()
 		_, _ = pvefields.ParseSize(v)
 		if pvefields.NormalIPConfig(v) != pvefields.NormalIPConfig(v) {
 			t.Fatal("NormalIPConfig is not stable")

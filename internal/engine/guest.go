@@ -13,96 +13,96 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
-// guestSpec is the configuration VirtualMachine and Template share.
-type guestSpec struct {
-	kind, name string
-	vmid       int
-	node       string
-	tags       []string
-	QemuHW     // VirtualMachine and Template alike
-	desc       string
-	onboot     *bool
-	startup    string
-	agent      *bool
-	balloon    *int
-	disks      []DiskSpec
-	nics       []NICSpec
-	ci         *CloudInitSpec
-	userData   string
-	isoVolume  string // volume id attached as cdrom
-	cidataStor string // storage for the CIDATA seed
-	pool       string // resource pool the guest is created in
+// GuestSpec is the configuration VirtualMachine and Template share.
+type GuestSpec struct {
+	Kind, Name    string
+	VMID          int
+	Node          string
+	Tags          []string
+	QemuHW        // VirtualMachine and Template alike
+	Description   string
+	OnBoot        *bool
+	Startup       string
+	Agent         *bool
+	Balloon       *int
+	Disks         []DiskSpec
+	NICs          []NICSpec
+	CloudInit     *CloudInitSpec
+	UserData      string
+	ISOVolume     string // volume id attached as cdrom
+	CidataStorage string // storage for the CIDATA seed
+	Pool          string // resource pool the guest is created in
 }
 
-func (gs *guestSpec) wantTags() []string {
-	return pvefields.AppendTags(gs.tags, OwnerTag)
+func (gs *GuestSpec) WantTags() []string {
+	return pvefields.AppendTags(gs.Tags, OwnerTag)
 }
 
-func (gs *guestSpec) seed() cloudinit.Seed {
-	return cloudinit.Seed{UserData: gs.userData, Hostname: gs.name}
+func (gs *GuestSpec) Seed() cloudinit.Seed {
+	return cloudinit.Seed{UserData: gs.UserData, Hostname: gs.Name}
 }
 
-// cidataVolume is the volume id the CIDATA seed gets for vmid.
-func (gs *guestSpec) cidataVolume(vmid int) string {
-	return gs.cidataStor + ":iso/" + cloudinit.FileName(vmid, gs.seed())
+// CidataVolume is the volume id the CIDATA seed gets for vmid.
+func (gs *GuestSpec) CidataVolume(vmid int) string {
+	return gs.CidataStorage + ":iso/" + cloudinit.FileName(vmid, gs.Seed())
 }
 
-// configChange is one key to set or delete.
-type configChange struct {
+// ConfigChange is one key to set or delete.
+type ConfigChange struct {
 	vocab.Change
-	key    string
-	value  string
-	del    bool
-	reboot bool // waits for a reboot on a running VM
-	async  bool // allocates a volume: POST .../config
-	last   bool // sent alone after every other change (the boot order names devices they add)
-	ci     bool // cloud-init: the guest sees it at its next boot
+	Key    string
+	Value  string
+	Del    bool
+	Reboot bool // waits for a reboot on a running VM
+	Async  bool // allocates a volume: POST .../config
+	Last   bool // sent alone after every other change (the boot order names devices they add)
+	CI     bool // cloud-init: the guest sees it at its next boot
 }
 
-type resize struct {
-	slot, path string
-	from, to   int64
+type Resize struct {
+	Slot, Path string
+	From, To   int64
 }
 
-// guestDiff is everything that differs between a guestSpec and a guest.
-type guestDiff struct {
-	config       []configChange
-	resizes      []resize
-	refused      []string       // shrinking, root-only settings: reported and failed
-	creationOnly []vocab.Change // cannot change on an existing guest: reported
-	shrinks      []shrink       // the refusals that are shrinks (an adopted guest only notes them)
-	grown        []string       // disks of an adopted guest grown beyond their size at adoption: reported
-	grownChanges []vocab.Change
-	asIs         []string       // what only an adoption notes: creation-time choices it accepts (a disk's storage)
-	pending      []vocab.Change // managed keys whose desired value already waits for a reboot
-	cidata       *cidataChange
+// Diff is everything that differs between a guestSpec and a guest.
+type Diff struct {
+	Config       []ConfigChange
+	Resizes      []Resize
+	Refused      []string       // shrinking, root-only settings: reported and failed
+	CreationOnly []vocab.Change // cannot change on an existing guest: reported
+	Shrinks      []Shrink       // the refusals that are shrinks (an adopted guest only notes them)
+	Grown        []string       // disks of an adopted guest grown beyond their size at adoption: reported
+	GrownChanges []vocab.Change
+	AsIs         []string       // what only an adoption notes: creation-time choices it accepts (a disk's storage)
+	Pending      []vocab.Change // managed keys whose desired value already waits for a reboot
+	Cidata       *CidataChange
 	managed      map[string]*param
 }
 
-type cidataChange struct {
-	slot, oldVolume, newVolume string
+type CidataChange struct {
+	Slot, OldVolume, NewVolume string
 }
 
-func (d *guestDiff) empty() bool {
-	return len(d.config) == 0 && len(d.resizes) == 0 && len(d.refused) == 0 && d.cidata == nil
+func (d *Diff) Empty() bool {
+	return len(d.Config) == 0 && len(d.Resizes) == 0 && len(d.Refused) == 0 && d.Cidata == nil
 }
 
-// changes lists the field changes for display.
-func (d *guestDiff) changes() []vocab.Change {
+// Changes lists the field Changes for display.
+func (d *Diff) Changes() []vocab.Change {
 	var out []vocab.Change
-	for _, c := range d.config {
+	for _, c := range d.Config {
 		out = append(out, c.Change)
 	}
-	for _, r := range d.resizes {
-		out = append(out, vocab.Change{Field: r.slot + ".size", Path: r.path, From: pvefields.FormatSize(r.from), To: pvefields.FormatSize(r.to)})
+	for _, r := range d.Resizes {
+		out = append(out, vocab.Change{Field: r.Slot + ".size", Path: r.Path, From: pvefields.FormatSize(r.From), To: pvefields.FormatSize(r.To)})
 	}
-	if d.cidata != nil {
-		out = append(out, vocab.Change{Field: "userData", Path: "spec.userData", From: cidataHash(d.cidata.oldVolume), To: cidataHash(d.cidata.newVolume)})
+	if d.Cidata != nil {
+		out = append(out, vocab.Change{Field: "userData", Path: "spec.userData", From: cidataHash(d.Cidata.OldVolume), To: cidataHash(d.Cidata.NewVolume)})
 	}
-	for _, c := range d.creationOnly {
+	for _, c := range d.CreationOnly {
 		out = append(out, vocab.Change{Field: c.Field, Path: c.Path, From: c.From, To: c.To, Hold: vocab.HoldCreationOnly})
 	}
-	return append(out, d.grownChanges...)
+	return append(out, d.GrownChanges...)
 }
 
 func cidataHash(volid string) string {
@@ -116,14 +116,14 @@ func cidataHash(volid string) string {
 	return volid
 }
 
-// needsReboot reports whether a running guest must reboot for the diff (and
+// NeedsReboot reports whether a running guest must reboot for the diff (and
 // already pending changes) to take effect.
-func (d *guestDiff) needsReboot() bool {
-	if len(d.pending) > 0 || d.cidata != nil {
+func (d *Diff) NeedsReboot() bool {
+	if len(d.Pending) > 0 || d.Cidata != nil {
 		return true
 	}
-	for _, c := range d.config {
-		if c.reboot || c.ci {
+	for _, c := range d.Config {
+		if c.Reboot || c.CI {
 			return true
 		}
 	}
@@ -136,26 +136,26 @@ type guestWords struct{ it, restart, restarts string }
 // planGuestUpdate fills an action from the diff of an existing guest and
 // its power state. needsReboot says whether the diff waits for a restart
 // of the running guest.
-func planGuestUpdate(a *Action, g *Guest, d *guestDiff, needsReboot bool, uo updateOptions, w guestWords) {
-	a.Changes = d.changes()
+func planGuestUpdate(a *Action, g *Guest, d *Diff, needsReboot bool, uo updateOptions, w guestWords) {
+	a.Changes = d.Changes()
 	var reasons []string
-	if len(d.config) > 0 || len(d.resizes) > 0 || d.cidata != nil {
+	if len(d.Config) > 0 || len(d.Resizes) > 0 || d.Cidata != nil {
 		var fields []string
-		for _, c := range d.config {
+		for _, c := range d.Config {
 			fields = append(fields, strings.SplitN(c.Field, ".", 2)[0])
 		}
-		for _, r := range d.resizes {
-			fields = append(fields, r.slot)
+		for _, r := range d.Resizes {
+			fields = append(fields, r.Slot)
 		}
-		if d.cidata != nil {
+		if d.Cidata != nil {
 			fields = append(fields, "userData")
 		}
 		reasons = append(reasons, fmt.Sprintf("%s differ from the manifest", strings.Join(uniqStrings(fields), ", ")))
 	}
-	reasons = append(reasons, d.refused...)
-	reasons = append(reasons, d.grown...)
-	if len(d.creationOnly) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s can only be set when %s is created: the change is not applied (recreate %s to get it)", fieldNames(d.creationOnly, ", "), w.it, w.it))
+	reasons = append(reasons, d.Refused...)
+	reasons = append(reasons, d.Grown...)
+	if len(d.CreationOnly) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s can only be set when %s is created: the change is not applied (recreate %s to get it)", fieldNames(d.CreationOnly, ", "), w.it, w.it))
 	}
 	power := ""
 	running := g.Running()
@@ -181,22 +181,22 @@ func planGuestUpdate(a *Action, g *Guest, d *guestDiff, needsReboot bool, uo upd
 			reasons = append(reasons, fmt.Sprintf("takes effect after a %s (set applyMode: reboot to %s automatically)", w.restart, w.restart))
 		}
 	}
-	for _, p := range d.pending {
+	for _, p := range d.Pending {
 		a.Changes = append(a.Changes, vocab.Change{Field: p.Field, Path: p.Path, From: p.From, To: p.To, Pending: true})
 	}
-	if len(d.pending) > 0 {
-		fields := make([]string, 0, len(d.pending))
-		for _, p := range d.pending {
+	if len(d.Pending) > 0 {
+		fields := make([]string, 0, len(d.Pending))
+		for _, p := range d.Pending {
 			fields = append(fields, p.Field)
 		}
 		reasons = append(reasons, fmt.Sprintf("%s pending until %s %s", strings.Join(fields, ", "), w.it, w.restarts))
 	}
 	switch {
-	case !d.empty() || power != "":
+	case !d.Empty() || power != "":
 		a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 	case reboot && uo.rebootIfNeeded:
 		a.Action, a.Status = vocab.ActionReboot, vocab.StatusOutOfSync
-	case reboot || len(d.creationOnly) > 0 || len(d.grown) > 0:
+	case reboot || len(d.CreationOnly) > 0 || len(d.Grown) > 0:
 		a.Status = vocab.StatusOutOfSync
 	default:
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
@@ -342,10 +342,10 @@ func gibCeil(b int64) int64 {
 
 // diffGuest compares gs with the guest's effective configuration, row by
 // row of qemuFields.
-func diffGuest(gs *guestSpec, g *Guest) *guestDiff {
-	d := &guestDiff{managed: map[string]*param{}}
+func diffGuest(gs *GuestSpec, g *Guest) *Diff {
+	d := &Diff{managed: map[string]*param{}}
 	x := &diffCtx{eff: g.Effective, hp: hotplug(g.Effective), gate: true}
 	diffTable(qemuFields, gs, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine(), tagCase: g.tagCase}, x, d)
-	d.pending = pendingOf(g, d)
+	d.Pending = pendingOf(g, d)
 	return d
 }

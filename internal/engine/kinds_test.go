@@ -82,14 +82,14 @@ func TestDiffContainerReadBack(t *testing.T) {
 		"tags":   "managed-by-proxmops", "digest": "abc"}
 	g := &Guest{VMID: 201, Type: "lxc", Status: "running", Current: cfg, Effective: cfg, Pending: map[string]string{}, PendingDelete: map[string]bool{}}
 	d := diffContainer(s, g)
-	if !d.empty() || len(d.creationOnly) > 0 || len(d.pending) > 0 {
-		t.Fatalf("perpetual diff: %+v", d.changes())
+	if !d.Empty() || len(d.CreationOnly) > 0 || len(d.Pending) > 0 {
+		t.Fatalf("perpetual diff: %+v", d.Changes())
 	}
 	// A changed NIC keeps its MAC address and type.
 	s.NICs[0].Tag = 20
 	d = diffContainer(s, g)
-	if len(d.config) != 1 || d.config[0].value != "name=eth0,bridge=vmbr0,firewall=1,gw=10.0.0.1,hwaddr=BC:24:11:AA:BB:CC,ip=10.0.0.53/24,type=veth,tag=20" {
-		t.Fatalf("net0 change: %+v", d.config)
+	if len(d.Config) != 1 || d.Config[0].Value != "name=eth0,bridge=vmbr0,firewall=1,gw=10.0.0.1,hwaddr=BC:24:11:AA:BB:CC,ip=10.0.0.53/24,type=veth,tag=20" {
+		t.Fatalf("net0 change: %+v", d.Config)
 	}
 	if d.needsReboot() {
 		t.Error("a NIC change is live on a running container")

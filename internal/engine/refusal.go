@@ -108,11 +108,11 @@ func firstRefusal(reasons ...string) string {
 // guestSpecRefusal checks what creating gs on node allocates: its node,
 // its disks (skip the first when a clone brings it), its cloud-init drive
 // and its CD-ROM.
-func guestSpecRefusal(snap *Observation, gs *guestSpec, node string, skipFirstDisk bool) string {
+func guestSpecRefusal(snap *Observation, gs *GuestSpec, node string, skipFirstDisk bool) string {
 	if r := nodeRefusal(snap, node); r != "" {
 		return r
 	}
-	for i, d := range gs.disks {
+	for i, d := range gs.Disks {
 		if i == 0 && skipFirstDisk {
 			continue
 		}
@@ -120,18 +120,18 @@ func guestSpecRefusal(snap *Observation, gs *guestSpec, node string, skipFirstDi
 			return r
 		}
 	}
-	if gs.ci != nil {
-		stor := gs.ci.Storage
-		if stor == "" && len(gs.disks) > 0 {
-			stor = gs.disks[0].Storage
+	if gs.CloudInit != nil {
+		stor := gs.CloudInit.Storage
+		if stor == "" && len(gs.Disks) > 0 {
+			stor = gs.Disks[0].Storage
 		}
 		if r := storageRefusal(snap, node, stor, ""); r != "" {
 			return r
 		}
 	}
-	if gs.isoVolume != "" {
+	if gs.ISOVolume != "" {
 		// A CD-ROM's storage is activated at start: enabled on the node.
-		return storageRefusal(snap, node, pvefields.StorageOf(gs.isoVolume), "")
+		return storageRefusal(snap, node, pvefields.StorageOf(gs.ISOVolume), "")
 	}
 	return ""
 }
@@ -185,32 +185,32 @@ func guestVolumeIDs(cfg map[string]string) []string {
 
 // specVolumes lists the storages a declared template's volumes will be on,
 // as volume ids on those storages.
-func specVolumes(gs *guestSpec) []string {
+func specVolumes(gs *GuestSpec) []string {
 	var out []string
-	for _, d := range gs.disks {
+	for _, d := range gs.Disks {
 		out = append(out, d.Storage+":")
 	}
-	if gs.ci != nil && gs.ci.Storage != "" {
-		out = append(out, gs.ci.Storage+":")
+	if gs.CloudInit != nil && gs.CloudInit.Storage != "" {
+		out = append(out, gs.CloudInit.Storage+":")
 	}
-	if gs.isoVolume != "" {
-		out = append(out, gs.isoVolume)
+	if gs.ISOVolume != "" {
+		out = append(out, gs.ISOVolume)
 	}
 	return out
 }
 
 // diffRefusal checks the volumes an update allocates (new disks, a
 // cloud-init drive) on the guest's node.
-func diffRefusal(snap *Observation, node string, d *guestDiff) string {
-	for _, c := range d.config {
-		if !c.async || c.del {
+func diffRefusal(snap *Observation, node string, d *Diff) string {
+	for _, c := range d.Config {
+		if !c.Async || c.Del {
 			continue
 		}
 		content := "images"
-		if strings.HasSuffix(c.value, ":cloudinit") {
+		if strings.HasSuffix(c.Value, ":cloudinit") {
 			content = ""
 		}
-		if r := storageRefusal(snap, node, pvefields.StorageOf(c.value), content); r != "" {
+		if r := storageRefusal(snap, node, pvefields.StorageOf(c.Value), content); r != "" {
 			return r
 		}
 	}

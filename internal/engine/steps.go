@@ -16,7 +16,7 @@ import (
 // createParams renders a guestSpec as the parameters of POST /qemu, from
 // qemuFields. importFrom is the boot disk's import source ("" for a blank
 // boot disk).
-func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
+func createParams(gs *GuestSpec, vmid int, importFrom string) *pve.Params {
 	p := pve.NewParams()
 	if importFrom != "" {
 		// Cloud images expect a serial console.
@@ -24,8 +24,8 @@ func createParams(gs *guestSpec, vmid int, importFrom string) *pve.Params {
 		p.Set("vga", "serial0")
 	}
 	createParamsOf(params(qemuFields, gs, &fieldCtx{vmid: vmid, importFrom: importFrom}), p)
-	if gs.pool != "" {
-		p.Set("pool", gs.pool)
+	if gs.Pool != "" {
+		p.Set("pool", gs.Pool)
 	}
 	return p
 }
@@ -126,22 +126,22 @@ type updateOptions struct {
 const configTaskDelay = 5
 
 // applyDiff carries out a guestDiff on a guest.
-func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *guestDiff, uo updateOptions) error {
+func (x *execCtx) applyDiff(ctx context.Context, gs *GuestSpec, g *Guest, d *Diff, uo updateOptions) error {
 	node, vmid := g.Node, g.VMID
 	c := x.e.client
 	sync, async, last := pve.NewParams(), pve.NewParams(), pve.NewParams()
 	var deletes []string
-	for _, ch := range d.config {
+	for _, ch := range d.Config {
 		switch {
-		case ch.key == "":
-		case ch.last:
-			last.Set(ch.key, ch.value)
-		case ch.del:
-			deletes = append(deletes, ch.key)
-		case ch.async:
-			async.Set(ch.key, ch.value)
+		case ch.Key == "":
+		case ch.Last:
+			last.Set(ch.Key, ch.Value)
+		case ch.Del:
+			deletes = append(deletes, ch.Key)
+		case ch.Async:
+			async.Set(ch.Key, ch.Value)
 		default:
-			sync.Set(ch.key, ch.value)
+			sync.Set(ch.Key, ch.Value)
 		}
 	}
 	if uo.own != nil {
@@ -169,13 +169,13 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 	if err := x.writeConfig(ctx, node, vmid, sync, async, uo.own); err != nil {
 		return err
 	}
-	if d.cidata != nil {
-		if err := x.provisionCidata(ctx, gs, g, d.cidata); err != nil {
+	if d.Cidata != nil {
+		if err := x.provisionCidata(ctx, gs, g, d.Cidata); err != nil {
 			return err
 		}
 	}
-	for _, r := range d.resizes {
-		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.slot, pvefields.FormatSize(r.to)), func() (string, error) { return c.QemuResize(ctx, node, vmid, r.slot, pvefields.FormatSize(r.to)) }); err != nil {
+	for _, r := range d.Resizes {
+		if err := x.task(ctx, fmt.Sprintf("growing %s to %s", r.Slot, pvefields.FormatSize(r.To)), func() (string, error) { return c.QemuResize(ctx, node, vmid, r.Slot, pvefields.FormatSize(r.To)) }); err != nil {
 			return err
 		}
 	}
@@ -186,7 +186,7 @@ func (x *execCtx) applyDiff(ctx context.Context, gs *guestSpec, g *Guest, d *gue
 			return fmt.Errorf("setting the boot order of VM %d: %w", vmid, err)
 		}
 	}
-	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.needsReboot(), d.refused,
+	return x.convergePower(ctx, uo, g.Running(), g.fresh, d.NeedsReboot(), d.Refused,
 		x.power(ctx, qemuCalls(c), node, vmid, g, uo.shutdownTimeout))
 }
 
@@ -256,16 +256,16 @@ func (x *execCtx) power(ctx context.Context, calls guestCalls, node string, vmid
 }
 
 // provisionCidata builds and uploads the userData seed and attaches it.
-func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, ch *cidataChange) error {
+func (x *execCtx) provisionCidata(ctx context.Context, gs *GuestSpec, g *Guest, ch *CidataChange) error {
 	c := x.e.client
-	stor := pvefields.StorageOf(ch.newVolume)
-	fileName := strings.TrimPrefix(ch.newVolume, stor+":iso/")
-	err := x.pass.ensureOnce("volume "+ch.newVolume+" on "+g.Node, func() error {
-		if _, ok := x.pass.snap.Volume(g.Node, stor, ch.newVolume); ok {
+	stor := pvefields.StorageOf(ch.NewVolume)
+	fileName := strings.TrimPrefix(ch.NewVolume, stor+":iso/")
+	err := x.pass.ensureOnce("volume "+ch.NewVolume+" on "+g.Node, func() error {
+		if _, ok := x.pass.snap.Volume(g.Node, stor, ch.NewVolume); ok {
 			return nil
 		}
 		var buf bytes.Buffer
-		if err := cloudinit.BuildISO(&buf, gs.seed()); err != nil {
+		if err := cloudinit.BuildISO(&buf, gs.Seed()); err != nil {
 			return err
 		}
 		return x.task(ctx, "uploading the cloud-init seed "+fileName, func() (string, error) {
@@ -275,18 +275,18 @@ func (x *execCtx) provisionCidata(ctx context.Context, gs *guestSpec, g *Guest, 
 	if err != nil {
 		return err
 	}
-	p := pve.NewParams().Set(ch.slot, ch.newVolume+",media=cdrom")
+	p := pve.NewParams().Set(ch.Slot, ch.NewVolume+",media=cdrom")
 	if err := c.QemuSetConfig(ctx, g.Node, g.VMID, p); err != nil {
 		return fmt.Errorf("attaching the cloud-init seed: %w", err)
 	}
-	if ch.oldVolume != "" && ch.oldVolume != ch.newVolume {
-		if _, file, _ := strings.Cut(ch.oldVolume, "/"); strings.HasPrefix(file, "proxmops-cidata-"+strconv.Itoa(g.VMID)+"-") {
-			upid, err := c.DeleteVolume(ctx, g.Node, pvefields.StorageOf(ch.oldVolume), ch.oldVolume)
+	if ch.OldVolume != "" && ch.OldVolume != ch.NewVolume {
+		if _, file, _ := strings.Cut(ch.OldVolume, "/"); strings.HasPrefix(file, "proxmops-cidata-"+strconv.Itoa(g.VMID)+"-") {
+			upid, err := c.DeleteVolume(ctx, g.Node, pvefields.StorageOf(ch.OldVolume), ch.OldVolume)
 			if err == nil && upid != "" {
 				_, err = c.WaitTask(ctx, upid, nil)
 			}
 			if err != nil {
-				x.e.log.Warn("could not delete the previous cloud-init seed", "volume", ch.oldVolume, "error", err)
+				x.e.log.Warn("could not delete the previous cloud-init seed", "volume", ch.OldVolume, "error", err)
 			}
 		}
 	}

@@ -36,10 +36,10 @@ func (templateReconciler) scope(pc *planContext, sc *scope) {
 	}
 }
 
-func templateGuestSpec(s *TemplateSpec, node string) *guestSpec {
-	return &guestSpec{kind: KindTemplate, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
-		QemuHW: s.QemuHW, desc: s.Description, agent: s.Agent,
-		disks: s.Disks, nics: s.NICs, ci: s.CloudInit}
+func templateGuestSpec(s *TemplateSpec, node string) *GuestSpec {
+	return &GuestSpec{Kind: KindTemplate, Name: s.Name, VMID: s.VMID, Node: node, Tags: s.Tags,
+		QemuHW: s.QemuHW, Description: s.Description, Agent: s.Agent,
+		Disks: s.Disks, NICs: s.NICs, CloudInit: s.CloudInit}
 }
 
 func (r templateReconciler) plan(pc *planContext) []*Action {
@@ -115,12 +115,12 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		return planTemplateAdopt(a, d)
 	}
 	notes := adoptDiff(a, d) // an adopted template: what its adoption accepted is only noted
-	a.Changes = d.changes()
-	if d.empty() && len(d.grown) > 0 {
-		a.Status, a.Reason = vocab.StatusOutOfSync, joinReasons(append(append([]string(nil), d.grown...), notes...))
+	a.Changes = d.Changes()
+	if d.Empty() && len(d.Grown) > 0 {
+		a.Status, a.Reason = vocab.StatusOutOfSync, joinReasons(append(append([]string(nil), d.Grown...), notes...))
 		return a
 	}
-	if d.empty() {
+	if d.Empty() {
 		a.Status, a.Reason = vocab.StatusSynced, joinReasons(append([]string{"in sync"}, notes...))
 		return a
 	}
@@ -134,13 +134,13 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		reasons = append(reasons, fmt.Sprintf("the template differs from the manifest (%s); templates cannot be changed in place and existing clones keep their copy: delete the template to rebuild it, or give the new version another name and vmid",
 			strings.Join(uniqStrings(fields), ", ")))
 	}
-	a.Reason = joinReasons(append(append(append(reasons, d.refused...), d.grown...), notes...))
+	a.Reason = joinReasons(append(append(append(reasons, d.Refused...), d.Grown...), notes...))
 	return a
 }
 
 // planTemplateBuild plans the build of a template that does not exist: a
 // VM created from its image, converged, stopped and converted.
-func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *guestSpec, a *Action) *Action {
+func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *GuestSpec, a *Action) *Action {
 	node := a.Node
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindTemplate, s.Name) {
@@ -163,7 +163,7 @@ func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *guestSpec, a *Actio
 	a.Reason = "the template does not exist"
 	a.Changes = createChanges(gs, img.volid, img.volid, false)
 	storages := []string{claimStorage(pc.snap, node, img.storage)}
-	for _, d := range gs.disks {
+	for _, d := range gs.Disks {
 		storages = append(storages, claimStorage(pc.snap, node, d.Storage))
 	}
 	a.claim = claim{nodes: []string{node}, storages: storages}
@@ -183,7 +183,7 @@ func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *guestSpec, a *Actio
 
 // finishTemplate converges a freshly built VM (disk growth, cloud-init),
 // stops it if it runs, and converts it.
-func (x *execCtx) finishTemplate(ctx context.Context, gs *guestSpec, node string, vmid int) error {
+func (x *execCtx) finishTemplate(ctx context.Context, gs *GuestSpec, node string, vmid int) error {
 	g, err := x.rereadGuest(ctx, node, vmid, true)
 	if err != nil {
 		return err

@@ -105,32 +105,32 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 }
 
 // vmGuestSpec turns a VMSpec into the shared guest shape.
-func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*guestSpec, error) {
-	gs := &guestSpec{kind: KindVirtualMachine, name: s.Name, vmid: s.VMID, node: node, tags: s.Tags,
-		QemuHW: s.QemuHW, desc: s.Description, onboot: s.OnBoot, startup: s.Startup, agent: s.Agent,
-		balloon: s.Balloon, disks: s.Disks, nics: s.NICs,
-		ci: s.CloudInit, userData: s.UserData, pool: s.Pool}
+func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*GuestSpec, error) {
+	gs := &GuestSpec{Kind: KindVirtualMachine, Name: s.Name, VMID: s.VMID, Node: node, Tags: s.Tags,
+		QemuHW: s.QemuHW, Description: s.Description, OnBoot: s.OnBoot, Startup: s.Startup, Agent: s.Agent,
+		Balloon: s.Balloon, Disks: s.Disks, NICs: s.NICs,
+		CloudInit: s.CloudInit, UserData: s.UserData, Pool: s.Pool}
 	ci, err := pc.withProvisionKey(s)
 	if err != nil {
 		return nil, err
 	}
-	gs.ci = ci
+	gs.CloudInit = ci
 	if s.Iso != "" {
 		if iso, ok := pc.isos[s.Iso]; ok {
 			vol, err := isoVolume(iso)
 			if err != nil {
 				return nil, err
 			}
-			gs.isoVolume = vol
+			gs.ISOVolume = vol
 		} else if strings.Contains(s.Iso, ":") {
-			gs.isoVolume = s.Iso
+			gs.ISOVolume = s.Iso
 		} else {
 			return nil, fmt.Errorf("iso %q is neither a declared Iso nor a volume id", s.Iso)
 		}
 	}
 	if s.UserData != "" {
-		gs.cidataStor = isoStorage(pc.snap, node)
-		if gs.cidataStor == "" {
+		gs.CidataStorage = isoStorage(pc.snap, node)
+		if gs.CidataStorage == "" {
 			return nil, fmt.Errorf("no storage on node %s accepts iso content for the cloud-init seed", node)
 		}
 	}
@@ -241,8 +241,8 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 }
 
 // planUpdate fills an action from a diff of an existing VM.
-func planUpdate(a *Action, g *Guest, d *guestDiff, uo updateOptions) {
-	planGuestUpdate(a, g, d, d.needsReboot(), uo, guestWords{it: "the VM", restart: "reboot", restarts: "reboots"})
+func planUpdate(a *Action, g *Guest, d *Diff, uo updateOptions) {
+	planGuestUpdate(a, g, d, d.NeedsReboot(), uo, guestWords{it: "the VM", restart: "reboot", restarts: "reboots"})
 }
 
 func uniqStrings(in []string) []string {
@@ -258,35 +258,35 @@ func uniqStrings(in []string) []string {
 }
 
 // diffStorages names the storages an update touches.
-func diffStorages(pc *planContext, g *Guest, gs *guestSpec, d *guestDiff) []string {
+func diffStorages(pc *planContext, g *Guest, gs *GuestSpec, d *Diff) []string {
 	node := g.Node
 	var out []string
-	for _, c := range d.config {
-		if c.async {
-			out = append(out, claimStorage(pc.snap, node, pvefields.StorageOf(c.value)))
+	for _, c := range d.Config {
+		if c.Async {
+			out = append(out, claimStorage(pc.snap, node, pvefields.StorageOf(c.Value)))
 		}
 	}
-	for _, r := range d.resizes {
-		out = append(out, claimStorage(pc.snap, node, pvefields.StorageOf(pvefields.ParseDisk(g.Effective[r.slot]).File)))
+	for _, r := range d.Resizes {
+		out = append(out, claimStorage(pc.snap, node, pvefields.StorageOf(pvefields.ParseDisk(g.Effective[r.Slot]).File)))
 	}
-	if d.cidata != nil {
-		out = append(out, claimStorage(pc.snap, node, gs.cidataStor))
+	if d.Cidata != nil {
+		out = append(out, claimStorage(pc.snap, node, gs.CidataStorage))
 	}
 	return out
 }
 
 // createChanges previews a new guest from qemuFields. importFrom is the
 // boot disk's import source.
-func createChanges(gs *guestSpec, source, importFrom string, clone bool) []vocab.Change {
+func createChanges(gs *GuestSpec, source, importFrom string, clone bool) []vocab.Change {
 	ch := []vocab.Change{}
-	if gs.vmid > 0 {
-		ch = append(ch, vocab.Change{Field: "vmid", To: strconv.Itoa(gs.vmid)})
+	if gs.VMID > 0 {
+		ch = append(ch, vocab.Change{Field: "vmid", To: strconv.Itoa(gs.VMID)})
 	}
 	ch = append(ch, vocab.Change{Field: "source", To: source})
-	for _, c := range previewOf(params(qemuFields, gs, &fieldCtx{vmid: gs.vmid, importFrom: importFrom})) {
+	for _, c := range previewOf(params(qemuFields, gs, &fieldCtx{vmid: gs.VMID, importFrom: importFrom})) {
 		// A clone without declared disks boots from the template's disk, and
 		// may have the template's cloud-init drive: they show once it exists.
-		if clone && (c.Field == "boot" && (len(gs.disks) == 0 || gs.disks[0].Slot == "") || c.Field == "cloudinit drive") {
+		if clone && (c.Field == "boot" && (len(gs.Disks) == 0 || gs.Disks[0].Slot == "") || c.Field == "cloudinit drive") {
 			continue
 		}
 		ch = append(ch, c)
@@ -294,7 +294,7 @@ func createChanges(gs *guestSpec, source, importFrom string, clone bool) []vocab
 	return ch
 }
 
-func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *Action, uo updateOptions) *Action {
+func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *GuestSpec, a *Action, uo updateOptions) *Action {
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if s.VMID > 0 {
 		if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindVirtualMachine, s.Name) {
@@ -324,7 +324,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 		a.Reason = "the VM does not exist"
 		a.Changes = createChanges(gs, src, img.volid, false)
 		storages := []string{claimStorage(pc.snap, a.Node, img.storage)}
-		for _, d := range gs.disks {
+		for _, d := range gs.Disks {
 			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
 		}
 		a.claim = claim{nodes: []string{a.Node}, storages: storages}
@@ -349,7 +349,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 		a.Reason = "the VM does not exist"
 		a.Changes = createChanges(gs, "blank disks", "", false)
 		storages := []string{}
-		for _, d := range gs.disks {
+		for _, d := range gs.Disks {
 			storages = append(storages, claimStorage(pc.snap, a.Node, d.Storage))
 		}
 		a.claim = claim{nodes: []string{a.Node}, storages: storages}
@@ -368,7 +368,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *guestSpec, a *A
 	}
 }
 
-func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Action, uo updateOptions) *Action {
+func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *GuestSpec, a *Action, uo updateOptions) *Action {
 	ref := s.FromTemplate
 	tplNode, tplVMID := "", 0
 	a.DependsOn = append(a.DependsOn, s.needs(KindTemplate)...)
@@ -399,20 +399,20 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 	a.Changes = createChanges(gs, fmt.Sprintf("%s clone of template %s (%d)", kind, ref.Name, tplVMID), "", true)
 	node := a.Node
 	storages := []string{}
-	if len(gs.disks) > 0 && !ref.Linked {
-		storages = append(storages, claimStorage(pc.snap, node, gs.disks[0].Storage))
+	if len(gs.Disks) > 0 && !ref.Linked {
+		storages = append(storages, claimStorage(pc.snap, node, gs.Disks[0].Storage))
 	}
 	a.claim = claim{nodes: []string{tplNode, node}, storages: storages}
-	desc := cloneDescription(pc, ref.Name, tplVMID, gs.desc)
+	desc := cloneDescription(pc, ref.Name, tplVMID, gs.Description)
 	a.run = func(ctx context.Context, x *execCtx) error {
 		vmid, err := x.allocateVMID(ctx, s.VMID)
 		if err != nil {
 			return err
 		}
 		full := !ref.Linked
-		o := pve.CloneOptions{NewID: vmid, Name: s.Name, Full: &full, Description: desc, Pool: gs.pool}
-		if full && len(gs.disks) > 0 && gs.disks[0].Storage != "" {
-			o.Storage = gs.disks[0].Storage
+		o := pve.CloneOptions{NewID: vmid, Name: s.Name, Full: &full, Description: desc, Pool: gs.Pool}
+		if full && len(gs.Disks) > 0 && gs.Disks[0].Storage != "" {
+			o.Storage = gs.Disks[0].Storage
 		}
 		if node != tplNode {
 			o.Target = node
@@ -423,7 +423,7 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *guestSpec, a *Ac
 		// Own the clone with its first configuration write: a template
 		// proxmops did not build carries no ownership tag, and a clone
 		// without it would be a Conflict.
-		own := pve.NewParams().Set("tags", strings.Join(gs.wantTags(), ";"))
+		own := pve.NewParams().Set("tags", strings.Join(gs.WantTags(), ";"))
 		if desc == "" {
 			// Nothing to give the clone in its clone call: the template's
 			// description, if any, is only proxmops' records of the template.
@@ -470,13 +470,13 @@ func cloneSource(pc *planContext, name string) (string, int) {
 }
 
 // cloneRefusal foresees Proxmox's refusal of a clone (see refusal.go).
-func (vmReconciler) cloneRefusal(pc *planContext, ref *TemplateRef, gs *guestSpec, tplNode string, tplVMID int, node string) string {
+func (vmReconciler) cloneRefusal(pc *planContext, ref *TemplateRef, gs *GuestSpec, tplNode string, tplVMID int, node string) string {
 	if reason := guestSpecRefusal(pc.snap, gs, node, true); reason != "" {
 		return reason
 	}
 	storage := ""
-	if !ref.Linked && len(gs.disks) > 0 {
-		storage = gs.disks[0].Storage
+	if !ref.Linked && len(gs.Disks) > 0 {
+		storage = gs.Disks[0].Storage
 	}
 	var volumes []string
 	if g := pc.snap.Guest(tplVMID); g != nil && g.Read {
@@ -502,7 +502,7 @@ func (x *execCtx) allocateVMID(ctx context.Context, declared int) (int, error) {
 // converge re-reads a guest just created or cloned and applies what still
 // differs (disk growth, cloud-init, seed, power state), with uo.own in its
 // first write.
-func (x *execCtx) converge(ctx context.Context, gs *guestSpec, node string, vmid int, uo updateOptions) error {
+func (x *execCtx) converge(ctx context.Context, gs *GuestSpec, node string, vmid int, uo updateOptions) error {
 	g, err := x.rereadGuest(ctx, node, vmid, false)
 	if err != nil {
 		if uo.own != nil && !pve.IsUnknownOutcome(err) {
