@@ -113,30 +113,12 @@ func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ st
 	return &own, nil
 }
 
-// RefuseShrink refuses to shrink slot (subject names it: "disk scsi0",
-// "rootfs") from have to want: reported and failed (unsupported says
-// why), or, on an adopted guest, noted up to its size at adoption and
-// reported as drift beyond it (adoptDiff).
-func (d *Diff) RefuseShrink(slot, subject string, have, want int64, unsupported string) {
-	head := fmt.Sprintf("%s is %s on the cluster but %s in the manifest", subject, pvefields.FormatSize(have), pvefields.FormatSize(want))
-	msg := head + ": " + unsupported + ", raise the size in the manifest"
-	d.Refused = append(d.Refused, msg)
-	d.Shrinks = append(d.Shrinks, Shrink{Refused: msg, Head: head, Slot: slot, Have: have, Want: want})
-}
-
-// Shrink is one refused Shrink, which an adopted guest may accept.
-type Shrink struct {
-	Refused, Head string
-	Slot          string
-	Have, Want    int64
-}
-
 // adoptDiff drops from an adopted or adopting guest's diff what adoption
 // accepts as it is: creation-only differences, and shrinks down to no
 // less than the size at adoption, which are only noted; it turns a disk
 // grown beyond that size into drift (d.grown). It returns the notes for
 // the action's reason.
-func adoptDiff(a *Action, d *Diff) []string {
+func adoptDiff(a *Action, d *pvefields.Diff) []string {
 	if !a.acceptAsIs {
 		return nil
 	}
@@ -160,9 +142,9 @@ func adoptDiff(a *Action, d *Diff) []string {
 			if at > 0 {
 				since = pvefields.FormatSize(at) + " at adoption"
 			}
-			d.grow(s, fmt.Sprintf("%s, grown since its adoption (%s): never shrunk; raise the size in the manifest to %s to accept it", s.Head, since, pvefields.FormatSize(s.Have)))
+			grow(d, s, fmt.Sprintf("%s, grown since its adoption (%s): never shrunk; raise the size in the manifest to %s to accept it", s.Head, since, pvefields.FormatSize(s.Have)))
 		default:
-			d.grow(s, fmt.Sprintf("%s, and its size at adoption is not recorded (adopted before proxmops recorded it): never shrunk; run `proxmops adopt %s` to record the sizes it has now, or raise the size in the manifest", s.Head, a.Key()))
+			grow(d, s, fmt.Sprintf("%s, and its size at adoption is not recorded (adopted before proxmops recorded it): never shrunk; run `proxmops adopt %s` to record the sizes it has now, or raise the size in the manifest", s.Head, a.Key()))
 		}
 	}
 	d.Shrinks = nil
@@ -171,7 +153,7 @@ func adoptDiff(a *Action, d *Diff) []string {
 
 // grow records a disk larger than both the manifest and its size at
 // adoption: drift that is reported (OutOfSync), never applied.
-func (d *Diff) grow(s Shrink, reason string) {
+func grow(d *pvefields.Diff, s pvefields.Shrink, reason string) {
 	d.Grown = append(d.Grown, reason)
 	d.GrownChanges = append(d.GrownChanges, vocab.Change{Field: s.Slot + ".size", From: pvefields.FormatSize(s.Have), To: pvefields.FormatSize(s.Want), Hold: vocab.HoldGrownSinceAdoption})
 }
@@ -238,7 +220,7 @@ func (p *Plan) AdoptOnly(key string) (*Plan, error) {
 
 // planTemplateAdopt plans the adoption of a template: only its tag, as a
 // template is never changed in place; what else differs is noted.
-func planTemplateAdopt(a *Action, d *Diff) *Action {
+func planTemplateAdopt(a *Action, d *pvefields.Diff) *Action {
 	notes := adoptDiff(a, d)
 	var fields []string
 	for _, c := range d.Changes() {

@@ -88,19 +88,6 @@ func splitAdoptionRecord(desc string) (rest string, rec *AdoptionRecord) {
 	return strings.TrimRight(strings.Join(kept, "\n"), " \n\r\t"), rec
 }
 
-// withAdoptionLine appends the record line (when line is not "") to a
-// description that holds none.
-func withAdoptionLine(desc, line string) string {
-	desc = strings.TrimRight(desc, " \n\r\t")
-	switch {
-	case line == "":
-		return desc
-	case desc == "":
-		return line
-	}
-	return desc + "\n\n" + line
-}
-
 // splitAdoptionRecord takes the adoption record out of the description
 // read from the cluster, so that the description's diff sees only the
 // user's text; the guest keeps the record.
@@ -160,6 +147,6 @@ func diskSizes(g *Guest) AdoptionRecord {
 func (x *execCtx) writeAdoptionRecord(ctx context.Context, typ, node string, vmid int, rec AdoptionRecord) error {
 	return x.rewriteDescription(ctx, typ, node, vmid, "the disk sizes at adoption", func(desc string) (string, bool) {
 		rest, old := splitAdoptionRecord(desc)
-		return withAdoptionLine(rest, rec.Line()), old == nil || old.Line() != rec.Line()
+		return pvefields.WithAdoptionLine(rest, rec.Line()), old == nil || old.Line() != rec.Line()
 	})
 }

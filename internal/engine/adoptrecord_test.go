@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/manifest"
+	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
 // The record line round-trips through the description: split from the
@@ -30,7 +31,7 @@ func TestAdoptionRecordLineSplitsFromTheDescription(t *testing.T) {
 			if rest != tc.rest || line != tc.line {
 				t.Fatalf("split %q = %q, %q; want %q, %q", tc.desc, rest, line, tc.rest, tc.line)
 			}
-			if back := withAdoptionLine(rest, line); line != "" {
+			if back := pvefields.WithAdoptionLine(rest, line); line != "" {
 				if r2, rec2 := splitAdoptionRecord(back); r2 != rest || rec2 == nil || rec2.Line() != line {
 					t.Fatalf("written back as %q, read as %q %v", back, r2, rec2)
 				}

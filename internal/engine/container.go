@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,9 +20,6 @@ import (
 // mount points), pending changes reported or applied by a reboot, rootfs
 // and mount point growth, power state, and prune of owned containers.
 type containerReconciler struct{}
-
-// rootOnlyNote explains Proxmox's root@pam restriction.
-const rootOnlyNote = "Proxmox reserves them for root@pam logged in with a password and refuses them to API tokens, which proxmops uses; remove them from the manifest, or set them by hand as root@pam (proxmops then leaves them as they are)"
 
 // readLxc reads a container's current and pending configuration in one
 // request.
@@ -166,7 +162,7 @@ func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Ac
 // ctDiff is everything that differs between a ContainerSpec and a
 // container: a guestDiff whose restart matters only while it runs.
 type ctDiff struct {
-	*Diff
+	*pvefields.Diff
 	running bool
 }
 
@@ -174,118 +170,9 @@ func (d *ctDiff) needsReboot() bool {
 	return d.running && d.Diff.NeedsReboot()
 }
 
-// sizeGiB renders a size as the GiB number Proxmox allocates ("8", "0.5").
-func sizeGiB(b int64) string {
-	if b <= 0 {
-		return "1"
-	}
-	return strconv.FormatFloat(float64(b)/float64(pvefields.GiB), 'f', -1, 64)
-}
-
-// mountOptionsValue is Proxmox's mountoptions value ("noatime;nodev").
-func mountOptionsValue(opts []string) string {
-	o := slices.Sorted(slices.Values(opts))
-	return strings.Join(o, ";")
-}
-
-// volumeValue renders a new rootfs or mount point for a create or an add.
-func volumeValue(m MountSpec) string {
-	ps := pve.PropertyString{}
-	first := m.Storage + ":" + sizeGiB(m.Size)
-	if m.Bind != "" {
-		first = m.Bind
-	}
-	if m.Path != "" {
-		ps.Set("mp", m.Path)
-	}
-	applyMountOptions(&ps, m)
-	rest := ps.String("")
-	if rest == "" {
-		return first
-	}
-	return first + "," + rest
-}
-
-// applyMountOptions sets the option keys a MountSpec declares.
-func applyMountOptions(ps *pve.PropertyString, m MountSpec) {
-	set := func(k string, on bool) {
-		if on {
-			ps.Set(k, "1")
-		} else {
-			ps.Del(k)
-		}
-	}
-	if m.Slot != "rootfs" {
-		set("ro", m.ReadOnly)
-		if m.Bind == "" {
-			set("backup", m.Backup)
-		} else {
-			set("shared", m.Shared)
-		}
-	}
-	if len(m.MountOptions) > 0 {
-		ps.Set("mountoptions", mountOptionsValue(m.MountOptions))
-	}
-	if m.ACL != nil {
-		ps.Set("acl", pvefields.FormatBool(*m.ACL))
-	}
-	if m.Quota {
-		ps.Set("quota", "1")
-	}
-}
-
-// nicCTValue renders a container NIC, keeping what an existing one has
-// (hwaddr, type) unless declared otherwise.
-func nicCTValue(n CTNICSpec, existing *pve.PropertyString) string {
-	ps := pve.PropertyString{}
-	if existing != nil {
-		for _, k := range existing.Keys {
-			ps.Set(k, existing.Values[k])
-		}
-	}
-	ps.Set("name", n.Name)
-	ps.Set("bridge", n.Bridge)
-	opt := func(k, v string) {
-		if v != "" {
-			ps.Set(k, v)
-		}
-	}
-	opt("ip", n.IP)
-	opt("gw", n.Gw)
-	opt("ip6", n.IP6)
-	opt("gw6", n.Gw6)
-	opt("hwaddr", n.HWAddr)
-	if n.MTU > 0 {
-		ps.Set("mtu", strconv.Itoa(n.MTU))
-	}
-	opt("rate", n.Rate)
-	if n.Tag > 0 {
-		ps.Set("tag", strconv.Itoa(n.Tag))
-	} else {
-		ps.Del("tag")
-	}
-	if n.Firewall {
-		ps.Set("firewall", "1")
-	} else {
-		ps.Del("firewall")
-	}
-	// name first, as Proxmox requires for a new NIC.
-	out := "name=" + n.Name
-	for _, k := range ps.Keys {
-		if k != "name" {
-			out += "," + k + "=" + ps.Values[k]
-		}
-	}
-	return out
-}
-
-// diffContainer compares s with the container's effective configuration,
-// row by row of ctFields.
+// diffContainer compares s with the container's effective configuration.
 func diffContainer(s *ContainerSpec, g *Guest) *ctDiff {
-	d := &ctDiff{Diff: &Diff{managed: map[string]*param{}}, running: g.Running()}
-	diffTable(ctFields, s, &fieldCtx{eff: g.Effective, vmid: g.VMID, adopted: g.Owned && g.Adopted, adoptLine: g.adoptionLine(), tagCase: g.tagCase}, &diffCtx{eff: g.Effective, gate: d.running}, d.Diff)
-	d.Pending = pendingOf(g, d.Diff)
-	return d
+	return &ctDiff{Diff: pvefields.DiffCT(&s.ContainerConfig, s.Tags, g.observed()), running: g.Running()}
 }
 
 func orStr(a, b string) string {
@@ -293,28 +180,6 @@ func orStr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func orUnset(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
-
-// changedRootOnly reports whether going from one features value to another
-// changes a feature other than nesting.
-func changedRootOnly(from, to string) bool {
-	strip := func(v string) string {
-		var keep []string
-		for _, p := range strings.Split(pvefields.NormalFeatures(v), ",") {
-			if p != "" && !strings.HasPrefix(p, "nesting=") {
-				keep = append(keep, p)
-			}
-		}
-		return strings.Join(keep, ",")
-	}
-	return strip(from) != strip(to)
 }
 
 // ctDiffStorages names the storages an update touches.
@@ -337,7 +202,7 @@ func ctDiffStorages(pc *planContext, g *Guest, d *ctDiff) []string {
 func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
 	p := pve.NewParams()
 	p.Set("ostemplate", ostemplate)
-	createParamsOf(params(ctFields, s, &fieldCtx{vmid: s.VMID}), p)
+	pvefields.CTCreateParams(&s.ContainerConfig, s.Tags, s.VMID, p)
 	if s.Pool != "" {
 		p.Set("pool", s.Pool)
 	}
@@ -352,7 +217,7 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 	}
 	if ro := s.rootOnly(); len(ro) > 0 {
 		a.Status = vocab.StatusFailed
-		a.Reason = fmt.Sprintf("the container cannot be created with %s: %s", strings.Join(ro, " and "), rootOnlyNote)
+		a.Reason = fmt.Sprintf("the container cannot be created with %s: %s", strings.Join(ro, " and "), pvefields.RootOnlyNote)
 		return a
 	}
 	if s.RootFS.Storage == "" {
@@ -378,7 +243,7 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 	a.DependsOn = append(a.DependsOn, s.needs(KindContainerTemplate)...)
 	a.Reason = "the container does not exist"
 	ch := []vocab.Change{{Field: "vmid", To: strconv.Itoa(s.VMID)}, {Field: "template", Path: "spec.template", To: volid}}
-	ch = append(ch, previewOf(params(ctFields, s, &fieldCtx{vmid: s.VMID}))...)
+	ch = append(ch, pvefields.CTPreview(&s.ContainerConfig, s.Tags, s.VMID)...)
 	if s.State != "" {
 		ch = append(ch, vocab.Change{Field: "state", Path: "spec.state", To: s.State})
 	}
@@ -464,67 +329,18 @@ func (x *execCtx) destroyContainer(ctx context.Context, node string, vmid int) e
 	return err
 }
 
-// MountSpec is a container mount point (or the rootfs), keyed by slot.
-type MountSpec struct {
-	Slot         string // rootfs, mp0, ...
-	Path         string // mp= inside the container ("" for rootfs)
-	Storage      string // storage-backed volume
-	Size         int64  // bytes
-	Bind         string // host directory of a bind mount
-	ReadOnly     bool
-	Backup       bool
-	Shared       bool
-	MountOptions []string
-	ACL          *bool
-	Quota        bool
-}
-
-// CTNICSpec is a container network interface, keyed by slot.
-type CTNICSpec struct {
-	Slot     string // net0, ...
-	Name     string // eth0, ...
-	Bridge   string
-	IP, Gw   string
-	IP6, Gw6 string
-	Tag      int
-	Firewall bool
-	HWAddr   string
-	MTU      int
-	Rate     string
-}
-
 // ContainerSpec is a desired LXC container.
 type ContainerSpec struct {
 	Meta
-	VMID         int
-	Pool         string            // resource pool ("" leaves the container's pool alone)
-	HA           *manifest.GuestHA // nil leaves the container's HA resource alone
-	Template     string            // a ContainerTemplate's name, a volume id or an appliance name
-	Hostname     string
-	OSType       string
-	Arch         string
-	Cores        int
-	CPULimit     string
-	Memory       int
-	Swap         *int
-	RootFS       MountSpec
-	Mounts       []MountSpec
-	NICs         []CTNICSpec
-	Unprivileged bool
-	// Features is the desired features value ("keyctl=1,nesting=1"), nil
-	// when not managed.
-	Features     *string
-	Nameserver   string
-	SearchDomain string
-	SSHKeys      []string
-	Password     string
-	PasswordSet  bool
-	OnBoot       *bool
-	Startup      string
-	Description  string
-	Timezone     string
-	State        string
-	ApplyMode    string
+	VMID     int
+	Pool     string            // resource pool ("" leaves the container's pool alone)
+	HA       *manifest.GuestHA // nil leaves the container's HA resource alone
+	Template string            // a ContainerTemplate's name, a volume id or an appliance name
+	// ContainerConfig is what the field table reads (hostname, cores,
+	// volumes, NICs, ...).
+	pvefields.ContainerConfig
+	State     string
+	ApplyMode string
 	// Provision is spec.provision (nil when absent).
 	Provision       *ProvisionSpec
 	ShutdownTimeout time.Duration
@@ -534,11 +350,12 @@ type ContainerSpec struct {
 
 func containerFromManifest(c *manifest.Container, secrets SecretReader) *ContainerSpec {
 	sp := c.Spec
-	s := &ContainerSpec{Meta: metaOf(c), VMID: sp.VMID, Template: sp.Template, Hostname: sp.Hostname,
-		OSType: sp.OSType, Arch: sp.Arch, Cores: sp.Cores, Memory: sp.Memory, Swap: sp.Swap,
-		Nameserver: strings.Join(strings.Fields(sp.Nameserver), " "), SearchDomain: strings.Join(strings.Fields(sp.SearchDomain), " "),
-		SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone, Pool: sp.Pool, HA: sp.HA,
-		State: string(sp.State), Unprivileged: sp.Unprivileged == nil || *sp.Unprivileged}
+	s := &ContainerSpec{Meta: metaOf(c), VMID: sp.VMID, Template: sp.Template, Pool: sp.Pool, HA: sp.HA, State: string(sp.State),
+		ContainerConfig: pvefields.ContainerConfig{Hostname: sp.Hostname,
+			OSType: sp.OSType, Arch: sp.Arch, Cores: sp.Cores, Memory: sp.Memory, Swap: sp.Swap,
+			Nameserver: strings.Join(strings.Fields(sp.Nameserver), " "), SearchDomain: strings.Join(strings.Fields(sp.SearchDomain), " "),
+			SSHKeys: sp.SSHKeys, OnBoot: sp.OnBoot, Description: sp.Description, Timezone: sp.Timezone,
+			Unprivileged: sp.Unprivileged == nil || *sp.Unprivileged}}
 	s.Firewall = guestFirewallFromManifest(sp.Firewall, nicFirewalls(sp.Net, func(n manifest.ContainerNIC) bool { return n.Firewall }), s.Meta)
 	if s.Hostname == "" {
 		s.Hostname = s.Name

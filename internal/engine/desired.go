@@ -5,17 +5,6 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
-// OwnerTag marks guests proxmops owns.
-const OwnerTag = "managed-by-proxmops"
-
-// AdoptedTag marks, beside OwnerTag, a guest proxmops adopted rather than
-// made. It records on the guest itself, for the daemon and the CLI alike,
-// that the creation-time choices found at adoption (a larger disk, a
-// template, a storage) are accepted as they are: they are reported, never
-// failed, replaced nor shrunk, whether the adoption came from the
-// annotation, `proxmops adopt` or the UI's button (adopt.go).
-const AdoptedTag = "adopted-by-proxmops"
-
 // Meta is what every desired resource carries.
 type Meta struct {
 	Kind string
@@ -121,68 +110,25 @@ type ImageSpec struct {
 	ChecksumValue string
 }
 
-// DiskSpec is one disk, keyed by slot.
-type DiskSpec struct {
-	Slot    string // scsi0, virtio1, ...
-	Storage string
-	Size    int64 // bytes; 0 keeps what the image or template brings
-	// Options are extra property-string keys (discard=on, ssd=1, ...),
-	// compared only when declared.
-	Options map[string]string
-	// Format is the image format a new disk is allocated in (raw, qcow2,
-	// vmdk; file storages); creation-only, read back from the volume name.
-	Format string
-}
-
-// NICSpec is one network device, keyed by slot.
-type NICSpec struct {
-	Slot     string // net0, net1, ...
-	Model    string // virtio (default), e1000, ...
-	Bridge   string
-	Tag      *int
-	Firewall *bool
-	MAC      string // compared only when declared
-	MTU      *int
-	Rate     string
-	// Extra are further property-string keys (queues, link_down), compared
-	// only when declared.
-	Extra map[string]string
-}
-
-// CloudInitSpec are Proxmox's native cloud-init settings.
-type CloudInitSpec struct {
-	User     string
-	Password string // resolved secret; "" when not declared
-	// PasswordSet says a password is declared even if it resolved empty.
-	PasswordSet  bool
-	SSHKeys      []string
-	Nameserver   string
-	Searchdomain string
-	// Storage holds the cloud-init drive ("" uses the first disk's).
-	Storage string
-	// Upgrade maps to ciupgrade when set.
-	Upgrade *bool
-	// IPConfigs maps a NIC slot (net0) to its ipconfig value ("ip=dhcp",
-	// "gw=10.0.0.1,ip=10.0.0.5/24").
-	IPConfigs map[string]string
-}
-
 // TemplateRef names the template a VM is cloned from.
 type TemplateRef struct {
 	Name   string
 	Linked bool
 }
 
-// QemuHW is the QEMU hardware a VirtualMachine and a Template share
-// (manifest.QemuHardware). It is embedded in VMSpec, TemplateSpec and
-// guestSpec, so the field table reads it without a copy per kind.
-type QemuHW struct {
-	Cores   int
-	Sockets int
-	Memory  int // MiB
-	CPU     string
-	OSType  string
-	BIOS    string
-	Machine string
-	SCSIHW  string
-}
+// OwnerTag marks guests proxmops owns; AdoptedTag, beside it, a guest
+// proxmops adopted (pvefields).
+const (
+	OwnerTag   = pvefields.OwnerTag
+	AdoptedTag = pvefields.AdoptedTag
+)
+
+// The guests' component specs are the field tables' input (pvefields).
+type (
+	DiskSpec      = pvefields.DiskSpec
+	NICSpec       = pvefields.NICSpec
+	CloudInitSpec = pvefields.CloudInitSpec
+	QemuHW        = pvefields.QemuHW
+	MountSpec     = pvefields.MountSpec
+	CTNICSpec     = pvefields.CTNICSpec
+)

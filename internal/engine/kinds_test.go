@@ -27,28 +27,6 @@ func TestOwnershipMark(t *testing.T) {
 	}
 }
 
-func TestFeatures(t *testing.T) {
-	for _, tc := range []struct {
-		have, want   string
-		same, rootOK bool
-	}{
-		{"nesting=1", "nesting=1", true, true},
-		{"keyctl=1,nesting=1", "nesting=1,keyctl=1", true, true},
-		{"", "nesting=1", false, true},
-		{"nesting=1", "", false, true},
-		{"nesting=1", "nesting=1,keyctl=1", false, false},
-		{"mount=nfs;cifs,nesting=1", "nesting=1,mount=cifs;nfs", true, true},
-		{"fuse=0", "", true, true},
-	} {
-		if got := pvefields.NormalFeatures(tc.have) == pvefields.NormalFeatures(tc.want); got != tc.same {
-			t.Errorf("%q vs %q: same = %v", tc.have, tc.want, got)
-		}
-		if got := !changedRootOnly(tc.have, tc.want); got != tc.rootOK {
-			t.Errorf("%q -> %q: token may change it = %v", tc.have, tc.want, got)
-		}
-	}
-}
-
 func TestSDNHelpers(t *testing.T) {
 	for _, tc := range []struct{ a, b string }{
 		{"start-address=10.0.0.1,end-address=10.0.0.9", `{"end-address":"10.0.0.9","start-address":"10.0.0.1"}`},
@@ -69,11 +47,11 @@ func TestDiffContainerReadBack(t *testing.T) {
 	swap := 512
 	on := true
 	feat := "nesting=1"
-	s := &ContainerSpec{Meta: Meta{Name: "dns-01"}, VMID: 201, Hostname: "dns-01", Cores: 1, Memory: 512, Swap: &swap,
+	s := &ContainerSpec{Meta: Meta{Name: "dns-01"}, VMID: 201, ContainerConfig: pvefields.ContainerConfig{Hostname: "dns-01", Cores: 1, Memory: 512, Swap: &swap,
 		OnBoot: &on, Unprivileged: true, Nameserver: "1.1.1.1 9.9.9.9", Features: &feat, CPULimit: "2.5",
 		RootFS: MountSpec{Slot: "rootfs", Storage: "local-lvm", Size: 8 * pvefields.GiB, MountOptions: []string{"noatime"}},
 		Mounts: []MountSpec{{Slot: "mp0", Path: "/srv/data", Storage: "local-lvm", Size: 200 * pvefields.GiB, Backup: true}},
-		NICs:   []CTNICSpec{{Slot: "net0", Name: "eth0", Bridge: "vmbr0", IP: "10.0.0.53/24", Gw: "10.0.0.1", Firewall: true}}}
+		NICs:   []CTNICSpec{{Slot: "net0", Name: "eth0", Bridge: "vmbr0", IP: "10.0.0.53/24", Gw: "10.0.0.1", Firewall: true}}}}
 	cfg := map[string]string{"hostname": "dns-01", "cores": "1", "memory": "512", "swap": "512", "onboot": "1",
 		"unprivileged": "1", "nameserver": "1.1.1.1 9.9.9.9", "features": "nesting=1", "cpulimit": "2.5", "arch": "amd64",
 		"rootfs": "local-lvm:vm-201-disk-0,mountoptions=noatime,size=8G",

@@ -108,7 +108,7 @@ func firstRefusal(reasons ...string) string {
 // guestSpecRefusal checks what creating gs on node allocates: its node,
 // its disks (skip the first when a clone brings it), its cloud-init drive
 // and its CD-ROM.
-func guestSpecRefusal(snap *Observation, gs *GuestSpec, node string, skipFirstDisk bool) string {
+func guestSpecRefusal(snap *Observation, gs *pvefields.GuestSpec, node string, skipFirstDisk bool) string {
 	if r := nodeRefusal(snap, node); r != "" {
 		return r
 	}
@@ -185,7 +185,7 @@ func guestVolumeIDs(cfg map[string]string) []string {
 
 // specVolumes lists the storages a declared template's volumes will be on,
 // as volume ids on those storages.
-func specVolumes(gs *GuestSpec) []string {
+func specVolumes(gs *pvefields.GuestSpec) []string {
 	var out []string
 	for _, d := range gs.Disks {
 		out = append(out, d.Storage+":")
@@ -201,7 +201,7 @@ func specVolumes(gs *GuestSpec) []string {
 
 // diffRefusal checks the volumes an update allocates (new disks, a
 // cloud-init drive) on the guest's node.
-func diffRefusal(snap *Observation, node string, d *Diff) string {
+func diffRefusal(snap *Observation, node string, d *pvefields.Diff) string {
 	for _, c := range d.Config {
 		if !c.Async || c.Del {
 			continue

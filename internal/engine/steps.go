@@ -16,14 +16,14 @@ import (
 // createParams renders a guestSpec as the parameters of POST /qemu, from
 // qemuFields. importFrom is the boot disk's import source ("" for a blank
 // boot disk).
-func createParams(gs *GuestSpec, vmid int, importFrom string) *pve.Params {
+func createParams(gs *pvefields.GuestSpec, vmid int, importFrom string) *pve.Params {
 	p := pve.NewParams()
 	if importFrom != "" {
 		// Cloud images expect a serial console.
 		p.Set("serial0", "socket")
 		p.Set("vga", "serial0")
 	}
-	createParamsOf(params(qemuFields, gs, &fieldCtx{vmid: vmid, importFrom: importFrom}), p)
+	pvefields.QemuCreateParams(gs, vmid, importFrom, p)
 	if gs.Pool != "" {
 		p.Set("pool", gs.Pool)
 	}
@@ -126,7 +126,7 @@ type updateOptions struct {
 const configTaskDelay = 5
 
 // applyDiff carries out a guestDiff on a guest.
-func (x *execCtx) applyDiff(ctx context.Context, gs *GuestSpec, g *Guest, d *Diff, uo updateOptions) error {
+func (x *execCtx) applyDiff(ctx context.Context, gs *pvefields.GuestSpec, g *Guest, d *pvefields.Diff, uo updateOptions) error {
 	node, vmid := g.Node, g.VMID
 	c := x.e.client
 	sync, async, last := pve.NewParams(), pve.NewParams(), pve.NewParams()
@@ -256,7 +256,7 @@ func (x *execCtx) power(ctx context.Context, calls guestCalls, node string, vmid
 }
 
 // provisionCidata builds and uploads the userData seed and attaches it.
-func (x *execCtx) provisionCidata(ctx context.Context, gs *GuestSpec, g *Guest, ch *CidataChange) error {
+func (x *execCtx) provisionCidata(ctx context.Context, gs *pvefields.GuestSpec, g *Guest, ch *pvefields.CidataChange) error {
 	c := x.e.client
 	stor := pvefields.StorageOf(ch.NewVolume)
 	fileName := strings.TrimPrefix(ch.NewVolume, stor+":iso/")

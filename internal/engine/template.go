@@ -36,8 +36,8 @@ func (templateReconciler) scope(pc *planContext, sc *scope) {
 	}
 }
 
-func templateGuestSpec(s *TemplateSpec, node string) *GuestSpec {
-	return &GuestSpec{Kind: KindTemplate, Name: s.Name, VMID: s.VMID, Node: node, Tags: s.Tags,
+func templateGuestSpec(s *TemplateSpec, node string) *pvefields.GuestSpec {
+	return &pvefields.GuestSpec{Kind: KindTemplate, Name: s.Name, VMID: s.VMID, Node: node, Tags: s.Tags,
 		QemuHW: s.QemuHW, Description: s.Description, Agent: s.Agent,
 		Disks: s.Disks, NICs: s.NICs, CloudInit: s.CloudInit}
 }
@@ -140,7 +140,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 
 // planTemplateBuild plans the build of a template that does not exist: a
 // VM created from its image, converged, stopped and converted.
-func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *GuestSpec, a *Action) *Action {
+func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *pvefields.GuestSpec, a *Action) *Action {
 	node := a.Node
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindTemplate, s.Name) {
@@ -183,7 +183,7 @@ func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *GuestSpec, a *Actio
 
 // finishTemplate converges a freshly built VM (disk growth, cloud-init),
 // stops it if it runs, and converts it.
-func (x *execCtx) finishTemplate(ctx context.Context, gs *GuestSpec, node string, vmid int) error {
+func (x *execCtx) finishTemplate(ctx context.Context, gs *pvefields.GuestSpec, node string, vmid int) error {
 	g, err := x.rereadGuest(ctx, node, vmid, true)
 	if err != nil {
 		return err

@@ -105,8 +105,8 @@ func (vmReconciler) scope(pc *planContext, sc *scope) {
 }
 
 // vmGuestSpec turns a VMSpec into the shared guest shape.
-func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*GuestSpec, error) {
-	gs := &GuestSpec{Kind: KindVirtualMachine, Name: s.Name, VMID: s.VMID, Node: node, Tags: s.Tags,
+func vmGuestSpec(pc *planContext, s *VMSpec, node string) (*pvefields.GuestSpec, error) {
+	gs := &pvefields.GuestSpec{Kind: KindVirtualMachine, Name: s.Name, VMID: s.VMID, Node: node, Tags: s.Tags,
 		QemuHW: s.QemuHW, Description: s.Description, OnBoot: s.OnBoot, Startup: s.Startup, Agent: s.Agent,
 		Balloon: s.Balloon, Disks: s.Disks, NICs: s.NICs,
 		CloudInit: s.CloudInit, UserData: s.UserData, Pool: s.Pool}
@@ -241,7 +241,7 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 }
 
 // planUpdate fills an action from a diff of an existing VM.
-func planUpdate(a *Action, g *Guest, d *Diff, uo updateOptions) {
+func planUpdate(a *Action, g *Guest, d *pvefields.Diff, uo updateOptions) {
 	planGuestUpdate(a, g, d, d.NeedsReboot(), uo, guestWords{it: "the VM", restart: "reboot", restarts: "reboots"})
 }
 
@@ -258,7 +258,7 @@ func uniqStrings(in []string) []string {
 }
 
 // diffStorages names the storages an update touches.
-func diffStorages(pc *planContext, g *Guest, gs *GuestSpec, d *Diff) []string {
+func diffStorages(pc *planContext, g *Guest, gs *pvefields.GuestSpec, d *pvefields.Diff) []string {
 	node := g.Node
 	var out []string
 	for _, c := range d.Config {
@@ -277,13 +277,13 @@ func diffStorages(pc *planContext, g *Guest, gs *GuestSpec, d *Diff) []string {
 
 // createChanges previews a new guest from qemuFields. importFrom is the
 // boot disk's import source.
-func createChanges(gs *GuestSpec, source, importFrom string, clone bool) []vocab.Change {
+func createChanges(gs *pvefields.GuestSpec, source, importFrom string, clone bool) []vocab.Change {
 	ch := []vocab.Change{}
 	if gs.VMID > 0 {
 		ch = append(ch, vocab.Change{Field: "vmid", To: strconv.Itoa(gs.VMID)})
 	}
 	ch = append(ch, vocab.Change{Field: "source", To: source})
-	for _, c := range previewOf(params(qemuFields, gs, &fieldCtx{vmid: gs.VMID, importFrom: importFrom})) {
+	for _, c := range pvefields.QemuPreview(gs, importFrom) {
 		// A clone without declared disks boots from the template's disk, and
 		// may have the template's cloud-init drive: they show once it exists.
 		if clone && (c.Field == "boot" && (len(gs.Disks) == 0 || gs.Disks[0].Slot == "") || c.Field == "cloudinit drive") {
@@ -294,7 +294,7 @@ func createChanges(gs *GuestSpec, source, importFrom string, clone bool) []vocab
 	return ch
 }
 
-func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *GuestSpec, a *Action, uo updateOptions) *Action {
+func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *pvefields.GuestSpec, a *Action, uo updateOptions) *Action {
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if s.VMID > 0 {
 		if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindVirtualMachine, s.Name) {
@@ -368,7 +368,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *GuestSpec, a *A
 	}
 }
 
-func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *GuestSpec, a *Action, uo updateOptions) *Action {
+func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *pvefields.GuestSpec, a *Action, uo updateOptions) *Action {
 	ref := s.FromTemplate
 	tplNode, tplVMID := "", 0
 	a.DependsOn = append(a.DependsOn, s.needs(KindTemplate)...)
@@ -470,7 +470,7 @@ func cloneSource(pc *planContext, name string) (string, int) {
 }
 
 // cloneRefusal foresees Proxmox's refusal of a clone (see refusal.go).
-func (vmReconciler) cloneRefusal(pc *planContext, ref *TemplateRef, gs *GuestSpec, tplNode string, tplVMID int, node string) string {
+func (vmReconciler) cloneRefusal(pc *planContext, ref *TemplateRef, gs *pvefields.GuestSpec, tplNode string, tplVMID int, node string) string {
 	if reason := guestSpecRefusal(pc.snap, gs, node, true); reason != "" {
 		return reason
 	}
@@ -502,7 +502,7 @@ func (x *execCtx) allocateVMID(ctx context.Context, declared int) (int, error) {
 // converge re-reads a guest just created or cloned and applies what still
 // differs (disk growth, cloud-init, seed, power state), with uo.own in its
 // first write.
-func (x *execCtx) converge(ctx context.Context, gs *GuestSpec, node string, vmid int, uo updateOptions) error {
+func (x *execCtx) converge(ctx context.Context, gs *pvefields.GuestSpec, node string, vmid int, uo updateOptions) error {
 	g, err := x.rereadGuest(ctx, node, vmid, false)
 	if err != nil {
 		if uo.own != nil && !pve.IsUnknownOutcome(err) {

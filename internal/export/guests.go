@@ -18,7 +18,7 @@ import (
 
 // The manifests of guests proxmops did not make, read from the cluster.
 // Every exported field comes from a row of the engine's field tables
-// (engine.FieldRows): the export walks the rows and each row path has one
+// (pvefields.FieldRows): the export walks the rows and each row path has one
 // reader here (exportQemu, exportCT), so a field the engine manages cannot
 // be left out of an export, and the export writes what the row compares
 // (Proxmox's values, read with the engine's own readings), not a second
@@ -264,7 +264,7 @@ func (x *guestRead) exported(kind manifest.Kind, r manifest.Resource) Exported {
 // readRows calls the reader of each of kind's field rows; a row without a
 // reader is a programming error (TestEveryFieldRowIsExported).
 func readRows[X any](kind string, readers map[string]func(X), x X) {
-	for _, k := range engine.FieldRows(kind) {
+	for _, k := range pvefields.FieldRows(kind) {
 		read, ok := readers[k]
 		if !ok {
 			panic("export: no export reader for " + kind + " field " + k)

@@ -14,7 +14,7 @@ import (
 // reader reads a managed field: the export cannot leave a field out, nor
 // write one the engine does not manage.
 func TestEveryFieldRowIsExported(t *testing.T) {
-	qemu, ct := engine.FieldRows(engine.KindVirtualMachine), engine.FieldRows(engine.KindContainer)
+	qemu, ct := pvefields.FieldRows(engine.KindVirtualMachine), pvefields.FieldRows(engine.KindContainer)
 	if len(qemu) == 0 || len(ct) == 0 {
 		t.Fatalf("no field rows: qemu %v, container %v", qemu, ct)
 	}

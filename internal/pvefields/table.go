@@ -1,4 +1,4 @@
-package engine
+package pvefields
 
 import (
 	"maps"
@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/proxmops/proxmops/internal/pve"
-	"github.com/proxmops/proxmops/internal/pvefields"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -114,8 +113,8 @@ func descParam(desc string, x *fieldCtx) []param {
 		return nil
 	}
 	line := x.adoptLine
-	return []param{{key: "description", path: "spec.description", same: pvefields.SameDescription, show: pvefields.ShowDescription, want: desc,
-		update: func(w, _ string) string { return withAdoptionLine(w, line) }}}
+	return []param{{key: "description", path: "spec.description", same: SameDescription, show: ShowDescription, want: desc,
+		update: func(w, _ string) string { return WithAdoptionLine(w, line) }}}
 }
 
 // tagsParam is the tags row of both tables: the manifest's tags and
@@ -126,7 +125,7 @@ func tagsParam(tags []string, x *fieldCtx) []param {
 	if x.adopted {
 		want = append(want, AdoptedTag)
 	}
-	return []param{{key: "tags", path: "metadata.tags", same: pvefields.SameTags(x.tagCase), show: pvefields.ShowTags, want: strings.Join(pvefields.AppendTags(nil, want...), ";")}}
+	return []param{{key: "tags", path: "metadata.tags", same: SameTags(x.tagCase), show: ShowTags, want: strings.Join(AppendTags(nil, want...), ";")}}
 }
 
 // params evaluates a table for a spec.
@@ -324,7 +323,7 @@ func diffTable[S any](rows []row[S], s S, fx *fieldCtx, x *diffCtx, d *Diff) {
 
 // pendingOf lists the managed keys whose desired value already waits for a
 // reboot (those the diff changes again are left out).
-func pendingOf(g *Guest, d *Diff) []vocab.Change {
+func pendingOf(g *Observed, d *Diff) []vocab.Change {
 	changed := map[string]bool{}
 	for _, c := range d.Config {
 		changed[c.Key] = true
@@ -384,5 +383,37 @@ func boolPtr(b *bool) (string, bool) {
 	if b == nil {
 		return "", false
 	}
-	return pvefields.FormatBool(*b), true
+	return FormatBool(*b), true
+}
+
+// hotplug reads the VM's hotplug setting.
+func hotplug(cfg map[string]string) map[string]bool {
+	v, ok := cfg["hotplug"]
+	if !ok {
+		v = "network,disk,usb"
+	}
+	switch v {
+	case "0":
+		return map[string]bool{}
+	case "1":
+		v = "network,disk,usb"
+	}
+	out := map[string]bool{}
+	for _, p := range strings.Split(v, ",") {
+		out[strings.TrimSpace(p)] = true
+	}
+	return out
+}
+
+// WithAdoptionLine appends the record line (when line is not "") to a
+// description that holds none.
+func WithAdoptionLine(desc, line string) string {
+	desc = strings.TrimRight(desc, " \n\r\t")
+	switch {
+	case line == "":
+		return desc
+	case desc == "":
+		return line
+	}
+	return desc + "\n\n" + line
 }
