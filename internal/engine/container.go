@@ -160,7 +160,7 @@ func (containerReconciler) dependencies(pc *planContext, s *ContainerSpec, a *Ac
 }
 
 // ctDiff is everything that differs between a ContainerSpec and a
-// container: a guestDiff whose restart matters only while it runs.
+// container: a pvefields.Diff whose restart matters only while it runs.
 type ctDiff struct {
 	*pvefields.Diff
 	running bool
@@ -198,7 +198,7 @@ func ctDiffStorages(pc *planContext, g *Guest, d *ctDiff) []string {
 }
 
 // ctCreateParams renders a ContainerSpec as the parameters of POST /lxc,
-// from ctFields.
+// from pvefields' container table.
 func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
 	p := pve.NewParams()
 	p.Set("ostemplate", ostemplate)

@@ -53,17 +53,26 @@
 // makes (sync disabled, a conflict, an owned resource no longer declared)
 // are the shared helpers of gate.go.
 //
-// Fields: a guest kind's managed fields are the rows of its table
-// (fields_vm.go for VirtualMachine and Template, fields_ct.go for
-// Container; the row type and the table walk in fields.go): the diff, the
-// create parameters and the create preview all walk the rows. How a
-// Proxmox value is read, compared and shown apart from any kind (sizes,
-// booleans, disk and NIC property strings, tags, lists, the boot order) is
-// internal/pvefields, which internal/export reads with too. A change's
-// manifest path comes from its row, else from pvefields.PathsOf: the
-// kind's keyPaths row (pvefields/fieldpath.go) for keys not named as the
-// manifest's fields (Network, SdnZone, SdnVnet), else the manifest's
-// struct tags; pvefields.FieldPaths hands the same rows to the UI.
+// Fields: every Proxmox field rule is internal/pvefields. A guest kind's
+// managed fields are the rows of its table there (pvefields/qemu.go for
+// VirtualMachine and Template, pvefields/container.go for Container; the
+// row type and the table walk in pvefields/table.go), which fill the
+// guest diff (pvefields.Diff, guestdiff.go) the engine plans and applies:
+// the engine calls pvefields.DiffQemu and DiffCT for the diff,
+// QemuCreateParams and CTCreateParams for the create, QemuPreview and
+// CTPreview for its preview, with the guest as read (Guest.observed). The
+// engine keeps the kinds' specs (VMSpec, TemplateSpec, ContainerSpec),
+// which hand the tables their input: pvefields.GuestSpec (vmGuestSpec,
+// templateGuestSpec) and the ContainerConfig a ContainerSpec embeds; the
+// component specs (DiskSpec, NICSpec, CloudInitSpec, QemuHW, MountSpec,
+// CTNICSpec) are aliases of pvefields' types. How a Proxmox value is read,
+// compared and shown (sizes, booleans, disk and NIC property strings,
+// tags, lists, the boot order) is pvefields too, which internal/export
+// reads with. A change's manifest path comes from its row, else from
+// pvefields.PathsOf: the kind's keyPaths row (pvefields/fieldpath.go) for
+// keys not named as the manifest's fields (Network, SdnZone, SdnVnet),
+// else the manifest's struct tags; pvefields.FieldPaths hands the same
+// rows to the UI.
 //
 // Actions depend on one another by key; Apply runs independent actions in
 // parallel under overall, per-node and per-storage limits, waits for every
@@ -117,19 +126,22 @@
 //
 // Adding a field of a guest kind:
 //
-//  1. The manifest field (internal/manifest) and the spec's field beside
-//     it: in QemuHW (desired.go) for QEMU hardware a VM and a template
-//     share (qemuHW converts one into the other), else in the kind's spec
-//     and its conversion (vmFromManifest in vm.go, containerFromManifest
-//     in container.go).
-//  2. One row in the kind's table (fields_vm.go, fields_ct.go): key, path,
-//     want, and whatever differs from a plain string compared as is and
-//     taken live; a reading, comparison or display of a Proxmox value that
-//     is not the kind's own (ParseBool, SameSpaced, ParseDisk, ...) comes
-//     from internal/pvefields, or is added there when new.
+//  1. The manifest field (internal/manifest) and the table input's field
+//     beside it, in internal/pvefields/guestspec.go: QemuHW for QEMU
+//     hardware a VM and a template share (qemuHW converts one into the
+//     other), GuestSpec for another VM or Template field (filled in
+//     vmGuestSpec, vm.go, or templateGuestSpec, template.go, from the
+//     kind's spec and its conversion), ContainerConfig for a container's
+//     (filled in containerFromManifest, container.go).
+//  2. One row in the kind's table (internal/pvefields/qemu.go or
+//     container.go): key, path, want, and whatever differs from a plain
+//     string compared as is and taken live; a reading, comparison or
+//     display of a Proxmox value comes from the same package (ParseBool,
+//     SameSpaced, ParseDisk, ...), or is added there when new.
 //  3. Its export reader (qemuReaders or ctReaders in internal/export),
-//     and the field declared in the full specs of fields_test.go and in
-//     fieldsManifests (e2e_fields_test.go). TestFieldTablesAreWellFormed,
+//     and the field declared in the full specs of
+//     internal/pvefields/table_test.go and in fieldsManifests
+//     (e2e_fields_test.go). TestFieldTablesAreWellFormed (pvefields),
 //     TestEveryFieldRowIsExported (internal/export) and
 //     TestEveryFieldRowInSyncAfterCreate fail until all are there.
 //

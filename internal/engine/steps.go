@@ -13,8 +13,8 @@ import (
 	"github.com/proxmops/proxmops/internal/pvefields"
 )
 
-// createParams renders a guestSpec as the parameters of POST /qemu, from
-// qemuFields. importFrom is the boot disk's import source ("" for a blank
+// createParams renders a GuestSpec as the parameters of POST /qemu, from
+// pvefields' qemu table. importFrom is the boot disk's import source ("" for a blank
 // boot disk).
 func createParams(gs *pvefields.GuestSpec, vmid int, importFrom string) *pve.Params {
 	p := pve.NewParams()
@@ -125,7 +125,7 @@ type updateOptions struct {
 // seconds (qemu-server API2/Qemu.pm update_vm_api), so no poll is needed.
 const configTaskDelay = 5
 
-// applyDiff carries out a guestDiff on a guest.
+// applyDiff carries out a pvefields.Diff on a guest.
 func (x *execCtx) applyDiff(ctx context.Context, gs *pvefields.GuestSpec, g *Guest, d *pvefields.Diff, uo updateOptions) error {
 	node, vmid := g.Node, g.VMID
 	c := x.e.client

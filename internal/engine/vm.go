@@ -275,7 +275,7 @@ func diffStorages(pc *planContext, g *Guest, gs *pvefields.GuestSpec, d *pvefiel
 	return out
 }
 
-// createChanges previews a new guest from qemuFields. importFrom is the
+// createChanges previews a new guest from pvefields' qemu table. importFrom is the
 // boot disk's import source.
 func createChanges(gs *pvefields.GuestSpec, source, importFrom string, clone bool) []vocab.Change {
 	ch := []vocab.Change{}

@@ -16,7 +16,7 @@ type ctExport struct {
 	spec manifest.ContainerSpec
 }
 
-// ctReaders read one row of ctFields each, by the row's manifest path.
+// ctReaders read one row of pvefields' ctFields each, by the row's manifest path.
 var ctReaders = map[string]func(x *ctExport){
 	"spec.hostname": func(x *ctExport) {
 		x.spec.Hostname = x.eff["hostname"]

@@ -22,7 +22,7 @@ type qemuExport struct {
 	spec  manifest.VirtualMachineSpec
 }
 
-// qemuReaders read one row of qemuFields each, by the row's manifest path
+// qemuReaders read one row of pvefields' qemuFields each, by the row's manifest path
 // (its Proxmox key when it has none).
 var qemuReaders = map[string]func(x *qemuExport){
 	// The manifest's name is the guest's own: guestNames refuses a guest

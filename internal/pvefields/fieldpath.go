@@ -10,8 +10,8 @@ import (
 )
 
 // The one mapping of Proxmox keys to manifest paths. Guest fields carry
-// their path from their row of the engine's field tables (fields_vm.go,
-// fields_ct.go), also where the key is renamed; every other change finds
+// their path from their row of the guest field tables (qemu.go,
+// container.go), also where the key is renamed; every other change finds
 // its path here, in the engine's Plan.finish: first the kind's row of
 // keyPaths (the keys that are not the manifest's field names: a host
 // interface's bridge_ports, an SDN zone's vlan-protocol), then the

@@ -25,7 +25,8 @@ type Resize struct {
 	From, To   int64
 }
 
-// Diff is everything that differs between a guestSpec and a guest.
+// Diff is everything that differs between a GuestSpec (or a container's
+// configuration) and a guest: what the engine applies, reports and refuses.
 type Diff struct {
 	Config       []ConfigChange
 	Resizes      []Resize

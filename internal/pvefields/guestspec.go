@@ -10,7 +10,7 @@ const OwnerTag = "managed-by-proxmops"
 // that the creation-time choices found at adoption (a larger disk, a
 // template, a storage) are accepted as they are: they are reported, never
 // failed, replaced nor shrunk, whether the adoption came from the
-// annotation, `proxmops adopt` or the UI's button (adopt.go).
+// annotation, `proxmops adopt` or the UI's button (the engine's adopt.go).
 const AdoptedTag = "adopted-by-proxmops"
 
 // GuestSpec is the configuration VirtualMachine and Template share.
@@ -94,8 +94,9 @@ type CloudInitSpec struct {
 }
 
 // QemuHW is the QEMU hardware a VirtualMachine and a Template share
-// (manifest.QemuHardware). It is embedded in VMSpec, TemplateSpec and
-// guestSpec, so the field table reads it without a copy per kind.
+// (manifest.QemuHardware). It is embedded in the engine's VMSpec and
+// TemplateSpec and in GuestSpec, so the field table reads it without a
+// copy per kind.
 type QemuHW struct {
 	Cores   int
 	Sockets int

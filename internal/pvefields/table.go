@@ -10,8 +10,8 @@ import (
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
-// The managed fields of a guest kind are one table (fields_vm.go for
-// VirtualMachine and Template, fields_ct.go for Container): each row says
+// The managed fields of a guest kind are one table (qemu.go for
+// VirtualMachine and Template, container.go for Container): each row says
 // once how the manifest's value becomes a Proxmox parameter, what Proxmox
 // assumes when the key is absent, how a read-back value is compared, how it
 // is shown, when a running guest takes a change and whether it can change
@@ -98,7 +98,7 @@ type fieldCtx struct {
 	vmid       int
 	importFrom string // the boot disk's import source at create
 	adopted    bool   // the guest carries AdoptedTag, or is being adopted
-	// adoptLine is the guest's adoption record line (adoptrecord.go), kept
+	// adoptLine is the guest's adoption record line (the engine's adoptrecord.go), kept
 	// by a change of the description.
 	adoptLine string
 	// tagCase says whether the cluster's tags are case-sensitive (nil: no).
@@ -182,7 +182,7 @@ type diffCtx struct {
 	eff map[string]string
 	hp  map[string]bool // the VM's hotplug classes
 	// gate is false for a stopped container: nothing of it waits for a
-	// restart (a VM's reboot is decided from its state by planGuestUpdate).
+	// restart (a VM's reboot is decided from its state by the engine's planGuestUpdate).
 	gate bool
 }
 
@@ -199,7 +199,7 @@ func (x *diffCtx) reboot(p *param, present bool) bool {
 	return rb && x.gate
 }
 
-// change is the configChange that sets p to value.
+// change is the ConfigChange that sets p to value.
 func (x *diffCtx) change(p *param, from, value string, present bool) ConfigChange {
 	return ConfigChange{Change: vocab.Change{Field: p.field(), Path: p.path, From: from, To: p.wantShown()},
 		Key: p.key, Value: value, Async: p.async, Last: p.last, Reboot: x.reboot(p, present), CI: p.takes == takesCloudInit}
@@ -270,7 +270,7 @@ func (x *diffCtx) setParts(p *param, parts []vocab.Change, have string, d *Diff)
 		value = p.update(p.want, have)
 	}
 	for i, f := range parts {
-		// f.Path stays empty: Plan.finish finds the entry's sub-field
+		// f.Path stays empty: the engine's Plan.finish finds the entry's sub-field
 		// (net0.bridge is spec.net[0].bridge) from the manifest's tags.
 		c := ConfigChange{Change: f, Key: p.key, Value: value, Reboot: x.reboot(p, true), CI: p.takes == takesCloudInit}
 		if i > 0 {
