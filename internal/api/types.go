@@ -517,11 +517,25 @@ type DeletedEvent struct {
 	Name    string `json:"name"`
 }
 
+// LogLevel is how severe a log line is: log/slog's level names.
+type LogLevel string
+
+// Levels of a log line.
+const (
+	LogDebug LogLevel = "DEBUG"
+	LogInfo  LogLevel = "INFO"
+	LogWarn  LogLevel = "WARN"
+	LogError LogLevel = "ERROR"
+)
+
+// LogLevels lists the log levels, least severe first.
+var LogLevels = []LogLevel{LogDebug, LogInfo, LogWarn, LogError}
+
 // LogLine is one line of the daemon's log as served by /api/v1/logs.
 type LogLine struct {
 	ID    int64          `json:"id"`
 	Time  time.Time      `json:"time"`
-	Level string         `json:"level"`
+	Level LogLevel       `json:"level"`
 	Msg   string         `json:"msg"`
 	Attrs map[string]any `json:"attrs,omitempty"`
 }

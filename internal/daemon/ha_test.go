@@ -411,11 +411,11 @@ func haGet(rep *haReplica, token, path string, into any) bool {
 	return err == nil && st == 200 && json.Unmarshal(b, into) == nil
 }
 
-func waitRole(t *testing.T, rep *haReplica, token, role string, timeout time.Duration) {
+func waitRole(t *testing.T, rep *haReplica, token string, role api.ReplicaRole, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		var st leader.Status
+		var st api.ReplicaStatus
 		if haGet(rep, token, "/api/v1/replicas", &st) && st.Role == role && st.Leader != nil {
 			return
 		}

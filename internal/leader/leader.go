@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/proxmops/proxmops/internal/api"
 )
 
 // DefaultTimeout bounds the time from the leader's death or cut-off to a
@@ -50,20 +52,30 @@ type Info struct {
 	Term  int64     `json:"term"`
 }
 
-// Roles of a replica.
+// Roles of a replica: the API's words (api.ReplicaRoles).
 const (
-	RoleLeader   = "leader"
-	RoleFollower = "follower"
+	RoleLeader   = api.ReplicaLeader
+	RoleFollower = api.ReplicaFollower
 	// RoleSingle is a daemon on SQLite: the only writer, always leading.
-	RoleSingle = "single"
+	RoleSingle = api.ReplicaSingle
 )
 
 // Status is what a replica knows: its role and the current leader (nil
-// while none holds the lock, e.g. during a failover).
+// while none holds the lock, e.g. during a failover). The API serves it
+// as api.ReplicaStatus (Document).
 type Status struct {
-	Role   string `json:"role"`
-	Self   string `json:"replica"`
-	Leader *Info  `json:"leader,omitempty"`
+	Role   api.ReplicaRole `json:"role"`
+	Self   string          `json:"replica"`
+	Leader *Info           `json:"leader,omitempty"`
+}
+
+// Document is the status as GET /api/v1/replicas answers it.
+func (s Status) Document() api.ReplicaStatus {
+	doc := api.ReplicaStatus{Role: s.Role, Replica: s.Self}
+	if l := s.Leader; l != nil {
+		doc.Leader = &api.LeaderInfo{Replica: l.Replica, Host: l.Host, PID: l.PID, URL: l.URL, Since: l.Since, Term: l.Term}
+	}
+	return doc
 }
 
 // Options configure New. URL is required.

@@ -134,7 +134,7 @@ func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
 	if t.IsZero() {
 		t = time.Now()
 	}
-	h.ring.Add(api.LogLine{Time: t.UTC(), Level: rec.Level.String(), Msg: rec.Message, Attrs: attrs})
+	h.ring.Add(api.LogLine{Time: t.UTC(), Level: levelOf(rec.Level), Msg: rec.Message, Attrs: attrs})
 	return err
 }
 
@@ -230,4 +230,19 @@ func Redact(_ []string, a slog.Attr) slog.Attr {
 		return slog.String(a.Key, redacted)
 	}
 	return a
+}
+
+// levelOf is the API's word for a record's level; a level between two named
+// ones (slog's "INFO+2") is shown as the named one below it, so every line
+// carries one of api.LogLevels.
+func levelOf(l slog.Level) api.LogLevel {
+	switch {
+	case l >= slog.LevelError:
+		return api.LogError
+	case l >= slog.LevelWarn:
+		return api.LogWarn
+	case l >= slog.LevelInfo:
+		return api.LogInfo
+	}
+	return api.LogDebug
 }

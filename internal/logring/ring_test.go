@@ -70,3 +70,20 @@ func TestRingBoundsAndSubscribers(t *testing.T) {
 		t.Fatalf("restart resume: %d lines", len(missed))
 	}
 }
+
+func TestALevelBetweenTheNamedOnesIsShownAsTheOneBelowIt(t *testing.T) {
+	ring := New(10)
+	log := slog.New(ring.Handler(slog.DiscardHandler, slog.LevelDebug))
+	for _, l := range []slog.Level{slog.LevelDebug - 2, slog.LevelDebug, slog.LevelInfo + 2, slog.LevelWarn, slog.LevelWarn + 1, slog.LevelError, slog.LevelError + 4} {
+		log.Log(t.Context(), l, "line")
+	}
+	var got []string
+	for _, l := range ring.Lines(0) {
+		got = append(got, string(l.Level))
+	}
+	// slog.LevelDebug-2 is below the handler's level.
+	want := "DEBUG INFO WARN WARN ERROR ERROR"
+	if strings.Join(got, " ") != want {
+		t.Errorf("levels %v, want %s", got, want)
+	}
+}

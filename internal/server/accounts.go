@@ -110,7 +110,7 @@ func (s *Server) handleSetupNeeded(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"needed": n == 0})
+	writeJSON(w, http.StatusOK, api.SetupState{Needed: n == 0})
 }
 
 type credentials struct {
@@ -296,7 +296,7 @@ func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"users": users})
+	writeJSON(w, http.StatusOK, api.UserList{Users: users})
 }
 
 type newUser struct {
@@ -362,7 +362,7 @@ func (s *Server) handleTokens(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tokens": tokens})
+	writeJSON(w, http.StatusOK, api.TokenList{Tokens: tokens})
 }
 
 type newToken struct {

@@ -31,7 +31,7 @@ func (s *Server) handleResetHostKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !had {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "no host key is pinned for " + id})
+		writeJSON(w, http.StatusOK, api.Accepted{Status: "no host key is pinned for " + id})
 		return
 	}
 	if err := keys.ResetHostKey(r.Context(), id); err != nil {
@@ -39,5 +39,5 @@ func (s *Server) handleResetHostKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("provisioning host key reset", "resource", id, "fingerprint", pin.Fingerprint, "by", api.ActorFrom(r.Context()).String())
-	writeJSON(w, http.StatusOK, map[string]string{"status": "host key " + pin.Fingerprint + " of " + id + " forgotten: the next provisioning pins the key the guest offers"})
+	writeJSON(w, http.StatusOK, api.Accepted{Status: "host key " + pin.Fingerprint + " of " + id + " forgotten: the next provisioning pins the key the guest offers"})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/leader"
 )
@@ -131,11 +132,11 @@ func (s *Server) awaitLeader(ctx context.Context) leader.Status {
 }
 
 // replicasDoc is GET /api/v1/replicas and part of /readyz.
-func (s *Server) replicasDoc() leader.Status {
+func (s *Server) replicasDoc() api.ReplicaStatus {
 	if s.opt.Replicas == nil {
-		return leader.Status{Role: leader.RoleSingle}
+		return api.ReplicaStatus{Role: api.ReplicaSingle}
 	}
-	return s.opt.Replicas.Status()
+	return s.opt.Replicas.Status().Document()
 }
 
 func (s *Server) handleReplicas(w http.ResponseWriter, _ *http.Request) {

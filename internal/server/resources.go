@@ -126,7 +126,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 }
 
 func accepted(w http.ResponseWriter, msg string) {
-	writeJSON(w, http.StatusAccepted, map[string]string{"status": msg})
+	writeJSON(w, http.StatusAccepted, api.Accepted{Status: msg})
 }
 
 // syncOptions reads a sync's options; no body means none.
@@ -167,7 +167,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string)
 		if plan == nil {
 			plan = &api.Plan{Actions: []api.PlanAction{}}
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"status": "dry run of " + what + ": nothing was changed", "plan": plan})
+		writeJSON(w, http.StatusOK, api.DryRun{Status: "dry run of " + what + ": nothing was changed", Plan: plan})
 		return
 	}
 	s.log.Info("sync requested", "resource", vocab.Key(kind, name), "prune", o.Prune, "reboot", o.Reboot, "by", api.ActorFrom(r.Context()).String())

@@ -65,9 +65,9 @@ func (s *Server) handlePin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Warn("revision pinned", "commit", p.Revision, "by", api.ActorFrom(r.Context()).String())
-	writeJSON(w, http.StatusAccepted, map[string]any{
-		"status": fmt.Sprintf("pinned to %s: syncing to it; the branch head is not followed until unpinned", shortHash(p.Revision)),
-		"pinned": p,
+	writeJSON(w, http.StatusAccepted, api.PinAccepted{
+		Status: fmt.Sprintf("pinned to %s: syncing to it; the branch head is not followed until unpinned", shortHash(p.Revision)),
+		Pinned: p,
 	})
 }
 

@@ -122,7 +122,7 @@ func (s *Server) metricsAuth(next http.Handler) http.Handler {
 // The probes are open to anyone: they say whether the daemon is up and
 // ready, never why in any detail an outsider could use (the log has it).
 func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, api.Accepted{Status: "ok"})
 }
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {

@@ -120,13 +120,13 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	if forge == "github" && r.Header.Get("X-GitHub-Event") == "ping" {
 		s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
 		s.log.Info("webhook ping", "forge", forge)
-		writeJSON(w, http.StatusOK, map[string]string{"status": "pong"})
+		writeJSON(w, http.StatusOK, api.Accepted{Status: "pong"})
 		return
 	}
 	if ids := deliveryIDs(forge, r.Header); len(ids) > 0 && !s.deliveries.first(ids...) {
 		s.metrics.Webhooks.WithLabelValues(forge, "duplicate").Inc()
 		s.log.Info("webhook delivery already handled: ignored", "forge", forge, "delivery", ids[0])
-		writeJSON(w, http.StatusOK, map[string]string{"status": "this delivery was already handled"})
+		writeJSON(w, http.StatusOK, api.Accepted{Status: "this delivery was already handled"})
 		return
 	}
 	if handled, queued, msg, err := s.previews.Handle(forge, r.Header, body); handled {
@@ -141,7 +141,7 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		default:
 			s.metrics.Webhooks.WithLabelValues(forge, "accepted").Inc()
 			s.log.Info("webhook "+msg, "forge", forge)
-			writeJSON(w, http.StatusOK, map[string]string{"status": msg})
+			writeJSON(w, http.StatusOK, api.Accepted{Status: msg})
 		}
 		return
 	}

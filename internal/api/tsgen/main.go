@@ -41,6 +41,8 @@ var roots = []any{
 	api.LogLines{}, api.Me{}, api.AuthMethods{}, api.User{}, api.Token{}, api.NewToken{},
 	api.TestResult{}, api.Error{}, api.SettingsDocument{},
 	api.PullRequestList{}, api.NotificationList{}, api.NotificationBody{},
+	api.ReplicaStatus{}, api.Accepted{}, api.DryRun{}, api.PinAccepted{},
+	api.SetupState{}, api.UserList{}, api.TokenList{},
 	manifest.KindInfo{},
 }
 
@@ -98,12 +100,14 @@ var unions = map[reflect.Type]union{
 	reflect.TypeFor[api.Relation]():          {"Relation", stringsOf(api.Relations), ""},
 	reflect.TypeFor[api.NotificationEvent](): {"NotificationEvent", stringsOf(api.NotificationEvents), ""},
 	reflect.TypeFor[api.CheckLevel]():        {"CheckLevel", stringsOf(api.CheckLevels), ""},
+	reflect.TypeFor[api.LogLevel]():          {"LogLevel", stringsOf(api.LogLevels), ""},
+	reflect.TypeFor[api.ReplicaRole]():       {"ReplicaRole", stringsOf(api.ReplicaRoles), ""},
 	reflect.TypeFor[manifest.Kind]():         {"Kind", stringsOf(manifest.Kinds()), "Kind names a manifest kind; the kinds in the order dependencies usually flow."},
 	reflect.TypeFor[manifest.NodeRule]():     {"NodeRule", stringsOf([]manifest.NodeRule{manifest.NodeRequired, manifest.NodeOrSpec, manifest.NodeNone}), ""},
 }
 
 // constArrays are the unions also written as a const array.
-var constArrays = map[string]string{"Status": "STATUSES", "Health": "HEALTHS", "Kind": "KINDS"}
+var constArrays = map[string]string{"Status": "STATUSES", "Health": "HEALTHS", "Kind": "KINDS", "LogLevel": "LOG_LEVELS"}
 
 var (
 	timeType = reflect.TypeFor[time.Time]()

@@ -34,6 +34,7 @@ func TestEveryVocabularyWordTypeIsAUnion(t *testing.T) {
 		reflect.TypeFor[vocab.Status](), reflect.TypeFor[vocab.Health](), reflect.TypeFor[vocab.Action](),
 		reflect.TypeFor[vocab.SyncPolicy](), reflect.TypeFor[api.HistoryEvent](), reflect.TypeFor[api.Role](),
 		reflect.TypeFor[api.Relation](), reflect.TypeFor[api.ActorKind](), reflect.TypeFor[api.CheckLevel](), reflect.TypeFor[vocab.Hold](),
+		reflect.TypeFor[api.LogLevel](), reflect.TypeFor[api.ReplicaRole](),
 	} {
 		if _, ok := unions[typ]; !ok {
 			t.Errorf("%s has no union", typ)

@@ -29,6 +29,10 @@ export type Hold = 'creation-only' | 'grown since adoption';
 export const KINDS = ['FirewallAlias', 'FirewallIPSet', 'FirewallGroup', 'ClusterFirewall', 'Storage', 'SdnZone', 'SdnVnet', 'Network', 'Iso', 'ContainerTemplate', 'Pool', 'Template', 'VirtualMachine', 'Container', 'BackupJob', 'HARule'] as const;
 export type Kind = (typeof KINDS)[number];
 
+// LogLevel is how severe a log line is: log/slog's level names.
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 // NodeRule says where a kind's target node comes from.
 export type NodeRule = 'required' | 'spec' | 'none';
 
@@ -38,6 +42,10 @@ export type NotificationEvent = 'failed' | 'degraded' | 'drift' | 'synced' | 'co
 
 // Relation says how a resource needs another.
 export type Relation = 'clones' | 'builtFrom' | 'mounts' | 'storedOn' | 'uses' | 'protectedBy' | 'inZone' | 'backsUp' | 'places' | 'prefers' | 'onlyOn' | 'excludes' | 'dependsOn';
+
+// ReplicaRole is a replica's part among the replicas sharing one
+// PostgreSQL database.
+export type ReplicaRole = 'leader' | 'follower' | 'single';
 
 // Role is what an account or API token may do.
 export type Role = 'admin' | 'viewer';
@@ -528,7 +536,7 @@ export interface LogLines {
 export interface LogLine {
   id: number;
   time: string;
-  level: string;
+  level: LogLevel;
   msg: string;
   attrs?: Record<string, unknown> | null;
 }
@@ -747,6 +755,65 @@ export interface Notice {
   // Link opens the resource (or the preview) in the UI; absent without
   // server.publicURL.
   link?: string;
+}
+
+// ReplicaStatus is GET /api/v1/replicas: this replica's role and the
+// leader (none while no replica holds the lock, e.g. during a failover,
+// and none for a single daemon).
+export interface ReplicaStatus {
+  role: ReplicaRole;
+  replica: string;
+  leader?: LeaderInfo | null;
+}
+
+// LeaderInfo is the replica that leads: who, since when and its term,
+// which grows by one at every acquisition.
+export interface LeaderInfo {
+  replica: string;
+  host: string;
+  pid: number;
+  // URL is where the other replicas reach the leader's HTTP API.
+  url?: string;
+  since: string;
+  term: number;
+}
+
+// Accepted is the answer told in one sentence: an action that starts work
+// and does not wait for it (sync, delete, refresh, unpin: 202), or a
+// request with nothing more to say (a host key reset, a webhook's
+// delivery, /healthz).
+export interface Accepted {
+  status: string;
+}
+
+// DryRun is the answer of a sync with dryRun: nothing was changed, Plan is
+// what the sync would do.
+export interface DryRun {
+  plan: Plan | null;
+  status: string;
+}
+
+// PinAccepted is the answer of POST /api/v1/revisions/pin: the pin and
+// the sync to it started.
+export interface PinAccepted {
+  pinned: Pin;
+  status: string;
+}
+
+// SetupState is GET /api/v1/setup: Needed while no account exists, so the
+// UI offers first-run setup instead of a login.
+export interface SetupState {
+  needed: boolean;
+}
+
+// UserList is the document of GET /api/v1/users.
+export interface UserList {
+  users: User[] | null;
+}
+
+// TokenList is the document of GET /api/v1/tokens.
+export interface TokenList {
+  tokens: Token[] | null;
 }
 
 // KindInfo is what proxmops knows of a kind besides its spec: one row of
