@@ -11,7 +11,7 @@ type Accepted struct {
 // DryRun is the answer of a sync with dryRun: nothing was changed, Plan is
 // what the sync would do.
 type DryRun struct {
-	Plan   *Plan  `json:"plan"`
+	Plan   Plan   `json:"plan"`
 	Status string `json:"status"`
 }
 

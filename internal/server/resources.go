@@ -167,7 +167,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request, kind, name string)
 		if plan == nil {
 			plan = &api.Plan{Actions: []api.PlanAction{}}
 		}
-		writeJSON(w, http.StatusOK, api.DryRun{Status: "dry run of " + what + ": nothing was changed", Plan: plan})
+		writeJSON(w, http.StatusOK, api.DryRun{Status: "dry run of " + what + ": nothing was changed", Plan: *plan})
 		return
 	}
 	s.log.Info("sync requested", "resource", vocab.Key(kind, name), "prune", o.Prune, "reboot", o.Reboot, "by", api.ActorFrom(r.Context()).String())

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, ApiError, errorMessage, setCsrfToken } from './api/client';
-import type { Me } from './api/types';
+import type { Me, SetupState } from './api/types';
 import { Link, navigate, useLocation } from './lib/router';
 import { isRoute, ROUTES, type RoutePath } from './lib/routes';
 import { ReplicaBadge } from './components/Replicas';
@@ -157,7 +157,7 @@ export default function App() {
 
   const start = useCallback(async () => {
     try {
-      const setup = await api.get<{ needed: boolean }>('/api/v1/setup');
+      const setup = await api.get<SetupState>('/api/v1/setup');
       if (setup.needed) {
         setBoot({ phase: 'setup' });
         return;

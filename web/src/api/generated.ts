@@ -789,7 +789,7 @@ export interface Accepted {
 // DryRun is the answer of a sync with dryRun: nothing was changed, Plan is
 // what the sync would do.
 export interface DryRun {
-  plan: Plan | null;
+  plan: Plan;
   status: string;
 }
 

@@ -5,8 +5,9 @@
 // UI's own (the manifest's shape, resource keys).
 import type * as gen from './generated';
 
-export { HEALTHS, KINDS, STATUSES } from './generated';
+export { HEALTHS, KINDS, LOG_LEVELS, STATUSES } from './generated';
 export type {
+  Accepted,
   Action,
   Actor,
   ActorKind,
@@ -19,14 +20,18 @@ export type {
   ClusterStatus,
   CommitHistory,
   Dependency,
+  DryRun,
   ForgeSettings,
   Health,
   HistoryEntry,
   HistoryEvent,
   Hold,
   Kind,
+  LeaderInfo,
   LoadError,
+  LogLevel,
   LogLine,
+  LogLines,
   Me,
   NewToken,
   NotificationEvent,
@@ -34,6 +39,7 @@ export type {
   NotificationStatus,
   PassEvent,
   Pin,
+  PinAccepted,
   PlanAction,
   PlanSummary,
   Progress,
@@ -41,11 +47,14 @@ export type {
   PullRequestList,
   ReconcileSettings,
   Relation,
+  ReplicaRole,
+  ReplicaStatus,
   Revision,
   RevisionList,
   RevisionResult,
   Role,
   RollbackResult,
+  SetupState,
   Snapshot,
   SnapshotList,
   SourceSettings,
@@ -53,7 +62,9 @@ export type {
   SyncPolicy,
   TaskLog,
   TestResult,
+  TokenList,
   User,
+  UserList,
   Wait,
 } from './generated';
 
@@ -85,30 +96,6 @@ export interface Observed {
 export interface ResourceDetail extends Omit<gen.ResourceDetail, 'desired' | 'observed'> {
   desired: Manifest | null;
   observed: Observed | null;
-}
-
-export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
-
-// What an action (sync, delete, refresh) answers: it starts work and does not wait.
-export interface ActionAccepted {
-  status?: string;
-}
-
-// GET /api/v1/replicas (also in /readyz): this replica's role among the replicas
-// sharing one PostgreSQL database, and the leader ("single": SQLite, one daemon).
-// Written by internal/server from internal/leader's status, not an internal/api type.
-export interface LeaderInfo {
-  replica: string;
-  host: string;
-  pid: number;
-  url?: string;
-  since: string;
-  term: number;
-}
-export interface ReplicaStatus {
-  role: 'leader' | 'follower' | 'single';
-  replica: string;
-  leader?: LeaderInfo;
 }
 
 // The cluster of the single `cluster:` section (config.DefaultClusterName).

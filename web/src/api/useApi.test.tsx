@@ -119,3 +119,26 @@ test('with every, it reads again that long after each answer', async () => {
   await fetch.reads(2);
   expect(seen?.loading).toBe(false);
 });
+
+test('with every, a failed read ends the polling unless pollFailures asks again', async () => {
+  fakeTimeouts();
+  for (const pollFailures of [false, true]) {
+    const fetch = heldFetch();
+    const { unmount } = render(<Probe path="/replicas" opts={{ every: 1000, pollFailures, dropOnError: true }} />);
+    await fetch.reads(1);
+    await fetch.answer(0, { error: 'down' }, 503);
+    expect(seen?.data).toBeNull();
+    act(() => {
+      vi.advanceTimersByTime(1000);
+    });
+    if (!pollFailures) {
+      expect(fetch.urls()).toHaveLength(1);
+      unmount();
+      continue;
+    }
+    await fetch.reads(2);
+    await fetch.answer(1, { v: 2 });
+    expect(seen?.data).toEqual({ v: 2 });
+    unmount();
+  }
+});

@@ -16,6 +16,9 @@ export interface ApiGetOptions {
   deps?: readonly unknown[];
   // Poll: read again this many milliseconds after each answer.
   every?: number;
+  // With every, a failed read is asked again as well, the same time later
+  // (a status that may come back, such as a restarting daemon's).
+  pollFailures?: boolean;
   // A new path or new deps show nothing of the previous ones while they load.
   fresh?: boolean;
   // A failed read clears the document too.
@@ -50,7 +53,7 @@ interface Got<T> {
 const sameKey = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 
 export function useApiGet<T>(path: string | null, opts: ApiGetOptions = {}): ApiGet<T> {
-  const { deps = [], every = 0, fresh = false, dropOnError = false } = opts;
+  const { deps = [], every = 0, pollFailures = false, fresh = false, dropOnError = false } = opts;
   const key = [path, ...deps];
   const keyRef = useRef(key);
   keyRef.current = key;
@@ -84,6 +87,7 @@ export function useApiGet<T>(path: string | null, opts: ApiGetOptions = {}): Api
             status: err instanceof ApiError ? err.status : 0,
             loading: false,
           }));
+          if (every > 0 && pollFailures) timer = setTimeout(read, every);
         });
     read();
     return () => {
@@ -91,7 +95,7 @@ export function useApiGet<T>(path: string | null, opts: ApiGetOptions = {}): Api
       clearTimeout(timer);
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- deps are the caller's reasons to read again
-  }, [path, every, reloads, ...deps]);
+  }, [path, every, pollFailures, reloads, ...deps]);
 
   // A delayed reload belongs to the path it was asked for.
   useEffect(

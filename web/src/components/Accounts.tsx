@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { api, errorMessage, setCsrfToken } from '../api/client';
 import { useAction } from '../api/useAction';
 import { useApiGet } from '../api/useApi';
-import type { Me, Role, User } from '../api/types';
+import type { Me, Role, User, UserList } from '../api/types';
 import { formatTime } from '../lib/format';
 import { useTransient } from '../lib/transient';
 import { useSession } from '../state/session';
@@ -177,7 +177,7 @@ function UserRow({ u, self, onChanged, onError }: { u: User; self: boolean; onCh
 
 export function Users() {
   const { me } = useSession();
-  const list = useApiGet<{ users: User[] | null }>('/api/v1/users');
+  const list = useApiGet<UserList>('/api/v1/users');
   const users = list.data?.users ?? [];
   const { error, setError, run } = useAction<'add'>();
   const [notice, setNotice] = useTransient();

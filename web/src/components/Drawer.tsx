@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, resourcePath } from '../api/client';
 import { useAction } from '../api/useAction';
 import { useApiGet } from '../api/useApi';
-import { parseResourceKey, resourceKey as keyOf, type ActionAccepted, type HistoryEntry, type ResourceDetail } from '../api/types';
+import { parseResourceKey, resourceKey as keyOf, type Accepted, type HistoryEntry, type ResourceDetail } from '../api/types';
 import { actorText, formatTime, shortRev, timeAgo, waitText } from '../lib/format';
 import { revisionHref } from '../lib/links';
 import { Link } from '../lib/router';
@@ -146,7 +146,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const syncNow = () => {
     setNotice('');
     return run('sync', async () => {
-      const r = await api.post<ActionAccepted | undefined>(resourcePath(kind, name, '/sync', cluster));
+      const r = await api.post<Accepted | undefined>(resourcePath(kind, name, '/sync', cluster));
       setNotice(r?.status || 'Sync requested.');
       reload();
     });
@@ -154,7 +154,7 @@ export default function Drawer({ resourceKey, onClose }: { resourceKey: string; 
   const doDelete = () => {
     setNotice('');
     return run('delete', async () => {
-      const r = await api.del<ActionAccepted | undefined>(resourcePath(kind, name, '', cluster));
+      const r = await api.del<Accepted | undefined>(resourcePath(kind, name, '', cluster));
       setConfirming(false);
       setNotice(r?.status || 'Deletion requested.');
     });

@@ -1,8 +1,8 @@
-import { render, screen } from '@testing-library/react';
+import { act, render, screen } from '@testing-library/react';
 import { expect, test, vi } from 'vitest';
 import type { ReplicaStatus } from '../api/types';
-import { mockFetch } from '../test/helpers';
-import { ReplicaBadge, replicaText } from './Replicas';
+import { fakeTimeouts, mockFetch, settle } from '../test/helpers';
+import { POLL_MS, ReplicaBadge, replicaText } from './Replicas';
 
 const leaderA = { replica: 'a', host: 'pve-ops-1', pid: 4242, since: new Date(Date.now() - 5 * 60_000).toISOString(), term: 7 };
 
@@ -35,4 +35,34 @@ test('a daemon that does not answer the question shows no badge', async () => {
   const { container } = render(<ReplicaBadge />);
   await vi.waitFor(() => expect(calls.length).toBe(1));
   expect(container.textContent).toBe('');
+});
+
+test('the badge asks again, after a failure too, and shows the new leader', async () => {
+  fakeTimeouts();
+  let answers = [
+    { status: 503, body: { error: 'restarting' } },
+    { body: { role: 'follower', replica: 'b', leader: leaderA } },
+    { body: { role: 'follower', replica: 'b', leader: { ...leaderA, replica: 'c', term: 8 } } },
+  ];
+  const calls = mockFetch(({ url }) => {
+    if (url !== '/api/v1/replicas') return undefined;
+    const [next, ...rest] = answers;
+    answers = rest.length ? rest : [next];
+    return next;
+  });
+  const { container } = render(<ReplicaBadge />);
+  for (const want of [/leader a/, /leader c/]) {
+    // The next read is due once the last answer (the first: a failure) is read.
+    await settle('the next read timed', () => vi.getTimerCount() > 0);
+    if (want.source === 'leader a') expect(container.textContent).toBe('');
+    act(() => {
+      vi.advanceTimersByTime(POLL_MS);
+    });
+    const badge = await settle(`a badge with ${want}`, () => {
+      const b = screen.queryByRole('status');
+      return b && want.test(b.textContent ?? '') ? b : null;
+    });
+    expect(badge.textContent).toMatch(want);
+  }
+  expect(calls).toHaveLength(3);
 });

@@ -1,10 +1,9 @@
-import { useEffect, useState } from 'react';
-import { api } from '../api/client';
 import type { ReplicaStatus } from '../api/types';
+import { useApiGet } from '../api/useApi';
 import { formatTime, timeAgo } from '../lib/format';
 
 // How often the badge asks again: a failover is over within the failover timeout.
-const POLL_MS = 10_000;
+export const POLL_MS = 10_000;
 
 // replicaText says which replica leads, in words, or '' for a single daemon.
 export function replicaText(st: ReplicaStatus): { text: string; title: string } {
@@ -19,23 +18,10 @@ export function replicaText(st: ReplicaStatus): { text: string; title: string } 
 }
 
 // ReplicaBadge shows the leader among several replicas; nothing for one daemon
-// on SQLite or when the daemon does not answer the question.
+// on SQLite or when the daemon does not answer the question (asked again
+// all the same: it may be restarting).
 export function ReplicaBadge() {
-  const [st, setSt] = useState<ReplicaStatus | null>(null);
-  useEffect(() => {
-    let live = true;
-    const ask = () =>
-      api
-        .get<ReplicaStatus>('/api/v1/replicas')
-        .then((s) => live && setSt(s))
-        .catch(() => live && setSt(null));
-    ask();
-    const t = setInterval(ask, POLL_MS);
-    return () => {
-      live = false;
-      clearInterval(t);
-    };
-  }, []);
+  const { data: st } = useApiGet<ReplicaStatus>('/api/v1/replicas', { every: POLL_MS, pollFailures: true, dropOnError: true });
   if (!st) return null;
   const { text, title } = replicaText(st);
   if (!text) return null;

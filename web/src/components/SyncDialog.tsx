@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { api, errorMessage, resourcePath } from '../api/client';
-import { resourceKey, type ActionAccepted, type PlanDocument, type PlanSummary, type Status } from '../api/types';
+import { resourceKey, type Accepted, type DryRun, type PlanDocument, type PlanSummary, type Status } from '../api/types';
 import { useModal } from '../lib/modal';
 import { ErrorLines } from './LoadError';
 import { ActionBadge, StatusBadge, unplannable } from './Status';
@@ -120,7 +120,7 @@ export default function SyncDialog({
     setPlanError('');
     setPerCluster([]);
     const body = { prune: opts.prune, reboot: opts.reboot, dryRun: true };
-    Promise.all(pathsKey.split('\n').map((p) => api.post<{ plan: PlanDocument }>(p, body)))
+    Promise.all(pathsKey.split('\n').map((p) => api.post<DryRun>(p, body)))
       .then((rs) => {
         if (stale) return;
         const plans = rs.map((r) => r.plan);
@@ -148,7 +148,7 @@ export default function SyncDialog({
     setError('');
     try {
       const body = { prune: opts.prune, reboot: opts.reboot, dryRun: false };
-      const rs = await Promise.all(syncPaths.map((p) => api.post<ActionAccepted | undefined>(p, body)));
+      const rs = await Promise.all(syncPaths.map((p) => api.post<Accepted | undefined>(p, body)));
       const said = rs.map((r) => r?.status || 'Sync requested.');
       onDone(said.length === 1 ? said[0] : said.join('; '));
       onClose();

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
-import type { LogLine } from '../api/types';
+import type { LogLine, LogLines } from '../api/types';
 import { VirtualList } from '../components/VirtualList';
 import { clockTime, shortRev } from '../lib/format';
 import { resourceHref, revisionHref } from '../lib/links';
@@ -76,7 +76,7 @@ export default function Logs() {
     };
     const load = () =>
       api
-        .get<{ lines: LogLine[] | null }>('/api/v1/logs?limit=1000')
+        .get<LogLines>('/api/v1/logs?limit=1000')
         .then((r) => !cancelled && setLines((held) => appendLines(held, r.lines ?? [])))
         .catch((err) => !cancelled && setError(errorMessage(err)));
     load();

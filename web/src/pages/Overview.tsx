@@ -1,6 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../api/client';
-import { STATUSES, type ActionAccepted, type Status } from '../api/types';
+import { STATUSES, type Accepted, type Status } from '../api/types';
 import Cards from '../components/Cards';
 import Drawer from '../components/Drawer';
 import SyncDialog, { clusterWords } from '../components/SyncDialog';
@@ -103,7 +103,7 @@ export default function Overview({ theme }: { theme: 'light' | 'dark' }) {
     setNotice('');
     setPostError('');
     try {
-      const r = await api.post<ActionAccepted | undefined>(path);
+      const r = await api.post<Accepted | undefined>(path);
       setNotice(r?.status || done);
     } catch (err) {
       // An error stays until dismissed or replaced; only the notice goes by itself.

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorMessage } from '../api/client';
 import { useApiGet } from '../api/useApi';
-import { resourceKey, STATUSES, type CommitHistory, type HistoryEvent, type Revision, type RevisionList, type RevisionResult } from '../api/types';
+import { resourceKey, STATUSES, type CommitHistory, type HistoryEvent, type PinAccepted, type Revision, type RevisionList, type RevisionResult } from '../api/types';
 import PinBanner from '../components/PinBanner';
 import { STATUS_LABEL, statusClass } from '../components/Status';
 import { actorText, formatTime, shortRev, timeAgo } from '../lib/format';
@@ -155,7 +155,7 @@ export default function Revisions() {
   const pin = async (hash: string) => {
     setNotice('');
     try {
-      const r = await api.post<{ status: string }>('/api/v1/revisions/pin', { revision: hash });
+      const r = await api.post<PinAccepted>('/api/v1/revisions/pin', { revision: hash });
       setNotice(r.status);
       reload();
     } catch (err) {

@@ -2,7 +2,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { api, errorMessage } from '../api/client';
 import { useAction } from '../api/useAction';
 import { useApiGet } from '../api/useApi';
-import type { ApiToken, Check, CheckLevel, NewToken, Role, Settings as SettingsDoc, TestResult } from '../api/types';
+import type { ApiToken, Check, CheckLevel, NewToken, Role, Settings as SettingsDoc, TestResult, TokenList } from '../api/types';
 import { ChangePassword, Users } from '../components/Accounts';
 import ExportPanel from '../components/ExportPanel';
 import { Notifications } from '../components/Notifications';
@@ -262,7 +262,7 @@ function CheckReport({ result }: { result: TestResult }) {
 }
 
 function Tokens() {
-  const list = useApiGet<{ tokens: ApiToken[] | null }>('/api/v1/tokens');
+  const list = useApiGet<TokenList>('/api/v1/tokens');
   const tokens = list.data?.tokens ?? [];
   const { error, run } = useAction<'create' | 'revoke'>();
   const [form, setForm] = useState({ name: '', role: 'viewer' as Role });

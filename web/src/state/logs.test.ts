@@ -1,8 +1,9 @@
 import { expect, test } from 'vitest';
-import type { LogLine } from '../api/types';
+import type { LogLevel, LogLine } from '../api/types';
 import { appendLines, filterLines, levelRank, lineClusters, logRefs } from './logs';
 
-const line = (id: number, level = 'INFO', msg = `line ${id}`, attrs?: Record<string, unknown>): LogLine => ({ id, time: '2026-11-30T10:00:00Z', level, msg, attrs });
+// level may be a word outside LogLevel ('NOTICE'): the filter is told one too.
+const line = (id: number, level = 'INFO', msg = `line ${id}`, attrs?: Record<string, unknown>): LogLine => ({ id, time: '2026-11-30T10:00:00Z', level: level as LogLevel, msg, attrs });
 
 test('lines already held are dropped, new ones kept in id order', () => {
   const held = [line(1), line(2)];

@@ -1,7 +1,8 @@
-import { resourceKey, type LogLine } from '../api/types';
+import { LOG_LEVELS, resourceKey, type LogLine } from '../api/types';
 import { isCommit, isResourceKey } from '../lib/links';
 
-export const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+// The levels of a log line, least severe first (api.LogLevels).
+export const LEVELS = LOG_LEVELS;
 export const MAX_LINES = 5000;
 
 export function levelRank(level: string): number {
