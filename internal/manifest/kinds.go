@@ -33,6 +33,9 @@ type KindInfo struct {
 	// Aliases are the other (lower-case) names export's --kind accepts; an
 	// alias several kinds share selects them all.
 	Aliases []string `json:"aliases,omitempty"`
+	// Noun is what a sentence calls a resource of the kind, lower case
+	// unless an abbreviation: "uses vnet prod", "mounts iso debian-12".
+	Noun string `json:"noun"`
 	// Doc is the kind's one-line description (JSON Schema).
 	Doc string `json:"doc"`
 	// Tagless kinds have no Proxmox tags: metadata.tags is refused.
@@ -161,37 +164,37 @@ var Relations = []Relation{RelationClones, RelationBuilt, RelationMounts, Relati
 // what others refer to comes first. The engine plans kinds in this order.
 var kindTable = []KindInfo{
 	{Kind: KindFirewallAlias, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"alias", "aliases", "firewallaliases", "firewall"},
-		Doc: "A cluster firewall alias (/cluster/firewall/aliases).", resource: reflect.TypeFor[FirewallAlias]()},
+		Noun: "alias", Doc: "A cluster firewall alias (/cluster/firewall/aliases).", resource: reflect.TypeFor[FirewallAlias]()},
 	{Kind: KindFirewallIPSet, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"ipset", "ipsets", "firewallipsets", "firewall"},
-		Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", resource: reflect.TypeFor[FirewallIPSet]()},
+		Noun: "IP set", Doc: "A cluster firewall IP set with its entries (/cluster/firewall/ipset).", resource: reflect.TypeFor[FirewallIPSet]()},
 	{Kind: KindFirewallGroup, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: firewallGroupName, Relation: RelationUses, Folder: "firewall", Aliases: []string{"group", "groups", "securitygroup", "firewallgroups", "firewall"},
-		Doc: "A cluster firewall security group: its ordered rules (/cluster/firewall/groups).", resource: reflect.TypeFor[FirewallGroup]()},
+		Noun: "security group", Doc: "A cluster firewall security group: its ordered rules (/cluster/firewall/groups).", resource: reflect.TypeFor[FirewallGroup]()},
 	{Kind: KindClusterFirewall, Node: NodeNone, Tagless: true, Name: clusterFirewallName, Folder: "firewall", Aliases: []string{"clusterfirewall", "firewall"},
-		Doc: "The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).", resource: reflect.TypeFor[ClusterFirewall]()},
+		Noun: "cluster firewall", Doc: "The cluster firewall: its options and proxmops' rules of the cluster's rule list (/cluster/firewall).", resource: reflect.TypeFor[ClusterFirewall]()},
 	{Kind: KindStorage, Node: NodeNone, Tagless: true, Adoptable: true, Replaceable: true, Name: storageName, Relation: RelationStoredOn, Folder: "storage", Aliases: []string{"storage", "storages"},
-		Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", resource: reflect.TypeFor[Storage]()},
+		Noun: "storage", Doc: "A cluster storage definition (/storage): dir, nfs, cifs, pbs, lvmthin or zfspool.", resource: reflect.TypeFor[Storage]()},
 	{Kind: KindSdnZone, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationZone, Folder: "sdn", Aliases: []string{"sdn"},
-		Doc: "A Proxmox SDN zone.", resource: reflect.TypeFor[SdnZone]()},
+		Noun: "zone", Doc: "A Proxmox SDN zone.", resource: reflect.TypeFor[SdnZone]()},
 	{Kind: KindSdnVnet, Node: NodeNone, Tagless: true, Name: sdnIDName, Relation: RelationUses, Folder: "sdn", Aliases: []string{"sdn"},
-		Doc: "A Proxmox SDN vnet with its subnets.", resource: reflect.TypeFor[SdnVnet]()},
+		Noun: "vnet", Doc: "A Proxmox SDN vnet with its subnets.", resource: reflect.TypeFor[SdnVnet]()},
 	{Kind: KindNetwork, Node: NodeRequired, Relation: RelationUses, Folder: "networks", Aliases: []string{"networks"},
-		Doc: "A bridge, bond or VLAN interface on a node.", resource: reflect.TypeFor[Network]()},
+		Noun: "bridge", Doc: "A bridge, bond or VLAN interface on a node.", resource: reflect.TypeFor[Network]()},
 	{Kind: KindIso, Node: NodeOrSpec, Relation: RelationMounts,
-		Doc: "An ISO image downloaded onto a storage.", resource: reflect.TypeFor[Iso]()},
+		Noun: "iso", Doc: "An ISO image downloaded onto a storage.", resource: reflect.TypeFor[Iso]()},
 	{Kind: KindContainerTemplate, Node: NodeOrSpec, Relation: RelationBuilt,
-		Doc: "An LXC OS template: a Proxmox appliance or a download.", resource: reflect.TypeFor[ContainerTemplate]()},
+		Noun: "container template", Doc: "An LXC OS template: a Proxmox appliance or a download.", resource: reflect.TypeFor[ContainerTemplate]()},
 	{Kind: KindPool, Node: NodeNone, Tagless: true, Adoptable: true, Name: poolName, Relation: RelationUses, Folder: "pools", Aliases: []string{"pools"},
-		Doc: "A Proxmox resource pool.", resource: reflect.TypeFor[Pool]()},
+		Noun: "pool", Doc: "A Proxmox resource pool.", resource: reflect.TypeFor[Pool]()},
 	{Kind: KindTemplate, Guest: true, Adoptable: true, PVEType: "qemu", Node: NodeRequired, Relation: RelationClones, Folder: "templates", Aliases: []string{"templates"},
-		Doc: "A QEMU template built from a cloud image.", resource: reflect.TypeFor[Template]()},
+		Noun: "template", Doc: "A QEMU template built from a cloud image.", resource: reflect.TypeFor[Template]()},
 	{Kind: KindVirtualMachine, Guest: true, Adoptable: true, PVEType: "qemu", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "vms", Aliases: []string{"vm", "vms"},
-		Doc: "A QEMU virtual machine, from a cloud image or cloned from a template.", resource: reflect.TypeFor[VirtualMachine]()},
+		Noun: "VM", Doc: "A QEMU virtual machine, from a cloud image or cloned from a template.", resource: reflect.TypeFor[VirtualMachine]()},
 	{Kind: KindContainer, Guest: true, Adoptable: true, PVEType: "lxc", Snapshots: true, Reaches: true, Node: NodeRequired, Folder: "containers", Aliases: []string{"containers", "ct", "lxc"},
-		Doc: "An LXC container.", resource: reflect.TypeFor[Container]()},
+		Noun: "container", Doc: "An LXC container.", resource: reflect.TypeFor[Container]()},
 	{Kind: KindBackupJob, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: backupJobName, Folder: "backup", Aliases: []string{"backup", "backups", "backupjobs"},
-		Doc: "A scheduled backup job of the cluster (/cluster/backup).", resource: reflect.TypeFor[BackupJob]()},
+		Noun: "backup job", Doc: "A scheduled backup job of the cluster (/cluster/backup).", resource: reflect.TypeFor[BackupJob]()},
 	{Kind: KindHARule, Node: NodeNone, Tagless: true, CommentMark: true, Adoptable: true, Name: haRuleName, Folder: "ha", Aliases: []string{"ha", "harules", "rules"},
-		Doc: "A PVE 9 HA rule placing guests: node affinity or resource affinity (/cluster/ha/rules).", resource: reflect.TypeFor[HARule]()},
+		Noun: "HA rule", Doc: "A PVE 9 HA rule placing guests: node affinity or resource affinity (/cluster/ha/rules).", resource: reflect.TypeFor[HARule]()},
 }
 
 // KindTable returns every kind's row, in kind order.

@@ -387,6 +387,8 @@ describe('dependency edges', () => {
       [web, { kind: 'Storage', name: 'nas', relation: 'storedOn' }, 'web is stored on storage nas'],
       [web, { kind: 'Pool', name: 'prod', relation: 'uses' }, 'web uses pool prod'],
       [{ kind: 'FirewallIPSet', name: 'admins' }, { kind: 'FirewallAlias', name: 'lan', relation: 'uses' }, 'admins uses alias lan'],
+      [web, { kind: 'ClusterFirewall', name: 'cluster', relation: 'dependsOn' }, 'web waits for cluster firewall cluster'],
+      [web, { kind: 'HARule', name: 'web-on-pve1', relation: 'dependsOn' }, 'web waits for HA rule web-on-pve1'],
     ];
     for (const [from, dep, want] of cases) expect(dependencyLabel(from, dep)).toBe(want);
   });

@@ -7,8 +7,9 @@
 // the viewport's shape, never on their status, so live status updates re-colour
 // nodes without moving them.
 
-import type { Dependency, Relation, Resource } from '../api/types';
+import type { Dependency, Kind, Relation, Resource } from '../api/types';
 import { DEFAULT_CLUSTER, resourceKey } from '../api/types';
+import { kindInfo } from './kinds';
 
 export type GraphGroupBy = 'kind' | 'node' | 'cluster';
 
@@ -368,21 +369,15 @@ export function initialViewport(
 }
 
 
-const KIND_WORD: Record<string, string> = {
-  Template: 'template',
-  Iso: 'iso',
-  ContainerTemplate: 'container template',
-  SdnVnet: 'vnet',
-  SdnZone: 'zone',
-  Network: 'bridge',
-  Pool: 'pool',
-  FirewallAlias: 'alias',
-  FirewallIPSet: 'IP set',
-  FirewallGroup: 'security group',
-  Storage: 'storage',
-  BackupJob: 'backup job',
-  HARule: 'HA rule',
-};
+// A VM or a container a reference names is called by its kind, as the graph's
+// own labels and the drawer call it ("uses VirtualMachine app-02"); every other
+// kind by its noun in the kind table ("uses vnet prod").
+const NAMED_BY_KIND: ReadonlySet<Kind> = new Set<Kind>(['VirtualMachine', 'Container']);
+
+function kindWord(kind: string): string {
+  const info = kindInfo(kind);
+  return !info || NAMED_BY_KIND.has(info.kind) ? kind : info.noun;
+}
 
 // The relations whose verb says what the target is: a template by name
 // ("clones debian-12-tpl"), the guests a job backs up or a rule places.
@@ -400,7 +395,7 @@ export const NODE_DEP = 'Node';
 function targetWords(fromKind: string, dep: Dependency): string {
   if (NAME_ONLY.has(dep.relation)) return dep.name;
   if (dep.kind === NODE_DEP) return `node ${dep.name}${dep.priority ? ` (priority ${dep.priority})` : ''}`;
-  return `${fromKind === 'Network' && dep.kind === 'Network' ? 'interface' : KIND_WORD[dep.kind] ?? dep.kind} ${dep.name}`;
+  return `${fromKind === 'Network' && dep.kind === 'Network' ? 'interface' : kindWord(dep.kind)} ${dep.name}`;
 }
 
 // dependencyLabel says in words what an edge means, naming both ends.
