@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,5 +163,37 @@ func TestASingleDaemonSaysItIsSingle(t *testing.T) {
 	json.Unmarshal(c.expect(200, "GET", "/api/v1/replicas", nil), &doc)
 	if doc.Role != leader.RoleSingle || doc.Leader != nil {
 		t.Fatalf("replicas: %+v", doc)
+	}
+}
+
+// GET /api/v1/replicas answers api.ReplicaStatus with the bytes it had as
+// the elector's own status: same fields, same order, the leader left out
+// while none leads.
+func TestTheReplicasDocumentIsTheElectorsStatusOnTheWire(t *testing.T) {
+	lead := newEnv(t)
+	lead.admin()
+	since := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	reps := &fakeReplicas{}
+	fol := lead.follower(t, reps)
+	c := fol.client()
+	c.login("admin", adminPassword)
+	for _, st := range []leader.Status{
+		{Role: leader.RoleFollower, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7, URL: "http://a:8080"}, Since: since, Term: 3}},
+		{Role: leader.RoleLeader, Self: "a", Leader: &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7}, Since: since, Term: 4}},
+		{Role: leader.RoleFollower, Self: "b"},
+	} {
+		reps.set(st)
+		want := `{"role":"` + string(st.Role) + `","replica":"` + st.Self + `"`
+		if l := st.Leader; l != nil {
+			url := ""
+			if l.URL != "" {
+				url = `,"url":"` + l.URL + `"`
+			}
+			want += fmt.Sprintf(`,"leader":{"replica":%q,"host":%q,"pid":%d%s,"since":"2026-12-02T03:00:00Z","term":%d}`, l.Replica, l.Host, l.PID, url, l.Term)
+		}
+		want += "}"
+		if got := strings.TrimSpace(string(c.expect(200, "GET", "/api/v1/replicas", nil))); got != want {
+			t.Errorf("replicas:\n got %s\nwant %s", got, want)
+		}
 	}
 }
