@@ -438,7 +438,7 @@ func (s PlanSummary) Changed() int { return s.Create + s.Update + s.Reboot + s.D
 func (s PlanSummary) InSync() int { return s.Statuses[vocab.StatusSynced] }
 
 // PlanAction is one resource's entry in a plan. A conflict has Action "none"
-// and Conflict true.
+// and Status Conflict.
 type PlanAction struct {
 	Cluster     string         `json:"cluster,omitempty"`
 	Kind        string         `json:"kind"`
@@ -453,8 +453,7 @@ type PlanAction struct {
 	// Waiting, when set, holds the action this pass: it creates or starts
 	// the resource, and a resource its metadata.dependsOn names is not in
 	// sync and healthy yet.
-	Waiting  *Wait `json:"waiting,omitempty"`
-	Conflict bool  `json:"conflict,omitempty"`
+	Waiting *Wait `json:"waiting,omitempty"`
 	// Status is the one status the summary counts the resource under: an
 	// action that cannot be carried out (a create on a storage that does not
 	// exist) is Failed or Unknown here, as the text's "(cannot be planned)".

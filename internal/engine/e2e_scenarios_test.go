@@ -194,8 +194,12 @@ func TestUnownedGuestIsConflictEvenWithPrune(t *testing.T) {
 		t.Fatal("unowned guest pruned")
 	}
 	b, err := p.JSON()
-	if err != nil || !strings.Contains(string(b), `"conflict": true`) || !strings.Contains(string(b), `"conflict": 1`) {
+	if err != nil || !strings.Contains(string(b), `"status": "Conflict"`) || !strings.Contains(string(b), `"conflict": 1`) {
 		t.Fatalf("plan JSON %s %v", b, err)
+	}
+	// A conflict is its status only: no action entry carries a flag beside it.
+	if strings.Contains(string(b), `"conflict": true`) {
+		t.Fatalf("plan JSON has a conflict flag besides the status: %s", b)
 	}
 }
 

@@ -63,7 +63,7 @@ func (p *Plan) Document() api.Plan {
 		}
 		doc.Actions = append(doc.Actions, api.PlanAction{Kind: a.Kind, Name: a.Name, Node: a.Node, VMID: a.VMID,
 			Action: a.Action, Reason: a.Reason, Changes: changes, NeedsReboot: a.NeedsReboot,
-			BlockedBy: a.BlockedBy, Waiting: a.Waiting.Document(), Conflict: a.Conflicted(), HA: a.HA, ManifestNode: a.ManifestNode, Status: a.Status})
+			BlockedBy: a.BlockedBy, Waiting: a.Waiting.Document(), HA: a.HA, ManifestNode: a.ManifestNode, Status: a.Status})
 	}
 	return doc
 }

@@ -42,7 +42,7 @@ func (o outcome) firstProblem() string {
 		return ""
 	}
 	for _, a := range o.plan.Actions {
-		if a.Conflict || a.Status == vocab.StatusFailed || a.Status == vocab.StatusConflict {
+		if a.Status == vocab.StatusFailed || a.Status == vocab.StatusConflict {
 			return vocab.Key(a.Kind, a.Name) + ": " + a.Reason
 		}
 	}
@@ -107,7 +107,7 @@ func renderPlan(b *strings.Builder, p *api.Plan) {
 			key = a.Cluster + ": " + key
 		}
 		switch {
-		case a.Conflict || a.Status == vocab.StatusConflict:
+		case a.Status == vocab.StatusConflict:
 			conflicts = append(conflicts, fmt.Sprintf("- `%s`: %s", code(key), inline(a.Reason)))
 			continue
 		case a.Status == vocab.StatusFailed && strings.Contains(a.Reason, "lacks"):

@@ -118,7 +118,7 @@ func (h Health) MarshalText() ([]byte, error) { return marshal(h, "health") }
 func (h *Health) UnmarshalText(b []byte) error { return decode(Healths, h, b, "health") }
 
 // Action is what a pass does, or would do, to a resource. A conflict is
-// ActionNone with the conflict flag set, never an action of its own. The
+// ActionNone with the status Conflict, never an action of its own. The
 // zero value is not set.
 type Action int
 

@@ -2,7 +2,7 @@
 // Regenerate with `go generate ./internal/api/`.
 
 // Action is what a pass does, or would do, to a resource. A conflict is
-// ActionNone with the conflict flag set, never an action of its own. The
+// ActionNone with the status Conflict, never an action of its own. The
 // zero value is not set.
 export type Action = 'create' | 'update' | 'reboot' | 'delete' | 'none';
 
@@ -333,7 +333,7 @@ export interface PlanSummary {
 }
 
 // PlanAction is one resource's entry in a plan. A conflict has Action "none"
-// and Conflict true.
+// and Status Conflict.
 export interface PlanAction {
   cluster?: string;
   kind: string;
@@ -349,7 +349,6 @@ export interface PlanAction {
   // the resource, and a resource its metadata.dependsOn names is not in
   // sync and healthy yet.
   waiting?: Wait | null;
-  conflict?: boolean;
   // Status is the one status the summary counts the resource under: an
   // action that cannot be carried out (a create on a storage that does not
   // exist) is Failed or Unknown here, as the text's "(cannot be planned)".

@@ -159,7 +159,7 @@ export default function SyncDialog({
     }
   };
 
-  const changing = (plan?.actions ?? []).filter((a) => a.action !== 'none' || a.conflict);
+  const changing = (plan?.actions ?? []).filter((a) => a.action !== 'none' || a.status === 'Conflict');
   const check = (k: keyof Options, label: string, hint: string) => (
     <label className="check sync-opt">
       <input type="checkbox" checked={opts[k]} onChange={(e) => setOpts({ ...opts, [k]: e.target.checked })} />
@@ -207,7 +207,7 @@ export default function SyncDialog({
                 <ul className="sync-actions" tabIndex={0} aria-label="What this sync changes">
                   {changing.slice(0, 50).map((a) => (
                     <li key={resourceKey(a)}>
-                      <ActionBadge action={a.action} conflict={a.conflict} />
+                      <ActionBadge action={a.action} conflict={a.status === 'Conflict'} />
                       {unplannable(a) && (
                         <>
                           {' '}

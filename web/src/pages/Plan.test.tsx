@@ -5,7 +5,7 @@ import { mockFetch } from '../test/helpers';
 import Plan, { groupPlan, planDelta, sortPlan } from './Plan';
 import { partial } from '../test/partial';
 
-const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => (partial({ kind: 'VirtualMachine', name, action, conflict }));
+const a = (name: string, action: PlanAction['action'], conflict = false): PlanAction => (partial({ kind: 'VirtualMachine', name, action, ...(conflict ? { status: 'Conflict' as const } : {}) }));
 
 beforeEach(() => window.history.replaceState(null, '', '/plan'));
 

@@ -16,7 +16,7 @@ const ORDER: (Action | 'conflict')[] = ['create', 'update', 'reboot', 'delete', 
 const SUMMARY_ACTIONS = ['create', 'update', 'reboot', 'delete'] as const;
 
 export function planCategory(a: PlanAction): Action | 'conflict' {
-  return a.conflict ? 'conflict' : a.action;
+  return a.status === 'Conflict' ? 'conflict' : a.action;
 }
 
 // sortPlan puts what changes the cluster first (creates, updates, reboots, deletes),
@@ -186,7 +186,7 @@ export default function Plan() {
                 {g.actions.map((a) => (
                   <tr key={actionKey(a)} className={`plan-${planCategory(a)}`}>
                     <td data-label="action">
-                      <ActionBadge action={a.action} conflict={a.conflict} />
+                      <ActionBadge action={a.action} conflict={a.status === 'Conflict'} />
                       {unplannable(a) && <StatusBadge status={a.status!} />}
                       {a.needsReboot && <span className="pill warn">reboot</span>}
                       {comparing && !onlyDelta && delta.has(actionKey(a)) && <span className="pill ok">this revision</span>}

@@ -69,7 +69,7 @@ test('GitLab requests are merge requests, and a blocked resource is listed thoug
   expect(requestNoun('gitea')).toBe('pull request');
   const listed = changedActions([
     partial({ kind: 'VirtualMachine', name: 'a', action: 'none', status: 'Synced' }),
-    partial({ kind: 'VirtualMachine', name: 'b', action: 'none', conflict: true, reason: 'held by another VM' }),
+    partial({ kind: 'VirtualMachine', name: 'b', action: 'none', status: 'Conflict', reason: 'held by another VM' }),
     partial({ kind: 'Iso', name: 'c', action: 'create', status: 'Failed', reason: 'the API token lacks Datastore.AllocateTemplate' }),
   ]).map((a) => a.name);
   expect(listed.sort()).toEqual(['b', 'c']);

@@ -41,7 +41,7 @@ function RequestPlan({ pr }: { pr: PullRequest }) {
     <ul className="pr-actions" aria-label={`Plan of ${requestNoun(pr.forge)} ${pr.number}`}>
       {actions.map((a) => (
         <li key={resourceKey(a)}>
-          <ActionBadge action={a.action} conflict={a.conflict} />
+          <ActionBadge action={a.action} conflict={a.status === 'Conflict'} />
           {unplannable(a) && <StatusBadge status={a.status!} />} <strong>{resourceKey(a)}</strong>
           {a.reason && <span className="muted"> — {a.reason}</span>}
           {(a.changes ?? []).map((c) => (
