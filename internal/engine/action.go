@@ -60,6 +60,9 @@ type Action struct {
 
 	run   stepFunc
 	claim claim
+	// refused is the plan's outcome when it foresaw the resource's failure
+	// (refuse): Failed with the reason, no step, never applied.
+	refused bool
 	// snapshot is taken before the action changes the guest
 	// (spec.snapshots.beforeChange; guestsnapshot.go).
 	snapshot *snapshotStep
@@ -102,24 +105,37 @@ func (a *Action) Acts() bool { return a.Action != vocab.ActionNone && a.run != n
 // Refused reports an action the plan foresaw failing (a refusal found in
 // the cluster's state, a node or a privilege missing): it has something to
 // do but no step, is Failed with the reason, and is never applied.
-func (a *Action) Refused() bool { return a.Action != vocab.ActionNone && a.run == nil }
+func (a *Action) Refused() bool { return a.refused && a.Action != vocab.ActionNone }
 
-// refuse makes a a foreseen failure: Failed with reason, its step dropped.
+// refuse is the one place a plan fails a resource: Failed with reason, its
+// step dropped, never applied (Refused when it had something to do).
 func (a *Action) refuse(reason string) {
-	a.Status, a.Reason, a.run = vocab.StatusFailed, reason, nil
+	a.Status, a.Reason, a.run, a.refused = vocab.StatusFailed, reason, nil, true
 }
 
-// failedPlanning reports a resource whose plan failed: Failed without a
-// step (refused, or nothing it could plan); what depends on it is blocked.
-func (a *Action) failedPlanning() bool { return a.Status == vocab.StatusFailed && a.run == nil }
+// failedPlanning reports a resource whose plan failed (refuse): refused,
+// or nothing it could plan; what depends on it is blocked.
+func (a *Action) failedPlanning() bool { return a.refused }
 
 // Conflicted reports a resource something proxmops does not own is in the
 // way of: status Conflict, left untouched (conflict).
 func (a *Action) Conflicted() bool { return a.Status == vocab.StatusConflict }
 
 // Runnable reports whether Apply would execute this action.
-func (a *Action) Runnable() bool {
-	return a.Acts() && a.Sync == vocab.SyncAuto && a.BlockedBy == "" && a.Waiting == nil
+func (a *Action) Runnable() bool { return a.Acts() && a.proceeds() }
+
+// proceeds reports an action with something to do that nothing holds
+// back: sync auto, not blocked by another, not waiting. Once it has its
+// step it is Runnable.
+func (a *Action) proceeds() bool {
+	return a.Action != vocab.ActionNone && a.Sync == vocab.SyncAuto && a.BlockedBy == "" && a.Waiting == nil
+}
+
+// drifted reports a resource the plan reports out of sync with nothing to
+// do this pass (a change Proxmox holds until a restart, an orphan kept
+// because prune is off), its sync not disabled.
+func (a *Action) drifted() bool {
+	return a.Action == vocab.ActionNone && a.Status == vocab.StatusOutOfSync && a.Sync != vocab.SyncDisabled
 }
 
 // Settled reports a resource with nothing to do and nothing to report: in

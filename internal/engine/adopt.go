@@ -172,7 +172,7 @@ func finishAdopt(a *Action, notes []string) {
 		a.Reason = ""
 	}
 	a.Status = vocab.StatusOutOfSync
-	if a.run == nil {
+	if !a.Acts() {
 		a.run, a.claim = a.tagOnly, claim{nodes: []string{a.Node}}
 	}
 	if !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "tags" }) {

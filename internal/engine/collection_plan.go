@@ -170,7 +170,7 @@ func (r *collectionReconciler) planOne(pc *planContext, s Spec) *Action {
 		want = row.comment(s)
 	}
 	if s.meta().Invalid != "" {
-		a.Status, a.Reason = vocab.StatusFailed, s.meta().Invalid
+		a.refuse(s.meta().Invalid)
 		return a
 	}
 	if row.holds != nil {

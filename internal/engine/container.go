@@ -125,7 +125,7 @@ func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action 
 		return done
 	}
 	if s.Invalid != "" {
-		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
+		a.refuse(s.Invalid)
 		return a
 	}
 	r.dependencies(pc, s, a, a.Node) // the guest's own node once it exists
@@ -212,16 +212,15 @@ func ctCreateParams(s *ContainerSpec, ostemplate string) *pve.Params {
 func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Action, node string, uo updateOptions) *Action {
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindContainer, s.Name) {
-		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+		a.refuse(fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind))
 		return a
 	}
 	if ro := s.rootOnly(); len(ro) > 0 {
-		a.Status = vocab.StatusFailed
-		a.Reason = fmt.Sprintf("the container cannot be created with %s: %s", strings.Join(ro, " and "), pvefields.RootOnlyNote)
+		a.refuse(fmt.Sprintf("the container cannot be created with %s: %s", strings.Join(ro, " and "), pvefields.RootOnlyNote))
 		return a
 	}
 	if s.RootFS.Storage == "" {
-		a.Status, a.Reason = vocab.StatusFailed, "rootfs.storage is missing"
+		a.refuse("rootfs.storage is missing")
 		return a
 	}
 	reasons := []string{nodeRefusal(pc.snap, node), storageRefusal(pc.snap, node, s.RootFS.Storage, "rootdir")}
@@ -232,12 +231,12 @@ func (r containerReconciler) planCreate(pc *planContext, s *ContainerSpec, a *Ac
 		reasons = append(reasons, storageRefusal(pc.snap, node, pvefields.StorageOf(s.Template), ""))
 	}
 	if reason := firstRefusal(reasons...); reason != "" {
-		a.Status, a.Reason = vocab.StatusFailed, reason
+		a.refuse(reason)
 		return a
 	}
 	volid, err := ctemplateVolume(pc, node, s.Template)
 	if err != nil {
-		a.Status, a.Reason = vocab.StatusFailed, err.Error()
+		a.refuse(err.Error())
 		return a
 	}
 	a.DependsOn = append(a.DependsOn, s.needs(KindContainerTemplate)...)

@@ -145,13 +145,14 @@ func (ctemplateReconciler) planOne(pc *planContext, s *CTemplateSpec, rt *resolv
 	}
 	ref := pc.snap.Storage(node, s.Storage)
 	if reason := firstRefusal(nodeRefusal(pc.snap, node), ctemplateStorageRefusal(pc.snap, node, s)); reason != "" || ref == nil {
-		a.Action, a.Status, a.Reason = vocab.ActionCreate, vocab.StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
+		a.Action = vocab.ActionCreate
+		a.refuse(firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node)))
 		return a
 	}
 	if rt.err != nil {
 		a.Status, a.Reason = vocab.StatusUnknown, rt.err.Error()
 		if !strings.HasPrefix(rt.err.Error(), "could not read") {
-			a.Status = vocab.StatusFailed
+			a.refuse(rt.err.Error())
 		}
 		return a
 	}

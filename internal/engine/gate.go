@@ -139,7 +139,7 @@ func decidePrune(pc *planContext, a *Action, why pruneWhy, blocked string, del v
 		}
 		return false
 	case blocked != "":
-		a.Status, a.Reason = vocab.StatusFailed, blocked
+		a.refuse(blocked)
 		return false
 	}
 	a.Action, a.Status, a.Reason = vocab.ActionDelete, vocab.StatusOutOfSync, why.gone

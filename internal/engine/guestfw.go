@@ -255,7 +255,7 @@ func planGuestFirewall(pc *planContext, a *Action, want *GuestFirewallSpec) *Act
 		return a
 	}
 	g := pc.snap.Guests[a.VMID]
-	if g == nil || g.Firewall == nil || !a.Owned && !a.Adopt || a.Action != vocab.ActionNone && a.run == nil {
+	if g == nil || g.Firewall == nil || !a.Owned && !a.Adopt || a.Refused() {
 		return a
 	}
 	steps, changes := guestFirewallSteps(guestFWPath(g.Type, g.Node, g.VMID), want, g.Firewall)

@@ -100,7 +100,7 @@ func planSnapshots(pc *planContext, p *Plan) {
 	}
 	for _, t := range ts {
 		a := p.Find(t.kind, t.meta.Name)
-		if t.pol == nil || a == nil || a.run == nil || a.Conflicted() {
+		if t.pol == nil || a == nil || !a.Acts() || a.Conflicted() {
 			continue
 		}
 		g := pc.snap.Guest(t.vmid)

@@ -127,7 +127,7 @@ func planGuestHA(pc *planContext, a *Action, want *manifest.GuestHA, typ string)
 		return chainRun(a, collReq{method: "POST", path: "cluster/ha/resources", params: params})
 	}
 	g := pc.snap.Guests[a.VMID]
-	if g == nil || !a.Owned || a.Action != vocab.ActionNone && a.run == nil {
+	if g == nil || !a.Owned || a.Refused() {
 		return a
 	}
 	res, err := pc.haResources()

@@ -75,12 +75,13 @@ func (isoReconciler) planOne(pc *planContext, s *IsoSpec) *Action {
 	}
 	volid, err := isoVolume(s)
 	if err != nil {
-		a.Status, a.Reason = vocab.StatusFailed, err.Error()
+		a.refuse(err.Error())
 		return a
 	}
 	ref := pc.snap.Storage(node, s.Storage)
 	if reason := firstRefusal(nodeRefusal(pc.snap, node), downloadRefusal(pc.snap, node, s.Storage, "iso")); reason != "" || ref == nil {
-		a.Action, a.Status, a.Reason = vocab.ActionCreate, vocab.StatusFailed, firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node))
+		a.Action = vocab.ActionCreate
+		a.refuse(firstRefusal(reason, fmt.Sprintf("storage '%s' is not listed on node '%s'", s.Storage, node)))
 		return a
 	}
 	vols, ok := listedVolumes(pc, a, node, s.Storage)

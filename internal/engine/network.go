@@ -155,7 +155,7 @@ func (networkReconciler) planStaged(pc *planContext, a *Action, node string, st 
 		a.claim = claim{nodes: []string{node}}
 		a.run = func(ctx context.Context, x *execCtx) error { return x.applyNetwork(ctx, node) }
 	case have["active"] != "1":
-		a.Status, a.Reason = vocab.StatusFailed, stagedElsewhere(node, st)
+		a.refuse(stagedElsewhere(node, st))
 	default:
 		a.Status, a.Reason = vocab.StatusSynced, "in sync"
 	}
@@ -170,7 +170,7 @@ func (networkReconciler) planStaged(pc *planContext, a *Action, node string, st 
 // the node's network.
 func stageRun(pc *planContext, a *Action, node string, st *pve.NetworkState, progress, failed string, send func(ctx context.Context, x *execCtx) error) *Action {
 	if why := stagedElsewhere(node, st); why != "" && !pc.e.stagedByUs(node, st) {
-		a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, why})
+		a.refuse(joinReasons([]string{a.Reason, why}))
 		return a
 	}
 	a.claim = claim{nodes: []string{node}}
@@ -219,8 +219,7 @@ func (r networkReconciler) planOne(pc *planContext, s *NetworkSpec) *Action {
 			return a.conflict(fmt.Sprintf("interface %s exists on %s but proxmops does not own it (no %q in its comments): left untouched", s.Iface, node, OwnerMark))
 		}
 		if have["type"] != s.Type {
-			a.Status = vocab.StatusFailed
-			a.Reason = fmt.Sprintf("interface %s on %s is a %s, the manifest declares a %s: the type of an interface cannot change; delete it (prune) and create it again", s.Iface, node, have["type"], s.Type)
+			a.refuse(fmt.Sprintf("interface %s on %s is a %s, the manifest declares a %s: the type of an interface cannot change; delete it (prune) and create it again", s.Iface, node, have["type"], s.Type))
 			return a
 		}
 		var changes []vocab.Change

@@ -318,7 +318,7 @@ func powerUnconfirmed(p *Plan) map[int]bool {
 	snap := p.pass.snap
 	for _, a := range p.Actions {
 		if a.VMID <= 0 || a.Conflicted() || a.Action == vocab.ActionDelete || a.Action == vocab.ActionCreate ||
-			a.Action == vocab.ActionNone && (a.Status != vocab.StatusOutOfSync || a.Sync == vocab.SyncDisabled) {
+			a.Action == vocab.ActionNone && !a.drifted() {
 			continue
 		}
 		if g := snap.Guests[a.VMID]; g != nil && g.Read && !g.statusRead && !g.Template && (g.Type == "qemu" || g.Type == "lxc") {

@@ -11,6 +11,8 @@ import (
 // a plan produces, and what Apply, the summary and the controller make of it.
 func TestActionStatePredicates(t *testing.T) {
 	step := func(context.Context, *execCtx) error { return nil }
+	// refused makes a Refused through refuse, the one place a plan fails a resource.
+	refused := func(a Action) Action { a.refuse("storage 'nope' does not exist"); return a }
 	tests := []struct {
 		name                                         string
 		a                                            Action
@@ -20,7 +22,9 @@ func TestActionStatePredicates(t *testing.T) {
 		{"an update", Action{Action: vocab.ActionUpdate, Status: vocab.StatusOutOfSync, Sync: vocab.SyncAuto, run: step}, true, false, false, true, false},
 		{"an update waiting for a manual sync", Action{Action: vocab.ActionUpdate, Status: vocab.StatusOutOfSync, Sync: vocab.SyncManual, run: step}, true, false, false, false, false},
 		{"a blocked update", Action{Action: vocab.ActionUpdate, Status: vocab.StatusOutOfSync, Sync: vocab.SyncAuto, BlockedBy: "Iso/x", run: step}, true, false, false, false, false},
-		{"a refused create", Action{Action: vocab.ActionCreate, Status: vocab.StatusFailed, Sync: vocab.SyncAuto}, false, true, false, false, false},
+		{"a refused create", Action{Action: vocab.ActionCreate, Status: vocab.StatusFailed, Sync: vocab.SyncAuto, refused: true}, false, true, false, false, false},
+		{"a create refused by the plan", refused(Action{Action: vocab.ActionCreate, Status: vocab.StatusOutOfSync, Sync: vocab.SyncAuto, run: step}), false, true, false, false, false},
+		{"a create whose step is not made yet", Action{Action: vocab.ActionCreate, Status: vocab.StatusOutOfSync, Sync: vocab.SyncAuto}, false, false, false, false, false},
 		{"a conflict", Action{Action: vocab.ActionNone, Status: vocab.StatusConflict, Sync: vocab.SyncAuto}, false, false, true, false, false},
 		{"sync disabled", Action{Action: vocab.ActionNone, Status: vocab.StatusUnknown, Sync: vocab.SyncDisabled}, false, false, false, false, true},
 		{"pending until a reboot", Action{Action: vocab.ActionNone, Status: vocab.StatusOutOfSync, Sync: vocab.SyncAuto, NeedsReboot: true}, false, false, false, false, false},

@@ -218,7 +218,7 @@ func planGuestPool(pc *planContext, a *Action, m *Meta, want string) *Action {
 		return a
 	}
 	g := pc.snap.Guests[a.VMID]
-	if g == nil || !a.Owned || g.Pool == want || a.Action != vocab.ActionNone && a.run == nil {
+	if g == nil || !a.Owned || g.Pool == want || a.Refused() {
 		return a
 	}
 	a.Changes = append(a.Changes, vocab.Change{Field: "pool", Path: "spec.pool", From: g.Pool, To: want})

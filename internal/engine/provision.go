@@ -221,7 +221,7 @@ func keyMissing(pc *planContext, g *Guest) bool {
 // keepProvisionRecord makes an action that rewrites the description put
 // the (current) record back afterwards.
 func keepProvisionRecord(a *Action, g *Guest, rec provision.Record) {
-	if a.run == nil || !g.Provisioned || !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "description" }) {
+	if !a.Acts() || !g.Provisioned || !slices.ContainsFunc(a.Changes, func(c vocab.Change) bool { return c.Field == "description" }) {
 		return
 	}
 	prev, node, vmid, typ := a.run, g.Node, g.VMID, g.Type

@@ -240,17 +240,19 @@ func sdnSequence(pc *planContext, foreign string, steps map[string]sdnStep, zone
 					a.Action = vocab.ActionUpdate
 					a.run = func(context.Context, *execCtx) error { return nil }
 				case foreign != "":
-					a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, foreign})
+					a.refuse(joinReasons([]string{a.Reason, foreign}))
 				default:
 					waiting = append(waiting, a)
 				}
 				continue
 			}
-			if steps[a.Key()] == nil || a.Action == vocab.ActionNone || a.Sync != vocab.SyncAuto || a.BlockedBy != "" {
+			// The step is in steps until the sequence chains it; an SDN
+			// action has no Waiting yet (dependencies are held after).
+			if steps[a.Key()] == nil || !a.proceeds() {
 				continue
 			}
 			if foreign != "" {
-				a.Status, a.Reason = vocab.StatusFailed, joinReasons([]string{a.Reason, foreign})
+				a.refuse(joinReasons([]string{a.Reason, foreign}))
 				continue
 			}
 			chain = append(chain, a)
@@ -396,7 +398,7 @@ func (sdnReconciler) planZone(pc *planContext, st *sdnState, z *SdnZoneSpec) (*A
 		if !owned {
 			return a.conflict(why), nil
 		}
-		a.Status, a.Reason = vocab.StatusFailed, why
+		a.refuse(why)
 		return a, nil
 	}
 	changes, params, _ := optionChanges("", z.Options, have.Config, nil)
@@ -461,7 +463,7 @@ func (sdnReconciler) planVnet(pc *planContext, st *sdnState, v *SdnVnetSpec, zon
 	if zoneAct != nil {
 		a.DependsOn = append(a.DependsOn, zoneAct.Key())
 	} else if z, ok := st.zones[v.Zone]; !exists(z, ok) {
-		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("zone %s is neither declared nor on the cluster", v.Zone)
+		a.refuse(fmt.Sprintf("zone %s is neither declared nor on the cluster", v.Zone))
 		return a, nil
 	}
 
@@ -735,7 +737,7 @@ func reapplier(pc *planContext, chain, waiting, zoneActs, vnetActs []*Action) *A
 		return nil
 	}
 	for _, a := range append(append([]*Action(nil), vnetActs...), zoneActs...) {
-		if a.Action == vocab.ActionNone && a.Sync == vocab.SyncAuto && a.BlockedBy == "" && a.Status == vocab.StatusSynced {
+		if a.Settled() && a.Sync == vocab.SyncAuto && a.BlockedBy == "" {
 			a.Action, a.Status = vocab.ActionUpdate, vocab.StatusOutOfSync
 			a.Reason = joinReasons([]string{a.Reason, why + " until the SDN configuration is applied again"})
 			return a

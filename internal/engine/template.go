@@ -55,7 +55,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
 	if s.VMID <= 0 && a.Sync != vocab.SyncDisabled {
-		a.Status, a.Reason = vocab.StatusFailed, "a Template needs a vmid"
+		a.refuse("a Template needs a vmid")
 		return a
 	}
 	g, done := guestGates(pc, a, KindTemplate, s.Meta, pc.snap.Guest(s.VMID), "qemu", true)
@@ -64,7 +64,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 	}
 	a.Reason = ""
 	if s.Invalid != "" {
-		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
+		a.refuse(s.Invalid)
 		return a
 	}
 	gs := templateGuestSpec(s, node)
@@ -144,20 +144,20 @@ func planTemplateBuild(pc *planContext, s *TemplateSpec, gs *pvefields.GuestSpec
 	node := a.Node
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindTemplate, s.Name) {
-		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+		a.refuse(fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind))
 		return a
 	}
 	if s.Image == nil {
-		a.Status, a.Reason = vocab.StatusFailed, "a Template is built from an image: image.source is missing"
+		a.refuse("a Template is built from an image: image.source is missing")
 		return a
 	}
 	if reason := guestSpecRefusal(pc.snap, gs, node, false); reason != "" {
-		a.Status, a.Reason = vocab.StatusFailed, reason
+		a.refuse(reason)
 		return a
 	}
 	img, err := resolveImage(pc.snap, node, s.Image)
 	if err != nil {
-		a.Status, a.Reason = vocab.StatusFailed, err.Error()
+		a.refuse(err.Error())
 		return a
 	}
 	a.Reason = "the template does not exist"

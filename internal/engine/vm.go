@@ -196,14 +196,14 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 		return done
 	}
 	if s.Invalid != "" {
-		a.Status, a.Reason = vocab.StatusFailed, s.Invalid
+		a.refuse(s.Invalid)
 		return a
 	}
 	// a.Node is the guest's own node once it exists (placeOn): its
 	// cloud-init seed goes to a storage that node can read.
 	gs, err := vmGuestSpec(pc, s, a.Node)
 	if err != nil {
-		a.Status, a.Reason = vocab.StatusFailed, err.Error()
+		a.refuse(err.Error())
 		if g == nil {
 			a.Action = vocab.ActionCreate
 		}
@@ -228,7 +228,13 @@ func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	planUpdate(a, g, d, uo)
 	finishAdopt(a, notes)
 	if reason := diffRefusal(pc.snap, g.Node, d); reason != "" && a.Action != vocab.ActionNone {
-		a.Status, a.Reason = vocab.StatusFailed, reason
+		if a.Adopt {
+			// Failed, but the adoption's tag-only step stays: the guest is
+			// adopted and its changes are refused by the next pass.
+			a.Status, a.Reason = vocab.StatusFailed, reason
+			return a
+		}
+		a.refuse(reason)
 		return a
 	}
 	if a.Action != vocab.ActionNone {
@@ -298,13 +304,13 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *pvefields.Guest
 	a.Action, a.Status = vocab.ActionCreate, vocab.StatusOutOfSync
 	if s.VMID > 0 {
 		if kind, ok := pc.declared[s.VMID]; ok && kind != vocab.Key(KindVirtualMachine, s.Name) {
-			a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind)
+			a.refuse(fmt.Sprintf("VMID %d is also declared by %s", s.VMID, kind))
 			return a
 		}
 	}
 	if s.FromTemplate == nil {
 		if reason := guestSpecRefusal(pc.snap, gs, a.Node, false); reason != "" {
-			a.Status, a.Reason = vocab.StatusFailed, reason
+			a.refuse(reason)
 			return a
 		}
 	}
@@ -314,7 +320,7 @@ func (r vmReconciler) planCreate(pc *planContext, s *VMSpec, gs *pvefields.Guest
 	case s.Image != nil:
 		img, err := resolveImage(pc.snap, a.Node, s.Image)
 		if err != nil {
-			a.Status, a.Reason = vocab.StatusFailed, err.Error()
+			a.refuse(err.Error())
 			return a
 		}
 		src := img.volid
@@ -380,15 +386,15 @@ func (r vmReconciler) planClone(pc *planContext, s *VMSpec, gs *pvefields.GuestS
 	} else if g := pc.snap.TemplateByName(ref.Name); g != nil {
 		tplNode, tplVMID = g.Node, g.VMID
 	} else {
-		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("template %q is neither declared nor on the cluster", ref.Name)
+		a.refuse(fmt.Sprintf("template %q is neither declared nor on the cluster", ref.Name))
 		return a
 	}
 	if tplVMID == 0 {
-		a.Status, a.Reason = vocab.StatusFailed, fmt.Sprintf("template %q has no VMID", ref.Name)
+		a.refuse(fmt.Sprintf("template %q has no VMID", ref.Name))
 		return a
 	}
 	if reason := r.cloneRefusal(pc, ref, gs, tplNode, tplVMID, a.Node); reason != "" {
-		a.Status, a.Reason = vocab.StatusFailed, reason
+		a.refuse(reason)
 		return a
 	}
 	kind := "full"
