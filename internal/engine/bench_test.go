@@ -85,42 +85,11 @@ func BenchmarkPlan1000InSync(b *testing.B) {
 func BenchmarkConverge200Clones(b *testing.B) {
 	const n = 200
 	opts := engine.Options{Concurrency: 4, PerNode: 2, PerStorage: 2}
-	desired := func(count int) *engine.Desired {
-		fw, tag := false, 0
-		d := &engine.Desired{}
-		d.Add(&engine.TemplateSpec{
-			Meta: engine.Meta{Kind: engine.KindTemplate, Name: "tpl", Node: "pve1", Sync: vocab.SyncAuto},
-			VMID: 9000, QemuHW: engine.QemuHW{Cores: 1, Memory: 1024}, Image: &engine.ImageSpec{Volume: "nfs-shared:import/base.qcow2"},
-			Disks: []engine.DiskSpec{{Slot: "scsi0", Storage: "nfs-shared", Size: 4 << 30}},
-			NICs:  []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
-		})
-		nodes := []string{"pve1", "pve2", "pve3"}
-		for i := 0; i < count; i++ {
-			d.Add(&engine.VMSpec{
-				Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: fmt.Sprintf("web-%03d", i), Node: nodes[i%3], Sync: vocab.SyncAuto},
-				VMID: 2000 + i, QemuHW: engine.QemuHW{Cores: 2, Memory: 2048}, State: "running",
-				FromTemplate: &engine.TemplateRef{Name: "tpl", Linked: true},
-				CloudInit:    &engine.CloudInitSpec{User: "web", IPConfigs: map[string]string{"net0": "ip=dhcp"}},
-			})
-		}
-		return d
-	}
+	desired := clonesOfOneTemplate
 	// prepared returns an engine on a fresh cluster that already has the
 	// template, so that only the clones are measured.
 	prepared := func() (*env, *engine.Engine) {
-		e := newEnv(b)
-		if err := e.sim.AddVolume(pvesim.VolumeSpec{VolID: "nfs-shared:import/base.qcow2", Size: 2 << 30}); err != nil {
-			b.Fatal(err)
-		}
-		eng := e.engine(opts)
-		p, err := eng.Plan(context.Background(), desired(0), "bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if rep, err := eng.Apply(context.Background(), p, nil); err != nil || rep.Failed > 0 {
-			b.Fatalf("template: %v %+v", err, rep)
-		}
-		return e, eng
+		return withCloneTemplate(b, opts, nil)
 	}
 	converge := func(e *env, eng *engine.Engine, count int) (time.Duration, *engine.Report) {
 		start := time.Now()
@@ -260,4 +229,48 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clonesOfOneTemplate is the template tpl (VMID 9000, imported from
+// nfs-shared:import/base.qcow2 on pve1) and count VMs linked-cloned from it
+// onto three nodes, each with cloud-init and started.
+func clonesOfOneTemplate(count int) *engine.Desired {
+	fw, tag := false, 0
+	d := &engine.Desired{}
+	d.Add(&engine.TemplateSpec{
+		Meta: engine.Meta{Kind: engine.KindTemplate, Name: "tpl", Node: "pve1", Sync: vocab.SyncAuto},
+		VMID: 9000, QemuHW: engine.QemuHW{Cores: 1, Memory: 1024}, Image: &engine.ImageSpec{Volume: "nfs-shared:import/base.qcow2"},
+		Disks: []engine.DiskSpec{{Slot: "scsi0", Storage: "nfs-shared", Size: 4 << 30}},
+		NICs:  []engine.NICSpec{{Slot: "net0", Model: "virtio", Bridge: "vmbr0", Tag: &tag, Firewall: &fw}},
+	})
+	nodes := []string{"pve1", "pve2", "pve3"}
+	for i := 0; i < count; i++ {
+		d.Add(&engine.VMSpec{
+			Meta: engine.Meta{Kind: engine.KindVirtualMachine, Name: fmt.Sprintf("web-%03d", i), Node: nodes[i%3], Sync: vocab.SyncAuto},
+			VMID: 2000 + i, QemuHW: engine.QemuHW{Cores: 2, Memory: 2048}, State: "running",
+			FromTemplate: &engine.TemplateRef{Name: "tpl", Linked: true},
+			CloudInit:    &engine.CloudInitSpec{User: "web", IPConfigs: map[string]string{"net0": "ip=dhcp"}},
+		})
+	}
+	return d
+}
+
+// withCloneTemplate starts a cluster (its options tuned by tune, when
+// set) holding clonesOfOneTemplate's template, made by an engine with
+// opts, so that only the clones are measured.
+func withCloneTemplate(tb testing.TB, opts engine.Options, tune func(*pvesim.Options)) (*env, *engine.Engine) {
+	tb.Helper()
+	e := newEnvWith(tb, tune)
+	if err := e.sim.AddVolume(pvesim.VolumeSpec{VolID: "nfs-shared:import/base.qcow2", Size: 2 << 30}); err != nil {
+		tb.Fatal(err)
+	}
+	eng := e.engine(opts)
+	p, err := eng.Plan(context.Background(), clonesOfOneTemplate(0), "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if rep, err := eng.Apply(context.Background(), p, nil); err != nil || rep.Failed > 0 {
+		tb.Fatalf("template: %v %+v", err, rep)
+	}
+	return e, eng
 }
