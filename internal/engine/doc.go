@@ -70,7 +70,7 @@
 // tags, lists, the boot order) is pvefields too, which internal/export
 // reads with. A change's manifest path comes from its row, else from
 // pvefields.PathsOf: the kind's keyPaths row (pvefields/fieldpath.go) for
-// keys not named as the manifest's fields (Network, SdnZone, SdnVnet),
+// keys not named as the manifest's fields (Network, SdnZone, SdnVnet, HARule),
 // else the manifest's struct tags; pvefields.FieldPaths hands the same
 // rows to the UI.
 //
@@ -94,9 +94,20 @@
 // Plan.JSON (the document of docs/api.md). The engine keeps data only:
 // internal/render writes a plan and apply results as text.
 //
-// Adding a kind is one file and one row (pool.go follows this recipe; a
-// cluster-wide collection is a collection row instead, firewall.go):
+// Adding a kind is one file and one row here (pool.go follows this
+// recipe; a cluster-wide collection is a collection row instead,
+// firewall.go), after the manifest's part:
 //
+//  0. In internal/manifest: the Kind constant (types.go), the resource type
+//     (Object and a Spec with json, pm and doc tags; Kind, Summary and
+//     MarshalJSON), its row of the kind table (kinds.go: the Noun the UI
+//     shows, node rule, relation of a reference to it, export folder and
+//     aliases, doc; its place in the table is its order everywhere), and
+//     its check, which records each reference with addRef (the relation and
+//     the dependency graph come from those). Decoding and the JSON Schema
+//     are generic. Then `go generate ./internal/api` writes the kind into
+//     the UI's generated.ts (KINDS, KIND_INFO; TestGeneratedFileIsCurrent
+//     fails until it is run).
 //  1. The file (pool.go, say) holds the spec, a struct embedding Meta; its
 //     conversion from the manifest type, func(*manifest.Pool,
 //     SecretReader) *PoolSpec; and its reconciler. scope asks for what the
@@ -115,7 +126,8 @@
 //     from the spec's Meta.needs (manifest.Dependencies' references, the
 //     graph the UI draws): a new relation is a reference the manifest
 //     records (addRef), never an edge the reconciler writes itself.
-//  2. The row in kinds, at the place of the kind's order: kind (KindPool =
+//  2. The row in kinds (registry.go; inKindOrder puts the rows in the kind
+//     table's order): kind (KindPool =
 //     string(manifest.KindPool)), desired: fromManifest(poolFromManifest),
 //     reconciler, and where they apply vmid, deletion (by name when nil)
 //     and needs (privileges.go).
