@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxmops/proxmops/internal/manifest"
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
@@ -46,15 +47,14 @@ func GuestKind(g *Guest) string {
 	return KindVirtualMachine
 }
 
-// guestNouns are the words reasons use for the guest kinds.
-var guestNouns = map[string]string{KindContainer: "container", KindTemplate: "template", KindVirtualMachine: "VM"}
-
-// GuestNoun names what a guest is, for reasons.
+// GuestNoun names what a guest is, for reasons: its kind's noun, or
+// "container template" for an LXC template, which no kind declares.
 func GuestNoun(g *Guest) string {
 	if g.Type == "lxc" && g.Template {
 		return "container template"
 	}
-	return guestNouns[GuestKind(g)]
+	info, _ := manifest.Info(manifest.Kind(GuestKind(g)))
+	return info.Noun
 }
 
 // guestGates runs, in order, the gates every guest kind passes before its
