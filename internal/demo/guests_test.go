@@ -5,6 +5,17 @@ import (
 	"testing"
 )
 
+// withoutProvision is a manifest that declares no provision: the rewrite
+// leaves it as it is, its addresses included.
+const withoutProvision = `---
+kind: Container
+spec:
+  net:
+    - {bridge: vmbr0}
+    - bridge: vmbr0
+      ip: 10.0.0.53/24
+`
+
 // Only manifests that declare provision are pointed at the simulator's
 // guest SSH: a loopback address per NIC and the port, replaced when the
 // manifest already has one.
@@ -22,14 +33,7 @@ spec:
       - path: /etc/motd
         content: "x"
   state: running
----
-kind: Container
-spec:
-  net:
-    - {bridge: vmbr0}
-    - bridge: vmbr0
-      ip: 10.0.0.53/24
-`
+` + withoutProvision
 	got := string(provisionRewrite([]byte(in), 40123))
 	want := `kind: Container
 spec:
@@ -44,14 +48,7 @@ spec:
       - path: /etc/motd
         content: "x"
   state: running
----
-kind: Container
-spec:
-  net:
-    - {bridge: vmbr0}
-    - bridge: vmbr0
-      ip: 10.0.0.53/24
-`
+` + withoutProvision
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
