@@ -7,6 +7,7 @@ import (
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/leader"
+	"github.com/proxmops/proxmops/internal/provision"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
@@ -39,28 +40,11 @@ func (c *Controller) historyName(name string) string {
 // clusterStore is the store the engine's download records and the host
 // key pins of this cluster go to: a VMID or a volume id of one cluster
 // says nothing of another's. The SSH key pair (secrets) stays shared.
-func (c *Controller) clusterStore() clusterRecords {
+func (c *Controller) clusterStore() provision.Store {
 	if c.opts.Cluster == "" {
-		return clusterRecords{ledger: c.st}
+		return c.st
 	}
-	return clusterRecords{ledger: c.st, prefix: api.ClusterStatePrefix(c.opts.Cluster)}
-}
-
-type clusterRecords struct {
-	ledger
-	prefix string // "" or "controller/home/"
-}
-
-func (s clusterRecords) State(ctx context.Context, key string) ([]byte, bool, error) {
-	return s.ledger.State(ctx, s.prefix+key)
-}
-
-func (s clusterRecords) PutState(ctx context.Context, key string, value []byte) error {
-	return s.ledger.PutState(ctx, s.prefix+key, value)
-}
-
-func (s clusterRecords) DeleteState(ctx context.Context, key string) error {
-	return s.ledger.DeleteState(ctx, s.prefix+key)
+	return provision.Prefixed(c.st, api.ClusterStatePrefix(c.opts.Cluster))
 }
 
 // ledger is the store as the controller writes it: among replicas, every

@@ -32,6 +32,27 @@ type Store interface {
 	DeleteState(ctx context.Context, key string) error
 }
 
+// Prefixed is st with every state key kept under prefix (secrets stay
+// shared): one cluster's records beside another's in one store.
+func Prefixed(st Store, prefix string) Store { return prefixed{st, prefix} }
+
+type prefixed struct {
+	Store
+	prefix string
+}
+
+func (p prefixed) State(ctx context.Context, key string) ([]byte, bool, error) {
+	return p.Store.State(ctx, p.prefix+key)
+}
+
+func (p prefixed) PutState(ctx context.Context, key string, value []byte) error {
+	return p.Store.PutState(ctx, p.prefix+key, value)
+}
+
+func (p prefixed) DeleteState(ctx context.Context, key string) error {
+	return p.Store.DeleteState(ctx, p.prefix+key)
+}
+
 // keyRecord is the name of the encrypted record of the generated key.
 const keyRecord = "provision/ssh-key"
 

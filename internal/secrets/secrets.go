@@ -170,11 +170,18 @@ func ReadKeyFile(path string) (Key, error) {
 // WriteKeyFile writes k to path with mode 0600, atomically (through a
 // temporary file renamed into place) and durably (synced).
 func WriteKeyFile(path string, k Key) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".proxmops-key-*")
+	return WritePrivateFile(path, k.String()+"\n")
+}
+
+// WritePrivateFile writes content to path with mode 0600, atomically
+// (through a temporary file in the same directory, renamed into place) and
+// durably (the file and its directory synced). The directory must exist.
+func WritePrivateFile(path, content string) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".proxmops-*")
 	if err != nil {
 		return err
 	}
@@ -183,7 +190,7 @@ func WriteKeyFile(path string, k Key) error {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.WriteString(k.String() + "\n"); err != nil {
+	if _, err := tmp.WriteString(content); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/auth"
+	"github.com/proxmops/proxmops/internal/secrets"
 	"github.com/proxmops/proxmops/internal/store"
 )
 
@@ -48,7 +48,7 @@ func (s *Server) prepareSetup(ctx context.Context) error {
 	}
 	also := ""
 	if f := s.opt.SetupTokenFile; f != "" {
-		if err := writePrivateFile(f, token+"\n"); err != nil {
+		if err := secrets.WritePrivateFile(f, token+"\n"); err != nil {
 			return fmt.Errorf("write setup token file: %w", err)
 		}
 		also = "also in " + f + "; "
@@ -81,27 +81,6 @@ func (s *Server) removeSetupTokenFile() {
 	if err := os.Remove(s.opt.SetupTokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.log.Warn("removing the used setup token file failed", "file", s.opt.SetupTokenFile, "err", err)
 	}
-}
-
-func writePrivateFile(path, content string) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".proxmops-setup-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.WriteString(content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func (s *Server) handleSetupNeeded(w http.ResponseWriter, r *http.Request) {

@@ -1,13 +1,11 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/provision"
-	"github.com/proxmops/proxmops/internal/store"
 )
 
 // clusterParam matches a cluster name (a DNS label).
@@ -46,22 +44,5 @@ func (s *Server) clusterRecords(w http.ResponseWriter, r *http.Request) (provisi
 		writeError(w, http.StatusBadRequest, "several clusters are configured: name one with ?cluster=")
 		return nil, false
 	}
-	return prefixedState{Store: s.store, prefix: api.ClusterStatePrefix(name)}, true
-}
-
-type prefixedState struct {
-	*store.Store
-	prefix string
-}
-
-func (p prefixedState) State(ctx context.Context, key string) ([]byte, bool, error) {
-	return p.Store.State(ctx, p.prefix+key)
-}
-
-func (p prefixedState) PutState(ctx context.Context, key string, value []byte) error {
-	return p.Store.PutState(ctx, p.prefix+key, value)
-}
-
-func (p prefixedState) DeleteState(ctx context.Context, key string) error {
-	return p.Store.DeleteState(ctx, p.prefix+key)
+	return provision.Prefixed(s.store, api.ClusterStatePrefix(name)), true
 }
