@@ -227,12 +227,19 @@ func deleteRole(role string) func(*exerciseRun, context.Context) (map[string]str
 	}
 }
 
-func (x *exerciseRun) start(ctx context.Context) (map[string]string, error) {
-	if err := x.wait(ctx)(x.client.QemuStart(ctx, x.node(), x.ids["vm"])); err != nil {
-		return nil, err
+// power starts or stops the VM (start names which) and reads back its status.
+func power(start bool) func(*exerciseRun, context.Context) (map[string]string, error) {
+	return func(x *exerciseRun, ctx context.Context) (map[string]string, error) {
+		act := x.client.QemuStop
+		if start {
+			act = x.client.QemuStart
+		}
+		if err := x.wait(ctx)(act(ctx, x.node(), x.ids["vm"])); err != nil {
+			return nil, err
+		}
+		st, err := x.client.QemuStatus(ctx, x.node(), x.ids["vm"])
+		return map[string]string{"status": st.Status}, err
 	}
-	st, err := x.client.QemuStatus(ctx, x.node(), x.ids["vm"])
-	return map[string]string{"status": st.Status}, err
 }
 
 // runningChange changes a field a running VM cannot take without memory
@@ -260,14 +267,6 @@ func valueOf(v any) string {
 		return "none"
 	}
 	return fmt.Sprint(v)
-}
-
-func (x *exerciseRun) stop(ctx context.Context) (map[string]string, error) {
-	if err := x.wait(ctx)(x.client.QemuStop(ctx, x.node(), x.ids["vm"])); err != nil {
-		return nil, err
-	}
-	st, err := x.client.QemuStatus(ctx, x.node(), x.ids["vm"])
-	return map[string]string{"status": st.Status}, err
 }
 
 // migrate moves the stopped VM to the second node and back.

@@ -50,7 +50,7 @@ func (g *giteaForge) Comments(ctx context.Context, number int64) ([]Comment, err
 			return nil, err
 		}
 		for _, cm := range list {
-			out = append(out, Comment{ID: cm.ID, Body: cm.Body, URL: cm.HTMLURL})
+			out = append(out, giteaComment(cm))
 		}
 		if len(list) < opt.PageSize || resp == nil || resp.NextPage == 0 {
 			break
@@ -61,27 +61,33 @@ func (g *giteaForge) Comments(ctx context.Context, number int64) ([]Comment, err
 }
 
 func (g *giteaForge) CreateComment(ctx context.Context, number int64, body string) (Comment, error) {
-	c, err := g.client(ctx)
-	if err != nil {
-		return Comment{}, err
-	}
-	cm, _, err := c.CreateIssueComment(g.owner, g.repo, number, gitea.CreateIssueCommentOption{Body: body})
-	if err != nil {
-		return Comment{}, err
-	}
-	return Comment{ID: cm.ID, Body: cm.Body, URL: cm.HTMLURL}, nil
+	return g.writeComment(ctx, func(c *gitea.Client) (*gitea.Comment, *gitea.Response, error) {
+		return c.CreateIssueComment(g.owner, g.repo, number, gitea.CreateIssueCommentOption{Body: body})
+	})
 }
 
 func (g *giteaForge) EditComment(ctx context.Context, _ int64, id int64, body string) (Comment, error) {
+	return g.writeComment(ctx, func(c *gitea.Client) (*gitea.Comment, *gitea.Response, error) {
+		return c.EditIssueComment(g.owner, g.repo, id, gitea.EditIssueCommentOption{Body: body})
+	})
+}
+
+// writeComment sends one comment write and answers the comment as the
+// forge keeps it.
+func (g *giteaForge) writeComment(ctx context.Context, send func(*gitea.Client) (*gitea.Comment, *gitea.Response, error)) (Comment, error) {
 	c, err := g.client(ctx)
 	if err != nil {
 		return Comment{}, err
 	}
-	cm, _, err := c.EditIssueComment(g.owner, g.repo, id, gitea.EditIssueCommentOption{Body: body})
+	cm, _, err := send(c)
 	if err != nil {
 		return Comment{}, err
 	}
-	return Comment{ID: cm.ID, Body: cm.Body, URL: cm.HTMLURL}, nil
+	return giteaComment(cm), nil
+}
+
+func giteaComment(cm *gitea.Comment) Comment {
+	return Comment{ID: cm.ID, Body: cm.Body, URL: cm.HTMLURL}
 }
 
 func (g *giteaForge) SetStatus(ctx context.Context, sha string, st Status) error {
