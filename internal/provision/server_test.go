@@ -1,8 +1,6 @@
 package provision
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/binary"
 	"io"
 	"net"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pkg/sftp"
+	"github.com/proxmops/proxmops/internal/sshtest"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -32,14 +31,7 @@ type fakeGuest struct {
 
 func newFakeGuest(t *testing.T, client ssh.PublicKey, handler func(cmd string, stdin []byte) (string, int)) *fakeGuest {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hk, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hk, _ := sshtest.NewKey(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +47,7 @@ func (g *fakeGuest) port() int { return g.ln.Addr().(*net.TCPAddr).Port }
 // rekey gives the guest a new host key (a guest rebuilt behind the same
 // address).
 func (g *fakeGuest) rekey() {
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	hk, _ := ssh.NewSignerFromKey(priv)
+	hk, _ := sshtest.NewKey(g.t)
 	g.mu.Lock()
 	g.hostKey = hk
 	g.mu.Unlock()
@@ -91,23 +82,7 @@ func (g *fakeGuest) handle(nc net.Conn) {
 	}}
 	cfg.AddHostKey(g.hostKey)
 	g.mu.Unlock()
-	_, chans, reqs, err := ssh.NewServerConn(nc, cfg)
-	if err != nil {
-		nc.Close()
-		return
-	}
-	go ssh.DiscardRequests(reqs)
-	for nch := range chans {
-		if nch.ChannelType() != "session" {
-			nch.Reject(ssh.UnknownChannelType, "no")
-			continue
-		}
-		ch, creqs, err := nch.Accept()
-		if err != nil {
-			continue
-		}
-		go g.session(ch, creqs)
-	}
+	sshtest.ServeSessions(nc, cfg, g.session)
 }
 
 type unauthorized struct{}

@@ -2,8 +2,6 @@ package source
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
+	"github.com/proxmops/proxmops/internal/sshtest"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -34,14 +33,7 @@ type sshGitServer struct {
 
 func newKey(t *testing.T) (ssh.Signer, []byte) {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, priv := sshtest.NewKey(t)
 	block, err := ssh.MarshalPrivateKey(priv, "")
 	if err != nil {
 		t.Fatal(err)
@@ -86,43 +78,27 @@ func startSSHGitServer(t *testing.T, repo *git.Repository, clientKey ssh.PublicK
 }
 
 func (s *sshGitServer) serveConn(conn net.Conn, cfg *ssh.ServerConfig, repo *git.Repository) {
-	defer conn.Close()
-	_, chans, reqs, err := ssh.NewServerConn(conn, cfg)
-	if err != nil {
-		return
-	}
-	go ssh.DiscardRequests(reqs)
-	for nc := range chans {
-		if nc.ChannelType() != "session" {
-			nc.Reject(ssh.UnknownChannelType, "no")
-			continue
-		}
-		ch, chReqs, err := nc.Accept()
-		if err != nil {
+	sshtest.ServeSessions(conn, cfg, func(ch ssh.Channel, chReqs <-chan *ssh.Request) {
+		defer ch.Close()
+		for req := range chReqs {
+			if req.Type != "exec" {
+				req.Reply(false, nil)
+				continue
+			}
+			var payload struct{ Command string }
+			_ = ssh.Unmarshal(req.Payload, &payload)
+			req.Reply(true, nil)
+			status := uint32(0)
+			if !strings.HasPrefix(payload.Command, "git-upload-pack") {
+				fmt.Fprintln(ch.Stderr(), "only git-upload-pack")
+				status = 1
+			} else if err := uploadPack(ch, repo); err != nil {
+				status = 1
+			}
+			ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 			return
 		}
-		go func() {
-			defer ch.Close()
-			for req := range chReqs {
-				if req.Type != "exec" {
-					req.Reply(false, nil)
-					continue
-				}
-				var payload struct{ Command string }
-				_ = ssh.Unmarshal(req.Payload, &payload)
-				req.Reply(true, nil)
-				status := uint32(0)
-				if !strings.HasPrefix(payload.Command, "git-upload-pack") {
-					fmt.Fprintln(ch.Stderr(), "only git-upload-pack")
-					status = 1
-				} else if err := uploadPack(ch, repo); err != nil {
-					status = 1
-				}
-				ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
-				return
-			}
-		}()
-	}
+	})
 }
 
 // uploadPack speaks git-upload-pack over a stream, as git does over SSH.
