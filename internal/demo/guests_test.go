@@ -5,6 +5,15 @@ import (
 	"testing"
 )
 
+// provisionRest is the part of a provisioned manifest the rewrite leaves as
+// it is: what to install and the power state.
+const provisionRest = `    packages: [mosquitto]
+    files:
+      - path: /etc/motd
+        content: "x"
+  state: running
+`
+
 // withoutProvision is a manifest that declares no provision: the rewrite
 // leaves it as it is, its addresses included.
 const withoutProvision = `---
@@ -28,12 +37,7 @@ spec:
       gw: 192.168.178.1
   provision:
     port: 2200
-    packages: [mosquitto]
-    files:
-      - path: /etc/motd
-        content: "x"
-  state: running
-` + withoutProvision
+` + provisionRest + withoutProvision
 	got := string(provisionRewrite([]byte(in), 40123))
 	want := `kind: Container
 spec:
@@ -43,12 +47,7 @@ spec:
       gw: 127.0.0.1
   provision:
     port: 40123
-    packages: [mosquitto]
-    files:
-      - path: /etc/motd
-        content: "x"
-  state: running
-` + withoutProvision
+` + provisionRest + withoutProvision
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
