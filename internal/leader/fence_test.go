@@ -169,9 +169,7 @@ func TestTheTransportSendsNoWriteOfAnEndedTerm(t *testing.T) {
 // write of its term is then refused even though the database still names
 // its term (no follower took over yet), and the term's context ends.
 func TestAWriteAfterItsTermsLeaseIsRefusedThoughTheDatabaseStillNamesTheTerm(t *testing.T) {
-	dbURL := testDB(t)
-	db := pgtest.OpenDB(t, dbURL)
-	p := pgtest.NewLink(t, dbURL)
+	_, db, p := linkedDB(t)
 	var seq atomic.Int64
 	const timeout = 3 * time.Second
 	a, first := leading(t, &seq, p.URL, "a", timeout)
@@ -211,9 +209,7 @@ func TestAWriteAfterItsTermsLeaseIsRefusedThoughTheDatabaseStillNamesTheTerm(t *
 // term's lease ran out is refused once the check passes, though the
 // database still names its term.
 func TestAStepWhoseLeaseRanOutWhileItsCheckWaitedIsRefused(t *testing.T) {
-	dbURL := testDB(t)
-	db := pgtest.OpenDB(t, dbURL)
-	p := pgtest.NewLink(t, dbURL)
+	dbURL, db, p := linkedDB(t)
 	var seq atomic.Int64
 	a, first := leading(t, &seq, p.URL, "a", 3*time.Second) // lease 1s
 	// A send window (2.5s) longer than the lease: only the lease refuses.

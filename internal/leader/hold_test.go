@@ -223,9 +223,7 @@ func TestACancelledWriteHoldsItsTermUntilProxmoxAnswers(t *testing.T) {
 // timeout); Proxmox gets no write of it once the follower's term is in
 // force, and its term ends before the follower's begins.
 func TestACutOffLeaderStepsDownAndRefusesItsWritesUnsent(t *testing.T) {
-	dbURL := testDB(t)
-	db := pgtest.OpenDB(t, dbURL)
-	p := pgtest.NewLink(t, dbURL)
+	dbURL, db, p := linkedDB(t)
 	var seq atomic.Int64
 	const timeout = 3 * time.Second
 	sim := newSimWrites(t, db)
