@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -42,14 +43,7 @@ func (p *Pool) sortedVMIDs() []int {
 	return ids
 }
 
-func (p *Pool) sortedStorage() []string {
-	ids := make([]string, 0, len(p.Storage))
-	for id := range p.Storage {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
+func (p *Pool) sortedStorage() []string { return sortedKeys(p.Storage) }
 
 // vmPools maps each pooled VMID to its pool (user.cfg's $usercfg->{vms}).
 func (cs *clusterState) vmPools() map[int]string {
@@ -62,14 +56,7 @@ func (cs *clusterState) vmPools() map[int]string {
 	return out
 }
 
-func (cs *clusterState) poolNames() []string {
-	names := make([]string, 0, len(cs.Pools))
-	for name := range cs.Pools {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func (cs *clusterState) poolNames() []string { return sortedKeys(cs.Pools) }
 
 // addVMToPool is AccessControl::add_vm_to_pool, called by the create and
 // clone workers of qemu-server and pve-container after the guest's config
@@ -291,24 +278,18 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 			if err := s.checkPermModify(r.User, "/vms/"+v); err != nil {
 				return nil, denied(err)
 			}
-			switch {
-			case del && !p.VMs[id]:
-				return nil, fail("VM %d is not a pool member", id)
-			case del:
-				delete(p.VMs, id)
-			case p.VMs[id]:
-				return nil, fail("VM %d is already a pool member", id)
-			default:
-				if from, ok := owners[id]; ok && from != name {
-					if !r.Bool("allow-move") {
-						return nil, fail("VM %d belongs already to pool '%s' and 'allow-move' is not set", id, from)
-					}
-					if err := s.check(r.User, "/pool/"+from, "Pool.Allocate"); err != nil {
-						return nil, denied(err)
-					}
-					moved[id] = from
+			added, problem := poolMember(p.VMs, id, del, fmt.Sprintf("VM %d", id))
+			if problem != "" {
+				return nil, fail("%s", problem)
+			}
+			if from, ok := owners[id]; added && ok && from != name {
+				if !r.Bool("allow-move") {
+					return nil, fail("VM %d belongs already to pool '%s' and 'allow-move' is not set", id, from)
 				}
-				p.VMs[id] = true
+				if err := s.check(r.User, "/pool/"+from, "Pool.Allocate"); err != nil {
+					return nil, denied(err)
+				}
+				moved[id] = from
 			}
 		}
 	}
@@ -317,15 +298,8 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 			if err := s.checkPermModify(r.User, "/storage/"+id); err != nil {
 				return nil, denied(err)
 			}
-			switch {
-			case del && !p.Storage[id]:
-				return nil, fail("Storage '%s' is not a pool member", id)
-			case del:
-				delete(p.Storage, id)
-			case p.Storage[id]:
-				return nil, fail("Storage '%s' is already a pool member", id)
-			default:
-				p.Storage[id] = true
+			if _, problem := poolMember(p.Storage, id, del, "Storage '"+id+"'"); problem != "" {
+				return nil, fail("%s", problem)
 			}
 		}
 	}
@@ -334,6 +308,24 @@ func (s *Server) poolUpdate(r *Request) (any, error) {
 	}
 	s.state.Pools[name] = p
 	return nil, nil
+}
+
+// poolMember adds id to members, or takes it out with del, as both member
+// loops of update_pool do; what (the member as Proxmox's messages name it)
+// is refused when it already is, or is not, a member: problem says why.
+// added says that id came in.
+func poolMember[K comparable](members map[K]bool, id K, del bool, what string) (added bool, problem string) {
+	switch {
+	case del && !members[id]:
+		return false, what + " is not a pool member"
+	case del:
+		delete(members, id)
+		return false, ""
+	case members[id]:
+		return false, what + " is already a pool member"
+	}
+	members[id] = true
+	return true, ""
 }
 
 // poolDelete is Pool.pm "delete_pool": only an empty pool goes; guests

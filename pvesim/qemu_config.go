@@ -285,16 +285,11 @@ func (s *Server) hotplugPending(g *Guest) {
 	usbHotplug := hp["usb"] && (g.Conf["ostype"] == "l26" || g.Conf["ostype"] == "win8" || g.Conf["ostype"] == "win10" || g.Conf["ostype"] == "win11")
 	for _, k := range sortedKeys(g.PendingDelete) {
 		force := g.PendingDelete[k]
-		apply := false
+		apply, judged := featureHotplug(k, hp, usbHotplug)
 		switch {
+		case judged:
 		case k == "hotplug":
 			apply = !strings.Contains(g.Conf["hotplug"], "cpu") && !strings.Contains(g.Conf["hotplug"], "memory")
-		case k == "tablet":
-			apply = hp["usb"]
-		case strings.HasPrefix(k, "usb"):
-			apply = usbHotplug
-		case k == "vcpus":
-			apply = hp["cpu"]
 		case k == "balloon":
 			apply = g.Conf["balloon"] != "0"
 		case isFastPlug(k):
@@ -306,10 +301,6 @@ func (s *Server) hotplugPending(g *Guest) {
 			if apply {
 				s.deleteOrDetachDrive(g, k, force)
 			}
-		case k == "memory":
-			apply = hp["memory"]
-		case k == "cpuunits", k == "cpulimit":
-			apply = true
 		}
 		if apply {
 			delete(g.Conf, k)
@@ -318,27 +309,18 @@ func (s *Server) hotplugPending(g *Guest) {
 	}
 	for _, k := range sortedKeys(g.Pending) {
 		v := g.Pending[k]
-		apply := false
+		apply, judged := featureHotplug(k, hp, usbHotplug)
 		switch {
+		case judged:
 		case k == "hotplug":
 			apply = !strings.Contains(v, "memory") && !strings.Contains(v, "cpu") &&
 				!strings.Contains(g.Conf["hotplug"], "memory") && !strings.Contains(g.Conf["hotplug"], "cpu")
-		case k == "tablet":
-			apply = hp["usb"]
-		case strings.HasPrefix(k, "usb"):
-			apply = usbHotplug
-		case k == "vcpus":
-			apply = hp["cpu"]
 		case k == "balloon":
 			apply = (g.Conf["balloon"] != "0") == (v != "0")
 		case strings.HasPrefix(k, "net"):
 			apply = s.netHotpluggable(g.Conf[k], v, hp["network"])
 		case isQemuDiskKey(k):
 			apply = s.diskHotpluggable(g, k, v, hp["disk"])
-		case k == "memory":
-			apply = hp["memory"]
-		case k == "cpuunits", k == "cpulimit":
-			apply = true
 		case k == "agent":
 			apply = agentLiveChange(g.Conf["agent"], v)
 		}
@@ -347,6 +329,27 @@ func (s *Server) hotplugPending(g *Guest) {
 			delete(g.Pending, k)
 		}
 	}
+}
+
+// featureHotplug judges the keys that both loops of
+// vmconfig_hotplug_pending, deletions and changes, treat alike: each takes
+// one hotplug feature (usb, cpu, memory) or none (cpuunits, cpulimit).
+// judged is false for every other key; the keys are disjoint from the
+// loops' other branches, so judging them first keeps the Perl's outcome.
+func featureHotplug(k string, hp map[string]bool, usbHotplug bool) (apply, judged bool) {
+	switch {
+	case k == "tablet":
+		return hp["usb"], true
+	case strings.HasPrefix(k, "usb"):
+		return usbHotplug, true
+	case k == "vcpus":
+		return hp["cpu"], true
+	case k == "memory":
+		return hp["memory"], true
+	case k == "cpuunits", k == "cpulimit":
+		return true, true
+	}
+	return false, false
 }
 
 func (s *Server) netHotpluggable(old, new string, hotplug bool) bool {
