@@ -8,7 +8,7 @@ func suggest(word string, candidates []string) string {
 	best, bestDist := "", -1
 	lw := strings.ToLower(word)
 	for _, c := range candidates {
-		d := editDistance(lw, strings.ToLower(c))
+		d := EditDistance(lw, strings.ToLower(c))
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = c, d
 		}
@@ -23,8 +23,9 @@ func suggest(word string, candidates []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, counted in
+// runes: the closeness of a misspelt key or name to one that exists.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)

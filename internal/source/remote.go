@@ -23,6 +23,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/proxmops/proxmops/internal/config"
 )
 
 // tipRef is where the fetched revision is kept in a cache repository.
@@ -453,29 +455,9 @@ func commitInfo(c *object.Commit) Commit {
 func closest(word string, names []string) string {
 	best, bestDist := "", 3
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(word), strings.ToLower(n)); d < bestDist {
+		if d := config.EditDistance(strings.ToLower(word), strings.ToLower(n)); d < bestDist {
 			best, bestDist = n, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
