@@ -15,24 +15,13 @@ type Int int64
 
 // UnmarshalJSON accepts 12, 12.0, "12" and "".
 func (i *Int) UnmarshalJSON(b []byte) error {
-	s, err := numberText(b)
-	if err != nil {
-		return err
-	}
-	if s == "" {
-		*i = 0
-		return nil
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		*i = Int(n)
-		return nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return fmt.Errorf("not a number: %s", s)
-	}
-	*i = Int(math.Round(f))
-	return nil
+	return decodeNumber(b, i, func(s string) (Int, error) {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return Int(n), nil
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		return Int(math.Round(f)), err
+	})
 }
 
 // Float decodes a JSON number or numeric string.
@@ -40,19 +29,28 @@ type Float float64
 
 // UnmarshalJSON accepts numbers and numeric strings.
 func (f *Float) UnmarshalJSON(b []byte) error {
+	return decodeNumber(b, f, func(s string) (Float, error) {
+		v, err := strconv.ParseFloat(s, 64)
+		return Float(v), err
+	})
+}
+
+// decodeNumber sets *dst to the number b holds, read by parse, or to 0 when
+// b holds none; dst is left alone when b is not a number.
+func decodeNumber[T Int | Float](b []byte, dst *T, parse func(string) (T, error)) error {
 	s, err := numberText(b)
 	if err != nil {
 		return err
 	}
 	if s == "" {
-		*f = 0
+		*dst = 0
 		return nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := parse(s)
 	if err != nil {
 		return fmt.Errorf("not a number: %s", s)
 	}
-	*f = Float(v)
+	*dst = v
 	return nil
 }
 
