@@ -56,15 +56,28 @@ func guestSSHSim(t *testing.T, ip string) (*Server, *client, string, string) {
 	return srv, c, net.JoinHostPort(ip, strconv.Itoa(port)), dir
 }
 
-// rootOnNewGuest creates and starts container vmid at ip with authLine's
-// key for root, and connects to its SSH as root with key until the test
-// ends.
-func rootOnNewGuest(t *testing.T, c *client, vmid, ip, addr string, key ssh.Signer, authLine string) (*ssh.Client, ssh.PublicKey) {
+// rootGuest is container vmid, created and started at ip on a simulator
+// with guest SSH with a fresh key for root; cl is root logged in with that
+// key until the test ends, hostKey the host key the guest showed.
+type rootGuest struct {
+	srv       *Server
+	c         *client
+	addr, dir string // the guest's SSH address; the folder of guest trees
+	key       ssh.Signer
+	authLine  string
+	cl        *ssh.Client
+	hostKey   ssh.PublicKey
+}
+
+func newRootGuest(t *testing.T, ip, vmid string) *rootGuest {
 	t.Helper()
-	createCT(t, c, vmid, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, hostKey := mustDial(t, addr, "root", key)
-	t.Cleanup(func() { cl.Close() })
-	return cl, hostKey
+	g := &rootGuest{}
+	g.srv, g.c, g.addr, g.dir = guestSSHSim(t, ip)
+	g.key, g.authLine = guestKey(t)
+	createCT(t, g.c, vmid, "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", g.authLine, "start", "1")
+	g.cl, g.hostKey = mustDial(t, g.addr, "root", g.key)
+	t.Cleanup(func() { g.cl.Close() })
+	return g
 }
 
 // mustDial logs in to a guest's SSH server, failing the test when it
@@ -209,10 +222,8 @@ func TestGuestSSHRefusesUnknownKeysAndUsers(t *testing.T) {
 
 func TestGuestSSHSFTPIsRootedAtTheGuestTree(t *testing.T) {
 	const ip = "127.77.0.12"
-	_, c, addr, dir := guestSSHSim(t, ip)
-	key, authLine := guestKey(t)
-	cl, _ := rootOnNewGuest(t, c, "302", ip, addr, key, authLine)
-	sc, err := sftp.NewClient(cl)
+	g := newRootGuest(t, ip, "302")
+	sc, err := sftp.NewClient(g.cl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,11 +242,11 @@ func TestGuestSSHSFTPIsRootedAtTheGuestTree(t *testing.T) {
 	if err := sc.Chmod("/etc/app/motd", 0o640); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(filepath.Join(dir, "302/etc/app/motd"))
+	fi, err := os.Stat(filepath.Join(g.dir, "302/etc/app/motd"))
 	if err != nil || fi.Mode().Perm() != 0o640 {
 		t.Fatalf("file in the tree: %v, %v", fi, err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "302/etc/app/motd")); string(b) != "hello from sftp\n" {
+	if b, _ := os.ReadFile(filepath.Join(g.dir, "302/etc/app/motd")); string(b) != "hello from sftp\n" {
 		t.Errorf("content = %q", b)
 	}
 	if _, err := os.Stat("/etc/app/motd"); !os.IsNotExist(err) {
@@ -252,36 +263,34 @@ func TestGuestSSHSFTPIsRootedAtTheGuestTree(t *testing.T) {
 		t.Errorf("stat /bin/sh over SFTP: %v", err)
 	}
 	// The guest sees what SFTP wrote.
-	if got := mustRun(t, cl, "cat /etc/app/motd"); got != "hello from sftp\n" {
+	if got := mustRun(t, g.cl, "cat /etc/app/motd"); got != "hello from sftp\n" {
 		t.Errorf("cat = %q", got)
 	}
 }
 
 func TestGuestSSHPackageStandIns(t *testing.T) {
 	const ip = "127.77.0.13"
-	_, c, addr, dir := guestSSHSim(t, ip)
-	key, authLine := guestKey(t)
-	cl, _ := rootOnNewGuest(t, c, "303", ip, addr, key, authLine)
-	if got := mustRun(t, cl, "command -v apt-get"); got != "/usr/local/sbin/apt-get\n" {
+	g := newRootGuest(t, ip, "303")
+	if got := mustRun(t, g.cl, "command -v apt-get"); got != "/usr/local/sbin/apt-get\n" {
 		t.Errorf("apt-get is %q", got)
 	}
-	mustRun(t, cl, "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y -o Dpkg::Options::=--force-confdef apache2 curl=8.0")
-	mustRun(t, cl, "apt-get -q -y install curl")
-	b, err := os.ReadFile(filepath.Join(dir, "303", guestssh.InstalledPackagesPath))
+	mustRun(t, g.cl, "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y -o Dpkg::Options::=--force-confdef apache2 curl=8.0")
+	mustRun(t, g.cl, "apt-get -q -y install curl")
+	b, err := os.ReadFile(filepath.Join(g.dir, "303", guestssh.InstalledPackagesPath))
 	if err != nil || string(b) != "apache2\ncurl\n" {
 		t.Errorf("installed-packages = %q, %v", b, err)
 	}
-	if _, _, code := runGuest(t, cl, "dpkg-query -W apache2"); code != 0 {
+	if _, _, code := runGuest(t, g.cl, "dpkg-query -W apache2"); code != 0 {
 		t.Errorf("dpkg-query for an installed package: status %d", code)
 	}
-	if _, _, code := runGuest(t, cl, "dpkg-query -W nginx"); code != 1 {
+	if _, _, code := runGuest(t, g.cl, "dpkg-query -W nginx"); code != 1 {
 		t.Errorf("dpkg-query for a package not installed: status %d", code)
 	}
-	if _, errs, code := runGuest(t, cl, "apt-get install -y missing-thing apache2"); code != 100 || !strings.Contains(errs, "Unable to locate package missing-thing") {
+	if _, errs, code := runGuest(t, g.cl, "apt-get install -y missing-thing apache2"); code != 100 || !strings.Contains(errs, "Unable to locate package missing-thing") {
 		t.Errorf("unknown package: status %d stderr %q", code, errs)
 	}
-	mustRun(t, cl, "sudo apt-get remove -y curl")
-	if b, _ := os.ReadFile(filepath.Join(dir, "303", guestssh.InstalledPackagesPath)); string(b) != "apache2\n" {
+	mustRun(t, g.cl, "sudo apt-get remove -y curl")
+	if b, _ := os.ReadFile(filepath.Join(g.dir, "303", guestssh.InstalledPackagesPath)); string(b) != "apache2\n" {
 		t.Errorf("after remove: %q", b)
 	}
 }
@@ -316,12 +325,10 @@ func TestGuestSSHPackageManagerFollowsOSType(t *testing.T) {
 
 func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 	const ip = "127.77.0.14"
-	srv, c, addr, dir := guestSSHSim(t, ip)
-	key, authLine := guestKey(t)
-	cl, hostKey := rootOnNewGuest(t, c, "304", ip, addr, key, authLine)
-	mustRun(t, cl, "echo kept > /root/data")
+	g := newRootGuest(t, ip, "304")
+	mustRun(t, g.cl, "echo kept > /root/data")
 	// A command still running when the guest stops is ended with it.
-	sess, err := cl.NewSession()
+	sess, err := g.cl.NewSession()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,41 +340,40 @@ func TestGuestSSHFollowsTheGuestLifecycle(t *testing.T) {
 	}
 	waitFor(t, func() bool { return strings.Contains(out.String(), "started") })
 
-	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/304/status/stop", nil)
+	mustTaskOK(t, g.c, "POST", "/nodes/pve1/lxc/304/status/stop", nil)
 	if err := sess.Wait(); err == nil {
 		t.Error("the command outlived the guest's stop")
 	}
 	stdin.Close()
-	cl.Close()
-	if _, _, err := dialGuest(addr, "root", key); !errors.Is(err, syscall.ECONNREFUSED) {
+	g.cl.Close()
+	if _, _, err := dialGuest(g.addr, "root", g.key); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("stopped guest: dial error = %v, want connection refused", err)
 	}
 	// Started again: same tree, same host key.
-	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/304/status/start", nil)
-	cl, hostKey2 := mustDial(t, addr, "root", key)
+	mustTaskOK(t, g.c, "POST", "/nodes/pve1/lxc/304/status/start", nil)
+	cl, hostKey2 := mustDial(t, g.addr, "root", g.key)
 	if got := mustRun(t, cl, "cat /root/data"); got != "kept\n" {
 		t.Errorf("file after restart = %q", got)
 	}
 	cl.Close()
-	if !bytes.Equal(hostKey.Marshal(), hostKey2.Marshal()) {
+	if !bytes.Equal(g.hostKey.Marshal(), hostKey2.Marshal()) {
 		t.Error("host key changed across a restart")
 	}
-	c.task("POST", "/nodes/pve1/lxc/304/status/stop", nil)
-	mustTaskOK(t, c, "DELETE", "/nodes/pve1/lxc/304", nil)
-	if _, err := os.Stat(filepath.Join(dir, "304")); !os.IsNotExist(err) {
+	g.c.task("POST", "/nodes/pve1/lxc/304/status/stop", nil)
+	mustTaskOK(t, g.c, "DELETE", "/nodes/pve1/lxc/304", nil)
+	if _, err := os.Stat(filepath.Join(g.dir, "304")); !os.IsNotExist(err) {
 		t.Fatalf("tree after delete: %v", err)
 	}
 	// A guest created again at the VMID is a new machine: a new host key.
-	createCT(t, c, "304", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", authLine, "start", "1")
-	cl, hostKey3 := mustDial(t, addr, "root", key)
+	createCT(t, g.c, "304", "net0", "name=eth0,bridge=vmbr0,ip="+ip+"/8", "ssh-public-keys", g.authLine, "start", "1")
+	cl, hostKey3 := mustDial(t, g.addr, "root", g.key)
 	defer cl.Close()
-	if bytes.Equal(hostKey.Marshal(), hostKey3.Marshal()) {
+	if bytes.Equal(g.hostKey.Marshal(), hostKey3.Marshal()) {
 		t.Error("a recreated guest kept the old host key")
 	}
 	if _, _, code := runGuest(t, cl, "test -e /root/data"); code == 0 {
 		t.Error("a recreated guest has the old guest's files")
 	}
-	_ = srv
 }
 
 func TestGuestSSHServesOnlyLoopbackAddresses(t *testing.T) {
@@ -447,28 +453,26 @@ func (l *lockedBuffer) String() string {
 
 func TestGuestSSHFollowsRebootsAndTheGoAPI(t *testing.T) {
 	const ip = "127.77.0.17"
-	srv, c, addr, _ := guestSSHSim(t, ip)
-	key, authLine := guestKey(t)
-	cl, _ := rootOnNewGuest(t, c, "307", ip, addr, key, authLine)
+	g := newRootGuest(t, ip, "307")
 	// A reboot ends the connections of the run before it.
-	mustTaskOK(t, c, "POST", "/nodes/pve1/lxc/307/status/reboot", nil)
-	if _, err := cl.NewSession(); err == nil {
+	mustTaskOK(t, g.c, "POST", "/nodes/pve1/lxc/307/status/reboot", nil)
+	if _, err := g.cl.NewSession(); err == nil {
 		t.Error("a connection outlived the guest's reboot")
 	}
-	cl.Close()
-	cl, _, err := dialGuest(addr, "root", key)
+	g.cl.Close()
+	cl, _, err := dialGuest(g.addr, "root", g.key)
 	if err != nil {
 		t.Fatalf("after the reboot: %v", err)
 	}
 	cl.Close()
 	// A stop made through the Go API ends the server too.
-	if err := srv.SetGuestRunning(307, false); err != nil {
+	if err := g.srv.SetGuestRunning(307, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.GuestSSHAddr(307); err == nil || !strings.Contains(err.Error(), "not running") {
+	if _, err := g.srv.GuestSSHAddr(307); err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Fatalf("GuestSSHAddr after SetGuestRunning(false): %v", err)
 	}
-	if _, _, err := dialGuest(addr, "root", key); !errors.Is(err, syscall.ECONNREFUSED) {
+	if _, _, err := dialGuest(g.addr, "root", g.key); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("dial after SetGuestRunning(false): %v, want connection refused", err)
 	}
 }
