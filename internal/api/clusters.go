@@ -3,24 +3,14 @@ package api
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/proxmops/proxmops/internal/vocab"
 )
 
 // ClusterStatus is one cluster's pass status in ResourceList.Clusters.
 type ClusterStatus struct {
-	Name            string               `json:"name"`
-	Revision        string               `json:"revision"`
-	LastPass        *time.Time           `json:"lastPass"`
-	PassDurationMs  int64                `json:"passDurationMs"`
-	SourceError     string               `json:"sourceError"`
-	ClusterError    string               `json:"clusterError"`
-	LastObserved    *time.Time           `json:"lastObserved"`
-	Counts          map[vocab.Status]int `json:"counts"`
-	Pinned          *Pin                 `json:"pinned,omitempty"`
-	LoadError       *LoadError           `json:"loadError,omitempty"`
-	RevisionMessage string               `json:"revisionMessage"`
+	Name string `json:"name"`
+	PassStatus
 }
 
 type clusterKey struct{}

@@ -252,9 +252,9 @@ const (
 // are listed.
 var Relations = manifest.Relations
 
-// ResourceList is the document of GET /api/v1/resources and the data of the
-// SSE event "snapshot". LastPass is null before the first pass.
-type ResourceList struct {
+// PassStatus is where a cluster's passes stand: ClusterStatus says it of
+// each cluster, ResourceList of them all (summed or joined).
+type PassStatus struct {
 	Revision        string     `json:"revision"`
 	RevisionMessage string     `json:"revisionMessage"`
 	LastPass        *time.Time `json:"lastPass"`
@@ -271,11 +271,17 @@ type ResourceList struct {
 	// LoadError is set while the branch head fails to load (see Plan).
 	LoadError *LoadError           `json:"loadError,omitempty"`
 	Counts    map[vocab.Status]int `json:"counts"`
-	Resources []ResourceSummary    `json:"resources"`
 	// Pinned is the revision applied instead of the branch head, if any.
 	Pinned *Pin `json:"pinned,omitempty"`
+}
+
+// ResourceList is the document of GET /api/v1/resources and the data of the
+// SSE event "snapshot". LastPass is null before the first pass.
+type ResourceList struct {
+	PassStatus
+	Resources []ResourceSummary `json:"resources"`
 	// Clusters is each cluster's own pass status, in configuration order;
-	// the fields above sum or join them.
+	// the fields of PassStatus sum or join them.
 	Clusters []ClusterStatus `json:"clusters,omitempty"`
 }
 

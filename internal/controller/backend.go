@@ -30,14 +30,16 @@ func (c *Controller) localResources() (api.ResourceList, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := api.ResourceList{
-		LastPass:       c.lastPass,
-		PassDurationMs: c.passDur.Milliseconds(),
-		SourceError:    c.sourceErr,
-		ClusterError:   c.clusterErr,
-		LastObserved:   c.observedAt,
-		LoadError:      c.loadErr,
-		Counts:         c.statusCounts(),
-		Resources:      c.sortedSummariesLocked(),
+		PassStatus: api.PassStatus{
+			LastPass:       c.lastPass,
+			PassDurationMs: c.passDur.Milliseconds(),
+			SourceError:    c.sourceErr,
+			ClusterError:   c.clusterErr,
+			LastObserved:   c.observedAt,
+			LoadError:      c.loadErr,
+			Counts:         c.statusCounts(),
+		},
+		Resources: c.sortedSummariesLocked(),
 	}
 	if c.lastPass == nil {
 		// Before the first pass: what the settings already say is missing.

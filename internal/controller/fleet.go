@@ -214,9 +214,7 @@ func (f *Fleet) Resources(ctx context.Context) (api.ResourceList, error) {
 	out := lists[0]
 	out.Clusters = nil
 	for i, l := range lists {
-		out.Clusters = append(out.Clusters, api.ClusterStatus{Name: cs[i].Name(), Revision: l.Revision, RevisionMessage: l.RevisionMessage,
-			LastPass: l.LastPass, PassDurationMs: l.PassDurationMs, SourceError: l.SourceError, ClusterError: l.ClusterError, LastObserved: l.LastObserved,
-			Counts: l.Counts, Pinned: l.Pinned, LoadError: l.LoadError})
+		out.Clusters = append(out.Clusters, api.ClusterStatus{Name: cs[i].Name(), PassStatus: l.PassStatus})
 	}
 	if len(lists) == 1 {
 		return out, nil

@@ -114,7 +114,8 @@ func (c *Controller) followerResources(ctx context.Context) (api.ResourceList, e
 		return list, err
 	}
 	if !ok {
-		return api.ResourceList{Resources: []api.ResourceSummary{}, SourceError: "no replica has led yet: the first leader's first pass fills this list"}, nil
+		return api.ResourceList{Resources: []api.ResourceSummary{},
+			PassStatus: api.PassStatus{SourceError: "no replica has led yet: the first leader's first pass fills this list"}}, nil
 	}
 	if err := json.Unmarshal(b, &list); err != nil {
 		return list, fmt.Errorf("the leader's status list is unreadable: %w", err)

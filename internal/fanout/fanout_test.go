@@ -168,7 +168,7 @@ func TestSignalsReachTheOthersOnly(t *testing.T) {
 // first connection asks for nothing.
 func TestAReplicaListeningAgainGetsTheLeadersCurrentList(t *testing.T) {
 	dbURL := testDB(t)
-	current := api.ResourceList{Revision: "r1", Resources: []api.ResourceSummary{{Kind: "VM", Name: "web-1", Status: vocab.StatusProgressing}}}
+	current := api.ResourceList{PassStatus: api.PassStatus{Revision: "r1"}, Resources: []api.ResourceSummary{{Kind: "VM", Name: "web-1", Status: vocab.StatusProgressing}}}
 	var mu sync.Mutex
 	leader := startReplicaWith(t, dbURL, "a", func(context.Context) (any, bool) {
 		mu.Lock()
@@ -189,7 +189,7 @@ func TestAReplicaListeningAgainGetsTheLeadersCurrentList(t *testing.T) {
 	}
 	// The leader moves on while b does not listen: this event is lost to b.
 	mu.Lock()
-	current = api.ResourceList{Revision: "r2", Resources: []api.ResourceSummary{{Kind: "VM", Name: "web-1", Status: vocab.StatusSynced}}}
+	current = api.ResourceList{PassStatus: api.PassStatus{Revision: "r2"}, Resources: []api.ResourceSummary{{Kind: "VM", Name: "web-1", Status: vocab.StatusSynced}}}
 	mu.Unlock()
 	if err := leader.f.Publish(api.SSEResource, current.Resources[0]); err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func (b *fakeBackend) lastActor() api.Actor {
 
 func newFakeBackend() *fakeBackend {
 	return &fakeBackend{ready: true, owned: map[string]bool{"VirtualMachine/app-01": true, "VirtualMachine/foreign": false},
-		list: api.ResourceList{Revision: "abc123", Counts: map[vocab.Status]int{vocab.StatusSynced: 1},
+		list: api.ResourceList{PassStatus: api.PassStatus{Revision: "abc123", Counts: map[vocab.Status]int{vocab.StatusSynced: 1}},
 			Resources: []api.ResourceSummary{{Kind: "VirtualMachine", Name: "app-01", Status: vocab.StatusSynced,
 				Health: vocab.HealthHealthy, Action: vocab.ActionNone, Owned: true, SyncPolicy: vocab.SyncAuto}}}}
 }

@@ -61,7 +61,16 @@ export type SyncPolicy = 'auto' | 'manual' | 'disabled';
 
 // ResourceList is the document of GET /api/v1/resources and the data of the
 // SSE event "snapshot". LastPass is null before the first pass.
-export interface ResourceList {
+export interface ResourceList extends PassStatus {
+  resources: ResourceSummary[] | null;
+  // Clusters is each cluster's own pass status, in configuration order;
+  // the fields of PassStatus sum or join them.
+  clusters?: ClusterStatus[] | null;
+}
+
+// PassStatus is where a cluster's passes stand: ClusterStatus says it of
+// each cluster, ResourceList of them all (summed or joined).
+export interface PassStatus {
   revision: string;
   revisionMessage: string;
   lastPass: string | null;
@@ -78,12 +87,8 @@ export interface ResourceList {
   // LoadError is set while the branch head fails to load (see Plan).
   loadError?: LoadError | null;
   counts: Partial<Record<Status, number>> | null;
-  resources: ResourceSummary[] | null;
   // Pinned is the revision applied instead of the branch head, if any.
   pinned?: Pin | null;
-  // Clusters is each cluster's own pass status, in configuration order;
-  // the fields above sum or join them.
-  clusters?: ClusterStatus[] | null;
 }
 
 // LoadError says that a commit's manifests could not be loaded, one error
@@ -91,6 +96,18 @@ export interface ResourceList {
 export interface LoadError {
   revision: string;
   errors: string[] | null;
+}
+
+// Pin is a revision the controller plans and applies instead of the head
+// of the watched branch, until an admin unpins it (persisted in the store).
+export interface Pin {
+  // full commit hash
+  revision: string;
+  // its subject
+  message: string;
+  // who pinned it
+  by: string;
+  at: string;
 }
 
 // ResourceSummary is one entry of GET /api/v1/resources and the data of the
@@ -188,31 +205,9 @@ export interface Progress {
   percent?: number | null;
 }
 
-// Pin is a revision the controller plans and applies instead of the head
-// of the watched branch, until an admin unpins it (persisted in the store).
-export interface Pin {
-  // full commit hash
-  revision: string;
-  // its subject
-  message: string;
-  // who pinned it
-  by: string;
-  at: string;
-}
-
 // ClusterStatus is one cluster's pass status in ResourceList.Clusters.
-export interface ClusterStatus {
+export interface ClusterStatus extends PassStatus {
   name: string;
-  revision: string;
-  lastPass: string | null;
-  passDurationMs: number;
-  sourceError: string;
-  clusterError: string;
-  lastObserved: string | null;
-  counts: Partial<Record<Status, number>> | null;
-  pinned?: Pin | null;
-  loadError?: LoadError | null;
-  revisionMessage: string;
 }
 
 // ResourceDetail is the document of GET /api/v1/resources/{kind}/{name}.
