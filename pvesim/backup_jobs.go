@@ -296,10 +296,8 @@ func (s *Server) backupJobCreate(r *Request) (any, error) {
 			return nil, err
 		}
 	}
-	if pool := param["pool"]; pool != "" {
-		if err := s.backupCheckPool(r.User, pool); err != nil {
-			return nil, err
-		}
+	if err := s.backupCheckPool(r.User, param["pool"]); err != nil {
+		return nil, err
 	}
 	if err := scheduleParamCheck(param, true); err != nil {
 		return nil, err
@@ -333,8 +331,12 @@ func (s *Server) backupJobCreate(r *Request) (any, error) {
 	return nil, nil
 }
 
-// backupCheckPool is check_pool_exist and VM.Backup on the pool.
+// backupCheckPool is check_pool_exist and VM.Backup on the pool, for a
+// job that names one (both create_job and update_job check it so).
 func (s *Server) backupCheckPool(user, pool string) error {
+	if pool == "" {
+		return nil
+	}
 	if s.state.Pools[pool] == nil {
 		return permErr("pool '" + pool + "' does not exist")
 	}
@@ -461,10 +463,8 @@ func (s *Server) backupJobUpdate(r *Request) (any, error) {
 	if err := s.backupAssertUpdate(r.User, param, deletes, nil); err != nil {
 		return nil, err
 	}
-	if pool := param["pool"]; pool != "" {
-		if err := s.backupCheckPool(r.User, pool); err != nil {
-			return nil, err
-		}
+	if err := s.backupCheckPool(r.User, param["pool"]); err != nil {
+		return nil, err
 	}
 	if err := scheduleParamCheck(param, false); err != nil {
 		return nil, err
