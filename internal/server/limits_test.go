@@ -13,26 +13,12 @@ import (
 
 	"github.com/proxmops/proxmops/internal/auth"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/controller"
 )
 
-// fakeClock is the server's clock in tests: it moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_800_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// newFakeClock is the server's clock in tests: it moves only when told.
+func newFakeClock() *controller.FakeClock {
+	return controller.NewFakeClock(time.Unix(1_800_000_000, 0))
 }
 
 // postLogin is a login over real HTTP that goroutines may call (no t.Fatal).
@@ -102,7 +88,7 @@ func TestParallelWrongLoginsAreCountedBeforeTheHash(t *testing.T) {
 	if counts[401] == limit && (code != 429 || retry != strconv.Itoa(int(wait.Seconds()))) {
 		t.Fatalf("right password during the backoff: %d, Retry-After %q, want 429 after %v", code, retry, wait)
 	}
-	clock.Add(wait)
+	clock.Advance(wait)
 	e.client().login("admin", adminPassword)
 }
 
@@ -123,7 +109,7 @@ func TestLoginBackoffDoublesToItsCapAndTheRightPasswordWorksAfter(t *testing.T) 
 		if code != 429 || retry != strconv.Itoa(int(want.Seconds())) {
 			t.Fatalf("step %d: %d Retry-After %q, want 429 and %v", i, code, retry, want)
 		}
-		clock.Add(want)
+		clock.Advance(want)
 		if code, _, _ := postLogin(e.ts.URL, "admin", "not the password"); code != 401 {
 			t.Fatalf("step %d: the probe after the wait got %d", i, code)
 		}
@@ -136,7 +122,7 @@ func TestLoginBackoffDoublesToItsCapAndTheRightPasswordWorksAfter(t *testing.T) 
 	if code != 429 || retry != strconv.Itoa(int(l.Cap.Seconds())) {
 		t.Fatalf("at the cap: %d %q", code, retry)
 	}
-	clock.Add(l.Cap)
+	clock.Advance(l.Cap)
 	e.client().login("admin", adminPassword)
 	// The success cleared the account: a typo now costs no wait.
 	if code, _, _ := postLogin(e.ts.URL, "admin", "typo password"); code != 401 {
@@ -212,7 +198,7 @@ func TestAccountLimitAllowsFewerThan100FailuresPerHour(t *testing.T) {
 		if ok, wait := tryFail(l, "admin"); ok {
 			failures++
 		} else {
-			clock.Add(wait)
+			clock.Advance(wait)
 		}
 	}
 	if failures >= 100 {

@@ -264,7 +264,7 @@ func TestWebhookSignatures(t *testing.T) {
 	}
 	refreshes := 0
 	for _, tc := range cases {
-		clock.Add(WebhookWindow) // each good delivery starts its own pull
+		clock.Advance(WebhookWindow) // each good delivery starts its own pull
 		before := len(e.backend.Calls())
 		resp, b := c.req("POST", "/api/v1/webhooks/"+tc.forge, body, tc.hdr...)
 		if resp.StatusCode != tc.want {

@@ -10,13 +10,14 @@ import (
 
 	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
+	"github.com/proxmops/proxmops/internal/controller"
 )
 
 // hookEnv is a server with a webhook secret, a fake clock and a trailing
 // timer the test fires by hand.
 type hookEnv struct {
 	*env
-	clock    *fakeClock
+	clock    *controller.FakeClock
 	mu       sync.Mutex
 	trailing []func()
 }
@@ -98,7 +99,7 @@ func TestReplayedDeliveriesPullOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 				codes[code]++
-				h.clock.Add(WebhookWindow)
+				h.clock.Advance(WebhookWindow)
 			}
 			if codes[202] != 1 || codes[200] != 49 || h.refreshes() != 1 || h.fireTrailing() != 0 {
 				t.Fatalf("50 replays: %v, %d refreshes", codes, h.refreshes())
@@ -112,12 +113,12 @@ func TestReplayedDeliveriesPullOnce(t *testing.T) {
 			if code, _, _ := h.deliver(forge, "delivery-3", "X-Hub-Signature-256", "sha256=00", "X-Gitea-Signature", "00", "X-Gitlab-Token", "nope"); code != 401 {
 				t.Fatalf("forged: %d", code)
 			}
-			h.clock.Add(WebhookWindow)
+			h.clock.Advance(WebhookWindow)
 			if code, _, _ := h.deliver(forge, "delivery-3"); code != 202 {
 				t.Fatalf("genuine after forged: %d", code)
 			}
 			// Remembered for 24 hours, not for ever.
-			h.clock.Add(DeliveryMemory)
+			h.clock.Advance(DeliveryMemory)
 			if code, _, _ := h.deliver(forge, "delivery-1"); code != 202 {
 				t.Fatalf("after 24 h: %d", code)
 			}
@@ -162,7 +163,7 @@ func TestBurstOfDeliveriesMakesAtMostOneMorePull(t *testing.T) {
 		t.Fatalf("another source: %d", code)
 	}
 	// The budget refills with time.
-	h.clock.Add(WebhookRefill)
+	h.clock.Advance(WebhookRefill)
 	if code, _, _ := h.deliver("github", "later", "X-Forwarded-For", "192.0.2.7"); code != 202 {
 		t.Fatalf("after a refill: %d", code)
 	}
