@@ -23,37 +23,37 @@ var (
 )
 
 func init() {
-	RegisterFormat("pve-roleid", regexFormat(reRoleID, "role name '%s' contains invalid characters\n"))
-	RegisterFormat("pve-groupid", regexFormat(reRoleID, "group name '%s' contains invalid characters\n"))
-	RegisterFormat("pve-tokenid", regexFormat(reTokenID, "value '%s' does not look like a valid token ID\n"))
+	route.RegisterFormat("pve-roleid", regexFormat(reRoleID, "role name '%s' contains invalid characters\n"))
+	route.RegisterFormat("pve-groupid", regexFormat(reRoleID, "group name '%s' contains invalid characters\n"))
+	route.RegisterFormat("pve-tokenid", regexFormat(reTokenID, "value '%s' does not look like a valid token ID\n"))
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/access/permissions", Perm: PermUser(),
-			Params: NewParams(
-				Str("path").Opt(),
-				Str("userid").Opt().Pattern(`[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+(?:![A-Za-z][A-Za-z0-9.\-_]+)?`),
+		s.Handle(&route.Route{Method: "GET", Path: "/access/permissions", Perm: route.PermUser(),
+			Params: route.NewParams(
+				route.Str("path").Opt(),
+				route.Str("userid").Opt().Pattern(`[^\s:/]+@[A-Za-z][A-Za-z0-9.\-_]+(?:![A-Za-z][A-Za-z0-9.\-_]+)?`),
 			),
 			Handler: s.accessPermissions,
 		})
-		s.Handle(&Route{Method: "GET", Path: "/access/roles", Perm: PermUser(), Handler: s.roleIndex})
-		s.Handle(&Route{Method: "GET", Path: "/access/roles/{roleid}", Perm: PermUser(),
-			Params: NewParams(Str("roleid").Fmt("pve-roleid")), Handler: s.roleRead})
-		s.Handle(&Route{Method: "GET", Path: "/access/acl", Perm: PermUser(), Handler: s.aclRead})
-		s.Handle(&Route{Method: "PUT", Path: "/access/acl", Perm: permModify("{path}"),
-			Params: NewParams(
-				Str("path"),
-				Str("roles").Fmt("pve-roleid-list"),
-				Str("users").Opt().Fmt("pve-userid-list"),
-				Str("groups").Opt().Fmt("pve-groupid-list"),
-				Str("tokens").Opt().Fmt("pve-tokenid-list"),
-				Bool("propagate").Opt().Default("1"),
-				Bool("delete").Opt(),
+		s.Handle(&route.Route{Method: "GET", Path: "/access/roles", Perm: route.PermUser(), Handler: s.roleIndex})
+		s.Handle(&route.Route{Method: "GET", Path: "/access/roles/{roleid}", Perm: route.PermUser(),
+			Params: route.NewParams(route.Str("roleid").Fmt("pve-roleid")), Handler: s.roleRead})
+		s.Handle(&route.Route{Method: "GET", Path: "/access/acl", Perm: route.PermUser(), Handler: s.aclRead})
+		s.Handle(&route.Route{Method: "PUT", Path: "/access/acl", Perm: permModify("{path}"),
+			Params: route.NewParams(
+				route.Str("path"),
+				route.Str("roles").Fmt("pve-roleid-list"),
+				route.Str("users").Opt().Fmt("pve-userid-list"),
+				route.Str("groups").Opt().Fmt("pve-groupid-list"),
+				route.Str("tokens").Opt().Fmt("pve-tokenid-list"),
+				route.Bool("propagate").Opt().Default("1"),
+				route.Bool("delete").Opt(),
 			),
 			Handler: s.aclUpdate})
 	})
 }
 
 // permModify is ['perm-modify', path]: check_perm_modify.
-func permModify(path string) *Perm { return route.PermModify(path) }
+func permModify(path string) *route.Perm { return route.PermModify(path) }
 
 // checkPermModify is RPCEnvironment::check_perm_modify: Permissions.Modify,
 // or the allocation privilege of the object the path names.
@@ -76,7 +76,7 @@ func (s *Server) checkPermModify(user, path string) error {
 // accessPermissions is API2/AccessControl.pm "permissions": a map of path
 // to a map of privilege to its propagate flag. Anybody may read their own
 // (or their own tokens'); others need Sys.Audit on /access.
-func (s *Server) accessPermissions(r *Request) (any, error) {
+func (s *Server) accessPermissions(r *route.Request) (any, error) {
 	userid := r.User
 	if r.Has("userid") {
 		userid = r.Str("userid")
@@ -129,7 +129,7 @@ func boolInt(b bool) int {
 }
 
 // roleIndex is API2/Role.pm "index".
-func (s *Server) roleIndex(*Request) (any, error) {
+func (s *Server) roleIndex(*route.Request) (any, error) {
 	var out []map[string]any
 	for _, id := range s.access.sortedRoleIDs() {
 		privs, _ := s.access.role(id)
@@ -140,10 +140,10 @@ func (s *Server) roleIndex(*Request) (any, error) {
 }
 
 // roleRead is API2/Role.pm "read_role": privilege name to 1.
-func (s *Server) roleRead(r *Request) (any, error) {
+func (s *Server) roleRead(r *route.Request) (any, error) {
 	privs, ok := s.access.role(r.Str("roleid"))
 	if !ok {
-		return nil, Fail("role '%s' does not exist", r.Str("roleid"))
+		return nil, route.Fail("role '%s' does not exist", r.Str("roleid"))
 	}
 	out := map[string]int{}
 	for p := range privs {
@@ -154,7 +154,7 @@ func (s *Server) roleRead(r *Request) (any, error) {
 
 // aclRead is API2/ACL.pm "read_acl": the entries on paths where the caller
 // may audit (Sys.Audit on /access) or modify permissions.
-func (s *Server) aclRead(r *Request) (any, error) {
+func (s *Server) aclRead(r *route.Request) (any, error) {
 	audit := s.can(r.User, "/access", "Sys.Audit")
 	out := []map[string]any{}
 	for _, e := range s.access.acl {
@@ -167,21 +167,21 @@ func (s *Server) aclRead(r *Request) (any, error) {
 }
 
 // aclUpdate is API2/ACL.pm "update_acl".
-func (s *Server) aclUpdate(r *Request) (any, error) {
+func (s *Server) aclUpdate(r *route.Request) (any, error) {
 	if r.Str("users") == "" && r.Str("groups") == "" && r.Str("tokens") == "" {
 		msg := "either 'users', 'groups' or 'tokens' is required."
-		return nil, ParamError(map[string]string{"users": msg, "groups": msg, "tokens": msg})
+		return nil, route.ParamError(map[string]string{"users": msg, "groups": msg, "tokens": msg})
 	}
 	path := normalizeACLPath(r.Str("path"))
 	if !reACLPathChars.MatchString(path) || (!r.Bool("delete") && !validACLPath(path)) {
-		return nil, ParamErr("path", fmt.Sprintf("invalid ACL path '%s'", r.Str("path")))
+		return nil, route.ParamErr("path", fmt.Sprintf("invalid ACL path '%s'", r.Str("path")))
 	}
 	propagate := r.BoolOr("propagate", true)
 	mine := s.permissions(r.User, path)
 	for _, role := range splitList(r.Str("roles")) {
 		privs, ok := s.access.role(role)
 		if !ok {
-			return nil, Fail("role '%s' does not exist", role)
+			return nil, route.Fail("role '%s' does not exist", role)
 		}
 		if _, ok := mine["Permissions.Modify"]; !ok {
 			if err := checkRoleSubset(role, privs, mine, propagate, r.Bool("delete")); err != nil {
@@ -189,21 +189,21 @@ func (s *Server) aclUpdate(r *Request) (any, error) {
 			}
 		}
 		for _, g := range splitList(r.Str("groups")) {
-			return nil, Fail("group '%s' does not exist", g)
+			return nil, route.Fail("group '%s' does not exist", g)
 		}
 		for _, u := range splitList(r.Str("users")) {
 			if !s.userExists(u) {
-				return nil, Fail("user '%s' does not exist", u)
+				return nil, route.Fail("user '%s' does not exist", u)
 			}
 			s.access.setACL(aclEntry{Path: path, Type: "user", UGID: u, Role: role, Propagate: propagate}, r.Bool("delete"))
 		}
 		for _, t := range splitList(r.Str("tokens")) {
 			owner, name, _ := strings.Cut(t, "!")
 			if !s.userExists(owner) {
-				return nil, Fail("user '%s' does not exist", owner)
+				return nil, route.Fail("user '%s' does not exist", owner)
 			}
 			if t != s.opts.TokenID {
-				return nil, Fail("no such token '%s' for user '%s'", name, owner)
+				return nil, route.Fail("no such token '%s' for user '%s'", name, owner)
 			}
 			s.access.setACL(aclEntry{Path: path, Type: "token", UGID: t, Role: role, Propagate: propagate}, r.Bool("delete"))
 		}
@@ -221,14 +221,14 @@ func checkRoleSubset(role string, privs, mine map[string]bool, propagate, del bo
 	for _, p := range sortedKeys(privs) {
 		have, ok := mine[p]
 		if !ok {
-			return ParamErr("role", fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify' or superset of privileges.", verb, role))
+			return route.ParamErr("role", fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify' or superset of privileges.", verb, role))
 		}
 		if propagate && !have && !del {
-			return ParamErr("role", fmt.Sprintf("Cannot %s role '%s' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.", verb, role))
+			return route.ParamErr("role", fmt.Sprintf("Cannot %s role '%s' with propagation - requires 'Permissions.Modify' or propagated superset of privileges.", verb, role))
 		}
 	}
 	if role == "NoAccess" {
-		return ParamErr("role", fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify'", verb, role))
+		return route.ParamErr("role", fmt.Sprintf("Cannot %s role '%s' - requires 'Permissions.Modify'", verb, role))
 	}
 	return nil
 }

@@ -10,26 +10,26 @@ import "github.com/proxmops/proxmops/pvesim/route"
 
 func init() {
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/access/users/{userid}", Perm: permUseridGroup("User.Modify", "Sys.Audit"),
-			Params: NewParams(Str("userid").Fmt("pve-userid").MaxLen(64)), Handler: s.readUser})
+		s.Handle(&route.Route{Method: "GET", Path: "/access/users/{userid}", Perm: permUseridGroup("User.Modify", "Sys.Audit"),
+			Params: route.NewParams(route.Str("userid").Fmt("pve-userid").MaxLen(64)), Handler: s.readUser})
 	})
 }
 
 // permUseridGroup is ['userid-group', [privs]]: any of privs on
 // /access/groups, or on a group the user of the userid parameter is in.
-func permUseridGroup(privs ...string) *Perm { return route.PermUseridGroup(privs...) }
+func permUseridGroup(privs ...string) *route.Perm { return route.PermUseridGroup(privs...) }
 
 // checkUseridGroup is the userid-group test: the user must exist
 // (check_user_exist dies otherwise), then any of the privileges on all
 // groups will do; a group the user is in would too, but the simulated
 // users are in none (filter_groups finds nothing), so that ends in
 // raise_perm_exc().
-func (s *Server) checkUseridGroup(p *Perm, user string, params map[string]string, noerr bool) (bool, error) {
+func (s *Server) checkUseridGroup(p *route.Perm, user string, params map[string]string, noerr bool) (bool, error) {
 	if id := params["userid"]; !s.userExists(id) {
 		if noerr {
 			return false, nil
 		}
-		return false, Fail("no such user ('%s')", id)
+		return false, route.Fail("no such user ('%s')", id)
 	}
 	if s.checkAny(user, "/access/groups", p.Privs...) == nil {
 		return true, nil
@@ -40,7 +40,7 @@ func (s *Server) checkUseridGroup(p *Perm, user string, params map[string]string
 // readUser is extract_user_data($data, 1): enable and expire as user.cfg
 // has them, the groups, and the user's tokens with their privsep and
 // expire (null when the user has none).
-func (s *Server) readUser(r *Request) (any, error) {
+func (s *Server) readUser(r *route.Request) (any, error) {
 	id := r.Str("userid")
 	var tokens map[string]any
 	if owner, name, ok := cutToken(s.opts.TokenID); ok && owner == id {

@@ -8,6 +8,8 @@ package pvesim
 
 import (
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // DefaultAgentStartDelay is how long after a start the simulated guest
@@ -16,9 +18,9 @@ const DefaultAgentStartDelay = 3 * time.Second
 
 func init() {
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/agent/ping",
-			Perm: PermAny("/vms/{vmid}", "VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted"), ProxyTo: "node",
-			Params: NewParams(pNode(), pVMID()), Handler: s.onGuest(s.qemuGuest, s.agentPing)})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/agent/ping",
+			Perm: route.PermAny("/vms/{vmid}", "VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted"), ProxyTo: "node",
+			Params: route.NewParams(pNode(), pVMID()), Handler: s.onGuest(s.qemuGuest, s.agentPing)})
 	})
 }
 
@@ -41,21 +43,21 @@ func (s *Server) agentStartDelay() time.Duration {
 // enabled agent has its device, and it answers once it has started.
 func (s *Server) assertAgentAvailable(g *Guest) error {
 	if _, ok := g.Conf["agent"]; !ok {
-		return Fail("No QEMU guest agent configured")
+		return route.Fail("No QEMU guest agent configured")
 	}
 	if !g.Running {
-		return Fail("VM %d is not running", g.VMID)
+		return route.Fail("VM %d is not running", g.VMID)
 	}
 	a, err := parsePropString(qemuConfigTypes.Lookup("agent").PropFormat, g.Conf["agent"], "")
 	if err != nil || a["enabled"] != "1" || s.clock.Now().Before(g.StartedAt.Add(s.agentStartDelay())) {
-		return Fail("QEMU guest agent is not running")
+		return route.Fail("QEMU guest agent is not running")
 	}
 	return nil
 }
 
 // agentPing is the ping command of API2/Qemu/Agent.pm register_command:
 // the agent's empty answer to guest-ping as the result.
-func (s *Server) agentPing(r *Request, g *Guest) (any, error) {
+func (s *Server) agentPing(r *route.Request, g *Guest) (any, error) {
 	if err := s.assertAgentAvailable(g); err != nil {
 		return nil, err
 	}

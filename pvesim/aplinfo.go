@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The appliance template catalogue (GET/POST /nodes/{node}/aplinfo,
@@ -59,9 +61,9 @@ func init() {
 		a.InfoPage = "https://pve.proxmox.com/wiki/Linux_Container#pct_supported_distributions"
 	}
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/aplinfo", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.aplinfoList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/aplinfo", Perm: PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), ProxyTo: "node",
-			Params:  NewParams(pNode(), Str("storage").Fmt("pve-storage-id"), Str("template").MaxLen(255)),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/aplinfo", Perm: route.PermUser(), ProxyTo: "node", Params: route.NewParams(pNode()), Handler: s.aplinfoList})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/aplinfo", Perm: route.PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), ProxyTo: "node",
+			Params:  route.NewParams(pNode(), route.Str("storage").Fmt("pve-storage-id"), route.Str("template").MaxLen(255)),
 			Handler: s.aplinfoDownload})
 	})
 }
@@ -241,7 +243,7 @@ func applianceJSON(a Appliance) map[string]any {
 	}
 }
 
-func (s *Server) aplinfoList(*Request) (any, error) {
+func (s *Server) aplinfoList(*route.Request) (any, error) {
 	out := []map[string]any{}
 	for _, a := range Appliances {
 		out = append(out, applianceJSON(a))
@@ -249,7 +251,7 @@ func (s *Server) aplinfoList(*Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) aplinfoDownload(r *Request) (any, error) {
+func (s *Server) aplinfoDownload(r *route.Request) (any, error) {
 	node, storage, template := r.Str("node"), r.Str("storage"), r.Str("template")
 	var app *Appliance
 	for i := range Appliances {
@@ -258,7 +260,7 @@ func (s *Server) aplinfoDownload(r *Request) (any, error) {
 		}
 	}
 	if app == nil {
-		return nil, ParamErr("template", "no such template")
+		return nil, route.ParamErr("template", "no such template")
 	}
 	// apl_download (pve-manager API2/Nodes.pm): storage_check_enabled on
 	// the node, then vztmpl content.
@@ -267,7 +269,7 @@ func (s *Server) aplinfoDownload(r *Request) (any, error) {
 		return nil, err
 	}
 	if !st.allows("vztmpl") {
-		return nil, Fail("storage '%s' does not support templates", storage)
+		return nil, route.Fail("storage '%s' does not support templates", storage)
 	}
 	content := applianceArchive(*app)
 	dir := st.Path

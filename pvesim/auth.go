@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // authInfo is who is calling.
@@ -121,7 +123,7 @@ func unauthenticated(rel, method string) bool {
 
 // authenticate is pve-manager's auth_handler: a ticket cookie first, then
 // an API token; writes with a ticket need the CSRF prevention token.
-func (s *Server) authenticate(hr *http.Request, rel string) (authInfo, *APIError) {
+func (s *Server) authenticate(hr *http.Request, rel string) (authInfo, *route.APIError) {
 	if unauthenticated(rel, hr.Method) {
 		return authInfo{}, nil
 	}
@@ -136,18 +138,18 @@ func (s *Server) authenticate(hr *http.Request, rel string) (authInfo, *APIError
 	if ticket == "" {
 		token := extractAuthValue(authz, "PVEAPIToken")
 		if token == "" {
-			return info, &APIError{Status: 401, Message: "No ticket", NoBody: true}
+			return info, &route.APIError{Status: 401, Message: "No ticket", NoBody: true}
 		}
 		id, secret, ok := strings.Cut(token, "=")
 		if !ok || s.opts.TokenID == "" || id != s.opts.TokenID ||
 			subtle.ConstantTimeCompare([]byte(secret), []byte(s.opts.TokenSecret)) != 1 {
-			return info, &APIError{Status: 401, Message: "Authentication failed!", NoBody: true}
+			return info, &route.APIError{Status: 401, Message: "Authentication failed!", NoBody: true}
 		}
 		info = authInfo{user: id, isToken: true}
 	} else {
 		user, ok := s.tickets.verifyTicket(ticket, now)
 		if !ok {
-			return info, &APIError{Status: 401, Message: "Authentication failed!", NoBody: true}
+			return info, &route.APIError{Status: 401, Message: "Authentication failed!", NoBody: true}
 		}
 		info = authInfo{user: user}
 	}
@@ -156,7 +158,7 @@ func (s *Server) authenticate(hr *http.Request, rel string) (authInfo, *APIError
 	}
 	if hr.Method != "GET" && !info.isToken && !info.isUpload {
 		if !s.tickets.verifyCSRF(info.user, hr.Header.Get("CSRFPreventionToken"), now) {
-			return info, &APIError{Status: 401, Message: "Permission denied - invalid csrf token", NoBody: true}
+			return info, &route.APIError{Status: 401, Message: "Permission denied - invalid csrf token", NoBody: true}
 		}
 	}
 	return info, nil
@@ -164,22 +166,22 @@ func (s *Server) authenticate(hr *http.Request, rel string) (authInfo, *APIError
 
 func init() {
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/access/ticket", Unauthenticated: true,
-			Handler: func(*Request) (any, error) { return nil, nil }})
-		s.Handle(&Route{Method: "POST", Path: "/access/ticket", Unauthenticated: true, NoToken: true, Class: "auth",
-			Params: NewParams(
-				Str("username").MaxLen(64),
-				Str("password"),
-				Str("realm").Opt().MaxLen(32).Fmt("pve-realm"),
-				Str("otp").Opt(),
-				Str("path").Opt().MaxLen(64).Requires("privs"),
-				Str("privs").Opt().MaxLen(64).Fmt("pve-priv-list").Requires("path"),
-				Bool("new-format").Opt(),
-				Str("tfa-challenge").Opt(),
+		s.Handle(&route.Route{Method: "GET", Path: "/access/ticket", Unauthenticated: true,
+			Handler: func(*route.Request) (any, error) { return nil, nil }})
+		s.Handle(&route.Route{Method: "POST", Path: "/access/ticket", Unauthenticated: true, NoToken: true, Class: "auth",
+			Params: route.NewParams(
+				route.Str("username").MaxLen(64),
+				route.Str("password"),
+				route.Str("realm").Opt().MaxLen(32).Fmt("pve-realm"),
+				route.Str("otp").Opt(),
+				route.Str("path").Opt().MaxLen(64).Requires("privs"),
+				route.Str("privs").Opt().MaxLen(64).Fmt("pve-priv-list").Requires("path"),
+				route.Bool("new-format").Opt(),
+				route.Str("tfa-challenge").Opt(),
 			),
 			Handler: s.createTicket})
-		s.Handle(&Route{Method: "GET", Path: "/access/domains", Unauthenticated: true,
-			Handler: func(*Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/access/domains", Unauthenticated: true,
+			Handler: func(*route.Request) (any, error) {
 				return []map[string]any{
 					{"realm": "pam", "type": "pam", "comment": "Linux PAM standard authentication"},
 					{"realm": "pve", "type": "pve", "comment": "Proxmox VE authentication server"},
@@ -188,14 +190,14 @@ func init() {
 	})
 }
 
-func (s *Server) createTicket(r *Request) (any, error) {
+func (s *Server) createTicket(r *route.Request) (any, error) {
 	user := r.Str("username")
 	if realm := r.Str("realm"); realm != "" && !strings.Contains(user, "@") {
 		user += "@" + realm
 	}
 	if s.opts.RootPassword == "" || user != "root@pam" ||
 		subtle.ConstantTimeCompare([]byte(r.Str("password")), []byte(s.opts.RootPassword)) != 1 {
-		return nil, Failf(401, "authentication failure")
+		return nil, route.Failf(401, "authentication failure")
 	}
 	now := s.clock.Now()
 	return map[string]any{

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proxmops/proxmops/internal/calendarevent"
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Backup jobs: /cluster/backup (pve-manager PVE/API2/Backup.pm) over
@@ -22,55 +23,55 @@ import (
 
 // vzdumpOptionParams are Common.pm's json_config_properties as the 9.1
 // schema lists them for POST and PUT /cluster/backup.
-func vzdumpOptionParams() []*Param {
-	return []*Param{
-		Bool("all").Opt().Default("0"),
-		Int("bwlimit").Opt().Min(0).Default("0"),
-		Str("compress").Opt().Enum("0", "1", "gzip", "lzo", "zstd").Default("0"),
-		Str("dumpdir").Opt(),
-		Str("exclude").Opt().Fmt("pve-vmid-list"),
-		Arr("exclude-path").Opt(),
-		Str("fleecing").Opt().Fmt("backup-fleecing"),
-		Int("ionice").Opt().Min(0).Max(8).Default("7"),
-		Int("lockwait").Opt().Min(0).Default("180"),
-		Str("mailnotification").Opt().Enum("always", "failure").Default("always"),
-		Str("mailto").Opt().Fmt("email-or-username-list"),
-		Int("maxfiles").Opt().Min(1),
-		Str("mode").Opt().Enum("snapshot", "suspend", "stop").Default("snapshot"),
-		Str("node").Opt().Fmt("pve-node"),
-		Str("notes-template").Opt().MaxLen(1024).Requires("storage"),
-		Str("notification-mode").Opt().Enum("auto", "legacy-sendmail", "notification-system").Default("auto"),
-		Str("pbs-change-detection-mode").Opt().Enum("legacy", "data", "metadata"),
-		Str("performance").Opt().Fmt("backup-performance"),
-		Int("pigz").Opt().Default("0"),
-		Str("pool").Opt(),
-		Bool("protected").Opt().Requires("storage"),
-		Str("prune-backups").Opt().Fmt("prune-backups").Default("keep-all=1"),
-		Bool("quiet").Opt().Default("0"),
-		Bool("remove").Opt().Default("1"),
-		Str("script").Opt(),
-		Bool("stdexcludes").Opt().Default("1"),
-		Bool("stop").Opt().Default("0"),
-		Int("stopwait").Opt().Min(0).Default("10"),
-		Str("storage").Opt().Fmt("pve-storage-id"),
-		Str("tmpdir").Opt(),
-		Str("vmid").Opt().Fmt("pve-vmid-list"),
-		Int("zstd").Opt().Default("1"),
+func vzdumpOptionParams() []*route.Param {
+	return []*route.Param{
+		route.Bool("all").Opt().Default("0"),
+		route.Int("bwlimit").Opt().Min(0).Default("0"),
+		route.Str("compress").Opt().Enum("0", "1", "gzip", "lzo", "zstd").Default("0"),
+		route.Str("dumpdir").Opt(),
+		route.Str("exclude").Opt().Fmt("pve-vmid-list"),
+		route.Arr("exclude-path").Opt(),
+		route.Str("fleecing").Opt().Fmt("backup-fleecing"),
+		route.Int("ionice").Opt().Min(0).Max(8).Default("7"),
+		route.Int("lockwait").Opt().Min(0).Default("180"),
+		route.Str("mailnotification").Opt().Enum("always", "failure").Default("always"),
+		route.Str("mailto").Opt().Fmt("email-or-username-list"),
+		route.Int("maxfiles").Opt().Min(1),
+		route.Str("mode").Opt().Enum("snapshot", "suspend", "stop").Default("snapshot"),
+		route.Str("node").Opt().Fmt("pve-node"),
+		route.Str("notes-template").Opt().MaxLen(1024).Requires("storage"),
+		route.Str("notification-mode").Opt().Enum("auto", "legacy-sendmail", "notification-system").Default("auto"),
+		route.Str("pbs-change-detection-mode").Opt().Enum("legacy", "data", "metadata"),
+		route.Str("performance").Opt().Fmt("backup-performance"),
+		route.Int("pigz").Opt().Default("0"),
+		route.Str("pool").Opt(),
+		route.Bool("protected").Opt().Requires("storage"),
+		route.Str("prune-backups").Opt().Fmt("prune-backups").Default("keep-all=1"),
+		route.Bool("quiet").Opt().Default("0"),
+		route.Bool("remove").Opt().Default("1"),
+		route.Str("script").Opt(),
+		route.Bool("stdexcludes").Opt().Default("1"),
+		route.Bool("stop").Opt().Default("0"),
+		route.Int("stopwait").Opt().Min(0).Default("10"),
+		route.Str("storage").Opt().Fmt("pve-storage-id"),
+		route.Str("tmpdir").Opt(),
+		route.Str("vmid").Opt().Fmt("pve-vmid-list"),
+		route.Int("zstd").Opt().Default("1"),
 		// Backup.pm's own job properties.
-		Str("schedule").Opt().Fmt("pve-calendar-event").MaxLen(128),
-		Str("starttime").Opt().Pattern(`\d{1,2}:\d{1,2}`),
-		Bool("enabled").Opt().Default("1"),
-		Bool("repeat-missed").Opt().Default("0"),
-		Str("comment").Opt().MaxLen(512),
+		route.Str("schedule").Opt().Fmt("pve-calendar-event").MaxLen(128),
+		route.Str("starttime").Opt().Pattern(`\d{1,2}:\d{1,2}`),
+		route.Bool("enabled").Opt().Default("1"),
+		route.Bool("repeat-missed").Opt().Default("0"),
+		route.Str("comment").Opt().MaxLen(512),
 	}
 }
 
 // backupJobID is the pve-backup-jobid standard option.
-func backupJobID() *Param { return Str("id").MaxLen(50).Pattern(`\S+`) }
+func backupJobID() *route.Param { return route.Str("id").MaxLen(50).Pattern(`\S+`) }
 
-var backupCreateParams = NewParams(append(vzdumpOptionParams(),
-	Str("id").Opt().Fmt("pve-configid"),
-	Str("dow").Opt().Fmt("pve-day-of-week-list").Requires("starttime").Default("mon,tue,wed,thu,fri,sat,sun"))...)
+var backupCreateParams = route.NewParams(append(vzdumpOptionParams(),
+	route.Str("id").Opt().Fmt("pve-configid"),
+	route.Str("dow").Opt().Fmt("pve-day-of-week-list").Requires("starttime").Default("mon,tue,wed,thu,fri,sat,sun"))...)
 
 // vzdumpPropertyStrings is Common.pm's $PROPERTY_STRINGS: read back as
 // objects.
@@ -86,41 +87,41 @@ var (
 
 func init() {
 	// pve-common PVE/CalendarEvent.pm pve_verify_calendar_event.
-	RegisterFormat("pve-calendar-event", calendarevent.Verify)
-	RegisterFormat("pve-day-of-week", func(s string) error {
+	route.RegisterFormat("pve-calendar-event", calendarevent.Verify)
+	route.RegisterFormat("pve-day-of-week", func(s string) error {
 		switch s {
 		case "mon", "tue", "wed", "thu", "fri", "sat", "sun":
 			return nil
 		}
 		return fmt.Errorf("invalid day '%s'\n", s)
 	})
-	RegisterFormat("email-or-username", func(s string) error {
+	route.RegisterFormat("email-or-username", func(s string) error {
 		if !reEmail.MatchString(s) && !reEmailUser.MatchString(s) {
 			return fmt.Errorf("value does not look like a valid email address or user name\n")
 		}
 		return nil
 	})
-	RegisterPropFormat("backup-fleecing", Props(Bool("enabled").Opt().Default("0").DefaultKey(),
-		Str("storage").Opt().Fmt("pve-storage-id")))
-	RegisterPropFormat("backup-performance", Props(Int("max-workers").Opt().Min(1).Max(256).Default("16"),
-		Int("pbs-entries-max").Opt().Min(1).Default("1048576")))
+	route.RegisterPropFormat("backup-fleecing", route.Props(route.Bool("enabled").Opt().Default("0").DefaultKey(),
+		route.Str("storage").Opt().Fmt("pve-storage-id")))
+	route.RegisterPropFormat("backup-performance", route.Props(route.Int("max-workers").Opt().Min(1).Max(256).Default("16"),
+		route.Int("pbs-entries-max").Opt().Min(1).Default("1048576")))
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/cluster/backup", Perm: PermCheck("/", "Sys.Audit"), Handler: s.backupJobList})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/backup", Perm: PermCheck("/", "Sys.Modify"),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/backup", Perm: route.PermCheck("/", "Sys.Audit"), Handler: s.backupJobList})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/backup", Perm: route.PermCheck("/", "Sys.Modify"),
 			Params: backupCreateParams, Handler: s.backupJobCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/backup/{id}", Perm: PermCheck("/", "Sys.Audit"),
-			Params: NewParams(backupJobID()), Handler: s.backupJobRead})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/backup/{id}", Perm: PermCheck("/", "Sys.Modify"),
-			Params: NewParams(append(vzdumpOptionParams(), backupJobID(),
-				Str("dow").Opt().Fmt("pve-day-of-week-list").Requires("starttime"),
-				Str("delete").Opt().Fmt("pve-configid-list"))...),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/backup/{id}", Perm: route.PermCheck("/", "Sys.Audit"),
+			Params: route.NewParams(backupJobID()), Handler: s.backupJobRead})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/backup/{id}", Perm: route.PermCheck("/", "Sys.Modify"),
+			Params: route.NewParams(append(vzdumpOptionParams(), backupJobID(),
+				route.Str("dow").Opt().Fmt("pve-day-of-week-list").Requires("starttime"),
+				route.Str("delete").Opt().Fmt("pve-configid-list"))...),
 			Handler: s.backupJobUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/backup/{id}", Perm: PermCheck("/", "Sys.Modify"),
-			Params: NewParams(backupJobID()), Handler: s.backupJobDelete})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/backup-info", Handler: func(*Request) (any, error) {
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/backup/{id}", Perm: route.PermCheck("/", "Sys.Modify"),
+			Params: route.NewParams(backupJobID()), Handler: s.backupJobDelete})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/backup-info", Handler: func(*route.Request) (any, error) {
 			return []map[string]any{{"subdir": "not-backed-up"}}, nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/backup-info/not-backed-up", Perm: PermCheck("/", "Sys.Audit"),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/backup-info/not-backed-up", Perm: route.PermCheck("/", "Sys.Audit"),
 			Handler: s.backupNotBackedUp})
 	})
 }
@@ -128,7 +129,7 @@ func init() {
 // lockedParamErr is a raise_param_exc inside cfs_lock_file that Backup.pm
 // re-dies as a string ('die "$@"'): PVE::Exception's stringify, a 500.
 func lockedParamErr(key, msg string) error {
-	return Fail("400 Parameter verification failed.\n%s: %s", key, strings.TrimSuffix(msg, "\n"))
+	return route.Fail("400 Parameter verification failed.\n%s: %s", key, strings.TrimSuffix(msg, "\n"))
 }
 
 // backupAssertCommon is assert_param_permission_common.
@@ -138,7 +139,7 @@ func (s *Server) backupAssertCommon(user string, param map[string]string, isDele
 	}
 	for _, k := range []string{"tmpdir", "dumpdir", "script", "job-id"} {
 		if hasKey(param, k) {
-			return ParamErr(k, "Only root may set this option.")
+			return route.ParamErr(k, "Only root may set this option.")
 		}
 	}
 	for _, k := range []string{"bwlimit", "ionice", "performance"} {
@@ -150,7 +151,7 @@ func (s *Server) backupAssertCommon(user string, param map[string]string, isDele
 		}
 	}
 	if f := param["fleecing"]; f != "" && !isDelete {
-		kv, _ := parsePropString(namedProps("backup-fleecing"), f, "fleecing")
+		kv, _ := parsePropString(route.NamedProps("backup-fleecing"), f, "fleecing")
 		if st := kv["storage"]; st != "" {
 			if err := s.check(user, "/storage/"+st, "Datastore.AllocateSpace"); err != nil {
 				return err
@@ -178,10 +179,10 @@ func scheduleParamCheck(param map[string]string, required bool) error {
 	_, hasStart := param["starttime"]
 	switch {
 	case hasSched && hasStart:
-		return ParamErr("starttime", "'starttime' and 'schedule' cannot both be set")
+		return route.ParamErr("starttime", "'starttime' and 'schedule' cannot both be set")
 	case !hasSched && !hasStart:
 		if required {
-			return ParamErr("schedule", "neither 'starttime' nor 'schedule' were set")
+			return route.ParamErr("schedule", "neither 'starttime' nor 'schedule' were set")
 		}
 	case hasStart:
 		sched := param["starttime"]
@@ -205,7 +206,7 @@ func verifyVzdumpParams(p map[string]string, checkMissing bool) error {
 		}
 	}
 	if f := p["fleecing"]; f != "" {
-		kv, _ := parsePropString(namedProps("backup-fleecing"), f, "fleecing")
+		kv, _ := parsePropString(route.NamedProps("backup-fleecing"), f, "fleecing")
 		// Common.pm verify_backup_fleecing.
 		if kv["storage"] == "" && kv["enabled"] == "1" {
 			return lockedParamErr("fleecing", "invalid format - 'storage' parameter is required when 'enabled' is set")
@@ -254,7 +255,7 @@ func verifyNotesTemplate(t string) error {
 func checkLineFeeds(p map[string]string) error {
 	for _, k := range sortedKeys(p) {
 		if strings.ContainsAny(p[k], "\r\n") {
-			return Fail("property contains a line feed")
+			return route.Fail("property contains a line feed")
 		}
 	}
 	return nil
@@ -264,7 +265,7 @@ func checkLineFeeds(p map[string]string) error {
 // validate_prune_backups leaves it (keep-all=1 when nothing is kept,
 // the other keys without keep-all otherwise), printed with sorted keys.
 func normalizePrune(v string) string {
-	kv, err := parsePropString(namedProps("prune-backups"), v, "prune-backups")
+	kv, err := parsePropString(route.NamedProps("prune-backups"), v, "prune-backups")
 	if err != nil {
 		return v
 	}
@@ -283,7 +284,7 @@ func normalizePrune(v string) string {
 	return strings.Join(parts, ",")
 }
 
-func (s *Server) backupJobCreate(r *Request) (any, error) {
+func (s *Server) backupJobCreate(r *route.Request) (any, error) {
 	param := paramsExcept(r)
 	if err := s.storagePruneCheck(param); err != nil {
 		return nil, err
@@ -311,7 +312,7 @@ func (s *Server) backupJobCreate(r *Request) (any, error) {
 	}
 	delete(param, "id")
 	if s.state.BackupJobs[id] != nil {
-		return nil, Fail("Job '%s' already exists", id)
+		return nil, route.Fail("Job '%s' already exists", id)
 	}
 	if err := verifyVzdumpParams(param, true); err != nil {
 		return nil, err
@@ -349,11 +350,11 @@ func backupJobJSON(id string, job map[string]string) map[string]any {
 	out := map[string]any{"id": id, "enabled": int64(1)}
 	for k, v := range job {
 		if f, ok := vzdumpPropertyStrings[k]; ok {
-			kv, _ := parsePropString(namedProps(f), v, k)
+			kv, _ := parsePropString(route.NamedProps(f), v, k)
 			obj := map[string]any{}
 			for kk, vv := range kv {
-				if p := namedProps(f).Keys[kk]; p != nil && p.Type == TBoolean {
-					obj[kk] = typedValue(TInteger, vv)
+				if p := route.NamedProps(f).Keys[kk]; p != nil && p.Type == route.TBoolean {
+					obj[kk] = typedValue(route.TInteger, vv)
 					continue
 				}
 				obj[kk] = vv
@@ -361,11 +362,11 @@ func backupJobJSON(id string, job map[string]string) map[string]any {
 			out[k] = obj
 			continue
 		}
-		t := TString
+		t := route.TString
 		if p := backupCreateParams.Lookup(k); p != nil {
 			t = p.Type
 		}
-		if t == TArray {
+		if t == route.TArray {
 			// exclude-path: one line per item in jobs.cfg, an array read back.
 			out[k] = strings.Split(v, "\x00")
 			continue
@@ -377,7 +378,7 @@ func backupJobJSON(id string, job map[string]string) map[string]any {
 
 // backupJobList is Backup.pm "index": the jobs in file order, with the
 // next run computed from now.
-func (s *Server) backupJobList(r *Request) (any, error) {
+func (s *Server) backupJobList(r *route.Request) (any, error) {
 	out := []map[string]any{}
 	now := s.clock.Now().Unix()
 	for _, id := range s.state.BackupJobOrder {
@@ -396,16 +397,16 @@ func (s *Server) backupJobList(r *Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) backupJobRead(r *Request) (any, error) {
+func (s *Server) backupJobRead(r *route.Request) (any, error) {
 	id := r.Str("id")
 	job := s.state.BackupJobs[id]
 	if job == nil {
-		return nil, ParamErr("id", fmt.Sprintf("No such job '%s'", id))
+		return nil, route.ParamErr("id", fmt.Sprintf("No such job '%s'", id))
 	}
 	return backupJobJSON(id, job), nil
 }
 
-func (s *Server) backupJobDelete(r *Request) (any, error) {
+func (s *Server) backupJobDelete(r *route.Request) (any, error) {
 	id := r.Str("id")
 	if s.state.BackupJobs[id] == nil {
 		return nil, lockedParamErr("id", fmt.Sprintf("No such job '%s'", id))
@@ -444,7 +445,7 @@ func (s *Server) backupAssertUpdate(user string, param map[string]string, delete
 		return nil
 	}
 	if current["dumpdir"] != "" {
-		return Fail("only root@pam may edit jobs with a 'dumpdir' option.")
+		return route.Fail("only root@pam may edit jobs with a 'dumpdir' option.")
 	}
 	if st := vzdumpStorageParam(current); st != "" {
 		return s.check(user, "/storage/"+st, "Datastore.Allocate")
@@ -453,7 +454,7 @@ func (s *Server) backupAssertUpdate(user string, param map[string]string, delete
 }
 
 // backupJobUpdate is Backup.pm "update_job".
-func (s *Server) backupJobUpdate(r *Request) (any, error) {
+func (s *Server) backupJobUpdate(r *route.Request) (any, error) {
 	id := r.Str("id")
 	param := paramsExcept(r, "id", "delete")
 	deletes := splitList(r.Str("delete"))
@@ -470,7 +471,7 @@ func (s *Server) backupJobUpdate(r *Request) (any, error) {
 		return nil, err
 	}
 	if len(param) == 0 && len(deletes) == 0 {
-		return nil, Fail("no options specified")
+		return nil, route.Fail("no options specified")
 	}
 	if err := verifyVzdumpParams(param, false); err != nil {
 		return nil, err
@@ -480,7 +481,7 @@ func (s *Server) backupJobUpdate(r *Request) (any, error) {
 	}
 	old := s.state.BackupJobs[id]
 	if old == nil {
-		return nil, Fail("no such vzdump job")
+		return nil, route.Fail("no such vzdump job")
 	}
 	if err := s.backupAssertUpdate(r.User, param, deletes, old); err != nil {
 		return nil, err
@@ -552,7 +553,7 @@ func (s *Server) backupIncluded() (map[int]bool, error) {
 			// guests; a pool gone fails the whole answer.
 			p := s.state.Pools[job["pool"]]
 			if p == nil {
-				return nil, Fail("pool '%s' does not exist", job["pool"])
+				return nil, route.Fail("pool '%s' does not exist", job["pool"])
 			}
 			ids = p.sortedVMIDs()
 		case job["vmid"] != "":
@@ -583,7 +584,7 @@ func (s *Server) backupIncluded() (map[int]bool, error) {
 
 // backupNotBackedUp is BackupInfo.pm get_guests_not_in_backup: the guests
 // the caller may audit that no job includes, with their name.
-func (s *Server) backupNotBackedUp(r *Request) (any, error) {
+func (s *Server) backupNotBackedUp(r *route.Request) (any, error) {
 	included, err := s.backupIncluded()
 	if err != nil {
 		return nil, err

@@ -8,35 +8,37 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 var (
-	pNode = func() *Param { return Str("node").Fmt("pve-node") }
-	pVMID = func() *Param { return Int("vmid").Fmt("pve-vmid").Min(100).Max(999999999) }
+	pNode = func() *route.Param { return route.Str("node").Fmt("pve-node") }
+	pVMID = func() *route.Param { return route.Int("vmid").Fmt("pve-vmid").Min(100).Max(999999999) }
 )
 
 func init() {
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/", Perm: PermUser(), Handler: func(*Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/", Perm: route.PermUser(), Handler: func(*route.Request) (any, error) {
 			return subdirs("version", "cluster", "nodes", "storage", "access", "pools"), nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/version", Perm: PermUser(), Handler: s.getVersion})
-		s.Handle(&Route{Method: "GET", Path: "/nodes", Perm: PermUser(), Handler: s.listNodes})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()),
-			Handler: func(*Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/version", Perm: route.PermUser(), Handler: s.getVersion})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes", Perm: route.PermUser(), Handler: s.listNodes})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}", Perm: route.PermUser(), ProxyTo: "node", Params: route.NewParams(pNode()),
+			Handler: func(*route.Request) (any, error) {
 				return subdirs("qemu", "lxc", "storage", "tasks", "status", "network", "version", "aplinfo", "time"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/status", Perm: PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.nodeStatus})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/version", Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.getVersion})
-		s.Handle(&Route{Method: "GET", Path: "/cluster", Perm: PermUser(), Handler: func(*Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/status", Perm: route.PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node", Params: route.NewParams(pNode()), Handler: s.nodeStatus})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/version", Perm: route.PermUser(), ProxyTo: "node", Params: route.NewParams(pNode()), Handler: s.getVersion})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster", Perm: route.PermUser(), Handler: func(*route.Request) (any, error) {
 			return subdirs("resources", "nextid", "status", "tasks", "sdn"), nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/resources", Perm: PermUser(),
-			Params:  NewParams(Str("type").Opt().Enum("vm", "storage", "node", "sdn")),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/resources", Perm: route.PermUser(),
+			Params:  route.NewParams(route.Str("type").Opt().Enum("vm", "storage", "node", "sdn")),
 			Handler: s.clusterResources})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/nextid", Perm: PermUser(), Params: NewParams(pVMID().Opt()), Handler: s.nextID})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/status", Perm: PermCheck("/", "Sys.Audit"), Handler: s.clusterStatus})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/tasks", Perm: PermUser(), Handler: s.clusterTasks})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/nextid", Perm: route.PermUser(), Params: route.NewParams(pVMID().Opt()), Handler: s.nextID})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/status", Perm: route.PermCheck("/", "Sys.Audit"), Handler: s.clusterStatus})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/tasks", Perm: route.PermUser(), Handler: s.clusterTasks})
 	})
 }
 
@@ -48,7 +50,7 @@ func subdirs(names ...string) []map[string]any {
 	return out
 }
 
-func (s *Server) getVersion(*Request) (any, error) {
+func (s *Server) getVersion(*route.Request) (any, error) {
 	release := s.opts.Version
 	if parts := strings.Split(release, "."); len(parts) >= 2 {
 		release = parts[0] + "." + parts[1]
@@ -91,7 +93,7 @@ func (s *Server) nodeUsages() map[string]nodeUse {
 	return out
 }
 
-func (s *Server) listNodes(*Request) (any, error) {
+func (s *Server) listNodes(*route.Request) (any, error) {
 	return s.nodeList(s.clock.Now().Unix()), nil
 }
 
@@ -118,7 +120,7 @@ func (s *Server) nodeList(now int64) []map[string]any {
 	return out
 }
 
-func (s *Server) nodeStatus(r *Request) (any, error) {
+func (s *Server) nodeStatus(r *route.Request) (any, error) {
 	n := s.state.node(r.Str("node"))
 	cpu, mem := s.nodeUsage(n)
 	now := s.clock.Now()
@@ -440,7 +442,7 @@ func (s *Server) guestResource(g *Guest, now int64) map[string]any {
 // name, status and template); the simulator keeps the encoded
 // answer per type filter and reuses it while no state changed (see
 // Server.touch) within the same second (uptimes count seconds).
-func (s *Server) clusterResources(r *Request) (any, error) {
+func (s *Server) clusterResources(r *route.Request) (any, error) {
 	typ := r.Str("type")
 	now := s.clock.Now().Unix()
 	gen := s.gen.Load()
@@ -703,10 +705,10 @@ func appendJSONFloat(b []byte, f float64) []byte {
 	return append(b, enc...)
 }
 
-func (s *Server) nextID(r *Request) (any, error) {
+func (s *Server) nextID(r *route.Request) (any, error) {
 	if vmid, ok := r.Int("vmid"); ok {
 		if _, taken := s.state.Guests[vmid]; taken {
-			return nil, ParamErr("vmid", "VM "+strconv.Itoa(vmid)+" already exists")
+			return nil, route.ParamErr("vmid", "VM "+strconv.Itoa(vmid)+" already exists")
 		}
 		return strconv.Itoa(vmid), nil
 	}
@@ -715,10 +717,10 @@ func (s *Server) nextID(r *Request) (any, error) {
 			return strconv.Itoa(id), nil
 		}
 	}
-	return nil, Fail("unable to get any free VMID in range [100, 999999999]")
+	return nil, route.Fail("unable to get any free VMID in range [100, 999999999]")
 }
 
-func (s *Server) clusterStatus(*Request) (any, error) {
+func (s *Server) clusterStatus(*route.Request) (any, error) {
 	// corosync's votequorum: each node has one vote and the cluster is
 	// quorate while the online nodes hold a majority (a two-node cluster
 	// with one node down is not). The simulator reports it only: its
@@ -753,7 +755,7 @@ func (s *Server) clusterStatus(*Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) clusterTasks(r *Request) (any, error) {
+func (s *Server) clusterTasks(r *route.Request) (any, error) {
 	// Cluster.pm tasks: all with Sys.Audit on /, else those whose user
 	// (a token's task split into user and tokenid first) is the caller:
 	// a token without Sys.Audit sees none.

@@ -7,6 +7,8 @@ package pvesim
 import (
 	"sort"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // tagRE is PVE::JSONSchema's $PVE_TAG_RE (case-insensitive).
@@ -14,16 +16,16 @@ const tagRE = `(?i:[a-z0-9_][a-z0-9_\-\+\.]*)`
 
 var (
 	// tagStyleFormat is DataCenterConfig.pm's $tag_style_format.
-	tagStyleFormat = Props(
-		Bool("case-sensitive").Opt().Default("0"),
-		Str("color-map").Opt().Pattern(`(?:`+tagRE+`:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?)(?:;(?:`+tagRE+`:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?))*`),
-		Str("ordering").Opt().Enum("config", "alphabetical").Default("alphabetical"),
-		Str("shape").Opt().Enum("full", "circle", "dense", "none").Default("circle"),
+	tagStyleFormat = route.Props(
+		route.Bool("case-sensitive").Opt().Default("0"),
+		route.Str("color-map").Opt().Pattern(`(?:`+tagRE+`:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?)(?:;(?:`+tagRE+`:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?))*`),
+		route.Str("ordering").Opt().Enum("config", "alphabetical").Default("alphabetical"),
+		route.Str("shape").Opt().Enum("full", "circle", "dense", "none").Default("circle"),
 	)
 	// userTagAccessFormat is DataCenterConfig.pm's $user_tag_privs_format.
-	userTagAccessFormat = Props(
-		Str("user-allow").Opt().Enum("none", "list", "existing", "free").Default("free"),
-		Str("user-allow-list").Opt().Pattern(tagRE+`(?:;`+tagRE+`)*`),
+	userTagAccessFormat = route.Props(
+		route.Str("user-allow").Opt().Enum("none", "list", "existing", "free").Default("free"),
+		route.Str("user-allow-list").Opt().Pattern(tagRE+`(?:;`+tagRE+`)*`),
 	)
 )
 
@@ -31,20 +33,20 @@ func init() {
 	registerRoutes(func(s *Server) {
 		// API2/Cluster.pm get_options: user => 'all'; the Sys.Audit check is
 		// the handler's.
-		s.Handle(&Route{Method: "GET", Path: "/cluster/options", Perm: PermUser(), Handler: s.clusterOptionsGet})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/options", Perm: PermCheck("/", "Sys.Modify"),
-			Params: NewParams(
-				Str("tag-style").Opt().Props(tagStyleFormat),
-				Str("user-tag-access").Opt().Props(userTagAccessFormat),
-				Str("registered-tags").Opt().Pattern(`(?:`+tagRE+`;)*`+tagRE),
-				Str("delete").Opt().Fmt("pve-configid-list"),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/options", Perm: route.PermUser(), Handler: s.clusterOptionsGet})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/options", Perm: route.PermCheck("/", "Sys.Modify"),
+			Params: route.NewParams(
+				route.Str("tag-style").Opt().Props(tagStyleFormat),
+				route.Str("user-tag-access").Opt().Props(userTagAccessFormat),
+				route.Str("registered-tags").Opt().Pattern(`(?:`+tagRE+`;)*`+tagRE),
+				route.Str("delete").Opt().Fmt("pve-configid-list"),
 			),
 			Handler: s.clusterOptionsSet})
 	})
 }
 
 // dcOption parses a datacenter.cfg property string option (nil when unset).
-func (s *Server) dcOption(key string, f *PropFormat) map[string]string {
+func (s *Server) dcOption(key string, f *route.PropFormat) map[string]string {
 	v, ok := s.state.Datacenter[key]
 	if !ok {
 		return nil
@@ -60,7 +62,7 @@ func (s *Server) dcOption(key string, f *PropFormat) map[string]string {
 // datacenter.cfg (parse_datacenter_config: description and mac_prefix
 // always; tag-style and user-tag-access as objects, the tag lists as
 // arrays), without it console and tag-style only; allowed-tags always.
-func (s *Server) clusterOptionsGet(r *Request) (any, error) {
+func (s *Server) clusterOptionsGet(r *route.Request) (any, error) {
 	res := map[string]any{}
 	audit := s.check(r.User, "/", "Sys.Audit") == nil
 	if audit {
@@ -96,7 +98,7 @@ func (s *Server) clusterOptionsGet(r *Request) (any, error) {
 
 // clusterOptionsSet is set_options: the given keys are written, then the
 // deleted ones removed; write_datacenter_config sorts the tag lists.
-func (s *Server) clusterOptionsSet(r *Request) (any, error) {
+func (s *Server) clusterOptionsSet(r *route.Request) (any, error) {
 	if s.state.Datacenter == nil {
 		s.state.Datacenter = map[string]string{}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/proxmops/proxmops/internal/pveschema"
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The conformance tests compare the simulator's parameter definitions with
@@ -62,7 +63,7 @@ func loadSchema(t *testing.T, file string) apiSchema {
 }
 
 // routeKey is "METHOD /path" with the simulator's rest marker removed.
-func routeKey(r *Route) string { return r.Method + " " + strings.ReplaceAll(r.Path, "*}", "}") }
+func routeKey(r *route.Route) string { return r.Method + " " + strings.ReplaceAll(r.Path, "*}", "}") }
 
 // notInSchema are served routes the API viewer does not describe.
 var notInSchema = map[string]string{
@@ -195,7 +196,7 @@ var indexedRanges = map[string]int{}
 
 // compareParam checks one parameter (or property-string key) against the
 // schema and returns the differences.
-func compareParam(path string, p *Param, sp map[string]any) []string {
+func compareParam(path string, p *route.Param, sp map[string]any) []string {
 	var diffs []string
 	add := func(format string, args ...any) { diffs = append(diffs, path+": "+fmt.Sprintf(format, args...)) }
 	if alias, ok := sp["alias"].(string); ok {
@@ -279,7 +280,7 @@ func compareParam(path string, p *Param, sp map[string]any) []string {
 	return diffs
 }
 
-func comparePropFormat(path string, pf *PropFormat, sf map[string]any) []string {
+func comparePropFormat(path string, pf *route.PropFormat, sf map[string]any) []string {
 	var diffs []string
 	for _, k := range sortedKeys(sf) {
 		sk, _ := sf[k].(map[string]any)
@@ -299,10 +300,10 @@ func comparePropFormat(path string, pf *PropFormat, sf map[string]any) []string 
 }
 
 // compareRoute checks one served method's parameters against the schema.
-func compareRoute(r *Route, info map[string]any) []string {
+func compareRoute(r *route.Route, info map[string]any) []string {
 	var diffs []string
 	props := schemaProps(info)
-	mine := map[string]*Param{}
+	mine := map[string]*route.Param{}
 	for _, p := range r.Params.All() {
 		mine[p.SchemaName()] = p
 	}
@@ -339,7 +340,7 @@ func compareRoute(r *Route, info map[string]any) []string {
 }
 
 // sortedRoutes is every method a simulator serves, in routeKey order.
-func sortedRoutes() []*Route {
+func sortedRoutes() []*route.Route {
 	routes := New(Options{}).Routes()
 	sort.Slice(routes, func(i, j int) bool { return routeKey(routes[i]) < routeKey(routes[j]) })
 	return routes

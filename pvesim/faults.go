@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // FaultRates are the per-request faults of one endpoint class.
@@ -199,10 +201,10 @@ func (fs *faultState) set(f Faults, seed int64) {
 	}
 }
 
-func (fs *faultState) ratesFor(route *Route) FaultRates {
+func (fs *faultState) ratesFor(rt *route.Route) FaultRates {
 	r := fs.f.FaultRates
-	if route != nil {
-		if c, ok := fs.f.Classes[route.FaultClass()]; ok {
+	if rt != nil {
+		if c, ok := fs.f.Classes[rt.FaultClass()]; ok {
 			r = c
 		}
 	}
@@ -216,20 +218,20 @@ func (fs *faultState) chance(p float64) bool {
 	return fs.rng.Float64() < p
 }
 
-func oneShotMatches(o OneShot, method string, route *Route, rel string) bool {
+func oneShotMatches(o OneShot, method string, rt *route.Route, rel string) bool {
 	if o.Method != "" && o.Method != method {
 		return false
 	}
 	if o.Path == "" {
 		return true
 	}
-	return o.Path == rel || (route != nil && o.Path == route.Path)
+	return o.Path == rel || (rt != nil && o.Path == rt.Path)
 }
 
 // takeOneShot removes and returns the first matching one-shot fault of a kind.
-func (fs *faultState) takeOneShot(kind FaultKind, method string, route *Route, rel string) (OneShot, bool) {
+func (fs *faultState) takeOneShot(kind FaultKind, method string, rt *route.Route, rel string) (OneShot, bool) {
 	for i, o := range fs.oneShot {
-		if o.Kind == kind && oneShotMatches(o, method, route, rel) {
+		if o.Kind == kind && oneShotMatches(o, method, rt, rel) {
 			fs.oneShot = append(fs.oneShot[:i], fs.oneShot[i+1:]...)
 			return o, true
 		}
@@ -237,42 +239,42 @@ func (fs *faultState) takeOneShot(kind FaultKind, method string, route *Route, r
 	return OneShot{}, false
 }
 
-func (fs *faultState) latencyFor(route *Route, method, rel string) time.Duration {
+func (fs *faultState) latencyFor(rt *route.Route, method, rel string) time.Duration {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	d := fs.ratesFor(route).Latency
-	if o, ok := fs.takeOneShot(FaultLatency, method, route, rel); ok {
+	d := fs.ratesFor(rt).Latency
+	if o, ok := fs.takeOneShot(FaultLatency, method, rt, rel); ok {
 		d += o.Latency
 	}
 	return d
 }
 
-func (fs *faultState) errorFor(route *Route, method, rel string) *APIError {
+func (fs *faultState) errorFor(rt *route.Route, method, rel string) *route.APIError {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if o, ok := fs.takeOneShot(FaultError, method, route, rel); ok {
+	if o, ok := fs.takeOneShot(FaultError, method, rt, rel); ok {
 		if len(o.ParamErrors) > 0 {
-			return ParamError(o.ParamErrors).(*APIError)
+			return route.ParamError(o.ParamErrors).(*route.APIError)
 		}
 		msg := o.Message
 		if msg == "" {
 			msg = "injected error"
 		}
-		return &APIError{Status: 500, Message: msg + "\n"}
+		return &route.APIError{Status: 500, Message: msg + "\n"}
 	}
-	if fs.chance(fs.ratesFor(route).ErrorRate) {
-		return &APIError{Status: 500, Message: "injected error\n"}
+	if fs.chance(fs.ratesFor(rt).ErrorRate) {
+		return &route.APIError{Status: 500, Message: "injected error\n"}
 	}
 	return nil
 }
 
-func (fs *faultState) dropFor(route *Route, method, rel string) bool {
+func (fs *faultState) dropFor(rt *route.Route, method, rel string) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if _, ok := fs.takeOneShot(FaultDrop, method, route, rel); ok {
+	if _, ok := fs.takeOneShot(FaultDrop, method, rt, rel); ok {
 		return true
 	}
-	return fs.chance(fs.ratesFor(route).DropRate)
+	return fs.chance(fs.ratesFor(rt).DropRate)
 }
 
 func (fs *faultState) taskFails(typ string) bool {

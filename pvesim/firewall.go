@@ -2,6 +2,8 @@ package pvesim
 
 import (
 	"slices"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // A guest's firewall options (GET and PUT .../{qemu,lxc}/{vmid}/firewall/
@@ -19,27 +21,29 @@ func init() {
 	registerRoutes(func(s *Server) {
 		for _, typ := range []string{"qemu", "lxc"} {
 			base := "/nodes/{node}/" + typ + "/{vmid}/firewall"
-			nv := func(extra ...*Param) *Params { return NewParams(append([]*Param{pNode(), pVMID()}, extra...)...) }
-			s.Handle(&Route{Method: "GET", Path: base, Perm: PermUser(), Params: nv(),
-				Handler: func(*Request) (any, error) {
+			nv := func(extra ...*route.Param) *route.Params {
+				return route.NewParams(append([]*route.Param{pNode(), pVMID()}, extra...)...)
+			}
+			s.Handle(&route.Route{Method: "GET", Path: base, Perm: route.PermUser(), Params: nv(),
+				Handler: func(*route.Request) (any, error) {
 					out := []map[string]any{}
 					for _, n := range []string{"rules", "aliases", "ipset", "refs", "options"} {
 						out = append(out, map[string]any{"name": n})
 					}
 					return out, nil
 				}})
-			s.Handle(&Route{Method: "GET", Path: base + "/options", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
+			s.Handle(&route.Route{Method: "GET", Path: base + "/options", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
 				Params: nv(), Handler: s.firewallOptions})
 			levels := []string{"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug", "nolog"}
-			params := []*Param{
-				Str("delete").Opt().Fmt("pve-configid-list"), Str("digest").Opt().MaxLen(64),
-				Str("policy_in").Opt().Enum("ACCEPT", "REJECT", "DROP"), Str("policy_out").Opt().Enum("ACCEPT", "REJECT", "DROP"),
-				Str("log_level_in").Opt().Enum(levels...), Str("log_level_out").Opt().Enum(levels...),
+			params := []*route.Param{
+				route.Str("delete").Opt().Fmt("pve-configid-list"), route.Str("digest").Opt().MaxLen(64),
+				route.Str("policy_in").Opt().Enum("ACCEPT", "REJECT", "DROP"), route.Str("policy_out").Opt().Enum("ACCEPT", "REJECT", "DROP"),
+				route.Str("log_level_in").Opt().Enum(levels...), route.Str("log_level_out").Opt().Enum(levels...),
 			}
 			for _, b := range fwBoolOptions {
-				params = append(params, Bool(b).Opt())
+				params = append(params, route.Bool(b).Opt())
 			}
-			s.Handle(&Route{Method: "PUT", Path: base + "/options", Perm: PermCheck("/vms/{vmid}", "VM.Config.Network"), ProxyTo: "node",
+			s.Handle(&route.Route{Method: "PUT", Path: base + "/options", Perm: route.PermCheck("/vms/{vmid}", "VM.Config.Network"), ProxyTo: "node",
 				Params: nv(params...), Handler: s.setFirewallOptions})
 		}
 	})
@@ -55,7 +59,7 @@ func fwOptionNames() map[string]bool {
 }
 
 // firewallOptions is copy_opject_with_digest of the file's options.
-func (s *Server) firewallOptions(r *Request) (any, error) {
+func (s *Server) firewallOptions(r *route.Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	opts := s.state.Firewall[vmid]
 	out := map[string]any{}
@@ -72,14 +76,14 @@ func (s *Server) firewallOptions(r *Request) (any, error) {
 
 // setFirewallOptions is set_options: the digest, then the deletions (an
 // unknown one is a parameter error), then the values given.
-func (s *Server) setFirewallOptions(r *Request) (any, error) {
+func (s *Server) setFirewallOptions(r *route.Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	cur, err := s.firewallOptions(r)
 	if err != nil {
 		return nil, err
 	}
 	if d := r.Str("digest"); d != "" && d != cur.(map[string]any)["digest"] {
-		return nil, Fail("detected modified configuration - file changed by other user? Try again.")
+		return nil, route.Fail("detected modified configuration - file changed by other user? Try again.")
 	}
 	opts := map[string]string{}
 	for k, v := range s.state.Firewall[vmid] {
@@ -88,7 +92,7 @@ func (s *Server) setFirewallOptions(r *Request) (any, error) {
 	known := fwOptionNames()
 	for _, k := range splitList(r.Str("delete")) {
 		if !known[k] {
-			return nil, ParamErr("delete", "no such option '"+k+"'")
+			return nil, route.ParamErr("delete", "no such option '"+k+"'")
 		}
 		delete(opts, k)
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The checks of pve-firewall's src/PVE/Firewall.pm: the schema formats it
@@ -41,25 +43,25 @@ var fwPortProtocols = fieldSet("udp 17 udplite 136 tcp 6 dccp 33 sctp 132")
 var fwConntrackHelpers = fieldSet("amanda ftp irc netbios-ns pptp sane sip snmp tftp")
 
 func init() {
-	RegisterFormat("IPorCIDR", func(s string) error { _, err := fwVerifyIPOrCIDR(s); return err })
-	RegisterFormat("IPorCIDRorAlias", func(s string) error {
+	route.RegisterFormat("IPorCIDR", func(s string) error { _, err := fwVerifyIPOrCIDR(s); return err })
+	route.RegisterFormat("IPorCIDRorAlias", func(s string) error {
 		if reFWAliasRef.MatchString(s) {
 			return nil
 		}
 		_, err := fwVerifyIPOrCIDR(s)
 		return err
 	})
-	RegisterFormat("pve-fw-addr-spec", func(s string) error { _, err := fwParseAddressList(s); return err })
-	RegisterFormat("pve-fw-dport-spec", func(s string) error { return fwParsePorts(s, true) })
-	RegisterFormat("pve-fw-sport-spec", func(s string) error { return fwParsePorts(s, false) })
-	RegisterFormat("pve-fw-protocol-spec", fwVerifyProtocol)
-	RegisterFormat("pve-fw-icmp-type-spec", func(s string) error {
+	route.RegisterFormat("pve-fw-addr-spec", func(s string) error { _, err := fwParseAddressList(s); return err })
+	route.RegisterFormat("pve-fw-dport-spec", func(s string) error { return fwParsePorts(s, true) })
+	route.RegisterFormat("pve-fw-sport-spec", func(s string) error { return fwParsePorts(s, false) })
+	route.RegisterFormat("pve-fw-protocol-spec", fwVerifyProtocol)
+	route.RegisterFormat("pve-fw-icmp-type-spec", func(s string) error {
 		if fwICMPTypes[s] || fwICMPv6Types[s] || s == "" {
 			return nil
 		}
 		return fmt.Errorf("invalid icmp-type value '%s'\n", s)
 	})
-	RegisterFormat("pve-fw-conntrack-helper", func(s string) error {
+	route.RegisterFormat("pve-fw-conntrack-helper", func(s string) error {
 		items := nonEmpty(strings.Split(s, ","))
 		if s != strings.Join(items, ",") {
 			return errors.New("extraneous commas in list\n")

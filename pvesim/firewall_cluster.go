@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The cluster firewall (pve-firewall src/PVE/API2/Firewall/Cluster.pm),
@@ -12,67 +14,69 @@ import (
 
 func init() {
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/cluster/firewall", Perm: PermUser(), Params: NewParams(),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/firewall", Perm: route.PermUser(), Params: route.NewParams(),
 			Handler: fwIndex("aliases", "rules", "options", "groups", "ipset", "macros", "refs")})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/firewall", Perm: PermUser(), Params: NewParams(pNode()),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/firewall", Perm: route.PermUser(), Params: route.NewParams(pNode()),
 			Handler: fwIndex("rules", "options", "log")})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/firewall/options", Perm: PermCheck("/", "Sys.Audit"), Params: NewParams(),
-			Handler: func(*Request) (any, error) { return fwOptionsOut(s.loadClusterFW().Options, fwClusterNumeric), nil }})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/firewall/options", Perm: PermCheck("/", "Sys.Modify"),
-			Params: NewParams(fwClusterOptionParams()...), Handler: s.setClusterFWOptions})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/firewall/macros", Perm: PermUser(), Params: NewParams(),
-			Handler: func(*Request) (any, error) { return fwMacroList(), nil }})
-		typ := func() *Param { return Str("type").Enum("alias", "ipset").Opt() }
-		s.Handle(&Route{Method: "GET", Path: "/cluster/firewall/refs", Perm: PermCheck("/", "Sys.Audit"), Params: NewParams(typ()),
-			Handler: func(r *Request) (any, error) { return fwCollectRefs(s.loadClusterFW(), r.Str("type"), "dc"), nil }})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/firewall/options", Perm: route.PermCheck("/", "Sys.Audit"), Params: route.NewParams(),
+			Handler: func(*route.Request) (any, error) {
+				return fwOptionsOut(s.loadClusterFW().Options, fwClusterNumeric), nil
+			}})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/firewall/options", Perm: route.PermCheck("/", "Sys.Modify"),
+			Params: route.NewParams(fwClusterOptionParams()...), Handler: s.setClusterFWOptions})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/firewall/macros", Perm: route.PermUser(), Params: route.NewParams(),
+			Handler: func(*route.Request) (any, error) { return fwMacroList(), nil }})
+		typ := func() *route.Param { return route.Str("type").Enum("alias", "ipset").Opt() }
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/firewall/refs", Perm: route.PermCheck("/", "Sys.Audit"), Params: route.NewParams(typ()),
+			Handler: func(r *route.Request) (any, error) { return fwCollectRefs(s.loadClusterFW(), r.Str("type"), "dc"), nil }})
 		for _, t := range []string{"qemu", "lxc"} {
 			env := map[string]string{"qemu": "vm", "lxc": "ct"}[t]
-			s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/" + t + "/{vmid}/firewall/refs", Perm: PermCheck("/vms/{vmid}", "VM.Audit"),
-				Params: NewParams(pNode(), pVMID(), typ()), Handler: func(r *Request) (any, error) {
+			s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/" + t + "/{vmid}/firewall/refs", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"),
+				Params: route.NewParams(pNode(), pVMID(), typ()), Handler: func(r *route.Request) (any, error) {
 					vmid, _ := r.Int("vmid")
 					c := s.loadClusterFW()
 					out := fwCollectRefs(c, r.Str("type"), "dc")
 					return append(out, fwCollectRefs(s.loadGuestFW(c, env, vmid), r.Str("type"), "guest")...), nil
 				}})
 		}
-		s.Handle(&Route{Method: "GET", Path: "/cluster/firewall/groups", Perm: PermUser(), Params: NewParams(),
-			Handler: func(*Request) (any, error) { l, _ := fwGroupList(s.loadClusterFW()); return l, nil }})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/firewall/groups", Perm: PermCheck("/", "Sys.Modify"),
-			Params:  NewParams(pFWGroup(), Str("comment").Opt(), Str("rename").Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxGroupName).Opt(), pDigest()),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/firewall/groups", Perm: route.PermUser(), Params: route.NewParams(),
+			Handler: func(*route.Request) (any, error) { l, _ := fwGroupList(s.loadClusterFW()); return l, nil }})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/firewall/groups", Perm: route.PermCheck("/", "Sys.Modify"),
+			Params:  route.NewParams(pFWGroup(), route.Str("comment").Opt(), route.Str("rename").Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxGroupName).Opt(), pDigest()),
 			Handler: s.createFWGroup})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/firewall/groups/{group}", Perm: PermCheck("/", "Sys.Modify"),
-			Params: NewParams(pFWGroup()), Handler: s.deleteFWGroup})
-		logParams := func(ps ...*Param) *Params {
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/firewall/groups/{group}", Perm: route.PermCheck("/", "Sys.Modify"),
+			Params: route.NewParams(pFWGroup()), Handler: s.deleteFWGroup})
+		logParams := func(ps ...*route.Param) *route.Params {
 			for _, n := range []string{"start", "limit", "since", "until"} {
-				ps = append(ps, Int(n).Min(0).Opt())
+				ps = append(ps, route.Int(n).Min(0).Opt())
 			}
-			return NewParams(ps...)
+			return route.NewParams(ps...)
 		}
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/firewall/log", Perm: PermCheck("/nodes/{node}", "Sys.Syslog"),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/firewall/log", Perm: route.PermCheck("/nodes/{node}", "Sys.Syslog"),
 			ProxyTo: "node", Params: logParams(pNode()), Handler: fwLog})
 		for _, t := range []string{"qemu", "lxc"} {
-			s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/" + t + "/{vmid}/firewall/log", Perm: PermCheck("/vms/{vmid}", "VM.Console"),
+			s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/" + t + "/{vmid}/firewall/log", Perm: route.PermCheck("/vms/{vmid}", "VM.Console"),
 				ProxyTo: "node", Params: logParams(pNode(), pVMID()), Handler: fwLog})
 		}
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/firewall/options", Perm: PermCheck("/nodes/{node}", "Sys.Audit"),
-			ProxyTo: "node", Params: NewParams(pNode()), Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/firewall/options", Perm: route.PermCheck("/nodes/{node}", "Sys.Audit"),
+			ProxyTo: "node", Params: route.NewParams(pNode()), Handler: func(r *route.Request) (any, error) {
 				return fwOptionsOut(s.loadHostFW(s.loadClusterFW(), r.Str("node")).Options, fwHostNumeric), nil
 			}})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/firewall/options", Perm: PermCheck("/nodes/{node}", "Sys.Modify"),
-			ProxyTo: "node", Params: NewParams(append([]*Param{pNode()}, fwHostOptionParams()...)...), Handler: s.setHostFWOptions})
+		s.Handle(&route.Route{Method: "PUT", Path: "/nodes/{node}/firewall/options", Perm: route.PermCheck("/nodes/{node}", "Sys.Modify"),
+			ProxyTo: "node", Params: route.NewParams(append([]*route.Param{pNode()}, fwHostOptionParams()...)...), Handler: s.setHostFWOptions})
 	})
 }
 
 // fwLog is the firewall log (Host.pm and VM.pm log, dump_fw_logfile): no
 // packet is filtered, so nothing is logged, and PVE::Tools
 // dump_logfile_by_filehandle answers an empty log with one line.
-func fwLog(*Request) (any, error) {
+func fwLog(*route.Request) (any, error) {
 	total := 1
 	return Result{Data: []map[string]any{{"n": 1, "t": "no content"}}, Total: &total}, nil
 }
 
-func fwIndex(names ...string) HandlerFunc {
-	return func(*Request) (any, error) {
+func fwIndex(names ...string) route.HandlerFunc {
+	return func(*route.Request) (any, error) {
 		out := []map[string]any{}
 		for _, n := range names {
 			out = append(out, map[string]any{"name": n})
@@ -104,36 +108,36 @@ func fwOptionsOut(opts map[string]string, numeric map[string]bool) map[string]an
 }
 
 // fwClusterOptionParams are $cluster_option_properties plus delete and digest.
-func fwClusterOptionParams() []*Param {
-	return []*Param{
-		Int("enable").Min(0).Opt(), Bool("ebtables").Opt(),
-		Str("policy_in").Enum("ACCEPT", "REJECT", "DROP").Opt(), Str("policy_out").Enum("ACCEPT", "REJECT", "DROP").Opt(),
-		Str("policy_forward").Enum("ACCEPT", "DROP").Opt(),
-		Str("log_ratelimit").Opt().Props(Props(Bool("enable").DefaultKey().Default("1"),
-			Str("rate").Pattern(`[1-9][0-9]*\/(second|minute|hour|day)`).Opt(), Int("burst").Min(0).Opt())),
-		Str("delete").Fmt("pve-configid-list").Opt(), pDigest(),
+func fwClusterOptionParams() []*route.Param {
+	return []*route.Param{
+		route.Int("enable").Min(0).Opt(), route.Bool("ebtables").Opt(),
+		route.Str("policy_in").Enum("ACCEPT", "REJECT", "DROP").Opt(), route.Str("policy_out").Enum("ACCEPT", "REJECT", "DROP").Opt(),
+		route.Str("policy_forward").Enum("ACCEPT", "DROP").Opt(),
+		route.Str("log_ratelimit").Opt().Props(route.Props(route.Bool("enable").DefaultKey().Default("1"),
+			route.Str("rate").Pattern(`[1-9][0-9]*\/(second|minute|hour|day)`).Opt(), route.Int("burst").Min(0).Opt())),
+		route.Str("delete").Fmt("pve-configid-list").Opt(), pDigest(),
 	}
 }
 
 // fwHostOptionParams are $host_option_properties plus delete and digest.
-func fwHostOptionParams() []*Param {
-	ps := []*Param{Str("delete").Fmt("pve-configid-list").Opt(), pDigest(),
-		Str("nf_conntrack_helpers").Fmt("pve-fw-conntrack-helper").Opt(),
-		Int("nf_conntrack_max").Min(32768).Opt(), Int("nf_conntrack_tcp_timeout_established").Min(7875).Opt(),
-		Int("nf_conntrack_tcp_timeout_syn_recv").Min(30).Max(60).Opt(),
-		Int("protection_synflood_rate").Opt(), Int("protection_synflood_burst").Opt()}
+func fwHostOptionParams() []*route.Param {
+	ps := []*route.Param{route.Str("delete").Fmt("pve-configid-list").Opt(), pDigest(),
+		route.Str("nf_conntrack_helpers").Fmt("pve-fw-conntrack-helper").Opt(),
+		route.Int("nf_conntrack_max").Min(32768).Opt(), route.Int("nf_conntrack_tcp_timeout_established").Min(7875).Opt(),
+		route.Int("nf_conntrack_tcp_timeout_syn_recv").Min(30).Max(60).Opt(),
+		route.Int("protection_synflood_rate").Opt(), route.Int("protection_synflood_burst").Opt()}
 	for _, b := range strings.Fields("enable nosmurfs tcpflags ndp nf_conntrack_allow_invalid protection_synflood log_nf_conntrack nftables") {
-		ps = append(ps, Bool(b).Opt())
+		ps = append(ps, route.Bool(b).Opt())
 	}
 	for _, l := range strings.Fields("log_level_in log_level_out log_level_forward tcp_flags_log_level smurf_log_level") {
-		ps = append(ps, Str(l).Enum(fwLogLevels...).Opt())
+		ps = append(ps, route.Str(l).Enum(fwLogLevels...).Opt())
 	}
 	return ps
 }
 
 // setFWOptions is the body of set_options: digest, deletions (an unknown
 // option is a parameter error), then the values given.
-func setFWOptions(r *Request, opts map[string]string, known []*Param, fix func(k, v string) string) error {
+func setFWOptions(r *route.Request, opts map[string]string, known []*route.Param, fix func(k, v string) string) error {
 	if err := fwAssertDigest(r, fwObjectDigest(opts)); err != nil {
 		return err
 	}
@@ -145,7 +149,7 @@ func setFWOptions(r *Request, opts map[string]string, known []*Param, fix func(k
 	}
 	for _, k := range splitList(r.Str("delete")) {
 		if !isOpt[k] {
-			return ParamErr("delete", "no such option '"+k+"'")
+			return route.ParamErr("delete", "no such option '"+k+"'")
 		}
 		delete(opts, k)
 	}
@@ -160,7 +164,7 @@ func setFWOptions(r *Request, opts map[string]string, known []*Param, fix func(k
 // setClusterFWOptions is Cluster.pm set_options: an enable above 1 is
 // stored as the current time (the anti-lockout double call; it lapses
 // after 60 s when read, parse_clusterfw_option).
-func (s *Server) setClusterFWOptions(r *Request) (any, error) {
+func (s *Server) setClusterFWOptions(r *route.Request) (any, error) {
 	c := s.loadClusterFW()
 	err := setFWOptions(r, c.Options, fwClusterOptionParams(), func(k, v string) string {
 		if n, _ := strconv.ParseInt(v, 10, 64); k == "enable" && n > 1 {
@@ -176,7 +180,7 @@ func (s *Server) setClusterFWOptions(r *Request) (any, error) {
 }
 
 // setHostFWOptions is Host.pm set_options.
-func (s *Server) setHostFWOptions(r *Request) (any, error) {
+func (s *Server) setHostFWOptions(r *route.Request) (any, error) {
 	h := s.loadHostFW(s.loadClusterFW(), r.Str("node"))
 	if err := setFWOptions(r, h.Options, fwHostOptionParams(), func(_, v string) string { return v }); err != nil {
 		return nil, err
@@ -232,12 +236,12 @@ func fwCommentedList[V any](key string, byName map[string]V, comments map[string
 // createFWGroup is create_security_group: a new empty group, or with
 // rename a copy under the new name, every reference in the node, guest
 // and cluster rules moved to it, then the old group removed.
-func (s *Server) createFWGroup(r *Request) (any, error) {
+func (s *Server) createFWGroup(r *route.Request) (any, error) {
 	c := s.loadClusterFW()
 	group, rename := r.Str("group"), r.Str("rename")
 	if rename == "" {
 		if _, ok := c.Groups[group]; ok {
-			return nil, ParamErr("group", "Security group '"+group+"' already exists")
+			return nil, route.ParamErr("group", "Security group '"+group+"' already exists")
 		}
 		c.Groups[group] = []*fwRule{}
 		if r.Has("comment") {
@@ -251,10 +255,10 @@ func (s *Server) createFWGroup(r *Request) (any, error) {
 		return nil, err
 	}
 	if _, ok := c.Groups[rename]; !ok {
-		return nil, ParamErr("group", "Security group '"+rename+"' does not exist")
+		return nil, route.ParamErr("group", "Security group '"+rename+"' does not exist")
 	}
 	if _, ok := c.Groups[group]; ok && group != rename {
-		return nil, ParamErr("group", "Security group '"+group+"' does already exist")
+		return nil, route.ParamErr("group", "Security group '"+group+"' does already exist")
 	}
 	if group == rename {
 		if r.Has("comment") {
@@ -306,14 +310,14 @@ func fwRenameGroupRefs(rules []*fwRule, from, to string) {
 
 // deleteFWGroup is delete_security_group: only an empty group goes; the
 // Perl does not look for rules that still use it.
-func (s *Server) deleteFWGroup(r *Request) (any, error) {
+func (s *Server) deleteFWGroup(r *route.Request) (any, error) {
 	c := s.loadClusterFW()
 	rules, ok := c.Groups[r.Str("group")]
 	if !ok {
-		return nil, Fail("no such security group '%s'", r.Str("group"))
+		return nil, route.Fail("no such security group '%s'", r.Str("group"))
 	}
 	if len(rules) > 0 {
-		return nil, Fail("Security group '%s' is not empty", r.Str("group"))
+		return nil, route.Fail("Security group '%s' is not empty", r.Str("group"))
 	}
 	delete(c.Groups, r.Str("group"))
 	s.fwWrite(fwClusterFile(), c.format())

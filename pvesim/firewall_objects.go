@@ -3,6 +3,8 @@ package pvesim
 import (
 	"regexp"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Aliases and IP sets of the cluster and of a guest: pve-firewall
@@ -13,26 +15,26 @@ import (
 // fwScope is where a subclass keeps its objects (load_config, save_*).
 type fwScope struct {
 	path          string
-	params        []*Param
-	audit, modify *Perm
-	load          func(s *Server, r *Request) (cluster, fw *fwConf)
-	save          func(s *Server, r *Request, fw *fwConf)
+	params        []*route.Param
+	audit, modify *route.Perm
+	load          func(s *Server, r *route.Request) (cluster, fw *fwConf)
+	save          func(s *Server, r *route.Request, fw *fwConf)
 }
 
 func fwObjectScopes() []*fwScope {
-	out := []*fwScope{{path: "/cluster/firewall", audit: PermCheck("/", "Sys.Audit"), modify: PermCheck("/", "Sys.Modify"),
-		load: func(s *Server, _ *Request) (*fwConf, *fwConf) { return nil, s.loadClusterFW() },
-		save: func(s *Server, _ *Request, fw *fwConf) { s.fwWrite(fwClusterFile(), fw.format()) }}}
+	out := []*fwScope{{path: "/cluster/firewall", audit: route.PermCheck("/", "Sys.Audit"), modify: route.PermCheck("/", "Sys.Modify"),
+		load: func(s *Server, _ *route.Request) (*fwConf, *fwConf) { return nil, s.loadClusterFW() },
+		save: func(s *Server, _ *route.Request, fw *fwConf) { s.fwWrite(fwClusterFile(), fw.format()) }}}
 	for _, typ := range []string{"qemu", "lxc"} {
 		env := map[string]string{"qemu": "vm", "lxc": "ct"}[typ]
-		out = append(out, &fwScope{path: "/nodes/{node}/" + typ + "/{vmid}/firewall", params: []*Param{pNode(), pVMID()},
-			audit: PermCheck("/vms/{vmid}", "VM.Audit"), modify: PermCheck("/vms/{vmid}", "VM.Config.Network"),
-			load: func(s *Server, r *Request) (*fwConf, *fwConf) {
+		out = append(out, &fwScope{path: "/nodes/{node}/" + typ + "/{vmid}/firewall", params: []*route.Param{pNode(), pVMID()},
+			audit: route.PermCheck("/vms/{vmid}", "VM.Audit"), modify: route.PermCheck("/vms/{vmid}", "VM.Config.Network"),
+			load: func(s *Server, r *route.Request) (*fwConf, *fwConf) {
 				vmid, _ := r.Int("vmid")
 				c := s.loadClusterFW()
 				return c, s.loadGuestFW(c, env, vmid)
 			},
-			save: func(s *Server, r *Request, fw *fwConf) {
+			save: func(s *Server, r *route.Request, fw *fwConf) {
 				vmid, _ := r.Int("vmid")
 				s.fwWrite(fwGuestFile(vmid), fw.format())
 			}})
@@ -40,15 +42,15 @@ func fwObjectScopes() []*fwScope {
 	return out
 }
 
-func pFWAlias(name string) *Param {
-	return Str(name).Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxAliasName)
+func pFWAlias(name string) *route.Param {
+	return route.Str(name).Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxAliasName)
 }
 
-func pFWIPSet(name string) *Param {
-	return Str(name).Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxIPSetName)
+func pFWIPSet(name string) *route.Param {
+	return route.Str(name).Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxIPSetName)
 }
 
-func pDigest() *Param { return Str("digest").MaxLen(64).Opt() }
+func pDigest() *route.Param { return route.Str("digest").MaxLen(64).Opt() }
 
 func init() {
 	registerRoutes(func(s *Server) {
@@ -59,23 +61,23 @@ func init() {
 	})
 }
 
-func (sc *fwScope) ps(extra ...*Param) *Params {
-	return NewParams(append(append([]*Param{}, sc.params...), extra...)...)
+func (sc *fwScope) ps(extra ...*route.Param) *route.Params {
+	return route.NewParams(append(append([]*route.Param{}, sc.params...), extra...)...)
 }
 
 func (sc *fwScope) registerAliases(s *Server) {
 	base := sc.path + "/aliases"
-	h := func(f func(*fwScope, *Server, *Request) (any, error)) HandlerFunc {
-		return func(r *Request) (any, error) { return f(sc, s, r) }
+	h := func(f func(*fwScope, *Server, *route.Request) (any, error)) route.HandlerFunc {
+		return func(r *route.Request) (any, error) { return f(sc, s, r) }
 	}
-	cidr := func() *Param { return Str("cidr").Fmt("IPorCIDR") }
-	s.Handle(&Route{Method: "GET", Path: base, Perm: sc.audit, Params: sc.ps(), Handler: h((*fwScope).aliasList)})
-	s.Handle(&Route{Method: "POST", Path: base, Perm: sc.modify, Handler: h((*fwScope).aliasCreate),
-		Params: sc.ps(pFWAlias("name"), cidr(), Str("comment").Opt())})
-	s.Handle(&Route{Method: "GET", Path: base + "/{name}", Perm: sc.audit, Params: sc.ps(pFWAlias("name")), Handler: h((*fwScope).aliasRead)})
-	s.Handle(&Route{Method: "PUT", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).aliasUpdate),
-		Params: sc.ps(pFWAlias("name"), pFWAlias("rename").Opt(), cidr(), Str("comment").Opt(), pDigest())})
-	s.Handle(&Route{Method: "DELETE", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).aliasDelete),
+	cidr := func() *route.Param { return route.Str("cidr").Fmt("IPorCIDR") }
+	s.Handle(&route.Route{Method: "GET", Path: base, Perm: sc.audit, Params: sc.ps(), Handler: h((*fwScope).aliasList)})
+	s.Handle(&route.Route{Method: "POST", Path: base, Perm: sc.modify, Handler: h((*fwScope).aliasCreate),
+		Params: sc.ps(pFWAlias("name"), cidr(), route.Str("comment").Opt())})
+	s.Handle(&route.Route{Method: "GET", Path: base + "/{name}", Perm: sc.audit, Params: sc.ps(pFWAlias("name")), Handler: h((*fwScope).aliasRead)})
+	s.Handle(&route.Route{Method: "PUT", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).aliasUpdate),
+		Params: sc.ps(pFWAlias("name"), pFWAlias("rename").Opt(), cidr(), route.Str("comment").Opt(), pDigest())})
+	s.Handle(&route.Route{Method: "DELETE", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).aliasDelete),
 		Params: sc.ps(pFWAlias("name"), pDigest())})
 }
 
@@ -91,7 +93,7 @@ func fwAliasMap(a *fwAlias) map[string]any {
 }
 
 // aliasList is get_aliases: sorted by name, with the list's digest.
-func (sc *fwScope) aliasList(s *Server, r *Request) (any, error) {
+func (sc *fwScope) aliasList(s *Server, r *route.Request) (any, error) {
 	_, fw := sc.load(s, r)
 	list := []map[string]any{}
 	for _, k := range sortedKeys(fw.Aliases) {
@@ -110,11 +112,11 @@ func (sc *fwScope) aliasDigest(fw *fwConf) string {
 }
 
 // aliasCreate is create_alias: names are compared in lower case.
-func (sc *fwScope) aliasCreate(s *Server, r *Request) (any, error) {
+func (sc *fwScope) aliasCreate(s *Server, r *route.Request) (any, error) {
 	_, fw := sc.load(s, r)
 	name := strings.ToLower(r.Str("name"))
 	if _, ok := fw.Aliases[name]; ok {
-		return nil, ParamErr("name", "alias '"+r.Str("name")+"' already exists")
+		return nil, route.ParamErr("name", "alias '"+r.Str("name")+"' already exists")
 	}
 	fw.Aliases[name] = &fwAlias{Name: r.Str("name"), CIDR: r.Str("cidr"), Comment: r.Str("comment")}
 	sc.save(s, r, fw)
@@ -122,29 +124,29 @@ func (sc *fwScope) aliasCreate(s *Server, r *Request) (any, error) {
 }
 
 // aliasRead is read_alias: the alias without a digest.
-func (sc *fwScope) aliasRead(s *Server, r *Request) (any, error) {
+func (sc *fwScope) aliasRead(s *Server, r *route.Request) (any, error) {
 	_, fw := sc.load(s, r)
 	a, ok := fw.Aliases[strings.ToLower(r.Str("name"))]
 	if !ok {
-		return nil, ParamErr("name", "no such alias")
+		return nil, route.ParamErr("name", "no such alias")
 	}
 	return fwAliasMap(a), nil
 }
 
 // aliasUpdate is update_alias: digest, the alias replaced, then renamed.
-func (sc *fwScope) aliasUpdate(s *Server, r *Request) (any, error) {
+func (sc *fwScope) aliasUpdate(s *Server, r *route.Request) (any, error) {
 	_, fw := sc.load(s, r)
 	if err := fwAssertDigest(r, sc.aliasDigest(fw)); err != nil {
 		return nil, err
 	}
 	name := strings.ToLower(r.Str("name"))
 	if _, ok := fw.Aliases[name]; !ok {
-		return nil, ParamErr("name", "no such alias")
+		return nil, route.ParamErr("name", "no such alias")
 	}
 	fw.Aliases[name] = &fwAlias{Name: r.Str("name"), CIDR: r.Str("cidr"), Comment: r.Str("comment")}
 	if rename := strings.ToLower(r.Str("rename")); rename != "" && rename != name {
 		if _, ok := fw.Aliases[rename]; ok {
-			return nil, ParamErr("name", "alias '"+r.Str("rename")+"' already exists")
+			return nil, route.ParamErr("name", "alias '"+r.Str("rename")+"' already exists")
 		}
 		a := fw.Aliases[name]
 		a.Name = r.Str("rename")
@@ -156,7 +158,7 @@ func (sc *fwScope) aliasUpdate(s *Server, r *Request) (any, error) {
 }
 
 // aliasDelete is remove_alias: a missing alias is no error.
-func (sc *fwScope) aliasDelete(s *Server, r *Request) (any, error) {
+func (sc *fwScope) aliasDelete(s *Server, r *route.Request) (any, error) {
 	_, fw := sc.load(s, r)
 	if err := fwAssertDigest(r, sc.aliasDigest(fw)); err != nil {
 		return nil, err
@@ -168,24 +170,24 @@ func (sc *fwScope) aliasDelete(s *Server, r *Request) (any, error) {
 
 func (sc *fwScope) registerIPSets(s *Server) {
 	base := sc.path + "/ipset"
-	h := func(f func(*fwScope, *Server, *Request) (any, error)) HandlerFunc {
-		return func(r *Request) (any, error) { return f(sc, s, r) }
+	h := func(f func(*fwScope, *Server, *route.Request) (any, error)) route.HandlerFunc {
+		return func(r *route.Request) (any, error) { return f(sc, s, r) }
 	}
-	cidr := func() *Param { return Str("cidr").Fmt("IPorCIDRorAlias") }
-	s.Handle(&Route{Method: "GET", Path: base, Perm: sc.audit, Params: sc.ps(), Handler: h((*fwScope).ipsetIndex)})
-	s.Handle(&Route{Method: "POST", Path: base, Perm: sc.modify, Handler: h((*fwScope).ipsetCreate),
-		Params: sc.ps(pFWIPSet("name"), Str("comment").Opt(), pDigest(), pFWIPSet("rename").Opt())})
-	s.Handle(&Route{Method: "GET", Path: base + "/{name}", Perm: sc.audit, Params: sc.ps(pFWIPSet("name")), Handler: h((*fwScope).ipsetEntries)})
-	s.Handle(&Route{Method: "DELETE", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).ipsetDelete),
-		Params: sc.ps(pFWIPSet("name"), Bool("force").Opt())})
-	s.Handle(&Route{Method: "POST", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).ipAdd),
-		Params: sc.ps(pFWIPSet("name"), cidr(), Bool("nomatch").Opt(), Str("comment").Opt())})
+	cidr := func() *route.Param { return route.Str("cidr").Fmt("IPorCIDRorAlias") }
+	s.Handle(&route.Route{Method: "GET", Path: base, Perm: sc.audit, Params: sc.ps(), Handler: h((*fwScope).ipsetIndex)})
+	s.Handle(&route.Route{Method: "POST", Path: base, Perm: sc.modify, Handler: h((*fwScope).ipsetCreate),
+		Params: sc.ps(pFWIPSet("name"), route.Str("comment").Opt(), pDigest(), pFWIPSet("rename").Opt())})
+	s.Handle(&route.Route{Method: "GET", Path: base + "/{name}", Perm: sc.audit, Params: sc.ps(pFWIPSet("name")), Handler: h((*fwScope).ipsetEntries)})
+	s.Handle(&route.Route{Method: "DELETE", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).ipsetDelete),
+		Params: sc.ps(pFWIPSet("name"), route.Bool("force").Opt())})
+	s.Handle(&route.Route{Method: "POST", Path: base + "/{name}", Perm: sc.modify, Handler: h((*fwScope).ipAdd),
+		Params: sc.ps(pFWIPSet("name"), cidr(), route.Bool("nomatch").Opt(), route.Str("comment").Opt())})
 	// fragmentDelimiter '': the CIDR's own '/' belongs to the parameter.
 	entry := base + "/{name}/{cidr*}"
-	s.Handle(&Route{Method: "GET", Path: entry, Perm: sc.audit, Params: sc.ps(pFWIPSet("name"), cidr()), Handler: h((*fwScope).ipRead)})
-	s.Handle(&Route{Method: "PUT", Path: entry, Perm: sc.modify, Handler: h((*fwScope).ipUpdate),
-		Params: sc.ps(pFWIPSet("name"), cidr(), Bool("nomatch").Opt(), Str("comment").Opt(), pDigest())})
-	s.Handle(&Route{Method: "DELETE", Path: entry, Perm: sc.modify, Handler: h((*fwScope).ipDelete),
+	s.Handle(&route.Route{Method: "GET", Path: entry, Perm: sc.audit, Params: sc.ps(pFWIPSet("name"), cidr()), Handler: h((*fwScope).ipRead)})
+	s.Handle(&route.Route{Method: "PUT", Path: entry, Perm: sc.modify, Handler: h((*fwScope).ipUpdate),
+		Params: sc.ps(pFWIPSet("name"), cidr(), route.Bool("nomatch").Opt(), route.Str("comment").Opt(), pDigest())})
+	s.Handle(&route.Route{Method: "DELETE", Path: entry, Perm: sc.modify, Handler: h((*fwScope).ipDelete),
 		Params: sc.ps(pFWIPSet("name"), cidr(), pDigest())})
 }
 
@@ -194,7 +196,7 @@ func ipsetList(fw *fwConf) ([]map[string]any, string) {
 	return fwCommentedList("name", fw.IPSets, fw.IPSetComments)
 }
 
-func (sc *fwScope) ipsetIndex(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipsetIndex(s *Server, r *route.Request) (any, error) {
 	_, fw := sc.load(s, r)
 	list, _ := ipsetList(fw)
 	return list, nil
@@ -202,7 +204,7 @@ func (sc *fwScope) ipsetIndex(s *Server, r *Request) (any, error) {
 
 // ipsetCreate is create_ipset: a new empty set, or with rename an
 // existing one renamed (and its comment set: rename = name does only that).
-func (sc *fwScope) ipsetCreate(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipsetCreate(s *Server, r *route.Request) (any, error) {
 	_, fw := sc.load(s, r)
 	name, rename := r.Str("name"), r.Str("rename")
 	if rename != "" {
@@ -211,10 +213,10 @@ func (sc *fwScope) ipsetCreate(s *Server, r *Request) (any, error) {
 			return nil, err
 		}
 		if _, ok := fw.IPSets[rename]; !ok {
-			return nil, ParamErr("name", "IPSet '"+rename+"' does not exist")
+			return nil, route.ParamErr("name", "IPSet '"+rename+"' does not exist")
 		}
 		if _, ok := fw.IPSets[name]; ok && name != rename {
-			return nil, ParamErr("name", "IPSet '"+name+"' does already exist")
+			return nil, route.ParamErr("name", "IPSet '"+name+"' does already exist")
 		}
 		data := fw.IPSets[rename]
 		delete(fw.IPSets, rename)
@@ -230,7 +232,7 @@ func (sc *fwScope) ipsetCreate(s *Server, r *Request) (any, error) {
 		}
 	} else {
 		if _, ok := fw.IPSets[name]; ok {
-			return nil, ParamErr("name", "IPSet '"+name+"' already exists")
+			return nil, route.ParamErr("name", "IPSet '"+name+"' already exists")
 		}
 		fw.IPSets[name] = []*fwEntry{}
 		if r.Has("comment") {
@@ -242,18 +244,18 @@ func (sc *fwScope) ipsetCreate(s *Server, r *Request) (any, error) {
 }
 
 // loadIPSet is IPSetBase load_config: the set must exist.
-func (sc *fwScope) loadIPSet(s *Server, r *Request) (*fwConf, *fwConf, []*fwEntry, error) {
+func (sc *fwScope) loadIPSet(s *Server, r *route.Request) (*fwConf, *fwConf, []*fwEntry, error) {
 	cluster, fw := sc.load(s, r)
 	set, ok := fw.IPSets[r.Str("name")]
 	if !ok {
-		return nil, nil, nil, Fail("no such IPSet '%s'", r.Str("name"))
+		return nil, nil, nil, route.Fail("no such IPSet '%s'", r.Str("name"))
 	}
 	return cluster, fw, set, nil
 }
 
 // loadIPSetUnmodified is how update_ip and remove_ip begin: the IPSet,
 // then assert_if_modified against the digest of its entry list.
-func (sc *fwScope) loadIPSetUnmodified(s *Server, r *Request) (*fwConf, []*fwEntry, error) {
+func (sc *fwScope) loadIPSetUnmodified(s *Server, r *route.Request) (*fwConf, []*fwEntry, error) {
 	_, fw, set, err := sc.loadIPSet(s, r)
 	if err != nil {
 		return nil, nil, err
@@ -282,7 +284,7 @@ func fwEntriesList(set []*fwEntry) []map[string]any {
 	return list
 }
 
-func (sc *fwScope) ipsetEntries(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipsetEntries(s *Server, r *route.Request) (any, error) {
 	_, _, set, err := sc.loadIPSet(s, r)
 	if err != nil {
 		return nil, err
@@ -293,13 +295,13 @@ func (sc *fwScope) ipsetEntries(s *Server, r *Request) (any, error) {
 }
 
 // ipsetDelete is delete_ipset: a set with entries only with force.
-func (sc *fwScope) ipsetDelete(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipsetDelete(s *Server, r *route.Request) (any, error) {
 	_, fw, set, err := sc.loadIPSet(s, r)
 	if err != nil {
 		return nil, err
 	}
 	if len(set) > 0 && !r.Bool("force") {
-		return nil, Fail("IPSet '%s' is not empty", r.Str("name"))
+		return nil, route.Fail("IPSet '%s' is not empty", r.Str("name"))
 	}
 	delete(fw.IPSets, r.Str("name"))
 	sc.save(s, r, fw)
@@ -310,7 +312,7 @@ var reFWZeroPrefix = regexp.MustCompile(`/0+$`)
 
 // ipAdd is create_ip: an alias must resolve, an address is normalised
 // (host bits cleared, /32 or /128 dropped), duplicates and /0 refused.
-func (sc *fwScope) ipAdd(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipAdd(s *Server, r *route.Request) (any, error) {
 	cluster, fw, set, err := sc.loadIPSet(s, r)
 	if err != nil {
 		return nil, err
@@ -318,21 +320,21 @@ func (sc *fwScope) ipAdd(s *Server, r *Request) (any, error) {
 	cidr := r.Str("cidr")
 	if m := reFWAliasRef.FindStringSubmatch(cidr); m != nil {
 		if _, _, err := fwResolveAlias(cluster, fw, m[2], m[1]); err != nil {
-			return nil, Fail("%s", strings.TrimSuffix(err.Error(), "\n"))
+			return nil, route.Fail("%s", strings.TrimSuffix(err.Error(), "\n"))
 		}
 	} else {
 		cidr, _, err = fwParseIPOrCIDR(fwCleanCIDR(cidr))
 		if err != nil {
-			return nil, Fail("%s", strings.TrimSuffix(err.Error(), "\n"))
+			return nil, route.Fail("%s", strings.TrimSuffix(err.Error(), "\n"))
 		}
 	}
 	for _, e := range set {
 		if e.CIDR == cidr {
-			return nil, ParamErr("cidr", "address '"+cidr+"' already exists")
+			return nil, route.ParamErr("cidr", "address '"+cidr+"' already exists")
 		}
 	}
 	if reFWZeroPrefix.MatchString(cidr) {
-		return nil, ParamErr("cidr", "a zero prefix is not allowed in ipset entries")
+		return nil, route.ParamErr("cidr", "a zero prefix is not allowed in ipset entries")
 	}
 	e := &fwEntry{CIDR: cidr, Nomatch: r.Bool("nomatch"), Comment: r.Str("comment")}
 	fw.IPSets[r.Str("name")] = append([]*fwEntry{e}, set...)
@@ -341,7 +343,7 @@ func (sc *fwScope) ipAdd(s *Server, r *Request) (any, error) {
 }
 
 // ipRead is read_ip: the entry whose CIDR is exactly the one given.
-func (sc *fwScope) ipRead(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipRead(s *Server, r *route.Request) (any, error) {
 	_, _, set, err := sc.loadIPSet(s, r)
 	if err != nil {
 		return nil, err
@@ -353,12 +355,12 @@ func (sc *fwScope) ipRead(s *Server, r *Request) (any, error) {
 			return e, nil
 		}
 	}
-	return nil, ParamErr("cidr", "no such IP/Network")
+	return nil, route.ParamErr("cidr", "no such IP/Network")
 }
 
 // ipUpdate is update_ip: nomatch and comment are replaced (an absent one
 // is cleared).
-func (sc *fwScope) ipUpdate(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipUpdate(s *Server, r *route.Request) (any, error) {
 	fw, set, err := sc.loadIPSetUnmodified(s, r)
 	if err != nil {
 		return nil, err
@@ -370,11 +372,11 @@ func (sc *fwScope) ipUpdate(s *Server, r *Request) (any, error) {
 			return nil, nil
 		}
 	}
-	return nil, ParamErr("cidr", "no such IP/Network")
+	return nil, route.ParamErr("cidr", "no such IP/Network")
 }
 
 // ipDelete is remove_ip: a missing entry is no error.
-func (sc *fwScope) ipDelete(s *Server, r *Request) (any, error) {
+func (sc *fwScope) ipDelete(s *Server, r *route.Request) (any, error) {
 	fw, set, err := sc.loadIPSetUnmodified(s, r)
 	if err != nil {
 		return nil, err

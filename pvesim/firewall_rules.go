@@ -1,5 +1,7 @@
 package pvesim
 
+import "github.com/proxmops/proxmops/pvesim/route"
+
 // Rule lists: pve-firewall src/PVE/API2/Firewall/Rules.pm (RulesBase and
 // its ClusterRules, GroupRules, HostRules, VMRules, CTRules). A list is
 // ordered; a rule is addressed by its position. Rules compile to nothing
@@ -9,51 +11,51 @@ package pvesim
 type fwRuleScope struct {
 	env    string // rule_env
 	path   string
-	params []*Param // additional_parameters
-	audit  *Perm    // rules_audit_permissions
-	modify *Perm    // rules_modify_permissions
-	proxy  string   // 'node' for host rules only
+	params []*route.Param // additional_parameters
+	audit  *route.Perm    // rules_audit_permissions
+	modify *route.Perm    // rules_modify_permissions
+	proxy  string         // 'node' for host rules only
 	// load is load_config: the cluster configuration (nil where the
 	// Perl passes undef), the file and the list.
-	load func(s *Server, r *Request) (cluster, fw *fwConf, rules []*fwRule, err error)
+	load func(s *Server, r *route.Request) (cluster, fw *fwConf, rules []*fwRule, err error)
 	// save is save_rules.
-	save func(s *Server, r *Request, fw *fwConf, rules []*fwRule)
+	save func(s *Server, r *route.Request, fw *fwConf, rules []*fwRule)
 }
 
 func fwRuleScopes() []*fwRuleScope {
-	clusterPerm := func(p string) *Perm { return PermCheck("/", p) }
+	clusterPerm := func(p string) *route.Perm { return route.PermCheck("/", p) }
 	scopes := []*fwRuleScope{
 		{env: "cluster", path: "/cluster/firewall/rules", audit: clusterPerm("Sys.Audit"), modify: clusterPerm("Sys.Modify"),
-			load: func(s *Server, r *Request) (*fwConf, *fwConf, []*fwRule, error) {
+			load: func(s *Server, r *route.Request) (*fwConf, *fwConf, []*fwRule, error) {
 				c := s.loadClusterFW()
 				return nil, c, c.Rules, nil
 			},
-			save: func(s *Server, r *Request, fw *fwConf, rules []*fwRule) {
+			save: func(s *Server, r *route.Request, fw *fwConf, rules []*fwRule) {
 				fw.Rules = rules
 				s.fwWrite(fwClusterFile(), fw.format())
 			}},
-		{env: "group", path: "/cluster/firewall/groups/{group}", params: []*Param{pFWGroup()},
+		{env: "group", path: "/cluster/firewall/groups/{group}", params: []*route.Param{pFWGroup()},
 			audit: clusterPerm("Sys.Audit"), modify: clusterPerm("Sys.Modify"),
-			load: func(s *Server, r *Request) (*fwConf, *fwConf, []*fwRule, error) {
+			load: func(s *Server, r *route.Request) (*fwConf, *fwConf, []*fwRule, error) {
 				c := s.loadClusterFW()
 				rules, ok := c.Groups[r.Str("group")]
 				if !ok {
-					return nil, nil, nil, Fail("no such security group '%s'", r.Str("group"))
+					return nil, nil, nil, route.Fail("no such security group '%s'", r.Str("group"))
 				}
 				return nil, c, rules, nil
 			},
-			save: func(s *Server, r *Request, fw *fwConf, rules []*fwRule) {
+			save: func(s *Server, r *route.Request, fw *fwConf, rules []*fwRule) {
 				fw.Groups[r.Str("group")] = rules
 				s.fwWrite(fwClusterFile(), fw.format())
 			}},
-		{env: "host", path: "/nodes/{node}/firewall/rules", params: []*Param{pNode()}, proxy: "node",
-			audit: PermCheck("/nodes/{node}", "Sys.Audit"), modify: PermCheck("/nodes/{node}", "Sys.Modify"),
-			load: func(s *Server, r *Request) (*fwConf, *fwConf, []*fwRule, error) {
+		{env: "host", path: "/nodes/{node}/firewall/rules", params: []*route.Param{pNode()}, proxy: "node",
+			audit: route.PermCheck("/nodes/{node}", "Sys.Audit"), modify: route.PermCheck("/nodes/{node}", "Sys.Modify"),
+			load: func(s *Server, r *route.Request) (*fwConf, *fwConf, []*fwRule, error) {
 				c := s.loadClusterFW()
 				h := s.loadHostFW(c, r.Str("node"))
 				return c, h, h.Rules, nil
 			},
-			save: func(s *Server, r *Request, fw *fwConf, rules []*fwRule) {
+			save: func(s *Server, r *route.Request, fw *fwConf, rules []*fwRule) {
 				fw.Rules = rules
 				s.fwWrite(fwHostFile(r.Str("node")), fw.format())
 			}},
@@ -61,15 +63,15 @@ func fwRuleScopes() []*fwRuleScope {
 	for _, typ := range []string{"qemu", "lxc"} {
 		env := map[string]string{"qemu": "vm", "lxc": "ct"}[typ]
 		scopes = append(scopes, &fwRuleScope{env: env, path: "/nodes/{node}/" + typ + "/{vmid}/firewall/rules",
-			params: []*Param{pNode(), pVMID()},
-			audit:  PermCheck("/vms/{vmid}", "VM.Audit"), modify: PermCheck("/vms/{vmid}", "VM.Config.Network"),
-			load: func(s *Server, r *Request) (*fwConf, *fwConf, []*fwRule, error) {
+			params: []*route.Param{pNode(), pVMID()},
+			audit:  route.PermCheck("/vms/{vmid}", "VM.Audit"), modify: route.PermCheck("/vms/{vmid}", "VM.Config.Network"),
+			load: func(s *Server, r *route.Request) (*fwConf, *fwConf, []*fwRule, error) {
 				vmid, _ := r.Int("vmid")
 				c := s.loadClusterFW()
 				g := s.loadGuestFW(c, env, vmid)
 				return c, g, g.Rules, nil
 			},
-			save: func(s *Server, r *Request, fw *fwConf, rules []*fwRule) {
+			save: func(s *Server, r *route.Request, fw *fwConf, rules []*fwRule) {
 				vmid, _ := r.Int("vmid")
 				fw.Rules = rules
 				s.fwWrite(fwGuestFile(vmid), fw.format())
@@ -78,28 +80,28 @@ func fwRuleScopes() []*fwRuleScope {
 	return scopes
 }
 
-func pFWGroup() *Param {
-	return Str("group").Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxGroupName)
+func pFWGroup() *route.Param {
+	return route.Str("group").Pattern(fwNamePattern).MinLen(2).MaxLen(fwMaxGroupName)
 }
 
 // fwRuleProps is Firewall.pm $rule_properties, as add_rule_properties
 // copies them.
-func fwRuleProps() []*Param {
-	return []*Param{
-		Int("pos").Min(0).Opt(), Str("digest").MaxLen(64).Opt(),
-		Str("type").Enum("in", "out", "forward", "group").Opt(),
-		Str("action").Pattern(fwNamePattern).MaxLen(20).MinLen(2).Opt(),
-		Str("macro").MaxLen(128).Opt(),
-		Str("iface").Fmt("pve-iface").MinLen(2).MaxLen(20).Opt(),
-		Str("source").Fmt("pve-fw-addr-spec").MaxLen(512).Opt(),
-		Str("dest").Fmt("pve-fw-addr-spec").MaxLen(512).Opt(),
-		Str("proto").Fmt("pve-fw-protocol-spec").Opt(),
-		Int("enable").Min(0).Opt(),
-		Str("log").Enum(fwLogLevels...).Opt(),
-		Str("sport").Fmt("pve-fw-sport-spec").Opt(),
-		Str("dport").Fmt("pve-fw-dport-spec").Opt(),
-		Str("comment").Opt(),
-		Str("icmp-type").Fmt("pve-fw-icmp-type-spec").Opt(),
+func fwRuleProps() []*route.Param {
+	return []*route.Param{
+		route.Int("pos").Min(0).Opt(), route.Str("digest").MaxLen(64).Opt(),
+		route.Str("type").Enum("in", "out", "forward", "group").Opt(),
+		route.Str("action").Pattern(fwNamePattern).MaxLen(20).MinLen(2).Opt(),
+		route.Str("macro").MaxLen(128).Opt(),
+		route.Str("iface").Fmt("pve-iface").MinLen(2).MaxLen(20).Opt(),
+		route.Str("source").Fmt("pve-fw-addr-spec").MaxLen(512).Opt(),
+		route.Str("dest").Fmt("pve-fw-addr-spec").MaxLen(512).Opt(),
+		route.Str("proto").Fmt("pve-fw-protocol-spec").Opt(),
+		route.Int("enable").Min(0).Opt(),
+		route.Str("log").Enum(fwLogLevels...).Opt(),
+		route.Str("sport").Fmt("pve-fw-sport-spec").Opt(),
+		route.Str("dport").Fmt("pve-fw-dport-spec").Opt(),
+		route.Str("comment").Opt(),
+		route.Str("icmp-type").Fmt("pve-fw-icmp-type-spec").Opt(),
 	}
 }
 
@@ -115,32 +117,32 @@ func init() {
 }
 
 func (sc *fwRuleScope) register(s *Server) {
-	params := func(extra ...*Param) *Params {
-		return NewParams(append(append([]*Param{}, sc.params...), extra...)...)
+	params := func(extra ...*route.Param) *route.Params {
+		return route.NewParams(append(append([]*route.Param{}, sc.params...), extra...)...)
 	}
-	pos := func() *Param { return Int("pos").Min(0).Opt() }
+	pos := func() *route.Param { return route.Int("pos").Min(0).Opt() }
 	create := fwRuleProps()
 	for _, p := range create {
 		if p.Name == "type" || p.Name == "action" {
 			p.Optional = false
 		}
 	}
-	update := append(fwRuleProps(), Int("moveto").Min(0).Opt(), Str("delete").Fmt("pve-configid-list").Opt())
-	s.Handle(&Route{Method: "GET", Path: sc.path, Perm: sc.audit, ProxyTo: sc.proxy, Params: params(),
-		Handler: func(r *Request) (any, error) { return sc.list(s, r) }})
-	s.Handle(&Route{Method: "POST", Path: sc.path, Perm: sc.modify, ProxyTo: sc.proxy, Params: params(create...),
-		Handler: func(r *Request) (any, error) { return nil, sc.create(s, r) }})
-	s.Handle(&Route{Method: "GET", Path: sc.path + "/{pos}", Perm: sc.audit, ProxyTo: sc.proxy, Params: params(pos()),
-		Handler: func(r *Request) (any, error) { return sc.get(s, r) }})
-	s.Handle(&Route{Method: "PUT", Path: sc.path + "/{pos}", Perm: sc.modify, ProxyTo: sc.proxy, Params: params(update...),
-		Handler: func(r *Request) (any, error) { return nil, sc.update(s, r) }})
-	s.Handle(&Route{Method: "DELETE", Path: sc.path + "/{pos}", Perm: sc.modify, ProxyTo: sc.proxy,
-		Params:  params(pos(), Str("digest").MaxLen(64).Opt()),
-		Handler: func(r *Request) (any, error) { return nil, sc.remove(s, r) }})
+	update := append(fwRuleProps(), route.Int("moveto").Min(0).Opt(), route.Str("delete").Fmt("pve-configid-list").Opt())
+	s.Handle(&route.Route{Method: "GET", Path: sc.path, Perm: sc.audit, ProxyTo: sc.proxy, Params: params(),
+		Handler: func(r *route.Request) (any, error) { return sc.list(s, r) }})
+	s.Handle(&route.Route{Method: "POST", Path: sc.path, Perm: sc.modify, ProxyTo: sc.proxy, Params: params(create...),
+		Handler: func(r *route.Request) (any, error) { return nil, sc.create(s, r) }})
+	s.Handle(&route.Route{Method: "GET", Path: sc.path + "/{pos}", Perm: sc.audit, ProxyTo: sc.proxy, Params: params(pos()),
+		Handler: func(r *route.Request) (any, error) { return sc.get(s, r) }})
+	s.Handle(&route.Route{Method: "PUT", Path: sc.path + "/{pos}", Perm: sc.modify, ProxyTo: sc.proxy, Params: params(update...),
+		Handler: func(r *route.Request) (any, error) { return nil, sc.update(s, r) }})
+	s.Handle(&route.Route{Method: "DELETE", Path: sc.path + "/{pos}", Perm: sc.modify, ProxyTo: sc.proxy,
+		Params:  params(pos(), route.Str("digest").MaxLen(64).Opt()),
+		Handler: func(r *route.Request) (any, error) { return nil, sc.remove(s, r) }})
 }
 
 // list is get_rules: copy_list_with_digest, then each rule's position.
-func (sc *fwRuleScope) list(s *Server, r *Request) (any, error) {
+func (sc *fwRuleScope) list(s *Server, r *route.Request) (any, error) {
 	_, _, rules, err := sc.load(s, r)
 	if err != nil {
 		return nil, err
@@ -157,7 +159,7 @@ func (sc *fwRuleScope) list(s *Server, r *Request) (any, error) {
 // string (the list's positions are numbers): get_rule in pve-firewall's
 // API2/Firewall/Rules.pm copies $param->{pos}, which JSON::XS writes as
 // the string it came as.
-func (sc *fwRuleScope) get(s *Server, r *Request) (any, error) {
+func (sc *fwRuleScope) get(s *Server, r *route.Request) (any, error) {
 	out, err := sc.list(s, r)
 	if err != nil {
 		return nil, err
@@ -165,14 +167,14 @@ func (sc *fwRuleScope) get(s *Server, r *Request) (any, error) {
 	list := out.([]map[string]any)
 	pos, _ := r.Int("pos")
 	if pos >= len(list) {
-		return nil, Fail("no rule at position %s", r.Str("pos"))
+		return nil, route.Fail("no rule at position %s", r.Str("pos"))
 	}
 	list[pos]["pos"] = r.Str("pos")
 	return list[pos], nil
 }
 
 // fwCopyRuleData is copy_rule_data: ” or '-' deletes a field.
-func fwCopyRuleData(f map[string]string, r *Request) {
+func fwCopyRuleData(f map[string]string, r *route.Request) {
 	for _, k := range fwRuleKeys {
 		if !r.Has(k) {
 			continue
@@ -188,7 +190,7 @@ func fwCopyRuleData(f map[string]string, r *Request) {
 // create is create_rule: the rule is verified and put first in the list
 // (unshift: the schema's pos is accepted and ignored), disabled unless
 // enable is given; no digest is checked.
-func (sc *fwRuleScope) create(s *Server, r *Request) error {
+func (sc *fwRuleScope) create(s *Server, r *route.Request) error {
 	cluster, fw, rules, err := sc.load(s, r)
 	if err != nil {
 		return err
@@ -206,16 +208,16 @@ func (sc *fwRuleScope) create(s *Server, r *Request) error {
 }
 
 // fwAssertDigest is PVE::Tools::assert_if_modified.
-func fwAssertDigest(r *Request, digest string) error {
+func fwAssertDigest(r *route.Request, digest string) error {
 	if d := r.Str("digest"); d != "" && d != digest {
-		return Fail("detected modified configuration - file changed by other user? Try again.")
+		return route.Fail("detected modified configuration - file changed by other user? Try again.")
 	}
 	return nil
 }
 
 // loadAt is how update_rule and delete_rule start: load_config,
 // assert_if_modified against the list's digest, then the rule at pos.
-func (sc *fwRuleScope) loadAt(s *Server, r *Request) (cluster, fw *fwConf, rules []*fwRule, pos int, err error) {
+func (sc *fwRuleScope) loadAt(s *Server, r *route.Request) (cluster, fw *fwConf, rules []*fwRule, pos int, err error) {
 	cluster, fw, rules, err = sc.load(s, r)
 	if err != nil {
 		return nil, nil, nil, 0, err
@@ -225,7 +227,7 @@ func (sc *fwRuleScope) loadAt(s *Server, r *Request) (cluster, fw *fwConf, rules
 	}
 	pos, _ = r.Int("pos")
 	if pos >= len(rules) {
-		return nil, nil, nil, 0, Fail("no rule at position %d", pos)
+		return nil, nil, nil, 0, route.Fail("no rule at position %d", pos)
 	}
 	return cluster, fw, rules, pos, nil
 }
@@ -233,7 +235,7 @@ func (sc *fwRuleScope) loadAt(s *Server, r *Request) (cluster, fw *fwConf, rules
 // update is update_rule: digest, position, then either a move (moveto:
 // the rule goes before the one now at moveto, or last; other arguments
 // are ignored) or the changes, the deletions and verify_rule.
-func (sc *fwRuleScope) update(s *Server, r *Request) error {
+func (sc *fwRuleScope) update(s *Server, r *route.Request) error {
 	cluster, fw, rules, pos, err := sc.loadAt(s, r)
 	if err != nil {
 		return err
@@ -277,10 +279,10 @@ func fwDeleteRuleProps(f map[string]string, list string) error {
 	}
 	for _, k := range splitList(list) {
 		if !known[k] {
-			return ParamErr("delete", "no such property ('"+k+"')")
+			return route.ParamErr("delete", "no such property ('"+k+"')")
 		}
 		if k == "type" || k == "action" {
-			return ParamErr("delete", "unable to delete required property '"+k+"'")
+			return route.ParamErr("delete", "unable to delete required property '"+k+"'")
 		}
 		delete(f, k)
 	}
@@ -288,7 +290,7 @@ func fwDeleteRuleProps(f map[string]string, list string) error {
 }
 
 // remove is delete_rule.
-func (sc *fwRuleScope) remove(s *Server, r *Request) error {
+func (sc *fwRuleScope) remove(s *Server, r *route.Request) error {
 	_, fw, rules, pos, err := sc.loadAt(s, r)
 	if err != nil {
 		return err

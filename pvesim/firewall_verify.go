@@ -3,6 +3,7 @@ package pvesim
 import (
 	"fmt"
 	"github.com/proxmops/proxmops/internal/pvefirewall"
+	"github.com/proxmops/proxmops/pvesim/route"
 	"regexp"
 	"sort"
 	"strings"
@@ -113,7 +114,7 @@ func verifyFWRule(r *fwRule, cluster, fw *fwConf, env string, noerr bool) (err e
 	add := func(param, msg string) {
 		msg = strings.TrimSuffix(msg, "\n")
 		if !noerr {
-			panic(fwVerifyAbort{ParamErr(param, msg)})
+			panic(fwVerifyAbort{route.ParamErr(param, msg)})
 		}
 		count++
 		if errs[param] == "" {
@@ -132,7 +133,7 @@ func verifyFWRule(r *fwRule, cluster, fw *fwConf, env string, noerr bool) (err e
 	}
 	mustVersion := func(v int) {
 		if err := setVersion(v); err != nil {
-			panic(fwVerifyAbort{Fail("%s", strings.TrimSuffix(err.Error(), "\n"))})
+			panic(fwVerifyAbort{route.Fail("%s", strings.TrimSuffix(err.Error(), "\n"))})
 		}
 	}
 	f := r.F

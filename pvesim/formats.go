@@ -11,16 +11,6 @@ import (
 	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-// RegisterFormat adds a named format checked by a function. The error text
-// should be Proxmox's, with its trailing newline.
-func RegisterFormat(name string, check func(string) error) { route.RegisterFormat(name, check) }
-
-// RegisterPropFormat adds a named format that is a property string.
-func RegisterPropFormat(name string, f *PropFormat) { route.RegisterPropFormat(name, f) }
-
-// namedProps is the property-string format registered as name.
-func namedProps(name string) *PropFormat { return route.NamedProps(name) }
-
 // splitList is PVE::Tools::split_list.
 func splitList(s string) []string {
 	if strings.Contains(s, "\x00") {
@@ -210,68 +200,68 @@ func regexFormat(re *regexp.Regexp, msg string) func(string) error {
 }
 
 func init() {
-	RegisterFormat("string", func(string) error { return nil })
-	RegisterFormat("urlencoded", regexFormat(reURLEncoded, "invalid urlencoded string: %s\n"))
-	RegisterFormat("pve-configid", regexFormat(reConfigID, "invalid configuration ID '%s'\n"))
-	RegisterFormat("pve-storage-id", parseIDFormat("storage"))
-	RegisterFormat("pve-sdn-zone-id", parseIDFormat("zone"))
-	RegisterFormat("pve-bridge-id", regexFormat(reBridgeID, "invalid bridge ID '%s'\n"))
-	RegisterFormat("pve-vmid", matchOr(reVMID, "value does not look like a valid VM ID"))
-	RegisterFormat("pve-node", matchOr(reNodeName, "value does not look like a valid node name"))
-	RegisterFormat("mac-addr", matchOr(reMAC, "value does not look like a valid unicast MAC address"))
-	RegisterFormat("dns-name", matchOr(reDNSName, "value does not look like a valid DNS name"))
-	RegisterFormat("ipv4", func(s string) error {
+	route.RegisterFormat("string", func(string) error { return nil })
+	route.RegisterFormat("urlencoded", regexFormat(reURLEncoded, "invalid urlencoded string: %s\n"))
+	route.RegisterFormat("pve-configid", regexFormat(reConfigID, "invalid configuration ID '%s'\n"))
+	route.RegisterFormat("pve-storage-id", parseIDFormat("storage"))
+	route.RegisterFormat("pve-sdn-zone-id", parseIDFormat("zone"))
+	route.RegisterFormat("pve-bridge-id", regexFormat(reBridgeID, "invalid bridge ID '%s'\n"))
+	route.RegisterFormat("pve-vmid", matchOr(reVMID, "value does not look like a valid VM ID"))
+	route.RegisterFormat("pve-node", matchOr(reNodeName, "value does not look like a valid node name"))
+	route.RegisterFormat("mac-addr", matchOr(reMAC, "value does not look like a valid unicast MAC address"))
+	route.RegisterFormat("dns-name", matchOr(reDNSName, "value does not look like a valid DNS name"))
+	route.RegisterFormat("ipv4", func(s string) error {
 		if !isIPv4(s) {
 			return errors.New("value does not look like a valid IPv4 address\n")
 		}
 		return nil
 	})
-	RegisterFormat("ipv6", func(s string) error {
+	route.RegisterFormat("ipv6", func(s string) error {
 		if !isIPv6(s) {
 			return errors.New("value does not look like a valid IPv6 address\n")
 		}
 		return nil
 	})
-	RegisterFormat("ip", func(s string) error {
+	route.RegisterFormat("ip", func(s string) error {
 		if _, err := netip.ParseAddr(s); err != nil {
 			return errors.New("value does not look like a valid IP address\n")
 		}
 		return nil
 	})
-	RegisterFormat("address", func(s string) error {
+	route.RegisterFormat("address", func(s string) error {
 		if _, err := netip.ParseAddr(s); err != nil && !reDNSName.MatchString(s) {
 			return fmt.Errorf("value does not look like a valid address: %s\n", s)
 		}
 		return nil
 	})
-	RegisterFormat("CIDR", func(s string) error {
+	route.RegisterFormat("CIDR", func(s string) error {
 		return cidrCheck(s, true, true, "value does not look like a valid CIDR network")
 	})
-	RegisterFormat("CIDRv4", func(s string) error {
+	route.RegisterFormat("CIDRv4", func(s string) error {
 		return cidrCheck(s, true, false, "value does not look like a valid IPv4 CIDR network")
 	})
-	RegisterFormat("CIDRv6", func(s string) error {
+	route.RegisterFormat("CIDRv6", func(s string) error {
 		return cidrCheck(s, false, true, "value does not look like a valid IPv6 CIDR network")
 	})
-	RegisterFormat("pve-ipv4-config", func(s string) error {
+	route.RegisterFormat("pve-ipv4-config", func(s string) error {
 		if s == "dhcp" || s == "manual" || cidrCheck(s, true, false, "") == nil {
 			return nil
 		}
 		return errors.New("value does not look like a valid ipv4 network configuration\n")
 	})
-	RegisterFormat("pve-ipv6-config", func(s string) error {
+	route.RegisterFormat("pve-ipv6-config", func(s string) error {
 		if s == "dhcp" || s == "auto" || s == "manual" || cidrCheck(s, false, true, "") == nil {
 			return nil
 		}
 		return errors.New("value does not look like a valid ipv6 network configuration\n")
 	})
-	RegisterFormat("disk-size", func(s string) error {
+	route.RegisterFormat("disk-size", func(s string) error {
 		if _, ok := ParseSize(s); !ok {
 			return fmt.Errorf("value does not look like a valid disk size: %s\n", s)
 		}
 		return nil
 	})
-	RegisterFormat("pve-startup-order", func(s string) error {
+	route.RegisterFormat("pve-startup-order", func(s string) error {
 		ok := false
 		for _, part := range strings.Split(s, ",") {
 			if strings.TrimSpace(part) == "" {
@@ -287,8 +277,8 @@ func init() {
 		}
 		return nil
 	})
-	RegisterFormat("pve-tag", matchOr(reTag, "invalid characters in tag"))
-	RegisterFormat("pve-poolid", func(s string) error {
+	route.RegisterFormat("pve-tag", matchOr(reTag, "invalid characters in tag"))
+	route.RegisterFormat("pve-poolid", func(s string) error {
 		if strings.Count(s, "/") > 2 {
 			return fmt.Errorf("pool name '%s' nested too deeply (max levels = 3)\n", s)
 		}
@@ -303,21 +293,21 @@ func init() {
 		}
 		return nil
 	}
-	RegisterFormat("pve-volume-id", volumeID)
-	RegisterFormat("pve-volume-id-or-absolute-path", func(s string) error {
+	route.RegisterFormat("pve-volume-id", volumeID)
+	route.RegisterFormat("pve-volume-id-or-absolute-path", func(s string) error {
 		if strings.HasPrefix(s, "/") {
 			return nil
 		}
 		return volumeID(s)
 	})
-	RegisterFormat("pve-volume-id-or-qm-path", func(s string) error {
+	route.RegisterFormat("pve-volume-id-or-qm-path", func(s string) error {
 		if s == "none" || s == "cdrom" || strings.HasPrefix(s, "/") {
 			return nil
 		}
 		return volumeID(s)
 	})
-	RegisterFormat("pve-cpuset", matchOr(reCPUSet, "unable to parse cpuset option"))
-	RegisterFormat("pve-hotplug-features", func(s string) error {
+	route.RegisterFormat("pve-cpuset", matchOr(reCPUSet, "unable to parse cpuset option"))
+	route.RegisterFormat("pve-hotplug-features", func(s string) error {
 		if s == "0" || s == "1" {
 			return nil
 		}
@@ -330,14 +320,14 @@ func init() {
 		}
 		return nil
 	})
-	RegisterFormat("pve-qm-bootdisk", regexFormat(reBootdisk, "invalid drive name '%s'\n"))
-	RegisterFormat("pve-qm-bootdev", func(s string) error {
+	route.RegisterFormat("pve-qm-bootdisk", regexFormat(reBootdisk, "invalid drive name '%s'\n"))
+	route.RegisterFormat("pve-qm-bootdev", func(s string) error {
 		if !reBootdisk.MatchString(s) && !regexp.MustCompile(`^(net\d+|hostpci\d+|usb\d+)$`).MatchString(s) {
 			return fmt.Errorf("invalid boot device '%s'\n", s)
 		}
 		return nil
 	})
-	RegisterFormat("pve-userid", func(s string) error {
+	route.RegisterFormat("pve-userid", func(s string) error {
 		if len(s) > 64 {
 			return errors.New("user ID is too long (> 64 chars)\n")
 		}
@@ -346,35 +336,35 @@ func init() {
 		}
 		return nil
 	})
-	RegisterFormat("pve-realm", matchOr(reRealm, "value does not look like a valid realm"))
-	RegisterFormat("pve-priv", func(s string) error {
+	route.RegisterFormat("pve-realm", matchOr(reRealm, "value does not look like a valid realm"))
+	route.RegisterFormat("pve-priv", func(s string) error {
 		if !regexp.MustCompile(`^[A-Za-z][A-Za-z.]+$`).MatchString(s) {
 			return fmt.Errorf("invalid privilege '%s'\n", s)
 		}
 		return nil
 	})
-	RegisterFormat("pve-storage-content", func(s string) error {
+	route.RegisterFormat("pve-storage-content", func(s string) error {
 		switch s {
 		case "images", "rootdir", "vztmpl", "iso", "backup", "snippets", "import", "none":
 			return nil
 		}
 		return fmt.Errorf("invalid content type '%s'\n", s)
 	})
-	RegisterFormat("pve-storage-format", func(s string) error {
+	route.RegisterFormat("pve-storage-format", func(s string) error {
 		switch s {
 		case "raw", "qcow2", "vmdk", "subvol":
 			return nil
 		}
 		return fmt.Errorf("invalid format '%s'\n", s)
 	})
-	RegisterFormat("pve-task-status-type", func(s string) error {
+	route.RegisterFormat("pve-task-status-type", func(s string) error {
 		switch strings.ToLower(s) {
 		case "ok", "error", "warning", "unknown":
 			return nil
 		}
 		return fmt.Errorf("invalid status '%s'\n", s)
 	})
-	RegisterFormat("pve-iface", func(s string) error {
+	route.RegisterFormat("pve-iface", func(s string) error {
 		if len(s) < 2 || len(s) > 20 || !regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.\-]*[a-zA-Z0-9]$`).MatchString(s) {
 			return fmt.Errorf("invalid network interface name '%s'\n", s)
 		}
@@ -383,7 +373,7 @@ func init() {
 	// Formats whose inner rules the simulator does not model: any string is
 	// accepted, as a real node would accept every well-formed value.
 	for _, name := range []string{"pve-qm-hostpci", "pve-qemu-sev-fmt", "pve-qemu-tdx-fmt", "pve-phys-bits", "storage-pair"} {
-		RegisterFormat(name, func(string) error { return nil })
+		route.RegisterFormat(name, func(string) error { return nil })
 	}
 	registerQemuFormats()
 }

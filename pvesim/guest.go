@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Guest is a QEMU virtual machine or an LXC container. Conf holds the
@@ -146,7 +148,7 @@ func (s *Server) configGone(g *Guest, node string) error {
 
 // pathGuest is load_config for the path's {node} and {vmid}: the guest
 // there, of type typ ("qemu" or "lxc").
-func (s *Server) pathGuest(r *Request, typ string) (*Guest, error) {
+func (s *Server) pathGuest(r *route.Request, typ string) (*Guest, error) {
 	vmid, _ := r.Int("vmid")
 	node := r.Str("node")
 	g := s.state.Guests[vmid]
@@ -163,5 +165,5 @@ func noConfigFile(node, typ string, vmid int) error {
 	if typ == "lxc" {
 		dir = "lxc"
 	}
-	return Fail("Configuration file 'nodes/%s/%s/%d.conf' does not exist", node, dir, vmid)
+	return route.Fail("Configuration file 'nodes/%s/%s/%d.conf' does not exist", node, dir, vmid)
 }

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-func (s *Server) qemuTemplate(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuTemplate(r *route.Request, g *Guest) (any, error) {
 	only := r.Str("disk")
 	// load_and_check runs before the worker forks and again under the
 	// config lock. qemu-server sets no "lock: template": it writes
@@ -23,13 +25,13 @@ func (s *Server) qemuTemplate(r *Request, g *Guest) (any, error) {
 			return err
 		}
 		if len(g.Snapshots) > 0 {
-			return Fail("unable to create template, because VM contains snapshots")
+			return route.Fail("unable to create template, because VM contains snapshots")
 		}
 		if g.IsTemplate() && only == "" {
-			return Fail("you can't convert a template to a template")
+			return route.Fail("you can't convert a template to a template")
 		}
 		if g.Running {
-			return Fail("you can't convert a VM to template if VM is running")
+			return route.Fail("you can't convert a VM to template if VM is running")
 		}
 		return nil
 	}
@@ -79,7 +81,7 @@ type qemuCloneJob struct {
 
 // qemuClone is qemu-server API2/Qemu.pm clone_vm: $load_and_check before
 // forking, then the worker under the source's and the target's locks.
-func (s *Server) qemuClone(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuClone(r *route.Request, g *Guest) (any, error) {
 	j := &qemuCloneJob{g: g, storage: r.Str("storage"), format: r.Str("format"), target: r.Str("target"), snapname: r.Str("snapname")}
 	j.newid, _ = r.Int("newid")
 	if j.target == g.Node || j.target == "localhost" {
@@ -92,7 +94,7 @@ func (s *Server) qemuClone(r *Request, g *Guest) (any, error) {
 		return nil, err
 	}
 	if _, exists := s.state.Guests[j.newid]; exists {
-		return nil, Fail("unable to create VM %d: config file already exists", j.newid)
+		return nil, route.Fail("unable to create VM %d: config file already exists", j.newid)
 	}
 	ng := &Guest{VMID: j.newid, Node: g.Node, Type: "qemu", Conf: map[string]string{"lock": "clone"}}
 	ng.ensureMaps()
@@ -108,7 +110,7 @@ func (s *Server) qemuClone(r *Request, g *Guest) (any, error) {
 // qemuCloneChecks is the first half of clone_vm's $load_and_check: pool,
 // target node and storage, then the source's lock, snapshot and clone
 // mode, and the caller's access to the storages and bridges it uses.
-func (s *Server) qemuCloneChecks(r *Request, j *qemuCloneJob) error {
+func (s *Server) qemuCloneChecks(r *route.Request, j *qemuCloneJob) error {
 	g, storage, target := j.g, j.storage, j.target
 	// clone_vm's $load_and_check: the pool first.
 	if err := s.checkPoolExist(r); err != nil {
@@ -116,7 +118,7 @@ func (s *Server) qemuCloneChecks(r *Request, j *qemuCloneJob) error {
 	}
 	j.pool = r.Str("pool")
 	if target != "" && s.state.node(target) == nil {
-		return Fail("no such cluster node '%s'", target)
+		return route.Fail("no such cluster node '%s'", target)
 	}
 	if storage != "" {
 		// clone_vm: enabled on this node, images, then enabled on the
@@ -126,14 +128,14 @@ func (s *Server) qemuCloneChecks(r *Request, j *qemuCloneJob) error {
 			return err
 		}
 		if !st.allows("images") {
-			return ParamErr("storage", fmt.Sprintf("storage '%s' does not support vm images", storage))
+			return route.ParamErr("storage", fmt.Sprintf("storage '%s' does not support vm images", storage))
 		}
 		if target != "" {
 			if _, err := s.storageCheckEnabled(storage, target); err != nil {
 				return err
 			}
 			if !st.Shared {
-				return Fail("can't clone to non-shared storage '%s'", storage)
+				return route.Fail("can't clone to non-shared storage '%s'", storage)
 			}
 		}
 	}
@@ -141,14 +143,14 @@ func (s *Server) qemuCloneChecks(r *Request, j *qemuCloneJob) error {
 		return err
 	}
 	if j.snapname != "" && g.Snapshots[j.snapname] == nil {
-		return Fail("snapshot '%s' does not exist", j.snapname)
+		return route.Fail("snapshot '%s' does not exist", j.snapname)
 	}
 	j.full = r.BoolOr("full", !g.IsTemplate())
 	if storage != "" && !j.full {
-		return Fail("parameter 'storage' not allowed for linked clones")
+		return route.Fail("parameter 'storage' not allowed for linked clones")
 	}
 	if j.format != "" && !j.full {
-		return Fail("parameter 'format' not allowed for linked clones")
+		return route.Fail("parameter 'format' not allowed for linked clones")
 	}
 	j.src = g.Conf
 	if j.snapname != "" {
@@ -156,7 +158,7 @@ func (s *Server) qemuCloneChecks(r *Request, j *qemuCloneJob) error {
 	}
 	j.running = g.Running
 	if _, tpm := j.src["tpmstate0"]; tpm && j.full && j.running && j.snapname == "" {
-		return Fail("cannot clone TPM state while VM is running")
+		return route.Fail("cannot clone TPM state while VM is running")
 	}
 	if err := s.qemuCloneStorageAccess(r.User, j.src, storage); err != nil {
 		return err
@@ -175,7 +177,7 @@ func (s *Server) qemuCloneDrivePlan(j *qemuCloneJob) error {
 		}
 		d, err := parseDrive(k, j.src[k])
 		if err != nil {
-			return Fail("unable to parse drive options for '%s'", k)
+			return route.Fail("unable to parse drive options for '%s'", k)
 		}
 		if st := s.state.storage(strings.SplitN(d["file"], ":", 2)[0]); st != nil && !st.Shared {
 			shared = false
@@ -186,11 +188,11 @@ func (s *Server) qemuCloneDrivePlan(j *qemuCloneJob) error {
 		v := s.state.volume(j.g.Node, d["file"])
 		isBase := v != nil && isBaseVolume(v.Name)
 		if !j.full && !driveIsCloudinit(d) && k != "tpmstate0" && !isBase {
-			return Fail("Linked clone feature is not supported for '%s' (%s)", d["file"], k)
+			return route.Fail("Linked clone feature is not supported for '%s' (%s)", d["file"], k)
 		}
 	}
 	if j.target != "" && !shared {
-		return Fail("can't clone VM to node '%s' (VM uses local storage)", j.target)
+		return route.Fail("can't clone VM to node '%s' (VM uses local storage)", j.target)
 	}
 	return nil
 }
@@ -249,7 +251,7 @@ func (s *Server) qemuCloneWorker(tc *taskCtx, j *qemuCloneJob, ng *Guest) error 
 			// clone_vm's own signal handler.
 			return fmt.Errorf("clone failed: interrupted by signal")
 		}
-		return fmt.Errorf("clone failed: %s", strings.TrimRight(asAPIError(err).Message, "\n"))
+		return fmt.Errorf("clone failed: %s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
 	}
 	delete(conf, "lock")
 	if j.target != "" && j.target != g.Node {
@@ -273,10 +275,10 @@ func (s *Server) qemuCloneRecheck(j *qemuCloneJob) error {
 		return err
 	}
 	if g.Running != j.running {
-		return Fail("unexpected state change")
+		return route.Fail("unexpected state change")
 	}
 	if j.snapname != "" && g.Snapshots[j.snapname] == nil {
-		return Fail("snapshot '%s' does not exist", j.snapname)
+		return route.Fail("snapshot '%s' does not exist", j.snapname)
 	}
 	return nil
 }
@@ -308,7 +310,7 @@ func (s *Server) qemuCloneConfig(j *qemuCloneJob) (map[string]string, int64, err
 			sv := s.state.volume(g.Node, d["file"])
 			if sv == nil {
 				delete(s.state.Guests, newid)
-				return nil, 0, Fail("clone failed: volume '%s' does not exist", d["file"])
+				return nil, 0, route.Fail("clone failed: volume '%s' does not exist", d["file"])
 			}
 			nv, err := s.qemuCloneDisk(j, d, sv)
 			if err == nil && j.full && !driveIsCloudinit(d) {
@@ -358,12 +360,12 @@ func (s *Server) qemuCloneDisk(j *qemuCloneJob, d map[string]string, sv *Volume)
 // qemuCloneIdentity is $clonefn's new identity: a fresh SMBIOS UUID, a
 // fresh vmgenid where the source had one, the name and description.
 func (s *Server) qemuCloneIdentity(j *qemuCloneJob, conf map[string]string) {
-	sm, _ := parsePropString(namedProps("pve-qm-smbios1"), conf["smbios1"], "")
+	sm, _ := parsePropString(route.NamedProps("pve-qm-smbios1"), conf["smbios1"], "")
 	if sm == nil {
 		sm = map[string]string{}
 	}
 	sm["uuid"] = s.randomUUID()
-	conf["smbios1"] = printPropString(namedProps("pve-qm-smbios1"), sm)
+	conf["smbios1"] = printPropString(route.NamedProps("pve-qm-smbios1"), sm)
 	if conf["vmgenid"] != "" {
 		conf["vmgenid"] = s.randomUUID()
 	}
@@ -381,19 +383,19 @@ func (s *Server) qemuCloneIdentity(j *qemuCloneJob, conf map[string]string) {
 	}
 }
 
-func (s *Server) lxcTemplate(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcTemplate(r *route.Request, g *Guest) (any, error) {
 	_, err := s.withGuestLock(g.VMID, "lxc", func() (any, error) {
 		if err := checkLock(g); err != nil {
 			return nil, err
 		}
 		if len(g.Snapshots) > 0 {
-			return nil, Fail("unable to create template, because CT contains snapshots")
+			return nil, route.Fail("unable to create template, because CT contains snapshots")
 		}
 		if g.IsTemplate() {
-			return nil, Fail("you can't convert a template to a template")
+			return nil, route.Fail("you can't convert a template to a template")
 		}
 		if g.Running {
-			return nil, Fail("you can't convert a CT to template if the CT is running")
+			return nil, route.Fail("you can't convert a CT to template if the CT is running")
 		}
 		return nil, nil
 	})
@@ -441,7 +443,7 @@ type lxcCloneJob struct {
 
 // lxcClone is pve-container API2/LXC.pm clone_vm: the checks and the new
 // config before forking, then $realcmd copies the mount points.
-func (s *Server) lxcClone(r *Request) (any, error) {
+func (s *Server) lxcClone(r *route.Request) (any, error) {
 	// pve-container API2/LXC.pm clone_vm checks the pool before reading
 	// the source's config.
 	if err := s.checkPoolExist(r); err != nil {
@@ -483,9 +485,9 @@ func (s *Server) lxcClone(r *Request) (any, error) {
 
 // lxcCloneChecks is clone_vm's checks before the config is read: target
 // node and storage, then the source's lock, the new id and the clone mode.
-func (s *Server) lxcCloneChecks(r *Request, j *lxcCloneJob) error {
+func (s *Server) lxcCloneChecks(r *route.Request, j *lxcCloneJob) error {
 	if j.target != "" && s.state.node(j.target) == nil {
-		return Fail("no such cluster node '%s'", j.target)
+		return route.Fail("no such cluster node '%s'", j.target)
 	}
 	if j.storage != "" {
 		st, err := s.storageConfig(j.storage)
@@ -493,7 +495,7 @@ func (s *Server) lxcCloneChecks(r *Request, j *lxcCloneJob) error {
 			return err
 		}
 		if j.target != "" && !st.Shared {
-			return Fail("can't clone to non-shared storage '%s'", j.storage)
+			return route.Fail("can't clone to non-shared storage '%s'", j.storage)
 		}
 	}
 	if err := checkLock(j.g); err != nil {
@@ -504,10 +506,10 @@ func (s *Server) lxcCloneChecks(r *Request, j *lxcCloneJob) error {
 	}
 	j.full = r.BoolOr("full", !j.g.IsTemplate())
 	if j.storage != "" && !j.full {
-		return Fail("parameter 'storage' not allowed for linked clones")
+		return route.Fail("parameter 'storage' not allowed for linked clones")
 	}
 	if j.snapname != "" && j.g.Snapshots[j.snapname] == nil {
-		return Fail("snapshot '%s' does not exist", j.snapname)
+		return route.Fail("snapshot '%s' does not exist", j.snapname)
 	}
 	return nil
 }
@@ -516,7 +518,7 @@ func (s *Server) lxcCloneChecks(r *Request, j *lxcCloneJob) error {
 // point must be a volume the caller may allocate on and that supports
 // the clone mode, networks get new MAC addresses (and a bridge check),
 // snapshot state is dropped. It fills j.mounts.
-func (s *Server) lxcCloneConfig(r *Request, j *lxcCloneJob) (map[string]string, error) {
+func (s *Server) lxcCloneConfig(r *route.Request, j *lxcCloneJob) (map[string]string, error) {
 	g := j.g
 	src := g.Conf
 	if j.snapname != "" {
@@ -532,10 +534,10 @@ func (s *Server) lxcCloneConfig(r *Request, j *lxcCloneJob) (map[string]string, 
 		case isLxcVolumeKey(k):
 			mp, err := parseLxcVolume(k, v)
 			if err != nil {
-				return nil, Fail("unable to parse mount point '%s'", k)
+				return nil, route.Fail("unable to parse mount point '%s'", k)
 			}
 			if t := mountPointType(mp["volume"]); t != "volume" {
-				return nil, Fail("unable to clone mountpoint '%s' (type %s)", k, t)
+				return nil, route.Fail("unable to clone mountpoint '%s' (type %s)", k, t)
 			}
 			sid, _, _ := strings.Cut(mp["volume"], ":")
 			if j.storage != "" {
@@ -549,10 +551,10 @@ func (s *Server) lxcCloneConfig(r *Request, j *lxcCloneJob) (map[string]string, 
 			}
 			if j.full {
 				if g.Running && j.snapname == "" {
-					return nil, Fail("Full clone of a running container is only possible from a snapshot")
+					return nil, route.Fail("Full clone of a running container is only possible from a snapshot")
 				}
 			} else if sv := s.state.volume(g.Node, mp["volume"]); sv == nil || !isBaseVolume(sv.Name) {
-				return nil, Fail("Linked clone feature for '%s' is not available", mp["volume"])
+				return nil, route.Fail("Linked clone feature for '%s' is not available", mp["volume"])
 			}
 			j.mounts[k] = mp
 		case strings.HasPrefix(k, "net"):
@@ -569,7 +571,7 @@ func (s *Server) lxcCloneConfig(r *Request, j *lxcCloneJob) (map[string]string, 
 		}
 	}
 	if j.target != "" && !shared {
-		return nil, Fail("can't clone CT to node '%s' (CT uses local storage)", j.target)
+		return nil, route.Fail("can't clone CT to node '%s' (CT uses local storage)", j.target)
 	}
 	return newConf, nil
 }
@@ -587,14 +589,14 @@ func (s *Server) lxcCloneWorker(tc *taskCtx, j *lxcCloneJob, ng *Guest) error {
 			s.state.removeVolume(g.Node, volid)
 		}
 		delete(s.state.Guests, newid)
-		return fmt.Errorf("clone failed: %s", strings.TrimRight(asAPIError(err).Message, "\n"))
+		return fmt.Errorf("clone failed: %s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
 	}
 	var bytes int64
 	for _, k := range sortedKeys(j.mounts) {
 		mp := j.mounts[k]
 		sv := s.state.volume(g.Node, mp["volume"])
 		if sv == nil {
-			return cleanup(Fail("volume '%s' does not exist", mp["volume"]))
+			return cleanup(route.Fail("volume '%s' does not exist", mp["volume"]))
 		}
 		dst := sv.Storage
 		if j.storage != "" {

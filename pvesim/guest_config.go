@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-func (s *Server) qemuGetConfig(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuGetConfig(r *route.Request, g *Guest) (any, error) {
 	cg, current, err := configShown(g, r)
 	if err != nil {
 		return nil, err
@@ -24,13 +26,13 @@ func (s *Server) qemuGetConfig(r *Request, g *Guest) (any, error) {
 // steps, in the Perl's order: the parameters (keys, aliases, revert and
 // delete lists, drives, MAC addresses), the caller's rights, the early
 // config checks, then updatefn under the guest's lock.
-func (s *Server) qemuUpdate(r *Request, g *Guest, sync bool) (any, error) {
+func (s *Server) qemuUpdate(r *route.Request, g *Guest, sync bool) (any, error) {
 	params := qemuUpdateValues(r)
 	if err := checkSSHKeysParam(params); err != nil {
 		return nil, err
 	}
 	if !r.Has("delete") && !r.Has("revert") && len(params) == 0 {
-		return nil, Fail("no options specified")
+		return nil, route.Fail("no options specified")
 	}
 	resolveCdromAlias(params)
 	revert, deletes, err := qemuRevertAndDelete(r, params)
@@ -51,7 +53,7 @@ func (s *Server) qemuUpdate(r *Request, g *Guest, sync bool) (any, error) {
 	// load_and_check_config: before forking, and again under the lock.
 	early := func() error {
 		if digest != "" && digest != g.Digest() {
-			return Fail("checksum mismatch (file change by other user?)")
+			return route.Fail("checksum mismatch (file change by other user?)")
 		}
 		if !skiplock {
 			return checkLock(g)
@@ -94,7 +96,7 @@ func (s *Server) qemuUpdate(r *Request, g *Guest, sync bool) (any, error) {
 // qemuUpdateValues is the request's config values: its parameters without
 // the ones update_vm_api extracts (the path, digest, delete and revert
 // lists and the flags).
-func qemuUpdateValues(r *Request) map[string]string {
+func qemuUpdateValues(r *route.Request) map[string]string {
 	params := paramsExcept(r, "node", "vmid", "digest", "delete", "revert", "skiplock", "force", "background_delay", "import-working-storage")
 	return params
 }
@@ -108,7 +110,7 @@ func checkSSHKeysParam(params map[string]string) error {
 	}
 	dec, err := decodeSSHKeys(keys)
 	if err != nil {
-		return Fail("SSH public key validation error")
+		return route.Fail("SSH public key validation error")
 	}
 	return validateSSHKeys(dec)
 }
@@ -130,14 +132,14 @@ func resolveCdromAlias(params map[string]string) {
 // qemuRevertAndDelete checks update_vm_api's revert list, then its delete
 // list (cdrom read as ide2): each option must exist and appear in only one
 // of the values, the revert and the delete lists.
-func qemuRevertAndDelete(r *Request, params map[string]string) (revert map[string]bool, deletes []string, err error) {
+func qemuRevertAndDelete(r *route.Request, params map[string]string) (revert map[string]bool, deletes []string, err error) {
 	revert = map[string]bool{}
 	for _, opt := range splitList(r.Str("revert")) {
 		if qemuConfigTypes.Lookup(opt) == nil {
-			return nil, nil, ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
+			return nil, nil, route.ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
 		}
 		if _, ok := params[opt]; ok {
-			return nil, nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -revert %s' at the same time", opt, opt))
+			return nil, nil, route.ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -revert %s' at the same time", opt, opt))
 		}
 		revert[opt] = true
 	}
@@ -146,13 +148,13 @@ func qemuRevertAndDelete(r *Request, params map[string]string) (revert map[strin
 			opt = "ide2"
 		}
 		if _, ok := params[opt]; ok {
-			return nil, nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
+			return nil, nil, route.ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
 		}
 		if revert[opt] {
-			return nil, nil, ParamErr("revert", fmt.Sprintf("you can't use '-delete %s' and -revert %s' at the same time", opt, opt))
+			return nil, nil, route.ParamErr("revert", fmt.Sprintf("you can't use '-delete %s' and -revert %s' at the same time", opt, opt))
 		}
 		if qemuConfigTypes.Lookup(opt) == nil {
-			return nil, nil, ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
+			return nil, nil, route.ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
 		}
 		deletes = append(deletes, opt)
 	}
@@ -164,7 +166,7 @@ func qemuRevertAndDelete(r *Request, params map[string]string) (revert map[strin
 // UUID.
 func (s *Server) completeUpdateValues(params map[string]string) {
 	for k, v := range params {
-		if _, ok := indexOf(k, "net"); ok {
+		if _, ok := route.IndexOf(k, "net"); ok {
 			params[k] = s.normaliseNet(v)
 		} else if k == "vmgenid" && v == "1" {
 			params[k] = s.randomUUID()
@@ -221,7 +223,7 @@ func (s *Server) backgroundDelay(upid string, vmid int, delay time.Duration) (an
 		return upid, nil
 	}
 	if t.ExitStatus != "OK" && !strings.HasPrefix(t.ExitStatus, "WARNINGS") {
-		return nil, Fail("failed to update VM %d: %s", vmid, t.ExitStatus)
+		return nil, route.Fail("failed to update VM %d: %s", vmid, t.ExitStatus)
 	}
 	return nil, nil
 }
@@ -293,13 +295,13 @@ func (s *Server) qemuPendingDeletes(tc *taskCtx, g *Guest, deletes, bootorder []
 		switch {
 		case strings.HasPrefix(opt, "unused"):
 			if g.Conf["protection"] == "1" {
-				return nil, Fail("can't remove unused disk '%s' - protection mode enabled", val)
+				return nil, route.Fail("can't remove unused disk '%s' - protection mode enabled", val)
 			}
 			s.state.removeVolume(g.Node, val)
 			delete(g.Conf, opt)
 		case isQemuDiskKey(opt):
 			if g.Conf["protection"] == "1" {
-				return nil, Fail("can't remove drive '%s' - protection mode enabled", opt)
+				return nil, route.Fail("can't remove drive '%s' - protection mode enabled", opt)
 			}
 			if isPending {
 				if d, err := parseDrive(opt, val); err == nil {
@@ -372,7 +374,7 @@ func (s *Server) qemuPendingDrive(tc *taskCtx, g *Guest, opt, v string, plan dri
 	if !planned {
 		d, err := parseDrive(opt, v)
 		if err != nil {
-			return ParamErr(opt, "unable to parse drive options")
+			return route.ParamErr(opt, "unable to parse drive options")
 		}
 		plan = drivePlan{key: opt, drive: d}
 	}
@@ -408,7 +410,7 @@ func qemuPendingBoot(g *Guest, v string, params map[string]string, deletes []str
 		_, inPending := g.Pending[dev]
 		_, inParams := params[dev]
 		if (!inConf && !inPending && !inParams) || slices.Contains(deletes, dev) {
-			return Fail("invalid bootorder: device '%s' does not exist'", dev)
+			return route.Fail("invalid bootorder: device '%s' does not exist'", dev)
 		}
 	}
 	g.Pending["boot"] = printBootOrder(devs)
@@ -431,7 +433,7 @@ func lxcConfigJSON(g *Guest, current bool) map[string]any {
 
 // pendingJSON is PVE::GuestHelpers::config_with_pending_array; internal
 // keys are listed only while a value of theirs is pending.
-func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string, pending bool) string, internal []string) []map[string]any {
+func pendingJSON(g *Guest, keyType func(string) route.Type, mask func(key, val string, pending bool) string, internal []string) []map[string]any {
 	keys := map[string]bool{}
 	for _, m := range []map[string]string{g.Conf, g.Pending} {
 		for k := range m {
@@ -470,10 +472,10 @@ func pendingJSON(g *Guest, keyType func(string) Type, mask func(key, val string,
 	return out
 }
 
-func (s *Server) lxcGetConfig(r *Request) (any, error) {
+func (s *Server) lxcGetConfig(r *route.Request) (any, error) {
 	if r.Str("snapshot") != "" && r.Bool("current") {
 		msg := "cannot use 'snapshot' parameter with 'current'"
-		return nil, ParamError(map[string]string{"snapshot": msg, "current": msg})
+		return nil, route.ParamError(map[string]string{"snapshot": msg, "current": msg})
 	}
 	g, err := s.lxcGuest(r)
 	if err != nil {
@@ -487,10 +489,10 @@ func (s *Server) lxcGetConfig(r *Request) (any, error) {
 }
 
 // lxcUpdate is PUT .../config (update_vm): synchronous, under the lock.
-func (s *Server) lxcUpdate(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcUpdate(r *route.Request, g *Guest) (any, error) {
 	params := paramsExcept(r, "node", "vmid", "digest", "delete", "revert")
 	if len(params) == 0 && !r.Has("delete") && !r.Has("revert") {
-		return nil, Fail("no options specified")
+		return nil, route.Fail("no options specified")
 	}
 	deletes := splitList(r.Str("delete"))
 	reverts := splitList(r.Str("revert"))
@@ -500,7 +502,7 @@ func (s *Server) lxcUpdate(r *Request, g *Guest) (any, error) {
 			return nil, err
 		}
 		if digest != "" && digest != g.Digest() {
-			return nil, Fail("detected modified configuration - file changed by other user? Try again.")
+			return nil, route.Fail("detected modified configuration - file changed by other user? Try again.")
 		}
 		unpriv := g.Conf["unprivileged"] == "1"
 		if err := s.checkCTModifyPerm(r.User, g.VMID, g.Conf, nil, append(append([]string(nil), deletes...), reverts...), unpriv); err != nil {
@@ -508,22 +510,22 @@ func (s *Server) lxcUpdate(r *Request, g *Guest) (any, error) {
 		}
 		for _, opt := range reverts {
 			if lxcConfigTypes.Lookup(opt) == nil {
-				return nil, ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
+				return nil, route.ParamErr("revert", fmt.Sprintf("unknown option '%s'", opt))
 			}
 			if _, ok := params[opt]; ok {
-				return nil, ParamErr("revert", fmt.Sprintf("you can't use '-%s' and '-revert %s' at the same time", opt, opt))
+				return nil, route.ParamErr("revert", fmt.Sprintf("you can't use '-%s' and '-revert %s' at the same time", opt, opt))
 			}
 		}
 		for _, opt := range deletes {
 			if lxcConfigTypes.Lookup(opt) == nil {
-				return nil, ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
+				return nil, route.ParamErr("delete", fmt.Sprintf("unknown option '%s'", opt))
 			}
 			if _, ok := params[opt]; ok {
-				return nil, ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
+				return nil, route.ParamErr("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
 			}
 			for _, rv := range reverts {
 				if rv == opt {
-					return nil, ParamErr("delete", fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", opt, opt))
+					return nil, route.ParamErr("delete", fmt.Sprintf("you can't use '-delete %s' and '-revert %s' at the same time", opt, opt))
 				}
 			}
 		}
@@ -535,7 +537,7 @@ func (s *Server) lxcUpdate(r *Request, g *Guest) (any, error) {
 			return nil, err
 		}
 		if len(errs) > 0 {
-			return nil, ParamError(errs)
+			return nil, route.ParamError(errs)
 		}
 		return nil, nil
 	})
@@ -558,13 +560,13 @@ func (s *Server) lxcUpdateConfig(g *Guest, params map[string]string, deletes, re
 		modified[opt] = true
 		switch {
 		case opt == "memory" || opt == "rootfs" || opt == "ostype":
-			return nil, Fail("unable to delete required option '%s'", opt)
+			return nil, route.Fail("unable to delete required option '%s'", opt)
 		case strings.HasPrefix(opt, "unused") || isLxcVolumeKey(opt):
 			if g.Conf["protection"] == "1" {
-				return nil, Fail("can't remove CT %d drive '%s' - protection mode enabled", g.VMID, opt)
+				return nil, route.Fail("can't remove CT %d drive '%s' - protection mode enabled", g.VMID, opt)
 			}
 		case opt == "unprivileged":
-			return nil, Fail("unable to delete read-only option: '%s'", opt)
+			return nil, route.Fail("unable to delete read-only option: '%s'", opt)
 		}
 		g.PendingDelete[opt] = false
 	}
@@ -646,7 +648,7 @@ func (s *Server) lxcHotplugPending(g *Guest, selection map[string]bool, errs map
 			}
 			nv, err := s.lxcApplyPendingMountPoint(g, opt)
 			if err != nil {
-				errs[opt] = "unable to hotplug " + opt + ": " + strings.TrimRight(asAPIError(err).Message, "\n")
+				errs[opt] = "unable to hotplug " + opt + ": " + strings.TrimRight(route.AsAPIError(err).Message, "\n")
 				continue
 			}
 			v = nv
@@ -707,7 +709,7 @@ func (s *Server) lxcApplyPending(g *Guest, selection map[string]bool, errs map[s
 		case isLxcVolumeKey(opt) && opt != "rootfs":
 			nv, err := s.lxcApplyPendingMountPoint(g, opt)
 			if err != nil {
-				errs[opt] = "unable to apply pending change " + opt + " : " + strings.TrimRight(asAPIError(err).Message, "\n")
+				errs[opt] = "unable to apply pending change " + opt + " : " + strings.TrimRight(route.AsAPIError(err).Message, "\n")
 				continue
 			}
 			v = nv
@@ -768,14 +770,14 @@ func mergedConf(g *Guest, current bool) map[string]string {
 // configShown is the guest whose config GET .../config shows: a snapshot's
 // (which has no pending values) when `snapshot` names one, else the guest
 // itself, with pending values unless `current` is set.
-func configShown(g *Guest, r *Request) (*Guest, bool, error) {
+func configShown(g *Guest, r *route.Request) (*Guest, bool, error) {
 	name := r.Str("snapshot")
 	if name == "" {
 		return g, r.Bool("current"), nil
 	}
 	sn := g.Snapshots[name]
 	if sn == nil {
-		return nil, false, Fail("snapshot '%s' does not exist", name)
+		return nil, false, route.Fail("snapshot '%s' does not exist", name)
 	}
 	sg := &Guest{VMID: g.VMID, Node: g.Node, Type: g.Type, Conf: sn.Conf}
 	sg.ensureMaps()

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // checkDriveParams runs check_drive_param and check_storage_access: the
@@ -21,23 +23,23 @@ func (s *Server) checkDriveParams(node string, params map[string]string, default
 		}
 		d, err := parseDrive(key, params[key])
 		if err != nil {
-			return nil, ParamErr(key, "unable to parse drive options")
+			return nil, route.ParamErr(key, "unable to parse drive options")
 		}
 		file := d["file"]
 		m := reNewDisk.FindStringSubmatch(file)
 		if src := d["import-from"]; src != "" {
 			if m == nil || m[3] != "0" {
-				return nil, ParamErr(key, "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>")
+				return nil, route.ParamErr(key, "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>")
 			}
 			if key == "efidisk0" {
 				for _, req := range []string{"efitype", "pre-enrolled-keys"} {
 					if _, ok := d[req]; !ok {
-						return nil, ParamErr(key, fmt.Sprintf("need to specify '%s' when using 'import-from'", req))
+						return nil, route.ParamErr(key, fmt.Sprintf("need to specify '%s' when using 'import-from'", req))
 					}
 				}
 			} else if key == "tpmstate0" {
 				if _, ok := d["version"]; !ok {
-					return nil, ParamErr(key, "need to specify 'version' when using 'import-from'")
+					return nil, route.ParamErr(key, "need to specify 'version' when using 'import-from'")
 				}
 			}
 		}
@@ -48,7 +50,7 @@ func (s *Server) checkDriveParams(node string, params map[string]string, default
 				return nil, err
 			}
 			if vtype == "iso" && !driveIsCdrom(d) {
-				return nil, ParamErr(key, "explicit 'media=cdrom' is required for iso images")
+				return nil, route.ParamErr(key, "explicit 'media=cdrom' is required for iso images")
 			}
 		}
 		switch {
@@ -60,18 +62,18 @@ func (s *Server) checkDriveParams(node string, params map[string]string, default
 				sid = defaultStorage
 			}
 			if sid == "" {
-				return nil, Fail("no storage ID specified (and no default storage)")
+				return nil, route.Fail("no storage ID specified (and no default storage)")
 			}
 			st, err := s.storageConfig(sid)
 			if err != nil {
 				return nil, err
 			}
 			if !st.allows("images") {
-				return nil, ParamErr("storage", fmt.Sprintf("storage '%s' does not support vm images", sid))
+				return nil, route.ParamErr("storage", fmt.Sprintf("storage '%s' does not support vm images", sid))
 			}
 		default:
 			if strings.HasPrefix(file, "/") {
-				return nil, Fail("only root can pass arbitrary filesystem paths")
+				return nil, route.Fail("only root can pass arbitrary filesystem paths")
 			}
 			if isVolume {
 				vtype, _, err := s.volumeContentType(node, file)
@@ -79,21 +81,21 @@ func (s *Server) checkDriveParams(node string, params map[string]string, default
 					return nil, err
 				}
 				if vtype != "images" && vtype != "iso" {
-					return nil, ParamErr(key, "content type needs to be 'images' or 'iso'")
+					return nil, route.ParamErr(key, "content type needs to be 'images' or 'iso'")
 				}
 				_ = storage
 			}
 		}
 		if src := d["import-from"]; src != "" {
 			if strings.HasPrefix(src, "/") {
-				return nil, Fail("only root can pass arbitrary filesystem paths")
+				return nil, route.Fail("only root can pass arbitrary filesystem paths")
 			}
 			vtype, _, err := s.volumeContentType(node, src)
 			if err != nil {
 				return nil, err
 			}
 			if vtype != "images" && vtype != "import" {
-				return nil, ParamErr(key, fmt.Sprintf("%s has wrong type '%s' - needs to be 'images' or 'import'", src, vtype))
+				return nil, route.ParamErr(key, fmt.Sprintf("%s has wrong type '%s' - needs to be 'images' or 'import'", src, vtype))
 			}
 		}
 		plans = append(plans, drivePlan{key: key, drive: d})
@@ -127,7 +129,7 @@ func (s *Server) createDisks(tc *taskCtx, g *Guest, plans []drivePlan, defaultSt
 				storage = defaultStorage
 			}
 			if storage == "" {
-				return fail(Fail("no storage ID specified (and no default storage)"))
+				return fail(route.Fail("no storage ID specified (and no default storage)"))
 			}
 			for _, conf := range []map[string]string{g.Conf, g.Pending, res} {
 				for k, v := range conf {
@@ -135,7 +137,7 @@ func (s *Server) createDisks(tc *taskCtx, g *Guest, plans []drivePlan, defaultSt
 						continue
 					}
 					if od, err := parseDrive(k, v); err == nil && driveIsCloudinit(od) {
-						return fail(Fail("%s - cloud-init drive is already attached at '%s'", p.key, k))
+						return fail(route.Fail("%s - cloud-init drive is already attached at '%s'", p.key, k))
 					}
 				}
 			}
@@ -175,7 +177,7 @@ func (s *Server) createDisks(tc *taskCtx, g *Guest, plans []drivePlan, defaultSt
 				}
 				sv := s.state.volume(g.Node, src)
 				if sv == nil {
-					return fail(Fail("cannot import from '%s' - could not get size of %s", src, src))
+					return fail(route.Fail("cannot import from '%s' - could not get size of %s", src, src))
 				}
 				size = roundUp(sv.Size, 4<<20)
 				copied += sv.Size
@@ -206,10 +208,10 @@ func (s *Server) createDisks(tc *taskCtx, g *Guest, plans []drivePlan, defaultSt
 		default:
 			v := s.state.volume(g.Node, file)
 			if v == nil {
-				return fail(Fail("volume %s does not exist", file))
+				return fail(route.Fail("volume %s does not exist", file))
 			}
 			if d["format"] != "" && d["format"] != v.Format {
-				return fail(Fail("drive '%s' - volume '%s' - 'format=%s' option different from storage format '%s'", p.key, file, d["format"], v.Format))
+				return fail(route.Fail("drive '%s' - volume '%s' - 'format=%s' option different from storage format '%s'", p.key, file, d["format"], v.Format))
 			}
 			d["size"] = FormatSize(v.Size)
 		}
@@ -239,11 +241,11 @@ type qemuCreateJob struct {
 
 // qemuCreate is qemu-server API2/Qemu.pm create_vm: the checks, then
 // create_and_lock_config, then $createfn in a worker.
-func (s *Server) qemuCreate(r *Request) (any, error) {
+func (s *Server) qemuCreate(r *route.Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	node := r.Str("node")
 	if r.Has("archive") {
-		return nil, Fail("unable to restore VM %d - restoring backups is not supported by the simulator", vmid)
+		return nil, route.Fail("unable to restore VM %d - restoring backups is not supported by the simulator", vmid)
 	}
 	storage := r.Str("storage")
 	params := paramsExcept(r, "node", "vmid", "storage", "start", "pool", "bwlimit", "unique", "force", "archive",
@@ -257,7 +259,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 		if old.Type == "lxc" {
 			kind = "CT"
 		}
-		return nil, Fail("unable to create VM %d - %s %d already exists on node '%s'", vmid, kind, vmid, old.Node)
+		return nil, route.Fail("unable to create VM %d - %s %d already exists on node '%s'", vmid, kind, vmid, old.Node)
 	}
 	g := &Guest{VMID: vmid, Node: node, Type: "qemu", Conf: map[string]string{"lock": "create"}}
 	g.ensureMaps()
@@ -274,7 +276,7 @@ func (s *Server) qemuCreate(r *Request) (any, error) {
 // qemuCreateChecks is create_vm's checks before the config exists: the
 // SSH keys, the pool, the caller's rights, then the parameters (cdrom
 // alias, storage access, modify rights, bridges, drives, MAC addresses).
-func (s *Server) qemuCreateChecks(r *Request, vmid int, node, storage string, params map[string]string) ([]drivePlan, error) {
+func (s *Server) qemuCreateChecks(r *route.Request, vmid int, node, storage string, params map[string]string) ([]drivePlan, error) {
 	if err := checkSSHKeysParam(params); err != nil {
 		return nil, err
 	}
@@ -305,7 +307,7 @@ func (s *Server) qemuCreateChecks(r *Request, vmid int, node, storage string, pa
 		return nil, err
 	}
 	for k, v := range params {
-		if _, ok := indexOf(k, "net"); ok {
+		if _, ok := route.IndexOf(k, "net"); ok {
 			params[k] = s.normaliseNet(v)
 		}
 	}
@@ -314,7 +316,7 @@ func (s *Server) qemuCreateChecks(r *Request, vmid int, node, storage string, pa
 
 // qemuCreateWorker is $createfn: $realcmd under the config lock, then the
 // HA resource and the autostart.
-func (s *Server) qemuCreateWorker(r *Request, tc *taskCtx, j *qemuCreateJob) error {
+func (s *Server) qemuCreateWorker(r *route.Request, tc *taskCtx, j *qemuCreateJob) error {
 	g, vmid := j.g, j.vmid
 	// create_and_lock_config wrote a config holding only "lock: create"
 	// before the worker forked. The worker takes the config flock
@@ -336,7 +338,7 @@ func (s *Server) qemuCreateWorker(r *Request, tc *taskCtx, j *qemuCreateJob) err
 		return fail(err)
 	}
 	if err := tc.Sleep(durCreate); err != nil {
-		return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
+		return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(route.AsAPIError(err).Message, "\n")))
 	}
 	conf := map[string]string{}
 	for k, v := range j.params {
@@ -348,12 +350,12 @@ func (s *Server) qemuCreateWorker(r *Request, tc *taskCtx, j *qemuCreateJob) err
 	var err error
 	created, copied, err = s.createDisks(tc, g, j.plans, j.storage, conf["template"] == "1")
 	if err != nil {
-		return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
+		return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(route.AsAPIError(err).Message, "\n")))
 	}
 	g.Creating = guestVolumes(created)
 	if copied > 0 {
 		if err := tc.copyWithProgress(copied, time.Duration(float64(copied)/importRate*float64(time.Second)), "", 0); err != nil {
-			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n")))
+			return fail(fmt.Errorf("unable to create VM %d - %s", vmid, strings.TrimRight(route.AsAPIError(err).Message, "\n")))
 		}
 	}
 	for k, v := range created {
@@ -379,7 +381,7 @@ func (s *Server) qemuCreateWorker(r *Request, tc *taskCtx, j *qemuCreateJob) err
 		// are only warnings of the create task.
 		tc.Log("Execute autostart")
 		if err := s.qemuStartGuest(tc, g, false); err != nil {
-			tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
+			tc.Log("%s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
 		}
 	}
 	return nil
@@ -388,7 +390,7 @@ func (s *Server) qemuCreateWorker(r *Request, tc *taskCtx, j *qemuCreateJob) err
 // qemuCreateDefaults is $realcmd after create_disks: the boot order,
 // SMBIOS UUID and vmgenid when not given, the tags (checked, then made
 // unique), the hashed cloud-init password and the meta line.
-func (s *Server) qemuCreateDefaults(r *Request, conf map[string]string) error {
+func (s *Server) qemuCreateDefaults(r *route.Request, conf map[string]string) error {
 	if conf["boot"] == "" {
 		if b := defaultBootOrder(conf); b != "" {
 			conf["boot"] = b
@@ -430,11 +432,11 @@ type lxcCreateJob struct {
 // lxcCreate is pve-container API2/LXC.pm create_vm: the checks, the mount
 // point plan and update_pct_config, create_and_lock_config, then $code
 // in a worker.
-func (s *Server) lxcCreate(r *Request) (any, error) {
+func (s *Server) lxcCreate(r *route.Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	node := r.Str("node")
 	if r.Bool("restore") {
-		return nil, Fail("unable to restore CT %d - restoring backups is not supported by the simulator", vmid)
+		return nil, route.Fail("unable to restore CT %d - restoring backups is not supported by the simulator", vmid)
 	}
 	unprivileged := r.BoolOr("unprivileged", true)
 	if err := s.lxcCreateChecks(r, vmid, unprivileged); err != nil {
@@ -487,7 +489,7 @@ func (s *Server) lxcCreate(r *Request) (any, error) {
 // lxcCreateChecks is create_vm's checks of the caller: Sys.Modify for a
 // privileged container, Sys.Console for an HA resource, an unused id,
 // the SSH keys, the pool, then VM.Allocate on the guest or its pool.
-func (s *Server) lxcCreateChecks(r *Request, vmid int, unprivileged bool) error {
+func (s *Server) lxcCreateChecks(r *route.Request, vmid int, unprivileged bool) error {
 	if !unprivileged {
 		if err := s.check(r.User, "/", "Sys.Modify"); err != nil {
 			return err
@@ -519,14 +521,14 @@ func (s *Server) lxcCreateChecks(r *Request, vmid int, unprivileged bool) error 
 // lxcCreateTemplateAccess is create_vm's check of the ostemplate: no
 // pipe, a volume of content vztmpl the caller may read, or a path only
 // root may pass.
-func (s *Server) lxcCreateTemplateAccess(r *Request, vmid int, node, ostemplate string) error {
+func (s *Server) lxcCreateTemplateAccess(r *route.Request, vmid int, node, ostemplate string) error {
 	if ostemplate == "-" {
-		return Fail("pipe requires cli environment")
+		return route.Fail("pipe requires cli environment")
 	}
 	storageID, _, isVolume := strings.Cut(ostemplate, ":")
 	if !isVolume {
 		if r.User != "root@pam" {
-			return Fail("Only root can pass arbitrary filesystem paths.")
+			return route.Fail("Only root can pass arbitrary filesystem paths.")
 		}
 		return nil
 	}
@@ -538,7 +540,7 @@ func (s *Server) lxcCreateTemplateAccess(r *Request, vmid int, node, ostemplate 
 		return err
 	}
 	if vtype != "vztmpl" {
-		return Fail("unable to use volume %s - content type needs to be 'vztmpl'", ostemplate)
+		return route.Fail("unable to use volume %s - content type needs to be 'vztmpl'", ostemplate)
 	}
 	return s.checkVolumeAccess(r.User, vmid, ostemplate, "vztmpl")
 }
@@ -548,14 +550,14 @@ func (s *Server) lxcCreateTemplateAccess(r *Request, vmid int, node, ostemplate 
 // $check_and_activate_storage on each volume's storage (or the default
 // storage when none is given). Unused volumes are ignored, as Proxmox
 // warns and drops them on create.
-func (s *Server) lxcCreateMountPlan(r *Request, storage string, params map[string]string) (mpParams, other map[string]string, err error) {
+func (s *Server) lxcCreateMountPlan(r *route.Request, storage string, params map[string]string) (mpParams, other map[string]string, err error) {
 	checkStorage := func(sid string) error {
 		st, err := s.storageConfig(sid)
 		if err != nil {
 			return err
 		}
 		if !st.allows("rootdir") {
-			return ParamErr("storage", fmt.Sprintf("storage '%s' does not support container directories", sid))
+			return route.ParamErr("storage", fmt.Sprintf("storage '%s' does not support container directories", sid))
 		}
 		return s.check(r.User, "/storage/"+sid, "Datastore.AllocateSpace")
 	}
@@ -577,16 +579,16 @@ func (s *Server) lxcCreateMountPlan(r *Request, storage string, params map[strin
 		}
 	}
 	if len(mpParams) > 0 && mpParams["rootfs"] == "" {
-		return nil, nil, Fail("mount points configured, but 'rootfs' not set - aborting")
+		return nil, nil, route.Fail("mount points configured, but 'rootfs' not set - aborting")
 	}
 	for _, k := range sortedKeys(mpParams) {
 		mp, err := parseLxcVolume(k, mpParams[k])
 		if err != nil {
-			return nil, nil, ParamErr(k, "invalid format - "+err.Error())
+			return nil, nil, route.ParamErr(k, "invalid format - "+err.Error())
 		}
 		if mountPointType(mp["volume"]) != "volume" {
 			if r.User != "root@pam" {
-				return nil, nil, Fail("Only root can pass arbitrary filesystem paths.")
+				return nil, nil, route.Fail("Only root can pass arbitrary filesystem paths.")
 			}
 			continue
 		}
@@ -610,7 +612,7 @@ func (s *Server) lxcCreateWorker(tc *taskCtx, j *lxcCreateJob) error {
 	g, vmid, node, ostemplate, conf := j.g, j.vmid, j.node, j.ostemplate, j.conf
 	fail := func(err error) error {
 		delete(s.state.Guests, vmid)
-		return fmt.Errorf("unable to create CT %d - %s", vmid, strings.TrimRight(asAPIError(err).Message, "\n"))
+		return fmt.Errorf("unable to create CT %d - %s", vmid, strings.TrimRight(route.AsAPIError(err).Message, "\n"))
 	}
 	if err := tc.LockGuest(vmid, "lxc"); err != nil {
 		delete(s.state.Guests, vmid)
@@ -631,7 +633,7 @@ func (s *Server) lxcCreateWorker(tc *taskCtx, j *lxcCreateJob) error {
 	}
 	if tv := s.state.volume(node, ostemplate); tv == nil && strings.Contains(ostemplate, ":") {
 		removeCreated()
-		return fail(Fail("can't find file '%s'", ostemplate))
+		return fail(route.Fail("can't find file '%s'", ostemplate))
 	}
 	tc.Log("extracting archive '%s'", ostemplate)
 	if err := tc.Sleep(durCTCreate); err != nil {
@@ -664,7 +666,7 @@ func (s *Server) lxcCreateWorker(tc *taskCtx, j *lxcCreateJob) error {
 		// Proxmox starts the container through the start API, in a
 		// task of its own: the create itself succeeds.
 		if err := s.lxcCheckBridges(tc, g); err != nil {
-			tc.Log("%s", asAPIError(err).Message)
+			tc.Log("%s", route.AsAPIError(err).Message)
 		} else {
 			g.Running = true
 			g.StartedAt = s.clock.Now()
@@ -716,11 +718,11 @@ func (s *Server) lxcAllocDisk(node, storage string, vmid int, size int64) (*Volu
 		return nil, err
 	}
 	if !st.allows("rootdir") {
-		return nil, Fail("content type 'rootdir' is not available or configured on storage '%s'", storage)
+		return nil, route.Fail("content type 'rootdir' is not available or configured on storage '%s'", storage)
 	}
 	if size == 0 {
 		if !st.fileBased() {
-			return nil, Fail("unable to allocate an empty volume on storage '%s' (type %s)", storage, st.Type)
+			return nil, route.Fail("unable to allocate an empty volume on storage '%s' (type %s)", storage, st.Type)
 		}
 		name := fmt.Sprintf("subvol-%d-disk-%d", vmid, s.lxcFreeIndex(node, st, vmid))
 		v, err := s.allocImage(node, storage, vmid, 0, "subvol", name+".subvol")

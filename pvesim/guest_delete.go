@@ -5,21 +5,23 @@ package pvesim
 import (
 	"slices"
 	"strconv"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-func (s *Server) qemuDestroy(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuDestroy(r *route.Request, g *Guest) (any, error) {
 	skiplock := r.Bool("skiplock")
 	purgeUnref := r.Bool("destroy-unreferenced-disks")
 	purge := r.Bool("purge")
 	early := func() error {
 		if g.Conf["protection"] == "1" {
-			return Fail("can't remove VM %d - protection mode enabled", g.VMID)
+			return route.Fail("can't remove VM %d - protection mode enabled", g.VMID)
 		}
 		if !purge && s.haConfigured(haSID(g)) {
-			return Fail("unable to remove VM %d - used in HA resources and purge parameter not set.", g.VMID)
+			return route.Fail("unable to remove VM %d - used in HA resources and purge parameter not set.", g.VMID)
 		}
 		if g.Running {
-			return Fail("VM %d is running - destroy failed", g.VMID)
+			return route.Fail("VM %d is running - destroy failed", g.VMID)
 		}
 		return nil
 	}
@@ -64,7 +66,7 @@ func (s *Server) destroyVolumes(g *Guest, volumesOf func(map[string]string) []st
 	}
 	for _, volid := range vols {
 		if s.linkedChildren(volid) > 0 {
-			return nil, Fail("base volume '%s' is still in use by linked cloned", volid)
+			return nil, route.Fail("base volume '%s' is still in use by linked cloned", volid)
 		}
 	}
 	return vols, nil
@@ -90,20 +92,20 @@ func (s *Server) forgetGuest(tc *taskCtx, g *Guest, purge, purgeUnref bool, cont
 	delete(s.state.FirewallFiles, fwGuestFile(g.VMID))
 }
 
-func (s *Server) lxcDestroy(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcDestroy(r *route.Request, g *Guest) (any, error) {
 	force, purgeUnref, purge := r.Bool("force"), r.Bool("destroy-unreferenced-disks"), r.Bool("purge")
 	early := func() error {
 		if g.Conf["protection"] == "1" {
-			return Fail("can't remove CT %d - protection mode enabled", g.VMID)
+			return route.Fail("can't remove CT %d - protection mode enabled", g.VMID)
 		}
 		if err := checkLock(g); err != nil {
 			return err
 		}
 		if !purge && s.haConfigured(haSID(g)) {
-			return Fail("unable to remove CT %d - used in HA resources and purge parameter not set.", g.VMID)
+			return route.Fail("unable to remove CT %d - used in HA resources and purge parameter not set.", g.VMID)
 		}
 		if g.Running && !force {
-			return Fail("unable to destroy CT %d - container is running", g.VMID)
+			return route.Fail("unable to destroy CT %d - container is running", g.VMID)
 		}
 		return nil
 	}

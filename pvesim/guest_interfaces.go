@@ -13,16 +13,18 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 func init() {
 	registerRoutes(func(s *Server) {
-		nv := NewParams(pNode(), pVMID())
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces",
-			Perm: PermAny("/vms/{vmid}", "VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted"), ProxyTo: "node",
+		nv := route.NewParams(pNode(), pVMID())
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces",
+			Perm: route.PermAny("/vms/{vmid}", "VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted"), ProxyTo: "node",
 			Params: nv, Handler: s.onGuest(s.qemuGuest, s.agentNetworkInterfaces)})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/lxc/{vmid}/interfaces",
-			Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv, Handler: s.lxcInterfaces})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/lxc/{vmid}/interfaces",
+			Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv, Handler: s.lxcInterfaces})
 	})
 }
 
@@ -76,7 +78,7 @@ func linkLocal(mac string) (netip.Prefix, bool) {
 
 // agentNetworkInterfaces is the guest agent's network-get-interfaces after
 // assert_agent_available (agent.go).
-func (s *Server) agentNetworkInterfaces(r *Request, g *Guest) (any, error) {
+func (s *Server) agentNetworkInterfaces(r *route.Request, g *Guest) (any, error) {
 	if err := s.assertAgentAvailable(g); err != nil {
 		return nil, err
 	}
@@ -103,7 +105,7 @@ func (s *Server) agentNetworkInterfaces(r *Request, g *Guest) (any, error) {
 // --json a` in the container's network namespace, or null when it does
 // not run (the config is not read: an unknown container is null too). The
 // deprecated inet and inet6 keep the last address of each family.
-func (s *Server) lxcInterfaces(r *Request) (any, error) {
+func (s *Server) lxcInterfaces(r *route.Request) (any, error) {
 	vmid, _ := r.Int("vmid")
 	g := s.state.Guests[vmid]
 	if g == nil || g.Type != "lxc" || g.Node != r.Str("node") || !g.Running {

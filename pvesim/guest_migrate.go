@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Simulated durations of a migration: the prepare and the config move,
@@ -28,28 +30,30 @@ const (
 
 func init() {
 	registerRoutes(func(s *Server) {
-		nv := func(extra ...*Param) *Params { return NewParams(append([]*Param{pNode(), pVMID()}, extra...)...) }
-		perm := PermCheck("/vms/{vmid}", "VM.Migrate")
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/migrate", Perm: perm, ProxyTo: "node",
-			Params: nv(Str("target").Opt().Fmt("pve-node")), Handler: s.onGuest(s.qemuGuest, s.qemuMigratePrecondition)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/migrate", Perm: perm, ProxyTo: "node",
-			Params: nv(Str("target").Fmt("pve-node"),
-				Int("bwlimit").Opt().Min(0),
-				Bool("force").Opt(),
-				Str("migration_network").Opt().Fmt("CIDR"),
-				Str("migration_type").Opt().Enum("secure", "insecure"),
-				Bool("online").Opt(),
-				Str("targetstorage").Opt().Fmt("storage-pair-list"),
-				Bool("with-conntrack-state").Opt().Default("0"),
-				Bool("with-local-disks").Opt()),
+		nv := func(extra ...*route.Param) *route.Params {
+			return route.NewParams(append([]*route.Param{pNode(), pVMID()}, extra...)...)
+		}
+		perm := route.PermCheck("/vms/{vmid}", "VM.Migrate")
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/migrate", Perm: perm, ProxyTo: "node",
+			Params: nv(route.Str("target").Opt().Fmt("pve-node")), Handler: s.onGuest(s.qemuGuest, s.qemuMigratePrecondition)})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/migrate", Perm: perm, ProxyTo: "node",
+			Params: nv(route.Str("target").Fmt("pve-node"),
+				route.Int("bwlimit").Opt().Min(0),
+				route.Bool("force").Opt(),
+				route.Str("migration_network").Opt().Fmt("CIDR"),
+				route.Str("migration_type").Opt().Enum("secure", "insecure"),
+				route.Bool("online").Opt(),
+				route.Str("targetstorage").Opt().Fmt("storage-pair-list"),
+				route.Bool("with-conntrack-state").Opt().Default("0"),
+				route.Bool("with-local-disks").Opt()),
 			Handler: s.qemuMigrate})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/lxc/{vmid}/migrate", Perm: perm, ProxyTo: "node",
-			Params: nv(Str("target").Fmt("pve-node"),
-				Num("bwlimit").Opt().Min(0),
-				Bool("online").Opt(),
-				Bool("restart").Opt(),
-				Str("target-storage").Opt().Fmt("storage-pair-list"),
-				Int("timeout").Opt().Default("180")),
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/lxc/{vmid}/migrate", Perm: perm, ProxyTo: "node",
+			Params: nv(route.Str("target").Fmt("pve-node"),
+				route.Num("bwlimit").Opt().Min(0),
+				route.Bool("online").Opt(),
+				route.Bool("restart").Opt(),
+				route.Str("target-storage").Opt().Fmt("storage-pair-list"),
+				route.Int("timeout").Opt().Default("180")),
 			Handler: s.lxcMigrate})
 	})
 }
@@ -65,7 +69,7 @@ type storageMap struct {
 
 func parseStorageMap(param, v string) (*storageMap, error) {
 	m := &storageMap{entries: map[string]string{}}
-	bad := func(msg string) error { return ParamErr(param, "failed to parse storage map: "+msg) }
+	bad := func(msg string) error { return route.ParamErr(param, "failed to parse storage map: "+msg) }
 	for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '\x00' }) {
 		switch src, dst, pair := strings.Cut(e, ":"); {
 		case e == "1":
@@ -103,20 +107,20 @@ func (m *storageMap) target(sid string) string {
 
 // migrateCommon is what both migrate_vm calls check before anything else:
 // the target (not this node, a cluster member), then the guest.
-func (s *Server) migrateTarget(r *Request) (string, error) {
+func (s *Server) migrateTarget(r *route.Request) (string, error) {
 	target := r.Str("target")
 	if target == r.Str("node") {
-		return "", ParamErr("target", "target is local node.")
+		return "", route.ParamErr("target", "target is local node.")
 	}
 	if s.state.node(target) == nil {
-		return "", Fail("no such cluster node '%s'", target)
+		return "", route.Fail("no such cluster node '%s'", target)
 	}
 	return target, nil
 }
 
 // checkMigrateStorageMap is the API's storage map checks: VM.Config.Disk
 // unless identity, and $check_storage_access_migrate for each target.
-func (s *Server) checkMigrateStorageMap(r *Request, param, target string, vmid int) (*storageMap, error) {
+func (s *Server) checkMigrateStorageMap(r *route.Request, param, target string, vmid int) (*storageMap, error) {
 	v := r.Str(param)
 	if v == "" {
 		return nil, nil
@@ -147,7 +151,7 @@ func (s *Server) checkMigrateStorageMap(r *Request, param, target string, vmid i
 			return nil, err
 		}
 		if !st.allows("images") {
-			return nil, Fail("storage '%s' does not support vm images", sid)
+			return nil, route.Fail("storage '%s' does not support vm images", sid)
 		}
 	}
 	return m, nil
@@ -185,7 +189,7 @@ func (s *Server) qemuCheckStorageAvailability(g *Guest, target string) error {
 			return err
 		}
 		if vt := qemuVolumeContent(d["file"]); !st.allows(vt) {
-			return Fail("%s: content type '%s' is not available on storage '%s'", d["file"], vt, sid)
+			return route.Fail("%s: content type '%s' is not available on storage '%s'", d["file"], vt, sid)
 		}
 	}
 	return nil
@@ -228,14 +232,14 @@ func qemuLocalResources(conf map[string]string, running bool) []string {
 	return out
 }
 
-func (s *Server) qemuMigrate(r *Request) (any, error) {
+func (s *Server) qemuMigrate(r *route.Request) (any, error) {
 	target, err := s.migrateTarget(r)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range []string{"force", "migration_type", "migration_network"} {
 		if r.Str(p) != "" && r.Str(p) != "0" && r.User != "root@pam" {
-			return nil, ParamErr(p, "Only root may use this option.")
+			return nil, route.ParamErr(p, "Only root may use this option.")
 		}
 	}
 	g, err := s.qemuGuest(r)
@@ -247,7 +251,7 @@ func (s *Server) qemuMigrate(r *Request) (any, error) {
 	}
 	online := r.Bool("online")
 	if g.Running && !online {
-		return nil, Fail("can't migrate running VM without --online")
+		return nil, route.Fail("can't migrate running VM without --online")
 	}
 	if !g.Running {
 		online = false
@@ -314,8 +318,8 @@ func (s *Server) migrateFrame(tc *taskCtx, g *Guest, work func(ml *migrateLog) e
 	d := s.clock.Now().Sub(start).Truncate(time.Second)
 	dur := fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
 	if err != nil {
-		ml.err("migration aborted (duration %s): %s", dur, strings.TrimRight(asAPIError(err).Message, "\n"))
-		return Fail("migration aborted")
+		ml.err("migration aborted (duration %s): %s", dur, strings.TrimRight(route.AsAPIError(err).Message, "\n"))
+		return route.Fail("migration aborted")
 	}
 	ml.info("migration finished successfully (duration %s)", dur)
 	return nil
@@ -340,13 +344,13 @@ func (s *Server) qemuMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migr
 	}
 	running := g.Running
 	if running && !o.online {
-		return Fail("can't migrate running VM without --online")
+		return route.Fail("can't migrate running VM without --online")
 	}
 	// prepare tests $self->{running}, which is still 0 while it runs:
 	// force lets root migrate a running VM with local devices too.
 	if res := qemuLocalResources(g.Conf, running); len(res) > 0 {
 		if !o.force {
-			return Fail("can't migrate VM which uses local devices: %s", strings.Join(res, ", "))
+			return route.Fail("can't migrate VM which uses local devices: %s", strings.Join(res, ", "))
 		}
 		ml.info("migrating VM which uses local devices")
 	}
@@ -357,7 +361,7 @@ func (s *Server) qemuMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migr
 		}
 	}
 	if s.faults.nodeOffline(o.target) {
-		return Fail("Can't connect to destination address using public key")
+		return route.Fail("Can't connect to destination address using public key")
 	}
 	// phase1
 	ml.info("starting migration of VM %d to node '%s' (%s)", g.VMID, o.target, s.state.node(o.target).IP)
@@ -367,7 +371,7 @@ func (s *Server) qemuMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migr
 		err = s.migrateCopy(tc, ml, g, moves, running)
 	}
 	if err != nil {
-		ml.err("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
+		ml.err("%s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
 		delete(g.Conf, "lock") // phase1_cleanup
 		return err
 	}
@@ -418,7 +422,7 @@ func (s *Server) migrateTargetAllows(volid, sid string, st *Storage, o migrateOp
 		return err
 	}
 	if !tst.allows(content) {
-		return Fail("%s: content type '%s' is not available on storage '%s'", volid, content, targetSID)
+		return route.Fail("%s: content type '%s' is not available on storage '%s'", volid, content, targetSID)
 	}
 	return nil
 }
@@ -442,7 +446,7 @@ func qemuVolumeRefs(g *Guest) (map[string]*volumeRef, []string) {
 	}
 	walk := func(conf map[string]string, f func(r *volumeRef)) {
 		for _, k := range sortedKeys(conf) {
-			if _, ok := indexOf(k, "unused"); ok {
+			if _, ok := route.IndexOf(k, "unused"); ok {
 				f(add(conf[k]))
 				refs[conf[k]].unused = true
 				continue
@@ -533,17 +537,17 @@ func (s *Server) qemuScanLocalVolumes(ml *migrateLog, g *Guest, running bool, o 
 		ml.warn("%s", e)
 	}
 	if len(volErrs)+len(other) > 0 {
-		return nil, Fail("Problem found while scanning volumes - can't migrate VM - check log")
+		return nil, route.Fail("Problem found while scanning volumes - can't migrate VM - check log")
 	}
 	var moves []volumeMove
 	for _, volid := range local {
 		v := s.state.volume(g.Node, volid)
 		st := s.state.storage(v.Storage)
 		if !migratableStorageType(st.Type, "dir", "btrfs", "zfspool", "lvmthin", "lvm") {
-			return nil, Fail("Problem found while scanning volumes - can't migrate '%s' - storage type '%s' not supported", volid, st.Type)
+			return nil, route.Fail("Problem found while scanning volumes - can't migrate '%s' - storage type '%s' not supported", volid, st.Type)
 		}
 		if v.Parent != "" {
-			return nil, Fail("Problem found while scanning volumes - can't migrate '%s' as it's a clone of '%s'", volid, baseName(v.Parent))
+			return nil, route.Fail("Problem found while scanning volumes - can't migrate '%s' as it's a clone of '%s'", volid, baseName(v.Parent))
 		}
 		moves = append(moves, volumeMove{vol: v, targetSID: o.smap.target(v.Storage)})
 	}
@@ -660,7 +664,7 @@ func diskPrefix(name string) string {
 // the guest as the LRM does (PVE::HA::Resources::PVEVM migrate: online
 // for a running VM; PVECT: restart mode for a running container), as
 // root@pam, once the request task has ended.
-func (s *Server) haMigrateRequest(r *Request, g *Guest, o migrateOpts) string {
+func (s *Server) haMigrateRequest(r *route.Request, g *Guest, o migrateOpts) string {
 	what, typ := "VM", "qmigrate"
 	if g.Type == "lxc" {
 		what, typ = "CT", "vzmigrate"
@@ -672,7 +676,7 @@ func (s *Server) haMigrateRequest(r *Request, g *Guest, o migrateOpts) string {
 		if err != nil || s.state.Guests[g.VMID] != g {
 			return
 		}
-		lrm := &Request{User: "root@pam"}
+		lrm := &route.Request{User: "root@pam"}
 		ha := migrateOpts{target: o.target, online: g.Running, restart: g.Running, timeout: 180}
 		s.startTask(lrm, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 			return s.migrateFrame(tc, g, func(ml *migrateLog) error {
@@ -688,7 +692,7 @@ func (s *Server) haMigrateRequest(r *Request, g *Guest, o migrateOpts) string {
 // qemuMigratePrecondition is migrate_vm_precondition: whether the VM
 // runs, the nodes it may go to (not those lacking one of its storages),
 // its local disks and the local resources that block a migration.
-func (s *Server) qemuMigratePrecondition(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuMigratePrecondition(r *route.Request, g *Guest) (any, error) {
 	if err := checkLock(g); err != nil {
 		return nil, err
 	}
@@ -738,7 +742,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func (s *Server) lxcMigrate(r *Request) (any, error) {
+func (s *Server) lxcMigrate(r *route.Request) (any, error) {
 	target, err := s.migrateTarget(r)
 	if err != nil {
 		return nil, err
@@ -748,7 +752,7 @@ func (s *Server) lxcMigrate(r *Request) (any, error) {
 		return nil, err
 	}
 	if g.Running && !r.Bool("online") && !r.Bool("restart") {
-		return nil, Fail("can't migrate running container without --online or --restart")
+		return nil, route.Fail("can't migrate running container without --online or --restart")
 	}
 	smap, err := s.checkMigrateStorageMap(r, "target-storage", target, g.VMID)
 	if err != nil {
@@ -774,10 +778,10 @@ func (s *Server) lxcMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migra
 	}
 	running := g.Running
 	if running && o.online {
-		return Fail("lxc live migration is currently not implemented")
+		return route.Fail("lxc live migration is currently not implemented")
 	}
 	if running && !o.restart {
-		return Fail("running container can only be migrated in restart mode at /usr/share/perl5/PVE/LXC/Migrate.pm line 53.")
+		return route.Fail("running container can only be migrated in restart mode at /usr/share/perl5/PVE/LXC/Migrate.pm line 53.")
 	}
 	for _, k := range sortedKeys(g.Conf) {
 		if !isLxcVolumeKey(k) && !strings.HasPrefix(k, "unused") {
@@ -788,7 +792,7 @@ func (s *Server) lxcMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migra
 		}
 	}
 	if s.faults.nodeOffline(o.target) {
-		return Fail("Can't connect to destination address using public key")
+		return route.Fail("Can't connect to destination address using public key")
 	}
 	wasRunning := running
 	if running {
@@ -805,7 +809,7 @@ func (s *Server) lxcMigrateWorker(tc *taskCtx, ml *migrateLog, g *Guest, o migra
 		err = s.migrateCopy(tc, ml, g, moves, false)
 	}
 	if err != nil {
-		ml.err("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
+		ml.err("%s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
 		ml.info("start final cleanup")
 		delete(g.Conf, "lock")
 		if o.restart && wasRunning {
@@ -840,20 +844,20 @@ func (s *Server) lxcPrepareMountPoint(g *Guest, key string, o migrateOpts) error
 			if mp["shared"] == "1" {
 				return nil
 			}
-			return Fail("cannot migrate local %s mount point '%s'", typ, key)
+			return route.Fail("cannot migrate local %s mount point '%s'", typ, key)
 		}
 		volid = mp["volume"]
 	}
 	sid, _, ok := strings.Cut(volid, ":")
 	if !ok {
-		return Fail("can't determine assigned storage for mount point '%s'", key)
+		return route.Fail("can't determine assigned storage for mount point '%s'", key)
 	}
 	st, err := s.storageCheckEnabled(sid, g.Node)
 	if err != nil {
 		return err
 	}
 	if !st.allows("rootdir") {
-		return Fail("content type 'rootdir' is not available on storage '%s'", sid)
+		return route.Fail("content type 'rootdir' is not available on storage '%s'", sid)
 	}
 	return s.migrateTargetAllows(volid, sid, st, o, "rootdir")
 }
@@ -923,7 +927,7 @@ func (s *Server) lxcScanVolumes(ml *migrateLog, g *Guest, o migrateOpts) ([]volu
 		ml.warn("can't migrate local volume '%s': %s", volid, volErrs[volid])
 	}
 	if len(volErrs) > 0 {
-		return nil, Fail("can't migrate CT - check log")
+		return nil, route.Fail("can't migrate CT - check log")
 	}
 	return moves, nil
 }

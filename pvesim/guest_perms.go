@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The privilege checks guest methods make inside their handlers, after the
@@ -17,7 +19,7 @@ func (s *Server) checkVolumeAccess(user string, vmid int, volid, wantType string
 	sid, volname, ok := strings.Cut(volid, ":")
 	if !ok {
 		if user != "root@pam" {
-			return Fail("Only root can pass arbitrary filesystem paths.")
+			return route.Fail("Only root can pass arbitrary filesystem paths.")
 		}
 		return nil
 	}
@@ -30,7 +32,7 @@ func (s *Server) checkVolumeAccess(user string, vmid int, volid, wantType string
 		return err
 	}
 	if wantType != "" && vtype != wantType && (wantType != "rootdir" || vtype != "images") {
-		return Fail("unable to use volume %s - content type needs to be '%s'", volid, wantType)
+		return route.Fail("unable to use volume %s - content type needs to be '%s'", volid, wantType)
 	}
 	if s.can(user, "/storage/"+sid, "Datastore.Allocate") {
 		return nil
@@ -52,7 +54,7 @@ func (s *Server) checkVolumeAccess(user string, vmid int, volid, wantType string
 		}
 		return s.check(user, "/vms/"+strconv.Itoa(owner), "VM.Config.Disk")
 	}
-	return Fail("missing privileges to access %s", volid)
+	return route.Fail("missing privileges to access %s", volid)
 }
 
 // checkVnetAccess is GuestHelpers::check_vnet_access: SDN.Use on the
@@ -115,7 +117,7 @@ func (s *Server) qemuBridgeAccess(user string, conf map[string]string) error {
 		return nil
 	}
 	for _, k := range sortedKeys(conf) {
-		if _, ok := indexOf(k, "net"); !ok {
+		if _, ok := route.IndexOf(k, "net"); !ok {
 			continue
 		}
 		n, err := parsePropString(qemuNetFormat, conf[k], "")
@@ -201,7 +203,7 @@ func (s *Server) qemuModifyConfigPerm(user string, vmid int, keys []string) erro
 		case opt == "vmstate":
 			err = s.check(user, vm, "VM.Config.Disk", "VM.PowerMgmt")
 		default:
-			return Fail("only root can set '%s' config", opt)
+			return route.Fail("only root can set '%s' config", opt)
 		}
 		if err != nil {
 			return err
@@ -248,7 +250,7 @@ func (s *Server) qemuStorageAccess(user string, vmid int, settings map[string]st
 				sid = defStorage
 			}
 			if sid == "" {
-				return Fail("no storage ID specified (and no default storage)")
+				return route.Fail("no storage ID specified (and no default storage)")
 			}
 			err = s.check(user, "/storage/"+sid, "Datastore.AllocateSpace")
 		default:
@@ -314,7 +316,7 @@ func (s *Server) qemuDrivePerm(user string, vmid int, key, val string) error {
 // qemuCreateAccess is create_vm's first checks: space on the default
 // storage, Sys.Console for an HA-managed guest, VM.PowerMgmt to start it,
 // and VM.Allocate on the new VMID or its pool.
-func (s *Server) qemuCreateAccess(r *Request, vmid int) error {
+func (s *Server) qemuCreateAccess(r *route.Request, vmid int) error {
 	vm := "/vms/" + strconv.Itoa(vmid)
 	if r.Has("storage") {
 		if err := s.check(r.User, "/storage/"+r.Str("storage"), "Datastore.AllocateSpace"); err != nil {

@@ -6,9 +6,11 @@ package pvesim
 import (
 	"strconv"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-func (s *Server) qemuStart(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuStart(r *route.Request, g *Guest) (any, error) {
 	skiplock := r.Bool("skiplock")
 	if s.haManaged(g) && !r.Has("stateuri") {
 		return s.haPowerRequest(r, g, false, 0), nil
@@ -25,7 +27,7 @@ func (s *Server) qemuStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 		return err
 	}
 	if g.IsTemplate() {
-		return Fail("you can't start a vm if it's a template")
+		return route.Fail("you can't start a vm if it's a template")
 	}
 	if !skiplock {
 		if err := checkLock(g); err != nil {
@@ -33,7 +35,7 @@ func (s *Server) qemuStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 		}
 	}
 	if g.Running {
-		return Fail("VM %d already running", g.VMID)
+		return route.Fail("VM %d already running", g.VMID)
 	}
 	if err := tc.Sleep(durStart); err != nil {
 		return err
@@ -72,12 +74,12 @@ func (s *Server) qemuCheckBridges(tc *taskCtx, g *Guest) error {
 		}
 		tc.Log("bridge '%s' does not exist", n["bridge"])
 		tc.Log("kvm: -netdev type=tap,id=%s,ifname=tap%di%d,script=/usr/libexec/qemu-server/pve-bridge,downscript=/usr/libexec/qemu-server/pve-bridgedown%s: network script /usr/libexec/qemu-server/pve-bridge failed with status 512", key, g.VMID, i, vhost)
-		return Fail("start failed: QEMU exited with code 1")
+		return route.Fail("start failed: QEMU exited with code 1")
 	}
 	return nil
 }
 
-func (s *Server) qemuStop(r *Request, g *Guest, typ string) (any, error) {
+func (s *Server) qemuStop(r *route.Request, g *Guest, typ string) (any, error) {
 	if err := s.rootOnly(r, "keepActive"); err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (s *Server) qemuStop(r *Request, g *Guest, typ string) (any, error) {
 		}
 		if !r.Has("migratedfrom") {
 			if r.Bool("overrule-shutdown") {
-				return nil, ParamErr("overrule-shutdown", "Not applicable for HA resources.")
+				return nil, route.ParamErr("overrule-shutdown", "Not applicable for HA resources.")
 			}
 			return s.haPowerRequest(r, g, true, 0), nil
 		}
@@ -98,9 +100,9 @@ func (s *Server) qemuStop(r *Request, g *Guest, typ string) (any, error) {
 	}), nil
 }
 
-func (s *Server) qemuReboot(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuReboot(r *route.Request, g *Guest) (any, error) {
 	if !g.Running {
-		return nil, Fail("VM %d not running", g.VMID)
+		return nil, route.Fail("VM %d not running", g.VMID)
 	}
 	return s.startTask(r, g.Node, "qmreboot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if err := tc.LockGuest(g.VMID, "qemu"); err != nil {
@@ -128,9 +130,9 @@ func (s *Server) qemuReboot(r *Request, g *Guest) (any, error) {
 	}), nil
 }
 
-func (s *Server) qemuReset(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuReset(r *route.Request, g *Guest) (any, error) {
 	if !g.Running {
-		return nil, Fail("VM %d not running", g.VMID)
+		return nil, route.Fail("VM %d not running", g.VMID)
 	}
 	return s.startTask(r, g.Node, "qmreset", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if err := tc.failPoint(); err != nil {
@@ -153,15 +155,15 @@ func (s *Server) lxcCheckBridges(tc *taskCtx, g *Guest) error {
 		}
 		if b := netBridge(v); b != "" && !s.bridgeExists(g.Node, b) {
 			tc.Log("bridge '%s' does not exist", b)
-			return Fail("startup for container '%d' failed", g.VMID)
+			return route.Fail("startup for container '%d' failed", g.VMID)
 		}
 	}
 	return nil
 }
 
-func (s *Server) lxcStart(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcStart(r *route.Request, g *Guest) (any, error) {
 	if g.Running {
-		return nil, Fail("CT %d already running", g.VMID)
+		return nil, route.Fail("CT %d already running", g.VMID)
 	}
 	skiplock := r.Bool("skiplock")
 	if s.haManaged(g) {
@@ -179,7 +181,7 @@ func (s *Server) lxcStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 		return err
 	}
 	if g.IsTemplate() {
-		return Fail("you can't start a CT if it's a template")
+		return route.Fail("you can't start a CT if it's a template")
 	}
 	if !skiplock {
 		if err := checkLock(g); err != nil {
@@ -187,7 +189,7 @@ func (s *Server) lxcStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 		}
 	}
 	if g.Running {
-		return Fail("CT %d already running", g.VMID)
+		return route.Fail("CT %d already running", g.VMID)
 	}
 	if err := tc.Sleep(durCTStart); err != nil {
 		return err
@@ -202,9 +204,9 @@ func (s *Server) lxcStartGuest(tc *taskCtx, g *Guest, skiplock bool) error {
 	return nil
 }
 
-func (s *Server) lxcStop(r *Request, g *Guest, typ string) (any, error) {
+func (s *Server) lxcStop(r *route.Request, g *Guest, typ string) (any, error) {
 	if !g.Running {
-		return nil, Fail("CT %d not running", g.VMID)
+		return nil, route.Fail("CT %d not running", g.VMID)
 	}
 	skiplock := r.Bool("skiplock")
 	if s.haManaged(g) {
@@ -212,7 +214,7 @@ func (s *Server) lxcStop(r *Request, g *Guest, typ string) (any, error) {
 			return s.haPowerRequest(r, g, true, r.IntOr("timeout", 60)), nil
 		}
 		if r.Bool("overrule-shutdown") {
-			return nil, ParamErr("overrule-shutdown", "Not applicable for HA resources.")
+			return nil, route.ParamErr("overrule-shutdown", "Not applicable for HA resources.")
 		}
 		return s.haPowerRequest(r, g, true, 0), nil
 	}
@@ -221,10 +223,10 @@ func (s *Server) lxcStop(r *Request, g *Guest, typ string) (any, error) {
 	}), nil
 }
 
-func (s *Server) lxcReboot(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcReboot(r *route.Request, g *Guest) (any, error) {
 	if !g.Running {
 		// pve-container says "VM" here.
-		return nil, Fail("VM %d not running", g.VMID)
+		return nil, route.Fail("VM %d not running", g.VMID)
 	}
 	return s.startTask(r, g.Node, "vzreboot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if err := tc.LockGuest(g.VMID, "lxc"); err != nil {
@@ -249,7 +251,7 @@ func (s *Server) lxcReboot(r *Request, g *Guest) (any, error) {
 
 // shutdownOf reads a shutdown request's timeout (60 by default) and
 // forceStop; nil for a stop.
-func shutdownOf(r *Request, shutdown bool) *shutdownOpts {
+func shutdownOf(r *route.Request, shutdown bool) *shutdownOpts {
 	if !shutdown {
 		return nil
 	}

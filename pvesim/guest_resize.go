@@ -5,16 +5,18 @@ package pvesim
 import (
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-func (s *Server) qemuResize(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuResize(r *route.Request, g *Guest) (any, error) {
 	disk, sizeStr, digest, skiplock := r.Str("disk"), r.Str("size"), r.Str("digest"), r.Bool("skiplock")
 	return s.startTask(r, g.Node, "resize", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		if err := tc.lockConfig(g); err != nil {
 			return err
 		}
 		if digest != "" && digest != g.Digest() {
-			return Fail("checksum mismatch (file change by other user?)")
+			return route.Fail("checksum mismatch (file change by other user?)")
 		}
 		if !skiplock {
 			if err := checkLock(g); err != nil {
@@ -23,14 +25,14 @@ func (s *Server) qemuResize(r *Request, g *Guest) (any, error) {
 		}
 		val, ok := g.Conf[disk]
 		if !ok {
-			return Fail("disk '%s' does not exist", disk)
+			return route.Fail("disk '%s' does not exist", disk)
 		}
 		d, err := parseDrive(disk, val)
 		if err != nil || d["file"] == "" {
-			return Fail("disk '%s' has no associated volume", disk)
+			return route.Fail("disk '%s' has no associated volume", disk)
 		}
 		if driveIsCdrom(d) {
-			return Fail("you can't resize a cdrom")
+			return route.Fail("you can't resize a cdrom")
 		}
 		// resize_vm: space on the volume's storage.
 		if err := s.check(r.User, "/storage/"+storageOfVolume(d["file"]), "Datastore.AllocateSpace"); err != nil {
@@ -38,7 +40,7 @@ func (s *Server) qemuResize(r *Request, g *Guest) (any, error) {
 		}
 		v := s.state.volume(g.Node, d["file"])
 		if v == nil {
-			return Fail("Could not determine current size of volume '%s'", d["file"])
+			return route.Fail("Could not determine current size of volume '%s'", d["file"])
 		}
 		grow := strings.HasPrefix(sizeStr, "+")
 		n, _ := ParseSize(strings.TrimPrefix(sizeStr, "+"))
@@ -51,7 +53,7 @@ func (s *Server) qemuResize(r *Request, g *Guest) (any, error) {
 		// an unchanged size is a no-op (proxmops never asks for either:
 		// an adopted guest's larger disk is noted, never shrunk).
 		if newSize < v.Size {
-			return Fail("shrinking disks is not supported")
+			return route.Fail("shrinking disks is not supported")
 		}
 		if newSize == v.Size {
 			return nil
@@ -67,27 +69,27 @@ func (s *Server) qemuResize(r *Request, g *Guest) (any, error) {
 	}), nil
 }
 
-func (s *Server) lxcResize(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcResize(r *route.Request, g *Guest) (any, error) {
 	disk, digest := r.Str("disk"), r.Str("digest")
 	sizeStr := r.Str("size")
 	grow := strings.HasPrefix(sizeStr, "+")
 	req, ok := ParseSize(strings.TrimPrefix(sizeStr, "+"))
 	if !ok {
-		return nil, Fail("invalid size string")
+		return nil, route.Fail("invalid size string")
 	}
 	check := func() (*Volume, map[string]string, int64, error) {
 		if err := checkLock(g); err != nil {
 			return nil, nil, 0, err
 		}
 		if digest != "" && digest != g.Digest() {
-			return nil, nil, 0, Fail("detected modified configuration - file changed by other user? Try again.")
+			return nil, nil, 0, route.Fail("detected modified configuration - file changed by other user? Try again.")
 		}
 		mp, err := parseLxcVolume(disk, g.Conf[disk])
 		if err != nil || mountPointType(mp["volume"]) != "volume" {
-			return nil, nil, 0, Fail("unable to parse volume ID '%s'", mp["volume"])
+			return nil, nil, 0, route.Fail("unable to parse volume ID '%s'", mp["volume"])
 		}
 		if owner := lxcVolumeOwner(mp["volume"]); owner != g.VMID {
-			return nil, nil, 0, Fail("can't resize mount point owned by another container (%d)", owner)
+			return nil, nil, 0, route.Fail("can't resize mount point owned by another container (%d)", owner)
 		}
 		// resize_vm: space on the volume's storage.
 		if err := s.check(r.User, "/storage/"+storageOfVolume(mp["volume"]), "Datastore.AllocateSpace"); err != nil {
@@ -95,7 +97,7 @@ func (s *Server) lxcResize(r *Request, g *Guest) (any, error) {
 		}
 		v := s.state.volume(g.Node, mp["volume"])
 		if v == nil {
-			return nil, nil, 0, Fail("Could not determine current size of volume '%s'", mp["volume"])
+			return nil, nil, 0, route.Fail("Could not determine current size of volume '%s'", mp["volume"])
 		}
 		newSize := req
 		if grow {
@@ -104,10 +106,10 @@ func (s *Server) lxcResize(r *Request, g *Guest) (any, error) {
 		// pve-container src/PVE/API2/LXC.pm resize_vm: checked before the
 		// task and again in it.
 		if newSize < v.Size {
-			return nil, nil, 0, Fail("unable to shrink disk size")
+			return nil, nil, 0, route.Fail("unable to shrink disk size")
 		}
 		if newSize == v.Size {
-			return nil, nil, 0, Fail("disk is already at specified size")
+			return nil, nil, 0, route.Fail("disk is already at specified size")
 		}
 		return v, mp, newSize, nil
 	}

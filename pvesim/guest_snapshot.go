@@ -7,23 +7,25 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // qemuSnapshotList is snapshot_list (qemu-server API2/Qemu.pm): every
 // snapshot with vmstate 0 or 1, then "current", whose parent is the
 // config's parent only.
-func (s *Server) qemuSnapshotList(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuSnapshotList(r *route.Request, g *Guest) (any, error) {
 	return snapshotListJSON(g), nil
 }
 
-func (s *Server) qemuSnapshotCreate(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuSnapshotCreate(r *route.Request, g *Guest) (any, error) {
 	// API2/Qemu.pm snapshot: reserved names, before anything is locked.
 	name := r.Str("snapname")
 	if name == "current" {
-		return nil, Fail("unable to use snapshot name 'current' (reserved name)")
+		return nil, route.Fail("unable to use snapshot name 'current' (reserved name)")
 	}
 	if strings.ToLower(name) == "pending" {
-		return nil, Fail("unable to use snapshot name 'pending' (reserved name)")
+		return nil, route.Fail("unable to use snapshot name 'pending' (reserved name)")
 	}
 	desc, vmstate := r.Str("description"), r.Bool("vmstate")
 	return s.startTask(r, g.Node, "qmsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
@@ -36,14 +38,14 @@ func (s *Server) qemuSnapshotCreate(r *Request, g *Guest) (any, error) {
 	}), nil
 }
 
-func (s *Server) qemuSnapshotDelete(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuSnapshotDelete(r *route.Request, g *Guest) (any, error) {
 	return s.snapshotDeleteTask(r, g, "qmdelsnapshot", durSnapshot), nil
 }
 
 // qemuSnapshotRollback is rollback (API2/Qemu.pm): start=1 needs
 // VM.PowerMgmt as well; the worker is snapshot_rollback, then vm_start when
 // asked and the VM does not run (a snapshot with RAM starts it anyway).
-func (s *Server) qemuSnapshotRollback(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuSnapshotRollback(r *route.Request, g *Guest) (any, error) {
 	name := r.Str("snapname")
 	start := r.Bool("start")
 	if start {
@@ -96,10 +98,10 @@ func snapshotListJSON(g *Guest) []map[string]any {
 	return append(out, cur)
 }
 
-func (s *Server) lxcSnapshotCreate(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcSnapshotCreate(r *route.Request, g *Guest) (any, error) {
 	name := r.Str("snapname")
 	if name == "current" || name == "vzdump" {
-		return nil, Fail("unable to use snapshot name '%s' (reserved name)", name)
+		return nil, route.Fail("unable to use snapshot name '%s' (reserved name)", name)
 	}
 	desc := r.Str("description")
 	return s.startTask(r, g.Node, "vzsnapshot", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
@@ -110,13 +112,13 @@ func (s *Server) lxcSnapshotCreate(r *Request, g *Guest) (any, error) {
 	}), nil
 }
 
-func (s *Server) lxcSnapshotDelete(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcSnapshotDelete(r *route.Request, g *Guest) (any, error) {
 	return s.snapshotDeleteTask(r, g, "vzdelsnapshot", durCTSnapshot), nil
 }
 
 // lxcSnapshotRollback is rollback (pve-container API2/LXC/Snapshot.pm):
 // snapshot_rollback, then vm_start when asked.
-func (s *Server) lxcSnapshotRollback(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcSnapshotRollback(r *route.Request, g *Guest) (any, error) {
 	name := r.Str("snapname")
 	start := r.Bool("start")
 	return s.startTask(r, g.Node, "vzrollback", strconv.Itoa(g.VMID), func(tc *taskCtx) error {
@@ -143,11 +145,11 @@ func (s *Server) rollbackSnapshot(tc *taskCtx, g *Guest, kind, name string) (*Sn
 		return nil, err
 	}
 	if g.IsTemplate() {
-		return nil, Fail("you can't rollback if vm is a template")
+		return nil, route.Fail("you can't rollback if vm is a template")
 	}
 	sn := g.Snapshots[name]
 	if sn == nil {
-		return nil, Fail("snapshot '%s' does not exist", name)
+		return nil, route.Fail("snapshot '%s' does not exist", name)
 	}
 	if err := s.rollbackPossible(g, sn); err != nil {
 		return nil, err
@@ -195,7 +197,7 @@ func (s *Server) rollbackStart(tc *taskCtx, g *Guest) error {
 // snapshotDeleteTask starts the delsnapshot worker of either guest type
 // (API2/Qemu.pm and API2/LXC/Snapshot.pm delsnapshot run the same
 // snapshot_delete of AbstractConfig.pm).
-func (s *Server) snapshotDeleteTask(r *Request, g *Guest, typ string, d time.Duration) string {
+func (s *Server) snapshotDeleteTask(r *route.Request, g *Guest, typ string, d time.Duration) string {
 	name := r.Str("snapname")
 	return s.startTask(r, g.Node, typ, strconv.Itoa(g.VMID), func(tc *taskCtx) error {
 		sn, err := lockedSnapshot(tc, g, g.Type, name, d)
@@ -217,13 +219,13 @@ func lockedSnapshot(tc *taskCtx, g *Guest, kind, name string, d time.Duration) (
 	}
 	sn := g.Snapshots[name]
 	if sn == nil {
-		return nil, Fail("snapshot '%s' does not exist", name)
+		return nil, route.Fail("snapshot '%s' does not exist", name)
 	}
 	if err := checkLock(g); err != nil {
 		return nil, err
 	}
 	if g.IsTemplate() {
-		return nil, Fail("you can't delete a snapshot if vm is a template")
+		return nil, route.Fail("you can't delete a snapshot if vm is a template")
 	}
 	g.Conf["lock"] = "snapshot-delete"
 	err := tc.Sleep(d)
@@ -263,7 +265,7 @@ func (s *Server) snapshotFeature(g *Guest) error {
 			return err
 		}
 		if !ok {
-			return Fail("snapshot feature is not available")
+			return route.Fail("snapshot feature is not available")
 		}
 	}
 	return nil
@@ -333,7 +335,7 @@ func (s *Server) rollbackPossible(g *Guest, sn *Snapshot) error {
 			named = volid
 		case st.Type == "lvm":
 			if f := volumeFormat(volname); f != "qcow2" {
-				return Fail("can't rollback snapshot for '%s' volume", f)
+				return route.Fail("can't rollback snapshot for '%s' volume", f)
 			}
 		case st.fileBased() && st.VolumeChain:
 		default:
@@ -344,7 +346,7 @@ func (s *Server) rollbackPossible(g *Guest, sn *Snapshot) error {
 				continue
 			}
 			if slices.Contains(snapshotVolumes(g.Type, other.Conf), volid) {
-				return Fail("can't rollback, '%s' is not most recent snapshot on '%s'", sn.Name, named)
+				return route.Fail("can't rollback, '%s' is not most recent snapshot on '%s'", sn.Name, named)
 			}
 		}
 	}
@@ -384,13 +386,13 @@ func removeSnapshot(g *Guest, sn *Snapshot) {
 // the current state. vmstate counts only for a running VM.
 func (s *Server) takeSnapshot(tc *taskCtx, g *Guest, name, desc string, vmstate bool, d time.Duration) error {
 	if g.IsTemplate() {
-		return Fail("you can't take a snapshot if it's a template")
+		return route.Fail("you can't take a snapshot if it's a template")
 	}
 	if err := checkLock(g); err != nil {
 		return err
 	}
 	if g.Snapshots[name] != nil {
-		return Fail("snapshot name '%s' already used", name)
+		return route.Fail("snapshot name '%s' already used", name)
 	}
 	if err := s.snapshotFeature(g); err != nil {
 		return err
@@ -414,7 +416,7 @@ func (s *Server) takeSnapshot(tc *taskCtx, g *Guest, name, desc string, vmstate 
 func restoreSnapshot(g *Guest, sn *Snapshot) {
 	conf := snapshotCopyConf(sn.Conf)
 	for k, v := range g.Conf {
-		if _, unused := indexOf(k, "unused"); unused || k == "description" {
+		if _, unused := route.IndexOf(k, "unused"); unused || k == "description" {
 			conf[k] = v
 		}
 	}
@@ -433,7 +435,7 @@ func snapshotCopyConf(src map[string]string) map[string]string {
 		case "snapshots", "snapstate", "snaptime", "vmstate", "lock", "digest", "description":
 			continue
 		}
-		if _, unused := indexOf(k, "unused"); unused {
+		if _, unused := route.IndexOf(k, "unused"); unused {
 			continue
 		}
 		out[k] = v
@@ -443,14 +445,14 @@ func snapshotCopyConf(src map[string]string) map[string]string {
 
 // snapshotIndex serves GET .../snapshot/{snapname}: the subdirectories of an
 // existing snapshot.
-func (s *Server) snapshotIndex(load func(*Request) (*Guest, error)) HandlerFunc {
-	return func(r *Request) (any, error) {
+func (s *Server) snapshotIndex(load func(*route.Request) (*Guest, error)) route.HandlerFunc {
+	return func(r *route.Request) (any, error) {
 		g, err := load(r)
 		if err != nil {
 			return nil, err
 		}
 		if g.Snapshots[r.Str("snapname")] == nil {
-			return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
+			return nil, route.Fail("snapshot '%s' does not exist", r.Str("snapname"))
 		}
 		return subdirs("rollback", "config"), nil
 	}
@@ -459,15 +461,15 @@ func (s *Server) snapshotIndex(load func(*Request) (*Guest, error)) HandlerFunc 
 // snapshotConfig serves GET .../snapshot/{snapname}/config: the snapshot's
 // config typed by the guest type's keys, with snaptime, description and
 // parent.
-func (s *Server) snapshotConfig(load func(*Request) (*Guest, error), keyType func(string) Type) HandlerFunc {
-	return func(r *Request) (any, error) {
+func (s *Server) snapshotConfig(load func(*route.Request) (*Guest, error), keyType func(string) route.Type) route.HandlerFunc {
+	return func(r *route.Request) (any, error) {
 		g, err := load(r)
 		if err != nil {
 			return nil, err
 		}
 		sn := g.Snapshots[r.Str("snapname")]
 		if sn == nil {
-			return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
+			return nil, route.Fail("snapshot '%s' does not exist", r.Str("snapname"))
 		}
 		out := map[string]any{}
 		for k, v := range sn.Conf {
@@ -486,8 +488,8 @@ func (s *Server) snapshotConfig(load func(*Request) (*Guest, error), keyType fun
 
 // snapshotUpdate serves PUT .../snapshot/{snapname}/config: it changes the
 // description under the guest's config lock.
-func (s *Server) snapshotUpdate(load func(*Request) (*Guest, error), kind string) HandlerFunc {
-	return func(r *Request) (any, error) {
+func (s *Server) snapshotUpdate(load func(*route.Request) (*Guest, error), kind string) route.HandlerFunc {
+	return func(r *route.Request) (any, error) {
 		g, err := load(r)
 		if err != nil {
 			return nil, err
@@ -495,7 +497,7 @@ func (s *Server) snapshotUpdate(load func(*Request) (*Guest, error), kind string
 		return s.withGuestLock(g.VMID, kind, func() (any, error) {
 			sn := g.Snapshots[r.Str("snapname")]
 			if sn == nil {
-				return nil, Fail("snapshot '%s' does not exist", r.Str("snapname"))
+				return nil, route.Fail("snapshot '%s' does not exist", r.Str("snapname"))
 			}
 			if r.Has("description") {
 				sn.Description = r.Str("description")

@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-func (s *Server) qemuList(r *Request) (any, error) {
+func (s *Server) qemuList(r *route.Request) (any, error) {
 	node := r.Str("node")
 	now := s.clock.Now().Unix()
 	ids := s.auditedGuests(r.User, node, "qemu")
@@ -63,7 +65,7 @@ var pressureKeys = []string{"pressurecpusome", "pressurecpufull", "pressureiosom
 
 // qemuStatusCurrent is vm_status (qemu-server PVE/API2/Qemu.pm): the full
 // vmstatus, the HA status, spice and clipboard when vga is set, agent.
-func (s *Server) qemuStatusCurrent(r *Request, g *Guest) (any, error) {
+func (s *Server) qemuStatusCurrent(r *route.Request, g *Guest) (any, error) {
 	out := s.qemuVMStatus(g, s.clock.Now().Unix(), true)
 	out["ha"] = s.haStatusOf(g)
 	if vga := g.Conf["vga"]; vga != "" {
@@ -84,7 +86,7 @@ func (s *Server) qemuStatusCurrent(r *Request, g *Guest) (any, error) {
 	return out, nil
 }
 
-func (s *Server) lxcList(r *Request) (any, error) {
+func (s *Server) lxcList(r *route.Request) (any, error) {
 	node := r.Str("node")
 	ids := s.auditedGuests(r.User, node, "lxc")
 	out := []map[string]any{}
@@ -125,7 +127,7 @@ func (s *Server) lxcStatusJSON(g *Guest) map[string]any {
 	return out
 }
 
-func (s *Server) lxcStatusCurrent(r *Request, g *Guest) (any, error) {
+func (s *Server) lxcStatusCurrent(r *route.Request, g *Guest) (any, error) {
 	out := s.lxcStatusJSON(g)
 	out["ha"] = s.haStatusOf(g)
 	return out, nil

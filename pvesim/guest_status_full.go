@@ -5,6 +5,7 @@ package pvesim
 // query-version, query-proxmox-support and query-balloon add for a running
 // VM.
 
+import "github.com/proxmops/proxmops/pvesim/route"
 import "strconv"
 
 // qemuVMStatusFull adds to a VM's vmstatus what $full adds: for a stopped
@@ -22,7 +23,7 @@ func (s *Server) qemuVMStatusFull(g *Guest, out map[string]any) {
 	nics := map[string]any{}
 	blockstat := map[string]any{}
 	for k := range g.Conf {
-		if n, ok := indexOf(k, "net"); ok && k == "net"+strconv.Itoa(n) {
+		if n, ok := route.IndexOf(k, "net"); ok && k == "net"+strconv.Itoa(n) {
 			nics["tap"+strconv.Itoa(g.VMID)+"i"+strconv.Itoa(n)] = map[string]any{"netin": 0, "netout": 0}
 		}
 		// tpmstate0 is swtpm's, no QEMU block device.

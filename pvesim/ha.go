@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The HA stack, as pve-ha-manager runs it: resources.cfg (the requested
@@ -112,14 +114,14 @@ func (s *Server) haParseSID(raw string) (sid, typ, name string, err error) {
 		id, _ := strconv.Atoi(raw)
 		g := s.state.Guests[id]
 		if g == nil {
-			return "", "", "", Fail("unable to detect SID from VMID - VM/CT %s does not exist", raw)
+			return "", "", "", route.Fail("unable to detect SID from VMID - VM/CT %s does not exist", raw)
 		}
 		return haTypes[g.Type] + ":" + raw, haTypes[g.Type], raw, nil
 	}
 	if m := regexp.MustCompile(`^(\S+):(\S+)$`).FindStringSubmatch(raw); m != nil {
 		return raw, m[1], m[2], nil
 	}
-	return "", "", "", Fail("unable to parse service id '%s'", raw)
+	return "", "", "", route.Fail("unable to parse service id '%s'", raw)
 }
 
 // haFile is resources.cfg as SectionConfig writes it (comment first, then
@@ -151,49 +153,49 @@ func (h *HAState) digest() string {
 }
 
 // haKeyTypes are the typed keys of a resource section (check_value turns them into numbers).
-var haKeyTypes = map[string]Type{"failback": TBoolean, "max_restart": TInteger, "max_relocate": TInteger}
+var haKeyTypes = map[string]route.Type{"failback": route.TBoolean, "max_restart": route.TInteger, "max_relocate": route.TInteger}
 
-func haOptionParams() []*Param {
-	return []*Param{
-		Str("comment").Opt().MaxLen(4096),
-		Bool("failback").Opt().Default("1"),
-		Str("group").Opt().Fmt("pve-configid"),
-		Int("max_relocate").Opt().Min(0).Default("1"),
-		Int("max_restart").Opt().Min(0).Default("1"),
-		Str("state").Opt().Enum("started", "stopped", "enabled", "disabled", "ignored").Default("started"),
+func haOptionParams() []*route.Param {
+	return []*route.Param{
+		route.Str("comment").Opt().MaxLen(4096),
+		route.Bool("failback").Opt().Default("1"),
+		route.Str("group").Opt().Fmt("pve-configid"),
+		route.Int("max_relocate").Opt().Min(0).Default("1"),
+		route.Int("max_restart").Opt().Min(0).Default("1"),
+		route.Str("state").Opt().Enum("started", "stopped", "enabled", "disabled", "ignored").Default("started"),
 	}
 }
 
 var haOptionKeys = []string{"comment", "failback", "group", "max_relocate", "max_restart", "state"}
 
 func init() {
-	RegisterFormat("pve-ha-resource-or-vm-id", func(v string) error {
+	route.RegisterFormat("pve-ha-resource-or-vm-id", func(v string) error {
 		if !regexp.MustCompile(`^([a-z]+:\S+|\d+)$`).MatchString(v) {
 			return fmt.Errorf("value does not look like a valid ha resource id")
 		}
 		return nil
 	})
 	registerRoutes(func(s *Server) {
-		sid := func() *Param { return Str("sid").Fmt("pve-ha-resource-or-vm-id") }
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha", Perm: PermCheck("/", "Sys.Audit"), Handler: func(*Request) (any, error) {
+		sid := func() *route.Param { return route.Str("sid").Fmt("pve-ha-resource-or-vm-id") }
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha", Perm: route.PermCheck("/", "Sys.Audit"), Handler: func(*route.Request) (any, error) {
 			return []map[string]any{{"id": "status"}, {"id": "resources"}, {"id": "groups"}, {"id": "rules"}}, nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/resources", Perm: PermCheck("/", "Sys.Audit"),
-			Params: NewParams(Str("type").Opt().Enum("ct", "vm")), Handler: s.haList})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/ha/resources", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(append(haOptionParams(), sid(), Str("type").Opt().Enum("ct", "vm"))...), Handler: s.haCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/resources/{sid}", Perm: PermCheck("/", "Sys.Audit"),
-			Params: NewParams(sid()), Handler: s.haRead})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/ha/resources/{sid}", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(append(haOptionParams(), sid(),
-				Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), Str("digest").Opt().MaxLen(64))...),
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/resources", Perm: route.PermCheck("/", "Sys.Audit"),
+			Params: route.NewParams(route.Str("type").Opt().Enum("ct", "vm")), Handler: s.haList})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/ha/resources", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(append(haOptionParams(), sid(), route.Str("type").Opt().Enum("ct", "vm"))...), Handler: s.haCreate})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/resources/{sid}", Perm: route.PermCheck("/", "Sys.Audit"),
+			Params: route.NewParams(sid()), Handler: s.haRead})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/ha/resources/{sid}", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(append(haOptionParams(), sid(),
+				route.Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), route.Str("digest").Opt().MaxLen(64))...),
 			Handler: s.haUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/ha/resources/{sid}", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(sid(), Bool("purge").Opt().Default("1")), Handler: s.haDelete})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status", Perm: PermUser(), Handler: func(*Request) (any, error) {
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/ha/resources/{sid}", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(sid(), route.Bool("purge").Opt().Default("1")), Handler: s.haDelete})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/status", Perm: route.PermUser(), Handler: func(*route.Request) (any, error) {
 			return []map[string]any{{"name": "current"}, {"name": "manager_status"}, {"name": "disarm-ha"}, {"name": "arm-ha"}}, nil
 		}})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/status/current", Perm: PermCheck("/", "Sys.Audit"), Handler: s.haStatusCurrent})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/status/current", Perm: route.PermCheck("/", "Sys.Audit"), Handler: s.haStatusCurrent})
 	})
 }
 
@@ -202,7 +204,7 @@ func (s *Server) haCopy(sid string) (map[string]any, error) {
 	h := s.ha()
 	conf := h.Resources[sid]
 	if conf == nil {
-		return nil, Fail("no such resource '%s'", sid)
+		return nil, route.Fail("no such resource '%s'", sid)
 	}
 	out := map[string]any{"sid": sid, "digest": h.digest()}
 	for k, v := range conf {
@@ -211,7 +213,7 @@ func (s *Server) haCopy(sid string) (map[string]any, error) {
 	return out, nil
 }
 
-func (s *Server) haList(r *Request) (any, error) {
+func (s *Server) haList(r *route.Request) (any, error) {
 	h := s.ha()
 	out := []map[string]any{}
 	for _, sid := range sortedKeys(h.Resources) {
@@ -224,7 +226,7 @@ func (s *Server) haList(r *Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) haRead(r *Request) (any, error) {
+func (s *Server) haRead(r *route.Request) (any, error) {
 	sid, _, _, err := s.haParseSID(r.Str("sid"))
 	if err != nil {
 		return nil, err
@@ -235,44 +237,44 @@ func (s *Server) haRead(r *Request) (any, error) {
 // haCheckName is the VM/CT plugins' verify_name and exists.
 func (s *Server) haCheckName(typ, name string) error {
 	if typ != "vm" && typ != "ct" {
-		return Fail("unknown section type '%s'", typ)
+		return route.Fail("unknown section type '%s'", typ)
 	}
 	if !regexp.MustCompile(`^[1-9][0-9]+$`).MatchString(name) {
-		return Fail("invalid VMID")
+		return route.Fail("invalid VMID")
 	}
 	id, _ := strconv.Atoi(name)
 	g := s.state.Guests[id]
 	if g == nil {
-		return Fail("resource '%s:%s' does not exist in cluster", typ, name)
+		return route.Fail("resource '%s:%s' does not exist in cluster", typ, name)
 	}
 	if haTypes[g.Type] != typ {
 		if typ == "vm" {
-			return Fail("resource 'vm:%s' - guest with ID %s is not a VM", name, name)
+			return route.Fail("resource 'vm:%s' - guest with ID %s is not a VM", name, name)
 		}
-		return Fail("resource 'ct:%s' - guest with ID %s is not a container", name, name)
+		return route.Fail("resource 'ct:%s' - guest with ID %s is not a container", name, name)
 	}
 	return nil
 }
 
 // haCreate is API2::HA::Resources create.
-func (s *Server) haCreate(r *Request) (any, error) {
+func (s *Server) haCreate(r *route.Request) (any, error) {
 	sid, typ, name, err := s.haParseSID(r.Str("sid"))
 	if err != nil {
 		return nil, err
 	}
 	if t := r.Str("type"); t != "" && t != typ {
-		return nil, Fail("types does not match")
+		return nil, route.Fail("types does not match")
 	}
 	if r.Has("group") {
 		// Without HA groups (this simulator has none) they count as migrated to rules.
-		return nil, Fail("invalid parameter 'group': ha groups have been migrated to rules")
+		return nil, route.Fail("invalid parameter 'group': ha groups have been migrated to rules")
 	}
 	if err := s.haCheckName(typ, name); err != nil {
 		return nil, err
 	}
 	h := s.ha()
 	if h.Resources[sid] != nil {
-		return nil, Fail("create resource failed: resource ID '%s' already defined", sid)
+		return nil, route.Fail("create resource failed: resource ID '%s' already defined", sid)
 	}
 	conf := map[string]string{"type": typ}
 	for _, k := range haOptionKeys {
@@ -293,7 +295,7 @@ func (s *Server) haCheckServiceState(sid, reqState string) error {
 		if reqState == "disabled" {
 			return nil
 		}
-		return Fail("service '%s' in error state, must be disabled and fixed first", sid)
+		return route.Fail("service '%s' in error state, must be disabled and fixed first", sid)
 	}
 	return nil
 }
@@ -304,13 +306,13 @@ func (s *Server) haManagedSID(sid string) bool {
 }
 
 // haUpdate is API2::HA::Resources update (ha-manager set).
-func (s *Server) haUpdate(r *Request) (any, error) {
+func (s *Server) haUpdate(r *route.Request) (any, error) {
 	sid, _, _, err := s.haParseSID(r.Str("sid"))
 	if err != nil {
 		return nil, err
 	}
 	if r.Has("group") && r.Str("group") != "" {
-		return nil, Fail("invalid parameter 'group': ha groups have been migrated to rules")
+		return nil, route.Fail("invalid parameter 'group': ha groups have been migrated to rules")
 	}
 	params := map[string]string{}
 	for _, k := range haOptionKeys {
@@ -336,15 +338,15 @@ func (s *Server) haSet(sid string, params map[string]string, deletes []string, d
 	h := s.ha()
 	const prefix = "update resources config failed: "
 	if digest != "" && digest != h.digest() {
-		return Fail(prefix + "detected modified configuration - file changed by other user? Try again.")
+		return route.Fail(prefix + "detected modified configuration - file changed by other user? Try again.")
 	}
 	conf := h.Resources[sid]
 	if conf == nil {
-		return Fail(prefix+"no such resource '%s'", sid)
+		return route.Fail(prefix+"no such resource '%s'", sid)
 	}
 	for _, k := range deletes {
 		if !slices.Contains(haOptionKeys, k) {
-			return Fail(prefix+"no such option '%s'", k)
+			return route.Fail(prefix+"no such option '%s'", k)
 		}
 	}
 	for k, v := range params {
@@ -359,13 +361,13 @@ func (s *Server) haSet(sid string, params map[string]string, deletes []string, d
 
 // haDelete is API2::HA::Resources delete; purge (the default) takes the
 // resource out of every rule (haRulesForget).
-func (s *Server) haDelete(r *Request) (any, error) {
+func (s *Server) haDelete(r *route.Request) (any, error) {
 	sid, _, _, err := s.haParseSID(r.Str("sid"))
 	if err != nil {
 		return nil, err
 	}
 	if !s.haConfigured(sid) {
-		return nil, Fail("cannot delete service '%s', not HA managed!", sid)
+		return nil, route.Fail("cannot delete service '%s', not HA managed!", sid)
 	}
 	s.haRemove(sid)
 	if r.BoolOr("purge", true) {
@@ -389,7 +391,7 @@ func (s *Server) haRemove(sid string) {
 
 // haStatusCurrent is API2::HA::Status status: quorum, master, fencing,
 // one entry per LRM and one per service.
-func (s *Server) haStatusCurrent(r *Request) (any, error) {
+func (s *Server) haStatusCurrent(r *route.Request) (any, error) {
 	h := s.ha()
 	now := s.clock.Now().Unix()
 	local := s.state.Nodes[0].Name

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // haKick asks the HA manager for a round: at once (and until nothing
@@ -215,7 +217,7 @@ func (s *Server) haLRM(sid string, sv *HAService, g *Guest, op string) {
 		}
 		body = func(tc *taskCtx) error { return s.stopGuest(tc, g, o, false) }
 	}
-	lrm := &Request{User: "root@pam"}
+	lrm := &route.Request{User: "root@pam"}
 	s.startTaskWith(lrm, g.Node, typ, strconv.Itoa(g.VMID), body, func(err error) {
 		sv.busy = false
 		if s.state.HA == nil || s.state.HA.Services[sid] != sv {
@@ -298,9 +300,9 @@ func (s *Server) stopGuest(tc *taskCtx, g *Guest, shutdown *shutdownOpts, skiplo
 		switch {
 		case kind == "lxc" && !shutdown.force:
 			tc.Log("command 'lxc-stop -n %d --nokill --timeout %d' failed: exit code 1", g.VMID, shutdown.timeout)
-			return Fail("container did not stop")
+			return route.Fail("container did not stop")
 		case kind == "qemu" && !shutdown.force:
-			return Fail("VM quit/powerdown failed - got timeout")
+			return route.Fail("VM quit/powerdown failed - got timeout")
 		case kind == "qemu":
 			tc.Log("VM still running - terminating now with SIGTERM")
 		}
@@ -320,7 +322,7 @@ func (s *Server) stopGuest(tc *taskCtx, g *Guest, shutdown *shutdownOpts, skiplo
 // --state started", or a hastop task that runs "ha-manager crm-command stop
 // <sid> <timeout>" (timeout 0 from vm_stop: a hard stop). Both end as soon
 // as the request is written; the HA manager acts later.
-func (s *Server) haPowerRequest(r *Request, g *Guest, stop bool, timeout int) string {
+func (s *Server) haPowerRequest(r *route.Request, g *Guest, stop bool, timeout int) string {
 	sid := haSID(g)
 	what := "VM"
 	if g.Type == "lxc" {
@@ -337,11 +339,11 @@ func (s *Server) haPowerRequest(r *Request, g *Guest, stop bool, timeout int) st
 		tc.Log("Requesting HA stop for %s %d", what, g.VMID)
 		err := s.haCheckServiceState(sid, "")
 		if !s.haManagedSID(sid) {
-			err = Fail("resource '%s' is not HA managed", sid)
+			err = route.Fail("resource '%s' is not HA managed", sid)
 		}
 		if err != nil {
-			tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
-			return Fail("command 'ha-manager crm-command stop %s %d' failed: exit code 255", sid, timeout)
+			tc.Log("%s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
+			return route.Fail("command 'ha-manager crm-command stop %s %d' failed: exit code 255", sid, timeout)
 		}
 		s.ha().Commands = append(s.ha().Commands, fmt.Sprintf("stop %s %d", sid, timeout))
 		s.haKick()
@@ -363,8 +365,8 @@ func (s *Server) haStartRequest(tc *taskCtx, g *Guest) error {
 		err = s.haSet(sid, map[string]string{"state": "started"}, nil, "")
 	}
 	if err != nil {
-		tc.Log("%s", strings.TrimRight(asAPIError(err).Message, "\n"))
-		return Fail("command 'ha-manager set %s --state started' failed: exit code 255", sid)
+		tc.Log("%s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
+		return route.Fail("command 'ha-manager set %s --state started' failed: exit code 255", sid)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // HA rules, PVE 9's replacement of HA groups: /cluster/ha/rules
@@ -30,44 +32,44 @@ var reHANode = regexp.MustCompile(`^([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)(:(
 
 func init() {
 	// PVE/HA/Tools.pm pve_verify_ha_resource_id and pve_verify_ha_node.
-	RegisterFormat("pve-ha-resource-id", func(s string) error {
+	route.RegisterFormat("pve-ha-resource-id", func(s string) error {
 		if !regexp.MustCompile(`^[a-z]+:\S+$`).MatchString(s) {
 			return fmt.Errorf("value does not look like a valid ha resource id\n")
 		}
 		return nil
 	})
-	RegisterFormat("pve-ha-node", func(s string) error {
+	route.RegisterFormat("pve-ha-node", func(s string) error {
 		if !reHANode.MatchString(s) {
 			return fmt.Errorf("value does not look like a valid ha node\n")
 		}
 		return nil
 	})
 	registerRoutes(func(s *Server) {
-		rule := func() *Param { return Str("rule").Fmt("pve-configid") }
-		ruleProps := func(create bool) []*Param {
-			res := Str("resources").Fmt("pve-ha-resource-id-list")
+		rule := func() *route.Param { return route.Str("rule").Fmt("pve-configid") }
+		ruleProps := func(create bool) []*route.Param {
+			res := route.Str("resources").Fmt("pve-ha-resource-id-list")
 			if !create {
 				res = res.Opt()
 			}
-			return []*Param{rule(), Str("type").Enum(haRuleTypes...), res,
-				Str("affinity").Opt().Enum("positive", "negative"),
-				Str("comment").Opt().MaxLen(4096),
-				Bool("disable").Opt(),
-				Str("nodes").Opt().Fmt("pve-ha-node-list"),
-				Bool("strict").Opt().Default("0"),
+			return []*route.Param{rule(), route.Str("type").Enum(haRuleTypes...), res,
+				route.Str("affinity").Opt().Enum("positive", "negative"),
+				route.Str("comment").Opt().MaxLen(4096),
+				route.Bool("disable").Opt(),
+				route.Str("nodes").Opt().Fmt("pve-ha-node-list"),
+				route.Bool("strict").Opt().Default("0"),
 			}
 		}
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/rules", Perm: PermCheck("/", "Sys.Audit"),
-			Params: NewParams(Str("type").Opt().Enum(haRuleTypes...), Str("resource").Opt()), Handler: s.haRuleList})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/ha/rules", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(ruleProps(true)...), Handler: s.haRuleCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/rules/{rule}", Perm: PermCheck("/", "Sys.Audit"),
-			Params: NewParams(rule()), Handler: s.haRuleRead})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/ha/rules/{rule}", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(append(ruleProps(false), Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096),
-				Str("digest").Opt().MaxLen(64))...), Handler: s.haRuleUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/ha/rules/{rule}", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(rule()), Handler: s.haRuleDelete})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/rules", Perm: route.PermCheck("/", "Sys.Audit"),
+			Params: route.NewParams(route.Str("type").Opt().Enum(haRuleTypes...), route.Str("resource").Opt()), Handler: s.haRuleList})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/ha/rules", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(ruleProps(true)...), Handler: s.haRuleCreate})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/rules/{rule}", Perm: route.PermCheck("/", "Sys.Audit"),
+			Params: route.NewParams(rule()), Handler: s.haRuleRead})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/ha/rules/{rule}", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(append(ruleProps(false), route.Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096),
+				route.Str("digest").Opt().MaxLen(64))...), Handler: s.haRuleUpdate})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/ha/rules/{rule}", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(rule()), Handler: s.haRuleDelete})
 	})
 }
 
@@ -158,7 +160,7 @@ func (s *Server) haRuleJSON(id string, errs map[string][]string) map[string]any 
 	for k, v := range r {
 		switch k {
 		case "disable", "strict":
-			out[k] = typedValue(TBoolean, v)
+			out[k] = typedValue(route.TBoolean, v)
 		default:
 			out[k] = v
 		}
@@ -169,7 +171,7 @@ func (s *Server) haRuleJSON(id string, errs map[string][]string) map[string]any 
 	return out
 }
 
-func (s *Server) haRuleList(r *Request) (any, error) {
+func (s *Server) haRuleList(r *route.Request) (any, error) {
 	errs := s.haRuleFeasibility()
 	out := []map[string]any{}
 	for _, rs := range s.state.haRuleSets(false) {
@@ -184,10 +186,10 @@ func (s *Server) haRuleList(r *Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) haRuleRead(r *Request) (any, error) {
+func (s *Server) haRuleRead(r *route.Request) (any, error) {
 	id := r.Str("rule")
 	if s.state.HARules[id] == nil {
-		return nil, Fail("no such ha rule '%s'", id)
+		return nil, route.Fail("no such ha rule '%s'", id)
 	}
 	return s.haRuleJSON(id, s.haRuleFeasibility()[id]), nil
 }
@@ -274,7 +276,7 @@ func (s *Server) haAssertFeasible(id string) error {
 
 // haRuleParams are the request's rule keys; disable=0 is dropped, as
 // create_rule and update_rule do.
-func haRuleParams(r *Request) map[string]string {
+func haRuleParams(r *route.Request) map[string]string {
 	out := paramsExcept(r, "rule", "digest", "delete")
 	if out["disable"] != "1" {
 		delete(out, "disable")
@@ -282,15 +284,15 @@ func haRuleParams(r *Request) map[string]string {
 	return out
 }
 
-func (s *Server) haRuleCreate(r *Request) (any, error) {
+func (s *Server) haRuleCreate(r *route.Request) (any, error) {
 	id, typ := r.Str("rule"), r.Str("type")
 	param := haRuleParams(r)
 	delete(param, "type")
 	opts, err := haRuleCheckConfig(typ, param, true)
 	if err != nil {
-		return nil, Fail("%s", err)
+		return nil, route.Fail("%s", err)
 	}
-	fail := func(err error) error { return Fail("create ha rule failed: %s", err) }
+	fail := func(err error) error { return route.Fail("create ha rule failed: %s", err) }
 	if s.state.HARules[id] != nil {
 		return nil, fail(fmt.Errorf("HA rule '%s' already defined", id))
 	}
@@ -345,9 +347,9 @@ func (s *Server) haRulesRestore(saved haRulesSaved) {
 	s.state.HARules, s.state.HARuleOrder = saved.rules, saved.order
 }
 
-func (s *Server) haRuleUpdate(r *Request) (any, error) {
+func (s *Server) haRuleUpdate(r *route.Request) (any, error) {
 	id := r.Str("rule")
-	fail := func(err error) error { return Fail("update HA rules failed: %s", err) }
+	fail := func(err error) error { return route.Fail("update HA rules failed: %s", err) }
 	if d := r.Str("digest"); d != "" && d != s.state.haRulesDigest() {
 		return nil, fail(fmt.Errorf("detected modified configuration - file changed by other user? Try again."))
 	}
@@ -397,7 +399,7 @@ func (s *Server) haRuleUpdate(r *Request) (any, error) {
 }
 
 // haRuleDelete is delete_rule: an unknown rule is no error.
-func (s *Server) haRuleDelete(r *Request) (any, error) {
+func (s *Server) haRuleDelete(r *route.Request) (any, error) {
 	id := r.Str("rule")
 	delete(s.state.HARules, id)
 	s.state.HARuleOrder = slices.DeleteFunc(s.state.HARuleOrder, func(x string) bool { return x == id })
@@ -687,29 +689,29 @@ func haMultiplePriorities(n *haRuleSet) bool {
 // thing: the groups count as migrated to rules.
 func init() {
 	registerRoutes(func(s *Server) {
-		migrated := func(what string) HandlerFunc {
-			return func(*Request) (any, error) {
-				return nil, Fail("cannot %s: ha groups have been migrated to rules", what)
+		migrated := func(what string) route.HandlerFunc {
+			return func(*route.Request) (any, error) {
+				return nil, route.Fail("cannot %s: ha groups have been migrated to rules", what)
 			}
 		}
-		group := func() *Param { return Str("group").Fmt("pve-configid") }
-		groupOpts := func(nodesRequired bool) []*Param {
-			nodes := Str("nodes").Fmt("pve-ha-node-list")
+		group := func() *route.Param { return route.Str("group").Fmt("pve-configid") }
+		groupOpts := func(nodesRequired bool) []*route.Param {
+			nodes := route.Str("nodes").Fmt("pve-ha-node-list")
 			if !nodesRequired {
 				nodes = nodes.Opt()
 			}
-			return []*Param{group(), nodes, Str("comment").Opt().MaxLen(4096),
-				Bool("nofailback").Opt().Default("0"), Bool("restricted").Opt().Default("0")}
+			return []*route.Param{group(), nodes, route.Str("comment").Opt().MaxLen(4096),
+				route.Bool("nofailback").Opt().Default("0"), route.Bool("restricted").Opt().Default("0")}
 		}
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/groups", Perm: PermCheck("/", "Sys.Audit"), Handler: migrated("index groups")})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/ha/groups", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(append(groupOpts(true), Str("type").Opt().Enum("group"))...), Handler: migrated("create group")})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/ha/groups/{group}", Perm: PermCheck("/", "Sys.Audit"),
-			Params: NewParams(group()), Handler: migrated("read group")})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/ha/groups/{group}", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(append(groupOpts(false), Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096),
-				Str("digest").Opt().MaxLen(64))...), Handler: migrated("update group")})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/ha/groups/{group}", Perm: PermCheck("/", "Sys.Console"),
-			Params: NewParams(group()), Handler: migrated("delete group")})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/groups", Perm: route.PermCheck("/", "Sys.Audit"), Handler: migrated("index groups")})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/ha/groups", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(append(groupOpts(true), route.Str("type").Opt().Enum("group"))...), Handler: migrated("create group")})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/ha/groups/{group}", Perm: route.PermCheck("/", "Sys.Audit"),
+			Params: route.NewParams(group()), Handler: migrated("read group")})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/ha/groups/{group}", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(append(groupOpts(false), route.Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096),
+				route.Str("digest").Opt().MaxLen(64))...), Handler: migrated("update group")})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/ha/groups/{group}", Perm: route.PermCheck("/", "Sys.Console"),
+			Params: route.NewParams(group()), Handler: migrated("delete group")})
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Containers (pve-container): the routes and what only containers need
@@ -29,93 +31,95 @@ var reLxcNewDisk = regexp.MustCompile(`^([^:\s]+):(\d+(\.\d+)?)$`)
 
 func init() {
 	registerRoutes(func(s *Server) {
-		nv := func(extra ...*Param) *Params { return NewParams(append([]*Param{pNode(), pVMID()}, extra...)...) }
-		snap := func() *Param { return Str("snapname").MaxLen(40).Fmt("pve-configid") }
+		nv := func(extra ...*route.Param) *route.Params {
+			return route.NewParams(append([]*route.Param{pNode(), pVMID()}, extra...)...)
+		}
+		snap := func() *route.Param { return route.Str("snapname").MaxLen(40).Fmt("pve-configid") }
 		base := "/nodes/{node}/lxc"
-		s.Handle(&Route{Method: "GET", Path: base, Perm: PermUser(), ProxyTo: "node", Params: NewParams(pNode()), Handler: s.lxcList})
-		s.Handle(&Route{Method: "POST", Path: base, Perm: PermUser(), ProxyTo: "node", Params: lxcCreateParams(), Handler: s.lxcCreate})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}", Perm: PermUser(), ProxyTo: "node", Params: nv(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: base, Perm: route.PermUser(), ProxyTo: "node", Params: route.NewParams(pNode()), Handler: s.lxcList})
+		s.Handle(&route.Route{Method: "POST", Path: base, Perm: route.PermUser(), ProxyTo: "node", Params: lxcCreateParams(), Handler: s.lxcCreate})
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}", Perm: route.PermUser(), ProxyTo: "node", Params: nv(),
+			Handler: func(r *route.Request) (any, error) {
 				if _, err := s.lxcGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("config", "status", "vncproxy", "termproxy", "vncwebsocket", "spiceproxy", "migrate", "clone", "rrd", "firewall", "snapshot", "resize", "move_volume", "pending", "template", "feature", "interfaces", "remote_migrate", "mtunnel", "mtunnelwebsocket"), nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
-			Params:  nv(Bool("destroy-unreferenced-disks").Opt(), Bool("force").Opt().Default("0"), Bool("purge").Opt().Default("0")),
+		s.Handle(&route.Route{Method: "DELETE", Path: base + "/{vmid}", Perm: route.PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
+			Params:  nv(route.Bool("destroy-unreferenced-disks").Opt(), route.Bool("force").Opt().Default("0"), route.Bool("purge").Opt().Default("0")),
 			Handler: s.onGuest(s.lxcGuest, s.lxcDestroy)})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/config", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
-			Params:  nv(Bool("current").Opt().Default("0"), Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}/config", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
+			Params:  nv(route.Bool("current").Opt().Default("0"), route.Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
 			Handler: s.lxcGetConfig})
-		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options"), ProxyTo: "node", Params: lxcUpdateParams(), Handler: s.onGuest(s.lxcGuest, s.lxcUpdate)})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/pending", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "PUT", Path: base + "/{vmid}/config", Perm: route.PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options"), ProxyTo: "node", Params: lxcUpdateParams(), Handler: s.onGuest(s.lxcGuest, s.lxcUpdate)})
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}/pending", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
+			Handler: func(r *route.Request) (any, error) {
 				g, err := s.lxcGuest(r)
 				if err != nil {
 					return nil, err
 				}
 				return pendingJSON(g, lxcKeyType, nil, []string{"lock", "parent"}), nil // internal keys are not listed as options
 			}})
-		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/resize", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
-			Params:  nv(Str("disk").Enum(lxcVolumeKeys()...), Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), Str("digest").Opt().MaxLen(40)),
+		s.Handle(&route.Route{Method: "PUT", Path: base + "/{vmid}/resize", Perm: route.PermAny("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
+			Params:  nv(route.Str("disk").Enum(lxcVolumeKeys()...), route.Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), route.Str("digest").Opt().MaxLen(40)),
 			Handler: s.onGuest(s.lxcGuest, s.lxcResize)})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/template", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node", Params: nv(), Handler: s.onGuest(s.lxcGuest, s.lxcTemplate)})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/clone", Perm: PermAnd(PermCheck("/vms/{vmid}", "VM.Clone"), PermOr(PermCheck("/vms/{newid}", "VM.Allocate"), PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/template", Perm: route.PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node", Params: nv(), Handler: s.onGuest(s.lxcGuest, s.lxcTemplate)})
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/clone", Perm: route.PermAnd(route.PermCheck("/vms/{vmid}", "VM.Clone"), route.PermOr(route.PermCheck("/vms/{newid}", "VM.Allocate"), route.PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
 			Params: nv(
-				Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
-				Num("bwlimit").Opt().Min(0),
-				Str("description").Opt(),
-				Bool("full").Opt(),
-				Str("hostname").Opt().Fmt("dns-name"),
-				Str("pool").Opt().Fmt("pve-poolid"),
-				Str("snapname").Opt().MaxLen(40).Fmt("pve-configid"),
-				Str("storage").Opt().Fmt("pve-storage-id"),
-				Str("target").Opt().Fmt("pve-node"),
+				route.Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
+				route.Num("bwlimit").Opt().Min(0),
+				route.Str("description").Opt(),
+				route.Bool("full").Opt(),
+				route.Str("hostname").Opt().Fmt("dns-name"),
+				route.Str("pool").Opt().Fmt("pve-poolid"),
+				route.Str("snapname").Opt().MaxLen(40).Fmt("pve-configid"),
+				route.Str("storage").Opt().Fmt("pve-storage-id"),
+				route.Str("target").Opt().Fmt("pve-node"),
 			),
 			Handler: s.lxcClone})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status", Perm: PermUser(), ProxyTo: "node", Params: nv(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}/status", Perm: route.PermUser(), ProxyTo: "node", Params: nv(),
+			Handler: func(r *route.Request) (any, error) {
 				if _, err := s.lxcGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("current", "start", "stop", "shutdown", "reboot", "suspend", "resume"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/status/current", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(), Handler: s.onGuest(s.lxcGuest, s.lxcStatusCurrent)})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/start", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(Bool("debug").Opt().Default("0"), Bool("skiplock").Opt()), Handler: s.onGuest(s.lxcGuestSkiplock, s.lxcStart)})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/stop", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params:  nv(Bool("overrule-shutdown").Opt().Default("0"), Bool("skiplock").Opt()),
-			Handler: s.onGuest(s.lxcGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.lxcStop(r, g, "vzstop") })})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/shutdown", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params:  nv(Bool("forceStop").Opt().Default("0"), Int("timeout").Opt().Min(0).Default("60")),
-			Handler: s.onGuest(s.lxcGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.lxcStop(r, g, "vzshutdown") })})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/status/reboot", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.onGuest(s.lxcGuest, s.lxcReboot)})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}/status/current", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(), Handler: s.onGuest(s.lxcGuest, s.lxcStatusCurrent)})
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/status/start", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+			Params: nv(route.Bool("debug").Opt().Default("0"), route.Bool("skiplock").Opt()), Handler: s.onGuest(s.lxcGuestSkiplock, s.lxcStart)})
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/status/stop", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+			Params:  nv(route.Bool("overrule-shutdown").Opt().Default("0"), route.Bool("skiplock").Opt()),
+			Handler: s.onGuest(s.lxcGuestSkiplock, func(r *route.Request, g *Guest) (any, error) { return s.lxcStop(r, g, "vzstop") })})
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/status/shutdown", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+			Params:  nv(route.Bool("forceStop").Opt().Default("0"), route.Int("timeout").Opt().Min(0).Default("60")),
+			Handler: s.onGuest(s.lxcGuestSkiplock, func(r *route.Request, g *Guest) (any, error) { return s.lxcStop(r, g, "vzshutdown") })})
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/status/reboot", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+			Params: nv(route.Int("timeout").Opt().Min(0)), Handler: s.onGuest(s.lxcGuest, s.lxcReboot)})
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}/snapshot", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
+			Handler: func(r *route.Request) (any, error) {
 				g, err := s.lxcGuest(r)
 				if err != nil {
 					return nil, err
 				}
 				return snapshotListJSON(g), nil
 			}})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt()), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotCreate)})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermUser(), Params: nv(snap()),
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/snapshot", Perm: route.PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
+			Params: nv(snap(), route.Str("description").Opt()), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotCreate)})
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}", Perm: route.PermUser(), Params: nv(snap()),
 			Handler: s.snapshotIndex(s.lxcGuest)})
-		s.Handle(&Route{Method: "DELETE", Path: base + "/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Bool("force").Opt()), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotDelete)})
-		s.Handle(&Route{Method: "POST", Path: base + "/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
-			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotRollback)})
-		s.Handle(&Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "DELETE", Path: base + "/{vmid}/snapshot/{snapname}", Perm: route.PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
+			Params: nv(snap(), route.Bool("force").Opt()), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotDelete)})
+		s.Handle(&route.Route{Method: "POST", Path: base + "/{vmid}/snapshot/{snapname}/rollback", Perm: route.PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
+			Params: nv(snap(), route.Bool("start").Opt().Default("0")), Handler: s.onGuest(s.lxcGuest, s.lxcSnapshotRollback)})
+		s.Handle(&route.Route{Method: "GET", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: route.PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
 			Params: nv(snap()), Handler: s.snapshotConfig(s.lxcGuest, lxcKeyType)})
-		s.Handle(&Route{Method: "PUT", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt()), Handler: s.snapshotUpdate(s.lxcGuest, "lxc")})
+		s.Handle(&route.Route{Method: "PUT", Path: base + "/{vmid}/snapshot/{snapname}/config", Perm: route.PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
+			Params: nv(snap(), route.Str("description").Opt()), Handler: s.snapshotUpdate(s.lxcGuest, "lxc")})
 	})
 }
 
 // lxcGuest loads the container of the request, failing as load_config does.
-func (s *Server) lxcGuest(r *Request) (*Guest, error) {
+func (s *Server) lxcGuest(r *route.Request) (*Guest, error) {
 	return s.pathGuest(r, "lxc")
 }
 
@@ -126,7 +130,7 @@ func (s *Server) vmidUnusedErr(vmid int) error {
 		if old.Type == "lxc" {
 			kind = "CT"
 		}
-		return Fail("%s %d already exists on node '%s'", kind, vmid, old.Node)
+		return route.Fail("%s %d already exists on node '%s'", kind, vmid, old.Node)
 	}
 	return nil
 }
@@ -320,11 +324,11 @@ func (s *Server) lxcPrepareOptions(g *Guest, params map[string]string) (map[stri
 		switch {
 		case opt == "rootfs" || isLxcVolumeKey(opt):
 			if g != nil && g.Conf["protection"] == "1" {
-				return nil, Fail("can't update CT %d drive '%s' - protection mode enabled", g.VMID, opt)
+				return nil, route.Fail("can't update CT %d drive '%s' - protection mode enabled", g.VMID, opt)
 			}
 			mp, err := parseLxcVolume(opt, v)
 			if err != nil {
-				return nil, ParamErr(opt, "invalid format - "+err.Error())
+				return nil, route.ParamErr(opt, "invalid format - "+err.Error())
 			}
 			if mountPointType(mp["volume"]) == "volume" {
 				sid, _, _ := strings.Cut(mp["volume"], ":")
@@ -333,32 +337,32 @@ func (s *Server) lxcPrepareOptions(g *Guest, params map[string]string) (map[stri
 					return nil, err
 				}
 				if !st.allows("rootdir") {
-					return nil, Fail("storage '%s' does not allow content type 'rootdir' (Container)", sid)
+					return nil, route.Fail("storage '%s' does not allow content type 'rootdir' (Container)", sid)
 				}
 			}
 		case opt == "nameserver" || opt == "searchdomain":
 			v = strings.Join(splitList(v), " ")
 		case opt == "unprivileged":
-			return nil, Fail("unable to modify read-only option: 'unprivileged'")
+			return nil, route.Fail("unable to modify read-only option: 'unprivileged'")
 		case opt == "tags":
 			v = s.uniqueTags(v)
 		case strings.HasPrefix(opt, "net"):
 			n, err := parsePropString(lxcNetFormat, v, opt)
 			if err != nil {
-				return nil, ParamErr(opt, "invalid format - "+err.Error())
+				return nil, route.ParamErr(opt, "invalid format - "+err.Error())
 			}
 			if mtu, _ := strconv.Atoi(n["mtu"]); mtu > 0 {
 				if bmtu := s.bridgeMTU(g.nodeOr(""), n["bridge"]); mtu > bmtu {
-					return nil, Fail("%s: MTU size '%d' is bigger than bridge MTU '%d'", opt, mtu, bmtu)
+					return nil, route.Fail("%s: MTU size '%d' is bigger than bridge MTU '%d'", opt, mtu, bmtu)
 				}
 			}
 			if n["link_down"] != "1" && n["host-managed"] == "1" && n["ip6"] == "auto" {
-				return nil, Fail("%s: SLAAC is not supported for host-managed network configuration.", opt)
+				return nil, route.Fail("%s: SLAAC is not supported for host-managed network configuration.", opt)
 			}
 		case strings.HasPrefix(opt, "dev"):
 			d, _ := parsePropString(lxcDevFormat, v, opt)
 			if d["path"] == "" {
-				return nil, Fail("Path is not defined for passthrough device %s", opt)
+				return nil, route.Fail("Path is not defined for passthrough device %s", opt)
 			}
 		}
 		out[opt] = v

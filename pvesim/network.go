@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Host network configuration (/nodes/{node}/network, pve-manager's
@@ -96,13 +98,13 @@ func (s *Server) bridgeMTU(node, name string) int {
 }
 
 func init() {
-	RegisterFormat("ipv4mask", func(v string) error {
+	route.RegisterFormat("ipv4mask", func(v string) error {
 		if _, ok := ipv4MaskBits(v); !ok {
 			return errors.New("value does not look like a valid IP netmask\n")
 		}
 		return nil
 	})
-	RegisterFormat("pve-vlan-id-or-range", func(v string) error {
+	route.RegisterFormat("pve-vlan-id-or-range", func(v string) error {
 		m := regexp.MustCompile(`^(\d+)(?:-(\d+))?$`).FindStringSubmatch(v)
 		if m == nil {
 			return fmt.Errorf("invalid VLAN tag or range '%s'\n", v)
@@ -118,59 +120,59 @@ func init() {
 		return nil
 	})
 	registerRoutes(func(s *Server) {
-		iface := func() *Param { return Str("iface").Fmt("pve-iface").MinLen(2).MaxLen(20) }
+		iface := func() *route.Param { return route.Str("iface").Fmt("pve-iface").MinLen(2).MaxLen(20) }
 		types := []string{"bridge", "bond", "eth", "alias", "vlan", "fabric", "OVSBridge", "OVSBond", "OVSPort", "OVSIntPort", "vnet"}
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network", Perm: PermUser(), ProxyTo: "node",
-			Params:  NewParams(pNode(), Str("type").Opt().Enum(append(append([]string(nil), types...), "any_bridge", "any_local_bridge", "include_sdn")...)),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/network", Perm: route.PermUser(), ProxyTo: "node",
+			Params:  route.NewParams(pNode(), route.Str("type").Opt().Enum(append(append([]string(nil), types...), "any_bridge", "any_local_bridge", "include_sdn")...)),
 			Handler: s.networkList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/network", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/network", Perm: route.PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
 			Params: networkConfigParams(types).With(pNode(), iface()), Handler: s.networkCreate})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
-			Params: NewParams(pNode(), Bool("regenerate-frr").Opt().Default("0")), Handler: s.networkApply})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
-			Params: NewParams(pNode()), Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "PUT", Path: "/nodes/{node}/network", Perm: route.PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
+			Params: route.NewParams(pNode(), route.Bool("regenerate-frr").Opt().Default("0")), Handler: s.networkApply})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/nodes/{node}/network", Perm: route.PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
+			Params: route.NewParams(pNode()), Handler: func(r *route.Request) (any, error) {
 				s.hostNet(r.Str("node")).Staged = nil
 				return nil, nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/network/{iface}", Perm: PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node",
-			Params: NewParams(pNode(), iface()), Handler: s.networkGet})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/network/{iface}", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
-			Params: networkConfigParams(types).With(pNode(), iface(), Str("delete").Opt().Fmt("pve-configid-list")), Handler: s.networkUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/network/{iface}", Perm: PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
-			Params: NewParams(pNode(), iface()), Handler: s.networkDelete})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/network/{iface}", Perm: route.PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node",
+			Params: route.NewParams(pNode(), iface()), Handler: s.networkGet})
+		s.Handle(&route.Route{Method: "PUT", Path: "/nodes/{node}/network/{iface}", Perm: route.PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
+			Params: networkConfigParams(types).With(pNode(), iface(), route.Str("delete").Opt().Fmt("pve-configid-list")), Handler: s.networkUpdate})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/nodes/{node}/network/{iface}", Perm: route.PermCheck("/nodes/{node}", "Sys.Modify"), ProxyTo: "node",
+			Params: route.NewParams(pNode(), iface()), Handler: s.networkDelete})
 	})
 }
 
 // networkConfigParams is $confdesc of API2/Network.pm.
-func networkConfigParams(types []string) *Params {
-	return NewParams(
-		Str("type").Enum(append(append([]string(nil), types...), "unknown")...),
-		Str("comments").Opt(),
-		Str("comments6").Opt(),
-		Bool("autostart").Opt(),
-		Bool("bridge_vlan_aware").Opt(),
-		Str("bridge_vids").Opt().Fmt("pve-vlan-id-or-range-list"),
-		Str("bridge_ports").Opt().Fmt("pve-iface-list"),
-		Str("ovs_ports").Opt().Fmt("pve-iface-list"),
-		Int("ovs_tag").Opt().Min(1).Max(4094),
-		Str("ovs_options").Opt().MaxLen(1024),
-		Str("ovs_bridge").Opt().Fmt("pve-iface"),
-		Str("slaves").Opt().Fmt("pve-iface-list"),
-		Str("ovs_bonds").Opt().Fmt("pve-iface-list"),
-		Str("bond_mode").Opt().Enum("balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb", "balance-slb", "lacp-balance-slb", "lacp-balance-tcp"),
-		Str("bond-primary").Opt().Fmt("pve-iface"),
-		Str("bond_xmit_hash_policy").Opt().Enum("layer2", "layer2+3", "layer3+4"),
-		Str("vlan-raw-device").Opt().Fmt("pve-iface"),
-		Int("vlan-id").Opt().Min(1).Max(4094),
-		Str("gateway").Opt().Fmt("ipv4"),
-		Str("netmask").Opt().Fmt("ipv4mask").Requires("address"),
-		Str("address").Opt().Fmt("ipv4").Requires("netmask"),
-		Str("cidr").Opt().Fmt("CIDRv4"),
-		Int("mtu").Opt().Min(1280).Max(65520),
-		Str("gateway6").Opt().Fmt("ipv6"),
-		Int("netmask6").Opt().Min(0).Max(128).Requires("address6"),
-		Str("address6").Opt().Fmt("ipv6").Requires("netmask6"),
-		Str("cidr6").Opt().Fmt("CIDRv6"),
+func networkConfigParams(types []string) *route.Params {
+	return route.NewParams(
+		route.Str("type").Enum(append(append([]string(nil), types...), "unknown")...),
+		route.Str("comments").Opt(),
+		route.Str("comments6").Opt(),
+		route.Bool("autostart").Opt(),
+		route.Bool("bridge_vlan_aware").Opt(),
+		route.Str("bridge_vids").Opt().Fmt("pve-vlan-id-or-range-list"),
+		route.Str("bridge_ports").Opt().Fmt("pve-iface-list"),
+		route.Str("ovs_ports").Opt().Fmt("pve-iface-list"),
+		route.Int("ovs_tag").Opt().Min(1).Max(4094),
+		route.Str("ovs_options").Opt().MaxLen(1024),
+		route.Str("ovs_bridge").Opt().Fmt("pve-iface"),
+		route.Str("slaves").Opt().Fmt("pve-iface-list"),
+		route.Str("ovs_bonds").Opt().Fmt("pve-iface-list"),
+		route.Str("bond_mode").Opt().Enum("balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb", "balance-slb", "lacp-balance-slb", "lacp-balance-tcp"),
+		route.Str("bond-primary").Opt().Fmt("pve-iface"),
+		route.Str("bond_xmit_hash_policy").Opt().Enum("layer2", "layer2+3", "layer3+4"),
+		route.Str("vlan-raw-device").Opt().Fmt("pve-iface"),
+		route.Int("vlan-id").Opt().Min(1).Max(4094),
+		route.Str("gateway").Opt().Fmt("ipv4"),
+		route.Str("netmask").Opt().Fmt("ipv4mask").Requires("address"),
+		route.Str("address").Opt().Fmt("ipv4").Requires("netmask"),
+		route.Str("cidr").Opt().Fmt("CIDRv4"),
+		route.Int("mtu").Opt().Min(1280).Max(65520),
+		route.Str("gateway6").Opt().Fmt("ipv6"),
+		route.Int("netmask6").Opt().Min(0).Max(128).Requires("address6"),
+		route.Str("address6").Opt().Fmt("ipv6").Requires("netmask6"),
+		route.Str("cidr6").Opt().Fmt("CIDRv6"),
 	)
 }
 
@@ -222,7 +224,7 @@ func (s *Server) networkIfaceJSON(hn *HostNetwork, name string, d netIface) map[
 	return m
 }
 
-func (s *Server) networkList(r *Request) (any, error) {
+func (s *Server) networkList(r *route.Request) (any, error) {
 	hn := s.hostNet(r.Str("node"))
 	cur := hn.current()
 	filter := r.Str("type")
@@ -250,11 +252,11 @@ func (s *Server) networkList(r *Request) (any, error) {
 	return Result{Data: out, Changes: s.networkChanges(hn)}, nil
 }
 
-func (s *Server) networkGet(r *Request) (any, error) {
+func (s *Server) networkGet(r *route.Request) (any, error) {
 	hn := s.hostNet(r.Str("node"))
 	d, ok := hn.current()[r.Str("iface")]
 	if !ok {
-		return nil, ParamErr("iface", "interface does not exist")
+		return nil, route.ParamErr("iface", "interface does not exist")
 	}
 	m := s.networkIfaceJSON(hn, r.Str("iface"), d)
 	delete(m, "iface")
@@ -262,7 +264,7 @@ func (s *Server) networkGet(r *Request) (any, error) {
 }
 
 // networkParams collects the interface options of a create or update.
-func networkParams(r *Request) map[string]string {
+func networkParams(r *route.Request) map[string]string {
 	p := paramsExcept(r, "node", "iface", "delete")
 	return p
 }
@@ -271,7 +273,7 @@ func networkParams(r *Request) map[string]string {
 func checkDuplicate(ifaces map[string]netIface, newIface, key, what string) error {
 	for _, name := range sortedKeys(ifaces) {
 		if name != newIface && ifaces[name][key] != "" {
-			return ParamErr(key, fmt.Sprintf("%s already exists on interface '%s'.", what, name))
+			return route.ParamErr(key, fmt.Sprintf("%s already exists on interface '%s'.", what, name))
 		}
 	}
 	return nil
@@ -321,7 +323,7 @@ func checkDuplicatePorts(ifaces map[string]netIface, newIface string, p map[stri
 		used, _ := portList(ifaces[name])
 		for _, x := range used {
 			if want[x] {
-				return ParamErr(param, fmt.Sprintf("%s is already used on interface '%s'.", x, name))
+				return route.ParamErr(param, fmt.Sprintf("%s is already used on interface '%s'.", x, name))
 			}
 		}
 	}
@@ -336,10 +338,10 @@ func mapCIDR(p map[string]string) error {
 			continue
 		}
 		if p["address"+fam] != "" {
-			return ParamErr("address"+fam, "address"+fam+" conflicts with cidr"+fam)
+			return route.ParamErr("address"+fam, "address"+fam+" conflicts with cidr"+fam)
 		}
 		if p["netmask"+fam] != "" {
-			return ParamErr("netmask"+fam, "netmask"+fam+" conflicts with cidr"+fam)
+			return route.ParamErr("netmask"+fam, "netmask"+fam+" conflicts with cidr"+fam)
 		}
 		addr, bits, _ := strings.Cut(c, "/")
 		p["address"+fam], p["netmask"+fam] = addr, bits
@@ -356,10 +358,10 @@ func mapCIDR(p map[string]string) error {
 func checkIPv6(address, netmask string) error {
 	a, err := netip.ParseAddr(address)
 	if err != nil || !a.Is6() {
-		return ParamErr("address", fmt.Sprintf("%s is not a valid host IPv6 address.", address))
+		return route.ParamErr("address", fmt.Sprintf("%s is not a valid host IPv6 address.", address))
 	}
 	if !(a.IsGlobalUnicast() || a.IsLinkLocalUnicast()) {
-		return ParamErr("address", fmt.Sprintf("%s with type '%s', cannot be used as host IPv6 address.", address, ipv6Type(a)))
+		return route.ParamErr("address", fmt.Sprintf("%s with type '%s', cannot be used as host IPv6 address.", address, ipv6Type(a)))
 	}
 	return nil
 }
@@ -398,13 +400,13 @@ func setFamilies(d netIface, p map[string]string) {
 	}
 }
 
-func (s *Server) networkCreate(r *Request) (any, error) {
+func (s *Server) networkCreate(r *route.Request) (any, error) {
 	hn := s.hostNet(r.Str("node"))
 	name := r.Str("iface")
 	p := networkParams(r)
 	work := copyIfaces(hn.current())
 	if _, ok := work[name]; ok {
-		return nil, ParamErr("iface", "interface already exists")
+		return nil, route.ParamErr("iface", "interface already exists")
 	}
 	if err := checkShared(work, name, p); err != nil {
 		return nil, err
@@ -418,11 +420,11 @@ func (s *Server) networkCreate(r *Request) (any, error) {
 		}
 	}
 	if strings.HasPrefix(p["type"], "OVS") {
-		return nil, Fail("Open VSwitch is not installed (need package 'openvswitch-switch')")
+		return nil, route.Fail("Open VSwitch is not installed (need package 'openvswitch-switch')")
 	}
 	if v, ok := p["bridge_vids"]; ok {
 		if len(splitList(v)) == 0 {
-			return nil, ParamErr("bridge_vids", "VLAN list items are empty")
+			return nil, route.ParamErr("bridge_vids", "VLAN list items are empty")
 		}
 		p["bridge_vids"] = strings.Join(splitList(v), " ")
 	}
@@ -441,14 +443,14 @@ func (s *Server) networkCreate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) networkUpdate(r *Request) (any, error) {
+func (s *Server) networkUpdate(r *route.Request) (any, error) {
 	hn := s.hostNet(r.Str("node"))
 	name := r.Str("iface")
 	p := networkParams(r)
 	work := copyIfaces(hn.current())
 	d, ok := work[name]
 	if !ok {
-		return nil, ParamErr("iface", "interface does not exist")
+		return nil, route.ParamErr("iface", "interface does not exist")
 	}
 	for _, k := range splitList(r.Str("delete")) {
 		delete(d, k)
@@ -477,7 +479,7 @@ func (s *Server) networkUpdate(r *Request) (any, error) {
 	setFamilies(d, p)
 	if v, ok := p["bridge_vids"]; ok {
 		if len(splitList(v)) == 0 {
-			return nil, ParamErr("bridge_vids", "VLAN list items are empty")
+			return nil, route.ParamErr("bridge_vids", "VLAN list items are empty")
 		}
 		p["bridge_vids"] = strings.Join(splitList(v), " ")
 	}
@@ -491,13 +493,13 @@ func (s *Server) networkUpdate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) networkDelete(r *Request) (any, error) {
+func (s *Server) networkDelete(r *route.Request) (any, error) {
 	hn := s.hostNet(r.Str("node"))
 	name := r.Str("iface")
 	work := copyIfaces(hn.current())
 	d, ok := work[name]
 	if !ok {
-		return nil, ParamErr("iface", "interface does not exist")
+		return nil, route.ParamErr("iface", "interface does not exist")
 	}
 	delete(work, name)
 	if d["type"] == "eth" {
@@ -515,7 +517,7 @@ func (s *Server) networkDelete(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) networkApply(r *Request) (any, error) {
+func (s *Server) networkApply(r *route.Request) (any, error) {
 	node := r.Str("node")
 	hn := s.hostNet(node)
 	return s.startTask(r, node, "srvreload", "networking", func(tc *taskCtx) error {

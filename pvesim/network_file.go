@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // The interfaces file: the checks of a staged configuration before it is
@@ -21,7 +23,7 @@ func checkMTU(ifaces map[string]netIface, parent, child string) error {
 		return 1500
 	}
 	if p, c := mtu(parent), mtu(child); p < c {
-		return Fail("interface '%s' - mtu %d is lower than '%s' - mtu %d", parent, p, child, c)
+		return route.Fail("interface '%s' - mtu %d is lower than '%s' - mtu %d", parent, p, child, c)
 	}
 	return nil
 }
@@ -34,7 +36,7 @@ func validateInterfaces(ifaces map[string]netIface) error {
 		ports, _ := portList(ifaces[name])
 		for _, p := range ports {
 			if other, ok := used[p]; ok && other != name {
-				return Fail("port '%s' is already used on interface '%s'", p, other)
+				return route.Fail("port '%s' is already used on interface '%s'", p, other)
 			}
 			used[p] = name
 		}
@@ -48,10 +50,10 @@ func validateInterfaces(ifaces map[string]netIface) error {
 		for _, p := range splitList(d["slaves"]) {
 			n, ok := ifaces[p]
 			if !ok {
-				return Fail("bond '%s' - unable to find slave '%s'", name, p)
+				return route.Fail("bond '%s' - unable to find slave '%s'", name, p)
 			}
 			if n["type"] != "eth" && n["type"] != "bond" {
-				return Fail("bond '%s' - wrong interface type on slave '%s' ('%s' != 'eth or bond')", name, p, n["type"])
+				return route.Fail("bond '%s' - wrong interface type on slave '%s' ('%s' != 'eth or bond')", name, p, n["type"])
 			}
 			if err := checkMTU(ifaces, name, p); err != nil {
 				return err
@@ -61,7 +63,7 @@ func validateInterfaces(ifaces map[string]netIface) error {
 			}
 		}
 		if d["bond-primary"] != "" && !primaryIsSlave {
-			return Fail("bond '%s' - bond-primary interface is not a slave", name)
+			return route.Fail("bond '%s' - bond-primary interface is not a slave", name)
 		}
 	}
 	reDotted := regexp.MustCompile(`^(\S+)\.(\d+)$`)
@@ -80,7 +82,7 @@ func validateInterfaces(ifaces map[string]netIface) error {
 			delete(d, "vlan-id")
 		} else {
 			if d["vlan-raw-device"] == "" {
-				return Fail("missing vlan-raw-device option")
+				return route.Fail("missing vlan-raw-device option")
 			}
 			parent = d["vlan-raw-device"]
 			if m := reVlanN.FindStringSubmatch(name); m != nil {
@@ -88,22 +90,22 @@ func validateInterfaces(ifaces map[string]netIface) error {
 				delete(d, "vlan-id")
 			} else {
 				if d["vlan-id"] == "" {
-					return Fail("missing vlan-id option")
+					return route.Fail("missing vlan-id option")
 				}
 				id, _ = strconv.Atoi(d["vlan-id"])
 			}
 		}
 		if id > 4094 {
-			return Fail("vlan '%s' - vlan-id %d should be <= 4094", name, id)
+			return route.Fail("vlan '%s' - vlan-id %d should be <= 4094", name, id)
 		}
 		n, ok := ifaces[parent]
 		if !ok {
-			return Fail("vlan '%s' - unable to find parent '%s'", name, parent)
+			return route.Fail("vlan '%s' - unable to find parent '%s'", name, parent)
 		}
 		switch n["type"] {
 		case "eth", "bridge", "bond", "vlan":
 		default:
-			return Fail("vlan '%s' - wrong interface type on parent '%s' ('%s' != 'eth|bond|bridge|vlan' )", name, parent, n["type"])
+			return route.Fail("vlan '%s' - wrong interface type on parent '%s' ('%s' != 'eth|bond|bridge|vlan' )", name, parent, n["type"])
 		}
 		if err := checkMTU(ifaces, parent, name); err != nil {
 			return err
@@ -120,10 +122,10 @@ func validateInterfaces(ifaces map[string]netIface) error {
 				if reDotted.MatchString(p) {
 					continue // an implicit VLAN sub-interface
 				}
-				return Fail("bridge '%s' - unable to find bridge port '%s'", name, p)
+				return route.Fail("bridge '%s' - unable to find bridge port '%s'", name, p)
 			}
 			if (n["method"] == "static" && n["address"] != "0.0.0.0") || (n["method6"] == "static" && n["address6"] != "::") {
-				return Fail("iface %s - ip address can't be set on interface if bridged in %s", p, name)
+				return route.Fail("iface %s - ip address can't be set on interface if bridged in %s", p, name)
 			}
 			if err := checkMTU(ifaces, p, name); err != nil {
 				return err

@@ -1,5 +1,6 @@
 package pvesim
 
+import "github.com/proxmops/proxmops/pvesim/route"
 import "time"
 
 // GET /nodes/{node}/time is pve-manager API2/Nodes.pm time: the node's
@@ -8,12 +9,12 @@ import "time"
 // needs Sys.Audit on the node and is proxied to it.
 func init() {
 	registerRoutes(func(s *Server) {
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/time", Perm: PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node",
-			Params: NewParams(pNode()), Handler: s.nodeTime})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/time", Perm: route.PermCheck("/nodes/{node}", "Sys.Audit"), ProxyTo: "node",
+			Params: route.NewParams(pNode()), Handler: s.nodeTime})
 	})
 }
 
-func (s *Server) nodeTime(r *Request) (any, error) {
+func (s *Server) nodeTime(r *route.Request) (any, error) {
 	n := s.state.node(r.Str("node"))
 	now := s.clock.Now().Add(n.clockSkew)
 	// The simulated nodes run in UTC, so localtime equals time.

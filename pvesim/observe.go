@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // RequestCount is how often one method and path template was called.
@@ -75,12 +77,12 @@ func (s *Server) serveSim(w http.ResponseWriter, hr *http.Request) {
 	case hr.URL.Path == "/_sim/state" && hr.Method == "GET":
 		b, err := s.StateJSON()
 		if err != nil {
-			writeError(w, asAPIError(err))
+			writeError(w, route.AsAPIError(err))
 			return
 		}
 		data = json.RawMessage(b)
 	default:
-		writeError(w, &APIError{Status: 501, Message: "Method '" + hr.Method + " " + hr.URL.Path + "' not implemented"})
+		writeError(w, &route.APIError{Status: 501, Message: "Method '" + hr.Method + " " + hr.URL.Path + "' not implemented"})
 		return
 	}
 	writeData(w, data)

@@ -294,9 +294,9 @@ func (s *Server) hasAllPrivileges(id string) bool {
 // permErr is raise_perm_exc: 403 "Permission check failed (what)".
 func permErr(what string) error {
 	if what == "" {
-		return Failf(403, "Permission check failed")
+		return route.Failf(403, "Permission check failed")
 	}
-	return Failf(403, "Permission check failed (%s)", what)
+	return route.Failf(403, "Permission check failed (%s)", what)
 }
 
 // check is RPCEnvironment::check: every privilege is needed, the first
@@ -327,22 +327,10 @@ func (s *Server) can(user, path string, privs ...string) bool {
 	return s.check(user, path, privs...) == nil
 }
 
-// Perm is a method's "permissions" entry (see pvesim/route).
-type Perm = route.Perm
-
-// The permission builders, from pvesim/route.
-var (
-	PermUser  = route.PermUser
-	PermCheck = route.PermCheck
-	PermAny   = route.PermAny
-	PermAnd   = route.PermAnd
-	PermOr    = route.PermOr
-)
-
 var reTemplateParam = regexp.MustCompile(`\{(\w+)\}`)
 
 // eval is exec_api2_perm_check.
-func (s *Server) evalPerm(p *Perm, user string, params map[string]string, noerr bool) (bool, error) {
+func (s *Server) evalPerm(p *route.Perm, user string, params map[string]string, noerr bool) (bool, error) {
 	switch p.Op {
 	case "and":
 		for _, sub := range p.Subs {
@@ -384,7 +372,7 @@ func (s *Server) evalPerm(p *Perm, user string, params map[string]string, noerr 
 }
 
 // checkAPI2Permissions is RPCEnvironment::check_api2_permissions.
-func (s *Server) checkAPI2Permissions(p *Perm, user string, params map[string]string) error {
+func (s *Server) checkAPI2Permissions(p *route.Perm, user string, params map[string]string) error {
 	if user == "root@pam" {
 		return nil
 	}

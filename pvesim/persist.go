@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // savedState is the JSON snapshot: the cluster state and the task list.
@@ -104,7 +106,7 @@ func (s *Server) LoadState(path string) error {
 func (s *Server) interruptTask(t *Task, now time.Time) {
 	t.Running = false
 	t.EndTime = now
-	msg := strings.TrimRight(asAPIError(errInterrupted).Message, "\n")
+	msg := strings.TrimRight(route.AsAPIError(errInterrupted).Message, "\n")
 	id, _ := strconv.Atoi(t.ID)
 	switch t.Type {
 	case "qmcreate", "vzcreate":

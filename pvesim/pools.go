@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Resource pools (pve-manager PVE/API2/Pool.pm, stored in user.cfg by
@@ -82,7 +84,7 @@ func (cs *clusterState) removeVMAccess(vmid int) {
 
 // checkPoolExist is RPCEnvironment::check_pool_exist (a permission
 // exception: 403).
-func (s *Server) checkPoolExist(r *Request) error {
+func (s *Server) checkPoolExist(r *route.Request) error {
 	if !r.Has("pool") {
 		return nil
 	}
@@ -94,34 +96,34 @@ func (s *Server) checkPoolExist(r *Request) error {
 
 func init() {
 	registerRoutes(func(s *Server) {
-		poolid := func() *Param { return Str("poolid").Fmt("pve-poolid") }
-		update := func() *Params {
-			return NewParams(poolid(),
-				Str("comment").Opt(),
-				Str("vms").Opt().Fmt("pve-vmid-list"),
-				Str("storage").Opt().Fmt("pve-storage-id-list"),
-				Bool("allow-move").Opt().Default("0"),
-				Bool("delete").Opt().Default("0"),
+		poolid := func() *route.Param { return route.Str("poolid").Fmt("pve-poolid") }
+		update := func() *route.Params {
+			return route.NewParams(poolid(),
+				route.Str("comment").Opt(),
+				route.Str("vms").Opt().Fmt("pve-vmid-list"),
+				route.Str("storage").Opt().Fmt("pve-storage-id-list"),
+				route.Bool("allow-move").Opt().Default("0"),
+				route.Bool("delete").Opt().Default("0"),
 			)
 		}
-		typ := func() *Param { return Str("type").Opt().Enum("qemu", "lxc", "storage") }
-		s.Handle(&Route{Method: "GET", Path: "/pools", Perm: PermUser(), Handler: s.poolIndex,
-			Params: NewParams(poolid().Opt(), typ().Requires("poolid"))})
-		s.Handle(&Route{Method: "POST", Path: "/pools", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolCreate,
-			Params: NewParams(poolid(), Str("comment").Opt())})
-		s.Handle(&Route{Method: "PUT", Path: "/pools", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolUpdate, Params: update()})
-		s.Handle(&Route{Method: "DELETE", Path: "/pools", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolDelete, Params: NewParams(poolid())})
+		typ := func() *route.Param { return route.Str("type").Opt().Enum("qemu", "lxc", "storage") }
+		s.Handle(&route.Route{Method: "GET", Path: "/pools", Perm: route.PermUser(), Handler: s.poolIndex,
+			Params: route.NewParams(poolid().Opt(), typ().Requires("poolid"))})
+		s.Handle(&route.Route{Method: "POST", Path: "/pools", Perm: route.PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolCreate,
+			Params: route.NewParams(poolid(), route.Str("comment").Opt())})
+		s.Handle(&route.Route{Method: "PUT", Path: "/pools", Perm: route.PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolUpdate, Params: update()})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/pools", Perm: route.PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolDelete, Params: route.NewParams(poolid())})
 		// The per-pool paths are deprecated in 9.x (no nested pools) but served.
-		s.Handle(&Route{Method: "GET", Path: "/pools/{poolid}", Perm: PermCheck("/pool/{poolid}", "Pool.Audit"), Handler: s.poolRead,
-			Params: NewParams(poolid(), typ())})
-		s.Handle(&Route{Method: "PUT", Path: "/pools/{poolid}", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolUpdate, Params: update()})
-		s.Handle(&Route{Method: "DELETE", Path: "/pools/{poolid}", Perm: PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolDelete, Params: NewParams(poolid())})
+		s.Handle(&route.Route{Method: "GET", Path: "/pools/{poolid}", Perm: route.PermCheck("/pool/{poolid}", "Pool.Audit"), Handler: s.poolRead,
+			Params: route.NewParams(poolid(), typ())})
+		s.Handle(&route.Route{Method: "PUT", Path: "/pools/{poolid}", Perm: route.PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolUpdate, Params: update()})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/pools/{poolid}", Perm: route.PermCheck("/pool/{poolid}", "Pool.Allocate"), Handler: s.poolDelete, Params: route.NewParams(poolid())})
 	})
 }
 
 // poolIndex is Pool.pm "index": without poolid the pools (poolid and
 // comment); with it, that pool and its existing members, filtered by type.
-func (s *Server) poolIndex(r *Request) (any, error) {
+func (s *Server) poolIndex(r *route.Request) (any, error) {
 	if !r.Has("poolid") {
 		out := []map[string]any{}
 		for _, name := range s.state.poolNames() {
@@ -145,7 +147,7 @@ func (s *Server) poolIndex(r *Request) (any, error) {
 }
 
 // poolRead is Pool.pm "read_pool": the index's one entry.
-func (s *Server) poolRead(r *Request) (any, error) {
+func (s *Server) poolRead(r *route.Request) (any, error) {
 	return s.poolInfo(r.Str("poolid"), r.Str("type"))
 }
 
@@ -156,7 +158,7 @@ func (s *Server) poolRead(r *Request) (any, error) {
 func (s *Server) poolInfo(name, typ string) (map[string]any, error) {
 	p := s.state.Pools[name]
 	if p == nil {
-		return nil, Fail("pool '%s' does not exist", name)
+		return nil, route.Fail("pool '%s' does not exist", name)
 	}
 	now := s.clock.Now().Unix()
 	members := []map[string]any{}
@@ -219,9 +221,9 @@ func (s *Server) poolGuestMember(g *Guest, now int64) map[string]any {
 }
 
 // poolCreate is Pool.pm "create_pool".
-func (s *Server) poolCreate(r *Request) (any, error) {
+func (s *Server) poolCreate(r *route.Request) (any, error) {
 	name := r.Str("poolid")
-	fail := func(msg string) error { return Fail("create pool failed: %s", msg) }
+	fail := func(msg string) error { return route.Fail("create pool failed: %s", msg) }
 	if s.state.Pools[name] != nil {
 		return nil, fail("pool '" + name + "' already exists")
 	}
@@ -250,13 +252,13 @@ func (s *Server) poolCreate(r *Request) (any, error) {
 
 // poolUpdate is Pool.pm "update_pool" (and its deprecated per-path twin):
 // every change is made on a copy and written only if none fails.
-func (s *Server) poolUpdate(r *Request) (any, error) {
+func (s *Server) poolUpdate(r *route.Request) (any, error) {
 	name := r.Str("poolid")
 	fail := func(format string, args ...any) error {
-		return Fail("update pools failed: "+format, args...)
+		return route.Fail("update pools failed: "+format, args...)
 	}
 	// lock_user_config turns the permission exception into its message.
-	denied := func(err error) error { return fail("%s", asAPIError(err).Message) }
+	denied := func(err error) error { return fail("%s", route.AsAPIError(err).Message) }
 	old := s.state.Pools[name]
 	if old == nil {
 		return nil, fail("pool '%s' does not exist", name)
@@ -330,10 +332,10 @@ func poolMember[K comparable](members map[K]bool, id K, del bool, what string) (
 
 // poolDelete is Pool.pm "delete_pool": only an empty pool goes; guests
 // and storages that no longer exist do not count.
-func (s *Server) poolDelete(r *Request) (any, error) {
+func (s *Server) poolDelete(r *route.Request) (any, error) {
 	name := r.Str("poolid")
 	fail := func(format string, args ...any) error {
-		return Fail("delete pool failed: "+format, args...)
+		return route.Fail("delete pool failed: "+format, args...)
 	}
 	p := s.state.Pools[name]
 	if p == nil {

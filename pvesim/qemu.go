@@ -2,6 +2,8 @@ package pvesim
 
 import (
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Virtual machines (qemu-server): the routes and the shared guest lookups.
@@ -25,112 +27,114 @@ const (
 
 func init() {
 	registerRoutes(func(s *Server) {
-		nv := func(extra ...*Param) *Params { return NewParams(append([]*Param{pNode(), pVMID()}, extra...)...) }
-		snap := func() *Param { return Str("snapname").MaxLen(40).Fmt("pve-configid") }
-		skiplock := func() *Param { return Bool("skiplock").Opt() }
-		disk := func() *Param { return Str("disk").Enum(qemuDiskSlots()...) }
+		nv := func(extra ...*route.Param) *route.Params {
+			return route.NewParams(append([]*route.Param{pNode(), pVMID()}, extra...)...)
+		}
+		snap := func() *route.Param { return route.Str("snapname").MaxLen(40).Fmt("pve-configid") }
+		skiplock := func() *route.Param { return route.Bool("skiplock").Opt() }
+		disk := func() *route.Param { return route.Str("disk").Enum(qemuDiskSlots()...) }
 
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu", Perm: PermUser(), ProxyTo: "node",
-			Params: NewParams(pNode(), Bool("full").Opt()), Handler: s.qemuList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu", Perm: PermUser(), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu", Perm: route.PermUser(), ProxyTo: "node",
+			Params: route.NewParams(pNode(), route.Bool("full").Opt()), Handler: s.qemuList})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu", Perm: route.PermUser(), ProxyTo: "node",
 			Params: qemuCreateParams(), Handler: s.qemuCreate})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}", Perm: PermUser(), ProxyTo: "node", Params: nv(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}", Perm: route.PermUser(), ProxyTo: "node", Params: nv(),
+			Handler: func(r *route.Request) (any, error) {
 				if _, err := s.qemuGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("config", "pending", "status", "unlink", "vncproxy", "termproxy", "migrate", "resize", "move", "rrd", "rrddata", "monitor", "agent", "snapshot", "spiceproxy", "sendkey", "firewall", "mtunnel", "remote_migrate"), nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
-			Params:  nv(skiplock(), Bool("purge").Opt(), Bool("destroy-unreferenced-disks").Opt().Default("0")),
+		s.Handle(&route.Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}", Perm: route.PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
+			Params:  nv(skiplock(), route.Bool("purge").Opt(), route.Bool("destroy-unreferenced-disks").Opt().Default("0")),
 			Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuDestroy)})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
-			Params:  nv(Bool("current").Opt().Default("0"), Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node",
+			Params:  nv(route.Bool("current").Opt().Default("0"), route.Str("snapshot").Opt().MaxLen(40).Fmt("pve-configid")),
 			Handler: s.onGuest(s.qemuGuest, s.qemuGetConfig)})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
-			Params: qemuUpdateParams(false), Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuUpdate(r, g, true) })})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
-			Params: qemuUpdateParams(true), Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuUpdate(r, g, false) })})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/pending", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: route.PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
+			Params: qemuUpdateParams(false), Handler: s.onGuest(s.qemuGuestSkiplock, func(r *route.Request, g *Guest) (any, error) { return s.qemuUpdate(r, g, true) })})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/config", Perm: route.PermAny("/vms/{vmid}", "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"), ProxyTo: "node",
+			Params: qemuUpdateParams(true), Handler: s.onGuest(s.qemuGuestSkiplock, func(r *route.Request, g *Guest) (any, error) { return s.qemuUpdate(r, g, false) })})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/pending", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
+			Handler: func(r *route.Request) (any, error) {
 				g, err := s.qemuGuest(r)
 				if err != nil {
 					return nil, err
 				}
 				return qemuPendingJSON(g), nil
 			}})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/resize", Perm: PermCheck("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
-			Params:  nv(disk(), Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), Str("digest").Opt().MaxLen(40), skiplock()),
+		s.Handle(&route.Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/resize", Perm: route.PermCheck("/vms/{vmid}", "VM.Config.Disk"), ProxyTo: "node",
+			Params:  nv(disk(), route.Str("size").Pattern(`\+?\d+(\.\d+)?[KMGT]?`), route.Str("digest").Opt().MaxLen(40), skiplock()),
 			Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuResize)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/template", Perm: PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
-			Params: nv(Str("disk").Opt().Enum(qemuDiskSlots()...)), Handler: s.onGuest(s.qemuGuest, s.qemuTemplate)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", Perm: PermAnd(PermCheck("/vms/{vmid}", "VM.Clone"), PermOr(PermCheck("/vms/{newid}", "VM.Allocate"), PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/template", Perm: route.PermCheck("/vms/{vmid}", "VM.Allocate"), ProxyTo: "node",
+			Params: nv(route.Str("disk").Opt().Enum(qemuDiskSlots()...)), Handler: s.onGuest(s.qemuGuest, s.qemuTemplate)})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/clone", Perm: route.PermAnd(route.PermCheck("/vms/{vmid}", "VM.Clone"), route.PermOr(route.PermCheck("/vms/{newid}", "VM.Allocate"), route.PermCheck("/pool/{pool}", "VM.Allocate").RequireParam("pool"))), ProxyTo: "node",
 			Params: nv(
-				Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
-				Int("bwlimit").Opt().Min(0),
-				Str("description").Opt(),
-				Str("format").Opt().Enum("raw", "qcow2", "vmdk"),
-				Bool("full").Opt(),
-				Str("name").Opt().Fmt("dns-name"),
-				Str("pool").Opt().Fmt("pve-poolid"),
-				Str("snapname").Opt().MaxLen(40).Fmt("pve-configid"),
-				Str("storage").Opt().Fmt("pve-storage-id"),
-				Str("target").Opt().Fmt("pve-node"),
+				route.Int("newid").Fmt("pve-vmid").Min(100).Max(999999999),
+				route.Int("bwlimit").Opt().Min(0),
+				route.Str("description").Opt(),
+				route.Str("format").Opt().Enum("raw", "qcow2", "vmdk"),
+				route.Bool("full").Opt(),
+				route.Str("name").Opt().Fmt("dns-name"),
+				route.Str("pool").Opt().Fmt("pve-poolid"),
+				route.Str("snapname").Opt().MaxLen(40).Fmt("pve-configid"),
+				route.Str("storage").Opt().Fmt("pve-storage-id"),
+				route.Str("target").Opt().Fmt("pve-node"),
 			),
 			Handler: s.onGuest(s.qemuGuest, s.qemuClone)})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status", Perm: PermUser(), ProxyTo: "node", Params: nv(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status", Perm: route.PermUser(), ProxyTo: "node", Params: nv(),
+			Handler: func(r *route.Request) (any, error) {
 				if _, err := s.qemuGuest(r); err != nil {
 					return nil, err
 				}
 				return subdirs("current", "start", "stop", "reset", "shutdown", "suspend", "reboot"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status/current", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/status/current", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: s.onGuest(s.qemuGuest, s.qemuStatusCurrent)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/start", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/start", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(skiplock(),
-				Str("force-cpu").Opt(),
-				Str("machine").Opt().Props(qemuConfigTypes.Lookup("machine").PropFormat),
-				Str("migratedfrom").Opt().Fmt("pve-node"),
-				Str("migration_network").Opt().Fmt("CIDR"),
-				Str("migration_type").Opt().Enum("secure", "insecure"),
-				Str("nets-host-mtu").Opt().Pattern(`net\d+=\d+(,net\d+=\d+)*`),
-				Str("stateuri").Opt().MaxLen(128),
-				Str("targetstorage").Opt().Fmt("storage-pair-list"),
-				Int("timeout").Opt().Min(0),
-				Bool("with-conntrack-state").Opt().Default("0"),
+				route.Str("force-cpu").Opt(),
+				route.Str("machine").Opt().Props(qemuConfigTypes.Lookup("machine").PropFormat),
+				route.Str("migratedfrom").Opt().Fmt("pve-node"),
+				route.Str("migration_network").Opt().Fmt("CIDR"),
+				route.Str("migration_type").Opt().Enum("secure", "insecure"),
+				route.Str("nets-host-mtu").Opt().Pattern(`net\d+=\d+(,net\d+=\d+)*`),
+				route.Str("stateuri").Opt().MaxLen(128),
+				route.Str("targetstorage").Opt().Fmt("storage-pair-list"),
+				route.Int("timeout").Opt().Min(0),
+				route.Bool("with-conntrack-state").Opt().Default("0"),
 			),
 			Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuStart)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/stop", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(skiplock(), Bool("keepActive").Opt().Default("0"), Str("migratedfrom").Opt().Fmt("pve-node"),
-				Bool("overrule-shutdown").Opt().Default("0"), Int("timeout").Opt().Min(0)),
-			Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuStop(r, g, "qmstop") })})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/shutdown", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params:  nv(skiplock(), Bool("forceStop").Opt().Default("0"), Bool("keepActive").Opt().Default("0"), Int("timeout").Opt().Min(0)),
-			Handler: s.onGuest(s.qemuGuestSkiplock, func(r *Request, g *Guest) (any, error) { return s.qemuStop(r, g, "qmshutdown") })})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reboot", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
-			Params: nv(Int("timeout").Opt().Min(0)), Handler: s.onGuest(s.qemuGuest, s.qemuReboot)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reset", Perm: PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/stop", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+			Params: nv(skiplock(), route.Bool("keepActive").Opt().Default("0"), route.Str("migratedfrom").Opt().Fmt("pve-node"),
+				route.Bool("overrule-shutdown").Opt().Default("0"), route.Int("timeout").Opt().Min(0)),
+			Handler: s.onGuest(s.qemuGuestSkiplock, func(r *route.Request, g *Guest) (any, error) { return s.qemuStop(r, g, "qmstop") })})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/shutdown", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+			Params:  nv(skiplock(), route.Bool("forceStop").Opt().Default("0"), route.Bool("keepActive").Opt().Default("0"), route.Int("timeout").Opt().Min(0)),
+			Handler: s.onGuest(s.qemuGuestSkiplock, func(r *route.Request, g *Guest) (any, error) { return s.qemuStop(r, g, "qmshutdown") })})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reboot", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
+			Params: nv(route.Int("timeout").Opt().Min(0)), Handler: s.onGuest(s.qemuGuest, s.qemuReboot)})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/status/reset", Perm: route.PermCheck("/vms/{vmid}", "VM.PowerMgmt"), ProxyTo: "node",
 			Params: nv(skiplock()), Handler: s.onGuest(s.qemuGuestSkiplock, s.qemuReset)})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: route.PermCheck("/vms/{vmid}", "VM.Audit"), ProxyTo: "node", Params: nv(),
 			Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotList)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt(), Bool("vmstate").Opt()), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotCreate)})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermUser(), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot", Perm: route.PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
+			Params: nv(snap(), route.Str("description").Opt(), route.Bool("vmstate").Opt()), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotCreate)})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: route.PermUser(), ProxyTo: "node",
 			Params: nv(snap()), Handler: s.snapshotIndex(s.qemuGuest)})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Bool("force").Opt()), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotDelete)})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
-			Params: nv(snap(), Bool("start").Opt().Default("0")), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotRollback)})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "DELETE", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", Perm: route.PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
+			Params: nv(snap(), route.Bool("force").Opt()), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotDelete)})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback", Perm: route.PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback"), ProxyTo: "node",
+			Params: nv(snap(), route.Bool("start").Opt().Default("0")), Handler: s.onGuest(s.qemuGuest, s.qemuSnapshotRollback)})
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: route.PermAny("/vms/{vmid}", "VM.Snapshot", "VM.Snapshot.Rollback", "VM.Audit"), ProxyTo: "node",
 			Params: nv(snap()), Handler: s.snapshotConfig(s.qemuGuest, qemuKeyType)})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
-			Params: nv(snap(), Str("description").Opt()), Handler: s.snapshotUpdate(s.qemuGuest, "qemu")})
+		s.Handle(&route.Route{Method: "PUT", Path: "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config", Perm: route.PermCheck("/vms/{vmid}", "VM.Snapshot"), ProxyTo: "node",
+			Params: nv(snap(), route.Str("description").Opt()), Handler: s.snapshotUpdate(s.qemuGuest, "qemu")})
 	})
 }
 
 // qemuGuest loads the VM of the request, failing as load_config does.
-func (s *Server) qemuGuest(r *Request) (*Guest, error) {
+func (s *Server) qemuGuest(r *route.Request) (*Guest, error) {
 	return s.pathGuest(r, "qemu")
 }
 
@@ -140,26 +144,26 @@ func checkLock(g *Guest) error {
 		if g.Type == "lxc" {
 			kind = "CT"
 		}
-		return Fail("%s is locked (%s)", kind, l)
+		return route.Fail("%s is locked (%s)", kind, l)
 	}
 	return nil
 }
 
 // qemuGuestSkiplock and lxcGuestSkiplock are the guest of the path, for
 // a call whose skiplock only root may use (the API's first two checks).
-func (s *Server) qemuGuestSkiplock(r *Request) (*Guest, error) {
+func (s *Server) qemuGuestSkiplock(r *route.Request) (*Guest, error) {
 	return guestSkiplock(s, r, s.qemuGuest)
 }
 
-func (s *Server) lxcGuestSkiplock(r *Request) (*Guest, error) {
+func (s *Server) lxcGuestSkiplock(r *route.Request) (*Guest, error) {
 	return guestSkiplock(s, r, s.lxcGuest)
 }
 
 // onGuest adapts a handler of one guest to a route: lookup finds the
 // path's guest (load_config, and for skiplock the root check) before h
 // runs, as every guest handler of qemu-server and pve-container begins.
-func (s *Server) onGuest(lookup func(*Request) (*Guest, error), h func(*Request, *Guest) (any, error)) func(*Request) (any, error) {
-	return func(r *Request) (any, error) {
+func (s *Server) onGuest(lookup func(*route.Request) (*Guest, error), h func(*route.Request, *Guest) (any, error)) func(*route.Request) (any, error) {
+	return func(r *route.Request) (any, error) {
 		g, err := lookup(r)
 		if err != nil {
 			return nil, err
@@ -168,7 +172,7 @@ func (s *Server) onGuest(lookup func(*Request) (*Guest, error), h func(*Request,
 	}
 }
 
-func guestSkiplock(s *Server, r *Request, guest func(*Request) (*Guest, error)) (*Guest, error) {
+func guestSkiplock(s *Server, r *route.Request, guest func(*route.Request) (*Guest, error)) (*Guest, error) {
 	g, err := guest(r)
 	if err != nil {
 		return nil, err
@@ -179,9 +183,9 @@ func guestSkiplock(s *Server, r *Request, guest func(*Request) (*Guest, error)) 
 	return g, nil
 }
 
-func (s *Server) rootOnly(r *Request, param string) error {
+func (s *Server) rootOnly(r *route.Request, param string) error {
 	if r.Bool(param) && r.User != "root@pam" {
-		return ParamErr(param, "Only root may use this option.")
+		return route.ParamErr(param, "Only root may use this option.")
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package pvesim
 import (
 	"sort"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // KVMCommand is what qemu-server put on a running VM's kvm command line
@@ -37,7 +39,7 @@ var qemuDriveNames = func() []string {
 func kvmCommand(conf map[string]string) *KVMCommand {
 	cmd := &KVMCommand{CPU: "kvm64", BootOrder: []string{}}
 	if v, ok := conf["cpu"]; ok {
-		if c, err := parsePropString(namedProps("pve-vm-cpu-conf"), v, "cpu"); err == nil && c["cputype"] != "" {
+		if c, err := parsePropString(route.NamedProps("pve-vm-cpu-conf"), v, "cpu"); err == nil && c["cputype"] != "" {
 			cmd.CPU = c["cputype"]
 		}
 	}
@@ -65,7 +67,7 @@ func deviceBootOrder(conf map[string]string) map[string]int {
 	out := map[string]int{}
 	b := map[string]string{}
 	if v, ok := conf["boot"]; ok {
-		if p, err := parsePropString(namedProps("pve-qm-boot"), v, "legacy"); err == nil {
+		if p, err := parsePropString(route.NamedProps("pve-qm-boot"), v, "legacy"); err == nil {
 			b = p
 		}
 	}
@@ -123,7 +125,7 @@ func deviceBootOrder(conf map[string]string) map[string]int {
 // bootOrderList reads the device list of a `boot: order=` value, nil for
 // none or a legacy value.
 func bootOrderList(boot string) []string {
-	b, err := parsePropString(namedProps("pve-qm-boot"), boot, "legacy")
+	b, err := parsePropString(route.NamedProps("pve-qm-boot"), boot, "legacy")
 	if err != nil || b["order"] == "" {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // reNewDisk is qemu-server's NEW_DISK_RE: "local-lvm:20" or "20".
@@ -100,7 +102,7 @@ func validateSSHKeys(raw string) error {
 			}
 		}
 		if !ok {
-			return Fail("SSH public key validation error")
+			return route.Fail("SSH public key validation error")
 		}
 	}
 	return nil
@@ -125,9 +127,9 @@ func (s *Server) hashPassword(pw string) string {
 // everything else, "number" keys such as cpulimit and migrate_downtime
 // included, as the raw string ("1.5"). The HA and SDN sections read back
 // through it have no "number" keys.
-func typedValue(t Type, v string) any {
+func typedValue(t route.Type, v string) any {
 	switch t {
-	case TInteger, TBoolean:
+	case route.TInteger, route.TBoolean:
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return n
 		}
@@ -252,7 +254,7 @@ func isFastPlug(k string) bool {
 	if fastPlugOptions[k] {
 		return true
 	}
-	_, ok := indexOf(k, "ipconfig")
+	_, ok := route.IndexOf(k, "ipconfig")
 	return ok
 }
 
@@ -474,7 +476,7 @@ func guestVolumes(conf map[string]string) []string {
 			if d, err := parseDrive(k, conf[k]); err == nil && d["file"] != "" && d["file"] != "none" && d["file"] != "cdrom" && !(driveIsCdrom(d) && !driveIsCloudinit(d)) {
 				out = append(out, d["file"])
 			}
-		} else if _, ok := indexOf(k, "unused"); ok {
+		} else if _, ok := route.IndexOf(k, "unused"); ok {
 			out = append(out, conf[k])
 		}
 	}

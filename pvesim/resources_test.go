@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // referenceResources is /cluster/resources as the simulator first built it
@@ -152,7 +154,7 @@ func referenceMaxDisk(g *Guest) int64 {
 		return 4 << 30
 	}
 	var disks []string
-	b, err := parsePropString(namedProps("pve-qm-boot"), g.Conf["boot"], "boot")
+	b, err := parsePropString(route.NamedProps("pve-qm-boot"), g.Conf["boot"], "boot")
 	if g.Conf["boot"] == "" || err != nil || b["legacy"] != "" {
 		if g.Conf["bootdisk"] != "" {
 			disks = []string{g.Conf["bootdisk"]}

@@ -6,22 +6,11 @@ import (
 	"github.com/proxmops/proxmops/pvesim/route"
 )
 
-// The endpoint types live in pvesim/route; these names keep the endpoint
-// files writing Route, Request and HandlerFunc as before.
-type (
-	// HandlerFunc serves one endpoint.
-	HandlerFunc = route.HandlerFunc
-	// Route is one method on one path of the API.
-	Route = route.Route
-	// Request is one validated API call as a handler sees it.
-	Request = route.Request
-)
-
 // router is a tree of path segments: at each level either literal folders
 // or one parameter, like Proxmox's RESTHandler.
 type router struct {
 	root *routeNode
-	all  []*Route
+	all  []*route.Route
 }
 
 type routeNode struct {
@@ -29,7 +18,7 @@ type routeNode struct {
 	param     *routeNode
 	paramName string
 	rest      bool // the parameter takes the rest of the path
-	methods   map[string]*Route
+	methods   map[string]*route.Route
 	template  string
 }
 
@@ -46,7 +35,7 @@ func splitPath(p string) []string {
 	return out
 }
 
-func (rt *router) add(r *Route) {
+func (rt *router) add(r *route.Route) {
 	n := rt.root
 	for _, seg := range splitPath(r.Path) {
 		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
@@ -74,7 +63,7 @@ func (rt *router) add(r *Route) {
 		n = c
 	}
 	if n.methods == nil {
-		n.methods = map[string]*Route{}
+		n.methods = map[string]*route.Route{}
 	}
 	if _, dup := n.methods[r.Method]; dup {
 		panic("pvesim: duplicate route " + r.Method + " " + r.Path)
@@ -86,7 +75,7 @@ func (rt *router) add(r *Route) {
 
 // match finds the route of a method and path, filling path parameters.
 // The template is returned even when the method is missing, for counting.
-func (rt *router) match(method, path string) (*Route, map[string]string, string) {
+func (rt *router) match(method, path string) (*route.Route, map[string]string, string) {
 	segs := splitPath(path)
 	n := rt.root
 	params := map[string]string{}

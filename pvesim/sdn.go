@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Software-defined networking (/cluster/sdn, pve-network): zones, vnets
@@ -128,8 +130,8 @@ func (s *Server) AddSDNController(id, typ string, opts map[string]string) {
 }
 
 // Key types of SDN objects, for typed read-back.
-var sdnKeyTypes = func() map[string]Type {
-	m := map[string]Type{}
+var sdnKeyTypes = func() map[string]route.Type {
+	m := map[string]route.Type{}
 	for _, p := range append(append(sdnZoneParams().All(), sdnVnetParams().All()...), sdnSubnetParams().All()...) {
 		m[p.Name] = p.Type
 	}
@@ -152,9 +154,9 @@ func sdnIDFormat(kind string) func(string) error {
 func init() {
 	// pve-network's own ID rules (formats.go's generic definition of the
 	// zone format is replaced here; this file's init runs after it).
-	RegisterFormat("pve-sdn-zone-id", sdnIDFormat("zone"))
-	RegisterFormat("pve-sdn-vnet-id", sdnIDFormat("vnet"))
-	RegisterFormat("pve-sdn-subnet-id", func(s string) error {
+	route.RegisterFormat("pve-sdn-zone-id", sdnIDFormat("zone"))
+	route.RegisterFormat("pve-sdn-vnet-id", sdnIDFormat("vnet"))
+	route.RegisterFormat("pve-sdn-subnet-id", func(s string) error {
 		cidr := s
 		if !strings.Contains(s, "/") {
 			parts := strings.Split(s, "-")
@@ -168,8 +170,8 @@ func init() {
 		}
 		return nil
 	})
-	RegisterFormat("pve-sdn-fabric-id", matchOr(regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9-]{0,6}[a-zA-Z0-9]?$`), "invalid fabric id"))
-	RegisterFormat("pve-sdn-bgp-rt", func(s string) error {
+	route.RegisterFormat("pve-sdn-fabric-id", matchOr(regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9-]{0,6}[a-zA-Z0-9]?$`), "invalid fabric id"))
+	route.RegisterFormat("pve-sdn-bgp-rt", func(s string) error {
 		m := regexp.MustCompile(`^(\d+):(\d+)$`).FindStringSubmatch(s)
 		if m == nil {
 			return fmt.Errorf("value does not look like a valid bgp route-target\n")
@@ -181,117 +183,117 @@ func init() {
 		}
 		return nil
 	})
-	RegisterPropFormat("pve-sdn-dhcp-range", Props(
-		Str("start-address").Fmt("ip"),
-		Str("end-address").Fmt("ip"),
+	route.RegisterPropFormat("pve-sdn-dhcp-range", route.Props(
+		route.Str("start-address").Fmt("ip"),
+		route.Str("end-address").Fmt("ip"),
 	))
 	registerRoutes(func(s *Server) {
-		view := func() []*Param { return []*Param{Bool("pending").Opt(), Bool("running").Opt()} }
-		lock := func() *Param { return Str("lock-token").Opt() }
+		view := func() []*route.Param { return []*route.Param{route.Bool("pending").Opt(), route.Bool("running").Opt()} }
+		lock := func() *route.Param { return route.Str("lock-token").Opt() }
 		zoneTypes := []string{"evpn", "faucet", "qinq", "simple", "vlan", "vxlan"}
-		zoneID := func() *Param { return Str("zone").Fmt("pve-sdn-zone-id") }
-		vnetID := func() *Param { return Str("vnet").Fmt("pve-sdn-vnet-id") }
-		update := func() []*Param {
-			return []*Param{Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), Str("digest").Opt().MaxLen(64), lock()}
+		zoneID := func() *route.Param { return route.Str("zone").Fmt("pve-sdn-zone-id") }
+		vnetID := func() *route.Param { return route.Str("vnet").Fmt("pve-sdn-vnet-id") }
+		update := func() []*route.Param {
+			return []*route.Param{route.Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), route.Str("digest").Opt().MaxLen(64), lock()}
 		}
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn", Perm: PermCheck("/sdn", "SDN.Audit"), Handler: func(*Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/sdn", Perm: route.PermCheck("/sdn", "SDN.Audit"), Handler: func(*route.Request) (any, error) {
 			out := []map[string]any{}
 			for _, id := range []string{"vnets", "zones", "controllers", "ipams", "dns", "fabrics"} {
 				out = append(out, map[string]any{"id": id})
 			}
 			return out, nil
 		}})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn", Perm: PermCheck("/sdn", "SDN.Allocate"), Params: NewParams(lock(), Bool("release-lock").Opt().Default("1")), Handler: s.sdnApply})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/sdn", Perm: route.PermCheck("/sdn", "SDN.Allocate"), Params: route.NewParams(lock(), route.Bool("release-lock").Opt().Default("1")), Handler: s.sdnApply})
 
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones", Perm: PermUser(),
-			Params: NewParams(append(view(), Str("type").Opt().Enum(zoneTypes...))...), Handler: s.sdnZoneList})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/zones", Perm: PermCheck("/sdn/zones", "SDN.Allocate"),
-			Params: sdnZoneParams().With(zoneID(), Str("type").Enum(zoneTypes...).Fmt("pve-configid"), lock()), Handler: s.sdnZoneCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/zones/{zone}", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: NewParams(append(view(), zoneID())...),
-			Handler: func(r *Request) (any, error) { return s.sdnRead(r, "zones", r.Str("zone")) }})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/zones/{zone}", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: sdnZoneParams().With(append(update(), zoneID())...), Handler: s.sdnZoneUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/zones/{zone}", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: NewParams(zoneID(), lock()), Handler: s.sdnZoneDelete})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/sdn/zones", Perm: route.PermUser(),
+			Params: route.NewParams(append(view(), route.Str("type").Opt().Enum(zoneTypes...))...), Handler: s.sdnZoneList})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/sdn/zones", Perm: route.PermCheck("/sdn/zones", "SDN.Allocate"),
+			Params: sdnZoneParams().With(zoneID(), route.Str("type").Enum(zoneTypes...).Fmt("pve-configid"), lock()), Handler: s.sdnZoneCreate})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/sdn/zones/{zone}", Perm: route.PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: route.NewParams(append(view(), zoneID())...),
+			Handler: func(r *route.Request) (any, error) { return s.sdnRead(r, "zones", r.Str("zone")) }})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/sdn/zones/{zone}", Perm: route.PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: sdnZoneParams().With(append(update(), zoneID())...), Handler: s.sdnZoneUpdate})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/sdn/zones/{zone}", Perm: route.PermCheck("/sdn/zones/{zone}", "SDN.Allocate"), Params: route.NewParams(zoneID(), lock()), Handler: s.sdnZoneDelete})
 
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets", Perm: PermUser(), Params: NewParams(view()...),
-			Handler: func(r *Request) (any, error) { return s.sdnList(r, "vnets", nil) }})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets", Perm: PermCheck("/sdn/zones/{zone}", "SDN.Allocate"),
-			Params: sdnVnetParams().With(vnetID(), Str("zone"), Str("type").Opt().Enum("vnet"), lock()), Handler: s.sdnVnetCreate})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}", Perm: PermUser(), Params: NewParams(append(view(), vnetID())...),
-			Handler: s.vnetGuard(sdnRead, func(r *Request) (any, error) { return s.sdnRead(r, "vnets", r.Str("vnet")) })})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}", Perm: PermUser(),
-			Params: sdnVnetParams().With(append(update(), vnetID(), Str("zone").Opt())...), Handler: s.vnetGuard(sdnAllocate, s.sdnVnetUpdate)})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}", Perm: PermUser(), Params: NewParams(vnetID(), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnVnetDelete)})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/sdn/vnets", Perm: route.PermUser(), Params: route.NewParams(view()...),
+			Handler: func(r *route.Request) (any, error) { return s.sdnList(r, "vnets", nil) }})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/sdn/vnets", Perm: route.PermCheck("/sdn/zones/{zone}", "SDN.Allocate"),
+			Params: sdnVnetParams().With(vnetID(), route.Str("zone"), route.Str("type").Opt().Enum("vnet"), lock()), Handler: s.sdnVnetCreate})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}", Perm: route.PermUser(), Params: route.NewParams(append(view(), vnetID())...),
+			Handler: s.vnetGuard(sdnRead, func(r *route.Request) (any, error) { return s.sdnRead(r, "vnets", r.Str("vnet")) })})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}", Perm: route.PermUser(),
+			Params: sdnVnetParams().With(append(update(), vnetID(), route.Str("zone").Opt())...), Handler: s.vnetGuard(sdnAllocate, s.sdnVnetUpdate)})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}", Perm: route.PermUser(), Params: route.NewParams(vnetID(), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnVnetDelete)})
 
-		subnetID := func() *Param { return Str("subnet").Fmt("pve-sdn-subnet-id") }
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets", Perm: PermUser(), Params: NewParams(append(view(), vnetID())...),
-			Handler: s.vnetGuard(sdnRead, func(r *Request) (any, error) {
+		subnetID := func() *route.Param { return route.Str("subnet").Fmt("pve-sdn-subnet-id") }
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets", Perm: route.PermUser(), Params: route.NewParams(append(view(), vnetID())...),
+			Handler: s.vnetGuard(sdnRead, func(r *route.Request) (any, error) {
 				vnet := r.Str("vnet")
 				return s.sdnList(r, "subnets", func(o map[string]string) bool { return o["vnet"] == vnet })
 			})})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/vnets/{vnet}/subnets", Perm: PermUser(),
-			Params: sdnSubnetParams().With(subnetID(), Str("vnet"), Str("type").Enum("subnet"), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetCreate)})
-		s.Handle(&Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: PermUser(), Params: NewParams(append(view(), vnetID(), subnetID())...),
-			Handler: s.vnetGuard(sdnRead, func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/sdn/vnets/{vnet}/subnets", Perm: route.PermUser(),
+			Params: sdnSubnetParams().With(subnetID(), route.Str("vnet"), route.Str("type").Enum("subnet"), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetCreate)})
+		s.Handle(&route.Route{Method: "GET", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: route.PermUser(), Params: route.NewParams(append(view(), vnetID(), subnetID())...),
+			Handler: s.vnetGuard(sdnRead, func(r *route.Request) (any, error) {
 				id, err := s.sdnSubnetID(r)
 				if err != nil {
 					return nil, err
 				}
 				return s.sdnRead(r, "subnets", id)
 			})})
-		s.Handle(&Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: PermUser(),
-			Params: sdnSubnetParams().With(append(update(), subnetID(), Str("vnet").Opt())...), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetUpdate)})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: PermUser(),
-			Params: NewParams(vnetID(), subnetID(), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetDelete)})
+		s.Handle(&route.Route{Method: "PUT", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: route.PermUser(),
+			Params: sdnSubnetParams().With(append(update(), subnetID(), route.Str("vnet").Opt())...), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetUpdate)})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/sdn/vnets/{vnet}/subnets/{subnet}", Perm: route.PermUser(),
+			Params: route.NewParams(vnetID(), subnetID(), lock()), Handler: s.vnetGuard(sdnAllocate, s.sdnSubnetDelete)})
 	})
 }
 
 // sdnZoneParams are the zone plugins' properties (all optional in the API;
 // each type requires its own, see sdnZoneOptions).
-func sdnZoneParams() *Params {
-	return NewParams(
-		Bool("advertise-subnets").Opt(),
-		Str("bridge").Opt(),
-		Bool("bridge-disable-mac-learning").Opt(),
-		Str("controller").Opt(),
-		Str("dhcp").Opt().Enum("dnsmasq"),
-		Bool("disable-arp-nd-suppression").Opt(),
-		Str("dns").Opt(),
-		Str("dnszone").Opt().Fmt("dns-name"),
-		Int("dp-id").Opt(),
-		Str("exitnodes").Opt().Fmt("pve-node-list"),
-		Bool("exitnodes-local-routing").Opt(),
-		Str("exitnodes-primary").Opt().Fmt("pve-node"),
-		Str("fabric").Opt().Fmt("pve-sdn-fabric-id"),
-		Str("ipam").Opt(),
-		Str("mac").Opt().Fmt("mac-addr"),
-		Int("mtu").Opt(),
-		Str("nodes").Opt().Fmt("pve-node-list"),
-		Str("peers").Opt().Fmt("ip-list"),
-		Str("reversedns").Opt(),
-		Str("rt-import").Opt().Fmt("pve-sdn-bgp-rt-list"),
-		Int("tag").Opt().Min(0),
-		Str("vlan-protocol").Opt().Enum("802.1q", "802.1ad").Default("802.1q"),
-		Int("vrf-vxlan").Opt().Min(1).Max(16777215),
-		Int("vxlan-port").Opt().Min(1).Max(65536).Default("4789"),
+func sdnZoneParams() *route.Params {
+	return route.NewParams(
+		route.Bool("advertise-subnets").Opt(),
+		route.Str("bridge").Opt(),
+		route.Bool("bridge-disable-mac-learning").Opt(),
+		route.Str("controller").Opt(),
+		route.Str("dhcp").Opt().Enum("dnsmasq"),
+		route.Bool("disable-arp-nd-suppression").Opt(),
+		route.Str("dns").Opt(),
+		route.Str("dnszone").Opt().Fmt("dns-name"),
+		route.Int("dp-id").Opt(),
+		route.Str("exitnodes").Opt().Fmt("pve-node-list"),
+		route.Bool("exitnodes-local-routing").Opt(),
+		route.Str("exitnodes-primary").Opt().Fmt("pve-node"),
+		route.Str("fabric").Opt().Fmt("pve-sdn-fabric-id"),
+		route.Str("ipam").Opt(),
+		route.Str("mac").Opt().Fmt("mac-addr"),
+		route.Int("mtu").Opt(),
+		route.Str("nodes").Opt().Fmt("pve-node-list"),
+		route.Str("peers").Opt().Fmt("ip-list"),
+		route.Str("reversedns").Opt(),
+		route.Str("rt-import").Opt().Fmt("pve-sdn-bgp-rt-list"),
+		route.Int("tag").Opt().Min(0),
+		route.Str("vlan-protocol").Opt().Enum("802.1q", "802.1ad").Default("802.1q"),
+		route.Int("vrf-vxlan").Opt().Min(1).Max(16777215),
+		route.Int("vxlan-port").Opt().Min(1).Max(65536).Default("4789"),
 	)
 }
 
-func sdnVnetParams() *Params {
-	return NewParams(
-		Str("alias").Opt().MaxLen(256).Pattern(`(?i:[\(\)-_.\w\d\s]{0,256})`),
-		Bool("isolate-ports").Opt(),
-		Int("tag").Opt().Min(1).Max(16777215),
-		Bool("vlanaware").Opt(),
+func sdnVnetParams() *route.Params {
+	return route.NewParams(
+		route.Str("alias").Opt().MaxLen(256).Pattern(`(?i:[\(\)-_.\w\d\s]{0,256})`),
+		route.Bool("isolate-ports").Opt(),
+		route.Int("tag").Opt().Min(1).Max(16777215),
+		route.Bool("vlanaware").Opt(),
 	)
 }
 
-func sdnSubnetParams() *Params {
-	return NewParams(
-		Str("dhcp-dns-server").Opt().Fmt("ip"),
-		Arr("dhcp-range").Opt(),
-		Str("dnszoneprefix").Opt().Fmt("dns-name"),
-		Str("gateway").Opt().Fmt("ip"),
-		Bool("snat").Opt(),
+func sdnSubnetParams() *route.Params {
+	return route.NewParams(
+		route.Str("dhcp-dns-server").Opt().Fmt("ip"),
+		route.Arr("dhcp-range").Opt(),
+		route.Str("dnszoneprefix").Opt().Fmt("dns-name"),
+		route.Str("gateway").Opt().Fmt("ip"),
+		route.Bool("snat").Opt(),
 	)
 }
 
@@ -309,7 +311,7 @@ var sdnZoneOptions = map[string]map[string]bool{
 }
 
 // sdnParams are a request's object options, list values normalised.
-func sdnParams(r *Request, skip ...string) map[string]string {
+func sdnParams(r *route.Request, skip ...string) map[string]string {
 	out := map[string]string{}
 	drop := map[string]bool{"lock-token": true, "digest": true, "delete": true}
 	for _, k := range skip {
@@ -332,13 +334,13 @@ func sdnParams(r *Request, skip ...string) map[string]string {
 func checkSectionOptions(opts map[string]bool, params map[string]string, create bool) error {
 	for _, k := range sortedKeys(params) {
 		if _, ok := opts[k]; !ok && k != "type" {
-			return Fail("unexpected property '%s'", k)
+			return route.Fail("unexpected property '%s'", k)
 		}
 	}
 	if create {
 		for _, k := range sortedKeys(opts) {
 			if opts[k] && params[k] == "" {
-				return Fail("missing value for required option '%s'", k)
+				return route.Fail("missing value for required option '%s'", k)
 			}
 		}
 	}
@@ -365,7 +367,7 @@ func sdnValue(k, v string) any {
 
 // sdnView returns the section a read shows: the configuration, the
 // running one, or the pending comparison of both.
-func (s *Server) sdnView(r *Request, kind string) (map[string]map[string]any, string) {
+func (s *Server) sdnView(r *route.Request, kind string) (map[string]map[string]any, string) {
 	st := s.sdn()
 	cfg := st.config(kind)
 	digest := cfg.digest()
@@ -444,7 +446,7 @@ func sdnPending(running, cfg sdnSection) map[string]map[string]any {
 
 var sdnIDKey = map[string]string{"zones": "zone", "vnets": "vnet", "subnets": "subnet"}
 
-func (s *Server) sdnList(r *Request, kind string, filter func(map[string]string) bool) (any, error) {
+func (s *Server) sdnList(r *route.Request, kind string, filter func(map[string]string) bool) (any, error) {
 	view, digest := s.sdnView(r, kind)
 	out := []map[string]any{}
 	for _, id := range sortedKeys(view) {
@@ -481,16 +483,16 @@ func (s *Server) sdnDecorate(kind, id string, o map[string]any, digest string) m
 	return o
 }
 
-func (s *Server) sdnZoneList(r *Request) (any, error) {
+func (s *Server) sdnZoneList(r *route.Request) (any, error) {
 	typ := r.Str("type")
 	return s.sdnList(r, "zones", func(o map[string]string) bool { return typ == "" || o["type"] == typ })
 }
 
-func (s *Server) sdnRead(r *Request, kind, id string) (any, error) {
+func (s *Server) sdnRead(r *route.Request, kind, id string) (any, error) {
 	view, digest := s.sdnView(r, kind)
 	o, ok := view[id]
 	if !ok {
-		return nil, Fail("sdn %s '%s' does not exist", strings.TrimSuffix(kind, "s"), id)
+		return nil, route.Fail("sdn %s '%s' does not exist", strings.TrimSuffix(kind, "s"), id)
 	}
 	return s.sdnDecorate(kind, id, o, digest), nil
 }
@@ -503,8 +505,8 @@ var (
 // vnetGuard runs pve-network's check_vnet_access (API2/Network/SDN/Vnets.pm
 // and Subnets.pm) before a handler: one of privs on
 // /sdn/zones/<zone of the vnet>/<vnet>.
-func (s *Server) vnetGuard(privs []string, h HandlerFunc) HandlerFunc {
-	return func(r *Request) (any, error) {
+func (s *Server) vnetGuard(privs []string, h route.HandlerFunc) route.HandlerFunc {
+	return func(r *route.Request) (any, error) {
 		vnet := r.Str("vnet")
 		zone := s.sdn().Vnets[vnet]["zone"]
 		if err := s.checkAny(r.User, normalizeACLPath("/sdn/zones/"+zone+"/"+vnet), privs...); err != nil {

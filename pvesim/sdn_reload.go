@@ -3,6 +3,8 @@ package pvesim
 import (
 	"encoding/hex"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Applying the SDN configuration, the configuration lock, and what a
@@ -33,20 +35,20 @@ type sdnReloadFault struct {
 
 func init() {
 	registerRoutes(func(s *Server) {
-		lockToken := func() *Param { return Str("lock-token").Opt() }
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/lock", Perm: PermCheck("/sdn", "SDN.Allocate"),
-			Params: NewParams(Bool("allow-pending").Opt().Default("0")), Handler: s.sdnLock})
-		s.Handle(&Route{Method: "DELETE", Path: "/cluster/sdn/lock", Perm: PermCheck("/sdn", "SDN.Allocate"),
-			Params: NewParams(lockToken(), Bool("force").Opt().Default("0")), Handler: s.sdnReleaseLock})
-		s.Handle(&Route{Method: "POST", Path: "/cluster/sdn/rollback", Perm: PermCheck("/sdn", "SDN.Allocate"),
-			Params: NewParams(lockToken(), Bool("release-lock").Opt().Default("1")), Handler: s.sdnRollback})
+		lockToken := func() *route.Param { return route.Str("lock-token").Opt() }
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/sdn/lock", Perm: route.PermCheck("/sdn", "SDN.Allocate"),
+			Params: route.NewParams(route.Bool("allow-pending").Opt().Default("0")), Handler: s.sdnLock})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/cluster/sdn/lock", Perm: route.PermCheck("/sdn", "SDN.Allocate"),
+			Params: route.NewParams(lockToken(), route.Bool("force").Opt().Default("0")), Handler: s.sdnReleaseLock})
+		s.Handle(&route.Route{Method: "POST", Path: "/cluster/sdn/rollback", Perm: route.PermCheck("/sdn", "SDN.Allocate"),
+			Params: route.NewParams(lockToken(), route.Bool("release-lock").Opt().Default("1")), Handler: s.sdnRollback})
 	})
 }
 
 // sdnCheckLock is lock_sdn_config's check: with a lock in place, only its
 // token passes; errmsg is the caller's prefix ("create sdn zone object
 // failed", ...).
-func (s *Server) sdnCheckLock(r *Request, errmsg string) error {
+func (s *Server) sdnCheckLock(r *route.Request, errmsg string) error {
 	held := s.sdn().LockToken
 	if held == "" {
 		return nil
@@ -54,7 +56,7 @@ func (s *Server) sdnCheckLock(r *Request, errmsg string) error {
 	if tok, ok := r.Params["lock-token"]; ok && tok == held {
 		return nil
 	}
-	return Fail("%s: invalid lock token provided!%s", errmsg, sdnLockDieAt)
+	return route.Fail("%s: invalid lock token provided!%s", errmsg, sdnLockDieAt)
 }
 
 // sdnHasPendingChanges is PVE::Network::SDN::has_pending_changes.
@@ -73,13 +75,13 @@ func (s *Server) sdnHasPendingChanges() bool {
 // sdnLock is POST /cluster/sdn/lock (API2/Network/SDN.pm lock): refused
 // while someone holds the lock, or with pending changes unless
 // allow-pending; answers the new token (create_global_lock, a UUIDv7).
-func (s *Server) sdnLock(r *Request) (any, error) {
+func (s *Server) sdnLock(r *route.Request) (any, error) {
 	const errmsg = "could not acquire lock for SDN config"
 	if err := s.sdnCheckLock(r, errmsg); err != nil {
 		return nil, err
 	}
 	if !r.Bool("allow-pending") && s.sdnHasPendingChanges() {
-		return nil, Fail("%s: configuration has pending changes at /usr/share/perl5/PVE/API2/Network/SDN.pm line 149.", errmsg)
+		return nil, route.Fail("%s: configuration has pending changes at /usr/share/perl5/PVE/API2/Network/SDN.pm line 149.", errmsg)
 	}
 	tok := s.uuidV7()
 	s.sdn().LockToken = tok
@@ -88,7 +90,7 @@ func (s *Server) sdnLock(r *Request) (any, error) {
 
 // sdnReleaseLock is DELETE /cluster/sdn/lock (release_lock): force
 // removes it without the token.
-func (s *Server) sdnReleaseLock(r *Request) (any, error) {
+func (s *Server) sdnReleaseLock(r *route.Request) (any, error) {
 	if !r.Bool("force") {
 		if err := s.sdnCheckLock(r, "could not release lock"); err != nil {
 			return nil, err
@@ -101,7 +103,7 @@ func (s *Server) sdnReleaseLock(r *Request) (any, error) {
 // sdnRollback is POST /cluster/sdn/rollback: the running configuration
 // becomes the edited one again; the lock is released when its token was
 // given and release-lock (default) is set.
-func (s *Server) sdnRollback(r *Request) (any, error) {
+func (s *Server) sdnRollback(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "could not rollback SDN configuration"); err != nil {
 		return nil, err
 	}
@@ -132,7 +134,7 @@ func (s *Server) uuidV7() string {
 // lock when asked, then start reloadnetworkall, whose worker starts a
 // srvreload task on every node as root@pam (pvesh) and does not wait for
 // them: a node it cannot reach gets a warning in its log.
-func (s *Server) sdnApply(r *Request) (any, error) {
+func (s *Server) sdnApply(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "could not commit SDN config"); err != nil {
 		return nil, err
 	}
@@ -186,7 +188,7 @@ func (s *Server) networkReload(tc *taskCtx, node string, hn *HostNetwork) error 
 		}
 		if f.fail != "" {
 			tc.Log("%s", f.fail)
-			return Fail("command 'ifreload -a' failed: exit code 1")
+			return route.Fail("command 'ifreload -a' failed: exit code 1")
 		}
 	}
 	if hn != nil && hn.Staged != nil {

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Changing the SDN configuration: create, update and delete of zones,
@@ -15,35 +17,35 @@ import (
 // sdnCheckZone runs the zone plugins' on_update_hook and the API's checks.
 func (s *Server) sdnCheckZone(id string, z map[string]string, zones sdnSection) error {
 	if d := z["dns"]; d != "" {
-		return ParamErr("dns", d+" don't exist")
+		return route.ParamErr("dns", d+" don't exist")
 	}
 	if d := z["reversedns"]; d != "" {
-		return ParamErr("reversedns", d+" don't exist")
+		return route.ParamErr("reversedns", d+" don't exist")
 	}
 	if z["dnszone"] != "" {
-		return ParamErr("dnszone", "missing dns server")
+		return route.ParamErr("dnszone", "missing dns server")
 	}
 	if ip := z["ipam"]; ip != "" && ip != "pve" {
-		return ParamErr("ipam", ip+" not existing")
+		return route.ParamErr("ipam", ip+" not existing")
 	}
 	switch z["type"] {
 	case "simple":
 	case "vxlan":
 		if (z["peers"] != "") == (z["fabric"] != "") {
 			msg := "must have exactly one of peers / fabric defined"
-			return ParamError(map[string]string{"peers": msg, "fabric": msg})
+			return route.ParamError(map[string]string{"peers": msg, "fabric": msg})
 		}
 	case "evpn":
 		c := s.sdn().Controllers[z["controller"]]
 		if c == nil {
-			return Fail("controller %s don't exist", z["controller"])
+			return route.Fail("controller %s don't exist", z["controller"])
 		}
 		if c["type"] != "evpn" {
-			return Fail("%s is not a evpn controller type", z["controller"])
+			return route.Fail("%s is not a evpn controller type", z["controller"])
 		}
 		for _, other := range sortedKeys(zones) {
 			if other != id && zones[other]["vrf-vxlan"] == z["vrf-vxlan"] {
-				return Fail("vrf-vxlan %s is already declared in %s", z["vrf-vxlan"], other)
+				return route.Fail("vrf-vxlan %s is already declared in %s", z["vrf-vxlan"], other)
 			}
 		}
 		if z["mac"] == "" {
@@ -53,7 +55,7 @@ func (s *Server) sdnCheckZone(id string, z map[string]string, zones sdnSection) 
 	return nil
 }
 
-func (s *Server) sdnZoneCreate(r *Request) (any, error) {
+func (s *Server) sdnZoneCreate(r *route.Request) (any, error) {
 	st := s.sdn()
 	id := r.Str("zone")
 	p := sdnParams(r, "zone")
@@ -66,10 +68,10 @@ func (s *Server) sdnZoneCreate(r *Request) (any, error) {
 		return nil, err
 	}
 	if _, exists := st.Zones[id]; exists {
-		return nil, Fail("create sdn zone object failed: sdn zone object ID '%s' already defined", id)
+		return nil, route.Fail("create sdn zone object failed: sdn zone object ID '%s' already defined", id)
 	}
 	if typ == "faucet" {
-		return nil, Fail("create sdn zone object failed: faucet zones are not supported by the simulator")
+		return nil, route.Fail("create sdn zone object failed: faucet zones are not supported by the simulator")
 	}
 	work := st.Zones.clone()
 	work[id] = p
@@ -80,9 +82,9 @@ func (s *Server) sdnZoneCreate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) sdnCheckDigest(r *Request, sec sdnSection) error {
+func (s *Server) sdnCheckDigest(r *route.Request, sec sdnSection) error {
 	if d := r.Str("digest"); d != "" && d != sec.digest() {
-		return Fail("detected modified configuration - file changed by other user? Try again.")
+		return route.Fail("detected modified configuration - file changed by other user? Try again.")
 	}
 	return nil
 }
@@ -92,20 +94,20 @@ func sdnApplyDelete(o map[string]string, opts map[string]bool, params map[string
 	for _, k := range splitList(del) {
 		req, ok := opts[k]
 		if !ok {
-			return Fail("no such option '%s'", k)
+			return route.Fail("no such option '%s'", k)
 		}
 		if req {
-			return Fail("unable to delete required option '%s'", k)
+			return route.Fail("unable to delete required option '%s'", k)
 		}
 		if _, set := params[k]; set {
-			return Fail("cannot set and delete property '%s' at the same time!", k)
+			return route.Fail("cannot set and delete property '%s' at the same time!", k)
 		}
 		delete(o, k)
 	}
 	return nil
 }
 
-func (s *Server) sdnZoneUpdate(r *Request) (any, error) {
+func (s *Server) sdnZoneUpdate(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "update sdn zone object failed"); err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func (s *Server) sdnZoneUpdate(r *Request) (any, error) {
 	}
 	cur, ok := st.Zones[id]
 	if !ok {
-		return nil, Fail("update sdn zone object failed: sdn zone '%s' does not exist", id)
+		return nil, route.Fail("update sdn zone object failed: sdn zone '%s' does not exist", id)
 	}
 	p := sdnParams(r, "zone")
 	opts := sdnZoneOptions[cur["type"]]
@@ -135,7 +137,7 @@ func (s *Server) sdnZoneUpdate(r *Request) (any, error) {
 	if z["ipam"] != oldIpam {
 		for _, sid := range sortedKeys(st.Subnets) {
 			if strings.HasPrefix(sid, id+"-") {
-				return nil, ParamErr("ipam", "can't change ipam if a subnet is already defined in this zone")
+				return nil, route.ParamErr("ipam", "can't change ipam if a subnet is already defined in this zone")
 			}
 		}
 	}
@@ -146,18 +148,18 @@ func (s *Server) sdnZoneUpdate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) sdnZoneDelete(r *Request) (any, error) {
+func (s *Server) sdnZoneDelete(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "delete sdn zone object failed"); err != nil {
 		return nil, err
 	}
 	st := s.sdn()
 	id := r.Str("zone")
 	if _, ok := st.Zones[id]; !ok {
-		return nil, Fail("delete sdn zone object failed: sdn zone '%s' does not exist", id)
+		return nil, route.Fail("delete sdn zone object failed: sdn zone '%s' does not exist", id)
 	}
 	for _, vid := range sortedKeys(st.Vnets) {
 		if st.Vnets[vid]["zone"] == id {
-			return nil, Fail("delete sdn zone object failed: zone %s is used by vnet %s", id, vid)
+			return nil, route.Fail("delete sdn zone object failed: zone %s is used by vnet %s", id, vid)
 		}
 	}
 	delete(st.Zones, id)
@@ -170,14 +172,14 @@ func (s *Server) sdnCheckVnet(id string, vnets sdnSection) error {
 	v := vnets[id]
 	z := st.Zones[v["zone"]]
 	if z == nil {
-		return Fail("unknown section type '%s'", "")
+		return route.Fail("unknown section type '%s'", "")
 	}
 	tag, hasTag := v["tag"], v["tag"] != ""
 	n, _ := strconv.Atoi(tag)
 	sameTag := func(scope func(other map[string]string) bool, msg func(other string) string) error {
 		for _, other := range sortedKeys(vnets) {
 			if other != id && scope(vnets[other]) && vnets[other]["tag"] == tag {
-				return ParamErr("tag", msg(other))
+				return route.ParamErr("tag", msg(other))
 			}
 		}
 		return nil
@@ -185,14 +187,14 @@ func (s *Server) sdnCheckVnet(id string, vnets sdnSection) error {
 	switch z["type"] {
 	case "simple":
 		if hasTag {
-			return ParamErr("tag", "vlan tag is not allowed on simple zone")
+			return route.ParamErr("tag", "vlan tag is not allowed on simple zone")
 		}
 	case "vlan":
 		if !hasTag {
-			return ParamErr("tag", "missing vlan tag")
+			return route.ParamErr("tag", "missing vlan tag")
 		}
 		if n > 4096 {
-			return ParamErr("tag", "vlan tag max value is 4096")
+			return route.ParamErr("tag", "vlan tag max value is 4096")
 		}
 		if err := sameTag(func(o map[string]string) bool { return o["zone"] == v["zone"] },
 			func(o string) string { return fmt.Sprintf("tag %s already exist in vnet %s", tag, o) }); err != nil {
@@ -200,7 +202,7 @@ func (s *Server) sdnCheckVnet(id string, vnets sdnSection) error {
 		}
 	case "qinq":
 		if n > 4096 {
-			return ParamErr("tag", "VLAN tag maximal value is 4096")
+			return route.ParamErr("tag", "VLAN tag maximal value is 4096")
 		}
 		if hasTag {
 			if err := sameTag(func(o map[string]string) bool { return o["zone"] == v["zone"] },
@@ -212,10 +214,10 @@ func (s *Server) sdnCheckVnet(id string, vnets sdnSection) error {
 		}
 	case "vxlan", "evpn":
 		if !hasTag {
-			return ParamErr("tag", "missing vxlan tag")
+			return route.ParamErr("tag", "missing vxlan tag")
 		}
 		if n > 16777216 {
-			return ParamErr("tag", "vxlan tag max value is 16777216")
+			return route.ParamErr("tag", "vxlan tag max value is 16777216")
 		}
 		if err := sameTag(func(o map[string]string) bool {
 			t := st.Zones[o["zone"]]["type"]
@@ -225,7 +227,7 @@ func (s *Server) sdnCheckVnet(id string, vnets sdnSection) error {
 		}
 	}
 	if v["vlanaware"] == "1" && s.sdnVnetHasSubnets(id) {
-		return ParamErr("vlanaware", "vlanaware vnet is not compatible with subnets")
+		return route.ParamErr("vlanaware", "vlanaware vnet is not compatible with subnets")
 	}
 	return nil
 }
@@ -239,7 +241,7 @@ func (s *Server) sdnVnetHasSubnets(vnet string) bool {
 	return false
 }
 
-func (s *Server) sdnVnetCreate(r *Request) (any, error) {
+func (s *Server) sdnVnetCreate(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "create sdn vnet object failed"); err != nil {
 		return nil, err
 	}
@@ -248,7 +250,7 @@ func (s *Server) sdnVnetCreate(r *Request) (any, error) {
 	p := sdnParams(r, "vnet")
 	p["type"] = "vnet"
 	if _, exists := st.Vnets[id]; exists {
-		return nil, Fail("create sdn vnet object failed: sdn vnet object ID '%s' already defined", id)
+		return nil, route.Fail("create sdn vnet object failed: sdn vnet object ID '%s' already defined", id)
 	}
 	work := st.Vnets.clone()
 	work[id] = p
@@ -259,7 +261,7 @@ func (s *Server) sdnVnetCreate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) sdnVnetUpdate(r *Request) (any, error) {
+func (s *Server) sdnVnetUpdate(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "update sdn vnet object failed"); err != nil {
 		return nil, err
 	}
@@ -269,7 +271,7 @@ func (s *Server) sdnVnetUpdate(r *Request) (any, error) {
 		return nil, err
 	}
 	if _, ok := st.Vnets[id]; !ok {
-		return nil, Fail("update sdn vnet object failed: sdn vnet '%s' does not exist", id)
+		return nil, route.Fail("update sdn vnet object failed: sdn vnet '%s' does not exist", id)
 	}
 	p := sdnParams(r, "vnet")
 	work := st.Vnets.clone()
@@ -277,12 +279,12 @@ func (s *Server) sdnVnetUpdate(r *Request) (any, error) {
 	opts := map[string]bool{"zone": true, "tag": false, "alias": false, "vlanaware": false, "isolate-ports": false}
 	if err := sdnApplyDelete(v, opts, p, r.Str("delete")); err != nil {
 		if strings.Contains(err.Error(), "required option 'zone'") {
-			return nil, ParamErr("zone", "cannot delete zone")
+			return nil, route.ParamErr("zone", "cannot delete zone")
 		}
 		return nil, err
 	}
 	if nz, ok := p["zone"]; ok && nz != v["zone"] && s.sdnVnetHasSubnets(id) {
-		return nil, ParamErr("zone", "can't change zone if subnets exist")
+		return nil, route.ParamErr("zone", "can't change zone if subnets exist")
 	}
 	for k, val := range p {
 		v[k] = val
@@ -294,24 +296,24 @@ func (s *Server) sdnVnetUpdate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) sdnVnetDelete(r *Request) (any, error) {
+func (s *Server) sdnVnetDelete(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "delete sdn vnet object failed"); err != nil {
 		return nil, err
 	}
 	st := s.sdn()
 	id := r.Str("vnet")
 	if _, ok := st.Vnets[id]; !ok {
-		return nil, Fail("delete sdn vnet object failed: sdn vnet '%s' does not exist", id)
+		return nil, route.Fail("delete sdn vnet object failed: sdn vnet '%s' does not exist", id)
 	}
 	if s.sdnVnetHasSubnets(id) {
-		return nil, ParamErr("vnet", "Can't delete vnet if subnets exists")
+		return nil, route.ParamErr("vnet", "Can't delete vnet if subnets exists")
 	}
 	delete(st.Vnets, id)
 	return nil, nil
 }
 
 // sdnSubnetID resolves the {subnet} of a path ("zone-10.0.0.0-24" or a CIDR).
-func (s *Server) sdnSubnetID(r *Request) (string, error) {
+func (s *Server) sdnSubnetID(r *route.Request) (string, error) {
 	id := r.Str("subnet")
 	vnet := r.Str("vnet")
 	if strings.Contains(id, "/") {
@@ -326,10 +328,10 @@ func (s *Server) sdnSubnetID(r *Request) (string, error) {
 		o = s.sdn().running("subnets")[id]
 	}
 	if o == nil {
-		return "", Fail("sdn subnet '%s' does not exist", id)
+		return "", route.Fail("sdn subnet '%s' does not exist", id)
 	}
 	if o["vnet"] != vnet {
-		return "", ParamErr("vnet", "wrong vnet")
+		return "", route.ParamErr("vnet", "wrong vnet")
 	}
 	return id, nil
 }
@@ -340,20 +342,20 @@ func (s *Server) sdnCheckSubnet(id string, o map[string]string) error {
 	cidr := parts[1] + "/" + parts[2]
 	v := s.sdn().Vnets[o["vnet"]]
 	if v == nil {
-		return ParamErr("vnet", o["vnet"]+" don't exist")
+		return route.ParamErr("vnet", o["vnet"]+" don't exist")
 	}
 	if v["vlanaware"] == "1" {
-		return ParamErr("vnet", "you can't add a subnet on a vlanaware vnet")
+		return route.ParamErr("vnet", "you can't add a subnet on a vlanaware vnet")
 	}
 	pf, err := netip.ParsePrefix(cidr)
 	if err != nil {
-		return ParamErr("subnet", "value does not look like a valid CIDR network")
+		return route.ParamErr("subnet", "value does not look like a valid CIDR network")
 	}
 	if gw := o["gateway"]; gw != "" {
 		a, err := netip.ParseAddr(gw)
 		pointToPoint := a.Is4() && pf.Bits() == 32
 		if err != nil || (!pf.Contains(a) && !pointToPoint) {
-			return ParamErr("gateway", fmt.Sprintf("%s is not in subnet %s", gw, cidr))
+			return route.ParamErr("gateway", fmt.Sprintf("%s is not in subnet %s", gw, cidr))
 		}
 	}
 	for _, rng := range splitRanges(o["dhcp-range"]) {
@@ -361,19 +363,19 @@ func (s *Server) sdnCheckSubnet(id string, o map[string]string) error {
 		sa, err1 := netip.ParseAddr(start)
 		ea, err2 := netip.ParseAddr(end)
 		if err1 != nil {
-			return ParamErr("dhcp-range", "start-address is not a valid IP "+start)
+			return route.ParamErr("dhcp-range", "start-address is not a valid IP "+start)
 		}
 		if err2 != nil {
-			return ParamErr("dhcp-range", "end-address is not a valid IP "+end)
+			return route.ParamErr("dhcp-range", "end-address is not a valid IP "+end)
 		}
 		if !pf.Contains(sa) {
-			return ParamErr("dhcp-range", fmt.Sprintf("start-address %s is not in subnet %s", start, cidr))
+			return route.ParamErr("dhcp-range", fmt.Sprintf("start-address %s is not in subnet %s", start, cidr))
 		}
 		if !pf.Contains(ea) {
-			return ParamErr("dhcp-range", fmt.Sprintf("end-address %s is not in subnet %s", end, cidr))
+			return route.ParamErr("dhcp-range", fmt.Sprintf("end-address %s is not in subnet %s", end, cidr))
 		}
 		if ea.Less(sa) {
-			return ParamErr("dhcp-range", "start-address must be before end-address")
+			return route.ParamErr("dhcp-range", "start-address must be before end-address")
 		}
 	}
 	return nil
@@ -386,7 +388,7 @@ func splitRanges(v string) []map[string]string {
 		return nil
 	}
 	for _, item := range strings.Split(v, "\x00") {
-		m, err := parsePropString(namedProps("pve-sdn-dhcp-range"), item, "dhcp-range")
+		m, err := parsePropString(route.NamedProps("pve-sdn-dhcp-range"), item, "dhcp-range")
 		if err == nil {
 			out = append(out, m)
 		}
@@ -394,7 +396,7 @@ func splitRanges(v string) []map[string]string {
 	return out
 }
 
-func (s *Server) sdnSubnetCreate(r *Request) (any, error) {
+func (s *Server) sdnSubnetCreate(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "create sdn subnet object failed"); err != nil {
 		return nil, err
 	}
@@ -402,7 +404,7 @@ func (s *Server) sdnSubnetCreate(r *Request) (any, error) {
 	vnet := r.Str("vnet")
 	cidr := r.Str("subnet")
 	if !strings.Contains(cidr, "/") {
-		return nil, ParamErr("subnet", "value does not look like a valid CIDR network")
+		return nil, route.ParamErr("subnet", "value does not look like a valid CIDR network")
 	}
 	v := st.Vnets[vnet]
 	zone := ""
@@ -412,7 +414,7 @@ func (s *Server) sdnSubnetCreate(r *Request) (any, error) {
 	id := zone + "-" + strings.Replace(cidr, "/", "-", 1)
 	p := sdnParams(r, "subnet")
 	if _, exists := st.Subnets[id]; exists {
-		return nil, Fail("create sdn subnet object failed: sdn subnet object ID '%s' already defined", id)
+		return nil, route.Fail("create sdn subnet object failed: sdn subnet object ID '%s' already defined", id)
 	}
 	if err := s.sdnCheckSubnet(id, p); err != nil {
 		return nil, err
@@ -423,7 +425,7 @@ func (s *Server) sdnSubnetCreate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) sdnSubnetUpdate(r *Request) (any, error) {
+func (s *Server) sdnSubnetUpdate(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "update sdn subnet object failed"); err != nil {
 		return nil, err
 	}
@@ -436,7 +438,7 @@ func (s *Server) sdnSubnetUpdate(r *Request) (any, error) {
 		return nil, err
 	}
 	if st.Subnets[id] == nil {
-		return nil, Fail("sdn subnet '%s' does not exist", id)
+		return nil, route.Fail("sdn subnet '%s' does not exist", id)
 	}
 	p := sdnParams(r, "subnet")
 	work := st.Subnets.clone()
@@ -455,7 +457,7 @@ func (s *Server) sdnSubnetUpdate(r *Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) sdnSubnetDelete(r *Request) (any, error) {
+func (s *Server) sdnSubnetDelete(r *route.Request) (any, error) {
 	if err := s.sdnCheckLock(r, "delete sdn subnet object failed"); err != nil {
 		return nil, err
 	}

@@ -162,15 +162,15 @@ var routeRegistrations []func(*Server)
 func registerRoutes(f func(*Server)) { routeRegistrations = append(routeRegistrations, f) }
 
 // Handle adds a route. It panics on a duplicate, which is a programming error.
-func (s *Server) Handle(r *Route) {
+func (s *Server) Handle(r *route.Route) {
 	if r.Params == nil {
-		r.Params = NewParams()
+		r.Params = route.NewParams()
 	}
 	s.routes.add(r)
 }
 
 // Routes lists every served method, for conformance tests.
-func (s *Server) Routes() []*Route { return append([]*Route(nil), s.routes.all...) }
+func (s *Server) Routes() []*route.Route { return append([]*route.Route(nil), s.routes.all...) }
 
 // Start serves plain HTTP on addr (use "127.0.0.1:0" in tests).
 func (s *Server) Start(addr string) error { return s.start(addr, false) }
@@ -259,13 +259,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 	rel, ok := apiPath(hr.URL.Path)
 	if !ok {
-		writeError(w, &APIError{Status: 501, Message: "no such uri", PlainBody: true})
+		writeError(w, &route.APIError{Status: 501, Message: "no such uri", PlainBody: true})
 		return
 	}
-	route, uriParams, template := s.routes.match(hr.Method, rel)
+	rt, uriParams, template := s.routes.match(hr.Method, rel)
 	s.count(hr.Method, template, rel)
 
-	if d := s.faults.latencyFor(route, hr.Method, rel); d > 0 {
+	if d := s.faults.latencyFor(rt, hr.Method, rel); d > 0 {
 		select {
 		case <-time.After(d):
 		case <-hr.Context().Done():
@@ -281,7 +281,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	raw, upload, perr := requestParams(hr, auth.isUpload, route, rel, uriParams)
+	raw, upload, perr := requestParams(hr, auth.isUpload, rt, rel, uriParams)
 	if upload != nil {
 		defer removeUpload(upload)
 	}
@@ -289,37 +289,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, perr)
 		return
 	}
-	if err := s.authorize(route, auth, rel, raw); err != nil {
+	if err := s.authorize(rt, auth, rel, raw); err != nil {
 		writeError(w, err)
 		return
 	}
-	if fe := s.faults.errorFor(route, hr.Method, rel); fe != nil {
+	if fe := s.faults.errorFor(rt, hr.Method, rel); fe != nil {
 		writeError(w, fe)
 		return
 	}
 
-	req := &Request{Method: hr.Method, Path: rel, Template: template, Route: route, User: auth.user, IsToken: auth.isToken, HTTP: hr, Upload: upload}
-	if route.ProxyTo != "" {
-		node := uriParams[route.ProxyTo]
+	req := &route.Request{Method: hr.Method, Path: rel, Template: template, Route: rt, User: auth.user, IsToken: auth.isToken, HTTP: hr, Upload: upload}
+	if rt.ProxyTo != "" {
+		node := uriParams[rt.ProxyTo]
 		if err := s.checkNodeReachable(node); err != nil {
-			writeError(w, asAPIError(err))
+			writeError(w, route.AsAPIError(err))
 			return
 		}
 	}
-	params, verrs := validateParams(route.Params, raw)
+	params, verrs := validateParams(rt.Params, raw)
 	if verrs != nil {
-		writeError(w, asAPIError(ParamError(verrs)))
+		writeError(w, route.AsAPIError(route.ParamError(verrs)))
 		return
 	}
 	req.Params = params
-	data, err := s.handle(route, req)
+	data, err := s.handle(rt, req)
 
-	if s.faults.dropFor(route, hr.Method, rel) {
+	if s.faults.dropFor(rt, hr.Method, rel) {
 		dropConnection(w)
 		return
 	}
 	if err != nil {
-		writeError(w, asAPIError(err))
+		writeError(w, route.AsAPIError(err))
 		return
 	}
 	writeData(w, data)
@@ -346,10 +346,10 @@ func apiPath(path string) (rel string, ok bool) {
 // unknown route answers 501 once the body is read, and a parameter given
 // in both the path and the body must agree. An upload is returned for the
 // caller to remove whenever one was read.
-func requestParams(hr *http.Request, isUpload bool, rt *Route, rel string, uriParams map[string]string) (map[string]rawValue, *route.Upload, *APIError) {
+func requestParams(hr *http.Request, isUpload bool, rt *route.Route, rel string, uriParams map[string]string) (map[string]rawValue, *route.Upload, *route.APIError) {
 	if hr.ContentLength > 0 || (hr.ContentLength < 0 && len(hr.TransferEncoding) > 0) {
 		if hr.Method != "POST" && hr.Method != "PUT" {
-			return nil, nil, &APIError{Status: 501, Message: fmt.Sprintf("Unexpected content for method '%s'", hr.Method), PlainBody: true}
+			return nil, nil, &route.APIError{Status: 501, Message: fmt.Sprintf("Unexpected content for method '%s'", hr.Method), PlainBody: true}
 		}
 	}
 	raw, upload, perr := extractParams(hr, isUpload)
@@ -358,11 +358,11 @@ func requestParams(hr *http.Request, isUpload bool, rt *Route, rel string, uriPa
 	}
 	delete(raw, "_dc")
 	if rt == nil {
-		return nil, upload, &APIError{Status: 501, Message: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, rel)}
+		return nil, upload, &route.APIError{Status: 501, Message: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, rel)}
 	}
 	for _, k := range sortedKeys(raw) {
 		if uv, ok := uriParams[k]; ok && (raw[k].kind != vString || raw[k].s != uv) {
-			return nil, upload, asAPIError(ParamErr(k, "duplicate parameter (already defined in URI) with conflicting values!"))
+			return nil, upload, route.AsAPIError(route.ParamErr(k, "duplicate parameter (already defined in URI) with conflicting values!"))
 		}
 	}
 	for k, v := range uriParams {
@@ -373,9 +373,9 @@ func requestParams(hr *http.Request, isUpload bool, rt *Route, rel string, uriPa
 
 // authorize refuses an API token on a route that needs a ticket, then
 // checks the route's permissions with the request's parameters.
-func (s *Server) authorize(rt *Route, auth authInfo, rel string, raw map[string]rawValue) *APIError {
+func (s *Server) authorize(rt *route.Route, auth authInfo, rel string, raw map[string]rawValue) *route.APIError {
 	if auth.isToken && rt.NoToken {
-		return &APIError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", rel)}
+		return &route.APIError{Status: 403, Message: fmt.Sprintf("Permission check failed (URI '%s' not available with API token, need proper ticket.)\n", rel)}
 	}
 	if rt.Unauthenticated {
 		return nil
@@ -388,7 +388,7 @@ func (s *Server) authorize(rt *Route, auth authInfo, rel string, raw map[string]
 	err := s.checkAPI2Permissions(rt.Perm, auth.user, flat)
 	s.mu.Unlock()
 	if err != nil {
-		return asAPIError(err)
+		return route.AsAPIError(err)
 	}
 	return nil
 }
@@ -396,7 +396,7 @@ func (s *Server) authorize(rt *Route, auth authInfo, rel string, raw map[string]
 // handle runs the route's handler under the server's lock, after the
 // status daemon's catch-up; a write counts as a change and brings the
 // guests' SSH servers in line.
-func (s *Server) handle(rt *Route, req *Request) (any, error) {
+func (s *Server) handle(rt *route.Route, req *route.Request) (any, error) {
 	s.mu.Lock()
 	s.statdCatchUp()
 	if req.Method != "GET" {
@@ -442,7 +442,7 @@ func writeData(w http.ResponseWriter, data any) {
 	}
 	buf, err := json.Marshal(body)
 	if err != nil {
-		writeError(w, asAPIError(Fail("unable to encode result: %v", err)))
+		writeError(w, route.AsAPIError(route.Fail("unable to encode result: %v", err)))
 		return
 	}
 	writeOK(w, buf)
@@ -468,7 +468,7 @@ func setStdHeaders(h http.Header) {
 // line of the message as reason phrase. net/http cannot write a custom
 // reason phrase, so the connection is taken over and closed afterwards,
 // as pve-http-server also closes connections after errors.
-func writeError(w http.ResponseWriter, e *APIError) {
+func writeError(w http.ResponseWriter, e *route.APIError) {
 	var body []byte
 	ctype := "application/json;charset=UTF-8"
 	switch {
@@ -529,18 +529,18 @@ func dropConnection(w http.ResponseWriter) {
 }
 
 // extractParams merges body and query parameters as pve-http-server does.
-func extractParams(hr *http.Request, isUpload bool) (map[string]rawValue, *route.Upload, *APIError) {
+func extractParams(hr *http.Request, isUpload bool) (map[string]rawValue, *route.Upload, *route.APIError) {
 	out := map[string]rawValue{}
 	var upload *route.Upload
 	if hr.Method == "POST" || hr.Method == "PUT" {
 		ct, ctParams, _ := mime.ParseMediaType(hr.Header.Get("Content-Type"))
 		if isUpload && hr.ContentLength != 0 {
 			if ct != "multipart/form-data" || ctParams["boundary"] == "" {
-				return nil, nil, &APIError{Status: 500, Message: fmt.Sprintf("upload 'Content-Type '%s' not implemented\n", hr.Header.Get("Content-Type"))}
+				return nil, nil, &route.APIError{Status: 500, Message: fmt.Sprintf("upload 'Content-Type '%s' not implemented\n", hr.Header.Get("Content-Type"))}
 			}
 			u, fields, err := readMultipart(hr, ctParams["boundary"])
 			if err != nil {
-				return nil, nil, &APIError{Status: 500, Message: err.Error() + "\n"}
+				return nil, nil, &route.APIError{Status: 500, Message: err.Error() + "\n"}
 			}
 			upload = u
 			for k, v := range fields {
@@ -548,22 +548,22 @@ func extractParams(hr *http.Request, isUpload bool) (map[string]rawValue, *route
 			}
 		} else if hr.ContentLength != 0 {
 			if ct != "" && ct != "application/x-www-form-urlencoded" && ct != "application/json" {
-				return nil, nil, &APIError{Status: 506, Message: fmt.Sprintf("upload 'Content-Type '%s' not implemented", hr.Header.Get("Content-Type")), PlainBody: true}
+				return nil, nil, &route.APIError{Status: 506, Message: fmt.Sprintf("upload 'Content-Type '%s' not implemented", hr.Header.Get("Content-Type")), PlainBody: true}
 			}
 			body, err := io.ReadAll(io.LimitReader(hr.Body, maxPostSize+1))
 			if err != nil {
-				return nil, nil, &APIError{Status: 400, Message: "unable to read request body"}
+				return nil, nil, &route.APIError{Status: 400, Message: "unable to read request body"}
 			}
 			if len(body) > maxPostSize {
-				return nil, nil, &APIError{Status: 501, Message: "for data too large", PlainBody: true}
+				return nil, nil, &route.APIError{Status: 501, Message: "for data too large", PlainBody: true}
 			}
 			if ct == "application/json" {
 				if err := decodeJSONParams(body, out); err != nil {
-					return nil, nil, &APIError{Status: 400, Message: fmt.Sprintf("malformed JSON string: %v\n", err)}
+					return nil, nil, &route.APIError{Status: 400, Message: fmt.Sprintf("malformed JSON string: %v\n", err)}
 				}
 			} else {
 				if err := decodeForm(string(body), out); err != nil {
-					return nil, nil, &APIError{Status: 400, Message: "invalid form data"}
+					return nil, nil, &route.APIError{Status: 400, Message: "invalid form data"}
 				}
 			}
 		}
@@ -571,7 +571,7 @@ func extractParams(hr *http.Request, isUpload bool) (map[string]rawValue, *route
 	if hr.URL.RawQuery != "" {
 		q := map[string]rawValue{}
 		if err := decodeForm(hr.URL.RawQuery, q); err != nil {
-			return nil, nil, &APIError{Status: 400, Message: "invalid query string"}
+			return nil, nil, &route.APIError{Status: 400, Message: "invalid query string"}
 		}
 		for k, v := range q {
 			out[k] = v
@@ -667,12 +667,12 @@ func (s *Server) checkNodeReachable(node string) error {
 	s.mu.Unlock()
 	if n == nil {
 		if !reNodeName.MatchString(node) {
-			return ParamErr("node", "invalid format - value does not look like a valid node name\n")
+			return route.ParamErr("node", "invalid format - value does not look like a valid node name\n")
 		}
-		return Fail("hostname lookup '%s' failed - failed to get address info for: %s: Name or service not known", node, node)
+		return route.Fail("hostname lookup '%s' failed - failed to get address info for: %s: Name or service not known", node, node)
 	}
 	if offline {
-		return &APIError{Status: 595, Message: "No route to host"}
+		return &route.APIError{Status: 595, Message: "No route to host"}
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package pvesim
 
 import (
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Storages: the routes, storage.cfg and per-node status, and where each
@@ -53,82 +55,82 @@ func (s *Server) volumePath(st *Storage, v *Volume) string {
 
 func init() {
 	registerRoutes(func(s *Server) {
-		ns := func(extra ...*Param) *Params {
-			return NewParams(append([]*Param{pNode(), Str("storage").Fmt("pve-storage-id")}, extra...)...)
+		ns := func(extra ...*route.Param) *route.Params {
+			return route.NewParams(append([]*route.Param{pNode(), route.Str("storage").Fmt("pve-storage-id")}, extra...)...)
 		}
-		volParams := func(extra ...*Param) *Params {
-			return NewParams(append([]*Param{pNode(), Str("storage").Opt().Fmt("pve-storage-id"), Str("volume")}, extra...)...)
+		volParams := func(extra ...*route.Param) *route.Params {
+			return route.NewParams(append([]*route.Param{pNode(), route.Str("storage").Opt().Fmt("pve-storage-id"), route.Str("volume")}, extra...)...)
 		}
-		checksum := []*Param{
-			Str("checksum").Opt().Requires("checksum-algorithm"),
-			Str("checksum-algorithm").Opt().Enum("md5", "sha1", "sha224", "sha256", "sha384", "sha512").Requires("checksum"),
+		checksum := []*route.Param{
+			route.Str("checksum").Opt().Requires("checksum-algorithm"),
+			route.Str("checksum-algorithm").Opt().Enum("md5", "sha1", "sha224", "sha256", "sha384", "sha512").Requires("checksum"),
 		}
-		s.Handle(&Route{Method: "GET", Path: "/storage", Perm: PermUser(), Params: NewParams(Str("type").Opt().Enum("btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool")),
+		s.Handle(&route.Route{Method: "GET", Path: "/storage", Perm: route.PermUser(), Params: route.NewParams(route.Str("type").Opt().Enum("btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "iscsidirect", "lvm", "lvmthin", "nfs", "pbs", "rbd", "zfs", "zfspool")),
 			Handler: s.storageConfigList})
-		s.Handle(&Route{Method: "GET", Path: "/storage/{storage}", Perm: PermCheck("/storage/{storage}", "Datastore.Allocate"), Params: NewParams(Str("storage").Fmt("pve-storage-id")),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/storage/{storage}", Perm: route.PermCheck("/storage/{storage}", "Datastore.Allocate"), Params: route.NewParams(route.Str("storage").Fmt("pve-storage-id")),
+			Handler: func(r *route.Request) (any, error) {
 				st, err := s.storageConfig(r.Str("storage"))
 				if err != nil {
 					return nil, err
 				}
 				return s.storageConfigJSON(st), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage", Perm: PermUser(), ProxyTo: "node",
-			Params: NewParams(pNode(),
-				Str("content").Opt().Fmt("pve-storage-content-list"),
-				Bool("enabled").Opt().Default("0"),
-				Bool("format").Opt().Default("0"),
-				Str("storage").Opt().Fmt("pve-storage-id"),
-				Str("target").Opt().Fmt("pve-node"),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/storage", Perm: route.PermUser(), ProxyTo: "node",
+			Params: route.NewParams(pNode(),
+				route.Str("content").Opt().Fmt("pve-storage-content-list"),
+				route.Bool("enabled").Opt().Default("0"),
+				route.Bool("format").Opt().Default("0"),
+				route.Str("storage").Opt().Fmt("pve-storage-id"),
+				route.Str("target").Opt().Fmt("pve-node"),
 			),
 			Handler: s.nodeStorageList})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}", Perm: PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node", Params: ns(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}", Perm: route.PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node", Params: ns(),
+			Handler: func(r *route.Request) (any, error) {
 				if _, err := s.storageConfig(r.Str("storage")); err != nil {
 					return nil, err
 				}
 				return subdirs("content", "download-url", "file-restore", "import-metadata", "prunebackups", "rrd", "rrddata", "status", "upload"), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/status", Perm: PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node", Params: ns(),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/status", Perm: route.PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node", Params: ns(),
+			Handler: func(r *route.Request) (any, error) {
 				st, err := s.storageConfig(r.Str("storage"))
 				if err != nil {
 					return nil, err
 				}
 				return s.storageStatusJSON(r.Str("node"), st), nil
 			}})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content", Perm: PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node",
-			Params: ns(Str("content").Opt().Fmt("pve-storage-content"), pVMID().Opt()), Handler: s.contentList})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/content", Perm: PermCheck("/storage/{storage}", "Datastore.AllocateSpace"), ProxyTo: "node",
-			Params: ns(Str("filename"), Str("format").Opt().Enum("raw", "qcow2", "subvol", "vmdk").Requires("size"),
-				Str("size").Pattern(`\d+[MG]?`), pVMID()),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content", Perm: route.PermAny("/storage/{storage}", "Datastore.Audit", "Datastore.AllocateSpace"), ProxyTo: "node",
+			Params: ns(route.Str("content").Opt().Fmt("pve-storage-content"), pVMID().Opt()), Handler: s.contentList})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/content", Perm: route.PermCheck("/storage/{storage}", "Datastore.AllocateSpace"), ProxyTo: "node",
+			Params: ns(route.Str("filename"), route.Str("format").Opt().Enum("raw", "qcow2", "subvol", "vmdk").Requires("size"),
+				route.Str("size").Pattern(`\d+[MG]?`), pVMID()),
 			Handler: s.contentAlloc})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: PermUser(), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: route.PermUser(), ProxyTo: "node",
 			Params: volParams(), Handler: s.contentInfo})
-		s.Handle(&Route{Method: "PUT", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: PermUser(), ProxyTo: "node",
-			Params: volParams(Str("notes").Opt(), Bool("protected").Opt()), Handler: s.contentUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: PermUser(), ProxyTo: "node",
-			Params: volParams(Int("delay").Opt().Min(1).Max(30)), Handler: s.contentDelete})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url", Perm: PermAnd(PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), PermOr(PermCheck("/", "Sys.Audit", "Sys.Modify"), PermCheck("/nodes/{node}", "Sys.AccessNetwork"))), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "PUT", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: route.PermUser(), ProxyTo: "node",
+			Params: volParams(route.Str("notes").Opt(), route.Bool("protected").Opt()), Handler: s.contentUpdate})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/nodes/{node}/storage/{storage}/content/{volume*}", Perm: route.PermUser(), ProxyTo: "node",
+			Params: volParams(route.Int("delay").Opt().Min(1).Max(30)), Handler: s.contentDelete})
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/download-url", Perm: route.PermAnd(route.PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), route.PermOr(route.PermCheck("/", "Sys.Audit", "Sys.Modify"), route.PermCheck("/nodes/{node}", "Sys.AccessNetwork"))), ProxyTo: "node",
 			Params: ns(append(checksum,
-				Str("compression").Opt(),
-				Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
-				Str("filename").MaxLen(255),
-				Str("url").Pattern(`https?://.*`),
-				Bool("verify-certificates").Opt().Default("1"),
+				route.Str("compression").Opt(),
+				route.Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
+				route.Str("filename").MaxLen(255),
+				route.Str("url").Pattern(`https?://.*`),
+				route.Bool("verify-certificates").Opt().Default("1"),
 			)...),
 			Handler: s.downloadURL})
-		s.Handle(&Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/upload", Perm: PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), ProxyTo: "node",
+		s.Handle(&route.Route{Method: "POST", Path: "/nodes/{node}/storage/{storage}/upload", Perm: route.PermCheck("/storage/{storage}", "Datastore.AllocateTemplate"), ProxyTo: "node",
 			Params: ns(append(checksum,
-				Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
-				Str("filename").MaxLen(255),
-				Str("tmpfilename").Opt().Pattern(`/var/tmp/pveupload-[0-9a-f]+`),
+				route.Str("content").Enum("iso", "vztmpl", "import").Fmt("pve-storage-content"),
+				route.Str("filename").MaxLen(255),
+				route.Str("tmpfilename").Opt().Pattern(`/var/tmp/pveupload-[0-9a-f]+`),
 			)...),
 			Handler: s.upload})
 	})
 }
 
-func (s *Server) storageConfigList(r *Request) (any, error) {
+func (s *Server) storageConfigList(r *route.Request) (any, error) {
 	out := []map[string]any{}
 	for _, st := range s.state.Storages {
 		if t := r.Str("type"); t != "" && st.Type != t {
@@ -159,7 +161,7 @@ func (s *Server) storageStatusJSON(node string, st *Storage) map[string]any {
 	}
 }
 
-func (s *Server) nodeStorageList(r *Request) (any, error) {
+func (s *Server) nodeStorageList(r *route.Request) (any, error) {
 	node := r.Str("node")
 	want := splitList(r.Str("content"))
 	out := []map[string]any{}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Storage definitions: POST /storage and PUT/DELETE /storage/{storage}
@@ -96,77 +98,77 @@ var storageTypes = []string{"btrfs", "cephfs", "cifs", "dir", "esxi", "iscsi", "
 
 // storageParams are createSchema (create) or updateSchema: every plugin's
 // properties, as the 9.1 schema lists them.
-func storageParams(create bool) *Params {
-	ps := []*Param{
-		Str("storage").Fmt("pve-storage-id"),
-		Str("blocksize").Opt(),
-		Str("bwlimit").Opt().Props(Props(
-			Num("clone").Opt().Min(0), Num("default").Opt().Min(0), Num("migration").Opt().Min(0),
-			Num("move").Opt().Min(0), Num("restore").Opt().Min(0))),
-		Str("comstar_hg").Opt(), Str("comstar_tg").Opt(),
-		Str("content").Opt().Fmt("pve-storage-content-list"),
-		Str("content-dirs").Opt().Fmt("pve-dir-override-list"),
-		Bool("create-base-path").Opt().Default("yes"), Bool("create-subdirs").Opt().Default("yes"),
-		Str("data-pool").Opt(),
-		Bool("disable").Opt(),
-		Str("domain").Opt().MaxLen(256),
-		Str("encryption-key").Opt(),
-		Str("fingerprint").Opt().Pattern(`([A-Fa-f0-9]{2}:){31}[A-Fa-f0-9]{2}`),
-		Str("format").Opt().Enum("raw", "qcow2", "subvol", "vmdk"),
-		Str("fs-name").Opt().Fmt("pve-configid"),
-		Bool("fuse").Opt(),
-		Str("is_mountpoint").Opt().Default("no"),
-		Str("keyring").Opt(),
-		Bool("krbd").Opt().Default("0"),
-		Str("lio_tpg").Opt(),
-		Str("master-pubkey").Opt(),
-		Int("max-protected-backups").Opt().Min(-1),
-		Bool("mkdir").Opt().Default("yes"),
-		Str("monhost").Opt().Fmt("pve-storage-portal-dns-list"),
-		Str("mountpoint").Opt().Fmt("pve-storage-path"),
-		Str("namespace").Opt(),
-		Bool("nocow").Opt().Default("0"),
-		Str("nodes").Opt().Fmt("pve-node-list"),
-		Bool("nowritecache").Opt(),
-		Str("options").Opt().Fmt("pve-storage-options"),
-		Str("password").Opt().MaxLen(256),
-		Str("pool").Opt(),
-		Int("port").Opt().Min(1).Max(65535),
-		Str("preallocation").Opt().Enum("off", "metadata", "falloc", "full").Default("metadata"),
-		Str("prune-backups").Opt().Fmt("prune-backups"),
-		Bool("saferemove").Opt(),
-		Int("saferemove-stepsize").Opt().Enum("1", "2", "4", "8", "16", "32").Default("32"),
-		Str("saferemove_throughput").Opt(),
-		Str("server").Opt().Fmt("pve-storage-server"),
-		Bool("shared").Opt(),
-		Bool("skip-cert-verification").Opt().Default("false"),
-		Str("smbversion").Opt().Enum("default", "2.0", "2.1", "3", "3.0", "3.11").Default("default"),
-		Bool("snapshot-as-volume-chain").Opt().Default("0"),
-		Bool("sparse").Opt(),
-		Str("subdir").Opt().Fmt("pve-storage-path"),
-		Bool("tagged_only").Opt(),
-		Str("username").Opt(),
-		Str("zfs-base-path").Opt().Fmt("pve-storage-path"),
+func storageParams(create bool) *route.Params {
+	ps := []*route.Param{
+		route.Str("storage").Fmt("pve-storage-id"),
+		route.Str("blocksize").Opt(),
+		route.Str("bwlimit").Opt().Props(route.Props(
+			route.Num("clone").Opt().Min(0), route.Num("default").Opt().Min(0), route.Num("migration").Opt().Min(0),
+			route.Num("move").Opt().Min(0), route.Num("restore").Opt().Min(0))),
+		route.Str("comstar_hg").Opt(), route.Str("comstar_tg").Opt(),
+		route.Str("content").Opt().Fmt("pve-storage-content-list"),
+		route.Str("content-dirs").Opt().Fmt("pve-dir-override-list"),
+		route.Bool("create-base-path").Opt().Default("yes"), route.Bool("create-subdirs").Opt().Default("yes"),
+		route.Str("data-pool").Opt(),
+		route.Bool("disable").Opt(),
+		route.Str("domain").Opt().MaxLen(256),
+		route.Str("encryption-key").Opt(),
+		route.Str("fingerprint").Opt().Pattern(`([A-Fa-f0-9]{2}:){31}[A-Fa-f0-9]{2}`),
+		route.Str("format").Opt().Enum("raw", "qcow2", "subvol", "vmdk"),
+		route.Str("fs-name").Opt().Fmt("pve-configid"),
+		route.Bool("fuse").Opt(),
+		route.Str("is_mountpoint").Opt().Default("no"),
+		route.Str("keyring").Opt(),
+		route.Bool("krbd").Opt().Default("0"),
+		route.Str("lio_tpg").Opt(),
+		route.Str("master-pubkey").Opt(),
+		route.Int("max-protected-backups").Opt().Min(-1),
+		route.Bool("mkdir").Opt().Default("yes"),
+		route.Str("monhost").Opt().Fmt("pve-storage-portal-dns-list"),
+		route.Str("mountpoint").Opt().Fmt("pve-storage-path"),
+		route.Str("namespace").Opt(),
+		route.Bool("nocow").Opt().Default("0"),
+		route.Str("nodes").Opt().Fmt("pve-node-list"),
+		route.Bool("nowritecache").Opt(),
+		route.Str("options").Opt().Fmt("pve-storage-options"),
+		route.Str("password").Opt().MaxLen(256),
+		route.Str("pool").Opt(),
+		route.Int("port").Opt().Min(1).Max(65535),
+		route.Str("preallocation").Opt().Enum("off", "metadata", "falloc", "full").Default("metadata"),
+		route.Str("prune-backups").Opt().Fmt("prune-backups"),
+		route.Bool("saferemove").Opt(),
+		route.Int("saferemove-stepsize").Opt().Enum("1", "2", "4", "8", "16", "32").Default("32"),
+		route.Str("saferemove_throughput").Opt(),
+		route.Str("server").Opt().Fmt("pve-storage-server"),
+		route.Bool("shared").Opt(),
+		route.Bool("skip-cert-verification").Opt().Default("false"),
+		route.Str("smbversion").Opt().Enum("default", "2.0", "2.1", "3", "3.0", "3.11").Default("default"),
+		route.Bool("snapshot-as-volume-chain").Opt().Default("0"),
+		route.Bool("sparse").Opt(),
+		route.Str("subdir").Opt().Fmt("pve-storage-path"),
+		route.Bool("tagged_only").Opt(),
+		route.Str("username").Opt(),
+		route.Str("zfs-base-path").Opt().Fmt("pve-storage-path"),
 	}
 	if create {
 		ps = append(ps,
-			Str("type").Enum(storageTypes...),
-			Str("authsupported").Opt(),
-			Str("base").Opt().Fmt("pve-volume-id"),
-			Str("datastore").Opt(),
-			Str("export").Opt().Fmt("pve-storage-path"),
-			Str("iscsiprovider").Opt(),
-			Str("path").Opt().Fmt("pve-storage-path"),
-			Str("portal").Opt().Fmt("pve-storage-portal-dns"),
-			Str("share").Opt(),
-			Str("target").Opt(),
-			Str("thinpool").Opt().Fmt("pve-storage-vgname"),
-			Str("vgname").Opt().Fmt("pve-storage-vgname"),
+			route.Str("type").Enum(storageTypes...),
+			route.Str("authsupported").Opt(),
+			route.Str("base").Opt().Fmt("pve-volume-id"),
+			route.Str("datastore").Opt(),
+			route.Str("export").Opt().Fmt("pve-storage-path"),
+			route.Str("iscsiprovider").Opt(),
+			route.Str("path").Opt().Fmt("pve-storage-path"),
+			route.Str("portal").Opt().Fmt("pve-storage-portal-dns"),
+			route.Str("share").Opt(),
+			route.Str("target").Opt(),
+			route.Str("thinpool").Opt().Fmt("pve-storage-vgname"),
+			route.Str("vgname").Opt().Fmt("pve-storage-vgname"),
 		)
 	} else {
-		ps = append(ps, Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), Str("digest").Opt().MaxLen(64))
+		ps = append(ps, route.Str("delete").Opt().Fmt("pve-configid-list").MaxLen(4096), route.Str("digest").Opt().MaxLen(64))
 	}
-	return NewParams(ps...)
+	return route.NewParams(ps...)
 }
 
 var (
@@ -177,36 +179,36 @@ var (
 )
 
 // pruneBackupsFormat is Plugin.pm's $prune_backups_format.
-func pruneBackupsFormat() *PropFormat {
-	keep := func(n string) *Param { return Int(n).Opt().Min(0) }
-	return Props(Bool("keep-all").Opt(), keep("keep-last"), keep("keep-hourly"), keep("keep-daily"),
+func pruneBackupsFormat() *route.PropFormat {
+	keep := func(n string) *route.Param { return route.Int(n).Opt().Min(0) }
+	return route.Props(route.Bool("keep-all").Opt(), keep("keep-last"), keep("keep-hourly"), keep("keep-daily"),
 		keep("keep-weekly"), keep("keep-monthly"), keep("keep-yearly"))
 }
 
 func init() {
 	// Plugin.pm's verify_path, verify_server, parse_lvm_name,
 	// verify_portal_dns, verify_options and verify_dir_override.
-	RegisterFormat("pve-storage-path", func(s string) error {
+	route.RegisterFormat("pve-storage-path", func(s string) error {
 		if !regexp.MustCompile(`^/[^;()]+`).MatchString(s) {
 			return fmt.Errorf("value does not look like a valid absolute path\n")
 		}
 		return nil
 	})
-	RegisterFormat("pve-storage-server", func(s string) error {
+	route.RegisterFormat("pve-storage-server", func(s string) error {
 		if checkFormat("ip", s, "") != nil && checkFormat("dns-name", s, "") != nil {
 			return fmt.Errorf("value does not look like a valid server name or IP address\n")
 		}
 		return nil
 	})
-	RegisterFormat("pve-storage-vgname", regexFormat(reLVMName, "lvm name '%s' contains illegal characters\n"))
-	RegisterFormat("pve-storage-portal-dns", matchOr(reDNSOrIPPort, "value does not look like a valid portal address"))
-	RegisterFormat("pve-storage-options", func(s string) error {
+	route.RegisterFormat("pve-storage-vgname", regexFormat(reLVMName, "lvm name '%s' contains illegal characters\n"))
+	route.RegisterFormat("pve-storage-portal-dns", matchOr(reDNSOrIPPort, "value does not look like a valid portal address"))
+	route.RegisterFormat("pve-storage-options", func(s string) error {
 		if !regexp.MustCompile(`^\S+$`).MatchString(s) {
 			return fmt.Errorf("invalid options '%s'\n", s)
 		}
 		return nil
 	})
-	RegisterFormat("pve-dir-override", func(s string) error {
+	route.RegisterFormat("pve-dir-override", func(s string) error {
 		if m := reDirOverride.FindStringSubmatch(s); m != nil && checkFormat("pve-storage-content", m[1], "") == nil {
 			ok := len(m[2]) < 1023
 			for _, seg := range strings.Split(m[2], "/") {
@@ -218,13 +220,13 @@ func init() {
 		}
 		return fmt.Errorf("invalid override '%s'\n", s)
 	})
-	RegisterPropFormat("prune-backups", pruneBackupsFormat())
+	route.RegisterPropFormat("prune-backups", pruneBackupsFormat())
 	registerRoutes(func(s *Server) {
-		perm := PermCheck("/storage", "Datastore.Allocate")
-		s.Handle(&Route{Method: "POST", Path: "/storage", Perm: perm, Params: storageParams(true), Handler: s.storageCreate})
-		s.Handle(&Route{Method: "PUT", Path: "/storage/{storage}", Perm: perm, Params: storageParams(false), Handler: s.storageUpdate})
-		s.Handle(&Route{Method: "DELETE", Path: "/storage/{storage}", Perm: perm,
-			Params: NewParams(Str("storage").Fmt("pve-storage-id")), Handler: s.storageDelete})
+		perm := route.PermCheck("/storage", "Datastore.Allocate")
+		s.Handle(&route.Route{Method: "POST", Path: "/storage", Perm: perm, Params: storageParams(true), Handler: s.storageCreate})
+		s.Handle(&route.Route{Method: "PUT", Path: "/storage/{storage}", Perm: perm, Params: storageParams(false), Handler: s.storageUpdate})
+		s.Handle(&route.Route{Method: "DELETE", Path: "/storage/{storage}", Perm: perm,
+			Params: route.NewParams(route.Str("storage").Fmt("pve-storage-id")), Handler: s.storageDelete})
 	})
 }
 
@@ -232,7 +234,7 @@ func init() {
 // format runs after parsing: keep-all excludes the other keys when they
 // keep anything.
 func validatePruneBackups(param, value string) error {
-	f := namedProps("prune-backups")
+	f := route.NamedProps("prune-backups")
 	kv, err := parsePropString(f, value, param)
 	if err != nil {
 		return err
@@ -244,7 +246,7 @@ func validatePruneBackups(param, value string) error {
 		}
 	}
 	if others && kv["keep-all"] == "1" {
-		return ParamErr(param, "invalid format - keep-all cannot be set together with other options.\n")
+		return route.ParamErr(param, "invalid format - keep-all cannot be set together with other options.\n")
 	}
 	return nil
 }
@@ -320,7 +322,7 @@ var storageCreateParams = storageParams(true)
 func (s *Server) storageConfigJSON(st *Storage) map[string]any {
 	m := map[string]any{"storage": st.ID, "type": st.Type, "content": strings.Join(st.Content, ","), "digest": s.state.storageDigest()}
 	for k, v := range st.cfgOpts() {
-		t := TString
+		t := route.TString
 		if p := storageCreateParams.Lookup(k); p != nil {
 			t = p.Type
 		}
@@ -408,7 +410,7 @@ func decodeStorageContent(pl *storagePlugin, v string) ([]string, error) {
 
 // storageParamsOf are the request's storage.cfg keys (the path, type,
 // digest and delete parameters left out).
-func storageParamsOf(r *Request) map[string]string {
+func storageParamsOf(r *route.Request) map[string]string {
 	out := paramsExcept(r, "storage", "type", "digest", "delete")
 	return out
 }
@@ -430,11 +432,11 @@ func extractSensitive(pl *storagePlugin, param map[string]string, deletes []stri
 }
 
 func (s *Server) storageUnsupported(typ string) error {
-	return Failf(501, "storage type '%s' is not simulated (pvesim serves %s)", typ, strings.Join(sortedKeys(storagePlugins), ", "))
+	return route.Failf(501, "storage type '%s' is not simulated (pvesim serves %s)", typ, strings.Join(sortedKeys(storagePlugins), ", "))
 }
 
 // storageCreate is Config.pm "create".
-func (s *Server) storageCreate(r *Request) (any, error) {
+func (s *Server) storageCreate(r *route.Request) (any, error) {
 	typ, id := r.Str("type"), r.Str("storage")
 	pl := storagePlugins[typ]
 	if pl == nil {
@@ -455,16 +457,16 @@ func (s *Server) storageCreate(r *Request) (any, error) {
 	}
 	opts, content, nodes, err := storageCheckConfig(pl, param, true)
 	if err != nil {
-		return nil, Fail("%s", err)
+		return nil, route.Fail("%s", err)
 	}
 	if typ == "dir" {
 		// DirPlugin check_config.
 		if !reDirStorePath.MatchString(opts["path"]) {
-			return nil, Fail("illegal path for directory storage: %s", opts["path"])
+			return nil, route.Fail("illegal path for directory storage: %s", opts["path"])
 		}
 		opts["path"] = canonPath(opts["path"])
 	}
-	fail := func(format string, args ...any) error { return Fail("create storage failed: "+format, args...) }
+	fail := func(format string, args ...any) error { return route.Fail("create storage failed: "+format, args...) }
 	if s.state.storage(id) != nil {
 		return nil, fail("storage ID '%s' already defined", id)
 	}
@@ -611,9 +613,9 @@ func (s *Server) StorageSecret(storage, key string) (string, bool) {
 }
 
 // storageUpdate is Config.pm "update".
-func (s *Server) storageUpdate(r *Request) (any, error) {
+func (s *Server) storageUpdate(r *route.Request) (any, error) {
 	id := r.Str("storage")
-	fail := func(format string, args ...any) error { return Fail("update storage failed: "+format, args...) }
+	fail := func(format string, args ...any) error { return route.Fail("update storage failed: "+format, args...) }
 	if d := r.Str("digest"); d != "" && d != s.state.storageDigest() {
 		return nil, fail("detected modified configuration - file changed by other user? Try again.")
 	}
@@ -725,9 +727,9 @@ func (s *Server) storageHookUpdate(st *Storage, sensitive map[string]*string) (m
 // storageDelete is Config.pm "delete": it refuses only a storage that is
 // the base of another (storage_is_used); volumes on it do not count, and
 // they stay where they are. ACLs and pools forget it (remove_storage_access).
-func (s *Server) storageDelete(r *Request) (any, error) {
+func (s *Server) storageDelete(r *route.Request) (any, error) {
 	id := r.Str("storage")
-	fail := func(format string, args ...any) error { return Fail("delete storage failed: "+format, args...) }
+	fail := func(format string, args ...any) error { return route.Fail("delete storage failed: "+format, args...) }
 	st := s.state.storage(id)
 	if st == nil {
 		return nil, fail("storage '%s' does not exist", id)

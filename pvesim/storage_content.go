@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Storage content: listing, info, notes, protection, deletion and allocation
@@ -38,7 +40,7 @@ func (s *Server) volumeJSON(v *Volume) map[string]any {
 	return m
 }
 
-func (s *Server) contentList(r *Request) (any, error) {
+func (s *Server) contentList(r *route.Request) (any, error) {
 	st, err := s.storageConfig(r.Str("storage"))
 	if err != nil {
 		return nil, err
@@ -68,20 +70,20 @@ func realVolumeID(storage, volume string) (string, string, error) {
 	if strings.Contains(volume, ":") {
 		sid, _, _ := strings.Cut(volume, ":")
 		if !reVolumeID.MatchString(volume) {
-			return "", "", ParamErr("volume", fmt.Sprintf("unable to parse volume ID '%s'\n", volume))
+			return "", "", route.ParamErr("volume", fmt.Sprintf("unable to parse volume ID '%s'\n", volume))
 		}
 		if storage != "" && sid != storage {
-			return "", "", ParamErr("volume", fmt.Sprintf("storage ID mismatch (%s != %s)\n", sid, storage))
+			return "", "", route.ParamErr("volume", fmt.Sprintf("storage ID mismatch (%s != %s)\n", sid, storage))
 		}
 		return volume, sid, nil
 	}
 	if storage == "" {
-		return "", "", ParamErr("volume", "no storage specified - incomplete volume ID")
+		return "", "", route.ParamErr("volume", "no storage specified - incomplete volume ID")
 	}
 	return storage + ":" + volume, storage, nil
 }
 
-func (s *Server) findVolume(r *Request) (*Storage, *Volume, error) {
+func (s *Server) findVolume(r *route.Request) (*Storage, *Volume, error) {
 	volid, sid, err := realVolumeID(r.Str("storage"), r.Str("volume"))
 	if err != nil {
 		return nil, nil, err
@@ -94,14 +96,14 @@ func (s *Server) findVolume(r *Request) (*Storage, *Volume, error) {
 	if v == nil {
 		_, name, _ := strings.Cut(volid, ":")
 		if st.fileBased() {
-			return st, nil, Fail("volume '%s' does not exist", volid)
+			return st, nil, route.Fail("volume '%s' does not exist", volid)
 		}
-		return st, nil, Fail("no such logical volume pve/%s", name)
+		return st, nil, route.Fail("no such logical volume pve/%s", name)
 	}
 	return st, v, nil
 }
 
-func (s *Server) contentInfo(r *Request) (any, error) {
+func (s *Server) contentInfo(r *route.Request) (any, error) {
 	st, v, err := s.contentVolume(r)
 	if err != nil {
 		return nil, err
@@ -123,7 +125,7 @@ func (s *Server) contentInfo(r *Request) (any, error) {
 	return m, nil
 }
 
-func (s *Server) contentUpdate(r *Request) (any, error) {
+func (s *Server) contentUpdate(r *route.Request) (any, error) {
 	st, v, err := s.contentVolume(r)
 	if err != nil {
 		return nil, err
@@ -133,10 +135,10 @@ func (s *Server) contentUpdate(r *Request) (any, error) {
 		// (a die without newline, so Perl adds where), DirPlugin.pm's (dir,
 		// nfs, cifs, cephfs) refuses anything but backups.
 		if !st.fileBased() {
-			return nil, Fail("volume notes are not supported for %s at /usr/share/perl5/PVE/Storage/Plugin.pm line 1300.", pluginClass(st.Type))
+			return nil, route.Fail("volume notes are not supported for %s at /usr/share/perl5/PVE/Storage/Plugin.pm line 1300.", pluginClass(st.Type))
 		}
 		if v.Content != "backup" {
-			return nil, Fail("only backups can have notes")
+			return nil, route.Fail("only backups can have notes")
 		}
 		v.Notes = r.Str("notes")
 	}
@@ -144,10 +146,10 @@ func (s *Server) contentUpdate(r *Request) (any, error) {
 		// update_volume_attribute: the directory plugins protect backups
 		// only; the others know no protection.
 		if !st.fileBased() {
-			return nil, Fail("attribute 'protected' is not supported for storage type '%s'", st.Type)
+			return nil, route.Fail("attribute 'protected' is not supported for storage type '%s'", st.Type)
 		}
 		if v.Content != "backup" {
-			return nil, Fail("only backups support attribute 'protected'")
+			return nil, route.Fail("only backups support attribute 'protected'")
 		}
 		v.Protected = r.Bool("protected")
 	}
@@ -182,7 +184,7 @@ func parseVolname(st *Storage, volname string) (vtype string, owner int, err err
 	if !st.fileBased() {
 		m := reLvmVolname.FindStringSubmatch(volname)
 		if m == nil {
-			return "", 0, Fail("unable to parse lvm volume name '%s'", volname)
+			return "", 0, route.Fail("unable to parse lvm volume name '%s'", volname)
 		}
 		owner, _ = strconv.Atoi(m[2])
 		return "images", owner, nil
@@ -211,7 +213,7 @@ func parseVolname(st *Storage, volname string) (vtype string, owner int, err err
 		}
 		return "backup", owner, nil
 	}
-	return "", 0, Fail("unable to parse directory volume name '%s'", volname)
+	return "", 0, route.Fail("unable to parse directory volume name '%s'", volname)
 }
 
 // volumeInUse names the running guest that has a volume open (attached),
@@ -241,7 +243,7 @@ func (s *Server) volumeInUse(node, volid string) bool {
 // once, the removal (vdisk_free) runs as an imgdel task. As in Proxmox, a
 // missing volume is no error, and a volume attached to a guest is removed
 // unless the storage refuses (an open LVM volume of a running guest).
-func (s *Server) contentDelete(r *Request) (any, error) {
+func (s *Server) contentDelete(r *route.Request) (any, error) {
 	volid, sid, err := realVolumeID(r.Str("storage"), r.Str("volume"))
 	if err != nil {
 		return nil, err
@@ -277,12 +279,12 @@ func (s *Server) contentDelete(r *Request) (any, error) {
 			return err
 		}
 		if n := s.linkedChildren(volid); n > 0 {
-			return Fail("base volume '%s' is still in use by linked clones", volname)
+			return route.Fail("base volume '%s' is still in use by linked clones", volname)
 		}
 		v := s.state.volume(node, volid)
 		if st.fileBased() {
 			if v != nil && v.Protected {
-				return Fail("cannot remove protected volume '%s' on '%s'", volname, st.ID)
+				return route.Fail("cannot remove protected volume '%s' on '%s'", volname, st.ID)
 			}
 			if v == nil {
 				// Plugin::free_image only warns (not counted as a task warning).
@@ -291,7 +293,7 @@ func (s *Server) contentDelete(r *Request) (any, error) {
 			}
 		} else if v != nil && s.volumeInUse(node, volid) {
 			lv := "pve/" + volname
-			return Fail("lvremove '%s' error:   Logical volume %s in use.", lv, lv)
+			return route.Fail("lvremove '%s' error:   Logical volume %s in use.", lv, lv)
 		}
 		if v != nil {
 			s.state.removeVolume(node, volid)
@@ -324,10 +326,10 @@ func (s *Server) contentDelete(r *Request) (any, error) {
 	if t.ExitStatus == "OK" || strings.HasPrefix(t.ExitStatus, "WARNINGS: ") {
 		return nil, nil
 	}
-	return nil, Fail("%s", t.ExitStatus)
+	return nil, route.Fail("%s", t.ExitStatus)
 }
 
-func (s *Server) contentAlloc(r *Request) (any, error) {
+func (s *Server) contentAlloc(r *route.Request) (any, error) {
 	st, err := s.storageConfig(r.Str("storage"))
 	if err != nil {
 		return nil, err
@@ -340,7 +342,7 @@ func (s *Server) contentAlloc(r *Request) (any, error) {
 	}
 	name := r.Str("filename")
 	if m := reDiskName.FindStringSubmatch(name); m == nil || m[1] != strconv.Itoa(vmid) {
-		return nil, Fail("illegal name '%s' - should be 'vm-%d-*'", name, vmid)
+		return nil, route.Fail("illegal name '%s' - should be 'vm-%d-*'", name, vmid)
 	}
 	v, err := s.allocImage(r.Str("node"), st.ID, vmid, size, r.Str("format"), strings.TrimSuffix(name, "."+r.Str("format")))
 	if err != nil {
@@ -351,7 +353,7 @@ func (s *Server) contentAlloc(r *Request) (any, error) {
 
 // contentVolume is how Content.pm's info and updateattributes begin:
 // check_volume_access, then the volume itself.
-func (s *Server) contentVolume(r *Request) (*Storage, *Volume, error) {
+func (s *Server) contentVolume(r *route.Request) (*Storage, *Volume, error) {
 	volid, _, err := realVolumeID(r.Str("storage"), r.Str("volume"))
 	if err != nil {
 		return nil, nil, err

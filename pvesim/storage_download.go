@@ -20,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Putting files on a storage: download-url and upload (pve-storage
@@ -46,22 +48,22 @@ func checkContentFilename(content, filename string) (string, error) {
 	switch content {
 	case "iso":
 		if !reISOExt.MatchString(filename) {
-			return "", ParamErr("filename", "wrong file extension")
+			return "", route.ParamErr("filename", "wrong file extension")
 		}
 		return "", nil
 	case "vztmpl":
 		if !reVztmplExt.MatchString(filename) {
-			return "", ParamErr("filename", "wrong file extension")
+			return "", route.ParamErr("filename", "wrong file extension")
 		}
 		return "", nil
 	case "import":
 		m := reUploadImport.FindStringSubmatch(filename)
 		if m == nil {
-			return "", ParamErr("filename", "invalid filename or wrong extension")
+			return "", route.ParamErr("filename", "invalid filename or wrong extension")
 		}
 		return m[1], nil
 	}
-	return "", ParamErr("content", fmt.Sprintf("upload content-type '%s' is not allowed", content))
+	return "", route.ParamErr("content", fmt.Sprintf("upload content-type '%s' is not allowed", content))
 }
 
 // ChecksumHash returns a new hash for one of Proxmox's checksum-algorithm
@@ -117,7 +119,7 @@ func (f *fileCheck) verify(format string, fileSize int64) (virtual int64, err er
 		virtual, ok = fileSize, true
 	}
 	if !ok {
-		return 0, Fail("%s", errQemuImgInfo)
+		return 0, route.Fail("%s", errQemuImgInfo)
 	}
 	return virtual, nil
 }
@@ -156,7 +158,7 @@ func (f storedFile) volname() string { return contentPrefix(f.content) + f.filen
 
 func (f storedFile) dest() string { return f.st.contentDir(f.content) + "/" + f.filename }
 
-func (s *Server) prepareStoredFile(r *Request, allowed func(*Storage) error) (storedFile, error) {
+func (s *Server) prepareStoredFile(r *route.Request, allowed func(*Storage) error) (storedFile, error) {
 	// upload and download_url (API2/Storage/Status.pm) start with
 	// storage_check_enabled on the node.
 	st, err := s.storageCheckEnabled(r.Str("storage"), r.Str("node"))
@@ -164,7 +166,7 @@ func (s *Server) prepareStoredFile(r *Request, allowed func(*Storage) error) (st
 		return storedFile{}, err
 	}
 	if st.Path == "" {
-		return storedFile{}, Fail("can't upload to storage type '%s', not a file based storage!", st.Type)
+		return storedFile{}, route.Fail("can't upload to storage type '%s', not a file based storage!", st.Type)
 	}
 	content := r.Str("content")
 	if err := allowed(st); err != nil {
@@ -187,10 +189,10 @@ func (s *Server) storeVolume(f storedFile, size, used int64) {
 		Size: size, Used: used, CTime: s.clock.Now().Unix()})
 }
 
-func (s *Server) downloadURL(r *Request) (any, error) {
+func (s *Server) downloadURL(r *route.Request) (any, error) {
 	f, err := s.prepareStoredFile(r, func(st *Storage) error {
 		if !st.allows(r.Str("content")) {
-			return Fail("storage '%s' is not configured for content-type '%s'", st.ID, r.Str("content"))
+			return route.Fail("storage '%s' is not configured for content-type '%s'", st.ID, r.Str("content"))
 		}
 		return nil
 	})
@@ -200,7 +202,7 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 	if c := r.Str("compression"); c != "" && f.content != "iso" {
 		// Proxmox fails this inside the worker.
 		return s.startTask(r, f.node, "download", encodeText(f.filename), func(*taskCtx) error {
-			return Fail("decompression not supported for %s", f.content)
+			return route.Fail("decompression not supported for %s", f.content)
 		}), nil
 	}
 	url, alg, want := r.Str("url"), r.Str("checksum-algorithm"), strings.ToLower(r.Str("checksum"))
@@ -209,18 +211,18 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 		dest := f.dest()
 		tc.Log("downloading %s to %s", url, dest)
 		if err := tc.failPoint(); err != nil {
-			return Fail("download failed: %s", strings.TrimRight(asAPIError(err).Message, "\n"))
+			return route.Fail("download failed: %s", strings.TrimRight(route.AsAPIError(err).Message, "\n"))
 		}
 		if existing := s.state.volume(f.node, f.st.ID+":"+f.volname()); existing != nil {
 			if alg == "" {
-				return Fail("refusing to override existing file '%s'", dest)
+				return route.Fail("refusing to override existing file '%s'", dest)
 			}
 			tc.Log("calculating checksum of existing file...")
 			if existing.Checksums[alg] == want {
 				tc.Log("OK, got correct file already, no need to download")
 				return nil
 			}
-			return Fail("checksum mismatch: got '%s' != expect '%s', aborting", existing.Checksums[alg], want)
+			return route.Fail("checksum mismatch: got '%s' != expect '%s', aborting", existing.Checksums[alg], want)
 		}
 		var (
 			n     int64
@@ -236,20 +238,20 @@ func (s *Server) downloadURL(r *Request) (any, error) {
 			})
 		})
 		if dlErr != nil {
-			return Fail("download failed: %v", dlErr)
+			return route.Fail("download failed: %v", dlErr)
 		}
 		if alg != "" {
 			got := sums[alg]
 			if got != want {
 				tc.Log("calculating checksum...")
-				return Fail("checksum mismatch: got '%s' != expect '%s'", got, want)
+				return route.Fail("checksum mismatch: got '%s' != expect '%s'", got, want)
 			}
 			tc.Log("calculating checksum...OK, checksum verified")
 		}
 		virtual, err := check.verify(f.format, n)
 		if err != nil {
 			// download_file_from_url's assert_file_validity wrapper.
-			return Fail("failed to verify file: %s", errQemuImgInfo)
+			return route.Fail("failed to verify file: %s", errQemuImgInfo)
 		}
 		s.storeVolume(f, virtual, n)
 		if v := s.state.volume(f.node, f.st.ID+":"+f.volname()); v != nil {
@@ -375,17 +377,17 @@ func encodeText(s string) string {
 	return b.String()
 }
 
-func (s *Server) upload(r *Request) (any, error) {
+func (s *Server) upload(r *route.Request) (any, error) {
 	if r.Upload == nil {
-		return nil, Fail("upload without file")
+		return nil, route.Fail("upload without file")
 	}
 	content := r.Str("content")
 	if content != "iso" && content != "vztmpl" && content != "import" {
-		return nil, ParamErr("content", fmt.Sprintf("upload content type '%s' not allowed", content))
+		return nil, route.ParamErr("content", fmt.Sprintf("upload content type '%s' not allowed", content))
 	}
 	f, err := s.prepareStoredFile(r, func(st *Storage) error {
 		if !st.allows(content) {
-			return Fail("storage '%s' does not support '%s' content", st.ID, content)
+			return route.Fail("storage '%s' does not support '%s' content", st.ID, content)
 		}
 		return nil
 	})
@@ -423,7 +425,7 @@ func (s *Server) upload(r *Request) (any, error) {
 		if alg != "" {
 			if sums[alg] != want {
 				tc.Log("calculating checksum...")
-				return Fail("checksum mismatch: got '%s' != expect '%s'", sums[alg], want)
+				return route.Fail("checksum mismatch: got '%s' != expect '%s'", sums[alg], want)
 			}
 			tc.Log("calculating checksum...OK, checksum verified")
 		}

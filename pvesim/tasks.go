@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Task is one worker task, as /nodes/{node}/tasks shows it.
@@ -98,7 +100,7 @@ type taskCtx struct {
 
 // errInjectedFailure is what an injected task failure says; the worker's
 // own error path wraps it as it wraps any other error of that step.
-var errInjectedFailure = Fail("simulated task failure (fault injection)")
+var errInjectedFailure = route.Fail("simulated task failure (fault injection)")
 
 // failPoint returns the injected failure, once. Every step of a worker
 // that can fail on a real node (a sleep standing for I/O, a transfer)
@@ -144,7 +146,7 @@ func (tc *taskCtx) wait(d time.Duration) error {
 
 // errInterrupted is how a worker ends when pvedaemon's signal handler
 // interrupts it (fork_worker: die "received interrupt").
-var errInterrupted = Fail("received interrupt")
+var errInterrupted = route.Fail("received interrupt")
 
 // unlocked runs f without the state lock (network transfers).
 func (tc *taskCtx) unlocked(f func()) {
@@ -195,12 +197,12 @@ func (s *Server) scale(d time.Duration) time.Duration {
 // startTask creates a task on node and runs body as its worker. With
 // TaskSpeed 0 the task has finished when startTask returns; otherwise it
 // runs in the background. Must be called with s.mu held.
-func (s *Server) startTask(r *Request, node, typ, id string, body func(tc *taskCtx) error) string {
+func (s *Server) startTask(r *route.Request, node, typ, id string, body func(tc *taskCtx) error) string {
 	return s.startTaskWith(r, node, typ, id, body, nil)
 }
 
 // startTaskWith is startTask with a function run when the task has ended.
-func (s *Server) startTaskWith(r *Request, node, typ, id string, body func(tc *taskCtx) error, onDone func(error)) string {
+func (s *Server) startTaskWith(r *route.Request, node, typ, id string, body func(tc *taskCtx) error, onDone func(error)) string {
 	n := s.state.node(node)
 	now := s.clock.Now()
 	n.nextPID++
@@ -256,7 +258,7 @@ func (s *Server) finishTask(t *Task, err error) {
 	t.Running = false
 	t.EndTime = s.clock.Now()
 	if err != nil {
-		msg := strings.TrimRight(asAPIError(err).Message, "\n")
+		msg := strings.TrimRight(route.AsAPIError(err).Message, "\n")
 		t.ExitStatus = msg
 		t.Log = append(t.Log, "TASK ERROR: "+msg)
 	} else {
@@ -348,7 +350,7 @@ func (s *Server) acquireGuestLock(vmid int, kind string) error {
 
 // acquireLock takes a guest's lock, shared or exclusive, waiting up to timeout (scaled).
 func (s *Server) acquireLock(vmid int, kind string, shared bool, timeout time.Duration) error {
-	timeoutErr := Fail("can't lock file '%s' - got timeout", lockFilePath(vmid, kind))
+	timeoutErr := route.Fail("can't lock file '%s' - got timeout", lockFilePath(vmid, kind))
 	if s.faults.lockTimesOut() {
 		return timeoutErr
 	}
@@ -457,41 +459,41 @@ func taskJSON(t *Task, splitToken bool) map[string]any {
 
 func init() {
 	registerRoutes(func(s *Server) {
-		node := Str("node").Fmt("pve-node")
-		upid := Str("upid")
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks", Perm: PermUser(), ProxyTo: "node",
-			Params: NewParams(node,
-				Int("start").Opt().Min(0).Default("0"),
-				Int("limit").Opt().Min(0).Default("50"),
-				Str("userfilter").Opt(),
-				Str("typefilter").Opt(),
-				Int("vmid").Opt().Fmt("pve-vmid").Min(100).Max(999999999),
-				Bool("errors").Opt().Default("0"),
-				Str("source").Opt().Enum("archive", "active", "all").Default("archive"),
-				Int("since").Opt(),
-				Int("until").Opt(),
-				Str("statusfilter").Opt().Fmt("pve-task-status-type-list"),
+		node := route.Str("node").Fmt("pve-node")
+		upid := route.Str("upid")
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/tasks", Perm: route.PermUser(), ProxyTo: "node",
+			Params: route.NewParams(node,
+				route.Int("start").Opt().Min(0).Default("0"),
+				route.Int("limit").Opt().Min(0).Default("50"),
+				route.Str("userfilter").Opt(),
+				route.Str("typefilter").Opt(),
+				route.Int("vmid").Opt().Fmt("pve-vmid").Min(100).Max(999999999),
+				route.Bool("errors").Opt().Default("0"),
+				route.Str("source").Opt().Enum("archive", "active", "all").Default("archive"),
+				route.Int("since").Opt(),
+				route.Int("until").Opt(),
+				route.Str("statusfilter").Opt().Fmt("pve-task-status-type-list"),
 			),
 			Handler: s.listTasks})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}", Perm: PermUser(), ProxyTo: "node",
-			Params: NewParams(node, upid),
-			Handler: func(r *Request) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}", Perm: route.PermUser(), ProxyTo: "node",
+			Params: route.NewParams(node, upid),
+			Handler: func(r *route.Request) (any, error) {
 				if _, err := s.findTask(r); err != nil {
 					return nil, err
 				}
 				return []map[string]any{{"name": "log"}, {"name": "status"}}, nil
 			}})
-		s.Handle(&Route{Method: "DELETE", Path: "/nodes/{node}/tasks/{upid}", Perm: PermUser(), ProxyTo: "node",
-			Params: NewParams(node, upid),
-			Handler: s.onTask("Sys.Modify", func(r *Request, t *Task) (any, error) {
+		s.Handle(&route.Route{Method: "DELETE", Path: "/nodes/{node}/tasks/{upid}", Perm: route.PermUser(), ProxyTo: "node",
+			Params: route.NewParams(node, upid),
+			Handler: s.onTask("Sys.Modify", func(r *route.Request, t *Task) (any, error) {
 				if t.Running {
 					t.Log = append(t.Log, "received interrupt")
 				}
 				return nil, nil
 			})})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/status", Perm: PermUser(), ProxyTo: "node",
-			Params: NewParams(node, upid),
-			Handler: s.onTask("Sys.Audit", func(r *Request, t *Task) (any, error) {
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/status", Perm: route.PermUser(), ProxyTo: "node",
+			Params: route.NewParams(node, upid),
+			Handler: s.onTask("Sys.Audit", func(r *route.Request, t *Task) (any, error) {
 				m := taskJSON(t, true)
 				if t.Running {
 					m["status"] = "running"
@@ -502,13 +504,13 @@ func init() {
 				delete(m, "endtime")
 				return m, nil
 			})})
-		s.Handle(&Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/log", Perm: PermUser(), ProxyTo: "node",
-			Params: NewParams(node, upid,
-				Int("start").Opt().Min(0).Default("0"),
-				Int("limit").Opt().Min(0).Default("50"),
-				Bool("download").Opt(),
+		s.Handle(&route.Route{Method: "GET", Path: "/nodes/{node}/tasks/{upid}/log", Perm: route.PermUser(), ProxyTo: "node",
+			Params: route.NewParams(node, upid,
+				route.Int("start").Opt().Min(0).Default("0"),
+				route.Int("limit").Opt().Min(0).Default("50"),
+				route.Bool("download").Opt(),
 			),
-			Handler: s.onTask("Sys.Audit", func(r *Request, t *Task) (any, error) {
+			Handler: s.onTask("Sys.Audit", func(r *route.Request, t *Task) (any, error) {
 				start := r.IntOr("start", 0)
 				limit := r.IntOr("limit", 50)
 				out := []map[string]any{}
@@ -528,23 +530,23 @@ func init() {
 	})
 }
 
-func (s *Server) findTask(r *Request) (*Task, error) {
+func (s *Server) findTask(r *route.Request) (*Task, error) {
 	upid := r.Str("upid")
 	info, ok := ParseUPID(upid)
 	if !ok {
-		return nil, Fail("unable to parse worker upid '%s'", upid)
+		return nil, route.Fail("unable to parse worker upid '%s'", upid)
 	}
 	if info.Node != r.Str("node") {
-		return nil, Fail("no such task")
+		return nil, route.Fail("no such task")
 	}
 	t := s.tasks.byUPID[upid]
 	if t == nil {
-		return nil, Fail("no such task")
+		return nil, route.Fail("no such task")
 	}
 	return t, nil
 }
 
-func (s *Server) listTasks(r *Request) (any, error) {
+func (s *Server) listTasks(r *route.Request) (any, error) {
 	node := r.Str("node")
 	source := r.Str("source")
 	if source == "" {
@@ -662,8 +664,8 @@ func taskOwnedBy(t *Task, user string) bool {
 
 // onTask adapts a handler of one task to a route: the path's task, which
 // the user may see with priv (accessibleTask), before h runs.
-func (s *Server) onTask(priv string, h func(*Request, *Task) (any, error)) func(*Request) (any, error) {
-	return func(r *Request) (any, error) {
+func (s *Server) onTask(priv string, h func(*route.Request, *Task) (any, error)) func(*route.Request) (any, error) {
+	return func(r *route.Request) (any, error) {
 		t, err := s.accessibleTask(r, priv)
 		if err != nil {
 			return nil, err
@@ -674,7 +676,7 @@ func (s *Server) onTask(priv string, h func(*Request, *Task) (any, error)) func(
 
 // accessibleTask is the task {upid} names when the user may see it with
 // priv (checkTaskAccess).
-func (s *Server) accessibleTask(r *Request, priv string) (*Task, error) {
+func (s *Server) accessibleTask(r *route.Request, priv string) (*Task, error) {
 	t, err := s.findTask(r)
 	if err != nil {
 		return nil, err
@@ -687,7 +689,7 @@ func (s *Server) accessibleTask(r *Request, priv string) (*Task, error) {
 
 // checkTaskAccess lets the task's owner through and asks others for a
 // privilege on the node (Sys.Audit to read, Sys.Modify to stop).
-func (s *Server) checkTaskAccess(r *Request, t *Task, priv string) error {
+func (s *Server) checkTaskAccess(r *route.Request, t *Task, priv string) error {
 	if taskOwnedBy(t, r.User) {
 		return nil
 	}

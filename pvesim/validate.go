@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // valueKind says how a parameter arrived: form fields are always strings,
@@ -66,16 +68,16 @@ var (
 // validateParams checks the incoming parameters against the endpoint's
 // definitions exactly as PVE::JSONSchema::validate does, and returns the
 // values as strings (JSON booleans become "1"/"0").
-func validateParams(set *Params, in map[string]rawValue) (map[string]string, validationErrors) {
+func validateParams(set *route.Params, in map[string]rawValue) (map[string]string, validationErrors) {
 	errs := validationErrors{}
 	// Proxmox joins arrays given for "-list" formats before validating.
 	for k, v := range in {
-		if p := set.Lookup(k); p != nil && v.kind == vArray && p.Type == TString && strings.HasSuffix(p.Format, "-list") {
+		if p := set.Lookup(k); p != nil && v.kind == vArray && p.Type == route.TString && strings.HasSuffix(p.Format, "-list") {
 			in[k] = rawValue{s: strings.Join(v.arr, ","), kind: vString}
 		}
 		// A form sends an array as repeated keys; one value is an array of
 		// one (the HTTP server splits form values of array parameters).
-		if p := set.Lookup(k); p != nil && v.kind == vString && p.Type == TArray {
+		if p := set.Lookup(k); p != nil && v.kind == vString && p.Type == route.TArray {
 			in[k] = rawValue{kind: vArray, arr: strings.Split(v.s, "\x00")}
 		}
 	}
@@ -120,7 +122,7 @@ func validateParams(set *Params, in map[string]rawValue) (map[string]string, val
 }
 
 // checkProp is PVE::JSONSchema::check_prop for one scalar parameter.
-func checkProp(p *Param, v rawValue, present bool, path string, errs validationErrors) {
+func checkProp(p *route.Param, v rawValue, present bool, path string, errs validationErrors) {
 	if p.AliasOf != "" {
 		return
 	}
@@ -141,16 +143,16 @@ func checkProp(p *Param, v rawValue, present bool, path string, errs validationE
 	}
 }
 
-func checkType(p *Param, v rawValue, path string, errs validationErrors) bool {
+func checkType(p *route.Param, v rawValue, path string, errs validationErrors) bool {
 	t := p.Type.String()
 	switch p.Type {
-	case TArray:
+	case route.TArray:
 		if v.kind != vArray {
 			errs.add(path, fmt.Sprintf("type check ('%s') failed", t))
 			return false
 		}
 		return true
-	case TObject:
+	case route.TObject:
 		if v.kind != vObject {
 			errs.add(path, fmt.Sprintf("type check ('%s') failed", t))
 			return false
@@ -158,7 +160,7 @@ func checkType(p *Param, v rawValue, path string, errs validationErrors) bool {
 		return true
 	}
 	if ref := v.perlRefName(); ref != "" {
-		if p.Type == TBoolean && v.kind == vBool {
+		if p.Type == route.TBoolean && v.kind == vBool {
 			return true
 		}
 		errs.add(path, fmt.Sprintf("type check ('%s') failed - got %s", t, ref))
@@ -166,11 +168,11 @@ func checkType(p *Param, v rawValue, path string, errs validationErrors) bool {
 	}
 	ok := true
 	switch p.Type {
-	case TBoolean:
+	case route.TBoolean:
 		ok = v.s == "0" || v.s == "1"
-	case TInteger:
+	case route.TInteger:
 		ok = reInteger.MatchString(v.s)
-	case TNumber:
+	case route.TNumber:
 		ok = reNumber.MatchString(v.s)
 	}
 	if !ok {
@@ -181,7 +183,7 @@ func checkType(p *Param, v rawValue, path string, errs validationErrors) bool {
 
 // checkScalar applies format, pattern, length, range and enumeration, in
 // Proxmox's order, stopping at the first failure. It returns "" when fine.
-func checkScalar(p *Param, s, path string) string {
+func checkScalar(p *route.Param, s, path string) string {
 	if p.PropFormat != nil {
 		if _, err := parsePropString(p.PropFormat, s, path); err != nil {
 			return "invalid format - " + err.Error()
@@ -239,7 +241,7 @@ func parseBoolean(s string) (string, bool) {
 // "virtio,bridge=vmbr0,tag=10" into keys, resolves the default key and
 // aliases, and checks every key. Errors carry Proxmox's texts, including
 // the trailing newline its die messages have.
-func parsePropString(f *PropFormat, data, path string) (map[string]string, error) {
+func parsePropString(f *route.PropFormat, data, path string) (map[string]string, error) {
 	res := map[string]string{}
 	defKey := f.DefaultKeyName()
 	defaultSeen := ""
@@ -271,7 +273,7 @@ func parsePropString(f *PropFormat, data, path string) (map[string]string, error
 			if schema == nil {
 				return nil, fmt.Errorf("invalid key in comma-separated list property: %s\n", k)
 			}
-			if schema.Type == TBoolean {
+			if schema.Type == route.TBoolean {
 				v, _ = parseBoolean(v)
 			}
 			res[k] = v
@@ -286,7 +288,7 @@ func parsePropString(f *PropFormat, data, path string) (map[string]string, error
 			if old := res[defKey]; old != "" && old != "0" {
 				return nil, fmt.Errorf("duplicate key in comma-separated list property: %s\n", defKey)
 			}
-			if f.Keys[defKey].Type == TBoolean {
+			if f.Keys[defKey].Type == route.TBoolean {
 				part, _ = parseBoolean(part)
 			}
 			res[defKey] = part
@@ -331,7 +333,7 @@ func parsePropString(f *PropFormat, data, path string) (map[string]string, error
 
 // printPropString writes keys back in Proxmox's order: the default key's
 // bare value first, then the others sorted by name.
-func printPropString(f *PropFormat, vals map[string]string) string {
+func printPropString(f *route.PropFormat, vals map[string]string) string {
 	var parts []string
 	defKey := f.DefaultKeyName()
 	if defKey != "" {

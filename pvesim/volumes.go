@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/proxmops/proxmops/pvesim/route"
 )
 
 // Disk images: naming follows the storage type, as Proxmox's plugins do:
@@ -54,7 +56,7 @@ var reDiskName = regexp.MustCompile(`(?:^|/)(?:vm|base)-(\d+)-disk-(\d+)(?:\.[a-
 func (s *Server) storageConfig(id string) (*Storage, error) {
 	st := s.state.storage(id)
 	if st == nil {
-		return nil, Fail("storage '%s' does not exist", id)
+		return nil, route.Fail("storage '%s' does not exist", id)
 	}
 	return st, nil
 }
@@ -68,10 +70,10 @@ func (s *Server) storageCheckEnabled(id, node string) (*Storage, error) {
 		return nil, err
 	}
 	if st.Disable {
-		return nil, Fail("storage '%s' is disabled", id)
+		return nil, route.Fail("storage '%s' is disabled", id)
 	}
 	if !st.availableOn(node) {
-		return nil, Fail("storage '%s' is not available on node '%s'", id, node)
+		return nil, route.Fail("storage '%s' is not available on node '%s'", id, node)
 	}
 	return st, nil
 }
@@ -101,7 +103,7 @@ func (s *Server) allocImage(node, storage string, vmid int, size int64, format, 
 		return nil, err
 	}
 	if !st.allows("images") && !st.allows("rootdir") {
-		return nil, Fail("storage '%s' does not support vm images", storage)
+		return nil, route.Fail("storage '%s' does not support vm images", storage)
 	}
 	if format == "" {
 		format = st.defaultFormat()
@@ -111,10 +113,10 @@ func (s *Server) allocImage(node, storage string, vmid int, size int64, format, 
 	// (find_free_diskname).
 	lvmQcow2 := st.Type == "lvm" && format == "qcow2"
 	if !st.fileBased() && format != "raw" && !lvmQcow2 {
-		return nil, Fail("unsupported format '%s'", format)
+		return nil, route.Fail("unsupported format '%s'", format)
 	}
 	if lvmQcow2 && !st.VolumeChain {
-		return nil, Fail("snapshot-as-volume-chain option need to be enabled to use qcow2 format")
+		return nil, route.Fail("snapshot-as-volume-chain option need to be enabled to use qcow2 format")
 	}
 	if name == "" {
 		name = s.freeDiskName(node, st, vmid, "vm")
@@ -126,14 +128,14 @@ func (s *Server) allocImage(node, storage string, vmid int, size int64, format, 
 	// (parse_name_dir), which knows raw, qcow2, vmdk and subvol only: a
 	// drive's format=qed or cloop allocates nothing.
 	if st.fileBased() && !reImageFile.MatchString(name) {
-		return nil, Fail("unable to parse volume filename '%s'", name)
+		return nil, route.Fail("unable to parse volume filename '%s'", name)
 	}
 	volname := name
 	if st.fileBased() {
 		volname = fmt.Sprintf("%d/%s", vmid, name)
 	}
 	if s.state.volume(node, storage+":"+volname) != nil {
-		return nil, Fail("disk image '%s' already exists", volname)
+		return nil, route.Fail("disk image '%s' already exists", volname)
 	}
 	v := &Volume{Node: node, Storage: storage, Name: volname, Content: "images", Format: format, Size: size, VMID: vmid, CTime: s.clock.Now().Unix()}
 	s.state.addVolume(v)
@@ -157,7 +159,7 @@ func volumeVMID(volname string) int {
 func (s *Server) volumeContentType(node, volid string) (string, *Volume, error) {
 	storage, name, ok := strings.Cut(volid, ":")
 	if !ok {
-		return "", nil, Fail("unable to parse volume ID '%s'", volid)
+		return "", nil, route.Fail("unable to parse volume ID '%s'", volid)
 	}
 	if _, err := s.storageConfig(storage); err != nil {
 		return "", nil, err
