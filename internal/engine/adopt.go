@@ -61,7 +61,8 @@ func adoptionComplete(g *Guest) bool {
 // adopts g. It returns the guest to plan with (a copy seen as owned and
 // adopted when adopting) and a finished action when the adoption is
 // refused. typ and template are what the kind declares, as for guestGate.
-func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ string, template bool) (*Guest, *Action) {
+func adoptGate(pc *planContext, a *Action, kind string, m Meta, g *Guest) (*Guest, *Action) {
+	typ, template := guestTypeOf(kind)
 	if g != nil && g.Owned && g.Adopted {
 		// Adopted earlier: what it accepted stays accepted, up to the
 		// record (nil: not recorded, growth is reported).

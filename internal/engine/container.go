@@ -120,7 +120,7 @@ func nonNestingFeatures(v string) []string {
 func (r containerReconciler) planOne(pc *planContext, s *ContainerSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	g, done := guestGates(pc, a, KindContainer, s.Meta, pc.snap.Guest(s.VMID), "lxc", false)
+	g, done := guestGates(pc, a, KindContainer, s.Meta, pc.snap.Guest(s.VMID))
 	if done != nil {
 		return done
 	}

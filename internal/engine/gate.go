@@ -61,23 +61,28 @@ func GuestNoun(g *Guest) string {
 // own plan: the adoption of the guest at the VMID (adoptGate), the tagging
 // of an untagged guest proxmops made (adoptUntagged), then guestGate. It
 // returns the guest to plan with and a finished action, or nil to go on.
-func guestGates(pc *planContext, a *Action, kind string, m Meta, g *Guest, typ string, template bool) (*Guest, *Action) {
-	g, done := adoptGate(pc, a, kind, m, g, typ, template)
+func guestGates(pc *planContext, a *Action, kind string, m Meta, g *Guest) (*Guest, *Action) {
+	g, done := adoptGate(pc, a, kind, m, g)
 	if done != nil {
 		return g, done
 	}
 	if ad := adoptUntagged(pc, a, g); ad != nil {
 		return g, ad
 	}
-	return g, guestGate(a, kind, g, typ, template)
+	return g, guestGate(a, kind, g)
+}
+
+// guestTypeOf is the Proxmox type a guest kind declares (qemu, lxc, from
+// the kind table) and whether it is a template.
+func guestTypeOf(kind string) (typ string, template bool) {
+	info, _ := manifest.Info(manifest.Kind(kind))
+	return info.PVEType, kind == KindTemplate
 }
 
 // guestGate handles what every guest kind checks first: sync disabled, an
 // unfinished create, a guest proxmops does not own or of another type at
-// the VMID, a lock. It returns a finished action, or nil to go on. typ is
-// the Proxmox type the kind declares (qemu, lxc) and template whether it
-// is a template.
-func guestGate(a *Action, kind string, g *Guest, typ string, template bool) *Action {
+// the VMID, a lock. It returns a finished action, or nil to go on.
+func guestGate(a *Action, kind string, g *Guest) *Action {
 	if syncDisabled(a) {
 		return a
 	}
@@ -92,7 +97,7 @@ func guestGate(a *Action, kind string, g *Guest, typ string, template bool) *Act
 	if !g.Owned {
 		return a.conflict(fmt.Sprintf("VMID %d is held by %s %q on %s, which proxmops does not own (no %s tag): left untouched", g.VMID, GuestNoun(g), g.Name, g.Node, OwnerTag))
 	}
-	if g.Type != typ || g.Template != template {
+	if typ, template := guestTypeOf(kind); g.Type != typ || g.Template != template {
 		a.conflict(fmt.Sprintf("VMID %d holds a %s, but the manifest declares a %s", g.VMID, GuestNoun(g), kind))
 		if kind == KindTemplate && g.Type == "qemu" && !g.Template {
 			return nil // an owned VM at a template's VMID is an unfinished build

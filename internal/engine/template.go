@@ -58,7 +58,7 @@ func (templateReconciler) planOne(pc *planContext, s *TemplateSpec) *Action {
 		a.refuse("a Template needs a vmid")
 		return a
 	}
-	g, done := guestGates(pc, a, KindTemplate, s.Meta, pc.snap.Guest(s.VMID), "qemu", true)
+	g, done := guestGates(pc, a, KindTemplate, s.Meta, pc.snap.Guest(s.VMID))
 	if done != nil {
 		return done
 	}

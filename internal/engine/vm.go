@@ -191,7 +191,7 @@ func unfinished(a *Action, g *Guest) bool {
 func (r vmReconciler) planOne(pc *planContext, s *VMSpec) *Action {
 	node := nodeFor(pc, s.Node)
 	a := baseAction(s.Meta, node, s.VMID)
-	g, done := guestGates(pc, a, KindVirtualMachine, s.Meta, findVM(pc, s), "qemu", false)
+	g, done := guestGates(pc, a, KindVirtualMachine, s.Meta, findVM(pc, s))
 	if done != nil {
 		return done
 	}
