@@ -2,8 +2,6 @@ package pvesim
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"net"
 	"net/url"
@@ -18,20 +16,14 @@ import (
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/proxmops/proxmops/internal/sshtest"
 	"github.com/proxmops/proxmops/pvesim/guestssh"
 )
 
 // guestKey is a fresh client key pair and its authorized_keys line.
 func guestKey(t *testing.T) (ssh.Signer, string) {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, _ := sshtest.NewKey(t)
 	return signer, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))) + " test@pvesim"
 }
 
