@@ -760,8 +760,8 @@ func bridgeNeeds(pc *planContext, m *Meta, node string) []string {
 			if vocab.Key(KindNetwork, n.Name) != k {
 				continue
 			}
-			if k, ok := pc.kinds.netKeys[node+"/"+n.Iface]; ok {
-				deps = append(deps, k)
+			if key, ok := pc.kinds.netKeys[node+"/"+n.Iface]; ok {
+				deps = append(deps, key)
 			}
 		}
 	}
