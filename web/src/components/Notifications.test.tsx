@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { expect, test, vi } from 'vitest';
 import type { NotificationStatus } from '../api/types';
-import { mockFetch } from '../test/helpers';
-import { Notifications, receiverState } from './Notifications';
+import { fakeTimeouts, mockFetch, settle } from '../test/helpers';
+import { Notifications, POLL_MS, receiverState } from './Notifications';
 
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 const base: NotificationStatus = { name: 'ops', url: 'https://hooks.example.com/…', service: 'webhook', on: ['failed', 'degraded'], delivered: 0, failed: 0, pending: 0 };
@@ -51,4 +51,25 @@ test('a daemon without the route shows no panel', async () => {
   const { container } = render(<Notifications />);
   await vi.waitFor(() => expect(calls.length).toBe(1));
   expect(container.textContent).toBe('');
+});
+
+test('the panel asks again on its own, after a failure too', async () => {
+  fakeTimeouts();
+  let answers = [{ status: 503, body: { error: 'restarting' } }, { body: { notifications: [{ ...base, lastDelivery: ago(1), delivered: 1 }] } }];
+  const calls = mockFetch(({ url }) => {
+    if (url !== '/api/v1/notifications') return undefined;
+    const [next, ...rest] = answers;
+    answers = rest.length ? rest : [next];
+    return next;
+  });
+  const { container } = render(<Notifications />);
+  // The next read is due once the first answer, a failure, is read.
+  await settle('the next read timed', () => vi.getTimerCount() > 0);
+  expect(container.textContent).toBe('');
+  act(() => {
+    vi.advanceTimersByTime(POLL_MS);
+  });
+  const row = await settle('the receiver listed', () => screen.queryByTestId('receiver-ops'));
+  expect(row.textContent).toContain('1 delivered');
+  expect(calls).toHaveLength(2);
 });

@@ -1,11 +1,10 @@
-import { useCallback, useEffect, useState } from 'react';
-import { api } from '../api/client';
 import type { NotificationList, NotificationStatus } from '../api/types';
+import { useApiGet } from '../api/useApi';
 import { formatTime, timeAgo } from '../lib/format';
 import { TableHead } from './TableHead';
 
 // Deliveries are retried within a minute or so: ask again that often.
-const POLL_MS = 15_000;
+export const POLL_MS = 15_000;
 
 export type ReceiverState = 'ok' | 'failing' | 'recovered' | 'idle';
 
@@ -60,18 +59,9 @@ function Receiver({ st }: { st: NotificationStatus }) {
 // Notifications lists the receivers of `notifications:` with their last delivery
 // and last error; the list itself lives in the config file.
 export function Notifications() {
-  const [list, setList] = useState<NotificationStatus[] | null>(null);
-  const load = useCallback(() => {
-    api
-      .get<NotificationList>('/api/v1/notifications')
-      .then((l) => setList(l.notifications))
-      .catch(() => setList(null));
-  }, []);
-  useEffect(() => {
-    load();
-    const t = setInterval(load, POLL_MS);
-    return () => clearInterval(t);
-  }, [load]);
+  // Asked again after a failure too: the daemon may be restarting.
+  const { data, reload } = useApiGet<NotificationList>('/api/v1/notifications', { every: POLL_MS, pollFailures: true, dropOnError: true });
+  const list = data?.notifications ?? null;
   if (!list) return null;
   return (
     <section className="panel" aria-label="Notifications">
@@ -90,7 +80,7 @@ export function Notifications() {
               ))}
             </tbody>
           </table>
-          <button type="button" className="btn small" onClick={load}>
+          <button type="button" className="btn small" onClick={() => reload()}>
             Refresh
           </button>
         </>
