@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/controller"
 	"github.com/proxmops/proxmops/internal/events"
@@ -238,7 +239,7 @@ func wireReplicas(cfg *config.Config, addr net.Addr, hub *events.Hub, ring *logr
 	dbURL := databaseURL(cfg)
 	if dbURL == "" {
 		self := leader.DefaultIdentity(cfg.HA.Replica, "")
-		m.WatchLeader(func() leader.Status { return leader.Status{Role: leader.RoleSingle, Self: self.Replica} })
+		m.WatchLeader(func() leader.Status { return leader.Status{Role: api.ReplicaSingle, Self: self.Replica} })
 		return nil, nil
 	}
 	reps, err := newReplicas(cfg, dbURL, addr, hub, ring, log)

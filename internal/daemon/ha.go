@@ -59,7 +59,7 @@ func newReplicas(cfg *config.Config, dbURL string, addr net.Addr, hub *events.Hu
 // asks for: the leader's, current.
 func (r *replicas) snapshot(ctx context.Context) (any, bool) {
 	ctrl := r.ctrl.Load()
-	if ctrl == nil || r.elector.Status().Role != leader.RoleLeader {
+	if ctrl == nil || r.elector.Status().Role != api.ReplicaLeader {
 		return nil, false
 	}
 	list, err := (*ctrl).Resources(ctx)

@@ -201,7 +201,7 @@ func TestHAFailoverConvergesANewCommitOnTheFollowerWithNoActionRunTwice(t *testi
 		t.Fatalf("the leader had created every guest and none was locked at the kill: not mid-apply")
 	}
 
-	waitRole(t, b, token, leader.RoleLeader, 60*time.Second)
+	waitRole(t, b, token, api.ReplicaLeader, 60*time.Second)
 	tookOver := time.Since(kill)
 	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(b, token, len(r.cores)) }, b)
 	converged := time.Since(kill)
@@ -347,9 +347,9 @@ func (r *chaosRun) startReplica(rep *haReplica) {
 func (r *chaosRun) startPair(a, b *haReplica, token string) {
 	r.t.Helper()
 	r.startReplica(a)
-	waitRole(r.t, a, token, leader.RoleLeader, 60*time.Second)
+	waitRole(r.t, a, token, api.ReplicaLeader, 60*time.Second)
 	r.startReplica(b)
-	waitRole(r.t, b, token, leader.RoleFollower, 60*time.Second)
+	waitRole(r.t, b, token, api.ReplicaFollower, 60*time.Second)
 	r.haWait("the first commit converged", 120*time.Second, func() bool { return r.converged() && haSynced(a, token, len(r.cores)) }, a, b)
 }
 
@@ -541,7 +541,7 @@ func TestHANetworkLossFencesTheLeaderAndTheFollowerConverges(t *testing.T) {
 	r.haWait("the leader to start creating", 60*time.Second, func() bool { return len(creates.counts()) > before }, a)
 	cut := time.Now()
 	link.Freeze()
-	waitRole(t, b, token, leader.RoleLeader, 60*time.Second)
+	waitRole(t, b, token, api.ReplicaLeader, 60*time.Second)
 	tookOver := time.Since(cut)
 	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(b, token, len(r.cores)) }, b)
 	converged := time.Since(cut)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/pvesim"
@@ -136,9 +137,9 @@ func newFenceRig(t *testing.T, failover time.Duration, proxyA bool) *fenceRig {
 func (f *fenceRig) start() {
 	t, r := f.t, f.r
 	r.startReplica(f.a)
-	waitRole(t, f.a, f.token, leader.RoleLeader, 60*time.Second)
+	waitRole(t, f.a, f.token, api.ReplicaLeader, 60*time.Second)
 	r.startReplica(f.b)
-	waitRole(t, f.b, f.token, leader.RoleFollower, 60*time.Second)
+	waitRole(t, f.b, f.token, api.ReplicaFollower, 60*time.Second)
 	r.haWait("the first commit converged", 120*time.Second, func() bool { return r.converged() && haSynced(f.a, f.token, len(r.cores)) }, f.a, f.b)
 	var st leader.Status
 	if !haGet(f.a, f.token, "/api/v1/replicas", &st) || st.Leader == nil || st.Leader.Replica != "a" {
@@ -156,7 +157,7 @@ func (f *fenceRig) start() {
 func (f *fenceRig) check() (sent, wrote int) {
 	t, r := f.t, f.r
 	r.haWait("the new commit converged on the follower", 120*time.Second, func() bool { return r.converged() && haSynced(f.b, f.token, len(r.cores)) }, f.a, f.b)
-	waitRole(t, f.a, f.token, leader.RoleFollower, 60*time.Second)
+	waitRole(t, f.a, f.token, api.ReplicaFollower, 60*time.Second)
 
 	sent, lateSent := f.logA.split(f.termA)
 	if len(lateSent) != 0 {
@@ -217,7 +218,7 @@ func TestHAAFrozenLeaderResumesAndWritesNothingAfterItsTerm(t *testing.T) {
 			f.a.cmd.Process.Signal(syscall.SIGCONT)
 		}
 	})
-	waitRole(t, f.b, f.token, leader.RoleLeader, 60*time.Second)
+	waitRole(t, f.b, f.token, api.ReplicaLeader, 60*time.Second)
 	tookOver := time.Since(stopped)
 	if err := f.a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -253,7 +254,7 @@ func TestHALeaderUnawareOfItsLostLockWritesNothingAfterItsTerm(t *testing.T) {
 	if _, err := f.db.Exec(`SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
 	}
-	waitRole(t, f.b, f.token, leader.RoleLeader, 60*time.Second)
+	waitRole(t, f.b, f.token, api.ReplicaLeader, 60*time.Second)
 	tookOver := time.Since(cut)
 	sent, wrote := f.check()
 	t.Logf("unaware leader: the follower led %.1fs after a's lock session ended; a sent %d Proxmox writes and wrote %d rows in its term %d, none after it",

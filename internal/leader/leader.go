@@ -52,14 +52,6 @@ type Info struct {
 	Term  int64     `json:"term"`
 }
 
-// Roles of a replica: the API's words (api.ReplicaRoles).
-const (
-	RoleLeader   = api.ReplicaLeader
-	RoleFollower = api.ReplicaFollower
-	// RoleSingle is a daemon on SQLite: the only writer, always leading.
-	RoleSingle = api.ReplicaSingle
-)
-
 // Status is what a replica knows: its role and the current leader (nil
 // while none holds the lock, e.g. during a failover). The API serves it
 // as api.ReplicaStatus (Document).
@@ -162,9 +154,9 @@ func (e *Elector) Timeout() time.Duration { return e.opts.Timeout }
 func (e *Elector) Status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st := Status{Role: RoleFollower, Self: e.opts.Identity.Replica}
+	st := Status{Role: api.ReplicaFollower, Self: e.opts.Identity.Replica}
 	if e.leading {
-		st.Role = RoleLeader
+		st.Role = api.ReplicaLeader
 	}
 	if e.current != nil {
 		cp := *e.current

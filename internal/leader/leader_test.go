@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/pgtest"
 	"github.com/proxmops/proxmops/internal/testwait"
 )
@@ -173,10 +174,10 @@ func TestOneLeaderAndTheFollowerSeesIt(t *testing.T) {
 		return st.Leader != nil && st.Leader.Replica == "a"
 	})
 	st := b.e.Status()
-	if st.Role != RoleFollower || st.Leader.Term != first.Term || !st.Leader.Since.Equal(first.Since) || st.Leader.URL != "http://a" {
+	if st.Role != api.ReplicaFollower || st.Leader.Term != first.Term || !st.Leader.Since.Equal(first.Since) || st.Leader.URL != "http://a" {
 		t.Fatalf("follower status %+v, leader term %+v", st, first)
 	}
-	if st := a.e.Status(); st.Role != RoleLeader || st.Leader == nil || st.Leader.Replica != "a" {
+	if st := a.e.Status(); st.Role != api.ReplicaLeader || st.Leader == nil || st.Leader.Replica != "a" {
 		t.Fatalf("leader status %+v", st)
 	}
 	// b keeps trying and never leads while a holds the lock.
@@ -206,7 +207,7 @@ func TestACleanStopHandsOverAtOnceWithAHigherTerm(t *testing.T) {
 	if err := pgtest.Connect(t, dbURL).QueryRow(context.Background(), `SELECT term FROM proxmops_ha_ended`).Scan(&ended); err != nil || ended != first.Term {
 		t.Fatalf("the recorded end: term %d (%v), want a's %d", ended, err, first.Term)
 	}
-	if st := a.e.Status(); st.Role != RoleFollower || st.Leader != nil {
+	if st := a.e.Status(); st.Role != api.ReplicaFollower || st.Leader != nil {
 		t.Fatalf("a after stopping: %+v", st)
 	}
 }

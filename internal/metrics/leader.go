@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/leader"
 )
 
@@ -27,7 +28,7 @@ func (c leaderCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c leaderCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.status()
 	v := 0.0
-	if st.Role == leader.RoleLeader || st.Role == leader.RoleSingle {
+	if st.Role == api.ReplicaLeader || st.Role == api.ReplicaSingle {
 		v = 1
 	}
 	ch <- prometheus.MustNewConstMetric(leaderDesc, prometheus.GaugeValue, v, st.Self)

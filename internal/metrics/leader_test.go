@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/leader"
 )
 
@@ -17,17 +18,17 @@ func TestLeaderGaugesNameTheLeaderAndWhetherThisReplicaLeads(t *testing.T) {
 		st   leader.Status
 		want string
 	}{
-		{"a follower", leader.Status{Role: leader.RoleFollower, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "a"}, Since: since, Term: 4}}, `
+		{"a follower", leader.Status{Role: api.ReplicaFollower, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "a"}, Since: since, Term: 4}}, `
 proxmops_leader{replica="b"} 0
 proxmops_leader_since_seconds{leader="a"} 1.8e+09
 proxmops_leader_term{leader="a"} 4
 `},
-		{"the leader", leader.Status{Role: leader.RoleLeader, Self: "a", Leader: &leader.Info{Identity: leader.Identity{Replica: "a"}, Since: since, Term: 4}}, `
+		{"the leader", leader.Status{Role: api.ReplicaLeader, Self: "a", Leader: &leader.Info{Identity: leader.Identity{Replica: "a"}, Since: since, Term: 4}}, `
 proxmops_leader{replica="a"} 1
 proxmops_leader_since_seconds{leader="a"} 1.8e+09
 proxmops_leader_term{leader="a"} 4
 `},
-		{"during a failover", leader.Status{Role: leader.RoleFollower, Self: "b"}, `
+		{"during a failover", leader.Status{Role: api.ReplicaFollower, Self: "b"}, `
 proxmops_leader{replica="b"} 0
 `},
 	} {

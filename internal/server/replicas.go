@@ -68,7 +68,7 @@ func (s *Server) forwardToLeader(next http.Handler) http.Handler {
 			return
 		}
 		st := s.awaitLeader(r.Context())
-		if st.Role != leader.RoleFollower {
+		if st.Role != api.ReplicaFollower {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -113,7 +113,7 @@ func (s *Server) awaitLeader(ctx context.Context) leader.Status {
 	for {
 		changed := s.opt.Replicas.Changed()
 		st := s.opt.Replicas.Status()
-		if st.Role != leader.RoleFollower || (st.Leader != nil && st.Leader.URL != "") {
+		if st.Role != api.ReplicaFollower || (st.Leader != nil && st.Leader.URL != "") {
 			return st
 		}
 		if timeout == nil {

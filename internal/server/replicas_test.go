@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmops/proxmops/internal/api"
 	"github.com/proxmops/proxmops/internal/config"
 	"github.com/proxmops/proxmops/internal/leader"
 	"github.com/proxmops/proxmops/internal/logring"
@@ -73,7 +74,7 @@ func TestAFollowerForwardsControllerRoutesToTheLeader(t *testing.T) {
 	lead.admin()
 	since := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	leaderInfo := &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7, URL: lead.ts.URL}, Since: since, Term: 3}
-	reps := &fakeReplicas{st: leader.Status{Role: leader.RoleFollower, Self: "b", Leader: leaderInfo}}
+	reps := &fakeReplicas{st: leader.Status{Role: api.ReplicaFollower, Self: "b", Leader: leaderInfo}}
 	fol := lead.follower(t, reps)
 	c := fol.client()
 	c.login("admin", adminPassword)
@@ -95,7 +96,7 @@ func TestAFollowerForwardsControllerRoutesToTheLeader(t *testing.T) {
 	if err := json.Unmarshal(c.expect(200, "GET", "/api/v1/replicas", nil), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Role != leader.RoleFollower || doc.Self != "b" || doc.Leader == nil || doc.Leader.Replica != "a" || !doc.Leader.Since.Equal(since) || doc.Leader.Term != 3 {
+	if doc.Role != api.ReplicaFollower || doc.Self != "b" || doc.Leader == nil || doc.Leader.Replica != "a" || !doc.Leader.Since.Equal(since) || doc.Leader.Term != 3 {
 		t.Fatalf("replicas: %+v", doc)
 	}
 	var ready map[string]any
@@ -110,7 +111,7 @@ func TestAFollowerForwardsControllerRoutesToTheLeader(t *testing.T) {
 		t.Fatalf("the follower's backend saw %q", got)
 	}
 
-	reps.set(leader.Status{Role: leader.RoleFollower, Self: "b"})
+	reps.set(leader.Status{Role: api.ReplicaFollower, Self: "b"})
 	resp, body := c.req("POST", "/api/v1/sync", nil)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("no leader: %d %s", resp.StatusCode, body)
@@ -124,7 +125,7 @@ func TestAFollowerForwardsControllerRoutesToTheLeader(t *testing.T) {
 func TestAFollowerHoldsARequestUntilAReplicaLeads(t *testing.T) {
 	lead := newEnv(t)
 	lead.admin()
-	reps := &fakeReplicas{st: leader.Status{Role: leader.RoleFollower, Self: "b"}}
+	reps := &fakeReplicas{st: leader.Status{Role: api.ReplicaFollower, Self: "b"}}
 	fol := lead.follower(t, reps)
 	fol.srv.opt.LeaderWait = time.Minute
 	c := fol.client()
@@ -145,7 +146,7 @@ func TestAFollowerHoldsARequestUntilAReplicaLeads(t *testing.T) {
 		defer reps.mu.Unlock()
 		return reps.asked > 0
 	})
-	reps.set(leader.Status{Role: leader.RoleLeader, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "b"}, Term: 4}})
+	reps.set(leader.Status{Role: api.ReplicaLeader, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "b"}, Term: 4}})
 	a := <-got
 	if a.code != 202 {
 		t.Fatalf("held request: %d %s, want 202 once this replica leads", a.code, a.body)
@@ -161,7 +162,7 @@ func TestASingleDaemonSaysItIsSingle(t *testing.T) {
 	c := e.admin()
 	var doc leader.Status
 	json.Unmarshal(c.expect(200, "GET", "/api/v1/replicas", nil), &doc)
-	if doc.Role != leader.RoleSingle || doc.Leader != nil {
+	if doc.Role != api.ReplicaSingle || doc.Leader != nil {
 		t.Fatalf("replicas: %+v", doc)
 	}
 }
@@ -178,9 +179,9 @@ func TestTheReplicasDocumentIsTheElectorsStatusOnTheWire(t *testing.T) {
 	c := fol.client()
 	c.login("admin", adminPassword)
 	for _, st := range []leader.Status{
-		{Role: leader.RoleFollower, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7, URL: "http://a:8080"}, Since: since, Term: 3}},
-		{Role: leader.RoleLeader, Self: "a", Leader: &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7}, Since: since, Term: 4}},
-		{Role: leader.RoleFollower, Self: "b"},
+		{Role: api.ReplicaFollower, Self: "b", Leader: &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7, URL: "http://a:8080"}, Since: since, Term: 3}},
+		{Role: api.ReplicaLeader, Self: "a", Leader: &leader.Info{Identity: leader.Identity{Replica: "a", Host: "h1", PID: 7}, Since: since, Term: 4}},
+		{Role: api.ReplicaFollower, Self: "b"},
 	} {
 		reps.set(st)
 		want := `{"role":"` + string(st.Role) + `","replica":"` + st.Self + `"`
