@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,4 +29,35 @@ func TestRegistryCoversTheManifestKinds(t *testing.T) {
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("registry kinds %v, manifest kinds %v", names, want)
 	}
+}
+
+// The registry's rows take the kind table's order whatever order they are
+// written in; a kind without a row, or with two, stops the start.
+func TestRegistryRowsTakeTheKindTableOrder(t *testing.T) {
+	reversed := slices.Clone(kinds)
+	slices.Reverse(reversed)
+	if got := inKindOrder(reversed); !slices.EqualFunc(got, kinds, func(a, b kindRow) bool { return a.kind == b.kind }) {
+		t.Errorf("reversed rows sorted into %v", rowKinds(got))
+	}
+	for name, rows := range map[string][]kindRow{
+		"a kind without a row": slices.Clone(kinds[1:]),
+		"a kind with two rows": append(slices.Clone(kinds[1:]), kinds[2]),
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			inKindOrder(rows)
+		}()
+	}
+}
+
+func rowKinds(rows []kindRow) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.kind)
+	}
+	return out
 }
