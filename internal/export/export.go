@@ -3,9 +3,9 @@
 // (vms/, templates/, containers/, and networks/ and sdn/ on request), in
 // Proxmox's values, each guest proxmops does not own annotated
 // proxmops.dev/adopt: "true". The cluster is read with the engine's own
-// observation and every field comes from a row of the engine's field
-// tables, read with the engine's own readings (guests.go, qemu.go,
-// container.go, network.go), so a plan of the exported tree against the
+// observation and every guest field comes from a row of the field tables
+// the engine plans with, read with their readings (internal/pvefields;
+// guests.go, qemu.go, container.go, network.go), so a plan of the exported tree against the
 // same cluster shows nothing but the adoptions.
 package export
 

@@ -17,11 +17,11 @@ import (
 )
 
 // The manifests of guests proxmops did not make, read from the cluster.
-// Every exported field comes from a row of the engine's field tables
+// Every exported field comes from a row of the guest field tables
 // (pvefields.FieldRows): the export walks the rows and each row path has one
 // reader here (exportQemu, exportCT), so a field the engine manages cannot
 // be left out of an export, and the export writes what the row compares
-// (Proxmox's values, read with the engine's own readings), not a second
+// (Proxmox's values, read with the tables' own readings), not a second
 // idea of them.
 
 // cluster is the cluster as an export reads it.
